@@ -1,0 +1,131 @@
+"""A tiny dependency-free progress bar on stderr.
+
+>>> with Progress(3, "demo", enabled=False) as bar:
+...     for _ in range(3):
+...         bar.update()
+>>> bar.count
+3
+
+With ``enabled=None`` (the default) the bar shows itself only when stderr is a
+terminal, or once the run has lasted more than :data:`AUTO_AFTER_S` seconds,
+so short runs and test suites stay silent.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+
+AUTO_AFTER_S = 2.0  # auto mode: start drawing after this many seconds
+_TTY_EVERY_S = 0.1  # redraw interval on a terminal
+_LOG_EVERY_S = 5.0  # redraw interval when stderr is a file or a pipe
+_WIDTH = 24
+
+
+def _fmt_time(seconds: float) -> str:
+    if seconds != seconds or seconds in (float("inf"), float("-inf")):
+        return "?"
+    seconds = int(round(seconds))
+    h, rem = divmod(seconds, 3600)
+    m, s = divmod(rem, 60)
+    return f"{h:d}:{m:02d}:{s:02d}" if h else f"{m:02d}:{s:02d}"
+
+
+class Progress:
+    """Progress of ``total`` steps, drawn on ``stream`` (default: ``sys.stderr``).
+
+    Parameters
+    ----------
+    total : int
+        Number of steps expected.
+    desc : str
+        Label printed in front of the bar.
+    enabled : bool or None
+        ``True`` always draws, ``False`` never draws (no output at all),
+        ``None`` draws when the stream is a TTY or after ``AUTO_AFTER_S`` seconds.
+    stream : file-like, optional
+        Where to draw; defaults to ``sys.stderr`` looked up at construction.
+    """
+
+    def __init__(self, total: int, desc: str = "", enabled: bool | None = None, stream=None):
+        self.total = max(int(total), 0)
+        self.desc = desc
+        self.stream = sys.stderr if stream is None else stream
+        try:
+            self._tty = bool(self.stream.isatty())
+        except (AttributeError, ValueError):
+            self._tty = False
+        self.enabled = enabled
+        self.count = 0
+        self._start = time.monotonic()
+        self._last_draw = -float("inf")
+        self._drawn = False
+        self._closed = False
+
+    # -- state -------------------------------------------------------------
+    def _active(self, now: float) -> bool:
+        if self.enabled is None:
+            return self._tty or (now - self._start) > AUTO_AFTER_S
+        return bool(self.enabled)
+
+    def line(self, now: float | None = None) -> str:
+        """The text of the bar at time ``now`` (monotonic seconds)."""
+        now = time.monotonic() if now is None else now
+        elapsed = max(now - self._start, 1e-9)
+        rate = self.count / elapsed
+        frac = self.count / self.total if self.total else 1.0
+        frac = min(max(frac, 0.0), 1.0)
+        filled = int(round(frac * _WIDTH))
+        bar = "#" * filled + "-" * (_WIDTH - filled)
+        left = self.total - self.count
+        eta = left / rate if rate > 0 else float("nan")
+        head = f"{self.desc}: " if self.desc else ""
+        return (
+            f"{head}{self.count}/{self.total} [{bar}] {rate:.3g} it/s "
+            f"elapsed {_fmt_time(elapsed)} ETA {_fmt_time(eta) if left > 0 else '00:00'}"
+        )
+
+    def _draw(self, now: float, force: bool = False) -> None:
+        if not self._active(now):
+            return
+        every = _TTY_EVERY_S if self._tty else _LOG_EVERY_S
+        if not force and now - self._last_draw < every:
+            return
+        self._last_draw = now
+        text = self.line(now)
+        try:
+            if self._tty:
+                self.stream.write("\r" + text + "\x1b[K")
+            else:
+                self.stream.write(text + "\n")
+            self.stream.flush()
+        except (OSError, ValueError):  # a closed stream must not break a run
+            return
+        self._drawn = True
+
+    # -- API ---------------------------------------------------------------
+    def update(self, k: int = 1) -> None:
+        """Advance by ``k`` steps and redraw if it is time to."""
+        self.count += k
+        self._draw(time.monotonic(), force=self.count >= self.total and self._tty)
+
+    def close(self) -> None:
+        """Draw the final state (if the bar is showing) and end the line."""
+        if self._closed:
+            return
+        self._closed = True
+        now = time.monotonic()
+        if self._drawn or self._active(now):
+            self._draw(now, force=True)
+        if self._drawn and self._tty:
+            try:
+                self.stream.write("\n")
+                self.stream.flush()
+            except (OSError, ValueError):
+                pass
+
+    def __enter__(self) -> "Progress":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()

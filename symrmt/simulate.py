@@ -1,0 +1,422 @@
+"""Monte-Carlo simulation of the finite model (NumPy only).
+
+This module imports NumPy and the standard library, plus :mod:`symrmt.params`
+and :mod:`symrmt.progress`; never SymPy or mpmath.  Symbolic parameters are
+turned into floats here, at one boundary (:func:`simulate`).
+
+The model (``shared/MATH.md`` section 1): tokens ``X = mu y^T + Z`` (p x n),
+labels ``y_i = +-1`` uniform, ``Z`` i.i.d. standard Gaussian or Rademacher,
+``W = I + w_K w_Q^T``, kernel ``K = f(X^T W X / sqrt(p)) / sqrt(p)`` with
+``K_ii = 0`` (``diagonal="zero"``) or kept (``"keep"``), and the errors
+
+* Attention: ``E_A(g) = (g^2/n) y^T (K^T X^T X K/n + g I)^{-2} y``;
+* ridge:     ``E_RR(g) = (g^2/n) y^T (X^T X/n + g I)^{-2} y``.
+
+Each trial uses one symmetric eigendecomposition per error for all ``g``
+(of the smaller of ``A^T A/n`` and ``A A^T/n``, ``A = X K`` or ``X``).
+
+Example
+-------
+>>> import numpy as np
+>>> r = simulate(np.tanh, n=64, c=0.5, gammas=[0.1, 1.0], trials=4, seed=1)
+>>> r["attention"]["trials"].shape, r["params"]["p"]
+((4, 2), 32)
+>>> bool(np.all((0 <= r["ridge"]["trials"]) & (r["ridge"]["trials"] <= 1)))
+True
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import pickle
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures.process import BrokenProcessPool
+from contextlib import contextmanager
+from numbers import Integral
+
+import multiprocessing as mp
+import numpy as np
+
+from .params import Geometry, ParameterError, check_c, check_diagonal, check_gammas, check_noise
+from .progress import Progress
+
+__all__ = [
+    "simulate",
+    "simulate_trial",
+    "vectors_from_gram",
+    "draw_tokens",
+    "kernel_matrix",
+    "resolvent_errors",
+    "attention_errors",
+    "ridge_errors",
+]
+
+_BLAS_THREAD_VARS = (
+    "OMP_NUM_THREADS",
+    "OPENBLAS_NUM_THREADS",
+    "MKL_NUM_THREADS",
+    "VECLIB_MAXIMUM_THREADS",
+    "NUMEXPR_NUM_THREADS",
+)
+
+
+# --------------------------------------------------------------------------
+# geometry
+# --------------------------------------------------------------------------
+def vectors_from_gram(gram, p: int):
+    """Vectors ``(mu, w_K, w_Q)`` in ``R^p`` with the given 3x3 Gram matrix.
+
+    The PSD Gram ``G`` is factored as ``G = B B^T`` through its symmetric
+    eigendecomposition (tiny negative eigenvalues from rounding are clipped);
+    row ``i`` of ``B`` holds the coordinates of vector ``i`` in an orthonormal
+    basis of the span.  Directions with a numerically zero eigenvalue are
+    dropped, so the vectors occupy the first ``r = rank`` coordinates and
+    ``p >= r`` is required.
+
+    Parameters
+    ----------
+    gram : 3x3 array-like (floats or Fractions), e.g. ``Geometry().gram()``.
+    p : int, the ambient dimension.
+
+    Returns
+    -------
+    mu, w_K, w_Q : float64 arrays of length ``p``.
+
+    >>> mu, wk, wq = vectors_from_gram([[4, 0, 0], [0, 1, 1], [0, 1, 1]], 5)
+    >>> float(mu @ mu), float(wk @ wq), float(mu @ wk), int(np.count_nonzero(np.abs(mu) + np.abs(wk) > 1e-12))
+    (4.0, 1.0, 0.0, 2)
+    """
+    g = np.array([[float(x) for x in row] for row in gram], dtype=np.float64)
+    if g.shape != (3, 3) or not np.all(np.isfinite(g)):
+        raise ParameterError(f"geometry: the Gram matrix must be a finite 3x3 matrix, got {g.tolist()}")
+    g = 0.5 * (g + g.T)
+    lam, v = np.linalg.eigh(g)
+    scale = max(float(np.abs(lam).max()), 0.0)
+    if scale > 0 and lam.min() < -1e-10 * scale:
+        raise ParameterError(f"geometry: the Gram matrix is not positive semi-definite (eigenvalues {lam.tolist()})")
+    keep = lam > 1e-14 * scale if scale > 0 else np.zeros(3, dtype=bool)
+    b = v[:, keep] * np.sqrt(lam[keep])  # 3 x r, G ~= B B^T
+    r = b.shape[1]
+    if r > p:
+        raise ParameterError(
+            f"p = round(c*n) = {p} is smaller than the rank {r} of the geometry (mu, w_K, w_Q); increase n or c"
+        )
+    out = np.zeros((3, p), dtype=np.float64)
+    out[:, :r] = b
+    return out[0], out[1], out[2]
+
+
+# --------------------------------------------------------------------------
+# one trial, in small pieces
+# --------------------------------------------------------------------------
+def draw_tokens(rng: np.random.Generator, n: int, mu: np.ndarray, noise: str = "gaussian"):
+    """Draw labels ``y`` (n,) and tokens ``X = mu y^T + Z`` (p x n).
+
+    The labels are drawn first, then the noise, from the same generator.
+    """
+    p = mu.shape[0]
+    y = 2.0 * rng.integers(0, 2, size=n).astype(np.float64) - 1.0
+    if noise == "gaussian":
+        x = rng.standard_normal((p, n))
+    elif noise == "rademacher":
+        x = 2.0 * rng.integers(0, 2, size=(p, n)).astype(np.float64) - 1.0
+    else:
+        raise ParameterError(f"noise must be one of ('gaussian', 'rademacher'), got {noise!r}")
+    if np.any(mu):
+        x += np.outer(mu, y)
+    return x, y
+
+
+def kernel_matrix(f, x: np.ndarray, w_k: np.ndarray, w_q: np.ndarray, diagonal: str = "zero", gram=None):
+    """``K = f(X^T W X / sqrt(p)) / sqrt(p)``, ``W = I + w_K w_Q^T``, without forming ``W``.
+
+    ``gram`` may pass a precomputed ``X^T X``.  With ``diagonal="zero"`` the
+    diagonal of ``K`` is set to 0; with ``"keep"`` it is ``f(M_ii)/sqrt(p)``.
+    """
+    p, n = x.shape
+    g = x.T @ x if gram is None else gram
+    root_p = math.sqrt(p)
+    m = g / root_p
+    if np.any(w_k) and np.any(w_q):
+        m += np.outer(x.T @ w_k, x.T @ w_q) / root_p
+    k = np.asarray(f(m), dtype=np.float64)
+    if k.shape != (n, n):
+        raise ParameterError(
+            f"f must be vectorized (array in, array of the same shape out); got shape {k.shape} for input {m.shape}"
+        )
+    if not np.all(np.isfinite(k)):
+        raise ParameterError("f returned non-finite values on the simulated kernel arguments")
+    k = k / root_p  # a new array: f may have returned its input
+    if diagonal == "zero":
+        np.fill_diagonal(k, 0.0)
+    elif diagonal != "keep":
+        raise ParameterError(f"diagonal must be one of ('zero', 'keep'), got {diagonal!r}")
+    return k
+
+
+def _errors_from_spectrum(lam, s, null, n, gammas):
+    """``(1/n) [sum_i s_i g^2/(lam_i+g)^2 + null]`` for each ``g``; shape (len(gammas),)."""
+    g = gammas[:, None]
+    shrink = (g / (lam[None, :] + g)) ** 2  # in (0, 1], nondecreasing in g
+    return (shrink @ s + null) / n
+
+
+def _spectrum_small_side(a, y):
+    """Spectral data of ``P = A^T A/n`` (n x n) through ``A A^T/n`` (m x m), for m < n.
+
+    Returns ``(lam, s, null)`` with ``lam`` the nonzero eigenvalues of ``P``,
+    ``s_i = (u_i . y)^2`` for their eigenvectors ``u_i = A^T v_i / sqrt(n lam_i)``,
+    and ``null = ||y||^2 - sum s_i`` (clipped at 0), the mass of ``y`` in the
+    null space of ``P``.  Eigenvalues ``<= max(m, n) * eps * lam_max`` count as
+    zero (numerically indistinguishable from 0), their mass goes to ``null``.
+    """
+    m, n = a.shape
+    lam, v = np.linalg.eigh((a @ a.T) / n)
+    lam_max = float(lam[-1]) if lam.size else 0.0
+    keep = lam > max(m, n) * np.finfo(np.float64).eps * lam_max
+    lam, v = lam[keep], v[:, keep]
+    proj = (v.T @ (a @ y)) / np.sqrt(n * lam)
+    s = proj * proj
+    null = max(float(y @ y) - float(s.sum()), 0.0)
+    return lam, s, null
+
+
+def _spectrum_full(p_mat, y):
+    """Spectral data of the n x n PSD matrix ``P`` directly (null part 0)."""
+    lam, u = np.linalg.eigh(p_mat)
+    lam = np.clip(lam, 0.0, None)
+    proj = u.T @ y
+    return lam, proj * proj, 0.0
+
+
+def resolvent_errors(a: np.ndarray, y: np.ndarray, gammas) -> np.ndarray:
+    """``(g^2/n) y^T (A^T A/n + g I)^{-2} y`` for each ``g`` in ``gammas``; ``A`` is m x n.
+
+    One ``eigh`` of the smaller of ``A^T A/n`` (n x n) and ``A A^T/n`` (m x m).
+    """
+    gammas = np.asarray(gammas, dtype=np.float64)
+    m, n = a.shape
+    if m < n:
+        lam, s, null = _spectrum_small_side(a, y)
+    else:
+        lam, s, null = _spectrum_full((a.T @ a) / n, y)
+    return _errors_from_spectrum(lam, s, null, n, gammas)
+
+
+def _attention_matrix(x, k, gram=None):
+    """``P = K^T (X^T X) K / n`` (n x n, exactly symmetric), reusing ``gram = X^T X``."""
+    n = x.shape[1]
+    g = x.T @ x if gram is None else gram
+    p_mat = k.T @ (g @ k)
+    p_mat += p_mat.T  # exact symmetry; eigh reads one triangle anyway
+    p_mat *= 0.5 / n
+    return p_mat
+
+
+def attention_errors(x, k, y, gammas, gram=None) -> np.ndarray:
+    """``E_A(g) = (g^2/n) y^T (K^T X^T X K/n + g I)^{-2} y`` for each ``g``.
+
+    For ``p < n`` this is :func:`resolvent_errors` on ``F = X K`` (eigh of
+    ``F F^T/n``, p x p); for ``p >= n`` one eigh of ``P = K^T (X^T X) K / n``,
+    reusing ``gram = X^T X`` when given (cheaper than ``F^T F`` when p > n).
+    """
+    p, n = x.shape
+    gammas = np.asarray(gammas, dtype=np.float64)
+    if p < n:
+        return resolvent_errors(x @ k, y, gammas)
+    p_mat = _attention_matrix(x, k, gram)
+    lam, s, null = _spectrum_full(p_mat, y)
+    return _errors_from_spectrum(lam, s, null, n, gammas)
+
+
+def ridge_errors(x, y, gammas, gram=None) -> np.ndarray:
+    """``E_RR(g) = (g^2/n) y^T (X^T X/n + g I)^{-2} y`` for each ``g`` (eigh of the smaller Gram side)."""
+    p, n = x.shape
+    gammas = np.asarray(gammas, dtype=np.float64)
+    if p < n:
+        return resolvent_errors(x, y, gammas)
+    g = x.T @ x if gram is None else gram
+    lam, s, null = _spectrum_full(g / n, y)
+    return _errors_from_spectrum(lam, s, null, n, gammas)
+
+
+def simulate_trial(f, n, mu, w_k, w_q, gammas, diagonal, noise, rng):
+    """One trial: returns ``(E_A, E_RR)``, two float64 arrays of length ``len(gammas)``."""
+    x, y = draw_tokens(rng, n, mu, noise)
+    p = x.shape[0]
+    gram = x.T @ x if p >= n else None  # reused by the kernel, Attention and ridge
+    k = kernel_matrix(f, x, w_k, w_q, diagonal, gram=gram)
+    e_att = attention_errors(x, k, y, gammas, gram=gram)
+    e_rr = ridge_errors(x, y, gammas, gram=gram)
+    return e_att, e_rr
+
+
+def _run_trial(j, seed_seq, f, n, vectors, gammas, diagonal, noise):
+    """Worker entry point (module level, so it pickles)."""
+    rng = np.random.default_rng(seed_seq)
+    mu, w_k, w_q = vectors
+    e_att, e_rr = simulate_trial(f, n, mu, w_k, w_q, gammas, diagonal, noise, rng)
+    return j, e_att, e_rr
+
+
+# --------------------------------------------------------------------------
+# validation and the driver
+# --------------------------------------------------------------------------
+def _check_int(value, name: str, minimum: int, why: str = "") -> int:
+    if isinstance(value, bool) or not isinstance(value, Integral):
+        raise ParameterError(f"{name} must be an integer, got {value!r}")
+    value = int(value)
+    if value < minimum:
+        raise ParameterError(f"{name} must be >= {minimum}{why}, got {value}")
+    return value
+
+
+@contextmanager
+def _single_threaded_blas_env():
+    """Set the BLAS thread variables to 1 for child processes; restore afterwards."""
+    saved = {k: os.environ.get(k) for k in _BLAS_THREAD_VARS}
+    try:
+        for k in _BLAS_THREAD_VARS:
+            os.environ[k] = "1"
+        yield
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
+def _check_picklable(f) -> None:
+    try:
+        pickle.dumps(f)
+    except Exception as exc:  # pickle raises several types (PicklingError, AttributeError, TypeError)
+        raise ParameterError(
+            f"f = {f!r} cannot be pickled, so it cannot be sent to worker processes ({exc}); "
+            "use workers=1, or pass a module-level function or a NumPy ufunc such as np.tanh"
+        ) from exc
+
+
+def simulate(
+    f,
+    n,
+    c,
+    gammas,
+    geometry=Geometry(),
+    diagonal="zero",
+    noise="gaussian",
+    trials=10,
+    seed=0,
+    workers=1,
+    progress=None,
+) -> dict:
+    """Monte-Carlo estimate of ``E_A(gamma)`` and ``E_RR(gamma)`` at finite ``n``.
+
+    Parameters
+    ----------
+    f : callable
+        Vectorized NumPy function, float64 array -> float64 array of the same shape.
+    n : int
+        Number of tokens, ``n >= 2``.  The dimension is ``p = round(c n)``
+        (Python's ``round``: ties go to the even integer), ``p >= 1``.
+    c : number
+        Aspect ratio ``p/n > 0`` (exact input such as ``"1/2"`` is accepted).
+    gammas : number or sequence of numbers
+        Ridge parameters, each ``> 0``.
+    geometry : Geometry, optional
+        Gram data of ``(mu, w_K, w_Q)``; default ``Geometry()`` (``mu = 0``, ``W = I``);
+        ``None`` means the same.
+    diagonal : {"zero", "keep"}
+    noise : {"gaussian", "rademacher"}
+    trials : int
+        Number of independent trials, ``>= 2`` (needed for a standard error).
+    seed : int
+        Root seed; trial ``j`` uses child ``j`` of ``np.random.SeedSequence(seed).spawn(trials)``,
+        so the per-trial results do not depend on ``workers``.
+    workers : int
+        Processes to use (``1``: in this process).  ``f`` must pickle when ``> 1``.
+        Workers are started with ``'spawn'`` and one BLAS thread each, so a
+        script that uses ``workers > 1`` needs an ``if __name__ == "__main__":`` guard.
+    progress : bool or None
+        Progress bar on stderr: ``None`` auto (TTY or > 2 s), ``True`` always, ``False`` never.
+
+    Returns
+    -------
+    dict
+        ``{"attention": {"mean", "se", "trials"}, "ridge": {...}, "params": {...}}``;
+        ``trials`` is a ``(trials, len(gammas))`` array, ``mean`` its column mean and
+        ``se = std(ddof=1)/sqrt(trials)``.
+
+    Examples
+    --------
+    >>> r = simulate(np.tanh, 32, 2, [1.0], trials=3, seed=0)
+    >>> r["params"]["p"], r["attention"]["se"].shape
+    (64, (1,))
+    """
+    if not callable(f):
+        raise ParameterError(f"f must be a callable (a vectorized NumPy function), got {f!r}")
+    n = _check_int(n, "n", 2)
+    c_frac = check_c(c)
+    p = round(c_frac * n)
+    if p < 1:
+        raise ParameterError(f"p = round(c*n) = round({float(c_frac)!r}*{n}) = {p}; need p >= 1, increase c or n")
+    gam = np.array([float(g) for g in check_gammas(gammas)], dtype=np.float64)
+    if geometry is None:
+        geometry = Geometry()
+    if not isinstance(geometry, Geometry):
+        raise ParameterError(f"geometry must be a symrmt.params.Geometry, got {type(geometry).__name__}")
+    diagonal = check_diagonal(diagonal)
+    noise = check_noise(noise)
+    trials = _check_int(trials, "trials", 2, " (a standard error needs at least two trials)")
+    seed = _check_int(seed, "seed", 0)
+    workers = _check_int(workers, "workers", 1)
+    if progress not in (None, True, False):
+        raise ParameterError(f"progress must be None, True or False, got {progress!r}")
+
+    vectors = vectors_from_gram(geometry.gram(), p)
+    children = np.random.SeedSequence(seed).spawn(trials)
+    att = np.empty((trials, gam.size), dtype=np.float64)
+    rr = np.empty((trials, gam.size), dtype=np.float64)
+    args = (f, n, vectors, gam, diagonal, noise)
+
+    with Progress(trials, f"simulate n={n} p={p}", enabled=progress) as bar:
+        if workers == 1:
+            for j, ss in enumerate(children):
+                _, att[j], rr[j] = _run_trial(j, ss, *args)
+                bar.update()
+        else:
+            _check_picklable(f)
+            with _single_threaded_blas_env():
+                ctx = mp.get_context("spawn")
+                with ProcessPoolExecutor(max_workers=min(workers, trials), mp_context=ctx) as pool:
+                    futures = [pool.submit(_run_trial, j, ss, *args) for j, ss in enumerate(children)]
+                    try:
+                        for fut in as_completed(futures):
+                            j, att[j], rr[j] = fut.result()
+                            bar.update()
+                    except BrokenProcessPool as exc:
+                        raise RuntimeError(
+                            "a worker process died; workers > 1 start processes with 'spawn', so a script "
+                            "calling simulate() must guard its top level with `if __name__ == '__main__':` "
+                            "(or use workers=1)"
+                        ) from exc
+
+    def summary(a):
+        return {"mean": a.mean(axis=0), "se": a.std(axis=0, ddof=1) / math.sqrt(trials), "trials": a}
+
+    return {
+        "attention": summary(att),
+        "ridge": summary(rr),
+        "params": {
+            "n": n,
+            "p": p,
+            "c": float(c_frac),
+            "gammas": [float(g) for g in gam],
+            "diagonal": diagonal,
+            "noise": noise,
+            "trials": trials,
+            "seed": seed,
+            "geometry": {k: float(v) for k, v in geometry.as_dict().items()},
+        },
+    }
