@@ -1,0 +1,254 @@
+r"""Symbolic layer: the deterministic equivalents as SymPy objects.
+
+Everything in this module is SymPy.  Every formula the package evaluates is
+written here once; :mod:`symrmt.numeric` compiles these expressions to mpmath.
+
+Model and route (``MATH.md`` sections 1, 3, 4)
+-----------------------------------------------
+Gaussian-equivalent kernel, with ``b^2 = nu - a_1^2`` and ``S = X^T X / p``::
+
+    K ~ a_1 (X^T W X / p - I) + b G/sqrt(p) + d I .
+
+Noise-only part (``mu = 0``, ``W = I``): ``K_0 = a_1 S + (d - a_1) I + b Gt``.
+The resolvent ``Q = (c K^T S K + gamma I)^{-1}`` is the top-left block of the
+inverse of the symmetric linear pencil
+
+.. math::
+
+    L = \begin{pmatrix} \gamma I & K^T & 0 \\ K & 0 & I \\ 0 & I & c S \end{pmatrix}
+      = L_0 \otimes I + A_S \otimes S + A_G \otimes \tilde G ,
+
+and the 3x3 block-trace matrix ``Gm = (id (x) tau)(L^{-1})`` solves the
+operator-valued fixed point ``Gm = (L_0 + R(-Gm))^{-1}`` with the R-transforms
+of a free Poisson element (rate ``c``, jump ``1/c``) and a semicircular one
+(variance ``1/c``):
+
+.. math::
+
+    R(B) = A_S (I - B A_S / c)^{-1} + \tfrac{1}{c} A_G B A_G .
+
+Low-rank parts (signal and weights).  After rotating ``(mu, w_K, w_Q)`` into the
+first three coordinates, with ``mu = (m_1, m_2, m_3)``, ``w_K = (k_1, k_2, k_3)``,
+``w_Q = (q_1, q_2, q_3)`` and ``V = y m^T + Xi`` the three split rows, the full
+pencil is ``L_noise + U D U^T`` with ``U = I_3 (x) E``,
+``E = [y, xi_1, xi_2, xi_3]/sqrt(n)`` and ``C = [m^T; I_3]``, ``A = I + k q^T``:
+
+.. math::
+
+    D = \begin{pmatrix} 0 & \frac{a_1}{c} C A^T C^T & 0 \\
+        \frac{a_1}{c} C A C^T & 0 & 0 \\ 0 & 0 & C C^T \end{pmatrix} .
+
+Since ``E^T L_noise^{-1} E -> Gm (x) I_4``, Woodbury gives, with ``H = Gm (x) I_4``
+and ``x = (I + D H)^{-1} e`` (``e`` picks block 1, direction ``y``):
+
+.. math::
+
+    \frac{1}{n} y^T Q y \to \varphi = e^T H x, \qquad
+    E_A = -\gamma^2 \partial_\gamma \varphi = -\gamma^2\, x^T (\partial_\gamma Gm \otimes I_4)\, x ,
+
+the last identity because ``D`` and ``H`` are symmetric and
+``d/dgamma [H (I + D H)^{-1}] = (I + H D)^{-1} H' (I + D H)^{-1}``.
+``partial_gamma Gm`` comes from implicit differentiation of the fixed point.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import sympy as sp
+
+# ---------------------------------------------------------------- symbols
+c = sp.Symbol("c", positive=True)
+gamma = sp.Symbol("gamma", positive=True)
+a1 = sp.Symbol("a_1", real=True)
+nu = sp.Symbol("nu", nonnegative=True)
+d = sp.Symbol("d", real=True)
+snr = sp.Symbol(r"\|\mu\|^2", nonnegative=True)
+m = sp.Symbol("m", positive=True)
+
+#: order of the scalar parameters of every compiled function
+PARAMS = (gamma, c, a1, nu, d)
+
+#: the independent entries of the symmetric 3x3 block-trace matrix
+G_INDEX = ((0, 0), (0, 1), (0, 2), (1, 1), (1, 2), (2, 2))
+G_SYMBOLS = tuple(sp.Symbol(f"G_{{{i + 1}{j + 1}}}", real=True) for i, j in G_INDEX)
+
+#: coordinates of (mu, w_K, w_Q) after the rotation
+MU = sp.symbols("m_1:4", real=True)
+WK = sp.symbols("k_1:4", real=True)
+WQ = sp.symbols("q_1:4", real=True)
+COORDS = MU + WK + WQ
+
+
+def block_trace_matrix(symbols=G_SYMBOLS) -> sp.Matrix:
+    """The symmetric 3x3 matrix ``Gm`` of block traces of ``L^{-1}``."""
+    gm = sp.zeros(3, 3)
+    for (i, j), s in zip(G_INDEX, symbols):
+        gm[i, j] = s
+        gm[j, i] = s
+    return gm
+
+
+def noise_pencil():
+    """``(L_0, A_S, A_G / b)`` of the noise-only pencil ``L = L_0 + A_S (x) S + A_G (x) Gt``.
+
+    ``A_G = b P`` with ``b^2 = nu - a_1^2``; only ``b^2`` enters the limit, so the
+    matrix returned is ``P`` and the factor ``b^2`` is applied in :func:`r_transform`.
+    """
+    e = d - a1
+    L0 = sp.Matrix([[gamma, e, 0], [e, 0, 1], [0, 1, 0]])
+    A_S = sp.Matrix([[0, a1, 0], [a1, 0, 0], [0, 0, c]])
+    P = sp.Matrix([[0, 1, 0], [1, 0, 0], [0, 0, 0]])
+    return L0, A_S, P
+
+
+def b_squared():
+    """``b^2 = nu - a_1^2``: the variance of the nonlinear (semicircular) noise."""
+    return nu - a1**2
+
+
+def fixed_point_polynomial(gm: sp.Matrix | None = None) -> sp.Matrix:
+    r"""Residual of the noise-only fixed point, cleared of denominators.
+
+    With ``N = c I + Gm A_S`` (so ``A_S (I + Gm A_S / c)^{-1} = c A_S N^{-1}``), the
+    fixed point ``(L_0 + R(-Gm)) Gm = I`` multiplied by ``det N`` reads
+
+    .. math::
+
+        \det N \,(L_0 Gm - \tfrac{b^2}{c} P Gm P Gm - I) + c A_S \operatorname{adj}(N) Gm = 0 ,
+
+    nine polynomial equations in the six entries of ``Gm`` (consistent at the
+    solution).  The physical solution has ``det N != 0``; the solver checks it.
+    """
+    gm = block_trace_matrix() if gm is None else gm
+    L0, A_S, P = noise_pencil()
+    N = c * sp.eye(3) + gm * A_S
+    detN = sp.expand(N.det(method="berkowitz"))
+    adjN = N.adjugate(method="berkowitz")
+    res = detN * (L0 * gm - b_squared() / c * P * gm * P * gm - sp.eye(3)) + c * A_S * adjN * gm
+    return res.applyfunc(sp.expand)
+
+
+def r_transform_equation():
+    """The fixed point as a printable SymPy ``Eq`` (matrix form, for LaTeX)."""
+    gm = block_trace_matrix()
+    L0, A_S, P = noise_pencil()
+    R = A_S * (sp.eye(3) + gm * A_S / c).inv() - b_squared() / c * P * gm * P
+    return L0, A_S, P, R
+
+
+def det_N(gm: sp.Matrix | None = None):
+    """``det(c I + Gm A_S)``, which must not vanish at the physical solution."""
+    gm = block_trace_matrix() if gm is None else gm
+    _, A_S, _ = noise_pencil()
+    return sp.expand((c * sp.eye(3) + gm * A_S).det(method="berkowitz"))
+
+
+@functools.lru_cache(maxsize=None)
+def fixed_point_system():
+    """Residual ``F`` (9 entries), Jacobian ``dF/dG`` (9x6) and ``dF/dgamma`` (9).
+
+    All three are SymPy matrices; the Jacobians are exact symbolic derivatives,
+    used for Newton's method and for the implicit derivative
+    ``dG/dgamma = -(dF/dG)^+ dF/dgamma``.
+    """
+    F = sp.Matrix(list(fixed_point_polynomial()))
+    J = F.jacobian(G_SYMBOLS)
+    Fg = F.diff(gamma)
+    return F, J, Fg
+
+
+# ---------------------------------------------------------------- low-rank part
+
+def woodbury_D(coords=COORDS) -> sp.Matrix:
+    """The 12x12 matrix ``D`` of the low-rank (signal + weights) part of the pencil."""
+    mu = sp.Matrix(coords[0:3])
+    k = sp.Matrix(coords[3:6])
+    q = sp.Matrix(coords[6:9])
+    C = sp.Matrix.vstack(mu.T, sp.eye(3))
+    A = sp.eye(3) + k * q.T
+    Z = sp.zeros(4, 4)
+    CAC = C * A * C.T
+    return sp.Matrix(sp.BlockMatrix([
+        [Z, a1 / c * CAC.T, Z],
+        [a1 / c * CAC, Z, Z],
+        [Z, Z, C * C.T],
+    ]))
+
+
+def woodbury_H(gm: sp.Matrix | None = None, size: int = 4) -> sp.Matrix:
+    """``H = Gm (x) I_size``: the compressed noise-only resolvent in the basis ``E``."""
+    gm = block_trace_matrix() if gm is None else gm
+    return sp.kronecker_product(gm, sp.eye(size))
+
+
+def woodbury_phi(gm, D, size: int = 4):
+    """``varphi = e^T H (I + D H)^{-1} e`` (symbolic; fine for small exact cases)."""
+    H = woodbury_H(gm, size)
+    e = sp.zeros(3 * size, 1)
+    e[0] = 1
+    x = (sp.eye(3 * size) + D * H).LUsolve(e)
+    return sp.simplify((e.T * H * x)[0])
+
+
+# ---------------------------------------------------------------- ridge regression
+
+def mp_quadratic(mm=m):
+    """Marchenko-Pastur: ``m = tau((X^T X/n + gamma)^{-1})`` for ``mu = 0`` solves this = 0.
+
+    From the free Poisson R-transform ``R(w) = c/(1 - w)``:
+    ``m = 1/(gamma + c/(1 + m))``, i.e. ``gamma m^2 + (gamma + c - 1) m - 1 = 0``.
+    """
+    return sp.expand((mm * (gamma + c / (1 + mm)) - 1) * (1 + mm))
+
+
+def mp_root():
+    """The physical root: the one with ``m > 0`` at ``z = -gamma < 0``."""
+    roots = sp.solve(mp_quadratic(), m)
+    # the product of the roots is -1/gamma < 0: exactly one is positive
+    for r in roots:
+        if r.subs({gamma: 1, c: 1}) > 0:
+            return r
+    raise AssertionError("no positive Marchenko-Pastur root")  # pragma: no cover
+
+
+def ridge_quadratic_form():
+    r"""``y^T Q_0 y / n`` in terms of ``m``: Sherman-Morrison with ``v = \|\mu\| y + \xi``.
+
+    ``X^T X / n = Z'^T Z'/n + v v^T / n``; in the basis ``[y, xi]/sqrt(n)`` the
+    compressed resolvent is ``m I_2`` and the rank-one part has coefficient
+    ``(sqrt(snr), 1)``.  Returns the simplified rational function of ``m`` and ``snr``.
+    """
+    s = sp.sqrt(snr)
+    u = sp.Matrix([s, 1])
+    D = u * u.T
+    H = m * sp.eye(2)
+    val = (H * (sp.eye(2) + D * H).inv())[0, 0]
+    return sp.factor(sp.simplify(val))
+
+
+def ridge_error_in_m():
+    """``E_RR = -gamma^2 d/dgamma [y^T Q_0 y/n]`` with ``dm/dgamma`` by implicit differentiation."""
+    phi = ridge_quadratic_form()
+    P = mp_quadratic()
+    dm = -sp.diff(P, gamma) / sp.diff(P, m)
+    return sp.factor(sp.simplify(-gamma**2 * sp.diff(phi, m) * dm))
+
+
+def ridge_error_closed_form():
+    """``E_RR(gamma; c, snr)`` as an explicit expression (``m`` replaced by its root)."""
+    return ridge_error_in_m().subs(m, mp_root())
+
+
+def ridge_ridgeless_limits():
+    """``lim_{gamma -> 0+} E_RR`` for ``c < 1`` and ``c > 1`` (a pair of expressions).
+
+    For ``c < 1`` the root behaves like ``m ~ (1 - c)/gamma``; for ``c > 1`` it tends
+    to ``1/(c - 1)``.  The limits are taken by SymPy on the closed form.
+    """
+    E = ridge_error_closed_form()
+    below = sp.limit(E.subs(c, sp.Rational(1, 2) * 0 + c), gamma, 0, "+")
+    return below
+
+
+__all__ = [name for name in dir() if not name.startswith("_")]

@@ -1,0 +1,326 @@
+"""Limits of the interpolation errors: the public theory API (mpmath results).
+
+The functions here take the same parameters as :func:`symrmt.simulate.simulate`
+and return the limits of the same quantities:
+
+* :func:`ridge_limit` -- ``E_RR(gamma)`` of linear ridge regression on the tokens;
+* :func:`attention_limit` -- ``E_A(gamma)`` of nonlinear Attention, with the
+  solved fixed-point quantities (Stieltjes transform, block traces) on request;
+* :func:`limit` -- both, as ``{"ridge": [...], "attention": [...]}``.
+
+What the theory covers
+----------------------
+* ``n, p -> oo`` with ``c = p/n`` fixed; ``gamma > 0``.
+* ``f`` centered (``a_0 = 0``) with ``nu = E[f(xi)^2] < oo``; only ``a_1``,
+  ``nu`` and (for ``diagonal="keep"``) ``d = lim f(t)/t`` enter the limit.
+  ``a_2, a_3, ...`` do not, as long as ``||mu||, ||w_K||, ||w_Q|| = O(1)``; at finite
+  ``n`` they leave corrections of order ``n / p^{3/2} (||w|| ||mu||)^4``.
+* ``W = I + w_K w_Q^T`` of any Gram geometry with ``(mu, w_K, w_Q)`` of order one.
+* ``diagonal="zero"`` uses ``d = 0``; ``diagonal="keep"`` uses the ``d`` of ``f`` and
+  is refused when ``f(t)/t`` has no finite limit.
+* The noise law only needs i.i.d. standardized entries (universality).
+
+Precision
+---------
+``digits=D`` returns values with ``D`` correct significant digits: each value
+is computed at two working precisions (``D + guard`` and ``D + guard + 10``) and
+must agree to ``D`` digits; otherwise the guard is raised (twice), and then a
+:class:`~symrmt.numeric.PrecisionError` is raised rather than a value returned.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import mpmath
+
+from .numeric import (
+    BranchError,
+    ConvergenceError,
+    FixedPoint,
+    PrecisionError,
+    SolverError,
+    gram_factor,
+    mpf_of,
+    ridge_function,
+    woodbury_D_function,
+    woodbury_value,
+)
+from .params import Geometry, ParameterError, check_c, check_diagonal, check_gammas, to_fraction
+
+__all__ = [
+    "AttentionPoint",
+    "BranchError",
+    "ConvergenceError",
+    "PrecisionError",
+    "SolverError",
+    "attention_limit",
+    "hermite_inputs",
+    "limit",
+    "ridge_limit",
+]
+
+GUARD = 10
+ESCALATIONS = 3
+
+
+@dataclass(frozen=True)
+class AttentionPoint:
+    """The solved limit at one ``gamma`` (all values mpf with the requested digits).
+
+    Attributes
+    ----------
+    gamma : mpf
+    error : mpf
+        ``E_A(gamma) = lim (gamma^2/n) y^T Q^2 y``.
+    quadratic_form : mpf
+        ``lim y^T Q y / n`` (``varphi``).
+    stieltjes : mpf
+        ``m(-gamma) = lim tr Q / n``: the Stieltjes transform of the limiting
+        spectrum of ``K^T X^T X K / n`` at ``z = -gamma``.
+    block_traces : tuple
+        The noise-only 3x3 block-trace matrix ``Gm`` (6 entries, order
+        ``G11, G12, G13, G22, G23, G33``), and ``dGm/dgamma`` in ``block_traces_derivative``.
+    """
+
+    gamma: object
+    error: object
+    quadratic_form: object
+    stieltjes: object
+    block_traces: tuple
+    block_traces_derivative: tuple
+
+
+def hermite_inputs(f, diagonal: str, dps: int):
+    """``(a_1, nu, d)`` as mpf at ``dps`` digits from ``f``.
+
+    ``f`` is a :class:`symrmt.hermite.Nonlinearity`, a preset name / expression
+    string (made into one), or a mapping with keys ``a1``, ``nu`` and (for
+    ``keep``) ``d``, giving the Hermite data directly.
+    """
+    diagonal = check_diagonal(diagonal)
+    if isinstance(f, dict):
+        missing = {"a1", "nu"} - set(f)
+        if missing:
+            raise ParameterError(f"Hermite data needs keys a1 and nu; missing {sorted(missing)}")
+        with mpmath.workdps(dps):
+            a1 = mpf_of(to_fraction(f["a1"], "a1")) if not isinstance(f["a1"], mpmath.mpf) else +f["a1"]
+            nu = mpf_of(to_fraction(f["nu"], "nu")) if not isinstance(f["nu"], mpmath.mpf) else +f["nu"]
+            if diagonal == "keep":
+                if "d" not in f:
+                    raise ParameterError("diagonal='keep' needs d = lim f(t)/t in the Hermite data")
+                dv = f["d"]
+                d = +dv if isinstance(dv, mpmath.mpf) else mpf_of(to_fraction(dv, "d"))
+            else:
+                d = mpmath.mpf(0)
+    else:
+        from .hermite import Nonlinearity
+
+        if not isinstance(f, Nonlinearity):
+            f = Nonlinearity(f)
+        a1 = f.a_mpf(1, dps)
+        nu = f.nu_mpf(dps)
+        d = f.d_mpf(dps) if diagonal == "keep" else mpmath.mpf(0)
+    with mpmath.workdps(dps):
+        if nu - a1**2 < -mpmath.mpf(10) ** (-dps + 3):
+            raise ParameterError(f"nu - a1^2 must be >= 0 (Cauchy-Schwarz), got nu={nu}, a1={a1}")
+    return a1, nu, d
+
+
+def _guard(gamma) -> int:
+    # small gamma costs digits in the implicit derivative and in 1/gamma terms
+    return GUARD + max(0, int(-math.log10(float(gamma)))) if gamma < 1 else GUARD
+
+
+def _agree(x, y, digits: int) -> bool:
+    scale = max(abs(x), abs(y))
+    if scale == 0:
+        return True
+    return abs(x - y) <= scale * mpmath.mpf(10) ** (-digits - 1)
+
+
+def _is_noise_only(geometry: Geometry) -> bool:
+    return geometry.snr == 0 and not geometry.has_weights
+
+
+def ridge_limit(c, gammas, snr=0, digits: int = 15):
+    """Limit of the ridge-regression interpolation error ``E_RR(gamma)``.
+
+    Compiled from the SymPy closed form :func:`symrmt.symbolic.ridge_error_closed_form`.
+
+    Parameters
+    ----------
+    c : number or str
+        ``p/n > 0``.
+    gammas : number or list
+        Ridge parameters ``gamma > 0``.
+    snr : number or str
+        ``||mu||^2``.
+    digits : int
+        Correct significant digits wanted.
+
+    Returns
+    -------
+    list of mpf
+
+    Examples
+    --------
+    >>> import mpmath
+    >>> [mpmath.nstr(v, 30) for v in ridge_limit("1/2", ["0.1", 1], snr=1, digits=30)]
+    ['0.200744396051626108591130130349', '0.391148129419659843727113153318']
+    """
+    cf = check_c(c)
+    gs = check_gammas(gammas)
+    s = to_fraction(snr, "snr")
+    if s < 0:
+        raise ParameterError(f"snr = ||mu||^2 must be >= 0, got {float(s)!r}")
+    fn = ridge_function()
+    out = []
+    for g in gs:
+        guard = _guard(g)
+        for _ in range(ESCALATIONS):
+            vals = []
+            for extra in (0, 10):
+                with mpmath.workdps(digits + guard + extra):
+                    vals.append(fn(mpf_of(g), mpf_of(cf), mpf_of(s)))
+            if _agree(vals[0], vals[1], digits):
+                break
+            guard *= 2
+        else:
+            raise PrecisionError(f"ridge limit at gamma={float(g)}: could not reach {digits} digits")
+        v = vals[1]
+        if not (0 <= v <= 1):
+            raise BranchError(f"ridge limit {mpmath.nstr(v, 10)} at gamma={float(g)} is outside [0, 1]")
+        with mpmath.workdps(digits):
+            out.append(+v)
+    return out
+
+
+def _attention_at(fp: FixedPoint, D_at, g, dps: int):
+    gv, dgv, _res = fp.solve(g, dps)
+    with mpmath.workdps(dps):
+        if D_at is None:
+            phi, dphi = gv[0], dgv[0]
+        else:
+            phi, dphi = woodbury_value(gv, dgv, D_at(dps))
+        gam = mpf_of(g)
+        err = -gam**2 * dphi
+    return gv, dgv, phi, err
+
+
+def attention_limit(f, c, gammas, geometry: Geometry | None = None, diagonal: str = "zero",
+                    digits: int = 15, details: bool = False):
+    r"""Limit of the Attention interpolation error ``E_A(gamma)``.
+
+    Solves the noise-only operator-valued fixed point (compiled from
+    :func:`symrmt.symbolic.fixed_point_system`) by continuation from large
+    ``gamma`` and Newton's method, then adds the signal and the weights by the
+    Woodbury identity of :mod:`symrmt.symbolic`; ``E_A = -gamma^2 d varphi/d gamma``
+    with ``dGm/dgamma`` from implicit differentiation.
+
+    Parameters
+    ----------
+    f : Nonlinearity, str or dict
+        The nonlinearity (or its Hermite data ``{"a1", "nu", "d"}``).
+    c : number or str
+        ``p/n > 0``.
+    gammas : number or list
+        ``gamma > 0``.
+    geometry : Geometry
+        Gram data of ``(mu, w_K, w_Q)``; default ``mu = 0, W = I``.
+    diagonal : {"zero", "keep"}
+    digits : int
+        Correct significant digits wanted (checked by a second solve at higher precision).
+    details : bool
+        Return :class:`AttentionPoint` objects instead of bare errors.
+
+    Returns
+    -------
+    list of mpf (or of AttentionPoint), one per ``gamma``, in the order given.
+
+    Examples
+    --------
+    >>> import mpmath
+    >>> from symrmt.params import Geometry
+    >>> v = attention_limit("tanh", "1/2", [1], Geometry(snr=1), digits=30)
+    >>> mpmath.nstr(v[0], 30)
+    '0.384446183394155127290569005911'
+    """
+    cf = check_c(c)
+    gs = check_gammas(gammas)
+    geometry = Geometry() if geometry is None else geometry
+    if not isinstance(geometry, Geometry):
+        raise ParameterError("geometry must be a symrmt.params.Geometry")
+    if not isinstance(digits, int) or digits < 1:
+        raise ParameterError(f"digits must be a positive integer, got {digits!r}")
+    max_guard = max(_guard(g) for g in gs) * 2 ** (ESCALATIONS - 1) + 10
+    a1, nu, d = hermite_inputs(f, diagonal, digits + max_guard)
+    fp = FixedPoint(cf, a1, nu, d)
+
+    D_at = None
+    if not _is_noise_only(geometry):
+        Dfun = woodbury_D_function()
+
+        @_memo
+        def D_at(dps):
+            B = gram_factor(geometry.gram(), dps)
+            with mpmath.workdps(dps):
+                coords = [x for row in B for x in row]
+                return Dfun(coords, +a1, mpf_of(cf))
+
+    results = {}
+    for g in sorted(gs, reverse=True):  # continuation runs from large gamma down
+        guard = _guard(g)
+        for _ in range(ESCALATIONS):
+            lo = _attention_at(fp, D_at, g, digits + guard)
+            hi = _attention_at(fp, D_at, g, digits + guard + 10)
+            if _agree(lo[3], hi[3], digits) and _agree(lo[2], hi[2], digits):
+                break
+            guard *= 2
+        else:
+            raise PrecisionError(
+                f"attention limit at gamma={float(g)}: solves at two precisions disagree beyond digit {digits}; "
+                "ask for fewer digits"
+            )
+        gv, dgv, phi, err = hi
+        with mpmath.workdps(digits + 5):
+            gam = mpf_of(g)
+            slack = mpmath.mpf(10) ** (-digits)
+            if not (-slack <= err <= 1 + slack) or not (0 < phi <= (1 + slack) / gam):
+                raise BranchError(
+                    f"attention limit at gamma={float(g)}: E_A = {mpmath.nstr(err, 10)} (must be in [0, 1]) and "
+                    f"y^T Q y/n = {mpmath.nstr(phi, 10)} (must be in (0, 1/gamma]); the solution is not physical"
+                )
+        with mpmath.workdps(digits):
+            if details:
+                results[g] = AttentionPoint(
+                    gamma=+gam, error=+err, quadratic_form=+phi, stieltjes=+gv[0],
+                    block_traces=tuple(+x for x in gv), block_traces_derivative=tuple(+x for x in dgv),
+                )
+            else:
+                results[g] = +err
+    return [results[g] for g in gs]
+
+
+def _memo(fn):
+    cache = {}
+
+    def wrapper(dps):
+        if dps not in cache:
+            cache[dps] = fn(dps)
+        return cache[dps]
+
+    return wrapper
+
+
+def limit(f, c, gammas, geometry: Geometry | None = None, diagonal: str = "zero", digits: int = 15):
+    """Both limits: ``{"ridge": [E_RR(gamma)...], "attention": [E_A(gamma)...]}`` (mpf lists).
+
+    The theory counterpart of :func:`symrmt.simulate.simulate`.
+    """
+    geometry = Geometry() if geometry is None else geometry
+    return {
+        "ridge": ridge_limit(c, gammas, geometry.snr, digits),
+        "attention": attention_limit(f, c, gammas, geometry, diagonal, digits),
+    }
