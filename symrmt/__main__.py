@@ -1,0 +1,3 @@
+from symrmt.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,450 @@
+"""Command-line interface: ``symrmt <verb>``, a thin layer over the library.
+
+Results go to stdout (``--json`` for machines, a readable table otherwise),
+diagnostics to stderr.  Exit codes:
+
+* ``0`` -- success;
+* ``1`` -- reserved for checks that ran and failed;
+* ``2`` -- bad input (a :class:`~symrmt.params.ParameterError` or an argparse error);
+* ``3`` -- the solver could not deliver (any :class:`ArithmeticError`:
+  :class:`~symrmt.hermite.NotExact`, :class:`~symrmt.hermite.QuadratureError`,
+  ``symrmt.theory.SolverError`` and its subclasses).
+
+Verbs
+-----
+``hermite``  Hermite data ``a_0..a_k``, ``a_1``, ``nu``, ``d`` of ``f``.
+``limit``    Exact limits of ``E_A(gamma)`` and ``E_RR(gamma)`` (``symrmt.theory.limit``).
+``simulate`` Monte-Carlo estimate at finite ``n`` (``symrmt.simulate.simulate``).
+``demo``     Theory against a quick simulation for tanh at ``c = 1/2``, ``||mu||^2 = 1``.
+
+Examples
+--------
+>>> main(["hermite", "--f", "erf", "--k", "1", "--json"])  # doctest: +ELLIPSIS
+{"a": [0.0, 0.6514...], "a1": 0.6514..., "nu": 0.4645..., "d": 0.0, "exact": true}
+0
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+import time
+from fractions import Fraction
+
+from . import __version__
+from .params import DIAGONALS, NOISES, Geometry, ParameterError, check_gammas, to_fraction
+
+__all__ = ["main", "build_parser"]
+
+EXIT_OK = 0
+EXIT_CHECK_FAILED = 1
+EXIT_BAD_INPUT = 2
+EXIT_SOLVER = 3
+
+GEOMETRY_FLAGS = (
+    ("snr", "||mu||^2 (signal-to-noise ratio)"),
+    ("wk2", "||w_K||^2"),
+    ("wq2", "||w_Q||^2"),
+    ("wkwq", "w_K . w_Q"),
+    ("muwk", "mu . w_K"),
+    ("muwq", "mu . w_Q"),
+)
+
+#: Above this many digits numbers are printed as decimal strings (JSON) instead of floats.
+FLOAT_DIGITS = 15
+
+DEMO = {
+    "f": "tanh",
+    "c": "1/2",
+    "snr": "1",
+    "gammas": ["0.01", "0.1", "1"],
+    "digits": 20,
+    "n": 256,
+    "trials": 8,
+    "seed": 0,
+}
+
+
+# ---------------------------------------------------------------------------
+# argument types
+# ---------------------------------------------------------------------------
+def _gamma_list(text: str) -> list[str]:
+    """``--gamma G1[,G2,...]``: a comma-separated list of positive numbers, kept as strings."""
+    parts = [s.strip() for s in text.split(",")]
+    if any(not s for s in parts):
+        raise argparse.ArgumentTypeError(
+            f"empty entry in {text!r}; give a comma-separated list such as 0.01,0.1,1"
+        )
+    try:
+        check_gammas(parts)
+    except ParameterError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    return parts
+
+
+def _number(name: str):
+    def conv(text: str) -> str:
+        try:
+            to_fraction(text, name)
+        except ParameterError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+        return text.strip()
+
+    conv.__name__ = name
+    return conv
+
+
+def _int_at_least(name: str, minimum: int):
+    def conv(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{name} must be an integer, got {text!r}") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"{name} must be >= {minimum}, got {value}")
+        return value
+
+    conv.__name__ = name
+    return conv
+
+
+# ---------------------------------------------------------------------------
+# the parser
+# ---------------------------------------------------------------------------
+class _Parser(argparse.ArgumentParser):
+    """An ArgumentParser whose errors name the program and exit with code 2."""
+
+    def error(self, message):  # pragma: no cover - argparse calls it
+        self.print_usage(sys.stderr)
+        self.exit(EXIT_BAD_INPUT, f"{self.prog}: error: {message}\n")
+
+
+def _add_f(p):
+    p.add_argument(
+        "--f",
+        required=True,
+        metavar="EXPR",
+        help="nonlinearity: a preset (tanh, relu, erf, sin, cos, gelu, sigmoid, softplus, linear, abs, sign, poly2) "
+        "or an expression in t, e.g. 'erf(t)' or 'Max(t, 0) - 1/sqrt(2*pi)'",
+    )
+    p.add_argument("--center", action="store_true", help="subtract a_0 = E[f(xi)] (the theory needs a_0 = 0)")
+
+
+def _add_geometry(p):
+    g = p.add_argument_group("geometry (Gram data of mu, w_K, w_Q; all default 0: mu = 0, W = I)")
+    for name, what in GEOMETRY_FLAGS:
+        g.add_argument(f"--{name}", type=_number(f"--{name}"), default="0", metavar="X", help=what)
+
+
+def _add_model(p, gamma_help):
+    p.add_argument("--c", required=True, type=_number("--c"), metavar="C", help="aspect ratio p/n > 0 (e.g. 0.5 or 1/2)")
+    p.add_argument("--gamma", required=True, type=_gamma_list, metavar="G1[,G2,...]", help=gamma_help)
+    _add_geometry(p)
+    p.add_argument("--diagonal", choices=DIAGONALS, default="zero", help="K_ii = 0 (zero, default) or kept (keep)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="symrmt",
+        description="Exact, high-precision random-matrix limits of the interpolation error of "
+        "nonlinear Attention versus linear ridge regression (arXiv 2506.18656).",
+        epilog="Exit codes: 0 ok, 1 a check failed, 2 bad input, 3 the solver could not deliver.",
+    )
+    parser.add_argument("--version", action="version", version=f"symrmt {__version__}")
+    sub = parser.add_subparsers(dest="verb", metavar="VERB", parser_class=_Parser)
+
+    p = sub.add_parser("hermite", help="Hermite data a_k, nu, d of f", description="Hermite data of f: "
+                       "a_k = E[f(xi) He_k(xi)], nu = E[f(xi)^2], d = lim f(t)/t.")
+    _add_f(p)
+    p.add_argument("--k", type=_int_at_least("--k", 0), default=3, help="highest order of a_k (default 3)")
+    p.add_argument("--digits", type=_int_at_least("--digits", 1), default=15, help="significant digits (default 15)")
+    p.add_argument("--json", action="store_true", help="JSON on stdout")
+    p.set_defaults(func=cmd_hermite)
+
+    p = sub.add_parser("limit", help="exact limits of E_A(gamma) and E_RR(gamma)",
+                       description="Large-n limits of the Attention error E_A and the ridge error E_RR.")
+    _add_f(p)
+    _add_model(p, "ridge parameters, comma-separated, each > 0")
+    p.add_argument("--digits", type=_int_at_least("--digits", 1), default=15, help="significant digits (default 15)")
+    p.add_argument("--json", action="store_true", help="JSON on stdout")
+    p.set_defaults(func=cmd_limit)
+
+    p = sub.add_parser("simulate", help="Monte-Carlo estimate at finite n",
+                       description="Monte-Carlo estimate of E_A and E_RR at finite n (p = round(c n)).")
+    _add_f(p)
+    p.add_argument("--n", required=True, type=_int_at_least("--n", 2), help="number of tokens")
+    _add_model(p, "ridge parameters, comma-separated, each > 0")
+    p.add_argument("--noise", choices=NOISES, default="gaussian", help="noise distribution (default gaussian)")
+    p.add_argument("--trials", type=_int_at_least("--trials", 2), default=10, help="independent trials (default 10)")
+    p.add_argument("--seed", type=_int_at_least("--seed", 0), default=0, help="root seed (default 0)")
+    p.add_argument("--workers", type=_int_at_least("--workers", 1), default=1, help="processes (default 1)")
+    p.add_argument("--json", action="store_true", help="JSON on stdout")
+    p.set_defaults(func=cmd_simulate)
+
+    p = sub.add_parser(
+        "demo",
+        help="theory vs a quick simulation on defaults",
+        description="tanh, c = 1/2, ||mu||^2 = 1, W = I, gamma in {0.01, 0.1, 1}: the limits of E_A and E_RR "
+        "at 20 digits against a simulation (n = 256, 8 trials), with |gap|/se.",
+    )
+    p.add_argument("--json", action="store_true", help="JSON on stdout")
+    p.set_defaults(func=cmd_demo)
+    return parser
+
+
+# ---------------------------------------------------------------------------
+# helpers
+# ---------------------------------------------------------------------------
+def _geometry(args) -> Geometry:
+    return Geometry(**{name: getattr(args, name) for name, _ in GEOMETRY_FLAGS})
+
+
+def _nonlinearity(args):
+    from .hermite import Nonlinearity
+
+    return Nonlinearity(args.f, center=args.center)
+
+
+def _num(x, digits: int):
+    """JSON value of an mpmath number: a float up to 15 digits, else a decimal string."""
+    import mpmath
+
+    return float(x) if digits <= FLOAT_DIGITS else mpmath.nstr(x, digits)
+
+
+def _show(x, digits: int) -> str:
+    import mpmath
+
+    return mpmath.nstr(x, digits)
+
+
+def _frac_str(x: Fraction) -> str:
+    return str(x)
+
+
+def _dump(obj) -> None:
+    print(json.dumps(obj))
+
+
+def _table(header, rows) -> str:
+    cols = [header, *rows]
+    widths = [max(len(str(r[i])) for r in cols) for i in range(len(header))]
+    lines = ["  ".join(str(c).rjust(w) for c, w in zip(r, widths)) for r in cols]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    return "\n".join(lines)
+
+
+class _SimF:
+    """A picklable simulation callable for ``f``: rebuilt (once per process) from its text."""
+
+    _cache: dict = {}
+
+    def __init__(self, text: str, center: bool):
+        self.text = text
+        self.center = center
+
+    def _fn(self):
+        key = (self.text, self.center)
+        fn = self._cache.get(key)
+        if fn is None:
+            from .hermite import Nonlinearity
+
+            fn = self._cache[key] = Nonlinearity(self.text, center=self.center).numpy()
+        return fn
+
+    def __call__(self, x):
+        return self._fn()(x)
+
+    def __repr__(self):
+        return f"f({self.text!r}{', centered' if self.center else ''})"
+
+
+def _theory_limit():
+    try:
+        from .theory import limit
+    except ModuleNotFoundError as exc:
+        if exc.name and exc.name.startswith("symrmt.theory"):
+            raise _Unavailable("the theory module symrmt.theory is not available in this installation") from exc
+        raise
+    return limit
+
+
+class _Unavailable(ArithmeticError):
+    """The theory cannot be computed in this installation."""
+
+
+# ---------------------------------------------------------------------------
+# verbs
+# ---------------------------------------------------------------------------
+def cmd_hermite(args) -> int:
+    from .hermite import hermite_report
+
+    nl = _nonlinearity(args)
+    rep = hermite_report(nl, k=args.k, dps=args.digits, center=args.center)
+    if args.json:
+        _dump(rep)
+        return EXIT_OK
+    print(f"f(t) = {nl.expr}")
+    for j, a in enumerate(rep["a"]):
+        print(f"a_{j} = {a}")
+    print(f"nu  = {rep['nu']}")
+    print(f"d   = {rep['d'] if rep['d'] is not None else 'undefined (f(t)/t has no finite limit)'}")
+    print(f"exact = {rep['exact']}")
+    return EXIT_OK
+
+
+def cmd_limit(args) -> int:
+    nl = _nonlinearity(args)
+    geom = _geometry(args)
+    limit = _theory_limit()
+    res = limit(nl, args.c, list(args.gamma), geometry=geom, diagonal=args.diagonal, digits=args.digits)
+    D = args.digits
+    params = {
+        "f": nl.name,
+        "expr": str(nl.expr),
+        "c": args.c,
+        "geometry": {k: _frac_str(v) for k, v in geom.as_dict().items()},
+        "diagonal": args.diagonal,
+        "digits": D,
+    }
+    if args.json:
+        out = {"gamma": list(args.gamma), "ridge": [_num(x, D) for x in res["ridge"]]}
+        if "attention" in res:
+            out["attention"] = [_num(x, D) for x in res["attention"]]
+        out["params"] = params
+        _dump(out)
+        return EXIT_OK
+    print(f"f(t) = {nl.expr}, c = {args.c}, diagonal = {args.diagonal}, "
+          + ", ".join(f"{k} = {v}" for k, v in params["geometry"].items()))
+    att = res.get("attention")
+    rows = []
+    for i, g in enumerate(args.gamma):
+        rows.append([g, _show(att[i], D) if att is not None else "n/a", _show(res["ridge"][i], D)])
+    print(_table(["gamma", "E_A (attention)", "E_RR (ridge)"], rows))
+    if att is None:
+        print("symrmt: the Attention limit is not available for these parameters", file=sys.stderr)
+    return EXIT_OK
+
+
+def cmd_simulate(args) -> int:
+    from .simulate import simulate
+
+    nl = _nonlinearity(args)  # validates f (parse, centering) before any simulation
+    geom = _geometry(args)
+    f = _SimF(nl.text, nl.center) if args.workers > 1 else nl.numpy()
+    res = simulate(f, args.n, args.c, list(args.gamma), geometry=geom, diagonal=args.diagonal,
+                   noise=args.noise, trials=args.trials, seed=args.seed, workers=args.workers, progress=None)
+    params = dict(res["params"])
+    params.update({"f": nl.name, "expr": str(nl.expr), "c": args.c, "gamma": list(args.gamma),
+                   "workers": args.workers})
+    params["geometry"] = {k: _frac_str(v) for k, v in geom.as_dict().items()}
+    if args.json:
+        out = {
+            key: {"mean": [float(x) for x in res[key]["mean"]], "se": [float(x) for x in res[key]["se"]]}
+            for key in ("attention", "ridge")
+        }
+        out["params"] = params
+        _dump(out)
+        return EXIT_OK
+    print(f"f(t) = {nl.expr}, n = {params['n']}, p = {params['p']}, c = {args.c}, trials = {args.trials}, "
+          f"seed = {args.seed}, diagonal = {args.diagonal}, noise = {args.noise}")
+    rows = []
+    for i, g in enumerate(args.gamma):
+        rows.append([
+            g,
+            f"{res['attention']['mean'][i]:.6f} ± {res['attention']['se'][i]:.1e}",
+            f"{res['ridge']['mean'][i]:.6f} ± {res['ridge']['se'][i]:.1e}",
+        ])
+    print(_table(["gamma", "E_A (mean ± se)", "E_RR (mean ± se)"], rows))
+    return EXIT_OK
+
+
+def cmd_demo(args) -> int:
+    from .hermite import Nonlinearity
+    from .simulate import simulate
+
+    cfg = DEMO
+    D = cfg["digits"]
+    nl = Nonlinearity(cfg["f"])
+    geom = Geometry(snr=cfg["snr"])
+    gammas = cfg["gammas"]
+    print(f"symrmt demo: f = {cfg['f']}, c = {cfg['c']}, ||mu||^2 = {cfg['snr']}, W = I, diagonal = zero", file=sys.stderr)
+
+    t0 = time.monotonic()
+    theory, theory_err = None, None
+    try:
+        limit = _theory_limit()
+        theory = limit(nl, cfg["c"], gammas, geometry=geom, diagonal="zero", digits=D)
+    except ArithmeticError as exc:  # keep the simulation; report the theory failure
+        theory_err = exc
+    t_theory = time.monotonic() - t0
+
+    t0 = time.monotonic()
+    sim = simulate(nl.numpy(), cfg["n"], cfg["c"], gammas, geometry=geom, trials=cfg["trials"],
+                   seed=cfg["seed"], progress=None)
+    t_sim = time.monotonic() - t0
+
+    def gap(th, mean, se):
+        if th is None:
+            return None
+        return abs(mean - float(th)) / se if se > 0 else math.inf
+
+    rows_json = []
+    for key in ("attention", "ridge"):
+        th_list = theory.get(key) if theory else None
+        for i, g in enumerate(gammas):
+            th = th_list[i] if th_list is not None else None
+            mean, se = float(sim[key]["mean"][i]), float(sim[key]["se"][i])
+            rows_json.append({"error": key, "gamma": g, "theory": _num(th, D) if th is not None else None,
+                              "mean": mean, "se": se, "gap_over_se": gap(th, mean, se)})
+    if args.json:
+        _dump({"rows": rows_json, "params": {**{k: v for k, v in cfg.items()}, "p": sim["params"]["p"]},
+               "theory_error": str(theory_err) if theory_err else None})
+    else:
+        print(f"tanh, c = {cfg['c']}, ||mu||^2 = {cfg['snr']}, W = I: limit ({D} digits, {t_theory:.1f} s) vs "
+              f"simulation (n = {cfg['n']}, p = {sim['params']['p']}, {cfg['trials']} trials, {t_sim:.1f} s)")
+        rows = []
+        for r in rows_json:
+            name = "E_A" if r["error"] == "attention" else "E_RR"
+            rows.append([
+                name, r["gamma"],
+                r["theory"] if r["theory"] is not None else "n/a",
+                f"{r['mean']:.6f} ± {r['se']:.1e}",
+                f"{r['gap_over_se']:.2f}" if r["gap_over_se"] is not None else "n/a",
+            ])
+        print(_table(["error", "gamma", f"limit ({D} digits)", "simulation (mean ± se)", "|gap|/se"], rows))
+        print("|gap|/se = |simulation - limit| / se; with 8 trials at n = 256 values up to about 3 are ordinary "
+              "(statistical error plus a finite-n bias).")
+    if theory_err is not None:
+        print(f"symrmt: the theory could not be computed: {theory_err}", file=sys.stderr)
+        return EXIT_SOLVER
+    return EXIT_OK
+
+
+# ---------------------------------------------------------------------------
+# entry point
+# ---------------------------------------------------------------------------
+def main(argv=None) -> int:
+    """Run the CLI on ``argv`` (default ``sys.argv[1:]``) and return the exit code."""
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # argparse: --help/--version (0) or a usage error (2)
+        code = exc.code
+        return code if isinstance(code, int) else (EXIT_OK if code is None else EXIT_BAD_INPUT)
+    if args.verb is None:
+        parser.print_help(sys.stderr)
+        return EXIT_BAD_INPUT
+    try:
+        return args.func(args)
+    except ParameterError as exc:
+        print(f"symrmt {args.verb}: error: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except ArithmeticError as exc:  # NotExact, QuadratureError, theory.SolverError, FloatingPointError
+        print(f"symrmt {args.verb}: the computation could not deliver ({type(exc).__name__}): {exc}", file=sys.stderr)
+        return EXIT_SOLVER
+    except KeyboardInterrupt:
+        print("symrmt: interrupted", file=sys.stderr)
+        return 130
