@@ -61,6 +61,7 @@ def fixed_point_functions():
         compile_expr(args, J),
         compile_expr(args, Fg),
         compile_expr(args, S.det_N()),
+        compile_expr(args, S.pencil_map()),
     )
 
 
@@ -131,8 +132,30 @@ def _norm(v):
 
 
 def _lstsq(J, rhs):
-    """Least-squares solve of the consistent 9x6 system ``J x = rhs``."""
-    x, _res = mpmath.qr_solve(J, rhs)
+    """Least-squares solve of the consistent ``m x n`` system ``J x = rhs`` (Householder QR).
+
+    Written out because :func:`mpmath.qr_solve` divides by zero when a pivot is
+    exactly 0 and tests rank against an absolute epsilon.  Raises
+    :class:`ConvergenceError` when ``J`` is singular relative to its own scale.
+    """
+    m, n = J.rows, J.cols
+    A = [[J[i, j] for j in range(n)] + [rhs[i]] for i in range(m)]
+    scale = max(abs(x) for row in A for x in row[:n]) or mpmath.mpf(1)
+    for j in range(n):
+        s = mpmath.fsum(A[i][j] ** 2 for i in range(j, m))
+        norm = mpmath.sqrt(s)
+        if norm <= scale * mpmath.eps * 2 ** 10:
+            raise ConvergenceError("singular Jacobian in the fixed-point solve")
+        alpha = -norm if A[j][j] >= 0 else norm
+        v = [mpmath.mpf(0)] * j + [A[j][j] - alpha] + [A[i][j] for i in range(j + 1, m)]
+        vv = mpmath.fsum(x * x for x in v[j:])
+        for k in range(j, n + 1):
+            t = 2 * mpmath.fsum(v[i] * A[i][k] for i in range(j, m)) / vv
+            for i in range(j, m):
+                A[i][k] -= t * v[i]
+    x = [mpmath.mpf(0)] * n
+    for i in range(n - 1, -1, -1):
+        x[i] = (A[i][n] - mpmath.fsum(A[i][k] * x[k] for k in range(i + 1, n))) / A[i][i]
     return x
 
 
@@ -156,25 +179,53 @@ class FixedPoint:
 
     def __init__(self, c, a1, nu, d):
         self.raw = (c, a1, nu, d)
-        self.F, self.J, self.Fg, self.detN = fixed_point_functions()
+        self.F, self.J, self.Fg, self.detN, self.Mmap = fixed_point_functions()
         self._path = []  # (gamma, g) pairs at working precision, largest gamma first
 
     def _params(self, gamma):
         c, a1, nu, d = (mpf_of(x) for x in self.raw)
         return (mpf_of(gamma), c, a1, nu, d)
 
+    def _damped(self, g, gamma, iterations=400):
+        """Damped iteration ``Gm <- (Gm + (L_0 + R(-Gm))^{-1}) / 2``: robust far from the solution."""
+        params = self._params(gamma)
+        for _ in range(iterations):
+            inv = mpmath.inverse(self.Mmap(g, params))
+            new = [inv[i, j] for i, j in S.G_INDEX]
+            change = _norm([a - b for a, b in zip(new, g)])
+            g = [(a + b) / 2 for a, b in zip(new, g)]
+            if change < mpmath.mpf(10) ** (-8) * (1 + _norm(g)):
+                break
+        return g
+
     def _newton(self, g, gamma, tol, maxsteps):
+        """Newton's method on the 9 polynomial equations (least-squares steps, exact Jacobian).
+
+        Stops when the step is below ``tol`` (relative), or when it stops shrinking
+        (the attainable accuracy at this precision is reached; the caller's
+        two-precision comparison then decides how many digits are right).
+        """
         params = self._params(gamma)
         g = [mpmath.mpf(x) for x in g]
         step = None
+        prev = None
         for _ in range(maxsteps):
             Fv = self.F(g, params)
             Jv = self.J(g, params)
-            dx = _lstsq(Jv, -Fv)
+            try:
+                dx = _lstsq(Jv, -Fv)
+            except (ValueError, ZeroDivisionError) as exc:
+                raise ConvergenceError(
+                    f"singular Jacobian at gamma={mpmath.nstr(params[0], 8)} ({exc})"
+                ) from exc
             g = [gi + dxi for gi, dxi in zip(g, dx)]
             step = _norm(dx)
-            if step <= tol * (1 + _norm(g)):
+            size = 1 + _norm(g)
+            if step <= tol * size:
                 return g, step
+            if prev is not None and step > prev / 4 and step <= mpmath.sqrt(tol) * size:
+                return g, step  # stagnation at the precision floor
+            prev = step
         raise ConvergenceError(
             f"Newton did not converge at gamma={mpmath.nstr(params[0], 8)}: last step {mpmath.nstr(step, 3)} "
             f"> tolerance {mpmath.nstr(tol, 3)} after {maxsteps} steps; "
@@ -199,7 +250,8 @@ class FixedPoint:
                 c = mpf_of(self.raw[0])
                 scale = 1 + abs(mpf_of(self.raw[1])) + abs(mpf_of(self.raw[3])) + mpmath.sqrt(abs(mpf_of(self.raw[2])))
                 start = max(gamma, mpmath.mpf(10) ** 4 * scale**2 * (1 + c) * (1 + 1 / c))
-                g0, _ = self._newton(asymptotic_start(start, c), start, tol, 50)
+                g0 = self._damped(asymptotic_start(start, c), start)
+                g0, _ = self._newton(g0, start, tol, 50)
                 self._path.append((start, g0))
             cur, g = start, g0
             ratio = mpmath.mpf(4)

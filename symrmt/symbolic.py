@@ -137,6 +137,15 @@ def r_transform_equation():
     return L0, A_S, P, R
 
 
+def pencil_map(gm: sp.Matrix | None = None) -> sp.Matrix:
+    """``L_0 + R(-Gm)``, whose inverse is ``Gm`` at the fixed point (the damped-iteration map)."""
+    gm = block_trace_matrix() if gm is None else gm
+    L0, A_S, P = noise_pencil()
+    N = c * sp.eye(3) + gm * A_S
+    detN = sp.expand(N.det(method="berkowitz"))
+    return L0 + (c * A_S * N.adjugate(method="berkowitz")) / detN - b_squared() / c * P * gm * P
+
+
 def det_N(gm: sp.Matrix | None = None):
     """``det(c I + Gm A_S)``, which must not vanish at the physical solution."""
     gm = block_trace_matrix() if gm is None else gm
