@@ -72,6 +72,18 @@ def woodbury_D_function():
 
 
 @functools.lru_cache(maxsize=None)
+def closed_form_phi(kind: str):
+    """Compiled ``(varphi, dvarphi/dgamma)`` of a special-case closed form of :mod:`symrmt.symbolic`.
+
+    ``kind`` is ``"aligned"`` (:func:`symrmt.symbolic.aligned_phi`) or ``"a1_zero"``
+    (:func:`symrmt.symbolic.a1_zero_phi`).  Arguments: ``(G, dG, a_1, c, snr, w_K^T w_Q)``.
+    """
+    phi = {"aligned": S.aligned_phi, "a1_zero": S.a1_zero_phi}[kind]()
+    dphi, dsyms = S.phi_derivative(phi)
+    return compile_expr([S.G_SYMBOLS, dsyms, S.a1, S.c, S.snr, S.wkwq], [phi, dphi])
+
+
+@functools.lru_cache(maxsize=None)
 def ridge_function():
     """Compiled closed form ``E_RR(gamma, c, snr)`` (cached)."""
     return compile_expr([S.gamma, S.c, S.snr], S.ridge_error_closed_form())
@@ -106,6 +118,7 @@ def gram_factor(gram, dps: int):
         # pivot on the largest remaining diagonal entry
         piv = max(range(k, n), key=lambda i: W[perm[i]][perm[i]])
         perm[k], perm[piv] = perm[piv], perm[k]
+        L[k][:k], L[piv][:k] = L[piv][:k], L[k][:k]
         pk = perm[k]
         Dg[k] = W[pk][pk]
         if Dg[k] == 0:

@@ -65,6 +65,7 @@ nu = sp.Symbol("nu", nonnegative=True)
 d = sp.Symbol("d", real=True)
 snr = sp.Symbol(r"\|\mu\|^2", nonnegative=True)
 m = sp.Symbol("m", positive=True)
+wkwq = sp.Symbol("w_K^T w_Q", real=True)
 
 #: order of the scalar parameters of every compiled function
 PARAMS = (gamma, c, a1, nu, d)
@@ -198,6 +199,61 @@ def woodbury_phi(gm, D, size: int = 4):
     e[0] = 1
     x = (sp.eye(3 * size) + D * H).LUsolve(e)
     return sp.simplify((e.T * H * x)[0])
+
+
+def phi_compressed(gm, M, Delta, gram_rows):
+    r"""Woodbury through a factorization ``D = (I_3 (x) C) Delta (I_3 (x) C)^T``.
+
+    With ``U = I_3 (x) E C``: ``e^T H U = g_1^T (x) M^T`` (``g_1`` the first column of
+    ``Gm``, ``M`` the coordinates of ``mu``) and ``U^T H U = Gm (x) C^T C``, so
+
+    .. math:: \varphi = G_{11} - (g_1 \otimes M)^T \Delta (I + (Gm \otimes C^T C) \Delta)^{-1} (g_1 \otimes M).
+    """
+    g1 = gm[:, 0]
+    u = sp.kronecker_product(g1, M)
+    inner = sp.kronecker_product(gm, gram_rows)
+    k = inner.shape[0]
+    return gm[0, 0] - (u.T * Delta * (sp.eye(k) + inner * Delta).inv() * u)[0]
+
+
+@functools.lru_cache(maxsize=None)
+def aligned_phi():
+    r"""Rank-one alignment (``w_K, w_Q`` parallel to ``mu``): ``varphi`` in closed form.
+
+    Here ``C = (||mu||, 1)^T`` and ``A = 1 + w_K^T w_Q`` are scalars' worth, so
+    ``D = (I_3 (x) C) Delta (I_3 (x) C)^T`` with
+    ``Delta = [[0, beta, 0], [beta, 0, 0], [0, 0, 1]]``, ``beta = a_1 (1 + w_K^T w_Q)/c``,
+    and ``C^T C = 1 + ||mu||^2``:
+
+    .. math:: \varphi = G_{11} - \|\mu\|^2 g_1^T \Delta (I_3 + (1 + \|\mu\|^2) Gm \Delta)^{-1} g_1 .
+
+    The weights enter only through ``w_K^T w_Q``.
+    """
+    gm = block_trace_matrix()
+    beta = a1 * (1 + wkwq) / c
+    Delta = sp.Matrix([[0, beta, 0], [beta, 0, 0], [0, 0, 1]])
+    g1 = gm[:, 0]
+    return gm[0, 0] - snr * (g1.T * Delta * (sp.eye(3) + (1 + snr) * gm * Delta).inv() * g1)[0]
+
+
+@functools.lru_cache(maxsize=None)
+def a1_zero_phi():
+    r"""``a_1 = 0``: ``varphi = G_11 - G_13^2 ||mu||^2 / (1 + (1 + ||mu||^2) G_33)``.
+
+    With ``a_1 = 0`` only the ``(3, 3)`` block ``C C^T`` of ``D`` survives: the weights
+    drop out of ``D`` entirely, and the signal enters only through ``G_13``, which
+    vanishes when ``d = 0`` (symmetry ``K -> -K``).  Derived (and asserted) in
+    ``symrmt.derivations.a1_zero`` from :func:`phi_compressed`.
+    """
+    gm = block_trace_matrix()
+    return gm[0, 0] - gm[0, 2] ** 2 * snr / (1 + (1 + snr) * gm[2, 2])
+
+
+def phi_derivative(phi):
+    """``d varphi / d gamma = sum_ij (d varphi / d G_ij) dG_ij/dgamma`` (chain rule), as a
+    function of the ``G`` symbols and their derivatives ``dG_ij`` (returned symbols)."""
+    dsyms = tuple(sp.Symbol("\\dot " + str(s), real=True) for s in G_SYMBOLS)
+    return sum(sp.diff(phi, s) * ds for s, ds in zip(G_SYMBOLS, dsyms)), dsyms
 
 
 # ---------------------------------------------------------------- ridge regression

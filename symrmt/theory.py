@@ -45,6 +45,7 @@ from .numeric import (
     mpf_of,
     ridge_function,
     woodbury_D_function,
+    closed_form_phi,
     woodbury_value,
 )
 from .params import Geometry, ParameterError, check_c, check_diagonal, check_gammas, to_fraction
@@ -140,10 +141,6 @@ def _agree(x, y, digits: int) -> bool:
     return abs(x - y) <= scale * mpmath.mpf(10) ** (-digits - 1)
 
 
-def _is_noise_only(geometry: Geometry) -> bool:
-    return geometry.snr == 0 and not geometry.has_weights
-
-
 def ridge_limit(c, gammas, snr=0, digits: int = 15):
     """Limit of the ridge-regression interpolation error ``E_RR(gamma)``.
 
@@ -197,20 +194,36 @@ def ridge_limit(c, gammas, snr=0, digits: int = 15):
     return out
 
 
-def _attention_at(fp: FixedPoint, D_at, g, dps: int):
+def route_for(a1, geometry: Geometry) -> str:
+    """Which formula gives ``varphi`` (the solver uses a closed form whenever one applies).
+
+    * ``"noise_only"`` -- ``mu = 0``: ``varphi = G_11`` for any weights (the coefficient
+      ``e^T H U = g_1^T (x) mu^T`` of the low-rank update vanishes);
+    * ``"a1_zero"`` -- ``a_1 = 0``: :func:`symrmt.symbolic.a1_zero_phi`;
+    * ``"aligned"`` -- ``w_K, w_Q`` parallel to ``mu`` (Gram of rank one):
+      :func:`symrmt.symbolic.aligned_phi`;
+    * ``"general"`` -- the 12x12 Woodbury update.
+    """
+    if geometry.snr == 0:
+        return "noise_only"
+    if a1 == 0:
+        return "a1_zero"
+    if geometry.rank() == 1:
+        return "aligned"
+    return "general"
+
+
+def _attention_at(fp: FixedPoint, phi_at, g, dps: int):
     gv, dgv, _res = fp.solve(g, dps)
     with mpmath.workdps(dps):
-        if D_at is None:
-            phi, dphi = gv[0], dgv[0]
-        else:
-            phi, dphi = woodbury_value(gv, dgv, D_at(dps))
+        phi, dphi = phi_at(gv, dgv, dps)
         gam = mpf_of(g)
         err = -gam**2 * dphi
     return gv, dgv, phi, err
 
 
 def attention_limit(f, c, gammas, geometry: Geometry | None = None, diagonal: str = "zero",
-                    digits: int = 15, details: bool = False):
+                    digits: int = 15, details: bool = False, route: str | None = None):
     r"""Limit of the Attention interpolation error ``E_A(gamma)``.
 
     Solves the noise-only operator-valued fixed point (compiled from
@@ -234,6 +247,10 @@ def attention_limit(f, c, gammas, geometry: Geometry | None = None, diagonal: st
         Correct significant digits wanted (checked by a second solve at higher precision).
     details : bool
         Return :class:`AttentionPoint` objects instead of bare errors.
+    route : str, optional
+        Force a formula for ``varphi`` (see :func:`route_for`); by default the
+        closed form of the special case is used whenever it applies.  Forcing
+        ``"general"`` is how the derivations check the closed forms.
 
     Returns
     -------
@@ -258,23 +275,15 @@ def attention_limit(f, c, gammas, geometry: Geometry | None = None, diagonal: st
     a1, nu, d = hermite_inputs(f, diagonal, digits + max_guard)
     fp = FixedPoint(cf, a1, nu, d)
 
-    D_at = None
-    if not _is_noise_only(geometry):
-        Dfun = woodbury_D_function()
-
-        @_memo
-        def D_at(dps):
-            B = gram_factor(geometry.gram(), dps)
-            with mpmath.workdps(dps):
-                coords = [x for row in B for x in row]
-                return Dfun(coords, +a1, mpf_of(cf))
+    route = route if route is not None else route_for(a1, geometry)
+    phi_at = _phi_function(route, a1, cf, geometry)
 
     results = {}
     for g in sorted(gs, reverse=True):  # continuation runs from large gamma down
         guard = _guard(g)
         for _ in range(ESCALATIONS):
-            lo = _attention_at(fp, D_at, g, digits + guard)
-            hi = _attention_at(fp, D_at, g, digits + guard + 10)
+            lo = _attention_at(fp, phi_at, g, digits + guard)
+            hi = _attention_at(fp, phi_at, g, digits + guard + 10)
             if _agree(lo[3], hi[3], digits) and _agree(lo[2], hi[2], digits):
                 break
             guard *= 2
@@ -301,6 +310,38 @@ def attention_limit(f, c, gammas, geometry: Geometry | None = None, diagonal: st
             else:
                 results[g] = +err
     return [results[g] for g in gs]
+
+
+def _phi_function(route: str, a1, cf, geometry: Geometry):
+    """``(G, dG, dps) -> (varphi, dvarphi/dgamma)`` for the chosen route."""
+    if route == "noise_only":
+        if geometry.snr != 0:
+            raise ParameterError("route 'noise_only' needs snr = 0")
+        return lambda gv, dgv, dps: (gv[0], dgv[0])
+    if route in ("a1_zero", "aligned"):
+        if route == "a1_zero" and a1 != 0:
+            raise ParameterError("route 'a1_zero' needs a1 = 0")
+        if route == "aligned" and geometry.rank() > 1:
+            raise ParameterError("route 'aligned' needs w_K, w_Q parallel to mu (Gram of rank one)")
+        fn = closed_form_phi(route)
+
+        def phi_closed(gv, dgv, dps):
+            vals = fn(gv, dgv, +a1, mpf_of(cf), mpf_of(geometry.snr), mpf_of(geometry.wkwq))
+            return vals[0], vals[1]
+
+        return phi_closed
+    if route != "general":
+        raise ParameterError(f"unknown route {route!r}; use noise_only, a1_zero, aligned or general")
+    Dfun = woodbury_D_function()
+
+    @_memo
+    def D_at(dps):
+        B = gram_factor(geometry.gram(), dps)
+        with mpmath.workdps(dps):
+            coords = [x for row in B for x in row]
+            return Dfun(coords, +a1, mpf_of(cf))
+
+    return lambda gv, dgv, dps: woodbury_value(gv, dgv, D_at(dps))
 
 
 def _memo(fn):

@@ -1,0 +1,27 @@
+"""One module per result: it derives the result with SymPy, evaluates it at high
+precision, checks it against simulation, and asserts.
+
+Each module has ``run(quick=False, digits=...) -> symrmt.checks.CheckList`` and
+``main(argv=None)``; the top-level ``derivations/<name>.py`` scripts call ``main``.
+``symrmt verify`` runs all of them.
+"""
+
+#: module names in the order ``symrmt verify`` runs them
+DERIVATIONS = (
+    "hermite_linearization",
+    "ridge",
+    "noise_only",
+    "attention_limit",
+    "a1_zero",
+    "aligned",
+    "linear_kernel",
+    "precision",
+)
+
+
+def load(name: str):
+    import importlib
+
+    if name not in DERIVATIONS:
+        raise ValueError(f"unknown derivation {name!r}; known: {', '.join(DERIVATIONS)}")
+    return importlib.import_module(f"{__name__}.{name}")
