@@ -59,7 +59,7 @@ class CheckList:
             err = abs(a - b)
             scale = max(1, abs(b))
             ok = err <= mpmath.mpf(10) ** (-digits) * scale
-            agree = "exact" if err == 0 else f"{float(-mpmath.log10(err / scale)):.1f} digits"
+            agree = f"equal to all {digits} digits" if err == 0 else f"{float(-mpmath.log10(err / scale)):.1f} digits"
         return self.add(name, "precision", ok, agree)
 
     def statistical(self, name: str, mc_mean, se, theory, k: float, slack: float) -> bool:
