@@ -179,6 +179,13 @@ def asymptotic_start(gamma, c):
     return [1 / gamma, mpmath.mpf(0), mpmath.mpf(0), -c, mpmath.mpf(1), mpmath.mpf(0)]
 
 
+def _path_digits(gamma) -> int:
+    """Working digits of the continuation: 20, plus two per decade of ``gamma`` below 1e-3
+    (``tau(Q)`` grows like ``1/gamma`` there and the system gets stiff)."""
+    lg = float(mpmath.log10(mpf_of(gamma)))
+    return 20 + max(0, int(2 * (-lg - 3)))
+
+
 class FixedPoint:
     """Newton + continuation solver for the noise-only block-trace matrix ``Gm(gamma)``.
 
@@ -297,7 +304,7 @@ class FixedPoint:
 
     def solve(self, gamma, dps: int):
         """``(g, dg)`` at ``gamma`` with a Newton polish at ``dps`` digits; branch-checked."""
-        g = self._continue_to(gamma, dps_path=20)
+        g = self._continue_to(gamma, dps_path=_path_digits(gamma))
         with mpmath.workdps(dps):
             gam = mpf_of(gamma)
             tol = mpmath.mpf(10) ** (-dps)
