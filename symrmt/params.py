@@ -42,6 +42,11 @@ def to_fraction(value, name: str) -> Fraction:
             return value
         if isinstance(value, Rational):
             return Fraction(int(value.numerator), int(value.denominator))
+        if hasattr(value, "_mpf_"):  # an mpmath mpf: its exact binary value
+            man, exp = value.man_exp
+            if man is None:
+                raise ParameterError(f"{name} must be finite, got {value!r}")
+            return Fraction(int(man)) * Fraction(2) ** int(exp)
         if isinstance(value, Real):
             fv = float(value)
             if fv != fv or fv in (float("inf"), float("-inf")):
