@@ -191,6 +191,28 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--json", action="store_true", help="JSON on stdout")
     p.set_defaults(func=cmd_demo)
+
+    p = sub.add_parser("verify", help="run every derivation's checks and print a table",
+                       description="Runs the symbolic, high-precision and simulation checks of every derivation "
+                       "(quick simulations by default) and prints one line per check. Exit 1 if any check fails.")
+    p.add_argument("--full", action="store_true", help="full-size simulations (slow)")
+    p.add_argument("--only", metavar="NAME", action="append", help="run only this derivation (repeatable)")
+    p.add_argument("--json", action="store_true", help="JSON on stdout")
+    p.set_defaults(func=cmd_verify)
+
+    p = sub.add_parser("latex", help="LaTeX of a result's equations",
+                       description="Prints the equations of RESULT as the lines of an align environment.")
+    p.add_argument("result", choices=sorted(LATEX_RESULTS), metavar="RESULT",
+                   help="one of: " + ", ".join(sorted(LATEX_RESULTS)))
+    p.add_argument("--standalone", action="store_true", help="a complete, compilable .tex document")
+    p.add_argument("--out", metavar="FILE", help="write to FILE instead of stdout")
+    p.set_defaults(func=cmd_latex)
+
+    p = sub.add_parser("figures", help="draw the figures (needs matplotlib: pip install 'symrmt[plot]')",
+                       description="Theory curves with simulation points (mean +- 2 se), PNG and PDF.")
+    p.add_argument("--out", metavar="DIR", default="figures", help="output folder (default ./figures)")
+    p.add_argument("--full", action="store_true", help="the paper's sizes (n = 2048/4096; slow, with progress)")
+    p.set_defaults(func=cmd_figures)
     return parser
 
 
@@ -420,6 +442,86 @@ def cmd_demo(args) -> int:
     if theory_err is not None:
         print(f"symrmt: the theory could not be computed: {theory_err}", file=sys.stderr)
         return EXIT_SOLVER
+    return EXIT_OK
+
+
+LATEX_RESULTS = {
+    "hermite": "hermite_linearization",
+    "ridge": "ridge",
+    "noise-only": "noise_only",
+    "theorem1": "attention_limit",
+    "a1-zero": "a1_zero",
+    "aligned": "aligned",
+    "ridgeless": "ridgeless",
+}
+
+
+def latex_of(result: str, standalone: bool = False) -> str:
+    """The LaTeX of a result: an ``align`` environment (or a whole document)."""
+    from .derivations import load_module
+
+    if result not in LATEX_RESULTS:
+        raise ParameterError(f"unknown result {result!r}; known: {', '.join(sorted(LATEX_RESULTS))}")
+    mod = load_module(LATEX_RESULTS[result])
+    if mod is None or not hasattr(mod, "latex"):
+        raise ParameterError(f"result {result!r} has no LaTeX form in this version")
+    body = "\\begin{align}\n" + mod.latex().strip() + "\n\\end{align}\n"
+    if not standalone:
+        return body
+    return (
+        "\\documentclass{article}\n\\usepackage{amsmath,amssymb}\n\\begin{document}\n"
+        f"\\section*{{symrmt: {result}}}\n" + body + "\\end{document}\n"
+    )
+
+
+def cmd_latex(args) -> int:
+    text = latex_of(args.result, args.standalone)
+    if args.out:
+        with open(args.out, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        print(f"wrote {args.out}", file=sys.stderr)
+    else:
+        sys.stdout.write(text)
+    return EXIT_OK
+
+
+def cmd_verify(args) -> int:
+    from .derivations import DERIVATIONS, load_module
+
+    names = args.only or list(DERIVATIONS)
+    unknown = [n for n in names if n not in DERIVATIONS]
+    if unknown:
+        raise ParameterError(f"unknown derivation(s) {unknown}; known: {', '.join(DERIVATIONS)}")
+    rows = []
+    for name in names:
+        print(f"[verify] {name} ...", file=sys.stderr, flush=True)
+        t0 = time.perf_counter()
+        try:
+            mod = load_module(name)
+            checks = mod.run(quick=not args.full)
+            rows.extend(checks.as_dicts())
+        except Exception as exc:  # a derivation that crashes is a failed check, reported as such
+            rows.append({"name": "derivation ran", "kind": "symbolic", "passed": False,
+                         "measured": f"{type(exc).__name__}: {exc}"[:300], "derivation": name})
+        print(f"[verify] {name} done in {time.perf_counter() - t0:.1f} s", file=sys.stderr, flush=True)
+    failed = [r for r in rows if not r["passed"]]
+    if args.json:
+        _dump({"checks": rows, "passed": len(rows) - len(failed), "failed": len(failed)})
+    else:
+        table = [(r["derivation"], r["name"], r["kind"], "PASS" if r["passed"] else "FAIL", r["measured"])
+                 for r in rows]
+        print(_table(("derivation", "check", "kind", "result", "measured"), table))
+        print(f"{len(rows) - len(failed)} passed, {len(failed)} failed")
+    return EXIT_CHECK_FAILED if failed else EXIT_OK
+
+
+def cmd_figures(args) -> int:
+    try:
+        from .figures import main as figures_main
+    except ImportError as exc:
+        raise ParameterError(f"figures need matplotlib: pip install 'symrmt[plot]' ({exc})") from exc
+    for path in figures_main(args.out, full=args.full, progress=True):
+        print(path)
     return EXIT_OK
 
 

@@ -15,13 +15,13 @@ DERIVATIONS = (
     "a1_zero",
     "aligned",
     "linear_kernel",
+    "ridgeless",
     "precision",
 )
 
 
-def load(name: str):
+def load_module(name: str):
+    """Import ``symrmt.derivations.<name>``."""
     import importlib
 
-    if name not in DERIVATIONS:
-        raise ValueError(f"unknown derivation {name!r}; known: {', '.join(DERIVATIONS)}")
     return importlib.import_module(f"{__name__}.{name}")
