@@ -165,7 +165,7 @@ def ridge_limit(c, gammas, snr=0, digits: int = 15):
     --------
     >>> import mpmath
     >>> [mpmath.nstr(v, 30) for v in ridge_limit("1/2", ["0.1", 1], snr=1, digits=30)]
-    ['0.200744396051626108591130130349', '0.391148129419659843727113153318']
+    ['0.260290284671631894856080116241', '0.388611792030507433008221659263']
     """
     cf = check_c(c)
     gs = check_gammas(gammas)
@@ -262,7 +262,7 @@ def attention_limit(f, c, gammas, geometry: Geometry | None = None, diagonal: st
     >>> from symrmt.params import Geometry
     >>> v = attention_limit("tanh", "1/2", [1], Geometry(snr=1), digits=30)
     >>> mpmath.nstr(v[0], 30)
-    '0.384446183394155127290569005911'
+    '0.431819565620211295530756045623'
     """
     cf = check_c(c)
     gs = check_gammas(gammas)
