@@ -1,0 +1,1 @@
+"""Closed forms: polynomial equations and explicit values derived from the symbolic layer."""
