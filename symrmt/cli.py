@@ -517,9 +517,11 @@ def cmd_verify(args) -> int:
 
 def cmd_figures(args) -> int:
     try:
-        from .figures import main as figures_main
+        import matplotlib  # noqa: F401  (the figures import it lazily; fail early and clearly)
     except ImportError as exc:
         raise ParameterError(f"figures need matplotlib: pip install 'symrmt[plot]' ({exc})") from exc
+    from .figures import main as figures_main
+
     for path in figures_main(args.out, full=args.full, progress=True):
         print(path)
     return EXIT_OK
