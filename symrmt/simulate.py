@@ -303,7 +303,7 @@ def simulate(
     n,
     c,
     gammas,
-    geometry=Geometry(),
+    geometry=None,
     diagonal="zero",
     noise="gaussian",
     trials=10,

@@ -59,7 +59,7 @@ def test_d(name, d):
 
 def test_d_undefined():
     with pytest.raises(ParameterError, match="diagonal='keep' is unsupported"):
-        Nonlinearity("poly2").d
+        _ = Nonlinearity("poly2").d
     assert hermite_report("poly2", k=1)["d"] is None
 
 

@@ -225,7 +225,7 @@ def test_mp_closed_form_is_right():
         assert abs(mp_ridge_error(c, 1e6) - 1) < 1e-5
         g, h = 0.7, 1e-5
 
-        def m_of(g):
+        def m_of(g, c=c):
             b = g + c - 1
             return (-b + math.sqrt(b * b + 4 * g)) / (2 * g)
 

@@ -15,7 +15,6 @@ on the branch connected to ``G ~ diag(1/gamma, [[-c, 1], [1, 0]])`` as
 from __future__ import annotations
 
 import mpmath
-import numpy as np
 import sympy as sp
 
 from .. import symbolic as S

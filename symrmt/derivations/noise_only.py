@@ -112,23 +112,24 @@ def run(quick: bool = False, digits: int = 50) -> CheckList:
         ck.close(f"gamma^2 (1/gamma - m) -> mu_1 = {mu1} (gamma = 1e8)", big**2 * (mpmath.mpf(1) / big - mb),
                  mpmath.mpf(mu1.p) / mu1.q, 6)
 
-    # 5. simulation (real tanh, diagonal zero, snr 0); closed form at the tanh-like (3/5, 2/5)
+    # 5. simulation (diagonal zero, snr 0) of an f with exactly the Hermite data of the closed-form point
     import numpy as np
 
     from ..params import Geometry
     from ..simulate import simulate
-    from ..theory import attention_limit
 
     n, trials = (256, 8) if quick else (1024, 10)
     gl = [0.1, 1.0]
-    sim = simulate(np.tanh, n, 0.5, gl, Geometry(), trials=trials, seed=11, progress=False)
-    exact = attention_limit("tanh", "1/2", ["1/10", "1"], digits=15)
+
+    def f(t):  # exactly a_1 = 3/5, nu = 9/25 + 1/25 = 2/5: the Hermite data of the closed-form point
+        return 0.6 * t + 0.2 * (t * t - 1) / np.sqrt(2.0)
+
+    sim = simulate(f, n, 0.5, gl, Geometry(), trials=trials, seed=11, progress=False)
     for i, gam in enumerate(("1/10", "1")):
         closed = N.noise_only_error(gam, "1/2", "3/5", "2/5", 0, dps=15)
-        shift = abs(float(closed) - float(exact[i]))  # rounding (a1, nu) of tanh to (3/5, 2/5)
-        # k = 3 (two-sided 0.3% per check); slack 0.01 (finite n) + the stated rounding shift
-        ck.statistical(f"closed-form E_A vs tanh simulation n={n} c=1/2 gamma={gam} (rounding {shift:.1e})",
-                       sim["attention"]["mean"][i], sim["attention"]["se"][i], closed, k=3, slack=0.01 + shift)
+        # k = 3 (two-sided 0.3% per check); slack 0.01 for finite n = 256..1024
+        ck.statistical(f"closed-form E_A vs simulation of 3t/5 + (t^2-1)/(5 sqrt 2), n={n}, c=1/2, gamma={gam}",
+                       sim["attention"]["mean"][i], sim["attention"]["se"][i], closed, k=3, slack=0.01)
     ck.timings = timings
     return ck
 
