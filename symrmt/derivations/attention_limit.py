@@ -95,7 +95,7 @@ def latex() -> str:
         r"L_0 &= " + sp.latex(L0) + r", \quad A_S = " + sp.latex(A_S) + r", \quad A_G = b\," + sp.latex(P)
         + r", \quad b^2 = \nu - a_1^2, \\" "\n"
         r"G &= \bigl(L_0 + R(-G)\bigr)^{-1}, \qquad R(B) = A_S \bigl(I - \tfrac{1}{c} B A_S\bigr)^{-1}"
-        r" + \tfrac{b^2}{c} A_G B A_G / b^2, \\" "\n"
+        r" + \tfrac{1}{c} A_G B A_G, \\" "\n"
         r"\frac{1}{n} y^\top Q y &\to \varphi = e^\top H (I + D H)^{-1} e, \quad H = G \otimes I_4, \\" "\n"
         r"E_A(\gamma) &= -\gamma^2 \partial_\gamma \varphi = -\gamma^2\, x^\top (\partial_\gamma G \otimes I_4)\, x,"
         r" \quad x = (I + D H)^{-1} e."
