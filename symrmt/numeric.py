@@ -300,6 +300,8 @@ class FixedPoint:
                 cur, g = nxt, new
                 ratio = min(ratio * 2, mpmath.mpf(16))
             self._path.append((gamma, g))
+            if len(self._path) > 4096:  # keep memory bounded in long-lived processes
+                self._path = self._path[:1] + self._path[-2048:]
             return g
 
     def solve(self, gamma, dps: int):

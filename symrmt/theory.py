@@ -273,7 +273,7 @@ def attention_limit(f, c, gammas, geometry: Geometry | None = None, diagonal: st
         raise ParameterError(f"digits must be a positive integer, got {digits!r}")
     max_guard = max(_guard(g) for g in gs) * 2 ** (ESCALATIONS - 1) + 10
     a1, nu, d = hermite_inputs(f, diagonal, digits + max_guard)
-    fp = FixedPoint(cf, a1, nu, d)
+    fp = _fixed_point(cf, a1, nu, d)
 
     route = route if route is not None else route_for(a1, geometry)
     phi_at = _phi_function(route, a1, cf, geometry)
@@ -342,6 +342,22 @@ def _phi_function(route: str, a1, cf, geometry: Geometry):
             return Dfun(coords, +a1, mpf_of(cf))
 
     return lambda gv, dgv, dps: woodbury_value(gv, dgv, D_at(dps))
+
+
+_FIXED_POINTS: dict = {}
+
+
+def _fixed_point(cf, a1, nu, d) -> FixedPoint:
+    """A cached :class:`FixedPoint` per exact parameter set, so that later calls start their
+    continuation from the solutions already found (only as starting points: every value is
+    re-polished and re-checked at the requested precision)."""
+    key = (cf, to_fraction(a1, "a1"), to_fraction(nu, "nu"), to_fraction(d, "d"))
+    fp = _FIXED_POINTS.get(key)
+    if fp is None:
+        if len(_FIXED_POINTS) > 256:
+            _FIXED_POINTS.clear()
+        fp = _FIXED_POINTS[key] = FixedPoint(cf, a1, nu, d)
+    return fp
 
 
 def _memo(fn):
