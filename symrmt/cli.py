@@ -250,12 +250,14 @@ def _dump(obj) -> None:
     print(json.dumps(obj))
 
 
-def _table(header, rows) -> str:
+def _table(header, rows, left=()) -> str:
+    """Columns right-aligned (numbers), except the indices in ``left`` (text)."""
     cols = [header, *rows]
     widths = [max(len(str(r[i])) for r in cols) for i in range(len(header))]
-    lines = ["  ".join(str(c).rjust(w) for c, w in zip(r, widths)) for r in cols]
+    lines = ["  ".join(str(c).ljust(w) if i in left else str(c).rjust(w) for i, (c, w) in enumerate(zip(r, widths)))
+             for r in cols]
     lines.insert(1, "  ".join("-" * w for w in widths))
-    return "\n".join(lines)
+    return "\n".join(line.rstrip() for line in lines)
 
 
 class _SimF:
@@ -510,7 +512,7 @@ def cmd_verify(args) -> int:
     else:
         table = [(r["derivation"], r["name"], r["kind"], "PASS" if r["passed"] else "FAIL", r["measured"])
                  for r in rows]
-        print(_table(("derivation", "check", "kind", "result", "measured"), table))
+        print(_table(("derivation", "check", "kind", "result", "measured"), table, left=(0, 1, 2, 3, 4)))
         print(f"{len(rows) - len(failed)} passed, {len(failed)} failed")
     return EXIT_CHECK_FAILED if failed else EXIT_OK
 
