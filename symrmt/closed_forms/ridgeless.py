@@ -75,12 +75,14 @@ def leading(expr, sub, gsub, shift=6):
     x = sp.expand(expr.subs(sub).subs(gsub) * eps**shift)
     p = sp.Poly(x, eps)
     low = min(m[0] for m in p.monoms())
-    return low - shift, sp.factor(p.coeff_monomial(eps**low))
+    # factor_terms, not factor: multivariate factor() uses random evaluation points and its
+    # run time varies wildly from run to run (minutes in some runs)
+    return low - shift, sp.factor_terms(p.coeff_monomial(eps**low))
 
 
 def det_factor_below():
     """The leading coefficient of ``det N`` (common factor of several reduced equations)."""
-    return sp.factor(leading(S.det_N(), *scaling_below())[1])
+    return sp.factor_terms(leading(S.det_N(), *scaling_below())[1])
 
 
 @functools.lru_cache(maxsize=None)
@@ -95,7 +97,7 @@ def reduced_system_below():
         for j in range(3):
             co = sp.expand(leading(F[i, j], sub, gsub)[1])
             q, r = sp.div(co, dn, *BELOW)
-            out[i, j] = sp.factor(q) if r == 0 else sp.factor(co)
+            out[i, j] = sp.factor_terms(q) if r == 0 else sp.factor_terms(co)
     return out
 
 
