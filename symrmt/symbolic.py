@@ -192,15 +192,6 @@ def woodbury_H(gm: sp.Matrix | None = None, size: int = 4) -> sp.Matrix:
     return sp.kronecker_product(gm, sp.eye(size))
 
 
-def woodbury_phi(gm, D, size: int = 4):
-    """``varphi = e^T H (I + D H)^{-1} e`` (symbolic; fine for small exact cases)."""
-    H = woodbury_H(gm, size)
-    e = sp.zeros(3 * size, 1)
-    e[0] = 1
-    x = (sp.eye(3 * size) + D * H).LUsolve(e)
-    return sp.simplify((e.T * H * x)[0])
-
-
 def phi_compressed(gm, M, Delta, gram_rows):
     r"""Woodbury through a factorization ``D = (I_3 (x) C) Delta (I_3 (x) C)^T``.
 
@@ -303,17 +294,6 @@ def ridge_error_in_m():
 def ridge_error_closed_form():
     """``E_RR(gamma; c, snr)`` as an explicit expression (``m`` replaced by its root)."""
     return ridge_error_in_m().subs(m, mp_root())
-
-
-def ridge_ridgeless_limits():
-    """``lim_{gamma -> 0+} E_RR`` for ``c < 1`` and ``c > 1`` (a pair of expressions).
-
-    For ``c < 1`` the root behaves like ``m ~ (1 - c)/gamma``; for ``c > 1`` it tends
-    to ``1/(c - 1)``.  The limits are taken by SymPy on the closed form.
-    """
-    E = ridge_error_closed_form()
-    below = sp.limit(E.subs(c, sp.Rational(1, 2) * 0 + c), gamma, 0, "+")
-    return below
 
 
 __all__ = [name for name in dir() if not name.startswith("_")]
