@@ -145,6 +145,11 @@ def _add_model(p, gamma_help):
     p.add_argument("--diagonal", choices=DIAGONALS, default="zero", help="K_ii = 0 (zero, default) or kept (keep)")
 
 
+def _add_output(p):
+    p.add_argument("--digits", type=_int_at_least("--digits", 1), default=15, help="significant digits (default 15)")
+    p.add_argument("--json", action="store_true", help="JSON on stdout")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="symrmt",
@@ -159,16 +164,14 @@ def build_parser() -> argparse.ArgumentParser:
                        "a_k = E[f(xi) He_k(xi)], nu = E[f(xi)^2], d = lim f(t)/t.")
     _add_f(p)
     p.add_argument("--k", type=_int_at_least("--k", 0), default=3, help="highest order of a_k (default 3)")
-    p.add_argument("--digits", type=_int_at_least("--digits", 1), default=15, help="significant digits (default 15)")
-    p.add_argument("--json", action="store_true", help="JSON on stdout")
+    _add_output(p)
     p.set_defaults(func=cmd_hermite)
 
     p = sub.add_parser("limit", help="exact limits of E_A(gamma) and E_RR(gamma)",
                        description="Large-n limits of the Attention error E_A and the ridge error E_RR.")
     _add_f(p)
     _add_model(p, "ridge parameters, comma-separated, each > 0")
-    p.add_argument("--digits", type=_int_at_least("--digits", 1), default=15, help="significant digits (default 15)")
-    p.add_argument("--json", action="store_true", help="JSON on stdout")
+    _add_output(p)
     p.set_defaults(func=cmd_limit)
 
     p = sub.add_parser("simulate", help="Monte-Carlo estimate at finite n",
