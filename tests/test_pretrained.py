@@ -163,3 +163,23 @@ def test_fit_table_rows(tmp_path):
     assert full[1]["scale"] == pytest.approx(2 * full[0]["scale"], rel=1e-12)
     text = P.format_fit_table(rows, ranks=(0, 2))
     assert text.count("\n") == 3 and "100.00%" in text
+
+
+def test_verify_pretrained_without_the_extra(monkeypatch, capsys):
+    from symrmt.cli import main
+
+    monkeypatch.setitem(sys.modules, P.MODEL_PACKAGE, None)
+    assert main(["verify", "--pretrained"]) == 2
+    assert "pip install 'symrmt[pretrained]'" in capsys.readouterr().err
+
+
+def test_real_model_derivation_quick(capsys):
+    """The MiniLM-L6 derivation in quick mode (only where the extra is installed)."""
+    pytest.importorskip(P.MODEL_PACKAGE)
+    from symrmt.derivations import DERIVATIONS
+    from symrmt.derivations import pretrained as D
+
+    assert "pretrained" not in DERIVATIONS  # it needs the extra; `symrmt verify --pretrained` runs it
+    assert D.main(["--quick"]) == 0
+    out = capsys.readouterr().out
+    assert "FAIL" not in out and "| layer |" in out
