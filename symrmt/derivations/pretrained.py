@@ -217,7 +217,7 @@ def compute(quick: bool = False, digits: int = 15, progress: bool = False) -> tu
     layers = load_attention_weights()
     say(f"{len(layers)} layers, p = {layers[0].p}, {layers[0].num_heads} heads")
     rows = fit_table(layers, RANKS)
-    head_rows = fit_table([layers[LAYER]], (0, 1, 8), heads=True)
+    head_rows = [] if quick else [r for r in fit_table([layers[LAYER]], (0, 1, 8), heads=True) if r["head"] is not None]
     summaries = {layer.index: weight_summary(layer.weight()) for layer in layers}
     spectra = {layer.index: np.linalg.svd(rms_normalize(layer.weight())[0], compute_uv=False).tolist()
                for layer in layers}
