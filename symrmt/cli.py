@@ -515,6 +515,7 @@ LATEX_RESULTS = {
     "theorem1": "attention_limit",
     "a1-zero": "a1_zero",
     "aligned": "aligned",
+    "lowrank": "lowrank",
     "ridgeless": "ridgeless",
 }
 
