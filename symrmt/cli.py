@@ -34,7 +34,7 @@ import time
 from fractions import Fraction
 
 from . import __version__
-from .params import DIAGONALS, NOISES, Geometry, ParameterError, check_gammas, to_fraction
+from .params import DIAGONALS, NOISES, Geometry, LowRankGeometry, ParameterError, check_gammas, to_fraction
 
 __all__ = ["main", "build_parser"]
 
@@ -136,6 +136,12 @@ def _add_geometry(p):
     g = p.add_argument_group("geometry (Gram data of mu, w_K, w_Q; all default 0: mu = 0, W = I)")
     for name, what in GEOMETRY_FLAGS:
         g.add_argument(f"--{name}", type=_number(f"--{name}"), default="0", metavar="X", help=what)
+    g.add_argument("--geometry", metavar="FILE", default=None,
+                   help="rank-r weights W = alpha I + sum_j w_K^j w_Q^j^T instead of the flags above: a JSON file "
+                   '{"gram": [[...]], "alpha": A} with the (2r+1)x(2r+1) Gram matrix of (mu, w_K^1..r, w_Q^1..r) '
+                   "(numbers or fraction strings), or a .npy array of shape (2r+1, p) whose rows are those vectors")
+    g.add_argument("--alpha", type=_number("--alpha"), default=None, metavar="A",
+                   help="scale of the identity part, W = alpha I + low rank (default 1, or the file's alpha)")
 
 
 def _add_model(p, gamma_help):
@@ -224,8 +230,59 @@ def build_parser() -> argparse.ArgumentParser:
 # ---------------------------------------------------------------------------
 # helpers
 # ---------------------------------------------------------------------------
-def _geometry(args) -> Geometry:
-    return Geometry(**{name: getattr(args, name) for name, _ in GEOMETRY_FLAGS})
+def _geometry(args):
+    """The rank-one :class:`Geometry` of the flags, or a :class:`LowRankGeometry` from ``--geometry``/``--alpha``."""
+    path = getattr(args, "geometry", None)
+    alpha = getattr(args, "alpha", None)
+    if path is None:
+        geom = Geometry(**{name: getattr(args, name) for name, _ in GEOMETRY_FLAGS})
+        return geom if alpha is None else LowRankGeometry.from_geometry(geom, alpha)
+    set_flags = [f"--{name}" for name, _ in GEOMETRY_FLAGS if to_fraction(getattr(args, name), name) != 0]
+    if set_flags:
+        raise ParameterError(f"--geometry replaces the rank-one flags; drop {', '.join(set_flags)}")
+    return load_geometry(path, alpha)
+
+
+def load_geometry(path: str, alpha=None):
+    """A :class:`LowRankGeometry` from a JSON Gram file or a ``.npy`` array of vectors (see ``--geometry``)."""
+    import os
+
+    if not os.path.isfile(path):
+        raise ParameterError(f"--geometry: no such file {path!r}")
+    if path.endswith(".npy"):
+        import numpy as np
+
+        try:
+            vecs = np.load(path, allow_pickle=False)
+        except (OSError, ValueError) as exc:
+            raise ParameterError(f"--geometry: cannot read {path!r} as a .npy array: {exc}") from None
+        if vecs.ndim != 2 or vecs.shape[0] % 2 == 0 or not np.all(np.isfinite(vecs)):
+            raise ParameterError(
+                f"--geometry: {path!r} must hold a finite (2r+1, p) array whose rows are mu, w_K^1..r, w_Q^1..r; "
+                f"got shape {vecs.shape}"
+            )
+        r = (vecs.shape[0] - 1) // 2
+        return LowRankGeometry.from_vectors(vecs[0], vecs[1:1 + r].T, vecs[1 + r:].T, 1 if alpha is None else alpha)
+    try:
+        with open(path, encoding="utf-8") as fh:
+            data = json.load(fh)
+    except (OSError, ValueError) as exc:
+        raise ParameterError(f"--geometry: cannot read {path!r} as JSON: {exc}") from None
+    if isinstance(data, list):
+        data = {"gram": data}
+    if not isinstance(data, dict) or "gram" not in data or set(data) - {"gram", "alpha"}:
+        raise ParameterError(f'--geometry: {path!r} must be {{"gram": [[...]], "alpha": A}} (alpha optional)')
+    file_alpha = data.get("alpha", 1)
+    if alpha is not None and "alpha" in data and to_fraction(file_alpha, "alpha") != to_fraction(alpha, "alpha"):
+        raise ParameterError(f"--alpha {alpha} contradicts the file's alpha {file_alpha}")
+    return LowRankGeometry(data["gram"], file_alpha if alpha is None else alpha)
+
+
+def _geometry_record(geom) -> dict:
+    """JSON-ready description of a geometry (exact values as strings)."""
+    if isinstance(geom, Geometry):
+        return {k: _frac_str(v) for k, v in geom.as_dict().items()}
+    return {"r": geom.r, "alpha": _frac_str(geom.alpha), "gram": [[_frac_str(x) for x in row] for row in geom.gram()]}
 
 
 def _nonlinearity(args):
@@ -334,7 +391,7 @@ def cmd_limit(args) -> int:
         "f": nl.name,
         "expr": str(nl.expr),
         "c": args.c,
-        "geometry": {k: _frac_str(v) for k, v in geom.as_dict().items()},
+        "geometry": _geometry_record(geom),
         "diagonal": args.diagonal,
         "digits": D,
     }
@@ -345,8 +402,9 @@ def cmd_limit(args) -> int:
         out["params"] = params
         _dump(out)
         return EXIT_OK
-    print(f"f(t) = {nl.expr}, c = {args.c}, diagonal = {args.diagonal}, "
-          + ", ".join(f"{k} = {v}" for k, v in params["geometry"].items()))
+    geo_text = (", ".join(f"{k} = {v}" for k, v in params["geometry"].items()) if isinstance(geom, Geometry)
+                else f"rank r = {geom.r}, alpha = {geom.alpha}, ||mu||^2 = {geom.snr}")
+    print(f"f(t) = {nl.expr}, c = {args.c}, diagonal = {args.diagonal}, {geo_text}")
     att = res.get("attention")
     rows = []
     for i, g in enumerate(args.gamma):
@@ -368,7 +426,7 @@ def cmd_simulate(args) -> int:
     params = dict(res["params"])
     params.update({"f": nl.name, "expr": str(nl.expr), "c": args.c, "gamma": list(args.gamma),
                    "workers": args.workers})
-    params["geometry"] = {k: _frac_str(v) for k, v in geom.as_dict().items()}
+    params["geometry"] = _geometry_record(geom)
     if args.json:
         out = {
             key: {"mean": [float(x) for x in res[key]["mean"]], "se": [float(x) for x in res[key]["se"]]}
@@ -459,6 +517,7 @@ LATEX_RESULTS = {
     "theorem1": "attention_limit",
     "a1-zero": "a1_zero",
     "aligned": "aligned",
+    "lowrank": "lowrank",
     "ridgeless": "ridgeless",
 }
 

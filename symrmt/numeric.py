@@ -18,6 +18,7 @@ import mpmath
 import sympy as sp
 
 from . import symbolic as S
+from .params import ldl_pivoted
 
 
 class SolverError(ArithmeticError):
@@ -66,9 +67,9 @@ def fixed_point_functions():
 
 
 @functools.lru_cache(maxsize=None)
-def woodbury_D_function():
-    """Compiled 12x12 ``D(coords; a_1, c)`` of the low-rank part (cached)."""
-    return compile_expr([S.COORDS, S.a1, S.c], S.woodbury_D())
+def woodbury_D_function(r: int = 1):
+    """Compiled ``D(coords; a_1, c)`` of the rank-``r`` low-rank part, ``3(2r+2)`` square (cached per ``r``)."""
+    return compile_expr([S.lowrank_coords(r), S.a1, S.c], S.woodbury_D(r=r))
 
 
 @functools.lru_cache(maxsize=None)
@@ -103,40 +104,21 @@ def mpf_of(value):
 
 
 def gram_factor(gram, dps: int):
-    """Rows ``(mu, w_K, w_Q)`` of a 3x3 factor ``B`` with ``B B^T = gram``.
+    """Rows of a square factor ``B`` with ``B B^T = gram`` (the vectors in an orthonormal basis).
 
-    The LDL^T factorization with symmetric pivoting is done exactly in rational
-    arithmetic; only the final square roots are taken in mpmath at ``dps`` digits.
+    The LDL^T factorization with symmetric pivoting
+    (:func:`symrmt.params.ldl_pivoted`) is done exactly in rational arithmetic;
+    only the final square roots are taken in mpmath at ``dps`` digits.
     """
-    A = [[Fraction(x) for x in row] for row in gram]
-    n = len(A)
-    perm = list(range(n))
-    L = [[Fraction(0)] * n for _ in range(n)]
-    Dg = [Fraction(0)] * n
-    W = [row[:] for row in A]
-    for k in range(n):
-        # pivot on the largest remaining diagonal entry
-        piv = max(range(k, n), key=lambda i: W[perm[i]][perm[i]])
-        perm[k], perm[piv] = perm[piv], perm[k]
-        L[k][:k], L[piv][:k] = L[piv][:k], L[k][:k]
-        pk = perm[k]
-        Dg[k] = W[pk][pk]
-        if Dg[k] == 0:
-            continue
-        for i in range(k + 1, n):
-            pi = perm[i]
-            L[i][k] = W[pi][pk] / Dg[k]
-        for i in range(k + 1, n):
-            for j in range(k + 1, n):
-                pi, pj = perm[i], perm[j]
-                W[pi][pj] -= L[i][k] * Dg[k] * L[j][k]
+    perm, L, Dg = ldl_pivoted(gram)
+    n = len(Dg)
     with mpmath.workdps(dps):
         B = [[mpmath.mpf(0)] * n for _ in range(n)]
         roots = [mpmath.sqrt(mpf_of(x)) for x in Dg]
         for i in range(n):
-            for k in range(n):
-                lik = Fraction(1) if i == k else (L[i][k] if k < i else Fraction(0))
-                B[perm[i]][k] = mpf_of(lik) * roots[k]
+            for k in range(i + 1):
+                if roots[k] != 0:
+                    B[perm[i]][k] = mpf_of(L[i][k]) * roots[k]
         return B
 
 
@@ -340,20 +322,22 @@ def _symmetric(g):
 
 
 def woodbury_value(g, dg, Dm):
-    """``(varphi, dvarphi/dgamma)`` from ``Gm``, ``dGm`` and the 12x12 ``D`` (see :mod:`symrmt.symbolic`).
+    """``(varphi, dvarphi/dgamma)`` from ``Gm``, ``dGm`` and ``D`` (see :mod:`symrmt.symbolic`).
 
-    ``x = (I + D H)^{-1} e``, ``varphi = e^T H x``, ``varphi' = x^T (Gm' (x) I_4) x``.
+    ``D`` is ``3 s x 3 s`` with ``s = k + 1`` (12x12 for rank one);
+    ``x = (I + D H)^{-1} e``, ``varphi = e^T H x``, ``varphi' = x^T (Gm' (x) I_s) x``.
     """
     gm = _symmetric(g)
     dgm = _symmetric(dg)
-    size = 4
-    Hm = mpmath.matrix(12, 12)
+    n = Dm.rows
+    size = n // 3
+    Hm = mpmath.matrix(n, n)
     for a in range(3):
         for b in range(3):
             for i in range(size):
                 Hm[a * size + i, b * size + i] = gm[a][b]
-    M = mpmath.eye(12) + Dm * Hm
-    e = mpmath.matrix(12, 1)
+    M = mpmath.eye(n) + Dm * Hm
+    e = mpmath.matrix(n, 1)
     e[0] = 1
     x = mpmath.lu_solve(M, e)
     phi = (Hm * x)[0]

@@ -13,6 +13,10 @@ The geometry of the model is the Gram matrix of ``(mu, w_K, w_Q)``::
 
 with ``snr = ||mu||^2``.  All entries default to 0, i.e. ``mu = 0`` and
 ``W = I + w_K w_Q^T = I``.
+
+:class:`LowRankGeometry` generalizes it to ``W = alpha I + sum_j w_K^j (w_Q^j)^T``
+(rank ``r``), given by the ``(2r+1) x (2r+1)`` Gram matrix of
+``(mu, w_K^1, ..., w_K^r, w_Q^1, ..., w_Q^r)`` and ``alpha > 0``.
 """
 
 from __future__ import annotations
@@ -106,6 +110,53 @@ def _det(m):
     )
 
 
+def ldl_pivoted(gram):
+    """Exact ``P^T A P = L D L^T`` of a symmetric rational matrix, pivoting on the largest diagonal.
+
+    Returns ``(perm, L, D)`` with ``L`` unit lower triangular (lists of Fractions,
+    rows in pivot order), ``D`` the pivots and ``perm[k]`` the original index of
+    pivot ``k``.  Raises :class:`ParameterError` when ``A`` is not positive
+    semi-definite (a negative pivot, or a zero pivot with a non-zero column).
+
+    >>> perm, L, D = ldl_pivoted([[1, 2], [2, 4]])
+    >>> [str(x) for x in D]
+    ['4', '0']
+    >>> ldl_pivoted([[1, 2], [2, 1]])
+    Traceback (most recent call last):
+    ...
+    symrmt.params.ParameterError: the Gram matrix is not positive semi-definite (pivot 2 is -3)
+    """
+    A = [[Fraction(x) for x in row] for row in gram]
+    n = len(A)
+    perm = list(range(n))
+    L = [[Fraction(0)] * n for _ in range(n)]
+    D = [Fraction(0)] * n
+    W = [row[:] for row in A]
+    for k in range(n):
+        piv = max(range(k, n), key=lambda i: W[perm[i]][perm[i]])
+        perm[k], perm[piv] = perm[piv], perm[k]
+        L[k][:k], L[piv][:k] = L[piv][:k], L[k][:k]
+        L[k][k] = Fraction(1)
+        pk = perm[k]
+        D[k] = W[pk][pk]
+        if D[k] < 0:
+            raise ParameterError(f"the Gram matrix is not positive semi-definite (pivot {k + 1} is {D[k]})")
+        if D[k] == 0:
+            # the largest remaining diagonal is 0: PSD forces the whole remaining block to vanish
+            if any(W[perm[i]][perm[j]] != 0 for i in range(k, n) for j in range(k, n)):
+                raise ParameterError("the Gram matrix is not positive semi-definite (a zero norm with a non-zero "
+                                     "inner product)")
+            for i in range(k + 1, n):
+                L[i][i] = Fraction(1)
+            break
+        for i in range(k + 1, n):
+            L[i][k] = W[perm[i]][pk] / D[k]
+        for i in range(k + 1, n):
+            for j in range(k + 1, n):
+                W[perm[i]][perm[j]] -= L[i][k] * D[k] * L[j][k]
+    return perm, L, D
+
+
 def is_psd(m) -> bool:
     """Exact PSD test of a small symmetric rational matrix: every principal minor is >= 0."""
     from itertools import combinations
@@ -183,3 +234,148 @@ class Geometry:
 
     def as_dict(self) -> dict:
         return {f.name: getattr(self, f.name) for f in fields(self)}
+
+
+@dataclass(frozen=True, init=False)
+class LowRankGeometry:
+    r"""Weights ``W = alpha I + sum_{j=1}^r w_K^j (w_Q^j)^T`` and signal ``mu``, by their Gram matrix.
+
+    ``gram`` is the ``(2r+1) x (2r+1)`` Gram matrix of
+    ``(mu, w_K^1, ..., w_K^r, w_Q^1, ..., w_Q^r)`` (in that order); the limit depends
+    on the vectors only through it.  ``alpha > 0`` scales the identity part.
+    Entries are stored as exact Fractions; the PSD test is an exact pivoted LDL^T.
+
+    ``r = 1`` with ``alpha = 1`` is the rank-one :class:`Geometry`
+    (``LowRankGeometry.from_geometry``); ``r = 0`` (a 1x1 Gram, just ``||mu||^2``)
+    is ``W = alpha I``.
+
+    >>> g = LowRankGeometry([[1, 0, 0, 0, 0], [0, 1, 0, 1, 0], [0, 0, 1, 0, 1],
+    ...                      [0, 1, 0, 1, 0], [0, 0, 1, 0, 1]])
+    >>> g.r, g.snr, g.rank(), g.trace_wkwq
+    (2, Fraction(1, 1), 3, Fraction(2, 1))
+    >>> LowRankGeometry([[1, 2, 0], [2, 1, 0], [0, 0, 1]])
+    Traceback (most recent call last):
+    ...
+    symrmt.params.ParameterError: geometry: the Gram matrix is not positive semi-definite (pivot 2 is -3)
+    """
+
+    gram_entries: tuple
+    alpha: Fraction
+
+    def __init__(self, gram, alpha=1):
+        try:
+            rows = [list(row) for row in gram]
+        except TypeError as exc:
+            raise ParameterError(f"geometry: the Gram matrix must be a square nested list, got {gram!r}") from exc
+        n = len(rows)
+        if n == 0 or n % 2 == 0 or any(len(row) != n for row in rows):
+            raise ParameterError(
+                f"geometry: the Gram matrix of (mu, w_K^1..w_K^r, w_Q^1..w_Q^r) must be (2r+1)x(2r+1), "
+                f"got {n} rows of lengths {[len(row) for row in rows]}"
+            )
+        g = tuple(tuple(to_fraction(x, f"gram[{i}][{j}]") for j, x in enumerate(row)) for i, row in enumerate(rows))
+        for i in range(n):
+            for j in range(i):
+                if g[i][j] != g[j][i]:
+                    raise ParameterError(f"geometry: the Gram matrix is not symmetric: entry ({i},{j}) is "
+                                         f"{g[i][j]} but ({j},{i}) is {g[j][i]}")
+        try:
+            ldl_pivoted(g)
+        except ParameterError as exc:
+            raise ParameterError(f"geometry: {exc}") from None
+        a = to_fraction(alpha, "alpha")
+        if a <= 0:
+            raise ParameterError(f"alpha must be positive (W = alpha I + low rank), got {alpha!r}")
+        object.__setattr__(self, "gram_entries", g)
+        object.__setattr__(self, "alpha", a)
+
+    # -- constructors ---------------------------------------------------------
+    @classmethod
+    def from_geometry(cls, geometry: Geometry, alpha=1) -> LowRankGeometry:
+        """The rank-one :class:`Geometry` as a ``LowRankGeometry`` with ``r = 1``."""
+        return cls(geometry.gram(), alpha)
+
+    @classmethod
+    def from_vectors(cls, mu, wk, wq, alpha=1) -> LowRankGeometry:
+        """From the vectors themselves: ``mu`` of length p, ``wk`` and ``wq`` of shape (p, r).
+
+        Accepts nested sequences or NumPy arrays of floats; the Gram matrix is
+        formed in exact rational arithmetic from the binary values of the floats.
+        """
+        mu_row = [to_fraction(x, "mu") for x in mu]
+        p = len(mu_row)
+
+        def columns(w, name):
+            rows = [list(row) for row in w]
+            if len(rows) != p:
+                raise ParameterError(f"{name} must have shape (p, r) with p = len(mu) = {p}, got {len(rows)} rows")
+            r = len(rows[0]) if rows else 0
+            if any(len(row) != r for row in rows):
+                raise ParameterError(f"{name} rows have unequal lengths")
+            return [[to_fraction(rows[i][j], name) for i in range(p)] for j in range(r)]
+
+        ks, qs = columns(wk, "wk"), columns(wq, "wq")
+        if len(ks) != len(qs):
+            raise ParameterError(f"wk and wq must have the same number of columns r, got {len(ks)} and {len(qs)}")
+        vecs = [mu_row] + ks + qs
+        gram = [[sum((x * y for x, y in zip(u, v)), Fraction(0)) for v in vecs] for u in vecs]
+        return cls(gram, alpha)
+
+    # -- views ----------------------------------------------------------------
+    @property
+    def r(self) -> int:
+        """The number of rank-one terms ``w_K^j (w_Q^j)^T``."""
+        return (len(self.gram_entries) - 1) // 2
+
+    @property
+    def snr(self) -> Fraction:
+        """``||mu||^2``."""
+        return self.gram_entries[0][0]
+
+    @property
+    def trace_wkwq(self) -> Fraction:
+        """``sum_j w_K^j . w_Q^j`` (the trace of the low-rank part)."""
+        r = self.r
+        return sum((self.gram_entries[1 + j][1 + r + j] for j in range(r)), Fraction(0))
+
+    def gram(self):
+        """The Gram matrix as nested lists of Fractions."""
+        return [list(row) for row in self.gram_entries]
+
+    def rank(self) -> int:
+        """Exact rank of the Gram matrix (the dimension of the span of the vectors)."""
+        _, _, D = ldl_pivoted(self.gram_entries)
+        return sum(1 for x in D if x != 0)
+
+    @property
+    def has_weights(self) -> bool:
+        """False exactly when the low-rank part ``sum_j w_K^j (w_Q^j)^T`` is zero."""
+        r = self.r
+        G = self.gram_entries
+        # ||sum_j k_j q_j^T||_F^2 = sum_{jl} (k_j . k_l)(q_j . q_l)
+        fro2 = sum(G[1 + j][1 + l] * G[1 + r + j][1 + r + l] for j in range(r) for l in range(r))
+        return fro2 != 0
+
+    def scaled(self) -> LowRankGeometry:
+        """``W / alpha = I + sum_j (w_K^j / alpha) (w_Q^j)^T``: the same Gram with ``w_K`` rows divided by alpha."""
+        a = self.alpha
+        r = self.r
+        scale = [Fraction(1)] + [1 / a] * r + [Fraction(1)] * r
+        g = [[self.gram_entries[i][j] * scale[i] * scale[j] for j in range(2 * r + 1)] for i in range(2 * r + 1)]
+        return LowRankGeometry(g, 1)
+
+    def as_dict(self) -> dict:
+        return {"r": self.r, "alpha": self.alpha, "gram": self.gram()}
+
+
+def as_low_rank(geometry) -> LowRankGeometry:
+    """``None`` (``mu = 0``, ``W = I``), a :class:`Geometry` or a :class:`LowRankGeometry`, as the latter."""
+    if geometry is None:
+        return LowRankGeometry([[0]])
+    if isinstance(geometry, LowRankGeometry):
+        return geometry
+    if isinstance(geometry, Geometry):
+        return LowRankGeometry.from_geometry(geometry)
+    raise ParameterError(
+        f"geometry must be a symrmt.params.Geometry or LowRankGeometry, got {type(geometry).__name__}"
+    )

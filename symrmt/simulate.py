@@ -38,7 +38,7 @@ from numbers import Integral
 import multiprocessing as mp
 import numpy as np
 
-from .params import Geometry, ParameterError, check_c, check_diagonal, check_gammas, check_noise
+from .params import Geometry, LowRankGeometry, ParameterError, check_c, check_diagonal, check_gammas, check_noise
 from .progress import Progress
 
 __all__ = [
@@ -65,46 +65,65 @@ _BLAS_THREAD_VARS = (
 # geometry
 # --------------------------------------------------------------------------
 def vectors_from_gram(gram, p: int):
-    """Vectors ``(mu, w_K, w_Q)`` in ``R^p`` with the given 3x3 Gram matrix.
+    """Vectors in ``R^p`` with the given Gram matrix, one per row of ``gram``.
 
-    The PSD Gram ``G`` is factored as ``G = B B^T`` through its symmetric
-    eigendecomposition (tiny negative eigenvalues from rounding are clipped);
-    row ``i`` of ``B`` holds the coordinates of vector ``i`` in an orthonormal
-    basis of the span.  Directions with a numerically zero eigenvalue are
-    dropped, so the vectors occupy the first ``r = rank`` coordinates and
-    ``p >= r`` is required.
+    For the rank-one geometry (3x3, ``Geometry().gram()``) these are ``(mu, w_K, w_Q)``;
+    for a ``(2r+1)``-square ``LowRankGeometry`` they are
+    ``(mu, w_K^1..w_K^r, w_Q^1..w_Q^r)``.  The PSD Gram ``G`` is factored as
+    ``G = B B^T`` through its symmetric eigendecomposition (tiny negative
+    eigenvalues from rounding are clipped); row ``i`` of ``B`` holds the
+    coordinates of vector ``i`` in an orthonormal basis of the span.  Directions
+    with a numerically zero eigenvalue are dropped, so the vectors occupy the
+    first ``rank`` coordinates and ``p >= rank`` is required.
 
     Parameters
     ----------
-    gram : 3x3 array-like (floats or Fractions), e.g. ``Geometry().gram()``.
+    gram : square array-like (floats or Fractions), e.g. ``Geometry().gram()``.
     p : int, the ambient dimension.
 
     Returns
     -------
-    mu, w_K, w_Q : float64 arrays of length ``p``.
+    tuple of float64 arrays of shape (p,), one per row of ``gram``.
 
+    Examples
+    --------
     >>> mu, wk, wq = vectors_from_gram([[4, 0, 0], [0, 1, 1], [0, 1, 1]], 5)
     >>> float(mu @ mu), float(wk @ wq), float(mu @ wk), int(np.count_nonzero(np.abs(mu) + np.abs(wk) > 1e-12))
     (4.0, 1.0, 0.0, 2)
     """
     g = np.array([[float(x) for x in row] for row in gram], dtype=np.float64)
-    if g.shape != (3, 3) or not np.all(np.isfinite(g)):
-        raise ParameterError(f"geometry: the Gram matrix must be a finite 3x3 matrix, got {g.tolist()}")
+    if g.ndim != 2 or g.shape[0] != g.shape[1] or g.shape[0] == 0 or not np.all(np.isfinite(g)):
+        raise ParameterError(f"geometry: the Gram matrix must be a finite square matrix, got {g.tolist()}")
+    size = g.shape[0]
     g = 0.5 * (g + g.T)
     lam, v = np.linalg.eigh(g)
     scale = max(float(np.abs(lam).max()), 0.0)
     if scale > 0 and lam.min() < -1e-10 * scale:
         raise ParameterError(f"geometry: the Gram matrix is not positive semi-definite (eigenvalues {lam.tolist()})")
-    keep = lam > 1e-14 * scale if scale > 0 else np.zeros(3, dtype=bool)
-    b = v[:, keep] * np.sqrt(lam[keep])  # 3 x r, G ~= B B^T
+    keep = lam > 1e-14 * scale if scale > 0 else np.zeros(size, dtype=bool)
+    b = v[:, keep] * np.sqrt(lam[keep])  # size x rank, G ~= B B^T
     r = b.shape[1]
     if r > p:
         raise ParameterError(
-            f"p = round(c*n) = {p} is smaller than the rank {r} of the geometry (mu, w_K, w_Q); increase n or c"
+            f"p = round(c*n) = {p} is smaller than the rank {r} of the geometry (the span of mu and the "
+            "weight vectors); increase n or c"
         )
-    out = np.zeros((3, p), dtype=np.float64)
+    out = np.zeros((size, p), dtype=np.float64)
     out[:, :r] = b
-    return out[0], out[1], out[2]
+    return tuple(out)
+
+
+def _weights_from_geometry(geometry, p: int):
+    """``(mu, W_K, W_Q, alpha)`` with ``W_K, W_Q`` of shape (p, r) for a Geometry or LowRankGeometry."""
+    if isinstance(geometry, Geometry):
+        mu, wk, wq = vectors_from_gram(geometry.gram(), p)
+        return mu, wk[:, None], wq[:, None], 1.0
+    vecs = vectors_from_gram(geometry.gram(), p)
+    r = geometry.r
+    mu = vecs[0]
+    wk = np.array(vecs[1:1 + r]).T.reshape(p, r)
+    wq = np.array(vecs[1 + r:]).T.reshape(p, r)
+    return mu, wk, wq, float(geometry.alpha)
 
 
 # --------------------------------------------------------------------------
@@ -128,18 +147,29 @@ def draw_tokens(rng: np.random.Generator, n: int, mu: np.ndarray, noise: str = "
     return x, y
 
 
-def kernel_matrix(f, x: np.ndarray, w_k: np.ndarray, w_q: np.ndarray, diagonal: str = "zero", gram=None):
-    """``K = f(X^T W X / sqrt(p)) / sqrt(p)``, ``W = I + w_K w_Q^T``, without forming ``W``.
+def kernel_matrix(f, x: np.ndarray, w_k: np.ndarray, w_q: np.ndarray, diagonal: str = "zero", gram=None,
+                  alpha: float = 1.0, weights=None):
+    """``K = f(X^T W X / sqrt(p)) / sqrt(p)`` with ``W = alpha I + W_K W_Q^T``, without forming ``W``.
 
-    ``gram`` may pass a precomputed ``X^T X``.  With ``diagonal="zero"`` the
-    diagonal of ``K`` is set to 0; with ``"keep"`` it is ``f(M_ii)/sqrt(p)``.
+    ``w_k`` and ``w_q`` are vectors of length p (rank one) or (p, r) arrays
+    whose columns are ``w_K^j`` and ``w_Q^j``.  ``weights``, when given, is an
+    explicit p x p matrix ``W`` used instead (``w_k``, ``w_q`` and ``alpha`` are
+    then ignored).  ``gram`` may pass a precomputed ``X^T X``.  With
+    ``diagonal="zero"`` the diagonal of ``K`` is set to 0; with ``"keep"`` it is
+    ``f(M_ii)/sqrt(p)``.
     """
     p, n = x.shape
-    g = x.T @ x if gram is None else gram
     root_p = math.sqrt(p)
-    m = g / root_p
-    if np.any(w_k) and np.any(w_q):
-        m += np.outer(x.T @ w_k, x.T @ w_q) / root_p
+    if weights is not None:
+        m = x.T @ (weights @ x)
+        m /= root_p
+    else:
+        g = x.T @ x if gram is None else gram
+        m = g * (alpha / root_p)
+        if np.any(w_k) and np.any(w_q):
+            wk = np.asarray(w_k).reshape(p, -1)
+            wq = np.asarray(w_q).reshape(p, -1)
+            m += ((x.T @ wk) / root_p) @ (wq.T @ x)
     k = np.asarray(f(m), dtype=np.float64)
     if k.shape != (n, n):
         raise ParameterError(
@@ -241,22 +271,26 @@ def ridge_errors(x, y, gammas, gram=None) -> np.ndarray:
     return _errors_from_spectrum(lam, s, null, n, gammas)
 
 
-def simulate_trial(f, n, mu, w_k, w_q, gammas, diagonal, noise, rng):
-    """One trial: returns ``(E_A, E_RR)``, two float64 arrays of length ``len(gammas)``."""
+def simulate_trial(f, n, mu, w_k, w_q, gammas, diagonal, noise, rng, alpha=1.0, weights=None):
+    """One trial: returns ``(E_A, E_RR)``, two float64 arrays of length ``len(gammas)``.
+
+    ``W = alpha I + W_K W_Q^T`` (``w_k``, ``w_q``: vectors or (p, r) arrays), or the
+    explicit p x p matrix ``weights`` when given.
+    """
     x, y = draw_tokens(rng, n, mu, noise)
     p = x.shape[0]
     gram = x.T @ x if p >= n else None  # reused by the kernel, Attention and ridge
-    k = kernel_matrix(f, x, w_k, w_q, diagonal, gram=gram)
+    k = kernel_matrix(f, x, w_k, w_q, diagonal, gram=gram, alpha=alpha, weights=weights)
     e_att = attention_errors(x, k, y, gammas, gram=gram)
     e_rr = ridge_errors(x, y, gammas, gram=gram)
     return e_att, e_rr
 
 
-def _run_trial(j, seed_seq, f, n, vectors, gammas, diagonal, noise):
-    """Worker entry point (module level, so it pickles)."""
+def _run_trial(j, seed_seq, f, n, model, gammas, diagonal, noise):
+    """Worker entry point (module level, so it pickles).  ``model = (mu, W_K, W_Q, alpha, weights)``."""
     rng = np.random.default_rng(seed_seq)
-    mu, w_k, w_q = vectors
-    e_att, e_rr = simulate_trial(f, n, mu, w_k, w_q, gammas, diagonal, noise, rng)
+    mu, w_k, w_q, alpha, weights = model
+    e_att, e_rr = simulate_trial(f, n, mu, w_k, w_q, gammas, diagonal, noise, rng, alpha=alpha, weights=weights)
     return j, e_att, e_rr
 
 
@@ -310,6 +344,8 @@ def simulate(
     seed=0,
     workers=1,
     progress=None,
+    weights=None,
+    mu=None,
 ) -> dict:
     """Monte-Carlo estimate of ``E_A(gamma)`` and ``E_RR(gamma)`` at finite ``n``.
 
@@ -324,9 +360,10 @@ def simulate(
         Aspect ratio ``p/n > 0`` (exact input such as ``"1/2"`` is accepted).
     gammas : number or sequence of numbers
         Ridge parameters, each ``> 0``.
-    geometry : Geometry, optional
-        Gram data of ``(mu, w_K, w_Q)``; default ``Geometry()`` (``mu = 0``, ``W = I``);
-        ``None`` means the same.
+    geometry : Geometry or LowRankGeometry, optional
+        Gram data of ``(mu, w_K, w_Q)``, or of ``(mu, w_K^1..r, w_Q^1..r)`` with ``alpha``
+        (``W = alpha I + sum_j w_K^j (w_Q^j)^T``); default ``Geometry()`` (``mu = 0``,
+        ``W = I``); ``None`` means the same.
     diagonal : {"zero", "keep"}
     noise : {"gaussian", "rademacher"}
     trials : int
@@ -340,6 +377,12 @@ def simulate(
         script that uses ``workers > 1`` needs an ``if __name__ == "__main__":`` guard.
     progress : bool or None
         Progress bar on stderr: ``None`` auto (TTY or > 2 s), ``True`` always, ``False`` never.
+    weights : array of shape (p, p), optional
+        An explicit weight matrix ``W`` (e.g. from a trained model), used as is in
+        ``K = f(X^T W X/sqrt(p))/sqrt(p)``; then ``geometry`` must be omitted and the
+        signal is given by ``mu``.
+    mu : array of shape (p,), optional
+        The signal vector, only together with ``weights`` (default 0).
 
     Returns
     -------
@@ -362,10 +405,34 @@ def simulate(
     if p < 1:
         raise ParameterError(f"p = round(c*n) = round({float(c_frac)!r}*{n}) = {p}; need p >= 1, increase c or n")
     gam = np.array([float(g) for g in check_gammas(gammas)], dtype=np.float64)
-    if geometry is None:
-        geometry = Geometry()
-    if not isinstance(geometry, Geometry):
-        raise ParameterError(f"geometry must be a symrmt.params.Geometry, got {type(geometry).__name__}")
+    if weights is not None:
+        if geometry is not None:
+            raise ParameterError("give either geometry or an explicit weights matrix, not both")
+        weights_arr = np.asarray(weights, dtype=np.float64)
+        if weights_arr.shape != (p, p) or not np.all(np.isfinite(weights_arr)):
+            raise ParameterError(
+                f"weights must be a finite p x p matrix with p = round(c*n) = {p}, got shape {weights_arr.shape}"
+            )
+        mu_arr = np.zeros(p) if mu is None else np.asarray(mu, dtype=np.float64)
+        if mu_arr.shape != (p,) or not np.all(np.isfinite(mu_arr)):
+            raise ParameterError(f"mu must be a finite vector of length p = {p}, got shape {mu_arr.shape}")
+        model = (mu_arr, np.zeros((p, 1)), np.zeros((p, 1)), 1.0, weights_arr)
+        geometry_record = {"weights": f"explicit {p}x{p}", "snr": float(mu_arr @ mu_arr)}
+    else:
+        if mu is not None:
+            raise ParameterError("mu is only for an explicit weights matrix; otherwise give the geometry")
+        if geometry is None:
+            geometry = Geometry()
+        if isinstance(geometry, Geometry):
+            geometry_record = {k: float(v) for k, v in geometry.as_dict().items()}
+        elif isinstance(geometry, LowRankGeometry):
+            geometry_record = {"r": geometry.r, "alpha": float(geometry.alpha),
+                               "gram": [[float(x) for x in row] for row in geometry.gram()]}
+        else:
+            raise ParameterError(
+                f"geometry must be a symrmt.params.Geometry or LowRankGeometry, got {type(geometry).__name__}"
+            )
+        model = _weights_from_geometry(geometry, p) + (None,)
     diagonal = check_diagonal(diagonal)
     noise = check_noise(noise)
     trials = _check_int(trials, "trials", 2, " (a standard error needs at least two trials)")
@@ -374,11 +441,10 @@ def simulate(
     if progress not in (None, True, False):
         raise ParameterError(f"progress must be None, True or False, got {progress!r}")
 
-    vectors = vectors_from_gram(geometry.gram(), p)
     children = np.random.SeedSequence(seed).spawn(trials)
     att = np.empty((trials, gam.size), dtype=np.float64)
     rr = np.empty((trials, gam.size), dtype=np.float64)
-    args = (f, n, vectors, gam, diagonal, noise)
+    args = (f, n, model, gam, diagonal, noise)
 
     with Progress(trials, f"simulate n={n} p={p}", enabled=progress) as bar:
         if workers == 1:
@@ -417,6 +483,6 @@ def simulate(
             "noise": noise,
             "trials": trials,
             "seed": seed,
-            "geometry": {k: float(v) for k, v in geometry.as_dict().items()},
+            "geometry": geometry_record,
         },
     }

@@ -170,14 +170,36 @@ def fixed_point_system():
 
 # ---------------------------------------------------------------- low-rank part
 
-def woodbury_D(coords=COORDS) -> sp.Matrix:
-    """The 12x12 matrix ``D`` of the low-rank (signal + weights) part of the pencil."""
-    mu = sp.Matrix(coords[0:3])
-    k = sp.Matrix(coords[3:6])
-    q = sp.Matrix(coords[6:9])
-    C = sp.Matrix.vstack(mu.T, sp.eye(3))
-    A = sp.eye(3) + k * q.T
-    Z = sp.zeros(4, 4)
+def lowrank_coords(r: int = 1) -> tuple:
+    """Coordinate symbols of ``(mu, w_K^1..w_K^r, w_Q^1..w_Q^r)`` in an orthonormal basis of ``R^{2r+1}``.
+
+    Row-major: the ``2r+1`` coordinates of ``mu``, then of each ``w_K^j``, then of each
+    ``w_Q^j``.  For ``r = 1`` these are :data:`COORDS`.
+    """
+    if r == 1:
+        return COORDS
+    k = 2 * r + 1
+    return tuple(sp.Symbol(f"b_{{{i},{j}}}", real=True) for i in range(k) for j in range(k))
+
+
+def woodbury_D(coords=None, r: int = 1) -> sp.Matrix:
+    r"""The ``3(k+1) x 3(k+1)`` matrix ``D`` of the low-rank (signal + weights) part, ``k = 2r+1``.
+
+    With ``W = I + sum_j w_K^j (w_Q^j)^T`` the rotated coordinates span ``k`` directions,
+    ``C = [m^T; I_k]`` and ``A = I_k + sum_j k_j q_j^T``; for ``r = 1`` this is the
+    12x12 matrix of the module docstring.
+    """
+    k = 2 * r + 1
+    coords = lowrank_coords(r) if coords is None else tuple(coords)
+    if len(coords) != k * k:
+        raise ValueError(f"woodbury_D: rank {r} needs {k * k} coordinates, got {len(coords)}")
+    rows = [sp.Matrix(coords[i * k:(i + 1) * k]) for i in range(k)]
+    mu, ks, qs = rows[0], rows[1:1 + r], rows[1 + r:]
+    C = sp.Matrix.vstack(mu.T, sp.eye(k))
+    A = sp.eye(k)
+    for kj, qj in zip(ks, qs):
+        A += kj * qj.T
+    Z = sp.zeros(k + 1, k + 1)
     CAC = C * A * C.T
     return sp.Matrix(sp.BlockMatrix([
         [Z, a1 / c * CAC.T, Z],

@@ -15,7 +15,14 @@ What the theory covers
   ``nu`` and (for ``diagonal="keep"``) ``d = lim f(t)/t`` enter the limit.
   ``a_2, a_3, ...`` do not, as long as ``||mu||, ||w_K||, ||w_Q|| = O(1)``; at finite
   ``n`` they leave corrections of order ``n / p^{3/2} (||w|| ||mu||)^4``.
-* ``W = I + w_K w_Q^T`` of any Gram geometry with ``(mu, w_K, w_Q)`` of order one.
+* ``W = I + w_K w_Q^T`` of any Gram geometry with ``(mu, w_K, w_Q)`` of order one, and
+  more generally ``W = alpha I + sum_{j<=r} w_K^j (w_Q^j)^T``
+  (:class:`~symrmt.params.LowRankGeometry`).  ``alpha`` only rescales the kernel's
+  argument: ``f(X^T W X/sqrt(p)) = f_alpha(X^T (W/alpha) X/sqrt(p))`` with
+  ``f_alpha(t) = f(alpha t)``, so the limit is that of ``f_alpha`` (Hermite data
+  taken against ``N(0, 1)``, i.e. those of ``f`` against ``N(0, alpha^2)``; ``d``
+  becomes ``alpha d``) with the weights ``I + sum_j (w_K^j/alpha)(w_Q^j)^T``.
+  ``f_alpha`` must be centered.
 * ``diagonal="zero"`` uses ``d = 0``; ``diagonal="keep"`` uses the ``d`` of ``f`` and
   is refused when ``f(t)/t`` has no finite limit.
 * The noise law only needs i.i.d. standardized entries (universality).
@@ -48,7 +55,16 @@ from .numeric import (
     closed_form_phi,
     woodbury_value,
 )
-from .params import Geometry, ParameterError, check_c, check_diagonal, check_gammas, to_fraction
+from .params import (
+    Geometry,
+    LowRankGeometry,
+    ParameterError,
+    as_low_rank,
+    check_c,
+    check_diagonal,
+    check_gammas,
+    to_fraction,
+)
 
 __all__ = [
     "AttentionPoint",
@@ -194,16 +210,17 @@ def ridge_limit(c, gammas, snr=0, digits: int = 15):
     return out
 
 
-def route_for(a1, geometry: Geometry) -> str:
+def route_for(a1, geometry) -> str:
     """Which formula gives ``varphi`` (the solver uses a closed form whenever one applies).
 
     * ``"noise_only"`` -- ``mu = 0``: ``varphi = G_11`` for any weights (the coefficient
       ``e^T H U = g_1^T (x) mu^T`` of the low-rank update vanishes);
     * ``"a1_zero"`` -- ``a_1 = 0``: :func:`symrmt.symbolic.a1_zero_phi`;
-    * ``"aligned"`` -- ``w_K, w_Q`` parallel to ``mu`` (Gram of rank one):
-      :func:`symrmt.symbolic.aligned_phi`;
-    * ``"general"`` -- the 12x12 Woodbury update.
+    * ``"aligned"`` -- every ``w_K^j, w_Q^j`` parallel to ``mu`` (Gram of rank one):
+      :func:`symrmt.symbolic.aligned_phi` with ``w_K^T w_Q = sum_j w_K^j . w_Q^j``;
+    * ``"general"`` -- the ``3(2r+2)``-square Woodbury update (12x12 for rank one).
     """
+    geometry = as_low_rank(geometry)
     if geometry.snr == 0:
         return "noise_only"
     if a1 == 0:
@@ -211,6 +228,38 @@ def route_for(a1, geometry: Geometry) -> str:
     if geometry.rank() == 1:
         return "aligned"
     return "general"
+
+
+_SCALED: dict = {}
+
+
+def scaled_nonlinearity(f, alpha):
+    """``f_alpha(t) = f(alpha t)`` as a :class:`~symrmt.hermite.Nonlinearity` (the theory of ``W = alpha I + ...``).
+
+    >>> scaled_nonlinearity("erf", 2).expr
+    erf(2*t)
+    """
+    from .hermite import T, Nonlinearity
+
+    alpha = to_fraction(alpha, "alpha")
+    if isinstance(f, dict):
+        raise ParameterError(
+            "alpha != 1 rescales the kernel's argument, which changes the Hermite data; "
+            "give f itself (a preset or an expression) rather than its Hermite data, or fold alpha in yourself"
+        )
+    base = f if isinstance(f, Nonlinearity) else Nonlinearity(f)
+    if alpha == 1:
+        return base
+    key = (str(base.expr), alpha)
+    if key not in _SCALED:
+        import sympy as sp
+
+        expr = base.expr.subs(T, sp.Rational(alpha.numerator, alpha.denominator) * T)
+        try:
+            _SCALED[key] = Nonlinearity(expr)
+        except ParameterError as exc:
+            raise ParameterError(f"with alpha = {alpha}: f(alpha t) = {expr}: {exc}") from None
+    return _SCALED[key]
 
 
 def _attention_at(fp: FixedPoint, phi_at, g, dps: int):
@@ -222,7 +271,7 @@ def _attention_at(fp: FixedPoint, phi_at, g, dps: int):
     return gv, dgv, phi, err
 
 
-def attention_limit(f, c, gammas, geometry: Geometry | None = None, diagonal: str = "zero",
+def attention_limit(f, c, gammas, geometry: Geometry | LowRankGeometry | None = None, diagonal: str = "zero",
                     digits: int = 15, details: bool = False, route: str | None = None):
     r"""Limit of the Attention interpolation error ``E_A(gamma)``.
 
@@ -240,8 +289,9 @@ def attention_limit(f, c, gammas, geometry: Geometry | None = None, diagonal: st
         ``p/n > 0``.
     gammas : number or list
         ``gamma > 0``.
-    geometry : Geometry
-        Gram data of ``(mu, w_K, w_Q)``; default ``mu = 0, W = I``.
+    geometry : Geometry or LowRankGeometry
+        Gram data of ``(mu, w_K, w_Q)`` (or of ``(mu, w_K^1..r, w_Q^1..r)`` with ``alpha``);
+        default ``mu = 0, W = I``.
     diagonal : {"zero", "keep"}
     digits : int
         Correct significant digits wanted (checked by a second solve at higher precision).
@@ -266,11 +316,12 @@ def attention_limit(f, c, gammas, geometry: Geometry | None = None, diagonal: st
     """
     cf = check_c(c)
     gs = check_gammas(gammas)
-    geometry = Geometry() if geometry is None else geometry
-    if not isinstance(geometry, Geometry):
-        raise ParameterError("geometry must be a symrmt.params.Geometry")
+    geometry = as_low_rank(geometry)
     if not isinstance(digits, int) or digits < 1:
         raise ParameterError(f"digits must be a positive integer, got {digits!r}")
+    if geometry.alpha != 1:
+        f = scaled_nonlinearity(f, geometry.alpha)
+        geometry = geometry.scaled()
     max_guard = max(_guard(g) for g in gs) * 2 ** (ESCALATIONS - 1) + 10
     a1, nu, d = hermite_inputs(f, diagonal, digits + max_guard)
     fp = _fixed_point(cf, a1, nu, d)
@@ -312,7 +363,7 @@ def attention_limit(f, c, gammas, geometry: Geometry | None = None, diagonal: st
     return [results[g] for g in gs]
 
 
-def _phi_function(route: str, a1, cf, geometry: Geometry):
+def _phi_function(route: str, a1, cf, geometry: LowRankGeometry):
     """``(G, dG, dps) -> (varphi, dvarphi/dgamma)`` for the chosen route."""
     if route == "noise_only":
         if geometry.snr != 0:
@@ -322,17 +373,17 @@ def _phi_function(route: str, a1, cf, geometry: Geometry):
         if route == "a1_zero" and a1 != 0:
             raise ParameterError("route 'a1_zero' needs a1 = 0")
         if route == "aligned" and geometry.rank() > 1:
-            raise ParameterError("route 'aligned' needs w_K, w_Q parallel to mu (Gram of rank one)")
+            raise ParameterError("route 'aligned' needs every w_K^j, w_Q^j parallel to mu (Gram of rank one)")
         fn = closed_form_phi(route)
 
         def phi_closed(gv, dgv, dps):
-            vals = fn(gv, dgv, +a1, mpf_of(cf), mpf_of(geometry.snr), mpf_of(geometry.wkwq))
+            vals = fn(gv, dgv, +a1, mpf_of(cf), mpf_of(geometry.snr), mpf_of(geometry.trace_wkwq))
             return vals[0], vals[1]
 
         return phi_closed
     if route != "general":
         raise ParameterError(f"unknown route {route!r}; use noise_only, a1_zero, aligned or general")
-    Dfun = woodbury_D_function()
+    Dfun = woodbury_D_function(geometry.r)
 
     @_memo
     def D_at(dps):
@@ -371,12 +422,13 @@ def _memo(fn):
     return wrapper
 
 
-def limit(f, c, gammas, geometry: Geometry | None = None, diagonal: str = "zero", digits: int = 15):
+def limit(f, c, gammas, geometry: Geometry | LowRankGeometry | None = None, diagonal: str = "zero",
+          digits: int = 15):
     """Both limits: ``{"ridge": [E_RR(gamma)...], "attention": [E_A(gamma)...]}`` (mpf lists).
 
     The theory counterpart of :func:`symrmt.simulate.simulate`.
     """
-    geometry = Geometry() if geometry is None else geometry
+    geometry = as_low_rank(geometry)
     return {
         "ridge": ridge_limit(c, gammas, geometry.snr, digits),
         "attention": attention_limit(f, c, gammas, geometry, diagonal, digits),

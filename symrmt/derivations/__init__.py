@@ -14,6 +14,7 @@ DERIVATIONS = (
     "attention_limit",
     "a1_zero",
     "aligned",
+    "lowrank",
     "linear_kernel",
     "ridgeless",
     "precision",
