@@ -636,10 +636,12 @@ def _ridgeless_attention(pt, digits):
     from .numeric import PrecisionError
 
     dps = digits + 10
-    traces, res = ridgeless_traces(c, pt["a1"], pt["nu"], pt.get("d", 0), dps=dps)
+    with mpmath.workdps(dps + 10):
+        cm, a1m, num, dm = (_mp(Fraction(x)) for x in (c, pt["a1"], pt["nu"], pt.get("d", 0)))
+    traces, res = ridgeless_traces(cm, a1m, num, dm, dps=dps)
     if res > mpmath.mpf(10) ** (-dps + 5):
         raise PrecisionError(f"ridgeless traces: residual {mpmath.nstr(res, 3)}")
-    val, err = general_ridgeless_error(traces, c, pt["a1"], _geometry(pt), dps=dps)
+    val, err = general_ridgeless_error(traces, cm, a1m, _geometry(pt), dps=dps)
     if err > abs(val) * mpmath.mpf(10) ** (-digits - 2) and err > mpmath.mpf(10) ** (-digits - 2):
         raise PrecisionError(f"ridgeless Attention limit: epsilon-extrapolation error {mpmath.nstr(err, 3)}")
     return val
@@ -784,6 +786,9 @@ def _replace_mp_sqrt(expr, csub=None):
     return expr.xreplace(rep) if rep else expr
 
 
+_KINKS = (sp.Abs, sp.Min, sp.Max, sp.sign, sp.Heaviside, sp.Piecewise)
+
+
 def _mp_polynomial():
     """:func:`symrmt.symbolic.mp_quadratic` as a polynomial in ``m``: ``gamma m^2 + (gamma + c - 1) m - 1``."""
     num, den = sp.fraction(sp.cancel(sp.together(S.mp_quadratic())))
@@ -812,10 +817,8 @@ def _prove(F, fixed, branches, timeout):
     for label, csub, rr0 in branches:
         try:
             res = run_limited(_prove_branch, (F, fixed, csub, rr0), timeout)
-        except SymbolicTimeout as exc:
-            return "not proved", f"{label}: {exc}"
-        except ArithmeticError as exc:
-            return "not proved", f"{label}: {exc}"
+        except (SymbolicTimeout, ArithmeticError) as exc:
+            return "not proved", (f"{label}: " if label else "") + str(exc)
         if res[0] != "proved":
             return "not proved", (f"{label}: " if label else "") + res[1]
         details.append(f"{label}: {res[1]}" if label else res[1])
@@ -839,6 +842,8 @@ def _prove_branch(F, fixed, csub, rr0):
             return "proved", "simplify"
         return "not proved", "piecewise candidate did not simplify to 0"
     F = _replace_mp_sqrt(F, csub)
+    if S.m in F.free_symbols and F.has(*_KINKS):
+        return "not proved", "Abs/Min/Max/sign/Heaviside with m: no symbolic route (the numeric stage decides)"
     if S.m not in F.free_symbols:
         Fc = sp.cancel(sp.together(F))
         if Fc == 0:
@@ -883,8 +888,8 @@ def _exact_at(F, pt):
         mp_ = sp.minimal_polynomial(val, x)
         if sp.Poly(mp_, x) == sp.Poly(x, x):
             return False, "0", "minimal polynomial x"
-        return True, str(sp.N(val, 15)), f"exact: minimal polynomial of the difference is {sp.Poly(mp_, x).degree()}-th" \
-            " degree and not x"
+        return True, str(sp.N(val, 15)), f"exact: the difference is algebraic of degree {sp.Poly(mp_, x).degree()}," \
+            " with a minimal polynomial other than x"
     except Exception:  # noqa: BLE001 - transcendental: fall back to error-tracked evalf
         try:
             num = sp.N(val, 30, strict=True)
@@ -1135,7 +1140,7 @@ def check(quantity: str, expr, kind: str = "value", where=None, points: int | No
         pt = _draw_point(params, rng, wh, gamma_low)
         try:
             g, lv, rv, why, truths = evaluate(pt)
-        except ArithmeticError as exc:
+        except (ArithmeticError, ValueError) as exc:  # the package could not deliver here
             skipped.append({"point": _pt_json(pt), "reason": f"{type(exc).__name__}: {exc}"[:200]})
             continue
         results.append((pt, g, lv, rv, why, truths))
@@ -1230,17 +1235,21 @@ def _find_region(params, fails, passes, evaluate, thr, wh, attention):
     def status_at(pt):
         try:
             g = evaluate(pt)[0]
-        except ArithmeticError:
+        except (ArithmeticError, ValueError):
             return None
         return g is not None and g <= thr
 
     fail_pts = [r[0] for r in fails]
     pass_pts = [r[0] for r in passes]
     if not pass_pts:
-        return _gamma_limit(params, fails, evaluate, thr, attention)
+        lims = _edge_limits(params, fails, evaluate, thr, attention, wh)
+        summary = "the candidate fails at every point drawn"
+        if lims:
+            summary += "; " + "; ".join(x["summary"] for x in lims)
+        return {"summary": summary, "boundaries": [], "limits": lims}
     worst = max(fails, key=lambda r: r[1] if r[1] is not None else mpmath.mpf(0))[0]
     boundaries = []
-    for p, side in _separating([q for q in params if q not in wh or wh[q][4] is None], fail_pts, pass_pts):
+    for p, _side in _separating([q for q in params if q not in wh or wh[q][4] is None], fail_pts, pass_pts):
         cands = sorted({pt[p] for pt in pass_pts}, key=lambda v: abs(float(v - worst[p])))[:3]
         for v in cands:
             if status_at({**worst, p: v}):
@@ -1265,33 +1274,44 @@ def _find_region(params, fails, passes, evaluate, thr, wh, attention):
     else:
         summary = ("failing and passing points are not separated by a single parameter; failing points: "
                    + "; ".join(_point_str(p) for p in fail_pts[:3]))
-    return {"summary": summary, "boundaries": boundaries, "gamma_limit": None}
+    return {"summary": summary, "boundaries": boundaries, "limits": []}
 
 
-def _gamma_limit(params, fails, evaluate, thr, attention):
-    """Every point fails: does the gap vanish as gamma -> 0+ (a ridgeless-only formula)?"""
-    if "gamma" not in params:
-        return {"summary": "the candidate fails at every point drawn", "boundaries": [], "gamma_limit": None}
+def _edge_limits(params, fails, evaluate, thr, attention, wh):
+    """The gap as ``gamma -> 0+`` and as ``snr -> 0`` (from the worst failing point): a gap that shrinks
+    like a power means the candidate holds only in that limit."""
     pt = max(fails, key=lambda r: r[1] if r[1] is not None else mpmath.mpf(0))[0]
-    ks = (2, 3, 4) if attention else (4, 6, 8, 10)
-    gaps = []
-    for k in ks:
-        try:
-            g = evaluate({**pt, "gamma": Fraction(1, 10**k)})[0]
-        except ArithmeticError:
-            break
-        if g is None:
-            break
-        gaps.append((k, g))
-    if len(gaps) >= 2 and all(b[1] < a[1] for a, b in zip(gaps, gaps[1:])) and gaps[-1][1] > 0:
+    found = []
+    for p in ("gamma", "snr"):
+        if p not in params or (p in wh and wh[p][4] is not None):
+            continue
+        ks = ((2, 3, 4) if attention else (4, 6, 8, 10)) if p == "gamma" else (2, 4, 6)
+        gaps = []
+        for k in ks:
+            try:
+                g = evaluate({**pt, p: Fraction(1, 10**k)})[0]
+            except (ArithmeticError, ValueError):
+                break
+            if g is None:
+                break
+            gaps.append((k, g))
+        if len(gaps) < 2 or not all(b[1] < a[1] for a, b in zip(gaps, gaps[1:])) or gaps[-1][1] == 0:
+            continue
         (k1, g1), (k2, g2) = gaps[-2], gaps[-1]
         order = float(mpmath.log10(g1 / g2)) / (k2 - k1)
-        if order > 0.3:
-            others = ", ".join(f"{k} = {pt[k]}" for k in params if k != "gamma")
-            table = ", ".join(f"gamma = 1e-{k}: {mpmath.nstr(g, 3)}" for k, g in gaps)
-            return {"summary": f"fails at every gamma drawn, but the gap vanishes as gamma -> 0+ (like gamma^{order:.2f};"
-                               f" {table}; at {others}): the candidate holds only in the ridgeless limit",
-                    "boundaries": [], "gamma_limit": {"order": round(order, 2),
-                                                      "gaps": {f"1e-{k}": mpmath.nstr(g, 3) for k, g in gaps}}}
-    return {"summary": "the candidate fails at every point drawn (no gamma -> 0 agreement either)",
-            "boundaries": [], "gamma_limit": None}
+        if order < 0.3:
+            continue
+        at_zero = ""
+        if p == "snr":
+            try:
+                g0 = evaluate({**pt, p: Fraction(0)})[0]
+                at_zero = "; it holds at snr = 0" if g0 is not None and g0 <= thr else ""
+            except (ArithmeticError, ValueError):
+                pass
+        others = ", ".join(f"{k} = {pt[k]}" for k in params if k != p)
+        table = ", ".join(f"{p} = 1e-{k}: {mpmath.nstr(g, 3)}" for k, g in gaps)
+        where_lim = "the ridgeless limit gamma -> 0+" if p == "gamma" else "the limit snr -> 0"
+        found.append({"parameter": p, "order": round(order, 2), "gaps": {f"1e-{k}": mpmath.nstr(g, 3) for k, g in gaps},
+                      "summary": f"the gap vanishes as {p} -> 0 (like {p}^{order:.2f}; {table}; at {others}){at_zero}:"
+                                 f" the candidate holds only in {where_lim}"})
+    return found
