@@ -1006,7 +1006,7 @@ def _bisect(status_at, pt_fail, p, v_pass, steps):
 # ---------------------------------------------------------------------------
 # Monte-Carlo
 # ---------------------------------------------------------------------------
-def _mc_at(quantity, pt, cand_value, truth_value, n=512, trials=6, seed=0):
+def _mc_at(quantity, pt, cand_value, truth_value, n=256, trials=8, seed=0):
     import numpy as np
 
     from .simulate import simulate
@@ -1032,12 +1032,13 @@ def _mc_at(quantity, pt, cand_value, truth_value, n=512, trials=6, seed=0):
     se = max(se, 1e-12)
     dc, dt = abs(mean - float(cand_value)) / se, abs(mean - float(truth_value)) / se
     side = "the package's limit" if dt < dc else "the candidate"
-    gam = f", gamma = {pt.get('gamma', '1e-4 (for the ridgeless limit)')}"
+    gam = f", gamma = {pt['gamma']}" if "gamma" in pt else ", gamma = 1e-4 standing in for gamma -> 0+"
+    point = ", ".join(f"{k} = {v}" for k, v in pt.items() if k != "gamma")
     return {"n": n, "trials": trials, "mean": mean, "se": se, "candidate": float(cand_value),
             "theory": float(truth_value), "candidate_gap_over_se": dc, "theory_gap_over_se": dt,
-            "summary": f"n = {n}, {trials} trials{gam}: simulation {mean:.5f} ± {se:.1e}; candidate "
-                       f"{float(cand_value):.5f} ({dc:.1f} se), package {float(truth_value):.5f} ({dt:.1f} se): "
-                       f"the simulation sides with {side}"}
+            "summary": f"n = {n}, {trials} trials{gam}, {point}: simulation {mean:.5f} ± {se:.1e}; candidate "
+                       f"{float(cand_value):.5f} ({dc:.3g} se away), package {float(truth_value):.5f} ({dt:.3g} se "
+                       f"away; finite n and gamma leave a bias): the simulation sides with {side}"}
 
 
 # ---------------------------------------------------------------------------
