@@ -351,10 +351,10 @@ def parse_candidate(quantity: str, text: str, kind: str = "value", syntax: str =
     ``syntax``: ``"sympy"``, ``"latex"``, ``"file"`` or ``"auto"`` (a path ending in ``.py`` is a file,
     text with a backslash is LaTeX, anything else SymPy syntax).
 
-    >>> parse_candidate("E_RR0", "(1 - c)/(1 + snr)")
-    ((1 - c)/(\\|\\mu\\|^2 + 1), E_RR0)
+    >>> parse_candidate("E_RR0", "(1 - c)/2")
+    (1/2 - c/2, E_RR0)
     >>> parse_candidate("m", "gamma*m^2 + (gamma + c - 1)*m = 1", kind="equation")
-    (c*m + gamma*m**2 + gamma*m - m, 1)
+    (gamma*m**2 + m*(c + gamma - 1), 1)
     """
     if quantity not in QUANTITIES:
         raise ParameterError(f"unknown quantity {quantity!r}; known: {', '.join(QUANTITIES)}")
