@@ -884,20 +884,21 @@ def _exact_at(F, pt):
     if val.has(sp.zoo, sp.nan, sp.oo, -sp.oo):
         return None, None, "candidate undefined at the point"
     x = sp.Dummy("x")
+    short = len(str(val)) <= 60
     try:
-        mp_ = sp.minimal_polynomial(val, x)
-        if sp.Poly(mp_, x) == sp.Poly(x, x):
-            return False, "0", "minimal polynomial x"
-        return True, str(sp.N(val, 15)), f"exact: the difference is algebraic of degree {sp.Poly(mp_, x).degree()}," \
-            " with a minimal polynomial other than x"
+        mp_ = sp.Poly(sp.minimal_polynomial(val, x), x)
     except Exception:  # noqa: BLE001 - transcendental: fall back to error-tracked evalf
         try:
             num = sp.N(val, 30, strict=True)
         except Exception as exc:  # noqa: BLE001
             return None, None, f"cannot evaluate exactly ({type(exc).__name__})"
         if num != 0:
-            return True, str(sp.N(val, 15)), "nonzero by SymPy's error-tracked evaluation (evalf strict, 30 digits)"
+            return True, f"≈ {sp.N(val, 15)}", "nonzero by SymPy's error-tracked evaluation (evalf strict, 30 digits)"
         return None, None, "evalf could not separate the value from 0"
+    if mp_ == sp.Poly(x, x):
+        return False, "0", "exact zero"
+    text = f"= {val}" if val.is_Rational else (f"= {val} ≈ {sp.N(val, 15)}" if short else f"≈ {sp.N(val, 15)}")
+    return True, text, f"exact: a nonzero algebraic number, minimal polynomial of degree {mp_.degree()}"
 
 
 # ---------------------------------------------------------------------------
@@ -929,10 +930,10 @@ class CheckReport:
     def text(self) -> str:
         n = self.numeric
         lines = [f"claim: {self.candidate}  [{self.kind} of {self.quantity}]",
-                 f"symbolic: {self.symbolic['status']} ({self.symbolic['detail']})"]
+                 f"symbolic: {self.symbolic['status']}: {self.symbolic['detail']}"]
         ce = self.symbolic.get("counterexample")
         if ce:
-            lines.append(f"  counterexample: {_point_str(ce['point'])}: LHS - RHS = {ce['difference']} ({ce['how']})")
+            lines.append(f"  counterexample: {_point_str(ce['point'])}: LHS - RHS {ce['difference']} ({ce['how']})")
         lines.append(f"numeric: {n['points']} points at {n['digits']} digits (seed {n['seed']}"
                      + (f", where {n['where']}" if n["where"] else "") + f"): {n['passed']} agree, {n['failed']} fail"
                      + (f", {n['skipped']} skipped" if n["skipped"] else ""))
@@ -1171,14 +1172,14 @@ def check(quantity: str, expr, kind: str = "value", where=None, points: int | No
                 continue
             if nz:
                 symbolic["status"] = "disproved"
-                symbolic["detail"] = f"exact counterexample (no proof: {sym_detail})"
+                symbolic["detail"] = f"the proof attempt failed ({sym_detail}); exact counterexample below"
                 symbolic["counterexample"] = {"point": _pt_json(r[0]), "difference": val, "how": how}
                 break
             if nz is False:
                 notes.append(f"at {_point_str(r[0])} the exact difference is 0 although the numeric gap is "
                              f"{mpmath.nstr(r[1], 3)}: a precision problem in the candidate's evaluation")
-    if symbolic["status"] == "undecided" and exact_only and sym_status != "proved":
-        symbolic["detail"] = f"no proof ({sym_detail})"
+    if symbolic["status"] == "undecided" and exact_only:
+        symbolic["detail"] = f"no proof ({sym_detail}) and no exact counterexample"
 
     # ---- region
     reg = None
