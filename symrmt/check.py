@@ -1124,7 +1124,7 @@ def check(quantity: str, expr, kind: str = "value", where=None, points: int | No
                 "counterexample": None}
 
     # ---- numeric
-    npts = points if points is not None else max(QUANTITIES[q].points for q in involved + [quantity])
+    npts = points if points is not None else min(QUANTITIES[q].points for q in involved + [quantity])
     attention = any(not QUANTITIES[q].exact for q in involved)
     gamma_low = max(DOMAIN["gamma"][0], ATTENTION_GAMMA_LOW) if attention else DOMAIN["gamma"][0]
     rng = random.Random(seed)
