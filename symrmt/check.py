@@ -470,6 +470,22 @@ def parse_where(text) -> dict:
     return out
 
 
+_POSITIVE = ("c", "gamma")
+_NONNEGATIVE = ("snr", "wk2", "wq2", "nu")
+
+
+def _check_where_domain(wh) -> None:
+    """Conditions that leave nothing of the model's domain (``c, gamma > 0``; ``snr, wk2, wq2, nu >= 0``)."""
+    for name, (_lo, _los, hi, his, fixed) in wh.items():
+        if name in _POSITIVE + _NONNEGATIVE:
+            strict = name in _POSITIVE
+            what = "> 0" if strict else ">= 0"
+            if fixed is not None and (fixed < 0 or (strict and fixed == 0)):
+                raise ParameterError(f"where: {name} = {fixed} is outside the model ({name} must be {what})")
+            if hi is not None and (hi < 0 or (hi == 0 and (strict or his))):
+                raise ParameterError(f"where: the conditions on {name} leave no values with {name} {what}")
+
+
 def _in_bounds(x, bound) -> bool:
     lo, los, hi, his, fixed = bound
     if fixed is not None:
@@ -1099,6 +1115,7 @@ def check(quantity: str, expr, kind: str = "value", where=None, points: int | No
     lhs, rhs = parse_candidate(quantity, expr, kind, syntax)
     wh = parse_where(where)
     params = _params_of(quantity, lhs, rhs)
+    _check_where_domain(wh)
     extra = sorted(set(wh) - set(params))
     if extra:
         raise ParameterError(f"where names {', '.join(extra)}, which the claim does not depend on "

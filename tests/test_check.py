@@ -192,6 +192,10 @@ def test_bad_where_and_quantity():
         parse_where("x<1")
     with pytest.raises(ParameterError, match="no values"):
         parse_where("c<1, c>2")
+    with pytest.raises(ParameterError, match="outside the model"):
+        check("E_RR", "1", where="gamma=0", points=1)
+    with pytest.raises(ParameterError, match="which the claim does not depend on"):
+        check("E_RR0", "1 - c", where="a1>0", points=1)
     with pytest.raises(ParameterError, match="unknown quantity"):
         parse_candidate("E_X", "c")
     with pytest.raises(ParameterError, match="does not involve m"):
