@@ -812,7 +812,8 @@ def _mp_polynomial():
 
 
 def _ridgeless_branches(where):
-    """``[(label, c substitution, E_RR0 value)]`` for the branches of ``E_RR0`` that ``where`` allows."""
+    """``[(label, c substitution, {symbol: value})]`` for the branches ``c < 1``, ``c > 1`` of the ridgeless
+    closed forms that ``where`` allows: ``E_RR0`` and, at ``snr = 0``, ``E_A0``."""
     u = sp.Symbol("u", positive=True)
     b = where.get("c", (None, False, None, False, None))
     out = []
@@ -820,9 +821,23 @@ def _ridgeless_branches(where):
     if b[4] is not None:
         lo = hi = b[4]
     if lo is None or lo < 1:
-        out.append(("c < 1", 1 / (1 + u), (1 - S.c) / (1 + S.snr)))
+        out.append(("c < 1", 1 / (1 + u), {_QUANTITY_SYMBOLS["E_RR0"]: (1 - S.c) / (1 + S.snr),
+                                            _QUANTITY_SYMBOLS["E_A0"]: 1 - S.c}))
     if hi is None or hi > 1:
-        out.append(("c > 1", 1 + u, sp.Integer(0)))
+        out.append(("c > 1", 1 + u, {_QUANTITY_SYMBOLS["E_RR0"]: sp.Integer(0), _QUANTITY_SYMBOLS["E_A0"]: sp.Integer(0)}))
+    if not out:  # where fixes c = 1: both ridgeless errors are 0 there
+        out.append(("c = 1", None, {_QUANTITY_SYMBOLS["E_RR0"]: sp.Integer(0), _QUANTITY_SYMBOLS["E_A0"]: sp.Integer(0)}))
+    return out
+
+
+def _exact_quantities(wh):
+    """Quantities with an exact form under the conditions ``wh``: ``E_RR``, ``m``, ``E_RR0``, and ``E_A0`` when
+    ``where`` fixes ``snr = 0`` (noise only: ``E_A(0+) = 1 - c`` for ``c < 1``, ``0`` for ``c > 1``, for every
+    ``a1, nu, d`` and weights; :func:`symrmt.closed_forms.ridgeless.noise_only_error`)."""
+    out = {q for q, Q in QUANTITIES.items() if Q.exact}
+    snr = wh.get("snr")
+    if snr is not None and snr[4] == 0:
+        out.add("E_A0")
     return out
 
 
@@ -841,11 +856,10 @@ def _prove(F, fixed, branches, timeout):
     return "proved", "; ".join(details)
 
 
-def _prove_branch(F, fixed, csub, rr0):
-    E_RR0 = _QUANTITY_SYMBOLS["E_RR0"]
+def _prove_branch(F, fixed, csub, ridgeless):
     F = F.xreplace({_QUANTITY_SYMBOLS["E_RR"]: S.ridge_error_in_m()})
-    if rr0 is not None:
-        F = F.xreplace({E_RR0: rr0})
+    if ridgeless:
+        F = F.xreplace(ridgeless)
     F = F.xreplace(fixed)
     P = _mp_polynomial()
     if csub is not None:
@@ -894,6 +908,9 @@ def _exact_at(F, pt):
         vals[_QUANTITY_SYMBOLS["E_RR"]] = S.ridge_error_in_m().xreplace(subs).xreplace({S.m: root})
     if rr0 is not None:
         vals[_QUANTITY_SYMBOLS["E_RR0"]] = sp.Rational(rr0.numerator, rr0.denominator)
+        if pt.get("snr", Fraction(0)) == 0:  # noise only: E_A(0+) = 1 - c (c < 1), 0 (c >= 1)
+            a0 = 1 - pt["c"] if pt["c"] < 1 else Fraction(0)
+            vals[_QUANTITY_SYMBOLS["E_A0"]] = sp.Rational(a0.numerator, a0.denominator)
     val = F.xreplace(subs).xreplace(vals)
     if val.free_symbols:
         return None, None, "symbols left"
@@ -1125,24 +1142,25 @@ def check(quantity: str, expr, kind: str = "value", where=None, points: int | No
     notes = []
 
     # ---- symbolic
-    exact_only = all(QUANTITIES[q].exact for q in involved)
+    exact = _exact_quantities(wh)
+    exact_only = all(q in exact for q in involved)
     fixed = {_PARAM_SYMBOLS[n]: sp.Rational(b[4].numerator, b[4].denominator) for n, b in wh.items()
              if b[4] is not None}
     if exact_only:
-        branches = _ridgeless_branches(wh) if "E_RR0" in involved else [("", None, None)]
-        if not branches:  # where fixes c = 1, where E_RR(0+) = 0
-            branches = [("c = 1", None, sp.Integer(0))]
+        ridgeless = {"E_RR0", "E_A0"} & set(involved)
+        branches = _ridgeless_branches(wh) if ridgeless else [("", None, None)]
         sym_status, sym_detail = _prove(F, fixed, branches, timeout)
     else:
         sym_status, sym_detail = "undecided", ("no closed form for " + ", ".join(q for q in involved
-                                               if not QUANTITIES[q].exact) + " in the package: the numeric stage "
-                                               "decides")
+                                               if q not in exact) + " in the package"
+                                               + (" (E_A0 has one at snr = 0)" if "E_A0" in involved else "")
+                                               + ": the numeric stage decides")
     symbolic = {"status": "proved" if sym_status == "proved" else "undecided", "detail": sym_detail,
                 "counterexample": None}
 
     # ---- numeric
     npts = points if points is not None else min(QUANTITIES[q].points for q in involved + [quantity])
-    attention = any(not QUANTITIES[q].exact for q in involved)
+    attention = any(q not in exact for q in involved)
     gamma_low = max(DOMAIN["gamma"][0], ATTENTION_GAMMA_LOW) if attention else DOMAIN["gamma"][0]
     rng = random.Random(seed)
     ev = _Evaluator(lhs, rhs)
@@ -1283,7 +1301,7 @@ def _find_region(params, fails, passes, evaluate, thr, wh, attention):
                     "parameter": p, "fails": f"{p} {fail_side} {shown}", "boundary": shown,
                     "bracket": [str(lo_), str(hi_)],
                     "summary": f"fails for {p} {fail_side} {shown} (bisection along {p}: passes at "
-                               f"{p} = {float(b):.6g}, fails at {p} = {float(a):.6g}; other parameters at the "
+                               f"{p} = {float(b):.{sig + 2}g}, fails at {p} = {float(a):.{sig + 2}g}; other parameters at the "
                                f"worst failing point: {others})",
                 })
                 break
