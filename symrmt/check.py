@@ -169,6 +169,7 @@ _OPS = frozenset({"+", "-", "*", "/", "**", "^", "(", ")", ",", "<", ">", "<=", 
 
 DEFAULT_DIGITS = 30
 DEFAULT_TIMEOUT = 10.0
+PARSE_TIMEOUT = 10.0
 DEFAULT_SEED = 0
 
 
@@ -221,13 +222,23 @@ def _parse_one(text: str, extra=None) -> sp.Expr:
         raise ParameterError("candidate: empty expression")
     _check_tokens(text, extra or {})
     try:
-        expr = parse_expr(text, local_dict=_namespace(extra),
+        # SymPy evaluates while it parses (10**10**10 would never end): under the same time limit
+        expr = run_limited(_parse_expr, (text, extra), PARSE_TIMEOUT)
+    except SymbolicTimeout as exc:
+        raise ParameterError(f"candidate: parsing {text!r} took longer than {PARSE_TIMEOUT:g} s") from exc
+    except ArithmeticError as exc:  # any parser error (reported by the child) is a user error
+        raise ParameterError(f"candidate: cannot parse {text!r} ({exc})") from exc
+    return _check_expr(expr, text)
+
+
+def _parse_expr(text, extra):
+    try:
+        return parse_expr(text, local_dict=_namespace(extra),
                           global_dict={"__builtins__": {}, "Integer": sp.Integer, "Float": sp.Float,
                                        "Rational": sp.Rational, "Symbol": sp.Symbol},
                           transformations=(auto_number, rationalize, convert_xor))
-    except Exception as exc:  # noqa: BLE001 - any parser error is a user error
-        raise ParameterError(f"candidate: cannot parse {text!r} ({type(exc).__name__}: {exc})") from exc
-    return _check_expr(expr, text)
+    except Exception as exc:  # noqa: BLE001 - reported as a parse error
+        raise ArithmeticError(f"{type(exc).__name__}: {exc}") from None
 
 
 def _check_expr(expr, text) -> sp.Expr:
@@ -236,6 +247,11 @@ def _check_expr(expr, text) -> sp.Expr:
     floats = expr.atoms(sp.Float)
     if floats:
         expr = expr.xreplace({fl: sp.Rational(str(fl)) for fl in floats})
+    # a Symbol spelled like a vocabulary name (e.g. sympy.Symbol("c") without assumptions) is that name
+    byname = {**_PARAM_SYMBOLS, **_QUANTITY_SYMBOLS}
+    rename = {s: byname[s.name] for s in expr.free_symbols if s.name in byname and s != byname[s.name]}
+    if rename:
+        expr = expr.xreplace(rename)
     known = set(_SYMBOL_NAME)
     foreign = [s for s in expr.free_symbols if s not in known]
     if foreign:
@@ -1129,6 +1145,8 @@ def check(quantity: str, expr, kind: str = "value", where=None, points: int | No
         raise ParameterError(f"digits must be an integer >= 15, got {digits!r}")
     if points is not None and (not isinstance(points, int) or points < 1):
         raise ParameterError(f"points must be a positive integer, got {points!r}")
+    if not isinstance(timeout, (int, float)) or not timeout > 0:
+        raise ParameterError(f"timeout must be a positive number of seconds, got {timeout!r}")
     lhs, rhs = parse_candidate(quantity, expr, kind, syntax)
     wh = parse_where(where)
     params = _params_of(quantity, lhs, rhs)

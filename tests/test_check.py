@@ -240,6 +240,19 @@ def test_latex_with_parser():
     assert rep.status == "proved"
 
 
+def test_runaway_parse_is_stopped(monkeypatch):
+    import symrmt.check as C
+
+    monkeypatch.setattr(C, "PARSE_TIMEOUT", 0.5)
+    with pytest.raises(ParameterError, match="took longer than"):
+        parse_candidate("E_RR0", "c*10**10**10")
+
+
+def test_sympy_symbols_without_assumptions_are_read_by_name():
+    rep = check("E_RR0", (1 - sp.Symbol("c")) / (1 + sp.Symbol("snr")), where="c<1", points=2)
+    assert rep.status == "proved"
+
+
 def test_symbolic_attempt_is_killed_after_its_time_limit():
     t0 = time.monotonic()
     with pytest.raises(SymbolicTimeout):
