@@ -535,23 +535,25 @@ def _round(x: float, sig: int = 4) -> Fraction:
 
 
 def _interval(name, where, lo, hi):
+    """The default range ``[lo, hi]`` intersected with the conditions on ``name``.  Conditions that lie
+    outside the default range (``c > 5``, ``gamma < 1e-4``) give a range just inside them."""
     b = where.get(name)
     if b is None:
         return lo, hi
-    blo, _, bhi, _, _ = b
-    if blo is not None:
-        lo = max(lo, float(blo))
-    if bhi is not None:
-        hi = min(hi, float(bhi))
-    if lo > hi:  # the condition lies outside the default domain: draw near it, inside the condition
-        if blo is not None and float(blo) >= hi:
-            lo, hi = float(blo), float(blo) + (hi - lo if hi > lo else 1.0) + 1.0
-        else:
-            lo, hi = float(bhi) - 1.0, float(bhi)
-    return lo, hi
+    blo = float(b[0]) if b[0] is not None else None
+    bhi = float(b[2]) if b[2] is not None else None
+    new_lo = max(lo, blo) if blo is not None else lo
+    new_hi = min(hi, bhi) if bhi is not None else hi
+    if new_lo <= new_hi:
+        return new_lo, new_hi
+    if blo is not None and blo >= hi:  # above the default range
+        return blo, bhi if bhi is not None else blo + 1.0
+    # below the default range
+    bottom = blo if blo is not None else (bhi / 10 if bhi > 0 else bhi - 1.0)
+    return bottom, bhi
 
 
-def _draw_one(name, rng, where, lo=None, hi=None, scale=None, atom=None, ctx=None):
+def _draw_one(name, rng, where, lo=None, hi=None, scale=None, atom=None):
     b = where.get(name)
     if b is not None and b[4] is not None:
         return b[4]
