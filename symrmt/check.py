@@ -1217,6 +1217,7 @@ def check(quantity: str, expr, kind: str = "value", where=None, points: int | No
     }
 
     # ---- exact counterexample (quantities with exact forms)
+    exact_zero = []
     if fails and exact_only:
         ordered = sorted(fails, key=lambda r: -(r[1] if r[1] is not None else mpmath.mpf(0)))
         for r in ordered[:3]:
@@ -1231,6 +1232,7 @@ def check(quantity: str, expr, kind: str = "value", where=None, points: int | No
                 symbolic["counterexample"] = {"point": _pt_json(r[0]), "difference": val, "how": how}
                 break
             if nz is False:
+                exact_zero.append(r[0])
                 notes.append(f"at {_point_str(r[0])} the exact difference is 0 although the numeric gap is "
                              f"{mpmath.nstr(r[1], 3)}: a precision problem in the candidate's evaluation")
     if symbolic["status"] == "undecided" and exact_only:
@@ -1264,6 +1266,10 @@ def check(quantity: str, expr, kind: str = "value", where=None, points: int | No
             evidence += f"; also zero to working precision at {len(results)} points, {digits} digits"
     elif symbolic["status"] == "disproved":
         status, evidence = "disproved", "exact counterexample at " + _point_str(symbolic["counterexample"]["point"])
+    elif fails and worst is not None and worst[1] > thr and worst[0] in exact_zero:
+        status = "undecided"
+        evidence = (f"numeric gaps, but the exact difference is 0 at the worst point {_point_str(worst[0])}: "
+                    "the candidate loses precision in evaluation")
     elif fails:
         r = worst if worst is not None and worst[1] > thr else fails[0]
         if r[1] is None:
