@@ -4,7 +4,7 @@ Results go to stdout (``--json`` for machines, a readable table otherwise),
 diagnostics to stderr.  Exit codes:
 
 * ``0`` -- success;
-* ``1`` -- reserved for checks that ran and failed;
+* ``1`` -- checks that ran and failed (``verify``; ``check``: the candidate is disproved);
 * ``2`` -- bad input (a :class:`~symrmt.params.ParameterError` or an argparse error);
 * ``3`` -- the solver could not deliver (any :class:`ArithmeticError`:
   :class:`~symrmt.hermite.NotExact`, :class:`~symrmt.hermite.QuadratureError`,
@@ -16,6 +16,8 @@ Verbs
 ``limit``    Exact limits of ``E_A(gamma)`` and ``E_RR(gamma)`` (``symrmt.theory.limit``).
 ``simulate`` Monte-Carlo estimate at finite ``n`` (``symrmt.simulate.simulate``).
 ``demo``     Theory against a quick simulation for tanh at ``c = 1/2``, ``||mu||^2 = 1``.
+``check``    A formula of your own against the package (``symrmt.check``; exit 0 proved or
+             verified, 1 disproved, 2 undecided or bad input).
 
 Examples
 --------
