@@ -4,7 +4,7 @@ Results go to stdout (``--json`` for machines, a readable table otherwise),
 diagnostics to stderr.  Exit codes:
 
 * ``0`` -- success;
-* ``1`` -- reserved for checks that ran and failed;
+* ``1`` -- checks that ran and failed (``verify``; ``check``: the candidate is disproved);
 * ``2`` -- bad input (a :class:`~symrmt.params.ParameterError` or an argparse error);
 * ``3`` -- the solver could not deliver (any :class:`ArithmeticError`:
   :class:`~symrmt.hermite.NotExact`, :class:`~symrmt.hermite.QuadratureError`,
@@ -16,6 +16,8 @@ Verbs
 ``limit``    Exact limits of ``E_A(gamma)`` and ``E_RR(gamma)`` (``symrmt.theory.limit``).
 ``simulate`` Monte-Carlo estimate at finite ``n`` (``symrmt.simulate.simulate``).
 ``demo``     Theory against a quick simulation for tanh at ``c = 1/2``, ``||mu||^2 = 1``.
+``check``    A formula of your own against the package (``symrmt.check``; exit 0 proved or
+             verified, 1 disproved, 2 undecided or bad input).
 
 Examples
 --------
@@ -218,6 +220,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--standalone", action="store_true", help="a complete, compilable .tex document")
     p.add_argument("--out", metavar="FILE", help="write to FILE instead of stdout")
     p.set_defaults(func=cmd_latex)
+
+    _add_check(sub)
 
     p = sub.add_parser("figures", help="draw the figures (needs matplotlib: pip install 'symrmt[plot]')",
                        description="Theory curves with simulation points (mean +- 2 se), PNG and PDF.")
@@ -602,6 +606,44 @@ def cmd_figures(args) -> int:
     for path in figures_main(args.out, full=args.full, progress=True):
         print(path)
     return EXIT_OK
+
+
+def _add_check(sub):
+    p = sub.add_parser(
+        "check", help="check your own formula (a value, an equation or an identity) against the package",
+        description="Checks a candidate formula for QUANTITY (E_RR, m, E_RR0, E_A, m_A, E_A0): a symbolic proof "
+        "where the package has an exact form, then a comparison at many seeded points at high precision, then the "
+        "boundary of the failing region. Exit 0 proved/verified, 1 disproved, 2 undecided or bad input. "
+        "See docs/check.md.")
+    p.add_argument("quantity", metavar="QUANTITY", help="E_RR, m, E_RR0, E_A, m_A or E_A0")
+    p.add_argument("expr", metavar="EXPR", help="the candidate: SymPy syntax ('LHS = RHS' for equations and "
+                   "identities), LaTeX (needs symrmt[latex]) or a .py file of 'NAME = expression' lines")
+    p.add_argument("--kind", choices=("value", "equation", "identity"), default="value",
+                   help="value of QUANTITY (default), equation it satisfies, or identity")
+    p.add_argument("--where", metavar="CONDS", help="restrict the parameters, e.g. 'c<1, snr>0' or 'snr=0'")
+    p.add_argument("--points", type=_int_at_least("--points", 1), help="numeric points (default 24; 12 for E_A, "
+                   "m_A; 6 for E_A0)")
+    p.add_argument("--digits", type=_int_at_least("--digits", 15), default=30, help="digits compared (default 30)")
+    p.add_argument("--seed", type=_int_at_least("--seed", 0), default=0, help="seed of the points (default 0)")
+    p.add_argument("--timeout", type=float, default=10.0, help="time limit of each symbolic attempt, s (default 10)")
+    p.add_argument("--mc", action="store_true", help="Monte-Carlo run at the worst failing point")
+    p.add_argument("--no-region", action="store_true", help="skip the bisection for the failing region")
+    p.add_argument("--latex", action="store_true", help="EXPR is LaTeX (else: auto-detected by a backslash)")
+    p.add_argument("--json", action="store_true", help="JSON on stdout")
+    p.set_defaults(func=cmd_check)
+
+
+def cmd_check(args) -> int:
+    from .check import check
+
+    rep = check(args.quantity, args.expr, kind=args.kind, where=args.where, points=args.points,
+                digits=args.digits, seed=args.seed, mc=args.mc, timeout=args.timeout,
+                syntax="latex" if args.latex else "auto", region=not args.no_region)
+    if args.json:
+        _dump(rep.as_dict())
+    else:
+        print(rep.text())
+    return {"proved": EXIT_OK, "verified": EXIT_OK, "disproved": EXIT_CHECK_FAILED}.get(rep.status, EXIT_BAD_INPUT)
 
 
 # ---------------------------------------------------------------------------
