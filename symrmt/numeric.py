@@ -169,7 +169,7 @@ def closed_form_phi(kind: str):
         raise KeyError(kind)
 
     def build():
-        phi = {"aligned": S.aligned_phi, "a1_zero": S.a1_zero_phi}[kind]()
+        phi = S.aligned_phi(lu=True) if kind == "aligned" else S.a1_zero_phi()
         dphi, dsyms = S.phi_derivative(phi)
         return [S.G_SYMBOLS, dsyms, S.a1, S.c, S.snr, S.wkwq], [phi, dphi]
 

@@ -22,10 +22,20 @@ What the theory covers
 
 Precision
 ---------
-``digits=D`` returns values with ``D`` correct significant digits: each value
-is computed at two working precisions (``D + guard`` and ``D + guard + 10``) and
-must agree to ``D`` digits; otherwise the guard is raised (twice), and then a
-:class:`~symrmt.numeric.PrecisionError` is raised rather than a value returned.
+``digits=D`` returns values with ``D`` correct significant digits.  Each value
+is solved at ``D + guard`` working digits (``guard`` = 10, plus one per decade of
+``gamma`` below 1), where Newton's method must reach a relative step below
+``10**-(D+2)`` (the residual check), and then again at ``D + guard + 10`` digits,
+started from the first solution; the two must agree to ``D`` digits.  If
+either check fails the guard is doubled (twice); after that a
+:class:`~symrmt.numeric.PrecisionError` is raised, naming what failed, rather
+than a value returned.  The Hermite inputs ``a_1, nu, d`` are computed to
+``HERMITE_EXTRA`` digits beyond the highest working precision, since the
+two-precision comparison cannot see an error in them.
+
+Speed: the SymPy systems are compiled once per process and cached on disk
+(:mod:`symrmt.codecache`); along a curve each ``gamma`` starts from the
+previous one's solution (float continuation, then the two Newton polishes).
 """
 
 from __future__ import annotations
@@ -243,7 +253,12 @@ def route_for(a1, geometry: Geometry) -> str:
 def _attention_at(fp: FixedPoint, phi_at, g, dps: int, start=None):
     gv, dgv, step = fp.solve(g, dps, start=start)
     with mpmath.workdps(dps):
-        phi, dphi = phi_at(gv, dgv, dps)
+        try:
+            phi, dphi = phi_at(gv, dgv, dps)
+        except ZeroDivisionError as exc:  # a removable singularity of a closed form, hit exactly
+            raise ConvergenceError(
+                f"the closed form of varphi divides by zero at gamma={float(g)}; use route='general'"
+            ) from exc
         gam = mpf_of(g)
         err = -gam**2 * dphi
     return gv, dgv, phi, err, step

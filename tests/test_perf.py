@@ -192,3 +192,12 @@ def test_fraction_inputs_still_exact():
     v = T.attention_limit({"a1": Fraction(1, 2), "nu": Fraction(1, 2)}, "1/2", ["1"], Geometry(snr=1), digits=20)
     w = T.attention_limit({"a1": "1/2", "nu": "1/2"}, "1/2", ["1"], Geometry(snr=1), digits=20)
     assert v == w
+
+
+def test_aligned_phi_lu_form_is_the_same_rational_function():
+    inv_form, lu_form = S.aligned_phi(), S.aligned_phi(lu=True)
+    rng = random.Random(7)
+    for _ in range(3):
+        syms = list(S.G_SYMBOLS) + [S.a1, S.c, S.snr, S.wkwq]
+        sub = {s: sp.Rational(rng.randint(1, 9), rng.randint(1, 9)) for s in syms}
+        assert inv_form.subs(sub) == lu_form.subs(sub)  # exact rationals
