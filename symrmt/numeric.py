@@ -79,11 +79,20 @@ class Compiled:
             self._float = None
             code = compile(self.source, f"<symrmt-float:{self.name}>", "exec")
             inner = [k for k in code.co_consts if hasattr(k, "co_names")]
-            if len(inner) == 1 and set(inner[0].co_names) <= {"mpf"}:
+            if len(inner) == 1 and _global_names(inner[0]) <= {"mpf"}:
                 ns = {"mpf": float, "__builtins__": builtins}
                 exec(code, ns)
                 self._float = ns["_lambdifygenerated"]
         return self._float
+
+
+def _global_names(code) -> set:
+    """Names a code object (and the code nested in it) may look up outside its locals."""
+    names = set(code.co_names)
+    for const in code.co_consts:
+        if hasattr(const, "co_names"):
+            names |= _global_names(const)
+    return names
 
 
 _MPMATH_NAMESPACE = None

@@ -201,3 +201,29 @@ def test_aligned_phi_lu_form_is_the_same_rational_function():
         syms = list(S.G_SYMBOLS) + [S.a1, S.c, S.snr, S.wkwq]
         sub = {s: sp.Rational(rng.randint(1, 9), rng.randint(1, 9)) for s in syms}
         assert inv_form.subs(sub) == lu_form.subs(sub)  # exact rationals
+
+
+def test_float_version_runs_the_same_generated_code():
+    fjg = N.fixed_point_fjg()[0]
+    ffjg = fjg.float_version()
+    assert ffjg is not None
+    g = [0.3, -0.2, 0.1, -0.4, 0.9, 0.05]
+    p = (0.7, 0.5, 0.6, 0.45, 0.0)
+    with mpmath.workdps(30):
+        ref = fjg([mpmath.mpf(x) for x in g], [mpmath.mpf(x) for x in p])
+    got = ffjg(g, p)
+    assert all(isinstance(x, (float, int)) for x in got)  # no mpf: plain float arithmetic
+    assert max(abs(a - float(b)) for a, b in zip(got, ref)) <= 1e-13 * max(1, max(abs(float(b)) for b in ref))
+
+
+def test_mpmath_continuation_takes_over_when_floats_fail(monkeypatch):
+    args = ({"a1": "1/2", "nu": "1/2"}, "0.98", ["1e-5"], GENERAL)
+    T._FIXED_POINTS.clear()
+    ref = T.attention_limit(*args, digits=20)[0]
+
+    def no_floats(self, gamma):
+        raise N.ConvergenceError("float continuation disabled by the test")
+
+    monkeypatch.setattr(N.FixedPoint, "_float_continue", no_floats)
+    T._FIXED_POINTS.clear()
+    assert T.attention_limit(*args, digits=20)[0] == ref
