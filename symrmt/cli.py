@@ -18,6 +18,7 @@ Verbs
 ``demo``     Theory against a quick simulation for tanh at ``c = 1/2``, ``||mu||^2 = 1``.
 ``check``    A formula of your own against the package (``symrmt.check``; exit 0 proved or
              verified, 1 disproved, 2 undecided or bad input).
+``bench``    Speed and precision, measured side by side (``symrmt.bench``).
 
 Examples
 --------
@@ -228,6 +229,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", metavar="DIR", default="figures", help="output folder (default ./figures)")
     p.add_argument("--full", action="store_true", help="the paper's sizes (n = 2048/4096; slow, with progress)")
     p.set_defaults(func=cmd_figures)
+
+    p = sub.add_parser("bench", help="measure speed and precision (tables for docs/performance.md)",
+                       description="Theory start-up, points and curves, digits against digits, and simulation "
+                       "trials against their floor, measured side by side in one run (symrmt.bench).")
+    p.add_argument("--quick", action="store_true", help="small sizes (seconds)")
+    p.add_argument("--json", action="store_true", help="JSON on stdout")
+    p.add_argument("--out", metavar="FILE", help="write to FILE instead of stdout")
+    p.set_defaults(func=cmd_bench)
     return parser
 
 
@@ -594,6 +603,13 @@ def cmd_verify(args) -> int:
         print(_table(("derivation", "check", "kind", "result", "measured"), table, left=(0, 1, 2, 3, 4)))
         print(f"{len(rows) - len(failed)} passed, {len(failed)} failed")
     return EXIT_CHECK_FAILED if failed else EXIT_OK
+
+
+def cmd_bench(args) -> int:
+    from .bench import main as bench_main
+
+    bench_main(quick=args.quick, as_json=args.json, out=args.out)
+    return EXIT_OK
 
 
 def cmd_figures(args) -> int:

@@ -11,12 +11,17 @@ the global ``mpmath.mp.dps`` is never changed.
 
 from __future__ import annotations
 
+import builtins
 import functools
+import inspect
+import linecache
+import math
 from fractions import Fraction
 
 import mpmath
 import sympy as sp
 
+from . import codecache
 from . import symbolic as S
 from .params import ldl_pivoted
 
@@ -52,18 +57,109 @@ def compile_expr(args, expr):
     return sp.lambdify(args, expr, modules="mpmath", cse=True)
 
 
+class Compiled:
+    """A function that ``lambdify`` generated, with its source text.
+
+    Calling it evaluates the mpmath code.  :meth:`float_version` runs the *same*
+    generated source on Python floats (for the cheap low-precision continuation),
+    when the source uses nothing but arithmetic.
+    """
+
+    def __init__(self, name: str, source: str, fn):
+        self.name = name
+        self.source = source
+        self.fn = fn
+        self._float = False
+
+    def __call__(self, *args):
+        return self.fn(*args)
+
+    def float_version(self):
+        """The generated code run on Python floats, or ``None`` if it calls anything but arithmetic."""
+        if self._float is False:
+            self._float = None
+            code = compile(self.source, f"<symrmt-float:{self.name}>", "exec")
+            inner = [k for k in code.co_consts if hasattr(k, "co_names")]
+            if len(inner) == 1 and _global_names(inner[0]) <= {"mpf"}:
+                ns = {"mpf": float, "__builtins__": builtins}
+                exec(code, ns)
+                self._float = ns["_lambdifygenerated"]
+        return self._float
+
+
+def _global_names(code) -> set:
+    """Names a code object (and the code nested in it) may look up outside its locals."""
+    names = set(code.co_names)
+    for const in code.co_consts:
+        if hasattr(const, "co_names"):
+            names |= _global_names(const)
+    return names
+
+
+_MPMATH_NAMESPACE = None
+
+
+def _exec_source(name: str, source: str):
+    """``exec`` lambdify-generated source in lambdify's own mpmath namespace."""
+    global _MPMATH_NAMESPACE
+    if _MPMATH_NAMESPACE is None:
+        _MPMATH_NAMESPACE = sp.lambdify([], 0, modules="mpmath").__globals__
+    filename = f"<symrmt-cache:{name}>"
+    ns = dict(_MPMATH_NAMESPACE)
+    exec(compile(source, filename, "exec"), ns)
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    return ns["_lambdifygenerated"]
+
+
+def compile_recipe(name: str, build) -> Compiled:
+    """Compile ``build() -> (args, expr)`` with :func:`compile_expr`, through the disk cache.
+
+    The expression is only derived on a cache miss; the key
+    (:func:`symrmt.codecache.source_key`) covers the source of the symbolic and
+    numeric layers and the library versions, so any change there re-derives it.
+    """
+    key = codecache.source_key(name) if codecache.enabled() else None
+    source = codecache.load(name, key) if key else None
+    if source is not None:
+        try:
+            return Compiled(name, source, _exec_source(name, source))
+        except Exception:  # noqa: BLE001 - a cache entry that does not run is ignored and rewritten
+            source = None
+    args, expr = build()
+    fn = compile_expr(args, expr)
+    source = inspect.getsource(fn)
+    if key:
+        codecache.store(name, key, source)
+    return Compiled(name, source, fn)
+
+
+def _fixed_point_recipe(part: str):
+    def build():
+        args = [S.G_SYMBOLS, S.PARAMS]
+        if part == "detN":
+            return args, S.det_N()
+        if part == "map":
+            return args, S.pencil_map()
+        if part == "FJG":  # the product form: the same polynomials in ~6x fewer operations
+            F, J, Fg = S.fixed_point_system(expand=False)
+            return args, list(F) + list(J) + list(Fg)
+        F, J, Fg = S.fixed_point_system()
+        return args, {"F": F, "J": J, "Fg": Fg}[part]
+
+    return compile_recipe(f"fixed_point_{part}", build)
+
+
 @functools.lru_cache(maxsize=None)
 def fixed_point_functions():
-    """Compiled ``(F, dF/dG, dF/dgamma, det N)`` of the noise-only fixed point (cached)."""
-    F, J, Fg = S.fixed_point_system()
-    args = [S.G_SYMBOLS, S.PARAMS]
-    return (
-        compile_expr(args, F),
-        compile_expr(args, J),
-        compile_expr(args, Fg),
-        compile_expr(args, S.det_N()),
-        compile_expr(args, S.pencil_map()),
-    )
+    """Compiled ``(F, dF/dG, dF/dgamma, det N, L_0 + R(-G))`` of the noise-only fixed point (cached)."""
+    return tuple(_fixed_point_recipe(part) for part in ("F", "J", "Fg", "detN", "map"))
+
+
+@functools.lru_cache(maxsize=None)
+def fixed_point_fjg():
+    """Compiled ``(F, dF/dG, dF/dgamma)`` in one flat list of ``9 + 54 + 9`` entries (shared
+    subexpressions; ``dF/dG`` row-major), plus ``det N`` and ``L_0 + R(-G)``: the solver's functions."""
+    return _fixed_point_recipe("FJG"), _fixed_point_recipe("detN"), _fixed_point_recipe("map")
 
 
 @functools.lru_cache(maxsize=None)
@@ -79,15 +175,21 @@ def closed_form_phi(kind: str):
     ``kind`` is ``"aligned"`` (:func:`symrmt.symbolic.aligned_phi`) or ``"a1_zero"``
     (:func:`symrmt.symbolic.a1_zero_phi`).  Arguments: ``(G, dG, a_1, c, snr, w_K^T w_Q)``.
     """
-    phi = {"aligned": S.aligned_phi, "a1_zero": S.a1_zero_phi}[kind]()
-    dphi, dsyms = S.phi_derivative(phi)
-    return compile_expr([S.G_SYMBOLS, dsyms, S.a1, S.c, S.snr, S.wkwq], [phi, dphi])
+    if kind not in ("aligned", "a1_zero"):
+        raise KeyError(kind)
+
+    def build():
+        phi = S.aligned_phi(lu=True) if kind == "aligned" else S.a1_zero_phi()
+        dphi, dsyms = S.phi_derivative(phi)
+        return [S.G_SYMBOLS, dsyms, S.a1, S.c, S.snr, S.wkwq], [phi, dphi]
+
+    return compile_recipe(f"closed_form_phi_{kind}", build)
 
 
 @functools.lru_cache(maxsize=None)
 def ridge_function():
     """Compiled closed form ``E_RR(gamma, c, snr)`` (cached)."""
-    return compile_expr([S.gamma, S.c, S.snr], S.ridge_error_closed_form())
+    return compile_recipe("ridge_error", lambda: ([S.gamma, S.c, S.snr], S.ridge_error_closed_form()))
 
 
 # ---------------------------------------------------------------- helpers
@@ -126,32 +228,97 @@ def _norm(v):
     return mpmath.sqrt(sum(x * x for x in v))
 
 
-def _lstsq(J, rhs):
-    """Least-squares solve of the consistent ``m x n`` system ``J x = rhs`` (Householder QR).
+FLOAT_EPS = 2.0**-52
 
-    Written out because :func:`mpmath.qr_solve` divides by zero when a pivot is
-    exactly 0 and tests rank against an absolute epsilon.  Raises
-    :class:`ConvergenceError` when ``J`` is singular relative to its own scale.
+
+def _qr_solve(rows, rhss, sqrt, eps):
+    """Least-squares solutions of the consistent systems ``A x = b`` for each ``b`` in ``rhss``.
+
+    ``rows`` are the ``m`` rows of ``A`` (``m >= n``).  Householder QR, written out
+    for any number type with ``+ - * /``, ``abs`` and ordering (mpf or float),
+    because :func:`mpmath.qr_solve` divides by zero when a pivot is exactly 0
+    and tests rank against an absolute epsilon.  All right-hand sides share one
+    factorization.  Raises :class:`ConvergenceError` when a column of ``A`` is,
+    to within ``1024 eps`` of its own norm, a combination of the previous ones
+    (``eps`` is the unit roundoff of the number type); the test is per column
+    because the unknowns have very different scales at small ``gamma``.
     """
-    m, n = J.rows, J.cols
-    A = [[J[i, j] for j in range(n)] + [rhs[i]] for i in range(m)]
-    scale = max(abs(x) for row in A for x in row[:n]) or mpmath.mpf(1)
+    m, n, k = len(rows), len(rows[0]), len(rhss)
+    A = [list(rows[i]) + [r[i] for r in rhss] for i in range(m)]
+    col_norms = [sqrt(sum(A[i][j] * A[i][j] for i in range(m))) for j in range(n)]
+    width = n + k
     for j in range(n):
-        s = mpmath.fsum(A[i][j] ** 2 for i in range(j, m))
-        norm = mpmath.sqrt(s)
-        if norm <= scale * mpmath.eps * 2 ** 10:
+        norm = sqrt(sum(A[i][j] * A[i][j] for i in range(j, m)))
+        if not norm > col_norms[j] * eps * 1024:  # also catches nan
             raise ConvergenceError("singular Jacobian in the fixed-point solve")
-        alpha = -norm if A[j][j] >= 0 else norm
-        v = [mpmath.mpf(0)] * j + [A[j][j] - alpha] + [A[i][j] for i in range(j + 1, m)]
-        vv = mpmath.fsum(x * x for x in v[j:])
-        for k in range(j, n + 1):
-            t = 2 * mpmath.fsum(v[i] * A[i][k] for i in range(j, m)) / vv
-            for i in range(j, m):
-                A[i][k] -= t * v[i]
-    x = [mpmath.mpf(0)] * n
-    for i in range(n - 1, -1, -1):
-        x[i] = (A[i][n] - mpmath.fsum(A[i][k] * x[k] for k in range(i + 1, n))) / A[i][i]
-    return x
+        ajj = A[j][j]
+        alpha = -norm if ajj >= 0 else norm
+        v0 = ajj - alpha
+        two_over_vv = 2 / (2 * norm * (norm + abs(ajj)))  # v^T v = 2 |a| (|a| + |a_jj|)
+        below = range(j + 1, m)
+        for col in range(j + 1, width):
+            t = v0 * A[j][col]
+            for i in below:
+                t += A[i][j] * A[i][col]
+            t *= two_over_vv
+            A[j][col] -= t * v0
+            for i in below:
+                A[i][col] -= t * A[i][j]
+        A[j][j] = alpha
+    out = []
+    for r in range(k):
+        col = n + r
+        x = [None] * n
+        for i in range(n - 1, -1, -1):
+            acc = A[i][col]
+            for q in range(i + 1, n):
+                acc -= A[i][q] * x[q]
+            x[i] = acc / A[i][i]
+        out.append(x)
+    return out
+
+
+def _lstsq(J, rhs):
+    """Least-squares solve of the consistent ``m x n`` system ``J x = rhs`` (mpmath matrices; see :func:`_qr_solve`)."""
+    rows = [[J[i, j] for j in range(J.cols)] for i in range(J.rows)]
+    return _qr_solve(rows, [[rhs[i] for i in range(J.rows)]], mpmath.sqrt, mpmath.eps)[0]
+
+
+NEQ, NUNK = 9, 6  # the fixed point: 9 polynomial equations in the 6 entries of the symmetric Gm
+
+
+def _newton(fjg, g, params, tol, maxsteps, sqrt, eps):
+    """Newton's method on the fixed point, for mpf or float numbers.
+
+    ``fjg(g, params)`` is the compiled flat list ``F (9), dF/dG (54, row-major), dF/dgamma (9)``.
+    Each step solves the least-squares system ``J dx = -F`` and, with the same
+    factorization, ``J dG/dgamma = -dF/dgamma`` (the implicit derivative), so the
+    last evaluation also yields ``dGm/dgamma``.  Stops when the step is below
+    ``tol`` (relative to ``1 + |g|``), or when it stops shrinking below ``sqrt(tol)``
+    (the attainable accuracy at this precision).  Returns ``(g, dg, step)`` with
+    ``step`` the last relative step: the accuracy the caller may check.
+    Raises :class:`ConvergenceError` (with the last step) otherwise.
+    """
+    prev = None
+    step = None
+    root_tol = sqrt(tol)
+    for _ in range(maxsteps):
+        v = fjg(g, params)
+        rows = [v[NEQ + NUNK * i:NEQ + NUNK * (i + 1)] for i in range(NEQ)]
+        dx, dg = _qr_solve(rows, [[-x for x in v[:NEQ]], [-x for x in v[NEQ + NEQ * NUNK:]]], sqrt, eps)
+        g = [a + b for a, b in zip(g, dx)]
+        size = 1 + sqrt(sum(x * x for x in g))
+        step = sqrt(sum(x * x for x in dx)) / size
+        if step <= tol:
+            return g, dg, step
+        if prev is not None and step > prev / 4 and step <= root_tol:
+            return g, dg, step  # stagnation at the precision floor
+        prev = step
+    raise ConvergenceError(
+        f"Newton did not converge at gamma={float(params[0]):.8g}: last relative step {float(step):.3g} "
+        f"> tolerance {float(tol):.3g} after {maxsteps} steps; "
+        "try more digits or a gamma farther from the spectrum's edge"
+    )
 
 
 # ---------------------------------------------------------------- noise-only fixed point
@@ -162,32 +329,62 @@ def asymptotic_start(gamma, c):
 
 
 def _path_digits(gamma) -> int:
-    """Working digits of the continuation: 20, plus two per decade of ``gamma`` below 1e-3
+    """Working digits of the mpmath continuation: 20, plus two per decade of ``gamma`` below 1e-3
     (``tau(Q)`` grows like ``1/gamma`` there and the system gets stiff)."""
     lg = float(mpmath.log10(mpf_of(gamma)))
     return 20 + max(0, int(2 * (-lg - 3)))
 
 
+#: relative Newton tolerance of the float continuation (its results are only starting points)
+FLOAT_TOL = 1e-12
+#: the polish at ``dps`` digits stops at a relative step of ``10**-(dps - NEWTON_SLACK)``
+NEWTON_SLACK = 5
+
+
 class FixedPoint:
     """Newton + continuation solver for the noise-only block-trace matrix ``Gm(gamma)``.
 
-    Parameters are ``(c, a_1, nu, d)`` as exact inputs; ``solve(gamma, dps)``
-    returns ``(g, dg)``: the six entries of ``Gm`` and of ``dGm/dgamma``.
+    Parameters are ``(c, a_1, nu, d)`` as exact inputs or mpf (an mpf must carry at
+    least the working precision of every later solve); ``solve(gamma, dps)``
+    returns ``(g, dg, step)``: the six entries of ``Gm``, of ``dGm/dgamma`` and the
+    last relative Newton step (the accuracy reached).
+
     The branch is the one connected to the ``gamma -> oo`` solution
     ``diag(1/gamma, [[-c, 1], [1, 0]])``: the solver starts there and follows the
-    solution down in ``gamma`` (predictor from the implicit derivative, Newton
-    corrector, step halving on trouble).
+    solution in ``gamma`` (predictor from the implicit derivative, Newton
+    corrector, step halving on trouble).  The continuation runs on Python floats
+    (the same compiled code) and remembers every point it reached, so a curve is
+    followed point to point; only the final Newton polish runs at ``dps`` digits.
+    Where the float continuation fails (stiff systems), an mpmath continuation at
+    :func:`_path_digits` digits takes over.
     """
 
     def __init__(self, c, a1, nu, d):
         self.raw = (c, a1, nu, d)
-        self.F, self.J, self.Fg, self.detN, self.Mmap = fixed_point_functions()
-        self._path = []  # (gamma, g) pairs at working precision, largest gamma first
+        self.fjg, self.detN, self.Mmap = fixed_point_fjg()
+        self._ffjg = self.fjg.float_version()
+        self._path = []  # (gamma, g) pairs of the mpmath continuation, largest gamma first
+        self._fpath = []  # (gamma, g, dg) floats of the float continuation
+        self._mp_params = {}
 
+    # -- parameters
     def _params(self, gamma):
-        c, a1, nu, d = (mpf_of(x) for x in self.raw)
-        return (mpf_of(gamma), c, a1, nu, d)
+        prec = mpmath.mp.prec
+        fixed = self._mp_params.get(prec)
+        if fixed is None:
+            fixed = self._mp_params[prec] = tuple(mpf_of(x) for x in self.raw)
+        return (mpf_of(gamma),) + fixed
 
+    def _fparams(self, gamma: float):
+        if not hasattr(self, "_float_fixed"):
+            with mpmath.workdps(20):
+                self._float_fixed = tuple(float(mpf_of(x)) for x in self.raw)
+        return (gamma,) + self._float_fixed
+
+    def _mp_newton(self, g, gamma, tol, maxsteps):
+        return _newton(self.fjg, [mpmath.mpf(x) for x in g], self._params(gamma), tol, maxsteps, mpmath.sqrt, mpmath.eps)
+
+    # -- start at large gamma
     def _damped(self, g, gamma, iterations=400):
         """Damped iteration ``Gm <- (Gm + (L_0 + R(-Gm))^{-1}) / 2``: robust far from the solution."""
         params = self._params(gamma)
@@ -200,62 +397,70 @@ class FixedPoint:
                 break
         return g
 
-    def _newton(self, g, gamma, tol, maxsteps):
-        """Newton's method on the 9 polynomial equations (least-squares steps, exact Jacobian).
+    def _large_gamma(self, gamma):
+        """``(start, g, dg)`` at 20 digits at a gamma far above the spectrum (and above ``gamma``)."""
+        with mpmath.workdps(20):
+            gamma = mpf_of(gamma)
+            c = mpf_of(self.raw[0])
+            scale = 1 + abs(mpf_of(self.raw[1])) + abs(mpf_of(self.raw[3])) + mpmath.sqrt(abs(mpf_of(self.raw[2])))
+            start = max(gamma, mpmath.mpf(10) ** 4 * scale**2 * (1 + c) * (1 + 1 / c))
+            g0 = self._damped(asymptotic_start(start, c), start)
+            g0, dg0, _ = self._mp_newton(g0, start, mpmath.mpf(10) ** -15, 50)
+            return start, g0, dg0
 
-        Stops when the step is below ``tol`` (relative), or when it stops shrinking
-        (the attainable accuracy at this precision is reached; the caller's
-        two-precision comparison then decides how many digits are right).
-        """
-        params = self._params(gamma)
-        g = [mpmath.mpf(x) for x in g]
-        step = None
-        prev = None
-        for _ in range(maxsteps):
-            Fv = self.F(g, params)
-            Jv = self.J(g, params)
+    # -- float continuation
+    def _float_continue(self, gamma: float):
+        """Follow the branch on floats to ``gamma``; returns the float ``g``. Raises :class:`ConvergenceError`."""
+        if self._ffjg is None:
+            raise ConvergenceError("no float version of the compiled system")
+        if not self._fpath:
+            start, g0, dg0 = self._large_gamma(gamma)
+            self._fpath.append((float(start), [float(x) for x in g0], [float(x) for x in dg0]))
+        cur, g, dg = min(self._fpath, key=lambda t: abs(math.log(t[0] / gamma)))
+        ratio = 4.0
+        steps = 0
+        while cur != gamma:
+            steps += 1
+            if steps > 2000:
+                raise ConvergenceError(f"float continuation to gamma={gamma:.8g} took too many steps")
+            nxt = cur / ratio if gamma < cur else cur * ratio
+            if (gamma < cur and nxt < gamma) or (gamma > cur and nxt > gamma):
+                nxt = gamma
+            pred = [gi + dgi * (nxt - cur) for gi, dgi in zip(g, dg)]
             try:
-                dx = _lstsq(Jv, -Fv)
-            except (ValueError, ZeroDivisionError) as exc:
-                raise ConvergenceError(
-                    f"singular Jacobian at gamma={mpmath.nstr(params[0], 8)} ({exc})"
-                ) from exc
-            g = [gi + dxi for gi, dxi in zip(g, dx)]
-            step = _norm(dx)
-            size = 1 + _norm(g)
-            if step <= tol * size:
-                return g, step
-            if prev is not None and step > prev / 4 and step <= mpmath.sqrt(tol) * size:
-                return g, step  # stagnation at the precision floor
-            prev = step
-        raise ConvergenceError(
-            f"Newton did not converge at gamma={mpmath.nstr(params[0], 8)}: last step {mpmath.nstr(step, 3)} "
-            f"> tolerance {mpmath.nstr(tol, 3)} after {maxsteps} steps; "
-            "try more digits or a gamma farther from the spectrum's edge"
-        )
+                new, ndg, _ = _newton(self._ffjg, pred, self._fparams(nxt), FLOAT_TOL, 12, math.sqrt, FLOAT_EPS)
+                jump = math.sqrt(sum((a - b) ** 2 for a, b in zip(new, pred)))
+                ok = jump <= 0.1 * (1 + math.sqrt(sum(x * x for x in g))) and all(map(math.isfinite, new + ndg))
+            except (ConvergenceError, ArithmeticError, ValueError):
+                ok = False
+            if not ok:  # the corrector must stay close to the predictor: no jump to another branch
+                ratio = 1 + (ratio - 1) / 2
+                if ratio < 1 + 1e-6:
+                    raise ConvergenceError(f"float continuation stalled at gamma={cur:.8g}")
+                continue
+            cur, g, dg = nxt, new, ndg
+            ratio = min(ratio * 2, 16.0)
+        self._fpath.append((gamma, g, dg))
+        if len(self._fpath) > 4096:  # keep memory bounded in long-lived processes
+            self._fpath = self._fpath[:1] + self._fpath[-2048:]
+        return g
 
-    def derivative(self, g, gamma):
-        """``dGm/dgamma = -(dF/dG)^+ dF/dgamma`` (implicit differentiation)."""
-        params = self._params(gamma)
-        return list(_lstsq(self.J(g, params), -self.Fg(g, params)))
-
+    # -- mpmath continuation (fallback for stiff systems)
     def _continue_to(self, gamma, dps_path):
         """Follow the branch from large gamma down (or up) to ``gamma`` at ``dps_path`` digits."""
         with mpmath.workdps(dps_path):
             gamma = mpf_of(gamma)
             tol = mpmath.mpf(10) ** (-(dps_path - 5))
-            if self._path:
-                # nearest stored point in log-gamma
-                g0, start = min(((gg, gm) for gm, gg in self._path), key=lambda t: abs(mpmath.log(t[1] / gamma)))
-                g0 = [mpmath.mpf(x) for x in g0]
+            # nearest stored point in log-gamma, of this continuation or of the float one
+            known = [(gm, gg) for gm, gg in self._path] + [(mpf_of(gm), gg) for gm, gg, _ in self._fpath]
+            if known:
+                start, g0 = min(known, key=lambda t: abs(mpmath.log(t[0] / gamma)))
+                g0, dg0, _ = self._mp_newton(g0, start, tol, 50)
             else:
-                c = mpf_of(self.raw[0])
-                scale = 1 + abs(mpf_of(self.raw[1])) + abs(mpf_of(self.raw[3])) + mpmath.sqrt(abs(mpf_of(self.raw[2])))
-                start = max(gamma, mpmath.mpf(10) ** 4 * scale**2 * (1 + c) * (1 + 1 / c))
-                g0 = self._damped(asymptotic_start(start, c), start)
-                g0, _ = self._newton(g0, start, tol, 50)
+                start, g0, dg0 = self._large_gamma(gamma)
+                g0, dg0, _ = self._mp_newton(g0, start, tol, 50)
                 self._path.append((start, g0))
-            cur, g = start, g0
+            cur, g, dg = start, g0, dg0
             ratio = mpmath.mpf(4)
             steps = 0
             while cur != gamma:
@@ -265,10 +470,11 @@ class FixedPoint:
                 nxt = cur / ratio if gamma < cur else cur * ratio
                 if (gamma < cur and nxt < gamma) or (gamma > cur and nxt > gamma):
                     nxt = gamma
-                dg = self.derivative(g, cur)
+                if dg is None:
+                    dg = self.derivative(g, cur)
                 pred = [gi + dgi * (nxt - cur) for gi, dgi in zip(g, dg)]
                 try:
-                    new, _ = self._newton(pred, nxt, tol, 12)
+                    new, ndg, _ = self._mp_newton(pred, nxt, tol, 12)
                 except (ConvergenceError, ZeroDivisionError):
                     new = None
                 # the corrector must stay close to the predictor: no jump to another branch
@@ -279,36 +485,50 @@ class FixedPoint:
                             f"continuation stalled at gamma={mpmath.nstr(cur, 8)} on the way to {mpmath.nstr(gamma, 8)}"
                         )
                     continue
-                cur, g = nxt, new
+                cur, g, dg = nxt, new, ndg
                 ratio = min(ratio * 2, mpmath.mpf(16))
             self._path.append((gamma, g))
             if len(self._path) > 4096:  # keep memory bounded in long-lived processes
                 self._path = self._path[:1] + self._path[-2048:]
             return g
 
-    def solve(self, gamma, dps: int):
-        """``(g, dg)`` at ``gamma`` with a Newton polish at ``dps`` digits; branch-checked."""
-        g = self._continue_to(gamma, dps_path=_path_digits(gamma))
+    def derivative(self, g, gamma):
+        """``dGm/dgamma = -(dF/dG)^+ dF/dgamma`` (implicit differentiation) at the current precision."""
+        v = self.fjg(g, self._params(gamma))
+        rows = [v[NEQ + NUNK * i:NEQ + NUNK * (i + 1)] for i in range(NEQ)]
+        return _qr_solve(rows, [[-x for x in v[NEQ + NEQ * NUNK:]]], mpmath.sqrt, mpmath.eps)[0]
+
+    def start(self, gamma):
+        """A starting point for the polish at ``gamma``: float continuation, else the mpmath one."""
+        try:
+            return self._float_continue(float(mpf_of(gamma)))
+        except (ConvergenceError, ArithmeticError, ValueError):
+            return self._continue_to(gamma, dps_path=_path_digits(gamma))
+
+    def solve(self, gamma, dps: int, start=None):
+        """``(g, dg, step)`` at ``gamma``: Newton polish at ``dps`` digits from ``start``
+        (default :meth:`start`), branch-checked; ``step`` is the last relative Newton step."""
+        if start is None:
+            start = self.start(gamma)
         with mpmath.workdps(dps):
             gam = mpf_of(gamma)
-            tol = mpmath.mpf(10) ** (-dps)
-            g, step = self._newton(g, gam, tol, 8 + dps // 5)
+            tol = mpmath.mpf(10) ** (-(dps - NEWTON_SLACK))
+            g, dg, step = self._mp_newton(start, gam, tol, 8 + dps // 5)
             params = self._params(gam)
-            res = _norm(self.F(g, params))
             dN = self.detN(g, params)
-            if dN == 0 or not (0 < g[0] <= 1 / gam * (1 + tol)):
+            slack = mpmath.mpf(10) ** (-dps)
+            if dN == 0 or not (0 < g[0] <= 1 / gam * (1 + slack)):
                 raise BranchError(
                     f"fixed point at gamma={mpmath.nstr(gam, 8)} is off the physical branch: "
                     f"tau(Q) = {mpmath.nstr(g[0], 8)} must lie in (0, 1/gamma], det N = {mpmath.nstr(dN, 5)}"
                 )
-            dg = self.derivative(g, gam)
             noise_err = -gam**2 * dg[0]
-            if not (-tol * 100 <= noise_err <= 1 + tol * 100):
+            if not (-slack * 100 <= noise_err <= 1 + slack * 100):
                 raise BranchError(
                     f"at gamma={mpmath.nstr(gam, 8)} the noise-only error {mpmath.nstr(noise_err, 8)} "
                     "is outside [0, 1]: wrong branch"
                 )
-            return g, dg, res
+            return g, dg, step
 
 
 # ---------------------------------------------------------------- low-rank (Woodbury) part

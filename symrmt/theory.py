@@ -29,10 +29,20 @@ What the theory covers
 
 Precision
 ---------
-``digits=D`` returns values with ``D`` correct significant digits: each value
-is computed at two working precisions (``D + guard`` and ``D + guard + 10``) and
-must agree to ``D`` digits; otherwise the guard is raised (twice), and then a
-:class:`~symrmt.numeric.PrecisionError` is raised rather than a value returned.
+``digits=D`` returns values with ``D`` correct significant digits.  Each value
+is solved at ``D + guard`` working digits (``guard`` = 10, plus one per decade of
+``gamma`` below 1), where Newton's method must reach a relative step below
+``10**-(D+2)`` (the residual check), and then again at ``D + guard + 10`` digits,
+started from the first solution; the two must agree to ``D`` digits.  If
+either check fails the guard is doubled (twice); after that a
+:class:`~symrmt.numeric.PrecisionError` is raised, naming what failed, rather
+than a value returned.  The Hermite inputs ``a_1, nu, d`` are computed to
+``HERMITE_EXTRA`` digits beyond the highest working precision, since the
+two-precision comparison cannot see an error in them.
+
+Speed: the SymPy systems are compiled once per process and cached on disk
+(:mod:`symrmt.codecache`); along a curve each ``gamma`` starts from the
+previous one's solution (float continuation, then the two Newton polishes).
 """
 
 from __future__ import annotations
@@ -80,6 +90,8 @@ __all__ = [
 
 GUARD = 10
 ESCALATIONS = 3
+#: digits of the Hermite inputs beyond the highest working precision
+HERMITE_EXTRA = 5
 
 
 @dataclass(frozen=True)
@@ -143,6 +155,31 @@ def hermite_inputs(f, diagonal: str, dps: int):
         if nu - a1**2 < -mpmath.mpf(10) ** (-dps + 3):
             raise ParameterError(f"nu - a1^2 must be >= 0 (Cauchy-Schwarz), got nu={nu}, a1={a1}")
     return a1, nu, d
+
+
+_HERMITE_CACHE: dict = {}
+
+
+def _hermite_at_least(f, diagonal: str, dps: int):
+    """:func:`hermite_inputs` with at least ``dps`` digits, reusing values already computed at
+    ``dps`` or more for the same ``f`` (the quadratures for tanh etc. dominate a single point)."""
+    from .hermite import Nonlinearity
+
+    if isinstance(f, str):
+        key = (f.strip(), False)
+    elif isinstance(f, Nonlinearity):
+        key = (f.text, f.center)
+    else:
+        return hermite_inputs(f, diagonal, dps)
+    key += (check_diagonal(diagonal),)
+    hit = _HERMITE_CACHE.get(key)
+    if hit is not None and hit[0] >= dps:
+        return hit[1]
+    values = hermite_inputs(f, diagonal, dps)
+    if len(_HERMITE_CACHE) > 64:
+        _HERMITE_CACHE.clear()
+    _HERMITE_CACHE[key] = (dps, values)
+    return values
 
 
 def _guard(gamma) -> int:
@@ -262,13 +299,18 @@ def scaled_nonlinearity(f, alpha):
     return _SCALED[key]
 
 
-def _attention_at(fp: FixedPoint, phi_at, g, dps: int):
-    gv, dgv, _res = fp.solve(g, dps)
+def _attention_at(fp: FixedPoint, phi_at, g, dps: int, start=None):
+    gv, dgv, step = fp.solve(g, dps, start=start)
     with mpmath.workdps(dps):
-        phi, dphi = phi_at(gv, dgv, dps)
+        try:
+            phi, dphi = phi_at(gv, dgv, dps)
+        except ZeroDivisionError as exc:  # a removable singularity of a closed form, hit exactly
+            raise ConvergenceError(
+                f"the closed form of varphi divides by zero at gamma={float(g)}; use route='general'"
+            ) from exc
         gam = mpf_of(g)
         err = -gam**2 * dphi
-    return gv, dgv, phi, err
+    return gv, dgv, phi, err, step
 
 
 def attention_limit(f, c, gammas, geometry: Geometry | LowRankGeometry | None = None, diagonal: str = "zero",
@@ -322,28 +364,49 @@ def attention_limit(f, c, gammas, geometry: Geometry | LowRankGeometry | None = 
     if geometry.alpha != 1:
         f = scaled_nonlinearity(f, geometry.alpha)
         geometry = geometry.scaled()
-    max_guard = max(_guard(g) for g in gs) * 2 ** (ESCALATIONS - 1) + 10
-    a1, nu, d = hermite_inputs(f, diagonal, digits + max_guard)
-    fp = _fixed_point(cf, a1, nu, d)
+    guards = {g: _guard(g) for g in gs}
+    a1, nu, d = _hermite_at_least(f, diagonal, digits + max(guards.values()) + 10 + HERMITE_EXTRA)
 
     route = route if route is not None else route_for(a1, geometry)
-    phi_at = _phi_function(route, a1, cf, geometry)
+    solvers = {}
 
+    def solver_for(dps):
+        """``(FixedPoint, phi_at)`` whose Hermite inputs carry ``dps + HERMITE_EXTRA`` digits (recomputed
+        when an escalation needs more): the two-precision comparison cannot see an error in a_1 or nu."""
+        if solvers.get("dps", -1) < dps:
+            a1_, nu_, d_ = (a1, nu, d) if not solvers else _hermite_at_least(f, diagonal, dps + HERMITE_EXTRA)
+            solvers.update(dps=dps, fp=_fixed_point(cf, a1_, nu_, d_), phi=_phi_function(route, a1_, cf, geometry))
+        return solvers["fp"], solvers["phi"]
+
+    solver_for(digits + max(guards.values()) + 10)
     results = {}
     for g in sorted(gs, reverse=True):  # continuation runs from large gamma down
-        guard = _guard(g)
+        guard = guards[g]
+        failures = []
         for _ in range(ESCALATIONS):
-            lo = _attention_at(fp, phi_at, g, digits + guard)
-            hi = _attention_at(fp, phi_at, g, digits + guard + 10)
-            if _agree(lo[3], hi[3], digits) and _agree(lo[2], hi[2], digits):
-                break
+            dps = digits + guard
+            fp, phi_at = solver_for(dps + 10)
+            try:
+                lo = _attention_at(fp, phi_at, g, dps)
+                # residual check: Newton must have reached beyond the digits asked for
+                if lo[4] > mpmath.mpf(10) ** -(digits + 2):
+                    raise ConvergenceError(
+                        f"Newton at {dps} digits stalled at a relative step {mpmath.nstr(lo[4], 3)}"
+                    )
+                # the same system at 10 more digits, started from the first solution
+                hi = _attention_at(fp, phi_at, g, dps + 10, start=lo[0])
+                if _agree(lo[3], hi[3], digits) and _agree(lo[2], hi[2], digits):
+                    break
+                failures.append(f"solves at {dps} and {dps + 10} digits disagree beyond digit {digits}")
+            except ConvergenceError as exc:
+                failures.append(str(exc))
             guard *= 2
         else:
             raise PrecisionError(
-                f"attention limit at gamma={float(g)}: solves at two precisions disagree beyond digit {digits}; "
-                "ask for fewer digits"
+                f"attention limit at gamma={float(g)}: could not certify {digits} digits with up to "
+                f"{dps + 10} working digits ({'; '.join(failures)}); ask for fewer digits"
             )
-        gv, dgv, phi, err = hi
+        gv, dgv, phi, err, _ = hi
         with mpmath.workdps(digits + 5):
             gam = mpf_of(g)
             slack = mpmath.mpf(10) ** (-digits)

@@ -13,6 +13,6 @@ def test_ruff_clean():
     ruff = shutil.which("ruff")
     if ruff is None:
         pytest.skip("ruff not installed (it is in the test extra)")
-    res = subprocess.run([ruff, "check", "symrmt", "tests", "derivations"], cwd=ROOT, capture_output=True,
+    res = subprocess.run([ruff, "check", "symrmt", "tests", "derivations", "benchmarks"], cwd=ROOT, capture_output=True,
                          text=True, check=False)
     assert res.returncode == 0, res.stdout + res.stderr

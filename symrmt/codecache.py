@@ -1,0 +1,132 @@
+"""Disk cache of the Python source that ``sympy.lambdify`` generates (start-up speed).
+
+Deriving the fixed-point system and its Jacobian in SymPy and eliminating
+common subexpressions takes seconds; the generated code itself is a plain
+Python function.  This module stores that generated source text, so that a
+later process can ``exec`` it instead of deriving it again.  Nothing here
+writes a formula: a cache entry is only ever the text that ``lambdify``
+printed from the SymPy expressions of :mod:`symrmt.symbolic`.
+
+Key.  An entry is looked up by a SHA-256 of everything the expression and its
+printing depend on: the recipe name, the bytes of ``symrmt/symbolic.py`` and
+``symrmt/numeric.py`` (where the expressions are derived and assembled), and
+the versions of Python, SymPy, mpmath and symrmt.  Changing any of them makes a
+new key, so a stale entry is never used.  Each file also carries a SHA-256 of
+its body; a truncated or edited file is ignored (and rewritten).
+
+Location: ``$SYMRMT_CACHE_DIR`` if set, else ``$XDG_CACHE_HOME/symrmt``, else
+``~/.cache/symrmt``.  ``SYMRMT_NO_CACHE=1`` turns the cache off.  A directory
+that cannot be created or written is not an error: the code is then derived
+in every process, as without a cache.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+__all__ = ["cache_dir", "source_key", "load", "store", "enabled"]
+
+FORMAT = "symrmt-lambdify-cache v1"
+_HERE = Path(__file__).resolve().parent
+_KEY_FILES = ("symbolic.py", "numeric.py")
+
+
+def enabled() -> bool:
+    """False when ``SYMRMT_NO_CACHE`` is set to anything but ``""``/``0``."""
+    return os.environ.get("SYMRMT_NO_CACHE", "") in ("", "0")
+
+
+def cache_dir() -> Path | None:
+    """The cache directory (not created here), or ``None`` when the cache is off."""
+    if not enabled():
+        return None
+    explicit = os.environ.get("SYMRMT_CACHE_DIR")
+    if explicit:
+        return Path(explicit)
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "symrmt"
+
+
+_FILES_DIGEST = None
+
+
+def _files_digest() -> bytes:
+    global _FILES_DIGEST
+    if _FILES_DIGEST is None:
+        h = hashlib.sha256()
+        for name in _KEY_FILES:
+            h.update(name.encode())
+            h.update((_HERE / name).read_bytes())
+        _FILES_DIGEST = h.digest()
+    return _FILES_DIGEST
+
+
+def source_key(name: str) -> str:
+    """Hex SHA-256 key of recipe ``name`` (see the module docstring for what it covers)."""
+    import mpmath
+    import sympy
+
+    from . import __version__
+
+    h = hashlib.sha256()
+    for part in (FORMAT, name, sys.version, sympy.__version__, mpmath.__version__, __version__):
+        h.update(part.encode())
+        h.update(b"\0")
+    h.update(_files_digest())
+    return h.hexdigest()
+
+
+def _path(name: str, key: str) -> Path | None:
+    d = cache_dir()
+    if d is None:
+        return None
+    safe = "".join(ch if ch.isalnum() or ch in "-_" else "_" for ch in name)
+    return d / f"{safe}-{key[:24]}.py"
+
+
+def load(name: str, key: str) -> str | None:
+    """The cached source for ``(name, key)``, or ``None`` (missing, unreadable, corrupted or stale)."""
+    path = _path(name, key)
+    if path is None:
+        return None
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+    head, sep, body = text.partition("\n# end of header\n")
+    if not sep:
+        return None
+    lines = head.splitlines()
+    if len(lines) != 3 or lines[0] != f"# {FORMAT}" or lines[1] != f"# key: {key}":
+        return None
+    if lines[2] != f"# sha256: {hashlib.sha256(body.encode()).hexdigest()}":
+        return None
+    return body
+
+
+def store(name: str, key: str, body: str) -> bool:
+    """Write the entry atomically; ``False`` (silently) when the directory is not writable."""
+    path = _path(name, key)
+    if path is None:
+        return False
+    header = f"# {FORMAT}\n# key: {key}\n# sha256: {hashlib.sha256(body.encode()).hexdigest()}\n# end of header\n"
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=path.name, suffix=".tmp", dir=path.parent)
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                fh.write(header + body)
+            os.replace(tmp, path)
+        except BaseException:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+            raise
+    except OSError:
+        return False
+    return True
