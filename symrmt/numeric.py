@@ -165,7 +165,7 @@ def fixed_point_fjg():
 @functools.lru_cache(maxsize=None)
 def woodbury_D_function(r: int = 1):
     """Compiled ``D(coords; a_1, c)`` of the rank-``r`` low-rank part, ``3(2r+2)`` square (cached per ``r``)."""
-    return compile_expr([S.lowrank_coords(r), S.a1, S.c], S.woodbury_D(r=r))
+    return compile_recipe(f"woodbury_D_r{r}", lambda: ([S.lowrank_coords(r), S.a1, S.c], S.woodbury_D(r=r)))
 
 
 @functools.lru_cache(maxsize=None)
@@ -541,26 +541,64 @@ def _symmetric(g):
     return out
 
 
+def _solve_dense(M, rhs):
+    """Gaussian elimination with partial pivoting on nested lists of mpf (``M`` is overwritten)."""
+    n = len(M)
+    b = list(rhs)
+    for k in range(n):
+        piv = max(range(k, n), key=lambda i: abs(M[i][k]))
+        if M[piv][k] == 0:
+            raise ZeroDivisionError("singular Woodbury system I + D H")
+        if piv != k:
+            M[k], M[piv] = M[piv], M[k]
+            b[k], b[piv] = b[piv], b[k]
+        rk = M[k]
+        inv = 1 / rk[k]
+        for i in range(k + 1, n):
+            ri = M[i]
+            if ri[k] == 0:
+                continue
+            fct = ri[k] * inv
+            for j in range(k + 1, n):
+                if rk[j]:
+                    ri[j] -= fct * rk[j]
+            b[i] -= fct * b[k]
+    x = [mpmath.mpf(0)] * n
+    for k in range(n - 1, -1, -1):
+        rk = M[k]
+        acc = b[k]
+        for j in range(k + 1, n):
+            if rk[j]:
+                acc -= rk[j] * x[j]
+        x[k] = acc / rk[k]
+    return x
+
+
 def woodbury_value(g, dg, Dm):
     """``(varphi, dvarphi/dgamma)`` from ``Gm``, ``dGm`` and ``D`` (see :mod:`symrmt.symbolic`).
 
     ``D`` is ``3 s x 3 s`` with ``s = k + 1`` (12x12 for rank one);
     ``x = (I + D H)^{-1} e``, ``varphi = e^T H x``, ``varphi' = x^T (Gm' (x) I_s) x``.
+    ``H = Gm (x) I_s`` has three non-zeros per column, so ``D H`` costs ``O(n^2)``.
     """
     gm = _symmetric(g)
     dgm = _symmetric(dg)
-    n = Dm.rows
+    D = Dm.tolist() if hasattr(Dm, "tolist") else [list(row) for row in Dm]
+    n = len(D)
     size = n // 3
-    Hm = mpmath.matrix(n, n)
-    for a in range(3):
+    one = mpmath.mpf(1)
+    M = []
+    for r, Drow in enumerate(D):
+        row = [None] * n
         for b in range(3):
             for i in range(size):
-                Hm[a * size + i, b * size + i] = gm[a][b]
-    M = mpmath.eye(n) + Dm * Hm
-    e = mpmath.matrix(n, 1)
-    e[0] = 1
-    x = mpmath.lu_solve(M, e)
-    phi = (Hm * x)[0]
+                row[b * size + i] = sum(Drow[a * size + i] * gm[a][b] for a in range(3))
+        row[r] += one
+        M.append(row)
+    e = [mpmath.mpf(0)] * n
+    e[0] = one
+    x = _solve_dense(M, e)
+    phi = sum(gm[0][b] * x[b * size] for b in range(3))
     dphi = mpmath.mpf(0)
     for a in range(3):
         for b in range(3):
