@@ -295,7 +295,14 @@ def scaled_nonlinearity(f, alpha):
         try:
             _SCALED[key] = Nonlinearity(expr)
         except ParameterError as exc:
-            raise ParameterError(f"with alpha = {alpha}: f(alpha t) = {expr}: {exc}") from None
+            if "not centered" not in str(exc):
+                raise ParameterError(f"with alpha = {alpha}: f(alpha t) = {expr}: {exc}") from None
+            a0 = str(exc).split("a_0 = E[f(ξ)] = ", 1)[-1].split(";", 1)[0]
+            raise ParameterError(
+                f"with alpha = {alpha} the kernel applies f(alpha t) = {expr}, which is not centered: "
+                f"E f(alpha xi) = {a0}; the theory needs E f(alpha xi) = 0. Use an odd f, or give an f "
+                "centered at this scale (the same f must then be used in the simulation)"
+            ) from None
     return _SCALED[key]
 
 

@@ -241,3 +241,12 @@ def test_cli_rank_one_flags_unchanged(capsys):
     assert out["params"]["geometry"]["snr"] == "1"
     ref = attention_limit("tanh", "1/2", [1], Geometry(snr=1), digits=15)[0]
     assert abs(out["attention"][0] - float(ref)) < 1e-14
+
+
+def test_alpha_needs_f_centered_at_its_scale():
+    """relu - E relu(xi) is centered under N(0, 1) but not under N(0, 4): refused with the reason."""
+    with pytest.raises(ParameterError, match="not centered: E f\\(alpha xi\\)"):
+        attention_limit("relu", "1/2", [1], LowRankGeometry([[1]], alpha=2))
+    # an f centered at scale 2 is accepted: Max(t, 0) - 2/sqrt(2 pi) has E f(2 xi) = 0
+    v = attention_limit("Max(t, 0) - 2/sqrt(2*pi)", "1/2", [1], LowRankGeometry([[1]], alpha=2), digits=20)[0]
+    assert 0 < v < 1
