@@ -284,14 +284,22 @@ def scaled_nonlinearity(f, alpha):
             "alpha != 1 rescales the kernel's argument, which changes the Hermite data; "
             "give f itself (a preset or an expression) rather than its Hermite data, or fold alpha in yourself"
         )
-    base = f if isinstance(f, Nonlinearity) else Nonlinearity(f)
     if alpha == 1:
-        return base
-    key = (str(base.expr), alpha)
+        return f if isinstance(f, Nonlinearity) else Nonlinearity(f)
+    if isinstance(f, Nonlinearity):
+        base_expr = f.expr
+    elif isinstance(f, str):
+        # f need only be centered at the scale alpha, not under N(0, 1): parse it without that check
+        from .hermite import PRESETS, parse_f
+
+        base_expr = parse_f(PRESETS.get(f.strip(), f.strip()))
+    else:
+        base_expr = Nonlinearity(f).expr
+    key = (str(base_expr), alpha)
     if key not in _SCALED:
         import sympy as sp
 
-        expr = base.expr.subs(T, sp.Rational(alpha.numerator, alpha.denominator) * T)
+        expr = base_expr.subs(T, sp.Rational(alpha.numerator, alpha.denominator) * T)
         try:
             _SCALED[key] = Nonlinearity(expr)
         except ParameterError as exc:
