@@ -211,7 +211,7 @@ def attention_over_geometries(f, c, gamma, geometries, digits: int = DIGITS):
     """
     import mpmath
 
-    from .numeric import BranchError, gram_factor, mpf_of, woodbury_D_function, woodbury_value
+    from .numeric import BranchError, lowrank_D, mpf_of, woodbury_value
     from .params import Geometry, check_c, check_gammas
     from .theory import attention_limit, hermite_inputs
 
@@ -220,7 +220,6 @@ def attention_over_geometries(f, c, gamma, geometries, digits: int = DIGITS):
     point = attention_limit(f, cf, [gf], Geometry(), digits=digits + 5, details=True)[0]
     dps = digits + 10
     a1, _nu, _d = hermite_inputs(f, "zero", dps)
-    Dfun = woodbury_D_function()
     out = []
     with mpmath.workdps(dps):
         gam = mpf_of(gf)
@@ -228,8 +227,7 @@ def attention_over_geometries(f, c, gamma, geometries, digits: int = DIGITS):
             if geom.snr == 0 and not geom.has_weights:
                 dphi = point.block_traces_derivative[0]
             else:
-                B = gram_factor(geom.gram(), dps)
-                D = Dfun([x for row in B for x in row], +a1, mpf_of(cf))
+                D = lowrank_D(geom, a1, cf, dps)
                 _phi, dphi = woodbury_value(point.block_traces, point.block_traces_derivative, D)
             err = -gam**2 * dphi
             if not (-mpmath.mpf(10) ** (-digits) <= err <= 1 + mpmath.mpf(10) ** (-digits)):

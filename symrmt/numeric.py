@@ -23,7 +23,7 @@ import sympy as sp
 
 from . import codecache
 from . import symbolic as S
-from .params import ldl_pivoted
+from .params import as_low_rank, ldl_pivoted
 
 
 class SolverError(ArithmeticError):
@@ -166,6 +166,21 @@ def fixed_point_fjg():
 def woodbury_D_function(r: int = 1):
     """Compiled ``D(coords; a_1, c)`` of the rank-``r`` low-rank part, ``3(2r+2)`` square (cached per ``r``)."""
     return compile_recipe(f"woodbury_D_r{r}", lambda: ([S.lowrank_coords(r), S.a1, S.c], S.woodbury_D(r=r)))
+
+
+def lowrank_D(geometry, a1, c, dps: int):
+    """``D`` of the low-rank part for a geometry (``Geometry`` or ``LowRankGeometry`` with ``alpha = 1``).
+
+    The vectors are placed by the exact factorization :func:`gram_factor` and fed to
+    the compiled :func:`woodbury_D_function` of the geometry's rank, at ``dps`` digits.
+    """
+    geometry = as_low_rank(geometry)
+    if geometry.alpha != 1:
+        raise ValueError("lowrank_D needs alpha = 1; rescale with LowRankGeometry.scaled() and f(alpha t) first")
+    Dfun = woodbury_D_function(geometry.r)
+    B = gram_factor(geometry.gram(), dps)
+    with mpmath.workdps(dps):
+        return Dfun([x for row in B for x in row], mpf_of(a1), mpf_of(c))
 
 
 @functools.lru_cache(maxsize=None)

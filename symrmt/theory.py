@@ -58,10 +58,9 @@ from .numeric import (
     FixedPoint,
     PrecisionError,
     SolverError,
-    gram_factor,
+    lowrank_D,
     mpf_of,
     ridge_function,
-    woodbury_D_function,
     closed_form_phi,
     woodbury_value,
 )
@@ -461,14 +460,9 @@ def _phi_function(route: str, a1, cf, geometry: LowRankGeometry):
         return phi_closed
     if route != "general":
         raise ParameterError(f"unknown route {route!r}; use noise_only, a1_zero, aligned or general")
-    Dfun = woodbury_D_function(geometry.r)
-
     @_memo
     def D_at(dps):
-        B = gram_factor(geometry.gram(), dps)
-        with mpmath.workdps(dps):
-            coords = [x for row in B for x in row]
-            return Dfun(coords, +a1, mpf_of(cf))
+        return lowrank_D(geometry, a1, cf, dps)
 
     return lambda gv, dgv, dps: woodbury_value(gv, dgv, D_at(dps))
 

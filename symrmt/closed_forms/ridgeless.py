@@ -230,16 +230,13 @@ def general_ridgeless_error(traces, c, a1, geometry, dps: int = 50):
     ``10^{-dps-5}`` (error ``O(eps)``) at ``3 dps + 20`` working digits; the second value
     and the difference of the two are returned.
     """
-    from ..numeric import gram_factor, woodbury_D_function, woodbury_value
+    from ..numeric import lowrank_D, woodbury_value
 
-    Dfun = woodbury_D_function()
     vals = []
     work = 3 * dps + 20
     k = dps
     with mpmath.workdps(work):
-        B = gram_factor(geometry.gram(), work)
-        coords = [x for row in B for x in row]
-        Dm = Dfun(coords, mpmath.mpf(a1), mpmath.mpf(c))
+        Dm = lowrank_D(geometry, a1, c, work)
         a, r, s, kk, w, t = (mpmath.mpf(x) for x in traces)
         for e in (mpmath.mpf(10) ** (-k), mpmath.mpf(10) ** (-k - 5)):
             g = [a / e, r, s / e, kk * e, w, t / e]
