@@ -99,17 +99,6 @@ def check_noise(noise: str) -> str:
     return noise
 
 
-def _det(m):
-    n = len(m)
-    if n == 1:
-        return m[0][0]
-    if n == 2:
-        return m[0][0] * m[1][1] - m[0][1] * m[1][0]
-    return sum(
-        (-1) ** j * m[0][j] * _det([row[:j] + row[j + 1:] for row in m[1:]]) for j in range(n)
-    )
-
-
 def ldl_pivoted(gram):
     """Exact ``P^T A P = L D L^T`` of a symmetric rational matrix, pivoting on the largest diagonal.
 
@@ -158,16 +147,18 @@ def ldl_pivoted(gram):
 
 
 def is_psd(m) -> bool:
-    """Exact PSD test of a small symmetric rational matrix: every principal minor is >= 0."""
-    from itertools import combinations
-
-    n = len(m)
-    for k in range(1, n + 1):
-        for idx in combinations(range(n), k):
-            sub = [[m[i][j] for j in idx] for i in idx]
-            if _det(sub) < 0:
-                return False
+    """Exact PSD test of a symmetric rational matrix (through :func:`ldl_pivoted`)."""
+    try:
+        ldl_pivoted(m)
+    except ParameterError:
+        return False
     return True
+
+
+def exact_rank(m) -> int:
+    """Exact rank of a positive semi-definite rational matrix: its non-zero LDL^T pivots."""
+    _, _, D = ldl_pivoted(m)
+    return sum(1 for x in D if x != 0)
 
 
 @dataclass(frozen=True)
@@ -218,14 +209,7 @@ class Geometry:
 
     def rank(self) -> int:
         """Exact rank of the Gram matrix (the dimension of span(mu, w_K, w_Q))."""
-        from itertools import combinations
-
-        m = self.gram()
-        for k in (3, 2, 1):
-            for idx in combinations(range(3), k):
-                if _det([[m[i][j] for j in idx] for i in idx]) != 0:
-                    return k
-        return 0
+        return exact_rank(self.gram())
 
     @property
     def has_weights(self) -> bool:
@@ -344,8 +328,7 @@ class LowRankGeometry:
 
     def rank(self) -> int:
         """Exact rank of the Gram matrix (the dimension of the span of the vectors)."""
-        _, _, D = ldl_pivoted(self.gram_entries)
-        return sum(1 for x in D if x != 0)
+        return exact_rank(self.gram_entries)
 
     @property
     def has_weights(self) -> bool:
