@@ -38,7 +38,7 @@ from numbers import Integral
 import multiprocessing as mp
 import numpy as np
 
-from .params import Geometry, LowRankGeometry, ParameterError, check_c, check_diagonal, check_gammas, check_noise
+from .params import Geometry, LowRankGeometry, ParameterError, as_low_rank, check_c, check_diagonal, check_gammas, check_noise
 from .progress import Progress
 
 __all__ = [
@@ -115,15 +115,10 @@ def vectors_from_gram(gram, p: int):
 
 def _weights_from_geometry(geometry, p: int):
     """``(mu, W_K, W_Q, alpha)`` with ``W_K, W_Q`` of shape (p, r) for a Geometry or LowRankGeometry."""
-    if isinstance(geometry, Geometry):
-        mu, wk, wq = vectors_from_gram(geometry.gram(), p)
-        return mu, wk[:, None], wq[:, None], 1.0
-    vecs = vectors_from_gram(geometry.gram(), p)
+    geometry = as_low_rank(geometry)
     r = geometry.r
-    mu = vecs[0]
-    wk = np.array(vecs[1:1 + r]).T.reshape(p, r)
-    wq = np.array(vecs[1 + r:]).T.reshape(p, r)
-    return mu, wk, wq, float(geometry.alpha)
+    vecs = np.array(vectors_from_gram(geometry.gram(), p))
+    return vecs[0], vecs[1:1 + r].T, vecs[1 + r:].T, float(geometry.alpha)
 
 
 # --------------------------------------------------------------------------
