@@ -318,9 +318,10 @@ def _attention_at(fp: FixedPoint, phi_at, g, dps: int, start=None):
     with mpmath.workdps(dps):
         try:
             phi, dphi = phi_at(gv, dgv, dps)
-        except ZeroDivisionError as exc:  # a removable singularity of a closed form, hit exactly
+        except ZeroDivisionError as exc:  # a closed form's removable singularity, or a singular I + D H
             raise ConvergenceError(
-                f"the closed form of varphi divides by zero at gamma={float(g)}; use route='general'"
+                f"varphi divides by zero at gamma={float(g)} (a closed form's removable singularity, or a "
+                "singular Woodbury system I + D H); try route='general' or a nearby gamma"
             ) from exc
         gam = mpf_of(g)
         err = -gam**2 * dphi
