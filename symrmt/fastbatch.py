@@ -265,22 +265,29 @@ def phi_woodbury(g, dg, gl, dgl, factor, a1: float, c):
     ``H = Gm (x) I_s``, ``s = k+1``: ``x = (I + D H)^{-1} e``, ``varphi = e^T H x``,
     ``varphi' = x^T (Gm' (x) I_s) x`` (as in :mod:`symrmt.symbolic`).  The second
     value uses the corrected fixed point ``gl, dgl`` and ``x`` after one step of
-    iterative refinement (whose size is the forward-error estimate of the stacked
-    solve).  Returns ``(phi, dphi, phi_ld, dphi_ld)``.
+    mixed-precision iterative refinement (residual of ``(I + D H) x = e`` in long
+    double at ``gl``, correction solved in float64).  Returns ``(phi, dphi, phi_ld, dphi_ld)``.
     """
     n, k, _ = factor.shape
     r = (k - 1) // 2
     size = k + 1
     m = 3 * size
-    D = _stack(woodbury_D_function(r, "numpy")(tuple(factor.reshape(n, k * k).T), a1, c), n).reshape(n, m, m)
+    Dfun = woodbury_D_function(r, "numpy")
+    coords = factor.reshape(n, k * k).T
+    D = _stack(Dfun(tuple(coords), a1, c), n).reshape(n, m, m)
+    # D in long double from the same coordinates: rounding D entry by entry is not a perturbation of the
+    # geometry, and I + D H is ill-conditioned at small gamma
+    Dl = _stack(Dfun(tuple(coords.astype(LD)), LD(a1), np.asarray(c, LD)), n, LD).reshape(n, m, m)
     M = _woodbury_matrix(D, sym3(g), size)
     e = np.zeros((n, m, 1))
     e[:, 0, 0] = 1
     with np.errstate(all="ignore"):
         x = solve(M, e)
-        dx = solve(M, e - np.matmul(M, x))
+        # residual of the system at the corrected fixed point, in long double; the correction by float64
+        res = e.astype(LD) - np.matmul(_woodbury_matrix(Dl, sym3(gl), size), x.astype(LD))
+        xl = x.astype(LD) + solve(M, res.astype(float))
     out = []
-    for gg, dgg, xx in ((g, dg, x[:, :, 0]), (gl, dgl, x[:, :, 0].astype(LD) + dx[:, :, 0])):
+    for gg, dgg, xx in ((g, dg, x[:, :, 0]), (gl, dgl, xl[:, :, 0])):
         xb = xx.reshape(n, 3, size)
         phi = (sym3(gg)[:, 0, :] * xb[:, :, 0]).sum(axis=1)
         dphi = (np.matmul(sym3(dgg), xb) * xb).sum(axis=(1, 2))
