@@ -713,42 +713,74 @@ def alignment(out, full: bool = False, progress: bool = True, *, n=None, trials=
 # ---------------------------------------------------------------------------
 # figure 5: phase diagram (beyond the paper)
 # ---------------------------------------------------------------------------
-def phase_diagram(out, full: bool = False, progress: bool = True, *, grid=None) -> list[str]:
-    r"""Where Attention beats ridge: the sign of ``E_A - E_RR`` from the limits (``digits = 15``).
+def phase_diagram(out, full: bool = False, progress: bool = True, *, grid=None, fast: bool = True,
+                  certify=None) -> list[str]:
+    r"""Where Attention beats ridge: the sign of ``E_A - E_RR`` from the limits.
 
     tanh, ``gamma = 1``.  (a) ``(c, ||mu||^2)`` with ``W = I``, ``c`` log-spaced
     in ``[1/16, 4]``, ``||mu||^2`` in ``[0, 8]``.  (b) ``(cos theta, ||mu||^2)`` at
     ``c = 1/2`` with ``w = w_K = w_Q``, ``||w||^2 = 4``, at angle ``theta`` to ``mu``.
-    ``grid`` x ``grid`` points per panel (25 in quick mode, 61 in full mode).
+    ``grid`` x ``grid`` points per panel (41 in quick mode, 200 in full mode).
     No simulation: every cell is a limit.
+
+    ``fast=True`` (default) computes each panel in one call of the float64 path
+    :func:`symrmt.numeric.fast.solve_grid` (every point checked, failures
+    recomputed by mpmath), with ``certify`` points per panel (default 4 quick, 20
+    full) re-solved at 30 digits; the largest relative gap goes to stderr and into
+    the title.  ``fast=False`` solves every cell with the mpmath solver at 15 digits.
     """
     import numpy as np
 
     from .params import Geometry
     from .theory import ridge_limit
 
-    grid = _size(grid, 25, 61, full)
+    grid = _size(grid, 41 if fast else 25, 200 if fast else 61, full)
     f, gamma = "tanh", 1
-    h = _hermite(f)
     c_axis = _logspace(1 / 16, 4, grid)
     s_axis = _linspace(0, 8, grid)
     cos_axis = _linspace(0, 1, grid)
     c_b, w2_b = Fraction(1, 2), 4
     diff_a = np.empty((grid, grid))
     diff_b = np.empty((grid, grid))
-    with _progress(2 * grid * grid, "figure phase_diagram", progress) as bar:
-        for j, c in enumerate(c_axis):
-            cf = _frac(c)
-            ea = attention_over_geometries(h, cf, gamma, [Geometry(snr=_frac(s)) for s in s_axis])
+    note = f"{DIGITS} digits"
+    if fast:
+        from .fast import solve_grid
+
+        certify = (20 if full else 4) if certify is None else certify
+        S_a, C_a = np.meshgrid(np.array(s_axis), np.array(c_axis), indexing="ij")
+        S_b, COS_b = np.meshgrid(np.array(s_axis), np.array(cos_axis), indexing="ij")
+        ones = np.ones_like(S_b)
+        m_b = np.sqrt(S_b * w2_b) * COS_b
+        with _progress(2, "figure phase_diagram", progress) as bar:
+            ra = solve_grid(f, {"c": C_a, "gamma": ones * gamma, "snr": S_a}, certify=certify, seed=1)
+            bar.update(1)
+            rb = solve_grid(f, {"c": ones * float(c_b), "gamma": ones * gamma, "snr": S_b, "wk2": ones * w2_b,
+                                "wq2": ones * w2_b, "wkwq": ones * w2_b, "muwk": m_b, "muwq": m_b},
+                            certify=certify, seed=2)
+            bar.update(1)
+        diff_a[:], diff_b[:] = ra.attention - ra.ridge, rb.attention - rb.ridge
+        gaps = [r.certified_gap for r in (ra, rb) if r.certified_gap is not None]
+        fallbacks = int(ra.fallback.sum() + rb.fallback.sum())
+        note = f"float64 path, {fallbacks} mpmath fallbacks"
+        if gaps:
+            note += f", largest gap to 30 digits at {2 * certify} points: {max(gaps):.1e}"
+        if progress:
+            print(f"figures: phase_diagram: {note}", file=sys.stderr)
+    else:
+        h = _hermite(f)
+        with _progress(2 * grid * grid, "figure phase_diagram", progress) as bar:
+            for j, c in enumerate(c_axis):
+                cf = _frac(c)
+                ea = attention_over_geometries(h, cf, gamma, [Geometry(snr=_frac(s)) for s in s_axis])
+                for i, s in enumerate(s_axis):
+                    diff_a[i, j] = float(ea[i] - ridge_limit(cf, [gamma], _frac(s), DIGITS)[0])
+                bar.update(grid)
             for i, s in enumerate(s_axis):
-                diff_a[i, j] = float(ea[i] - ridge_limit(cf, [gamma], _frac(s), DIGITS)[0])
-            bar.update(grid)
-        for i, s in enumerate(s_axis):
-            er = ridge_limit(c_b, [gamma], _frac(math.sqrt(s)) ** 2, DIGITS)[0]
-            ea = attention_over_geometries(h, c_b, gamma, [_aligned_geometry(s, w2_b, cs) for cs in cos_axis])
-            for j in range(grid):
-                diff_b[i, j] = float(ea[j] - er)
-            bar.update(grid)
+                er = ridge_limit(c_b, [gamma], _frac(math.sqrt(s)) ** 2, DIGITS)[0]
+                ea = attention_over_geometries(h, c_b, gamma, [_aligned_geometry(s, w2_b, cs) for cs in cos_axis])
+                for j in range(grid):
+                    diff_b[i, j] = float(ea[j] - er)
+                bar.update(grid)
 
     from matplotlib.colors import TwoSlopeNorm
 
@@ -778,9 +810,8 @@ def phase_diagram(out, full: bool = False, progress: bool = True, *, grid=None) 
     ax_b.set_title(rf"(b) $c = {c_b}$, $W = I + w w^T$, $\|w\|^2 = {w2_b}$, over $(\cos\theta, \|\mu\|^2)$",
                    fontsize=10)
     fig.suptitle(
-        r"Where nonlinear Attention beats ridge regression: $E_A - E_{RR}$ from the limits "
-        rf"({DIGITS} digits)" "\n"
-        rf"tanh, $\gamma = {gamma}$, $K_{{ii}} = 0$, {grid} $\times$ {grid} grid per panel",
+        r"Where nonlinear Attention beats ridge regression: $E_A - E_{RR}$ from the limits" "\n"
+        rf"tanh, $\gamma = {gamma}$, $K_{{ii}} = 0$, {grid} $\times$ {grid} grid per panel ({note})",
         fontsize=11,
     )
     return _save(fig, out, "phase_diagram")
