@@ -16,7 +16,9 @@ natural reference is given as a ratio to a reference measured in the same run:
   process on arrays of the same shapes: the GEMMs that build the Gram matrix
   ``X^T X`` and the Attention matrix ``K^T (X^T X) K``, and one symmetric
   eigendecomposition each for Attention and for ridge; how the trial time grows
-  with ``n``; several trials on 1 and 2 worker processes (identical results).
+  with ``n``; several trials on 1 and 2 worker processes (identical results);
+* fast path -- 200 x 200 grids on the float64 path against the mpmath solver
+  (:mod:`symrmt.bench_fast`).
 
 Every measurement runs in a subprocess with its own environment, so the
 cache state and the BLAS thread count are the ones stated.  ``--quick`` runs
@@ -286,6 +288,9 @@ def run(quick: bool = False, progress=None) -> dict:
         warm, _ = _run_sub(_cli_limit_args(curve_gammas(npts)), env, 900)
         say("theory: phases, points, digits, precision")
         th = _worker("theory", spec, env, 3600)
+        from . import bench_fast
+
+        out["fast"] = bench_fast.run(quick, env, _run_sub, say)
     th["compile_cold_s"] = nocache
     th["compile_warm_s"] = th.pop("compile_s")
     th["curve_end_to_end_cold_s"] = cold
@@ -342,6 +347,10 @@ def _verdicts(res: dict) -> list[dict]:
         need = a["digits"][0] - 2
         row(f"{a['digits'][0]} vs {a['digits'][1]} digits, c = {a['c']}, gamma = {a['gamma']}", a["agree"],
             f">= {need} digits", a["agree"] >= need)
+    if "fast" in res:
+        from . import bench_fast
+
+        bench_fast.verdicts(res, row)
     par = sim.get("parallel")
     if par:
         row(f"{par['trials']} trials on 2 workers: identical to 1 worker", par["identical"], "True", par["identical"])
@@ -416,6 +425,10 @@ def format_report(res: dict) -> str:
                      f"start-up); per-trial results identical: {par['identical']}. Control: {par['trials']} "
                      f"pure-Python CPU-bound tasks on 2 processes run {par['machine_ceiling']:.2f}x as fast as "
                      "on one (the most this machine gives two processes).")
+    if "fast" in res:
+        from . import bench_fast
+
+        parts.append(bench_fast.format_section(res, _md))
     return "\n".join(parts) + "\n"
 
 

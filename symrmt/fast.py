@@ -68,11 +68,15 @@ class FastGrid:
     ----------
     attention, ridge : ndarray of float64
         ``E_A`` and ``E_RR``.
+    stieltjes : ndarray of float64
+        ``m(-gamma) = lim tr Q / n`` of Attention (the ``(1,1)`` block trace ``tau``).
     fallback : ndarray of bool
         True where the float path failed a check and the mpmath solver recomputed the point.
     error_estimate : ndarray of float64
-        Estimated relative float64 error of the float values (0 at fallback points, whose
-        values carry 15 certified digits).
+        Estimated relative error of the float64 values (the gap between the float64 value
+        and the long-double-corrected one); at fallback points the estimate that sent them
+        to mpmath (``inf`` where a check failed before it), while their values carry 15
+        certified digits.
     route : ndarray of str
         ``noise_only``, ``a1_zero``, ``aligned`` or ``general`` per point.
     certified_gap : float or None
@@ -87,6 +91,7 @@ class FastGrid:
 
     attention: np.ndarray
     ridge: np.ndarray
+    stieltjes: np.ndarray
     fallback: np.ndarray
     error_estimate: np.ndarray
     route: np.ndarray
@@ -180,10 +185,9 @@ def _geometry_at(cols, gram, i, has_gram: bool):
 def _mp_point(f, c, gamma, geometry, diagonal, digits):
     from .theory import attention_limit, ridge_limit
 
-    a = attention_limit(f, c, [gamma], geometry, diagonal, digits)[0]
-    snr = geometry.snr
-    r = ridge_limit(c, [gamma], snr, digits)[0]
-    return a, r
+    a = attention_limit(f, c, [gamma], geometry, diagonal, digits, details=True)[0]
+    r = ridge_limit(c, [gamma], geometry.snr, digits)[0]
+    return a.error, r, a.stieltjes
 
 
 def solve_grid(f, points, *, diagonal: str = "zero", center: bool = False, certify: int = 0, seed: int = 0):
@@ -293,6 +297,7 @@ def solve_grid(f, points, *, diagonal: str = "zero", center: bool = False, certi
         good &= (attl >= 0) & (attl <= 1) & (ridl >= 0) & (ridl <= 1)
     attention = attl.astype(float)
     ridge = ridl.astype(float)
+    stieltjes = gl[inv, 0].astype(float)
     timings["values"] = time.perf_counter() - t
 
     # ---- fallback: mpmath, point by point
@@ -302,12 +307,11 @@ def solve_grid(f, points, *, diagonal: str = "zero", center: bool = False, certi
     for i in np.flatnonzero(fallback):
         geom = _geometry_at(cols, gram, i, has_gram)
         try:
-            a, r = _mp_point(f, float(c[i]), float(gamma[i]), geom, diagonal, FALLBACK_DIGITS)
+            a, r, m = _mp_point(f, float(c[i]), float(gamma[i]), geom, diagonal, FALLBACK_DIGITS)
         except ArithmeticError as exc:
             raise type(exc)(f"solve_grid: point {int(i)} (c={c[i]!r}, gamma={gamma[i]!r}, snr={snr[i]!r}) failed "
                             f"the float checks and the mpmath solver: {exc}") from exc
-        attention[i], ridge[i] = float(a), float(r)
-    est[fallback] = 0.0
+        attention[i], ridge[i], stieltjes[i] = float(a), float(r), float(m)
     timings["fallback"] = time.perf_counter() - t
 
     # ---- certification
@@ -317,14 +321,15 @@ def solve_grid(f, points, *, diagonal: str = "zero", center: bool = False, certi
         rng = np.random.default_rng(seed)
         for i in sorted(rng.choice(n, size=min(int(certify), n), replace=False).tolist()):
             geom = _geometry_at(cols, gram, i, has_gram)
-            a, r = _mp_point(f, float(c[i]), float(gamma[i]), geom, diagonal, CERTIFY_DIGITS)
+            a, r, _ = _mp_point(f, float(c[i]), float(gamma[i]), geom, diagonal, CERTIFY_DIGITS)
             gap = max(_rel_gap(attention[i], a), _rel_gap(ridge[i], r))
             certified.append((int(i), gap))
     timings["certify"] = time.perf_counter() - t
     timings["total"] = time.perf_counter() - t_start
     timings.update(points=n, fixed_points=int(gu.size), fallbacks=int(fallback.sum()))
     return FastGrid(
-        attention=attention.reshape(shape), ridge=ridge.reshape(shape), fallback=fallback.reshape(shape),
+        attention=attention.reshape(shape), ridge=ridge.reshape(shape), stieltjes=stieltjes.reshape(shape),
+        fallback=fallback.reshape(shape),
         error_estimate=est.reshape(shape), route=route.astype(str).reshape(shape),
         certified_gap=max(gp for _, gp in certified) if certified else None, certified=certified,
         timings=timings,
