@@ -62,9 +62,9 @@ def _theory_worker(spec: dict) -> dict:
     t0 = time.perf_counter()
     import mpmath
 
-    from . import numeric as N
-    from . import theory as T
-    from .params import Geometry
+    from symrmt.numeric import solver as N
+    from symrmt.numeric import theory as T
+    from symrmt.params import Geometry
 
     out = {"import_s": time.perf_counter() - t0}
     t = time.perf_counter()
@@ -131,8 +131,8 @@ def _theory_worker(spec: dict) -> dict:
 def _sim_worker(spec: dict) -> dict:
     import numpy as np
 
-    from .params import Geometry
-    from .simulate import simulate, simulate_trial, vectors_from_gram
+    from symrmt.params import Geometry
+    from symrmt.simulation.montecarlo import simulate, simulate_trial, vectors_from_gram
 
     out = {"sizes": []}
     gammas = np.logspace(-3, 2, 200)
@@ -288,7 +288,7 @@ def run(quick: bool = False, progress=None) -> dict:
         warm, _ = _run_sub(_cli_limit_args(curve_gammas(npts)), env, 900)
         say("theory: phases, points, digits, precision")
         th = _worker("theory", spec, env, 3600)
-        from . import bench_fast
+        from symrmt import bench_fast
 
         out["fast"] = bench_fast.run(quick, env, _run_sub, say)
     th["compile_cold_s"] = nocache
@@ -348,7 +348,7 @@ def _verdicts(res: dict) -> list[dict]:
         row(f"{a['digits'][0]} vs {a['digits'][1]} digits, c = {a['c']}, gamma = {a['gamma']}", a["agree"],
             f">= {need} digits", a["agree"] >= need)
     if "fast" in res:
-        from . import bench_fast
+        from symrmt import bench_fast
 
         bench_fast.verdicts(res, row)
     par = sim.get("parallel")
@@ -384,7 +384,7 @@ def format_report(res: dict) -> str:
     curve = th["curve_s"]
     cold, nocache = th["curve_end_to_end_cold_s"], th["compile_cold_s"]
     rows = [
-        ["import symrmt.theory (SymPy, mpmath)", th["import_s"], ""],
+        ["import symrmt.numeric.theory (SymPy, mpmath)", th["import_s"], ""],
         ["compile the systems, no disk cache (derive + lambdify)", nocache, ""],
         ["compile the systems, warm disk cache", th["compile_warm_s"],
          f"{nocache / th['compile_warm_s']:.0f}x faster than no cache" if nocache else ""],
@@ -426,7 +426,7 @@ def format_report(res: dict) -> str:
                      f"pure-Python CPU-bound tasks on 2 processes run {par['machine_ceiling']:.2f}x as fast as "
                      "on one (the most this machine gives two processes).")
     if "fast" in res:
-        from . import bench_fast
+        from symrmt import bench_fast
 
         parts.append(bench_fast.format_section(res, _md))
     return "\n".join(parts) + "\n"

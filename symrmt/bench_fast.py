@@ -1,12 +1,12 @@
 """``symrmt bench``, fast-path section: the float64 grid solver against the mpmath solver, same run.
 
 * end to end -- a fresh Python process that imports symrmt, solves a 200 x 200 grid
-  with :func:`symrmt.fast.solve_grid` and exits: (a) tanh, ``W = I``, ``gamma = 1``
+  with :func:`symrmt.numeric.fast.solve_grid` and exits: (a) tanh, ``W = I``, ``gamma = 1``
   over ``(c, ||mu||^2)``; (b) the aligned-weights grid at ``c = 1/2``,
   ``w_K = w_Q = w`` (``||w||^2 = 4``) at angle ``theta`` to ``mu``, over
   ``(cos theta, ||mu||^2)``.  The mpmath solver is timed in the same run on a
-  sample of the same grid (:func:`symrmt.theory.attention_limit` and
-  :func:`~symrmt.theory.ridge_limit` per point, 15 digits) and its per-point time is
+  sample of the same grid (:func:`symrmt.numeric.theory.attention_limit` and
+  :func:`~symrmt.numeric.theory.ridge_limit` per point, 15 digits) and its per-point time is
   scaled to the grid;
 * accuracy -- random points of both grids with ``|c - 1| >= 0.02`` certified at 30
   digits (``certify``); near ``c = 1`` and at small ``gamma``: the fraction of points
@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import time
 
 TARGETS = {"grid_end_to_end_s": 5.0, "grid_gap": 1e-10, "figure_full_s": 30.0}
@@ -42,21 +43,22 @@ def grid_points(kind: str, k: int):
 def _grid_main(kind: str, k: int) -> None:
     """Process body of the end-to-end measurement (prints one JSON line)."""
     t0 = time.perf_counter()
-    from .fast import solve_grid
+    from symrmt.numeric.fast import solve_grid
 
     r = solve_grid("tanh", grid_points(kind, k))
-    print(json.dumps({"s": time.perf_counter() - t0, "timings": r.timings}))
+    # process CPU time since start-up (interpreter and imports included): less sensitive to a loaded machine
+    print(json.dumps({"s": time.perf_counter() - t0, "cpu_s": time.process_time(), "timings": r.timings}))
 
 
 def _figure_main(full: bool) -> None:
     import tempfile
 
-    from . import figures
+    from symrmt import figures
 
     with tempfile.TemporaryDirectory() as out:
         t = time.perf_counter()
         figures.phase_diagram(out, full=full, progress=False, grid=None if full else 11, certify=None if full else 1)
-        print(json.dumps({"s": time.perf_counter() - t}))
+        print(json.dumps({"s": time.perf_counter() - t, "cpu_s": time.process_time()}))
 
 
 def _sub(run_sub, code: str, env: dict) -> tuple[float, dict]:
@@ -68,8 +70,8 @@ def _mpmath_per_point(kind: str, k: int, sample: int) -> float:
     """Seconds per grid point of the mpmath solver (15 digits, both limits), on ``sample`` points."""
     import numpy as np
 
-    from .params import Geometry
-    from .theory import attention_limit, ridge_limit
+    from symrmt.params import Geometry
+    from symrmt.numeric.theory import attention_limit, ridge_limit
 
     pts = grid_points(kind, k)
     rng = np.random.default_rng(5)
@@ -92,7 +94,7 @@ def _accuracy(kind: str, k: int, sample: int) -> dict:
     """Certified gaps at ``sample`` random grid points with ``|c - 1| >= 0.02``."""
     import numpy as np
 
-    from .fast import solve_grid
+    from symrmt.numeric.fast import solve_grid
 
     pts = grid_points(kind, k)
     flat = {key: np.ravel(v) for key, v in pts.items()}
@@ -106,7 +108,7 @@ def _hard(sample: int, quick: bool = False) -> list[dict]:
     """Near ``c = 1`` and small ``gamma`` (tanh, general geometry): fallbacks and float gaps."""
     import numpy as np
 
-    from .fast import solve_grid
+    from symrmt.numeric.fast import solve_grid
 
     cases = [("c = 1 +- 1e-2", 1e-2, 1e-2), ("c = 1 +- 1e-4", 1e-4, 1e-2), ("c = 1 +- 1e-6", 1e-6, 1e-3),
              ("c in [1/16, 4], gamma = 1e-4", None, 1e-4), ("c in [1/16, 4], gamma = 1e-6", None, 1e-6),
@@ -144,13 +146,15 @@ def run(quick: bool, env: dict, run_sub, say) -> dict:
         per = _mpmath_per_point(kind, k, 2 if quick else 40)
         say(f"fast: certified accuracy on the {kind} grid")
         acc = _accuracy(kind, k, 3 if quick else 200)
-        out[kind] = {"end_to_end_s": wall, "in_process_s": inner["s"], "timings": inner["timings"],
+        out[kind] = {"end_to_end_s": wall, "cpu_s": inner["cpu_s"], "in_process_s": inner["s"],
+                     "timings": inner["timings"], "load": os.getloadavg()[0],
                      "mpmath_per_point_s": per, "mpmath_grid_s": per * k * k, "speedup": per * k * k / wall,
                      "accuracy": acc}
     say("fast: near c = 1 and small gamma")
     out["hard"] = _hard(2 if quick else 24, quick)
     say("fast: phase-diagram figure" + ("" if quick else " (full)"))
-    out["figure_s"], _ = _sub(run_sub, f"from symrmt.bench_fast import _figure_main; _figure_main({not quick})", env)
+    out["figure_s"], fig = _sub(run_sub, f"from symrmt.bench_fast import _figure_main; _figure_main({not quick})", env)
+    out["figure_cpu_s"] = fig["cpu_s"]
     out["figure_full"] = not quick
     return out
 
@@ -164,13 +168,14 @@ def verdicts(res: dict, row) -> None:
         v = fast[kind]
         row(f"{k}x{k} grid {what}, whole process, float64 path", v["end_to_end_s"],
             f"<= {TARGETS['grid_end_to_end_s']} s", (v["end_to_end_s"] <= TARGETS["grid_end_to_end_s"]) if full
-            else None, f"mpmath solver: {v['mpmath_grid_s']:.0f} s for the grid (scaled), {v['speedup']:.0f}x")
+            else None, f"process CPU {v['cpu_s']:.1f} s at load {v['load']:.1f}; mpmath solver: "
+            f"{v['mpmath_grid_s']:.0f} s for the grid (scaled), {v['speedup']:.0f}x")
         a = v["accuracy"]
         row(f"  largest gap to 30 digits at {a['points']} random points, |c-1| >= 0.02", a["max_gap"],
             f"<= {TARGETS['grid_gap']}", a["max_gap"] <= TARGETS["grid_gap"], f"{a['fallbacks']} fallbacks")
     row("phase-diagram figure" + (", full (200x200 per panel)" if fast["figure_full"] else " (quick grid)"),
         fast["figure_s"], f"< {TARGETS['figure_full_s']} s", (fast["figure_s"] < TARGETS["figure_full_s"])
-        if fast["figure_full"] else None, "whole process")
+        if fast["figure_full"] else None, f"whole process; CPU {fast['figure_cpu_s']:.1f} s")
 
 
 def format_section(res: dict, md) -> str:
@@ -180,10 +185,10 @@ def format_section(res: dict, md) -> str:
     for kind in ("c_snr", "cos_snr"):
         v = fast[kind]
         t = v["timings"]
-        rows.append([kind, v["end_to_end_s"], v["in_process_s"], t["hermite"], t["fixed_point"], t["values"],
+        rows.append([kind, v["end_to_end_s"], v["cpu_s"], v["in_process_s"], t["hermite"], t["fixed_point"], t["values"],
                      t["fixed_points"], t["fallbacks"], v["mpmath_per_point_s"] * 1000, v["mpmath_grid_s"],
                      v["speedup"], v["accuracy"]["max_gap"]])
-    parts.append(md(["grid", "process s", "in-process s", "Hermite s", "fixed points s", "values s",
+    parts.append(md(["grid", "process s", "process CPU s", "in-process s", "Hermite s", "fixed points s", "values s",
                      "distinct fixed points", "fallbacks", "mpmath ms/point", "mpmath grid s (scaled)",
                      "speed-up", "max gap (30 digits)"], rows))
     parts.append("\n### Fast path near c = 1 and at small gamma (tanh, rank-two geometry)\n")

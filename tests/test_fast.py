@@ -1,4 +1,4 @@
-"""The vectorised float64 path (symrmt.fast.solve_grid): agreement with the mpmath solver at
+"""The vectorised float64 path (symrmt.numeric.fast.solve_grid): agreement with the mpmath solver at
 random points of every route, the fallback of failing points, and that its NumPy code is
 printed from the same SymPy systems as the mpmath code.
 
@@ -16,13 +16,13 @@ import mpmath
 import numpy as np
 import pytest
 
-from symrmt import codecache
-from symrmt import fast as F
-from symrmt import fastbatch as B
-from symrmt import numeric as N
-from symrmt import symbolic as S
+from symrmt.numeric import codecache
+from symrmt.numeric import fast as F
+from symrmt.numeric import batch as B
+from symrmt.numeric import solver as N
+from symrmt.symbolic import attention as S
 from symrmt.params import Geometry, LowRankGeometry, ParameterError
-from symrmt.theory import attention_limit, ridge_limit
+from symrmt.numeric.theory import attention_limit, ridge_limit
 
 TOL = 1e-10
 

@@ -1,7 +1,7 @@
 """Batched float64 kernels of the fast path: the compiled NumPy systems, Newton and continuation.
 
-Every formula evaluated here is a SymPy expression of :mod:`symrmt.symbolic`,
-printed for NumPy by the one compile step (:func:`symrmt.numeric.compile_recipe`
+Every formula evaluated here is a SymPy expression of :mod:`symrmt.symbolic.attention`,
+printed for NumPy by the one compile step (:func:`symrmt.numeric.solver.compile_recipe`
 with ``target="numpy"``, through the same code cache as the mpmath code).  This
 module only drives those functions on stacked arrays: Newton's method with a
 batched least-squares solve (QR, then ``numpy.linalg.solve`` on the stacked
@@ -25,8 +25,8 @@ import functools
 
 import numpy as np
 
-from . import symbolic as S
-from .numeric import closed_form_phi, fixed_point_fjg, ridge_function, woodbury_D_function
+from symrmt.symbolic import attention as S
+from symrmt.numeric.solver import closed_form_phi, fixed_point_fjg, ridge_function, woodbury_D_function
 
 EPS = float(np.finfo(np.float64).eps)
 LD = np.longdouble
@@ -259,11 +259,11 @@ def _woodbury_matrix(D, gm, size):
 def phi_woodbury(g, dg, gl, dgl, factor, a1: float, c):
     """``(varphi, dvarphi/dgamma)`` in float64 and, corrected, in long double, by the Woodbury update.
 
-    ``D`` comes from the compiled :func:`symrmt.symbolic.woodbury_D` of rank
+    ``D`` comes from the compiled :func:`symrmt.symbolic.attention.woodbury_D` of rank
     ``r = (k-1)/2`` at the coordinates ``factor`` (``(n, k, k)``, rows with
     ``factor factor^T`` the Gram matrix; see :func:`gram_factor`).  With
     ``H = Gm (x) I_s``, ``s = k+1``: ``x = (I + D H)^{-1} e``, ``varphi = e^T H x``,
-    ``varphi' = x^T (Gm' (x) I_s) x`` (as in :mod:`symrmt.symbolic`).  The second
+    ``varphi' = x^T (Gm' (x) I_s) x`` (as in :mod:`symrmt.symbolic.attention`).  The second
     value uses the corrected fixed point ``gl, dgl`` and ``x`` after one step of
     mixed-precision iterative refinement (residual of ``(I + D H) x = e`` in long
     double at ``gl``, correction solved in float64).  Returns ``(phi, dphi, phi_ld, dphi_ld)``.

@@ -2,11 +2,11 @@ r"""The vectorised float64 path: both limits on a whole grid of parameter points
 
 :func:`solve_grid` evaluates ``E_A`` (nonlinear Attention) and ``E_RR`` (ridge) at
 thousands of points in a fraction of a second, from the *same* SymPy systems as
-the mpmath solver (:func:`symrmt.theory.attention_limit`): the residual of the
+the mpmath solver (:func:`symrmt.numeric.theory.attention_limit`): the residual of the
 fixed point, its Jacobian, the ``varphi`` closed forms, the Woodbury matrix ``D``
 and the ridge closed form are printed for NumPy by the one compile step
-(:func:`symrmt.numeric.compile_recipe` with ``target="numpy"``, cached on disk
-next to the mpmath code).  The kernels are in :mod:`symrmt.fastbatch`.
+(:func:`symrmt.numeric.solver.compile_recipe` with ``target="numpy"``, cached on disk
+next to the mpmath code).  The kernels are in :mod:`symrmt.numeric.batch`.
 
 How a grid is solved
 --------------------
@@ -24,7 +24,7 @@ How a grid is solved
    branch (``det N != 0``, ``0 < tau <= 1/gamma``, noise-only error in ``[0, 1]``,
    ``0 < y^T Q y/n <= 1/gamma``, ``0 <= E_A, E_RR <= 1``); and the estimated
    float64 error of each value (float64 against the long-double-corrected value,
-   see :mod:`symrmt.fastbatch`) is at most :data:`FALLBACK_TOL`.  A point that
+   see :mod:`symrmt.numeric.batch`) is at most :data:`FALLBACK_TOL`.  A point that
    fails any check is recomputed alone by the mpmath solver at 15 digits, and
    ``fallback`` is True there.  No point is dropped: if mpmath cannot deliver
    either, its error is raised with the point named.
@@ -43,8 +43,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from . import fastbatch as B
-from .params import Geometry, LowRankGeometry, ParameterError, check_diagonal
+from symrmt.numeric import batch as B
+from symrmt.params import Geometry, LowRankGeometry, ParameterError, check_diagonal
 
 __all__ = ["FastGrid", "solve_grid", "FALLBACK_TOL", "KEYS"]
 
@@ -151,7 +151,7 @@ def _points(points):
 
 
 def _routes(a1: float, snr, w):
-    """The mpmath solver's route per point (:func:`symrmt.theory.route_for`), rank decided in float."""
+    """The mpmath solver's route per point (:func:`symrmt.numeric.theory.route_for`), rank decided in float."""
     top = np.abs(w).max(axis=1)
     rank_one = w[:, -2] <= ALIGNED_TOL * np.maximum(top, 1e-300)
     route = np.where(rank_one, "aligned", "general").astype(object)
@@ -164,7 +164,7 @@ def _routes(a1: float, snr, w):
 def _nonlinearity(f, center: bool):
     if isinstance(f, dict) or not center:
         return f
-    from .hermite import Nonlinearity
+    from symrmt.symbolic.hermite import Nonlinearity
 
     return f if isinstance(f, Nonlinearity) and f.center else Nonlinearity(f.text if isinstance(f, Nonlinearity)
                                                                                else f, center=True)
@@ -183,7 +183,7 @@ def _geometry_at(cols, gram, i, has_gram: bool):
 
 
 def _mp_point(f, c, gamma, geometry, diagonal, digits):
-    from .theory import attention_limit, ridge_limit
+    from symrmt.numeric.theory import attention_limit, ridge_limit
 
     a = attention_limit(f, c, [gamma], geometry, diagonal, digits, details=True)[0]
     r = ridge_limit(c, [gamma], geometry.snr, digits)[0]
@@ -196,8 +196,8 @@ def solve_grid(f, points, *, diagonal: str = "zero", center: bool = False, certi
     Parameters
     ----------
     f : Nonlinearity, str or dict
-        As :func:`symrmt.theory.attention_limit` accepts: a preset name, an expression in ``t``, a
-        :class:`~symrmt.hermite.Nonlinearity`, or Hermite data ``{"a1", "nu", "d"}``.
+        As :func:`symrmt.numeric.theory.attention_limit` accepts: a preset name, an expression in ``t``, a
+        :class:`~symrmt.symbolic.hermite.Nonlinearity`, or Hermite data ``{"a1", "nu", "d"}``.
     points : dict of array_like
         Equal-shape arrays keyed by ``c``, ``gamma`` (both required), ``snr``, ``wk2``, ``wq2``,
         ``wkwq``, ``muwk``, ``muwq`` (the Gram entries of :class:`~symrmt.params.Geometry`;
@@ -205,7 +205,7 @@ def solve_grid(f, points, *, diagonal: str = "zero", center: bool = False, certi
         Gram matrices of ``(mu, w_K^1..r, w_Q^1..r)`` (rank-``r`` weights, ``alpha = 1``).
     diagonal : {"zero", "keep"}
     center : bool
-        Center ``f`` (subtract ``E f(xi)``), as :class:`~symrmt.hermite.Nonlinearity` does.
+        Center ``f`` (subtract ``E f(xi)``), as :class:`~symrmt.symbolic.hermite.Nonlinearity` does.
     certify : int
         Re-solve this many random points (chosen with ``seed``) at 30 digits by mpmath and report
         the largest relative gap in ``certified_gap``.
@@ -226,8 +226,13 @@ def solve_grid(f, points, *, diagonal: str = "zero", center: bool = False, certi
     --------
     >>> import numpy as np
     >>> r = solve_grid("tanh", {"c": np.array([0.5, 2.0]), "gamma": np.ones(2), "snr": np.array([1.0, 1.0])})
-    >>> [f"{x:.12f}" for x in r.attention], r.fallback.tolist()
-    (['0.431819565620', '0.724287612917'], [False, False])
+    >>> f"{r.attention[0]:.12f}", r.fallback.tolist()
+    ('0.431819565620', [False, False])
+    >>> from symrmt.numeric.theory import attention_limit
+    >>> from symrmt.params import Geometry
+    >>> exact = attention_limit("tanh", 2, [1], Geometry(snr=1), digits=20)[0]
+    >>> bool(abs(r.attention[1] - float(exact)) < 1e-12 * float(exact))
+    True
     """
     t_start = time.perf_counter()
     timings = {}
@@ -239,7 +244,7 @@ def solve_grid(f, points, *, diagonal: str = "zero", center: bool = False, certi
     f = _nonlinearity(f, center)
 
     t = time.perf_counter()
-    from .theory import _hermite_at_least
+    from symrmt.numeric.theory import _hermite_at_least
 
     a1, nu, d = (float(x) for x in _hermite_at_least(f, diagonal, 20))
     timings["hermite"] = time.perf_counter() - t
