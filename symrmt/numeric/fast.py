@@ -295,8 +295,8 @@ def solve_grid(f, points, *, diagonal: str = "zero", center: bool = False, certi
     with np.errstate(all="ignore"):
         est = np.maximum(np.abs((att64 - attl) / attl), np.abs((rid64 - ridl) / ridl)).astype(float)
         est[~np.isfinite(est)] = np.inf
-        if not B.EXTENDED:  # no wider type: the estimate is the float64 floor times the fixed point's size
-            est = np.maximum(est, B.EPS * 1e3 * (1 + np.abs(g[inv, 0]) * gamma))
+        if not B.EXTENDED:  # no wider type to correct with: the measured float64 error, about 1e-16 / gamma
+            est = np.maximum(est, 1e-16 * (1 + 1 / gamma))
         good = ok[inv] & (est <= FALLBACK_TOL)
         good &= (phil > 0) & (phil * gamma <= 1 + 1e-12)
         good &= (attl >= 0) & (attl <= 1) & (ridl >= 0) & (ridl <= 1)
