@@ -33,10 +33,6 @@ ANGLE_KEYS = ("cos_muwk", "cos_muwq", "cos_wkwq")
 #: every parameter a grid (or a crossing search) may run over
 GRID_KEYS = ("c", "gamma") + GRAM_KEYS + ANGLE_KEYS
 _PAIR = {"cos_muwk": "muwk", "cos_muwq": "muwq", "cos_wkwq": "wkwq"}
-#: the interval is scanned at this many points (by default) before each sign change is bracketed
-SCAN = 24
-#: at most this many digits beyond ``digits`` are spent to decide the sign of E_A - E_RR
-EXTRA_DIGITS = 40
 
 
 # ---------------------------------------------------------------------------
