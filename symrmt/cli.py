@@ -19,6 +19,8 @@ Verbs
 ``check``    A formula of your own against the package (``symrmt.check``; exit 0 proved or
              verified, 1 disproved, 2 undecided or bad input).
 ``bench``    Speed and precision, measured side by side (``symrmt.bench``).
+``sweep``    Limits over a product grid of parameters, CSV or JSON (``symrmt.sweep``).
+``crossings`` Every crossing ``E_A = E_RR`` in an interval (``symrmt.crossings``).
 
 Examples
 --------
@@ -223,6 +225,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_latex)
 
     _add_check(sub)
+
+    from .cli_sweeps import add_parsers
+
+    add_parsers(sub, sys.modules[__name__])
 
     p = sub.add_parser("figures", help="draw the figures (needs matplotlib: pip install 'symrmt[plot]')",
                        description="Theory curves with simulation points (mean +- 2 se), PNG and PDF.")

@@ -115,6 +115,7 @@ class Progress:
         self._start = time.monotonic()
         self._last_draw = -float("inf")
         self._drawn = False
+        self._drawn_count = -1
         self._closed = False
 
     # -- state -------------------------------------------------------------
@@ -146,7 +147,10 @@ class Progress:
         every = _TTY_EVERY_S if self._tty else _LOG_EVERY_S
         if not force and now - self._last_draw < every:
             return
+        if force and self._drawn_count == self.count and not self._tty:
+            return  # this state is already in the log
         self._last_draw = now
+        self._drawn_count = self.count
         text = self.line(now)
         try:
             if self._tty:

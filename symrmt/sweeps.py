@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from .params import Geometry, LowRankGeometry, ParameterError, check_c, check_diagonal, to_fraction
-from .results import _fstr, geometry_text, html_table, latex_array, latex_tabular, need_pandas, text_table
+from .results import _fstr, html_table, latex_array, latex_tabular, need_pandas, text_table
 
 __all__ = ["sweep", "SweepResult", "GRID_KEYS", "point_geometry"]
 
