@@ -53,7 +53,18 @@ def as_nonlinearity(f, center: bool = False):
             f"f = {f!r} is a Python callable; the limit needs f in symbolic form: a preset name such as "
             "'tanh', an expression string in t such as 'erf(t)', or a SymPy expression"
         )
+    if isinstance(f, str):  # building a Nonlinearity costs up to seconds (quadratures): reuse it
+        key = (f.strip(), bool(center))
+        nl = _NONLINEARITIES.get(key)
+        if nl is None:
+            if len(_NONLINEARITIES) > 64:
+                _NONLINEARITIES.clear()
+            nl = _NONLINEARITIES[key] = Nonlinearity(f, center=center)
+        return nl
     return Nonlinearity(f, center=center)
+
+
+_NONLINEARITIES: dict = {}
 
 
 def gamma_values(gamma) -> tuple:

@@ -20,7 +20,7 @@ closer.
 Examples
 --------
 >>> import symrmt
->>> r = symrmt.crossings("tanh", over="gamma", between=(0.01, 10), c=0.5, snr=1, digits=12, scan=8)
+>>> r = symrmt.crossings("tanh", over="gamma", between=(0.01, 10), c=2, snr=1, digits=12, scan=8)
 >>> len(r), r.over
 (0, 'gamma')
 >>> print(r.summary())  # doctest: +ELLIPSIS
