@@ -114,9 +114,9 @@ def _fstr(x) -> str:
         while den % 5 == 0:
             den //= 5
         if den == 1:
-            s = f"{float(x):.15g}"
-            if Fraction(s) == x:
-                return s
+            for s in (f"{float(x):.15g}", repr(float(x))):
+                if Fraction(s) == x:
+                    return s
         return str(x)
     return str(x)
 
