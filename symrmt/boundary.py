@@ -76,6 +76,7 @@ class CrossingsResult:
     directions: tuple
     scan_x: tuple
     scan_sign: tuple
+    center: bool = False
     evaluations: int = 0
     seconds: float = 0.0
 
@@ -125,7 +126,8 @@ class CrossingsResult:
 
     def _caption(self) -> str:
         fixed = ", ".join(f"{k} = {_fstr(v)}" for k, v in self.fixed.items())
-        return (f"crossings E_A = E_RR: f = {self.f}, over {self.over} in {self._interval()}, {fixed}, "
+        centered = ", centered" if self.center else ""
+        return (f"crossings E_A = E_RR: f = {self.f}{centered}, over {self.over} in {self._interval()}, {fixed}, "
                 f"diagonal = {self.diagonal} ({self.digits} digits, scan of {len(self.scan_x)} points)")
 
     def _rows(self):
@@ -306,7 +308,7 @@ def crossings(f, over: str = "c", between=(0.1, 10), *, c=None, gamma=None, geom
     return CrossingsResult(f=nl.name, expr=str(nl.expr), over=over, between=(lo, hi), fixed=fixed,
                            diagonal=diagonal, digits=digits, roots=tuple(roots), brackets=tuple(brackets),
                            directions=tuple(directions), scan_x=tuple(xs), scan_sign=tuple(signs),
-                           evaluations=diff.count, seconds=time.monotonic() - t0)
+                           center=nl.center, evaluations=diff.count, seconds=time.monotonic() - t0)
 
 
 def _refine(diff: _Difference, a: Fraction, b: Fraction, sign_a: int, digits: int, top: int):
