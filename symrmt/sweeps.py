@@ -81,9 +81,19 @@ def _split(grid: dict):
     if not isinstance(grid, dict) or not grid:
         raise ParameterError("grid must be a non-empty dict such as {'c': [0.5, 1, 2], 'gamma': 1}")
     axes, fixed = {}, {}
+    seen = set()
     for key, val in grid.items():
-        if key not in GRID_KEYS:
-            raise ParameterError(f"unknown grid key {key!r}; use {', '.join(GRID_KEYS)}")
+        keys = key if isinstance(key, tuple) else (key,)
+        for k in keys:
+            if k not in GRID_KEYS:
+                raise ParameterError(f"unknown grid key {k!r}; use {', '.join(GRID_KEYS)}")
+            if k in seen:
+                raise ParameterError(f"grid key {k!r} given twice")
+            seen.add(k)
+        if isinstance(key, tuple):
+            if len(key) < 2:
+                raise ParameterError(f"a tied grid key needs two or more names, got {key!r}")
+            key = "=".join(key)
         if hasattr(val, "tolist"):
             val = val.tolist()
         if isinstance(val, (list, tuple)):
@@ -91,9 +101,9 @@ def _split(grid: dict):
                 raise ParameterError(f"grid[{key!r}] is empty")
             axes[key] = tuple(val)
         else:
-            fixed[key] = val
+            fixed.update(dict.fromkeys(keys, val))
     for key in ("c", "gamma"):
-        if key not in axes and key not in fixed:
+        if key not in seen:
             raise ParameterError(f"the grid needs {key} (a value or a list)")
     return axes, fixed
 
@@ -178,7 +188,7 @@ class SweepResult:
         if self.fallback is not None:
             wide["fallback"] = list(self.fallback)
         if long:
-            wide = wide.melt(id_vars=list(self.axes), value_vars=["attention", "ridge"], var_name="error",
+            wide = wide.melt(id_vars=[a.split("=")[0] for a in self.axes], value_vars=["attention", "ridge"], var_name="error",
                              value_name="value")
         wide.attrs.update(self._attrs())
         return wide
@@ -189,7 +199,7 @@ class SweepResult:
             import xarray as xr
         except ImportError as exc:  # pragma: no cover - installed where the tests run
             raise ImportError("to_xarray() needs xarray: pip install 'symrmt[results]'") from exc
-        coords = {k: [float(to_fraction(v, k)) for v in vals] for k, vals in self.grid.items()}
+        coords = {k: [float(to_fraction(v, k)) for v in vals] for k, vals in self.grid.items()}  # tied: "a=b"
         dims = list(self.axes)
         return xr.Dataset({"attention": (dims, self.attention), "ridge": (dims, self.ridge)}, coords=coords,
                           attrs=self._attrs())
@@ -247,9 +257,11 @@ _TEX = {"gamma": r"\gamma", "snr": r"\|\mu\|^2", "wk2": r"\|w_K\|^2", "wq2": r"\
 def _point_list(axes: dict, fixed: dict, base):
     """Every point as a dict of exact parameters (c, gamma, the Gram entries, and any angles given)."""
     points, models = [], []
-    names = list(axes)
+    names = [name.split("=") for name in axes]
     for combo in itertools.product(*axes.values()):
-        vals = {**fixed, **dict(zip(names, combo))}
+        vals = dict(fixed)
+        for keys, v in zip(names, combo):
+            vals.update(dict.fromkeys(keys, v))
         geo = point_geometry(vals, base)
         c = check_c(vals["c"])
         g = to_fraction(vals["gamma"], "gamma")
@@ -278,6 +290,9 @@ def sweep(f, grid: dict, *, geometry=None, diagonal: str = "zero", digits: int =
         Keys from :data:`GRID_KEYS`: ``c``, ``gamma``, ``snr``, ``wk2``, ``wq2``, ``wkwq``,
         ``muwk``, ``muwq``, ``cos_muwk``, ``cos_muwq``, ``cos_wkwq``.  A list (or 1-D
         array) is an axis of the grid, a scalar a fixed value; ``c`` and ``gamma`` are required.
+        A tuple of names as the key ties them to one axis (they take the same values), e.g.
+        ``{("cos_muwk", "cos_muwq"): cosines}`` for ``w_K = w_Q`` at a varying angle to ``mu``;
+        the axis is then named ``"cos_muwk=cos_muwq"``.
         Angles are turned into inner products with the point's norms
         (:meth:`Geometry.from_angles`).
     geometry : Geometry or LowRankGeometry, optional

@@ -40,6 +40,18 @@ def test_sweep_matches_single_limits_and_converts():
     assert "8 points over c x gamma x wk2" in str(s) and "tabular" in s.latex() and "<table>" in s._repr_html_()
 
 
+def test_sweep_tied_keys_share_one_axis():
+    s = symrmt.sweep("tanh", {"c": 0.5, "gamma": 1, "snr": 1, "wk2": 4, "wq2": 4, "wkwq": 4,
+                              ("muwk", "muwq"): [0, 2]}, digits=10, progress=False)
+    assert s.axes == ("muwk=muwq",) and s.shape == (2,)
+    assert s.values("muwk").tolist() == s.values("muwq").tolist() == [0.0, 2.0]
+    one = symrmt.limit("tanh", 0.5, [1], symrmt.Geometry(snr=1, wk2=4, wq2=4, wkwq=4, muwk=2, muwq=2), digits=10)
+    assert s.attention[1] == pytest.approx(one.attention[0], rel=1e-9)
+    assert list(s.to_pandas().columns) == ["muwk", "error", "value"]
+    with pytest.raises(ParameterError, match="given twice"):
+        symrmt.sweep("tanh", {"c": 1, "gamma": 1, ("muwk", "muwq"): [0], "muwq": [1]})
+
+
 def test_sweep_rejects_bad_grids():
     with pytest.raises(ParameterError, match="unknown grid key"):
         symrmt.sweep("tanh", {"c": [1], "gamma": 1, "lambda": [1]})
