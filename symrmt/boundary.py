@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from .params import ParameterError, check_c, check_diagonal, to_fraction
-from .results import _fstr, html_table, latex_array, latex_tabular, need_pandas, text_table
+from .results import _fstr, geometry_text, html_table, latex_array, latex_tabular, need_pandas, text_table
 from .sweeps import GRID_KEYS, point_geometry
 
 #: the interval is scanned at this many points (by default) before each sign change is bracketed
@@ -77,6 +77,7 @@ class CrossingsResult:
     scan_x: tuple
     scan_sign: tuple
     center: bool = False
+    geometry: object = None
     evaluations: int = 0
     seconds: float = 0.0
 
@@ -126,6 +127,8 @@ class CrossingsResult:
 
     def _caption(self) -> str:
         fixed = ", ".join(f"{k} = {_fstr(v)}" for k, v in self.fixed.items())
+        if self.geometry is not None:
+            fixed += f", geometry: {geometry_text(self.geometry)}"
         centered = ", centered" if self.center else ""
         return (f"crossings E_A = E_RR: f = {self.f}{centered}, over {self.over} in {self._interval()}, {fixed}, "
                 f"diagonal = {self.diagonal} ({self.digits} digits, scan of {len(self.scan_x)} points)")
@@ -308,7 +311,7 @@ def crossings(f, over: str = "c", between=(0.1, 10), *, c=None, gamma=None, geom
     return CrossingsResult(f=nl.name, expr=str(nl.expr), over=over, between=(lo, hi), fixed=fixed,
                            diagonal=diagonal, digits=digits, roots=tuple(roots), brackets=tuple(brackets),
                            directions=tuple(directions), scan_x=tuple(xs), scan_sign=tuple(signs),
-                           center=nl.center, evaluations=diff.count, seconds=time.monotonic() - t0)
+                           center=nl.center, geometry=geometry, evaluations=diff.count, seconds=time.monotonic() - t0)
 
 
 def _refine(diff: _Difference, a: Fraction, b: Fraction, sign_a: int, digits: int, top: int):
