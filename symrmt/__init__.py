@@ -15,9 +15,9 @@ The public API (everything below is importable from ``symrmt`` itself):
 
 Layers (kept apart on purpose):
 
-* ``symrmt.hermite``, ``symrmt.symbolic`` -- SymPy: Hermite data, fixed-point systems, closed forms;
-* ``symrmt.numeric``, ``symrmt.theory`` -- mpmath: compiled solvers at any precision;
-* ``symrmt.simulate`` -- NumPy only: Monte-Carlo simulation of the finite model.
+* ``symrmt.symbolic.hermite``, ``symrmt.symbolic.attention`` -- SymPy: Hermite data, fixed-point systems, closed forms;
+* ``symrmt.numeric.solver``, ``symrmt.numeric.theory`` -- mpmath: compiled solvers at any precision;
+* ``symrmt.simulation.montecarlo`` -- NumPy only: Monte-Carlo simulation of the finite model.
 
 Importing ``symrmt`` itself is cheap: it imports neither SymPy, mpmath nor NumPy.
 Each name above is loaded on first use (a module-level ``__getattr__``).
@@ -41,9 +41,9 @@ _LAZY = {
     "Geometry": "symrmt.params",
     "LowRankGeometry": "symrmt.params",
     "ParameterError": "symrmt.params",
-    "Nonlinearity": "symrmt.hermite",
-    "NotExact": "symrmt.hermite",
-    "QuadratureError": "symrmt.hermite",
+    "Nonlinearity": "symrmt.symbolic.hermite",
+    "NotExact": "symrmt.symbolic.hermite",
+    "QuadratureError": "symrmt.symbolic.hermite",
     "SolverError": "symrmt.numeric",
     "ConvergenceError": "symrmt.numeric",
     "BranchError": "symrmt.numeric",

@@ -1,13 +1,13 @@
 r"""The public API: ``symrmt.limit``, ``symrmt.simulate``, ``symrmt.sweep`` and ``symrmt.crossings``.
 
 These are thin, checked wrappers over the layers (the theory in
-:func:`symrmt.theory.limit`, the simulation in :func:`symrmt.simulate.simulate`)
+:func:`symrmt.numeric.theory.limit`, the simulation in :func:`symrmt.simulation.montecarlo.simulate`)
 that take the same arguments and return result objects carrying their inputs
 (:mod:`symrmt.results`, :mod:`symrmt.sweeps`).
 
 ``f`` may be a preset name (``"tanh"``, ``"relu"``, ...), an expression string in
 ``t`` (read by the package's restricted parser, never by ``eval``), a SymPy
-expression in a symbol ``t``, or a :class:`~symrmt.hermite.Nonlinearity`.
+expression in a symbol ``t``, or a :class:`~symrmt.symbolic.hermite.Nonlinearity`.
 ``simulate`` also takes a plain vectorized NumPy callable.
 
 ``gamma`` may be a number, a list or a NumPy array; ``c`` and the geometry's entries
@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import time
 
-from .params import Geometry, LowRankGeometry, ParameterError, as_low_rank, check_c, check_diagonal, check_gammas
+from symrmt.params import Geometry, LowRankGeometry, ParameterError, as_low_rank, check_c, check_diagonal, check_gammas
 
 __all__ = ["limit", "simulate", "as_nonlinearity", "gamma_values"]
 
@@ -36,13 +36,13 @@ PROGRESS_MIN_GAMMAS = 8
 
 
 def as_nonlinearity(f, center: bool = False):
-    """``f`` as a :class:`~symrmt.hermite.Nonlinearity` (a preset, an expression string, a SymPy
+    """``f`` as a :class:`~symrmt.symbolic.hermite.Nonlinearity` (a preset, an expression string, a SymPy
     expression or a Nonlinearity); ``center=True`` subtracts ``a_0``.
 
     >>> as_nonlinearity("relu").name
     'relu'
     """
-    from .hermite import Nonlinearity
+    from symrmt.symbolic.hermite import Nonlinearity
 
     if isinstance(f, Nonlinearity):
         if center and not f.center:
@@ -105,7 +105,7 @@ def limit(f, c, gamma, geometry=None, diagonal: str = "zero", digits: int = 15, 
     diagonal : {"zero", "keep"}
     digits : int
         Significant digits certified for every value (each is solved at two working
-        precisions that must agree; see :mod:`symrmt.theory`).
+        precisions that must agree; see :mod:`symrmt.numeric.theory`).
     center : bool
         Subtract ``a_0 = E f(xi)`` from ``f`` (the theory needs a centered ``f``).
     progress : bool or None
@@ -130,8 +130,8 @@ def limit(f, c, gamma, geometry=None, diagonal: str = "zero", digits: int = 15, 
     >>> r.digits, r.attention_mp[0] < r.ridge_mp[0]
     (30, False)
     """
-    from .progress import progress_bar
-    from .theory import attention_limit, ridge_limit
+    from symrmt.progress import progress_bar
+    from symrmt.numeric.theory import attention_limit, ridge_limit
 
     t0 = time.monotonic()
     nl = as_nonlinearity(f, center)
@@ -155,7 +155,7 @@ def limit(f, c, gamma, geometry=None, diagonal: str = "zero", digits: int = 15, 
             rr = ridge_limit(cf, part, snr, digits)
             values.update({g: (a, r) for g, a, r in zip(part, att, rr)})
             bar.update(len(part))
-    from .results import LimitResult
+    from symrmt.results import LimitResult
 
     return LimitResult(f=nl.name, expr=str(nl.expr), center=nl.center, c=cf, gamma_exact=gs, geometry=geom,
                        diagonal=diagonal, digits=digits, attention_mp=tuple(values[g][0] for g in gs),
@@ -199,8 +199,8 @@ def simulate(f, c, gamma, geometry=None, diagonal: str = "zero", center: bool = 
     >>> s.p, s.attention_trials.shape
     (32, (3, 2))
     """
-    from .results import SimulationResult
-    from .simulate import simulate as _simulate
+    from symrmt.results import SimulationResult
+    from symrmt.simulation.montecarlo import simulate as _simulate
 
     t0 = time.monotonic()
     if callable(f) and not hasattr(f, "free_symbols"):  # a NumPy callable (SymPy objects have free_symbols)
@@ -225,6 +225,6 @@ def simulate(f, c, gamma, geometry=None, diagonal: str = "zero", center: bool = 
 
 def _picklable(nl):
     """A callable that worker processes can rebuild from the text of ``f``."""
-    from .cli import _SimF
+    from symrmt.cli import _SimF
 
     return _SimF(nl.text, nl.center)

@@ -34,9 +34,9 @@ import time
 from dataclasses import dataclass
 from fractions import Fraction
 
-from .params import ParameterError, check_c, check_diagonal, to_fraction
-from .results import _fstr, geometry_text, html_table, latex_array, latex_tabular, need_pandas, text_table
-from .sweeps import GRID_KEYS, point_geometry
+from symrmt.params import ParameterError, check_c, check_diagonal, to_fraction
+from symrmt.results import _fstr, geometry_text, html_table, latex_array, latex_tabular, need_pandas, text_table
+from symrmt.sweeps import GRID_KEYS, point_geometry
 
 #: the interval is scanned at this many points (by default) before each sign change is bracketed
 SCAN = 24
@@ -175,7 +175,7 @@ class _Difference:
         """``(E_A - E_RR, bound)``: the difference and a bound on its error (mpf)."""
         import mpmath
 
-        from .theory import attention_limit, ridge_limit
+        from symrmt.numeric.theory import attention_limit, ridge_limit
 
         vals = {**self.fixed, self.over: to_fraction(x, self.over)}
         geo = point_geometry(vals, self.geometry)
@@ -250,9 +250,9 @@ def crossings(f, over: str = "c", between=(0.1, 10), *, c=None, gamma=None, geom
     """
     import mpmath
 
-    from .api import as_nonlinearity
-    from .numeric import PrecisionError
-    from .progress import progress_bar
+    from symrmt.api import as_nonlinearity
+    from symrmt.numeric import PrecisionError
+    from symrmt.progress import progress_bar
 
     t0 = time.monotonic()
     if over not in GRID_KEYS:
@@ -318,7 +318,7 @@ def _refine(diff: _Difference, a: Fraction, b: Fraction, sign_a: int, digits: in
     """The root in ``[a, b]`` (``sign_a`` the sign at ``a``, the opposite at ``b``), with its certified bracket."""
     import mpmath
 
-    from .numeric import PrecisionError
+    from symrmt.numeric import PrecisionError
 
     work = digits + 10
     with mpmath.workdps(work + 10):

@@ -16,8 +16,8 @@ import math
 import sys
 from fractions import Fraction
 
-from .params import ParameterError, to_fraction
-from .results import _fstr
+from symrmt.params import ParameterError, to_fraction
+from symrmt.results import _fstr
 
 GRID_HELP = ("KEY=SPEC, repeatable: KEY one of c, gamma, snr, wk2, wq2, wkwq, muwk, muwq, cos_muwk, cos_muwq, "
              "cos_wkwq; SPEC a list V1,V2,... or LO:HI:K (K evenly spaced values) or LO:HI:K:log (log-spaced)")
@@ -25,7 +25,7 @@ GRID_HELP = ("KEY=SPEC, repeatable: KEY one of c, gamma, snr, wk2, wq2, wkwq, mu
 
 def grid_entry(text: str):
     """``KEY=SPEC`` -> ``(KEY, [values as strings])`` (exact decimals/fractions; log-spaced values rounded to 12 digits)."""
-    from .sweeps import GRID_KEYS
+    from symrmt.sweeps import GRID_KEYS
 
     key, sep, spec = text.partition("=")
     key = key.strip()
@@ -100,7 +100,7 @@ def _base(args, cli, varying):
     """The geometry flags as (base geometry, the non-zero rank-one values not also varying)."""
     if getattr(args, "geometry", None) is not None or getattr(args, "alpha", None) is not None:
         return cli._geometry(args), {}
-    from .sweeps import GRAM_KEYS
+    from symrmt.sweeps import GRAM_KEYS
 
     values = {}
     for key in GRAM_KEYS:
@@ -138,7 +138,7 @@ def _num(x, digits):
 
 
 def cmd_sweep(args, cli=None) -> int:
-    from .sweeps import sweep
+    from symrmt.sweeps import sweep
 
     grid = {}
     for key, values in args.grid:
@@ -180,7 +180,7 @@ def cmd_sweep(args, cli=None) -> int:
 
 
 def cmd_crossings(args, cli=None) -> int:
-    from .boundary import crossings
+    from symrmt.boundary import crossings
 
     parts = [s.strip() for s in args.between.split(",")]
     if len(parts) != 2 or not all(parts):
@@ -208,6 +208,6 @@ def cmd_crossings(args, cli=None) -> int:
 
 
 def _cli():
-    from . import cli
+    from symrmt import cli
 
     return cli

@@ -5,12 +5,12 @@ document.  ``explicit=True`` (``symrmt latex theorem1 --explicit``) writes the g
 result with every symbol defined: the pencil matrices, the fixed point and its branch,
 the rotated coordinates of ``(mu, w_K, w_Q)``, the Woodbury matrix ``D`` entry by entry,
 the vectors ``e`` and ``x``, and ``E_RR`` for comparison.  The matrices come from the
-symbolic layer (:mod:`symrmt.symbolic`), so the LaTeX is the formula the package evaluates.
+symbolic layer (:mod:`symrmt.symbolic.attention`), so the LaTeX is the formula the package evaluates.
 """
 
 from __future__ import annotations
 
-from .params import ParameterError
+from symrmt.params import ParameterError
 
 __all__ = ["LATEX_RESULTS", "EXPLICIT", "latex_of", "theorem1_explicit"]
 
@@ -36,7 +36,7 @@ def theorem1_explicit() -> str:
     """
     import sympy as sp
 
-    from . import symbolic as S
+    from symrmt.symbolic import attention as S
 
     L0, A_S, P = S.noise_pencil()
     G = S.block_trace_matrix()
@@ -107,7 +107,7 @@ def latex_of(result: str, standalone: bool = False, explicit: bool = False) -> s
 
     ``explicit`` writes every symbol out (available for ``theorem1``).
     """
-    from .derivations import load_module
+    from symrmt.derivations import load_module
 
     if result not in LATEX_RESULTS:
         raise ParameterError(f"unknown result {result!r}; known: {', '.join(sorted(LATEX_RESULTS))}")

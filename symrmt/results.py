@@ -222,7 +222,7 @@ class LimitResult:
 
     def params(self) -> dict:
         """The inputs as plain Python values (exact numbers as strings)."""
-        from .params import Geometry
+        from symrmt.params import Geometry
 
         geo = self.geometry
         geo = ({k: str(v) for k, v in geo.as_dict().items()} if isinstance(geo, Geometry)
@@ -342,7 +342,7 @@ class SimulationResult:
         Raises :class:`~symrmt.params.ParameterError` when the two were computed for different
         inputs (``f``, ``c``, ``gamma``, geometry or diagonal).
         """
-        from .params import ParameterError, as_low_rank
+        from symrmt.params import ParameterError, as_low_rank
 
         if not isinstance(theory, LimitResult):
             raise ParameterError(f"compare() takes the LimitResult of symrmt.limit, got {type(theory).__name__}")

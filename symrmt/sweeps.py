@@ -23,8 +23,8 @@ import time
 from dataclasses import dataclass
 from fractions import Fraction
 
-from .params import Geometry, LowRankGeometry, ParameterError, check_c, check_diagonal, to_fraction
-from .results import _fstr, html_table, latex_array, latex_tabular, need_pandas, text_table
+from symrmt.params import Geometry, LowRankGeometry, ParameterError, check_c, check_diagonal, to_fraction
+from symrmt.results import _fstr, html_table, latex_array, latex_tabular, need_pandas, text_table
 
 __all__ = ["sweep", "SweepResult", "GRID_KEYS", "point_geometry"]
 
@@ -314,8 +314,8 @@ def sweep(f, grid: dict, *, geometry=None, diagonal: str = "zero", digits: int =
     -------
     SweepResult
     """
-    from .api import as_nonlinearity
-    from .progress import progress_bar
+    from symrmt.api import as_nonlinearity
+    from symrmt.progress import progress_bar
 
     t0 = time.monotonic()
     nl = as_nonlinearity(f, center)
@@ -326,7 +326,7 @@ def sweep(f, grid: dict, *, geometry=None, diagonal: str = "zero", digits: int =
         return _sweep_fast(nl, axes, fixed, geometry, diagonal, points, models, certify, seed, t0)
     if isinstance(digits, bool) or not isinstance(digits, int) or digits < 1:
         raise ParameterError(f"digits must be a positive integer, got {digits!r}")
-    from .theory import attention_limit, ridge_limit
+    from symrmt.numeric.theory import attention_limit, ridge_limit
 
     groups: dict = {}
     for c, geo, g in models:
@@ -349,7 +349,7 @@ def sweep(f, grid: dict, *, geometry=None, diagonal: str = "zero", digits: int =
 def _sweep_fast(nl, axes, fixed, geometry, diagonal, points, models, certify, seed, t0):
     """The hook to the vectorised float64 solver ``symrmt.numeric.fast.solve_grid``."""
     try:
-        from .numeric import fast as fast_module
+        from symrmt.numeric import fast as fast_module
     except ImportError as exc:
         raise ParameterError(
             "fast=True needs the vectorised solver symrmt.numeric.fast, which this installation does not have; "
@@ -369,7 +369,7 @@ def _sweep_fast(nl, axes, fixed, geometry, diagonal, points, models, certify, se
         raise ParameterError(f"the fast solver returned shapes {att.shape}, {rr.shape}, {fb.shape} for "
                              f"{len(points)} points")  # pragma: no cover - a broken fast solver
     if not (np.all(np.isfinite(att)) and np.all(np.isfinite(rr))):
-        from .numeric import SolverError
+        from symrmt.numeric import SolverError
 
         raise SolverError("the fast solver returned non-finite values")  # pragma: no cover
     return SweepResult(f=nl.name, expr=str(nl.expr), center=nl.center, diagonal=diagonal, digits=None,
