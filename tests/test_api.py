@@ -138,7 +138,7 @@ def test_rank2_example_file_runs_the_guides_command(capsys):
     """docs/examples/rank2.json is the guide's rank-2 geometry; the guide's command runs on it."""
     from symrmt.cli import main
     from symrmt.params import LowRankGeometry
-    from symrmt.theory import attention_limit
+    from symrmt.numeric.theory import attention_limit
 
     path = REPO / "docs" / "examples" / "rank2.json"
     guide = (REPO / "docs" / "guide.md").read_text()
