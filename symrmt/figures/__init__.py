@@ -111,9 +111,9 @@ def _save(fig, out, name: str) -> list[str]:
 
 
 def _progress(total: int, desc: str, progress: bool):
-    from symrmt.progress import Progress
+    from symrmt.progress import progress_bar
 
-    return Progress(total, desc, enabled=None if progress else False)
+    return progress_bar(total, desc, enabled=None if progress else False)
 
 
 def _size(value, quick, full_value, full: bool):
