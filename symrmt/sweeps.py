@@ -118,8 +118,9 @@ class SweepResult:
     ``.attention``, ``.ridge`` and ``.values(key)`` are float64 arrays of the grid's shape
     (one axis per list in the grid, in its order); ``.gamma`` is ``.values("gamma")``.
     ``attention_mp``, ``ridge_mp`` hold the certified values (flat, in the grid's C order);
-    with ``fast=True`` they are float64 values and ``fallback`` marks the points the fast
-    path handed to the certified solver.
+    with ``fast=True`` they are float64 values, ``fallback`` marks the points the fast
+    path handed to the certified solver, and ``certified_gap`` is the largest relative gap
+    of its re-checked sample from 30-digit values.
     """
 
     f: str
@@ -135,6 +136,7 @@ class SweepResult:
     ridge_mp: tuple
     fast: bool = False
     fallback: tuple | None = None
+    certified_gap: float | None = None
     seconds: float = 0.0
 
     @property
@@ -375,5 +377,6 @@ def _sweep_fast(nl, axes, fixed, geometry, diagonal, points, models, certify, se
     return SweepResult(f=nl.name, expr=str(nl.expr), center=nl.center, diagonal=diagonal, digits=None,
                        grid=axes, fixed=fixed, geometry=geometry, points=tuple(points), attention_mp=tuple(att.tolist()),
                        ridge_mp=tuple(rr.tolist()), fast=True, fallback=tuple(fb.tolist()),
+                       certified_gap=getattr(out, "certified_gap", None),
                        seconds=time.monotonic() - t0)
 
