@@ -74,6 +74,8 @@ def add_parsers(sub, cli) -> None:
     p.add_argument("--diagonal", choices=("zero", "keep"), default="zero", help="K_ii = 0 (zero, default) or kept")
     cli._add_output(p)
     p.add_argument("--out", metavar="FILE", help="write to FILE instead of stdout")
+    p.add_argument("--fast", action="store_true", help="the vectorised float64 solver (float64 values, not "
+                   "certified digits; rank-one geometries)")
     p.set_defaults(func=cmd_sweep)
 
     p = sub.add_parser("crossings", help="every crossing E_A = E_RR in an interval",
@@ -129,6 +131,12 @@ def _fixed(args, varying) -> dict:
     return out
 
 
+def _text(x, digits) -> str:
+    import mpmath
+
+    return repr(x) if isinstance(x, float) else mpmath.nstr(x, digits)
+
+
 def _num(x, digits):
     import mpmath
 
@@ -148,7 +156,7 @@ def cmd_sweep(args, cli=None) -> int:
     base, extra = _base(args, cli or _cli(), set(grid))
     fixed = _fixed(args, set(grid))
     res = sweep(args.f, {**extra, **fixed, **grid}, geometry=base, diagonal=args.diagonal, digits=args.digits,
-                center=args.center)
+                center=args.center, fast=args.fast)
     cols = list(res.columns)
     rows = []
     for p, a, r in zip(res.points, res.attention_mp, res.ridge_mp):
@@ -162,13 +170,11 @@ def cmd_sweep(args, cli=None) -> int:
                        "fixed": {k: str(v) for k, v in res.fixed.items()}},
         }) + "\n"
     else:
-        import mpmath
-
         buf = io.StringIO()
         w = csv.writer(buf, lineterminator="\n")
         w.writerow(cols)
         for row in rows:
-            w.writerow(row[:-2] + [mpmath.nstr(row[-2], args.digits), mpmath.nstr(row[-1], args.digits)])
+            w.writerow(row[:-2] + [_text(row[-2], args.digits), _text(row[-1], args.digits)])
         text = buf.getvalue()
     if args.out:
         with open(args.out, "w", encoding="utf-8") as fh:
