@@ -55,6 +55,7 @@ __all__ = [
     "FIGURES",
     "alignment",
     "attention_over_geometries",
+    "phase_diagram_data",
     "main",
     "phase_diagram",
     "random_inputs",
@@ -110,9 +111,9 @@ def _save(fig, out, name: str) -> list[str]:
 
 
 def _progress(total: int, desc: str, progress: bool):
-    from symrmt.progress import Progress
+    from symrmt.progress import progress_bar
 
-    return Progress(total, desc, enabled=None if progress else False)
+    return progress_bar(total, desc, enabled=None if progress else False)
 
 
 def _size(value, quick, full_value, full: bool):
@@ -713,6 +714,45 @@ def alignment(out, full: bool = False, progress: bool = True, *, n=None, trials=
 # ---------------------------------------------------------------------------
 # figure 5: phase diagram (beyond the paper)
 # ---------------------------------------------------------------------------
+def phase_diagram_data(grid: int = 25, digits: int = DIGITS, progress: bool = True, *, fast: bool = False,
+                       certify: int = 4) -> dict:
+    r"""The data of :func:`phase_diagram`: ``E_A - E_RR`` on both panels' grids, by :func:`symrmt.sweep`.
+
+    tanh, ``gamma = 1``, every value certified to ``digits`` digits.  (a) ``W = I`` over
+    ``(c, ||mu||^2)``, ``c`` log-spaced in ``[1/16, 4]``, ``||mu||^2`` in ``[0, 8]``; (b) ``c = 1/2``,
+    ``w = w_K = w_Q`` with ``||w||^2 = 4`` at angle ``theta`` to ``mu`` (one tied axis of
+    ``cos_muwk = cos_muwq``), over ``(cos theta, ||mu||^2)``.
+
+    ``fast=True`` uses the sweep's float64 path (``certify`` points per panel re-solved at
+    30 digits) instead of certified values.
+
+    Returns
+    -------
+    dict
+        ``c``, ``snr``, ``cos`` (the axes, float lists), ``diff_a``, ``diff_b`` (float arrays of
+        shape ``(len(snr), len(c))`` and ``(len(snr), len(cos))``) and ``note`` (how the values
+        were computed).
+    """
+    from symrmt.sweeps import sweep
+
+    c_axis = [_frac(c) for c in _logspace(1 / 16, 4, grid)]
+    s_axis = [_frac(s) for s in _linspace(0, 8, grid)]
+    cos_axis = [_frac(x) for x in _linspace(0, 1, grid)]
+    show = None if progress else False
+    opts = {"digits": digits, "progress": show, "fast": fast, "certify": certify}
+    a = sweep("tanh", {"snr": s_axis, "c": c_axis, "gamma": 1}, seed=1, **opts)
+    b = sweep("tanh", {"snr": s_axis, ("cos_muwk", "cos_muwq"): cos_axis, "c": Fraction(1, 2), "gamma": 1, "wk2": 4,
+                       "wq2": 4, "cos_wkwq": 1}, seed=2, **opts)
+    note = f"{digits} digits"
+    if fast:
+        note = f"float64 path, {sum(a.fallback) + sum(b.fallback)} mpmath fallbacks"
+        gaps = [r.certified_gap for r in (a, b) if r.certified_gap is not None]
+        if gaps:
+            note += f", largest gap to 30 digits at {2 * certify} points: {max(gaps):.1e}"
+    return {"c": _floats(c_axis), "snr": _floats(s_axis), "cos": _floats(cos_axis),
+            "diff_a": a.attention - a.ridge, "diff_b": b.attention - b.ridge, "note": note}
+
+
 def phase_diagram(out, full: bool = False, progress: bool = True, *, grid=None, fast: bool = True,
                   certify=None) -> list[str]:
     r"""Where Attention beats ridge: the sign of ``E_A - E_RR`` from the limits.
@@ -720,67 +760,23 @@ def phase_diagram(out, full: bool = False, progress: bool = True, *, grid=None, 
     tanh, ``gamma = 1``.  (a) ``(c, ||mu||^2)`` with ``W = I``, ``c`` log-spaced
     in ``[1/16, 4]``, ``||mu||^2`` in ``[0, 8]``.  (b) ``(cos theta, ||mu||^2)`` at
     ``c = 1/2`` with ``w = w_K = w_Q``, ``||w||^2 = 4``, at angle ``theta`` to ``mu``.
-    ``grid`` x ``grid`` points per panel (41 in quick mode, 200 in full mode).
-    No simulation: every cell is a limit.
+    No simulation: every cell is a limit (:func:`phase_diagram_data`, through :func:`symrmt.sweep`).
 
-    ``fast=True`` (default) computes each panel in one call of the float64 path
-    :func:`symrmt.numeric.fast.solve_grid` (every point checked, failures
-    recomputed by mpmath), with ``certify`` points per panel (default 4 quick, 20
-    full) re-solved at 30 digits; the largest relative gap goes to stderr and into
-    the title.  ``fast=False`` solves every cell with the mpmath solver at 15 digits.
+    ``fast=True`` (default): the float64 path (:func:`symrmt.numeric.fast.solve_grid`, every
+    point checked, failures recomputed by mpmath), ``grid`` x ``grid`` points per panel (41 in
+    quick mode, 200 in full mode), ``certify`` points per panel (default 4 quick, 20 full)
+    re-solved at 30 digits, the largest relative gap in the title and on stderr.
+    ``fast=False``: every cell certified to 15 digits by the mpmath solver (25 and 61 points).
     """
-    import numpy as np
-
-    from symrmt.params import Geometry
-    from symrmt.numeric.theory import ridge_limit
-
     grid = _size(grid, 41 if fast else 25, 200 if fast else 61, full)
-    f, gamma = "tanh", 1
-    c_axis = _logspace(1 / 16, 4, grid)
-    s_axis = _linspace(0, 8, grid)
-    cos_axis = _linspace(0, 1, grid)
+    certify = (20 if full else 4) if certify is None else certify
+    gamma = 1
+    data = phase_diagram_data(grid, DIGITS, progress, fast=fast, certify=certify)
+    if progress and fast:
+        print(f"figures: phase_diagram: {data['note']}", file=sys.stderr)
+    c_axis, s_axis, cos_axis = data["c"], data["snr"], data["cos"]
+    diff_a, diff_b = data["diff_a"], data["diff_b"]
     c_b, w2_b = Fraction(1, 2), 4
-    diff_a = np.empty((grid, grid))
-    diff_b = np.empty((grid, grid))
-    note = f"{DIGITS} digits"
-    if fast:
-        from symrmt.numeric.fast import solve_grid
-
-        certify = (20 if full else 4) if certify is None else certify
-        S_a, C_a = np.meshgrid(np.array(s_axis), np.array(c_axis), indexing="ij")
-        S_b, COS_b = np.meshgrid(np.array(s_axis), np.array(cos_axis), indexing="ij")
-        ones = np.ones_like(S_b)
-        m_b = np.sqrt(S_b * w2_b) * COS_b
-        with _progress(2, "figure phase_diagram", progress) as bar:
-            ra = solve_grid(f, {"c": C_a, "gamma": ones * gamma, "snr": S_a}, certify=certify, seed=1)
-            bar.update(1)
-            rb = solve_grid(f, {"c": ones * float(c_b), "gamma": ones * gamma, "snr": S_b, "wk2": ones * w2_b,
-                                "wq2": ones * w2_b, "wkwq": ones * w2_b, "muwk": m_b, "muwq": m_b},
-                            certify=certify, seed=2)
-            bar.update(1)
-        diff_a[:], diff_b[:] = ra.attention - ra.ridge, rb.attention - rb.ridge
-        gaps = [r.certified_gap for r in (ra, rb) if r.certified_gap is not None]
-        fallbacks = int(ra.fallback.sum() + rb.fallback.sum())
-        note = f"float64 path, {fallbacks} mpmath fallbacks"
-        if gaps:
-            note += f", largest gap to 30 digits at {2 * certify} points: {max(gaps):.1e}"
-        if progress:
-            print(f"figures: phase_diagram: {note}", file=sys.stderr)
-    else:
-        h = _hermite(f)
-        with _progress(2 * grid * grid, "figure phase_diagram", progress) as bar:
-            for j, c in enumerate(c_axis):
-                cf = _frac(c)
-                ea = attention_over_geometries(h, cf, gamma, [Geometry(snr=_frac(s)) for s in s_axis])
-                for i, s in enumerate(s_axis):
-                    diff_a[i, j] = float(ea[i] - ridge_limit(cf, [gamma], _frac(s), DIGITS)[0])
-                bar.update(grid)
-            for i, s in enumerate(s_axis):
-                er = ridge_limit(c_b, [gamma], _frac(math.sqrt(s)) ** 2, DIGITS)[0]
-                ea = attention_over_geometries(h, c_b, gamma, [_aligned_geometry(s, w2_b, cs) for cs in cos_axis])
-                for j in range(grid):
-                    diff_b[i, j] = float(ea[j] - er)
-                bar.update(grid)
 
     from matplotlib.colors import TwoSlopeNorm
 
@@ -811,7 +807,7 @@ def phase_diagram(out, full: bool = False, progress: bool = True, *, grid=None, 
                    fontsize=10)
     fig.suptitle(
         r"Where nonlinear Attention beats ridge regression: $E_A - E_{RR}$ from the limits" "\n"
-        rf"tanh, $\gamma = {gamma}$, $K_{{ii}} = 0$, {grid} $\times$ {grid} grid per panel ({note})",
+        rf"tanh, $\gamma = {gamma}$, $K_{{ii}} = 0$, {grid} $\times$ {grid} grid per panel ({data['note']})",
         fontsize=11,
     )
     return _save(fig, out, "phase_diagram")
