@@ -1,6 +1,6 @@
 r"""Hermite data of the nonlinearity ``f``: the symbolic layer (SymPy + mpmath).
 
-Conventions (see ``MATH.md`` section 2): probabilists' Hermite polynomials
+Conventions (``docs/theory.md`` section 2): probabilists' Hermite polynomials
 ``He_k`` (:func:`sympy.hermite_prob`), ``xi ~ N(0, 1)``,
 
 * ``a_k = E[f(xi) He_k(xi)]``, so that ``f = sum_k a_k He_k / k!``;

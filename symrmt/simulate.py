@@ -4,7 +4,7 @@ This module imports NumPy and the standard library, plus :mod:`symrmt.params`
 and :mod:`symrmt.progress`; never SymPy or mpmath.  Symbolic parameters are
 turned into floats here, at one boundary (:func:`simulate`).
 
-The model (``shared/MATH.md`` section 1): tokens ``X = mu y^T + Z`` (p x n),
+The model (``docs/theory.md`` section 1): tokens ``X = mu y^T + Z`` (p x n),
 labels ``y_i = +-1`` uniform, ``Z`` i.i.d. standard Gaussian or Rademacher,
 ``W = I + w_K w_Q^T``, kernel ``K = f(X^T W X / sqrt(p)) / sqrt(p)`` with
 ``K_ii = 0`` (``diagonal="zero"``) or kept (``"keep"``), and the errors
