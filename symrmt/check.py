@@ -12,8 +12,9 @@ name       meaning                                                parameters
 =========  =====================================================  ==========================================
 ``E_RR``   ridge error ``E_RR(gamma)``                             ``c, gamma, snr``
 ``m``      Marchenko-Pastur Stieltjes transform                    ``c, gamma``
-           ``m = lim tr (X^T X/n + gamma I)^{-1}/n`` at ``mu = 0``,
-           the positive root of ``gamma m^2 + (gamma+c-1) m - 1``
+           ``m = lim tr (X^T X/n + gamma I)^{-1}/n`` at
+           ``mu = 0``, the positive root of
+           ``gamma m^2 + (gamma+c-1) m - 1``
 ``E_RR0``  ridgeless ridge error ``E_RR(0+)``                      ``c, snr``
 ``E_A``    Attention error ``E_A(gamma)``                          all eleven
 ``m_A``    Attention Stieltjes transform                           ``c, gamma, a1, nu, d``
@@ -141,7 +142,7 @@ _SYMBOL_NAME = {v: k for k, v in {**_PARAM_SYMBOLS, **_QUANTITY_SYMBOLS}.items()
 
 #: default domain: (low, high, scale, probability of an atom at 0) per parameter (``c`` and ``gamma``
 #: log-uniform); ``nu`` is
-#: ``a1^2 + U(0, 1)``; the geometry is redrawn until it is a Gram matrix; ``c`` avoids |c-1| < 0.02
+#: ``a1^2 + U(0, 1)``; the geometry is redrawn until it is a Gram matrix; ``c`` avoids ``|c - 1| < 0.02``
 DOMAIN = {
     "c": (0.05, 4.0, "log", 0.0),
     "gamma": (1e-3, 10.0, "log", 0.0),
