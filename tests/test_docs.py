@@ -63,7 +63,7 @@ def test_no_pointer_to_documents_outside_the_repository():
 
 
 def test_the_outside_patterns_can_fail():
-    bad = ["see " + "MATH" + ".md section 2", "``" + "shared/" + "STYLE.md``", "(" + "../" + "shared/x)"]
+    bad = ["see " + "MATH" + ".md section 2", "``" + "shared/" + "STYLE" + ".md``", "(" + "../" + "shared/x)"]
     assert all(any(p.search(s) for p in OUTSIDE) for s in bad)
     assert not any(p.search("on a shared two-core machine") for p in OUTSIDE)
 
