@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import os
 import re
 import subprocess
@@ -188,3 +189,18 @@ def test_api_reference_builds(tmp_path):
     # autodoc really documented the functions (an import failure leaves only the headings)
     for name in ("attention_limit", "fixed_point_system", "Nonlinearity", "simulate"):
         assert name in index, f"{name} missing from the generated API reference"
+
+
+def test_api_index_lists_every_subpackage():
+    """Each subpackage (a directory with ``__init__.py``) has an ``automodule`` entry in docs/api/index.rst."""
+    index = (ROOT / "docs" / "api" / "index.rst").read_text(encoding="utf-8")
+    listed = set(re.findall(r"^\.\. automodule:: ([\w.]+)\s*$", index, re.M))
+    packages = {
+        ".".join(p.parent.relative_to(ROOT).parts)
+        for p in (ROOT / "symrmt").rglob("__init__.py")
+        if "__pycache__" not in p.parts
+    }
+    missing = sorted(packages - listed)
+    assert not missing, f"add '.. automodule:: NAME' to docs/api/index.rst for: {missing}"
+    unknown = sorted(name for name in listed if importlib.util.find_spec(name) is None)
+    assert not unknown, f"docs/api/index.rst lists modules that do not exist: {unknown}"

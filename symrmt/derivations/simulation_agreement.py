@@ -1,6 +1,6 @@
 r"""Theory against simulation on a representative set of points (large ``n``).
 
-Claim.  At every point below, the limits :func:`symrmt.theory.attention_limit`
+Claim.  At every point below, the limits :func:`symrmt.numeric.theory.attention_limit`
 and :func:`symrmt.numeric.theory.ridge_limit` agree with the Monte-Carlo means of the
 finite model (:func:`symrmt.simulation.montecarlo.simulate`, ``docs/theory.md`` section 1) within
 
