@@ -22,7 +22,10 @@ napoleon_google_docstring = False
 napoleon_numpy_docstring = True
 napoleon_use_rtype = False
 
-autodoc_default_options = {"members": True, "show-inheritance": True}
+# ignore-module-all: document each object once, in the module that defines it; a name that a
+# module re-exports through __all__ (symrmt.limit, symrmt.numeric.theory.BranchError, ...) is
+# not documented again there, which would make every cross-reference to it ambiguous
+autodoc_default_options = {"members": True, "show-inheritance": True, "ignore-module-all": True}
 autodoc_member_order = "bysource"
 autodoc_typehints = "description"
 # the optional extras (plotting, pretrained weights, LaTeX parsing, progress widgets, data frames)
