@@ -1,0 +1,1 @@
+"""Internals of the trace engine (the public face is :mod:`symrmt.engine`)."""
