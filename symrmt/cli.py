@@ -19,6 +19,8 @@ Verbs
 ``check``    A formula of your own against the package (``symrmt.check``; exit 0 proved or
              verified, 1 disproved, 2 undecided or bad input).
 ``bench``    Speed and precision, measured side by side (``symrmt.bench``).
+``trace``    The certified limit of a normalized trace of your own expression (``symrmt.cli_trace``,
+             ``symrmt.engine``; see docs/engine.md).
 
 Examples
 --------
@@ -237,6 +239,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="JSON on stdout")
     p.add_argument("--out", metavar="FILE", help="write to FILE instead of stdout")
     p.set_defaults(func=cmd_bench)
+
+    from .cli_trace import add_trace_parser
+
+    add_trace_parser(sub, _number, _int_at_least)
     return parser
 
 
