@@ -57,6 +57,8 @@ from ..progress import Progress
 __all__ = ["TraceSimulationError", "draw_matrices", "evaluate", "random_matrices", "simulate_trace"]
 
 _RANDOM = ("gaussian", "goe")
+#: a matrix whose 1-norm condition number reaches this is refused as singular (float64 keeps < 4 digits)
+MAX_CONDITION = 1e12
 _SCALAR = ("const", "trace", "ssum", "sproduct", "power", "diff")
 
 
@@ -167,6 +169,13 @@ def _inv(a):
         raise TraceSimulationError(f"inv() of a matrix that is singular in this draw ({exc})") from None
     if not np.all(np.isfinite(out)):
         raise TraceSimulationError("inv() is not finite in this draw (a singular matrix)")
+    # np.linalg.inv does not raise on a numerically singular matrix: bound its 1-norm condition number
+    cond = np.abs(a).sum(axis=0).max() * np.abs(out).sum(axis=0).max()
+    if not cond < MAX_CONDITION:
+        raise TraceSimulationError(
+            f"inv() of a matrix that is singular in this draw (1-norm condition number {cond:.1e} >= "
+            f"{MAX_CONDITION:.0e}); the expression may need a ridge, e.g. + gamma*I"
+        )
     return out
 
 
