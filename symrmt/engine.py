@@ -21,6 +21,10 @@ Dim('p', c)
 
 from __future__ import annotations
 
+import functools
+from fractions import Fraction
+
+from ._engine import model as _model
 from ._engine.nodes import (  # noqa: F401
     GOE,
     Const,
@@ -41,5 +45,167 @@ from ._engine.nodes import (  # noqa: F401
     Transpose,
     walk,
 )
-from ._engine.model import Model  # noqa: F401
 from ._engine.tree import bind, differentiate  # noqa: F401
+
+
+__all__ = [
+    "Model", "TraceLimit", "ModelError", "bind", "differentiate", "walk", "Dim", "Gaussian", "GOE", "Identity",
+    "Diagonal", "MatSum", "MatProduct", "Scaled", "Transpose", "Inverse", "Const", "Trace", "Diff", "ScalarSum",
+    "ScalarProduct", "Power",
+]
+
+
+class TraceLimit:
+    """A certified large-n limit: ``value`` (mpf, correct to ``digits`` significant digits).
+
+    Attributes: ``value``, ``digits``, ``working_digits`` (of the two agreeing solves),
+    ``residual`` (largest fixed-point residual at the higher precision), ``at`` (the values),
+    ``traces`` (the limit of each normalized trace in the expression, in order).
+    """
+
+    def __init__(self, value, digits, working_digits, residual, at, traces):
+        self.value, self.digits, self.working_digits = value, digits, working_digits
+        self.residual, self.at, self.traces = residual, at, traces
+
+    def __float__(self):
+        return float(self.value)
+
+    def __str__(self):
+        import mpmath
+
+        return mpmath.nstr(self.value, self.digits)
+
+    def __repr__(self):
+        return f"TraceLimit({self}, digits={self.digits})"
+
+
+class Model(_model.Model):
+    """A model of the trace engine: declarations, parsing, and the certified limit.
+
+    See :mod:`symrmt._engine.nodes` for the expression language.
+
+    Examples
+    --------
+    >>> m = Model()
+    >>> m.dim("p", "c*n")
+    Dim('p', c)
+    >>> Z = m.gaussian("Z", "p", "n")
+    >>> r = m.limit("trace(inv(Z.T*Z/n + gamma*I(n)))", at={"c": "1/2", "gamma": "1/5"}, digits=30)
+    >>> print(r)
+    3.10849528301415094339811320566
+    """
+
+    def __init__(self):
+        super().__init__()
+        self._plans = {}
+
+    def plan(self, expr):
+        """The symbolic plan (pencils, systems, formula) of a scalar expression (memoized)."""
+        from ._engine.prepare import prepare
+
+        expr = self.expr(expr)
+        if expr not in self._plans:
+            self._plans[expr] = prepare(expr)
+        return self._plans[expr]
+
+    def pencil(self, expr):
+        """The linear pencils of the traces in ``expr`` (a list of :class:`PencilView`)."""
+        return [PencilView(t) for t in self.plan(expr).traces]
+
+    def equations(self, expr):
+        """The fixed-point systems of the traces in ``expr`` (a list of :class:`EquationsView`)."""
+        return [EquationsView(t) for t in self.plan(expr).traces]
+
+    def limit(self, expr, at: dict, digits: int = 15) -> TraceLimit:
+        """The certified ``n -> oo`` limit of a scalar expression at the parameter values ``at``.
+
+        Parameters
+        ----------
+        expr : str or ScalarNode
+        at : dict
+            Parameter name -> value (int, Fraction, or a decimal/fraction string such as ``"1/5"``).
+        digits : int
+            Significant digits to certify (two solves at different working precisions must agree).
+
+        Returns
+        -------
+        TraceLimit
+
+        Raises
+        ------
+        ModelError
+            The expression is not in the grammar or its limit is not O(1).
+        symrmt.numeric.SolverError
+            The homotopy or Newton failed (the message carries the residual), the digits could
+            not be certified (``PrecisionError``), or a sanity bound fails (``BranchError``).
+        """
+        from ._engine.certify import certified_limit
+
+        plan = self.plan(expr)
+        values = {}
+        for k, v in dict(at).items():
+            values[str(k)] = _model_fraction(v, str(k))
+        missing = [p.name for p in plan.params if p.name not in values]
+        if missing:
+            raise ModelError(f"no value given for {', '.join(missing)} (pass them in at=...)")
+        return certified_limit(plan, values, int(digits))
+
+
+def _model_fraction(v, name) -> Fraction:
+    from .params import to_fraction
+
+    return to_fraction(v, name)
+
+
+class PencilView:
+    """The pencil ``L = u Q^{-1} v`` of one trace, printable as a SymPy block matrix."""
+
+    def __init__(self, trace):
+        self.trace = trace
+        self.pencil = trace.pencil
+        self.size = trace.pencil.size
+
+    def matrix(self):
+        """The pencil as a SymPy matrix of symbolic blocks (``Z``, ``Z^T``, ``G``, ``I`` times coefficients)."""
+        import sympy as sp
+
+        p = self.pencil
+        M = sp.zeros(p.size, p.size)
+        for (i, j), e in p.Q.items():
+            M[i, j] = sum((c * _leaf_symbol(leaf, p.blocks[i]) for leaf, c in e.items()), sp.Integer(0))
+        return M
+
+    def latex(self) -> str:
+        import sympy as sp
+
+        return sp.latex(self.matrix())
+
+    def __repr__(self):
+        return f"PencilView({self.pencil.size} blocks: {[b[0] for b in self.pencil.blocks]})"
+
+
+@functools.lru_cache(maxsize=None)
+def _leaf_symbol(leaf, block):
+    import sympy as sp
+
+    if leaf == "I":
+        return sp.Symbol(f"I_{{{block[0]}}}", commutative=False)
+    if leaf[0] == "Z":
+        return sp.Symbol(f"\\hat{{{leaf[1]}}}" + ("^T" if leaf[2] else ""), commutative=False)
+    return sp.Symbol(f"\\hat{{{leaf[1]}}}", commutative=False)
+
+
+class EquationsView:
+    """The fixed point ``H = (L_0 - eta(H))^{-1}`` of one trace (SymPy matrices and LaTeX)."""
+
+    def __init__(self, trace):
+        self.system = trace.system
+
+    def matrices(self):
+        return self.system.matrices()
+
+    def residual(self):
+        return list(self.system.residual)
+
+    def latex(self) -> str:
+        return self.system.latex()

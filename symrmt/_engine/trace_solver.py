@@ -1,0 +1,247 @@
+"""Numeric solve of a block fixed point: homotopy from ``L_0^{-1}``, Newton polish, implicit derivatives.
+
+The SymPy system of :class:`symrmt._engine.blockfp.BlockSystem` is compiled through the
+package's compile step and code cache (:func:`symrmt.numeric.compile_recipe`); the linear
+algebra is the numeric layer's least-squares QR (:func:`symrmt.numeric._qr_solve`) and the
+errors are its :class:`~symrmt.numeric.ConvergenceError` and friends.
+
+Homotopy: the random part of the pencil is scaled by ``sqrt(s)``; at ``s = 0`` the residual
+is linear and its root is ``L_0^{-1}``; the solution is followed to ``s = 1`` by a
+predictor (the implicit derivative ``dH/ds = -J^{-1} dR/ds``) and a Newton corrector that
+must stay close to the predictor (no jump to another branch), halving the step on trouble.
+The path runs on Python floats through the same generated code where it only uses
+arithmetic, else in mpmath at 20 digits; only the final Newton polish runs at the
+requested precision.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import inspect
+import math
+
+import mpmath
+import sympy as sp
+
+from ..numeric import FLOAT_EPS, ConvergenceError, _qr_solve, compile_recipe, mpf_of
+from . import blockfp, linearize
+from .blockfp import S_STRENGTH
+
+FLOAT_TOL = 1e-12
+NEWTON_SLACK = 5
+
+
+@functools.lru_cache(maxsize=None)
+def _source_digest() -> str:
+    """Digest of the modules that derive the compiled systems (part of every cache name)."""
+    h = hashlib.sha256()
+    for mod in (blockfp, linearize):
+        h.update(inspect.getsource(mod).encode())
+    return h.hexdigest()[:16]
+
+
+def _aux_split(exprs, params):
+    """Replace non-polynomial parameter subexpressions (``sqrt(c)``, ``1/c``) by auxiliary symbols.
+
+    Returns ``(exprs', aux_symbols, aux_exprs)``: the generated code of ``exprs'`` is plain
+    arithmetic in the unknowns, the parameters and the auxiliaries, so it also runs on floats.
+    """
+    pset = set(params)
+    aux = {}
+
+    def visit(e):
+        if not e.free_symbols or e.free_symbols <= pset:
+            if e.is_Symbol or e.is_Number:
+                return e
+            if e.is_Pow and e.exp.is_Integer and e.exp > 0:
+                return visit(e.base) ** e.exp
+            if e.is_Add or e.is_Mul:
+                return e.func(*[visit(a) for a in e.args])
+            if e not in aux:
+                aux[e] = sp.Symbol(f"aux_{len(aux)}", real=True)
+            return aux[e]
+        if e.is_Atom:
+            return e
+        return e.func(*[visit(a) for a in e.args])
+
+    out = [visit(sp.sympify(x)) for x in exprs]
+    return out, list(aux.values()), list(aux.keys())
+
+
+class CompiledSystem:
+    """A :class:`~symrmt._engine.blockfp.BlockSystem` compiled to mpmath (and floats where possible)."""
+
+    def __init__(self, system, key: str):
+        self.system = system
+        self.m = len(system.h)
+        self.params = list(system.params)
+        self.name = "trace_" + hashlib.sha256((key + _source_digest()).encode()).hexdigest()[:24]
+        m = self.m
+
+        def flat():
+            J = system.jacobian()
+            return list(system.residual) + [x for row in J for x in row] + system.d_strength()
+
+        def build_fjs():
+            out, aux_syms, _ = _aux_split(flat(), self.params)
+            return [list(system.h), self.params + [S_STRENGTH] + aux_syms], out
+
+        def build_aux():
+            _, _, aux_exprs = _aux_split(flat(), self.params)
+            return [self.params], aux_exprs + [sp.Integer(0)]
+
+        self.aux = compile_recipe(self.name + "_aux", build_aux)
+        self.fjs = compile_recipe(self.name + "_fjs", build_fjs)
+        self.ffjs = self.fjs.float_version()
+        self._deriv = {}
+        assert m > 0
+
+    def aux_values(self, pvals):
+        return list(self.aux(pvals))[:-1]
+
+    def pv(self, pvals, s):
+        """The argument list ``params + [s] + aux`` at the current precision."""
+        return list(pvals) + [s] + self.aux_values(pvals)
+
+    def derivative_function(self, alpha):
+        """Compiled ``rhs`` of the multi-index ``alpha`` and its ``lower`` multi-indices."""
+        alpha = blockfp._canon(alpha)
+        if alpha not in self._deriv:
+            tag = "_".join(x.name for x in alpha)
+            lower = [b for b in blockfp._submultisets(alpha) if b and b != alpha]
+
+            def build():
+                rhs, _ = self.system.derivative_rhs(alpha)
+                args = [list(self.system.h)] + [self.system.derivative_symbols(b) for b in lower] + [self.params]
+                return args, rhs
+
+            fn = compile_recipe(f"{self.name}_d_{tag}", build)
+            self._deriv[alpha] = (fn, lower)
+        return self._deriv[alpha]
+
+
+def _newton(F, h, pv, m, tol, maxsteps, sqrt, eps):
+    """Newton on ``R(h) = 0`` with the compiled flat ``[R, J, dR/ds]``; returns ``(h, dh/ds, step)``."""
+    prev = step = None
+    root_tol = sqrt(tol)
+    for _ in range(maxsteps):
+        v = F(h, pv)
+        rows = [v[m + m * i:m + m * (i + 1)] for i in range(m)]
+        dx, dhs = _qr_solve(rows, [[-x for x in v[:m]], [-x for x in v[m + m * m:]]], sqrt, eps)
+        h = [a + b for a, b in zip(h, dx)]
+        step = sqrt(sum(x * x for x in dx)) / (1 + sqrt(sum(x * x for x in h)))
+        if step <= tol:
+            return h, dhs, step
+        if prev is not None and step > prev / 4 and step <= root_tol:
+            return h, dhs, step
+        prev = step
+    raise ConvergenceError(
+        f"Newton did not converge: last relative step {float(step):.3g} > tolerance {float(tol):.3g} after "
+        f"{maxsteps} steps"
+    )
+
+
+def _residual_norm(F, h, pv, m):
+    v = F(h, pv)
+    return max(abs(x) for x in v[:m])
+
+
+class TraceSolver:
+    """Solves one compiled system at given parameter values (exact inputs), at any precision."""
+
+    def __init__(self, compiled: CompiledSystem, values: dict):
+        self.c = compiled
+        missing = [p.name for p in compiled.params if p.name not in values]
+        if missing:
+            raise ValueError(f"no value given for {', '.join(missing)}")
+        self.raw = [values[p.name] for p in compiled.params]
+        self._start = None
+
+    def _pvals(self):
+        return [mpf_of(x) for x in self.raw]
+
+    def _path(self, F, h, pvals, sqrt, eps, tol, one, zero, to_num):
+        """Follow ``s`` from 0 to 1; returns ``h`` at ``s = 1``."""
+        m = self.c.m
+        pv0 = [to_num(x) for x in self.c.pv(pvals, zero)]
+        h, dh, _ = _newton(F, [zero] * m, pv0, m, tol, 4, sqrt, eps)  # linear at s = 0: L0^{-1}
+        s, ds, steps = zero, one / 4, 0
+        while s < one:
+            steps += 1
+            if steps > 4000:
+                raise ConvergenceError("the homotopy took more than 4000 steps")
+            nxt = min(one, s + ds)
+            pred = [a + b * (nxt - s) for a, b in zip(h, dh)]
+            pv = [to_num(x) for x in self.c.pv(pvals, nxt)]
+            try:
+                new, ndh, _ = _newton(F, pred, pv, m, tol, 12, sqrt, eps)
+                size = 1 + sqrt(sum(x * x for x in h))
+                jump = sqrt(sum((a - b) ** 2 for a, b in zip(new, pred)))
+                ok = jump <= size / 10 and all(x == x and abs(x) < 1e300 for x in new)
+            except (ConvergenceError, ArithmeticError, ValueError):
+                ok = False
+            if not ok:
+                ds = ds / 2
+                if ds < one / 2**30:
+                    raise ConvergenceError(
+                        f"the homotopy in the strength of the random part stalled at s = {float(s):.6g} "
+                        "(the pencil turns singular on the way: the expression may have no real limit at these "
+                        "values, e.g. a resolvent evaluated inside the spectrum)"
+                    )
+                continue
+            s, h, dh = nxt, new, ndh
+            ds = min(ds * 2, one)
+        return h
+
+    def start(self):
+        """``h`` at ``s = 1`` to about 12 digits (floats, else mpmath at 20 digits)."""
+        if self._start is not None:
+            return self._start
+        with mpmath.workdps(20):
+            pvals = self._pvals()
+            h = None
+            if self.c.ffjs is not None:
+                try:
+                    h = self._path(self.c.ffjs, None, pvals, math.sqrt, FLOAT_EPS, FLOAT_TOL, 1.0, 0.0, float)
+                except (ConvergenceError, ArithmeticError, ValueError, OverflowError):
+                    h = None
+            if h is None:
+                h = self._path(self.c.fjs, None, pvals, mpmath.sqrt, mpmath.eps, mpmath.mpf(10) ** -15,
+                               mpmath.mpf(1), mpmath.mpf(0), lambda x: x)
+        self._start = [float(x) for x in h] if self.c.ffjs is not None else h
+        return self._start
+
+    def solve(self, dps: int, alphas=()):
+        """``(h, {alpha: H_alpha}, step, residual)`` at ``s = 1``, polished at ``dps`` digits.
+
+        ``alphas``: the multi-indices of parameter derivatives wanted (implicit differentiation).
+        """
+        start = self.start()
+        with mpmath.workdps(dps):
+            pvals = self._pvals()
+            pv = self.c.pv(pvals, mpmath.mpf(1))
+            tol = mpmath.mpf(10) ** (-(dps - NEWTON_SLACK))
+            h, _, step = _newton(self.c.fjs, [mpmath.mpf(x) for x in start], pv, self.c.m, tol, 8 + dps // 5,
+                                 mpmath.sqrt, mpmath.eps)
+            res = _residual_norm(self.c.fjs, h, pv, self.c.m)
+            derivs = {}
+            if alphas:
+                m = self.c.m
+                v = self.c.fjs(h, pv)
+                rows = [v[m + m * i:m + m * (i + 1)] for i in range(m)]
+                for alpha in sorted({blockfp._canon(a) for a in alphas}, key=len):
+                    self._derivative(alpha, h, rows, pvals, derivs)
+            return h, derivs, step, res
+
+    def _derivative(self, alpha, h, rows, pvals, derivs):
+        if alpha in derivs:
+            return derivs[alpha]
+        if not set(alpha) <= set(self.c.params):
+            derivs[alpha] = [mpmath.mpf(0)] * self.c.m
+            return derivs[alpha]
+        fn, lower = self.c.derivative_function(alpha)
+        lows = [self._derivative(b, h, rows, pvals, derivs) for b in lower]
+        rhs = fn(h, *lows, pvals)
+        derivs[alpha] = _qr_solve(rows, [[-x for x in rhs]], mpmath.sqrt, mpmath.eps)[0]
+        return derivs[alpha]
