@@ -174,6 +174,21 @@ def add_trace_parser(sub, number_type, int_at_least, add_output=None):
     return p
 
 
+def check_sizes(model, at: dict) -> None:
+    """Every dimension ratio must be a positive number at the values ``at`` (else :class:`ParameterError`)."""
+    import sympy as sp
+
+    for d in model.dims.values():
+        free = {str(s) for s in d.ratio.free_symbols}
+        if not free <= set(at):
+            continue  # the limit reports the missing values
+        value = d.ratio.subs({s: sp.Rational(at[str(s)].numerator, at[str(s)].denominator)
+                              for s in d.ratio.free_symbols})
+        if not (value.is_number and value > 0):
+            raise ParameterError(f"the dimension {d.name} = ({d.ratio})*n must be positive; at these values "
+                                 f"its ratio is {value}")
+
+
 def _num(x, digits: int):
     import mpmath
 
@@ -189,6 +204,7 @@ def cmd_trace(args) -> int:
     model = build_model(args.dim, args.matrix)
     at = parse_at(args.at)
     expr = model.parse(args.expr)
+    check_sizes(model, at)
     D = args.digits
     result = model.limit(expr, at=at, digits=D)
     out = {

@@ -65,6 +65,15 @@ def wishart_squared(gamma, c):
     return mpmath.im(mp_stieltjes(mpmath.mpc(0, r), c)) / r
 
 
+def anisotropic_plus_semicircle(gamma, c, values, weights, s):
+    """``tau((Z^T D Z/n + s G/sqrt(n) + gamma)^{-1})``: subordination over the Silverstein resolvent,
+    ``m = m_D(-gamma + s^2 m)``."""
+    m = 1 / gamma
+    for _ in range(100):
+        m = anisotropic_mp(gamma - s**2 * m, c, values, weights)
+    return mpmath.findroot(lambda x: x - anisotropic_mp(gamma - s**2 * x, c, values, weights), m)
+
+
 def anisotropic_mp(gamma, c, values, weights):
     """``tau_n((Z^T D Z/n + gamma)^{-1})``, ``D`` with law ``sum_i w_i delta_{v_i}`` on ``p = c n``:
     Silverstein's equation ``1/m = gamma + c sum_i w_i v_i/(1 + v_i m)``, root in ``(0, 1/gamma]``."""
@@ -123,6 +132,19 @@ def test_anisotropic_two_atoms(c, gamma, values, weights):
     r = m.limit("trace(inv(Z.T*D*Z/n + gamma*I(n)))", at={"c": c, "gamma": gamma}, digits=DIGITS)
     with mpmath.workdps(WORK):
         ref = anisotropic_mp(_q(gamma), _q(c), [_q(v) for v in values], [_q(w) for w in weights])
+        _close(r.value, ref, DIGITS)
+
+
+def test_anisotropic_plus_semicircle():
+    m = Model()
+    m.dim("p", "c*n")
+    m.gaussian("Z", "p", "n")
+    m.goe("G", "n")
+    m.diag("D", "p", ["1", "4"], ["1/4", "3/4"])
+    r = m.limit("trace(inv(Z.T*D*Z/n + s*G/sqrt(n) + gamma*I(n)))", at={"c": "1/2", "gamma": "3", "s": "1/2"},
+                digits=DIGITS)
+    with mpmath.workdps(WORK):
+        ref = anisotropic_plus_semicircle(_q("3"), _q("1/2"), [_q("1"), _q("4")], [_q("1/4"), _q("3/4")], _q("1/2"))
         _close(r.value, ref, DIGITS)
 
 
