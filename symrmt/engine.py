@@ -92,7 +92,7 @@ class Model(_model.Model):
     >>> Z = m.gaussian("Z", "p", "n")
     >>> r = m.limit("trace(inv(Z.T*Z/n + gamma*I(n)))", at={"c": "1/2", "gamma": "1/5"}, digits=30)
     >>> print(r)
-    3.10849528301415094339811320566
+    3.10849528301415095283016509441
     """
 
     def __init__(self):

@@ -48,22 +48,25 @@ def self_test(pencil, hat, size: int = 30, seed: int = 20260611):
             symbols |= x.rows.ratio.free_symbols | x.cols.ratio.free_symbols
     vals = _values(sorted(symbols, key=str), rng)
 
-    def num(c):
-        return float(sp.sympify(c).subs(vals))
+    def num(c):  # the identity is algebraic: a complex coefficient (sqrt of a negative) is fine
+        return complex(sp.sympify(c).subs(vals))
+
+    def size_of(c):
+        return num(c).real
 
     # sizes: each dimension gets max(2, round(ratio * size)); atoms split it by their weights
     dims, laws = {}, {}
     for x in walk(hat):
         for d in ((x.rows, x.cols) if hasattr(x, "rows") else ()):
-            dims[d.name] = max(2, int(round(num(d.ratio) * size)))
+            dims[d.name] = max(2, int(round(size_of(d.ratio) * size)))
         if isinstance(x, Diagonal):
             laws[x.dim.name] = x
     for (d, _a), r in pencil.ratios.items():
         if d not in dims:
-            dims[d] = max(2, int(round(num(r if _a is None else r) * size)))
+            dims[d] = max(2, int(round(size_of(r) * size)))
     atoms = {}
     for d, D in laws.items():
-        ws = [num(w) for w in D.weights]
+        ws = [size_of(w) for w in D.weights]
         counts = [max(1, int(round(w * dims[d]))) for w in ws]
         dims[d] = sum(counts)
         starts = np.cumsum([0] + counts)
@@ -76,7 +79,7 @@ def self_test(pencil, hat, size: int = 30, seed: int = 20260611):
             a = rng.standard_normal((dims[x.dim.name],) * 2) / np.sqrt(size)
             mats[x.name] = (a + a.T) / np.sqrt(2)
         if isinstance(x, Diagonal) and x.name not in mats:
-            d = np.empty(dims[x.dim.name])
+            d = np.empty(dims[x.dim.name], dtype=complex)
             for a, (s, e) in enumerate(atoms[x.dim.name]):
                 d[s:e] = num(x.values[a])
             mats[x.name] = np.diag(d)
@@ -108,7 +111,7 @@ def self_test(pencil, hat, size: int = 30, seed: int = 20260611):
     spans = [rows_of(k) for k in pencil.blocks]
     offs = np.cumsum([0] + [e - s for s, e in spans])
     total = int(offs[-1])
-    L = np.zeros((total, total))
+    L = np.zeros((total, total), dtype=complex)
 
     def leaf_matrix(leaf, ki, kj):
         if leaf == "I":
@@ -130,7 +133,7 @@ def self_test(pencil, hat, size: int = 30, seed: int = 20260611):
             L[offs[i]:offs[i + 1], offs[j]:offs[j + 1]] += num(c) * leaf_matrix(leaf, i, j)
     Linv = np.linalg.inv(L)
     want = direct(hat)
-    got = np.zeros_like(want)
+    got = np.zeros(want.shape, dtype=complex)
     for i, cu in pencil.u.items():
         for j, cv in pencil.v.items():
             (r0, r1), (c0, c1) = spans[i], spans[j]

@@ -87,12 +87,17 @@ class CompiledSystem:
             out, aux_syms, _ = _aux_split(flat(), self.params)
             return [list(system.h), self.params + [S_STRENGTH] + aux_syms], out
 
+        def build_res():
+            out, aux_syms, _ = _aux_split(flat(), self.params)
+            return [list(system.h), self.params + [S_STRENGTH] + aux_syms], out[:m]
+
         def build_aux():
             _, _, aux_exprs = _aux_split(flat(), self.params)
             return [self.params], aux_exprs + [sp.Integer(0)]
 
         self.aux = compile_recipe(self.name + "_aux", build_aux)
         self.fjs = compile_recipe(self.name + "_fjs", build_fjs)
+        self.res = compile_recipe(self.name + "_res", build_res)
         self.ffjs = self.fjs.float_version()
         self._deriv = {}
         assert m > 0
@@ -122,13 +127,24 @@ class CompiledSystem:
 
 
 def _newton(F, h, pv, m, tol, maxsteps, sqrt, eps):
-    """Newton on ``R(h) = 0`` with the compiled flat ``[R, J, dR/ds]``; returns ``(h, dh/ds, step)``."""
+    """Newton on ``R(h) = 0`` with the compiled flat ``[R, J, dR/ds]``; returns ``(h, dh/ds, step)``.
+
+    On floats the linear systems go through a float LU, in mpmath through the numeric layer's QR.
+    """
     prev = step = None
     root_tol = sqrt(tol)
+    floats = sqrt is math.sqrt
     for _ in range(maxsteps):
         v = F(h, pv)
         rows = [v[m + m * i:m + m * (i + 1)] for i in range(m)]
-        dx, dhs = _qr_solve(rows, [[-x for x in v[:m]], [-x for x in v[m + m * m:]]], sqrt, eps)
+        if floats:
+            lu = _float_lu(rows)
+            if lu is None:
+                raise ConvergenceError("singular Jacobian in the fixed-point solve")
+            dx = _lu_solve(lu, [-x for x in v[:m]])
+            dhs = _lu_solve(lu, [-x for x in v[m + m * m:]])
+        else:
+            dx, dhs = _qr_solve(rows, [[-x for x in v[:m]], [-x for x in v[m + m * m:]]], sqrt, eps)
         h = [a + b for a, b in zip(h, dx)]
         step = sqrt(sum(x * x for x in dx)) / (1 + sqrt(sum(x * x for x in h)))
         if step <= tol:
@@ -140,6 +156,64 @@ def _newton(F, h, pv, m, tol, maxsteps, sqrt, eps):
         f"Newton did not converge: last relative step {float(step):.3g} > tolerance {float(tol):.3g} after "
         f"{maxsteps} steps"
     )
+
+
+def _float_lu(rows):
+    """LU factorization with partial pivoting of a float matrix (lists); ``None`` if singular."""
+    n = len(rows)
+    A = [list(map(float, r)) for r in rows]
+    piv = list(range(n))
+    scale = max((abs(x) for r in A for x in r), default=0.0)
+    for k in range(n):
+        p = max(range(k, n), key=lambda i: abs(A[i][k]))
+        if not abs(A[p][k]) > scale * 1e-14:
+            return None
+        if p != k:
+            A[k], A[p] = A[p], A[k]
+            piv[k], piv[p] = piv[p], piv[k]
+        inv = 1.0 / A[k][k]
+        rk = A[k]
+        for i in range(k + 1, n):
+            ri = A[i]
+            f = ri[k] * inv
+            if f:
+                ri[k] = f
+                for j in range(k + 1, n):
+                    ri[j] -= f * rk[j]
+            else:
+                ri[k] = 0.0
+    return A, piv
+
+
+def _lu_solve(lu, b):
+    A, piv = lu
+    n = len(A)
+    y = [float(b[p]) for p in piv]
+    for i in range(n):
+        ri = A[i]
+        y[i] -= sum(ri[j] * y[j] for j in range(i))
+    for i in range(n - 1, -1, -1):
+        ri = A[i]
+        y[i] = (y[i] - sum(ri[j] * y[j] for j in range(i + 1, n))) / ri[i]
+    return y
+
+
+def _refine(apply_residual, lu, x, tol, maxsteps=60):
+    """Iterative refinement: ``x <- x - LU^{-1} r(x)`` with the float factorization ``lu`` of the
+    Jacobian and the residual ``r`` at the working precision; returns ``(x, step)`` or ``None``
+    when the steps stop shrinking fast (then the caller falls back to full Newton)."""
+    prev = None
+    for _ in range(maxsteps):
+        r = apply_residual(x)
+        dx = _lu_solve(lu, r)
+        x = [a - mpmath.mpf(b) for a, b in zip(x, dx)]
+        step = mpmath.mpf(math.sqrt(sum(d * d for d in dx))) / (1 + mpmath.sqrt(sum(a * a for a in x)))
+        if step <= tol:
+            return x, step
+        if prev is not None and step > prev * mpmath.mpf("1e-3"):
+            return None
+        prev = step
+    return None
 
 
 def _residual_norm(F, h, pv, m):
@@ -157,6 +231,7 @@ class TraceSolver:
             raise ValueError(f"no value given for {', '.join(missing)}")
         self.raw = [values[p.name] for p in compiled.params]
         self._start = None
+        self._lu_cache = None
 
     def _pvals(self):
         return [mpf_of(x) for x in self.raw]
@@ -218,30 +293,53 @@ class TraceSolver:
         ``alphas``: the multi-indices of parameter derivatives wanted (implicit differentiation).
         """
         start = self.start()
+        m = self.c.m
         with mpmath.workdps(dps):
             pvals = self._pvals()
             pv = self.c.pv(pvals, mpmath.mpf(1))
             tol = mpmath.mpf(10) ** (-(dps - NEWTON_SLACK))
-            h, _, step = _newton(self.c.fjs, [mpmath.mpf(x) for x in start], pv, self.c.m, tol, 8 + dps // 5,
-                                 mpmath.sqrt, mpmath.eps)
-            res = _residual_norm(self.c.fjs, h, pv, self.c.m)
+            h0 = [mpmath.mpf(x) for x in start]
+            lu = self._lu(h0, pv)
+            out = None
+            if lu is not None:
+                out = _refine(lambda x: self.c.res(x, pv), lu, h0, tol)
+            if out is not None:
+                h, step = out
+            else:
+                h, _, step = _newton(self.c.fjs, h0, pv, m, tol, 8 + dps // 5, mpmath.sqrt, mpmath.eps)
+            v = self.c.fjs(h, pv)
+            res = max(abs(x) for x in v[:m])
             derivs = {}
             if alphas:
-                m = self.c.m
-                v = self.c.fjs(h, pv)
                 rows = [v[m + m * i:m + m * (i + 1)] for i in range(m)]
                 for alpha in sorted({blockfp._canon(a) for a in alphas}, key=len):
-                    self._derivative(alpha, h, rows, pvals, derivs)
+                    self._derivative(alpha, h, rows, pvals, derivs, lu, tol)
             return h, derivs, step, res
 
-    def _derivative(self, alpha, h, rows, pvals, derivs):
+    def _lu(self, h, pv):
+        """Float LU of the Jacobian at ``h`` (cached per start point)."""
+        if self._lu_cache is None:
+            with mpmath.workdps(20):
+                v = self.c.fjs(h, pv)
+                m = self.c.m
+                self._lu_cache = (_float_lu([v[m + m * i:m + m * (i + 1)] for i in range(m)]),)
+        return self._lu_cache[0]
+
+    def _derivative(self, alpha, h, rows, pvals, derivs, lu=None, tol=None):
+        """``H_alpha`` from ``J H_alpha = -rhs`` (iterative refinement on the float LU, else QR)."""
         if alpha in derivs:
             return derivs[alpha]
         if not set(alpha) <= set(self.c.params):
             derivs[alpha] = [mpmath.mpf(0)] * self.c.m
             return derivs[alpha]
         fn, lower = self.c.derivative_function(alpha)
-        lows = [self._derivative(b, h, rows, pvals, derivs) for b in lower]
+        lows = [self._derivative(b, h, rows, pvals, derivs, lu, tol) for b in lower]
         rhs = fn(h, *lows, pvals)
-        derivs[alpha] = _qr_solve(rows, [[-x for x in rhs]], mpmath.sqrt, mpmath.eps)[0]
+        out = None
+        if lu is not None:
+            def apply(x):
+                return [sum(r[j] * x[j] for j in range(len(x)) if r[j]) + b for r, b in zip(rows, rhs)]
+            out = _refine(apply, lu, [mpmath.mpf(0)] * self.c.m, tol)
+        derivs[alpha] = out[0] if out is not None else _qr_solve(rows, [[-x for x in rhs]], mpmath.sqrt,
+                                                                 mpmath.eps)[0]
         return derivs[alpha]
