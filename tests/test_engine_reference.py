@@ -98,6 +98,14 @@ def test_marchenko_pastur(c, gamma):
         _close(r.value, mp_stieltjes(-_q(gamma), _q(c)), DIGITS)
 
 
+@pytest.mark.xfail(strict=True, raises=ArithmeticError,
+                   reason="known engine defect: at c < 1 and some small gamma the homotopy ends on the unphysical "
+                   "root and the certification refuses it with a BranchError (no wrong number is returned)")
+@pytest.mark.parametrize("c,gamma", [("1/2", "1/100"), ("1/2", "1/50")])
+def test_marchenko_pastur_small_gamma_below_c_1(c, gamma):
+    test_marchenko_pastur(c, gamma)
+
+
 @pytest.mark.parametrize("c,gamma,s", [("1/2", "3", "1"), ("2", "1", "1/2"), ("1/3", "1/2", "1/4")])
 def test_semicircle_plus_marchenko_pastur(c, gamma, s):
     m = Model()
