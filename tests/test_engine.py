@@ -158,3 +158,11 @@ def test_pencil_and_equations_print(model):
     assert pencil.size == 2
     assert "\\hat{Z}" in pencil.latex()
     assert "H_{2,2}" in eqs.latex() and "gamma" in eqs.latex()
+
+
+def test_singular_deterministic_part(model):
+    """``tau((Z Z^T/n)^{-1}) = 1/(1 - c)`` for ``c < 1``: ``L_0`` is singular, the solver goes through a shift."""
+    r = model.limit("trace(inv(Z*Z.T/n))", at={"c": "1/3"}, digits=30)
+    _close(r.value, mpmath.mpf(3) / 2, 30)
+    with pytest.raises(SolverError, match="may not exist"):
+        model.limit("trace(inv(Z.T*Z/n))", at={"c": "1/3"}, digits=15)

@@ -30,6 +30,8 @@ from __future__ import annotations
 
 import sympy as sp
 
+from .linearize import EPS_SHIFT
+
 S_STRENGTH = sp.Symbol("s_hom", positive=True)
 
 
@@ -99,7 +101,7 @@ class BlockSystem:
         free = set()
         for x in self.residual + list(self.readout.values()):
             free |= x.free_symbols
-        self.params = sorted(free - set(self.h) - {S_STRENGTH}, key=lambda s: s.name)
+        self.params = sorted(free - set(self.h) - {S_STRENGTH, EPS_SHIFT}, key=lambda s: s.name)
 
     # -- derived expressions
     def jacobian(self):
@@ -110,6 +112,10 @@ class BlockSystem:
         """``dR/ds``."""
         return [sp.diff(r, S_STRENGTH) for r in self.residual]
 
+    def d_shift(self):
+        """``dR/d eps`` (the shift of the inverses, see :data:`~symrmt._engine.linearize.EPS_SHIFT`)."""
+        return [sp.diff(r, EPS_SHIFT) for r in self.residual]
+
     def derivative_rhs(self, alpha):
         """``(rhs, lower)`` for the multi-index ``alpha`` (a tuple of parameters, sorted by name).
 
@@ -118,7 +124,7 @@ class BlockSystem:
         multi-indices ``lower`` (proper, non-empty sub-multisets of ``alpha``).
         """
         alpha = _canon(alpha)
-        expr = [r.subs(S_STRENGTH, 1) for r in self.residual]
+        expr = [r.subs({S_STRENGTH: 1, EPS_SHIFT: 0}) for r in self.residual]
         prefix = ()
         for theta in alpha:
             subs = _submultisets(prefix)
@@ -145,12 +151,12 @@ class BlockSystem:
     # -- printing
     def matrices(self):
         """``(L0, eta(H), H)`` as SymPy matrices."""
-        return self.L0, self.eta, self.H
+        return self.L0.subs(EPS_SHIFT, 0), self.eta, self.H
 
     def latex(self) -> str:
         """LaTeX of ``H = (L_0 - \\eta(H))^{-1}`` with its matrices and the readout."""
         lhs = sp.latex(self.H)
-        rhs = sp.latex(self.L0 - self.eta)
+        rhs = sp.latex((self.L0 - self.eta).subs(EPS_SHIFT, 0))
         out = sp.latex(sum(c * self.H[i, j] for (i, j), c in self.readout.items()))
         return (f"H = \\left({rhs}\\right)^{{-1}}, \\qquad H = {lhs},\n"
                 f"\\qquad \\tau(M) = {out}")

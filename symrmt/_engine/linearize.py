@@ -22,8 +22,9 @@ sections 3-4):
 - ``a M``: ``v -> a v``;
 - ``M_1 + M_2``: ``Q = diag(Q_1, Q_2)``, ``u = [u_1, u_2]``, ``v = [v_1; v_2]``;
 - ``M_1 M_2``: ``Q = [[Q_1, -v_1 u_2], [0, Q_2]]``, ``u = [u_1, 0]``, ``v = [0; v_2]``;
-- ``M^{-1}``: ``Q' = [[Q, v], [u, 0]]``, whose last diagonal block of ``Q'^{-1}`` is
-  ``-(u Q^{-1} v)^{-1}``, so ``u' = -e_last``, ``v' = e_last``;
+- ``M^{-1}``: ``Q' = [[Q, v], [u, -eps]]``, whose last diagonal block of ``Q'^{-1}`` is
+  ``-(u Q^{-1} v + eps)^{-1}``, so ``u' = -e_last``, ``v' = e_last`` (``eps`` = :data:`EPS_SHIFT`
+  is 0 in the value; the solver moves it only to leave a singular deterministic part);
 - transposes are pushed down to the leaves first.
 
 The pencil is then reduced: a block ``k`` whose diagonal entry is a non-zero number
@@ -63,6 +64,9 @@ from .nodes import (
 )
 
 HALF = sp.Rational(1, 2)
+#: the shift ``eps`` of every inverse, ``inv(M) -> inv(M + eps I)``; 0 in every value, non-zero only
+#: on the solver's path when the deterministic part of a pencil is singular
+EPS_SHIFT = sp.Symbol("eps_shift", real=True)
 
 
 # ---------------------------------------------------------------- orders in n
@@ -303,6 +307,7 @@ def _realize(m, ratios):
             _add(Q, i, last, "I", c)
         for j, c in u.items():
             _add(Q, last, j, "I", c)
+        _add(Q, last, last, "I", -EPS_SHIFT)
         blocks = blocks + [bk(m.rows)]
         del dims
         return blocks, Q, {last: sp.Integer(-1)}, {last: sp.Integer(1)}

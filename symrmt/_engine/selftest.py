@@ -46,28 +46,28 @@ def self_test(pencil, hat, size: int = 30, seed: int = 20260611):
                 symbols |= v.free_symbols
         if isinstance(x, (Gaussian, GOE, Identity, Diagonal)):
             symbols |= x.rows.ratio.free_symbols | x.cols.ratio.free_symbols
-    vals = _values(sorted(symbols, key=str), rng)
+    from .linearize import EPS_SHIFT
+
+    vals = _values(sorted(symbols - {EPS_SHIFT}, key=str), rng)
+    vals[EPS_SHIFT] = 0
 
     def num(c):  # the identity is algebraic: a complex coefficient (sqrt of a negative) is fine
         return complex(sp.sympify(c).subs(vals))
 
-    def size_of(c):
-        return num(c).real
 
-    # sizes: each dimension gets max(2, round(ratio * size)); atoms split it by their weights
+    # sizes: the identity holds at any sizes; every dimension gets ``size`` rows, so that every
+    # square matrix of Gaussian products is invertible (almost surely); atoms split it evenly
     dims, laws = {}, {}
     for x in walk(hat):
         for d in ((x.rows, x.cols) if hasattr(x, "rows") else ()):
-            dims[d.name] = max(2, int(round(size_of(d.ratio) * size)))
+            dims[d.name] = size
         if isinstance(x, Diagonal):
             laws[x.dim.name] = x
-    for (d, _a), r in pencil.ratios.items():
-        if d not in dims:
-            dims[d] = max(2, int(round(size_of(r) * size)))
+    for (d, _a) in pencil.ratios:
+        dims.setdefault(d, size)
     atoms = {}
     for d, D in laws.items():
-        ws = [size_of(w) for w in D.weights]
-        counts = [max(1, int(round(w * dims[d]))) for w in ws]
+        counts = [max(2, size // len(D.weights))] * len(D.weights)
         dims[d] = sum(counts)
         starts = np.cumsum([0] + counts)
         atoms[d] = [(int(starts[a]), int(starts[a + 1])) for a in range(len(counts))]

@@ -27,6 +27,7 @@ import sympy as sp
 from ..numeric import FLOAT_EPS, ConvergenceError, _qr_solve, compile_recipe, mpf_of
 from . import blockfp, linearize
 from .blockfp import S_STRENGTH
+from .linearize import EPS_SHIFT
 
 FLOAT_TOL = 1e-12
 NEWTON_SLACK = 5
@@ -81,15 +82,22 @@ class CompiledSystem:
 
         def flat():
             J = system.jacobian()
-            return list(system.residual) + [x for row in J for x in row] + system.d_strength()
+            return list(system.residual) + [x for row in J for x in row] + system.d_strength() + system.d_shift()
 
-        def build_fjs():
+        def args(aux_syms):
+            return [list(system.h), self.params + [S_STRENGTH, EPS_SHIFT] + aux_syms]
+
+        def build_fjs():  # R, J, dR/ds
             out, aux_syms, _ = _aux_split(flat(), self.params)
-            return [list(system.h), self.params + [S_STRENGTH] + aux_syms], out
+            return args(aux_syms), out[:m + m * m + m]
+
+        def build_fje():  # R, J, dR/d eps
+            out, aux_syms, _ = _aux_split(flat(), self.params)
+            return args(aux_syms), out[:m + m * m] + out[m + m * m + m:]
 
         def build_res():
             out, aux_syms, _ = _aux_split(flat(), self.params)
-            return [list(system.h), self.params + [S_STRENGTH] + aux_syms], out[:m]
+            return args(aux_syms), out[:m]
 
         def build_aux():
             _, _, aux_exprs = _aux_split(flat(), self.params)
@@ -99,15 +107,24 @@ class CompiledSystem:
         self.fjs = compile_recipe(self.name + "_fjs", build_fjs)
         self.res = compile_recipe(self.name + "_res", build_res)
         self.ffjs = self.fjs.float_version()
+        self._build_fje = build_fje
+        self._fje = None
         self._deriv = {}
         assert m > 0
 
     def aux_values(self, pvals):
         return list(self.aux(pvals))[:-1]
 
-    def pv(self, pvals, s):
-        """The argument list ``params + [s] + aux`` at the current precision."""
-        return list(pvals) + [s] + self.aux_values(pvals)
+    def pv(self, pvals, s, e=0):
+        """The argument list ``params + [s, eps] + aux`` at the current precision."""
+        return list(pvals) + [s, e] + self.aux_values(pvals)
+
+    def fje(self, floats: bool):
+        """Compiled ``[R, J, dR/d eps]`` (the shift path), on floats when possible."""
+        if self._fje is None:
+            c = compile_recipe(self.name + "_fje", self._build_fje)
+            self._fje = (c, c.float_version())
+        return self._fje[1] if floats else self._fje[0]
 
     def derivative_function(self, alpha):
         """Compiled ``rhs`` of the multi-index ``alpha`` and its ``lower`` multi-indices."""
@@ -236,37 +253,75 @@ class TraceSolver:
     def _pvals(self):
         return [mpf_of(x) for x in self.raw]
 
-    def _path(self, F, h, pvals, sqrt, eps, tol, one, zero, to_num):
-        """Follow ``s`` from 0 to 1; returns ``h`` at ``s = 1``."""
+    def _follow(self, F, pv_at, h, dh, t0, t1, num):
+        """Follow the solution from ``t0`` to ``t1`` (predictor ``dh``, Newton corrector near it)."""
+        sqrt, eps, tol = num
         m = self.c.m
-        pv0 = [to_num(x) for x in self.c.pv(pvals, zero)]
-        h, dh, _ = _newton(F, [zero] * m, pv0, m, tol, 4, sqrt, eps)  # linear at s = 0: L0^{-1}
-        s, ds, steps = zero, one / 4, 0
-        while s < one:
+        t, dt, steps = t0, (t1 - t0) / 4, 0
+        while t != t1:
             steps += 1
             if steps > 4000:
                 raise ConvergenceError("the homotopy took more than 4000 steps")
-            nxt = min(one, s + ds)
-            pred = [a + b * (nxt - s) for a, b in zip(h, dh)]
-            pv = [to_num(x) for x in self.c.pv(pvals, nxt)]
+            nxt = t + dt
+            if (dt > 0 and nxt > t1) or (dt < 0 and nxt < t1):
+                nxt = t1
+            pred = [a + b * (nxt - t) for a, b in zip(h, dh)]
             try:
-                new, ndh, _ = _newton(F, pred, pv, m, tol, 12, sqrt, eps)
+                new, ndh, _ = _newton(F, pred, pv_at(nxt), m, tol, 12, sqrt, eps)
                 size = 1 + sqrt(sum(x * x for x in h))
                 jump = sqrt(sum((a - b) ** 2 for a, b in zip(new, pred)))
                 ok = jump <= size / 10 and all(x == x and abs(x) < 1e300 for x in new)
-            except (ConvergenceError, ArithmeticError, ValueError):
+            except (ConvergenceError, ArithmeticError, ValueError, OverflowError):
                 ok = False
             if not ok:
-                ds = ds / 2
-                if ds < one / 2**30:
-                    raise ConvergenceError(
-                        f"the homotopy in the strength of the random part stalled at s = {float(s):.6g} "
-                        "(the pencil turns singular on the way: the expression may have no real limit at these "
-                        "values, e.g. a resolvent evaluated inside the spectrum)"
-                    )
+                dt = dt / 2
+                if abs(dt) < abs(t1 - t0) / 2**30:
+                    raise ConvergenceError(f"stalled at {float(t):.6g}")
                 continue
-            s, h, dh = nxt, new, ndh
-            ds = min(ds * 2, one)
+            t, h, dh = nxt, new, ndh
+            dt = dt * 2 if abs(dt * 2) <= abs(t1 - t0) else (t1 - t0)
+        return h
+
+    def _path(self, floats: bool):
+        """``h`` at ``s = 1``: from ``L_0^{-1}`` at ``s = 0`` along ``s``; if ``L_0`` is singular, along ``s`` at a
+        shift ``eps`` of the inverses that makes it regular, then along ``eps`` back to 0 at ``s = 1``."""
+        if floats:
+            num, F, conv = (math.sqrt, FLOAT_EPS, FLOAT_TOL), self.c.ffjs, float
+        else:
+            num, F, conv = (mpmath.sqrt, mpmath.eps, mpmath.mpf(10) ** -15), self.c.fjs, (lambda x: x)
+        one, zero = conv(1), conv(0)
+        pvals = self._pvals()
+        m = self.c.m
+        for e0 in (0, 1, 3, mpmath.mpf(1) / 3):
+            e0 = conv(e0)
+            try:  # linear at s = 0: one Newton step gives L0^{-1}
+                h, dh, _ = _newton(F, [zero] * m, [conv(x) for x in self.c.pv(pvals, zero, e0)], m, num[2], 4, *num[:2])
+                break
+            except (ConvergenceError, ArithmeticError, ValueError):
+                continue
+        else:
+            raise ConvergenceError("the deterministic part L_0 of the pencil is singular, even with shifted inverses")
+        try:
+            h = self._follow(F, lambda t: [conv(x) for x in self.c.pv(pvals, t, e0)], h, dh, zero, one, num)
+        except ConvergenceError as exc:
+            raise ConvergenceError(
+                f"the homotopy in the strength s of the random part {exc} (the pencil turns singular on the "
+                "way: the expression may have no real limit at these values, e.g. a resolvent evaluated inside "
+                "the spectrum)"
+            ) from None
+        if e0 != 0:
+            Fe = self.c.fje(floats)
+            if Fe is None:
+                raise ConvergenceError("no float version of the shift path")
+            pv_at = (lambda t: [conv(x) for x in self.c.pv(pvals, one, t)])
+            _, dh, _ = _newton(Fe, h, pv_at(e0), m, num[2], 12, *num[:2])
+            try:
+                h = self._follow(Fe, pv_at, h, dh, e0, zero, num)
+            except ConvergenceError as exc:
+                raise ConvergenceError(
+                    f"the deterministic part of the pencil is singular, and the path that removes the shift eps "
+                    f"of the inverses {exc} (an inverse may not exist in the limit at these values)"
+                ) from None
         return h
 
     def start(self):
@@ -274,16 +329,14 @@ class TraceSolver:
         if self._start is not None:
             return self._start
         with mpmath.workdps(20):
-            pvals = self._pvals()
             h = None
             if self.c.ffjs is not None:
                 try:
-                    h = self._path(self.c.ffjs, None, pvals, math.sqrt, FLOAT_EPS, FLOAT_TOL, 1.0, 0.0, float)
+                    h = self._path(True)
                 except (ConvergenceError, ArithmeticError, ValueError, OverflowError):
                     h = None
             if h is None:
-                h = self._path(self.c.fjs, None, pvals, mpmath.sqrt, mpmath.eps, mpmath.mpf(10) ** -15,
-                               mpmath.mpf(1), mpmath.mpf(0), lambda x: x)
+                h = self._path(False)
         self._start = [float(x) for x in h] if self.c.ffjs is not None else h
         return self._start
 
