@@ -46,12 +46,13 @@ from ._engine.nodes import (  # noqa: F401
     walk,
 )
 from ._engine.tree import bind, differentiate  # noqa: F401
+from ._engine.kernel import kernel, kernel_coefficients  # noqa: F401,E402  (the Gaussian-equivalent kernel)
 
 
 __all__ = [
     "Model", "TraceLimit", "ModelError", "bind", "differentiate", "walk", "Dim", "Gaussian", "GOE", "Identity",
     "Diagonal", "MatSum", "MatProduct", "Scaled", "Transpose", "Inverse", "Const", "Trace", "Diff", "ScalarSum",
-    "ScalarProduct", "Power",
+    "ScalarProduct", "Power", "kernel", "kernel_coefficients",
 ]
 
 

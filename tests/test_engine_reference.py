@@ -17,8 +17,7 @@ import json
 import mpmath
 import pytest
 
-from symrmt.engine import Const, Diff, Identity, Inverse, Model, Trace
-from symrmt._engine.kernel import kernel
+from symrmt.engine import Const, Diff, Identity, Inverse, Model, Trace, kernel
 from symrmt.params import LowRankGeometry
 
 DIGITS = 30
