@@ -80,27 +80,37 @@ class CompiledSystem:
         self.name = "trace_" + hashlib.sha256((key + _source_digest()).encode()).hexdigest()[:24]
         m = self.m
 
+        memo = {}
+
         def flat():
-            J = system.jacobian()
-            return list(system.residual) + [x for row in J for x in row] + system.d_strength() + system.d_shift()
+            if "flat" not in memo:
+                J = system.jacobian()
+                fl = list(system.residual) + [x for row in J for x in row] + system.d_strength() + system.d_shift()
+                memo["flat"] = fl
+                memo["split"] = _aux_split(fl, self.params)
+            return memo["flat"]
+
+        def split():
+            flat()
+            return memo["split"]
 
         def args(aux_syms):
             return [list(system.h), self.params + [S_STRENGTH, EPS_SHIFT] + aux_syms]
 
         def build_fjs():  # R, J, dR/ds
-            out, aux_syms, _ = _aux_split(flat(), self.params)
+            out, aux_syms, _ = split()
             return args(aux_syms), out[:m + m * m + m]
 
         def build_fje():  # R, J, dR/d eps
-            out, aux_syms, _ = _aux_split(flat(), self.params)
+            out, aux_syms, _ = split()
             return args(aux_syms), out[:m + m * m] + out[m + m * m + m:]
 
         def build_res():
-            out, aux_syms, _ = _aux_split(flat(), self.params)
+            out, aux_syms, _ = split()
             return args(aux_syms), out[:m]
 
         def build_aux():
-            _, _, aux_exprs = _aux_split(flat(), self.params)
+            _, _, aux_exprs = split()
             return [self.params], aux_exprs + [sp.Integer(0)]
 
         self.aux = compile_recipe(self.name + "_aux", build_aux)
