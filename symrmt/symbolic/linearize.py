@@ -42,7 +42,7 @@ from __future__ import annotations
 
 import sympy as sp
 
-from .nodes import (
+from .engine_nodes import (
     GOE,
     N,
     Const,
@@ -423,6 +423,6 @@ def _sub(name, a, b) -> str:
 
 
 def diagonals_of(m) -> dict:
-    from .nodes import walk
+    from .engine_nodes import walk
 
     return {x.name: x for x in walk(m) if isinstance(x, Diagonal)}

@@ -1,8 +1,8 @@
 """Numeric solve of a block fixed point: homotopy from ``L_0^{-1}``, Newton polish, implicit derivatives.
 
-The SymPy system of :class:`symrmt._engine.blockfp.BlockSystem` is compiled through the
-package's compile step and code cache (:func:`symrmt.numeric.compile_recipe`); the linear
-algebra is the numeric layer's least-squares QR (:func:`symrmt.numeric._qr_solve`) and the
+The SymPy system of :class:`symrmt.symbolic.blockfp.BlockSystem` is compiled through the
+package's compile step and code cache (:func:`symrmt.numeric.solver.compile_recipe`); the linear
+algebra is the numeric layer's least-squares QR (:func:`symrmt.numeric.solver._qr_solve`) and the
 errors are its :class:`~symrmt.numeric.ConvergenceError` and friends.
 
 Homotopy: the random part of the pencil is scaled by ``sqrt(s)``; at ``s = 0`` the residual
@@ -24,10 +24,10 @@ import math
 import mpmath
 import sympy as sp
 
-from ..numeric import FLOAT_EPS, ConvergenceError, _qr_solve, compile_recipe, mpf_of
-from . import blockfp, linearize
-from .blockfp import S_STRENGTH
-from .linearize import EPS_SHIFT
+from ..symbolic import blockfp, linearize
+from ..symbolic.blockfp import S_STRENGTH
+from ..symbolic.linearize import EPS_SHIFT
+from .solver import FLOAT_EPS, ConvergenceError, _qr_solve, compile_recipe, mpf_of
 
 FLOAT_TOL = 1e-12
 NEWTON_SLACK = 5
@@ -71,7 +71,7 @@ def _aux_split(exprs, params):
 
 
 class CompiledSystem:
-    """A :class:`~symrmt._engine.blockfp.BlockSystem` compiled to mpmath (and floats where possible)."""
+    """A :class:`~symrmt.symbolic.blockfp.BlockSystem` compiled to mpmath (and floats where possible)."""
 
     def __init__(self, system, key: str):
         self.system = system

@@ -139,7 +139,7 @@ class BlockSystem:
         return [self._times_h(mat, i, j) for i, j in self.unknowns]
 
     def d_shift(self):
-        """``dR/d eps`` (the shift of the inverses, see :data:`~symrmt._engine.linearize.EPS_SHIFT`)."""
+        """``dR/d eps`` (the shift of the inverses, see :data:`~symrmt.symbolic.linearize.EPS_SHIFT`)."""
         mat = {ij: sp.diff(self.L0[ij], EPS_SHIFT) for ij in self.lam}
         return [self._times_h(mat, i, j) for i, j in self.unknowns]
 
