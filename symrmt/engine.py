@@ -1,7 +1,7 @@
 r"""The general trace engine: from an expression alone to a certified large-n limit.
 
 Public names (stable): :class:`Model` and the expression-tree classes of
-:mod:`symrmt._engine.nodes` (``Gaussian``, ``GOE``, ``Identity``, ``Diagonal``,
+:mod:`symrmt.symbolic.engine_nodes` (``Gaussian``, ``GOE``, ``Identity``, ``Diagonal``,
 ``MatSum``, ``MatProduct``, ``Scaled``, ``Transpose``, ``Inverse``, ``Const``,
 ``Trace``, ``Diff``, ``ScalarSum``, ``ScalarProduct``, ``Power``, ``Dim``), the
 tree utilities :func:`bind` (numeric values and sizes, for a NumPy simulation),
@@ -24,8 +24,8 @@ from __future__ import annotations
 import functools
 from fractions import Fraction
 
-from ._engine import model as _model
-from ._engine.nodes import (  # noqa: F401
+from .symbolic import engine_model as _model
+from .symbolic.engine_nodes import (  # noqa: F401
     GOE,
     Const,
     Diagonal,
@@ -45,8 +45,8 @@ from ._engine.nodes import (  # noqa: F401
     Transpose,
     walk,
 )
-from ._engine.tree import bind, differentiate  # noqa: F401
-from ._engine.kernel import kernel, kernel_coefficients  # noqa: F401,E402  (the Gaussian-equivalent kernel)
+from .symbolic.engine_tree import bind, differentiate  # noqa: F401
+from .symbolic.engine_kernel import kernel, kernel_coefficients  # noqa: F401  (the Gaussian-equivalent kernel)
 
 
 __all__ = [
@@ -83,7 +83,7 @@ class TraceLimit:
 class Model(_model.Model):
     """A model of the trace engine: declarations, parsing, and the certified limit.
 
-    See :mod:`symrmt._engine.nodes` for the expression language.
+    See :mod:`symrmt.symbolic.engine_nodes` for the expression language.
 
     Examples
     --------
@@ -102,7 +102,7 @@ class Model(_model.Model):
 
     def plan(self, expr):
         """The symbolic plan (pencils, systems, formula) of a scalar expression (memoized)."""
-        from ._engine.prepare import prepare
+        from .symbolic.engine_plan import prepare
 
         expr = self.expr(expr)
         if expr not in self._plans:
@@ -140,7 +140,7 @@ class Model(_model.Model):
             The homotopy or Newton failed (the message carries the residual), the digits could
             not be certified (``PrecisionError``), or a sanity bound fails (``BranchError``).
         """
-        from ._engine.certify import certified_limit
+        from .numeric.trace_certify import certified_limit
 
         plan = self.plan(expr)
         values = {}

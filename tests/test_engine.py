@@ -91,7 +91,7 @@ def test_two_atom_covariance(model):
 
 @pytest.mark.parametrize("c", ["1/2", "2"])
 def test_ridge_error_without_signal(model, c):
-    from symrmt.theory import ridge_limit
+    from symrmt.numeric.theory import ridge_limit
 
     expr = "-gamma**2*diff(trace(inv(Z.T*Z/n + gamma*I(n))), gamma)"
     for gamma in ("1/10", "2"):
@@ -104,7 +104,7 @@ def test_ridge_error_without_signal(model, c):
 def test_noise_only_attention_error(model, c):
     """The Gaussian-equivalent kernel ``K = a1 (Z^T Z/p - I) + sqrt(nu - a1^2) G/sqrt(p)`` written by hand;
     ``E_A = -gamma^2 d/dgamma tau((K Z^T Z K / n + gamma)^{-1})`` against the package's attention limit."""
-    from symrmt.theory import attention_limit
+    from symrmt.numeric.theory import attention_limit
 
     K = "(a1*(Z.T*Z/p - I(n)) + sqrt(nu - a1**2)*G/sqrt(p))"
     expr = f"-gamma**2*diff(trace(inv({K}*Z.T*Z*{K}/n + gamma*I(n))), gamma)"

@@ -4,7 +4,7 @@ The value is computed at ``digits + guard`` and ``digits + guard + 10`` working 
 (each solve polished by Newton from the homotopy's start); it is returned only when the
 Newton steps reached beyond the digits asked for and the two values agree to ``digits``
 significant digits.  Otherwise the guard doubles, up to ``ESCALATIONS`` times, as the
-attention solver does; then :class:`~symrmt.numeric.PrecisionError` says what happened.
+attention solver does; then :class:`~symrmt.numeric.solver.PrecisionError` says what happened.
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ import functools
 import mpmath
 import sympy as sp
 
-from ..numeric import BranchError, ConvergenceError, PrecisionError, compile_expr, mpf_of
-from ..theory import ESCALATIONS, GUARD, _agree
+from .solver import BranchError, ConvergenceError, PrecisionError, compile_expr, mpf_of
+from .theory import ESCALATIONS, GUARD, _agree
 from .trace_solver import CompiledSystem, TraceSolver
 
 _COMPILED = {}

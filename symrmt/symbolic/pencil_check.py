@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 import sympy as sp
 
-from .nodes import GOE, Const, Diagonal, Gaussian, Identity, Inverse, MatProduct, MatSum, Scaled, Transpose, walk
+from .engine_nodes import GOE, Const, Diagonal, Gaussian, Identity, Inverse, MatProduct, MatSum, Scaled, Transpose, walk
 
 TOL = 1e-10
 

@@ -42,7 +42,7 @@ from __future__ import annotations
 
 import sympy as sp
 
-from .nodes import (
+from .engine_nodes import (
     GOE,
     N,
     Const,
@@ -88,12 +88,12 @@ def n_order(expr):
         by_exp[e] = by_exp.get(e, 0) + coeff
     else:
         for e in sorted(by_exp, reverse=True):
-            c = sp.simplify(by_exp[e])
+            c = sp.cancel(sp.expand(by_exp[e]))
             if c != 0:
                 return c, e
         return sp.Integer(0), sp.Integer(0)
     x = sp.Symbol("x_", positive=True)
-    lead = sp.simplify(expr.subs(N, 1 / x)).as_leading_term(x)
+    lead = sp.cancel(expr.subs(N, 1 / x)).as_leading_term(x)
     coeff, e = lead.as_coeff_exponent(x)
     if coeff.has(x) or coeff.has(N):
         raise ModelError(f"the scalar {expr} is not a power of n times a constant in the limit")
@@ -423,6 +423,6 @@ def _sub(name, a, b) -> str:
 
 
 def diagonals_of(m) -> dict:
-    from .nodes import walk
+    from .engine_nodes import walk
 
     return {x.name: x for x in walk(m) if isinstance(x, Diagonal)}

@@ -1,8 +1,8 @@
 """Numeric solve of a block fixed point: homotopy from ``L_0^{-1}``, Newton polish, implicit derivatives.
 
-The SymPy system of :class:`symrmt._engine.blockfp.BlockSystem` is compiled through the
-package's compile step and code cache (:func:`symrmt.numeric.compile_recipe`); the linear
-algebra is the numeric layer's least-squares QR (:func:`symrmt.numeric._qr_solve`) and the
+The SymPy system of :class:`symrmt.symbolic.blockfp.BlockSystem` is compiled through the
+package's compile step and code cache (:func:`symrmt.numeric.solver.compile_recipe`); the linear
+algebra is the numeric layer's least-squares QR (:func:`symrmt.numeric.solver._qr_solve`) and the
 errors are its :class:`~symrmt.numeric.ConvergenceError` and friends.
 
 Homotopy: the random part of the pencil is scaled by ``sqrt(s)``; at ``s = 0`` the residual
@@ -24,10 +24,10 @@ import math
 import mpmath
 import sympy as sp
 
-from ..numeric import FLOAT_EPS, ConvergenceError, _qr_solve, compile_recipe, mpf_of
-from . import blockfp, linearize
-from .blockfp import S_STRENGTH
-from .linearize import EPS_SHIFT
+from ..symbolic import blockfp, linearize
+from ..symbolic.blockfp import S_STRENGTH
+from ..symbolic.linearize import EPS_SHIFT
+from .solver import FLOAT_EPS, ConvergenceError, _qr_solve, compile_recipe, mpf_of
 
 FLOAT_TOL = 1e-12
 NEWTON_SLACK = 5
@@ -71,7 +71,7 @@ def _aux_split(exprs, params):
 
 
 class CompiledSystem:
-    """A :class:`~symrmt._engine.blockfp.BlockSystem` compiled to mpmath (and floats where possible)."""
+    """A :class:`~symrmt.symbolic.blockfp.BlockSystem` compiled to mpmath (and floats where possible)."""
 
     def __init__(self, system, key: str):
         self.system = system
@@ -80,27 +80,37 @@ class CompiledSystem:
         self.name = "trace_" + hashlib.sha256((key + _source_digest()).encode()).hexdigest()[:24]
         m = self.m
 
+        memo = {}
+
         def flat():
-            J = system.jacobian()
-            return list(system.residual) + [x for row in J for x in row] + system.d_strength() + system.d_shift()
+            if "flat" not in memo:
+                J = system.jacobian()
+                fl = list(system.residual) + [x for row in J for x in row] + system.d_strength() + system.d_shift()
+                memo["flat"] = fl
+                memo["split"] = _aux_split(fl, self.params)
+            return memo["flat"]
+
+        def split():
+            flat()
+            return memo["split"]
 
         def args(aux_syms):
             return [list(system.h), self.params + [S_STRENGTH, EPS_SHIFT] + aux_syms]
 
         def build_fjs():  # R, J, dR/ds
-            out, aux_syms, _ = _aux_split(flat(), self.params)
+            out, aux_syms, _ = split()
             return args(aux_syms), out[:m + m * m + m]
 
         def build_fje():  # R, J, dR/d eps
-            out, aux_syms, _ = _aux_split(flat(), self.params)
+            out, aux_syms, _ = split()
             return args(aux_syms), out[:m + m * m] + out[m + m * m + m:]
 
         def build_res():
-            out, aux_syms, _ = _aux_split(flat(), self.params)
+            out, aux_syms, _ = split()
             return args(aux_syms), out[:m]
 
         def build_aux():
-            _, _, aux_exprs = _aux_split(flat(), self.params)
+            _, _, aux_exprs = split()
             return [self.params], aux_exprs + [sp.Integer(0)]
 
         self.aux = compile_recipe(self.name + "_aux", build_aux)

@@ -6,7 +6,7 @@ from fractions import Fraction
 
 import sympy as sp
 
-from .nodes import (
+from .engine_nodes import (
     GOE,
     N,
     Const,

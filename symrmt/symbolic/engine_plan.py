@@ -15,7 +15,7 @@ import sympy as sp
 
 from . import linearize as lin
 from .blockfp import BlockSystem
-from .nodes import (
+from .engine_nodes import (
     GOE,
     Const,
     Diagonal,
@@ -34,7 +34,7 @@ from .nodes import (
     Transpose,
     walk,
 )
-from .selftest import self_test
+from .pencil_check import self_test
 
 
 class TracePlan:

@@ -60,7 +60,7 @@ class BlockSystem:
             groups.setdefault(b, []).append(i)
         self.groups = groups
         self.unknowns = [(i, j) for g in groups.values() for i in g for j in g]
-        self.h = [sp.Symbol(f"H_{{{i + 1},{j + 1}}}", real=True) for i, j in self.unknowns]
+        self.h = [sp.Symbol(f"H_{i + 1}_{j + 1}", real=True) for i, j in self.unknowns]
         index = dict(zip(self.unknowns, self.h))
         Hm = sp.zeros(k, k)
         for (i, j), sym in index.items():
@@ -76,18 +76,27 @@ class BlockSystem:
                     occ.setdefault(leaf[1], []).append((leaf, i, j, c))
                 else:
                     raise ValueError(f"pencil entry {leaf} is neither constant nor random; split the atoms first")
-        eta = sp.zeros(k, k)
+        # eta as sparse coefficients: eta_kl = sum coef * H_{m m'}
+        eta_c = {}
         for items in occ.values():
             for leaf1, kk, m, c1 in items:
                 for leaf2, m2, ll, c2 in items:
                     if leaf1[0] == "G" or leaf1[2] != leaf2[2]:  # G G, Z Z^T, Z^T Z
                         if pencil.blocks[m] != pencil.blocks[m2] or pencil.blocks[kk] != pencil.blocks[ll]:
                             continue
-                        eta[kk, ll] += c1 * c2 * pencil.ratios[pencil.blocks[m]] * Hm[m, m2]
-        self.L0, self.eta = L0, eta.applyfunc(sp.expand)
-        lam = L0 - S_STRENGTH * self.eta
-        prod = lam * Hm
-        self.residual = [sp.expand(prod[i, j] - (1 if i == j else 0)) for i, j in self.unknowns]
+                        d = eta_c.setdefault((kk, ll), {})
+                        d[(m, m2)] = d.get((m, m2), 0) + c1 * c2 * pencil.ratios[pencil.blocks[m]]
+        self.eta_coef = {kl: {mm: sp.expand(c) for mm, c in d.items()} for kl, d in eta_c.items()}
+        eta = sp.zeros(k, k)
+        for (kk, ll), d in self.eta_coef.items():
+            eta[kk, ll] = sp.Add(*[c * Hm[m, m2] for (m, m2), c in d.items()])
+        self.L0, self.eta = L0, eta
+        self.lam = {(i, j): L0[i, j] - S_STRENGTH * eta[i, j] for i in range(k) for j in range(k)
+                    if L0[i, j] != 0 or eta[i, j] != 0}
+        self._rows = {}
+        for (i, j) in self.lam:
+            self._rows.setdefault(i, []).append(j)
+        self.residual = [self._times_h(self.lam, i, j) - (1 if i == j else 0) for i, j in self.unknowns]
         # readout of tau(M): pairs (i, j) on the same atom of the rows of M
         readout = {}
         for i, cu in pencil.u.items():
@@ -97,24 +106,47 @@ class BlockSystem:
                     continue
                 w = pencil.ratios[bi] / pencil.ratios[(bi[0], None)] if bi[1] is not None else 1
                 readout[(i, j)] = readout.get((i, j), 0) + cu * cv * w
-        self.readout = {k2: sp.simplify(v) for k2, v in readout.items() if v != 0}
+        self.readout = {k2: sp.cancel(v) for k2, v in readout.items() if sp.cancel(v) != 0}
         free = set()
         for x in self.residual + list(self.readout.values()):
             free |= x.free_symbols
         self.params = sorted(free - set(self.h) - {S_STRENGTH, EPS_SHIFT}, key=lambda s: s.name)
 
     # -- derived expressions
+    def _times_h(self, mat: dict, i, j):
+        """``(mat H)_ij`` for a sparse ``mat`` (dict ``(i, m) -> expr``)."""
+        return sp.Add(*[mat[(i, m)] * self.H[m, j] for m in self._rows.get(i, ()) if (i, m) in mat
+                        and self.H[m, j] != 0])
+
     def jacobian(self):
-        """``dR/dh`` as a list of rows."""
-        return [[sp.diff(r, x) for x in self.h] for r in self.residual]
+        """``dR/dh`` as a list of rows: ``dR = Lambda dH - s eta(dH) H`` (written from the structure)."""
+        col = {u: n for n, u in enumerate(self.unknowns)}
+        rows = []
+        for (k, l) in self.unknowns:
+            row = [sp.Integer(0)] * len(self.unknowns)
+            for a in self._rows.get(k, ()):
+                if (a, l) in col:
+                    row[col[(a, l)]] += self.lam[(k, a)]
+                for (m, m2), c in self.eta_coef.get((k, a), {}).items():
+                    if self.H[a, l] != 0:
+                        row[col[(m, m2)]] += -S_STRENGTH * c * self.H[a, l]
+            rows.append(row)
+        return rows
 
     def d_strength(self):
-        """``dR/ds``."""
-        return [sp.diff(r, S_STRENGTH) for r in self.residual]
+        """``dR/ds = -eta(H) H``."""
+        mat = {ij: -self.eta[ij] for ij in self.lam if self.eta[ij] != 0}
+        return [self._times_h(mat, i, j) for i, j in self.unknowns]
 
     def d_shift(self):
-        """``dR/d eps`` (the shift of the inverses, see :data:`~symrmt._engine.linearize.EPS_SHIFT`)."""
-        return [sp.diff(r, EPS_SHIFT) for r in self.residual]
+        """``dR/d eps`` (the shift of the inverses, see :data:`~symrmt.symbolic.linearize.EPS_SHIFT`)."""
+        mat = {ij: sp.diff(self.L0[ij], EPS_SHIFT) for ij in self.lam}
+        return [self._times_h(mat, i, j) for i, j in self.unknowns]
+
+    def d_param(self, theta):
+        """``dR/d theta`` at fixed ``H``, ``s = 1``, ``eps = 0``: ``(d Lambda / d theta) H``."""
+        mat = {ij: sp.diff(v, theta).subs({S_STRENGTH: 1, EPS_SHIFT: 0}) for ij, v in self.lam.items()}
+        return [self._times_h(mat, i, j) for i, j in self.unknowns]
 
     def derivative_rhs(self, alpha):
         """``(rhs, lower)`` for the multi-index ``alpha`` (a tuple of parameters, sorted by name).
@@ -124,6 +156,8 @@ class BlockSystem:
         multi-indices ``lower`` (proper, non-empty sub-multisets of ``alpha``).
         """
         alpha = _canon(alpha)
+        if len(alpha) == 1:
+            return self.d_param(alpha[0]), []
         expr = [r.subs({S_STRENGTH: 1, EPS_SHIFT: 0}) for r in self.residual]
         prefix = ()
         for theta in alpha:
@@ -145,8 +179,8 @@ class BlockSystem:
         """Symbols of ``H_beta`` (``beta = ()``: ``h`` itself)."""
         if not beta:
             return self.h
-        tag = "".join(s.name for s in beta)
-        return [sp.Symbol(f"{x.name};{tag}", real=True) for x in self.h]
+        tag = "_".join(s.name for s in beta)
+        return [sp.Symbol(f"{x.name}__{tag}", real=True) for x in self.h]
 
     # -- printing
     def matrices(self):
@@ -155,9 +189,10 @@ class BlockSystem:
 
     def latex(self) -> str:
         """LaTeX of ``H = (L_0 - \\eta(H))^{-1}`` with its matrices and the readout."""
-        lhs = sp.latex(self.H)
-        rhs = sp.latex((self.L0 - self.eta).subs(EPS_SHIFT, 0))
-        out = sp.latex(sum(c * self.H[i, j] for (i, j), c in self.readout.items()))
+        pretty = {x: sp.Symbol(f"H_{{{i + 1},{j + 1}}}") for x, (i, j) in zip(self.h, self.unknowns)}
+        lhs = sp.latex(self.H.xreplace(pretty))
+        rhs = sp.latex((self.L0 - self.eta).subs(EPS_SHIFT, 0).xreplace(pretty))
+        out = sp.latex(sum(c * self.H[i, j] for (i, j), c in self.readout.items()).xreplace(pretty))
         return (f"H = \\left({rhs}\\right)^{{-1}}, \\qquad H = {lhs},\n"
                 f"\\qquad \\tau(M) = {out}")
 
