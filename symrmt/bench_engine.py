@@ -63,7 +63,7 @@ def worker(spec: dict) -> dict:
     import mpmath
 
     t0 = time.perf_counter()
-    from .engine import Model
+    from symrmt.engine import Model
 
     import_s = time.perf_counter() - t0
     m = Model()

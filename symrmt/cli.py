@@ -240,7 +240,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", metavar="FILE", help="write to FILE instead of stdout")
     p.set_defaults(func=cmd_bench)
 
-    from .cli_trace import add_trace_parser
+    from symrmt.cli_trace import add_trace_parser
 
     add_trace_parser(sub, _number, _int_at_least)
     return parser

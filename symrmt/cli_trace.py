@@ -33,7 +33,7 @@ import re
 import sys
 from fractions import Fraction
 
-from .params import ParameterError
+from symrmt.params import ParameterError
 
 __all__ = ["add_trace_parser", "cmd_trace", "parse_at", "build_model"]
 
@@ -45,9 +45,9 @@ _NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
 
 def _parser():
     try:
-        from .parsing import parse_expression
+        from symrmt.parsing import parse_expression
     except ImportError:  # the shared parser's contract, before it is installed
-        from ._engine._parse_local import parse_expression
+        from symrmt._engine._parse_local import parse_expression
     return parse_expression
 
 
@@ -99,8 +99,8 @@ def parse_at(text: str) -> dict:
 
 def _declare_diag(model, name: str, rhs: str):
     """``diag(dim, [values], [weights])`` (weights optional: equal) through the restricted parser."""
-    from ._engine.model import _number
-    from ._engine.nodes import Const, DimConst
+    from symrmt.symbolic.engine_model import _number
+    from symrmt.symbolic.engine_nodes import Const, DimConst
 
     names = {k: DimConst(d) for k, d in model.dims.items()}
     for k, s in model.symbols.items():
@@ -130,7 +130,7 @@ def build_model(dims=(), matrices=()):
     >>> sorted(m.matrices), str(m.dims["p"].ratio)
     (['D', 'Z'], 'c')
     """
-    from .engine import Model
+    from symrmt.engine import Model
 
     if len(dims) > MAX_DECLARATIONS or len(matrices) > MAX_DECLARATIONS:
         raise ParameterError(f"at most {MAX_DECLARATIONS} --dim and {MAX_DECLARATIONS} --matrix declarations")
@@ -192,7 +192,7 @@ def check_sizes(model, at: dict) -> None:
 def _num(x, digits: int):
     import mpmath
 
-    from .cli import FLOAT_DIGITS
+    from symrmt.cli import FLOAT_DIGITS
 
     return float(x) if digits <= FLOAT_DIGITS else mpmath.nstr(x, digits)
 
@@ -214,8 +214,8 @@ def cmd_trace(args) -> int:
         "at": {k: str(v) for k, v in at.items()},
     }
     if args.simulate:
-        from .engine import bind
-        from .simulation.trace_sim import simulate_trace
+        from symrmt.engine import bind
+        from symrmt.simulation.trace_sim import simulate_trace
 
         sim = simulate_trace(bind(expr, at, args.n), trials=args.trials, seed=args.seed, progress=None)
         out["simulation"] = {"mean": sim["mean"], "se": sim["se"], "n": args.n, "trials": args.trials,

@@ -6,7 +6,7 @@ Every reference here is computed without the engine:
   subordination equation of a semicircle plus MP, the MP Stieltjes transform at ``i sqrt(gamma)``
   for a squared Wishart matrix, the Silverstein equation of a two-atom covariance);
 * the package's own limits of the ridge error and of the noise-only Attention error
-  (``symrmt.theory``: a closed form and a hand-built 3-block pencil with its own solver),
+  (``symrmt.numeric.theory``: a closed form and a hand-built 3-block pencil with its own solver),
   reached through the kernel helper's Gaussian-equivalent expression.
 
 Tolerances: closed forms to 30 digits (``10**-30`` relative), the package's errors to 40 digits.
@@ -160,7 +160,7 @@ def test_anisotropic_plus_semicircle():
 @pytest.mark.parametrize("c", ["1/2", "2"])
 @pytest.mark.parametrize("gamma", ["1/10", "3"])
 def test_ridge_error_without_signal(c, gamma):
-    from symrmt.theory import ridge_limit
+    from symrmt.numeric.theory import ridge_limit
 
     m = Model()
     m.dim("p", "c*n")
@@ -187,7 +187,7 @@ def attention_expression(f, alpha=1, diagonal="zero"):
 @pytest.mark.parametrize("f", ["tanh", "relu", "cos"])
 @pytest.mark.parametrize("c", ["1/2", "2"])
 def test_noise_only_attention_equals_the_package(f, c):
-    from symrmt.theory import attention_limit
+    from symrmt.numeric.theory import attention_limit
 
     m, E = attention_expression(f)
     r = m.limit(E, at={"c": c, "gamma": "1/10"}, digits=42)
@@ -200,7 +200,7 @@ def test_noise_only_attention_alpha_and_kept_diagonal():
     """``W = 2 I`` with the diagonal kept: the kernel helper rescales f like the package (``f(2 t)``, ``d -> 2 d``).
 
     ``f(t) = max(t, 0) - sqrt(2/pi)`` is centered at the scale 2 (``E max(2 xi, 0) = sqrt(2/pi)``)."""
-    from symrmt.theory import attention_limit
+    from symrmt.numeric.theory import attention_limit
 
     f = "Max(t, 0) - sqrt(2/pi)"
     m, E = attention_expression(f, alpha=2, diagonal="keep")

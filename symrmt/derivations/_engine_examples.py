@@ -49,8 +49,8 @@ def check_pencil(ck, label: str, model, expr) -> None:
 def check_simulation(ck, label: str, model, expr, at: dict, value, quick: bool, seed: int,
                      full_trials: int = 10, quick_trials: int = 6) -> dict:
     """Monte-Carlo of the same expression against the limit ``value``; returns the simulation."""
-    from ..engine import bind
-    from ..simulation.trace_sim import simulate_trace
+    from symrmt.engine import bind
+    from symrmt.simulation.trace_sim import simulate_trace
 
     n, trials, rel = sizes(quick, full_trials, quick_trials)
     sim = simulate_trace(bind(model.expr(expr), at, n), trials=trials, seed=seed, progress=None)

@@ -24,8 +24,8 @@ from __future__ import annotations
 
 import mpmath
 
-from ..checks import CheckList, derivation_main
-from . import _engine_examples as ex
+from symrmt.checks import CheckList, derivation_main
+from symrmt.derivations import _engine_examples as ex
 
 NAME = "engine_anisotropic_mp"
 EXPR = "lam*trace(inv(S*Z.T*Z*S/n + lam*I(d)))"
@@ -34,7 +34,7 @@ POINTS = ({"phi": "1/2", "lam": "1/10"}, {"phi": "2", "lam": "1/5"}, {"phi": "1"
 
 
 def model():
-    from ..engine import Model
+    from symrmt.engine import Model
 
     m = Model()
     m.dim("d", "phi*n")

@@ -34,8 +34,8 @@ import math
 import mpmath
 import numpy as np
 
-from ..checks import CheckList, derivation_main
-from . import _engine_examples as ex
+from symrmt.checks import CheckList, derivation_main
+from symrmt.derivations import _engine_examples as ex
 
 NAME = "engine_random_features"
 F = "(sqrt(zeta)*W*X/sqrt(d) + sqrt(beta)*Th)"
@@ -48,7 +48,7 @@ OTHER = {"phi": "1/2", "psi": "2", "lam": "1", "zeta": "1/3", "beta": "1/5"}
 
 
 def model():
-    from ..engine import Model
+    from symrmt.engine import Model
 
     mdl = Model()
     mdl.dim("d", "phi*n")

@@ -25,8 +25,8 @@ from __future__ import annotations
 
 import mpmath
 
-from ..checks import CheckList, derivation_main
-from . import _engine_examples as ex
+from symrmt.checks import CheckList, derivation_main
+from symrmt.derivations import _engine_examples as ex
 
 NAME = "engine_subordination"
 S2 = "(3*I(d) - S1)"
@@ -36,7 +36,7 @@ POINTS = ({"p1": "1/2", "p2": "1", "phi": "1", "lam": "1/10"}, {"p1": "2", "p2":
 
 
 def model():
-    from ..engine import Model
+    from symrmt.engine import Model
 
     m = Model()
     m.dim("n1", "p1*n")

@@ -51,8 +51,8 @@ from numbers import Integral
 
 import numpy as np
 
-from ..params import ParameterError
-from ..progress import Progress
+from symrmt.params import ParameterError
+from symrmt.progress import Progress
 
 __all__ = ["TraceSimulationError", "draw_matrices", "evaluate", "random_matrices", "simulate_trace"]
 

@@ -23,9 +23,9 @@ independent of everything else, and, with ``f_alpha(t) = f(alpha t)`` and
 * ``b(alpha)^2 = nu(alpha) - a_1(alpha)^2`` with ``nu(alpha) = E[f_alpha(xi)^2]``,
 * ``d(alpha) = lim_{t -> oo} f_alpha(t)/t = alpha d`` for ``diagonal="keep"``, ``0`` for ``"zero"``.
 
-These are the Hermite data of :mod:`symrmt.hermite` for ``f(alpha t)``, taken
+These are the Hermite data of :mod:`symrmt.symbolic.hermite` for ``f(alpha t)``, taken
 the way the package's attention theory takes them for ``W = alpha I``
-(:func:`symrmt.theory.scaled_nonlinearity`).  Only ``a_1``, ``nu`` and ``d``
+(:func:`symrmt.numeric.theory.scaled_nonlinearity`).  Only ``a_1``, ``nu`` and ``d``
 enter the limit.
 
 Exactness: when ``a_1`` and ``nu`` have closed forms (ReLU, erf, sin, centered
@@ -43,8 +43,8 @@ import itertools
 import mpmath
 import sympy as sp
 
-from ..params import ParameterError, check_diagonal, to_fraction
-from .nodes import GOE, Const, Gaussian, Identity, ModelError, Scaled
+from symrmt._engine.nodes import GOE, Const, Gaussian, Identity, ModelError, Scaled
+from symrmt.params import ParameterError, check_diagonal, to_fraction
 
 __all__ = ["kernel", "kernel_coefficients"]
 
@@ -91,8 +91,8 @@ def kernel_coefficients(f, alpha=1, diagonal: str = "zero", digits: int = KERNEL
     >>> k["exact"], sp.N(k["a1"], 20)
     (False, 0.60570550960215882558)
     """
-    from .. import hermite
-    from ..theory import scaled_nonlinearity
+    from symrmt.numeric.theory import scaled_nonlinearity
+    from symrmt.symbolic import hermite
 
     diagonal = check_diagonal(diagonal)
     alpha_q = to_fraction(alpha, "alpha")
