@@ -254,9 +254,9 @@ def _simulate(model, text, at, n, trials, seed):
     "trace(inv((Z.T*Z/n)**2 + gamma*I(n))) / trace(inv(Z*Z.T/n + gamma*I(p)))",
 ])
 def test_against_simulation(model, text):
-    """Theory vs Monte-Carlo at n = 384 over 12 trials: within 3 se plus 1% (finite-size bias O(1/n));
+    """Theory vs Monte-Carlo at n = 256 over 10 trials: within 3 se plus 1% (finite-size bias O(1/n));
     3 se alone would fail about 0.3% of the time for an unbiased estimate, the seeds are fixed."""
     at = {"c": "1/2", "gamma": 3}
     theory = float(model.limit(text, at=at, digits=15).value)
-    mean, se = _simulate(model, text, at, 384, 12, seed=7)
+    mean, se = _simulate(model, text, at, 256, 10, seed=7)
     assert abs(mean - theory) <= 3 * se + 0.01 * abs(theory), (mean, se, theory)
