@@ -559,7 +559,9 @@ def _hermite(k):
 
 @functools.lru_cache(maxsize=1024)
 def _mp_function(g):
-    return sp.lambdify(T, g, modules="mpmath", cse=True)
+    from .numeric import compile_expr
+
+    return compile_expr(T, g)
 
 
 def _to_mpf(value, dps):
@@ -985,7 +987,9 @@ class Nonlinearity:
         """
         import numpy as np  # noqa: PLC0415 - the symbolic layer does not need NumPy
 
-        raw = sp.lambdify(T, self.expr, modules=[{"erf": _numpy_erf()}, "numpy"])
+        from .numeric import compile_expr
+
+        raw = compile_expr(T, self.expr, modules=[{"erf": _numpy_erf()}, "numpy"], cse=False)
 
         def f(x):
             x = np.asarray(x, dtype=np.float64)
