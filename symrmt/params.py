@@ -68,12 +68,12 @@ def to_fraction(value, name: str) -> Fraction:
         if isinstance(value, str):
             # the package's one parser: a plain decimal or p/q exactly, else an exact expression
             # such as sqrt(2) (rounded to more digits than any precision symrmt computes at)
-            from .parsing import number_to_fraction, parse_number, plain_fraction
+            from symrmt.parsing import number_to_fraction, parse_number, plain_fraction
 
             q = plain_fraction(value, name)
             return q if q is not None else number_to_fraction(parse_number(value, what=name), name)
         if type(value).__module__.startswith("sympy"):
-            from .parsing import number_to_fraction, parse_number
+            from symrmt.parsing import number_to_fraction, parse_number
 
             return number_to_fraction(parse_number(value, what=name), name)
         # mpmath mpf, sympy numbers and the like: go through their string form
@@ -254,7 +254,7 @@ def _sqrt_fraction(x: Fraction) -> Fraction:
     :data:`symrmt.parsing.IRRATIONAL_DIGITS` significant digits."""
     from math import isqrt
 
-    from .parsing import IRRATIONAL_DIGITS
+    from symrmt.parsing import IRRATIONAL_DIGITS
 
     p, q = x.numerator, x.denominator
     rp, rq = isqrt(p), isqrt(q)
@@ -344,7 +344,7 @@ class Geometry:
             cos[name] = to_fraction(v, name)
             if abs(cos[name]) > 1:
                 raise ParameterError(f"{name} must lie in [-1, 1], got {float(cos[name])!r}")
-        from .parsing import IRRATIONAL_DIGITS
+        from symrmt.parsing import IRRATIONAL_DIGITS
 
         mk, mq, kq = (cos["cos_muwk"] * _sqrt_fraction(s * k), cos["cos_muwq"] * _sqrt_fraction(s * q),
                       cos["cos_wkwq"] * _sqrt_fraction(k * q))
@@ -433,7 +433,7 @@ class LowRankGeometry:
                 f"geometry: the Gram matrix of (mu, w_K^1..w_K^r, w_Q^1..w_Q^r) must be (2r+1)x(2r+1), "
                 f"got {n} rows of lengths {[len(row) for row in rows]}"
             )
-        from .parsing import check_count
+        from symrmt.parsing import check_count
 
         check_count((n - 1) // 2, "rank", "geometry: the rank r of the low-rank weights")
         g = tuple(tuple(to_fraction(x, f"gram[{i}][{j}]") for j, x in enumerate(row)) for i, row in enumerate(rows))

@@ -47,7 +47,7 @@ import signal
 import threading
 from fractions import Fraction
 
-from .params import ParameterError
+from symrmt.params import ParameterError
 
 __all__ = [
     "LIMITS",

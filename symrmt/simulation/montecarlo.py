@@ -38,8 +38,8 @@ from numbers import Integral
 import multiprocessing as mp
 import numpy as np
 
-from .params import Geometry, LowRankGeometry, ParameterError, as_low_rank, check_c, check_diagonal, check_gammas, check_noise
-from .progress import Progress
+from symrmt.params import Geometry, LowRankGeometry, ParameterError, as_low_rank, check_c, check_diagonal, check_gammas, check_noise
+from symrmt.progress import Progress
 
 __all__ = [
     "simulate",

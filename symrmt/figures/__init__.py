@@ -1,7 +1,7 @@
 r"""Figures: the limits (curves) against the Monte-Carlo simulation (points).
 
-Every figure draws the theory of :mod:`symrmt.theory` as lines and the
-simulation of :mod:`symrmt.simulate` as points with error bars
+Every figure draws the theory of :mod:`symrmt.numeric.theory` as lines and the
+simulation of :mod:`symrmt.simulation.montecarlo` as points with error bars
 (mean :math:`\pm 2` standard errors over independent trials), and is saved as
 PNG and PDF.  matplotlib is needed (``pip install 'symrmt[plot]'``); it is
 imported inside the functions, through the object-oriented API only (no
@@ -110,7 +110,7 @@ def _save(fig, out, name: str) -> list[str]:
 
 
 def _progress(total: int, desc: str, progress: bool):
-    from .progress import Progress
+    from symrmt.progress import Progress
 
     return Progress(total, desc, enabled=None if progress else False)
 
@@ -156,7 +156,7 @@ def _aligned_geometry(snr: float, w2: float, cos: float):
     The norms and the cosine are rounded to rationals first, so the Gram matrix
     is exactly positive semi-definite (``cos = 1`` gives an exactly rank-one Gram).
     """
-    from .params import Geometry
+    from symrmt.params import Geometry
 
     sm, sw = _frac(math.sqrt(snr)), _frac(math.sqrt(w2))
     cs = min(max(_frac(cos), Fraction(-1)), Fraction(1))
@@ -165,7 +165,7 @@ def _aligned_geometry(snr: float, w2: float, cos: float):
 
 def _vector_geometry(mu, wk, wq):
     """Exact Gram data of three vectors given by (rounded) rational coordinates."""
-    from .params import Geometry
+    from symrmt.params import Geometry
 
     m, k, q = ([_frac(x, 1000) for x in v] for v in (mu, wk, wq))
 
@@ -178,7 +178,7 @@ def _vector_geometry(mu, wk, wq):
 @lru_cache(maxsize=None)
 def _hermite(name: str, dps: int = 80) -> dict:
     """Hermite data ``{"a1", "nu"}`` (mpf at ``dps`` digits) of a preset, computed once."""
-    from .hermite import Nonlinearity
+    from symrmt.symbolic.hermite import Nonlinearity
 
     nl = Nonlinearity(name)
     return {"a1": nl.a_mpf(1, dps), "nu": nl.nu_mpf(dps)}
@@ -186,7 +186,7 @@ def _hermite(name: str, dps: int = 80) -> dict:
 
 @lru_cache(maxsize=None)
 def _numpy_f(name: str):
-    from .hermite import Nonlinearity
+    from symrmt.symbolic.hermite import Nonlinearity
 
     return Nonlinearity(name).numpy()
 
@@ -205,15 +205,15 @@ def attention_over_geometries(f, c, gamma, geometries, digits: int = DIGITS):
     The noise-only fixed point does not depend on the geometry, so it is solved
     once (:func:`symrmt.theory.attention_limit` with ``details=True`` at
     ``digits + 5`` digits, two-precision checked); each geometry then costs
-    one Woodbury solve (:func:`symrmt.numeric.woodbury_value`, the same
+    one Woodbury solve (:func:`symrmt.numeric.solver.woodbury_value`, the same
     identity ``attention_limit`` uses) at ``digits + 10`` digits.  The result agrees
     with ``attention_limit(f, c, [gamma], geometry)`` to about ``digits`` digits.
     """
     import mpmath
 
-    from .numeric import BranchError, lowrank_D, mpf_of, woodbury_value
-    from .params import Geometry, check_c, check_gammas
-    from .theory import attention_limit, hermite_inputs
+    from symrmt.numeric.solver import BranchError, lowrank_D, mpf_of, woodbury_value
+    from symrmt.params import Geometry, check_c, check_gammas
+    from symrmt.numeric.theory import attention_limit, hermite_inputs
 
     cf = check_c(c)
     (gf,) = check_gammas([gamma])
@@ -240,15 +240,15 @@ def attention_over_geometries(f, c, gamma, geometries, digits: int = DIGITS):
 def simulate_ridge(n: int, c, gammas, snr=0, trials: int = 10, seed: int = 0) -> dict:
     """Monte-Carlo ``E_RR`` only (no kernel): ``{"mean", "se"}`` arrays over ``gammas``.
 
-    Same model and seeding as :func:`symrmt.simulate.simulate` (trial ``j`` uses
+    Same model and seeding as :func:`symrmt.simulation.montecarlo.simulate` (trial ``j`` uses
     child ``j`` of ``SeedSequence(seed)``), built from its pieces
-    :func:`~symrmt.simulate.draw_tokens` and :func:`~symrmt.simulate.ridge_errors`;
+    :func:`~symrmt.simulation.montecarlo.draw_tokens` and :func:`~symrmt.simulation.montecarlo.ridge_errors`;
     it skips the Attention part, which dominates the cost when ``p >= n``.
     """
     import numpy as np
 
-    from .params import Geometry, check_c
-    from .simulate import draw_tokens, ridge_errors, vectors_from_gram
+    from symrmt.params import Geometry, check_c
+    from symrmt.simulation.montecarlo import draw_tokens, ridge_errors, vectors_from_gram
 
     p = round(check_c(c) * n)
     mu, _, _ = vectors_from_gram(Geometry(snr=snr).gram(), p)
@@ -270,8 +270,8 @@ def _resolve_f(f):
 
 
 def _sim_job(f, n, c, gammas, geometry, trials, seed):
-    """One :func:`symrmt.simulate.simulate` call (module level, so it runs in a worker)."""
-    from .simulate import simulate
+    """One :func:`symrmt.simulation.montecarlo.simulate` call (module level, so it runs in a worker)."""
+    from symrmt.simulation.montecarlo import simulate
 
     res = simulate(_resolve_f(f), n, c, gammas, geometry=geometry, trials=trials, seed=seed, progress=False)
     return {k: {"mean": res[k]["mean"], "se": res[k]["se"]} for k in ("attention", "ridge")}
@@ -300,7 +300,7 @@ class _Runner:
             import multiprocessing as mp
             from concurrent.futures import ProcessPoolExecutor
 
-            from .simulate import _single_threaded_blas_env
+            from symrmt.simulation.montecarlo import _single_threaded_blas_env
 
             self._env = _single_threaded_blas_env()
             self._env.__enter__()
@@ -331,12 +331,12 @@ def ridge_error(out, full: bool = False, progress: bool = True, *, n=None, n_swe
                 points=None, seed: int = 0, workers=None) -> list[str]:
     """``E_RR``: against ``gamma`` (log axis), against ``c = p/n`` at fixed ``n``, against ``||mu||^2``.
 
-    Theory: :func:`symrmt.theory.ridge_limit` (closed form).  Simulation: ridge
+    Theory: :func:`symrmt.numeric.theory.ridge_limit` (closed form).  Simulation: ridge
     only (:func:`simulate_ridge`), ``n = 2048`` (``p = 512`` at ``c = 1/4``) and
     ``n = 4096`` for the sweep in ``p`` with ``full=True``; ``n = 512`` and
     ``256`` otherwise.  ``||mu||^2 = 1`` in (a) and (b), ``c = 1/4`` in (c).
     """
-    from .theory import ridge_limit
+    from symrmt.numeric.theory import ridge_limit
 
     n = _size(n, QUICK_N, FULL_N, full)
     n_sweep = _size(n_sweep, QUICK_N_SWEEP, FULL_N_SWEEP, full)
@@ -459,7 +459,7 @@ def random_inputs(out, full: bool = False, progress: bool = True, *, n=None, tri
     """
     import numpy as np
 
-    from .theory import attention_limit, ridge_limit
+    from symrmt.numeric.theory import attention_limit, ridge_limit
 
     n = _size(n, QUICK_N, FULL_N, full)
     trials = _size(trials, 10, 30, full)
@@ -543,8 +543,8 @@ def role_of_a1(out, full: bool = False, progress: bool = True, *, n=None, trials
     ``c = 1/4``, ``||mu||^2 = 1``, ``W = I``.  ``fs``: the presets of panel (a);
     ``gamma_range``: its range of ``gamma``.
     """
-    from .params import Geometry
-    from .theory import attention_limit, ridge_limit
+    from symrmt.params import Geometry
+    from symrmt.numeric.theory import attention_limit, ridge_limit
 
     n = _size(n, QUICK_N, FULL_N, full)
     trials = _size(trials, 12, 30, full)
@@ -626,8 +626,8 @@ def alignment(out, full: bool = False, progress: bool = True, *, n=None, trials=
     Panel (c): simulation minus limit at ``theta = 0`` against ``n`` (the
     finite-``n`` gap of the aligned case, which closes slowly).
     """
-    from .params import Geometry
-    from .theory import ridge_limit
+    from symrmt.params import Geometry
+    from symrmt.numeric.theory import ridge_limit
 
     n = _size(n, QUICK_N, FULL_N, full)
     trials = _size(trials, 12, 30, full)
@@ -724,8 +724,8 @@ def phase_diagram(out, full: bool = False, progress: bool = True, *, grid=None) 
     """
     import numpy as np
 
-    from .params import Geometry
-    from .theory import ridge_limit
+    from symrmt.params import Geometry
+    from symrmt.numeric.theory import ridge_limit
 
     grid = _size(grid, 25, 61, full)
     f, gamma = "tanh", 1

@@ -47,8 +47,8 @@ import math
 import mpmath
 import sympy as sp
 
-from .params import ParameterError
-from .parsing import parse_expression, run_limited
+from symrmt.params import ParameterError
+from symrmt.parsing import parse_expression, run_limited
 
 __all__ = [
     "T",
@@ -559,7 +559,7 @@ def _hermite(k):
 
 @functools.lru_cache(maxsize=1024)
 def _mp_function(g):
-    from .numeric import compile_expr
+    from symrmt.numeric import compile_expr
 
     return compile_expr(T, g)
 
@@ -829,7 +829,7 @@ class Nonlinearity:
         >>> Nonlinearity("tanh").a(1)
         Traceback (most recent call last):
         ...
-        symrmt.hermite.NotExact: no closed form is attempted ...
+        symrmt.symbolic.hermite.NotExact: no closed form is attempted ...
         """
         k = _check_k(k)
         if k == 0:
@@ -987,7 +987,7 @@ class Nonlinearity:
         """
         import numpy as np  # noqa: PLC0415 - the symbolic layer does not need NumPy
 
-        from .numeric import compile_expr
+        from symrmt.numeric import compile_expr
 
         raw = compile_expr(T, self.expr, modules=[{"erf": _numpy_erf()}, "numpy"], cse=False)
 
