@@ -91,7 +91,7 @@ import sympy as sp
 
 from symrmt.numeric import compile_expr
 from symrmt.params import Geometry, ParameterError, to_fraction
-from symrmt.parsing import LIMITS, parse_expression, parse_latex_expression, split_equation
+from symrmt.parsing import LIMITS, check_digits, parse_expression, parse_latex_expression, split_equation
 from symrmt.parsing import run_limited as _run_limited
 from symrmt.symbolic import attention as S
 
@@ -1047,6 +1047,7 @@ def check(quantity: str, expr, kind: str = "value", where=None, points: int | No
     t0 = time.monotonic()
     if not isinstance(digits, int) or digits < 15:
         raise ParameterError(f"digits must be an integer >= 15, got {digits!r}")
+    check_digits(digits)
     if points is not None and (not isinstance(points, int) or points < 1):
         raise ParameterError(f"points must be a positive integer, got {points!r}")
     if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not 0 < timeout < float("inf"):

@@ -48,7 +48,7 @@ import mpmath
 import sympy as sp
 
 from symrmt.params import ParameterError
-from symrmt.parsing import parse_expression, run_limited
+from symrmt.parsing import check_count, check_digits, parse_expression, run_limited
 
 __all__ = [
     "T",
@@ -1055,13 +1055,13 @@ class Nonlinearity:
 def _check_k(k):
     if isinstance(k, bool) or not isinstance(k, int) or k < 0:
         raise ParameterError(f"k must be an integer >= 0, got {k!r}")
-    return k
+    return check_count(k, "hermite_k", "k")
 
 
 def _check_dps(dps):
     if isinstance(dps, bool) or not isinstance(dps, int) or dps < 1:
         raise ParameterError(f"dps must be an integer >= 1, got {dps!r}")
-    return dps
+    return check_digits(dps, "dps")
 
 
 def _exact_to_mpf(value, dps):
@@ -1108,7 +1108,13 @@ def hermite_report(f, k: int = 3, dps: int = 15, center: bool = False) -> dict:
     dps = _check_dps(dps)
 
     def conv(x):
-        return float(x) if dps <= 15 else mpmath.nstr(x, dps)
+        # a float only when it is one: a value beyond the double range is a decimal string
+        if dps <= 15 and mpmath.isfinite(x) and abs(x) < mpmath.mpf("1e300"):
+            return float(x)
+        if not mpmath.isfinite(x):
+            raise QuadratureError(f"a Hermite value of f is not finite ({x}); f grows too fast for its "
+                                  "Gaussian moments to be computed")
+        return mpmath.nstr(x, dps)
 
     try:
         d = conv(nl.d_mpf(dps))
