@@ -1,12 +1,32 @@
 r"""The general trace engine: from an expression alone to a certified large-n limit.
 
-Public names (stable): :class:`Model` and the expression-tree classes of
-:mod:`symrmt.symbolic.engine_nodes` (``Gaussian``, ``GOE``, ``Identity``, ``Diagonal``,
-``MatSum``, ``MatProduct``, ``Scaled``, ``Transpose``, ``Inverse``, ``Const``,
-``Trace``, ``Diff``, ``ScalarSum``, ``ScalarProduct``, ``Power``, ``Dim``), the
-tree utilities :func:`bind` (numeric values and sizes, for a NumPy simulation),
-:func:`differentiate` (exact ``Diff`` removal) and :func:`walk`, and
-:class:`ModelError`.
+A :class:`Model` declares dimensions (ratios to ``n``), independent Gaussian and GOE
+matrices, identities, diagonal matrices with a finite spectral law and scalar
+parameters; an expression in them (``+ - * / @ .T inv() sqrt()``, normalized
+``trace()`` and ``diff(., param)``) goes through the package's restricted parser.
+:meth:`Model.limit` then
+
+1. normalizes it (every Gaussian is ``sqrt(n)`` times a matrix of O(1) norm; the
+   powers of ``n`` must cancel, else :class:`ModelError` says which do not);
+2. linearizes every trace into a reduced linear pencil by recursive rules
+   (:mod:`symrmt.symbolic.linearize`), splits the atoms of diagonal laws, and checks
+   each pencil against direct evaluation at a finite size
+   (:mod:`symrmt.symbolic.pencil_check`);
+3. writes the block fixed point ``H = (L_0 - eta(H))^{-1}``, its Jacobian and its
+   parameter derivatives in SymPy (:mod:`symrmt.symbolic.blockfp`) and compiles
+   them through the package's compile step and code cache;
+4. solves by homotopy in the strength of the random part from ``H = L_0^{-1}``,
+   polishes in mpmath, differentiates implicitly for ``diff``, and certifies the
+   value at two working precisions (:mod:`symrmt.numeric.trace_solver`,
+   :mod:`symrmt.numeric.trace_certify`), with sanity bounds such as
+   ``0 < tau <= 1/gamma`` for the resolvent of a positive semi-definite matrix.
+
+Public names (stable): :class:`Model`, :class:`TraceLimit`, the expression-tree
+classes of :mod:`symrmt.symbolic.engine_nodes` (``Gaussian``, ``GOE``, ``Identity``,
+``Diagonal``, ``MatSum``, ``MatProduct``, ``Scaled``, ``Transpose``, ``Inverse``,
+``Const``, ``Trace``, ``Diff``, ``ScalarSum``, ``ScalarProduct``, ``Power``, ``Dim``),
+the tree utilities :func:`bind` (numeric values and sizes, for a NumPy simulation),
+:func:`differentiate` (exact ``Diff`` removal) and :func:`walk`, and :class:`ModelError`.
 
 Examples
 --------
@@ -14,9 +34,15 @@ Examples
 >>> m.dim("p", "c*n")
 Dim('p', c)
 >>> Z = m.gaussian("Z", "p", "n")
->>> e = m.parse("-gamma**2*diff(trace(inv(Z.T*Z/n + gamma*I(n))), gamma)")
->>> e.kind
-'sproduct'
+>>> ridge = "-gamma**2*diff(trace(inv(Z.T*Z/n + gamma*I(n))), gamma)"
+>>> print(m.limit(ridge, at={"c": "1/2", "gamma": "1/5"}, digits=30))
+0.541499417001748994170020404927
+>>> print(m.equations("trace(inv(Z.T*Z/n + gamma*I(n)))")[0].latex())  # doctest: +ELLIPSIS
+H = \left(\left[\begin{matrix}H_{2,2} - 1 & 0\\0 & H_{1,1} c - \gamma...
+>>> m.limit("trace(inv(Z.T*Z + gamma*I(n)))", at={"c": "1/2", "gamma": 1})
+Traceback (most recent call last):
+...
+symrmt.symbolic.engine_nodes.ModelError: the terms of a sum have different orders in n (n^1 and n^0); ...
 """
 
 from __future__ import annotations
