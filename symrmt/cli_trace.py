@@ -3,7 +3,7 @@ r"""``symrmt trace``: the certified large-n limit of a normalized trace, from th
 ::
 
     symrmt trace 'EXPR' --matrix 'Z=gaussian(p,n)' [--matrix 'G=goe(n)' ...]
-        [--matrix 'D=diag(p, [1,4], [1/4,3/4])' ...] [--dim 'p=c*n' ...]
+        [--matrix 'D=diag(p, (1, 4), (1/4, 3/4))' ...] [--dim 'p=c*n' ...]
         --at 'c=1/2, gamma=1/5' [--digits D] [--json] [--latex]
         [--simulate --n N --trials T --seed S]
 
@@ -44,10 +44,8 @@ _NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
 
 
 def _parser():
-    try:
-        from symrmt.parsing import parse_expression
-    except ImportError:  # the shared parser's contract, before it is installed
-        from symrmt._engine._parse_local import parse_expression
+    from symrmt.parsing import parse_expression
+
     return parse_expression
 
 
@@ -98,7 +96,7 @@ def parse_at(text: str) -> dict:
 
 
 def _declare_diag(model, name: str, rhs: str):
-    """``diag(dim, [values], [weights])`` (weights optional: equal) through the restricted parser."""
+    """``diag(dim, (values), (weights))`` (weights optional: equal) through the restricted parser."""
     from symrmt.symbolic.engine_model import _number
     from symrmt.symbolic.engine_nodes import Const, DimConst
 
@@ -110,7 +108,7 @@ def _declare_diag(model, name: str, rhs: str):
 
     def diag(dim, values, weights=None):
         if not isinstance(values, tuple) or (weights is not None and not isinstance(weights, tuple)):
-            raise ParameterError(f"--matrix {name}: write diag(dim, [v1, v2, ...], [w1, w2, ...])")
+            raise ParameterError(f"--matrix {name}: write diag(dim, (v1, v2, ...), (w1, w2, ...))")
         out["node"] = model.diag(name, dim, list(values), None if weights is None else list(weights))
         return out["node"]
 
@@ -126,7 +124,7 @@ def build_model(dims=(), matrices=()):
 
     Examples
     --------
-    >>> m = build_model(["p=c*n"], ["Z=gaussian(p,n)", "D=diag(p, [1, 4], [1/4, 3/4])"])
+    >>> m = build_model(["p=c*n"], ["Z=gaussian(p,n)", "D=diag(p, (1, 4), (1/4, 3/4))"])
     >>> sorted(m.matrices), str(m.dims["p"].ratio)
     (['D', 'Z'], 'c')
     """
@@ -158,7 +156,7 @@ def add_trace_parser(sub, number_type, int_at_least, add_output=None):
     )
     p.add_argument("expr", metavar="EXPR", help="e.g. 'trace(inv(Z.T*Z/n + gamma*I(n)))'")
     p.add_argument("--matrix", action="append", default=[], metavar="DECL",
-                   help="NAME=gaussian(a,b) | NAME=goe(a) | NAME=diag(a, [values], [weights]) (repeatable)")
+                   help="NAME=gaussian(a,b) | NAME=goe(a) | NAME=diag(a, (values), (weights)) (repeatable)")
     p.add_argument("--dim", action="append", default=[], metavar="DECL",
                    help="NAME=RATIO*n, e.g. p=c*n (repeatable; n is the reference dimension)")
     p.add_argument("--at", required=True, metavar="VALUES", help="parameter values, e.g. 'c=1/2, gamma=1/5'")

@@ -80,7 +80,7 @@ def test_star_and_at_are_both_the_matrix_product(capsys):
 
 def test_goe_and_diag_declarations(capsys):
     code, out, _ = _run(capsys, ["trace", "trace(inv(Z.T*D*Z/n + G/sqrt(n) + 3*I(n)))", "--matrix", "Z=gaussian(p,n)",
-                                 "--matrix", "G=goe(n)", "--matrix", "D=diag(p, [1, 4], [1/4, 3/4])",
+                                 "--matrix", "G=goe(n)", "--matrix", "D=diag(p, (1, 4), (1/4, 3/4))",
                                  "--dim", "p=c*n", "--at", "c=1/2", "--json"])
     assert code == 0
     # Z^T D Z/n >= 0 and the semicircle of G/sqrt(n) lies in [-2, 2], so the matrix is >= I: 0 < value <= 1

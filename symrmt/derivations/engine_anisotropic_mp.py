@@ -14,7 +14,7 @@ where ``m = lim tau_n((X X^T/n + lambda)^{-1})`` solves Silverstein's equation (
 This is auto-fpt's ``(X^T X + I_d)^{-1}`` with entries of variance ``1/(n lambda)``.
 
 symrmt needs ``lam*trace(inv(S*Z.T*Z*S/n + lam*I(d)))`` with ``S = Sigma^{1/2}`` declared by its
-law, ``diag(d, [1, 2], [1/2, 1/2])`` (so ``Sigma`` has eigenvalues 1 and 4 in equal parts); the
+law, ``diag(d, (1, 2), (1/2, 1/2))`` (so ``Sigma`` has eigenvalues 1 and 4 in equal parts); the
 engine splits ``d`` into one block per atom.  auto-fpt needs a pencil built beforehand
 (``anisotropic-MP-pencil.pkl``, NCAlgebra in Mathematica), with ``Sigma^{1/2}`` a symbol that
 commutes with the other covariances, and returns the equations unsolved.

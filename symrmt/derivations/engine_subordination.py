@@ -12,7 +12,7 @@ covariances ``Sigma_k = S_k^2`` with a joint finite law (atoms ``a`` of weight `
 (each population subordinates the resolvent of the other: ``R ~ (sum_k p_k Sigma_k/(1 + delta_k)
 + lambda)^{-1}`` with ``delta_k = lim tr(Sigma_k R)/n``).
 
-Here ``S_1`` is declared by its law, ``diag(d, [1, 2], [1/2, 1/2])``, and ``S_2 = 3 I - S_1``
+Here ``S_1`` is declared by its law, ``diag(d, (1, 2), (1/2, 1/2))``, and ``S_2 = 3 I - S_1``
 (values 2 and 1: the two populations have opposite anisotropies), which gives the joint law.
 
 symrmt needs ``lam*trace(inv(S1*Z1.T*Z1*S1/n + S2*Z2.T*Z2*S2/n + lam*I(d)))`` with ``S2`` written
