@@ -167,19 +167,32 @@ class Model(_model.Model):
         """
         from .numeric.trace_certify import certified_limit
 
+        from .parsing import check_digits
+
+        digits = check_digits(digits)
         plan = self.plan(expr)
         values = {}
         for k, v in dict(at).items():
-            values[str(k)] = _model_fraction(v, str(k))
+            values[str(k)] = _exact_value(v, str(k))
         missing = [p.name for p in plan.params if p.name not in values]
         if missing:
             raise ModelError(f"no value given for {', '.join(missing)} (pass them in at=...)")
-        return certified_limit(plan, values, int(digits))
+        for p in plan.params:
+            if p.is_positive and not values[p.name] > 0:
+                raise ModelError(f"{p.name} is a dimension ratio and must be positive, got {values[p.name]}")
+        return certified_limit(plan, values, digits)
 
 
-def _model_fraction(v, name) -> Fraction:
+def _exact_value(v, name) -> Fraction:
+    """An exact rational from a number or a text (``"1/5"``, ``"0.2"``, ``"sqrt(2)/2"``: the restricted
+    parser; an irrational is rounded to more digits than any precision the engine certifies)."""
     from .params import to_fraction
+    from .parsing import number_to_fraction, parse_number
 
+    if isinstance(v, str):
+        return number_to_fraction(parse_number(v, what=name), what=name)
+    if hasattr(v, "is_number") and not isinstance(v, (int, float)):
+        return number_to_fraction(v, what=name)
     return to_fraction(v, name)
 
 

@@ -258,10 +258,8 @@ def _number(q: Fraction) -> Const:
 
 def _parse(text, names, functions, *, what):
     """The package's restricted parser, with numeric literals as exact :class:`Const` nodes."""
-    try:
-        from ..parsing import parse_expression
-    except ImportError:  # until the shared parser lands: the same contract, locally
-        from .._engine._parse_local import parse_expression
+    from ..parsing import parse_expression
+
     return parse_expression(text, names, functions, what=what, attributes=("T",), number=_number)
 
 
