@@ -39,7 +39,7 @@ __all__ = ["Model"]
 # ---------------------------------------------------------------- model
 
 _IDENT = re.compile(r"(?<![\w.])([A-Za-z_][A-Za-z_0-9]*)")
-_RESERVED = {"trace", "inv", "diff", "sqrt", "I", "T", "gaussian", "goe", "diag", "n"}
+_RESERVED = {"trace", "inv", "diff", "sqrt", "I", "gaussian", "goe", "diag", "n"}
 MAX_TEXT = 4000
 
 
