@@ -135,9 +135,25 @@ class Model(_model.Model):
             self._plans[expr] = prepare(expr)
         return self._plans[expr]
 
-    def pencil(self, expr):
-        """The linear pencils of the traces in ``expr`` (a list of :class:`PencilView`)."""
-        return [PencilView(t) for t in self.plan(expr).traces]
+    def pencil(self, expr, symmetric: bool = False):
+        """The linear pencils of the traces in ``expr`` (a list of :class:`PencilView`).
+
+        With ``symmetric=True`` each trace of a symmetric matrix gets the symmetric realization
+        ``[[0, Q], [Q^T, 0]]`` of :func:`symrmt.symbolic.linearize.symmetrize` (self-tested);
+        the solver uses the smaller pencil, whose fixed point carries the same information.
+        """
+        views = [PencilView(t) for t in self.plan(expr).traces]
+        if symmetric:
+            from .symbolic import linearize as lin
+            from .symbolic.pencil_check import self_test
+
+            for view in views:
+                if not lin.is_symmetric(view.trace.matrix):
+                    raise ModelError("symmetric=True needs a symmetric matrix inside each trace")
+                sym = lin.symmetrize(view.pencil)
+                self_test(sym, view.trace.matrix)
+                view.pencil, view.size = sym, sym.size
+        return views
 
     def equations(self, expr):
         """The fixed-point systems of the traces in ``expr`` (a list of :class:`EquationsView`)."""
@@ -168,19 +184,32 @@ class Model(_model.Model):
         """
         from .numeric.trace_certify import certified_limit
 
+        from .parsing import check_digits
+
+        digits = check_digits(digits)
         plan = self.plan(expr)
         values = {}
         for k, v in dict(at).items():
-            values[str(k)] = _model_fraction(v, str(k))
+            values[str(k)] = _exact_value(v, str(k))
         missing = [p.name for p in plan.params if p.name not in values]
         if missing:
             raise ModelError(f"no value given for {', '.join(missing)} (pass them in at=...)")
-        return certified_limit(plan, values, int(digits))
+        for p in plan.params:
+            if p.is_positive and not values[p.name] > 0:
+                raise ModelError(f"{p.name} is a dimension ratio and must be positive, got {values[p.name]}")
+        return certified_limit(plan, values, digits)
 
 
-def _model_fraction(v, name) -> Fraction:
+def _exact_value(v, name) -> Fraction:
+    """An exact rational from a number or a text (``"1/5"``, ``"0.2"``, ``"sqrt(2)/2"``: the restricted
+    parser; an irrational is rounded to more digits than any precision the engine certifies)."""
     from .params import to_fraction
+    from .parsing import number_to_fraction, parse_number
 
+    if isinstance(v, str):
+        return number_to_fraction(parse_number(v, what=name), what=name)
+    if hasattr(v, "is_number") and not isinstance(v, (int, float)):
+        return number_to_fraction(v, what=name)
     return to_fraction(v, name)
 
 
@@ -193,14 +222,22 @@ class PencilView:
         self.size = trace.pencil.size
 
     def matrix(self):
-        """The pencil as a SymPy matrix of symbolic blocks (``Z``, ``Z^T``, ``G``, ``I`` times coefficients)."""
+        """The pencil as a SymPy matrix of symbolic blocks (``Zh``, ``Zh^T``, ``Gh``, ``I`` times coefficients;
+        ``Zh = Z/sqrt(n)``)."""
         import sympy as sp
+
+        from .symbolic.linearize import EPS_SHIFT
 
         p = self.pencil
         M = sp.zeros(p.size, p.size)
         for (i, j), e in p.Q.items():
-            M[i, j] = sum((c * _leaf_symbol(leaf, p.blocks[i]) for leaf, c in e.items()), sp.Integer(0))
+            M[i, j] = sum((c.subs(EPS_SHIFT, 0) * _leaf_symbol(leaf, p.blocks[i]) for leaf, c in e.items()),
+                          sp.Integer(0))
         return M
+
+    def vectors(self):
+        """``(u, v)``: the constant row and column with ``M = u L^{-1} v`` (block index -> coefficient)."""
+        return dict(self.pencil.u), dict(self.pencil.v)
 
     def latex(self) -> str:
         import sympy as sp

@@ -144,3 +144,27 @@ def test_differentiate_matches_finite_differences(model):
 
     R = np.linalg.inv(A + np.eye(64) / 3)
     assert abs(ev(bd) + np.trace(R @ R) / 64) < 1e-12
+
+
+@pytest.mark.parametrize("text", ["inv(Z.T*Z/n + gamma*I(n))",
+                                  "(a*(Z.T*Z/p - I(n)) + b*G/sqrt(p))*Z.T*Z*(a*(Z.T*Z/p - I(n)) + b*G/sqrt(p))/n",
+                                  "inv(Z.T*D*Z/n + G/sqrt(n) + gamma*I(n))"])
+def test_symmetric_realization(model, text):
+    """``[[0, Q], [Q^T, 0]]`` with ``u = v^T/2`` realizes a symmetric expression (self-test), and its
+    blocks are transposes of each other."""
+    hat = lin.normalize(model.parse(text))[1]
+    assert lin.is_symmetric(hat)
+    sym = lin.symmetrize(lin.linearize(hat))
+    assert self_test(sym, hat) <= 1e-10
+    for (i, j), e in sym.Q.items():
+        back = {(leaf if leaf == "I" or leaf[0] != "Z" else (leaf[0], leaf[1], not leaf[2])): c
+                for leaf, c in sym.Q[(j, i)].items()}
+        assert back == e
+    assert {i: 2 * c for i, c in sym.u.items()} == sym.v
+
+
+def test_symmetric_realization_of_a_non_symmetric_expression_fails(model):
+    hat = lin.normalize(model.parse("Z.T*Z/n*G/sqrt(n)"))[1]
+    assert not lin.is_symmetric(hat)
+    with pytest.raises(PencilError):
+        self_test(lin.symmetrize(lin.linearize(hat)), hat)

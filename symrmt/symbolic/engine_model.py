@@ -39,7 +39,7 @@ __all__ = ["Model"]
 # ---------------------------------------------------------------- model
 
 _IDENT = re.compile(r"(?<![\w.])([A-Za-z_][A-Za-z_0-9]*)")
-_RESERVED = {"trace", "inv", "diff", "sqrt", "I", "T", "gaussian", "goe", "diag", "n"}
+_RESERVED = {"trace", "inv", "diff", "sqrt", "I", "gaussian", "goe", "diag", "n"}
 MAX_TEXT = 4000
 
 
@@ -258,10 +258,8 @@ def _number(q: Fraction) -> Const:
 
 def _parse(text, names, functions, *, what):
     """The package's restricted parser, with numeric literals as exact :class:`Const` nodes."""
-    try:
-        from ..parsing import parse_expression
-    except ImportError:  # until the shared parser lands: the same contract, locally
-        from .._engine._parse_local import parse_expression
+    from ..parsing import parse_expression
+
     return parse_expression(text, names, functions, what=what, attributes=("T",), number=_number)
 
 

@@ -363,6 +363,32 @@ def reduce(p: Pencil, constant=_constant) -> Pencil:
                   {index[j]: c for j, c in p.v.items()})
 
 
+def is_symmetric(m) -> bool:
+    """Whether ``m^T == m`` by structure (transposes pushed to the leaves on both sides)."""
+    return push_transposes(Transpose(m)) == push_transposes(m)
+
+
+def symmetrize(p: Pencil) -> Pencil:
+    """A symmetric realization of a symmetric expression ``M = u Q^{-1} v``.
+
+    With ``L = [[0, Q], [Q^T, 0]]`` (symmetric), ``L^{-1} = [[0, Q^{-T}], [Q^{-1}, 0]]`` and
+    ``M = (M^T + M)/2 = 1/2 [v^T, u] L^{-1} [v; u^T]``: the new row is half the new column, and
+    the pencil has twice the blocks.  Valid only when ``M`` is symmetric (the self-test checks it).
+    """
+    k = p.size
+    Q = {}
+    for (i, j), e in p.Q.items():
+        for leaf, c in e.items():
+            _add(Q, i, k + j, leaf, c)
+            flipped = (leaf[0], leaf[1], not leaf[2]) if leaf != "I" and leaf[0] == "Z" else leaf
+            _add(Q, k + j, i, flipped, c)
+    u = {i: c / 2 for i, c in p.v.items()}
+    u.update({k + i: c / 2 for i, c in p.u.items()})
+    v = dict(p.v)
+    v.update({k + i: c for i, c in p.u.items()})
+    return Pencil(p.blocks + p.blocks, p.ratios, Q, u, v)
+
+
 # ---------------------------------------------------------------- atoms of diagonal matrices
 
 def split_atoms(p: Pencil, diagonals: dict) -> Pencil:
