@@ -26,7 +26,7 @@ from symrmt.derivations import _engine_examples as ex
 
 NAME = "engine_mp"
 EXPR = "lam*trace(inv(Z.T*Z/n + lam*I(d)))"
-POINTS = ({"phi": "1/2", "lam": "1/10"}, {"phi": "2", "lam": "1/10"}, {"phi": "1", "lam": "1"})
+POINTS = ({"phi": "1/2", "lam": "1/10"}, {"phi": "2", "lam": "1/100"}, {"phi": "1", "lam": "1"})
 
 
 def model():
