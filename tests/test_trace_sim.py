@@ -153,3 +153,25 @@ def test_gap_shrinks_with_n():
     # the n = 16 bias is resolved (> 3 se) and the n = 128 gap is smaller by more than its noise
     assert gap16 > 3 * b16["se"]
     assert gap128 + 3 * b128["se"] < gap16
+
+
+def test_kernel_expression_simulation_against_the_package_nonlinear_simulation():
+    """The kernel() expression of the noise-only Attention error, simulated as an expression (Gaussian
+    equivalent: a fresh GOE), against the package's simulation of the nonlinear kernel itself
+    (symrmt.simulation.montecarlo: K = tanh(X^T X/sqrt(p))/sqrt(p), K_ii = 0), n = 192, c = 1/2, 12 trials
+    each: |difference| <= 3 se (the two se combined) + 0.01 (finite-size effects of the Gaussian equivalence)."""
+    from symrmt.engine import Const, Diff, Identity, Inverse, Trace, kernel
+    from symrmt.simulation import simulate
+
+    m = Model()
+    m.dim("p", "c*n")
+    Z = m.gaussian("Z", "p", "n")
+    g = m.param("gamma")
+    K = kernel("tanh", Z, model=m, digits=20)
+    nn = Const(m.dims["n"].size)
+    E = -g**2 * Diff(Trace(Inverse(K.T * Z.T * Z * K / nn + g * Identity(m.dims["n"]))), g.value)
+    n = 192
+    eq = simulate_trace(bind(E, {"c": "1/2", "gamma": "1/10"}, n), trials=12, seed=2)
+    nl = simulate(np.tanh, n, 0.5, [0.1], trials=12, seed=3)
+    mean, se = float(nl["attention"]["mean"][0]), float(nl["attention"]["se"][0])
+    assert abs(eq["mean"] - mean) <= 3 * (eq["se"] ** 2 + se**2) ** 0.5 + 0.01, (eq["mean"], eq["se"], mean, se)
