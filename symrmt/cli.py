@@ -253,7 +253,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     from symrmt.cli_trace import add_trace_parser
 
-    add_trace_parser(sub, _number, _int_at_least)
+    add_trace_parser(sub, _int_at_least)
     return parser
 
 
