@@ -3,7 +3,7 @@ r"""``symrmt trace``: the certified large-n limit of a normalized trace, from th
 ::
 
     symrmt trace 'EXPR' --matrix 'Z=gaussian(p,n)' [--matrix 'G=goe(n)' ...]
-        [--matrix 'D=diag(p, (1, 4), (1/4, 3/4))' ...] [--dim 'p=c*n' ...]
+        [--matrix 'D=diag(p, (1, 4), (1/4, 3/4))' ...] [--matrix 'K=kernel(tanh, Z)' ...] [--dim 'p=c*n' ...]
         --at 'c=1/2, gamma=1/5' [--digits D] [--json] [--latex]
         [--simulate --n N --trials T --seed S]
 
@@ -119,6 +119,37 @@ def _declare_diag(model, name: str, rhs: str):
     return out["node"]
 
 
+def _declare_kernel(model, name: str, rhs: str):
+    """``kernel(f, Z[, alpha[, zero|keep]])``: the Gaussian-equivalent kernel of the preset ``f`` on the
+    Gaussian ``Z`` (:func:`symrmt.engine.kernel`), named ``name`` in the expression; its fresh
+    ``goe(n)`` is declared as ``G_<Z>``."""
+    from symrmt.engine import kernel
+    from symrmt.symbolic.hermite import PRESETS
+
+    model._matrix_name(name)
+    names = {k: k for k in PRESETS}
+    names.update(zero="zero", keep="keep")
+    names.update(model.matrices)
+    out = {}
+
+    def call(f, Z, alpha=1, diagonal="zero"):
+        if not isinstance(f, str) or f not in PRESETS:
+            raise ParameterError(f"--matrix {name}: kernel(f, Z, ...) takes a preset f, one of {', '.join(PRESETS)}")
+        if diagonal not in ("zero", "keep"):
+            raise ParameterError(f"--matrix {name}: the diagonal is zero or keep, got {diagonal!r}")
+        out["args"] = (f, Z, alpha, diagonal)
+        return Z
+
+    _parser()(rhs, names, {"kernel": call}, what=f"--matrix {name}", number=Fraction)
+    if "args" not in out:
+        raise ParameterError(f"--matrix {name}: {rhs!r} declares no matrix")
+    # the Hermite data are computed outside the parser's time limit (the quadrature may take seconds)
+    f, Z, alpha, diagonal = out["args"]
+    node = kernel(f, Z, alpha=alpha, diagonal=diagonal, model=model)
+    model.matrices[name] = node  # a named sub-expression: the parser substitutes it
+    return node
+
+
 def build_model(dims=(), matrices=()):
     """A :class:`symrmt.engine.Model` from ``--dim`` and ``--matrix`` texts (dimensions first).
 
@@ -140,6 +171,8 @@ def build_model(dims=(), matrices=()):
         name, rhs = _split_assignment(text, "--matrix")
         if rhs.replace(" ", "").startswith("diag("):
             _declare_diag(model, name, rhs)
+        elif rhs.replace(" ", "").startswith("kernel("):
+            _declare_kernel(model, name, rhs)
         else:
             model.declare(f"{name}={rhs}")
     return model
@@ -156,7 +189,9 @@ def add_trace_parser(sub, int_at_least):
     )
     p.add_argument("expr", metavar="EXPR", help="e.g. 'trace(inv(Z.T*Z/n + gamma*I(n)))'")
     p.add_argument("--matrix", action="append", default=[], metavar="DECL",
-                   help="NAME=gaussian(a,b) | NAME=goe(a) | NAME=diag(a, (values), (weights)) (repeatable)")
+                   help="NAME=gaussian(a,b) | NAME=goe(a) | NAME=diag(a, (values), (weights)) | "
+                   "NAME=kernel(f, Z[, alpha[, zero|keep]]) (f a preset; the Gaussian-equivalent kernel of "
+                   "f(alpha Z^T Z/sqrt(p))/sqrt(p)) (repeatable)")
     p.add_argument("--dim", action="append", default=[], metavar="DECL",
                    help="NAME=RATIO*n, e.g. p=c*n (repeatable; n is the reference dimension)")
     p.add_argument("--at", required=True, metavar="VALUES", help="parameter values, e.g. 'c=1/2, gamma=1/5'")

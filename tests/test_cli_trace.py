@@ -117,3 +117,35 @@ def test_solver_failure_exits_3(capsys):
     assert code == 3
     assert out == ""
     assert "could not deliver" in err
+
+
+@pytest.mark.slow
+def test_kernel_declaration_gives_the_noise_only_attention_error(capsys):
+    """``--matrix 'K=kernel(relu, Z)'``: the noise-only Attention error as one expression equals
+    ``symrmt limit --snr 0`` (the package's own solver) to 30 digits."""
+    code, out, err = _run(capsys, ["trace", "-gamma**2*diff(trace(inv(K*Z.T*Z*K/n + gamma*I(n))), gamma)",
+                                   "--matrix", "Z=gaussian(p,n)", "--matrix", "K=kernel(relu, Z)", "--dim", "p=c*n",
+                                   "--at", "c=2, gamma=1/2", "--digits", "30", "--json"])
+    assert code == 0, err
+    value = json.loads(out)["value"]
+    code, out, _ = _run(capsys, ["limit", "--f", "relu", "--c", "2", "--gamma", "0.5", "--snr", "0", "--digits", "35",
+                                 "--json"])
+    assert code == 0
+    with mpmath.workdps(50):
+        ref = mpmath.mpf(json.loads(out)["attention"][0])
+        assert abs(mpmath.mpf(value) - ref) <= mpmath.mpf(10) ** -29 * ref
+
+
+@pytest.mark.parametrize("decl,why", [
+    ("K=kernel(cosh, Z)", "unknown name .cosh."),
+    ("K=kernel(2, Z)", "preset"),
+    ("K=kernel(tanh, G)", "Gaussian"),
+    ("K=kernel(tanh, Z, 1, diagonal)", "unknown name|zero or keep"),
+    ("K=kernel(tanh, Z, 1, keep).__class__", "not allowed"),
+])
+def test_bad_kernel_declarations_exit_2(capsys, decl, why):
+    import re
+
+    code, _, err = _run(capsys, ["trace", "trace(K)", "--matrix", "Z=gaussian(p,n)", "--matrix", "G=goe(n)",
+                                 "--matrix", decl, "--dim", "p=c*n", "--at", "c=1/2"])
+    assert code == 2 and re.search(why, err), err
