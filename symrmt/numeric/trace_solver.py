@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+from fractions import Fraction
 import inspect
 import math
 
@@ -27,7 +28,7 @@ import sympy as sp
 from ..symbolic import blockfp, linearize
 from ..symbolic.blockfp import S_STRENGTH
 from ..symbolic.linearize import EPS_SHIFT
-from .solver import FLOAT_EPS, ConvergenceError, _qr_solve, compile_recipe, mpf_of
+from .solver import FLOAT_EPS, BranchError, ConvergenceError, _qr_solve, compile_recipe, mpf_of
 
 FLOAT_TOL = 1e-12
 NEWTON_SLACK = 5
@@ -285,16 +286,17 @@ class TraceSolver:
                 ok = False
             if not ok:
                 dt = dt / 2
-                if abs(dt) < abs(t1 - t0) / 2**30:
+                if abs(dt) < abs(t1 - t0) / 2**60:
                     raise ConvergenceError(f"stalled at {float(t):.6g}")
                 continue
             t, h, dh = nxt, new, ndh
             dt = dt * 2 if abs(dt * 2) <= abs(t1 - t0) else (t1 - t0)
         return h
 
-    def _path(self, floats: bool):
-        """``h`` at ``s = 1``: from ``L_0^{-1}`` at ``s = 0`` along ``s``; if ``L_0`` is singular, along ``s`` at a
-        shift ``eps`` of the inverses that makes it regular, then along ``eps`` back to 0 at ``s = 1``."""
+    def _path(self, floats: bool, shifts=(0, 1, 3, Fraction(1, 3))):
+        """``h`` at ``s = 1``: from ``L_0^{-1}`` at ``s = 0`` along ``s``; if ``L_0`` is singular (or ``shifts``
+        starts above 0), along ``s`` at a shift ``eps`` of the inverses that makes it regular, then along
+        ``eps`` back to 0 at ``s = 1``."""
         if floats:
             num, F, conv = (math.sqrt, FLOAT_EPS, FLOAT_TOL), self.c.ffjs, float
         else:
@@ -302,8 +304,8 @@ class TraceSolver:
         one, zero = conv(1), conv(0)
         pvals = self._pvals()
         m = self.c.m
-        for e0 in (0, 1, 3, mpmath.mpf(1) / 3):
-            e0 = conv(e0)
+        for e0 in shifts:
+            e0 = conv(mpf_of(e0))
             try:  # linear at s = 0: one Newton step gives L0^{-1}
                 h, dh, _ = _newton(F, [zero] * m, [conv(x) for x in self.c.pv(pvals, zero, e0)], m, num[2], 4, *num[:2])
                 break
@@ -334,21 +336,32 @@ class TraceSolver:
                 ) from None
         return h
 
-    def start(self):
-        """``h`` at ``s = 1`` to about 12 digits (floats, else mpmath at 20 digits)."""
+    def start(self, accept=None):
+        """``h`` at ``s = 1`` to about 12 digits (floats, else mpmath at 20 digits).
+
+        ``accept(h) -> str or None`` is a branch check (``None``: accepted).  When the direct path
+        fails it, or fails, the shifted route (along ``s`` at ``eps = 1``, then ``eps -> 0``) is
+        tried: it approaches a resolvent near its spectrum the way a continuation in ``gamma`` does.
+        """
         if self._start is not None:
             return self._start
+        errors = []
         with mpmath.workdps(20):
-            h = None
-            if self.c.ffjs is not None:
-                try:
-                    h = self._path(True)
-                except (ConvergenceError, ArithmeticError, ValueError, OverflowError):
-                    h = None
-            if h is None:
-                h = self._path(False)
-        self._start = [float(x) for x in h] if self.c.ffjs is not None else h
-        return self._start
+            for shifts in ((0, 1, 3, Fraction(1, 3)), (1, 10, Fraction(1, 10))):
+                for floats in ((True, False) if self.c.ffjs is not None else (False,)):
+                    try:
+                        h = self._path(floats, shifts)
+                    except (ConvergenceError, ArithmeticError, ValueError, OverflowError) as exc:
+                        errors.append(str(exc))
+                        continue
+                    why = accept(h) if accept is not None else None
+                    if why is None:
+                        self._start = [float(x) for x in h] if self.c.ffjs is not None else h
+                        return self._start
+                    errors.append(why)
+        if errors and all("homotopy" in e or "shift" in e for e in errors):
+            raise ConvergenceError(errors[0])
+        raise BranchError("the homotopy found no solution on the physical branch: " + "; ".join(dict.fromkeys(errors)))
 
     def solve(self, dps: int, alphas=()):
         """``(h, {alpha: H_alpha}, step, residual)`` at ``s = 1``, polished at ``dps`` digits.
