@@ -260,3 +260,14 @@ def test_against_simulation(model, text):
     theory = float(model.limit(text, at=at, digits=15).value)
     mean, se = _simulate(model, text, at, 256, 10, seed=7)
     assert abs(mean - theory) <= 3 * se + 0.01 * abs(theory), (mean, se, theory)
+
+
+@pytest.mark.parametrize("gamma", ["1e-8", "1e6"])
+def test_ridge_error_at_extreme_gamma(model, gamma):
+    """Far from gamma ~ 1 (stiff at small gamma: the solver takes the shifted route)."""
+    from symrmt.numeric.theory import ridge_limit
+
+    expr = "-gamma**2*diff(trace(inv(Z.T*Z/n + gamma*I(n))), gamma)"
+    for c in ("1/2", "2"):
+        r = model.limit(expr, at={"c": c, "gamma": gamma}, digits=30)
+        _close(r.value, ridge_limit(c, [gamma], snr=0, digits=35)[0], 30)

@@ -67,6 +67,30 @@ def _evaluate(plan, solvers, dps):
         return value, taus, worst_step, worst_res
 
 
+def _acceptor(t, values):
+    """Branch check of a start point: the sanity bounds of the trace, to a loose tolerance."""
+    subs = {sp.Symbol(k, real=True): sp.Rational(v) for k, v in values.items()}
+    subs.update({sp.Symbol(k, positive=True): sp.Rational(v) for k, v in values.items()})
+    checks = []
+    for kind, bound, conds in t.bounds:
+        if all(sp.sympify(c).subs(subs) >= 0 for c in conds):
+            checks.append((kind, float(sp.sympify(bound).subs(subs))))
+    readout = [(t.system.unknowns.index(ij), float(sp.sympify(c).subs(subs))) for ij, c in t.system.readout.items()]
+    if not checks:
+        return None
+
+    def accept(h):
+        tau = sum(c * float(h[i]) for i, c in readout)
+        slack = 1e-8 * (1 + abs(tau))
+        for kind, b in checks:
+            if (kind == "pos" and not tau > -slack) or (kind == "nonneg" and not tau >= -slack) or \
+                    (kind == "upper" and not tau <= b + slack):
+                return f"trace #{t.index + 1} = {tau:.6g} fails its bound ({kind} {b:.6g})"
+        return None
+
+    return accept
+
+
 def _check_bounds(plan, values, taus, digits):
     subs = {p: sp.Rational(values[p.name]) for p in plan.params}
     slack = mpmath.mpf(10) ** (-digits)
@@ -95,7 +119,7 @@ def certified_limit(plan, values: dict, digits: int):
     for t in plan.traces:
         solvers[t.index] = TraceSolver(compiled_system(t.system), values)
     for t in plan.traces:  # the homotopy: a failure here is not a precision problem, so it is not retried
-        solvers[t.index].start()
+        solvers[t.index].start(_acceptor(t, values))
     guard = GUARD
     failures = []
     for _ in range(ESCALATIONS):

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+from fractions import Fraction
 import inspect
 import math
 
@@ -27,9 +28,13 @@ import sympy as sp
 from ..symbolic import blockfp, linearize
 from ..symbolic.blockfp import S_STRENGTH
 from ..symbolic.linearize import EPS_SHIFT
-from .solver import FLOAT_EPS, ConvergenceError, _qr_solve, compile_recipe, mpf_of
+from .solver import FLOAT_EPS, BranchError, ConvergenceError, _qr_solve, compile_recipe, mpf_of
 
 FLOAT_TOL = 1e-12
+#: most accepted-or-rejected steps of one leg of a path
+MAX_STEPS = 600
+#: the shift is removed down to ``eps = e0 * 8**-UNSHIFT_DECADES8`` before the path gives up
+UNSHIFT_STEPS = 48
 NEWTON_SLACK = 5
 
 
@@ -190,10 +195,9 @@ def _float_lu(rows):
     n = len(rows)
     A = [list(map(float, r)) for r in rows]
     piv = list(range(n))
-    scale = max((abs(x) for r in A for x in r), default=0.0)
-    for k in range(n):
+    for k in range(n):  # the unknowns have very different scales: only an exact zero is singular here
         p = max(range(k, n), key=lambda i: abs(A[i][k]))
-        if not abs(A[p][k]) > scale * 1e-14:
+        if not (abs(A[p][k]) > 0 and math.isfinite(A[p][k])):
             return None
         if p != k:
             A[k], A[p] = A[p], A[k]
@@ -270,8 +274,8 @@ class TraceSolver:
         t, dt, steps = t0, (t1 - t0) / 4, 0
         while t != t1:
             steps += 1
-            if steps > 4000:
-                raise ConvergenceError("the homotopy took more than 4000 steps")
+            if steps > MAX_STEPS:
+                raise ConvergenceError(f"took more than {MAX_STEPS} steps")
             nxt = t + dt
             if (dt > 0 and nxt > t1) or (dt < 0 and nxt < t1):
                 nxt = t1
@@ -294,11 +298,12 @@ class TraceSolver:
                 continue
             t, h, dh = nxt, new, ndh
             dt = dt * 2 if abs(dt * 2) <= abs(t1 - t0) else (t1 - t0)
-        return h
+        return h, dh
 
-    def _path(self, floats: bool):
-        """``h`` at ``s = 1``: from ``L_0^{-1}`` at ``s = 0`` along ``s``; if ``L_0`` is singular, along ``s`` at a
-        shift ``eps`` of the inverses that makes it regular, then along ``eps`` back to 0 at ``s = 1``."""
+    def _path(self, floats: bool, shifts=(0, 1, 3, Fraction(1, 3))):
+        """``h`` at ``s = 1``: from ``L_0^{-1}`` at ``s = 0`` along ``s``; if ``L_0`` is singular (or ``shifts``
+        starts above 0), along ``s`` at a shift ``eps`` of the inverses that makes it regular, then along
+        ``eps`` back to 0 at ``s = 1``."""
         if floats:
             num, F, conv = (math.sqrt, FLOAT_EPS, FLOAT_TOL), self.c.ffjs, float
         else:
@@ -306,8 +311,8 @@ class TraceSolver:
         one, zero = conv(1), conv(0)
         pvals = self._pvals()
         m = self.c.m
-        for e0 in (0, 1, 3, mpmath.mpf(1) / 3):
-            e0 = conv(e0)
+        for e0 in shifts:
+            e0 = conv(mpf_of(e0))
             try:  # linear at s = 0: one Newton step gives L0^{-1}
                 h, dh, _ = _newton(F, [zero] * m, [conv(x) for x in self.c.pv(pvals, zero, e0)], m, num[2], 4, *num[:2])
                 break
@@ -316,7 +321,7 @@ class TraceSolver:
         else:
             raise ConvergenceError("the deterministic part L_0 of the pencil is singular, even with shifted inverses")
         try:
-            h = self._follow(F, lambda t: [conv(x) for x in self.c.pv(pvals, t, e0)], h, dh, zero, one, num)
+            h, _ = self._follow(F, lambda t: [conv(x) for x in self.c.pv(pvals, t, e0)], h, dh, zero, one, num)
         except ConvergenceError as exc:
             raise ConvergenceError(
                 f"the homotopy in the strength s of the random part {exc} (the pencil turns singular on the "
@@ -330,7 +335,7 @@ class TraceSolver:
             pv_at = (lambda t: [conv(x) for x in self.c.pv(pvals, one, t)])
             _, dh, _ = _newton(Fe, h, pv_at(e0), m, num[2], 12, *num[:2])
             try:
-                h = self._follow(Fe, pv_at, h, dh, e0, zero, num)
+                h = self._unshift(Fe, pv_at, h, dh, e0, num)
             except ConvergenceError as exc:
                 raise ConvergenceError(
                     f"the deterministic part of the pencil is singular, and the path that removes the shift eps "
@@ -338,21 +343,58 @@ class TraceSolver:
                 ) from None
         return h
 
-    def start(self):
-        """``h`` at ``s = 1`` to about 12 digits (floats, else mpmath at 20 digits)."""
+    def _unshift(self, Fe, pv_at, h, dh, e0, num):
+        """From the shift ``e0`` to 0: geometric steps ``eps -> eps/8`` (the scale of the solution may be
+        far below ``e0``), trying at each point to finish at ``eps = 0`` from the predictor."""
+        sqrt, eps, tol = num
+        m = self.c.m
+        e = e0
+        zero = e0 * 0
+        scale = 1 + sqrt(sum(x * x for x in h))
+        for _ in range(UNSHIFT_STEPS):
+            if sqrt(sum(x * x for x in h)) > 1e30 * scale:
+                raise ConvergenceError(f"diverges as eps -> 0 (|H| = {float(sqrt(sum(x * x for x in h))):.3g})")
+            pred = [a - b * e for a, b in zip(h, dh)]
+            try:
+                new, _, _ = _newton(Fe, pred, pv_at(zero), m, tol, 12, sqrt, eps)
+                size = 1 + sqrt(sum(x * x for x in h))
+                if sqrt(sum((a - b) ** 2 for a, b in zip(new, pred))) <= size / 10 and all(x == x for x in new):
+                    return new
+            except (ConvergenceError, ArithmeticError, ValueError, OverflowError):
+                pass
+            h, dh = self._follow(Fe, pv_at, h, dh, e, e / 8, num)
+            e = e / 8
+        raise ConvergenceError(f"stalled at {float(e):.3g}")
+
+    def start(self, accept=None):
+        """``h`` at ``s = 1`` to about 12 digits (floats, else mpmath at 20 digits).
+
+        ``accept(h) -> str or None`` is a branch check (``None``: accepted).  When the direct path
+        fails it, or fails, the shifted route (along ``s`` at ``eps = 1``, then ``eps -> 0``) is
+        tried: it approaches a resolvent near its spectrum the way a continuation in ``gamma`` does.
+        """
         if self._start is not None:
             return self._start
+        errors = []
         with mpmath.workdps(20):
-            h = None
-            if self.c.ffjs is not None:
+            routes = ((0, 1, 3, Fraction(1, 3)), (1, 10, Fraction(1, 10)))
+            kinds = (True, False) if self.c.ffjs is not None else (False,)
+            for floats, shifts in ((f, r) for f in kinds for r in routes):  # all float routes first
                 try:
-                    h = self._path(True)
-                except (ConvergenceError, ArithmeticError, ValueError, OverflowError):
-                    h = None
-            if h is None:
-                h = self._path(False)
-        self._start = [float(x) for x in h] if self.c.ffjs is not None else h
-        return self._start
+                    h = self._path(floats, shifts)
+                except (ConvergenceError, ArithmeticError, ValueError, OverflowError) as exc:
+                    errors.append(str(exc))
+                    if "diverges" in str(exc):  # the inverse does not exist in the limit: no route helps
+                        raise ConvergenceError(str(exc)) from None
+                    continue
+                why = accept(h) if accept is not None else None
+                if why is None:
+                    self._start = [float(x) for x in h] if self.c.ffjs is not None else h
+                    return self._start
+                errors.append(why)
+        if errors and all("homotopy" in e or "shift" in e for e in errors):
+            raise ConvergenceError(errors[0])
+        raise BranchError("the homotopy found no solution on the physical branch: " + "; ".join(dict.fromkeys(errors)))
 
     def solve(self, dps: int, alphas=()):
         """``(h, {alpha: H_alpha}, step, residual)`` at ``s = 1``, polished at ``dps`` digits.
