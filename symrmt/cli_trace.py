@@ -28,7 +28,6 @@ the value (or a simulation draw was singular).
 
 from __future__ import annotations
 
-import json
 import re
 import sys
 from fractions import Fraction
@@ -207,17 +206,11 @@ def add_trace_parser(sub, int_at_least):
     return p
 
 
-def _num(x, digits: int):
-    import mpmath
-
-    from symrmt.cli import FLOAT_DIGITS
-
-    return float(x) if digits <= FLOAT_DIGITS else mpmath.nstr(x, digits)
-
-
 def cmd_trace(args) -> int:
     """Run ``symrmt trace``; returns the exit code (errors are raised for the CLI's handler)."""
     import mpmath
+
+    from symrmt.cli import _dump, _num
 
     model = build_model(args.dim, args.matrix)
     at = parse_at(args.at)
@@ -243,7 +236,7 @@ def cmd_trace(args) -> int:
             tex.append(f"% trace {k + 1}: linear pencil\n{pen.latex()}\n% trace {k + 1}: fixed point\n{eqs.latex()}")
         out["latex"] = "\n".join(tex)
     if args.json:
-        print(json.dumps(out))
+        _dump(out)  # the CLI's one strict JSON writer
         return 0
     at_text = ", ".join(f"{k} = {v}" for k, v in out["at"].items())
     print(f"{args.expr}  at  {at_text}")
