@@ -141,7 +141,7 @@ class Model(_model.Model):
         ``[[0, Q], [Q^T, 0]]`` of :func:`symrmt.symbolic.linearize.symmetrize` (self-tested);
         the solver uses the smaller pencil, whose fixed point carries the same information.
         """
-        views = [PencilView(t) for t in self.plan(expr).traces]
+        views = Views(PencilView(t) for t in self.plan(expr).traces)
         if symmetric:
             from .symbolic import linearize as lin
             from .symbolic.pencil_check import self_test
@@ -156,7 +156,7 @@ class Model(_model.Model):
 
     def equations(self, expr):
         """The fixed-point systems of the traces in ``expr`` (a list of :class:`EquationsView`)."""
-        return [EquationsView(t) for t in self.plan(expr).traces]
+        return Views(EquationsView(t) for t in self.plan(expr).traces)
 
     def limit(self, expr, at: dict, digits: int = 15) -> TraceLimit:
         """The certified ``n -> oo`` limit of a scalar expression at the parameter values ``at``.
@@ -212,6 +212,19 @@ def _exact_value(v, name) -> Fraction:
     return to_fraction(v, name)
 
 
+class Views(list):
+    """A list of per-trace views that also prints as a whole: :meth:`latex` joins them, and
+    :meth:`matrix` is the one view's matrix when the expression holds a single trace."""
+
+    def latex(self) -> str:
+        return "\n\n".join(v.latex() for v in self)
+
+    def matrix(self):
+        if len(self) != 1:
+            raise ModelError(f"the expression holds {len(self)} traces; index the list for one of them")
+        return self[0].matrix()
+
+
 class PencilView:
     """The pencil ``L = u Q^{-1} v`` of one trace, printable as a SymPy block matrix."""
 
@@ -265,7 +278,13 @@ class EquationsView:
         self.system = trace.system
 
     def matrices(self):
+        """``(L0, eta(H), H)`` as SymPy matrices."""
         return self.system.matrices()
+
+    def matrix(self):
+        """``L0 - eta(H)``: the matrix whose inverse is ``H`` at the fixed point."""
+        L0, eta, _ = self.system.matrices()
+        return L0 - eta
 
     def residual(self):
         return list(self.system.residual)
