@@ -28,12 +28,20 @@ classes of :mod:`symrmt.symbolic.engine_nodes` (``Gaussian``, ``GOE``, ``Identit
 the tree utilities :func:`bind` (numeric values and sizes, for a NumPy simulation),
 :func:`differentiate` (exact ``Diff`` removal) and :func:`walk`, and :class:`ModelError`.
 
+The same expressions can be built in Python with the operators and ``trace``, ``inv``,
+``sqrt``, ``diff`` of this module, :meth:`Model.param`, :meth:`Model.size` and
+:meth:`Model.identity`.
+
 Examples
 --------
 >>> m = Model()
 >>> m.dim("p", "c*n")
 Dim('p', c)
 >>> Z = m.gaussian("Z", "p", "n")
+>>> n, gamma = m.size("n"), m.param("gamma")
+>>> e = trace(inv(Z.T @ Z / n + gamma * m.identity("n")))
+>>> e == m.parse("trace(inv(Z.T*Z/n + gamma*I(n)))")
+True
 >>> ridge = "-gamma**2*diff(trace(inv(Z.T*Z/n + gamma*I(n))), gamma)"
 >>> print(m.limit(ridge, at={"c": "1/2", "gamma": "1/5"}, digits=30))
 0.541499417001748994170020404927
@@ -71,13 +79,19 @@ from .symbolic.engine_nodes import (  # noqa: F401
     Transpose,
     walk,
 )
+from .symbolic.engine_model import _inv as inv  # noqa: F401
+from .symbolic.engine_model import _sqrt as sqrt  # noqa: F401
 from .symbolic.engine_tree import bind, differentiate  # noqa: F401
+
+#: the language's functions, for expressions built in Python
+trace = Trace
+diff = Diff
 
 
 __all__ = [
     "Model", "TraceLimit", "ModelError", "bind", "differentiate", "walk", "Dim", "Gaussian", "GOE", "Identity",
     "Diagonal", "MatSum", "MatProduct", "Scaled", "Transpose", "Inverse", "Const", "Trace", "Diff", "ScalarSum",
-    "ScalarProduct", "Power",
+    "ScalarProduct", "Power", "trace", "inv", "sqrt", "diff",
 ]
 
 
