@@ -28,12 +28,20 @@ classes of :mod:`symrmt.symbolic.engine_nodes` (``Gaussian``, ``GOE``, ``Identit
 the tree utilities :func:`bind` (numeric values and sizes, for a NumPy simulation),
 :func:`differentiate` (exact ``Diff`` removal) and :func:`walk`, and :class:`ModelError`.
 
+The same expressions can be built in Python with the operators and ``trace``, ``inv``,
+``sqrt``, ``diff`` of this module, :meth:`Model.param`, :meth:`Model.size` and
+:meth:`Model.identity`.
+
 Examples
 --------
 >>> m = Model()
 >>> m.dim("p", "c*n")
 Dim('p', c)
 >>> Z = m.gaussian("Z", "p", "n")
+>>> n, gamma = m.size("n"), m.param("gamma")
+>>> e = trace(inv(Z.T @ Z / n + gamma * m.identity("n")))
+>>> e == m.parse("trace(inv(Z.T*Z/n + gamma*I(n)))")
+True
 >>> ridge = "-gamma**2*diff(trace(inv(Z.T*Z/n + gamma*I(n))), gamma)"
 >>> print(m.limit(ridge, at={"c": "1/2", "gamma": "1/5"}, digits=30))
 0.541499417001748994170020404927
@@ -71,14 +79,20 @@ from .symbolic.engine_nodes import (  # noqa: F401
     Transpose,
     walk,
 )
+from .symbolic.engine_model import _inv as inv  # noqa: F401
+from .symbolic.engine_model import _sqrt as sqrt  # noqa: F401
 from .symbolic.engine_tree import bind, differentiate  # noqa: F401
 from .symbolic.engine_kernel import kernel, kernel_coefficients  # noqa: F401  (the Gaussian-equivalent kernel)
+
+#: the language's functions, for expressions built in Python
+trace = Trace
+diff = Diff
 
 
 __all__ = [
     "Model", "TraceLimit", "ModelError", "bind", "differentiate", "walk", "Dim", "Gaussian", "GOE", "Identity",
     "Diagonal", "MatSum", "MatProduct", "Scaled", "Transpose", "Inverse", "Const", "Trace", "Diff", "ScalarSum",
-    "ScalarProduct", "Power", "kernel", "kernel_coefficients",
+    "ScalarProduct", "Power", "trace", "inv", "sqrt", "diff", "kernel", "kernel_coefficients",
 ]
 
 
@@ -142,7 +156,7 @@ class Model(_model.Model):
         ``[[0, Q], [Q^T, 0]]`` of :func:`symrmt.symbolic.linearize.symmetrize` (self-tested);
         the solver uses the smaller pencil, whose fixed point carries the same information.
         """
-        views = [PencilView(t) for t in self.plan(expr).traces]
+        views = Views(PencilView(t) for t in self.plan(expr).traces)
         if symmetric:
             from .symbolic import linearize as lin
             from .symbolic.pencil_check import self_test
@@ -157,7 +171,7 @@ class Model(_model.Model):
 
     def equations(self, expr):
         """The fixed-point systems of the traces in ``expr`` (a list of :class:`EquationsView`)."""
-        return [EquationsView(t) for t in self.plan(expr).traces]
+        return Views(EquationsView(t) for t in self.plan(expr).traces)
 
     def limit(self, expr, at: dict, digits: int = 15) -> TraceLimit:
         """The certified ``n -> oo`` limit of a scalar expression at the parameter values ``at``.
@@ -213,6 +227,19 @@ def _exact_value(v, name) -> Fraction:
     return to_fraction(v, name)
 
 
+class Views(list):
+    """A list of per-trace views that also prints as a whole: :meth:`latex` joins them, and
+    :meth:`matrix` is the one view's matrix when the expression holds a single trace."""
+
+    def latex(self) -> str:
+        return "\n\n".join(v.latex() for v in self)
+
+    def matrix(self):
+        if len(self) != 1:
+            raise ModelError(f"the expression holds {len(self)} traces; index the list for one of them")
+        return self[0].matrix()
+
+
 class PencilView:
     """The pencil ``L = u Q^{-1} v`` of one trace, printable as a SymPy block matrix."""
 
@@ -266,7 +293,13 @@ class EquationsView:
         self.system = trace.system
 
     def matrices(self):
+        """``(L0, eta(H), H)`` as SymPy matrices."""
         return self.system.matrices()
+
+    def matrix(self):
+        """``L0 - eta(H)``: the matrix whose inverse is ``H`` at the fixed point."""
+        L0, eta, _ = self.system.matrices()
+        return L0 - eta
 
     def residual(self):
         return list(self.system.residual)

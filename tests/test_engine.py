@@ -271,3 +271,14 @@ def test_ridge_error_at_extreme_gamma(model, gamma):
     for c in ("1/2", "2"):
         r = model.limit(expr, at={"c": c, "gamma": gamma}, digits=30)
         _close(r.value, ridge_limit(c, [gamma], snr=0, digits=35)[0], 30)
+
+
+def test_pencil_and_equations_of_the_whole_expression(model):
+    e = "trace(inv(Z.T*Z/n + gamma*I(n)))"
+    assert model.pencil(e).latex() == model.pencil(e)[0].latex()
+    assert model.pencil(e).matrix().shape == (2, 2)
+    assert "\\gamma" in model.equations(e).latex()
+    two = "trace(inv(Z.T*Z/n + gamma*I(n))) * trace(inv(Z*Z.T/n + gamma*I(p)))"
+    assert len(model.pencil(two)) == 2
+    with pytest.raises(ModelError, match="2 traces"):
+        model.pencil(two).matrix()

@@ -125,18 +125,20 @@ def certified_limit(plan, values: dict, digits: int):
     for _ in range(ESCALATIONS):
         dps = digits + guard
         try:
-            lo, taus_lo, step_lo, _ = _evaluate(plan, solvers, dps)
+            lo, taus_lo, step_lo, res_lo = _evaluate(plan, solvers, dps)
             if step_lo > mpmath.mpf(10) ** -(digits + 2):
-                raise ConvergenceError(f"Newton at {dps} digits stalled at a relative step {mpmath.nstr(step_lo, 3)}")
+                raise ConvergenceError(f"Newton at {dps} digits stalled at a relative step {mpmath.nstr(step_lo, 3)} "
+                                       f"(fixed-point residual max|R| = {mpmath.nstr(res_lo, 3)})")
             hi, taus, _, res = _evaluate(plan, solvers, dps + 10)
             with mpmath.workdps(dps + 10):
                 if _agree(lo, hi, digits) and all(_agree(a, b, digits) for a, b in zip(taus_lo, taus)):
                     _check_bounds(plan, values, taus, digits)
                     with mpmath.workdps(digits):
                         return TraceLimit(+hi, digits, dps + 10, res, dict(values), [+x for x in taus])
-            failures.append(f"solves at {dps} and {dps + 10} digits disagree beyond digit {digits}")
+            failures.append(f"solves at {dps} and {dps + 10} digits disagree beyond digit {digits} "
+                            f"(fixed-point residual max|R| = {mpmath.nstr(res, 3)})")
         except ConvergenceError as exc:
-            failures.append(f"{exc} (residual of the fixed point reported above)")
+            failures.append(str(exc))
         except ZeroDivisionError as exc:
             failures.append(f"division by zero ({exc})")
         guard *= 2

@@ -184,9 +184,10 @@ def _newton(F, h, pv, m, tol, maxsteps, sqrt, eps):
         if prev is not None and step > prev / 4 and step <= root_tol:
             return h, dhs, step
         prev = step
+    residual = max(abs(x) for x in F(h, pv)[:m])
     raise ConvergenceError(
-        f"Newton did not converge: last relative step {float(step):.3g} > tolerance {float(tol):.3g} after "
-        f"{maxsteps} steps"
+        f"Newton did not converge: residual max|R| = {float(residual):.3g}, last relative step {float(step):.3g} "
+        f"> tolerance {float(tol):.3g} after {maxsteps} steps"
     )
 
 

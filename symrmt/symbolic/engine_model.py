@@ -169,6 +169,10 @@ class Model:
             return out.value
         return _scalar(v).value
 
+    def size(self, dim) -> DimConst:
+        """The size of a dimension as a scalar (``m.size("n")`` is ``n``, ``m.size("p")`` is ``c n``)."""
+        return DimConst(self._dim_of(dim))
+
     def identity(self, dim) -> Identity:
         """``I(dim)``."""
         return Identity(self._dim_of(dim))
