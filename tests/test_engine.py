@@ -282,3 +282,21 @@ def test_pencil_and_equations_of_the_whole_expression(model):
     assert len(model.pencil(two)) == 2
     with pytest.raises(ModelError, match="2 traces"):
         model.pencil(two).matrix()
+
+
+@pytest.mark.parametrize("f", ["tanh", "relu", "cos"])
+def test_noise_only_attention_error_for_presets(model, f):
+    """The preset nonlinearities (tanh by quadrature, ReLU and centered cos in closed form): their Hermite
+    data enter the hand-written Gaussian-equivalent expression as exact rationals of 70-digit values."""
+    from symrmt.numeric.theory import attention_limit
+    from symrmt.params import to_fraction
+    from symrmt.symbolic.hermite import Nonlinearity
+
+    nl = Nonlinearity(f)
+    with mpmath.workdps(70):
+        hermite = {"a1": to_fraction(nl.a_mpf(1, 70), "a1"), "nu": to_fraction(nl.nu_mpf(70), "nu")}
+    K = "(a1*(Z.T*Z/p - I(n)) + sqrt(nu - a1**2)*G/sqrt(p))"
+    expr = f"-gamma**2*diff(trace(inv({K}*Z.T*Z*{K}/n + gamma*I(n))), gamma)"
+    for c in ("1/2", "2"):
+        r = model.limit(expr, at={"c": c, "gamma": "1/10", **hermite}, digits=42)
+        _close(r.value, attention_limit(f, c, ["1/10"], digits=45)[0], 40)
