@@ -27,19 +27,18 @@ True
 
 from __future__ import annotations
 
+import hashlib
 import math
 import os
 import pickle
-from concurrent.futures import ProcessPoolExecutor, as_completed
-from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
+from fractions import Fraction
 from numbers import Integral
 
-import multiprocessing as mp
 import numpy as np
 
 from .params import Geometry, LowRankGeometry, ParameterError, as_low_rank, check_c, check_diagonal, check_gammas, check_noise
-from .progress import Progress
+from .simulation.executor import TrialSpec, make_executor, run_trials, trial_seed
 
 __all__ = [
     "simulate",
@@ -281,12 +280,52 @@ def simulate_trial(f, n, mu, w_k, w_q, gammas, diagonal, noise, rng, alpha=1.0, 
     return e_att, e_rr
 
 
-def _run_trial(j, seed_seq, f, n, model, gammas, diagonal, noise):
-    """Worker entry point (module level, so it pickles).  ``model = (mu, W_K, W_Q, alpha, weights)``."""
-    rng = np.random.default_rng(seed_seq)
+#: Version of the sampling numerics of :func:`simulate` (the trial store keys its rows by it).  Bump it
+#: whenever a change here changes the numbers a seeded trial produces; stored trials of the old
+#: version are then reported as stale and never reused.
+NUMERICS_VERSION = "1"
+
+
+def _store_trial(params, context, seed, j):
+    """Trial ``j`` of :func:`simulate` from its parameters: ``concat(E_A, E_RR)`` over the gammas.
+
+    Runs wherever the executor puts it; it rebuilds ``mu, W_K, W_Q`` from the exact Gram data in
+    ``params`` (only an explicit weight matrix travels as an array, in ``context``).
+    """
+    n = params["n"]
+    p = round(Fraction(params["c"]) * n)
+    gammas = np.array([float(Fraction(g)) for g in params["gammas"]], dtype=np.float64)
+    if context.get("weights") is not None:
+        model = (context["mu"], np.zeros((p, 1)), np.zeros((p, 1)), 1.0, context["weights"])
+    else:
+        geo = params["geometry"]
+        model = _weights_from_geometry(LowRankGeometry(geo["gram"], geo["alpha"]), p) + (None,)
     mu, w_k, w_q, alpha, weights = model
-    e_att, e_rr = simulate_trial(f, n, mu, w_k, w_q, gammas, diagonal, noise, rng, alpha=alpha, weights=weights)
-    return j, e_att, e_rr
+    e_att, e_rr = simulate_trial(context["f"], n, mu, w_k, w_q, gammas, params["diagonal"], params["noise"],
+                                 np.random.default_rng(trial_seed(seed, j)), alpha=alpha, weights=weights)
+    return np.concatenate([e_att, e_rr])
+
+
+#: The trial kind of :func:`simulate` in the executor and the trial store.
+SIMULATE_SPEC = TrialSpec("simulate", NUMERICS_VERSION, _store_trial)
+
+
+def _f_key(f, f_key):
+    """The name of ``f`` in the store key: ``f_key``, ``f.store_key``, or ``numpy.<name>`` for a ufunc."""
+    if f_key is not None:
+        if not isinstance(f_key, str) or not f_key:
+            raise ParameterError(f"f_key must be a non-empty string naming f, got {f_key!r}")
+        return f_key
+    key = getattr(f, "store_key", None)
+    if isinstance(key, str) and key:
+        return key
+    if isinstance(f, np.ufunc):
+        return f"numpy.{f.__name__}"
+    return None
+
+
+def _digest(a: np.ndarray) -> str:
+    return hashlib.sha256(np.ascontiguousarray(a, dtype="<f8").tobytes()).hexdigest()
 
 
 # --------------------------------------------------------------------------
@@ -341,6 +380,11 @@ def simulate(
     progress=None,
     weights=None,
     mu=None,
+    *,
+    scheduler=None,
+    store=None,
+    f_key=None,
+    executor=None,
 ) -> dict:
     """Monte-Carlo estimate of ``E_A(gamma)`` and ``E_RR(gamma)`` at finite ``n``.
 
@@ -365,11 +409,12 @@ def simulate(
         Number of independent trials, ``>= 2`` (needed for a standard error).
     seed : int
         Root seed; trial ``j`` uses child ``j`` of ``np.random.SeedSequence(seed).spawn(trials)``,
-        so the per-trial results do not depend on ``workers``.
+        so the per-trial results do not depend on the executor, the worker count or ``trials``.
     workers : int
-        Processes to use (``1``: in this process).  ``f`` must pickle when ``> 1``.
-        Workers are started with ``'spawn'`` and one BLAS thread each, so a
-        script that uses ``workers > 1`` needs an ``if __name__ == "__main__":`` guard.
+        ``1`` (default): the trials run in this process, no Dask needed.  ``> 1``: on a new
+        local Dask cluster of that many worker processes with one BLAS thread each
+        (needs ``pip install 'symrmt[dask]'``; ``f`` must pickle, and a script needs an
+        ``if __name__ == "__main__":`` guard because the workers are spawned).
     progress : bool or None
         Progress bar on stderr: ``None`` auto (TTY or > 2 s), ``True`` always, ``False`` never.
     weights : array of shape (p, p), optional
@@ -378,13 +423,29 @@ def simulate(
         signal is given by ``mu``.
     mu : array of shape (p,), optional
         The signal vector, only together with ``weights`` (default 0).
+    scheduler : str, optional (keyword only)
+        Address of a running Dask scheduler (``"tcp://host:8786"``): the trials run on its
+        workers instead (not together with ``workers > 1``).
+    store : str, Path or TrialStore, optional (keyword only)
+        A trial store (:mod:`symrmt.simulation.store`, an SQLite file): trials already
+        stored for exactly these parameters, seed and numerics version are reused, the
+        missing ones computed and committed one by one as they finish.
+    f_key : str, optional (keyword only)
+        The name of ``f`` in the store key (needed with ``store`` unless ``f`` is a NumPy
+        ufunc or has a ``store_key`` attribute).  It must determine ``f`` exactly.
+    executor : DaskExecutor, optional (keyword only)
+        An already started executor (:func:`symrmt.simulation.executor.make_executor`),
+        used instead of ``workers``/``scheduler``, e.g. across many calls.
 
     Returns
     -------
     dict
-        ``{"attention": {"mean", "se", "trials"}, "ridge": {...}, "params": {...}}``;
+        ``{"attention": {"mean", "se", "trials"}, "ridge": {...}, "params": {...},
+        "trials_computed", "trials_reused", "trials_stale"}``;
         ``trials`` is a ``(trials, len(gammas))`` array, ``mean`` its column mean and
-        ``se = std(ddof=1)/sqrt(trials)``.
+        ``se = std(ddof=1)/sqrt(trials)``.  The counts say how many trials were computed
+        now, taken from the store, and found in the store under an older numerics
+        version (not used).
 
     Examples
     --------
@@ -399,7 +460,8 @@ def simulate(
     p = round(c_frac * n)
     if p < 1:
         raise ParameterError(f"p = round(c*n) = round({float(c_frac)!r}*{n}) = {p}; need p >= 1, increase c or n")
-    gam = np.array([float(g) for g in check_gammas(gammas)], dtype=np.float64)
+    gam_exact = check_gammas(gammas)
+    gam = np.array([float(g) for g in gam_exact], dtype=np.float64)
     if weights is not None:
         if geometry is not None:
             raise ParameterError("give either geometry or an explicit weights matrix, not both")
@@ -436,32 +498,34 @@ def simulate(
     if progress not in (None, True, False):
         raise ParameterError(f"progress must be None, True or False, got {progress!r}")
 
-    children = np.random.SeedSequence(seed).spawn(trials)
-    att = np.empty((trials, gam.size), dtype=np.float64)
-    rr = np.empty((trials, gam.size), dtype=np.float64)
-    args = (f, n, model, gam, diagonal, noise)
+    parallel = workers > 1 or scheduler is not None
+    if parallel:
+        _check_picklable(f)
+    key_f = _f_key(f, f_key)
+    if store is not None and key_f is None:
+        raise ParameterError(
+            f"the trial store keys trials by f, and f = {f!r} has no name it can use: pass f_key='...' naming f "
+            "exactly (e.g. its formula), or use a NumPy ufunc such as np.tanh"
+        )
+    if weights is not None:
+        geometry_key = {"weights": _digest(model[4]), "mu": _digest(model[0])}
+        context = {"f": f, "weights": model[4], "mu": model[0]}
+    else:
+        low = as_low_rank(geometry)
+        geometry_key = {"gram": [[str(x) for x in row] for row in low.gram()], "alpha": str(low.alpha)}
+        context = {"f": f, "weights": None, "mu": None}
+    key = {"f": key_f, "n": n, "c": str(c_frac), "gammas": [str(g) for g in gam_exact], "geometry": geometry_key,
+           "diagonal": diagonal, "noise": noise}
 
-    with Progress(trials, f"simulate n={n} p={p}", enabled=progress) as bar:
-        if workers == 1:
-            for j, ss in enumerate(children):
-                _, att[j], rr[j] = _run_trial(j, ss, *args)
-                bar.update()
-        else:
-            _check_picklable(f)
-            with _single_threaded_blas_env():
-                ctx = mp.get_context("spawn")
-                with ProcessPoolExecutor(max_workers=min(workers, trials), mp_context=ctx) as pool:
-                    futures = [pool.submit(_run_trial, j, ss, *args) for j, ss in enumerate(children)]
-                    try:
-                        for fut in as_completed(futures):
-                            j, att[j], rr[j] = fut.result()
-                            bar.update()
-                    except BrokenProcessPool as exc:
-                        raise RuntimeError(
-                            "a worker process died; workers > 1 start processes with 'spawn', so a script "
-                            "calling simulate() must guard its top level with `if __name__ == '__main__':` "
-                            "(or use workers=1)"
-                        ) from exc
+    desc = f"simulate n={n} p={p}"
+    if executor is not None:
+        rows, info = run_trials(SIMULATE_SPEC, key, trials, seed, store=store, executor=executor, context=context,
+                                progress=progress, desc=desc)
+    else:
+        with make_executor(workers=workers if parallel and scheduler is None else None, scheduler=scheduler) as ex:
+            rows, info = run_trials(SIMULATE_SPEC, key, trials, seed, store=store, executor=ex, context=context,
+                                    progress=progress, desc=desc)
+    att, rr = rows[:, :gam.size], rows[:, gam.size:]
 
     def summary(a):
         return {"mean": a.mean(axis=0), "se": a.std(axis=0, ddof=1) / math.sqrt(trials), "trials": a}
@@ -480,4 +544,5 @@ def simulate(
             "seed": seed,
             "geometry": geometry_record,
         },
+        **info,
     }
