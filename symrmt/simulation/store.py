@@ -105,16 +105,23 @@ class TrialStore:
     path : str or Path
         The SQLite file.  A missing or empty file becomes a new store; an
         existing file must be a store written by this package.
+    readonly : bool
+        Open an existing store for reading only (nothing is written).
 
     Use as a context manager, or call :meth:`close`.
     """
 
-    def __init__(self, path):
+    def __init__(self, path, readonly: bool = False):
         self.path = Path(path)
         self._db = None
         exists = self.path.exists() and self.path.stat().st_size > 0
         if exists:
             self._validate()
+        if readonly:
+            if not exists:
+                raise StoreError(f"{self.path}: no such trial store")
+            self._db = sqlite3.connect(self.path.resolve().as_uri() + "?mode=ro", uri=True)
+            return
         try:
             self._db = sqlite3.connect(str(self.path), timeout=30.0, isolation_level=None)
             self._db.execute("PRAGMA journal_mode=WAL")
@@ -130,6 +137,11 @@ class TrialStore:
             raise StoreError(f"cannot open the trial store {self.path}: {exc}") from None
 
     # -- opening ---------------------------------------------------------------
+    @classmethod
+    def open_existing(cls, path) -> TrialStore:
+        """An existing store, opened read-only (for listing); a missing file is an error."""
+        return cls(path, readonly=True)
+
     def _validate(self) -> None:
         """Read-only checks of an existing file; nothing is written to it."""
         try:
