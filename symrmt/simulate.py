@@ -27,18 +27,16 @@ True
 
 from __future__ import annotations
 
-import hashlib
 import math
 import os
 import pickle
 from contextlib import contextmanager
-from fractions import Fraction
 from numbers import Integral
 
 import numpy as np
 
-from .params import Geometry, LowRankGeometry, ParameterError, as_low_rank, check_c, check_diagonal, check_gammas, check_noise
-from .simulation.executor import TrialSpec, make_executor, run_trials, trial_seed
+from .params import ParameterError, as_low_rank
+from .simulation.executor import make_executor, run_trials
 
 __all__ = [
     "simulate",
@@ -280,54 +278,6 @@ def simulate_trial(f, n, mu, w_k, w_q, gammas, diagonal, noise, rng, alpha=1.0, 
     return e_att, e_rr
 
 
-#: Version of the sampling numerics of :func:`simulate` (the trial store keys its rows by it).  Bump it
-#: whenever a change here changes the numbers a seeded trial produces; stored trials of the old
-#: version are then reported as stale and never reused.
-NUMERICS_VERSION = "1"
-
-
-def _store_trial(params, context, seed, j):
-    """Trial ``j`` of :func:`simulate` from its parameters: ``concat(E_A, E_RR)`` over the gammas.
-
-    Runs wherever the executor puts it; it rebuilds ``mu, W_K, W_Q`` from the exact Gram data in
-    ``params`` (only an explicit weight matrix travels as an array, in ``context``).
-    """
-    n = params["n"]
-    p = round(Fraction(params["c"]) * n)
-    gammas = np.array([float(Fraction(g)) for g in params["gammas"]], dtype=np.float64)
-    if context.get("weights") is not None:
-        model = (context["mu"], np.zeros((p, 1)), np.zeros((p, 1)), 1.0, context["weights"])
-    else:
-        geo = params["geometry"]
-        model = _weights_from_geometry(LowRankGeometry(geo["gram"], geo["alpha"]), p) + (None,)
-    mu, w_k, w_q, alpha, weights = model
-    e_att, e_rr = simulate_trial(context["f"], n, mu, w_k, w_q, gammas, params["diagonal"], params["noise"],
-                                 np.random.default_rng(trial_seed(seed, j)), alpha=alpha, weights=weights)
-    return np.concatenate([e_att, e_rr])
-
-
-#: The trial kind of :func:`simulate` in the executor and the trial store.
-SIMULATE_SPEC = TrialSpec("simulate", NUMERICS_VERSION, _store_trial)
-
-
-def _f_key(f, f_key):
-    """The name of ``f`` in the store key: ``f_key``, ``f.store_key``, or ``numpy.<name>`` for a ufunc."""
-    if f_key is not None:
-        if not isinstance(f_key, str) or not f_key:
-            raise ParameterError(f"f_key must be a non-empty string naming f, got {f_key!r}")
-        return f_key
-    key = getattr(f, "store_key", None)
-    if isinstance(key, str) and key:
-        return key
-    if isinstance(f, np.ufunc):
-        return f"numpy.{f.__name__}"
-    return None
-
-
-def _digest(a: np.ndarray) -> str:
-    return hashlib.sha256(np.ascontiguousarray(a, dtype="<f8").tobytes()).hexdigest()
-
-
 # --------------------------------------------------------------------------
 # validation and the driver
 # --------------------------------------------------------------------------
@@ -453,96 +403,25 @@ def simulate(
     >>> r["params"]["p"], r["attention"]["se"].shape
     (64, (1,))
     """
-    if not callable(f):
-        raise ParameterError(f"f must be a callable (a vectorized NumPy function), got {f!r}")
-    n = _check_int(n, "n", 2)
-    c_frac = check_c(c)
-    p = round(c_frac * n)
-    if p < 1:
-        raise ParameterError(f"p = round(c*n) = round({float(c_frac)!r}*{n}) = {p}; need p >= 1, increase c or n")
-    gam_exact = check_gammas(gammas)
-    gam = np.array([float(g) for g in gam_exact], dtype=np.float64)
-    if weights is not None:
-        if geometry is not None:
-            raise ParameterError("give either geometry or an explicit weights matrix, not both")
-        weights_arr = np.asarray(weights, dtype=np.float64)
-        if weights_arr.shape != (p, p) or not np.all(np.isfinite(weights_arr)):
-            raise ParameterError(
-                f"weights must be a finite p x p matrix with p = round(c*n) = {p}, got shape {weights_arr.shape}"
-            )
-        mu_arr = np.zeros(p) if mu is None else np.asarray(mu, dtype=np.float64)
-        if mu_arr.shape != (p,) or not np.all(np.isfinite(mu_arr)):
-            raise ParameterError(f"mu must be a finite vector of length p = {p}, got shape {mu_arr.shape}")
-        model = (mu_arr, np.zeros((p, 1)), np.zeros((p, 1)), 1.0, weights_arr)
-        geometry_record = {"weights": f"explicit {p}x{p}", "snr": float(mu_arr @ mu_arr)}
-    else:
-        if mu is not None:
-            raise ParameterError("mu is only for an explicit weights matrix; otherwise give the geometry")
-        if geometry is None:
-            geometry = Geometry()
-        if isinstance(geometry, Geometry):
-            geometry_record = {k: float(v) for k, v in geometry.as_dict().items()}
-        elif isinstance(geometry, LowRankGeometry):
-            geometry_record = {"r": geometry.r, "alpha": float(geometry.alpha),
-                               "gram": [[float(x) for x in row] for row in geometry.gram()]}
-        else:
-            raise ParameterError(
-                f"geometry must be a symrmt.params.Geometry or LowRankGeometry, got {type(geometry).__name__}"
-            )
-        model = _weights_from_geometry(geometry, p) + (None,)
-    diagonal = check_diagonal(diagonal)
-    noise = check_noise(noise)
+    from .simulation.trials import SIMULATE_SPEC, simulate_point, summarize
+
+    point = simulate_point(f, n, c, gammas, geometry=geometry, diagonal=diagonal, noise=noise, weights=weights,
+                           mu=mu, f_key=f_key, need_key=store is not None)
     trials = _check_int(trials, "trials", 2, " (a standard error needs at least two trials)")
     seed = _check_int(seed, "seed", 0)
     workers = _check_int(workers, "workers", 1)
     if progress not in (None, True, False):
         raise ParameterError(f"progress must be None, True or False, got {progress!r}")
-
     parallel = workers > 1 or scheduler is not None
     if parallel:
         _check_picklable(f)
-    key_f = _f_key(f, f_key)
-    if store is not None and key_f is None:
-        raise ParameterError(
-            f"the trial store keys trials by f, and f = {f!r} has no name it can use: pass f_key='...' naming f "
-            "exactly (e.g. its formula), or use a NumPy ufunc such as np.tanh"
-        )
-    if weights is not None:
-        geometry_key = {"weights": _digest(model[4]), "mu": _digest(model[0])}
-        context = {"f": f, "weights": model[4], "mu": model[0]}
-    else:
-        low = as_low_rank(geometry)
-        geometry_key = {"gram": [[str(x) for x in row] for row in low.gram()], "alpha": str(low.alpha)}
-        context = {"f": f, "weights": None, "mu": None}
-    key = {"f": key_f, "n": n, "c": str(c_frac), "gammas": [str(g) for g in gam_exact], "geometry": geometry_key,
-           "diagonal": diagonal, "noise": noise}
 
-    desc = f"simulate n={n} p={p}"
+    desc = f"simulate n={point.n} p={point.p}"
     if executor is not None:
-        rows, info = run_trials(SIMULATE_SPEC, key, trials, seed, store=store, executor=executor, context=context,
-                                progress=progress, desc=desc)
+        rows, info = run_trials(SIMULATE_SPEC, point.key, trials, seed, store=store, executor=executor,
+                                context=point.context, progress=progress, desc=desc)
     else:
         with make_executor(workers=workers if parallel and scheduler is None else None, scheduler=scheduler) as ex:
-            rows, info = run_trials(SIMULATE_SPEC, key, trials, seed, store=store, executor=ex, context=context,
-                                    progress=progress, desc=desc)
-    att, rr = rows[:, :gam.size], rows[:, gam.size:]
-
-    def summary(a):
-        return {"mean": a.mean(axis=0), "se": a.std(axis=0, ddof=1) / math.sqrt(trials), "trials": a}
-
-    return {
-        "attention": summary(att),
-        "ridge": summary(rr),
-        "params": {
-            "n": n,
-            "p": p,
-            "c": float(c_frac),
-            "gammas": [float(g) for g in gam],
-            "diagonal": diagonal,
-            "noise": noise,
-            "trials": trials,
-            "seed": seed,
-            "geometry": geometry_record,
-        },
-        **info,
-    }
+            rows, info = run_trials(SIMULATE_SPEC, point.key, trials, seed, store=store, executor=ex,
+                                    context=point.context, progress=progress, desc=desc)
+    return summarize(point, rows, seed, info)

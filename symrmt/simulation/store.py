@@ -31,10 +31,11 @@ Examples
 ...     st.add(pid, 0, [0.25, 0.5], 0.01)
 ...     sorted(st.trials(pid)), st.trials(pid)[0].tolist()
 ([0], [0.25, 0.5])
->>> [(r["kind"], r["trials"]) for r in TrialStore(path).summary()]
+>>> with TrialStore.open_existing(path) as st:
+...     [(r["kind"], r["trials"]) for r in st.summary()]
 [('demo', 1)]
->>> open(os.path.join(os.path.dirname(path), "x.txt"), "w").write("hello")
-5
+>>> with open(os.path.join(os.path.dirname(path), "x.txt"), "w") as fh:
+...     _ = fh.write("hello")
 >>> TrialStore(os.path.join(os.path.dirname(path), "x.txt"))
 Traceback (most recent call last):
 ...
