@@ -246,6 +246,15 @@ def build_parser() -> argparse.ArgumentParser:
                        description="Theory curves with simulation points (mean +- 2 se), PNG and PDF.")
     p.add_argument("--out", metavar="DIR", default="figures", help="output folder (default ./figures)")
     p.add_argument("--full", action="store_true", help="the paper's sizes (n = 2048/4096; slow, with progress)")
+    p.add_argument("--store", metavar="PATH", default=None,
+                   help="trial store (SQLite file): keep every trial, reuse stored ones; a rerun resumes")
+    p.add_argument("--only", metavar="NAME[,NAME...]", default=None,
+                   help="draw only these figures (ridge_error, random_inputs, role_of_a1, alignment, phase_diagram)")
+    g = p.add_mutually_exclusive_group()
+    g.add_argument("--workers", type=_int_at_least("--workers", 1), default=None,
+                   help="run the trials on a local Dask cluster of N worker processes (default: in this process)")
+    g.add_argument("--scheduler", metavar="ADDRESS", default=None,
+                   help="run the trials on an existing Dask cluster, e.g. tcp://host:8786")
     p.set_defaults(func=cmd_figures)
 
     p = sub.add_parser("bench", help="measure speed and precision (tables for docs/performance.md)",
@@ -669,7 +678,16 @@ def cmd_figures(args) -> int:
         raise ParameterError(f"figures need matplotlib: pip install 'symrmt[plot]' ({exc})") from exc
     from .figures import main as figures_main
 
-    for path in figures_main(args.out, full=args.full, progress=True):
+    only = None
+    if args.only is not None:
+        from .figures import FIGURES
+
+        only = [x.strip() for x in args.only.split(",") if x.strip()]
+        bad = [x for x in only if x not in FIGURES]
+        if bad or not only:
+            raise ParameterError(f"--only: unknown figure(s) {bad}; choose from {', '.join(FIGURES)}")
+    for path in figures_main(args.out, full=args.full, progress=True, store=args.store, workers=args.workers,
+                             scheduler=args.scheduler, only=only):
         print(path)
     return EXIT_OK
 

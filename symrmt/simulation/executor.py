@@ -66,7 +66,7 @@ import numpy as np
 
 from ..params import ParameterError
 from ..progress import Progress
-from .store import open_store
+from .store import canonical, open_store
 
 __all__ = [
     "DEMO_SPEC",
@@ -252,6 +252,19 @@ class _Point:
         self.key = dict(params, seed=seed)
 
 
+class _Borrowed:
+    """A caller's progress bar, used without closing it."""
+
+    def __init__(self, bar):
+        self.bar = bar
+
+    def __enter__(self):
+        return self.bar
+
+    def __exit__(self, *exc):
+        return None
+
+
 class TrialBatch:
     """Several points' trials run together, with one store, one executor and one progress bar.
 
@@ -269,13 +282,20 @@ class TrialBatch:
         self.progress = progress
         self.desc = desc
         self.points: list[_Point] = []
+        self._index: dict = {}
         self._pending = None
 
     def add(self, spec: TrialSpec, params: dict, n_trials: int, seed: int, context=None) -> int:
         """Add a point; returns its index in :meth:`results`."""
         if not isinstance(spec, TrialSpec):
             raise ParameterError(f"spec must be a TrialSpec, got {type(spec).__name__}")
+        if self._pending is not None:
+            raise ParameterError("add every point before start()")
+        ident = (spec.name, spec.version, canonical(params), int(seed), int(n_trials))
+        if ident in self._index:  # the same point twice: computed once
+            return self._index[ident]
         self.points.append(_Point(spec, params, int(n_trials), int(seed), context))
+        self._index[ident] = len(self.points) - 1
         return len(self.points) - 1
 
     def start(self) -> TrialBatch:
@@ -313,12 +333,22 @@ class TrialBatch:
         if getattr(self, "_owned", False) and self._store is not None:
             self._store.close()
 
-    def results(self) -> list:
-        """``(rows, info)`` per point, in the order added (runs :meth:`start` if needed)."""
+    @property
+    def total(self) -> int:
+        """The number of trials of all points."""
+        return sum(pt.n_trials for pt in self.points)
+
+    def results(self, bar=None) -> list:
+        """``(rows, info)`` per point, in the order added (runs :meth:`start` if needed).
+
+        ``bar``: a :class:`~symrmt.progress.Progress` to advance by one per trial (reused ones
+        at once) instead of a bar of the batch's own.  Calling again returns the same results.
+        """
+        if getattr(self, "_out", None) is not None:
+            return self._out
         self.start()
-        total = sum(pt.n_trials for pt in self.points)
         try:
-            with Progress(total, self.desc, enabled=self.progress) as bar:
+            with (_Borrowed(bar) if bar is not None else Progress(self.total, self.desc, enabled=self.progress)) as bar:
                 bar.update(sum(pt.reused for pt in self.points))
                 for task, (j, row, secs) in self._ex.completed(list(self._pending)):
                     pt = self._pending[task]
@@ -343,6 +373,7 @@ class TrialBatch:
             info = {"trials_computed": pt.computed, "trials_reused": pt.reused,
                     "trials_stale": sum(pt.stale.values())}
             out.append((rows, info))
+        self._out = out
         return out
 
 
