@@ -1,7 +1,8 @@
 """Monte-Carlo simulation of the finite model (NumPy only).
 
 This module imports NumPy and the standard library, plus :mod:`symrmt.params`
-and :mod:`symrmt.progress`; never SymPy or mpmath.  Symbolic parameters are
+and the executor of :mod:`symrmt.simulation` (where the trials run: here or on
+Dask, with an optional trial store); never SymPy or mpmath.  Symbolic parameters are
 turned into floats here, at one boundary (:func:`simulate`).
 
 The model (``shared/MATH.md`` section 1): tokens ``X = mu y^T + Z`` (p x n),
@@ -28,9 +29,7 @@ True
 from __future__ import annotations
 
 import math
-import os
 import pickle
-from contextlib import contextmanager
 from numbers import Integral
 
 import numpy as np
@@ -48,14 +47,6 @@ __all__ = [
     "attention_errors",
     "ridge_errors",
 ]
-
-_BLAS_THREAD_VARS = (
-    "OMP_NUM_THREADS",
-    "OPENBLAS_NUM_THREADS",
-    "MKL_NUM_THREADS",
-    "VECLIB_MAXIMUM_THREADS",
-    "NUMEXPR_NUM_THREADS",
-)
 
 
 # --------------------------------------------------------------------------
@@ -288,22 +279,6 @@ def _check_int(value, name: str, minimum: int, why: str = "") -> int:
     if value < minimum:
         raise ParameterError(f"{name} must be >= {minimum}{why}, got {value}")
     return value
-
-
-@contextmanager
-def _single_threaded_blas_env():
-    """Set the BLAS thread variables to 1 for child processes; restore afterwards."""
-    saved = {k: os.environ.get(k) for k in _BLAS_THREAD_VARS}
-    try:
-        for k in _BLAS_THREAD_VARS:
-            os.environ[k] = "1"
-        yield
-    finally:
-        for k, v in saved.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
 
 
 def _check_picklable(f) -> None:
