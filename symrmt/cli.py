@@ -34,6 +34,7 @@ import json
 import math
 import sys
 import time
+import warnings
 from fractions import Fraction
 
 from . import __version__
@@ -461,15 +462,17 @@ def cmd_limit(args) -> int:
 
 def cmd_simulate(args) -> int:
     from .simulate import simulate
-    from .simulation.executor import report_stale
+    from .simulation.executor import StaleTrialsWarning, report_stale
 
     nl = _nonlinearity(args)  # validates f (parse, centering) before any simulation
     geom = _geometry(args)
     parallel = args.workers > 1 or args.scheduler is not None
     f = _SimF(nl.text, nl.center) if parallel else nl.numpy()
-    res = simulate(f, args.n, args.c, list(args.gamma), geometry=geom, diagonal=args.diagonal,
-                   noise=args.noise, trials=args.trials, seed=args.seed, workers=args.workers, progress=None,
-                   scheduler=args.scheduler, store=args.store, f_key=f"expr:{nl.expr}")
+    with warnings.catch_warnings():  # reported below in one line
+        warnings.simplefilter("ignore", StaleTrialsWarning)
+        res = simulate(f, args.n, args.c, list(args.gamma), geometry=geom, diagonal=args.diagonal,
+                       noise=args.noise, trials=args.trials, seed=args.seed, workers=args.workers, progress=None,
+                       scheduler=args.scheduler, store=args.store, f_key=f"expr:{nl.expr}")
     report_stale(res)
     params = dict(res["params"])
     params.update({"f": nl.name, "expr": str(nl.expr), "c": args.c, "gamma": list(args.gamma),

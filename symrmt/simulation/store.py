@@ -121,7 +121,7 @@ class TrialStore:
         if readonly:
             if not exists:
                 raise StoreError(f"{self.path}: no such trial store")
-            self._db = sqlite3.connect(self.path.resolve().as_uri() + "?mode=ro", uri=True)
+            self._db = sqlite3.connect(self._ro_uri(), uri=True)
             return
         try:
             self._db = sqlite3.connect(str(self.path), timeout=30.0, isolation_level=None)
@@ -152,9 +152,8 @@ class TrialStore:
             raise StoreError(f"cannot read the trial store {self.path}: {exc.strerror}") from None
         if head != _SQLITE_MAGIC:
             raise _refuse(self.path, "not an SQLite database")
-        uri = self.path.resolve().as_uri() + "?mode=ro"
         try:
-            db = sqlite3.connect(uri, uri=True)
+            db = sqlite3.connect(self._ro_uri(), uri=True)
         except sqlite3.Error as exc:
             raise StoreError(f"cannot read the trial store {self.path}: {exc}") from None
         try:
@@ -174,6 +173,12 @@ class TrialStore:
             raise _refuse(self.path, f"damaged database: {exc}") from None
         finally:
             db.close()
+
+    def _ro_uri(self) -> str:
+        """Read-only; with no -wal file beside it (no writer at work) also immutable, so that
+        SQLite creates no -wal/-shm files next to a file that may not be ours."""
+        wal = Path(str(self.path) + "-wal")
+        return self.path.resolve().as_uri() + ("?mode=ro" if wal.exists() else "?mode=ro&immutable=1")
 
     def close(self) -> None:
         if self._db is not None:
