@@ -331,6 +331,7 @@ class _Sims:
         return self
 
     def __exit__(self, *exc):
+        self.batch.close()
         if self._ctx is not None:
             self._ctx.__exit__(*exc)
 

@@ -332,6 +332,13 @@ class TrialBatch:
     def _close_store(self):
         if getattr(self, "_owned", False) and self._store is not None:
             self._store.close()
+            self._store = None
+
+    def close(self) -> None:
+        """Give up what was not collected: cancel the pending trials, close the store (if opened here)."""
+        if self._pending is not None and getattr(self, "_out", None) is None:
+            self._ex.cancel(self._pending)
+        self._close_store()
 
     @property
     def total(self) -> int:
