@@ -79,7 +79,7 @@ def _count(path) -> int:
         return 0
 
 
-def test_killed_run_keeps_finished_trials_and_rerun_completes(tmp_path):
+def test_killed_run_keeps_finished_trials_and_rerun_completes(tmp_path, capsys):
     """A real process, killed with SIGKILL (no chance to clean up) once a few trials are stored.
 
     SIGKILL is harsher than Ctrl-C: only what was committed survives.  The rerun must
@@ -88,8 +88,8 @@ def test_killed_run_keeps_finished_trials_and_rerun_completes(tmp_path):
     run without a store.
     """
     store = tmp_path / "kill.sqlite"
-    trials = 80
-    args = [sys.executable, "-m", "symrmt", "simulate", "--f", "tanh", "--n", "128", "--c", "1", "--gamma", "0.5,2",
+    trials = 60
+    args = [sys.executable, "-m", "symrmt", "simulate", "--f", "tanh", "--n", "96", "--c", "1", "--gamma", "0.5,2",
             "--trials", str(trials), "--seed", "9", "--store", str(store), "--json"]
     env = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1", MKL_NUM_THREADS="1")
     proc = subprocess.Popen(args, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
@@ -118,8 +118,8 @@ def test_killed_run_keeps_finished_trials_and_rerun_completes(tmp_path):
     with TrialStore.open_existing(store) as st:
         (point,) = st.summary()
     assert point["trials"] == trials
-    fresh = subprocess.run(args[:-3] + ["--json"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
-    ref = json.loads(fresh.stdout)
+    rc, out, _ = _cli(capsys, *args[3:-3], "--json")  # the same run without a store, in this process
+    ref = json.loads(out)
     assert res["attention"] == ref["attention"] and res["ridge"] == ref["ridge"]
 
 
@@ -249,7 +249,7 @@ def test_figure_rerun_from_the_store_simulates_nothing(tmp_path, monkeypatch):
         return real.fn(params, context, seed, j)
 
     monkeypatch.setattr(trial_kinds, "RIDGE_SPEC", TrialSpec(real.name, real.version, counted))
-    kw = dict(progress=False, n=32, n_sweep=32, points=3, trials=2, store=tmp_path / "fig.sqlite")
+    kw = dict(progress=False, n=32, n_sweep=32, points=2, trials=2, store=tmp_path / "fig.sqlite")
     figures.ridge_error(tmp_path, **kw)
     first = len(calls)
     assert first > 0 and len(set(calls)) <= first
