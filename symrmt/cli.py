@@ -518,7 +518,7 @@ def cmd_store(args) -> int:
         table.append([r["kind"], r["version"], *head, r["trials"], f"{r['seconds']:.1f}", rest])
     print(f"{args.path}: {len(rows)} point(s), {sum(r['trials'] for r in rows)} trial(s)")
     if table:
-        print(_table(["kind", "version", "n", "c", "seed", "trials", "cpu s", "parameters"], table,
+        print(_table(["kind", "version", "n", "c", "seed", "trials", "trial s", "parameters"], table,
                      left=(0, 1, 7)))
     return EXIT_OK
 
