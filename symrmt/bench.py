@@ -60,9 +60,9 @@ def _theory_worker(spec: dict) -> dict:
     t0 = time.perf_counter()
     import mpmath
 
-    from . import numeric as N
-    from . import theory as T
-    from .params import Geometry
+    from symrmt.numeric import solver as N
+    from symrmt.numeric import theory as T
+    from symrmt.params import Geometry
 
     out = {"import_s": time.perf_counter() - t0}
     t = time.perf_counter()
@@ -129,8 +129,8 @@ def _theory_worker(spec: dict) -> dict:
 def _sim_worker(spec: dict) -> dict:
     import numpy as np
 
-    from .params import Geometry
-    from .simulate import simulate, simulate_trial, vectors_from_gram
+    from symrmt.params import Geometry
+    from symrmt.simulation.montecarlo import simulate, simulate_trial, vectors_from_gram
 
     out = {"sizes": []}
     gammas = np.logspace(-3, 2, 200)
@@ -375,7 +375,7 @@ def format_report(res: dict) -> str:
     curve = th["curve_s"]
     cold, nocache = th["curve_end_to_end_cold_s"], th["compile_cold_s"]
     rows = [
-        ["import symrmt.theory (SymPy, mpmath)", th["import_s"], ""],
+        ["import symrmt.numeric.theory (SymPy, mpmath)", th["import_s"], ""],
         ["compile the systems, no disk cache (derive + lambdify)", nocache, ""],
         ["compile the systems, warm disk cache", th["compile_warm_s"],
          f"{nocache / th['compile_warm_s']:.0f}x faster than no cache" if nocache else ""],

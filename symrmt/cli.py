@@ -7,16 +7,16 @@ diagnostics to stderr.  Exit codes:
 * ``1`` -- checks that ran and failed (``verify``; ``check``: the candidate is disproved);
 * ``2`` -- bad input (a :class:`~symrmt.params.ParameterError` or an argparse error);
 * ``3`` -- the solver could not deliver (any :class:`ArithmeticError`:
-  :class:`~symrmt.hermite.NotExact`, :class:`~symrmt.hermite.QuadratureError`,
-  ``symrmt.theory.SolverError`` and its subclasses).
+  :class:`~symrmt.symbolic.hermite.NotExact`, :class:`~symrmt.symbolic.hermite.QuadratureError`,
+  ``symrmt.numeric.theory.SolverError`` and its subclasses).
 
 Verbs
 -----
 ``hermite``  Hermite data ``a_0..a_k``, ``a_1``, ``nu``, ``d`` of ``f``.
-``limit``    Exact limits of ``E_A(gamma)`` and ``E_RR(gamma)`` (``symrmt.theory.limit``).
-``simulate`` Monte-Carlo estimate at finite ``n`` (``symrmt.simulate.simulate``).
+``limit``    Exact limits of ``E_A(gamma)`` and ``E_RR(gamma)`` (``symrmt.numeric.theory.limit``).
+``simulate`` Monte-Carlo estimate at finite ``n`` (``symrmt.simulation.montecarlo.simulate``).
 ``demo``     Theory against a quick simulation for tanh at ``c = 1/2``, ``||mu||^2 = 1``.
-``check``    A formula of your own against the package (``symrmt.check``; exit 0 proved or
+``check``    A formula of your own against the package (``symrmt.check.core``; exit 0 proved or
              verified, 1 disproved, 2 undecided or bad input).
 ``bench``    Speed and precision, measured side by side (``symrmt.bench``).
 
@@ -37,8 +37,8 @@ import time
 import warnings
 from fractions import Fraction
 
-from . import __version__
-from .params import DIAGONALS, NOISES, Geometry, LowRankGeometry, ParameterError, check_gammas, to_fraction
+from symrmt import __version__
+from symrmt.params import DIAGONALS, NOISES, Geometry, LowRankGeometry, ParameterError, check_gammas, to_fraction
 
 __all__ = ["main", "build_parser"]
 
@@ -327,7 +327,7 @@ def _geometry_record(geom) -> dict:
 
 
 def _nonlinearity(args):
-    from .hermite import Nonlinearity
+    from symrmt.symbolic.hermite import Nonlinearity
 
     return Nonlinearity(args.f, center=args.center)
 
@@ -376,7 +376,7 @@ class _SimF:
         key = (self.text, self.center)
         fn = self._cache.get(key)
         if fn is None:
-            from .hermite import Nonlinearity
+            from symrmt.symbolic.hermite import Nonlinearity
 
             fn = self._cache[key] = Nonlinearity(self.text, center=self.center).numpy()
         return fn
@@ -394,10 +394,10 @@ class _SimF:
 
 def _theory_limit():
     try:
-        from .theory import limit
+        from symrmt.numeric.theory import limit
     except ModuleNotFoundError as exc:
-        if exc.name and exc.name.startswith("symrmt.theory"):
-            raise _Unavailable("the theory module symrmt.theory is not available in this installation") from exc
+        if exc.name and exc.name.startswith("symrmt.numeric.theory"):
+            raise _Unavailable("the theory module symrmt.numeric.theory is not available in this installation") from exc
         raise
     return limit
 
@@ -410,7 +410,7 @@ class _Unavailable(ArithmeticError):
 # verbs
 # ---------------------------------------------------------------------------
 def cmd_hermite(args) -> int:
-    from .hermite import hermite_report
+    from symrmt.symbolic.hermite import hermite_report
 
     nl = _nonlinearity(args)
     rep = hermite_report(nl, k=args.k, dps=args.digits, center=args.center)
@@ -461,8 +461,8 @@ def cmd_limit(args) -> int:
 
 
 def cmd_simulate(args) -> int:
-    from .simulate import simulate
-    from .simulation.executor import StaleTrialsWarning, report_stale
+    from symrmt.simulation.montecarlo import simulate
+    from symrmt.simulation.executor import StaleTrialsWarning, report_stale
 
     nl = _nonlinearity(args)  # validates f (parse, centering) before any simulation
     geom = _geometry(args)
@@ -503,7 +503,7 @@ def cmd_simulate(args) -> int:
 
 
 def cmd_store(args) -> int:
-    from .simulation.store import TrialStore
+    from symrmt.simulation.store import TrialStore
 
     with TrialStore.open_existing(args.path) as st:
         rows = st.summary()
@@ -524,8 +524,8 @@ def cmd_store(args) -> int:
 
 
 def cmd_demo(args) -> int:
-    from .hermite import Nonlinearity
-    from .simulate import simulate
+    from symrmt.symbolic.hermite import Nonlinearity
+    from symrmt.simulation.montecarlo import simulate
 
     cfg = DEMO
     D = cfg["digits"]
@@ -599,7 +599,7 @@ LATEX_RESULTS = {
 
 def latex_of(result: str, standalone: bool = False) -> str:
     """The LaTeX of a result: an ``align`` environment (or a whole document)."""
-    from .derivations import load_module
+    from symrmt.derivations import load_module
 
     if result not in LATEX_RESULTS:
         raise ParameterError(f"unknown result {result!r}; known: {', '.join(sorted(LATEX_RESULTS))}")
@@ -627,7 +627,7 @@ def cmd_latex(args) -> int:
 
 
 def cmd_verify(args) -> int:
-    from .derivations import DERIVATIONS, load_module
+    from symrmt.derivations import DERIVATIONS, load_module
 
     names = args.only or list(DERIVATIONS)
     known = DERIVATIONS + ("pretrained",)
@@ -637,7 +637,7 @@ def cmd_verify(args) -> int:
     if args.pretrained and "pretrained" not in names:
         names = list(names) + ["pretrained"]
     if "pretrained" in names:
-        from .pretrained import PretrainedUnavailable, default_weights_path
+        from symrmt.pretrained import PretrainedUnavailable, default_weights_path
 
         try:
             default_weights_path()
@@ -668,7 +668,7 @@ def cmd_verify(args) -> int:
 
 
 def cmd_bench(args) -> int:
-    from .bench import main as bench_main
+    from symrmt.bench import main as bench_main
 
     bench_main(quick=args.quick, as_json=args.json, out=args.out)
     return EXIT_OK
@@ -679,11 +679,11 @@ def cmd_figures(args) -> int:
         import matplotlib  # noqa: F401  (the figures import it lazily; fail early and clearly)
     except ImportError as exc:
         raise ParameterError(f"figures need matplotlib: pip install 'symrmt[plot]' ({exc})") from exc
-    from .figures import main as figures_main
+    from symrmt.figures import main as figures_main
 
     only = None
     if args.only is not None:
-        from .figures import FIGURES
+        from symrmt.figures import FIGURES
 
         only = [x.strip() for x in args.only.split(",") if x.strip()]
         bad = [x for x in only if x not in FIGURES]
@@ -721,7 +721,7 @@ def _add_check(sub):
 
 
 def cmd_check(args) -> int:
-    from .check import check
+    from symrmt.check.core import check
 
     rep = check(args.quantity, args.expr, kind=args.kind, where=args.where, points=args.points,
                 digits=args.digits, seed=args.seed, mc=args.mc, timeout=args.timeout,

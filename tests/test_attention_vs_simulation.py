@@ -57,10 +57,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from symrmt.hermite import Nonlinearity
+from symrmt.symbolic.hermite import Nonlinearity
 from symrmt.params import Geometry
-from symrmt.simulate import simulate
-from symrmt.theory import attention_limit
+from symrmt.simulation.montecarlo import simulate
+from symrmt.numeric.theory import attention_limit
 
 N = 512
 K = 4.0

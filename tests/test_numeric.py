@@ -7,8 +7,8 @@ import mpmath
 import pytest
 import sympy as sp
 
-from symrmt import numeric as N
-from symrmt import symbolic as S
+from symrmt.numeric import solver as N
+from symrmt.symbolic import attention as S
 
 
 @pytest.mark.parametrize("seed", range(5))

@@ -9,10 +9,10 @@ import mpmath
 import pytest
 import sympy as sp
 
-from symrmt import codecache
-from symrmt import numeric as N
-from symrmt import symbolic as S
-from symrmt import theory as T
+from symrmt.numeric import codecache
+from symrmt.numeric import solver as N
+from symrmt.symbolic import attention as S
+from symrmt.numeric import theory as T
 from symrmt.params import Geometry
 
 GENERAL = Geometry(snr=1, wk2=1, wq2="1/4", wkwq="3/10", muwk="1/2", muwq="-1/10")

@@ -1,7 +1,7 @@
 """Ridge-regression limit ``E_RR(gamma)`` against the Monte-Carlo simulator.
 
 Grid: ``c in {1/4, 1/2, 2}`` x ``||mu||^2 in {0, 1, 4}`` x ``gamma in {0.01, 0.1, 1}``
-(27 comparisons) at ``n = 512``.  One :func:`symrmt.simulate.simulate` call per
+(27 comparisons) at ``n = 512``.  One :func:`symrmt.simulation.montecarlo.simulate` call per
 ``(c, snr)`` covers the three ``gamma`` (they share the eigendecomposition of
 each trial), so the file makes 9 simulation calls of ``TRIALS`` trials each.
 
@@ -43,8 +43,8 @@ import numpy as np
 import pytest
 
 from symrmt.params import Geometry
-from symrmt.simulate import simulate
-from symrmt.theory import ridge_limit
+from symrmt.simulation.montecarlo import simulate
+from symrmt.numeric.theory import ridge_limit
 
 N = 512
 TRIALS = 120

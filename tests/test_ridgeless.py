@@ -1,12 +1,12 @@
-"""Ridgeless limit gamma -> 0+ of E_A (symrmt.closed_forms.ridgeless); fast checks."""
+"""Ridgeless limit gamma -> 0+ of E_A (symrmt.symbolic.closed_forms.ridgeless); fast checks."""
 
 import mpmath
 import sympy as sp
 
-from symrmt import symbolic as S
-from symrmt.closed_forms import ridgeless as R
+from symrmt.symbolic import attention as S
+from symrmt.symbolic.closed_forms import ridgeless as R
 from symrmt.params import Geometry
-from symrmt.theory import attention_limit
+from symrmt.numeric.theory import attention_limit
 
 
 def test_reduced_system_gives_one_minus_c():

@@ -24,7 +24,7 @@ import pytest
 
 from symrmt.cli import main
 from symrmt.params import Geometry, ParameterError
-from symrmt.simulate import simulate
+from symrmt.simulation.montecarlo import simulate
 from symrmt.simulation import trials as trial_kinds
 from symrmt.simulation.executor import StaleTrialsWarning, TrialSpec, make_executor, run_trials
 from symrmt.simulation.store import StoreError, TrialStore

@@ -2,7 +2,7 @@ r"""Noise-only Attention (``mu = 0``, ``W = I``): the Stieltjes transform is alg
 
 Claim.  ``m = m(-gamma) = lim tr (c K S K + gamma)^{-1} / n`` is a root of a polynomial
 ``P(m; gamma, c, a_1, nu, d)`` obtained by eliminating the block traces of the pencil
-(:mod:`symrmt.closed_forms.noise_only`):
+(:mod:`symrmt.symbolic.closed_forms.noise_only`):
 
 * ``a_1 = d = 0``: ``nu gamma^2 m^3 + nu (c - 1) gamma m^2 + c gamma m - c = 0`` (degree 3 in ``m``, 2 in ``gamma``);
 * ``a_1 = 0``: a polynomial of degree 7 in ``m`` and 4 in ``gamma``, symbolic in ``gamma, c, nu, d``;
@@ -22,9 +22,9 @@ import time
 import mpmath
 import sympy as sp
 
-from .. import symbolic as S
-from ..checks import CheckList, derivation_main
-from ..closed_forms import noise_only as N
+from symrmt.symbolic import attention as S
+from symrmt.checks import CheckList, derivation_main
+from symrmt.symbolic.closed_forms import noise_only as N
 
 NAME = "noise_only"
 
@@ -34,7 +34,7 @@ FULL_POINTS = QUICK_POINTS + (("2", "3/5", "2/5", 1), ("1/2", "1/2", "3/4", 1), 
 
 
 def _solver(point, gam, digits):
-    from ..theory import attention_limit
+    from symrmt.numeric.theory import attention_limit
 
     cc, aa, nn, dd = point
     diag = "zero" if sp.Rational(str(dd)) == 0 else "keep"
@@ -115,8 +115,8 @@ def run(quick: bool = False, digits: int = 50) -> CheckList:
     # 5. simulation (diagonal zero, snr 0) of an f with exactly the Hermite data of the closed-form point
     import numpy as np
 
-    from ..params import Geometry
-    from ..simulate import simulate
+    from symrmt.params import Geometry
+    from symrmt.simulation.montecarlo import simulate
 
     n, trials = (256, 8) if quick else (1024, 10)
     gl = [0.1, 1.0]

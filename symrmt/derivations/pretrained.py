@@ -56,7 +56,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..checks import CheckList
+from symrmt.checks import CheckList
 
 NAME = "pretrained"
 #: the layer and rank of the sweeps in the figure (largest identity share, alpha > 0 at every r)
@@ -92,8 +92,8 @@ def gram_entries(mu, fit) -> dict:
 
 
 def _theory(fit, mu, c, gammas, digits):
-    from ..params import LowRankGeometry
-    from ..theory import attention_limit
+    from symrmt.params import LowRankGeometry
+    from symrmt.numeric.theory import attention_limit
 
     geo = LowRankGeometry.from_vectors(mu, fit.wk, fit.wq, alpha=fit.alpha)
     return [float(v) for v in attention_limit(F_NAME, c, list(gammas), geometry=geo, digits=digits)]
@@ -101,8 +101,8 @@ def _theory(fit, mu, c, gammas, digits):
 
 def _reference(c, snr, gammas, digits):
     """Limits with ``W = I`` (the same kernel-argument variance as the normalized W) and of ridge."""
-    from ..params import Geometry
-    from ..theory import attention_limit, ridge_limit
+    from symrmt.params import Geometry
+    from symrmt.numeric.theory import attention_limit, ridge_limit
 
     g = [str(x) for x in gammas]
     att = attention_limit(F_NAME, c, g, geometry=Geometry(snr=snr), digits=digits)
@@ -111,7 +111,7 @@ def _reference(c, snr, gammas, digits):
 
 
 def _simulate(weights, mu, c, trials, seed):
-    from ..simulate import simulate
+    from symrmt.simulation.montecarlo import simulate
 
     p = weights.shape[0]
     n = round(p / _frac_float(c))
@@ -137,7 +137,7 @@ def compare_point(w_actual, fit, mu, c, trials, digits, seed=SIM_SEED) -> dict:
 
 
 def fit_checks(ck: CheckList, layers, rows, quick: bool) -> None:
-    from ..pretrained import fit_scaled_identity_plus_low_rank, rms_normalize
+    from symrmt.pretrained import fit_scaled_identity_plus_low_rank, rms_normalize
 
     layer = layers[LAYER]
     w = layer.weight()
@@ -179,7 +179,7 @@ def strength_sweep(ck: CheckList, fit, mu, dname: str, c, trials: int, digits: i
     ``W_t`` (the same code path as the actual weights) against the limit for ``W_t``:
     asserted (``|sim - theory| <= 3 se + 0.01``) for ``kappa <= KAPPA_ASSERT``, reported above.
     """
-    from ..pretrained import LowRankFit
+    from symrmt.pretrained import LowRankFit
 
     kappa_fit = float(fit.singular_values[0]) / fit.alpha
     kappas = (1, "fit") if quick else KAPPAS
@@ -205,7 +205,7 @@ def strength_sweep(ck: CheckList, fit, mu, dname: str, c, trials: int, digits: i
 
 def compute(quick: bool = False, digits: int = 15, progress: bool = False) -> tuple:
     """Everything the figure and the doc need: ``(CheckList, results dict)``."""
-    from ..pretrained import (
+    from symrmt.pretrained import (
         fit_scaled_identity_plus_low_rank,
         fit_table,
         load_attention_weights,
@@ -445,7 +445,7 @@ def main(argv=None) -> int:
     ap.add_argument("--figure", metavar="PATH", help="write the figure (PNG and PDF) here")
     ap.add_argument("--json", metavar="PATH", help="write all numbers as JSON here")
     args = ap.parse_args(argv)
-    from ..pretrained import format_fit_table
+    from symrmt.pretrained import format_fit_table
 
     checks, results = compute(args.quick, args.digits, progress=True)
     print(format_fit_table(results["fit_table"], RANKS))

@@ -24,10 +24,10 @@ import mpmath
 import numpy as np
 import sympy as sp
 
-from .. import symbolic as S
-from ..checks import CheckList, derivation_main
-from ..closed_forms import ridgeless as R
-from ..params import Geometry
+from symrmt.symbolic import attention as S
+from symrmt.checks import CheckList, derivation_main
+from symrmt.symbolic.closed_forms import ridgeless as R
+from symrmt.params import Geometry
 
 NAME = "ridgeless"
 
@@ -72,7 +72,7 @@ def _symbolic(ck: CheckList) -> None:
 
 
 def run(quick: bool = False, digits: int = 30) -> CheckList:
-    from ..theory import attention_limit
+    from symrmt.numeric.theory import attention_limit
 
     ck = CheckList(NAME)
     _symbolic(ck)
@@ -146,7 +146,7 @@ def run(quick: bool = False, digits: int = 30) -> CheckList:
 
 def _simulation(ck, quick, e_al):
     """c = 1/2, gamma = 1e-6: the simulation against the ridgeless limit."""
-    from ..simulate import simulate
+    from symrmt.simulation.montecarlo import simulate
 
     n, trials = (256, 4) if quick else (512, 8)
     sim = simulate(np.tanh, n, 0.5, [1e-6], ALIGNED, trials=trials, seed=3, progress=False)

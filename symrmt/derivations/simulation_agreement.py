@@ -1,8 +1,8 @@
 r"""Theory against simulation on a representative set of points (large ``n``).
 
 Claim.  At every point below, the limits :func:`symrmt.theory.attention_limit`
-and :func:`symrmt.theory.ridge_limit` agree with the Monte-Carlo means of the
-finite model (:func:`symrmt.simulate.simulate`, ``shared/MATH.md`` section 1) within
+and :func:`symrmt.numeric.theory.ridge_limit` agree with the Monte-Carlo means of the
+finite model (:func:`symrmt.simulation.montecarlo.simulate`, ``shared/MATH.md`` section 1) within
 
 .. math::
 
@@ -36,7 +36,7 @@ import math
 import sys
 import time
 
-from ..params import Geometry
+from symrmt.params import Geometry
 
 NAME = "simulation_agreement"
 
@@ -94,7 +94,7 @@ class PresetF:
     def _fn(self):
         fn = PresetF._cache.get(self.name)
         if fn is None:
-            from ..hermite import Nonlinearity
+            from symrmt.symbolic.hermite import Nonlinearity
 
             fn = PresetF._cache[self.name] = Nonlinearity(self.name).numpy()
         return fn
@@ -125,8 +125,8 @@ def run(quick: bool = False, n: int | None = None, trials: int | None = None, wo
     """
     import mpmath
 
-    from ..simulate import simulate
-    from ..theory import attention_limit, ridge_limit
+    from symrmt.simulation.montecarlo import simulate
+    from symrmt.numeric.theory import attention_limit, ridge_limit
 
     base = QUICK if quick else FULL
     if quick and points is POINTS:
@@ -177,7 +177,7 @@ def table(rows) -> str:
 
 def check_list(rows):
     """The rows as a :class:`symrmt.checks.CheckList` (kind ``simulation``)."""
-    from ..checks import CheckList
+    from symrmt.checks import CheckList
 
     ck = CheckList(NAME)
     for r in rows:

@@ -64,9 +64,9 @@ from typing import Callable
 
 import numpy as np
 
-from ..params import ParameterError
-from ..progress import Progress
-from .store import canonical, open_store
+from symrmt.params import ParameterError
+from symrmt.progress import Progress
+from symrmt.simulation.store import canonical, open_store
 
 __all__ = [
     "DEMO_SPEC",

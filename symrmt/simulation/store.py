@@ -53,7 +53,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..params import ParameterError
+from symrmt.params import ParameterError
 
 __all__ = ["StoreError", "TrialStore", "canonical", "exact"]
 

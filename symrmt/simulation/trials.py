@@ -1,6 +1,6 @@
 """The trial kinds of the simulation layer, for the executor and the trial store (NumPy only).
 
-* :data:`SIMULATE_SPEC` (``"simulate"``): one trial of :func:`symrmt.simulate.simulate`, the
+* :data:`SIMULATE_SPEC` (``"simulate"``): one trial of :func:`symrmt.simulation.montecarlo.simulate`, the
   Attention errors at every gamma followed by the ridge errors;
 * :data:`RIDGE_SPEC` (``"ridge"``): the ridge errors alone (no kernel), as the figures use
   them when only ``E_RR`` is drawn.
@@ -29,11 +29,11 @@ from fractions import Fraction
 
 import numpy as np
 
-from ..params import Geometry, LowRankGeometry, ParameterError, as_low_rank, check_c, check_diagonal, check_gammas
-from ..params import check_noise
-from ..simulate import _check_int, _weights_from_geometry, draw_tokens, ridge_errors, simulate_trial
-from ..simulate import vectors_from_gram
-from .executor import TrialSpec, trial_seed
+from symrmt.params import Geometry, LowRankGeometry, ParameterError, as_low_rank, check_c, check_diagonal, check_gammas
+from symrmt.params import check_noise
+from symrmt.simulation.montecarlo import _check_int, _weights_from_geometry, draw_tokens, ridge_errors, simulate_trial
+from symrmt.simulation.montecarlo import vectors_from_gram
+from symrmt.simulation.executor import TrialSpec, trial_seed
 
 __all__ = ["NUMERICS_VERSION", "RIDGE_SPEC", "SIMULATE_SPEC", "SimPoint", "simulate_point", "summarize"]
 
@@ -118,7 +118,7 @@ def _digest(a: np.ndarray) -> str:
 
 def simulate_point(f, n, c, gammas, geometry=None, diagonal="zero", noise="gaussian", weights=None, mu=None,
                    f_key=None, need_key: bool = False) -> SimPoint:
-    """Validate a ``simulate`` point (see :func:`symrmt.simulate.simulate` for the parameters).
+    """Validate a ``simulate`` point (see :func:`symrmt.simulation.montecarlo.simulate` for the parameters).
 
     ``need_key``: the key must name ``f`` (a trial store is in use), so an ``f`` without
     ``f_key``, ``store_key`` or ufunc name is refused.

@@ -58,7 +58,7 @@ from sympy.parsing.sympy_parser import (
     rationalize,
 )
 
-from .params import ParameterError
+from symrmt.params import ParameterError
 
 __all__ = [
     "T",
@@ -947,7 +947,7 @@ class Nonlinearity:
         >>> Nonlinearity("tanh").a(1)
         Traceback (most recent call last):
         ...
-        symrmt.hermite.NotExact: no closed form is attempted ...
+        symrmt.symbolic.hermite.NotExact: no closed form is attempted ...
         """
         k = _check_k(k)
         if k == 0:

@@ -36,8 +36,8 @@ Three kinds of claim (:func:`check`, ``kind=``):
 All three reduce to ``F = LHS - RHS = 0`` with every quantity replaced by the package's value.
 
 Symbolic stage (SymPy).  For ``E_RR``, ``m`` and ``E_RR0`` the package has exact forms:
-``E_RR`` as a rational function of ``m`` (:func:`symrmt.symbolic.ridge_error_in_m`), ``m`` as
-the positive root of :func:`symrmt.symbolic.mp_quadratic` (irreducible over ``Q(c, gamma)``),
+``E_RR`` as a rational function of ``m`` (:func:`symrmt.symbolic.attention.ridge_error_in_m`), ``m`` as
+the positive root of :func:`symrmt.symbolic.attention.mp_quadratic` (irreducible over ``Q(c, gamma)``),
 and ``E_RR0 = (1-c)/(1+snr)`` for ``c < 1``, ``0`` for ``c > 1`` (proved from the closed form
 in ``symrmt/derivations/ridge.py``).  ``F`` is brought to ``N(m)/D(m)``; a square root of the
 discriminant ``Delta = (gamma+c-1)^2 + 4 gamma`` is replaced by ``2 gamma m + gamma + c - 1``
@@ -68,7 +68,7 @@ Where it fails.  For each parameter whose value separates the failing from the p
 of the sample, the boundary is located by bisection along that parameter (the others held at
 a failing point).  When every point fails, the gap is followed as ``gamma -> 0``: a gap that
 shrinks like a power of ``gamma`` means the candidate holds only in the ridgeless limit.
-``mc=True`` adds a Monte-Carlo run (:func:`symrmt.simulate.simulate`) at the worst failing point.
+``mc=True`` adds a Monte-Carlo run (:func:`symrmt.simulation.montecarlo.simulate`) at the worst failing point.
 
 Overall status: ``proved`` (symbolic proof), ``verified`` (numeric agreement everywhere),
 ``disproved`` (a counterexample: exact, or certified to the stated digits for the quantities
@@ -94,8 +94,8 @@ import mpmath
 import sympy as sp
 from sympy.parsing.sympy_parser import auto_number, convert_xor, parse_expr, rationalize
 
-from . import symbolic as S
-from .params import Geometry, ParameterError, to_fraction
+from symrmt.symbolic import attention as S
+from symrmt.params import Geometry, ParameterError, to_fraction
 
 __all__ = ["CheckReport", "QUANTITIES", "VOCABULARY", "DOMAIN", "check", "parse_candidate", "parse_where"]
 
@@ -666,8 +666,8 @@ def _ridgeless_attention(pt, digits):
     if pt.get("snr", 0) == 0:
         with mpmath.workdps(digits + 10):
             return _mp(1 - c)  # noise only: E_A(0+) = 1 - c for every (a1, nu, d)
-    from .closed_forms.ridgeless import general_ridgeless_error, ridgeless_traces
-    from .numeric import PrecisionError
+    from symrmt.symbolic.closed_forms.ridgeless import general_ridgeless_error, ridgeless_traces
+    from symrmt.numeric.solver import PrecisionError
 
     dps = digits + 10
     with mpmath.workdps(dps + 10):
@@ -683,7 +683,7 @@ def _ridgeless_attention(pt, digits):
 
 def _truth_values(names, pt, digits):
     """The package's values of the quantities ``names`` at ``pt`` (mpf, ``digits`` certified digits)."""
-    from .theory import attention_limit, ridge_limit
+    from symrmt.numeric.theory import attention_limit, ridge_limit
 
     out = {}
     att = None
@@ -758,7 +758,7 @@ def run_limited(fn, args, timeout: float):
     """``fn(*args)`` in a forked child, killed after ``timeout`` s (:class:`SymbolicTimeout`).
 
     The result must be picklable.  Where ``fork`` is unavailable (or other threads run, which makes
-    ``fork`` unsafe) the package's SIGALRM limit (:func:`symrmt.hermite._with_timeout`) is used instead.
+    ``fork`` unsafe) the package's SIGALRM limit (:func:`symrmt.symbolic.hermite._with_timeout`) is used instead.
     """
     if "fork" in multiprocessing.get_all_start_methods() and threading.active_count() == 1:
         ctx = multiprocessing.get_context("fork")
@@ -781,7 +781,7 @@ def run_limited(fn, args, timeout: float):
         if status == "error":
             raise ArithmeticError(value)
         return value
-    from .hermite import NotExact, _with_timeout
+    from symrmt.symbolic.hermite import NotExact, _with_timeout
 
     try:
         return _with_timeout(lambda: fn(*args), timeout)
@@ -824,7 +824,7 @@ _KINKS = (sp.Abs, sp.Min, sp.Max, sp.sign, sp.Heaviside, sp.Piecewise)
 
 
 def _mp_polynomial():
-    """:func:`symrmt.symbolic.mp_quadratic` as a polynomial in ``m``: ``gamma m^2 + (gamma + c - 1) m - 1``."""
+    """:func:`symrmt.symbolic.attention.mp_quadratic` as a polynomial in ``m``: ``gamma m^2 + (gamma + c - 1) m - 1``."""
     num, den = sp.fraction(sp.cancel(sp.together(S.mp_quadratic())))
     return sp.expand(num / den) if den.is_number else sp.expand(num)
 
@@ -851,7 +851,7 @@ def _ridgeless_branches(where):
 def _exact_quantities(wh):
     """Quantities with an exact form under the conditions ``wh``: ``E_RR``, ``m``, ``E_RR0``, and ``E_A0`` when
     ``where`` fixes ``snr = 0`` (noise only: ``E_A(0+) = 1 - c`` for ``c < 1``, ``0`` for ``c > 1``, for every
-    ``a1, nu, d`` and weights; :func:`symrmt.closed_forms.ridgeless.noise_only_error`)."""
+    ``a1, nu, d`` and weights; :func:`symrmt.symbolic.closed_forms.ridgeless.noise_only_error`)."""
     out = {q for q, Q in QUANTITIES.items() if Q.exact}
     snr = wh.get("snr")
     if snr is not None and snr[4] == 0:
@@ -1061,7 +1061,7 @@ def _bisect(status_at, pt_fail, p, v_pass, steps):
 def _mc_at(quantity, pt, cand_value, truth_value, n=256, trials=8, seed=0):
     import numpy as np
 
-    from .simulate import simulate
+    from symrmt.simulation.montecarlo import simulate
 
     if quantity in ("E_RR", "E_RR0"):
         g = float(pt.get("gamma", Fraction(1, 10**4)))

@@ -1,6 +1,6 @@
 """Limits of the interpolation errors: the public theory API (mpmath results).
 
-The functions here take the same parameters as :func:`symrmt.simulate.simulate`
+The functions here take the same parameters as :func:`symrmt.simulation.montecarlo.simulate`
 and return the limits of the same quantities:
 
 * :func:`ridge_limit` -- ``E_RR(gamma)`` of linear ridge regression on the tokens;
@@ -35,13 +35,13 @@ is solved at ``D + guard`` working digits (``guard`` = 10, plus one per decade o
 ``10**-(D+2)`` (the residual check), and then again at ``D + guard + 10`` digits,
 started from the first solution; the two must agree to ``D`` digits.  If
 either check fails the guard is doubled (twice); after that a
-:class:`~symrmt.numeric.PrecisionError` is raised, naming what failed, rather
+:class:`~symrmt.numeric.solver.PrecisionError` is raised, naming what failed, rather
 than a value returned.  The Hermite inputs ``a_1, nu, d`` are computed to
 ``HERMITE_EXTRA`` digits beyond the highest working precision, since the
 two-precision comparison cannot see an error in them.
 
 Speed: the SymPy systems are compiled once per process and cached on disk
-(:mod:`symrmt.codecache`); along a curve each ``gamma`` starts from the
+(:mod:`symrmt.numeric.codecache`); along a curve each ``gamma`` starts from the
 previous one's solution (float continuation, then the two Newton polishes).
 """
 
@@ -52,7 +52,7 @@ from dataclasses import dataclass
 
 import mpmath
 
-from .numeric import (
+from symrmt.numeric.solver import (
     BranchError,
     ConvergenceError,
     FixedPoint,
@@ -64,7 +64,7 @@ from .numeric import (
     closed_form_phi,
     woodbury_value,
 )
-from .params import (
+from symrmt.params import (
     Geometry,
     LowRankGeometry,
     ParameterError,
@@ -123,7 +123,7 @@ class AttentionPoint:
 def hermite_inputs(f, diagonal: str, dps: int):
     """``(a_1, nu, d)`` as mpf at ``dps`` digits from ``f``.
 
-    ``f`` is a :class:`symrmt.hermite.Nonlinearity`, a preset name / expression
+    ``f`` is a :class:`symrmt.symbolic.hermite.Nonlinearity`, a preset name / expression
     string (made into one), or a mapping with keys ``a1``, ``nu`` and (for
     ``keep``) ``d``, giving the Hermite data directly.
     """
@@ -143,7 +143,7 @@ def hermite_inputs(f, diagonal: str, dps: int):
             else:
                 d = mpmath.mpf(0)
     else:
-        from .hermite import Nonlinearity
+        from symrmt.symbolic.hermite import Nonlinearity
 
         if not isinstance(f, Nonlinearity):
             f = Nonlinearity(f)
@@ -162,7 +162,7 @@ _HERMITE_CACHE: dict = {}
 def _hermite_at_least(f, diagonal: str, dps: int):
     """:func:`hermite_inputs` with at least ``dps`` digits, reusing values already computed at
     ``dps`` or more for the same ``f`` (the quadratures for tanh etc. dominate a single point)."""
-    from .hermite import Nonlinearity
+    from symrmt.symbolic.hermite import Nonlinearity
 
     if isinstance(f, str):
         key = (f.strip(), False)
@@ -196,7 +196,7 @@ def _agree(x, y, digits: int) -> bool:
 def ridge_limit(c, gammas, snr=0, digits: int = 15):
     """Limit of the ridge-regression interpolation error ``E_RR(gamma)``.
 
-    Compiled from the SymPy closed form :func:`symrmt.symbolic.ridge_error_closed_form`.
+    Compiled from the SymPy closed form :func:`symrmt.symbolic.attention.ridge_error_closed_form`.
 
     Parameters
     ----------
@@ -251,9 +251,9 @@ def route_for(a1, geometry) -> str:
 
     * ``"noise_only"`` -- ``mu = 0``: ``varphi = G_11`` for any weights (the coefficient
       ``e^T H U = g_1^T (x) mu^T`` of the low-rank update vanishes);
-    * ``"a1_zero"`` -- ``a_1 = 0``: :func:`symrmt.symbolic.a1_zero_phi`;
+    * ``"a1_zero"`` -- ``a_1 = 0``: :func:`symrmt.symbolic.attention.a1_zero_phi`;
     * ``"aligned"`` -- every ``w_K^j, w_Q^j`` parallel to ``mu`` (Gram of rank one):
-      :func:`symrmt.symbolic.aligned_phi` with ``w_K^T w_Q = sum_j w_K^j . w_Q^j``;
+      :func:`symrmt.symbolic.attention.aligned_phi` with ``w_K^T w_Q = sum_j w_K^j . w_Q^j``;
     * ``"general"`` -- the ``3(2r+2)``-square Woodbury update (12x12 for rank one).
     """
     geometry = as_low_rank(geometry)
@@ -270,12 +270,12 @@ _SCALED: dict = {}
 
 
 def scaled_nonlinearity(f, alpha):
-    """``f_alpha(t) = f(alpha t)`` as a :class:`~symrmt.hermite.Nonlinearity` (the theory of ``W = alpha I + ...``).
+    """``f_alpha(t) = f(alpha t)`` as a :class:`~symrmt.symbolic.hermite.Nonlinearity` (the theory of ``W = alpha I + ...``).
 
     >>> scaled_nonlinearity("erf", 2).expr
     erf(2*t)
     """
-    from .hermite import T, Nonlinearity
+    from symrmt.symbolic.hermite import T, Nonlinearity
 
     alpha = to_fraction(alpha, "alpha")
     if isinstance(f, dict):
@@ -289,7 +289,7 @@ def scaled_nonlinearity(f, alpha):
         base_expr = f.expr
     elif isinstance(f, str):
         # f need only be centered at the scale alpha, not under N(0, 1): parse it without that check
-        from .hermite import PRESETS, parse_f
+        from symrmt.symbolic.hermite import PRESETS, parse_f
 
         base_expr = parse_f(PRESETS.get(f.strip(), f.strip()))
     else:
@@ -333,9 +333,9 @@ def attention_limit(f, c, gammas, geometry: Geometry | LowRankGeometry | None = 
     r"""Limit of the Attention interpolation error ``E_A(gamma)``.
 
     Solves the noise-only operator-valued fixed point (compiled from
-    :func:`symrmt.symbolic.fixed_point_system`) by continuation from large
+    :func:`symrmt.symbolic.attention.fixed_point_system`) by continuation from large
     ``gamma`` and Newton's method, then adds the signal and the weights by the
-    Woodbury identity of :mod:`symrmt.symbolic`; ``E_A = -gamma^2 d varphi/d gamma``
+    Woodbury identity of :mod:`symrmt.symbolic.attention`; ``E_A = -gamma^2 d varphi/d gamma``
     with ``dGm/dgamma`` from implicit differentiation.
 
     Parameters
@@ -499,7 +499,7 @@ def limit(f, c, gammas, geometry: Geometry | LowRankGeometry | None = None, diag
           digits: int = 15):
     """Both limits: ``{"ridge": [E_RR(gamma)...], "attention": [E_A(gamma)...]}`` (mpf lists).
 
-    The theory counterpart of :func:`symrmt.simulate.simulate`.
+    The theory counterpart of :func:`symrmt.simulation.montecarlo.simulate`.
     """
     geometry = as_low_rank(geometry)
     return {

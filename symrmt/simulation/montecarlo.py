@@ -34,8 +34,8 @@ from numbers import Integral
 
 import numpy as np
 
-from .params import ParameterError, as_low_rank
-from .simulation.executor import make_executor, run_trials
+from symrmt.params import ParameterError, as_low_rank
+from symrmt.simulation.executor import make_executor, run_trials
 
 __all__ = [
     "simulate",
@@ -378,7 +378,7 @@ def simulate(
     >>> r["params"]["p"], r["attention"]["se"].shape
     (64, (1,))
     """
-    from .simulation.trials import SIMULATE_SPEC, simulate_point, summarize
+    from symrmt.simulation.trials import SIMULATE_SPEC, simulate_point, summarize
 
     point = simulate_point(f, n, c, gammas, geometry=geometry, diagonal=diagonal, noise=noise, weights=weights,
                            mu=mu, f_key=f_key, need_key=store is not None)

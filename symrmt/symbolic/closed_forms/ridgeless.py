@@ -50,7 +50,7 @@ import functools
 import mpmath
 import sympy as sp
 
-from .. import symbolic as S
+from symrmt.symbolic import attention as S
 
 eps = sp.Symbol("epsilon", positive=True)
 alpha, rho, sigma, tau, kappa, omega, beta = sp.symbols("alpha rho sigma tau kappa omega beta", real=True)
@@ -87,7 +87,7 @@ def det_factor_below():
 
 @functools.lru_cache(maxsize=None)
 def reduced_system_below():
-    """The 3x3 matrix of leading coefficients of :func:`symrmt.symbolic.fixed_point_polynomial`
+    """The 3x3 matrix of leading coefficients of :func:`symrmt.symbolic.attention.fixed_point_polynomial`
     under :func:`scaling_below`, with the factor :func:`det_factor_below` divided out where it divides."""
     F = S.fixed_point_polynomial()
     sub, gsub = scaling_below()
@@ -165,7 +165,7 @@ def aligned_ridgeless_error():
 
 @functools.lru_cache(maxsize=None)
 def a1_zero_ridgeless_error_in_traces():
-    """``lim gamma varphi`` of :func:`symrmt.symbolic.a1_zero_phi`: ``alpha - s sigma^2/((1+s) tau)``."""
+    """``lim gamma varphi`` of :func:`symrmt.symbolic.attention.a1_zero_phi`: ``alpha - s sigma^2/((1+s) tau)``."""
     return sp.factor(scaled_limit(S.a1_zero_phi()))
 
 
@@ -196,7 +196,7 @@ def ridgeless_traces(c, a1, nu, d, dps: int = 50, seed=None):
     the seed is ``gamma G`` etc. from the fixed point at ``gamma = 1e-6`` unless given.
     Returns the traces and the largest residual of all nine reduced equations.
     """
-    from ..numeric import FixedPoint
+    from symrmt.numeric.solver import FixedPoint
 
     f, fall = _below_functions()
     with mpmath.workdps(dps + 10):
@@ -230,7 +230,7 @@ def general_ridgeless_error(traces, c, a1, geometry, dps: int = 50):
     ``10^{-dps-5}`` (error ``O(eps)``) at ``3 dps + 20`` working digits; the second value
     and the difference of the two are returned.
     """
-    from ..numeric import lowrank_D, woodbury_value
+    from symrmt.numeric.solver import lowrank_D, woodbury_value
 
     vals = []
     work = 3 * dps + 20
@@ -265,7 +265,7 @@ def _above_functions():
 
 def rate_above(c, a1, nu, d, dps: int = 40, seed_gamma="1e-8"):
     """``c > 1``, ``K`` indefinite: ``(beta, rho, sigma, kappa)``; ``E_A ~ (beta/2) sqrt(gamma)``."""
-    from ..numeric import FixedPoint
+    from symrmt.numeric.solver import FixedPoint
 
     f = _above_functions()
     with mpmath.workdps(dps + 10):

@@ -5,11 +5,11 @@ common subexpressions takes seconds; the generated code itself is a plain
 Python function.  This module stores that generated source text, so that a
 later process can ``exec`` it instead of deriving it again.  Nothing here
 writes a formula: a cache entry is only ever the text that ``lambdify``
-printed from the SymPy expressions of :mod:`symrmt.symbolic`.
+printed from the SymPy expressions of :mod:`symrmt.symbolic.attention`.
 
 Key.  An entry is looked up by a SHA-256 of everything the expression and its
-printing depend on: the recipe name, the bytes of ``symrmt/symbolic.py`` and
-``symrmt/numeric.py`` (where the expressions are derived and assembled), and
+printing depend on: the recipe name, the bytes of ``symrmt/symbolic/attention.py`` and
+``symrmt/numeric/solver.py`` (where the expressions are derived and assembled), and
 the versions of Python, SymPy, mpmath and symrmt.  Changing any of them makes a
 new key, so a stale entry is never used.  Each file also carries a SHA-256 of
 its body; a truncated or edited file is ignored (and rewritten).
@@ -31,8 +31,8 @@ from pathlib import Path
 __all__ = ["cache_dir", "source_key", "load", "store", "enabled"]
 
 FORMAT = "symrmt-lambdify-cache v1"
-_HERE = Path(__file__).resolve().parent
-_KEY_FILES = ("symbolic.py", "numeric.py")
+_HERE = Path(__file__).resolve().parent.parent
+_KEY_FILES = ("symbolic/attention.py", "numeric/solver.py")
 
 
 def enabled() -> bool:
@@ -70,7 +70,7 @@ def source_key(name: str) -> str:
     import mpmath
     import sympy
 
-    from . import __version__
+    from symrmt import __version__
 
     h = hashlib.sha256()
     for part in (FORMAT, name, sys.version, sympy.__version__, mpmath.__version__, __version__):

@@ -1,7 +1,7 @@
 r"""The noise-only Stieltjes transform as a root of a polynomial (``mu = 0``, ``W = I``).
 
 ``m = m(-gamma) = lim tr(Q)/n`` with ``Q = (c K S K + gamma)^{-1}`` is the entry
-``G_11`` of the block-trace matrix ``Gm`` of :mod:`symrmt.symbolic`.  Eliminating
+``G_11`` of the block-trace matrix ``Gm`` of :mod:`symrmt.symbolic.attention`.  Eliminating
 the other entries of ``Gm`` from the fixed point gives ``P(m; gamma, c, a_1, nu, d) = 0``.
 
 Route (all SymPy, exact)
@@ -17,7 +17,7 @@ Route (all SymPy, exact)
 
        c\,(I - Gm\Lambda) - Gm \Lambda Gm A_S - (c - 1)\, Gm A_S = 0 ,
 
-   instead of the quintic ones of :func:`symrmt.symbolic.fixed_point_polynomial`.
+   instead of the quintic ones of :func:`symrmt.symbolic.attention.fixed_point_polynomial`.
 3. Entry (2,1) involves only ``m, G_12, G_22``; entries (1,1) and (1,2) are linear in
    ``G_13``, entries (1,3) and (3,2) linear in ``G_33``.  Cross-multiplying eliminates
    ``G_13`` and ``G_33``: three equations in ``(m, G_12, G_22)``.
@@ -56,7 +56,7 @@ from fractions import Fraction
 import mpmath
 import sympy as sp
 
-from .. import symbolic as S
+from symrmt.symbolic import attention as S
 
 G11, G12, G13, G22, G23, G33 = S.G_SYMBOLS
 m, gamma, c, a1, nu, d = S.m, S.gamma, S.c, S.a1, S.nu, S.d

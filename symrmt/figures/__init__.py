@@ -1,7 +1,7 @@
 r"""Figures: the limits (curves) against the Monte-Carlo simulation (points).
 
-Every figure draws the theory of :mod:`symrmt.theory` as lines and the
-simulation of :func:`symrmt.simulate.simulate` as points with error bars
+Every figure draws the theory of :mod:`symrmt.numeric.theory` as lines and the
+simulation of :func:`symrmt.simulation.montecarlo.simulate` as points with error bars
 (mean :math:`\pm 2` standard errors over independent trials), and is saved as
 PNG and PDF.  matplotlib is needed (``pip install 'symrmt[plot]'``); it is
 imported inside the functions, through the object-oriented API only (no
@@ -116,7 +116,7 @@ def _save(fig, out, name: str) -> list[str]:
 
 
 def _progress(total: int, desc: str, progress: bool):
-    from .progress import Progress
+    from symrmt.progress import Progress
 
     return Progress(total, desc, enabled=None if progress else False)
 
@@ -162,7 +162,7 @@ def _aligned_geometry(snr: float, w2: float, cos: float):
     The norms and the cosine are rounded to rationals first, so the Gram matrix
     is exactly positive semi-definite (``cos = 1`` gives an exactly rank-one Gram).
     """
-    from .params import Geometry
+    from symrmt.params import Geometry
 
     sm, sw = _frac(math.sqrt(snr)), _frac(math.sqrt(w2))
     cs = min(max(_frac(cos), Fraction(-1)), Fraction(1))
@@ -171,7 +171,7 @@ def _aligned_geometry(snr: float, w2: float, cos: float):
 
 def _vector_geometry(mu, wk, wq):
     """Exact Gram data of three vectors given by (rounded) rational coordinates."""
-    from .params import Geometry
+    from symrmt.params import Geometry
 
     m, k, q = ([_frac(x, 1000) for x in v] for v in (mu, wk, wq))
 
@@ -184,7 +184,7 @@ def _vector_geometry(mu, wk, wq):
 @lru_cache(maxsize=None)
 def _hermite(name: str, dps: int = 80) -> dict:
     """Hermite data ``{"a1", "nu"}`` (mpf at ``dps`` digits) of a preset, computed once."""
-    from .hermite import Nonlinearity
+    from symrmt.symbolic.hermite import Nonlinearity
 
     nl = Nonlinearity(name)
     return {"a1": nl.a_mpf(1, dps), "nu": nl.nu_mpf(dps)}
@@ -192,7 +192,7 @@ def _hermite(name: str, dps: int = 80) -> dict:
 
 @lru_cache(maxsize=None)
 def _numpy_f(name: str):
-    from .hermite import Nonlinearity
+    from symrmt.symbolic.hermite import Nonlinearity
 
     return Nonlinearity(name).numpy()
 
@@ -209,17 +209,17 @@ def attention_over_geometries(f, c, gamma, geometries, digits: int = DIGITS):
     """``E_A(gamma)`` for many geometries at one ``(f, c, gamma)`` (list of mpf).
 
     The noise-only fixed point does not depend on the geometry, so it is solved
-    once (:func:`symrmt.theory.attention_limit` with ``details=True`` at
+    once (:func:`symrmt.numeric.theory.attention_limit` with ``details=True`` at
     ``digits + 5`` digits, two-precision checked); each geometry then costs
-    one Woodbury solve (:func:`symrmt.numeric.woodbury_value`, the same
+    one Woodbury solve (:func:`symrmt.numeric.solver.woodbury_value`, the same
     identity ``attention_limit`` uses) at ``digits + 10`` digits.  The result agrees
     with ``attention_limit(f, c, [gamma], geometry)`` to about ``digits`` digits.
     """
     import mpmath
 
-    from .numeric import BranchError, lowrank_D, mpf_of, woodbury_value
-    from .params import Geometry, check_c, check_gammas
-    from .theory import attention_limit, hermite_inputs
+    from symrmt.numeric.solver import BranchError, lowrank_D, mpf_of, woodbury_value
+    from symrmt.params import Geometry, check_c, check_gammas
+    from symrmt.numeric.theory import attention_limit, hermite_inputs
 
     cf = check_c(c)
     (gf,) = check_gammas([gamma])
@@ -247,13 +247,13 @@ def simulate_ridge(n: int, c, gammas, snr=0, trials: int = 10, seed: int = 0, *,
                    executor=None) -> dict:
     """Monte-Carlo ``E_RR`` only (no kernel): ``{"mean", "se", "p"}`` over ``gammas``.
 
-    Same model and seeding as :func:`symrmt.simulate.simulate` (trial ``j`` uses
+    Same model and seeding as :func:`symrmt.simulation.montecarlo.simulate` (trial ``j`` uses
     child ``j`` of ``SeedSequence(seed)``), through the ridge-only trial kind
     :data:`symrmt.simulation.trials.RIDGE_SPEC`; it skips the Attention part, which
     dominates the cost when ``p >= n``.  ``store`` and ``executor`` as in ``simulate``.
     """
-    from .simulation.executor import run_trials
-    from .simulation.trials import RIDGE_SPEC, ridge_key
+    from symrmt.simulation.executor import run_trials
+    from symrmt.simulation.trials import RIDGE_SPEC, ridge_key
 
     key = ridge_key(n, c, gammas, snr)
     rows, _ = run_trials(RIDGE_SPEC, key, trials, seed, store=store, executor=executor, progress=False)
@@ -298,7 +298,7 @@ class _Job:
         self._sims, self._index, self._point = sims, index, point
 
     def result(self) -> dict:
-        from .simulation.trials import summarize
+        from symrmt.simulation.trials import summarize
 
         rows, info = self._sims.batch.results(bar=self._sims.bar)[self._index]
         if self._point is None:
@@ -322,7 +322,7 @@ class _Sims:
         self._ctx = None
 
     def __enter__(self):
-        from .simulation.executor import TrialBatch, make_executor
+        from symrmt.simulation.executor import TrialBatch, make_executor
 
         if self.executor is None and self.workers is not None and int(self.workers) > 1:
             self._ctx = make_executor(workers=int(self.workers))
@@ -340,12 +340,12 @@ class _Sims:
         return self.batch.total
 
     def ridge(self, n, c, gammas, snr, trials, seed) -> _Job:
-        from .simulation.trials import RIDGE_SPEC, ridge_key
+        from symrmt.simulation.trials import RIDGE_SPEC, ridge_key
 
         return _Job(self, self.batch.add(RIDGE_SPEC, ridge_key(n, c, gammas, snr), trials, seed), None)
 
     def sim(self, f, n, c, gammas, geometry, trials, seed) -> _Job:
-        from .simulation.trials import SIMULATE_SPEC, simulate_point
+        from symrmt.simulation.trials import SIMULATE_SPEC, simulate_point
 
         pt = simulate_point(_FigF(f), n, c, gammas, geometry=geometry, need_key=True)
         return _Job(self, self.batch.add(SIMULATE_SPEC, pt.key, trials, seed, pt.context), pt)
@@ -362,12 +362,12 @@ def ridge_error(out, full: bool = False, progress: bool = True, *, n=None, n_swe
                 points=None, seed: int = 0, workers=None, store=None, executor=None) -> list[str]:
     """``E_RR``: against ``gamma`` (log axis), against ``c = p/n`` at fixed ``n``, against ``||mu||^2``.
 
-    Theory: :func:`symrmt.theory.ridge_limit` (closed form).  Simulation: ridge
+    Theory: :func:`symrmt.numeric.theory.ridge_limit` (closed form).  Simulation: ridge
     only (:func:`simulate_ridge`), ``n = 2048`` (``p = 512`` at ``c = 1/4``) and
     ``n = 4096`` for the sweep in ``p`` with ``full=True``; ``n = 512`` and
     ``256`` otherwise.  ``||mu||^2 = 1`` in (a) and (b), ``c = 1/4`` in (c).
     """
-    from .theory import ridge_limit
+    from symrmt.numeric.theory import ridge_limit
 
     n = _size(n, QUICK_N, FULL_N, full)
     n_sweep = _size(n_sweep, QUICK_N_SWEEP, FULL_N_SWEEP, full)
@@ -483,7 +483,7 @@ def random_inputs(out, full: bool = False, progress: bool = True, *, n=None, tri
     """
     import numpy as np
 
-    from .theory import attention_limit, ridge_limit
+    from symrmt.numeric.theory import attention_limit, ridge_limit
 
     n = _size(n, QUICK_N, FULL_N, full)
     trials = _size(trials, 10, 30, full)
@@ -566,8 +566,8 @@ def role_of_a1(out, full: bool = False, progress: bool = True, *, n=None, trials
     ``c = 1/4``, ``||mu||^2 = 1``, ``W = I``.  ``fs``: the presets of panel (a);
     ``gamma_range``: its range of ``gamma``.
     """
-    from .params import Geometry
-    from .theory import attention_limit, ridge_limit
+    from symrmt.params import Geometry
+    from symrmt.numeric.theory import attention_limit, ridge_limit
 
     n = _size(n, QUICK_N, FULL_N, full)
     trials = _size(trials, 12, 30, full)
@@ -645,8 +645,8 @@ def alignment(out, full: bool = False, progress: bool = True, *, n=None, trials=
     Panel (c): simulation minus limit at ``theta = 0`` against ``n`` (the
     finite-``n`` gap of the aligned case, which closes slowly).
     """
-    from .params import Geometry
-    from .theory import ridge_limit
+    from symrmt.params import Geometry
+    from symrmt.numeric.theory import ridge_limit
 
     n = _size(n, QUICK_N, FULL_N, full)
     trials = _size(trials, 12, 30, full)
@@ -738,8 +738,8 @@ def phase_diagram(out, full: bool = False, progress: bool = True, *, grid=None) 
     """
     import numpy as np
 
-    from .params import Geometry
-    from .theory import ridge_limit
+    from symrmt.params import Geometry
+    from symrmt.numeric.theory import ridge_limit
 
     grid = _size(grid, 25, 61, full)
     f, gamma = "tanh", 1
@@ -826,7 +826,7 @@ def main(out, full: bool = False, progress: bool = True, *, store=None, workers=
     local Dask cluster) or ``scheduler`` (an existing one) run the trials, one
     cluster for all figures.  ``only``: a list of figure names (default all).
     """
-    from .simulation.executor import make_executor
+    from symrmt.simulation.executor import make_executor
 
     _matplotlib()  # fail early, with the install hint
     names = list(FIGURES) if only is None else list(only)

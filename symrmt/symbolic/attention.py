@@ -1,7 +1,7 @@
 r"""Symbolic layer: the deterministic equivalents as SymPy objects.
 
 Everything in this module is SymPy.  Every formula the package evaluates is
-written here once; :mod:`symrmt.numeric` compiles these expressions to mpmath.
+written here once; :mod:`symrmt.numeric.solver` compiles these expressions to mpmath.
 
 Model and route (``MATH.md`` sections 1, 3, 4)
 -----------------------------------------------

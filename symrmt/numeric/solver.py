@@ -1,4 +1,4 @@
-"""Numeric layer: the SymPy systems of :mod:`symrmt.symbolic`, compiled to mpmath.
+"""Numeric layer: the SymPy systems of :mod:`symrmt.symbolic.attention`, compiled to mpmath.
 
 The one bridge between the layers is :func:`compile_expr` (``sympy.lambdify``
 with ``modules="mpmath"`` and common-subexpression elimination).  Nothing here
@@ -21,9 +21,9 @@ from fractions import Fraction
 import mpmath
 import sympy as sp
 
-from . import codecache
-from . import symbolic as S
-from .params import as_low_rank, ldl_pivoted
+from symrmt.numeric import codecache
+from symrmt.symbolic import attention as S
+from symrmt.params import as_low_rank, ldl_pivoted
 
 
 class SolverError(ArithmeticError):
@@ -115,7 +115,7 @@ def compile_recipe(name: str, build) -> Compiled:
     """Compile ``build() -> (args, expr)`` with :func:`compile_expr`, through the disk cache.
 
     The expression is only derived on a cache miss; the key
-    (:func:`symrmt.codecache.source_key`) covers the source of the symbolic and
+    (:func:`symrmt.numeric.codecache.source_key`) covers the source of the symbolic and
     numeric layers and the library versions, so any change there re-derives it.
     """
     key = codecache.source_key(name) if codecache.enabled() else None
@@ -185,10 +185,10 @@ def lowrank_D(geometry, a1, c, dps: int):
 
 @functools.lru_cache(maxsize=None)
 def closed_form_phi(kind: str):
-    """Compiled ``(varphi, dvarphi/dgamma)`` of a special-case closed form of :mod:`symrmt.symbolic`.
+    """Compiled ``(varphi, dvarphi/dgamma)`` of a special-case closed form of :mod:`symrmt.symbolic.attention`.
 
-    ``kind`` is ``"aligned"`` (:func:`symrmt.symbolic.aligned_phi`) or ``"a1_zero"``
-    (:func:`symrmt.symbolic.a1_zero_phi`).  Arguments: ``(G, dG, a_1, c, snr, w_K^T w_Q)``.
+    ``kind`` is ``"aligned"`` (:func:`symrmt.symbolic.attention.aligned_phi`) or ``"a1_zero"``
+    (:func:`symrmt.symbolic.attention.a1_zero_phi`).  Arguments: ``(G, dG, a_1, c, snr, w_K^T w_Q)``.
     """
     if kind not in ("aligned", "a1_zero"):
         raise KeyError(kind)
@@ -590,7 +590,7 @@ def _solve_dense(M, rhs):
 
 
 def woodbury_value(g, dg, Dm):
-    """``(varphi, dvarphi/dgamma)`` from ``Gm``, ``dGm`` and ``D`` (see :mod:`symrmt.symbolic`).
+    """``(varphi, dvarphi/dgamma)`` from ``Gm``, ``dGm`` and ``D`` (see :mod:`symrmt.symbolic.attention`).
 
     ``D`` is ``3 s x 3 s`` with ``s = k + 1`` (12x12 for rank one);
     ``x = (I + D H)^{-1} e``, ``varphi = e^T H x``, ``varphi' = x^T (Gm' (x) I_s) x``.
