@@ -19,6 +19,8 @@ Verbs
 ``check``    A formula of your own against the package (``symrmt.check.core``; exit 0 proved or
              verified, 1 disproved, 2 undecided or bad input).
 ``bench``    Speed and precision, measured side by side (``symrmt.bench``).
+``sweep``    Limits over a product grid of parameters, CSV or JSON (``symrmt.sweep``).
+``crossings`` Every crossing ``E_A = E_RR`` in an interval (``symrmt.crossings``).
 
 Examples
 --------
@@ -38,7 +40,9 @@ import warnings
 from fractions import Fraction
 
 from symrmt import __version__
+from symrmt.latex import LATEX_RESULTS, latex_of  # noqa: F401  (latex_of: re-exported for existing callers)
 from symrmt.params import DIAGONALS, NOISES, Geometry, LowRankGeometry, ParameterError, check_gammas, to_fraction
+from symrmt.parsing import LIMITS
 
 __all__ = ["main", "build_parser"]
 
@@ -100,14 +104,20 @@ def _number(name: str):
     return conv
 
 
-def _int_at_least(name: str, minimum: int):
+def _int_at_least(name: str, minimum: int, limit: str | None = None):
+    """An integer flag ``>= minimum``; with ``limit``, also ``<= LIMITS[limit]`` (symrmt.parsing)."""
     def conv(text: str) -> int:
+        if len(text) > 30:
+            raise argparse.ArgumentTypeError(f"{name}: {text[:30]!r}... is not a small integer")
         try:
             value = int(text)
         except ValueError:
             raise argparse.ArgumentTypeError(f"{name} must be an integer, got {text!r}") from None
         if value < minimum:
             raise argparse.ArgumentTypeError(f"{name} must be >= {minimum}, got {value}")
+        if limit is not None and value > LIMITS[limit]:
+            raise argparse.ArgumentTypeError(f"{name} = {value} is above the limit {LIMITS[limit]} "
+                                             f"(LIMITS[{limit!r}], see docs/input.md)")
         return value
 
     conv.__name__ = name
@@ -140,6 +150,10 @@ def _add_geometry(p):
     g = p.add_argument_group("geometry (Gram data of mu, w_K, w_Q; all default 0: mu = 0, W = I)")
     for name, what in GEOMETRY_FLAGS:
         g.add_argument(f"--{name}", type=_number(f"--{name}"), default="0", metavar="X", help=what)
+    for name, pair in (("muwk", "mu, w_K"), ("muwq", "mu, w_Q"), ("wkwq", "w_K, w_Q")):
+        g.add_argument(f"--cos-{name}", type=_number(f"--cos-{name}"), default=None, metavar="COS",
+                       help=f"cosine of the angle between {pair} (in [-1, 1]; sets {name} = COS * the two norms; "
+                       f"exclusive with --{name})")
     g.add_argument("--geometry", metavar="FILE", default=None,
                    help="rank-r weights W = alpha I + sum_j w_K^j w_Q^j^T instead of the flags above: a JSON file "
                    '{"gram": [[...]], "alpha": A} with the (2r+1)x(2r+1) Gram matrix of (mu, w_K^1..r, w_Q^1..r) '
@@ -165,7 +179,7 @@ def _add_executor(p):
 
 
 def _add_output(p):
-    p.add_argument("--digits", type=_int_at_least("--digits", 1), default=15, help="significant digits (default 15)")
+    p.add_argument("--digits", type=_int_at_least("--digits", 1, "digits"), default=15, help="significant digits (default 15)")
     p.add_argument("--json", action="store_true", help="JSON on stdout")
 
 
@@ -182,7 +196,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("hermite", help="Hermite data a_k, nu, d of f", description="Hermite data of f: "
                        "a_k = E[f(xi) He_k(xi)], nu = E[f(xi)^2], d = lim f(t)/t.")
     _add_f(p)
-    p.add_argument("--k", type=_int_at_least("--k", 0), default=3, help="highest order of a_k (default 3)")
+    p.add_argument("--k", type=_int_at_least("--k", 0, "hermite_k"), default=3, help="highest order of a_k (default 3)")
     _add_output(p)
     p.set_defaults(func=cmd_hermite)
 
@@ -238,10 +252,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("result", choices=sorted(LATEX_RESULTS), metavar="RESULT",
                    help="one of: " + ", ".join(sorted(LATEX_RESULTS)))
     p.add_argument("--standalone", action="store_true", help="a complete, compilable .tex document")
+    p.add_argument("--explicit", action="store_true",
+                   help="every symbol defined and every matrix written out (theorem1)")
     p.add_argument("--out", metavar="FILE", help="write to FILE instead of stdout")
     p.set_defaults(func=cmd_latex)
 
     _add_check(sub)
+
+    from symrmt.cli_sweeps import add_parsers
+
+    add_parsers(sub, sys.modules[__name__])
 
     p = sub.add_parser("figures", help="draw the figures (needs matplotlib: pip install 'symrmt[plot]')",
                        description="Theory curves with simulation points (mean +- 2 se), PNG and PDF.")
@@ -275,13 +295,32 @@ def _geometry(args):
     """The rank-one :class:`Geometry` of the flags, or a :class:`LowRankGeometry` from ``--geometry``/``--alpha``."""
     path = getattr(args, "geometry", None)
     alpha = getattr(args, "alpha", None)
+    cosines = {f"cos_{n}": getattr(args, f"cos_{n}", None) for n in ("muwk", "muwq", "wkwq")}
     if path is None:
-        geom = Geometry(**{name: getattr(args, name) for name, _ in GEOMETRY_FLAGS})
+        values = {name: getattr(args, name) for name, _ in GEOMETRY_FLAGS}
+        if any(v is not None for v in cosines.values()):
+            for n in ("muwk", "muwq", "wkwq"):
+                if cosines[f"cos_{n}"] is not None and to_fraction(values[n], n) != 0:
+                    raise ParameterError(f"--cos-{n} and --{n} are exclusive (the cosine sets {n})")
+            geom = Geometry.from_angles(**values, **cosines)
+        else:
+            geom = Geometry(**values)
+        _note_projection(geom)
         return geom if alpha is None else LowRankGeometry.from_geometry(geom, alpha)
     set_flags = [f"--{name}" for name, _ in GEOMETRY_FLAGS if to_fraction(getattr(args, name), name) != 0]
+    set_flags += [f"--{k.replace('_', '-')}" for k, v in cosines.items() if v is not None]
     if set_flags:
         raise ParameterError(f"--geometry replaces the rank-one flags; drop {', '.join(set_flags)}")
-    return load_geometry(path, alpha)
+    geom = load_geometry(path, alpha)
+    _note_projection(geom)
+    return geom
+
+
+def _note_projection(geom) -> None:
+    if getattr(geom, "projection", None) is not None:
+        print(f"symrmt: note: the Gram matrix was outside the PSD cone by {geom.projection:.2g} of its scale "
+              "(rounding); it was projected to the nearest PSD Gram matrix of the same numerical rank",
+              file=sys.stderr)
 
 
 def load_geometry(path: str, alpha=None):
@@ -321,9 +360,11 @@ def load_geometry(path: str, alpha=None):
 
 def _geometry_record(geom) -> dict:
     """JSON-ready description of a geometry (exact values as strings)."""
+    extra = {} if getattr(geom, "projection", None) is None else {"psd_projection": geom.projection}
     if isinstance(geom, Geometry):
-        return {k: _frac_str(v) for k, v in geom.as_dict().items()}
-    return {"r": geom.r, "alpha": _frac_str(geom.alpha), "gram": [[_frac_str(x) for x in row] for row in geom.gram()]}
+        return {**{k: _frac_str(v) for k, v in geom.as_dict().items()}, **extra}
+    return {"r": geom.r, "alpha": _frac_str(geom.alpha), "gram": [[_frac_str(x) for x in row] for row in geom.gram()],
+            **extra}
 
 
 def _nonlinearity(args):
@@ -336,7 +377,9 @@ def _num(x, digits: int):
     """JSON value of an mpmath number: a float up to 15 digits, else a decimal string."""
     import mpmath
 
-    return float(x) if digits <= FLOAT_DIGITS else mpmath.nstr(x, digits)
+    if digits <= FLOAT_DIGITS and mpmath.isfinite(x) and abs(x) < mpmath.mpf("1e300"):
+        return float(x)
+    return mpmath.nstr(x, digits)
 
 
 def _show(x, digits: int) -> str:
@@ -350,7 +393,12 @@ def _frac_str(x: Fraction) -> str:
 
 
 def _dump(obj) -> None:
-    print(json.dumps(obj))
+    """The one JSON writer: strict JSON only (no NaN or Infinity)."""
+    try:
+        text = json.dumps(obj, allow_nan=False)
+    except ValueError as exc:
+        raise ArithmeticError(f"a result is not finite and cannot be written as JSON ({exc})") from None
+    print(text)
 
 
 def _table(header, rows, left=()) -> str:
@@ -585,38 +633,8 @@ def cmd_demo(args) -> int:
     return EXIT_OK
 
 
-LATEX_RESULTS = {
-    "hermite": "hermite_linearization",
-    "ridge": "ridge",
-    "noise-only": "noise_only",
-    "theorem1": "attention_limit",
-    "a1-zero": "a1_zero",
-    "aligned": "aligned",
-    "lowrank": "lowrank",
-    "ridgeless": "ridgeless",
-}
-
-
-def latex_of(result: str, standalone: bool = False) -> str:
-    """The LaTeX of a result: an ``align`` environment (or a whole document)."""
-    from symrmt.derivations import load_module
-
-    if result not in LATEX_RESULTS:
-        raise ParameterError(f"unknown result {result!r}; known: {', '.join(sorted(LATEX_RESULTS))}")
-    mod = load_module(LATEX_RESULTS[result])
-    if mod is None or not hasattr(mod, "latex"):
-        raise ParameterError(f"result {result!r} has no LaTeX form in this version")
-    body = "\\begin{align}\n" + mod.latex().strip() + "\n\\end{align}\n"
-    if not standalone:
-        return body
-    return (
-        "\\documentclass{article}\n\\usepackage{amsmath,amssymb}\n\\begin{document}\n"
-        f"\\section*{{symrmt: {result}}}\n" + body + "\\end{document}\n"
-    )
-
-
 def cmd_latex(args) -> int:
-    text = latex_of(args.result, args.standalone)
+    text = latex_of(args.result, args.standalone, explicit=args.explicit)
     if args.out:
         with open(args.out, "w", encoding="utf-8") as fh:
             fh.write(text)
@@ -710,7 +728,7 @@ def _add_check(sub):
     p.add_argument("--where", metavar="CONDS", help="restrict the parameters, e.g. 'c<1, snr>0' or 'snr=0'")
     p.add_argument("--points", type=_int_at_least("--points", 1), help="numeric points (default 24; 12 for E_A, "
                    "m_A; 6 for E_A0)")
-    p.add_argument("--digits", type=_int_at_least("--digits", 15), default=30, help="digits compared (default 30)")
+    p.add_argument("--digits", type=_int_at_least("--digits", 15, "digits"), default=30, help="digits compared (default 30)")
     p.add_argument("--seed", type=_int_at_least("--seed", 0), default=0, help="seed of the points (default 0)")
     p.add_argument("--timeout", type=float, default=10.0, help="time limit of each symbolic attempt, s (default 10)")
     p.add_argument("--mc", action="store_true", help="Monte-Carlo run at the worst failing point")

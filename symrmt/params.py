@@ -34,10 +34,19 @@ class ParameterError(ValueError):
 
 
 def to_fraction(value, name: str) -> Fraction:
-    """Convert an int, float, Fraction or decimal/fraction string to an exact Fraction.
+    """Convert an int, float, Fraction, SymPy number or numeric text to an exact Fraction.
 
     Floats are converted through their shortest ``repr`` (``0.1`` becomes 1/10),
-    so that a value typed by a user is taken as the decimal they typed.
+    so that a value typed by a user is taken as the decimal they typed.  Text goes
+    through the package's restricted parser (:func:`symrmt.parsing.parse_number`):
+    decimals and fractions are exact, an irrational such as ``sqrt(2)`` is rounded
+    to :data:`symrmt.parsing.IRRATIONAL_DIGITS` significant digits, and the size
+    limits of :data:`symrmt.parsing.LIMITS` apply.
+
+    >>> to_fraction("3/4", "c"), to_fraction("1e-3", "gamma")
+    (Fraction(3, 4), Fraction(1, 1000))
+    >>> float(to_fraction("sqrt(2)", "muwk"))
+    1.4142135623730951
     """
     if isinstance(value, bool):
         raise ParameterError(f"{name} must be a number, got a bool")
@@ -57,9 +66,20 @@ def to_fraction(value, name: str) -> Fraction:
                 raise ParameterError(f"{name} must be finite, got {value!r}")
             return Fraction(repr(fv))
         if isinstance(value, str):
-            return Fraction(value.strip())
+            # the package's one parser: a plain decimal or p/q exactly, else an exact expression
+            # such as sqrt(2) (rounded to more digits than any precision symrmt computes at)
+            from symrmt.parsing import number_to_fraction, parse_number, plain_fraction
+
+            q = plain_fraction(value, name)
+            return q if q is not None else number_to_fraction(parse_number(value, what=name), name)
+        if type(value).__module__.startswith("sympy"):
+            from symrmt.parsing import number_to_fraction, parse_number
+
+            return number_to_fraction(parse_number(value, what=name), name)
         # mpmath mpf, sympy numbers and the like: go through their string form
-        return Fraction(str(value))
+        return to_fraction(str(value), name)
+    except ParameterError:
+        raise
     except (ValueError, ZeroDivisionError, TypeError) as exc:
         raise ParameterError(
             f"{name}: cannot read {value!r} as a number (use a decimal such as 0.25 or a fraction such as 1/4)"
@@ -78,6 +98,10 @@ def check_gammas(gammas) -> tuple[Fraction, ...]:
     """Validate a non-empty list of ridge parameters, each ``gamma > 0``."""
     if isinstance(gammas, (str, int, float, Fraction)):
         gammas = [gammas]
+    from symrmt.parsing import check_count
+
+    gammas = list(gammas)
+    check_count(len(gammas), "gammas", "the number of gamma values")
     out = tuple(to_fraction(g, "gamma") for g in gammas)
     if not out:
         raise ParameterError("gamma: give at least one value")
@@ -146,6 +170,71 @@ def ldl_pivoted(gram):
     return perm, L, D
 
 
+#: relative size (of the largest diagonal entry) of a PSD violation that counts as rounding
+PSD_ROUNDING = Fraction(1, 10**12)
+
+
+def project_psd(gram, rel_tol=PSD_ROUNDING, always=False):
+    """A Gram matrix that is PSD up to rounding, made exactly PSD; ``(gram, violation)``.
+
+    An exactly PSD matrix is returned unchanged with ``violation = None``.  Otherwise the
+    pivoted LDL^T is run with the threshold ``tol = PSD_ROUNDING * max diagonal``: it stops
+    when the largest remaining diagonal of the Schur complement is at most ``tol``, which
+    fixes the numerical rank ``k``.  If that remaining block has every entry within
+    ``tol`` in absolute value it is dropped: the result is the exact rank-``k`` Gram matrix
+    ``L D L^T``, equal to the input in the rows and columns of the ``k`` pivots and
+    changed elsewhere by at most ``tol``; ``violation`` is the largest dropped entry
+    relative to the scale.  A larger violation raises :class:`ParameterError` with its size.
+    With ``always=True`` the truncation runs on a PSD matrix too (its trailing pivots at
+    most ``tol`` are dropped).
+
+    >>> a = Fraction(1.4142135623730951)          # sqrt(2) rounded to a double
+    >>> g, v = project_psd([[2, a, a], [a, 1, 1], [a, 1, 1]])
+    >>> exact_rank(g), v < 1e-15
+    (1, True)
+    >>> project_psd([[1, 2], [2, 1]])
+    Traceback (most recent call last):
+    ...
+    symrmt.params.ParameterError: the Gram matrix is not positive semi-definite: its violation is 3 relative to its scale 1 (rounding allows 1e-12)
+    """
+    A = [[Fraction(x) for x in row] for row in gram]
+    if not always and is_psd(A):
+        return A, None
+    n = len(A)
+    scale = max((abs(A[i][i]) for i in range(n)), default=Fraction(0)) or max(
+        (abs(x) for row in A for x in row), default=Fraction(1)) or Fraction(1)
+    tol = rel_tol * scale
+    perm = list(range(n))
+    W = [row[:] for row in A]
+    L = [[Fraction(0)] * n for _ in range(n)]
+    D = []
+    k = 0
+    while k < n:
+        piv = max(range(k, n), key=lambda i: W[perm[i]][perm[i]])
+        perm[k], perm[piv] = perm[piv], perm[k]
+        L[k][:k], L[piv][:k] = L[piv][:k], L[k][:k]
+        pk = perm[k]
+        if W[pk][pk] <= tol:
+            break
+        L[k][k] = Fraction(1)
+        D.append(W[pk][pk])
+        for i in range(k + 1, n):
+            L[i][k] = W[perm[i]][pk] / D[k]
+        for i in range(k + 1, n):
+            for j in range(k + 1, n):
+                W[perm[i]][perm[j]] -= L[i][k] * D[k] * L[j][k]
+        k += 1
+    worst = max((abs(W[perm[i]][perm[j]]) for i in range(k, n) for j in range(k, n)), default=Fraction(0))
+    if worst > tol:
+        raise ParameterError(f"the Gram matrix is not positive semi-definite: its violation is {float(worst / scale):.3g} "
+                             f"relative to its scale {float(scale):.6g} (rounding allows {float(rel_tol):.0e})")
+    out = [[Fraction(0)] * n for _ in range(n)]
+    for i in range(n):
+        for j in range(n):
+            out[perm[i]][perm[j]] = sum((L[i][q] * D[q] * L[j][q] for q in range(k)), Fraction(0))
+    return out, float(worst / scale)
+
+
 def is_psd(m) -> bool:
     """Exact PSD test of a symmetric rational matrix (through :func:`ldl_pivoted`)."""
     try:
@@ -159,6 +248,24 @@ def exact_rank(m) -> int:
     """Exact rank of a positive semi-definite rational matrix: its non-zero LDL^T pivots."""
     _, _, D = ldl_pivoted(m)
     return sum(1 for x in D if x != 0)
+
+
+_GEOMETRY_INDEX = {"snr": (0, 0), "wk2": (1, 1), "wq2": (2, 2), "wkwq": (1, 2), "muwk": (0, 1), "muwq": (0, 2)}
+
+
+def _sqrt_fraction(x: Fraction) -> Fraction:
+    """``sqrt(x)`` exactly when ``x`` is the square of a rational, else rounded to
+    :data:`symrmt.parsing.IRRATIONAL_DIGITS` significant digits."""
+    from math import isqrt
+
+    from symrmt.parsing import IRRATIONAL_DIGITS
+
+    p, q = x.numerator, x.denominator
+    rp, rq = isqrt(p), isqrt(q)
+    if rp * rp == p and rq * rq == q:
+        return Fraction(rp, rq)
+    scale = 10 ** (IRRATIONAL_DIGITS + max(0, len(str(q)) - len(str(p))))
+    return Fraction(isqrt(p * q * scale * scale), q * scale)
 
 
 @dataclass(frozen=True)
@@ -176,6 +283,14 @@ class Geometry:
     Traceback (most recent call last):
     ...
     symrmt.params.ParameterError: the geometry is not a Gram matrix (not positive semi-definite): ...
+
+    A Gram matrix outside the PSD cone by rounding only (at most ``PSD_ROUNDING`` = 1e-12
+    of its largest diagonal entry) is made exactly PSD by :func:`project_psd`;
+    ``projection`` then holds the relative size of the change (else ``None``):
+
+    >>> g = Geometry(snr=2, wk2=1, wq2=1, wkwq=1, muwk=1.4142135623730951, muwq=1.4142135623730951)
+    >>> g.rank(), g.projection < 1e-15
+    (1, True)
     """
 
     snr: Fraction = Fraction(0)
@@ -191,13 +306,87 @@ class Geometry:
         for name in ("snr", "wk2", "wq2"):
             if getattr(self, name) < 0:
                 raise ParameterError(f"{name} is a squared norm and must be >= 0, got {float(getattr(self, name))!r}")
-        if not is_psd(self.gram()):
+        try:
+            gram, violation = project_psd(self.gram())
+        except ParameterError as exc:
             g = [[float(x) for x in row] for row in self.gram()]
             raise ParameterError(
                 "the geometry is not a Gram matrix (not positive semi-definite): "
                 f"[[snr, muwk, muwq], [muwk, wk2, wkwq], [muwq, wkwq, wq2]] = {g}; "
-                "check that |mu.w_K| <= ||mu|| ||w_K|| and the other Cauchy-Schwarz bounds hold"
-            )
+                "check that |mu.w_K| <= ||mu|| ||w_K|| and the other Cauchy-Schwarz bounds hold "
+                f"({str(exc).split(': ', 1)[1]})"
+            ) from None
+        #: None, or the relative size of the rounding-level PSD violation that was projected away
+        object.__setattr__(self, "projection", violation)
+        if violation is not None:
+            for name, (i, j) in _GEOMETRY_INDEX.items():
+                object.__setattr__(self, name, gram[i][j])
+
+    @classmethod
+    def from_angles(cls, snr, wk2, wq2, cos_muwk=None, cos_muwq=None, cos_wkwq=None, *,
+                    muwk=0, muwq=0, wkwq=0) -> Geometry:
+        """From the squared norms and the cosines of the angles between ``mu``, ``w_K``, ``w_Q``.
+
+        ``muwk = cos_muwk * sqrt(snr * wk2)`` and so on; each cosine must lie in ``[-1, 1]``.
+        Square roots are exact when the product is the square of a rational and otherwise
+        rounded far below any working precision (then a rounding-level PSD violation is
+        projected away, see :attr:`projection`).  Any argument may be numeric text (``"sqrt(2)/2"``).
+        A cosine left at ``None`` takes its inner product from the keyword ``muwk``, ``muwq`` or
+        ``wkwq`` instead (default 0); giving both a cosine and a non-zero inner product is an error.
+
+        >>> g = Geometry.from_angles(snr=2, wk2=1, wq2=1, cos_muwk=1, cos_muwq=1, cos_wkwq=1)
+        >>> g.rank(), round(float(g.muwk), 15)
+        (1, 1.414213562373095)
+        >>> Geometry.from_angles(1, 1, 1, cos_muwk=1.5)
+        Traceback (most recent call last):
+        ...
+        symrmt.params.ParameterError: cos_muwk must lie in [-1, 1], got 1.5
+        """
+        s, k, q = (to_fraction(v, n) for v, n in ((snr, "snr"), (wk2, "wk2"), (wq2, "wq2")))
+        for name, val in (("snr", s), ("wk2", k), ("wq2", q)):
+            if val < 0:
+                raise ParameterError(f"{name} is a squared norm and must be >= 0, got {float(val)!r}")
+        from symrmt.parsing import IRRATIONAL_DIGITS
+
+        ips = []
+        for name, v, ip, norms in (("cos_muwk", cos_muwk, muwk, s * k), ("cos_muwq", cos_muwq, muwq, s * q),
+                                   ("cos_wkwq", cos_wkwq, wkwq, k * q)):
+            if v is None:
+                ips.append(to_fraction(ip, name[4:]))
+                continue
+            if to_fraction(ip, name[4:]) != 0:
+                raise ParameterError(f"{name} and {name[4:]} are exclusive (a cosine sets the inner product)")
+            cos = to_fraction(v, name)
+            if abs(cos) > 1:
+                raise ParameterError(f"{name} must lie in [-1, 1], got {float(cos)!r}")
+            ips.append(cos * _sqrt_fraction(norms))
+        mk, mq, kq = ips
+        # the rounded square roots move the Gram matrix by ~10^-IRRATIONAL_DIGITS: drop the
+        # trailing pivots of that size, so that e.g. cosines of +-1 give the exact rank
+        gram, _ = project_psd([[s, mk, mq], [mk, k, kq], [mq, kq, q]],
+                              rel_tol=Fraction(1, 10 ** (IRRATIONAL_DIGITS - 50)), always=True)
+        return cls(**{name: gram[i][j] for name, (i, j) in _GEOMETRY_INDEX.items()})
+
+    @classmethod
+    def from_vectors(cls, mu, wk, wq) -> Geometry:
+        """From the vectors ``mu``, ``w_K``, ``w_Q`` (equal lengths p): their exact Gram matrix.
+
+        Entries may be ints, floats (their binary value), Fractions or numeric text.
+
+        >>> Geometry.from_vectors([1, 1], [1, 0], [0, 1]).as_dict()["muwk"]
+        Fraction(1, 1)
+        """
+        vecs = []
+        for name, v in (("mu", mu), ("wk", wk), ("wq", wq)):
+            vecs.append([to_fraction(x, name) for x in v])
+        if len({len(v) for v in vecs}) != 1:
+            raise ParameterError(f"mu, wk and wq must have the same length, got {[len(v) for v in vecs]}")
+
+        def dot(u, v):
+            return sum((x * y for x, y in zip(u, v)), Fraction(0))
+
+        m, k, q = vecs
+        return cls(snr=dot(m, m), wk2=dot(k, k), wq2=dot(q, q), wkwq=dot(k, q), muwk=dot(m, k), muwq=dot(m, q))
 
     def gram(self):
         """The 3x3 Gram matrix of (mu, w_K, w_Q) as nested lists of Fractions."""
@@ -257,6 +446,9 @@ class LowRankGeometry:
                 f"geometry: the Gram matrix of (mu, w_K^1..w_K^r, w_Q^1..w_Q^r) must be (2r+1)x(2r+1), "
                 f"got {n} rows of lengths {[len(row) for row in rows]}"
             )
+        from symrmt.parsing import check_count
+
+        check_count((n - 1) // 2, "rank", "geometry: the rank r of the low-rank weights")
         g = tuple(tuple(to_fraction(x, f"gram[{i}][{j}]") for j, x in enumerate(row)) for i, row in enumerate(rows))
         for i in range(n):
             for j in range(i):
@@ -264,9 +456,12 @@ class LowRankGeometry:
                     raise ParameterError(f"geometry: the Gram matrix is not symmetric: entry ({i},{j}) is "
                                          f"{g[i][j]} but ({j},{i}) is {g[j][i]}")
         try:
-            ldl_pivoted(g)
+            gp, violation = project_psd(g)
         except ParameterError as exc:
             raise ParameterError(f"geometry: {exc}") from None
+        if violation is not None:
+            g = tuple(tuple(row) for row in gp)
+        object.__setattr__(self, "projection", violation)
         a = to_fraction(alpha, "alpha")
         if a <= 0:
             raise ParameterError(f"alpha must be positive (W = alpha I + low rank), got {alpha!r}")
@@ -349,6 +544,24 @@ class LowRankGeometry:
 
     def as_dict(self) -> dict:
         return {"r": self.r, "alpha": self.alpha, "gram": self.gram()}
+
+    def to_json(self, path=None) -> str:
+        """The geometry as the JSON that ``--geometry FILE`` reads: ``{"gram": [[...]], "alpha": A}``.
+
+        Entries are exact fraction strings, so the file round-trips without rounding.
+        With ``path`` the text is also written there.
+
+        >>> g = LowRankGeometry([[1, 0, 0], [0, "1/2", 1], [0, 1, 2]], alpha=2)
+        >>> print(g.to_json())
+        {"gram": [["1", "0", "0"], ["0", "1/2", "1"], ["0", "1", "2"]], "alpha": "2"}
+        """
+        import json
+
+        text = json.dumps({"gram": [[str(x) for x in row] for row in self.gram_entries], "alpha": str(self.alpha)})
+        if path is not None:
+            with open(path, "w", encoding="utf-8") as fh:
+                fh.write(text + "\n")
+        return text
 
 
 def as_low_rank(geometry) -> LowRankGeometry:

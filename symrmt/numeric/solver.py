@@ -11,7 +11,6 @@ the global ``mpmath.mp.dps`` is never changed.
 
 from __future__ import annotations
 
-import builtins
 import functools
 import inspect
 import linecache
@@ -51,10 +50,53 @@ def _check_no_floats(expr) -> None:
         raise ValueError(f"expression holds float literals {sorted(map(str, floats))[:3]}; use Rational")
 
 
-def compile_expr(args, expr):
-    """``sympy.lambdify(args, expr, modules="mpmath", cse=True)`` after a float-literal check."""
-    _check_no_floats(sp.sympify(expr) if not isinstance(expr, sp.MatrixBase) else expr)
-    return sp.lambdify(args, expr, modules="mpmath", cse=True)
+#: The only Python builtins generated code may call (SymPy's printers emit ``abs``, ``max`` and
+#: ``min`` for ``Abs``, ``Max`` and ``Min``); every compiled namespace has ``__builtins__ = {}``,
+#: so a name that is not a printer's own (an undefined function such as ``print`` or ``exec``)
+#: can never reach Python's builtins.
+SAFE_BUILTINS = {"abs": abs, "max": max, "min": min, "int": int, "float": float, "bool": bool, "range": range,
+                 "sum": sum, "len": len, "tuple": tuple, "list": list}
+
+
+def _namespace_dict():
+    return {"__builtins__": {}, **SAFE_BUILTINS}
+
+
+def _check_functions(expr) -> None:
+    """Refuse undefined functions (``f(c)``): generated code would look them up by name."""
+    from sympy.core.function import AppliedUndef
+
+    items = expr if isinstance(expr, (list, tuple)) else [expr]
+    for e in items:
+        if isinstance(e, (list, tuple)):
+            _check_functions(e)
+            continue
+        undef = e.atoms(AppliedUndef) if hasattr(e, "atoms") else set()
+        if undef:
+            raise ValueError(f"expression calls undefined functions {sorted(str(u.func) for u in undef)[:3]}")
+
+
+def compile_expr(args, expr, modules="mpmath", cse=True):
+    """``sympy.lambdify(args, expr, modules=[SAFE namespace, modules], cse=cse)`` after checks.
+
+    The shared compile step of the package: float literals are refused (they would cap the
+    precision), undefined functions are refused, and the generated code runs in a namespace
+    whose ``__builtins__`` is empty (only :data:`SAFE_BUILTINS` are added), so no name in an
+    expression can reach Python's builtins.
+
+    >>> import sympy as sp
+    >>> compile_expr([sp.Symbol("c")], sp.Function("print")(sp.Symbol("c")))
+    Traceback (most recent call last):
+    ...
+    ValueError: expression calls undefined functions ['print']
+    """
+    if not isinstance(expr, (sp.MatrixBase, list, tuple)):
+        expr = sp.sympify(expr)
+    if not isinstance(expr, (list, tuple)):
+        _check_no_floats(expr)
+    _check_functions(expr)
+    mods = [_namespace_dict()] + (list(modules) if isinstance(modules, (list, tuple)) else [modules])
+    return sp.lambdify(args, expr, modules=mods, cse=cse)
 
 
 class Compiled:
@@ -81,7 +123,7 @@ class Compiled:
             code = compile(self.source, f"<symrmt-float:{self.name}>", "exec")
             inner = [k for k in code.co_consts if hasattr(k, "co_names")]
             if len(inner) == 1 and _global_names(inner[0]) <= {"mpf"}:
-                ns = {"mpf": float, "__builtins__": builtins}
+                ns = {"mpf": float, "__builtins__": {}}
                 exec(code, ns)
                 self._float = ns["_lambdifygenerated"]
         return self._float
@@ -103,7 +145,7 @@ def _exec_source(name: str, source: str):
     """``exec`` lambdify-generated source in lambdify's own mpmath namespace."""
     global _MPMATH_NAMESPACE
     if _MPMATH_NAMESPACE is None:
-        _MPMATH_NAMESPACE = sp.lambdify([], 0, modules="mpmath").__globals__
+        _MPMATH_NAMESPACE = compile_expr([], sp.Integer(0)).__globals__
     filename = f"<symrmt-cache:{name}>"
     ns = dict(_MPMATH_NAMESPACE)
     exec(compile(source, filename, "exec"), ns)

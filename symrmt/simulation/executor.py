@@ -65,7 +65,7 @@ from typing import Callable
 import numpy as np
 
 from symrmt.params import ParameterError
-from symrmt.progress import Progress
+from symrmt.progress import progress_bar
 from symrmt.simulation.store import canonical, open_store
 
 __all__ = [
@@ -348,14 +348,14 @@ class TrialBatch:
     def results(self, bar=None) -> list:
         """``(rows, info)`` per point, in the order added (runs :meth:`start` if needed).
 
-        ``bar``: a :class:`~symrmt.progress.Progress` to advance by one per trial (reused ones
+        ``bar``: a progress bar (:func:`symrmt.progress.progress_bar`) to advance by one per trial (reused ones
         at once) instead of a bar of the batch's own.  Calling again returns the same results.
         """
         if getattr(self, "_out", None) is not None:
             return self._out
         self.start()
         try:
-            with (_Borrowed(bar) if bar is not None else Progress(self.total, self.desc, enabled=self.progress)) as bar:
+            with (_Borrowed(bar) if bar is not None else progress_bar(self.total, self.desc, enabled=self.progress)) as bar:
                 bar.update(sum(pt.reused for pt in self.points))
                 for task, (j, row, secs) in self._ex.completed(list(self._pending)):
                     pt = self._pending[task]

@@ -341,7 +341,8 @@ def simulate(
         (needs ``pip install 'symrmt[dask]'``; ``f`` must pickle, and a script needs an
         ``if __name__ == "__main__":`` guard because the workers are spawned).
     progress : bool or None
-        Progress bar on stderr: ``None`` auto (TTY or > 2 s), ``True`` always, ``False`` never.
+        Progress bar (tqdm when installed, else a plain bar on stderr): ``None`` auto (TTY or > 2 s),
+        ``True`` always, ``False`` never.
     weights : array of shape (p, p), optional
         An explicit weight matrix ``W`` (e.g. from a trained model), used as is in
         ``K = f(X^T W X/sqrt(p))/sqrt(p)``; then ``geometry`` must be omitted and the
