@@ -218,7 +218,12 @@ def _parallel_ceiling(tasks: int, loops: int = 3_000_000) -> float:
 
 def _worker_main(kind: str, spec_json: str) -> None:
     spec = json.loads(spec_json)
-    out = _theory_worker(spec) if kind == "theory" else _sim_worker(spec)
+    if kind == "engine":
+        from symrmt.bench_engine import worker
+
+        out = worker(spec)
+    else:
+        out = _theory_worker(spec) if kind == "theory" else _sim_worker(spec)
     print(json.dumps(out))
 
 
@@ -294,6 +299,10 @@ def run(quick: bool = False, progress=None) -> dict:
     th["digits_growth_ratio"] = {D: t / base for D, t in th["digits_growth"].items()}
     out["theory"] = th
 
+    from symrmt import bench_engine
+
+    say("engine: a 6-block pencil at 30 digits, fresh and warm disk cache")
+    out["engine"] = bench_engine.measure(quick, _worker)
     say("simulation: trial against floor" + (" (n up to 2048: minutes)" if not quick else ""))
     sim_spec = {
         "ns": [128, 256] if quick else [256, 512, 1024, 2048],
@@ -345,6 +354,9 @@ def _verdicts(res: dict) -> list[dict]:
     par = sim.get("parallel")
     if par:
         row(f"{par['trials']} trials on 2 workers: identical to 1 worker", par["identical"], "True", par["identical"])
+    from symrmt.bench_engine import verdicts as engine_verdicts
+
+    engine_verdicts(res, row)
     return rows
 
 
@@ -416,6 +428,9 @@ def format_report(res: dict) -> str:
                      f"start-up); per-trial results identical: {par['identical']}. Control: {par['trials']} "
                      f"pure-Python CPU-bound tasks on 2 processes run {par['machine_ceiling']:.2f}x as fast as "
                      "on one (the most this machine gives two processes).")
+    from symrmt.bench_engine import report as engine_report
+
+    parts.append(engine_report(res, _md))
     return "\n".join(parts) + "\n"
 
 

@@ -21,6 +21,8 @@ Verbs
 ``bench``    Speed and precision, measured side by side (``symrmt.bench``).
 ``sweep``    Limits over a product grid of parameters, CSV or JSON (``symrmt.sweep``).
 ``crossings`` Every crossing ``E_A = E_RR`` in an interval (``symrmt.crossings``).
+``trace``    The certified limit of a normalized trace of your own expression (``symrmt.cli_trace``,
+             ``symrmt.engine``; see docs/engine.md).
 
 Examples
 --------
@@ -285,6 +287,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="JSON on stdout")
     p.add_argument("--out", metavar="FILE", help="write to FILE instead of stdout")
     p.set_defaults(func=cmd_bench)
+
+    from symrmt.cli_trace import add_trace_parser
+
+    add_trace_parser(sub, _int_at_least)
     return parser
 
 

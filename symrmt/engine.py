@@ -82,6 +82,7 @@ from .symbolic.engine_nodes import (  # noqa: F401
 from .symbolic.engine_model import _inv as inv  # noqa: F401
 from .symbolic.engine_model import _sqrt as sqrt  # noqa: F401
 from .symbolic.engine_tree import bind, differentiate  # noqa: F401
+from .symbolic.engine_kernel import kernel, kernel_coefficients  # noqa: F401  (the Gaussian-equivalent kernel)
 
 #: the language's functions, for expressions built in Python
 trace = Trace
@@ -91,7 +92,7 @@ diff = Diff
 __all__ = [
     "Model", "TraceLimit", "ModelError", "bind", "differentiate", "walk", "Dim", "Gaussian", "GOE", "Identity",
     "Diagonal", "MatSum", "MatProduct", "Scaled", "Transpose", "Inverse", "Const", "Trace", "Diff", "ScalarSum",
-    "ScalarProduct", "Power", "trace", "inv", "sqrt", "diff",
+    "ScalarProduct", "Power", "trace", "inv", "sqrt", "diff", "kernel", "kernel_coefficients",
 ]
 
 

@@ -185,6 +185,7 @@ def test_bench_quick_runs_and_reports(capsys):
     assert any(v["what"].startswith("one point at 50 digits") for v in res["verdicts"])
     text = __import__("symrmt.bench", fromlist=["format_report"]).format_report(res)
     assert "| n | p | trial s | floor s | trial/floor |" in text
+    assert res["engine"]["cold_cache"]["blocks"] == [6] and "Trace engine" in text
 
 
 def test_fraction_inputs_still_exact():

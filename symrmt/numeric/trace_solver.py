@@ -285,7 +285,11 @@ class TraceSolver:
                 new, ndh, _ = _newton(F, pred, pv_at(nxt), m, tol, 12, sqrt, eps)
                 size = 1 + sqrt(sum(x * x for x in h))
                 jump = sqrt(sum((a - b) ** 2 for a, b in zip(new, pred)))
-                ok = jump <= size / 10 and all(x == x and abs(x) < 1e300 for x in new)
+                # a trust region on the step itself: a predictor that overshoots (a steep start, e.g. the
+                # atom at 0 of a rank-deficient Wishart at small gamma) must not let Newton settle on the
+                # other branch near the overshoot
+                move = sqrt(sum((a - b) ** 2 for a, b in zip(new, h)))
+                ok = jump <= size / 10 and move <= size / 4 and all(x == x and abs(x) < 1e300 for x in new)
             except (ConvergenceError, ArithmeticError, ValueError, OverflowError):
                 ok = False
             if not ok:
