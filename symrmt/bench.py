@@ -16,9 +16,10 @@ natural reference is given as a ratio to a reference measured in the same run:
   process on arrays of the same shapes: the GEMMs that build the Gram matrix
   ``X^T X`` and the Attention matrix ``K^T (X^T X) K``, and one symmetric
   eigendecomposition each for Attention and for ridge; how the trial time grows
-  with ``n``; several trials on 1 and 2 worker processes (identical results);
-* fast path -- 200 x 200 grids on the float64 path against the mpmath solver
-  (:mod:`symrmt.bench_fast`).
+  with ``n``; several trials on 1 and 2 worker processes (identical results).
+
+The fast path (200 x 200 float64 grids against the mpmath solver) is measured by
+:mod:`symrmt.bench_fast`.
 
 Every measurement runs in a subprocess with its own environment, so the
 cache state and the BLAS thread count are the ones stated.  ``--quick`` runs
@@ -220,7 +221,12 @@ def _parallel_ceiling(tasks: int, loops: int = 3_000_000) -> float:
 
 def _worker_main(kind: str, spec_json: str) -> None:
     spec = json.loads(spec_json)
-    out = _theory_worker(spec) if kind == "theory" else _sim_worker(spec)
+    if kind == "engine":
+        from symrmt.bench_engine import worker
+
+        out = worker(spec)
+    else:
+        out = _theory_worker(spec) if kind == "theory" else _sim_worker(spec)
     print(json.dumps(out))
 
 
@@ -299,6 +305,10 @@ def run(quick: bool = False, progress=None) -> dict:
     th["digits_growth_ratio"] = {D: t / base for D, t in th["digits_growth"].items()}
     out["theory"] = th
 
+    from symrmt import bench_engine
+
+    say("engine: a 6-block pencil at 30 digits, fresh and warm disk cache")
+    out["engine"] = bench_engine.measure(quick, _worker)
     say("simulation: trial against floor" + (" (n up to 2048: minutes)" if not quick else ""))
     sim_spec = {
         "ns": [128, 256] if quick else [256, 512, 1024, 2048],
@@ -347,13 +357,16 @@ def _verdicts(res: dict) -> list[dict]:
         need = a["digits"][0] - 2
         row(f"{a['digits'][0]} vs {a['digits'][1]} digits, c = {a['c']}, gamma = {a['gamma']}", a["agree"],
             f">= {need} digits", a["agree"] >= need)
+    par = sim.get("parallel")
+    if par:
+        row(f"{par['trials']} trials on 2 workers: identical to 1 worker", par["identical"], "True", par["identical"])
+    from symrmt.bench_engine import verdicts as engine_verdicts
+
+    engine_verdicts(res, row)
     if "fast" in res:
         from symrmt import bench_fast
 
         bench_fast.verdicts(res, row)
-    par = sim.get("parallel")
-    if par:
-        row(f"{par['trials']} trials on 2 workers: identical to 1 worker", par["identical"], "True", par["identical"])
     return rows
 
 
@@ -425,6 +438,9 @@ def format_report(res: dict) -> str:
                      f"start-up); per-trial results identical: {par['identical']}. Control: {par['trials']} "
                      f"pure-Python CPU-bound tasks on 2 processes run {par['machine_ceiling']:.2f}x as fast as "
                      "on one (the most this machine gives two processes).")
+    from symrmt.bench_engine import report as engine_report
+
+    parts.append(engine_report(res, _md))
     if "fast" in res:
         from symrmt import bench_fast
 

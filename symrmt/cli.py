@@ -21,6 +21,8 @@ Verbs
 ``bench``    Speed and precision, measured side by side (``symrmt.bench``).
 ``sweep``    Limits over a product grid of parameters, CSV or JSON (``symrmt.sweep``).
 ``crossings`` Every crossing ``E_A = E_RR`` in an interval (``symrmt.crossings``).
+``trace``    The certified limit of a normalized trace of your own expression (``symrmt.cli_trace``,
+             ``symrmt.engine``; see docs/engine.md).
 
 Examples
 --------
@@ -36,11 +38,13 @@ import json
 import math
 import sys
 import time
+import warnings
 from fractions import Fraction
 
 from symrmt import __version__
 from symrmt.latex import LATEX_RESULTS, latex_of  # noqa: F401  (latex_of: re-exported for existing callers)
 from symrmt.params import DIAGONALS, NOISES, Geometry, LowRankGeometry, ParameterError, check_gammas, to_fraction
+from symrmt.parsing import LIMITS
 
 __all__ = ["main", "build_parser"]
 
@@ -102,14 +106,20 @@ def _number(name: str):
     return conv
 
 
-def _int_at_least(name: str, minimum: int):
+def _int_at_least(name: str, minimum: int, limit: str | None = None):
+    """An integer flag ``>= minimum``; with ``limit``, also ``<= LIMITS[limit]`` (symrmt.parsing)."""
     def conv(text: str) -> int:
+        if len(text) > 30:
+            raise argparse.ArgumentTypeError(f"{name}: {text[:30]!r}... is not a small integer")
         try:
             value = int(text)
         except ValueError:
             raise argparse.ArgumentTypeError(f"{name} must be an integer, got {text!r}") from None
         if value < minimum:
             raise argparse.ArgumentTypeError(f"{name} must be >= {minimum}, got {value}")
+        if limit is not None and value > LIMITS[limit]:
+            raise argparse.ArgumentTypeError(f"{name} = {value} is above the limit {LIMITS[limit]} "
+                                             f"(LIMITS[{limit!r}], see docs/input.md)")
         return value
 
     conv.__name__ = name
@@ -142,6 +152,10 @@ def _add_geometry(p):
     g = p.add_argument_group("geometry (Gram data of mu, w_K, w_Q; all default 0: mu = 0, W = I)")
     for name, what in GEOMETRY_FLAGS:
         g.add_argument(f"--{name}", type=_number(f"--{name}"), default="0", metavar="X", help=what)
+    for name, pair in (("muwk", "mu, w_K"), ("muwq", "mu, w_Q"), ("wkwq", "w_K, w_Q")):
+        g.add_argument(f"--cos-{name}", type=_number(f"--cos-{name}"), default=None, metavar="COS",
+                       help=f"cosine of the angle between {pair} (in [-1, 1]; sets {name} = COS * the two norms; "
+                       f"exclusive with --{name})")
     g.add_argument("--geometry", metavar="FILE", default=None,
                    help="rank-r weights W = alpha I + sum_j w_K^j w_Q^j^T instead of the flags above: a JSON file "
                    '{"gram": [[...]], "alpha": A} with the (2r+1)x(2r+1) Gram matrix of (mu, w_K^1..r, w_Q^1..r) '
@@ -157,8 +171,17 @@ def _add_model(p, gamma_help):
     p.add_argument("--diagonal", choices=DIAGONALS, default="zero", help="K_ii = 0 (zero, default) or kept (keep)")
 
 
+def _add_executor(p):
+    g = p.add_mutually_exclusive_group()
+    g.add_argument("--workers", type=_int_at_least("--workers", 1), default=1,
+                   help="1 (default): trials in this process; N > 1: a local Dask cluster of N worker processes "
+                   "(pip install 'symrmt[dask]')")
+    g.add_argument("--scheduler", metavar="ADDRESS", default=None,
+                   help="run the trials on an existing Dask cluster, e.g. tcp://host:8786")
+
+
 def _add_output(p):
-    p.add_argument("--digits", type=_int_at_least("--digits", 1), default=15, help="significant digits (default 15)")
+    p.add_argument("--digits", type=_int_at_least("--digits", 1, "digits"), default=15, help="significant digits (default 15)")
     p.add_argument("--json", action="store_true", help="JSON on stdout")
 
 
@@ -175,7 +198,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("hermite", help="Hermite data a_k, nu, d of f", description="Hermite data of f: "
                        "a_k = E[f(xi) He_k(xi)], nu = E[f(xi)^2], d = lim f(t)/t.")
     _add_f(p)
-    p.add_argument("--k", type=_int_at_least("--k", 0), default=3, help="highest order of a_k (default 3)")
+    p.add_argument("--k", type=_int_at_least("--k", 0, "hermite_k"), default=3, help="highest order of a_k (default 3)")
     _add_output(p)
     p.set_defaults(func=cmd_hermite)
 
@@ -194,9 +217,18 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--noise", choices=NOISES, default="gaussian", help="noise distribution (default gaussian)")
     p.add_argument("--trials", type=_int_at_least("--trials", 2), default=10, help="independent trials (default 10)")
     p.add_argument("--seed", type=_int_at_least("--seed", 0), default=0, help="root seed (default 0)")
-    p.add_argument("--workers", type=_int_at_least("--workers", 1), default=1, help="processes (default 1)")
+    _add_executor(p)
+    p.add_argument("--store", metavar="PATH", default=None,
+                   help="trial store (SQLite file): reuse stored trials, keep each new one as it finishes")
     p.add_argument("--json", action="store_true", help="JSON on stdout")
     p.set_defaults(func=cmd_simulate)
+
+    p = sub.add_parser("store", help="list what a trial store holds",
+                       description="The points of a trial store (symrmt.simulation.store): kind, numerics version, "
+                       "parameters, number of trials and their summed compute time.")
+    p.add_argument("path", metavar="PATH", help="the SQLite store file")
+    p.add_argument("--json", action="store_true", help="JSON on stdout")
+    p.set_defaults(func=cmd_store)
 
     p = sub.add_parser(
         "demo",
@@ -237,6 +269,15 @@ def build_parser() -> argparse.ArgumentParser:
                        description="Theory curves with simulation points (mean +- 2 se), PNG and PDF.")
     p.add_argument("--out", metavar="DIR", default="figures", help="output folder (default ./figures)")
     p.add_argument("--full", action="store_true", help="the paper's sizes (n = 2048/4096; slow, with progress)")
+    p.add_argument("--store", metavar="PATH", default=None,
+                   help="trial store (SQLite file): keep every trial, reuse stored ones; a rerun resumes")
+    p.add_argument("--only", metavar="NAME[,NAME...]", default=None,
+                   help="draw only these figures (ridge_error, random_inputs, role_of_a1, alignment, phase_diagram)")
+    g = p.add_mutually_exclusive_group()
+    g.add_argument("--workers", type=_int_at_least("--workers", 1), default=None,
+                   help="run the trials on a local Dask cluster of N worker processes (default: in this process)")
+    g.add_argument("--scheduler", metavar="ADDRESS", default=None,
+                   help="run the trials on an existing Dask cluster, e.g. tcp://host:8786")
     p.set_defaults(func=cmd_figures)
 
     p = sub.add_parser("bench", help="measure speed and precision (tables for docs/performance.md)",
@@ -246,6 +287,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="JSON on stdout")
     p.add_argument("--out", metavar="FILE", help="write to FILE instead of stdout")
     p.set_defaults(func=cmd_bench)
+
+    from symrmt.cli_trace import add_trace_parser
+
+    add_trace_parser(sub, _int_at_least)
     return parser
 
 
@@ -256,13 +301,32 @@ def _geometry(args):
     """The rank-one :class:`Geometry` of the flags, or a :class:`LowRankGeometry` from ``--geometry``/``--alpha``."""
     path = getattr(args, "geometry", None)
     alpha = getattr(args, "alpha", None)
+    cosines = {f"cos_{n}": getattr(args, f"cos_{n}", None) for n in ("muwk", "muwq", "wkwq")}
     if path is None:
-        geom = Geometry(**{name: getattr(args, name) for name, _ in GEOMETRY_FLAGS})
+        values = {name: getattr(args, name) for name, _ in GEOMETRY_FLAGS}
+        if any(v is not None for v in cosines.values()):
+            for n in ("muwk", "muwq", "wkwq"):
+                if cosines[f"cos_{n}"] is not None and to_fraction(values[n], n) != 0:
+                    raise ParameterError(f"--cos-{n} and --{n} are exclusive (the cosine sets {n})")
+            geom = Geometry.from_angles(**values, **cosines)
+        else:
+            geom = Geometry(**values)
+        _note_projection(geom)
         return geom if alpha is None else LowRankGeometry.from_geometry(geom, alpha)
     set_flags = [f"--{name}" for name, _ in GEOMETRY_FLAGS if to_fraction(getattr(args, name), name) != 0]
+    set_flags += [f"--{k.replace('_', '-')}" for k, v in cosines.items() if v is not None]
     if set_flags:
         raise ParameterError(f"--geometry replaces the rank-one flags; drop {', '.join(set_flags)}")
-    return load_geometry(path, alpha)
+    geom = load_geometry(path, alpha)
+    _note_projection(geom)
+    return geom
+
+
+def _note_projection(geom) -> None:
+    if getattr(geom, "projection", None) is not None:
+        print(f"symrmt: note: the Gram matrix was outside the PSD cone by {geom.projection:.2g} of its scale "
+              "(rounding); it was projected to the nearest PSD Gram matrix of the same numerical rank",
+              file=sys.stderr)
 
 
 def load_geometry(path: str, alpha=None):
@@ -302,9 +366,11 @@ def load_geometry(path: str, alpha=None):
 
 def _geometry_record(geom) -> dict:
     """JSON-ready description of a geometry (exact values as strings)."""
+    extra = {} if getattr(geom, "projection", None) is None else {"psd_projection": geom.projection}
     if isinstance(geom, Geometry):
-        return {k: _frac_str(v) for k, v in geom.as_dict().items()}
-    return {"r": geom.r, "alpha": _frac_str(geom.alpha), "gram": [[_frac_str(x) for x in row] for row in geom.gram()]}
+        return {**{k: _frac_str(v) for k, v in geom.as_dict().items()}, **extra}
+    return {"r": geom.r, "alpha": _frac_str(geom.alpha), "gram": [[_frac_str(x) for x in row] for row in geom.gram()],
+            **extra}
 
 
 def _nonlinearity(args):
@@ -317,7 +383,9 @@ def _num(x, digits: int):
     """JSON value of an mpmath number: a float up to 15 digits, else a decimal string."""
     import mpmath
 
-    return float(x) if digits <= FLOAT_DIGITS else mpmath.nstr(x, digits)
+    if digits <= FLOAT_DIGITS and mpmath.isfinite(x) and abs(x) < mpmath.mpf("1e300"):
+        return float(x)
+    return mpmath.nstr(x, digits)
 
 
 def _show(x, digits: int) -> str:
@@ -331,7 +399,12 @@ def _frac_str(x: Fraction) -> str:
 
 
 def _dump(obj) -> None:
-    print(json.dumps(obj))
+    """The one JSON writer: strict JSON only (no NaN or Infinity)."""
+    try:
+        text = json.dumps(obj, allow_nan=False)
+    except ValueError as exc:
+        raise ArithmeticError(f"a result is not finite and cannot be written as JSON ({exc})") from None
+    print(text)
 
 
 def _table(header, rows, left=()) -> str:
@@ -364,6 +437,10 @@ class _SimF:
 
     def __call__(self, x):
         return self._fn()(x)
+
+    @property
+    def store_key(self) -> str:
+        return f"text:{self.text}|center={self.center}"
 
     def __repr__(self):
         return f"f({self.text!r}{', centered' if self.center else ''})"
@@ -439,12 +516,18 @@ def cmd_limit(args) -> int:
 
 def cmd_simulate(args) -> int:
     from symrmt.simulation.montecarlo import simulate
+    from symrmt.simulation.executor import StaleTrialsWarning, report_stale
 
     nl = _nonlinearity(args)  # validates f (parse, centering) before any simulation
     geom = _geometry(args)
-    f = _SimF(nl.text, nl.center) if args.workers > 1 else nl.numpy()
-    res = simulate(f, args.n, args.c, list(args.gamma), geometry=geom, diagonal=args.diagonal,
-                   noise=args.noise, trials=args.trials, seed=args.seed, workers=args.workers, progress=None)
+    parallel = args.workers > 1 or args.scheduler is not None
+    f = _SimF(nl.text, nl.center) if parallel else nl.numpy()
+    with warnings.catch_warnings():  # reported below in one line
+        warnings.simplefilter("ignore", StaleTrialsWarning)
+        res = simulate(f, args.n, args.c, list(args.gamma), geometry=geom, diagonal=args.diagonal,
+                       noise=args.noise, trials=args.trials, seed=args.seed, workers=args.workers, progress=None,
+                       scheduler=args.scheduler, store=args.store, f_key=f"expr:{nl.expr}")
+    report_stale(res)
     params = dict(res["params"])
     params.update({"f": nl.name, "expr": str(nl.expr), "c": args.c, "gamma": list(args.gamma),
                    "workers": args.workers})
@@ -455,8 +538,11 @@ def cmd_simulate(args) -> int:
             for key in ("attention", "ridge")
         }
         out["params"] = params
+        out.update({k: res[k] for k in ("trials_computed", "trials_reused", "trials_stale")})
         _dump(out)
         return EXIT_OK
+    if args.store is not None:
+        print(f"store {args.store}: {res['trials_reused']} trial(s) reused, {res['trials_computed']} computed")
     print(f"f(t) = {nl.expr}, n = {params['n']}, p = {params['p']}, c = {args.c}, trials = {args.trials}, "
           f"seed = {args.seed}, diagonal = {args.diagonal}, noise = {args.noise}")
     rows = []
@@ -467,6 +553,27 @@ def cmd_simulate(args) -> int:
             f"{res['ridge']['mean'][i]:.6f} ± {res['ridge']['se'][i]:.1e}",
         ])
     print(_table(["gamma", "E_A (mean ± se)", "E_RR (mean ± se)"], rows))
+    return EXIT_OK
+
+
+def cmd_store(args) -> int:
+    from symrmt.simulation.store import TrialStore
+
+    with TrialStore.open_existing(args.path) as st:
+        rows = st.summary()
+    if args.json:
+        _dump({"path": args.path, "points": rows, "trials": sum(r["trials"] for r in rows)})
+        return EXIT_OK
+    table = []
+    for r in rows:
+        par = dict(r["params"])
+        head = [str(par.pop(k, "")) for k in ("n", "c", "seed")]
+        rest = ", ".join(f"{k}={json.dumps(v, separators=(',', ':'))}" for k, v in sorted(par.items()))
+        table.append([r["kind"], r["version"], *head, r["trials"], f"{r['seconds']:.1f}", rest])
+    print(f"{args.path}: {len(rows)} point(s), {sum(r['trials'] for r in rows)} trial(s)")
+    if table:
+        print(_table(["kind", "version", "n", "c", "seed", "trials", "trial s", "parameters"], table,
+                     left=(0, 1, 7)))
     return EXIT_OK
 
 
@@ -598,7 +705,16 @@ def cmd_figures(args) -> int:
         raise ParameterError(f"figures need matplotlib: pip install 'symrmt[plot]' ({exc})") from exc
     from symrmt.figures import main as figures_main
 
-    for path in figures_main(args.out, full=args.full, progress=True):
+    only = None
+    if args.only is not None:
+        from symrmt.figures import FIGURES
+
+        only = [x.strip() for x in args.only.split(",") if x.strip()]
+        bad = [x for x in only if x not in FIGURES]
+        if bad or not only:
+            raise ParameterError(f"--only: unknown figure(s) {bad}; choose from {', '.join(FIGURES)}")
+    for path in figures_main(args.out, full=args.full, progress=True, store=args.store, workers=args.workers,
+                             scheduler=args.scheduler, only=only):
         print(path)
     return EXIT_OK
 
@@ -618,7 +734,7 @@ def _add_check(sub):
     p.add_argument("--where", metavar="CONDS", help="restrict the parameters, e.g. 'c<1, snr>0' or 'snr=0'")
     p.add_argument("--points", type=_int_at_least("--points", 1), help="numeric points (default 24; 12 for E_A, "
                    "m_A; 6 for E_A0)")
-    p.add_argument("--digits", type=_int_at_least("--digits", 15), default=30, help="digits compared (default 30)")
+    p.add_argument("--digits", type=_int_at_least("--digits", 15, "digits"), default=30, help="digits compared (default 30)")
     p.add_argument("--seed", type=_int_at_least("--seed", 0), default=0, help="seed of the points (default 0)")
     p.add_argument("--timeout", type=float, default=10.0, help="time limit of each symbolic attempt, s (default 10)")
     p.add_argument("--mc", action="store_true", help="Monte-Carlo run at the worst failing point")

@@ -68,12 +68,12 @@ def to_fraction(value, name: str) -> Fraction:
         if isinstance(value, str):
             # the package's one parser: a plain decimal or p/q exactly, else an exact expression
             # such as sqrt(2) (rounded to more digits than any precision symrmt computes at)
-            from .parsing import number_to_fraction, parse_number, plain_fraction
+            from symrmt.parsing import number_to_fraction, parse_number, plain_fraction
 
             q = plain_fraction(value, name)
             return q if q is not None else number_to_fraction(parse_number(value, what=name), name)
         if type(value).__module__.startswith("sympy"):
-            from .parsing import number_to_fraction, parse_number
+            from symrmt.parsing import number_to_fraction, parse_number
 
             return number_to_fraction(parse_number(value, what=name), name)
         # mpmath mpf, sympy numbers and the like: go through their string form
@@ -98,6 +98,10 @@ def check_gammas(gammas) -> tuple[Fraction, ...]:
     """Validate a non-empty list of ridge parameters, each ``gamma > 0``."""
     if isinstance(gammas, (str, int, float, Fraction)):
         gammas = [gammas]
+    from symrmt.parsing import check_count
+
+    gammas = list(gammas)
+    check_count(len(gammas), "gammas", "the number of gamma values")
     out = tuple(to_fraction(g, "gamma") for g in gammas)
     if not out:
         raise ParameterError("gamma: give at least one value")
@@ -254,7 +258,7 @@ def _sqrt_fraction(x: Fraction) -> Fraction:
     :data:`symrmt.parsing.IRRATIONAL_DIGITS` significant digits."""
     from math import isqrt
 
-    from .parsing import IRRATIONAL_DIGITS
+    from symrmt.parsing import IRRATIONAL_DIGITS
 
     p, q = x.numerator, x.denominator
     rp, rq = isqrt(p), isqrt(q)
@@ -319,13 +323,16 @@ class Geometry:
                 object.__setattr__(self, name, gram[i][j])
 
     @classmethod
-    def from_angles(cls, snr, wk2, wq2, cos_muwk=0, cos_muwq=0, cos_wkwq=0) -> Geometry:
+    def from_angles(cls, snr, wk2, wq2, cos_muwk=None, cos_muwq=None, cos_wkwq=None, *,
+                    muwk=0, muwq=0, wkwq=0) -> Geometry:
         """From the squared norms and the cosines of the angles between ``mu``, ``w_K``, ``w_Q``.
 
         ``muwk = cos_muwk * sqrt(snr * wk2)`` and so on; each cosine must lie in ``[-1, 1]``.
         Square roots are exact when the product is the square of a rational and otherwise
         rounded far below any working precision (then a rounding-level PSD violation is
         projected away, see :attr:`projection`).  Any argument may be numeric text (``"sqrt(2)/2"``).
+        A cosine left at ``None`` takes its inner product from the keyword ``muwk``, ``muwq`` or
+        ``wkwq`` instead (default 0); giving both a cosine and a non-zero inner product is an error.
 
         >>> g = Geometry.from_angles(snr=2, wk2=1, wq2=1, cos_muwk=1, cos_muwq=1, cos_wkwq=1)
         >>> g.rank(), round(float(g.muwk), 15)
@@ -339,15 +346,21 @@ class Geometry:
         for name, val in (("snr", s), ("wk2", k), ("wq2", q)):
             if val < 0:
                 raise ParameterError(f"{name} is a squared norm and must be >= 0, got {float(val)!r}")
-        cos = {}
-        for name, v in (("cos_muwk", cos_muwk), ("cos_muwq", cos_muwq), ("cos_wkwq", cos_wkwq)):
-            cos[name] = to_fraction(v, name)
-            if abs(cos[name]) > 1:
-                raise ParameterError(f"{name} must lie in [-1, 1], got {float(cos[name])!r}")
-        from .parsing import IRRATIONAL_DIGITS
+        from symrmt.parsing import IRRATIONAL_DIGITS
 
-        mk, mq, kq = (cos["cos_muwk"] * _sqrt_fraction(s * k), cos["cos_muwq"] * _sqrt_fraction(s * q),
-                      cos["cos_wkwq"] * _sqrt_fraction(k * q))
+        ips = []
+        for name, v, ip, norms in (("cos_muwk", cos_muwk, muwk, s * k), ("cos_muwq", cos_muwq, muwq, s * q),
+                                   ("cos_wkwq", cos_wkwq, wkwq, k * q)):
+            if v is None:
+                ips.append(to_fraction(ip, name[4:]))
+                continue
+            if to_fraction(ip, name[4:]) != 0:
+                raise ParameterError(f"{name} and {name[4:]} are exclusive (a cosine sets the inner product)")
+            cos = to_fraction(v, name)
+            if abs(cos) > 1:
+                raise ParameterError(f"{name} must lie in [-1, 1], got {float(cos)!r}")
+            ips.append(cos * _sqrt_fraction(norms))
+        mk, mq, kq = ips
         # the rounded square roots move the Gram matrix by ~10^-IRRATIONAL_DIGITS: drop the
         # trailing pivots of that size, so that e.g. cosines of +-1 give the exact rank
         gram, _ = project_psd([[s, mk, mq], [mk, k, kq], [mq, kq, q]],
@@ -433,7 +446,7 @@ class LowRankGeometry:
                 f"geometry: the Gram matrix of (mu, w_K^1..w_K^r, w_Q^1..w_Q^r) must be (2r+1)x(2r+1), "
                 f"got {n} rows of lengths {[len(row) for row in rows]}"
             )
-        from .parsing import check_count
+        from symrmt.parsing import check_count
 
         check_count((n - 1) // 2, "rank", "geometry: the rank r of the low-rank weights")
         g = tuple(tuple(to_fraction(x, f"gram[{i}][{j}]") for j, x in enumerate(row)) for i, row in enumerate(rows))

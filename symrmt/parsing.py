@@ -47,7 +47,7 @@ import signal
 import threading
 from fractions import Fraction
 
-from .params import ParameterError
+from symrmt.params import ParameterError
 
 __all__ = [
     "LIMITS",
@@ -375,7 +375,7 @@ class _Builder:
             self.fail(f"only calls of whitelisted functions by name are allowed, not a call of {_describe(node.func)}")
         name = node.func.id
         if name not in self.functions:
-            self.fail(f"unknown function {name!r} ({self.known()})")
+            self.fail(f"unknown name {name!r} called as a function ({self.known()})")
         if node.keywords:
             self.fail(f"keyword arguments ({node.keywords[0].arg}=...) are not allowed in {name}(...)")
         args = []
@@ -559,7 +559,7 @@ def parse_expression(text, names, functions, *, what, attributes=frozenset(), re
     >>> parse_expression("__import__('os')", {"x": x}, {}, what="demo")
     Traceback (most recent call last):
     ...
-    symrmt.params.ParameterError: demo: unknown function '__import__' (known names: x; functions: none) ...
+    symrmt.params.ParameterError: demo: unknown name '__import__' called as a function ...
     """
     text = _prepare(text, what, relations)
     tree = _tree(text, what)
@@ -631,7 +631,15 @@ def parse_number(text, *, what, positive=False, nonnegative=False):
             value = sp.Rational(q.numerator, q.denominator)
         else:
             names, functions = _number_vocabulary()
-            value = parse_expression(text, names, functions, what=what)
+            try:
+                value = parse_expression(text, names, functions, what=what)
+            except ParseLimitError:
+                raise
+            except ParameterError as exc:
+                detail = str(exc).removeprefix(f"{what}: ")
+                raise ParameterError(f"{what}: cannot read {_short(text.strip())!r} as a number ({detail}); "
+                                     "write a decimal such as 0.25, a fraction such as 3/4, or an exact "
+                                     "expression such as sqrt(2)/2") from None
     else:
         value = sp.sympify(text)
     if not isinstance(value, sp.Expr) or not value.is_number:

@@ -12,8 +12,9 @@ name       meaning                                                parameters
 =========  =====================================================  ==========================================
 ``E_RR``   ridge error ``E_RR(gamma)``                             ``c, gamma, snr``
 ``m``      Marchenko-Pastur Stieltjes transform                    ``c, gamma``
-           ``m = lim tr (X^T X/n + gamma I)^{-1}/n`` at ``mu = 0``,
-           the positive root of ``gamma m^2 + (gamma+c-1) m - 1``
+           ``m = lim tr (X^T X/n + gamma I)^{-1}/n`` at
+           ``mu = 0``, the positive root of
+           ``gamma m^2 + (gamma+c-1) m - 1``
 ``E_RR0``  ridgeless ridge error ``E_RR(0+)``                      ``c, snr``
 ``E_A``    Attention error ``E_A(gamma)``                          all eleven
 ``m_A``    Attention Stieltjes transform                           ``c, gamma, a1, nu, d``
@@ -78,24 +79,22 @@ without a closed form), ``undecided`` (neither).
 from __future__ import annotations
 
 import ast
-import io
 import math
-import multiprocessing
 import os
 import random
 import re
-import threading
 import time
-import tokenize
 from dataclasses import dataclass, field
 from fractions import Fraction
 
 import mpmath
 import sympy as sp
-from sympy.parsing.sympy_parser import auto_number, convert_xor, parse_expr, rationalize
 
+from symrmt.numeric import compile_expr
 from symrmt.check import bracket as checkfast
 from symrmt.params import Geometry, ParameterError, to_fraction
+from symrmt.parsing import LIMITS, check_digits, parse_expression, parse_latex_expression, split_equation
+from symrmt.parsing import run_limited as _run_limited
 from symrmt.symbolic import attention as S
 
 __all__ = ["CheckReport", "QUANTITIES", "VOCABULARY", "DOMAIN", "check", "parse_candidate", "parse_where"]
@@ -142,7 +141,7 @@ _SYMBOL_NAME = {v: k for k, v in {**_PARAM_SYMBOLS, **_QUANTITY_SYMBOLS}.items()
 
 #: default domain: (low, high, scale, probability of an atom at 0) per parameter (``c`` and ``gamma``
 #: log-uniform); ``nu`` is
-#: ``a1^2 + U(0, 1)``; the geometry is redrawn until it is a Gram matrix; ``c`` avoids |c-1| < 0.02
+#: ``a1^2 + U(0, 1)``; the geometry is redrawn until it is a Gram matrix; ``c`` avoids ``|c - 1| < 0.02``
 DOMAIN = {
     "c": (0.05, 4.0, "log", 0.0),
     "gamma": (1e-3, 10.0, "log", 0.0),
@@ -170,7 +169,8 @@ _OPS = frozenset({"+", "-", "*", "/", "**", "^", "(", ")", ",", "<", ">", "<=", 
 
 DEFAULT_DIGITS = 30
 DEFAULT_TIMEOUT = 10.0
-PARSE_TIMEOUT = 10.0
+#: seconds for parsing one candidate (the parser's own limit, see symrmt.parsing.LIMITS)
+PARSE_TIMEOUT = LIMITS["time"]
 DEFAULT_SEED = 0
 
 
@@ -182,35 +182,8 @@ def _names_message():
             + "; functions " + ", ".join(sorted(_FUNCTIONS)) + "; constants pi, E")
 
 
-def _check_tokens(text: str, extra=()) -> None:
-    if "__" in text:
-        raise ParameterError(f"candidate: {text!r} contains '__', which is not allowed in an expression")
-    try:
-        tokens = list(tokenize.generate_tokens(io.StringIO(text).readline))
-    except (tokenize.TokenError, IndentationError, SyntaxError) as exc:
-        raise ParameterError(f"candidate: cannot parse {text!r} ({exc}); check the parentheses") from exc
-    allowed = set(VOCABULARY) | set(QUANTITIES) | set(_FUNCTIONS) | set(_CONSTANTS) | set(extra)
-    skip = {tokenize.NEWLINE, tokenize.NL, tokenize.ENDMARKER, tokenize.INDENT, tokenize.DEDENT}
-    for tok in tokens:
-        if tok.type in skip:
-            continue
-        if tok.type == tokenize.NAME:
-            if tok.string not in allowed:
-                raise ParameterError(f"candidate: unknown name {tok.string!r} in {text!r}; known names: "
-                                     + _names_message())
-            continue
-        if tok.type == tokenize.NUMBER:
-            if tok.string[-1] in "jJ":
-                raise ParameterError(f"candidate: complex number {tok.string!r} in {text!r}")
-            continue
-        if tok.type == tokenize.OP and tok.string in _OPS:
-            continue
-        raise ParameterError(f"candidate: token {tok.string!r} is not allowed in {text!r}")
-
-
 def _namespace(extra=None):
-    ns = dict(_FUNCTIONS)
-    ns.update(_CONSTANTS)
+    ns = dict(_CONSTANTS)
     ns.update(_PARAM_SYMBOLS)
     ns.update(_QUANTITY_SYMBOLS)
     ns.update(extra or {})
@@ -218,28 +191,13 @@ def _namespace(extra=None):
 
 
 def _parse_one(text: str, extra=None) -> sp.Expr:
+    """One side of a candidate through the package's one restricted parser (whitelist, limits)."""
     text = text.strip()
     if not text:
         raise ParameterError("candidate: empty expression")
-    _check_tokens(text, extra or {})
-    try:
-        # SymPy evaluates while it parses (10**10**10 would never end): under the same time limit
-        expr = run_limited(_parse_expr, (text, extra), PARSE_TIMEOUT)
-    except SymbolicTimeout as exc:
-        raise ParameterError(f"candidate: parsing {text!r} took longer than {PARSE_TIMEOUT:g} s") from exc
-    except ArithmeticError as exc:  # any parser error (reported by the child) is a user error
-        raise ParameterError(f"candidate: cannot parse {text!r} ({exc})") from exc
+    expr = parse_expression(text, _namespace(extra), _FUNCTIONS, what="candidate", relations=True,
+                            seconds=PARSE_TIMEOUT)
     return _check_expr(expr, text)
-
-
-def _parse_expr(text, extra):
-    try:
-        return parse_expr(text, local_dict=_namespace(extra),
-                          global_dict={"__builtins__": {}, "Integer": sp.Integer, "Float": sp.Float,
-                                       "Rational": sp.Rational, "Symbol": sp.Symbol},
-                          transformations=(auto_number, rationalize, convert_xor))
-    except Exception as exc:  # noqa: BLE001 - reported as a parse error
-        raise ArithmeticError(f"{type(exc).__name__}: {exc}") from None
 
 
 def _check_expr(expr, text) -> sp.Expr:
@@ -263,14 +221,8 @@ def _check_expr(expr, text) -> sp.Expr:
     return expr
 
 
-_EQ_SPLIT = re.compile(r"(?<![<>!=])==?(?![=])")
-
-
 def _split_equation(text: str):
-    parts = _EQ_SPLIT.split(text)
-    if len(parts) > 2:
-        raise ParameterError(f"candidate: {text!r} has more than one '='")
-    return parts
+    return split_equation(text, "candidate")
 
 
 _LATEX_NAMES = {
@@ -281,38 +233,19 @@ _LATEX_NAMES = {
 }
 
 
-def _latex_parser():
-    """SymPy's LaTeX parser (needs the optional ``antlr4-python3-runtime`` 4.11: ``pip install 'symrmt[latex]'``)."""
-    try:
-        import antlr4  # noqa: F401
-        from sympy.parsing.latex import parse_latex
-    except ImportError as exc:
-        raise ParameterError("LaTeX input needs SymPy's LaTeX parser, which needs antlr4-python3-runtime 4.11: "
-                             "pip install 'symrmt[latex]' (or give the candidate as a SymPy string)") from exc
-    return parse_latex
-
-
 def _parse_latex(text: str):
-    parse_latex = _latex_parser()
+    """A LaTeX candidate through the one parser: every symbol and every function is whitelisted."""
+    names = {k.replace(" ", ""): _PARAM_SYMBOLS.get(v, _QUANTITY_SYMBOLS.get(v)) for k, v in _LATEX_NAMES.items()}
+    names.update({"pi": sp.pi, "\\pi": sp.pi, "E": sp.E})
+    functions = {f.__name__: f for f in _FUNCTIONS.values() if isinstance(f, type)}
     try:
-        expr = parse_latex(text)
-    except ImportError as exc:  # SymPy refuses an antlr4 of the wrong version
-        raise ParameterError(f"LaTeX input needs antlr4-python3-runtime 4.11 ({exc}); pip install 'symrmt[latex]'") \
-            from exc
-    except Exception as exc:  # noqa: BLE001 - a LaTeX syntax error is a user error
-        raise ParameterError(f"candidate: cannot parse LaTeX {text!r} ({type(exc).__name__}: {exc})") from exc
-    sides = (expr.lhs, expr.rhs) if isinstance(expr, sp.Eq) else (expr,)
-    out = []
-    for side in sides:
-        rep = {}
-        for s in side.free_symbols:
-            key = _LATEX_NAMES.get(s.name.replace(" ", ""))
-            if key is None:
-                raise ParameterError(f"candidate: unknown name {s.name!r} in LaTeX {text!r}; use c, \\gamma, s "
-                                     "(= snr), a_1, \\nu, d, m, E_{RR}, E_{A}, m_{A}")
-            rep[s] = _PARAM_SYMBOLS.get(key, _QUANTITY_SYMBOLS.get(key))
-        out.append(_check_expr(side.xreplace(rep), text))
-    return out
+        sides = parse_latex_expression(text, names, functions, what="candidate", seconds=PARSE_TIMEOUT)
+    except ParameterError as exc:
+        if "unknown name" in str(exc) and "called" not in str(exc):
+            raise ParameterError(f"{exc}; use c, \\gamma, s (= snr), a_1, \\nu, d, m, E_{{RR}}, E_{{A}}, m_{{A}}") \
+                from None
+        raise
+    return [_check_expr(side, text) for side in sides]
 
 
 def _parse_py_file(path: str, quantity: str):
@@ -347,7 +280,7 @@ def _parse_py_file(path: str, quantity: str):
         else:
             seg = ast.get_source_segment(source, node.value)
         texts[name] = seg
-        if name == "candidate" and _EQ_SPLIT.search(seg):
+        if name == "candidate" and len(_split_equation(seg)) == 2:
             continue
         defined[name] = _parse_one(seg, {k: v for k, v in defined.items()})
     for key in ("candidate",):
@@ -716,7 +649,7 @@ class _Evaluator:
     def __init__(self, lhs, rhs):
         self.syms = [_PARAM_SYMBOLS[n] for n in VOCABULARY] + [_QUANTITY_SYMBOLS[n] for n in QUANTITIES]
         terms = list(sp.Add.make_args(lhs)) + list(sp.Add.make_args(rhs))
-        self.fn = sp.lambdify(self.syms, [lhs, rhs] + terms, modules="mpmath")
+        self.fn = compile_expr(self.syms, [lhs, rhs] + terms, cse=False)
 
     def gap(self, pt, truths, dps):
         """``(gap, lhs, rhs)`` at working precision ``dps``; ``gap = None`` and a reason when undefined."""
@@ -746,48 +679,18 @@ class SymbolicTimeout(Exception):
     """A symbolic attempt ran past its time limit (it was killed)."""
 
 
-def _child(conn, fn, args):
-    try:
-        conn.send(("ok", fn(*args)))
-    except BaseException as exc:  # noqa: BLE001 - reported to the parent
-        conn.send(("error", f"{type(exc).__name__}: {exc}"))
-    finally:
-        conn.close()
-
-
 def run_limited(fn, args, timeout: float):
     """``fn(*args)`` in a forked child, killed after ``timeout`` s (:class:`SymbolicTimeout`).
 
-    The result must be picklable.  Where ``fork`` is unavailable (or other threads run, which makes
-    ``fork`` unsafe) the package's SIGALRM limit (:func:`symrmt.symbolic.hermite._with_timeout`) is used instead.
+    The package's one time limit (:func:`symrmt.parsing.run_limited` with ``isolate=True``);
+    the result must be picklable, and an error of ``fn`` is reported as an ``ArithmeticError``.
     """
-    if "fork" in multiprocessing.get_all_start_methods() and threading.active_count() == 1:
-        ctx = multiprocessing.get_context("fork")
-        parent, child = ctx.Pipe(duplex=False)
-        proc = ctx.Process(target=_child, args=(child, fn, args), daemon=True)
-        proc.start()
-        child.close()
-        try:
-            if not parent.poll(timeout):
-                raise SymbolicTimeout(f"symbolic attempt exceeded its time limit of {timeout:g} s (killed)")
-            try:
-                status, value = parent.recv()
-            except EOFError:
-                raise SymbolicTimeout("symbolic attempt died without an answer") from None
-        finally:
-            if proc.is_alive():
-                proc.kill()
-            proc.join()
-            parent.close()
-        if status == "error":
-            raise ArithmeticError(value)
-        return value
-    from symrmt.symbolic.hermite import NotExact, _with_timeout
-
     try:
-        return _with_timeout(lambda: fn(*args), timeout)
-    except NotExact as exc:
-        raise SymbolicTimeout(str(exc)) from None
+        return _run_limited(fn, args, timeout, what="symbolic attempt", isolate=True, error=SymbolicTimeout)
+    except (SymbolicTimeout, ArithmeticError):
+        raise
+    except Exception as exc:  # noqa: BLE001 - any failure of the attempt is reported, not raised
+        raise ArithmeticError(f"{type(exc).__name__}: {exc}") from None
 
 
 # ---------------------------------------------------------------------------
@@ -1149,10 +1052,12 @@ def check(quantity: str, expr, kind: str = "value", where=None, points: int | No
     t0 = time.monotonic()
     if not isinstance(digits, int) or digits < 15:
         raise ParameterError(f"digits must be an integer >= 15, got {digits!r}")
+    check_digits(digits)
     if points is not None and (not isinstance(points, int) or points < 1):
         raise ParameterError(f"points must be a positive integer, got {points!r}")
-    if not isinstance(timeout, (int, float)) or not timeout > 0:
-        raise ParameterError(f"timeout must be a positive number of seconds, got {timeout!r}")
+    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not 0 < timeout < float("inf"):
+        raise ParameterError(f"timeout must be a positive, finite number of seconds (the symbolic stage runs "
+                             f"under it), got {timeout!r}")
     lhs, rhs = parse_candidate(quantity, expr, kind, syntax)
     wh = parse_where(where)
     params = _params_of(quantity, lhs, rhs)
@@ -1309,8 +1214,9 @@ def _find_region(params, fails, passes, evaluate, thr, wh, attention, fast=None)
     """Boundaries of the failing region (see the module docstring).
 
     ``fast(status_at, pt_fail, p, v_pass)``, when given, brackets the boundary on the float64
-    path first (:func:`symrmt.check.bracket.bracket`, both ends confirmed by mpmath); where it
-    returns ``None`` the mpmath bisection runs as before."""
+    path first (:func:`symrmt.check.bracket.bracket`, both ends confirmed by mpmath, then
+    bisected in mpmath inside the bracket); where it returns ``None`` the mpmath bisection
+    runs as before."""
     steps = 10 if attention else 16
 
     def status_at(pt):

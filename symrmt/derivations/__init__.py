@@ -18,6 +18,11 @@ DERIVATIONS = (
     "linear_kernel",
     "ridgeless",
     "precision",
+    "engine_mp",
+    "engine_anisotropic_mp",
+    "engine_random_features",
+    "engine_ridge_bias_variance",
+    "engine_subordination",
 )
 
 

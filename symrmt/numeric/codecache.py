@@ -18,17 +18,28 @@ Location: ``$SYMRMT_CACHE_DIR`` if set, else ``$XDG_CACHE_HOME/symrmt``, else
 ``~/.cache/symrmt``.  ``SYMRMT_NO_CACHE=1`` turns the cache off.  A directory
 that cannot be created or written is not an error: the code is then derived
 in every process, as without a cache.
+
+Trust.  A cache entry is executed, so the SHA-256 header (which only checks a
+file against itself) is not what protects it: ownership and permissions are.
+The directory is created with mode 0700.  An entry is loaded only when both the
+directory and the file are owned by the current user and neither is writable
+by group or others (checked with ``os.lstat``, so a symbolic link is refused
+too).  Otherwise the entry is not read, one line on stderr says why, and the
+code is derived from the SymPy expressions instead (nothing is written there
+either).  Anyone who can write files as the current user can already run code
+as that user, so this trusts exactly the user's own files.
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
+import stat
 import sys
 import tempfile
 from pathlib import Path
 
-__all__ = ["cache_dir", "source_key", "load", "store", "enabled"]
+__all__ = ["cache_dir", "source_key", "load", "store", "enabled", "trusted"]
 
 FORMAT = "symrmt-lambdify-cache v1"
 _HERE = Path(__file__).resolve().parent.parent
@@ -88,10 +99,45 @@ def _path(name: str, key: str) -> Path | None:
     return d / f"{safe}-{key[:24]}.py"
 
 
+_WARNED: set = set()
+
+
+def _untrusted(path: Path) -> str | None:
+    """Why ``path`` (a file or directory) must not be trusted, or ``None`` when it may be."""
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return None  # missing: nothing to load
+    if stat.S_ISLNK(st.st_mode):
+        return f"{path} is a symbolic link"
+    if hasattr(os, "getuid") and st.st_uid != os.getuid():
+        return f"{path} is owned by uid {st.st_uid}, not by the current user (uid {os.getuid()})"
+    if st.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+        return f"{path} is writable by group or others (mode {stat.S_IMODE(st.st_mode):o})"
+    return None
+
+
+def trusted(path: Path) -> bool:
+    """True when the directory of ``path`` and ``path`` itself pass the trust checks (see the module
+    docstring); otherwise one line on stderr (once per reason) and False."""
+    for p in (path.parent, path):
+        why = _untrusted(p)
+        if why is not None:
+            if why not in _WARNED:
+                _WARNED.add(why)
+                print(f"symrmt: not loading the code cache: {why}; deriving instead "
+                      "(see docs/input.md, 'code cache')", file=sys.stderr)
+            return False
+    return True
+
+
 def load(name: str, key: str) -> str | None:
-    """The cached source for ``(name, key)``, or ``None`` (missing, unreadable, corrupted or stale)."""
+    """The cached source for ``(name, key)``, or ``None`` (missing, unreadable, corrupted, stale or
+    untrusted: see the module docstring)."""
     path = _path(name, key)
     if path is None:
+        return None
+    if not trusted(path):
         return None
     try:
         text = path.read_text(encoding="utf-8")
@@ -115,7 +161,9 @@ def store(name: str, key: str, body: str) -> bool:
         return False
     header = f"# {FORMAT}\n# key: {key}\n# sha256: {hashlib.sha256(body.encode()).hexdigest()}\n# end of header\n"
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        if _untrusted(path.parent) is not None:
+            return False  # never write into a directory that is not ours alone
         fd, tmp = tempfile.mkstemp(prefix=path.name, suffix=".tmp", dir=path.parent)
         try:
             with os.fdopen(fd, "w", encoding="utf-8") as fh:

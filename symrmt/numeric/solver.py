@@ -11,7 +11,6 @@ the global ``mpmath.mp.dps`` is never changed.
 
 from __future__ import annotations
 
-import builtins
 import functools
 import inspect
 import linecache
@@ -51,23 +50,57 @@ def _check_no_floats(expr) -> None:
         raise ValueError(f"expression holds float literals {sorted(map(str, floats))[:3]}; use Rational")
 
 
-#: what :func:`compile_expr` can print a SymPy system to: mpmath (any precision) or NumPy (float64 arrays)
+#: The only Python builtins generated code may call (SymPy's printers emit ``abs``, ``max`` and
+#: ``min`` for ``Abs``, ``Max`` and ``Min``); every compiled namespace has ``__builtins__ = {}``,
+#: so a name that is not a printer's own (an undefined function such as ``print`` or ``exec``)
+#: can never reach Python's builtins.
+SAFE_BUILTINS = {"abs": abs, "max": max, "min": min, "int": int, "float": float, "bool": bool, "range": range,
+                 "sum": sum, "len": len, "tuple": tuple, "list": list}
+
+
+def _namespace_dict():
+    return {"__builtins__": {}, **SAFE_BUILTINS}
+
+
+def _check_functions(expr) -> None:
+    """Refuse undefined functions (``f(c)``): generated code would look them up by name."""
+    from sympy.core.function import AppliedUndef
+
+    items = expr if isinstance(expr, (list, tuple)) else [expr]
+    for e in items:
+        if isinstance(e, (list, tuple)):
+            _check_functions(e)
+            continue
+        undef = e.atoms(AppliedUndef) if hasattr(e, "atoms") else set()
+        if undef:
+            raise ValueError(f"expression calls undefined functions {sorted(str(u.func) for u in undef)[:3]}")
+
+
+#: what :func:`compile_recipe` can print a SymPy system to: mpmath (any precision) or NumPy (float64 arrays)
 TARGETS = ("mpmath", "numpy")
 
 
-def compile_expr(args, expr, target: str = "mpmath"):
-    """``sympy.lambdify(args, expr, modules=target, cse=True)`` after a float-literal check.
+def compile_expr(args, expr, modules="mpmath", cse=True):
+    """``sympy.lambdify(args, expr, modules=[SAFE namespace, modules], cse=cse)`` after checks.
 
-    ``target="numpy"`` prints the same expression for NumPy arrays (vectorised
-    float64); a matrix is then printed as its flat, row-major list of entries,
-    so that every entry may be an array of a batch of points.
+    The shared compile step of the package: float literals are refused (they would cap the
+    precision), undefined functions are refused, and the generated code runs in a namespace
+    whose ``__builtins__`` is empty (only :data:`SAFE_BUILTINS` are added), so no name in an
+    expression can reach Python's builtins.
+
+    >>> import sympy as sp
+    >>> compile_expr([sp.Symbol("c")], sp.Function("print")(sp.Symbol("c")))
+    Traceback (most recent call last):
+    ...
+    ValueError: expression calls undefined functions ['print']
     """
-    if target not in TARGETS:
-        raise ValueError(f"compile target must be one of {TARGETS}, got {target!r}")
-    _check_no_floats(sp.sympify(expr) if not isinstance(expr, sp.MatrixBase) else expr)
-    if target == "numpy" and isinstance(expr, sp.MatrixBase):
-        expr = list(expr)
-    return sp.lambdify(args, expr, modules=target, cse=True)
+    if not isinstance(expr, (sp.MatrixBase, list, tuple)):
+        expr = sp.sympify(expr)
+    if not isinstance(expr, (list, tuple)):
+        _check_no_floats(expr)
+    _check_functions(expr)
+    mods = [_namespace_dict()] + (list(modules) if isinstance(modules, (list, tuple)) else [modules])
+    return sp.lambdify(args, expr, modules=mods, cse=cse)
 
 
 class Compiled:
@@ -95,7 +128,7 @@ class Compiled:
             code = compile(self.source, f"<symrmt-float:{self.name}>", "exec")
             inner = [k for k in code.co_consts if hasattr(k, "co_names")]
             if len(inner) == 1 and _global_names(inner[0]) <= {"mpf"}:
-                ns = {"mpf": float, "__builtins__": builtins}
+                ns = {"mpf": float, "__builtins__": {}}
                 exec(code, ns)
                 self._float = ns["_lambdifygenerated"]
         return self._float
@@ -114,9 +147,9 @@ _NAMESPACES: dict = {}
 
 
 def _exec_source(name: str, source: str, target: str = "mpmath"):
-    """``exec`` lambdify-generated source in lambdify's own namespace of ``target``."""
+    """``exec`` lambdify-generated source in the namespace :func:`compile_expr` gives ``target``."""
     if target not in _NAMESPACES:
-        _NAMESPACES[target] = sp.lambdify([], 0, modules=target).__globals__
+        _NAMESPACES[target] = compile_expr([], sp.Integer(0), modules=target).__globals__
     filename = f"<symrmt-cache:{name}>"
     ns = dict(_NAMESPACES[target])
     exec(compile(source, filename, "exec"), ns)
@@ -130,8 +163,9 @@ def compile_recipe(name: str, build, target: str = "mpmath") -> Compiled:
     The expression is only derived on a cache miss; the key
     (:func:`symrmt.numeric.codecache.source_key`) covers the source of the symbolic and
     numeric layers and the library versions, so any change there re-derives it.
-    ``target`` (see :data:`TARGETS`) picks the printer; the NumPy code of a recipe
-    is printed from the same ``build()`` as its mpmath code, under the cache name
+    ``target`` (see :data:`TARGETS`) picks the printer: the NumPy code of a recipe is
+    printed from the same ``build()`` as its mpmath code (a matrix as its flat, row-major
+    list of entries, so that every entry may be an array of points), under the cache name
     ``name + "@numpy"``.
     """
     if target not in TARGETS:
@@ -145,7 +179,10 @@ def compile_recipe(name: str, build, target: str = "mpmath") -> Compiled:
         except Exception:  # noqa: BLE001 - a cache entry that does not run is ignored and rewritten
             source = None
     args, expr = build()
-    fn = compile_expr(args, expr, target)
+    if target == "numpy" and isinstance(expr, sp.MatrixBase):
+        _check_no_floats(expr)
+        expr = list(expr)
+    fn = compile_expr(args, expr, modules=target)
     source = inspect.getsource(fn)
     if key:
         codecache.store(cname, key, source)
@@ -185,9 +222,7 @@ def fixed_point_fjg(target: str = "mpmath"):
 
 @functools.lru_cache(maxsize=None)
 def woodbury_D_function(r: int = 1, target: str = "mpmath"):
-    """Compiled ``D(coords; a_1, c)`` of the rank-``r`` low-rank part, ``3(2r+2)`` square (cached per ``r``).
-
-    With ``target="numpy"`` the matrix comes back as its flat row-major list of entries."""
+    """Compiled ``D(coords; a_1, c)`` of the rank-``r`` low-rank part, ``3(2r+2)`` square (cached per ``r``)."""
     return compile_recipe(f"woodbury_D_r{r}", lambda: ([S.lowrank_coords(r), S.a1, S.c], S.woodbury_D(r=r)), target)
 
 

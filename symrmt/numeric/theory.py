@@ -64,6 +64,7 @@ from symrmt.numeric.solver import (
     closed_form_phi,
     woodbury_value,
 )
+from symrmt.parsing import check_digits
 from symrmt.params import (
     Geometry,
     LowRankGeometry,
@@ -376,6 +377,7 @@ def attention_limit(f, c, gammas, geometry: Geometry | LowRankGeometry | None = 
     geometry = as_low_rank(geometry)
     if not isinstance(digits, int) or digits < 1:
         raise ParameterError(f"digits must be a positive integer, got {digits!r}")
+    check_digits(digits)
     if geometry.alpha != 1:
         f = scaled_nonlinearity(f, geometry.alpha)
         geometry = geometry.scaled()

@@ -1,6 +1,6 @@
 r"""Hermite data of the nonlinearity ``f``: the symbolic layer (SymPy + mpmath).
 
-Conventions (see ``MATH.md`` section 2): probabilists' Hermite polynomials
+Conventions (``docs/theory.md`` section 2): probabilists' Hermite polynomials
 ``He_k`` (:func:`sympy.hermite_prob`), ``xi ~ N(0, 1)``,
 
 * ``a_k = E[f(xi) He_k(xi)]``, so that ``f = sum_k a_k He_k / k!``;
@@ -42,23 +42,13 @@ Examples
 from __future__ import annotations
 
 import functools
-import io
 import math
-import signal
-import threading
-import tokenize
 
 import mpmath
 import sympy as sp
-from sympy.parsing.sympy_parser import (
-    auto_number,
-    auto_symbol,
-    convert_xor,
-    parse_expr,
-    rationalize,
-)
 
 from symrmt.params import ParameterError
+from symrmt.parsing import check_count, check_digits, parse_expression, run_limited
 
 __all__ = [
     "T",
@@ -155,9 +145,6 @@ _FUNCTIONS = {
     "relu": _relu,
 }
 _CONSTANTS = {"pi": sp.pi, "E": sp.E, "True": sp.true}
-_ALLOWED_NAMES = frozenset(_FUNCTIONS) | frozenset(_CONSTANTS) | {"t"}
-_ALLOWED_OPS = frozenset({"+", "-", "*", "/", "**", "^", "(", ")", ",", "<", ">", "<=", ">=", "&", "|"})
-_SYMPY_TRAPS = {"gamma", "beta", "I", "S", "N", "O", "Q", "e", "x", "zeta", "lambda"}
 
 
 def _local_namespace():
@@ -165,53 +152,6 @@ def _local_namespace():
     ns.update(_FUNCTIONS)
     ns.update(_CONSTANTS)
     return ns
-
-
-def _global_namespace():
-    return {
-        "__builtins__": {},
-        "Integer": sp.Integer,
-        "Float": sp.Float,
-        "Rational": sp.Rational,
-        "Symbol": sp.Symbol,
-    }
-
-
-def _check_tokens(text: str) -> None:
-    if "__" in text:
-        raise ParameterError(
-            f"f: {text!r} contains '__', which is not allowed in an expression; "
-            "write f with t, numbers, + - * / ** and the functions "
-            + ", ".join(sorted(_FUNCTIONS))
-        )
-    try:
-        tokens = list(tokenize.generate_tokens(io.StringIO(text).readline))
-    except (tokenize.TokenError, IndentationError, SyntaxError) as exc:
-        raise ParameterError(f"f: cannot parse {text!r} ({exc}); check the parentheses, e.g. 'tanh(t)'") from exc
-    ignorable = {tokenize.NEWLINE, tokenize.NL, tokenize.ENDMARKER, tokenize.INDENT, tokenize.DEDENT}
-    for tok in tokens:
-        if tok.type in ignorable:
-            continue
-        if tok.type == tokenize.NAME:
-            if tok.string in _ALLOWED_NAMES:
-                continue
-            hint = ""
-            if tok.string in _SYMPY_TRAPS or len(tok.string) == 1:
-                hint = f" (SymPy would silently read {tok.string!r} as one of its own objects or a free symbol)"
-            raise ParameterError(
-                f"f: unknown name {tok.string!r} in {text!r}{hint}; f must be a function of t only, "
-                "built from numbers, pi, E and the functions " + ", ".join(sorted(_FUNCTIONS))
-            )
-        if tok.type == tokenize.NUMBER:
-            if tok.string[-1] in "jJ":
-                raise ParameterError(f"f: complex number {tok.string!r} in {text!r}; f must be real")
-            continue
-        if tok.type == tokenize.OP and tok.string in _ALLOWED_OPS:
-            continue
-        raise ParameterError(
-            f"f: token {tok.string!r} is not allowed in {text!r}; use only t, numbers, "
-            "+ - * / ** ^ ( ) , < > and the whitelisted functions"
-        )
 
 
 def _rationalize_floats(expr: sp.Expr) -> sp.Expr:
@@ -252,7 +192,9 @@ def parse_f(text: str) -> sp.Expr:
     Only ``t``, numbers, ``pi``, ``E`` (Euler's number), the operators
     ``+ - * / ** ^`` (``^`` is a power) and the functions ``sin cos tan tanh
     sinh cosh atan asinh exp log sqrt erf erfc Abs abs sign Max max Min min
-    Heaviside Piecewise sigmoid softplus relu`` are accepted.  Names such as
+    Heaviside Piecewise sigmoid softplus relu`` are accepted, read by the package's one
+    restricted parser (:func:`symrmt.parsing.parse_expression`, whose size limits
+    apply: see :data:`symrmt.parsing.LIMITS`).  Names such as
     ``gamma``, ``I``, ``S``, ``N``, ``O``, ``Q`` are rejected rather than
     silently read as SymPy objects.  Decimal literals become exact rationals
     (``0.3`` is ``3/10``).
@@ -285,87 +227,25 @@ def parse_f(text: str) -> sp.Expr:
     >>> parse_f("__import__('os')")
     Traceback (most recent call last):
     ...
-    symrmt.params.ParameterError: f: '__import__('os')' contains '__' ...
+    symrmt.params.ParameterError: f: unknown name '__import__' called as a function ...
+    >>> parse_f("t**10**10")
+    Traceback (most recent call last):
+    ...
+    symrmt.parsing.ParseLimitError: f: exponent tower: the exponent 10000000000 is above the limit 1000 ...
     """
     if not isinstance(text, str):
         raise ParameterError(f"f: expected a string, got {type(text).__name__}")
     text = text.strip()
     if not text:
         raise ParameterError("f: empty expression; give f in t, e.g. 'tanh(t)'")
-    _check_tokens(text)
-    transformations = (auto_symbol, auto_number, rationalize, convert_xor)
-    try:
-        expr = parse_expr(
-            text,
-            local_dict=_local_namespace(),
-            global_dict=_global_namespace(),
-            transformations=transformations,
-        )
-    except Exception as exc:  # noqa: BLE001 - any parser/evaluation error is a user error
-        raise ParameterError(
-            f"f: cannot parse {text!r} ({type(exc).__name__}: {exc}); write f in t, e.g. 'tanh(t)'"
-        ) from exc
+    expr = parse_expression(text, _local_namespace(), _FUNCTIONS, what="f", relations=True)
     return _check_expr(expr, text)
 
 
-# ---------------------------------------------------------------------------
-# time limits
-# ---------------------------------------------------------------------------
-
-
-class _Timeout(BaseException):
-    """Raised inside a time-limited computation (BaseException so that SymPy's
-    ``except Exception`` clauses do not swallow it)."""
-
-
-_ALARM_ACTIVE = threading.local()
-
-
 def _with_timeout(fn, seconds: float):
-    """Run ``fn()``; raise :class:`NotExact` if it takes more than ``seconds``.
-
-    On the main thread a ``SIGALRM`` timer interrupts the computation.  Elsewhere
-    the computation runs in a daemon thread that is abandoned on timeout.
-    Nested calls run under the outer limit.
-    """
-    if getattr(_ALARM_ACTIVE, "on", False):
-        return fn()
-    main = threading.current_thread() is threading.main_thread()
-    if main and hasattr(signal, "setitimer") and signal.getitimer(signal.ITIMER_REAL)[0] == 0:
-
-        def handler(signum, frame):
-            raise _Timeout
-
-        old = signal.signal(signal.SIGALRM, handler)
-        _ALARM_ACTIVE.on = True
-        try:
-            signal.setitimer(signal.ITIMER_REAL, seconds)
-            try:
-                return fn()
-            finally:
-                signal.setitimer(signal.ITIMER_REAL, 0)
-        except _Timeout:
-            raise NotExact(f"symbolic computation exceeded its time limit of {seconds:g} s") from None
-        finally:
-            _ALARM_ACTIVE.on = False
-            signal.signal(signal.SIGALRM, old)
-    box = {}
-
-    def target():
-        _ALARM_ACTIVE.on = True
-        try:
-            box["value"] = fn()
-        except BaseException as exc:  # noqa: BLE001 - re-raised in the caller
-            box["error"] = exc
-
-    th = threading.Thread(target=target, daemon=True)
-    th.start()
-    th.join(seconds)
-    if th.is_alive():
-        raise NotExact(f"symbolic computation exceeded its time limit of {seconds:g} s (abandoned)")
-    if "error" in box:
-        raise box["error"]
-    return box["value"]
+    """``fn()`` under the package's one time limit (:func:`symrmt.parsing.run_limited`);
+    :class:`NotExact` on time."""
+    return run_limited(fn, (), seconds, what="symbolic computation", error=NotExact)
 
 
 # ---------------------------------------------------------------------------
@@ -679,7 +559,9 @@ def _hermite(k):
 
 @functools.lru_cache(maxsize=1024)
 def _mp_function(g):
-    return sp.lambdify(T, g, modules="mpmath", cse=True)
+    from symrmt.numeric import compile_expr
+
+    return compile_expr(T, g)
 
 
 def _to_mpf(value, dps):
@@ -1105,7 +987,9 @@ class Nonlinearity:
         """
         import numpy as np  # noqa: PLC0415 - the symbolic layer does not need NumPy
 
-        raw = sp.lambdify(T, self.expr, modules=[{"erf": _numpy_erf()}, "numpy"])
+        from symrmt.numeric import compile_expr
+
+        raw = compile_expr(T, self.expr, modules=[{"erf": _numpy_erf()}, "numpy"], cse=False)
 
         def f(x):
             x = np.asarray(x, dtype=np.float64)
@@ -1171,13 +1055,13 @@ class Nonlinearity:
 def _check_k(k):
     if isinstance(k, bool) or not isinstance(k, int) or k < 0:
         raise ParameterError(f"k must be an integer >= 0, got {k!r}")
-    return k
+    return check_count(k, "hermite_k", "k")
 
 
 def _check_dps(dps):
     if isinstance(dps, bool) or not isinstance(dps, int) or dps < 1:
         raise ParameterError(f"dps must be an integer >= 1, got {dps!r}")
-    return dps
+    return check_digits(dps, "dps")
 
 
 def _exact_to_mpf(value, dps):
@@ -1224,7 +1108,13 @@ def hermite_report(f, k: int = 3, dps: int = 15, center: bool = False) -> dict:
     dps = _check_dps(dps)
 
     def conv(x):
-        return float(x) if dps <= 15 else mpmath.nstr(x, dps)
+        # a float only when it is one: a value beyond the double range is a decimal string
+        if dps <= 15 and mpmath.isfinite(x) and abs(x) < mpmath.mpf("1e300"):
+            return float(x)
+        if not mpmath.isfinite(x):
+            raise QuadratureError(f"a Hermite value of f is not finite ({x}); f grows too fast for its "
+                                  "Gaussian moments to be computed")
+        return mpmath.nstr(x, dps)
 
     try:
         d = conv(nl.d_mpf(dps))

@@ -5,7 +5,7 @@ r"""Ridgeless limit ``gamma -> 0+`` of the Attention error ``E_A``.
 i.e. ``lim ||Pi_{ker(XK)} y||^2 / n``.
 
 Below the interpolation threshold (``c < 1``)
--------------------------------------------
+---------------------------------------------
 ``P`` has rank ``p`` out of ``n``: an atom of mass ``1 - c`` at 0.  The block traces
 (order ``G11, G12, G13, G22, G23, G33``) scale like
 

@@ -1,0 +1,30 @@
+"""The trace engine's entry in ``symrmt bench`` (symrmt.bench_engine)."""
+
+import mpmath
+
+from symrmt import bench_engine as be
+
+
+def test_closed_form_of_the_cubed_wishart_resolvent():
+    """The bench's reference (three MP Stieltjes values at the cube roots of -gamma) against the moments:
+    for gamma -> oo the trace is 1/gamma - E[W^3]/gamma^2 + O(gamma^-3), with the MP moment
+    tau(W^3) = c + 3c^2 + c^3 of W = Z^T Z/n (Z p x n, c = p/n)."""
+    g = 10**10
+    val = be.closed_form("1/2", str(g), 40)
+    with mpmath.workdps(40):
+        c = mpmath.mpf(1) / 2
+        approx = 1 / mpmath.mpf(g) - (c + 3 * c**2 + c**3) / mpmath.mpf(g) ** 2
+        assert abs(val - approx) < mpmath.mpf(10) ** -27
+
+
+def test_worker_measures_and_agrees_with_the_closed_form():
+    out = be.worker({"warm_points": 1})
+    assert out["blocks"] == [6]
+    assert out["agree_digits_min"] >= 30
+    assert out["first_s"] > 0 and len(out["warm_s"]) == 1
+    res = {"engine": {"expression": be.EXPR, "digits": be.DIGITS, "cold_cache": out, "warm_cache": out}}
+    rows = []
+    be.verdicts(res, lambda *r: rows.append(r))
+    assert any("6-block pencil" in r[0] for r in rows)
+    text = be.report(res, lambda header, body: "|".join(header) + str(len(body)))
+    assert "Trace engine" in text and "6 blocks" in text
