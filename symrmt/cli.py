@@ -282,7 +282,7 @@ def _geometry(args):
 def _note_projection(geom) -> None:
     if getattr(geom, "projection", None) is not None:
         print(f"symrmt: note: the Gram matrix was outside the PSD cone by {geom.projection:.2g} of its scale "
-              "(rounding); it was projected to the nearest PSD Gram matrix of the same numerical rank",
+              "(rounding); it was made exactly PSD at its numerical rank (entries moved by at most that much)",
               file=sys.stderr)
 
 
