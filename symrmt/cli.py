@@ -704,6 +704,30 @@ def cmd_check(args) -> int:
 # ---------------------------------------------------------------------------
 # entry point
 # ---------------------------------------------------------------------------
+def _check_out(args) -> None:
+    """Refuse an ``--out`` that cannot be written, before any work is done."""
+    import os
+
+    out = getattr(args, "out", None)
+    if not out:
+        return
+    if args.verb == "figures":  # a folder, created if missing
+        probe = out
+        while probe and not os.path.exists(probe):
+            probe = os.path.dirname(os.path.abspath(probe)) if probe != os.path.dirname(os.path.abspath(probe)) \
+                else ""
+        if probe and (not os.path.isdir(probe) or not os.access(probe, os.W_OK | os.X_OK)):
+            raise ParameterError(f"--out {out}: {probe} is not a writable folder")
+        return
+    if os.path.isdir(out):
+        raise ParameterError(f"--out {out}: is a folder; give a file name")
+    parent = os.path.dirname(os.path.abspath(out))
+    if not os.path.isdir(parent):
+        raise ParameterError(f"--out {out}: the folder {parent} does not exist")
+    if (os.path.exists(out) and not os.access(out, os.W_OK)) or not os.access(parent, os.W_OK | os.X_OK):
+        raise ParameterError(f"--out {out}: not writable")
+
+
 def main(argv=None) -> int:
     """Run the CLI on ``argv`` (default ``sys.argv[1:]``) and return the exit code."""
     parser = build_parser()
@@ -716,6 +740,7 @@ def main(argv=None) -> int:
         parser.print_help(sys.stderr)
         return EXIT_BAD_INPUT
     try:
+        _check_out(args)
         return args.func(args)
     except ParameterError as exc:
         print(f"symrmt {args.verb}: error: {exc}", file=sys.stderr)

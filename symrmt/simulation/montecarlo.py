@@ -33,6 +33,7 @@ import pickle
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
+from fractions import Fraction
 from numbers import Integral
 
 import multiprocessing as mp
@@ -327,6 +328,38 @@ def _check_picklable(f) -> None:
         ) from exc
 
 
+def _check_vectorized(f) -> None:
+    """``f`` must map a float64 array to a finite array of the same shape (``math.tanh`` does not)."""
+    probe = np.linspace(-1.0, 1.0, 6).reshape(2, 3)
+    try:
+        out = np.asarray(f(probe), dtype=np.float64)
+    except Exception as exc:  # noqa: BLE001 - any failure is reported as a parameter error
+        raise ParameterError(f"f must be a vectorized NumPy function of an array (e.g. np.tanh, not math.tanh); "
+                             f"f(array) raised {type(exc).__name__}: {exc}") from None
+    if out.shape != probe.shape:
+        raise ParameterError(f"f must map an array to an array of the same shape; f(array of shape {probe.shape}) "
+                             f"has shape {out.shape}")
+
+
+#: fraction of the physical memory one simulate() call may plan to use
+MEMORY_FRACTION = 0.5
+
+
+def _check_memory(n: int, p: int, explicit_weights: bool, parallel: int) -> None:
+    """Refuse a run whose float64 arrays would not fit: about ``6 n^2 + 4 p n`` (+ ``p^2`` for
+    explicit weights) doubles per trial in flight (kernel, Gram, eigenvectors, workspace, tokens)."""
+    per_trial = 8 * (6 * n * n + 4 * p * n + (p * p if explicit_weights else 0))
+    need = per_trial * parallel
+    try:
+        total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (AttributeError, ValueError, OSError):
+        total = None
+    if total and need > MEMORY_FRACTION * total:
+        raise ParameterError(f"simulate n={n}, p={p}: needs about {need / 2**30:.3g} GiB "
+                             f"({parallel} trial(s) at once), more than {MEMORY_FRACTION:.0%} of this machine's "
+                             f"{total / 2**30:.3g} GiB; lower n or c")
+
+
 def simulate(
     f,
     n,
@@ -399,7 +432,18 @@ def simulate(
     p = round(c_frac * n)
     if p < 1:
         raise ParameterError(f"p = round(c*n) = round({float(c_frac)!r}*{n}) = {p}; need p >= 1, increase c or n")
-    gam = np.array([float(g) for g in check_gammas(gammas)], dtype=np.float64)
+    gam_exact = check_gammas(gammas)
+    gam = np.array([float(g) for g in gam_exact], dtype=np.float64)
+    for g, gf in zip(gam_exact, gam):
+        if not (np.isfinite(gf) and gf > 0) or abs(Fraction(float(gf)) - g) > g / 2:
+            from decimal import Context
+
+            shown = Context(prec=3).divide(g.numerator, g.denominator)
+            raise ParameterError(f"gamma = {shown} is outside the float64 range of the simulation "
+                                 f"(it would become {gf}); the simulation needs 1e-300 < gamma < 1e300")
+    _check_vectorized(f)
+    _check_memory(n, p, weights is not None,
+                  min(workers, trials) if isinstance(workers, Integral) and isinstance(trials, Integral) else 1)
     if weights is not None:
         if geometry is not None:
             raise ParameterError("give either geometry or an explicit weights matrix, not both")
