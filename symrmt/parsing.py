@@ -728,7 +728,6 @@ def parse_latex_expression(text, names, functions, *, what, seconds=None):
     list
         The built sides: one element, or two for ``LHS = RHS``.
     """
-    import sympy as sp
 
     if not isinstance(text, str):
         raise ParameterError(f"{what}: expected a string, got {type(text).__name__}")
@@ -746,21 +745,27 @@ def parse_latex_expression(text, names, functions, *, what, seconds=None):
         raise ParameterError(f"LaTeX input needs antlr4-python3-runtime 4.11 ({exc}); "
                              "pip install 'symrmt[latex]'") from exc
     seconds = LIMITS["time"] if seconds is None else seconds
+    # parse and rebuild in one killable child: only the rebuilt (checked) expressions come back
+    # (an unevaluated tree must never be unpickled: unpickling evaluates it, 10^{10^{10}} included)
+    return run_limited(_latex_parse_and_build, (text, names, functions, what), seconds,
+                       what=f"{what}: parsing LaTeX {_short(text)!r}", isolate=True, error=ParseLimitError)
+
+
+def _latex_parse_and_build(text, names, functions, what):
+    import sympy as sp
+
     try:
-        tree = run_limited(_latex_tree, (text,), seconds, what=f"{what}: parsing LaTeX {_short(text)!r}",
-                           isolate=True, error=ParseLimitError)
-    except ParameterError:
-        raise
+        tree = _latex_tree(text)
     except Exception as exc:  # noqa: BLE001 - a LaTeX syntax error is a user error
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
         raise ParameterError(f"{what}: cannot parse LaTeX {_short(text)!r} ({type(exc).__name__}: "
-                             f"{_short(str(exc).strip().splitlines()[0] if str(exc).strip() else '', 120)})") from None
+                             f"{_short(first, 120)})") from None
     count = sum(1 for _ in sp.preorder_traversal(tree))
     if count > LIMITS["nodes"]:
         raise ParseLimitError(f"{what}: the expression has {count} nodes, above the limit {LIMITS['nodes']}")
     rebuild = _LatexRebuild(text, names, functions, what)
     sides = (tree.lhs, tree.rhs) if isinstance(tree, sp.Equality) else (tree,)
-    return [run_limited(rebuild.build, (s,), seconds, what=f"{what}: building {_short(text)!r}",
-                        error=ParseLimitError) for s in sides]
+    return [rebuild.build(side) for side in sides]
 
 
 class _LatexRebuild:
