@@ -351,6 +351,14 @@ def _show(x, digits: int) -> str:
     return mpmath.nstr(x, digits)
 
 
+def _brief(v) -> str:
+    """A long exact fraction (an irrational input rounded to 1000+ digits) shown as ~ its double."""
+    text = str(v)
+    if len(text) <= 40 or "/" not in text:
+        return text
+    return f"~{float(Fraction(text)):.17g}"
+
+
 def _frac_str(x: Fraction) -> str:
     return str(x)
 
@@ -454,7 +462,7 @@ def cmd_limit(args) -> int:
         out["params"] = params
         _dump(out)
         return EXIT_OK
-    geo_text = (", ".join(f"{k} = {v}" for k, v in params["geometry"].items()) if isinstance(geom, Geometry)
+    geo_text = (", ".join(f"{k} = {_brief(v)}" for k, v in params["geometry"].items()) if isinstance(geom, Geometry)
                 else f"rank r = {geom.r}, alpha = {geom.alpha}, ||mu||^2 = {geom.snr}")
     print(f"f(t) = {nl.expr}, c = {args.c}, diagonal = {args.diagonal}, {geo_text}")
     att = res.get("attention")
