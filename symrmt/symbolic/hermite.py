@@ -561,7 +561,7 @@ def _hermite(k):
 def _mp_function(g):
     from symrmt.numeric import compile_expr
 
-    return compile_expr(T, g)
+    return compile_expr(T, g, floats_ok=True)
 
 
 def _to_mpf(value, dps):
@@ -1011,7 +1011,7 @@ class Nonlinearity:
 
         from symrmt.numeric import compile_expr
 
-        raw = compile_expr(T, self.expr, modules=[{"erf": _numpy_erf()}, "numpy"], cse=False)
+        raw = compile_expr(T, self.expr, modules=[{"erf": _numpy_erf()}, "numpy"], cse=False, floats_ok=True)
 
         def f(x):
             x = np.asarray(x, dtype=np.float64)
