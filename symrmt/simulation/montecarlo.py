@@ -334,11 +334,11 @@ def _check_vectorized(f) -> None:
     try:
         out = np.asarray(f(probe), dtype=np.float64)
     except Exception as exc:  # noqa: BLE001 - any failure is reported as a parameter error
-        raise ParameterError(f"f must be a vectorized NumPy function of an array (e.g. np.tanh, not math.tanh); "
+        raise ParameterError(f"f must be vectorized, a NumPy function of an array (e.g. np.tanh, not math.tanh); "
                              f"f(array) raised {type(exc).__name__}: {exc}") from None
     if out.shape != probe.shape:
-        raise ParameterError(f"f must map an array to an array of the same shape; f(array of shape {probe.shape}) "
-                             f"has shape {out.shape}")
+        raise ParameterError(f"f must be vectorized (array in, array of the same shape out); got shape {out.shape} "
+                             f"for input {probe.shape}")
 
 
 #: fraction of the physical memory one simulate() call may plan to use
