@@ -1,14 +1,68 @@
 """symrmt: exact, high-precision random-matrix limits for nonlinear Attention.
 
+The public API (everything below is importable from ``symrmt`` itself):
+
+* :func:`limit` -- certified limits of ``E_A(gamma)`` and ``E_RR(gamma)``;
+* :func:`simulate` -- the same model sampled at finite ``n`` (Monte-Carlo);
+* :func:`sweep` -- limits over a product grid of ``c``, ``gamma``, ``snr``, Gram entries, angles;
+* :func:`crossings` -- every point where ``E_A = E_RR`` in an interval;
+* :class:`Geometry`, :class:`LowRankGeometry` -- the Gram data of the signal and the weights;
+* :class:`Nonlinearity` -- ``f`` with its Hermite data;
+* :func:`check`, :class:`CheckReport` -- a formula of your own against the package;
+* the errors: :class:`ParameterError` (bad input), :class:`SolverError` and its kinds
+  :class:`ConvergenceError`, :class:`BranchError`, :class:`PrecisionError`, and
+  :class:`NotExact`, :class:`QuadratureError` from the Hermite layer.
+
 Layers (kept apart on purpose):
 
 * ``symrmt.symbolic.hermite``, ``symrmt.symbolic.attention`` -- SymPy: Hermite data, fixed-point systems, closed forms;
 * ``symrmt.numeric.solver``, ``symrmt.numeric.theory`` -- mpmath: compiled solvers at any precision;
 * ``symrmt.simulation.montecarlo`` -- NumPy only: Monte-Carlo simulation of the finite model.
 
-Importing ``symrmt`` itself is cheap and imports neither SymPy nor NumPy.
+Importing ``symrmt`` itself is cheap: it imports neither SymPy, mpmath nor NumPy.
+Each name above is loaded on first use (a module-level ``__getattr__``).
 """
+
+from importlib import import_module
 
 __version__ = "0.1.0"
 
-from symrmt.params import Geometry, ParameterError  # noqa: F401
+#: public name -> module that defines it (imported on first access)
+_LAZY = {
+    "limit": "symrmt.api",
+    "simulate": "symrmt.api",
+    "sweep": "symrmt.sweeps",
+    "crossings": "symrmt.boundary",
+    "LimitResult": "symrmt.results",
+    "SimulationResult": "symrmt.results",
+    "Comparison": "symrmt.results",
+    "SweepResult": "symrmt.sweeps",
+    "CrossingsResult": "symrmt.boundary",
+    "Geometry": "symrmt.params",
+    "LowRankGeometry": "symrmt.params",
+    "ParameterError": "symrmt.params",
+    "Nonlinearity": "symrmt.symbolic.hermite",
+    "NotExact": "symrmt.symbolic.hermite",
+    "QuadratureError": "symrmt.symbolic.hermite",
+    "SolverError": "symrmt.numeric",
+    "ConvergenceError": "symrmt.numeric",
+    "BranchError": "symrmt.numeric",
+    "PrecisionError": "symrmt.numeric",
+    "check": "symrmt.check",
+    "CheckReport": "symrmt.check",
+}
+
+__all__ = sorted(_LAZY)
+
+
+def __getattr__(name):
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'symrmt' has no attribute {name!r}")
+    value = getattr(import_module(module), name)
+    globals()[name] = value  # later look-ups skip this function
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_LAZY))

@@ -19,6 +19,8 @@ Verbs
 ``check``    A formula of your own against the package (``symrmt.check.core``; exit 0 proved or
              verified, 1 disproved, 2 undecided or bad input).
 ``bench``    Speed and precision, measured side by side (``symrmt.bench``).
+``sweep``    Limits over a product grid of parameters, CSV or JSON (``symrmt.sweep``).
+``crossings`` Every crossing ``E_A = E_RR`` in an interval (``symrmt.crossings``).
 
 Examples
 --------
@@ -37,6 +39,7 @@ import time
 from fractions import Fraction
 
 from symrmt import __version__
+from symrmt.latex import LATEX_RESULTS, latex_of  # noqa: F401  (latex_of: re-exported for existing callers)
 from symrmt.params import DIAGONALS, NOISES, Geometry, LowRankGeometry, ParameterError, check_gammas, to_fraction
 from symrmt.parsing import LIMITS
 
@@ -230,10 +233,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("result", choices=sorted(LATEX_RESULTS), metavar="RESULT",
                    help="one of: " + ", ".join(sorted(LATEX_RESULTS)))
     p.add_argument("--standalone", action="store_true", help="a complete, compilable .tex document")
+    p.add_argument("--explicit", action="store_true",
+                   help="every symbol defined and every matrix written out (theorem1)")
     p.add_argument("--out", metavar="FILE", help="write to FILE instead of stdout")
     p.set_defaults(func=cmd_latex)
 
     _add_check(sub)
+
+    from symrmt.cli_sweeps import add_parsers
+
+    add_parsers(sub, sys.modules[__name__])
 
     p = sub.add_parser("figures", help="draw the figures (needs matplotlib: pip install 'symrmt[plot]')",
                        description="Theory curves with simulation points (mean +- 2 se), PNG and PDF.")
@@ -570,38 +579,8 @@ def cmd_demo(args) -> int:
     return EXIT_OK
 
 
-LATEX_RESULTS = {
-    "hermite": "hermite_linearization",
-    "ridge": "ridge",
-    "noise-only": "noise_only",
-    "theorem1": "attention_limit",
-    "a1-zero": "a1_zero",
-    "aligned": "aligned",
-    "lowrank": "lowrank",
-    "ridgeless": "ridgeless",
-}
-
-
-def latex_of(result: str, standalone: bool = False) -> str:
-    """The LaTeX of a result: an ``align`` environment (or a whole document)."""
-    from symrmt.derivations import load_module
-
-    if result not in LATEX_RESULTS:
-        raise ParameterError(f"unknown result {result!r}; known: {', '.join(sorted(LATEX_RESULTS))}")
-    mod = load_module(LATEX_RESULTS[result])
-    if mod is None or not hasattr(mod, "latex"):
-        raise ParameterError(f"result {result!r} has no LaTeX form in this version")
-    body = "\\begin{align}\n" + mod.latex().strip() + "\n\\end{align}\n"
-    if not standalone:
-        return body
-    return (
-        "\\documentclass{article}\n\\usepackage{amsmath,amssymb}\n\\begin{document}\n"
-        f"\\section*{{symrmt: {result}}}\n" + body + "\\end{document}\n"
-    )
-
-
 def cmd_latex(args) -> int:
-    text = latex_of(args.result, args.standalone)
+    text = latex_of(args.result, args.standalone, explicit=args.explicit)
     if args.out:
         with open(args.out, "w", encoding="utf-8") as fh:
             fh.write(text)

@@ -545,6 +545,24 @@ class LowRankGeometry:
     def as_dict(self) -> dict:
         return {"r": self.r, "alpha": self.alpha, "gram": self.gram()}
 
+    def to_json(self, path=None) -> str:
+        """The geometry as the JSON that ``--geometry FILE`` reads: ``{"gram": [[...]], "alpha": A}``.
+
+        Entries are exact fraction strings, so the file round-trips without rounding.
+        With ``path`` the text is also written there.
+
+        >>> g = LowRankGeometry([[1, 0, 0], [0, "1/2", 1], [0, 1, 2]], alpha=2)
+        >>> print(g.to_json())
+        {"gram": [["1", "0", "0"], ["0", "1/2", "1"], ["0", "1", "2"]], "alpha": "2"}
+        """
+        import json
+
+        text = json.dumps({"gram": [[str(x) for x in row] for row in self.gram_entries], "alpha": str(self.alpha)})
+        if path is not None:
+            with open(path, "w", encoding="utf-8") as fh:
+                fh.write(text + "\n")
+        return text
+
 
 def as_low_rank(geometry) -> LowRankGeometry:
     """``None`` (``mu = 0``, ``W = I``), a :class:`Geometry` or a :class:`LowRankGeometry`, as the latter."""

@@ -1,4 +1,10 @@
-"""A tiny dependency-free progress bar on stderr.
+"""Progress bars: ``tqdm`` when it is installed, else a tiny dependency-free bar on stderr.
+
+:func:`progress_bar` is what the package's long calls use: in a notebook, or on a
+terminal, it returns a ``tqdm.auto`` bar when ``tqdm`` is installed (a widget in
+Jupyter); otherwise -- ``tqdm`` missing, or stderr a file or a pipe such as a CI
+log -- it returns :class:`Progress`, which writes one plain line every few seconds
+instead of carriage-return redraws.
 
 >>> with Progress(3, "demo", enabled=False) as bar:
 ...     for _ in range(3):
@@ -31,6 +37,55 @@ def _fmt_time(seconds: float) -> str:
     return f"{h:d}:{m:02d}:{s:02d}" if h else f"{m:02d}:{s:02d}"
 
 
+def _in_notebook() -> bool:
+    """True inside a Jupyter kernel (where stderr is not a terminal but a widget can be drawn)."""
+    shell = sys.modules.get("IPython")
+    if shell is None or "ipykernel" not in sys.modules:
+        return False
+    try:
+        ip = shell.get_ipython()
+    except AttributeError:  # pragma: no cover - an unusual IPython
+        return False
+    return ip is not None and type(ip).__name__ == "ZMQInteractiveShell"
+
+
+def progress_bar(total: int, desc: str = "", enabled: bool | None = None, stream=None):
+    """A progress bar with ``update(k)``, ``close()`` and context-manager use.
+
+    Parameters
+    ----------
+    total, desc, enabled, stream
+        As for :class:`Progress`.  ``enabled=None`` (auto): a ``tqdm`` bar appears once the
+        run has lasted :data:`AUTO_AFTER_S` seconds, the plain bar at once on a terminal
+        and after :data:`AUTO_AFTER_S` seconds elsewhere; ``True`` always, ``False`` never.
+
+    Returns
+    -------
+    ``tqdm.auto.tqdm`` when ``tqdm`` is installed and the output is a terminal or a
+    notebook (and ``stream`` is not given); :class:`Progress` otherwise.
+
+    Examples
+    --------
+    >>> with progress_bar(2, "demo", enabled=False) as bar:
+    ...     bar.update(2)
+    """
+    if enabled is not False and stream is None:
+        out = sys.stderr
+        try:
+            tty = bool(out.isatty())
+        except (AttributeError, ValueError):
+            tty = False
+        if tty or _in_notebook():
+            try:
+                from tqdm.auto import tqdm
+            except ImportError:
+                pass
+            else:
+                return tqdm(total=total, desc=desc or None, file=out, leave=True, dynamic_ncols=True,
+                            delay=0 if enabled else AUTO_AFTER_S)
+    return Progress(total, desc, enabled=enabled, stream=stream)
+
+
 class Progress:
     """Progress of ``total`` steps, drawn on ``stream`` (default: ``sys.stderr``).
 
@@ -60,6 +115,7 @@ class Progress:
         self._start = time.monotonic()
         self._last_draw = -float("inf")
         self._drawn = False
+        self._drawn_count = -1
         self._closed = False
 
     # -- state -------------------------------------------------------------
@@ -91,7 +147,10 @@ class Progress:
         every = _TTY_EVERY_S if self._tty else _LOG_EVERY_S
         if not force and now - self._last_draw < every:
             return
+        if force and self._drawn_count == self.count and not self._tty:
+            return  # this state is already in the log
         self._last_draw = now
+        self._drawn_count = self.count
         text = self.line(now)
         try:
             if self._tty:

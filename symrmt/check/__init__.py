@@ -3,3 +3,23 @@ region of validity, Monte-Carlo).  The implementation is in ``symrmt.check.core`
 
 from symrmt.check.core import *  # noqa: F401,F403
 from symrmt.check.core import CheckReport, check  # noqa: F401
+
+
+def _callable_package() -> None:
+    """Make the package itself callable as :func:`check`.
+
+    ``symrmt.check`` is both this package and the public function: importing the package
+    binds the name ``check`` on ``symrmt`` to the module, so the module forwards calls to
+    the function (``symrmt.check("E_RR", ...)`` works whichever was loaded first).
+    """
+    import sys
+    import types
+
+    class _CheckModule(types.ModuleType):
+        def __call__(self, *args, **kwargs):
+            return check(*args, **kwargs)
+
+    sys.modules[__name__].__class__ = _CheckModule
+
+
+_callable_package()

@@ -880,6 +880,9 @@ class CheckReport:
             "mc": self.mc, "notes": list(self.notes), "seconds": round(self.seconds, 2),
         }
 
+    def __str__(self) -> str:
+        return self.text()
+
     def text(self) -> str:
         n = self.numeric
         lines = [f"claim: {self.candidate}  [{self.kind} of {self.quantity}]",

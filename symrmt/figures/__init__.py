@@ -55,6 +55,7 @@ __all__ = [
     "FIGURES",
     "alignment",
     "attention_over_geometries",
+    "phase_diagram_data",
     "main",
     "phase_diagram",
     "random_inputs",
@@ -110,9 +111,9 @@ def _save(fig, out, name: str) -> list[str]:
 
 
 def _progress(total: int, desc: str, progress: bool):
-    from symrmt.progress import Progress
+    from symrmt.progress import progress_bar
 
-    return Progress(total, desc, enabled=None if progress else False)
+    return progress_bar(total, desc, enabled=None if progress else False)
 
 
 def _size(value, quick, full_value, full: bool):
@@ -713,6 +714,45 @@ def alignment(out, full: bool = False, progress: bool = True, *, n=None, trials=
 # ---------------------------------------------------------------------------
 # figure 5: phase diagram (beyond the paper)
 # ---------------------------------------------------------------------------
+def phase_diagram_data(grid: int = 25, digits: int = DIGITS, progress: bool = True, *, fast: bool = False,
+                       certify: int = 4) -> dict:
+    r"""The data of :func:`phase_diagram`: ``E_A - E_RR`` on both panels' grids, by :func:`symrmt.sweep`.
+
+    tanh, ``gamma = 1``, every value certified to ``digits`` digits.  (a) ``W = I`` over
+    ``(c, ||mu||^2)``, ``c`` log-spaced in ``[1/16, 4]``, ``||mu||^2`` in ``[0, 8]``; (b) ``c = 1/2``,
+    ``w = w_K = w_Q`` with ``||w||^2 = 4`` at angle ``theta`` to ``mu`` (one tied axis of
+    ``cos_muwk = cos_muwq``), over ``(cos theta, ||mu||^2)``.
+
+    ``fast=True`` uses the sweep's float64 path (``certify`` points per panel re-solved at
+    30 digits) instead of certified values.
+
+    Returns
+    -------
+    dict
+        ``c``, ``snr``, ``cos`` (the axes, float lists), ``diff_a``, ``diff_b`` (float arrays of
+        shape ``(len(snr), len(c))`` and ``(len(snr), len(cos))``) and ``note`` (how the values
+        were computed).
+    """
+    from symrmt.sweeps import sweep
+
+    c_axis = [_frac(c) for c in _logspace(1 / 16, 4, grid)]
+    s_axis = [_frac(s) for s in _linspace(0, 8, grid)]
+    cos_axis = [_frac(x) for x in _linspace(0, 1, grid)]
+    show = None if progress else False
+    opts = {"digits": digits, "progress": show, "fast": fast, "certify": certify}
+    a = sweep("tanh", {"snr": s_axis, "c": c_axis, "gamma": 1}, seed=1, **opts)
+    b = sweep("tanh", {"snr": s_axis, ("cos_muwk", "cos_muwq"): cos_axis, "c": Fraction(1, 2), "gamma": 1, "wk2": 4,
+                       "wq2": 4, "cos_wkwq": 1}, seed=2, **opts)
+    note = f"{digits} digits"
+    if fast:
+        note = f"float64 path, {sum(a.fallback) + sum(b.fallback)} mpmath fallbacks"
+        gaps = [r.certified_gap for r in (a, b) if r.certified_gap is not None]
+        if gaps:
+            note += f", largest gap to 30 digits at {2 * certify} points: {max(gaps):.1e}"
+    return {"c": _floats(c_axis), "snr": _floats(s_axis), "cos": _floats(cos_axis),
+            "diff_a": a.attention - a.ridge, "diff_b": b.attention - b.ridge, "note": note}
+
+
 def phase_diagram(out, full: bool = False, progress: bool = True, *, grid=None) -> list[str]:
     r"""Where Attention beats ridge: the sign of ``E_A - E_RR`` from the limits (``digits = 15``).
 
@@ -720,35 +760,14 @@ def phase_diagram(out, full: bool = False, progress: bool = True, *, grid=None) 
     in ``[1/16, 4]``, ``||mu||^2`` in ``[0, 8]``.  (b) ``(cos theta, ||mu||^2)`` at
     ``c = 1/2`` with ``w = w_K = w_Q``, ``||w||^2 = 4``, at angle ``theta`` to ``mu``.
     ``grid`` x ``grid`` points per panel (25 in quick mode, 61 in full mode).
-    No simulation: every cell is a limit.
+    No simulation: every cell is a limit (:func:`phase_diagram_data`, through :func:`symrmt.sweep`).
     """
-    import numpy as np
-
-    from symrmt.params import Geometry
-    from symrmt.numeric.theory import ridge_limit
-
     grid = _size(grid, 25, 61, full)
-    f, gamma = "tanh", 1
-    h = _hermite(f)
-    c_axis = _logspace(1 / 16, 4, grid)
-    s_axis = _linspace(0, 8, grid)
-    cos_axis = _linspace(0, 1, grid)
+    gamma = 1
+    data = phase_diagram_data(grid, DIGITS, progress)
+    c_axis, s_axis, cos_axis = data["c"], data["snr"], data["cos"]
+    diff_a, diff_b = data["diff_a"], data["diff_b"]
     c_b, w2_b = Fraction(1, 2), 4
-    diff_a = np.empty((grid, grid))
-    diff_b = np.empty((grid, grid))
-    with _progress(2 * grid * grid, "figure phase_diagram", progress) as bar:
-        for j, c in enumerate(c_axis):
-            cf = _frac(c)
-            ea = attention_over_geometries(h, cf, gamma, [Geometry(snr=_frac(s)) for s in s_axis])
-            for i, s in enumerate(s_axis):
-                diff_a[i, j] = float(ea[i] - ridge_limit(cf, [gamma], _frac(s), DIGITS)[0])
-            bar.update(grid)
-        for i, s in enumerate(s_axis):
-            er = ridge_limit(c_b, [gamma], _frac(math.sqrt(s)) ** 2, DIGITS)[0]
-            ea = attention_over_geometries(h, c_b, gamma, [_aligned_geometry(s, w2_b, cs) for cs in cos_axis])
-            for j in range(grid):
-                diff_b[i, j] = float(ea[j] - er)
-            bar.update(grid)
 
     from matplotlib.colors import TwoSlopeNorm
 

@@ -40,7 +40,7 @@ import multiprocessing as mp
 import numpy as np
 
 from symrmt.params import Geometry, LowRankGeometry, ParameterError, as_low_rank, check_c, check_diagonal, check_gammas, check_noise
-from symrmt.progress import Progress
+from symrmt.progress import progress_bar
 
 __all__ = [
     "simulate",
@@ -404,7 +404,8 @@ def simulate(
         Workers are started with ``'spawn'`` and one BLAS thread each, so a
         script that uses ``workers > 1`` needs an ``if __name__ == "__main__":`` guard.
     progress : bool or None
-        Progress bar on stderr: ``None`` auto (TTY or > 2 s), ``True`` always, ``False`` never.
+        Progress bar (tqdm when installed, else a plain bar on stderr): ``None`` auto (TTY or > 2 s),
+        ``True`` always, ``False`` never.
     weights : array of shape (p, p), optional
         An explicit weight matrix ``W`` (e.g. from a trained model), used as is in
         ``K = f(X^T W X/sqrt(p))/sqrt(p)``; then ``geometry`` must be omitted and the
@@ -485,7 +486,7 @@ def simulate(
     rr = np.empty((trials, gam.size), dtype=np.float64)
     args = (f, n, model, gam, diagonal, noise)
 
-    with Progress(trials, f"simulate n={n} p={p}", enabled=progress) as bar:
+    with progress_bar(trials, f"simulate n={n} p={p}", enabled=progress) as bar:
         if workers == 1:
             for j, ss in enumerate(children):
                 _, att[j], rr[j] = _run_trial(j, ss, *args)

@@ -1,0 +1,357 @@
+r"""Where Attention and ridge regression tie: ``symrmt.crossings``.
+
+:func:`crossings` finds every point of an interval of one parameter (``c``, ``gamma``,
+``snr``, a Gram entry or an angle) where the limits satisfy ``E_A = E_RR``:
+
+1. **scan**: the sign of ``E_A - E_RR`` at ``scan`` points (both errors certified; a sign
+   counts only when ``|E_A - E_RR|`` exceeds the certified error of the two values,
+   otherwise the point is recomputed with more digits);
+2. **bracket**: every sign change between neighbours brackets a crossing;
+3. **polish**: ``mpmath.findroot`` (Anderson-Bjorck, a bracketing secant method) refines
+   the root on values certified to ``digits + 10`` digits;
+4. **certify**: the sign of ``E_A - E_RR`` is certified on both sides of the root, at
+   ``x (1 -+ 10^-digits / 2)``; when that fails, certified bisection of the bracket takes
+   over.  A root is returned only inside such a certified bracket.
+
+Two crossings closer together than the scan spacing (or a tangency, where the sign does
+not change) can be missed: the result says how fine the scan was; raise ``scan`` to look
+closer.
+
+Examples
+--------
+>>> import symrmt
+>>> r = symrmt.crossings("tanh", over="gamma", between=(0.01, 10), c=2, snr=1, digits=12, scan=8)
+>>> len(r), r.over
+(0, 'gamma')
+>>> print(r.summary())  # doctest: +ELLIPSIS
+E_A - E_RR keeps its sign on [0.01, 10] (E_A > E_RR at all 8 scan points): no crossing found
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+from fractions import Fraction
+
+from symrmt.params import ParameterError, check_c, check_diagonal, to_fraction
+from symrmt.results import _fstr, geometry_text, html_table, latex_array, latex_tabular, need_pandas, text_table
+from symrmt.sweeps import GRID_KEYS, point_geometry
+
+#: the interval is scanned at this many points (by default) before each sign change is bracketed
+SCAN = 24
+#: at most this many digits beyond ``digits`` are spent to decide the sign of E_A - E_RR
+EXTRA_DIGITS = 40
+
+__all__ = ["crossings", "CrossingsResult"]
+
+
+@dataclass(frozen=True, eq=False)
+class CrossingsResult:
+    """The crossings ``E_A = E_RR`` found on an interval (from :func:`crossings`).
+
+    Attributes
+    ----------
+    over : str
+        The parameter that varies; ``between`` its interval; ``fixed`` the other parameters.
+    roots : tuple of mpf
+        The crossings, increasing, each correct to ``digits`` significant digits (it lies in
+        the certified bracket ``brackets[i]``, of relative width at most ``10**-digits``).
+    directions : tuple of int
+        ``+1`` when ``E_A - E_RR`` goes from negative to positive through the root (Attention
+        wins below it), ``-1`` the other way.
+    scan_x, scan_sign : tuple
+        The scan points and the certified sign of ``E_A - E_RR`` at each.
+    """
+
+    f: str
+    expr: str
+    over: str
+    between: tuple
+    fixed: dict
+    diagonal: str
+    digits: int
+    roots: tuple
+    brackets: tuple
+    directions: tuple
+    scan_x: tuple
+    scan_sign: tuple
+    center: bool = False
+    geometry: object = None
+    evaluations: int = 0
+    seconds: float = 0.0
+
+    columns = ("root", "direction")
+
+    def __len__(self) -> int:
+        return len(self.roots)
+
+    def __iter__(self):
+        return iter(self.roots)
+
+    def __getitem__(self, i):
+        return self.roots[i]
+
+    @property
+    def values(self):
+        """The roots as a float64 array."""
+        import numpy as np
+
+        return np.array([float(r) for r in self.roots], dtype=np.float64)
+
+    def to_numpy(self):
+        """Float64 array ``(len(roots), 2)``: root, direction."""
+        import numpy as np
+
+        return np.array([[float(r), d] for r, d in zip(self.roots, self.directions)], dtype=np.float64).reshape(-1, 2)
+
+    def to_pandas(self):
+        pd = need_pandas()
+        df = pd.DataFrame({self.over: self.values, "direction": list(self.directions),
+                           "bracket_lo": [float(b[0]) for b in self.brackets],
+                           "bracket_hi": [float(b[1]) for b in self.brackets]})
+        df.attrs.update({"f": self.f, "expr": self.expr, "over": self.over, "digits": self.digits,
+                         **{k: str(v) for k, v in self.fixed.items()}})
+        return df
+
+    def _interval(self) -> str:
+        return f"[{_fstr(self.between[0])}, {_fstr(self.between[1])}]"
+
+    def summary(self) -> str:
+        """One sentence: how many crossings, or that the sign never changes."""
+        if not self.roots:
+            side = "E_A > E_RR" if self.scan_sign[0] > 0 else "E_A < E_RR"
+            return (f"E_A - E_RR keeps its sign on {self._interval()} ({side} at all {len(self.scan_x)} scan "
+                    "points): no crossing found")
+        return f"{len(self.roots)} crossing(s) of E_A = E_RR in {self.over} on {self._interval()}"
+
+    def _caption(self) -> str:
+        fixed = ", ".join(f"{k} = {_fstr(v)}" for k, v in self.fixed.items())
+        if self.geometry is not None:
+            fixed += f", geometry: {geometry_text(self.geometry)}"
+        centered = ", centered" if self.center else ""
+        return (f"crossings E_A = E_RR: f = {self.f}{centered}, over {self.over} in {self._interval()}, {fixed}, "
+                f"diagonal = {self.diagonal} ({self.digits} digits, scan of {len(self.scan_x)} points)")
+
+    def _rows(self):
+        import mpmath
+
+        return [[mpmath.nstr(r, self.digits), "E_A < E_RR below" if d > 0 else "E_A < E_RR above"]
+                for r, d in zip(self.roots, self.directions)]
+
+    def __str__(self) -> str:
+        if not self.roots:
+            return self._caption() + "\n" + self.summary()
+        return self._caption() + "\n" + text_table([self.over, "side"], self._rows(), left=(1,))
+
+    def __repr__(self) -> str:
+        return f"<CrossingsResult over={self.over!r} {len(self.roots)} root(s)>"
+
+    def _repr_html_(self) -> str:
+        if not self.roots:
+            return f"<p>{self._caption()}<br>{self.summary()}</p>"
+        return html_table([self.over, "side"], self._rows(), self._caption())
+
+    def latex(self) -> str:
+        if not self.roots:
+            return "% " + self._caption() + "\n% " + self.summary() + "\n"
+        return latex_tabular([f"${self.over}$" if self.over == "c" else self.over, "side"], self._rows(),
+                             self._caption())
+
+    def _repr_latex_(self) -> str:
+        if not self.roots:
+            return r"$\text{no crossing}$"
+        return latex_array([self.over, r"\text{side}"], [[r[0], r"\text{" + r[1] + "}"] for r in self._rows()])
+
+
+class _Difference:
+    """``x -> E_A - E_RR`` at the point ``{**fixed, over: x}``, certified to a number of digits."""
+
+    def __init__(self, nl, over, fixed, geometry, diagonal):
+        self.nl, self.over, self.fixed, self.geometry, self.diagonal = nl, over, fixed, geometry, diagonal
+        self.count = 0
+
+    def __call__(self, x, digits: int):
+        """``(E_A - E_RR, bound)``: the difference and a bound on its error (mpf)."""
+        import mpmath
+
+        from symrmt.numeric.theory import attention_limit, ridge_limit
+
+        vals = {**self.fixed, self.over: to_fraction(x, self.over)}
+        geo = point_geometry(vals, self.geometry)
+        c = check_c(vals["c"])
+        g = to_fraction(vals["gamma"], "gamma")
+        if g <= 0:
+            raise ParameterError(f"gamma must be positive, got {float(g)!r}")
+        a = attention_limit(self.nl, c, [g], geo, self.diagonal, digits)[0]
+        r = ridge_limit(c, [g], geo.snr, digits)[0]
+        self.count += 1
+        with mpmath.workdps(digits + 10):
+            return a - r, (abs(a) + abs(r)) * mpmath.mpf(10) ** (-digits)
+
+    def sign(self, x, digits: int, top: int) -> int:
+        """The certified sign at ``x``, raising the digits up to ``top``; 0 when it stays undecided."""
+        while True:
+            d, bound = self(x, digits)
+            if abs(d) > bound:
+                return 1 if d > 0 else -1
+            if digits >= top:
+                return 0
+            digits = min(top, digits + 10)
+
+
+def _scan_points(lo: Fraction, hi: Fraction, k: int, log: bool):
+    if log:
+        a, b = math.log(float(lo)), math.log(float(hi))
+        inner = [Fraction(math.exp(a + (b - a) * i / (k - 1))).limit_denominator(10**12) for i in range(1, k - 1)]
+        return [lo, *inner, hi]
+    return [lo + (hi - lo) * i / (k - 1) for i in range(k)]
+
+
+def crossings(f, over: str = "c", between=(0.1, 10), *, c=None, gamma=None, geometry=None, diagonal: str = "zero",
+              digits: int = 15, center: bool = False, scan: int = SCAN, log: bool | None = None,
+              progress: bool | None = None, **values) -> CrossingsResult:
+    r"""Every crossing ``E_A = E_RR`` of the limits for ``over`` in ``between``.
+
+    Parameters
+    ----------
+    f : str, sympy.Expr or Nonlinearity
+        As for :func:`symrmt.limit`.
+    over : str
+        The parameter that varies: one of ``c``, ``gamma``, ``snr``, ``wk2``, ``wq2``, ``wkwq``,
+        ``muwk``, ``muwq``, ``cos_muwk``, ``cos_muwq``, ``cos_wkwq``.
+    between : (a, b)
+        The interval, ``a < b``.
+    c, gamma : number, optional
+        Fixed values (both needed, except the one that varies).
+    geometry : Geometry, optional
+        Base Gram entries; ``**values`` (``snr=``, ``wk2=``, ..., ``cos_muwk=``, ...) set
+        others, as for :func:`symrmt.sweep`.
+    diagonal, digits, center
+        As for :func:`symrmt.limit`; each root is returned to ``digits`` significant digits.
+    scan : int
+        Number of scan points (default 24), spread evenly, or log-evenly when ``log``
+        (default: log for ``c`` and ``gamma`` when ``b/a >= 10``).
+    progress : bool or None
+        Progress bar over the scan (``None``: auto).
+
+    Returns
+    -------
+    CrossingsResult
+        Empty (``len(r) == 0``) when the sign never changes at the scan points; ``str(r)``
+        says so.
+
+    Raises
+    ------
+    PrecisionError
+        The sign of ``E_A - E_RR`` cannot be decided at a scan point even with
+        ``digits + 40`` digits (the difference vanishes there: a crossing exactly at a scan
+        point, or the two errors coincide); move ``between`` or change ``scan``.
+    """
+    import mpmath
+
+    from symrmt.api import as_nonlinearity
+    from symrmt.numeric import PrecisionError
+    from symrmt.progress import progress_bar
+
+    t0 = time.monotonic()
+    if over not in GRID_KEYS:
+        raise ParameterError(f"over must be one of {', '.join(GRID_KEYS)}, got {over!r}")
+    unknown = [k for k in values if k not in GRID_KEYS]
+    if unknown:
+        raise ParameterError(f"unknown parameter(s) {', '.join(unknown)}; use {', '.join(GRID_KEYS)}")
+    fixed = {k: v for k, v in (("c", c), ("gamma", gamma)) if v is not None}
+    fixed.update(values)
+    if over in fixed:
+        raise ParameterError(f"{over} varies (over={over!r}); do not also fix it")
+    for key in ("c", "gamma"):
+        if key != over and key not in fixed:
+            raise ParameterError(f"crossings over {over} needs a fixed {key}=")
+    try:
+        lo, hi = (to_fraction(v.item() if hasattr(v, "item") else v, "between") for v in between)
+    except (TypeError, ValueError) as exc:
+        raise ParameterError(f"between must be a pair (a, b), got {between!r}") from exc
+    if not lo < hi:
+        raise ParameterError(f"between must have a < b, got {between!r}")
+    if isinstance(scan, bool) or not isinstance(scan, int) or scan < 2:
+        raise ParameterError(f"scan must be an integer >= 2, got {scan!r}")
+    if isinstance(digits, bool) or not isinstance(digits, int) or digits < 1:
+        raise ParameterError(f"digits must be a positive integer, got {digits!r}")
+    diagonal = check_diagonal(diagonal)
+    nl = as_nonlinearity(f, center)
+    if log is None:
+        log = over in ("c", "gamma") and lo > 0 and hi / lo >= 10
+    if log and lo <= 0:
+        raise ParameterError("a log-spaced scan needs a > 0")
+    diff = _Difference(nl, over, fixed, geometry, diagonal)
+    top = digits + EXTRA_DIGITS
+
+    xs = _scan_points(lo, hi, scan, log)
+    signs = []
+    with progress_bar(scan, f"crossings {nl.name} over {over}", enabled=progress) as bar:
+        for x in xs:
+            s = diff.sign(x, min(digits, 15), top)
+            if s == 0:
+                raise PrecisionError(
+                    f"E_A - E_RR at {over} = {_fstr(x)} is 0 to {top} digits: a crossing exactly at a scan point, "
+                    "or E_A = E_RR identically; move the interval or change scan")
+            signs.append(s)
+            bar.update()
+
+    roots, brackets, directions = [], [], []
+    for i in range(len(xs) - 1):
+        if signs[i] == signs[i + 1]:
+            continue
+        root, bracket = _refine(diff, xs[i], xs[i + 1], signs[i], digits, top)
+        roots.append(root)
+        brackets.append(bracket)
+        directions.append(signs[i + 1])
+    with mpmath.workdps(digits):
+        roots = [+r for r in roots]
+    return CrossingsResult(f=nl.name, expr=str(nl.expr), over=over, between=(lo, hi), fixed=fixed,
+                           diagonal=diagonal, digits=digits, roots=tuple(roots), brackets=tuple(brackets),
+                           directions=tuple(directions), scan_x=tuple(xs), scan_sign=tuple(signs),
+                           center=nl.center, geometry=geometry, evaluations=diff.count, seconds=time.monotonic() - t0)
+
+
+def _refine(diff: _Difference, a: Fraction, b: Fraction, sign_a: int, digits: int, top: int):
+    """The root in ``[a, b]`` (``sign_a`` the sign at ``a``, the opposite at ``b``), with its certified bracket."""
+    import mpmath
+
+    from symrmt.numeric import PrecisionError
+
+    work = digits + 10
+    with mpmath.workdps(work + 10):
+        lo, hi = mpmath.mpf(a.numerator) / a.denominator, mpmath.mpf(b.numerator) / b.denominator
+
+        def value(x):
+            return diff(x, work)[0]
+
+        # polish: a bracketing secant method on certified values
+        try:
+            x = mpmath.findroot(value, (lo, hi), solver="anderson", tol=mpmath.mpf(10) ** (-2 * work),
+                                maxsteps=60, verify=False)
+        except (ValueError, ZeroDivisionError, ArithmeticError):
+            x = None
+        if x is not None and lo < x < hi:
+            h = abs(x) * mpmath.mpf(10) ** (-digits) / 4 if x != 0 else mpmath.mpf(10) ** (-digits)
+            left, right = diff.sign(x - h, work, top), diff.sign(x + h, work, top)
+            if left == sign_a and right == -sign_a:
+                return x, (x - h, x + h)
+        # certified bisection: keeps a bracket whose ends have certified, opposite signs
+        while hi - lo > max(abs(lo), abs(hi)) * mpmath.mpf(10) ** (-digits) / 2:
+            mid = (lo + hi) / 2
+            s = diff.sign(mid, work, top)
+            if s == 0:
+                h = (hi - lo) / 4
+                if diff.sign(mid - h, work, top) == sign_a and diff.sign(mid + h, work, top) == -sign_a:
+                    lo, hi = mid - h, mid + h
+                    continue
+                raise PrecisionError(
+                    f"cannot separate E_A from E_RR near {diff.over} = {mpmath.nstr(mid, 12)} with {top} digits "
+                    "(a double root?)")
+            if s == sign_a:
+                lo = mid
+            else:
+                hi = mid
+        return (lo + hi) / 2, (lo, hi)

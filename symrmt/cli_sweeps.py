@@ -1,0 +1,219 @@
+"""The ``sweep`` and ``crossings`` verbs of the CLI (argparse and printing over :mod:`symrmt.sweeps`
+and :mod:`symrmt.boundary`).
+
+``symrmt sweep --f tanh --grid c=0.1:4:12:log --grid snr=0,1,4 --gamma 1`` prints a CSV
+(``--json`` for JSON) with one row per grid point; ``symrmt crossings --f relu --over c
+--between 0.1,8 --gamma 1 --snr 1`` prints every crossing ``E_A = E_RR``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import io
+import json
+import math
+import sys
+from fractions import Fraction
+
+from symrmt.params import ParameterError, to_fraction
+from symrmt.results import _fstr
+
+GRID_HELP = ("KEY=SPEC, repeatable: KEY one of c, gamma, snr, wk2, wq2, wkwq, muwk, muwq, cos_muwk, cos_muwq, "
+             "cos_wkwq; SPEC a list V1,V2,... or LO:HI:K (K evenly spaced values) or LO:HI:K:log (log-spaced)")
+
+
+def grid_entry(text: str):
+    """``KEY=SPEC`` -> ``(KEY, [values as strings])`` (exact decimals/fractions; log-spaced values rounded to 12 digits)."""
+    from symrmt.sweeps import GRID_KEYS
+
+    key, sep, spec = text.partition("=")
+    key = key.strip()
+    if not sep or key not in GRID_KEYS:
+        raise argparse.ArgumentTypeError(f"--grid needs KEY=SPEC with KEY in {', '.join(GRID_KEYS)}; got {text!r}")
+    spec = spec.strip()
+    try:
+        if ":" in spec:
+            parts = spec.split(":")
+            if len(parts) not in (3, 4) or (len(parts) == 4 and parts[3] != "log"):
+                raise ValueError("use LO:HI:K or LO:HI:K:log")
+            lo, hi = to_fraction(parts[0], key), to_fraction(parts[1], key)
+            k = int(parts[2])
+            if k < 1 or k > 10_000:
+                raise ValueError(f"K must be in 1..10000, got {k}")
+            if len(parts) == 4:
+                if lo <= 0 or hi <= 0:
+                    raise ValueError("a log-spaced range needs LO, HI > 0")
+                a, b = math.log(float(lo)), math.log(float(hi))
+                inner = [f"{math.exp(a + (b - a) * i / (k - 1)):.12g}" for i in range(1, k - 1)]
+                values = [str(lo)] if k == 1 else [str(lo), *inner, str(hi)]
+            else:
+                values = [str(lo + (hi - lo) * Fraction(i, k - 1)) for i in range(k)] if k > 1 else [str(lo)]
+        else:
+            values = [s.strip() for s in spec.split(",")]
+            if any(not s for s in values):
+                raise ValueError("empty entry")
+            for s in values:
+                to_fraction(s, key)
+    except (ValueError, ParameterError) as exc:
+        raise argparse.ArgumentTypeError(f"--grid {text!r}: {exc}") from None
+    return key, values
+
+
+def add_parsers(sub, cli) -> None:
+    """Register ``sweep`` and ``crossings`` on the CLI's subparsers (``cli``: the :mod:`symrmt.cli` module)."""
+    p = sub.add_parser("sweep", help="limits of E_A and E_RR over a product grid (CSV or JSON)",
+                       description="Certified limits of E_A and E_RR at every point of a product grid of c, gamma, "
+                       "the Gram entries and the angles (symrmt.sweep). CSV on stdout (one row per point), or JSON.")
+    cli._add_f(p)
+    p.add_argument("--grid", type=grid_entry, action="append", required=True, metavar="KEY=SPEC", help=GRID_HELP)
+    p.add_argument("--c", type=cli._number("--c"), default=None, metavar="C", help="fixed c (unless in --grid)")
+    p.add_argument("--gamma", type=cli._number("--gamma"), default=None, metavar="G",
+                   help="fixed gamma (unless in --grid)")
+    cli._add_geometry(p)
+    p.add_argument("--diagonal", choices=("zero", "keep"), default="zero", help="K_ii = 0 (zero, default) or kept")
+    cli._add_output(p)
+    p.add_argument("--out", metavar="FILE", help="write to FILE instead of stdout")
+    p.add_argument("--fast", action="store_true", help="the vectorised float64 solver (float64 values, not "
+                   "certified digits; rank-one geometries)")
+    p.set_defaults(func=cmd_sweep)
+
+    p = sub.add_parser("crossings", help="every crossing E_A = E_RR in an interval",
+                       description="Scans the interval, brackets each sign change of E_A - E_RR and refines it to "
+                       "--digits digits on certified values (symrmt.crossings).")
+    cli._add_f(p)
+    p.add_argument("--over", required=True, metavar="KEY", help="the parameter that varies (c, gamma, snr, a Gram "
+                   "entry or cos_muwk, cos_muwq, cos_wkwq)")
+    p.add_argument("--between", required=True, metavar="A,B", help="the interval, A < B")
+    p.add_argument("--c", type=cli._number("--c"), default=None, metavar="C", help="fixed c (unless --over c)")
+    p.add_argument("--gamma", type=cli._number("--gamma"), default=None, metavar="G",
+                   help="fixed gamma (unless --over gamma)")
+    cli._add_geometry(p)
+    p.add_argument("--diagonal", choices=("zero", "keep"), default="zero", help="K_ii = 0 (zero, default) or kept")
+    p.add_argument("--scan", type=cli._int_at_least("--scan", 2), default=24, help="scan points (default 24)")
+    spacing = p.add_mutually_exclusive_group()
+    spacing.add_argument("--log", dest="log", action="store_true", default=None, help="log-spaced scan")
+    spacing.add_argument("--linear", dest="log", action="store_false", help="evenly spaced scan")
+    cli._add_output(p)
+    p.set_defaults(func=cmd_crossings)
+
+
+def _base(args, cli, varying):
+    """The geometry flags as (base geometry, the non-zero rank-one values not also varying)."""
+    if getattr(args, "geometry", None) is not None or getattr(args, "alpha", None) is not None:
+        return cli._geometry(args), {}
+    from symrmt.sweeps import GRAM_KEYS
+
+    values = {}
+    for key in GRAM_KEYS:
+        v = getattr(args, key)
+        if to_fraction(v, key) != 0:
+            if key in varying:
+                raise ParameterError(f"--{key} is fixed and also varies; drop one")
+            values[key] = v
+    for key in ("cos_muwk", "cos_muwq", "cos_wkwq"):  # the angle flags, where this version has them
+        v = getattr(args, key, None)
+        if v is not None:
+            if key in varying:
+                raise ParameterError(f"--{key.replace('_', '-')} is fixed and also varies; drop one")
+            values[key] = v
+    return None, values
+
+
+def _fixed(args, varying) -> dict:
+    out = {}
+    for key in ("c", "gamma"):
+        v = getattr(args, key)
+        if v is not None:
+            if key in varying:
+                raise ParameterError(f"--{key} is fixed and also varies; drop one")
+            out[key] = v
+    return out
+
+
+def _text(x, digits) -> str:
+    import mpmath
+
+    return repr(x) if isinstance(x, float) else mpmath.nstr(x, digits)
+
+
+def _num(x, digits):
+    import mpmath
+
+    if isinstance(x, float):
+        return x
+    return float(x) if digits <= 15 else mpmath.nstr(x, digits)
+
+
+def cmd_sweep(args, cli=None) -> int:
+    from symrmt.sweeps import sweep
+
+    grid = {}
+    for key, values in args.grid:
+        if key in grid:
+            raise ParameterError(f"--grid {key} given twice")
+        grid[key] = values
+    base, extra = _base(args, cli or _cli(), set(grid))
+    fixed = _fixed(args, set(grid))
+    res = sweep(args.f, {**extra, **fixed, **grid}, geometry=base, diagonal=args.diagonal, digits=args.digits,
+                center=args.center, fast=args.fast)
+    cols = list(res.columns)
+    rows = []
+    for p, a, r in zip(res.points, res.attention_mp, res.ridge_mp):
+        rows.append([_fstr(p[k]) for k in cols[:-2]] + [a, r])
+    if args.json:
+        text = json.dumps({
+            "columns": cols,
+            "rows": [row[:-2] + [_num(row[-2], args.digits), _num(row[-1], args.digits)] for row in rows],
+            "grid": {k: [_fstr(to_fraction(v, k)) for v in vals] for k, vals in res.grid.items()},
+            "params": {"f": res.f, "expr": res.expr, "diagonal": res.diagonal, "digits": res.digits,
+                       "fixed": {k: str(v) for k, v in res.fixed.items()}},
+        }) + "\n"
+    else:
+        buf = io.StringIO()
+        w = csv.writer(buf, lineterminator="\n")
+        w.writerow(cols)
+        for row in rows:
+            w.writerow(row[:-2] + [_text(row[-2], args.digits), _text(row[-1], args.digits)])
+        text = buf.getvalue()
+    if args.out:
+        with open(args.out, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        print(f"wrote {args.out} ({len(rows)} points)", file=sys.stderr)
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
+def cmd_crossings(args, cli=None) -> int:
+    from symrmt.boundary import crossings
+
+    parts = [s.strip() for s in args.between.split(",")]
+    if len(parts) != 2 or not all(parts):
+        raise ParameterError(f"--between needs A,B; got {args.between!r}")
+    base, extra = _base(args, cli or _cli(), {args.over})
+    fixed = _fixed(args, {args.over})
+    res = crossings(args.f, over=args.over, between=tuple(parts), geometry=base, diagonal=args.diagonal,
+                    digits=args.digits, center=args.center, scan=args.scan, log=args.log, **fixed, **extra)
+    import mpmath
+
+    if args.json:
+        print(json.dumps({
+            "roots": [_num(r, args.digits) if args.digits <= 15 else mpmath.nstr(r, args.digits) for r in res.roots],
+            "directions": list(res.directions),
+            "brackets": [[mpmath.nstr(lo, args.digits + 5), mpmath.nstr(hi, args.digits + 5)] for lo, hi in res.brackets],
+            "found": len(res.roots),
+            "summary": res.summary(),
+            "params": {"f": res.f, "expr": res.expr, "over": res.over, "between": [str(x) for x in res.between],
+                       "fixed": {k: str(v) for k, v in res.fixed.items()}, "diagonal": res.diagonal,
+                       "digits": res.digits, "scan": len(res.scan_x)},
+        }))
+    else:
+        print(res)
+    return 0
+
+
+def _cli():
+    from symrmt import cli
+
+    return cli

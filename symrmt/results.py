@@ -1,0 +1,507 @@
+r"""Result objects of the public API (:mod:`symrmt.api`): values that carry their inputs.
+
+* :class:`LimitResult` -- ``symrmt.limit``: certified limits of ``E_A`` and ``E_RR``;
+* :class:`SimulationResult` -- ``symrmt.simulate``: Monte-Carlo means and standard errors;
+* :class:`Comparison` -- ``SimulationResult.compare(limit)``: gaps in standard errors;
+* :class:`SweepResult` and :class:`CrossingsResult` live in :mod:`symrmt.sweeps`.
+
+Every result has ``.gamma``, ``.attention`` and ``.ridge`` (float64 NumPy arrays;
+the certified values, at their full precision, are in ``.attention_mp`` and
+``.ridge_mp``), ``.to_numpy()``, ``.to_pandas()`` (pandas is the optional extra
+``symrmt[results]``), a text table as ``str()`` (at the certified digits), an HTML
+table for notebooks and ``.latex()`` (a ``tabular``; ``_repr_latex_`` gives the
+same numbers as a MathJax ``array``).
+
+This module imports only the standard library at import time; NumPy, mpmath and
+pandas are imported when a method needs them.
+"""
+
+from __future__ import annotations
+
+import html
+from dataclasses import dataclass
+from fractions import Fraction
+
+__all__ = ["LimitResult", "SimulationResult", "Comparison", "text_table", "html_table", "latex_tabular",
+           "latex_array", "latex_escape", "need_pandas"]
+
+
+# ---------------------------------------------------------------------------
+# table helpers shared by every result
+# ---------------------------------------------------------------------------
+def text_table(header, rows, left=()) -> str:
+    """Columns right-aligned (numbers), except the indices in ``left`` (text).
+
+    >>> print(text_table(["x", "y"], [[1, "2.50"], [10, "3"]]))
+     x     y
+    --  ----
+     1  2.50
+    10     3
+    """
+    cols = [list(map(str, header)), *[list(map(str, r)) for r in rows]]
+    widths = [max(len(r[i]) for r in cols) for i in range(len(header))]
+    lines = ["  ".join(c.ljust(w) if i in left else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths)))
+             for r in cols]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    return "\n".join(line.rstrip() for line in lines)
+
+
+def html_table(header, rows, caption: str = "") -> str:
+    """An HTML table (every cell escaped)."""
+    cap = f"<caption>{html.escape(caption)}</caption>" if caption else ""
+    head = "".join(f"<th>{html.escape(str(h))}</th>" for h in header)
+    body = "".join("<tr>" + "".join(f"<td>{html.escape(str(c))}</td>" for c in r) + "</tr>" for r in rows)
+    return f"<table>{cap}<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+
+
+_LATEX_SPECIAL = {"\\": r"\textbackslash{}", "{": r"\{", "}": r"\}", "#": r"\#", "$": r"\$", "%": r"\%",
+                  "&": r"\&", "_": r"\_", "^": r"\^{}", "~": r"\~{}"}
+
+
+def latex_escape(text: str) -> str:
+    r"""Text for LaTeX's text mode (the ten special characters escaped).
+
+    >>> latex_escape("Max(t, 0) - 1/sqrt(2*pi) & x_1")
+    'Max(t, 0) - 1/sqrt(2*pi) \\& x\\_1'
+    """
+    return "".join(_LATEX_SPECIAL.get(ch, ch) for ch in str(text))
+
+
+def latex_tabular(header, rows, caption: str = "", raw=()) -> str:
+    """A ``tabular``: header cells are LaTeX; body cells are escaped text, except the columns in ``raw``
+    (LaTeX as given).  The caption goes in a comment line above."""
+    cols = "r" * len(header)
+    lines = []
+    if caption:
+        lines.append("% " + caption.replace("\n", " "))
+    lines += [f"\\begin{{tabular}}{{{cols}}}", "\\hline", " & ".join(header) + r" \\", "\\hline"]
+    lines += [" & ".join(str(c) if i in raw else latex_escape(c) for i, c in enumerate(r)) + r" \\" for r in rows]
+    lines += ["\\hline", "\\end{tabular}"]
+    return "\n".join(lines) + "\n"
+
+
+def latex_array(header, rows) -> str:
+    """The same numbers as a math-mode ``array`` (what MathJax renders in a notebook)."""
+    cols = "r" * len(header)
+    body = " \\\\ ".join(" & ".join(str(c) for c in r) for r in rows)
+    return f"$$\\begin{{array}}{{{cols}}} {' & '.join(header)} \\\\ \\hline {body} \\end{{array}}$$"
+
+
+def need_pandas():
+    """``import pandas``, with the install hint when it is missing."""
+    try:
+        import pandas
+    except ImportError as exc:  # pragma: no cover - pandas is installed where the tests run
+        raise ImportError("to_pandas() needs pandas: pip install 'symrmt[results]'") from exc
+    return pandas
+
+
+def _nstr(x, digits: int) -> str:
+    import mpmath
+
+    return mpmath.nstr(x, digits)
+
+
+def _fstr(x) -> str:
+    """An exact input as typed: ``1/2``, ``0.1``, ``3``."""
+    if isinstance(x, Fraction):
+        if x.denominator == 1:
+            return str(x.numerator)
+        # a terminating decimal reads better as a decimal
+        den = x.denominator
+        while den % 2 == 0:
+            den //= 2
+        while den % 5 == 0:
+            den //= 5
+        if den == 1:
+            for s in (f"{float(x):.15g}", repr(float(x))):
+                if Fraction(s) == x:
+                    return s
+        return str(x)
+    return str(x)
+
+
+def geometry_text(geometry) -> str:
+    """One line describing a geometry (``W = I`` and ``mu = 0`` when it is trivial)."""
+    if geometry is None:
+        return "mu = 0, W = I"
+    if hasattr(geometry, "gram_entries"):
+        return f"rank r = {geometry.r}, alpha = {_fstr(geometry.alpha)}, ||mu||^2 = {_fstr(geometry.snr)}"
+    parts = [f"{k} = {_fstr(v)}" for k, v in geometry.as_dict().items() if v != 0]
+    return ", ".join(parts) if parts else "mu = 0, W = I"
+
+
+def _floats(values):
+    import numpy as np
+
+    return np.array([float(v) for v in values], dtype=np.float64)
+
+
+# ---------------------------------------------------------------------------
+# limits
+# ---------------------------------------------------------------------------
+@dataclass(frozen=True, eq=False)
+class LimitResult:
+    r"""Certified large-``n`` limits of ``E_A(gamma)`` and ``E_RR(gamma)`` (from ``symrmt.limit``).
+
+    Attributes
+    ----------
+    f, expr : str
+        The nonlinearity's name (a preset or the text given) and its expression.
+    center : bool
+        Whether ``a_0`` was subtracted.
+    c : Fraction
+        ``p/n`` as an exact rational (as the theory used it).
+    gamma_exact : tuple of Fraction
+        The ``gamma`` values, exactly as used, in the order given.
+    geometry : Geometry or LowRankGeometry
+    diagonal : str
+    digits : int
+        Significant digits certified for every value.
+    attention_mp, ridge_mp : tuple of mpf
+        ``E_A`` and ``E_RR``, certified to ``digits`` digits.
+    seconds : float
+        Wall time of the computation.
+
+    Examples
+    --------
+    >>> import symrmt
+    >>> r = symrmt.limit("tanh", "1/2", [0.1, 1], symrmt.Geometry(snr=1), digits=20)
+    >>> print(r)
+    limits: f = tanh, c = 0.5, snr = 1, diagonal = zero (20 certified digits)
+    gamma         E_A (attention)            E_RR (ridge)
+    -----  ----------------------  ----------------------
+      0.1  0.34436479589541984574  0.26029028467163189486
+        1  0.43181956562021129553  0.38861179203050743301
+    >>> r.attention.dtype, r.gamma.tolist()
+    (dtype('float64'), [0.1, 1.0])
+    """
+
+    f: str
+    expr: str
+    center: bool
+    c: Fraction
+    gamma_exact: tuple
+    geometry: object
+    diagonal: str
+    digits: int
+    attention_mp: tuple
+    ridge_mp: tuple
+    seconds: float = 0.0
+
+    columns = ("gamma", "attention", "ridge")
+
+    # -- arrays -------------------------------------------------------------------
+    @property
+    def gamma(self):
+        """``gamma`` as a float64 array."""
+        return _floats(self.gamma_exact)
+
+    @property
+    def attention(self):
+        """``E_A(gamma)`` as a float64 array (``attention_mp`` holds every certified digit)."""
+        return _floats(self.attention_mp)
+
+    @property
+    def ridge(self):
+        """``E_RR(gamma)`` as a float64 array."""
+        return _floats(self.ridge_mp)
+
+    def to_numpy(self):
+        """A float64 array of shape ``(len(gamma), 3)``: columns :attr:`columns` = gamma, attention, ridge."""
+        import numpy as np
+
+        return np.column_stack([self.gamma, self.attention, self.ridge])
+
+    def to_pandas(self):
+        """A DataFrame with columns ``gamma, attention, ridge`` (float64) and the inputs in ``.attrs``."""
+        pd = need_pandas()
+        df = pd.DataFrame(self.to_numpy(), columns=list(self.columns))
+        df.attrs.update(self.params())
+        return df
+
+    def params(self) -> dict:
+        """The inputs as plain Python values (exact numbers as strings)."""
+        from symrmt.params import Geometry
+
+        geo = self.geometry
+        geo = ({k: str(v) for k, v in geo.as_dict().items()} if isinstance(geo, Geometry)
+               else {"r": geo.r, "alpha": str(geo.alpha), "gram": [[str(x) for x in row] for row in geo.gram()]})
+        return {"f": self.f, "expr": self.expr, "center": self.center, "c": str(self.c), "geometry": geo,
+                "diagonal": self.diagonal, "digits": self.digits}
+
+    # -- printing -----------------------------------------------------------------
+    def _caption(self) -> str:
+        centered = ", centered" if self.center else ""
+        return (f"limits: f = {self.f}{centered}, c = {_fstr(self.c)}, {geometry_text(self.geometry)}, "
+                f"diagonal = {self.diagonal} ({self.digits} certified digits)")
+
+    def _rows(self):
+        return [[_fstr(g), _nstr(a, self.digits), _nstr(r, self.digits)]
+                for g, a, r in zip(self.gamma_exact, self.attention_mp, self.ridge_mp)]
+
+    def __str__(self) -> str:
+        return self._caption() + "\n" + text_table(["gamma", "E_A (attention)", "E_RR (ridge)"], self._rows())
+
+    def __repr__(self) -> str:
+        return (f"<LimitResult f={self.f!r} c={_fstr(self.c)} {len(self.gamma_exact)} gamma, "
+                f"{self.digits} digits>")
+
+    def _repr_html_(self) -> str:
+        return html_table(["γ", "E_A (attention)", "E_RR (ridge)"], self._rows(), self._caption())
+
+    def latex(self) -> str:
+        """The values as a LaTeX ``tabular`` (inputs in a comment line above it)."""
+        return latex_tabular([r"$\gamma$", r"$E_A(\gamma)$", r"$E_{RR}(\gamma)$"], self._rows(), self._caption())
+
+    def _repr_latex_(self) -> str:
+        return latex_array([r"\gamma", r"E_A(\gamma)", r"E_{RR}(\gamma)"], self._rows())
+
+
+# ---------------------------------------------------------------------------
+# simulations
+# ---------------------------------------------------------------------------
+def _se_str(mean: float, se: float) -> str:
+    return f"{mean:.6f} ± {se:.1e}"
+
+
+@dataclass(frozen=True, eq=False)
+class SimulationResult:
+    """Monte-Carlo estimates of ``E_A(gamma)`` and ``E_RR(gamma)`` at finite ``n`` (from ``symrmt.simulate``).
+
+    Attributes
+    ----------
+    f, expr, center, c, gamma_exact, geometry, diagonal
+        The inputs, as in :class:`LimitResult` (``expr`` is ``repr(f)`` for a plain callable).
+    n, p, trials, seed : int
+    noise : str
+    attention_trials, ridge_trials : ndarray, shape (trials, len(gamma))
+        One row per trial.
+    seconds : float
+
+    ``.attention`` and ``.ridge`` are the means over the trials, ``.attention_se`` and
+    ``.ridge_se`` their standard errors ``std(ddof=1)/sqrt(trials)``.
+    """
+
+    f: str
+    expr: str
+    center: bool
+    c: Fraction
+    gamma_exact: tuple
+    geometry: object
+    diagonal: str
+    n: int
+    p: int
+    trials: int
+    seed: int
+    noise: str
+    attention_trials: object
+    ridge_trials: object
+    seconds: float = 0.0
+
+    columns = ("gamma", "attention", "attention_se", "ridge", "ridge_se")
+
+    @property
+    def gamma(self):
+        return _floats(self.gamma_exact)
+
+    @property
+    def attention(self):
+        """Mean of ``E_A`` over the trials."""
+        return self.attention_trials.mean(axis=0)
+
+    @property
+    def ridge(self):
+        """Mean of ``E_RR`` over the trials."""
+        return self.ridge_trials.mean(axis=0)
+
+    @property
+    def attention_se(self):
+        return self.attention_trials.std(axis=0, ddof=1) / self.trials ** 0.5
+
+    @property
+    def ridge_se(self):
+        return self.ridge_trials.std(axis=0, ddof=1) / self.trials ** 0.5
+
+    def to_numpy(self):
+        """Float64 array ``(len(gamma), 5)``: gamma, attention, attention_se, ridge, ridge_se."""
+        import numpy as np
+
+        return np.column_stack([self.gamma, self.attention, self.attention_se, self.ridge, self.ridge_se])
+
+    def to_pandas(self):
+        pd = need_pandas()
+        df = pd.DataFrame(self.to_numpy(), columns=list(self.columns))
+        df.attrs.update({"f": self.f, "expr": self.expr, "c": str(self.c), "n": self.n, "p": self.p,
+                         "trials": self.trials, "seed": self.seed, "noise": self.noise, "diagonal": self.diagonal})
+        return df
+
+    def compare(self, theory: LimitResult) -> Comparison:
+        """Gaps ``(simulation mean - limit) / se`` against a :class:`LimitResult` of the same model.
+
+        Raises :class:`~symrmt.params.ParameterError` when the two were computed for different
+        inputs (``f``, ``c``, ``gamma``, geometry or diagonal).
+        """
+        from symrmt.params import ParameterError, as_low_rank
+
+        if not isinstance(theory, LimitResult):
+            raise ParameterError(f"compare() takes the LimitResult of symrmt.limit, got {type(theory).__name__}")
+        diffs = []
+        if self.expr != theory.expr:
+            diffs.append(f"f: {self.expr} vs {theory.expr}")
+        if self.c != theory.c:
+            diffs.append(f"c: {self.c} vs {theory.c}")
+        if tuple(self.gamma_exact) != tuple(theory.gamma_exact):
+            diffs.append("gamma values differ")
+        if as_low_rank(self.geometry) != as_low_rank(theory.geometry):
+            diffs.append(f"geometry: {geometry_text(self.geometry)} vs {geometry_text(theory.geometry)}")
+        if self.diagonal != theory.diagonal:
+            diffs.append(f"diagonal: {self.diagonal} vs {theory.diagonal}")
+        if diffs:
+            raise ParameterError("the simulation and the limit are for different models: " + "; ".join(diffs))
+        return Comparison(self, theory)
+
+    def _caption(self) -> str:
+        return (f"simulation: f = {self.f}, n = {self.n}, p = {self.p}, c = {_fstr(self.c)}, "
+                f"{geometry_text(self.geometry)}, diagonal = {self.diagonal}, noise = {self.noise}, "
+                f"{self.trials} trials, seed {self.seed}")
+
+    def _rows(self):
+        a, ase, r, rse = self.attention, self.attention_se, self.ridge, self.ridge_se
+        return [[_fstr(g), _se_str(a[i], ase[i]), _se_str(r[i], rse[i])] for i, g in enumerate(self.gamma_exact)]
+
+    def __str__(self) -> str:
+        return self._caption() + "\n" + text_table(["gamma", "E_A (mean ± se)", "E_RR (mean ± se)"], self._rows())
+
+    def __repr__(self) -> str:
+        return f"<SimulationResult f={self.f!r} n={self.n} p={self.p} {self.trials} trials>"
+
+    def _repr_html_(self) -> str:
+        return html_table(["γ", "E_A (mean ± se)", "E_RR (mean ± se)"], self._rows(), self._caption())
+
+    def _tex_rows(self):
+        a, ase, r, rse = self.attention, self.attention_se, self.ridge, self.ridge_se
+        return [[_fstr(g), f"{a[i]:.6f} \\pm {ase[i]:.1e}", f"{r[i]:.6f} \\pm {rse[i]:.1e}"]
+                for i, g in enumerate(self.gamma_exact)]
+
+    def latex(self) -> str:
+        rows = [[g, f"${a}$", f"${r}$"] for g, a, r in self._tex_rows()]
+        return latex_tabular([r"$\gamma$", r"$E_A$ (mean $\pm$ se)", r"$E_{RR}$ (mean $\pm$ se)"], rows,
+                             self._caption(), raw=(1, 2))
+
+    def _repr_latex_(self) -> str:
+        return latex_array([r"\gamma", r"E_A", r"E_{RR}"], self._tex_rows())
+
+
+# ---------------------------------------------------------------------------
+# simulation against limit
+# ---------------------------------------------------------------------------
+@dataclass(frozen=True, eq=False)
+class Comparison:
+    """A simulation against the limit of the same model: signed gaps in standard errors.
+
+    ``attention_gap[i] = (mean_i - limit_i) / se_i`` (``inf`` when ``se_i = 0`` and the
+    two differ); likewise ``ridge_gap``.  :meth:`within` applies the rule
+    ``|mean - limit| <= k se + slack``.
+    """
+
+    simulation: SimulationResult
+    theory: LimitResult
+
+    columns = ("gamma", "attention_limit", "attention_mean", "attention_se", "attention_gap",
+               "ridge_limit", "ridge_mean", "ridge_se", "ridge_gap")
+
+    @property
+    def gamma(self):
+        return self.theory.gamma
+
+    @staticmethod
+    def _gap(mean, lim, se):
+        import numpy as np
+
+        with np.errstate(divide="ignore", invalid="ignore"):
+            gap = (mean - lim) / se
+        return np.where(mean == lim, 0.0, gap)
+
+    @property
+    def attention_gap(self):
+        s = self.simulation
+        return self._gap(s.attention, self.theory.attention, s.attention_se)
+
+    @property
+    def ridge_gap(self):
+        s = self.simulation
+        return self._gap(s.ridge, self.theory.ridge, s.ridge_se)
+
+    @property
+    def attention(self):
+        """Simulation mean minus limit, for ``E_A``."""
+        return self.simulation.attention - self.theory.attention
+
+    @property
+    def ridge(self):
+        """Simulation mean minus limit, for ``E_RR``."""
+        return self.simulation.ridge - self.theory.ridge
+
+    @property
+    def max_gap(self) -> float:
+        """The largest ``|gap|`` in standard errors over both errors and every ``gamma``."""
+        import numpy as np
+
+        return float(np.max(np.abs(np.concatenate([self.attention_gap, self.ridge_gap]))))
+
+    def within(self, k: float = 3.0, slack: float = 0.0) -> bool:
+        """``|mean - limit| <= k se + slack`` at every ``gamma``, for both errors."""
+        import numpy as np
+
+        s = self.simulation
+        ok_a = np.abs(self.attention) <= k * s.attention_se + slack
+        ok_r = np.abs(self.ridge) <= k * s.ridge_se + slack
+        return bool(np.all(ok_a) and np.all(ok_r))
+
+    def to_numpy(self):
+        import numpy as np
+
+        s, t = self.simulation, self.theory
+        return np.column_stack([t.gamma, t.attention, s.attention, s.attention_se, self.attention_gap,
+                                t.ridge, s.ridge, s.ridge_se, self.ridge_gap])
+
+    def to_pandas(self):
+        pd = need_pandas()
+        return pd.DataFrame(self.to_numpy(), columns=list(self.columns))
+
+    def _rows(self):
+        s, t = self.simulation, self.theory
+        ga, gr = self.attention_gap, self.ridge_gap
+        return [[_fstr(g), _nstr(t.attention_mp[i], 10), _se_str(s.attention[i], s.attention_se[i]), f"{ga[i]:+.2f}",
+                 _nstr(t.ridge_mp[i], 10), _se_str(s.ridge[i], s.ridge_se[i]), f"{gr[i]:+.2f}"]
+                for i, g in enumerate(t.gamma_exact)]
+
+    _HEADER = ["gamma", "E_A limit", "E_A simulation", "gap/se", "E_RR limit", "E_RR simulation", "gap/se"]
+
+    def _caption(self) -> str:
+        s = self.simulation
+        return (f"simulation (n = {s.n}, p = {s.p}, {s.trials} trials) against the limit; "
+                "gap/se = (mean - limit)/se")
+
+    def __str__(self) -> str:
+        return self._caption() + "\n" + text_table(self._HEADER, self._rows())
+
+    def __repr__(self) -> str:
+        return f"<Comparison max |gap| = {self.max_gap:.2f} se>"
+
+    def _repr_html_(self) -> str:
+        return html_table(self._HEADER, self._rows(), self._caption())
+
+    def latex(self) -> str:
+        header = [r"$\gamma$", r"$E_A$ limit", r"$E_A$ sim.", "gap/se", r"$E_{RR}$ limit", r"$E_{RR}$ sim.",
+                  "gap/se"]
+        rows = [[r[0], r[1], "$" + r[2].replace("±", r"\pm") + "$", r[3], r[4], "$" + r[5].replace("±", r"\pm") + "$",
+                 r[6]] for r in self._rows()]
+        return latex_tabular(header, rows, self._caption(), raw=(2, 5))
+
+    def _repr_latex_(self) -> str:
+        rows = [[r[0], r[1], r[2].replace("±", r"\pm"), r[3], r[4], r[5].replace("±", r"\pm"), r[6]]
+                for r in self._rows()]
+        return latex_array([r"\gamma", r"E_A", r"\hat E_A", r"\text{gap}/\text{se}", r"E_{RR}", r"\hat E_{RR}",
+                            r"\text{gap}/\text{se}"], rows)

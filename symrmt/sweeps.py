@@ -1,0 +1,382 @@
+r"""Sweeps and crossings: ``symrmt.sweep`` and ``symrmt.crossings``.
+
+* :func:`sweep` -- the certified limits of ``E_A`` and ``E_RR`` over any product grid of
+  ``c``, ``gamma``, ``snr = ||mu||^2``, the Gram entries ``wk2, wq2, wkwq, muwk, muwq``
+  and the angles ``cos_muwk, cos_muwq, cos_wkwq`` (cosines between ``mu``, ``w_K``, ``w_Q``);
+* :func:`symrmt.boundary.crossings` (``symrmt.crossings``) -- every point of an interval where
+  ``E_A = E_RR``, built on the same points of the model (:func:`point_geometry`).
+
+Examples
+--------
+>>> import symrmt
+>>> s = symrmt.sweep("tanh", {"c": [0.5, 2], "gamma": 1, "snr": [0, 1, 4]}, digits=10)
+>>> s.shape, s.axes
+((2, 3), ('c', 'snr'))
+>>> bool(s.attention[0, 2] < s.attention[0, 0])   # more signal, lower error
+True
+"""
+
+from __future__ import annotations
+
+import itertools
+import time
+from dataclasses import dataclass
+from fractions import Fraction
+
+from symrmt.params import Geometry, LowRankGeometry, ParameterError, check_c, check_diagonal, to_fraction
+from symrmt.results import _fstr, html_table, latex_array, latex_tabular, need_pandas, text_table
+
+__all__ = ["sweep", "SweepResult", "GRID_KEYS", "point_geometry"]
+
+GRAM_KEYS = ("snr", "wk2", "wq2", "wkwq", "muwk", "muwq")
+ANGLE_KEYS = ("cos_muwk", "cos_muwq", "cos_wkwq")
+#: every parameter a grid (or a crossing search) may run over
+GRID_KEYS = ("c", "gamma") + GRAM_KEYS + ANGLE_KEYS
+_PAIR = {"cos_muwk": "muwk", "cos_muwq": "muwq", "cos_wkwq": "wkwq"}
+
+
+# ---------------------------------------------------------------------------
+# points of the model
+# ---------------------------------------------------------------------------
+def point_geometry(values: dict, base=None):
+    """The geometry of one point: ``base`` (default ``mu = 0, W = I``) with the Gram entries and angles
+    in ``values`` put in.
+
+    Angles go through :meth:`Geometry.from_angles` with the norms of the point; an inner product
+    and the angle of the same pair cannot both be given.
+
+    >>> point_geometry({"snr": 2, "wk2": 1}).as_dict()["snr"]
+    Fraction(2, 1)
+    """
+    keys = [k for k in values if k in GRAM_KEYS or k in ANGLE_KEYS]
+    if isinstance(base, LowRankGeometry):
+        if keys:
+            raise ParameterError(f"with a LowRankGeometry only c and gamma can vary; got {', '.join(keys)}")
+        return base
+    if base is not None and not isinstance(base, Geometry):
+        raise ParameterError(f"geometry must be a symrmt.Geometry or LowRankGeometry, got {type(base).__name__}")
+    entries = dict((base or Geometry()).as_dict())
+    for k in GRAM_KEYS:
+        if k in values:
+            entries[k] = to_fraction(values[k], k)
+    angles = {k: values[k] for k in ANGLE_KEYS if k in values}
+    if not angles:
+        return Geometry(**entries)
+    both = [k for k in angles if _PAIR[k] in values]
+    if both:
+        raise ParameterError(f"give either {both[0]} or {_PAIR[both[0]]}, not both")
+    if not hasattr(Geometry, "from_angles"):  # pragma: no cover - arrives with the angle constructor
+        raise ParameterError("angles need Geometry.from_angles, which this installation lacks")
+    geo = Geometry.from_angles(entries["snr"], entries["wk2"], entries["wq2"],
+                               **{k: angles.get(k, 0) for k in ANGLE_KEYS})
+    out = geo.as_dict()
+    for k, pair in _PAIR.items():
+        if k not in angles:
+            out[pair] = entries[pair]  # the inner product given (or the base's)
+    return Geometry(**out)
+
+
+def _split(grid: dict):
+    """``(axes, fixed)``: the grid's 1-D entries in order, and its scalar entries."""
+    if not isinstance(grid, dict) or not grid:
+        raise ParameterError("grid must be a non-empty dict such as {'c': [0.5, 1, 2], 'gamma': 1}")
+    axes, fixed = {}, {}
+    seen = set()
+    for key, val in grid.items():
+        keys = key if isinstance(key, tuple) else (key,)
+        for k in keys:
+            if k not in GRID_KEYS:
+                raise ParameterError(f"unknown grid key {k!r}; use {', '.join(GRID_KEYS)}")
+            if k in seen:
+                raise ParameterError(f"grid key {k!r} given twice")
+            seen.add(k)
+        if isinstance(key, tuple):
+            if len(key) < 2:
+                raise ParameterError(f"a tied grid key needs two or more names, got {key!r}")
+            key = "=".join(key)
+        if hasattr(val, "tolist"):
+            val = val.tolist()
+        if isinstance(val, (list, tuple)):
+            if len(val) == 0:
+                raise ParameterError(f"grid[{key!r}] is empty")
+            axes[key] = tuple(val)
+        else:
+            fixed.update(dict.fromkeys(keys, val))
+    for key in ("c", "gamma"):
+        if key not in seen:
+            raise ParameterError(f"the grid needs {key} (a value or a list)")
+    return axes, fixed
+
+
+# ---------------------------------------------------------------------------
+# sweep
+# ---------------------------------------------------------------------------
+@dataclass(frozen=True, eq=False)
+class SweepResult:
+    """Limits of ``E_A`` and ``E_RR`` over a product grid (from :func:`sweep`).
+
+    ``.attention``, ``.ridge`` and ``.values(key)`` are float64 arrays of the grid's shape
+    (one axis per list in the grid, in its order); ``.gamma`` is ``.values("gamma")``.
+    ``attention_mp``, ``ridge_mp`` hold the certified values (flat, in the grid's C order);
+    with ``fast=True`` they are float64 values, ``fallback`` marks the points the fast
+    path handed to the certified solver, and ``certified_gap`` is the largest relative gap
+    of its re-checked sample from 30-digit values.
+    """
+
+    f: str
+    expr: str
+    center: bool
+    diagonal: str
+    digits: int | None
+    grid: dict
+    fixed: dict
+    geometry: object
+    points: tuple
+    attention_mp: tuple
+    ridge_mp: tuple
+    fast: bool = False
+    fallback: tuple | None = None
+    certified_gap: float | None = None
+    seconds: float = 0.0
+
+    @property
+    def axes(self) -> tuple:
+        return tuple(self.grid)
+
+    @property
+    def shape(self) -> tuple:
+        return tuple(len(v) for v in self.grid.values())
+
+    def values(self, key: str):
+        """The value of parameter ``key`` at every grid point (float64, the grid's shape)."""
+        import numpy as np
+
+        if key not in self.points[0]:
+            raise ParameterError(f"no parameter {key!r} in this sweep; known: {', '.join(self.points[0])}")
+        return np.array([float(p[key]) for p in self.points], dtype=np.float64).reshape(self.shape)
+
+    @property
+    def gamma(self):
+        return self.values("gamma")
+
+    @property
+    def attention(self):
+        import numpy as np
+
+        return np.array([float(v) for v in self.attention_mp], dtype=np.float64).reshape(self.shape)
+
+    @property
+    def ridge(self):
+        import numpy as np
+
+        return np.array([float(v) for v in self.ridge_mp], dtype=np.float64).reshape(self.shape)
+
+    @property
+    def columns(self) -> tuple:
+        return tuple(self.points[0]) + ("attention", "ridge")
+
+    def to_numpy(self):
+        """Float64 array, one row per point: every parameter (:attr:`columns`), then attention, ridge."""
+        import numpy as np
+
+        return np.array([[float(p[k]) for k in self.points[0]] + [float(a), float(r)]
+                         for p, a, r in zip(self.points, self.attention_mp, self.ridge_mp)], dtype=np.float64)
+
+    def to_pandas(self, long: bool = True):
+        """Long format (default): one row per (point, error) with the grid's axes, ``error`` and ``value``;
+        ``long=False``: one row per point with every parameter and both errors."""
+        pd = need_pandas()
+        wide = pd.DataFrame(self.to_numpy(), columns=list(self.columns))
+        if self.fallback is not None:
+            wide["fallback"] = list(self.fallback)
+        if long:
+            wide = wide.melt(id_vars=[a.split("=")[0] for a in self.axes], value_vars=["attention", "ridge"], var_name="error",
+                             value_name="value")
+        wide.attrs.update(self._attrs())
+        return wide
+
+    def to_xarray(self):
+        """An ``xarray.Dataset`` with ``attention`` and ``ridge`` over the grid's axes (needs xarray)."""
+        try:
+            import xarray as xr
+        except ImportError as exc:  # pragma: no cover - installed where the tests run
+            raise ImportError("to_xarray() needs xarray: pip install 'symrmt[results]'") from exc
+        coords = {k: [float(to_fraction(v, k)) for v in vals] for k, vals in self.grid.items()}  # tied: "a=b"
+        dims = list(self.axes)
+        return xr.Dataset({"attention": (dims, self.attention), "ridge": (dims, self.ridge)}, coords=coords,
+                          attrs=self._attrs())
+
+    def _attrs(self) -> dict:
+        return {"f": self.f, "expr": self.expr, "diagonal": self.diagonal,
+                "digits": -1 if self.digits is None else self.digits,
+                **{k: str(v) for k, v in self.fixed.items()}}
+
+    def _fmt(self, v) -> str:
+        if self.digits is None:
+            return f"{float(v):.15g}"
+        import mpmath
+
+        return mpmath.nstr(v, self.digits)
+
+    def _rows(self, limit: int | None = None):
+        keys = list(self.points[0])
+        rows = []
+        for p, a, r in itertools.islice(zip(self.points, self.attention_mp, self.ridge_mp), limit):
+            rows.append([_fstr(p[k]) if isinstance(p[k], Fraction) else str(p[k]) for k in keys]
+                        + [self._fmt(a), self._fmt(r)])
+        return rows
+
+    def _caption(self) -> str:
+        prec = "float64 (fast path)" if self.digits is None else f"{self.digits} certified digits"
+        fixed = ", ".join(f"{k} = {_fstr(v)}" for k, v in self.fixed.items())
+        return (f"sweep: f = {self.f}, diagonal = {self.diagonal}, {fixed}; {len(self.points)} points over "
+                f"{' x '.join(self.axes) or 'one point'} ({prec})")
+
+    def __str__(self) -> str:
+        rows = self._rows(60)
+        more = len(self.points) - len(rows)
+        tail = f"\n... {more} more points (to_pandas() has them all)" if more > 0 else ""
+        return self._caption() + "\n" + text_table(list(self.columns), rows) + tail
+
+    def __repr__(self) -> str:
+        return f"<SweepResult f={self.f!r} shape={self.shape} axes={self.axes}>"
+
+    def _repr_html_(self) -> str:
+        return html_table(list(self.columns), self._rows(200), self._caption())
+
+    def latex(self) -> str:
+        return latex_tabular([f"${_TEX.get(k, k)}$" for k in self.columns], self._rows(), self._caption())
+
+    def _repr_latex_(self) -> str:
+        return latex_array([_TEX.get(k, k) for k in self.columns], self._rows(60))
+
+
+_TEX = {"gamma": r"\gamma", "snr": r"\|\mu\|^2", "wk2": r"\|w_K\|^2", "wq2": r"\|w_Q\|^2", "wkwq": r"w_K\cdot w_Q",
+        "muwk": r"\mu\cdot w_K", "muwq": r"\mu\cdot w_Q", "cos_muwk": r"\cos(\mu, w_K)",
+        "cos_muwq": r"\cos(\mu, w_Q)", "cos_wkwq": r"\cos(w_K, w_Q)", "attention": "E_A", "ridge": "E_{RR}"}
+
+
+def _point_list(axes: dict, fixed: dict, base):
+    """Every point as a dict of exact parameters (c, gamma, the Gram entries, and any angles given)."""
+    points, models = [], []
+    names = [name.split("=") for name in axes]
+    for combo in itertools.product(*axes.values()):
+        vals = dict(fixed)
+        for keys, v in zip(names, combo):
+            vals.update(dict.fromkeys(keys, v))
+        geo = point_geometry(vals, base)
+        c = check_c(vals["c"])
+        g = to_fraction(vals["gamma"], "gamma")
+        if g <= 0:
+            raise ParameterError(f"gamma must be positive, got {vals['gamma']!r}")
+        p = {"c": c, "gamma": g}
+        if isinstance(geo, Geometry):
+            p.update(geo.as_dict())
+        else:
+            p["snr"] = geo.snr
+        p.update({k: to_fraction(vals[k], k) for k in ANGLE_KEYS if k in vals})
+        points.append(p)
+        models.append((c, geo, g))
+    return points, models
+
+
+def sweep(f, grid: dict, *, geometry=None, diagonal: str = "zero", digits: int = 15, center: bool = False,
+          fast: bool = False, certify: int = 8, seed: int = 0, progress: bool | None = None) -> SweepResult:
+    r"""Limits of ``E_A`` and ``E_RR`` over the product grid ``grid``.
+
+    Parameters
+    ----------
+    f : str, sympy.Expr or Nonlinearity
+        As for :func:`symrmt.limit`.
+    grid : dict
+        Keys from :data:`GRID_KEYS`: ``c``, ``gamma``, ``snr``, ``wk2``, ``wq2``, ``wkwq``,
+        ``muwk``, ``muwq``, ``cos_muwk``, ``cos_muwq``, ``cos_wkwq``.  A list (or 1-D
+        array) is an axis of the grid, a scalar a fixed value; ``c`` and ``gamma`` are required.
+        A tuple of names as the key ties them to one axis (they take the same values), e.g.
+        ``{("cos_muwk", "cos_muwq"): cosines}`` for ``w_K = w_Q`` at a varying angle to ``mu``;
+        the axis is then named ``"cos_muwk=cos_muwq"``.
+        Angles are turned into inner products with the point's norms
+        (:meth:`Geometry.from_angles`).
+    geometry : Geometry or LowRankGeometry, optional
+        Base values of the Gram entries not in ``grid`` (with a ``LowRankGeometry`` only
+        ``c`` and ``gamma`` may vary).
+    diagonal, digits, center
+        As for :func:`symrmt.limit`: every value is certified to ``digits`` digits.
+    fast : bool
+        Use the vectorised float64 solver ``symrmt.numeric.fast.solve_grid`` (rank-one
+        geometries); its values are float64, not certified digits, and the points it
+        could not handle are solved by the certified path (``.fallback``).
+    certify, seed
+        Passed to the fast solver (how many points it re-checks at high precision, and
+        the seed that picks them).
+    progress : bool or None
+        Progress bar (``None``: auto).
+
+    Returns
+    -------
+    SweepResult
+    """
+    from symrmt.api import as_nonlinearity
+    from symrmt.progress import progress_bar
+
+    t0 = time.monotonic()
+    nl = as_nonlinearity(f, center)
+    diagonal = check_diagonal(diagonal)
+    axes, fixed = _split(grid)
+    points, models = _point_list(axes, fixed, geometry)
+    if fast:
+        return _sweep_fast(nl, axes, fixed, geometry, diagonal, points, models, certify, seed, t0)
+    if isinstance(digits, bool) or not isinstance(digits, int) or digits < 1:
+        raise ParameterError(f"digits must be a positive integer, got {digits!r}")
+    from symrmt.numeric.theory import attention_limit, ridge_limit
+
+    groups: dict = {}
+    for c, geo, g in models:
+        groups.setdefault((c, geo), []).append(g)
+    values = {}
+    with progress_bar(len(models), f"sweep {nl.name}", enabled=progress) as bar:
+        for (c, geo), gs in sorted(groups.items(), key=lambda kv: kv[0][0]):
+            gs = sorted(set(gs), reverse=True)
+            att = attention_limit(nl, c, gs, geo, diagonal, digits)
+            rr = ridge_limit(c, gs, geo.snr, digits)
+            for g, a, r in zip(gs, att, rr):
+                values[(c, geo, g)] = (a, r)
+            bar.update(len(gs))
+    return SweepResult(f=nl.name, expr=str(nl.expr), center=nl.center, diagonal=diagonal, digits=digits,
+                       grid=axes, fixed=fixed, geometry=geometry, points=tuple(points),
+                       attention_mp=tuple(values[m][0] for m in models), ridge_mp=tuple(values[m][1] for m in models),
+                       seconds=time.monotonic() - t0)
+
+
+def _sweep_fast(nl, axes, fixed, geometry, diagonal, points, models, certify, seed, t0):
+    """The hook to the vectorised float64 solver ``symrmt.numeric.fast.solve_grid``."""
+    try:
+        from symrmt.numeric import fast as fast_module
+    except ImportError as exc:
+        raise ParameterError(
+            "fast=True needs the vectorised solver symrmt.numeric.fast, which this installation does not have; "
+            "use fast=False (the certified solver)"
+        ) from exc
+    import numpy as np
+
+    if isinstance(geometry, LowRankGeometry):
+        raise ParameterError("fast=True takes rank-one geometries only (Geometry); use fast=False")
+    keys = ("c", "gamma") + GRAM_KEYS
+    arrays = {k: np.array([float(p[k]) for p in points], dtype=np.float64) for k in keys}
+    out = fast_module.solve_grid(nl, arrays, diagonal=diagonal, center=nl.center, certify=certify, seed=seed)
+    att = np.asarray(out.attention, dtype=np.float64)
+    rr = np.asarray(out.ridge, dtype=np.float64)
+    fb = np.asarray(out.fallback, dtype=bool)
+    if att.shape != (len(points),) or rr.shape != att.shape or fb.shape != att.shape:
+        raise ParameterError(f"the fast solver returned shapes {att.shape}, {rr.shape}, {fb.shape} for "
+                             f"{len(points)} points")  # pragma: no cover - a broken fast solver
+    if not (np.all(np.isfinite(att)) and np.all(np.isfinite(rr))):
+        from symrmt.numeric import SolverError
+
+        raise SolverError("the fast solver returned non-finite values")  # pragma: no cover
+    return SweepResult(f=nl.name, expr=str(nl.expr), center=nl.center, diagonal=diagonal, digits=None,
+                       grid=axes, fixed=fixed, geometry=geometry, points=tuple(points), attention_mp=tuple(att.tolist()),
+                       ridge_mp=tuple(rr.tolist()), fast=True, fallback=tuple(fb.tolist()),
+                       certified_gap=getattr(out, "certified_gap", None),
+                       seconds=time.monotonic() - t0)
+
