@@ -34,7 +34,7 @@ LIMITS = {
     # largest rank r of a low-rank geometry (its Gram matrix is (2r+1) x (2r+1)); one limit
     # point costs about 6.5 s of CPU at r = 4, 12 s at r = 6 and 21 s at r = 8 (measured), and
     # the cost grows about like r^2
-    "rank": 6,
+    "rank": 8,
     # largest number of gamma values in one call
     "gammas": 1000,
     # seconds for parsing and building one input (LaTeX included)
