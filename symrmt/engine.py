@@ -1,0 +1,307 @@
+r"""The general trace engine: from an expression alone to a certified large-n limit.
+
+A :class:`Model` declares dimensions (ratios to ``n``), independent Gaussian and GOE
+matrices, identities, diagonal matrices with a finite spectral law and scalar
+parameters; an expression in them (``+ - * / @ .T inv() sqrt()``, normalized
+``trace()`` and ``diff(., param)``) goes through the package's restricted parser.
+:meth:`Model.limit` then
+
+1. normalizes it (every Gaussian is ``sqrt(n)`` times a matrix of O(1) norm; the
+   powers of ``n`` must cancel, else :class:`ModelError` says which do not);
+2. linearizes every trace into a reduced linear pencil by recursive rules
+   (:mod:`symrmt.symbolic.linearize`), splits the atoms of diagonal laws, and checks
+   each pencil against direct evaluation at a finite size
+   (:mod:`symrmt.symbolic.pencil_check`);
+3. writes the block fixed point ``H = (L_0 - eta(H))^{-1}``, its Jacobian and its
+   parameter derivatives in SymPy (:mod:`symrmt.symbolic.blockfp`) and compiles
+   them through the package's compile step and code cache;
+4. solves by homotopy in the strength of the random part from ``H = L_0^{-1}``,
+   polishes in mpmath, differentiates implicitly for ``diff``, and certifies the
+   value at two working precisions (:mod:`symrmt.numeric.trace_solver`,
+   :mod:`symrmt.numeric.trace_certify`), with sanity bounds such as
+   ``0 < tau <= 1/gamma`` for the resolvent of a positive semi-definite matrix.
+
+Public names (stable): :class:`Model`, :class:`TraceLimit`, the expression-tree
+classes of :mod:`symrmt.symbolic.engine_nodes` (``Gaussian``, ``GOE``, ``Identity``,
+``Diagonal``, ``MatSum``, ``MatProduct``, ``Scaled``, ``Transpose``, ``Inverse``,
+``Const``, ``Trace``, ``Diff``, ``ScalarSum``, ``ScalarProduct``, ``Power``, ``Dim``),
+the tree utilities :func:`bind` (numeric values and sizes, for a NumPy simulation),
+:func:`differentiate` (exact ``Diff`` removal) and :func:`walk`, and :class:`ModelError`.
+
+The same expressions can be built in Python with the operators and ``trace``, ``inv``,
+``sqrt``, ``diff`` of this module, :meth:`Model.param`, :meth:`Model.size` and
+:meth:`Model.identity`.
+
+Examples
+--------
+>>> m = Model()
+>>> m.dim("p", "c*n")
+Dim('p', c)
+>>> Z = m.gaussian("Z", "p", "n")
+>>> n, gamma = m.size("n"), m.param("gamma")
+>>> e = trace(inv(Z.T @ Z / n + gamma * m.identity("n")))
+>>> e == m.parse("trace(inv(Z.T*Z/n + gamma*I(n)))")
+True
+>>> ridge = "-gamma**2*diff(trace(inv(Z.T*Z/n + gamma*I(n))), gamma)"
+>>> print(m.limit(ridge, at={"c": "1/2", "gamma": "1/5"}, digits=30))
+0.541499417001748994170020404927
+>>> print(m.equations("trace(inv(Z.T*Z/n + gamma*I(n)))")[0].latex())  # doctest: +ELLIPSIS
+H = \left(\left[\begin{matrix}H_{2,2} - 1 & 0\\0 & H_{1,1} c - \gamma...
+>>> m.limit("trace(inv(Z.T*Z + gamma*I(n)))", at={"c": "1/2", "gamma": 1})
+Traceback (most recent call last):
+...
+symrmt.symbolic.engine_nodes.ModelError: the terms of a sum have different orders in n (n^1 and n^0); ...
+"""
+
+from __future__ import annotations
+
+import functools
+from fractions import Fraction
+
+from .symbolic import engine_model as _model
+from .symbolic.engine_nodes import (  # noqa: F401
+    GOE,
+    Const,
+    Diagonal,
+    Diff,
+    Dim,
+    Gaussian,
+    Identity,
+    Inverse,
+    MatProduct,
+    MatSum,
+    ModelError,
+    Power,
+    ScalarProduct,
+    ScalarSum,
+    Scaled,
+    Trace,
+    Transpose,
+    walk,
+)
+from .symbolic.engine_model import _inv as inv  # noqa: F401
+from .symbolic.engine_model import _sqrt as sqrt  # noqa: F401
+from .symbolic.engine_tree import bind, differentiate  # noqa: F401
+
+#: the language's functions, for expressions built in Python
+trace = Trace
+diff = Diff
+
+
+__all__ = [
+    "Model", "TraceLimit", "ModelError", "bind", "differentiate", "walk", "Dim", "Gaussian", "GOE", "Identity",
+    "Diagonal", "MatSum", "MatProduct", "Scaled", "Transpose", "Inverse", "Const", "Trace", "Diff", "ScalarSum",
+    "ScalarProduct", "Power", "trace", "inv", "sqrt", "diff",
+]
+
+
+class TraceLimit:
+    """A certified large-n limit: ``value`` (mpf, correct to ``digits`` significant digits).
+
+    Attributes: ``value``, ``digits``, ``working_digits`` (of the two agreeing solves),
+    ``residual`` (largest fixed-point residual at the higher precision), ``at`` (the values),
+    ``traces`` (the limit of each normalized trace in the expression, in order).
+    """
+
+    def __init__(self, value, digits, working_digits, residual, at, traces):
+        self.value, self.digits, self.working_digits = value, digits, working_digits
+        self.residual, self.at, self.traces = residual, at, traces
+
+    def __float__(self):
+        return float(self.value)
+
+    def __str__(self):
+        import mpmath
+
+        return mpmath.nstr(self.value, self.digits)
+
+    def __repr__(self):
+        return f"TraceLimit({self}, digits={self.digits})"
+
+
+class Model(_model.Model):
+    """A model of the trace engine: declarations, parsing, and the certified limit.
+
+    See :mod:`symrmt.symbolic.engine_nodes` for the expression language.
+
+    Examples
+    --------
+    >>> m = Model()
+    >>> m.dim("p", "c*n")
+    Dim('p', c)
+    >>> Z = m.gaussian("Z", "p", "n")
+    >>> r = m.limit("trace(inv(Z.T*Z/n + gamma*I(n)))", at={"c": "1/2", "gamma": "1/5"}, digits=30)
+    >>> print(r)
+    3.10849528301415095283016509441
+    """
+
+    def __init__(self):
+        super().__init__()
+        self._plans = {}
+
+    def plan(self, expr):
+        """The symbolic plan (pencils, systems, formula) of a scalar expression (memoized)."""
+        from .symbolic.engine_plan import prepare
+
+        expr = self.expr(expr)
+        if expr not in self._plans:
+            self._plans[expr] = prepare(expr)
+        return self._plans[expr]
+
+    def pencil(self, expr, symmetric: bool = False):
+        """The linear pencils of the traces in ``expr`` (a list of :class:`PencilView`).
+
+        With ``symmetric=True`` each trace of a symmetric matrix gets the symmetric realization
+        ``[[0, Q], [Q^T, 0]]`` of :func:`symrmt.symbolic.linearize.symmetrize` (self-tested);
+        the solver uses the smaller pencil, whose fixed point carries the same information.
+        """
+        views = Views(PencilView(t) for t in self.plan(expr).traces)
+        if symmetric:
+            from .symbolic import linearize as lin
+            from .symbolic.pencil_check import self_test
+
+            for view in views:
+                if not lin.is_symmetric(view.trace.matrix):
+                    raise ModelError("symmetric=True needs a symmetric matrix inside each trace")
+                sym = lin.symmetrize(view.pencil)
+                self_test(sym, view.trace.matrix)
+                view.pencil, view.size = sym, sym.size
+        return views
+
+    def equations(self, expr):
+        """The fixed-point systems of the traces in ``expr`` (a list of :class:`EquationsView`)."""
+        return Views(EquationsView(t) for t in self.plan(expr).traces)
+
+    def limit(self, expr, at: dict, digits: int = 15) -> TraceLimit:
+        """The certified ``n -> oo`` limit of a scalar expression at the parameter values ``at``.
+
+        Parameters
+        ----------
+        expr : str or ScalarNode
+        at : dict
+            Parameter name -> value (int, Fraction, or a decimal/fraction string such as ``"1/5"``).
+        digits : int
+            Significant digits to certify (two solves at different working precisions must agree).
+
+        Returns
+        -------
+        TraceLimit
+
+        Raises
+        ------
+        ModelError
+            The expression is not in the grammar or its limit is not O(1).
+        symrmt.numeric.SolverError
+            The homotopy or Newton failed (the message carries the residual), the digits could
+            not be certified (``PrecisionError``), or a sanity bound fails (``BranchError``).
+        """
+        from .numeric.trace_certify import certified_limit
+
+        from .parsing import check_digits
+
+        digits = check_digits(digits)
+        plan = self.plan(expr)
+        values = {}
+        for k, v in dict(at).items():
+            values[str(k)] = _exact_value(v, str(k))
+        missing = [p.name for p in plan.params if p.name not in values]
+        if missing:
+            raise ModelError(f"no value given for {', '.join(missing)} (pass them in at=...)")
+        for p in plan.params:
+            if p.is_positive and not values[p.name] > 0:
+                raise ModelError(f"{p.name} is a dimension ratio and must be positive, got {values[p.name]}")
+        return certified_limit(plan, values, digits)
+
+
+def _exact_value(v, name) -> Fraction:
+    """An exact rational from a number or a text (``"1/5"``, ``"0.2"``, ``"sqrt(2)/2"``: the restricted
+    parser; an irrational is rounded to more digits than any precision the engine certifies)."""
+    from .params import to_fraction
+    from .parsing import number_to_fraction, parse_number
+
+    if isinstance(v, str):
+        return number_to_fraction(parse_number(v, what=name), what=name)
+    if hasattr(v, "is_number") and not isinstance(v, (int, float)):
+        return number_to_fraction(v, what=name)
+    return to_fraction(v, name)
+
+
+class Views(list):
+    """A list of per-trace views that also prints as a whole: :meth:`latex` joins them, and
+    :meth:`matrix` is the one view's matrix when the expression holds a single trace."""
+
+    def latex(self) -> str:
+        return "\n\n".join(v.latex() for v in self)
+
+    def matrix(self):
+        if len(self) != 1:
+            raise ModelError(f"the expression holds {len(self)} traces; index the list for one of them")
+        return self[0].matrix()
+
+
+class PencilView:
+    """The pencil ``L = u Q^{-1} v`` of one trace, printable as a SymPy block matrix."""
+
+    def __init__(self, trace):
+        self.trace = trace
+        self.pencil = trace.pencil
+        self.size = trace.pencil.size
+
+    def matrix(self):
+        """The pencil as a SymPy matrix of symbolic blocks (``Zh``, ``Zh^T``, ``Gh``, ``I`` times coefficients;
+        ``Zh = Z/sqrt(n)``)."""
+        import sympy as sp
+
+        from .symbolic.linearize import EPS_SHIFT
+
+        p = self.pencil
+        M = sp.zeros(p.size, p.size)
+        for (i, j), e in p.Q.items():
+            M[i, j] = sum((c.subs(EPS_SHIFT, 0) * _leaf_symbol(leaf, p.blocks[i]) for leaf, c in e.items()),
+                          sp.Integer(0))
+        return M
+
+    def vectors(self):
+        """``(u, v)``: the constant row and column with ``M = u L^{-1} v`` (block index -> coefficient)."""
+        return dict(self.pencil.u), dict(self.pencil.v)
+
+    def latex(self) -> str:
+        import sympy as sp
+
+        return sp.latex(self.matrix())
+
+    def __repr__(self):
+        return f"PencilView({self.pencil.size} blocks: {[b[0] for b in self.pencil.blocks]})"
+
+
+@functools.lru_cache(maxsize=None)
+def _leaf_symbol(leaf, block):
+    import sympy as sp
+
+    if leaf == "I":
+        return sp.Symbol(f"I_{{{block[0]}}}", commutative=False)
+    if leaf[0] == "Z":
+        return sp.Symbol(f"\\hat{{{leaf[1]}}}" + ("^T" if leaf[2] else ""), commutative=False)
+    return sp.Symbol(f"\\hat{{{leaf[1]}}}", commutative=False)
+
+
+class EquationsView:
+    """The fixed point ``H = (L_0 - eta(H))^{-1}`` of one trace (SymPy matrices and LaTeX)."""
+
+    def __init__(self, trace):
+        self.system = trace.system
+
+    def matrices(self):
+        """``(L0, eta(H), H)`` as SymPy matrices."""
+        return self.system.matrices()
+
+    def matrix(self):
+        """``L0 - eta(H)``: the matrix whose inverse is ``H`` at the fixed point."""
+        L0, eta, _ = self.system.matrices()
+        return L0 - eta
+
+    def residual(self):
+        return list(self.system.residual)
+
+    def latex(self) -> str:
+        return self.system.latex()

@@ -1,0 +1,147 @@
+"""Certification of a trace limit: two working precisions, escalation, sanity bounds.
+
+The value is computed at ``digits + guard`` and ``digits + guard + 10`` working digits
+(each solve polished by Newton from the homotopy's start); it is returned only when the
+Newton steps reached beyond the digits asked for and the two values agree to ``digits``
+significant digits.  Otherwise the guard doubles, up to ``ESCALATIONS`` times, as the
+attention solver does; then :class:`~symrmt.numeric.solver.PrecisionError` says what happened.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import mpmath
+import sympy as sp
+
+from .solver import BranchError, ConvergenceError, PrecisionError, compile_expr, mpf_of
+from .theory import ESCALATIONS, GUARD, _agree
+from .trace_solver import CompiledSystem, TraceSolver
+
+_COMPILED = {}
+
+
+def compiled_system(system):
+    """The :class:`CompiledSystem` of a block system (memoized on its pencil)."""
+    key = system.pencil.key()
+    if key not in _COMPILED:
+        _COMPILED[key] = CompiledSystem(system, key)
+    return _COMPILED[key]
+
+
+@functools.lru_cache(maxsize=256)
+def _formula_function(formula, symbols):
+    return compile_expr([list(symbols)], formula)
+
+
+def _evaluate(plan, solvers, dps):
+    """``(value, traces, step, residual)`` at ``dps`` working digits."""
+    with mpmath.workdps(dps):
+        results, worst_step, worst_res = {}, mpmath.mpf(0), mpmath.mpf(0)
+        for t in plan.traces:
+            alphas = tuple(a for a in plan.needs[t.index] if a)
+            h, derivs, step, res = solvers[t.index].solve(dps, alphas)
+            results[t.index] = (h, derivs)
+            worst_step, worst_res = max(worst_step, step), max(worst_res, res)
+        pvals = {p: mpf_of(solvers["values"][p.name]) for p in plan.params}
+        args = []
+        for _sym, what in plan.symbols:
+            if what[0] == "param":
+                args.append(pvals[what[1]])
+                continue
+            k, (i, j), alpha = what
+            system = plan.traces[k].system
+            pos = system.unknowns.index((i, j))
+            h, derivs = results[k]
+            args.append(h[pos] if not alpha else derivs[alpha][pos])
+        fn = _formula_function(plan.formula, tuple(s for s, _ in plan.symbols))
+        value = fn(args)
+        taus = []
+        for t in plan.traces:
+            h = results[t.index][0]
+            subs = {p: solvers["values"][p.name] for p in plan.params}
+            tau = mpmath.mpf(0)
+            for (i, j), c in t.system.readout.items():
+                tau += mpf_of(sp.sympify(c).subs(subs)) * h[t.system.unknowns.index((i, j))]
+            taus.append(tau)
+        return value, taus, worst_step, worst_res
+
+
+def _acceptor(t, values):
+    """Branch check of a start point: the sanity bounds of the trace, to a loose tolerance."""
+    subs = {sp.Symbol(k, real=True): sp.Rational(v) for k, v in values.items()}
+    subs.update({sp.Symbol(k, positive=True): sp.Rational(v) for k, v in values.items()})
+    checks = []
+    for kind, bound, conds in t.bounds:
+        if all(sp.sympify(c).subs(subs) >= 0 for c in conds):
+            checks.append((kind, float(sp.sympify(bound).subs(subs))))
+    readout = [(t.system.unknowns.index(ij), float(sp.sympify(c).subs(subs))) for ij, c in t.system.readout.items()]
+    if not checks:
+        return None
+
+    def accept(h):
+        tau = sum(c * float(h[i]) for i, c in readout)
+        slack = 1e-8 * (1 + abs(tau))
+        for kind, b in checks:
+            if (kind == "pos" and not tau > -slack) or (kind == "nonneg" and not tau >= -slack) or \
+                    (kind == "upper" and not tau <= b + slack):
+                return f"trace #{t.index + 1} = {tau:.6g} fails its bound ({kind} {b:.6g})"
+        return None
+
+    return accept
+
+
+def _check_bounds(plan, values, taus, digits):
+    subs = {p: sp.Rational(values[p.name]) for p in plan.params}
+    slack = mpmath.mpf(10) ** (-digits)
+    for t, tau in zip(plan.traces, taus):
+        for kind, bound, conds in t.bounds:
+            if not all(sp.sympify(c).subs(subs) >= 0 for c in conds):
+                continue
+            b = mpf_of(sp.sympify(bound).subs(subs))
+            bad = (kind == "pos" and not tau > 0) or (kind == "nonneg" and not tau >= -slack) or \
+                  (kind == "upper" and not tau <= b * (1 + slack))
+            if bad:
+                what = {"pos": "> 0", "nonneg": ">= 0", "upper": f"<= {mpmath.nstr(b, 10)}"}[kind]
+                raise BranchError(
+                    f"the limit of trace #{t.index + 1} is {mpmath.nstr(tau, 12)}, but it must be {what} "
+                    "(a positive semi-definite structure): the fixed point is off the physical branch"
+                )
+
+
+def certified_limit(plan, values: dict, digits: int):
+    """The :class:`~symrmt.engine.TraceLimit` of a plan at exact ``values`` (name -> Fraction)."""
+    from ..engine import TraceLimit
+
+    if digits < 1:
+        raise ValueError("digits must be >= 1")
+    solvers = {"values": values}
+    for t in plan.traces:
+        solvers[t.index] = TraceSolver(compiled_system(t.system), values)
+    for t in plan.traces:  # the homotopy: a failure here is not a precision problem, so it is not retried
+        solvers[t.index].start(_acceptor(t, values))
+    guard = GUARD
+    failures = []
+    for _ in range(ESCALATIONS):
+        dps = digits + guard
+        try:
+            lo, taus_lo, step_lo, res_lo = _evaluate(plan, solvers, dps)
+            if step_lo > mpmath.mpf(10) ** -(digits + 2):
+                raise ConvergenceError(f"Newton at {dps} digits stalled at a relative step {mpmath.nstr(step_lo, 3)} "
+                                       f"(fixed-point residual max|R| = {mpmath.nstr(res_lo, 3)})")
+            hi, taus, _, res = _evaluate(plan, solvers, dps + 10)
+            with mpmath.workdps(dps + 10):
+                if _agree(lo, hi, digits) and all(_agree(a, b, digits) for a, b in zip(taus_lo, taus)):
+                    _check_bounds(plan, values, taus, digits)
+                    with mpmath.workdps(digits):
+                        return TraceLimit(+hi, digits, dps + 10, res, dict(values), [+x for x in taus])
+            failures.append(f"solves at {dps} and {dps + 10} digits disagree beyond digit {digits} "
+                            f"(fixed-point residual max|R| = {mpmath.nstr(res, 3)})")
+        except ConvergenceError as exc:
+            failures.append(str(exc))
+        except ZeroDivisionError as exc:
+            failures.append(f"division by zero ({exc})")
+        guard *= 2
+    raise PrecisionError(
+        f"could not certify {digits} digits with up to {dps + 10} working digits: {'; '.join(failures)}"
+    )

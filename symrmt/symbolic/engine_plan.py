@@ -1,0 +1,231 @@
+"""From a scalar expression to its pencils, fixed-point systems and final formula (SymPy only).
+
+:func:`prepare` normalizes the expression (powers of ``n`` must cancel), linearizes every
+trace in it, splits the atoms of diagonal laws, self-tests each pencil at a finite size,
+writes each block fixed point, and writes the expression as a SymPy formula in the
+block-trace entries ``H_kl``, their parameter derivatives (for ``diff``) and the parameters.
+It also records the sanity bounds that hold by structure: ``0 < tau(A^{-1}) <= 1/g`` when
+``A`` is a positive semi-definite expression plus ``g I`` with ``g > 0``, and
+``tau(P) >= 0`` for a positive semi-definite ``P``.
+"""
+
+from __future__ import annotations
+
+import sympy as sp
+
+from . import linearize as lin
+from .blockfp import BlockSystem
+from .engine_nodes import (
+    GOE,
+    Const,
+    Diagonal,
+    Diff,
+    Gaussian,
+    Identity,
+    Inverse,
+    MatProduct,
+    MatSum,
+    ModelError,
+    Power,
+    ScalarProduct,
+    ScalarSum,
+    Scaled,
+    Trace,
+    Transpose,
+    walk,
+)
+from .pencil_check import self_test
+
+
+class TracePlan:
+    """One trace of the expression: its normalized matrix, pencil, system and sanity bounds."""
+
+    def __init__(self, index, matrix, pencil, system, bounds):
+        self.index, self.matrix, self.pencil, self.system, self.bounds = index, matrix, pencil, system, bounds
+
+
+class Plan:
+    """Everything :func:`prepare` derives for one scalar expression."""
+
+    def __init__(self, expr, hat, traces, formula, symbols, needs, params):
+        self.expr, self.hat, self.traces = expr, hat, traces
+        self.formula = formula      # SymPy expression in `symbols`
+        self.symbols = symbols      # list of (Symbol, (trace index, (i, j), alpha) or ("param", Symbol))
+        self.needs = needs          # trace index -> set of multi-indices alpha (() included)
+        self.params = params        # every parameter the value depends on
+
+
+_PENCILS = {}
+
+
+def pencil_for(matrix):
+    """The reduced, atom-split, self-tested pencil of a normalized square matrix (memoized)."""
+    key = matrix
+    if key not in _PENCILS:
+        p = lin.linearize(matrix)
+        self_test(p, matrix)
+        diags = lin.diagonals_of(matrix)
+        if diags:
+            p = lin.reduce(lin.split_atoms(p, diags))
+            self_test(p, matrix)
+        if len(_PENCILS) > 256:
+            _PENCILS.clear()
+        _PENCILS[key] = p
+    return _PENCILS[key]
+
+
+def prepare(expr) -> Plan:
+    """The :class:`Plan` of a scalar expression (raises :class:`ModelError` when it is not O(1))."""
+    if not hasattr(expr, "kind") or expr.kind in ("gaussian", "goe", "identity", "diag", "sum", "product",
+                                                 "scaled", "transpose", "inverse"):
+        raise ModelError("the limit needs a scalar expression (take a normalized trace: trace(M))")
+    e, hat = lin.normalize(expr)
+    if hat is None:
+        raise ModelError("the expression is identically zero")
+    if e != 0:
+        how = "grows" if e > 0 else "vanishes"
+        raise ModelError(
+            f"the expression {how} like n^{e} as n -> oo, so its limit is not O(1); "
+            "check the scalings (each Gaussian counts as sqrt(n): write Z.T*Z/n, G/sqrt(n))"
+        )
+    traces, index = [], {}
+    for node in walk(hat):
+        if isinstance(node, Trace) and node.matrix not in index:
+            m = node.matrix
+            index[m] = len(traces)
+            p = pencil_for(m)
+            traces.append(TracePlan(len(traces), m, p, BlockSystem(p), _bounds(m)))
+    params = set()
+    for node in walk(hat):
+        if isinstance(node, Const):
+            params |= node.value.free_symbols
+        if isinstance(node, Diff):
+            params.add(node.param)
+    for t in traces:
+        params |= set(t.system.params)
+    params = sorted(params, key=lambda s: s.name)
+    funcs = {}
+
+    def hfun(k, i, j):
+        key = (k, i, j)
+        if key not in funcs:
+            funcs[key] = sp.Function(f"H{k}_{i}_{j}")(*params) if params else sp.Symbol(f"H{k}_{i}_{j}")
+        return funcs[key]
+
+    def to_sympy(s):
+        if isinstance(s, Const):
+            return s.value
+        if isinstance(s, Trace):
+            t = traces[index[s.matrix]]
+            return sum((c * hfun(t.index, i, j) for (i, j), c in t.system.readout.items()), sp.Integer(0))
+        if isinstance(s, ScalarSum):
+            return sp.Add(*[to_sympy(x) for x in s.terms])
+        if isinstance(s, ScalarProduct):
+            return sp.Mul(*[to_sympy(x) for x in s.factors])
+        if isinstance(s, Power):
+            return to_sympy(s.base) ** s.exponent
+        if isinstance(s, Diff):
+            return sp.diff(to_sympy(s.scalar), s.param)
+        raise ModelError(f"not a scalar expression: {s!r}")
+
+    formula = to_sympy(hat)
+    symbols, repl, needs = [], {}, {t.index: set() for t in traces}
+    derivs = sorted(formula.atoms(sp.Derivative), key=sp.default_sort_key)
+    for d in derivs:
+        f = d.expr
+        k, i, j = _parse_fname(f)
+        alpha = []
+        for var, count in d.variable_count:
+            alpha += [var] * int(count)
+        alpha = tuple(sorted(alpha, key=lambda x: x.name))
+        sym = sp.Symbol(f"dH_{k}_{i}_{j}_{'_'.join(a.name for a in alpha)}", real=True)
+        repl[d] = sym
+        symbols.append((sym, (k, (i, j), alpha)))
+        needs[k].add(alpha)
+    formula = formula.xreplace(repl)
+    for (k, i, j), f in funcs.items():
+        sym = sp.Symbol(f"H_{k}_{i}_{j}", real=True)
+        formula = formula.xreplace({f: sym})
+        symbols.append((sym, (k, (i, j), ())))
+        needs[k].add(())
+    for p in params:
+        symbols.append((p, ("param", p)))
+    return Plan(expr, hat, traces, formula, symbols, needs, params)
+
+
+def _parse_fname(f):
+    name = f.func.__name__ if hasattr(f, "func") and f.args else str(f)
+    k, i, j = name[1:].split("_")
+    return int(k), int(i), int(j)
+
+
+# ---------------------------------------------------------------- sanity bounds
+
+def _transpose_equal(a, b) -> bool:
+    return lin.push_transposes(Transpose(a)) == lin.push_transposes(b)
+
+
+def psd_conditions(m):
+    """``None`` if ``m`` is not positive semi-definite by structure, else the list of scalar
+    expressions that must be ``>= 0`` for it to be."""
+    if isinstance(m, Identity):
+        return []
+    if isinstance(m, Diagonal):
+        return list(m.values)
+    if isinstance(m, (Gaussian, GOE, Transpose)):
+        return None
+    if isinstance(m, Scaled):
+        inner = psd_conditions(m.matrix)
+        return None if inner is None else inner + [m.scalar.value]
+    if isinstance(m, MatSum):
+        out = []
+        for t in m.terms:
+            c = psd_conditions(t)
+            if c is None:
+                return None
+            out += c
+        return out
+    if isinstance(m, Inverse):
+        return psd_conditions(m.matrix)
+    if isinstance(m, MatProduct):
+        fs = m.factors
+        k = len(fs)
+        for a in range(k // 2):
+            if not _transpose_equal(fs[a], fs[k - 1 - a]):
+                return None
+        if k % 2:
+            return psd_conditions(fs[k // 2])
+        return []
+    return None
+
+
+def _bounds(m):
+    """Sanity bounds of ``tau(m)``: a list of ``(kind, expr, conditions)`` with kind ``"pos"``
+    (``tau > 0``), ``"nonneg"`` or ``"upper"`` (``tau <= expr``), valid when every condition is ``>= 0``."""
+    out = []
+    if isinstance(m, Inverse):
+        a = m.matrix
+        terms = a.terms if isinstance(a, MatSum) else (a,)
+        g, rest, conds = sp.Integer(0), [], []
+        for t in terms:
+            if isinstance(t, Identity):
+                g += 1
+            elif isinstance(t, Scaled) and isinstance(t.matrix, Identity):
+                g += t.scalar.value
+            else:
+                rest.append(t)
+        ok = True
+        for t in rest:
+            c = psd_conditions(t)
+            if c is None:
+                ok = False
+                break
+            conds += c
+        if ok and g != 0:
+            out.append(("pos", sp.Integer(0), conds + [g]))
+            out.append(("upper", 1 / g, conds + [g]))
+    else:
+        c = psd_conditions(m)
+        if c is not None:
+            out.append(("nonneg", sp.Integer(0), c))
+    return out

@@ -1,0 +1,144 @@
+"""Finite-size self-test of a pencil: its Schur complement against direct evaluation.
+
+At a small size (``N ~ 30``) the matrices are drawn once, the pencil ``Q`` is formed
+and ``u Q^{-1} v`` is compared with the normalized expression evaluated directly
+with the same matrices, at random parameter values.  The identity is exact at every
+size, so a relative difference above ``1e-10`` means a wrong pencil: it raises
+before the pencil is ever used.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import sympy as sp
+
+from .engine_nodes import GOE, Const, Diagonal, Gaussian, Identity, Inverse, MatProduct, MatSum, Scaled, Transpose, walk
+
+TOL = 1e-10
+
+
+class PencilError(AssertionError):
+    """A pencil failed its finite-size self-test (a bug in the linearization, never a user error)."""
+
+
+def _values(symbols, rng):
+    return {s: sp.Rational(int(rng.integers(5, 16)), 10) for s in symbols}
+
+
+def self_test(pencil, hat, size: int = 30, seed: int = 20260611):
+    """Check ``u Q^{-1} v == hat`` at size ``size`` (raises :class:`PencilError`).
+
+    ``hat``: the normalized matrix tree the pencil realizes (split or not: blocks with
+    an atom index take their rows of the dimension).  Returns the relative difference.
+    """
+    rng = np.random.default_rng(seed)
+    symbols = set()
+    for c in pencil.ratios.values():
+        symbols |= c.free_symbols
+    for e in pencil.Q.values():
+        for c in e.values():
+            symbols |= c.free_symbols
+    for x in walk(hat):
+        if isinstance(x, Const):
+            symbols |= x.value.free_symbols
+        if isinstance(x, Diagonal):
+            for v in x.values + x.weights:
+                symbols |= v.free_symbols
+        if isinstance(x, (Gaussian, GOE, Identity, Diagonal)):
+            symbols |= x.rows.ratio.free_symbols | x.cols.ratio.free_symbols
+    from .linearize import EPS_SHIFT
+
+    vals = _values(sorted(symbols - {EPS_SHIFT}, key=str), rng)
+    vals[EPS_SHIFT] = 0
+
+    def num(c):  # the identity is algebraic: a complex coefficient (sqrt of a negative) is fine
+        return complex(sp.sympify(c).subs(vals))
+
+
+    # sizes: the identity holds at any sizes; every dimension gets ``size`` rows, so that every
+    # square matrix of Gaussian products is invertible (almost surely); atoms split it evenly
+    dims, laws = {}, {}
+    for x in walk(hat):
+        for d in ((x.rows, x.cols) if hasattr(x, "rows") else ()):
+            dims[d.name] = size
+        if isinstance(x, Diagonal):
+            laws[x.dim.name] = x
+    for (d, _a) in pencil.ratios:
+        dims.setdefault(d, size)
+    atoms = {}
+    for d, D in laws.items():
+        counts = [max(2, size // len(D.weights))] * len(D.weights)
+        dims[d] = sum(counts)
+        starts = np.cumsum([0] + counts)
+        atoms[d] = [(int(starts[a]), int(starts[a + 1])) for a in range(len(counts))]
+    mats = {}
+    for x in walk(hat):
+        if isinstance(x, Gaussian) and x.name not in mats:
+            mats[x.name] = rng.standard_normal((dims[x.rows.name], dims[x.cols.name])) / np.sqrt(size)
+        if isinstance(x, GOE) and x.name not in mats:
+            a = rng.standard_normal((dims[x.dim.name],) * 2) / np.sqrt(size)
+            mats[x.name] = (a + a.T) / np.sqrt(2)
+        if isinstance(x, Diagonal) and x.name not in mats:
+            d = np.empty(dims[x.dim.name], dtype=complex)
+            for a, (s, e) in enumerate(atoms[x.dim.name]):
+                d[s:e] = num(x.values[a])
+            mats[x.name] = np.diag(d)
+
+    def direct(m):
+        if isinstance(m, (Gaussian, GOE, Diagonal)):
+            return mats[m.name]
+        if isinstance(m, Identity):
+            return np.eye(dims[m.dim.name])
+        if isinstance(m, Scaled):
+            return num(m.scalar.value) * direct(m.matrix)
+        if isinstance(m, MatSum):
+            return sum(direct(t) for t in m.terms)
+        if isinstance(m, MatProduct):
+            out = direct(m.factors[0])
+            for f in m.factors[1:]:
+                out = out @ direct(f)
+            return out
+        if isinstance(m, Transpose):
+            return direct(m.matrix).T
+        if isinstance(m, Inverse):
+            return np.linalg.inv(direct(m.matrix))
+        raise PencilError(f"cannot evaluate {m!r}")
+
+    def rows_of(key):
+        d, a = key
+        return (0, dims[d]) if a is None else atoms[d][a]
+
+    spans = [rows_of(k) for k in pencil.blocks]
+    offs = np.cumsum([0] + [e - s for s, e in spans])
+    total = int(offs[-1])
+    L = np.zeros((total, total), dtype=complex)
+
+    def leaf_matrix(leaf, ki, kj):
+        if leaf == "I":
+            return np.eye(offs[ki + 1] - offs[ki])
+        (ri0, ri1), (cj0, cj1) = spans[ki], spans[kj]
+        if leaf[0] == "Z":
+            base = leaf[1].split("[")[0]
+            full = mats[base] if base in mats else None
+            if full is None:
+                raise PencilError(f"unknown leaf {leaf}")
+            if leaf[2]:
+                return full.T[ri0:ri1, cj0:cj1]
+            return full[ri0:ri1, cj0:cj1]
+        base = leaf[1].split("[")[0]
+        return mats[base][ri0:ri1, cj0:cj1]
+
+    for (i, j), e in pencil.Q.items():
+        for leaf, c in e.items():
+            L[offs[i]:offs[i + 1], offs[j]:offs[j + 1]] += num(c) * leaf_matrix(leaf, i, j)
+    Linv = np.linalg.inv(L)
+    want = direct(hat)
+    got = np.zeros(want.shape, dtype=complex)
+    for i, cu in pencil.u.items():
+        for j, cv in pencil.v.items():
+            (r0, r1), (c0, c1) = spans[i], spans[j]
+            got[r0:r1, c0:c1] += num(cu) * num(cv) * Linv[offs[i]:offs[i + 1], offs[j]:offs[j + 1]]
+    err = np.linalg.norm(got - want) / max(np.linalg.norm(want), 1e-300)
+    if not err <= TOL:
+        raise PencilError(f"pencil self-test failed: relative difference {err:.3g} > {TOL:g} at size {size}")
+    return err
