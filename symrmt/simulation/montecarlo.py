@@ -35,7 +35,7 @@ from numbers import Integral
 
 import numpy as np
 
-from symrmt.params import ParameterError, as_low_rank
+from symrmt.params import ParameterError, as_low_rank, check_c
 from symrmt.simulation.executor import make_executor, run_trials
 
 __all__ = [
@@ -414,11 +414,14 @@ def simulate(
     """
     from symrmt.simulation.trials import SIMULATE_SPEC, simulate_point, summarize
 
+    if not callable(f):
+        raise ParameterError(f"f must be a callable (a vectorized NumPy function), got {f!r}")
+    _check_vectorized(f)
+    n_checked = _check_int(n, "n", 2)  # the memory estimate comes before any array is allocated
+    _check_memory(n_checked, round(check_c(c) * n_checked), weights is not None,
+                  min(workers, trials) if isinstance(workers, Integral) and isinstance(trials, Integral) else 1)
     point = simulate_point(f, n, c, gammas, geometry=geometry, diagonal=diagonal, noise=noise, weights=weights,
                            mu=mu, f_key=f_key, need_key=store is not None)
-    _check_vectorized(f)
-    _check_memory(point.n, point.p, weights is not None,
-                  min(workers, trials) if isinstance(workers, Integral) and isinstance(trials, Integral) else 1)
     trials = _check_int(trials, "trials", 2, " (a standard error needs at least two trials)")
     seed = _check_int(seed, "seed", 0)
     workers = _check_int(workers, "workers", 1)
