@@ -227,7 +227,7 @@ def _worker_main(kind: str, spec_json: str) -> None:
         out = worker(spec)
     else:
         out = _theory_worker(spec) if kind == "theory" else _sim_worker(spec)
-    print(json.dumps(out))
+    print(json.dumps(out, allow_nan=False))
 
 
 def _run_sub(args, env_extra: dict, timeout: float):
@@ -450,7 +450,7 @@ def format_report(res: dict) -> str:
 
 def main(quick: bool = False, as_json: bool = False, out=None) -> dict:
     res = run(quick=quick, progress=lambda msg: print(f"symrmt bench: {msg}", file=sys.stderr, flush=True))
-    text = json.dumps(res, indent=1) if as_json else format_report(res)
+    text = json.dumps(res, indent=1, allow_nan=False) if as_json else format_report(res)
     if out:
         with open(out, "w", encoding="utf-8") as fh:
             fh.write(text)

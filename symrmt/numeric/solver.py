@@ -80,7 +80,7 @@ def _check_functions(expr) -> None:
 TARGETS = ("mpmath", "numpy")
 
 
-def compile_expr(args, expr, modules="mpmath", cse=True):
+def compile_expr(args, expr, modules="mpmath", cse=True, floats_ok=False):
     """``sympy.lambdify(args, expr, modules=[SAFE namespace, modules], cse=cse)`` after checks.
 
     The shared compile step of the package: float literals are refused (they would cap the
@@ -96,7 +96,7 @@ def compile_expr(args, expr, modules="mpmath", cse=True):
     """
     if not isinstance(expr, (sp.MatrixBase, list, tuple)):
         expr = sp.sympify(expr)
-    if not isinstance(expr, (list, tuple)):
+    if not isinstance(expr, (list, tuple)) and not floats_ok:
         _check_no_floats(expr)
     _check_functions(expr)
     mods = [_namespace_dict()] + (list(modules) if isinstance(modules, (list, tuple)) else [modules])
