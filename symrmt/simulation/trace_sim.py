@@ -53,6 +53,7 @@ import numpy as np
 
 from symrmt.params import ParameterError
 from symrmt.progress import Progress
+from symrmt.simulation.montecarlo import check_memory_bytes
 
 __all__ = ["TraceSimulationError", "draw_matrices", "evaluate", "random_matrices", "simulate_trace"]
 
@@ -308,6 +309,25 @@ def _check_int(value, name: str, minimum: int, why: str = "") -> int:
     return int(value)
 
 
+def check_trace_memory(tree, specs=None, sizes=None) -> None:
+    """Refuse, before any draw, a simulation whose float64 arrays would not fit in memory: the random
+    matrices plus one dense square of the largest dimension per matrix node of the tree (the
+    evaluator may keep each intermediate), an upper estimate stated in the error."""
+    specs = random_matrices(tree) if specs is None else specs
+    if sizes is None:
+        sizes = {}
+        for x in _walk(tree):
+            for d in (getattr(x, "rows", None), getattr(x, "cols", None)):
+                if d is not None:
+                    sizes[d.name] = int(d.count)
+    big = max(sizes.values(), default=0)
+    nodes = sum(1 for x in _walk(tree) if getattr(x, "rows", None) is not None)
+    need = 8 * (sum(r * c for _, r, c in specs.values()) + (nodes + 2) * big * big)
+    dims = ", ".join(f"{k}={v}" for k, v in sizes.items())
+    check_memory_bytes(need, f"simulate trace {dims}", f"{len(specs)} random matrices and up to {nodes + 2} "
+                       f"intermediates of {big} x {big}", "lower n")
+
+
 def simulate_trace(tree, trials: int = 10, seed: int = 0, progress=None) -> dict:
     """Monte-Carlo mean and standard error of a bound scalar tree.
 
@@ -347,6 +367,7 @@ def simulate_trace(tree, trials: int = 10, seed: int = 0, progress=None) -> dict
             if d is not None:
                 sizes[d.name] = int(d.count)
     sizes = dict(sorted(sizes.items()))
+    check_trace_memory(tree, specs, sizes)
     values = np.empty(trials, dtype=np.float64)
     children = np.random.SeedSequence(seed).spawn(trials)
     desc = "simulate trace " + " ".join(f"{k}={v}" for k, v in sizes.items())
