@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import multiprocessing
+import numbers
 import signal
 import threading
 
@@ -192,8 +193,9 @@ def check_digits(digits, what: str = "digits") -> int:
     ...
     symrmt.parsing.ParseLimitError: digits = 5000 is above the limit 1000 (LIMITS['digits'])
     """
-    if isinstance(digits, bool) or not isinstance(digits, int):
+    if isinstance(digits, bool) or not isinstance(digits, numbers.Integral):  # NumPy integers are fine
         raise ParameterError(f"{what} must be an integer, got {digits!r}")
+    digits = int(digits)
     if digits < 1:
         raise ParameterError(f"{what} must be >= 1, got {digits}")
     if digits > LIMITS["digits"]:
