@@ -275,6 +275,9 @@ def crossings(f, over: str = "c", between=(0.1, 10), *, c=None, gamma=None, geom
         raise ParameterError(f"between must have a < b, got {between!r}")
     if isinstance(scan, bool) or not isinstance(scan, int) or scan < 2:
         raise ParameterError(f"scan must be an integer >= 2, got {scan!r}")
+    from .parsing import check_count
+
+    check_count(scan, "points", "number of scan points")
     if isinstance(digits, bool) or not isinstance(digits, int) or digits < 1:
         raise ParameterError(f"digits must be a positive integer, got {digits!r}")
     diagonal = check_diagonal(diagonal)

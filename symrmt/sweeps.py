@@ -258,6 +258,12 @@ _TEX = {"gamma": r"\gamma", "snr": r"\|\mu\|^2", "wk2": r"\|w_K\|^2", "wq2": r"\
 
 def _point_list(axes: dict, fixed: dict, base):
     """Every point as a dict of exact parameters (c, gamma, the Gram entries, and any angles given)."""
+    from .parsing import check_count
+
+    total = 1
+    for values in axes.values():
+        total *= len(values)
+    check_count(total, "points", "number of grid points (the product of the axes)")
     points, models = [], []
     names = [name.split("=") for name in axes]
     for combo in itertools.product(*axes.values()):

@@ -38,6 +38,8 @@ LIMITS = {
     "rank": 8,
     # largest number of gamma values in one call
     "gammas": 1000,
+    # points of one sweep grid (the product of its axes) and of one crossings scan
+    "points": 10000,
     # seconds for parsing and building one input (LaTeX included)
     "time": 5.0,
 }

@@ -26,8 +26,9 @@ def _short(c, n: int = 40) -> str:
     return text if len(text) <= n else text[: n - 3] + "..."
 
 
-class PencilError(AssertionError):
-    """A pencil failed its finite-size self-test (a bug in the linearization, never a user error)."""
+class PencilError(AssertionError, ArithmeticError):
+    """A pencil failed its finite-size self-test (a bug in the linearization, or a float64 test too
+    ill-conditioned to decide); an ``ArithmeticError`` too, so the command line reports it in one line."""
 
 
 def _values(symbols, rng):
