@@ -88,3 +88,30 @@ def test_crossings_scan_capped():
 
     with pytest.raises(ParseLimitError, match="scan points"):
         crossings("tanh", center=True, over="gamma", between=(0.1, 1), c=0.5, scan=10**8)
+
+
+def test_store_trust_rule_and_parameterized_queries(tmp_path):
+    import os
+
+    from symrmt.simulation.store import StoreError, TrialStore
+
+    path = tmp_path / "a.sqlite"
+    with TrialStore(path) as st:
+        st.add(st.point("demo", "1", {"n": 8, "seed": 0}), 0, [1.0], 0.1)
+    assert os.stat(path).st_mode & 0o077 == 0
+    (tmp_path / "link.sqlite").symlink_to(path)
+    with pytest.raises(StoreError, match="symbolic link"):
+        TrialStore(tmp_path / "link.sqlite")
+    os.chmod(path, 0o666)
+    with pytest.raises(StoreError, match="writable by group or others"):
+        TrialStore(path)
+    os.chmod(path, 0o600)
+    if hasattr(os, "getuid") and os.getuid() == 0:  # only root can give a file away
+        os.chown(path, 12345, -1)
+        with pytest.raises(StoreError, match="owned by uid 12345"):
+            TrialStore(path)
+        os.chown(path, 0, -1)
+    with TrialStore(path) as st:
+        evil = "x' OR '1'='1"
+        assert st.point(evil, "1); DROP TABLE trials; --", {"n": evil}, create=False) is None
+        assert [r["trials"] for r in st.summary()] == [1]
