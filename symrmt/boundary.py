@@ -278,8 +278,9 @@ def crossings(f, over: str = "c", between=(0.1, 10), *, c=None, gamma=None, geom
     from .parsing import check_count
 
     check_count(scan, "points", "number of scan points")
-    if isinstance(digits, bool) or not isinstance(digits, int) or digits < 1:
-        raise ParameterError(f"digits must be a positive integer, got {digits!r}")
+    from symrmt.parsing import check_digits
+
+    digits = check_digits(digits)  # the one digits rule: an integer (NumPy too) in [1, LIMITS['digits']]
     diagonal = check_diagonal(diagonal)
     nl = as_nonlinearity(f, center)
     if log is None:

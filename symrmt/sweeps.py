@@ -332,8 +332,9 @@ def sweep(f, grid: dict, *, geometry=None, diagonal: str = "zero", digits: int =
     points, models = _point_list(axes, fixed, geometry)
     if fast:
         return _sweep_fast(nl, axes, fixed, geometry, diagonal, points, models, certify, seed, t0)
-    if isinstance(digits, bool) or not isinstance(digits, int) or digits < 1:
-        raise ParameterError(f"digits must be a positive integer, got {digits!r}")
+    from symrmt.parsing import check_digits
+
+    digits = check_digits(digits)  # the one digits rule: an integer (NumPy too) in [1, LIMITS['digits']]
     from symrmt.numeric.theory import attention_limit, ridge_limit
 
     groups: dict = {}

@@ -115,3 +115,16 @@ def test_store_trust_rule_and_parameterized_queries(tmp_path):
         evil = "x' OR '1'='1"
         assert st.point(evil, "1); DROP TABLE trials; --", {"n": evil}, create=False) is None
         assert [r["trials"] for r in st.summary()] == [1]
+
+
+def test_public_api_reads_numpy_digits_and_refuses_huge_trials():
+    import symrmt
+
+    r = symrmt.limit("tanh", c=np.float32(0.5), gamma=np.float64(1), center=True, digits=np.int64(10))
+    assert r.digits == 10
+    with pytest.raises(ParseLimitError, match="LIMITS\\['digits'\\]"):
+        symrmt.limit("tanh", c=0.5, gamma=1, center=True, digits=10**6)
+    with pytest.raises(ParameterError, match="GiB.*lower trials"):
+        symrmt.simulate(np.tanh, n=8, c=0.5, gamma=[1.0], trials=10**12)
+    with pytest.raises(ParseLimitError, match="digits"):
+        symrmt.limit("tanh", c=10**100000, gamma=1, center=True)

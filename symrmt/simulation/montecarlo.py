@@ -307,6 +307,9 @@ def _check_vectorized(f) -> None:
 
 #: fraction of the physical memory one simulate() call may plan to use
 MEMORY_FRACTION = 0.5
+#: bytes kept per trial whatever n (its seed sequence and results), an upper estimate: a huge
+#: ``trials`` is refused by the memory check before anything is spawned
+TRIAL_BOOKKEEPING = 1024
 
 
 def _check_memory(n: int, p: int, explicit_weights: bool, parallel: int) -> None:
@@ -427,6 +430,8 @@ def simulate(
     point = simulate_point(f, n, c, gammas, geometry=geometry, diagonal=diagonal, noise=noise, weights=weights,
                            mu=mu, f_key=f_key, need_key=store is not None)
     trials = _check_int(trials, "trials", 2, " (a standard error needs at least two trials)")
+    check_memory_bytes(trials * TRIAL_BOOKKEEPING, f"simulate {trials} trials", "results and seed sequences",
+                       "lower trials")
     seed = _check_int(seed, "seed", 0)
     workers = _check_int(workers, "workers", 1)
     if progress not in (None, True, False):

@@ -53,7 +53,7 @@ import numpy as np
 
 from symrmt.params import ParameterError
 from symrmt.progress import Progress
-from symrmt.simulation.montecarlo import check_memory_bytes
+from symrmt.simulation.montecarlo import TRIAL_BOOKKEEPING, check_memory_bytes
 
 __all__ = ["TraceSimulationError", "draw_matrices", "evaluate", "random_matrices", "simulate_trace"]
 
@@ -368,6 +368,8 @@ def simulate_trace(tree, trials: int = 10, seed: int = 0, progress=None) -> dict
                 sizes[d.name] = int(d.count)
     sizes = dict(sorted(sizes.items()))
     check_trace_memory(tree, specs, sizes)
+    check_memory_bytes(trials * TRIAL_BOOKKEEPING, f"simulate trace, {trials} trials", "results and seed sequences",
+                       "lower trials")
     values = np.empty(trials, dtype=np.float64)
     children = np.random.SeedSequence(seed).spawn(trials)
     desc = "simulate trace " + " ".join(f"{k}={v}" for k, v in sizes.items())
