@@ -14,6 +14,7 @@ import functools
 import mpmath
 import sympy as sp
 
+from .pencil_check import checked
 from .solver import BranchError, ConvergenceError, PrecisionError, compile_expr, mpf_of
 from .theory import ESCALATIONS, GUARD, _agree
 from .trace_solver import CompiledSystem, TraceSolver
@@ -117,6 +118,7 @@ def certified_limit(plan, values: dict, digits: int):
         raise ValueError("digits must be >= 1")
     solvers = {"values": values}
     for t in plan.traces:
+        checked(t.pencil, t.matrix)  # a pencil that fails its finite-size self-test is never solved
         solvers[t.index] = TraceSolver(compiled_system(t.system), values)
     for t in plan.traces:  # the homotopy: a failure here is not a precision problem, so it is not retried
         solvers[t.index].start(_acceptor(t, values))

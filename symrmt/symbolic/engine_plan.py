@@ -1,12 +1,15 @@
 """From a scalar expression to its pencils, fixed-point systems and final formula (SymPy only).
 
 :func:`prepare` normalizes the expression (powers of ``n`` must cancel), linearizes every
-trace in it, splits the atoms of diagonal laws, self-tests each pencil at a finite size,
-writes each block fixed point, and writes the expression as a SymPy formula in the
+trace in it, splits the atoms of diagonal laws, writes each block fixed point, and writes the expression as a SymPy formula in the
 block-trace entries ``H_kl``, their parameter derivatives (for ``diff``) and the parameters.
 It also records the sanity bounds that hold by structure: ``0 < tau(A^{-1}) <= 1/g`` when
 ``A`` is a positive semi-definite expression plus ``g I`` with ``g > 0``, and
 ``tau(P) >= 0`` for a positive semi-definite ``P``.
+
+Every pencil is checked at a finite size before it is used or shown; that check evaluates
+numbers, so it is the numeric layer's (:mod:`symrmt.numeric.pencil_check`, run by the facade
+:class:`symrmt.engine.Model` and by the solver); this module stays SymPy-only.
 """
 
 from __future__ import annotations
@@ -34,7 +37,6 @@ from .engine_nodes import (
     Transpose,
     walk,
 )
-from .pencil_check import self_test
 
 
 class TracePlan:
@@ -59,15 +61,13 @@ _PENCILS = {}
 
 
 def pencil_for(matrix):
-    """The reduced, atom-split, self-tested pencil of a normalized square matrix (memoized)."""
+    """The reduced, atom-split pencil of a normalized square matrix (memoized; not yet self-tested)."""
     key = matrix
     if key not in _PENCILS:
         p = lin.linearize(matrix)
-        self_test(p, matrix)
         diags = lin.diagonals_of(matrix)
         if diags:
             p = lin.reduce(lin.split_atoms(p, diags))
-            self_test(p, matrix)
         if len(_PENCILS) > 256:
             _PENCILS.clear()
         _PENCILS[key] = p

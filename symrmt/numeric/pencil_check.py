@@ -1,10 +1,15 @@
-"""Finite-size self-test of a pencil: its Schur complement against direct evaluation.
+"""Finite-size self-test of a pencil: its Schur complement against direct evaluation (numbers, NumPy).
 
 At a small size (``N ~ 30``) the matrices are drawn once, the pencil ``Q`` is formed
 and ``u Q^{-1} v`` is compared with the normalized expression evaluated directly
 with the same matrices, at random parameter values.  The identity is exact at every
 size, so a relative difference above ``1e-10`` means a wrong pencil: it raises
 before the pencil is ever used.
+
+The test evaluates numbers, so it lives in the numeric layer; the symbolic layer only
+builds pencils.  :func:`checked` runs it once per pencil:
+the facade :class:`symrmt.engine.Model` calls it on every pencil it shows, and the solver
+(:func:`symrmt.numeric.trace_certify.certified_limit`) on every pencil before it is compiled.
 """
 
 from __future__ import annotations
@@ -12,13 +17,24 @@ from __future__ import annotations
 import numpy as np
 import sympy as sp
 
-from .engine_nodes import GOE, Const, Diagonal, Gaussian, Identity, Inverse, MatProduct, MatSum, Scaled, Transpose, walk
+from ..symbolic.engine_nodes import (
+    GOE, Const, Diagonal, Gaussian, Identity, Inverse, MatProduct, MatSum, Scaled, Transpose, walk,
+)
+from ..symbolic.linearize import EPS_SHIFT
 
 TOL = 1e-10
 
 
 class PencilError(AssertionError):
     """A pencil failed its finite-size self-test (a bug in the linearization, never a user error)."""
+
+
+def checked(pencil, hat):
+    """Run :func:`self_test` on ``pencil`` against ``hat`` once per pencil object; returns ``pencil``."""
+    if getattr(pencil, "tested_against", None) != hat:
+        self_test(pencil, hat)
+        pencil.tested_against = hat
+    return pencil
 
 
 def _values(symbols, rng):
@@ -46,8 +62,6 @@ def self_test(pencil, hat, size: int = 30, seed: int = 20260611):
                 symbols |= v.free_symbols
         if isinstance(x, (Gaussian, GOE, Identity, Diagonal)):
             symbols |= x.rows.ratio.free_symbols | x.cols.ratio.free_symbols
-    from .linearize import EPS_SHIFT
-
     vals = _values(sorted(symbols - {EPS_SHIFT}, key=str), rng)
     vals[EPS_SHIFT] = 0
 
