@@ -1,6 +1,8 @@
 """Finite-size self-test of a pencil: its Schur complement against direct evaluation (numbers, NumPy).
 
-At a small size (``N ~ 30``) the matrices are drawn once, the pencil ``Q`` is formed
+At a small size (``N`` rows per dimension, 30 for a pencil of at most 3 blocks, fewer for more
+blocks so that the whole pencil stays under about 90 rows: a larger dense solve starts the BLAS
+threads, which costs far more than the solve on a shared machine) the matrices are drawn once, the pencil ``Q`` is formed
 and ``u Q^{-1} v`` is compared with the normalized expression evaluated directly
 with the same matrices, at random parameter values.  The identity is exact at every
 size, so a relative difference above ``1e-10`` means a wrong pencil: it raises
@@ -41,12 +43,20 @@ def _values(symbols, rng):
     return {s: sp.Rational(int(rng.integers(5, 16)), 10) for s in symbols}
 
 
-def self_test(pencil, hat, size: int = 30, seed: int = 20260611):
+#: rows of the whole test pencil aimed at, and the bounds of the rows per dimension
+TARGET_ROWS, MIN_SIZE, MAX_SIZE = 90, 6, 30
+
+
+def self_test(pencil, hat, size: int | None = None, seed: int = 20260611):
     """Check ``u Q^{-1} v == hat`` at size ``size`` (raises :class:`PencilError`).
+
+    ``size``: rows per dimension (default: ``TARGET_ROWS // blocks`` within ``[MIN_SIZE, MAX_SIZE]``).
 
     ``hat``: the normalized matrix tree the pencil realizes (split or not: blocks with
     an atom index take their rows of the dimension).  Returns the relative difference.
     """
+    if size is None:
+        size = max(MIN_SIZE, min(MAX_SIZE, TARGET_ROWS // max(1, pencil.size)))
     rng = np.random.default_rng(seed)
     symbols = set()
     for c in pencil.ratios.values():
@@ -145,13 +155,22 @@ def self_test(pencil, hat, size: int = 30, seed: int = 20260611):
     for (i, j), e in pencil.Q.items():
         for leaf, c in e.items():
             L[offs[i]:offs[i + 1], offs[j]:offs[j + 1]] += num(c) * leaf_matrix(leaf, i, j)
-    Linv = np.linalg.inv(L)
+    # only the columns of the blocks in v are needed: one solve instead of a full inverse
+    vcols = sorted(pencil.v)
+    V = np.zeros((total, sum(offs[j + 1] - offs[j] for j in vcols)), dtype=complex)
+    where, at = {}, 0
+    for j in vcols:
+        w = offs[j + 1] - offs[j]
+        V[offs[j]:offs[j + 1], at:at + w] = np.eye(w)
+        where[j] = at
+        at += w
+    X = np.linalg.solve(L, V)
     want = direct(hat)
     got = np.zeros(want.shape, dtype=complex)
     for i, cu in pencil.u.items():
         for j, cv in pencil.v.items():
             (r0, r1), (c0, c1) = spans[i], spans[j]
-            got[r0:r1, c0:c1] += num(cu) * num(cv) * Linv[offs[i]:offs[i + 1], offs[j]:offs[j + 1]]
+            got[r0:r1, c0:c1] += num(cu) * num(cv) * X[offs[i]:offs[i + 1], where[j]:where[j] + offs[j + 1] - offs[j]]
     err = np.linalg.norm(got - want) / max(np.linalg.norm(want), 1e-300)
     if not err <= TOL:
         raise PencilError(f"pencil self-test failed: relative difference {err:.3g} > {TOL:g} at size {size}")
