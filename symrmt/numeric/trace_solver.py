@@ -12,7 +12,7 @@ the step on trouble.  Each step has a trust region: the corrected point must sta
 predictor *and* to the previous point.  The second bound is what keeps a steep start (the
 Marchenko-Pastur resolvent with ``c < 1`` at ``gamma = 1/100``: ``tau`` runs from ``1/gamma`` down)
 from letting Newton settle on the other root near an overshooting predictor.  The path is then
-followed a second time with steps at most ``1/16`` and a trust region twice as tight; the two
+followed a second time with steps at most ``1/8`` and a trust region twice as tight; the two
 end points must agree (a jump to another branch depends on the steps, the branch does not), and
 the Newton polish at the working precision must stay at that point.
 The path runs on Python floats through the same generated code where it only uses
@@ -47,7 +47,7 @@ NEWTON_SLACK = 5
 MOVE_FRACTION = 0.25
 CORRECTION_FRACTION = 0.1
 #: the checking path: largest step (a fraction of the leg) and the factor on the trust region
-CHECK_MAX_STEP = 1 / 16
+CHECK_MAX_STEP = 1 / 8
 CHECK_TIGHTEN = 2
 #: relative agreement of the two paths' end points, and the largest relative move of the polish
 PATHS_AGREE = 1e-7
@@ -174,30 +174,37 @@ class CompiledSystem:
         return self._deriv[alpha]
 
 
-def _newton(F, h, pv, m, tol, maxsteps, sqrt, eps):
+def _newton(F, h, pv, m, tol, maxsteps, sqrt, eps, chord=False):
     """Newton on ``R(h) = 0`` with the compiled flat ``[R, J, dR/ds]``; returns ``(h, dh/ds, step)``.
 
     On floats the linear systems go through a float LU, in mpmath through the numeric layer's QR.
+    ``chord`` (floats only, the continuation's corrector): the Jacobian is factored once, at the
+    start point, and its steps must contract at least twofold, else :class:`ConvergenceError`
+    (the caller then takes a smaller step).
     """
     prev = step = None
     root_tol = sqrt(tol)
     floats = sqrt is math.sqrt
+    lu = None
     for _ in range(maxsteps):
         v = F(h, pv)
-        rows = [v[m + m * i:m + m * (i + 1)] for i in range(m)]
         if floats:
-            lu = _float_lu(rows)
-            if lu is None:
-                raise ConvergenceError("singular Jacobian in the fixed-point solve")
+            if lu is None or not chord:
+                lu = _float_lu([v[m + m * i:m + m * (i + 1)] for i in range(m)])
+                if lu is None:
+                    raise ConvergenceError("singular Jacobian in the fixed-point solve")
+                dhs = _lu_solve(lu, [-x for x in v[m + m * m:]])
             dx = _lu_solve(lu, [-x for x in v[:m]])
-            dhs = _lu_solve(lu, [-x for x in v[m + m * m:]])
         else:
+            rows = [v[m + m * i:m + m * (i + 1)] for i in range(m)]
             dx, dhs = _qr_solve(rows, [[-x for x in v[:m]], [-x for x in v[m + m * m:]]], sqrt, eps)
         h = [a + b for a, b in zip(h, dx)]
         step = sqrt(sum(x * x for x in dx)) / (1 + sqrt(sum(x * x for x in h)))
         if step <= tol:
             return h, dhs, step
-        if prev is not None and step > prev / 4 and step <= root_tol:
+        if chord and floats and prev is not None and not step <= prev / 2:
+            raise ConvergenceError("the chord corrector does not contract")
+        if not chord and prev is not None and step > prev / 4 and step <= root_tol:
             return h, dhs, step
         prev = step
     residual = max(abs(x) for x in F(h, pv)[:m])
@@ -291,7 +298,7 @@ class TraceSolver:
         m = self.c.m
         cap = (t1 - t0) * (CHECK_MAX_STEP if fine else 1)
         tight = CHECK_TIGHTEN if fine else 1
-        t, dt, steps = t0, (t1 - t0) / (4 * (4 if fine else 1)), 0
+        t, dt, steps = t0, (t1 - t0) / (16 if fine else 4), 0
         while t != t1:
             steps += 1
             if steps > MAX_STEPS:
@@ -301,7 +308,11 @@ class TraceSolver:
                 nxt = t1
             pred = [a + b * (nxt - t) for a, b in zip(h, dh)]
             try:
-                new, ndh, _ = _newton(F, pred, pv_at(nxt), m, tol, 12, sqrt, eps)
+                # intermediate points to about half the digits (they only seed the next predictor); the end
+                # point then gets a full Newton polish
+                new, ndh, _ = _newton(F, pred, pv_at(nxt), m, sqrt(tol), 12, sqrt, eps, chord=True)
+                if nxt == t1:
+                    new, ndh, _ = _newton(F, new, pv_at(nxt), m, tol, 12, sqrt, eps)
                 size = 1 + sqrt(sum(x * x for x in h))
                 jump = sqrt(sum((a - b) ** 2 for a, b in zip(new, pred)))
                 # a trust region on the step itself: a predictor that overshoots (a steep start, e.g. the
