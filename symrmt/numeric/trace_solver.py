@@ -186,8 +186,9 @@ def _newton(F, h, pv, m, tol, maxsteps, sqrt, eps, chord=False):
     root_tol = sqrt(tol)
     floats = sqrt is math.sqrt
     lu = None
+    residual_only = getattr(F, "residual", None) if chord else None  # R alone is cheaper where offered
     for _ in range(maxsteps):
-        v = F(h, pv)
+        v = residual_only(h, pv) if residual_only is not None and lu is not None and floats else F(h, pv)
         if floats:
             if lu is None or not chord:
                 lu = _float_lu([v[m + m * i:m + m * (i + 1)] for i in range(m)])

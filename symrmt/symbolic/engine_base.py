@@ -10,12 +10,15 @@ import sympy as sp
 
 from ..params import ParameterError
 
-__all__ = ["ModelError", "Dim", "Node", "walk", "check_law", "N", "MAX_ATOMS", "MAX_POWER"]
+__all__ = ["ModelError", "Dim", "Node", "walk", "check_law", "N", "MAX_ATOMS", "SPLIT_ATOMS", "MAX_SPLIT_ATOMS", "MAX_POWER"]
 
 N = sp.Symbol("n", positive=True)
 
-#: most atoms of one diagonal law, most factors of a matrix power
-MAX_ATOMS = 64
+#: most atoms of one diagonal law (a law of more than ``SPLIT_ATOMS`` is reduced to weighted sums,
+#: :mod:`symrmt.symbolic.atomsums`), most atoms a law split into blocks may have, most factors of a matrix power
+MAX_ATOMS = 4096
+SPLIT_ATOMS = 16
+MAX_SPLIT_ATOMS = 64
 MAX_POWER = 16
 
 

@@ -16,7 +16,9 @@ from __future__ import annotations
 
 import sympy as sp
 
+from . import engine_base
 from . import linearize as lin
+from .atomsums import AtomSystem
 from .blockfp import BlockSystem
 from .engine_nodes import (
     GOE,
@@ -61,13 +63,26 @@ _PENCILS = {}
 
 
 def pencil_for(matrix):
-    """The reduced, atom-split pencil of a normalized square matrix (memoized; not yet self-tested)."""
+    """The reduced pencil of a normalized square matrix (memoized; not yet self-tested), and the
+    diagonal law reduced to weighted sums (or ``None``).
+
+    A law of at most ``SPLIT_ATOMS`` atoms is split into one block per atom; a larger one (one per
+    trace) keeps its diagonal leaf, and its fixed point is an :class:`~symrmt.symbolic.atomsums.AtomSystem`.
+    """
     key = matrix
     if key not in _PENCILS:
         p = lin.linearize(matrix)
         diags = lin.diagonals_of(matrix)
-        if diags:
-            p = lin.reduce(lin.split_atoms(p, diags))
+        big = [D for D in diags.values() if len(D.values) > engine_base.SPLIT_ATOMS]
+        if big and len(diags) == 1:
+            p = (p, big[0])
+        elif any(len(D.values) > engine_base.MAX_SPLIT_ATOMS for D in diags.values()):
+            raise ModelError(f"a trace with two diagonal laws splits their atoms, at most {engine_base.MAX_SPLIT_ATOMS} "
+                             "each (the weighted-sum reduction of a larger law takes one law per trace)")
+        elif diags:
+            p = (lin.reduce(lin.split_atoms(p, diags)), None)
+        else:
+            p = (p, None)
         if len(_PENCILS) > 256:
             _PENCILS.clear()
         _PENCILS[key] = p
@@ -93,8 +108,9 @@ def prepare(expr) -> Plan:
         if isinstance(node, Trace) and node.matrix not in index:
             m = node.matrix
             index[m] = len(traces)
-            p = pencil_for(m)
-            traces.append(TracePlan(len(traces), m, p, BlockSystem(p), _bounds(m)))
+            p, law = pencil_for(m)
+            system = BlockSystem(p) if law is None else AtomSystem(p, law)
+            traces.append(TracePlan(len(traces), m, p, system, _bounds(m)))
     params = set()
     for node in walk(hat):
         if isinstance(node, Const):
@@ -150,6 +166,9 @@ def prepare(expr) -> Plan:
         needs[k].add(())
     for p in params:
         symbols.append((p, ("param", p)))
+    for t in traces:
+        if isinstance(t.system, AtomSystem) and any(needs[t.index]):
+            t.system.derivative_rhs(())  # raises: diff() is not supported with the weighted sums
     return Plan(expr, hat, traces, formula, symbols, needs, params)
 
 
