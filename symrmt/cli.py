@@ -38,6 +38,7 @@ import json
 import math
 import sys
 import time
+import warnings
 from fractions import Fraction
 
 from symrmt import __version__
@@ -170,6 +171,15 @@ def _add_model(p, gamma_help):
     p.add_argument("--diagonal", choices=DIAGONALS, default="zero", help="K_ii = 0 (zero, default) or kept (keep)")
 
 
+def _add_executor(p):
+    g = p.add_mutually_exclusive_group()
+    g.add_argument("--workers", type=_int_at_least("--workers", 1), default=1,
+                   help="1 (default): trials in this process; N > 1: a local Dask cluster of N worker processes "
+                   "(pip install 'symrmt[dask]')")
+    g.add_argument("--scheduler", metavar="ADDRESS", default=None,
+                   help="run the trials on an existing Dask cluster, e.g. tcp://host:8786")
+
+
 def _add_output(p):
     p.add_argument("--digits", type=_int_at_least("--digits", 1, "digits"), default=15, help="significant digits (default 15)")
     p.add_argument("--json", action="store_true", help="JSON on stdout")
@@ -207,9 +217,18 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--noise", choices=NOISES, default="gaussian", help="noise distribution (default gaussian)")
     p.add_argument("--trials", type=_int_at_least("--trials", 2), default=10, help="independent trials (default 10)")
     p.add_argument("--seed", type=_int_at_least("--seed", 0), default=0, help="root seed (default 0)")
-    p.add_argument("--workers", type=_int_at_least("--workers", 1), default=1, help="processes (default 1)")
+    _add_executor(p)
+    p.add_argument("--store", metavar="PATH", default=None,
+                   help="trial store (SQLite file): reuse stored trials, keep each new one as it finishes")
     p.add_argument("--json", action="store_true", help="JSON on stdout")
     p.set_defaults(func=cmd_simulate)
+
+    p = sub.add_parser("store", help="list what a trial store holds",
+                       description="The points of a trial store (symrmt.simulation.store): kind, numerics version, "
+                       "parameters, number of trials and their summed compute time.")
+    p.add_argument("path", metavar="PATH", help="the SQLite store file")
+    p.add_argument("--json", action="store_true", help="JSON on stdout")
+    p.set_defaults(func=cmd_store)
 
     p = sub.add_parser(
         "demo",
@@ -250,6 +269,15 @@ def build_parser() -> argparse.ArgumentParser:
                        description="Theory curves with simulation points (mean +- 2 se), PNG and PDF.")
     p.add_argument("--out", metavar="DIR", default="figures", help="output folder (default ./figures)")
     p.add_argument("--full", action="store_true", help="the paper's sizes (n = 2048/4096; slow, with progress)")
+    p.add_argument("--store", metavar="PATH", default=None,
+                   help="trial store (SQLite file): keep every trial, reuse stored ones; a rerun resumes")
+    p.add_argument("--only", metavar="NAME[,NAME...]", default=None,
+                   help="draw only these figures (ridge_error, random_inputs, role_of_a1, alignment, phase_diagram)")
+    g = p.add_mutually_exclusive_group()
+    g.add_argument("--workers", type=_int_at_least("--workers", 1), default=None,
+                   help="run the trials on a local Dask cluster of N worker processes (default: in this process)")
+    g.add_argument("--scheduler", metavar="ADDRESS", default=None,
+                   help="run the trials on an existing Dask cluster, e.g. tcp://host:8786")
     p.set_defaults(func=cmd_figures)
 
     p = sub.add_parser("bench", help="measure speed and precision (tables for docs/performance.md)",
@@ -297,7 +325,7 @@ def _geometry(args):
 def _note_projection(geom) -> None:
     if getattr(geom, "projection", None) is not None:
         print(f"symrmt: note: the Gram matrix was outside the PSD cone by {geom.projection:.2g} of its scale "
-              "(rounding); it was projected to the nearest PSD Gram matrix of the same numerical rank",
+              "(rounding); it was made exactly PSD at its numerical rank (entries moved by at most that much)",
               file=sys.stderr)
 
 
@@ -366,6 +394,14 @@ def _show(x, digits: int) -> str:
     return mpmath.nstr(x, digits)
 
 
+def _brief(v) -> str:
+    """A long exact fraction (an irrational input rounded to 1000+ digits) shown as ~ its double."""
+    text = str(v)
+    if len(text) <= 40 or "/" not in text:
+        return text
+    return f"~{float(Fraction(text)):.17g}"
+
+
 def _frac_str(x: Fraction) -> str:
     return str(x)
 
@@ -409,6 +445,10 @@ class _SimF:
 
     def __call__(self, x):
         return self._fn()(x)
+
+    @property
+    def store_key(self) -> str:
+        return f"text:{self.text}|center={self.center}"
 
     def __repr__(self):
         return f"f({self.text!r}{', centered' if self.center else ''})"
@@ -469,7 +509,7 @@ def cmd_limit(args) -> int:
         out["params"] = params
         _dump(out)
         return EXIT_OK
-    geo_text = (", ".join(f"{k} = {v}" for k, v in params["geometry"].items()) if isinstance(geom, Geometry)
+    geo_text = (", ".join(f"{k} = {_brief(v)}" for k, v in params["geometry"].items()) if isinstance(geom, Geometry)
                 else f"rank r = {geom.r}, alpha = {geom.alpha}, ||mu||^2 = {geom.snr}")
     print(f"f(t) = {nl.expr}, c = {args.c}, diagonal = {args.diagonal}, {geo_text}")
     att = res.get("attention")
@@ -484,12 +524,18 @@ def cmd_limit(args) -> int:
 
 def cmd_simulate(args) -> int:
     from symrmt.simulation.montecarlo import simulate
+    from symrmt.simulation.executor import StaleTrialsWarning, report_stale
 
     nl = _nonlinearity(args)  # validates f (parse, centering) before any simulation
     geom = _geometry(args)
-    f = _SimF(nl.text, nl.center) if args.workers > 1 else nl.numpy()
-    res = simulate(f, args.n, args.c, list(args.gamma), geometry=geom, diagonal=args.diagonal,
-                   noise=args.noise, trials=args.trials, seed=args.seed, workers=args.workers, progress=None)
+    parallel = args.workers > 1 or args.scheduler is not None
+    f = _SimF(nl.text, nl.center) if parallel else nl.numpy()
+    with warnings.catch_warnings():  # reported below in one line
+        warnings.simplefilter("ignore", StaleTrialsWarning)
+        res = simulate(f, args.n, args.c, list(args.gamma), geometry=geom, diagonal=args.diagonal,
+                       noise=args.noise, trials=args.trials, seed=args.seed, workers=args.workers, progress=None,
+                       scheduler=args.scheduler, store=args.store, f_key=f"expr:{nl.expr}")
+    report_stale(res)
     params = dict(res["params"])
     params.update({"f": nl.name, "expr": str(nl.expr), "c": args.c, "gamma": list(args.gamma),
                    "workers": args.workers})
@@ -500,8 +546,11 @@ def cmd_simulate(args) -> int:
             for key in ("attention", "ridge")
         }
         out["params"] = params
+        out.update({k: res[k] for k in ("trials_computed", "trials_reused", "trials_stale")})
         _dump(out)
         return EXIT_OK
+    if args.store is not None:
+        print(f"store {args.store}: {res['trials_reused']} trial(s) reused, {res['trials_computed']} computed")
     print(f"f(t) = {nl.expr}, n = {params['n']}, p = {params['p']}, c = {args.c}, trials = {args.trials}, "
           f"seed = {args.seed}, diagonal = {args.diagonal}, noise = {args.noise}")
     rows = []
@@ -512,6 +561,27 @@ def cmd_simulate(args) -> int:
             f"{res['ridge']['mean'][i]:.6f} ± {res['ridge']['se'][i]:.1e}",
         ])
     print(_table(["gamma", "E_A (mean ± se)", "E_RR (mean ± se)"], rows))
+    return EXIT_OK
+
+
+def cmd_store(args) -> int:
+    from symrmt.simulation.store import TrialStore
+
+    with TrialStore.open_existing(args.path) as st:
+        rows = st.summary()
+    if args.json:
+        _dump({"path": args.path, "points": rows, "trials": sum(r["trials"] for r in rows)})
+        return EXIT_OK
+    table = []
+    for r in rows:
+        par = dict(r["params"])
+        head = [str(par.pop(k, "")) for k in ("n", "c", "seed")]
+        rest = ", ".join(f"{k}={json.dumps(v, separators=(',', ':'))}" for k, v in sorted(par.items()))
+        table.append([r["kind"], r["version"], *head, r["trials"], f"{r['seconds']:.1f}", rest])
+    print(f"{args.path}: {len(rows)} point(s), {sum(r['trials'] for r in rows)} trial(s)")
+    if table:
+        print(_table(["kind", "version", "n", "c", "seed", "trials", "trial s", "parameters"], table,
+                     left=(0, 1, 7)))
     return EXIT_OK
 
 
@@ -643,7 +713,16 @@ def cmd_figures(args) -> int:
         raise ParameterError(f"figures need matplotlib: pip install 'symrmt[plot]' ({exc})") from exc
     from symrmt.figures import main as figures_main
 
-    for path in figures_main(args.out, full=args.full, progress=True):
+    only = None
+    if args.only is not None:
+        from symrmt.figures import FIGURES
+
+        only = [x.strip() for x in args.only.split(",") if x.strip()]
+        bad = [x for x in only if x not in FIGURES]
+        if bad or not only:
+            raise ParameterError(f"--only: unknown figure(s) {bad}; choose from {', '.join(FIGURES)}")
+    for path in figures_main(args.out, full=args.full, progress=True, store=args.store, workers=args.workers,
+                             scheduler=args.scheduler, only=only):
         print(path)
     return EXIT_OK
 
@@ -689,6 +768,30 @@ def cmd_check(args) -> int:
 # ---------------------------------------------------------------------------
 # entry point
 # ---------------------------------------------------------------------------
+def _check_out(args) -> None:
+    """Refuse an ``--out`` that cannot be written, before any work is done."""
+    import os
+
+    out = getattr(args, "out", None)
+    if not out:
+        return
+    if args.verb == "figures":  # a folder, created if missing
+        probe = out
+        while probe and not os.path.exists(probe):
+            probe = os.path.dirname(os.path.abspath(probe)) if probe != os.path.dirname(os.path.abspath(probe)) \
+                else ""
+        if probe and (not os.path.isdir(probe) or not os.access(probe, os.W_OK | os.X_OK)):
+            raise ParameterError(f"--out {out}: {probe} is not a writable folder")
+        return
+    if os.path.isdir(out):
+        raise ParameterError(f"--out {out}: is a folder; give a file name")
+    parent = os.path.dirname(os.path.abspath(out))
+    if not os.path.isdir(parent):
+        raise ParameterError(f"--out {out}: the folder {parent} does not exist")
+    if (os.path.exists(out) and not os.access(out, os.W_OK)) or not os.access(parent, os.W_OK | os.X_OK):
+        raise ParameterError(f"--out {out}: not writable")
+
+
 def main(argv=None) -> int:
     """Run the CLI on ``argv`` (default ``sys.argv[1:]``) and return the exit code."""
     parser = build_parser()
@@ -701,6 +804,7 @@ def main(argv=None) -> int:
         parser.print_help(sys.stderr)
         return EXIT_BAD_INPUT
     try:
+        _check_out(args)
         return args.func(args)
     except ParameterError as exc:
         print(f"symrmt {args.verb}: error: {exc}", file=sys.stderr)

@@ -1,7 +1,7 @@
 r"""Figures: the limits (curves) against the Monte-Carlo simulation (points).
 
 Every figure draws the theory of :mod:`symrmt.numeric.theory` as lines and the
-simulation of :mod:`symrmt.simulation.montecarlo` as points with error bars
+simulation of :func:`symrmt.simulation.montecarlo.simulate` as points with error bars
 (mean :math:`\pm 2` standard errors over independent trials), and is saved as
 PNG and PDF.  matplotlib is needed (``pip install 'symrmt[plot]'``); it is
 imported inside the functions, through the object-oriented API only (no
@@ -36,10 +36,16 @@ and takes a few minutes on two cores (about 4.5 minutes on a busy two-core
 machine); ``full=True`` takes much longer (tens of minutes or more: the
 simulations at ``n = 2048`` with ``p`` up to ``4n`` dominate).
 
-The simulations of a figure run in ``workers`` spawned processes (default: the
-number of cores, at most 8) with one BLAS thread each, while the theory is
-computed in the calling process; a script calling these functions therefore
-needs an ``if __name__ == "__main__":`` guard.  ``workers=1`` runs everything here.
+The simulations go through :mod:`symrmt.simulation.executor`, one batch of
+trials per figure.  By default they run in this process.  ``workers=N`` starts a
+local Dask cluster of ``N`` worker processes with one BLAS thread each (a script
+then needs an ``if __name__ == "__main__":`` guard), and ``executor=`` passes one
+already started (:func:`main` starts one for all figures, or connects to a
+``scheduler``); on Dask the trials run while this process computes the theory.
+``store=`` (a path to a trial store, :mod:`symrmt.simulation.store`) keeps every
+trial as it finishes and reuses the stored ones, so a rerun after an
+interruption continues where it stopped and a finished figure redraws without
+simulating.
 """
 
 from __future__ import annotations
@@ -204,7 +210,7 @@ def attention_over_geometries(f, c, gamma, geometries, digits: int = DIGITS):
     """``E_A(gamma)`` for many geometries at one ``(f, c, gamma)`` (list of mpf).
 
     The noise-only fixed point does not depend on the geometry, so it is solved
-    once (:func:`symrmt.theory.attention_limit` with ``details=True`` at
+    once (:func:`symrmt.numeric.theory.attention_limit` with ``details=True`` at
     ``digits + 5`` digits, two-precision checked); each geometry then costs
     one Woodbury solve (:func:`symrmt.numeric.solver.woodbury_value`, the same
     identity ``attention_limit`` uses) at ``digits + 10`` digits.  The result agrees
@@ -238,27 +244,26 @@ def attention_over_geometries(f, c, gamma, geometries, digits: int = DIGITS):
         return [+v for v in out]
 
 
-def simulate_ridge(n: int, c, gammas, snr=0, trials: int = 10, seed: int = 0) -> dict:
-    """Monte-Carlo ``E_RR`` only (no kernel): ``{"mean", "se"}`` arrays over ``gammas``.
+def simulate_ridge(n: int, c, gammas, snr=0, trials: int = 10, seed: int = 0, *, store=None,
+                   executor=None) -> dict:
+    """Monte-Carlo ``E_RR`` only (no kernel): ``{"mean", "se", "p"}`` over ``gammas``.
 
     Same model and seeding as :func:`symrmt.simulation.montecarlo.simulate` (trial ``j`` uses
-    child ``j`` of ``SeedSequence(seed)``), built from its pieces
-    :func:`~symrmt.simulation.montecarlo.draw_tokens` and :func:`~symrmt.simulation.montecarlo.ridge_errors`;
-    it skips the Attention part, which dominates the cost when ``p >= n``.
+    child ``j`` of ``SeedSequence(seed)``), through the ridge-only trial kind
+    :data:`symrmt.simulation.trials.RIDGE_SPEC`; it skips the Attention part, which
+    dominates the cost when ``p >= n``.  ``store`` and ``executor`` as in ``simulate``.
     """
-    import numpy as np
+    from symrmt.simulation.executor import run_trials
+    from symrmt.simulation.trials import RIDGE_SPEC, ridge_key
 
-    from symrmt.params import Geometry, check_c
-    from symrmt.simulation.montecarlo import draw_tokens, ridge_errors, vectors_from_gram
+    key = ridge_key(n, c, gammas, snr)
+    rows, _ = run_trials(RIDGE_SPEC, key, trials, seed, store=store, executor=executor, progress=False)
+    return _ridge_summary(rows, key)
 
-    p = round(check_c(c) * n)
-    mu, _, _ = vectors_from_gram(Geometry(snr=snr).gram(), p)
-    gam = np.asarray([float(g) for g in gammas])
-    res = np.empty((trials, gam.size))
-    for j, ss in enumerate(np.random.SeedSequence(seed).spawn(trials)):
-        x, y = draw_tokens(np.random.default_rng(ss), n, mu)
-        res[j] = ridge_errors(x, y, gam)
-    return {"mean": res.mean(axis=0), "se": res.std(axis=0, ddof=1) / math.sqrt(trials), "p": p}
+
+def _ridge_summary(rows, key) -> dict:
+    return {"mean": rows.mean(axis=0), "se": rows.std(axis=0, ddof=1) / math.sqrt(rows.shape[0]),
+            "p": round(Fraction(key["c"]) * key["n"])}
 
 
 def _resolve_f(f):
@@ -270,66 +275,92 @@ def _resolve_f(f):
     return f
 
 
-def _sim_job(f, n, c, gammas, geometry, trials, seed):
-    """One :func:`symrmt.simulation.montecarlo.simulate` call (module level, so it runs in a worker)."""
-    from symrmt.simulation.montecarlo import simulate
+class _FigF:
+    """A figure's ``f`` (a preset name or ``("family", alpha, beta)``): small to send, built where it runs."""
 
-    res = simulate(_resolve_f(f), n, c, gammas, geometry=geometry, trials=trials, seed=seed, progress=False)
-    return {k: {"mean": res[k]["mean"], "se": res[k]["se"]} for k in ("attention", "ridge")}
+    def __init__(self, spec):
+        self.spec = spec
+
+    @property
+    def store_key(self) -> str:
+        if isinstance(self.spec, str):
+            return f"preset:{self.spec}"
+        return f"family:alpha={self.spec[1]!r},beta={self.spec[2]!r}"
+
+    def __call__(self, x):
+        return _resolve_f(self.spec)(x)
+
+    def __repr__(self):
+        return f"f({self.store_key})"
 
 
-class _Done:
-    def __init__(self, value):
-        self._value = value
+class _Job:
+    def __init__(self, sims, index, point):
+        self._sims, self._index, self._point = sims, index, point
 
-    def result(self):
-        return self._value
+    def result(self) -> dict:
+        from symrmt.simulation.trials import summarize
+
+        rows, info = self._sims.batch.results(bar=self._sims.bar)[self._index]
+        if self._point is None:
+            return _ridge_summary(rows, self._sims.batch.points[self._index].params)
+        res = summarize(self._point, rows, 0, info)
+        return {k: {"mean": res[k]["mean"], "se": res[k]["se"]} for k in ("attention", "ridge")}
 
 
-class _Runner:
-    """Runs the simulations of one figure: in ``workers`` spawned processes with one BLAS
-    thread each (so they never oversubscribe the cores, and they overlap with the
-    theory computed meanwhile in this process), or here when ``workers == 1``."""
+class _Sims:
+    """The simulations of one figure as one batch of trials (:class:`symrmt.simulation.executor.TrialBatch`).
 
-    def __init__(self, workers: int):
-        self.workers = max(int(workers), 1)
-        self._pool = None
-        self._env = None
+    Submit every point, then :meth:`start` with the figure's progress bar (on Dask the
+    trials run meanwhile, while this process computes the theory), then read each
+    job's ``result()``.  ``workers > 1`` without an ``executor`` starts a local Dask
+    cluster for this figure; ``store`` keeps and reuses the trials.
+    """
+
+    def __init__(self, store=None, executor=None, workers=None):
+        self.store, self.executor, self.workers = store, executor, workers
+        self.bar = None
+        self._ctx = None
 
     def __enter__(self):
-        if self.workers > 1:
-            import multiprocessing as mp
-            from concurrent.futures import ProcessPoolExecutor
+        from symrmt.simulation.executor import TrialBatch, make_executor
 
-            from symrmt.simulation.montecarlo import _single_threaded_blas_env
-
-            self._env = _single_threaded_blas_env()
-            self._env.__enter__()
-            self._pool = ProcessPoolExecutor(max_workers=self.workers, mp_context=mp.get_context("spawn"))
+        if self.executor is None and self.workers is not None and int(self.workers) > 1:
+            self._ctx = make_executor(workers=int(self.workers))
+            self.executor = self._ctx.__enter__()
+        self.batch = TrialBatch(store=self.store, executor=self.executor)
         return self
 
-    def submit(self, fn, *args):
-        if self._pool is None:
-            return _Done(fn(*args))
-        return self._pool.submit(fn, *args)
-
     def __exit__(self, *exc):
-        if self._pool is not None:
-            self._pool.shutdown(wait=True, cancel_futures=True)
-            self._env.__exit__(None, None, None)
+        self.batch.close()
+        if self._ctx is not None:
+            self._ctx.__exit__(*exc)
 
+    @property
+    def trials(self) -> int:
+        return self.batch.total
 
-def _default_workers() -> int:
-    import os
+    def ridge(self, n, c, gammas, snr, trials, seed) -> _Job:
+        from symrmt.simulation.trials import RIDGE_SPEC, ridge_key
 
-    return max(1, min(os.cpu_count() or 1, 8))
+        return _Job(self, self.batch.add(RIDGE_SPEC, ridge_key(n, c, gammas, snr), trials, seed), None)
+
+    def sim(self, f, n, c, gammas, geometry, trials, seed) -> _Job:
+        from symrmt.simulation.trials import SIMULATE_SPEC, simulate_point
+
+        pt = simulate_point(_FigF(f), n, c, gammas, geometry=geometry, need_key=True)
+        return _Job(self, self.batch.add(SIMULATE_SPEC, pt.key, trials, seed, pt.context), pt)
+
+    def start(self, bar) -> None:
+        self.bar = bar
+        self.batch.start()
 
 
 # ---------------------------------------------------------------------------
 # figure 1: ridge regression
 # ---------------------------------------------------------------------------
 def ridge_error(out, full: bool = False, progress: bool = True, *, n=None, n_sweep=None, trials=None,
-                points=None, seed: int = 0, workers=None) -> list[str]:
+                points=None, seed: int = 0, workers=None, store=None, executor=None) -> list[str]:
     """``E_RR``: against ``gamma`` (log axis), against ``c = p/n`` at fixed ``n``, against ``||mu||^2``.
 
     Theory: :func:`symrmt.numeric.theory.ridge_limit` (closed form).  Simulation: ridge
@@ -343,7 +374,6 @@ def ridge_error(out, full: bool = False, progress: bool = True, *, n=None, n_swe
     n_sweep = _size(n_sweep, QUICK_N_SWEEP, FULL_N_SWEEP, full)
     trials = _size(trials, 20, 40, full)
     points = _size(points, 60, 120, full)
-    workers = _default_workers() if workers is None else workers
     snr0, c0 = 1, Fraction(1, 4)
 
     cs_a = [Fraction(1, 4), Fraction(1), Fraction(2)]
@@ -359,11 +389,12 @@ def ridge_error(out, full: bool = False, progress: bool = True, *, n=None, n_swe
     s_sim = [0, 1, 2, 4, 6, 8]
     colors = ["C0", "C1", "C2"]
     fig, (ax_a, ax_b, ax_c) = _new_figure(3)
-    total = 3 + len(cs_a) + len(c_sim) + len(s_sim)
-    with _progress(total, "figure ridge_error", progress) as bar, _Runner(workers) as run:
-        jobs_a = [run.submit(simulate_ridge, n, c, g_sim, snr0, trials, seed) for c in cs_a]
-        jobs_b = [run.submit(simulate_ridge, n_sweep, c, gammas_bc, snr0, trials, seed) for c in c_sim]
-        jobs_c = [run.submit(simulate_ridge, n, c0, gammas_bc, s, trials, seed) for s in s_sim]
+    with _Sims(store, executor, workers) as run, _progress(3, "figure ridge_error", progress) as bar:
+        jobs_a = [run.ridge(n, c, g_sim, snr0, trials, seed) for c in cs_a]
+        jobs_b = [run.ridge(n_sweep, c, gammas_bc, snr0, trials, seed) for c in c_sim]
+        jobs_c = [run.ridge(n, c0, gammas_bc, s, trials, seed) for s in s_sim]
+        bar.total += run.trials
+        run.start(bar)
 
         curves_a = [_floats(ridge_limit(c, g_curve, snr0, DIGITS)) for c in cs_a]
         bar.update()
@@ -380,17 +411,10 @@ def ridge_error(out, full: bool = False, progress: bool = True, *, n=None, n_swe
 
         for col, c, y, job in zip(colors, cs_a, curves_a, jobs_a):
             sim = job.result()
-            bar.update()
             ax_a.plot(g_curve, y, color=col, label=f"limit, c = {c}")
             _errorbar(ax_a, g_sim, sim["mean"], sim["se"], color=col, label=f"simulation, n = {n}, p = {sim['p']}")
-        sims_b = []
-        for job in jobs_b:
-            sims_b.append(job.result())
-            bar.update()
-        sims_c = []
-        for job in jobs_c:
-            sims_c.append(job.result())
-            bar.update()
+        sims_b = [job.result() for job in jobs_b]
+        sims_c = [job.result() for job in jobs_c]
 
     ax_a.set_xscale("log")
     ax_a.set_xlabel(r"ridge parameter $\gamma$")
@@ -449,7 +473,7 @@ def _random_case(rng):
 
 
 def random_inputs(out, full: bool = False, progress: bool = True, *, n=None, trials=None, count=None,
-                  simulated=None, seed: int = 0, workers=None) -> list[str]:
+                  simulated=None, seed: int = 0, workers=None, store=None, executor=None) -> list[str]:
     """``E_A`` against ``E_RR`` on ``count`` random parameter sets, with the line ``y = x``.
 
     Each set draws ``f`` from :data:`RANDOM_PRESETS`, ``c`` log-uniform in
@@ -466,13 +490,13 @@ def random_inputs(out, full: bool = False, progress: bool = True, *, n=None, tri
     trials = _size(trials, 10, 30, full)
     count = _size(count, 30, 80, full)
     simulated = min(_size(simulated, 8, 20, full), count)
-    workers = _default_workers() if workers is None else workers
     rng = np.random.default_rng(seed)
     cases = [_random_case(rng) for _ in range(5 * count)]
     rows = []
-    with _progress(count + simulated, "figure random_inputs", progress) as bar, _Runner(workers) as run:
-        jobs = [run.submit(_sim_job, f, n, c, [g], geom, trials, seed + i)
-                for i, (f, c, g, geom) in enumerate(cases[:simulated])]
+    with _Sims(store, executor, workers) as run, _progress(count, "figure random_inputs", progress) as bar:
+        jobs = [run.sim(f, n, c, [g], geom, trials, seed + i) for i, (f, c, g, geom) in enumerate(cases[:simulated])]
+        bar.total += run.trials
+        run.start(bar)
         for i, (f, c, gamma, geom) in enumerate(cases):
             if len(rows) == count:
                 break
@@ -490,7 +514,6 @@ def random_inputs(out, full: bool = False, progress: bool = True, *, n=None, tri
             raise RuntimeError("random_inputs: too many parameter sets refused by the solver")
         for row, job in zip(rows, jobs):
             row["sim"] = job.result()
-            bar.update()
 
     fig, (ax,) = _new_figure(1, width=6.4, height=6.4)
     names = sorted({r["f"] for r in rows}, key=RANDOM_PRESETS.index)
@@ -535,7 +558,7 @@ def random_inputs(out, full: bool = False, progress: bool = True, *, n=None, tri
 # ---------------------------------------------------------------------------
 def role_of_a1(out, full: bool = False, progress: bool = True, *, n=None, trials=None, points=None,
                fs=("tanh", "relu", "erf", "cos"), gamma_range=(1e-3, 1e2), seed: int = 0,
-               workers=None) -> list[str]:
+               workers=None, store=None, executor=None) -> list[str]:
     """``E_A`` against ``gamma`` for tanh, ReLU, erf, cos; ``E_A`` against ``a_1`` at fixed ``nu = 1``.
 
     The family ``f_a(t) = a t + sqrt(1 - a^2) (t^2 - 1)/sqrt(2)`` has ``a_1 = a``
@@ -550,7 +573,6 @@ def role_of_a1(out, full: bool = False, progress: bool = True, *, n=None, trials
     n = _size(n, QUICK_N, FULL_N, full)
     trials = _size(trials, 12, 30, full)
     points = _size(points, 16, 41, full)
-    workers = _default_workers() if workers is None else workers
     c, snr = Fraction(1, 4), 1
     geom = Geometry(snr=snr)
     g_curve = _logspace(gamma_range[0], gamma_range[1], points)
@@ -558,11 +580,13 @@ def role_of_a1(out, full: bool = False, progress: bool = True, *, n=None, trials
     a_curve = [Fraction(i, points - 1) for i in range(points)]
     a_sim = [0, 0.25, 0.5, 0.75, 1]
     g_fam = [0.1, 1.0, 10.0]
-    total = 2 * len(fs) + len(a_curve) + len(a_sim)
-    with _progress(total, "figure role_of_a1", progress) as bar, _Runner(workers) as run:
-        jobs_f = [run.submit(_sim_job, name, n, c, g_sim, geom, trials, seed) for name in fs]
-        jobs_a = [run.submit(_sim_job, ("family", a, math.sqrt(max(1 - a * a, 0.0))), n, c, g_fam, geom, trials,
-                             seed) for a in a_sim]
+    total = len(fs) + len(a_curve)
+    with _Sims(store, executor, workers) as run, _progress(total, "figure role_of_a1", progress) as bar:
+        jobs_f = [run.sim(name, n, c, g_sim, geom, trials, seed) for name in fs]
+        jobs_a = [run.sim(("family", a, math.sqrt(max(1 - a * a, 0.0))), n, c, g_fam, geom, trials, seed)
+                  for a in a_sim]
+        bar.total += run.trials
+        run.start(bar)
         rr_curve = _floats(ridge_limit(c, g_curve, snr, DIGITS))
         rr_fam = _floats(ridge_limit(c, g_fam, snr, DIGITS))
         curves_f = []
@@ -573,13 +597,8 @@ def role_of_a1(out, full: bool = False, progress: bool = True, *, n=None, trials
         for a in a_curve:
             curves_a.append(_floats(attention_limit({"a1": a, "nu": 1}, c, g_fam, geom, digits=DIGITS)))
             bar.update()
-        sims_f, sims_a = [], []
-        for job in jobs_f:
-            sims_f.append(job.result())
-            bar.update()
-        for job in jobs_a:
-            sims_a.append(job.result())
-            bar.update()
+        sims_f = [job.result() for job in jobs_f]
+        sims_a = [job.result() for job in jobs_a]
 
     fig, (ax_a, ax_b) = _new_figure(2, width=5.6, height=4.8)
     ax_a.plot(g_curve, rr_curve, color="k", ls="--", lw=1.3, label=r"ridge $E_{RR}$")
@@ -619,7 +638,7 @@ def role_of_a1(out, full: bool = False, progress: bool = True, *, n=None, trials
 # figure 4: alignment
 # ---------------------------------------------------------------------------
 def alignment(out, full: bool = False, progress: bool = True, *, n=None, trials=None, points=None,
-              ns=None, seed: int = 0, workers=None) -> list[str]:
+              ns=None, seed: int = 0, workers=None, store=None, executor=None) -> list[str]:
     """``E_A`` against the angle ``theta`` between ``w = w_K = w_Q`` and ``mu`` (tanh, ``gamma = 1``).
 
     Gram data: ``||mu||^2 = 1``, ``||w_K||^2 = ||w_Q||^2 = w_K.w_Q = ||w||^2``,
@@ -634,7 +653,6 @@ def alignment(out, full: bool = False, progress: bool = True, *, n=None, trials=
     trials = _size(trials, 12, 30, full)
     points = _size(points, 31, 61, full)
     ns = _size(ns, [128, 256, 512, 1024], [256, 512, 1024, 2048, 4096], full)
-    workers = _default_workers() if workers is None else workers
     f, snr, gamma = "tanh", 1, 1
     w2s = (1, 4)
     cs = (Fraction(1, 4), Fraction(2))
@@ -644,25 +662,21 @@ def alignment(out, full: bool = False, progress: bool = True, *, n=None, trials=
     def geo(w2, theta):
         return _aligned_geometry(snr, w2, math.cos(math.radians(theta)))
 
-    total = len(cs) * (1 + len(w2s) * (len(th_sim) + len(ns)))
-    with _progress(total, "figure alignment", progress) as bar, _Runner(workers) as run:
-        jobs = {(c, w2, t): run.submit(_sim_job, f, n, c, [gamma], geo(w2, t), trials, seed)
+    with _Sims(store, executor, workers) as run, _progress(len(cs), "figure alignment", progress) as bar:
+        jobs = {(c, w2, t): run.sim(f, n, c, [gamma], geo(w2, t), trials, seed)
                 for c in cs for w2 in w2s for t in th_sim}
-        jobs_n = {(c, w2, m): run.submit(_sim_job, f, m, c, [gamma], geo(w2, 0), trials, seed)
+        jobs_n = {(c, w2, m): run.sim(f, m, c, [gamma], geo(w2, 0), trials, seed)
                   for c in cs for w2 in w2s for m in ns}
+        bar.total += run.trials
+        run.start(bar)
         theory = {}
         for c in cs:
             er = float(ridge_limit(c, [gamma], snr, DIGITS)[0])
             geoms = [Geometry(snr=snr)] + [geo(w2, t) for w2 in w2s for t in th_curve]
             theory[c] = (er, _floats(attention_over_geometries(_hermite(f), c, gamma, geoms)))
             bar.update()
-        sims, sims_n = {}, {}
-        for key, job in jobs.items():
-            sims[key] = job.result()
-            bar.update()
-        for key, job in jobs_n.items():
-            sims_n[key] = job.result()
-            bar.update()
+        sims = {key: job.result() for key, job in jobs.items()}
+        sims_n = {key: job.result() for key, job in jobs_n.items()}
 
     fig, axes = _new_figure(3, width=5.0, height=4.5)
     for k, (ax, c) in enumerate(zip(axes, cs)):
@@ -723,8 +737,9 @@ def phase_diagram_data(grid: int = 25, digits: int = DIGITS, progress: bool = Tr
     ``w = w_K = w_Q`` with ``||w||^2 = 4`` at angle ``theta`` to ``mu`` (one tied axis of
     ``cos_muwk = cos_muwq``), over ``(cos theta, ||mu||^2)``.
 
-    ``fast=True`` uses the sweep's float64 path (``certify`` points per panel re-solved at
-    30 digits) instead of certified values.
+    ``fast=True`` uses the float64 path (:func:`symrmt.numeric.fast.solve_grid` on the two
+    meshes directly; ``certify`` points per panel re-solved at 30 digits) instead of
+    certified values.
 
     Returns
     -------
@@ -733,6 +748,8 @@ def phase_diagram_data(grid: int = 25, digits: int = DIGITS, progress: bool = Tr
         shape ``(len(snr), len(c))`` and ``(len(snr), len(cos))``) and ``note`` (how the values
         were computed).
     """
+    if fast:
+        return _phase_diagram_fast(grid, certify)
     from symrmt.sweeps import sweep
 
     c_axis = [_frac(c) for c in _logspace(1 / 16, 4, grid)]
@@ -753,18 +770,50 @@ def phase_diagram_data(grid: int = 25, digits: int = DIGITS, progress: bool = Tr
             "diff_a": a.attention - a.ridge, "diff_b": b.attention - b.ridge, "note": note}
 
 
-def phase_diagram(out, full: bool = False, progress: bool = True, *, grid=None) -> list[str]:
-    r"""Where Attention beats ridge: the sign of ``E_A - E_RR`` from the limits (``digits = 15``).
+def _phase_diagram_fast(grid: int, certify: int) -> dict:
+    """:func:`phase_diagram_data` on the float64 path: one :func:`symrmt.numeric.fast.solve_grid` per
+    panel on float meshes (no exact geometry per point, which would cost more than the solve)."""
+    import numpy as np
+
+    from symrmt.numeric.fast import solve_grid
+
+    c_axis, s_axis, cos_axis = _logspace(1 / 16, 4, grid), _linspace(0, 8, grid), _linspace(0, 1, grid)
+    S_a, C_a = np.meshgrid(np.array(s_axis), np.array(c_axis), indexing="ij")
+    S_b, COS_b = np.meshgrid(np.array(s_axis), np.array(cos_axis), indexing="ij")
+    one = np.ones_like(S_b)
+    m_b = np.sqrt(4 * S_b) * COS_b  # ||w||^2 = 4, w = w_K = w_Q at angle theta to mu
+    a = solve_grid("tanh", {"c": C_a, "gamma": one, "snr": S_a}, certify=certify, seed=1)
+    b = solve_grid("tanh", {"c": one / 2, "gamma": one, "snr": S_b, "wk2": 4 * one, "wq2": 4 * one,
+                            "wkwq": 4 * one, "muwk": m_b, "muwq": m_b}, certify=certify, seed=2)
+    note = f"float64 path, {int(a.fallback.sum() + b.fallback.sum())} mpmath fallbacks"
+    gaps = [r.certified_gap for r in (a, b) if r.certified_gap is not None]
+    if gaps:
+        note += f", largest gap to 30 digits at {2 * certify} points: {max(gaps):.1e}"
+    return {"c": c_axis, "snr": s_axis, "cos": cos_axis, "diff_a": a.attention - a.ridge,
+            "diff_b": b.attention - b.ridge, "note": note}
+
+
+def phase_diagram(out, full: bool = False, progress: bool = True, *, grid=None, fast: bool = True,
+                  certify=None) -> list[str]:
+    r"""Where Attention beats ridge: the sign of ``E_A - E_RR`` from the limits.
 
     tanh, ``gamma = 1``.  (a) ``(c, ||mu||^2)`` with ``W = I``, ``c`` log-spaced
     in ``[1/16, 4]``, ``||mu||^2`` in ``[0, 8]``.  (b) ``(cos theta, ||mu||^2)`` at
     ``c = 1/2`` with ``w = w_K = w_Q``, ``||w||^2 = 4``, at angle ``theta`` to ``mu``.
-    ``grid`` x ``grid`` points per panel (25 in quick mode, 61 in full mode).
     No simulation: every cell is a limit (:func:`phase_diagram_data`, through :func:`symrmt.sweep`).
+
+    ``fast=True`` (default): the float64 path (:func:`symrmt.numeric.fast.solve_grid`, every
+    point checked, failures recomputed by mpmath), ``grid`` x ``grid`` points per panel (41 in
+    quick mode, 200 in full mode), ``certify`` points per panel (default 4 quick, 20 full)
+    re-solved at 30 digits, the largest relative gap in the title and on stderr.
+    ``fast=False``: every cell certified to 15 digits by the mpmath solver (25 and 61 points).
     """
-    grid = _size(grid, 25, 61, full)
+    grid = _size(grid, 41 if fast else 25, 200 if fast else 61, full)
+    certify = (20 if full else 4) if certify is None else certify
     gamma = 1
-    data = phase_diagram_data(grid, DIGITS, progress)
+    data = phase_diagram_data(grid, DIGITS, progress, fast=fast, certify=certify)
+    if progress and fast:
+        print(f"figures: phase_diagram: {data['note']}", file=sys.stderr)
     c_axis, s_axis, cos_axis = data["c"], data["snr"], data["cos"]
     diff_a, diff_b = data["diff_a"], data["diff_b"]
     c_b, w2_b = Fraction(1, 2), 4
@@ -797,9 +846,8 @@ def phase_diagram(out, full: bool = False, progress: bool = True, *, grid=None) 
     ax_b.set_title(rf"(b) $c = {c_b}$, $W = I + w w^T$, $\|w\|^2 = {w2_b}$, over $(\cos\theta, \|\mu\|^2)$",
                    fontsize=10)
     fig.suptitle(
-        r"Where nonlinear Attention beats ridge regression: $E_A - E_{RR}$ from the limits "
-        rf"({DIGITS} digits)" "\n"
-        rf"tanh, $\gamma = {gamma}$, $K_{{ii}} = 0$, {grid} $\times$ {grid} grid per panel",
+        r"Where nonlinear Attention beats ridge regression: $E_A - E_{RR}$ from the limits" "\n"
+        rf"tanh, $\gamma = {gamma}$, $K_{{ii}} = 0$, {grid} $\times$ {grid} grid per panel ({data['note']})",
         fontsize=11,
     )
     return _save(fig, out, "phase_diagram")
@@ -818,21 +866,35 @@ FIGURES = {
 }
 
 
-def main(out, full: bool = False, progress: bool = True) -> list[str]:
+def main(out, full: bool = False, progress: bool = True, *, store=None, workers=None, scheduler=None,
+         only=None) -> list[str]:
     """Draw every figure into ``out`` (PNG and PDF); return the written paths.
 
     ``full=True`` uses the paper's sizes (``n = 2048``, ``p = 512``; ``n = 4096``
     for the sweep in ``p``) and finer grids, and takes far longer.  With
-    ``progress`` each figure shows a progress bar (on a terminal, or once it
-    has run for a few seconds) and a line with its time on stderr.
+    ``progress`` each figure shows a progress bar over its theory steps and its
+    trials (on a terminal, or once it has run for a few seconds) and a line with
+    its time on stderr.  ``store`` (a trial-store path) keeps every finished
+    trial, so an interrupted run continues where it stopped; ``workers`` (a
+    local Dask cluster) or ``scheduler`` (an existing one) run the trials, one
+    cluster for all figures.  ``only``: a list of figure names (default all).
     """
+    from symrmt.simulation.executor import make_executor
+
     _matplotlib()  # fail early, with the install hint
+    names = list(FIGURES) if only is None else list(only)
+    unknown = [k for k in names if k not in FIGURES]
+    if unknown:
+        raise ValueError(f"unknown figure(s) {unknown}; choose from {list(FIGURES)}")
     paths = []
-    for name, fn in FIGURES.items():
-        t0 = time.monotonic()
-        written = fn(out, full=full, progress=progress)
-        paths.extend(written)
-        if progress:
-            print(f"figures: {name} written in {time.monotonic() - t0:.1f} s: {', '.join(written)}",
-                  file=sys.stderr)
+    with make_executor(workers=workers, scheduler=scheduler) as ex:
+        for name in names:
+            fn = FIGURES[name]
+            t0 = time.monotonic()
+            kw = {} if name == "phase_diagram" else {"store": store, "executor": ex}
+            written = fn(out, full=full, progress=progress, **kw)
+            paths.extend(written)
+            if progress:
+                print(f"figures: {name} written in {time.monotonic() - t0:.1f} s: {', '.join(written)}",
+                      file=sys.stderr)
     return paths

@@ -1,10 +1,11 @@
 """Monte-Carlo simulation of the finite model (NumPy only).
 
 This module imports NumPy and the standard library, plus :mod:`symrmt.params`
-and :mod:`symrmt.progress`; never SymPy or mpmath.  Symbolic parameters are
+and the executor of :mod:`symrmt.simulation` (where the trials run: here or on
+Dask, with an optional trial store); never SymPy or mpmath.  Symbolic parameters are
 turned into floats here, at one boundary (:func:`simulate`).
 
-The model (``shared/MATH.md`` section 1): tokens ``X = mu y^T + Z`` (p x n),
+The model (``docs/theory.md`` section 1): tokens ``X = mu y^T + Z`` (p x n),
 labels ``y_i = +-1`` uniform, ``Z`` i.i.d. standard Gaussian or Rademacher,
 ``W = I + w_K w_Q^T``, kernel ``K = f(X^T W X / sqrt(p)) / sqrt(p)`` with
 ``K_ii = 0`` (``diagonal="zero"``) or kept (``"keep"``), and the errors
@@ -30,16 +31,12 @@ from __future__ import annotations
 import math
 import os
 import pickle
-from concurrent.futures import ProcessPoolExecutor, as_completed
-from concurrent.futures.process import BrokenProcessPool
-from contextlib import contextmanager
 from numbers import Integral
 
-import multiprocessing as mp
 import numpy as np
 
-from symrmt.params import Geometry, LowRankGeometry, ParameterError, as_low_rank, check_c, check_diagonal, check_gammas, check_noise
-from symrmt.progress import progress_bar
+from symrmt.params import ParameterError, as_low_rank, check_c
+from symrmt.simulation.executor import make_executor, run_trials
 
 __all__ = [
     "simulate",
@@ -51,14 +48,6 @@ __all__ = [
     "attention_errors",
     "ridge_errors",
 ]
-
-_BLAS_THREAD_VARS = (
-    "OMP_NUM_THREADS",
-    "OPENBLAS_NUM_THREADS",
-    "MKL_NUM_THREADS",
-    "VECLIB_MAXIMUM_THREADS",
-    "NUMEXPR_NUM_THREADS",
-)
 
 
 # --------------------------------------------------------------------------
@@ -281,14 +270,6 @@ def simulate_trial(f, n, mu, w_k, w_q, gammas, diagonal, noise, rng, alpha=1.0, 
     return e_att, e_rr
 
 
-def _run_trial(j, seed_seq, f, n, model, gammas, diagonal, noise):
-    """Worker entry point (module level, so it pickles).  ``model = (mu, W_K, W_Q, alpha, weights)``."""
-    rng = np.random.default_rng(seed_seq)
-    mu, w_k, w_q, alpha, weights = model
-    e_att, e_rr = simulate_trial(f, n, mu, w_k, w_q, gammas, diagonal, noise, rng, alpha=alpha, weights=weights)
-    return j, e_att, e_rr
-
-
 # --------------------------------------------------------------------------
 # validation and the driver
 # --------------------------------------------------------------------------
@@ -301,22 +282,6 @@ def _check_int(value, name: str, minimum: int, why: str = "") -> int:
     return value
 
 
-@contextmanager
-def _single_threaded_blas_env():
-    """Set the BLAS thread variables to 1 for child processes; restore afterwards."""
-    saved = {k: os.environ.get(k) for k in _BLAS_THREAD_VARS}
-    try:
-        for k in _BLAS_THREAD_VARS:
-            os.environ[k] = "1"
-        yield
-    finally:
-        for k, v in saved.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
-
-
 def _check_picklable(f) -> None:
     try:
         pickle.dumps(f)
@@ -325,6 +290,38 @@ def _check_picklable(f) -> None:
             f"f = {f!r} cannot be pickled, so it cannot be sent to worker processes ({exc}); "
             "use workers=1, or pass a module-level function or a NumPy ufunc such as np.tanh"
         ) from exc
+
+
+def _check_vectorized(f) -> None:
+    """``f`` must map a float64 array to a finite array of the same shape (``math.tanh`` does not)."""
+    probe = np.linspace(-1.0, 1.0, 6).reshape(2, 3)
+    try:
+        out = np.asarray(f(probe), dtype=np.float64)
+    except Exception as exc:  # noqa: BLE001 - any failure is reported as a parameter error
+        raise ParameterError(f"f must be vectorized, a NumPy function of an array (e.g. np.tanh, not math.tanh); "
+                             f"f(array) raised {type(exc).__name__}: {exc}") from None
+    if out.shape != probe.shape:
+        raise ParameterError(f"f must be vectorized (array in, array of the same shape out); got shape {out.shape} "
+                             f"for input {probe.shape}")
+
+
+#: fraction of the physical memory one simulate() call may plan to use
+MEMORY_FRACTION = 0.5
+
+
+def _check_memory(n: int, p: int, explicit_weights: bool, parallel: int) -> None:
+    """Refuse a run whose float64 arrays would not fit: about ``6 n^2 + 4 p n`` (+ ``p^2`` for
+    explicit weights) doubles per trial in flight (kernel, Gram, eigenvectors, workspace, tokens)."""
+    per_trial = 8 * (6 * n * n + 4 * p * n + (p * p if explicit_weights else 0))
+    need = per_trial * parallel
+    try:
+        total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (AttributeError, ValueError, OSError):
+        total = None
+    if total and need > MEMORY_FRACTION * total:
+        raise ParameterError(f"simulate n={n}, p={p}: needs about {need / 2**30:.3g} GiB "
+                             f"({parallel} trial(s) at once), more than {MEMORY_FRACTION:.0%} of this machine's "
+                             f"{total / 2**30:.3g} GiB; lower n or c")
 
 
 def simulate(
@@ -341,6 +338,11 @@ def simulate(
     progress=None,
     weights=None,
     mu=None,
+    *,
+    scheduler=None,
+    store=None,
+    f_key=None,
+    executor=None,
 ) -> dict:
     """Monte-Carlo estimate of ``E_A(gamma)`` and ``E_RR(gamma)`` at finite ``n``.
 
@@ -365,11 +367,12 @@ def simulate(
         Number of independent trials, ``>= 2`` (needed for a standard error).
     seed : int
         Root seed; trial ``j`` uses child ``j`` of ``np.random.SeedSequence(seed).spawn(trials)``,
-        so the per-trial results do not depend on ``workers``.
+        so the per-trial results do not depend on the executor, the worker count or ``trials``.
     workers : int
-        Processes to use (``1``: in this process).  ``f`` must pickle when ``> 1``.
-        Workers are started with ``'spawn'`` and one BLAS thread each, so a
-        script that uses ``workers > 1`` needs an ``if __name__ == "__main__":`` guard.
+        ``1`` (default): the trials run in this process, no Dask needed.  ``> 1``: on a new
+        local Dask cluster of that many worker processes with one BLAS thread each
+        (needs ``pip install 'symrmt[dask]'``; ``f`` must pickle, and a script needs an
+        ``if __name__ == "__main__":`` guard because the workers are spawned).
     progress : bool or None
         Progress bar (tqdm when installed, else a plain bar on stderr): ``None`` auto (TTY or > 2 s),
         ``True`` always, ``False`` never.
@@ -379,13 +382,29 @@ def simulate(
         signal is given by ``mu``.
     mu : array of shape (p,), optional
         The signal vector, only together with ``weights`` (default 0).
+    scheduler : str, optional (keyword only)
+        Address of a running Dask scheduler (``"tcp://host:8786"``): the trials run on its
+        workers instead (not together with ``workers > 1``).
+    store : str, Path or TrialStore, optional (keyword only)
+        A trial store (:mod:`symrmt.simulation.store`, an SQLite file): trials already
+        stored for exactly these parameters, seed and numerics version are reused, the
+        missing ones computed and committed one by one as they finish.
+    f_key : str, optional (keyword only)
+        The name of ``f`` in the store key (needed with ``store`` unless ``f`` is a NumPy
+        ufunc or has a ``store_key`` attribute).  It must determine ``f`` exactly.
+    executor : DaskExecutor, optional (keyword only)
+        An already started executor (:func:`symrmt.simulation.executor.make_executor`),
+        used instead of ``workers``/``scheduler``, e.g. across many calls.
 
     Returns
     -------
     dict
-        ``{"attention": {"mean", "se", "trials"}, "ridge": {...}, "params": {...}}``;
+        ``{"attention": {"mean", "se", "trials"}, "ridge": {...}, "params": {...},
+        "trials_computed", "trials_reused", "trials_stale"}``;
         ``trials`` is a ``(trials, len(gammas))`` array, ``mean`` its column mean and
-        ``se = std(ddof=1)/sqrt(trials)``.
+        ``se = std(ddof=1)/sqrt(trials)``.  The counts say how many trials were computed
+        now, taken from the store, and found in the store under an older numerics
+        version (not used).
 
     Examples
     --------
@@ -393,92 +412,31 @@ def simulate(
     >>> r["params"]["p"], r["attention"]["se"].shape
     (64, (1,))
     """
+    from symrmt.simulation.trials import SIMULATE_SPEC, simulate_point, summarize
+
     if not callable(f):
         raise ParameterError(f"f must be a callable (a vectorized NumPy function), got {f!r}")
-    n = _check_int(n, "n", 2)
-    c_frac = check_c(c)
-    p = round(c_frac * n)
-    if p < 1:
-        raise ParameterError(f"p = round(c*n) = round({float(c_frac)!r}*{n}) = {p}; need p >= 1, increase c or n")
-    gam = np.array([float(g) for g in check_gammas(gammas)], dtype=np.float64)
-    if weights is not None:
-        if geometry is not None:
-            raise ParameterError("give either geometry or an explicit weights matrix, not both")
-        weights_arr = np.asarray(weights, dtype=np.float64)
-        if weights_arr.shape != (p, p) or not np.all(np.isfinite(weights_arr)):
-            raise ParameterError(
-                f"weights must be a finite p x p matrix with p = round(c*n) = {p}, got shape {weights_arr.shape}"
-            )
-        mu_arr = np.zeros(p) if mu is None else np.asarray(mu, dtype=np.float64)
-        if mu_arr.shape != (p,) or not np.all(np.isfinite(mu_arr)):
-            raise ParameterError(f"mu must be a finite vector of length p = {p}, got shape {mu_arr.shape}")
-        model = (mu_arr, np.zeros((p, 1)), np.zeros((p, 1)), 1.0, weights_arr)
-        geometry_record = {"weights": f"explicit {p}x{p}", "snr": float(mu_arr @ mu_arr)}
-    else:
-        if mu is not None:
-            raise ParameterError("mu is only for an explicit weights matrix; otherwise give the geometry")
-        if geometry is None:
-            geometry = Geometry()
-        if isinstance(geometry, Geometry):
-            geometry_record = {k: float(v) for k, v in geometry.as_dict().items()}
-        elif isinstance(geometry, LowRankGeometry):
-            geometry_record = {"r": geometry.r, "alpha": float(geometry.alpha),
-                               "gram": [[float(x) for x in row] for row in geometry.gram()]}
-        else:
-            raise ParameterError(
-                f"geometry must be a symrmt.params.Geometry or LowRankGeometry, got {type(geometry).__name__}"
-            )
-        model = _weights_from_geometry(geometry, p) + (None,)
-    diagonal = check_diagonal(diagonal)
-    noise = check_noise(noise)
+    _check_vectorized(f)
+    n_checked = _check_int(n, "n", 2)  # the memory estimate comes before any array is allocated
+    _check_memory(n_checked, round(check_c(c) * n_checked), weights is not None,
+                  min(workers, trials) if isinstance(workers, Integral) and isinstance(trials, Integral) else 1)
+    point = simulate_point(f, n, c, gammas, geometry=geometry, diagonal=diagonal, noise=noise, weights=weights,
+                           mu=mu, f_key=f_key, need_key=store is not None)
     trials = _check_int(trials, "trials", 2, " (a standard error needs at least two trials)")
     seed = _check_int(seed, "seed", 0)
     workers = _check_int(workers, "workers", 1)
     if progress not in (None, True, False):
         raise ParameterError(f"progress must be None, True or False, got {progress!r}")
+    parallel = workers > 1 or scheduler is not None
+    if parallel:
+        _check_picklable(f)
 
-    children = np.random.SeedSequence(seed).spawn(trials)
-    att = np.empty((trials, gam.size), dtype=np.float64)
-    rr = np.empty((trials, gam.size), dtype=np.float64)
-    args = (f, n, model, gam, diagonal, noise)
-
-    with progress_bar(trials, f"simulate n={n} p={p}", enabled=progress) as bar:
-        if workers == 1:
-            for j, ss in enumerate(children):
-                _, att[j], rr[j] = _run_trial(j, ss, *args)
-                bar.update()
-        else:
-            _check_picklable(f)
-            with _single_threaded_blas_env():
-                ctx = mp.get_context("spawn")
-                with ProcessPoolExecutor(max_workers=min(workers, trials), mp_context=ctx) as pool:
-                    futures = [pool.submit(_run_trial, j, ss, *args) for j, ss in enumerate(children)]
-                    try:
-                        for fut in as_completed(futures):
-                            j, att[j], rr[j] = fut.result()
-                            bar.update()
-                    except BrokenProcessPool as exc:
-                        raise RuntimeError(
-                            "a worker process died; workers > 1 start processes with 'spawn', so a script "
-                            "calling simulate() must guard its top level with `if __name__ == '__main__':` "
-                            "(or use workers=1)"
-                        ) from exc
-
-    def summary(a):
-        return {"mean": a.mean(axis=0), "se": a.std(axis=0, ddof=1) / math.sqrt(trials), "trials": a}
-
-    return {
-        "attention": summary(att),
-        "ridge": summary(rr),
-        "params": {
-            "n": n,
-            "p": p,
-            "c": float(c_frac),
-            "gammas": [float(g) for g in gam],
-            "diagonal": diagonal,
-            "noise": noise,
-            "trials": trials,
-            "seed": seed,
-            "geometry": geometry_record,
-        },
-    }
+    desc = f"simulate n={point.n} p={point.p}"
+    if executor is not None:
+        rows, info = run_trials(SIMULATE_SPEC, point.key, trials, seed, store=store, executor=executor,
+                                context=point.context, progress=progress, desc=desc)
+    else:
+        with make_executor(workers=workers if parallel and scheduler is None else None, scheduler=scheduler) as ex:
+            rows, info = run_trials(SIMULATE_SPEC, point.key, trials, seed, store=store, executor=ex,
+                                    context=point.context, progress=progress, desc=desc)
+    return summarize(point, rows, seed, info)

@@ -1,0 +1,399 @@
+"""Where Monte-Carlo trials run: in this process, or on a Dask cluster; and the trial store in front of both.
+
+This is the one path every simulation of symrmt takes (``simulate``, the
+figures, the trace engine's ``trace --simulate``).  A caller describes its
+trials by a :class:`TrialSpec` and a parameter key, and gets back one row of
+numbers per trial:
+
+>>> import numpy as np
+>>> rows, info = run_trials(DEMO_SPEC, {"n": 4}, 3, seed=7)
+>>> rows.shape, info["trials_computed"], info["trials_reused"]
+((3, 2), 3, 0)
+
+The generic API (for new trial kinds, e.g. the trace engine's simulation):
+
+``TrialSpec(name, version, fn)``
+    ``name`` is the stable name under which the store keeps the rows,
+    ``version`` the version of the numerics (bump it when a change of the
+    sampling code changes the numbers: old rows are then reported as stale and
+    never reused), and ``fn(params, context, seed, j)`` a *module-level*
+    function that computes trial ``j`` and returns a 1-D float array of a fixed
+    length.  It must draw all its randomness from
+    ``np.random.default_rng(trial_seed(seed, j))``, the ``j``-th child of
+    ``SeedSequence(seed)``, so a trial's numbers depend on ``(params, seed, j)``
+    only, never on the executor, the worker count or the number of trials.
+``run_trials(spec, params, n_trials, seed, store=None, executor=None, context=None, progress=None, desc="")``
+    Returns ``(rows, info)``: ``rows`` a ``(n_trials, width)`` float64 array,
+    ``info`` a dict with ``trials_computed``, ``trials_reused`` and
+    ``trials_stale``.  ``params`` is a JSON-able dict with exact values
+    (rationals as strings, see :func:`symrmt.simulation.store.exact`); it is the
+    store key, together with ``spec.name``, ``spec.version`` and ``seed``.  It is
+    also what the workers receive: they rebuild any arrays from it.
+    ``context`` carries what cannot be a key (a NumPy callable ``f``, an
+    explicit weight matrix): it is sent to each worker once, so the key must
+    already name it (e.g. ``params["f"]``).
+``TrialBatch``
+    Several ``run_trials`` at once (all the points of a figure): ``add`` each
+    point, ``start()`` sends every missing trial to the executor, ``results()``
+    collects them.  On Dask the trials run while the caller does other work
+    (the figures compute the theory meanwhile).
+``make_executor(workers=None, scheduler=None)``
+    ``None`` (both unset: in this process, no Dask needed), or a
+    :class:`DaskExecutor` on a new local cluster of ``workers`` processes, or on
+    the running scheduler at ``scheduler`` (``"tcp://host:8786"``).  Use it as a
+    context manager; a local cluster is shut down at exit.
+
+Each Dask worker runs its trials with one BLAS thread: a local cluster is
+started with ``OMP_NUM_THREADS = OPENBLAS_NUM_THREADS = MKL_NUM_THREADS = 1``,
+and on an existing cluster each trial also limits the BLAS pool to one thread
+when ``threadpoolctl`` is installed there (otherwise start the workers with
+those variables set, as Dask's nanny does by default).
+
+Only the client writes the store, and each trial is committed as soon as it
+arrives, so an interrupted run keeps every finished trial and a rerun computes
+only the missing ones.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+import warnings
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+
+from symrmt.params import ParameterError
+from symrmt.progress import progress_bar
+from symrmt.simulation.store import canonical, open_store
+
+__all__ = [
+    "DEMO_SPEC",
+    "DaskExecutor",
+    "StaleTrialsWarning",
+    "TrialBatch",
+    "TrialSpec",
+    "make_executor",
+    "run_trials",
+    "trial_seed",
+]
+
+_BLAS_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "VECLIB_MAXIMUM_THREADS",
+              "NUMEXPR_NUM_THREADS")
+
+
+class StaleTrialsWarning(UserWarning):
+    """The store holds trials of this point from another numerics version; they were not used."""
+
+
+@dataclass(frozen=True)
+class TrialSpec:
+    """A kind of trial: ``fn(params, context, seed, j) -> 1-D float array`` under a stable ``name`` and ``version``."""
+
+    name: str
+    version: str
+    fn: Callable
+
+
+def trial_seed(seed: int, j: int) -> np.random.SeedSequence:
+    """Child ``j`` of ``SeedSequence(seed)``, built directly (equal to ``SeedSequence(seed).spawn(m)[j]``, any m > j).
+
+    >>> a = np.random.SeedSequence(5).spawn(4)[3].generate_state(2)
+    >>> bool(np.all(trial_seed(5, 3).generate_state(2) == a))
+    True
+    """
+    return np.random.SeedSequence(seed, spawn_key=(j,))
+
+
+def _demo_trial(params, context, seed, j):
+    """Two normal draws per trial (the example in the module docstring)."""
+    return np.random.default_rng(trial_seed(seed, j)).standard_normal(2)
+
+
+DEMO_SPEC = TrialSpec("demo", "1", _demo_trial)
+
+
+def _timed_trial(fn, params, context, seed, j, limit_blas=False):
+    """Run one trial; returns ``(j, row, seconds)``.  On a Dask worker, with one BLAS thread."""
+    t0 = time.perf_counter()
+    if limit_blas:
+        try:
+            from threadpoolctl import threadpool_limits
+        except ImportError:
+            row = fn(params, context, seed, j)
+        else:
+            with threadpool_limits(limits=1, user_api="blas"):
+                row = fn(params, context, seed, j)
+    else:
+        row = fn(params, context, seed, j)
+    row = np.asarray(row, dtype=np.float64).reshape(-1)
+    return j, row, time.perf_counter() - t0
+
+
+# ---------------------------------------------------------------------------
+# executors
+# ---------------------------------------------------------------------------
+class DaskExecutor:
+    """Trials on a Dask cluster: a new local one (``workers``) or an existing one (``scheduler``)."""
+
+    def __init__(self, workers: int | None = None, scheduler: str | None = None):
+        try:
+            from distributed import Client, LocalCluster
+        except ImportError as exc:
+            raise ParameterError(f"--workers/--scheduler need Dask: pip install 'symrmt[dask]' ({exc})") from exc
+        self._cluster = None
+        if scheduler is not None:
+            try:
+                self.client = Client(scheduler, timeout="20s")
+            except (OSError, TimeoutError) as exc:
+                raise ParameterError(f"cannot reach the Dask scheduler at {scheduler!r}: {exc}") from exc
+        else:
+            import dask
+
+            env = {k: "1" for k in _BLAS_VARS}
+            with dask.config.set({"distributed.nanny.pre-spawn-environ": env}):
+                self._cluster = LocalCluster(n_workers=int(workers), threads_per_worker=1, processes=True,
+                                             dashboard_address=None, silence_logs=40)
+            self.client = Client(self._cluster)
+
+    def scatter(self, obj):
+        """Send ``obj`` to every worker once; returns a handle to pass to :meth:`submit`."""
+        if obj is None:
+            return None
+        return self.client.scatter(obj, broadcast=True, hash=False)
+
+    def submit(self, fn, params, context, seed, j):
+        return self.client.submit(_timed_trial, fn, params, context, seed, j, True, pure=False)
+
+    def completed(self, futures):
+        """Yield ``(j, row, seconds)`` in order of completion, with the future it came from."""
+        from distributed import as_completed
+
+        for fut in as_completed(futures):
+            yield fut, fut.result()
+
+    def cancel(self, futures):
+        self.client.cancel(list(futures))
+
+    def close(self) -> None:
+        self.client.close()
+        if self._cluster is not None:
+            self._cluster.close()
+
+    def __enter__(self) -> DaskExecutor:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+class _Task:
+    __slots__ = ("args",)
+
+    def __init__(self, *args):
+        self.args = args
+
+
+class _InProcess:
+    """Trials in this process, one after another (run when collected)."""
+
+    def scatter(self, obj):
+        return obj
+
+    def submit(self, fn, params, context, seed, j):
+        return _Task(fn, params, context, seed, j)
+
+    def completed(self, tasks):
+        for task in tasks:
+            yield task, _timed_trial(*task.args)
+
+    def cancel(self, tasks):
+        pass
+
+
+class _Nothing:
+    def __enter__(self):
+        return None
+
+    def __exit__(self, *exc):
+        return None
+
+
+def make_executor(workers=None, scheduler=None):
+    """A context manager giving ``None`` (in-process) or a :class:`DaskExecutor`.
+
+    ``workers`` (int >= 1) starts a local cluster; ``scheduler`` (an address)
+    connects to a running one; give at most one.  ``workers=1`` or ``None`` with
+    no scheduler means in-process.
+    """
+    if workers is not None and scheduler is not None:
+        raise ParameterError("give either --workers (a local Dask cluster) or --scheduler (an existing one), not both")
+    if scheduler is not None:
+        if not isinstance(scheduler, str) or not scheduler.strip():
+            raise ParameterError(f"scheduler must be an address such as 'tcp://host:8786', got {scheduler!r}")
+        return DaskExecutor(scheduler=scheduler.strip())
+    if workers is None or int(workers) <= 1:
+        return _Nothing()
+    return DaskExecutor(workers=int(workers))
+
+
+# ---------------------------------------------------------------------------
+# batches of points
+# ---------------------------------------------------------------------------
+class _Point:
+    def __init__(self, spec, params, n_trials, seed, context):
+        self.spec, self.params, self.n_trials, self.seed, self.context = spec, params, n_trials, seed, context
+        self.rows: dict = {}
+        self.pid = None
+        self.reused = 0
+        self.computed = 0
+        self.stale: dict = {}
+        self.key = dict(params, seed=seed)
+
+
+class _Borrowed:
+    """A caller's progress bar, used without closing it."""
+
+    def __init__(self, bar):
+        self.bar = bar
+
+    def __enter__(self):
+        return self.bar
+
+    def __exit__(self, *exc):
+        return None
+
+
+class TrialBatch:
+    """Several points' trials run together, with one store, one executor and one progress bar.
+
+    Parameters
+    ----------
+    store : path, TrialStore or None
+    executor : DaskExecutor or None (in this process)
+    progress : bool or None (see :class:`symrmt.progress.Progress`)
+    desc : str, the progress bar's label
+    """
+
+    def __init__(self, store=None, executor=None, progress=None, desc: str = "trials"):
+        self._store_arg = store
+        self.executor = executor
+        self.progress = progress
+        self.desc = desc
+        self.points: list[_Point] = []
+        self._index: dict = {}
+        self._pending = None
+
+    def add(self, spec: TrialSpec, params: dict, n_trials: int, seed: int, context=None) -> int:
+        """Add a point; returns its index in :meth:`results`."""
+        if not isinstance(spec, TrialSpec):
+            raise ParameterError(f"spec must be a TrialSpec, got {type(spec).__name__}")
+        if self._pending is not None:
+            raise ParameterError("add every point before start()")
+        ident = (spec.name, spec.version, canonical(params), int(seed), int(n_trials))
+        if ident in self._index:  # the same point twice: computed once
+            return self._index[ident]
+        self.points.append(_Point(spec, params, int(n_trials), int(seed), context))
+        self._index[ident] = len(self.points) - 1
+        return len(self.points) - 1
+
+    def start(self) -> TrialBatch:
+        """Read the store and send every missing trial to the executor (Dask: runs in the background)."""
+        if self._pending is not None:
+            return self
+        self._store, self._owned = open_store(self._store_arg)
+        try:
+            ex = self.executor if self.executor is not None else _InProcess()
+            self._ex = ex
+            tasks = {}
+            for pt in self.points:
+                if self._store is not None:
+                    pt.pid = self._store.point(pt.spec.name, pt.spec.version, pt.key)
+                    pt.rows = self._store.trials(pt.pid, below=pt.n_trials)
+                    pt.reused = len(pt.rows)
+                    pt.stale = self._store.stale(pt.spec.name, pt.spec.version, pt.key)
+                    if pt.stale:
+                        warnings.warn(
+                            f"the store {self._store.path} holds {sum(pt.stale.values())} trial(s) of this "
+                            f"{pt.spec.name!r} point from older numerics (version {', '.join(sorted(pt.stale))}, now "
+                            f"{pt.spec.version}); they are not reused", StaleTrialsWarning, stacklevel=3)
+                missing = [j for j in range(pt.n_trials) if j not in pt.rows]
+                if missing:
+                    ctx = ex.scatter(pt.context)
+                    for j in missing:
+                        tasks[ex.submit(pt.spec.fn, pt.params, ctx, pt.seed, j)] = pt
+            self._pending = tasks
+        except BaseException:
+            self._close_store()
+            raise
+        return self
+
+    def _close_store(self):
+        if getattr(self, "_owned", False) and self._store is not None:
+            self._store.close()
+            self._store = None
+
+    def close(self) -> None:
+        """Give up what was not collected: cancel the pending trials, close the store (if opened here)."""
+        if self._pending is not None and getattr(self, "_out", None) is None:
+            self._ex.cancel(self._pending)
+        self._close_store()
+
+    @property
+    def total(self) -> int:
+        """The number of trials of all points."""
+        return sum(pt.n_trials for pt in self.points)
+
+    def results(self, bar=None) -> list:
+        """``(rows, info)`` per point, in the order added (runs :meth:`start` if needed).
+
+        ``bar``: a progress bar (:func:`symrmt.progress.progress_bar`) to advance by one per trial (reused ones
+        at once) instead of a bar of the batch's own.  Calling again returns the same results.
+        """
+        if getattr(self, "_out", None) is not None:
+            return self._out
+        self.start()
+        try:
+            with (_Borrowed(bar) if bar is not None else progress_bar(self.total, self.desc, enabled=self.progress)) as bar:
+                bar.update(sum(pt.reused for pt in self.points))
+                for task, (j, row, secs) in self._ex.completed(list(self._pending)):
+                    pt = self._pending[task]
+                    if not np.all(np.isfinite(row)):
+                        raise FloatingPointError(f"trial {j} of a {pt.spec.name!r} point returned a non-finite value")
+                    pt.rows[j] = row
+                    pt.computed += 1
+                    if self._store is not None:
+                        self._store.add(pt.pid, j, row, secs)
+                    bar.update()
+        except BaseException:
+            self._ex.cancel(self._pending)
+            raise
+        finally:
+            self._close_store()
+        out = []
+        for pt in self.points:
+            widths = {r.size for r in pt.rows.values()}
+            if len(widths) > 1:
+                raise FloatingPointError(f"the trials of a {pt.spec.name!r} point returned rows of lengths {widths}")
+            rows = np.array([pt.rows[j] for j in range(pt.n_trials)], dtype=np.float64)
+            info = {"trials_computed": pt.computed, "trials_reused": pt.reused,
+                    "trials_stale": sum(pt.stale.values())}
+            out.append((rows, info))
+        self._out = out
+        return out
+
+
+def run_trials(spec: TrialSpec, params: dict, n_trials: int, seed: int, store=None, executor=None, context=None,
+               progress=None, desc: str = "trials"):
+    """Trials ``0 .. n_trials-1`` of one point: ``(rows, info)`` (see the module docstring)."""
+    batch = TrialBatch(store=store, executor=executor, progress=progress, desc=desc)
+    batch.add(spec, params, n_trials, seed, context)
+    return batch.results()[0]
+
+
+def report_stale(info: dict, stream=None) -> None:
+    """One line on stderr when stale trials were skipped (used by the CLI)."""
+    if info.get("trials_stale"):
+        print(f"symrmt: {info['trials_stale']} stored trial(s) from an older simulator version were not reused",
+              file=sys.stderr if stream is None else stream)

@@ -1,0 +1,249 @@
+"""The trial store: finished Monte-Carlo trials kept in one SQLite file (stdlib ``sqlite3``, WAL mode).
+
+A store holds one row per trial: the vector of its results (for ``simulate``, the
+Attention errors at every gamma followed by the ridge errors), the seconds it
+took, and the point it belongs to.  A *point* is everything that decides a
+trial's numbers except its index:
+
+* ``kind``: the trial function's stable name (``"simulate"``, ``"ridge"``, ...);
+* ``version``: the version of that function's numerics.  Sampling code that
+  changes the numbers bumps it, so old rows are never mixed with new ones;
+  they stay in the file and are reported as *stale*;
+* ``params``: the exact model parameters as canonical JSON (sorted keys,
+  rationals as ``"p/q"`` strings), including ``n``, the noise law and the root seed.
+
+Trial ``j`` of a point always uses child ``j`` of ``SeedSequence(seed)``, so a
+stored trial is the same number whichever run, executor or worker computed it.
+
+Only the client process writes, and it commits each trial on its own, so an
+interrupted run (Ctrl-C, kill, a lost worker) keeps every finished trial.
+
+A file that is not a store (not SQLite, an SQLite file without the store's
+``meta`` table, a damaged database) is refused with a one-line
+:class:`StoreError` and never written to.
+
+Examples
+--------
+>>> import os, tempfile
+>>> path = os.path.join(tempfile.mkdtemp(), "trials.sqlite")
+>>> with TrialStore(path) as st:
+...     pid = st.point("demo", "1", {"n": 8, "seed": 0})
+...     st.add(pid, 0, [0.25, 0.5], 0.01)
+...     sorted(st.trials(pid)), st.trials(pid)[0].tolist()
+([0], [0.25, 0.5])
+>>> with TrialStore.open_existing(path) as st:
+...     [(r["kind"], r["trials"]) for r in st.summary()]
+[('demo', 1)]
+>>> with open(os.path.join(os.path.dirname(path), "x.txt"), "w") as fh:
+...     _ = fh.write("hello")
+>>> TrialStore(os.path.join(os.path.dirname(path), "x.txt"))
+Traceback (most recent call last):
+...
+symrmt.simulation.store.StoreError: ...x.txt is not a symrmt trial store (not an SQLite database); refusing to touch it
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import time
+from fractions import Fraction
+from pathlib import Path
+
+import numpy as np
+
+from symrmt.params import ParameterError
+
+__all__ = ["StoreError", "TrialStore", "canonical", "exact"]
+
+FORMAT = "symrmt-trial-store"
+SCHEMA = "1"
+_SQLITE_MAGIC = b"SQLite format 3\x00"
+
+_CREATE = (
+    "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
+    "CREATE TABLE points (id INTEGER PRIMARY KEY, kind TEXT NOT NULL, version TEXT NOT NULL, "
+    "params TEXT NOT NULL, created REAL NOT NULL, UNIQUE (kind, version, params))",
+    "CREATE TABLE trials (point INTEGER NOT NULL REFERENCES points(id), j INTEGER NOT NULL, "
+    "data BLOB NOT NULL, seconds REAL NOT NULL, created REAL NOT NULL, PRIMARY KEY (point, j))",
+)
+
+
+class StoreError(ParameterError):
+    """The store file cannot be used (not a store, damaged, unreadable); it was left untouched."""
+
+
+def exact(x) -> str:
+    """A number as an exact rational string, the form the store keys use.
+
+    >>> exact(0.5), exact("1/3"), exact(2)
+    ('1/2', '1/3', '2')
+    """
+    if isinstance(x, float):
+        return str(Fraction(x))
+    return str(Fraction(x))
+
+
+def canonical(params) -> str:
+    """Canonical JSON of a key: sorted keys, no spaces.
+
+    >>> canonical({"b": 1, "a": ["1/2", 3]})
+    '{"a":["1/2",3],"b":1}'
+    """
+    return json.dumps(params, sort_keys=True, separators=(",", ":"), allow_nan=False)
+
+
+def _refuse(path, why: str) -> StoreError:
+    return StoreError(f"{path} is not a symrmt trial store ({why}); refusing to touch it")
+
+
+class TrialStore:
+    """An open trial store (see the module docstring).
+
+    Parameters
+    ----------
+    path : str or Path
+        The SQLite file.  A missing or empty file becomes a new store; an
+        existing file must be a store written by this package.
+    readonly : bool
+        Open an existing store for reading only (nothing is written).
+
+    Use as a context manager, or call :meth:`close`.
+    """
+
+    def __init__(self, path, readonly: bool = False):
+        self.path = Path(path)
+        self._db = None
+        exists = self.path.exists() and self.path.stat().st_size > 0
+        if exists:
+            self._validate()
+        if readonly:
+            if not exists:
+                raise StoreError(f"{self.path}: no such trial store")
+            self._db = sqlite3.connect(self._ro_uri(), uri=True)
+            return
+        try:
+            self._db = sqlite3.connect(str(self.path), timeout=30.0, isolation_level=None)
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=NORMAL")
+            if not exists:
+                with self._db:
+                    self._db.execute("BEGIN")
+                    for stmt in _CREATE:
+                        self._db.execute(stmt)
+                    self._db.executemany("INSERT INTO meta VALUES (?, ?)", [("format", FORMAT), ("schema", SCHEMA)])
+        except sqlite3.Error as exc:
+            self.close()
+            raise StoreError(f"cannot open the trial store {self.path}: {exc}") from None
+
+    # -- opening ---------------------------------------------------------------
+    @classmethod
+    def open_existing(cls, path) -> TrialStore:
+        """An existing store, opened read-only (for listing); a missing file is an error."""
+        return cls(path, readonly=True)
+
+    def _validate(self) -> None:
+        """Read-only checks of an existing file; nothing is written to it."""
+        try:
+            with open(self.path, "rb") as fh:
+                head = fh.read(len(_SQLITE_MAGIC))
+        except OSError as exc:
+            raise StoreError(f"cannot read the trial store {self.path}: {exc.strerror}") from None
+        if head != _SQLITE_MAGIC:
+            raise _refuse(self.path, "not an SQLite database")
+        try:
+            db = sqlite3.connect(self._ro_uri(), uri=True)
+        except sqlite3.Error as exc:
+            raise StoreError(f"cannot read the trial store {self.path}: {exc}") from None
+        try:
+            check = db.execute("PRAGMA quick_check").fetchall()
+            if check != [("ok",)]:
+                raise _refuse(self.path, f"damaged database: {check[0][0]}")
+            tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+            if not {"meta", "points", "trials"} <= tables:
+                raise _refuse(self.path, "an SQLite database without the store's tables")
+            meta = dict(db.execute("SELECT key, value FROM meta").fetchall())
+            if meta.get("format") != FORMAT:
+                raise _refuse(self.path, f"format {meta.get('format')!r}")
+            if meta.get("schema") != SCHEMA:
+                raise StoreError(f"{self.path} is a symrmt trial store of schema {meta.get('schema')!r}, this "
+                                 f"version reads schema {SCHEMA!r}; use a new store file")
+        except sqlite3.Error as exc:
+            raise _refuse(self.path, f"damaged database: {exc}") from None
+        finally:
+            db.close()
+
+    def _ro_uri(self) -> str:
+        """Read-only; with no -wal file beside it (no writer at work) also immutable, so that
+        SQLite creates no -wal/-shm files next to a file that may not be ours."""
+        wal = Path(str(self.path) + "-wal")
+        return self.path.resolve().as_uri() + ("?mode=ro" if wal.exists() else "?mode=ro&immutable=1")
+
+    def close(self) -> None:
+        if self._db is not None:
+            self._db.close()
+            self._db = None
+
+    def __enter__(self) -> TrialStore:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def _q(self, sql, args=()):
+        try:
+            return self._db.execute(sql, args)
+        except sqlite3.Error as exc:
+            raise StoreError(f"trial store {self.path}: {exc}") from None
+
+    # -- points and trials -----------------------------------------------------
+    def point(self, kind: str, version: str, params, create: bool = True):
+        """The id of the point ``(kind, version, params)`` (created when missing and ``create``), or ``None``."""
+        key = canonical(params)
+        row = self._q("SELECT id FROM points WHERE kind=? AND version=? AND params=?", (kind, version, key)).fetchone()
+        if row is not None:
+            return row[0]
+        if not create:
+            return None
+        cur = self._q("INSERT INTO points (kind, version, params, created) VALUES (?, ?, ?, ?)",
+                      (kind, version, key, time.time()))
+        return cur.lastrowid
+
+    def trials(self, point_id, below: int | None = None) -> dict:
+        """``{j: array}`` of the stored trials of a point (only ``j < below`` when given)."""
+        sql, args = "SELECT j, data FROM trials WHERE point=?", (point_id,)
+        if below is not None:
+            sql, args = sql + " AND j < ?", (point_id, int(below))
+        return {j: np.frombuffer(blob, dtype="<f8").copy() for j, blob in self._q(sql, args)}
+
+    def stale(self, kind: str, version: str, params) -> dict:
+        """``{version: number of trials}`` stored for the same point under other numerics versions."""
+        rows = self._q("SELECT p.version, COUNT(t.j) FROM points p LEFT JOIN trials t ON t.point = p.id "
+                       "WHERE p.kind=? AND p.params=? AND p.version<>? GROUP BY p.version",
+                       (kind, canonical(params), version)).fetchall()
+        return {v: k for v, k in rows if k}
+
+    def add(self, point_id, j: int, values, seconds: float) -> None:
+        """Store trial ``j`` of a point and commit it at once."""
+        data = np.ascontiguousarray(values, dtype="<f8").tobytes()
+        self._q("INSERT OR IGNORE INTO trials (point, j, data, seconds, created) VALUES (?, ?, ?, ?, ?)",
+                (point_id, int(j), data, float(seconds), time.time()))
+
+    def summary(self) -> list[dict]:
+        """One dict per point: ``kind, version, params, trials, seconds`` (sum of trial times)."""
+        rows = self._q("SELECT p.kind, p.version, p.params, COUNT(t.j), COALESCE(SUM(t.seconds), 0) "
+                       "FROM points p LEFT JOIN trials t ON t.point = p.id GROUP BY p.id ORDER BY p.id").fetchall()
+        return [{"kind": k, "version": v, "params": json.loads(p), "trials": int(t), "seconds": float(s)}
+                for k, v, p, t, s in rows]
+
+
+def open_store(store):
+    """``(TrialStore, owned)`` for a path or an open store; ``(None, False)`` for ``None``."""
+    if store is None:
+        return None, False
+    if isinstance(store, TrialStore):
+        return store, False
+    if isinstance(store, (str, os.PathLike)):
+        return TrialStore(store), True
+    raise ParameterError(f"store must be a path or a TrialStore, got {type(store).__name__}")
