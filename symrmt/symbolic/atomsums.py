@@ -62,10 +62,11 @@ class AtomSystem(BlockSystem):
     """The fixed point of a pencil whose dimension ``law.dim`` carries a law of many atoms.
 
     A :class:`~symrmt.symbolic.blockfp.BlockSystem` of the template pencil in which the unknowns of
-    the law's dimension stand for the weighted sums ``S`` (module docstring).
+    the law's dimension stand for the weighted sums ``S`` (module docstring).  Besides the base
+    class's attributes:
 
-    Attributes (besides the base class's)
-    ----------------------------------------
+    Attributes
+    ----------
     law : Diagonal
     values, weights : tuple of SymPy numbers
     dgroup : list of int
