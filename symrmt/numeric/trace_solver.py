@@ -272,11 +272,6 @@ def _refine(apply_residual, lu, x, tol, maxsteps=60):
     return None
 
 
-def _residual_norm(F, h, pv, m):
-    v = F(h, pv)
-    return max(abs(x) for x in v[:m])
-
-
 class TraceSolver:
     """Solves one compiled system at given parameter values (exact inputs), at any precision."""
 
