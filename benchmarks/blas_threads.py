@@ -18,7 +18,10 @@ trial of :mod:`symrmt.simulation.trials`; the trace engine's trial of
 process CPU time per trial are recorded.  The report gives, per shape, the
 median over the repeats and the ratio ``default / one thread`` (above 1: one
 thread is faster).  The load average of the machine is printed with each
-repeat, because the outcome depends on it.
+repeat, because the outcome depends on it.  ``--runtime`` adds a third setting:
+OpenBLAS starts with its default thread count and each trial runs inside
+:func:`symrmt.blas_threads.one_blas_thread` (threadpoolctl), as the executor runs
+in-process trials in a Python session where NumPy was loaded first.
 """
 
 from __future__ import annotations
@@ -43,7 +46,8 @@ _CHILD = r"""
 import json, os, statistics, sys, time
 import numpy as np
 sys.path.insert(0, {root!r})
-shapes, k = json.loads(sys.argv[1]), int(sys.argv[2])
+shapes, k, runtime = json.loads(sys.argv[1]), int(sys.argv[2]), sys.argv[3] == "runtime"
+from symrmt.blas_threads import one_blas_thread
 out = {{}}
 for label, kind, n, c in shapes:
     if kind == "simulate":
@@ -55,25 +59,35 @@ for label, kind, n, c in shapes:
         from symrmt.simulation import trace_trials as trace_sim
         m = Model(); m.dim("p", "c*n"); m.gaussian("Z", "p", "n")
         tree = bind(m.parse("trace(inv(Z.T*Z/n + gamma*I(n)))"), {{"c": c, "gamma": "1/5"}}, n)
-        fn, params, ctx = trace_sim.TRACE_SPEC.fn, trace_sim.trace_point(tree).key, None
+        pt = trace_sim.trace_point(tree)
+        fn, params, ctx = trace_sim.TRACE_SPEC.fn, pt.key, pt.context
     fn(params, ctx, 0, 0)  # warm-up
+    limit = one_blas_thread() if runtime else None
+    if runtime and limit._controller is None:
+        raise SystemExit("the runtime setting needs threadpoolctl")
     walls, cpu0 = [], time.process_time()
     for j in range(1, k + 1):
         t0 = time.perf_counter()
-        fn(params, ctx, 0, j)
+        if limit is None:
+            fn(params, ctx, 0, j)
+        else:
+            with limit:
+                fn(params, ctx, 0, j)
         walls.append(time.perf_counter() - t0)
     out[label] = {{"wall": statistics.median(walls), "cpu": (time.process_time() - cpu0) / k}}
 print(json.dumps(out))
 """
 
 
-def run_child(shapes, k: int, one_thread: bool) -> dict:
+def run_child(shapes, k: int, setting: str) -> dict:
     env = {key: v for key, v in os.environ.items() if key not in _VARS}
-    if one_thread:
+    if setting == "one":
         env.update({key: "1" for key in _VARS})
     code = _CHILD.format(root=ROOT)
-    res = subprocess.run([sys.executable, "-c", code, json.dumps(shapes), str(k)], env=env, capture_output=True,
-                         text=True, check=True)
+    res = subprocess.run([sys.executable, "-c", code, json.dumps(shapes), str(k), setting], env=env,
+                         capture_output=True, text=True)
+    if res.returncode:
+        raise SystemExit(f"the measuring subprocess failed:\n{res.stderr}")
     return json.loads(res.stdout)
 
 
@@ -82,28 +96,38 @@ def main(argv=None) -> int:
     ap.add_argument("--quick", action="store_true", help="n = 128 only, few trials")
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--trials", type=int, default=None, help="trials per shape and subprocess")
+    ap.add_argument("--runtime", action="store_true",
+                    help="also a third setting: default threads at start, each trial inside "
+                    "symrmt.blas_threads.one_blas_thread() (needs threadpoolctl)")
     ap.add_argument("--json", default=None, metavar="FILE")
     args = ap.parse_args(argv)
     shapes = SHAPES_QUICK if args.quick else SHAPES_FULL
     k = args.trials or (5 if args.quick else 8)
-    runs = {"default": [], "one": []}
+    settings = ("default", "one", "runtime") if args.runtime else ("default", "one")
+    runs = {s: [] for s in settings}
     loads = []
     for r in range(args.repeat):
-        for setting in (("default", "one") if r % 2 == 0 else ("one", "default")):
-            runs[setting].append(run_child(shapes, k, setting == "one"))
+        for setting in (settings if r % 2 == 0 else settings[::-1]):
+            runs[setting].append(run_child(shapes, k, setting))
         loads.append(os.getloadavg()[0])
         print(f"repeat {r + 1}/{args.repeat} done, load average (1 min) {loads[-1]:.2f}", file=sys.stderr)
     table = {}
     print(f"{os.cpu_count()} CPUs; load average during the runs {min(loads):.1f} to {max(loads):.1f}; "
           f"{k} trials per shape and subprocess, {args.repeat} repeats (median of the per-repeat medians)")
-    print("| shape | default threads: wall s / CPU s | one thread: wall s / CPU s | wall ratio default/one |")
-    print("|---|---|---|---|")
+    extra = " one_blas_thread() at run time: wall s / CPU s |" if args.runtime else ""
+    print("| shape | default threads: wall s / CPU s | one thread: wall s / CPU s | wall ratio default/one |"
+          + extra)
+    print("|---|---|---|---|" + ("---|" if args.runtime else ""))
     for label, *_ in shapes:
-        d = {q: statistics.median(run[label][q] for run in runs["default"]) for q in ("wall", "cpu")}
-        o = {q: statistics.median(run[label][q] for run in runs["one"]) for q in ("wall", "cpu")}
-        table[label] = {"default": d, "one": o, "ratio": d["wall"] / o["wall"]}
-        print(f"| {label} | {d['wall']:.4f} / {d['cpu']:.4f} | {o['wall']:.4f} / {o['cpu']:.4f} | "
-              f"{d['wall'] / o['wall']:.2f} |")
+        med = {st: {q: statistics.median(run[label][q] for run in runs[st]) for q in ("wall", "cpu")}
+               for st in settings}
+        d, o = med["default"], med["one"]
+        table[label] = dict(med, ratio=d["wall"] / o["wall"])
+        row = f"| {label} | {d['wall']:.4f} / {d['cpu']:.4f} | {o['wall']:.4f} / {o['cpu']:.4f} | " \
+              f"{d['wall'] / o['wall']:.2f} |"
+        if args.runtime:
+            row += f" {med['runtime']['wall']:.4f} / {med['runtime']['cpu']:.4f} |"
+        print(row)
     if args.json:
         with open(args.json, "w") as fh:
             json.dump({"cpus": os.cpu_count(), "loads": loads, "trials": k, "repeat": args.repeat,
