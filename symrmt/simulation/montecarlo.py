@@ -5,7 +5,7 @@ and the executor of :mod:`symrmt.simulation` (where the trials run: here or on
 Dask, with an optional trial store); never SymPy or mpmath.  Symbolic parameters are
 turned into floats here, at one boundary (:func:`simulate`).
 
-The model (``shared/MATH.md`` section 1): tokens ``X = mu y^T + Z`` (p x n),
+The model (``docs/theory.md`` section 1): tokens ``X = mu y^T + Z`` (p x n),
 labels ``y_i = +-1`` uniform, ``Z`` i.i.d. standard Gaussian or Rademacher,
 ``W = I + w_K w_Q^T``, kernel ``K = f(X^T W X / sqrt(p)) / sqrt(p)`` with
 ``K_ii = 0`` (``diagonal="zero"``) or kept (``"keep"``), and the errors
@@ -29,12 +29,13 @@ True
 from __future__ import annotations
 
 import math
+import os
 import pickle
 from numbers import Integral
 
 import numpy as np
 
-from symrmt.params import ParameterError, as_low_rank
+from symrmt.params import ParameterError, as_low_rank, check_c
 from symrmt.simulation.executor import make_executor, run_trials
 
 __all__ = [
@@ -291,6 +292,38 @@ def _check_picklable(f) -> None:
         ) from exc
 
 
+def _check_vectorized(f) -> None:
+    """``f`` must map a float64 array to a finite array of the same shape (``math.tanh`` does not)."""
+    probe = np.linspace(-1.0, 1.0, 6).reshape(2, 3)
+    try:
+        out = np.asarray(f(probe), dtype=np.float64)
+    except Exception as exc:  # noqa: BLE001 - any failure is reported as a parameter error
+        raise ParameterError(f"f must be vectorized, a NumPy function of an array (e.g. np.tanh, not math.tanh); "
+                             f"f(array) raised {type(exc).__name__}: {exc}") from None
+    if out.shape != probe.shape:
+        raise ParameterError(f"f must be vectorized (array in, array of the same shape out); got shape {out.shape} "
+                             f"for input {probe.shape}")
+
+
+#: fraction of the physical memory one simulate() call may plan to use
+MEMORY_FRACTION = 0.5
+
+
+def _check_memory(n: int, p: int, explicit_weights: bool, parallel: int) -> None:
+    """Refuse a run whose float64 arrays would not fit: about ``6 n^2 + 4 p n`` (+ ``p^2`` for
+    explicit weights) doubles per trial in flight (kernel, Gram, eigenvectors, workspace, tokens)."""
+    per_trial = 8 * (6 * n * n + 4 * p * n + (p * p if explicit_weights else 0))
+    need = per_trial * parallel
+    try:
+        total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (AttributeError, ValueError, OSError):
+        total = None
+    if total and need > MEMORY_FRACTION * total:
+        raise ParameterError(f"simulate n={n}, p={p}: needs about {need / 2**30:.3g} GiB "
+                             f"({parallel} trial(s) at once), more than {MEMORY_FRACTION:.0%} of this machine's "
+                             f"{total / 2**30:.3g} GiB; lower n or c")
+
+
 def simulate(
     f,
     n,
@@ -381,6 +414,12 @@ def simulate(
     """
     from symrmt.simulation.trials import SIMULATE_SPEC, simulate_point, summarize
 
+    if not callable(f):
+        raise ParameterError(f"f must be a callable (a vectorized NumPy function), got {f!r}")
+    _check_vectorized(f)
+    n_checked = _check_int(n, "n", 2)  # the memory estimate comes before any array is allocated
+    _check_memory(n_checked, round(check_c(c) * n_checked), weights is not None,
+                  min(workers, trials) if isinstance(workers, Integral) and isinstance(trials, Integral) else 1)
     point = simulate_point(f, n, c, gammas, geometry=geometry, diagonal=diagonal, noise=noise, weights=weights,
                            mu=mu, f_key=f_key, need_key=store is not None)
     trials = _check_int(trials, "trials", 2, " (a standard error needs at least two trials)")

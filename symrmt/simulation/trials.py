@@ -132,6 +132,13 @@ def simulate_point(f, n, c, gammas, geometry=None, diagonal="zero", noise="gauss
         raise ParameterError(f"p = round(c*n) = round({float(c_frac)!r}*{n}) = {p}; need p >= 1, increase c or n")
     gam_exact = check_gammas(gammas)
     gam = np.array([float(g) for g in gam_exact], dtype=np.float64)
+    for g, gf in zip(gam_exact, gam):
+        if not (np.isfinite(gf) and gf > 0) or abs(Fraction(float(gf)) - g) > g / 2:
+            from decimal import Context
+
+            shown = Context(prec=3).divide(g.numerator, g.denominator)
+            raise ParameterError(f"gamma = {shown} is outside the float64 range of the simulation "
+                                 f"(it would become {gf}); the simulation needs 1e-300 < gamma < 1e300")
     if weights is not None:
         if geometry is not None:
             raise ParameterError("give either geometry or an explicit weights matrix, not both")

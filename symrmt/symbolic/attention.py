@@ -3,8 +3,8 @@ r"""Symbolic layer: the deterministic equivalents as SymPy objects.
 Everything in this module is SymPy.  Every formula the package evaluates is
 written here once; :mod:`symrmt.numeric.solver` compiles these expressions to mpmath.
 
-Model and route (``MATH.md`` sections 1, 3, 4)
------------------------------------------------
+Model and route (``docs/theory.md`` sections 2 to 5)
+----------------------------------------------------
 Gaussian-equivalent kernel, with ``b^2 = nu - a_1^2`` and ``S = X^T X / p``::
 
     K ~ a_1 (X^T W X / p - I) + b G/sqrt(p) + d I .

@@ -1,6 +1,6 @@
 r"""Hermite data of the nonlinearity ``f``: the symbolic layer (SymPy + mpmath).
 
-Conventions (see ``MATH.md`` section 2): probabilists' Hermite polynomials
+Conventions (``docs/theory.md`` section 2): probabilists' Hermite polynomials
 ``He_k`` (:func:`sympy.hermite_prob`), ``xi ~ N(0, 1)``,
 
 * ``a_k = E[f(xi) He_k(xi)]``, so that ``f = sum_k a_k He_k / k!``;
@@ -561,7 +561,7 @@ def _hermite(k):
 def _mp_function(g):
     from symrmt.numeric import compile_expr
 
-    return compile_expr(T, g)
+    return compile_expr(T, g, floats_ok=True)
 
 
 def _to_mpf(value, dps):
@@ -576,6 +576,30 @@ def _to_mpf(value, dps):
     return mpmath.mpf(str(v))
 
 
+def _peak_points(fn, a, b):
+    """Points around the largest value of ``|fn|`` on a grid of step 1/2 over ``[a, b] & [-300, 300]``.
+
+    A Gaussian-weighted integrand such as ``exp(50 t) exp(-t^2/2)`` has all its mass near ``t = 50``;
+    quadrature nodes placed only around 0 miss it and the error estimate does not see it."""
+    lo, hi = max(a, -300), min(b, 300)
+    if not lo < hi:
+        return []
+    best, arg = None, None
+    with mpmath.workdps(15):
+        n = int((hi - lo) * 2)
+        for i in range(n + 1):
+            t = lo + (hi - lo) * i / max(n, 1)
+            try:
+                v = abs(mpmath.mpmathify(fn(t)))
+            except (ZeroDivisionError, ValueError, OverflowError, TypeError):
+                continue
+            if mpmath.isfinite(v) and (best is None or v > best):
+                best, arg = v, t
+    if arg is None or abs(arg) < 3:
+        return []
+    return [arg + d for d in (-20, -10, -5, 0, 5, 10, 20)]
+
+
 def _quad_pieces(pieces, weight_power, dps, factor=None):
     """E[prod(g)^weight_power * factor] by quadrature; returns an mpf correct to dps digits."""
     with mpmath.workdps(dps + GUARD_DPS):
@@ -585,9 +609,7 @@ def _quad_pieces(pieces, weight_power, dps, factor=None):
             integrand_expr = g**weight_power * (factor if factor is not None else 1) * sp.exp(-(T**2) / 2)
             fn = _mp_function(integrand_expr)
             a, b = _to_mpf(lo, dps + GUARD_DPS), _to_mpf(hi, dps + GUARD_DPS)
-            pts = [a, b]
-            if a < 0 < b:
-                pts = [a, mpmath.mpf(0), b]
+            pts = sorted({a, b, *(x for x in [mpmath.mpf(0), *_peak_points(fn, a, b)] if a < x < b)})
             value = error = None
             for degree in (None, 8, 10):
                 kw = {} if degree is None else {"maxdegree": degree}
@@ -989,7 +1011,7 @@ class Nonlinearity:
 
         from symrmt.numeric import compile_expr
 
-        raw = compile_expr(T, self.expr, modules=[{"erf": _numpy_erf()}, "numpy"], cse=False)
+        raw = compile_expr(T, self.expr, modules=[{"erf": _numpy_erf()}, "numpy"], cse=False, floats_ok=True)
 
         def f(x):
             x = np.asarray(x, dtype=np.float64)

@@ -291,7 +291,9 @@ def _compile(args, expr):
     items = expr if isinstance(expr, (list, tuple)) else [expr]
     if any(sp.sympify(e).atoms(sp.Float) for e in items):
         raise ClosedFormError("polynomial holds float literals")
-    return sp.lambdify(args, expr, modules="mpmath", cse=True)
+    from symrmt.numeric.solver import compile_expr
+
+    return compile_expr(args, expr, floats_ok=True)
 
 
 @functools.lru_cache(maxsize=None)

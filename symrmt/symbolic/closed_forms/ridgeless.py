@@ -5,7 +5,7 @@ r"""Ridgeless limit ``gamma -> 0+`` of the Attention error ``E_A``.
 i.e. ``lim ||Pi_{ker(XK)} y||^2 / n``.
 
 Below the interpolation threshold (``c < 1``)
--------------------------------------------
+---------------------------------------------
 ``P`` has rank ``p`` out of ``n``: an atom of mass ``1 - c`` at 0.  The block traces
 (order ``G11, G12, G13, G22, G23, G33``) scale like
 
@@ -56,6 +56,13 @@ eps = sp.Symbol("epsilon", positive=True)
 alpha, rho, sigma, tau, kappa, omega, beta = sp.symbols("alpha rho sigma tau kappa omega beta", real=True)
 #: scaled ridgeless block traces (c < 1), in the order of ``G_SYMBOLS``
 BELOW = (alpha, rho, sigma, kappa, omega, tau)
+
+
+def _compile(args, expr):
+    """The package's one compile step (empty ``__builtins__``), without its common subexpressions."""
+    from symrmt.numeric.solver import compile_expr
+
+    return compile_expr(args, expr, cse=False, floats_ok=True)
 
 
 def scaling_below():
@@ -184,8 +191,8 @@ def _below_functions():
     eqs = [sp.expand(e.subs({alpha: A, omega: A})) for e in eqs]
     allres = [sp.expand(R[i, j].subs({alpha: A, omega: A})) for i in range(3) for j in range(3)]
     args = unknowns + (S.c, S.a1, S.nu, S.d)
-    f = sp.lambdify(args, eqs, "mpmath")
-    fall = sp.lambdify(args, allres, "mpmath")
+    f = _compile(args, eqs)
+    fall = _compile(args, allres)
     return f, fall
 
 
@@ -217,7 +224,7 @@ def ridgeless_traces(c, a1, nu, d, dps: int = 50, seed=None):
 def evaluate(expr, traces, c, a1, nu, d, snr=0, wkwq=0, dps: int = 50):
     """Evaluate a SymPy expression in the scaled traces and the parameters with mpmath."""
     args = BELOW + (S.c, S.a1, S.nu, S.d, S.snr, S.wkwq)
-    fn = sp.lambdify(args, expr, "mpmath")
+    fn = _compile(args, expr)
     with mpmath.workdps(dps):
         return fn(*traces, *(mpmath.mpf(x) for x in (c, a1, nu, d, snr, wkwq)))
 
@@ -260,7 +267,7 @@ def _above_functions():
     eqs = [sp.cancel(R[0, 0] / (tau + 1)), sp.cancel(R[0, 1] / (kappa * (tau + 1))), R[2, 0], R[2, 1]]
     eqs = [sp.expand(e.subs(tau, t0)) for e in eqs]
     args = (beta, rho, sigma, kappa, S.c, S.a1, S.nu, S.d)
-    return sp.lambdify(args, eqs, "mpmath")
+    return _compile(args, eqs)
 
 
 def rate_above(c, a1, nu, d, dps: int = 40, seed_gamma="1e-8"):

@@ -1,0 +1,215 @@
+"""The limits on user input (:data:`LIMITS`), their errors, and the package's one time limit
+(:func:`run_limited`)."""
+
+from __future__ import annotations
+
+import multiprocessing
+import signal
+import threading
+
+from symrmt.params import ParameterError
+
+LIMITS = {
+    # characters in one text input (an expression, a number, a --where item, a Gram entry)
+    "chars": 4000,
+    # digits in one numeric literal (mantissa; 1100 > the largest --digits, so any value printed
+    # by symrmt can be typed back)
+    "literal_digits": 1100,
+    # |decimal exponent| of a literal (1e-400 is read; 1e999999999 is refused before any work)
+    "literal_exponent": 1000,
+    # |exponent| of a power with a numeric exponent (t**1000 is read, t**10000 is not)
+    "exponent": 1000,
+    # decimal digits of a number built from literals by powers (10**1000 is the largest)
+    "magnitude": 10000,
+    # nodes of one syntax tree, and its nesting depth
+    "nodes": 1000,
+    "depth": 60,
+    # --digits of any verb: above it, mpmath and Python's int/str conversions grow
+    # quadratically (and Python refuses int<->str conversions above 4300 digits);
+    # 1000 digits of E_A cost seconds, 4000 would cost minutes
+    "digits": 1000,
+    # largest Hermite index k (hermite --k); the symbolic Gaussian moments grow like k! and
+    # quadrature needs about k/2 extra digits
+    "hermite_k": 60,
+    # largest rank r of a low-rank geometry (its Gram matrix is (2r+1) x (2r+1)); one limit
+    # point costs about 6.5 s of CPU at r = 4, 12 s at r = 6 and 21 s at r = 8 (measured), and
+    # the cost grows about like r^2
+    "rank": 8,
+    # largest number of gamma values in one call
+    "gammas": 1000,
+    # seconds for parsing and building one input (LaTeX included)
+    "time": 5.0,
+}
+
+#: significant digits kept when an irrational input (such as ``sqrt(2)``) becomes a rational:
+#: more than any precision symrmt can be asked for (``LIMITS["digits"]``)
+IRRATIONAL_DIGITS = LIMITS["digits"] + 20
+
+
+class ParseLimitError(ParameterError):
+    """A user input was refused by a limit of :data:`LIMITS` (the message names it)."""
+
+    __module__ = "symrmt.parsing"
+
+
+class TimeLimitExceeded(Exception):
+    """A time-limited computation ran past its limit (see :func:`run_limited`)."""
+
+    __module__ = "symrmt.parsing"
+
+
+# ---------------------------------------------------------------------------
+# the one time limit
+# ---------------------------------------------------------------------------
+class _Alarm(BaseException):
+    """Raised by SIGALRM inside a limited computation (a BaseException, so that SymPy's
+    ``except Exception`` clauses do not swallow it)."""
+
+
+_ACTIVE = threading.local()
+
+
+def _child(conn, fn, args):
+    try:
+        value = ("ok", fn(*args))
+    except BaseException as exc:  # noqa: BLE001 - reported to the parent
+        value = ("error", exc)
+    try:
+        conn.send(value)
+    except Exception:  # noqa: BLE001 - an unpicklable result or exception: send its text
+        conn.send(("error", ArithmeticError(f"{type(value[1]).__name__}: {value[1]}")))
+    finally:
+        conn.close()
+
+
+def run_limited(fn, args=(), seconds: float = LIMITS["time"], *, what: str = "computation",
+                isolate: bool = False, error=TimeLimitExceeded):
+    """``fn(*args)``, stopped after ``seconds`` with ``error`` (default :class:`TimeLimitExceeded`).
+
+    This is the package's one time limit.  With ``isolate=True`` (and ``fork`` available, in a
+    process with one thread) ``fn`` runs in a forked child that is killed on time: this stops even
+    a long C-level operation; the result and any exception must pickle.  Otherwise, on the main
+    thread, a ``SIGALRM`` timer interrupts ``fn`` between Python bytecodes; elsewhere ``fn`` runs in
+    a daemon thread that is abandoned on time.  A call nested in another limited call runs under
+    the outer limit.
+
+    Parameters
+    ----------
+    fn, args : the computation.
+    seconds : float
+        The limit; must be positive and finite.
+    what : str
+        Named in the error.
+    isolate : bool
+        Run in a killable child process where possible.
+    error : type
+        The exception class raised on time.
+
+    Examples
+    --------
+    >>> run_limited(sum, ([1, 2, 3],), 5.0)
+    6
+    >>> import time
+    >>> run_limited(time.sleep, (5,), 0.2, what="the nap")
+    Traceback (most recent call last):
+    ...
+    symrmt.parsing.TimeLimitExceeded: the nap exceeded its time limit of 0.2 s
+    """
+    if not (seconds > 0 and seconds < float("inf")):
+        raise ParameterError(f"time limit must be positive and finite, got {seconds!r}")
+    message = f"{what} exceeded its time limit of {seconds:g} s"
+    if isolate and "fork" in multiprocessing.get_all_start_methods() and threading.active_count() == 1 \
+            and not getattr(_ACTIVE, "on", False):
+        ctx = multiprocessing.get_context("fork")
+        parent, child = ctx.Pipe(duplex=False)
+        proc = ctx.Process(target=_child, args=(child, fn, args), daemon=True)
+        proc.start()
+        child.close()
+        try:
+            if not parent.poll(seconds):
+                raise error(message + " (killed)")
+            try:
+                status, value = parent.recv()
+            except EOFError:
+                raise error(f"{what} died without an answer") from None
+        finally:
+            if proc.is_alive():
+                proc.kill()
+            proc.join()
+            parent.close()
+        if status == "error":
+            raise value
+        return value
+    if getattr(_ACTIVE, "on", False):
+        return fn(*args)
+    main = threading.current_thread() is threading.main_thread()
+    if main and hasattr(signal, "setitimer") and signal.getitimer(signal.ITIMER_REAL)[0] == 0:
+
+        def handler(signum, frame):
+            raise _Alarm
+
+        old = signal.signal(signal.SIGALRM, handler)
+        _ACTIVE.on = True
+        try:
+            signal.setitimer(signal.ITIMER_REAL, seconds)
+            try:
+                return fn(*args)
+            finally:
+                signal.setitimer(signal.ITIMER_REAL, 0)
+        except _Alarm:
+            raise error(message) from None
+        finally:
+            _ACTIVE.on = False
+            signal.signal(signal.SIGALRM, old)
+    box = {}
+
+    def target():
+        _ACTIVE.on = True
+        try:
+            box["value"] = fn(*args)
+        except BaseException as exc:  # noqa: BLE001 - re-raised in the caller
+            box["error"] = exc
+
+    th = threading.Thread(target=target, daemon=True)
+    th.start()
+    th.join(seconds)
+    if th.is_alive():
+        raise error(message + " (abandoned)")
+    if "error" in box:
+        raise box["error"]
+    return box["value"]
+
+
+
+# ---------------------------------------------------------------------------
+# counts
+# ---------------------------------------------------------------------------
+def check_digits(digits, what: str = "digits") -> int:
+    """``digits`` as an int in ``[1, LIMITS["digits"]]``.
+
+    >>> check_digits(5000)
+    Traceback (most recent call last):
+    ...
+    symrmt.parsing.ParseLimitError: digits = 5000 is above the limit 1000 (LIMITS['digits'])
+    """
+    if isinstance(digits, bool) or not isinstance(digits, int):
+        raise ParameterError(f"{what} must be an integer, got {digits!r}")
+    if digits < 1:
+        raise ParameterError(f"{what} must be >= 1, got {digits}")
+    if digits > LIMITS["digits"]:
+        raise ParseLimitError(f"{what} = {digits} is above the limit {LIMITS['digits']} (LIMITS['digits'])")
+    return digits
+
+
+def check_count(n: int, limit_name: str, what: str) -> int:
+    """Refuse ``n`` above ``LIMITS[limit_name]`` (number of gammas, Hermite k, rank r).
+
+    >>> check_count(2000, "gammas", "number of gamma values")
+    Traceback (most recent call last):
+    ...
+    symrmt.parsing.ParseLimitError: number of gamma values = 2000 is above the limit 1000 (LIMITS['gammas'])
+    """
+    if n > LIMITS[limit_name]:
+        raise ParseLimitError(f"{what} = {n} is above the limit {LIMITS[limit_name]} (LIMITS[{limit_name!r}])")
+    return n
+
