@@ -154,9 +154,11 @@ class DaskExecutor:
             import dask
 
             env = {k: "1" for k in BLAS_VARS}
+            # dashboard_address ":0": the scheduler's HTTP server on a free port (None would mean the
+            # default 8787, and a warning when another cluster on the machine holds it)
             with dask.config.set({"distributed.nanny.pre-spawn-environ": env}):
                 self._cluster = LocalCluster(n_workers=int(workers), threads_per_worker=1, processes=True,
-                                             dashboard_address=None, silence_logs=40)
+                                             dashboard_address=":0", silence_logs=40)
             self.client = Client(self._cluster)
 
     def scatter(self, obj):
