@@ -14,6 +14,7 @@ import functools
 import mpmath
 import sympy as sp
 
+from .pencil_check import checked
 from .solver import BranchError, ConvergenceError, PrecisionError, compile_expr, mpf_of
 from .theory import ESCALATIONS, GUARD, _agree
 from .trace_solver import CompiledSystem, TraceSolver
@@ -23,7 +24,17 @@ _COMPILED = {}
 
 def compiled_system(system):
     """The :class:`CompiledSystem` of a block system (memoized on its pencil)."""
+    from ..symbolic.atomsums import AtomSystem
+
     key = system.pencil.key()
+    if isinstance(system, AtomSystem):
+        from .atom_solver import AtomCompiled
+
+        # the compiled pieces do not hold the atoms, but the object carries its system's law
+        key = f"atoms:{system.law.name}:{system.values}:{system.weights}:{key}"
+        if key not in _COMPILED:
+            _COMPILED[key] = AtomCompiled(system, key)
+        return _COMPILED[key]
     if key not in _COMPILED:
         _COMPILED[key] = CompiledSystem(system, key)
     return _COMPILED[key]
@@ -67,13 +78,19 @@ def _evaluate(plan, solvers, dps):
         return value, taus, worst_step, worst_res
 
 
+def _holds(cond, subs) -> bool:
+    """``cond >= 0`` at the values (a number is compared directly: a law of many atoms has many)."""
+    cond = sp.sympify(cond)
+    return bool((cond if cond.is_number else cond.subs(subs)) >= 0)
+
+
 def _acceptor(t, values):
     """Branch check of a start point: the sanity bounds of the trace, to a loose tolerance."""
     subs = {sp.Symbol(k, real=True): sp.Rational(v) for k, v in values.items()}
     subs.update({sp.Symbol(k, positive=True): sp.Rational(v) for k, v in values.items()})
     checks = []
     for kind, bound, conds in t.bounds:
-        if all(sp.sympify(c).subs(subs) >= 0 for c in conds):
+        if all(_holds(c, subs) for c in set(conds)):
             b = sp.sympify(bound).subs(subs)
             if b.is_extended_real and b.is_finite:  # an infinite bound (1/gamma at gamma = 0) bounds nothing
                 checks.append((kind, float(b)))
@@ -98,7 +115,7 @@ def _check_bounds(plan, values, taus, digits):
     slack = mpmath.mpf(10) ** (-digits)
     for t, tau in zip(plan.traces, taus):
         for kind, bound, conds in t.bounds:
-            if not all(sp.sympify(c).subs(subs) >= 0 for c in conds):
+            if not all(_holds(c, subs) for c in set(conds)):
                 continue
             b = sp.sympify(bound).subs(subs)
             if not (b.is_extended_real and b.is_finite):
@@ -134,6 +151,7 @@ def certified_limit(plan, values: dict, digits: int):
         raise ValueError("digits must be >= 1")
     solvers = {"values": values}
     for t in plan.traces:
+        checked(t.pencil, t.matrix)  # a pencil that fails its finite-size self-test is never solved
         solvers[t.index] = TraceSolver(compiled_system(t.system), values)
     for t in plan.traces:  # the homotopy: a failure here is not a precision problem, so it is not retried
         solvers[t.index].start(_acceptor(t, values))
