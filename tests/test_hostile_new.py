@@ -62,7 +62,7 @@ def test_numpy_and_decimal_values_and_digits_are_read_exactly():
     m.diag("D", "n", [Decimal("0.5"), np.int64(1)])
 
 
-@pytest.mark.parametrize("values, match", [(range(10**6), "at most 64 atoms"), ([float("nan"), 1], "finite"),
+@pytest.mark.parametrize("values, match", [(range(10**6), r"at most \d+ atoms"), ([float("nan"), 1], "finite"),
                                            ([10**10000, 1], "digits")])
 def test_diag_values(values, match):
     with pytest.raises(ParameterError, match=match):
