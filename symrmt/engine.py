@@ -209,7 +209,7 @@ class Model(_model.Model):
         plan = self.plan(expr)
         if not isinstance(at, Mapping):
             raise ModelError(f"at must be a dict of parameter values, got {type(at).__name__}")
-        known = {p.name for p in plan.params}
+        known = {p.name for p in plan.params} | {k for k in self.symbols if k != "n"}
         extra = sorted(str(k) for k in at if str(k) not in known)
         if extra:  # a typo such as gama=1 must not be ignored
             raise ModelError(f"unknown parameter {', '.join(extra)} in at= (the expression's parameters: "

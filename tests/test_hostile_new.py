@@ -128,3 +128,8 @@ def test_public_api_reads_numpy_digits_and_refuses_huge_trials():
         symrmt.simulate(np.tanh, n=8, c=0.5, gamma=[1.0], trials=10**12)
     with pytest.raises(ParseLimitError, match="digits"):
         symrmt.limit("tanh", c=10**100000, gamma=1, center=True)
+
+
+def test_declared_but_unused_parameter_is_not_an_unknown_key():
+    # c is declared by the dimension p even when the expression does not use p
+    assert float(model().limit("trace(inv(gamma*I(n)))", at={"c": "1/2", "gamma": 2}).value) == 0.5
