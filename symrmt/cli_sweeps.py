@@ -93,7 +93,10 @@ def add_parsers(sub, cli) -> None:
                    help="fixed gamma (unless --over gamma)")
     cli._add_geometry(p)
     p.add_argument("--diagonal", choices=("zero", "keep"), default="zero", help="K_ii = 0 (zero, default) or kept")
-    p.add_argument("--scan", type=cli._int_at_least("--scan", 2), default=24, help="scan points (default 24)")
+    p.add_argument("--scan", type=cli._int_at_least("--scan", 2), default=None,
+                   help="scan points (default 24, or 257 with --fast)")
+    p.add_argument("--fast", action="store_true", help="scan with the vectorised float64 solver (rank-one "
+                   "geometries), then certify and polish each bracket as without it: same guarantee on the roots")
     spacing = p.add_mutually_exclusive_group()
     spacing.add_argument("--log", dest="log", action="store_true", default=None, help="log-spaced scan")
     spacing.add_argument("--linear", dest="log", action="store_false", help="evenly spaced scan")
@@ -202,7 +205,8 @@ def cmd_crossings(args, cli=None) -> int:
     base, extra = _base(args, cli or _cli(), {args.over})
     fixed = _fixed(args, {args.over})
     res = crossings(args.f, over=args.over, between=tuple(parts), geometry=base, diagonal=args.diagonal,
-                    digits=args.digits, center=args.center, scan=args.scan, log=args.log, **fixed, **extra)
+                    digits=args.digits, center=args.center, scan=args.scan, log=args.log, fast=args.fast,
+                    **fixed, **extra)
     import mpmath
 
     if args.json:
@@ -214,7 +218,7 @@ def cmd_crossings(args, cli=None) -> int:
             "summary": res.summary(),
             "params": {"f": res.f, "expr": res.expr, "over": res.over, "between": [str(x) for x in res.between],
                        "fixed": {k: str(v) for k, v in res.fixed.items()}, "diagonal": res.diagonal,
-                       "digits": res.digits, "scan": len(res.scan_x)},
+                       "digits": res.digits, "scan": len(res.scan_x), "fast": res.fast},
         }))
     else:
         print(res)

@@ -360,27 +360,12 @@ def sweep(f, grid: dict, *, geometry=None, diagonal: str = "zero", digits: int =
 def _sweep_fast(nl, axes, fixed, geometry, diagonal, certify, seed, t0):
     """The grid as float64 columns (each axis value validated once, exactly:
     :func:`symrmt.sweeps_fast.grid_points`) through ``symrmt.numeric.fast.solve_grid``."""
-    try:
-        from symrmt.numeric import fast as fast_module
-    except ImportError as exc:
-        raise ParameterError(
-            "fast=True needs the vectorised solver symrmt.numeric.fast, which this installation does not have; "
-            "use fast=False (the certified solver)"
-        ) from exc
     import numpy as np
 
-    from symrmt.sweeps_fast import grid_points
+    from symrmt.sweeps_fast import grid_points, solve_points
 
     points = grid_points(axes, fixed, geometry)
-    arrays = {k: points.column(k) for k in ("c", "gamma") + GRAM_KEYS}
-    try:
-        out = fast_module.solve_grid(nl, arrays, diagonal=diagonal, center=nl.center, certify=certify, seed=seed)
-    except ParameterError as exc:
-        if getattr(exc, "index", None) is None:
-            raise
-        raise ParameterError(f"the geometry at the grid point {points.locate(exc.index)} is not a Gram matrix "
-                             f"(not positive semi-definite, eigenvalue {exc.eigenvalue:.3g} < 0): check that "
-                             "|mu.w_K| <= ||mu|| ||w_K|| and the other Cauchy-Schwarz bounds hold") from None
+    out = solve_points(nl, points, diagonal, certify, seed)
     att = np.asarray(out.attention, dtype=np.float64)
     rr = np.asarray(out.ridge, dtype=np.float64)
     fb = np.asarray(out.fallback, dtype=bool)

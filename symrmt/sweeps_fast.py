@@ -172,3 +172,23 @@ def grid_points(axes: dict, fixed: dict, base) -> GridPoints:
             sources[pair] = ("float", pts.column(key) * np.sqrt(pts.column(a) * pts.column(b)))
     pts.keys += angles
     return pts
+
+
+def solve_points(nl, points: GridPoints, diagonal: str, certify: int = 0, seed: int = 0):
+    """:func:`symrmt.numeric.fast.solve_grid` on ``points`` (flat), a non-PSD point refused by its parameters."""
+    try:
+        from symrmt.numeric import fast as fast_module
+    except ImportError as exc:  # pragma: no cover - the module ships with the package
+        raise ParameterError(
+            "fast=True needs the vectorised solver symrmt.numeric.fast, which this installation does not have; "
+            "use fast=False (the certified solver)"
+        ) from exc
+    arrays = {k: points.column(k) for k in ("c", "gamma") + GRAM_KEYS}
+    try:
+        return fast_module.solve_grid(nl, arrays, diagonal=diagonal, center=nl.center, certify=certify, seed=seed)
+    except ParameterError as exc:
+        if getattr(exc, "index", None) is None:
+            raise
+        raise ParameterError(f"the geometry at the grid point {points.locate(exc.index)} is not a Gram matrix "
+                             f"(not positive semi-definite, eigenvalue {exc.eigenvalue:.3g} < 0): check that "
+                             "|mu.w_K| <= ||mu|| ||w_K|| and the other Cauchy-Schwarz bounds hold") from None

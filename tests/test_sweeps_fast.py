@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 from fractions import Fraction
 
+import mpmath
 import numpy as np
 import pytest
 
@@ -89,3 +91,75 @@ def test_cli_sweep_fast_csv_matches_python(capsys):
                        certify=0)
     got = np.array([[float(r[-2]), float(r[-1])] for r in rows[1:]])
     np.testing.assert_array_equal(got, np.column_stack([ref.attention.ravel(), ref.ridge.ravel()]))
+
+
+def _agree(fast, slow, digits):
+    """Both roots lie in certified brackets of relative width <= 10^-digits: they agree to ``digits``."""
+    assert len(fast) == len(slow) and fast.directions == slow.directions
+    for rf, rs, (flo, fhi), (slo, shi) in zip(fast.roots, slow.roots, fast.brackets, slow.brackets):
+        assert max(flo, slo) <= min(fhi, shi)  # the certified brackets overlap
+        assert abs(rf - rs) <= 2 * abs(rs) * mpmath.mpf(10) ** -digits
+
+
+@pytest.mark.parametrize("geometry", ["identity", "aligned"])
+def test_fast_crossings_agree_with_certified_crossings(geometry):
+    # W = I (mu only), or w_K = w_Q = mu/|mu| given by angles; ReLU in c at gamma = 1
+    geo = (symrmt.Geometry(snr=1) if geometry == "identity"
+           else symrmt.Geometry.from_angles(1, 1, 1, cos_muwk=1, cos_muwq=1, cos_wkwq=1))
+    kw = dict(over="c", between=(0.1, 4), gamma=1, geometry=geo, digits=15, progress=False)
+    fast = symrmt.crossings("relu", fast=True, **kw)
+    slow = symrmt.crossings("relu", scan=10, **kw)
+    assert fast.fast and not slow.fast and len(fast.scan_x) == 257 and len(fast) == 1
+    _agree(fast, slow, 15)
+    assert "float64 scan of 257 points" in str(fast)
+
+
+def test_fast_crossings_two_roots_and_none():
+    kw = dict(over="snr", between=(0, 10), c=0.4, gamma=1, digits=12, progress=False)
+    fast = symrmt.crossings("relu", fast=True, **kw)
+    assert len(fast) == 2 and fast.directions == (-1, 1)
+    _agree(fast, symrmt.crossings("relu", scan=12, **kw), 12)
+    none = symrmt.crossings("tanh", over="gamma", between=(0.01, 10), c=2, snr=1, digits=10, fast=True)
+    assert len(none) == 0 and none.fast and len(none.scan_x) == 257
+    assert "keeps its sign" in str(none) and "E_A > E_RR at all 257 scan points" in none.summary()
+
+
+def test_fast_crossings_distrust_small_differences_and_wrong_signs(monkeypatch):
+    import symrmt.sweeps_fast as sf
+
+    kw = dict(over="c", between=(0.1, 4), gamma=1, snr=1, digits=12, scan=9, progress=False)
+    slow = symrmt.crossings("relu", **kw)
+    solve = sf.solve_points
+
+    def unsure(*args, **kwargs):  # every float sign within its error: each scan point is certified instead
+        out = solve(*args, **kwargs)
+        out.error_estimate[:] = np.inf
+        return out
+
+    monkeypatch.setattr(sf, "solve_points", unsure)
+    r = symrmt.crossings("relu", fast=True, **kw)
+    assert r.fast and r.scan_sign == slow.scan_sign and r.evaluations >= 9
+    _agree(r, slow, 12)
+
+    def wrong(*args, **kwargs):  # a confident float sign that is wrong: the certified ends catch it
+        out = solve(*args, **kwargs)
+        out.attention[-1], out.ridge[-1] = out.ridge[-1], out.attention[-1]
+        return out
+
+    monkeypatch.setattr(sf, "solve_points", wrong)
+    r = symrmt.crossings("relu", fast=True, **kw)
+    assert not r.fast and r.scan_sign == slow.scan_sign
+    _agree(r, slow, 12)
+
+
+def test_fast_crossings_cli_and_bad_input(capsys):
+    rc = main(["crossings", "--f", "relu", "--over", "c", "--between", "0.1,4", "--gamma", "1", "--snr", "1",
+               "--digits", "12", "--fast", "--json"])
+    data = json.loads(capsys.readouterr().out)
+    assert rc == 0 and data["found"] == 1 and data["params"]["fast"] is True and data["params"]["scan"] == 257
+    assert data["roots"][0] == pytest.approx(0.34255058535, rel=1e-10)
+    with pytest.raises(ParameterError, match="rank-one"):
+        symrmt.crossings("relu", over="c", between=(0.1, 4), gamma=1, geometry=symrmt.LowRankGeometry([[1]]),
+                         fast=True)
+    with pytest.raises(ParameterError, match="gamma must be positive"):
+        symrmt.crossings("relu", over="gamma", between=(-1, 1), c=1, fast=True, log=False)
