@@ -148,8 +148,7 @@ def _declare_kernel(model, name: str, rhs: str):
     # the Hermite data are computed outside the parser's time limit (the quadrature may take seconds)
     f, Z, alpha, diagonal = out["args"]
     node = kernel(f, Z, alpha=alpha, diagonal=diagonal, model=model)
-    model.matrices[name] = node  # a named sub-expression: the parser substitutes it
-    return node
+    return model.let(name, node)  # a named sub-expression: the parser substitutes it
 
 
 def build_model(dims=(), matrices=()):
