@@ -76,11 +76,13 @@ def test_trace_simulation_memory_is_refused_before_the_limit(capsys):
     assert rc == 2 and "GiB" in err and "\n" not in err
 
 
-def test_sweep_grid_points_capped():
+@pytest.mark.parametrize("fast", [False, True])
+def test_sweep_grid_points_capped(fast):
     from symrmt import sweep
 
     with pytest.raises(ParseLimitError, match="LIMITS\\['points'\\]"):
-        sweep("tanh", center=True, grid={"c": np.linspace(0.1, 0.9, 200), "gamma": np.linspace(0.1, 1, 200)})
+        sweep("tanh", center=True, fast=fast,
+              grid={"c": np.linspace(0.1, 0.9, 200), "gamma": np.linspace(0.1, 1, 200)})
 
 
 def test_crossings_scan_capped():
