@@ -53,7 +53,7 @@ SCAN = 24
 EXTRA_DIGITS = 40
 #: scan points of the float64 scan (``fast=True``), by default
 FAST_SCAN = 257
-#: a float64 sign counts when |E_A - E_RR| exceeds this many times its estimated error
+#: a float64 sign counts when ``abs(E_A - E_RR)`` exceeds this many times its estimated error
 MARGIN = 100
 
 __all__ = ["crossings", "CrossingsResult"]
