@@ -135,3 +135,18 @@ def test_public_api_reads_numpy_digits_and_refuses_huge_trials():
 def test_declared_but_unused_parameter_is_not_an_unknown_key():
     # c is declared by the dimension p even when the expression does not use p
     assert float(model().limit("trace(inv(gamma*I(n)))", at={"c": "1/2", "gamma": 2}).value) == 0.5
+
+
+def test_engine_fixed_point_size_is_capped():
+    """A matrix power whose pencil has 512 unknowns is refused before compiling, naming the limit."""
+    import time
+
+    from symrmt.symbolic.engine_base import ModelError
+
+    m = Model()
+    m.dim("p", "c*n")
+    m.gaussian("Z", "p", "n")
+    t0 = time.perf_counter()
+    with pytest.raises(ModelError, match="512 unknowns, above the limit of 100"):
+        m.limit(m.parse("trace(inv((Z.T*Z/n)**16 + I(n)))"), at={"c": "1/2"}, digits=15)
+    assert time.perf_counter() - t0 < 10

@@ -40,6 +40,10 @@ LIMITS = {
     "gammas": 1000,
     # points of one sweep grid (the product of its axes) and of one crossings scan
     "points": 10000,
+    # unknowns of the trace engine's fixed point (all traces of one expression together): the
+    # solve grows about like its cube (measured: 50 unknowns 0.9 s, 98 unknowns 3.5 s,
+    # 128 unknowns 22 s on a loaded 2-core machine); (Z.T*Z/n)**16 would need 512
+    "unknowns": 100,
     # seconds for parsing and building one input (LaTeX included)
     "time": 5.0,
 }
