@@ -196,7 +196,8 @@ def _guard(gamma) -> int:
     # small gamma costs digits in the implicit derivative and in 1/gamma terms; large gamma
     # cancels about log10(gamma) digits in the Stieltjes root and again in 1 - E: the guard
     # grows with |log10 gamma| in both directions
-    return GUARD + (_decades(gamma) if gamma < 1 else 2 * _decades(gamma) if gamma > 10 else 0)
+    # (below 1: one digit per whole decade, floor(-log10 gamma), as before the large-gamma fix)
+    return GUARD + (_decades(gamma) - 1 if gamma < 1 else 2 * _decades(gamma) if gamma > 10 else 0)
 
 
 def _agree(x, y, digits: int) -> bool:
