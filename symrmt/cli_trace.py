@@ -210,7 +210,8 @@ def cmd_trace(args) -> int:
     """Run ``symrmt trace``; returns the exit code (errors are raised for the CLI's handler)."""
     import mpmath
 
-    from symrmt.cli import _dump, _num
+    from symrmt.cli_common import dump as _dump
+    from symrmt.cli_common import num as _num
 
     model = build_model(args.dim, args.matrix)
     at = parse_at(args.at)
