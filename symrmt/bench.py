@@ -18,6 +18,9 @@ natural reference is given as a ratio to a reference measured in the same run:
   eigendecomposition each for Attention and for ridge; how the trial time grows
   with ``n``; several trials on 1 and 2 worker processes (identical results).
 
+The fast path (200 x 200 float64 grids against the mpmath solver) is measured by
+:mod:`symrmt.bench_fast`.
+
 Every measurement runs in a subprocess with its own environment, so the
 cache state and the BLAS thread count are the ones stated.  ``--quick`` runs
 small sizes (seconds; used by the tests); the default is what
@@ -291,6 +294,9 @@ def run(quick: bool = False, progress=None) -> dict:
         warm, _ = _run_sub(_cli_limit_args(curve_gammas(npts)), env, 900)
         say("theory: phases, points, digits, precision")
         th = _worker("theory", spec, env, 3600)
+        from symrmt import bench_fast
+
+        out["fast"] = bench_fast.run(quick, env, _run_sub, say)
     th["compile_cold_s"] = nocache
     th["compile_warm_s"] = th.pop("compile_s")
     th["curve_end_to_end_cold_s"] = cold
@@ -357,6 +363,10 @@ def _verdicts(res: dict) -> list[dict]:
     from symrmt.bench_engine import verdicts as engine_verdicts
 
     engine_verdicts(res, row)
+    if "fast" in res:
+        from symrmt import bench_fast
+
+        bench_fast.verdicts(res, row)
     return rows
 
 
@@ -431,6 +441,10 @@ def format_report(res: dict) -> str:
     from symrmt.bench_engine import report as engine_report
 
     parts.append(engine_report(res, _md))
+    if "fast" in res:
+        from symrmt import bench_fast
+
+        parts.append(bench_fast.format_section(res, _md))
     return "\n".join(parts) + "\n"
 
 

@@ -186,6 +186,10 @@ def test_bench_quick_runs_and_reports(capsys):
     text = __import__("symrmt.bench", fromlist=["format_report"]).format_report(res)
     assert "| n | p | trial s | floor s | trial/floor |" in text
     assert res["engine"]["cold_cache"]["blocks"] == [6] and "Trace engine" in text
+    fast = res["fast"]  # the float64 grid path, measured against the mpmath solver in the same run
+    for kind in ("c_snr", "cos_snr"):
+        assert fast[kind]["accuracy"]["max_gap"] <= 1e-10 and fast[kind]["mpmath_per_point_s"] > 0
+    assert "### Fast path (float64 grids) against the mpmath solver, same run" in text
 
 
 def test_fraction_inputs_still_exact():

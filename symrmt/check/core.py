@@ -91,6 +91,7 @@ import mpmath
 import sympy as sp
 
 from symrmt.numeric import compile_expr
+from symrmt.check import bracket as checkfast
 from symrmt.params import Geometry, ParameterError, to_fraction
 from symrmt.parsing import LIMITS, check_digits, parse_expression, parse_latex_expression, split_equation
 from symrmt.parsing import run_limited as _run_limited
@@ -1149,7 +1150,17 @@ def check(quantity: str, expr, kind: str = "value", where=None, points: int | No
     # ---- region
     reg = None
     if fails and region:
-        reg = _find_region(params, fails, passes, evaluate, thr, wh, attention)
+        fast = None
+        if attention and set(involved) <= checkfast.FLOAT_QUANTITIES | {"m", "E_RR0"}:
+            def gap_with(pt, fvals):
+                truths = {n: mpmath.mpf(float(fvals[n])) for n in involved if n in checkfast.FLOAT_QUANTITIES}
+                truths.update(_truth_values([n for n in involved if n not in truths], pt, digits + 5))
+                return ev.gap(pt, truths, digits + 20)[0]
+
+            def fast(status_at, pt_fail, p, v_pass):
+                return checkfast.bracket(gap_with, status_at, involved, pt_fail, p, v_pass, float(thr))
+
+        reg = _find_region(params, fails, passes, evaluate, thr, wh, attention, fast)
 
     # ---- Monte-Carlo
     mc_out = None
@@ -1199,8 +1210,13 @@ def check(quantity: str, expr, kind: str = "value", where=None, points: int | No
                        seconds=time.monotonic() - t0)
 
 
-def _find_region(params, fails, passes, evaluate, thr, wh, attention):
-    """Boundaries of the failing region (see the module docstring)."""
+def _find_region(params, fails, passes, evaluate, thr, wh, attention, fast=None):
+    """Boundaries of the failing region (see the module docstring).
+
+    ``fast(status_at, pt_fail, p, v_pass)``, when given, brackets the boundary on the float64
+    path first (:func:`symrmt.check.bracket.bracket`, both ends confirmed by mpmath, then
+    bisected in mpmath inside the bracket); where it returns ``None`` the mpmath bisection
+    runs as before."""
     steps = 10 if attention else 16
 
     def status_at(pt):
@@ -1224,7 +1240,11 @@ def _find_region(params, fails, passes, evaluate, thr, wh, attention):
         cands = sorted({pt[p] for pt in pass_pts}, key=lambda v: abs(float(v - worst[p])))[:3]
         for v in cands:
             if status_at({**worst, p: v}):
-                a, b = _bisect(status_at, worst, p, v, steps)
+                ab = fast(status_at, worst, p, v) if fast is not None else None
+                if ab is not None:  # a bracket 1/128 of the way, confirmed by mpmath: polish it by bisection
+                    a, b = _bisect(status_at, {**worst, p: ab[0]}, p, ab[1], max(1, steps - 7))
+                else:
+                    a, b = _bisect(status_at, worst, p, v, steps)
                 lo_, hi_ = sorted((a, b))
                 bnd = (float(a) + float(b)) / 2
                 sig = max(2, int(-math.log10(max(abs(float(a - b)) / max(abs(bnd), 1e-300), 1e-15))))
@@ -1234,7 +1254,9 @@ def _find_region(params, fails, passes, evaluate, thr, wh, attention):
                 boundaries.append({
                     "parameter": p, "fails": f"{p} {fail_side} {shown}", "boundary": shown,
                     "bracket": [str(lo_), str(hi_)],
-                    "summary": f"fails for {p} {fail_side} {shown} (bisection along {p}: passes at "
+                    "located_by": ("float64 bracket, ends confirmed and bisected by mpmath" if ab is not None
+                                   else "mpmath bisection"),
+                    "summary": f"fails for {p} {fail_side} {shown} ({'float64 bracket confirmed by mpmath' if ab else 'bisection'} along {p}: passes at "
                                f"{p} = {float(b):.{sig + 2}g}, fails at {p} = {float(a):.{sig + 2}g}; other parameters at the "
                                f"worst failing point: {others})",
                 })

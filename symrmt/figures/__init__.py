@@ -737,8 +737,9 @@ def phase_diagram_data(grid: int = 25, digits: int = DIGITS, progress: bool = Tr
     ``w = w_K = w_Q`` with ``||w||^2 = 4`` at angle ``theta`` to ``mu`` (one tied axis of
     ``cos_muwk = cos_muwq``), over ``(cos theta, ||mu||^2)``.
 
-    ``fast=True`` uses the sweep's float64 path (``certify`` points per panel re-solved at
-    30 digits) instead of certified values.
+    ``fast=True`` uses the float64 path (:func:`symrmt.numeric.fast.solve_grid` on the two
+    meshes directly; ``certify`` points per panel re-solved at 30 digits) instead of
+    certified values.
 
     Returns
     -------
@@ -747,6 +748,8 @@ def phase_diagram_data(grid: int = 25, digits: int = DIGITS, progress: bool = Tr
         shape ``(len(snr), len(c))`` and ``(len(snr), len(cos))``) and ``note`` (how the values
         were computed).
     """
+    if fast:
+        return _phase_diagram_fast(grid, certify)
     from symrmt.sweeps import sweep
 
     c_axis = [_frac(c) for c in _logspace(1 / 16, 4, grid)]
@@ -767,18 +770,50 @@ def phase_diagram_data(grid: int = 25, digits: int = DIGITS, progress: bool = Tr
             "diff_a": a.attention - a.ridge, "diff_b": b.attention - b.ridge, "note": note}
 
 
-def phase_diagram(out, full: bool = False, progress: bool = True, *, grid=None) -> list[str]:
-    r"""Where Attention beats ridge: the sign of ``E_A - E_RR`` from the limits (``digits = 15``).
+def _phase_diagram_fast(grid: int, certify: int) -> dict:
+    """:func:`phase_diagram_data` on the float64 path: one :func:`symrmt.numeric.fast.solve_grid` per
+    panel on float meshes (no exact geometry per point, which would cost more than the solve)."""
+    import numpy as np
+
+    from symrmt.numeric.fast import solve_grid
+
+    c_axis, s_axis, cos_axis = _logspace(1 / 16, 4, grid), _linspace(0, 8, grid), _linspace(0, 1, grid)
+    S_a, C_a = np.meshgrid(np.array(s_axis), np.array(c_axis), indexing="ij")
+    S_b, COS_b = np.meshgrid(np.array(s_axis), np.array(cos_axis), indexing="ij")
+    one = np.ones_like(S_b)
+    m_b = np.sqrt(4 * S_b) * COS_b  # ||w||^2 = 4, w = w_K = w_Q at angle theta to mu
+    a = solve_grid("tanh", {"c": C_a, "gamma": one, "snr": S_a}, certify=certify, seed=1)
+    b = solve_grid("tanh", {"c": one / 2, "gamma": one, "snr": S_b, "wk2": 4 * one, "wq2": 4 * one,
+                            "wkwq": 4 * one, "muwk": m_b, "muwq": m_b}, certify=certify, seed=2)
+    note = f"float64 path, {int(a.fallback.sum() + b.fallback.sum())} mpmath fallbacks"
+    gaps = [r.certified_gap for r in (a, b) if r.certified_gap is not None]
+    if gaps:
+        note += f", largest gap to 30 digits at {2 * certify} points: {max(gaps):.1e}"
+    return {"c": c_axis, "snr": s_axis, "cos": cos_axis, "diff_a": a.attention - a.ridge,
+            "diff_b": b.attention - b.ridge, "note": note}
+
+
+def phase_diagram(out, full: bool = False, progress: bool = True, *, grid=None, fast: bool = True,
+                  certify=None) -> list[str]:
+    r"""Where Attention beats ridge: the sign of ``E_A - E_RR`` from the limits.
 
     tanh, ``gamma = 1``.  (a) ``(c, ||mu||^2)`` with ``W = I``, ``c`` log-spaced
     in ``[1/16, 4]``, ``||mu||^2`` in ``[0, 8]``.  (b) ``(cos theta, ||mu||^2)`` at
     ``c = 1/2`` with ``w = w_K = w_Q``, ``||w||^2 = 4``, at angle ``theta`` to ``mu``.
-    ``grid`` x ``grid`` points per panel (25 in quick mode, 61 in full mode).
     No simulation: every cell is a limit (:func:`phase_diagram_data`, through :func:`symrmt.sweep`).
+
+    ``fast=True`` (default): the float64 path (:func:`symrmt.numeric.fast.solve_grid`, every
+    point checked, failures recomputed by mpmath), ``grid`` x ``grid`` points per panel (41 in
+    quick mode, 200 in full mode), ``certify`` points per panel (default 4 quick, 20 full)
+    re-solved at 30 digits, the largest relative gap in the title and on stderr.
+    ``fast=False``: every cell certified to 15 digits by the mpmath solver (25 and 61 points).
     """
-    grid = _size(grid, 25, 61, full)
+    grid = _size(grid, 41 if fast else 25, 200 if fast else 61, full)
+    certify = (20 if full else 4) if certify is None else certify
     gamma = 1
-    data = phase_diagram_data(grid, DIGITS, progress)
+    data = phase_diagram_data(grid, DIGITS, progress, fast=fast, certify=certify)
+    if progress and fast:
+        print(f"figures: phase_diagram: {data['note']}", file=sys.stderr)
     c_axis, s_axis, cos_axis = data["c"], data["snr"], data["cos"]
     diff_a, diff_b = data["diff_a"], data["diff_b"]
     c_b, w2_b = Fraction(1, 2), 4
@@ -811,9 +846,8 @@ def phase_diagram(out, full: bool = False, progress: bool = True, *, grid=None) 
     ax_b.set_title(rf"(b) $c = {c_b}$, $W = I + w w^T$, $\|w\|^2 = {w2_b}$, over $(\cos\theta, \|\mu\|^2)$",
                    fontsize=10)
     fig.suptitle(
-        r"Where nonlinear Attention beats ridge regression: $E_A - E_{RR}$ from the limits "
-        rf"({DIGITS} digits)" "\n"
-        rf"tanh, $\gamma = {gamma}$, $K_{{ii}} = 0$, {grid} $\times$ {grid} grid per panel",
+        r"Where nonlinear Attention beats ridge regression: $E_A - E_{RR}$ from the limits" "\n"
+        rf"tanh, $\gamma = {gamma}$, $K_{{ii}} = 0$, {grid} $\times$ {grid} grid per panel ({data['note']})",
         fontsize=11,
     )
     return _save(fig, out, "phase_diagram")

@@ -76,6 +76,10 @@ def _check_functions(expr) -> None:
             raise ValueError(f"expression calls undefined functions {sorted(str(u.func) for u in undef)[:3]}")
 
 
+#: what :func:`compile_recipe` can print a SymPy system to: mpmath (any precision) or NumPy (float64 arrays)
+TARGETS = ("mpmath", "numpy")
+
+
 def compile_expr(args, expr, modules="mpmath", cse=True, floats_ok=False):
     """``sympy.lambdify(args, expr, modules=[SAFE namespace, modules], cse=cse)`` after checks.
 
@@ -107,10 +111,11 @@ class Compiled:
     when the source uses nothing but arithmetic.
     """
 
-    def __init__(self, name: str, source: str, fn):
+    def __init__(self, name: str, source: str, fn, target: str = "mpmath"):
         self.name = name
         self.source = source
         self.fn = fn
+        self.target = target
         self._float = False
 
     def __call__(self, *args):
@@ -138,44 +143,53 @@ def _global_names(code) -> set:
     return names
 
 
-_MPMATH_NAMESPACE = None
+_NAMESPACES: dict = {}
 
 
-def _exec_source(name: str, source: str):
-    """``exec`` lambdify-generated source in lambdify's own mpmath namespace."""
-    global _MPMATH_NAMESPACE
-    if _MPMATH_NAMESPACE is None:
-        _MPMATH_NAMESPACE = compile_expr([], sp.Integer(0)).__globals__
+def _exec_source(name: str, source: str, target: str = "mpmath"):
+    """``exec`` lambdify-generated source in the namespace :func:`compile_expr` gives ``target``."""
+    if target not in _NAMESPACES:
+        _NAMESPACES[target] = compile_expr([], sp.Integer(0), modules=target).__globals__
     filename = f"<symrmt-cache:{name}>"
-    ns = dict(_MPMATH_NAMESPACE)
+    ns = dict(_NAMESPACES[target])
     exec(compile(source, filename, "exec"), ns)
     linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
     return ns["_lambdifygenerated"]
 
 
-def compile_recipe(name: str, build) -> Compiled:
+def compile_recipe(name: str, build, target: str = "mpmath") -> Compiled:
     """Compile ``build() -> (args, expr)`` with :func:`compile_expr`, through the disk cache.
 
     The expression is only derived on a cache miss; the key
     (:func:`symrmt.numeric.codecache.source_key`) covers the source of the symbolic and
     numeric layers and the library versions, so any change there re-derives it.
+    ``target`` (see :data:`TARGETS`) picks the printer: the NumPy code of a recipe is
+    printed from the same ``build()`` as its mpmath code (a matrix as its flat, row-major
+    list of entries, so that every entry may be an array of points), under the cache name
+    ``name + "@numpy"``.
     """
-    key = codecache.source_key(name) if codecache.enabled() else None
-    source = codecache.load(name, key) if key else None
+    if target not in TARGETS:
+        raise ValueError(f"compile target must be one of {TARGETS}, got {target!r}")
+    cname = name if target == "mpmath" else f"{name}@{target}"
+    key = codecache.source_key(cname) if codecache.enabled() else None
+    source = codecache.load(cname, key) if key else None
     if source is not None:
         try:
-            return Compiled(name, source, _exec_source(name, source))
+            return Compiled(cname, source, _exec_source(cname, source, target), target)
         except Exception:  # noqa: BLE001 - a cache entry that does not run is ignored and rewritten
             source = None
     args, expr = build()
-    fn = compile_expr(args, expr)
+    if target == "numpy" and isinstance(expr, sp.MatrixBase):
+        _check_no_floats(expr)
+        expr = list(expr)
+    fn = compile_expr(args, expr, modules=target)
     source = inspect.getsource(fn)
     if key:
-        codecache.store(name, key, source)
-    return Compiled(name, source, fn)
+        codecache.store(cname, key, source)
+    return Compiled(cname, source, fn, target)
 
 
-def _fixed_point_recipe(part: str):
+def _fixed_point_recipe(part: str, target: str = "mpmath"):
     def build():
         args = [S.G_SYMBOLS, S.PARAMS]
         if part == "detN":
@@ -188,7 +202,7 @@ def _fixed_point_recipe(part: str):
         F, J, Fg = S.fixed_point_system()
         return args, {"F": F, "J": J, "Fg": Fg}[part]
 
-    return compile_recipe(f"fixed_point_{part}", build)
+    return compile_recipe(f"fixed_point_{part}", build, target)
 
 
 @functools.lru_cache(maxsize=None)
@@ -198,16 +212,18 @@ def fixed_point_functions():
 
 
 @functools.lru_cache(maxsize=None)
-def fixed_point_fjg():
+def fixed_point_fjg(target: str = "mpmath"):
     """Compiled ``(F, dF/dG, dF/dgamma)`` in one flat list of ``9 + 54 + 9`` entries (shared
-    subexpressions; ``dF/dG`` row-major), plus ``det N`` and ``L_0 + R(-G)``: the solver's functions."""
-    return _fixed_point_recipe("FJG"), _fixed_point_recipe("detN"), _fixed_point_recipe("map")
+    subexpressions; ``dF/dG`` row-major), plus ``det N`` and ``L_0 + R(-G)``: the solver's functions.
+
+    ``target="numpy"``: the same recipes printed for float64 arrays (:data:`TARGETS`)."""
+    return tuple(_fixed_point_recipe(part, target) for part in ("FJG", "detN", "map"))
 
 
 @functools.lru_cache(maxsize=None)
-def woodbury_D_function(r: int = 1):
+def woodbury_D_function(r: int = 1, target: str = "mpmath"):
     """Compiled ``D(coords; a_1, c)`` of the rank-``r`` low-rank part, ``3(2r+2)`` square (cached per ``r``)."""
-    return compile_recipe(f"woodbury_D_r{r}", lambda: ([S.lowrank_coords(r), S.a1, S.c], S.woodbury_D(r=r)))
+    return compile_recipe(f"woodbury_D_r{r}", lambda: ([S.lowrank_coords(r), S.a1, S.c], S.woodbury_D(r=r)), target)
 
 
 def lowrank_D(geometry, a1, c, dps: int):
@@ -226,7 +242,7 @@ def lowrank_D(geometry, a1, c, dps: int):
 
 
 @functools.lru_cache(maxsize=None)
-def closed_form_phi(kind: str):
+def closed_form_phi(kind: str, target: str = "mpmath"):
     """Compiled ``(varphi, dvarphi/dgamma)`` of a special-case closed form of :mod:`symrmt.symbolic.attention`.
 
     ``kind`` is ``"aligned"`` (:func:`symrmt.symbolic.attention.aligned_phi`) or ``"a1_zero"``
@@ -240,13 +256,13 @@ def closed_form_phi(kind: str):
         dphi, dsyms = S.phi_derivative(phi)
         return [S.G_SYMBOLS, dsyms, S.a1, S.c, S.snr, S.wkwq], [phi, dphi]
 
-    return compile_recipe(f"closed_form_phi_{kind}", build)
+    return compile_recipe(f"closed_form_phi_{kind}", build, target)
 
 
 @functools.lru_cache(maxsize=None)
-def ridge_function():
+def ridge_function(target: str = "mpmath"):
     """Compiled closed form ``E_RR(gamma, c, snr)`` (cached)."""
-    return compile_recipe("ridge_error", lambda: ([S.gamma, S.c, S.snr], S.ridge_error_closed_form()))
+    return compile_recipe("ridge_error", lambda: ([S.gamma, S.c, S.snr], S.ridge_error_closed_form()), target)
 
 
 # ---------------------------------------------------------------- helpers
