@@ -22,7 +22,8 @@ import sys
 from fractions import Fraction
 
 from symrmt.geometry_io import load_geometry
-from symrmt.params import DIAGONALS, Geometry, LowRankGeometry, ParameterError, check_gammas, to_fraction
+from symrmt.geometry import Geometry, LowRankGeometry
+from symrmt.params import DIAGONALS, ParameterError, check_gammas, to_fraction
 from symrmt.parsing import LIMITS
 
 EXIT_OK = 0

@@ -2,7 +2,7 @@
 
 Examples
 --------
->>> from symrmt.params import Geometry
+>>> from symrmt.geometry import Geometry
 >>> geometry_record(Geometry(snr="1/2"))
 {'snr': '1/2', 'wk2': '0', 'wq2': '0', 'wkwq': '0', 'muwk': '0', 'muwq': '0'}
 """
@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import json
 
-from symrmt.params import Geometry, LowRankGeometry, ParameterError, to_fraction
+from symrmt.geometry import Geometry, LowRankGeometry
+from symrmt.params import ParameterError, to_fraction
 
 __all__ = ["load_geometry", "geometry_record"]
 

@@ -4,7 +4,7 @@ A *candidate* is an expression in the named parameters
 
     ``c, gamma, snr, a1, nu, d, wk2, wq2, wkwq, muwk, muwq``
 
-(``snr = ||mu||^2``; the geometry names are the Gram entries of :class:`symrmt.params.Geometry`)
+(``snr = ||mu||^2``; the geometry names are the Gram entries of :class:`symrmt.geometry.Geometry`)
 and, where they make sense, the *quantities*
 
 =========  =====================================================  ==========================================

@@ -200,7 +200,7 @@ def solve_grid(f, points, *, diagonal: str = "zero", center: bool = False, certi
         :class:`~symrmt.symbolic.hermite.Nonlinearity`, or Hermite data ``{"a1", "nu", "d"}``.
     points : dict of array_like
         Equal-shape arrays keyed by ``c``, ``gamma`` (both required), ``snr``, ``wk2``, ``wq2``,
-        ``wkwq``, ``muwk``, ``muwq`` (the Gram entries of :class:`~symrmt.params.Geometry`;
+        ``wkwq``, ``muwk``, ``muwq`` (the Gram entries of :class:`~symrmt.geometry.Geometry`;
         missing ones are 0).  Instead of the Gram entries, ``gram`` may give ``(n, 2r+1, 2r+1)``
         Gram matrices of ``(mu, w_K^1..r, w_Q^1..r)`` (rank-``r`` weights, ``alpha = 1``).
     diagonal : {"zero", "keep"}

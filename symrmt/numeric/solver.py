@@ -282,7 +282,7 @@ def gram_factor(gram, dps: int):
     """Rows of a square factor ``B`` with ``B B^T = gram`` (the vectors in an orthonormal basis).
 
     The LDL^T factorization with symmetric pivoting
-    (:func:`symrmt.params.ldl_pivoted`) is done exactly in rational arithmetic;
+    (:func:`symrmt.geometry.ldl_pivoted`) is done exactly in rational arithmetic;
     only the final square roots are taken in mpmath at ``dps`` digits.
     """
     perm, L, Dg = ldl_pivoted(gram)
