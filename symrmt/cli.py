@@ -209,6 +209,10 @@ def main(argv=None) -> int:
     if args.verb is None:
         parser.print_help(sys.stderr)
         return EXIT_BAD_INPUT
+    if args.verb != "bench":  # one BLAS thread for the trials, unless the environment says otherwise
+        from symrmt.blas_threads import one_thread_env_before_numpy
+
+        one_thread_env_before_numpy()
     try:
         _check_out(args)
         return args.func(args)

@@ -5,7 +5,7 @@ r"""``symrmt trace``: the certified large-n limit of a normalized trace, from th
     symrmt trace 'EXPR' --matrix 'Z=gaussian(p,n)' [--matrix 'G=goe(n)' ...]
         [--matrix 'D=diag(p, (1, 4), (1/4, 3/4))' ...] [--matrix 'K=kernel(tanh, Z)' ...] [--dim 'p=c*n' ...]
         --at 'c=1/2, gamma=1/5' [--digits D] [--json] [--latex]
-        [--simulate --n N --trials T --seed S]
+        [--simulate --n N --trials T --seed S [--store PATH] [--workers N | --scheduler ADDRESS]]
 
 Every text (the expression, each declaration, each value) goes through the
 package's one restricted parser: numbers, declared names, ``+ - * / @ **``,
@@ -20,7 +20,10 @@ working precisions agree on them); ``--json`` gives ``{"value": ...}`` (a
 decimal string when ``D > 15``, a float otherwise) plus ``digits``,
 ``expression`` and ``at``; with ``--simulate`` also ``{"simulation": {"mean",
 "se", "n", "trials", "seed"}}`` (a Monte-Carlo of the same expression at size
-``n``).  ``--latex`` prints each trace's linear pencil and its fixed-point
+``n``) and ``"trials_computed"``, ``"trials_reused"``, ``"trials_stale"`` as for
+``symrmt simulate``: the trials run in this process, on a local Dask cluster
+(``--workers N``) or an existing one (``--scheduler ADDRESS``), with the same
+numbers on each, and ``--store PATH`` keeps them in a trial store and reuses them.  ``--latex`` prints each trace's linear pencil and its fixed-point
 system.  Exit codes: 2 bad input (the expression is not in the grammar, its
 limit is not O(1), a size mismatch, a bad value), 3 the solver could not certify
 the value (or a simulation draw was singular).
@@ -145,8 +148,7 @@ def _declare_kernel(model, name: str, rhs: str):
     # the Hermite data are computed outside the parser's time limit (the quadrature may take seconds)
     f, Z, alpha, diagonal = out["args"]
     node = kernel(f, Z, alpha=alpha, diagonal=diagonal, model=model)
-    model.matrices[name] = node  # a named sub-expression: the parser substitutes it
-    return node
+    return model.let(name, node)  # a named sub-expression: the parser substitutes it
 
 
 def build_model(dims=(), matrices=()):
@@ -202,8 +204,38 @@ def add_trace_parser(sub, int_at_least):
     p.add_argument("--n", type=int_at_least("--n", 2), default=512, help="simulation size n (default 512)")
     p.add_argument("--trials", type=int_at_least("--trials", 2), default=10, help="simulation trials (default 10)")
     p.add_argument("--seed", type=int_at_least("--seed", 0), default=0, help="simulation root seed (default 0)")
+    p.add_argument("--store", metavar="PATH", default=None,
+                   help="trial store (SQLite file) for --simulate: reuse stored trials, keep each new one")
+    g = p.add_mutually_exclusive_group()
+    g.add_argument("--workers", type=int_at_least("--workers", 1), default=1,
+                   help="1 (default): trials in this process; N > 1: a local Dask cluster of N worker processes "
+                   "(pip install 'symrmt[dask]')")
+    g.add_argument("--scheduler", metavar="ADDRESS", default=None,
+                   help="run the trials on an existing Dask cluster, e.g. tcp://host:8786")
     p.set_defaults(func=cmd_trace)
     return p
+
+
+def _simulate(args, expr, at) -> dict:
+    """The Monte-Carlo of ``--simulate`` through the package's executor and (``--store``) trial store.
+
+    The store key names the model by its texts (the expression, the declarations sorted, the exact
+    values of ``--at`` and ``n``) and by the digest of the bound tree (see
+    :func:`symrmt.simulation.trace_trials.trace_point`)."""
+    import warnings
+
+    from symrmt.engine import bind
+    from symrmt.simulation.executor import StaleTrialsWarning, report_stale
+    from symrmt.simulation.trace_sim import simulate_trace
+
+    label = {"expression": args.expr, "matrices": sorted(args.matrix), "dims": sorted(args.dim),
+             "at": {k: str(v) for k, v in sorted(at.items())}, "n": args.n}
+    with warnings.catch_warnings():  # reported below in one line
+        warnings.simplefilter("ignore", StaleTrialsWarning)
+        sim = simulate_trace(bind(expr, at, args.n), trials=args.trials, seed=args.seed, progress=None,
+                             store=args.store, workers=args.workers, scheduler=args.scheduler, label=label)
+    report_stale(sim)
+    return sim
 
 
 def cmd_trace(args) -> int:
@@ -213,6 +245,8 @@ def cmd_trace(args) -> int:
     from symrmt.cli_common import dump as _dump
     from symrmt.cli_common import num as _num
 
+    if not args.simulate and (args.store is not None or args.workers > 1 or args.scheduler is not None):
+        raise ParameterError("--store, --workers and --scheduler apply to the simulation: add --simulate")
     model = build_model(args.dim, args.matrix)
     at = parse_at(args.at)
     expr = model.parse(args.expr)
@@ -225,12 +259,10 @@ def cmd_trace(args) -> int:
         "at": {k: str(v) for k, v in at.items()},
     }
     if args.simulate:
-        from symrmt.engine import bind
-        from symrmt.simulation.trace_sim import simulate_trace
-
-        sim = simulate_trace(bind(expr, at, args.n), trials=args.trials, seed=args.seed, progress=None)
+        sim = _simulate(args, expr, at)
         out["simulation"] = {"mean": sim["mean"], "se": sim["se"], "n": args.n, "trials": args.trials,
                              "seed": args.seed, "sizes": sim["params"]["sizes"]}
+        out.update({k: sim[k] for k in ("trials_computed", "trials_reused", "trials_stale")})
     if args.latex:
         tex = []
         for k, (pen, eqs) in enumerate(zip(model.pencil(expr), model.equations(expr))):
@@ -242,6 +274,8 @@ def cmd_trace(args) -> int:
     at_text = ", ".join(f"{k} = {v}" for k, v in out["at"].items())
     print(f"{args.expr}  at  {at_text}")
     print(f"limit ({D} digits): {mpmath.nstr(result.value, D)}")
+    if args.simulate and args.store is not None:
+        print(f"store {args.store}: {out['trials_reused']} trial(s) reused, {out['trials_computed']} computed")
     if args.simulate:
         s = out["simulation"]
         gap = abs(s["mean"] - float(result.value))

@@ -11,7 +11,7 @@ parameters; an expression in them (``+ - * / @ .T inv() sqrt()``, normalized
 2. linearizes every trace into a reduced linear pencil by recursive rules
    (:mod:`symrmt.symbolic.linearize`), splits the atoms of diagonal laws, and checks
    each pencil against direct evaluation at a finite size
-   (:mod:`symrmt.symbolic.pencil_check`);
+   (:mod:`symrmt.numeric.pencil_check`);
 3. writes the block fixed point ``H = (L_0 - eta(H))^{-1}``, its Jacobian and its
    parameter derivatives in SymPy (:mod:`symrmt.symbolic.blockfp`) and compiles
    them through the package's compile step and code cache;
@@ -142,11 +142,15 @@ class Model(_model.Model):
 
     def plan(self, expr):
         """The symbolic plan (pencils, systems, formula) of a scalar expression (memoized)."""
+        from .numeric.pencil_check import checked
         from .symbolic.engine_plan import prepare
 
         expr = self.expr(expr)
         if expr not in self._plans:
-            self._plans[expr] = prepare(expr)
+            plan = prepare(expr)
+            for t in plan.traces:  # every pencil is self-tested before it is shown or used
+                checked(t.pencil, t.matrix)
+            self._plans[expr] = plan
         return self._plans[expr]
 
     def pencil(self, expr, symmetric: bool = False):
@@ -159,7 +163,7 @@ class Model(_model.Model):
         views = Views(PencilView(t) for t in self.plan(expr).traces)
         if symmetric:
             from .symbolic import linearize as lin
-            from .symbolic.pencil_check import self_test
+            from .numeric.pencil_check import self_test
 
             for view in views:
                 if not lin.is_symmetric(view.trace.matrix):

@@ -264,7 +264,7 @@ def test_against_simulation(model, text):
 
 @pytest.mark.parametrize("gamma", ["1e-8", "1e6"])
 def test_ridge_error_at_extreme_gamma(model, gamma):
-    """Far from gamma ~ 1 (stiff at small gamma: the solver takes the shifted route)."""
+    """Far from gamma ~ 1 (stiff at small gamma: tau falls from 1/gamma at the start of the homotopy)."""
     from symrmt.numeric.theory import ridge_limit
 
     expr = "-gamma**2*diff(trace(inv(Z.T*Z/n + gamma*I(n))), gamma)"
@@ -300,3 +300,23 @@ def test_noise_only_attention_error_for_presets(model, f):
     for c in ("1/2", "2"):
         r = model.limit(expr, at={"c": c, "gamma": "1/10", **hermite}, digits=42)
         _close(r.value, attention_limit(f, c, ["1/10"], digits=45)[0], 40)
+
+
+def test_let_names_a_sub_expression():
+    """``Model.let``: a named matrix sub-expression is substituted by the parser; names are checked."""
+    m = Model()
+    m.dim("p", "c*n")
+    Z = m.gaussian("Z", "p", "n")
+    W = m.let("W", Z.T * Z / m.size("n"))
+    assert m.parse("trace(inv(W + gamma*I(n)))") == m.parse("trace(inv(Z.T*Z/n + gamma*I(n)))")
+    assert "W" not in m.matrices
+    with pytest.raises(ModelError, match="already used"):
+        m.let("W", W)
+    with pytest.raises(ModelError, match="already used"):
+        m.goe("W", "n")
+    other = Model()
+    other.dim("p", "c*n")
+    with pytest.raises(ModelError, match="not declared"):
+        other.let("V", Z.T * Z)
+    with pytest.raises(ModelError, match="matrix expression"):
+        m.let("s", m.param("gamma"))

@@ -10,7 +10,7 @@ import sympy as sp
 
 from symrmt.engine import Model, ModelError, bind, differentiate, walk
 from symrmt.symbolic import linearize as lin
-from symrmt.symbolic.pencil_check import PencilError, self_test
+from symrmt.numeric.pencil_check import PencilError, self_test
 
 
 @pytest.fixture(scope="module")
@@ -168,3 +168,48 @@ def test_symmetric_realization_of_a_non_symmetric_expression_fails(model):
     assert not lin.is_symmetric(hat)
     with pytest.raises(PencilError):
         self_test(lin.symmetrize(lin.linearize(hat)), hat)
+
+
+def test_symbolic_engine_modules_do_not_import_numpy():
+    """The engine's symbolic layer derives with SymPy and never samples: no NumPy (the pencil self-test,
+    which evaluates numbers, is the numeric layer's); only the kernel helper's Hermite quadrature uses
+    mpmath."""
+    import ast
+    import pathlib
+
+    import symrmt.symbolic as pkg
+
+    root = pathlib.Path(pkg.__file__).parent
+    names = ["engine_base", "engine_nodes", "engine_model", "engine_tree", "engine_plan", "engine_kernel",
+             "linearize", "blockfp"]
+    for name in names:
+        tree = ast.parse((root / f"{name}.py").read_text())
+        for node in ast.walk(tree):
+            mods = [a.name for a in node.names] if isinstance(node, ast.Import) else \
+                [node.module or ""] if isinstance(node, ast.ImportFrom) else []
+            banned = ("numpy",) if name == "engine_kernel" else ("numpy", "mpmath")
+            assert not any(m.split(".")[0] in banned for m in mods), f"{name} imports {mods}"
+
+
+def test_the_solver_refuses_a_pencil_that_fails_its_self_test():
+    """A plan whose pencil was corrupted after it was built never reaches the solver."""
+    from symrmt.engine import Model as Facade
+    from symrmt.numeric.trace_certify import certified_limit
+    from symrmt.symbolic.engine_plan import prepare
+
+    m = Facade()
+    m.dim("p", "c*n")
+    m.gaussian("Z", "p", "n")
+    plan = prepare(m.parse("trace(inv(Z.T*Z/n + g3*I(n) + Z.T*Z*Z.T*Z/n**2))"))
+    pen = plan.traces[0].pencil
+    (i, j), entry = next((k, e) for k, e in pen.Q.items() if any(leaf != "I" for leaf in e))
+    leaf = next(leaf for leaf in entry if leaf != "I")
+    entry[leaf] = entry[leaf] * 2
+    try:
+        with pytest.raises(PencilError):
+            certified_limit(plan, {"c": 1, "g3": 1}, 15)
+    finally:
+        entry[leaf] = entry[leaf] / 2
+        from symrmt.symbolic import engine_plan
+
+        engine_plan._PENCILS.clear()

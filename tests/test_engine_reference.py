@@ -231,3 +231,49 @@ def test_noise_only_attention_equals_symrmt_limit_snr_0(capsys):
     r = m.limit(E, at={"c": "2", "gamma": "1/2"}, digits=42)
     with mpmath.workdps(WORK):
         _close(r.value, mpmath.mpf(text), 40)
+
+
+# ---------------------------------------------------------------- branch safety at small gamma
+
+def _mp_model():
+    m = Model()
+    m.dim("p", "c*n")
+    m.gaussian("Z", "p", "n")
+    return m
+
+
+@pytest.mark.parametrize("gamma", ["1/100", "1/50"])
+def test_without_the_trust_region_the_wrong_root_is_refused_not_returned(monkeypatch, gamma):
+    """At c = 1/2 the homotopy without its trust region lands on the negative root of the MP quadratic
+    (tau = -1.96 at gamma = 1/100, against the true 50.96). That point must never come back: the second,
+    finer path disagrees with it, even when no sanity bound applies (the bounds are switched off here)."""
+    from symrmt.numeric import trace_certify, trace_solver
+    from symrmt.numeric.solver import BranchError
+
+    monkeypatch.setattr(trace_solver, "MOVE_FRACTION", 1e300)
+    monkeypatch.setattr(trace_certify, "_acceptor", lambda t, values: None)
+    with pytest.raises(BranchError, match="different fixed points"):
+        _mp_model().limit("trace(inv(Z.T*Z/n + gamma*I(n)))", at={"c": "1/2", "gamma": gamma}, digits=DIGITS)
+
+
+def test_a_polish_that_leaves_the_homotopy_point_is_refused():
+    """A start point 10% off (as if the path had stopped near another root): Newton converges, but away
+    from the checked point, and the solver refuses instead of returning that root."""
+    from fractions import Fraction
+
+    from symrmt.numeric.solver import BranchError
+    from symrmt.numeric.trace_certify import compiled_system
+    from symrmt.numeric.trace_solver import TraceSolver
+
+    plan = _mp_model().plan("trace(inv(Z.T*Z/n + gamma*I(n)))")
+    solver = TraceSolver(compiled_system(plan.traces[0].system), {"c": Fraction(1, 2), "gamma": Fraction(1, 100)})
+    good = solver.start()
+    solver._start = [x * 1.1 for x in good]
+    with pytest.raises(BranchError, match="moved"):
+        solver.solve(40)
+    solver._start, solver._lu_cache = good, None
+    with mpmath.workdps(WORK):
+        h = solver.solve(40)[0]
+        tau = sum(h[plan.traces[0].system.unknowns.index(ij)] * float(c)
+                  for ij, c in plan.traces[0].system.readout.items())
+        _close(tau, mp_stieltjes(-_q("1/100"), _q("1/2")), 35)

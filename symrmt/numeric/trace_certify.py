@@ -14,6 +14,7 @@ import functools
 import mpmath
 import sympy as sp
 
+from .pencil_check import checked
 from .solver import BranchError, ConvergenceError, PrecisionError, compile_expr, mpf_of
 from .theory import ESCALATIONS, GUARD, _agree
 from .trace_solver import CompiledSystem, TraceSolver
@@ -23,7 +24,17 @@ _COMPILED = {}
 
 def compiled_system(system):
     """The :class:`CompiledSystem` of a block system (memoized on its pencil)."""
+    from ..symbolic.atomsums import AtomSystem
+
     key = system.pencil.key()
+    if isinstance(system, AtomSystem):
+        from .atom_solver import AtomCompiled
+
+        # the compiled pieces do not hold the atoms, but the object carries its system's law
+        key = f"atoms:{system.law.name}:{system.values}:{system.weights}:{key}"
+        if key not in _COMPILED:
+            _COMPILED[key] = AtomCompiled(system, key)
+        return _COMPILED[key]
     if key not in _COMPILED:
         _COMPILED[key] = CompiledSystem(system, key)
     return _COMPILED[key]
@@ -67,13 +78,19 @@ def _evaluate(plan, solvers, dps):
         return value, taus, worst_step, worst_res
 
 
+def _holds(cond, subs) -> bool:
+    """``cond >= 0`` at the values (a number is compared directly: a law of many atoms has many)."""
+    cond = sp.sympify(cond)
+    return bool((cond if cond.is_number else cond.subs(subs)) >= 0)
+
+
 def _acceptor(t, values):
     """Branch check of a start point: the sanity bounds of the trace, to a loose tolerance."""
     subs = {sp.Symbol(k, real=True): sp.Rational(v) for k, v in values.items()}
     subs.update({sp.Symbol(k, positive=True): sp.Rational(v) for k, v in values.items()})
     checks = []
     for kind, bound, conds in t.bounds:
-        if all(sp.sympify(c).subs(subs) >= 0 for c in conds):
+        if all(_holds(c, subs) for c in set(conds)):
             checks.append((kind, float(sp.sympify(bound).subs(subs))))
     readout = [(t.system.unknowns.index(ij), float(sp.sympify(c).subs(subs))) for ij, c in t.system.readout.items()]
     if not checks:
@@ -96,7 +113,7 @@ def _check_bounds(plan, values, taus, digits):
     slack = mpmath.mpf(10) ** (-digits)
     for t, tau in zip(plan.traces, taus):
         for kind, bound, conds in t.bounds:
-            if not all(sp.sympify(c).subs(subs) >= 0 for c in conds):
+            if not all(_holds(c, subs) for c in set(conds)):
                 continue
             b = mpf_of(sp.sympify(bound).subs(subs))
             bad = (kind == "pos" and not tau > 0) or (kind == "nonneg" and not tau >= -slack) or \
@@ -117,6 +134,7 @@ def certified_limit(plan, values: dict, digits: int):
         raise ValueError("digits must be >= 1")
     solvers = {"values": values}
     for t in plan.traces:
+        checked(t.pencil, t.matrix)  # a pencil that fails its finite-size self-test is never solved
         solvers[t.index] = TraceSolver(compiled_system(t.system), values)
     for t in plan.traces:  # the homotopy: a failure here is not a precision problem, so it is not retried
         solvers[t.index].start(_acceptor(t, values))

@@ -7,8 +7,14 @@ errors are its :class:`~symrmt.numeric.ConvergenceError` and friends.
 
 Homotopy: the random part of the pencil is scaled by ``sqrt(s)``; at ``s = 0`` the residual
 is linear and its root is ``L_0^{-1}``; the solution is followed to ``s = 1`` by a
-predictor (the implicit derivative ``dH/ds = -J^{-1} dR/ds``) and a Newton corrector that
-must stay close to the predictor (no jump to another branch), halving the step on trouble.
+predictor (the implicit derivative ``dH/ds = -J^{-1} dR/ds``) and a Newton corrector, halving
+the step on trouble.  Each step has a trust region: the corrected point must stay close to the
+predictor *and* to the previous point.  The second bound is what keeps a steep start (the
+Marchenko-Pastur resolvent with ``c < 1`` at ``gamma = 1/100``: ``tau`` runs from ``1/gamma`` down)
+from letting Newton settle on the other root near an overshooting predictor.  The path is then
+followed a second time with steps at most ``1/8`` and a trust region twice as tight; the two
+end points must agree (a jump to another branch depends on the steps, the branch does not), and
+the Newton polish at the working precision must stay at that point.
 The path runs on Python floats through the same generated code where it only uses
 arithmetic, else in mpmath at 20 digits; only the final Newton polish runs at the
 requested precision.
@@ -36,6 +42,16 @@ MAX_STEPS = 600
 #: the shift is removed down to ``eps = e0 * 8**-UNSHIFT_DECADES8`` before the path gives up
 UNSHIFT_STEPS = 48
 NEWTON_SLACK = 5
+#: trust region of a continuation step: the corrected point may move at most this fraction of ``1 + |h|``
+#: from the previous point, and the Newton correction at most ``CORRECTION_FRACTION`` from the predictor
+MOVE_FRACTION = 0.25
+CORRECTION_FRACTION = 0.1
+#: the checking path: largest step (a fraction of the leg) and the factor on the trust region
+CHECK_MAX_STEP = 1 / 8
+CHECK_TIGHTEN = 2
+#: relative agreement of the two paths' end points, and the largest relative move of the polish
+PATHS_AGREE = 1e-7
+POLISH_MOVE = 1e-6
 
 
 @functools.lru_cache(maxsize=None)
@@ -158,30 +174,38 @@ class CompiledSystem:
         return self._deriv[alpha]
 
 
-def _newton(F, h, pv, m, tol, maxsteps, sqrt, eps):
+def _newton(F, h, pv, m, tol, maxsteps, sqrt, eps, chord=False):
     """Newton on ``R(h) = 0`` with the compiled flat ``[R, J, dR/ds]``; returns ``(h, dh/ds, step)``.
 
     On floats the linear systems go through a float LU, in mpmath through the numeric layer's QR.
+    ``chord`` (floats only, the continuation's corrector): the Jacobian is factored once, at the
+    start point, and its steps must contract at least twofold, else :class:`ConvergenceError`
+    (the caller then takes a smaller step).
     """
     prev = step = None
     root_tol = sqrt(tol)
     floats = sqrt is math.sqrt
+    lu = None
+    residual_only = getattr(F, "residual", None) if chord else None  # R alone is cheaper where offered
     for _ in range(maxsteps):
-        v = F(h, pv)
-        rows = [v[m + m * i:m + m * (i + 1)] for i in range(m)]
+        v = residual_only(h, pv) if residual_only is not None and lu is not None and floats else F(h, pv)
         if floats:
-            lu = _float_lu(rows)
-            if lu is None:
-                raise ConvergenceError("singular Jacobian in the fixed-point solve")
+            if lu is None or not chord:
+                lu = _float_lu([v[m + m * i:m + m * (i + 1)] for i in range(m)])
+                if lu is None:
+                    raise ConvergenceError("singular Jacobian in the fixed-point solve")
+                dhs = _lu_solve(lu, [-x for x in v[m + m * m:]])
             dx = _lu_solve(lu, [-x for x in v[:m]])
-            dhs = _lu_solve(lu, [-x for x in v[m + m * m:]])
         else:
+            rows = [v[m + m * i:m + m * (i + 1)] for i in range(m)]
             dx, dhs = _qr_solve(rows, [[-x for x in v[:m]], [-x for x in v[m + m * m:]]], sqrt, eps)
         h = [a + b for a, b in zip(h, dx)]
         step = sqrt(sum(x * x for x in dx)) / (1 + sqrt(sum(x * x for x in h)))
         if step <= tol:
             return h, dhs, step
-        if prev is not None and step > prev / 4 and step <= root_tol:
+        if chord and floats and prev is not None and not step <= prev / 2:
+            raise ConvergenceError("the chord corrector does not contract")
+        if not chord and prev is not None and step > prev / 4 and step <= root_tol:
             return h, dhs, step
         prev = step
     residual = max(abs(x) for x in F(h, pv)[:m])
@@ -248,11 +272,6 @@ def _refine(apply_residual, lu, x, tol, maxsteps=60):
     return None
 
 
-def _residual_norm(F, h, pv, m):
-    v = F(h, pv)
-    return max(abs(x) for x in v[:m])
-
-
 class TraceSolver:
     """Solves one compiled system at given parameter values (exact inputs), at any precision."""
 
@@ -268,11 +287,14 @@ class TraceSolver:
     def _pvals(self):
         return [mpf_of(x) for x in self.raw]
 
-    def _follow(self, F, pv_at, h, dh, t0, t1, num):
-        """Follow the solution from ``t0`` to ``t1`` (predictor ``dh``, Newton corrector near it)."""
+    def _follow(self, F, pv_at, h, dh, t0, t1, num, fine=False):
+        """Follow the solution from ``t0`` to ``t1`` (predictor ``dh``, Newton corrector near it); ``fine``:
+        the checking path (steps at most ``CHECK_MAX_STEP`` of the leg, trust region ``CHECK_TIGHTEN`` times tighter)."""
         sqrt, eps, tol = num
         m = self.c.m
-        t, dt, steps = t0, (t1 - t0) / 4, 0
+        cap = (t1 - t0) * (CHECK_MAX_STEP if fine else 1)
+        tight = CHECK_TIGHTEN if fine else 1
+        t, dt, steps = t0, (t1 - t0) / (16 if fine else 4), 0
         while t != t1:
             steps += 1
             if steps > MAX_STEPS:
@@ -282,29 +304,33 @@ class TraceSolver:
                 nxt = t1
             pred = [a + b * (nxt - t) for a, b in zip(h, dh)]
             try:
-                new, ndh, _ = _newton(F, pred, pv_at(nxt), m, tol, 12, sqrt, eps)
+                # intermediate points to about half the digits (they only seed the next predictor); the end
+                # point then gets a full Newton polish
+                new, ndh, _ = _newton(F, pred, pv_at(nxt), m, sqrt(tol), 12, sqrt, eps, chord=True)
+                if nxt == t1:
+                    new, ndh, _ = _newton(F, new, pv_at(nxt), m, tol, 12, sqrt, eps)
                 size = 1 + sqrt(sum(x * x for x in h))
                 jump = sqrt(sum((a - b) ** 2 for a, b in zip(new, pred)))
                 # a trust region on the step itself: a predictor that overshoots (a steep start, e.g. the
                 # atom at 0 of a rank-deficient Wishart at small gamma) must not let Newton settle on the
                 # other branch near the overshoot
                 move = sqrt(sum((a - b) ** 2 for a, b in zip(new, h)))
-                ok = jump <= size / 10 and move <= size / 4 and all(x == x and abs(x) < 1e300 for x in new)
+                ok = jump * tight <= size * CORRECTION_FRACTION and move * tight <= size * MOVE_FRACTION and all(x == x and abs(x) < 1e300 for x in new)
             except (ConvergenceError, ArithmeticError, ValueError, OverflowError):
                 ok = False
             if not ok:
                 dt = dt / 2
-                if abs(dt) < abs(t1 - t0) / 2**30:
+                if abs(dt) < abs(t1 - t0) / 2**40:
                     raise ConvergenceError(f"stalled at {float(t):.6g}")
                 continue
             t, h, dh = nxt, new, ndh
-            dt = dt * 2 if abs(dt * 2) <= abs(t1 - t0) else (t1 - t0)
+            dt = dt * 2 if abs(dt * 2) <= abs(cap) else cap
         return h, dh
 
-    def _path(self, floats: bool, shifts=(0, 1, 3, Fraction(1, 3))):
-        """``h`` at ``s = 1``: from ``L_0^{-1}`` at ``s = 0`` along ``s``; if ``L_0`` is singular (or ``shifts``
-        starts above 0), along ``s`` at a shift ``eps`` of the inverses that makes it regular, then along
-        ``eps`` back to 0 at ``s = 1``."""
+    def _path(self, floats: bool, shifts=(0, 1, 3, Fraction(1, 3)), fine: bool = False):
+        """``h`` at ``s = 1``: from ``L_0^{-1}`` at ``s = 0`` along ``s``; if ``L_0`` is singular, along ``s`` at
+        the first shift ``eps`` of the inverses that makes it regular, then along ``eps`` back to 0 at ``s = 1``.
+        ``fine``: the checking path (see :meth:`_follow`)."""
         if floats:
             num, F, conv = (math.sqrt, FLOAT_EPS, FLOAT_TOL), self.c.ffjs, float
         else:
@@ -322,7 +348,7 @@ class TraceSolver:
         else:
             raise ConvergenceError("the deterministic part L_0 of the pencil is singular, even with shifted inverses")
         try:
-            h, _ = self._follow(F, lambda t: [conv(x) for x in self.c.pv(pvals, t, e0)], h, dh, zero, one, num)
+            h, _ = self._follow(F, lambda t: [conv(x) for x in self.c.pv(pvals, t, e0)], h, dh, zero, one, num, fine)
         except ConvergenceError as exc:
             raise ConvergenceError(
                 f"the homotopy in the strength s of the random part {exc} (the pencil turns singular on the "
@@ -336,7 +362,7 @@ class TraceSolver:
             pv_at = (lambda t: [conv(x) for x in self.c.pv(pvals, one, t)])
             _, dh, _ = _newton(Fe, h, pv_at(e0), m, num[2], 12, *num[:2])
             try:
-                h = self._unshift(Fe, pv_at, h, dh, e0, num)
+                h = self._unshift(Fe, pv_at, h, dh, e0, num, fine)
             except ConvergenceError as exc:
                 raise ConvergenceError(
                     f"the deterministic part of the pencil is singular, and the path that removes the shift eps "
@@ -344,7 +370,7 @@ class TraceSolver:
                 ) from None
         return h
 
-    def _unshift(self, Fe, pv_at, h, dh, e0, num):
+    def _unshift(self, Fe, pv_at, h, dh, e0, num, fine=False):
         """From the shift ``e0`` to 0: geometric steps ``eps -> eps/8`` (the scale of the solution may be
         far below ``e0``), trying at each point to finish at ``eps = 0`` from the predictor."""
         sqrt, eps, tol = num
@@ -363,39 +389,50 @@ class TraceSolver:
                     return new
             except (ConvergenceError, ArithmeticError, ValueError, OverflowError):
                 pass
-            h, dh = self._follow(Fe, pv_at, h, dh, e, e / 8, num)
+            h, dh = self._follow(Fe, pv_at, h, dh, e, e / 8, num, fine)
             e = e / 8
         raise ConvergenceError(f"stalled at {float(e):.3g}")
 
     def start(self, accept=None):
-        """``h`` at ``s = 1`` to about 12 digits (floats, else mpmath at 20 digits).
+        """``h`` at ``s = 1`` to about 12 digits (floats, else mpmath at 20 digits), checked.
 
-        ``accept(h) -> str or None`` is a branch check (``None``: accepted).  When the direct path
-        fails it, or fails, the shifted route (along ``s`` at ``eps = 1``, then ``eps -> 0``) is
-        tried: it approaches a resolvent near its spectrum the way a continuation in ``gamma`` does.
+        The path is followed twice (the second time with finer steps and a tighter trust region) and
+        the two end points must agree to ``PATHS_AGREE``; then ``accept(h) -> str or None``, a branch
+        check (the sanity bounds of the trace; ``None``: accepted), must pass.  A disagreement or a
+        failed check raises :class:`BranchError`; nothing else is tried, so no other root can be
+        picked up on the way.
         """
         if self._start is not None:
             return self._start
         errors = []
         with mpmath.workdps(20):
-            routes = ((0, 1, 3, Fraction(1, 3)), (1, 10, Fraction(1, 10)))
             kinds = (True, False) if self.c.ffjs is not None else (False,)
-            for floats, shifts in ((f, r) for f in kinds for r in routes):  # all float routes first
+            for floats in kinds:  # floats first; mpmath at 20 digits when a float path fails
                 try:
-                    h = self._path(floats, shifts)
+                    h = self._path(floats)
                 except (ConvergenceError, ArithmeticError, ValueError, OverflowError) as exc:
                     errors.append(str(exc))
-                    if "diverges" in str(exc):  # the inverse does not exist in the limit: no route helps
-                        raise ConvergenceError(str(exc)) from None
+                    if "diverges" in str(exc):  # the inverse does not exist in the limit: mpmath will not help
+                        break
                     continue
+                try:
+                    h2 = self._path(floats, fine=True)
+                except (ConvergenceError, ArithmeticError, ValueError, OverflowError) as exc:
+                    raise ConvergenceError(f"the homotopy reached s = 1, but its checking path (finer steps) "
+                                           f"failed: {exc}") from None
+                size = 1 + max(abs(x) for x in h)
+                gap = max(abs(x - y) for x, y in zip(h, h2)) / size
+                if not gap <= PATHS_AGREE:
+                    raise BranchError(
+                        f"two homotopy paths (coarse and fine steps) end at different fixed points (relative gap "
+                        f"{float(gap):.3g}): the continuation jumped between branches; no value is returned"
+                    )
                 why = accept(h) if accept is not None else None
-                if why is None:
-                    self._start = [float(x) for x in h] if self.c.ffjs is not None else h
-                    return self._start
-                errors.append(why)
-        if errors and all("homotopy" in e or "shift" in e for e in errors):
-            raise ConvergenceError(errors[0])
-        raise BranchError("the homotopy found no solution on the physical branch: " + "; ".join(dict.fromkeys(errors)))
+                if why is not None:
+                    raise BranchError("the homotopy's end point is off the physical branch: " + why)
+                self._start = [float(x) for x in h] if self.c.ffjs is not None else h
+                return self._start
+        raise ConvergenceError(errors[0])
 
     def solve(self, dps: int, alphas=()):
         """``(h, {alpha: H_alpha}, step, residual)`` at ``s = 1``, polished at ``dps`` digits.
@@ -417,6 +454,12 @@ class TraceSolver:
                 h, step = out
             else:
                 h, _, step = _newton(self.c.fjs, h0, pv, m, tol, 8 + dps // 5, mpmath.sqrt, mpmath.eps)
+            moved = max(abs(a - b) for a, b in zip(h, h0)) / (1 + max(abs(x) for x in h0))
+            if not moved <= POLISH_MOVE:
+                raise BranchError(
+                    f"the Newton polish at {dps} digits moved {mpmath.nstr(moved, 3)} (relative) away from the "
+                    "homotopy's checked point: it found another root; no value is returned"
+                )
             v = self.c.fjs(h, pv)
             res = max(abs(x) for x in v[:m])
             derivs = {}

@@ -43,11 +43,12 @@ The generic API (for new trial kinds, e.g. the trace engine's simulation):
     the running scheduler at ``scheduler`` (``"tcp://host:8786"``).  Use it as a
     context manager; a local cluster is shut down at exit.
 
-Each Dask worker runs its trials with one BLAS thread: a local cluster is
-started with ``OMP_NUM_THREADS = OPENBLAS_NUM_THREADS = MKL_NUM_THREADS = 1``,
-and on an existing cluster each trial also limits the BLAS pool to one thread
-when ``threadpoolctl`` is installed there (otherwise start the workers with
-those variables set, as Dask's nanny does by default).
+Every trial runs with one BLAS thread (:mod:`symrmt.blas_threads`, which says
+why and when a thread count set in the environment wins): a local cluster is
+started with ``OMP_NUM_THREADS = OPENBLAS_NUM_THREADS = MKL_NUM_THREADS = 1``;
+on an existing cluster, and in this process, each trial limits the BLAS pool to
+one thread when ``threadpoolctl`` is installed (otherwise start the workers, or
+Python, with those variables set; the ``symrmt`` command sets them itself).
 
 Only the client writes the store, and each trial is committed as soon as it
 arrives, so an interrupted run keeps every finished trial and a rerun computes
@@ -64,6 +65,7 @@ from typing import Callable
 
 import numpy as np
 
+from symrmt.blas_threads import BLAS_VARS, one_blas_thread
 from symrmt.params import ParameterError
 from symrmt.progress import progress_bar
 from symrmt.simulation.store import canonical, open_store
@@ -78,9 +80,6 @@ __all__ = [
     "run_trials",
     "trial_seed",
 ]
-
-_BLAS_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "VECLIB_MAXIMUM_THREADS",
-              "NUMEXPR_NUM_THREADS")
 
 
 class StaleTrialsWarning(UserWarning):
@@ -114,17 +113,20 @@ def _demo_trial(params, context, seed, j):
 DEMO_SPEC = TrialSpec("demo", "1", _demo_trial)
 
 
-def _timed_trial(fn, params, context, seed, j, limit_blas=False):
-    """Run one trial; returns ``(j, row, seconds)``.  On a Dask worker, with one BLAS thread."""
+_WORKER_LIMIT = []  # this process's one_blas_thread(), made at its first Dask trial
+
+
+def _timed_trial(fn, params, context, seed, j, limit=None):
+    """Run one trial; returns ``(j, row, seconds)``.  With one BLAS thread (see :mod:`symrmt.blas_threads`):
+    ``limit`` in this process, or ``"worker"`` on a Dask worker."""
+    if limit == "worker":
+        if not _WORKER_LIMIT:
+            _WORKER_LIMIT.append(one_blas_thread())
+        limit = _WORKER_LIMIT[0]
     t0 = time.perf_counter()
-    if limit_blas:
-        try:
-            from threadpoolctl import threadpool_limits
-        except ImportError:
+    if limit is not None:
+        with limit:
             row = fn(params, context, seed, j)
-        else:
-            with threadpool_limits(limits=1, user_api="blas"):
-                row = fn(params, context, seed, j)
     else:
         row = fn(params, context, seed, j)
     row = np.asarray(row, dtype=np.float64).reshape(-1)
@@ -151,10 +153,12 @@ class DaskExecutor:
         else:
             import dask
 
-            env = {k: "1" for k in _BLAS_VARS}
+            env = {k: "1" for k in BLAS_VARS}
+            # dashboard_address ":0": the scheduler's HTTP server on a free port (None would mean the
+            # default 8787, and a warning when another cluster on the machine holds it)
             with dask.config.set({"distributed.nanny.pre-spawn-environ": env}):
                 self._cluster = LocalCluster(n_workers=int(workers), threads_per_worker=1, processes=True,
-                                             dashboard_address=None, silence_logs=40)
+                                             dashboard_address=":0", silence_logs=40)
             self.client = Client(self._cluster)
 
     def scatter(self, obj):
@@ -164,7 +168,7 @@ class DaskExecutor:
         return self.client.scatter(obj, broadcast=True, hash=False)
 
     def submit(self, fn, params, context, seed, j):
-        return self.client.submit(_timed_trial, fn, params, context, seed, j, True, pure=False)
+        return self.client.submit(_timed_trial, fn, params, context, seed, j, "worker", pure=False)
 
     def completed(self, futures):
         """Yield ``(j, row, seconds)`` in order of completion, with the future it came from."""
@@ -205,8 +209,9 @@ class _InProcess:
         return _Task(fn, params, context, seed, j)
 
     def completed(self, tasks):
+        limit = one_blas_thread()  # one BLAS thread per trial, when it can be set now (threadpoolctl)
         for task in tasks:
-            yield task, _timed_trial(*task.args)
+            yield task, _timed_trial(*task.args, limit=limit)
 
     def cancel(self, tasks):
         pass

@@ -52,7 +52,7 @@ from numbers import Integral
 import numpy as np
 
 from symrmt.params import ParameterError
-from symrmt.progress import Progress
+from symrmt.simulation.executor import make_executor, run_trials
 
 __all__ = ["TraceSimulationError", "draw_matrices", "evaluate", "random_matrices", "simulate_trace"]
 
@@ -308,7 +308,8 @@ def _check_int(value, name: str, minimum: int, why: str = "") -> int:
     return int(value)
 
 
-def simulate_trace(tree, trials: int = 10, seed: int = 0, progress=None) -> dict:
+def simulate_trace(tree, trials: int = 10, seed: int = 0, progress=None, *, store=None, workers: int = 1,
+                   scheduler=None, executor=None, label: dict | None = None) -> dict:
     """Monte-Carlo mean and standard error of a bound scalar tree.
 
     Parameters
@@ -318,16 +319,29 @@ def simulate_trace(tree, trials: int = 10, seed: int = 0, progress=None) -> dict
     trials : int
         Independent draws, ``>= 2`` (a standard error needs two).
     seed : int
-        Root seed: trial ``j`` uses child ``j`` of ``np.random.SeedSequence(seed).spawn(trials)``.
+        Root seed: trial ``j`` uses child ``j`` of ``np.random.SeedSequence(seed).spawn(trials)``,
+        so each trial's value does not depend on the executor, the worker count or ``trials``.
     progress : bool or None
         Progress bar on stderr: ``None`` auto (a terminal, or a run longer than 2 s),
         ``True`` always, ``False`` never.
+    store : str, Path or TrialStore, optional (keyword only)
+        A trial store (:mod:`symrmt.simulation.store`): trials stored for the same tree, seed
+        and :data:`NUMERICS_VERSION` are reused, the missing ones computed and committed one by one.
+    workers : int (keyword only)
+        ``1``: in this process.  ``> 1``: on a new local Dask cluster of that many processes.
+    scheduler : str, optional (keyword only)
+        Address of a running Dask scheduler; not together with ``workers > 1``.
+    executor : DaskExecutor, optional (keyword only)
+        An executor already started (:func:`symrmt.simulation.executor.make_executor`).
+    label : dict, optional (keyword only)
+        JSON-able description added to the store key (see :func:`trace_point`).
 
     Returns
     -------
     dict
-        ``{"mean": float, "se": float, "trials": array (trials,), "params": {"trials", "seed", "sizes"}}``
-        with ``se = std(ddof=1) / sqrt(trials)`` and ``sizes`` the integer size of every dimension.
+        ``{"mean": float, "se": float, "trials": array (trials,), "params": {"trials", "seed", "sizes"},
+        "trials_computed", "trials_reused", "trials_stale"}`` with ``se = std(ddof=1) / sqrt(trials)``
+        and ``sizes`` the integer size of every dimension.
 
     Raises
     ------
@@ -336,27 +350,26 @@ def simulate_trace(tree, trials: int = 10, seed: int = 0, progress=None) -> dict
     """
     trials = _check_int(trials, "trials", 2, " (a standard error needs at least two trials)")
     seed = _check_int(seed, "seed", 0)
+    workers = _check_int(workers, "workers", 1)
     if progress not in (None, True, False):
         raise ParameterError(f"progress must be None, True or False, got {progress!r}")
-    if getattr(tree, "kind", None) not in _SCALAR:
-        raise ParameterError("the expression is a matrix; simulate a scalar, e.g. trace(...) of it")
-    specs = random_matrices(tree)
-    sizes = {}
-    for x in _walk(tree):
-        for d in (getattr(x, "rows", None), getattr(x, "cols", None)):
-            if d is not None:
-                sizes[d.name] = int(d.count)
-    sizes = dict(sorted(sizes.items()))
-    values = np.empty(trials, dtype=np.float64)
-    children = np.random.SeedSequence(seed).spawn(trials)
-    desc = "simulate trace " + " ".join(f"{k}={v}" for k, v in sizes.items())
-    with Progress(trials, desc, enabled=progress) as bar:
-        for j, ss in enumerate(children):
-            values[j] = evaluate(tree, draw_matrices(specs, np.random.default_rng(ss)))
-            bar.update()
+    from symrmt.simulation.trace_trials import TRACE_SPEC, from_program, trace_point
+
+    point = trace_point(tree, label)
+    random_matrices(from_program(point.context["program"]))  # two shapes for one name: refused here
+    desc = "simulate trace " + " ".join(f"{k}={v}" for k, v in point.sizes.items())
+    run = dict(store=store, context=point.context, progress=progress, desc=desc)
+    if executor is not None:
+        rows, info = run_trials(TRACE_SPEC, point.key, trials, seed, executor=executor, **run)
+    else:
+        parallel = workers > 1 and scheduler is None
+        with make_executor(workers=workers if parallel else None, scheduler=scheduler) as ex:
+            rows, info = run_trials(TRACE_SPEC, point.key, trials, seed, executor=ex, **run)
+    values = rows[:, 0]
     return {
         "mean": float(values.mean()),
         "se": float(values.std(ddof=1) / math.sqrt(trials)),
         "trials": values,
-        "params": {"trials": trials, "seed": seed, "sizes": sizes},
+        "params": {"trials": trials, "seed": seed, "sizes": point.sizes},
+        **info,
     }

@@ -43,7 +43,7 @@ import itertools
 import mpmath
 import sympy as sp
 
-from symrmt._engine.nodes import GOE, Const, Gaussian, Identity, ModelError, Scaled
+from symrmt.symbolic.engine_nodes import GOE, Const, Gaussian, Identity, ModelError, Scaled
 from symrmt.params import ParameterError, check_diagonal, to_fraction
 
 __all__ = ["kernel", "kernel_coefficients"]

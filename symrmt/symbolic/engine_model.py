@@ -61,6 +61,7 @@ class Model:
     def __init__(self):
         self.dims = {"n": Dim("n", sp.Integer(1))}
         self.matrices = {}
+        self.named = {}  # name -> matrix sub-expression (Model.let)
         self.symbols = {"n": N}
         self._ratio_names = set()
 
@@ -78,7 +79,8 @@ class Model:
     def _symbol(self, name: str, positive: bool = False):
         if not isinstance(name, str) or not name.isidentifier() or name.startswith("_"):
             raise ModelError(f"{name!r} is not a valid name")
-        if name in _RESERVED - {"n"} or name in self.matrices or (name in self.dims and name != "n"):
+        if name in _RESERVED - {"n"} or name in self.matrices or name in self.named or \
+                (name in self.dims and name != "n"):
             raise ModelError(f"{name!r} is already used (a function, matrix or dimension)")
         s = self.symbols.get(name)
         if s is None:
@@ -90,10 +92,11 @@ class Model:
     def dim(self, name: str, ratio) -> Dim:
         """Declare a dimension of size ``ratio * n`` (``ratio``: text such as ``"c"``, ``"2*c"`` or
         ``"c*n"``, or a SymPy expression); the parameters in it are positive."""
-        if name in self.dims or name in self.symbols or name in self.matrices or name in _RESERVED:
-            raise ModelError(f"{name!r} is already used")
         if not isinstance(name, str) or not name.isidentifier() or name.startswith("_"):
             raise ModelError(f"{name!r} is not a valid name")
+        if name in self.dims or name in self.symbols or name in self.matrices or name in self.named or \
+                name in _RESERVED:
+            raise ModelError(f"{name!r} is already used")
         if isinstance(ratio, str):
             for ident in _IDENT.findall(ratio[:MAX_TEXT]):
                 if ident != "n" and ident not in self.dims:
@@ -124,7 +127,8 @@ class Model:
     def _matrix_name(self, name: str):
         if not isinstance(name, str) or not name.isidentifier() or name.startswith("_"):
             raise ModelError(f"{name!r} is not a valid matrix name")
-        if name in self.matrices or name in self.dims or name in self.symbols or name in _RESERVED:
+        if name in self.matrices or name in self.named or name in self.dims or name in self.symbols or \
+                name in _RESERVED:
             raise ModelError(f"{name!r} is already used")
 
     def gaussian(self, name: str, rows, cols) -> Gaussian:
@@ -169,6 +173,29 @@ class Model:
             return out.value
         return _scalar(v).value
 
+    def let(self, name: str, node):
+        """Name a matrix sub-expression, so that parsed expressions may use it (returns ``node``).
+
+        The name follows the rules of a matrix name and must be new; every matrix in ``node``
+        must be declared in this model.
+
+        Examples
+        --------
+        >>> m = Model(); Z = m.gaussian("Z", "n", "n")
+        >>> W = m.let("W", Z.T * Z / m.size("n"))
+        >>> m.parse("trace(W*W)") == Trace(W * W)
+        True
+        """
+        self._matrix_name(name)
+        if not isinstance(node, MatrixNode):
+            raise ModelError(f"let {name}: a named sub-expression must be a matrix expression")
+        for x in walk(node):
+            leaf = getattr(x, "name", None)
+            if x.kind in ("gaussian", "goe", "diag") and self.matrices.get(leaf) != x:
+                raise ModelError(f"let {name}: the matrix {leaf!r} in it is not declared in this model")
+        self.named[name] = node
+        return node
+
     def size(self, dim) -> DimConst:
         """The size of a dimension as a scalar (``m.size("n")`` is ``n``, ``m.size("p")`` is ``c n``)."""
         return DimConst(self._dim_of(dim))
@@ -212,6 +239,7 @@ class Model:
         names = {k: Const(s) for k, s in self.symbols.items()}
         names.update({k: DimConst(d) for k, d in self.dims.items()})
         names.update(self.matrices)
+        names.update(self.named)
         functions = {
             "trace": Trace, "inv": _inv, "diff": Diff, "sqrt": _sqrt, "I": self.identity,
         }
@@ -228,7 +256,8 @@ class Model:
         if len(text) > MAX_TEXT:
             raise ModelError(f"the expression is longer than {MAX_TEXT} characters")
         for ident in _IDENT.findall(text):
-            if ident in self.dims or ident in self.matrices or ident in self.symbols or ident in _RESERVED:
+            if ident in self.dims or ident in self.matrices or ident in self.named or ident in self.symbols or \
+                    ident in _RESERVED:
                 continue
             if params is not None and ident not in params:
                 raise ModelError(f"unknown name {ident!r} (not a dimension, matrix or allowed parameter)")

@@ -77,105 +77,13 @@ from fractions import Fraction
 
 import sympy as sp
 
-from ..params import ParameterError
+from .engine_base import MAX_ATOMS, MAX_POWER, N, Dim, ModelError, Node, check_law, walk  # noqa: F401
 
 __all__ = [
     "ModelError", "Dim", "Node", "MatrixNode", "ScalarNode", "Gaussian", "GOE", "Identity", "Diagonal",
     "MatSum", "MatProduct", "Scaled", "Transpose", "Inverse", "Const", "Trace", "Diff", "ScalarSum",
     "ScalarProduct", "Power", "DimConst", "walk", "N",
 ]
-
-N = sp.Symbol("n", positive=True)
-
-#: most atoms of one diagonal law, most factors of a matrix power
-MAX_ATOMS = 64
-MAX_POWER = 16
-
-
-class ModelError(ParameterError):
-    """A model or an expression is not in the grammar (the message says why)."""
-
-
-# ---------------------------------------------------------------- dimensions
-
-class Dim:
-    """A dimension of size ``ratio * n`` (``ratio`` a positive SymPy expression)."""
-
-    __slots__ = ("name", "ratio", "count")
-
-    def __init__(self, name: str, ratio):
-        self.name = name
-        self.ratio = ratio
-        self.count = None  # the integer size, in a tree made by :func:`bind`
-
-    def __eq__(self, other):
-        return isinstance(other, Dim) and other.name == self.name
-
-    def __hash__(self):
-        return hash(("Dim", self.name))
-
-    def __repr__(self):
-        return f"Dim({self.name!r}, {self.ratio})"
-
-    @property
-    def size(self):
-        """``ratio * n`` as a SymPy expression."""
-        return self.ratio * N
-
-
-# ---------------------------------------------------------------- nodes
-
-class Node:
-    """Base of every expression node; nodes are immutable and compare by structure."""
-
-    kind = ""
-    _fields: tuple = ()
-
-    def _key(self):
-        return (self.kind,) + tuple(getattr(self, f) for f in self._fields)
-
-    def __eq__(self, other):
-        return type(other) is type(self) and other._key() == self._key()
-
-    def __hash__(self):
-        return hash(self._key())
-
-    def __repr__(self):
-        inner = ", ".join(_short(getattr(self, f)) for f in self._fields)
-        return f"{type(self).__name__}({inner})"
-
-    def children(self) -> tuple:
-        """The child nodes (for a visitor)."""
-        out = []
-        for f in self._fields:
-            v = getattr(self, f)
-            if isinstance(v, Node):
-                out.append(v)
-            elif isinstance(v, tuple):
-                out.extend(x for x in v if isinstance(x, Node))
-        return tuple(out)
-
-
-def _short(v) -> str:
-    if isinstance(v, tuple) and len(v) > 1 and all(isinstance(x, Node) for x in v):
-        return "..."
-    if isinstance(v, tuple):
-        return "(" + ", ".join(_short(x) for x in v) + ")"
-    if isinstance(v, str):
-        return repr(v)
-    if isinstance(v, Dim):
-        return repr(v.name)
-    return repr(v)
-
-
-def walk(node):
-    """Every node of a tree, parents before children."""
-    stack = [node]
-    while stack:
-        x = stack.pop()
-        yield x
-        stack.extend(reversed(x.children()))
-
 
 def _scalar(x) -> ScalarNode:
     """A Python number, Fraction, SymPy number or scalar node as a scalar node."""
@@ -328,18 +236,7 @@ class Diagonal(MatrixNode):
     _fields = ("name", "dim", "values", "weights")
 
     def __init__(self, name: str, dim: Dim, values, weights):
-        values = tuple(sp.sympify(v) for v in values)
-        weights = tuple(sp.sympify(w) for w in weights)
-        if not values or len(values) != len(weights):
-            raise ModelError(f"diag {name}: give as many weights as values (got {len(values)} and {len(weights)})")
-        if len(values) > MAX_ATOMS:
-            raise ModelError(f"diag {name}: at most {MAX_ATOMS} atoms, got {len(values)}")
-        for v in values + weights:
-            if v.has(N) or v.atoms(sp.Float):
-                raise ModelError(f"diag {name}: values and weights must be exact and free of n, got {v}")
-        if all(w.is_number for w in weights):
-            if any(not w > 0 for w in weights) or sp.nsimplify(sum(weights)) != 1:
-                raise ModelError(f"diag {name}: weights must be positive and sum to 1, got {list(weights)}")
+        values, weights = check_law(name, values, weights)
         self.name, self.dim, self.values, self.weights = name, dim, values, weights
         self.rows = self.cols = dim
 

@@ -1,19 +1,24 @@
 """From a scalar expression to its pencils, fixed-point systems and final formula (SymPy only).
 
 :func:`prepare` normalizes the expression (powers of ``n`` must cancel), linearizes every
-trace in it, splits the atoms of diagonal laws, self-tests each pencil at a finite size,
-writes each block fixed point, and writes the expression as a SymPy formula in the
+trace in it, splits the atoms of diagonal laws, writes each block fixed point, and writes the expression as a SymPy formula in the
 block-trace entries ``H_kl``, their parameter derivatives (for ``diff``) and the parameters.
 It also records the sanity bounds that hold by structure: ``0 < tau(A^{-1}) <= 1/g`` when
 ``A`` is a positive semi-definite expression plus ``g I`` with ``g > 0``, and
 ``tau(P) >= 0`` for a positive semi-definite ``P``.
+
+Every pencil is checked at a finite size before it is used or shown; that check evaluates
+numbers, so it is the numeric layer's (:mod:`symrmt.numeric.pencil_check`, run by the facade
+:class:`symrmt.engine.Model` and by the solver); this module stays SymPy-only.
 """
 
 from __future__ import annotations
 
 import sympy as sp
 
+from . import engine_base
 from . import linearize as lin
+from .atomsums import AtomSystem
 from .blockfp import BlockSystem
 from .engine_nodes import (
     GOE,
@@ -34,7 +39,6 @@ from .engine_nodes import (
     Transpose,
     walk,
 )
-from .pencil_check import self_test
 
 
 class TracePlan:
@@ -59,15 +63,26 @@ _PENCILS = {}
 
 
 def pencil_for(matrix):
-    """The reduced, atom-split, self-tested pencil of a normalized square matrix (memoized)."""
+    """The reduced pencil of a normalized square matrix (memoized; not yet self-tested), and the
+    diagonal law reduced to weighted sums (or ``None``).
+
+    A law of at most ``SPLIT_ATOMS`` atoms is split into one block per atom; a larger one (one per
+    trace) keeps its diagonal leaf, and its fixed point is an :class:`~symrmt.symbolic.atomsums.AtomSystem`.
+    """
     key = matrix
     if key not in _PENCILS:
         p = lin.linearize(matrix)
-        self_test(p, matrix)
         diags = lin.diagonals_of(matrix)
-        if diags:
-            p = lin.reduce(lin.split_atoms(p, diags))
-            self_test(p, matrix)
+        big = [D for D in diags.values() if len(D.values) > engine_base.SPLIT_ATOMS]
+        if big and len(diags) == 1:
+            p = (p, big[0])
+        elif any(len(D.values) > engine_base.MAX_SPLIT_ATOMS for D in diags.values()):
+            raise ModelError(f"a trace with two diagonal laws splits their atoms, at most {engine_base.MAX_SPLIT_ATOMS} "
+                             "each (the weighted-sum reduction of a larger law takes one law per trace)")
+        elif diags:
+            p = (lin.reduce(lin.split_atoms(p, diags)), None)
+        else:
+            p = (p, None)
         if len(_PENCILS) > 256:
             _PENCILS.clear()
         _PENCILS[key] = p
@@ -93,8 +108,9 @@ def prepare(expr) -> Plan:
         if isinstance(node, Trace) and node.matrix not in index:
             m = node.matrix
             index[m] = len(traces)
-            p = pencil_for(m)
-            traces.append(TracePlan(len(traces), m, p, BlockSystem(p), _bounds(m)))
+            p, law = pencil_for(m)
+            system = BlockSystem(p) if law is None else AtomSystem(p, law)
+            traces.append(TracePlan(len(traces), m, p, system, _bounds(m)))
     params = set()
     for node in walk(hat):
         if isinstance(node, Const):
@@ -150,6 +166,9 @@ def prepare(expr) -> Plan:
         needs[k].add(())
     for p in params:
         symbols.append((p, ("param", p)))
+    for t in traces:
+        if isinstance(t.system, AtomSystem) and any(needs[t.index]):
+            t.system.derivative_rhs(())  # raises: diff() is not supported with the weighted sums
     return Plan(expr, hat, traces, formula, symbols, needs, params)
 
 

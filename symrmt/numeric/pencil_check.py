@@ -1,10 +1,17 @@
-"""Finite-size self-test of a pencil: its Schur complement against direct evaluation.
+"""Finite-size self-test of a pencil: its Schur complement against direct evaluation (numbers, NumPy).
 
-At a small size (``N ~ 30``) the matrices are drawn once, the pencil ``Q`` is formed
+At a small size (``N`` rows per dimension, 30 for a pencil of at most 3 blocks, fewer for more
+blocks so that the whole pencil stays under about 90 rows: a larger dense solve starts the BLAS
+threads, which costs far more than the solve on a shared machine) the matrices are drawn once, the pencil ``Q`` is formed
 and ``u Q^{-1} v`` is compared with the normalized expression evaluated directly
 with the same matrices, at random parameter values.  The identity is exact at every
 size, so a relative difference above ``1e-10`` means a wrong pencil: it raises
 before the pencil is ever used.
+
+The test evaluates numbers, so it lives in the numeric layer; the symbolic layer only
+builds pencils.  :func:`checked` runs it once per pencil:
+the facade :class:`symrmt.engine.Model` calls it on every pencil it shows, and the solver
+(:func:`symrmt.numeric.trace_certify.certified_limit`) on every pencil before it is compiled.
 """
 
 from __future__ import annotations
@@ -12,7 +19,10 @@ from __future__ import annotations
 import numpy as np
 import sympy as sp
 
-from .engine_nodes import GOE, Const, Diagonal, Gaussian, Identity, Inverse, MatProduct, MatSum, Scaled, Transpose, walk
+from ..symbolic.engine_nodes import (
+    GOE, Const, Diagonal, Gaussian, Identity, Inverse, MatProduct, MatSum, Scaled, Transpose, walk,
+)
+from ..symbolic.linearize import EPS_SHIFT
 
 TOL = 1e-10
 
@@ -21,16 +31,32 @@ class PencilError(AssertionError):
     """A pencil failed its finite-size self-test (a bug in the linearization, never a user error)."""
 
 
+def checked(pencil, hat):
+    """Run :func:`self_test` on ``pencil`` against ``hat`` once per pencil object; returns ``pencil``."""
+    if getattr(pencil, "tested_against", None) != hat:
+        self_test(pencil, hat)
+        pencil.tested_against = hat
+    return pencil
+
+
 def _values(symbols, rng):
     return {s: sp.Rational(int(rng.integers(5, 16)), 10) for s in symbols}
 
 
-def self_test(pencil, hat, size: int = 30, seed: int = 20260611):
+#: rows of the whole test pencil aimed at, and the bounds of the rows per dimension
+TARGET_ROWS, MIN_SIZE, MAX_SIZE = 90, 6, 30
+
+
+def self_test(pencil, hat, size: int | None = None, seed: int = 20260611):
     """Check ``u Q^{-1} v == hat`` at size ``size`` (raises :class:`PencilError`).
+
+    ``size``: rows per dimension (default: ``TARGET_ROWS // blocks`` within ``[MIN_SIZE, MAX_SIZE]``).
 
     ``hat``: the normalized matrix tree the pencil realizes (split or not: blocks with
     an atom index take their rows of the dimension).  Returns the relative difference.
     """
+    if size is None:
+        size = max(MIN_SIZE, min(MAX_SIZE, TARGET_ROWS // max(1, pencil.size)))
     rng = np.random.default_rng(seed)
     symbols = set()
     for c in pencil.ratios.values():
@@ -46,8 +72,6 @@ def self_test(pencil, hat, size: int = 30, seed: int = 20260611):
                 symbols |= v.free_symbols
         if isinstance(x, (Gaussian, GOE, Identity, Diagonal)):
             symbols |= x.rows.ratio.free_symbols | x.cols.ratio.free_symbols
-    from .linearize import EPS_SHIFT
-
     vals = _values(sorted(symbols - {EPS_SHIFT}, key=str), rng)
     vals[EPS_SHIFT] = 0
 
@@ -67,7 +91,10 @@ def self_test(pencil, hat, size: int = 30, seed: int = 20260611):
         dims.setdefault(d, size)
     atoms = {}
     for d, D in laws.items():
-        counts = [max(2, size // len(D.weights))] * len(D.weights)
+        split = any(a is not None for (dd, a) in pencil.blocks if dd == d)
+        # an unsplit diagonal leaf holds for any values: a few atoms test it as well as all of them
+        k = len(D.weights) if split else min(len(D.weights), 4)
+        counts = [max(2, size // k)] * k
         dims[d] = sum(counts)
         starts = np.cumsum([0] + counts)
         atoms[d] = [(int(starts[a]), int(starts[a + 1])) for a in range(len(counts))]
@@ -131,13 +158,22 @@ def self_test(pencil, hat, size: int = 30, seed: int = 20260611):
     for (i, j), e in pencil.Q.items():
         for leaf, c in e.items():
             L[offs[i]:offs[i + 1], offs[j]:offs[j + 1]] += num(c) * leaf_matrix(leaf, i, j)
-    Linv = np.linalg.inv(L)
+    # only the columns of the blocks in v are needed: one solve instead of a full inverse
+    vcols = sorted(pencil.v)
+    V = np.zeros((total, sum(offs[j + 1] - offs[j] for j in vcols)), dtype=complex)
+    where, at = {}, 0
+    for j in vcols:
+        w = offs[j + 1] - offs[j]
+        V[offs[j]:offs[j + 1], at:at + w] = np.eye(w)
+        where[j] = at
+        at += w
+    X = np.linalg.solve(L, V)
     want = direct(hat)
     got = np.zeros(want.shape, dtype=complex)
     for i, cu in pencil.u.items():
         for j, cv in pencil.v.items():
             (r0, r1), (c0, c1) = spans[i], spans[j]
-            got[r0:r1, c0:c1] += num(cu) * num(cv) * Linv[offs[i]:offs[i + 1], offs[j]:offs[j + 1]]
+            got[r0:r1, c0:c1] += num(cu) * num(cv) * X[offs[i]:offs[i + 1], where[j]:where[j] + offs[j + 1] - offs[j]]
     err = np.linalg.norm(got - want) / max(np.linalg.norm(want), 1e-300)
     if not err <= TOL:
         raise PencilError(f"pencil self-test failed: relative difference {err:.3g} > {TOL:g} at size {size}")
