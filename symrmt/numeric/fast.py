@@ -5,7 +5,7 @@ thousands of points in a fraction of a second, from the *same* SymPy systems as
 the mpmath solver (:func:`symrmt.numeric.theory.attention_limit`): the residual of the
 fixed point, its Jacobian, the ``varphi`` closed forms, the Woodbury matrix ``D``
 and the ridge closed form are printed for NumPy by the one compile step
-(:func:`symrmt.numeric.solver.compile_recipe` with ``target="numpy"``, cached on disk
+(:func:`symrmt.numeric.compile.compile_recipe` with ``target="numpy"``, cached on disk
 next to the mpmath code).  The kernels are in :mod:`symrmt.numeric.batch`.
 
 How a grid is solved
