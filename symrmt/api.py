@@ -139,8 +139,9 @@ def limit(f, c, gamma, geometry=None, diagonal: str = "zero", digits: int = 15, 
     gs = gamma_values(gamma)
     geom = _geometry(geometry)
     diagonal = check_diagonal(diagonal)
-    if isinstance(digits, bool) or not isinstance(digits, int) or digits < 1:
-        raise ParameterError(f"digits must be a positive integer, got {digits!r}")
+    from symrmt.parsing import check_digits
+
+    digits = check_digits(digits)  # the one digits rule: an integer (NumPy too) in [1, LIMITS['digits']]
     snr = as_low_rank(geom).snr
     # continuation runs from large gamma down: hand the solver descending chunks, so the progress bar
     # moves while each chunk starts from the solutions of the previous one

@@ -13,6 +13,15 @@ r"""Where Attention and ridge regression tie: ``symrmt.crossings``.
    ``x (1 -+ 10^-digits / 2)``; when that fails, certified bisection of the bracket takes
    over.  A root is returned only inside such a certified bracket.
 
+With ``fast=True`` step 1 is one call of the vectorised float64 solver
+(:func:`symrmt.numeric.fast.solve_grid`) on :data:`FAST_SCAN` points: the float sign of
+``E_A - E_RR`` counts where ``|E_A - E_RR|`` exceeds :data:`MARGIN` times the solver's
+per-point error estimate (points it handed to mpmath count as certified to 15 digits); any
+other scan point gets its certified sign as above.  The two ends of each bracket are then
+certified before the polish, so steps 3 and 4 -- and the result's contract -- are those of
+the certified scan.  Should a certified end disagree with its float sign, the whole scan is
+redone certified (``r.fast`` is then False).
+
 Two crossings closer together than the scan spacing (or a tangency, where the sign does
 not change) can be missed: the result says how fine the scan was; raise ``scan`` to look
 closer.
@@ -42,6 +51,10 @@ from symrmt.sweeps import GRID_KEYS, point_geometry
 SCAN = 24
 #: at most this many digits beyond ``digits`` are spent to decide the sign of E_A - E_RR
 EXTRA_DIGITS = 40
+#: scan points of the float64 scan (``fast=True``), by default
+FAST_SCAN = 257
+#: a float64 sign counts when ``abs(E_A - E_RR)`` exceeds this many times its estimated error
+MARGIN = 100
 
 __all__ = ["crossings", "CrossingsResult"]
 
@@ -61,7 +74,10 @@ class CrossingsResult:
         ``+1`` when ``E_A - E_RR`` goes from negative to positive through the root (Attention
         wins below it), ``-1`` the other way.
     scan_x, scan_sign : tuple
-        The scan points and the certified sign of ``E_A - E_RR`` at each.
+        The scan points and the sign of ``E_A - E_RR`` at each: certified, or with ``fast``
+        a float64 sign at least :data:`MARGIN` times its estimated error away from zero.
+    fast : bool
+        Whether the scan ran on the float64 path.
     """
 
     f: str
@@ -80,6 +96,7 @@ class CrossingsResult:
     geometry: object = None
     evaluations: int = 0
     seconds: float = 0.0
+    fast: bool = False
 
     columns = ("root", "direction")
 
@@ -131,7 +148,8 @@ class CrossingsResult:
             fixed += f", geometry: {geometry_text(self.geometry)}"
         centered = ", centered" if self.center else ""
         return (f"crossings E_A = E_RR: f = {self.f}{centered}, over {self.over} in {self._interval()}, {fixed}, "
-                f"diagonal = {self.diagonal} ({self.digits} digits, scan of {len(self.scan_x)} points)")
+                f"diagonal = {self.diagonal} ({self.digits} digits, {'float64 ' if self.fast else ''}scan of "
+                f"{len(self.scan_x)} points)")
 
     def _rows(self):
         import mpmath
@@ -209,8 +227,8 @@ def _scan_points(lo: Fraction, hi: Fraction, k: int, log: bool):
 
 
 def crossings(f, over: str = "c", between=(0.1, 10), *, c=None, gamma=None, geometry=None, diagonal: str = "zero",
-              digits: int = 15, center: bool = False, scan: int = SCAN, log: bool | None = None,
-              progress: bool | None = None, **values) -> CrossingsResult:
+              digits: int = 15, center: bool = False, scan: int | None = None, log: bool | None = None,
+              progress: bool | None = None, fast: bool = False, **values) -> CrossingsResult:
     r"""Every crossing ``E_A = E_RR`` of the limits for ``over`` in ``between``.
 
     Parameters
@@ -230,10 +248,13 @@ def crossings(f, over: str = "c", between=(0.1, 10), *, c=None, gamma=None, geom
     diagonal, digits, center
         As for :func:`symrmt.limit`; each root is returned to ``digits`` significant digits.
     scan : int
-        Number of scan points (default 24), spread evenly, or log-evenly when ``log``
-        (default: log for ``c`` and ``gamma`` when ``b/a >= 10``).
+        Number of scan points (default 24, or 257 with ``fast``), spread evenly, or log-evenly
+        when ``log`` (default: log for ``c`` and ``gamma`` when ``b/a >= 10``).
     progress : bool or None
         Progress bar over the scan (``None``: auto).
+    fast : bool
+        Scan on the vectorised float64 path (rank-one geometries only), then certify and
+        polish each bracket as without it: the roots keep the same guarantee.
 
     Returns
     -------
@@ -273,10 +294,16 @@ def crossings(f, over: str = "c", between=(0.1, 10), *, c=None, gamma=None, geom
         raise ParameterError(f"between must be a pair (a, b), got {between!r}") from exc
     if not lo < hi:
         raise ParameterError(f"between must have a < b, got {between!r}")
+    if scan is None:
+        scan = FAST_SCAN if fast else SCAN
     if isinstance(scan, bool) or not isinstance(scan, int) or scan < 2:
         raise ParameterError(f"scan must be an integer >= 2, got {scan!r}")
-    if isinstance(digits, bool) or not isinstance(digits, int) or digits < 1:
-        raise ParameterError(f"digits must be a positive integer, got {digits!r}")
+    from .parsing import check_count
+
+    check_count(scan, "points", "number of scan points")
+    from symrmt.parsing import check_digits
+
+    digits = check_digits(digits)  # the one digits rule: an integer (NumPy too) in [1, LIMITS['digits']]
     diagonal = check_diagonal(diagonal)
     nl = as_nonlinearity(f, center)
     if log is None:
@@ -287,16 +314,23 @@ def crossings(f, over: str = "c", between=(0.1, 10), *, c=None, gamma=None, geom
     top = digits + EXTRA_DIGITS
 
     xs = _scan_points(lo, hi, scan, log)
-    signs = []
-    with progress_bar(scan, f"crossings {nl.name} over {over}", enabled=progress) as bar:
-        for x in xs:
-            s = diff.sign(x, min(digits, 15), top)
-            if s == 0:
-                raise PrecisionError(
-                    f"E_A - E_RR at {over} = {_fstr(x)} is 0 to {top} digits: a crossing exactly at a scan point, "
-                    "or E_A = E_RR identically; move the interval or change scan")
-            signs.append(s)
-            bar.update()
+
+    def certified_sign(x):
+        s = diff.sign(x, min(digits, 15), top)
+        if s == 0:
+            raise PrecisionError(
+                f"E_A - E_RR at {over} = {_fstr(x)} is 0 to {top} digits: a crossing exactly at a scan point, "
+                "or E_A = E_RR identically; move the interval or change scan")
+        return s
+
+    signs = _fast_signs(nl, over, xs, fixed, geometry, diagonal, certified_sign) if fast else None
+    if signs is None:
+        fast = False
+        with progress_bar(scan, f"crossings {nl.name} over {over}", enabled=progress) as bar:
+            signs = []
+            for x in xs:
+                signs.append(certified_sign(x))
+                bar.update()
 
     roots, brackets, directions = [], [], []
     for i in range(len(xs) - 1):
@@ -311,7 +345,34 @@ def crossings(f, over: str = "c", between=(0.1, 10), *, c=None, gamma=None, geom
     return CrossingsResult(f=nl.name, expr=str(nl.expr), over=over, between=(lo, hi), fixed=fixed,
                            diagonal=diagonal, digits=digits, roots=tuple(roots), brackets=tuple(brackets),
                            directions=tuple(directions), scan_x=tuple(xs), scan_sign=tuple(signs),
-                           center=nl.center, geometry=geometry, evaluations=diff.count, seconds=time.monotonic() - t0)
+                           center=nl.center, geometry=geometry, evaluations=diff.count, seconds=time.monotonic() - t0,
+                           fast=fast)
+
+
+def _fast_signs(nl, over, xs, fixed, geometry, diagonal, certified_sign):
+    """The signs of ``E_A - E_RR`` at ``xs`` from one float64 solve, or None when a check fails.
+
+    A float sign counts where ``|E_A - E_RR|`` exceeds :data:`MARGIN` times its estimated error
+    (``error_estimate`` relative to ``|E_A| + |E_RR|``; 15 certified digits at the points the solver
+    handed to mpmath); elsewhere ``certified_sign`` decides.  The ends of every sign change are then
+    certified; if one disagrees with its float sign, None (the caller scans certified instead).
+    """
+    import numpy as np
+
+    from symrmt.sweeps_fast import grid_points, solve_points
+
+    pts = grid_points({over: tuple(xs)}, fixed, geometry)
+    out = solve_points(nl, pts, diagonal)
+    a, r = np.asarray(out.attention, dtype=float), np.asarray(out.ridge, dtype=float)
+    rel = np.where(out.fallback, 1e-15, np.maximum(out.error_estimate, 4 * np.finfo(float).eps))
+    d = a - r
+    trusted = np.isfinite(d) & (np.abs(d) > MARGIN * rel * (np.abs(a) + np.abs(r)))
+    signs = [int(np.sign(di)) if ok else certified_sign(x) for x, di, ok in zip(xs, d.tolist(), trusted.tolist())]
+    ends = {j for i in range(len(xs) - 1) if signs[i] != signs[i + 1] for j in (i, i + 1) if trusted[j]}
+    for j in sorted(ends):
+        if certified_sign(xs[j]) != signs[j]:
+            return None
+    return signs
 
 
 def _refine(diff: _Difference, a: Fraction, b: Fraction, sign_a: int, digits: int, top: int):

@@ -251,6 +251,11 @@ def cmd_trace(args) -> int:
     at = parse_at(args.at)
     expr = model.parse(args.expr)
     D = args.digits
+    if args.simulate:  # refuse a simulation that cannot fit before the limit is computed
+        from symrmt.engine import bind
+        from symrmt.simulation.trace_sim import check_trace_memory
+
+        check_trace_memory(bind(expr, at, args.n))
     result = model.limit(expr, at=at, digits=D)
     out = {
         "value": _num(result.value, D),

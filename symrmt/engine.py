@@ -56,6 +56,7 @@ symrmt.symbolic.engine_nodes.ModelError: the terms of a sum have different order
 from __future__ import annotations
 
 import functools
+from collections.abc import Mapping
 from fractions import Fraction
 
 from .symbolic import engine_model as _model
@@ -206,8 +207,15 @@ class Model(_model.Model):
 
         digits = check_digits(digits)
         plan = self.plan(expr)
+        if not isinstance(at, Mapping):
+            raise ModelError(f"at must be a dict of parameter values, got {type(at).__name__}")
+        known = {p.name for p in plan.params} | {k for k in self.symbols if k != "n"}
+        extra = sorted(str(k) for k in at if str(k) not in known)
+        if extra:  # a typo such as gama=1 must not be ignored
+            raise ModelError(f"unknown parameter {', '.join(extra)} in at= (the expression's parameters: "
+                             f"{', '.join(sorted(known)) or 'none'})")
         values = {}
-        for k, v in dict(at).items():
+        for k, v in at.items():
             values[str(k)] = _exact_value(v, str(k))
         missing = [p.name for p in plan.params if p.name not in values]
         if missing:

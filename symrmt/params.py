@@ -53,11 +53,13 @@ def to_fraction(value, name: str) -> Fraction:
         if isinstance(value, Fraction):
             return value
         if isinstance(value, Rational):
+            _check_size(int(value.numerator).bit_length() + int(value.denominator).bit_length(), name)
             return Fraction(int(value.numerator), int(value.denominator))
         if hasattr(value, "_mpf_"):  # an mpmath mpf: its exact binary value
             man, exp = value.man_exp
             if man is None:
                 raise ParameterError(f"{name} must be finite, got {value!r}")
+            _check_size(int(man).bit_length() + abs(int(exp)), name)
             return Fraction(int(man)) * Fraction(2) ** int(exp)
         if isinstance(value, Real):
             fv = float(value)
@@ -83,6 +85,17 @@ def to_fraction(value, name: str) -> Fraction:
         raise ParameterError(
             f"{name}: cannot read {value!r} as a number (use a decimal such as 0.25 or a fraction such as 1/4)"
         ) from exc
+
+
+def _check_size(bits: int, name: str) -> None:
+    """Refuse a number from Python bigger than any typed literal can spell (``LIMITS["literal_digits"]``
+    plus ``LIMITS["literal_exponent"]`` decimal digits in numerator and denominator together)."""
+    from symrmt.parsing import LIMITS, ParseLimitError
+
+    cap = LIMITS["literal_digits"] + LIMITS["literal_exponent"]
+    if bits * 0.30103 > cap:
+        raise ParseLimitError(f"{name}: a number of about {bits * 0.30103:.0f} digits, above the limit {cap} "
+                              "(LIMITS['literal_digits'] + LIMITS['literal_exponent'])")
 
 
 def check_c(c) -> Fraction:

@@ -67,13 +67,10 @@ def point_geometry(values: dict, base=None):
         raise ParameterError(f"give either {both[0]} or {_PAIR[both[0]]}, not both")
     if not hasattr(Geometry, "from_angles"):  # pragma: no cover - arrives with the angle constructor
         raise ParameterError("angles need Geometry.from_angles, which this installation lacks")
-    geo = Geometry.from_angles(entries["snr"], entries["wk2"], entries["wq2"],
-                               **{k: angles.get(k, 0) for k in ANGLE_KEYS})
-    out = geo.as_dict()
-    for k, pair in _PAIR.items():
-        if k not in angles:
-            out[pair] = entries[pair]  # the inner product given (or the base's)
-    return Geometry(**out)
+    # a pair without an angle keeps the inner product given (or the base's)
+    return Geometry.from_angles(entries["snr"], entries["wk2"], entries["wq2"],
+                                **{k: angles.get(k) for k in ANGLE_KEYS},
+                                **{pair: entries[pair] for k, pair in _PAIR.items() if k not in angles})
 
 
 def _split(grid: dict):
@@ -120,7 +117,9 @@ class SweepResult:
     ``attention_mp``, ``ridge_mp`` hold the certified values (flat, in the grid's C order);
     with ``fast=True`` they are float64 values, ``fallback`` marks the points the fast
     path handed to the certified solver, and ``certified_gap`` is the largest relative gap
-    of its re-checked sample from 30-digit values.
+    of its re-checked sample from 30-digit values.  ``points`` holds one dict of exact
+    parameters per point (with ``fast=True`` a :class:`symrmt.sweeps_fast.GridPoints`, which
+    builds each dict on access and gives whole columns by ``.column(key)``).
     """
 
     f: str
@@ -153,6 +152,8 @@ class SweepResult:
 
         if key not in self.points[0]:
             raise ParameterError(f"no parameter {key!r} in this sweep; known: {', '.join(self.points[0])}")
+        if hasattr(self.points, "column"):  # the fast path's lazy points
+            return self.points.column(key).reshape(self.shape)
         return np.array([float(p[key]) for p in self.points], dtype=np.float64).reshape(self.shape)
 
     @property
@@ -163,12 +164,16 @@ class SweepResult:
     def attention(self):
         import numpy as np
 
+        if self.fast:
+            return np.array(self.attention_mp, dtype=np.float64).reshape(self.shape)
         return np.array([float(v) for v in self.attention_mp], dtype=np.float64).reshape(self.shape)
 
     @property
     def ridge(self):
         import numpy as np
 
+        if self.fast:
+            return np.array(self.ridge_mp, dtype=np.float64).reshape(self.shape)
         return np.array([float(v) for v in self.ridge_mp], dtype=np.float64).reshape(self.shape)
 
     @property
@@ -179,6 +184,10 @@ class SweepResult:
         """Float64 array, one row per point: every parameter (:attr:`columns`), then attention, ridge."""
         import numpy as np
 
+        if hasattr(self.points, "column"):  # the fast path's lazy points
+            return np.column_stack([self.points.column(k) for k in self.points.keys]
+                                   + [np.array(self.attention_mp, dtype=np.float64),
+                                      np.array(self.ridge_mp, dtype=np.float64)])
         return np.array([[float(p[k]) for k in self.points[0]] + [float(a), float(r)]
                          for p, a, r in zip(self.points, self.attention_mp, self.ridge_mp)], dtype=np.float64)
 
@@ -323,11 +332,18 @@ def sweep(f, grid: dict, *, geometry=None, diagonal: str = "zero", digits: int =
     nl = as_nonlinearity(f, center)
     diagonal = check_diagonal(diagonal)
     axes, fixed = _split(grid)
-    points, models = _point_list(axes, fixed, geometry)
+    from symrmt.parsing import check_count
+
+    total = 1
+    for values in axes.values():
+        total *= len(values)
+    check_count(total, "points", "number of grid points (the product of the axes)")  # both paths, before any work
     if fast:
-        return _sweep_fast(nl, axes, fixed, geometry, diagonal, points, models, certify, seed, t0)
-    if isinstance(digits, bool) or not isinstance(digits, int) or digits < 1:
-        raise ParameterError(f"digits must be a positive integer, got {digits!r}")
+        return _sweep_fast(nl, axes, fixed, geometry, diagonal, certify, seed, t0)
+    points, models = _point_list(axes, fixed, geometry)
+    from symrmt.parsing import check_digits
+
+    digits = check_digits(digits)  # the one digits rule: an integer (NumPy too) in [1, LIMITS['digits']]
     from symrmt.numeric.theory import attention_limit, ridge_limit
 
     groups: dict = {}
@@ -348,22 +364,15 @@ def sweep(f, grid: dict, *, geometry=None, diagonal: str = "zero", digits: int =
                        seconds=time.monotonic() - t0)
 
 
-def _sweep_fast(nl, axes, fixed, geometry, diagonal, points, models, certify, seed, t0):
-    """The hook to the vectorised float64 solver ``symrmt.numeric.fast.solve_grid``."""
-    try:
-        from symrmt.numeric import fast as fast_module
-    except ImportError as exc:
-        raise ParameterError(
-            "fast=True needs the vectorised solver symrmt.numeric.fast, which this installation does not have; "
-            "use fast=False (the certified solver)"
-        ) from exc
+def _sweep_fast(nl, axes, fixed, geometry, diagonal, certify, seed, t0):
+    """The grid as float64 columns (each axis value validated once, exactly:
+    :func:`symrmt.sweeps_fast.grid_points`) through ``symrmt.numeric.fast.solve_grid``."""
     import numpy as np
 
-    if isinstance(geometry, LowRankGeometry):
-        raise ParameterError("fast=True takes rank-one geometries only (Geometry); use fast=False")
-    keys = ("c", "gamma") + GRAM_KEYS
-    arrays = {k: np.array([float(p[k]) for p in points], dtype=np.float64) for k in keys}
-    out = fast_module.solve_grid(nl, arrays, diagonal=diagonal, center=nl.center, certify=certify, seed=seed)
+    from symrmt.sweeps_fast import grid_points, solve_points
+
+    points = grid_points(axes, fixed, geometry)
+    out = solve_points(nl, points, diagonal, certify, seed)
     att = np.asarray(out.attention, dtype=np.float64)
     rr = np.asarray(out.ridge, dtype=np.float64)
     fb = np.asarray(out.fallback, dtype=bool)
@@ -375,7 +384,7 @@ def _sweep_fast(nl, axes, fixed, geometry, diagonal, points, models, certify, se
 
         raise SolverError("the fast solver returned non-finite values")  # pragma: no cover
     return SweepResult(f=nl.name, expr=str(nl.expr), center=nl.center, diagonal=diagonal, digits=None,
-                       grid=axes, fixed=fixed, geometry=geometry, points=tuple(points), attention_mp=tuple(att.tolist()),
+                       grid=axes, fixed=fixed, geometry=geometry, points=points, attention_mp=tuple(att.tolist()),
                        ridge_mp=tuple(rr.tolist()), fast=True, fallback=tuple(fb.tolist()),
                        certified_gap=getattr(out, "certified_gap", None),
                        seconds=time.monotonic() - t0)

@@ -34,7 +34,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import stat
 import sys
 import tempfile
 from pathlib import Path
@@ -103,18 +102,11 @@ _WARNED: set = set()
 
 
 def _untrusted(path: Path) -> str | None:
-    """Why ``path`` (a file or directory) must not be trusted, or ``None`` when it may be."""
-    try:
-        st = os.lstat(path)
-    except OSError:
-        return None  # missing: nothing to load
-    if stat.S_ISLNK(st.st_mode):
-        return f"{path} is a symbolic link"
-    if hasattr(os, "getuid") and st.st_uid != os.getuid():
-        return f"{path} is owned by uid {st.st_uid}, not by the current user (uid {os.getuid()})"
-    if st.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
-        return f"{path} is writable by group or others (mode {stat.S_IMODE(st.st_mode):o})"
-    return None
+    """Why ``path`` (a file or directory) must not be trusted, or ``None`` when it may be
+    (the package's one trust rule, :func:`symrmt.trust.untrusted`)."""
+    from symrmt.trust import untrusted
+
+    return untrusted(path)
 
 
 def trusted(path: Path) -> bool:

@@ -144,9 +144,11 @@ def _points(points):
     w, V = np.linalg.eigh(gram)
     bad = np.flatnonzero(w[:, 0] < -1e-12 * np.maximum(1, np.abs(w).max(axis=1)))
     if bad.size:
-        raise ParameterError(f"the geometry at flat index {int(bad[0])} is not a Gram matrix (eigenvalue "
+        err = ParameterError(f"the geometry at flat index {int(bad[0])} is not a Gram matrix (eigenvalue "
                              f"{w[bad[0], 0]:.3g} < 0): check the Cauchy-Schwarz bounds of snr, wk2, wq2, wkwq, "
                              "muwk, muwq")
+        err.index, err.eigenvalue = int(bad[0]), float(w[bad[0], 0])  # for callers that name the point their way
+        raise err
     return cols, gram, (w, V), shape
 
 

@@ -16,19 +16,27 @@ the facade :class:`symrmt.engine.Model` calls it on every pencil it shows, and t
 
 from __future__ import annotations
 
+import cmath
+
 import numpy as np
 import sympy as sp
 
 from ..symbolic.engine_nodes import (
-    GOE, Const, Diagonal, Gaussian, Identity, Inverse, MatProduct, MatSum, Scaled, Transpose, walk,
+    GOE, Const, Diagonal, Gaussian, Identity, Inverse, MatProduct, MatSum, ModelError, Scaled, Transpose, walk,
 )
 from ..symbolic.linearize import EPS_SHIFT
 
 TOL = 1e-10
 
 
-class PencilError(AssertionError):
-    """A pencil failed its finite-size self-test (a bug in the linearization, never a user error)."""
+def _short(c, n: int = 40) -> str:
+    text = str(c)
+    return text if len(text) <= n else text[: n - 3] + "..."
+
+
+class PencilError(AssertionError, ArithmeticError):
+    """A pencil failed its finite-size self-test (a bug in the linearization, or a float64 test too
+    ill-conditioned to decide); an ``ArithmeticError`` too, so the command line reports it in one line."""
 
 
 def checked(pencil, hat):
@@ -76,7 +84,14 @@ def self_test(pencil, hat, size: int | None = None, seed: int = 20260611):
     vals[EPS_SHIFT] = 0
 
     def num(c):  # the identity is algebraic: a complex coefficient (sqrt of a negative) is fine
-        return complex(sp.sympify(c).subs(vals))
+        try:
+            z = complex(sp.sympify(c).subs(vals))
+        except OverflowError:
+            z = complex("inf")
+        if not cmath.isfinite(z):  # e.g. 99**999: the float64 self-test cannot run, so nothing is certified
+            raise ModelError(f"the coefficient {_short(c)} of the expression is outside the float64 range "
+                             "(about 1e308) that the pencil self-test needs; rescale the expression")
+        return z
 
 
     # sizes: the identity holds at any sizes; every dimension gets ``size`` rows, so that every

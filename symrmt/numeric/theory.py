@@ -395,9 +395,7 @@ def attention_limit(f, c, gammas, geometry: Geometry | LowRankGeometry | None = 
                 "cancels every digit of the Woodbury system)"
             )
     geometry = as_low_rank(geometry)
-    if not isinstance(digits, int) or digits < 1:
-        raise ParameterError(f"digits must be a positive integer, got {digits!r}")
-    check_digits(digits)
+    digits = check_digits(digits)  # the one digits rule: an integer (NumPy too) in [1, LIMITS['digits']]
     if geometry.alpha != 1:
         f = scaled_nonlinearity(f, geometry.alpha)
         geometry = geometry.scaled()

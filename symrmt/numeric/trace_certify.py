@@ -91,7 +91,9 @@ def _acceptor(t, values):
     checks = []
     for kind, bound, conds in t.bounds:
         if all(_holds(c, subs) for c in set(conds)):
-            checks.append((kind, float(sp.sympify(bound).subs(subs))))
+            b = sp.sympify(bound).subs(subs)
+            if b.is_extended_real and b.is_finite:  # an infinite bound (1/gamma at gamma = 0) bounds nothing
+                checks.append((kind, float(b)))
     readout = [(t.system.unknowns.index(ij), float(sp.sympify(c).subs(subs))) for ij, c in t.system.readout.items()]
     if not checks:
         return None
@@ -115,7 +117,10 @@ def _check_bounds(plan, values, taus, digits):
         for kind, bound, conds in t.bounds:
             if not all(_holds(c, subs) for c in set(conds)):
                 continue
-            b = mpf_of(sp.sympify(bound).subs(subs))
+            b = sp.sympify(bound).subs(subs)
+            if not (b.is_extended_real and b.is_finite):
+                continue
+            b = mpf_of(b)
             bad = (kind == "pos" and not tau > 0) or (kind == "nonneg" and not tau >= -slack) or \
                   (kind == "upper" and not tau <= b * (1 + slack))
             if bad:
@@ -124,6 +129,18 @@ def _check_bounds(plan, values, taus, digits):
                     f"the limit of trace #{t.index + 1} is {mpmath.nstr(tau, 12)}, but it must be {what} "
                     "(a positive semi-definite structure): the fixed point is off the physical branch"
                 )
+
+
+def _check_real(value, digits):
+    """Refuse a complex limit (``sqrt`` of a negative trace, a negative power of one): a real value only."""
+    if isinstance(value, mpmath.mpc):
+        if abs(value.imag) > abs(value.real) * mpmath.mpf(10) ** (-digits - 2):
+            raise BranchError(f"the limit is not real ({mpmath.nstr(value, 8)}): the expression takes a square "
+                              "root or a fractional power of a negative quantity at these values")
+        value = value.real
+    if not mpmath.isfinite(value):
+        raise BranchError(f"the limit is {value}, not a finite number (a division by a zero limit?)")
+    return value
 
 
 def certified_limit(plan, values: dict, digits: int):
@@ -150,6 +167,7 @@ def certified_limit(plan, values: dict, digits: int):
             hi, taus, _, res = _evaluate(plan, solvers, dps + 10)
             with mpmath.workdps(dps + 10):
                 if _agree(lo, hi, digits) and all(_agree(a, b, digits) for a, b in zip(taus_lo, taus)):
+                    hi = _check_real(hi, digits)
                     _check_bounds(plan, values, taus, digits)
                     with mpmath.workdps(digits):
                         return TraceLimit(+hi, digits, dps + 10, res, dict(values), [+x for x in taus])

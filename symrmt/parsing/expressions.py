@@ -199,8 +199,18 @@ class _Builder:
             self.fail(f"{what} failed ({type(exc).__name__}: {_short(str(exc), 120)})")
 
 
+def _unwrap(value):
+    """The number inside a caller's wrapper node (an object whose ``value`` is a SymPy number, such as
+    the trace engine's constants), so that the power limits see numbers however the caller wraps them."""
+    inner = getattr(value, "value", None)
+    if inner is not None and type(inner).__module__.startswith("sympy"):
+        return inner
+    return value
+
+
 def _log10_abs(value):
     """``log10 |value|`` of a number (SymPy number, Fraction, int) or None if not a number."""
+    value = _unwrap(value)
     try:
         import sympy as sp
     except ImportError:  # pragma: no cover
@@ -233,16 +243,17 @@ def check_power(base, expo, what: str, text: str = "", tower: bool = False) -> N
     where = f" in {_short(text)!r}" if text else ""
     if abs(e) > LIMITS["exponent"]:
         kind = "exponent tower: the exponent" if tower else "the exponent"
-        raise ParseLimitError(f"{what}: {kind} {_short(str(expo), 30)} is above the limit "
+        raise ParseLimitError(f"{what}: {kind} {_short(str(_unwrap(expo)), 30)} is above the limit "
                               f"{LIMITS['exponent']} (|exponent| of a power){where}")
     lb = _log10_abs(base)
     if lb is not None and abs(lb * float(e)) > LIMITS["magnitude"]:
-        raise ParseLimitError(f"{what}: the power {_short(str(base))}**{_short(str(expo))} has about "
+        raise ParseLimitError(f"{what}: the power {_short(str(_unwrap(base)))}**{_short(str(_unwrap(expo)))} has about "
                               f"{abs(lb * float(e)):.0f} digits, above the limit {LIMITS['magnitude']}{where}")
 
 
 def _numeric_value(x):
     """A float for a numeric (symbol-free) value, else None."""
+    x = _unwrap(x)
     if isinstance(x, (int, Fraction)) and not isinstance(x, bool):
         return float(x) if abs(x) < 1e300 else float("inf")
     try:

@@ -307,21 +307,28 @@ def _check_vectorized(f) -> None:
 
 #: fraction of the physical memory one simulate() call may plan to use
 MEMORY_FRACTION = 0.5
+#: bytes kept per trial whatever n (its seed sequence and results), an upper estimate: a huge
+#: ``trials`` is refused by the memory check before anything is spawned
+TRIAL_BOOKKEEPING = 1024
 
 
 def _check_memory(n: int, p: int, explicit_weights: bool, parallel: int) -> None:
     """Refuse a run whose float64 arrays would not fit: about ``6 n^2 + 4 p n`` (+ ``p^2`` for
     explicit weights) doubles per trial in flight (kernel, Gram, eigenvectors, workspace, tokens)."""
     per_trial = 8 * (6 * n * n + 4 * p * n + (p * p if explicit_weights else 0))
-    need = per_trial * parallel
+    check_memory_bytes(per_trial * parallel, f"simulate n={n}, p={p}", f"{parallel} trial(s) at once", "lower n or c")
+
+
+def check_memory_bytes(need: int, what: str, detail: str, advice: str) -> None:
+    """Refuse, before any allocation, a plan needing ``need`` bytes above ``MEMORY_FRACTION`` of the
+    machine's physical memory; the error states the amount (shared by every simulation entry point)."""
     try:
         total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
     except (AttributeError, ValueError, OSError):
         total = None
     if total and need > MEMORY_FRACTION * total:
-        raise ParameterError(f"simulate n={n}, p={p}: needs about {need / 2**30:.3g} GiB "
-                             f"({parallel} trial(s) at once), more than {MEMORY_FRACTION:.0%} of this machine's "
-                             f"{total / 2**30:.3g} GiB; lower n or c")
+        raise ParameterError(f"{what}: needs about {need / 2**30:.3g} GiB ({detail}), more than "
+                             f"{MEMORY_FRACTION:.0%} of this machine's {total / 2**30:.3g} GiB; {advice}")
 
 
 def simulate(
@@ -423,6 +430,8 @@ def simulate(
     point = simulate_point(f, n, c, gammas, geometry=geometry, diagonal=diagonal, noise=noise, weights=weights,
                            mu=mu, f_key=f_key, need_key=store is not None)
     trials = _check_int(trials, "trials", 2, " (a standard error needs at least two trials)")
+    check_memory_bytes(trials * TRIAL_BOOKKEEPING, f"simulate {trials} trials", "results and seed sequences",
+                       "lower trials")
     seed = _check_int(seed, "seed", 0)
     workers = _check_int(workers, "workers", 1)
     if progress not in (None, True, False):

@@ -54,6 +54,7 @@ from pathlib import Path
 import numpy as np
 
 from symrmt.params import ParameterError
+from symrmt.trust import untrusted
 
 __all__ = ["StoreError", "TrialStore", "canonical", "exact"]
 
@@ -116,6 +117,11 @@ class TrialStore:
         self.path = Path(path)
         self._db = None
         exists = self.path.exists() and self.path.stat().st_size > 0
+        if not readonly:  # its trials enter a Monte-Carlo mean: the code cache's trust rule applies
+            why = untrusted(self.path)
+            if why is not None:
+                raise StoreError(f"not using the trial store: {why} (its trials would enter the results; "
+                                 "see docs/input.md, 'trial store')")
         if exists:
             self._validate()
         if readonly:
@@ -133,6 +139,7 @@ class TrialStore:
                     for stmt in _CREATE:
                         self._db.execute(stmt)
                     self._db.executemany("INSERT INTO meta VALUES (?, ?)", [("format", FORMAT), ("schema", SCHEMA)])
+                os.chmod(self.path, 0o600)  # private whatever the umask, so the trust rule holds next time
         except sqlite3.Error as exc:
             self.close()
             raise StoreError(f"cannot open the trial store {self.path}: {exc}") from None

@@ -53,6 +53,7 @@ import numpy as np
 
 from symrmt.params import ParameterError
 from symrmt.simulation.executor import make_executor, run_trials
+from symrmt.simulation.montecarlo import TRIAL_BOOKKEEPING, check_memory_bytes
 
 __all__ = ["TraceSimulationError", "draw_matrices", "evaluate", "random_matrices", "simulate_trace"]
 
@@ -308,6 +309,25 @@ def _check_int(value, name: str, minimum: int, why: str = "") -> int:
     return int(value)
 
 
+def check_trace_memory(tree, specs=None, sizes=None) -> None:
+    """Refuse, before any draw, a simulation whose float64 arrays would not fit in memory: the random
+    matrices plus one dense square of the largest dimension per matrix node of the tree (the
+    evaluator may keep each intermediate), an upper estimate stated in the error."""
+    specs = random_matrices(tree) if specs is None else specs
+    if sizes is None:
+        sizes = {}
+        for x in _walk(tree):
+            for d in (getattr(x, "rows", None), getattr(x, "cols", None)):
+                if d is not None:
+                    sizes[d.name] = int(d.count)
+    big = max(sizes.values(), default=0)
+    nodes = sum(1 for x in _walk(tree) if getattr(x, "rows", None) is not None)
+    need = 8 * (sum(r * c for _, r, c in specs.values()) + (nodes + 2) * big * big)
+    dims = ", ".join(f"{k}={v}" for k, v in sizes.items())
+    check_memory_bytes(need, f"simulate trace {dims}", f"{len(specs)} random matrices and up to {nodes + 2} "
+                       f"intermediates of {big} x {big}", "lower n")
+
+
 def simulate_trace(tree, trials: int = 10, seed: int = 0, progress=None, *, store=None, workers: int = 1,
                    scheduler=None, executor=None, label: dict | None = None) -> dict:
     """Monte-Carlo mean and standard error of a bound scalar tree.
@@ -357,6 +377,9 @@ def simulate_trace(tree, trials: int = 10, seed: int = 0, progress=None, *, stor
 
     point = trace_point(tree, label)
     random_matrices(from_program(point.context["program"]))  # two shapes for one name: refused here
+    check_trace_memory(tree)  # before any draw or spawn
+    check_memory_bytes(trials * TRIAL_BOOKKEEPING, f"simulate trace, {trials} trials", "results and seed sequences",
+                       "lower trials")
     desc = "simulate trace " + " ".join(f"{k}={v}" for k, v in point.sizes.items())
     run = dict(store=store, context=point.context, progress=progress, desc=desc)
     if executor is not None:

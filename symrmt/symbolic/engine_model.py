@@ -13,6 +13,7 @@ from fractions import Fraction
 import sympy as sp
 
 from .engine_nodes import (
+    MAX_ATOMS,
     GOE,
     N,
     Const,
@@ -149,6 +150,9 @@ class Model:
         Values and weights: numbers, fraction strings or parameter names.
         """
         self._matrix_name(name)
+        values = list(values)
+        if len(values) > MAX_ATOMS:  # before any value is read
+            raise ModelError(f"diag {name}: at most {MAX_ATOMS} atoms, got {len(values)}")
         values = [self._exact(v, f"diag {name} value") for v in values]
         if weights is None:
             weights = [sp.Rational(1, len(values))] * len(values)

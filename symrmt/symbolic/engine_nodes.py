@@ -73,10 +73,12 @@ Trace(Inverse(MatSum(...)))
 
 from __future__ import annotations
 
-from fractions import Fraction
+import numbers
+from decimal import Decimal
 
 import sympy as sp
 
+from ..params import to_fraction
 from .engine_base import MAX_ATOMS, MAX_POWER, N, Dim, ModelError, Node, check_law, walk  # noqa: F401
 
 __all__ = [
@@ -91,12 +93,12 @@ def _scalar(x) -> ScalarNode:
         return x
     if isinstance(x, bool):
         raise ModelError("a bool is not a scalar")
-    if isinstance(x, (int, Fraction)):
-        return Const(sp.Rational(x.numerator, x.denominator) if isinstance(x, Fraction) else sp.Integer(x))
-    if isinstance(x, float):
-        return Const(sp.Rational(Fraction(repr(x))))
     if isinstance(x, sp.Basic) and x.is_number or isinstance(x, sp.Symbol):
         return Const(sp.sympify(x))
+    if isinstance(x, (numbers.Real, Decimal)) and not isinstance(x, str):
+        # the package's one number reader: NumPy scalars, Decimal, finite floats, size limits
+        q = to_fraction(x, "a scalar")
+        return Const(sp.Rational(q.numerator, q.denominator))
     raise ModelError(f"{x!r} is not a scalar")
 
 

@@ -20,6 +20,7 @@ from . import engine_base
 from . import linearize as lin
 from .atomsums import AtomSystem
 from .blockfp import BlockSystem
+from symrmt.parsing.limits import LIMITS
 from .engine_nodes import (
     GOE,
     Const,
@@ -39,6 +40,7 @@ from .engine_nodes import (
     Transpose,
     walk,
 )
+
 
 
 class TracePlan:
@@ -111,6 +113,13 @@ def prepare(expr) -> Plan:
             p, law = pencil_for(m)
             system = BlockSystem(p) if law is None else AtomSystem(p, law)
             traces.append(TracePlan(len(traces), m, p, system, _bounds(m)))
+    unknowns = sum(len(t.system.unknowns) for t in traces)
+    if unknowns > LIMITS["unknowns"]:
+        raise ModelError(
+            f"the fixed point of this expression has {unknowns} unknowns, above the limit of {LIMITS['unknowns']} "
+            "(LIMITS['unknowns']: the solve grows like its cube); split the expression into smaller traces, "
+            "or lower a matrix power"
+        )
     params = set()
     for node in walk(hat):
         if isinstance(node, Const):

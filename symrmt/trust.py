@@ -1,0 +1,39 @@
+"""The one file-trust rule, for every file whose contents can change what symrmt prints.
+
+A file (or folder) is trusted when it is not a symbolic link (checked with ``os.lstat``), is
+owned by the current user, and is not writable by group or others.  The code cache applies
+it to its folder and entries (which hold code); the trial store applies it to its file
+(which holds trials that enter a Monte-Carlo mean).  See docs/input.md.
+
+Examples
+--------
+>>> import os, tempfile
+>>> d = tempfile.mkdtemp()
+>>> untrusted(d) is None
+True
+>>> os.chmod(d, 0o777)
+>>> untrusted(d)  # doctest: +ELLIPSIS
+'... is writable by group or others (mode 777)'
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+
+__all__ = ["untrusted"]
+
+
+def untrusted(path) -> str | None:
+    """Why ``path`` (a file or folder) must not be trusted, or ``None`` when it may be (or is missing)."""
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return None  # missing: nothing to load
+    if stat.S_ISLNK(st.st_mode):
+        return f"{path} is a symbolic link"
+    if hasattr(os, "getuid") and st.st_uid != os.getuid():
+        return f"{path} is owned by uid {st.st_uid}, not by the current user (uid {os.getuid()})"
+    if st.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+        return f"{path} is writable by group or others (mode {stat.S_IMODE(st.st_mode):o})"
+    return None
