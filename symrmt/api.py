@@ -226,6 +226,33 @@ def simulate(f, c, gamma, geometry=None, diagonal: str = "zero", center: bool = 
 
 def _picklable(nl):
     """A callable that worker processes can rebuild from the text of ``f``."""
-    from symrmt.cli import _SimF
+    return SimulationF(nl.text, nl.center)
 
-    return _SimF(nl.text, nl.center)
+
+class SimulationF:
+    """A picklable simulation callable for ``f``: rebuilt (once per process) from its text."""
+
+    _cache: dict = {}
+
+    def __init__(self, text: str, center: bool):
+        self.text = text
+        self.center = center
+
+    def _fn(self):
+        key = (self.text, self.center)
+        fn = self._cache.get(key)
+        if fn is None:
+            from symrmt.symbolic.hermite import Nonlinearity
+
+            fn = self._cache[key] = Nonlinearity(self.text, center=self.center).numpy()
+        return fn
+
+    def __call__(self, x):
+        return self._fn()(x)
+
+    @property
+    def store_key(self) -> str:
+        return f"text:{self.text}|center={self.center}"
+
+    def __repr__(self):
+        return f"f({self.text!r}{', centered' if self.center else ''})"

@@ -379,11 +379,11 @@ def _refine(diff: _Difference, a: Fraction, b: Fraction, sign_a: int, digits: in
     """The root in ``[a, b]`` (``sign_a`` the sign at ``a``, the opposite at ``b``), with its certified bracket."""
     import mpmath
 
-    from symrmt.numeric import PrecisionError
+    from symrmt.numeric import PrecisionError, mpf_of
 
     work = digits + 10
     with mpmath.workdps(work + 10):
-        lo, hi = mpmath.mpf(a.numerator) / a.denominator, mpmath.mpf(b.numerator) / b.denominator
+        lo, hi = mpf_of(a), mpf_of(b)
 
         def value(x):
             return diff(x, work)[0]

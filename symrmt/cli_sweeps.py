@@ -11,11 +11,11 @@ from __future__ import annotations
 import argparse
 import csv
 import io
-import json
 import math
 import sys
 from fractions import Fraction
 
+from symrmt.cli_common import add_f, add_geometry, add_output, dump, geometry_of, int_at_least, json_text, number
 from symrmt.params import ParameterError, to_fraction
 from symrmt.results import _fstr
 
@@ -60,23 +60,23 @@ def grid_entry(text: str):
     return key, values
 
 
-def add_parsers(sub, cli) -> None:
-    """Register ``sweep`` and ``crossings`` on the CLI's subparsers (``cli``: the :mod:`symrmt.cli` module)."""
+def add_parsers(sub) -> None:
+    """Register ``sweep`` and ``crossings`` on the CLI's subparsers."""
     p = sub.add_parser("sweep", help="limits of E_A and E_RR over a product grid (CSV or JSON)",
                        description="Certified limits of E_A and E_RR at every point of a product grid of c, gamma, "
                        "the Gram entries and the angles (symrmt.sweep). CSV on stdout (one row per point), or JSON.")
-    cli._add_f(p)
+    add_f(p)
     p.add_argument("--grid", type=grid_entry, action="append", required=True, metavar="KEY=SPEC", help=GRID_HELP)
-    p.add_argument("--c", type=cli._number("--c"), default=None, metavar="C", help="fixed c (unless in --grid)")
-    p.add_argument("--gamma", type=cli._number("--gamma"), default=None, metavar="G",
+    p.add_argument("--c", type=number("--c"), default=None, metavar="C", help="fixed c (unless in --grid)")
+    p.add_argument("--gamma", type=number("--gamma"), default=None, metavar="G",
                    help="fixed gamma (unless in --grid)")
-    cli._add_geometry(p)
+    add_geometry(p)
     p.add_argument("--diagonal", choices=("zero", "keep"), default="zero", help="K_ii = 0 (zero, default) or kept")
-    cli._add_output(p)
+    add_output(p)
     p.add_argument("--out", metavar="FILE", help="write to FILE instead of stdout")
     p.add_argument("--fast", action="store_true", help="the vectorised float64 solver (float64 values, not "
                    "certified digits; rank-one geometries)")
-    p.add_argument("--certify", type=cli._int_at_least("--certify", 0), default=8, metavar="K",
+    p.add_argument("--certify", type=int_at_least("--certify", 0), default=8, metavar="K",
                    help="with --fast: re-solve K random points at 30 digits and report the largest relative gap "
                    "on stderr (default 8; 0 skips it)")
     p.set_defaults(func=cmd_sweep)
@@ -84,30 +84,30 @@ def add_parsers(sub, cli) -> None:
     p = sub.add_parser("crossings", help="every crossing E_A = E_RR in an interval",
                        description="Scans the interval, brackets each sign change of E_A - E_RR and refines it to "
                        "--digits digits on certified values (symrmt.crossings).")
-    cli._add_f(p)
+    add_f(p)
     p.add_argument("--over", required=True, metavar="KEY", help="the parameter that varies (c, gamma, snr, a Gram "
                    "entry or cos_muwk, cos_muwq, cos_wkwq)")
     p.add_argument("--between", required=True, metavar="A,B", help="the interval, A < B")
-    p.add_argument("--c", type=cli._number("--c"), default=None, metavar="C", help="fixed c (unless --over c)")
-    p.add_argument("--gamma", type=cli._number("--gamma"), default=None, metavar="G",
+    p.add_argument("--c", type=number("--c"), default=None, metavar="C", help="fixed c (unless --over c)")
+    p.add_argument("--gamma", type=number("--gamma"), default=None, metavar="G",
                    help="fixed gamma (unless --over gamma)")
-    cli._add_geometry(p)
+    add_geometry(p)
     p.add_argument("--diagonal", choices=("zero", "keep"), default="zero", help="K_ii = 0 (zero, default) or kept")
-    p.add_argument("--scan", type=cli._int_at_least("--scan", 2), default=None,
+    p.add_argument("--scan", type=int_at_least("--scan", 2), default=None,
                    help="scan points (default 24, or 257 with --fast)")
     p.add_argument("--fast", action="store_true", help="scan with the vectorised float64 solver (rank-one "
                    "geometries), then certify and polish each bracket as without it: same guarantee on the roots")
     spacing = p.add_mutually_exclusive_group()
     spacing.add_argument("--log", dest="log", action="store_true", default=None, help="log-spaced scan")
     spacing.add_argument("--linear", dest="log", action="store_false", help="evenly spaced scan")
-    cli._add_output(p)
+    add_output(p)
     p.set_defaults(func=cmd_crossings)
 
 
-def _base(args, cli, varying):
+def _base(args, varying):
     """The geometry flags as (base geometry, the non-zero rank-one values not also varying)."""
     if getattr(args, "geometry", None) is not None or getattr(args, "alpha", None) is not None:
-        return cli._geometry(args), {}
+        return geometry_of(args), {}
     from symrmt.sweeps import GRAM_KEYS
 
     values = {}
@@ -151,7 +151,7 @@ def _num(x, digits):
     return float(x) if digits <= 15 else mpmath.nstr(x, digits)
 
 
-def cmd_sweep(args, cli=None) -> int:
+def cmd_sweep(args) -> int:
     from symrmt.sweeps import sweep
 
     grid = {}
@@ -159,7 +159,7 @@ def cmd_sweep(args, cli=None) -> int:
         if key in grid:
             raise ParameterError(f"--grid {key} given twice")
         grid[key] = values
-    base, extra = _base(args, cli or _cli(), set(grid))
+    base, extra = _base(args, set(grid))
     fixed = _fixed(args, set(grid))
     res = sweep(args.f, {**extra, **fixed, **grid}, geometry=base, diagonal=args.diagonal, digits=args.digits,
                 center=args.center, fast=args.fast, certify=args.certify)
@@ -173,7 +173,7 @@ def cmd_sweep(args, cli=None) -> int:
         rows = [[_fstr(p[k]) for k in cols[:-2]] + [a, r]
                 for p, a, r in zip(res.points, res.attention_mp, res.ridge_mp)]
     if args.json:
-        text = json.dumps({
+        text = json_text({
             "columns": cols,
             "rows": [row[:-2] + [_num(row[-2], args.digits), _num(row[-1], args.digits)] for row in rows],
             "grid": {k: [_fstr(to_fraction(v, k)) for v in vals] for k, vals in res.grid.items()},
@@ -196,13 +196,13 @@ def cmd_sweep(args, cli=None) -> int:
     return 0
 
 
-def cmd_crossings(args, cli=None) -> int:
+def cmd_crossings(args) -> int:
     from symrmt.boundary import crossings
 
     parts = [s.strip() for s in args.between.split(",")]
     if len(parts) != 2 or not all(parts):
         raise ParameterError(f"--between needs A,B; got {args.between!r}")
-    base, extra = _base(args, cli or _cli(), {args.over})
+    base, extra = _base(args, {args.over})
     fixed = _fixed(args, {args.over})
     res = crossings(args.f, over=args.over, between=tuple(parts), geometry=base, diagonal=args.diagonal,
                     digits=args.digits, center=args.center, scan=args.scan, log=args.log, fast=args.fast,
@@ -210,7 +210,7 @@ def cmd_crossings(args, cli=None) -> int:
     import mpmath
 
     if args.json:
-        print(json.dumps({
+        dump({
             "roots": [_num(r, args.digits) if args.digits <= 15 else mpmath.nstr(r, args.digits) for r in res.roots],
             "directions": list(res.directions),
             "brackets": [[mpmath.nstr(lo, args.digits + 5), mpmath.nstr(hi, args.digits + 5)] for lo, hi in res.brackets],
@@ -219,13 +219,8 @@ def cmd_crossings(args, cli=None) -> int:
             "params": {"f": res.f, "expr": res.expr, "over": res.over, "between": [str(x) for x in res.between],
                        "fixed": {k: str(v) for k, v in res.fixed.items()}, "diagonal": res.diagonal,
                        "digits": res.digits, "scan": len(res.scan_x), "fast": res.fast},
-        }))
+        })
     else:
         print(res)
     return 0
 
-
-def _cli():
-    from symrmt import cli
-
-    return cli

@@ -242,7 +242,8 @@ def cmd_trace(args) -> int:
     """Run ``symrmt trace``; returns the exit code (errors are raised for the CLI's handler)."""
     import mpmath
 
-    from symrmt.cli import _dump, _num
+    from symrmt.cli_common import dump as _dump
+    from symrmt.cli_common import num as _num
 
     if not args.simulate and (args.store is not None or args.workers > 1 or args.scheduler is not None):
         raise ParameterError("--store, --workers and --scheduler apply to the simulation: add --simulate")

@@ -19,7 +19,7 @@ import pytest
 from symrmt.numeric import codecache
 from symrmt.numeric import fast as F
 from symrmt.numeric import batch as B
-from symrmt.numeric import solver as N
+from symrmt.numeric import compile as N
 from symrmt.symbolic import attention as S
 from symrmt.params import Geometry, LowRankGeometry, ParameterError
 from symrmt.numeric.theory import attention_limit, ridge_limit

@@ -111,7 +111,7 @@ def test_kink_not_at_zero_numeric_matches_exact():
     nl = Nonlinearity(f, center=True)
     pieces = nl._pieces
     assert [p[1] for p in pieces[:-1]] == [sp.Rational(3, 10)]
-    from symrmt.symbolic.hermite import _numeric_hermite, _numeric_square
+    from symrmt.numeric.quadrature import numeric_hermite as _numeric_hermite, numeric_square as _numeric_square
 
     with mpmath.workdps(40):
         for k in (1, 2, 3):

@@ -1,5 +1,8 @@
 """``symrmt check``: test a user's formula against the package (symbolic proof, numeric check,
-region of validity, Monte-Carlo).  The implementation is in ``symrmt.check.core``."""
+region of validity, Monte-Carlo).  :func:`check` is in ``symrmt.check.core``; its stages in
+``vocabulary`` (names and domain), ``candidate`` (reading the claim and ``where``), ``points`` (seeded
+points, the package's values, the gap), ``prove`` (symbolic), ``region`` and ``bracket`` (where it
+fails) and ``report`` (:class:`CheckReport`)."""
 
 from symrmt.check.core import *  # noqa: F401,F403
 from symrmt.check.core import CheckReport, check  # noqa: F401

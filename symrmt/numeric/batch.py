@@ -1,7 +1,7 @@
 """Batched float64 kernels of the fast path: the compiled NumPy systems, Newton and continuation.
 
 Every formula evaluated here is a SymPy expression of :mod:`symrmt.symbolic.attention`,
-printed for NumPy by the one compile step (:func:`symrmt.numeric.solver.compile_recipe`
+printed for NumPy by the one compile step (:func:`symrmt.numeric.compile.compile_recipe`
 with ``target="numpy"``, through the same code cache as the mpmath code).  This
 module only drives those functions on stacked arrays: Newton's method with a
 batched least-squares solve (QR, then ``numpy.linalg.solve`` on the stacked

@@ -5,7 +5,7 @@ thousands of points in a fraction of a second, from the *same* SymPy systems as
 the mpmath solver (:func:`symrmt.numeric.theory.attention_limit`): the residual of the
 fixed point, its Jacobian, the ``varphi`` closed forms, the Woodbury matrix ``D``
 and the ridge closed form are printed for NumPy by the one compile step
-(:func:`symrmt.numeric.solver.compile_recipe` with ``target="numpy"``, cached on disk
+(:func:`symrmt.numeric.compile.compile_recipe` with ``target="numpy"``, cached on disk
 next to the mpmath code).  The kernels are in :mod:`symrmt.numeric.batch`.
 
 How a grid is solved
@@ -202,7 +202,7 @@ def solve_grid(f, points, *, diagonal: str = "zero", center: bool = False, certi
         :class:`~symrmt.symbolic.hermite.Nonlinearity`, or Hermite data ``{"a1", "nu", "d"}``.
     points : dict of array_like
         Equal-shape arrays keyed by ``c``, ``gamma`` (both required), ``snr``, ``wk2``, ``wq2``,
-        ``wkwq``, ``muwk``, ``muwq`` (the Gram entries of :class:`~symrmt.params.Geometry`;
+        ``wkwq``, ``muwk``, ``muwq`` (the Gram entries of :class:`~symrmt.geometry.Geometry`;
         missing ones are 0).  Instead of the Gram entries, ``gram`` may give ``(n, 2r+1, 2r+1)``
         Gram matrices of ``(mu, w_K^1..r, w_Q^1..r)`` (rank-``r`` weights, ``alpha = 1``).
     diagonal : {"zero", "keep"}

@@ -17,7 +17,7 @@ What the theory covers
   ``n`` they leave corrections of order ``n / p^{3/2} (||w|| ||mu||)^4``.
 * ``W = I + w_K w_Q^T`` of any Gram geometry with ``(mu, w_K, w_Q)`` of order one, and
   more generally ``W = alpha I + sum_{j<=r} w_K^j (w_Q^j)^T``
-  (:class:`~symrmt.params.LowRankGeometry`).  ``alpha`` only rescales the kernel's
+  (:class:`~symrmt.geometry.LowRankGeometry`).  ``alpha`` only rescales the kernel's
   argument: ``f(X^T W X/sqrt(p)) = f_alpha(X^T (W/alpha) X/sqrt(p))`` with
   ``f_alpha(t) = f(alpha t)``, so the limit is that of ``f_alpha`` (Hermite data
   taken against ``N(0, 1)``, i.e. those of ``f`` against ``N(0, alpha^2)``; ``d``

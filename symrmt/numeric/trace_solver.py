@@ -1,7 +1,7 @@
 """Numeric solve of a block fixed point: homotopy from ``L_0^{-1}``, Newton polish, implicit derivatives.
 
 The SymPy system of :class:`symrmt.symbolic.blockfp.BlockSystem` is compiled through the
-package's compile step and code cache (:func:`symrmt.numeric.solver.compile_recipe`); the linear
+package's compile step and code cache (:func:`symrmt.numeric.compile.compile_recipe`); the linear
 algebra is the numeric layer's least-squares QR (:func:`symrmt.numeric.solver._qr_solve`) and the
 errors are its :class:`~symrmt.numeric.ConvergenceError` and friends.
 

@@ -314,13 +314,14 @@ def _compiled_general(cv, a1v, nuv, dv):
 
 
 def _mpf(x):
-    if isinstance(x, mpmath.mpf):
-        return +x
-    if isinstance(x, (Fraction, sp.Rational)):
-        return mpmath.mpf(int(sp.Rational(x).p)) / int(sp.Rational(x).q)
+    """An exact input as an mpf through the package's one converter (:func:`symrmt.numeric.solver.mpf_of`)."""
+    from symrmt.numeric.solver import mpf_of
+
     if isinstance(x, str):
-        return _mpf(Fraction(x))
-    return mpmath.mpf(x)
+        x = Fraction(x)
+    elif isinstance(x, sp.Rational):
+        x = Fraction(int(x.p), int(x.q))
+    return mpf_of(x)
 
 
 def _functions(c_, a1_, nu_, d_):

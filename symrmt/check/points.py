@@ -1,0 +1,245 @@
+"""Drawing seeded points, the package's certified values there, and the candidate's relative gap."""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+from typing import NamedTuple
+
+import mpmath
+import sympy as sp
+
+from symrmt.numeric import compile_expr, mpf_of
+from symrmt.params import Geometry, ParameterError
+from symrmt.check.vocabulary import DOMAIN, GEOMETRY_NAMES, QUANTITIES, VOCABULARY, _PARAM_SYMBOLS, _QUANTITY_SYMBOLS
+from symrmt.check.candidate import _in_bounds
+
+
+class Evaluation(NamedTuple):
+    """The candidate at one point: relative ``gap`` (None where undefined, with the reason ``why``), its two
+    sides, and the package's values ``truths`` (quantity name -> mpf)."""
+
+    gap: object
+    lhs: object
+    rhs: object
+    why: str | None
+    truths: dict
+
+
+class PointResult(NamedTuple):
+    """An :class:`Evaluation` with the ``point`` (parameter name -> Fraction) it was made at."""
+
+    point: dict
+    gap: object
+    lhs: object
+    rhs: object
+    why: str | None
+    truths: dict
+
+
+# ---------------------------------------------------------------------------
+# drawing points
+# ---------------------------------------------------------------------------
+def _round(x: float, sig: int = 4) -> Fraction:
+    """``x`` rounded to ``sig`` significant digits, as the exact rational of that decimal."""
+    return Fraction(f"{x:.{sig}g}")
+
+
+def _interval(name, where, lo, hi):
+    """The default range ``[lo, hi]`` intersected with the conditions on ``name``.  Conditions that lie
+    outside the default range (``c > 5``, ``gamma < 1e-4``) give a range just inside them."""
+    b = where.get(name)
+    if b is None:
+        return lo, hi
+    blo = float(b.low) if b.low is not None else None
+    bhi = float(b.high) if b.high is not None else None
+    new_lo = max(lo, blo) if blo is not None else lo
+    new_hi = min(hi, bhi) if bhi is not None else hi
+    if new_lo <= new_hi:
+        return new_lo, new_hi
+    if blo is not None and blo >= hi:  # above the default range
+        return blo, bhi if bhi is not None else blo + 1.0
+    # below the default range
+    bottom = blo if blo is not None else (bhi / 10 if bhi > 0 else bhi - 1.0)
+    return bottom, bhi
+
+
+def _draw_one(name, rng, where, lo=None, hi=None, scale=None, atom=None):
+    b = where.get(name)
+    if b is not None and b.fixed is not None:
+        return b.fixed
+    dlo, dhi, dscale, datom = DOMAIN[name]
+    lo = dlo if lo is None else lo
+    hi = dhi if hi is None else hi
+    scale = dscale if scale is None else scale
+    atom = datom if atom is None else atom
+    if atom and rng.random() < atom and (b is None or _in_bounds(Fraction(0), b)):
+        return Fraction(0)
+    lo, hi = _interval(name, where, lo, hi)
+    for _ in range(100):
+        if scale == "log":
+            x = math.exp(rng.uniform(math.log(max(lo, 1e-12)), math.log(hi)))
+            v = _round(x, 3)
+        else:
+            v = _round(rng.uniform(lo, hi))
+        if b is None or _in_bounds(v, b):
+            return v
+    raise ParameterError(f"where: could not draw {name} inside the conditions")
+
+
+def _draw_point(params, rng, where, gamma_low):
+    pt = {}
+    for _ in range(200):
+        pt = {}
+        for name in params:
+            if name == "c":
+                for _k in range(20):
+                    v = _draw_one("c", rng, where)
+                    if abs(v - 1) >= Fraction(1, 50):
+                        break
+                pt["c"] = v
+            elif name == "gamma":
+                pt["gamma"] = _draw_one("gamma", rng, where, lo=gamma_low)
+            elif name == "nu":
+                continue
+            elif name in ("wkwq", "muwk", "muwq"):
+                continue
+            else:
+                pt[name] = _draw_one(name, rng, where)
+        if "nu" in params:
+            a1v = pt.get("a1", Fraction(0))
+            b = where.get("nu")
+            if b is not None and b.fixed is not None:
+                pt["nu"] = b.fixed
+            else:
+                lo = float(a1v) ** 2
+                pt["nu"] = _draw_one("nu", rng, where, lo=lo, hi=lo + 1.0)
+                if pt["nu"] < a1v**2:
+                    continue
+        diag = {"wkwq": ("wk2", "wq2"), "muwk": ("snr", "wk2"), "muwq": ("snr", "wq2")}
+        for name in ("wkwq", "muwk", "muwq"):
+            if name in params:
+                x, y = diag[name]
+                r = math.sqrt(float(pt.get(x, 0)) * float(pt.get(y, 0)))
+                b = where.get(name)
+                if b is not None and b.fixed is not None:
+                    pt[name] = b.fixed
+                elif r == 0:
+                    pt[name] = Fraction(0)
+                else:
+                    pt[name] = _draw_one(name, rng, where, lo=-r, hi=r)
+        if any(n in params for n in GEOMETRY_NAMES[1:]):
+            try:
+                Geometry(**{n: pt.get(n, 0) for n in GEOMETRY_NAMES})
+            except ParameterError:
+                continue
+        if all(_in_bounds(pt[n], where[n]) for n in where if n in pt):
+            return pt
+    raise ParameterError("where: could not draw points satisfying the conditions (and the Gram condition)")
+
+
+# ---------------------------------------------------------------------------
+# the package's values (numeric layer)
+# ---------------------------------------------------------------------------
+def _hermite_dict(pt):
+    d = pt.get("d", Fraction(0))
+    return {"a1": pt.get("a1", 0), "nu": pt.get("nu", 0), "d": d}, ("keep" if d != 0 else "zero")
+
+
+def _geometry(pt):
+    return Geometry(**{n: pt.get(n, 0) for n in GEOMETRY_NAMES})
+
+
+def _mp_root_value(c, g, dps):
+    with mpmath.workdps(dps + 10):
+        c, g = mpf_of(c), mpf_of(g)
+        b = g + c - 1
+        disc = mpmath.sqrt(b * b + 4 * g)
+        # the positive root, written without cancellation: m = 2/(b + disc)
+        val = 2 / (b + disc) if b >= 0 else (disc - b) / (2 * g)
+    with mpmath.workdps(dps):
+        return +val
+
+
+def _ridgeless_ridge_exact(c: Fraction, snr: Fraction):
+    """``E_RR(0+)``: ``(1-c)/(1+snr)`` for ``c < 1``, ``0`` for ``c >= 1`` (exact rationals)."""
+    return (1 - c) / (1 + snr) if c < 1 else Fraction(0)
+
+
+def _ridgeless_attention(pt, digits):
+    c = pt["c"]
+    if c >= 1:
+        return mpmath.mpf(0)  # X^T X and K invertible: no kernel, E_A(0+) = 0 for any signal
+    if pt.get("snr", 0) == 0:
+        with mpmath.workdps(digits + 10):
+            return mpf_of(1 - c)  # noise only: E_A(0+) = 1 - c for every (a1, nu, d)
+    from symrmt.symbolic.closed_forms.ridgeless import general_ridgeless_error, ridgeless_traces
+    from symrmt.numeric.solver import PrecisionError
+
+    dps = digits + 10
+    with mpmath.workdps(dps + 10):
+        cm, a1m, num, dm = (mpf_of(Fraction(x)) for x in (c, pt["a1"], pt["nu"], pt.get("d", 0)))
+    traces, res = ridgeless_traces(cm, a1m, num, dm, dps=dps)
+    if res > mpmath.mpf(10) ** (-dps + 5):
+        raise PrecisionError(f"ridgeless traces: residual {mpmath.nstr(res, 3)}")
+    val, err = general_ridgeless_error(traces, cm, a1m, _geometry(pt), dps=dps)
+    if err > abs(val) * mpmath.mpf(10) ** (-digits - 2) and err > mpmath.mpf(10) ** (-digits - 2):
+        raise PrecisionError(f"ridgeless Attention limit: epsilon-extrapolation error {mpmath.nstr(err, 3)}")
+    return val
+
+
+def _truth_values(names, pt, digits):
+    """The package's values of the quantities ``names`` at ``pt`` (mpf, ``digits`` certified digits)."""
+    from symrmt.numeric.theory import attention_limit, ridge_limit
+
+    out = {}
+    att = None
+    for name in names:
+        if name == "E_RR":
+            out[name] = ridge_limit(pt["c"], [pt["gamma"]], pt.get("snr", 0), digits)[0]
+        elif name == "m":
+            out[name] = _mp_root_value(pt["c"], pt["gamma"], digits)
+        elif name == "E_RR0":
+            with mpmath.workdps(digits + 10):
+                out[name] = mpf_of(_ridgeless_ridge_exact(pt["c"], pt.get("snr", Fraction(0))))
+        elif name in ("E_A", "m_A"):
+            if att is None:
+                f, diag = _hermite_dict(pt)
+                geo = _geometry(pt) if name == "E_A" or "E_A" in names else Geometry()
+                att = attention_limit(f, pt["c"], [pt["gamma"]], geo, diag, digits, details=True)[0]
+            out[name] = att.error if name == "E_A" else att.stieltjes
+        elif name == "E_A0":
+            out[name] = _ridgeless_attention(pt, digits)
+    return out
+
+
+# ---------------------------------------------------------------------------
+# candidate evaluation and gap
+# ---------------------------------------------------------------------------
+class _Evaluator:
+    """Compiled (mpmath) ``lhs``, ``rhs`` and their additive terms."""
+
+    def __init__(self, lhs, rhs):
+        self.syms = [_PARAM_SYMBOLS[n] for n in VOCABULARY] + [_QUANTITY_SYMBOLS[n] for n in QUANTITIES]
+        terms = list(sp.Add.make_args(lhs)) + list(sp.Add.make_args(rhs))
+        self.fn = compile_expr(self.syms, [lhs, rhs] + terms, cse=False)
+
+    def gap(self, pt, truths, dps):
+        """``(gap, lhs, rhs)`` at working precision ``dps``; ``gap = None`` and a reason when undefined."""
+        with mpmath.workdps(dps):
+            args = [mpf_of(pt[n]) if n in pt else mpmath.mpf(0) for n in VOCABULARY]
+            args += [truths.get(n, mpmath.mpf(0)) for n in QUANTITIES]
+            try:
+                vals = self.fn(*args)
+            except (ZeroDivisionError, ValueError, TypeError, OverflowError) as exc:
+                return None, None, None, f"candidate undefined ({type(exc).__name__}: {exc})"
+            vals = [mpmath.mpmathify(v) for v in vals]
+            if any(isinstance(v, mpmath.mpc) and v.imag != 0 for v in vals):
+                return None, None, None, "candidate is not real here"
+            vals = [mpmath.re(v) for v in vals]
+            if any(not mpmath.isfinite(v) for v in vals):
+                return None, None, None, "candidate is not finite here"
+            lhs, rhs = vals[0], vals[1]
+            scale = max(abs(lhs), abs(rhs), mpmath.fsum(abs(v) for v in vals[2:]))
+            g = abs(lhs - rhs) / scale if scale != 0 else mpmath.mpf(0)
+            return g, lhs, rhs, None

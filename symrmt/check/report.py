@@ -1,0 +1,81 @@
+"""The outcome of ``symrmt check``: :class:`CheckReport` and how points are written."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import sympy as sp
+
+from symrmt.check.vocabulary import _PARAM_SYMBOLS
+
+# ---------------------------------------------------------------------------
+# the report
+# ---------------------------------------------------------------------------
+@dataclass
+class CheckReport:
+    """The outcome of :func:`check`.  ``status``: proved, verified, disproved or undecided."""
+
+    quantity: str
+    kind: str
+    candidate: str
+    status: str
+    evidence: str
+    symbolic: dict
+    numeric: dict
+    region: dict | None = None
+    mc: dict | None = None
+    notes: list = field(default_factory=list)
+    seconds: float = 0.0
+
+    def as_dict(self) -> dict:
+        return {
+            "quantity": self.quantity, "kind": self.kind, "candidate": self.candidate, "status": self.status,
+            "evidence": self.evidence, "symbolic": self.symbolic, "numeric": self.numeric, "region": self.region,
+            "mc": self.mc, "notes": list(self.notes), "seconds": round(self.seconds, 2),
+        }
+
+    def __str__(self) -> str:
+        return self.text()
+
+    def text(self) -> str:
+        n = self.numeric
+        lines = [f"claim: {self.candidate}  [{self.kind} of {self.quantity}]",
+                 f"symbolic: {self.symbolic['status']}: {self.symbolic['detail']}"]
+        ce = self.symbolic.get("counterexample")
+        if ce:
+            lines.append(f"  counterexample: {_point_str(ce['point'])}: LHS - RHS {ce['difference']} ({ce['how']})")
+        lines.append(f"numeric: {n['points']} points at {n['digits']} digits (seed {n['seed']}"
+                     + (f", where {n['where']}" if n["where"] else "") + f"): {n['passed']} agree, {n['failed']} fail"
+                     + (f", {n['skipped']} skipped" if n["skipped"] else ""))
+        if n.get("max_gap") is not None:
+            lines.append(f"  largest relative gap {n['max_gap']} at {_point_str(n['max_gap_at'])} "
+                         f"(threshold {n['threshold']})")
+        if n.get("worst"):
+            w = n["worst"]
+            lines.append(f"  there: LHS = {w['lhs']}, RHS = {w['rhs']}")
+        if self.region:
+            lines.append(f"region: {self.region['summary']}")
+            for b in self.region.get("boundaries", []):
+                lines.append(f"  {b['summary']}")
+        if self.mc:
+            lines.append(f"Monte-Carlo: {self.mc['summary']}")
+        for note in self.notes:
+            lines.append(f"note: {note}")
+        lines.append(f"status: {self.status.upper()} -- {self.evidence}")
+        return "\n".join(lines)
+
+
+def _point_str(pt) -> str:
+    return ", ".join(f"{k} = {v}" for k, v in pt.items())
+
+
+def _pt_json(pt) -> dict:
+    return {k: str(v) for k, v in pt.items()}
+
+
+
+
+def _claim_str(lhs, rhs) -> str:
+    def s(e):
+        return str(e.xreplace({v: sp.Symbol(k) for k, v in _PARAM_SYMBOLS.items()}))
+    return f"{s(lhs)} = {s(rhs)}"

@@ -1,0 +1,336 @@
+"""The data behind the figures: sizes and grids, theory values, simulation jobs (NumPy and mpmath; no
+matplotlib).  :mod:`symrmt.figures.draw` turns them into figures."""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+from functools import lru_cache, partial
+
+#: Digits asked of the theory for every curve and map.
+DIGITS = 15
+
+#: Error bars: mean +- ERRBAR * se.
+ERRBAR = 2
+
+#: Paper sizes (full mode) and quick-mode sizes.
+FULL_N = 2048
+FULL_N_SWEEP = 4096
+QUICK_N = 512
+QUICK_N_SWEEP = 256
+
+
+def _progress(total: int, desc: str, progress: bool):
+    from symrmt.progress import progress_bar
+
+    return progress_bar(total, desc, enabled=None if progress else False)
+
+
+def _size(value, quick, full_value, full: bool):
+    if value is not None:
+        return value
+    return full_value if full else quick
+
+
+def _floats(values):
+    return [float(v) for v in values]
+
+
+def _logspace(lo: float, hi: float, k: int) -> list[float]:
+    if k == 1:
+        return [lo]
+    return [float(f"{10 ** (math.log10(lo) + i * (math.log10(hi) - math.log10(lo)) / (k - 1)):.6g}") for i in range(k)]
+
+
+def _linspace(lo: float, hi: float, k: int) -> list[float]:
+    if k == 1:
+        return [lo]
+    return [float(f"{lo + i * (hi - lo) / (k - 1):.6g}") for i in range(k)]
+
+
+def _frac(x: float, den: int = 10**6) -> Fraction:
+    return Fraction(x).limit_denominator(den)
+
+
+def _aligned_geometry(snr: float, w2: float, cos: float):
+    """Gram data of ``mu`` and ``w = w_K = w_Q`` with ``||mu||^2 ~ snr``, ``||w||^2 ~ w2``, angle ``acos(cos)``.
+
+    The norms and the cosine are rounded to rationals first, so the Gram matrix
+    is exactly positive semi-definite (``cos = 1`` gives an exactly rank-one Gram).
+    """
+    from symrmt.params import Geometry
+
+    sm, sw = _frac(math.sqrt(snr)), _frac(math.sqrt(w2))
+    cs = min(max(_frac(cos), Fraction(-1)), Fraction(1))
+    return Geometry(snr=sm * sm, wk2=sw * sw, wq2=sw * sw, wkwq=sw * sw, muwk=sm * sw * cs, muwq=sm * sw * cs)
+
+
+def _vector_geometry(mu, wk, wq):
+    """Exact Gram data of three vectors given by (rounded) rational coordinates."""
+    from symrmt.params import Geometry
+
+    m, k, q = ([_frac(x, 1000) for x in v] for v in (mu, wk, wq))
+
+    def dot(a, b):
+        return sum(x * y for x, y in zip(a, b))
+
+    return Geometry(snr=dot(m, m), wk2=dot(k, k), wq2=dot(q, q), wkwq=dot(k, q), muwk=dot(m, k), muwq=dot(m, q))
+
+
+@lru_cache(maxsize=None)
+def _hermite(name: str, dps: int = 80) -> dict:
+    """Hermite data ``{"a1", "nu"}`` (mpf at ``dps`` digits) of a preset, computed once."""
+    from symrmt.symbolic.hermite import Nonlinearity
+
+    nl = Nonlinearity(name)
+    return {"a1": nl.a_mpf(1, dps), "nu": nl.nu_mpf(dps)}
+
+
+@lru_cache(maxsize=None)
+def _numpy_f(name: str):
+    from symrmt.symbolic.hermite import Nonlinearity
+
+    return Nonlinearity(name).numpy()
+
+
+def _family_f(x, alpha: float, beta: float):
+    """``alpha t + beta (t^2 - 1)/sqrt(2)``: ``a_1 = alpha``, ``a_2 = sqrt(2) beta``, ``nu = alpha^2 + beta^2``."""
+    return alpha * x + beta * (x * x - 1.0) / math.sqrt(2.0)
+
+
+def attention_over_geometries(f, c, gamma, geometries, digits: int = DIGITS):
+    """``E_A(gamma)`` for many geometries at one ``(f, c, gamma)`` (list of mpf).
+
+    The noise-only fixed point does not depend on the geometry, so it is solved
+    once (:func:`symrmt.numeric.theory.attention_limit` with ``details=True`` at
+    ``digits + 5`` digits, two-precision checked); each geometry then costs
+    one Woodbury solve (:func:`symrmt.numeric.solver.woodbury_value`, the same
+    identity ``attention_limit`` uses) at ``digits + 10`` digits.  The result agrees
+    with ``attention_limit(f, c, [gamma], geometry)`` to about ``digits`` digits.
+    """
+    import mpmath
+
+    from symrmt.numeric.solver import BranchError, lowrank_D, mpf_of, woodbury_value
+    from symrmt.params import Geometry, check_c, check_gammas
+    from symrmt.numeric.theory import attention_limit, hermite_inputs
+
+    cf = check_c(c)
+    (gf,) = check_gammas([gamma])
+    point = attention_limit(f, cf, [gf], Geometry(), digits=digits + 5, details=True)[0]
+    dps = digits + 10
+    a1, _nu, _d = hermite_inputs(f, "zero", dps)
+    out = []
+    with mpmath.workdps(dps):
+        gam = mpf_of(gf)
+        for geom in geometries:
+            if geom.snr == 0 and not geom.has_weights:
+                dphi = point.block_traces_derivative[0]
+            else:
+                D = lowrank_D(geom, a1, cf, dps)
+                _phi, dphi = woodbury_value(point.block_traces, point.block_traces_derivative, D)
+            err = -gam**2 * dphi
+            if not (-mpmath.mpf(10) ** (-digits) <= err <= 1 + mpmath.mpf(10) ** (-digits)):
+                raise BranchError(f"E_A = {mpmath.nstr(err, 10)} outside [0, 1] for {geom}")
+            out.append(+err)
+    with mpmath.workdps(digits):
+        return [+v for v in out]
+
+
+def simulate_ridge(n: int, c, gammas, snr=0, trials: int = 10, seed: int = 0, *, store=None,
+                   executor=None) -> dict:
+    """Monte-Carlo ``E_RR`` only (no kernel): ``{"mean", "se", "p"}`` over ``gammas``.
+
+    Same model and seeding as :func:`symrmt.simulation.montecarlo.simulate` (trial ``j`` uses
+    child ``j`` of ``SeedSequence(seed)``), through the ridge-only trial kind
+    :data:`symrmt.simulation.trials.RIDGE_SPEC`; it skips the Attention part, which
+    dominates the cost when ``p >= n``.  ``store`` and ``executor`` as in ``simulate``.
+    """
+    from symrmt.simulation.executor import run_trials
+    from symrmt.simulation.trials import RIDGE_SPEC, ridge_key
+
+    key = ridge_key(n, c, gammas, snr)
+    rows, _ = run_trials(RIDGE_SPEC, key, trials, seed, store=store, executor=executor, progress=False)
+    return _ridge_summary(rows, key)
+
+
+def _ridge_summary(rows, key) -> dict:
+    return {"mean": rows.mean(axis=0), "se": rows.std(axis=0, ddof=1) / math.sqrt(rows.shape[0]),
+            "p": round(Fraction(key["c"]) * key["n"])}
+
+
+def _resolve_f(f):
+    """A preset name, or ``("family", alpha, beta)``, as a NumPy callable (built in the worker)."""
+    if isinstance(f, str):
+        return _numpy_f(f)
+    if isinstance(f, tuple) and f and f[0] == "family":
+        return partial(_family_f, alpha=f[1], beta=f[2])
+    return f
+
+
+class _FigF:
+    """A figure's ``f`` (a preset name or ``("family", alpha, beta)``): small to send, built where it runs."""
+
+    def __init__(self, spec):
+        self.spec = spec
+
+    @property
+    def store_key(self) -> str:
+        if isinstance(self.spec, str):
+            return f"preset:{self.spec}"
+        return f"family:alpha={self.spec[1]!r},beta={self.spec[2]!r}"
+
+    def __call__(self, x):
+        return _resolve_f(self.spec)(x)
+
+    def __repr__(self):
+        return f"f({self.store_key})"
+
+
+class _Job:
+    def __init__(self, sims, index, point):
+        self._sims, self._index, self._point = sims, index, point
+
+    def result(self) -> dict:
+        from symrmt.simulation.trials import summarize
+
+        rows, info = self._sims.batch.results(bar=self._sims.bar)[self._index]
+        if self._point is None:
+            return _ridge_summary(rows, self._sims.batch.points[self._index].params)
+        res = summarize(self._point, rows, 0, info)
+        return {k: {"mean": res[k]["mean"], "se": res[k]["se"]} for k in ("attention", "ridge")}
+
+
+class _Sims:
+    """The simulations of one figure as one batch of trials (:class:`symrmt.simulation.executor.TrialBatch`).
+
+    Submit every point, then :meth:`start` with the figure's progress bar (on Dask the
+    trials run meanwhile, while this process computes the theory), then read each
+    job's ``result()``.  ``workers > 1`` without an ``executor`` starts a local Dask
+    cluster for this figure; ``store`` keeps and reuses the trials.
+    """
+
+    def __init__(self, store=None, executor=None, workers=None):
+        self.store, self.executor, self.workers = store, executor, workers
+        self.bar = None
+        self._ctx = None
+
+    def __enter__(self):
+        from symrmt.simulation.executor import TrialBatch, make_executor
+
+        if self.executor is None and self.workers is not None and int(self.workers) > 1:
+            self._ctx = make_executor(workers=int(self.workers))
+            self.executor = self._ctx.__enter__()
+        self.batch = TrialBatch(store=self.store, executor=self.executor)
+        return self
+
+    def __exit__(self, *exc):
+        self.batch.close()
+        if self._ctx is not None:
+            self._ctx.__exit__(*exc)
+
+    @property
+    def trials(self) -> int:
+        return self.batch.total
+
+    def ridge(self, n, c, gammas, snr, trials, seed) -> _Job:
+        from symrmt.simulation.trials import RIDGE_SPEC, ridge_key
+
+        return _Job(self, self.batch.add(RIDGE_SPEC, ridge_key(n, c, gammas, snr), trials, seed), None)
+
+    def sim(self, f, n, c, gammas, geometry, trials, seed) -> _Job:
+        from symrmt.simulation.trials import SIMULATE_SPEC, simulate_point
+
+        pt = simulate_point(_FigF(f), n, c, gammas, geometry=geometry, need_key=True)
+        return _Job(self, self.batch.add(SIMULATE_SPEC, pt.key, trials, seed, pt.context), pt)
+
+    def start(self, bar) -> None:
+        self.bar = bar
+        self.batch.start()
+
+
+#: presets drawn by :func:`random_inputs`
+RANDOM_PRESETS = ("tanh", "relu", "erf", "sin", "cos", "gelu", "sigmoid", "linear", "abs", "sign")
+
+
+def _random_case(rng):
+    """One random parameter set: ``(f, c, gamma, geometry)``."""
+    f = RANDOM_PRESETS[int(rng.integers(len(RANDOM_PRESETS)))]
+    c = _frac(float(10 ** rng.uniform(math.log10(1 / 8), math.log10(4))), 1000)
+    gamma = _frac(float(10 ** rng.uniform(-2, 1)), 1000)
+    snr = float(rng.uniform(0, 4))
+    mu = [math.sqrt(snr), 0.0, 0.0]
+    if rng.uniform() < 1 / 3:
+        wk = wq = [0.0, 0.0, 0.0]
+    else:
+        def vec():
+            v = rng.standard_normal(3)
+            return list(v / math.sqrt(float(v @ v)) * math.sqrt(rng.uniform(0, 2)))
+
+        wk = vec()
+        wq = wk if rng.uniform() < 0.5 else vec()
+    return f, c, gamma, _vector_geometry(mu, wk, wq)
+
+
+def phase_diagram_data(grid: int = 25, digits: int = DIGITS, progress: bool = True, *, fast: bool = False,
+                       certify: int = 4) -> dict:
+    r"""The data of :func:`phase_diagram`: ``E_A - E_RR`` on both panels' grids, by :func:`symrmt.sweep`.
+
+    tanh, ``gamma = 1``, every value certified to ``digits`` digits.  (a) ``W = I`` over
+    ``(c, ||mu||^2)``, ``c`` log-spaced in ``[1/16, 4]``, ``||mu||^2`` in ``[0, 8]``; (b) ``c = 1/2``,
+    ``w = w_K = w_Q`` with ``||w||^2 = 4`` at angle ``theta`` to ``mu`` (one tied axis of
+    ``cos_muwk = cos_muwq``), over ``(cos theta, ||mu||^2)``.
+
+    ``fast=True`` uses the float64 path (:func:`symrmt.numeric.fast.solve_grid` on the two
+    meshes directly; ``certify`` points per panel re-solved at 30 digits) instead of
+    certified values.
+
+    Returns
+    -------
+    dict
+        ``c``, ``snr``, ``cos`` (the axes, float lists), ``diff_a``, ``diff_b`` (float arrays of
+        shape ``(len(snr), len(c))`` and ``(len(snr), len(cos))``) and ``note`` (how the values
+        were computed).
+    """
+    if fast:
+        return _phase_diagram_fast(grid, certify)
+    from symrmt.sweeps import sweep
+
+    c_axis = [_frac(c) for c in _logspace(1 / 16, 4, grid)]
+    s_axis = [_frac(s) for s in _linspace(0, 8, grid)]
+    cos_axis = [_frac(x) for x in _linspace(0, 1, grid)]
+    show = None if progress else False
+    opts = {"digits": digits, "progress": show, "fast": fast, "certify": certify}
+    a = sweep("tanh", {"snr": s_axis, "c": c_axis, "gamma": 1}, seed=1, **opts)
+    b = sweep("tanh", {"snr": s_axis, ("cos_muwk", "cos_muwq"): cos_axis, "c": Fraction(1, 2), "gamma": 1, "wk2": 4,
+                       "wq2": 4, "cos_wkwq": 1}, seed=2, **opts)
+    note = f"{digits} digits"
+    if fast:
+        note = f"float64 path, {sum(a.fallback) + sum(b.fallback)} mpmath fallbacks"
+        gaps = [r.certified_gap for r in (a, b) if r.certified_gap is not None]
+        if gaps:
+            note += f", largest gap to 30 digits at {2 * certify} points: {max(gaps):.1e}"
+    return {"c": _floats(c_axis), "snr": _floats(s_axis), "cos": _floats(cos_axis),
+            "diff_a": a.attention - a.ridge, "diff_b": b.attention - b.ridge, "note": note}
+
+
+def _phase_diagram_fast(grid: int, certify: int) -> dict:
+    """:func:`phase_diagram_data` on the float64 path: one :func:`symrmt.numeric.fast.solve_grid` per
+    panel on float meshes (no exact geometry per point, which would cost more than the solve)."""
+    import numpy as np
+
+    from symrmt.numeric.fast import solve_grid
+
+    c_axis, s_axis, cos_axis = _logspace(1 / 16, 4, grid), _linspace(0, 8, grid), _linspace(0, 1, grid)
+    S_a, C_a = np.meshgrid(np.array(s_axis), np.array(c_axis), indexing="ij")
+    S_b, COS_b = np.meshgrid(np.array(s_axis), np.array(cos_axis), indexing="ij")
+    one = np.ones_like(S_b)
+    m_b = np.sqrt(4 * S_b) * COS_b  # ||w||^2 = 4, w = w_K = w_Q at angle theta to mu
+    a = solve_grid("tanh", {"c": C_a, "gamma": one, "snr": S_a}, certify=certify, seed=1)
+    b = solve_grid("tanh", {"c": one / 2, "gamma": one, "snr": S_b, "wk2": 4 * one, "wq2": 4 * one,
+                            "wkwq": 4 * one, "muwk": m_b, "muwq": m_b}, certify=certify, seed=2)
+    note = f"float64 path, {int(a.fallback.sum() + b.fallback.sum())} mpmath fallbacks"
+    gaps = [r.certified_gap for r in (a, b) if r.certified_gap is not None]
+    if gaps:
+        note += f", largest gap to 30 digits at {2 * certify} points: {max(gaps):.1e}"
+    return {"c": c_axis, "snr": s_axis, "cos": cos_axis, "diff_a": a.attention - a.ridge,
+            "diff_b": b.attention - b.ridge, "note": note}

@@ -1,0 +1,27 @@
+"""Float64 special functions for the simulation layer (NumPy only).
+
+Examples
+--------
+>>> import numpy as np
+>>> round(float(numpy_erf()(np.array([0.5]))[0]), 12)
+0.520499877813
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+__all__ = ["numpy_erf"]
+
+
+def numpy_erf():
+    """A vectorized float64 ``erf`` (SciPy's when installed, else :func:`math.erf` elementwise)."""
+    try:
+        from scipy.special import erf  # noqa: PLC0415
+
+        return erf
+    except ImportError:  # pragma: no cover - scipy is optional
+        uf = np.frompyfunc(math.erf, 1, 1)
+        return lambda x: np.asarray(uf(x), dtype=np.float64)
