@@ -312,6 +312,9 @@ def _gauss_exact(expr, pieces):
 
 _FAIL = object()
 
+#: seconds allowed to the numeric cross-check of one exact Gaussian expectation
+CHECK_SECONDS = 1.0
+
 
 @functools.lru_cache(maxsize=1024)
 def exact_expectation(expr, timeout):
@@ -335,13 +338,14 @@ def exact_expectation(expr, timeout):
         value = with_timeout(lambda: sp.simplify(value), min(timeout, 10.0))
     except NotExact:
         pass
-    # independent check against a 20-digit quadrature
+    # independent check against a 20-digit quadrature, within CHECK_SECONDS: a sharply peaked
+    # integrand (exp(50 t)) needs hundreds of thousands of nodes, and then the exact value stands alone
     from symrmt.numeric.quadrature import QuadratureError, quad_pieces  # noqa: PLC0415 - numeric imports this module
 
     pieces = smooth_pieces(expr) or ((-sp.oo, sp.oo, expr),)
     try:
-        num = quad_pieces(pieces, 1, 20)
-    except QuadratureError:
+        num = with_timeout(lambda: quad_pieces(pieces, 1, 20), CHECK_SECONDS)
+    except (QuadratureError, NotExact):
         num = None
     ex = sp.N(value, 25)
     if not ex.is_real:
