@@ -45,9 +45,4 @@ def test_no_float_literals_in_compiled_source():
     assert "e-" not in src and "." not in src.split("return", 1)[1].replace("mpf(", "")
 
 
-@pytest.mark.slow
-def test_derivation_quick():
-    from symrmt.derivations import noise_only as D
-
-    ck = D.run(quick=True)
-    ck.assert_all()
+# The noise-only derivation's quick run (with all its asserts) is tests/test_derivations.py[noise_only].
