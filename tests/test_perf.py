@@ -10,6 +10,7 @@ import pytest
 import sympy as sp
 
 from symrmt.numeric import codecache
+from symrmt.numeric import compile as NC
 from symrmt.numeric import solver as N
 from symrmt.symbolic import attention as S
 from symrmt.numeric import theory as T
@@ -100,8 +101,8 @@ def test_cache_roundtrip_corruption_and_unwritable(tmp_path, monkeypatch):
 def test_cached_fixed_point_code_equals_fresh_derivation(tmp_path, monkeypatch):
     monkeypatch.setenv("SYMRMT_CACHE_DIR", str(tmp_path))
     monkeypatch.delenv("SYMRMT_NO_CACHE", raising=False)
-    fresh = N._fixed_point_recipe("FJG")  # cold: derived and written
-    loaded = N._fixed_point_recipe("FJG")  # warm: read back
+    fresh = NC._fixed_point_recipe("FJG")  # cold: derived and written
+    loaded = NC._fixed_point_recipe("FJG")  # warm: read back
     assert loaded.source == fresh.source and "symrmt-cache" in loaded.fn.__code__.co_filename
     with mpmath.workdps(50):
         g = [mpmath.mpf(k) / 7 for k in range(1, 7)]

@@ -9,7 +9,7 @@ printed from the SymPy expressions of :mod:`symrmt.symbolic.attention`.
 
 Key.  An entry is looked up by a SHA-256 of everything the expression and its
 printing depend on: the recipe name, the bytes of ``symrmt/symbolic/attention.py`` and
-``symrmt/numeric/solver.py`` (where the expressions are derived and assembled), and
+``symrmt/numeric/solver.py`` and ``symrmt/numeric/compile.py`` (where the expressions are derived and assembled), and
 the versions of Python, SymPy, mpmath and symrmt.  Changing any of them makes a
 new key, so a stale entry is never used.  Each file also carries a SHA-256 of
 its body; a truncated or edited file is ignored (and rewritten).
@@ -42,7 +42,7 @@ __all__ = ["cache_dir", "source_key", "load", "store", "enabled", "trusted"]
 
 FORMAT = "symrmt-lambdify-cache v1"
 _HERE = Path(__file__).resolve().parent.parent
-_KEY_FILES = ("symbolic/attention.py", "numeric/solver.py")
+_KEY_FILES = ("symbolic/attention.py", "numeric/solver.py", "numeric/compile.py")
 
 
 def enabled() -> bool:
