@@ -147,6 +147,11 @@ class Model(_model.Model):
         from .symbolic.engine_plan import prepare
 
         expr = self.expr(expr)
+        if expr not in self._plans and _has_vectors(expr):
+            from .numeric.qf_solver import self_test_plan
+            from .symbolic.woodbury_qf import prepare_qf
+
+            self._plans[expr] = self_test_plan(prepare_qf(expr))
         if expr not in self._plans:
             plan = prepare(expr)
             for t in plan.traces:  # every pencil is self-tested before it is shown or used
@@ -173,6 +178,11 @@ class Model(_model.Model):
                 self_test(sym, view.trace.matrix)
                 view.pencil, view.size = sym, sym.size
         return views
+
+    def woodbury(self, expr):
+        """The Woodbury (Schur) systems of the quadratic forms in ``expr``: a list of
+        :class:`~symrmt.symbolic.woodbury_qf.FormPlan` (``.S``, ``.e``, ``.f``, ``.latex()``)."""
+        return Views(getattr(self.plan(expr), "forms", []))
 
     def equations(self, expr):
         """The fixed-point systems of the traces in ``expr`` (a list of :class:`EquationsView`)."""
@@ -210,7 +220,7 @@ class Model(_model.Model):
         if not isinstance(at, Mapping):
             raise ModelError(f"at must be a dict of parameter values, got {type(at).__name__}")
         known = {p.name for p in plan.params} | {k for k in self.symbols if k != "n"}
-        extra = sorted(str(k) for k in at if str(k) not in known)
+        extra = sorted(str(k) for k in at if str(k) not in known and "." not in str(k))
         if extra:  # a typo such as gama=1 must not be ignored
             raise ModelError(f"unknown parameter {', '.join(extra)} in at= (the expression's parameters: "
                              f"{', '.join(sorted(known)) or 'none'})")
@@ -223,7 +233,20 @@ class Model(_model.Model):
         for p in plan.params:
             if p.is_positive and not values[p.name] > 0:
                 raise ModelError(f"{p.name} is a dimension ratio and must be positive, got {values[p.name]}")
+        if hasattr(plan, "forms"):
+            from .numeric.qf_solver import certified_qf_limit
+
+            return certified_qf_limit(plan, values, digits)
+        if any("." in k for k in values):
+            raise ModelError(f"{sorted(k for k in values if '.' in k)[0]}: the expression holds no vectors, so it has "
+                             "no inner products")
         return certified_limit(plan, values, digits)
+
+
+def _has_vectors(expr) -> bool:
+    from .symbolic.engine_vectors import has_vectors
+
+    return has_vectors(expr)
 
 
 def _exact_value(v, name) -> Fraction:

@@ -60,7 +60,9 @@ __all__ = ["TraceSimulationError", "draw_matrices", "evaluate", "random_matrices
 _RANDOM = ("gaussian", "goe")
 #: a matrix whose 1-norm condition number reaches this is refused as singular (float64 keeps < 4 digits)
 MAX_CONDITION = 1e12
-_SCALAR = ("const", "trace", "ssum", "sproduct", "power", "diff")
+_SCALAR = ("const", "trace", "ssum", "sproduct", "power", "diff", "qform")
+#: the laws of a random vector (kind "vector"): iid signs, iid N(0, 1)
+_RANDOM_VECTORS = ("signs", "gaussian")
 
 
 class TraceSimulationError(ArithmeticError):
@@ -78,7 +80,7 @@ def _children(node) -> tuple:
         return tuple(node.factors)
     if kind == "scaled":
         return (node.scalar, node.matrix)
-    if kind in ("transpose", "inverse", "trace"):
+    if kind in ("transpose", "inverse", "trace", "qform"):
         return (node.matrix,)
     if kind == "power":
         return (node.base,)
@@ -105,8 +107,8 @@ def random_matrices(tree) -> dict:
     """
     out = {}
     for x in _walk(tree):
-        if x.kind in _RANDOM:
-            spec = (x.kind, int(x.rows.count), int(x.cols.count))
+        if x.kind in _RANDOM or (x.kind == "vector" and x.law in _RANDOM_VECTORS):
+            spec = (x.kind if x.kind in _RANDOM else x.law, int(x.rows.count), int(x.cols.count))
             if out.setdefault(x.name, spec) != spec:
                 raise ParameterError(f"the random matrix {x.name} appears with two shapes: {out[x.name]} and {spec}")
     return out
@@ -126,6 +128,8 @@ def draw_matrices(specs: dict, rng: np.random.Generator) -> dict:
         kind, rows, cols = specs[name]
         if kind == "gaussian":
             out[name] = rng.standard_normal((rows, cols))
+        elif kind == "signs":
+            out[name] = rng.integers(0, 2, size=(rows, cols)).astype(np.float64) * 2.0 - 1.0
         else:
             a = rng.standard_normal((rows, rows))
             g = (a + a.T) * (1.0 / math.sqrt(2.0))
@@ -216,6 +220,8 @@ class _Evaluator:
             sig = (kind, node.name)
         elif kind == "identity":
             sig = (kind, node.rows.count)
+        elif kind == "vector":
+            sig = (kind, node.name)
         elif kind == "diag":
             sig = (kind, node.name, tuple(node.values), tuple(node.counts))
         elif kind == "power":
@@ -240,6 +246,15 @@ class _Evaluator:
             return self.mats[node.name]
         if kind == "identity":
             return np.ones(node.rows.count)
+        if kind == "vector":  # a deterministic vector: its coordinates in the frame; a random one: drawn
+            if node.law in _RANDOM_VECTORS:
+                return self.mats[node.name]
+            out = np.zeros((node.rows.count, 1))
+            out[: len(node.coords), 0] = node.coords
+            return out
+        if kind == "qform":
+            v = self(node.matrix)
+            return float(v.reshape(-1)[0])
         if kind == "diag":
             if sum(node.counts) != node.rows.count:
                 raise ParameterError(f"diag {node.name}: atom sizes {node.counts} do not sum to {node.rows.count}")

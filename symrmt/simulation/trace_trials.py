@@ -38,7 +38,7 @@ __all__ = ["NUMERICS_VERSION", "TRACE_SPEC", "TracePoint", "from_program", "prog
 NUMERICS_VERSION = "1"
 
 _MATRIX_FIELDS = {"sum": "terms", "product": "factors", "transpose": "matrix", "inverse": "matrix"}
-_SCALAR_FIELDS = {"ssum": "terms", "sproduct": "factors", "trace": "matrix", "power": "base"}
+_SCALAR_FIELDS = {"ssum": "terms", "sproduct": "factors", "trace": "matrix", "power": "base", "qform": "matrix"}
 
 
 def program(tree) -> dict:
@@ -87,10 +87,14 @@ def program(tree) -> dict:
             extra = {"name": x.name, "values": [float(v) for v in x.values], "counts": [int(k) for k in x.counts]}
         elif kind == "power":
             extra = {"exponent": float(x.exponent)}
+        elif kind == "vector":
+            extra = {"name": x.name, "law": x.law}
+            if x.law == "det":
+                extra["coords"] = [float(c) for c in x.coords]
         else:
             extra = {}
         if kind not in _MATRIX_FIELDS and kind not in _SCALAR_FIELDS and kind not in (
-                "const", "scaled", "identity", "diag", *_RANDOM):
+                "const", "scaled", "identity", "diag", "vector", *_RANDOM):
             raise ParameterError(f"cannot simulate a node of kind {kind!r}")
         entry = [kind, kids, shape, extra]
         sig = repr(entry)

@@ -40,7 +40,8 @@ __all__ = ["Model"]
 # ---------------------------------------------------------------- model
 
 _IDENT = re.compile(r"(?<![\w.])([A-Za-z_][A-Za-z_0-9]*)")
-_RESERVED = {"trace", "inv", "diff", "sqrt", "I", "gaussian", "goe", "diag", "n"}
+_RESERVED = {"trace", "inv", "diff", "sqrt", "I", "gaussian", "goe", "diag", "n", "vector", "signs",
+             "gaussian_vector"}
 MAX_TEXT = 4000
 
 
@@ -163,6 +164,56 @@ class Model:
         node = self.matrices[name] = Diagonal(name, dim, values, weights)
         return node
 
+    def vector(self, name: str, dim):
+        """Declare a deterministic vector of dimension ``dim`` with O(1) norm; its inner products with
+        the other deterministic vectors of ``dim`` are the parameters ``name.other`` (0 when not given)."""
+        return self._vector(name, dim, "det")
+
+    def signs(self, name: str, dim):
+        """Declare a vector of iid +-1 entries (norm ``sqrt(dim)``), independent of every other random object."""
+        return self._vector(name, dim, "signs")
+
+    def gaussian_vector(self, name: str, dim):
+        """Declare a vector of iid ``N(0, 1)`` entries, independent of every other random object."""
+        return self._vector(name, dim, "gaussian")
+
+    def _vector(self, name, dim, law):
+        from .engine_vectors import Vector
+
+        self._matrix_name(name)
+        if "." in name:
+            raise ModelError(f"{name!r} is not a valid vector name")
+        dim = self._dim_of(dim)
+        node = self.matrices[name] = Vector(name, dim, law)
+        return node
+
+    def vectors(self, law=None) -> dict:
+        """name -> :class:`~symrmt.symbolic.engine_vectors.Vector` of the declared vectors (of one law)."""
+        return {k: v for k, v in self.matrices.items() if v.kind == "vector" and (law is None or v.law == law)}
+
+    def declare_vector(self, text: str):
+        """Declare a vector from text: ``"beta=vector(p)"``, ``"y=signs(n)"`` or ``"g=gaussian_vector(n)"``."""
+        if not isinstance(text, str) or "=" not in text:
+            raise ModelError(f"a vector declaration reads NAME=vector(dim), signs(dim) or gaussian_vector(dim); "
+                             f"got {text!r}")
+        name, _, rhs = text.partition("=")
+        name = name.strip()
+        self._matrix_name(name)
+        names = {k: DimConst(d) for k, d in self.dims.items()}
+        out = {}
+
+        def make(law):
+            def call(dim):
+                out["node"] = self._vector(name, dim, law)
+                return out["node"]
+            return call
+
+        _parse(rhs, names, {"vector": make("det"), "signs": make("signs"), "gaussian_vector": make("gaussian")},
+               what=f"the declaration of {name}")
+        if "node" not in out:
+            raise ModelError(f"{text!r} declares no vector (write vector(dim), signs(dim) or gaussian_vector(dim))")
+        return out["node"]
+
     def _exact(self, v, what):
         if isinstance(v, Const):
             return v.value
@@ -195,7 +246,7 @@ class Model:
             raise ModelError(f"let {name}: a named sub-expression must be a matrix expression")
         for x in walk(node):
             leaf = getattr(x, "name", None)
-            if x.kind in ("gaussian", "goe", "diag") and self.matrices.get(leaf) != x:
+            if x.kind in ("gaussian", "goe", "diag", "vector") and self.matrices.get(leaf) != x:
                 raise ModelError(f"let {name}: the matrix {leaf!r} in it is not declared in this model")
         self.named[name] = node
         return node

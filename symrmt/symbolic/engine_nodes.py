@@ -145,7 +145,9 @@ class MatrixNode(Node):
 
     def __mul__(self, other):
         if isinstance(other, MatrixNode):
-            return MatProduct((self, other))
+            from .engine_vectors import product  # a 1 x 1 product (u.T*M*v) is a scalar
+
+            return product(self, other)
         return Scaled(_scalar(other), self)
 
     def __rmul__(self, other):
@@ -281,10 +283,18 @@ class MatProduct(MatrixNode):
         for a, b in zip(flat, flat[1:]):
             if a.cols != b.rows:
                 raise ModelError(
-                    f"size mismatch in a product: ({a.rows.name} x {a.cols.name}) times ({b.rows.name} x {b.cols.name})"
+                    f"size mismatch in a product: ({a.rows.name} x {a.cols.name}){_vector_note(a)} times "
+                    f"({b.rows.name} x {b.cols.name}){_vector_note(b)}"
                 )
         self.factors = tuple(flat)
         self.rows, self.cols = flat[0].rows, flat[-1].cols
+
+
+def _vector_note(m) -> str:
+    from .engine_vectors import vector_name
+
+    name = vector_name(m)
+    return f" (the vector {name}{'.T' if isinstance(m, Transpose) else ''})" if name else ""
 
 
 class Scaled(MatrixNode):
@@ -298,7 +308,7 @@ class Scaled(MatrixNode):
         if not _deterministic(scalar):
             raise ModelError(
                 "a matrix may only be multiplied by a deterministic scalar (parameters, dimensions, numbers); "
-                "a trace times a matrix is not in the grammar"
+                "a trace or a quadratic form times a matrix is not in the grammar"
             )
         if isinstance(matrix, Scaled):
             scalar, matrix = scalar * matrix.scalar, matrix.matrix

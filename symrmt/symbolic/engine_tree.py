@@ -31,6 +31,8 @@ from .engine_nodes import (
     walk,
 )
 
+from .engine_vectors import QuadForm, Vector, frame
+
 __all__ = ["differentiate", "bind", "walk"]
 
 # ---------------------------------------------------------------- tree utilities
@@ -92,6 +94,9 @@ def _dscalar(s, x):
     if isinstance(s, Trace):
         dm = _dmatrix(s.matrix, x)
         return None if dm is None else Trace(dm)
+    if isinstance(s, QuadForm):
+        dm = _dmatrix(s.matrix, x)
+        return None if dm is None else QuadForm(dm)
     if isinstance(s, ScalarSum):
         parts = [p for p in (_dscalar(t, x) for t in s.terms) if p is not None]
         return None if not parts else parts[0] if len(parts) == 1 else ScalarSum(tuple(parts))
@@ -112,7 +117,7 @@ def _dscalar(s, x):
 
 def _dmatrix(m, x):
     """``dM/dx`` (None when it is zero)."""
-    if isinstance(m, (Gaussian, GOE, Identity, Diagonal)):
+    if isinstance(m, (Gaussian, GOE, Identity, Diagonal, Vector)):
         return None
     if isinstance(m, Scaled):
         ds = _dscalar(m.scalar, x)
@@ -196,6 +201,8 @@ def bind(node, values: dict, n: int):
         return float(sp.N(v, 20))
 
     dims = {}
+    vecs = {x.name: x for x in walk(node) if isinstance(x, Vector)}
+    coords = frame(vecs, values) if vecs else {}
 
     def dim(d):
         if d.name not in dims:
@@ -219,6 +226,15 @@ def bind(node, values: dict, n: int):
             ws = tuple(num(w) for w in x.weights)
             return _make(Diagonal, name=x.name, dim=d, rows=d, cols=d, values=tuple(num(v) for v in x.values),
                          weights=ws, counts=_counts(ws, d.count))
+        if isinstance(x, Vector):
+            d = dim(x.dim)
+            out = _make(Vector, name=x.name, dim=d, law=x.law, rows=d, cols=dim(x.cols))
+            if not x.random:
+                if len(coords[x.name]) > d.count:
+                    raise ModelError(f"vector {x.name}: its frame needs {len(coords[x.name])} coordinates, but "
+                                     f"{d.name} has {d.count} at n = {n}")
+                out.coords = coords[x.name]
+            return out
         if isinstance(x, Power):
             return _make(Power, base=go(x.base), exponent=float(x.exponent))
         fields = {}

@@ -62,6 +62,7 @@ from .engine_nodes import (
     Trace,
     Transpose,
 )
+from .engine_vectors import QuadForm, Vector
 
 HALF = sp.Rational(1, 2)
 #: the shift ``eps`` of every inverse, ``inv(M) -> inv(M + eps I)``; 0 in every value, non-zero only
@@ -114,6 +115,11 @@ def normalize(node):
         return HALF, node
     if isinstance(node, (Identity, Diagonal)):
         return sp.Integer(0), node
+    if isinstance(node, Vector):  # a random vector counts as sqrt(n): its normalized version has norm 1
+        return (HALF if node.random else sp.Integer(0)), node
+    if isinstance(node, QuadForm):
+        e, m = normalize(node.matrix)
+        return (None, None) if m is None else (e, QuadForm(m))
     if isinstance(node, Const):
         c, e = n_order(node.value)
         return e, Const(c)
@@ -187,7 +193,7 @@ def push_transposes(m, transposed: bool = False):
     """The matrix tree with every transpose moved onto a Gaussian leaf."""
     if isinstance(m, Transpose):
         return push_transposes(m.matrix, not transposed)
-    if isinstance(m, Gaussian):
+    if isinstance(m, (Gaussian, Vector)):
         return Transpose(m) if transposed else m
     if isinstance(m, (GOE, Identity, Diagonal)):
         return m
@@ -258,6 +264,10 @@ def _leaf(m):
         return ("G", m.name)
     if isinstance(m, Diagonal):
         return ("D", m.name)
+    if isinstance(m, Vector):
+        return ("V", m.name, False)
+    if isinstance(m, Transpose) and isinstance(m.matrix, Vector):
+        return ("V", m.matrix.name, True)
     return None
 
 
