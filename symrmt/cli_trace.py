@@ -43,6 +43,8 @@ __all__ = ["add_trace_parser", "cmd_trace", "parse_at", "build_model"]
 MAX_DECLARATIONS = 32
 
 _NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
+#: an inner product of two declared vectors in --at, e.g. beta.beta or mu.beta
+_INNER = re.compile(r"^[A-Za-z][A-Za-z0-9_]*\.[A-Za-z][A-Za-z0-9_]*$")
 
 
 def _parser():
@@ -59,12 +61,14 @@ def _exact_number(text: str, what: str) -> Fraction:
     return value
 
 
-def _split_assignment(text: str, what: str) -> tuple[str, str]:
+def _split_assignment(text: str, what: str, inner: bool = False) -> tuple[str, str]:
     if not isinstance(text, str) or "=" not in text:
         raise ParameterError(f"{what}: expected NAME=VALUE, got {text!r}")
     name, _, rhs = text.partition("=")
     name = name.strip()
-    if not _NAME.match(name):
+    if inner and _INNER.match(name):
+        pass
+    elif not _NAME.match(name):
         raise ParameterError(f"{what}: {name!r} is not a valid name (letters, digits, _; a letter first)")
     if not rhs.strip():
         raise ParameterError(f"{what}: nothing after '=' in {text!r}")
@@ -90,7 +94,7 @@ def parse_at(text: str) -> dict:
     if len(parts) > MAX_DECLARATIONS:
         raise ParameterError(f"--at: at most {MAX_DECLARATIONS} values, got {len(parts)}")
     for part in parts:
-        name, rhs = _split_assignment(part, "--at")
+        name, rhs = _split_assignment(part, "--at", inner=True)
         if name in out:
             raise ParameterError(f"--at: {name} is given twice")
         out[name] = _exact_number(rhs, f"--at {name}")
@@ -151,8 +155,11 @@ def _declare_kernel(model, name: str, rhs: str):
     return model.let(name, node)  # a named sub-expression: the parser substitutes it
 
 
-def build_model(dims=(), matrices=()):
-    """A :class:`symrmt.engine.Model` from ``--dim`` and ``--matrix`` texts (dimensions first).
+def build_model(dims=(), matrices=(), vectors=(), lets=()):
+    """A :class:`symrmt.engine.Model` from ``--dim``, ``--vector``, ``--matrix`` and ``--let`` texts.
+
+    The order: dimensions, vectors, the matrices other than kernels, the ``--let`` names (in the
+    order given; each may use the ones before it), then the kernels (which may use the names).
 
     Examples
     --------
@@ -162,20 +169,35 @@ def build_model(dims=(), matrices=()):
     """
     from symrmt.engine import Model
 
-    if len(dims) > MAX_DECLARATIONS or len(matrices) > MAX_DECLARATIONS:
-        raise ParameterError(f"at most {MAX_DECLARATIONS} --dim and {MAX_DECLARATIONS} --matrix declarations")
+    if max(len(dims), len(matrices), len(vectors), len(lets)) > MAX_DECLARATIONS:
+        raise ParameterError(f"at most {MAX_DECLARATIONS} each of --dim, --vector, --matrix and --let")
     model = Model()
     for text in dims:
         name, rhs = _split_assignment(text, "--dim")
         model.dim(name, rhs)
+    for text in vectors:
+        name, rhs = _split_assignment(text, "--vector")
+        model.declare_vector(f"{name}={rhs}")
+    kernels = []
     for text in matrices:
         name, rhs = _split_assignment(text, "--matrix")
         if rhs.replace(" ", "").startswith("diag("):
             _declare_diag(model, name, rhs)
         elif rhs.replace(" ", "").startswith("kernel("):
-            _declare_kernel(model, name, rhs)
+            kernels.append((name, rhs))
         else:
             model.declare(f"{name}={rhs}")
+    for text in lets:
+        name, rhs = _split_assignment(text, "--let")
+        model._matrix_name(name)
+        node = model.parse(rhs)
+        from symrmt.symbolic.engine_nodes import MatrixNode
+
+        if not isinstance(node, MatrixNode):
+            raise ParameterError(f"--let {name}: {rhs!r} is not a matrix expression")
+        model.let(name, node)
+    for name, rhs in kernels:
+        _declare_kernel(model, name, rhs)
     return model
 
 
@@ -193,6 +215,11 @@ def add_trace_parser(sub, int_at_least):
                    help="NAME=gaussian(a,b) | NAME=goe(a) | NAME=diag(a, (values), (weights)) | "
                    "NAME=kernel(f, Z[, alpha[, zero|keep]]) (f a preset; the Gaussian-equivalent kernel of "
                    "f(alpha Z^T Z/sqrt(p))/sqrt(p)) (repeatable)")
+    p.add_argument("--vector", action="append", default=[], metavar="DECL",
+                   help="NAME=vector(a) (deterministic, O(1) norm; inner products a.b in --at, 0 when not given) | "
+                   "NAME=signs(a) | NAME=gaussian_vector(a) (iid +-1 or N(0,1) entries, norm sqrt(a)) (repeatable)")
+    p.add_argument("--let", action="append", default=[], metavar="NAME=EXPR",
+                   help="name a matrix sub-expression, e.g. X=mu*y.T + Z (repeatable, in order)")
     p.add_argument("--dim", action="append", default=[], metavar="DECL",
                    help="NAME=RATIO*n, e.g. p=c*n (repeatable; n is the reference dimension)")
     p.add_argument("--at", required=True, metavar="VALUES", help="parameter values, e.g. 'c=1/2, gamma=1/5'")
@@ -229,6 +256,7 @@ def _simulate(args, expr, at) -> dict:
     from symrmt.simulation.trace_sim import simulate_trace
 
     label = {"expression": args.expr, "matrices": sorted(args.matrix), "dims": sorted(args.dim),
+             **({"vectors": sorted(args.vector), "lets": list(args.let)} if args.vector or args.let else {}),
              "at": {k: str(v) for k, v in sorted(at.items())}, "n": args.n}
     with warnings.catch_warnings():  # reported below in one line
         warnings.simplefilter("ignore", StaleTrialsWarning)
@@ -247,7 +275,7 @@ def cmd_trace(args) -> int:
 
     if not args.simulate and (args.store is not None or args.workers > 1 or args.scheduler is not None):
         raise ParameterError("--store, --workers and --scheduler apply to the simulation: add --simulate")
-    model = build_model(args.dim, args.matrix)
+    model = build_model(args.dim, args.matrix, args.vector, args.let)
     at = parse_at(args.at)
     expr = model.parse(args.expr)
     D = args.digits
@@ -270,8 +298,12 @@ def cmd_trace(args) -> int:
         out.update({k: sim[k] for k in ("trials_computed", "trials_reused", "trials_stale")})
     if args.latex:
         tex = []
-        for k, (pen, eqs) in enumerate(zip(model.pencil(expr), model.equations(expr))):
-            tex.append(f"% trace {k + 1}: linear pencil\n{pen.latex()}\n% trace {k + 1}: fixed point\n{eqs.latex()}")
+        forms = model.woodbury(expr)
+        if forms:
+            tex.append(forms.latex())
+        else:
+            for k, (pen, eqs) in enumerate(zip(model.pencil(expr), model.equations(expr))):
+                tex.append(f"% trace {k + 1}: linear pencil\n{pen.latex()}\n% trace {k + 1}: fixed point\n{eqs.latex()}")
         out["latex"] = "\n".join(tex)
     if args.json:
         _dump(out)  # the CLI's one strict JSON writer

@@ -236,10 +236,14 @@ class Model(_model.Model):
         if hasattr(plan, "forms"):
             from .numeric.qf_solver import certified_qf_limit
 
-            return certified_qf_limit(plan, values, digits)
+            return certified_qf_limit(plan, values, digits, self.vectors())
         if any("." in k for k in values):
-            raise ModelError(f"{sorted(k for k in values if '.' in k)[0]}: the expression holds no vectors, so it has "
-                             "no inner products")
+            if not self.vectors():
+                raise ModelError(f"{sorted(k for k in values if '.' in k)[0]}: the model declares no vectors, so it "
+                                 "has no inner products")
+            from .symbolic.engine_vectors import gram_values
+
+            gram_values(self.vectors(), values)  # an undeclared name or a non-PSD Gram matrix is refused here too
         return certified_limit(plan, values, digits)
 
 

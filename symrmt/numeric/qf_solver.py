@@ -257,12 +257,13 @@ def _gram(a):
     return gram_symbol(a, a)
 
 
-def certified_qf_limit(plan, values: dict, digits: int):
+def certified_qf_limit(plan, values: dict, digits: int, vectors=None):
     """The :class:`~symrmt.engine.TraceLimit` of a QF plan at exact ``values`` (name -> Fraction; the inner
-    products as ``"a.b"``)."""
+    products as ``"a.b"``); ``vectors``: the model's declared vectors (name -> Vector; default: the
+    expression's), whose Gram matrices are checked."""
     from ..engine import TraceLimit
 
-    grams = gram_values(plan.vectors, values)
+    grams = gram_values({**plan.vectors, **(vectors or {})}, values)
     for f in plan.forms:
         f.params = sorted({p for p in plan.params if p in (f.S.free_symbols | set().union(
             *[sp.sympify(c).free_symbols for c in f.e + f.f]))}, key=lambda s: s.name)

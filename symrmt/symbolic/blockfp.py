@@ -192,7 +192,7 @@ class BlockSystem:
         pretty = {x: sp.Symbol(f"H_{{{i + 1},{j + 1}}}") for x, (i, j) in zip(self.h, self.unknowns)}
         lhs = sp.latex(self.H.xreplace(pretty))
         rhs = sp.latex((self.L0 - self.eta).subs(EPS_SHIFT, 0).xreplace(pretty))
-        out = sp.latex(sum(c * self.H[i, j] for (i, j), c in self.readout.items()).xreplace(pretty))
+        out = sp.latex(sum((c * self.H[i, j] for (i, j), c in self.readout.items()), sp.Integer(0)).xreplace(pretty))
         return (f"H = \\left({rhs}\\right)^{{-1}}, \\qquad H = {lhs},\n"
                 f"\\qquad \\tau(M) = {out}")
 

@@ -350,6 +350,12 @@ class Inverse(MatrixNode):
 class ScalarNode(Node):
     """A scalar expression (deterministic, or built from traces)."""
 
+    @property
+    def T(self):  # noqa: N802 - a scalar has no transpose: name the object (an undeclared vector, say)
+        what = str(self.value) if isinstance(self, Const) else "a scalar"
+        raise ModelError(f"{what} is not a declared vector or matrix, so it has no .T "
+                         "(declare a vector with --vector NAME=vector(dim) or Model.vector)")
+
     def __add__(self, other):
         if isinstance(other, MatrixNode):
             return other.__add__(self)

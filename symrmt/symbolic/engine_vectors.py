@@ -97,7 +97,7 @@ def has_vectors(node) -> bool:
     return bool(vectors_of(node))
 
 
-def gram_values(vectors, values: dict) -> dict:
+def gram_values(vectors, values: dict, strict: bool = True) -> dict:
     """The exact inner products of the deterministic ``vectors`` (name -> :class:`Vector`) from ``values``.
 
     ``values`` maps names to exact numbers; an inner product is the key ``"a.b"`` (or ``"b.a"``); a pair
@@ -105,7 +105,8 @@ def gram_values(vectors, values: dict) -> dict:
     Gram matrix of each dimension passed the PSD test of :func:`symrmt.geometry.project_psd` (the same
     rounding rule and messages as ``--geometry``; a rounding-level violation is projected away).
     Raises :class:`ModelError` for a key that names an undeclared or a random vector, or two vectors of
-    different dimensions.
+    different dimensions (with ``strict=False`` a key naming a vector outside ``vectors`` is skipped: a
+    tree bound for a simulation holds only its own vectors).
     """
     from fractions import Fraction
 
@@ -118,9 +119,11 @@ def gram_values(vectors, values: dict) -> dict:
         if "." not in key:
             continue
         a, _, b = key.partition(".")
+        if not strict and (a not in vectors or b not in vectors):
+            continue
         for x in (a, b):
             if x not in vectors:
-                raise ModelError(f"{key}: {x!r} is not a declared vector of the expression")
+                raise ModelError(f"{key}: {x!r} is not a declared vector")
             if vectors[x].random:
                 raise ModelError(f"{key}: {x} is a random vector ({LAWS[vectors[x].law]}); only deterministic "
                                  "vectors have inner products as parameters")
@@ -153,7 +156,7 @@ def frame(vectors, values: dict) -> dict:
     (the first coordinates), from the Gram matrix of :func:`gram_values` (``G = C C^T``, rows of ``C``)."""
     import numpy as np
 
-    gram = gram_values(vectors, values)
+    gram = gram_values(vectors, values, strict=False)
     out = {}
     by_dim = {}
     for name in sorted(vectors):

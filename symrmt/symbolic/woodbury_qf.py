@@ -66,7 +66,7 @@ class FormPlan:
         self.index, self.matrix, self.pencil, self.bulk, self.system = index, matrix, pencil, bulk, system
         self.units, self.S, self.e, self.f, self.trace_index = units, S, e, f, trace_index
 
-    def latex(self, names=None) -> str:
+    def woodbury_latex(self) -> str:
         """The Woodbury system ``S`` and the readout ``u^T M v = e^T S^{-1} f``, in LaTeX."""
         pretty = {}
         if self.system is not None:
@@ -76,10 +76,46 @@ class FormPlan:
                 a, b = s.name.split(".")
                 pretty[s] = sp.Symbol(f"\\langle {_tex_name(a)}, {_tex_name(b)} \\rangle")
         S = self.S.xreplace(pretty)
-        e = sp.Matrix([self.e]).xreplace(pretty)
-        f = sp.Matrix(self.f).xreplace(pretty)
-        return (f"S = {sp.latex(S)}, \\qquad u^T M v = e^T S^{{-1}} f, \\quad e = {sp.latex(e)}, "
+        e = sp.Matrix([self.e])
+        f = sp.Matrix(self.f)
+        return (f"S = {sp.latex(S)}, \\qquad \\lim u^T M v = e^T S^{{-1}} f, \\quad e = {sp.latex(e)}, "
                 f"\\quad f = {sp.latex(f)}")
+
+    def pencil_matrix(self):
+        """The full pencil (bulk blocks and unit blocks) as a SymPy matrix of symbolic blocks."""
+        p = self.pencil
+        M = sp.zeros(p.size, p.size)
+        for (i, j), e in p.Q.items():
+            M[i, j] = sum((c.subs(EPS_SHIFT, 0) * _leaf_tex(leaf, p.blocks[i]) for leaf, c in e.items()),
+                          sp.Integer(0))
+        return M
+
+    def latex(self) -> str:
+        """The pencil, the bulk fixed point and the Woodbury system of the form, every symbol defined."""
+        k = self.index + 1
+        blocks = ", ".join(b[0] for b in self.pencil.blocks)
+        out = [f"% quadratic form {k}: linear pencil Q, u^T M v = e^T Q^{{-1}} f (blocks: {blocks}; "
+               "1 is the unit dimension of a vector; \\hat{Z} = Z/\\sqrt{n}, a random vector y stands for "
+               "y/\\sqrt{n})", sp.latex(self.pencil_matrix())]
+        if self.system is not None:
+            bulk = ", ".join(b[0] for b in self.bulk.blocks)
+            out += [f"% quadratic form {k}: fixed point of the bulk blocks ({bulk}; H_{{i,j}}: the normalized "
+                    "block traces of the bulk pencil, which the finite-rank parts do not move)",
+                    self.system.latex().split(",\n\\qquad \\tau")[0]]
+        out += [f"% quadratic form {k}: Woodbury system on the unit blocks, S = L_UU - V_UB (H (x) I) V_BU "
+                "(\\langle a, b\\rangle: the inner product a.b; 1 for y/\\sqrt{n} with itself, 0 for a random "
+                "vector with any other)", self.woodbury_latex()]
+        return "\n".join(out)
+
+
+def _leaf_tex(leaf, block):
+    if leaf == "I":
+        return sp.Symbol(f"I_{{{block[0]}}}", commutative=False)
+    if leaf[0] == "V":
+        return sp.Symbol(_tex_name(leaf[1]) + ("^T" if leaf[2] else ""), commutative=False)
+    if leaf[0] == "Z":
+        return sp.Symbol(f"\\hat{{{leaf[1]}}}" + ("^T" if leaf[2] else ""), commutative=False)
+    return sp.Symbol(f"\\hat{{{leaf[1]}}}", commutative=False)
 
 
 def _tex_name(a: str) -> str:
