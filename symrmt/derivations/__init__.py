@@ -23,6 +23,9 @@ DERIVATIONS = (
     "engine_random_features",
     "engine_ridge_bias_variance",
     "engine_subordination",
+    "engine_ridge_teacher",
+    "engine_spiked",
+    "engine_ridge_signal",
 )
 
 
