@@ -94,7 +94,7 @@ def qf_self_test(pencil, hat, size: int = 12, seed: int = 20261201):
             if leaf == "I":
                 block = np.eye(sizes[i])
             else:
-                block = mats[leaf[1]].T if leaf[2] else mats[leaf[1]]
+                block = mats[leaf[1]].T if len(leaf) > 2 and leaf[2] else mats[leaf[1]]
             L[offs[i]:offs[i + 1], offs[j]:offs[j + 1]] += num(c) * block
     X = np.linalg.inv(L)
     want = direct(hat)
@@ -139,6 +139,27 @@ def _form_function(f, grams):
     return cache[key]
 
 
+def _form_derivative_function(f, grams, theta):
+    """The compiled entries of ``dS/dtheta``, ``de/dtheta`` and ``df/dtheta`` of a form: the total
+    derivative ``sum_h dS/dh h_theta + dS/dtheta`` (``h_theta``: the implicit derivatives of the bulk
+    fixed point), in the arguments ``h, h_theta, params, inner products``."""
+    key = (tuple(grams), theta)
+    cache = f.__dict__.setdefault("_dcompiled", {})
+    if key not in cache:
+        hs = list(f.system.h) if f.system is not None else []
+        dh = list(f.system.derivative_symbols((theta,))) if f.system is not None else []
+        entries = []
+        for ent in list(f.S) + list(f.e) + list(f.f):
+            ent = sp.sympify(ent)
+            d = sp.diff(ent, theta)
+            for x, dx in zip(hs, dh):
+                if ent.has(x):
+                    d += sp.diff(ent, x) * dx
+            entries.append(d)
+        cache[key] = compile_expr([hs + dh + list(f.params) + list(grams)], entries)
+    return cache[key]
+
+
 def _form_bounds(f, plan):
     """``(kind, g, xx)`` when the form is ``x^T inv(A) x`` with ``A`` PSD plus ``g I`` (else None)."""
     from ..symbolic.engine_plan import psd_conditions
@@ -171,15 +192,20 @@ def _form_bounds(f, plan):
 def _evaluate(plan, solvers, grams, dps):
     """``(value, traces, forms, step, residual)`` at ``dps`` working digits."""
     with mpmath.workdps(dps):
-        hs, worst_step, worst_res = {}, mpmath.mpf(0), mpmath.mpf(0)
+        hs, ds, worst_step, worst_res = {}, {}, mpmath.mpf(0), mpmath.mpf(0)
         for t in plan.traces:
-            h, _d, step, res = solvers[t.index].solve(dps, ())
-            hs[t.index] = h
+            alphas = tuple(a for a in plan.needs[t.index] if a)
+            h, derivs, step, res = solvers[t.index].solve(dps, alphas)
+            hs[t.index], ds[t.index] = h, derivs
             worst_step, worst_res = max(worst_step, step), max(worst_res, res)
         pv = {p: mpf_of(solvers["values"][p.name]) for p in plan.params}
         gsyms = plan.grams
         gv = [mpf_of(grams[g]) for g in gsyms]
-        qs = []
+        qs, dqs = [], {}
+        wanted = {}
+        for _sym, what in plan.symbols:
+            if what[0] == "dform":
+                wanted.setdefault(what[1], []).append(what[2])
         for f in plan.forms:
             fn = _form_function(f, gsyms)
             h = hs[f.trace_index] if f.trace_index is not None else []
@@ -197,16 +223,33 @@ def _evaluate(plan, solvers, grams, dps):
                 raise ConvergenceError("the Woodbury system of a quadratic form is singular at these values "
                                        "(a finite-rank part makes the matrix non-invertible in the limit)") from None
             qs.append(sum((e[i] * x[i] for i in range(k)), mpmath.mpf(0)))
+            if f.index in wanted:
+                xe = mpmath.lu_solve(S.T, mpmath.matrix(e))
+                for theta in wanted[f.index]:
+                    dfn = _form_derivative_function(f, gsyms, theta)
+                    dh = ds[f.trace_index][(theta,)] if f.trace_index is not None else []
+                    dv = dfn(list(h) + list(dh) + [pv[p] for p in f.params] + gv)
+                    dS = mpmath.matrix(k, k)
+                    for r in range(k):
+                        for c in range(k):
+                            dS[r, c] = dv[r * k + c]
+                    de, dfv = dv[k * k:k * k + k], mpmath.matrix(dv[k * k + k:])
+                    rest = dfv - dS * x
+                    dqs[(f.index, theta)] = (sum((de[i] * x[i] for i in range(k)), mpmath.mpf(0))
+                                             + sum((xe[i] * rest[i] for i in range(k)), mpmath.mpf(0)))
         args = []
         for _sym, what in plan.symbols:
             if what[0] == "param":
                 args.append(pv[what[1]])
             elif what[0] == "form":
                 args.append(qs[what[1]])
+            elif what[0] == "dform":
+                args.append(dqs[(what[1], what[2])])
             else:
-                k, (i, j), _alpha = what
+                k, (i, j), alpha = what
                 system = plan.traces[k].system
-                args.append(hs[k][system.unknowns.index((i, j))])
+                pos = system.unknowns.index((i, j))
+                args.append(hs[k][pos] if not alpha else ds[k][alpha][pos])
         fn = compile_cached(plan)
         value = fn(args)
         taus = []

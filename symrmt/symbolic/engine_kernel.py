@@ -43,7 +43,7 @@ import itertools
 import mpmath
 import sympy as sp
 
-from symrmt.symbolic.engine_nodes import GOE, Const, Gaussian, Identity, ModelError, Scaled
+from symrmt.symbolic.engine_nodes import GOE, Const, Gaussian, Identity, MatrixNode, ModelError, Scaled
 from symrmt.params import ParameterError, check_diagonal, to_fraction
 
 __all__ = ["kernel", "kernel_coefficients"]
@@ -118,6 +118,19 @@ def kernel_coefficients(f, alpha=1, diagonal: str = "zero", digits: int = KERNEL
     return {"a1": a1, "b": b, "d": d, "exact": exact}
 
 
+def fresh_goe(Z, ncols, model=None, name=None):
+    """A fresh ``goe(n)`` for the kernel of ``Z``: declared in ``model`` as ``name`` (default ``G_<Z>``,
+    or the next free ``G_<Z>_<k>``), else an undeclared node with a unique name."""
+    if model is not None:
+        gname = name or f"G_{Z.name}"
+        base, j = gname, 1
+        while name is None and (gname in model.matrices or gname in model.dims or gname in model.symbols):
+            j += 1
+            gname = f"{base}_{j}"
+        return model.goe(gname, ncols)
+    return GOE(name or f"G_{Z.name}_{next(_FRESH)}", ncols)
+
+
 def kernel(f, Z, alpha=1, diagonal: str = "zero", *, model=None, name: str | None = None,
            digits: int = KERNEL_DIGITS):
     r"""The Gaussian-equivalent expression of ``f(alpha Z^T Z / sqrt(p)) / sqrt(p)`` (an ``n x n`` matrix node).
@@ -155,6 +168,12 @@ def kernel(f, Z, alpha=1, diagonal: str = "zero", *, model=None, name: str | Non
     >>> K.kind, [t.kind for t in K.terms]
     ('sum', ['scaled', 'scaled', 'scaled'])
     """
+    if isinstance(alpha, MatrixNode) or not isinstance(Z, Gaussian) and isinstance(Z, MatrixNode):
+        # kernel(f, X, W): a signal (X = Z + finite rank) and weights (W = alpha I + finite rank)
+        from .engine_kernel_signal import kernel_signal
+
+        return kernel_signal(f, Z, alpha if isinstance(alpha, MatrixNode) else None, diagonal, model=model,
+                             name=name, digits=digits)
     if not isinstance(Z, Gaussian):
         raise ModelError(
             "kernel() takes a Gaussian matrix Z (declared with gaussian(p, n)): the Gaussian-equivalent "
@@ -167,15 +186,7 @@ def kernel(f, Z, alpha=1, diagonal: str = "zero", *, model=None, name: str | Non
     if k["a1"] != 0:
         terms.append(Scaled(Const(k["a1"]) / p, Z.T * Z))
     if k["b"] != 0:
-        if model is not None:
-            gname = name or f"G_{Z.name}"
-            base, j = gname, 1
-            while name is None and (gname in model.matrices or gname in model.dims or gname in model.symbols):
-                j += 1
-                gname = f"{base}_{j}"
-            G = model.goe(gname, ncols)
-        else:
-            G = GOE(name or f"G_{Z.name}_{next(_FRESH)}", ncols)
+        G = fresh_goe(Z, ncols, model, name)
         terms.append(Scaled(Const(k["b"]) * p ** sp.Rational(-1, 2), G))
     shift = k["d"] - k["a1"]
     if shift != 0:

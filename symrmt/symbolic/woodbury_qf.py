@@ -41,7 +41,7 @@ from __future__ import annotations
 import sympy as sp
 
 from . import linearize as lin
-from .blockfp import BlockSystem
+from .blockfp import S_STRENGTH, BlockSystem
 from .engine_nodes import (
     Const,
     Diff,
@@ -128,8 +128,7 @@ class QFPlan:
     def __init__(self, expr, hat, traces, forms, formula, symbols, params, vectors):
         self.expr, self.hat, self.traces, self.forms = expr, hat, traces, forms
         self.formula, self.symbols, self.params, self.vectors = formula, symbols, params, vectors
-        # as in Plan: no implicit derivatives (every diff is taken on the tree first)
-        self.needs = {t.index: {()} for t in traces}
+        self.needs = {t.index: {()} for t in traces}  # trace index -> multi-indices of derivatives
 
     @property
     def grams(self):
@@ -233,14 +232,21 @@ def _form_text(m) -> str:
     return f"{left or '?'}.T*...*{right or '?'}"
 
 
-def prepare_qf(expr) -> QFPlan:
-    """The :class:`QFPlan` of a scalar expression holding vectors (every ``diff`` taken on the tree)."""
+def prepare_qf(expr, implicit: bool = True) -> QFPlan:
+    """The :class:`QFPlan` of a scalar expression holding vectors.
+
+    A ``diff`` is taken implicitly (the parameter derivatives of the fixed point, and
+    ``dq = de.x + x_e.(df - dS x)`` for a form ``q = e^T x``, ``S x = f``, ``S^T x_e = e``) when every
+    form is differentiated at most once; otherwise (``implicit=False``, or a higher derivative of a
+    form) on the tree first, exactly (``d M^{-1} = -M^{-1} dM M^{-1}``).
+    """
     from .engine_tree import _no_diff
 
     if not hasattr(expr, "kind") or expr.kind not in ("const", "trace", "ssum", "sproduct", "power", "diff",
                                                       "qform"):
         raise ModelError("the limit needs a scalar expression (a normalized trace or a quadratic form u.T*M*v)")
-    if any(isinstance(x, Diff) for x in walk(expr)):
+    original = expr
+    if not implicit and any(isinstance(x, Diff) for x in walk(expr)):
         expr = _no_diff(expr)
     e, hat = lin.normalize(expr)
     if hat is None:
@@ -256,7 +262,7 @@ def prepare_qf(expr) -> QFPlan:
     traces, forms, tindex, findex = [], [], {}, {}
 
     def bulk_plan(matrix, pencil, bulk, readout_matrix):
-        system = BlockSystem(bulk)
+        system = prune(BlockSystem(bulk))
         t = TracePlan(len(traces), readout_matrix, bulk, system, _bounds(readout_matrix) if readout_matrix is not
                       None and not vectors_of(readout_matrix) else [])
         t.full_pencil, t.full_matrix = pencil, matrix
@@ -304,6 +310,8 @@ def prepare_qf(expr) -> QFPlan:
     for node in walk(hat):
         if isinstance(node, Const):
             params |= node.value.free_symbols
+        if isinstance(node, Diff):
+            params.add(node.param)
     for t in traces:
         params |= set(t.system.params)
     for f in forms:
@@ -312,35 +320,139 @@ def prepare_qf(expr) -> QFPlan:
         for c in f.e + f.f:
             params |= sp.sympify(c).free_symbols
     params = sorted(params, key=lambda s: s.name)
-    qsyms = {}
+    funcs = {}
+
+    def fn(name):
+        if name not in funcs:
+            funcs[name] = sp.Function(name)(*params) if params else sp.Symbol(name)
+        return funcs[name]
 
     def to_sympy(s):
         if isinstance(s, Const):
             return s.value
         if isinstance(s, Trace):
             t = traces[tindex[s.matrix]]
-            return sum((c * sp.Symbol(f"H_{t.index}_{i}_{j}", real=True) for (i, j), c in t.system.readout.items()),
-                       sp.Integer(0))
+            return sum((c * fn(f"H{t.index}_{i}_{j}") for (i, j), c in t.system.readout.items()), sp.Integer(0))
         if isinstance(s, QuadForm):
-            k = findex[s.matrix]
-            return qsyms.setdefault(k, sp.Symbol(f"QF_{k}", real=True))
+            return fn(f"QF{findex[s.matrix]}")
         if isinstance(s, ScalarSum):
             return sp.Add(*[to_sympy(x) for x in s.terms])
         if isinstance(s, ScalarProduct):
             return sp.Mul(*[to_sympy(x) for x in s.factors])
         if isinstance(s, Power):
             return to_sympy(s.base) ** s.exponent
+        if isinstance(s, Diff):
+            return sp.diff(to_sympy(s.scalar), s.param)
         raise ModelError(f"not a scalar expression: {s!r}")
 
     formula = to_sympy(hat)
-    symbols = []
-    for t in traces:
-        for (i, j) in t.system.readout:
-            symbols.append((sp.Symbol(f"H_{t.index}_{i}_{j}", real=True), (t.index, (i, j), ())))
-    for k, sym in sorted(qsyms.items()):
-        symbols.append((sym, ("form", k)))
+    symbols, repl = [], {}
+    needs = {t.index: {()} for t in traces}
+    for d in sorted(formula.atoms(sp.Derivative), key=sp.default_sort_key):
+        name = d.expr.func.__name__
+        alpha = []
+        for var, count in d.variable_count:
+            alpha += [var] * int(count)
+        alpha = tuple(sorted(alpha, key=lambda x: x.name))
+        tag = "_".join(a.name for a in alpha)
+        if name.startswith("QF"):
+            if len(alpha) > 1:  # a second derivative of a form: differentiate the tree instead
+                return prepare_qf(original, implicit=False)
+            k = int(name[2:])
+            sym = sp.Symbol(f"dQF_{k}_{tag}", real=True)
+            symbols.append((sym, ("dform", k, alpha[0])))
+            if forms[k].trace_index is not None:
+                needs[forms[k].trace_index].add(alpha)
+        else:
+            k, i, j = (int(x) for x in name[1:].split("_"))
+            sym = sp.Symbol(f"dH_{k}_{i}_{j}_{tag}", real=True)
+            symbols.append((sym, (k, (i, j), alpha)))
+            needs[k].add(alpha)
+        repl[d] = sym
+    formula = formula.xreplace(repl)
+    for name, f in funcs.items():
+        sym = sp.Symbol(name, real=True)
+        formula = formula.xreplace({f: sym})
+        if name.startswith("QF"):
+            symbols.append((sym, ("form", int(name[2:]))))
+        else:
+            k, i, j = (int(x) for x in name[1:].split("_"))
+            symbols.append((sym, (k, (i, j), ())))
     for p in params:
         symbols.append((p, ("param", p)))
-    return QFPlan(expr, hat, traces, forms, formula, symbols, params, vectors)
+    plan = QFPlan(expr, hat, traces, forms, formula, symbols, params, vectors)
+    plan.needs = needs
+    return plan
 
 
+
+
+
+# ---------------------------------------------------------------- structural zeros of the fixed point
+
+class _PrunedPencil(Pencil):
+    """A bulk pencil whose fixed point has its structural zeros removed (a distinct cache key)."""
+
+    def key(self) -> str:
+        return "pruned:" + super().key()
+
+
+def _reach(edges, k):
+    """``reach[i]``: the blocks reachable from ``i`` (``i`` included) in the digraph ``edges``."""
+    out = []
+    for i in range(k):
+        seen, stack = {i}, [i]
+        while stack:
+            a = stack.pop()
+            for b in edges.get(a, ()):
+                if b not in seen:
+                    seen.add(b)
+                    stack.append(b)
+        out.append(seen)
+    return out
+
+
+def prune(system: BlockSystem) -> BlockSystem:
+    """Remove the structural zeros of ``H`` from a block system (in place; returns it).
+
+    ``(A^{-1})_{ij} \\ne 0`` needs a path ``i -> j`` in the digraph of ``A`` (``A^{-1}`` is a polynomial
+    in ``A``).  Starting from every entry, the pattern ``P <- reach(L0 + eta(P))`` only shrinks and
+    always contains the support of the solution on the whole homotopy (``H(s) = (L0 - s eta(H))^{-1}``),
+    so the entries outside it are zero exactly; their residual rows vanish identically.
+    """
+    k = system.pencil.size
+    base = {}
+    for i in range(k):
+        for j in range(k):
+            if system.L0[i, j] != 0:
+                base.setdefault(i, set()).add(j)
+    alive = set(system.unknowns)
+    while True:
+        edges = {a: set(b) for a, b in base.items()}
+        for (kk, ll), d in system.eta_coef.items():
+            if any(mm in alive for mm in d):
+                edges.setdefault(kk, set()).add(ll)
+        reach = _reach(edges, k)
+        new = {(i, j) for (i, j) in alive if j in reach[i]}
+        if new == alive:
+            break
+        alive = new
+    if len(alive) == len(system.unknowns):
+        return system
+    zero = {x: 0 for x, u in zip(system.h, system.unknowns) if u not in alive}
+    keep = [(u, x) for u, x in zip(system.unknowns, system.h) if u in alive]
+    system.unknowns, system.h = [u for u, _ in keep], [x for _, x in keep]
+    system.H = system.H.xreplace(zero)
+    system.eta_coef = {kl: {mm: c for mm, c in d.items() if mm in alive} for kl, d in system.eta_coef.items()}
+    system.eta_coef = {kl: d for kl, d in system.eta_coef.items() if d}
+    system.eta = system.eta.xreplace(zero)
+    system.lam = {(i, j): system.L0[i, j] - S_STRENGTH * system.eta[i, j] for i in range(k) for j in range(k)
+                  if system.L0[i, j] != 0 or system.eta[i, j] != 0}
+    system._rows = {}
+    for (i, j) in system.lam:
+        system._rows.setdefault(i, []).append(j)
+    system.residual = [system._times_h(system.lam, i, j) - (1 if i == j else 0) for i, j in system.unknowns]
+    system.readout = {ij: c for ij, c in system.readout.items() if ij in alive}
+    p = system.pencil
+    system.pencil = _PrunedPencil(p.blocks, p.ratios, p.Q, p.u, p.v)
+    return system
