@@ -126,9 +126,10 @@ def _declare_diag(model, name: str, rhs: str):
 
 
 def _declare_kernel(model, name: str, rhs: str):
-    """``kernel(f, Z[, alpha[, zero|keep]])``: the Gaussian-equivalent kernel of the preset ``f`` on the
-    Gaussian ``Z`` (:func:`symrmt.engine.kernel`), named ``name`` in the expression; its fresh
-    ``goe(n)`` is declared as ``G_<Z>``."""
+    """``kernel(f, Z[, alpha[, zero|keep]])`` or ``kernel(f, X, W[, zero|keep])``: the Gaussian-equivalent
+    kernel of the preset ``f`` on the Gaussian ``Z``, or on ``X = Z + finite rank`` with weights
+    ``W = alpha I + finite rank`` (``X``, ``W`` named by ``--let``) (:func:`symrmt.engine.kernel`), named
+    ``name`` in the expression; its fresh ``goe(n)`` is declared as ``G_<Z>``."""
     from symrmt.engine import kernel
     from symrmt.symbolic.hermite import PRESETS
 
@@ -136,11 +137,14 @@ def _declare_kernel(model, name: str, rhs: str):
     names = {k: k for k in PRESETS}
     names.update(zero="zero", keep="keep")
     names.update(model.matrices)
+    names.update(model.named)  # kernel(f, X, W) with X, W named by --let
     out = {}
 
     def call(f, Z, alpha=1, diagonal="zero"):
         if not isinstance(f, str) or f not in PRESETS:
             raise ParameterError(f"--matrix {name}: kernel(f, Z, ...) takes a preset f, one of {', '.join(PRESETS)}")
+        if isinstance(alpha, str) and alpha in ("zero", "keep") and diagonal == "zero":
+            alpha, diagonal = 1, alpha
         if diagonal not in ("zero", "keep"):
             raise ParameterError(f"--matrix {name}: the diagonal is zero or keep, got {diagonal!r}")
         out["args"] = (f, Z, alpha, diagonal)
@@ -213,8 +217,9 @@ def add_trace_parser(sub, int_at_least):
     p.add_argument("expr", metavar="EXPR", help="e.g. 'trace(inv(Z.T*Z/n + gamma*I(n)))'")
     p.add_argument("--matrix", action="append", default=[], metavar="DECL",
                    help="NAME=gaussian(a,b) | NAME=goe(a) | NAME=diag(a, (values), (weights)) | "
-                   "NAME=kernel(f, Z[, alpha[, zero|keep]]) (f a preset; the Gaussian-equivalent kernel of "
-                   "f(alpha Z^T Z/sqrt(p))/sqrt(p)) (repeatable)")
+                   "NAME=kernel(f, Z[, alpha[, zero|keep]]) | NAME=kernel(f, X, W[, zero|keep]) (f a preset; the "
+                   "Gaussian-equivalent kernel of f(alpha Z^T Z/sqrt(p))/sqrt(p), or of f(X^T W X/sqrt(p))/sqrt(p) "
+                   "for X = Z + finite rank, W = alpha I + finite rank, named by --let) (repeatable)")
     p.add_argument("--vector", action="append", default=[], metavar="DECL",
                    help="NAME=vector(a) (deterministic, O(1) norm; inner products a.b in --at, 0 when not given) | "
                    "NAME=signs(a) | NAME=gaussian_vector(a) (iid +-1 or N(0,1) entries, norm sqrt(a)) (repeatable)")

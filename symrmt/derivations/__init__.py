@@ -26,6 +26,7 @@ DERIVATIONS = (
     "engine_ridge_teacher",
     "engine_spiked",
     "engine_ridge_signal",
+    "engine_attention",
 )
 
 
