@@ -82,9 +82,61 @@ def worker(spec: dict) -> dict:
             ref = closed_form(at["c"], at["gamma"], DIGITS + 20)
             err = abs(r.value - ref) / abs(ref)
             agree.append(float(-mpmath.log10(err)) if err else float(DIGITS + 20))
-    return {"import_s": import_s, "first_s": first_s, "blocks": blocks, "warm_s": warm,
-            "warm_median_s": statistics.median(warm), "agree_digits_min": min(agree),
-            "first_value": mpmath.nstr(first.value, DIGITS)}
+    out = {"import_s": import_s, "first_s": first_s, "blocks": blocks, "warm_s": warm,
+           "warm_median_s": statistics.median(warm), "agree_digits_min": min(agree),
+           "first_value": mpmath.nstr(first.value, DIGITS)}
+    out.update(quadratic_forms(spec.get("warm_points", len(WARM))))
+    return out
+
+
+#: the quadratic-form entries: a ridge bias with a teacher, and the paper's E_A as an engine expression
+#: side by side with the hand-built solver (``symrmt limit``), at 30 digits
+QF_POINTS = ({"c": "1/2", "gamma": "1/10"}, {"c": "1/2", "gamma": "1/5"}, {"c": "2", "gamma": "1/2"},
+             {"c": "3/4", "gamma": "3/10"}, {"c": "1", "gamma": "1"})
+QF_GRAM = {"mu.mu": "3/2", "wk1.wk1": "1", "wq1.wq1": "1", "wk1.wq1": "1/2", "mu.wk1": "1/2", "mu.wq1": "1/3"}
+TARGETS.update({"qf_warm_s": 0.3, "e_a_ratio": 3.0})
+
+
+def quadratic_forms(points: int) -> dict:
+    """Warm 30-digit times: a quadratic form ``lam^2 beta^T R^2 beta``, and E_A (engine and hand-built)."""
+    from fractions import Fraction
+
+    import mpmath
+
+    from symrmt.derivations.engine_ridge_teacher import BIAS
+    from symrmt.derivations.engine_ridge_teacher import model as teacher
+    from symrmt.geometry import LowRankGeometry
+    from symrmt.models.attention import attention_model
+    from symrmt.numeric.theory import limit
+
+    m = teacher()
+    base = {"beta.beta": "5/2", "sigma": "1"}
+    m.limit(BIAS, at={"phi": "1/2", "lam": "1/7", **base}, digits=DIGITS)   # compile
+    qf = []
+    for at in QF_POINTS[:points]:
+        t = time.perf_counter()
+        m.limit(BIAS, at={"phi": at["c"], "lam": at["gamma"], **base}, digits=DIGITS)
+        qf.append(time.perf_counter() - t)
+    am, ex = attention_model("tanh", 1)
+    q = {k: Fraction(v) for k, v in QF_GRAM.items()}
+    gram = [[q["mu.mu"], q["mu.wk1"], q["mu.wq1"]], [q["mu.wk1"], q["wk1.wk1"], q["wk1.wq1"]],
+            [q["mu.wq1"], q["wk1.wq1"], q["wq1.wq1"]]]
+    geo = LowRankGeometry(gram)
+    am.limit(ex["E_A"], at={"c": "1/3", "gamma": "1/7", **QF_GRAM}, digits=DIGITS)   # compile
+    limit("tanh", "1/3", ["1/7"], geo, "zero", DIGITS)
+    eng, hand, agree = [], [], []
+    for at in QF_POINTS[:points]:
+        t = time.perf_counter()
+        v = am.limit(ex["E_A"], at={**at, **QF_GRAM}, digits=DIGITS).value
+        eng.append(time.perf_counter() - t)
+        t = time.perf_counter()
+        ref = limit("tanh", at["c"], [at["gamma"]], geo, "zero", DIGITS)["attention"][0]
+        hand.append(time.perf_counter() - t)
+        with mpmath.workdps(DIGITS + 20):
+            err = abs(v - ref) / abs(ref)
+            agree.append(float(-mpmath.log10(err)) if err else float(DIGITS + 20))
+    return {"qf_warm_median_s": statistics.median(qf), "e_a_engine_median_s": statistics.median(eng),
+            "e_a_hand_median_s": statistics.median(hand), "e_a_agree_digits_min": min(agree)}
 
 
 def measure(quick: bool, run_worker) -> dict:
@@ -112,6 +164,15 @@ def verdicts(res: dict, row) -> None:
     row("  the same, warm disk cache (second process)", wc["first_s"], "", None)
     row("engine: 30-digit values against the closed form (worst, digits)", cold["agree_digits_min"], ">= 30",
         cold["agree_digits_min"] >= 30)
+    if "qf_warm_median_s" in cold:
+        row("engine: a quadratic form lam^2 beta^T R^2 beta at 30 digits, warm (median)", cold["qf_warm_median_s"],
+            f"<= {TARGETS['qf_warm_s']} s", cold["qf_warm_median_s"] <= TARGETS["qf_warm_s"])
+        ratio = cold["e_a_engine_median_s"] / cold["e_a_hand_median_s"]
+        row(f"engine: E_A (tanh, rank 1) as an expression / hand-built solver, 30 digits warm "
+            f"({cold['e_a_engine_median_s']:.3f} s / {cold['e_a_hand_median_s']:.3f} s)", ratio,
+            f"<= {TARGETS['e_a_ratio']}", ratio <= TARGETS["e_a_ratio"])
+        row("  the two E_A values agree (worst, digits)", cold["e_a_agree_digits_min"], ">= 30",
+            cold["e_a_agree_digits_min"] >= 30)
 
 
 def report(res: dict, md) -> str:

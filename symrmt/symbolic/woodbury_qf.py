@@ -306,6 +306,15 @@ def prepare_qf(expr, implicit: bool = True) -> QFPlan:
                           t.index if t is not None else None)
             forms.append(fp)
             findex[m] = fp.index
+    from symrmt.parsing.limits import LIMITS
+
+    unknowns = sum(len(t.system.unknowns) for t in traces)
+    if unknowns > LIMITS["unknowns"]:
+        raise ModelError(
+            f"the fixed point of this expression has {unknowns} unknowns, above the limit of {LIMITS['unknowns']} "
+            "(LIMITS['unknowns']: the solve grows like its cube); split the expression into smaller traces or "
+            "forms, or lower the rank of the finite-rank parts"
+        )
     params = set()
     for node in walk(hat):
         if isinstance(node, Const):
