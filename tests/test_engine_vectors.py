@@ -204,3 +204,13 @@ def test_outer_products_inside_a_trace_do_not_move_it():
     a = m.limit("trace(inv(Z*Z.T/n + gamma*I(p) + 3*beta*beta.T))", at={"c": "1/2", "gamma": "1/5",
                                                                           "beta.beta": "1"}, digits=30).value
     assert _digits(a, mp_m("1/2", "1/5")) >= 30
+
+
+def test_a_random_vector_of_dimension_p_has_squared_norm_p():
+    # g ~ N(0, I_p), p = c n: g^T M g / n -> (p/n) tau(M) = c m
+    m = _model()
+    m.gaussian_vector("g", "p")
+    v = m.limit("g.T*inv(Z*Z.T/n + gamma*I(p))*g/n", at={"c": "3/4", "gamma": "1/2"}, digits=30).value
+    with mpmath.workdps(60):
+        ref = mp_m("3/4", "1/2") * mpmath.mpf(3) / 4
+    assert _digits(v, ref) >= 30

@@ -284,7 +284,7 @@ def _check_form_bounds(plan, values, grams, qs, digits):
         if not g > 0:
             continue
         if isinstance(x, Vector):
-            xx = sp.Integer(1) if x.random else sp.sympify(grams.get(_gram(x.name), 0))
+            xx = sp.sympify(x.dim.ratio).subs(subs) if x.random else sp.sympify(grams.get(_gram(x.name), 0))
         else:
             continue
         upper = mpf_of(sp.Rational(xx) / g)

@@ -21,7 +21,8 @@ alone (:mod:`symrmt.symbolic.blockfp`), and the unit block of ``Qbar`` is, by Sc
 
 the sum over the vector leaves ``c_{ri} b^T`` at ``(r, i)`` and ``c_{js} a`` at ``(j, s)`` with
 ``i, j`` blocks of one dimension.  ``<b, a>`` is the parameter ``a.b`` of two deterministic
-vectors, ``1`` for a random vector with itself (``y/sqrt(n)`` has norm 1 in the limit) and ``0``
+vectors, ``d/n`` for a random vector of dimension ``d`` with itself (``|y/sqrt(n)|^2 -> d/n``; 1 in
+dimension ``n``) and ``0``
 for a random vector against any other vector.  The limit is ``e_U^T S^{-1} f_U``: ``S`` is a
 small matrix of SymPy expressions in ``H``, the inner products and the parameters (its size is the
 number of unit blocks), solved numerically at the working precision.
@@ -103,8 +104,8 @@ class FormPlan:
                     "block traces of the bulk pencil, which the finite-rank parts do not move)",
                     self.system.latex().split(",\n\\qquad \\tau")[0]]
         out += [f"% quadratic form {k}: Woodbury system on the unit blocks, S = L_UU - V_UB (H (x) I) V_BU "
-                "(\\langle a, b\\rangle: the inner product a.b; 1 for y/\\sqrt{n} with itself, 0 for a random "
-                "vector with any other)", self.woodbury_latex()]
+                "(\\langle a, b\\rangle: the inner product a.b; d/n for y/\\sqrt{n} of dimension d with itself, 0 "
+                "for a random vector with any other)", self.woodbury_latex()]
         return "\n".join(out)
 
 
@@ -163,8 +164,8 @@ def split_pencil(p: Pencil):
 
 def _inner(a: Vector, b: Vector):
     """``<a, b>`` of two vectors of one dimension in the normalized frame (see the module docstring)."""
-    if a.random or b.random:
-        return sp.Integer(1) if a.name == b.name else sp.Integer(0)
+    if a.random or b.random:  # |y|^2/n -> (size of its dimension)/n
+        return a.dim.ratio if a.name == b.name else sp.Integer(0)
     return gram_symbol(a.name, b.name)
 
 
