@@ -264,7 +264,8 @@ class MatSum(MatrixNode):
         for t in flat[1:]:
             if (t.rows, t.cols) != (a.rows, a.cols):
                 raise ModelError(
-                    f"size mismatch in a sum: {a.rows.name} x {a.cols.name} plus {t.rows.name} x {t.cols.name}"
+                    f"size mismatch in a sum: {a.rows.name} x {a.cols.name}{_vector_note(a)} plus "
+                    f"{t.rows.name} x {t.cols.name}{_vector_note(t)}"
                 )
         self.terms = tuple(flat)
         self.rows, self.cols = a.rows, a.cols
