@@ -135,6 +135,11 @@ def kernel(f, Z, alpha=1, diagonal: str = "zero", *, model=None, name: str | Non
            digits: int = KERNEL_DIGITS):
     r"""The Gaussian-equivalent expression of ``f(alpha Z^T Z / sqrt(p)) / sqrt(p)`` (an ``n x n`` matrix node).
 
+    ``kernel(f, X, W[, diagonal])``, with ``X = Z + finite rank`` (a matrix expression, not a bare
+    Gaussian) or ``W = alpha I + finite rank`` a matrix in place of ``alpha``, is the kernel
+    ``f(X^T W X/sqrt(p))/sqrt(p)`` with a signal and weights
+    (:func:`symrmt.symbolic.engine_kernel_signal.kernel_signal`).
+
     Returns ``a1 (Z^T Z/p - I) + b G/sqrt(p) + d I`` (module docstring) with ``G`` a
     fresh ``goe(n)``; terms whose coefficient is zero are left out (no ``G`` for a
     linear ``f``).
