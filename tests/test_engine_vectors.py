@@ -214,3 +214,11 @@ def test_a_random_vector_of_dimension_p_has_squared_norm_p():
     with mpmath.workdps(60):
         ref = mp_m("3/4", "1/2") * mpmath.mpf(3) / 4
     assert _digits(v, ref) >= 30
+
+
+def test_an_independent_sign_vector_reads_the_normalized_trace():
+    # y independent of M: y^T M y / n -> tau(M) (here the Marchenko-Pastur resolvent on n, ratio 1/c)
+    m = _model()
+    v = m.limit("y.T*inv(Z.T*Z/n + gamma*I(n))*y/n", at={"c": "1/2", "gamma": "1/5"}, digits=30).value
+    t = m.limit("trace(inv(Z.T*Z/n + gamma*I(n)))", at={"c": "1/2", "gamma": "1/5"}, digits=30).value
+    assert _digits(v, t) >= 30

@@ -168,4 +168,5 @@ def trace_point(tree, label: dict | None = None) -> TracePoint:
             raise ParameterError(f"label must be a dict without the keys 'tree' and 'sizes', got {label!r}")
         key.update(label)
     canonical(key)  # JSON-able, else a clear error here rather than in the store
-    return TracePoint(key, {"program": prog}, prog["dims"])
+    sizes = {k: v for k, v in prog["dims"].items() if k != "1"}  # "1": the unit dimension of a vector
+    return TracePoint(key, {"program": prog}, sizes)
