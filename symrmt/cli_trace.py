@@ -306,9 +306,10 @@ def cmd_trace(args) -> int:
         forms = model.woodbury(expr)
         if forms:
             tex.append(forms.latex())
-        else:
-            for k, (pen, eqs) in enumerate(zip(model.pencil(expr), model.equations(expr))):
-                tex.append(f"% trace {k + 1}: linear pencil\n{pen.latex()}\n% trace {k + 1}: fixed point\n{eqs.latex()}")
+        # the traces (a quadratic form's bulk fixed point is printed with its form)
+        pairs = [(pen, eqs) for pen, eqs in zip(model.pencil(expr), model.equations(expr)) if pen.trace.matrix is not None]
+        for k, (pen, eqs) in enumerate(pairs):
+            tex.append(f"% trace {k + 1}: linear pencil\n{pen.latex()}\n% trace {k + 1}: fixed point\n{eqs.latex()}")
         out["latex"] = "\n".join(tex)
     if args.json:
         _dump(out)  # the CLI's one strict JSON writer
