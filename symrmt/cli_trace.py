@@ -114,9 +114,9 @@ def _declare_diag(model, name: str, rhs: str):
         out["node"] = model.diag(name, dim, list(values), None if weights is None else list(weights))
         return out["node"]
 
-    _parser()(rhs, names, {"diag": diag, "sqrt": lambda x: x ** Fraction(1, 2)}, what=f"--matrix {name}",
-              number=_number)
-    if "node" not in out:
+    got = _parser()(rhs, names, {"diag": diag, "sqrt": lambda x: x ** Fraction(1, 2)}, what=f"--matrix {name}",
+                    number=_number, whole_call=("diag",))
+    if "node" not in out or got is not out["node"]:  # nothing of the text may be dropped
         raise ParameterError(f"--matrix {name}: {rhs!r} declares no matrix")
     return out["node"]
 
@@ -140,10 +140,11 @@ def _declare_kernel(model, name: str, rhs: str):
         if diagonal not in ("zero", "keep"):
             raise ParameterError(f"--matrix {name}: the diagonal is zero or keep, got {diagonal!r}")
         out["args"] = (f, Z, alpha, diagonal)
-        return Z
+        out["marker"] = marker = object()  # not a matrix: no operator applies to it
+        return marker
 
-    _parser()(rhs, names, {"kernel": call}, what=f"--matrix {name}", number=Fraction)
-    if "args" not in out:
+    got = _parser()(rhs, names, {"kernel": call}, what=f"--matrix {name}", number=Fraction, whole_call=("kernel",))
+    if "args" not in out or got is not out["marker"]:  # nothing of the text may be dropped
         raise ParameterError(f"--matrix {name}: {rhs!r} declares no matrix")
     # the Hermite data are computed outside the parser's time limit (the quadrature may take seconds)
     f, Z, alpha, diagonal = out["args"]

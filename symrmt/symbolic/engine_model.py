@@ -232,8 +232,8 @@ class Model:
             raise ModelError("declare a diagonal matrix with Model.diag(name, dim, values, weights)")
 
         calls.update(gaussian=gaussian, goe=goe, diag=diag)
-        _parse(rhs, names, calls, what=f"the declaration of {name}")
-        if "node" not in out:
+        got = _parse(rhs, names, calls, what=f"the declaration of {name}", whole_call=("gaussian", "goe", "diag"))
+        if "node" not in out or got is not out["node"]:  # nothing of the text may be dropped
             raise ModelError(f"{text!r} declares no matrix")
         return out["node"]
 
@@ -293,10 +293,11 @@ def _number(q: Fraction) -> Const:
     return Const(sp.Rational(q.numerator, q.denominator))
 
 
-def _parse(text, names, functions, *, what):
+def _parse(text, names, functions, *, what, whole_call=None):
     """The package's restricted parser, with numeric literals as exact :class:`Const` nodes."""
     from ..parsing import parse_expression
 
-    return parse_expression(text, names, functions, what=what, attributes=("T",), number=_number)
+    return parse_expression(text, names, functions, what=what, attributes=("T",), number=_number,
+                            whole_call=whole_call)
 
 
