@@ -169,8 +169,10 @@ def certified_limit(plan, values: dict, digits: int):
                 if _agree(lo, hi, digits) and all(_agree(a, b, digits) for a, b in zip(taus_lo, taus)):
                     hi = _check_real(hi, digits)
                     _check_bounds(plan, values, taus, digits)
-                    with mpmath.workdps(digits):
-                        return TraceLimit(+hi, digits, dps + 10, res, dict(values), [+x for x in taus])
+                    # kept at the working precision: rounding to ``digits`` is done once, in decimal, when
+                    # the value is printed (a binary rounding at ``digits`` first could round twice:
+                    # 3.108... at one digit would read 3.09375)
+                    return TraceLimit(+hi, digits, dps + 10, res, dict(values), [+x for x in taus])
             failures.append(f"solves at {dps} and {dps + 10} digits disagree beyond digit {digits} "
                             f"(fixed-point residual max|R| = {mpmath.nstr(res, 3)})")
         except ConvergenceError as exc:
