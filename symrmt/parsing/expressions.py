@@ -357,7 +357,7 @@ def parse_expression(text, names, functions, *, what, attributes=frozenset(), re
     text = _prepare(text, what, relations)
     tree = _tree(text, what)
     if whole_call is not None:
-        _check_whole_call(tree, text, what, whole_call)
+        _check_whole_call(tree, text, what, whole_call, functions, attributes)
     builder = _Builder(text, dict(names), dict(functions), what, frozenset(attributes), relations,
                        number or _sympy_number)
     seconds = LIMITS["time"] if seconds is None else seconds
@@ -365,12 +365,17 @@ def parse_expression(text, names, functions, *, what, attributes=frozenset(), re
                        error=ParseLimitError)
 
 
-def _check_whole_call(tree, text, what, laws):
+def _check_whole_call(tree, text, what, laws, functions, attributes):
     """A declaration is one call of a law and its arguments: refuse a factor, a transpose, a sum or a
     second law around or inside it (they would otherwise be silently dropped)."""
     body = tree.body
     laws = set(laws)
     shown = " or ".join(f"{k}(...)" for k in sorted(laws))
+    if isinstance(body, ast.Call) and isinstance(body.func, ast.Name) and body.func.id not in functions:
+        return  # an unknown function: the walk names it
+    if any(isinstance(n, ast.Attribute) and (n.attr.startswith("_") or n.attr not in attributes)
+           for n in ast.walk(body)):
+        return  # a refused attribute: the walk names it
     if not (isinstance(body, ast.Call) and isinstance(body.func, ast.Name) and body.func.id in laws):
         raise ParameterError(f"{what}: a declaration is a law and its dimensions only ({shown}), got "
                              f"{_short(text)!r}; write a factor, a transpose or a sum in the expression "

@@ -33,7 +33,7 @@ from .engine_nodes import (
     _scalar,
     _show,
 )
-from .engine_tree import bind, differentiate, walk  # noqa: F401  (re-exported)
+from .engine_tree import bind, check_ratios, differentiate, walk  # noqa: F401  (re-exported)
 
 __all__ = ["Model"]
 
@@ -115,6 +115,11 @@ class Model:
             raise ModelError(f"the size of {name} must be a positive ratio times n, got {ratio}*n")
         d = self.dims[name] = Dim(name, ratio)
         return d
+
+    def check_ratios(self, values) -> None:
+        """Every dimension ratio must be positive at the evaluation point (after substitution): the
+        ratio ``(c-1)`` is refused at ``c = 1/2``, ``(c-1)**2`` at ``c = 1`` (:class:`ModelError`)."""
+        check_ratios(self.dims.values(), values)
 
     def _dim_of(self, x) -> Dim:
         if isinstance(x, Dim):
