@@ -120,6 +120,8 @@ def check_law(name: str, values, weights) -> tuple:
     for v in values + weights:
         if v.has(N) or v.atoms(sp.Float):
             raise ModelError(f"diag {name}: values and weights must be exact and free of n, got {v}")
+        if v.has(sp.zoo, sp.oo, -sp.oo, sp.nan) or (v.is_number and v.is_extended_real is not True):
+            raise ModelError(f"diag {name}: values and weights must be finite real numbers, got {v}")
     if all(w.is_number for w in weights):
         if any(not w > 0 for w in weights) or sp.nsimplify(sum(weights)) != 1:
             raise ModelError(f"diag {name}: weights must be positive and sum to 1, got {list(weights)}")

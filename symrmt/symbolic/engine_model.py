@@ -108,6 +108,11 @@ class Model:
             if not isinstance(value, Const):
                 raise ModelError(f"the size of {name} must be a parameter expression")
             ratio = value.value
+        elif isinstance(ratio, Fraction):
+            ratio = sp.Rational(ratio.numerator, ratio.denominator)
+        elif isinstance(ratio, bool) or not isinstance(ratio, (int, sp.Expr)):
+            raise ModelError(f"the size of {name} must be a text such as 'c*n', an integer, a Fraction or a SymPy "
+                             f"expression, got {type(ratio).__name__}")
         ratio = sp.sympify(ratio)
         if ratio.has(N):
             ratio = sp.simplify(ratio / N)
