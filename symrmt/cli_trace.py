@@ -207,12 +207,9 @@ def add_trace_parser(sub, int_at_least):
     p.add_argument("--seed", type=int_at_least("--seed", 0), default=0, help="simulation root seed (default 0)")
     p.add_argument("--store", metavar="PATH", default=None,
                    help="trial store (SQLite file) for --simulate: reuse stored trials, keep each new one")
-    g = p.add_mutually_exclusive_group()
-    g.add_argument("--workers", type=int_at_least("--workers", 1), default=1,
-                   help="1 (default): trials in this process; N > 1: a local Dask cluster of N worker processes "
-                   "(pip install 'symrmt[dask]')")
-    g.add_argument("--scheduler", metavar="ADDRESS", default=None,
-                   help="run the trials on an existing Dask cluster, e.g. tcp://host:8786")
+    from symrmt.cli_common import add_executor
+
+    add_executor(p)
     p.set_defaults(func=cmd_trace)
     return p
 
@@ -225,6 +222,7 @@ def _simulate(args, expr, at) -> dict:
     :func:`symrmt.simulation.trace_trials.trace_point`)."""
     import warnings
 
+    from symrmt.cli_common import scheduler_of
     from symrmt.engine import bind
     from symrmt.simulation.executor import StaleTrialsWarning, report_stale
     from symrmt.simulation.trace_sim import simulate_trace
@@ -234,7 +232,7 @@ def _simulate(args, expr, at) -> dict:
     with warnings.catch_warnings():  # reported below in one line
         warnings.simplefilter("ignore", StaleTrialsWarning)
         sim = simulate_trace(bind(expr, at, args.n), trials=args.trials, seed=args.seed, progress=None,
-                             store=args.store, workers=args.workers, scheduler=args.scheduler, label=label)
+                             store=args.store, workers=args.workers, scheduler=scheduler_of(args), label=label)
     report_stale(sim)
     return sim
 
@@ -248,6 +246,12 @@ def cmd_trace(args) -> int:
 
     if not args.simulate and (args.store is not None or args.workers > 1 or args.scheduler is not None):
         raise ParameterError("--store, --workers and --scheduler apply to the simulation: add --simulate")
+    if args.simulate:  # the executor's terms, checked before any work
+        from symrmt.cli_common import scheduler_of
+        from symrmt.simulation.scheduler import check_workers
+
+        scheduler_of(args)
+        check_workers(args.workers)
     model = build_model(args.dim, args.matrix)
     at = parse_at(args.at)
     expr = model.parse(args.expr)

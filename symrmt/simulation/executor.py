@@ -39,9 +39,13 @@ The generic API (for new trial kinds, e.g. the trace engine's simulation):
     (the figures compute the theory meanwhile).
 ``make_executor(workers=None, scheduler=None)``
     ``None`` (both unset: in this process, no Dask needed), or a
-    :class:`DaskExecutor` on a new local cluster of ``workers`` processes, or on
-    the running scheduler at ``scheduler`` (``"tcp://host:8786"``).  Use it as a
-    context manager; a local cluster is shut down at exit.
+    :class:`DaskExecutor` on a new local cluster of ``workers`` processes (at most
+    :func:`symrmt.simulation.scheduler.max_workers`, the cores available), or on
+    the running scheduler at ``scheduler`` (an address such as
+    ``"tcp://127.0.0.1:8786"``, or a :class:`symrmt.simulation.scheduler.Scheduler`
+    for a trusted plain-TCP or a TLS one).  A scheduler is trusted code (Dask's
+    protocol lets it run code in the client): see :mod:`symrmt.simulation.scheduler`.
+    Use it as a context manager; a local cluster is shut down at exit.
 
 Every trial runs with one BLAS thread (:mod:`symrmt.blas_threads`, which says
 why and when a thread count set in the environment wins): a local cluster is
@@ -68,6 +72,7 @@ import numpy as np
 from symrmt.blas_threads import BLAS_VARS, one_blas_thread
 from symrmt.params import ParameterError
 from symrmt.progress import progress_bar
+from symrmt.simulation.scheduler import as_scheduler, check_workers
 from symrmt.simulation.store import canonical, check_values, open_store
 
 __all__ = [
@@ -145,7 +150,10 @@ def _timed_trial(fn, params, context, seed, j, limit=None):
 class DaskExecutor:
     """Trials on a Dask cluster: a new local one (``workers``) or an existing one (``scheduler``)."""
 
-    def __init__(self, workers: int | None = None, scheduler: str | None = None):
+    def __init__(self, workers: int | None = None, scheduler=None):
+        scheduler = as_scheduler(scheduler)  # the address and its terms, checked before Dask is imported
+        if scheduler is None:
+            workers = check_workers(workers)
         try:
             from distributed import Client, LocalCluster
         except ImportError as exc:
@@ -153,9 +161,11 @@ class DaskExecutor:
         self._cluster = None
         if scheduler is not None:
             try:
-                self.client = Client(scheduler, timeout="20s")
-            except (OSError, TimeoutError) as exc:
-                raise ParameterError(f"cannot reach the Dask scheduler at {scheduler!r}: {exc}") from exc
+                kwargs = {} if scheduler.security is None else {"security": scheduler.security}
+                self.client = Client(scheduler.address, timeout="20s", **kwargs)
+            except Exception as exc:  # noqa: BLE001 - whatever answers there (not Dask, TLS refused, ...): one line
+                raise ParameterError(f"cannot connect to a Dask scheduler at {scheduler.address}: "
+                                     f"{type(exc).__name__}: {str(exc)[:200]}") from None
         else:
             import dask
 
@@ -241,12 +251,13 @@ def make_executor(workers=None, scheduler=None):
     if workers is not None and scheduler is not None:
         raise ParameterError("give either --workers (a local Dask cluster) or --scheduler (an existing one), not both")
     if scheduler is not None:
-        if not isinstance(scheduler, str) or not scheduler.strip():
-            raise ParameterError(f"scheduler must be an address such as 'tcp://host:8786', got {scheduler!r}")
-        return DaskExecutor(scheduler=scheduler.strip())
-    if workers is None or int(workers) <= 1:
+        return DaskExecutor(scheduler=as_scheduler(scheduler))
+    if workers is None:
         return _Nothing()
-    return DaskExecutor(workers=int(workers))
+    workers = check_workers(workers)
+    if workers <= 1:
+        return _Nothing()
+    return DaskExecutor(workers=workers)
 
 
 # ---------------------------------------------------------------------------

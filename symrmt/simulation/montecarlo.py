@@ -37,6 +37,7 @@ import numpy as np
 
 from symrmt.params import ParameterError, as_low_rank, check_c
 from symrmt.simulation.executor import make_executor, run_trials
+from symrmt.simulation.scheduler import check_workers
 
 __all__ = [
     "simulate",
@@ -424,6 +425,8 @@ def simulate(
     if not callable(f):
         raise ParameterError(f"f must be a callable (a vectorized NumPy function), got {f!r}")
     _check_vectorized(f)
+    if isinstance(workers, Integral) and not isinstance(workers, bool):
+        check_workers(int(workers))  # the stated cap (the cores available), before anything else
     n_checked = _check_int(n, "n", 2)  # the memory estimate comes before any array is allocated
     _check_memory(n_checked, round(check_c(c) * n_checked), weights is not None,
                   min(workers, trials) if isinstance(workers, Integral) and isinstance(trials, Integral) else 1)
@@ -433,7 +436,7 @@ def simulate(
     check_memory_bytes(trials * TRIAL_BOOKKEEPING, f"simulate {trials} trials", "results and seed sequences",
                        "lower trials")
     seed = _check_int(seed, "seed", 0)
-    workers = _check_int(workers, "workers", 1)
+    workers = check_workers(_check_int(workers, "workers", 1))
     if progress not in (None, True, False):
         raise ParameterError(f"progress must be None, True or False, got {progress!r}")
     parallel = workers > 1 or scheduler is not None

@@ -54,6 +54,7 @@ import numpy as np
 from symrmt.params import ParameterError
 from symrmt.simulation.executor import make_executor, run_trials
 from symrmt.simulation.montecarlo import TRIAL_BOOKKEEPING, check_memory_bytes
+from symrmt.simulation.scheduler import check_workers
 
 __all__ = ["TraceSimulationError", "draw_matrices", "evaluate", "random_matrices", "simulate_trace"]
 
@@ -370,7 +371,7 @@ def simulate_trace(tree, trials: int = 10, seed: int = 0, progress=None, *, stor
     """
     trials = _check_int(trials, "trials", 2, " (a standard error needs at least two trials)")
     seed = _check_int(seed, "seed", 0)
-    workers = _check_int(workers, "workers", 1)
+    workers = check_workers(_check_int(workers, "workers", 1))
     if progress not in (None, True, False):
         raise ParameterError(f"progress must be None, True or False, got {progress!r}")
     from symrmt.simulation.trace_trials import TRACE_SPEC, from_program, trace_point
