@@ -38,11 +38,14 @@ class Dim:
         self.ratio = ratio
         self.count = None  # the integer size, in a tree made by :func:`bind`
 
+    # the ratio (and a bound size) are part of a dimension's identity: two models with the same name
+    # for dimensions of different sizes must never share a memoized pencil or plan
     def __eq__(self, other):
-        return isinstance(other, Dim) and other.name == self.name
+        return isinstance(other, Dim) and other.name == self.name and other.ratio == self.ratio and \
+            other.count == self.count
 
     def __hash__(self):
-        return hash(("Dim", self.name))
+        return hash(("Dim", self.name, self.ratio, self.count))
 
     def __repr__(self):
         return f"Dim({self.name!r}, {self.ratio})"
