@@ -463,3 +463,27 @@ def test_workers_are_capped_at_the_cores(capsys):
     assert check_workers(cap) == cap
     with open(os.path.join(os.path.dirname(__file__), "..", "docs", "input.md"), encoding="utf-8") as fh:
         assert "--workers" in fh.read()
+
+
+# ---------------------------------------------------------------- the same class: a .py candidate's imports
+@pytest.mark.parametrize("line", ["from sympy import sqrt as exp", "import sympy as sp", "from math import *",
+                                  "from sympy import Symbol"])
+def test_a_candidate_file_import_that_would_change_a_name_is_refused(capsys, tmp_path, line):
+    path = tmp_path / "cand.py"
+    path.write_text(line + "\ncandidate = exp(c)\n")
+    code, out, err = _run(capsys, ["check", "E_RR0", str(path)])
+    assert code == 2 and out == ""
+    assert "not executed" in _one_line(err)
+
+
+def test_a_candidate_file_may_import_the_language_functions():
+    from symrmt.check.candidate import parse_candidate
+
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "cand.py")
+        with open(path, "w") as fh:
+            fh.write("import sympy\nfrom sympy import sqrt, pi\nE_RR0 = (1 - c)/2\n")
+        lhs, _ = parse_candidate("E_RR0", path)
+    assert str(lhs) == "1/2 - c/2"
