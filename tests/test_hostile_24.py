@@ -466,8 +466,8 @@ def test_workers_are_capped_at_the_cores(capsys):
 
 
 # ---------------------------------------------------------------- the same class: a .py candidate's imports
-@pytest.mark.parametrize("line", ["from sympy import sqrt as exp", "import sympy as sp", "from math import *",
-                                  "from sympy import Symbol"])
+@pytest.mark.parametrize("line", ["from sympy import sqrt as exp", "import sympy as exp", "from math import *",
+                                  "from sympy import Symbol", "import numpy as c"])
 def test_a_candidate_file_import_that_would_change_a_name_is_refused(capsys, tmp_path, line):
     path = tmp_path / "cand.py"
     path.write_text(line + "\ncandidate = exp(c)\n")
@@ -484,6 +484,6 @@ def test_a_candidate_file_may_import_the_language_functions():
     with tempfile.TemporaryDirectory() as d:
         path = os.path.join(d, "cand.py")
         with open(path, "w") as fh:
-            fh.write("import sympy\nfrom sympy import sqrt, pi\nE_RR0 = (1 - c)/2\n")
+            fh.write("import sympy\nimport sympy as sp\nfrom sympy import sqrt, pi\nE_RR0 = (1 - c)/2\n")
         lhs, _ = parse_candidate("E_RR0", path)
     assert str(lhs) == "1/2 - c/2"

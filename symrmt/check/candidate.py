@@ -113,10 +113,12 @@ def _parse_py_file(path: str, quantity: str):
             # language's functions and constants) is refused, never silently ignored
             for alias in node.names:
                 bound = alias.asname or alias.name.split(".")[0]
-                if alias.asname is not None and alias.asname != alias.name:
+                known = bound in _FUNCTIONS or bound in _CONSTANTS or bound in VOCABULARY or bound in QUANTITIES
+                if alias.asname is not None and alias.asname != alias.name and \
+                        (isinstance(node, ast.ImportFrom) or known):
                     raise ParameterError(f"candidate file {path}, line {node.lineno}: 'import ... as {alias.asname}' "
-                                         "would rename a function, and the file is parsed, not executed; write "
-                                         "the function's own name in the expression")
+                                         "would rename a name of the candidate language, and the file is parsed, "
+                                         "not executed; write the function's own name in the expression")
                 if isinstance(node, ast.ImportFrom) and (alias.name == "*" or (
                         bound not in _FUNCTIONS and bound not in _CONSTANTS)):
                     raise ParameterError(f"candidate file {path}, line {node.lineno}: 'from {node.module} import "
