@@ -390,9 +390,11 @@ def simulate(
         signal is given by ``mu``.
     mu : array of shape (p,), optional
         The signal vector, only together with ``weights`` (default 0).
-    scheduler : str, optional (keyword only)
-        Address of a running Dask scheduler (``"tcp://host:8786"``): the trials run on its
-        workers instead (not together with ``workers > 1``).
+    scheduler : str or Scheduler, optional (keyword only)
+        Address of a running Dask scheduler (``"tcp://127.0.0.1:8786"``): the trials run on its
+        workers instead (not together with ``workers > 1``).  A scheduler is trusted code: a
+        plain ``tcp://`` address must be loopback; pass a
+        :class:`symrmt.simulation.scheduler.Scheduler` for a trusted remote one or for TLS.
     store : str, Path or TrialStore, optional (keyword only)
         A trial store (:mod:`symrmt.simulation.store`, an SQLite file): trials already
         stored for exactly these parameters, seed and numerics version are reused, the

@@ -350,8 +350,9 @@ def simulate_trace(tree, trials: int = 10, seed: int = 0, progress=None, *, stor
         and :data:`NUMERICS_VERSION` are reused, the missing ones computed and committed one by one.
     workers : int (keyword only)
         ``1``: in this process.  ``> 1``: on a new local Dask cluster of that many processes.
-    scheduler : str, optional (keyword only)
-        Address of a running Dask scheduler; not together with ``workers > 1``.
+    scheduler : str or Scheduler, optional (keyword only)
+        Address of a running Dask scheduler; not together with ``workers > 1``.  A scheduler is
+        trusted code: see :class:`symrmt.simulation.scheduler.Scheduler`.
     executor : DaskExecutor, optional (keyword only)
         An executor already started (:func:`symrmt.simulation.executor.make_executor`).
     label : dict, optional (keyword only)
