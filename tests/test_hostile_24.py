@@ -487,3 +487,13 @@ def test_a_candidate_file_may_import_the_language_functions():
             fh.write("import sympy\nimport sympy as sp\nfrom sympy import sqrt, pi\nE_RR0 = (1 - c)/2\n")
         lhs, _ = parse_candidate("E_RR0", path)
     assert str(lhs) == "1/2 - c/2"
+
+
+def test_sweep_json_numbers_outside_the_float_range_are_strings():
+    from symrmt.cli_sweeps import _num
+
+    with mpmath.workdps(30):
+        assert _num(mpmath.mpf("1e-400"), 12) == "1.0e-400"
+        assert _num(mpmath.mpf("2e400"), 12) == "2.0e+400"
+        assert _num(mpmath.mpf("0.25"), 12) == 0.25
+    assert _num(0.5, 30) == 0.5
