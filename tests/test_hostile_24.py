@@ -497,3 +497,19 @@ def test_sweep_json_numbers_outside_the_float_range_are_strings():
         assert _num(mpmath.mpf("2e400"), 12) == "2.0e+400"
         assert _num(mpmath.mpf("0.25"), 12) == 0.25
     assert _num(0.5, 30) == 0.5
+
+
+def test_tls_scheduler_builds_dask_security(tmp_path):
+    pytest.importorskip("distributed")
+    from symrmt.simulation.scheduler import Scheduler
+
+    files = {}
+    for name in ("ca", "cert", "key"):
+        files[name] = tmp_path / f"{name}.pem"
+        files[name].write_text("-----BEGIN CERTIFICATE-----\n")
+    s = Scheduler("tls://10.1.2.3:8786", tls_ca_file=str(files["ca"]), tls_cert=str(files["cert"]),
+                  tls_key=str(files["key"]))
+    assert s.address == "tls://10.1.2.3:8786"  # TLS authenticates the scheduler: no --trust-scheduler needed
+    assert s.security.require_encryption is True
+    assert (s.security.tls_ca_file, s.security.tls_client_cert, s.security.tls_client_key) == \
+        (str(files["ca"]), str(files["cert"]), str(files["key"]))
