@@ -196,22 +196,30 @@ def test_values_outside_the_float_range_are_decimal_strings(capsys, expr, matric
 
 
 # ---------------------------------------------------------------- 3. dimension ratios at the evaluation point
-@pytest.mark.parametrize("dim, at", [("p=(c-1)*n", "c=1/2"), ("p=(c-1)**2*n", "c=1"), ("p=(1-c)*n", "c=1")])
+@pytest.mark.parametrize("dim, at", [("p=(c-1)*n", "c=1/2"), ("p=(c-1)**2*n", "c=1"), ("p=(1-c)*n", "c=1"),
+                                     ("p=sqrt(c-1)*n", "c=1/2"), ("p=1/(c-1)*n", "c=1")])
 @pytest.mark.parametrize("simulate", [False, True])
 def test_a_non_positive_ratio_at_the_point_is_refused(capsys, dim, at, simulate):
     extra = ["--simulate", "--n", "16", "--trials", "2"] if simulate else []
     code, out, err = _trace(capsys, MP, ["Z=gaussian(p,n)"], at + ", gamma=1", dims=[dim], extra=extra)
     assert code == 2 and out == ""
-    assert "not positive" in _one_line(err)
+    assert "not a positive real number" in _one_line(err)
+
+
+def test_a_square_root_in_a_dimension_ratio_is_read():
+    m = Model()
+    m.dim("p", "sqrt(c)*n")
+    m.gaussian("Z", "p", "n")
+    assert float(m.limit("trace(Z.T*Z/n)", at={"c": "1/4"}).value) == 0.5  # tr(Z^T Z)/n^2 -> p/n = sqrt(c)
 
 
 def test_bind_refuses_a_non_positive_ratio():
     m = Model()
     m.dim("p", "(c-1)*n")
     m.gaussian("Z", "p", "n")
-    with pytest.raises(ModelError, match="not positive"):
+    with pytest.raises(ModelError, match="not a positive real number"):
         bind(m.parse("trace(Z.T*Z/n)"), {"c": "1/2"}, 16)
-    with pytest.raises(ModelError, match="not positive"):
+    with pytest.raises(ModelError, match="not a positive real number"):
         m.limit("trace(Z.T*Z/n)", at={"c": "1/2"})
 
 

@@ -100,7 +100,7 @@ class Model:
             raise ModelError(f"{name!r} is already used")
         if isinstance(ratio, str):
             for ident in _IDENT.findall(ratio[:MAX_TEXT]):
-                if ident != "n" and ident not in self.dims:
+                if ident != "n" and ident not in self.dims and ident not in _RESERVED:
                     self._symbol(ident, positive=True)
             names = {k: Const(v) for k, v in self.symbols.items()}
             names.update({k: DimConst(d) for k, d in self.dims.items()})

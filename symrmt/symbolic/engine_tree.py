@@ -175,12 +175,14 @@ def check_ratios(dims, values) -> None:
                      or sp.Symbol(str(k), real=True) in d.ratio.free_symbols}
             at = ", ".join(f"{k} = {v}" for k, v in shown.items())
             raise ModelError(f"the size of {d.name} is ({d.ratio})*n, and its ratio {d.ratio} = {_show_number(r)} at "
-                             f"{at or 'these values'} is not positive; every dimension ratio must be > 0")
+                             f"{at or 'these values'} is not a positive real number; every dimension ratio must be > 0")
 
 
 def _show_number(r) -> str:
+    if r.has(sp.zoo, sp.oo, -sp.oo, sp.nan):
+        return "infinite (a division by zero)"
     try:
-        return str(r) if r.is_Rational else f"{r} ~ {complex(sp.N(r, 8))}"
+        return str(r) if r.is_Rational else f"{r} ~ {sp.N(r, 8)}"
     except (TypeError, ValueError):
         return str(r)
 
