@@ -521,3 +521,29 @@ def test_tls_scheduler_builds_dask_security(tmp_path):
     assert s.security.require_encryption is True
     assert (s.security.tls_ca_file, s.security.tls_client_cert, s.security.tls_client_key) == \
         (str(files["ca"]), str(files["cert"]), str(files["key"]))
+
+
+def test_two_solves_that_stall_alike_cannot_certify(monkeypatch):
+    """The old refinement measured its step in float64, so both solves stopped at the same ~1e-190
+    iterate and agreed with each other; the residual check must refuse that instead of printing it."""
+    import math
+
+    import symrmt.numeric.trace_solver as ts
+    from symrmt.numeric.solver import PrecisionError
+
+    def float_step_refine(apply_residual, lu, x, tol, maxsteps=60):
+        prev = None
+        for _ in range(maxsteps):
+            dx = ts._lu_solve(lu, apply_residual(x))
+            x = [a - mpmath.mpf(b) for a, b in zip(x, dx)]
+            step = mpmath.mpf(math.sqrt(sum(d * d for d in dx))) / (1 + mpmath.sqrt(sum(a * a for a in x)))
+            if step <= tol:
+                return x, step
+            if prev is not None and step > prev * mpmath.mpf("1e-3"):
+                return None
+            prev = step
+        return None
+
+    monkeypatch.setattr(ts, "_refine", float_step_refine)
+    with pytest.raises(PrecisionError, match="residual"):
+        model().limit(MP, at={"c": "1/2", "gamma": "1/5"}, digits=250)

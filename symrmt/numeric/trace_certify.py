@@ -196,6 +196,9 @@ def certified_limit(plan, values: dict, digits: int):
                 raise ConvergenceError(f"Newton at {dps} digits stalled at a relative step {mpmath.nstr(step_lo, 3)} "
                                        f"(fixed-point residual max|R| = {mpmath.nstr(res_lo, 3)})")
             hi, taus, _, res = _evaluate(plan, solvers, dps + 10)
+            if not res <= mpmath.mpf(10) ** -(digits + 2):  # two solves that stall alike must not certify
+                raise ConvergenceError(f"the fixed-point residual at {dps + 10} digits is {mpmath.nstr(res, 3)}, "
+                                       f"not below 1e-{digits + 2}")
             with mpmath.workdps(dps + 10):
                 if _agree(lo, hi, digits) and all(_agree(a, b, digits) for a, b in zip(taus_lo, taus)):
                     hi = _check_real(hi, digits)
