@@ -153,11 +153,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="trial store (SQLite file): keep every trial, reuse stored ones; a rerun resumes")
     p.add_argument("--only", metavar="NAME[,NAME...]", default=None,
                    help="draw only these figures (ridge_error, random_inputs, role_of_a1, alignment, phase_diagram)")
-    g = p.add_mutually_exclusive_group()
-    g.add_argument("--workers", type=int_at_least("--workers", 1), default=None,
-                   help="run the trials on a local Dask cluster of N worker processes (default: in this process)")
-    g.add_argument("--scheduler", metavar="ADDRESS", default=None,
-                   help="run the trials on an existing Dask cluster, e.g. tcp://host:8786")
+    add_executor(p, workers_default=None)
     p.set_defaults(func=cmd_figures)
 
     p = sub.add_parser("bench", help="measure speed and precision (tables for docs/performance.md)",

@@ -131,13 +131,44 @@ def add_model(p, gamma_help):
     p.add_argument("--diagonal", choices=DIAGONALS, default="zero", help="K_ii = 0 (zero, default) or kept (keep)")
 
 
-def add_executor(p):
+WORKERS_HELP = ("1 (default): trials in this process; N > 1: a local Dask cluster of N worker processes, at most "
+                "the CPU cores available (at least 2) (pip install 'symrmt[dask]')")
+SCHEDULER_HELP = ("run the trials on an existing Dask cluster: tcp://127.0.0.1:PORT (loopback), or tls://HOST:PORT "
+                  "with --tls-ca-file/--tls-cert/--tls-key. A scheduler is trusted code: Dask's protocol lets it and "
+                  "its workers run code in this process; connect only to one you would let run code as you")
+
+
+def add_executor(p, workers_default=1):
+    """``--workers N | --scheduler ADDRESS`` and the scheduler's terms (``--trust-scheduler``, TLS files)."""
     g = p.add_mutually_exclusive_group()
-    g.add_argument("--workers", type=int_at_least("--workers", 1), default=1,
-                   help="1 (default): trials in this process; N > 1: a local Dask cluster of N worker processes "
-                   "(pip install 'symrmt[dask]')")
-    g.add_argument("--scheduler", metavar="ADDRESS", default=None,
-                   help="run the trials on an existing Dask cluster, e.g. tcp://host:8786")
+    g.add_argument("--workers", type=int_at_least("--workers", 1), default=workers_default, help=WORKERS_HELP)
+    add_scheduler(p, g)
+
+
+def add_scheduler(p, group):
+    """``--scheduler`` (in ``group``, exclusive with ``--workers``) and the flags of its terms."""
+    group.add_argument("--scheduler", metavar="ADDRESS", default=None, help=SCHEDULER_HELP)
+    p.add_argument("--trust-scheduler", action="store_true",
+                   help="allow plain tcp:// to a scheduler that is not on this machine (you run it, on a network "
+                   "you trust: it can run code in this process)")
+    p.add_argument("--tls-ca-file", metavar="PEM", default=None, help="for a tls:// scheduler: the CA certificate")
+    p.add_argument("--tls-cert", metavar="PEM", default=None, help="for a tls:// scheduler: this client's certificate")
+    p.add_argument("--tls-key", metavar="PEM", default=None, help="for a tls:// scheduler: this client's key")
+
+
+def scheduler_of(args):
+    """The checked :class:`symrmt.simulation.scheduler.Scheduler` of the flags, or ``None``."""
+    from symrmt.simulation.scheduler import Scheduler
+
+    terms = {"--trust-scheduler": getattr(args, "trust_scheduler", False), "--tls-ca-file": getattr(args, "tls_ca_file", None),
+             "--tls-cert": getattr(args, "tls_cert", None), "--tls-key": getattr(args, "tls_key", None)}
+    if getattr(args, "scheduler", None) is None:
+        given = [k for k, v in terms.items() if v not in (None, False)]
+        if given:
+            raise ParameterError(f"{', '.join(given)} apply to --scheduler: give --scheduler ADDRESS")
+        return None
+    return Scheduler(args.scheduler, trust=terms["--trust-scheduler"], tls_ca_file=terms["--tls-ca-file"],
+                     tls_cert=terms["--tls-cert"], tls_key=terms["--tls-key"])
 
 
 def add_output(p):
@@ -185,12 +216,30 @@ def nonlinearity_of(args):
 
 
 def num(x, digits: int):
-    """JSON value of an mpmath number: a float up to 15 digits, else a decimal string."""
+    """JSON value of an mpmath number: rounded once, in decimal, to ``digits`` significant digits;
+    then a float when ``digits <= 15`` and that float reads back as the same decimal, else the
+    decimal string (a value outside the float range, such as ``1e-400``, is never written as ``0.0``
+    or ``inf``).  A value that is not finite is an ``ArithmeticError``.
+
+    >>> import mpmath
+    >>> num(mpmath.mpf("3.1084952830141509"), 1), num(mpmath.mpf("3.49"), 1)
+    (3.0, 3.0)
+    >>> num(mpmath.mpf("1e-400"), 15)
+    '1.0e-400'
+    """
     import mpmath
 
-    if digits <= FLOAT_DIGITS and mpmath.isfinite(x) and abs(x) < mpmath.mpf("1e300"):
-        return float(x)
-    return mpmath.nstr(x, digits)
+    with mpmath.workdps(max(digits, FLOAT_DIGITS) + 10):
+        x = mpmath.mpf(x) if not isinstance(x, mpmath.mpc) else x
+        if not mpmath.isfinite(x) or isinstance(x, mpmath.mpc):
+            raise ArithmeticError(f"a result is {x}, not a finite real number; no value is written")
+        text = mpmath.nstr(x, digits)
+        if digits <= FLOAT_DIGITS:
+            f = float(text)
+            if f == f and abs(f) != float("inf") and (f != 0 or x == 0) and \
+                    mpmath.nstr(mpmath.mpf(f), digits) == text:
+                return f
+    return text
 
 
 def show(x, digits: int) -> str:

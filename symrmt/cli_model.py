@@ -91,15 +91,18 @@ def cmd_simulate(args) -> int:
     from symrmt.simulation.executor import StaleTrialsWarning, report_stale
     from symrmt.simulation.montecarlo import simulate
 
+    from symrmt.cli_common import scheduler_of
+
     nl = nonlinearity_of(args)  # validates f (parse, centering) before any simulation
     geom = geometry_of(args)
+    scheduler_of(args)  # the scheduler's address and terms, before any work
     parallel = args.workers > 1 or args.scheduler is not None
     f = SimulationF(nl.text, nl.center) if parallel else nl.numpy()
     with warnings.catch_warnings():  # reported below in one line
         warnings.simplefilter("ignore", StaleTrialsWarning)
         res = simulate(f, args.n, args.c, list(args.gamma), geometry=geom, diagonal=args.diagonal,
                        noise=args.noise, trials=args.trials, seed=args.seed, workers=args.workers, progress=None,
-                       scheduler=args.scheduler, store=args.store, f_key=f"expr:{nl.expr}")
+                       scheduler=scheduler_of(args), store=args.store, f_key=f"expr:{nl.expr}")
     report_stale(res)
     params = dict(res["params"])
     params.update({"f": nl.name, "expr": str(nl.expr), "c": args.c, "gamma": list(args.gamma),

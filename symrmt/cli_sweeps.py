@@ -144,11 +144,17 @@ def _text(x, digits) -> str:
 
 
 def _num(x, digits):
+    import sys
+
     import mpmath
 
-    if isinstance(x, float):
+    from symrmt.cli_common import num
+
+    if isinstance(x, float):  # the --fast path's float64 values
         return x
-    return float(x) if digits <= 15 else mpmath.nstr(x, digits)
+    if digits <= 15 and mpmath.isfinite(x) and (x == 0 or sys.float_info.min <= abs(x) <= sys.float_info.max):
+        return float(x)
+    return num(x, digits)  # outside the normal float range: a decimal string, never 0.0 or inf
 
 
 def cmd_sweep(args) -> int:

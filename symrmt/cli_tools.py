@@ -83,8 +83,15 @@ def cmd_figures(args) -> int:
         bad = [x for x in only if x not in FIGURES]
         if bad or not only:
             raise ParameterError(f"--only: unknown figure(s) {bad}; choose from {', '.join(FIGURES)}")
+    from symrmt.cli_common import scheduler_of
+
+    scheduler = scheduler_of(args)
+    if args.workers is not None:
+        from symrmt.simulation.scheduler import check_workers
+
+        check_workers(args.workers)
     for path in figures_main(args.out, full=args.full, progress=True, store=args.store, workers=args.workers,
-                             scheduler=args.scheduler, only=only):
+                             scheduler=scheduler, only=only):
         print(path)
     return EXIT_OK
 

@@ -118,9 +118,9 @@ def _declare_diag(model, name: str, rhs: str):
         out["node"] = model.diag(name, dim, list(values), None if weights is None else list(weights))
         return out["node"]
 
-    _parser()(rhs, names, {"diag": diag, "sqrt": lambda x: x ** Fraction(1, 2)}, what=f"--matrix {name}",
-              number=_number)
-    if "node" not in out:
+    got = _parser()(rhs, names, {"diag": diag, "sqrt": lambda x: x ** Fraction(1, 2)}, what=f"--matrix {name}",
+                    number=_number, whole_call=("diag",))
+    if "node" not in out or got is not out["node"]:  # nothing of the text may be dropped
         raise ParameterError(f"--matrix {name}: {rhs!r} declares no matrix")
     return out["node"]
 
@@ -148,10 +148,11 @@ def _declare_kernel(model, name: str, rhs: str):
         if diagonal not in ("zero", "keep"):
             raise ParameterError(f"--matrix {name}: the diagonal is zero or keep, got {diagonal!r}")
         out["args"] = (f, Z, alpha, diagonal)
-        return Z
+        out["marker"] = marker = object()  # not a matrix: no operator applies to it
+        return marker
 
-    _parser()(rhs, names, {"kernel": call}, what=f"--matrix {name}", number=Fraction)
-    if "args" not in out:
+    got = _parser()(rhs, names, {"kernel": call}, what=f"--matrix {name}", number=Fraction, whole_call=("kernel",))
+    if "args" not in out or got is not out["marker"]:  # nothing of the text may be dropped
         raise ParameterError(f"--matrix {name}: {rhs!r} declares no matrix")
     # the Hermite data are computed outside the parser's time limit (the quadrature may take seconds)
     f, Z, alpha, diagonal = out["args"]
@@ -238,12 +239,9 @@ def add_trace_parser(sub, int_at_least):
     p.add_argument("--seed", type=int_at_least("--seed", 0), default=0, help="simulation root seed (default 0)")
     p.add_argument("--store", metavar="PATH", default=None,
                    help="trial store (SQLite file) for --simulate: reuse stored trials, keep each new one")
-    g = p.add_mutually_exclusive_group()
-    g.add_argument("--workers", type=int_at_least("--workers", 1), default=1,
-                   help="1 (default): trials in this process; N > 1: a local Dask cluster of N worker processes "
-                   "(pip install 'symrmt[dask]')")
-    g.add_argument("--scheduler", metavar="ADDRESS", default=None,
-                   help="run the trials on an existing Dask cluster, e.g. tcp://host:8786")
+    from symrmt.cli_common import add_executor
+
+    add_executor(p)
     p.set_defaults(func=cmd_trace)
     return p
 
@@ -256,6 +254,7 @@ def _simulate(args, expr, at) -> dict:
     :func:`symrmt.simulation.trace_trials.trace_point`)."""
     import warnings
 
+    from symrmt.cli_common import scheduler_of
     from symrmt.engine import bind
     from symrmt.simulation.executor import StaleTrialsWarning, report_stale
     from symrmt.simulation.trace_sim import simulate_trace
@@ -266,7 +265,7 @@ def _simulate(args, expr, at) -> dict:
     with warnings.catch_warnings():  # reported below in one line
         warnings.simplefilter("ignore", StaleTrialsWarning)
         sim = simulate_trace(bind(expr, at, args.n), trials=args.trials, seed=args.seed, progress=None,
-                             store=args.store, workers=args.workers, scheduler=args.scheduler, label=label)
+                             store=args.store, workers=args.workers, scheduler=scheduler_of(args), label=label)
     report_stale(sim)
     return sim
 
@@ -280,6 +279,12 @@ def cmd_trace(args) -> int:
 
     if not args.simulate and (args.store is not None or args.workers > 1 or args.scheduler is not None):
         raise ParameterError("--store, --workers and --scheduler apply to the simulation: add --simulate")
+    if args.simulate:  # the executor's terms, checked before any work
+        from symrmt.cli_common import scheduler_of
+        from symrmt.simulation.scheduler import check_workers
+
+        scheduler_of(args)
+        check_workers(args.workers)
     model = build_model(args.dim, args.matrix, args.vector, args.let)
     at = parse_at(args.at)
     expr = model.parse(args.expr)

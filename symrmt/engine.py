@@ -233,6 +233,7 @@ class Model(_model.Model):
         for p in plan.params:
             if p.is_positive and not values[p.name] > 0:
                 raise ModelError(f"{p.name} is a dimension ratio and must be positive, got {values[p.name]}")
+        self.check_ratios(values)
         if hasattr(plan, "forms"):
             from .numeric.qf_solver import certified_qf_limit
 

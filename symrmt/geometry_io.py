@@ -30,6 +30,9 @@ def load_geometry(path: str, alpha=None):
             vecs = np.load(path, allow_pickle=False)
         except (OSError, ValueError) as exc:
             raise ParameterError(f"--geometry: cannot read {path!r} as a .npy array: {exc}") from None
+        if vecs.dtype.kind not in "fiu":  # strings, objects, complex, bool, structured: not real vectors
+            raise ParameterError(f"--geometry: {path!r} holds an array of dtype {vecs.dtype}; it must hold real "
+                                 "numbers (a float or integer dtype)")
         if vecs.ndim != 2 or vecs.shape[0] % 2 == 0 or not np.all(np.isfinite(vecs)):
             raise ParameterError(
                 f"--geometry: {path!r} must hold a finite (2r+1, p) array whose rows are mu, w_K^1..r, w_Q^1..r; "

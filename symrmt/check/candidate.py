@@ -108,7 +108,23 @@ def _parse_py_file(path: str, quantity: str):
         if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
             continue  # a docstring
         if isinstance(node, (ast.Import, ast.ImportFrom)):
-            continue  # ``import sympy`` and the like are ignored: nothing is executed
+            # ``import sympy`` or ``from sympy import sqrt, pi`` are skipped: nothing is executed.  An import
+            # that would change what a name means (``as``, or a name that is not one of the candidate
+            # language's functions and constants) is refused, never silently ignored
+            for alias in node.names:
+                bound = alias.asname or alias.name.split(".")[0]
+                known = bound in _FUNCTIONS or bound in _CONSTANTS or bound in VOCABULARY or bound in QUANTITIES
+                if alias.asname is not None and alias.asname != alias.name and \
+                        (isinstance(node, ast.ImportFrom) or known):
+                    raise ParameterError(f"candidate file {path}, line {node.lineno}: 'import ... as {alias.asname}' "
+                                         "would rename a name of the candidate language, and the file is parsed, "
+                                         "not executed; write the function's own name in the expression")
+                if isinstance(node, ast.ImportFrom) and (alias.name == "*" or (
+                        bound not in _FUNCTIONS and bound not in _CONSTANTS)):
+                    raise ParameterError(f"candidate file {path}, line {node.lineno}: 'from {node.module} import "
+                                         f"{alias.name}' is not read (the file is parsed, not executed; only the "
+                                         "candidate language's functions and constants may be imported)")
+            continue
         if not (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)):
             raise ParameterError(f"candidate file {path}, line {node.lineno}: only 'NAME = expression' "
                                  "statements are read (the file is parsed, not executed)")

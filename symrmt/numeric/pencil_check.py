@@ -56,6 +56,19 @@ TARGET_ROWS, MIN_SIZE, MAX_SIZE = 90, 6, 30
 
 
 def self_test(pencil, hat, size: int | None = None, seed: int = 20260611):
+    """See :func:`_self_test`; a singular matrix at the generic test point is the user's inverse of a
+    singular matrix (``inv(c*I(n) - c*I(n))``): a :class:`ModelError` in one line."""
+    try:
+        return _self_test(pencil, hat, size, seed)
+    except np.linalg.LinAlgError:
+        from ..symbolic.engine_nodes import ModelError
+
+        raise ModelError("a matrix under inv() is singular for generic values of the parameters (at a random "
+                         "test point of the pencil self-test): it has no inverse, e.g. inv(c*I(n) - c*I(n))"
+                         ) from None
+
+
+def _self_test(pencil, hat, size: int | None = None, seed: int = 20260611):
     """Check ``u Q^{-1} v == hat`` at size ``size`` (raises :class:`PencilError`).
 
     ``size``: rows per dimension (default: ``TARGET_ROWS // blocks`` within ``[MIN_SIZE, MAX_SIZE]``).

@@ -131,6 +131,36 @@ def _check_bounds(plan, values, taus, digits):
                 )
 
 
+def _check_real_inputs(plan, values):
+    """Every coefficient of every matrix, every atom of a diagonal law and the outer formula must be
+    finite and real at the values (``sqrt(gamma - 2)`` at ``gamma = 1`` is refused here, in one line)."""
+    from ..symbolic.engine_nodes import Const, Diagonal, walk
+
+    subs = {}
+    for k, v in values.items():
+        r = sp.Rational(v)
+        subs[sp.Symbol(k, real=True)] = r
+        subs[sp.Symbol(k, positive=True)] = r
+    subs[sp.Symbol("n", positive=True)] = sp.Integer(1)  # n only scales; its sign is all that matters here
+    for t in plan.traces:
+        items = []
+        for x in walk(t.matrix):
+            if isinstance(x, Const):
+                items.append(x.value)
+            elif isinstance(x, Diagonal):
+                items.extend(x.values + x.weights)
+        for c in items:
+            v = sp.sympify(c).subs(subs) if not sp.sympify(c).is_number else sp.sympify(c)
+            if not v.is_number:
+                continue
+            if v.has(sp.zoo, sp.oo, -sp.oo, sp.nan):
+                raise BranchError(f"a coefficient {c} in trace #{t.index + 1} divides by zero at these values; "
+                                  "no value is returned")
+            if v.is_extended_real is False or (v.is_extended_real is None and abs(sp.im(sp.N(v, 30))) > 0):
+                raise BranchError(f"a coefficient {c} in trace #{t.index + 1} is not real at these values "
+                                  f"({sp.N(v, 8)}): a square root or a fractional power of a negative quantity")
+
+
 def _check_real(value, digits):
     """Refuse a complex limit (``sqrt`` of a negative trace, a negative power of one): a real value only."""
     if isinstance(value, mpmath.mpc):
@@ -149,6 +179,7 @@ def certified_limit(plan, values: dict, digits: int):
 
     if digits < 1:
         raise ValueError("digits must be >= 1")
+    _check_real_inputs(plan, values)
     solvers = {"values": values}
     for t in plan.traces:
         checked(t.pencil, t.matrix)  # a pencil that fails its finite-size self-test is never solved
@@ -165,12 +196,17 @@ def certified_limit(plan, values: dict, digits: int):
                 raise ConvergenceError(f"Newton at {dps} digits stalled at a relative step {mpmath.nstr(step_lo, 3)} "
                                        f"(fixed-point residual max|R| = {mpmath.nstr(res_lo, 3)})")
             hi, taus, _, res = _evaluate(plan, solvers, dps + 10)
+            if not res <= mpmath.mpf(10) ** -(digits + 2):  # two solves that stall alike must not certify
+                raise ConvergenceError(f"the fixed-point residual at {dps + 10} digits is {mpmath.nstr(res, 3)}, "
+                                       f"not below 1e-{digits + 2}")
             with mpmath.workdps(dps + 10):
                 if _agree(lo, hi, digits) and all(_agree(a, b, digits) for a, b in zip(taus_lo, taus)):
                     hi = _check_real(hi, digits)
                     _check_bounds(plan, values, taus, digits)
-                    with mpmath.workdps(digits):
-                        return TraceLimit(+hi, digits, dps + 10, res, dict(values), [+x for x in taus])
+                    # kept at the working precision: rounding to ``digits`` is done once, in decimal, when
+                    # the value is printed (a binary rounding at ``digits`` first could round twice:
+                    # 3.108... at one digit would read 3.09375)
+                    return TraceLimit(+hi, digits, dps + 10, res, dict(values), [+x for x in taus])
             failures.append(f"solves at {dps} and {dps + 10} digits disagree beyond digit {digits} "
                             f"(fixed-point residual max|R| = {mpmath.nstr(res, 3)})")
         except ConvergenceError as exc:

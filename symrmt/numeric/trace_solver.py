@@ -261,9 +261,15 @@ def _refine(apply_residual, lu, x, tol, maxsteps=60):
     prev = None
     for _ in range(maxsteps):
         r = apply_residual(x)
-        dx = _lu_solve(lu, r)
-        x = [a - mpmath.mpf(b) for a, b in zip(x, dx)]
-        step = mpmath.mpf(math.sqrt(sum(d * d for d in dx))) / (1 + mpmath.sqrt(sum(a * a for a in x)))
+        # the float solve sees the residual scaled to max |r| = 1, and the step is measured in mpmath: a
+        # residual or a step below the float range (1e-308; its square below 1e-154) must not read as 0
+        scale = max(abs(v) for v in r)
+        if scale == 0:
+            dx = [mpmath.mpf(0)] * len(x)
+        else:
+            dx = [scale * mpmath.mpf(b) for b in _lu_solve(lu, [v / scale for v in r])]
+        x = [a - b for a, b in zip(x, dx)]
+        step = mpmath.sqrt(sum(d * d for d in dx)) / (1 + mpmath.sqrt(sum(a * a for a in x)))
         if step <= tol:
             return x, step
         if prev is not None and step > prev * mpmath.mpf("1e-3"):

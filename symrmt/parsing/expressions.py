@@ -304,7 +304,7 @@ def _tree(text, what):
 
 
 def parse_expression(text, names, functions, *, what, attributes=frozenset(), relations=False, number=None,
-                     seconds=None):
+                     seconds=None, whole_call=None):
     """Parse and build ``text`` from the caller's whitelisted objects.
 
     Parameters
@@ -325,6 +325,10 @@ def parse_expression(text, names, functions, *, what, attributes=frozenset(), re
         Fraction -> object for numeric literals (default: ``sympy.Rational``).
     seconds : float
         Time limit of parse and build (default ``LIMITS["time"]``).
+    whole_call : set of str
+        For a declaration: the whole text must be exactly one call of one of these functions
+        (``gaussian(p, n)``), nothing around it (no factor, transpose or sum) and no second such
+        call inside; anything more is refused, never dropped.
 
     Returns
     -------
@@ -352,11 +356,35 @@ def parse_expression(text, names, functions, *, what, attributes=frozenset(), re
     """
     text = _prepare(text, what, relations)
     tree = _tree(text, what)
+    if whole_call is not None:
+        _check_whole_call(tree, text, what, whole_call, functions, attributes)
     builder = _Builder(text, dict(names), dict(functions), what, frozenset(attributes), relations,
                        number or _sympy_number)
     seconds = LIMITS["time"] if seconds is None else seconds
     return run_limited(builder.build, (tree,), seconds, what=f"{what}: parsing {_short(text)!r}",
                        error=ParseLimitError)
+
+
+def _check_whole_call(tree, text, what, laws, functions, attributes):
+    """A declaration is one call of a law and its arguments: refuse a factor, a transpose, a sum or a
+    second law around or inside it (they would otherwise be silently dropped)."""
+    body = tree.body
+    laws = set(laws)
+    shown = " or ".join(f"{k}(...)" for k in sorted(laws))
+    if isinstance(body, ast.Call) and isinstance(body.func, ast.Name) and body.func.id not in functions:
+        return  # an unknown function: the walk names it
+    if any(isinstance(n, ast.Attribute) and (n.attr.startswith("_") or n.attr not in attributes)
+           for n in ast.walk(body)):
+        return  # a refused attribute: the walk names it
+    if not (isinstance(body, ast.Call) and isinstance(body.func, ast.Name) and body.func.id in laws):
+        raise ParameterError(f"{what}: a declaration is a law and its dimensions only ({shown}), got "
+                             f"{_short(text)!r}; write a factor, a transpose or a sum in the expression "
+                             "instead (e.g. declare Z=gaussian(p,n) and write 2*Z or Z.T there)")
+    inner = [n for a in body.args for n in ast.walk(a)
+             if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in laws]
+    if inner:
+        raise ParameterError(f"{what}: a declaration holds one law, got a second {inner[0].func.id}(...) inside "
+                             f"{_short(text)!r}")
 
 
 # ---------------------------------------------------------------------------

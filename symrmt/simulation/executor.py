@@ -39,9 +39,13 @@ The generic API (for new trial kinds, e.g. the trace engine's simulation):
     (the figures compute the theory meanwhile).
 ``make_executor(workers=None, scheduler=None)``
     ``None`` (both unset: in this process, no Dask needed), or a
-    :class:`DaskExecutor` on a new local cluster of ``workers`` processes, or on
-    the running scheduler at ``scheduler`` (``"tcp://host:8786"``).  Use it as a
-    context manager; a local cluster is shut down at exit.
+    :class:`DaskExecutor` on a new local cluster of ``workers`` processes (at most
+    :func:`symrmt.simulation.scheduler.max_workers`, the cores available), or on
+    the running scheduler at ``scheduler`` (an address such as
+    ``"tcp://127.0.0.1:8786"``, or a :class:`symrmt.simulation.scheduler.Scheduler`
+    for a trusted plain-TCP or a TLS one).  A scheduler is trusted code (Dask's
+    protocol lets it run code in the client): see :mod:`symrmt.simulation.scheduler`.
+    Use it as a context manager; a local cluster is shut down at exit.
 
 Every trial runs with one BLAS thread (:mod:`symrmt.blas_threads`, which says
 why and when a thread count set in the environment wins): a local cluster is
@@ -68,7 +72,8 @@ import numpy as np
 from symrmt.blas_threads import BLAS_VARS, one_blas_thread
 from symrmt.params import ParameterError
 from symrmt.progress import progress_bar
-from symrmt.simulation.store import canonical, open_store
+from symrmt.simulation.scheduler import as_scheduler, check_workers
+from symrmt.simulation.store import canonical, check_values, open_store
 
 __all__ = [
     "DEMO_SPEC",
@@ -93,6 +98,10 @@ class TrialSpec:
     name: str
     version: str
     fn: Callable
+    #: ``width(params) -> int``: the length of every row of a point (checked on every row, fresh or stored)
+    width: Callable | None = None
+    #: ``(lo, hi)``: the range every value of a row lies in (the errors of ``simulate`` lie in [0, 1])
+    bounds: tuple | None = None
 
 
 def trial_seed(seed: int, j: int) -> np.random.SeedSequence:
@@ -130,7 +139,9 @@ def _timed_trial(fn, params, context, seed, j, limit=None):
     else:
         row = fn(params, context, seed, j)
     row = np.asarray(row, dtype=np.float64).reshape(-1)
-    return j, row, time.perf_counter() - t0
+    # a plain buffer of little-endian float64 values goes back (no NumPy object to deserialize); the
+    # client checks its length, the trial index and the values (_checked_result)
+    return int(j), np.ascontiguousarray(row, dtype="<f8").tobytes(), float(time.perf_counter() - t0)
 
 
 # ---------------------------------------------------------------------------
@@ -139,7 +150,10 @@ def _timed_trial(fn, params, context, seed, j, limit=None):
 class DaskExecutor:
     """Trials on a Dask cluster: a new local one (``workers``) or an existing one (``scheduler``)."""
 
-    def __init__(self, workers: int | None = None, scheduler: str | None = None):
+    def __init__(self, workers: int | None = None, scheduler=None):
+        scheduler = as_scheduler(scheduler)  # the address and its terms, checked before Dask is imported
+        if scheduler is None:
+            workers = check_workers(workers)
         try:
             from distributed import Client, LocalCluster
         except ImportError as exc:
@@ -147,9 +161,11 @@ class DaskExecutor:
         self._cluster = None
         if scheduler is not None:
             try:
-                self.client = Client(scheduler, timeout="20s")
-            except (OSError, TimeoutError) as exc:
-                raise ParameterError(f"cannot reach the Dask scheduler at {scheduler!r}: {exc}") from exc
+                kwargs = {} if scheduler.security is None else {"security": scheduler.security}
+                self.client = Client(scheduler.address, timeout="20s", **kwargs)
+            except Exception as exc:  # noqa: BLE001 - whatever answers there (not Dask, TLS refused, ...): one line
+                raise ParameterError(f"cannot connect to a Dask scheduler at {scheduler.address}: "
+                                     f"{type(exc).__name__}: {str(exc)[:200]}") from None
         else:
             import dask
 
@@ -235,12 +251,13 @@ def make_executor(workers=None, scheduler=None):
     if workers is not None and scheduler is not None:
         raise ParameterError("give either --workers (a local Dask cluster) or --scheduler (an existing one), not both")
     if scheduler is not None:
-        if not isinstance(scheduler, str) or not scheduler.strip():
-            raise ParameterError(f"scheduler must be an address such as 'tcp://host:8786', got {scheduler!r}")
-        return DaskExecutor(scheduler=scheduler.strip())
-    if workers is None or int(workers) <= 1:
+        return DaskExecutor(scheduler=as_scheduler(scheduler))
+    if workers is None:
         return _Nothing()
-    return DaskExecutor(workers=int(workers))
+    workers = check_workers(workers)
+    if workers <= 1:
+        return _Nothing()
+    return DaskExecutor(workers=workers)
 
 
 # ---------------------------------------------------------------------------
@@ -255,6 +272,30 @@ class _Point:
         self.computed = 0
         self.stale: dict = {}
         self.key = dict(params, seed=seed)
+        self.width = None if spec.width is None else int(spec.width(params))
+
+
+def _checked_result(pt, j, result):
+    """``(row, seconds)`` of a trial's result as it comes back (from this process or a Dask worker, whose
+    answer is not trusted to be well formed): ``(j, bytes of float64, seconds)`` for the trial asked, of
+    the point's width, finite and within the kind's bounds."""
+    kind = pt.spec.name
+    if not (isinstance(result, tuple) and len(result) == 3):
+        raise FloatingPointError(f"trial {j} of a {kind!r} point came back as {type(result).__name__}, not "
+                                 "(index, float64 buffer, seconds)")
+    j_got, data, secs = result
+    if isinstance(j_got, bool) or not isinstance(j_got, int) or j_got != j:
+        raise FloatingPointError(f"trial {j} of a {kind!r} point came back as trial {j_got!r}")
+    if not isinstance(data, bytes) or not data or len(data) % 8:
+        size = f"{len(data)} bytes" if isinstance(data, bytes) else type(data).__name__
+        raise FloatingPointError(f"trial {j} of a {kind!r} point came back as {size}, not a buffer of float64 values")
+    if isinstance(secs, bool) or not isinstance(secs, float) or not secs == secs:
+        raise FloatingPointError(f"trial {j} of a {kind!r} point came back with a time of {secs!r}")
+    row = np.frombuffer(data, dtype="<f8").astype(np.float64)
+    if pt.width is not None and row.size != pt.width:
+        raise FloatingPointError(f"trial {j} of a {kind!r} point returned {row.size} values, expected {pt.width}")
+    check_values(row, j, kind, pt.spec.bounds)
+    return row, secs
 
 
 class _Borrowed:
@@ -315,7 +356,8 @@ class TrialBatch:
             for pt in self.points:
                 if self._store is not None:
                     pt.pid = self._store.point(pt.spec.name, pt.spec.version, pt.key)
-                    pt.rows = self._store.trials(pt.pid, below=pt.n_trials)
+                    pt.rows = self._store.trials(pt.pid, below=pt.n_trials, width=pt.width,
+                                                 bounds=pt.spec.bounds, kind=pt.spec.name)
                     pt.reused = len(pt.rows)
                     pt.stale = self._store.stale(pt.spec.name, pt.spec.version, pt.key)
                     if pt.stale:
@@ -327,7 +369,7 @@ class TrialBatch:
                 if missing:
                     ctx = ex.scatter(pt.context)
                     for j in missing:
-                        tasks[ex.submit(pt.spec.fn, pt.params, ctx, pt.seed, j)] = pt
+                        tasks[ex.submit(pt.spec.fn, pt.params, ctx, pt.seed, j)] = (pt, j)
             self._pending = tasks
         except BaseException:
             self._close_store()
@@ -362,10 +404,9 @@ class TrialBatch:
         try:
             with (_Borrowed(bar) if bar is not None else progress_bar(self.total, self.desc, enabled=self.progress)) as bar:
                 bar.update(sum(pt.reused for pt in self.points))
-                for task, (j, row, secs) in self._ex.completed(list(self._pending)):
-                    pt = self._pending[task]
-                    if not np.all(np.isfinite(row)):
-                        raise FloatingPointError(f"trial {j} of a {pt.spec.name!r} point returned a non-finite value")
+                for task, result in self._ex.completed(list(self._pending)):
+                    pt, j = self._pending[task]
+                    row, secs = _checked_result(pt, j, result)
                     pt.rows[j] = row
                     pt.computed += 1
                     if self._store is not None:

@@ -37,6 +37,7 @@ import numpy as np
 
 from symrmt.params import ParameterError, as_low_rank, check_c
 from symrmt.simulation.executor import make_executor, run_trials
+from symrmt.simulation.scheduler import check_workers
 
 __all__ = [
     "simulate",
@@ -389,9 +390,11 @@ def simulate(
         signal is given by ``mu``.
     mu : array of shape (p,), optional
         The signal vector, only together with ``weights`` (default 0).
-    scheduler : str, optional (keyword only)
-        Address of a running Dask scheduler (``"tcp://host:8786"``): the trials run on its
-        workers instead (not together with ``workers > 1``).
+    scheduler : str or Scheduler, optional (keyword only)
+        Address of a running Dask scheduler (``"tcp://127.0.0.1:8786"``): the trials run on its
+        workers instead (not together with ``workers > 1``).  A scheduler is trusted code: a
+        plain ``tcp://`` address must be loopback; pass a
+        :class:`symrmt.simulation.scheduler.Scheduler` for a trusted remote one or for TLS.
     store : str, Path or TrialStore, optional (keyword only)
         A trial store (:mod:`symrmt.simulation.store`, an SQLite file): trials already
         stored for exactly these parameters, seed and numerics version are reused, the
@@ -424,6 +427,8 @@ def simulate(
     if not callable(f):
         raise ParameterError(f"f must be a callable (a vectorized NumPy function), got {f!r}")
     _check_vectorized(f)
+    if isinstance(workers, Integral) and not isinstance(workers, bool):
+        check_workers(int(workers))  # the stated cap (the cores available), before anything else
     n_checked = _check_int(n, "n", 2)  # the memory estimate comes before any array is allocated
     _check_memory(n_checked, round(check_c(c) * n_checked), weights is not None,
                   min(workers, trials) if isinstance(workers, Integral) and isinstance(trials, Integral) else 1)
@@ -433,7 +438,7 @@ def simulate(
     check_memory_bytes(trials * TRIAL_BOOKKEEPING, f"simulate {trials} trials", "results and seed sequences",
                        "lower trials")
     seed = _check_int(seed, "seed", 0)
-    workers = _check_int(workers, "workers", 1)
+    workers = check_workers(_check_int(workers, "workers", 1))
     if progress not in (None, True, False):
         raise ParameterError(f"progress must be None, True or False, got {progress!r}")
     parallel = workers > 1 or scheduler is not None

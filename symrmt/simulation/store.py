@@ -56,7 +56,7 @@ import numpy as np
 from symrmt.params import ParameterError
 from symrmt.trust import untrusted
 
-__all__ = ["StoreError", "TrialStore", "canonical", "exact"]
+__all__ = ["StoreError", "TrialStore", "canonical", "exact", "check_values", "NonFiniteTrial", "TrialOutOfRange"]
 
 FORMAT = "symrmt-trial-store"
 SCHEMA = "1"
@@ -69,6 +69,37 @@ _CREATE = (
     "CREATE TABLE trials (point INTEGER NOT NULL REFERENCES points(id), j INTEGER NOT NULL, "
     "data BLOB NOT NULL, seconds REAL NOT NULL, created REAL NOT NULL, PRIMARY KEY (point, j))",
 )
+
+
+def _norm_sql(sql) -> str:
+    return " ".join(str(sql).split())
+
+
+#: the store's whole schema: its three tables, as created by this package, and their automatic indexes
+_TABLES = {stmt.split()[2]: _norm_sql(stmt) for stmt in _CREATE}
+
+
+def _schema_mismatch(db) -> str | None:
+    """Why the schema of an open (read-only) database is not exactly a store's, or ``None``: the same
+    three tables with the same columns, no other table, view or trigger, and only SQLite's automatic
+    indexes.  Checked before the file is opened for writing, so a file that is not a store is never
+    written to (not even the journal mode in its header)."""
+    rows = db.execute("SELECT type, name, tbl_name, sql FROM sqlite_master").fetchall()
+    seen = set()
+    for kind, name, table, sql in rows:
+        if kind == "table":
+            if name not in _TABLES:
+                return f"an SQLite database with the table {name!r}, which a store does not have"
+            if _norm_sql(sql) != _TABLES[name]:
+                return f"the table {name!r} has other columns than a store's"
+            seen.add(name)
+        elif kind == "index" and sql is None and name.startswith("sqlite_autoindex_") and table in _TABLES:
+            continue
+        else:
+            return f"an SQLite database with the {kind} {name!r}, which a store does not have"
+    if seen != set(_TABLES):
+        return "an SQLite database without the store's tables"
+    return None
 
 
 class StoreError(ParameterError):
@@ -170,6 +201,9 @@ class TrialStore:
             tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
             if not {"meta", "points", "trials"} <= tables:
                 raise _refuse(self.path, "an SQLite database without the store's tables")
+            why = _schema_mismatch(db)
+            if why is not None:
+                raise _refuse(self.path, why)
             meta = dict(db.execute("SELECT key, value FROM meta").fetchall())
             if meta.get("format") != FORMAT:
                 raise _refuse(self.path, f"format {meta.get('format')!r}")
@@ -217,12 +251,36 @@ class TrialStore:
                       (kind, version, key, time.time()))
         return cur.lastrowid
 
-    def trials(self, point_id, below: int | None = None) -> dict:
-        """``{j: array}`` of the stored trials of a point (only ``j < below`` when given)."""
+    def trials(self, point_id, below: int | None = None, width: int | None = None, bounds=None,
+               kind: str = "trial") -> dict:
+        """``{j: array}`` of the stored trials of a point (only ``j < below`` when given).
+
+        Every row read is validated (:meth:`check_row`): a BLOB of little-endian float64 values,
+        ``width`` of them when given, all finite, within ``bounds = (lo, hi)`` when given.  A row
+        that fails is refused in one line naming it; nothing of it is used."""
         sql, args = "SELECT j, data FROM trials WHERE point=?", (point_id,)
         if below is not None:
             sql, args = sql + " AND j < ?", (point_id, int(below))
-        return {j: np.frombuffer(blob, dtype="<f8").copy() for j, blob in self._q(sql, args)}
+        return {j: self.check_row(point_id, j, blob, width, bounds, kind) for j, blob in self._q(sql, args)}
+
+    def check_row(self, point_id, j, blob, width=None, bounds=None, kind: str = "trial") -> np.ndarray:
+        """The values of one stored row, or an error naming it (see :meth:`trials`)."""
+        where = f"the trial store {self.path}, point {point_id}, trial {j}"
+        if not isinstance(j, int) or isinstance(j, bool) or j < 0:
+            raise StoreError(f"{where}: the trial index {j!r} is not a non-negative integer; the store was edited "
+                             "or damaged: use a new store file")
+        if not isinstance(blob, bytes):
+            raise StoreError(f"{where}: the row is {type(blob).__name__}, not a BLOB of float64 values; the store "
+                             "was edited or damaged: use a new store file")
+        if len(blob) % 8 or not blob:
+            raise StoreError(f"{where}: the row has {len(blob)} bytes, not a whole number of float64 values; the "
+                             "store was edited or damaged: use a new store file")
+        row = np.frombuffer(blob, dtype="<f8").astype(np.float64)
+        if width is not None and row.size != width:
+            raise StoreError(f"{where}: the row has {row.size} values, a {kind} trial of this point has {width}; "
+                             "the store was edited or damaged: use a new store file")
+        check_values(row, j, kind, bounds, f" (stored in {where})")
+        return row
 
     def stale(self, kind: str, version: str, params) -> dict:
         """``{version: number of trials}`` stored for the same point under other numerics versions."""
@@ -241,8 +299,45 @@ class TrialStore:
         """One dict per point: ``kind, version, params, trials, seconds`` (sum of trial times)."""
         rows = self._q("SELECT p.kind, p.version, p.params, COUNT(t.j), COALESCE(SUM(t.seconds), 0) "
                        "FROM points p LEFT JOIN trials t ON t.point = p.id GROUP BY p.id ORDER BY p.id").fetchall()
-        return [{"kind": k, "version": v, "params": json.loads(p), "trials": int(t), "seconds": float(s)}
-                for k, v, p, t, s in rows]
+        out = []
+        for k, v, p, t, s in rows:
+            try:
+                params = json.loads(p) if isinstance(p, str) else None
+            except ValueError:
+                params = None
+            if not isinstance(params, dict) or not isinstance(k, str) or not isinstance(v, str):
+                raise StoreError(f"the trial store {self.path}: a point's key ({str(p)[:60]!r}) is not the JSON "
+                                 "object a store writes; the store was edited or damaged: use a new store file")
+            out.append({"kind": k, "version": v, "params": params, "trials": int(t), "seconds": float(s)})
+        return out
+
+
+class NonFiniteTrial(FloatingPointError):
+    """A trial (fresh or stored) holds a NaN or an infinity: the Monte-Carlo has no value to report."""
+
+
+class TrialOutOfRange(FloatingPointError):
+    """A trial holds a value outside the range its kind can take (e.g. an error outside [0, 1])."""
+
+
+def check_values(row, j, kind: str, bounds=None, where: str = "") -> None:
+    """The one check of a trial's values, fresh or stored: all finite, and within ``bounds`` (with a
+    slack of 1e-9 for rounding).  A stored NaN is the same error as a fresh one.
+
+    >>> check_values(np.array([0.5, float("nan")]), 3, "simulate")
+    Traceback (most recent call last):
+    ...
+    symrmt.simulation.store.NonFiniteTrial: trial 3 of a 'simulate' point returned a non-finite value (nan)
+    """
+    bad = ~np.isfinite(row)
+    if bad.any():
+        raise NonFiniteTrial(f"trial {j} of a {kind!r} point returned a non-finite value ({row[bad][0]}){where}")
+    if bounds is not None:
+        lo, hi = bounds
+        out = (row < lo - 1e-9) | (row > hi + 1e-9)
+        if out.any():
+            raise TrialOutOfRange(f"trial {j} of a {kind!r} point holds {row[out][0]!r}, outside [{lo}, {hi}] "
+                                  f"where its values lie{where}")
 
 
 def open_store(store):

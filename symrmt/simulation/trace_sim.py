@@ -54,6 +54,7 @@ import numpy as np
 from symrmt.params import ParameterError
 from symrmt.simulation.executor import make_executor, run_trials
 from symrmt.simulation.montecarlo import TRIAL_BOOKKEEPING, check_memory_bytes
+from symrmt.simulation.scheduler import check_workers
 
 __all__ = ["TraceSimulationError", "draw_matrices", "evaluate", "random_matrices", "simulate_trace"]
 
@@ -364,8 +365,9 @@ def simulate_trace(tree, trials: int = 10, seed: int = 0, progress=None, *, stor
         and :data:`NUMERICS_VERSION` are reused, the missing ones computed and committed one by one.
     workers : int (keyword only)
         ``1``: in this process.  ``> 1``: on a new local Dask cluster of that many processes.
-    scheduler : str, optional (keyword only)
-        Address of a running Dask scheduler; not together with ``workers > 1``.
+    scheduler : str or Scheduler, optional (keyword only)
+        Address of a running Dask scheduler; not together with ``workers > 1``.  A scheduler is
+        trusted code: see :class:`symrmt.simulation.scheduler.Scheduler`.
     executor : DaskExecutor, optional (keyword only)
         An executor already started (:func:`symrmt.simulation.executor.make_executor`).
     label : dict, optional (keyword only)
@@ -385,7 +387,7 @@ def simulate_trace(tree, trials: int = 10, seed: int = 0, progress=None, *, stor
     """
     trials = _check_int(trials, "trials", 2, " (a standard error needs at least two trials)")
     seed = _check_int(seed, "seed", 0)
-    workers = _check_int(workers, "workers", 1)
+    workers = check_workers(_check_int(workers, "workers", 1))
     if progress not in (None, True, False):
         raise ParameterError(f"progress must be None, True or False, got {progress!r}")
     from symrmt.simulation.trace_trials import TRACE_SPEC, from_program, trace_point

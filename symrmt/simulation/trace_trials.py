@@ -140,7 +140,7 @@ def _trace_trial(params, context, seed, j):
 
 
 #: The trace engine's trial kind for :func:`symrmt.simulation.executor.run_trials`.
-TRACE_SPEC = TrialSpec("trace", NUMERICS_VERSION, _trace_trial)
+TRACE_SPEC = TrialSpec("trace", NUMERICS_VERSION, _trace_trial, width=lambda params: 1)
 
 
 class TracePoint:

@@ -72,9 +72,12 @@ def _ridge_trial(params, context, seed, j):
 
 
 #: ``simulate``'s trial kind.
-SIMULATE_SPEC = TrialSpec("simulate", NUMERICS_VERSION, _simulate_trial)
-#: The ridge-only trial kind (``params``: ``n, c, gammas, snr, noise``).
-RIDGE_SPEC = TrialSpec("ridge", NUMERICS_VERSION, _ridge_trial)
+#: Its rows: ``E_A`` then ``E_RR`` at each gamma, every one in ``[0, ||y||^2/n] = [0, 1]``.
+SIMULATE_SPEC = TrialSpec("simulate", NUMERICS_VERSION, _simulate_trial,
+                          width=lambda params: 2 * len(params["gammas"]), bounds=(0.0, 1.0))
+#: The ridge-only trial kind (``params``: ``n, c, gammas, snr, noise``); ``E_RR`` in ``[0, 1]``.
+RIDGE_SPEC = TrialSpec("ridge", NUMERICS_VERSION, _ridge_trial,
+                       width=lambda params: len(params["gammas"]), bounds=(0.0, 1.0))
 
 
 def ridge_key(n: int, c, gammas, snr=0, noise: str = "gaussian") -> dict:

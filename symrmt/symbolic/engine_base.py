@@ -38,11 +38,14 @@ class Dim:
         self.ratio = ratio
         self.count = None  # the integer size, in a tree made by :func:`bind`
 
+    # the ratio (and a bound size) are part of a dimension's identity: two models with the same name
+    # for dimensions of different sizes must never share a memoized pencil or plan
     def __eq__(self, other):
-        return isinstance(other, Dim) and other.name == self.name
+        return isinstance(other, Dim) and other.name == self.name and other.ratio == self.ratio and \
+            other.count == self.count
 
     def __hash__(self):
-        return hash(("Dim", self.name))
+        return hash(("Dim", self.name, self.ratio, self.count))
 
     def __repr__(self):
         return f"Dim({self.name!r}, {self.ratio})"
@@ -120,6 +123,8 @@ def check_law(name: str, values, weights) -> tuple:
     for v in values + weights:
         if v.has(N) or v.atoms(sp.Float):
             raise ModelError(f"diag {name}: values and weights must be exact and free of n, got {v}")
+        if v.has(sp.zoo, sp.oo, -sp.oo, sp.nan) or (v.is_number and v.is_extended_real is not True):
+            raise ModelError(f"diag {name}: values and weights must be finite real numbers, got {v}")
     if all(w.is_number for w in weights):
         if any(not w > 0 for w in weights) or sp.nsimplify(sum(weights)) != 1:
             raise ModelError(f"diag {name}: weights must be positive and sum to 1, got {list(weights)}")

@@ -33,7 +33,7 @@ from .engine_nodes import (
     _scalar,
     _show,
 )
-from .engine_tree import bind, differentiate, walk  # noqa: F401  (re-exported)
+from .engine_tree import bind, check_ratios, differentiate, walk  # noqa: F401  (re-exported)
 
 __all__ = ["Model"]
 
@@ -101,7 +101,7 @@ class Model:
             raise ModelError(f"{name!r} is already used")
         if isinstance(ratio, str):
             for ident in _IDENT.findall(ratio[:MAX_TEXT]):
-                if ident != "n" and ident not in self.dims:
+                if ident != "n" and ident not in self.dims and ident not in _RESERVED:
                     self._symbol(ident, positive=True)
             names = {k: Const(v) for k, v in self.symbols.items()}
             names.update({k: DimConst(d) for k, d in self.dims.items()})
@@ -109,6 +109,11 @@ class Model:
             if not isinstance(value, Const):
                 raise ModelError(f"the size of {name} must be a parameter expression")
             ratio = value.value
+        elif isinstance(ratio, Fraction):
+            ratio = sp.Rational(ratio.numerator, ratio.denominator)
+        elif isinstance(ratio, bool) or not isinstance(ratio, (int, sp.Expr)):
+            raise ModelError(f"the size of {name} must be a text such as 'c*n', an integer, a Fraction or a SymPy "
+                             f"expression, got {type(ratio).__name__}")
         ratio = sp.sympify(ratio)
         if ratio.has(N):
             ratio = sp.simplify(ratio / N)
@@ -116,6 +121,11 @@ class Model:
             raise ModelError(f"the size of {name} must be a positive ratio times n, got {ratio}*n")
         d = self.dims[name] = Dim(name, ratio)
         return d
+
+    def check_ratios(self, values) -> None:
+        """Every dimension ratio must be positive at the evaluation point (after substitution): the
+        ratio ``(c-1)`` is refused at ``c = 1/2``, ``(c-1)**2`` at ``c = 1`` (:class:`ModelError`)."""
+        check_ratios(self.dims.values(), values)
 
     def _dim_of(self, x) -> Dim:
         if isinstance(x, Dim):
@@ -283,8 +293,8 @@ class Model:
             raise ModelError("declare a diagonal matrix with Model.diag(name, dim, values, weights)")
 
         calls.update(gaussian=gaussian, goe=goe, diag=diag)
-        _parse(rhs, names, calls, what=f"the declaration of {name}")
-        if "node" not in out:
+        got = _parse(rhs, names, calls, what=f"the declaration of {name}", whole_call=("gaussian", "goe", "diag"))
+        if "node" not in out or got is not out["node"]:  # nothing of the text may be dropped
             raise ModelError(f"{text!r} declares no matrix")
         return out["node"]
 
@@ -344,10 +354,11 @@ def _number(q: Fraction) -> Const:
     return Const(sp.Rational(q.numerator, q.denominator))
 
 
-def _parse(text, names, functions, *, what):
+def _parse(text, names, functions, *, what, whole_call=None):
     """The package's restricted parser, with numeric literals as exact :class:`Const` nodes."""
     from ..parsing import parse_expression
 
-    return parse_expression(text, names, functions, what=what, attributes=("T",), number=_number)
+    return parse_expression(text, names, functions, what=what, attributes=("T",), number=_number,
+                            whole_call=whole_call)
 
 

@@ -154,6 +154,8 @@ def prepare(expr) -> Plan:
         raise ModelError(f"not a scalar expression: {s!r}")
 
     formula = to_sympy(hat)
+    if formula.has(sp.zoo, sp.oo, -sp.oo, sp.nan):
+        raise ModelError(f"the expression divides by zero (its formula reads {formula})")
     symbols, repl, needs = [], {}, {t.index: set() for t in traces}
     derivs = sorted(formula.atoms(sp.Derivative), key=sp.default_sort_key)
     for d in derivs:

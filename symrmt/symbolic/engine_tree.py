@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from fractions import Fraction
 
 import sympy as sp
@@ -33,7 +34,7 @@ from .engine_nodes import (
 
 from .engine_vectors import QuadForm, Vector, frame
 
-__all__ = ["differentiate", "bind", "walk"]
+__all__ = ["differentiate", "bind", "walk", "check_ratios"]
 
 # ---------------------------------------------------------------- tree utilities
 
@@ -160,6 +161,38 @@ def _counts(weights, size: int) -> tuple:
     return tuple(base)
 
 
+def check_ratios(dims, values) -> None:
+    """Refuse a dimension whose ratio to ``n`` is not a positive real number at ``values``
+    (name -> exact number); a ratio with a parameter not in ``values`` is left to the caller."""
+    subs = {}
+    for name, v in values.items():
+        q = v if isinstance(v, Fraction) else Fraction(str(v))
+        r = sp.Rational(q.numerator, q.denominator)
+        subs[sp.Symbol(name, real=True)] = r
+        subs[sp.Symbol(name, positive=True)] = r
+    for d in dims:
+        r = sp.sympify(d.ratio).subs(subs)
+        if r.free_symbols:
+            continue
+        ok = r.is_extended_real and r.is_positive and r.is_finite
+        if not ok:
+            shown = {str(k): str(v) for k, v in values.items() if sp.Symbol(str(k), positive=True) in d.ratio.free_symbols
+                     or sp.Symbol(str(k), real=True) in d.ratio.free_symbols}
+            at = ", ".join(f"{k} = {v}" for k, v in shown.items())
+            raise ModelError(f"the size of {d.name} is ({d.ratio})*n, and its ratio {d.ratio} = {_show_number(r)} at "
+                             f"{at or 'these values'} is not a positive real number; every dimension ratio must be > 0")
+
+
+def _show_number(r) -> str:
+    if r.has(sp.zoo, sp.oo, -sp.oo, sp.nan):
+        return "infinite (a division by zero)"
+    try:
+        return str(r) if r.is_Rational else f"{r} ~ {sp.N(r, 8)}"
+    except (TypeError, ValueError):
+        return str(r)
+
+
+
 def bind(node, values: dict, n: int):
     """The tree at numeric parameter values and size ``n``: the same classes, with floats and sizes.
 
@@ -198,7 +231,15 @@ def bind(node, values: dict, n: int):
         v = sp.sympify(expr).subs(subs)
         if v.free_symbols:
             raise ModelError(f"no value given for {', '.join(sorted(map(str, v.free_symbols)))}")
-        return float(sp.N(v, 20))
+        if v.has(sp.zoo, sp.oo, -sp.oo, sp.nan) or v.is_extended_real is False:
+            raise ModelError(f"{expr} = {v} at these values is not a finite real number")
+        try:
+            out = float(sp.N(v, 20))
+        except (TypeError, ValueError):
+            raise ModelError(f"{expr} = {v} at these values is not a finite real number") from None
+        if not math.isfinite(out):
+            raise ModelError(f"{expr} = {v} at these values is outside the float range (the simulation's numbers)")
+        return out
 
     dims = {}
     vecs = {x.name: x for x in walk(node) if isinstance(x, Vector)}
@@ -206,6 +247,7 @@ def bind(node, values: dict, n: int):
 
     def dim(d):
         if d.name not in dims:
+            check_ratios([d], {str(k): v for k, v in values.items()})
             ratio = num(d.ratio)
             dims[d.name] = _make(Dim, name=d.name, ratio=ratio, count=max(1, int(round(ratio * n))))
         return dims[d.name]
