@@ -70,6 +70,9 @@ class CrossingsResult:
     roots : tuple of mpf
         The crossings, increasing, each correct to ``digits`` significant digits (it lies in
         the certified bracket ``brackets[i]``, of relative width at most ``10**-digits``).
+        Each is a :class:`~symrmt.certified.CertifiedMpf`: an ``mpf`` of ``digits`` digits
+        that prints them all (``repr``, ``str``), at any ``mpmath.mp.dps``; handed back to
+        :func:`symrmt.limit` (``c=r.roots[0]``) it is read bit for bit.
     directions : tuple of int
         ``+1`` when ``E_A - E_RR`` goes from negative to positive through the root (Attention
         wins below it), ``-1`` the other way.
@@ -123,8 +126,11 @@ class CrossingsResult:
         return np.array([[float(r), d] for r, d in zip(self.roots, self.directions)], dtype=np.float64).reshape(-1, 2)
 
     def to_pandas(self):
+        """A DataFrame, one row per root: ``<over>`` (float64), ``root`` (the certified mpf, every digit),
+        ``direction``, ``bracket_lo``, ``bracket_hi`` (float64); the inputs in ``.attrs``."""
         pd = need_pandas()
-        df = pd.DataFrame({self.over: self.values, "direction": list(self.directions),
+        df = pd.DataFrame({self.over: self.values, "root": pd.Series(list(self.roots), dtype=object),
+                           "direction": list(self.directions),
                            "bracket_lo": [float(b[0]) for b in self.brackets],
                            "bracket_hi": [float(b[1]) for b in self.brackets]})
         df.attrs.update({"f": self.f, "expr": self.expr, "over": self.over, "digits": self.digits,
@@ -340,8 +346,10 @@ def crossings(f, over: str = "c", between=(0.1, 10), *, c=None, gamma=None, geom
         roots.append(root)
         brackets.append(bracket)
         directions.append(signs[i + 1])
-    with mpmath.workdps(digits):
-        roots = [+r for r in roots]
+    from symrmt.certified import certified
+
+    with mpmath.workdps(digits):  # rounded to the digits asked for, kept at that precision, printed at it
+        roots = [certified(+r, digits) for r in roots]
     return CrossingsResult(f=nl.name, expr=str(nl.expr), over=over, between=(lo, hi), fixed=fixed,
                            diagonal=diagonal, digits=digits, roots=tuple(roots), brackets=tuple(brackets),
                            directions=tuple(directions), scan_x=tuple(xs), scan_sign=tuple(signs),

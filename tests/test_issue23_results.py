@@ -1,0 +1,114 @@
+"""Issue 23, items 1-10: the reproducers of what researchers hit in real use, each a test.
+
+Reference values are computed here independently of the code under test: the ridge error from
+its closed form derived with SymPy, the crossing from a separate high-precision evaluation, the
+simulated geometry from its Gram matrix.
+"""
+
+import json
+
+import mpmath
+import numpy as np
+import pytest
+import sympy as sp
+
+import symrmt
+from symrmt.cli import main
+
+
+def _cli_json(capsys, argv):
+    rc = main(argv)
+    out = capsys.readouterr().out
+    return rc, json.loads(out)
+
+
+# ---------------------------------------------------------------- 1. crossings carry their digits
+@pytest.fixture(scope="module")
+def crossing30():
+    return symrmt.crossings("tanh", over="c", between=(0.1, 1), gamma=1, geometry=symrmt.Geometry(snr=1),
+                            digits=30, progress=False)
+
+
+def test_crossing_root_carries_30_digits(crossing30):
+    (root,) = crossing30.roots
+    # the root prints every digit asked for, at the default mpmath precision
+    assert mpmath.mp.dps == 15
+    text = repr(root)
+    assert text.startswith("mpf('0.") and len(text.split("'")[1]) - 2 >= 29, text
+    assert str(root) == mpmath.nstr(root, 30)
+    # E_A - E_RR at the root, evaluated independently at 45 digits, is ~1e-30 (a 53-bit root gives ~3e-18)
+    lim = symrmt.limit("tanh", root, 1, symrmt.Geometry(snr=1), digits=45)
+    gap = abs(lim.attention_mp[0] - lim.ridge_mp[0])
+    assert gap < mpmath.mpf("1e-29"), gap
+    lim53 = symrmt.limit("tanh", float(root), 1, symrmt.Geometry(snr=1), digits=45)
+    assert abs(lim53.attention_mp[0] - lim53.ridge_mp[0]) > mpmath.mpf("1e-20")  # the test can fail
+
+
+def test_crossing_root_digits_in_pandas_and_json(crossing30, capsys):
+    df = crossing30.to_pandas()
+    assert df["c"].dtype == np.float64
+    (root,) = df["root"]
+    assert root == crossing30.roots[0] and mpmath.nstr(root, 30) == str(crossing30.roots[0])
+    rc, out = _cli_json(capsys, ["crossings", "--f", "tanh", "--over", "c", "--between", "0.1,1", "--gamma", "1",
+                                 "--snr", "1", "--digits", "30", "--json"])
+    assert rc == 0
+    (text,) = out["roots"]
+    assert text == str(crossing30.roots[0]) and len(text) >= 31
+
+
+# ---------------------------------------------------------------- 2. check --where c=1 proves E_RR
+def _ridge_closed_form():
+    c, g, s = sp.symbols("c gamma snr", positive=True)
+    root = (1 - c - g + sp.sqrt((1 - c - g) ** 2 + 4 * g)) / (2 * g)
+    phi = root * (1 + root) / (1 + (1 + s) * root)
+    return c, -g**2 * sp.diff(phi, g)
+
+
+@pytest.mark.parametrize("value", ["1", "1/2", "2"])
+def test_check_where_fixed_c_proves_the_ridge_error(value):
+    from symrmt.check.core import check
+
+    c, expr = _ridge_closed_form()
+    for cand in (expr, expr.subs(c, sp.Rational(value))):
+        rep = check("E_RR", str(cand), where=f"c={value}", points=4, region=False)
+        assert rep.status == "proved", rep.text()
+        assert rep.symbolic["status"] == "proved"
+
+
+def test_check_where_fixed_c_still_disproves_a_wrong_formula():
+    from symrmt.check.core import check
+
+    _c, expr = _ridge_closed_form()
+    rep = check("E_RR", str(expr * sp.Rational(1000001, 1000000)), where="c=1", points=4, region=False)
+    assert rep.status == "disproved", rep.text()
+
+
+# ---------------------------------------------------------------- 3. exact sub-varieties in the region report
+E_IN_M = "gamma**2*(m**2 + m)*(1 + 2*m + (1 + snr)*m**2)/((1 + (1 + snr)*m)**2*(2*gamma*m + gamma + c - 1))"
+
+
+def test_region_reports_the_line_where_a_wrong_formula_holds_exactly():
+    from symrmt.check.core import check
+
+    # the ridge error times c (a lost factor 1/c): wrong everywhere except exactly on c = 1
+    rep = check("E_RR", f"c*({E_IN_M})", points=12)
+    assert rep.status == "disproved"
+    exact = rep.region["exact"]
+    assert [(x["parameter"], x["value"]) for x in exact] == [("c", "1")], rep.region
+    assert "holds exactly on c = 1" in rep.text()
+    # a boundary is not an isolated line: (1-c)/(1+snr) for E_RR0 holds for all c <= 1
+    rep2 = check("E_RR0", "(1 - c)/(1 + snr)", points=10)
+    assert rep2.region["exact"] == [] and rep2.region["boundaries"]
+
+
+# ---------------------------------------------------------------- 4. irrational geometry reaches simulate
+def test_simulate_with_irrational_angles():
+    g = symrmt.Geometry.from_angles(snr=3, wk2=1, wq2=1, cos_muwk=1, cos_muwq=1, cos_wkwq=1)
+    assert max(len(str(x)) for row in g.gram() for x in row) > 4000  # entries no parser would read
+    s = symrmt.simulate("tanh", 0.5, [1], g, n=64, trials=2, seed=0, progress=False)
+    assert np.all(np.isfinite(s.attention)) and np.all(np.isfinite(s.ridge))
+    # the same model with mu, w_K, w_Q given as the float vectors of that Gram matrix: the same draws
+    mu = np.sqrt(3.0)
+    g2 = symrmt.Geometry(snr=3, wk2=1, wq2=1, wkwq=1, muwk=float(mu), muwq=float(mu))
+    s2 = symrmt.simulate("tanh", 0.5, [1], g2, n=64, trials=2, seed=0, progress=False)
+    assert np.allclose(s.attention_trials, s2.attention_trials, rtol=1e-9, atol=0)
