@@ -201,7 +201,8 @@ class _Difference:
 
         from symrmt.numeric.theory import attention_limit, ridge_limit
 
-        vals = {**self.fixed, self.over: to_fraction(x, self.over)}
+        xv = to_fraction(x, self.over)
+        vals = {**self.fixed, **dict.fromkeys(self.over.split("="), xv)}
         geo = point_geometry(vals, self.geometry)
         c = check_c(vals["c"])
         g = to_fraction(vals["gamma"], "gamma")
@@ -241,9 +242,12 @@ def crossings(f, over: str = "c", between=(0.1, 10), *, c=None, gamma=None, geom
     ----------
     f : str, sympy.Expr or Nonlinearity
         As for :func:`symrmt.limit`.
-    over : str
+    over : str or tuple of str
         The parameter that varies: one of ``c``, ``gamma``, ``snr``, ``wk2``, ``wq2``, ``wkwq``,
-        ``muwk``, ``muwq``, ``cos_muwk``, ``cos_muwq``, ``cos_wkwq``.
+        ``muwk``, ``muwq``, ``cos_muwk``, ``cos_muwq``, ``cos_wkwq``.  A tuple of names ties them,
+        as a tuple key of :func:`symrmt.sweep` does: ``over=("cos_muwk", "cos_muwq")`` varies both
+        cosines together (``w_K = w_Q`` at a varying angle to ``mu``); the result's ``over`` is then
+        ``"cos_muwk=cos_muwq"`` (that text is accepted as ``over`` too).
     between : (a, b)
         The interval, ``a < b``.
     c, gamma : number, optional
@@ -282,17 +286,17 @@ def crossings(f, over: str = "c", between=(0.1, 10), *, c=None, gamma=None, geom
     from symrmt.progress import progress_bar
 
     t0 = time.monotonic()
-    if over not in GRID_KEYS:
-        raise ParameterError(f"over must be one of {', '.join(GRID_KEYS)}, got {over!r}")
+    over, keys = _over_keys(over)
     unknown = [k for k in values if k not in GRID_KEYS]
     if unknown:
         raise ParameterError(f"unknown parameter(s) {', '.join(unknown)}; use {', '.join(GRID_KEYS)}")
     fixed = {k: v for k, v in (("c", c), ("gamma", gamma)) if v is not None}
     fixed.update(values)
-    if over in fixed:
-        raise ParameterError(f"{over} varies (over={over!r}); do not also fix it")
+    for key in keys:
+        if key in fixed:
+            raise ParameterError(f"{key} varies (over={over!r}); do not also fix it")
     for key in ("c", "gamma"):
-        if key != over and key not in fixed:
+        if key not in keys and key not in fixed:
             raise ParameterError(f"crossings over {over} needs a fixed {key}=")
     try:
         lo, hi = (to_fraction(v.item() if hasattr(v, "item") else v, "between") for v in between)
@@ -313,7 +317,7 @@ def crossings(f, over: str = "c", between=(0.1, 10), *, c=None, gamma=None, geom
     diagonal = check_diagonal(diagonal)
     nl = as_nonlinearity(f, center)
     if log is None:
-        log = over in ("c", "gamma") and lo > 0 and hi / lo >= 10
+        log = all(k in ("c", "gamma") for k in keys) and lo > 0 and hi / lo >= 10
     if log and lo <= 0:
         raise ParameterError("a log-spaced scan needs a > 0")
     diff = _Difference(nl, over, fixed, geometry, diagonal)
@@ -355,6 +359,25 @@ def crossings(f, over: str = "c", between=(0.1, 10), *, c=None, gamma=None, geom
                            directions=tuple(directions), scan_x=tuple(xs), scan_sign=tuple(signs),
                            center=nl.center, geometry=geometry, evaluations=diff.count, seconds=time.monotonic() - t0,
                            fast=fast)
+
+
+def _over_keys(over):
+    """``over`` (a name, a tuple of names, or names joined by ``=``) as ``(name, keys)``: the names of the
+    tied parameters joined by ``=``, and the tuple of them."""
+    if isinstance(over, (tuple, list)):
+        keys = tuple(over)
+        if len(keys) < 2:
+            raise ParameterError(f"a tuple over= ties two or more parameters, got {over!r}")
+    elif isinstance(over, str):
+        keys = tuple(k.strip() for k in over.split("="))
+    else:
+        raise ParameterError(f"over must be a parameter name or a tuple of names, got {over!r}")
+    for k in keys:
+        if not isinstance(k, str) or k not in GRID_KEYS:
+            raise ParameterError(f"over must name parameters among {', '.join(GRID_KEYS)}, got {k!r}")
+    if len(set(keys)) != len(keys):
+        raise ParameterError(f"over names a parameter twice: {over!r}")
+    return "=".join(keys), keys
 
 
 def _fast_signs(nl, over, xs, fixed, geometry, diagonal, certified_sign):

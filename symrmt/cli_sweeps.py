@@ -86,7 +86,8 @@ def add_parsers(sub) -> None:
                        "--digits digits on certified values (symrmt.crossings).")
     add_f(p)
     p.add_argument("--over", required=True, metavar="KEY", help="the parameter that varies (c, gamma, snr, a Gram "
-                   "entry or cos_muwk, cos_muwq, cos_wkwq)")
+                   "entry or cos_muwk, cos_muwq, cos_wkwq); KEY1=KEY2 (or KEY1,KEY2) ties them to one value, e.g. "
+                   "--over cos_muwk=cos_muwq for w_K = w_Q at a varying angle to mu")
     p.add_argument("--between", required=True, metavar="A,B", help="the interval, A < B")
     p.add_argument("--c", type=number("--c"), default=None, metavar="C", help="fixed c (unless --over c)")
     p.add_argument("--gamma", type=number("--gamma"), default=None, metavar="G",
@@ -202,9 +203,11 @@ def cmd_crossings(args) -> int:
     parts = [s.strip() for s in args.between.split(",")]
     if len(parts) != 2 or not all(parts):
         raise ParameterError(f"--between needs A,B; got {args.between!r}")
-    base, extra = _base(args, {args.over})
-    fixed = _fixed(args, {args.over})
-    res = crossings(args.f, over=args.over, between=tuple(parts), geometry=base, diagonal=args.diagonal,
+    keys = tuple(k.strip() for k in args.over.replace(",", "=").split("="))
+    over = keys if len(keys) > 1 else keys[0]
+    base, extra = _base(args, set(keys))
+    fixed = _fixed(args, set(keys))
+    res = crossings(args.f, over=over, between=tuple(parts), geometry=base, diagonal=args.diagonal,
                     digits=args.digits, center=args.center, scan=args.scan, log=args.log, fast=args.fast,
                     **fixed, **extra)
     import mpmath

@@ -314,7 +314,9 @@ def sweep(f, grid: dict, *, geometry=None, diagonal: str = "zero", digits: int =
     fast : bool
         Use the vectorised float64 solver ``symrmt.numeric.fast.solve_grid`` (rank-one
         geometries); its values are float64, not certified digits, and the points it
-        could not handle are solved by the certified path (``.fallback``).
+        could not handle are solved by the certified path (``.fallback``).  It takes grids
+        of up to ``LIMITS["fast_points"]`` = 10^6 points (about 2.3 kB of memory a point);
+        the certified path up to ``LIMITS["points"]`` = 10^4.
     certify, seed
         Passed to the fast solver (how many points it re-checks at high precision, and
         the seed that picks them).
@@ -332,12 +334,22 @@ def sweep(f, grid: dict, *, geometry=None, diagonal: str = "zero", digits: int =
     nl = as_nonlinearity(f, center)
     diagonal = check_diagonal(diagonal)
     axes, fixed = _split(grid)
-    from symrmt.parsing import check_count
+    from symrmt.parsing import LIMITS, check_count
 
     total = 1
     for values in axes.values():
         total *= len(values)
-    check_count(total, "points", "number of grid points (the product of the axes)")  # both paths, before any work
+    # each path its cap, before any work: the certified path LIMITS['points'], the float64 path
+    # LIMITS['fast_points'] (its memory estimate, about 2.3 kB a point)
+    if fast:
+        check_count(total, "fast_points", "number of grid points (the product of the axes) of the float64 path")
+    elif total > LIMITS["points"]:
+        from symrmt.parsing import ParseLimitError
+
+        raise ParseLimitError(
+            f"number of grid points (the product of the axes) = {total} is above the limit {LIMITS['points']} of "
+            f"the certified path (LIMITS['points']); the float64 path (fast=True, --fast) takes up to "
+            f"{LIMITS['fast_points']} points (LIMITS['fast_points'])")
     if fast:
         return _sweep_fast(nl, axes, fixed, geometry, diagonal, certify, seed, t0)
     points, models = _point_list(axes, fixed, geometry)

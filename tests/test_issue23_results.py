@@ -112,3 +112,51 @@ def test_simulate_with_irrational_angles():
     g2 = symrmt.Geometry(snr=3, wk2=1, wq2=1, wkwq=1, muwk=float(mu), muwq=float(mu))
     s2 = symrmt.simulate("tanh", 0.5, [1], g2, n=64, trials=2, seed=0, progress=False)
     assert np.allclose(s.attention_trials, s2.attention_trials, rtol=1e-9, atol=0)
+
+
+# ---------------------------------------------------------------- 5. sweep caps per path
+def test_fast_sweep_takes_a_200_by_200_grid(capsys):
+    from symrmt.parsing import LIMITS, ParseLimitError
+
+    assert LIMITS["fast_points"] >= 10**6 and LIMITS["points"] == 10**4
+    grid = {"c": np.logspace(-1, 0.5, 200), "gamma": 1, "snr": np.linspace(0, 4, 200)}
+    s = symrmt.sweep("tanh", grid, fast=True, certify=0, progress=False)
+    assert s.shape == (200, 200) and np.all(np.isfinite(s.attention))
+    # the ridge column against its closed form (Marchenko-Pastur root, written here)
+    c, g, snr = s.values("c"), s.gamma, s.values("snr")
+    m = (1 - c - g + np.sqrt((1 - c - g) ** 2 + 4 * g)) / (2 * g)
+    dm = -(m * m + m) / (2 * g * m + g + c - 1)
+    dphi = (1 + 2 * m + (1 + snr) * m * m) / (1 + (1 + snr) * m) ** 2 * dm
+    assert np.allclose(s.ridge, -g * g * dphi, rtol=1e-10, atol=0)
+    # the certified path keeps its cap, and says where the larger grids go
+    with pytest.raises(ParseLimitError, match="fast=True"):
+        symrmt.sweep("tanh", grid, progress=False)
+    rc = main(["sweep", "--f", "tanh", "--grid", "c=0.1:3:200:log", "--grid", "snr=0:4:200", "--gamma", "1",
+               "--fast", "--certify", "0"])
+    out = capsys.readouterr().out.splitlines()
+    assert rc == 0 and len(out) == 1 + 200 * 200 and out[0].startswith("c,")
+
+
+# ---------------------------------------------------------------- 6. crossings over tied parameters
+def test_crossings_over_tied_angles(capsys):
+    fixed = dict(c=2, gamma=10, snr=1, wk2=4, wq2=4, wkwq=4)
+    r = symrmt.crossings("tanh", over=("cos_muwk", "cos_muwq"), between=(0, 1), digits=20, scan=6, progress=False,
+                         **fixed)
+    assert r.over == "cos_muwk=cos_muwq" and len(r) == 1
+    x = r.roots[0]
+    # independently: the limits at w_K = w_Q with both cosines x, E_A = E_RR there and the sign changes
+    def diff(cos):
+        geo = symrmt.Geometry.from_angles(snr=1, wk2=4, wq2=4, cos_muwk=cos, cos_muwq=cos, wkwq=4)
+        lim = symrmt.limit("tanh", 2, 10, geo, digits=30)
+        return lim.attention_mp[0] - lim.ridge_mp[0]
+
+    assert abs(diff(x)) < mpmath.mpf("1e-19")
+    assert diff(x - mpmath.mpf("1e-3")) > 0 > diff(x + mpmath.mpf("1e-3"))  # direction -1: E_A < E_RR above
+    assert r.directions == (-1,)
+    for over in ("cos_muwk=cos_muwq", "cos_muwk,cos_muwq"):
+        rc, out = _cli_json(capsys, ["crossings", "--f", "tanh", "--over", over, "--between", "0,1", "--c", "2",
+                                     "--gamma", "10", "--snr", "1", "--wk2", "4", "--wq2", "4", "--wkwq", "4",
+                                     "--digits", "20", "--scan", "6", "--json"])
+        assert rc == 0 and out["roots"] == [str(x)]
+    with pytest.raises(symrmt.ParameterError, match="do not also fix"):
+        symrmt.crossings("tanh", over=("cos_muwk", "cos_muwq"), between=(0, 1), cos_muwk=0.5, **fixed)
