@@ -89,10 +89,16 @@ def int_at_least(name: str, minimum: int, limit: str | None = None):
     return conv
 
 
+#: the message of the last argparse usage error (``symrmt.cli.main`` reports it as JSON under ``--json``)
+LAST_USAGE_ERROR = None
+
+
 class Parser(argparse.ArgumentParser):
     """An ArgumentParser whose errors name the program and exit with code 2."""
 
     def error(self, message):  # pragma: no cover - argparse calls it
+        global LAST_USAGE_ERROR
+        LAST_USAGE_ERROR = f"{self.prog}: {message}"
         self.print_usage(sys.stderr)
         self.exit(EXIT_BAD_INPUT, f"{self.prog}: error: {message}\n")
 

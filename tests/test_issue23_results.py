@@ -160,3 +160,107 @@ def test_crossings_over_tied_angles(capsys):
         assert rc == 0 and out["roots"] == [str(x)]
     with pytest.raises(symrmt.ParameterError, match="do not also fix"):
         symrmt.crossings("tanh", over=("cos_muwk", "cos_muwq"), between=(0, 1), cos_muwk=0.5, **fixed)
+
+
+# ---------------------------------------------------------------- 7. engine input
+MP_EXPR = "trace(inv(Z.T*Z/n + gamma*I(n)))"
+MP_DECL = ["--matrix", "Z=gaussian(p,n)", "--dim", "p=c*n"]
+
+
+def _mp_root(c, g):
+    """The Marchenko-Pastur Stieltjes transform: the positive root of g m^2 + (g + c - 1) m - 1 (here, in mpmath)."""
+    b = g + c - 1
+    return (-b + mpmath.sqrt(b * b + 4 * g)) / (2 * g)
+
+
+@pytest.mark.parametrize("text, value", [("sqrt(2)", lambda: mpmath.sqrt(2)), ("pi", lambda: mpmath.pi),
+                                         ("E", lambda: mpmath.e), ("E-2", lambda: mpmath.e - 2),
+                                         ("E - 2", lambda: mpmath.e - 2)])
+def test_trace_at_takes_exact_irrationals(capsys, text, value):
+    rc, out = _cli_json(capsys, ["trace", MP_EXPR, *MP_DECL, "--at", f"c=1/2, gamma={text}", "--digits", "30",
+                                 "--json"])
+    assert rc == 0, out
+    assert out["at"]["gamma"] == text  # shown as typed, not as a 1000-digit rounding
+    with mpmath.workdps(50):
+        ref = _mp_root(mpmath.mpf(1) / 2, value())
+        assert abs(mpmath.mpf(out["value"]) - ref) <= abs(ref) * mpmath.mpf("1e-29")
+
+
+def test_e_minus_2_parses_as_euler_minus_2():
+    from symrmt.parsing import parse_number
+
+    assert sp.simplify(parse_number("E-2", what="x") - (sp.E - 2)) == 0
+    assert sp.simplify(parse_number("E+1", what="x") - (sp.E + 1)) == 0
+    assert parse_number("1E-2", what="x") == sp.Rational(1, 100)  # a literal keeps its exponent
+
+
+def test_bind_and_simulate_take_what_limit_takes():
+    from symrmt.engine import Model, bind
+    from symrmt.simulation.trace_sim import simulate_trace
+
+    m = Model()
+    m.dim("p", "c*n")
+    m.gaussian("Z", "p", "n")
+    e = m.parse(MP_EXPR)
+    for g in ("sqrt(2)", sp.sqrt(2)):
+        lim = m.limit(e, at={"c": "1/2", "gamma": g}, digits=20)
+        sim = simulate_trace(bind(e, {"c": "1/2", "gamma": g}, 128), trials=4, seed=0, progress=False)
+        # 4 se + 2% covers the finite-n bias of a resolvent trace at n = 128
+        assert abs(sim["mean"] - float(lim.value)) <= 4 * sim["se"] + 0.02 * float(lim.value)
+    with pytest.raises(symrmt.ParameterError, match="gamma"):
+        bind(e, {"c": "1/2", "gamma": "x"}, 64)
+
+
+def _silverstein(c, g, values, weights):
+    """m = trace(inv(Z.T D Z/n + g I)) from 1/m = g + c sum_a w_a v_a/(1 + v_a m), solved here."""
+    def f(m):
+        return 1 / m - g - c * mpmath.fsum(w * v / (1 + v * m) for v, w in zip(values, weights))
+    return mpmath.findroot(f, 1 / g)
+
+
+def test_trace_diag_file_300_atoms(tmp_path, capsys):
+    path = tmp_path / "law.npy"
+    np.save(path, np.array([(50 + a) / 100 for a in range(300)]))
+    rc, out = _cli_json(capsys, ["trace", "trace(inv(Z.T*D*Z/n + gamma*I(n)))", "--matrix", "Z=gaussian(p,n)",
+                                 "--matrix", f"D=diag_file(p, {path})", "--dim", "p=c*n", "--at",
+                                 "c=1/2, gamma=1/10", "--digits", "30", "--json"])
+    assert rc == 0, out
+    with mpmath.workdps(50):
+        vals = [mpmath.mpf(50 + a) / 100 for a in range(300)]
+        ref = _silverstein(mpmath.mpf(1) / 2, mpmath.mpf(1) / 10, vals, [mpmath.mpf(1) / 300] * 300)
+        assert abs(mpmath.mpf(out["value"]) - ref) <= abs(ref) * mpmath.mpf("1e-29")
+
+
+def test_diag_file_is_validated(tmp_path):
+    from symrmt.engine_io import load_law
+
+    def saved(name, arr, **kw):
+        p = tmp_path / name
+        np.save(p, arr, **kw)
+        return p
+
+    vals, ws = load_law(saved("ok.npy", np.array([[1.0, 2.0, 3.0], [0.5, 0.25, 0.25]])))
+    assert sum(ws) == 1 and vals[0] == 1
+    bad = [
+        (saved("obj.npy", np.array([{"a": 1}], dtype=object), allow_pickle=True), "without pickles"),
+        (saved("shape.npy", np.ones((3, 3))), "shape"),
+        (saved("sum.npy", np.array([[1.0, 2.0], [0.5, 0.6]])), "sum to"),
+        (saved("neg.npy", np.array([[1.0, 2.0], [1.5, -0.5]])), "positive"),
+        (saved("nan.npy", np.array([1.0, np.nan])), "finite"),
+        (saved("many.npy", np.ones(4097)), "4096"),
+        (saved("str.npy", np.array(["1", "2"])), "real numbers"),
+    ]
+    for path, msg in bad:
+        with pytest.raises(symrmt.ParameterError, match=msg):
+            load_law(path)
+    with pytest.raises(symrmt.ParameterError, match="cannot read"):
+        load_law(tmp_path / "missing.npy")
+
+
+def test_json_errors_are_json(capsys):
+    rc = main(["trace", MP_EXPR, *MP_DECL, "--at", "c=1/2, gamma=x", "--json"])
+    out = json.loads(capsys.readouterr().out)
+    assert rc == 2 and out["exit"] == 2 and "gamma" in out["error"] and out["verb"] == "trace"
+    rc = main(["limit", "--f", "tanh", "--c", "0.5", "--json"])  # an argparse error
+    out = json.loads(capsys.readouterr().out)
+    assert rc == 2 and "--gamma" in out["error"]
