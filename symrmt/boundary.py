@@ -252,7 +252,7 @@ def crossings(f, over: str = "c", between=(0.1, 10), *, c=None, gamma=None, geom
         The interval, ``a < b``.
     c, gamma : number, optional
         Fixed values (both needed, except the one that varies).
-    geometry : Geometry, optional
+    geometry : Geometry or dict, optional
         Base Gram entries; ``**values`` (``snr=``, ``wk2=``, ..., ``cos_muwk=``, ...) set
         others, as for :func:`symrmt.sweep`.
     diagonal, digits, center
@@ -287,6 +287,10 @@ def crossings(f, over: str = "c", between=(0.1, 10), *, c=None, gamma=None, geom
 
     t0 = time.monotonic()
     over, keys = _over_keys(over)
+    if isinstance(geometry, dict):  # a plain dict of entries, read once (symrmt.geometry.as_geometry)
+        from symrmt.geometry import as_geometry
+
+        geometry = as_geometry(geometry)
     unknown = [k for k in values if k not in GRID_KEYS]
     if unknown:
         raise ParameterError(f"unknown parameter(s) {', '.join(unknown)}; use {', '.join(GRID_KEYS)}")
@@ -374,7 +378,7 @@ def _over_keys(over):
         raise ParameterError(f"over must be a parameter name or a tuple of names, got {over!r}")
     for k in keys:
         if not isinstance(k, str) or k not in GRID_KEYS:
-            raise ParameterError(f"over must name parameters among {', '.join(GRID_KEYS)}, got {k!r}")
+            raise ParameterError(f"over must be parameter names among {', '.join(GRID_KEYS)}, got {k!r}")
     if len(set(keys)) != len(keys):
         raise ParameterError(f"over names a parameter twice: {over!r}")
     return "=".join(keys), keys

@@ -49,6 +49,10 @@ def point_geometry(values: dict, base=None):
     Fraction(2, 1)
     """
     keys = [k for k in values if k in GRAM_KEYS or k in ANGLE_KEYS]
+    if isinstance(base, dict):  # a plain dict of entries (symrmt.geometry.as_geometry)
+        from symrmt.geometry import as_geometry
+
+        base = as_geometry(base)
     if isinstance(base, LowRankGeometry):
         if keys:
             raise ParameterError(f"with a LowRankGeometry only c and gamma can vary; got {', '.join(keys)}")
@@ -306,7 +310,7 @@ def sweep(f, grid: dict, *, geometry=None, diagonal: str = "zero", digits: int =
         the axis is then named ``"cos_muwk=cos_muwq"``.
         Angles are turned into inner products with the point's norms
         (:meth:`Geometry.from_angles`).
-    geometry : Geometry or LowRankGeometry, optional
+    geometry : Geometry, LowRankGeometry or dict, optional
         Base values of the Gram entries not in ``grid`` (with a ``LowRankGeometry`` only
         ``c`` and ``gamma`` may vary).
     diagonal, digits, center
@@ -333,6 +337,10 @@ def sweep(f, grid: dict, *, geometry=None, diagonal: str = "zero", digits: int =
     t0 = time.monotonic()
     nl = as_nonlinearity(f, center)
     diagonal = check_diagonal(diagonal)
+    if isinstance(geometry, dict):  # a plain dict of entries, read once (symrmt.geometry.as_geometry)
+        from symrmt.geometry import as_geometry
+
+        geometry = as_geometry(geometry)
     axes, fixed = _split(grid)
     from symrmt.parsing import LIMITS, check_count
 

@@ -264,3 +264,47 @@ def test_json_errors_are_json(capsys):
     rc = main(["limit", "--f", "tanh", "--c", "0.5", "--json"])  # an argparse error
     out = json.loads(capsys.readouterr().out)
     assert rc == 2 and "--gamma" in out["error"]
+
+
+# ---------------------------------------------------------------- 8. one way to give the geometry and f
+def test_geometry_keywords_and_dicts_everywhere():
+    ref = symrmt.limit("tanh", 0.5, [0.1, 1], symrmt.Geometry(snr=1, wk2=1), digits=20)
+    for kwargs in ({"snr": 1, "wk2": 1}, {"geometry": {"snr": 1, "wk2": 1}}, {"geometry": {"snr": 1}, "wk2": 1},
+                   {"geometry": {"gram": [[1, 0, 0], [0, 1, 0], [0, 0, 0]]}}):
+        r = symrmt.limit("tanh", 0.5, [0.1, 1], digits=20, **kwargs)
+        assert r.attention_mp == ref.attention_mp and r.ridge_mp == ref.ridge_mp, kwargs
+    sim_ref = symrmt.simulate("tanh", 0.5, [1], symrmt.Geometry(snr=1), n=64, trials=3, seed=2, progress=False)
+    for kwargs in ({"snr": 1}, {"geometry": {"snr": 1}}):
+        sim = symrmt.simulate("tanh", 0.5, [1], n=64, trials=3, seed=2, progress=False, **kwargs)
+        assert np.array_equal(sim.attention_trials, sim_ref.attention_trials)
+    s = symrmt.sweep("tanh", {"c": [0.5], "gamma": [0.1, 1]}, geometry={"snr": 1, "wk2": 1}, digits=20,
+                     progress=False)
+    assert tuple(s.attention_mp) == ref.attention_mp
+    with pytest.raises(symrmt.ParameterError, match="given twice"):
+        symrmt.limit("tanh", 0.5, 1, {"snr": 1}, snr=2)
+    with pytest.raises(symrmt.ParameterError, match="unknown geometry entry"):
+        symrmt.limit("tanh", 0.5, 1, snrr=1)
+    with pytest.raises(symrmt.ParameterError, match="unknown entry"):
+        symrmt.limit("tanh", 0.5, 1, {"snrr": 1})
+
+
+def test_one_public_path_for_the_geometry_classes():
+    import symrmt.geometry
+    import symrmt.params
+
+    assert symrmt.LowRankGeometry is symrmt.geometry.LowRankGeometry is symrmt.params.LowRankGeometry
+    assert symrmt.Geometry is symrmt.geometry.Geometry
+    assert symrmt.LowRankGeometry.__module__ == "symrmt.geometry"
+
+
+def test_low_level_simulate_takes_the_same_f():
+    from symrmt.simulation.montecarlo import simulate
+    from symrmt.symbolic.hermite import Nonlinearity
+
+    ref = simulate(np.tanh, 64, 0.5, [1], trials=3, seed=1)["attention"]["trials"]
+    t = sp.Symbol("t")
+    for f in ("tanh", "tanh(t)", Nonlinearity("tanh"), sp.tanh(t)):
+        got = simulate(f, 64, 0.5, [1], trials=3, seed=1, geometry={"snr": 0})["attention"]["trials"]
+        assert np.allclose(got, ref, rtol=1e-12, atol=0), f
+    with pytest.raises(symrmt.ParameterError):
+        simulate(3, 64, 0.5, [1], trials=3)

@@ -163,6 +163,10 @@ def simulate_point(f, n, c, gammas, geometry=None, diagonal="zero", noise="gauss
             raise ParameterError("mu is only for an explicit weights matrix; otherwise give the geometry")
         if geometry is None:
             geometry = Geometry()
+        if isinstance(geometry, dict):  # a plain dict of entries (symrmt.geometry.as_geometry)
+            from symrmt.geometry import as_geometry
+
+            geometry = as_geometry(geometry)
         if isinstance(geometry, Geometry):
             geometry_record = {k: float(v) for k, v in geometry.as_dict().items()}
         elif isinstance(geometry, LowRankGeometry):
