@@ -44,8 +44,9 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from symrmt.params import ParameterError, check_c, check_diagonal, to_fraction
-from symrmt.results import _fstr, geometry_text, html_table, latex_array, latex_tabular, need_pandas, text_table
-from symrmt.sweeps import GRID_KEYS, point_geometry
+from symrmt.results import _fstr, geometry_text, html_table, latex_array, latex_tabular, need_pandas, param_text
+from symrmt.results import text_table
+from symrmt.sweeps import GRID_KEYS, _exact_or, point_geometry
 
 #: the interval is scanned at this many points (by default) before each sign change is bracketed
 SCAN = 24
@@ -149,9 +150,9 @@ class CrossingsResult:
         return f"{len(self.roots)} crossing(s) of E_A = E_RR in {self.over} on {self._interval()}"
 
     def _caption(self) -> str:
-        fixed = ", ".join(f"{k} = {_fstr(v)}" for k, v in self.fixed.items())
+        fixed = ", ".join(f"{k} = {param_text(_exact_or(v, k), self.digits)}" for k, v in self.fixed.items())
         if self.geometry is not None:
-            fixed += f", geometry: {geometry_text(self.geometry)}"
+            fixed += f", geometry: {geometry_text(self.geometry, self.digits)}"
         centered = ", centered" if self.center else ""
         return (f"crossings E_A = E_RR: f = {self.f}{centered}, over {self.over} in {self._interval()}, {fixed}, "
                 f"diagonal = {self.diagonal} ({self.digits} digits, {'float64 ' if self.fast else ''}scan of "

@@ -128,6 +128,9 @@ def add_geometry(p):
                    "(numbers or fraction strings), or a .npy array of shape (2r+1, p) whose rows are those vectors")
     g.add_argument("--alpha", type=number("--alpha"), default=None, metavar="A",
                    help="scale of the identity part, W = alpha I + low rank (default 1, or the file's alpha)")
+    g.add_argument("--exact-params", action="store_true",
+                   help="print the parameters exactly: an irrational inner product (from a cosine or sqrt(2)) as "
+                   "its 1000-digit fraction instead of a decimal at --digits")
 
 
 def add_model(p, gamma_help):
