@@ -6,6 +6,7 @@ simulated geometry from its Gram matrix.
 """
 
 import json
+from fractions import Fraction
 
 import mpmath
 import numpy as np
@@ -26,7 +27,7 @@ def _cli_json(capsys, argv):
 @pytest.fixture(scope="module")
 def crossing30():
     return symrmt.crossings("tanh", over="c", between=(0.1, 1), gamma=1, geometry=symrmt.Geometry(snr=1),
-                            digits=30, progress=False)
+                            digits=30, scan=6, progress=False)
 
 
 def test_crossing_root_carries_30_digits(crossing30):
@@ -50,7 +51,7 @@ def test_crossing_root_digits_in_pandas_and_json(crossing30, capsys):
     (root,) = df["root"]
     assert root == crossing30.roots[0] and mpmath.nstr(root, 30) == str(crossing30.roots[0])
     rc, out = _cli_json(capsys, ["crossings", "--f", "tanh", "--over", "c", "--between", "0.1,1", "--gamma", "1",
-                                 "--snr", "1", "--digits", "30", "--json"])
+                                 "--snr", "1", "--digits", "30", "--scan", "6", "--json"])
     assert rc == 0
     (text,) = out["roots"]
     assert text == str(crossing30.roots[0]) and len(text) >= 31
@@ -308,3 +309,60 @@ def test_low_level_simulate_takes_the_same_f():
         assert np.allclose(got, ref, rtol=1e-12, atol=0), f
     with pytest.raises(symrmt.ParameterError):
         simulate(3, 64, 0.5, [1], trials=3)
+
+
+# ---------------------------------------------------------------- 9. irrational inner products print short
+def _alignment_sweep(k=5):
+    cosines = [i / (k - 1) for i in range(k)]
+    return symrmt.sweep("tanh", {"c": 0.5, "gamma": 1, "snr": 2, "wk2": 1, "wq2": 1, "wkwq": 1,
+                                 ("cos_muwk", "cos_muwq"): cosines}, digits=15, progress=False)
+
+
+def test_irrational_inner_products_print_as_decimals():
+    s = _alignment_sweep()
+    muwk = [p["muwk"] for p in s.points]
+    assert max(len(str(v)) for v in muwk) > 1000  # kept exactly inside
+    text, html = str(s), s._repr_html_()
+    assert max(len(line) for line in text.splitlines()) < 200 and len(html) < 4000
+    # the decimals shown are the exact values rounded to the 15 digits asked (checked here in mpmath)
+    with mpmath.workdps(40):
+        for v, row in zip(muwk, s._rows()):
+            shown = row[list(s.columns).index("muwk")]
+            exact = mpmath.mpf(v.numerator) / v.denominator
+            assert abs(mpmath.mpf(shown) - exact) <= abs(exact) * mpmath.mpf("1e-14") + mpmath.mpf("1e-40"), shown
+    assert any(len(row[6]) > 1000 for row in s._rows(exact=True))  # the exact form on request
+    geo = symrmt.Geometry.from_angles(snr=2, wk2=1, wq2=1, cos_muwk=0.3)
+    lim = symrmt.limit("tanh", 0.5, 1, geo, digits=20)
+    with mpmath.workdps(40):
+        ref = mpmath.nstr(mpmath.sqrt(2) * 3 / 10, 20, strip_zeros=False)
+    assert lim.params()["geometry"]["muwk"] == ref
+    assert len(lim.params(exact=True)["geometry"]["muwk"]) > 1000
+    assert "muwk = 0.42426406871192851464" in str(lim) and len(lim._repr_html_()) < 2000
+
+
+def test_cli_params_print_decimals_unless_exact(capsys):
+    base = ["limit", "--f", "tanh", "--c", "0.5", "--gamma", "1", "--snr", "2", "--wk2", "1", "--wq2", "1",
+            "--cos-muwk", "0.3", "--json"]
+    rc, out = _cli_json(capsys, base)
+    assert rc == 0 and out["params"]["geometry"]["muwk"] == "0.424264068711929"
+    rc, out = _cli_json(capsys, base + ["--exact-params"])
+    assert rc == 0 and len(out["params"]["geometry"]["muwk"]) > 1000
+    rc = main(["sweep", "--f", "tanh", "--grid", "cos_muwk=0.3,0.5", "--c", "0.5", "--gamma", "1", "--snr", "2",
+               "--wk2", "1", "--wq2", "1"])
+    lines = capsys.readouterr().out.splitlines()
+    assert rc == 0 and max(len(line) for line in lines) < 200 and lines[1].split(",")[6] == "0.424264068711929"
+
+
+# ---------------------------------------------------------------- 10. float gammas print short
+def test_logspace_gammas_print_short():
+    gammas = np.logspace(-2, 0, 5)
+    lim = symrmt.limit("tanh", 0.5, gammas, digits=12)
+    col = [line.split()[0] for line in str(lim).splitlines()[3:]]
+    assert col == ["0.01", "0.0316228", "0.1", "0.316228", "1"]
+    assert lim.gamma_exact[1] == Fraction(repr(float(gammas[1])))  # the value used is the float given
+    sim = symrmt.simulate("tanh", 0.5, gammas, n=32, trials=2, progress=False)
+    assert [line.split()[0] for line in str(sim).splitlines()[3:]] == col
+    # values that agree to 6 digits get the digits that tell them apart
+    close = [1.0, 1.0000001, 1.0000002]
+    assert [line.split()[0] for line in str(symrmt.limit("tanh", 0.5, close, digits=8)).splitlines()[3:]] == \
+        ["1", "1.0000001", "1.0000002"]
