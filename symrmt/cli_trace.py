@@ -14,7 +14,9 @@ package's one restricted parser: numbers, declared names, ``+ - * / @ **``,
 ``gaussian goe diag``); nothing typed runs as code.  ``*`` and ``@`` are both
 the matrix product.  Dimensions are ratios to ``n`` (``--dim 'p=c*n'``);
 ``n`` itself needs no declaration.  A value in ``--at`` is an exact number
-(``1/5``, ``0.2``, ``1e-3``).
+(``1/5``, ``0.2``, ``1e-3``, ``sqrt(2)``, ``pi``, ``E``, ``E-2``; an irrational is rounded to
+1020 digits, far below any certified precision).  ``diag_file(dim, FILE.npy)`` declares a
+diagonal law read from a file (:mod:`symrmt.engine_io`).
 
 Output: the value with ``D`` significant digits (two solves at different
 working precisions agree on them); ``--json`` gives ``{"value": ...}`` (a

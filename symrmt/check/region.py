@@ -111,9 +111,12 @@ def _find_region(params, fails, passes, evaluate, thr, wh, attention, fast=None)
     fail_pts = [r.point for r in fails]
     pass_pts = [r.point for r in passes]
     exact = _exact_sets(params, fails, status_at, wh)
-    exact_text = "".join("; " + x["summary"] for x in exact)
     if not pass_pts:
         lims = _edge_limits(params, fails, evaluate, thr, attention, wh)
+        if any("holds at snr = 0" in x["summary"] for x in lims):  # already said by the snr -> 0 limit
+            exact = [x for x in exact if (x["parameter"], x["value"]) != ("snr", "0")]
+    exact_text = "".join("; " + x["summary"] for x in exact)
+    if not pass_pts:
         summary = "the candidate fails at every point drawn"
         if lims:
             summary += "; " + "; ".join(x["summary"] for x in lims)
