@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import time
 
-from symrmt.params import Geometry, LowRankGeometry, ParameterError, as_low_rank, check_c, check_diagonal, check_gammas
+from symrmt.params import ParameterError, as_low_rank, check_c, check_diagonal, check_gammas
 
 __all__ = ["limit", "simulate", "as_nonlinearity", "gamma_values"]
 
@@ -76,12 +76,11 @@ def gamma_values(gamma) -> tuple:
     return check_gammas(list(gamma))
 
 
-def _geometry(geometry):
-    if geometry is None:
-        return Geometry()
-    if not isinstance(geometry, (Geometry, LowRankGeometry)):
-        raise ParameterError(f"geometry must be a symrmt.Geometry or LowRankGeometry, got {type(geometry).__name__}")
-    return geometry
+def _geometry(geometry, values=None):
+    """The geometry argument and the entry keywords (``snr=1``): :func:`symrmt.geometry.as_geometry`."""
+    from symrmt.geometry import as_geometry
+
+    return as_geometry(geometry, **(values or {}))
 
 
 def _number(x):
@@ -89,7 +88,7 @@ def _number(x):
 
 
 def limit(f, c, gamma, geometry=None, diagonal: str = "zero", digits: int = 15, center: bool = False,
-          progress: bool | None = None):
+          progress: bool | None = None, **values):
     r"""Certified limits of the Attention error ``E_A(gamma)`` and the ridge error ``E_RR(gamma)``.
 
     Parameters
@@ -100,8 +99,9 @@ def limit(f, c, gamma, geometry=None, diagonal: str = "zero", digits: int = 15, 
         ``p/n > 0``.
     gamma : number, list or NumPy array
         Ridge parameters, each ``> 0``.
-    geometry : Geometry or LowRankGeometry, optional
-        The Gram data of ``mu`` and the weights; default ``mu = 0``, ``W = I``.
+    geometry : Geometry, LowRankGeometry or dict, optional
+        The Gram data of ``mu`` and the weights; default ``mu = 0``, ``W = I``.  A dict gives
+        the entries (``{"snr": 1, "wk2": 1}``, cosines ``cos_muwk``, ... too, or ``{"gram": ..., "alpha": ...}``).
     diagonal : {"zero", "keep"}
     digits : int
         Significant digits certified for every value (each is solved at two working
@@ -110,6 +110,10 @@ def limit(f, c, gamma, geometry=None, diagonal: str = "zero", digits: int = 15, 
         Subtract ``a_0 = E f(xi)`` from ``f`` (the theory needs a centered ``f``).
     progress : bool or None
         Progress bar (``None``: auto, for more than 8 values of ``gamma`` that take a while).
+    **values
+        Entries of a rank-one geometry as keywords, as :func:`symrmt.crossings` and
+        :func:`symrmt.sweep` take them: ``snr=1``, ``wk2=``, ``wq2=``, ``wkwq=``, ``muwk=``, ``muwq=``,
+        ``cos_muwk=``, ``cos_muwq=``, ``cos_wkwq=`` (on top of ``geometry``; each entry once).
 
     Returns
     -------
@@ -137,7 +141,7 @@ def limit(f, c, gamma, geometry=None, diagonal: str = "zero", digits: int = 15, 
     nl = as_nonlinearity(f, center)
     cf = check_c(_number(c))
     gs = gamma_values(gamma)
-    geom = _geometry(geometry)
+    geom = _geometry(geometry, values)
     diagonal = check_diagonal(diagonal)
     from symrmt.parsing import check_digits
 
@@ -165,7 +169,7 @@ def limit(f, c, gamma, geometry=None, diagonal: str = "zero", digits: int = 15, 
 
 def simulate(f, c, gamma, geometry=None, diagonal: str = "zero", center: bool = False, *, n: int = 512,
              trials: int = 10, seed: int = 0, noise: str = "gaussian", workers: int = 1,
-             progress: bool | None = None):
+             progress: bool | None = None, **values):
     """Monte-Carlo estimates of ``E_A(gamma)`` and ``E_RR(gamma)`` at finite ``n`` (``p = round(c n)``).
 
     The same model and arguments as :func:`limit`, plus the sampling ones; the result
@@ -188,6 +192,8 @@ def simulate(f, c, gamma, geometry=None, diagonal: str = "zero", center: bool = 
         Processes (``f`` given as text is rebuilt in each worker).
     progress : bool or None
         Progress bar (``None``: auto).
+    **values
+        Geometry entries as keywords (``snr=1``, ...), as for :func:`limit`.
 
     Returns
     -------
@@ -214,7 +220,7 @@ def simulate(f, c, gamma, geometry=None, diagonal: str = "zero", center: bool = 
         fn = _picklable(nl) if workers != 1 else nl.numpy()
     cf = check_c(_number(c))
     gs = gamma_values(gamma)
-    geom = _geometry(geometry)
+    geom = _geometry(geometry, values)
     raw = _simulate(fn, n, cf, list(gs), geometry=geom, diagonal=diagonal, noise=noise, trials=trials, seed=seed,
                     workers=workers, progress=progress)
     par = raw["params"]

@@ -44,8 +44,9 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from symrmt.params import ParameterError, check_c, check_diagonal, to_fraction
-from symrmt.results import _fstr, geometry_text, html_table, latex_array, latex_tabular, need_pandas, text_table
-from symrmt.sweeps import GRID_KEYS, point_geometry
+from symrmt.results import _fstr, geometry_text, html_table, latex_array, latex_tabular, need_pandas, param_text
+from symrmt.results import text_table
+from symrmt.sweeps import GRID_KEYS, _exact_or, point_geometry
 
 #: the interval is scanned at this many points (by default) before each sign change is bracketed
 SCAN = 24
@@ -70,6 +71,9 @@ class CrossingsResult:
     roots : tuple of mpf
         The crossings, increasing, each correct to ``digits`` significant digits (it lies in
         the certified bracket ``brackets[i]``, of relative width at most ``10**-digits``).
+        Each is a :class:`~symrmt.certified.CertifiedMpf`: an ``mpf`` of ``digits`` digits
+        that prints them all (``repr``, ``str``), at any ``mpmath.mp.dps``; handed back to
+        :func:`symrmt.limit` (``c=r.roots[0]``) it is read bit for bit.
     directions : tuple of int
         ``+1`` when ``E_A - E_RR`` goes from negative to positive through the root (Attention
         wins below it), ``-1`` the other way.
@@ -123,8 +127,11 @@ class CrossingsResult:
         return np.array([[float(r), d] for r, d in zip(self.roots, self.directions)], dtype=np.float64).reshape(-1, 2)
 
     def to_pandas(self):
+        """A DataFrame, one row per root: ``<over>`` (float64), ``root`` (the certified mpf, every digit),
+        ``direction``, ``bracket_lo``, ``bracket_hi`` (float64); the inputs in ``.attrs``."""
         pd = need_pandas()
-        df = pd.DataFrame({self.over: self.values, "direction": list(self.directions),
+        df = pd.DataFrame({self.over: self.values, "root": pd.Series(list(self.roots), dtype=object),
+                           "direction": list(self.directions),
                            "bracket_lo": [float(b[0]) for b in self.brackets],
                            "bracket_hi": [float(b[1]) for b in self.brackets]})
         df.attrs.update({"f": self.f, "expr": self.expr, "over": self.over, "digits": self.digits,
@@ -143,9 +150,9 @@ class CrossingsResult:
         return f"{len(self.roots)} crossing(s) of E_A = E_RR in {self.over} on {self._interval()}"
 
     def _caption(self) -> str:
-        fixed = ", ".join(f"{k} = {_fstr(v)}" for k, v in self.fixed.items())
+        fixed = ", ".join(f"{k} = {param_text(_exact_or(v, k), self.digits)}" for k, v in self.fixed.items())
         if self.geometry is not None:
-            fixed += f", geometry: {geometry_text(self.geometry)}"
+            fixed += f", geometry: {geometry_text(self.geometry, self.digits)}"
         centered = ", centered" if self.center else ""
         return (f"crossings E_A = E_RR: f = {self.f}{centered}, over {self.over} in {self._interval()}, {fixed}, "
                 f"diagonal = {self.diagonal} ({self.digits} digits, {'float64 ' if self.fast else ''}scan of "
@@ -195,7 +202,8 @@ class _Difference:
 
         from symrmt.numeric.theory import attention_limit, ridge_limit
 
-        vals = {**self.fixed, self.over: to_fraction(x, self.over)}
+        xv = to_fraction(x, self.over)
+        vals = {**self.fixed, **dict.fromkeys(self.over.split("="), xv)}
         geo = point_geometry(vals, self.geometry)
         c = check_c(vals["c"])
         g = to_fraction(vals["gamma"], "gamma")
@@ -235,14 +243,17 @@ def crossings(f, over: str = "c", between=(0.1, 10), *, c=None, gamma=None, geom
     ----------
     f : str, sympy.Expr or Nonlinearity
         As for :func:`symrmt.limit`.
-    over : str
+    over : str or tuple of str
         The parameter that varies: one of ``c``, ``gamma``, ``snr``, ``wk2``, ``wq2``, ``wkwq``,
-        ``muwk``, ``muwq``, ``cos_muwk``, ``cos_muwq``, ``cos_wkwq``.
+        ``muwk``, ``muwq``, ``cos_muwk``, ``cos_muwq``, ``cos_wkwq``.  A tuple of names ties them,
+        as a tuple key of :func:`symrmt.sweep` does: ``over=("cos_muwk", "cos_muwq")`` varies both
+        cosines together (``w_K = w_Q`` at a varying angle to ``mu``); the result's ``over`` is then
+        ``"cos_muwk=cos_muwq"`` (that text is accepted as ``over`` too).
     between : (a, b)
         The interval, ``a < b``.
     c, gamma : number, optional
         Fixed values (both needed, except the one that varies).
-    geometry : Geometry, optional
+    geometry : Geometry or dict, optional
         Base Gram entries; ``**values`` (``snr=``, ``wk2=``, ..., ``cos_muwk=``, ...) set
         others, as for :func:`symrmt.sweep`.
     diagonal, digits, center
@@ -276,17 +287,21 @@ def crossings(f, over: str = "c", between=(0.1, 10), *, c=None, gamma=None, geom
     from symrmt.progress import progress_bar
 
     t0 = time.monotonic()
-    if over not in GRID_KEYS:
-        raise ParameterError(f"over must be one of {', '.join(GRID_KEYS)}, got {over!r}")
+    over, keys = _over_keys(over)
+    if isinstance(geometry, dict):  # a plain dict of entries, read once (symrmt.geometry.as_geometry)
+        from symrmt.geometry import as_geometry
+
+        geometry = as_geometry(geometry)
     unknown = [k for k in values if k not in GRID_KEYS]
     if unknown:
         raise ParameterError(f"unknown parameter(s) {', '.join(unknown)}; use {', '.join(GRID_KEYS)}")
     fixed = {k: v for k, v in (("c", c), ("gamma", gamma)) if v is not None}
     fixed.update(values)
-    if over in fixed:
-        raise ParameterError(f"{over} varies (over={over!r}); do not also fix it")
+    for key in keys:
+        if key in fixed:
+            raise ParameterError(f"{key} varies (over={over!r}); do not also fix it")
     for key in ("c", "gamma"):
-        if key != over and key not in fixed:
+        if key not in keys and key not in fixed:
             raise ParameterError(f"crossings over {over} needs a fixed {key}=")
     try:
         lo, hi = (to_fraction(v.item() if hasattr(v, "item") else v, "between") for v in between)
@@ -307,7 +322,7 @@ def crossings(f, over: str = "c", between=(0.1, 10), *, c=None, gamma=None, geom
     diagonal = check_diagonal(diagonal)
     nl = as_nonlinearity(f, center)
     if log is None:
-        log = over in ("c", "gamma") and lo > 0 and hi / lo >= 10
+        log = all(k in ("c", "gamma") for k in keys) and lo > 0 and hi / lo >= 10
     if log and lo <= 0:
         raise ParameterError("a log-spaced scan needs a > 0")
     diff = _Difference(nl, over, fixed, geometry, diagonal)
@@ -340,13 +355,34 @@ def crossings(f, over: str = "c", between=(0.1, 10), *, c=None, gamma=None, geom
         roots.append(root)
         brackets.append(bracket)
         directions.append(signs[i + 1])
-    with mpmath.workdps(digits):
-        roots = [+r for r in roots]
+    from symrmt.certified import certified
+
+    with mpmath.workdps(digits):  # rounded to the digits asked for, kept at that precision, printed at it
+        roots = [certified(+r, digits) for r in roots]
     return CrossingsResult(f=nl.name, expr=str(nl.expr), over=over, between=(lo, hi), fixed=fixed,
                            diagonal=diagonal, digits=digits, roots=tuple(roots), brackets=tuple(brackets),
                            directions=tuple(directions), scan_x=tuple(xs), scan_sign=tuple(signs),
                            center=nl.center, geometry=geometry, evaluations=diff.count, seconds=time.monotonic() - t0,
                            fast=fast)
+
+
+def _over_keys(over):
+    """``over`` (a name, a tuple of names, or names joined by ``=``) as ``(name, keys)``: the names of the
+    tied parameters joined by ``=``, and the tuple of them."""
+    if isinstance(over, (tuple, list)):
+        keys = tuple(over)
+        if len(keys) < 2:
+            raise ParameterError(f"a tuple over= ties two or more parameters, got {over!r}")
+    elif isinstance(over, str):
+        keys = tuple(k.strip() for k in over.split("="))
+    else:
+        raise ParameterError(f"over must be a parameter name or a tuple of names, got {over!r}")
+    for k in keys:
+        if not isinstance(k, str) or k not in GRID_KEYS:
+            raise ParameterError(f"over must be parameter names among {', '.join(GRID_KEYS)}, got {k!r}")
+    if len(set(keys)) != len(keys):
+        raise ParameterError(f"over names a parameter twice: {over!r}")
+    return "=".join(keys), keys
 
 
 def _fast_signs(nl, over, xs, fixed, geometry, diagonal, certified_sign):

@@ -15,6 +15,10 @@ diagnostics to stderr.  Exit codes:
   :class:`~symrmt.symbolic.hermite.NotExact`, :class:`~symrmt.symbolic.hermite.QuadratureError`,
   ``symrmt.numeric.theory.SolverError`` and its subclasses).
 
+With ``--json`` an error is also a JSON object on stdout,
+``{"error": MESSAGE, "kind": "bad input" | "numerical failure", "exit": CODE, "verb": VERB}``
+(the same one line goes to stderr).
+
 Verbs
 -----
 ``hermite``  Hermite data ``a_0..a_k``, ``a_1``, ``nu``, ``d`` of ``f``.
@@ -194,14 +198,31 @@ def _check_out(args) -> None:
         raise ParameterError(f"--out {out}: not writable")
 
 
+def _json_error(verb, message: str, code: int) -> None:
+    """The error of a ``--json`` run as one JSON object on stdout (the one JSON writer)."""
+    import json
+
+    kind = "bad input" if code == EXIT_BAD_INPUT else "numerical failure"
+    print(json.dumps({"error": message, "kind": kind, "exit": code, "verb": verb}))
+    sys.stdout.flush()
+
+
 def main(argv=None) -> int:
     """Run the CLI on ``argv`` (default ``sys.argv[1:]``) and return the exit code."""
+    import symrmt.cli_common as common
+
     parser = build_parser()
+    words = list(sys.argv[1:] if argv is None else argv)
+    common.LAST_USAGE_ERROR = None
     try:
         args = parser.parse_args(argv)
     except SystemExit as exc:  # argparse: --help/--version (0) or a usage error (2)
         code = exc.code
-        return code if isinstance(code, int) else (EXIT_OK if code is None else EXIT_BAD_INPUT)
+        code = code if isinstance(code, int) else (EXIT_OK if code is None else EXIT_BAD_INPUT)
+        if code == EXIT_BAD_INPUT and "--json" in words and common.LAST_USAGE_ERROR is not None:
+            verb = next((w for w in words if not w.startswith("-")), None)
+            _json_error(verb, common.LAST_USAGE_ERROR, EXIT_BAD_INPUT)
+        return code
     if args.verb is None:
         parser.print_help(sys.stderr)
         return EXIT_BAD_INPUT
@@ -214,9 +235,13 @@ def main(argv=None) -> int:
         return args.func(args)
     except ParameterError as exc:
         print(f"symrmt {args.verb}: error: {exc}", file=sys.stderr)
+        if getattr(args, "json", False):
+            _json_error(args.verb, str(exc), EXIT_BAD_INPUT)
         return EXIT_BAD_INPUT
     except ArithmeticError as exc:  # NotExact, QuadratureError, theory.SolverError, FloatingPointError
         print(f"symrmt {args.verb}: the computation could not deliver ({type(exc).__name__}): {exc}", file=sys.stderr)
+        if getattr(args, "json", False):
+            _json_error(args.verb, f"{type(exc).__name__}: {exc}", EXIT_SOLVER)
         return EXIT_SOLVER
     except KeyboardInterrupt:
         print("symrmt: interrupted", file=sys.stderr)

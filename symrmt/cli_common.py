@@ -89,10 +89,16 @@ def int_at_least(name: str, minimum: int, limit: str | None = None):
     return conv
 
 
+#: the message of the last argparse usage error (``symrmt.cli.main`` reports it as JSON under ``--json``)
+LAST_USAGE_ERROR = None
+
+
 class Parser(argparse.ArgumentParser):
     """An ArgumentParser whose errors name the program and exit with code 2."""
 
     def error(self, message):  # pragma: no cover - argparse calls it
+        global LAST_USAGE_ERROR
+        LAST_USAGE_ERROR = f"{self.prog}: {message}"
         self.print_usage(sys.stderr)
         self.exit(EXIT_BAD_INPUT, f"{self.prog}: error: {message}\n")
 
@@ -122,6 +128,9 @@ def add_geometry(p):
                    "(numbers or fraction strings), or a .npy array of shape (2r+1, p) whose rows are those vectors")
     g.add_argument("--alpha", type=number("--alpha"), default=None, metavar="A",
                    help="scale of the identity part, W = alpha I + low rank (default 1, or the file's alpha)")
+    g.add_argument("--exact-params", action="store_true",
+                   help="print the parameters exactly: an irrational inner product (from a cosine or sqrt(2)) as "
+                   "its 1000-digit fraction instead of a decimal at --digits")
 
 
 def add_model(p, gamma_help):

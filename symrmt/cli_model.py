@@ -62,7 +62,7 @@ def cmd_limit(args) -> int:
         "f": nl.name,
         "expr": str(nl.expr),
         "c": args.c,
-        "geometry": geometry_record(geom),
+        "geometry": geometry_record(geom, args.digits, exact=args.exact_params),
         "diagonal": args.diagonal,
         "digits": D,
     }
@@ -107,7 +107,7 @@ def cmd_simulate(args) -> int:
     params = dict(res["params"])
     params.update({"f": nl.name, "expr": str(nl.expr), "c": args.c, "gamma": list(args.gamma),
                    "workers": args.workers})
-    params["geometry"] = geometry_record(geom)
+    params["geometry"] = geometry_record(geom, exact=args.exact_params)
     if args.json:
         out = {
             key: {"mean": [float(x) for x in res[key]["mean"]], "se": [float(x) for x in res[key]["se"]]}

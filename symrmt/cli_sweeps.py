@@ -17,7 +17,7 @@ from fractions import Fraction
 
 from symrmt.cli_common import add_f, add_geometry, add_output, dump, geometry_of, int_at_least, json_text, number
 from symrmt.params import ParameterError, to_fraction
-from symrmt.results import _fstr
+from symrmt.results import _fstr, param_text
 
 GRID_HELP = ("KEY=SPEC, repeatable: KEY one of c, gamma, snr, wk2, wq2, wkwq, muwk, muwq, cos_muwk, cos_muwq, "
              "cos_wkwq; SPEC a list V1,V2,... or LO:HI:K (K evenly spaced values) or LO:HI:K:log (log-spaced)")
@@ -86,7 +86,8 @@ def add_parsers(sub) -> None:
                        "--digits digits on certified values (symrmt.crossings).")
     add_f(p)
     p.add_argument("--over", required=True, metavar="KEY", help="the parameter that varies (c, gamma, snr, a Gram "
-                   "entry or cos_muwk, cos_muwq, cos_wkwq)")
+                   "entry or cos_muwk, cos_muwq, cos_wkwq); KEY1=KEY2 (or KEY1,KEY2) ties them to one value, e.g. "
+                   "--over cos_muwk=cos_muwq for w_K = w_Q at a varying angle to mu")
     p.add_argument("--between", required=True, metavar="A,B", help="the interval, A < B")
     p.add_argument("--c", type=number("--c"), default=None, metavar="C", help="fixed c (unless --over c)")
     p.add_argument("--gamma", type=number("--gamma"), default=None, metavar="G",
@@ -176,15 +177,24 @@ def cmd_sweep(args) -> int:
     if hasattr(res.points, "text"):  # the fast path: each exact grid value formatted once
         rows = [list(row) for row in zip(*[res.points.text(k) for k in cols[:-2]], res.attention_mp, res.ridge_mp)]
     else:
-        rows = [[_fstr(p[k]) for k in cols[:-2]] + [a, r]
+        # a long parameter (an irrational inner product) as a decimal at --digits, unless --exact-params
+        text_of = {}
+
+        def ptext(v):
+            if v not in text_of:
+                text_of[v] = param_text(v, args.digits, exact=args.exact_params)
+            return text_of[v]
+
+        rows = [[ptext(p[k]) for k in cols[:-2]] + [a, r]
                 for p, a, r in zip(res.points, res.attention_mp, res.ridge_mp)]
     if args.json:
         text = json_text({
             "columns": cols,
             "rows": [row[:-2] + [_num(row[-2], args.digits), _num(row[-1], args.digits)] for row in rows],
-            "grid": {k: [_fstr(to_fraction(v, k)) for v in vals] for k, vals in res.grid.items()},
+            "grid": {k: [_fstr(to_fraction(v, k.split("=")[0])) for v in vals] for k, vals in res.grid.items()},
             "params": {"f": res.f, "expr": res.expr, "diagonal": res.diagonal, "digits": res.digits,
-                       "fixed": {k: str(v) for k, v in res.fixed.items()}},
+                       "fixed": {k: param_text(to_fraction(v, k), args.digits, exact=args.exact_params)
+                                 for k, v in res.fixed.items()}},
         }) + "\n"
     else:
         buf = io.StringIO()
@@ -208,9 +218,11 @@ def cmd_crossings(args) -> int:
     parts = [s.strip() for s in args.between.split(",")]
     if len(parts) != 2 or not all(parts):
         raise ParameterError(f"--between needs A,B; got {args.between!r}")
-    base, extra = _base(args, {args.over})
-    fixed = _fixed(args, {args.over})
-    res = crossings(args.f, over=args.over, between=tuple(parts), geometry=base, diagonal=args.diagonal,
+    keys = tuple(k.strip() for k in args.over.replace(",", "=").split("="))
+    over = keys if len(keys) > 1 else keys[0]
+    base, extra = _base(args, set(keys))
+    fixed = _fixed(args, set(keys))
+    res = crossings(args.f, over=over, between=tuple(parts), geometry=base, diagonal=args.diagonal,
                     digits=args.digits, center=args.center, scan=args.scan, log=args.log, fast=args.fast,
                     **fixed, **extra)
     import mpmath
@@ -223,7 +235,8 @@ def cmd_crossings(args) -> int:
             "found": len(res.roots),
             "summary": res.summary(),
             "params": {"f": res.f, "expr": res.expr, "over": res.over, "between": [str(x) for x in res.between],
-                       "fixed": {k: str(v) for k, v in res.fixed.items()}, "diagonal": res.diagonal,
+                       "fixed": {k: param_text(to_fraction(v, k), args.digits, exact=args.exact_params)
+                                 for k, v in res.fixed.items()}, "diagonal": res.diagonal,
                        "digits": res.digits, "scan": len(res.scan_x), "fast": res.fast},
         })
     else:

@@ -3,7 +3,8 @@ r"""``symrmt trace``: the certified large-n limit of a normalized trace, from th
 ::
 
     symrmt trace 'EXPR' --matrix 'Z=gaussian(p,n)' [--matrix 'G=goe(n)' ...]
-        [--matrix 'D=diag(p, (1, 4), (1/4, 3/4))' ...] [--matrix 'K=kernel(tanh, Z)' ...] [--dim 'p=c*n' ...]
+        [--matrix 'D=diag(p, (1, 4), (1/4, 3/4))' ...] [--matrix 'D=diag_file(p, law.npy)' ...]
+        [--matrix 'K=kernel(tanh, Z)' ...] [--dim 'p=c*n' ...]
         --at 'c=1/2, gamma=1/5' [--digits D] [--json] [--latex]
         [--simulate --n N --trials T --seed S [--store PATH] [--workers N | --scheduler ADDRESS]]
 
@@ -13,7 +14,9 @@ package's one restricted parser: numbers, declared names, ``+ - * / @ **``,
 ``gaussian goe diag``); nothing typed runs as code.  ``*`` and ``@`` are both
 the matrix product.  Dimensions are ratios to ``n`` (``--dim 'p=c*n'``);
 ``n`` itself needs no declaration.  A value in ``--at`` is an exact number
-(``1/5``, ``0.2``, ``1e-3``).
+(``1/5``, ``0.2``, ``1e-3``, ``sqrt(2)``, ``pi``, ``E``, ``E-2``; an irrational is rounded to
+1020 digits, far below any certified precision).  ``diag_file(dim, FILE.npy)`` declares a
+diagonal law read from a file (:mod:`symrmt.engine_io`).
 
 Output: the value with ``D`` significant digits (two solves at different
 working precisions agree on them); ``--json`` gives ``{"value": ...}`` (a
@@ -53,14 +56,6 @@ def _parser():
     return parse_expression
 
 
-def _exact_number(text: str, what: str) -> Fraction:
-    """An exact rational from text (``1/5``, ``0.2``, ``1e-3``, ``2**-3``) through the restricted parser."""
-    value = _parser()(text, {}, {}, what=what, number=lambda q: Fraction(q))
-    if not isinstance(value, Fraction):
-        raise ParameterError(f"{what}: {text!r} is not a rational number")
-    return value
-
-
 def _split_assignment(text: str, what: str, inner: bool = False) -> tuple[str, str]:
     if not isinstance(text, str) or "=" not in text:
         raise ParameterError(f"{what}: expected NAME=VALUE, got {text!r}")
@@ -75,13 +70,21 @@ def _split_assignment(text: str, what: str, inner: bool = False) -> tuple[str, s
     return name, rhs.strip()
 
 
-def parse_at(text: str) -> dict:
+def parse_at(text: str, texts: dict | None = None) -> dict:
     """``'c=1/2, gamma=1/5'`` -> ``{"c": Fraction(1, 2), "gamma": Fraction(1, 5)}``.
+
+    A value is a decimal, a fraction, or an exact number such as ``sqrt(2)``, ``pi``, ``E`` or
+    ``E-2`` (the restricted parser's numbers, :func:`symrmt.parsing.parse_number`); an irrational is
+    rounded to :data:`symrmt.parsing.IRRATIONAL_DIGITS` significant digits, far below any precision
+    the engine certifies, as :meth:`symrmt.engine.Model.limit` does.  ``texts``, when given, receives
+    each value as typed (for display).
 
     Examples
     --------
     >>> parse_at("c=1/2, gamma=0.2")
     {'c': Fraction(1, 2), 'gamma': Fraction(1, 5)}
+    >>> float(parse_at("gamma=sqrt(2)")["gamma"])
+    1.4142135623730951
     >>> parse_at("c=__import__('os')")
     Traceback (most recent call last):
     ...
@@ -97,8 +100,22 @@ def parse_at(text: str) -> dict:
         name, rhs = _split_assignment(part, "--at", inner=True)
         if name in out:
             raise ParameterError(f"--at: {name} is given twice")
-        out[name] = _exact_number(rhs, f"--at {name}")
+        out[name] = _at_value(rhs, f"--at {name}")
+        if texts is not None:
+            texts[name] = rhs
     return out
+
+
+def _at_value(text: str, what: str) -> Fraction:
+    from symrmt.engine import _exact_value
+
+    return _exact_value(text, what)
+
+
+def _is_plain(text: str) -> bool:
+    from symrmt.parsing import plain_fraction
+
+    return plain_fraction(text, "--at") is not None
 
 
 def _declare_diag(model, name: str, rhs: str):
@@ -186,7 +203,12 @@ def build_model(dims=(), matrices=(), vectors=(), lets=()):
     kernels = []
     for text in matrices:
         name, rhs = _split_assignment(text, "--matrix")
-        if rhs.replace(" ", "").startswith("diag("):
+        if rhs.replace(" ", "").startswith("diag_file("):  # a law from a .npy file (symrmt.engine_io)
+            from symrmt.engine_io import load_law, parse_diag_file
+
+            dim, path = parse_diag_file(rhs, f"--matrix {name}")
+            model.diag(name, dim, *load_law(path))
+        elif rhs.replace(" ", "").startswith("diag("):
             _declare_diag(model, name, rhs)
         elif rhs.replace(" ", "").startswith("kernel("):
             kernels.append((name, rhs))
@@ -218,6 +240,8 @@ def add_trace_parser(sub, int_at_least):
     p.add_argument("expr", metavar="EXPR", help="e.g. 'trace(inv(Z.T*Z/n + gamma*I(n)))'")
     p.add_argument("--matrix", action="append", default=[], metavar="DECL",
                    help="NAME=gaussian(a,b) | NAME=goe(a) | NAME=diag(a, (values), (weights)) | "
+                   "NAME=diag_file(a, FILE.npy) (a law from a .npy array: shape (k,) values with equal weights, or "
+                   "(2, k) values and weights; at most 4096 atoms, 1 MiB) | "
                    "NAME=kernel(f, Z[, alpha[, zero|keep]]) | NAME=kernel(f, X, W[, zero|keep]) (f a preset; the "
                    "Gaussian-equivalent kernel of f(alpha Z^T Z/sqrt(p))/sqrt(p), or of f(X^T W X/sqrt(p))/sqrt(p) "
                    "for X = Z + finite rank, W = alpha I + finite rank, named by --let) (repeatable)")
@@ -286,7 +310,8 @@ def cmd_trace(args) -> int:
         scheduler_of(args)
         check_workers(args.workers)
     model = build_model(args.dim, args.matrix, args.vector, args.let)
-    at = parse_at(args.at)
+    typed = {}
+    at = parse_at(args.at, typed)
     expr = model.parse(args.expr)
     D = args.digits
     if args.simulate:  # refuse a simulation that cannot fit before the limit is computed
@@ -299,7 +324,8 @@ def cmd_trace(args) -> int:
         "value": _num(result.value, D),
         "digits": D,
         "expression": args.expr,
-        "at": {k: str(v) for k, v in at.items()},
+        # a rational as its exact text, an irrational (sqrt(2), pi) as typed: never its 1000-digit rounding
+        "at": {k: (str(v) if _is_plain(typed[k]) else typed[k]) for k, v in at.items()},
     }
     if args.simulate:
         sim = _simulate(args, expr, at)

@@ -10,8 +10,17 @@ with ``snr = ||mu||^2`` (all entries default to 0: ``mu = 0`` and ``W = I``).
 :class:`LowRankGeometry` is ``W = alpha I + sum_j w_K^j (w_Q^j)^T`` (rank ``r``), given by the
 ``(2r+1) x (2r+1)`` Gram matrix of ``(mu, w_K^1, ..., w_K^r, w_Q^1, ..., w_Q^r)`` and ``alpha > 0``.
 Entries are exact rationals, checked for positive semi-definiteness by an exact pivoted
-``LDL^T`` (:func:`ldl_pivoted`).  Like :mod:`symrmt.params` (which re-exports these names), this
-module imports neither SymPy nor NumPy.
+``LDL^T`` (:func:`ldl_pivoted`).  This module imports neither SymPy nor NumPy.
+
+The public path of the two classes is the top level, ``symrmt.Geometry`` and
+``symrmt.LowRankGeometry`` (the classes defined here).  ``symrmt.params.Geometry`` and
+``symrmt.params.LowRankGeometry`` are aliases of the same classes, kept for code written
+before the classes moved here.
+
+Every function of symrmt that takes a geometry reads it with :func:`as_geometry`: a
+:class:`Geometry`, a :class:`LowRankGeometry`, a plain dict (``{"snr": 1, "wk2": 1}``, angles
+``{"cos_muwk": 0.5, ...}`` included, or ``{"gram": [[...]], "alpha": 1}``), or ``None``, plus
+the same entries as keywords (``snr=1``).
 
 Examples
 --------
@@ -37,7 +46,12 @@ __all__ = [
     "Geometry",
     "LowRankGeometry",
     "as_low_rank",
+    "as_geometry",
+    "GEOMETRY_KEYS",
 ]
+
+#: the entries of a rank-one geometry a dict (or keyword) may give: the Gram entries and the cosines
+GEOMETRY_KEYS = ("snr", "wk2", "wq2", "wkwq", "muwk", "muwq", "cos_muwk", "cos_muwq", "cos_wkwq")
 
 
 def ldl_pivoted(gram):
@@ -492,3 +506,60 @@ def as_low_rank(geometry) -> LowRankGeometry:
     raise ParameterError(
         f"geometry must be a symrmt.params.Geometry or LowRankGeometry, got {type(geometry).__name__}"
     )
+
+
+def as_geometry(geometry=None, **values):
+    """The one reading of a ``geometry`` argument (with optional entries as keywords).
+
+    ``geometry`` is ``None`` (``mu = 0``, ``W = I``), a :class:`Geometry`, a :class:`LowRankGeometry`,
+    or a plain dict: ``{"gram": [[...]], "alpha": A}`` for a :class:`LowRankGeometry`, else entries of
+    :data:`GEOMETRY_KEYS` (Gram entries and cosines, the cosines through :meth:`Geometry.from_angles`).
+    ``values`` (``snr=1``, ``cos_muwk=0.5``, ...) set entries of a rank-one geometry on top of it.
+
+    >>> as_geometry({"snr": 1, "wk2": 2}).as_dict()["wk2"]
+    Fraction(2, 1)
+    >>> as_geometry(None, snr="1/2").snr
+    Fraction(1, 2)
+    >>> as_geometry({"gram": [[1]]}).r
+    0
+    >>> as_geometry(Geometry(snr=1), snr=2)
+    Traceback (most recent call last):
+    ...
+    symrmt.params.ParameterError: snr is given twice: in the geometry and as a keyword; give it once
+    """
+    unknown = [k for k in values if k not in GEOMETRY_KEYS]
+    if unknown:
+        raise ParameterError(f"unknown geometry entr{'y' if len(unknown) == 1 else 'ies'} {', '.join(unknown)}; "
+                             f"use {', '.join(GEOMETRY_KEYS)}")
+    if isinstance(geometry, dict):
+        if "gram" in geometry:
+            extra = sorted(set(geometry) - {"gram", "alpha"})
+            if extra:
+                raise ParameterError(f"a low-rank geometry dict has the keys gram and alpha, got also "
+                                     f"{', '.join(map(str, extra))}")
+            geometry = LowRankGeometry(geometry["gram"], geometry.get("alpha", 1))
+        else:
+            bad = [str(k) for k in geometry if k not in GEOMETRY_KEYS]
+            if bad:
+                raise ParameterError(f"geometry dict: unknown entr{'y' if len(bad) == 1 else 'ies'} "
+                                     f"{', '.join(bad)}; use {', '.join(GEOMETRY_KEYS)} (or gram and alpha)")
+            both = [k for k in geometry if k in values]
+            if both:
+                raise ParameterError(f"{both[0]} is given twice: in the geometry and as a keyword; give it once")
+            values = {**geometry, **values}
+            geometry = None
+    if geometry is not None and not isinstance(geometry, (Geometry, LowRankGeometry)):
+        raise ParameterError(f"geometry must be a symrmt.Geometry, a symrmt.LowRankGeometry or a dict of its "
+                             f"entries, got {type(geometry).__name__}")
+    if not values:
+        return geometry if geometry is not None else Geometry()
+    if isinstance(geometry, LowRankGeometry):
+        raise ParameterError(f"{', '.join(values)}: entries of a rank-one geometry cannot be set on a "
+                             "LowRankGeometry; put them in its Gram matrix")
+    if geometry is not None:
+        both = [k for k in values if k in geometry.as_dict() and geometry.as_dict()[k] != 0]
+        if both:
+            raise ParameterError(f"{both[0]} is given twice: in the geometry and as a keyword; give it once")
+    from symrmt.sweeps import point_geometry
+
+    return point_geometry(values, geometry)

@@ -55,10 +55,16 @@ def load_geometry(path: str, alpha=None):
     return LowRankGeometry(data["gram"], file_alpha if alpha is None else alpha)
 
 
-def geometry_record(geom) -> dict:
-    """JSON-ready description of a geometry (exact values as strings)."""
+def geometry_record(geom, digits: int = 15, exact: bool = False) -> dict:
+    """JSON-ready description of a geometry: exact values as strings (``"1/2"``), a long one (an irrational
+    inner product rounded to 1000+ digits) as a decimal at ``digits`` unless ``exact``."""
+    from symrmt.results import decimal_text, is_long
+
+    def t(v):
+        return str(v) if exact or not is_long(v) else decimal_text(v, digits)
+
     extra = {} if getattr(geom, "projection", None) is None else {"psd_projection": geom.projection}
     if isinstance(geom, Geometry):
-        return {**{k: str(v) for k, v in geom.as_dict().items()}, **extra}
-    return {"r": geom.r, "alpha": str(geom.alpha), "gram": [[str(x) for x in row] for row in geom.gram()],
+        return {**{k: t(v) for k, v in geom.as_dict().items()}, **extra}
+    return {"r": geom.r, "alpha": t(geom.alpha), "gram": [[t(x) for x in row] for row in geom.gram()],
             **extra}

@@ -102,6 +102,100 @@ def _nstr(x, digits: int) -> str:
     return mpmath.nstr(x, digits)
 
 
+#: an exact parameter whose text (``p/q``) is longer than this, or whose decimal has more than
+#: :data:`FLOAT_SIG` significant digits, is "long" (an irrational input rounded to 1000+ digits, or
+#: a binary mpf): it prints as a decimal at the digits of the result, its exact form on request
+LONG_TEXT = 40
+#: significant digits of a float's shortest repr: a terminating decimal with more is long
+FLOAT_SIG = 17
+#: a parameter decimal with more significant digits than this (up to :data:`FLOAT_SIG`) is a float's
+#: repr (``np.logspace``): tables print it short, with :data:`SHORT_SIG` significant digits or as many
+#: more as tell the values of its column apart
+TYPED_SIG = 12
+SHORT_SIG = 6
+
+
+def _decimal_sig(x: Fraction):
+    """Significant digits of the exact decimal of ``x``, or None when ``x`` is not a terminating decimal."""
+    den = x.denominator
+    a = b = 0
+    while den % 2 == 0:
+        den //= 2
+        a += 1
+    while den % 5 == 0:
+        den //= 5
+        b += 1
+    if den != 1:
+        return None
+    k = max(a, b)
+    if k > 4 * LONG_TEXT:  # a binary mpf of many bits: long, without building its digits
+        return k
+    digits = str(abs(x.numerator * 10**k // x.denominator)).rstrip("0")
+    return max(len(digits), 1)
+
+
+def is_long(x) -> bool:
+    """Whether the exact value ``x`` is "long" (:data:`LONG_TEXT`): printed as a decimal at the digits."""
+    if not isinstance(x, Fraction):
+        return False
+    sig = _decimal_sig(x)
+    if sig is not None:
+        return sig > FLOAT_SIG
+    return len(str(x)) > LONG_TEXT
+
+
+def decimal_text(x: Fraction, digits: int) -> str:
+    """``x`` as a decimal rounded to ``digits`` significant digits (exact arithmetic, no float)."""
+    from decimal import Decimal, localcontext
+
+    with localcontext() as ctx:
+        ctx.prec = max(int(digits), 1)
+        d = Decimal(x.numerator) / Decimal(x.denominator)
+    text = f"{d:.{max(int(digits), 1)}g}"
+    if "e" in text or "E" in text:
+        mant, _, exp = text.lower().partition("e")
+        text = f"{mant}e{int(exp)}"
+    return text
+
+
+def param_text(x, digits: int = 15, exact: bool = False) -> str:
+    """A parameter for a table, a caption or JSON: as typed when short (``1/2``, ``0.1``, ``3``), a long
+    value (an irrational inner product, a binary mpf) as a decimal at ``digits`` significant digits;
+    ``exact=True`` gives the exact form always (``p/q``).
+
+    >>> from fractions import Fraction as F
+    >>> param_text(F(1, 2)), param_text(F(1, 3)), param_text(F(2**80 + 1, 2**80), 10)
+    ('0.5', '1/3', '1.000000000')
+    """
+    if exact and isinstance(x, Fraction):
+        return _fstr(x)
+    if is_long(x):
+        return decimal_text(x, digits)
+    return _fstr(x)
+
+
+def param_column(values, digits: int = 15) -> list:
+    """:func:`param_text` of a table column, with a float's repr (more than :data:`TYPED_SIG` significant
+    digits, as ``np.logspace`` makes) printed short: :data:`SHORT_SIG` significant digits, or as many more
+    as keep the column's distinct values distinct.
+
+    >>> param_column([Fraction("0.01778279410038923"), Fraction("0.1"), Fraction("0.31622776601683794")])
+    ['0.0177828', '0.1', '0.316228']
+    """
+    values = list(values)
+    floaty = {v for v in values if isinstance(v, Fraction) and not is_long(v)
+              and (_decimal_sig(v) or 0) > TYPED_SIG}
+    if not floaty:
+        return [param_text(v, digits) for v in values]
+    distinct = set(values)
+    for sig in range(SHORT_SIG, FLOAT_SIG + 1):
+        short = {v: f"{float(v):.{sig}g}" for v in floaty}
+        texts = {short.get(v) or param_text(v, digits) for v in distinct}
+        if len(texts) == len(distinct):
+            break
+    return [short.get(v) or param_text(v, digits) for v in values]
+
+
 def _fstr(x) -> str:
     """An exact input as typed: ``1/2``, ``0.1``, ``3``."""
     if isinstance(x, Fraction):
@@ -121,13 +215,15 @@ def _fstr(x) -> str:
     return str(x)
 
 
-def geometry_text(geometry) -> str:
-    """One line describing a geometry (``W = I`` and ``mu = 0`` when it is trivial)."""
+def geometry_text(geometry, digits: int = 15) -> str:
+    """One line describing a geometry (``W = I`` and ``mu = 0`` when it is trivial); a long entry (an
+    irrational inner product) as a decimal at ``digits`` significant digits (:func:`param_text`)."""
     if geometry is None:
         return "mu = 0, W = I"
     if hasattr(geometry, "gram_entries"):
-        return f"rank r = {geometry.r}, alpha = {_fstr(geometry.alpha)}, ||mu||^2 = {_fstr(geometry.snr)}"
-    parts = [f"{k} = {_fstr(v)}" for k, v in geometry.as_dict().items() if v != 0]
+        return (f"rank r = {geometry.r}, alpha = {param_text(geometry.alpha, digits)}, "
+                f"||mu||^2 = {param_text(geometry.snr, digits)}")
+    parts = [f"{k} = {param_text(v, digits)}" for k, v in geometry.as_dict().items() if v != 0]
     return ", ".join(parts) if parts else "mu = 0, W = I"
 
 
@@ -220,31 +316,37 @@ class LimitResult:
         df.attrs.update(self.params())
         return df
 
-    def params(self) -> dict:
-        """The inputs as plain Python values (exact numbers as strings)."""
+    def params(self, exact: bool = False) -> dict:
+        """The inputs as plain Python values: exact numbers as strings (``"1/2"``), except a long one (an
+        irrational inner product, rounded to 1000+ digits) as a decimal at :attr:`digits`;
+        ``exact=True`` gives every number exactly."""
         from symrmt.params import Geometry
 
+        def t(v):
+            return str(v) if exact or not is_long(v) else decimal_text(v, self.digits)
+
         geo = self.geometry
-        geo = ({k: str(v) for k, v in geo.as_dict().items()} if isinstance(geo, Geometry)
-               else {"r": geo.r, "alpha": str(geo.alpha), "gram": [[str(x) for x in row] for row in geo.gram()]})
-        return {"f": self.f, "expr": self.expr, "center": self.center, "c": str(self.c), "geometry": geo,
+        geo = ({k: t(v) for k, v in geo.as_dict().items()} if isinstance(geo, Geometry)
+               else {"r": geo.r, "alpha": t(geo.alpha), "gram": [[t(x) for x in row] for row in geo.gram()]})
+        return {"f": self.f, "expr": self.expr, "center": self.center, "c": t(self.c), "geometry": geo,
                 "diagonal": self.diagonal, "digits": self.digits}
 
     # -- printing -----------------------------------------------------------------
     def _caption(self) -> str:
         centered = ", centered" if self.center else ""
-        return (f"limits: f = {self.f}{centered}, c = {_fstr(self.c)}, {geometry_text(self.geometry)}, "
-                f"diagonal = {self.diagonal} ({self.digits} certified digits)")
+        return (f"limits: f = {self.f}{centered}, c = {param_text(self.c, self.digits)}, "
+                f"{geometry_text(self.geometry, self.digits)}, diagonal = {self.diagonal} "
+                f"({self.digits} certified digits)")
 
     def _rows(self):
-        return [[_fstr(g), _nstr(a, self.digits), _nstr(r, self.digits)]
-                for g, a, r in zip(self.gamma_exact, self.attention_mp, self.ridge_mp)]
+        return [[g, _nstr(a, self.digits), _nstr(r, self.digits)]
+                for g, a, r in zip(param_column(self.gamma_exact, self.digits), self.attention_mp, self.ridge_mp)]
 
     def __str__(self) -> str:
         return self._caption() + "\n" + text_table(["gamma", "E_A (attention)", "E_RR (ridge)"], self._rows())
 
     def __repr__(self) -> str:
-        return (f"<LimitResult f={self.f!r} c={_fstr(self.c)} {len(self.gamma_exact)} gamma, "
+        return (f"<LimitResult f={self.f!r} c={param_text(self.c, self.digits)} {len(self.gamma_exact)} gamma, "
                 f"{self.digits} digits>")
 
     def _repr_html_(self) -> str:
@@ -362,13 +464,13 @@ class SimulationResult:
         return Comparison(self, theory)
 
     def _caption(self) -> str:
-        return (f"simulation: f = {self.f}, n = {self.n}, p = {self.p}, c = {_fstr(self.c)}, "
+        return (f"simulation: f = {self.f}, n = {self.n}, p = {self.p}, c = {param_text(self.c)}, "
                 f"{geometry_text(self.geometry)}, diagonal = {self.diagonal}, noise = {self.noise}, "
                 f"{self.trials} trials, seed {self.seed}")
 
     def _rows(self):
         a, ase, r, rse = self.attention, self.attention_se, self.ridge, self.ridge_se
-        return [[_fstr(g), _se_str(a[i], ase[i]), _se_str(r[i], rse[i])] for i, g in enumerate(self.gamma_exact)]
+        return [[g, _se_str(a[i], ase[i]), _se_str(r[i], rse[i])] for i, g in enumerate(param_column(self.gamma_exact))]
 
     def __str__(self) -> str:
         return self._caption() + "\n" + text_table(["gamma", "E_A (mean ± se)", "E_RR (mean ± se)"], self._rows())
@@ -381,8 +483,8 @@ class SimulationResult:
 
     def _tex_rows(self):
         a, ase, r, rse = self.attention, self.attention_se, self.ridge, self.ridge_se
-        return [[_fstr(g), f"{a[i]:.6f} \\pm {ase[i]:.1e}", f"{r[i]:.6f} \\pm {rse[i]:.1e}"]
-                for i, g in enumerate(self.gamma_exact)]
+        return [[g, f"{a[i]:.6f} \\pm {ase[i]:.1e}", f"{r[i]:.6f} \\pm {rse[i]:.1e}"]
+                for i, g in enumerate(param_column(self.gamma_exact))]
 
     def latex(self) -> str:
         rows = [[g, f"${a}$", f"${r}$"] for g, a, r in self._tex_rows()]
@@ -473,9 +575,9 @@ class Comparison:
     def _rows(self):
         s, t = self.simulation, self.theory
         ga, gr = self.attention_gap, self.ridge_gap
-        return [[_fstr(g), _nstr(t.attention_mp[i], 10), _se_str(s.attention[i], s.attention_se[i]), f"{ga[i]:+.2f}",
+        return [[g, _nstr(t.attention_mp[i], 10), _se_str(s.attention[i], s.attention_se[i]), f"{ga[i]:+.2f}",
                  _nstr(t.ridge_mp[i], 10), _se_str(s.ridge[i], s.ridge_se[i]), f"{gr[i]:+.2f}"]
-                for i, g in enumerate(t.gamma_exact)]
+                for i, g in enumerate(param_column(t.gamma_exact))]
 
     _HEADER = ["gamma", "E_A limit", "E_A simulation", "gap/se", "E_RR limit", "E_RR simulation", "gap/se"]
 

@@ -24,7 +24,8 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from symrmt.params import Geometry, LowRankGeometry, ParameterError, check_c, check_diagonal, to_fraction
-from symrmt.results import _fstr, html_table, latex_array, latex_tabular, need_pandas, text_table
+from symrmt.results import _fstr, html_table, latex_array, latex_tabular, need_pandas, param_column, param_text
+from symrmt.results import text_table
 
 __all__ = ["sweep", "SweepResult", "GRID_KEYS", "point_geometry"]
 
@@ -49,6 +50,10 @@ def point_geometry(values: dict, base=None):
     Fraction(2, 1)
     """
     keys = [k for k in values if k in GRAM_KEYS or k in ANGLE_KEYS]
+    if isinstance(base, dict):  # a plain dict of entries (symrmt.geometry.as_geometry)
+        from symrmt.geometry import as_geometry
+
+        base = as_geometry(base)
     if isinstance(base, LowRankGeometry):
         if keys:
             raise ParameterError(f"with a LowRankGeometry only c and gamma can vary; got {', '.join(keys)}")
@@ -218,7 +223,12 @@ class SweepResult:
     def _attrs(self) -> dict:
         return {"f": self.f, "expr": self.expr, "diagonal": self.diagonal,
                 "digits": -1 if self.digits is None else self.digits,
-                **{k: str(v) for k, v in self.fixed.items()}}
+                **{k: param_text(_exact_or(v, k), self._digits, exact=False) for k, v in self.fixed.items()}}
+
+    @property
+    def _digits(self) -> int:
+        """The digits parameters print at: the certified digits, or 15 on the float64 path."""
+        return 15 if self.digits is None else self.digits
 
     def _fmt(self, v) -> str:
         if self.digits is None:
@@ -227,17 +237,31 @@ class SweepResult:
 
         return mpmath.nstr(v, self.digits)
 
-    def _rows(self, limit: int | None = None):
+    def _rows(self, limit: int | None = None, exact: bool = False):
+        """Table rows: the parameters as typed when short, a float's repr short (:func:`param_column`), a long
+        value (an irrational inner product) as a decimal at the digits; ``exact=True``: every one exactly."""
         keys = list(self.points[0])
-        rows = []
-        for p, a, r in itertools.islice(zip(self.points, self.attention_mp, self.ridge_mp), limit):
-            rows.append([_fstr(p[k]) if isinstance(p[k], Fraction) else str(p[k]) for k in keys]
-                        + [self._fmt(a), self._fmt(r)])
-        return rows
+        shown = list(itertools.islice(zip(self.points, self.attention_mp, self.ridge_mp), limit))
+        cols = []
+        for k in keys:
+            vals = [p[k] for p, _, _ in shown]
+            if exact:
+                cols.append([_fstr(v) if isinstance(v, Fraction) else str(v) for v in vals])
+            elif all(isinstance(v, Fraction) for v in vals):
+                cols.append(param_column(vals, self._digits))
+            else:  # the float64 inner products of angles on the fast path
+                cols.append([param_text(v, self._digits) if isinstance(v, Fraction) else f"{float(v):.{SHORT}g}"
+                             for v in vals])
+        return [[col[i] for col in cols] + [self._fmt(a), self._fmt(r)] for i, (_, a, r) in enumerate(shown)]
+
+    def table(self, exact: bool = False, limit: int | None = None) -> str:
+        """The text table of ``str()`` with every point (``limit``: the first ones); ``exact=True`` prints
+        every parameter exactly (an irrational inner product as its 1000-digit fraction)."""
+        return self._caption() + "\n" + text_table(list(self.columns), self._rows(limit, exact=exact))
 
     def _caption(self) -> str:
         prec = "float64 (fast path)" if self.digits is None else f"{self.digits} certified digits"
-        fixed = ", ".join(f"{k} = {_fstr(v)}" for k, v in self.fixed.items())
+        fixed = ", ".join(f"{k} = {param_text(_exact_or(v, k), self._digits)}" for k, v in self.fixed.items())
         return (f"sweep: f = {self.f}, diagonal = {self.diagonal}, {fixed}; {len(self.points)} points over "
                 f"{' x '.join(self.axes) or 'one point'} ({prec})")
 
@@ -258,6 +282,18 @@ class SweepResult:
 
     def _repr_latex_(self) -> str:
         return latex_array([_TEX.get(k, k) for k in self.columns], self._rows(60))
+
+
+#: significant digits of a float64 parameter (an inner product from an angle on the fast path) in a table
+SHORT = 10
+
+
+def _exact_or(v, key):
+    """A fixed grid value as its exact Fraction when it reads as one, else as given (for printing)."""
+    try:
+        return to_fraction(v, key)
+    except (ParameterError, ValueError, TypeError):
+        return v
 
 
 _TEX = {"gamma": r"\gamma", "snr": r"\|\mu\|^2", "wk2": r"\|w_K\|^2", "wq2": r"\|w_Q\|^2", "wkwq": r"w_K\cdot w_Q",
@@ -306,7 +342,7 @@ def sweep(f, grid: dict, *, geometry=None, diagonal: str = "zero", digits: int =
         the axis is then named ``"cos_muwk=cos_muwq"``.
         Angles are turned into inner products with the point's norms
         (:meth:`Geometry.from_angles`).
-    geometry : Geometry or LowRankGeometry, optional
+    geometry : Geometry, LowRankGeometry or dict, optional
         Base values of the Gram entries not in ``grid`` (with a ``LowRankGeometry`` only
         ``c`` and ``gamma`` may vary).
     diagonal, digits, center
@@ -314,7 +350,9 @@ def sweep(f, grid: dict, *, geometry=None, diagonal: str = "zero", digits: int =
     fast : bool
         Use the vectorised float64 solver ``symrmt.numeric.fast.solve_grid`` (rank-one
         geometries); its values are float64, not certified digits, and the points it
-        could not handle are solved by the certified path (``.fallback``).
+        could not handle are solved by the certified path (``.fallback``).  It takes grids
+        of up to ``LIMITS["fast_points"]`` = 10^6 points (about 2.3 kB of memory a point);
+        the certified path up to ``LIMITS["points"]`` = 10^4.
     certify, seed
         Passed to the fast solver (how many points it re-checks at high precision, and
         the seed that picks them).
@@ -331,13 +369,27 @@ def sweep(f, grid: dict, *, geometry=None, diagonal: str = "zero", digits: int =
     t0 = time.monotonic()
     nl = as_nonlinearity(f, center)
     diagonal = check_diagonal(diagonal)
+    if isinstance(geometry, dict):  # a plain dict of entries, read once (symrmt.geometry.as_geometry)
+        from symrmt.geometry import as_geometry
+
+        geometry = as_geometry(geometry)
     axes, fixed = _split(grid)
-    from symrmt.parsing import check_count
+    from symrmt.parsing import LIMITS, check_count
 
     total = 1
     for values in axes.values():
         total *= len(values)
-    check_count(total, "points", "number of grid points (the product of the axes)")  # both paths, before any work
+    # each path its cap, before any work: the certified path LIMITS['points'], the float64 path
+    # LIMITS['fast_points'] (its memory estimate, about 2.3 kB a point)
+    if fast:
+        check_count(total, "fast_points", "number of grid points (the product of the axes) of the float64 path")
+    elif total > LIMITS["points"]:
+        from symrmt.parsing import ParseLimitError
+
+        raise ParseLimitError(
+            f"number of grid points (the product of the axes) = {total} is above the limit {LIMITS['points']} of "
+            f"the certified path (LIMITS['points']); the float64 path (fast=True, --fast) takes up to "
+            f"{LIMITS['fast_points']} points (LIMITS['fast_points'])")
     if fast:
         return _sweep_fast(nl, axes, fixed, geometry, diagonal, certify, seed, t0)
     points, models = _point_list(axes, fixed, geometry)

@@ -105,8 +105,8 @@ def test_limit_bad_input_is_named():
         symrmt.limit("tanh", 1, [-1])
     with pytest.raises(ParameterError, match="digits"):
         symrmt.limit("tanh", 1, [1], digits=0)
-    with pytest.raises(ParameterError, match="geometry"):
-        symrmt.limit("tanh", 1, [1], geometry={"snr": 1})
+    with pytest.raises(ParameterError, match="geometry"):  # a dict of entries is a geometry (issue 23); a list is not
+        symrmt.limit("tanh", 1, [1], geometry=[1, 0, 0])
 
 
 def test_simulate_accepts_names_and_callables_and_compares():

@@ -78,11 +78,13 @@ def test_trace_simulation_memory_is_refused_before_the_limit(capsys):
 
 @pytest.mark.parametrize("fast", [False, True])
 def test_sweep_grid_points_capped(fast):
+    # each path its cap (issue 23): the certified path 10^4 points, the float64 path 10^6
     from symrmt import sweep
 
-    with pytest.raises(ParseLimitError, match="LIMITS\\['points'\\]"):
+    k, name = (1001, "fast_points") if fast else (200, "points")
+    with pytest.raises(ParseLimitError, match=f"LIMITS\\['{name}'\\]"):
         sweep("tanh", center=True, fast=fast,
-              grid={"c": np.linspace(0.1, 0.9, 200), "gamma": np.linspace(0.1, 1, 200)})
+              grid={"c": np.linspace(0.1, 0.9, k), "gamma": np.linspace(0.1, 1, 1000 if fast else 200)})
 
 
 def test_crossings_scan_capped():

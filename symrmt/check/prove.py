@@ -40,11 +40,16 @@ def _delta():
     return sp.expand((S.gamma + S.c - 1) ** 2 + 4 * S.gamma)
 
 
-def _replace_mp_sqrt(expr, csub=None):
+def _replace_mp_sqrt(expr, csub=None, fixed=None):
     """Replace ``(q Delta)^(k/2)`` (``q`` a positive square of a rational function) by its value
-    ``(sqrt(q) (2 gamma m + gamma + c - 1))^k`` at the positive Marchenko-Pastur root."""
+    ``(sqrt(q) (2 gamma m + gamma + c - 1))^k`` at the positive Marchenko-Pastur root.
+
+    ``fixed`` (``{symbol: value}``, the values ``where`` fixes) is substituted into ``Delta`` and the
+    root too, so that a candidate written at, say, ``c = 1`` is matched against ``Delta`` at ``c = 1``."""
     delta = _delta()
     root_val = 2 * S.gamma * S.m + S.gamma + S.c - 1
+    if fixed:
+        delta, root_val = sp.expand(delta.xreplace(fixed)), root_val.xreplace(fixed)
     if csub is not None:
         delta, root_val = delta.subs(S.c, csub), root_val.subs(S.c, csub)
     rep = {}
@@ -123,7 +128,8 @@ def _prove_branch(F, fixed, csub, ridgeless):
     if ridgeless:
         F = F.xreplace(ridgeless)
     F = F.xreplace(fixed)
-    P = _mp_polynomial()
+    # the quadratic m solves, at the same fixed values as the candidate (a fixed c = 1 enters both)
+    P = sp.expand(_mp_polynomial().xreplace(fixed))
     if csub is not None:
         F = F.subs(S.c, csub)
         P = P.subs(S.c, csub)
@@ -133,7 +139,7 @@ def _prove_branch(F, fixed, csub, ridgeless):
         if Fs == 0:
             return "proved", "simplify"
         return "not proved", "piecewise candidate did not simplify to 0"
-    F = _replace_mp_sqrt(F, csub)
+    F = _replace_mp_sqrt(F, csub, fixed)
     if S.m in F.free_symbols and F.has(*_KINKS):
         return "not proved", "Abs/Min/Max/sign/Heaviside with m: no symbolic route (the numeric stage decides)"
     if S.m not in F.free_symbols:

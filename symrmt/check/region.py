@@ -110,12 +110,17 @@ def _find_region(params, fails, passes, evaluate, thr, wh, attention, fast=None)
 
     fail_pts = [r.point for r in fails]
     pass_pts = [r.point for r in passes]
+    exact = _exact_sets(params, fails, status_at, wh)
     if not pass_pts:
         lims = _edge_limits(params, fails, evaluate, thr, attention, wh)
+        if any("holds at snr = 0" in x["summary"] for x in lims):  # already said by the snr -> 0 limit
+            exact = [x for x in exact if (x["parameter"], x["value"]) != ("snr", "0")]
+    exact_text = "".join("; " + x["summary"] for x in exact)
+    if not pass_pts:
         summary = "the candidate fails at every point drawn"
         if lims:
             summary += "; " + "; ".join(x["summary"] for x in lims)
-        return {"summary": summary, "boundaries": [], "limits": lims}
+        return {"summary": summary + exact_text, "boundaries": [], "limits": lims, "exact": exact}
     worst = max(fails, key=lambda r: r.gap if r.gap is not None else mpmath.mpf(0)).point
     boundaries = []
     for p, _side in _separating([q for q in params if q not in wh or wh[q].fixed is None], fail_pts, pass_pts):
@@ -149,7 +154,77 @@ def _find_region(params, fails, passes, evaluate, thr, wh, attention, fast=None)
     else:
         summary = ("failing and passing points are not separated by a single parameter; failing points: "
                    + "; ".join(_point_str(p) for p in fail_pts[:3]))
-    return {"summary": summary, "boundaries": boundaries, "limits": []}
+    return {"summary": summary + exact_text, "boundaries": boundaries, "limits": [], "exact": exact}
+
+
+#: values tried for each free parameter when looking for a line on which a failing candidate holds exactly
+SPECIAL_VALUES = (Fraction(1), Fraction(0), Fraction(2), Fraction(1, 2), Fraction(-1))
+#: failing points moved onto each such line (all must then agree)
+EXACT_POINTS = 4
+
+
+def _allowed(v, b) -> bool:
+    """``v`` satisfies the ``where`` conditions ``b`` on its parameter (``None``: no condition)."""
+    if b is None:
+        return True
+    if b.fixed is not None:
+        return v == b.fixed
+    if b.low is not None and (v < b.low or (b.low_strict and v == b.low)):
+        return False
+    if b.high is not None and (v > b.high or (b.high_strict and v == b.high)):
+        return False
+    return True
+
+
+def _in_domain(p, v, pt) -> bool:
+    """``v`` is a value of ``p`` inside the model's domain (:data:`~symrmt.check.vocabulary.DOMAIN`):
+    positive for ``c`` and ``gamma``, non-negative for the squared norms and ``d``, ``nu >= a1^2``."""
+    from symrmt.check.vocabulary import DOMAIN
+
+    lo, _hi, scale, _atom = DOMAIN[p]
+    if scale == "log":
+        return v > 0
+    if p == "nu":
+        return v >= pt.get("a1", 0) ** 2
+    if p == "a1":
+        return pt.get("nu", v * v) >= v * v
+    return v >= lo if lo >= 0 else True
+
+
+def _exact_sets(params, fails, status_at, wh):
+    """Lines ``p = v`` (``v`` in :data:`SPECIAL_VALUES`, inside ``where`` and the domain) on which a
+    failing candidate holds exactly: every one of up to :data:`EXACT_POINTS` failing points moved onto
+    the line agrees to working precision, while the worst of them, moved just off the line on either
+    side (``v (1 -+ 10^-3)``, or ``-+ 10^-3`` at ``v = 0``), still fails.  A formula that lost a factor
+    ``1/c`` holds exactly on ``c = 1``; a line at the edge of a passing region is a boundary (reported as
+    such), not an isolated line, and is left out."""
+    pts = [r.point for r in sorted(fails, key=lambda r: -(r.gap if r.gap is not None else mpmath.mpf(0)))]
+    pts = pts[:EXACT_POINTS]
+    found = []
+    for p in params:
+        if p in wh and wh[p].fixed is not None:
+            continue
+        for v in SPECIAL_VALUES:
+            if not _allowed(v, wh.get(p)):
+                continue
+            moved = [{**pt, p: v} for pt in pts if pt.get(p) != v and _in_domain(p, v, pt)]
+            if not moved:
+                continue
+            ok = 0
+            for pt in moved:
+                if status_at(pt) is not True:  # fails, or the point is outside the domain (None)
+                    break
+                ok += 1
+            if ok < len(moved):
+                continue
+            h = abs(v) / 1000 if v != 0 else Fraction(1, 1000)
+            sides = [{**moved[0], p: v + s * h} for s in (-1, 1)]
+            sides = [pt for pt in sides if _allowed(pt[p], wh.get(p)) and _in_domain(p, pt[p], pt)]
+            if sides and all(status_at(pt) is False for pt in sides):
+                found.append({"parameter": p, "value": str(v), "points": ok,
+                              "summary": f"it holds exactly on {p} = {v} ({ok} of {ok} failing points moved to "
+                                         f"{p} = {v} agree to working precision)"})
+    return found
 
 
 def _edge_limits(params, fails, evaluate, thr, attention, wh):

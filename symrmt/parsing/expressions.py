@@ -408,9 +408,13 @@ def plain_fraction(text: str, what: str):
     if len(text) > LIMITS["chars"]:
         raise ParseLimitError(f"{what}: the text has {len(text)} characters, above the limit {LIMITS['chars']}")
     m = _PLAIN.fullmatch(text)
-    if not m or not m.group(2) or not any(ch.isdigit() for ch in m.group(2)):
+
+    def has_mantissa(lit):  # a digit before any exponent: 'E-2' is Euler's number minus 2, not a literal
+        return any(ch.isdigit() for ch in re.split("[eE]", lit, maxsplit=1)[0])
+
+    if not m or not m.group(2) or not has_mantissa(m.group(2)):
         return None
-    if m.group(3) is not None and not any(ch.isdigit() for ch in m.group(3)):
+    if m.group(3) is not None and not has_mantissa(m.group(3)):
         return None
     value = literal_fraction(m.group(2), what)
     if m.group(3) is not None:

@@ -38,8 +38,12 @@ LIMITS = {
     "rank": 8,
     # largest number of gamma values in one call
     "gammas": 1000,
-    # points of one sweep grid (the product of its axes) and of one crossings scan
+    # points of one certified (mpmath) sweep grid (the product of its axes) and of one crossings scan
     "points": 10000,
+    # points of one float64 sweep grid (sweep fast=True / --fast): its peak memory is about 2.3 kB
+    # per point (measured: 360 000 points of a rank-one grid, 0.8 GB and 9 s), so 10^6 points
+    # need about 2.3 GB
+    "fast_points": 1_000_000,
     # unknowns of the trace engine's fixed point (all traces of one expression together): the
     # solve grows about like its cube (measured: 50 unknowns 0.9 s, 98 unknowns 3.5 s,
     # 128 unknowns 22 s on a loaded 2-core machine); (Z.T*Z/n)**16 would need 512

@@ -332,6 +332,19 @@ def check_memory_bytes(need: int, what: str, detail: str, advice: str) -> None:
                              f"{MEMORY_FRACTION:.0%} of this machine's {total / 2**30:.3g} GiB; {advice}")
 
 
+def _numpy_f(f):
+    """``f`` as a vectorized NumPy callable: a NumPy callable as is; a preset name, an expression
+    string, a SymPy expression or a Nonlinearity (what :func:`symrmt.limit` takes) as the picklable
+    :class:`symrmt.api.SimulationF` of its text (it names itself in a trial store)."""
+    if callable(f) and not hasattr(f, "free_symbols"):
+        return f
+    if not (isinstance(f, str) or hasattr(f, "free_symbols") or hasattr(f, "nu_mpf")):  # nu_mpf: a Nonlinearity
+        return f  # refused below, with the message naming f
+    from symrmt.api import _picklable, as_nonlinearity
+
+    return _picklable(as_nonlinearity(f))
+
+
 def simulate(
     f,
     n,
@@ -356,8 +369,11 @@ def simulate(
 
     Parameters
     ----------
-    f : callable
-        Vectorized NumPy function, float64 array -> float64 array of the same shape.
+    f : callable, str, sympy.Expr or Nonlinearity
+        Vectorized NumPy function, float64 array -> float64 array of the same shape; or ``f`` as
+        :func:`symrmt.limit` takes it (a preset name such as ``"tanh"``, an expression string in
+        ``t``, a SymPy expression, a :class:`~symrmt.symbolic.hermite.Nonlinearity`), which is
+        turned into its NumPy function here (SymPy is then imported; a NumPy callable needs none).
     n : int
         Number of tokens, ``n >= 2``.  The dimension is ``p = round(c n)``
         (Python's ``round``: ties go to the even integer), ``p >= 1``.
@@ -365,10 +381,10 @@ def simulate(
         Aspect ratio ``p/n > 0`` (exact input such as ``"1/2"`` is accepted).
     gammas : number or sequence of numbers
         Ridge parameters, each ``> 0``.
-    geometry : Geometry or LowRankGeometry, optional
+    geometry : Geometry, LowRankGeometry or dict, optional
         Gram data of ``(mu, w_K, w_Q)``, or of ``(mu, w_K^1..r, w_Q^1..r)`` with ``alpha``
         (``W = alpha I + sum_j w_K^j (w_Q^j)^T``); default ``Geometry()`` (``mu = 0``,
-        ``W = I``); ``None`` means the same.
+        ``W = I``); ``None`` means the same; a dict as :func:`symrmt.geometry.as_geometry` reads it.
     diagonal : {"zero", "keep"}
     noise : {"gaussian", "rademacher"}
     trials : int
@@ -424,6 +440,7 @@ def simulate(
     """
     from symrmt.simulation.trials import SIMULATE_SPEC, simulate_point, summarize
 
+    f = _numpy_f(f)
     if not callable(f):
         raise ParameterError(f"f must be a callable (a vectorized NumPy function), got {f!r}")
     _check_vectorized(f)

@@ -52,9 +52,15 @@ def _simulate_trial(params, context, seed, j):
     gammas = np.array([float(Fraction(g)) for g in params["gammas"]], dtype=np.float64)
     if context.get("weights") is not None:
         model = (context["mu"], np.zeros((p, 1)), np.zeros((p, 1)), 1.0, context["weights"])
-    else:
+    elif context.get("gram") is not None:  # the Gram matrix as float64 numbers (never re-parsed from text)
+        gram = np.asarray(context["gram"], dtype=np.float64)
+        r = (gram.shape[0] - 1) // 2
+        vecs = np.array(vectors_from_gram(gram, p))
+        model = (vecs[0], vecs[1:1 + r].T, vecs[1 + r:].T, float(context["alpha"]), None)
+    else:  # a context without the numbers: the key's exact fractions, read by Fraction (no text parser)
         geo = params["geometry"]
-        model = _weights_from_geometry(LowRankGeometry(geo["gram"], geo["alpha"]), p) + (None,)
+        gram = np.array([[float(Fraction(x)) for x in row] for row in geo["gram"]], dtype=np.float64)
+        return _simulate_trial(params, {**context, "gram": gram, "alpha": float(Fraction(geo["alpha"]))}, seed, j)
     mu, w_k, w_q, alpha, weights = model
     e_att, e_rr = simulate_trial(context["f"], n, mu, w_k, w_q, gammas, params["diagonal"], params["noise"],
                                  np.random.default_rng(trial_seed(seed, j)), alpha=alpha, weights=weights)
@@ -160,6 +166,10 @@ def simulate_point(f, n, c, gammas, geometry=None, diagonal="zero", noise="gauss
             raise ParameterError("mu is only for an explicit weights matrix; otherwise give the geometry")
         if geometry is None:
             geometry = Geometry()
+        if isinstance(geometry, dict):  # a plain dict of entries (symrmt.geometry.as_geometry)
+            from symrmt.geometry import as_geometry
+
+            geometry = as_geometry(geometry)
         if isinstance(geometry, Geometry):
             geometry_record = {k: float(v) for k, v in geometry.as_dict().items()}
         elif isinstance(geometry, LowRankGeometry):
@@ -184,7 +194,10 @@ def simulate_point(f, n, c, gammas, geometry=None, diagonal="zero", noise="gauss
     else:
         low = as_low_rank(geometry)
         geometry_key = {"gram": [[str(x) for x in row] for row in low.gram()], "alpha": str(low.alpha)}
-        context = {"f": f, "weights": None, "mu": None}
+        # the exact Gram matrix keys the store; the trials get its float64 values (an irrational inner
+        # product, rounded to ~2000 digits, never goes back through text)
+        gram = np.array([[float(x) for x in row] for row in low.gram()], dtype=np.float64)
+        context = {"f": f, "weights": None, "mu": None, "gram": gram, "alpha": float(low.alpha)}
     key = {"f": key_f, "n": n, "c": str(c_frac), "gammas": [str(g) for g in gam_exact], "geometry": geometry_key,
            "diagonal": diagonal, "noise": noise}
     return SimPoint(key, context, n, p, c_frac, gam, diagonal, noise, geometry_record)

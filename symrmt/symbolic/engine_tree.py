@@ -191,6 +191,13 @@ def _show_number(r) -> str:
     except (TypeError, ValueError):
         return str(r)
 
+def _exact(v, name) -> Fraction:
+    """A parameter value as :meth:`symrmt.engine.Model.limit` reads it: numbers exactly, text (``"1/5"``,
+    ``"sqrt(2)"``, ``"pi"``) through the restricted parser, an irrational rounded far below any
+    precision; a bad value is a :class:`~symrmt.params.ParameterError` naming the parameter."""
+    from symrmt.engine import _exact_value
+
+    return _exact_value(v, name)
 
 
 def bind(node, values: dict, n: int):
@@ -206,7 +213,8 @@ def bind(node, values: dict, n: int):
     ----------
     node : ScalarNode or MatrixNode
     values : dict
-        Parameter name -> number (int, Fraction, decimal string); every free parameter needed.
+        Parameter name -> number (int, Fraction, a SymPy number, or text such as ``"1/5"`` or
+        ``"sqrt(2)"``, read as :meth:`Model.limit` reads it); every free parameter needed.
     n : int
         The reference dimension.
 
@@ -224,7 +232,7 @@ def bind(node, values: dict, n: int):
     for name, v in values.items():
         subs[sp.Symbol(name, real=True)] = v
         subs[sp.Symbol(name, positive=True)] = v
-    subs = {k: sp.Rational(Fraction(str(v)) if not isinstance(v, Fraction) else v) for k, v in subs.items()}
+    subs = {k: sp.Rational(v if isinstance(v, Fraction) else _exact(v, str(k))) for k, v in subs.items()}
     subs[N] = sp.Integer(n)
 
     def num(expr):
