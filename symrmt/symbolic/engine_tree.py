@@ -228,11 +228,11 @@ def bind(node, values: dict, n: int):
     ('scaled', 32, 0.015625)
     """
     n = int(n)
+    exact = {str(k): v if isinstance(v, Fraction) else _exact(v, str(k)) for k, v in values.items()}
     subs = {}
-    for name, v in values.items():
-        subs[sp.Symbol(name, real=True)] = v
-        subs[sp.Symbol(name, positive=True)] = v
-    subs = {k: sp.Rational(v if isinstance(v, Fraction) else _exact(v, str(k))) for k, v in subs.items()}
+    for name, v in exact.items():
+        subs[sp.Symbol(name, real=True)] = sp.Rational(v)
+        subs[sp.Symbol(name, positive=True)] = sp.Rational(v)
     subs[N] = sp.Integer(n)
 
     def num(expr):
@@ -255,7 +255,7 @@ def bind(node, values: dict, n: int):
 
     def dim(d):
         if d.name not in dims:
-            check_ratios([d], {str(k): v for k, v in values.items()})
+            check_ratios([d], exact)
             ratio = num(d.ratio)
             dims[d.name] = _make(Dim, name=d.name, ratio=ratio, count=max(1, int(round(ratio * n))))
         return dims[d.name]
