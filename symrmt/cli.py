@@ -80,6 +80,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_f(p)
     p.add_argument("--k", type=int_at_least("--k", 0, "hermite_k"), default=3, help="highest order of a_k (default 3)")
     add_output(p)
+    p.add_argument("--prove", action="store_true", help="prove every value: a ball [mid ± rad] proved to contain the limit (needs python-flint: pip install 'symrmt[prove]')")
     p.set_defaults(func=cmd_hermite)
 
     p = sub.add_parser("limit", help="exact limits of E_A(gamma) and E_RR(gamma)",
@@ -87,6 +88,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_f(p)
     add_model(p, "ridge parameters, comma-separated, each > 0")
     add_output(p)
+    p.add_argument("--prove", action="store_true", help="prove every value: a ball [mid ± rad] proved to contain the limit (needs python-flint: pip install 'symrmt[prove]')")
     p.set_defaults(func=cmd_limit)
 
     p = sub.add_parser("simulate", help="Monte-Carlo estimate at finite n",

@@ -62,6 +62,8 @@ __all__ = [
     "prove_ridge",
     "prove_attention",
     "prove_trace",
+    "prove_limit",
+    "balls_json",
     "hermite_ball",
     "prove_hermite_report",
 ]
@@ -147,7 +149,8 @@ def sympy_ball(expr):
     import inspect
 
     fn = compile_expr([], sp.sympify(expr))
-    return arb_function(inspect.getsource(fn), "closed form")()
+    out = arb_function(inspect.getsource(fn), "closed form")()
+    return _arb_checked([out], f"the closed form {expr}")[0]
 
 
 # ---------------------------------------------------------------- compiled code on balls
@@ -241,13 +244,18 @@ def _round_up(r) -> str:
 def ball_json(x, digits: int) -> dict:
     """``{"mid": "...", "rad": "..."}`` (decimal strings; the printed ball contains the proved one)."""
     mid, rad = ball_parts(x, digits)
-    return {"mid": mid, "rad": rad}
+    out = {"mid": mid, "rad": rad}
+    if x.contains(0) and rad != "0":
+        out["absolute"] = True  # the ball holds 0: its radius bounds the absolute error, not a relative one
+    return out
 
 
 def ball_text(x, digits: int) -> str:
     """``[0.5172612419124243846845534808797535 ± 1.6e-36]``."""
     mid, rad = ball_parts(x, digits)
-    return f"[{mid} ± {rad}]"
+    if rad == "0":
+        return f"{mid} (exact)"
+    return f"[{mid} ± {rad}]" + (" (absolute radius: the ball holds 0)" if x.contains(0) else "")
 
 
 def check_radius(x, digits: int, what: str) -> None:
@@ -1074,3 +1082,40 @@ def prove_trace(plan, values: dict, digits: int, solvers=None):
     check_radius(value, digits, "the trace limit")
     branch = "isolated" if all(b == "isolated" for b in branches) else "sanity"
     return TraceBall(value, taus, branch, notes)
+
+
+# ---------------------------------------------------------------- the model's limits
+
+def prove_limit(f, c, gammas, geometry=None, diagonal: str = "zero", digits: int = 15):
+    """Certified values and their proved balls: ``(values, balls)``.
+
+    ``values`` is :func:`symrmt.numeric.theory.limit`'s dict (mpf lists); ``balls`` has the lists
+    ``"attention"`` and ``"ridge"`` of balls (``flint.arb``) and ``"branch"``: ``{"attention": "sanity",
+    "ridge": "isolated"}`` (see the module docstring)."""
+    from symrmt.numeric.theory import attention_limit, ridge_limit
+    from symrmt.params import as_low_rank
+
+    require_flint()
+    geometry = as_low_rank(geometry)
+    points = attention_limit(f, c, gammas, geometry, diagonal, digits, details=True)
+    rr = ridge_limit(c, gammas, geometry.snr, digits)
+    att_balls = prove_attention(f, c, gammas, geometry, diagonal, digits, points=points)
+    rr_balls = prove_ridge(c, list(gammas) if isinstance(gammas, (list, tuple)) else [gammas], geometry.snr, digits)
+    values = {"ridge": rr, "attention": [p.error for p in points]}
+    balls = {"attention": [b.error for b in att_balls], "ridge": rr_balls,
+             "branch": {"attention": "sanity", "ridge": "isolated"}}
+    return values, balls
+
+
+BRANCH_NOTE = {
+    "isolated": "branch proved: every real root isolated exactly, exactly one in the sanity region",
+    "sanity": "branch: the sanity bounds hold on the ball; that no other root lies there is not proved",
+}
+
+
+def balls_json(balls: dict, digits: int) -> dict:
+    """The ``"proved"`` record of the CLI's JSON: ``{"attention": [{"mid", "rad"}...], "ridge": [...], "branch"}``."""
+    out = {k: [ball_json(x, digits) for x in v] for k, v in balls.items() if k != "branch"}
+    if "branch" in balls:
+        out["branch"] = dict(balls["branch"])
+    return out

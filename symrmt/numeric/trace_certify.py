@@ -170,7 +170,9 @@ def certified_limit(plan, values: dict, digits: int):
                     hi = _check_real(hi, digits)
                     _check_bounds(plan, values, taus, digits)
                     with mpmath.workdps(digits):
-                        return TraceLimit(+hi, digits, dps + 10, res, dict(values), [+x for x in taus])
+                        out = TraceLimit(+hi, digits, dps + 10, res, dict(values), [+x for x in taus])
+                    out.solvers = solvers  # the checked homotopy starts (symrmt.numeric.prove reuses them)
+                    return out
             failures.append(f"solves at {dps} and {dps + 10} digits disagree beyond digit {digits} "
                             f"(fixed-point residual max|R| = {mpmath.nstr(res, 3)})")
         except ConvergenceError as exc:
