@@ -47,7 +47,7 @@ from fractions import Fraction
 import mpmath
 import sympy as sp
 
-from symrmt.numeric.solver import BranchError, PrecisionError, SolverError
+from symrmt.numeric.solver import BranchError, SolverError
 from symrmt.params import ParameterError
 
 __all__ = [
@@ -225,7 +225,7 @@ def ball_parts(x, digits: int):
 
 def _round_up(r) -> str:
     """An upper bound of a non-negative arb as a 2-digit decimal (``1.6e-36``)."""
-    flint = require_flint()
+    require_flint()
     if r == 0:
         return "0"
     up = r.upper() if hasattr(r, "upper") else r
@@ -353,6 +353,20 @@ def _mat_solve(A, b):
 
 # ---------------------------------------------------------------- Marchenko-Pastur / ridge
 
+@functools.lru_cache(maxsize=None)
+def _mp_sources():
+    """Generated source of ``(P(m), dP/dm)`` (:func:`~symrmt.symbolic.attention.mp_quadratic`) and of the
+    closed-form root :func:`~symrmt.symbolic.attention.mp_root` (through the package's compile step)."""
+    import inspect
+
+    from symrmt.numeric.compile import compile_expr
+    from symrmt.symbolic import attention as S
+
+    quad = compile_expr([S.m, S.gamma, S.c], [S.mp_quadratic(), sp.diff(S.mp_quadratic(), S.m)])
+    root = compile_expr([S.gamma, S.c], S.mp_root())
+    return inspect.getsource(quad), inspect.getsource(root)
+
+
 def _mp_poly(c: Fraction, gamma: Fraction):
     """The Marchenko-Pastur quadratic of :func:`symrmt.symbolic.attention.mp_quadratic` at exact values,
     as an ``fmpq_poly`` in ``m`` (coefficients from SymPy)."""
@@ -370,15 +384,18 @@ def _mp_poly(c: Fraction, gamma: Fraction):
 
 
 def isolate_real_roots(poly):
-    """Every real root of an ``fmpq_poly`` as a ball (``complex_roots`` isolates all roots; a root whose
-    ball meets the real line is real when the polynomial has real coefficients and the root is simple
-    and alone in its conjugate-symmetric ball). Raises :class:`ProofError` on a multiple root."""
-    flint = require_flint()
+    """Every real root of an ``fmpq_poly`` as a ball.
+
+    ``complex_roots`` (Arb's ``arb_fmpz_poly_complex_roots`` on the square-free factors) returns
+    disjoint enclosures that isolate every root, the real ones with an imaginary part exactly 0 and the
+    others in conjugate pairs; so the real roots are exactly those.  Raises :class:`ProofError` on a
+    multiple root."""
+    require_flint()
     out = []
     for root, mult in poly.complex_roots():
         if mult != 1:
             raise ProofError("a multiple root: the isolation is not conclusive")
-        if root.imag.contains(0):
+        if root.imag.is_zero():
             out.append(root.real)
     return out
 
@@ -390,15 +407,11 @@ def prove_mp_root(c, gamma, start, digits: int = 30):
     are then isolated exactly, exactly one must lie in ``(0, 1/gamma]``, and the proved ball must
     be that one; otherwise :class:`BranchError` (e.g. ``start = -1.962`` at ``c = 1/2``,
     ``gamma = 1/100``, whose physical root is ``50.96``)."""
-    from symrmt.numeric.compile import compile_recipe
-    from symrmt.symbolic import attention as S
 
-    flint = require_flint()
+    require_flint()
     c, gamma = Fraction(c), Fraction(gamma)
-    P = compile_recipe("prove_mp_quadratic", lambda: ([S.m, S.gamma, S.c],
-                                                     [S.mp_quadratic(), sp.diff(S.mp_quadratic(), S.m)]))
     with working_bits(bits_for(digits, 10)):
-        fn = arb_function(P)
+        fn = arb_function(_mp_sources()[0], "Marchenko-Pastur quadratic")
         g, cc = to_arb(gamma), to_arb(c)
         ball = krawczyk(lambda x: [fn(x[0], g, cc)[0]], lambda x: [[fn(x[0], g, cc)[1]]], [to_arb(start)],
                         "Marchenko-Pastur root")[0]
@@ -420,12 +433,11 @@ def prove_ridge(c, gammas, snr, digits: int, mids=None):
     """Balls of ``E_RR(gamma)``: the SymPy closed form :func:`~symrmt.symbolic.attention.ridge_error_closed_form`
     on balls; its root of the Marchenko-Pastur quadratic is checked to be the physical one by
     :func:`prove_mp_root` (branch ``"isolated"``)."""
-    from symrmt.numeric.compile import ridge_function, compile_recipe
-    from symrmt.symbolic import attention as S
+    from symrmt.numeric.compile import ridge_function
 
     c = Fraction(c)
     s = Fraction(snr)
-    root_fn = compile_recipe("prove_mp_root", lambda: ([S.gamma, S.c], S.mp_root()))
+    root_src = _mp_sources()[1]
     out = []
     for g in gammas:
         g = Fraction(g)
@@ -434,7 +446,7 @@ def prove_ridge(c, gammas, snr, digits: int, mids=None):
             with working_bits(bits):
                 gb, cb = to_arb(g), to_arb(c)
                 # the closed form's root expression is the one isolated in (0, 1/gamma]
-                mroot = arb_function(root_fn)(gb, cb)
+                mroot = arb_function(root_src, "Marchenko-Pastur root")(gb, cb)
                 proved = prove_mp_root(c, g, mroot.mid(), digits)
                 if not proved.overlaps(mroot):
                     raise BranchError(f"ridge at gamma={g}: the closed form's root is not the physical one")
@@ -537,7 +549,7 @@ def _quad_ball(pieces, w: int, k: int):
             raise ProofError("a piece of f lies beyond the integration range; no proof for this f")
         a = max(a, arb(-L)) if lo.is_finite else a
         b = min(b, arb(L)) if hi.is_finite else b
-        val = acb.integral(lambda x, _analytic: fn(x), acb(a), acb(b))
+        val = acb.integral(lambda x, _analytic, fn=fn: fn(x), acb(a), acb(b))
         if not val.imag.contains(0):
             raise ProofError("the Hermite integral is not real")
         part = val.real
