@@ -41,7 +41,7 @@ def worker(spec: dict) -> dict:
         m = Model()
         m.dim("p", "c*n")
         m.gaussian("Z", "p", "n")
-        expr = engine_expr()
+        expr = engine_expr(spec.get("power", ENGINE_POWER))
         plan = m.plan(expr)
         m.limit(expr, at=ENGINE_AT[0], digits=DIGITS)  # compile and warm up
         at = {k: Fraction(v) for k, v in ENGINE_AT[1].items()}
@@ -77,8 +77,9 @@ def measure(quick: bool, run_worker) -> dict:
         return {"skipped": "python-flint is not installed (pip install 'symrmt[prove]')"}
     plain = run_worker("prove", {"mode": "plain"}, {}, 900)
     proved = run_worker("prove", {"mode": "prove"}, {}, 900)
-    engine = run_worker("prove", {"mode": "engine"}, {}, 900)
-    return {"digits": DIGITS, "model": {"plain": plain, "prove": proved,
+    # quick: the cubed Wishart (18 unknowns) instead of the seventh power (98)
+    engine = run_worker("prove", {"mode": "engine", "power": 3 if quick else ENGINE_POWER}, {}, 900)
+    return {"digits": DIGITS, "expression": engine_expr(3 if quick else ENGINE_POWER), "model": {"plain": plain, "prove": proved,
                                         "ratio_first": proved["first_s"] / plain["first_s"],
                                         "ratio_warm": proved["warm_s"] / plain["warm_s"]},
             "engine": engine}
@@ -96,7 +97,7 @@ def verdicts(res: dict, row) -> None:
         mdl["ratio_warm"] <= T)
     T = TARGETS["prove_engine_100_s"]
     row(f"proof of a {eng['unknowns']}-unknown engine value, 30 digits", eng["prove_s"], f"<= {T} s",
-        eng["prove_s"] <= T)
+        eng["prove_s"] <= T if eng["unknowns"] >= 98 else None, "" if eng["unknowns"] >= 98 else "quick: 18 unknowns")
 
 
 def report(res: dict, md) -> str:
@@ -115,6 +116,6 @@ def report(res: dict, md) -> str:
     return (f"\n### Proved digits ({pr['digits']} digits, seconds)\n\n"
             + md(["paper's model: tanh, c = 1/2, aligned geometry", "unproved", "prove=True", "ratio"], rows)
             + f"\n\nLargest relative radius of a ball: {mdl['prove']['relative_radius_max']:.2g}. "
-            f"Engine, `{engine_expr()}` ({eng['unknowns']} unknowns): certified solve {eng['solve_s']:.3f} s, "
+            f"Engine, `{pr['expression']}` ({eng['unknowns']} unknowns): certified solve {eng['solve_s']:.3f} s, "
             f"its proof {eng['prove_s']:.3f} s (relative radius {eng['relative_radius']:.2g}, branch "
             f"{eng['branch']}).\n")
