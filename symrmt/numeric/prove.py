@@ -184,6 +184,41 @@ def _arb_namespace(complex_: bool = False):
 _ARB_CACHE: dict = {}
 
 
+def _ball_pow(a, n):
+    """``a ** n``; an integer exponent by repeated multiplication (Arb's power of a ball that contains 0
+    is ``nan``: ``arb(0, r) ** 2``), anything else by Arb's power."""
+    flint = require_flint()
+    if isinstance(n, int) and not isinstance(n, bool) and isinstance(a, (flint.arb, flint.acb)):
+        if n == 0:
+            return a * 0 + 1
+        base, k, out = a, abs(n), None
+        while k:
+            if k & 1:
+                out = base if out is None else out * base
+            k >>= 1
+            if k:
+                base = base * base
+        return out if n > 0 else 1 / out
+    return a ** n
+
+
+def _powers_as_calls(source: str) -> str:
+    """The generated source with every ``x ** y`` written ``_symrmt_pow(x, y)`` (an AST rewrite: the
+    arithmetic is unchanged, only Arb's power of a ball containing 0 is avoided)."""
+    import ast
+
+    class _Pow(ast.NodeTransformer):
+        def visit_BinOp(self, node):
+            self.generic_visit(node)
+            if isinstance(node.op, ast.Pow):
+                return ast.copy_location(ast.Call(func=ast.Name(id="_symrmt_pow", ctx=ast.Load()),
+                                                  args=[node.left, node.right], keywords=[]), node)
+            return node
+
+    tree = ast.fix_missing_locations(_Pow().visit(ast.parse(source)))
+    return ast.unparse(tree)
+
+
 def arb_function(compiled, name: str | None = None, complex_: bool = False):
     """The lambdify-generated source of a :class:`~symrmt.numeric.compile.Compiled` (or a source text)
     run on balls: ``mpf(k)`` is an exact ball, ``sqrt`` etc. are Arb's, constants at the current precision.
@@ -197,7 +232,8 @@ def arb_function(compiled, name: str | None = None, complex_: bool = False):
     fn = _ARB_CACHE.get(key)
     if fn is None:
         ns = _arb_namespace(complex_)
-        exec(compile(source, f"<symrmt-arb:{name}>", "exec"), ns)
+        ns["_symrmt_pow"] = _ball_pow
+        exec(compile(_powers_as_calls(source), f"<symrmt-arb:{name}>", "exec"), ns)
         fn = _ARB_CACHE[key] = ns["_lambdifygenerated"]
         if len(_ARB_CACHE) > 512:
             _ARB_CACHE.clear()
@@ -367,20 +403,27 @@ def _mp_sources():
     return inspect.getsource(quad), inspect.getsource(root)
 
 
+@functools.lru_cache(maxsize=None)
+def _mp_coefficients():
+    """Coefficients (in ``gamma``, ``c``; lowest degree first) of the numerator of
+    :func:`~symrmt.symbolic.attention.mp_quadratic`, a polynomial in ``m`` (its denominator is free of ``m``)."""
+    from symrmt.symbolic import attention as S
+
+    num, den = sp.fraction(sp.cancel(sp.together(S.mp_quadratic())))
+    if den.has(S.m):
+        raise ProofError("the Marchenko-Pastur equation is not polynomial in m after cancellation")
+    return tuple(reversed(sp.Poly(num, S.m).all_coeffs()))
+
+
 def _mp_poly(c: Fraction, gamma: Fraction):
     """The Marchenko-Pastur quadratic of :func:`symrmt.symbolic.attention.mp_quadratic` at exact values,
     as an ``fmpq_poly`` in ``m`` (coefficients from SymPy)."""
     from symrmt.symbolic import attention as S
 
     flint = require_flint()
-    expr = S.mp_quadratic().subs({S.c: sp.Rational(c.numerator, c.denominator),
-                                  S.gamma: sp.Rational(gamma.numerator, gamma.denominator)})
-    num, den = sp.fraction(sp.cancel(sp.together(expr)))
-    if den.has(S.m):
-        raise ProofError("the Marchenko-Pastur equation is not polynomial in m after cancellation")
-    poly = sp.Poly(num, S.m)
-    coeffs = [sp.Rational(x) for x in reversed(poly.all_coeffs())]
-    return flint.fmpq_poly([flint.fmpq(int(x.p), int(x.q)) for x in coeffs]), poly
+    subs = {S.c: sp.Rational(c.numerator, c.denominator), S.gamma: sp.Rational(gamma.numerator, gamma.denominator)}
+    coeffs = [sp.Rational(cf.subs(subs)) for cf in _mp_coefficients()]
+    return flint.fmpq_poly([flint.fmpq(int(x.p), int(x.q)) for x in coeffs]), None
 
 
 def isolate_real_roots(poly):
