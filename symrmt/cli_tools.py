@@ -128,6 +128,8 @@ def add_check(sub):
     p.add_argument("--timeout", type=float, default=10.0, help="time limit of each symbolic attempt, s (default 10)")
     p.add_argument("--mc", action="store_true", help="Monte-Carlo run at the worst failing point")
     p.add_argument("--no-region", action="store_true", help="skip the bisection for the failing region")
+    p.add_argument("--prove", action="store_true", help="prove the package's values as balls at the worst failing "
+                   "points (a ball of LHS - RHS excluding 0 is a proved counterexample; needs python-flint)")
     p.add_argument("--latex", action="store_true", help="EXPR is LaTeX (else: auto-detected by a backslash)")
     p.add_argument("--json", action="store_true", help="JSON on stdout")
     p.set_defaults(func=cmd_check)
@@ -138,7 +140,7 @@ def cmd_check(args) -> int:
 
     rep = check(args.quantity, args.expr, kind=args.kind, where=args.where, points=args.points,
                 digits=args.digits, seed=args.seed, mc=args.mc, timeout=args.timeout,
-                syntax="latex" if args.latex else "auto", region=not args.no_region)
+                syntax="latex" if args.latex else "auto", region=not args.no_region, prove=args.prove)
     if args.json:
         dump(rep.as_dict())
     else:

@@ -231,3 +231,31 @@ def test_verify_prove_checks():
     b = P.prove_mp_root("1/2", "1/100", 50.96, D)
     ref = _mp_closed_form(Fraction(1, 2), Fraction(1, 100))
     assert _contains(b, ref) and not _contains(b, ref * (1 + mpmath.mpf(10) ** -33))
+
+
+def test_check_prove():
+    """check --prove: a wrong value is a proved counterexample; a true equation's balls contain 0."""
+    from symrmt.check.core import check
+
+    bad = check("E_RR", "gamma^2*m^2", points=2, prove=True, region=False)
+    assert bad.status == "disproved" and bad.proved["counterexamples"] >= 1
+    good = check("m", "gamma*m^2 + (gamma+c-1)*m - 1", kind="equation", points=2, prove=True)
+    assert good.proved["counterexamples"] == 0
+    assert all(x["proved"] and not x["excludes"] for x in good.proved["points"])
+    near = check("E_A", "E_A + 10^-12", kind="identity", points=1, digits=20, prove=True, region=False,
+                 where="snr=0, wk2=0, wq2=0, wkwq=0, muwk=0, muwq=0")
+    assert near.status == "disproved" and near.proved["counterexamples"] >= 1  # a gap of 1e-12 is resolved
+
+
+def test_a1_zero_invariance_balls():
+    """a_1 = 0 (centered cos, d = 0): E_A does not move with the signal; the two balls overlap, and an
+    a_1 = 0 system (exact zeros in the box) is proved at all."""
+    import symrmt
+
+    from symrmt.api import as_nonlinearity
+
+    f = as_nonlinearity("cos", center=True)
+    g = [Fraction(1, 7)]
+    a = P.prove_attention(f, "1/3", g, symrmt.Geometry(snr=1, wk2=1, wq2=1, wkwq="1/2", muwk="1/2"), "zero", D)[0]
+    b = P.prove_attention(f, "1/3", g, None, "zero", D)[0]
+    assert a.error.overlaps(b.error) and _tight(a.error) and _tight(b.error)
