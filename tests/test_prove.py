@@ -223,7 +223,7 @@ def test_verify_prove_checks():
     """``verify --prove``: the proved counterparts pass, and their containment test can fail."""
     from symrmt.prove_checks import PROVED, _contains, proved_checks
 
-    assert set(PROVED) >= {"hermite_linearization", "ridge", "linear_kernel", "aligned", "engine_mp"}
+    assert set(PROVED) >= {"hermite_linearization", "ridge", "a1_zero", "linear_kernel", "aligned", "engine_mp"}
     for name in ("engine_mp", "aligned"):
         ck = proved_checks(name)
         assert ck.checks and ck.passed, ck.table()
