@@ -602,8 +602,8 @@ def _quad_ball(pieces, w: int, k: int):
             growth = _tail_growth(g, side)
             if growth is None:
                 raise ProofError(f"no bound of |f| as t -> {'+' if side > 0 else '-'}oo was found (SymPy's "
-                                 "function_range of f/(1+|t|)^j, j <= 2), so the Gaussian tail of the Hermite "
-                                 "integral is not bounded: no proof for this f")
+                                 f"function_range of f/(1+|t|)^j, j <= 2, within {TAIL_TIMEOUT:g} s each), so the "
+                                 "Gaussian tail of the Hermite integral is not bounded: no proof for this f")
             bound = _tail_bound(growth[0], growth[1], w, He.subs(T, sp.Symbol("t_tail")), L)
             part += arb(0, bound.upper())
         total += part
