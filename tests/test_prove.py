@@ -259,3 +259,25 @@ def test_a1_zero_invariance_balls():
     a = P.prove_attention(f, "1/3", g, symrmt.Geometry(snr=1, wk2=1, wq2=1, wkwq="1/2", muwk="1/2"), "zero", D)[0]
     b = P.prove_attention(f, "1/3", g, None, "zero", D)[0]
     assert a.error.overlaps(b.error) and _tight(a.error) and _tight(b.error)
+
+
+def test_cli_trace_hermite_sweep_prove(capsys, tmp_path):
+    from symrmt.cli import main
+
+    assert main(["trace", "trace(inv(Z.T*Z/n + gamma*I(n)))", "--matrix", "Z=gaussian(p,n)", "--dim", "p=c*n",
+                 "--at", "c=1/2, gamma=1/100", "--digits", "30", "--prove", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["proved"]["branch"] == "isolated"
+    ref = _mp_closed_form(Fraction(1, 2), Fraction(1, 100))
+    with mpmath.workdps(50):
+        assert abs(mpmath.mpf(out["proved"]["mid"]) - ref) <= mpmath.mpf(out["proved"]["rad"])
+    assert main(["hermite", "--f", "erf", "--k", "1", "--digits", "20", "--prove", "--json"]) == 0
+    h = json.loads(capsys.readouterr().out)["proved"]
+    with mpmath.workdps(40):
+        assert abs(mpmath.mpf(h["a"][1]["mid"]) - 2 / mpmath.sqrt(3 * mpmath.pi)) <= mpmath.mpf(h["a"][1]["rad"])
+    csv_path = tmp_path / "s.csv"
+    assert main(["sweep", "--f", "erf", "--grid", "gamma=1/2,2", "--c", "1/2", "--digits", "20", "--prove",
+                 "--out", str(csv_path)]) == 0
+    lines = csv_path.read_text().splitlines()
+    assert lines[0].endswith("attention,ridge,attention_rad,ridge_rad") and len(lines) == 3
+    assert main(["sweep", "--f", "erf", "--grid", "gamma=1/2,2", "--c", "1/2", "--fast", "--prove"]) == 2
