@@ -122,17 +122,9 @@ def to_arb(x):
         return flint.arb(x)  # a float is an exact binary number
     if isinstance(x, Fraction):
         return flint.arb(flint.fmpq(x.numerator, x.denominator))
-    if isinstance(x, mpmath.mpf):
-        sign, man, exp, bc = x._mpf_
-        if not man:
-            if x != 0:
-                raise ValueError(f"not a finite number: {x}")
-            return flint.arb(0)
-        with working_bits(max(flint.ctx.prec, int(bc) + 16)):  # exact: man * 2^exp, bc bits
-            v = flint.arb(int(man)) * flint.arb(2) ** int(exp)
-        return -v if sign else v
+    if isinstance(x, mpmath.mpf) or (isinstance(x, sp.Basic) and x.is_Float):
+        return _binary_ball(x._mpf_)  # the binary number itself, exactly
     if isinstance(x, sp.Basic):
-        x = sp.nsimplify(x) if x.is_Float else x
         if x.is_Rational:
             return flint.arb(flint.fmpq(int(x.p), int(x.q)))
         return sympy_ball(x)
@@ -141,6 +133,19 @@ def to_arb(x):
 
         return to_arb(to_fraction(x, "value"))
     raise TypeError(f"cannot make an exact ball of {x!r}")
+
+
+def _binary_ball(mpf_tuple):
+    """The exact ball of an mpmath/SymPy binary float ``(sign, man, exp, bc)``."""
+    flint = require_flint()
+    sign, man, exp, bc = mpf_tuple
+    if not man:
+        if exp:  # mpmath's encoding of inf and nan
+            raise ValueError("not a finite number")
+        return flint.arb(0)
+    with working_bits(max(flint.ctx.prec, int(bc) + 16)):  # exact: man * 2^exp needs bc bits
+        v = flint.arb(int(man)) * flint.arb(2) ** int(exp)
+    return -v if sign else v
 
 
 def sympy_ball(expr):
