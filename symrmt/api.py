@@ -88,7 +88,7 @@ def _number(x):
 
 
 def limit(f, c, gamma, geometry=None, diagonal: str = "zero", digits: int = 15, center: bool = False,
-          progress: bool | None = None, **values):
+          progress: bool | None = None, prove: bool = False, **values):
     r"""Certified limits of the Attention error ``E_A(gamma)`` and the ridge error ``E_RR(gamma)``.
 
     Parameters
@@ -114,6 +114,9 @@ def limit(f, c, gamma, geometry=None, diagonal: str = "zero", digits: int = 15, 
         Entries of a rank-one geometry as keywords, as :func:`symrmt.crossings` and
         :func:`symrmt.sweep` take them: ``snr=1``, ``wk2=``, ``wq2=``, ``wkwq=``, ``muwk=``, ``muwq=``,
         ``cos_muwk=``, ``cos_muwq=``, ``cos_wkwq=`` (on top of ``geometry``; each entry once).
+    prove : bool
+        Also prove every value: ``.balls`` holds ``flint.arb`` balls proved to contain the limits
+        (:mod:`symrmt.numeric.prove`; needs python-flint, ``pip install 'symrmt[prove]'``).
 
     Returns
     -------
@@ -147,6 +150,11 @@ def limit(f, c, gamma, geometry=None, diagonal: str = "zero", digits: int = 15, 
 
     digits = check_digits(digits)  # the one digits rule: an integer (NumPy too) in [1, LIMITS['digits']]
     snr = as_low_rank(geom).snr
+    if prove:
+        from symrmt.numeric.prove import require_flint
+
+        require_flint()  # before any work: without python-flint this is bad input (how to install it)
+    balls = {"attention": {}, "ridge": {}}
     # continuation runs from large gamma down: hand the solver descending chunks, so the progress bar
     # moves while each chunk starts from the solutions of the previous one
     order = sorted(set(gs), reverse=True)
@@ -156,15 +164,25 @@ def limit(f, c, gamma, geometry=None, diagonal: str = "zero", digits: int = 15, 
     with progress_bar(len(order), f"limit {nl.name}", enabled=enabled) as bar:
         for i in range(0, len(order), chunk):
             part = order[i:i + chunk]
-            att = attention_limit(nl, cf, part, geom, diagonal, digits)
-            rr = ridge_limit(cf, part, snr, digits)
+            if prove:
+                from symrmt.numeric.prove import prove_limit
+
+                vals, bl = prove_limit(nl, cf, part, geom, diagonal, digits)
+                att, rr = vals["attention"], vals["ridge"]
+                balls["attention"].update(zip(part, bl["attention"]))
+                balls["ridge"].update(zip(part, bl["ridge"]))
+            else:
+                att = attention_limit(nl, cf, part, geom, diagonal, digits)
+                rr = ridge_limit(cf, part, snr, digits)
             values.update({g: (a, r) for g, a, r in zip(part, att, rr)})
             bar.update(len(part))
     from symrmt.results import LimitResult
 
     return LimitResult(f=nl.name, expr=str(nl.expr), center=nl.center, c=cf, gamma_exact=gs, geometry=geom,
                        diagonal=diagonal, digits=digits, attention_mp=tuple(values[g][0] for g in gs),
-                       ridge_mp=tuple(values[g][1] for g in gs), seconds=time.monotonic() - t0)
+                       ridge_mp=tuple(values[g][1] for g in gs), seconds=time.monotonic() - t0,
+                       balls=({"attention": [balls["attention"][g] for g in gs], "ridge": [balls["ridge"][g] for g in gs],
+                               "branch": {"attention": "sanity", "ridge": "isolated"}} if prove else None))
 
 
 def simulate(f, c, gamma, geometry=None, diagonal: str = "zero", center: bool = False, *, n: int = 512,

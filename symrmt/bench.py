@@ -225,6 +225,10 @@ def _worker_main(kind: str, spec_json: str) -> None:
         from symrmt.bench_engine import worker
 
         out = worker(spec)
+    elif kind == "prove":
+        from symrmt.bench_prove import worker as prove_worker
+
+        out = prove_worker(spec)
     else:
         out = _theory_worker(spec) if kind == "theory" else _sim_worker(spec)
     print(json.dumps(out, allow_nan=False))
@@ -309,6 +313,10 @@ def run(quick: bool = False, progress=None) -> dict:
 
     say("engine: a 6-block pencil at 30 digits, fresh and warm disk cache")
     out["engine"] = bench_engine.measure(quick, _worker)
+    from symrmt import bench_prove
+
+    say("proved digits: prove=True against the unproved call, and a 98-unknown engine proof")
+    out["prove"] = bench_prove.measure(quick, _worker)
     say("simulation: trial against floor" + (" (n up to 2048: minutes)" if not quick else ""))
     sim_spec = {
         "ns": [128, 256] if quick else [256, 512, 1024, 2048],
@@ -363,6 +371,9 @@ def _verdicts(res: dict) -> list[dict]:
     from symrmt.bench_engine import verdicts as engine_verdicts
 
     engine_verdicts(res, row)
+    from symrmt.bench_prove import verdicts as prove_verdicts
+
+    prove_verdicts(res, row)
     if "fast" in res:
         from symrmt import bench_fast
 
@@ -441,6 +452,9 @@ def format_report(res: dict) -> str:
     from symrmt.bench_engine import report as engine_report
 
     parts.append(engine_report(res, _md))
+    from symrmt.bench_prove import report as prove_report
+
+    parts.append(prove_report(res, _md))
     if "fast" in res:
         from symrmt import bench_fast
 

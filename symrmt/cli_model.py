@@ -39,7 +39,27 @@ def cmd_hermite(args) -> int:
     from symrmt.symbolic.hermite import hermite_report
 
     nl = nonlinearity_of(args)
+    if args.prove:
+        from symrmt.numeric.prove import require_flint
+
+        require_flint()
     rep = hermite_report(nl, k=args.k, dps=args.digits, center=args.center)
+    if args.prove:
+        from symrmt.numeric.prove import ball_json, ball_text, prove_hermite_report
+
+        balls = prove_hermite_report(nl, args.k, args.digits)
+        if args.json:
+            rep["proved"] = {"a": [ball_json(x, args.digits) for x in balls["a"]], "nu": ball_json(balls["nu"], args.digits),
+                             "d": ball_json(balls["d"], args.digits) if balls["d"] is not None else None}
+            dump(rep)
+            return EXIT_OK
+        print(f"f(t) = {nl.expr}  (proved balls)")
+        for j, a in enumerate(balls["a"]):
+            print(f"a_{j} = {ball_text(a, args.digits)}")
+        print(f"nu  = {ball_text(balls['nu'], args.digits)}")
+        print(f"d   = {ball_text(balls['d'], args.digits) if balls['d'] is not None else 'undefined'}")
+        print(f"exact = {rep['exact']}")
+        return EXIT_OK
     if args.json:
         dump(rep)
         return EXIT_OK
@@ -55,8 +75,15 @@ def cmd_hermite(args) -> int:
 def cmd_limit(args) -> int:
     nl = nonlinearity_of(args)
     geom = geometry_of(args)
-    limit = theory_limit()
-    res = limit(nl, args.c, list(args.gamma), geometry=geom, diagonal=args.diagonal, digits=args.digits)
+    balls = None
+    if args.prove:
+        from symrmt.numeric.prove import prove_limit
+
+        res, balls = prove_limit(nl, args.c, list(args.gamma), geometry=geom, diagonal=args.diagonal,
+                                 digits=args.digits)
+    else:
+        limit = theory_limit()
+        res = limit(nl, args.c, list(args.gamma), geometry=geom, diagonal=args.diagonal, digits=args.digits)
     D = args.digits
     params = {
         "f": nl.name,
@@ -70,6 +97,10 @@ def cmd_limit(args) -> int:
         out = {"gamma": list(args.gamma), "ridge": [num(x, D) for x in res["ridge"]]}
         if "attention" in res:
             out["attention"] = [num(x, D) for x in res["attention"]]
+        if balls is not None:
+            from symrmt.numeric.prove import balls_json
+
+            out["proved"] = balls_json(balls, D)
         out["params"] = params
         dump(out)
         return EXIT_OK
@@ -78,6 +109,14 @@ def cmd_limit(args) -> int:
     print(f"f(t) = {nl.expr}, c = {args.c}, diagonal = {args.diagonal}, {geo_text}")
     att = res.get("attention")
     rows = []
+    if balls is not None:
+        from symrmt.numeric.prove import BRANCH_NOTE, ball_text
+
+        for i, g in enumerate(args.gamma):
+            rows.append([g, ball_text(balls["attention"][i], D), ball_text(balls["ridge"][i], D)])
+        print(format_table(["gamma", "E_A (attention, proved)", "E_RR (ridge, proved)"], rows))
+        print(f"E_A: {BRANCH_NOTE[balls['branch']['attention']]}; E_RR: {BRANCH_NOTE[balls['branch']['ridge']]}")
+        return EXIT_OK
     for i, g in enumerate(args.gamma):
         rows.append([g, show(att[i], D) if att is not None else "n/a", show(res["ridge"][i], D)])
     print(format_table(["gamma", "E_A (attention)", "E_RR (ridge)"], rows))

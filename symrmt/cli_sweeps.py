@@ -74,6 +74,9 @@ def add_parsers(sub) -> None:
     p.add_argument("--diagonal", choices=("zero", "keep"), default="zero", help="K_ii = 0 (zero, default) or kept")
     add_output(p)
     p.add_argument("--out", metavar="FILE", help="write to FILE instead of stdout")
+    p.add_argument("--prove", action="store_true", help="prove every value: columns attention_rad, ridge_rad "
+                   "(CSV) or a 'proved' record (JSON) of balls proved to contain the limits (needs python-flint: "
+                   "pip install 'symrmt[prove]'; not with --fast)")
     p.add_argument("--fast", action="store_true", help="the vectorised float64 solver (float64 values, not "
                    "certified digits; rank-one geometries)")
     p.add_argument("--certify", type=int_at_least("--certify", 0), default=8, metavar="K",
@@ -159,6 +162,7 @@ def _num(x, digits):
 
 
 def cmd_sweep(args) -> int:
+    from symrmt.numeric.prove import ball_parts, balls_json
     from symrmt.sweeps import sweep
 
     grid = {}
@@ -169,7 +173,7 @@ def cmd_sweep(args) -> int:
     base, extra = _base(args, set(grid))
     fixed = _fixed(args, set(grid))
     res = sweep(args.f, {**extra, **fixed, **grid}, geometry=base, diagonal=args.diagonal, digits=args.digits,
-                center=args.center, fast=args.fast, certify=args.certify)
+                center=args.center, fast=args.fast, certify=args.certify, prove=args.prove)
     if res.fast and res.certified_gap is not None:
         print(f"fast path: {sum(res.fallback)} of {len(res.points)} points solved by mpmath; largest relative gap "
               f"of {args.certify} re-checked points from 30 digits: {res.certified_gap:.2g}", file=sys.stderr)
@@ -195,12 +199,19 @@ def cmd_sweep(args) -> int:
             "params": {"f": res.f, "expr": res.expr, "diagonal": res.diagonal, "digits": res.digits,
                        "fixed": {k: param_text(to_fraction(v, k), args.digits, exact=args.exact_params)
                                  for k, v in res.fixed.items()}},
+            **({"proved": balls_json(res.balls, args.digits)} if res.balls is not None else {}),
         }) + "\n"
     else:
         buf = io.StringIO()
         w = csv.writer(buf, lineterminator="\n")
-        w.writerow(cols)
-        for row in rows:
+        if res.balls is not None:  # the balls' midpoints and radii (a ball [mid ± rad] per value)
+            w.writerow(cols + ["attention_rad", "ridge_rad"])
+            for row, ba, br in zip(rows, res.balls["attention"], res.balls["ridge"]):
+                (ma, ra), (mr, rr) = ball_parts(ba, args.digits), ball_parts(br, args.digits)
+                w.writerow(row[:-2] + [ma, mr, ra, rr])
+        else:
+            w.writerow(cols)
+        for row in (rows if res.balls is None else []):
             w.writerow(row[:-2] + [_text(row[-2], args.digits), _text(row[-1], args.digits)])
         text = buf.getvalue()
     if args.out:

@@ -38,7 +38,11 @@ def cmd_verify(args) -> int:
             import safetensors  # noqa: F401
         except (PretrainedUnavailable, ImportError) as exc:
             raise ParameterError(f"--pretrained needs the optional extra: pip install 'symrmt[pretrained]' ({exc})") from None
-    rows = []
+    if args.prove:
+        from symrmt.numeric.prove import require_flint
+
+        require_flint()
+    rows, unproved = [], []
     for name in names:
         print(f"[verify] {name} ...", file=sys.stderr, flush=True)
         t0 = time.perf_counter()
@@ -49,10 +53,25 @@ def cmd_verify(args) -> int:
         except Exception as exc:  # a derivation that crashes is a failed check, reported as such
             rows.append({"name": "derivation ran", "kind": "symbolic", "passed": False,
                          "measured": f"{type(exc).__name__}: {exc}"[:300], "derivation": name})
+        if args.prove:
+            from symrmt.prove_checks import proved_checks
+
+            try:
+                pc = proved_checks(name)
+                if pc is None:
+                    unproved.append(name)
+                else:
+                    rows.extend(pc.as_dicts())
+            except Exception as exc:  # a proof that cannot be made is a failed proved check
+                rows.append({"name": "proved: checks ran", "kind": "precision", "passed": False,
+                             "measured": f"{type(exc).__name__}: {exc}"[:300], "derivation": name})
         print(f"[verify] {name} done in {time.perf_counter() - t0:.1f} s", file=sys.stderr, flush=True)
     failed = [r for r in rows if not r["passed"]]
+    if args.prove and unproved:
+        print(f"[verify] no proved counterpart (not re-run with --prove): {', '.join(unproved)}", file=sys.stderr)
     if args.json:
-        dump({"checks": rows, "passed": len(rows) - len(failed), "failed": len(failed)})
+        dump({"checks": rows, "passed": len(rows) - len(failed), "failed": len(failed),
+              **({"not_proved": unproved} if args.prove else {})})
     else:
         table = [(r["derivation"], r["name"], r["kind"], "PASS" if r["passed"] else "FAIL", r["measured"])
                  for r in rows]
@@ -116,6 +135,8 @@ def add_check(sub):
     p.add_argument("--timeout", type=float, default=10.0, help="time limit of each symbolic attempt, s (default 10)")
     p.add_argument("--mc", action="store_true", help="Monte-Carlo run at the worst failing point")
     p.add_argument("--no-region", action="store_true", help="skip the bisection for the failing region")
+    p.add_argument("--prove", action="store_true", help="prove the package's values as balls at the worst failing "
+                   "points (a ball of LHS - RHS excluding 0 is a proved counterexample; needs python-flint)")
     p.add_argument("--latex", action="store_true", help="EXPR is LaTeX (else: auto-detected by a backslash)")
     p.add_argument("--json", action="store_true", help="JSON on stdout")
     p.set_defaults(func=cmd_check)
@@ -126,7 +147,7 @@ def cmd_check(args) -> int:
 
     rep = check(args.quantity, args.expr, kind=args.kind, where=args.where, points=args.points,
                 digits=args.digits, seed=args.seed, mc=args.mc, timeout=args.timeout,
-                syntax="latex" if args.latex else "auto", region=not args.no_region)
+                syntax="latex" if args.latex else "auto", region=not args.no_region, prove=args.prove)
     if args.json:
         dump(rep.as_dict())
     else:

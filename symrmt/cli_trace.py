@@ -256,6 +256,7 @@ def add_trace_parser(sub, int_at_least):
     p.add_argument("--digits", type=int_at_least("--digits", 1), default=15,
                    help="significant digits to certify (default 15)")
     p.add_argument("--json", action="store_true", help="JSON on stdout")
+    p.add_argument("--prove", action="store_true", help="prove every value: a ball [mid ± rad] proved to contain the limit (needs python-flint: pip install 'symrmt[prove]')")
     p.add_argument("--latex", action="store_true", help="print the pencils and fixed-point systems in LaTeX")
     p.add_argument("--simulate", action="store_true", help="also a Monte-Carlo of the same expression")
     p.add_argument("--n", type=int_at_least("--n", 2), default=512, help="simulation size n (default 512)")
@@ -319,7 +320,7 @@ def cmd_trace(args) -> int:
         from symrmt.simulation.trace_sim import check_trace_memory
 
         check_trace_memory(bind(expr, at, args.n))
-    result = model.limit(expr, at=at, digits=D)
+    result = model.limit(expr, at=at, digits=D, prove=args.prove)
     out = {
         "value": _num(result.value, D),
         "digits": D,
@@ -327,6 +328,10 @@ def cmd_trace(args) -> int:
         # a rational as its exact text, an irrational (sqrt(2), pi) as typed: never its 1000-digit rounding
         "at": {k: (str(v) if _is_plain(typed[k]) else typed[k]) for k, v in at.items()},
     }
+    if args.prove:
+        from symrmt.numeric.prove import ball_json
+
+        out["proved"] = {**ball_json(result.ball, D), "branch": result.branch}
     if args.simulate:
         sim = _simulate(args, expr, at)
         out["simulation"] = {"mean": sim["mean"], "se": sim["se"], "n": args.n, "trials": args.trials,
@@ -348,6 +353,10 @@ def cmd_trace(args) -> int:
     at_text = ", ".join(f"{k} = {v}" for k, v in out["at"].items())
     print(f"{args.expr}  at  {at_text}")
     print(f"limit ({D} digits): {mpmath.nstr(result.value, D)}")
+    if args.prove:
+        from symrmt.numeric.prove import BRANCH_NOTE, ball_text
+
+        print(f"proved: {ball_text(result.ball, D)}  ({BRANCH_NOTE[result.branch]})")
     if args.simulate and args.store is not None:
         print(f"store {args.store}: {out['trials_reused']} trial(s) reused, {out['trials_computed']} computed")
     if args.simulate:

@@ -102,12 +102,14 @@ class TraceLimit:
 
     Attributes: ``value``, ``digits``, ``working_digits`` (of the two agreeing solves),
     ``residual`` (largest fixed-point residual at the higher precision), ``at`` (the values),
-    ``traces`` (the limit of each normalized trace in the expression, in order).
+    ``traces`` (the limit of each normalized trace in the expression, in order); with
+    ``prove=True`` also ``ball``, ``balls`` and ``branch`` (:mod:`symrmt.numeric.prove`).
     """
 
     def __init__(self, value, digits, working_digits, residual, at, traces):
         self.value, self.digits, self.working_digits = value, digits, working_digits
         self.residual, self.at, self.traces = residual, at, traces
+        self.ball = self.balls = self.branch = None  # set by Model.limit(..., prove=True)
 
     def __float__(self):
         return float(self.value)
@@ -188,7 +190,7 @@ class Model(_model.Model):
         """The fixed-point systems of the traces in ``expr`` (a list of :class:`EquationsView`)."""
         return Views(EquationsView(t) for t in self.plan(expr).traces)
 
-    def limit(self, expr, at: dict, digits: int = 15) -> TraceLimit:
+    def limit(self, expr, at: dict, digits: int = 15, prove: bool = False) -> TraceLimit:
         """The certified ``n -> oo`` limit of a scalar expression at the parameter values ``at``.
 
         Parameters
@@ -198,6 +200,10 @@ class Model(_model.Model):
             Parameter name -> value (int, Fraction, or a decimal/fraction string such as ``"1/5"``).
         digits : int
             Significant digits to certify (two solves at different working precisions must agree).
+        prove : bool
+            Also prove the value: ``.ball`` (a ``flint.arb`` ball proved to contain the limit),
+            ``.balls`` (``{"value": ball, "traces": [...]}``) and ``.branch``
+            (:mod:`symrmt.numeric.prove`; needs python-flint).
 
         Returns
         -------
@@ -216,6 +222,10 @@ class Model(_model.Model):
         from .parsing import check_digits
 
         digits = check_digits(digits)
+        if prove:
+            from .numeric.prove import require_flint
+
+            require_flint()
         plan = self.plan(expr)
         if not isinstance(at, Mapping):
             raise ModelError(f"at must be a dict of parameter values, got {type(at).__name__}")
@@ -237,6 +247,9 @@ class Model(_model.Model):
         if hasattr(plan, "forms"):
             from .numeric.qf_solver import certified_qf_limit
 
+            if prove:
+                raise ModelError("prove=True (--prove) covers traces, not yet quadratic forms: drop it for this "
+                                 "expression (its value is still certified at two precisions)")
             return certified_qf_limit(plan, values, digits, self.vectors())
         if any("." in k for k in values):
             if not self.vectors():
@@ -245,7 +258,14 @@ class Model(_model.Model):
             from .symbolic.engine_vectors import gram_values
 
             gram_values(self.vectors(), values)  # an undeclared name or a non-PSD Gram matrix is refused here too
-        return certified_limit(plan, values, digits)
+        result = certified_limit(plan, values, digits)
+        if prove:
+            from .numeric.prove import prove_trace
+
+            tb = prove_trace(plan, values, digits, getattr(result, "solvers", None))
+            result.ball, result.branch = tb.value, tb.branch
+            result.balls = {"value": tb.value, "traces": list(tb.traces)}
+        return result
 
 
 def _has_vectors(expr) -> bool:

@@ -258,6 +258,9 @@ class LimitResult:
         ``E_A`` and ``E_RR``, certified to ``digits`` digits.
     seconds : float
         Wall time of the computation.
+    balls : dict or None
+        With ``prove=True``: ``{"attention": [...], "ridge": [...], "branch": {...}}``, each value a
+        ``flint.arb`` ball proved to contain the limit (:mod:`symrmt.numeric.prove`); else ``None``.
 
     Examples
     --------
@@ -284,6 +287,7 @@ class LimitResult:
     attention_mp: tuple
     ridge_mp: tuple
     seconds: float = 0.0
+    balls: dict | None = None
 
     columns = ("gamma", "attention", "ridge")
 

@@ -142,6 +142,7 @@ class SweepResult:
     fallback: tuple | None = None
     certified_gap: float | None = None
     seconds: float = 0.0
+    balls: dict | None = None
 
     @property
     def axes(self) -> tuple:
@@ -326,7 +327,8 @@ def _point_list(axes: dict, fixed: dict, base):
 
 
 def sweep(f, grid: dict, *, geometry=None, diagonal: str = "zero", digits: int = 15, center: bool = False,
-          fast: bool = False, certify: int = 8, seed: int = 0, progress: bool | None = None) -> SweepResult:
+          fast: bool = False, certify: int = 8, seed: int = 0, progress: bool | None = None,
+          prove: bool = False) -> SweepResult:
     r"""Limits of ``E_A`` and ``E_RR`` over the product grid ``grid``.
 
     Parameters
@@ -358,6 +360,9 @@ def sweep(f, grid: dict, *, geometry=None, diagonal: str = "zero", digits: int =
         the seed that picks them).
     progress : bool or None
         Progress bar (``None``: auto).
+    prove : bool
+        Also prove every value (``.balls``: ``flint.arb`` balls in the order of the points;
+        :mod:`symrmt.numeric.prove`; needs python-flint).  Not with ``fast``.
 
     Returns
     -------
@@ -390,6 +395,12 @@ def sweep(f, grid: dict, *, geometry=None, diagonal: str = "zero", digits: int =
             f"number of grid points (the product of the axes) = {total} is above the limit {LIMITS['points']} of "
             f"the certified path (LIMITS['points']); the float64 path (fast=True, --fast) takes up to "
             f"{LIMITS['fast_points']} points (LIMITS['fast_points'])")
+    if fast and prove:
+        raise ParameterError("prove=True (--prove) needs the certified path: drop fast (--fast)")
+    if prove:
+        from symrmt.numeric.prove import require_flint
+
+        require_flint()
     if fast:
         return _sweep_fast(nl, axes, fixed, geometry, diagonal, certify, seed, t0)
     points, models = _point_list(axes, fixed, geometry)
@@ -401,19 +412,29 @@ def sweep(f, grid: dict, *, geometry=None, diagonal: str = "zero", digits: int =
     groups: dict = {}
     for c, geo, g in models:
         groups.setdefault((c, geo), []).append(g)
-    values = {}
+    values, balls = {}, {}
     with progress_bar(len(models), f"sweep {nl.name}", enabled=progress) as bar:
         for (c, geo), gs in sorted(groups.items(), key=lambda kv: kv[0][0]):
             gs = sorted(set(gs), reverse=True)
-            att = attention_limit(nl, c, gs, geo, diagonal, digits)
-            rr = ridge_limit(c, gs, geo.snr, digits)
+            if prove:
+                from symrmt.numeric.prove import prove_limit
+
+                vals, bl = prove_limit(nl, c, gs, geo, diagonal, digits)
+                att, rr = vals["attention"], vals["ridge"]
+                for g, a, r in zip(gs, bl["attention"], bl["ridge"]):
+                    balls[(c, geo, g)] = (a, r)
+            else:
+                att = attention_limit(nl, c, gs, geo, diagonal, digits)
+                rr = ridge_limit(c, gs, geo.snr, digits)
             for g, a, r in zip(gs, att, rr):
                 values[(c, geo, g)] = (a, r)
             bar.update(len(gs))
     return SweepResult(f=nl.name, expr=str(nl.expr), center=nl.center, diagonal=diagonal, digits=digits,
                        grid=axes, fixed=fixed, geometry=geometry, points=tuple(points),
                        attention_mp=tuple(values[m][0] for m in models), ridge_mp=tuple(values[m][1] for m in models),
-                       seconds=time.monotonic() - t0)
+                       seconds=time.monotonic() - t0,
+                       balls=({"attention": [balls[m][0] for m in models], "ridge": [balls[m][1] for m in models],
+                               "branch": {"attention": "sanity", "ridge": "isolated"}} if prove else None))
 
 
 def _sweep_fast(nl, axes, fixed, geometry, diagonal, certify, seed, t0):

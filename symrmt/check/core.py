@@ -102,7 +102,8 @@ __all__ = ["CheckReport", "QUANTITIES", "VOCABULARY", "DOMAIN", "check", "parse_
 
 def check(quantity: str, expr, kind: str = "value", where=None, points: int | None = None,
           digits: int = DEFAULT_DIGITS, seed: int = DEFAULT_SEED, mc: bool = False,
-          timeout: float = DEFAULT_TIMEOUT, syntax: str = "auto", region: bool = True) -> CheckReport:
+          timeout: float = DEFAULT_TIMEOUT, syntax: str = "auto", region: bool = True,
+          prove: bool = False) -> CheckReport:
     """Check a candidate formula against the package (see the module docstring).
 
     Parameters
@@ -127,6 +128,10 @@ def check(quantity: str, expr, kind: str = "value", where=None, points: int | No
         Time limit (s) of each symbolic attempt.
     region : bool
         Locate the boundary of the failing region by bisection.
+    prove : bool
+        Prove the package's values as balls at the worst failing points and one passing point
+        (:mod:`symrmt.check.balls`; needs python-flint): a ball of ``LHS - RHS`` that excludes 0 is a
+        proved counterexample; the report's ``proved`` record says which points were proved.
 
     Returns
     -------
@@ -142,6 +147,10 @@ def check(quantity: str, expr, kind: str = "value", where=None, points: int | No
     """
     t0 = time.monotonic()
     _check_options(digits, points, timeout)
+    if prove:
+        from symrmt.numeric.prove import require_flint
+
+        require_flint()
     lhs, rhs = parse_candidate(quantity, expr, kind, syntax)
     wh = parse_where(where)
     params = _params_of(quantity, lhs, rhs)
@@ -160,11 +169,20 @@ def check(quantity: str, expr, kind: str = "value", where=None, points: int | No
     reg = _region_stage(claim, run) if run.fails and region else None
     mc_out = _mc_stage(claim, run, seed) if mc and run.fails else None
     status, evidence = _verdict(symbolic, run, exact_zero)
+    balls = None
+    if prove:
+        from symrmt.check.balls import prove_points
+
+        balls = prove_points(claim, run)
+        first = next((x for x in balls["points"] if x.get("excludes")), None)
+        if first is not None and status == "disproved" and symbolic["status"] != "disproved":
+            evidence = (f"proved counterexample (ball arithmetic) at {_point_str(first['point'])}: LHS - RHS in "
+                        f"[{first['difference']['mid']} ± {first['difference']['rad']}], which excludes 0; " + evidence)
     if run.skipped:
         notes.append(f"{len(run.skipped)} point(s) skipped: the package could not deliver there")
     return CheckReport(quantity=quantity, kind=kind, candidate=_claim_str(lhs, rhs), status=status, evidence=evidence,
                        symbolic=symbolic, numeric=run.summary(claim), region=reg, mc=mc_out, notes=notes,
-                       seconds=time.monotonic() - t0)
+                       seconds=time.monotonic() - t0, proved=balls)
 
 
 class _Claim(NamedTuple):

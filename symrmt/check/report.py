@@ -26,12 +26,14 @@ class CheckReport:
     mc: dict | None = None
     notes: list = field(default_factory=list)
     seconds: float = 0.0
+    proved: dict | None = None  # check(..., prove=True): symrmt.check.balls.prove_points
 
     def as_dict(self) -> dict:
         return {
             "quantity": self.quantity, "kind": self.kind, "candidate": self.candidate, "status": self.status,
             "evidence": self.evidence, "symbolic": self.symbolic, "numeric": self.numeric, "region": self.region,
             "mc": self.mc, "notes": list(self.notes), "seconds": round(self.seconds, 2),
+            **({"proved": self.proved} if self.proved is not None else {}),
         }
 
     def __str__(self) -> str:
@@ -59,6 +61,13 @@ class CheckReport:
                 lines.append(f"  {b['summary']}")
         if self.mc:
             lines.append(f"Monte-Carlo: {self.mc['summary']}")
+        if self.proved is not None:
+            lines.append(f"proved: {self.proved['summary']}")
+            for x in self.proved["points"]:
+                what = ("excludes 0: proved counterexample" if x.get("excludes") else "contains 0") if x.get("proved") \
+                    else f"not proved ({x['reason']})"
+                diff = f"LHS - RHS in [{x['difference']['mid']} ± {x['difference']['rad']}] " if x.get("proved") else ""
+                lines.append(f"  {_point_str(x['point'])} ({x['numeric']} numerically): {diff}{what}")
         for note in self.notes:
             lines.append(f"note: {note}")
         lines.append(f"status: {self.status.upper()} -- {self.evidence}")

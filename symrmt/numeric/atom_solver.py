@@ -124,7 +124,7 @@ class AtomCompiled:
         ev = (self._eta.float_version() if floats else self._eta)(h, pvals)
         kk = k * k
         E, dE = ev[:kk], [ev[kk + q * m:kk + (q + 1) * m] for q in range(kk)]
-        zero = 0.0 if floats else mpmath.mpf(0)
+        zero = 0.0 if floats else h[0] * 0  # the number type of h (mpf, or a ball when proving)
         Ssum = [zero] * kk
         T = [[zero] * kk for _ in range(kk)]
         Te = [zero] * kk  # sum_a w_a X_a dL_a X_a: dR_S/d eps (dL_a = dL0_d(v_a)/d eps)

@@ -206,7 +206,9 @@ def certified_limit(plan, values: dict, digits: int):
                     # kept at the working precision: rounding to ``digits`` is done once, in decimal, when
                     # the value is printed (a binary rounding at ``digits`` first could round twice:
                     # 3.108... at one digit would read 3.09375)
-                    return TraceLimit(+hi, digits, dps + 10, res, dict(values), [+x for x in taus])
+                    out = TraceLimit(+hi, digits, dps + 10, res, dict(values), [+x for x in taus])
+                    out.solvers = solvers  # the checked homotopy starts (symrmt.numeric.prove reuses them)
+                    return out
             failures.append(f"solves at {dps} and {dps + 10} digits disagree beyond digit {digits} "
                             f"(fixed-point residual max|R| = {mpmath.nstr(res, 3)})")
         except ConvergenceError as exc:
