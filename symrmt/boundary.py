@@ -44,7 +44,8 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from symrmt.params import ParameterError, check_c, check_diagonal, to_fraction
-from symrmt.results import _fstr, geometry_text, html_table, latex_array, latex_tabular, need_pandas, text_table
+from symrmt.results import (_fstr, geometry_text, html_table, latex_array, latex_escape, latex_tabular, math_text,
+                            need_pandas, text_table)
 from symrmt.sweeps import GRID_KEYS, point_geometry
 
 #: the interval is scanned at this many points (by default) before each sign change is bracketed
@@ -170,16 +171,30 @@ class CrossingsResult:
             return f"<p>{self._caption()}<br>{self.summary()}</p>"
         return html_table([self.over, "side"], self._rows(), self._caption())
 
+    def _over_tex(self) -> str:
+        """The varying parameter in math mode (``cos_muwk`` is ``\\cos(\\mu, w_K)``; tied names joined by ``=``)."""
+        from symrmt.sweeps import _TEX
+
+        return " = ".join(_TEX.get(k, math_text(k)) for k in str(self.over).split("="))
+
+    def _summary_tex(self) -> str:
+        """:meth:`summary` as text with inline math (pdflatex and MathJax)."""
+        text = latex_escape(self.summary())
+        for err in (r"E\_A - E\_RR", r"E\_A > E\_RR", r"E\_A < E\_RR"):
+            text = text.replace(err, "$" + err.replace(r"\_RR", "_{RR}").replace(r"\_A", "_A") + "$")
+        return text
+
     def latex(self) -> str:
+        """The roots as a LaTeX ``tabular`` (inputs in a comment line above); a sentence when there is none."""
         if not self.roots:
-            return "% " + self._caption() + "\n% " + self.summary() + "\n"
-        return latex_tabular([f"${self.over}$" if self.over == "c" else self.over, "side"], self._rows(),
-                             self._caption())
+            return "% " + self._caption() + "\n" + self._summary_tex() + "\n"
+        rows = [[r[0], r[1].replace("E_A", "$E_A$").replace("E_RR", "$E_{RR}$")] for r in self._rows()]
+        return latex_tabular([f"${self._over_tex()}$", "side"], rows, self._caption(), raw=(1,))
 
     def _repr_latex_(self) -> str:
         if not self.roots:
-            return r"$\text{no crossing}$"
-        return latex_array([self.over, r"\text{side}"], [[r[0], r"\text{" + r[1] + "}"] for r in self._rows()])
+            return self._summary_tex()
+        return latex_array([self._over_tex(), r"\text{side}"], [[r[0], math_text(r[1])] for r in self._rows()])
 
 
 class _Difference:

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 __all__ = ["LimitResult", "SimulationResult", "Comparison", "text_table", "html_table", "latex_tabular",
-           "latex_array", "latex_escape", "need_pandas"]
+           "latex_array", "latex_escape", "math_text", "need_pandas"]
 
 
 # ---------------------------------------------------------------------------
@@ -65,6 +65,32 @@ def latex_escape(text: str) -> str:
     'Max(t, 0) - 1/sqrt(2*pi) \\& x\\_1'
     """
     return "".join(_LATEX_SPECIAL.get(ch, ch) for ch in str(text))
+
+
+_MATH_SPECIAL = {"\\": r"\backslash ", "{": r"\{", "}": r"\}", "#": r"\#", "$": r"\$", "%": r"\%",
+                 "&": r"\&", "_": r"\_", "^": r"\hat{\ }", "~": r"\sim ", "<": "<", ">": ">", "|": r"\vert "}
+
+
+def math_text(text: str) -> str:
+    r"""Text for math mode, in a form both pdflatex and MathJax render: runs of plain characters in
+    ``\text{}``, each special character as its math-mode escape (MathJax does not read escapes
+    inside ``\text``).
+
+    >>> math_text("E_RR = m**2 & more")
+    '\\text{E}\\_\\text{RR = m**2 }\\&\\text{ more}'
+    """
+    out, run = [], []
+    for ch in str(text):
+        if ch in _MATH_SPECIAL:
+            if run:
+                out.append(r"\text{" + "".join(run) + "}")
+                run = []
+            out.append(_MATH_SPECIAL[ch])
+        else:
+            run.append(ch)
+    if run:
+        out.append(r"\text{" + "".join(run) + "}")
+    return "".join(out)
 
 
 def latex_tabular(header, rows, caption: str = "", raw=()) -> str:
@@ -494,14 +520,18 @@ class Comparison:
         return html_table(self._HEADER, self._rows(), self._caption())
 
     def latex(self) -> str:
-        header = [r"$\gamma$", r"$E_A$ limit", r"$E_A$ sim.", "gap/se", r"$E_{RR}$ limit", r"$E_{RR}$ sim.",
-                  "gap/se"]
-        rows = [[r[0], r[1], "$" + r[2].replace("±", r"\pm") + "$", r[3], r[4], "$" + r[5].replace("±", r"\pm") + "$",
-                 r[6]] for r in self._rows()]
-        return latex_tabular(header, rows, self._caption(), raw=(2, 5))
+        """A ``tabular`` with two rows per ``gamma`` (``E_A``, then ``E_RR``), so that it fits a page."""
+        header = [r"$\gamma$", "error", "limit", r"simulation (mean $\pm$ se)", "gap/se"]
+        rows = []
+        for r in self._rows():
+            rows.append([r[0], "$E_A$", r[1], "$" + r[2].replace("±", r"\pm") + "$", r[3]])
+            rows.append(["", "$E_{RR}$", r[4], "$" + r[5].replace("±", r"\pm") + "$", r[6]])
+        return latex_tabular(header, rows, self._caption(), raw=(1, 3))
 
     def _repr_latex_(self) -> str:
-        rows = [[r[0], r[1], r[2].replace("±", r"\pm"), r[3], r[4], r[5].replace("±", r"\pm"), r[6]]
-                for r in self._rows()]
-        return latex_array([r"\gamma", r"E_A", r"\hat E_A", r"\text{gap}/\text{se}", r"E_{RR}", r"\hat E_{RR}",
+        rows = []
+        for r in self._rows():
+            rows.append([r[0], "E_A", r[1], r[2].replace("±", r"\pm"), r[3]])
+            rows.append(["", "E_{RR}", r[4], r[5].replace("±", r"\pm"), r[6]])
+        return latex_array([r"\gamma", r"\text{error}", r"\text{limit}", r"\text{simulation}",
                             r"\text{gap}/\text{se}"], rows)

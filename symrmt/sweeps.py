@@ -253,11 +253,27 @@ class SweepResult:
     def _repr_html_(self) -> str:
         return html_table(list(self.columns), self._rows(200), self._caption())
 
+    def _varying(self) -> list:
+        """Indices of the columns that vary over the grid (the others are in the caption), then E_A, E_RR."""
+        keys = list(self.points[0])
+        if len(self.points) == 1:
+            return [*range(len(keys)), len(keys), len(keys) + 1]
+        first = self.points[0]
+        varying = [i for i, k in enumerate(keys) if any(p[k] != first[k] for p in self.points)]
+        return [*varying, len(keys), len(keys) + 1]
+
     def latex(self) -> str:
-        return latex_tabular([f"${_TEX.get(k, k)}$" for k in self.columns], self._rows(), self._caption())
+        """The values as a LaTeX ``tabular``: the parameters that vary and both errors (the rest in the
+        comment line above it)."""
+        keep = self._varying()
+        cols = list(self.columns)
+        rows = [[r[i] for i in keep] for r in self._rows()]
+        return latex_tabular([f"${_TEX.get(cols[i], cols[i])}$" for i in keep], rows, self._caption())
 
     def _repr_latex_(self) -> str:
-        return latex_array([_TEX.get(k, k) for k in self.columns], self._rows(60))
+        keep = self._varying()
+        cols = list(self.columns)
+        return latex_array([_TEX.get(cols[i], cols[i]) for i in keep], [[r[i] for i in keep] for r in self._rows(60)])
 
 
 _TEX = {"gamma": r"\gamma", "snr": r"\|\mu\|^2", "wk2": r"\|w_K\|^2", "wq2": r"\|w_Q\|^2", "wkwq": r"w_K\cdot w_Q",
