@@ -123,7 +123,29 @@ class CrossingsResult:
 
         return np.array([[float(r), d] for r, d in zip(self.roots, self.directions)], dtype=np.float64).reshape(-1, 2)
 
+    def to_xarray(self):
+        """An ``xarray.Dataset`` over ``root`` (the roots as float64, their directions and brackets), and the
+        scan's signs over ``scan``."""
+        from symrmt.plotting import need_xarray
+
+        xr = need_xarray()
+        r = ("root",)
+        return xr.Dataset({self.over: (r, self.values), "direction": (r, list(self.directions)),
+                           "bracket_lo": (r, [float(b[0]) for b in self.brackets]),
+                           "bracket_hi": (r, [float(b[1]) for b in self.brackets]),
+                           "scan_sign": (("scan",), list(self.scan_sign))},
+                          coords={"scan_x": (("scan",), [float(x) for x in self.scan_x])},
+                          attrs={"f": self.f, "expr": self.expr, "over": self.over, "digits": self.digits,
+                                 **{k: str(v) for k, v in self.fixed.items()}})
+
+    def plot(self, ax=None, log=None):
+        """The sign of ``E_A - E_RR`` at the scan points and a line at each root (matplotlib); returns the axes."""
+        from symrmt.plotting import plot_crossings
+
+        return plot_crossings(self, ax=ax, log=log)
+
     def to_pandas(self):
+        """One row per root: the root, its direction and its certified bracket (float64)."""
         pd = need_pandas()
         df = pd.DataFrame({self.over: self.values, "direction": list(self.directions),
                            "bracket_lo": [float(b[0]) for b in self.brackets],

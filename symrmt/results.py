@@ -239,12 +239,32 @@ class LimitResult:
 
         return np.column_stack([self.gamma, self.attention, self.ridge])
 
-    def to_pandas(self):
-        """A DataFrame with columns ``gamma, attention, ridge`` (float64) and the inputs in ``.attrs``."""
+    def to_pandas(self, long: bool = False):
+        """A DataFrame with columns ``gamma, attention, ridge`` (float64) and the inputs in ``.attrs``;
+        ``long=True``: columns ``gamma, error, value`` (one row per gamma and error)."""
         pd = need_pandas()
         df = pd.DataFrame(self.to_numpy(), columns=list(self.columns))
         df.attrs.update(self.params())
+        if long:
+            from symrmt.plotting import long_frame
+
+            return long_frame(df, ["gamma"], ["attention", "ridge"])
         return df
+
+    def to_xarray(self):
+        """An ``xarray.Dataset``: ``attention`` and ``ridge`` over ``gamma`` (float64), the inputs in ``attrs``."""
+        from symrmt.plotting import need_xarray
+
+        xr = need_xarray()
+        attrs = {k: str(v) for k, v in self.params().items()}
+        return xr.Dataset({"attention": ("gamma", self.attention), "ridge": ("gamma", self.ridge)},
+                          coords={"gamma": self.gamma}, attrs=attrs)
+
+    def plot(self, ax=None, log=None):
+        """``E_A`` and ``E_RR`` against ``gamma`` (matplotlib); returns the axes."""
+        from symrmt.plotting import plot_limit
+
+        return plot_limit(self, ax=ax, log=log)
 
     def params(self) -> dict:
         """The inputs as plain Python values (exact numbers as strings)."""
@@ -355,12 +375,42 @@ class SimulationResult:
 
         return np.column_stack([self.gamma, self.attention, self.attention_se, self.ridge, self.ridge_se])
 
-    def to_pandas(self):
+    def _attrs(self) -> dict:
+        return {"f": self.f, "expr": self.expr, "c": str(self.c), "n": self.n, "p": self.p,
+                "trials": self.trials, "seed": self.seed, "noise": self.noise, "diagonal": self.diagonal}
+
+    def to_pandas(self, long: bool = False):
+        """A DataFrame with :attr:`columns` (one row per gamma); ``long=True``: ``gamma, error, value, se``."""
         pd = need_pandas()
         df = pd.DataFrame(self.to_numpy(), columns=list(self.columns))
-        df.attrs.update({"f": self.f, "expr": self.expr, "c": str(self.c), "n": self.n, "p": self.p,
-                         "trials": self.trials, "seed": self.seed, "noise": self.noise, "diagonal": self.diagonal})
+        df.attrs.update(self._attrs())
+        if long:
+            from symrmt.plotting import long_frame
+
+            out = long_frame(df, ["gamma"], ["attention", "ridge"])
+            out["se"] = list(df["attention_se"]) + list(df["ridge_se"])
+            return out
         return df
+
+    def to_xarray(self):
+        """An ``xarray.Dataset``: means and standard errors over ``gamma``, and every trial over
+        ``(trial, gamma)`` (``attention_trials``, ``ridge_trials``)."""
+        from symrmt.plotting import need_xarray
+
+        xr = need_xarray()
+        g = ("gamma",)
+        return xr.Dataset({"attention": (g, self.attention), "attention_se": (g, self.attention_se),
+                           "ridge": (g, self.ridge), "ridge_se": (g, self.ridge_se),
+                           "attention_trials": (("trial", "gamma"), self.attention_trials),
+                           "ridge_trials": (("trial", "gamma"), self.ridge_trials)},
+                          coords={"gamma": self.gamma}, attrs={k: str(v) for k, v in self._attrs().items()})
+
+    def plot(self, ax=None, limit=None, k: float = 1.0, log=None):
+        """The means with error bars of ``k`` standard errors, over the curves of ``limit`` (a
+        :class:`LimitResult`) when given (matplotlib); returns the axes."""
+        from symrmt.plotting import plot_simulation
+
+        return plot_simulation(self, ax=ax, limit=limit, k=k, log=log)
 
     def compare(self, theory: LimitResult) -> Comparison:
         """Gaps ``(simulation mean - limit) / se`` against a :class:`LimitResult` of the same model.
@@ -492,9 +542,33 @@ class Comparison:
         return np.column_stack([t.gamma, t.attention, s.attention, s.attention_se, self.attention_gap,
                                 t.ridge, s.ridge, s.ridge_se, self.ridge_gap])
 
-    def to_pandas(self):
+    def to_pandas(self, long: bool = False):
+        """A DataFrame with :attr:`columns` (one row per gamma); ``long=True``: one row per gamma and error
+        with ``limit, mean, se, gap``."""
         pd = need_pandas()
-        return pd.DataFrame(self.to_numpy(), columns=list(self.columns))
+        df = pd.DataFrame(self.to_numpy(), columns=list(self.columns))
+        if long:
+            parts = []
+            for err in ("attention", "ridge"):
+                part = df[["gamma", f"{err}_limit", f"{err}_mean", f"{err}_se", f"{err}_gap"]].copy()
+                part.columns = ["gamma", "limit", "mean", "se", "gap"]
+                part.insert(1, "error", err)
+                parts.append(part)
+            return pd.concat(parts, ignore_index=True)
+        return df
+
+    def to_xarray(self):
+        """An ``xarray.Dataset`` of every column over ``gamma``."""
+        from symrmt.plotting import need_xarray
+
+        xr = need_xarray()
+        data = self.to_numpy()
+        return xr.Dataset({name: ("gamma", data[:, i]) for i, name in enumerate(self.columns) if name != "gamma"},
+                          coords={"gamma": data[:, 0]})
+
+    def plot(self, ax=None, k: float = 1.0, log=None):
+        """The simulation's error bars (``k`` se) over the limit curves (matplotlib); returns the axes."""
+        return self.simulation.plot(ax=ax, limit=self.theory, k=k, log=log)
 
     def _rows(self):
         s, t = self.simulation, self.theory

@@ -191,9 +191,9 @@ class SweepResult:
         return np.array([[float(p[k]) for k in self.points[0]] + [float(a), float(r)]
                          for p, a, r in zip(self.points, self.attention_mp, self.ridge_mp)], dtype=np.float64)
 
-    def to_pandas(self, long: bool = True):
-        """Long format (default): one row per (point, error) with the grid's axes, ``error`` and ``value``;
-        ``long=False``: one row per point with every parameter and both errors."""
+    def to_pandas(self, long: bool = False):
+        """One row per point with every parameter and both errors (the default of every result);
+        ``long=True``: one row per (point, error) with the grid's axes, ``error`` and ``value``."""
         pd = need_pandas()
         wide = pd.DataFrame(self.to_numpy(), columns=list(self.columns))
         if self.fallback is not None:
@@ -203,6 +203,14 @@ class SweepResult:
                              value_name="value")
         wide.attrs.update(self._attrs())
         return wide
+
+    def plot(self, kind: str = "difference", ax=None, log=None):
+        """A line per error over a one-axis grid; over two axes a heat map of ``E_A - E_RR`` with the
+        contour ``E_A = E_RR`` (``kind="attention"``, ``"ridge"``: that error) or the sign map
+        (``kind="sign"``: the phase diagram).  matplotlib; returns the axes."""
+        from symrmt.plotting import plot_sweep
+
+        return plot_sweep(self, kind=kind, ax=ax, log=log)
 
     def to_xarray(self):
         """An ``xarray.Dataset`` with ``attention`` and ``ridge`` over the grid's axes (needs xarray)."""
