@@ -7,9 +7,11 @@ r"""Result objects of the public API (:mod:`symrmt.api`): values that carry thei
 
 Every result has ``.gamma``, ``.attention`` and ``.ridge`` (float64 NumPy arrays;
 the certified values, at their full precision, are in ``.attention_mp`` and
-``.ridge_mp``), ``.to_numpy()``, ``.to_pandas()`` (pandas is the optional extra
-``symrmt[results]``), a text table as ``str()`` (at the certified digits), an HTML
-table for notebooks and ``.latex()`` (a ``tabular``; ``_repr_latex_`` gives the
+``.ridge_mp``), ``.to_numpy()``, ``.to_pandas()`` (one row per point, the default of every
+result; ``long=True``: one row per point and error) and ``.to_xarray()`` (pandas and xarray
+are the optional extra ``symrmt[results]``), ``.plot()`` (matplotlib, :mod:`symrmt.plotting`),
+a text table as ``str()`` (at the certified digits), an HTML table for notebooks and
+``.latex()`` (a ``tabular`` that fits the default ``article`` page; ``_repr_latex_`` gives the
 same numbers as a MathJax ``array``).
 
 This module imports only the standard library at import time; NumPy, mpmath and
