@@ -95,10 +95,11 @@ def math_text(text: str) -> str:
     return "".join(out)
 
 
-def latex_tabular(header, rows, caption: str = "", raw=()) -> str:
+def latex_tabular(header, rows, caption: str = "", raw=(), cols: str | None = None) -> str:
     """A ``tabular``: header cells are LaTeX; body cells are escaped text, except the columns in ``raw``
-    (LaTeX as given).  The caption goes in a comment line above."""
-    cols = "r" * len(header)
+    (LaTeX as given).  The caption goes in a comment line above; ``cols`` is the column spec (default
+    right-aligned columns)."""
+    cols = "r" * len(header) if cols is None else cols
     lines = []
     if caption:
         lines.append("% " + caption.replace("\n", " "))
@@ -113,6 +114,23 @@ def latex_array(header, rows) -> str:
     cols = "r" * len(header)
     body = " \\\\ ".join(" & ".join(str(c) for c in r) for r in rows)
     return f"$$\\begin{{array}}{{{cols}}} {' & '.join(header)} \\\\ \\hline {body} \\end{{array}}$$"
+
+
+#: above this many digits a LimitResult's ``latex()`` lists one value per row, digits grouped by five
+LATEX_WIDE_DIGITS = 20
+
+
+def grouped_digits(text: str, group: int = 5) -> str:
+    """A decimal with the digits after its point in groups (spaces: where a long value may break a line).
+
+    >>> grouped_digits("0.34436479589541984574"), grouped_digits("1.2345678e-5")
+    ('0.34436 47958 95419 84574', '1.23456 78e-5')
+    """
+    mant, e, exp = text.partition("e")
+    head, dot, frac = mant.partition(".")
+    if not dot:
+        return text
+    return head + "." + " ".join(frac[i:i + group] for i in range(0, len(frac), group)) + e + exp
 
 
 def need_pandas():
@@ -304,8 +322,19 @@ class LimitResult:
         return html_table(["γ", "E_A (attention)", "E_RR (ridge)"], self._rows(), self._caption())
 
     def latex(self) -> str:
-        """The values as a LaTeX ``tabular`` (inputs in a comment line above it)."""
-        return latex_tabular([r"$\gamma$", r"$E_A(\gamma)$", r"$E_{RR}(\gamma)$"], self._rows(), self._caption())
+        """The values as a LaTeX ``tabular`` (inputs in a comment line above it) that fits the default
+        ``article`` page: above :data:`LATEX_WIDE_DIGITS` digits one value per row, its digits grouped by
+        five in a paragraph column (so that 100 digits wrap instead of running off the page)."""
+        if self.digits <= LATEX_WIDE_DIGITS:
+            return latex_tabular([r"$\gamma$", r"$E_A(\gamma)$", r"$E_{RR}(\gamma)$"], self._rows(), self._caption())
+        rows = []
+        for g, a, r in self._rows():
+            for label, value in (("$E_A$", a), ("$E_{RR}$", r)):
+                parts = grouped_digits(value).split(" ")
+                lines = [" ".join(parts[i:i + 8]) for i in range(0, len(parts), 8)]  # 40 digits a line
+                rows += [[g if label == "$E_A$" and k == 0 else "", label if k == 0 else "", line]
+                         for k, line in enumerate(lines)]
+        return latex_tabular([r"$\gamma$", "error", "value"], rows, self._caption(), raw=(1,), cols="rll")
 
     def _repr_latex_(self) -> str:
         return latex_array([r"\gamma", r"E_A(\gamma)", r"E_{RR}(\gamma)"], self._rows())

@@ -237,3 +237,17 @@ def test_check_report_displays(tmp_path):
     shown = rep._repr_latex_()
     check_mathjax(shown)
     compile_tex(document(shown), tmp_path, "report")
+
+
+def test_many_digits_fit_the_page(tmp_path):
+    """45 certified digits: one value per row, 40 digits a line, so nothing runs off the page."""
+    th = symrmt.limit("tanh", "1/2", [0.1, 1], symrmt.Geometry(snr=1), digits=45)
+    tex = th.latex()
+    compile_tex(document(tex), tmp_path, "digits45")
+    import mpmath
+
+    rows = [[c.strip() for c in line.removesuffix("\\\\").split("&")] for line in tex.splitlines()
+            if line.endswith("\\\\") and "&" in line][1:]
+    assert len(rows) == 4 * 2  # each of the 4 values on two lines (45 digits > 40 a line)
+    assert rows[0][:2] == ["0.1", "$E_A$"] and rows[1][:2] == ["", ""]
+    assert (rows[0][2] + rows[1][2]).replace(" ", "") == mpmath.nstr(th.attention_mp[0], 45)
