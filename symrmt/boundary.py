@@ -197,7 +197,8 @@ class CrossingsResult:
         """The varying parameter in math mode (``cos_muwk`` is ``\\cos(\\mu, w_K)``; tied names joined by ``=``)."""
         from symrmt.sweeps import _TEX
 
-        return " = ".join(_TEX.get(k, math_text(k)) for k in str(self.over).split("="))
+        return " = ".join(_TEX.get(k, k if len(k) == 1 and k.isalpha() else math_text(k))
+                          for k in str(self.over).split("="))
 
     def _summary_tex(self) -> str:
         """:meth:`summary` as text with inline math (pdflatex and MathJax)."""
@@ -210,13 +211,14 @@ class CrossingsResult:
         """The roots as a LaTeX ``tabular`` (inputs in a comment line above); a sentence when there is none."""
         if not self.roots:
             return "% " + self._caption() + "\n" + self._summary_tex() + "\n"
-        rows = [[r[0], r[1].replace("E_A", "$E_A$").replace("E_RR", "$E_{RR}$")] for r in self._rows()]
+        rows = [[r[0], r[1].replace("E_A < E_RR", "$E_A < E_{RR}$")] for r in self._rows()]
         return latex_tabular([f"${self._over_tex()}$", "side"], rows, self._caption(), raw=(1,))
 
     def _repr_latex_(self) -> str:
         if not self.roots:
             return self._summary_tex()
-        return latex_array([self._over_tex(), r"\text{side}"], [[r[0], math_text(r[1])] for r in self._rows()])
+        return latex_array([self._over_tex(), r"\text{side}"],
+                           [[r[0], r[1].replace("E_A < E_RR ", r"E_A < E_{RR}\ \text{") + "}"] for r in self._rows()])
 
 
 class _Difference:

@@ -94,6 +94,26 @@ def mathjax_names(tex: str):
     return envs, macros, outside
 
 
+def text_outside_math(tex: str) -> str:
+    """The characters ``tex`` sets in text mode (outside math; tabular cells included)."""
+    from pylatexenc.latexwalker import (LatexCharsNode, LatexEnvironmentNode, LatexGroupNode, LatexMathNode,
+                                        LatexWalker)
+
+    out = []
+
+    def walk(nodes):
+        for node in nodes or ():
+            if isinstance(node, LatexCharsNode):
+                out.append(node.chars)
+            elif isinstance(node, LatexEnvironmentNode) and node.environmentname in ("tabular", "document"):
+                walk(node.nodelist)
+            elif isinstance(node, LatexGroupNode) and not isinstance(node, LatexMathNode):
+                walk(node.nodelist)
+
+    walk(LatexWalker(tex, tolerant_parsing=False).get_latex_nodes()[0])
+    return "".join(out)
+
+
 def check_mathjax(tex: str) -> None:
     """``tex`` keeps to what MathJax 3 renders in a notebook."""
     assert "\\intertext" not in tex
@@ -197,6 +217,7 @@ def test_result_objects_latex(tmp_path):
         body = obj.latex()
         assert isinstance(body, str) and body.strip()
         compile_tex(document(body), tmp_path, f"result{i}")
+        assert not set("<>|") & set(text_outside_math(body)), body  # OT1 text sets < as an inverted !
         shown = obj._repr_latex_()
         assert shown.startswith(("$$", "$E_A")), shown
         check_mathjax(shown)
