@@ -142,6 +142,7 @@ def test_symrmt_latex_compiles_and_renders(tmp_path, result):
     compile_tex(document(body), tmp_path, result)  # the default article page: no geometry package
     compile_tex(latex_of(name, standalone=True, explicit=explicit), tmp_path, result + "-standalone")
     check_mathjax(body)
+    assert not set("<>|") & set(text_outside_math(body))
     # one equation per display: no number repeats a multi-line polynomial's line
     assert "m^{1}" not in body and "m^{0}" not in body
 
