@@ -44,8 +44,8 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from symrmt.params import ParameterError, check_c, check_diagonal, to_fraction
-from symrmt.results import (_fstr, geometry_text, html_table, latex_array, latex_escape, latex_tabular, math_text,
-                            need_pandas, text_table)
+from symrmt.results import (_fstr, digit_lines, geometry_text, html_table, latex_array, latex_escape, latex_tabular,
+                            math_text, need_pandas, text_table)
 from symrmt.sweeps import GRID_KEYS, point_geometry
 
 #: the interval is scanned at this many points (by default) before each sign change is bracketed
@@ -211,7 +211,11 @@ class CrossingsResult:
         """The roots as a LaTeX ``tabular`` (inputs in a comment line above); a sentence when there is none."""
         if not self.roots:
             return "% " + self._caption() + "\n" + self._summary_tex() + "\n"
-        rows = [[r[0], r[1].replace("E_A < E_RR", "$E_A < E_{RR}$")] for r in self._rows()]
+        rows = []
+        for r in self._rows():  # a root of many digits: 40 digits a line
+            lines = digit_lines(r[0]) if self.digits > 40 else [r[0]]
+            rows += [[line, r[1].replace("E_A < E_RR", "$E_A < E_{RR}$") if k == 0 else ""]
+                     for k, line in enumerate(lines)]
         return latex_tabular([f"${self._over_tex()}$", "side"], rows, self._caption(), raw=(1,))
 
     def _repr_latex_(self) -> str:

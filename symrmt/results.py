@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 __all__ = ["LimitResult", "SimulationResult", "Comparison", "Extrapolation", "text_table", "html_table", "latex_tabular",
-           "latex_array", "latex_escape", "math_text", "need_pandas"]
+           "latex_array", "latex_escape", "math_text", "digit_lines", "need_pandas"]
 
 
 # ---------------------------------------------------------------------------
@@ -131,6 +131,17 @@ def grouped_digits(text: str, group: int = 5) -> str:
     if not dot:
         return text
     return head + "." + " ".join(frac[i:i + group] for i in range(0, len(frac), group)) + e + exp
+
+
+def digit_lines(value: str, per_line: int = 40) -> list:
+    """A long decimal as lines of ``per_line`` digits, grouped by five (for a table that must fit a page).
+
+    >>> digit_lines("0.1234567890123", 10)
+    ['0.12345 67890', '123']
+    """
+    parts = grouped_digits(value).split(" ")
+    k = max(per_line // 5, 1)
+    return [" ".join(parts[i:i + k]) for i in range(0, len(parts), k)]
 
 
 def need_pandas():
@@ -330,8 +341,7 @@ class LimitResult:
         rows = []
         for g, a, r in self._rows():
             for label, value in (("$E_A$", a), ("$E_{RR}$", r)):
-                parts = grouped_digits(value).split(" ")
-                lines = [" ".join(parts[i:i + 8]) for i in range(0, len(parts), 8)]  # 40 digits a line
+                lines = digit_lines(value)  # 40 digits a line
                 rows += [[g if label == "$E_A$" and k == 0 else "", label if k == 0 else "", line]
                          for k, line in enumerate(lines)]
         return latex_tabular([r"$\gamma$", "error", "value"], rows, self._caption(), raw=(1,), cols="rll")

@@ -24,7 +24,8 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from symrmt.params import Geometry, LowRankGeometry, ParameterError, check_c, check_diagonal, to_fraction
-from symrmt.results import _fstr, html_table, latex_array, latex_tabular, need_pandas, text_table
+from symrmt.results import (LATEX_WIDE_DIGITS, _fstr, digit_lines, html_table, latex_array, latex_tabular, need_pandas,
+                            text_table)
 
 __all__ = ["sweep", "SweepResult", "GRID_KEYS", "point_geometry"]
 
@@ -275,8 +276,19 @@ class SweepResult:
         comment line above it)."""
         keep = self._varying()
         cols = list(self.columns)
-        rows = [[r[i] for i in keep] for r in self._rows()]
-        return latex_tabular([f"${_TEX.get(cols[i], cols[i])}$" for i in keep], rows, self._caption())
+        if self.digits is None or self.digits <= LATEX_WIDE_DIGITS:
+            rows = [[r[i] for i in keep] for r in self._rows()]
+            return latex_tabular([f"${_TEX.get(cols[i], cols[i])}$" for i in keep], rows, self._caption())
+        # many digits: one value per row, 40 digits a line less 5 per parameter column (at least 20)
+        params, rows = keep[:-2], []
+        per_line = max(20, 40 - 5 * len(params))
+        for r in self._rows():
+            for label, value in (("$E_A$", r[-2]), ("$E_{RR}$", r[-1])):
+                for k, line in enumerate(digit_lines(value, per_line)):
+                    first = label == "$E_A$" and k == 0
+                    rows.append([r[i] if first else "" for i in params] + [label if k == 0 else "", line])
+        header = [f"${_TEX.get(cols[i], cols[i])}$" for i in params] + ["error", "value"]
+        return latex_tabular(header, rows, self._caption(), raw=(len(params),), cols="r" * len(params) + "rl")
 
     def _repr_latex_(self) -> str:
         keep = self._varying()

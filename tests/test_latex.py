@@ -273,3 +273,16 @@ def test_many_digits_fit_the_page(tmp_path):
     assert len(rows) == 4 * 2  # each of the 4 values on two lines (45 digits > 40 a line)
     assert rows[0][:2] == ["0.1", "$E_A$"] and rows[1][:2] == ["", ""]
     assert (rows[0][2] + rows[1][2]).replace(" ", "") == mpmath.nstr(th.attention_mp[0], 45)
+
+
+def test_many_digits_sweep_and_crossings_fit(tmp_path):
+    sw = symrmt.sweep("tanh", {"c": [0.5, 2], "snr": [0, 1], "gamma": 1}, digits=45, progress=False)
+    compile_tex(document(sw.latex()), tmp_path, "sweep45")
+    cr = symrmt.crossings("Max(t, 0)", over="c", between=(0.2, 0.5), gamma=1, snr=1, center=True, digits=60,
+                          scan=3, progress=False)
+    tex = cr.latex()
+    compile_tex(document(tex), tmp_path, "cross60")
+    import mpmath
+
+    cells = [line.split("&")[0].strip() for line in tex.splitlines() if line.endswith("\\\\") and "&" in line][1:]
+    assert "".join(cells).replace(" ", "") == mpmath.nstr(cr.roots[0], 60)
