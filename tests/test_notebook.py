@@ -1,6 +1,10 @@
-"""The notebook example (docs/examples/notebook.py) runs as a test: curves over 50 gammas for aligned
-weights given by angles, the crossings in c for ReLU, and a simulation of the same model compared with
-the limit (its own asserts; n = 256 here to keep the test short)."""
+"""The notebook examples run as tests.
+
+* docs/examples/notebook.py: curves over 50 gammas for aligned weights given by angles, the crossings in c
+  for ReLU, and a simulation of the same model compared with the limit (its own asserts; n = 256 here to
+  keep the test short);
+* docs/examples/paper.ipynb: the paper's experiments, executed headless by ``jupyter nbconvert --execute``.
+"""
 
 from __future__ import annotations
 
