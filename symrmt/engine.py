@@ -329,7 +329,9 @@ class PencilView:
     def latex(self) -> str:
         import sympy as sp
 
-        return sp.latex(self.matrix())
+        from .symbolic.blockfp import tex_symbols
+
+        return sp.latex(tex_symbols(self.matrix()))
 
     def __repr__(self):
         return f"PencilView({self.pencil.size} blocks: {[b[0] for b in self.pencil.blocks]})"
@@ -339,11 +341,12 @@ class PencilView:
 def _leaf_symbol(leaf, block):
     import sympy as sp
 
+    from .symbolic.blockfp import tex_name
+
     if leaf == "I":
-        return sp.Symbol(f"I_{{{block[0]}}}", commutative=False)
-    if leaf[0] == "Z":
-        return sp.Symbol(f"\\hat{{{leaf[1]}}}" + ("^T" if leaf[2] else ""), commutative=False)
-    return sp.Symbol(f"\\hat{{{leaf[1]}}}", commutative=False)
+        return sp.Symbol(f"I_{{{tex_name(block[0])}}}", commutative=False)
+    transposed = leaf[0] == "Z" and leaf[2]
+    return sp.Symbol(tex_name(leaf[1], hat=True, transposed=transposed), commutative=False)
 
 
 class EquationsView:

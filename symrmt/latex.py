@@ -1,18 +1,29 @@
-r"""LaTeX of the package's results (``symrmt latex RESULT``).
+r"""LaTeX of the package's results (``symrmt latex RESULT``, ``symrmt.latex(RESULT)``).
 
-:func:`latex_of` returns a result's equations as an ``align`` environment, or a whole
-document.  ``explicit=True`` (``symrmt latex theorem1 --explicit``) writes the general
-result with every symbol defined: the pencil matrices, the fixed point and its branch,
-the rotated coordinates of ``(mu, w_K, w_Q)``, the Woodbury matrix ``D`` entry by entry,
-the vectors ``e`` and ``x``, and ``E_RR`` for comparison.  The matrices come from the
-symbolic layer (:mod:`symrmt.symbolic.attention`), so the LaTeX is the formula the package evaluates.
+:func:`latex_of` returns a result's text: short paragraphs of prose (inline ``$...$``
+math only, no macro outside math) between ``align`` or ``equation``/``split``
+environments, or a whole document with ``standalone=True``.  The same text compiles with
+pdflatex (amsmath, the default ``article`` page: no line wider than the text) and renders
+in MathJax 3 (no ``\intertext``, no package beyond amsmath/amssymb).
+``explicit=True`` (``symrmt latex theorem1 --explicit``) writes the general result with
+every symbol defined: the pencil matrices, the fixed point and its branch, the rotated
+coordinates of ``(mu, w_K, w_Q)``, the Woodbury matrix ``D`` block by block, the vectors
+``e`` and ``x``, and ``E_RR`` for comparison.  The matrices come from the symbolic layer
+(:mod:`symrmt.symbolic.attention`), so the LaTeX is the formula the package evaluates.
+
+``symrmt.latex`` is this module, and calling it, ``symrmt.latex("theorem1")``, returns a
+:class:`LatexText`: ``str()`` is the LaTeX, and a notebook displays it (``_repr_latex_``).
 """
 
 from __future__ import annotations
 
+import sys
+import types
+
 from symrmt.params import ParameterError
 
-__all__ = ["LATEX_RESULTS", "EXPLICIT", "latex_of", "theorem1_explicit"]
+__all__ = ["LATEX_RESULTS", "EXPLICIT", "LatexText", "latex_of", "theorem1_explicit", "align", "split_equation",
+           "split_sum", "document"]
 
 #: CLI name -> derivation module with a ``latex()`` function
 LATEX_RESULTS = {
@@ -26,13 +37,116 @@ LATEX_RESULTS = {
     "ridgeless": "ridgeless",
 }
 
+#: a line of display math holds about this many characters of LaTeX source (the default
+#: ``article`` text width is 345 pt; :func:`split_sum` breaks sums to fit)
+LINE_CHARS = 64
 
+
+# ---------------------------------------------------------------------------
+# building blocks
+# ---------------------------------------------------------------------------
+def align(*lines: str) -> str:
+    r"""An ``align`` environment, one numbered line per argument (``&`` marks the alignment).
+
+    >>> print(align("a &= 1", "b &= 2"))
+    \begin{align}
+    a &= 1, \\
+    b &= 2.
+    \end{align}
+    """
+    body = [line + ("," if i < len(lines) - 1 else ".") for i, line in enumerate(lines)]
+    return "\\begin{align}\n" + " \\\\\n".join(body) + "\n\\end{align}"
+
+
+def split_equation(*lines: str) -> str:
+    r"""One equation (one number) over several lines: ``equation`` around ``split``.
+
+    >>> print(split_equation("P &= a", r"&\quad + b"))
+    \begin{equation}
+    \begin{split}
+    P &= a \\
+    &\quad + b
+    \end{split}
+    \end{equation}
+    """
+    return "\\begin{equation}\n\\begin{split}\n" + " \\\\\n".join(lines) + "\n\\end{split}\n\\end{equation}"
+
+
+def split_sum(expr, first: int = LINE_CHARS, width: int = LINE_CHARS) -> list:
+    r"""The terms of the sum ``expr`` (SymPy) as LaTeX chunks of at most about ``width`` characters
+    (the first ``first``); each chunk after the first starts with its sign.
+
+    >>> import sympy as sp
+    >>> a, b = sp.symbols("a b")
+    >>> split_sum(a + b, 10, 10)
+    ['a + b']
+    >>> split_sum(a**2 - 2*a*b + b**2, 8, 8)
+    ['a^{2}', '- 2 a b', '+ b^{2}']
+    """
+    import sympy as sp
+
+    texs = [sp.latex(t) for t in sp.sympify(expr).as_ordered_terms()]
+    pieces = texs[:1] + [f"- {t[1:].lstrip()}" if t.startswith("-") else f"+ {t}" for t in texs[1:]]
+    chunks = [pieces[0]]
+    for piece in pieces[1:]:
+        limit = first if len(chunks) == 1 else width
+        if len(chunks[-1]) + 1 + len(piece) > limit:
+            chunks.append(piece)
+        else:
+            chunks[-1] += " " + piece
+    return chunks
+
+
+def document(body: str, title: str = "") -> str:
+    """A whole ``article`` (amsmath, amssymb) around ``body``."""
+    head = f"\\section*{{{title}}}\n" if title else ""
+    return ("\\documentclass{article}\n\\usepackage{amsmath,amssymb}\n\\begin{document}\n" + head + body.rstrip()
+            + "\n\\end{document}\n")
+
+
+#: the model (prose and one ``align``): every result's LaTeX starts from it
+MODEL = (r"Tokens $x_i = y_i \mu + z_i \in \mathbb{R}^p$ ($i \le n$), with labels $y_i = \pm 1$ and noise "
+         r"$z_i$ of i.i.d. standardized entries, form $X = [x_1, \dots, x_n]$. With the weights "
+         r"$W = I_p + w_K w_Q^\top$, the kernel (entry-wise, its diagonal set to 0 or kept), the resolvent "
+         r"and the interpolation errors of Attention and of ridge regression are" "\n"
+         r"\begin{align}" "\n"
+         r"K &= f(X^\top W X/\sqrt{p})/\sqrt{p}, \qquad Q(\gamma) = (K^\top X^\top X K/n + \gamma I_n)^{-1}, \\"
+         "\n"
+         r"E_A(\gamma) &= \frac{\gamma^2}{n} y^\top Q(\gamma)^2 y, \qquad "
+         r"E_{RR}(\gamma) = \frac{\gamma^2}{n} y^\top (X^\top X/n + \gamma I_n)^{-2} y," "\n"
+         r"\end{align}" "\n"
+         r"in the limit $n, p \to \infty$ with $c = p/n$ fixed and $\gamma > 0$.")
+
+#: the Hermite data of ``f`` in one sentence
+HERMITE = (r"With $\xi \sim \mathcal{N}(0, 1)$ and $f$ centered ($\mathbb{E} f(\xi) = 0$): "
+           r"$a_1 = \mathbb{E}[f(\xi)\,\xi]$, $\nu = \mathbb{E}[f(\xi)^2]$, $b^2 = \nu - a_1^2$; "
+           r"$d = 0$ when the diagonal of $K$ is set to 0, and $d = \lim_{t\to\infty} f(t)/t$ when it is kept.")
+
+#: the block traces of the noise-only pencil (theorem 1)
+BLOCK_TRACES = (r"$G = (G_{ij})$ is the symmetric $3 \times 3$ matrix of normalized block traces of the "
+                r"noise-only pencil of theorem 1 (at $\mu = 0$, $W = I_p$: it depends on $c, \gamma, a_1, \nu, d$ "
+                r"only), the solution of the fixed point of theorem 1 on its physical branch.")
+
+
+class LatexText(str):
+    """LaTeX text that a notebook displays (``_repr_latex_``); otherwise a plain ``str``."""
+
+    def _repr_latex_(self) -> str:
+        return str(self)
+
+    def __repr__(self) -> str:
+        return f"LatexText({str.__repr__(self)[:60]}{'...' if len(self) > 60 else ''})"
+
+
+# ---------------------------------------------------------------------------
+# theorem 1 with every symbol written out
+# ---------------------------------------------------------------------------
 def theorem1_explicit() -> str:
-    r"""The limit of ``E_A`` (rank-one weights) as ``align`` lines, every symbol defined.
+    r"""The limit of ``E_A`` (rank-one weights) with every symbol defined: prose and ``align`` blocks.
 
     >>> tex = theorem1_explicit()
-    >>> r"\intertext" in tex and "D &=" in tex and "x &=" in tex and "e &=" in tex
-    True
+    >>> r"\intertext" in tex, "D &=" in tex and "x = (I_{12}" in tex and "e &=" in tex
+    (False, True)
     """
     import sympy as sp
 
@@ -44,58 +158,64 @@ def theorem1_explicit() -> str:
     k = 3
     coords = S.lowrank_coords(1)
     mu, wk, wq = (sp.Matrix(coords[i * k:(i + 1) * k]) for i in range(3))
-    C = sp.Matrix.vstack(mu.T, sp.eye(k))
     A = sp.eye(k) + wk * wq.T
-    M = (C * A * C.T).applyfunc(sp.expand)
-    NC = (C * C.T).applyfunc(sp.expand)
     E_RR = S.ridge_error_in_m()
     lat = sp.latex
 
-    lines = [
-        r"\intertext{Model: tokens $x_i = y_i \mu + z_i \in \mathbb{R}^p$ ($i \le n$), labels $y_i = \pm 1$, "
-        r"$z_i$ i.i.d.\ standardized; $W = I_p + w_K w_Q^\top$; kernel $K = f(X^\top W X/\sqrt{p})/\sqrt{p}$ "
-        r"entry-wise, with $K_{ii} = 0$ (or kept); probe $Q(\gamma) = (K^\top X^\top X K/n + \gamma I_n)^{-1}$; "
-        r"$E_A(\gamma) = \frac{\gamma^2}{n} y^\top Q(\gamma)^2 y$ in the limit $n, p \to \infty$, $c = p/n$ fixed, "
-        r"$\gamma > 0$.}",
-        r"\intertext{Inputs from $f$, with $\xi \sim \mathcal{N}(0, 1)$ and $f$ centered ($\mathbb{E} f(\xi) = 0$): "
+    def dot(u, v):
+        return " + ".join(f"{lat(a)} {lat(b)}" for a, b in zip(u, v))
+
+    blocks = [
+        r"Model: tokens $x_i = y_i \mu + z_i \in \mathbb{R}^p$ ($i \le n$), labels $y_i = \pm 1$, noise "
+        r"$z_i$ with i.i.d. standardized entries, $X = [x_1, \dots, x_n]$ and $Z = [z_1, \dots, z_n]$; weights "
+        r"$W = I_p + w_K w_Q^\top$; kernel $K = f(X^\top W X/\sqrt{p})/\sqrt{p}$ entry-wise, with $K_{ii} = 0$ "
+        r"(or kept); probe $Q(\gamma) = (K^\top X^\top X K/n + \gamma I_n)^{-1}$ and "
+        r"$E_A(\gamma) = \frac{\gamma^2}{n} y^\top Q(\gamma)^2 y$, in the limit $n, p \to \infty$ with "
+        r"$c = p/n$ fixed and $\gamma > 0$.",
+        r"Inputs from $f$, with $\xi \sim \mathcal{N}(0, 1)$ and $f$ centered ($\mathbb{E} f(\xi) = 0$): "
         r"$a_1 = \mathbb{E}[f(\xi)\,\xi]$, $\nu = \mathbb{E}[f(\xi)^2]$, $b^2 = \nu - a_1^2$; "
-        r"$d = 0$ when $K_{ii} = 0$, and $d = \lim_{t\to\infty} f(t)/t$ when the diagonal is kept.}",
-        r"L_0 &= " + lat(L0) + r", \quad A_S = " + lat(A_S) + r", \quad P = " + lat(P) + r", \\",
-        r"\intertext{The unknown is the symmetric $3\times 3$ matrix of normalized block traces of the inverse "
-        r"of the linear pencil $L_0 \otimes I + A_S \otimes S + b P \otimes \tilde G$ "
-        r"($S = Z^\top Z/p$, $\tilde G$ a Wigner matrix of variance $1/c$):}",
-        r"G &= " + lat(G) + r", \qquad N = c I_3 + G A_S = " + lat(N) + r", \\",
-        r"\intertext{It solves the operator-valued fixed point (free Poisson plus semicircular R-transforms), "
+        r"$d = 0$ when $K_{ii} = 0$, and $d = \lim_{t\to\infty} f(t)/t$ when the diagonal is kept. "
+        r"The linear pencil has the $3 \times 3$ coefficient matrices",
+        align(r"L_0 &= " + lat(L0), r"A_S &= " + lat(A_S) + r", \qquad P = " + lat(P)),
+        r"The unknown is the symmetric $3\times 3$ matrix $G$ of normalized block traces of the inverse "
+        r"of the pencil $L_0 \otimes I + A_S \otimes S + b P \otimes \tilde G$, where $S = Z^\top Z/p$ and "
+        r"$\tilde G$ is a Wigner matrix of variance $1/c$; $N$ is shorthand:",
+        align(r"G &= " + lat(G), r"N &= c I_3 + G A_S = " + lat(N)),
+        r"It solves the operator-valued fixed point (free Poisson plus semicircular R-transforms), "
         r"with $\operatorname{adj}$ the adjugate; the equations the package solves are the nine entries of the "
-        r"second line:}",
-        r"G &= \bigl(L_0 + R(-G)\bigr)^{-1}, \qquad R(-G) = c A_S N^{-1} - \frac{b^2}{c} P G P, \\",
-        r"0 &= \det N \Bigl(L_0 G - \frac{b^2}{c} P G P G - I_3\Bigr) + c A_S \operatorname{adj}(N)\, G, \\",
-        r"\intertext{on the branch with $G \to \operatorname{diag}\Bigl(\frac{1}{\gamma}, "
-        r"\begin{pmatrix} -c & 1 \\ 1 & 0 \end{pmatrix}\Bigr)$ as $\gamma \to \infty$ (followed by continuation "
+        r"second line:",
+        align(r"G &= \bigl(L_0 + R(-G)\bigr)^{-1}, \qquad R(-G) = c A_S N^{-1} - \frac{b^2}{c} P G P",
+              r"0 &= \det N \Bigl(L_0 G - \frac{b^2}{c} P G P G - I_3\Bigr) + c A_S \operatorname{adj}(N)\, G"),
+        r"on the branch with $G \to \operatorname{diag}\bigl(\frac{1}{\gamma}, "
+        r"\begin{pmatrix} -c & 1 \\ 1 & 0 \end{pmatrix}\bigr)$ as $\gamma \to \infty$ (followed by continuation "
         r"in $\gamma$). $\dot G = \partial_\gamma G$ is the solution of the linear system obtained by "
         r"differentiating these equations in $\gamma$ ($\partial_\gamma L_0$ has a single non-zero entry, 1, at "
-        r"position $(1, 1)$).}",
-        r"\intertext{Signal and weights: in an orthonormal basis of $\operatorname{span}(\mu, w_K, w_Q)$ write "
+        r"position $(1, 1)$).",
+        r"Signal and weights: in an orthonormal basis of $\operatorname{span}(\mu, w_K, w_Q)$ write "
         r"$\mu = (m_1, m_2, m_3)$, $w_K = (k_1, k_2, k_3)$, $w_Q = (q_1, q_2, q_3)$ (any factor of their Gram "
-        r"matrix: only inner products enter). With $C = \begin{pmatrix} m^\top \\ I_3 \end{pmatrix}$ and "
-        r"$A = I_3 + k q^\top$:}",
-        r"C A C^\top &= " + lat(M) + r", \\",
-        r"C C^\top &= " + lat(NC) + r", \\",
-        r"D &= \begin{pmatrix} 0_{4} & \frac{a_1}{c} (C A C^\top)^\top & 0_{4} \\ \frac{a_1}{c} C A C^\top & 0_{4} "
-        r"& 0_{4} \\ 0_{4} & 0_{4} & C C^\top \end{pmatrix} \in \mathbb{R}^{12 \times 12}, \\",
-        r"H &= G \otimes I_4, \qquad \dot H = \dot G \otimes I_4, \\",
-        r"e &= (1, 0, \dots, 0)^\top \in \mathbb{R}^{12} \quad \text{(block 1, direction } y/\sqrt{n}\text{ of the "
-        r"basis } [y, \xi_1, \xi_2, \xi_3]/\sqrt{n}), \\",
-        r"x &= (I_{12} + D H)^{-1} e, \\",
-        r"\frac{1}{n} y^\top Q(\gamma)\, y &\to \varphi(\gamma) = e^\top H x, \\",
-        r"E_A(\gamma) &\to -\gamma^2 \partial_\gamma \varphi(\gamma) = -\gamma^2\, x^\top \dot H x. \\",
-        r"\intertext{For comparison, ridge regression on the tokens, "
+        r"matrix: only inner products enter), $m$, $k$, $q$ for these coordinate vectors, and "
+        rf"$m^\top k = {dot(coords[0:3], coords[3:6])}$, $q^\top m = {dot(coords[6:9], coords[0:3])}$, "
+        r"$\|m\|^2 = m_{1}^{2} + m_{2}^{2} + m_{3}^{2} = \|\mu\|^2$. "
+        r"With $C = \begin{pmatrix} m^\top \\ I_3 \end{pmatrix} \in \mathbb{R}^{4 \times 3}$ and "
+        r"$A = I_3 + k q^\top$:",
+        align(r"A &= " + lat(A),
+              r"C A C^\top &= \begin{pmatrix} \|m\|^2 + (m^\top k)(q^\top m) & m^\top + (m^\top k)\, q^\top \\ "
+              r"m + (q^\top m)\, k & A \end{pmatrix}",
+              r"C C^\top &= \begin{pmatrix} \|m\|^2 & m^\top \\ m & I_3 \end{pmatrix}",
+              r"D &= \begin{pmatrix} 0_{4} & \frac{a_1}{c} (C A C^\top)^\top & 0_{4} \\ \frac{a_1}{c} C A C^\top "
+              r"& 0_{4} & 0_{4} \\ 0_{4} & 0_{4} & C C^\top \end{pmatrix} \in \mathbb{R}^{12 \times 12}",
+              r"H &= G \otimes I_4, \qquad \dot H = \dot G \otimes I_4",
+              r"e &= (1, 0, \dots, 0)^\top \in \mathbb{R}^{12}, \qquad x = (I_{12} + D H)^{-1} e",
+              r"\frac{1}{n} y^\top Q(\gamma)\, y &\to \varphi(\gamma) = e^\top H x",
+              r"E_A(\gamma) &\to -\gamma^2 \partial_\gamma \varphi(\gamma) = -\gamma^2\, x^\top \dot H x"),
+        r"Here $e$ picks the first of the 12 coordinates: the direction $y/\sqrt{n}$ in the first block of $H$.",
+        r"For comparison, ridge regression on the tokens, "
         r"$E_{RR}(\gamma) = \frac{\gamma^2}{n} y^\top (X^\top X/n + \gamma I_n)^{-2} y$, with "
-        r"$\|\mu\|^2 = m_1^2 + m_2^2 + m_3^2$ and $m$ the Marchenko-Pastur Stieltjes transform "
-        r"(the root $m > 0$ of $\gamma m^2 + (\gamma + c - 1) m - 1 = 0$):}",
-        r"E_{RR}(\gamma) &\to " + lat(E_RR),
+        r"$\mathsf{m}$ the Marchenko-Pastur Stieltjes transform "
+        r"(the root $\mathsf{m} > 0$ of $\gamma \mathsf{m}^2 + (\gamma + c - 1) \mathsf{m} - 1 = 0$):",
+        align(r"E_{RR}(\gamma) &\to " + lat(E_RR.subs(S.m, sp.Symbol(r"\mathsf{m}", positive=True)))),
     ]
-    return "\n".join(lines)
+    return "\n\n".join(blocks) + "\n"
 
 
 #: results with an ``--explicit`` form
@@ -103,7 +223,7 @@ EXPLICIT = {"theorem1": theorem1_explicit}
 
 
 def latex_of(result: str, standalone: bool = False, explicit: bool = False) -> str:
-    """The LaTeX of a result: an ``align`` environment (or a whole document with ``standalone``).
+    """The LaTeX of a result: prose and ``align`` blocks (or a whole document with ``standalone``).
 
     ``explicit`` writes every symbol out (available for ``theorem1``).
     """
@@ -114,17 +234,26 @@ def latex_of(result: str, standalone: bool = False, explicit: bool = False) -> s
     if explicit:
         if result not in EXPLICIT:
             raise ParameterError(f"--explicit is available for {', '.join(sorted(EXPLICIT))}, not {result!r}")
-        inner = EXPLICIT[result]()
+        body = EXPLICIT[result]()
     else:
         mod = load_module(LATEX_RESULTS[result])
         if mod is None or not hasattr(mod, "latex"):
             raise ParameterError(f"result {result!r} has no LaTeX form in this version")
-        inner = mod.latex().strip()
-    body = "\\begin{align}\n" + inner + "\n\\end{align}\n"
+        body = mod.latex().strip()
+        if "\\begin{" not in body:  # the lines of one align environment
+            body = "\\begin{align}\n" + body + "\n\\end{align}"
+    body = body.rstrip() + "\n"
     if not standalone:
         return body
-    return (
-        "\\documentclass{article}\n\\usepackage{amsmath,amssymb}\n\\usepackage[margin=2cm]{geometry}\n"
-        "\\begin{document}\n"
-        f"\\section*{{symrmt: {result}}}\n" + body + "\\end{document}\n"
-    )
+    return document(body, f"symrmt: {result}")
+
+
+class _LatexModule(types.ModuleType):
+    """``symrmt.latex`` is callable: ``symrmt.latex("theorem1")`` is :func:`latex_of` as a :class:`LatexText`."""
+
+    def __call__(self, result: str, explicit: bool = False, standalone: bool = False) -> LatexText:
+        return LatexText(latex_of(result, standalone=standalone, explicit=explicit))
+
+
+if isinstance(sys.modules.get(__name__), types.ModuleType):
+    sys.modules[__name__].__class__ = _LatexModule

@@ -1,10 +1,11 @@
 """Progress bars: ``tqdm`` when it is installed, else a tiny dependency-free bar on stderr.
 
-:func:`progress_bar` is what the package's long calls use: in a notebook, or on a
-terminal, it returns a ``tqdm.auto`` bar when ``tqdm`` is installed (a widget in
-Jupyter); otherwise -- ``tqdm`` missing, or stderr a file or a pipe such as a CI
-log -- it returns :class:`Progress`, which writes one plain line every few seconds
-instead of carriage-return redraws.
+:func:`progress_bar` is what the package's long calls use: on a terminal it returns a
+``tqdm`` bar when ``tqdm`` is installed, and in an interactive notebook a ``tqdm.auto``
+widget (closed and removed when the run ends); otherwise -- ``tqdm`` or ipywidgets missing,
+or stderr a file or a pipe such as a CI log -- it returns :class:`Progress`, which writes
+one plain line every few seconds instead of carriage-return redraws.  A notebook executed
+headless (``jupyter nbconvert --execute``) draws no bar at all unless asked to.
 
 >>> with Progress(3, "demo", enabled=False) as bar:
 ...     for _ in range(3):
@@ -37,16 +38,41 @@ def _fmt_time(seconds: float) -> str:
     return f"{h:d}:{m:02d}:{s:02d}" if h else f"{m:02d}:{s:02d}"
 
 
-def _in_notebook() -> bool:
-    """True inside a Jupyter kernel (where stderr is not a terminal but a widget can be drawn)."""
+def _kernel():
+    """The Jupyter kernel this code runs in, or None (a terminal, a script, a test run)."""
     shell = sys.modules.get("IPython")
     if shell is None or "ipykernel" not in sys.modules:
-        return False
+        return None
     try:
         ip = shell.get_ipython()
     except AttributeError:  # pragma: no cover - an unusual IPython
-        return False
-    return ip is not None and type(ip).__name__ == "ZMQInteractiveShell"
+        return None
+    if ip is None or type(ip).__name__ != "ZMQInteractiveShell":
+        return None
+    return getattr(ip, "kernel", None)
+
+
+def _in_notebook() -> bool:
+    """True inside a Jupyter kernel (where stderr is not a terminal but a widget can be drawn)."""
+    return _kernel() is not None
+
+
+def interactive_kernel() -> bool:
+    """True in a Jupyter kernel driven by a person: its current request accepts ``input()``.
+
+    Headless runners (``jupyter nbconvert --execute``, nbclient, papermill) send every cell with
+    ``allow_stdin=False``; there a progress bar would only be saved into the notebook, frozen, with
+    its widget state, so :func:`progress_bar` draws none.
+    """
+    kernel = _kernel()
+    return kernel is not None and bool(getattr(kernel, "_allow_stdin", False))
+
+
+def _widgets() -> bool:
+    """Whether ``tqdm.auto`` can draw a widget (ipywidgets installed), without importing it."""
+    import importlib.util
+
+    return importlib.util.find_spec("ipywidgets") is not None
 
 
 def progress_bar(total: int, desc: str = "", enabled: bool | None = None, stream=None):
@@ -61,8 +87,10 @@ def progress_bar(total: int, desc: str = "", enabled: bool | None = None, stream
 
     Returns
     -------
-    ``tqdm.auto.tqdm`` when ``tqdm`` is installed and the output is a terminal or a
-    notebook (and ``stream`` is not given); :class:`Progress` otherwise.
+    a ``tqdm.auto`` bar on a terminal, or a widget in an interactive notebook with
+    ipywidgets (removed when the run ends), when ``tqdm`` is installed and ``stream`` is not
+    given; :class:`Progress` otherwise.  A headless kernel (``jupyter nbconvert --execute``:
+    :func:`interactive_kernel` is false) gets no bar in auto mode.
 
     Examples
     --------
@@ -75,7 +103,19 @@ def progress_bar(total: int, desc: str = "", enabled: bool | None = None, stream
             tty = bool(out.isatty())
         except (AttributeError, ValueError):
             tty = False
-        if tty or _in_notebook():
+        if _in_notebook():
+            if not interactive_kernel():
+                # headless execution: nothing to watch the bar; auto draws none, True a plain line
+                return Progress(total, desc, enabled=bool(enabled), stream=stream)
+            if _widgets():
+                try:
+                    from tqdm.auto import tqdm
+                except ImportError:
+                    pass
+                else:
+                    # leave=False: the widget is closed and removed when the run ends (no frozen bar)
+                    return tqdm(total=total, desc=desc or None, leave=False, delay=0 if enabled else AUTO_AFTER_S)
+        elif tty:
             try:
                 from tqdm.auto import tqdm
             except ImportError:

@@ -7,9 +7,11 @@ r"""Result objects of the public API (:mod:`symrmt.api`): values that carry thei
 
 Every result has ``.gamma``, ``.attention`` and ``.ridge`` (float64 NumPy arrays;
 the certified values, at their full precision, are in ``.attention_mp`` and
-``.ridge_mp``), ``.to_numpy()``, ``.to_pandas()`` (pandas is the optional extra
-``symrmt[results]``), a text table as ``str()`` (at the certified digits), an HTML
-table for notebooks and ``.latex()`` (a ``tabular``; ``_repr_latex_`` gives the
+``.ridge_mp``), ``.to_numpy()``, ``.to_pandas()`` (one row per point, the default of every
+result; ``long=True``: one row per point and error) and ``.to_xarray()`` (pandas and xarray
+are the optional extra ``symrmt[results]``), ``.plot()`` (matplotlib, :mod:`symrmt.plotting`),
+a text table as ``str()`` (at the certified digits), an HTML table for notebooks and
+``.latex()`` (a ``tabular`` that fits the default ``article`` page; ``_repr_latex_`` gives the
 same numbers as a MathJax ``array``).
 
 This module imports only the standard library at import time; NumPy, mpmath and
@@ -22,8 +24,8 @@ import html
 from dataclasses import dataclass
 from fractions import Fraction
 
-__all__ = ["LimitResult", "SimulationResult", "Comparison", "text_table", "html_table", "latex_tabular",
-           "latex_array", "latex_escape", "need_pandas"]
+__all__ = ["LimitResult", "SimulationResult", "Comparison", "Extrapolation", "text_table", "html_table", "latex_tabular",
+           "latex_array", "latex_escape", "math_text", "digit_lines", "need_pandas"]
 
 
 # ---------------------------------------------------------------------------
@@ -67,10 +69,37 @@ def latex_escape(text: str) -> str:
     return "".join(_LATEX_SPECIAL.get(ch, ch) for ch in str(text))
 
 
-def latex_tabular(header, rows, caption: str = "", raw=()) -> str:
+_MATH_SPECIAL = {"\\": r"\backslash ", "{": r"\{", "}": r"\}", "#": r"\#", "$": r"\$", "%": r"\%",
+                 "&": r"\&", "_": r"\_", "^": r"\hat{\ }", "~": r"\sim ", "<": "<", ">": ">", "|": r"\vert "}
+
+
+def math_text(text: str) -> str:
+    r"""Text for math mode, in a form both pdflatex and MathJax render: runs of plain characters in
+    ``\text{}``, each special character as its math-mode escape (MathJax does not read escapes
+    inside ``\text``).
+
+    >>> math_text("E_RR = m**2 & more")
+    '\\text{E}\\_\\text{RR = m**2 }\\&\\text{ more}'
+    """
+    out, run = [], []
+    for ch in str(text):
+        if ch in _MATH_SPECIAL:
+            if run:
+                out.append(r"\text{" + "".join(run) + "}")
+                run = []
+            out.append(_MATH_SPECIAL[ch])
+        else:
+            run.append(ch)
+    if run:
+        out.append(r"\text{" + "".join(run) + "}")
+    return "".join(out)
+
+
+def latex_tabular(header, rows, caption: str = "", raw=(), cols: str | None = None) -> str:
     """A ``tabular``: header cells are LaTeX; body cells are escaped text, except the columns in ``raw``
-    (LaTeX as given).  The caption goes in a comment line above."""
-    cols = "r" * len(header)
+    (LaTeX as given).  The caption goes in a comment line above; ``cols`` is the column spec (default
+    right-aligned columns)."""
+    cols = "r" * len(header) if cols is None else cols
     lines = []
     if caption:
         lines.append("% " + caption.replace("\n", " "))
@@ -85,6 +114,34 @@ def latex_array(header, rows) -> str:
     cols = "r" * len(header)
     body = " \\\\ ".join(" & ".join(str(c) for c in r) for r in rows)
     return f"$$\\begin{{array}}{{{cols}}} {' & '.join(header)} \\\\ \\hline {body} \\end{{array}}$$"
+
+
+#: above this many digits a LimitResult's ``latex()`` lists one value per row, digits grouped by five
+LATEX_WIDE_DIGITS = 20
+
+
+def grouped_digits(text: str, group: int = 5) -> str:
+    """A decimal with the digits after its point in groups (spaces: where a long value may break a line).
+
+    >>> grouped_digits("0.34436479589541984574"), grouped_digits("1.2345678e-5")
+    ('0.34436 47958 95419 84574', '1.23456 78e-5')
+    """
+    mant, e, exp = text.partition("e")
+    head, dot, frac = mant.partition(".")
+    if not dot:
+        return text
+    return head + "." + " ".join(frac[i:i + group] for i in range(0, len(frac), group)) + e + exp
+
+
+def digit_lines(value: str, per_line: int = 40) -> list:
+    """A long decimal as lines of ``per_line`` digits, grouped by five (for a table that must fit a page).
+
+    >>> digit_lines("0.1234567890123", 10)
+    ['0.12345 67890', '123']
+    """
+    parts = grouped_digits(value).split(" ")
+    k = max(per_line // 5, 1)
+    return [" ".join(parts[i:i + k]) for i in range(0, len(parts), k)]
 
 
 def need_pandas():
@@ -227,6 +284,11 @@ def geometry_text(geometry, digits: int = 15) -> str:
     return ", ".join(parts) if parts else "mu = 0, W = I"
 
 
+def _gram_items(geometry):
+    """``(name, value)`` of a rank-one geometry's Gram entries (none for a low-rank one)."""
+    return list(geometry.as_dict().items()) if hasattr(geometry, "as_dict") else []
+
+
 def _floats(values):
     import numpy as np
 
@@ -313,12 +375,32 @@ class LimitResult:
 
         return np.column_stack([self.gamma, self.attention, self.ridge])
 
-    def to_pandas(self):
-        """A DataFrame with columns ``gamma, attention, ridge`` (float64) and the inputs in ``.attrs``."""
+    def to_pandas(self, long: bool = False):
+        """A DataFrame with columns ``gamma, attention, ridge`` (float64) and the inputs in ``.attrs``;
+        ``long=True``: columns ``gamma, error, value`` (one row per gamma and error)."""
         pd = need_pandas()
         df = pd.DataFrame(self.to_numpy(), columns=list(self.columns))
         df.attrs.update(self.params())
+        if long:
+            from symrmt.plotting import long_frame
+
+            return long_frame(df, ["gamma"], ["attention", "ridge"])
         return df
+
+    def to_xarray(self):
+        """An ``xarray.Dataset``: ``attention`` and ``ridge`` over ``gamma`` (float64), the inputs in ``attrs``."""
+        from symrmt.plotting import need_xarray
+
+        xr = need_xarray()
+        attrs = {k: str(v) for k, v in self.params().items()}
+        return xr.Dataset({"attention": ("gamma", self.attention), "ridge": ("gamma", self.ridge)},
+                          coords={"gamma": self.gamma}, attrs=attrs)
+
+    def plot(self, ax=None, log=None):
+        """``E_A`` and ``E_RR`` against ``gamma`` (matplotlib); returns the axes."""
+        from symrmt.plotting import plot_limit
+
+        return plot_limit(self, ax=ax, log=log)
 
     def params(self, exact: bool = False) -> dict:
         """The inputs as plain Python values: exact numbers as strings (``"1/2"``), except a long one (an
@@ -357,8 +439,18 @@ class LimitResult:
         return html_table(["γ", "E_A (attention)", "E_RR (ridge)"], self._rows(), self._caption())
 
     def latex(self) -> str:
-        """The values as a LaTeX ``tabular`` (inputs in a comment line above it)."""
-        return latex_tabular([r"$\gamma$", r"$E_A(\gamma)$", r"$E_{RR}(\gamma)$"], self._rows(), self._caption())
+        """The values as a LaTeX ``tabular`` (inputs in a comment line above it) that fits the default
+        ``article`` page: above :data:`LATEX_WIDE_DIGITS` digits one value per row, its digits grouped by
+        five in a paragraph column (so that 100 digits wrap instead of running off the page)."""
+        if self.digits <= LATEX_WIDE_DIGITS:
+            return latex_tabular([r"$\gamma$", r"$E_A(\gamma)$", r"$E_{RR}(\gamma)$"], self._rows(), self._caption())
+        rows = []
+        for g, a, r in self._rows():
+            for label, value in (("$E_A$", a), ("$E_{RR}$", r)):
+                lines = digit_lines(value)  # 40 digits a line
+                rows += [[g if label == "$E_A$" and k == 0 else "", label if k == 0 else "", line]
+                         for k, line in enumerate(lines)]
+        return latex_tabular([r"$\gamma$", "error", "value"], rows, self._caption(), raw=(1,), cols="rll")
 
     def _repr_latex_(self) -> str:
         return latex_array([r"\gamma", r"E_A(\gamma)", r"E_{RR}(\gamma)"], self._rows())
@@ -435,15 +527,51 @@ class SimulationResult:
 
         return np.column_stack([self.gamma, self.attention, self.attention_se, self.ridge, self.ridge_se])
 
-    def to_pandas(self):
+    def _attrs(self) -> dict:
+        return {"f": self.f, "expr": self.expr, "c": str(self.c), "n": self.n, "p": self.p,
+                "trials": self.trials, "seed": self.seed, "noise": self.noise, "diagonal": self.diagonal}
+
+    def to_pandas(self, long: bool = False):
+        """A DataFrame with :attr:`columns` (one row per gamma); ``long=True``: ``gamma, error, value, se``."""
         pd = need_pandas()
         df = pd.DataFrame(self.to_numpy(), columns=list(self.columns))
-        df.attrs.update({"f": self.f, "expr": self.expr, "c": str(self.c), "n": self.n, "p": self.p,
-                         "trials": self.trials, "seed": self.seed, "noise": self.noise, "diagonal": self.diagonal})
+        df.attrs.update(self._attrs())
+        if long:
+            from symrmt.plotting import long_frame
+
+            out = long_frame(df, ["gamma"], ["attention", "ridge"])
+            out["se"] = list(df["attention_se"]) + list(df["ridge_se"])
+            return out
         return df
 
-    def compare(self, theory: LimitResult) -> Comparison:
+    def to_xarray(self):
+        """An ``xarray.Dataset``: means and standard errors over ``gamma``, and every trial over
+        ``(trial, gamma)`` (``attention_trials``, ``ridge_trials``)."""
+        from symrmt.plotting import need_xarray
+
+        xr = need_xarray()
+        g = ("gamma",)
+        return xr.Dataset({"attention": (g, self.attention), "attention_se": (g, self.attention_se),
+                           "ridge": (g, self.ridge), "ridge_se": (g, self.ridge_se),
+                           "attention_trials": (("trial", "gamma"), self.attention_trials),
+                           "ridge_trials": (("trial", "gamma"), self.ridge_trials)},
+                          coords={"gamma": self.gamma}, attrs={k: str(v) for k, v in self._attrs().items()})
+
+    def plot(self, ax=None, limit=None, k: float = 1.0, log=None):
+        """The means with error bars of ``k`` standard errors, over the curves of ``limit`` (a
+        :class:`LimitResult`) when given (matplotlib); returns the axes."""
+        from symrmt.plotting import plot_simulation
+
+        return plot_simulation(self, ax=ax, limit=limit, k=k, log=log)
+
+    def compare(self, theory: LimitResult, sizes=None, runs=()) -> Comparison:
         """Gaps ``(simulation mean - limit) / se`` against a :class:`LimitResult` of the same model.
+
+        ``sizes`` (a list of ``n``) simulates the same point at those sizes too (same trials, seed,
+        noise), and ``runs`` adds simulations of the same model already made at other ``n``; with two
+        sizes or more the means are extrapolated in ``1/n`` (:class:`Extrapolation`) and the
+        comparison reports the extrapolated gap, and says where a gap at ``n`` is a finite-size
+        effect (above 3 se at ``n``, within 3 se once extrapolated).
 
         Raises :class:`~symrmt.params.ParameterError` when the two were computed for different
         inputs (``f``, ``c``, ``gamma``, geometry or diagonal).
@@ -465,7 +593,30 @@ class SimulationResult:
             diffs.append(f"diagonal: {self.diagonal} vs {theory.diagonal}")
         if diffs:
             raise ParameterError("the simulation and the limit are for different models: " + "; ".join(diffs))
-        return Comparison(self, theory)
+        sims = [self]
+        for run in runs:
+            if not isinstance(run, SimulationResult):
+                raise ParameterError(f"runs= takes SimulationResults, got {type(run).__name__}")
+            run.compare(theory)  # the same model, or a ParameterError saying what differs
+            sims.append(run)
+        for n in sizes or ():
+            sims.append(self.at_size(n))
+        if len({s.n for s in sims}) != len(sims):
+            raise ParameterError(f"the sizes must differ: n = {', '.join(str(s.n) for s in sims)}")
+        extra = Extrapolation.fit(sims) if len(sims) > 1 else None
+        return Comparison(self, theory, extra)
+
+    def at_size(self, n: int) -> SimulationResult:
+        """The same simulation (model, gammas, trials, seed, noise) at ``n`` tokens."""
+        from symrmt.params import ParameterError
+
+        if self.expr.startswith("<"):
+            raise ParameterError("simulating at another n needs f as text (a preset or an expression), not a "
+                                 "Python callable; simulate the other sizes yourself and pass them as runs=")
+        from symrmt.api import simulate
+
+        return simulate(self.f, self.c, list(self.gamma_exact), self.geometry, self.diagonal, self.center, n=n,
+                        trials=self.trials, seed=self.seed, noise=self.noise, progress=False)
 
     def _caption(self) -> str:
         return (f"simulation: f = {self.f}, n = {self.n}, p = {self.p}, c = {param_text(self.c)}, "
@@ -500,6 +651,53 @@ class SimulationResult:
 
 
 # ---------------------------------------------------------------------------
+# extrapolation in 1/n
+# ---------------------------------------------------------------------------
+@dataclass(frozen=True, eq=False)
+class Extrapolation:
+    """Simulated means at several ``n`` fitted as ``mean(n) = a + b/n`` (weighted least squares,
+    weights ``1/se^2``); ``attention``, ``ridge`` hold ``a`` per ``gamma`` (``n -> oo``) and
+    ``attention_se``, ``ridge_se`` its standard error, ``attention_slope``, ``ridge_slope`` the ``b``.
+
+    With two sizes the line passes through both means; with more, ``chi2`` (per error, per
+    ``gamma``) measures how well ``1/n`` describes them (about ``len(sizes) - 2`` if it does).
+    """
+
+    sizes: tuple
+    attention: object
+    attention_se: object
+    attention_slope: object
+    ridge: object
+    ridge_se: object
+    ridge_slope: object
+    chi2: object
+
+    @staticmethod
+    def _fit(x, y, se):
+        import numpy as np
+
+        w = 1.0 / np.maximum(se, 1e-300) ** 2  # (sizes, gammas)
+        s0, s1, s2 = w.sum(0), (w * x).sum(0), (w * x * x).sum(0)
+        t0, t1 = (w * y).sum(0), (w * x * y).sum(0)
+        det = s0 * s2 - s1 * s1
+        a = (s2 * t0 - s1 * t1) / det
+        b = (s0 * t1 - s1 * t0) / det
+        chi2 = (w * (y - a - b * x) ** 2).sum(0)
+        return a, np.sqrt(s2 / det), b, chi2
+
+    @classmethod
+    def fit(cls, sims) -> Extrapolation:
+        import numpy as np
+
+        sims = sorted(sims, key=lambda s: s.n)
+        x = np.array([[1.0 / s.n] for s in sims])
+        a, ase, ab, ac = cls._fit(x, np.array([s.attention for s in sims]), np.array([s.attention_se for s in sims]))
+        r, rse, rb, rc = cls._fit(x, np.array([s.ridge for s in sims]), np.array([s.ridge_se for s in sims]))
+        return cls(sizes=tuple(s.n for s in sims), attention=a, attention_se=ase, attention_slope=ab, ridge=r,
+                   ridge_se=rse, ridge_slope=rb, chi2=np.array([ac, rc]))
+
+
+# ---------------------------------------------------------------------------
 # simulation against limit
 # ---------------------------------------------------------------------------
 @dataclass(frozen=True, eq=False)
@@ -513,6 +711,7 @@ class Comparison:
 
     simulation: SimulationResult
     theory: LimitResult
+    extrapolation: Extrapolation | None = None
 
     columns = ("gamma", "attention_limit", "attention_mean", "attention_se", "attention_gap",
                "ridge_limit", "ridge_mean", "ridge_se", "ridge_gap")
@@ -550,6 +749,44 @@ class Comparison:
         return self.simulation.ridge - self.theory.ridge
 
     @property
+    def extrapolated_attention_gap(self):
+        """``(a - limit)/se(a)`` for ``E_A`` with ``a`` the 1/n-extrapolated mean (None without sizes)."""
+        e = self.extrapolation
+        return None if e is None else self._gap(e.attention, self.theory.attention, e.attention_se)
+
+    @property
+    def extrapolated_ridge_gap(self):
+        e = self.extrapolation
+        return None if e is None else self._gap(e.ridge, self.theory.ridge, e.ridge_se)
+
+    def notes(self, k: float = 3.0) -> list:
+        """Sentences on the gaps: which are finite-size effects (above ``k`` se at ``n``, within ``k`` se
+        extrapolated in 1/n), and, without an extrapolation, how to get one."""
+        import numpy as np
+
+        out = []
+        gaps = {"E_A": self.attention_gap, "E_RR": self.ridge_gap}
+        if self.extrapolation is not None:
+            ext = {"E_A": self.extrapolated_attention_gap, "E_RR": self.extrapolated_ridge_gap}
+            for name in gaps:
+                for i, g in enumerate(self.theory.gamma_exact):
+                    at_n, inf = gaps[name][i], ext[name][i]
+                    if abs(at_n) > k and abs(inf) <= k:
+                        out.append(f"{name} at gamma = {_fstr(g)}: {at_n:+.2f} se at n = {self.simulation.n}, "
+                                   f"{inf:+.2f} se extrapolated in 1/n: a finite-size effect")
+                    elif abs(inf) > k:
+                        out.append(f"{name} at gamma = {_fstr(g)}: still {inf:+.2f} se after the 1/n extrapolation "
+                                   f"from n = {', '.join(map(str, self.extrapolation.sizes))}")
+        elif np.any(np.abs(np.concatenate([gaps["E_A"], gaps["E_RR"]])) > k):
+            aligned = self.simulation.geometry is not None and any(
+                v != 0 for key, v in _gram_items(self.simulation.geometry) if key in ("muwk", "muwq"))
+            known = (" At weights aligned with mu the simulated E_A sits below its limit at n <= 512, a known "
+                     "finite-size effect that shrinks as n grows." if aligned and np.any(gaps["E_A"] < -k) else "")
+            out.append(f"gaps above {k:g} se at n = {self.simulation.n}.{known} compare(theory, sizes=[n1, n2]) "
+                       "simulates other sizes and extrapolates in 1/n.")
+        return out
+
+    @property
     def max_gap(self) -> float:
         """The largest ``|gap|`` in standard errors over both errors and every ``gamma``."""
         import numpy as np
@@ -572,9 +809,33 @@ class Comparison:
         return np.column_stack([t.gamma, t.attention, s.attention, s.attention_se, self.attention_gap,
                                 t.ridge, s.ridge, s.ridge_se, self.ridge_gap])
 
-    def to_pandas(self):
+    def to_pandas(self, long: bool = False):
+        """A DataFrame with :attr:`columns` (one row per gamma); ``long=True``: one row per gamma and error
+        with ``limit, mean, se, gap``."""
         pd = need_pandas()
-        return pd.DataFrame(self.to_numpy(), columns=list(self.columns))
+        df = pd.DataFrame(self.to_numpy(), columns=list(self.columns))
+        if long:
+            parts = []
+            for err in ("attention", "ridge"):
+                part = df[["gamma", f"{err}_limit", f"{err}_mean", f"{err}_se", f"{err}_gap"]].copy()
+                part.columns = ["gamma", "limit", "mean", "se", "gap"]
+                part.insert(1, "error", err)
+                parts.append(part)
+            return pd.concat(parts, ignore_index=True)
+        return df
+
+    def to_xarray(self):
+        """An ``xarray.Dataset`` of every column over ``gamma``."""
+        from symrmt.plotting import need_xarray
+
+        xr = need_xarray()
+        data = self.to_numpy()
+        return xr.Dataset({name: ("gamma", data[:, i]) for i, name in enumerate(self.columns) if name != "gamma"},
+                          coords={"gamma": data[:, 0]})
+
+    def plot(self, ax=None, k: float = 1.0, log=None):
+        """The simulation's error bars (``k`` se) over the limit curves (matplotlib); returns the axes."""
+        return self.simulation.plot(ax=ax, limit=self.theory, k=k, log=log)
 
     def _rows(self):
         s, t = self.simulation, self.theory
@@ -590,24 +851,46 @@ class Comparison:
         return (f"simulation (n = {s.n}, p = {s.p}, {s.trials} trials) against the limit; "
                 "gap/se = (mean - limit)/se")
 
+    def _extrapolation_rows(self):
+        e = self.extrapolation
+        ga, gr = self.extrapolated_attention_gap, self.extrapolated_ridge_gap
+        return [[_fstr(g), _se_str(e.attention[i], e.attention_se[i]), f"{ga[i]:+.2f}",
+                 _se_str(e.ridge[i], e.ridge_se[i]), f"{gr[i]:+.2f}"] for i, g in enumerate(self.theory.gamma_exact)]
+
     def __str__(self) -> str:
-        return self._caption() + "\n" + text_table(self._HEADER, self._rows())
+        out = self._caption() + "\n" + text_table(self._HEADER, self._rows())
+        if self.extrapolation is not None:
+            out += (f"\nextrapolated in 1/n from n = {', '.join(map(str, self.extrapolation.sizes))} "
+                    "(mean(n) = a + b/n; gap/se = (a - limit)/se(a))\n"
+                    + text_table(["gamma", "E_A (n -> oo)", "gap/se", "E_RR (n -> oo)", "gap/se"],
+                                 self._extrapolation_rows()))
+        for note in self.notes():
+            out += "\nnote: " + note
+        return out
 
     def __repr__(self) -> str:
         return f"<Comparison max |gap| = {self.max_gap:.2f} se>"
 
     def _repr_html_(self) -> str:
-        return html_table(self._HEADER, self._rows(), self._caption())
+        out = html_table(self._HEADER, self._rows(), self._caption())
+        if self.extrapolation is not None:
+            out += html_table(["γ", "E_A (n → ∞)", "gap/se", "E_RR (n → ∞)", "gap/se"], self._extrapolation_rows(),
+                              f"extrapolated in 1/n from n = {', '.join(map(str, self.extrapolation.sizes))}")
+        return out + "".join(f"<p>note: {html.escape(note)}</p>" for note in self.notes())
 
     def latex(self) -> str:
-        header = [r"$\gamma$", r"$E_A$ limit", r"$E_A$ sim.", "gap/se", r"$E_{RR}$ limit", r"$E_{RR}$ sim.",
-                  "gap/se"]
-        rows = [[r[0], r[1], "$" + r[2].replace("±", r"\pm") + "$", r[3], r[4], "$" + r[5].replace("±", r"\pm") + "$",
-                 r[6]] for r in self._rows()]
-        return latex_tabular(header, rows, self._caption(), raw=(2, 5))
+        """A ``tabular`` with two rows per ``gamma`` (``E_A``, then ``E_RR``), so that it fits a page."""
+        header = [r"$\gamma$", "error", "limit", r"simulation (mean $\pm$ se)", "gap/se"]
+        rows = []
+        for r in self._rows():
+            rows.append([r[0], "$E_A$", r[1], "$" + r[2].replace("±", r"\pm") + "$", r[3]])
+            rows.append(["", "$E_{RR}$", r[4], "$" + r[5].replace("±", r"\pm") + "$", r[6]])
+        return latex_tabular(header, rows, self._caption(), raw=(1, 3))
 
     def _repr_latex_(self) -> str:
-        rows = [[r[0], r[1], r[2].replace("±", r"\pm"), r[3], r[4], r[5].replace("±", r"\pm"), r[6]]
-                for r in self._rows()]
-        return latex_array([r"\gamma", r"E_A", r"\hat E_A", r"\text{gap}/\text{se}", r"E_{RR}", r"\hat E_{RR}",
+        rows = []
+        for r in self._rows():
+            rows.append([r[0], "E_A", r[1], r[2].replace("±", r"\pm"), r[3]])
+            rows.append(["", "E_{RR}", r[4], r[5].replace("±", r"\pm"), r[6]])
+        return latex_array([r"\gamma", r"\text{error}", r"\text{limit}", r"\text{simulation}",
                             r"\text{gap}/\text{se}"], rows)

@@ -24,8 +24,8 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from symrmt.params import Geometry, LowRankGeometry, ParameterError, check_c, check_diagonal, to_fraction
-from symrmt.results import _fstr, html_table, latex_array, latex_tabular, need_pandas, param_column, param_text
-from symrmt.results import text_table
+from symrmt.results import (LATEX_WIDE_DIGITS, _fstr, digit_lines, html_table, latex_array, latex_tabular, need_pandas,
+                            param_column, param_text, text_table)
 
 __all__ = ["sweep", "SweepResult", "GRID_KEYS", "point_geometry"]
 
@@ -197,9 +197,9 @@ class SweepResult:
         return np.array([[float(p[k]) for k in self.points[0]] + [float(a), float(r)]
                          for p, a, r in zip(self.points, self.attention_mp, self.ridge_mp)], dtype=np.float64)
 
-    def to_pandas(self, long: bool = True):
-        """Long format (default): one row per (point, error) with the grid's axes, ``error`` and ``value``;
-        ``long=False``: one row per point with every parameter and both errors."""
+    def to_pandas(self, long: bool = False):
+        """One row per point with every parameter and both errors (the default of every result);
+        ``long=True``: one row per (point, error) with the grid's axes, ``error`` and ``value``."""
         pd = need_pandas()
         wide = pd.DataFrame(self.to_numpy(), columns=list(self.columns))
         if self.fallback is not None:
@@ -209,6 +209,14 @@ class SweepResult:
                              value_name="value")
         wide.attrs.update(self._attrs())
         return wide
+
+    def plot(self, kind: str = "difference", ax=None, log=None):
+        """A line per error over a one-axis grid; over two axes a heat map of ``E_A - E_RR`` with the
+        contour ``E_A = E_RR`` (``kind="attention"``, ``"ridge"``: that error) or the sign map
+        (``kind="sign"``: the phase diagram).  matplotlib; returns the axes."""
+        from symrmt.plotting import plot_sweep
+
+        return plot_sweep(self, kind=kind, ax=ax, log=log)
 
     def to_xarray(self):
         """An ``xarray.Dataset`` with ``attention`` and ``ridge`` over the grid's axes (needs xarray)."""
@@ -278,11 +286,38 @@ class SweepResult:
     def _repr_html_(self) -> str:
         return html_table(list(self.columns), self._rows(200), self._caption())
 
+    def _varying(self) -> list:
+        """Indices of the columns that vary over the grid (the others are in the caption), then E_A, E_RR."""
+        keys = list(self.points[0])
+        if len(self.points) == 1:
+            return [*range(len(keys)), len(keys), len(keys) + 1]
+        first = self.points[0]
+        varying = [i for i, k in enumerate(keys) if any(p[k] != first[k] for p in self.points)]
+        return [*varying, len(keys), len(keys) + 1]
+
     def latex(self) -> str:
-        return latex_tabular([f"${_TEX.get(k, k)}$" for k in self.columns], self._rows(), self._caption())
+        """The values as a LaTeX ``tabular``: the parameters that vary and both errors (the rest in the
+        comment line above it)."""
+        keep = self._varying()
+        cols = list(self.columns)
+        if self.digits is None or self.digits <= LATEX_WIDE_DIGITS:
+            rows = [[r[i] for i in keep] for r in self._rows()]
+            return latex_tabular([f"${_TEX.get(cols[i], cols[i])}$" for i in keep], rows, self._caption())
+        # many digits: one value per row, 40 digits a line less 5 per parameter column (at least 20)
+        params, rows = keep[:-2], []
+        per_line = max(20, 40 - 5 * len(params))
+        for r in self._rows():
+            for label, value in (("$E_A$", r[-2]), ("$E_{RR}$", r[-1])):
+                for k, line in enumerate(digit_lines(value, per_line)):
+                    first = label == "$E_A$" and k == 0
+                    rows.append([r[i] if first else "" for i in params] + [label if k == 0 else "", line])
+        header = [f"${_TEX.get(cols[i], cols[i])}$" for i in params] + ["error", "value"]
+        return latex_tabular(header, rows, self._caption(), raw=(len(params),), cols="r" * len(params) + "rl")
 
     def _repr_latex_(self) -> str:
-        return latex_array([_TEX.get(k, k) for k in self.columns], self._rows(60))
+        keep = self._varying()
+        cols = list(self.columns)
+        return latex_array([_TEX.get(cols[i], cols[i]) for i in keep], [[r[i] for i in keep] for r in self._rows(60)])
 
 
 #: significant digits of a float64 parameter (an inner product from an angle on the fast path) in a table

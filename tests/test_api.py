@@ -186,3 +186,25 @@ def test_progress_bar_picks_tqdm_on_a_terminal_and_the_plain_bar_elsewhere(monke
     bar.update(2)
     bar.close()
     assert sys.stderr.getvalue().count("log: 2/2") == 1
+
+
+def test_progress_bar_in_a_headless_kernel_draws_nothing(monkeypatch):
+    """nbconvert --execute runs each cell with allow_stdin=False: no bar there (auto), a plain one on request;
+    an interactive kernel without ipywidgets gets the plain bar, never tqdm's 'IProgress not found' warning."""
+    import io
+    import types
+
+    from symrmt import progress
+
+    kernel = types.SimpleNamespace(_allow_stdin=False)
+    monkeypatch.setattr(progress, "_kernel", lambda: kernel)
+    monkeypatch.setattr(sys, "stderr", io.StringIO())
+    bar = progress.progress_bar(3, "x")
+    assert isinstance(bar, progress.Progress) and bar.enabled is False
+    bar.update(3)
+    bar.close()
+    assert sys.stderr.getvalue() == ""
+    assert isinstance(progress.progress_bar(3, "x", enabled=True), progress.Progress)
+    kernel._allow_stdin = True
+    monkeypatch.setattr(progress, "_widgets", lambda: False)
+    assert isinstance(progress.progress_bar(3, "x", enabled=True), progress.Progress)

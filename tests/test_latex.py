@@ -1,13 +1,18 @@
-"""LaTeX output: ``symrmt latex theorem1 --explicit`` and every result object's ``.latex()``.
+"""LaTeX output: every ``symrmt latex`` result, ``--explicit``, every result object's ``.latex()`` and the
+engine's pencils and fixed points.
 
-Where ``pdflatex`` or ``tectonic`` is installed the standalone documents are compiled.  Otherwise
-they are parsed with pylatexenc's ``LatexWalker`` in strict mode (unbalanced braces, a ``\\begin``
-without its ``\\end`` or a stray ``&`` outside a group raise), and every macro and environment used
-must be a standard LaTeX/amsmath one, so a typo such as ``\\mathbbb`` fails too.
+Each text is compiled by a real ``pdflatex`` (Debian's ``texlive-latex-base``; ``.ci/run`` installs it) in
+the default ``article`` page, and the log must hold no error, no LaTeX warning and no overfull box wider
+than 1 pt.  A missing ``pdflatex`` fails the test (it is not skipped).  Whatever a notebook renders
+(``symrmt latex`` bodies, ``_repr_latex_``) must also keep to what MathJax 3 renders: every environment and
+macro in the whitelists below (all in MathJax 3's TeX input with its ``ams`` extension), no ``\\intertext``,
+and outside math no macro at all (MathJax leaves text outside math as it is).
 """
 
 from __future__ import annotations
 
+import dataclasses
+import re
 import shutil
 import subprocess
 
@@ -16,85 +21,186 @@ import pytest
 
 import symrmt
 from symrmt.cli import main
-from symrmt.latex import latex_of
+from symrmt.latex import LATEX_RESULTS, document, latex_of
 
-ENVIRONMENTS = {"document", "align", "matrix", "pmatrix", "tabular"}
-MACROS = {
-    "documentclass", "usepackage", "begin", "end", "section", "intertext", "text", "operatorname", "mathbb",
-    "mathcal", "frac", "tfrac", "sqrt", "left", "right", "bigl", "bigr", "Bigl", "Bigr", "quad", "qquad", "otimes",
-    "top", "le", "to", "infty", "in", "sim", "pm", "dot", "partial", "lim", "tilde", "dots", "cdot", "times",
-    "gamma", "mu", "nu", "xi", "mathrm", "hline", "\\", ",", " ", "|", "det", "log", "exp", "sum",
-    "prod", "alpha", "beta", "theta", "pi", "sigma", "tau", "varphi", "phi", ";",
-    # escaped characters in text cells
-    "_", "{", "}", "#", "$", "%", "&", "^", "~", "textbackslash",
+# environments and macros of MathJax 3 (TeX input, ams) that the package's LaTeX uses
+MATHJAX_ENVIRONMENTS = {"align", "equation", "split", "matrix", "pmatrix", "array"}
+MATHJAX_MACROS = {
+    "begin", "end", "text", "texttt", "operatorname", "mathbb", "mathcal", "mathrm", "mathsf", "frac", "tfrac",
+    "sqrt", "left", "right", "bigl", "bigr", "Bigl", "Bigr", "quad", "qquad", "otimes", "top", "le", "to",
+    "infty", "in", "sim", "simeq", "cos", "pm", "dot", "partial", "lim", "tilde", "hat", "widehat", "bar", "dots",
+    "cdot", "cdots", "times", "det", "log", "exp", "sum", "prod", "Rightarrow", "phantom", "hline", "vert",
+    "backslash", "alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta", "kappa", "lambda", "mu",
+    "nu", "xi", "pi", "rho", "sigma", "tau", "phi", "varphi", "chi", "psi", "omega", "Delta",
+    "\\", ",", ";", " ", "|", "{", "}", "_", "#", "$", "%", "&",
 }
 
-
-def _engine():
-    return shutil.which("pdflatex") or shutil.which("tectonic")
-
-
-def _document(body: str) -> str:
-    return ("\\documentclass{article}\n\\usepackage{amsmath,amssymb}\n\\begin{document}\n" + body
-            + "\n\\end{document}\n")
+# a page's overfull boxes: "Overfull \hbox (12.3pt too wide)"
+_OVERFULL = re.compile(r"Overfull \\hbox \((\d+(?:\.\d+)?)pt too wide\)")
 
 
-def _names(nodes, macros, envs):
-    from pylatexenc.latexwalker import (LatexEnvironmentNode, LatexGroupNode, LatexMacroNode,
-                                        LatexMathNode)
-
-    for node in nodes or ():
-        if node is None:
-            continue
-        if isinstance(node, LatexMacroNode):
-            macros.add(node.macroname)
-            if node.nodeargd is not None:
-                _names([a for a in node.nodeargd.argnlist if a is not None], macros, envs)
-        elif isinstance(node, LatexEnvironmentNode):
-            envs.add(node.environmentname)
-            _names(node.nodelist, macros, envs)
-        elif isinstance(node, (LatexGroupNode, LatexMathNode)):
-            _names(node.nodelist, macros, envs)
+def pdflatex():
+    exe = shutil.which("pdflatex")
+    if exe is None:
+        pytest.fail("pdflatex is not installed: apt-get install texlive-latex-base texlive-latex-extra "
+                    "(.ci/run does); the LaTeX tests compile the real output")
+    return exe
 
 
-def check_latex(tex: str, tmp_path, name: str) -> None:
-    """Compile ``tex`` (a whole document) when a TeX engine exists, else parse it strictly."""
-    engine = _engine()
-    if engine:
-        src = tmp_path / f"{name}.tex"
-        src.write_text(tex)
-        cmd = [engine, "-interaction=nonstopmode", "-halt-on-error", src.name] if engine.endswith("pdflatex") \
-            else [engine, src.name]
-        proc = subprocess.run(cmd, cwd=tmp_path, capture_output=True, text=True, timeout=300)
-        assert proc.returncode == 0, proc.stdout[-3000:]
-        assert (tmp_path / f"{name}.pdf").stat().st_size > 0
-        return
-    walker_mod = pytest.importorskip("pylatexenc.latexwalker")
-    nodes, _, _ = walker_mod.LatexWalker(tex, tolerant_parsing=False).get_latex_nodes()
-    macros, envs = set(), set()
-    _names(nodes, macros, envs)
-    assert envs <= ENVIRONMENTS, envs - ENVIRONMENTS
-    assert macros <= MACROS, macros - MACROS
+def compile_tex(tex: str, tmp_path, name: str) -> str:
+    """Compile a whole document; fail on an error, a LaTeX warning or an overfull box above 1 pt."""
+    src = tmp_path / f"{name}.tex"
+    src.write_text(tex)
+    proc = subprocess.run([pdflatex(), "-interaction=nonstopmode", "-halt-on-error", src.name], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=120)
+    log = (tmp_path / f"{name}.log").read_text(errors="replace")
+    assert proc.returncode == 0, proc.stdout[-3000:]
+    assert (tmp_path / f"{name}.pdf").stat().st_size > 0
+    too_wide = [float(x) for x in _OVERFULL.findall(log)]
+    assert all(w <= 1.0 for w in too_wide), (name, too_wide, tex[:3000])
+    assert "LaTeX Warning" not in log, [line for line in log.splitlines() if "Warning" in line]
+    return log
 
 
-def test_theorem1_explicit_defines_every_symbol(tmp_path, capsys):
+def mathjax_names(tex: str):
+    """``(environments, macros, macros outside math)`` of ``tex`` (pylatexenc, strict parsing)."""
+    from pylatexenc.latexwalker import (LatexCharsNode, LatexCommentNode, LatexEnvironmentNode, LatexGroupNode,
+                                        LatexMacroNode, LatexMathNode, LatexSpecialsNode, LatexWalker)
+
+    envs, macros, outside = set(), set(), []
+
+    def walk(nodes, in_math):
+        for node in nodes or ():
+            if node is None or isinstance(node, (LatexCharsNode, LatexSpecialsNode)):
+                continue
+            if isinstance(node, LatexCommentNode):
+                outside.append("%" + node.comment)
+            elif isinstance(node, LatexMacroNode):
+                macros.add(node.macroname)
+                if not in_math:
+                    outside.append("\\" + node.macroname)
+                if node.nodeargd is not None:
+                    walk([a for a in node.nodeargd.argnlist if a is not None], in_math)
+            elif isinstance(node, LatexEnvironmentNode):
+                envs.add(node.environmentname)
+                walk(node.nodelist, True)
+            elif isinstance(node, LatexMathNode):
+                walk(node.nodelist, True)
+            elif isinstance(node, LatexGroupNode):
+                walk(node.nodelist, in_math)
+
+    nodes, _, _ = LatexWalker(tex, tolerant_parsing=False).get_latex_nodes()
+    walk(nodes, False)
+    return envs, macros, outside
+
+
+def text_outside_math(tex: str) -> str:
+    """The characters ``tex`` sets in text mode (outside math; tabular cells included)."""
+    from pylatexenc.latexwalker import (LatexCharsNode, LatexEnvironmentNode, LatexGroupNode, LatexMathNode,
+                                        LatexWalker)
+
+    out = []
+
+    def walk(nodes):
+        for node in nodes or ():
+            if isinstance(node, LatexCharsNode):
+                out.append(node.chars)
+            elif isinstance(node, LatexEnvironmentNode) and node.environmentname in ("tabular", "document"):
+                walk(node.nodelist)
+            elif isinstance(node, LatexGroupNode) and not isinstance(node, LatexMathNode):
+                walk(node.nodelist)
+
+    walk(LatexWalker(tex, tolerant_parsing=False).get_latex_nodes()[0])
+    return "".join(out)
+
+
+def check_mathjax(tex: str) -> None:
+    """``tex`` keeps to what MathJax 3 renders in a notebook."""
+    assert "\\intertext" not in tex
+    envs, macros, outside = mathjax_names(tex)
+    assert envs <= MATHJAX_ENVIRONMENTS, envs - MATHJAX_ENVIRONMENTS
+    assert macros <= MATHJAX_MACROS, macros - MATHJAX_MACROS
+    assert not outside, outside
+
+
+def test_checker_catches_what_it_should(tmp_path):
+    """The checks can fail: an overfull line, an \\intertext and a macro outside math are caught."""
+    wide = "\\begin{align}\n" + " + ".join(f"x_{{{i}}}" for i in range(80)) + "\n\\end{align}\n"
+    with pytest.raises(AssertionError):
+        compile_tex(document(wide), tmp_path, "wide")
+    with pytest.raises(AssertionError):
+        check_mathjax("\\begin{align} a \\intertext{b} c \\end{align}")
+    with pytest.raises(AssertionError):
+        check_mathjax("text \\emph{x} and $y$")
+    check_mathjax("text $\\frac{1}{2}$ and \\begin{align} a &= b \\end{align}")
+
+
+@pytest.mark.parametrize("result", [*sorted(LATEX_RESULTS), "theorem1-explicit"])
+def test_symrmt_latex_compiles_and_renders(tmp_path, result):
+    name, explicit = (result.split("-")[0], True) if result.endswith("-explicit") else (result, False)
+    body = latex_of(name, explicit=explicit)
+    compile_tex(document(body), tmp_path, result)  # the default article page: no geometry package
+    compile_tex(latex_of(name, standalone=True, explicit=explicit), tmp_path, result + "-standalone")
+    check_mathjax(body)
+    assert not set("<>|") & set(text_outside_math(body))
+    # one equation per display: no number repeats a multi-line polynomial's line
+    assert "m^{1}" not in body and "m^{0}" not in body
+
+
+def test_noise_only_states_its_case_and_one_number(tmp_path):
+    from symrmt.derivations import noise_only
+
+    body = latex_of("noise-only")
+    assert "$\\mu = 0$ and $W = I_p$" in body and "a_1 = 0" in body
+    assert "\\operatorname{tr} Q(\\gamma)" in body  # what m is
+    assert body.count("\\begin{equation}") == 1 and "\\begin{split}" in body and "\\begin{align}" not in \
+        body.split("\\begin{equation}")[1]
+    at_point = noise_only.latex(("1/2", 0, "3/4", 1))
+    assert "(c, a_1, \\nu, d) = (\\frac{1}{2}, 0, \\frac{3}{4}, 1)" in at_point
+    compile_tex(document(at_point), tmp_path, "noise-point")
+    check_mathjax(at_point)
+
+
+def test_every_symbol_is_defined():
+    t1 = latex_of("theorem1")
+    for definition in ("D &=", "the first vector of the standard basis", "A = I_3 + k q^\\top", "C = ",
+                       "b^2 = \\nu - a_1^2", "a_1 = \\mathbb{E}"):
+        assert definition in t1, definition
+    aligned = latex_of("aligned")
+    assert "$g_1 = (G_{11}, G_{12}, G_{13})^\\top$ is its first column" in aligned
+    ridgeless = latex_of("ridgeless")
+    assert "(G_{11}, G_{12}, G_{13}, G_{22}, G_{23}, G_{33}) &\\simeq" in ridgeless
+
+
+def test_theorem1_explicit_defines_every_symbol(capsys):
     tex = latex_of("theorem1", standalone=True, explicit=True)
-    check_latex(tex, tmp_path, "theorem1")
-    # the shorthand of the short form is defined: D entry by entry, e, x, H, G, N, C, A and the inputs
-    for definition in ("L_0 &=", "G &=", "N = c I_3 + G A_S =", "C A C^\\top &=", "C C^\\top &=", "D &=", "H &=",
-                       "e &=", "x &=", "E_A(\\gamma) &\\to", "E_{RR}(\\gamma) &\\to", "a_1 = \\mathbb{E}",
+    for definition in ("L_0 &=", "G &=", "N &= c I_3 + G A_S =", "C A C^\\top &=", "C C^\\top &=", "D &=", "H &=",
+                       "e &=", "x = (I_{12}", "E_A(\\gamma) &\\to", "E_{RR}(\\gamma) &\\to", "a_1 = \\mathbb{E}",
                        "\\nu = \\mathbb{E}", "b^2 = \\nu - a_1^2", "\\mu = (m_1, m_2, m_3)", "w_K = (k_1, k_2, k_3)"):
         assert definition in tex, definition
-    # C A C^T is written out in the coordinates
-    assert "k_{1} q_{1}" in tex and "m_{1}" in tex
+    assert "k_{1} q_{1}" in tex and "m_{1}" in tex  # A written out in the coordinates
     assert main(["latex", "theorem1", "--explicit"]) == 0
     assert "D &=" in capsys.readouterr().out
     assert main(["latex", "ridge", "--explicit"]) == 2
 
 
-@pytest.mark.parametrize("result", ["ridge", "theorem1", "lowrank"])
-def test_short_forms_parse(tmp_path, result):
-    check_latex(latex_of(result, standalone=True), tmp_path, result)
+def test_explicit_block_form_is_the_symbolic_matrix():
+    """The block form of C A C^T printed by --explicit equals the product the package builds."""
+    import sympy as sp
+
+    from symrmt.symbolic import attention as S
+
+    coords = S.lowrank_coords(1)
+    m, k, q = (sp.Matrix(coords[i * 3:(i + 1) * 3]) for i in range(3))
+    A = sp.eye(3) + k * q.T
+    C = sp.Matrix.vstack(m.T, sp.eye(3))
+    mk, qm = (m.T * k)[0], (q.T * m)[0]
+    block = sp.Matrix(sp.BlockMatrix([[sp.Matrix([[(m.T * m)[0] + mk * qm]]), m.T + mk * q.T],
+                                      [m + qm * k, A]]))
+    assert (block - C * A * C.T).applyfunc(sp.expand) == sp.zeros(4, 4)
+    D = S.woodbury_D(coords)
+    assert (D[4:8, 0:4] - S.a1 / S.c * C * A * C.T).applyfunc(sp.expand) == sp.zeros(4, 4)
+    assert (D[8:12, 8:12] - C * C.T).applyfunc(sp.expand) == sp.zeros(4, 4)
 
 
 def test_result_objects_latex(tmp_path):
@@ -104,12 +210,79 @@ def test_result_objects_latex(tmp_path):
     sw = symrmt.sweep("tanh", {"c": [0.5, 2], "gamma": 1}, digits=10, progress=False)
     cr = symrmt.crossings("Max(t, 0)", over="c", between=(0.2, 0.5), gamma=1, snr=1, center=True, digits=10,
                           scan=3, progress=False)
+    # the header of a root over an angle (only the name changes: the formatting is under test)
+    angle = dataclasses.replace(cr, over="cos_muwk")
     empty = symrmt.crossings("tanh", over="gamma", between=(0.1, 1), c=2, snr=1, digits=8, scan=3, progress=False)
     assert len(cr) == 1 and len(empty) == 0
-    for i, obj in enumerate((th, sim, sim.compare(th), sw, cr, empty)):
+    for i, obj in enumerate((th, sim, sim.compare(th), sw, cr, angle, empty)):
         body = obj.latex()
         assert isinstance(body, str) and body.strip()
-        check_latex(_document(body), tmp_path, f"result{i}")
-        assert obj._repr_latex_().startswith("$")
+        compile_tex(document(body), tmp_path, f"result{i}")
+        assert not set("<>|") & set(text_outside_math(body)), body  # OT1 text sets < as an inverted !
+        shown = obj._repr_latex_()
+        assert shown.startswith(("$$", "$E_A")), shown
+        check_mathjax(shown)
+        compile_tex(document(shown), tmp_path, f"shown{i}")
+    assert "\\cos(\\mu, w_K)" in angle.latex()
     assert "f = Max(t, 0), centered" in cr._caption()
     assert np.isfinite(sw.attention).all()
+
+
+def test_engine_latex_names(tmp_path):
+    """``lam`` is one symbol, a split Gaussian's block a superscript, and the text compiles."""
+    from symrmt.derivations import load_module
+
+    for name in ("engine_mp", "engine_anisotropic_mp"):
+        tex = load_module(name).latex()
+        assert "lam" not in tex.replace("\\lambda", "") and "\\lambda" in tex, name
+        assert "[" not in tex.replace("\\left[", "").replace("\\right]", ""), name  # no \hat{Z[,0]}
+        # each display of a small example fits the page: the pencil, then each line of the fixed point
+        displays = ["$$" + line.strip().removeprefix("\\qquad ").rstrip(",") + "$$" for line in tex.splitlines()
+                    if not line.startswith("%")]
+        for shown in displays:
+            check_mathjax(shown)
+        compile_tex(document("\n\n".join(displays)), tmp_path, name)
+
+
+def test_latex_callable_at_top_level():
+    t = symrmt.latex("ridge")
+    assert str(t) == latex_of("ridge") and t._repr_latex_() == str(t)
+    assert symrmt.latex.latex_of is latex_of
+    assert "\\documentclass" in symrmt.latex("ridge", standalone=True)
+
+
+def test_check_report_displays(tmp_path):
+    rep = symrmt.check("E_RR", "gamma**2*m*(1+m)*((1+snr)*m**2 + 2*m + 1)/((1 + (1+snr)*m)**2*(c + 2*gamma*m "
+                       "+ gamma - 1))", points=3, region=False)
+    assert rep.status in ("proved", "verified")
+    assert rep.status.upper() in rep._repr_html_() and "<pre>" in rep._repr_html_()
+    shown = rep._repr_latex_()
+    check_mathjax(shown)
+    compile_tex(document(shown), tmp_path, "report")
+
+
+def test_many_digits_fit_the_page(tmp_path):
+    """45 certified digits: one value per row, 40 digits a line, so nothing runs off the page."""
+    th = symrmt.limit("tanh", "1/2", [0.1, 1], symrmt.Geometry(snr=1), digits=45)
+    tex = th.latex()
+    compile_tex(document(tex), tmp_path, "digits45")
+    import mpmath
+
+    rows = [[c.strip() for c in line.removesuffix("\\\\").split("&")] for line in tex.splitlines()
+            if line.endswith("\\\\") and "&" in line][1:]
+    assert len(rows) == 4 * 2  # each of the 4 values on two lines (45 digits > 40 a line)
+    assert rows[0][:2] == ["0.1", "$E_A$"] and rows[1][:2] == ["", ""]
+    assert (rows[0][2] + rows[1][2]).replace(" ", "") == mpmath.nstr(th.attention_mp[0], 45)
+
+
+def test_many_digits_sweep_and_crossings_fit(tmp_path):
+    sw = symrmt.sweep("tanh", {"c": [0.5, 2], "snr": [0, 1], "gamma": 1}, digits=45, progress=False)
+    compile_tex(document(sw.latex()), tmp_path, "sweep45")
+    cr = symrmt.crossings("Max(t, 0)", over="c", between=(0.2, 0.5), gamma=1, snr=1, center=True, digits=60,
+                          scan=3, progress=False)
+    tex = cr.latex()
+    compile_tex(document(tex), tmp_path, "cross60")
+    import mpmath
+
+    cells = [line.split("&")[0].strip() for line in tex.splitlines() if line.endswith("\\\\") and "&" in line][1:]
+    assert "".join(cells).replace(" ", "") == mpmath.nstr(cr.roots[0], 60)

@@ -1,6 +1,10 @@
-"""The notebook example (docs/examples/notebook.py) runs as a test: curves over 50 gammas for aligned
-weights given by angles, the crossings in c for ReLU, and a simulation of the same model compared with
-the limit (its own asserts; n = 256 here to keep the test short)."""
+"""The notebook examples run as tests.
+
+* docs/examples/notebook.py: curves over 50 gammas for aligned weights given by angles, the crossings in c
+  for ReLU, and a simulation of the same model compared with the limit (its own asserts; n = 256 here to
+  keep the test short);
+* docs/examples/paper.ipynb: the paper's experiments, executed headless by ``jupyter nbconvert --execute``.
+"""
 
 from __future__ import annotations
 
@@ -31,3 +35,45 @@ def test_notebook_runs(tmp_path):
     assert (tmp_path / "curves.png").stat().st_size > 0
     assert len(out["curve"].gamma) == 50 and len(out["crossings"]) >= 1
     assert out["comparison"].within(k=3, slack=0.01)
+
+
+NOTEBOOK = SCRIPT.parent / "paper.ipynb"
+
+
+@pytest.mark.slow
+def test_paper_notebook_executes_headless_clean(tmp_path):
+    """docs/examples/paper.ipynb under ``jupyter nbconvert --execute`` (about 25 s): every cell runs (its own
+    asserts included), and the executed notebook holds no error, nothing on stderr (so no warning and no
+    progress bar), no widget output and no saved widget state.  nbconvert's own log line about the kernel's
+    TCP transport is Jupyter's, not the notebook's; a Python warning category anywhere in its stderr fails."""
+    import json
+    import os
+    import re
+    import subprocess
+    import sys
+
+    pytest.importorskip("nbconvert")
+    pytest.importorskip("ipykernel")
+    pytest.importorskip("matplotlib")
+    out = tmp_path / "executed.ipynb"
+    env = dict(os.environ)
+    root = str(SCRIPT.parents[2])
+    env["PYTHONPATH"] = root + os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else root
+    env["MPLBACKEND"] = "module://matplotlib_inline.backend_inline"
+    proc = subprocess.run([sys.executable, "-m", "nbconvert", "--execute", "--to", "notebook",
+                           "--ExecutePreprocessor.timeout=600", "--output", str(out), str(NOTEBOOK)],
+                          capture_output=True, text=True, timeout=900, env=env, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    assert not re.search(r"\b[A-Z]\w*Warning\b", proc.stderr), proc.stderr[-4000:]
+    nb = json.loads(out.read_text())
+    assert "widgets" not in nb["metadata"]
+    code = [c for c in nb["cells"] if c["cell_type"] == "code"]
+    assert all(c.get("execution_count") for c in code)
+    for cell in code:
+        for o in cell["outputs"]:
+            assert o["output_type"] != "error", o
+            assert not (o["output_type"] == "stream" and o["name"] == "stderr"), o["text"]
+            assert "application/vnd.jupyter.widget-view+json" not in o.get("data", {}), cell["source"]
+    shown = [o for c in code for o in c["outputs"] if o["output_type"] in ("display_data", "execute_result")]
+    assert sum("image/png" in o["data"] for o in shown) >= 5  # curves, angle, crossings, phase diagram, simulation
+    assert any("text/latex" in o["data"] and "\\begin{align}" in "".join(o["data"]["text/latex"]) for o in shown)

@@ -29,9 +29,9 @@ def test_sweep_matches_single_limits_and_converts():
         one = symrmt.limit("tanh", c, [g], symrmt.Geometry(snr=1, wk2=wk2), digits=12)
         assert s.attention[idx] == pytest.approx(one.attention[0], rel=1e-11)
         assert s.ridge[idx] == pytest.approx(one.ridge[0], rel=1e-11)
-    long = s.to_pandas()
+    long = s.to_pandas(long=True)
     assert list(long.columns) == ["c", "gamma", "wk2", "error", "value"] and len(long) == 16
-    wide = s.to_pandas(long=False)
+    wide = s.to_pandas()
     assert len(wide) == 8 and {"attention", "ridge", "snr", "muwq"} <= set(wide.columns)
     ds = s.to_xarray()
     assert ds["attention"].dims == ("c", "gamma", "wk2")
@@ -47,7 +47,7 @@ def test_sweep_tied_keys_share_one_axis():
     assert s.values("muwk").tolist() == s.values("muwq").tolist() == [0.0, 2.0]
     one = symrmt.limit("tanh", 0.5, [1], symrmt.Geometry(snr=1, wk2=4, wq2=4, wkwq=4, muwk=2, muwq=2), digits=10)
     assert s.attention[1] == pytest.approx(one.attention[0], rel=1e-9)
-    assert list(s.to_pandas().columns) == ["muwk", "error", "value"]
+    assert list(s.to_pandas(long=True).columns) == ["muwk", "error", "value"]
     with pytest.raises(ParameterError, match="given twice"):
         symrmt.sweep("tanh", {"c": 1, "gamma": 1, ("muwk", "muwq"): [0], "muwq": [1]})
 

@@ -41,7 +41,7 @@ def test_fast_sweep_matches_certified_sweep_with_angles_and_ties():
     np.testing.assert_allclose(fast.attention, exact.attention, rtol=1e-12)
     np.testing.assert_allclose(fast.values("muwq"), exact.values("muwq"), rtol=1e-15)
     assert fast.certified_gap is not None and fast.certified_gap < 1e-10
-    assert len(fast.to_pandas()) == 2 * 24 and "24 points" in str(fast)
+    assert len(fast.to_pandas(long=True)) == 2 * 24 and "24 points" in str(fast)
 
 
 def test_fast_sweep_builds_no_geometry_per_point(monkeypatch):

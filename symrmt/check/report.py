@@ -39,6 +39,28 @@ class CheckReport:
     def __str__(self) -> str:
         return self.text()
 
+    def _repr_html_(self) -> str:
+        """A notebook shows the status in bold, then the text report."""
+        import html
+
+        color = {"proved": "green", "verified": "green", "disproved": "firebrick"}.get(self.status, "darkorange")
+        return (f'<div><b style="color:{color}">{html.escape(self.status.upper())}</b>: '
+                f"{html.escape(self.evidence)}<pre>{html.escape(self.text())}</pre></div>")
+
+    def latex(self) -> str:
+        """The report as math-mode lines (``array``), at most 64 characters each: pdflatex and MathJax."""
+        import textwrap
+
+        from symrmt.results import math_text
+
+        lines = []
+        for line in self.text().splitlines():
+            lines += textwrap.wrap(line, 64, subsequent_indent="    ", break_on_hyphens=False) or [""]
+        return "$$\\begin{array}{l}\n" + " \\\\\n".join(math_text(x) for x in lines) + "\n\\end{array}$$"
+
+    def _repr_latex_(self) -> str:
+        return self.latex()
+
     def text(self) -> str:
         n = self.numeric
         lines = [f"claim: {self.candidate}  [{self.kind} of {self.quantity}]",

@@ -96,11 +96,15 @@ def run(quick: bool = False, digits: int = 50) -> CheckList:
 
 
 def latex() -> str:
-    return (
-        r"a_1 = 0:\quad \frac{1}{n} y^\top Q y &\to " + sp.latex(S.a1_zero_phi()) + r", \\" "\n"
-        r"d = 0 \Rightarrow G_{12} = G_{13} = 0:\quad E_A &= -\gamma^2 \partial_\gamma G_{11}"
-        r"\quad \text{(independent of } \mu, w_K, w_Q)."
-    )
+    from symrmt.latex import BLOCK_TRACES, HERMITE, MODEL, align
+
+    return "\n\n".join([
+        MODEL, HERMITE, "No linear component, $a_1 = 0$: " + BLOCK_TRACES + " Then",
+        align(r"\frac{1}{n} y^\top Q y &\to \varphi = " + sp.latex(S.a1_zero_phi()),
+              r"E_A(\gamma) &\to -\gamma^2 \partial_\gamma \varphi",
+              r"d = 0 \Rightarrow G_{12} = G_{13} = 0:\quad E_A &= -\gamma^2 \partial_\gamma G_{11}"),
+        r"The weights $w_K, w_Q$ drop out; with $d = 0$ the signal $\mu$ does too.",
+    ]) + "\n"
 
 
 def main(argv=None) -> int:

@@ -84,12 +84,20 @@ def run(quick: bool = False, digits: int = 50) -> CheckList:
 
 
 def latex() -> str:
-    return (
-        r"\beta &= \frac{a_1 (1 + w_K^\top w_Q)}{c}, \quad "
-        r"\Delta = \begin{pmatrix} 0 & \beta & 0 \\ \beta & 0 & 0 \\ 0 & 0 & 1 \end{pmatrix}, \\" "\n"
-        r"\frac{1}{n} y^\top Q y &\to G_{11} - \|\mu\|^2\, g_1^\top \Delta \bigl(I_3 + (1 + \|\mu\|^2) G \Delta\bigr)^{-1} g_1, \\" "\n"
-        r"E_A(\gamma) &= -\gamma^2 \partial_\gamma \Bigl[\frac{1}{n} y^\top Q y\Bigr]."
-    )
+    from symrmt.latex import BLOCK_TRACES, HERMITE, MODEL, align
+
+    return "\n\n".join([
+        MODEL, HERMITE,
+        r"Aligned weights: $w_K = \kappa_K \mu/\|\mu\|$ and $w_Q = \kappa_Q \mu/\|\mu\|$. " + BLOCK_TRACES
+        + r" $g_1 = (G_{11}, G_{12}, G_{13})^\top$ is its first column. With",
+        align(r"\beta &= \frac{a_1 (1 + w_K^\top w_Q)}{c}, \qquad "
+              r"\Delta = \begin{pmatrix} 0 & \beta & 0 \\ \beta & 0 & 0 \\ 0 & 0 & 1 \end{pmatrix}"),
+        "the limits are",
+        align(r"\frac{1}{n} y^\top Q y &\to \varphi = G_{11} - \|\mu\|^2\, g_1^\top \Delta "
+              r"\bigl(I_3 + (1 + \|\mu\|^2) G \Delta\bigr)^{-1} g_1",
+              r"E_A(\gamma) &\to -\gamma^2 \partial_\gamma \varphi"),
+        r"The weights enter only through $w_K^\top w_Q$.",
+    ]) + "\n"
 
 
 def main(argv=None) -> int:

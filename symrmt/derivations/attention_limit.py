@@ -90,16 +90,31 @@ def run(quick: bool = False, digits: int = 40) -> CheckList:
 
 
 def latex() -> str:
+    from symrmt.latex import HERMITE, MODEL, align
+
     L0, A_S, P, R = S.r_transform_equation()
-    return (
-        r"L_0 &= " + sp.latex(L0) + r", \quad A_S = " + sp.latex(A_S) + r", \quad A_G = b\," + sp.latex(P)
-        + r", \quad b^2 = \nu - a_1^2, \\" "\n"
-        r"G &= \bigl(L_0 + R(-G)\bigr)^{-1}, \qquad R(B) = A_S \bigl(I - \tfrac{1}{c} B A_S\bigr)^{-1}"
-        r" + \tfrac{1}{c} A_G B A_G, \\" "\n"
-        r"\frac{1}{n} y^\top Q y &\to \varphi = e^\top H (I + D H)^{-1} e, \quad H = G \otimes I_4, \\" "\n"
-        r"E_A(\gamma) &= -\gamma^2 \partial_\gamma \varphi = -\gamma^2\, x^\top (\partial_\gamma G \otimes I_4)\, x,"
-        r" \quad x = (I + D H)^{-1} e."
-    )
+    return "\n\n".join([
+        MODEL, HERMITE + " The pencil's coefficient matrices are",
+        align(r"L_0 &= " + sp.latex(L0),
+              r"A_S &= " + sp.latex(A_S) + r", \qquad A_G = b\," + sp.latex(P)),
+        r"$G$ is the symmetric $3 \times 3$ matrix of normalized block traces of the inverse of the pencil "
+        r"$L_0 \otimes I + A_S \otimes S + A_G \otimes \tilde G$ ($S = Z^\top Z/p$ with $Z = [z_1, \dots, z_n]$, "
+        r"$\tilde G$ a Wigner matrix of variance $1/c$). On the branch with "
+        r"$G \to \operatorname{diag}\bigl(\frac{1}{\gamma}, \begin{pmatrix} -c & 1 \\ 1 & 0 \end{pmatrix}\bigr)$ "
+        r"as $\gamma \to \infty$ it solves",
+        align(r"G &= \bigl(L_0 + R(-G)\bigr)^{-1}, \qquad R(B) = A_S \bigl(I - \tfrac{1}{c} B A_S\bigr)^{-1}"
+              r" + \tfrac{1}{c} A_G B A_G"),
+        r"In an orthonormal basis of $\operatorname{span}(\mu, w_K, w_Q)$ let $m, k, q \in \mathbb{R}^3$ be the "
+        r"coordinates of $\mu, w_K, w_Q$, $C = \begin{pmatrix} m^\top \\ I_3 \end{pmatrix}$ and "
+        r"$A = I_3 + k q^\top$; $0_4$ is the $4 \times 4$ zero matrix and $e$ the first vector of the standard "
+        r"basis of $\mathbb{R}^{12}$:",
+        align(r"D &= \begin{pmatrix} 0_4 & \frac{a_1}{c} (C A C^\top)^\top & 0_4 \\ \frac{a_1}{c} C A C^\top "
+              r"& 0_4 & 0_4 \\ 0_4 & 0_4 & C C^\top \end{pmatrix}, \qquad H = G \otimes I_4",
+              r"x &= (I_{12} + D H)^{-1} e, \qquad \frac{1}{n} y^\top Q y \to \varphi = e^\top H x",
+              r"E_A(\gamma) &\to -\gamma^2 \partial_\gamma \varphi = "
+              r"-\gamma^2\, x^\top (\partial_\gamma G \otimes I_4)\, x"),
+        r"Every symbol written out: $\texttt{symrmt latex theorem1 --explicit}$.",
+    ]) + "\n"
 
 
 def main(argv=None) -> int:

@@ -102,11 +102,21 @@ def _fixed_point_symbols():
 
 
 def latex() -> str:
-    return (
-        r"a_k &= \mathbb{E}[f(\xi) \mathrm{He}_k(\xi)], \quad \nu = \mathbb{E}[f(\xi)^2], \quad"
-        r" d = \lim_{t \to +\infty} f(t)/t, \\" "\n"
-        r"K &\simeq a_1 \Bigl(\frac{X^\top W X}{p} - I_n\Bigr) + \sqrt{\nu - a_1^2}\, \frac{G}{\sqrt{p}} + d\, I_n."
-    )
+    from symrmt.latex import MODEL, align
+
+    return "\n\n".join([
+        MODEL,
+        r"With $\xi \sim \mathcal{N}(0, 1)$, $\mathrm{He}_k$ the probabilists' Hermite polynomials and $f$ "
+        r"centered ($a_0 = \mathbb{E} f(\xi) = 0$), the Hermite data of $f$ are",
+        align(r"a_k &= \mathbb{E}[f(\xi)\, \mathrm{He}_k(\xi)], \qquad \nu = \mathbb{E}[f(\xi)^2], \qquad"
+              r" d = \lim_{t \to +\infty} f(t)/t"),
+        r"($d$ only for a kept diagonal; $d = 0$ when the diagonal of $K$ is set to 0). In the limit, $K$ may be "
+        r"replaced by its Gaussian equivalent, with $\mathcal{G}$ a symmetric Gaussian matrix independent of $X$ "
+        r"(zero diagonal, off-diagonal entries of variance 1):",
+        align(r"K &\simeq a_1 \Bigl(\frac{X^\top W X}{p} - I_n\Bigr) + \sqrt{\nu - a_1^2}\, "
+              r"\frac{\mathcal{G}}{\sqrt{p}} + d\, I_n"),
+        r"Only $a_1$, $\nu$ and $d$ enter the limits of $E_A$.",
+    ]) + "\n"
 
 
 def main(argv=None) -> int:

@@ -123,16 +123,26 @@ def run(quick: bool = False, digits: int = 40) -> CheckList:
 
 
 def latex() -> str:
-    return (
-        r"W &= \alpha I_p + \sum_{j=1}^{r} w_K^j (w_Q^j)^\top, \quad "
-        r"f(X^\top W X/\sqrt p) = f_\alpha\bigl(X^\top (W/\alpha) X/\sqrt p\bigr), \; f_\alpha(t) = f(\alpha t), \\" "\n"
-        r"C &= \begin{pmatrix} m^\top \\ I_{2r+1} \end{pmatrix}, \quad "
-        r"A = I_{2r+1} + \sum_{j=1}^{r} k_j q_j^\top, \quad "
-        r"D = \begin{pmatrix} 0 & \frac{a_1}{c} C A^\top C^\top & 0 \\ \frac{a_1}{c} C A C^\top & 0 & 0 \\ "
-        r"0 & 0 & C C^\top \end{pmatrix}, \\" "\n"
-        r"x &= (I + D H)^{-1} e, \quad H = G \otimes I_{2r+2}, \quad "
-        r"E_A(\gamma) = -\gamma^2\, x^\top \bigl(\partial_\gamma G \otimes I_{2r+2}\bigr) x."
-    )
+    from symrmt.latex import BLOCK_TRACES, HERMITE, MODEL, align
+
+    return "\n\n".join([
+        MODEL.replace(r"$W = I_p + w_K w_Q^\top$", r"$W$ below"), HERMITE,
+        r"Rank-$r$ weights, with the scale $\alpha > 0$ moved into $f$:",
+        align(r"W &= \alpha I_p + \sum_{j=1}^{r} w_K^j (w_Q^j)^\top",
+              r"f(X^\top W X/\sqrt p) &= f_\alpha\bigl(X^\top (W/\alpha) X/\sqrt p\bigr), \qquad "
+              r"f_\alpha(t) = f(\alpha t)"),
+        r"so take $\alpha = 1$ (and the Hermite data of $f_\alpha$). In an orthonormal basis of the span of "
+        r"$\mu, w_K^1, \dots, w_K^r, w_Q^1, \dots, w_Q^r$ (dimension at most $2r + 1$) let "
+        r"$m, k_j, q_j \in \mathbb{R}^{2r+1}$ be their coordinates. " + BLOCK_TRACES
+        + r" $e$ is the first vector of the standard basis of $\mathbb{R}^{3(2r+2)}$, and the zero blocks are "
+        r"$(2r+2) \times (2r+2)$:",
+        align(r"C &= \begin{pmatrix} m^\top \\ I_{2r+1} \end{pmatrix}, \qquad "
+              r"A = I_{2r+1} + \sum_{j=1}^{r} k_j q_j^\top",
+              r"D &= \begin{pmatrix} 0 & \frac{a_1}{c} C A^\top C^\top & 0 \\ \frac{a_1}{c} C A C^\top & 0 & 0 "
+              r"\\ 0 & 0 & C C^\top \end{pmatrix}, \qquad H = G \otimes I_{2r+2}",
+              r"x &= (I + D H)^{-1} e, \qquad "
+              r"E_A(\gamma) \to -\gamma^2\, x^\top \bigl(\partial_\gamma G \otimes I_{2r+2}\bigr) x"),
+    ]) + "\n"
 
 
 def main(argv=None) -> int:

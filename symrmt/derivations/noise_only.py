@@ -135,17 +135,38 @@ def run(quick: bool = False, digits: int = 50) -> CheckList:
 
 
 def latex(point=None) -> str:
-    """``P = 0`` as ``align`` lines, coefficients grouped by powers of ``m``.
+    """``P(m) = 0``: the case in prose, then one equation (``split``) with the coefficients ``p_k`` of ``m^k``.
 
     ``point=None``: the symbolic ``a_1 = 0`` polynomial; otherwise ``(c, a_1, nu, d)`` exact.
     """
+    from symrmt.latex import HERMITE, MODEL, split_equation, split_sum
+
     P = N.a1_zero_polynomial().as_expr() if point is None else N.stieltjes_polynomial(*point)
     poly = sp.Poly(P, S.m)
-    lines = []
+    lines = [r"P(m) &= \sum_{k=0}^{%d} p_k\, m^k = 0, \quad \text{where}" % poly.degree()]
     for (k,), cf in sorted(poly.terms(), reverse=True):
-        lines.append(r"&+ \left(" + sp.latex(sp.factor(cf)) + r"\right) m^{" + str(k) + "}")
-    lines[0] = lines[0].replace("&+ ", "0 = {}&", 1)
-    return " \\\\\n".join(lines)
+        cf = sp.factor(cf)
+        sums = [f for f in sp.Mul.make_args(cf) if isinstance(f, sp.Add)]
+        inner = max(sums, key=lambda f: len(f.args)) if sums else None
+        if inner is None or len(sp.latex(cf)) <= 56:
+            lines.append(f"p_{{{k}}} &= {sp.latex(cf)}")
+            continue
+        outer = sp.latex(sp.cancel(cf / inner))
+        outer = "" if outer == "1" else "-" if outer == "-1" else outer + " "
+        chunks = split_sum(inner, 56, 64)
+        lines.append(f"p_{{{k}}} &= {outer}\\bigl({chunks[0]}" + ("\\bigr)" if len(chunks) == 1 else ""))
+        lines += [f"&\\qquad {ch}" + ("\\bigr)" if i == len(chunks) - 2 else "") for i, ch in enumerate(chunks[1:])]
+    case = (r"the general $a_1 = 0$ case, symbolic in $\gamma, c, \nu, d$" if point is None else
+            "the point $(c, a_1, \\nu, d) = (%s)$" % ", ".join(sp.latex(sp.nsimplify(x)) for x in point))
+    return "\n\n".join([
+        MODEL, HERMITE,
+        r"Noise-only Attention: $\mu = 0$ and $W = I_p$, here " + case + r". Then "
+        r"$m = m(-\gamma) = \lim \frac{1}{n} \operatorname{tr} Q(\gamma)$, the Stieltjes transform of "
+        r"$K^\top X^\top X K/n$ at $-\gamma$, is the root of the polynomial $P$ below that lies in "
+        r"$[1/(\gamma + \bar\lambda), 1/\gamma)$ ($\bar\lambda$ the mean of that spectrum), continued from large "
+        r"$\gamma$; and $E_A(\gamma) \to -\gamma^2\, dm/d\gamma = \gamma^2 \partial_\gamma P/\partial_m P$.",
+        split_equation(*lines),
+    ]) + "\n"
 
 
 def main(argv=None) -> int:

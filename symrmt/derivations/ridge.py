@@ -97,13 +97,20 @@ def run(quick: bool = False, digits: int = 40) -> CheckList:
 
 def latex() -> str:
     """The result as LaTeX ``align`` lines."""
+    from symrmt.latex import MODEL, align
+
     E = S.ridge_error_in_m()
-    return (
-        r"\gamma m^2 + (\gamma + c - 1) m - 1 &= 0, \quad m > 0, \\" "\n"
-        r"\frac{1}{n} y^\top Q_0 y &\to " + sp.latex(S.ridge_quadratic_form()) + r", \\" "\n"
-        r"E_{RR}(\gamma) &\to " + sp.latex(E) + r", \\" "\n"
-        r"E_{RR}(0^+) &= \frac{1 - c}{1 + \|\mu\|^2} \ (c < 1), \qquad E_{RR}(0^+) = 0 \ (c > 1)."
-    )
+    return "\n\n".join([
+        MODEL,
+        r"Ridge regression on the tokens: $Q_0(\gamma) = (X^\top X/n + \gamma I_n)^{-1}$, so "
+        r"$E_{RR}(\gamma) = \frac{\gamma^2}{n} y^\top Q_0^2 y$. With $m = m(-\gamma)$ the Marchenko-Pastur "
+        r"Stieltjes transform, the positive root of",
+        align(r"\gamma m^2 + (\gamma + c - 1) m - 1 &= 0, \quad m > 0"),
+        r"the limits are",
+        align(r"\frac{1}{n} y^\top Q_0 y &\to " + sp.latex(S.ridge_quadratic_form()),
+              r"E_{RR}(\gamma) &\to " + sp.latex(E),
+              r"E_{RR}(0^+) &= \frac{1 - c}{1 + \|\mu\|^2} \ (c < 1), \qquad E_{RR}(0^+) = 0 \ (c > 1)"),
+    ]) + "\n"
 
 
 def main(argv=None) -> int:

@@ -157,16 +157,28 @@ def _simulation(ck, quick, e_al):
 
 
 def latex() -> str:
-    return (
-        r"c<1:\quad E_A(0^+) &= \lim_{\gamma\to0}\gamma\varphi, \quad "
-        r"G \simeq \Bigl(\tfrac{\alpha}{\gamma}, \rho, \tfrac{\sigma}{\gamma}, \kappa\gamma, \omega, \tfrac{\tau}{\gamma}\Bigr),"
-        r"\quad \omega = \alpha = 1 - c, \\" "\n"
-        r"\mu = 0:\quad E_A(0^+) &= 1 - c, \\" "\n"
-        r"a_1 = 0:\quad E_A(0^+) &= " + sp.latex(R.a1_zero_error()) + r",\quad "
-        + sp.latex(sp.Eq(R.a1_zero_cubic(), 0)) + r", \\" "\n"
-        r"c>1:\quad E_A(0^+) &= 0,\qquad a_1 = d = 0:\ E_A(\gamma) \simeq "
-        + sp.latex(R.rate_above_a1_d_zero()) + r"\sqrt{\gamma}."
-    )
+    from symrmt.latex import BLOCK_TRACES, HERMITE, MODEL, align
+
+    return "\n\n".join([
+        MODEL, HERMITE,
+        r"Ridgeless limit $\gamma \to 0^+$, with $\varphi = \lim \frac{1}{n} y^\top Q y$ and $\|\mu\|^2 = s$. "
+        + BLOCK_TRACES.replace("noise-only pencil of theorem 1 (at", "pencil of theorem 1 (the noise-only one at")
+        + r" Below the threshold, $c < 1$, its six entries $(G_{11}, G_{12}, G_{13}, G_{22}, G_{23}, G_{33})$ "
+        r"scale as $\gamma \to 0^+$ like",
+        align(r"(G_{11}, G_{12}, G_{13}, G_{22}, G_{23}, G_{33}) &\simeq "
+              r"\Bigl(\tfrac{\alpha}{\gamma}, \rho, \tfrac{\sigma}{\gamma}, \kappa\gamma, \omega, "
+              r"\tfrac{\tau}{\gamma}\Bigr), \qquad \omega = \alpha = 1 - c"),
+        r"with $\alpha, \rho, \sigma, \kappa, \omega, \tau$ free of $\gamma$. Then, with $\rho$ for "
+        r"$a_1 = 0$ the physical root of the cubic of the fourth line (the only real one when "
+        r"$c d^2 < 2 \nu (1 + c)$),",
+        align(r"E_A(0^+) &= \lim_{\gamma\to0}\gamma\varphi \qquad (c < 1)",
+              r"E_A(0^+) &= 1 - c \qquad (c < 1,\ \mu = 0)",
+              r"E_A(0^+) &= " + sp.latex(R.a1_zero_error().subs(S.snr, sp.Symbol("s"))) + r" \qquad (c < 1,\ a_1 = 0)",
+              r"0 &= " + sp.latex(R.a1_zero_cubic()),
+              r"E_A(0^+) &= 0 \qquad (c > 1)",
+              r"E_A(\gamma) &\simeq " + sp.latex(R.rate_above_a1_d_zero()) + r"\sqrt{\gamma} \qquad "
+              r"(c > 1,\ a_1 = d = 0,\ \gamma \to 0^+)"),
+    ]) + "\n"
 
 
 def main(argv=None) -> int:

@@ -125,6 +125,16 @@ class AttentionPoint:
     block_traces_derivative: tuple
 
 
+
+def _gstr(g) -> str:
+    """``gamma`` for a message: 8 significant digits, any exponent (``1e-400`` stays ``1.0e-400``, not ``0``)."""
+    from fractions import Fraction
+
+    if isinstance(g, Fraction):
+        with mpmath.workdps(20):
+            return mpmath.nstr(mpmath.mpf(g.numerator) / g.denominator, 8)
+    return mpmath.nstr(g, 8) if isinstance(g, mpmath.mpf) else f"{float(g):.8g}"
+
 def hermite_inputs(f, diagonal: str, dps: int):
     """``(a_1, nu, d)`` as mpf at ``dps`` digits from ``f``.
 
@@ -251,10 +261,10 @@ def ridge_limit(c, gammas, snr=0, digits: int = 15):
                 break
             guard *= 2
         else:
-            raise PrecisionError(f"ridge limit at gamma={float(g)}: could not reach {digits} digits")
+            raise PrecisionError(f"ridge limit at gamma={_gstr(g)}: could not reach {digits} digits")
         v = vals[1]
         if not (0 <= v <= 1):
-            raise BranchError(f"ridge limit {mpmath.nstr(v, 10)} at gamma={float(g)} is outside [0, 1]")
+            raise BranchError(f"ridge limit {mpmath.nstr(v, 10)} at gamma={_gstr(g)} is outside [0, 1]")
         with mpmath.workdps(digits):
             out.append(+v)
     return out
@@ -334,7 +344,7 @@ def _attention_at(fp: FixedPoint, phi_at, g, dps: int, start=None):
             phi, dphi = phi_at(gv, dgv, dps)
         except ZeroDivisionError as exc:  # a closed form's removable singularity, or a singular I + D H
             raise ConvergenceError(
-                f"varphi divides by zero at gamma={float(g)} (a closed form's removable singularity, or a "
+                f"varphi divides by zero at gamma={_gstr(g)} (a closed form's removable singularity, or a "
                 "singular Woodbury system I + D H); try route='general' or a nearby gamma"
             ) from exc
         gam = mpf_of(g)
@@ -390,7 +400,7 @@ def attention_limit(f, c, gammas, geometry: Geometry | LowRankGeometry | None = 
     for g in gs:
         if not ATTENTION_GAMMA_RANGE[0] <= g <= ATTENTION_GAMMA_RANGE[1]:
             raise PrecisionError(
-                f"attention limit at gamma={float(g):.3g}: outside [{float(ATTENTION_GAMMA_RANGE[0]):g}, "
+                f"attention limit at gamma={_gstr(g)}: outside [{float(ATTENTION_GAMMA_RANGE[0]):g}, "
                 f"{float(ATTENTION_GAMMA_RANGE[1]):g}], where the fixed point is solved to the digits asked "
                 "(below, the solve costs minutes: use the ridgeless limit E_A(0+); above, E_A = 1 - O(1/gamma) "
                 "cancels every digit of the Woodbury system)"
@@ -439,7 +449,7 @@ def attention_limit(f, c, gammas, geometry: Geometry | LowRankGeometry | None = 
             guard *= 2
         else:
             raise PrecisionError(
-                f"attention limit at gamma={float(g)}: could not certify {digits} digits with up to "
+                f"attention limit at gamma={_gstr(g)}: could not certify {digits} digits with up to "
                 f"{dps + 10} working digits ({'; '.join(failures)}); ask for fewer digits"
             )
         gv, dgv, phi, err, _ = hi
@@ -448,7 +458,7 @@ def attention_limit(f, c, gammas, geometry: Geometry | LowRankGeometry | None = 
             slack = mpmath.mpf(10) ** (-digits)
             if not (-slack <= err <= 1 + slack) or not (0 < phi <= (1 + slack) / gam):
                 raise BranchError(
-                    f"attention limit at gamma={float(g)}: E_A = {mpmath.nstr(err, 10)} (must be in [0, 1]) and "
+                    f"attention limit at gamma={_gstr(g)}: E_A = {mpmath.nstr(err, 10)} (must be in [0, 1]) and "
                     f"y^T Q y/n = {mpmath.nstr(phi, 10)} (must be in (0, 1/gamma]); the solution is not physical"
                 )
         with mpmath.workdps(digits):

@@ -190,11 +190,55 @@ class BlockSystem:
     def latex(self) -> str:
         """LaTeX of ``H = (L_0 - \\eta(H))^{-1}`` with its matrices and the readout."""
         pretty = {x: sp.Symbol(f"H_{{{i + 1},{j + 1}}}") for x, (i, j) in zip(self.h, self.unknowns)}
+        params = set().union(*(e.free_symbols for e in (self.H, self.L0, self.eta))) - set(self.h)
+        pretty.update({s: sp.Symbol(tex_name(s.name)) for s in params if s.name != tex_name(s.name)})
         lhs = sp.latex(self.H.xreplace(pretty))
         rhs = sp.latex((self.L0 - self.eta).subs(EPS_SHIFT, 0).xreplace(pretty))
         out = sp.latex(sum((c * self.H[i, j] for (i, j), c in self.readout.items()), sp.Integer(0)).xreplace(pretty))
-        return (f"H = \\left({rhs}\\right)^{{-1}}, \\qquad H = {lhs},\n"
+        return (f"H = \\left({rhs}\\right)^{{-1}},\n\\qquad H = {lhs},\n"
                 f"\\qquad \\tau(M) = {out}")
+
+
+_LAMBDA = {"lam", "lamda", "lmbda"}
+
+
+def tex_name(name: str, hat: bool = False, transposed: bool = False) -> str:
+    r"""LaTeX of an engine name: ``lam`` is ``\lambda``, another multi-letter name upright
+    (``\mathrm{Th}``), trailing digits a subscript, and a block ``Z[,0]`` of a split matrix
+    a superscript; ``hat`` puts a hat on it (a Gaussian normalized by ``sqrt(n)``).
+
+    >>> tex_name("lam"), tex_name("Th", hat=True), tex_name("Z1[,0]", hat=True, transposed=True)
+    ('\\lambda', '\\widehat{\\mathrm{Th}}', '\\hat{Z}_{1}^{(\\cdot,0)\\top}')
+    >>> tex_name("phi"), tex_name("n2"), tex_name("G[0,1]", hat=True)
+    ('\\phi', 'n_{2}', '\\hat{G}^{(0,1)}')
+    """
+    import re
+
+    m = re.fullmatch(r"([A-Za-z]+)(\d*)(?:\[(\d*),(\d*)\])?", name)
+    if m is None:
+        return name
+    letters, digits, i, j = m.groups()
+    if letters in _LAMBDA:
+        base = r"\lambda"
+    else:
+        base = sp.latex(sp.Symbol(letters))
+        if base == letters and len(letters) > 1:
+            base = rf"\mathrm{{{letters}}}"
+    if hat:
+        base = rf"\hat{{{base}}}" if len(letters) == 1 else rf"\widehat{{{base}}}"
+    sub = f"_{{{digits}}}" if digits else ""
+    sup = ""
+    if i is not None:
+        sup = f"({i if i else chr(92) + 'cdot'},{j if j else chr(92) + 'cdot'})"
+    if transposed:
+        sup += r"\top"
+    return base + sub + (f"^{{{sup}}}" if sup else "")
+
+
+def tex_symbols(M):
+    """``M`` with every commutative symbol renamed by :func:`tex_name` (for printing only)."""
+    return M.xreplace({s: sp.Symbol(tex_name(s.name), **s.assumptions0) for s in M.free_symbols
+                       if s.is_commutative and tex_name(s.name) != s.name})
 
 
 def _canon(beta) -> tuple:
