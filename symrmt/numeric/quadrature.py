@@ -21,6 +21,7 @@ import functools
 import mpmath
 import sympy as sp
 
+from symrmt.errors import SymrmtError
 from symrmt.symbolic.gaussian import T, hermite_poly
 
 __all__ = [
@@ -38,7 +39,7 @@ __all__ = [
 GUARD_DPS = 15
 
 
-class QuadratureError(ArithmeticError):
+class QuadratureError(ArithmeticError, SymrmtError):
     """Numeric quadrature did not reach the requested accuracy."""
 
 

@@ -18,11 +18,12 @@ from fractions import Fraction
 import mpmath
 import sympy as sp
 
+from symrmt.errors import SymrmtError
 from symrmt.symbolic import attention as S
 from symrmt.params import as_low_rank, ldl_pivoted
 
 
-class SolverError(ArithmeticError):
+class SolverError(ArithmeticError, SymrmtError):
     """The theory could not deliver a value it can stand behind."""
 
 

@@ -290,6 +290,7 @@ def scaled_nonlinearity(f, alpha):
     erf(2*t)
     """
     from symrmt.symbolic.hermite import T, Nonlinearity
+    from symrmt.symbolic.nonlinearity import NotCenteredError
 
     alpha = to_fraction(alpha, "alpha")
     if isinstance(f, dict):
@@ -315,15 +316,15 @@ def scaled_nonlinearity(f, alpha):
         expr = base_expr.subs(T, sp.Rational(alpha.numerator, alpha.denominator) * T)
         try:
             _SCALED[key] = Nonlinearity(expr)
-        except ParameterError as exc:
-            if "not centered" not in str(exc):
-                raise ParameterError(f"with alpha = {alpha}: f(alpha t) = {expr}: {exc}") from None
-            a0 = str(exc).split("a_0 = E[f(ξ)] = ", 1)[-1].split(";", 1)[0]
-            raise ParameterError(
+        except NotCenteredError as exc:
+            raise NotCenteredError(
                 f"with alpha = {alpha} the kernel applies f(alpha t) = {expr}, which is not centered: "
-                f"E f(alpha xi) = {a0}; the theory needs E f(alpha xi) = 0. Use an odd f, or give an f "
-                "centered at this scale (the same f must then be used in the simulation)"
+                f"E f(alpha xi) = {exc.a0}; the theory needs E f(alpha xi) = 0. Use an odd f, or give an f "
+                "centered at this scale (the same f must then be used in the simulation)",
+                a0=exc.a0, a0_exact=exc.a0_exact, a0_value=exc.a0_value,
             ) from None
+        except ParameterError as exc:
+            raise ParameterError(f"with alpha = {alpha}: f(alpha t) = {expr}: {exc}") from None
     return _SCALED[key]
 
 

@@ -31,6 +31,7 @@ import functools
 import mpmath
 import sympy as sp
 
+from symrmt.errors import SymrmtError
 from symrmt.parsing import run_limited
 
 __all__ = ["T", "NotExact", "with_timeout", "smooth_pieces", "exact_expectation", "hermite_poly"]
@@ -39,7 +40,7 @@ __all__ = ["T", "NotExact", "with_timeout", "smooth_pieces", "exact_expectation"
 T = sp.Symbol("t", real=True)
 
 
-class NotExact(ArithmeticError):
+class NotExact(ArithmeticError, SymrmtError):
     """No exact (symbolic) value is available within the time limit."""
 
 

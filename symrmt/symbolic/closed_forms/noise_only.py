@@ -56,6 +56,7 @@ from fractions import Fraction
 import mpmath
 import sympy as sp
 
+from symrmt.errors import SymrmtError
 from symrmt.symbolic import attention as S
 
 G11, G12, G13, G22, G23, G33 = S.G_SYMBOLS
@@ -74,7 +75,7 @@ __all__ = [
 ]
 
 
-class ClosedFormError(ArithmeticError):
+class ClosedFormError(ArithmeticError, SymrmtError):
     """The closed form cannot deliver a value it can stand behind."""
 
 
