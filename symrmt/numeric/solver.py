@@ -11,7 +11,6 @@ the global ``mpmath.mp.dps`` is never changed.
 
 from __future__ import annotations
 
-import functools
 import math
 from fractions import Fraction
 
@@ -198,14 +197,12 @@ def lowrank_D(geometry, a1, c, dps: int):
         return Dfun([x for row in B for x in row], mpf_of(a1), mpf_of(c))
 
 
-@functools.lru_cache(maxsize=None)
-
-
 # ---------------------------------------------------------------- noise-only fixed point
 
-def asymptotic_start(gamma, c):
-    """``Gm`` for ``gamma -> oo``: ``L^{-1} -> diag(1/gamma, [[0, I], [I, c S]]^{-1})``."""
-    return [1 / gamma, mpmath.mpf(0), mpmath.mpf(0), -c, mpmath.mpf(1), mpmath.mpf(0)]
+def asymptotic_start(gamma, c) -> tuple:
+    """``Gm`` for ``gamma -> oo``: ``L^{-1} -> diag(1/gamma, [[0, I], [I, c S]]^{-1})`` (at the working
+    precision; not cached: the value depends on it)."""
+    return (1 / gamma, mpmath.mpf(0), mpmath.mpf(0), -c, mpmath.mpf(1), mpmath.mpf(0))
 
 
 def _path_digits(gamma) -> int:

@@ -72,6 +72,8 @@ __all__ = [
     "spectral_mean",
     "stieltjes_closed_form_value",
     "stieltjes_polynomial",
+    "stored_polynomial",
+    "eliminated_polynomial",
 ]
 
 
@@ -246,11 +248,37 @@ def _exact(x, name):
     )
 
 
+def stored_polynomial(c_, a1_, nu_, d_):
+    """The polynomial stored in :mod:`symrmt.symbolic.closed_forms.noise_only_data` for the exact
+    point ``(c, a_1, nu, d)``, as a ``Poly`` in ``(m, gamma)``, or ``None`` where none is stored.
+
+    Each stored polynomial is the output of :func:`eliminated_polynomial` at its point; the
+    derivation ``noise_only`` checks in its quick mode that it vanishes at the general solver's
+    ``m(-gamma)`` at several ``gamma`` (40 digits), and in its full mode that the elimination
+    gives it again, coefficient for coefficient.
+    """
+    from symrmt.symbolic.closed_forms.noise_only_data import POLYNOMIALS
+
+    key = tuple(str(_exact(x, n)) for x, n in zip((c_, a1_, nu_, d_), ("c", "a_1", "nu", "d")))
+    terms = POLYNOMIALS.get(key)
+    if terms is None:
+        return None
+    return sp.Poly.from_dict({(i, j): sp.Integer(int(cf)) for i, j, cf in terms}, m, gamma)
+
+
 @functools.lru_cache(maxsize=None)
-def _general_polynomial(cv, a1v, nuv, dv):
+def eliminated_polynomial(cv, a1v, nuv, dv):
+    """The eliminant's factor carrying the physical root at exact ``(c, a_1, nu, d)``, computed
+    (resultants in exact arithmetic: tens of seconds for ``a_1 != 0``)."""
     vals = {c: cv, a1: a1v, nu: nuv, d: dv}
     factors = _eliminate(vals)
     return _select_factor(factors, spectral_mean().subs(vals))
+
+
+@functools.lru_cache(maxsize=None)
+def _general_polynomial(cv, a1v, nuv, dv):
+    stored = stored_polynomial(cv, a1v, nuv, dv)
+    return stored if stored is not None else eliminated_polynomial(cv, a1v, nuv, dv)
 
 
 def stieltjes_polynomial(c_=None, a1_=None, nu_=None, d_=None):
@@ -259,7 +287,8 @@ def stieltjes_polynomial(c_=None, a1_=None, nu_=None, d_=None):
     * ``a1_ = 0`` and the other parameters ``None``: fully symbolic in ``gamma, c, nu, d``.
     * ``a1_ = 0, d_ = 0``: the cubic of :func:`a1_zero_d_zero_polynomial`.
     * otherwise all four of ``c, a_1, nu, d`` must be exact numbers: ``P`` is returned
-      symbolic in ``(m, gamma)`` (cached per point).
+      symbolic in ``(m, gamma)`` (cached per point; taken from :func:`stored_polynomial` where
+      the point is stored, else from :func:`eliminated_polynomial`).
 
     Raises ``NotImplementedError`` for symbolic parameters with ``a_1 != 0`` (degree 17
     in ``m`` with five parameters: beyond SymPy's elimination in reasonable time).
