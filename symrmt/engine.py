@@ -223,7 +223,7 @@ class Model(_model.Model):
         for p in plan.params:
             if p.is_positive and not values[p.name] > 0:
                 raise ModelError(f"{p.name} is a dimension ratio and must be positive, got {values[p.name]}")
-        return certified_limit(plan, values, digits)
+        return TraceLimit(**certified_limit(plan, values, digits))
 
 
 def _exact_value(v, name) -> Fraction:

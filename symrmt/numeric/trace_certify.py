@@ -143,10 +143,10 @@ def _check_real(value, digits):
     return value
 
 
-def certified_limit(plan, values: dict, digits: int):
-    """The :class:`~symrmt.engine.TraceLimit` of a plan at exact ``values`` (name -> Fraction)."""
-    from ..engine import TraceLimit
-
+def certified_limit(plan, values: dict, digits: int) -> dict:
+    """The certified limit of a plan at exact ``values`` (name -> Fraction), as the keyword arguments
+    of :class:`~symrmt.engine.TraceLimit` (``value``, ``digits``, ``working_digits``, ``residual``,
+    ``at``, ``traces``), which :meth:`symrmt.engine.Model.limit` builds from them."""
     if digits < 1:
         raise ValueError("digits must be >= 1")
     solvers = {"values": values}
@@ -170,7 +170,8 @@ def certified_limit(plan, values: dict, digits: int):
                     hi = _check_real(hi, digits)
                     _check_bounds(plan, values, taus, digits)
                     with mpmath.workdps(digits):
-                        return TraceLimit(+hi, digits, dps + 10, res, dict(values), [+x for x in taus])
+                        return {"value": +hi, "digits": digits, "working_digits": dps + 10, "residual": res,
+                                "at": dict(values), "traces": [+x for x in taus]}
             failures.append(f"solves at {dps} and {dps + 10} digits disagree beyond digit {digits} "
                             f"(fixed-point residual max|R| = {mpmath.nstr(res, 3)})")
         except ConvergenceError as exc:
