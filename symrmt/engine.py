@@ -55,10 +55,10 @@ symrmt.symbolic.engine_nodes.ModelError: the terms of a sum have different order
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Mapping
 from fractions import Fraction
 
+from .cache import cached
 from .symbolic import engine_model as _model
 from .symbolic.engine_nodes import (  # noqa: F401
     GOE,
@@ -287,7 +287,7 @@ class PencilView:
         return f"PencilView({self.pencil.size} blocks: {[b[0] for b in self.pencil.blocks]})"
 
 
-@functools.lru_cache(maxsize=None)
+@cached(maxsize=4096)
 def _leaf_symbol(leaf, block):
     import sympy as sp
 

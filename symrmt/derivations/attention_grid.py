@@ -52,6 +52,7 @@ from __future__ import annotations
 
 import random
 
+from symrmt.cache import cached
 from symrmt.checks import CheckList, derivation_main
 from symrmt.params import Geometry
 
@@ -161,16 +162,12 @@ def tolerance(theory, se) -> float:
     return K * se + SLACK_ABS + SLACK_REL * abs(theory)
 
 
-_FUNCS: dict = {}
-
-
+@cached(maxsize=16)
 def numpy_f(name):
     """The preset ``name`` as a vectorized NumPy function (built once per process)."""
-    if name not in _FUNCS:
-        from symrmt.symbolic.hermite import Nonlinearity
+    from symrmt.symbolic.hermite import Nonlinearity
 
-        _FUNCS[name] = Nonlinearity(name).numpy()
-    return _FUNCS[name]
+    return Nonlinearity(name).numpy()
 
 
 def compare(f, c, geometry, diagonal, seed, n=N, trials=None, noise="gaussian"):

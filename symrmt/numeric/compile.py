@@ -18,12 +18,12 @@ Examples
 
 from __future__ import annotations
 
-import functools
 import inspect
 import linecache
 
 import sympy as sp
 
+from symrmt.cache import cache_dict, cached
 from symrmt.numeric import codecache
 from symrmt.symbolic import attention as S
 
@@ -130,7 +130,7 @@ def _global_names(code) -> set:
     return names
 
 
-_NAMESPACES: dict = {}
+_NAMESPACES = cache_dict("symrmt.numeric.compile._NAMESPACES", 8)
 
 
 def _exec_source(name: str, source: str, target: str = "mpmath"):
@@ -192,13 +192,13 @@ def _fixed_point_recipe(part: str, target: str = "mpmath"):
     return compile_recipe(f"fixed_point_{part}", build, target)
 
 
-@functools.lru_cache(maxsize=None)
+@cached(maxsize=1)
 def fixed_point_functions():
     """Compiled ``(F, dF/dG, dF/dgamma, det N, L_0 + R(-G))`` of the noise-only fixed point (cached)."""
     return tuple(_fixed_point_recipe(part) for part in ("F", "J", "Fg", "detN", "map"))
 
 
-@functools.lru_cache(maxsize=None)
+@cached(maxsize=4)
 def fixed_point_fjg(target: str = "mpmath"):
     """Compiled ``(F, dF/dG, dF/dgamma)`` in one flat list of ``9 + 54 + 9`` entries (shared
     subexpressions; ``dF/dG`` row-major), plus ``det N`` and ``L_0 + R(-G)``: the solver's functions.
@@ -207,7 +207,7 @@ def fixed_point_fjg(target: str = "mpmath"):
     return tuple(_fixed_point_recipe(part, target) for part in ("FJG", "detN", "map"))
 
 
-@functools.lru_cache(maxsize=None)
+@cached(maxsize=32)
 def woodbury_D_function(r: int = 1, target: str = "mpmath"):
     """Compiled ``D(coords; a_1, c)`` of the rank-``r`` low-rank part, ``3(2r+2)`` square (cached per ``r``)."""
     return compile_recipe(f"woodbury_D_r{r}", lambda: ([S.lowrank_coords(r), S.a1, S.c], S.woodbury_D(r=r)), target)
@@ -230,7 +230,7 @@ def closed_form_phi(kind: str, target: str = "mpmath"):
     return compile_recipe(f"closed_form_phi_{kind}", build, target)
 
 
-@functools.lru_cache(maxsize=None)
+@cached(maxsize=4)
 def ridge_function(target: str = "mpmath"):
     """Compiled closed form ``E_RR(gamma, c, snr)`` (cached)."""
     return compile_recipe("ridge_error", lambda: ([S.gamma, S.c, S.snr], S.ridge_error_closed_form()), target)

@@ -21,7 +21,7 @@ import cmath
 import numpy as np
 import sympy as sp
 
-from symrmt.errors import SymrmtError
+from ..errors import SymrmtError
 from ..symbolic.engine_nodes import (
     GOE, Const, Diagonal, Gaussian, Identity, Inverse, MatProduct, MatSum, ModelError, Scaled, Transpose, walk,
 )

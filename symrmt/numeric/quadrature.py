@@ -16,13 +16,13 @@ Examples
 
 from __future__ import annotations
 
-import functools
 
 import mpmath
 import sympy as sp
 
+from symrmt.cache import cached
 from symrmt.errors import SymrmtError
-from symrmt.symbolic.gaussian import T, hermite_poly
+from symrmt.symbolic.variable import T, hermite_poly
 
 __all__ = [
     "GUARD_DPS",
@@ -46,7 +46,7 @@ class QuadratureError(ArithmeticError, SymrmtError):
 # ---------------------------------------------------------------------------
 
 
-@functools.lru_cache(maxsize=1024)
+@cached(maxsize=1024)
 def mp_function(g):
     """``g(t)`` compiled to an mpmath callable (cached)."""
     from symrmt.numeric import compile_expr
@@ -119,13 +119,13 @@ def quad_pieces(pieces, weight_power, dps, factor=None):
         return +total
 
 
-@functools.lru_cache(maxsize=1024)
+@cached(maxsize=1024)
 def numeric_hermite(pieces, k, dps):
     """``E[f(xi) He_k(xi)]`` by quadrature, ``f`` given by its smooth pieces."""
     return quad_pieces(pieces, 1, dps, hermite_poly(k) if k else None)
 
 
-@functools.lru_cache(maxsize=256)
+@cached(maxsize=256)
 def numeric_square(pieces, dps):
     """``E[f(xi)^2]`` by quadrature, ``f`` given by its smooth pieces."""
     return quad_pieces(pieces, 2, dps)

@@ -52,6 +52,7 @@ from dataclasses import dataclass
 
 import mpmath
 
+from symrmt.cache import cache_dict
 from symrmt.numeric.solver import (
     BranchError,
     ConvergenceError,
@@ -161,7 +162,7 @@ def hermite_inputs(f, diagonal: str, dps: int):
     return a1, nu, d
 
 
-_HERMITE_CACHE: dict = {}
+_HERMITE_CACHE = cache_dict("symrmt.numeric.theory._HERMITE_CACHE", 64)
 
 
 def _hermite_at_least(f, diagonal: str, dps: int):
@@ -180,8 +181,6 @@ def _hermite_at_least(f, diagonal: str, dps: int):
     if hit is not None and hit[0] >= dps:
         return hit[1]
     values = hermite_inputs(f, diagonal, dps)
-    if len(_HERMITE_CACHE) > 64:
-        _HERMITE_CACHE.clear()
     _HERMITE_CACHE[key] = (dps, values)
     return values
 
@@ -280,7 +279,7 @@ def route_for(a1, geometry) -> str:
     return "general"
 
 
-_SCALED: dict = {}
+_SCALED = cache_dict("symrmt.numeric.theory._SCALED", 64)
 
 
 def scaled_nonlinearity(f, alpha):
@@ -490,7 +489,7 @@ def _phi_function(route: str, a1, cf, geometry: LowRankGeometry):
     return lambda gv, dgv, dps: woodbury_value(gv, dgv, D_at(dps))
 
 
-_FIXED_POINTS: dict = {}
+_FIXED_POINTS = cache_dict("symrmt.numeric.theory._FIXED_POINTS", 256)
 
 
 def _fixed_point(cf, a1, nu, d) -> FixedPoint:
@@ -500,8 +499,6 @@ def _fixed_point(cf, a1, nu, d) -> FixedPoint:
     key = (cf, to_fraction(a1, "a1"), to_fraction(nu, "nu"), to_fraction(d, "d"))
     fp = _FIXED_POINTS.get(key)
     if fp is None:
-        if len(_FIXED_POINTS) > 256:
-            _FIXED_POINTS.clear()
         fp = _FIXED_POINTS[key] = FixedPoint(cf, a1, nu, d)
     return fp
 

@@ -9,17 +9,17 @@ attention solver does; then :class:`~symrmt.numeric.solver.PrecisionError` says 
 
 from __future__ import annotations
 
-import functools
 
 import mpmath
 import sympy as sp
 
+from ..cache import cache_dict, cached
 from .pencil_check import checked
 from .solver import BranchError, ConvergenceError, PrecisionError, compile_expr, mpf_of
 from .theory import ESCALATIONS, GUARD, _agree
 from .trace_solver import CompiledSystem, TraceSolver
 
-_COMPILED = {}
+_COMPILED = cache_dict("symrmt.numeric.trace_certify._COMPILED", 256)
 
 
 def compiled_system(system):
@@ -40,7 +40,7 @@ def compiled_system(system):
     return _COMPILED[key]
 
 
-@functools.lru_cache(maxsize=256)
+@cached(maxsize=256)
 def _formula_function(formula, symbols):
     return compile_expr([list(symbols)], formula)
 
