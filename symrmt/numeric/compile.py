@@ -23,6 +23,7 @@ import linecache
 
 import sympy as sp
 
+from symrmt.params import ParameterError
 from symrmt.cache import cache_dict, cached
 from symrmt.numeric import codecache
 from symrmt.symbolic import attention as S
@@ -34,7 +35,7 @@ def _check_no_floats(expr) -> None:
     """Refuse expressions holding 53-bit Float literals: they would silently cap precision."""
     floats = expr.atoms(sp.Float) if hasattr(expr, "atoms") else set()
     if floats:
-        raise ValueError(f"expression holds float literals {sorted(map(str, floats))[:3]}; use Rational")
+        raise ParameterError(f"expression holds float literals {sorted(map(str, floats))[:3]}; use Rational")
 
 
 #: The only Python builtins generated code may call (SymPy's printers emit ``abs``, ``max`` and
@@ -60,7 +61,7 @@ def _check_functions(expr) -> None:
             continue
         undef = e.atoms(AppliedUndef) if hasattr(e, "atoms") else set()
         if undef:
-            raise ValueError(f"expression calls undefined functions {sorted(str(u.func) for u in undef)[:3]}")
+            raise ParameterError(f"expression calls undefined functions {sorted(str(u.func) for u in undef)[:3]}")
 
 
 #: what :func:`compile_recipe` can print a SymPy system to: mpmath (any precision) or NumPy (float64 arrays)
@@ -79,7 +80,7 @@ def compile_expr(args, expr, modules="mpmath", cse=True, floats_ok=False):
     >>> compile_expr([sp.Symbol("c")], sp.Function("print")(sp.Symbol("c")))
     Traceback (most recent call last):
     ...
-    ValueError: expression calls undefined functions ['print']
+    symrmt.params.ParameterError: expression calls undefined functions ['print']
     """
     if not isinstance(expr, (sp.MatrixBase, list, tuple)):
         expr = sp.sympify(expr)
@@ -156,7 +157,7 @@ def compile_recipe(name: str, build, target: str = "mpmath") -> Compiled:
     ``name + "@numpy"``.
     """
     if target not in TARGETS:
-        raise ValueError(f"compile target must be one of {TARGETS}, got {target!r}")
+        raise ParameterError(f"compile target must be one of {TARGETS}, got {target!r}")
     cname = name if target == "mpmath" else f"{name}@{target}"
     key = codecache.source_key(cname) if codecache.enabled() else None
     source = codecache.load(cname, key) if key else None

@@ -20,6 +20,7 @@ from __future__ import annotations
 import mpmath
 import sympy as sp
 
+from symrmt.params import ParameterError
 from symrmt.cache import cached
 from symrmt.errors import SymrmtError
 from symrmt.symbolic.variable import T, hermite_poly
@@ -62,7 +63,7 @@ def sympy_to_mpf(value, dps):
         return -mpmath.inf
     v = sp.N(value, dps + 5)
     if not v.is_real:
-        raise ValueError(f"not a real number: {value}")
+        raise ParameterError(f"not a real number: {value}")
     return mpmath.mpf(str(v))
 
 

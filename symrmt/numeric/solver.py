@@ -19,7 +19,7 @@ import sympy as sp
 
 from symrmt.errors import SymrmtError
 from symrmt.symbolic import attention as S
-from symrmt.params import as_low_rank, ldl_pivoted
+from symrmt.params import ParameterError, as_low_rank, ldl_pivoted
 
 
 class SolverError(ArithmeticError, SymrmtError):
@@ -190,7 +190,7 @@ def lowrank_D(geometry, a1, c, dps: int):
     """
     geometry = as_low_rank(geometry)
     if geometry.alpha != 1:
-        raise ValueError("lowrank_D needs alpha = 1; rescale with LowRankGeometry.scaled() and f(alpha t) first")
+        raise ParameterError("lowrank_D needs alpha = 1; rescale with LowRankGeometry.scaled() and f(alpha t) first")
     Dfun = woodbury_D_function(geometry.r)
     B = gram_factor(geometry.gram(), dps)
     with mpmath.workdps(dps):

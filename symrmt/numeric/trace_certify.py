@@ -13,6 +13,7 @@ from __future__ import annotations
 import mpmath
 import sympy as sp
 
+from ..params import ParameterError
 from ..cache import cache_dict, cached
 from .pencil_check import checked
 from .solver import BranchError, ConvergenceError, PrecisionError, compile_expr, mpf_of
@@ -148,7 +149,7 @@ def certified_limit(plan, values: dict, digits: int) -> dict:
     of :class:`~symrmt.engine.TraceLimit` (``value``, ``digits``, ``working_digits``, ``residual``,
     ``at``, ``traces``), which :meth:`symrmt.engine.Model.limit` builds from them."""
     if digits < 1:
-        raise ValueError("digits must be >= 1")
+        raise ParameterError("digits must be >= 1")
     solvers = {"values": values}
     for t in plan.traces:
         checked(t.pencil, t.matrix)  # a pencil that fails its finite-size self-test is never solved

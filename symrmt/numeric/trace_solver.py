@@ -30,6 +30,7 @@ import math
 import mpmath
 import sympy as sp
 
+from ..params import ParameterError
 from ..cache import cached
 from ..symbolic import blockfp, linearize
 from ..symbolic.blockfp import S_STRENGTH
@@ -279,7 +280,7 @@ class TraceSolver:
         self.c = compiled
         missing = [p.name for p in compiled.params if p.name not in values]
         if missing:
-            raise ValueError(f"no value given for {', '.join(missing)}")
+            raise ParameterError(f"no value given for {', '.join(missing)}")
         self.raw = [values[p.name] for p in compiled.params]
         self._start = None
         self._lu_cache = None

@@ -56,6 +56,7 @@ from __future__ import annotations
 
 import sympy as sp
 
+from symrmt.params import ParameterError
 from symrmt.cache import cached
 
 # ---------------------------------------------------------------- symbols
@@ -200,7 +201,7 @@ def woodbury_D(coords=None, r: int = 1) -> sp.Matrix:
     k = 2 * r + 1
     coords = lowrank_coords(r) if coords is None else tuple(coords)
     if len(coords) != k * k:
-        raise ValueError(f"woodbury_D: rank {r} needs {k * k} coordinates, got {len(coords)}")
+        raise ParameterError(f"woodbury_D: rank {r} needs {k * k} coordinates, got {len(coords)}")
     rows = [sp.Matrix(coords[i * k:(i + 1) * k]) for i in range(k)]
     mu, ks, qs = rows[0], rows[1:1 + r], rows[1 + r:]
     C = sp.Matrix.vstack(mu.T, sp.eye(k))
