@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import time
 
+from symrmt.cache import cache_dict
 from symrmt.params import ParameterError, as_low_rank, check_c, check_diagonal, check_gammas
 
 __all__ = ["limit", "simulate", "as_nonlinearity", "gamma_values"]
@@ -57,14 +58,12 @@ def as_nonlinearity(f, center: bool = False):
         key = (f.strip(), bool(center))
         nl = _NONLINEARITIES.get(key)
         if nl is None:
-            if len(_NONLINEARITIES) > 64:
-                _NONLINEARITIES.clear()
             nl = _NONLINEARITIES[key] = Nonlinearity(f, center=center)
         return nl
     return Nonlinearity(f, center=center)
 
 
-_NONLINEARITIES: dict = {}
+_NONLINEARITIES = cache_dict("symrmt.api._NONLINEARITIES", 64)
 
 
 def gamma_values(gamma) -> tuple:

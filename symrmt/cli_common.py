@@ -21,6 +21,7 @@ import json
 import sys
 from fractions import Fraction
 
+from symrmt.errors import SymrmtError
 from symrmt.geometry_io import load_geometry
 from symrmt.geometry import Geometry, LowRankGeometry
 from symrmt.params import DIAGONALS, ParameterError, check_gammas, to_fraction
@@ -298,5 +299,5 @@ def theory_limit():
     return limit
 
 
-class Unavailable(ArithmeticError):
+class Unavailable(ArithmeticError, SymrmtError):
     """The theory cannot be computed in this installation."""

@@ -55,10 +55,10 @@ symrmt.symbolic.engine_nodes.ModelError: the terms of a sum have different order
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Mapping
 from fractions import Fraction
 
+from .cache import cached
 from .symbolic import engine_model as _model
 from .symbolic.engine_nodes import (  # noqa: F401
     GOE,
@@ -258,7 +258,10 @@ class Model(_model.Model):
             from .symbolic.engine_vectors import gram_values
 
             gram_values(self.vectors(), values)  # an undeclared name or a non-PSD Gram matrix is refused here too
-        result = certified_limit(plan, values, digits)
+        fields = certified_limit(plan, values, digits)
+        solvers = fields.pop("solvers")
+        result = TraceLimit(**fields)
+        result.solvers = solvers  # the checked homotopy starts (symrmt.numeric.prove reuses them)
         if prove:
             from .numeric.prove import prove_trace
 
@@ -337,7 +340,7 @@ class PencilView:
         return f"PencilView({self.pencil.size} blocks: {[b[0] for b in self.pencil.blocks]})"
 
 
-@functools.lru_cache(maxsize=None)
+@cached(maxsize=4096)
 def _leaf_symbol(leaf, block):
     import sympy as sp
 

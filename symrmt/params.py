@@ -24,11 +24,13 @@ from __future__ import annotations
 from fractions import Fraction
 from numbers import Rational, Real
 
+from symrmt.errors import SymrmtError
+
 DIAGONALS = ("zero", "keep")
 NOISES = ("gaussian", "rademacher")
 
 
-class ParameterError(ValueError):
+class ParameterError(ValueError, SymrmtError):
     """A parameter is outside the domain of the model; the message names it."""
 
 

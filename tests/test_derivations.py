@@ -13,7 +13,11 @@ def _available(name):
     return importlib.util.find_spec(f"symrmt.derivations.{name}") is not None
 
 
-@pytest.mark.parametrize("name", DERIVATIONS)
+#: derivations whose quick mode another test file runs point by point (the same checks, one test id each)
+RUN_ELSEWHERE = {"attention_grid": "tests/test_attention_vs_simulation.py::test_attention_grid"}
+
+
+@pytest.mark.parametrize("name", [n for n in DERIVATIONS if n not in RUN_ELSEWHERE])
 def test_derivation_quick(name, capsys):
     if not _available(name):
         pytest.fail(f"derivation module {name} is listed but missing")
@@ -67,3 +71,7 @@ def test_verify_only_one_derivation_json(capsys):
     data = json.loads(capsys.readouterr().out)
     assert data["failed"] == 0 and data["passed"] >= 10
     assert {"name", "kind", "passed", "measured", "derivation"} <= set(data["checks"][0])
+
+
+def test_derivations_run_elsewhere_are_listed():
+    assert set(RUN_ELSEWHERE) <= set(DERIVATIONS)

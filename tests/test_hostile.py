@@ -227,6 +227,23 @@ def test_time_limit_helper():
         run_limited(time.sleep, (0,), float("inf"))
 
 
+def test_time_limit_kills_an_isolated_child():
+    """``isolate=True`` in a process with one thread forks a child and kills it on time.
+
+    Run in a fresh interpreter: inside the test session other threads are alive (the per-test
+    timeout's timer, the shared Dask cluster), so there the call takes the ``SIGALRM`` route."""
+    import subprocess
+
+    code = ("import time\nfrom symrmt.parsing import run_limited, TimeLimitExceeded\n"
+            "try:\n    run_limited(time.sleep, (30,), 0.5, what='nap', isolate=True)\n"
+            "except TimeLimitExceeded as exc:\n    print(exc)\n")
+    t0 = time.monotonic()
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "nap exceeded its time limit of 0.5 s (killed)"
+    assert time.monotonic() - t0 < 60
+
+
 # ---------------------------------------------------------------- tracebacks and silent changes
 def test_simulate_refusals():
     from symrmt.simulation import simulate

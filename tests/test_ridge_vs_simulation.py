@@ -1,9 +1,13 @@
 """Ridge-regression limit ``E_RR(gamma)`` against the Monte-Carlo simulator.
 
 Grid: ``c in {1/4, 1/2, 2}`` x ``||mu||^2 in {0, 1, 4}`` x ``gamma in {0.01, 0.1, 1}``
-(27 comparisons) at ``n = 512``.  One :func:`symrmt.simulation.montecarlo.simulate` call per
-``(c, snr)`` covers the three ``gamma`` (they share the eigendecomposition of
-each trial), so the file makes 9 simulation calls of ``TRIALS`` trials each.
+(27 comparisons) at ``n = 512``.  One simulation per ``(c, snr)`` covers the three
+``gamma`` (they share the eigendecomposition of each trial), so the file makes 9 simulation
+calls of ``TRIALS`` trials each.  The trials are the ridge-only kind
+(:func:`symrmt.figures.data.simulate_ridge`, :data:`symrmt.simulation.trials.RIDGE_SPEC`): the
+same token draws and the same ``E_RR`` as :func:`symrmt.simulation.montecarlo.simulate`, without
+the Attention kernel that dominates the cost (:func:`test_ridge_only_trials_are_simulate_s`
+checks that the two agree bit for bit).
 
 Tolerance
 ---------
@@ -29,7 +33,7 @@ Each comparison asserts ``|mc - theory| <= K * se + SLACK`` with
   (0.01-0.03), so the test still detects any theory error larger than
   ``~4 se + 0.005 ~ 0.012``.  No relative term is used.
 
-Measured with the seeds below (OPENBLAS_NUM_THREADS=1, 2 shared cores, ~150 s):
+Measured with the seeds below (with full ``simulate`` trials, which give the same ``E_RR``):
 the largest ``|gap|/se`` is 3.76 (``c = 2, snr = 1, gamma = 1``: gap ``+0.0030``,
 ``se = 0.0008``, 37% of the tolerance).  That is a fluctuation of this seed, not a
 bias: the same point gave ``+0.0004 +- 0.0004`` with 400 trials, and
@@ -42,6 +46,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from symrmt.figures.data import simulate_ridge
 from symrmt.params import Geometry
 from symrmt.simulation.montecarlo import simulate
 from symrmt.numeric.theory import ridge_limit
@@ -69,9 +74,19 @@ def _cases():
 def ridge_gaps(c, snr, seed, n=N, trials=TRIALS):
     """Theory, Monte-Carlo mean, standard error and gap for the three ``GAMMAS``."""
     theory = np.array([float(v) for v in ridge_limit(c, GAMMAS, snr=snr, digits=15)])
-    sim = simulate(_identity, n, c, GAMMAS, Geometry(snr=snr), trials=trials, seed=seed, progress=False)
-    mean, se = sim["ridge"]["mean"], sim["ridge"]["se"]
+    sim = simulate_ridge(n, c, GAMMAS, snr=snr, trials=trials, seed=seed)
+    mean, se = sim["mean"], sim["se"]
     return theory, mean, se, mean - theory
+
+
+@pytest.mark.parametrize("c", ["1/2", "2"])
+def test_ridge_only_trials_are_simulate_s(c):
+    """The ridge-only trials reproduce the ``E_RR`` of full ``simulate`` trials exactly (same seeds,
+    same token draws, both ``p < n`` and ``p >= n``), so the grid below checks what ``simulate`` returns."""
+    full = simulate(_identity, 64, c, GAMMAS, Geometry(snr=1), trials=3, seed=17, progress=False)
+    alone = simulate_ridge(64, c, GAMMAS, snr=1, trials=3, seed=17)
+    np.testing.assert_array_equal(alone["mean"], full["ridge"]["mean"])
+    np.testing.assert_array_equal(alone["se"], full["ridge"]["se"])
 
 
 @pytest.mark.parametrize("c, snr, seed", list(_cases()))

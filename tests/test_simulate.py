@@ -91,7 +91,7 @@ def test_non_psd_geometry_raises():
 
 
 # 3. split independence / 4. reproducibility --------------------------------------
-def test_workers_do_not_change_per_trial_results():
+def test_workers_do_not_change_per_trial_results(two_workers):
     kw = dict(f=np.tanh, n=48, c=0.5, gammas=[0.1, 1.0], geometry=GEOM, trials=5, seed=11, progress=False)
     a = simulate(workers=1, **kw)
     b = simulate(workers=2, **kw)

@@ -45,8 +45,7 @@ def _cli(capsys, *args):
 
 
 # 1. Dask and in-process agree bit for bit ----------------------------------------
-def test_two_worker_dask_cluster_identical_to_in_process(tmp_path):
-    pytest.importorskip("distributed")
+def test_two_worker_dask_cluster_identical_to_in_process(tmp_path, two_workers):
     a = simulate(trials=6, **KW)
     b = simulate(trials=6, workers=2, **KW)
     for key in ("attention", "ridge"):

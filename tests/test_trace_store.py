@@ -46,9 +46,8 @@ def _rows(path) -> dict:
         return st.trials(pid)
 
 
-def test_two_worker_dask_identical_to_in_process(tmp_path, capsys):
+def test_two_worker_dask_identical_to_in_process(tmp_path, capsys, two_workers):
     """The same trials, bit for bit, whatever the executor (the store rows are compared byte for byte)."""
-    pytest.importorskip("distributed")
     local = _trace(capsys, "--store", str(tmp_path / "a.sqlite"), n=48, trials=6)
     dask = _trace(capsys, "--store", str(tmp_path / "b.sqlite"), "--workers", "2", n=48, trials=6)
     assert dask["simulation"] == local["simulation"]

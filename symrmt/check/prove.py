@@ -6,6 +6,7 @@ from fractions import Fraction
 
 import sympy as sp
 
+from symrmt.errors import SymrmtError
 from symrmt.parsing import run_limited as _run_limited
 from symrmt.symbolic import attention as S
 from symrmt.check.candidate import WhereBound
@@ -15,7 +16,7 @@ from symrmt.check.points import _ridgeless_ridge_exact
 # ---------------------------------------------------------------------------
 # time-limited symbolic work
 # ---------------------------------------------------------------------------
-class SymbolicTimeout(Exception):
+class SymbolicTimeout(SymrmtError):
     """A symbolic attempt ran past its time limit (it was killed)."""
 
 

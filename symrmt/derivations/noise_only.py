@@ -8,7 +8,10 @@ Claim.  ``m = m(-gamma) = lim tr (c K S K + gamma)^{-1} / n`` is a root of a pol
 * ``a_1 = 0``: a polynomial of degree 7 in ``m`` and 4 in ``gamma``, symbolic in ``gamma, c, nu, d``;
   with ``nu = 0, d = 1`` (``K = I``) it contains the Marchenko-Pastur quadratic;
 * ``a_1 != 0``: degree 17 in ``m`` and 10 in ``gamma`` (irreducible over Q at the exact
-  rational points checked; computed per point, symbolic in ``(m, gamma)``).
+  rational points checked; computed per point, symbolic in ``(m, gamma)``).  The points below are
+  stored as data (:mod:`symrmt.symbolic.closed_forms.noise_only_data`): the quick mode checks that
+  each stored ``P`` it uses vanishes at the general solver's ``m(-gamma)`` at three ``gamma``; the
+  full mode redoes the elimination and checks that it gives the stored polynomial exactly.
 
 The physical root is the one in the Jensen bracket ``1/(gamma + mu_1) <= m < 1/gamma``,
 continued from large ``gamma``, and ``E_A = -gamma^2 dm/dgamma = gamma^2 P_gamma / P_m``.
@@ -31,6 +34,8 @@ NAME = "noise_only"
 # (c, a_1, nu, d): c < 1 and c > 1, tanh-like (a_1 + nu = 1 as for tanh), d = 0 and d = 1
 QUICK_POINTS = (("1/2", "3/5", "2/5", 0), ("2", 0, "3/4", 1))
 FULL_POINTS = QUICK_POINTS + (("2", "3/5", "2/5", 1), ("1/2", "1/2", "3/4", 1), ("3", 0, "1/2", 0))
+#: where ``P(solver m(-gamma), gamma) = 0`` is checked (the closed-form values at fewer gamma in quick mode)
+RESIDUAL_GAMMAS = ("1/10", "1", "3")
 
 
 def _solver(point, gam, digits):
@@ -85,16 +90,26 @@ def run(quick: bool = False, digits: int = 50) -> CheckList:
             expect = (7, 4)  # the a1 = 0 polynomial, which contains the cubic
         ck.add(f"degree (m, gamma) at {point}", "symbolic", (dm, dg) == expect, f"({dm}, {dg})")
         P = sp.Poly(N.stieltjes_polynomial(*point), m, g)
-        for gam in gammas:
-            sol = _solver(point, gam, digits)
+        stored = N.stored_polynomial(*point) if sp.Rational(str(point[1])) != 0 else None
+        if stored is not None and not quick:
+            t0 = time.time()
+            fresh = N.eliminated_polynomial(*(sp.Rational(str(x)) for x in point))
+            timings[f"elimination {point}"] = time.time() - t0
+            ck.add(f"elimination at {point} gives the stored polynomial", "symbolic", fresh == stored,
+                   f"{len(stored.terms())} terms equal" if fresh == stored else "differs")
+        sols = {}
+        for gam in sorted(set(gammas) | set(RESIDUAL_GAMMAS), key=sp.Rational):
+            sols[gam] = sol = _solver(point, gam, digits)
             with mpmath.workdps(digits + 10):
                 mv = mpmath.mpf(sol.stieltjes)
                 gm = mpmath.mpf(sp.Rational(gam).p) / sp.Rational(gam).q
                 terms = [mpmath.mpf(sp.Rational(cf).p) / sp.Rational(cf).q * gm**j * mv**i
                          for (i, j), cf in P.terms()]
                 rel = abs(mpmath.fsum(terms)) / mpmath.fsum(abs(t) for t in terms)
-            ck.add(f"P(solver m) = 0 at {point}, gamma={gam}", "precision", rel <= mpmath.mpf(10) ** -40,
-                   f"relative residual {mpmath.nstr(rel, 3)}")
+            ck.add(f"P{' (stored)' if stored is not None else ''}(solver m) = 0 at {point}, gamma={gam}",
+                   "precision", rel <= mpmath.mpf(10) ** -40, f"relative residual {mpmath.nstr(rel, 3)}")
+        for gam in gammas:
+            sol = sols[gam]
             t0 = time.time()
             mc = N.stieltjes_closed_form_value(gam, *point, dps=digits)
             ea = N.noise_only_error(gam, *point, dps=digits)

@@ -57,6 +57,7 @@ from __future__ import annotations
 import sys
 import time
 
+from symrmt.params import ParameterError
 from symrmt.figures.data import (  # noqa: F401  (_aligned_geometry, _family_f: used by tests and derivations)
     _aligned_geometry,
     _family_f,
@@ -109,7 +110,7 @@ def main(out, full: bool = False, progress: bool = True, *, store=None, workers=
     names = list(FIGURES) if only is None else list(only)
     unknown = [k for k in names if k not in FIGURES]
     if unknown:
-        raise ValueError(f"unknown figure(s) {unknown}; choose from {list(FIGURES)}")
+        raise ParameterError(f"unknown figure(s) {unknown}; choose from {list(FIGURES)}")
     paths = []
     with make_executor(workers=workers, scheduler=scheduler) as ex:
         for name in names:

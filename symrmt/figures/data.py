@@ -5,7 +5,10 @@ from __future__ import annotations
 
 import math
 from fractions import Fraction
-from functools import lru_cache, partial
+from functools import partial
+from types import MappingProxyType
+
+from symrmt.cache import cached
 
 #: Digits asked of the theory for every curve and map.
 DIGITS = 15
@@ -77,16 +80,17 @@ def _vector_geometry(mu, wk, wq):
     return Geometry(snr=dot(m, m), wk2=dot(k, k), wq2=dot(q, q), wkwq=dot(k, q), muwk=dot(m, k), muwq=dot(m, q))
 
 
-@lru_cache(maxsize=None)
-def _hermite(name: str, dps: int = 80) -> dict:
-    """Hermite data ``{"a1", "nu"}`` (mpf at ``dps`` digits) of a preset, computed once."""
+@cached(maxsize=64)
+def _hermite(name: str, dps: int = 80) -> MappingProxyType:
+    """Hermite data ``{"a1", "nu"}`` (mpf at ``dps`` digits) of a preset, computed once (read-only:
+    pass ``dict(_hermite(name))`` where a dict is needed)."""
     from symrmt.symbolic.hermite import Nonlinearity
 
     nl = Nonlinearity(name)
-    return {"a1": nl.a_mpf(1, dps), "nu": nl.nu_mpf(dps)}
+    return MappingProxyType({"a1": nl.a_mpf(1, dps), "nu": nl.nu_mpf(dps)})
 
 
-@lru_cache(maxsize=None)
+@cached(maxsize=64)
 def _numpy_f(name: str):
     from symrmt.symbolic.hermite import Nonlinearity
 

@@ -189,7 +189,7 @@ def random_inputs(out, full: bool = False, progress: bool = True, *, n=None, tri
             if len(rows) == count:
                 break
             try:
-                ea = float(attention_limit(_hermite(f), c, [gamma], geom, digits=DIGITS)[0])
+                ea = float(attention_limit(dict(_hermite(f)), c, [gamma], geom, digits=DIGITS)[0])
             except ArithmeticError as exc:  # the solver refuses rather than guess: draw another set
                 if i < simulated:
                     raise
@@ -276,7 +276,7 @@ def role_of_a1(out, full: bool = False, progress: bool = True, *, n=None, trials
         rr_fam = _floats(ridge_limit(c, g_fam, snr, DIGITS))
         curves_f = []
         for name in fs:
-            curves_f.append(_floats(attention_limit(_hermite(name), c, g_curve, geom, digits=DIGITS)))
+            curves_f.append(_floats(attention_limit(dict(_hermite(name)), c, g_curve, geom, digits=DIGITS)))
             bar.update()
         curves_a = []
         for a in a_curve:
@@ -355,7 +355,7 @@ def alignment(out, full: bool = False, progress: bool = True, *, n=None, trials=
         for c in cs:
             er = float(ridge_limit(c, [gamma], snr, DIGITS)[0])
             geoms = [Geometry(snr=snr)] + [geo(w2, t) for w2 in w2s for t in th_curve]
-            theory[c] = (er, _floats(attention_over_geometries(_hermite(f), c, gamma, geoms)))
+            theory[c] = (er, _floats(attention_over_geometries(dict(_hermite(f)), c, gamma, geoms)))
             bar.update()
         sims = {key: job.result() for key, job in jobs.items()}
         sims_n = {key: job.result() for key, job in jobs_n.items()}

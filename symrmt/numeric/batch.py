@@ -21,10 +21,11 @@ the estimate only sees the float64 floor (see :func:`symrmt.numeric.fast.solve_g
 
 from __future__ import annotations
 
-import functools
+from types import MappingProxyType
 
 import numpy as np
 
+from symrmt.cache import cached
 from symrmt.symbolic import attention as S
 from symrmt.numeric.solver import closed_form_phi, fixed_point_fjg, ridge_function, woodbury_D_function
 
@@ -49,11 +50,11 @@ def _stack(values, n: int, dtype=float) -> np.ndarray:
     return out.T
 
 
-@functools.lru_cache(maxsize=None)
-def numpy_functions() -> dict:
+@cached(maxsize=1)
+def numpy_functions() -> MappingProxyType:
     """The NumPy-compiled ``FJG`` and ``det N`` of the fixed point and the closed form of ``E_RR``."""
     fjg, detn, _ = fixed_point_fjg("numpy")
-    return {"fjg": fjg, "detN": detn, "ridge": ridge_function("numpy")}
+    return MappingProxyType({"fjg": fjg, "detN": detn, "ridge": ridge_function("numpy")})
 
 
 def fjg(g, p):

@@ -18,12 +18,13 @@ Examples
 
 from __future__ import annotations
 
-import functools
 import inspect
 import linecache
 
 import sympy as sp
 
+from symrmt.params import ParameterError
+from symrmt.cache import cache_dict, cached
 from symrmt.numeric import codecache
 from symrmt.symbolic import attention as S
 
@@ -34,7 +35,7 @@ def _check_no_floats(expr) -> None:
     """Refuse expressions holding 53-bit Float literals: they would silently cap precision."""
     floats = expr.atoms(sp.Float) if hasattr(expr, "atoms") else set()
     if floats:
-        raise ValueError(f"expression holds float literals {sorted(map(str, floats))[:3]}; use Rational")
+        raise ParameterError(f"expression holds float literals {sorted(map(str, floats))[:3]}; use Rational")
 
 
 #: The only Python builtins generated code may call (SymPy's printers emit ``abs``, ``max`` and
@@ -60,7 +61,7 @@ def _check_functions(expr) -> None:
             continue
         undef = e.atoms(AppliedUndef) if hasattr(e, "atoms") else set()
         if undef:
-            raise ValueError(f"expression calls undefined functions {sorted(str(u.func) for u in undef)[:3]}")
+            raise ParameterError(f"expression calls undefined functions {sorted(str(u.func) for u in undef)[:3]}")
 
 
 #: what :func:`compile_recipe` can print a SymPy system to: mpmath (any precision) or NumPy (float64 arrays)
@@ -79,7 +80,7 @@ def compile_expr(args, expr, modules="mpmath", cse=True, floats_ok=False):
     >>> compile_expr([sp.Symbol("c")], sp.Function("print")(sp.Symbol("c")))
     Traceback (most recent call last):
     ...
-    ValueError: expression calls undefined functions ['print']
+    symrmt.params.ParameterError: expression calls undefined functions ['print']
     """
     if not isinstance(expr, (sp.MatrixBase, list, tuple)):
         expr = sp.sympify(expr)
@@ -130,7 +131,7 @@ def _global_names(code) -> set:
     return names
 
 
-_NAMESPACES: dict = {}
+_NAMESPACES = cache_dict("symrmt.numeric.compile._NAMESPACES", 8)
 
 
 def _exec_source(name: str, source: str, target: str = "mpmath"):
@@ -156,7 +157,7 @@ def compile_recipe(name: str, build, target: str = "mpmath") -> Compiled:
     ``name + "@numpy"``.
     """
     if target not in TARGETS:
-        raise ValueError(f"compile target must be one of {TARGETS}, got {target!r}")
+        raise ParameterError(f"compile target must be one of {TARGETS}, got {target!r}")
     cname = name if target == "mpmath" else f"{name}@{target}"
     key = codecache.source_key(cname) if codecache.enabled() else None
     source = codecache.load(cname, key) if key else None
@@ -192,13 +193,13 @@ def _fixed_point_recipe(part: str, target: str = "mpmath"):
     return compile_recipe(f"fixed_point_{part}", build, target)
 
 
-@functools.lru_cache(maxsize=None)
+@cached(maxsize=1)
 def fixed_point_functions():
     """Compiled ``(F, dF/dG, dF/dgamma, det N, L_0 + R(-G))`` of the noise-only fixed point (cached)."""
     return tuple(_fixed_point_recipe(part) for part in ("F", "J", "Fg", "detN", "map"))
 
 
-@functools.lru_cache(maxsize=None)
+@cached(maxsize=4)
 def fixed_point_fjg(target: str = "mpmath"):
     """Compiled ``(F, dF/dG, dF/dgamma)`` in one flat list of ``9 + 54 + 9`` entries (shared
     subexpressions; ``dF/dG`` row-major), plus ``det N`` and ``L_0 + R(-G)``: the solver's functions.
@@ -207,7 +208,7 @@ def fixed_point_fjg(target: str = "mpmath"):
     return tuple(_fixed_point_recipe(part, target) for part in ("FJG", "detN", "map"))
 
 
-@functools.lru_cache(maxsize=None)
+@cached(maxsize=32)
 def woodbury_D_function(r: int = 1, target: str = "mpmath"):
     """Compiled ``D(coords; a_1, c)`` of the rank-``r`` low-rank part, ``3(2r+2)`` square (cached per ``r``)."""
     return compile_recipe(f"woodbury_D_r{r}", lambda: ([S.lowrank_coords(r), S.a1, S.c], S.woodbury_D(r=r)), target)
@@ -230,7 +231,7 @@ def closed_form_phi(kind: str, target: str = "mpmath"):
     return compile_recipe(f"closed_form_phi_{kind}", build, target)
 
 
-@functools.lru_cache(maxsize=None)
+@cached(maxsize=4)
 def ridge_function(target: str = "mpmath"):
     """Compiled closed form ``E_RR(gamma, c, snr)`` (cached)."""
     return compile_recipe("ridge_error", lambda: ([S.gamma, S.c, S.snr], S.ridge_error_closed_form()), target)

@@ -21,6 +21,7 @@ import cmath
 import numpy as np
 import sympy as sp
 
+from ..errors import SymrmtError
 from ..symbolic.engine_nodes import (
     GOE, Const, Diagonal, Gaussian, Identity, Inverse, MatProduct, MatSum, ModelError, Scaled, Transpose, walk,
 )
@@ -34,7 +35,7 @@ def _short(c, n: int = 40) -> str:
     return text if len(text) <= n else text[: n - 3] + "..."
 
 
-class PencilError(AssertionError, ArithmeticError):
+class PencilError(AssertionError, ArithmeticError, SymrmtError):
     """A pencil failed its finite-size self-test (a bug in the linearization, or a float64 test too
     ill-conditioned to decide); an ``ArithmeticError`` too, so the command line reports it in one line."""
 

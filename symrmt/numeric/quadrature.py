@@ -16,12 +16,14 @@ Examples
 
 from __future__ import annotations
 
-import functools
 
 import mpmath
 import sympy as sp
 
-from symrmt.symbolic.gaussian import T, hermite_poly
+from symrmt.params import ParameterError
+from symrmt.cache import cached
+from symrmt.errors import SymrmtError
+from symrmt.symbolic.variable import T, hermite_poly
 
 __all__ = [
     "GUARD_DPS",
@@ -38,14 +40,14 @@ __all__ = [
 GUARD_DPS = 15
 
 
-class QuadratureError(ArithmeticError):
+class QuadratureError(ArithmeticError, SymrmtError):
     """Numeric quadrature did not reach the requested accuracy."""
 
 
 # ---------------------------------------------------------------------------
 
 
-@functools.lru_cache(maxsize=1024)
+@cached(maxsize=1024)
 def mp_function(g):
     """``g(t)`` compiled to an mpmath callable (cached)."""
     from symrmt.numeric import compile_expr
@@ -61,7 +63,7 @@ def sympy_to_mpf(value, dps):
         return -mpmath.inf
     v = sp.N(value, dps + 5)
     if not v.is_real:
-        raise ValueError(f"not a real number: {value}")
+        raise ParameterError(f"not a real number: {value}")
     return mpmath.mpf(str(v))
 
 
@@ -118,13 +120,13 @@ def quad_pieces(pieces, weight_power, dps, factor=None):
         return +total
 
 
-@functools.lru_cache(maxsize=1024)
+@cached(maxsize=1024)
 def numeric_hermite(pieces, k, dps):
     """``E[f(xi) He_k(xi)]`` by quadrature, ``f`` given by its smooth pieces."""
     return quad_pieces(pieces, 1, dps, hermite_poly(k) if k else None)
 
 
-@functools.lru_cache(maxsize=256)
+@cached(maxsize=256)
 def numeric_square(pieces, dps):
     """``E[f(xi)^2]`` by quadrature, ``f`` given by its smooth pieces."""
     return quad_pieces(pieces, 2, dps)

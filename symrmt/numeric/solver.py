@@ -11,18 +11,18 @@ the global ``mpmath.mp.dps`` is never changed.
 
 from __future__ import annotations
 
-import functools
 import math
 from fractions import Fraction
 
 import mpmath
 import sympy as sp
 
+from symrmt.errors import SymrmtError
 from symrmt.symbolic import attention as S
-from symrmt.params import as_low_rank, ldl_pivoted
+from symrmt.params import ParameterError, as_low_rank, ldl_pivoted
 
 
-class SolverError(ArithmeticError):
+class SolverError(ArithmeticError, SymrmtError):
     """The theory could not deliver a value it can stand behind."""
 
 
@@ -190,21 +190,19 @@ def lowrank_D(geometry, a1, c, dps: int):
     """
     geometry = as_low_rank(geometry)
     if geometry.alpha != 1:
-        raise ValueError("lowrank_D needs alpha = 1; rescale with LowRankGeometry.scaled() and f(alpha t) first")
+        raise ParameterError("lowrank_D needs alpha = 1; rescale with LowRankGeometry.scaled() and f(alpha t) first")
     Dfun = woodbury_D_function(geometry.r)
     B = gram_factor(geometry.gram(), dps)
     with mpmath.workdps(dps):
         return Dfun([x for row in B for x in row], mpf_of(a1), mpf_of(c))
 
 
-@functools.lru_cache(maxsize=None)
-
-
 # ---------------------------------------------------------------- noise-only fixed point
 
-def asymptotic_start(gamma, c):
-    """``Gm`` for ``gamma -> oo``: ``L^{-1} -> diag(1/gamma, [[0, I], [I, c S]]^{-1})``."""
-    return [1 / gamma, mpmath.mpf(0), mpmath.mpf(0), -c, mpmath.mpf(1), mpmath.mpf(0)]
+def asymptotic_start(gamma, c) -> tuple:
+    """``Gm`` for ``gamma -> oo``: ``L^{-1} -> diag(1/gamma, [[0, I], [I, c S]]^{-1})`` (at the working
+    precision; not cached: the value depends on it)."""
+    return (1 / gamma, mpmath.mpf(0), mpmath.mpf(0), -c, mpmath.mpf(1), mpmath.mpf(0))
 
 
 def _path_digits(gamma) -> int:

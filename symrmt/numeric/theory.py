@@ -52,6 +52,7 @@ from dataclasses import dataclass
 
 import mpmath
 
+from symrmt.cache import cache_dict
 from symrmt.numeric.solver import (
     BranchError,
     ConvergenceError,
@@ -171,7 +172,7 @@ def hermite_inputs(f, diagonal: str, dps: int):
     return a1, nu, d
 
 
-_HERMITE_CACHE: dict = {}
+_HERMITE_CACHE = cache_dict("symrmt.numeric.theory._HERMITE_CACHE", 64)
 
 
 def _hermite_at_least(f, diagonal: str, dps: int):
@@ -190,8 +191,6 @@ def _hermite_at_least(f, diagonal: str, dps: int):
     if hit is not None and hit[0] >= dps:
         return hit[1]
     values = hermite_inputs(f, diagonal, dps)
-    if len(_HERMITE_CACHE) > 64:
-        _HERMITE_CACHE.clear()
     _HERMITE_CACHE[key] = (dps, values)
     return values
 
@@ -290,7 +289,7 @@ def route_for(a1, geometry) -> str:
     return "general"
 
 
-_SCALED: dict = {}
+_SCALED = cache_dict("symrmt.numeric.theory._SCALED", 64)
 
 
 def scaled_nonlinearity(f, alpha):
@@ -300,6 +299,7 @@ def scaled_nonlinearity(f, alpha):
     erf(2*t)
     """
     from symrmt.symbolic.hermite import T, Nonlinearity
+    from symrmt.symbolic.nonlinearity import NotCenteredError
 
     alpha = to_fraction(alpha, "alpha")
     if isinstance(f, dict):
@@ -325,15 +325,15 @@ def scaled_nonlinearity(f, alpha):
         expr = base_expr.subs(T, sp.Rational(alpha.numerator, alpha.denominator) * T)
         try:
             _SCALED[key] = Nonlinearity(expr)
-        except ParameterError as exc:
-            if "not centered" not in str(exc):
-                raise ParameterError(f"with alpha = {alpha}: f(alpha t) = {expr}: {exc}") from None
-            a0 = str(exc).split("a_0 = E[f(ξ)] = ", 1)[-1].split(";", 1)[0]
-            raise ParameterError(
+        except NotCenteredError as exc:
+            raise NotCenteredError(
                 f"with alpha = {alpha} the kernel applies f(alpha t) = {expr}, which is not centered: "
-                f"E f(alpha xi) = {a0}; the theory needs E f(alpha xi) = 0. Use an odd f, or give an f "
-                "centered at this scale (the same f must then be used in the simulation)"
+                f"E f(alpha xi) = {exc.a0}; the theory needs E f(alpha xi) = 0. Use an odd f, or give an f "
+                "centered at this scale (the same f must then be used in the simulation)",
+                a0=exc.a0, a0_exact=exc.a0_exact, a0_value=exc.a0_value,
             ) from None
+        except ParameterError as exc:
+            raise ParameterError(f"with alpha = {alpha}: f(alpha t) = {expr}: {exc}") from None
     return _SCALED[key]
 
 
@@ -499,7 +499,7 @@ def _phi_function(route: str, a1, cf, geometry: LowRankGeometry):
     return lambda gv, dgv, dps: woodbury_value(gv, dgv, D_at(dps))
 
 
-_FIXED_POINTS: dict = {}
+_FIXED_POINTS = cache_dict("symrmt.numeric.theory._FIXED_POINTS", 256)
 
 
 def _fixed_point(cf, a1, nu, d) -> FixedPoint:
@@ -509,8 +509,6 @@ def _fixed_point(cf, a1, nu, d) -> FixedPoint:
     key = (cf, to_fraction(a1, "a1"), to_fraction(nu, "nu"), to_fraction(d, "d"))
     fp = _FIXED_POINTS.get(key)
     if fp is None:
-        if len(_FIXED_POINTS) > 256:
-            _FIXED_POINTS.clear()
         fp = _FIXED_POINTS[key] = FixedPoint(cf, a1, nu, d)
     return fp
 

@@ -9,17 +9,18 @@ attention solver does; then :class:`~symrmt.numeric.solver.PrecisionError` says 
 
 from __future__ import annotations
 
-import functools
 
 import mpmath
 import sympy as sp
 
+from ..params import ParameterError
+from ..cache import cache_dict, cached
 from .pencil_check import checked
 from .solver import BranchError, ConvergenceError, PrecisionError, compile_expr, mpf_of
 from .theory import ESCALATIONS, GUARD, _agree
 from .trace_solver import CompiledSystem, TraceSolver
 
-_COMPILED = {}
+_COMPILED = cache_dict("symrmt.numeric.trace_certify._COMPILED", 256)
 
 
 def compiled_system(system):
@@ -40,7 +41,7 @@ def compiled_system(system):
     return _COMPILED[key]
 
 
-@functools.lru_cache(maxsize=256)
+@cached(maxsize=256)
 def _formula_function(formula, symbols):
     return compile_expr([list(symbols)], formula)
 
@@ -173,12 +174,12 @@ def _check_real(value, digits):
     return value
 
 
-def certified_limit(plan, values: dict, digits: int):
-    """The :class:`~symrmt.engine.TraceLimit` of a plan at exact ``values`` (name -> Fraction)."""
-    from ..engine import TraceLimit
-
+def certified_limit(plan, values: dict, digits: int) -> dict:
+    """The certified limit of a plan at exact ``values`` (name -> Fraction), as the keyword arguments
+    of :class:`~symrmt.engine.TraceLimit` (``value``, ``digits``, ``working_digits``, ``residual``,
+    ``at``, ``traces``) and ``solvers``, which :meth:`symrmt.engine.Model.limit` builds from them."""
     if digits < 1:
-        raise ValueError("digits must be >= 1")
+        raise ParameterError("digits must be >= 1")
     _check_real_inputs(plan, values)
     solvers = {"values": values}
     for t in plan.traces:
@@ -205,10 +206,10 @@ def certified_limit(plan, values: dict, digits: int):
                     _check_bounds(plan, values, taus, digits)
                     # kept at the working precision: rounding to ``digits`` is done once, in decimal, when
                     # the value is printed (a binary rounding at ``digits`` first could round twice:
-                    # 3.108... at one digit would read 3.09375)
-                    out = TraceLimit(+hi, digits, dps + 10, res, dict(values), [+x for x in taus])
-                    out.solvers = solvers  # the checked homotopy starts (symrmt.numeric.prove reuses them)
-                    return out
+                    # 3.108... at one digit would read 3.09375); ``solvers``: the checked homotopy starts
+                    # (symrmt.numeric.prove reuses them)
+                    return {"value": +hi, "digits": digits, "working_digits": dps + 10, "residual": res,
+                            "at": dict(values), "traces": [+x for x in taus], "solvers": solvers}
             failures.append(f"solves at {dps} and {dps + 10} digits disagree beyond digit {digits} "
                             f"(fixed-point residual max|R| = {mpmath.nstr(res, 3)})")
         except ConvergenceError as exc:

@@ -22,7 +22,6 @@ requested precision.
 
 from __future__ import annotations
 
-import functools
 import hashlib
 from fractions import Fraction
 import inspect
@@ -31,6 +30,8 @@ import math
 import mpmath
 import sympy as sp
 
+from ..params import ParameterError
+from ..cache import cached
 from ..symbolic import blockfp, linearize
 from ..symbolic.blockfp import S_STRENGTH
 from ..symbolic.linearize import EPS_SHIFT
@@ -54,7 +55,7 @@ PATHS_AGREE = 1e-7
 POLISH_MOVE = 1e-6
 
 
-@functools.lru_cache(maxsize=None)
+@cached(maxsize=1)
 def _source_digest() -> str:
     """Digest of the modules that derive the compiled systems (part of every cache name)."""
     h = hashlib.sha256()
@@ -285,7 +286,7 @@ class TraceSolver:
         self.c = compiled
         missing = [p.name for p in compiled.params if p.name not in values]
         if missing:
-            raise ValueError(f"no value given for {', '.join(missing)}")
+            raise ParameterError(f"no value given for {', '.join(missing)}")
         self.raw = [values[p.name] for p in compiled.params]
         self._start = None
         self._lu_cache = None

@@ -8,6 +8,7 @@ import numbers
 import signal
 import threading
 
+from symrmt.errors import SymrmtError
 from symrmt.params import ParameterError
 
 LIMITS = {
@@ -63,7 +64,7 @@ class ParseLimitError(ParameterError):
     __module__ = "symrmt.parsing"
 
 
-class TimeLimitExceeded(Exception):
+class TimeLimitExceeded(SymrmtError):
     """A time-limited computation ran past its limit (see :func:`run_limited`)."""
 
     __module__ = "symrmt.parsing"

@@ -69,6 +69,7 @@ from typing import Callable
 
 import numpy as np
 
+from symrmt.errors import SymrmtError
 from symrmt.blas_threads import BLAS_VARS, one_blas_thread
 from symrmt.params import ParameterError
 from symrmt.progress import progress_bar
@@ -87,7 +88,7 @@ __all__ = [
 ]
 
 
-class StaleTrialsWarning(UserWarning):
+class StaleTrialsWarning(UserWarning, SymrmtError):
     """The store holds trials of this point from another numerics version; they were not used."""
 
 

@@ -53,6 +53,7 @@ from pathlib import Path
 
 import numpy as np
 
+from symrmt.errors import SymrmtError
 from symrmt.params import ParameterError
 from symrmt.trust import untrusted
 
@@ -312,11 +313,11 @@ class TrialStore:
         return out
 
 
-class NonFiniteTrial(FloatingPointError):
+class NonFiniteTrial(FloatingPointError, SymrmtError):
     """A trial (fresh or stored) holds a NaN or an infinity: the Monte-Carlo has no value to report."""
 
 
-class TrialOutOfRange(FloatingPointError):
+class TrialOutOfRange(FloatingPointError, SymrmtError):
     """A trial holds a value outside the range its kind can take (e.g. an error outside [0, 1])."""
 
 

@@ -51,6 +51,7 @@ from numbers import Integral
 
 import numpy as np
 
+from symrmt.errors import SymrmtError
 from symrmt.params import ParameterError
 from symrmt.simulation.executor import make_executor, run_trials
 from symrmt.simulation.montecarlo import TRIAL_BOOKKEEPING, check_memory_bytes
@@ -66,7 +67,7 @@ _SCALAR = ("const", "trace", "ssum", "sproduct", "power", "diff", "qform")
 _RANDOM_VECTORS = ("signs", "gaussian")
 
 
-class TraceSimulationError(ArithmeticError):
+class TraceSimulationError(ArithmeticError, SymrmtError):
     """A trial could not be evaluated (a singular matrix, a non-finite value)."""
 
 

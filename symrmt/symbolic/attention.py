@@ -53,9 +53,11 @@ the last identity because ``D`` and ``H`` are symmetric and
 
 from __future__ import annotations
 
-import functools
 
 import sympy as sp
+
+from symrmt.params import ParameterError
+from symrmt.cache import cached
 
 # ---------------------------------------------------------------- symbols
 c = sp.Symbol("c", positive=True)
@@ -161,18 +163,18 @@ def det_N(gm: sp.Matrix | None = None):
     return sp.expand((c * sp.eye(3) + gm * A_S).det(method="berkowitz"))
 
 
-@functools.lru_cache(maxsize=None)
+@cached(maxsize=2)
 def fixed_point_system(expand: bool = True):
     """Residual ``F`` (9 entries), Jacobian ``dF/dG`` (9x6) and ``dF/dgamma`` (9).
 
-    All three are SymPy matrices; the Jacobians are exact symbolic derivatives,
+    All three are (immutable) SymPy matrices; the Jacobians are exact symbolic derivatives,
     used for Newton's method and for the implicit derivative
     ``dG/dgamma = -(dF/dG)^+ dF/dgamma``.  ``expand`` as in :func:`fixed_point_polynomial`.
     """
     F = sp.Matrix(list(fixed_point_polynomial(expand=expand)))
     J = F.jacobian(G_SYMBOLS)
     Fg = F.diff(gamma)
-    return F, J, Fg
+    return F.as_immutable(), J.as_immutable(), Fg.as_immutable()
 
 
 # ---------------------------------------------------------------- low-rank part
@@ -199,7 +201,7 @@ def woodbury_D(coords=None, r: int = 1) -> sp.Matrix:
     k = 2 * r + 1
     coords = lowrank_coords(r) if coords is None else tuple(coords)
     if len(coords) != k * k:
-        raise ValueError(f"woodbury_D: rank {r} needs {k * k} coordinates, got {len(coords)}")
+        raise ParameterError(f"woodbury_D: rank {r} needs {k * k} coordinates, got {len(coords)}")
     rows = [sp.Matrix(coords[i * k:(i + 1) * k]) for i in range(k)]
     mu, ks, qs = rows[0], rows[1:1 + r], rows[1 + r:]
     C = sp.Matrix.vstack(mu.T, sp.eye(k))
@@ -236,7 +238,7 @@ def phi_compressed(gm, M, Delta, gram_rows):
     return gm[0, 0] - (u.T * Delta * (sp.eye(k) + inner * Delta).inv() * u)[0]
 
 
-@functools.lru_cache(maxsize=None)
+@cached(maxsize=2)
 def aligned_phi(lu: bool = False):
     r"""Rank-one alignment (``w_K, w_Q`` parallel to ``mu``): ``varphi`` in closed form.
 
@@ -264,7 +266,7 @@ def aligned_phi(lu: bool = False):
     return gm[0, 0] - snr * (g1.T * Delta * (sp.eye(3) + (1 + snr) * gm * Delta).inv() * g1)[0]
 
 
-@functools.lru_cache(maxsize=None)
+@cached(maxsize=1)
 def a1_zero_phi():
     r"""``a_1 = 0``: ``varphi = G_11 - G_13^2 ||mu||^2 / (1 + (1 + ||mu||^2) G_33)``.
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import sympy as sp
 
+from ..cache import cache_dict
 from . import engine_base
 from . import linearize as lin
 from .atomsums import AtomSystem
@@ -61,7 +62,7 @@ class Plan:
         self.params = params        # every parameter the value depends on
 
 
-_PENCILS = {}
+_PENCILS = cache_dict("symrmt.symbolic.engine_plan._PENCILS", 256)
 
 
 def pencil_for(matrix):
@@ -85,8 +86,6 @@ def pencil_for(matrix):
             p = (lin.reduce(lin.split_atoms(p, diags)), None)
         else:
             p = (p, None)
-        if len(_PENCILS) > 256:
-            _PENCILS.clear()
         _PENCILS[key] = p
     return _PENCILS[key]
 

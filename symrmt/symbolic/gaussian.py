@@ -26,20 +26,19 @@ Examples
 
 from __future__ import annotations
 
-import functools
 
 import mpmath
 import sympy as sp
 
+from symrmt.cache import cached
+from symrmt.errors import SymrmtError
 from symrmt.parsing import run_limited
+from symrmt.symbolic.variable import T, hermite_poly  # noqa: F401 - re-exported (T: the variable of f)
 
 __all__ = ["T", "NotExact", "with_timeout", "smooth_pieces", "exact_expectation", "hermite_poly"]
 
-#: The variable of ``f``.
-T = sp.Symbol("t", real=True)
 
-
-class NotExact(ArithmeticError):
+class NotExact(ArithmeticError, SymrmtError):
     """No exact (symbolic) value is available within the time limit."""
 
 
@@ -316,9 +315,24 @@ _FAIL = object()
 CHECK_SECONDS = 1.0
 
 
-@functools.lru_cache(maxsize=1024)
 def exact_expectation(expr, timeout):
-    """Exact E[expr(xi)], or an exception instance (cached as such)."""
+    """Exact E[expr(xi)], or a :class:`NotExact` instance saying why there is none.
+
+    The outcome is cached (:func:`_exact_outcome`); an unavailable value is cached as its
+    message and returned as a fresh exception each time, so that raising it never grows a
+    shared traceback."""
+    value, message = _exact_outcome(expr, timeout)
+    return NotExact(message) if message is not None else value
+
+
+@cached(maxsize=1024)
+def _exact_outcome(expr, timeout):
+    """``(value, None)``, or ``(None, message)`` when no exact value is available."""
+    res = _exact_expectation(expr, timeout)
+    return (None, str(res)) if isinstance(res, NotExact) else (res, None)
+
+
+def _exact_expectation(expr, timeout):
     if not _exact_capable(expr):
         return NotExact(f"no closed form is attempted for E[{expr}] (function outside the exact engine)")
     try:
@@ -340,7 +354,7 @@ def exact_expectation(expr, timeout):
         pass
     # independent check against a 20-digit quadrature, within CHECK_SECONDS: a sharply peaked
     # integrand (exp(50 t)) needs hundreds of thousands of nodes, and then the exact value stands alone
-    from symrmt.numeric.quadrature import QuadratureError, quad_pieces  # noqa: PLC0415 - numeric imports this module
+    from symrmt.numeric.quadrature import QuadratureError, quad_pieces  # noqa: PLC0415 - numeric imports sympy
 
     pieces = smooth_pieces(expr) or ((-sp.oo, sp.oo, expr),)
     try:
@@ -353,8 +367,3 @@ def exact_expectation(expr, timeout):
     if num is not None and abs(mpmath.mpf(str(ex)) - num) > mpmath.mpf(10) ** -12 * max(1, abs(num)):
         return NotExact(f"the closed form of E[{expr}] failed its numeric check ({ex} vs {num})")
     return value
-
-
-def hermite_poly(k):
-    """The probabilists' Hermite polynomial ``He_k(t)``."""
-    return sp.hermite_prob(k, T)

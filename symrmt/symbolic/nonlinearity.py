@@ -24,7 +24,7 @@ from symrmt.parsing import check_count, check_digits
 from symrmt.symbolic.gaussian import NotExact, T, exact_expectation, hermite_poly, smooth_pieces, with_timeout
 from symrmt.symbolic.nonlinearity_parser import check_f_expression, parse_f
 
-__all__ = ["PRESETS", "CENTER_NUMERICALLY", "Nonlinearity", "check_order", "check_dps"]
+__all__ = ["PRESETS", "CENTER_NUMERICALLY", "Nonlinearity", "NotCenteredError", "check_order", "check_dps"]
 
 #: Presets: name -> expression text.  All are centered (``a_0 = 0``) except
 #: ``softplus``, whose Gaussian mean has no closed form: a
@@ -49,6 +49,20 @@ PRESETS: dict[str, str] = {
 
 #: Presets centered by quadrature when built by name.
 CENTER_NUMERICALLY = frozenset({"softplus"})
+
+
+class NotCenteredError(ParameterError):
+    """``f`` is not centered under ``N(0, 1)``: ``E[f(xi)] != 0``.
+
+    Attributes: ``a0`` is that mean as shown in the message (``"exact ≈ decimal"`` where it is
+    known exactly, else the 15-digit decimal), ``a0_exact`` its exact SymPy text or ``None``, and
+    ``a0_value`` its value as a float, for a caller that words its own message."""
+
+    def __init__(self, message: str, a0: str, a0_exact: str | None = None, a0_value: float | None = None):
+        super().__init__(message)
+        self.a0 = a0
+        self.a0_exact = a0_exact
+        self.a0_value = a0_value
 
 
 class Nonlinearity:
@@ -93,7 +107,7 @@ class Nonlinearity:
     >>> Nonlinearity("Max(t, 0)")
     Traceback (most recent call last):
     ...
-    symrmt.params.ParameterError: f is not centered: a_0 = E[f(ξ)] = ...
+    symrmt.symbolic.nonlinearity.NotCenteredError: f is not centered: a_0 = E[f(ξ)] = ...
     >>> Nonlinearity("Max(t, 0)", center=True).expr
     Max(0, t) - sqrt(2)/(2*sqrt(pi))
     """
@@ -154,9 +168,10 @@ class Nonlinearity:
 
     def _not_centered(self, value, exact):
         shown = f"{value}" if exact is None else f"{exact} ≈ {value}"
-        raise ParameterError(
+        raise NotCenteredError(
             f"f is not centered: a_0 = E[f(ξ)] = {shown}; the theory needs a_0 = 0 "
-            "(a non-centered f makes K blow up); pass center=True (CLI --center) to subtract a_0"
+            "(a non-centered f makes K blow up); pass center=True (CLI --center) to subtract a_0",
+            a0=shown, a0_exact=exact, a0_value=float(value),
         )
 
     @staticmethod

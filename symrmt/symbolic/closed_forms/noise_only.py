@@ -50,12 +50,14 @@ symbolic polynomial).
 
 from __future__ import annotations
 
-import functools
 from fractions import Fraction
 
 import mpmath
 import sympy as sp
 
+from symrmt.cache import cached
+from symrmt.errors import SymrmtError
+from symrmt.params import ParameterError
 from symrmt.symbolic import attention as S
 
 G11, G12, G13, G22, G23, G33 = S.G_SYMBOLS
@@ -71,10 +73,12 @@ __all__ = [
     "spectral_mean",
     "stieltjes_closed_form_value",
     "stieltjes_polynomial",
+    "stored_polynomial",
+    "eliminated_polynomial",
 ]
 
 
-class ClosedFormError(ArithmeticError):
+class ClosedFormError(ArithmeticError, SymrmtError):
     """The closed form cannot deliver a value it can stand behind."""
 
 
@@ -90,14 +94,14 @@ def spectral_mean():
     return sp.expand(c * (a1**2 * (1 + 3 / c + 1 / c**2) + 2 * a1 * e * (1 + 1 / c) + e**2 + S.b_squared() / c))
 
 
-@functools.lru_cache(maxsize=None)
+@cached(maxsize=1)
 def cubic_system() -> sp.Matrix:
     r"""``c [c (I - Gm Lambda) - Gm Lambda Gm A_S - (c - 1) Gm A_S]`` with ``G_23 = gamma m``, ``G_11 = m``."""
     gm = S.block_trace_matrix()
     L0, A_S, P = S.noise_pencil()
     lam = L0 - S.b_squared() / c * P * gm * P
     E = c * (c * (sp.eye(3) - gm * lam) - gm * lam * gm * A_S - (c - 1) * gm * A_S)
-    return E.subs(G23, gamma * G11).subs(G11, m).applyfunc(sp.expand)
+    return E.subs(G23, gamma * G11).subs(G11, m).applyfunc(sp.expand).as_immutable()
 
 
 def _linear(expr, x):
@@ -188,7 +192,7 @@ def _select_factor(factors, mu1_value):
     return hits[0][0]
 
 
-@functools.lru_cache(maxsize=None)
+@cached(maxsize=1)
 def a1_zero_polynomial():
     r"""``P(m; gamma, c, nu, d)`` for ``a_1 = 0``, fully symbolic (a SymPy ``Poly`` in ``m``).
 
@@ -218,7 +222,7 @@ def a1_zero_polynomial():
     return sp.Poly(factors[idx], m)
 
 
-@functools.lru_cache(maxsize=None)
+@cached(maxsize=1)
 def a1_zero_d_zero_polynomial():
     """``P`` for ``a_1 = d = 0``: ``nu gamma^2 m^3 + nu gamma (c - 1) m^2 + c gamma m - c`` (up to a factor)."""
     E = cubic_system().subs({a1: 0, d: 0}).applyfunc(sp.expand)
@@ -245,11 +249,37 @@ def _exact(x, name):
     )
 
 
-@functools.lru_cache(maxsize=None)
-def _general_polynomial(cv, a1v, nuv, dv):
+def stored_polynomial(c_, a1_, nu_, d_):
+    """The polynomial stored in :mod:`symrmt.symbolic.closed_forms.noise_only_data` for the exact
+    point ``(c, a_1, nu, d)``, as a ``Poly`` in ``(m, gamma)``, or ``None`` where none is stored.
+
+    Each stored polynomial is the output of :func:`eliminated_polynomial` at its point; the
+    derivation ``noise_only`` checks in its quick mode that it vanishes at the general solver's
+    ``m(-gamma)`` at several ``gamma`` (40 digits), and in its full mode that the elimination
+    gives it again, coefficient for coefficient.
+    """
+    from symrmt.symbolic.closed_forms.noise_only_data import POLYNOMIALS
+
+    key = tuple(str(_exact(x, n)) for x, n in zip((c_, a1_, nu_, d_), ("c", "a_1", "nu", "d")))
+    terms = POLYNOMIALS.get(key)
+    if terms is None:
+        return None
+    return sp.Poly.from_dict({(i, j): sp.Integer(int(cf)) for i, j, cf in terms}, m, gamma)
+
+
+@cached(maxsize=16)
+def eliminated_polynomial(cv, a1v, nuv, dv):
+    """The eliminant's factor carrying the physical root at exact ``(c, a_1, nu, d)``, computed
+    (resultants in exact arithmetic: tens of seconds for ``a_1 != 0``)."""
     vals = {c: cv, a1: a1v, nu: nuv, d: dv}
     factors = _eliminate(vals)
     return _select_factor(factors, spectral_mean().subs(vals))
+
+
+@cached(maxsize=16)
+def _general_polynomial(cv, a1v, nuv, dv):
+    stored = stored_polynomial(cv, a1v, nuv, dv)
+    return stored if stored is not None else eliminated_polynomial(cv, a1v, nuv, dv)
 
 
 def stieltjes_polynomial(c_=None, a1_=None, nu_=None, d_=None):
@@ -258,7 +288,8 @@ def stieltjes_polynomial(c_=None, a1_=None, nu_=None, d_=None):
     * ``a1_ = 0`` and the other parameters ``None``: fully symbolic in ``gamma, c, nu, d``.
     * ``a1_ = 0, d_ = 0``: the cubic of :func:`a1_zero_d_zero_polynomial`.
     * otherwise all four of ``c, a_1, nu, d`` must be exact numbers: ``P`` is returned
-      symbolic in ``(m, gamma)`` (cached per point).
+      symbolic in ``(m, gamma)`` (cached per point; taken from :func:`stored_polynomial` where
+      the point is stored, else from :func:`eliminated_polynomial`).
 
     Raises ``NotImplementedError`` for symbolic parameters with ``a_1 != 0`` (degree 17
     in ``m`` with five parameters: beyond SymPy's elimination in reasonable time).
@@ -296,7 +327,7 @@ def _compile(args, expr):
     return compile_expr(args, expr, floats_ok=True)
 
 
-@functools.lru_cache(maxsize=None)
+@cached(maxsize=1)
 def _compiled_a1_zero():
     """``(coeffs, P, P_m, P_gamma)`` of the symbolic ``a_1 = 0`` polynomial, args ``(m, gamma, c, nu, d)``."""
     P = a1_zero_polynomial().as_expr()
@@ -305,7 +336,7 @@ def _compiled_a1_zero():
     return (_compile(args, coeffs), _compile(args, P), _compile(args, sp.diff(P, m)), _compile(args, sp.diff(P, gamma)))
 
 
-@functools.lru_cache(maxsize=None)
+@cached(maxsize=16)
 def _compiled_general(cv, a1v, nuv, dv):
     P = _general_polynomial(cv, a1v, nuv, dv).as_expr()
     args = (m, gamma, c, nu, d)
@@ -334,9 +365,9 @@ def _functions(c_, a1_, nu_, d_):
         fns = _compiled_general(*key)
     cv, a1v, nuv, dv = (_mpf(x) for x in (c_, a1_, nu_, d_))
     if cv <= 0:
-        raise ValueError(f"c must be > 0, got {cv}")
+        raise ParameterError(f"c must be > 0, got {cv}")
     if nuv < a1v**2:
-        raise ValueError(f"nu must be >= a_1^2, got nu={nuv}, a_1={a1v}")
+        raise ParameterError(f"nu must be >= a_1^2, got nu={nuv}, a_1={a1v}")
     e = dv - a1v
     mu1 = cv * (a1v**2 * (1 + 3 / cv + 1 / cv**2) + 2 * a1v * e * (1 + 1 / cv) + e**2 + (nuv - a1v**2) / cv)
     return fns, (cv, nuv, dv), mu1
@@ -428,7 +459,7 @@ def stieltjes_closed_form_value(gamma_, c_, a1_, nu_, d_, dps: int = 30):
             fns, params, mu1 = _functions(c_, a1_, nu_, d_)
             gam = _mpf(gamma_)
             if gam <= 0:
-                raise ValueError(f"gamma must be > 0, got {gam}")
+                raise ParameterError(f"gamma must be > 0, got {gam}")
             x = _root(fns, gam, params, mu1)
             vals.append(_polish(fns, x, gam, params))
     with mpmath.workdps(dps + guard):

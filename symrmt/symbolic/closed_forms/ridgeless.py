@@ -45,11 +45,11 @@ signal.  If ``K`` is definite (e.g. ``d`` large) ``P`` is bounded below and
 
 from __future__ import annotations
 
-import functools
 
 import mpmath
 import sympy as sp
 
+from symrmt.cache import cached
 from symrmt.symbolic import attention as S
 
 eps = sp.Symbol("epsilon", positive=True)
@@ -92,7 +92,7 @@ def det_factor_below():
     return sp.factor_terms(leading(S.det_N(), *scaling_below())[1])
 
 
-@functools.lru_cache(maxsize=None)
+@cached(maxsize=1)
 def reduced_system_below():
     """The 3x3 matrix of leading coefficients of :func:`symrmt.symbolic.attention.fixed_point_polynomial`
     under :func:`scaling_below`, with the factor :func:`det_factor_below` divided out where it divides."""
@@ -105,15 +105,15 @@ def reduced_system_below():
             co = sp.expand(leading(F[i, j], sub, gsub)[1])
             q, r = sp.div(co, dn, *BELOW)
             out[i, j] = sp.factor_terms(q) if r == 0 else sp.factor_terms(co)
-    return out
+    return out.as_immutable()
 
 
-@functools.lru_cache(maxsize=None)
+@cached(maxsize=1)
 def reduced_system_above():
     """Leading coefficients of the fixed point under :func:`scaling_above` (``c > 1``)."""
     F = S.fixed_point_polynomial()
     sub, gsub = scaling_above()
-    return sp.Matrix(3, 3, lambda i, j: leading(F[i, j], sub, gsub)[1])
+    return sp.ImmutableMatrix(3, 3, lambda i, j: leading(F[i, j], sub, gsub)[1])
 
 
 # ---------------------------------------------------------------- closed forms (c < 1)
@@ -164,13 +164,13 @@ def scaled_limit(phi):
     return n.coeff_monomial(eps**ln) / dd.coeff_monomial(eps**ld)
 
 
-@functools.lru_cache(maxsize=None)
+@cached(maxsize=1)
 def aligned_ridgeless_error():
     """``E_A(0+)`` for aligned weights as a rational function of ``(alpha..tau)``, ``||mu||^2``, ``w_K^T w_Q``."""
     return sp.factor(scaled_limit(S.aligned_phi()))
 
 
-@functools.lru_cache(maxsize=None)
+@cached(maxsize=1)
 def a1_zero_ridgeless_error_in_traces():
     """``lim gamma varphi`` of :func:`symrmt.symbolic.attention.a1_zero_phi`: ``alpha - s sigma^2/((1+s) tau)``."""
     return sp.factor(scaled_limit(S.a1_zero_phi()))
@@ -182,7 +182,7 @@ def _numeric_params(c, a1, nu, d):
     return {S.c: mpmath.mpf(c), S.a1: mpmath.mpf(a1), S.nu: mpmath.mpf(nu), S.d: mpmath.mpf(d)}
 
 
-@functools.lru_cache(maxsize=None)
+@cached(maxsize=1)
 def _below_functions():
     R = reduced_system_below()
     A = 1 - S.c
@@ -259,7 +259,7 @@ def rate_above_a1_d_zero():
     return sp.sqrt(S.c / (S.nu * (S.c - 1))) / 2
 
 
-@functools.lru_cache(maxsize=None)
+@cached(maxsize=1)
 def _above_functions():
     R = reduced_system_above()
     t0 = 1 / (S.c - 1)

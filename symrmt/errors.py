@@ -1,0 +1,34 @@
+"""The one base of every exception and warning symrmt defines.
+
+``except symrmt.errors.SymrmtError`` catches anything symrmt raises on purpose. Each class
+keeps a built-in parent as well, because the command line maps the built-in ones to its exit
+codes (``symrmt.cli.main``):
+
+* ``ValueError`` -- bad input, exit 2: :class:`symrmt.params.ParameterError` and its subclasses
+  (:class:`symrmt.symbolic.nonlinearity.NotCenteredError`,
+  :class:`symrmt.symbolic.engine_base.ModelError`, :class:`symrmt.parsing.ParseLimitError`,
+  :class:`symrmt.simulation.store.StoreError`);
+* ``ArithmeticError`` -- a number symrmt cannot stand behind, exit 3:
+  :class:`symrmt.numeric.solver.SolverError` (with ``ConvergenceError``, ``BranchError``,
+  ``PrecisionError``), :class:`symrmt.numeric.quadrature.QuadratureError`,
+  :class:`symrmt.symbolic.gaussian.NotExact`,
+  :class:`symrmt.symbolic.closed_forms.noise_only.ClosedFormError`,
+  :class:`symrmt.simulation.trace_sim.TraceSimulationError`,
+  :class:`symrmt.numeric.pencil_check.PencilError`, :class:`symrmt.cli_common.Unavailable`;
+* ``ImportError`` -- :class:`symrmt.pretrained.PretrainedUnavailable` (an optional extra is missing);
+* ``Exception`` -- the time limits :class:`symrmt.parsing.TimeLimitExceeded` and
+  :class:`symrmt.check.prove.SymbolicTimeout`;
+* ``UserWarning`` -- :class:`symrmt.simulation.executor.StaleTrialsWarning`.
+
+Data an error carries travel as attributes (for example ``NotCenteredError.a0``), never
+inside the message text only. The classes stay importable from the modules named above;
+this module imports nothing from symrmt, so any module may import it.
+"""
+
+from __future__ import annotations
+
+__all__ = ["SymrmtError"]
+
+
+class SymrmtError(Exception):
+    """Base of every exception and warning class defined by symrmt."""
