@@ -24,7 +24,8 @@ decimal string when ``D > 15``, a float otherwise) plus ``digits``,
 ``symrmt simulate``: the trials run in this process, on a local Dask cluster
 (``--workers N``) or an existing one (``--scheduler ADDRESS``), with the same
 numbers on each, and ``--store PATH`` keeps them in a trial store and reuses them.  ``--latex`` prints each trace's linear pencil and its fixed-point
-system.  Exit codes: 2 bad input (the expression is not in the grammar, its
+system.  A simulation whose gap to the limit exceeds ``5 se + 10 (1 + |limit|)/n`` (the finite-size slack)
+prints a warning on stderr, sets ``"agrees": false`` and exits 1.  Exit codes: 1 the simulation disagrees, 2 bad input (the expression is not in the grammar, its
 limit is not O(1), a size mismatch, a bad value), 3 the solver could not certify
 the value (or a simulation draw was singular).
 """
@@ -41,6 +42,14 @@ __all__ = ["add_trace_parser", "cmd_trace", "parse_at", "build_model"]
 
 #: most declarations of each kind, most values in --at
 MAX_DECLARATIONS = 32
+#: ``--simulate`` agrees when ``|mean - limit| <= SIM_SE * se + SIM_SLACK * (1 + |limit|) / n`` (the finite-size
+#: slack: the traces of resolvents move like 1/n; a larger gap is a warning on stderr and exit 1)
+SIM_SE, SIM_SLACK = 5, 10
+
+
+def simulation_gap(limit: float, mean: float, se: float, n: int) -> tuple:
+    """``(|mean - limit|, allowed)`` with ``allowed = SIM_SE * se + SIM_SLACK * (1 + |limit|) / n``."""
+    return abs(mean - limit), SIM_SE * se + SIM_SLACK * (1 + abs(limit)) / n
 
 _NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
 
@@ -263,11 +272,18 @@ def cmd_trace(args) -> int:
         "expression": args.expr,
         "at": {k: str(v) for k, v in at.items()},
     }
+    code = 0
     if args.simulate:
         sim = _simulate(args, expr, at)
         out["simulation"] = {"mean": sim["mean"], "se": sim["se"], "n": args.n, "trials": args.trials,
                              "seed": args.seed, "sizes": sim["params"]["sizes"]}
         out.update({k: sim[k] for k in ("trials_computed", "trials_reused", "trials_stale")})
+        gap, allowed = simulation_gap(float(result.value), sim["mean"], sim["se"], args.n)
+        out["simulation"]["agrees"] = gap <= allowed
+        if not gap <= allowed:
+            code = 1
+            print(f"symrmt trace: warning: the simulation disagrees with the limit: gap {gap:.3g} > "
+                  f"{SIM_SE} se + finite-size slack {SIM_SLACK}*(1 + |limit|)/n = {allowed:.3g}", file=sys.stderr)
     if args.latex:
         tex = []
         for k, (pen, eqs) in enumerate(zip(model.pencil(expr), model.equations(expr))):
@@ -275,7 +291,7 @@ def cmd_trace(args) -> int:
         out["latex"] = "\n".join(tex)
     if args.json:
         _dump(out)  # the CLI's one strict JSON writer
-        return 0
+        return code
     at_text = ", ".join(f"{k} = {v}" for k, v in out["at"].items())
     print(f"{args.expr}  at  {at_text}")
     print(f"limit ({D} digits): {mpmath.nstr(result.value, D)}")
@@ -290,4 +306,4 @@ def cmd_trace(args) -> int:
     if args.latex:
         print(out["latex"])
     sys.stdout.flush()
-    return 0
+    return code

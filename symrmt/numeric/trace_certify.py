@@ -149,10 +149,13 @@ def certified_limit(plan, values: dict, digits: int):
 
     if digits < 1:
         raise ValueError("digits must be >= 1")
+    from .hermitize import guard
+
+    plan = guard(plan, values)  # a non-normal inverse: tested, Hermitized or refused (numeric/hermitize.py)
     solvers = {"values": values}
     for t in plan.traces:
         checked(t.pencil, t.matrix)  # a pencil that fails its finite-size self-test is never solved
-        solvers[t.index] = TraceSolver(compiled_system(t.system), values)
+        solvers[t.index] = getattr(t, "solver", TraceSolver)(compiled_system(t.system), values)
     for t in plan.traces:  # the homotopy: a failure here is not a precision problem, so it is not retried
         solvers[t.index].start(_acceptor(t, values))
     guard = GUARD
