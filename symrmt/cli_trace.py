@@ -271,6 +271,7 @@ def cmd_trace(args) -> int:
         "digits": D,
         "expression": args.expr,
         "at": {k: str(v) for k, v in at.items()},
+        "certificate": getattr(result, "certificate", "relative"),
     }
     code = 0
     if args.simulate:
@@ -294,7 +295,10 @@ def cmd_trace(args) -> int:
         return code
     at_text = ", ".join(f"{k} = {v}" for k, v in out["at"].items())
     print(f"{args.expr}  at  {at_text}")
-    print(f"limit ({D} digits): {mpmath.nstr(result.value, D)}")
+    if out["certificate"] == "absolute":
+        print(f"limit: 0 (absolute error < 1e-{D}: the two solves agree to 1e-{D + 1} around 0)")
+    else:
+        print(f"limit ({D} digits): {mpmath.nstr(result.value, D)}")
     if args.simulate and args.store is not None:
         print(f"store {args.store}: {out['trials_reused']} trial(s) reused, {out['trials_computed']} computed")
     if args.simulate:

@@ -102,8 +102,12 @@ class TraceLimit:
 
     Attributes: ``value``, ``digits``, ``working_digits`` (of the two agreeing solves),
     ``residual`` (largest fixed-point residual at the higher precision), ``at`` (the values),
-    ``traces`` (the limit of each normalized trace in the expression, in order).
+    ``traces`` (the limit of each normalized trace in the expression, in order), ``certificate``
+    (``"relative"``: ``digits`` significant digits; ``"absolute"``: the limit is 0 to ``10^-digits``).
     """
+
+    #: ``"relative"`` (``digits`` significant digits) or ``"absolute"`` (a limit 0, within ``10^-digits``)
+    certificate = "relative"
 
     def __init__(self, value, digits, working_digits, residual, at, traces):
         self.value, self.digits, self.working_digits = value, digits, working_digits
@@ -224,6 +228,13 @@ class Model(_model.Model):
             if p.is_positive and not values[p.name] > 0:
                 raise ModelError(f"{p.name} is a dimension ratio and must be positive, got {values[p.name]}")
         return certified_limit(plan, values, digits)
+
+    def density(self, matrix, x, at=None, digits: int = 15, edges: bool = True, atoms: bool = True):
+        """The limiting spectral density of a symmetric matrix expression on the points ``x``
+        (a :class:`symrmt.density.Density`: values, support edges, atoms; see :mod:`symrmt.numeric.density`)."""
+        from .density import density
+
+        return density(self, matrix, x, at=at, digits=digits, edges=edges, atoms=atoms)
 
 
 def _exact_value(v, name) -> Fraction:

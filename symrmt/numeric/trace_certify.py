@@ -3,7 +3,9 @@
 The value is computed at ``digits + guard`` and ``digits + guard + 10`` working digits
 (each solve polished by Newton from the homotopy's start); it is returned only when the
 Newton steps reached beyond the digits asked for and the two values agree to ``digits``
-significant digits.  Otherwise the guard doubles, up to ``ESCALATIONS`` times, as the
+significant digits (``certificate = "relative"``), or, for a limit that is 0, when both lie within
+``10^-(digits+1)`` of each other and within ``10^-digits`` of 0: the value is then 0 with an
+absolute error below ``10^-digits`` (``certificate = "absolute"``).  Otherwise the guard doubles, up to ``ESCALATIONS`` times, as the
 attention solver does; then :class:`~symrmt.numeric.solver.PrecisionError` says what happened.
 """
 
@@ -17,7 +19,8 @@ import sympy as sp
 from .pencil_check import checked
 from .solver import BranchError, ConvergenceError, PrecisionError, compile_expr, mpf_of
 from .theory import ESCALATIONS, GUARD, _agree
-from .trace_solver import CompiledSystem, TraceSolver
+from .continuation import ContinuedSolver
+from .trace_solver import CompiledSystem
 
 _COMPILED = {}
 
@@ -143,6 +146,12 @@ def _check_real(value, digits):
     return value
 
 
+def _absolute_zero(lo, hi, digits) -> bool:
+    """Both solves within ``10^-(digits+1)`` of each other and ``10^-digits`` of 0 (an absolute certificate)."""
+    tol = mpmath.mpf(10) ** (-digits)
+    return all(mpmath.isfinite(abs(x)) for x in (lo, hi)) and abs(lo - hi) <= tol / 10 and abs(hi) <= tol
+
+
 def certified_limit(plan, values: dict, digits: int):
     """The :class:`~symrmt.engine.TraceLimit` of a plan at exact ``values`` (name -> Fraction)."""
     from ..engine import TraceLimit
@@ -155,7 +164,7 @@ def certified_limit(plan, values: dict, digits: int):
     solvers = {"values": values}
     for t in plan.traces:
         checked(t.pencil, t.matrix)  # a pencil that fails its finite-size self-test is never solved
-        solvers[t.index] = getattr(t, "solver", TraceSolver)(compiled_system(t.system), values)
+        solvers[t.index] = getattr(t, "solver", ContinuedSolver)(compiled_system(t.system), values)
     for t in plan.traces:  # the homotopy: a failure here is not a precision problem, so it is not retried
         solvers[t.index].start(_acceptor(t, values))
     guard = GUARD
@@ -169,11 +178,16 @@ def certified_limit(plan, values: dict, digits: int):
                                        f"(fixed-point residual max|R| = {mpmath.nstr(res_lo, 3)})")
             hi, taus, _, res = _evaluate(plan, solvers, dps + 10)
             with mpmath.workdps(dps + 10):
-                if _agree(lo, hi, digits) and all(_agree(a, b, digits) for a, b in zip(taus_lo, taus)):
-                    hi = _check_real(hi, digits)
+                relative = _agree(lo, hi, digits)
+                # a limit that is 0: both solves within 10^-(D+1) of each other and 10^-D of 0 (absolute)
+                absolute = not relative and _absolute_zero(lo, hi, digits)
+                if (relative or absolute) and all(_agree(a, b, digits) for a, b in zip(taus_lo, taus)):
+                    hi = _check_real(hi, digits) if relative else mpmath.mpf(0)
                     _check_bounds(plan, values, taus, digits)
                     with mpmath.workdps(digits):
-                        return TraceLimit(+hi, digits, dps + 10, res, dict(values), [+x for x in taus])
+                        r = TraceLimit(+hi, digits, dps + 10, res, dict(values), [+x for x in taus])
+                    r.certificate = "relative" if relative else "absolute"
+                    return r
             failures.append(f"solves at {dps} and {dps + 10} digits disagree beyond digit {digits} "
                             f"(fixed-point residual max|R| = {mpmath.nstr(res, 3)})")
         except ConvergenceError as exc:

@@ -1,0 +1,102 @@
+r"""Limiting spectral densities of symmetric matrix expressions: :class:`Density` and :func:`density`.
+
+``rho(x) = lim_{eta -> 0+} (1/pi) Im tau((M - (x + i eta))^{-1})`` of a symmetric matrix expression ``M``
+of a :class:`symrmt.engine.Model`, computed on a grid by continuation from ``Im z = O(1)`` toward the
+real axis and certified at each point (:mod:`symrmt.numeric.density`); with the edges of its support
+and the masses of its atoms.
+
+Examples
+--------
+>>> from symrmt.engine import Model
+>>> m = Model(); m.dim("p", "c*n"); Z = m.gaussian("Z", "p", "n")
+>>> d = m.density("Z.T*Z/n", x=[1, 3], at={"c": 2}, digits=20)
+>>> print(d.density[0])  # 1/pi, the Marchenko-Pastur density at x = 1 for c = 2
+0.31830988618379067154
+>>> [[float(a), float(b)] for a, b in d.support()]  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import mpmath
+
+__all__ = ["Density", "density"]
+
+
+class Density:
+    """A spectral density on a grid.
+
+    Attributes: ``x`` (floats), ``density`` (mpf, or ``None`` where the point is singular: an edge or an
+    atom on the grid), ``tau`` (the complex ``tau((M - x - i0)^{-1})``), ``status`` (``"ok"`` or
+    ``"singular"`` per point), ``digits``, ``expression``, ``at``, ``histogram`` (after :meth:`simulate`).
+    """
+
+    def __init__(self, x, density, tau, status, support, atoms, digits, expression, at):
+        self.x, self.density, self.tau, self.status = x, density, tau, status
+        self._support, self._atoms = support, atoms
+        self.digits, self.expression, self.at = digits, expression, at
+        self.histogram = None
+
+    def support(self):
+        """The intervals ``[lo, hi]`` of the support seen on the grid (edges to ``digits``; ``None``: beyond
+        the grid)."""
+        return [list(s) for s in self._support]
+
+    def atoms(self):
+        """The atoms found: ``[{"x": x0, "mass": mass}]`` (mass to ``digits``)."""
+        return [dict(a) for a in self._atoms]
+
+    def to_pandas(self):
+        """A DataFrame with columns ``x``, ``density`` (float, NaN at a singular point), ``status``."""
+        import pandas as pd
+
+        return pd.DataFrame({"x": self.x,
+                             "density": [float(d) if d is not None else float("nan") for d in self.density],
+                             "status": self.status})
+
+    def to_json(self, num) -> dict:
+        """The ``--json`` object; ``num(value, digits)`` formats a number (floats up to 15 digits)."""
+        def f(v):
+            return None if v is None else num(v, self.digits)
+
+        out = {"x": [float(x) for x in self.x], "density": [f(d) for d in self.density], "status": self.status,
+               "support": [[f(a), f(b)] for a, b in self._support],
+               "atoms": [{"x": f(a["x"]), "mass": f(a["mass"])} for a in self._atoms],
+               "digits": self.digits, "expression": self.expression, "at": {k: str(v) for k, v in self.at.items()}}
+        if self.histogram is not None:
+            out["histogram"] = self.histogram
+        return out
+
+    def simulate(self, model, matrix, n=512, trials=10, seed=0, bins=None):
+        """Eigenvalues of the matrix at size ``n`` over ``trials`` seeded draws, as a histogram on the grid's
+        range with error bars (the standard error of each bin's density across trials)."""
+        from .simulation.density_sim import eigen_histogram
+
+        self.histogram = eigen_histogram(model, matrix, self.at, n, trials, seed, min(self.x), max(self.x),
+                                         bins or min(60, max(10, len(self.x) // 4)))
+        return self.histogram
+
+    def plot(self, path=None, ax=None, title=None):
+        """The density over the histogram (if simulated), edges dashed, atoms as stems; saved to ``path``."""
+        from .figures.density_plot import plot_density
+
+        return plot_density(self, path=path, ax=ax, title=title)
+
+    def __repr__(self):
+        return f"Density({self.expression!r}, {len(self.x)} points, support={self._support}, atoms={len(self._atoms)})"
+
+
+def density(model, matrix, x, at=None, digits=15, edges=True, atoms=True) -> Density:
+    """The density of ``matrix`` (text or node) of ``model`` on the points ``x`` at the values ``at``."""
+    from .numeric.density import compute
+    from .parsing import check_digits
+
+    digits = check_digits(digits)
+    xs = list(x)
+    if not xs:
+        raise ValueError("x: give at least one point")
+    return compute(model, matrix, xs, at or {}, digits=digits, edges=edges, atoms=atoms,
+                   label=matrix if isinstance(matrix, str) else None)
+
+
+def _format(v, digits):
+    return mpmath.nstr(v, digits)
