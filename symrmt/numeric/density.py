@@ -310,7 +310,11 @@ class DensitySolve:
             return "edge", None, h
 
     def certified(self, x, h, digits):
-        """``(rho, tau)`` at ``x`` certified to ``digits`` (two precisions), the branch checked."""
+        """``(rho, tau)`` at ``x`` (exact: a Fraction or an mpf) certified to ``digits`` (two precisions),
+        the branch checked."""
+        if not isinstance(x, mpmath.mpf):
+            with mpmath.workdps(digits + 30):
+                x = mpmath.mpf(x.numerator) / x.denominator
         lo_h, lo = self.s.polish(h, x, digits + 10)
         hi_h, hi = self.s.polish(lo_h, x, digits + 20)
         with mpmath.workdps(digits + 20):
@@ -499,11 +503,12 @@ def compute(model, matrix, xs, at, digits=15, edges=True, atoms=True, label=None
         raise ModelError(f"unknown parameter {', '.join(extra)} in at= (the matrix's parameters: "
                          f"{', '.join(sorted(known)) or 'none'})")
     solver = ResolventSolver(plan, zsym, values)
-    xs = [float(x) for x in xs]
+    exact = [_exact_value(x, "x") if not isinstance(x, mpmath.mpf) else x for x in xs]
+    xs = [float(x) for x in exact]
     scale = max(abs(x) for x in xs) if xs else 1.0
     ds = DensitySolve(solver, scale)
     dens, taus, status, kinds = [], [], [], []
-    for x in xs:
+    for x, xe in zip(xs, exact):
         kind, h, _ = ds.float_point(x)
         if kind != "ok":
             dens.append(None)
@@ -511,20 +516,42 @@ def compute(model, matrix, xs, at, digits=15, edges=True, atoms=True, label=None
             status.append("singular")
             kinds.append("edge")
             continue
-        rho, tau = ds.certified(mpmath.mpf(x), h, digits)
+        try:
+            rho, tau = ds.certified(xe, h, digits)
+        except DensityError:  # Newton does not converge quadratically: the point is on an edge (singular J)
+            dens.append(None)
+            taus.append(None)
+            status.append("singular")
+            kinds.append("edge")
+            continue
         dens.append(rho)
         taus.append(tau)
         status.append("ok")
         kinds.append("in" if rho > 0 else "out")
-    edge_list = []
-    if edges and len(xs) > 1:
-        edge_sys = None
+    # the samples seen: the grid, plus probes next to a singular grid point (an atom or an edge on the grid)
+    samples = [(x, k) for x, k in zip(xs, kinds)]
+    if edges:
         for i in range(len(xs) - 1):
-            a, b = kinds[i], kinds[i + 1]
-            if {a, b} == {"in", "out"}:
+            pair = (kinds[i], kinds[i + 1])
+            if "edge" in pair and pair != ("edge", "edge"):
+                sing, other = (xs[i], xs[i + 1]) if pair[0] == "edge" else (xs[i + 1], xs[i])
+                for k in range(1, 30):
+                    probe = sing + (other - sing) * 2.0 ** -k
+                    kind, _ = _classify(ds, probe)
+                    if kind != "edge":
+                        samples.append((probe, kind))
+                        if kind != kinds[i if pair[0] != "edge" else i + 1]:
+                            break
+        samples.sort()
+    seen = [(x, k) for x, k in samples if k != "edge"]
+    edge_list = []
+    if edges and len(seen) > 1:
+        edge_sys = None
+        for (xa, a), (xb, b) in zip(seen, seen[1:]):
+            if a != b:
                 if edge_sys is None:
                     edge_sys = _EdgeSystem(solver)
-                x_in, x_out = (xs[i], xs[i + 1]) if a == "in" else (xs[i + 1], xs[i])
+                x_in, x_out = (xa, xb) if a == "in" else (xb, xa)
                 edge_list.append((find_edge(ds, edge_sys, x_in, x_out, digits), "lower" if a == "out" else "upper"))
     atom_list = []
     if atoms and xs:
@@ -539,7 +566,7 @@ def compute(model, matrix, xs, at, digits=15, edges=True, atoms=True, label=None
                 continue
             if mass is not None:
                 atom_list.append({"x": mpmath.mpf(x0), "mass": mass})
-    support = _support(xs, kinds, edge_list)
+    support = _support([x for x, _ in seen], [k for _, k in seen], edge_list)
     return Density(xs, dens, taus, status, support, atom_list, digits, label or str(matrix), dict(values))
 
 
