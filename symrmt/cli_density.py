@@ -116,8 +116,8 @@ def cmd_density(args) -> int:
     for a in d.atoms():
         print(f"atom at {mpmath.nstr(a['x'], D)}: mass {mpmath.nstr(a['mass'], D)}")
     step = max(1, len(xs) // 20)
-    for x, v, s in list(zip(d.x, d.density, d.status))[::step]:
-        print(f"  x = {x:<12.6g} rho = {mpmath.nstr(v, min(D, 15)) if v is not None else 'singular'}")
+    for x, v in list(zip(d.x, d.density))[::step]:
+        print(f"  x = {float(x):<12.6g} rho = {mpmath.nstr(v, min(D, 15)) if v is not None else 'singular'}")
     if args.simulate:
         h = d.histogram
         print(f"histogram: n = {h['n']} ({h['side']} x {h['side']}), {h['trials']} trials, seed {h['seed']}, "

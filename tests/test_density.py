@@ -111,7 +111,7 @@ def subordination_density(c, x, dps=60):
             g = (g + g_w(z - g)) / 2
         for eta in (mpmath.mpf(10) ** -4, mpmath.mpf(10) ** -8, 0):
             z = mpmath.mpc(x, eta)
-            g = mpmath.findroot(lambda u: u - g_w(z - u), g)
+            g = mpmath.findroot(lambda u, z=z: u - g_w(z - u), g)
         return -g.imag / mpmath.pi
 
 

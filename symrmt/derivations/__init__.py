@@ -23,6 +23,7 @@ DERIVATIONS = (
     "engine_random_features",
     "engine_ridge_bias_variance",
     "engine_subordination",
+    "engine_density",
 )
 
 

@@ -33,7 +33,7 @@ def plot_density(d, path=None, ax=None, title=None):
     ys = [float(v) for v in d.density if v is not None]
     ax.plot(xs, ys, color="#b2182b", linewidth=1.6, label="limit (symrmt)")
     top = max(ys + ([max(h["density"])] if h is not None else []) + [1e-12])
-    for k, (lo, hi) in enumerate(d.support()):
+    for lo, hi in d.support():
         for edge in (lo, hi):
             if edge is not None:
                 ax.axvline(float(edge), color="0.3", linestyle="--", linewidth=0.9)

@@ -33,7 +33,6 @@ candidates are ``x0 = 0`` when it is in the grid's range, and every grid point w
 
 from __future__ import annotations
 
-import cmath
 import math
 
 import mpmath
