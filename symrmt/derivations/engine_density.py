@@ -110,10 +110,11 @@ def run(quick: bool = False, digits: int = 30) -> CheckList:
                      subordination_density(mpmath.mpf(1) / 2, mpmath.mpf(x), D + 30), D)
     # 3. histograms
     n, trials, slack = (300, 4, 0.03) if quick else (2000, 4, 0.01)
-    grid = [i / 200 for i in range(0, 701)]
+    step = 20 if quick else 200
+    grid = [i / step for i in range(0, 3 * step + step // 2 + 1)]
     dmp = _wishart().density("Z.T*Z/n", x=grid[1:], at={"c": "2"}, digits=12, atoms=False)
     _hist_check(ck, "MP c=2", dmp, _wishart(), "Z.T*Z/n", n, trials, 11, slack, (0.35, 5.5))
-    grid2 = [-2.5 + i / 100 for i in range(0, 701)]
+    grid2 = [-2.5 + i / (step // 2) for i in range(0, 7 * (step // 2) + 1)]
     dfc = m2.density("G/sqrt(n) + Z.T*Z/n", x=grid2, at={"c": "1/2"}, digits=12, atoms=False)
     _hist_check(ck, "semicircle + MP c=1/2", dfc, m2, "G/sqrt(n) + Z.T*Z/n", n, trials, 12, slack, (-1.5, 3.2))
     # 4. Ginibre inside the disk

@@ -32,7 +32,13 @@ def plot_density(d, path=None, ax=None, title=None):
     xs = [x for x, v in zip(d.x, d.density) if v is not None]
     ys = [float(v) for v in d.density if v is not None]
     ax.plot(xs, ys, color="#b2182b", linewidth=1.6, label="limit (symrmt)")
-    top = max(ys + ([max(h["density"])] if h is not None else []) + [1e-12])
+    # an atom's bin is as tall as its mass over the bin width: it is clipped, and its mass written on its stem
+    atom_x = [float(a["x"]) for a in d.atoms()]
+    hist_top = []
+    if h is not None:
+        hist_top = [v + 2 * s for a, b, v, s in zip(h["edges"], h["edges"][1:], h["density"], h["se"])
+                    if not any(a <= x0 <= b for x0 in atom_x)]
+    top = max(ys + hist_top + [1e-12])
     for lo, hi in d.support():
         for edge in (lo, hi):
             if edge is not None:
@@ -41,8 +47,8 @@ def plot_density(d, path=None, ax=None, title=None):
                             va="center", rotation=90, color="0.3", xytext=(-2, 0), textcoords="offset points")
     for a in d.atoms():
         ax.vlines(float(a["x"]), 0, top * 0.9, color="#1a9850", linewidth=2.0)
-        ax.annotate(f"atom {float(a['mass']):.4g}", (float(a["x"]), top * 0.9), fontsize=8, color="#1a9850",
-                    xytext=(4, 0), textcoords="offset points")
+        ax.annotate(f"atom, mass {float(a['mass']):.4g}", (float(a["x"]), top * 0.9), fontsize=8, color="#1a9850",
+                    xytext=(-4, 0), textcoords="offset points", ha="right", va="center")
     ax.set_xlabel("x")
     ax.set_ylabel("density")
     ax.set_ylim(0, top * 1.12 if math.isfinite(top) else None)

@@ -50,6 +50,8 @@ MOVE = 0.1
 CORRECT = 0.01
 FINISH = 1e-3
 MAX_STEPS = 2000
+#: a horizontal move near the axis that needs more steps than this falls back to the descent
+HORIZONTAL_STEPS = 60
 #: a mass below ``10^-digits`` is not an atom
 ATOM_TAIL = (4, 6)
 
@@ -109,6 +111,12 @@ class ResolventSolver:
 
     # -- arguments
     def _pvals(self, z, mp=False):
+        if not mp:
+            if not hasattr(self, "_fixed"):
+                self._fixed = [None if p is self.zsym else float(self.values[p.name]) for p in self.params]
+            out = list(self._fixed)
+            out[self.kz] = z
+            return out
         out = []
         for p in self.params:
             if p is self.zsym:
@@ -120,10 +128,22 @@ class ResolventSolver:
 
     def _pv(self, z, s=1.0, mp=False):
         pv = self._pvals(z, mp)
-        aux = self.c.aux_values([mpmath.mpc(x) if not mp else x for x in pv])
         if mp:
+            aux = self.c.aux_values(pv)
             return pv + [mpmath.mpf(s), mpmath.mpf(0)] + list(aux)
-        return pv + [float(s), 0.0] + [complex(a) for a in aux]
+        return pv + [float(s), 0.0] + self._aux_float(z, pv)
+
+    def _aux_float(self, z, pv):
+        """The auxiliary values (``sqrt(c)``, ``1/c``, ...) as complex floats; computed once when they do not
+        depend on ``z`` (tested at two points of the upper half-plane), else at each ``z``."""
+        if not hasattr(self, "_aux_const"):
+            with mpmath.workdps(20):
+                a = self.c.aux_values([mpmath.mpc(x) for x in self._pvals(complex(0.37, 1.3))])
+                b = self.c.aux_values([mpmath.mpc(x) for x in self._pvals(complex(-1.9, 0.21))])
+            self._aux_const = [complex(x) for x in a] if all(x == y for x, y in zip(a, b)) else None
+        if self._aux_const is not None:
+            return self._aux_const
+        return [complex(a) for a in self.c.aux_values([mpmath.mpc(x) for x in pv])]
 
     def tau(self, h):
         return sum(c * h[i] for i, c in self.readout_f)
@@ -150,14 +170,14 @@ class ResolventSolver:
             prev = step
         raise ZeroDivisionError("Newton did not converge")
 
-    def _follow(self, h, point, dhdt, t0, t1):
+    def _follow(self, h, point, dhdt, t0, t1, first=1 / 8, max_steps=MAX_STEPS):
         """Follow ``h`` along ``t`` (``point(t) -> (z, s)``); ``dhdt(h, t)`` is the predictor."""
-        t, dt, steps = t0, (t1 - t0) / 8, 0
+        t, dt, steps = t0, (t1 - t0) * first, 0
         d = dhdt(h, t)
         while t != t1:
             steps += 1
-            if steps > MAX_STEPS:
-                raise DensityError(f"the path took more than {MAX_STEPS} steps")
+            if steps > max_steps:
+                raise DensityError(f"the path took more than {max_steps} steps")
             nxt = t + dt
             if (dt > 0 and nxt > t1) or (dt < 0 and nxt < t1):
                 nxt = t1
@@ -199,7 +219,7 @@ class ResolventSolver:
         pv = self._pvals(z)
         return self.dz(h, pv)
 
-    def move(self, h, za, zb, log_eta=False):
+    def move(self, h, za, zb, log_eta=False, max_steps=MAX_STEPS):
         """Follow from ``za`` to ``zb``: a segment, or (``log_eta``) at fixed ``Re z`` in ``log Im z``."""
         if log_eta:
             x, ya, yb = za.real, za.imag, zb.imag
@@ -223,7 +243,8 @@ class ResolventSolver:
             rhs = self.dz_rhs(h, z)
             return list(_np_solve(J, [-r * dzdt(t) for r in rhs]))
 
-        return self._follow(h, lambda t: (z_of(t), 1.0), dhdt, 0.0, 1.0)
+        return self._follow(h, lambda t: (z_of(t), 1.0), dhdt, 0.0, 1.0, first=1 / 8 if log_eta else 1.0,
+                            max_steps=max_steps)
 
     def finish(self, h, x, eta):
         """Newton at ``z = x`` from ``h`` at ``x + i eta`` (predictor ``h - i eta dh/dz``)."""
@@ -252,14 +273,12 @@ class ResolventSolver:
             prev = None
             for _ in range(steps or 10 + dps // 4):
                 v = self.c.fjs(h, pv)
-                A = mpmath.matrix([list(v[m + m * i:m + m * (i + 1)]) for i in range(m)])
-                b = mpmath.matrix([-x for x in v[:m]])
                 try:
-                    dx = mpmath.lu_solve(A, b)
+                    dx = _gauss([list(v[m + m * i:m + m * (i + 1)]) for i in range(m)], [-x for x in v[:m]])
                 except ZeroDivisionError:
                     raise DensityError(f"singular Jacobian at z = {_cstr(complex(z))} (an edge of the support?)") from None
                 h = [a + dx[i] for i, a in enumerate(h)]
-                step = mpmath.norm(dx) / (1 + mpmath.norm(mpmath.matrix(h)))
+                step = mpmath.sqrt(sum(abs(x) ** 2 for x in dx)) / (1 + mpmath.sqrt(sum(abs(x) ** 2 for x in h)))
                 if step <= tol:
                     break
                 if prev is not None and step > prev and step < mpmath.sqrt(tol):
@@ -269,6 +288,31 @@ class ResolventSolver:
                 raise DensityError(f"the Newton polish at {dps} digits did not converge at z = {_cstr(complex(z))}")
             tau = sum(mpmath.mpmathify(c) * h[i] for i, c in ((i, complex(c)) for i, c in self.readout))
             return h, tau
+
+
+def _gauss(A, b):
+    """``A^{-1} b`` by Gaussian elimination with partial pivoting on lists (mpmath numbers, any precision);
+    an exactly singular pivot is a :class:`ZeroDivisionError`."""
+    n = len(A)
+    A = [list(r) + [bb] for r, bb in zip(A, b)]
+    for k in range(n):
+        p = max(range(k, n), key=lambda i: abs(A[i][k]))
+        if A[p][k] == 0:
+            raise ZeroDivisionError("singular matrix")
+        A[k], A[p] = A[p], A[k]
+        piv = A[k]
+        inv = 1 / piv[k]
+        for i in range(k + 1, n):
+            f = A[i][k] * inv
+            if f:
+                row = A[i]
+                for j in range(k, n + 1):
+                    row[j] -= f * piv[j]
+    x = [0] * n
+    for i in range(n - 1, -1, -1):
+        r = A[i]
+        x[i] = (r[n] - sum(r[j] * x[j] for j in range(i + 1, n))) / r[i]
+    return x
 
 
 def _cstr(z) -> str:
@@ -282,6 +326,7 @@ class DensitySolve:
         self.s = solver
         self.Y = START_HEIGHT * (1 + scale)
         self._top = None  # (x, h) at height Y
+        self._low = None  # (x, h) at height ETA_FLOOR * Y
 
     def at_top(self, x):
         z = complex(x, self.Y)
@@ -294,10 +339,22 @@ class DensitySolve:
         return h
 
     def near_axis(self, x):
-        """``(h, eta)``: ``h`` at ``x + i eta`` with ``eta = ETA_FLOOR * Y``."""
-        h = self.at_top(x)
+        """``(h, eta)``: ``h`` at ``x + i eta`` with ``eta = ETA_FLOOR * Y``: from the previous point at that
+        height by a horizontal move (in the upper half-plane, the Stieltjes branch kept at every step), or,
+        when that fails or is the first point, by the descent from ``x + iY``."""
         eta = ETA_FLOOR * self.Y
-        return self.s.move(h, complex(x, self.Y), complex(x, eta), log_eta=True), eta
+        if self._low is not None:
+            x0, h0 = self._low
+            try:
+                h = self.s.move(h0, complex(x0, eta), complex(x, eta), max_steps=HORIZONTAL_STEPS)
+                self._low = (x, h)
+                return h, eta
+            except (DensityError, ZeroDivisionError, OverflowError, ValueError):
+                pass
+        h = self.at_top(x)
+        h = self.s.move(h, complex(x, self.Y), complex(x, eta), log_eta=True)
+        self._low = (x, h)
+        return h, eta
 
     def float_point(self, x):
         """``(kind, h)`` at the real point ``x``: kind ``"ok"`` (the root at ``z = x``) or ``"edge"`` (the
