@@ -13,7 +13,9 @@ package's one restricted parser: numbers, declared names, ``+ - * / @ **``,
 ``gaussian goe diag``); nothing typed runs as code.  ``*`` and ``@`` are both
 the matrix product.  Dimensions are ratios to ``n`` (``--dim 'p=c*n'``);
 ``n`` itself needs no declaration.  A value in ``--at`` is an exact number
-(``1/5``, ``0.2``, ``1e-3``).
+(``1/5``, ``0.2``, ``1e-3``); one value may be complex, ``z=0.5+0.01j`` (each part read by the same
+parser; the traces are solved at complex ``z`` on the Stieltjes branch, see docs/engine.md), and its
+``--json`` value is ``{"re": ..., "im": ...}``.
 
 Output: the value with ``D`` significant digits (two solves at different
 working precisions agree on them); ``--json`` gives ``{"value": ...}`` (a
@@ -102,7 +104,10 @@ def parse_at(text: str) -> dict:
         name, rhs = _split_assignment(part, "--at")
         if name in out:
             raise ParameterError(f"--at: {name} is given twice")
-        out[name] = _exact_number(rhs, f"--at {name}")
+        from symrmt.numeric.complex_limit import as_complex
+
+        cv = as_complex(rhs, f"--at {name}")  # a complex literal a+bj: each part through the parser
+        out[name] = cv if cv is not None else _exact_number(rhs, f"--at {name}")
     return out
 
 
@@ -260,14 +265,20 @@ def cmd_trace(args) -> int:
     at = parse_at(args.at)
     expr = model.parse(args.expr)
     D = args.digits
+    if args.simulate and any(not isinstance(v, Fraction) for v in at.values()):
+        raise ParameterError("--simulate needs real parameter values (a complex value is a limit only)")
     if args.simulate:  # refuse a simulation that cannot fit before the limit is computed
         from symrmt.engine import bind
         from symrmt.simulation.trace_sim import check_trace_memory
 
         check_trace_memory(bind(expr, at, args.n))
     result = model.limit(expr, at=at, digits=D)
+    if isinstance(result.value, mpmath.mpc):
+        value = {"re": _num(result.value.real, D), "im": _num(result.value.imag, D)}
+    else:
+        value = _num(result.value, D)
     out = {
-        "value": _num(result.value, D),
+        "value": value,
         "digits": D,
         "expression": args.expr,
         "at": {k: str(v) for k, v in at.items()},

@@ -189,7 +189,9 @@ class Model(_model.Model):
         ----------
         expr : str or ScalarNode
         at : dict
-            Parameter name -> value (int, Fraction, or a decimal/fraction string such as ``"1/5"``).
+            Parameter name -> value (int, Fraction, or a decimal/fraction string such as ``"1/5"``); one
+            parameter may be complex (``complex``, or a text such as ``"0.5+0.01j"``): the traces are then
+            solved at complex ``z`` (:mod:`symrmt.numeric.complex_limit`), the Stieltjes branch checked.
         digits : int
             Significant digits to certify (two solves at different working precisions must agree).
 
@@ -218,15 +220,29 @@ class Model(_model.Model):
         if extra:  # a typo such as gama=1 must not be ignored
             raise ModelError(f"unknown parameter {', '.join(extra)} in at= (the expression's parameters: "
                              f"{', '.join(sorted(known)) or 'none'})")
-        values = {}
+        values, complex_at = {}, []
         for k, v in at.items():
-            values[str(k)] = _exact_value(v, str(k))
-        missing = [p.name for p in plan.params if p.name not in values]
+            from .numeric.complex_limit import as_complex
+
+            cv = as_complex(v, str(k))
+            if cv is not None and cv.im != 0:
+                complex_at.append((str(k), cv))
+                continue
+            values[str(k)] = _exact_value(v, str(k)) if cv is None else cv.re
+        missing = [p.name for p in plan.params if p.name not in values and p.name not in dict(complex_at)]
         if missing:
             raise ModelError(f"no value given for {', '.join(missing)} (pass them in at=...)")
         for p in plan.params:
             if p.is_positive and not values[p.name] > 0:
                 raise ModelError(f"{p.name} is a dimension ratio and must be positive, got {values[p.name]}")
+        if complex_at:  # a complex value of one parameter: symrmt/numeric/complex_limit.py
+            from .numeric.complex_limit import complex_limit
+
+            if len(complex_at) > 1:
+                raise ModelError("a complex value is supported for one parameter at a time")
+            if any(p.is_positive for p in plan.params if p.name == complex_at[0][0]):
+                raise ModelError(f"{complex_at[0][0]} is a dimension ratio and must be positive, not complex")
+            return complex_limit(plan, values, complex_at[0][0], complex_at[0][1], digits)
         return certified_limit(plan, values, digits)
 
     def density(self, matrix, x, at=None, digits: int = 15, edges: bool = True, atoms: bool = True):

@@ -75,11 +75,15 @@ def _np_solve(rows, rhs):
 class ResolventSolver:
     """The fixed point of ``tau((M - z)^{-1})`` at complex ``z`` (floats, then mpmath to certify)."""
 
-    def __init__(self, plan, zsym, values):
+    #: the sign of ``Im tau`` expected while ``Im z > 0`` (``+1``: ``tau((M - z)^{-1})``; ``None``: not checked)
+    branch_sign = 1
+
+    def __init__(self, plan, zsym, values, index=0, branch_sign=1):
         from .pencil_check import checked
         from .trace_certify import compiled_system
 
-        t = plan.traces[0]
+        self.branch_sign = branch_sign
+        t = plan.traces[index]
         checked(t.pencil, t.matrix)
         self.plan, self.trace, self.system = plan, t, t.system
         self.c = compiled_system(t.system)
@@ -104,10 +108,12 @@ class ResolventSolver:
         readout = t.system.readout
         subs = {p: sp.Rational(values[p.name]) for p in self.params if p is not zsym}
         self.readout = [(t.system.unknowns.index(ij), sp.sympify(c).subs(subs)) for ij, c in readout.items()]
-        for _, c in self.readout:
-            if c.free_symbols:
+        if any(c.free_symbols for _, c in self.readout):
+            if branch_sign is not None:
                 raise DensityError("the readout of the trace depends on z")
-        self.readout_f = [(i, complex(c)) for i, c in self.readout]
+            self.readout, self.readout_f = [], []  # the branch is not checked: tau is not needed
+        else:
+            self.readout_f = [(i, complex(c)) for i, c in self.readout]
 
     # -- arguments
     def _pvals(self, z, mp=False):
@@ -190,7 +196,7 @@ class ResolventSolver:
                 # symmetric s-scaled matrix); a step onto another root of the system is refused
                 ok = (float(np.linalg.norm(np.subtract(new, pred))) <= CORRECT * size
                       and float(np.linalg.norm(np.subtract(new, h))) <= MOVE * size
-                      and (z.imag <= 0 or self.tau(new).imag > 0))
+                      and (z.imag <= 0 or self.branch_sign is None or self.branch_sign * self.tau(new).imag > 0))
             except (ZeroDivisionError, OverflowError, ValueError):
                 ok = False
             if not ok:
@@ -257,7 +263,7 @@ class ResolventSolver:
         if not float(np.linalg.norm(np.subtract(new, pred))) <= FINISH * size:
             raise DensityError(f"the Newton finish at z = {x:.6g} left the path")
         t = self.tau(new)
-        if t.imag < -1e-12 * (1 + abs(t)):
+        if self.branch_sign is not None and self.branch_sign * t.imag < -1e-12 * (1 + abs(t)):
             raise DensityError(f"the Newton finish at z = {x:.6g} reached Im tau < 0 (the other branch)")
         return new
 
