@@ -309,6 +309,10 @@ def run(quick: bool = False, progress=None) -> dict:
 
     say("engine: a 6-block pencil at 30 digits, fresh and warm disk cache")
     out["engine"] = bench_engine.measure(quick, _worker)
+    from symrmt import bench_density
+
+    say("density: Marchenko-Pastur and the tanh kernel on 400 points, warm")
+    out["density"] = bench_density.measure(quick)
     say("simulation: trial against floor" + (" (n up to 2048: minutes)" if not quick else ""))
     sim_spec = {
         "ns": [128, 256] if quick else [256, 512, 1024, 2048],
@@ -363,6 +367,9 @@ def _verdicts(res: dict) -> list[dict]:
     from symrmt.bench_engine import verdicts as engine_verdicts
 
     engine_verdicts(res, row)
+    from symrmt.bench_density import verdicts as density_verdicts
+
+    density_verdicts(res, row)
     if "fast" in res:
         from symrmt import bench_fast
 
@@ -441,6 +448,9 @@ def format_report(res: dict) -> str:
     from symrmt.bench_engine import report as engine_report
 
     parts.append(engine_report(res, _md))
+    from symrmt.bench_density import report as density_report
+
+    parts.append(density_report(res, _md))
     if "fast" in res:
         from symrmt import bench_fast
 
