@@ -124,7 +124,7 @@ def complex_limit(plan, values: dict, zname: str, zval: Complex, digits: int):
             taus.append((t, sign, tau))
         with mpmath.workdps(dps):
             args = []
-            for sym, what in plan.symbols:
+            for _sym, what in plan.symbols:
                 if what[0] == "param":
                     args.append(z if what[1] is zsym else mpmath.mpf(values[what[1].name].numerator)
                                 / values[what[1].name].denominator)

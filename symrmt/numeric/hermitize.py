@@ -211,30 +211,30 @@ def invertible_on_path(a, values) -> str | None:
 
     g = herm.gram_inverse(a)
     key = (g, tuple(sorted(values.items())))
-    if key not in _CHECKS:
-        p, law = pencil_for(g)
-        if law is not None:
-            _CHECKS[key] = "its Gram matrix has a diagonal law of many atoms (no test)"
-            return _CHECKS[key]
-        checked(p, g)
-        system = BlockSystem(p)
-        missing = [s.name for s in system.params if s.name not in values]
-        if missing:
-            return f"no value for {', '.join(missing)}"
-        solver = TraceSolver(compiled_system(system), values)
-        try:
-            h = solver.start()
-            tau = sum(float(c.subs({s: values[s.name] for s in system.params}) if hasattr(c, "subs") else c)
-                      * float(h[system.unknowns.index(ij)]) for ij, c in system.readout.items())
-            if not (tau > 0 and math.isfinite(tau)):
-                raise BranchError(f"tau((A^T A)^(-1)) = {tau:.6g} is not positive")
-            _CHECKS[key] = None
-        except (ConvergenceError, BranchError, ArithmeticError, ValueError) as exc:
-            _CHECKS[key] = str(exc)
-        if len(_CHECKS) > 512:
-            _CHECKS.clear()
-            return None if key not in _CHECKS else _CHECKS.get(key)
-    return _CHECKS.get(key)
+    if key in _CHECKS:
+        return _CHECKS[key]
+    p, law = pencil_for(g)
+    if law is not None:
+        return "its Gram matrix has a diagonal law of many atoms (no test)"
+    checked(p, g)
+    system = BlockSystem(p)
+    missing = [s.name for s in system.params if s.name not in values]
+    if missing:
+        return f"no value for {', '.join(missing)}"
+    solver = TraceSolver(compiled_system(system), values)  # the homotopy in s only: the path is the test
+    try:
+        h = solver.start()
+        tau = sum(float(c.subs({s: values[s.name] for s in system.params}) if hasattr(c, "subs") else c)
+                  * float(h[system.unknowns.index(ij)]) for ij, c in system.readout.items())
+        if not (tau > 0 and math.isfinite(tau)):
+            raise BranchError(f"tau((A^T A)^(-1)) = {tau:.6g} is not positive")
+        why = None
+    except (ConvergenceError, BranchError, ArithmeticError, ValueError) as exc:
+        why = str(exc)
+    if len(_CHECKS) > 512:
+        _CHECKS.clear()
+    _CHECKS[key] = why
+    return why
 
 
 def guard(plan, values):
@@ -251,7 +251,15 @@ def guard(plan, values):
             if why is not None:
                 bad.append((a, why))
         if not bad:
-            new_traces.append(t)
+            if herm.nonnormal_inverses(t.matrix):
+                # the Gram test vouches for the homotopy in s only: no continuation in a parameter, whose
+                # path could cross the support of the Brown measure
+                nt = TracePlan(t.index, t.matrix, t.pencil, t.system, t.bounds)
+                nt.solver = TraceSolver
+                new_traces.append(nt)
+                remap.setdefault(t.index, None)
+            else:
+                new_traces.append(t)
             continue
         a = herm.resolvent_argument(t.matrix)
         if a is None or len(bad) > 1 or bad[0][0] != a or herm.has_inverse(a) or isinstance(t.pencil, tuple):
@@ -270,6 +278,7 @@ def guard(plan, values):
         remap[t.index] = t.pencil.size  # the readout (i, j) of M = u P^{-1} v is (size + i, j) there
     if not remap:
         return plan
+    remap = {k: v for k, v in remap.items() if v is not None}
     symbols = []
     for sym, what in plan.symbols:
         if what[0] != "param" and what[0] in remap:
