@@ -69,3 +69,21 @@ def test_absolute_certificate_of_a_zero_limit():
     assert r.certificate == "absolute" and r.value == 0
     r = wishart().limit(MP, at={"c": Fraction(1, 2), "gamma": Fraction(1, 5)}, digits=15)
     assert r.certificate == "relative"
+
+
+def test_semicircle_edge_is_reached():
+    # tau((G/sqrt(n) + 2)^{-1}) = -G_sc(-2) = 1: the homotopy ends exactly at the edge, where Newton is only
+    # linear; the point is solved as an edge (R = 0, J v = 0, gamma free: gamma* = 2)
+    m = Model()
+    m.goe("G", "n")
+    r = m.limit("trace(inv(G/sqrt(n) + gamma*I(n)))", at={"gamma": 2}, digits=30)
+    assert abs(r.value - 1) <= mpmath.mpf(10) ** -29
+
+
+def test_marchenko_pastur_edge_is_reached():
+    # c = 2, gamma = -(sqrt 2 - 1)^2, the lower edge: m = 1/(sqrt(2) (sqrt(2) - 1)) (the double root of the quadratic)
+    r = wishart().limit(MP, at={"c": 2, "gamma": "-3+2*sqrt(2)"}, digits=25)
+    with mpmath.workdps(60):
+        g = -(mpmath.sqrt(2) - 1) ** 2
+        ref = -(g + 1) / (2 * g)  # the double root of gamma m^2 + (gamma + 1) m - 1 = 0
+        assert abs(r.value - ref) <= abs(ref) * mpmath.mpf(10) ** -24

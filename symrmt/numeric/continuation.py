@@ -94,6 +94,52 @@ class ContinuedSolver(TraceSolver):
         raise ConvergenceError(f"{first}; no continuation in a parameter reached the point either ("
                                + "; ".join(tried[:3]) + ")")
 
+    def solve(self, dps: int, alphas=()):
+        """The polish; at a point where the fixed point's Jacobian is singular (an edge of the spectrum
+        reached exactly, e.g. the semicircle resolvent at ``gamma = 2``), where Newton converges only
+        linearly, the point is solved with ``J v = 0`` as an edge (:func:`edge_point`)."""
+        try:
+            return super().solve(dps, alphas)
+        except ConvergenceError as exc:
+            if alphas or "Newton did not converge" not in str(exc):
+                raise
+            out = self._edge_point(dps)
+            if out is None:
+                raise
+            return out
+
+    def _edge_point(self, dps):
+        """``(h, {}, step, residual)`` when the target is an edge of the spectrum in one shift parameter
+        (the extended system ``R = 0, J v = 0, l.v = 1`` in ``(h, theta, v)`` has its root at ``theta`` equal
+        to the target to ``dps - 5`` digits), else ``None``."""
+        import numpy as np
+
+        from .density import DensityError, _EdgeSystem
+
+        start = self.start()
+        m = self.c.m
+        for theta in _shift_params(self.c.system):
+            k = self.c.params.index(theta)
+            values = dict(zip((p.name for p in self.c.params), self.raw))
+            try:
+                es = _EdgeSystem(system=self.c.system, values=values, free=theta)
+                with mpmath.workdps(20):
+                    v = self.c.fjs([mpmath.mpf(x) for x in start], self.c.pv(self._pvals(), mpmath.mpf(1)))
+                J = np.array([[float(x) for x in v[m + m * i:m + m * (i + 1)]] for i in range(m)])
+                null = np.linalg.svd(J)[2][-1]
+                t = es.solve([float(x) for x in start], float(mpf_of(self.raw[k])), null, dps)
+            except (DensityError, ZeroDivisionError, ValueError, np.linalg.LinAlgError):
+                continue
+            with mpmath.workdps(dps):
+                target = mpf_of(self.raw[k])
+                if abs(t - target) <= mpmath.mpf(10) ** (-(dps - 5)) * (1 + abs(target)):
+                    h = es.last[:m]
+                    with mpmath.workdps(dps):
+                        res = max(abs(x) for x in self.c.fjs(h, self.c.pv(self._pvals(), mpmath.mpf(1)))[:m])
+                    self.edge = str(theta)
+                    return h, {}, mpmath.mpf(10) ** (-(dps - 5)), res
+        return None
+
     def _route(self, k, kind, a, accept):
         """``h`` at the target, continued from ``theta = a``: two paths (coarse, fine) that must agree."""
         from fractions import Fraction

@@ -397,14 +397,15 @@ class DensitySolve:
 class _EdgeSystem:
     """``R(h, x) = 0``, ``J(h, x) v = 0``, ``l . v = 1`` in the unknowns ``(h, x, v)`` (SymPy, then mpmath)."""
 
-    def __init__(self, solver: ResolventSolver):
+    def __init__(self, solver=None, *, system=None, values=None, free=None):
         from ..symbolic.blockfp import S_STRENGTH
         from ..symbolic.linearize import EPS_SHIFT
 
-        s = solver
-        sysm = s.system
+        if solver is not None:
+            system, values, free = solver.system, solver.values, solver.zsym
+        sysm = system
         subs = {S_STRENGTH: 1, EPS_SHIFT: 0}
-        subs.update({p: sp.Rational(s.values[p.name]) for p in s.params if p is not s.zsym})
+        subs.update({p: sp.Rational(values[p.name]) for p in sysm.params if p is not free})
         R = [sp.sympify(r).subs(subs) for r in sysm.residual]
         J = [[sp.sympify(x).subs(subs) for x in row] for row in sysm.jacobian()]
         m = len(R)
@@ -412,7 +413,7 @@ class _EdgeSystem:
         l_ = sp.symbols(f"l_0:{m}", real=True)
         Jv = [sp.expand(sum(J[i][j] * v[j] for j in range(m))) for i in range(m)]
         F = R + Jv + [sum(a * b for a, b in zip(l_, v)) - 1]
-        unknowns = list(sysm.h) + [s.zsym] + list(v)
+        unknowns = list(sysm.h) + [free] + list(v)
         DF = sp.Matrix(F).jacobian(unknowns)
         self.m = m
         self.f = sp.lambdify([unknowns, l_], F, modules="mpmath")
@@ -443,6 +444,7 @@ class _EdgeSystem:
                 prev = step
             else:
                 raise DensityError(f"Newton on the edge system did not converge at {dps} digits")
+            self.last = u
             return u[m]
 
 
