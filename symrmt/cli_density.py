@@ -3,7 +3,7 @@ r"""``symrmt density``: the limiting spectral density of a symmetric matrix expr
 ::
 
     symrmt density 'M' --over 'x=LO:HI:K' [--matrix ...] [--dim ...] [--at ...] [--digits D]
-        [--simulate --n N --trials T --seed S] [--plot FILE.png] [--json]
+        [--simulate --n N --trials T --seed S] [--plot FILE.png] [--json] [--certify K]
 
 ``rho(x) = lim_{eta -> 0+} (1/pi) Im tau((M - (x + i eta))^{-1})`` on ``K`` equally spaced points of
 ``[LO, HI]`` (``K`` at most :data:`MAX_POINTS`), each certified to ``D`` digits
@@ -11,7 +11,8 @@ r"""``symrmt density``: the limiting spectral density of a symmetric matrix expr
 and the atoms (at 0 when ``0`` is in the range, and at grid points where the solution diverges).  Every
 text goes through the package's one restricted parser (the declarations as in ``symrmt trace``).
 
-``--simulate``: eigenvalue histogram of the same matrix at size ``n`` (``--n``, default 512) over
+``--certify K``: certify every ``K``-th point only; the others are float64 values whose residual and
+Stieltjes sign are checked (status ``"float"``, about 10 digits).  ``--simulate``: eigenvalue histogram of the same matrix at size ``n`` (``--n``, default 512) over
 ``--trials`` seeded draws, with the standard error of each bin.  ``--plot FILE.png``: the figure
 (matplotlib, ``pip install 'symrmt[plot]'``).  ``--json``: ``{"x", "density", "status", "support",
 "atoms", "digits", "expression", "at"}`` (numbers as in ``trace``: floats up to 15 digits, decimal strings
@@ -75,6 +76,8 @@ def add_density_parser(sub, int_at_least):
     p.add_argument("--dim", action="append", default=[], metavar="DECL", help="NAME=RATIO*n (repeatable)")
     p.add_argument("--at", default="", metavar="VALUES", help="parameter values, e.g. 'c=1/2'")
     p.add_argument("--digits", type=int_at_least("--digits", 1), default=15, help="digits to certify (default 15)")
+    p.add_argument("--certify", type=int_at_least("--certify", 1), default=None, metavar="K",
+                   help="certify every K-th point; the others are float64 values, checked (status float)")
     p.add_argument("--json", action="store_true", help="JSON on stdout")
     p.add_argument("--simulate", action="store_true", help="also an eigenvalue histogram at size n")
     p.add_argument("--n", type=int_at_least("--n", 2), default=512, help="simulation size n (default 512)")
@@ -99,7 +102,7 @@ def cmd_density(args) -> int:
             import matplotlib  # noqa: F401
         except ImportError:
             raise ParameterError("--plot needs matplotlib: pip install 'symrmt[plot]'") from None
-    d = model.density(args.expr, x=xs, at=at, digits=args.digits)
+    d = model.density(args.expr, x=xs, at=at, digits=args.digits, certify=args.certify)
     d.expression = args.expr
     if args.simulate:
         d.simulate(model, args.expr, n=args.n, trials=args.trials, seed=args.seed)

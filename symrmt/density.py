@@ -27,7 +27,7 @@ class Density:
 
     Attributes: ``x`` (floats), ``density`` (mpf, or ``None`` where the point is singular: an edge or an
     atom on the grid), ``tau`` (the complex ``tau((M - x - i0)^{-1})``), ``status`` (``"ok"`` or
-    ``"singular"`` per point), ``digits``, ``expression``, ``at``, ``histogram`` (after :meth:`simulate`).
+    ``"singular"`` per point; ``"float"`` for a checked float64 point with ``certify=k``), ``digits``, ``expression``, ``at``, ``histogram`` (after :meth:`simulate`).
     """
 
     def __init__(self, x, density, tau, status, support, atoms, digits, expression, at):
@@ -85,8 +85,11 @@ class Density:
         return f"Density({self.expression!r}, {len(self.x)} points, support={self._support}, atoms={len(self._atoms)})"
 
 
-def density(model, matrix, x, at=None, digits=15, edges=True, atoms=True) -> Density:
-    """The density of ``matrix`` (text or node) of ``model`` on the points ``x`` at the values ``at``."""
+def density(model, matrix, x, at=None, digits=15, edges=True, atoms=True, certify=None) -> Density:
+    """The density of ``matrix`` (text or node) of ``model`` on the points ``x`` at the values ``at``.
+
+    ``certify=k``: certify every ``k``-th point only; the others are float64 values, checked (status
+    ``"float"``; see :mod:`symrmt.numeric.density`)."""
     from .numeric.density import compute
     from .parsing import check_digits
 
@@ -94,8 +97,10 @@ def density(model, matrix, x, at=None, digits=15, edges=True, atoms=True) -> Den
     xs = list(x)
     if not xs:
         raise ValueError("x: give at least one point")
+    if certify is not None and (not isinstance(certify, int) or certify < 1):
+        raise ValueError(f"certify must be a positive integer (every k-th point certified), got {certify!r}")
     return compute(model, matrix, xs, at or {}, digits=digits, edges=edges, atoms=atoms,
-                   label=matrix if isinstance(matrix, str) else None)
+                   label=matrix if isinstance(matrix, str) else None, certify=certify)
 
 
 def _format(v, digits):

@@ -245,12 +245,12 @@ class Model(_model.Model):
             return complex_limit(plan, values, complex_at[0][0], complex_at[0][1], digits)
         return certified_limit(plan, values, digits)
 
-    def density(self, matrix, x, at=None, digits: int = 15, edges: bool = True, atoms: bool = True):
+    def density(self, matrix, x, at=None, digits: int = 15, edges: bool = True, atoms: bool = True, certify=None):
         """The limiting spectral density of a symmetric matrix expression on the points ``x``
         (a :class:`symrmt.density.Density`: values, support edges, atoms; see :mod:`symrmt.numeric.density`)."""
         from .density import density
 
-        return density(self, matrix, x, at=at, digits=digits, edges=edges, atoms=atoms)
+        return density(self, matrix, x, at=at, digits=digits, edges=edges, atoms=atoms, certify=certify)
 
 
 def _exact_value(v, name) -> Fraction:

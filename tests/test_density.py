@@ -162,3 +162,12 @@ def test_cli_over_is_checked(capsys):
 
     assert main(["density", "Z.T*Z/n", "--matrix", "Z=gaussian(n,n)", "--over", "x=0:1:99999"]) == 2
     assert "4000" in capsys.readouterr().err
+
+
+def test_certify_every_kth_point():
+    xs = [0.2 + 0.05 * i for i in range(50)]
+    d = wishart().density("Z.T*Z/n", x=xs, at={"c": 2}, digits=15, certify=7, edges=False, atoms=False)
+    assert d.status.count("ok") == 8 and d.status.count("float") == 42
+    for x, v, s in zip(d.x, d.density, d.status):
+        ref = mp_density(2, x) if (mpmath.sqrt(2) - 1) ** 2 < x < (mpmath.sqrt(2) + 1) ** 2 else 0
+        assert abs(v - ref) <= (1e-14 if s == "ok" else 1e-9) * (1 + abs(ref)), (x, v, ref, s)

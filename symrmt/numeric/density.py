@@ -20,6 +20,11 @@ like every pencil), and solves its block fixed point at complex ``z``:
 ``rho(x) = Im tau(x + i0) / pi``.  A density that is 0 (outside the support) is certified in absolute
 terms: ``|Im tau| <= 10^-digits |tau|`` at both precisions.
 
+**float64 points** (``certify=k``): every ``k``-th point is certified as above, and its float64 value must
+agree with the certified one to :data:`FLOAT_AGREE`; the others keep their float64 root when its residual
+at ``z = x`` is below :data:`FLOAT_RESIDUAL` and ``Im tau >= 0`` (status ``"float"``, about 10 digits, not
+certified), else they are recomputed in mpmath (status ``"ok"``).
+
 **Edges** are the real points where the real fixed point stops existing: the Jacobian ``J`` of the
 residual is singular there.  Between two grid points, one inside and one outside the support, the edge
 is bracketed by bisection on the float solve, then solved together with ``J v = 0``, ``l . v = 1``
@@ -539,7 +544,13 @@ def _fresh_name(model) -> str:
     raise DensityError("no free name for the spectral parameter")
 
 
-def compute(model, matrix, xs, at, digits=15, edges=True, atoms=True, label=None):
+#: a float64 point (``certify=k``) is kept when its fixed-point residual is below this (relative to ``1 + |h|``)
+FLOAT_RESIDUAL = 1e-10
+#: and when it agrees with the certified value of each k-th point to this relative difference
+FLOAT_AGREE = 1e-8
+
+
+def compute(model, matrix, xs, at, digits=15, edges=True, atoms=True, label=None, certify=None):
     """The :class:`~symrmt.density.Density` of ``matrix`` on the points ``xs`` at the values ``at``."""
     from ..engine import _exact_value
     from ..symbolic import linearize as lin
@@ -572,7 +583,7 @@ def compute(model, matrix, xs, at, digits=15, edges=True, atoms=True, label=None
     scale = max(abs(x) for x in xs) if xs else 1.0
     ds = DensitySolve(solver, scale)
     dens, taus, status, kinds = [], [], [], []
-    for x, xe in zip(xs, exact):
+    for i, (x, xe) in enumerate(zip(xs, exact)):
         kind, h, _ = ds.float_point(x)
         if kind != "ok":
             dens.append(None)
@@ -580,6 +591,18 @@ def compute(model, matrix, xs, at, digits=15, edges=True, atoms=True, label=None
             status.append("singular")
             kinds.append("edge")
             continue
+        if certify is not None and i % certify != 0:
+            # float64 only: checked (the residual at z = x, the Stieltjes sign), else recomputed in mpmath
+            R, _, _ = solver._eval(h, complex(x, 0.0))
+            t = solver.tau(h)
+            if max(abs(r) for r in R) <= FLOAT_RESIDUAL * (1 + max(abs(a) for a in h)) and \
+                    t.imag >= -1e-12 * (1 + abs(t)):
+                rho = mpmath.mpf(max(t.imag, 0.0) / math.pi) if t.imag > 1e-9 * (1 + abs(t)) else mpmath.mpf(0)
+                dens.append(rho)
+                taus.append(mpmath.mpc(t))
+                status.append("float")
+                kinds.append("in" if rho > 0 else "out")
+                continue
         try:
             rho, tau = ds.certified(xe, h, digits)
         except DensityError:  # Newton does not converge quadratically: the point is on an edge (singular J)
@@ -588,6 +611,12 @@ def compute(model, matrix, xs, at, digits=15, edges=True, atoms=True, label=None
             status.append("singular")
             kinds.append("edge")
             continue
+        if certify is not None and i % certify == 0:
+            t = solver.tau(h)  # the float value of a certified point must agree with it
+            ft = mpmath.mpf(max(t.imag, 0.0) / math.pi) if t.imag > 1e-9 * (1 + abs(t)) else mpmath.mpf(0)
+            if abs(ft - rho) > FLOAT_AGREE * (abs(rho) + 1e-12 * (1 + abs(t))):
+                raise PrecisionError(f"the float64 density at x = {x:.6g} ({float(ft):.10g}) disagrees with its "
+                                     f"certified value {mpmath.nstr(rho, 12)}: rerun without certify=")
         dens.append(rho)
         taus.append(tau)
         status.append("ok")
