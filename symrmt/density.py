@@ -7,12 +7,15 @@ and the masses of its atoms.
 
 Examples
 --------
+>>> import mpmath
 >>> from symrmt.engine import Model
->>> m = Model(); m.dim("p", "c*n"); Z = m.gaussian("Z", "p", "n")
->>> d = m.density("Z.T*Z/n", x=[1, 3], at={"c": 2}, digits=20)
->>> print(d.density[0])  # 1/pi, the Marchenko-Pastur density at x = 1 for c = 2
+>>> m = Model()
+>>> m.dim("p", "c*n")
+Dim('p', c)
+>>> Z = m.gaussian("Z", "p", "n")
+>>> d = m.density("Z.T*Z/n", x=[1, 3], at={"c": 2}, digits=20, edges=False)
+>>> print(mpmath.nstr(d.density[0], 20))  # 1/pi, the Marchenko-Pastur density at x = 1 for c = 2
 0.31830988618379067154
->>> [[float(a), float(b)] for a, b in d.support()]  # doctest: +SKIP
 """
 
 from __future__ import annotations
