@@ -13,7 +13,8 @@ text goes through the package's one restricted parser (the declarations as in ``
 
 ``--certify K``: certify every ``K``-th point only; the others are float64 values whose residual and
 Stieltjes sign are checked (status ``"float"``, about 10 digits).  ``--simulate``: eigenvalue histogram of the same matrix at size ``n`` (``--n``, default 512) over
-``--trials`` seeded draws, with the standard error of each bin.  ``--plot FILE.png``: the figure
+``--trials`` seeded draws, with the standard error of each bin, through the package's executor
+(``--workers N``, ``--scheduler ADDRESS``) and trial store (``--store PATH``), as for ``symrmt trace``.  ``--plot FILE.png``: the figure
 (matplotlib, ``pip install 'symrmt[plot]'``).  ``--json``: ``{"x", "density", "status", "support",
 "atoms", "digits", "expression", "at"}`` (numbers as in ``trace``: floats up to 15 digits, decimal strings
 above; a point on an edge or an atom is ``null`` with status ``"singular"``), and ``"histogram"`` with
@@ -83,6 +84,12 @@ def add_density_parser(sub, int_at_least):
     p.add_argument("--n", type=int_at_least("--n", 2), default=512, help="simulation size n (default 512)")
     p.add_argument("--trials", type=int_at_least("--trials", 2), default=10, help="simulation trials (default 10)")
     p.add_argument("--seed", type=int_at_least("--seed", 0), default=0, help="simulation root seed (default 0)")
+    p.add_argument("--store", metavar="PATH", default=None,
+                   help="trial store (SQLite file) for --simulate: reuse stored trials, keep each new one")
+    g = p.add_mutually_exclusive_group()
+    g.add_argument("--workers", type=int_at_least("--workers", 1), default=1,
+                   help="1 (default): trials in this process; N > 1: a local Dask cluster of N workers")
+    g.add_argument("--scheduler", metavar="ADDRESS", default=None, help="an existing Dask cluster")
     p.add_argument("--plot", metavar="FILE.png", default=None, help="write the figure (matplotlib)")
     p.set_defaults(func=cmd_density)
     return p
@@ -105,7 +112,8 @@ def cmd_density(args) -> int:
     d = model.density(args.expr, x=xs, at=at, digits=args.digits, certify=args.certify)
     d.expression = args.expr
     if args.simulate:
-        d.simulate(model, args.expr, n=args.n, trials=args.trials, seed=args.seed)
+        d.simulate(model, args.expr, n=args.n, trials=args.trials, seed=args.seed, store=args.store,
+                   workers=args.workers, scheduler=args.scheduler)
     if args.plot is not None:
         d.plot(args.plot)
     if args.json:

@@ -69,13 +69,16 @@ class Density:
             out["histogram"] = self.histogram
         return out
 
-    def simulate(self, model, matrix, n=512, trials=10, seed=0, bins=None):
+    def simulate(self, model, matrix, n=512, trials=10, seed=0, bins=None, *, store=None, workers=1,
+                 scheduler=None):
         """Eigenvalues of the matrix at size ``n`` over ``trials`` seeded draws, as a histogram on the grid's
-        range with error bars (the standard error of each bin's density across trials)."""
+        range with error bars (the standard error of each bin's density across trials), through the
+        package's executor and trial store (:mod:`symrmt.simulation.density_sim`)."""
         from .simulation.density_sim import eigen_histogram
 
         self.histogram = eigen_histogram(model, matrix, self.at, n, trials, seed, min(self.x), max(self.x),
-                                         bins or min(60, max(10, len(self.x) // 4)))
+                                         bins or min(60, max(10, len(self.x) // 4)), store=store,
+                                         workers=workers, scheduler=scheduler)
         return self.histogram
 
     def plot(self, path=None, ax=None, title=None):

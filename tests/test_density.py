@@ -171,3 +171,11 @@ def test_certify_every_kth_point():
     for x, v, s in zip(d.x, d.density, d.status):
         ref = mp_density(2, x) if (mpmath.sqrt(2) - 1) ** 2 < x < (mpmath.sqrt(2) + 1) ** 2 else 0
         assert abs(v - ref) <= (1e-14 if s == "ok" else 1e-9) * (1 + abs(ref)), (x, v, ref, s)
+
+
+def test_histogram_trials_are_stored_and_reused(tmp_path):
+    store = str(tmp_path / "trials.sqlite")
+    d = wishart().density("Z.T*Z/n", x=[0.5, 3.0], at={"c": 2}, digits=10, edges=False, atoms=False)
+    a = d.simulate(wishart(), "Z.T*Z/n", n=64, trials=3, seed=1, bins=8, store=store)
+    b = d.simulate(wishart(), "Z.T*Z/n", n=64, trials=3, seed=1, bins=8, store=store)
+    assert (a["trials_computed"], b["trials_reused"]) == (3, 3) and a["density"] == b["density"]
