@@ -20,7 +20,8 @@ parser; the traces are solved at complex ``z`` on the Stieltjes branch, see docs
 Output: the value with ``D`` significant digits (two solves at different
 working precisions agree on them); ``--json`` gives ``{"value": ...}`` (a
 decimal string when ``D > 15``, a float otherwise) plus ``digits``,
-``expression`` and ``at``; with ``--simulate`` also ``{"simulation": {"mean",
+``expression``, ``at``, ``certificate`` (``"relative"``, or ``"absolute"`` for a limit 0) and, when a
+non-normal resolvent was Hermitized, ``hermitized`` (its traces, from 1); with ``--simulate`` also ``{"simulation": {"mean",
 "se", "n", "trials", "seed"}}`` (a Monte-Carlo of the same expression at size
 ``n``) and ``"trials_computed"``, ``"trials_reused"``, ``"trials_stale"`` as for
 ``symrmt simulate``: the trials run in this process, on a local Dask cluster
@@ -284,6 +285,8 @@ def cmd_trace(args) -> int:
         "at": {k: str(v) for k, v in at.items()},
         "certificate": getattr(result, "certificate", "relative"),
     }
+    if getattr(result, "hermitized", ()):
+        out["hermitized"] = [k + 1 for k in result.hermitized]
     code = 0
     if args.simulate:
         sim = _simulate(args, expr, at)
@@ -310,6 +313,9 @@ def cmd_trace(args) -> int:
         print(f"limit: 0 (absolute error < 1e-{D}: the two solves agree to 1e-{D + 1} around 0)")
     else:
         print(f"limit ({D} digits): {mpmath.nstr(result.value, D)}")
+    if out.get("hermitized"):
+        print(f"trace #{', #'.join(map(str, out['hermitized']))}: a non-normal matrix, not invertible in the limit: "
+              "solved by Hermitization (the Brown measure), see docs/engine.md")
     if args.simulate and args.store is not None:
         print(f"store {args.store}: {out['trials_reused']} trial(s) reused, {out['trials_computed']} computed")
     if args.simulate:

@@ -108,6 +108,8 @@ class TraceLimit:
 
     #: ``"relative"`` (``digits`` significant digits) or ``"absolute"`` (a limit 0, within ``10^-digits``)
     certificate = "relative"
+    #: indices of the traces solved by Hermitization (a non-normal resolvent inside its spectrum)
+    hermitized = ()
 
     def __init__(self, value, digits, working_digits, residual, at, traces):
         self.value, self.digits, self.working_digits = value, digits, working_digits

@@ -187,6 +187,7 @@ def certified_limit(plan, values: dict, digits: int):
                     with mpmath.workdps(digits):
                         r = TraceLimit(+hi, digits, dps + 10, res, dict(values), [+x for x in taus])
                     r.certificate = "relative" if relative else "absolute"
+                    r.hermitized = [t.index for t in plan.traces if getattr(t, "hermitized", False)]
                     return r
             failures.append(f"solves at {dps} and {dps + 10} digits disagree beyond digit {digits} "
                             f"(fixed-point residual max|R| = {mpmath.nstr(res, 3)})")
