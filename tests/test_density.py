@@ -179,3 +179,16 @@ def test_histogram_trials_are_stored_and_reused(tmp_path):
     a = d.simulate(wishart(), "Z.T*Z/n", n=64, trials=3, seed=1, bins=8, store=store)
     b = d.simulate(wishart(), "Z.T*Z/n", n=64, trials=3, seed=1, bins=8, store=store)
     assert (a["trials_computed"], b["trials_reused"]) == (3, 3) and a["density"] == b["density"]
+
+
+def test_atom_off_the_grid_and_away_from_0():
+    # Z.T*Z/n - 2 I, c = 1/3: the atom of mass 1 - c = 2/3 sits at -2, between grid points; found by the drop
+    # of the real tau, its mass and location by contour integrals around it
+    d = wishart().density("Z.T*Z/n - 2*I(n)", x=[-3 + 0.37 * i for i in range(15)], at={"c": "1/3"}, digits=20)
+    (atom,) = d.atoms()
+    with mpmath.workdps(40):
+        _close(atom["mass"], mpmath.mpf(2) / 3, 20)
+        assert abs(atom["x"] + 2) <= mpmath.mpf(10) ** -19
+        (lo, hi), = d.support()
+        _close(lo, (1 - mpmath.sqrt(mpmath.mpf(1) / 3)) ** 2 - 2, 20)
+        _close(hi, (1 + mpmath.sqrt(mpmath.mpf(1) / 3)) ** 2 - 2, 20)

@@ -34,6 +34,10 @@ is bracketed by bisection on the float solve, then solved together with ``J v = 
 ``eta = 10^-(digits+4)`` and ``10^-(digits+6)`` (the solution grows like ``1/eta``; the descent is
 continued in ``log eta`` at ``digits + 20`` working digits), and the two must agree to ``digits``.  The
 candidates are ``x0 = 0`` when it is in the grid's range, and every grid point whose finish diverged.
+Between two grid points outside the support, a decrease of the real ``tau`` (increasing on every
+interval of the resolvent set) is a pole: its mass is the contour integral ``-(1/2 pi i) oint tau dz`` on a
+circle around it, and its location the first moment over the mass (:func:`contour_atom`, exponentially
+convergent trapezoid rule, ``N`` and ``2N`` points agreeing to ``digits``).
 """
 
 from __future__ import annotations
@@ -480,6 +484,7 @@ def find_edge(ds, edge_sys, x_in, x_out, digits):
         kind, h_out = _classify(ds, x_out)
         if kind != "out":
             raise DensityError(f"no real fixed point next to the edge near x = {x_out:.6g}")
+    ds.last_out = (x_out, ds.s.tau(h_out).real)  # the outside point nearest the edge (for the atom scan)
     hr = [a.real for a in h_out]
     _, J, _ = ds.s._eval(h_out, complex(x_out, 0))
     Jr = np.array(J, dtype=complex).real
@@ -532,6 +537,64 @@ def atom_mass(ds, x0, digits):
         if b < mpmath.mpf(10) ** (-digits):
             return None
         return +b
+
+
+def contour_atom(ds, a, b, tau_a, digits):
+    """The atom in ``(a, b)`` (both outside the support, ``tau`` dropping between them): a first location by
+    bisection on the real ``tau``; its mass ``m0`` and first moment ``m1`` (``-(1/2 pi i) oint z tau dz``,
+    so the location is ``m1/m0`` to the digits asked) by the trapezoid rule on the circle of
+    radius ``r = min(x0 - a, b - x0)/2`` at ``N`` and ``2N`` points (``N`` from 32, doubled up to 1024) with
+    each ``tau`` polished at ``digits + 10``; the two must agree to ``digits``.  ``None`` when the mass
+    is below ``10^-digits``."""
+    s = ds.s
+    lo, hi = a, b
+    for _ in range(60):
+        mid = (lo + hi) / 2
+        kind, h = _classify(ds, mid)
+        if kind == "in":
+            return None  # a piece of the bulk between the grid points, not an atom
+        if kind == "edge":  # the float finish fails this close to the pole: located as well as floats can
+            lo = hi = mid
+            break
+        if s.tau(h).real >= tau_a:
+            lo = mid
+        else:
+            hi = mid
+        if hi - lo <= 1e-13 * (1 + abs(hi)):
+            break
+    x0 = (lo + hi) / 2
+    r = min(x0 - a, b - x0) / 2
+    if not r > 0:
+        return None
+    ds.at_top(x0)
+
+    def ring(N):
+        with mpmath.workdps(digits + 10):
+            m0 = m1 = mpmath.mpf(0)
+            for k in range(N // 2):  # the upper half; the lower half is its conjugate
+                th = (k + mpmath.mpf(1) / 2) * 2 * mpmath.pi / N
+                z = mpmath.mpf(x0) + r * mpmath.expj(th)
+                zc = complex(z)
+                x_top, h_top = ds._top
+                h = s.move(h_top, complex(x_top, ds.Y), zc)
+                _, tau = s.polish(h, z, digits + 10)
+                m0 += 2 * (tau * mpmath.expj(th)).real
+                m1 += 2 * (tau * z * mpmath.expj(th)).real
+            return -r * m0 / N, -r * m1 / N
+
+    (prev, prev1) = ring(32)
+    N = 64
+    while N <= 1024:
+        cur, cur1 = ring(N)
+        with mpmath.workdps(digits + 10):
+            tol = mpmath.mpf(10) ** (-digits - 1)
+            if abs(cur - prev) <= tol * (1 + abs(cur)) and abs(cur1 - prev1) <= tol * (1 + abs(cur1)):
+                if cur < mpmath.mpf(10) ** (-digits):
+                    return None
+                # the location: the first moment over the mass, -(1/2 pi i) oint z tau dz = mass * x0
+                return {"x": +(cur1 / cur), "mass": +cur}
+        prev, prev1, N = cur, cur1, 2 * N
+    raise PrecisionError(f"the atom near x = {x0:.10g}: the contour integral did not settle to {digits} digits")
 
 
 # ---------------------------------------------------------------- the whole computation
@@ -637,7 +700,7 @@ def compute(model, matrix, xs, at, digits=15, edges=True, atoms=True, label=None
                             break
         samples.sort()
     seen = [(x, k) for x, k in samples if k != "edge"]
-    edge_list = []
+    edge_list, out_pairs = [], []
     if edges and len(seen) > 1:
         edge_sys = None
         for (xa, a), (xb, b) in zip(seen, seen[1:]):
@@ -646,6 +709,10 @@ def compute(model, matrix, xs, at, digits=15, edges=True, atoms=True, label=None
                     edge_sys = _EdgeSystem(solver)
                 x_in, x_out = (xa, xb) if a == "in" else (xb, xa)
                 edge_list.append((find_edge(ds, edge_sys, x_in, x_out, digits), "lower" if a == "out" else "upper"))
+                kind, h = _classify(ds, x_out)
+                if kind == "out":  # the stretch between the grid's outside point and the edge, for the atom scan
+                    pair = ((x_out, ds.s.tau(h).real), ds.last_out)
+                    out_pairs.append(tuple(sorted(pair)))
     atom_list = []
     if atoms and xs:
         cands = []
@@ -659,6 +726,17 @@ def compute(model, matrix, xs, at, digits=15, edges=True, atoms=True, label=None
                 continue
             if mass is not None:
                 atom_list.append({"x": mpmath.mpf(x0), "mass": mass})
+        # an atom between two grid points outside the support: tau(x + i0) is real and increasing on every
+        # interval of the resolvent set, so a decrease between neighbours is a pole; its mass is the contour
+        # integral -(1/2 pi i) oint tau dz around it (no exact location needed)
+        for i in range(len(xs) - 1):
+            if kinds[i] == kinds[i + 1] == "out" and taus[i] is not None and taus[i + 1] is not None:
+                out_pairs.append(((xs[i], float(taus[i].real)), (xs[i + 1], float(taus[i + 1].real))))
+        for (xa, ta), (xb, tb) in out_pairs:
+            if xb > xa and tb < ta:
+                found = contour_atom(ds, xa, xb, ta, digits)
+                if found is not None and not any(abs(float(a["x"]) - float(found["x"])) < 1e-9 for a in atom_list):
+                    atom_list.append(found)
     support = _support([x for x, _ in seen], [k for _, k in seen], edge_list)
     return Density(xs, dens, taus, status, support, atom_list, digits, label or str(matrix), dict(values))
 
