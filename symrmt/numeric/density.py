@@ -277,14 +277,47 @@ class ResolventSolver:
         return new
 
     # -- mpmath
+    def _refine(self, h, pv, zf, tol):
+        """Iterative refinement ``h <- h - J^{-1} R(h)``: the residual at the working precision (the compiled
+        residual alone), the Jacobian in float64 (its LU, NumPy); ``None`` when the steps do not shrink at
+        least a thousandfold each (then full Newton runs)."""
+        m = self.m
+        try:
+            _, J, _ = self._eval([complex(x) for x in h], zf)
+            A = np.array(J, dtype=complex)
+            if not np.all(np.isfinite(A)) or np.linalg.cond(A) > 1e8:
+                return None
+            lu = np.linalg.inv(A)
+        except (ZeroDivisionError, OverflowError, ValueError, np.linalg.LinAlgError):
+            return None
+        prev = None
+        for _ in range(12):
+            r = self.c.res(h, pv)
+            rv = np.array([complex(x) for x in r[:m]], dtype=complex)
+            dx = lu @ rv
+            h = [a - mpmath.mpc(d.real, d.imag) for a, d in zip(h, dx)]
+            step = float(np.linalg.norm(dx)) / (1 + max(abs(complex(a)) for a in h))
+            if step <= tol:
+                return h
+            if prev is not None and not step <= prev * 1e-3:
+                return None
+            prev = step
+        return None
+
     def polish(self, h, z, dps, steps=None):
-        """Newton at ``dps`` digits from ``h`` at complex ``z``; ``(h, tau)``."""
+        """Newton at ``dps`` digits from ``h`` at complex ``z``; ``(h, tau)`` (iterative refinement on the
+        float64 Jacobian first, full Newton in mpmath when it does not contract)."""
         m = self.m
         with mpmath.workdps(dps):
             zc = mpmath.mpc(z)
             pv = self._pv(zc, mp=True)
             h = [mpmath.mpc(x) for x in h]
             tol = mpmath.mpf(10) ** (-(dps - 4))
+            if steps is None and tol > mpmath.mpf(10) ** -280:  # float64 steps: not below its range
+                out = self._refine(h, pv, complex(zc), float(tol))
+                if out is not None:
+                    tau = sum(mpmath.mpmathify(c) * out[i] for i, c in ((i, complex(c)) for i, c in self.readout))
+                    return out, tau
             prev = None
             for _ in range(steps or 10 + dps // 4):
                 v = self.c.fjs(h, pv)
@@ -733,6 +766,8 @@ def compute(model, matrix, xs, at, digits=15, edges=True, atoms=True, label=None
             if kinds[i] == kinds[i + 1] == "out" and taus[i] is not None and taus[i + 1] is not None:
                 out_pairs.append(((xs[i], float(taus[i].real)), (xs[i + 1], float(taus[i + 1].real))))
         for (xa, ta), (xb, tb) in out_pairs:
+            if any(xa < float(a["x"]) < xb for a in atom_list):
+                continue  # the drop is an atom already found (at 0, or on the grid)
             if xb > xa and tb < ta:
                 found = contour_atom(ds, xa, xb, ta, digits)
                 if found is not None and not any(abs(float(a["x"]) - float(found["x"])) < 1e-9 for a in atom_list):
