@@ -317,6 +317,10 @@ def run(quick: bool = False, progress=None) -> dict:
 
     say("proved digits: prove=True against the unproved call, and a 98-unknown engine proof")
     out["prove"] = bench_prove.measure(quick, _worker)
+    from symrmt import bench_density
+
+    say("density: Marchenko-Pastur and the tanh kernel on 400 points, warm")
+    out["density"] = bench_density.measure(quick)
     say("simulation: trial against floor" + (" (n up to 2048: minutes)" if not quick else ""))
     sim_spec = {
         "ns": [128, 256] if quick else [256, 512, 1024, 2048],
@@ -374,6 +378,9 @@ def _verdicts(res: dict) -> list[dict]:
     from symrmt.bench_prove import verdicts as prove_verdicts
 
     prove_verdicts(res, row)
+    from symrmt.bench_density import verdicts as density_verdicts
+
+    density_verdicts(res, row)
     if "fast" in res:
         from symrmt import bench_fast
 
@@ -455,6 +462,9 @@ def format_report(res: dict) -> str:
     from symrmt.bench_prove import report as prove_report
 
     parts.append(prove_report(res, _md))
+    from symrmt.bench_density import report as density_report
+
+    parts.append(density_report(res, _md))
     if "fast" in res:
         from symrmt import bench_fast
 

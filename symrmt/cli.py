@@ -32,6 +32,8 @@ Verbs
 ``crossings`` Every crossing ``E_A = E_RR`` in an interval (``symrmt.crossings``).
 ``trace``    The certified limit of a normalized trace of your own expression (``symrmt.cli_trace``,
              ``symrmt.engine``; see docs/engine.md).
+``density``  The limiting spectral density of a symmetric matrix expression: edges, atoms, eigenvalue
+             histogram, figure (``symrmt.cli_density``, ``symrmt.density``; see docs/engine.md).
 
 Examples
 --------
@@ -181,6 +183,9 @@ def build_parser() -> argparse.ArgumentParser:
     from symrmt.cli_trace import add_trace_parser
 
     add_trace_parser(sub, int_at_least)
+    from symrmt.cli_density import add_density_parser
+
+    add_density_parser(sub, int_at_least)
     return parser
 
 

@@ -16,18 +16,22 @@ the matrix product.  Dimensions are ratios to ``n`` (``--dim 'p=c*n'``);
 ``n`` itself needs no declaration.  A value in ``--at`` is an exact number
 (``1/5``, ``0.2``, ``1e-3``, ``sqrt(2)``, ``pi``, ``E``, ``E-2``; an irrational is rounded to
 1020 digits, far below any certified precision).  ``diag_file(dim, FILE.npy)`` declares a
-diagonal law read from a file (:mod:`symrmt.engine_io`).
+diagonal law read from a file (:mod:`symrmt.engine_io`).  One value may be complex,
+``z=0.5+0.01j`` (each part read by the same parser; the traces are solved at complex ``z`` on the
+Stieltjes branch, see docs/engine.md), and its ``--json`` value is ``{"re": ..., "im": ...}``.
 
 Output: the value with ``D`` significant digits (two solves at different
 working precisions agree on them); ``--json`` gives ``{"value": ...}`` (a
 decimal string when ``D > 15``, a float otherwise) plus ``digits``,
-``expression`` and ``at``; with ``--simulate`` also ``{"simulation": {"mean",
+``expression``, ``at``, ``certificate`` (``"relative"``, or ``"absolute"`` for a limit 0) and, when a
+non-normal resolvent was Hermitized, ``hermitized`` (its traces, from 1); with ``--simulate`` also ``{"simulation": {"mean",
 "se", "n", "trials", "seed"}}`` (a Monte-Carlo of the same expression at size
 ``n``) and ``"trials_computed"``, ``"trials_reused"``, ``"trials_stale"`` as for
 ``symrmt simulate``: the trials run in this process, on a local Dask cluster
 (``--workers N``) or an existing one (``--scheduler ADDRESS``), with the same
 numbers on each, and ``--store PATH`` keeps them in a trial store and reuses them.  ``--latex`` prints each trace's linear pencil and its fixed-point
-system.  Exit codes: 2 bad input (the expression is not in the grammar, its
+system.  A simulation whose gap to the limit exceeds ``5 se + 10 (1 + |limit|)/n`` (the finite-size slack)
+prints a warning on stderr, sets ``"agrees": false`` and exits 1.  Exit codes: 1 the simulation disagrees, 2 bad input (the expression is not in the grammar, its
 limit is not O(1), a size mismatch, a bad value), 3 the solver could not certify
 the value (or a simulation draw was singular).
 """
@@ -44,6 +48,14 @@ __all__ = ["add_trace_parser", "cmd_trace", "parse_at", "build_model"]
 
 #: most declarations of each kind, most values in --at
 MAX_DECLARATIONS = 32
+#: ``--simulate`` agrees when ``|mean - limit| <= SIM_SE * se + SIM_SLACK * (1 + |limit|) / n`` (the finite-size
+#: slack: the traces of resolvents move like 1/n; a larger gap is a warning on stderr and exit 1)
+SIM_SE, SIM_SLACK = 5, 10
+
+
+def simulation_gap(limit: float, mean: float, se: float, n: int) -> tuple:
+    """``(|mean - limit|, allowed)`` with ``allowed = SIM_SE * se + SIM_SLACK * (1 + |limit|) / n``."""
+    return abs(mean - limit), SIM_SE * se + SIM_SLACK * (1 + abs(limit)) / n
 
 _NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
 #: an inner product of two declared vectors in --at, e.g. beta.beta or mu.beta
@@ -100,7 +112,10 @@ def parse_at(text: str, texts: dict | None = None) -> dict:
         name, rhs = _split_assignment(part, "--at", inner=True)
         if name in out:
             raise ParameterError(f"--at: {name} is given twice")
-        out[name] = _at_value(rhs, f"--at {name}")
+        from symrmt.numeric.complex_limit import as_complex
+
+        cv = as_complex(rhs, f"--at {name}")  # a complex literal a+bj: each part through the parser
+        out[name] = cv if cv is not None else _at_value(rhs, f"--at {name}")
         if texts is not None:
             texts[name] = rhs
     return out
@@ -315,28 +330,46 @@ def cmd_trace(args) -> int:
     at = parse_at(args.at, typed)
     expr = model.parse(args.expr)
     D = args.digits
+    if args.simulate and any(not isinstance(v, Fraction) for v in at.values()):
+        raise ParameterError("--simulate needs real parameter values (a complex value is a limit only)")
     if args.simulate:  # refuse a simulation that cannot fit before the limit is computed
         from symrmt.engine import bind
         from symrmt.simulation.trace_sim import check_trace_memory
 
         check_trace_memory(bind(expr, at, args.n))
+    if args.prove and any(not isinstance(v, Fraction) for v in at.values()):
+        raise ParameterError("--prove covers real parameter values (drop it for a complex value)")
     result = model.limit(expr, at=at, digits=D, prove=args.prove)
+    if isinstance(result.value, mpmath.mpc):
+        value = {"re": _num(result.value.real, D), "im": _num(result.value.imag, D)}
+    else:
+        value = _num(result.value, D)
     out = {
-        "value": _num(result.value, D),
+        "value": value,
         "digits": D,
         "expression": args.expr,
         # a rational as its exact text, an irrational (sqrt(2), pi) as typed: never its 1000-digit rounding
         "at": {k: (str(v) if _is_plain(typed[k]) else typed[k]) for k, v in at.items()},
+        "certificate": getattr(result, "certificate", "relative"),
     }
     if args.prove:
         from symrmt.numeric.prove import ball_json
 
         out["proved"] = {**ball_json(result.ball, D), "branch": result.branch}
+    if getattr(result, "hermitized", ()):
+        out["hermitized"] = [k + 1 for k in result.hermitized]
+    code = 0
     if args.simulate:
         sim = _simulate(args, expr, at)
         out["simulation"] = {"mean": sim["mean"], "se": sim["se"], "n": args.n, "trials": args.trials,
                              "seed": args.seed, "sizes": sim["params"]["sizes"]}
         out.update({k: sim[k] for k in ("trials_computed", "trials_reused", "trials_stale")})
+        gap, allowed = simulation_gap(float(result.value), sim["mean"], sim["se"], args.n)
+        out["simulation"]["agrees"] = gap <= allowed
+        if not gap <= allowed:
+            code = 1
+            print(f"symrmt trace: warning: the simulation disagrees with the limit: gap {gap:.3g} > "
+                  f"{SIM_SE} se + finite-size slack {SIM_SLACK}*(1 + |limit|)/n = {allowed:.3g}", file=sys.stderr)
     if args.latex:
         tex = []
         forms = model.woodbury(expr)
@@ -349,10 +382,16 @@ def cmd_trace(args) -> int:
         out["latex"] = "\n".join(tex)
     if args.json:
         _dump(out)  # the CLI's one strict JSON writer
-        return 0
+        return code
     at_text = ", ".join(f"{k} = {v}" for k, v in out["at"].items())
     print(f"{args.expr}  at  {at_text}")
-    print(f"limit ({D} digits): {mpmath.nstr(result.value, D)}")
+    if out["certificate"] == "absolute":
+        print(f"limit: 0 (absolute error < 1e-{D}: the two solves agree to 1e-{D + 1} around 0)")
+    else:
+        print(f"limit ({D} digits): {mpmath.nstr(result.value, D)}")
+    if out.get("hermitized"):
+        print(f"trace #{', #'.join(map(str, out['hermitized']))}: a non-normal matrix, not invertible in the limit: "
+              "solved by Hermitization (the Brown measure), see docs/engine.md")
     if args.prove:
         from symrmt.numeric.prove import BRANCH_NOTE, ball_text
 
@@ -368,4 +407,4 @@ def cmd_trace(args) -> int:
     if args.latex:
         print(out["latex"])
     sys.stdout.flush()
-    return 0
+    return code

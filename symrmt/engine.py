@@ -102,9 +102,15 @@ class TraceLimit:
 
     Attributes: ``value``, ``digits``, ``working_digits`` (of the two agreeing solves),
     ``residual`` (largest fixed-point residual at the higher precision), ``at`` (the values),
-    ``traces`` (the limit of each normalized trace in the expression, in order); with
-    ``prove=True`` also ``ball``, ``balls`` and ``branch`` (:mod:`symrmt.numeric.prove`).
+    ``traces`` (the limit of each normalized trace in the expression, in order), ``certificate``
+    (``"relative"``: ``digits`` significant digits; ``"absolute"``: the limit is 0 to ``10^-digits``);
+    with ``prove=True`` also ``ball``, ``balls`` and ``branch`` (:mod:`symrmt.numeric.prove`).
     """
+
+    #: ``"relative"`` (``digits`` significant digits) or ``"absolute"`` (a limit 0, within ``10^-digits``)
+    certificate = "relative"
+    #: indices of the traces solved by Hermitization (a non-normal resolvent inside its spectrum)
+    hermitized = ()
 
     def __init__(self, value, digits, working_digits, residual, at, traces):
         self.value, self.digits, self.working_digits = value, digits, working_digits
@@ -197,7 +203,9 @@ class Model(_model.Model):
         ----------
         expr : str or ScalarNode
         at : dict
-            Parameter name -> value (int, Fraction, or a decimal/fraction string such as ``"1/5"``).
+            Parameter name -> value (int, Fraction, or a decimal/fraction string such as ``"1/5"``); one
+            parameter may be complex (``complex``, or a text such as ``"0.5+0.01j"``): the traces are then
+            solved at complex ``z`` (:mod:`symrmt.numeric.complex_limit`), the Stieltjes branch checked.
         digits : int
             Significant digits to certify (two solves at different working precisions must agree).
         prove : bool
@@ -234,12 +242,33 @@ class Model(_model.Model):
         if extra:  # a typo such as gama=1 must not be ignored
             raise ModelError(f"unknown parameter {', '.join(extra)} in at= (the expression's parameters: "
                              f"{', '.join(sorted(known)) or 'none'})")
-        values = {}
+        values, complex_at = {}, []
         for k, v in at.items():
-            values[str(k)] = _exact_value(v, str(k))
-        missing = [p.name for p in plan.params if p.name not in values]
+            from .numeric.complex_limit import as_complex
+
+            cv = as_complex(v, str(k))
+            if cv is not None and cv.im != 0:
+                complex_at.append((str(k), cv))
+                continue
+            values[str(k)] = _exact_value(v, str(k)) if cv is None else cv.re
+        missing = [p.name for p in plan.params if p.name not in values and p.name not in dict(complex_at)]
         if missing:
             raise ModelError(f"no value given for {', '.join(missing)} (pass them in at=...)")
+        if complex_at:  # a complex value of one parameter: symrmt/numeric/complex_limit.py
+            from .numeric.complex_limit import complex_limit
+
+            if prove:
+                raise ModelError("prove=True (--prove) covers real parameter values, not a complex one")
+            if len(complex_at) > 1:
+                raise ModelError("a complex value is supported for one parameter at a time")
+            if any(p.is_positive for p in plan.params if p.name == complex_at[0][0]):
+                raise ModelError(f"{complex_at[0][0]} is a dimension ratio and must be positive, not complex")
+            if hasattr(plan, "forms") or self.vectors():
+                raise ModelError("a complex parameter value is supported for traces, not yet for quadratic forms")
+            for p in plan.params:
+                if p.is_positive and p.name in values and not values[p.name] > 0:
+                    raise ModelError(f"{p.name} is a dimension ratio and must be positive, got {values[p.name]}")
+            return complex_limit(plan, values, complex_at[0][0], complex_at[0][1], digits)
         for p in plan.params:
             if p.is_positive and not values[p.name] > 0:
                 raise ModelError(f"{p.name} is a dimension ratio and must be positive, got {values[p.name]}")
@@ -259,9 +288,13 @@ class Model(_model.Model):
 
             gram_values(self.vectors(), values)  # an undeclared name or a non-PSD Gram matrix is refused here too
         fields = certified_limit(plan, values, digits)
-        solvers = fields.pop("solvers")
+        solvers, certificate, hermitized = fields.pop("solvers"), fields.pop("certificate"), fields.pop("hermitized")
         result = TraceLimit(**fields)
         result.solvers = solvers  # the checked homotopy starts (symrmt.numeric.prove reuses them)
+        result.certificate, result.hermitized = certificate, hermitized
+        if prove and hermitized:
+            raise ModelError("prove=True (--prove) does not cover a non-normal resolvent solved by Hermitization "
+                             f"(trace #{hermitized[0] + 1}): drop it (the value is still certified at two precisions)")
         if prove:
             from .numeric.prove import prove_trace
 
@@ -269,6 +302,13 @@ class Model(_model.Model):
             result.ball, result.branch = tb.value, tb.branch
             result.balls = {"value": tb.value, "traces": list(tb.traces)}
         return result
+
+    def density(self, matrix, x, at=None, digits: int = 15, edges: bool = True, atoms: bool = True, certify=None):
+        """The limiting spectral density of a symmetric matrix expression on the points ``x``
+        (a :class:`symrmt.density.Density`: values, support edges, atoms; see :mod:`symrmt.numeric.density`)."""
+        from .density import density
+
+        return density(self, matrix, x, at=at, digits=digits, edges=edges, atoms=atoms, certify=certify)
 
 
 def _has_vectors(expr) -> bool:

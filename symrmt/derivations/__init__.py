@@ -28,6 +28,7 @@ DERIVATIONS = (
     "engine_ridge_signal",
     "engine_attention",
     "attention_grid",
+    "engine_density",
 )
 
 

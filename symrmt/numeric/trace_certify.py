@@ -3,7 +3,9 @@
 The value is computed at ``digits + guard`` and ``digits + guard + 10`` working digits
 (each solve polished by Newton from the homotopy's start); it is returned only when the
 Newton steps reached beyond the digits asked for and the two values agree to ``digits``
-significant digits.  Otherwise the guard doubles, up to ``ESCALATIONS`` times, as the
+significant digits (``certificate = "relative"``), or, for a limit that is 0, when both lie within
+``10^-(digits+1)`` of each other and within ``10^-digits`` of 0: the value is then 0 with an
+absolute error below ``10^-digits`` (``certificate = "absolute"``).  Otherwise the guard doubles, up to ``ESCALATIONS`` times, as the
 attention solver does; then :class:`~symrmt.numeric.solver.PrecisionError` says what happened.
 """
 
@@ -18,7 +20,8 @@ from ..cache import cache_dict, cached
 from .pencil_check import checked
 from .solver import BranchError, ConvergenceError, PrecisionError, compile_expr, mpf_of
 from .theory import ESCALATIONS, GUARD, _agree
-from .trace_solver import CompiledSystem, TraceSolver
+from .continuation import ContinuedSolver
+from .trace_solver import CompiledSystem
 
 _COMPILED = cache_dict("symrmt.numeric.trace_certify._COMPILED", 256)
 
@@ -174,6 +177,12 @@ def _check_real(value, digits):
     return value
 
 
+def _absolute_zero(lo, hi, digits) -> bool:
+    """Both solves within ``10^-(digits+1)`` of each other and ``10^-digits`` of 0 (an absolute certificate)."""
+    tol = mpmath.mpf(10) ** (-digits)
+    return all(mpmath.isfinite(abs(x)) for x in (lo, hi)) and abs(lo - hi) <= tol / 10 and abs(hi) <= tol
+
+
 def certified_limit(plan, values: dict, digits: int) -> dict:
     """The certified limit of a plan at exact ``values`` (name -> Fraction), as the keyword arguments
     of :class:`~symrmt.engine.TraceLimit` (``value``, ``digits``, ``working_digits``, ``residual``,
@@ -181,10 +190,13 @@ def certified_limit(plan, values: dict, digits: int) -> dict:
     if digits < 1:
         raise ParameterError("digits must be >= 1")
     _check_real_inputs(plan, values)
+    from .hermitize import guard
+
+    plan = guard(plan, values)  # a non-normal inverse: tested, Hermitized or refused (numeric/hermitize.py)
     solvers = {"values": values}
     for t in plan.traces:
         checked(t.pencil, t.matrix)  # a pencil that fails its finite-size self-test is never solved
-        solvers[t.index] = TraceSolver(compiled_system(t.system), values)
+        solvers[t.index] = getattr(t, "solver", ContinuedSolver)(compiled_system(t.system), values)
     for t in plan.traces:  # the homotopy: a failure here is not a precision problem, so it is not retried
         solvers[t.index].start(_acceptor(t, values))
     guard = GUARD
@@ -201,15 +213,20 @@ def certified_limit(plan, values: dict, digits: int) -> dict:
                 raise ConvergenceError(f"the fixed-point residual at {dps + 10} digits is {mpmath.nstr(res, 3)}, "
                                        f"not below 1e-{digits + 2}")
             with mpmath.workdps(dps + 10):
-                if _agree(lo, hi, digits) and all(_agree(a, b, digits) for a, b in zip(taus_lo, taus)):
-                    hi = _check_real(hi, digits)
+                relative = _agree(lo, hi, digits)
+                # a limit that is 0: both solves within 10^-(D+1) of each other and 10^-D of 0 (absolute)
+                absolute = not relative and _absolute_zero(lo, hi, digits)
+                if (relative or absolute) and all(_agree(a, b, digits) for a, b in zip(taus_lo, taus)):
+                    hi = _check_real(hi, digits) if relative else mpmath.mpf(0)
                     _check_bounds(plan, values, taus, digits)
                     # kept at the working precision: rounding to ``digits`` is done once, in decimal, when
                     # the value is printed (a binary rounding at ``digits`` first could round twice:
                     # 3.108... at one digit would read 3.09375); ``solvers``: the checked homotopy starts
                     # (symrmt.numeric.prove reuses them)
                     return {"value": +hi, "digits": digits, "working_digits": dps + 10, "residual": res,
-                            "at": dict(values), "traces": [+x for x in taus], "solvers": solvers}
+                            "at": dict(values), "traces": [+x for x in taus], "solvers": solvers,
+                            "certificate": "relative" if relative else "absolute",
+                            "hermitized": [t.index for t in plan.traces if getattr(t, "hermitized", False)]}
             failures.append(f"solves at {dps} and {dps + 10} digits disagree beyond digit {digits} "
                             f"(fixed-point residual max|R| = {mpmath.nstr(res, 3)})")
         except ConvergenceError as exc:
