@@ -43,13 +43,13 @@ def parse_over(text: str):
     """
     from fractions import Fraction
 
-    from symrmt.cli_trace import _exact_number, _split_assignment
+    from symrmt.cli_trace import _split_assignment, at_value
 
     name, rhs = _split_assignment(text, "--over")
     parts = rhs.split(":")
     if len(parts) != 3:
         raise ParameterError(f"--over: write NAME=LO:HI:K, e.g. x=0:4:400; got {text!r}")
-    lo, hi = (_exact_number(p.strip(), f"--over {name}") for p in parts[:2])
+    lo, hi = (at_value(p.strip(), f"--over {name}") for p in parts[:2])
     try:
         k = int(parts[2].strip())
     except ValueError:

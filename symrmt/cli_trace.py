@@ -115,13 +115,13 @@ def parse_at(text: str, texts: dict | None = None) -> dict:
         from symrmt.numeric.complex_limit import as_complex
 
         cv = as_complex(rhs, f"--at {name}")  # a complex literal a+bj: each part through the parser
-        out[name] = cv if cv is not None else _at_value(rhs, f"--at {name}")
+        out[name] = cv if cv is not None else at_value(rhs, f"--at {name}")
         if texts is not None:
             texts[name] = rhs
     return out
 
 
-def _at_value(text: str, what: str) -> Fraction:
+def at_value(text: str, what: str) -> Fraction:
     from symrmt.engine import _exact_value
 
     return _exact_value(text, what)
