@@ -294,6 +294,10 @@ def crossings(f, over: str = "c", between=(0.1, 10), *, c=None, gamma=None, geom
         raise ParameterError(f"between must be a pair (a, b), got {between!r}") from exc
     if not lo < hi:
         raise ParameterError(f"between must have a < b, got {between!r}")
+    if over in ("c", "gamma") and hi <= 0:
+        shown = ", ".join(v if isinstance(v, str) else str(v) for v in between)
+        raise ParameterError(f"{over} must be positive, and the interval between = ({shown}) holds no positive "
+                             f"{over}; give 0 < a < b")
     if scan is None:
         scan = FAST_SCAN if fast else SCAN
     if isinstance(scan, bool) or not isinstance(scan, int) or scan < 2:

@@ -36,6 +36,9 @@ LIMITS = {
     # point costs about 6.5 s of CPU at r = 4, 12 s at r = 6 and 21 s at r = 8 (measured), and
     # the cost grows about like r^2
     "rank": 8,
+    # length p of the vectors of a .npy geometry (their exact Gram matrix is formed in integers:
+    # about 0.5 s at p = 1e6 for r = 1)
+    "vector_length": 1_000_000,
     # largest number of gamma values in one call
     "gammas": 1000,
     # points of one sweep grid (the product of its axes) and of one crossings scan
