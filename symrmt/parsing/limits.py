@@ -32,6 +32,11 @@ LIMITS = {
     # largest Hermite index k (hermite --k); the symbolic Gaussian moments grow like k! and
     # quadrature needs about k/2 extra digits
     "hermite_k": 60,
+    # for an f without closed-form Gaussian expectations (tanh, sigmoid, softplus): the working
+    # digits and the largest k of its certified quadrature (measured: tanh a_0..a_3 and nu at
+    # 100 digits about 6 s, a_0..a_16 about 5 s; at 200 digits a minute)
+    "quadrature_digits": 100,
+    "quadrature_k": 16,
     # largest rank r of a low-rank geometry (its Gram matrix is (2r+1) x (2r+1)); one limit
     # point costs about 6.5 s of CPU at r = 4, 12 s at r = 6 and 21 s at r = 8 (measured), and
     # the cost grows about like r^2

@@ -20,7 +20,7 @@ import sympy as sp
 
 from symrmt.numeric.quadrature import exact_to_mpf, mp_function, numeric_hermite, numeric_square
 from symrmt.params import ParameterError
-from symrmt.parsing import check_count, check_digits
+from symrmt.parsing import LIMITS, check_count, check_digits
 from symrmt.symbolic.gaussian import NotExact, T, exact_expectation, hermite_poly, smooth_pieces, with_timeout
 from symrmt.symbolic.nonlinearity_parser import check_f_expression, parse_f
 
@@ -357,6 +357,7 @@ class Nonlinearity:
             return exact_to_mpf(self.a(k), dps)
         except NotExact:
             pass
+        _quadrature_caps(self, dps, k)
         return numeric_hermite(self._pieces, k, dps)
 
     def nu_mpf(self, dps: int = 15):
@@ -373,6 +374,7 @@ class Nonlinearity:
             return exact_to_mpf(self.nu, dps)
         except NotExact:
             pass
+        _quadrature_caps(self, dps + 5, 0)
         v = numeric_square(self._pieces, dps + 5)
         if self._num_shift:
             with mpmath.workdps(dps + 5):
@@ -470,13 +472,39 @@ class Nonlinearity:
         return {"a": a, "a1": a1, "nu": nu, "nu_minus_a1sq": gap, "d": d, "exact": self.exact}
 
 
+def _quadrature_caps(nl, dps: int, k: int) -> None:
+    """Refuse a quadrature above ``LIMITS['quadrature_digits']`` working digits or ``LIMITS['quadrature_k']``
+    (an f without a closed form: its Hermite data come from certified tanh-sinh quadrature, whose cost
+    grows fast with the digits: tanh at 100 digits takes seconds, at 200 a minute)."""
+    from symrmt.parsing import LIMITS, ParseLimitError  # noqa: PLC0415 - the limits table
+
+    if dps > LIMITS["quadrature_digits"]:
+        raise ParseLimitError(
+            f"f = {nl.expr} has no closed-form Gaussian expectations, and its quadrature would need {dps} "
+            f"working digits, above the limit {LIMITS['quadrature_digits']} (LIMITS['quadrature_digits']); "
+            "ask for fewer digits (limit and sweep add about 30 guard digits to --digits: --digits 70 is their largest here)")
+    if k > LIMITS["quadrature_k"]:
+        raise ParseLimitError(
+            f"f = {nl.expr} has no closed-form Gaussian expectations, and a_{k} by quadrature is above the limit "
+            f"k <= {LIMITS['quadrature_k']} (LIMITS['quadrature_k']); f with closed forms take k up to "
+            f"{LIMITS['hermite_k']}")
+
+
 def check_order(k):
     if isinstance(k, bool) or not isinstance(k, int) or k < 0:
         raise ParameterError(f"k must be an integer >= 0, got {k!r}")
     return check_count(k, "hermite_k", "k")
 
 
+#: working digits the limit solvers add to the largest --digits when they ask for Hermite data
+GUARD_ALLOWANCE = 100
+
+
 def check_dps(dps):
+    """``dps`` as an int in ``[1, LIMITS['digits'] + GUARD_ALLOWANCE]`` (the solvers' guard digits on top of
+    the largest ``--digits``)."""
     if isinstance(dps, bool) or not isinstance(dps, int) or dps < 1:
         raise ParameterError(f"dps must be an integer >= 1, got {dps!r}")
-    return check_digits(dps, "dps")
+    if dps > LIMITS["digits"]:
+        return check_digits(dps - GUARD_ALLOWANCE, "dps - GUARD_ALLOWANCE") + GUARD_ALLOWANCE
+    return dps
