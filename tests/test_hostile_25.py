@@ -92,3 +92,130 @@ def test_fast_sweep_cli_ridge_matches_30_digits_at_large_gamma():
         c, g = row[cols.index("c")], row[cols.index("gamma")]
         ref = ridge_limit(c, [g], 1, 30)[0]
         assert abs(mpmath.mpf(row[cols.index("ridge")]) - ref) <= 1e-10 * ref, (row, ref)
+
+
+# ---------------------------------------------------------------- 25.5 documented caps hold in time
+
+
+def _one_line_refusal(p, *needles):
+    assert p.returncode == 2, (p.returncode, p.stdout[-300:], p.stderr[-300:])
+    lines = p.stderr.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in p.stderr, p.stderr
+    for n in needles:
+        assert n in lines[0], lines[0]
+
+
+def test_quadrature_caps_refuse_fast():
+    p, dt = cli("hermite", "--f", "tanh", "--digits", "1000", "--json")
+    _one_line_refusal(p, "quadrature_digits")
+    assert dt < 10
+    p, dt = cli("limit", "--f", "tanh", "--c", "0.5", "--gamma", "1", "--snr", "1", "--digits", "300", "--json")
+    _one_line_refusal(p, "quadrature_digits")
+    assert dt < 10
+    p, dt = cli("hermite", "--f", "tanh", "--k", "60", "--json")
+    _one_line_refusal(p, "quadrature_k")
+    assert dt < 20  # it computes a_0..a_16 before refusing a_17: about 5 s
+
+
+def test_erf_at_the_documented_digits_cap():
+    # the cap itself (LIMITS['digits'] = 1000) runs for an f with closed forms (it was refused: dps 1025 > 1000);
+    # a consistency check against the 30-digit solve, and the timing at the limit
+    from symrmt.numeric.theory import attention_limit
+    from symrmt.params import Geometry
+
+    t = time.perf_counter()
+    v = attention_limit("erf", "1/2", [1], Geometry(snr=1), digits=1000)[0]
+    dt = time.perf_counter() - t
+    ref = attention_limit("erf", "1/2", [1], Geometry(snr=1), digits=30)[0]
+    with mpmath.workdps(40):
+        assert abs(v - ref) < mpmath.mpf(10) ** -29
+    assert dt < 30, dt  # about 4 s on a loaded 2-core machine
+
+
+# ---------------------------------------------------------------- 25.6 hangs and slow refusals
+
+
+@pytest.mark.parametrize("args,needle", [
+    (("E_RR0", "(1-c)/(1+snr)", "--points", "100000000"), "MAX_POINTS"),
+    (("E_RR0", "exp(exp(exp(exp(c))))"), "MAX_TOWER"),
+    (("E_RR0", "c**c**c**c**c"), "MAX_TOWER"),
+    (("m", "gamma*m**1000 + (gamma + c - 1)*m = 1", "--kind", "equation"), "MAX_DEGREE"),
+])
+def test_check_refuses_before_work(args, needle):
+    p, dt = cli("check", *args)
+    _one_line_refusal(p, needle)
+    assert dt < 10
+
+
+@pytest.fixture
+def npy(tmp_path):
+    def make(shape):
+        path = tmp_path / f"g{shape[0]}x{shape[1]}.npy"
+        np.save(path, np.random.default_rng(0).standard_normal(shape))
+        return str(path)
+    return make
+
+
+def test_npy_geometry_rank_and_length_checked_first(npy):
+    p, dt = cli("limit", "--f", "tanh", "--c", "0.5", "--gamma", "1", "--geometry", npy((2001, 5)), "--json")
+    _one_line_refusal(p, "LIMITS['rank']")
+    assert dt < 10
+    p, dt = cli("limit", "--f", "tanh", "--c", "0.5", "--gamma", "1", "--geometry", npy((3, 1_000_001)), "--json")
+    _one_line_refusal(p, "LIMITS['vector_length']")
+    assert dt < 10
+
+
+def test_exact_gram_in_integers_is_the_fraction_gram():
+    from fractions import Fraction
+
+    from symrmt.geometry_io import exact_gram
+
+    rng = np.random.default_rng(3)
+    v = rng.standard_normal((3, 40)) * np.array([[1e-300], [1.0], [1e300]])
+    v[1, 5] = 0.0
+    ref = [[sum((Fraction(float(x)) * Fraction(float(y)) for x, y in zip(a, b)), Fraction(0)) for b in v] for a in v]
+    assert exact_gram(v) == ref
+
+
+def test_npy_geometry_300k_is_fast(npy):
+    from symrmt.geometry_io import load_geometry
+
+    path = npy((3, 300_000))
+    t = time.perf_counter()
+    g = load_geometry(path)
+    assert time.perf_counter() - t < 5
+    x = np.load(path)
+    assert abs(float(g.gram()[0][1]) - float(x[0] @ x[1])) < 1e-9 * 300_000
+
+
+# ---------------------------------------------------------------- 25.7 tracebacks and messages
+
+
+def test_deep_json_geometry_is_refused(tmp_path):
+    path = tmp_path / "deep.json"
+    path.write_text("[" * 200_000 + "]" * 200_000)
+    p, dt = cli("limit", "--f", "tanh", "--c", "0.5", "--gamma", "1", "--geometry", str(path), "--json")
+    _one_line_refusal(p, "deeper than")
+    assert dt < 10
+
+
+@pytest.mark.parametrize("spec,needle", [("c=1e-300:1e300:5:log", "c = 1e-300"), ("c=1e-400:1:3:log", "c = 1e-400")])
+def test_fast_sweep_out_of_float_range_is_one_line(spec, needle):
+    p, dt = cli("sweep", "--f", "tanh", "--grid", spec, "--grid", "gamma=1", "--fast")
+    _one_line_refusal(p, needle, "fast")
+    assert dt < 10
+
+
+def test_log_grid_below_float_range_is_read():
+    from symrmt.cli_sweeps import grid_entry
+
+    assert grid_entry("c=1e-400:1:3:log") == ("c", ["1e-400", "1e-200", "1"])
+
+
+def test_crossings_empty_c_range_shows_the_numbers_as_typed():
+    p, dt = cli("crossings", "--f", "tanh", "--over", "c", "--between=-1,0", "--gamma", "1", "--snr", "1")
+    _one_line_refusal(p, "(-1, 0)")
+    assert "Fraction" not in p.stderr
+    p, dt = cli("crossings", "--f", "tanh", "--over", "c", "--between=0,1", "--gamma", "1", "--snr", "1", "--linear")
+    _one_line_refusal(p, "got 0")
+    assert "Fraction" not in p.stderr
