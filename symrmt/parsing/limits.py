@@ -33,8 +33,11 @@ LIMITS = {
     # quadrature needs about k/2 extra digits
     "hermite_k": 60,
     # for an f without closed-form Gaussian expectations (tanh, sigmoid, softplus): the working
-    # digits and the largest k of its certified quadrature (measured: tanh a_0..a_3 and nu at
-    # 100 digits about 6 s, a_0..a_16 about 5 s; at 200 digits a minute)
+    # digits of its certified trapezoidal rule on the whole line (all a_k share its nodes; tanh at
+    # 400 digits about 2 s, at 500 about 7 s), and the working digits and largest k of the certified
+    # tanh-sinh quadrature used where f has kinks or its mass lies far from 0 (tanh at 100 digits
+    # about 6 s, at 200 a minute)
+    "trapezoid_digits": 400,
     "quadrature_digits": 100,
     "quadrature_k": 16,
     # largest rank r of a low-rank geometry (its Gram matrix is (2r+1) x (2r+1)); one limit

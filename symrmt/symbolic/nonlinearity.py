@@ -357,7 +357,6 @@ class Nonlinearity:
             return exact_to_mpf(self.a(k), dps)
         except NotExact:
             pass
-        _quadrature_caps(self, dps, k)
         return numeric_hermite(self._pieces, k, dps)
 
     def nu_mpf(self, dps: int = 15):
@@ -374,7 +373,6 @@ class Nonlinearity:
             return exact_to_mpf(self.nu, dps)
         except NotExact:
             pass
-        _quadrature_caps(self, dps + 5, 0)
         v = numeric_square(self._pieces, dps + 5)
         if self._num_shift:
             with mpmath.workdps(dps + 5):
@@ -470,24 +468,6 @@ class Nonlinearity:
         except (ParameterError, NotExact):
             d = None
         return {"a": a, "a1": a1, "nu": nu, "nu_minus_a1sq": gap, "d": d, "exact": self.exact}
-
-
-def _quadrature_caps(nl, dps: int, k: int) -> None:
-    """Refuse a quadrature above ``LIMITS['quadrature_digits']`` working digits or ``LIMITS['quadrature_k']``
-    (an f without a closed form: its Hermite data come from certified tanh-sinh quadrature, whose cost
-    grows fast with the digits: tanh at 100 digits takes seconds, at 200 a minute)."""
-    from symrmt.parsing import LIMITS, ParseLimitError  # noqa: PLC0415 - the limits table
-
-    if dps > LIMITS["quadrature_digits"]:
-        raise ParseLimitError(
-            f"f = {nl.expr} has no closed-form Gaussian expectations, and its quadrature would need {dps} "
-            f"working digits, above the limit {LIMITS['quadrature_digits']} (LIMITS['quadrature_digits']); "
-            "ask for fewer digits (limit and sweep add about 30 guard digits to --digits: --digits 70 is their largest here)")
-    if k > LIMITS["quadrature_k"]:
-        raise ParseLimitError(
-            f"f = {nl.expr} has no closed-form Gaussian expectations, and a_{k} by quadrature is above the limit "
-            f"k <= {LIMITS['quadrature_k']} (LIMITS['quadrature_k']); f with closed forms take k up to "
-            f"{LIMITS['hermite_k']}")
 
 
 def check_order(k):
