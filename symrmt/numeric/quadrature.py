@@ -149,7 +149,21 @@ def _quad_once(fn, pts, dps, g, lo, hi):
 CERTIFY_EXTRA_DPS = 10
 
 
+#: seconds allowed to one certified tanh-sinh quadrature (all its pieces); beyond, QuadratureError
+QUAD_SECONDS = 30.0
+
+
 def quad_pieces(pieces, weight_power, dps, factor=None):
+    """:func:`_quad_pieces` within :data:`QUAD_SECONDS` (the package's one time limit)."""
+    from symrmt.parsing import run_limited  # noqa: PLC0415 - the parsing layer imports numeric lazily
+
+    f = " / ".join(str(g) for _, _, g in pieces)
+    return run_limited(_quad_pieces, (pieces, weight_power, dps, factor), QUAD_SECONDS,
+                       what=f"the certified quadrature of a Gaussian expectation of f = {f} at {dps} digits "
+                       "(a steep or kinked integrand; ask for fewer digits)", error=QuadratureError)
+
+
+def _quad_pieces(pieces, weight_power, dps, factor=None):
     """E[prod(g)^weight_power * factor] by quadrature; returns an mpf correct to dps digits.
 
     Certified: each piece is integrated twice, by tanh-sinh on two different sets of breakpoints
