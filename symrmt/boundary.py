@@ -350,6 +350,10 @@ def crossings(f, over: str = "c", between=(0.1, 10), *, c=None, gamma=None, geom
         raise ParameterError(f"between must be a pair (a, b), got {between!r}") from exc
     if not lo < hi:
         raise ParameterError(f"between must have a < b, got {between!r}")
+    if over in ("c", "gamma") and hi <= 0:
+        shown = ", ".join(v if isinstance(v, str) else str(v) for v in between)
+        raise ParameterError(f"{over} must be positive, and the interval between = ({shown}) holds no positive "
+                             f"{over}; give 0 < a < b")
     if scan is None:
         scan = FAST_SCAN if fast else SCAN
     if isinstance(scan, bool) or not isinstance(scan, int) or scan < 2:
@@ -372,7 +376,11 @@ def crossings(f, over: str = "c", between=(0.1, 10), *, c=None, gamma=None, geom
     xs = _scan_points(lo, hi, scan, log)
 
     def certified_sign(x):
-        s = diff.sign(x, min(digits, 15), top)
+        # at large gamma E_A and E_RR both are 1 - O(1/gamma): their difference needs about log10(gamma) more
+        # digits, so start there instead of climbing in steps of 10 (each step a full solve)
+        g = float(to_fraction(x if over == "gamma" else fixed["gamma"], "gamma"))
+        start = min(digits, 15) + (max(0, math.ceil(math.log10(g))) if g > 1 else 0)
+        s = diff.sign(x, min(start, top), top)
         if s == 0:
             raise PrecisionError(
                 f"E_A - E_RR at {over} = {_fstr(x)} is 0 to {top} digits: a crossing exactly at a scan point, "

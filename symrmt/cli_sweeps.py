@@ -11,9 +11,10 @@ from __future__ import annotations
 import argparse
 import csv
 import io
-import math
 import sys
 from fractions import Fraction
+
+import mpmath
 
 from symrmt.cli_common import add_f, add_geometry, add_output, dump, geometry_of, int_at_least, json_text, number
 from symrmt.params import ParameterError, to_fraction
@@ -21,6 +22,13 @@ from symrmt.results import _fstr, param_text
 
 GRID_HELP = ("KEY=SPEC, repeatable: KEY one of c, gamma, snr, wk2, wq2, wkwq, muwk, muwq, cos_muwk, cos_muwq, "
              "cos_wkwq; SPEC a list V1,V2,... or LO:HI:K (K evenly spaced values) or LO:HI:K:log (log-spaced)")
+
+
+def _g12(x) -> str:
+    """An mpf to 12 significant digits, as a decimal literal (``%.12g`` style, any exponent)."""
+    m = mpmath.nstr(x, 12, min_fixed=-4, max_fixed=12)
+    m = m.replace(".0e", "e")
+    return m[:-2] if m.endswith(".0") else m
 
 
 def grid_entry(text: str):
@@ -44,9 +52,13 @@ def grid_entry(text: str):
             if len(parts) == 4:
                 if lo <= 0 or hi <= 0:
                     raise ValueError("a log-spaced range needs LO, HI > 0")
-                a, b = math.log(float(lo)), math.log(float(hi))
-                inner = [f"{math.exp(a + (b - a) * i / (k - 1)):.12g}" for i in range(1, k - 1)]
-                values = [str(lo)] if k == 1 else [str(lo), *inner, str(hi)]
+                # in mpmath: float(1e-400) underflows to 0 (and math.log(0) is a domain error)
+                with mpmath.workdps(30):
+                    a = mpmath.log(mpmath.mpf(lo.numerator) / lo.denominator)
+                    b = mpmath.log(mpmath.mpf(hi.numerator) / hi.denominator)
+                    inner = [_g12(mpmath.exp(a + (b - a) * i / (k - 1))) for i in range(1, k - 1)]
+                ends = parts[0].strip(), parts[1].strip()  # as the user wrote them
+                values = [ends[0]] if k == 1 else [ends[0], *inner, ends[1]]
             else:
                 values = [str(lo + (hi - lo) * Fraction(i, k - 1)) for i in range(k)] if k > 1 else [str(lo)]
         else:

@@ -104,7 +104,8 @@ def check_c(c) -> Fraction:
     """Validate the aspect ratio ``c = p/n > 0``."""
     cf = to_fraction(c, "c")
     if cf <= 0:
-        raise ParameterError(f"c = p/n must be positive, got {c!r}")
+        shown = c if isinstance(c, str) else str(c) if isinstance(c, (int, Fraction)) else repr(c)
+        raise ParameterError(f"c = p/n must be positive, got {shown}")
     return cf
 
 

@@ -63,6 +63,21 @@ def exact_value(key: str, value) -> Fraction:
     return x
 
 
+#: the magnitudes the float64 path takes (``fast=True``): beyond them float64 underflows or overflows
+#: in the fixed point (``c**3``) before any check could see it
+FLOAT_RANGE = (1e-100, 1e100)
+
+
+def _float_ok(key: str, x: Fraction, given) -> Fraction:
+    """``x`` unchanged when its magnitude is 0 or within :data:`FLOAT_RANGE`; else a ParameterError naming
+    the value as the user wrote it."""
+    if x != 0 and not FLOAT_RANGE[0] <= abs(x) <= FLOAT_RANGE[1]:
+        shown = given if isinstance(given, str) else _fstr(x)
+        raise ParameterError(f"{key} = {shown} is outside the range of the float64 path fast=True (magnitudes "
+                             f"{FLOAT_RANGE[0]:g} to {FLOAT_RANGE[1]:g}, or 0); use fast=False (CLI: drop --fast)")
+    return x
+
+
 class GridPoints(Sequence):
     """The points of a product grid, in C order, each a dict built on access.
 
@@ -154,10 +169,10 @@ def grid_points(axes: dict, fixed: dict, base) -> GridPoints:
     for dim, (name, vals) in enumerate(axes.items()):
         keys = name.split("=")
         for key in keys:
-            sources[key] = ("axis", dim, tuple(exact_value(key, v) for v in vals))
+            sources[key] = ("axis", dim, tuple(_float_ok(key, exact_value(key, v), v) for v in vals))
         shape.append(len(vals))
     for key, v in fixed.items():
-        sources[key] = ("fixed", exact_value(key, v))
+        sources[key] = ("fixed", _float_ok(key, exact_value(key, v), v))
     for key, (pair, _, _) in _ANGLE.items():
         if key in sources and pair in sources:
             raise ParameterError(f"give either {key} or {pair}, not both")

@@ -88,7 +88,8 @@ import sympy as sp
 
 from symrmt.check import bracket as checkfast
 from symrmt.params import ParameterError
-from symrmt.parsing import check_digits
+from symrmt.parsing import TimeLimitExceeded, check_digits
+from symrmt.parsing import run_limited as limited
 
 from symrmt.check.vocabulary import VOCABULARY, ATTENTION_GAMMA_LOW, DEFAULT_DIGITS, DEFAULT_SEED, DEFAULT_TIMEOUT, DOMAIN, QUANTITIES, _PARAM_SYMBOLS
 from symrmt.check.candidate import _check_where_domain, _params_of, _quantities_in, _where_str, parse_candidate, parse_where
@@ -152,6 +153,7 @@ def check(quantity: str, expr, kind: str = "value", where=None, points: int | No
 
         require_flint()
     lhs, rhs = parse_candidate(quantity, expr, kind, syntax)
+    _check_candidate_size(lhs, rhs)
     wh = parse_where(where)
     params = _params_of(quantity, lhs, rhs)
     _check_where_domain(wh)
@@ -245,12 +247,48 @@ class _NumericRun:
         }
 
 
+#: most numeric points of one check (``points=``); each costs one high-precision evaluation of every
+#: quantity named (about 1 ms for a closed form, 0.5 s for E_A at 30 digits)
+MAX_POINTS = 1000
+#: the largest integer exponent of a power in a candidate (``m**1000`` is refused before any work)
+MAX_DEGREE = 100
+#: the deepest tower of exponentials / powers with non-constant exponents (``exp(exp(exp(c)))`` is 3)
+MAX_TOWER = 3
+#: seconds allowed to the evaluation of the candidate at one point (beyond: refused)
+POINT_SECONDS = 2.0
+
+
+def _tower(e) -> int:
+    if not isinstance(e, sp.Basic) or not e.args:
+        return 0
+    inner = max(_tower(a) for a in e.args)
+    if isinstance(e, sp.exp) or (e.is_Pow and not e.exp.is_number):
+        return inner + 1
+    return inner
+
+
+def _check_candidate_size(lhs, rhs) -> None:
+    """Refuse, before any work, a candidate whose evaluation or proof would not finish: powers above
+    :data:`MAX_DEGREE`, towers of exponentials deeper than :data:`MAX_TOWER`."""
+    for side in (lhs, rhs):
+        for node in sp.preorder_traversal(side):
+            if node.is_Pow and node.exp.is_Integer and abs(int(node.exp)) > MAX_DEGREE and not node.base.is_number:
+                raise ParameterError(f"the candidate holds the power {node.base}**{node.exp}; check takes integer "
+                                     f"exponents up to {MAX_DEGREE} (MAX_DEGREE) on non-constant bases")
+        if _tower(side) > MAX_TOWER:
+            raise ParameterError(f"the candidate nests exponentials or powers with variable exponents "
+                                 f"{_tower(side)} deep; check takes at most {MAX_TOWER} (MAX_TOWER): beyond, "
+                                 "its values leave any precision (exp(exp(exp(exp(c)))))")
+
+
 def _check_options(digits, points, timeout) -> None:
     if not isinstance(digits, int) or digits < 15:
         raise ParameterError(f"digits must be an integer >= 15, got {digits!r}")
     check_digits(digits)
     if points is not None and (not isinstance(points, int) or points < 1):
         raise ParameterError(f"points must be a positive integer, got {points!r}")
+    if points is not None and points > MAX_POINTS:
+        raise ParameterError(f"points = {points} is above the limit {MAX_POINTS} of one check (MAX_POINTS)")
     if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not 0 < timeout < float("inf"):
         raise ParameterError(f"timeout must be a positive, finite number of seconds (the symbolic stage runs "
                              f"under it), got {timeout!r}")
@@ -284,7 +322,12 @@ def _numeric_stage(claim, points, digits, seed) -> _NumericRun:
 
     def evaluate(pt) -> Evaluation:
         truths = _truth_values(involved, pt, digits + 5)
-        g, lv, rv, why = ev.gap(pt, truths, digits + 20)
+        try:
+            g, lv, rv, why = limited(ev.gap, (pt, truths, digits + 20), POINT_SECONDS, what="candidate evaluation")
+        except TimeLimitExceeded:
+            raise ParameterError(f"the candidate took more than {POINT_SECONDS:g} s to evaluate at one point "
+                                 f"({_point_str(pt)}) at {digits + 20} digits (POINT_SECONDS): its values are too "
+                                 "large or too costly for a check") from None
         return Evaluation(g, lv, rv, why, truths)
 
     results, skipped = [], []

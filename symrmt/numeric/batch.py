@@ -60,7 +60,8 @@ def numpy_functions() -> MappingProxyType:
 def fjg(g, p):
     """``(F (n,9), J (n,9,6), Fg (n,9))`` at ``g (n,6)`` with parameters ``p (n,5)``, in ``g``'s dtype."""
     n = g.shape[0]
-    v = _stack(numpy_functions()["fjg"](tuple(g.T), tuple(p.T)), n, g.dtype)
+    with np.errstate(all="ignore"):  # an overflow gives inf or nan, which every caller refuses
+        v = _stack(numpy_functions()["fjg"](tuple(g.T), tuple(p.T)), n, g.dtype)
     return v[:, :NEQ], v[:, NEQ:NEQ + NEQ * NUNK].reshape(n, NEQ, NUNK), v[:, NEQ + NEQ * NUNK:]
 
 
@@ -197,7 +198,8 @@ def branch_ok(g, dg, gamma, c, a1, nu, d, slack=1e-12):
     noise-only error ``-gamma^2 dG_11/dgamma`` in ``[0, 1]`` (each to ``slack``)."""
     n = g.shape[0]
     p = _params(gamma, c, a1, nu, d, g.dtype)
-    detn = np.asarray(numpy_functions()["detN"](tuple(g.T), tuple(p.T))) * np.ones(n, dtype=g.dtype)
+    with np.errstate(all="ignore"):  # an overflow gives inf or nan, refused below
+        detn = np.asarray(numpy_functions()["detN"](tuple(g.T), tuple(p.T))) * np.ones(n, dtype=g.dtype)
     tau = g[:, 0]
     noise = -gamma**2 * dg[:, 0]
     with np.errstate(invalid="ignore"):

@@ -233,5 +233,6 @@ def closed_form_phi(kind: str, target: str = "mpmath"):
 
 @cached(maxsize=4)
 def ridge_function(target: str = "mpmath"):
-    """Compiled closed form ``E_RR(gamma, c, snr)`` (cached)."""
-    return compile_recipe("ridge_error", lambda: ([S.gamma, S.c, S.snr], S.ridge_error_closed_form()), target)
+    """Compiled closed form ``E_RR(gamma, c, snr)`` (cached), with the root in its stable form
+    (:func:`symrmt.symbolic.attention.mp_root_stable`)."""
+    return compile_recipe("ridge_error_stable", lambda: ([S.gamma, S.c, S.snr], S.ridge_error_stable_form()), target)

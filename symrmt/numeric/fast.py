@@ -123,7 +123,7 @@ def _points(points):
     for key in ("c", "gamma"):
         bad = np.flatnonzero(cols[key] <= 0)
         if bad.size:
-            raise ParameterError(f"{key} must be positive; points[{key!r}] is {cols[key][bad[0]]!r} at flat index "
+            raise ParameterError(f"{key} must be positive; points[{key!r}] is {float(cols[key][bad[0]])!r} at flat index "
                                  f"{int(bad[0])}")
     if "gram" in points:
         if set(points) & {"snr", "wk2", "wq2", "wkwq", "muwk", "muwq"}:
@@ -316,7 +316,7 @@ def solve_grid(f, points, *, diagonal: str = "zero", center: bool = False, certi
         try:
             a, r, m = _mp_point(f, float(c[i]), float(gamma[i]), geom, diagonal, FALLBACK_DIGITS)
         except ArithmeticError as exc:
-            raise type(exc)(f"solve_grid: point {int(i)} (c={c[i]!r}, gamma={gamma[i]!r}, snr={snr[i]!r}) failed "
+            raise type(exc)(f"solve_grid: point {int(i)} (c={float(c[i])!r}, gamma={float(gamma[i])!r}, snr={float(snr[i])!r}) failed "
                             f"the float checks and the mpmath solver: {exc}") from exc
         attention[i], ridge[i], stieltjes[i] = float(a), float(r), float(m)
     timings["fallback"] = time.perf_counter() - t

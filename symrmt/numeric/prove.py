@@ -39,7 +39,6 @@ random matrices are the mathematics' part (``docs/prove.md``).
 
 from __future__ import annotations
 
-import functools
 import math
 from contextlib import contextmanager
 from fractions import Fraction
@@ -47,6 +46,7 @@ from fractions import Fraction
 import mpmath
 import sympy as sp
 
+from symrmt.cache import cached
 from symrmt.numeric.solver import BranchError, SolverError
 from symrmt.params import ParameterError
 
@@ -394,7 +394,7 @@ def _mat_solve(A, b):
 
 # ---------------------------------------------------------------- Marchenko-Pastur / ridge
 
-@functools.lru_cache(maxsize=None)
+@cached(maxsize=256)
 def _mp_sources():
     """Generated source of ``(P(m), dP/dm)`` (:func:`~symrmt.symbolic.attention.mp_quadratic`) and of the
     closed-form root :func:`~symrmt.symbolic.attention.mp_root` (through the package's compile step)."""
@@ -408,7 +408,7 @@ def _mp_sources():
     return inspect.getsource(quad), inspect.getsource(root)
 
 
-@functools.lru_cache(maxsize=None)
+@cached(maxsize=256)
 def _mp_coefficients():
     """Coefficients (in ``gamma``, ``c``; lowest degree first) of the numerator of
     :func:`~symrmt.symbolic.attention.mp_quadratic`, a polynomial in ``m`` (its denominator is free of ``m``)."""
@@ -534,7 +534,7 @@ def _check_meromorphic(expr, what):
             raise ProofError(f"{what}: the power {node} has a branch cut (no proof for this f)")
 
 
-@functools.lru_cache(maxsize=256)
+@cached(maxsize=256)
 def _tail_growth(g, side: int):
     """``(B, j)`` with ``|g(t)| <= B (1 + |t|)^j`` for ``side * t >= L`` (``j`` in 0, 1, 2), from SymPy's
     ``function_range`` of ``g / (1 + |t|)^j`` on the tail; ``None`` when SymPy finds no bound."""

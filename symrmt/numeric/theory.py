@@ -219,7 +219,8 @@ def _agree(x, y, digits: int) -> bool:
 def ridge_limit(c, gammas, snr=0, digits: int = 15):
     """Limit of the ridge-regression interpolation error ``E_RR(gamma)``.
 
-    Compiled from the SymPy closed form :func:`symrmt.symbolic.attention.ridge_error_closed_form`.
+    Compiled from the SymPy closed form :func:`symrmt.symbolic.attention.ridge_error_closed_form`, with the
+    Marchenko-Pastur root in its cancellation-free form (:func:`symrmt.symbolic.attention.ridge_error_stable_form`).
 
     Parameters
     ----------

@@ -33,10 +33,21 @@ LIMITS = {
     # largest Hermite index k (hermite --k); the symbolic Gaussian moments grow like k! and
     # quadrature needs about k/2 extra digits
     "hermite_k": 60,
+    # for an f without closed-form Gaussian expectations (tanh, sigmoid, softplus): the working
+    # digits of its certified trapezoidal rule on the whole line (all a_k share its nodes; tanh at
+    # 400 digits about 2 s, at 500 about 7 s), and the working digits and largest k of the certified
+    # tanh-sinh quadrature used where f has kinks or its mass lies far from 0 (Abs(tanh(t)) - 1/2 at
+    # 55 digits or k = 10 about 10 s on a loaded machine, tanh at 200 digits a minute)
+    "trapezoid_digits": 400,
+    "quadrature_digits": 60,
+    "quadrature_k": 10,
     # largest rank r of a low-rank geometry (its Gram matrix is (2r+1) x (2r+1)); one limit
     # point costs about 6.5 s of CPU at r = 4, 12 s at r = 6 and 21 s at r = 8 (measured), and
     # the cost grows about like r^2
     "rank": 8,
+    # length p of the vectors of a .npy geometry (their exact Gram matrix is formed in integers:
+    # about 0.5 s at p = 1e6 for r = 1)
+    "vector_length": 1_000_000,
     # largest number of gamma values in one call
     "gammas": 1000,
     # points of one certified (mpmath) sweep grid (the product of its axes) and of one crossings scan

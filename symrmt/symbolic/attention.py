@@ -335,4 +335,22 @@ def ridge_error_closed_form():
     return ridge_error_in_m().subs(m, mp_root())
 
 
+def mp_root_stable():
+    """:func:`mp_root` in a form without cancellation, for numeric evaluation.
+
+    With ``b = gamma + c - 1`` and ``D = b^2 + 4 gamma`` the root is ``(sqrt(D) - b)/(2 gamma)``;
+    for ``b >= 0`` (large ``gamma``) the numerator cancels, and its rationalized form
+    ``2/(b + sqrt(D))`` does not (the two are equal because ``D - b^2 = 4 gamma``).
+    """
+    b = gamma + c - 1
+    D = b**2 + 4 * gamma
+    return sp.Piecewise((2 / (b + sp.sqrt(D)), b >= 0), ((sp.sqrt(D) - b) / (2 * gamma), True))
+
+
+def ridge_error_stable_form():
+    """:func:`ridge_error_closed_form` with the root :func:`mp_root_stable`: the form the numeric code
+    evaluates (float64 loses every digit of the plain root's numerator beyond ``gamma ~ 1e16 eps``)."""
+    return ridge_error_in_m().subs(m, mp_root_stable())
+
+
 __all__ = [name for name in dir() if not name.startswith("_")]

@@ -20,7 +20,7 @@ import sympy as sp
 
 from symrmt.numeric.quadrature import exact_to_mpf, mp_function, numeric_hermite, numeric_square
 from symrmt.params import ParameterError
-from symrmt.parsing import check_count, check_digits
+from symrmt.parsing import LIMITS, check_count, check_digits
 from symrmt.symbolic.gaussian import NotExact, T, exact_expectation, hermite_poly, smooth_pieces, with_timeout
 from symrmt.symbolic.nonlinearity_parser import check_f_expression, parse_f
 
@@ -491,7 +491,15 @@ def check_order(k):
     return check_count(k, "hermite_k", "k")
 
 
+#: working digits the limit solvers add to the largest --digits when they ask for Hermite data
+GUARD_ALLOWANCE = 100
+
+
 def check_dps(dps):
+    """``dps`` as an int in ``[1, LIMITS['digits'] + GUARD_ALLOWANCE]`` (the solvers' guard digits on top of
+    the largest ``--digits``)."""
     if isinstance(dps, bool) or not isinstance(dps, int) or dps < 1:
         raise ParameterError(f"dps must be an integer >= 1, got {dps!r}")
-    return check_digits(dps, "dps")
+    if dps > LIMITS["digits"]:
+        return check_digits(dps - GUARD_ALLOWANCE, "dps - GUARD_ALLOWANCE") + GUARD_ALLOWANCE
+    return dps
