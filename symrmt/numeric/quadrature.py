@@ -202,7 +202,7 @@ def _quad_pieces(pieces, weight_power, dps, factor=None):
 TRAPEZOID_NODES = 60_000
 
 
-class _NotTrapezoid(Exception):
+class _NotTrapezoid(SymrmtError):
     """The trapezoidal rule does not apply or did not converge: use tanh-sinh."""
 
 
