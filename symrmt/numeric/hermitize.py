@@ -30,6 +30,7 @@ from fractions import Fraction
 
 import mpmath
 
+from ..cache import cache_dict
 from ..symbolic import hermitize as herm
 from ..symbolic.blockfp import BlockSystem
 from .solver import BranchError, ConvergenceError, mpf_of
@@ -199,7 +200,7 @@ class HermitianSolver(TraceSolver):
         return derivs[alpha]
 
 
-_CHECKS = {}
+_CHECKS = cache_dict("symrmt.numeric.hermitize._CHECKS", 512)
 
 
 def invertible_on_path(a, values) -> str | None:

@@ -46,7 +46,7 @@ from fractions import Fraction
 import mpmath
 import sympy as sp
 
-from symrmt.cache import cached
+from symrmt.cache import cache_dict, cached
 from symrmt.numeric.solver import BranchError, SolverError
 from symrmt.params import ParameterError
 
@@ -186,7 +186,7 @@ def _arb_namespace(complex_: bool = False):
     return ns
 
 
-_ARB_CACHE: dict = {}
+_ARB_CACHE = cache_dict("symrmt.numeric.prove._ARB_CACHE", 512)
 
 
 def _ball_pow(a, n):
@@ -733,7 +733,7 @@ def square_system(fjg, params):
     return F, J, Fg
 
 
-_HERMITE_BALLS: dict = {}
+_HERMITE_BALLS = cache_dict("symrmt.numeric.prove._HERMITE_BALLS", 64)
 
 
 def _hermite_cached(f, diagonal, bits):
