@@ -37,6 +37,21 @@ def _mpmath_context_unchanged():
         pytest.fail(f"mpmath precision changed by this test: (dps, prec) {before} -> {after}", pytrace=False)
 
 
+@pytest.fixture(autouse=True)
+def _no_dask_gc_diagnosis():
+    """A Dask worker in this process registers a garbage-collector callback (``distributed.gc``). The
+    parser's time limit raises from a SIGALRM handler, and an alarm that lands inside that callback is
+    swallowed there as an "unraisable" exception (a warning, so an error under ``-W error``) in whichever
+    test happens to run a later parse. The diagnosis only logs long collections, so it is switched off
+    after any test that switched it on."""
+    yield
+    import sys
+
+    gc_mod = sys.modules.get("distributed.gc")
+    if gc_mod is not None and getattr(gc_mod, "_gc_diagnosis", None) is not None and gc_mod._gc_diagnosis.enabled:
+        gc_mod.disable_gc_diagnosis(force=True)
+
+
 @pytest.fixture(scope="session")
 def dask_cluster():
     """One 2-worker local Dask cluster for the whole session, started by the package's own code

@@ -102,6 +102,8 @@ class ResolventSolver:
         if zsym not in self.params:
             raise DensityError("the resolvent does not depend on z (a constant matrix?)")
         self.kz = self.params.index(zsym)
+        # the compiled system's own symbol object (an equal one from a cached system need not be the same object)
+        zsym = self.zsym = self.params[self.kz]
         self.values = values
         missing = [p.name for p in self.params if p is not zsym and p.name not in values]
         if missing:
