@@ -315,8 +315,8 @@ class Model(_model.Model):
         Dim('p', c)
         >>> Z = m.gaussian("Z", "p", "n")
         >>> r = m.sweep("trace(inv(Z.T*Z/n + gamma*I(n)))", grid={"gamma": [1, 2]}, at={"c": 1})
-        >>> [round(float(v), 12) for v in r.values], r.fallback.tolist()  # (sqrt(g^2 + 4g) - g)/(2g)
-        ([0.618033988749, 0.366025403784], [False, False])
+        >>> [f"{v:.12f}" for v in r.values], r.fallback.tolist()  # (sqrt(g^2 + 4g) - g)/(2g)
+        (['0.618033988750', '0.366025403784'], [False, False])
         """
         from .trace_sweep import sweep
 

@@ -93,27 +93,48 @@ class TraceSweep:
                 f"certified_gap={self.certified_gap})")
 
 
-def _axis(name, values):
-    from .engine import _exact_value
-    from .parsing import LIMITS
+class _Axis:
+    """One grid axis: its float64 values (for the batched path) and each value exact, on demand (for the
+    mpmath path): a text is read by the restricted parser at once, a number is converted when needed."""
 
-    if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
-        raise ParameterError(f"grid[{name!r}] must be a sequence of values (a list, a NumPy array)")
-    vals = list(np.asarray(values, dtype=object).ravel()) if isinstance(values, np.ndarray) else list(values)
-    if not vals:
-        raise ParameterError(f"grid[{name!r}] is empty")
-    if len(vals) > LIMITS["fast_points"]:
-        raise ParameterError(f"grid[{name!r}] has {len(vals)} values, above LIMITS['fast_points'] = "
-                             f"{LIMITS['fast_points']}")
-    exact = []
-    for v in vals:
-        if isinstance(v, np.generic):
-            v = v.item()
-        if isinstance(v, complex) or (isinstance(v, str) and "j" in v):
-            raise ParameterError(f"grid[{name!r}]: sweep takes real values (a complex z: use Model.limit or "
-                                 "Model.density)")
-        exact.append(_exact_value(v, name))
-    return exact
+    def __init__(self, name, values):
+        from .parsing import LIMITS
+
+        if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
+            raise ParameterError(f"grid[{name!r}] must be a sequence of values (a list, a NumPy array)")
+        vals = np.asarray(values).ravel().tolist() if isinstance(values, np.ndarray) else list(values)
+        if not vals:
+            raise ParameterError(f"grid[{name!r}] is empty")
+        if len(vals) > LIMITS["fast_points"]:
+            raise ParameterError(f"grid[{name!r}] has {len(vals)} values, above LIMITS['fast_points'] = "
+                                 f"{LIMITS['fast_points']}")
+        self.name, self.raw = name, vals
+        self._exact = {}
+        floats = []
+        for i, v in enumerate(vals):
+            if isinstance(v, complex) or (isinstance(v, str) and "j" in v):
+                raise ParameterError(f"grid[{name!r}]: sweep takes real values (a complex z: use Model.limit or "
+                                     "Model.density)")
+            if isinstance(v, str) or not isinstance(v, (int, float)) or isinstance(v, bool):
+                floats.append(float(self.exact(i)))
+            else:
+                if not np.isfinite(v):
+                    raise ParameterError(f"grid[{name!r}] holds a non-finite value ({v!r})")
+                floats.append(float(v))
+        self.floats = np.array(floats, dtype=float)
+
+    def __len__(self):
+        return len(self.raw)
+
+    def exact(self, i):
+        from .engine import _exact_value
+
+        if i not in self._exact:
+            self._exact[i] = _exact_value(self.raw[i], self.name)
+        return self._exact[i]
+
+    def distinct_exact(self):
+        return sorted({self.exact(i) for i in range(len(self.raw))})
 
 
 def _batchable(plan, model) -> str | None:
@@ -145,7 +166,7 @@ def _check_ratios(model, axes, fixed):
         if not free:
             model.check_ratios(fixed)
             continue
-        for combo in product(*[sorted(set(axes[k])) for k in free]):
+        for combo in product(*[axes[k].distinct_exact() for k in free]):
             model.check_ratios({**fixed, **dict(zip(free, combo))})
 
 
@@ -175,7 +196,7 @@ def sweep(model, expr, grid, at=None, certify: int = 0, seed: int = 0) -> TraceS
         raise ModelError(f"unknown parameter {', '.join(extra)} (the expression's parameters: "
                          f"{', '.join(sorted(known)) or 'none'})")
     names = [str(k) for k in grid]
-    axes = {k: _axis(k, v) for k, v in zip(names, grid.values())}
+    axes = {k: _Axis(k, v) for k, v in zip(names, grid.values())}
     shape = tuple(len(v) for v in axes.values())
     n = int(np.prod(shape))
     why = _batchable(plan, model)
@@ -192,22 +213,22 @@ def sweep(model, expr, grid, at=None, certify: int = 0, seed: int = 0) -> TraceS
 
     fixed_exact = {}
     for k, v in fixed.items():
-        if isinstance(v, complex) or (isinstance(v, str) and "j" in v):
+        if isinstance(v, complex) or hasattr(v, "im") or (isinstance(v, str) and "j" in v):
             raise ModelError(f"{k}: sweep takes real values (a complex z: use Model.limit or Model.density)")
         fixed_exact[k] = _exact_value(v, k)
     index = np.indices(shape).reshape(len(shape), -1) if shape else np.zeros((0, 1), int)
-    floats = {k: np.array([float(x) for x in axes[k]]) for k in names}
+    floats = {k: axes[k].floats for k in names}
 
     def exact_at(i):
         pt = dict(fixed_exact)
         for a, k in enumerate(names):
-            pt[k] = axes[k][int(index[a, i])]
+            pt[k] = axes[k].exact(int(index[a, i]))
         return pt
 
     # the checks of Model.limit that do not depend on the solve, on the axes' values
     for p in plan.params:
         if p.is_positive:
-            vals = axes[p.name] if p.name in axes else [fixed_exact[p.name]]
+            vals = axes[p.name].floats if p.name in axes else [fixed_exact[p.name]]
             bad = [v for v in vals if not v > 0]
             if bad:
                 raise ModelError(f"{p.name} is a dimension ratio and must be positive, got {bad[0]}")
