@@ -31,6 +31,9 @@ __all__ = ["TraceSweep", "sweep"]
 
 #: digits of the mpmath solves of fallback points, and of the certification
 FALLBACK_DIGITS, CERTIFY_DIGITS = 15, 30
+#: the batched path solves the grid in chunks of at most this many Jacobian entries (points x unknowns^2;
+#: about 40 MB per stacked copy), so its memory does not grow with the grid
+CHUNK_ENTRIES = 5_000_000
 
 
 class TraceSweep:
@@ -247,7 +250,12 @@ def sweep(model, expr, grid, at=None, certify: int = 0, seed: int = 0) -> TraceS
         finally:
             timings["compile"] = time.perf_counter() - t
         t = time.perf_counter()
-        values, est, ok, _ = solve_plan(plan, compiled_system, cols, n)
+        m_max = max(len(tr.system.unknowns) for tr in plan.traces)
+        chunk = max(256, CHUNK_ENTRIES // (m_max * m_max))  # the stacked Jacobians of one chunk: bounded memory
+        for a in range(0, n, chunk):
+            sl = slice(a, min(n, a + chunk))
+            values[sl], est[sl], ok[sl], _ = solve_plan(plan, compiled_system, {k: v[sl] for k, v in cols.items()},
+                                                        sl.stop - sl.start)
         timings["batch"] = time.perf_counter() - t
     else:
         timings["compile"] = timings["batch"] = 0.0

@@ -174,3 +174,14 @@ def test_cli_trace_sweep(capsys):
     assert main(base + ["--grid", "gama=1,2", "--at", "c=1"]) == 2
     assert "unknown parameter gama" in capsys.readouterr().err
     assert main(base + ["--grid", "gamma=-1,1", "--at", "c=1"]) == 3
+
+
+def test_chunks_give_the_same_values(monkeypatch):
+    from symrmt import trace_sweep
+
+    g = np.geomspace(0.01, 100, 600)
+    whole = model().sweep(MP, grid={"gamma": g}, at={"c": 3})
+    monkeypatch.setattr(trace_sweep, "CHUNK_ENTRIES", 1)  # chunks of 256 points
+    parts = model().sweep(MP, grid={"gamma": g}, at={"c": 3})
+    assert np.array_equal(whole.values, parts.values) and not parts.fallback.any()
+    assert np.max(np.abs(parts.values - mp_closed(g, 3.0)) / mp_closed(g, 3.0)) <= 1e-13
