@@ -11,8 +11,10 @@ or ``LO:HI:K:log``.  Every point is computed by :meth:`symrmt.engine.Model.sweep
 path, each point checked, a point failing its checks recomputed by the certified mpmath path (15
 digits) and marked ``fallback``.  ``--certify K`` re-solves K random points at 30 digits and prints the
 largest relative gap on stderr.  Output: CSV with one row per point (the axes, ``value``,
-``fallback``); ``--json``: ``{"columns", "rows", "grid", "at", "expression", "fallbacks",
-"certified_gap"}``.  Values are floats (about 1e-11 relative or better, the batched path's bound).
+``fallback``, ``error_estimate``); ``--json``: ``{"columns", "rows", "grid", "at", "expression",
+"fallbacks", "certified_gap"}``.  Values are float64: a batched point's estimated relative error is in
+``error_estimate`` (at most ``1e-11``, else the point falls back); a fallback point carries 15
+certified digits (``error_estimate`` empty, ``null`` in JSON).
 """
 
 from __future__ import annotations
@@ -82,10 +84,12 @@ def cmd_trace_sweep(args) -> int:
     import numpy as np
 
     idx = np.indices(res.shape).reshape(len(names), -1)
-    rows = [[grid[k][int(idx[a, i])] for a, k in enumerate(names)] + [float(res.values.flat[i]),
-                                                                     bool(res.fallback.flat[i])]
-            for i in range(res.values.size)]
-    cols = names + ["value", "fallback"]
+    rows = []
+    for i in range(res.values.size):
+        fb = bool(res.fallback.flat[i])
+        rows.append([grid[k][int(idx[a, i])] for a, k in enumerate(names)] +
+                    [float(res.values.flat[i]), fb, None if fb else float(res.error_estimate.flat[i])])
+    cols = names + ["value", "fallback", "error_estimate"]
     if args.json:
         text = json_text({"columns": cols, "rows": rows, "grid": grid, "expression": args.expr,
                           "at": {k: str(v) for k, v in at.items()}, "fallbacks": int(res.fallback.sum()),
@@ -95,7 +99,7 @@ def cmd_trace_sweep(args) -> int:
         w = csv.writer(buf, lineterminator="\n")
         w.writerow(cols)
         for row in rows:
-            w.writerow(row[:-2] + [repr(row[-2]), str(row[-1]).lower()])
+            w.writerow(row[:-3] + [repr(row[-3]), str(row[-2]).lower(), "" if row[-1] is None else f"{row[-1]:.2g}"])
         text = buf.getvalue()
     if args.out:
         with open(args.out, "w", encoding="utf-8") as fh:

@@ -162,18 +162,24 @@ def test_cli_trace_sweep(capsys):
     base = ["trace-sweep", MP, "--matrix", "Z=gaussian(p,n)", "--dim", "p=c*n"]
     assert main(base + ["--grid", "gamma=1:4:4", "--grid", "c=1/2,2"]) == 0
     lines = capsys.readouterr().out.strip().splitlines()
-    assert lines[0] == "gamma,c,value,fallback" and len(lines) == 9
-    g, c, v, fb = lines[-1].split(",")
-    assert (g, c, fb) == ("4", "2", "false")
+    assert lines[0] == "gamma,c,value,fallback,error_estimate" and len(lines) == 9
+    g, c, v, fb, est = lines[-1].split(",")
+    assert (g, c, fb) == ("4", "2", "false") and float(est) <= 1e-11
     assert abs(float(v) - mp_closed(4.0, 2.0)) <= 1e-14
     assert main(base + ["--grid", "gamma=1e-2:1e2:5:log", "--at", "c=1", "--json", "--certify", "2"]) == 0
     out = capsys.readouterr()
     d = json.loads(out.out)
-    assert d["columns"] == ["gamma", "value", "fallback"] and len(d["rows"]) == 5
+    assert d["columns"] == ["gamma", "value", "fallback", "error_estimate"] and len(d["rows"]) == 5
     assert d["certified_gap"] <= 1e-10 and "re-checked" in out.err
     assert main(base + ["--grid", "gama=1,2", "--at", "c=1"]) == 2
     assert "unknown parameter gama" in capsys.readouterr().err
     assert main(base + ["--grid", "gamma=-1,1", "--at", "c=1"]) == 3
+    capsys.readouterr()
+    assert main(base + ["--grid", "gamma=1e-12,1", "--at", "c=1", "--json"]) == 0  # a fallback point: null estimate
+    rows = json.loads(capsys.readouterr().out)["rows"]
+    assert rows[0][2:] == [True, None] and rows[1][2] is False
+    assert main(base + ["--grid", "gamma=1", "--at", "c=1+1j"]) == 2
+    assert "real values" in capsys.readouterr().err
 
 
 def test_chunks_give_the_same_values(monkeypatch):
