@@ -28,7 +28,9 @@ def mp_closed(gamma, c):
     """``tau((Z^T Z/n + gamma)^{-1})``, ``p = c n``: the positive root of ``gamma t^2 + (gamma + c - 1) t - 1``
     (from ``t = 1/(gamma + c/(1 + t))``), in the cancellation-free form."""
     b = gamma + (c - 1)  # c - 1 first: exact for the c used here (gamma + c - 1 would round gamma away)
-    return 2 / (b + np.sqrt(b * b + 4 * gamma))
+    sq = np.sqrt(b * b + 4 * gamma)
+    with np.errstate(all="ignore"):
+        return np.where(b > 0, 2 / (b + sq), (sq - b) / (2 * gamma))
 
 
 def model(dims=MPDECL[0], mats=MPDECL[1]):
@@ -90,6 +92,21 @@ def test_failing_points_go_to_mpmath_and_are_marked():
     assert r.fallback.tolist() == [True, False, False]
     ref = mp_closed(np.array([1e-12, 1e-3, 1.0]), 1.0)
     assert np.max(np.abs(r.values - ref) / ref) <= 1e-12
+
+
+def test_continuation_in_gamma_for_the_whole_batch():
+    # where the homotopy in s fails, the batch continues in gamma (as the certified path does): tiny gamma
+    # (c != 1) and the far side of the gap below the spectrum (c = 2: z = -gamma < (sqrt(2) - 1)^2 = 0.1716)
+    g = np.geomspace(1e-14, 1e-9, 6)
+    r = model().sweep(MP, grid={"gamma": g, "c": [0.5, 2]})
+    assert not r.fallback.any()
+    ref = mp_closed(g[:, None], np.array([0.5, 2.0])[None, :])
+    assert np.max(np.abs(r.values - ref) / ref) <= 1e-12
+    gap = np.linspace(-0.17, -0.01, 9)
+    r = model().sweep(MP, grid={"gamma": gap}, at={"c": 2})
+    assert not r.fallback.any()
+    assert np.max(np.abs(r.values - mp_closed(gap, 2.0)) / mp_closed(gap, 2.0)) <= 1e-13
+    assert abs(model().sweep(MP, grid={"gamma": [-0.1]}, at={"c": 2}).values[0] - 1.2984378813) <= 1e-10
 
 
 def test_forced_fallback_of_every_point(monkeypatch):

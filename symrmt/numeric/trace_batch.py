@@ -168,9 +168,10 @@ def _norm(x):
     return np.linalg.norm(x, axis=1)
 
 
-def newton(bs, h, p, s, tol, maxsteps=12):
-    """Newton on ``R(h; s) = 0`` for every row; returns ``(h, dh/ds, step, ok)``.  A row is ``ok`` when its
-    relative step fell below ``tol`` or stopped shrinking below ``1e-11`` (the float64 floor), finite."""
+def newton_ev(ev, h, t, tol, maxsteps=12):
+    """Newton on ``R(h; t) = 0`` for every row (``ev(rows, h, t) -> (R, J, dR/dt)``); returns
+    ``(h, dh/dt, step, ok)``.  A row is ``ok`` when its relative step fell below ``tol`` or stopped
+    shrinking below ``1e-11`` (the float64 floor), with finite values."""
     n = h.shape[0]
     h = h.copy()
     dh = np.full_like(h, np.nan)
@@ -182,8 +183,8 @@ def newton(bs, h, p, s, tol, maxsteps=12):
         if act.size == 0:
             break
         with np.errstate(all="ignore"):
-            F, J, Fs = bs.evaluate(h[act], p[act], s[act])
-            x = _solve(J, -np.stack([F, Fs], axis=2))
+            F, J, Ft = ev(act, h[act], t[act])
+            x = _solve(J, -np.stack([F, Ft], axis=2))
             hn = h[act] + x[:, :, 0]
             st = _norm(x[:, :, 0]) / (1 + _norm(hn))
         st[~np.isfinite(st)] = np.inf
@@ -196,47 +197,143 @@ def newton(bs, h, p, s, tol, maxsteps=12):
     return h, dh, step, ok
 
 
+def newton(bs, h, p, s, tol, maxsteps=12):
+    """:func:`newton_ev` on ``R(h; s)`` at parameters ``p`` and strengths ``s`` (one per row)."""
+    return newton_ev(lambda rows, hh, ss: bs.evaluate(hh, p[rows], ss), h, s, tol, maxsteps)
+
+
+def follow(ev, h, dh, t0, t1, fine=False):
+    """Follow every row from ``t0`` to ``t1`` (arrays) with the predictor ``dh`` and a Newton corrector inside
+    the trust regions of :meth:`symrmt.numeric.trace_solver.TraceSolver._follow`; ``fine``: the checking
+    path.  Returns ``(h, dh, ok)`` at ``t1`` (polished)."""
+    n = h.shape[0]
+    h, dh = h.copy(), dh.copy()
+    t = t0.astype(float).copy()
+    span = t1 - t0
+    cap = np.abs(span) * (CHECK_MAX_STEP if fine else 1.0)
+    tight = CHECK_TIGHTEN if fine else 1
+    dt = span / (16 if fine else 4)
+    failed = ~(np.isfinite(h).all(axis=1) & np.isfinite(dh).all(axis=1))
+    act = np.flatnonzero(~failed & (t != t1))
+    rounds = 0
+    while act.size and rounds < MAX_ROUNDS:
+        rounds += 1
+        nxt = t[act] + dt[act]
+        over = np.where(dt[act] > 0, nxt > t1[act], nxt < t1[act])
+        nxt[over] = t1[act][over]
+        pred = h[act] + dh[act] * (nxt - t[act])[:, None]
+        hn, dhn, _, okn = newton_ev(lambda rows, hh, tt: ev(act[rows], hh, tt), pred, nxt, PATH_TOL, maxsteps=8)
+        with np.errstate(all="ignore"):
+            size = 1 + _norm(h[act])
+            good = okn & (_norm(hn - pred) * tight <= size * CORRECTION_FRACTION) & \
+                (_norm(hn - h[act]) * tight <= size * MOVE_FRACTION)
+        a_ok, a_bad = act[good], act[~good]
+        t[a_ok], h[a_ok], dh[a_ok] = nxt[good], hn[good], dhn[good]
+        grow = np.abs(dt[a_ok]) * 2
+        dt[a_ok] = np.sign(dt[a_ok]) * np.minimum(grow, cap[a_ok])
+        dt[a_bad] = dt[a_bad] / 2
+        failed[a_bad[np.abs(dt[a_bad]) < np.abs(span[a_bad]) * 2.0**-40]] = True
+        act = act[(t[act] != t1[act]) & ~failed[act]]
+    failed[act] = True  # out of rounds
+    h, dh, _, okp = newton_ev(ev, h, t1.astype(float), NEWTON_TOL, maxsteps=8)
+    return h, dh, ~failed & okp
+
+
 def path(bs, p, fine=False):
     """``(h, ok)`` at ``s = 1`` for every row of ``p`` by the homotopy in ``s`` (see the module docstring)."""
     n, m = p.shape[0], bs.m
     zero = np.zeros(n)
     h, dh, _, ok = newton(bs, np.zeros((n, m)), p, zero, NEWTON_TOL, maxsteps=4)  # linear at s = 0
-    failed = ~ok
-    t = np.zeros(n)
-    cap = CHECK_MAX_STEP if fine else 1.0
-    tight = CHECK_TIGHTEN if fine else 1
-    dt = np.full(n, 1 / 16 if fine else 1 / 4)
-    act = np.flatnonzero(ok)
-    rounds = 0
-    while act.size and rounds < MAX_ROUNDS:
-        rounds += 1
-        nxt = np.minimum(t[act] + dt[act], 1.0)
-        pred = h[act] + dh[act] * (nxt - t[act])[:, None]
-        hn, dhn, _, okn = newton(bs, pred, p[act], nxt, PATH_TOL, maxsteps=8)
-        with np.errstate(all="ignore"):
-            size = 1 + _norm(h[act])
-            jump = _norm(hn - pred)
-            move = _norm(hn - h[act])
-            good = okn & (jump * tight <= size * CORRECTION_FRACTION) & (move * tight <= size * MOVE_FRACTION)
-        a_ok, a_bad = act[good], act[~good]
-        t[a_ok], h[a_ok], dh[a_ok] = nxt[good], hn[good], dhn[good]
-        dt[a_ok] = np.minimum(dt[a_ok] * 2, cap)
-        dt[a_bad] = dt[a_bad] / 2
-        failed[a_bad[dt[a_bad] < 2.0**-40]] = True
-        act = act[(t[act] < 1) & ~failed[act]]
-    failed[act] = True  # out of rounds
-    h, _, _, okp = newton(bs, h, p, np.ones(n), NEWTON_TOL, maxsteps=8)
-    return h, ~failed & okp
+    h, _, ok2 = follow(lambda rows, hh, ss: bs.evaluate(hh, p[rows], ss), h, dh, zero, np.ones(n), fine)
+    return h, ok & ok2
 
 
-def solve_system(bs, p):
-    """The checked fixed point at ``s = 1`` for every row of ``p``: ``(h, ok)`` (two paths that agree,
-    a Jacobian of bounded condition)."""
+def _theta_path(bs, k, kind, a, v):
+    """``theta(t)`` and ``dtheta/dt`` of the continuation from ``a`` to the targets ``v`` (log or segment)."""
+    if kind == "log":
+        lr = np.log(v / a)
+        return (lambda t, rows: a * np.exp(t * lr[rows])), (lambda t, rows: a * np.exp(t * lr[rows]) * lr[rows])
+    return (lambda t, rows: a + t * (v[rows] - a)), (lambda t, rows: v[rows] - a)
+
+
+def continued(bs, p, rows):
+    """The rows of ``p`` listed in ``rows``, where the homotopy in ``s`` failed: the fixed point continued in
+    a shift parameter from a start where it succeeds, as :class:`symrmt.numeric.continuation.ContinuedSolver`
+    does (the same starts, in order; two paths that must agree).  Returns ``(h, ok)`` for those rows.  A row
+    whose two paths reach the target but disagree is not tried further (the mpmath path then decides)."""
+    from .continuation import LEG_DECADES, STARTS, _shift_params
+
+    m = bs.m
+    h_out = np.full((rows.size, m), np.nan)
+    ok_out = np.zeros(rows.size, dtype=bool)
+    todo = np.ones(rows.size, dtype=bool)
+    for theta in _shift_params(bs.system):
+        k = bs.params.index(theta)
+        fn, _ = bs.derivative((theta,))
+        for kind, a in STARTS:
+            v = p[rows, k]
+            cand = np.flatnonzero(todo & (v != a) & ((kind != "log") | (v > 0)))
+            if not cand.size:
+                continue
+            pc = p[rows[cand]].copy()
+            vc = pc[:, k].copy()
+            p0 = pc.copy()
+            p0[:, k] = a
+            h0, ok0 = solve_system(bs, p0, tries_continuation=False)
+            sel = np.flatnonzero(ok0)
+            if not sel.size:
+                continue
+            th_of, rate_of = _theta_path(bs, k, kind, float(a), vc[sel])
+            psel = pc[sel]
+
+            def ev(r, hh, tt, th_of=th_of, rate_of=rate_of, psel=psel, fn=fn, k=k):
+                pp = psel[r].copy()
+                pp[:, k] = th_of(tt, r)
+                F, J, _ = bs.evaluate(hh, pp, np.ones(r.size))
+                with np.errstate(all="ignore"):
+                    d = _stack(fn(tuple(hh.T), tuple(pp.T)), r.size)
+                return F, J, d * rate_of(tt, r)[:, None]
+
+            legs = 1
+            if kind == "log":
+                legs = max(1, int(np.ceil(np.max(np.abs(np.log10(vc[sel] / a))) / LEG_DECADES)))
+            ends = []
+            for fine in (False, True):
+                hh = h0[sel]
+                _, _, dd = ev(np.arange(sel.size), hh, np.zeros(sel.size))
+                _, J, _ = bs.evaluate(hh, p0[sel], np.ones(sel.size))
+                dd = _solve(J, -dd[:, :, None])[:, :, 0]
+                okk = np.ones(sel.size, dtype=bool)
+                for i in range(legs):
+                    hh, dd, okl = follow(ev, hh, dd, np.full(sel.size, i / legs), np.full(sel.size, (i + 1) / legs),
+                                         fine)
+                    okk &= okl
+                ends.append((hh, okk))
+            (h1, ok1), (h2, ok2) = ends
+            with np.errstate(all="ignore"):
+                gap = np.max(np.abs(h1 - h2), axis=1) / (1 + np.max(np.abs(h1), axis=1))
+            reached = ok1 & ok2
+            good = reached & (gap <= PATHS_AGREE)
+            idx = cand[sel]
+            h_out[idx[good]] = h1[good]
+            ok_out[idx[good]] = True
+            todo[idx[reached]] = False  # reached: accepted, or refused (the paths disagree)
+    return h_out, ok_out
+
+
+def solve_system(bs, p, tries_continuation=True):
+    """The checked fixed point at ``s = 1`` for every row of ``p``: ``(h, ok)`` (two paths that agree; where
+    the homotopy in ``s`` fails, a continuation in a shift parameter, :func:`continued`)."""
     h1, ok1 = path(bs, p)
     h2, ok2 = path(bs, p, fine=True)
     with np.errstate(all="ignore"):
         gap = np.max(np.abs(h1 - h2), axis=1) / (1 + np.max(np.abs(h1), axis=1))
     ok = ok1 & ok2 & (gap <= PATHS_AGREE)
+    bad = np.flatnonzero(~(ok1 & ok2))  # paths that disagree are not continued: the mpmath path decides
+    if tries_continuation and bad.size:
+        hc, okc = continued(bs, p, bad)
+        h1[bad[okc]] = hc[okc]
+        ok[bad[okc]] = True
     return h1, ok
 
 
