@@ -3,7 +3,8 @@ r"""A trace-engine expression on a whole grid of parameter values: :meth:`symrmt
 ``Model.sweep(expr, grid={name: values, ...}, at={fixed...}, certify=k)`` evaluates the limit at every
 point of the product grid of ``grid``'s axes (in the order given), with the other parameters fixed by
 ``at``, by the float64 batched path of :mod:`symrmt.numeric.trace_batch`: the SymPy fixed point printed
-for NumPy, the homotopy in ``s`` for all points at once (two paths), a Newton polish, a long-double
+for NumPy, the homotopy in ``s`` for all points at once (two paths; a continuation in a shift parameter
+where it fails), a Newton polish, a long-double
 error estimate and the trace's sanity bounds at every point.  A point that fails any check is
 recomputed alone by the certified mpmath path (:meth:`~symrmt.engine.Model.limit` at 15 digits, which
 also continues in a parameter where the homotopy fails) and marked in ``fallback``; if the mpmath path

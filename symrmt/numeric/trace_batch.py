@@ -12,6 +12,9 @@ cached on disk next to the mpmath code), and driven here on stacked arrays, ever
    trouble and doubled on success.  The path is followed **twice**, the second time with steps at most
    ``1/8`` and a trust region twice as tight; the two end points must agree to ``PATHS_AGREE``
    (the checking path of the mpmath solver).
+   Where the homotopy fails, :func:`continued` follows the fixed point in a shift parameter from the
+   starts of :class:`symrmt.numeric.continuation.ContinuedSolver`, in its order, all such rows at once
+   (again two paths that must agree; a row whose paths reach the target but disagree is not tried further).
 2. **Polish** at ``s = 1`` by Newton (stacked ``numpy.linalg.solve`` on the column-scaled Jacobians);
    Jacobians whose condition number exceeds :data:`MAX_COND` are refused.
 3. **Error estimate.**  The generated code is plain arithmetic (and ``sqrt``), so it runs on
