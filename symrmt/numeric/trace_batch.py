@@ -209,7 +209,6 @@ def follow(ev, h, dh, t0, t1, fine=False):
     """Follow every row from ``t0`` to ``t1`` (arrays) with the predictor ``dh`` and a Newton corrector inside
     the trust regions of :meth:`symrmt.numeric.trace_solver.TraceSolver._follow`; ``fine``: the checking
     path.  Returns ``(h, dh, ok)`` at ``t1`` (polished)."""
-    n = h.shape[0]
     h, dh = h.copy(), dh.copy()
     t = t0.astype(float).copy()
     span = t1 - t0
@@ -225,7 +224,8 @@ def follow(ev, h, dh, t0, t1, fine=False):
         over = np.where(dt[act] > 0, nxt > t1[act], nxt < t1[act])
         nxt[over] = t1[act][over]
         pred = h[act] + dh[act] * (nxt - t[act])[:, None]
-        hn, dhn, _, okn = newton_ev(lambda rows, hh, tt: ev(act[rows], hh, tt), pred, nxt, PATH_TOL, maxsteps=8)
+        hn, dhn, _, okn = newton_ev(lambda rows, hh, tt, act=act: ev(act[rows], hh, tt), pred, nxt, PATH_TOL,
+                                    maxsteps=8)
         with np.errstate(all="ignore"):
             size = 1 + _norm(h[act])
             good = okn & (_norm(hn - pred) * tight <= size * CORRECTION_FRACTION) & \
