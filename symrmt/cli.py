@@ -34,6 +34,8 @@ Verbs
              ``symrmt.engine``; see docs/engine.md).
 ``density``  The limiting spectral density of a symmetric matrix expression: edges, atoms, eigenvalue
              histogram, figure (``symrmt.cli_density``, ``symrmt.density``; see docs/engine.md).
+``trace-sweep`` A trace-engine expression on a product grid, float64 batched and checked, CSV or JSON
+             (``symrmt.cli_trace_sweep``, ``symrmt.trace_sweep``; see docs/engine.md).
 
 Examples
 --------
@@ -186,6 +188,9 @@ def build_parser() -> argparse.ArgumentParser:
     from symrmt.cli_density import add_density_parser
 
     add_density_parser(sub, int_at_least)
+    from symrmt.cli_trace_sweep import add_trace_sweep_parser
+
+    add_trace_sweep_parser(sub, int_at_least)
     return parser
 
 

@@ -39,6 +39,11 @@ def grid_entry(text: str):
     key = key.strip()
     if not sep or key not in GRID_KEYS:
         raise argparse.ArgumentTypeError(f"--grid needs KEY=SPEC with KEY in {', '.join(GRID_KEYS)}; got {text!r}")
+    return key, grid_spec(text, key, spec)
+
+
+def grid_spec(text: str, key: str, spec: str) -> list:
+    """The values (strings) of one ``--grid`` SPEC: ``V1,V2,...``, ``LO:HI:K`` or ``LO:HI:K:log``."""
     spec = spec.strip()
     try:
         if ":" in spec:
@@ -69,7 +74,7 @@ def grid_entry(text: str):
                 to_fraction(s, key)
     except (ValueError, ParameterError) as exc:
         raise argparse.ArgumentTypeError(f"--grid {text!r}: {exc}") from None
-    return key, values
+    return values
 
 
 def add_parsers(sub) -> None:

@@ -303,6 +303,25 @@ class Model(_model.Model):
             result.balls = {"value": tb.value, "traces": list(tb.traces)}
         return result
 
+    def sweep(self, expr, grid, at=None, certify: int = 0, seed: int = 0):
+        """The limit of ``expr`` on the product grid of ``grid`` (``{name: values, ...}``, axes in that
+        order), the other parameters fixed by ``at``, by the float64 batched path: every point checked,
+        a failing point recomputed by the certified mpmath path and marked in ``.fallback``; ``certify=k``
+        re-solves ``k`` random points at 30 digits (``.certified_gap``).  Returns a
+        :class:`symrmt.trace_sweep.TraceSweep` (``.values``, ``.to_numpy()``, ``.to_pandas()``).
+
+        >>> m = Model()
+        >>> m.dim("p", "c*n")
+        Dim('p', c)
+        >>> Z = m.gaussian("Z", "p", "n")
+        >>> r = m.sweep("trace(inv(Z.T*Z/n + gamma*I(n)))", grid={"gamma": [1, 2]}, at={"c": 1})
+        >>> [f"{v:.12f}" for v in r.values], r.fallback.tolist()  # (sqrt(g^2 + 4g) - g)/(2g)
+        (['0.618033988750', '0.366025403784'], [False, False])
+        """
+        from .trace_sweep import sweep
+
+        return sweep(self, expr, grid, at=at, certify=certify, seed=seed)
+
     def density(self, matrix, x, at=None, digits: int = 15, edges: bool = True, atoms: bool = True, certify=None):
         """The limiting spectral density of a symmetric matrix expression on the points ``x``
         (a :class:`symrmt.density.Density`: values, support edges, atoms; see :mod:`symrmt.numeric.density`)."""
