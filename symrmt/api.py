@@ -89,7 +89,7 @@ def _number(x):
 
 
 def limit(f, c, gamma, geometry=None, diagonal: str = "zero", digits: int = 15, center: bool = False,
-          progress: bool | None = None):
+          progress: bool | None = None, *, attention: str = "entrywise", mask: bool = True):
     r"""Certified limits of the Attention error ``E_A(gamma)`` and the ridge error ``E_RR(gamma)``.
 
     Parameters
@@ -110,6 +110,12 @@ def limit(f, c, gamma, geometry=None, diagonal: str = "zero", digits: int = 15, 
         Subtract ``a_0 = E f(xi)`` from ``f`` (the theory needs a centered ``f``).
     progress : bool or None
         Progress bar (``None``: auto, for more than 8 values of ``gamma`` that take a while).
+    attention : {"entrywise", "softmax"} (keyword only)
+        ``"softmax"``: masked softmax attention ``K = (n/sqrt(p)) row-softmax(X^T W X/sqrt(p))``
+        (``f`` must be ``None``, ``diagonal`` ``"zero"``); its limit is the entry-wise limit of
+        ``exp(t - alpha^2/2) - 1`` (:mod:`symrmt.softmax`, ``docs/theory.md``).
+    mask : bool (keyword only)
+        Softmax only; ``False`` (the unmasked model) is refused: it has no limit in this scaling.
 
     Returns
     -------
@@ -134,10 +140,29 @@ def limit(f, c, gamma, geometry=None, diagonal: str = "zero", digits: int = 15, 
     from symrmt.numeric.theory import attention_limit, ridge_limit
 
     t0 = time.monotonic()
-    nl = as_nonlinearity(f, center)
+    from symrmt.simulation.montecarlo import check_attention
+
+    attention = check_attention(attention)
+    geom = _geometry(geometry)
+    if attention == "softmax":
+        from symrmt.softmax import check_mask, check_softmax_f, softmax_nonlinearity, softmax_text
+
+        check_softmax_f(f)
+        check_mask(mask)
+        if center:
+            raise ParameterError("center is for the entry-wise kernel; the softmax's f is centered by construction")
+        if diagonal != "zero":
+            raise ParameterError("diagonal='keep' is not for the softmax: its zero diagonal is the mask")
+        alpha = as_low_rank(geom).alpha
+        solver_f = softmax_nonlinearity(alpha)
+        name, expr, centered = "softmax", softmax_text(alpha), True
+    else:
+        if mask is not True:
+            raise ParameterError("mask is for attention='softmax' only")
+        nl = solver_f = as_nonlinearity(f, center)
+        name, expr, centered = nl.name, str(nl.expr), nl.center
     cf = check_c(_number(c))
     gs = gamma_values(gamma)
-    geom = _geometry(geometry)
     diagonal = check_diagonal(diagonal)
     from symrmt.parsing import check_digits
 
@@ -149,16 +174,16 @@ def limit(f, c, gamma, geometry=None, diagonal: str = "zero", digits: int = 15, 
     chunk = max(1, len(order) // 20)
     values = {}
     enabled = progress if progress is not None else (None if len(order) > PROGRESS_MIN_GAMMAS else False)
-    with progress_bar(len(order), f"limit {nl.name}", enabled=enabled) as bar:
+    with progress_bar(len(order), f"limit {name}", enabled=enabled) as bar:
         for i in range(0, len(order), chunk):
             part = order[i:i + chunk]
-            att = attention_limit(nl, cf, part, geom, diagonal, digits)
+            att = attention_limit(solver_f, cf, part, geom, diagonal, digits)
             rr = ridge_limit(cf, part, snr, digits)
             values.update({g: (a, r) for g, a, r in zip(part, att, rr)})
             bar.update(len(part))
     from symrmt.results import LimitResult
 
-    return LimitResult(f=nl.name, expr=str(nl.expr), center=nl.center, c=cf, gamma_exact=gs, geometry=geom,
+    return LimitResult(f=name, expr=expr, center=centered, c=cf, gamma_exact=gs, geometry=geom,
                        diagonal=diagonal, digits=digits, attention_mp=tuple(values[g][0] for g in gs),
                        ridge_mp=tuple(values[g][1] for g in gs), seconds=time.monotonic() - t0)
 

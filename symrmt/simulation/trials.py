@@ -57,7 +57,8 @@ def _simulate_trial(params, context, seed, j):
         model = _weights_from_geometry(LowRankGeometry(geo["gram"], geo["alpha"]), p) + (None,)
     mu, w_k, w_q, alpha, weights = model
     e_att, e_rr = simulate_trial(context["f"], n, mu, w_k, w_q, gammas, params["diagonal"], params["noise"],
-                                 np.random.default_rng(trial_seed(seed, j)), alpha=alpha, weights=weights)
+                                 np.random.default_rng(trial_seed(seed, j)), alpha=alpha, weights=weights,
+                                 attention=params.get("attention", "entrywise"), mask=params.get("mask", True))
     return np.concatenate([e_att, e_rr])
 
 
@@ -117,13 +118,17 @@ def _digest(a: np.ndarray) -> str:
 
 
 def simulate_point(f, n, c, gammas, geometry=None, diagonal="zero", noise="gaussian", weights=None, mu=None,
-                   f_key=None, need_key: bool = False) -> SimPoint:
+                   f_key=None, need_key: bool = False, attention: str = "entrywise", mask: bool = True) -> SimPoint:
     """Validate a ``simulate`` point (see :func:`symrmt.simulation.montecarlo.simulate` for the parameters).
+
+    ``attention="softmax"`` (``f`` None): the key names the softmax and its mask instead of ``f``
+    (entry-wise keys are unchanged, so stored trials stay valid).
 
     ``need_key``: the key must name ``f`` (a trial store is in use), so an ``f`` without
     ``f_key``, ``store_key`` or ufunc name is refused.
     """
-    if not callable(f):
+    softmax = attention == "softmax"
+    if not softmax and not callable(f):
         raise ParameterError(f"f must be a callable (a vectorized NumPy function), got {f!r}")
     n = _check_int(n, "n", 2)
     c_frac = check_c(c)
@@ -168,8 +173,11 @@ def simulate_point(f, n, c, gammas, geometry=None, diagonal="zero", noise="gauss
             )
         model = _weights_from_geometry(geometry, p) + (None,)
     diagonal = check_diagonal(diagonal)
+    if softmax and diagonal != "zero":
+        raise ParameterError("diagonal='keep' is not for the softmax: its diagonal is the mask "
+                             "(mask=False, --no-mask, keeps the self term)")
     noise = check_noise(noise)
-    key_f = _f_key(f, f_key)
+    key_f = ("softmax" if mask else "softmax-unmasked") if softmax else _f_key(f, f_key)
     if need_key and key_f is None:
         raise ParameterError(
             f"the trial store keys trials by f, and f = {f!r} has no name it can use: pass f_key='...' naming f "
@@ -184,6 +192,9 @@ def simulate_point(f, n, c, gammas, geometry=None, diagonal="zero", noise="gauss
         context = {"f": f, "weights": None, "mu": None}
     key = {"f": key_f, "n": n, "c": str(c_frac), "gammas": [str(g) for g in gam_exact], "geometry": geometry_key,
            "diagonal": diagonal, "noise": noise}
+    if softmax:
+        key["attention"] = "softmax"
+        key["mask"] = bool(mask)
     return SimPoint(key, context, n, p, c_frac, gam, diagonal, noise, geometry_record)
 
 
@@ -206,6 +217,7 @@ def summarize(point: SimPoint, rows: np.ndarray, seed: int, info: dict) -> dict:
             "gammas": [float(g) for g in point.gammas],
             "diagonal": point.diagonal,
             "noise": point.noise,
+            "attention": point.key.get("attention", "entrywise"),
             "trials": trials,
             "seed": seed,
             "geometry": point.geometry_record,
