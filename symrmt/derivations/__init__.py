@@ -27,6 +27,7 @@ DERIVATIONS = (
     "engine_spiked",
     "engine_ridge_signal",
     "engine_attention",
+    "softmax",
 )
 
 
