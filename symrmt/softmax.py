@@ -3,14 +3,14 @@ r"""Softmax attention: its limit through the entry-wise theory (``docs/theory.md
 The model is ``K = (n/sqrt(p)) A``, ``A = row-softmax(S)``, ``S = X^T W X/sqrt(p)``, with the mask
 ``S_ii = -inf`` (simulated by :func:`symrmt.simulation.montecarlo.softmax_kernel`).  Writing
 ``h(t) = exp(t - alpha^2/2) - 1`` for the centered exponential at the scale of ``S_ij`` (variance
-``alpha^2`` for ``W = alpha I + low rank``) and ``H = [h(S_ij)]_{i != j}/sqrt(p)``, the row
-normalization gives exactly
+``alpha^2`` for ``W = alpha I + low rank``) and ``H = [h(S_ij)]_{i != j}``, the row normalization
+gives exactly
 
-    K = D^{-1} (1 1^T/sqrt(p) - I/sqrt(p) + H),   D = diag(1 + ((H 1)_i - 1)/n... ),
+    K = (n/sqrt(p)) D^{-1} (1 1^T - I + H),   D = diag(n - 1 + (H 1)_i),
 
-and to leading order in operator norm ``K = 1 1^T/sqrt(p) + H (I - 1 1^T/n)``.  The spike along
-``1`` (norm ``sqrt(n/c)``) and the two rank-one projections it brings do not move ``E_A`` in the
-limit (the derivation in ``docs/theory.md``), so the limit of ``E_A`` is the entry-wise limit of
+and to leading order in operator norm ``K = 1 1^T/sqrt(p) + (H/sqrt(p)) (I - 1 1^T/n)``.  The spike
+along ``1`` (norm ``sqrt(n/c)``) and the two rank-one projections it brings do not move ``E_A`` in
+the limit (``docs/theory.md`` section 11), so the limit of ``E_A`` is the entry-wise limit of
 ``f = h`` with the same geometry: :func:`softmax_nonlinearity` builds that ``f`` (its Hermite data
 under ``N(0, alpha^2)`` are ``a_1 = alpha``, ``nu = exp(alpha^2) - 1``, ``d = 0``), and
 :func:`softmax_limit` hands it to the certified entry-wise solver.  There is no second formula.
