@@ -217,10 +217,10 @@ def summarize(point: SimPoint, rows: np.ndarray, seed: int, info: dict) -> dict:
             "gammas": [float(g) for g in point.gammas],
             "diagonal": point.diagonal,
             "noise": point.noise,
-            "attention": point.key.get("attention", "entrywise"),
             "trials": trials,
             "seed": seed,
             "geometry": point.geometry_record,
+            **({"attention": "softmax", "mask": point.key["mask"]} if "attention" in point.key else {}),
         },
         **info,
     }
