@@ -142,3 +142,14 @@ def test_cli_softmax_limit_json():
     assert out["params"]["attention"] == "softmax" and out["params"]["expr"] == "exp(t - 1/2) - 1"
     ref = symrmt.limit("exp(t - 1/2) - 1", "1/2", ["0.2"], Geometry(snr=2), digits=12).attention_mp[0]
     assert abs(float(out["attention"][0]) - float(ref)) < 1e-11
+
+
+def test_cli_sweep_softmax_matches_limit_and_refuses_alpha():
+    r = _cli("sweep", "--attention", "softmax", "--grid", "gamma=0.1,1", "--c", "1/2", "--snr", "2", "--digits", "10")
+    assert r.returncode == 0, r.stderr
+    rows = [line.split(",") for line in r.stdout.strip().splitlines()[1:]]
+    th = symrmt.limit(None, "1/2", ["0.1", "1"], Geometry(snr=2), digits=10, attention="softmax").attention_mp
+    assert [abs(float(row[-2]) - float(t)) < 1e-9 for row, t in zip(rows, th)] == [True, True]
+    r = _cli("crossings", "--attention", "softmax", "--over", "gamma", "--between", "0.01,10", "--c", "1/2",
+             "--alpha", "3/2")
+    assert r.returncode == 2 and "need alpha = 1" in r.stderr
