@@ -31,6 +31,9 @@ from symrmt.params import Geometry, LowRankGeometry, ParameterError, as_low_rank
 
 __all__ = ["limit", "simulate", "as_nonlinearity", "gamma_values"]
 
+#: the model text of masked softmax attention in the result objects (``LimitResult.expr``, ``SimulationResult.expr``)
+SOFTMAX_EXPR = "masked row-softmax(X^T W X/sqrt(p))"
+
 #: limit calls with more gamma values than this show a progress bar (auto mode)
 PROGRESS_MIN_GAMMAS = 8
 
@@ -145,7 +148,7 @@ def limit(f, c, gamma, geometry=None, diagonal: str = "zero", digits: int = 15, 
     attention = check_attention(attention)
     geom = _geometry(geometry)
     if attention == "softmax":
-        from symrmt.softmax import check_mask, check_softmax_f, softmax_nonlinearity, softmax_text
+        from symrmt.softmax import check_mask, check_softmax_f, softmax_nonlinearity
 
         check_softmax_f(f)
         check_mask(mask)
@@ -155,7 +158,8 @@ def limit(f, c, gamma, geometry=None, diagonal: str = "zero", digits: int = 15, 
             raise ParameterError("diagonal='keep' is not for the softmax: its zero diagonal is the mask")
         alpha = as_low_rank(geom).alpha
         solver_f = softmax_nonlinearity(alpha)
-        name, expr, centered = "softmax", softmax_text(alpha), True
+        # the same model text as symrmt.simulate(attention="softmax"), so that .compare matches them
+        name, expr, centered = "softmax", SOFTMAX_EXPR, True
     else:
         if mask is not True:
             raise ParameterError("mask is for attention='softmax' only")
@@ -190,7 +194,7 @@ def limit(f, c, gamma, geometry=None, diagonal: str = "zero", digits: int = 15, 
 
 def simulate(f, c, gamma, geometry=None, diagonal: str = "zero", center: bool = False, *, n: int = 512,
              trials: int = 10, seed: int = 0, noise: str = "gaussian", workers: int = 1,
-             progress: bool | None = None):
+             progress: bool | None = None, attention: str = "entrywise", mask: bool = True):
     """Monte-Carlo estimates of ``E_A(gamma)`` and ``E_RR(gamma)`` at finite ``n`` (``p = round(c n)``).
 
     The same model and arguments as :func:`limit`, plus the sampling ones; the result
@@ -213,6 +217,10 @@ def simulate(f, c, gamma, geometry=None, diagonal: str = "zero", center: bool = 
         Processes (``f`` given as text is rebuilt in each worker).
     progress : bool or None
         Progress bar (``None``: auto).
+    attention : {"entrywise", "softmax"}
+        ``"softmax"``: the masked row softmax (``f`` must be ``None``), as in :func:`limit`.
+    mask : bool
+        Softmax only: ``False`` simulates the unmasked model (which has no limit).
 
     Returns
     -------
@@ -229,7 +237,19 @@ def simulate(f, c, gamma, geometry=None, diagonal: str = "zero", center: bool = 
     from symrmt.simulation.montecarlo import simulate as _simulate
 
     t0 = time.monotonic()
-    if callable(f) and not hasattr(f, "free_symbols"):  # a NumPy callable (SymPy objects have free_symbols)
+    from symrmt.simulation.montecarlo import check_attention
+
+    attention = check_attention(attention)
+    if attention == "softmax":
+        from symrmt.softmax import check_softmax_f
+
+        check_softmax_f(f)
+        if center:
+            raise ParameterError("center is for the entry-wise kernel; the softmax fixes the kernel")
+        fn, centered = None, True
+        name = "softmax" if mask is True else "softmax (unmasked)"
+        expr = SOFTMAX_EXPR if mask is True else "unmasked row-softmax(X^T W X/sqrt(p))"
+    elif callable(f) and not hasattr(f, "free_symbols"):  # a NumPy callable (SymPy objects have free_symbols)
         fn, name, expr, centered = f, getattr(f, "__name__", repr(f)), repr(f), False
         if center:
             raise ParameterError("center=True needs f in symbolic form (a preset or an expression), not a callable")
@@ -241,7 +261,7 @@ def simulate(f, c, gamma, geometry=None, diagonal: str = "zero", center: bool = 
     gs = gamma_values(gamma)
     geom = _geometry(geometry)
     raw = _simulate(fn, n, cf, list(gs), geometry=geom, diagonal=diagonal, noise=noise, trials=trials, seed=seed,
-                    workers=workers, progress=progress)
+                    workers=workers, progress=progress, attention=attention, mask=mask)
     par = raw["params"]
     return SimulationResult(f=name, expr=expr, center=centered, c=cf, gamma_exact=gs, geometry=geom,
                             diagonal=par["diagonal"], n=par["n"], p=par["p"], trials=par["trials"], seed=par["seed"],

@@ -153,3 +153,15 @@ def test_cli_sweep_softmax_matches_limit_and_refuses_alpha():
     r = _cli("crossings", "--attention", "softmax", "--over", "gamma", "--between", "0.01,10", "--c", "1/2",
              "--alpha", "3/2")
     assert r.returncode == 2 and "need alpha = 1" in r.stderr
+
+
+def test_api_simulate_compares_with_the_limit():
+    g = Geometry(snr=2)
+    th = symrmt.limit(None, "1/2", [0.1, 1], g, digits=10, attention="softmax")
+    sim = symrmt.simulate(None, "1/2", [0.1, 1], g, n=256, trials=4, seed=3, attention="softmax")
+    assert sim.f == th.f == "softmax" and sim.compare(th).attention_gap.shape == (2,)
+    unmasked = symrmt.simulate(None, "1/2", [0.1], g, n=64, trials=2, attention="softmax", mask=False)
+    with pytest.raises(ParameterError, match="different models"):
+        unmasked.compare(symrmt.limit(None, "1/2", [0.1], g, digits=10, attention="softmax"))
+    with pytest.raises(ParameterError, match="fixes the kernel"):
+        symrmt.simulate("tanh", "1/2", [0.1], n=64, trials=2, attention="softmax")
