@@ -154,14 +154,13 @@ def _limit_checks(ck: CheckList, quick: bool, digits: int) -> None:
         ck.close(f"softmax limit == solver with the closed-form a_1 = alpha, nu = e^(alpha^2) - 1 "
                  f"(c={c}, gamma={g}, alpha={low.alpha})", a, b, digits - 10)
     if not quick:
-        from symrmt.engine import bind  # noqa: F401 - the engine is importable
         from symrmt.models.attention import at_from_gram, attention_model
 
         geo = ROUTES[1][1]
         low = as_low_rank(geo)
         m, ex = attention_model("exp(t - 1/2) - 1", rank=1)
         at = {"c": "1/2", "gamma": "1/10", **at_from_gram(low.gram(), 1)}
-        e = m.limit(ex["E_A"], at=at, digits=30)
+        e = m.limit(ex["E_A"], at=at, digits=30).value
         a = symrmt.limit(None, "1/2", ["1/10"], geo, digits=30, attention="softmax").attention_mp[0]
         ck.close("softmax limit == the engine's kernel(exp(t - 1/2) - 1, X, W) expression (c=1/2, gamma=1/10, "
                  "snr=2)", a, e, 25)
