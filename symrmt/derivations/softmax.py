@@ -29,9 +29,9 @@ The steps (``docs/theory.md``, section "Softmax attention"):
 Checks: the Hermite data symbolically; the exact identity of step 1 and ``K 1`` at finite n;
 the decay of ``||E||`` with n; the limit against the hand-built solver fed the closed-form
 Hermite data (and, in full mode, the engine's ``kernel(f, X, W)`` route); the simulated real
-softmax against the limit on the routes noise only, signal, aligned weights, rank 2 and
-``alpha = 3/2`` (quick: n = 512, ``3 se + 0.01``; full: n = 2048, ``3 se + 0.5% + 0.002``); and, in
-full mode, paired differences ``E_A^softmax - E_A^entry`` on the same draws at n = 512 ... 8192
+softmax against the limit on the routes noise only, signal, aligned weights, ``alpha = 3/2``
+(quick: n = 512, ``3 se + 0.01``) and, in full mode, also rank 2 and weights orthogonal to the
+signal (n = 2048, ``3 se + 0.5% + 0.002``); and, in full mode, paired differences ``E_A^softmax - E_A^entry`` on the same draws at n = 512 ... 8192
 (they decay, and extrapolate to 0 in ``d_inf + a/sqrt(n) + b/n``).
 """
 
@@ -57,6 +57,7 @@ ROUTES = (
     ("rank 2", LowRankGeometry([[1, "1/2", 0, 0, "1/3"], ["1/2", 1, 0, "1/2", 0], [0, 0, 1, 0, "1/4"],
                                 [0, "1/2", 0, 1, 0], ["1/3", 0, "1/4", 0, 1]], 1)),
     ("alpha = 3/2", LowRankGeometry([[2, "1/2", 0], ["1/2", 1, "1/4"], [0, "1/4", 1]], "3/2")),
+    ("orthogonal weights", Geometry(snr=1, wk2=2, wq2=1, wkwq="1/2")),
 )
 
 
