@@ -32,6 +32,9 @@ from symrmt.params import ParameterError, as_low_rank, check_c, check_diagonal, 
 
 __all__ = ["limit", "simulate", "as_nonlinearity", "gamma_values"]
 
+#: the model text of masked softmax attention in the result objects (``LimitResult.expr``, ``SimulationResult.expr``)
+SOFTMAX_EXPR = "masked row-softmax(X^T W X/sqrt(p))"
+
 #: limit calls with more gamma values than this show a progress bar (auto mode)
 PROGRESS_MIN_GAMMAS = 8
 
@@ -87,7 +90,8 @@ def _number(x):
 
 
 def limit(f, c, gamma, geometry=None, diagonal: str = "zero", digits: int = 15, center: bool = False,
-          progress: bool | None = None, prove: bool = False, **values):
+          progress: bool | None = None, prove: bool = False, *, attention: str = "entrywise", mask: bool = True,
+          **values):
     r"""Certified limits of the Attention error ``E_A(gamma)`` and the ridge error ``E_RR(gamma)``.
 
     Parameters
@@ -116,6 +120,12 @@ def limit(f, c, gamma, geometry=None, diagonal: str = "zero", digits: int = 15, 
     prove : bool
         Also prove every value: ``.balls`` holds ``flint.arb`` balls proved to contain the limits
         (:mod:`symrmt.numeric.prove`; needs python-flint, ``pip install 'symrmt[prove]'``).
+    attention : {"entrywise", "softmax"} (keyword only)
+        ``"softmax"``: masked softmax attention ``K = (n/sqrt(p)) row-softmax(X^T W X/sqrt(p))``
+        (``f`` must be ``None``, ``diagonal`` ``"zero"``); its limit is the entry-wise limit of
+        ``exp(t - alpha^2/2) - 1`` (:mod:`symrmt.softmax`, ``docs/theory.md``).
+    mask : bool (keyword only)
+        Softmax only; ``False`` (the unmasked model) is refused: it has no limit in this scaling.
 
     Returns
     -------
@@ -140,10 +150,30 @@ def limit(f, c, gamma, geometry=None, diagonal: str = "zero", digits: int = 15, 
     from symrmt.numeric.theory import attention_limit, ridge_limit
 
     t0 = time.monotonic()
-    nl = as_nonlinearity(f, center)
+    from symrmt.simulation.montecarlo import check_attention
+
+    attention = check_attention(attention)
+    geom = _geometry(geometry, values)
+    if attention == "softmax":
+        from symrmt.softmax import check_mask, check_softmax_f, softmax_nonlinearity
+
+        check_softmax_f(f)
+        check_mask(mask)
+        if center:
+            raise ParameterError("center is for the entry-wise kernel; the softmax's f is centered by construction")
+        if diagonal != "zero":
+            raise ParameterError("diagonal='keep' is not for the softmax: its zero diagonal is the mask")
+        alpha = as_low_rank(geom).alpha
+        solver_f = softmax_nonlinearity(alpha)
+        # the same model text as symrmt.simulate(attention="softmax"), so that .compare matches them
+        name, expr, centered = "softmax", SOFTMAX_EXPR, True
+    else:
+        if mask is not True:
+            raise ParameterError("mask is for attention='softmax' only")
+        nl = solver_f = as_nonlinearity(f, center)
+        name, expr, centered = nl.name, str(nl.expr), nl.center
     cf = check_c(_number(c))
     gs = gamma_values(gamma)
-    geom = _geometry(geometry, values)
     diagonal = check_diagonal(diagonal)
     from symrmt.parsing import check_digits
 
@@ -160,24 +190,24 @@ def limit(f, c, gamma, geometry=None, diagonal: str = "zero", digits: int = 15, 
     chunk = max(1, len(order) // 20)
     values = {}
     enabled = progress if progress is not None else (None if len(order) > PROGRESS_MIN_GAMMAS else False)
-    with progress_bar(len(order), f"limit {nl.name}", enabled=enabled) as bar:
+    with progress_bar(len(order), f"limit {name}", enabled=enabled) as bar:
         for i in range(0, len(order), chunk):
             part = order[i:i + chunk]
             if prove:
                 from symrmt.numeric.prove import prove_limit
 
-                vals, bl = prove_limit(nl, cf, part, geom, diagonal, digits)
+                vals, bl = prove_limit(solver_f, cf, part, geom, diagonal, digits)
                 att, rr = vals["attention"], vals["ridge"]
                 balls["attention"].update(zip(part, bl["attention"]))
                 balls["ridge"].update(zip(part, bl["ridge"]))
             else:
-                att = attention_limit(nl, cf, part, geom, diagonal, digits)
+                att = attention_limit(solver_f, cf, part, geom, diagonal, digits)
                 rr = ridge_limit(cf, part, snr, digits)
             values.update({g: (a, r) for g, a, r in zip(part, att, rr)})
             bar.update(len(part))
     from symrmt.results import LimitResult
 
-    return LimitResult(f=nl.name, expr=str(nl.expr), center=nl.center, c=cf, gamma_exact=gs, geometry=geom,
+    return LimitResult(f=name, expr=expr, center=centered, c=cf, gamma_exact=gs, geometry=geom,
                        diagonal=diagonal, digits=digits, attention_mp=tuple(values[g][0] for g in gs),
                        ridge_mp=tuple(values[g][1] for g in gs), seconds=time.monotonic() - t0,
                        balls=({"attention": [balls["attention"][g] for g in gs], "ridge": [balls["ridge"][g] for g in gs],
@@ -186,7 +216,7 @@ def limit(f, c, gamma, geometry=None, diagonal: str = "zero", digits: int = 15, 
 
 def simulate(f, c, gamma, geometry=None, diagonal: str = "zero", center: bool = False, *, n: int = 512,
              trials: int = 10, seed: int = 0, noise: str = "gaussian", workers: int = 1,
-             progress: bool | None = None, **values):
+             progress: bool | None = None, attention: str = "entrywise", mask: bool = True, **values):
     """Monte-Carlo estimates of ``E_A(gamma)`` and ``E_RR(gamma)`` at finite ``n`` (``p = round(c n)``).
 
     The same model and arguments as :func:`limit`, plus the sampling ones; the result
@@ -211,6 +241,10 @@ def simulate(f, c, gamma, geometry=None, diagonal: str = "zero", center: bool = 
         Progress bar (``None``: auto).
     **values
         Geometry entries as keywords (``snr=1``, ...), as for :func:`limit`.
+    attention : {"entrywise", "softmax"}
+        ``"softmax"``: the masked row softmax (``f`` must be ``None``), as in :func:`limit`.
+    mask : bool
+        Softmax only: ``False`` simulates the unmasked model (which has no limit).
 
     Returns
     -------
@@ -227,7 +261,19 @@ def simulate(f, c, gamma, geometry=None, diagonal: str = "zero", center: bool = 
     from symrmt.simulation.montecarlo import simulate as _simulate
 
     t0 = time.monotonic()
-    if callable(f) and not hasattr(f, "free_symbols"):  # a NumPy callable (SymPy objects have free_symbols)
+    from symrmt.simulation.montecarlo import check_attention
+
+    attention = check_attention(attention)
+    if attention == "softmax":
+        from symrmt.softmax import check_softmax_f
+
+        check_softmax_f(f)
+        if center:
+            raise ParameterError("center is for the entry-wise kernel; the softmax fixes the kernel")
+        fn, centered = None, True
+        name = "softmax" if mask is True else "softmax (unmasked)"
+        expr = SOFTMAX_EXPR if mask is True else "unmasked row-softmax(X^T W X/sqrt(p))"
+    elif callable(f) and not hasattr(f, "free_symbols"):  # a NumPy callable (SymPy objects have free_symbols)
         fn, name, expr, centered = f, getattr(f, "__name__", repr(f)), repr(f), False
         if center:
             raise ParameterError("center=True needs f in symbolic form (a preset or an expression), not a callable")
@@ -239,7 +285,7 @@ def simulate(f, c, gamma, geometry=None, diagonal: str = "zero", center: bool = 
     gs = gamma_values(gamma)
     geom = _geometry(geometry, values)
     raw = _simulate(fn, n, cf, list(gs), geometry=geom, diagonal=diagonal, noise=noise, trials=trials, seed=seed,
-                    workers=workers, progress=progress)
+                    workers=workers, progress=progress, attention=attention, mask=mask)
     par = raw["params"]
     return SimulationResult(f=name, expr=expr, center=centered, c=cf, gamma_exact=gs, geometry=geom,
                             diagonal=par["diagonal"], n=par["n"], p=par["p"], trials=par["trials"], seed=par["seed"],

@@ -56,6 +56,7 @@ from symrmt.cli_common import (  # noqa: F401  (dump: the JSON writer, also reac
     EXIT_SOLVER,
     Parser,
     add_executor,
+    add_attention,
     add_f,
     add_model,
     add_output,
@@ -93,7 +94,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("limit", help="exact limits of E_A(gamma) and E_RR(gamma)",
                        description="Large-n limits of the Attention error E_A and the ridge error E_RR.")
-    add_f(p)
+    add_f(p, required=False)
+    add_attention(p, simulate=False)
     add_model(p, "ridge parameters, comma-separated, each > 0")
     add_output(p)
     p.add_argument("--prove", action="store_true", help="prove every value: a ball [mid ± rad] proved to contain the limit (needs python-flint: pip install 'symrmt[prove]')")
@@ -101,7 +103,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("simulate", help="Monte-Carlo estimate at finite n",
                        description="Monte-Carlo estimate of E_A and E_RR at finite n (p = round(c n)).")
-    add_f(p)
+    add_f(p, required=False)
+    add_attention(p, simulate=True)
     p.add_argument("--n", required=True, type=int_at_least("--n", 2), help="number of tokens")
     add_model(p, "ridge parameters, comma-separated, each > 0")
     p.add_argument("--noise", choices=NOISES, default="gaussian", help="noise distribution (default gaussian)")

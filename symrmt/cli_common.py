@@ -104,10 +104,11 @@ class Parser(argparse.ArgumentParser):
         self.exit(EXIT_BAD_INPUT, f"{self.prog}: error: {message}\n")
 
 
-def add_f(p):
+def add_f(p, required: bool = True):
     p.add_argument(
         "--f",
-        required=True,
+        required=required,
+        default=None,
         metavar="EXPR",
         help="nonlinearity: a preset (tanh, relu, erf, sin, cos, gelu, sigmoid, softplus, linear, abs, sign, poly2) "
         "or an expression in t, e.g. 'erf(t)' or 'Max(t, 0) - 1/sqrt(2*pi)'",
@@ -217,6 +218,40 @@ def note_projection(geom) -> None:
         print(f"symrmt: note: the Gram matrix was outside the PSD cone by {geom.projection:.2g} of its scale "
               "(rounding); it was made exactly PSD at its numerical rank (entries moved by at most that much)",
               file=sys.stderr)
+
+
+def add_attention(p, simulate: bool):
+    """``--attention entrywise|softmax`` (and, for ``simulate``, ``--no-mask``)."""
+    p.add_argument("--attention", default="entrywise", metavar="KIND",
+                   help="entrywise (default: K = f(X^T W X/sqrt(p))/sqrt(p)) or softmax "
+                   "(K = (n/sqrt(p)) row-softmax(X^T W X/sqrt(p)) with S_ii = -inf; no --f)")
+    p.add_argument("--no-mask", dest="mask", action="store_false",
+                   help="softmax: keep the self term S_ii" + ("" if simulate else
+                                                              " (refused: the unmasked model has no limit)"))
+
+
+def attention_of(args) -> str:
+    """The checked ``--attention`` and the ``--f``/``--no-mask`` rules that go with it."""
+    from symrmt.simulation.montecarlo import check_attention
+
+    try:
+        kind = check_attention(args.attention)
+    except ParameterError:
+        raise ParameterError(f"--attention must be entrywise or softmax, got {args.attention!r}") from None
+    if kind == "softmax":
+        if args.f is not None:
+            raise ParameterError("--f with --attention softmax: the softmax fixes the kernel, so give no --f")
+        if args.center:
+            raise ParameterError("--center with --attention softmax: the softmax's kernel is centered by construction")
+        if args.diagonal != "zero":
+            raise ParameterError("--diagonal keep with --attention softmax: its zero diagonal is the mask "
+                                 "(--no-mask keeps the self term in simulate)")
+    else:
+        if args.f is None:
+            raise ParameterError("--f is required (the nonlinearity) unless --attention softmax")
+        if not args.mask:
+            raise ParameterError("--no-mask is for --attention softmax only")
+    return kind
 
 
 def nonlinearity_of(args):

@@ -11,6 +11,7 @@ import warnings
 from symrmt.cli_common import (
     EXIT_OK,
     EXIT_SOLVER,
+    attention_of,
     brief,
     dump,
     geometry_of,
@@ -73,21 +74,32 @@ def cmd_hermite(args) -> int:
 
 
 def cmd_limit(args) -> int:
-    nl = nonlinearity_of(args)
+    kind = attention_of(args)
     geom = geometry_of(args)
+    if kind == "softmax":
+        from symrmt.params import as_low_rank
+        from symrmt.softmax import check_mask, softmax_nonlinearity, softmax_text
+
+        check_mask(args.mask)
+        alpha = as_low_rank(geom).alpha
+        solver_f, name, expr = softmax_nonlinearity(alpha), "softmax", softmax_text(alpha)
+    else:
+        nl = solver_f = nonlinearity_of(args)
+        name, expr = nl.name, str(nl.expr)
     balls = None
     if args.prove:
         from symrmt.numeric.prove import prove_limit
 
-        res, balls = prove_limit(nl, args.c, list(args.gamma), geometry=geom, diagonal=args.diagonal,
+        res, balls = prove_limit(solver_f, args.c, list(args.gamma), geometry=geom, diagonal=args.diagonal,
                                  digits=args.digits)
     else:
         limit = theory_limit()
-        res = limit(nl, args.c, list(args.gamma), geometry=geom, diagonal=args.diagonal, digits=args.digits)
+        res = limit(solver_f, args.c, list(args.gamma), geometry=geom, diagonal=args.diagonal, digits=args.digits)
     D = args.digits
     params = {
-        "f": nl.name,
-        "expr": str(nl.expr),
+        "attention": kind,
+        "f": name,
+        "expr": expr,
         "c": args.c,
         "geometry": geometry_record(geom, args.digits, exact=args.exact_params),
         "diagonal": args.diagonal,
@@ -106,7 +118,9 @@ def cmd_limit(args) -> int:
         return EXIT_OK
     geo_text = (", ".join(f"{k} = {brief(v)}" for k, v in params["geometry"].items()) if isinstance(geom, Geometry)
                 else f"rank r = {geom.r}, alpha = {geom.alpha}, ||mu||^2 = {geom.snr}")
-    print(f"f(t) = {nl.expr}, c = {args.c}, diagonal = {args.diagonal}, {geo_text}")
+    head = (f"softmax attention (masked; its limit is the entry-wise one of f(t) = {expr})" if kind == "softmax"
+            else f"f(t) = {expr}")
+    print(f"{head}, c = {args.c}, diagonal = {args.diagonal}, {geo_text}")
     att = res.get("attention")
     rows = []
     if balls is not None:
@@ -132,19 +146,25 @@ def cmd_simulate(args) -> int:
 
     from symrmt.cli_common import scheduler_of
 
-    nl = nonlinearity_of(args)  # validates f (parse, centering) before any simulation
-    geom = geometry_of(args)
+    kind = attention_of(args)
     scheduler_of(args)  # the scheduler's address and terms, before any work
     parallel = args.workers > 1 or args.scheduler is not None
-    f = SimulationF(nl.text, nl.center) if parallel else nl.numpy()
+    if kind == "softmax":
+        f, f_key, name = None, None, "softmax" if args.mask else "softmax (unmasked)"
+        expr = "row-softmax(X^T W X/sqrt(p))" + (" with S_ii = -inf" if args.mask else "")
+    else:
+        nl = nonlinearity_of(args)  # validates f (parse, centering) before any simulation
+        f = SimulationF(nl.text, nl.center) if parallel else nl.numpy()
+        f_key, name, expr = f"expr:{nl.expr}", nl.name, str(nl.expr)
+    geom = geometry_of(args)
     with warnings.catch_warnings():  # reported below in one line
         warnings.simplefilter("ignore", StaleTrialsWarning)
         res = simulate(f, args.n, args.c, list(args.gamma), geometry=geom, diagonal=args.diagonal,
                        noise=args.noise, trials=args.trials, seed=args.seed, workers=args.workers, progress=None,
-                       scheduler=scheduler_of(args), store=args.store, f_key=f"expr:{nl.expr}")
+                       scheduler=scheduler_of(args), store=args.store, f_key=f_key, attention=kind, mask=args.mask)
     report_stale(res)
     params = dict(res["params"])
-    params.update({"f": nl.name, "expr": str(nl.expr), "c": args.c, "gamma": list(args.gamma),
+    params.update({"f": name, "expr": expr, "c": args.c, "gamma": list(args.gamma),
                    "workers": args.workers})
     params["geometry"] = geometry_record(geom, exact=args.exact_params)
     if args.json:
@@ -158,7 +178,8 @@ def cmd_simulate(args) -> int:
         return EXIT_OK
     if args.store is not None:
         print(f"store {args.store}: {res['trials_reused']} trial(s) reused, {res['trials_computed']} computed")
-    print(f"f(t) = {nl.expr}, n = {params['n']}, p = {params['p']}, c = {args.c}, trials = {args.trials}, "
+    head = f"{name} attention" if kind == "softmax" else f"f(t) = {expr}"
+    print(f"{head}, n = {params['n']}, p = {params['p']}, c = {args.c}, trials = {args.trials}, "
           f"seed = {args.seed}, diagonal = {args.diagonal}, noise = {args.noise}")
     rows = []
     for i, g in enumerate(args.gamma):

@@ -16,7 +16,8 @@ from fractions import Fraction
 
 import mpmath
 
-from symrmt.cli_common import add_f, add_geometry, add_output, dump, geometry_of, int_at_least, json_text, number
+from symrmt.cli_common import add_attention, add_f, add_geometry, add_output, attention_of, dump, geometry_of, int_at_least
+from symrmt.cli_common import json_text, number
 from symrmt.params import ParameterError, to_fraction
 from symrmt.results import _fstr, param_text
 
@@ -82,7 +83,8 @@ def add_parsers(sub) -> None:
     p = sub.add_parser("sweep", help="limits of E_A and E_RR over a product grid (CSV or JSON)",
                        description="Certified limits of E_A and E_RR at every point of a product grid of c, gamma, "
                        "the Gram entries and the angles (symrmt.sweep). CSV on stdout (one row per point), or JSON.")
-    add_f(p)
+    add_f(p, required=False)
+    add_attention(p, simulate=False)
     p.add_argument("--grid", type=grid_entry, action="append", required=True, metavar="KEY=SPEC", help=GRID_HELP)
     p.add_argument("--c", type=number("--c"), default=None, metavar="C", help="fixed c (unless in --grid)")
     p.add_argument("--gamma", type=number("--gamma"), default=None, metavar="G",
@@ -104,7 +106,8 @@ def add_parsers(sub) -> None:
     p = sub.add_parser("crossings", help="every crossing E_A = E_RR in an interval",
                        description="Scans the interval, brackets each sign change of E_A - E_RR and refines it to "
                        "--digits digits on certified values (symrmt.crossings).")
-    add_f(p)
+    add_f(p, required=False)
+    add_attention(p, simulate=False)
     p.add_argument("--over", required=True, metavar="KEY", help="the parameter that varies (c, gamma, snr, a Gram "
                    "entry or cos_muwk, cos_muwq, cos_wkwq); KEY1=KEY2 (or KEY1,KEY2) ties them to one value, e.g. "
                    "--over cos_muwk=cos_muwq for w_K = w_Q at a varying angle to mu")
@@ -145,6 +148,20 @@ def _base(args, varying):
                 raise ParameterError(f"--{key.replace('_', '-')} is fixed and also varies; drop one")
             values[key] = v
     return None, values
+
+
+def _f_of(args, base):
+    """``--f``, or for ``--attention softmax`` its entry-wise equivalent ``exp(t - 1/2) - 1`` (alpha = 1 only)."""
+    if attention_of(args) != "softmax":
+        return args.f
+    from symrmt.params import as_low_rank
+    from symrmt.softmax import check_mask, softmax_text
+
+    check_mask(args.mask)
+    if base is not None and as_low_rank(base).alpha != 1:
+        raise ParameterError("sweep and crossings with --attention softmax need alpha = 1 (the softmax's "
+                             "exp(t - alpha^2/2) - 1 is centered only at its own scale); use limit for alpha != 1")
+    return softmax_text(1)
 
 
 def _fixed(args, varying) -> dict:
@@ -189,7 +206,7 @@ def cmd_sweep(args) -> int:
         grid[key] = values
     base, extra = _base(args, set(grid))
     fixed = _fixed(args, set(grid))
-    res = sweep(args.f, {**extra, **fixed, **grid}, geometry=base, diagonal=args.diagonal, digits=args.digits,
+    res = sweep(_f_of(args, base), {**extra, **fixed, **grid}, geometry=base, diagonal=args.diagonal, digits=args.digits,
                 center=args.center, fast=args.fast, certify=args.certify, prove=args.prove)
     if res.fast and res.certified_gap is not None:
         print(f"fast path: {sum(res.fallback)} of {len(res.points)} points solved by mpmath; largest relative gap "
@@ -250,7 +267,7 @@ def cmd_crossings(args) -> int:
     over = keys if len(keys) > 1 else keys[0]
     base, extra = _base(args, set(keys))
     fixed = _fixed(args, set(keys))
-    res = crossings(args.f, over=over, between=tuple(parts), geometry=base, diagonal=args.diagonal,
+    res = crossings(_f_of(args, base), over=over, between=tuple(parts), geometry=base, diagonal=args.diagonal,
                     digits=args.digits, center=args.center, scan=args.scan, log=args.log, fast=args.fast,
                     **fixed, **extra)
     import mpmath

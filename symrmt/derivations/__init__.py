@@ -29,6 +29,7 @@ DERIVATIONS = (
     "engine_attention",
     "attention_grid",
     "engine_density",
+    "softmax",
 )
 
 

@@ -45,6 +45,7 @@ __all__ = [
     "vectors_from_gram",
     "draw_tokens",
     "kernel_matrix",
+    "softmax_kernel",
     "resolvent_errors",
     "attention_errors",
     "ridge_errors",
@@ -132,6 +133,23 @@ def draw_tokens(rng: np.random.Generator, n: int, mu: np.ndarray, noise: str = "
     return x, y
 
 
+def _scores(x: np.ndarray, w_k, w_q, gram=None, alpha: float = 1.0, weights=None) -> np.ndarray:
+    """``S = X^T W X / sqrt(p)`` with ``W = alpha I + W_K W_Q^T`` (or the explicit ``weights``), a new array."""
+    p, n = x.shape
+    root_p = math.sqrt(p)
+    if weights is not None:
+        m = x.T @ (weights @ x)
+        m /= root_p
+    else:
+        g = x.T @ x if gram is None else gram
+        m = g * (alpha / root_p)
+        if np.any(w_k) and np.any(w_q):
+            wk = np.asarray(w_k).reshape(p, -1)
+            wq = np.asarray(w_q).reshape(p, -1)
+            m += ((x.T @ wk) / root_p) @ (wq.T @ x)
+    return m
+
+
 def kernel_matrix(f, x: np.ndarray, w_k: np.ndarray, w_q: np.ndarray, diagonal: str = "zero", gram=None,
                   alpha: float = 1.0, weights=None):
     """``K = f(X^T W X / sqrt(p)) / sqrt(p)`` with ``W = alpha I + W_K W_Q^T``, without forming ``W``.
@@ -145,16 +163,7 @@ def kernel_matrix(f, x: np.ndarray, w_k: np.ndarray, w_q: np.ndarray, diagonal: 
     """
     p, n = x.shape
     root_p = math.sqrt(p)
-    if weights is not None:
-        m = x.T @ (weights @ x)
-        m /= root_p
-    else:
-        g = x.T @ x if gram is None else gram
-        m = g * (alpha / root_p)
-        if np.any(w_k) and np.any(w_q):
-            wk = np.asarray(w_k).reshape(p, -1)
-            wq = np.asarray(w_q).reshape(p, -1)
-            m += ((x.T @ wk) / root_p) @ (wq.T @ x)
+    m = _scores(x, w_k, w_q, gram, alpha, weights)
     k = np.asarray(f(m), dtype=np.float64)
     if k.shape != (n, n):
         raise ParameterError(
@@ -168,6 +177,38 @@ def kernel_matrix(f, x: np.ndarray, w_k: np.ndarray, w_q: np.ndarray, diagonal: 
     elif diagonal != "keep":
         raise ParameterError(f"diagonal must be one of ('zero', 'keep'), got {diagonal!r}")
     return k
+
+
+def softmax_kernel(x: np.ndarray, w_k, w_q, mask: bool = True, gram=None, alpha: float = 1.0, weights=None):
+    """Softmax attention ``K = (n/sqrt(p)) A``, ``A = row-softmax(S)``, ``S = X^T W X/sqrt(p)``.
+
+    ``mask=True`` sets ``S_ii = -inf`` (a token does not attend to itself, so ``K_ii = 0``).
+    Each row is computed stably: its maximum is subtracted before ``exp`` (a row-wise
+    log-sum-exp), so no entry overflows.  Every row of ``A`` sums to 1, so ``K 1 = (n/sqrt(p)) 1``.
+    """
+    p, n = x.shape
+    if mask and n < 2:
+        raise ParameterError("the masked softmax needs n >= 2 (a row with only its own token masked is empty)")
+    m = _scores(x, w_k, w_q, gram, alpha, weights)
+    if not np.all(np.isfinite(m)):
+        raise ParameterError("the attention scores X^T W X/sqrt(p) are not finite (overflow in float64)")
+    if mask:
+        np.fill_diagonal(m, -np.inf)
+    m -= m.max(axis=1, keepdims=True)
+    np.exp(m, out=m)
+    m *= (n / math.sqrt(p)) / m.sum(axis=1, keepdims=True)
+    return m
+
+
+#: the attention kinds of the simulation: the paper's entry-wise kernel and the row softmax
+ATTENTIONS = ("entrywise", "softmax")
+
+
+def check_attention(attention) -> str:
+    """``attention`` as one of :data:`ATTENTIONS`, or a one-line error naming the choices."""
+    if not isinstance(attention, str) or attention.strip().lower() not in ATTENTIONS:
+        raise ParameterError(f"attention must be one of {ATTENTIONS}, got {attention!r}")
+    return attention.strip().lower()
 
 
 def _errors_from_spectrum(lam, s, null, n, gammas):
@@ -256,16 +297,21 @@ def ridge_errors(x, y, gammas, gram=None) -> np.ndarray:
     return _errors_from_spectrum(lam, s, null, n, gammas)
 
 
-def simulate_trial(f, n, mu, w_k, w_q, gammas, diagonal, noise, rng, alpha=1.0, weights=None):
+def simulate_trial(f, n, mu, w_k, w_q, gammas, diagonal, noise, rng, alpha=1.0, weights=None,
+                   attention="entrywise", mask=True):
     """One trial: returns ``(E_A, E_RR)``, two float64 arrays of length ``len(gammas)``.
 
     ``W = alpha I + W_K W_Q^T`` (``w_k``, ``w_q``: vectors or (p, r) arrays), or the
-    explicit p x p matrix ``weights`` when given.
+    explicit p x p matrix ``weights`` when given.  ``attention="softmax"`` uses
+    :func:`softmax_kernel` (``f`` and ``diagonal`` unused; ``mask`` as there).
     """
     x, y = draw_tokens(rng, n, mu, noise)
     p = x.shape[0]
     gram = x.T @ x if p >= n else None  # reused by the kernel, Attention and ridge
-    k = kernel_matrix(f, x, w_k, w_q, diagonal, gram=gram, alpha=alpha, weights=weights)
+    if attention == "softmax":
+        k = softmax_kernel(x, w_k, w_q, mask, gram=gram, alpha=alpha, weights=weights)
+    else:
+        k = kernel_matrix(f, x, w_k, w_q, diagonal, gram=gram, alpha=alpha, weights=weights)
     e_att = attention_errors(x, k, y, gammas, gram=gram)
     e_rr = ridge_errors(x, y, gammas, gram=gram)
     return e_att, e_rr
@@ -364,16 +410,19 @@ def simulate(
     store=None,
     f_key=None,
     executor=None,
+    attention="entrywise",
+    mask=True,
 ) -> dict:
     """Monte-Carlo estimate of ``E_A(gamma)`` and ``E_RR(gamma)`` at finite ``n``.
 
     Parameters
     ----------
-    f : callable, str, sympy.Expr or Nonlinearity
+    f : callable, str, sympy.Expr, Nonlinearity or None
         Vectorized NumPy function, float64 array -> float64 array of the same shape; or ``f`` as
         :func:`symrmt.limit` takes it (a preset name such as ``"tanh"``, an expression string in
         ``t``, a SymPy expression, a :class:`~symrmt.symbolic.hermite.Nonlinearity`), which is
-        turned into its NumPy function here (SymPy is then imported; a NumPy callable needs none).
+        turned into its NumPy function here (SymPy is then imported; a NumPy callable needs none);
+        ``None`` with ``attention="softmax"`` (the softmax fixes the kernel).
     n : int
         Number of tokens, ``n >= 2``.  The dimension is ``p = round(c n)``
         (Python's ``round``: ties go to the even integer), ``p >= 1``.
@@ -421,6 +470,12 @@ def simulate(
     executor : DaskExecutor, optional (keyword only)
         An already started executor (:func:`symrmt.simulation.executor.make_executor`),
         used instead of ``workers``/``scheduler``, e.g. across many calls.
+    attention : {"entrywise", "softmax"} (keyword only)
+        ``"softmax"``: ``K = (n/sqrt(p)) row-softmax(X^T W X/sqrt(p))`` (:func:`softmax_kernel`)
+        instead of ``f(X^T W X/sqrt(p))/sqrt(p)``; ``f`` must then be ``None`` and
+        ``diagonal`` ``"zero"`` (the mask is the softmax's zero diagonal).
+    mask : bool (keyword only)
+        Softmax only: ``True`` (default) sets ``S_ii = -inf``; ``False`` keeps the self term.
 
     Returns
     -------
@@ -440,17 +495,27 @@ def simulate(
     """
     from symrmt.simulation.trials import SIMULATE_SPEC, simulate_point, summarize
 
-    f = _numpy_f(f)
-    if not callable(f):
-        raise ParameterError(f"f must be a callable (a vectorized NumPy function), got {f!r}")
-    _check_vectorized(f)
+    attention = check_attention(attention)
+    if attention == "softmax":
+        if f is not None:
+            raise ParameterError("attention='softmax' fixes the kernel (a row softmax), so f must be None; "
+                                 "f is for the entry-wise kernel")
+        if not isinstance(mask, bool):
+            raise ParameterError(f"mask must be True or False, got {mask!r}")
+    else:
+        if mask is not True:
+            raise ParameterError("mask is for attention='softmax' only (the entry-wise kernel uses diagonal)")
+        f = _numpy_f(f)
+        if not callable(f):
+            raise ParameterError(f"f must be a callable (a vectorized NumPy function), got {f!r}")
+        _check_vectorized(f)
     if isinstance(workers, Integral) and not isinstance(workers, bool):
         check_workers(int(workers))  # the stated cap (the cores available), before anything else
     n_checked = _check_int(n, "n", 2)  # the memory estimate comes before any array is allocated
     _check_memory(n_checked, round(check_c(c) * n_checked), weights is not None,
                   min(workers, trials) if isinstance(workers, Integral) and isinstance(trials, Integral) else 1)
     point = simulate_point(f, n, c, gammas, geometry=geometry, diagonal=diagonal, noise=noise, weights=weights,
-                           mu=mu, f_key=f_key, need_key=store is not None)
+                           mu=mu, f_key=f_key, need_key=store is not None, attention=attention, mask=mask)
     trials = _check_int(trials, "trials", 2, " (a standard error needs at least two trials)")
     check_memory_bytes(trials * TRIAL_BOOKKEEPING, f"simulate {trials} trials", "results and seed sequences",
                        "lower trials")
@@ -459,10 +524,10 @@ def simulate(
     if progress not in (None, True, False):
         raise ParameterError(f"progress must be None, True or False, got {progress!r}")
     parallel = workers > 1 or scheduler is not None
-    if parallel:
+    if parallel and f is not None:
         _check_picklable(f)
 
-    desc = f"simulate n={point.n} p={point.p}"
+    desc = f"simulate n={point.n} p={point.p}" + (" softmax" if attention == "softmax" else "")
     if executor is not None:
         rows, info = run_trials(SIMULATE_SPEC, point.key, trials, seed, store=store, executor=executor,
                                 context=point.context, progress=progress, desc=desc)

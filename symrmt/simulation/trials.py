@@ -63,7 +63,8 @@ def _simulate_trial(params, context, seed, j):
         return _simulate_trial(params, {**context, "gram": gram, "alpha": float(Fraction(geo["alpha"]))}, seed, j)
     mu, w_k, w_q, alpha, weights = model
     e_att, e_rr = simulate_trial(context["f"], n, mu, w_k, w_q, gammas, params["diagonal"], params["noise"],
-                                 np.random.default_rng(trial_seed(seed, j)), alpha=alpha, weights=weights)
+                                 np.random.default_rng(trial_seed(seed, j)), alpha=alpha, weights=weights,
+                                 attention=params.get("attention", "entrywise"), mask=params.get("mask", True))
     return np.concatenate([e_att, e_rr])
 
 
@@ -126,13 +127,17 @@ def _digest(a: np.ndarray) -> str:
 
 
 def simulate_point(f, n, c, gammas, geometry=None, diagonal="zero", noise="gaussian", weights=None, mu=None,
-                   f_key=None, need_key: bool = False) -> SimPoint:
+                   f_key=None, need_key: bool = False, attention: str = "entrywise", mask: bool = True) -> SimPoint:
     """Validate a ``simulate`` point (see :func:`symrmt.simulation.montecarlo.simulate` for the parameters).
+
+    ``attention="softmax"`` (``f`` None): the key names the softmax and its mask instead of ``f``
+    (entry-wise keys are unchanged, so stored trials stay valid).
 
     ``need_key``: the key must name ``f`` (a trial store is in use), so an ``f`` without
     ``f_key``, ``store_key`` or ufunc name is refused.
     """
-    if not callable(f):
+    softmax = attention == "softmax"
+    if not softmax and not callable(f):
         raise ParameterError(f"f must be a callable (a vectorized NumPy function), got {f!r}")
     n = _check_int(n, "n", 2)
     c_frac = check_c(c)
@@ -181,8 +186,11 @@ def simulate_point(f, n, c, gammas, geometry=None, diagonal="zero", noise="gauss
             )
         model = _weights_from_geometry(geometry, p) + (None,)
     diagonal = check_diagonal(diagonal)
+    if softmax and diagonal != "zero":
+        raise ParameterError("diagonal='keep' is not for the softmax: its diagonal is the mask "
+                             "(mask=False, --no-mask, keeps the self term)")
     noise = check_noise(noise)
-    key_f = _f_key(f, f_key)
+    key_f = ("softmax" if mask else "softmax-unmasked") if softmax else _f_key(f, f_key)
     if need_key and key_f is None:
         raise ParameterError(
             f"the trial store keys trials by f, and f = {f!r} has no name it can use: pass f_key='...' naming f "
@@ -200,6 +208,9 @@ def simulate_point(f, n, c, gammas, geometry=None, diagonal="zero", noise="gauss
         context = {"f": f, "weights": None, "mu": None, "gram": gram, "alpha": float(low.alpha)}
     key = {"f": key_f, "n": n, "c": str(c_frac), "gammas": [str(g) for g in gam_exact], "geometry": geometry_key,
            "diagonal": diagonal, "noise": noise}
+    if softmax:
+        key["attention"] = "softmax"
+        key["mask"] = bool(mask)
     return SimPoint(key, context, n, p, c_frac, gam, diagonal, noise, geometry_record)
 
 
@@ -225,6 +236,7 @@ def summarize(point: SimPoint, rows: np.ndarray, seed: int, info: dict) -> dict:
             "trials": trials,
             "seed": seed,
             "geometry": point.geometry_record,
+            **({"attention": "softmax", "mask": point.key["mask"]} if "attention" in point.key else {}),
         },
         **info,
     }

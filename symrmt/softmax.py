@@ -1,0 +1,80 @@
+r"""Softmax attention: its limit through the entry-wise theory (``docs/theory.md``, section "Softmax attention").
+
+The model is ``K = (n/sqrt(p)) A``, ``A = row-softmax(S)``, ``S = X^T W X/sqrt(p)``, with the mask
+``S_ii = -inf`` (simulated by :func:`symrmt.simulation.montecarlo.softmax_kernel`).  Writing
+``h(t) = exp(t - alpha^2/2) - 1`` for the centered exponential at the scale of ``S_ij`` (variance
+``alpha^2`` for ``W = alpha I + low rank``) and ``H = [h(S_ij)]_{i != j}``, the row normalization
+gives exactly
+
+    K = (n/sqrt(p)) D^{-1} (1 1^T - I + H),   D = diag(n - 1 + (H 1)_i),
+
+and to leading order in operator norm ``K = 1 1^T/sqrt(p) + (H/sqrt(p)) (I - 1 1^T/n)``.  The spike
+along ``1`` (norm ``sqrt(n/c)``) and the two rank-one projections it brings do not move ``E_A`` in
+the limit (``docs/theory.md`` section 11), so the limit of ``E_A`` is the entry-wise limit of
+``f = h`` with the same geometry: :func:`softmax_nonlinearity` builds that ``f`` (its Hermite data
+under ``N(0, alpha^2)`` are ``a_1 = alpha``, ``nu = exp(alpha^2) - 1``, ``d = 0``), and
+:func:`softmax_limit` hands it to the certified entry-wise solver.  There is no second formula.
+
+The unmasked softmax has no limit in this scaling (``S_ii ~ alpha sqrt(p)`` dominates its row, so
+``A -> I``); :func:`softmax_limit` refuses ``mask=False`` with that reason.
+
+>>> softmax_text(1)
+'exp(t - 1/2) - 1'
+>>> softmax_text("3/2")
+'exp(t - 9/8) - 1'
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+from symrmt.params import ParameterError
+
+__all__ = ["softmax_text", "softmax_nonlinearity", "softmax_limit", "UNMASKED_REASON", "check_softmax_f", "check_mask"]
+
+#: why the unmasked softmax has no limit here (the error of ``limit(..., mask=False)``)
+UNMASKED_REASON = ("the unmasked softmax has no limit in this scaling: S_ii = x_i^T W x_i/sqrt(p) ~ alpha sqrt(p) "
+                   "dominates its row, so A tends to the identity and E_A goes flat in gamma; simulate it "
+                   "(--no-mask) or use the masked model")
+
+
+def softmax_text(alpha=1) -> str:
+    """The text of ``h(t) = exp(t - alpha^2/2) - 1``, ``alpha`` exact (the scale of ``W``'s identity part)."""
+    a = Fraction(alpha)
+    if a <= 0:
+        raise ParameterError(f"alpha must be positive, got {alpha!r}")
+    return f"exp(t - {a * a / 2}) - 1"
+
+
+def softmax_nonlinearity(alpha=1):
+    """``h`` in the form the entry-wise solver takes for ``W = alpha I + ...``: a centered
+    :class:`~symrmt.symbolic.hermite.Nonlinearity` for ``alpha = 1``, else the text of ``h``, which the
+    solver rescales to ``h(alpha t)`` and checks centered there
+    (``E h(alpha xi) = exp(alpha^2/2 - alpha^2/2) - 1 = 0``; :func:`symrmt.numeric.theory.scaled_nonlinearity`)."""
+    from symrmt.api import as_nonlinearity
+
+    a = Fraction(alpha)
+    return as_nonlinearity(softmax_text(a)) if a == 1 else softmax_text(a)
+
+
+def check_softmax_f(f) -> None:
+    """``f`` must be absent for the softmax (it fixes the kernel)."""
+    if f is not None:
+        raise ParameterError(f"attention='softmax' fixes the kernel (a row softmax), so f must not be given "
+                             f"(got {f!r}); f is for the entry-wise kernel")
+
+
+def softmax_limit(c, gamma, geometry=None, digits: int = 15, mask: bool = True, progress=None):
+    """Certified limits of ``E_A`` (masked softmax attention) and ``E_RR``: ``symrmt.limit(None, ...,
+    attention="softmax")``, the entry-wise limit of :func:`softmax_nonlinearity` for ``geometry``'s ``alpha``."""
+    from symrmt.api import limit
+
+    return limit(None, c, gamma, geometry, digits=digits, progress=progress, attention="softmax", mask=mask)
+
+
+def check_mask(mask) -> None:
+    """The limit exists for the masked softmax only."""
+    if mask is False:
+        raise ParameterError(UNMASKED_REASON)
+    if mask is not True:
+        raise ParameterError(f"mask must be True or False, got {mask!r}")
