@@ -76,11 +76,11 @@ def cmd_limit(args) -> int:
     nl = nonlinearity_of(args)
     geom = geometry_of(args)
     balls = None
-    if args.prove:
+    if args.prove or getattr(args, "prove_branch", False):
         from symrmt.numeric.prove import prove_limit
 
         res, balls = prove_limit(nl, args.c, list(args.gamma), geometry=geom, diagonal=args.diagonal,
-                                 digits=args.digits)
+                                 digits=args.digits, branch=getattr(args, "prove_branch", False))
     else:
         limit = theory_limit()
         res = limit(nl, args.c, list(args.gamma), geometry=geom, diagonal=args.diagonal, digits=args.digits)

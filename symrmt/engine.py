@@ -211,7 +211,8 @@ class Model(_model.Model):
         prove : bool
             Also prove the value: ``.ball`` (a ``flint.arb`` ball proved to contain the limit),
             ``.balls`` (``{"value": ball, "traces": [...]}``) and ``.branch``
-            (:mod:`symrmt.numeric.prove`; needs python-flint).
+            (:mod:`symrmt.numeric.prove`; needs python-flint).  ``"branch"``: also the chain of
+            Krawczyk boxes along the homotopy for systems of any size (by default only up to 16 unknowns).
 
         Returns
         -------
@@ -298,8 +299,10 @@ class Model(_model.Model):
         if prove:
             from .numeric.prove import prove_trace
 
-            tb = prove_trace(plan, values, digits, getattr(result, "solvers", None))
+            tb = prove_trace(plan, values, digits, getattr(result, "solvers", None),
+                             chain=True if prove == "branch" else None)
             result.ball, result.branch = tb.value, tb.branch
+            result.branch_notes = list(tb.notes)
             result.balls = {"value": tb.value, "traces": list(tb.traces)}
         return result
 
