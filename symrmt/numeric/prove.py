@@ -804,50 +804,74 @@ class AttentionBall:
         return f"AttentionBall(gamma={self.gamma}, error={self.error}, branch={self.branch!r})"
 
 
-#: most boxes of one attention chain (steep near zero strength at small gamma: about 600 at gamma = 1/100)
-ATTENTION_MAX_BOXES = 3000
+#: most boxes (tried) of one leg of an attention chain
+ATTENTION_MAX_BOXES = 1500
+#: the kernel-strength leg runs at ``gamma_0 = max(gamma, GAMMA_START)`` (the path is steep near zero
+#: strength at small gamma); the ``gamma`` leg then runs from ``gamma_0`` down at full strength
+GAMMA_START = Fraction(1)
 
 
 def _attention_chain(params, G, what):
-    """Boxes of the chain from ``L_0^{-1}`` at kernel strength ``t = 0`` to the proved ``G`` at ``t = 1``
-    (:func:`symrmt.symbolic.attention.fixed_point_homotopy`, its square system ``G F_t(G)``); on each box
-    ``det G != 0`` is proved, so its root is a fixed point of the scaled pencil.  ``ProofError`` when it
-    cannot be made."""
-    from symrmt.numeric.compile import fixed_point_homotopy_fjt, noise_L0_function
+    """Boxes of the chain that connects the proved ``G`` to ``L_0^{-1}``: at ``gamma_0 = max(gamma, 1)``
+    along the kernel strength ``t`` from 0 to 1 (:func:`symrmt.symbolic.attention.fixed_point_homotopy`,
+    its square system ``G F_t(G)``), then at ``t = 1`` along ``gamma`` from ``gamma_0`` down to ``gamma``
+    (the square system of :func:`symrmt.numeric.compile.fixed_point_fjg`).  On each box ``det G != 0`` is
+    proved, so its root is a fixed point.  ``ProofError`` when it cannot be made."""
+    from symrmt.numeric.compile import fixed_point_fjg, fixed_point_homotopy_fjt, noise_L0_function
     from symrmt.numeric.prove_chain import CHAIN_BITS, continuation_chain
     from symrmt.symbolic.attention import G_INDEX
 
     flint = require_flint()
+    gamma = params[0]
+    rest = list(params[1:])
     with working_bits(CHAIN_BITS):
+        g0 = to_arb(GAMMA_START) if gamma < to_arb(GAMMA_START) else gamma
+        p0 = [g0] + rest
         fjt = arb_function(fixed_point_homotopy_fjt())
-        L0 = flint.arb_mat(arb_function(noise_L0_function())(params))
+        fjg = arb_function(fixed_point_fjg()[0])
+        L0 = flint.arb_mat(arb_function(noise_L0_function())(p0))
         try:
             inv = L0.inv()
         except ZeroDivisionError:
             raise ProofError(f"{what}: L_0 is not proved regular") from None
         start = [inv[i, j] for i, j in G_INDEX]
+    pf = [float(p.mid()) for p in p0]
 
-    def F(x, tt):
-        return _arb_checked(square_system(fjt, list(params) + [tt])[0](x), "the residual")
-
-    def J(x, tt):
-        rows = square_system(fjt, list(params) + [tt])[1](x)
-        det = flint.arb_mat(_symmetric(x)).det()
-        if det.contains(0):  # the square system's root is a fixed point only where det G != 0
+    def guarded(rows, x):
+        if flint.arb_mat(_symmetric(x)).det().contains(0):  # a root of G F is a fixed point only where det G != 0
             return [[flint.arb(0, flint.arb("inf"))] * len(x) for _ in x]
         return [_arb_checked(r, "the Jacobian") for r in rows]
 
-    def Ft(x, tt):
-        return _arb_checked(square_system(fjt, list(params) + [tt])[2](x), "dF/dt")
+    def leg(fn, fn_float, pv_at, scale):
+        def F(x, tt):
+            return _arb_checked(square_system(fn, pv_at(tt))[0](x), "the residual")
 
-    fjt_float = fixed_point_homotopy_fjt("numpy")
-    pf = [float(p.mid()) for p in params]
+        def J(x, tt):
+            return guarded(square_system(fn, pv_at(tt))[1](x), x)
 
-    def approx(x, tt):  # float64 points and tangents (the same recipe printed for NumPy)
-        Fs, Js, Fts = square_system(lambda xs, pv: [float(v) for v in fjt_float(xs, pv)], pf + [tt])
-        return Fs(x), Js(x), Fts(x)
+        def Ft(x, tt):
+            return [v * scale for v in _arb_checked(square_system(fn, pv_at(tt))[2](x), "dF/dt")]
 
-    return continuation_chain(F, J, start, list(G), what, Ft=Ft, approx=approx, max_boxes=ATTENTION_MAX_BOXES)
+        def approx(x, tt):  # float64 points and tangents (the same recipe printed for NumPy)
+            pv = [float(v.mid()) if hasattr(v, "mid") else float(v) for v in pv_at(flint.arb(tt))]
+            Fs, Js, Fts = square_system(lambda xs, p: [float(v) for v in fn_float(xs, p)], pv)
+            return Fs(x), Js(x), [v * float(scale.mid()) for v in Fts(x)]
+
+        return F, J, Ft, approx
+
+    F, J, Ft, approx = leg(fjt, fixed_point_homotopy_fjt("numpy"), lambda tt: p0 + [tt], flint.arb(1))
+    same = not (gamma < g0) and not (gamma > g0)
+    n1, enc = continuation_chain(F, J, start, list(G) if same else None, what, Ft=Ft, approx=approx,
+                                 max_boxes=ATTENTION_MAX_BOXES)
+    if same:
+        return n1
+    # gamma = g0 + (gamma - g0) u, u from 0 to 1 (dF/du = dF/dgamma (gamma - g0))
+    with working_bits(CHAIN_BITS):
+        span = gamma - g0
+    F, J, Ft, approx = leg(fjg, fixed_point_fjg("numpy")[0], lambda u: [g0 + span * u] + rest, span)
+    n2, _ = continuation_chain(F, J, enc, list(G), what + " (the gamma leg)", Ft=Ft, approx=approx,
+                               max_boxes=ATTENTION_MAX_BOXES)
+    return n1 + n2
 
 
 def prove_attention(f, c, gammas, geometry=None, diagonal: str = "zero", digits: int = 15, points=None,
@@ -1170,7 +1194,7 @@ def _trace_chain(t, cs, values, H):
     def Ft(h, tt):
         return _arb_checked(list(fjs(h, at(tt))[m + m * m:m + m * m + m]), "dR/ds")
 
-    return continuation_chain(F, J, start, H, f"trace #{t.index + 1}", approx=approx, Ft=Ft)
+    return continuation_chain(F, J, start, H, f"trace #{t.index + 1}", approx=approx, Ft=Ft)[0]
 
 
 #: engine systems up to this many unknowns get the chain by default (``prove=True``); larger ones only

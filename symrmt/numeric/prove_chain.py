@@ -28,6 +28,7 @@ from __future__ import annotations
 from fractions import Fraction
 
 from symrmt.numeric.prove import ProofError, _mat, require_flint, to_arb, working_bits
+from symrmt.numeric.solver import BranchError
 
 #: working bits of the chain's boxes (their size, not their digits, is what matters)
 CHAIN_BITS = 96
@@ -148,8 +149,9 @@ def continuation_chain(F, J, start, end_box, what: str, bits: int = CHAIN_BITS, 
     """Prove that the root at ``t = 1`` in ``end_box`` is the continuation of ``start`` at ``t = 0``.
 
     ``F(x, t)`` and ``J(x, t)`` take a list of balls and a ball ``t``; ``start`` is the known root at
-    ``t = 0`` (balls), ``end_box`` the proved enclosure of the root at ``t = 1``.  Returns the number
-    of boxes; raises :class:`ProofError` when the chain cannot be closed (a turning point, a
+    ``t = 0`` (balls), ``end_box`` the proved enclosure of the root at ``t = 1`` (``None``: no check).
+    Returns ``(boxes, enclosure)``: the number of boxes and an enclosure of the continued root at
+    ``t = 1`` (a small Krawczyk box inside the last one, which may start a further chain); raises :class:`ProofError` when the chain cannot be closed (a turning point, a
     near-singular Jacobian on the way, or the last box missing ``end_box``: the root is then not
     proved to be the continued one).
 
@@ -194,10 +196,14 @@ def continuation_chain(F, J, start, end_box, what: str, bits: int = CHAIN_BITS, 
                 continue
             boxes += 1
             if t1 == 1:
-                if not _inside(end_box, X):
+                if end_box is not None and not all(e.overlaps(x) for e, x in zip(end_box, X)):
+                    raise BranchError(f"{what}: the proved root at t = 1 lies outside the last box of the chain, "
+                                      "whose only root is the one continued from the known start: the box holds "
+                                      "another root (off the physical branch); it is refused")
+                if end_box is not None and not _inside(end_box, X):
                     raise ProofError(f"{what}: the continued root at t = 1 is not the proved one (the last box "
                                      "of the chain misses the proved box)")
-                return boxes
+                return boxes, small[1]
             link = small[1]
             slope = _slope(approx, x1, t1) or [((x1[i] - xt[i]) / to_arb(t1 - tm)).mid() for i in range(m)]
             x_prev, t0 = x1, t1
