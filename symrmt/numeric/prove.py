@@ -27,10 +27,13 @@ with every exact parameter an exact ball (``fmpq``).
 * **The branch**: Krawczyk proves *a* root, not *the* root.  For the Marchenko-Pastur resolvent of
   ridge regression (and any one-unknown polynomial engine system) all real roots are isolated
   exactly (``fmpq_poly.complex_roots``) and exactly one must lie in the sanity region
-  (``0 < m <= 1/gamma``); a box around another root is refused with :class:`BranchError`.  For the
-  attention fixed point and larger engine systems the sanity bounds are proved on the ball
-  (``0 < tau(Q) <= 1/gamma``, ``0 <= E_A <= 1``), but that no other root lies in the sanity
-  region is **not** proved: ``branch`` says so (``"isolated"`` or ``"sanity"``).
+  (``0 < m <= 1/gamma``); a box around another root is refused with :class:`BranchError`.  For
+  larger engine systems (by default up to :data:`CHAIN_DEFAULT_UNKNOWNS` unknowns) and, on request,
+  the attention fixed point, a chain of parametric Krawczyk boxes along the homotopy
+  (:mod:`symrmt.numeric.prove_chain`) proves the root to be the continuation of ``L_0^{-1}`` at zero
+  strength (``"continued"``); otherwise only the sanity bounds are proved on the ball
+  (``0 < tau(Q) <= 1/gamma``, ``0 <= E_A <= 1``) and that no other root lies in the sanity region
+  is **not** proved: ``branch`` says which (``"isolated"``, ``"continued"`` or ``"sanity"``).
 
 What a ball means: the exact large-``n`` limit *as the package's equations define it*.  The
 Gaussian-equivalence and deterministic-equivalent theorems that connect those equations to the
@@ -805,7 +808,7 @@ class AttentionBall:
 
 
 #: most boxes (tried) of one leg of an attention chain
-ATTENTION_MAX_BOXES = 1500
+ATTENTION_MAX_BOXES = 8000
 #: the kernel-strength leg runs at ``gamma_0 = max(gamma, GAMMA_START)`` (the path is steep near zero
 #: strength at small gamma); the ``gamma`` leg then runs from ``gamma_0`` down at full strength
 GAMMA_START = Fraction(1)
@@ -835,7 +838,6 @@ def _attention_chain(params, G, what):
         except ZeroDivisionError:
             raise ProofError(f"{what}: L_0 is not proved regular") from None
         start = [inv[i, j] for i, j in G_INDEX]
-    pf = [float(p.mid()) for p in p0]
 
     def guarded(rows, x):
         if flint.arb_mat(_symmetric(x)).det().contains(0):  # a root of G F is a fixed point only where det G != 0
