@@ -112,6 +112,41 @@ def _engine_mp(ck):
                 _contains(r.ball, ref))
 
 
+def _engine_anisotropic_mp(ck):
+    from symrmt.derivations import engine_anisotropic_mp as E
+
+    m = E.model()
+    for at in E.POINTS:
+        r = m.limit(E.EXPR, at=at, digits=DIGITS, prove=True)
+        ref = E.closed_form(at["phi"], at["lam"], 60)
+        _record(ck, f"limit == Silverstein (phi={at['phi']}, lam={at['lam']}): in the ball ({r.branch})", r.ball,
+                _contains(r.ball, ref))
+
+
+def _engine_subordination(ck):
+    from symrmt.derivations import engine_subordination as E
+
+    m = E.model()
+    for at in E.POINTS:
+        r = m.limit(E.EXPR, at=at, digits=DIGITS, prove=True)
+        ref = E.closed_form(at, 60)
+        tag = ", ".join(f"{k}={v}" for k, v in at.items())
+        _record(ck, f"limit == coupled subordination equations ({tag}): in the ball ({r.branch})", r.ball,
+                _contains(r.ball, ref))
+
+
+def _engine_ridge_bias_variance(ck):
+    from symrmt.derivations import engine_ridge_bias_variance as E
+
+    m = E.model()
+    for at in E.POINTS:
+        rb, rv = E.bias_variance(at["phi"], at["lam"], 60)
+        for label, expr, ref in (("bias", E.BIAS, rb), ("variance", E.VARIANCE, rv)):
+            r = m.limit(expr, at=at, digits=DIGITS, prove=True)
+            _record(ck, f"{label} == deterministic equivalent (phi={at['phi']}, lam={at['lam']}): in the ball "
+                    f"({r.branch})", r.ball, _contains(r.ball, ref))
+
+
 def _a1_zero(ck):
     from symrmt.api import as_nonlinearity
     from symrmt.numeric.prove import prove_attention
@@ -136,6 +171,9 @@ PROVED = {
     "linear_kernel": _linear_kernel,
     "aligned": _aligned,
     "engine_mp": _engine_mp,
+    "engine_anisotropic_mp": _engine_anisotropic_mp,
+    "engine_subordination": _engine_subordination,
+    "engine_ridge_bias_variance": _engine_ridge_bias_variance,
 }
 
 

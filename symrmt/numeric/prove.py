@@ -1136,43 +1136,19 @@ def _bounds(t, plan, values):
     return out
 
 
-def _trace_start(system, values):
-    """``L_0^{-1}`` at ``eps = 0`` on the unknowns (exact, as balls): the solution at ``s = 0`` (no random
-    part); ``None`` for a law of many atoms (its ``L_0`` depends on the atom) or a singular ``L_0``."""
-    from symrmt.symbolic.atomsums import AtomSystem
-    from symrmt.symbolic.linearize import EPS_SHIFT
-
-    if isinstance(system, AtomSystem):
-        return None
-    subs = {p: sp.Rational(Fraction(values[p.name]).numerator, Fraction(values[p.name]).denominator)
-            for p in system.params}
-    subs[EPS_SHIFT] = 0
-    L0 = sp.Matrix(system.L0).subs(subs)
-    if not all(x.is_Rational for x in L0):
-        return None
-    if L0.det() == 0:
-        return None
-    inv = L0.inv()
-    return [to_arb(inv[i, j]) for i, j in system.unknowns]
-
-
 def _trace_chain(t, cs, values, H):
     """Number of boxes of the chain from ``L_0^{-1}`` at ``s = 0`` to the proved ``H`` at ``s = 1``
     (:func:`symrmt.numeric.prove_chain.continuation_chain`); ``ProofError`` when it cannot be made."""
+    from symrmt.numeric.atom_solver import AtomCompiled
     from symrmt.numeric.prove_chain import CHAIN_BITS, continuation_chain
 
+    if isinstance(cs, AtomCompiled):
+        raise ProofError(f"trace #{t.index + 1}: a law of many atoms (its atom sums are not affine at s = 0)")
+    flint = require_flint()
     with working_bits(CHAIN_BITS):
-        start = _trace_start(t.system, values)
-        if start is None:
-            raise ProofError(f"trace #{t.index + 1}: no exact start L_0^{{-1}} (a law of many atoms, or L_0 singular "
-                             "without the shift of the inverses)")
-        F0, J0, pvals, pv = _trace_system_functions(cs, values)
+        _F0, _J0, pvals, pv = _trace_system_functions(cs, values)
     m = cs.m
     k = len(pvals)
-    from symrmt.numeric.atom_solver import AtomCompiled
-
-    if isinstance(cs, AtomCompiled):
-        raise ProofError(f"trace #{t.index + 1}: a law of many atoms has no exact start")
     fjs = arb_function(cs.fjs)
 
     def at(tt):
@@ -1195,6 +1171,16 @@ def _trace_chain(t, cs, values, H):
 
     def Ft(h, tt):
         return _arb_checked(list(fjs(h, at(tt))[m + m * m:m + m * m + m]), "dR/ds")
+
+    # the start: at s = 0 the residual L_0 H - I (on the defined entries) is affine in H, so its root is the
+    # solution of one linear system, unique where the Jacobian is regular (which the first box proves)
+    with working_bits(CHAIN_BITS):
+        zero = [flint.arb(0)] * m
+        try:
+            sol = flint.arb_mat(J(zero, flint.arb(0))).solve(flint.arb_mat([[-x] for x in F(zero, flint.arb(0))]))
+        except ZeroDivisionError:
+            raise ProofError(f"trace #{t.index + 1}: L_0 is singular (the shift of the inverses is not chained)") from None
+        start = [sol[i, 0] for i in range(m)]
 
     return continuation_chain(F, J, start, H, f"trace #{t.index + 1}", approx=approx, Ft=Ft)[0]
 

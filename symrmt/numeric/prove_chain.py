@@ -91,6 +91,11 @@ def _inside(inner, outer):
     return all(o.contains_interior(i) for i, o in zip(inner, outer))
 
 
+def _within(inner, outer):
+    """``inner`` in the closed box ``outer`` (enough for a link: the box's root is unique on the closed box)."""
+    return all(o.contains(i) for i, o in zip(inner, outer))
+
+
 def _approx_point(F, J, approx, pred, t):
     """The approximate root at the point ``t`` (a Fraction) from the predictor ``pred`` (balls), or ``None``."""
     flint = require_flint()
@@ -138,7 +143,7 @@ def _box(F, J, xt, T, link, eye, tiny, Ft=None):
         Ks = [K[i, 0] for i in range(m)]
         if not all(k.is_finite() for k in Ks):
             return None
-        if _inside(Ks, X) and (link is None or _inside(link, X)):
+        if _inside(Ks, X) and (link is None or _within(link, X)):
             return X, Ks
         r = [max((Ks[i] - xt[i]).abs_upper() * 2, r[i] * arb("1.5")) for i in range(m)]
     return None
@@ -185,7 +190,7 @@ def continuation_chain(F, J, start, end_box, what: str, bits: int = CHAIN_BITS, 
                 # a small proved box at the point t1 inside X: its root is X's root at t1 (unique in X)
                 x1 = _approx_point(F, J, approx, [x_prev[i] + slope[i] * to_arb(t1 - t0) for i in range(m)], t1)
                 small = _box(F, J, x1, to_arb(t1), None, eye, tiny) if x1 is not None else None
-                if small is None or not _inside(small[0], X):
+                if small is None or not _within(small[0], X):
                     got = None
             if got is None:
                 step /= 2
@@ -200,7 +205,7 @@ def continuation_chain(F, J, start, end_box, what: str, bits: int = CHAIN_BITS, 
                     raise BranchError(f"{what}: the proved root at t = 1 lies outside the last box of the chain, "
                                       "whose only root is the one continued from the known start: the box holds "
                                       "another root (off the physical branch); it is refused")
-                if end_box is not None and not _inside(end_box, X):
+                if end_box is not None and not _within(end_box, X):
                     raise ProofError(f"{what}: the continued root at t = 1 is not the proved one (the last box "
                                      "of the chain misses the proved box)")
                 return boxes, small[1]
