@@ -183,11 +183,12 @@ def continuation_chain(F, J, start, end_box, what: str, bits: int = CHAIN_BITS, 
             T = arb(to_arb(tm), to_arb((t1 - t0) / 2))
             pred = [x_prev[i] + slope[i] * to_arb(tm - t0) for i in range(m)]
             xt = _approx_point(F, J, approx, pred, tm)
-            got = _box(F, J, xt, T, link, eye, tiny, Ft) if xt is not None else None
+            got = _box(F, J, xt, T, link, eye, tiny * 64, Ft) if xt is not None else None
             x1 = None
             if got is not None:
                 X, _ = got
-                # a small proved box at the point t1 inside X: its root is X's root at t1 (unique in X)
+                # a small proved box at the point t1 inside X: its root is X's root at t1 (unique in X); its
+                # radius floor (tiny) is below the big box's (tiny * 64), so a stationary entry fits
                 x1 = _approx_point(F, J, approx, [x_prev[i] + slope[i] * to_arb(t1 - t0) for i in range(m)], t1)
                 small = _box(F, J, x1, to_arb(t1), None, eye, tiny) if x1 is not None else None
                 if small is None or not _within(small[0], X):
