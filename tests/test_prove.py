@@ -385,3 +385,16 @@ def test_attention_wrong_box_refused_by_chain():
         wrong = [x + 1 for x in b.block_traces]
     with pytest.raises(BranchError, match="another root"):
         _attention_chain(params, wrong, "test")
+
+
+def test_engine_branch_chain_with_stationary_entries():
+    """The ridge bias of engine_ridge_bias_variance (22 unknowns, entries that stay 0 along the path): the chain
+    closes with ``prove="branch"`` and the ball holds the derivation's deterministic equivalent (a separate
+    scalar fixed point, monotone iteration and findroot at 60 digits)."""
+    from symrmt.derivations import engine_ridge_bias_variance as E
+
+    at = E.POINTS[1]
+    r = E.model().limit(E.BIAS, at=at, digits=D, prove="branch")
+    assert r.branch == "continued", r.branch_notes
+    ref, _ = E.bias_variance(at["phi"], at["lam"], 60)
+    assert _contains(r.ball, ref) and _tight(r.ball)
