@@ -398,3 +398,21 @@ def test_engine_branch_chain_with_stationary_entries():
     assert r.branch == "continued", r.branch_notes
     ref, _ = E.bias_variance(at["phi"], at["lam"], 60)
     assert _contains(r.ball, ref) and _tight(r.ball)
+
+
+def test_cli_prove_branch(capsys):
+    """``--prove-branch``: ``limit`` reports the attention branch ``continued`` (erf, gamma = 2); ``trace`` on a
+    system beyond 16 unknowns reports ``continued`` where ``--prove`` alone says ``sanity``."""
+    from symrmt.cli import main
+
+    assert main(["limit", "--f", "erf", "--c", "1/2", "--gamma", "2", "--digits", "30", "--prove-branch",
+                 "--json"]) == 0
+    pr = json.loads(capsys.readouterr().out)["proved"]
+    assert pr["branch"] == {"attention": "continued", "ridge": "isolated"}
+    args = ["trace", "trace(inv(Z.T*Z*Z.T*Z*Z.T*Z/n**3 + gamma*I(n)))", "--matrix", "Z=gaussian(p,n)", "--dim",
+            "p=c*n", "--at", "c=1/2, gamma=1/2", "--digits", "30", "--json"]
+    assert main(args + ["--prove"]) == 0
+    assert json.loads(capsys.readouterr().out)["proved"]["branch"] == "sanity"
+    assert main(args + ["--prove-branch"]) == 0
+    out = json.loads(capsys.readouterr().out)["proved"]
+    assert out["branch"] == "continued" and float(out["rad"]) <= 1e-30 * float(out["mid"])
