@@ -958,7 +958,9 @@ def prove_attention(f, c, gammas, geometry=None, diagonal: str = "zero", digits:
 class TraceBall:
     """A proved trace limit: ``value`` (a ball), ``traces`` (the balls of each normalized trace),
     ``branch`` (``"isolated"``: every real solution's trace was isolated exactly and one lies in the
-    sanity region; ``"sanity"``: the sanity bounds hold on the ball, other roots there not excluded)."""
+    sanity region; ``"continued"``: a chain of Krawczyk boxes along the homotopy in ``s`` connects it to
+    the root at ``s = 0``; ``"sanity"``: the sanity bounds hold on the ball, other roots there not
+    excluded), ``notes`` (why a chain did not close, or its number of boxes)."""
 
     def __init__(self, value, traces, branch, notes):
         self.value, self.traces, self.branch, self.notes = value, traces, branch, notes
@@ -1137,7 +1139,8 @@ def _bounds(t, plan, values):
 
 
 def _trace_chain(t, cs, values, H):
-    """Number of boxes of the chain from ``L_0^{-1}`` at ``s = 0`` to the proved ``H`` at ``s = 1``
+    """Number of boxes of the chain from the root at ``s = 0`` (``L_0 H = I`` on the defined entries) to the
+    proved ``H`` at ``s = 1``
     (:func:`symrmt.numeric.prove_chain.continuation_chain`); ``ProofError`` when it cannot be made."""
     from symrmt.numeric.atom_solver import AtomCompiled
     from symrmt.numeric.prove_chain import CHAIN_BITS, continuation_chain
