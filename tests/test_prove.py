@@ -409,6 +409,11 @@ def test_cli_prove_branch(capsys):
                  "--json"]) == 0
     pr = json.loads(capsys.readouterr().out)["proved"]
     assert pr["branch"] == {"attention": "continued", "ridge": "isolated"}
+    import symrmt
+
+    res = symrmt.limit("erf", "1/2", [2], digits=D, prove="branch")
+    assert res.balls["branch"]["attention"] == "continued"
+    assert res.balls["attention"][0].overlaps(symrmt.limit("erf", "1/2", [2], digits=D, prove=True).balls["attention"][0])
     args = ["trace", "trace(inv(Z.T*Z*Z.T*Z*Z.T*Z/n**3 + gamma*I(n)))", "--matrix", "Z=gaussian(p,n)", "--dim",
             "p=c*n", "--at", "c=1/2, gamma=1/2", "--digits", "30", "--json"]
     assert main(args + ["--prove"]) == 0
