@@ -341,8 +341,6 @@ def cmd_trace(args) -> int:
         check_trace_memory(bind(expr, at, args.n))
     if args.prove_branch:
         args.prove = True
-    if args.prove and any(not isinstance(v, Fraction) for v in at.values()):
-        raise ParameterError("--prove covers real parameter values (drop it for a complex value)")
     result = model.limit(expr, at=at, digits=D, prove="branch" if args.prove_branch else args.prove)
     if isinstance(result.value, mpmath.mpc):
         value = {"re": _num(result.value.real, D), "im": _num(result.value.imag, D)}
@@ -359,7 +357,10 @@ def cmd_trace(args) -> int:
     if args.prove:
         from symrmt.numeric.prove import ball_json
 
-        out["proved"] = {**ball_json(result.ball, D), "branch": result.branch,
+        from symrmt.numeric.prove import complex_ball_json
+
+        pj = complex_ball_json(result.ball, D) if isinstance(result.value, mpmath.mpc) else ball_json(result.ball, D)
+        out["proved"] = {**pj, "branch": result.branch,
                          **({"notes": result.branch_notes} if getattr(result, "branch_notes", None) else {})}
     if getattr(result, "hermitized", ()):
         out["hermitized"] = [k + 1 for k in result.hermitized]
@@ -400,7 +401,11 @@ def cmd_trace(args) -> int:
     if args.prove:
         from symrmt.numeric.prove import BRANCH_NOTE, ball_text
 
-        print(f"proved: {ball_text(result.ball, D)}  ({BRANCH_NOTE[result.branch]})")
+        from symrmt.numeric.prove import complex_ball_text
+
+        text = complex_ball_text(result.ball, D) if isinstance(result.value, mpmath.mpc) else ball_text(result.ball, D)
+        note = result.branch_notes[0] if isinstance(result.value, mpmath.mpc) else BRANCH_NOTE[result.branch]
+        print(f"proved: {text}  ({note})")
     if args.simulate and args.store is not None:
         print(f"store {args.store}: {out['trials_reused']} trial(s) reused, {out['trials_computed']} computed")
     if args.simulate:

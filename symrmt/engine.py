@@ -258,8 +258,6 @@ class Model(_model.Model):
         if complex_at:  # a complex value of one parameter: symrmt/numeric/complex_limit.py
             from .numeric.complex_limit import complex_limit
 
-            if prove:
-                raise ModelError("prove=True (--prove) covers real parameter values, not a complex one")
             if len(complex_at) > 1:
                 raise ModelError("a complex value is supported for one parameter at a time")
             if any(p.is_positive for p in plan.params if p.name == complex_at[0][0]):
@@ -269,7 +267,7 @@ class Model(_model.Model):
             for p in plan.params:
                 if p.is_positive and p.name in values and not values[p.name] > 0:
                     raise ModelError(f"{p.name} is a dimension ratio and must be positive, got {values[p.name]}")
-            return complex_limit(plan, values, complex_at[0][0], complex_at[0][1], digits)
+            return complex_limit(plan, values, complex_at[0][0], complex_at[0][1], digits, prove=bool(prove))
         for p in plan.params:
             if p.is_positive and not values[p.name] > 0:
                 raise ModelError(f"{p.name} is a dimension ratio and must be positive, got {values[p.name]}")

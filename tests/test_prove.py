@@ -421,3 +421,45 @@ def test_cli_prove_branch(capsys):
     assert main(args + ["--prove-branch"]) == 0
     out = json.loads(capsys.readouterr().out)["proved"]
     assert out["branch"] == "continued" and float(out["rad"]) <= 1e-30 * float(out["mid"])
+
+
+def test_complex_point_ball_and_wrong_branch_refused(capsys):
+    """At complex ``z`` (``--at 'z=0.5+0.01j'``): an ``acb`` ball (Krawczyk on the realified system) holding the
+    closed-form Marchenko-Pastur Stieltjes transform; a box around the other root of the quadratic (``Im tau``
+    of the wrong sign) is refused with ``BranchError``."""
+    from symrmt.cli import main
+
+    m = _model()
+    r = m.limit("trace(inv(Z.T*Z/n - z*I(n)))", at={"c": "1/2", "z": "1/2+1/100j"}, digits=D, prove=True)
+    with mpmath.workdps(50):
+        ref = _mp_stieltjes(mpmath.mpf(1) / 2, mpmath.mpc(mpmath.mpf(1) / 2, mpmath.mpf(1) / 100))
+    assert _contains(r.ball.real, ref.real) and _contains(r.ball.imag, ref.imag) and r.branch == "sanity"
+    assert _tight(r.ball.real) and _tight(r.ball.imag)
+    # the lower half-plane: the conjugate
+    r2 = m.limit("trace(inv(Z.T*Z/n - z*I(n)))", at={"c": "1/2", "z": "1/2-1/100j"}, digits=D, prove=True)
+    assert _contains(r2.ball.imag, -ref.imag)
+    # the other root: tau = -H_22 and H_11 (H_22 - 1) = 1 for tau((Z^T Z/n + gamma)^-1), gamma = -z
+    expr = "trace(inv(Z.T*Z/n + gamma*I(n)))"
+    plan = m.plan(expr)
+    unknowns = plan.traces[0].system.unknowns
+    with mpmath.workdps(50):
+        z = mpmath.mpc(mpmath.mpf(1) / 2, -mpmath.mpf(1) / 100)  # gamma = -1/2 + i/100
+        good = mpmath.conj(ref)  # m(z) at Im z < 0
+        other = 1 / (z * good)  # the product of the roots of z m^2 + (z + 1 - c) m + 1 is 1/z
+        assert other.imag > 0  # the wrong sign for Im z < 0
+    for tau, ok in ((good, True), (other, False)):
+        h = [None, None]
+        k22 = unknowns.index((1, 1))
+        h[k22] = -tau
+        h[1 - k22] = 1 / (-tau - 1)
+        args = (plan, {"c": Fraction(1, 2)}, "gamma", Fraction(-1, 2), Fraction(1, 100), D, {0: h}, {0: -1})
+        if ok:
+            value, _ = P.prove_complex_trace(*args)
+            assert _contains(value.real, good.real) and _contains(value.imag, good.imag)
+        else:
+            with pytest.raises(BranchError, match="Stieltjes"):
+                P.prove_complex_trace(*args)
+    assert main(["trace", "trace(inv(Z.T*Z/n - z*I(n)))", "--matrix", "Z=gaussian(p,n)", "--dim", "p=c*n", "--at",
+                 "c=1/2, z=0.5+0.01j", "--digits", "30", "--prove", "--json"]) == 0
+    pr = json.loads(capsys.readouterr().out)["proved"]
+    assert set(pr) >= {"re", "im", "branch"} and float(pr["im"]["rad"]) < 1e-30

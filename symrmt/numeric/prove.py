@@ -1350,3 +1350,106 @@ def balls_json(balls: dict, digits: int) -> dict:
     if "branch" in balls:
         out["branch"] = dict(balls["branch"])
     return out
+
+
+# ---------------------------------------------------------------- a complex parameter value
+
+def complex_ok(v, digits: int) -> bool:
+    """``max(rad Re, rad Im) <= 10^-digits |mid|`` for an ``acb`` ball (``|mid| > 0``)."""
+    flint = require_flint()
+    if not v.is_finite():
+        return False
+    r = max(v.real.rad(), v.imag.rad())
+    return bool(r <= abs(v.mid()) * flint.arb(10) ** (-digits))
+
+
+def prove_complex_trace(plan, values: dict, zname: str, zre: Fraction, zim: Fraction, digits: int, hs: dict,
+                        signs: dict):
+    """``(value, taus)`` as ``acb`` balls at the complex point ``zname = zre + i zim`` (``zim > 0``).
+
+    ``hs``: the certified solution of each trace (mpc lists), the centres.  The complex system is the
+    real one's compiled code run on ``acb`` balls; the Krawczyk test runs on its realification
+    (``x = (Re h, Im h)``, ``J_R = [[Re J, -Im J], [Im J, Re J]]``, the residual being polynomial in ``h``,
+    hence holomorphic), so the box holds exactly one complex root.  ``signs``: the expected sign of
+    ``Im tau`` of each trace (``None``: not checked), proved on the ball, else :class:`BranchError`.
+    The branch is ``"sanity"``: that no other solution has this sign is not proved."""
+    import inspect
+
+    from symrmt.numeric.compile import compile_expr
+    from symrmt.numeric.trace_certify import compiled_system
+
+    flint = require_flint()
+    acb = flint.acb
+    bits = bits_for(digits, 20)
+    formula_src = inspect.getsource(compile_expr([list(s for s, _ in plan.symbols)], plan.formula))
+    for _ in range(ESCALATIONS):
+        with working_bits(bits):
+            zb = acb(to_arb(zre), to_arb(zim))
+            results, taus = {}, []
+            for t in plan.traces:
+                cs = compiled_system(t.system)
+                m = cs.m
+                pvals = [zb if p.name == zname else to_arb(Fraction(values[p.name])) for p in cs.params]
+                fjs = arb_function(cs.fjs, complex_=True)
+                aux = _arb_checked(list(arb_function(cs.aux, complex_=True)(pvals))[:-1], "the auxiliary parameters")
+                pv = pvals + [acb(1), acb(0)] + aux
+
+                def flat(x, fjs=fjs, pv=pv, m=m):
+                    return _arb_checked([acb(v) for v in fjs([acb(x[i], x[m + i]) for i in range(m)], pv)],
+                                        "the complex system")
+
+                def FR(x, flat=flat, m=m):
+                    v = flat(x)[:m]
+                    return [a.real for a in v] + [a.imag for a in v]
+
+                def JR(x, flat=flat, m=m):
+                    v = flat(x)
+                    Jc = [v[m + m * i:m + m * (i + 1)] for i in range(m)]
+                    top = [[a.real for a in row] + [-a.imag for a in row] for row in Jc]
+                    bot = [[a.imag for a in row] + [a.real for a in row] for row in Jc]
+                    return top + bot
+
+                h0 = hs[t.index]
+                x0 = [mpmath.mpf(mpmath.mpmathify(v).real) for v in h0] + [mpmath.mpf(mpmath.mpmathify(v).imag) for v in h0]
+                X = krawczyk(FR, JR, x0, f"trace #{t.index + 1} at {zname} = {zre} + {zim}i")
+                H = [acb(X[i], X[m + i]) for i in range(m)]
+                results[t.index] = H
+                subs = {p: sp.Rational(Fraction(values[p.name]).numerator, Fraction(values[p.name]).denominator)
+                        for p in plan.params if p.name != zname}
+                tau = acb(0)
+                for (i, j), cf in t.system.readout.items():
+                    cfv = sp.sympify(cf).subs(subs)
+                    if cfv.free_symbols:
+                        tau = None
+                        break
+                    tau += to_arb(cfv) * H[t.system.unknowns.index((i, j))]
+                sign = signs.get(t.index)
+                if sign is not None:
+                    if tau is None or not (sign * tau.imag > 0):
+                        raise BranchError(f"trace #{t.index + 1}: Im tau = {tau.imag.str(10) if tau is not None else '?'} "
+                                          f"is not proved to have the sign {'+' if sign > 0 else '-'} of the Stieltjes "
+                                          "branch on the box; no ball is returned")
+                taus.append(tau)
+            args = []
+            for _sym, what in plan.symbols:
+                if what[0] == "param":
+                    args.append(zb if what[1].name == zname else to_arb(Fraction(values[what[1].name])))
+                    continue
+                k, (i, j), _alpha = what
+                args.append(results[k][plan.traces[k].system.unknowns.index((i, j))])
+            value, = _arb_checked([acb(arb_function(formula_src, "formula", True)(args))], "the expression")
+            if complex_ok(value, digits):
+                break
+        bits *= 2
+    if not complex_ok(value, digits):
+        raise ProofError(f"the complex limit's ball {value.str(10)} is wider than 1e-{digits} of its modulus")
+    return value, taus
+
+
+def complex_ball_json(v, digits: int) -> dict:
+    """``{"re": {"mid", "rad"}, "im": {"mid", "rad"}}``."""
+    return {"re": ball_json(v.real, digits), "im": ball_json(v.imag, digits)}
+
+
+def complex_ball_text(v, digits: int) -> str:
+    return f"{ball_text(v.real, digits)} + {ball_text(v.imag, digits)} i"
