@@ -117,9 +117,11 @@ def limit(f, c, gamma, geometry=None, diagonal: str = "zero", digits: int = 15, 
         Entries of a rank-one geometry as keywords, as :func:`symrmt.crossings` and
         :func:`symrmt.sweep` take them: ``snr=1``, ``wk2=``, ``wq2=``, ``wkwq=``, ``muwk=``, ``muwq=``,
         ``cos_muwk=``, ``cos_muwq=``, ``cos_wkwq=`` (on top of ``geometry``; each entry once).
-    prove : bool
+    prove : bool or "branch"
         Also prove every value: ``.balls`` holds ``flint.arb`` balls proved to contain the limits
         (:mod:`symrmt.numeric.prove`; needs python-flint, ``pip install 'symrmt[prove]'``).
+        ``"branch"``: also the attention branch by continuation (``.balls["branch"]["attention"]`` is
+        ``"continued"`` when every point's chain of boxes closes; slower, see ``docs/prove.md``).
     attention : {"entrywise", "softmax"} (keyword only)
         ``"softmax"``: masked softmax attention ``K = (n/sqrt(p)) row-softmax(X^T W X/sqrt(p))``
         (``f`` must be ``None``, ``diagonal`` ``"zero"``); its limit is the entry-wise limit of
@@ -184,6 +186,7 @@ def limit(f, c, gamma, geometry=None, diagonal: str = "zero", digits: int = 15, 
 
         require_flint()  # before any work: without python-flint this is bad input (how to install it)
     balls = {"attention": {}, "ridge": {}}
+    att_branch = []
     # continuation runs from large gamma down: hand the solver descending chunks, so the progress bar
     # moves while each chunk starts from the solutions of the previous one
     order = sorted(set(gs), reverse=True)
@@ -196,7 +199,8 @@ def limit(f, c, gamma, geometry=None, diagonal: str = "zero", digits: int = 15, 
             if prove:
                 from symrmt.numeric.prove import prove_limit
 
-                vals, bl = prove_limit(solver_f, cf, part, geom, diagonal, digits)
+                vals, bl = prove_limit(solver_f, cf, part, geom, diagonal, digits, branch=prove == "branch")
+                att_branch.append(bl["branch"]["attention"])
                 att, rr = vals["attention"], vals["ridge"]
                 balls["attention"].update(zip(part, bl["attention"]))
                 balls["ridge"].update(zip(part, bl["ridge"]))
@@ -211,7 +215,8 @@ def limit(f, c, gamma, geometry=None, diagonal: str = "zero", digits: int = 15, 
                        diagonal=diagonal, digits=digits, attention_mp=tuple(values[g][0] for g in gs),
                        ridge_mp=tuple(values[g][1] for g in gs), seconds=time.monotonic() - t0,
                        balls=({"attention": [balls["attention"][g] for g in gs], "ridge": [balls["ridge"][g] for g in gs],
-                               "branch": {"attention": "sanity", "ridge": "isolated"}} if prove else None))
+                               "branch": {"attention": "continued" if att_branch and all(b == "continued" for b in att_branch)
+                                          else "sanity", "ridge": "isolated"}} if prove else None))
 
 
 def simulate(f, c, gamma, geometry=None, diagonal: str = "zero", center: bool = False, *, n: int = 512,

@@ -99,6 +99,8 @@ def build_parser() -> argparse.ArgumentParser:
     add_model(p, "ridge parameters, comma-separated, each > 0")
     add_output(p)
     p.add_argument("--prove", action="store_true", help="prove every value: a ball [mid ± rad] proved to contain the limit (needs python-flint: pip install 'symrmt[prove]')")
+    p.add_argument("--prove-branch", action="store_true", help="--prove, and the attention branch proved by a chain "
+                   "of Krawczyk boxes along the kernel strength (slower: see docs/prove.md)")
     p.set_defaults(func=cmd_limit)
 
     p = sub.add_parser("simulate", help="Monte-Carlo estimate at finite n",

@@ -87,11 +87,11 @@ def cmd_limit(args) -> int:
         nl = solver_f = nonlinearity_of(args)
         name, expr = nl.name, str(nl.expr)
     balls = None
-    if args.prove:
+    if args.prove or getattr(args, "prove_branch", False):
         from symrmt.numeric.prove import prove_limit
 
         res, balls = prove_limit(solver_f, args.c, list(args.gamma), geometry=geom, diagonal=args.diagonal,
-                                 digits=args.digits)
+                                 digits=args.digits, branch=getattr(args, "prove_branch", False))
     else:
         limit = theory_limit()
         res = limit(solver_f, args.c, list(args.gamma), geometry=geom, diagonal=args.diagonal, digits=args.digits)

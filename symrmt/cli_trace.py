@@ -272,6 +272,8 @@ def add_trace_parser(sub, int_at_least):
                    help="significant digits to certify (default 15)")
     p.add_argument("--json", action="store_true", help="JSON on stdout")
     p.add_argument("--prove", action="store_true", help="prove every value: a ball [mid ± rad] proved to contain the limit (needs python-flint: pip install 'symrmt[prove]')")
+    p.add_argument("--prove-branch", action="store_true", help="--prove, and the branch of every system proved by a "
+                   "chain of Krawczyk boxes along the homotopy (systems of more than 16 unknowns; slower)")
     p.add_argument("--latex", action="store_true", help="print the pencils and fixed-point systems in LaTeX")
     p.add_argument("--simulate", action="store_true", help="also a Monte-Carlo of the same expression")
     p.add_argument("--n", type=int_at_least("--n", 2), default=512, help="simulation size n (default 512)")
@@ -337,9 +339,9 @@ def cmd_trace(args) -> int:
         from symrmt.simulation.trace_sim import check_trace_memory
 
         check_trace_memory(bind(expr, at, args.n))
-    if args.prove and any(not isinstance(v, Fraction) for v in at.values()):
-        raise ParameterError("--prove covers real parameter values (drop it for a complex value)")
-    result = model.limit(expr, at=at, digits=D, prove=args.prove)
+    if args.prove_branch:
+        args.prove = True
+    result = model.limit(expr, at=at, digits=D, prove="branch" if args.prove_branch else args.prove)
     if isinstance(result.value, mpmath.mpc):
         value = {"re": _num(result.value.real, D), "im": _num(result.value.imag, D)}
     else:
@@ -355,7 +357,11 @@ def cmd_trace(args) -> int:
     if args.prove:
         from symrmt.numeric.prove import ball_json
 
-        out["proved"] = {**ball_json(result.ball, D), "branch": result.branch}
+        from symrmt.numeric.prove import complex_ball_json
+
+        pj = complex_ball_json(result.ball, D) if isinstance(result.value, mpmath.mpc) else ball_json(result.ball, D)
+        out["proved"] = {**pj, "branch": result.branch,
+                         **({"notes": result.branch_notes} if getattr(result, "branch_notes", None) else {})}
     if getattr(result, "hermitized", ()):
         out["hermitized"] = [k + 1 for k in result.hermitized]
     code = 0
@@ -395,7 +401,11 @@ def cmd_trace(args) -> int:
     if args.prove:
         from symrmt.numeric.prove import BRANCH_NOTE, ball_text
 
-        print(f"proved: {ball_text(result.ball, D)}  ({BRANCH_NOTE[result.branch]})")
+        from symrmt.numeric.prove import complex_ball_text
+
+        text = complex_ball_text(result.ball, D) if isinstance(result.value, mpmath.mpc) else ball_text(result.ball, D)
+        note = result.branch_notes[0] if isinstance(result.value, mpmath.mpc) else BRANCH_NOTE[result.branch]
+        print(f"proved: {text}  ({note})")
     if args.simulate and args.store is not None:
         print(f"store {args.store}: {out['trials_reused']} trial(s) reused, {out['trials_computed']} computed")
     if args.simulate:

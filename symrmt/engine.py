@@ -211,7 +211,8 @@ class Model(_model.Model):
         prove : bool
             Also prove the value: ``.ball`` (a ``flint.arb`` ball proved to contain the limit),
             ``.balls`` (``{"value": ball, "traces": [...]}``) and ``.branch``
-            (:mod:`symrmt.numeric.prove`; needs python-flint).
+            (:mod:`symrmt.numeric.prove`; needs python-flint).  ``"branch"``: also the chain of
+            Krawczyk boxes along the homotopy for systems of any size (by default only up to 16 unknowns).
 
         Returns
         -------
@@ -257,8 +258,6 @@ class Model(_model.Model):
         if complex_at:  # a complex value of one parameter: symrmt/numeric/complex_limit.py
             from .numeric.complex_limit import complex_limit
 
-            if prove:
-                raise ModelError("prove=True (--prove) covers real parameter values, not a complex one")
             if len(complex_at) > 1:
                 raise ModelError("a complex value is supported for one parameter at a time")
             if any(p.is_positive for p in plan.params if p.name == complex_at[0][0]):
@@ -268,7 +267,7 @@ class Model(_model.Model):
             for p in plan.params:
                 if p.is_positive and p.name in values and not values[p.name] > 0:
                     raise ModelError(f"{p.name} is a dimension ratio and must be positive, got {values[p.name]}")
-            return complex_limit(plan, values, complex_at[0][0], complex_at[0][1], digits)
+            return complex_limit(plan, values, complex_at[0][0], complex_at[0][1], digits, prove=bool(prove))
         for p in plan.params:
             if p.is_positive and not values[p.name] > 0:
                 raise ModelError(f"{p.name} is a dimension ratio and must be positive, got {values[p.name]}")
@@ -298,8 +297,10 @@ class Model(_model.Model):
         if prove:
             from .numeric.prove import prove_trace
 
-            tb = prove_trace(plan, values, digits, getattr(result, "solvers", None))
+            tb = prove_trace(plan, values, digits, getattr(result, "solvers", None),
+                             chain=True if prove == "branch" else None)
             result.ball, result.branch = tb.value, tb.branch
+            result.branch_notes = list(tb.notes)
             result.balls = {"value": tb.value, "traces": list(tb.traces)}
         return result
 

@@ -112,6 +112,85 @@ def _engine_mp(ck):
                 _contains(r.ball, ref))
 
 
+def _engine_anisotropic_mp(ck):
+    from symrmt.derivations import engine_anisotropic_mp as E
+
+    m = E.model()
+    for at in E.POINTS:
+        r = m.limit(E.EXPR, at=at, digits=DIGITS, prove=True)
+        ref = E.closed_form(at["phi"], at["lam"], 60)
+        _record(ck, f"limit == Silverstein (phi={at['phi']}, lam={at['lam']}): in the ball ({r.branch})", r.ball,
+                _contains(r.ball, ref))
+
+
+def _engine_subordination(ck):
+    from symrmt.derivations import engine_subordination as E
+
+    m = E.model()
+    for at in E.POINTS:
+        r = m.limit(E.EXPR, at=at, digits=DIGITS, prove=True)
+        ref = E.closed_form(at, 60)
+        tag = ", ".join(f"{k}={v}" for k, v in at.items())
+        _record(ck, f"limit == coupled subordination equations ({tag}): in the ball ({r.branch})", r.ball,
+                _contains(r.ball, ref))
+
+
+def _engine_ridge_bias_variance(ck):
+    from symrmt.derivations import engine_ridge_bias_variance as E
+
+    m = E.model()
+    for at in E.POINTS:
+        rb, rv = E.bias_variance(at["phi"], at["lam"], 60)
+        for label, expr, ref in (("bias", E.BIAS, rb), ("variance", E.VARIANCE, rv)):
+            r = m.limit(expr, at=at, digits=DIGITS, prove="branch")  # 22 unknowns: the chain on request
+            _record(ck, f"{label} == deterministic equivalent (phi={at['phi']}, lam={at['lam']}): in the ball "
+                    f"({r.branch})", r.ball, _contains(r.ball, ref))
+
+
+def _engine_random_features(ck):
+    """(S67) and (S68) on balls: the derivation's own residual function, run with the parameters and the
+    two proved traces as balls; a residual ball that excludes 0 is a proved violation."""
+    from symrmt.derivations import engine_random_features as E
+    from symrmt.numeric.prove import to_arb, working_bits
+
+    mdl = E.model()
+    for at in (E.AT, E.OTHER):
+        t1 = mdl.limit(E.TAU1, at=at, digits=DIGITS, prove=True)
+        t2 = mdl.limit(E.TAU2, at=at, digits=DIGITS, prove=True)
+        saved = E.eval_q
+        E.eval_q = lambda text: to_arb(Fraction(text))  # the exact parameters as balls
+        try:
+            with working_bits(256):
+                s67, s68 = E.relations(at, t1.ball, t2.ball)
+        finally:
+            E.eval_q = saved
+        tag = f"phi={at['phi']}, psi={at['psi']}, lam={at['lam']}"
+        for name, res in (("S67", s67), ("S68", s68)):
+            ok = res.contains(0) and res.rad() <= abs(t1.ball.mid()) ** 3 * 10 ** -(DIGITS - 2)
+            ck.add(f"proved: ({name}) residual ball holds 0 ({tag}; branches {t1.branch}, {t2.branch})", "precision",
+                   ok, res.str(5))
+
+
+def _lowrank(ck):
+    from symrmt.derivations import lowrank as L
+    from symrmt.numeric.prove import prove_attention
+    from symrmt.params import LowRankGeometry
+
+    vecs4 = L._vectors(4, seed=3)
+    geo4 = LowRankGeometry(L._gram(vecs4))
+    geo8 = LowRankGeometry(L._gram(L._split(vecs4, 4)))
+    a = prove_attention("tanh", "1/2", ["1/10"], geo4, "zero", DIGITS)[0].error
+    b = prove_attention("tanh", "1/2", ["1/10"], geo8, "zero", DIGITS)[0].error
+    _record(ck, "rank 8 (each of 4 terms split in two) == rank 4, tanh, c=1/2, gamma=1/10: balls overlap", a,
+            a.overlaps(b) and _tight(b))
+    vecs2 = L._vectors(2, seed=5)
+    geo_a = LowRankGeometry(L._gram(vecs2), alpha=2)
+    geo_s = LowRankGeometry(L._gram([vecs2[0]] + [[x / 2 for x in v] for v in vecs2[1:3]] + vecs2[3:]))
+    a = prove_attention("t", "2", ["1/5"], geo_a, "zero", DIGITS)[0].error
+    b = prove_attention("t", "2", ["1/20"], geo_s, "zero", DIGITS)[0].error
+    _record(ck, "f = t: E_A(gamma; 2 I + L) = E_A(gamma/4; I + L/2): balls overlap", a, a.overlaps(b) and _tight(b))
+
+
 def _a1_zero(ck):
     from symrmt.api import as_nonlinearity
     from symrmt.numeric.prove import prove_attention
@@ -136,6 +215,11 @@ PROVED = {
     "linear_kernel": _linear_kernel,
     "aligned": _aligned,
     "engine_mp": _engine_mp,
+    "engine_anisotropic_mp": _engine_anisotropic_mp,
+    "engine_subordination": _engine_subordination,
+    "engine_ridge_bias_variance": _engine_ridge_bias_variance,
+    "engine_random_features": _engine_random_features,
+    "lowrank": _lowrank,
 }
 
 

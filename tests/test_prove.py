@@ -281,3 +281,185 @@ def test_cli_trace_hermite_sweep_prove(capsys, tmp_path):
     lines = csv_path.read_text().splitlines()
     assert lines[0].endswith("attention,ridge,attention_rad,ridge_rad") and len(lines) == 3
     assert main(["sweep", "--f", "erf", "--grid", "gamma=1/2,2", "--c", "1/2", "--fast", "--prove"]) == 2
+
+
+# ---------------------------------------------------------------- the branch by continuation
+
+
+def _toy_chain():
+    """``x0^2 = 1 + 3t``, ``x1 = x0 x0 / 2``: from ``(1, 1/2)`` at ``t = 0`` the continued root at ``t = 1`` is
+    ``(2, 2)``; ``(-2, 2)`` is a root too."""
+    def F(x, t):
+        return [x[0] * x[0] - 1 - 3 * t, x[1] - x[0] * x[0] / 2]
+
+    def J(x, t):
+        return [[2 * x[0], flint.arb(0)], [-x[0], flint.arb(1)]]
+
+    def Ft(x, t):
+        return [flint.arb(-3), flint.arb(0)]
+
+    return F, J, Ft
+
+
+def _point_box(x):
+    return [flint.arb(v, 1e-20) for v in x]
+
+
+@pytest.mark.parametrize("with_ft", [False, True])
+def test_chain_toy_continued_and_wrong_root_refused(with_ft):
+    from symrmt.numeric.prove_chain import continuation_chain
+
+    F, J, Ft = _toy_chain()
+    ft = Ft if with_ft else None
+    start = [flint.arb(1), flint.arb("0.5")]
+    boxes, enc = continuation_chain(F, J, start, _point_box([2, 2]), "toy", Ft=ft)
+    assert boxes >= 1 and enc[0].contains(2) and enc[1].contains(2)
+    with pytest.raises(BranchError, match="another root"):
+        continuation_chain(F, J, start, _point_box([-2, 2]), "toy", Ft=ft)
+
+
+def _mp_stieltjes(c, z):
+    """``tau((Z^T Z/n - z)^-1)`` at complex ``z`` (Im z > 0): the root of ``z m^2 + (z + 1 - c) m + 1 = 0``
+    (the quadratic of :func:`_mp_m` with ``z = -g``) with ``Im m > 0``."""
+    b = z + 1 - c
+    disc = mpmath.sqrt(b * b - 4 * z)
+    roots = [(-b + disc) / (2 * z), (-b - disc) / (2 * z)]
+    good = [r for r in roots if r.imag > 0]
+    assert len(good) == 1
+    return good[0]
+
+
+def test_engine_branch_continued_square_resolvent():
+    """``tau(((Z^T Z/n)^2 + gamma)^-1)`` (8 unknowns: beyond exact elimination): the branch is proved by the
+    chain along ``s``, and the ball holds ``Im m(i sqrt(gamma)) / sqrt(gamma)`` from the closed-form
+    Marchenko-Pastur Stieltjes transform at complex ``z`` (``1/(x^2 + g) = Im(1/(x - i sqrt g))/sqrt g``)."""
+    c, gamma = Fraction(3, 5), Fraction(2, 7)
+    r = _model().limit("trace(inv(Z.T*Z*Z.T*Z/n**2 + gamma*I(n)))", at={"c": c, "gamma": gamma}, digits=D,
+                       prove=True)
+    assert r.branch == "continued", r.branch_notes
+    with mpmath.workdps(50):
+        sg = mpmath.sqrt(_q(gamma))
+        ref = _mp_stieltjes(_q(c), mpmath.mpc(0, sg)).imag / sg
+    assert _contains(r.ball, ref) and _tight(r.ball)
+
+
+def test_engine_branch_chain_opt_in():
+    """Beyond 16 unknowns the chain runs only with ``prove="branch"``; by default the branch is ``sanity``."""
+    from symrmt.numeric.prove import CHAIN_DEFAULT_UNKNOWNS
+
+    m = _model()
+    expr = "trace(inv(Z.T*Z*Z.T*Z*Z.T*Z/n**3 + gamma*I(n)))"
+    at = {"c": Fraction(1, 2), "gamma": Fraction(1, 2)}
+    assert len(m.plan(expr).traces[0].system.h) > CHAIN_DEFAULT_UNKNOWNS
+    assert m.limit(expr, at=at, digits=D, prove=True).branch == "sanity"
+    r = m.limit(expr, at=at, digits=D, prove="branch")
+    assert r.branch == "continued"
+
+
+def test_attention_branch_continued():
+    """The attention fixed point's branch by the chain along the kernel strength (tanh, gamma = 1, aligned
+    signal): the same ball as without the chain, branch ``continued``; the homotopy is the fixed point at t = 1."""
+    import sympy as sp
+
+    from symrmt.symbolic import attention as S
+
+    diff = (S.fixed_point_homotopy(1) - S.fixed_point_polynomial(expand=False)).applyfunc(sp.expand)
+    assert diff == sp.zeros(3, 3)
+    at0 = S.fixed_point_homotopy(0).applyfunc(sp.expand)
+    L0, _, _ = S.noise_pencil()
+    assert (at0 - (S.c ** 3 * (L0 * S.block_trace_matrix() - sp.eye(3))).applyfunc(sp.expand)) == sp.zeros(3, 3)
+    b0 = P.prove_attention("tanh", Fraction(1, 2), [Fraction(1)], None, "zero", D)[0]
+    b1 = P.prove_attention("tanh", Fraction(1, 2), [Fraction(1)], None, "zero", D, chain=True)[0]
+    assert b0.branch == "sanity" and b1.branch == "continued", b1.note
+    assert b1.error.overlaps(b0.error)
+
+
+def test_attention_wrong_box_refused_by_chain():
+    """A proved box that is not the continued one (here: the proved box moved to another point) is refused."""
+    from symrmt.numeric.prove import _attention_chain, bits_for, working_bits
+
+    b = P.prove_attention("tanh", Fraction(1, 2), [Fraction(1)], None, "zero", D)[0]
+    with working_bits(bits_for(D)):
+        a1, nu, d = P.hermite_ball("tanh")
+        params = [P.to_arb(1), P.to_arb(Fraction(1, 2)), a1, nu, d]
+        wrong = [x + 1 for x in b.block_traces]
+    with pytest.raises(BranchError, match="another root"):
+        _attention_chain(params, wrong, "test")
+
+
+def test_engine_branch_chain_with_stationary_entries():
+    """The ridge bias of engine_ridge_bias_variance (22 unknowns, entries that stay 0 along the path): the chain
+    closes with ``prove="branch"`` and the ball holds the derivation's deterministic equivalent (a separate
+    scalar fixed point, monotone iteration and findroot at 60 digits)."""
+    from symrmt.derivations import engine_ridge_bias_variance as E
+
+    at = E.POINTS[1]
+    r = E.model().limit(E.BIAS, at=at, digits=D, prove="branch")
+    assert r.branch == "continued", r.branch_notes
+    ref, _ = E.bias_variance(at["phi"], at["lam"], 60)
+    assert _contains(r.ball, ref) and _tight(r.ball)
+
+
+def test_cli_prove_branch(capsys):
+    """``--prove-branch``: ``limit`` reports the attention branch ``continued`` (erf, gamma = 2); ``trace`` on a
+    system beyond 16 unknowns reports ``continued`` where ``--prove`` alone says ``sanity``."""
+    from symrmt.cli import main
+
+    assert main(["limit", "--f", "erf", "--c", "1/2", "--gamma", "2", "--digits", "30", "--prove-branch",
+                 "--json"]) == 0
+    pr = json.loads(capsys.readouterr().out)["proved"]
+    assert pr["branch"] == {"attention": "continued", "ridge": "isolated"}
+    import symrmt
+
+    res = symrmt.limit("erf", "1/2", [2], digits=D, prove="branch")
+    assert res.balls["branch"]["attention"] == "continued"
+    assert res.balls["attention"][0].overlaps(symrmt.limit("erf", "1/2", [2], digits=D, prove=True).balls["attention"][0])
+    args = ["trace", "trace(inv(Z.T*Z*Z.T*Z*Z.T*Z/n**3 + gamma*I(n)))", "--matrix", "Z=gaussian(p,n)", "--dim",
+            "p=c*n", "--at", "c=1/2, gamma=1/2", "--digits", "30", "--json"]
+    assert main(args + ["--prove"]) == 0
+    assert json.loads(capsys.readouterr().out)["proved"]["branch"] == "sanity"
+    assert main(args + ["--prove-branch"]) == 0
+    out = json.loads(capsys.readouterr().out)["proved"]
+    assert out["branch"] == "continued" and float(out["rad"]) <= 1e-30 * float(out["mid"])
+
+
+def test_complex_point_ball_and_wrong_branch_refused(capsys):
+    """At complex ``z`` (``--at 'z=0.5+0.01j'``): an ``acb`` ball (Krawczyk on the realified system) holding the
+    closed-form Marchenko-Pastur Stieltjes transform; a box around the other root of the quadratic (``Im tau``
+    of the wrong sign) is refused with ``BranchError``."""
+    from symrmt.cli import main
+
+    m = _model()
+    r = m.limit("trace(inv(Z.T*Z/n - z*I(n)))", at={"c": "1/2", "z": "1/2+1/100j"}, digits=D, prove=True)
+    with mpmath.workdps(50):
+        ref = _mp_stieltjes(mpmath.mpf(1) / 2, mpmath.mpc(mpmath.mpf(1) / 2, mpmath.mpf(1) / 100))
+    assert _contains(r.ball.real, ref.real) and _contains(r.ball.imag, ref.imag) and r.branch == "sanity"
+    assert _tight(r.ball.real) and _tight(r.ball.imag)
+    # the lower half-plane: the conjugate
+    r2 = m.limit("trace(inv(Z.T*Z/n - z*I(n)))", at={"c": "1/2", "z": "1/2-1/100j"}, digits=D, prove=True)
+    assert _contains(r2.ball.imag, -ref.imag)
+    # the other root: tau = -H_22 and H_11 (H_22 - 1) = 1 for tau((Z^T Z/n + gamma)^-1), gamma = -z
+    expr = "trace(inv(Z.T*Z/n + gamma*I(n)))"
+    plan = m.plan(expr)
+    unknowns = plan.traces[0].system.unknowns
+    with mpmath.workdps(50):
+        z = mpmath.mpc(mpmath.mpf(1) / 2, -mpmath.mpf(1) / 100)  # gamma = -1/2 + i/100
+        good = mpmath.conj(ref)  # m(z) at Im z < 0
+        other = 1 / (z * good)  # the product of the roots of z m^2 + (z + 1 - c) m + 1 is 1/z
+        assert other.imag > 0  # the wrong sign for Im z < 0
+    for tau, ok in ((good, True), (other, False)):
+        h = [None, None]
+        k22 = unknowns.index((1, 1))
+        h[k22] = -tau
+        h[1 - k22] = 1 / (-tau - 1)
+        args = (plan, {"c": Fraction(1, 2)}, "gamma", Fraction(-1, 2), Fraction(1, 100), D, {0: h}, {0: -1})
+        if ok:
+            value, _ = P.prove_complex_trace(*args)
+            assert _contains(value.real, good.real) and _contains(value.imag, good.imag)
+        else:
+            with pytest.raises(BranchError, match="Stieltjes"):
+                P.prove_complex_trace(*args)
+    assert main(["trace", "trace(inv(Z.T*Z/n - z*I(n)))", "--matrix", "Z=gaussian(p,n)", "--dim", "p=c*n", "--at",
+                 "c=1/2, z=0.5+0.01j", "--digits", "30", "--prove", "--json"]) == 0
+    pr = json.loads(capsys.readouterr().out)["proved"]
+    assert set(pr) >= {"re", "im", "branch"} and float(pr["im"]["rad"]) < 1e-30

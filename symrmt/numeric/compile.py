@@ -208,6 +208,26 @@ def fixed_point_fjg(target: str = "mpmath"):
     return tuple(_fixed_point_recipe(part, target) for part in ("FJG", "detN", "map"))
 
 
+@cached(maxsize=2)
+def fixed_point_homotopy_fjt(target: str = "mpmath"):
+    """Compiled ``[F (9), dF/dG (54), dF/dt (9)]`` of :func:`symrmt.symbolic.attention.fixed_point_homotopy`
+    (arguments ``(G, params + [t])``; the layout of :func:`fixed_point_fjg` with ``t`` for ``gamma``)."""
+
+    def build():
+        F = S.fixed_point_homotopy().reshape(9, 1)
+        J = F.jacobian(S.G_SYMBOLS)
+        Ft = F.diff(S.T_STRENGTH)
+        return [S.G_SYMBOLS, list(S.PARAMS) + [S.T_STRENGTH]], list(F) + list(J) + list(Ft)
+
+    return compile_recipe("fixed_point_homotopy_FJT", build, target)
+
+
+@cached(maxsize=2)
+def noise_L0_function():
+    """Compiled ``L_0`` of :func:`symrmt.symbolic.attention.noise_pencil` (arguments: the parameters)."""
+    return compile_recipe("noise_L0", lambda: ([list(S.PARAMS)], S.noise_pencil()[0]))
+
+
 @cached(maxsize=32)
 def woodbury_D_function(r: int = 1, target: str = "mpmath"):
     """Compiled ``D(coords; a_1, c)`` of the rank-``r`` low-rank part, ``3(2r+2)`` square (cached per ``r``)."""

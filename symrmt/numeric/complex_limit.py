@@ -82,8 +82,9 @@ def _branch_sign(matrix, zsym):
     return -1 if coef > 0 else 1
 
 
-def complex_limit(plan, values: dict, zname: str, zval: Complex, digits: int):
-    """The :class:`~symrmt.engine.TraceLimit` (complex ``value``) at ``zname = zval``."""
+def complex_limit(plan, values: dict, zname: str, zval: Complex, digits: int, prove: bool = False):
+    """The :class:`~symrmt.engine.TraceLimit` (complex ``value``) at ``zname = zval``; ``prove``: also
+    ``.ball`` (an ``acb`` ball, :func:`symrmt.numeric.prove.prove_complex_trace`), ``.branch`` ``"sanity"``."""
     from ..engine import TraceLimit
     from ..symbolic.engine_nodes import ModelError
     from ..symbolic import hermitize as herm
@@ -133,7 +134,15 @@ def complex_limit(plan, values: dict, zname: str, zval: Complex, digits: int):
                 args.append(hs[k][plan.traces[k].system.unknowns.index((i, j))])
             value = _formula_function(plan.formula, tuple(s for s, _ in plan.symbols))(args)
             results.append((value, taus, hs))
-    (lo, _, _), (hi, taus, _) = results
+    (lo, _, _), (hi, taus, hs_hi) = results
+    ball = None
+    if prove:
+        from .prove import prove_complex_trace
+
+        ball, _ = prove_complex_trace(plan, values, zname, x, y, digits, hs_hi,
+                                      {t.index: s for t, s, _ in taus})
+        if conj:
+            ball = ball.conjugate()
     with mpmath.workdps(digits + 20):
         if not abs(lo - hi) <= abs(hi) * mpmath.mpf(10) ** (-digits - 1):
             raise PrecisionError(f"solves at {digits + 10} and {digits + 20} digits disagree beyond digit {digits} "
@@ -152,4 +161,9 @@ def complex_limit(plan, values: dict, zname: str, zval: Complex, digits: int):
         r = TraceLimit(+hi, digits, digits + 20, mpmath.mpf(0), at, [+tau for _, _, tau in taus])
     r.certificate = "relative"
     r.branch_checked = [s is not None for _, s, _ in taus]
+    if prove:
+        r.ball, r.branch = ball, "sanity"
+        r.balls = {"value": ball}
+        r.branch_notes = ["a complex point: the Stieltjes sign of Im tau is proved on the box where the trace is a "
+                          "symmetric resolvent; that no other solution has it is not proved"]
     return r

@@ -27,10 +27,13 @@ with every exact parameter an exact ball (``fmpq``).
 * **The branch**: Krawczyk proves *a* root, not *the* root.  For the Marchenko-Pastur resolvent of
   ridge regression (and any one-unknown polynomial engine system) all real roots are isolated
   exactly (``fmpq_poly.complex_roots``) and exactly one must lie in the sanity region
-  (``0 < m <= 1/gamma``); a box around another root is refused with :class:`BranchError`.  For the
-  attention fixed point and larger engine systems the sanity bounds are proved on the ball
-  (``0 < tau(Q) <= 1/gamma``, ``0 <= E_A <= 1``), but that no other root lies in the sanity
-  region is **not** proved: ``branch`` says so (``"isolated"`` or ``"sanity"``).
+  (``0 < m <= 1/gamma``); a box around another root is refused with :class:`BranchError`.  For
+  larger engine systems (by default up to :data:`CHAIN_DEFAULT_UNKNOWNS` unknowns) and, on request,
+  the attention fixed point, a chain of parametric Krawczyk boxes along the homotopy
+  (:mod:`symrmt.numeric.prove_chain`) proves the root to be the continuation of ``L_0^{-1}`` at zero
+  strength (``"continued"``); otherwise only the sanity bounds are proved on the ball
+  (``0 < tau(Q) <= 1/gamma``, ``0 <= E_A <= 1``) and that no other root lies in the sanity region
+  is **not** proved: ``branch`` says which (``"isolated"``, ``"continued"`` or ``"sanity"``).
 
 What a ball means: the exact large-``n`` limit *as the package's equations define it*.  The
 Gaussian-equivalence and deterministic-equivalent theorems that connect those equations to the
@@ -804,12 +807,83 @@ class AttentionBall:
         return f"AttentionBall(gamma={self.gamma}, error={self.error}, branch={self.branch!r})"
 
 
+#: most boxes (tried) of one leg of an attention chain
+ATTENTION_MAX_BOXES = 8000
+#: the kernel-strength leg runs at ``gamma_0 = max(gamma, GAMMA_START)`` (the path is steep near zero
+#: strength at small gamma); the ``gamma`` leg then runs from ``gamma_0`` down at full strength
+GAMMA_START = Fraction(1)
+
+
+def _attention_chain(params, G, what):
+    """Boxes of the chain that connects the proved ``G`` to ``L_0^{-1}``: at ``gamma_0 = max(gamma, 1)``
+    along the kernel strength ``t`` from 0 to 1 (:func:`symrmt.symbolic.attention.fixed_point_homotopy`,
+    its square system ``G F_t(G)``), then at ``t = 1`` along ``gamma`` from ``gamma_0`` down to ``gamma``
+    (the square system of :func:`symrmt.numeric.compile.fixed_point_fjg`).  On each box ``det G != 0`` is
+    proved, so its root is a fixed point.  ``ProofError`` when it cannot be made."""
+    from symrmt.numeric.compile import fixed_point_fjg, fixed_point_homotopy_fjt, noise_L0_function
+    from symrmt.numeric.prove_chain import CHAIN_BITS, continuation_chain
+    from symrmt.symbolic.attention import G_INDEX
+
+    flint = require_flint()
+    gamma = params[0]
+    rest = list(params[1:])
+    with working_bits(CHAIN_BITS):
+        g0 = to_arb(GAMMA_START) if gamma < to_arb(GAMMA_START) else gamma
+        p0 = [g0] + rest
+        fjt = arb_function(fixed_point_homotopy_fjt())
+        fjg = arb_function(fixed_point_fjg()[0])
+        L0 = flint.arb_mat(arb_function(noise_L0_function())(p0))
+        try:
+            inv = L0.inv()
+        except ZeroDivisionError:
+            raise ProofError(f"{what}: L_0 is not proved regular") from None
+        start = [inv[i, j] for i, j in G_INDEX]
+
+    def guarded(rows, x):
+        if flint.arb_mat(_symmetric(x)).det().contains(0):  # a root of G F is a fixed point only where det G != 0
+            return [[flint.arb(0, flint.arb("inf"))] * len(x) for _ in x]
+        return [_arb_checked(r, "the Jacobian") for r in rows]
+
+    def leg(fn, fn_float, pv_at, scale):
+        def F(x, tt):
+            return _arb_checked(square_system(fn, pv_at(tt))[0](x), "the residual")
+
+        def J(x, tt):
+            return guarded(square_system(fn, pv_at(tt))[1](x), x)
+
+        def Ft(x, tt):
+            return [v * scale for v in _arb_checked(square_system(fn, pv_at(tt))[2](x), "dF/dt")]
+
+        def approx(x, tt):  # float64 points and tangents (the same recipe printed for NumPy)
+            pv = [float(v.mid()) if hasattr(v, "mid") else float(v) for v in pv_at(flint.arb(tt))]
+            Fs, Js, Fts = square_system(lambda xs, p: [float(v) for v in fn_float(xs, p)], pv)
+            return Fs(x), Js(x), [v * float(scale.mid()) for v in Fts(x)]
+
+        return F, J, Ft, approx
+
+    F, J, Ft, approx = leg(fjt, fixed_point_homotopy_fjt("numpy"), lambda tt: p0 + [tt], flint.arb(1))
+    same = not (gamma < g0) and not (gamma > g0)
+    n1, enc = continuation_chain(F, J, start, list(G) if same else None, what, Ft=Ft, approx=approx,
+                                 max_boxes=ATTENTION_MAX_BOXES)
+    if same:
+        return n1
+    # gamma = g0 + (gamma - g0) u, u from 0 to 1 (dF/du = dF/dgamma (gamma - g0))
+    with working_bits(CHAIN_BITS):
+        span = gamma - g0
+    F, J, Ft, approx = leg(fjg, fixed_point_fjg("numpy")[0], lambda u: [g0 + span * u] + rest, span)
+    n2, _ = continuation_chain(F, J, enc, list(G), what + " (the gamma leg)", Ft=Ft, approx=approx,
+                               max_boxes=ATTENTION_MAX_BOXES)
+    return n1 + n2
+
+
 def prove_attention(f, c, gammas, geometry=None, diagonal: str = "zero", digits: int = 15, points=None,
-                    route: str | None = None):
+                    route: str | None = None, chain: bool = False):
     """Balls of ``E_A(gamma)`` (a list of :class:`AttentionBall`, in the order given).
 
     ``points``: the :class:`~symrmt.numeric.theory.AttentionPoint` of the certified solve (computed
-    here when not given), the centres of the boxes."""
+    here when not given), the centres of the boxes.  ``chain``: prove the branch by continuation in
+    the kernel strength (:func:`_attention_chain`; branch ``"continued"``); when it cannot be made the
+    branch is ``"sanity"`` and the ball's ``note`` says why."""
     from symrmt.numeric.compile import closed_form_phi, fixed_point_fjg, woodbury_D_function
     from symrmt.numeric.theory import _guard, attention_limit, route_for, scaled_nonlinearity
     from symrmt.params import as_low_rank, check_c, check_gammas
@@ -865,7 +939,17 @@ def prove_attention(f, c, gammas, geometry=None, diagonal: str = "zero", digits:
             if not (err.overlaps(arb("0.5", "0.5")) and phi > 0 and phi.overlaps(arb(1 / gb / 2, (1 / gb / 2).upper()))):
                 raise BranchError(f"at gamma={g}: E_A = {err.str(10)} (must be in [0, 1]) and varphi = {phi.str(10)} "
                                   "(in (0, 1/gamma]): the proved root is off the physical branch")
-        out.append(AttentionBall(g, err, phi, tuple(G), "sanity"))
+        branch, note = "sanity", None
+        if chain:
+            try:
+                nbox = _attention_chain(params, G, f"the attention branch at gamma={g}")
+            except ProofError as exc:
+                note = f"branch not continued: {exc}"
+            else:
+                branch, note = "continued", f"continued from L_0^-1 at kernel strength 0 by {nbox} boxes"
+        ball = AttentionBall(g, err, phi, tuple(G), branch)
+        ball.note = note
+        out.append(ball)
     return out
 
 
@@ -874,7 +958,9 @@ def prove_attention(f, c, gammas, geometry=None, diagonal: str = "zero", digits:
 class TraceBall:
     """A proved trace limit: ``value`` (a ball), ``traces`` (the balls of each normalized trace),
     ``branch`` (``"isolated"``: every real solution's trace was isolated exactly and one lies in the
-    sanity region; ``"sanity"``: the sanity bounds hold on the ball, other roots there not excluded)."""
+    sanity region; ``"continued"``: a chain of Krawczyk boxes along the homotopy in ``s`` connects it to
+    the root at ``s = 0``; ``"sanity"``: the sanity bounds hold on the ball, other roots there not
+    excluded), ``notes`` (why a chain did not close, or its number of boxes)."""
 
     def __init__(self, value, traces, branch, notes):
         self.value, self.traces, self.branch, self.notes = value, traces, branch, notes
@@ -1052,11 +1138,70 @@ def _bounds(t, plan, values):
     return out
 
 
-def prove_trace(plan, values: dict, digits: int, solvers=None):
+def _trace_chain(t, cs, values, H):
+    """Number of boxes of the chain from the root at ``s = 0`` (``L_0 H = I`` on the defined entries) to the
+    proved ``H`` at ``s = 1``
+    (:func:`symrmt.numeric.prove_chain.continuation_chain`); ``ProofError`` when it cannot be made."""
+    from symrmt.numeric.atom_solver import AtomCompiled
+    from symrmt.numeric.prove_chain import CHAIN_BITS, continuation_chain
+
+    if isinstance(cs, AtomCompiled):
+        raise ProofError(f"trace #{t.index + 1}: a law of many atoms (its atom sums are not affine at s = 0)")
+    flint = require_flint()
+    with working_bits(CHAIN_BITS):
+        _F0, _J0, pvals, pv = _trace_system_functions(cs, values)
+    m = cs.m
+    k = len(pvals)
+    fjs = arb_function(cs.fjs)
+
+    def at(tt):
+        return pv[:k] + [tt, to_arb(0)] + pv[k + 2:]
+
+    def F(h, tt):
+        return _arb_checked(list(fjs(h, at(tt))[:m]), "the residual")
+
+    def J(h, tt):
+        v = fjs(h, at(tt))
+        return [_arb_checked(list(v[m + m * i:m + m * (i + 1)]), "the Jacobian") for i in range(m)]
+
+    approx = None
+    if cs.ffjs is not None:
+        pf = [float(x.mid()) for x in pv]
+
+        def approx(h, tt):
+            v = cs.ffjs(h, pf[:k] + [tt, 0.0] + pf[k + 2:])
+            return v[:m], [v[m + m * i:m + m * (i + 1)] for i in range(m)], v[m + m * m:m + m * m + m]
+
+    def Ft(h, tt):
+        return _arb_checked(list(fjs(h, at(tt))[m + m * m:m + m * m + m]), "dR/ds")
+
+    # the start: at s = 0 the residual L_0 H - I (on the defined entries) is affine in H, so its root is the
+    # solution of one linear system, unique where the Jacobian is regular (which the first box proves)
+    with working_bits(CHAIN_BITS):
+        zero = [flint.arb(0)] * m
+        try:
+            sol = flint.arb_mat(J(zero, flint.arb(0))).solve(flint.arb_mat([[-x] for x in F(zero, flint.arb(0))]))
+        except ZeroDivisionError:
+            raise ProofError(f"trace #{t.index + 1}: L_0 is singular (the shift of the inverses is not chained)") from None
+        start = [sol[i, 0] for i in range(m)]
+
+    return continuation_chain(F, J, start, H, f"trace #{t.index + 1}", approx=approx, Ft=Ft)[0]
+
+
+#: engine systems up to this many unknowns get the chain by default (``prove=True``); larger ones only
+#: with ``prove="branch"`` (``--prove-branch``): measured 0.05 s at 8 unknowns, 1.4 s at 32, 67 s at 98
+CHAIN_DEFAULT_UNKNOWNS = 16
+
+
+def prove_trace(plan, values: dict, digits: int, solvers=None, chain: bool | None = None):
     """The :class:`TraceBall` of an engine plan at exact ``values`` (name -> Fraction).
 
     ``solvers``: the :class:`~symrmt.numeric.trace_solver.TraceSolver` of each trace from the
-    certified solve (their homotopy start points are reused), else they are made here."""
+    certified solve (their homotopy start points are reused), else they are made here.
+    ``chain``: where exact isolation does not apply, prove the branch by a chain of Krawczyk boxes
+    along the homotopy in ``s`` (branch ``"continued"``); when the chain cannot be made, the
+    branch stays ``"sanity"`` and ``notes`` says why.  ``None``: only for systems of at most
+    :data:`CHAIN_DEFAULT_UNKNOWNS` unknowns."""
     import inspect
 
     from symrmt.numeric.compile import compile_expr
@@ -1074,6 +1219,7 @@ def prove_trace(plan, values: dict, digits: int, solvers=None):
             solvers[t.index].start(_acceptor(t, values))
     bits = bits_for(digits, 20)
     formula_src = inspect.getsource(compile_expr([list(s for s, _ in plan.symbols)], plan.formula))
+    chained = {}  # trace index -> boxes of its chain, or the reason it failed (once per trace)
     for _ in range(ESCALATIONS):
         with working_bits(bits):
             results, taus, branches, notes = {}, [], [], []
@@ -1116,7 +1262,23 @@ def prove_trace(plan, values: dict, digits: int, solvers=None):
                     iso = _isolate_trace_branch(t, values, tau, checks)
                 except ProofError:
                     iso = False
-                branches.append("isolated" if iso else "sanity")
+                if iso:
+                    branches.append("isolated")
+                    continue
+                if chain or (chain is None and cs.m <= CHAIN_DEFAULT_UNKNOWNS):
+                    if t.index not in chained:
+                        try:
+                            chained[t.index] = _trace_chain(t, cs, values, H)
+                        except ProofError as exc:
+                            chained[t.index] = str(exc)
+                    if isinstance(chained[t.index], str):
+                        notes.append(f"branch not continued: {chained[t.index]}")
+                    else:
+                        notes.append(f"trace #{t.index + 1}: continued from L_0^-1 at s = 0 by "
+                                     f"{chained[t.index]} boxes")
+                        branches.append("continued")
+                        continue
+                branches.append("sanity")
             args = []
             pballs = {p: to_arb(Fraction(values[p.name])) for p in plan.params}
             for _sym, what in plan.symbols:
@@ -1140,18 +1302,20 @@ def prove_trace(plan, values: dict, digits: int, solvers=None):
                 break
         bits *= 2
     check_radius(value, digits, "the trace limit")
-    branch = "isolated" if all(b == "isolated" for b in branches) else "sanity"
+    branch = ("isolated" if all(b == "isolated" for b in branches) else
+              "continued" if all(b in ("isolated", "continued") for b in branches) else "sanity")
     return TraceBall(value, taus, branch, notes)
 
 
 # ---------------------------------------------------------------- the model's limits
 
-def prove_limit(f, c, gammas, geometry=None, diagonal: str = "zero", digits: int = 15):
+def prove_limit(f, c, gammas, geometry=None, diagonal: str = "zero", digits: int = 15, branch: bool = False):
     """Certified values and their proved balls: ``(values, balls)``.
 
     ``values`` is :func:`symrmt.numeric.theory.limit`'s dict (mpf lists); ``balls`` has the lists
     ``"attention"`` and ``"ridge"`` of balls (``flint.arb``) and ``"branch"``: ``{"attention": "sanity",
-    "ridge": "isolated"}`` (see the module docstring)."""
+    "ridge": "isolated"}`` (see the module docstring); ``branch=True``: the attention branch by
+    continuation in the kernel strength (``"continued"`` when every point's chain closes)."""
     from symrmt.numeric.theory import attention_limit, ridge_limit
     from symrmt.params import as_low_rank
 
@@ -1159,23 +1323,133 @@ def prove_limit(f, c, gammas, geometry=None, diagonal: str = "zero", digits: int
     geometry = as_low_rank(geometry)
     points = attention_limit(f, c, gammas, geometry, diagonal, digits, details=True)
     rr = ridge_limit(c, gammas, geometry.snr, digits)
-    att_balls = prove_attention(f, c, gammas, geometry, diagonal, digits, points=points)
+    att_balls = prove_attention(f, c, gammas, geometry, diagonal, digits, points=points, chain=branch)
     rr_balls = prove_ridge(c, list(gammas) if isinstance(gammas, (list, tuple)) else [gammas], geometry.snr, digits)
     values = {"ridge": rr, "attention": [p.error for p in points]}
     balls = {"attention": [b.error for b in att_balls], "ridge": rr_balls,
-             "branch": {"attention": "sanity", "ridge": "isolated"}}
+             "branch": {"attention": "continued" if all(b.branch == "continued" for b in att_balls) else "sanity",
+                        "ridge": "isolated"}}
+    notes = [b.note for b in att_balls if b.note and b.branch != "continued"]
+    if notes:
+        balls["notes"] = notes
     return values, balls
 
 
 BRANCH_NOTE = {
     "isolated": "branch proved: every real root isolated exactly, exactly one in the sanity region",
+    "continued": "branch proved by continuation: a chain of Krawczyk boxes from L_0^-1 at zero strength",
     "sanity": "branch: the sanity bounds hold on the ball; that no other root lies there is not proved",
 }
 
 
 def balls_json(balls: dict, digits: int) -> dict:
     """The ``"proved"`` record of the CLI's JSON: ``{"attention": [{"mid", "rad"}...], "ridge": [...], "branch"}``."""
-    out = {k: [ball_json(x, digits) for x in v] for k, v in balls.items() if k != "branch"}
+    out = {k: [ball_json(x, digits) for x in v] for k, v in balls.items() if k not in ("branch", "notes")}
+    if balls.get("notes"):
+        out["notes"] = list(balls["notes"])
     if "branch" in balls:
         out["branch"] = dict(balls["branch"])
     return out
+
+
+# ---------------------------------------------------------------- a complex parameter value
+
+def complex_ok(v, digits: int) -> bool:
+    """``max(rad Re, rad Im) <= 10^-digits |mid|`` for an ``acb`` ball (``|mid| > 0``)."""
+    flint = require_flint()
+    if not v.is_finite():
+        return False
+    r = max(v.real.rad(), v.imag.rad())
+    return bool(r <= abs(v.mid()) * flint.arb(10) ** (-digits))
+
+
+def prove_complex_trace(plan, values: dict, zname: str, zre: Fraction, zim: Fraction, digits: int, hs: dict,
+                        signs: dict):
+    """``(value, taus)`` as ``acb`` balls at the complex point ``zname = zre + i zim`` (``zim > 0``).
+
+    ``hs``: the certified solution of each trace (mpc lists), the centres.  The complex system is the
+    real one's compiled code run on ``acb`` balls; the Krawczyk test runs on its realification
+    (``x = (Re h, Im h)``, ``J_R = [[Re J, -Im J], [Im J, Re J]]``, the residual being polynomial in ``h``,
+    hence holomorphic), so the box holds exactly one complex root.  ``signs``: the expected sign of
+    ``Im tau`` of each trace (``None``: not checked), proved on the ball, else :class:`BranchError`.
+    The branch is ``"sanity"``: that no other solution has this sign is not proved."""
+    import inspect
+
+    from symrmt.numeric.compile import compile_expr
+    from symrmt.numeric.trace_certify import compiled_system
+
+    flint = require_flint()
+    acb = flint.acb
+    bits = bits_for(digits, 20)
+    formula_src = inspect.getsource(compile_expr([list(s for s, _ in plan.symbols)], plan.formula))
+    for _ in range(ESCALATIONS):
+        with working_bits(bits):
+            zb = acb(to_arb(zre), to_arb(zim))
+            results, taus = {}, []
+            for t in plan.traces:
+                cs = compiled_system(t.system)
+                m = cs.m
+                pvals = [zb if p.name == zname else to_arb(Fraction(values[p.name])) for p in cs.params]
+                fjs = arb_function(cs.fjs, complex_=True)
+                aux = _arb_checked(list(arb_function(cs.aux, complex_=True)(pvals))[:-1], "the auxiliary parameters")
+                pv = pvals + [acb(1), acb(0)] + aux
+
+                def flat(x, fjs=fjs, pv=pv, m=m):
+                    return _arb_checked([acb(v) for v in fjs([acb(x[i], x[m + i]) for i in range(m)], pv)],
+                                        "the complex system")
+
+                def FR(x, flat=flat, m=m):
+                    v = flat(x)[:m]
+                    return [a.real for a in v] + [a.imag for a in v]
+
+                def JR(x, flat=flat, m=m):
+                    v = flat(x)
+                    Jc = [v[m + m * i:m + m * (i + 1)] for i in range(m)]
+                    top = [[a.real for a in row] + [-a.imag for a in row] for row in Jc]
+                    bot = [[a.imag for a in row] + [a.real for a in row] for row in Jc]
+                    return top + bot
+
+                h0 = hs[t.index]
+                x0 = [mpmath.mpf(mpmath.mpmathify(v).real) for v in h0] + [mpmath.mpf(mpmath.mpmathify(v).imag) for v in h0]
+                X = krawczyk(FR, JR, x0, f"trace #{t.index + 1} at {zname} = {zre} + {zim}i")
+                H = [acb(X[i], X[m + i]) for i in range(m)]
+                results[t.index] = H
+                subs = {p: sp.Rational(Fraction(values[p.name]).numerator, Fraction(values[p.name]).denominator)
+                        for p in plan.params if p.name != zname}
+                tau = acb(0)
+                for (i, j), cf in t.system.readout.items():
+                    cfv = sp.sympify(cf).subs(subs)
+                    if cfv.free_symbols:
+                        tau = None
+                        break
+                    tau += to_arb(cfv) * H[t.system.unknowns.index((i, j))]
+                sign = signs.get(t.index)
+                if sign is not None:
+                    if tau is None or not (sign * tau.imag > 0):
+                        raise BranchError(f"trace #{t.index + 1}: Im tau = {tau.imag.str(10) if tau is not None else '?'} "
+                                          f"is not proved to have the sign {'+' if sign > 0 else '-'} of the Stieltjes "
+                                          "branch on the box; no ball is returned")
+                taus.append(tau)
+            args = []
+            for _sym, what in plan.symbols:
+                if what[0] == "param":
+                    args.append(zb if what[1].name == zname else to_arb(Fraction(values[what[1].name])))
+                    continue
+                k, (i, j), _alpha = what
+                args.append(results[k][plan.traces[k].system.unknowns.index((i, j))])
+            value, = _arb_checked([acb(arb_function(formula_src, "formula", True)(args))], "the expression")
+            if complex_ok(value, digits):
+                break
+        bits *= 2
+    if not complex_ok(value, digits):
+        raise ProofError(f"the complex limit's ball {value.str(10)} is wider than 1e-{digits} of its modulus")
+    return value, taus
+
+
+def complex_ball_json(v, digits: int) -> dict:
+    """``{"re": {"mid", "rad"}, "im": {"mid", "rad"}}``."""
+    return {"re": ball_json(v.real, digits), "im": ball_json(v.imag, digits)}
+
+
+def complex_ball_text(v, digits: int) -> str:
+    return f"{ball_text(v.real, digits)} + {ball_text(v.imag, digits)} i"

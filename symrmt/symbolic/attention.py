@@ -139,6 +139,27 @@ def fixed_point_polynomial(gm: sp.Matrix | None = None, expand: bool = True) -> 
     return res.applyfunc(sp.expand) if expand else res
 
 
+#: the kernel strength of :func:`fixed_point_homotopy`
+T_STRENGTH = sp.Symbol("t_hom", nonnegative=True)
+
+
+def fixed_point_homotopy(t=T_STRENGTH) -> sp.Matrix:
+    r"""The residual of :func:`fixed_point_polynomial` (product form) with the random part scaled.
+
+    The pencil ``L_0 + t A_S (x) S + sqrt(t) b P (x) Gt`` (a Wishart part scaled by ``t``, the
+    semicircular part by ``sqrt(t)``): ``A_S -> t A_S`` in ``R`` and ``b^2 -> t b^2``; ``L_0`` is kept.
+    At ``t = 1`` it is :func:`fixed_point_polynomial` (``expand=False``); at ``t = 0`` it is
+    ``c^3 (L_0 Gm - I)``, whose only root is ``L_0^{-1}``.  Used to prove the branch by continuation
+    in ``t`` (:mod:`symrmt.numeric.prove_chain`)."""
+    gm = block_trace_matrix()
+    L0, A_S, P = noise_pencil()
+    A = t * A_S
+    N = c * sp.eye(3) + gm * A
+    detN = N.det(method="berkowitz")
+    adjN = N.adjugate(method="berkowitz")
+    return detN * (L0 * gm - t * b_squared() / c * P * gm * P * gm - sp.eye(3)) + c * A * adjN * gm
+
+
 def r_transform_equation():
     """The fixed point as a printable SymPy ``Eq`` (matrix form, for LaTeX)."""
     gm = block_trace_matrix()
