@@ -105,7 +105,7 @@ class ResolventSolver:
         # the compiled system's own symbol object (an equal one from a cached system need not be the same object)
         zsym = self.zsym = self.params[self.kz]
         self.values = values
-        missing = [p.name for p in self.params if p is not zsym and p.name not in values]
+        missing = [p.name for p in self.params if p.name != zsym.name and p.name not in values]
         if missing:
             from ..symbolic.engine_nodes import ModelError
 
@@ -117,7 +117,7 @@ class ResolventSolver:
         self.dz_mp = dz
         self.dz = dz.float_version()
         readout = t.system.readout
-        subs = {p: sp.Rational(values[p.name]) for p in self.params if p is not zsym}
+        subs = {p: sp.Rational(values[p.name]) for p in self.params if p.name != zsym.name}
         self.readout = [(t.system.unknowns.index(ij), sp.sympify(c).subs(subs)) for ij, c in readout.items()]
         if any(c.free_symbols for _, c in self.readout):
             if branch_sign is not None:
@@ -130,13 +130,13 @@ class ResolventSolver:
     def _pvals(self, z, mp=False):
         if not mp:
             if not hasattr(self, "_fixed"):
-                self._fixed = [None if p is self.zsym else float(self.values[p.name]) for p in self.params]
+                self._fixed = [None if p.name == self.zsym.name else float(self.values[p.name]) for p in self.params]
             out = list(self._fixed)
             out[self.kz] = z
             return out
         out = []
         for p in self.params:
-            if p is self.zsym:
+            if p.name == self.zsym.name:
                 out.append(mpmath.mpc(z) if mp else z)
             else:
                 v = self.values[p.name]
@@ -449,7 +449,7 @@ class _EdgeSystem:
             system, values, free = solver.system, solver.values, solver.zsym
         sysm = system
         subs = {S_STRENGTH: 1, EPS_SHIFT: 0}
-        subs.update({p: sp.Rational(values[p.name]) for p in sysm.params if p is not free})
+        subs.update({p: sp.Rational(values[p.name]) for p in sysm.params if p.name != free.name})
         R = [sp.sympify(r).subs(subs) for r in sysm.residual]
         J = [[sp.sympify(x).subs(subs) for x in row] for row in sysm.jacobian()]
         m = len(R)
