@@ -73,3 +73,26 @@ def test_trace_sweep_cli_takes_vectors_and_inner_product_axes(capsys):
     rows = json.loads(out)["rows"]
     for row, s in zip(rows, (0, 1)):
         assert row[1] == pytest.approx(float(_ridge_form("0.5", "0.1", s)), rel=1e-10)
+
+
+@pytest.mark.parametrize("edit", ["negative", "fraction"])
+def test_density_store_with_edited_counts_is_refused(capsys, tmp_path, edit):
+    import sqlite3
+
+    import numpy as np
+
+    db = str(tmp_path / "d.db")
+    argv = ["density", "Z.T*Z/n", "--matrix", "Z=gaussian(p,n)", "--dim", "p=c*n", "--at", "c=1/2",
+            "--over", "x=0:3:7", "--simulate", "--n", "32", "--trials", "2", "--store", db, "--json"]
+    code, out, err = _run(capsys, argv)
+    assert code == 0, err
+    con = sqlite3.connect(db)
+    pt, j, data = con.execute("SELECT point, j, data FROM trials ORDER BY j LIMIT 1").fetchone()
+    row = np.frombuffer(data, dtype="<f8").copy()
+    row[1] = -5.0 if edit == "negative" else row[1] + 0.5  # a count below 0, or one that is not whole
+    con.execute("UPDATE trials SET data=? WHERE point=? AND j=?", (row.tobytes(), pt, j))
+    con.commit()
+    con.close()
+    code, out, err = _run(capsys, argv)
+    assert code == 3, out
+    assert json.loads(out)["kind"] == "numerical failure" and "trial 0" in json.loads(out)["error"]
