@@ -96,3 +96,11 @@ def test_density_store_with_edited_counts_is_refused(capsys, tmp_path, edit):
     code, out, err = _run(capsys, argv)
     assert code == 3, out
     assert json.loads(out)["kind"] == "numerical failure" and "trial 0" in json.loads(out)["error"]
+
+
+def test_sweep_caption_without_fixed_values_has_no_stray_separator():
+    import symrmt
+
+    sw = symrmt.sweep("linear", grid={"gamma": ["1"], "c": ["1/2"]})
+    caption = str(sw).splitlines()[0]
+    assert ", ;" not in caption and caption.startswith("sweep: f = ")
