@@ -104,3 +104,25 @@ def test_sweep_caption_without_fixed_values_has_no_stray_separator():
     sw = symrmt.sweep("linear", grid={"gamma": ["1"], "c": ["1/2"]})
     caption = str(sw).splitlines()[0]
     assert ", ;" not in caption and caption.startswith("sweep: f = ")
+
+
+def test_quadratic_form_latex_fits_the_page(capsys, tmp_path):
+    """``trace --latex`` of a quadratic form: each line one display, compiled as test_latex does (no box > 1 pt)."""
+    import pathlib
+    import sys
+
+    sys.path.insert(0, str(pathlib.Path(__file__).parent))  # the LaTeX checks of test_latex.py, reused
+    from test_latex import compile_tex
+
+    from symrmt.latex import document
+
+    argv = ["trace", "y.T*inv(X.T*X/n + gamma*I(n))*y/n", "--dim", "p=c*n", "--matrix", "Z=gaussian(p,n)",
+            "--vector", "mu=vector(p)", "--vector", "y=signs(n)", "--let", "X=mu*y.T + Z",
+            "--at", "c=1/2, gamma=1/10, mu.mu=1", "--latex", "--json"]
+    code, out, err = _run(capsys, argv)
+    assert code == 0, err
+    tex = json.loads(out)["latex"]
+    displays = ["$$" + line.strip().removeprefix("\\qquad ").rstrip(",") + "$$" for line in tex.splitlines()
+                if line.strip() and not line.startswith("%")]
+    assert len(displays) >= 4  # pencil, fixed point, Woodbury system, readout
+    compile_tex(document("\n\n".join(displays)), tmp_path, "qf")
