@@ -126,3 +126,20 @@ def test_quadratic_form_latex_fits_the_page(capsys, tmp_path):
                 if line.strip() and not line.startswith("%")]
     assert len(displays) >= 4  # pencil, fixed point, Woodbury system, readout
     compile_tex(document("\n\n".join(displays)), tmp_path, "qf")
+
+
+def test_model_density_takes_the_cli_grid_text():
+    """``Model.density(M, x="LO:HI:K")`` reads the grid as ``--over`` does (it was iterated character by character)."""
+    import math
+
+    from symrmt.engine import Model
+
+    m = Model()
+    m.dim("p", "c*n")
+    m.gaussian("Z", "p", "n")
+    d = m.density("Z.T*Z/n", x="0.5:1.5:3", at={"c": "1/2"}, edges=False, atoms=False)
+    a, b = (1 - math.sqrt(0.5)) ** 2, (1 + math.sqrt(0.5)) ** 2
+    for x, v in zip((0.5, 1.0, 1.5), d.to_pandas()["density"]):  # Marchenko-Pastur, the n x n side
+        assert float(v) == pytest.approx(math.sqrt((b - x) * (x - a)) / (2 * math.pi * x), rel=1e-12)
+    with pytest.raises(ValueError, match="--over"):
+        m.density("Z.T*Z/n", x="1:0:3", at={"c": "1/2"})
