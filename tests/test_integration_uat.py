@@ -143,3 +143,18 @@ def test_model_density_takes_the_cli_grid_text():
         assert float(v) == pytest.approx(math.sqrt((b - x) * (x - a)) / (2 * math.pi * x), rel=1e-12)
     with pytest.raises(ValueError, match="--over"):
         m.density("Z.T*Z/n", x="1:0:3", at={"c": "1/2"})
+
+
+def test_negative_values_after_an_option(capsys):
+    """``--muwq -3/10`` and ``--between -0.5,0.5`` are values (argparse took them for options)."""
+    a = ["limit", "--f", "linear", "--c", "1/2", "--gamma", "1", "--snr", "1", "--wk2", "1", "--json"]
+    code, out, err = _run(capsys, a + ["--muwk", "-1/2"])
+    assert code == 0, err
+    code2, out2, err2 = _run(capsys, a + ["--muwk=-1/2"])
+    assert code2 == 0 and json.loads(out)["attention"] == json.loads(out2)["attention"]
+    code, out, err = _run(capsys, ["crossings", "--f", "tanh", "--over", "muwk", "--between", "-0.5,0.5", "--c", "0.5",
+                                   "--gamma", "1", "--snr", "1", "--wk2", "1", "--scan", "4", "--json"])
+    assert code == 0, err
+    assert json.loads(out)["params"]["between"] == ["-1/2", "1/2"]
+    code, out, err = _run(capsys, a + ["-json"])  # a mistyped option is still refused
+    assert code == 2
