@@ -158,3 +158,19 @@ def test_negative_values_after_an_option(capsys):
     assert json.loads(out)["params"]["between"] == ["-1/2", "1/2"]
     code, out, err = _run(capsys, a + ["-json"])  # a mistyped option is still refused
     assert code == 2
+
+
+def test_semicircle_density_with_its_edges_on_the_grid(capsys):
+    """``x=-3:3:7`` puts the edges +-2 on grid points: they are reported (singular), not an exit-3 failure."""
+    import math
+
+    code, out, err = _run(capsys, ["density", "G/sqrt(n)", "--matrix", "G=goe(n)", "--over", "x=-3:3:7", "--json"])
+    assert code == 0, err
+    d = json.loads(out)
+    assert [s for x, s in zip(d["x"], d["status"]) if s == "singular"] == ["singular"] * 2
+    assert d["support"] == [[-2.0, 2.0]]
+    for x, v in zip(d["x"], d["density"]):
+        if abs(x) < 2:
+            assert v == pytest.approx(math.sqrt(4 - x * x) / (2 * math.pi), rel=1e-14)
+        elif abs(x) > 2:
+            assert v == 0.0

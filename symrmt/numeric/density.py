@@ -702,7 +702,10 @@ def compute(model, matrix, xs, at, digits=15, edges=True, atoms=True, label=None
                 kinds.append("in" if rho > 0 else "out")
                 continue
         try:
-            rho, tau = ds.certified(xe, h, digits)
+            try:
+                rho, tau = ds.certified(xe, h, digits)
+            except PrecisionError:  # at an edge on the grid the polish may stop short of quadratic
+                rho, tau = ds.certified(xe, h, digits + 10)  # convergence: 10 more digits tell (or fail again)
         except DensityError:  # Newton does not converge quadratically: the point is on an edge (singular J)
             dens.append(None)
             taus.append(None)
