@@ -174,3 +174,9 @@ def test_semicircle_density_with_its_edges_on_the_grid(capsys):
             assert v == pytest.approx(math.sqrt(4 - x * x) / (2 * math.pi), rel=1e-14)
         elif abs(x) > 2:
             assert v == 0.0
+
+
+def test_density_grid_beyond_the_float_range_is_bad_input(capsys):
+    code, out, err = _run(capsys, ["density", "G/sqrt(n)", "--matrix", "G=goe(n)", "--over", "x=-1e400:1e400:3",
+                                   "--json"])
+    assert code == 2 and "1e300" in json.loads(out)["error"]
