@@ -180,3 +180,13 @@ def test_density_grid_beyond_the_float_range_is_bad_input(capsys):
     code, out, err = _run(capsys, ["density", "G/sqrt(n)", "--matrix", "G=goe(n)", "--over", "x=-1e400:1e400:3",
                                    "--json"])
     assert code == 2 and "1e300" in json.loads(out)["error"]
+
+
+def test_geometry_repr_is_short_for_irrational_inner_products():
+    import symrmt
+
+    g = symrmt.Geometry.from_angles(snr=2, wk2=1, wq2=1, cos_muwk=0.3, cos_muwq=0.3, cos_wkwq=1)
+    text = repr(g)
+    assert len(text) < 200, len(text)  # was ~4000 characters of Fractions
+    assert "muwk≈0.42426406871192851464" in text and "snr=2" in text  # 0.3 * sqrt(2), to 20 digits
+    assert g.muwk.denominator > 10**100  # the exact value stays inside
