@@ -190,3 +190,17 @@ def test_geometry_repr_is_short_for_irrational_inner_products():
     assert len(text) < 200, len(text)  # was ~4000 characters of Fractions
     assert "muwk≈0.42426406871192851464" in text and "snr=2" in text  # 0.3 * sqrt(2), to 20 digits
     assert g.muwk.denominator > 10**100  # the exact value stays inside
+
+
+def test_density_with_a_finite_rank_term_says_why_it_is_refused():
+    """``Z.T*Z/n + 5*v*v.T`` is symmetric; it was refused as "a non-symmetric matrix"."""
+    from symrmt.engine import Model
+    from symrmt.params import ParameterError
+
+    m = Model()
+    m.dim("p", "c*n")
+    m.gaussian("Z", "p", "n")
+    m.vector("v", "n")
+    with pytest.raises(ParameterError, match="without vectors") as err:
+        m.density("Z.T*Z/n + 5*v*v.T", x="0.5:1.5:3", at={"c": "1/2", "v.v": 1})
+    assert "non-symmetric" not in str(err.value)
