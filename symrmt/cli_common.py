@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 from fractions import Fraction
 
@@ -94,8 +95,17 @@ def int_at_least(name: str, minimum: int, limit: str | None = None):
 LAST_USAGE_ERROR = None
 
 
+#: a word that starts with a minus sign and reads as a number (-3/10, -.5, -0.5,0.5, -(1/2), -sqrt(2), -pi)
+#: is a value, not an option (argparse's own test takes only -3 and -0.5, so --muwq -3/10 was refused)
+_NEGATIVE_VALUE = re.compile(r"^-(?:[\d.(]|(?:pi|E)\b|[A-Za-z_]\w*\()")
+
+
 class Parser(argparse.ArgumentParser):
     """An ArgumentParser whose errors name the program and exit with code 2."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._negative_number_matcher = _NEGATIVE_VALUE
 
     def error(self, message):  # pragma: no cover - argparse calls it
         global LAST_USAGE_ERROR

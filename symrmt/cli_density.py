@@ -29,6 +29,8 @@ from symrmt.params import ParameterError
 
 __all__ = ["add_density_parser", "cmd_density", "parse_over", "MAX_POINTS"]
 
+#: ``--over`` endpoints lie within +-10**MAX_MAGNITUDE (the density's first stage is float64)
+MAX_MAGNITUDE = 300
 #: most grid points of ``--over``
 MAX_POINTS = 4000
 
@@ -50,6 +52,9 @@ def parse_over(text: str):
     if len(parts) != 3:
         raise ParameterError(f"--over: write NAME=LO:HI:K, e.g. x=0:4:400; got {text!r}")
     lo, hi = (at_value(p.strip(), f"--over {name}") for p in parts[:2])
+    if max(abs(lo), abs(hi)) > Fraction(10) ** MAX_MAGNITUDE:
+        raise ParameterError(f"--over: LO and HI must lie within +-1e{MAX_MAGNITUDE} (MAX_MAGNITUDE: the density's "
+                             f"float64 stage), got {parts[0].strip()}:{parts[1].strip()}")
     try:
         k = int(parts[2].strip())
     except ValueError:

@@ -267,7 +267,8 @@ def add_trace_parser(sub, int_at_least):
                    help="name a matrix sub-expression, e.g. X=mu*y.T + Z (repeatable, in order)")
     p.add_argument("--dim", action="append", default=[], metavar="DECL",
                    help="NAME=RATIO*n, e.g. p=c*n (repeatable; n is the reference dimension)")
-    p.add_argument("--at", required=True, metavar="VALUES", help="parameter values, e.g. 'c=1/2, gamma=1/5'")
+    p.add_argument("--at", default="", metavar="VALUES",
+                   help="parameter values, e.g. 'c=1/2, gamma=1/5' (may be left out when the expression has none)")
     p.add_argument("--digits", type=int_at_least("--digits", 1), default=15,
                    help="significant digits to certify (default 15)")
     p.add_argument("--json", action="store_true", help="JSON on stdout")
@@ -329,7 +330,7 @@ def cmd_trace(args) -> int:
         check_workers(args.workers)
     model = build_model(args.dim, args.matrix, args.vector, args.let)
     typed = {}
-    at = parse_at(args.at, typed)
+    at = parse_at(args.at, typed) if args.at.strip() else {}
     expr = model.parse(args.expr)
     D = args.digits
     if args.simulate and any(not isinstance(v, Fraction) for v in at.values()):
@@ -390,7 +391,7 @@ def cmd_trace(args) -> int:
         _dump(out)  # the CLI's one strict JSON writer
         return code
     at_text = ", ".join(f"{k} = {v}" for k, v in out["at"].items())
-    print(f"{args.expr}  at  {at_text}")
+    print(f"{args.expr}  at  {at_text}" if at_text else args.expr)
     if out["certificate"] == "absolute":
         print(f"limit: 0 (absolute error < 1e-{D}: the two solves agree to 1e-{D + 1} around 0)")
     else:

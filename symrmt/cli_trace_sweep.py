@@ -31,11 +31,11 @@ __all__ = ["add_trace_sweep_parser", "cmd_trace_sweep"]
 
 def _grid_entry(text: str):
     from symrmt.cli_sweeps import grid_spec
-    from symrmt.cli_trace import _NAME
+    from symrmt.cli_trace import _INNER, _NAME
 
     key, sep, spec = text.partition("=")
     key = key.strip()
-    if not sep or not _NAME.match(key):
+    if not sep or not (_NAME.match(key) or _INNER.match(key)):
         raise argparse.ArgumentTypeError(f"--grid needs NAME=SPEC (e.g. gamma=1e-3:10:400:log); got {text!r}")
     return key, grid_spec(text, key, spec)
 
@@ -50,6 +50,8 @@ def add_trace_sweep_parser(sub, int_at_least):
     )
     p.add_argument("expr", metavar="EXPR", help="e.g. 'trace(inv(Z.T*Z/n + gamma*I(n)))'")
     p.add_argument("--matrix", action="append", default=[], metavar="DECL", help="as for symrmt trace (repeatable)")
+    p.add_argument("--vector", action="append", default=[], metavar="DECL",
+                   help="as for symrmt trace, e.g. beta=vector(p), y=signs(n) (repeatable)")
     p.add_argument("--let", action="append", default=[], metavar="NAME=EXPR", help="as for symrmt trace")
     p.add_argument("--dim", action="append", default=[], metavar="DECL", help="NAME=RATIO*n (repeatable)")
     p.add_argument("--grid", type=_grid_entry, action="append", required=True, metavar="NAME=SPEC",
@@ -68,7 +70,7 @@ def cmd_trace_sweep(args) -> int:
     from symrmt.cli_common import json_text
     from symrmt.cli_trace import build_model, parse_at
 
-    model = build_model(args.dim, args.matrix, (), args.let)
+    model = build_model(args.dim, args.matrix, args.vector, args.let)
     grid = {}
     for key, values in args.grid:
         if key in grid:

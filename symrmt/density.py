@@ -92,7 +92,8 @@ class Density:
 
 
 def density(model, matrix, x, at=None, digits=15, edges=True, atoms=True, certify=None) -> Density:
-    """The density of ``matrix`` (text or node) of ``model`` on the points ``x`` at the values ``at``.
+    """The density of ``matrix`` (text or node) of ``model`` on the points ``x`` (a sequence, or the text
+    ``"LO:HI:K"`` of ``symrmt density --over``) at the values ``at``.
 
     ``certify=k``: certify every ``k``-th point only; the others are float64 values, checked (status
     ``"float"``; see :mod:`symrmt.numeric.density`)."""
@@ -100,7 +101,12 @@ def density(model, matrix, x, at=None, digits=15, edges=True, atoms=True, certif
     from .parsing import check_digits
 
     digits = check_digits(digits)
-    xs = list(x)
+    if isinstance(x, str):  # the CLI's grid 'LO:HI:K' (or 'x=LO:HI:K'), read as --over reads it
+        from .cli_density import parse_over
+
+        _, xs = parse_over(x if "=" in x else f"x={x}")
+    else:
+        xs = list(x)
     if not xs:
         raise ValueError("x: give at least one point")
     if certify is not None and (not isinstance(certify, int) or certify < 1):

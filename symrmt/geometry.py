@@ -327,6 +327,15 @@ class Geometry:
             [self.muwq, self.wkwq, self.wq2],
         ]
 
+    def __repr__(self) -> str:
+        """Short values as typed; an irrational inner product (a ~2000-digit fraction inside) as ``≈`` its
+        first 20 digits (the exact Fractions stay in the fields)."""
+        from symrmt.results import is_long, param_text
+
+        parts = (f"{f.name}{'≈' if is_long(getattr(self, f.name)) else '='}{param_text(getattr(self, f.name), 20)}"
+                 for f in fields(self))
+        return f"Geometry({', '.join(parts)})"
+
     def rank(self) -> int:
         """Exact rank of the Gram matrix (the dimension of span(mu, w_K, w_Q))."""
         return exact_rank(self.gram())

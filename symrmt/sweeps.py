@@ -271,7 +271,8 @@ class SweepResult:
     def _caption(self) -> str:
         prec = "float64 (fast path)" if self.digits is None else f"{self.digits} certified digits"
         fixed = ", ".join(f"{k} = {param_text(_exact_or(v, k), self._digits)}" for k, v in self.fixed.items())
-        return (f"sweep: f = {self.f}, diagonal = {self.diagonal}, {fixed}; {len(self.points)} points over "
+        fixed = f", {fixed}" if fixed else ""
+        return (f"sweep: f = {self.f}, diagonal = {self.diagonal}{fixed}; {len(self.points)} points over "
                 f"{' x '.join(self.axes) or 'one point'} ({prec})")
 
     def __str__(self) -> str:

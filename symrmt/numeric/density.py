@@ -660,6 +660,11 @@ def compute(model, matrix, xs, at, digits=15, edges=True, atoms=True, label=None
         raise ModelError("density() takes a matrix expression (the M of rho_M), not a scalar")
     if node.rows != node.cols:
         raise ModelError(f"density() needs a square matrix, got {node.rows.name} x {node.cols.name}")
+    from ..symbolic.engine_vectors import has_vectors
+
+    if has_vectors(node):
+        raise ModelError("density() takes matrices without vectors: a finite-rank term such as k*v*v.T does not "
+                         "move the limiting density (it adds finitely many eigenvalues, of mass 0): drop it")
     if not lin.is_symmetric(node):
         raise ModelError("density() needs a symmetric matrix by structure (M == M.T after pushing transposes: "
                          "write Z.T*Z/n, K.T*K, G/sqrt(n) + ...); a non-symmetric matrix has no real spectral "
@@ -702,7 +707,10 @@ def compute(model, matrix, xs, at, digits=15, edges=True, atoms=True, label=None
                 kinds.append("in" if rho > 0 else "out")
                 continue
         try:
-            rho, tau = ds.certified(xe, h, digits)
+            try:
+                rho, tau = ds.certified(xe, h, digits)
+            except PrecisionError:  # at an edge on the grid the polish may stop short of quadratic
+                rho, tau = ds.certified(xe, h, digits + 10)  # convergence: 10 more digits tell (or fail again)
         except DensityError:  # Newton does not converge quadratically: the point is on an edge (singular J)
             dens.append(None)
             taus.append(None)

@@ -46,7 +46,20 @@ def _eigen_trial(params, context, seed, j):
 
 
 #: the histogram's trial kind for :func:`symrmt.simulation.executor.run_trials`
-EIGEN_SPEC = TrialSpec("eigen-histogram", NUMERICS_VERSION, _eigen_trial)
+EIGEN_SPEC = TrialSpec("eigen-histogram", NUMERICS_VERSION, _eigen_trial,
+                       width=lambda params: len(params["edges"]), bounds=(0.0, float(MAX_SIDE)))
+
+
+def _check_counts(rows, side: int, store) -> None:
+    """Every row (fresh or stored) is ``side`` eigenvalues counted: whole numbers >= 0 that sum to ``side``."""
+    from symrmt.simulation.store import TrialOutOfRange
+
+    for j, row in enumerate(rows):
+        if np.any(row != np.round(row)) or np.any(row < 0) or row.sum() != side:
+            where = f" (stored in the trial store {getattr(store, 'path', store)})" if store is not None else ""
+            raise TrialOutOfRange(f"trial {j} of an 'eigen-histogram' point holds counts that are not {side} "
+                                  f"eigenvalues counted (whole numbers >= 0 summing to {side}; their sum is "
+                                  f"{row.sum():g}){where}; the store was edited or damaged: use a new store file")
 
 
 def eigen_histogram(model, matrix, at, n, trials, seed, lo, hi, bins, *, store=None, workers=1,
@@ -74,6 +87,7 @@ def eigen_histogram(model, matrix, at, n, trials, seed, lo, hi, bins, *, store=N
     parallel = workers > 1 and scheduler is None
     with make_executor(workers=workers if parallel else None, scheduler=scheduler) as ex:
         rows, info = run_trials(EIGEN_SPEC, params, int(trials), int(seed), executor=ex, **run)
+    _check_counts(rows, side, store)
     dens = rows[:, :-1] / (side * width)
     return {"edges": edges.tolist(), "density": dens.mean(axis=0).tolist(),
             "se": (dens.std(axis=0, ddof=1) / math.sqrt(trials)).tolist(), "n": int(n), "side": int(side),

@@ -337,7 +337,7 @@ def check_values(row, j, kind: str, bounds=None, where: str = "") -> None:
         lo, hi = bounds
         out = (row < lo - 1e-9) | (row > hi + 1e-9)
         if out.any():
-            raise TrialOutOfRange(f"trial {j} of a {kind!r} point holds {row[out][0]!r}, outside [{lo}, {hi}] "
+            raise TrialOutOfRange(f"trial {j} of a {kind!r} point holds {float(row[out][0])!r}, outside [{lo}, {hi}] "
                                   f"where its values lie{where}")
 
 

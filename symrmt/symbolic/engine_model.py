@@ -239,7 +239,7 @@ class Model:
         return _scalar(v).value
 
     def let(self, name: str, node):
-        """Name a matrix sub-expression, so that parsed expressions may use it (returns ``node``).
+        """Name a matrix sub-expression (a node or its text), so that parsed expressions may use it (returns the node).
 
         The name follows the rules of a matrix name and must be new; every matrix in ``node``
         must be declared in this model.
@@ -252,6 +252,8 @@ class Model:
         True
         """
         self._matrix_name(name)
+        if isinstance(node, str):  # the text of an expression, through the one parser
+            node = self.parse(node)
         if not isinstance(node, MatrixNode):
             raise ModelError(f"let {name}: a named sub-expression must be a matrix expression")
         for x in walk(node):

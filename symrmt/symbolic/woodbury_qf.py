@@ -79,7 +79,7 @@ class FormPlan:
         S = self.S.xreplace(pretty)
         e = sp.Matrix([self.e])
         f = sp.Matrix(self.f)
-        return (f"S = {sp.latex(S)}, \\qquad \\lim u^T M v = e^T S^{{-1}} f, \\quad e = {sp.latex(e)}, "
+        return (f"S = {sp.latex(S)},\n\\qquad \\lim u^T M v = e^T S^{{-1}} f, \\quad e = {sp.latex(e)}, "
                 f"\\quad f = {sp.latex(f)}")
 
     def pencil_matrix(self):
