@@ -204,3 +204,18 @@ def test_density_with_a_finite_rank_term_says_why_it_is_refused():
     with pytest.raises(ParameterError, match="without vectors") as err:
         m.density("Z.T*Z/n + 5*v*v.T", x="0.5:1.5:3", at={"c": "1/2", "v.v": 1})
     assert "non-symmetric" not in str(err.value)
+
+
+def test_a_wide_density_grid_keeps_the_support():
+    """A grid of +-1e10 around the semicircle: the point at 0 is solved near the axis (the height there does
+    not grow with the grid's width), so the density at 0 is 1/pi and the support is [-2, 2], not empty."""
+    import mpmath
+
+    from symrmt.engine import Model
+
+    m = Model()
+    m.goe("G", "n")
+    d = m.density("G/sqrt(n)", x=[-10**10, 0, 10**10])
+    assert abs(d.density[1] - 1 / mpmath.pi) < 1e-14 and d.status[1] == "ok"
+    (lo, hi), = d.support()
+    assert abs(lo + 2) < 1e-12 and abs(hi - 2) < 1e-12

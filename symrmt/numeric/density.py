@@ -7,7 +7,7 @@ like every pencil), and solves its block fixed point at complex ``z``:
 1. **start** at ``z = x + iY`` with ``Y = O(1)`` (:data:`START_HEIGHT` times the scale of the grid): the
    homotopy in the strength ``s`` of the random part from ``H = L_0^{-1}`` (``s = 0``) to ``s = 1``,
    in complex arithmetic (off the real axis the resolvent is analytic in ``s``, no spectrum is crossed);
-2. **descend** in ``log Im z`` from ``Y`` to :data:`ETA_FLOOR` ``* Y`` at fixed ``Re z = x``, with the predictor
+2. **descend** in ``log Im z`` from ``Y`` to :data:`ETA_FLOOR` ``* (1 + |x|)`` at fixed ``Re z = x``, with the predictor
    ``dh/dt = -J^{-1} dR/dz dz/dt`` and a Newton corrector inside a trust region (each step may move the
    solution by at most :data:`MOVE` of its size, the corrector :data:`CORRECT` from the predictor) that also
    keeps the Stieltjes branch, ``Im tau > 0`` at every point with ``Im z > 0``, then a Newton **finish** at ``z = x`` itself: inside the
@@ -376,7 +376,7 @@ class DensitySolve:
         self.s = solver
         self.Y = START_HEIGHT * (1 + scale)
         self._top = None  # (x, h) at height Y
-        self._low = None  # (x, h) at height ETA_FLOOR * Y
+        self._low = None  # (x, eta, h) near the axis, eta = ETA_FLOOR * START_HEIGHT * (1 + |x|)
 
     def at_top(self, x):
         z = complex(x, self.Y)
@@ -389,21 +389,23 @@ class DensitySolve:
         return h
 
     def near_axis(self, x):
-        """``(h, eta)``: ``h`` at ``x + i eta`` with ``eta = ETA_FLOOR * Y``: from the previous point at that
-        height by a horizontal move (in the upper half-plane, the Stieltjes branch kept at every step), or,
+        """``(h, eta)``: ``h`` at ``x + i eta``, ``eta = ETA_FLOOR * START_HEIGHT * (1 + |x|)``: from the previous
+        point near the axis by a move in the upper half-plane (the Stieltjes branch kept at every step), or,
         when that fails or is the first point, by the descent from ``x + iY``."""
-        eta = ETA_FLOOR * self.Y
+        # the height near the axis is set by the point itself, not by the width of the grid: a grid that
+        # spans +-1e10 must not finish from 1e3 above the axis (the descent from Y costs only log steps)
+        eta = ETA_FLOOR * START_HEIGHT * (1 + abs(x))
         if self._low is not None:
-            x0, h0 = self._low
+            x0, eta0, h0 = self._low
             try:
-                h = self.s.move(h0, complex(x0, eta), complex(x, eta), max_steps=HORIZONTAL_STEPS)
-                self._low = (x, h)
+                h = self.s.move(h0, complex(x0, eta0), complex(x, eta), max_steps=HORIZONTAL_STEPS)
+                self._low = (x, eta, h)
                 return h, eta
             except (DensityError, ZeroDivisionError, OverflowError, ValueError):
                 pass
         h = self.at_top(x)
         h = self.s.move(h, complex(x, self.Y), complex(x, eta), log_eta=True)
-        self._low = (x, h)
+        self._low = (x, eta, h)
         return h, eta
 
     def float_point(self, x):
