@@ -46,12 +46,13 @@ POLISH_MOVE = 1e-6
 
 class Linear:
     """Additive steps ``t -> t + dt``: first ``(t1 - t0) / first``, halved on a rejected step, doubled
-    up to ``cap (t1 - t0)`` on an accepted one; stalled below ``|t1 - t0| / 2**40``."""
+    up to ``cap (t1 - t0)`` on an accepted one (``cap=None``: no cap); stalled below ``|t1 - t0| / 2**40``.
+    ``step``: the first step itself instead of ``(t1 - t0) / first``."""
 
-    def __init__(self, t0, t1, first=4, cap=1):
+    def __init__(self, t0, t1, first=4, cap=1, step=None):
         self.t0, self.t1 = t0, t1
-        self.cap = (t1 - t0) * cap
-        self.size = (t1 - t0) / first
+        self.cap = None if cap is None else (t1 - t0) * cap
+        self.size = (t1 - t0) / first if step is None else step
 
     def advance(self, t):
         nxt = t + self.size
@@ -65,6 +66,9 @@ class Linear:
         return not abs(self.size) < abs(self.t1 - self.t0) / 2**40
 
     def grow(self):
+        if self.cap is None:
+            self.size = self.size * 2
+            return
         self.size = self.size * 2 if abs(self.size * 2) <= abs(self.cap) else self.cap
 
 
@@ -107,16 +111,17 @@ def in_trust_region(jump, move, size, correction=CORRECTION_FRACTION, move_fract
 
 def follow(correct, h, dh, t0, t1, schedule, ctx: NumberContext, *, correction=CORRECTION_FRACTION,
            move=MOVE_FRACTION, tighten=1, max_steps=600, catch=(ArithmeticError, ValueError),
-           finite=finite_trace, stalled=None, too_many=None, on_step=None):
+           finite=finite_trace, stalled=None, too_many=None, on_step=None, derivative=None):
     """Follow ``h`` from ``t0`` to ``t1``; returns ``(h, dh)`` at ``t1``.
 
     ``correct(pred, t) -> (h, dh)`` is the Newton corrector (its exceptions in ``catch`` reject the
     step); ``correction`` and ``move`` bound the trust region (``move=None``: no bound near the
     previous point -- nothing in symrmt uses that); ``finite(h, dh)`` checks the new point;
     ``stalled(t)`` and ``too_many()`` give the error messages; ``on_step(t, h, dh)`` sees each
-    accepted point.
+    accepted point; ``derivative(h, t)``, where given, is the predictor's slope at each accepted point
+    (then ``correct`` may return ``None`` for it).  Distances are ``ctx.norm``'s.
     """
-    sqrt = ctx.sqrt
+    norm = ctx.norm
     t, steps = t0, 0
     while t != t1:
         steps += 1
@@ -126,12 +131,12 @@ def follow(correct, h, dh, t0, t1, schedule, ctx: NumberContext, *, correction=C
         pred = [a + b * (nxt - t) for a, b in zip(h, dh)]
         try:
             new, ndh = correct(pred, nxt)
-            size = 1 + sqrt(sum(x * x for x in h))
-            jump = sqrt(sum((a - b) ** 2 for a, b in zip(new, pred)))
+            size = 1 + norm(h)
+            jump = norm([a - b for a, b in zip(new, pred)])
             if move is None:
                 ok = jump * tighten <= size * correction
             else:
-                dist = sqrt(sum((a - b) ** 2 for a, b in zip(new, h)))
+                dist = norm([a - b for a, b in zip(new, h)])
                 ok = bool(in_trust_region(jump, dist, size, correction, move, tighten))
             ok = ok and (finite is None or finite(new, ndh))
         except catch:
@@ -141,6 +146,8 @@ def follow(correct, h, dh, t0, t1, schedule, ctx: NumberContext, *, correction=C
                 raise ConvergenceError(stalled(t) if stalled else f"stalled at {float(t):.6g}")
             continue
         t, h, dh = nxt, new, ndh
+        if derivative is not None:
+            dh = derivative(h, t)
         if on_step is not None:
             on_step(t, h, dh)
         schedule.grow()
@@ -173,13 +180,14 @@ def two_pass(path, first=None, agree=PATHS_AGREE, catch=(ArithmeticError, ValueE
     return h
 
 
-def check_polish(h, h0, dps, limit=POLISH_MOVE, nstr=None):
-    """Refuse a Newton polish ``h0 -> h`` that moved more than ``limit`` (relative, max-norm)."""
+def check_polish(h, h0, dps, limit=POLISH_MOVE, nstr=None,
+                 what="the homotopy's checked point: it found another root; no value is returned"):
+    """Refuse a Newton polish ``h0 -> h`` that moved more than ``limit`` (relative, max-norm); ``what``
+    ends the message (the point it left)."""
     moved = max(abs(a - b) for a, b in zip(h, h0)) / (1 + max(abs(x) for x in h0))
     if not moved <= limit:
         text = nstr(moved) if nstr is not None else f"{float(moved):.3g}"
         raise BranchError(
-            f"the Newton polish at {dps} digits moved {text} (relative) away from the "
-            "homotopy's checked point: it found another root; no value is returned"
+            f"the Newton polish at {dps} digits moved {text} (relative) away from {what}"
         )
     return moved

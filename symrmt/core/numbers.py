@@ -16,7 +16,8 @@ from typing import Any, Callable
 import mpmath
 import numpy as np
 
-__all__ = ["NumberContext", "FLOAT64", "LONGDOUBLE", "MPMATH", "FLOAT_EPS", "norm"]
+__all__ = ["NumberContext", "FLOAT64", "LONGDOUBLE", "MPMATH", "COMPLEX128", "MPCOMPLEX", "FLOAT_EPS", "norm",
+           "context_of"]
 
 #: unit roundoff of float64 (2^-52, the spacing of floats at 1)
 FLOAT_EPS = 2.0**-52
@@ -30,20 +31,30 @@ class NumberContext:
     sqrt: Callable[[Any], Any]
     eps: Any
     num: Callable[[Any], Any]
+    #: the Euclidean norm of a sequence, where ``sqrt(sum(x * x))`` is not it (complex numbers)
+    norm_fn: Any = None
 
     @property
     def floats(self) -> bool:
         """Whether the context is a fixed-precision machine type (float64 or long double)."""
-        return self.name != "mpmath"
+        return self.name not in ("mpmath", "mpcomplex")
 
     def norm(self, v):
         """Euclidean norm of a sequence."""
+        if self.norm_fn is not None:
+            return self.norm_fn(v)
         return self.sqrt(sum(x * x for x in v))
 
 
 FLOAT64 = NumberContext("float64", math.sqrt, FLOAT_EPS, float)
 LONGDOUBLE = NumberContext("longdouble", np.sqrt, np.finfo(np.longdouble).eps, np.longdouble)
 MPMATH = NumberContext("mpmath", mpmath.sqrt, mpmath.eps, mpmath.mpf)
+#: complex128 (NumPy's norm, as the density paths measure their steps)
+COMPLEX128 = NumberContext("complex128", math.sqrt, FLOAT_EPS, complex,
+                           norm_fn=lambda v: float(np.linalg.norm(v)))
+#: mpmath complex numbers at the current precision
+MPCOMPLEX = NumberContext("mpcomplex", mpmath.sqrt, mpmath.eps, mpmath.mpc,
+                          norm_fn=lambda v: mpmath.sqrt(sum(abs(x) ** 2 for x in v)))
 
 
 def norm(v, ctx: NumberContext = MPMATH):
