@@ -164,6 +164,8 @@ def _path_digits(gamma) -> int:
 
 #: relative Newton tolerance of the float continuation (its results are only starting points)
 FLOAT_TOL = 1e-12
+#: the continuation's trust region near the predictor, as a fraction of ``1 + |Gm|``
+CORRECTION_FRACTION = 0.1
 #: the continuation's trust region near the previous point, as a fraction of ``1 + |Gm|`` (the steps
 #: are geometric in gamma, ratio up to 16): the largest accepted move measured on c in {1/10, 1/2, 2, 5},
 #: f in {erf, tanh, relu}, gamma from 1e-9 to 1e8 is 0.36; a corrector that lands farther has left the branch
@@ -255,7 +257,7 @@ class FixedPoint:
 
             # the trust region: near the predictor (no jump to another branch) and near the previous point
             g, dg = follow(correct, g, dg, cur, gamma, Geometric(cur, gamma, 4.0, 16.0, 1e-6), FLOAT64,
-                           correction=0.1, move=MOVE_FRACTION, max_steps=2000,
+                           correction=CORRECTION_FRACTION, move=MOVE_FRACTION, max_steps=2000,
                            catch=(ConvergenceError, ArithmeticError, ValueError),
                            finite=lambda new, ndg: all(map(math.isfinite, new + ndg)),
                            stalled=lambda t: f"float continuation stalled at gamma={t:.8g}",
@@ -288,7 +290,7 @@ class FixedPoint:
             g = g0
             if start != gamma:
                 schedule = Geometric(start, gamma, mpmath.mpf(4), mpmath.mpf(16), mpmath.mpf(10) ** -6)
-                g, _ = follow(correct, g0, dg0, start, gamma, schedule, MPMATH, correction=mpmath.mpf("0.1"),
+                g, _ = follow(correct, g0, dg0, start, gamma, schedule, MPMATH, correction=mpmath.mpf(str(CORRECTION_FRACTION)),
                               move=MOVE_FRACTION, max_steps=4000, catch=(ConvergenceError, ZeroDivisionError),
                               finite=None,
                               stalled=lambda t: (f"continuation stalled at gamma={mpmath.nstr(t, 8)} on the way "
