@@ -263,3 +263,21 @@ def test_density_path_trust_region(monkeypatch):
     monkeypatch.setattr(density, "MOVE", -1.0)
     with pytest.raises(density.DensityError, match="stalled"):
         rs.start(1 + 1j)
+
+
+# ---------------------------------------------------------------- noise-only closed form
+
+def test_noise_only_root_continuation_guards(monkeypatch):
+    """At c = 1/2, gamma = 1/100 the Jensen bracket holds several roots, so the root is continued from a
+    larger gamma (the core's follow); with no room in either trust region the continuation must refuse."""
+    from symrmt.symbolic.closed_forms import noise_only
+
+    real = noise_only.follow
+    calls = []
+    monkeypatch.setattr(noise_only, "follow", lambda *a, **k: (calls.append(k), real(*a, **k))[1])
+    v = noise_only.stieltjes_closed_form_value("1/100", "1/2", 0, "3/4", 0, 20)
+    assert calls and 0 < v <= 100  # m(-gamma) of a positive measure lies in (0, 1/gamma]
+    # (the predictor bound is the same line of follow(); each refusal costs ~27 polynomial root solves)
+    monkeypatch.setattr(noise_only, "follow", lambda *a, **k: real(*a, **{**k, "move": -1.0}))
+    with pytest.raises(noise_only.ClosedFormError, match="stalled"):
+        noise_only.stieltjes_closed_form_value("1/100", "1/2", 0, "3/4", 0, 20)
