@@ -23,25 +23,15 @@ import sympy as sp
 from ..symbolic.atomsums import V_ATOM
 from ..symbolic.blockfp import S_STRENGTH
 from ..symbolic.linearize import EPS_SHIFT
+from ..core.linalg import inverse
 from .solver import compile_recipe, mpf_of
 from .trace_solver import _aux_split, _source_digest
 
 
 def _inverse(A, k):
-    """Inverse of a ``k x k`` matrix (list of rows) by Gauss-Jordan with partial pivoting."""
-    M = [list(r) + [1 if i == j else 0 for j in range(k)] for i, r in enumerate(A)]
-    for c in range(k):
-        p = max(range(c, k), key=lambda i: abs(M[i][c]))
-        if not abs(M[p][c]) > 0:
-            raise ZeroDivisionError("singular atom block")
-        M[c], M[p] = M[p], M[c]
-        inv = 1 / M[c][c]
-        M[c] = [x * inv for x in M[c]]
-        for i in range(k):
-            if i != c and M[i][c]:
-                f = M[i][c]
-                M[i] = [a - f * b for a, b in zip(M[i], M[c])]
-    return [r[k:] for r in M]
+    """Inverse of a ``k x k`` matrix (list of rows) by Gauss-Jordan with partial pivoting
+    (:func:`symrmt.core.linalg.inverse`)."""
+    return inverse(A, k, "singular atom block")
 
 
 class AtomCompiled:

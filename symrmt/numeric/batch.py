@@ -26,8 +26,10 @@ from types import MappingProxyType
 import numpy as np
 
 from symrmt.cache import cached
+from symrmt.core.continuation import in_trust_region
+from symrmt.core.newton import stagnated
 from symrmt.symbolic import attention as S
-from symrmt.numeric.solver import closed_form_phi, fixed_point_fjg, ridge_function, woodbury_D_function
+from symrmt.numeric.solver import MOVE_FRACTION, closed_form_phi, fixed_point_fjg, ridge_function, woodbury_D_function
 
 EPS = float(np.finfo(np.float64).eps)
 LD = np.longdouble
@@ -112,7 +114,7 @@ def newton(g, p, maxsteps: int = 12):
             st = np.linalg.norm(x[:, :, 0], axis=1) / (1 + np.linalg.norm(gnew, axis=1))
         st[~np.isfinite(st)] = np.inf
         g[act], dg[act], step[act] = gnew, x[:, :, 1], st
-        fin = (st <= NEWTON_TOL) | ((st > prev[act] / 4) & (st <= 1e-11))
+        fin = (st <= NEWTON_TOL) | stagnated(st, prev[act], 1e-11)  # the core's stopping rules
         done[act[fin]] = True
         prev[act] = st
         act = act[~fin & (st < 1e6)]
@@ -134,8 +136,9 @@ def continuation(gamma, c, a1: float, nu: float, d: float, max_rounds: int = 400
     solver does) from the ``gamma -> oo`` solution ``diag(1/gamma_0, [[-c, 1], [1, 0]])``,
     and moves to its own ``gamma`` in ratio steps of up to 16 (halved on trouble,
     doubled on success); predictor from ``dGm/dgamma``, Newton corrector.  A step
-    is accepted when Newton converges within :data:`MAX_JUMP` of the predictor
-    (no jump to another branch).  Returns ``(g, dg, step, ok)`` at the targets.
+    is accepted inside the core's trust region (:func:`symrmt.core.continuation.in_trust_region`):
+    Newton converges within :data:`MAX_JUMP` of the predictor (no jump to another branch) and
+    within :data:`symrmt.numeric.solver.MOVE_FRACTION` of the previous point.  Returns ``(g, dg, step, ok)`` at the targets.
     """
     gamma = np.asarray(gamma, dtype=float)
     c = np.asarray(c, dtype=float)
@@ -156,8 +159,10 @@ def continuation(gamma, c, a1: float, nu: float, d: float, max_rounds: int = 400
         pred = g[act] + dg[act] * (nxt - now)[:, None]
         gn, dgn, stn, okn = newton(pred, _params(nxt, c[act], a1, nu, d))
         with np.errstate(all="ignore"):
-            jump = np.linalg.norm(gn - pred, axis=1) / (1 + np.linalg.norm(g[act], axis=1))
-        good = okn & (jump <= MAX_JUMP)
+            size = 1 + np.linalg.norm(g[act], axis=1)
+            # the core's trust region: near the predictor and near the previous point
+            good = okn & in_trust_region(np.linalg.norm(gn - pred, axis=1), np.linalg.norm(gn - g[act], axis=1),
+                                         size, MAX_JUMP, MOVE_FRACTION)
         a_ok, a_bad = act[good], act[~good]
         cur[a_ok], g[a_ok], dg[a_ok], step[a_ok] = nxt[good], gn[good], dgn[good], stn[good]
         ratio[a_ok] = np.minimum(ratio[a_ok] * 2, 16.0)

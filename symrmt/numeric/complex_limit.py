@@ -22,6 +22,7 @@ from fractions import Fraction
 import mpmath
 import sympy as sp
 
+from ..core.certify import agree
 from .solver import BranchError, PrecisionError
 
 
@@ -144,7 +145,7 @@ def complex_limit(plan, values: dict, zname: str, zval: Complex, digits: int, pr
         if conj:
             ball = ball.conjugate()
     with mpmath.workdps(digits + 20):
-        if not abs(lo - hi) <= abs(hi) * mpmath.mpf(10) ** (-digits - 1):
+        if not agree(lo, hi, digits):  # the core's two-precision test (symrmt.core.certify.agree)
             raise PrecisionError(f"solves at {digits + 10} and {digits + 20} digits disagree beyond digit {digits} "
                                  f"at {zname} = {zval}")
         for t, sign, tau in taus:

@@ -213,7 +213,7 @@ class ContinuedSolver(TraceSolver):
                 num, conv = (mpmath.sqrt, mpmath.eps, mpmath.mpf(10) ** -20), (lambda x: x)
             h = [conv(x) for x in h0]
             v = F(h, conv(0))
-            from .trace_solver import _float_lu, _lu_solve, _qr_solve
+            from ..core.linalg import lu_factor as _float_lu, lu_solve as _lu_solve, qr_solve as _qr_solve
 
             rows = [v[m + m * i:m + m * (i + 1)] for i in range(m)]
             if floats:

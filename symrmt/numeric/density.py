@@ -48,6 +48,9 @@ import mpmath
 import numpy as np
 import sympy as sp
 
+from ..core.continuation import Linear, follow
+from ..core.newton import newton
+from ..core.numbers import COMPLEX128, MPCOMPLEX, MPMATH
 from .solver import BranchError, ConvergenceError, PrecisionError, mpf_of
 
 #: the start height ``Y`` of the descent, in units of ``1 + max(|LO|, |HI|)``
@@ -172,53 +175,47 @@ class ResolventSolver:
         return v[:m], [v[m + m * i:m + m * (i + 1)] for i in range(m)], v[m + m * m:m + m * m + m]
 
     def _newton(self, h, z, s=1.0, steps=20, tol=1e-13):
-        prev = None
-        for _ in range(steps):
-            R, J, dRs = self._eval(h, z, s)
-            dx = _np_solve(J, [-r for r in R])
-            h = [a + b for a, b in zip(h, dx)]
-            step = float(np.linalg.norm(dx)) / (1 + float(np.linalg.norm(h)))
-            if step <= tol:
-                return h
-            if prev is not None and step > prev / 2 and step < 1e-8:
-                return h
-            if prev is not None and step > 2 * prev:
-                raise ZeroDivisionError("Newton diverges")
-            prev = step
-        raise ZeroDivisionError("Newton did not converge")
+        """:func:`symrmt.core.newton.newton` in complex128 (stagnation: less than twofold below 1e-8; a step
+        more than twice the last one diverges); a failure is a :class:`ZeroDivisionError` (a refused step)."""
+        def linear(x):
+            R, J, dRs = self._eval(x, z, s)
+            return list(_np_solve(J, [-r for r in R])), None
+
+        try:
+            return newton(linear, h, COMPLEX128, tol, steps, shrink=2, floor=1e-8, diverge=2)[0]
+        except ConvergenceError as exc:
+            raise ZeroDivisionError(str(exc)) from None
 
     def _follow(self, h, point, dhdt, t0, t1, first=1 / 8, max_steps=MAX_STEPS):
         """Follow ``h`` along ``t`` (``point(t) -> (z, s)``); ``dhdt(h, t)`` is the predictor."""
-        t, dt, steps = t0, (t1 - t0) * first, 0
-        d = dhdt(h, t)
-        while t != t1:
-            steps += 1
-            if steps > max_steps:
-                raise DensityError(f"the path took more than {max_steps} steps")
-            nxt = t + dt
-            if (dt > 0 and nxt > t1) or (dt < 0 and nxt < t1):
-                nxt = t1
-            pred = [a + b * (nxt - t) for a, b in zip(h, d)]
-            size = 1 + float(np.linalg.norm(h))
-            try:
-                z, s = point(nxt)
-                new = self._newton(pred, z, s, steps=8, tol=1e-11)
-                # the Stieltjes branch at every step: Im tau > 0 while Im z > 0 (the resolvent of the
-                # symmetric s-scaled matrix); a step onto another root of the system is refused
-                ok = (float(np.linalg.norm(np.subtract(new, pred))) <= CORRECT * size
-                      and float(np.linalg.norm(np.subtract(new, h))) <= MOVE * size
-                      and (z.imag <= 0 or self.branch_sign is None or self.branch_sign * self.tau(new).imag > 0))
-            except (ZeroDivisionError, OverflowError, ValueError):
-                ok = False
-            if not ok:
-                dt /= 2
-                if abs(dt) < abs(t1 - t0) * 2.0 ** -40:
-                    z, s = point(t)
-                    raise DensityError(f"the path stalled at z = {_cstr(z)}, s = {s:.6g}")
-                continue
-            t, h = nxt, new
-            d = dhdt(h, t)
-            dt *= 2
+        # the core's continuation (trust region near the predictor and the previous point), in complex128
+        def correct(pred, nxt):
+            z, s = point(nxt)
+            return self._newton(pred, z, s, steps=8, tol=1e-11), None
+
+        def branch(new, _):
+            # the Stieltjes branch at every step: Im tau > 0 while Im z > 0 (the resolvent of the
+            # symmetric s-scaled matrix); a step onto another root of the system is refused
+            z, _s = point(t_next[0])
+            return z.imag <= 0 or self.branch_sign is None or self.branch_sign * self.tau(new).imag > 0
+
+        class _Schedule(Linear):
+            def advance(self, t):
+                t_next[0] = super().advance(t)
+                return t_next[0]
+
+        def stalled(t):
+            z, s = point(t)
+            return f"the path stalled at z = {_cstr(z)}, s = {s:.6g}"
+
+        t_next = [t0]
+        try:
+            h, _ = follow(correct, h, dhdt(h, t0), t0, t1, _Schedule(t0, t1, cap=None, step=(t1 - t0) * first),
+                          COMPLEX128, correction=CORRECT, move=MOVE, max_steps=max_steps,
+                          catch=(ZeroDivisionError, OverflowError, ValueError), finite=branch, derivative=dhdt,
+                          stalled=stalled, too_many=lambda: f"the path took more than {max_steps} steps")
+        except ConvergenceError as exc:
+            raise DensityError(str(exc)) from None
         return h
 
     def start(self, z0):
@@ -320,22 +317,20 @@ class ResolventSolver:
                 if out is not None:
                     tau = sum(mpmath.mpmathify(c) * out[i] for i, c in ((i, complex(c)) for i, c in self.readout))
                     return out, tau
-            prev = None
-            for _ in range(steps or 10 + dps // 4):
-                v = self.c.fjs(h, pv)
+            def linear(x):
+                v = self.c.fjs(x, pv)
                 try:
-                    dx = _gauss([list(v[m + m * i:m + m * (i + 1)]) for i in range(m)], [-x for x in v[:m]])
+                    dx = _gauss([list(v[m + m * i:m + m * (i + 1)]) for i in range(m)], [-y for y in v[:m]])
                 except ZeroDivisionError:
                     raise DensityError(f"singular Jacobian at z = {_cstr(complex(z))} (an edge of the support?)") from None
-                h = [a + dx[i] for i, a in enumerate(h)]
-                step = mpmath.sqrt(sum(abs(x) ** 2 for x in dx)) / (1 + mpmath.sqrt(sum(abs(x) ** 2 for x in h)))
-                if step <= tol:
-                    break
-                if prev is not None and step > prev and step < mpmath.sqrt(tol):
-                    break
-                prev = step
-            else:
-                raise DensityError(f"the Newton polish at {dps} digits did not converge at z = {_cstr(complex(z))}")
+                return list(dx), None
+
+            try:  # the core's Newton in mpmath complex numbers (stagnation: the step stops shrinking)
+                h = newton(linear, h, MPCOMPLEX, tol, steps or 10 + dps // 4, shrink=1)[0]
+            except DensityError:
+                raise
+            except ConvergenceError:
+                raise DensityError(f"the Newton polish at {dps} digits did not converge at z = {_cstr(complex(z))}") from None
             tau = sum(mpmath.mpmathify(c) * h[i] for i, c in ((i, complex(c)) for i, c in self.readout))
             return h, tau
 
@@ -473,23 +468,21 @@ class _EdgeSystem:
             nrm = sum(a * a for a in lv)
             lv = [a / nrm for a in lv]
             tol = mpmath.mpf(10) ** (-(dps - 4))
-            prev = None
-            for _ in range(steps):
+            def linear(u):
                 Fv = mpmath.matrix(self.f(u, lv))
                 D = mpmath.matrix(self.df(u, lv))
                 try:
                     du = mpmath.lu_solve(D, -Fv)
                 except ZeroDivisionError:
                     raise DensityError("the edge system is singular (a higher-order edge?)") from None
-                u = [a + du[i] for i, a in enumerate(u)]
-                step = mpmath.norm(du) / (1 + mpmath.norm(mpmath.matrix(u)))
-                if step <= tol:
-                    break
-                if prev is not None and step > prev and step < mpmath.sqrt(tol):
-                    break
-                prev = step
-            else:
-                raise DensityError(f"Newton on the edge system did not converge at {dps} digits")
+                return [du[i] for i in range(len(u))], None
+
+            try:  # the core's Newton (stagnation: the step stops shrinking below sqrt(tol))
+                u = newton(linear, u, MPMATH, tol, steps, shrink=1)[0]
+            except DensityError:
+                raise
+            except ConvergenceError:
+                raise DensityError(f"Newton on the edge system did not converge at {dps} digits") from None
             self.last = u
             return u[m]
 

@@ -33,6 +33,9 @@ import mpmath
 from ..cache import cache_dict
 from ..symbolic import hermitize as herm
 from ..symbolic.blockfp import BlockSystem
+from ..core.continuation import check_polish
+from ..core.newton import NewtonError, newton
+from ..core.numbers import MPMATH
 from .solver import BranchError, ConvergenceError, mpf_of
 from .trace_solver import TraceSolver
 
@@ -119,23 +122,20 @@ class HermitianSolver(TraceSolver):
         """Newton on ``[R; gauge] = 0`` (least squares by QR) at the current precision; ``(h, step, rows, g)``."""
         m = self.c.m
         g = self._gauge_row(pvals)
-        step = None
-        prev = None
-        for _ in range(maxsteps):
-            v = self.c.fjs(h, pv)
+
+        def linear(x):
+            v = self.c.fjs(x, pv)
             A = mpmath.matrix([list(v[m + m * i:m + m * (i + 1)]) for i in range(m)] + [g])
-            b = mpmath.matrix([-x for x in v[:m]] + [-sum(a * x for a, x in zip(g, h))])
+            b = mpmath.matrix([-y for y in v[:m]] + [-sum(a * y for a, y in zip(g, x))])
             dx = _lsq(A, b)
-            h = [a + dx[i] for i, a in enumerate(h)]
-            step = mpmath.norm(dx) / (1 + mpmath.sqrt(sum(x * x for x in h)))
-            if step <= tol:
-                break
-            if prev is not None and step > prev and step < mpmath.sqrt(tol):
-                break
-            prev = step
-        else:
+            return [dx[i] for i in range(m)], None
+
+        try:  # the core's Newton (stagnation: the step stops shrinking below sqrt(tol))
+            h, _, step = newton(linear, h, MPMATH, tol, maxsteps, shrink=1)
+        except NewtonError as exc:
             raise ConvergenceError(f"the Newton polish at eps = 0 did not converge (last relative step "
-                                   f"{mpmath.nstr(step, 3)}): the point may lie on the boundary of the spectrum")
+                                   f"{mpmath.nstr(exc.step, 3)}): the point may lie on the boundary of the "
+                                   "spectrum") from None
         v = self.c.fjs(h, pv)
         rows = [list(v[m + m * i:m + m * (i + 1)]) for i in range(m)]
         return h, step, rows, g, v
@@ -176,10 +176,8 @@ class HermitianSolver(TraceSolver):
             tol = mpmath.mpf(10) ** (-(dps - NEWTON_SLACK))
             h0 = [mpmath.mpf(x) for x in start]
             h, step, rows, g, v = self._gauss_newton(h0, pv, pvals, tol, 8 + dps // 5)
-            moved = max(abs(a - b) for a, b in zip(h, h0)) / (1 + max(abs(x) for x in h0))
-            if not moved <= POLISH_MOVE:
-                raise BranchError(f"the Newton polish at {dps} digits moved {mpmath.nstr(moved, 3)} (relative) away "
-                                  "from the checked point of the Hermitized path: no value is returned")
+            check_polish(h, h0, dps, POLISH_MOVE, nstr=lambda v: mpmath.nstr(v, 3),
+                         what="the checked point of the Hermitized path: no value is returned")
             res = max(abs(x) for x in v[:m])
             derivs = {}
             for alpha in sorted({blockfp._canon(a) for a in alphas}, key=len):

@@ -23,8 +23,9 @@ from ..symbolic.engine_vectors import QuadForm, Vector, gram_values
 from ..symbolic.linearize import EPS_SHIFT
 from .compile import compile_expr
 from .pencil_check import PencilError, TOL
-from .solver import BranchError, ConvergenceError, PrecisionError, mpf_of
-from .theory import ESCALATIONS, GUARD, _agree
+from ..core.certify import Disagree, agree, certify
+from .solver import BranchError, ConvergenceError, mpf_of
+from .theory import ESCALATIONS, GUARD
 from .trace_certify import _acceptor, _check_bounds, _check_real, compiled_system
 from .trace_solver import TraceSolver
 
@@ -316,11 +317,7 @@ def certified_qf_limit(plan, values: dict, digits: int, vectors=None):
         solvers[t.index] = TraceSolver(compiled_system(t.system), values)
     for t in plan.traces:
         solvers[t.index].start(_acceptor(t, values) if t.system.readout else None)
-    guard = GUARD
-    failures = []
-    dps = digits + guard
-    for _ in range(ESCALATIONS):
-        dps = digits + guard
+    def attempt(dps):
         try:
             lo, taus_lo, qs_lo, step_lo, res_lo = _evaluate(plan, solvers, grams, dps)
             if step_lo > mpmath.mpf(10) ** -(digits + 2):
@@ -328,7 +325,7 @@ def certified_qf_limit(plan, values: dict, digits: int, vectors=None):
                                        f"(fixed-point residual max|R| = {mpmath.nstr(res_lo, 3)})")
             hi, taus, qs, _, res = _evaluate(plan, solvers, grams, dps + 10)
             with mpmath.workdps(dps + 10):
-                if _agree(lo, hi, digits) and all(_agree(a, b, digits) for a, b in zip(taus_lo + qs_lo, taus + qs)):
+                if agree(lo, hi, digits) and all(agree(a, b, digits) for a, b in zip(taus_lo + qs_lo, taus + qs)):
                     hi = _check_real(hi, digits)
                     real = [t for t in plan.traces if t.system.readout]
                     _check_bounds(_Sub(plan, real), values, taus, digits)
@@ -336,17 +333,14 @@ def certified_qf_limit(plan, values: dict, digits: int, vectors=None):
                     with mpmath.workdps(digits):
                         out = TraceLimit(+hi, digits, dps + 10, res, dict(values), [+x for x in taus])
                         out.forms = [+q for q in qs]
-                        return out
-            failures.append(f"solves at {dps} and {dps + 10} digits disagree beyond digit {digits} "
-                            f"(fixed-point residual max|R| = {mpmath.nstr(res, 3)})")
-        except ConvergenceError as exc:
-            failures.append(str(exc))
+                        return out.value, out
         except ZeroDivisionError as exc:
-            failures.append(f"division by zero ({exc})")
-        guard *= 2
-    raise PrecisionError(
-        f"could not certify {digits} digits with up to {dps + 10} working digits: {'; '.join(failures)}"
-    )
+            raise Disagree(f"division by zero ({exc})") from None
+        raise Disagree(f"solves at {dps} and {dps + 10} digits disagree beyond digit {digits} "
+                       f"(fixed-point residual max|R| = {mpmath.nstr(res, 3)})")
+
+    # the one two-precision certification (symrmt.core.certify): the guard doubles on each failure
+    return certify(attempt, digits, GUARD, ESCALATIONS).data
 
 
 class _Sub:

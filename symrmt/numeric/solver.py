@@ -17,25 +17,16 @@ from fractions import Fraction
 import mpmath
 import sympy as sp
 
-from symrmt.errors import SymrmtError
 from symrmt.symbolic import attention as S
 from symrmt.params import ParameterError, as_low_rank, ldl_pivoted
 
 
-class SolverError(ArithmeticError, SymrmtError):
-    """The theory could not deliver a value it can stand behind."""
-
-
-class ConvergenceError(SolverError):
-    """Newton's method or the continuation did not converge (the message has the residual)."""
-
-
-class BranchError(SolverError):
-    """A solution was found but fails a branch check (positivity, bounds)."""
-
-
-class PrecisionError(SolverError):
-    """Two solves at different working precisions disagree in the requested digits."""
+# the errors are the numerical core's (one hierarchy for every solver); re-exported here
+from symrmt.core.errors import BranchError, ConvergenceError, PrecisionError, SolverError  # noqa: E402,F401
+from symrmt.core.continuation import POLISH_MOVE, Geometric, check_polish, follow  # noqa: E402
+from symrmt.core.linalg import qr_solve, solve_dense  # noqa: E402
+from symrmt.core.newton import newton  # noqa: E402
+from symrmt.core.numbers import FLOAT64, MPMATH, context_of  # noqa: E402
 
 
 # the compile step and its recipes live in symrmt.numeric.compile; they are re-exported here
@@ -104,39 +95,7 @@ def _qr_solve(rows, rhss, sqrt, eps):
     (``eps`` is the unit roundoff of the number type); the test is per column
     because the unknowns have very different scales at small ``gamma``.
     """
-    m, n, k = len(rows), len(rows[0]), len(rhss)
-    A = [list(rows[i]) + [r[i] for r in rhss] for i in range(m)]
-    col_norms = [sqrt(sum(A[i][j] * A[i][j] for i in range(m))) for j in range(n)]
-    width = n + k
-    for j in range(n):
-        norm = sqrt(sum(A[i][j] * A[i][j] for i in range(j, m)))
-        if not norm > col_norms[j] * eps * 1024:  # also catches nan
-            raise ConvergenceError("singular Jacobian in the fixed-point solve")
-        ajj = A[j][j]
-        alpha = -norm if ajj >= 0 else norm
-        v0 = ajj - alpha
-        two_over_vv = 2 / (2 * norm * (norm + abs(ajj)))  # v^T v = 2 |a| (|a| + |a_jj|)
-        below = range(j + 1, m)
-        for col in range(j + 1, width):
-            t = v0 * A[j][col]
-            for i in below:
-                t += A[i][j] * A[i][col]
-            t *= two_over_vv
-            A[j][col] -= t * v0
-            for i in below:
-                A[i][col] -= t * A[i][j]
-        A[j][j] = alpha
-    out = []
-    for r in range(k):
-        col = n + r
-        x = [None] * n
-        for i in range(n - 1, -1, -1):
-            acc = A[i][col]
-            for q in range(i + 1, n):
-                acc -= A[i][q] * x[q]
-            x[i] = acc / A[i][i]
-        out.append(x)
-    return out
+    return qr_solve(rows, rhss, sqrt, eps)
 
 
 def _lstsq(J, rhs):
@@ -158,28 +117,19 @@ def _newton(fjg, g, params, tol, maxsteps, sqrt, eps):
     ``tol`` (relative to ``1 + |g|``), or when it stops shrinking below ``sqrt(tol)``
     (the attainable accuracy at this precision).  Returns ``(g, dg, step)`` with
     ``step`` the last relative step: the accuracy the caller may check.
-    Raises :class:`ConvergenceError` (with the last step) otherwise.
+    Raises :class:`ConvergenceError` (with the residual and the last step) otherwise.
+    The iteration is :func:`symrmt.core.newton.newton`.
     """
-    prev = None
-    step = None
-    root_tol = sqrt(tol)
-    for _ in range(maxsteps):
-        v = fjg(g, params)
+    def linear(x):
+        v = fjg(x, params)
         rows = [v[NEQ + NUNK * i:NEQ + NUNK * (i + 1)] for i in range(NEQ)]
-        dx, dg = _qr_solve(rows, [[-x for x in v[:NEQ]], [-x for x in v[NEQ + NEQ * NUNK:]]], sqrt, eps)
-        g = [a + b for a, b in zip(g, dx)]
-        size = 1 + sqrt(sum(x * x for x in g))
-        step = sqrt(sum(x * x for x in dx)) / size
-        if step <= tol:
-            return g, dg, step
-        if prev is not None and step > prev / 4 and step <= root_tol:
-            return g, dg, step  # stagnation at the precision floor
-        prev = step
-    raise ConvergenceError(
-        f"Newton did not converge at gamma={float(params[0]):.8g}: last relative step {float(step):.3g} "
-        f"> tolerance {float(tol):.3g} after {maxsteps} steps; "
-        "try more digits or a gamma farther from the spectrum's edge"
-    )
+        dx, dg = qr_solve(rows, [[-y for y in v[:NEQ]], [-y for y in v[NEQ + NEQ * NUNK:]]], sqrt, eps)
+        return dx, dg
+
+    return newton(linear, g, context_of(sqrt), tol, maxsteps,
+                  residual=lambda x: max(abs(y) for y in fjg(x, params)[:NEQ]),
+                  where=f" at gamma={float(params[0]):.8g}",
+                  hint="; try more digits or a gamma farther from the spectrum's edge")
 
 
 def lowrank_D(geometry, a1, c, dps: int):
@@ -214,6 +164,12 @@ def _path_digits(gamma) -> int:
 
 #: relative Newton tolerance of the float continuation (its results are only starting points)
 FLOAT_TOL = 1e-12
+#: the continuation's trust region near the predictor, as a fraction of ``1 + |Gm|``
+CORRECTION_FRACTION = 0.1
+#: the continuation's trust region near the previous point, as a fraction of ``1 + |Gm|`` (the steps
+#: are geometric in gamma, ratio up to 16): the largest accepted move measured on c in {1/10, 1/2, 2, 5},
+#: f in {erf, tanh, relu}, gamma from 1e-9 to 1e8 is 0.36; a corrector that lands farther has left the branch
+MOVE_FRACTION = 1.0
 #: the polish at ``dps`` digits stops at a relative step of ``10**-(dps - NEWTON_SLACK)``
 NEWTON_SLACK = 5
 
@@ -294,29 +250,18 @@ class FixedPoint:
             start, g0, dg0 = self._large_gamma(gamma)
             self._fpath.append((float(start), [float(x) for x in g0], [float(x) for x in dg0]))
         cur, g, dg = min(self._fpath, key=lambda t: abs(math.log(t[0] / gamma)))
-        ratio = 4.0
-        steps = 0
-        while cur != gamma:
-            steps += 1
-            if steps > 2000:
-                raise ConvergenceError(f"float continuation to gamma={gamma:.8g} took too many steps")
-            nxt = cur / ratio if gamma < cur else cur * ratio
-            if (gamma < cur and nxt < gamma) or (gamma > cur and nxt > gamma):
-                nxt = gamma
-            pred = [gi + dgi * (nxt - cur) for gi, dgi in zip(g, dg)]
-            try:
+        if cur != gamma:
+            def correct(pred, nxt):
                 new, ndg, _ = _newton(self._ffjg, pred, self._fparams(nxt), FLOAT_TOL, 12, math.sqrt, FLOAT_EPS)
-                jump = math.sqrt(sum((a - b) ** 2 for a, b in zip(new, pred)))
-                ok = jump <= 0.1 * (1 + math.sqrt(sum(x * x for x in g))) and all(map(math.isfinite, new + ndg))
-            except (ConvergenceError, ArithmeticError, ValueError):
-                ok = False
-            if not ok:  # the corrector must stay close to the predictor: no jump to another branch
-                ratio = 1 + (ratio - 1) / 2
-                if ratio < 1 + 1e-6:
-                    raise ConvergenceError(f"float continuation stalled at gamma={cur:.8g}")
-                continue
-            cur, g, dg = nxt, new, ndg
-            ratio = min(ratio * 2, 16.0)
+                return new, ndg
+
+            # the trust region: near the predictor (no jump to another branch) and near the previous point
+            g, dg = follow(correct, g, dg, cur, gamma, Geometric(cur, gamma, 4.0, 16.0, 1e-6), FLOAT64,
+                           correction=CORRECTION_FRACTION, move=MOVE_FRACTION, max_steps=2000,
+                           catch=(ConvergenceError, ArithmeticError, ValueError),
+                           finite=lambda new, ndg: all(map(math.isfinite, new + ndg)),
+                           stalled=lambda t: f"float continuation stalled at gamma={t:.8g}",
+                           too_many=lambda: f"float continuation to gamma={gamma:.8g} took too many steps")
         self._fpath.append((gamma, g, dg))
         if len(self._fpath) > 4096:  # keep memory bounded in long-lived processes
             self._fpath = self._fpath[:1] + self._fpath[-2048:]
@@ -337,33 +282,20 @@ class FixedPoint:
                 start, g0, dg0 = self._large_gamma(gamma)
                 g0, dg0, _ = self._mp_newton(g0, start, tol, 50)
                 self._path.append((start, g0))
-            cur, g, dg = start, g0, dg0
-            ratio = mpmath.mpf(4)
-            steps = 0
-            while cur != gamma:
-                steps += 1
-                if steps > 4000:
-                    raise ConvergenceError(f"continuation to gamma={mpmath.nstr(gamma, 8)} took too many steps")
-                nxt = cur / ratio if gamma < cur else cur * ratio
-                if (gamma < cur and nxt < gamma) or (gamma > cur and nxt > gamma):
-                    nxt = gamma
-                if dg is None:
-                    dg = self.derivative(g, cur)
-                pred = [gi + dgi * (nxt - cur) for gi, dgi in zip(g, dg)]
-                try:
-                    new, ndg, _ = self._mp_newton(pred, nxt, tol, 12)
-                except (ConvergenceError, ZeroDivisionError):
-                    new = None
-                # the corrector must stay close to the predictor: no jump to another branch
-                if new is None or _norm([a - b for a, b in zip(new, pred)]) > mpmath.mpf("0.1") * (1 + _norm(g)):
-                    ratio = 1 + (ratio - 1) / 2
-                    if ratio < 1 + mpmath.mpf(10) ** -6:
-                        raise ConvergenceError(
-                            f"continuation stalled at gamma={mpmath.nstr(cur, 8)} on the way to {mpmath.nstr(gamma, 8)}"
-                        )
-                    continue
-                cur, g, dg = nxt, new, ndg
-                ratio = min(ratio * 2, mpmath.mpf(16))
+            def correct(pred, nxt):
+                new, ndg, _ = self._mp_newton(pred, nxt, tol, 12)
+                return new, ndg
+
+            # the same continuation as the float one, at dps_path digits
+            g = g0
+            if start != gamma:
+                schedule = Geometric(start, gamma, mpmath.mpf(4), mpmath.mpf(16), mpmath.mpf(10) ** -6)
+                g, _ = follow(correct, g0, dg0, start, gamma, schedule, MPMATH, correction=mpmath.mpf(str(CORRECTION_FRACTION)),
+                              move=MOVE_FRACTION, max_steps=4000, catch=(ConvergenceError, ZeroDivisionError),
+                              finite=None,
+                              stalled=lambda t: (f"continuation stalled at gamma={mpmath.nstr(t, 8)} on the way "
+                                                 f"to {mpmath.nstr(gamma, 8)}"),
+                              too_many=lambda: f"continuation to gamma={mpmath.nstr(gamma, 8)} took too many steps")
             self._path.append((gamma, g))
             if len(self._path) > 4096:  # keep memory bounded in long-lived processes
                 self._path = self._path[:1] + self._path[-2048:]
@@ -391,6 +323,8 @@ class FixedPoint:
             gam = mpf_of(gamma)
             tol = mpmath.mpf(10) ** (-(dps - NEWTON_SLACK))
             g, dg, step = self._mp_newton(start, gam, tol, 8 + dps // 5)
+            # the polish must stay at the continuation's point (else it found another root)
+            check_polish(g, [mpmath.mpf(x) for x in start], dps, POLISH_MOVE, nstr=lambda v: mpmath.nstr(v, 3))
             params = self._params(gam)
             dN = self.detN(g, params)
             slack = mpmath.mpf(10) ** (-dps)
@@ -420,35 +354,7 @@ def _symmetric(g):
 
 def _solve_dense(M, rhs):
     """Gaussian elimination with partial pivoting on nested lists of mpf (``M`` is overwritten)."""
-    n = len(M)
-    b = list(rhs)
-    for k in range(n):
-        piv = max(range(k, n), key=lambda i: abs(M[i][k]))
-        if M[piv][k] == 0:
-            raise ZeroDivisionError("singular Woodbury system I + D H")
-        if piv != k:
-            M[k], M[piv] = M[piv], M[k]
-            b[k], b[piv] = b[piv], b[k]
-        rk = M[k]
-        inv = 1 / rk[k]
-        for i in range(k + 1, n):
-            ri = M[i]
-            if ri[k] == 0:
-                continue
-            fct = ri[k] * inv
-            for j in range(k + 1, n):
-                if rk[j]:
-                    ri[j] -= fct * rk[j]
-            b[i] -= fct * b[k]
-    x = [mpmath.mpf(0)] * n
-    for k in range(n - 1, -1, -1):
-        rk = M[k]
-        acc = b[k]
-        for j in range(k + 1, n):
-            if rk[j]:
-                acc -= rk[j] * x[j]
-        x[k] = acc / rk[k]
-    return x
+    return solve_dense(M, rhs, mpmath.mpf(0), "singular Woodbury system I + D H")
 
 
 def woodbury_value(g, dg, Dm):

@@ -53,6 +53,7 @@ from dataclasses import dataclass
 import mpmath
 
 from symrmt.cache import cache_dict
+from symrmt.core.certify import Disagree, agree, certify
 from symrmt.numeric.solver import (
     BranchError,
     ConvergenceError,
@@ -210,10 +211,8 @@ def _guard(gamma) -> int:
 
 
 def _agree(x, y, digits: int) -> bool:
-    scale = max(abs(x), abs(y))
-    if scale == 0:
-        return True
-    return abs(x - y) <= scale * mpmath.mpf(10) ** (-digits - 1)
+    """:func:`symrmt.core.certify.agree` (kept for this module's callers)."""
+    return agree(x, y, digits)
 
 
 def ridge_limit(c, gammas, snr=0, digits: int = 15):
@@ -251,18 +250,19 @@ def ridge_limit(c, gammas, snr=0, digits: int = 15):
     fn = ridge_function()
     out = []
     for g in gs:
-        guard = _guard(g)
-        for _ in range(ESCALATIONS):
+        def attempt(dps, g=g):
+            guard = dps - digits
             vals = []
             for extra in (0, 10 + guard):  # the second solve carries twice the guard
                 with mpmath.workdps(digits + guard + extra):
                     vals.append(fn(mpf_of(g), mpf_of(cf), mpf_of(s)))
-            if _agree(vals[0], vals[1], digits):
-                break
-            guard *= 2
-        else:
-            raise PrecisionError(f"ridge limit at gamma={_gstr(g)}: could not reach {digits} digits")
-        v = vals[1]
+            if not _agree(vals[0], vals[1], digits):
+                raise Disagree(f"solves at {dps} and {dps + 10 + guard} digits disagree beyond digit {digits}")
+            return vals[1], vals
+
+        v = certify(attempt, digits, _guard(g), ESCALATIONS, catch=(),
+                    fail=lambda failures, dps, g=g: PrecisionError(
+                        f"ridge limit at gamma={_gstr(g)}: could not reach {digits} digits")).value
         if not (0 <= v <= 1):
             raise BranchError(f"ridge limit {mpmath.nstr(v, 10)} at gamma={_gstr(g)} is outside [0, 1]")
         with mpmath.workdps(digits):
@@ -428,31 +428,24 @@ def attention_limit(f, c, gammas, geometry: Geometry | LowRankGeometry | None = 
     solver_for(digits + max(guards.values()) + 10)
     results = {}
     for g in sorted(gs, reverse=True):  # continuation runs from large gamma down
-        guard = guards[g]
-        failures = []
-        for _ in range(ESCALATIONS):
-            dps = digits + guard
+        def attempt(dps, g=g):
             fp, phi_at = solver_for(dps + 10)
-            try:
-                lo = _attention_at(fp, phi_at, g, dps)
-                # residual check: Newton must have reached beyond the digits asked for
-                if lo[4] > mpmath.mpf(10) ** -(digits + 2):
-                    raise ConvergenceError(
-                        f"Newton at {dps} digits stalled at a relative step {mpmath.nstr(lo[4], 3)}"
-                    )
-                # the same system at 10 more digits, started from the first solution
-                hi = _attention_at(fp, phi_at, g, dps + 10, start=lo[0])
-                if _agree(lo[3], hi[3], digits) and _agree(lo[2], hi[2], digits):
-                    break
-                failures.append(f"solves at {dps} and {dps + 10} digits disagree beyond digit {digits}")
-            except ConvergenceError as exc:
-                failures.append(str(exc))
-            guard *= 2
-        else:
-            raise PrecisionError(
-                f"attention limit at gamma={_gstr(g)}: could not certify {digits} digits with up to "
-                f"{dps + 10} working digits ({'; '.join(failures)}); ask for fewer digits"
-            )
+            lo = _attention_at(fp, phi_at, g, dps)
+            # residual check: Newton must have reached beyond the digits asked for
+            if lo[4] > mpmath.mpf(10) ** -(digits + 2):
+                raise ConvergenceError(
+                    f"Newton at {dps} digits stalled at a relative step {mpmath.nstr(lo[4], 3)}"
+                )
+            # the same system at 10 more digits, started from the first solution
+            hi = _attention_at(fp, phi_at, g, dps + 10, start=lo[0])
+            if _agree(lo[3], hi[3], digits) and _agree(lo[2], hi[2], digits):
+                return hi[3], hi
+            raise Disagree(f"solves at {dps} and {dps + 10} digits disagree beyond digit {digits}")
+
+        hi = certify(attempt, digits, guards[g], ESCALATIONS, fail=lambda failures, dps, g=g: PrecisionError(
+            f"attention limit at gamma={_gstr(g)}: could not certify {digits} digits with up to "
+            f"{dps + 10} working digits ({'; '.join(failures)}); ask for fewer digits"
+        )).data
         gv, dgv, phi, err, _ = hi
         with mpmath.workdps(digits + 5):
             gam = mpf_of(g)

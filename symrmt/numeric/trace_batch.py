@@ -45,6 +45,8 @@ from ..symbolic.blockfp import S_STRENGTH
 from ..symbolic.linearize import EPS_SHIFT
 from .batch import EXTENDED, LD, _stack
 from .compile import compile_expr, compile_recipe
+from ..core.continuation import in_trust_region
+from ..core.newton import stagnated
 from .trace_solver import CHECK_MAX_STEP, CHECK_TIGHTEN, CORRECTION_FRACTION, MOVE_FRACTION, PATHS_AGREE
 
 __all__ = ["BatchSystem", "solve_plan", "FALLBACK_TOL", "RESIDUAL_TOL", "MAX_COND"]
@@ -192,7 +194,7 @@ def newton_ev(ev, h, t, tol, maxsteps=12):
             st = _norm(x[:, :, 0]) / (1 + _norm(hn))
         st[~np.isfinite(st)] = np.inf
         h[act], dh[act], step[act] = hn, x[:, :, 1], st
-        fin = (st <= tol) | ((st > prev[act] / 4) & (st <= 1e-11))
+        fin = (st <= tol) | stagnated(st, prev[act], 1e-11)  # the core's stopping rules
         done[act[fin]] = True
         prev[act] = st
         act = act[~fin & (st < 1e6)]
@@ -228,8 +230,9 @@ def follow(ev, h, dh, t0, t1, fine=False):
                                     maxsteps=8)
         with np.errstate(all="ignore"):
             size = 1 + _norm(h[act])
-            good = okn & (_norm(hn - pred) * tight <= size * CORRECTION_FRACTION) & \
-                (_norm(hn - h[act]) * tight <= size * MOVE_FRACTION)
+            # the core's trust region: near the predictor and near the previous point
+            good = okn & in_trust_region(_norm(hn - pred), _norm(hn - h[act]), size, CORRECTION_FRACTION,
+                                         MOVE_FRACTION, tight)
         a_ok, a_bad = act[good], act[~good]
         t[a_ok], h[a_ok], dh[a_ok] = nxt[good], hn[good], dhn[good]
         grow = np.abs(dt[a_ok]) * 2

@@ -18,8 +18,9 @@ import sympy as sp
 from ..params import ParameterError
 from ..cache import cache_dict, cached
 from .pencil_check import checked
-from .solver import BranchError, ConvergenceError, PrecisionError, compile_expr, mpf_of
-from .theory import ESCALATIONS, GUARD, _agree
+from .solver import BranchError, ConvergenceError, compile_expr, mpf_of
+from ..core.certify import Disagree, agree, certify
+from .theory import ESCALATIONS, GUARD
 from .continuation import ContinuedSolver
 from .trace_solver import CompiledSystem
 
@@ -199,41 +200,38 @@ def certified_limit(plan, values: dict, digits: int) -> dict:
         solvers[t.index] = getattr(t, "solver", ContinuedSolver)(compiled_system(t.system), values)
     for t in plan.traces:  # the homotopy: a failure here is not a precision problem, so it is not retried
         solvers[t.index].start(_acceptor(t, values))
-    guard = GUARD
-    failures = []
-    for _ in range(ESCALATIONS):
-        dps = digits + guard
+    def attempt(dps):
         try:
             lo, taus_lo, step_lo, res_lo = _evaluate(plan, solvers, dps)
             if step_lo > mpmath.mpf(10) ** -(digits + 2):
                 raise ConvergenceError(f"Newton at {dps} digits stalled at a relative step {mpmath.nstr(step_lo, 3)} "
                                        f"(fixed-point residual max|R| = {mpmath.nstr(res_lo, 3)})")
             hi, taus, _, res = _evaluate(plan, solvers, dps + 10)
-            if not res <= mpmath.mpf(10) ** -(digits + 2):  # two solves that stall alike must not certify
-                raise ConvergenceError(f"the fixed-point residual at {dps + 10} digits is {mpmath.nstr(res, 3)}, "
-                                       f"not below 1e-{digits + 2}")
-            with mpmath.workdps(dps + 10):
-                relative = _agree(lo, hi, digits)
+        except ZeroDivisionError as exc:
+            raise Disagree(f"division by zero ({exc})") from None
+        if not res <= mpmath.mpf(10) ** -(digits + 2):  # two solves that stall alike must not certify
+            raise ConvergenceError(f"the fixed-point residual at {dps + 10} digits is {mpmath.nstr(res, 3)}, "
+                                   f"not below 1e-{digits + 2}")
+        with mpmath.workdps(dps + 10):
+            try:
+                relative = agree(lo, hi, digits)
                 # a limit that is 0: both solves within 10^-(D+1) of each other and 10^-D of 0 (absolute)
                 absolute = not relative and _absolute_zero(lo, hi, digits)
-                if (relative or absolute) and all(_agree(a, b, digits) for a, b in zip(taus_lo, taus)):
+                if (relative or absolute) and all(agree(a, b, digits) for a, b in zip(taus_lo, taus)):
                     hi = _check_real(hi, digits) if relative else mpmath.mpf(0)
                     _check_bounds(plan, values, taus, digits)
                     # kept at the working precision: rounding to ``digits`` is done once, in decimal, when
                     # the value is printed (a binary rounding at ``digits`` first could round twice:
                     # 3.108... at one digit would read 3.09375); ``solvers``: the checked homotopy starts
                     # (symrmt.numeric.prove reuses them)
-                    return {"value": +hi, "digits": digits, "working_digits": dps + 10, "residual": res,
-                            "at": dict(values), "traces": [+x for x in taus], "solvers": solvers,
-                            "certificate": "relative" if relative else "absolute",
-                            "hermitized": [t.index for t in plan.traces if getattr(t, "hermitized", False)]}
-            failures.append(f"solves at {dps} and {dps + 10} digits disagree beyond digit {digits} "
-                            f"(fixed-point residual max|R| = {mpmath.nstr(res, 3)})")
-        except ConvergenceError as exc:
-            failures.append(str(exc))
-        except ZeroDivisionError as exc:
-            failures.append(f"division by zero ({exc})")
-        guard *= 2
-    raise PrecisionError(
-        f"could not certify {digits} digits with up to {dps + 10} working digits: {'; '.join(failures)}"
-    )
+                    return +hi, {"value": +hi, "digits": digits, "working_digits": dps + 10, "residual": res,
+                                 "at": dict(values), "traces": [+x for x in taus], "solvers": solvers,
+                                 "certificate": "relative" if relative else "absolute",
+                                 "hermitized": [t.index for t in plan.traces if getattr(t, "hermitized", False)]}
+            except ZeroDivisionError as exc:
+                raise Disagree(f"division by zero ({exc})") from None
+        raise Disagree(f"solves at {dps} and {dps + 10} digits disagree beyond digit {digits} "
+                       f"(fixed-point residual max|R| = {mpmath.nstr(res, 3)})")
+
+    # the one two-precision certification (symrmt.core.certify): the guard doubles on each failure
+    return certify(attempt, digits, GUARD, ESCALATIONS).data

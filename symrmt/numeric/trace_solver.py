@@ -2,7 +2,7 @@
 
 The SymPy system of :class:`symrmt.symbolic.blockfp.BlockSystem` is compiled through the
 package's compile step and code cache (:func:`symrmt.numeric.compile.compile_recipe`); the linear
-algebra is the numeric layer's least-squares QR (:func:`symrmt.numeric.solver._qr_solve`) and the
+algebra, Newton and continuation are the numerical core's (:mod:`symrmt.core`) and the
 errors are its :class:`~symrmt.numeric.ConvergenceError` and friends.
 
 Homotopy: the random part of the pencil is scaled by ``sqrt(s)``; at ``s = 0`` the residual
@@ -35,7 +35,12 @@ from ..cache import cached
 from ..symbolic import blockfp, linearize
 from ..symbolic.blockfp import S_STRENGTH
 from ..symbolic.linearize import EPS_SHIFT
-from .solver import FLOAT_EPS, BranchError, ConvergenceError, _qr_solve, compile_recipe, mpf_of
+from ..core import continuation as _cc
+from ..core.continuation import Linear, check_polish, follow, two_pass
+from ..core.linalg import lu_factor, lu_solve, qr_solve
+from ..core.newton import newton
+from ..core.numbers import FLOAT64, MPMATH
+from .solver import FLOAT_EPS, BranchError, ConvergenceError, compile_recipe, mpf_of
 
 FLOAT_TOL = 1e-12
 #: most accepted-or-rejected steps of one leg of a path
@@ -45,14 +50,15 @@ UNSHIFT_STEPS = 48
 NEWTON_SLACK = 5
 #: trust region of a continuation step: the corrected point may move at most this fraction of ``1 + |h|``
 #: from the previous point, and the Newton correction at most ``CORRECTION_FRACTION`` from the predictor
-MOVE_FRACTION = 0.25
-CORRECTION_FRACTION = 0.1
+#: (the values of :mod:`symrmt.core.continuation`; module attributes here, read at each call)
+MOVE_FRACTION = _cc.MOVE_FRACTION
+CORRECTION_FRACTION = _cc.CORRECTION_FRACTION
 #: the checking path: largest step (a fraction of the leg) and the factor on the trust region
-CHECK_MAX_STEP = 1 / 8
-CHECK_TIGHTEN = 2
+CHECK_MAX_STEP = _cc.CHECK_MAX_STEP
+CHECK_TIGHTEN = _cc.CHECK_TIGHTEN
 #: relative agreement of the two paths' end points, and the largest relative move of the polish
-PATHS_AGREE = 1e-7
-POLISH_MOVE = 1e-6
+PATHS_AGREE = _cc.PATHS_AGREE
+POLISH_MOVE = _cc.POLISH_MOVE
 
 
 @cached(maxsize=1)
@@ -178,81 +184,43 @@ class CompiledSystem:
 def _newton(F, h, pv, m, tol, maxsteps, sqrt, eps, chord=False):
     """Newton on ``R(h) = 0`` with the compiled flat ``[R, J, dR/ds]``; returns ``(h, dh/ds, step)``.
 
-    On floats the linear systems go through a float LU, in mpmath through the numeric layer's QR.
-    ``chord`` (floats only, the continuation's corrector): the Jacobian is factored once, at the
-    start point, and its steps must contract at least twofold, else :class:`ConvergenceError`
-    (the caller then takes a smaller step).
+    The iteration and its stopping rules are :func:`symrmt.core.newton.newton`'s.  On floats the
+    linear systems go through a float LU, in mpmath through the core's QR.  ``chord`` (floats only,
+    the continuation's corrector): the Jacobian is factored once, at the start point, and its steps
+    must contract at least twofold, else :class:`ConvergenceError` (the caller then takes a smaller step).
     """
-    prev = step = None
-    root_tol = sqrt(tol)
     floats = sqrt is math.sqrt
-    lu = None
+    ctx = FLOAT64 if floats else MPMATH
     residual_only = getattr(F, "residual", None) if chord else None  # R alone is cheaper where offered
-    for _ in range(maxsteps):
-        v = residual_only(h, pv) if residual_only is not None and lu is not None and floats else F(h, pv)
+    state = {"lu": None, "dhs": None}
+
+    def linear(x):
+        lu = state["lu"]
+        v = residual_only(x, pv) if residual_only is not None and lu is not None and floats else F(x, pv)
         if floats:
             if lu is None or not chord:
-                lu = _float_lu([v[m + m * i:m + m * (i + 1)] for i in range(m)])
+                lu = state["lu"] = lu_factor([v[m + m * i:m + m * (i + 1)] for i in range(m)])
                 if lu is None:
                     raise ConvergenceError("singular Jacobian in the fixed-point solve")
-                dhs = _lu_solve(lu, [-x for x in v[m + m * m:]])
-            dx = _lu_solve(lu, [-x for x in v[:m]])
-        else:
-            rows = [v[m + m * i:m + m * (i + 1)] for i in range(m)]
-            dx, dhs = _qr_solve(rows, [[-x for x in v[:m]], [-x for x in v[m + m * m:]]], sqrt, eps)
-        h = [a + b for a, b in zip(h, dx)]
-        step = sqrt(sum(x * x for x in dx)) / (1 + sqrt(sum(x * x for x in h)))
-        if step <= tol:
-            return h, dhs, step
-        if chord and floats and prev is not None and not step <= prev / 2:
-            raise ConvergenceError("the chord corrector does not contract")
-        if not chord and prev is not None and step > prev / 4 and step <= root_tol:
-            return h, dhs, step
-        prev = step
-    residual = max(abs(x) for x in F(h, pv)[:m])
-    raise ConvergenceError(
-        f"Newton did not converge: residual max|R| = {float(residual):.3g}, last relative step {float(step):.3g} "
-        f"> tolerance {float(tol):.3g} after {maxsteps} steps"
-    )
+                state["dhs"] = lu_solve(lu, [-x for x in v[m + m * m:]])
+            return lu_solve(lu, [-x for x in v[:m]]), state["dhs"]
+        rows = [v[m + m * i:m + m * (i + 1)] for i in range(m)]
+        dx, dhs = qr_solve(rows, [[-x for x in v[:m]], [-x for x in v[m + m * m:]]], sqrt, eps)
+        return dx, dhs
+
+    return newton(linear, h, ctx, tol, maxsteps, stagnation=not chord, contract=chord and floats,
+                  residual=lambda x: max(abs(r) for r in F(x, pv)[:m]))
 
 
 def _float_lu(rows):
-    """LU factorization with partial pivoting of a float matrix (lists); ``None`` if singular."""
-    n = len(rows)
-    A = [list(map(float, r)) for r in rows]
-    piv = list(range(n))
-    for k in range(n):  # the unknowns have very different scales: only an exact zero is singular here
-        p = max(range(k, n), key=lambda i: abs(A[i][k]))
-        if not (abs(A[p][k]) > 0 and math.isfinite(A[p][k])):
-            return None
-        if p != k:
-            A[k], A[p] = A[p], A[k]
-            piv[k], piv[p] = piv[p], piv[k]
-        inv = 1.0 / A[k][k]
-        rk = A[k]
-        for i in range(k + 1, n):
-            ri = A[i]
-            f = ri[k] * inv
-            if f:
-                ri[k] = f
-                for j in range(k + 1, n):
-                    ri[j] -= f * rk[j]
-            else:
-                ri[k] = 0.0
-    return A, piv
+    """LU factorization with partial pivoting of a float matrix (lists); ``None`` if singular
+    (:func:`symrmt.core.linalg.lu_factor`)."""
+    return lu_factor(rows)
 
 
 def _lu_solve(lu, b):
-    A, piv = lu
-    n = len(A)
-    y = [float(b[p]) for p in piv]
-    for i in range(n):
-        ri = A[i]
-        y[i] -= sum(ri[j] * y[j] for j in range(i))
-    for i in range(n - 1, -1, -1):
-        ri = A[i]
-        y[i] = (y[i] - sum(ri[j] * y[j] for j in range(i + 1, n))) / ri[i]
-    return y
+    """Solve with a :func:`_float_lu` factorization (:func:`symrmt.core.linalg.lu_solve`)."""
+    return lu_solve(lu, b)
 
 
 def _refine(apply_residual, lu, x, tol, maxsteps=60):
@@ -295,44 +263,28 @@ class TraceSolver:
         return [mpf_of(x) for x in self.raw]
 
     def _follow(self, F, pv_at, h, dh, t0, t1, num, fine=False):
-        """Follow the solution from ``t0`` to ``t1`` (predictor ``dh``, Newton corrector near it); ``fine``:
-        the checking path (steps at most ``CHECK_MAX_STEP`` of the leg, trust region ``CHECK_TIGHTEN`` times tighter)."""
+        """Follow the solution from ``t0`` to ``t1`` (:func:`symrmt.core.continuation.follow`: predictor ``dh``,
+        Newton corrector, the trust region near the predictor and near the previous point); ``fine``: the
+        checking path (steps at most ``CHECK_MAX_STEP`` of the leg, trust region ``CHECK_TIGHTEN`` times tighter)."""
         sqrt, eps, tol = num
         m = self.c.m
-        cap = (t1 - t0) * (CHECK_MAX_STEP if fine else 1)
-        tight = CHECK_TIGHTEN if fine else 1
-        t, dt, steps = t0, (t1 - t0) / (16 if fine else 4), 0
-        while t != t1:
-            steps += 1
-            if steps > MAX_STEPS:
-                raise ConvergenceError(f"took more than {MAX_STEPS} steps")
-            nxt = t + dt
-            if (dt > 0 and nxt > t1) or (dt < 0 and nxt < t1):
-                nxt = t1
-            pred = [a + b * (nxt - t) for a, b in zip(h, dh)]
-            try:
-                # intermediate points to about half the digits (they only seed the next predictor); the end
-                # point then gets a full Newton polish
-                new, ndh, _ = _newton(F, pred, pv_at(nxt), m, sqrt(tol), 12, sqrt, eps, chord=True)
-                if nxt == t1:
-                    new, ndh, _ = _newton(F, new, pv_at(nxt), m, tol, 12, sqrt, eps)
-                size = 1 + sqrt(sum(x * x for x in h))
-                jump = sqrt(sum((a - b) ** 2 for a, b in zip(new, pred)))
-                # a trust region on the step itself: a predictor that overshoots (a steep start, e.g. the
-                # atom at 0 of a rank-deficient Wishart at small gamma) must not let Newton settle on the
-                # other branch near the overshoot
-                move = sqrt(sum((a - b) ** 2 for a, b in zip(new, h)))
-                ok = jump * tight <= size * CORRECTION_FRACTION and move * tight <= size * MOVE_FRACTION and all(x == x and abs(x) < 1e300 for x in new)
-            except (ConvergenceError, ArithmeticError, ValueError, OverflowError):
-                ok = False
-            if not ok:
-                dt = dt / 2
-                if abs(dt) < abs(t1 - t0) / 2**40:
-                    raise ConvergenceError(f"stalled at {float(t):.6g}")
-                continue
-            t, h, dh = nxt, new, ndh
-            dt = dt * 2 if abs(dt * 2) <= abs(cap) else cap
-        return h, dh
+        ctx = FLOAT64 if sqrt is math.sqrt else MPMATH
+
+        def correct(pred, nxt):
+            # intermediate points to about half the digits (they only seed the next predictor); the end
+            # point then gets a full Newton polish
+            new, ndh, _ = _newton(F, pred, pv_at(nxt), m, sqrt(tol), 12, sqrt, eps, chord=True)
+            if nxt == t1:
+                new, ndh, _ = _newton(F, new, pv_at(nxt), m, tol, 12, sqrt, eps)
+            return new, ndh
+
+        schedule = Linear(t0, t1, first=16 if fine else 4, cap=CHECK_MAX_STEP if fine else 1)
+        # the trust region near the previous point: a predictor that overshoots (a steep start, e.g. the
+        # atom at 0 of a rank-deficient Wishart at small gamma) must not let Newton settle on the
+        # other branch near the overshoot
+        return follow(correct, h, dh, t0, t1, schedule, ctx, correction=CORRECTION_FRACTION, move=MOVE_FRACTION,
+                      tighten=CHECK_TIGHTEN if fine else 1, max_steps=MAX_STEPS,
+                      catch=(ConvergenceError, ArithmeticError, ValueError, OverflowError))
 
     def _path(self, floats: bool, shifts=(0, 1, 3, Fraction(1, 3)), fine: bool = False):
         """``h`` at ``s = 1``: from ``L_0^{-1}`` at ``s = 0`` along ``s``; if ``L_0`` is singular, along ``s`` at
@@ -422,18 +374,8 @@ class TraceSolver:
                     if "diverges" in str(exc):  # the inverse does not exist in the limit: mpmath will not help
                         break
                     continue
-                try:
-                    h2 = self._path(floats, fine=True)
-                except (ConvergenceError, ArithmeticError, ValueError, OverflowError) as exc:
-                    raise ConvergenceError(f"the homotopy reached s = 1, but its checking path (finer steps) "
-                                           f"failed: {exc}") from None
-                size = 1 + max(abs(x) for x in h)
-                gap = max(abs(x - y) for x, y in zip(h, h2)) / size
-                if not gap <= PATHS_AGREE:
-                    raise BranchError(
-                        f"two homotopy paths (coarse and fine steps) end at different fixed points (relative gap "
-                        f"{float(gap):.3g}): the continuation jumped between branches; no value is returned"
-                    )
+                # the second pass (finer steps, tighter trust region) must end at the same point
+                two_pass(lambda fine, floats=floats: self._path(floats, fine=fine), first=h, agree=PATHS_AGREE)
                 why = accept(h) if accept is not None else None
                 if why is not None:
                     raise BranchError("the homotopy's end point is off the physical branch: " + why)
@@ -461,12 +403,7 @@ class TraceSolver:
                 h, step = out
             else:
                 h, _, step = _newton(self.c.fjs, h0, pv, m, tol, 8 + dps // 5, mpmath.sqrt, mpmath.eps)
-            moved = max(abs(a - b) for a, b in zip(h, h0)) / (1 + max(abs(x) for x in h0))
-            if not moved <= POLISH_MOVE:
-                raise BranchError(
-                    f"the Newton polish at {dps} digits moved {mpmath.nstr(moved, 3)} (relative) away from the "
-                    "homotopy's checked point: it found another root; no value is returned"
-                )
+            check_polish(h, h0, dps, POLISH_MOVE, nstr=lambda v: mpmath.nstr(v, 3))
             v = self.c.fjs(h, pv)
             res = max(abs(x) for x in v[:m])
             derivs = {}
@@ -500,6 +437,6 @@ class TraceSolver:
             def apply(x):
                 return [sum(r[j] * x[j] for j in range(len(x)) if r[j]) + b for r, b in zip(rows, rhs)]
             out = _refine(apply, lu, [mpmath.mpf(0)] * self.c.m, tol)
-        derivs[alpha] = out[0] if out is not None else _qr_solve(rows, [[-x for x in rhs]], mpmath.sqrt,
+        derivs[alpha] = out[0] if out is not None else qr_solve(rows, [[-x for x in rhs]], mpmath.sqrt,
                                                                  mpmath.eps)[0]
         return derivs[alpha]

@@ -56,6 +56,9 @@ import mpmath
 import sympy as sp
 
 from symrmt.cache import cached
+from symrmt.core.continuation import Geometric, follow
+from symrmt.core.errors import ConvergenceError
+from symrmt.core.numbers import MPMATH
 from symrmt.errors import SymrmtError
 from symrmt.params import ParameterError
 from symrmt.symbolic import attention as S
@@ -403,28 +406,42 @@ def _root(fns, gam, params, mu1):
     else:
         raise ClosedFormError(f"no gamma >= {mpmath.nstr(gam, 8)} isolates one root in the Jensen bracket")
     # follow that root back down: Euler predictor (dm/dgamma = -P_gamma/P_m), nearest root as corrector
+    # (the continuation is the numerical core's, symrmt.core.continuation.follow; the corrector here)
     _, _, Pm, Pg = fns
     cur, x = path[-1], inside[0]
-    ratio = mpmath.mpf(2)
-    steps = 0
-    while cur != gam:
-        steps += 1
-        if steps > 10000:
-            raise ClosedFormError(f"root continuation to gamma={mpmath.nstr(gam, 8)} took too many steps")
-        nxt = max(gam, cur / ratio)
-        pred = x - Pg(x, cur, *params) / Pm(x, cur, *params) * (nxt - cur)
+    state = {"x": x}
+
+    def slope(x, g):
+        return -Pg(x, g, *params) / Pm(x, g, *params)
+
+    def correct(pred, nxt):
+        pred, x = pred[0], state["x"]
         _, roots = _bracket_roots(coeffs_fn, nxt, params, mu1)
         dist = sorted(((abs(r - pred), r) for r in roots), key=lambda t: t[0])
         ok = abs(mpmath.im(dist[0][1])) <= abs(dist[0][1]) * mpmath.mpf(10) ** (-mpmath.mp.dps // 2)
         ok = ok and dist[0][0] <= abs(pred - x) / 4 + abs(x) * mpmath.mpf(10) ** (-mpmath.mp.dps // 2)
-        ok = ok and (len(dist) == 1 or dist[0][0] * 8 < dist[1][0])
+        ok = ok and (len(dist) == 1 or dist[0][0] * 8 < dist[1][0])  # the nearest root is isolated
         if not ok:
-            ratio = 1 + (ratio - 1) / 2
-            if ratio - 1 < mpmath.mpf(10) ** -8:
-                raise ClosedFormError(f"root continuation stalled at gamma={mpmath.nstr(cur, 8)}")
-            continue
-        cur, x = nxt, mpmath.re(dist[0][1])
-        ratio = min(2 * ratio - 1, mpmath.mpf(2))
+            raise ConvergenceError("no isolated real root near the predictor")
+        new = mpmath.re(dist[0][1])
+        return [new], [slope(new, nxt)]
+
+    def accepted(t, h, dh):
+        state["x"] = h[0]
+
+    if cur != gam:
+        # the core's trust region is wide here (m(-gamma/r) <= r m(-gamma) with r <= 2 moves the root by at
+        # most |m|): the corrector's own test above (a quarter of the predictor's move, isolation) is stricter
+        try:
+            h, _ = follow(correct, [x], [slope(x, cur)], cur, gam,
+                          Geometric(cur, gam, mpmath.mpf(2), mpmath.mpf(2), mpmath.mpf(10) ** -8, grow="affine"),
+                          MPMATH, correction=1, move=1, max_steps=10000, catch=(ConvergenceError,), finite=None,
+                          on_step=accepted,
+                          stalled=lambda t: f"root continuation stalled at gamma={mpmath.nstr(t, 8)}",
+                          too_many=lambda: f"root continuation to gamma={mpmath.nstr(gam, 8)} took too many steps")
+        except ConvergenceError as exc:
+            raise ClosedFormError(str(exc)) from None
+        x = h[0]
     lo, hi = _bracket(gam, mu1)
     if not _in_bracket(x, lo, hi, mu1, mpmath.mpf(10) ** (-mpmath.mp.dps // 2)):
         raise ClosedFormError(f"continued root {mpmath.nstr(x, 10)} left the Jensen bracket at gamma={mpmath.nstr(gam, 8)}")

@@ -1,0 +1,71 @@
+"""The one two-precision certification with escalation.
+
+A value is certified to ``digits`` significant digits when two solves, at ``dps`` and at more
+working digits, agree to ``digits + 1`` (:func:`agree`).  :func:`certify` runs an
+``attempt(dps)`` at ``dps = digits + guard``; a disagreement or a
+:class:`~symrmt.core.errors.ConvergenceError` doubles the guard (escalation), up to
+``escalations`` tries; then the caller's ``fail(failures, dps)`` builds the error (a
+:class:`~symrmt.core.errors.PrecisionError` naming what was tried).  The result is a
+:class:`Certified`: the value, the digits, the working digits, and what the attempt returned.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import mpmath
+
+from .errors import ConvergenceError, PrecisionError
+
+__all__ = ["Certified", "Disagree", "agree", "certify"]
+
+
+@dataclass(frozen=True)
+class Certified:
+    """A certified value: ``value`` to ``digits`` digits, from solves up to ``working_digits``."""
+
+    value: Any
+    digits: int
+    working_digits: int
+    data: Any = field(default=None, compare=False)
+
+
+class Disagree(Exception):
+    """Raised by an attempt whose two solves disagree (the message says how); triggers escalation."""
+
+
+def agree(x, y, digits: int) -> bool:
+    """``x`` and ``y`` agree to ``digits + 1`` significant digits (relative to the larger)."""
+    scale = max(abs(x), abs(y))
+    if scale == 0:
+        return True
+    return abs(x - y) <= scale * mpmath.mpf(10) ** (-digits - 1)
+
+
+def certify(attempt, digits: int, guard: int, escalations: int, fail=None, extra: int = 10,
+            catch=(ConvergenceError,)):
+    """Escalate ``attempt(dps)`` from ``dps = digits + guard`` (doubling the guard) until it returns.
+
+    ``attempt(dps) -> (value, data)`` returns on agreement and raises :class:`Disagree` (or an
+    exception in ``catch``, e.g. a stalled Newton) otherwise; the messages are collected in order.
+    ``fail(failures, dps)`` returns the exception to raise after the last try (default: a
+    :class:`PrecisionError` listing them).  ``extra``: the second solve's extra digits (reported
+    as ``working_digits = dps + extra``).
+    """
+    failures = []
+    dps = digits + guard
+    for _ in range(escalations):
+        dps = digits + guard
+        try:
+            value, data = attempt(dps)
+            return Certified(value=value, digits=digits, working_digits=dps + extra, data=data)
+        except Disagree as exc:
+            failures.append(str(exc))
+        except catch as exc:
+            failures.append(str(exc))
+        guard *= 2
+    if fail is not None:
+        raise fail(failures, dps)
+    raise PrecisionError(f"could not certify {digits} digits with up to {dps + extra} working digits: "
+                         f"{'; '.join(failures)}")

@@ -1,0 +1,193 @@
+"""The one continuation: predictor, Newton corrector, trust region, second pass, polish check.
+
+:func:`follow` follows a solution ``h(t)`` from ``t0`` to ``t1``.  Each step predicts
+``h + dh (t' - t)`` from the implicit derivative ``dh``, corrects with the caller's Newton
+(``correct(pred, t') -> (h', dh')``) and accepts the step only inside a **trust region**:
+
+* **near the predictor** -- ``|h' - pred| <= correction (1 + |h|)``: the corrector must not
+  jump to another branch;
+* **near the previous point** -- ``|h' - h| <= move (1 + |h|)``: an overshooting predictor (a
+  steep start) must not let Newton settle on the other root near the overshoot;
+* the new point is finite.
+
+A rejected step is retried smaller (the :class:`Linear` or :class:`Geometric` schedule decides
+how much); a step too small to make progress raises
+:class:`~symrmt.core.errors.ConvergenceError`.  ``tighten > 1`` shrinks both bounds (the
+checking pass).
+
+:func:`two_pass` follows a path twice, the second time with finer steps and a tighter trust
+region, and refuses end points that differ (a jump between branches depends on the steps,
+the branch does not); :func:`check_polish` refuses a final Newton polish that moves away
+from the checked point.  One code path serves floats and mpmath: the arithmetic is that of
+the numbers handed in, the square root that of the :class:`~symrmt.core.numbers.NumberContext`.
+"""
+
+from __future__ import annotations
+
+from .errors import BranchError, ConvergenceError
+from .numbers import NumberContext
+
+__all__ = ["Linear", "Geometric", "follow", "in_trust_region", "two_pass", "check_polish", "paths_gap", "finite_trace",
+           "CORRECTION_FRACTION", "MOVE_FRACTION", "CHECK_MAX_STEP", "CHECK_TIGHTEN", "PATHS_AGREE",
+           "POLISH_MOVE"]
+
+#: trust region of a continuation step: the corrected point may move at most ``MOVE_FRACTION`` of
+#: ``1 + |h|`` from the previous point, and the Newton correction at most ``CORRECTION_FRACTION``
+#: from the predictor
+MOVE_FRACTION = 0.25
+CORRECTION_FRACTION = 0.1
+#: the checking pass: largest step (a fraction of the leg) and the factor on the trust region
+CHECK_MAX_STEP = 1 / 8
+CHECK_TIGHTEN = 2
+#: relative agreement of the two passes' end points, and the largest relative move of the polish
+PATHS_AGREE = 1e-7
+POLISH_MOVE = 1e-6
+
+
+class Linear:
+    """Additive steps ``t -> t + dt``: first ``(t1 - t0) / first``, halved on a rejected step, doubled
+    up to ``cap (t1 - t0)`` on an accepted one (``cap=None``: no cap); stalled below ``|t1 - t0| / 2**40``.
+    ``step``: the first step itself instead of ``(t1 - t0) / first``."""
+
+    def __init__(self, t0, t1, first=4, cap=1, step=None):
+        self.t0, self.t1 = t0, t1
+        self.cap = None if cap is None else (t1 - t0) * cap
+        self.size = (t1 - t0) / first if step is None else step
+
+    def advance(self, t):
+        nxt = t + self.size
+        t1 = self.t1
+        if (self.size > 0 and nxt > t1) or (self.size < 0 and nxt < t1):
+            nxt = t1
+        return nxt
+
+    def shrink(self) -> bool:
+        self.size = self.size / 2
+        return not abs(self.size) < abs(self.t1 - self.t0) / 2**40
+
+    def grow(self):
+        if self.cap is None:
+            self.size = self.size * 2
+            return
+        self.size = self.size * 2 if abs(self.size * 2) <= abs(self.cap) else self.cap
+
+
+class Geometric:
+    """Multiplicative steps ``t -> t / r`` (downwards) or ``t r``: ``r`` starts at ``first``, goes to
+    ``1 + (r - 1) / 2`` on a rejected step and doubles up to ``largest`` on an accepted one;
+    stalled when ``r < 1 + smallest``.  ``grow="affine"``: ``r -> 2 r - 1`` instead (doubles ``r - 1``)."""
+
+    def __init__(self, t0, t1, first, largest, smallest, grow="double"):
+        self.t1 = t1
+        self.size, self.largest, self.smallest = first, largest, smallest
+        self.affine = grow == "affine"
+
+    def advance(self, t):
+        t1 = self.t1
+        nxt = t / self.size if t1 < t else t * self.size
+        if (t1 < t and nxt < t1) or (t1 > t and nxt > t1):
+            nxt = t1
+        return nxt
+
+    def shrink(self) -> bool:
+        self.size = 1 + (self.size - 1) / 2
+        return not self.size < 1 + self.smallest
+
+    def grow(self):
+        self.size = min(2 * self.size - 1 if self.affine else self.size * 2, self.largest)
+
+
+def finite_trace(new, ndh) -> bool:
+    """The default finiteness check: no nan, no entry beyond ``1e300``."""
+    return all(x == x and abs(x) < 1e300 for x in new)
+
+
+def in_trust_region(jump, move, size, correction=CORRECTION_FRACTION, move_fraction=MOVE_FRACTION, tighten=1):
+    """The trust region of a step, elementwise (NumPy arrays of batched rows, or scalars): the correction
+    ``jump = |h' - pred|`` within ``correction size`` and the move ``|h' - h|`` within ``move_fraction
+    size`` (``size = 1 + |h|``), both ``tighten`` times tighter on the checking pass."""
+    return (jump * tighten <= size * correction) & (move * tighten <= size * move_fraction)
+
+
+def follow(correct, h, dh, t0, t1, schedule, ctx: NumberContext, *, correction=CORRECTION_FRACTION,
+           move=MOVE_FRACTION, tighten=1, max_steps=600, catch=(ArithmeticError, ValueError),
+           finite=finite_trace, stalled=None, too_many=None, on_step=None, derivative=None):
+    """Follow ``h`` from ``t0`` to ``t1``; returns ``(h, dh)`` at ``t1``.
+
+    ``correct(pred, t) -> (h, dh)`` is the Newton corrector (its exceptions in ``catch`` reject the
+    step); ``correction`` and ``move`` bound the trust region (``move=None``: no bound near the
+    previous point -- nothing in symrmt uses that); ``finite(h, dh)`` checks the new point;
+    ``stalled(t)`` and ``too_many()`` give the error messages; ``on_step(t, h, dh)`` sees each
+    accepted point; ``derivative(h, t)``, where given, is the predictor's slope at each accepted point
+    (then ``correct`` may return ``None`` for it).  Distances are ``ctx.norm``'s.
+    """
+    norm = ctx.norm
+    t, steps = t0, 0
+    while t != t1:
+        steps += 1
+        if steps > max_steps:
+            raise ConvergenceError(too_many() if too_many else f"took more than {max_steps} steps")
+        nxt = schedule.advance(t)
+        pred = [a + b * (nxt - t) for a, b in zip(h, dh)]
+        try:
+            new, ndh = correct(pred, nxt)
+            size = 1 + norm(h)
+            jump = norm([a - b for a, b in zip(new, pred)])
+            if move is None:
+                ok = jump * tighten <= size * correction
+            else:
+                dist = norm([a - b for a, b in zip(new, h)])
+                ok = bool(in_trust_region(jump, dist, size, correction, move, tighten))
+            ok = ok and (finite is None or finite(new, ndh))
+        except catch:
+            ok = False
+        if not ok:
+            if not schedule.shrink():
+                raise ConvergenceError(stalled(t) if stalled else f"stalled at {float(t):.6g}")
+            continue
+        t, h, dh = nxt, new, ndh
+        if derivative is not None:
+            dh = derivative(h, t)
+        if on_step is not None:
+            on_step(t, h, dh)
+        schedule.grow()
+    return h, dh
+
+
+def paths_gap(h, h2):
+    """Relative max-norm gap ``max|h - h2| / (1 + max|h|)`` of two end points."""
+    size = 1 + max(abs(x) for x in h)
+    return max(abs(x - y) for x, y in zip(h, h2)) / size
+
+
+def two_pass(path, first=None, agree=PATHS_AGREE, catch=(ArithmeticError, ValueError)):
+    """``path(fine=False)`` (or ``first``, its end point when the caller has run it), checked by
+    ``path(fine=True)``: the end points must agree to ``agree`` (else :class:`BranchError`); a failure
+    of the checking pass raises :class:`ConvergenceError`.  Exceptions of the first pass propagate
+    (the caller may try another number type)."""
+    h = path(False) if first is None else first
+    try:
+        h2 = path(True)
+    except catch as exc:
+        raise ConvergenceError(f"the homotopy reached s = 1, but its checking path (finer steps) "
+                               f"failed: {exc}") from None
+    gap = paths_gap(h, h2)
+    if not gap <= agree:
+        raise BranchError(
+            f"two homotopy paths (coarse and fine steps) end at different fixed points (relative gap "
+            f"{float(gap):.3g}): the continuation jumped between branches; no value is returned"
+        )
+    return h
+
+
+def check_polish(h, h0, dps, limit=POLISH_MOVE, nstr=None,
+                 what="the homotopy's checked point: it found another root; no value is returned"):
+    """Refuse a Newton polish ``h0 -> h`` that moved more than ``limit`` (relative, max-norm); ``what``
+    ends the message (the point it left)."""
+    moved = max(abs(a - b) for a, b in zip(h, h0)) / (1 + max(abs(x) for x in h0))
+    if not moved <= limit:
+        text = nstr(moved) if nstr is not None else f"{float(moved):.3g}"
+        raise BranchError(
+            f"the Newton polish at {dps} digits moved {text} (relative) away from {what}"
+        )
+    return moved

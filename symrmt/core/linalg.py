@@ -1,0 +1,162 @@
+"""Dense linear algebra written out for any number type (float, long double, mpf, complex).
+
+The solvers' systems are small (a few to a few dozen unknowns) and their unknowns have very
+different scales, so the routines here are plain loops with pivoting, over a
+:class:`~symrmt.core.numbers.NumberContext` where a square root or a roundoff is needed:
+
+* :func:`qr_solve` -- Householder least squares for consistent ``m x n`` systems (``m >= n``),
+  several right-hand sides on one factorization (the Newton step and the implicit derivative);
+* :func:`lu_factor` / :func:`lu_solve` -- float LU with partial pivoting (the chord corrector and
+  the iterative refinement reuse one factorization);
+* :func:`solve_dense` -- Gaussian elimination for one right-hand side (sparse-aware);
+* :func:`inverse` -- Gauss-Jordan inverse of a small block.
+"""
+
+from __future__ import annotations
+
+import math
+
+from .errors import ConvergenceError
+
+__all__ = ["qr_solve", "lu_factor", "lu_solve", "solve_dense", "inverse"]
+
+
+def qr_solve(rows, rhss, sqrt, eps):
+    """Least-squares solutions of the consistent systems ``A x = b`` for each ``b`` in ``rhss``.
+
+    ``rows`` are the ``m`` rows of ``A`` (``m >= n``).  Householder QR, written out
+    for any number type with ``+ - * /``, ``abs`` and ordering (mpf or float),
+    because :func:`mpmath.qr_solve` divides by zero when a pivot is exactly 0
+    and tests rank against an absolute epsilon.  All right-hand sides share one
+    factorization.  Raises :class:`ConvergenceError` when a column of ``A`` is,
+    to within ``1024 eps`` of its own norm, a combination of the previous ones
+    (``eps`` is the unit roundoff of the number type); the test is per column
+    because the unknowns have very different scales at small ``gamma``.
+    """
+    m, n, k = len(rows), len(rows[0]), len(rhss)
+    A = [list(rows[i]) + [r[i] for r in rhss] for i in range(m)]
+    col_norms = [sqrt(sum(A[i][j] * A[i][j] for i in range(m))) for j in range(n)]
+    width = n + k
+    for j in range(n):
+        norm = sqrt(sum(A[i][j] * A[i][j] for i in range(j, m)))
+        if not norm > col_norms[j] * eps * 1024:  # also catches nan
+            raise ConvergenceError("singular Jacobian in the fixed-point solve")
+        ajj = A[j][j]
+        alpha = -norm if ajj >= 0 else norm
+        v0 = ajj - alpha
+        two_over_vv = 2 / (2 * norm * (norm + abs(ajj)))  # v^T v = 2 |a| (|a| + |a_jj|)
+        below = range(j + 1, m)
+        for col in range(j + 1, width):
+            t = v0 * A[j][col]
+            for i in below:
+                t += A[i][j] * A[i][col]
+            t *= two_over_vv
+            A[j][col] -= t * v0
+            for i in below:
+                A[i][col] -= t * A[i][j]
+        A[j][j] = alpha
+    out = []
+    for r in range(k):
+        col = n + r
+        x = [None] * n
+        for i in range(n - 1, -1, -1):
+            acc = A[i][col]
+            for q in range(i + 1, n):
+                acc -= A[i][q] * x[q]
+            x[i] = acc / A[i][i]
+        out.append(x)
+    return out
+
+
+def lu_factor(rows):
+    """LU factorization with partial pivoting of a float matrix (lists); ``None`` if singular."""
+    n = len(rows)
+    A = [list(map(float, r)) for r in rows]
+    piv = list(range(n))
+    for k in range(n):  # the unknowns have very different scales: only an exact zero is singular here
+        p = max(range(k, n), key=lambda i: abs(A[i][k]))
+        if not (abs(A[p][k]) > 0 and math.isfinite(A[p][k])):
+            return None
+        if p != k:
+            A[k], A[p] = A[p], A[k]
+            piv[k], piv[p] = piv[p], piv[k]
+        inv = 1.0 / A[k][k]
+        rk = A[k]
+        for i in range(k + 1, n):
+            ri = A[i]
+            f = ri[k] * inv
+            if f:
+                ri[k] = f
+                for j in range(k + 1, n):
+                    ri[j] -= f * rk[j]
+            else:
+                ri[k] = 0.0
+    return A, piv
+
+
+def lu_solve(lu, b):
+    """Solve with a factorization from :func:`lu_factor` (float arithmetic)."""
+    A, piv = lu
+    n = len(A)
+    y = [float(b[p]) for p in piv]
+    for i in range(n):
+        ri = A[i]
+        y[i] -= sum(ri[j] * y[j] for j in range(i))
+    for i in range(n - 1, -1, -1):
+        ri = A[i]
+        y[i] = (y[i] - sum(ri[j] * y[j] for j in range(i + 1, n))) / ri[i]
+    return y
+
+
+def solve_dense(M, rhs, zero, singular: str = "singular system"):
+    """Gaussian elimination with partial pivoting on nested lists (``M`` is overwritten).
+
+    Zero entries are skipped (the Woodbury systems are sparse); ``zero`` is the number type's 0
+    for the solution vector; an exactly zero pivot raises ``ZeroDivisionError(singular)``.
+    """
+    n = len(M)
+    b = list(rhs)
+    for k in range(n):
+        piv = max(range(k, n), key=lambda i: abs(M[i][k]))
+        if M[piv][k] == 0:
+            raise ZeroDivisionError(singular)
+        if piv != k:
+            M[k], M[piv] = M[piv], M[k]
+            b[k], b[piv] = b[piv], b[k]
+        rk = M[k]
+        inv = 1 / rk[k]
+        for i in range(k + 1, n):
+            ri = M[i]
+            if ri[k] == 0:
+                continue
+            fct = ri[k] * inv
+            for j in range(k + 1, n):
+                if rk[j]:
+                    ri[j] -= fct * rk[j]
+            b[i] -= fct * b[k]
+    x = [zero] * n
+    for k in range(n - 1, -1, -1):
+        rk = M[k]
+        acc = b[k]
+        for j in range(k + 1, n):
+            if rk[j]:
+                acc -= rk[j] * x[j]
+        x[k] = acc / rk[k]
+    return x
+
+
+def inverse(A, k, singular: str = "singular matrix"):
+    """Inverse of a ``k x k`` matrix (list of rows) by Gauss-Jordan with partial pivoting."""
+    M = [list(r) + [1 if i == j else 0 for j in range(k)] for i, r in enumerate(A)]
+    for c in range(k):
+        p = max(range(c, k), key=lambda i: abs(M[i][c]))
+        if not abs(M[p][c]) > 0:
+            raise ZeroDivisionError(singular)
+        M[c], M[p] = M[p], M[c]
+        inv = 1 / M[c][c]
+        M[c] = [x * inv for x in M[c]]
+        for i in range(k):
+            if i != c and M[i][c]:
+                f = M[i][c]
+                M[i] = [a - f * b for a, b in zip(M[i], M[c])]
+    return [r[k:] for r in M]

@@ -1,0 +1,73 @@
+"""The one Newton driver.
+
+:func:`newton` iterates ``x <- x + dx`` with the step ``dx`` of a caller-supplied linear solve
+(QR least squares, a float LU, a chord factorization), and owns the stopping rules every
+solver shares:
+
+* **tolerance** -- stop when the step is below ``tol`` relative to ``1 + |x|``;
+* **stagnation** -- stop when the step no longer shrinks fourfold while already below
+  ``sqrt(tol)`` (the attainable accuracy at the working precision has been reached);
+* **contraction** (the chord corrector of a continuation) -- the steps must shrink at least
+  twofold, else :class:`~symrmt.core.errors.ConvergenceError` (the caller takes a smaller step);
+* **maximum steps** -- then :class:`~symrmt.core.errors.NewtonError` with the residual ``max|R|``
+  and the last relative step in the message (and as attributes).
+"""
+
+from __future__ import annotations
+
+from .errors import ConvergenceError
+from .numbers import NumberContext
+
+__all__ = ["newton", "NewtonError", "stagnated"]
+
+
+class NewtonError(ConvergenceError):
+    """Newton reached its maximum number of steps; ``residual`` and ``step`` are attributes."""
+
+    def __init__(self, message, residual=None, step=None):
+        super().__init__(message)
+        self.residual = residual
+        self.step = step
+
+
+def stagnated(step, prev, floor, shrink=4):
+    """The stagnation rule, elementwise (NumPy arrays of batched rows, or scalars): the step no longer
+    shrinks ``shrink``-fold (``step > prev / shrink``) while already at the precision floor (``step <= floor``)."""
+    return (step > prev / shrink) & (step <= floor)
+
+
+def newton(linear, x, ctx: NumberContext, tol, maxsteps: int, *, stagnation: bool = True,
+           contract: bool = False, residual=None, where: str = "", hint: str = "", shrink=4, floor=None,
+           diverge=None):
+    """Newton's method: returns ``(x, extra, step)`` with ``step`` the last relative step.
+
+    ``linear(x) -> (dx, extra)`` solves the linearized system at ``x`` (``extra``: whatever the
+    same factorization yields, e.g. an implicit derivative).  ``residual(x) -> max|R|`` is
+    evaluated only for the error message; ``where`` (e.g. ``" at gamma=0.1"``) and ``hint`` (e.g.
+    ``"; try more digits"``) are inserted into it.  Stagnation: the step shrinks less than ``shrink``-fold
+    below ``floor`` (default ``sqrt(tol)``); ``diverge``: a step more than ``diverge`` times the previous
+    one raises :class:`~symrmt.core.errors.ConvergenceError` ("Newton diverges").
+    """
+    prev = step = None
+    root_tol = ctx.sqrt(tol) if floor is None else floor
+    extra = None
+    for _ in range(maxsteps):
+        dx, extra = linear(x)
+        x = [a + b for a, b in zip(x, dx)]
+        step = ctx.norm(dx) / (1 + ctx.norm(x))
+        if step <= tol:
+            return x, extra, step
+        if contract and prev is not None and not step <= prev / 2:
+            raise ConvergenceError("the chord corrector does not contract")
+        if stagnation and prev is not None and stagnated(step, prev, root_tol, shrink):
+            return x, extra, step  # stagnation at the precision floor
+        if diverge is not None and prev is not None and step > diverge * prev:
+            raise ConvergenceError("Newton diverges")
+        prev = step
+    res = residual(x) if residual is not None else None
+    text = f"residual max|R| = {float(res):.3g}, " if res is not None else ""
+    raise NewtonError(
+        f"Newton did not converge{where}: {text}last relative step {float(step):.3g} "
+        f"> tolerance {float(tol):.3g} after {maxsteps} steps{hint}",
+        residual=res, step=step,
+    )

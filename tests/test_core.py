@@ -1,0 +1,283 @@
+"""symrmt.core: each guard of the one Newton, continuation and certification, driven on purpose.
+
+First on small synthetic problems whose answers are known by construction, then on each solver
+family (attention fixed point, float64 batch, trace engine, atom sums, density paths): the guard is tightened (or the input spoiled) until it must fire, and the solver must
+refuse with the error that names the guard -- never return a number.
+"""
+
+from fractions import Fraction
+
+import mpmath
+import pytest
+
+from symrmt.core import (FLOAT64, MPMATH, BranchError, ConvergenceError, Disagree, Geometric, Linear,
+                         NewtonError, PrecisionError, certify, check_polish, follow, newton, two_pass)
+
+
+# ---------------------------------------------------------------- core, synthetic
+
+def test_newton_tolerance_and_the_message_carries_the_residual():
+    # x^2 = 2 from 1: converges; with 2 steps it cannot, and the message names residual and step
+    def lin(x):
+        return [-(x[0] * x[0] - 2) / (2 * x[0])], None
+
+    x, _, step = newton(lin, [1.0], FLOAT64, 1e-15, 20)
+    assert abs(x[0] - 2 ** 0.5) < 1e-15 and step <= 1e-15
+    with pytest.raises(NewtonError, match=r"residual max\|R\| = .*after 2 steps") as exc:
+        newton(lin, [1.0], FLOAT64, 1e-15, 2, residual=lambda x: abs(x[0] * x[0] - 2), where=" at test")
+    assert exc.value.residual > 0 and exc.value.step > 1e-15
+
+
+def test_newton_stagnation_stops_at_the_floor():
+    # steps that no longer shrink (1e-9, 1e-9, ...) below sqrt(tol) = 1e-8: stagnation after the second
+    def lin(x):
+        return [1e-9], None
+
+    x, _, step = newton(lin, [1.0], FLOAT64, 1e-16, 10)
+    assert abs(x[0] - (1.0 + 2e-9)) < 1e-15 and step < 1e-8  # two steps taken, then stopped
+    with pytest.raises(NewtonError):  # without the rule the same steps run out of steps
+        newton(lin, [1.0], FLOAT64, 1e-16, 10, stagnation=False)
+
+
+def test_newton_contraction_and_divergence():
+    def lin(x):
+        return [1e-3], None  # never contracts
+
+    with pytest.raises(ConvergenceError, match="does not contract"):
+        newton(lin, [0.0], FLOAT64, 1e-12, 5, contract=True, stagnation=False)
+    grow = iter([1e-3, 1e-2])
+    with pytest.raises(ConvergenceError, match="diverges"):
+        newton(lambda x: ([next(grow)], None), [0.0], FLOAT64, 1e-12, 5, diverge=2)
+
+
+def _line(jump_at=None):
+    """h(t) = t, the exact corrector; ``jump_at``: steps longer than this land 10 away (another branch)."""
+    seen = []
+
+    def correct(pred, t):
+        seen.append(t)
+        return [t + 10 if jump_at is not None and abs(t - seen_prev[0]) > jump_at else t], [1.0]
+
+    seen_prev = [0.0]
+
+    def on_step(t, h, dh):
+        seen_prev[0] = t
+
+    return correct, on_step, seen
+
+
+def test_follow_predictor_guard_rejects_a_jump():
+    correct, on_step, seen = _line(jump_at=0.2)
+    h, _ = follow(correct, [0.0], [1.0], 0.0, 1.0, Linear(0.0, 1.0), FLOAT64, on_step=on_step)
+    assert h == [1.0]
+    assert len(seen) > 5  # the first step (1/4) jumped, was refused and halved
+    correct, on_step, _ = _line(jump_at=0.0)  # every step jumps: the path stalls, no value
+    with pytest.raises(ConvergenceError, match="stalled"):
+        follow(correct, [0.0], [1.0], 0.0, 1.0, Linear(0.0, 1.0), FLOAT64, on_step=on_step)
+
+
+def test_follow_previous_point_guard_rejects_an_overshoot():
+    # the corrector "settles" at the predictor whatever it is; the predictor's slope 10 overshoots: only
+    # the bound near the previous point (0.25 (1 + |h|)) limits the steps
+    moves = []
+
+    def correct(pred, t):
+        return list(pred), [10.0]
+
+    last = [0.0]
+
+    def on_step(t, h, dh):
+        moves.append(abs(h[0] - last[0]) / (1 + abs(last[0])))
+        last[0] = h[0]
+
+    follow(correct, [0.0], [10.0], 0.0, 1.0, Linear(0.0, 1.0), FLOAT64, on_step=on_step)
+    assert moves and max(moves) <= 0.25
+    moves.clear()
+    last[0] = 0.0
+    follow(correct, [0.0], [10.0], 0.0, 1.0, Linear(0.0, 1.0), FLOAT64, move=None, on_step=on_step)
+    assert max(moves) > 0.25  # the guard was what limited them
+
+
+def test_geometric_schedule_in_mpmath():
+    # h(gamma) = 1/gamma from 1e4 down to 1e-2: the exact corrector, slope -1/gamma^2
+    with mpmath.workdps(30):
+        def correct(pred, t):
+            return [1 / t], [-1 / t**2]
+
+        t0, t1 = mpmath.mpf(10) ** 4, mpmath.mpf(10) ** -2
+        h, _ = follow(correct, [1 / t0], [-1 / t0**2], t0, t1, Geometric(t0, t1, mpmath.mpf(4), mpmath.mpf(16),
+                                                                             mpmath.mpf(10) ** -6), MPMATH, move=1.0)
+        assert h[0] == 1 / t1
+
+
+def test_two_pass_and_polish_check():
+    assert two_pass(lambda fine: [1.0, 2.0]) == [1.0, 2.0]
+    with pytest.raises(BranchError, match="different fixed points"):
+        two_pass(lambda fine: [1.0, 2.0 + (1e-3 if fine else 0)])
+    with pytest.raises(ConvergenceError, match="checking path"):
+        two_pass(lambda fine: (_ for _ in ()).throw(ConvergenceError("x")) if fine else [1.0])
+    check_polish([1.0 + 1e-9], [1.0], 30)
+    with pytest.raises(BranchError, match="moved"):
+        check_polish([1.1], [1.0], 30)
+
+
+def test_certify_escalates_then_reports():
+    tried = []
+
+    def attempt(dps):
+        tried.append(dps)
+        if len(tried) < 3:
+            raise Disagree(f"no agreement at {dps}") if len(tried) == 1 else ConvergenceError("stalled")
+        return 1, "data"
+
+    r = certify(attempt, 15, 10, 3)
+    assert tried == [25, 35, 55] and r.working_digits == 65 and r.value == 1 and r.data == "data"
+    tried.clear()
+    with pytest.raises(PrecisionError, match="could not certify 15 digits with up to 45 .*no agreement at 25; stalled"):
+        certify(lambda d: attempt(d) if len(tried) < 2 else (_ for _ in ()).throw(Disagree("x")), 15, 10, 2)
+
+
+# ---------------------------------------------------------------- attention fixed point
+
+def _fp():
+    from symrmt.numeric.solver import FixedPoint
+
+    return FixedPoint(Fraction(1, 2), Fraction(1, 2), Fraction(1, 2), Fraction(0))
+
+
+def test_attention_continuation_guards(monkeypatch):
+    from symrmt.numeric import solver
+
+    g = _fp()._float_continue(0.1)  # the guards let the branch through
+    assert 0 < g[0] <= 10
+    for name in ("MOVE_FRACTION", "CORRECTION_FRACTION"):
+        with monkeypatch.context() as mp:
+            mp.setattr(solver, name, -1.0)  # every step now leaves the trust region
+            with pytest.raises(ConvergenceError, match="stalled"):
+                _fp()._float_continue(0.1)
+            with pytest.raises(ConvergenceError, match="stalled"):
+                _fp()._continue_to(Fraction(1, 10), 25)
+
+
+def test_attention_polish_check_and_newton_message():
+    from symrmt.numeric import solver
+
+    fp = _fp()
+    start = fp.start(Fraction(1, 10))
+    g, _, _ = fp.solve(Fraction(1, 10), 30, start=start)
+    bad = [x * 1.001 for x in start]  # Newton comes back to the same root, 1e-3 away from the start
+    with pytest.raises(BranchError, match="moved"):
+        fp.solve(Fraction(1, 10), 30, start=bad)
+    with mpmath.workdps(30):
+        with pytest.raises(NewtonError, match=r"at gamma=0\.1: residual max\|R\|"):
+            solver._newton(fp.fjg, [mpmath.mpf(x) for x in bad], fp._params(Fraction(1, 10)), mpmath.mpf(10) ** -25,
+                           1, mpmath.sqrt, mpmath.eps)
+
+
+def test_attention_escalation(monkeypatch):
+    from symrmt.numeric import theory
+
+    monkeypatch.setattr(theory, "_agree", lambda x, y, digits: False)
+    with pytest.raises(PrecisionError, match="could not reach 15 digits"):
+        theory.ridge_limit("1/2", ["0.1"], digits=15)
+
+
+# ---------------------------------------------------------------- float64 batch
+
+def test_batch_trust_region(monkeypatch):
+    import numpy as np
+
+    from symrmt.numeric import batch
+
+    gam, c = np.array([0.1, 1.0]), np.array([0.5, 2.0])
+    assert batch.continuation(gam, c, 0.5, 0.5, 0.0)[3].all()
+    for name in ("MOVE_FRACTION", "MAX_JUMP"):
+        with monkeypatch.context() as mp:
+            mp.setattr(batch, name, -1.0)
+            assert not batch.continuation(gam, c, 0.5, 0.5, 0.0)[3].any()
+
+
+# ---------------------------------------------------------------- trace engine and atom sums
+
+def _mp_plan(expr="trace(inv(Z.T*Z/n + gamma*I(n)))", diag=False):
+    from symrmt.engine import Model
+
+    m = Model()
+    m.dim("p", "c*n")
+    m.gaussian("Z", "p", "n")
+    if diag:
+        m.diag("D", "p", [f"{50 + a}/100" for a in range(20)])
+    return m, m.plan(expr)
+
+
+@pytest.mark.parametrize("atoms", [False, True])
+def test_trace_guards(monkeypatch, atoms):
+    from symrmt.numeric import trace_solver
+    from symrmt.numeric.trace_certify import compiled_system
+    from symrmt.numeric.trace_solver import TraceSolver
+
+    expr = "trace(inv(Z.T*D*Z/n + gamma*I(n)))" if atoms else "trace(inv(Z.T*Z/n + gamma*I(n)))"
+    _, plan = _mp_plan(expr, diag=atoms)
+    values = {"c": Fraction(1, 2), "gamma": Fraction(1, 10)}
+
+    def solver():
+        return TraceSolver(compiled_system(plan.traces[0].system), values)
+
+    assert solver().solve(30)[3] < 1e-25
+    for name in ("MOVE_FRACTION", "CORRECTION_FRACTION"):
+        with monkeypatch.context() as mp:
+            mp.setattr(trace_solver, name, -1.0)  # no step fits the trust region
+            with pytest.raises(ConvergenceError, match="stalled"):
+                solver().start()
+    real = TraceSolver._path
+    with monkeypatch.context() as mp:  # the second pass ends elsewhere: refused
+        mp.setattr(TraceSolver, "_path", lambda self, floats, fine=False, **kw:
+                   [x * (1 + 1e-3 * fine) for x in real(self, floats, fine=fine, **kw)])
+        with pytest.raises(BranchError, match="different fixed points"):
+            solver().start()
+    with monkeypatch.context() as mp:  # a polish that moves at all is refused when the bound is 0
+        mp.setattr(trace_solver, "POLISH_MOVE", -1.0)
+        with pytest.raises(BranchError, match="moved"):
+            solver().solve(30)
+
+
+def test_trace_escalation(monkeypatch):
+    from symrmt.numeric import trace_certify
+
+    m, _ = _mp_plan()
+    monkeypatch.setattr(trace_certify, "agree", lambda x, y, digits: False)
+    with pytest.raises(PrecisionError, match="could not certify 20 digits with up to 70 working digits"):
+        m.limit("trace(inv(Z.T*Z/n + gamma*I(n)))", at={"c": "1/2", "gamma": "1/10"}, digits=20)
+
+
+# ---------------------------------------------------------------- density paths
+
+def test_density_path_trust_region(monkeypatch):
+    from symrmt.numeric import density
+
+    m, _ = _mp_plan()
+    expr = "trace(inv(Z.T*Z/n - z*I(n)))"
+    rs = density.ResolventSolver(m.plan(expr), [p for p in m.plan(expr).params if p.name == "z"][0],
+                                 {"c": Fraction(1, 2)}, index=0, branch_sign=None)
+    assert abs(rs.start(1 + 1j)[0]) > 0
+    monkeypatch.setattr(density, "MOVE", -1.0)
+    with pytest.raises(density.DensityError, match="stalled"):
+        rs.start(1 + 1j)
+
+
+# ---------------------------------------------------------------- noise-only closed form
+
+def test_noise_only_root_continuation_guards(monkeypatch):
+    """At c = 1/2, gamma = 1/100 the Jensen bracket holds several roots, so the root is continued from a
+    larger gamma (the core's follow); with no room in either trust region the continuation must refuse."""
+    from symrmt.symbolic.closed_forms import noise_only
+
+    real = noise_only.follow
+    calls = []
+    monkeypatch.setattr(noise_only, "follow", lambda *a, **k: (calls.append(k), real(*a, **k))[1])
+    v = noise_only.stieltjes_closed_form_value("1/100", "1/2", 0, "3/4", 0, 20)
+    assert calls and 0 < v <= 100  # m(-gamma) of a positive measure lies in (0, 1/gamma]
+    # (the predictor bound is the same line of follow(); each refusal costs ~27 polynomial root solves)
+    monkeypatch.setattr(noise_only, "follow", lambda *a, **k: real(*a, **{**k, "move": -1.0}))
+    with pytest.raises(noise_only.ClosedFormError, match="stalled"):
+        noise_only.stieltjes_closed_form_value("1/100", "1/2", 0, "3/4", 0, 20)
