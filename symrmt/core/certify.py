@@ -16,6 +16,8 @@ from typing import Any
 
 import mpmath
 
+from symrmt.errors import SymrmtError
+
 from .errors import ConvergenceError, PrecisionError
 
 __all__ = ["Certified", "Disagree", "agree", "certify"]
@@ -31,7 +33,7 @@ class Certified:
     data: Any = field(default=None, compare=False)
 
 
-class Disagree(Exception):
+class Disagree(SymrmtError):
     """Raised by an attempt whose two solves disagree (the message says how); triggers escalation."""
 
 
