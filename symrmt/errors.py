@@ -2,20 +2,20 @@
 
 ``except symrmt.errors.SymrmtError`` catches anything symrmt raises on purpose. Each class
 keeps a built-in parent as well, because the command line maps the built-in ones to its exit
-codes (``symrmt.cli.main``):
+codes (``symrmt.cli.app``):
 
-* ``ValueError`` -- bad input, exit 2: :class:`symrmt.params.ParameterError` and its subclasses
-  (:class:`symrmt.symbolic.nonlinearity.NotCenteredError`,
-  :class:`symrmt.symbolic.engine_base.ModelError`, :class:`symrmt.parsing.ParseLimitError`,
+* ``ValueError`` -- bad input, exit 2: :class:`symrmt.models.attention.params.ParameterError` and its subclasses
+  (:class:`symrmt.hermite.nonlinearity.NotCenteredError`,
+  :class:`symrmt.engine.base.ModelError`, :class:`symrmt.parsing.ParseLimitError`,
   :class:`symrmt.simulation.store.StoreError`);
 * ``ArithmeticError`` -- a number symrmt cannot stand behind, exit 3:
-  :class:`symrmt.numeric.solver.SolverError` (with ``ConvergenceError``, ``BranchError``,
-  ``PrecisionError``), :class:`symrmt.numeric.quadrature.QuadratureError`,
-  :class:`symrmt.symbolic.gaussian.NotExact`,
-  :class:`symrmt.symbolic.closed_forms.noise_only.ClosedFormError`,
-  :class:`symrmt.simulation.trace_sim.TraceSimulationError`,
-  :class:`symrmt.numeric.pencil_check.PencilError`, :class:`symrmt.cli_common.Unavailable`;
-* ``ImportError`` -- :class:`symrmt.pretrained.PretrainedUnavailable` (an optional extra is missing);
+  :class:`symrmt.models.attention.solver.SolverError` (with ``ConvergenceError``, ``BranchError``,
+  ``PrecisionError``), :class:`symrmt.hermite.quadrature.QuadratureError`,
+  :class:`symrmt.hermite.gaussian.NotExact`,
+  :class:`symrmt.models.attention.closed_forms.noise_only.ClosedFormError`,
+  :class:`symrmt.engine.simulate.TraceSimulationError`,
+  :class:`symrmt.engine.pencil_check.PencilError`, :class:`symrmt.cli.common.Unavailable`;
+* ``ImportError`` -- :class:`symrmt.models.attention.pretrained.PretrainedUnavailable` (an optional extra is missing);
 * ``Exception`` -- the time limits :class:`symrmt.parsing.TimeLimitExceeded` and
   :class:`symrmt.check.prove.SymbolicTimeout`;
 * ``UserWarning`` -- :class:`symrmt.simulation.executor.StaleTrialsWarning`.

@@ -1,9 +1,9 @@
-r"""Result objects of the public API (:mod:`symrmt.api`): values that carry their inputs.
+r"""Result objects of the public API (:mod:`symrmt.models.attention.api`): values that carry their inputs.
 
 * :class:`LimitResult` -- ``symrmt.limit``: certified limits of ``E_A`` and ``E_RR``;
 * :class:`SimulationResult` -- ``symrmt.simulate``: Monte-Carlo means and standard errors;
 * :class:`Comparison` -- ``SimulationResult.compare(limit)``: gaps in standard errors;
-* :class:`SweepResult` and :class:`CrossingsResult` live in :mod:`symrmt.sweeps`.
+* :class:`SweepResult` and :class:`CrossingsResult` live in :mod:`symrmt.models.attention.sweeps`.
 
 Every result has ``.gamma``, ``.attention`` and ``.ridge`` (float64 NumPy arrays;
 the certified values, at their full precision, are in ``.attention_mp`` and
@@ -322,7 +322,7 @@ class LimitResult:
         Wall time of the computation.
     balls : dict or None
         With ``prove=True``: ``{"attention": [...], "ridge": [...], "branch": {...}}``, each value a
-        ``flint.arb`` ball proved to contain the limit (:mod:`symrmt.numeric.prove`); else ``None``.
+        ``flint.arb`` ball proved to contain the limit (:mod:`symrmt.models.attention.prove`); else ``None``.
 
     Examples
     --------
@@ -406,7 +406,7 @@ class LimitResult:
         """The inputs as plain Python values: exact numbers as strings (``"1/2"``), except a long one (an
         irrational inner product, rounded to 1000+ digits) as a decimal at :attr:`digits`;
         ``exact=True`` gives every number exactly."""
-        from symrmt.params import Geometry
+        from symrmt.models.attention.params import Geometry
 
         def t(v):
             return str(v) if exact or not is_long(v) else decimal_text(v, self.digits)
@@ -573,10 +573,10 @@ class SimulationResult:
         comparison reports the extrapolated gap, and says where a gap at ``n`` is a finite-size
         effect (above 3 se at ``n``, within 3 se once extrapolated).
 
-        Raises :class:`~symrmt.params.ParameterError` when the two were computed for different
+        Raises :class:`~symrmt.models.attention.params.ParameterError` when the two were computed for different
         inputs (``f``, ``c``, ``gamma``, geometry or diagonal).
         """
-        from symrmt.params import ParameterError, as_low_rank
+        from symrmt.models.attention.params import ParameterError, as_low_rank
 
         if not isinstance(theory, LimitResult):
             raise ParameterError(f"compare() takes the LimitResult of symrmt.limit, got {type(theory).__name__}")
@@ -608,12 +608,12 @@ class SimulationResult:
 
     def at_size(self, n: int) -> SimulationResult:
         """The same simulation (model, gammas, trials, seed, noise) at ``n`` tokens."""
-        from symrmt.params import ParameterError
+        from symrmt.models.attention.params import ParameterError
 
         if self.expr.startswith("<"):
             raise ParameterError("simulating at another n needs f as text (a preset or an expression), not a "
                                  "Python callable; simulate the other sizes yourself and pass them as runs=")
-        from symrmt.api import simulate
+        from symrmt.models.attention.api import simulate
 
         return simulate(self.f, self.c, list(self.gamma_exact), self.geometry, self.diagonal, self.center, n=n,
                         trials=self.trials, seed=self.seed, noise=self.noise, progress=False)

@@ -1,4 +1,4 @@
-"""Proved balls (``--prove``, :mod:`symrmt.numeric.prove`): each ball must contain an independent
+"""Proved balls (``--prove``, :mod:`symrmt.models.attention.prove`): each ball must contain an independent
 40-digit value (a closed form, a one-dimensional quadrature, or a separate certified solve) and have a
 radius at most ``1e-30`` of its midpoint at 30 digits; a box around a wrong root is refused."""
 
@@ -12,8 +12,8 @@ import pytest
 
 flint = pytest.importorskip("flint")
 
-from symrmt.numeric import prove as P  # noqa: E402
-from symrmt.numeric.solver import BranchError  # noqa: E402
+from symrmt.models.attention import prove as P  # noqa: E402
+from symrmt.models.attention.solver import BranchError  # noqa: E402
 
 D = 30
 
@@ -86,7 +86,7 @@ def test_engine_derivative_ball():
 
 
 def test_ridge_balls():
-    from symrmt.symbolic import attention as S
+    from symrmt.models.attention import equations as S
     import sympy as sp
 
     c, gammas = Fraction(3, 4), [Fraction(1, 20), Fraction(7, 3)]
@@ -124,7 +124,7 @@ def test_attention_tanh_signal_ball_vs_separate_solve():
     """tanh with a signal and weights: the ball against the certified solve at 40 digits (two precisions,
     the nine-equation least-squares Newton: a separate computation from the Krawczyk test)."""
     import symrmt
-    from symrmt.numeric.theory import attention_limit
+    from symrmt.models.attention.theory import attention_limit
 
     geo = symrmt.Geometry(snr=1, wk2=1, wq2="1/2", muwk="1/3", muwq=0, wkwq="1/4")
     gamma = Fraction(7, 10)
@@ -135,7 +135,7 @@ def test_attention_tanh_signal_ball_vs_separate_solve():
 
 def test_hermite_balls():
     """erf: closed forms exactly as balls; tanh (quadrature on balls): Stein's identity nu = 1 - a_1."""
-    from symrmt.symbolic.hermite import Nonlinearity
+    from symrmt.hermite import Nonlinearity
 
     rep = P.prove_hermite_report(Nonlinearity("erf"), 1, D)
     with mpmath.workdps(50):
@@ -185,7 +185,7 @@ def test_square_system_symmetric():
     """G F(G) is symmetric (the square system's premise), checked exactly at a rational point."""
     import sympy as sp
 
-    from symrmt.symbolic import attention as S
+    from symrmt.models.attention import equations as S
 
     F, _, _ = S.fixed_point_system(expand=False)
     R = sp.Matrix(3, 3, list(F))
@@ -199,7 +199,7 @@ def test_square_system_symmetric():
 
 
 def test_cli_limit_prove_json(capsys):
-    from symrmt.cli import main
+    from symrmt.cli.app import main
 
     assert main(["limit", "--f", "erf", "--c", "1/2", "--gamma", "1", "--digits", "30", "--prove", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
@@ -212,7 +212,7 @@ def test_cli_limit_prove_json(capsys):
 def test_cli_prove_without_flint(monkeypatch, capsys):
     import sys
 
-    from symrmt.cli import main
+    from symrmt.cli.app import main
 
     monkeypatch.setitem(sys.modules, "flint", None)  # import flint raises ImportError
     assert main(["limit", "--f", "erf", "--c", "1/2", "--gamma", "1", "--prove"]) == 2
@@ -221,7 +221,7 @@ def test_cli_prove_without_flint(monkeypatch, capsys):
 
 def test_verify_prove_checks():
     """``verify --prove``: the proved counterparts pass, and their containment test can fail."""
-    from symrmt.prove_checks import PROVED, _contains, proved_checks
+    from symrmt.derivations.proved import PROVED, _contains, proved_checks
 
     assert set(PROVED) >= {"hermite_linearization", "ridge", "a1_zero", "linear_kernel", "aligned", "engine_mp"}
     for name in ("engine_mp", "aligned"):
@@ -252,7 +252,7 @@ def test_a1_zero_invariance_balls():
     a_1 = 0 system (exact zeros in the box) is proved at all."""
     import symrmt
 
-    from symrmt.api import as_nonlinearity
+    from symrmt.models.attention.api import as_nonlinearity
 
     f = as_nonlinearity("cos", center=True)
     g = [Fraction(1, 7)]
@@ -262,7 +262,7 @@ def test_a1_zero_invariance_balls():
 
 
 def test_cli_trace_hermite_sweep_prove(capsys, tmp_path):
-    from symrmt.cli import main
+    from symrmt.cli.app import main
 
     assert main(["trace", "trace(inv(Z.T*Z/n + gamma*I(n)))", "--matrix", "Z=gaussian(p,n)", "--dim", "p=c*n",
                  "--at", "c=1/2, gamma=1/100", "--digits", "30", "--prove", "--json"]) == 0
