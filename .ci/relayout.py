@@ -105,6 +105,23 @@ MOVES = {
     "symrmt.bench_density": "symrmt.bench.density",
 }
 
+#: names that moved to another module (after the moves): (module or "*", name) -> defining module
+_GEOMETRY = ("ldl_pivoted", "PSD_ROUNDING", "project_psd", "is_psd", "exact_rank", "Geometry", "LowRankGeometry",
+             "as_low_rank")
+_COMPILE = ("SAFE_BUILTINS", "TARGETS", "Compiled", "closed_form_phi", "compile_expr", "compile_recipe",
+            "fixed_point_fjg", "fixed_point_functions", "ridge_function", "woodbury_D_function")
+RELOCATE = {
+    **{("*", n): "symrmt.errors" for n in ("ParameterError", "SolverError", "ConvergenceError", "BranchError",
+                                          "PrecisionError", "SymrmtError")},
+    **{("symrmt.models.attention.params", n): "symrmt.models.attention.geometry" for n in _GEOMETRY},
+    **{("symrmt.models.attention.solver", n): "symrmt.codegen.compile" for n in _COMPILE},
+}
+
+#: files another branch edits at the same time: imports inside their functions are left alone
+FROZEN_BODIES = {"symrmt/models/attention/solver.py", "symrmt/engine/solver.py", "symrmt/models/attention/batch.py",
+                 "symrmt/models/attention/theory.py", "symrmt/engine/certify.py", "symrmt/engine/atom_solver.py",
+                 "symrmt/engine/continuation.py", "symrmt/models/attention/closed_forms/noise_only.py"}
+
 #: packages that stay importable and keep their own public names (``from P import name`` stays):
 #: P -> the names it exports (all other names resolve through MOVES[P])
 KEEP = {
@@ -172,6 +189,13 @@ def new_module(mod: str) -> str:
 
 def target_of(mod: str, name: str) -> tuple[str, str]:
     """(module to import from, name to import) for ``from mod import name`` in the new layout."""
+    t, n = _target_of(mod, name)
+    if t.startswith("symrmt"):
+        t = RELOCATE.get((t, n)) or RELOCATE.get(("*", n)) or t
+    return t, n
+
+
+def _target_of(mod: str, name: str) -> tuple[str, str]:
     sub = f"{mod}.{name}"
     if sub in KEEP or (ROOT / Path(*sub.split("."))).with_suffix(".py").exists():
         return mod, name
@@ -195,14 +219,15 @@ def absolute(cur_mod: str, is_pkg: bool, node: ast.ImportFrom) -> str:
     return ".".join(base + ([node.module] if node.module else []))
 
 
-def rewrite_imports(text: str, cur_mod: str, is_pkg: bool) -> str:
+def rewrite_imports(text: str, cur_mod: str, is_pkg: bool, frozen: bool = False) -> str:
     try:
         tree = ast.parse(text)
     except SyntaxError:
         return text
     lines = text.splitlines(keepends=True)
     edits = []
-    for node in ast.walk(tree):
+    nodes = tree.body if frozen else ast.walk(tree)
+    for node in nodes:
         if isinstance(node, ast.ImportFrom):
             mod = absolute(cur_mod, is_pkg, node)
             if not mod.startswith("symrmt"):
@@ -319,7 +344,7 @@ def main() -> None:
             old = REV.get(name, name)
             old_pkg = old in ("symrmt.symbolic.closed_forms", "symrmt.models.attention") or (old == name and is_pkg)
             new = rewrite_text(new, pairs)
-            new = rewrite_imports(new, old, old_pkg)
+            new = rewrite_imports(new, old, old_pkg, str(p.relative_to(ROOT)) in FROZEN_BODIES)
         else:
             new = rewrite_text(new, pairs)
         if new != text:

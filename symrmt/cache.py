@@ -32,7 +32,7 @@ from __future__ import annotations
 import functools
 from collections import OrderedDict
 
-from symrmt.models.attention.params import ParameterError
+from symrmt.errors import ParameterError
 
 __all__ = ["DEFAULT_MAXSIZE", "BoundedDict", "cache_dict", "cache_info", "cached", "clear_caches"]
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 import sys
 import types
 
-from symrmt.models.attention.params import ParameterError
+from symrmt.errors import ParameterError
 
 __all__ = ["LATEX_RESULTS", "EXPLICIT", "LatexText", "latex_of", "theorem1_explicit", "align", "split_equation",
            "split_sum", "document"]

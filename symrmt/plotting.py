@@ -127,7 +127,7 @@ def plot_sweep(sw, kind: str = "difference", ax=None, log=None):
     import numpy as np
 
     if kind not in ("difference", "attention", "ridge", "sign"):
-        from symrmt.models.attention.params import ParameterError
+        from symrmt.errors import ParameterError
 
         raise ParameterError(f"kind must be 'difference', 'attention', 'ridge' or 'sign', got {kind!r}")
     axes = list(sw.grid)
@@ -147,7 +147,7 @@ def plot_sweep(sw, kind: str = "difference", ax=None, log=None):
         ax.legend()
         return ax
     if len(axes) != 2:
-        from symrmt.models.attention.params import ParameterError
+        from symrmt.errors import ParameterError
 
         raise ParameterError(f"plot() draws a sweep over one or two axes; this one has {len(axes)} ({', '.join(axes)})")
     x, y = _coords(sw)

@@ -406,7 +406,7 @@ class LimitResult:
         """The inputs as plain Python values: exact numbers as strings (``"1/2"``), except a long one (an
         irrational inner product, rounded to 1000+ digits) as a decimal at :attr:`digits`;
         ``exact=True`` gives every number exactly."""
-        from symrmt.models.attention.params import Geometry
+        from symrmt.models.attention.geometry import Geometry
 
         def t(v):
             return str(v) if exact or not is_long(v) else decimal_text(v, self.digits)
@@ -576,7 +576,8 @@ class SimulationResult:
         Raises :class:`~symrmt.models.attention.params.ParameterError` when the two were computed for different
         inputs (``f``, ``c``, ``gamma``, geometry or diagonal).
         """
-        from symrmt.models.attention.params import ParameterError, as_low_rank
+        from symrmt.errors import ParameterError
+        from symrmt.models.attention.geometry import as_low_rank
 
         if not isinstance(theory, LimitResult):
             raise ParameterError(f"compare() takes the LimitResult of symrmt.limit, got {type(theory).__name__}")
@@ -608,7 +609,7 @@ class SimulationResult:
 
     def at_size(self, n: int) -> SimulationResult:
         """The same simulation (model, gammas, trials, seed, noise) at ``n`` tokens."""
-        from symrmt.models.attention.params import ParameterError
+        from symrmt.errors import ParameterError
 
         if self.expr.startswith("<"):
             raise ParameterError("simulating at another n needs f as text (a preset or an expression), not a "

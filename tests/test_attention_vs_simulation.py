@@ -21,7 +21,7 @@ import pytest
 
 from symrmt.derivations import attention_grid as G
 from symrmt.derivations.attention_grid import GAMMAS, GEOMETRIES, K, N, POINTS, SLACK_ABS, SLACK_REL, numpy_f
-from symrmt.models.attention.params import Geometry
+from symrmt.models.attention.geometry import Geometry
 from symrmt.models.attention.montecarlo import simulate
 from symrmt.models.attention.theory import attention_limit
 

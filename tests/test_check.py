@@ -16,7 +16,7 @@ import sympy as sp
 
 from symrmt.check.core import SymbolicTimeout, check, parse_candidate, parse_where, run_limited
 from symrmt.cli.app import main
-from symrmt.models.attention.params import ParameterError
+from symrmt.errors import ParameterError
 
 c, g, s, m = sp.symbols("c gamma snr m", positive=True)
 

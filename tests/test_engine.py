@@ -11,7 +11,7 @@ import mpmath
 import pytest
 
 from symrmt.engine import Model, ModelError
-from symrmt.models.attention.solver import SolverError
+from symrmt.errors import SolverError
 
 DIGITS = 32
 

@@ -18,7 +18,7 @@ import mpmath
 import pytest
 
 from symrmt.engine import Const, Diff, Identity, Inverse, Model, Trace, kernel
-from symrmt.models.attention.params import LowRankGeometry
+from symrmt.models.attention.geometry import LowRankGeometry
 
 DIGITS = 30
 WORK = 60  # working digits of the references
@@ -248,7 +248,7 @@ def test_without_the_trust_region_the_wrong_root_is_refused_not_returned(monkeyp
     (tau = -1.96 at gamma = 1/100, against the true 50.96). That point must never come back: the second,
     finer path disagrees with it, even when no sanity bound applies (the bounds are switched off here)."""
     from symrmt.engine import certify as trace_certify, solver as trace_solver
-    from symrmt.models.attention.solver import BranchError
+    from symrmt.errors import BranchError
 
     monkeypatch.setattr(trace_solver, "MOVE_FRACTION", 1e300)
     monkeypatch.setattr(trace_certify, "_acceptor", lambda t, values: None)
@@ -261,7 +261,7 @@ def test_a_polish_that_leaves_the_homotopy_point_is_refused():
     from the checked point, and the solver refuses instead of returning that root."""
     from fractions import Fraction
 
-    from symrmt.models.attention.solver import BranchError
+    from symrmt.errors import BranchError
     from symrmt.engine.certify import compiled_system
     from symrmt.engine.solver import TraceSolver
 

@@ -10,7 +10,7 @@ import sympy as sp
 
 import symrmt
 from symrmt.errors import SymrmtError
-from symrmt.models.attention.params import ParameterError
+from symrmt.errors import ParameterError
 
 
 def _symrmt_modules():
@@ -44,7 +44,7 @@ def test_every_exception_derives_from_symrmt_error():
 def test_exit_code_parents_kept():
     """Bad input is a ValueError (exit 2), a number that cannot be stood behind an ArithmeticError (exit 3)."""
     from symrmt.hermite.quadrature import QuadratureError
-    from symrmt.models.attention.solver import BranchError, ConvergenceError, PrecisionError, SolverError
+    from symrmt.errors import BranchError, ConvergenceError, PrecisionError, SolverError
     from symrmt.parsing import ParseLimitError
     from symrmt.simulation.store import StoreError
     from symrmt.engine.base import ModelError

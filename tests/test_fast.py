@@ -21,7 +21,8 @@ from symrmt.models.attention import fast as F
 from symrmt.models.attention import batch as B
 from symrmt.codegen import compile as N
 from symrmt.models.attention import equations as S
-from symrmt.models.attention.params import Geometry, LowRankGeometry, ParameterError
+from symrmt.models.attention.geometry import Geometry, LowRankGeometry
+from symrmt.errors import ParameterError
 from symrmt.models.attention.theory import attention_limit, ridge_limit
 
 TOL = 1e-10

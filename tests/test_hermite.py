@@ -6,7 +6,7 @@ import pytest
 import sympy as sp
 
 from symrmt.hermite import PRESETS, T, NotExact, Nonlinearity, hermite_report, parse_f
-from symrmt.models.attention.params import ParameterError
+from symrmt.errors import ParameterError
 
 
 def _zero(expr):

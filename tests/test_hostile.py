@@ -21,7 +21,9 @@ import sympy as sp
 
 from symrmt.cli import app as cli
 from symrmt.codegen import codecache
-from symrmt.models.attention.params import Geometry, LowRankGeometry, ParameterError, project_psd, to_fraction
+from symrmt.models.attention.geometry import Geometry, LowRankGeometry, project_psd
+from symrmt.errors import ParameterError
+from symrmt.models.attention.params import to_fraction
 from symrmt.parsing import LIMITS, ParseLimitError, parse_expression, parse_number, run_limited
 from symrmt.hermite import parse_f
 
@@ -79,7 +81,7 @@ def test_latex_tower_refused():
 
 
 def test_compile_step_has_no_builtins():
-    from symrmt.models.attention.solver import compile_expr
+    from symrmt.codegen.compile import compile_expr
 
     c = sp.Symbol("c")
     with pytest.raises(ValueError, match="undefined functions"):
@@ -153,7 +155,7 @@ def test_ridge_large_gamma_property():
 
 
 def test_attention_gamma_outside_range_names_gamma():
-    from symrmt.models.attention.solver import PrecisionError
+    from symrmt.errors import PrecisionError
     from symrmt.models.attention.theory import attention_limit
 
     for g in ("1e-300", "1e25"):

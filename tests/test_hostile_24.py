@@ -23,7 +23,7 @@ import pytest
 from symrmt.cli.app import main
 from symrmt.cli.common import num
 from symrmt.engine import Model, ModelError, bind
-from symrmt.models.attention.params import ParameterError
+from symrmt.errors import ParameterError
 
 MP = "trace(inv(Z.T*Z/n + gamma*I(n)))"
 SC = "trace(inv(G/sqrt(n) + gamma*I(n)))"
@@ -537,7 +537,7 @@ def test_two_solves_that_stall_alike_cannot_certify(monkeypatch):
     import math
 
     import symrmt.engine.solver as ts
-    from symrmt.models.attention.solver import PrecisionError
+    from symrmt.errors import PrecisionError
 
     def float_step_refine(apply_residual, lu, x, tol, maxsteps=60):
         prev = None

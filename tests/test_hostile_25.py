@@ -137,7 +137,7 @@ def test_erf_at_the_documented_digits_cap():
     # the cap itself (LIMITS['digits'] = 1000) runs for an f with closed forms (it was refused: dps 1025 > 1000);
     # a consistency check against the 30-digit solve, and the timing at the limit
     from symrmt.models.attention.theory import attention_limit
-    from symrmt.models.attention.params import Geometry
+    from symrmt.models.attention.geometry import Geometry
 
     t = time.perf_counter()
     v = attention_limit("erf", "1/2", [1], Geometry(snr=1), digits=1000)[0]
@@ -266,7 +266,7 @@ def test_tanh_k60_runs():
 
 def test_crossings_relu_over_the_whole_gamma_range_fast():
     from symrmt.models.attention.theory import attention_limit
-    from symrmt.models.attention.params import Geometry
+    from symrmt.models.attention.geometry import Geometry
 
     p, dt = cli("crossings", "--f", "relu", "--over", "gamma", "--between", "1e-12,1e20", "--c", "0.5", "--snr", "1",
                 "--fast", "--json")

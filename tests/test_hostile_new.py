@@ -8,8 +8,8 @@ import pytest
 
 from symrmt.cli.app import main
 from symrmt.engine import Model
-from symrmt.models.attention.solver import BranchError
-from symrmt.models.attention.params import ParameterError
+from symrmt.errors import BranchError
+from symrmt.errors import ParameterError
 from symrmt.parsing import ParseLimitError
 
 E = "trace(inv(Z.T*Z/n + gamma*I(n)))"

@@ -293,7 +293,8 @@ def test_one_public_path_for_the_geometry_classes():
     import symrmt.models.attention.geometry
     import symrmt.models.attention.params
 
-    assert symrmt.LowRankGeometry is symrmt.models.attention.geometry.LowRankGeometry is symrmt.models.attention.params.LowRankGeometry
+    assert symrmt.LowRankGeometry is symrmt.models.attention.geometry.LowRankGeometry
+    assert not hasattr(symrmt.models.attention.params, "LowRankGeometry")  # one path: no alias left in params
     assert symrmt.Geometry is symrmt.models.attention.geometry.Geometry
     assert symrmt.LowRankGeometry.__module__ == "symrmt.models.attention.geometry"
 

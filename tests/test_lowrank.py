@@ -28,7 +28,8 @@ import numpy as np
 import pytest
 
 from symrmt.cli.app import main
-from symrmt.models.attention.params import Geometry, LowRankGeometry, ParameterError
+from symrmt.models.attention.geometry import Geometry, LowRankGeometry
+from symrmt.errors import ParameterError
 from symrmt.models.attention.montecarlo import simulate, vectors_from_gram
 from symrmt.models.attention.theory import attention_limit, route_for
 

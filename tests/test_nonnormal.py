@@ -24,7 +24,7 @@ import numpy as np
 import pytest
 
 from symrmt.engine import Model
-from symrmt.models.attention.solver import SolverError
+from symrmt.errors import SolverError
 from symrmt.engine.hermitize_solve import NonNormalError
 
 F = Fraction

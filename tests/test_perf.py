@@ -14,7 +14,7 @@ from symrmt.codegen import compile as NC
 from symrmt.models.attention import solver as N
 from symrmt.models.attention import equations as S
 from symrmt.models.attention import theory as T
-from symrmt.models.attention.params import Geometry
+from symrmt.models.attention.geometry import Geometry
 
 GENERAL = Geometry(snr=1, wk2=1, wq2="1/4", wkwq="3/10", muwk="1/2", muwq="-1/10")
 ALIGNED = Geometry(snr=1, wk2=1, wq2=1, wkwq=1, muwk=1, muwq=1)

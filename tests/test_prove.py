@@ -13,7 +13,7 @@ import pytest
 flint = pytest.importorskip("flint")
 
 from symrmt.models.attention import prove as P  # noqa: E402
-from symrmt.models.attention.solver import BranchError  # noqa: E402
+from symrmt.errors import BranchError  # noqa: E402
 
 D = 30
 

@@ -47,7 +47,7 @@ import numpy as np
 import pytest
 
 from symrmt.figures.data import simulate_ridge
-from symrmt.models.attention.params import Geometry
+from symrmt.models.attention.geometry import Geometry
 from symrmt.models.attention.montecarlo import simulate
 from symrmt.models.attention.theory import ridge_limit
 

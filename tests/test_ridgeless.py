@@ -5,7 +5,7 @@ import sympy as sp
 
 from symrmt.models.attention import equations as S
 from symrmt.models.attention.closed_forms import ridgeless as R
-from symrmt.models.attention.params import Geometry
+from symrmt.models.attention.geometry import Geometry
 from symrmt.models.attention.theory import attention_limit
 
 

@@ -17,7 +17,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from symrmt.models.attention.params import Geometry, ParameterError
+from symrmt.models.attention.geometry import Geometry
+from symrmt.errors import ParameterError
 from symrmt.progress import Progress
 from symrmt.models.attention.montecarlo import (
     attention_errors,

@@ -23,7 +23,8 @@ import numpy as np
 import pytest
 
 from symrmt.cli.app import main
-from symrmt.models.attention.params import Geometry, ParameterError
+from symrmt.models.attention.geometry import Geometry
+from symrmt.errors import ParameterError
 from symrmt.models.attention.montecarlo import simulate
 from symrmt.models.attention import trials as trial_kinds
 from symrmt.simulation.executor import StaleTrialsWarning, TrialSpec, make_executor, run_trials

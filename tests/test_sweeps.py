@@ -17,7 +17,7 @@ import pytest
 
 import symrmt
 from symrmt.cli.app import main
-from symrmt.models.attention.params import ParameterError
+from symrmt.errors import ParameterError
 
 
 def test_sweep_matches_single_limits_and_converts():

@@ -19,7 +19,7 @@ import pytest
 import symrmt
 import symrmt.models.attention.sweeps
 from symrmt.cli.app import main
-from symrmt.models.attention.params import ParameterError
+from symrmt.errors import ParameterError
 
 
 def test_fast_sweep_matches_certified_sweep_with_angles_and_ties():

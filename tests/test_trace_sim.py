@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from symrmt.engine import Model, bind
-from symrmt.models.attention.params import ParameterError
+from symrmt.errors import ParameterError
 from symrmt.engine.simulate import (
     TraceSimulationError,
     draw_matrices,

@@ -16,7 +16,7 @@ import pytest
 from symrmt.cli.app import main
 from symrmt.cli.trace import build_model
 from symrmt.engine import batch as trace_batch
-from symrmt.models.attention.params import ParameterError
+from symrmt.errors import ParameterError
 from symrmt.engine.nodes import ModelError
 
 MP = "trace(inv(Z.T*Z/n + gamma*I(n)))"

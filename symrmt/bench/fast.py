@@ -71,7 +71,7 @@ def _mpmath_per_point(kind: str, k: int, sample: int) -> float:
     """Seconds per grid point of the mpmath solver (15 digits, both limits), on ``sample`` points."""
     import numpy as np
 
-    from symrmt.models.attention.params import Geometry
+    from symrmt.models.attention.geometry import Geometry
     from symrmt.models.attention.theory import attention_limit, ridge_limit
 
     pts = grid_points(kind, k)

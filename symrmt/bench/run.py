@@ -65,7 +65,7 @@ def _theory_worker(spec: dict) -> dict:
 
     from symrmt.models.attention import solver as N
     from symrmt.models.attention import theory as T
-    from symrmt.models.attention.params import Geometry
+    from symrmt.models.attention.geometry import Geometry
 
     out = {"import_s": time.perf_counter() - t0}
     t = time.perf_counter()
@@ -132,7 +132,7 @@ def _theory_worker(spec: dict) -> dict:
 def _sim_worker(spec: dict) -> dict:
     import numpy as np
 
-    from symrmt.models.attention.params import Geometry
+    from symrmt.models.attention.geometry import Geometry
     from symrmt.models.attention.montecarlo import simulate, simulate_trial, vectors_from_gram
 
     out = {"sizes": []}

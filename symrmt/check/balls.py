@@ -26,7 +26,7 @@ def ball_truths(names, pt, digits: int) -> dict:
     """Proved balls of the quantities ``names`` at the exact point ``pt``."""
     from symrmt.check.points import _geometry, _hermite_dict, _mp_root_value, _ridgeless_ridge_exact
     from symrmt.models.attention import prove as P
-    from symrmt.models.attention.params import Geometry
+    from symrmt.models.attention.geometry import Geometry
 
     out, att = {}, None
     c, g = pt.get("c"), pt.get("gamma")

@@ -87,7 +87,7 @@ import mpmath
 import sympy as sp
 
 from symrmt.check import bracket as checkfast
-from symrmt.models.attention.params import ParameterError
+from symrmt.errors import ParameterError
 from symrmt.parsing import TimeLimitExceeded, check_digits
 from symrmt.parsing import run_limited as limited
 

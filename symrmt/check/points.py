@@ -9,8 +9,10 @@ from typing import NamedTuple
 import mpmath
 import sympy as sp
 
-from symrmt.models.attention.solver import compile_expr, mpf_of
-from symrmt.models.attention.params import Geometry, ParameterError
+from symrmt.codegen.compile import compile_expr
+from symrmt.models.attention.solver import mpf_of
+from symrmt.models.attention.geometry import Geometry
+from symrmt.errors import ParameterError
 from symrmt.check.vocabulary import DOMAIN, GEOMETRY_NAMES, QUANTITIES, VOCABULARY, _PARAM_SYMBOLS, _QUANTITY_SYMBOLS
 from symrmt.check.candidate import _in_bounds
 
@@ -174,7 +176,7 @@ def _ridgeless_attention(pt, digits):
         with mpmath.workdps(digits + 10):
             return mpf_of(1 - c)  # noise only: E_A(0+) = 1 - c for every (a1, nu, d)
     from symrmt.models.attention.closed_forms.ridgeless import general_ridgeless_error, ridgeless_traces
-    from symrmt.models.attention.solver import PrecisionError
+    from symrmt.errors import PrecisionError
 
     dps = digits + 10
     with mpmath.workdps(dps + 10):

@@ -65,7 +65,8 @@ from symrmt.cli.common import (  # noqa: F401  (dump: the JSON writer, also reac
 from symrmt.cli.model import DEMO, cmd_demo, cmd_hermite, cmd_limit, cmd_simulate, cmd_store  # noqa: F401 (DEMO)
 from symrmt.cli.tools import add_check, cmd_bench, cmd_figures, cmd_latex, cmd_verify
 from symrmt.latex import LATEX_RESULTS, latex_of  # noqa: F401  (latex_of: re-exported for existing callers)
-from symrmt.models.attention.params import NOISES, ParameterError
+from symrmt.models.attention.params import NOISES
+from symrmt.errors import ParameterError
 
 __all__ = ["main", "build_parser"]
 

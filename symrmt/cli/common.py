@@ -24,7 +24,8 @@ from fractions import Fraction
 from symrmt.errors import SymrmtError
 from symrmt.models.attention.geometry_io import load_geometry
 from symrmt.models.attention.geometry import Geometry, LowRankGeometry
-from symrmt.models.attention.params import DIAGONALS, ParameterError, check_gammas, to_fraction
+from symrmt.models.attention.params import DIAGONALS, check_gammas, to_fraction
+from symrmt.errors import ParameterError
 from symrmt.parsing import LIMITS
 
 EXIT_OK = 0

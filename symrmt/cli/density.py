@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import sys
 
-from symrmt.models.attention.params import ParameterError
+from symrmt.errors import ParameterError
 
 __all__ = ["add_density_parser", "cmd_density", "parse_over", "MAX_POINTS"]
 

@@ -21,7 +21,7 @@ from symrmt.cli.common import (
     theory_limit,
 )
 from symrmt.models.attention.geometry_io import geometry_record
-from symrmt.models.attention.params import Geometry
+from symrmt.models.attention.geometry import Geometry
 
 DEMO = {
     "f": "tanh",

@@ -17,7 +17,8 @@ from fractions import Fraction
 import mpmath
 
 from symrmt.cli.common import add_f, add_geometry, add_output, dump, geometry_of, int_at_least, json_text, number
-from symrmt.models.attention.params import ParameterError, to_fraction
+from symrmt.errors import ParameterError
+from symrmt.models.attention.params import to_fraction
 from symrmt.results import _fstr, param_text
 
 GRID_HELP = ("KEY=SPEC, repeatable: KEY one of c, gamma, snr, wk2, wq2, wkwq, muwk, muwq, cos_muwk, cos_muwq, "

@@ -7,7 +7,7 @@ import time
 
 from symrmt.cli.common import EXIT_BAD_INPUT, EXIT_CHECK_FAILED, EXIT_OK, dump, format_table, int_at_least
 from symrmt.latex import latex_of
-from symrmt.models.attention.params import ParameterError
+from symrmt.errors import ParameterError
 
 def cmd_latex(args) -> int:
     text = latex_of(args.result, args.standalone, explicit=args.explicit)

@@ -42,7 +42,7 @@ import re
 import sys
 from fractions import Fraction
 
-from symrmt.models.attention.params import ParameterError
+from symrmt.errors import ParameterError
 
 __all__ = ["add_trace_parser", "cmd_trace", "parse_at", "build_model"]
 

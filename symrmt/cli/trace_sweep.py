@@ -24,7 +24,7 @@ import csv
 import io
 import sys
 
-from symrmt.models.attention.params import ParameterError
+from symrmt.errors import ParameterError
 
 __all__ = ["add_trace_sweep_parser", "cmd_trace_sweep"]
 

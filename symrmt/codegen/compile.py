@@ -23,7 +23,7 @@ import linecache
 
 import sympy as sp
 
-from symrmt.models.attention.params import ParameterError
+from symrmt.errors import ParameterError
 from symrmt.cache import cache_dict, cached
 from symrmt.codegen import codecache
 from symrmt.models.attention import equations as S

@@ -54,7 +54,7 @@ import random
 
 from symrmt.cache import cached
 from symrmt.derivations.checklist import CheckList, derivation_main
-from symrmt.models.attention.params import Geometry
+from symrmt.models.attention.geometry import Geometry
 
 NAME = "attention_grid"
 

@@ -23,7 +23,7 @@ import numpy as np
 import sympy as sp
 
 from symrmt.derivations.checklist import CheckList, derivation_main
-from symrmt.models.attention.params import Geometry
+from symrmt.models.attention.geometry import Geometry
 
 NAME = "hermite_linearization"
 

@@ -22,7 +22,7 @@ import mpmath
 import numpy as np
 
 from symrmt.derivations.checklist import CheckList, derivation_main
-from symrmt.models.attention.params import Geometry
+from symrmt.models.attention.geometry import Geometry
 
 NAME = "linear_kernel"
 

@@ -130,7 +130,7 @@ def run(quick: bool = False, digits: int = 50) -> CheckList:
     # 5. simulation (diagonal zero, snr 0) of an f with exactly the Hermite data of the closed-form point
     import numpy as np
 
-    from symrmt.models.attention.params import Geometry
+    from symrmt.models.attention.geometry import Geometry
     from symrmt.models.attention.montecarlo import simulate
 
     n, trials = (256, 8) if quick else (1024, 10)

@@ -9,7 +9,7 @@ solve, its own continuation and guard digits) to at least ``D - 2`` digits.
 from __future__ import annotations
 
 from symrmt.derivations.checklist import CheckList, derivation_main
-from symrmt.models.attention.params import Geometry
+from symrmt.models.attention.geometry import Geometry
 
 NAME = "precision"
 

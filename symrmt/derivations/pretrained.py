@@ -92,7 +92,7 @@ def gram_entries(mu, fit) -> dict:
 
 
 def _theory(fit, mu, c, gammas, digits):
-    from symrmt.models.attention.params import LowRankGeometry
+    from symrmt.models.attention.geometry import LowRankGeometry
     from symrmt.models.attention.theory import attention_limit
 
     geo = LowRankGeometry.from_vectors(mu, fit.wk, fit.wq, alpha=fit.alpha)
@@ -101,7 +101,7 @@ def _theory(fit, mu, c, gammas, digits):
 
 def _reference(c, snr, gammas, digits):
     """Limits with ``W = I`` (the same kernel-argument variance as the normalized W) and of ridge."""
-    from symrmt.models.attention.params import Geometry
+    from symrmt.models.attention.geometry import Geometry
     from symrmt.models.attention.theory import attention_limit, ridge_limit
 
     g = [str(x) for x in gammas]

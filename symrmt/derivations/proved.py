@@ -61,7 +61,7 @@ def _hermite_linearization(ck):
 
 def _ridge(ck):
     from symrmt.models.attention.prove import prove_attention, prove_ridge
-    from symrmt.models.attention.params import Geometry
+    from symrmt.models.attention.geometry import Geometry
 
     geo = Geometry(snr="3/2")
     for cc in ("1/2", "3"):
@@ -115,7 +115,7 @@ def _engine_mp(ck):
 def _a1_zero(ck):
     from symrmt.models.attention.api import as_nonlinearity
     from symrmt.models.attention.prove import prove_attention
-    from symrmt.models.attention.params import Geometry
+    from symrmt.models.attention.geometry import Geometry
 
     f = as_nonlinearity("cos", center=True)  # a_1 = 0, d = 0 (zero diagonal)
     for c in ("1/2", "2"):

@@ -70,7 +70,7 @@ def run(quick: bool = False, digits: int = 40) -> CheckList:
     lim = ridge_limit("1/4", ["1e-12"], snr=3, digits=30)[0]
     ck.close("E_RR(1e-12) -> (1-c)/(1+snr) at c=1/4, snr=3", lim, mpmath.mpf(3) / 16, 10)
     # 8. the general attention machinery with K = I (a1 = 0, nu = 0, d = 1, keep) is ridge regression
-    from symrmt.models.attention.params import Geometry
+    from symrmt.models.attention.geometry import Geometry
 
     geo = Geometry(snr="3/2")
     for cc in ("1/2", "3"):

@@ -27,8 +27,8 @@ import sympy as sp
 from symrmt.models.attention import equations as S
 from symrmt.derivations.checklist import CheckList, derivation_main
 from symrmt.models.attention.closed_forms import ridgeless as R
-from symrmt.models.attention.solver import compile_expr
-from symrmt.models.attention.params import Geometry
+from symrmt.codegen.compile import compile_expr
+from symrmt.models.attention.geometry import Geometry
 
 NAME = "ridgeless"
 

@@ -36,7 +36,7 @@ import math
 import sys
 import time
 
-from symrmt.models.attention.params import Geometry
+from symrmt.models.attention.geometry import Geometry
 
 NAME = "simulation_agreement"
 

@@ -23,7 +23,8 @@ import sympy as sp
 from symrmt.engine.atomsums import V_ATOM
 from symrmt.engine.blockfp import S_STRENGTH
 from symrmt.engine.linearize import EPS_SHIFT
-from symrmt.models.attention.solver import compile_recipe, mpf_of
+from symrmt.codegen.compile import compile_recipe
+from symrmt.models.attention.solver import mpf_of
 from symrmt.engine.solver import _aux_split, _source_digest
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import sympy as sp
 
-from symrmt.models.attention.params import ParameterError
+from symrmt.errors import ParameterError
 
 __all__ = ["ModelError", "Dim", "Node", "walk", "check_law", "N", "MAX_ATOMS", "SPLIT_ATOMS", "MAX_SPLIT_ATOMS", "MAX_POWER"]
 

@@ -15,10 +15,12 @@ from __future__ import annotations
 import mpmath
 import sympy as sp
 
-from symrmt.models.attention.params import ParameterError
+from symrmt.errors import ParameterError
 from symrmt.cache import cache_dict, cached
 from symrmt.engine.pencil_check import checked
-from symrmt.models.attention.solver import BranchError, ConvergenceError, PrecisionError, compile_expr, mpf_of
+from symrmt.errors import BranchError, ConvergenceError, PrecisionError
+from symrmt.codegen.compile import compile_expr
+from symrmt.models.attention.solver import mpf_of
 from symrmt.models.attention.theory import ESCALATIONS, GUARD, _agree
 from symrmt.engine.continuation import ContinuedSolver
 from symrmt.engine.solver import CompiledSystem

@@ -22,7 +22,7 @@ from fractions import Fraction
 import mpmath
 import sympy as sp
 
-from symrmt.models.attention.solver import BranchError, PrecisionError
+from symrmt.errors import BranchError, PrecisionError
 
 
 class Complex:

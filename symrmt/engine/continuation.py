@@ -34,7 +34,8 @@ import math
 
 import mpmath
 
-from symrmt.models.attention.solver import BranchError, ConvergenceError, mpf_of
+from symrmt.errors import BranchError, ConvergenceError
+from symrmt.models.attention.solver import mpf_of
 from symrmt.engine.solver import FLOAT_EPS, FLOAT_TOL, PATHS_AGREE, TraceSolver
 
 #: the smallest positive shift the continuation is documented (and tested) to reach

@@ -18,7 +18,7 @@ import math
 
 import numpy as np
 
-from symrmt.models.attention.params import ParameterError
+from symrmt.errors import ParameterError
 from symrmt.simulation.executor import TrialSpec, trial_seed
 
 #: the largest matrix side the histogram draws (the eigenvalue solve is O(N^3) per trial)

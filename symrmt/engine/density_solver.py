@@ -48,7 +48,8 @@ import mpmath
 import numpy as np
 import sympy as sp
 
-from symrmt.models.attention.solver import BranchError, ConvergenceError, PrecisionError, mpf_of
+from symrmt.errors import BranchError, ConvergenceError, PrecisionError
+from symrmt.models.attention.solver import mpf_of
 
 #: the start height ``Y`` of the descent, in units of ``1 + max(|LO|, |HI|)``
 START_HEIGHT = 1

@@ -33,7 +33,8 @@ import mpmath
 from symrmt.cache import cache_dict
 from symrmt.engine import hermitize as herm
 from symrmt.engine.blockfp import BlockSystem
-from symrmt.models.attention.solver import BranchError, ConvergenceError, mpf_of
+from symrmt.errors import BranchError, ConvergenceError
+from symrmt.models.attention.solver import mpf_of
 from symrmt.engine.solver import TraceSolver
 
 #: the Hermitization's regularization is followed from 1 down to this before the Newton finish at 0

@@ -33,7 +33,7 @@ import os
 import re
 from fractions import Fraction
 
-from symrmt.models.attention.params import ParameterError
+from symrmt.errors import ParameterError
 
 __all__ = ["load_law", "parse_diag_file", "MAX_FILE_BYTES", "WEIGHT_SUM_TOL"]
 

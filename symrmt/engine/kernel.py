@@ -44,7 +44,8 @@ import mpmath
 import sympy as sp
 
 from symrmt.engine.nodes import GOE, Const, Gaussian, Identity, MatrixNode, ModelError, Scaled
-from symrmt.models.attention.params import ParameterError, check_diagonal, to_fraction
+from symrmt.errors import ParameterError
+from symrmt.models.attention.params import check_diagonal, to_fraction
 
 __all__ = ["kernel", "kernel_coefficients"]
 

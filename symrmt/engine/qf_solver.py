@@ -23,7 +23,8 @@ from symrmt.engine.vectors import QuadForm, Vector, gram_values
 from symrmt.engine.linearize import EPS_SHIFT
 from symrmt.codegen.compile import compile_expr
 from symrmt.engine.pencil_check import PencilError, TOL
-from symrmt.models.attention.solver import BranchError, ConvergenceError, PrecisionError, mpf_of
+from symrmt.errors import BranchError, ConvergenceError, PrecisionError
+from symrmt.models.attention.solver import mpf_of
 from symrmt.models.attention.theory import ESCALATIONS, GUARD, _agree
 from symrmt.engine.certify import _acceptor, _check_bounds, _check_real, compiled_system
 from symrmt.engine.solver import TraceSolver

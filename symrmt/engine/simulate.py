@@ -52,7 +52,7 @@ from numbers import Integral
 import numpy as np
 
 from symrmt.errors import SymrmtError
-from symrmt.models.attention.params import ParameterError
+from symrmt.errors import ParameterError
 from symrmt.simulation.executor import make_executor, run_trials
 from symrmt.models.attention.montecarlo import TRIAL_BOOKKEEPING, check_memory_bytes
 from symrmt.simulation.scheduler import check_workers

@@ -30,12 +30,14 @@ import math
 import mpmath
 import sympy as sp
 
-from symrmt.models.attention.params import ParameterError
+from symrmt.errors import ParameterError
 from symrmt.cache import cached
 from symrmt.engine import blockfp, linearize
 from symrmt.engine.blockfp import S_STRENGTH
 from symrmt.engine.linearize import EPS_SHIFT
-from symrmt.models.attention.solver import FLOAT_EPS, BranchError, ConvergenceError, _qr_solve, compile_recipe, mpf_of
+from symrmt.models.attention.solver import FLOAT_EPS, _qr_solve, mpf_of
+from symrmt.errors import BranchError, ConvergenceError
+from symrmt.codegen.compile import compile_recipe
 
 FLOAT_TOL = 1e-12
 #: most accepted-or-rejected steps of one leg of a path

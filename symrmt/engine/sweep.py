@@ -26,7 +26,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from symrmt.models.attention.params import ParameterError
+from symrmt.errors import ParameterError
 
 __all__ = ["TraceSweep", "sweep"]
 

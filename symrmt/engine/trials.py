@@ -25,7 +25,7 @@ import hashlib
 
 import numpy as np
 
-from symrmt.models.attention.params import ParameterError
+from symrmt.errors import ParameterError
 from symrmt.simulation.executor import TrialSpec, trial_seed
 from symrmt.simulation.store import canonical
 from symrmt.engine.simulate import _RANDOM, _SCALAR, _children, draw_matrices, evaluate, random_matrices

@@ -111,7 +111,7 @@ def gram_values(vectors, values: dict, strict: bool = True) -> dict:
     from fractions import Fraction
 
     from symrmt.models.attention.geometry import project_psd
-    from symrmt.models.attention.params import ParameterError
+    from symrmt.errors import ParameterError
 
     given = {}
     for key, v in values.items():

@@ -57,7 +57,7 @@ from __future__ import annotations
 import sys
 import time
 
-from symrmt.models.attention.params import ParameterError
+from symrmt.errors import ParameterError
 from symrmt.figures.data import (  # noqa: F401  (_aligned_geometry, _family_f: used by tests and derivations)
     _aligned_geometry,
     _family_f,

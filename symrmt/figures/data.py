@@ -61,7 +61,7 @@ def _aligned_geometry(snr: float, w2: float, cos: float):
     The norms and the cosine are rounded to rationals first, so the Gram matrix
     is exactly positive semi-definite (``cos = 1`` gives an exactly rank-one Gram).
     """
-    from symrmt.models.attention.params import Geometry
+    from symrmt.models.attention.geometry import Geometry
 
     sm, sw = _frac(math.sqrt(snr)), _frac(math.sqrt(w2))
     cs = min(max(_frac(cos), Fraction(-1)), Fraction(1))
@@ -70,7 +70,7 @@ def _aligned_geometry(snr: float, w2: float, cos: float):
 
 def _vector_geometry(mu, wk, wq):
     """Exact Gram data of three vectors given by (rounded) rational coordinates."""
-    from symrmt.models.attention.params import Geometry
+    from symrmt.models.attention.geometry import Geometry
 
     m, k, q = ([_frac(x, 1000) for x in v] for v in (mu, wk, wq))
 
@@ -114,8 +114,10 @@ def attention_over_geometries(f, c, gamma, geometries, digits: int = DIGITS):
     """
     import mpmath
 
-    from symrmt.models.attention.solver import BranchError, lowrank_D, mpf_of, woodbury_value
-    from symrmt.models.attention.params import Geometry, check_c, check_gammas
+    from symrmt.errors import BranchError
+    from symrmt.models.attention.solver import lowrank_D, mpf_of, woodbury_value
+    from symrmt.models.attention.geometry import Geometry
+    from symrmt.models.attention.params import check_c, check_gammas
     from symrmt.models.attention.theory import attention_limit, hermite_inputs
 
     cf = check_c(c)

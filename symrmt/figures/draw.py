@@ -252,7 +252,7 @@ def role_of_a1(out, full: bool = False, progress: bool = True, *, n=None, trials
     ``c = 1/4``, ``||mu||^2 = 1``, ``W = I``.  ``fs``: the presets of panel (a);
     ``gamma_range``: its range of ``gamma``.
     """
-    from symrmt.models.attention.params import Geometry
+    from symrmt.models.attention.geometry import Geometry
     from symrmt.models.attention.theory import attention_limit, ridge_limit
 
     n = _size(n, QUICK_N, FULL_N, full)
@@ -328,7 +328,7 @@ def alignment(out, full: bool = False, progress: bool = True, *, n=None, trials=
     Panel (c): simulation minus limit at ``theta = 0`` against ``n`` (the
     finite-``n`` gap of the aligned case, which closes slowly).
     """
-    from symrmt.models.attention.params import Geometry
+    from symrmt.models.attention.geometry import Geometry
     from symrmt.models.attention.theory import ridge_limit
 
     n = _size(n, QUICK_N, FULL_N, full)

@@ -36,7 +36,7 @@ from __future__ import annotations
 import mpmath
 
 from symrmt.hermite.quadrature import GUARD_DPS, QuadratureError
-from symrmt.models.attention.params import ParameterError
+from symrmt.errors import ParameterError
 from symrmt.hermite.gaussian import NotExact, T
 from symrmt.hermite.nonlinearity import CENTER_NUMERICALLY, PRESETS, Nonlinearity, check_dps, check_order
 from symrmt.hermite.parser import parse_f

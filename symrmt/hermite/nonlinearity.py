@@ -19,7 +19,7 @@ import mpmath
 import sympy as sp
 
 from symrmt.hermite.quadrature import exact_to_mpf, mp_function, numeric_hermite, numeric_square
-from symrmt.models.attention.params import ParameterError
+from symrmt.errors import ParameterError
 from symrmt.parsing import LIMITS, check_count, check_digits
 from symrmt.hermite.gaussian import NotExact, T, exact_expectation, hermite_poly, smooth_pieces, with_timeout
 from symrmt.hermite.parser import check_f_expression, parse_f
@@ -419,7 +419,7 @@ class Nonlinearity:
         """
         import numpy as np  # noqa: PLC0415 - the symbolic layer does not need NumPy
 
-        from symrmt.models.attention.solver import compile_expr
+        from symrmt.codegen.compile import compile_expr
         from symrmt.simulation.ufuncs import numpy_erf
 
         raw = compile_expr(T, self.expr, modules=[{"erf": numpy_erf()}, "numpy"], cse=False, floats_ok=True)

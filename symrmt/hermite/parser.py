@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import sympy as sp
 
-from symrmt.models.attention.params import ParameterError
+from symrmt.errors import ParameterError
 from symrmt.parsing import parse_expression
 from symrmt.hermite.gaussian import T
 

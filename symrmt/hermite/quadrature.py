@@ -20,7 +20,7 @@ from __future__ import annotations
 import mpmath
 import sympy as sp
 
-from symrmt.models.attention.params import ParameterError
+from symrmt.errors import ParameterError
 from symrmt.cache import cached
 from symrmt.errors import SymrmtError
 from symrmt.hermite.variable import T, hermite_poly
@@ -50,7 +50,7 @@ class QuadratureError(ArithmeticError, SymrmtError):
 @cached(maxsize=1024)
 def mp_function(g):
     """``g(t)`` compiled to an mpmath callable (cached)."""
-    from symrmt.models.attention.solver import compile_expr
+    from symrmt.codegen.compile import compile_expr
 
     return compile_expr(T, g, floats_ok=True)
 

@@ -7,7 +7,7 @@ import operator
 import re
 from fractions import Fraction
 
-from symrmt.models.attention.params import ParameterError
+from symrmt.errors import ParameterError
 from symrmt.parsing.limits import IRRATIONAL_DIGITS, LIMITS, ParseLimitError, run_limited
 
 # ---------------------------------------------------------------------------

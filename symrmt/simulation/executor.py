@@ -71,7 +71,7 @@ import numpy as np
 
 from symrmt.errors import SymrmtError
 from symrmt.simulation.blas_threads import BLAS_VARS, one_blas_thread
-from symrmt.models.attention.params import ParameterError
+from symrmt.errors import ParameterError
 from symrmt.progress import progress_bar
 from symrmt.simulation.scheduler import as_scheduler, check_workers
 from symrmt.simulation.store import canonical, check_values, open_store

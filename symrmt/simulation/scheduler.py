@@ -39,7 +39,7 @@ import ipaddress
 import os
 import re
 
-from symrmt.models.attention.params import ParameterError
+from symrmt.errors import ParameterError
 
 __all__ = ["Scheduler", "as_scheduler", "max_workers", "check_workers", "MAX_ADDRESS"]
 

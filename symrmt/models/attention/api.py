@@ -28,7 +28,9 @@ from __future__ import annotations
 import time
 
 from symrmt.cache import cache_dict
-from symrmt.models.attention.params import ParameterError, as_low_rank, check_c, check_diagonal, check_gammas
+from symrmt.errors import ParameterError
+from symrmt.models.attention.geometry import as_low_rank
+from symrmt.models.attention.params import check_c, check_diagonal, check_gammas
 
 __all__ = ["limit", "simulate", "as_nonlinearity", "gamma_values"]
 

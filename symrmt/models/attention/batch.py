@@ -27,7 +27,7 @@ import numpy as np
 
 from symrmt.cache import cached
 from symrmt.models.attention import equations as S
-from symrmt.models.attention.solver import closed_form_phi, fixed_point_fjg, ridge_function, woodbury_D_function
+from symrmt.codegen.compile import closed_form_phi, fixed_point_fjg, ridge_function, woodbury_D_function
 
 EPS = float(np.finfo(np.float64).eps)
 LD = np.longdouble

@@ -43,7 +43,8 @@ import time
 from dataclasses import dataclass
 from fractions import Fraction
 
-from symrmt.models.attention.params import ParameterError, check_c, check_diagonal, to_fraction
+from symrmt.errors import ParameterError
+from symrmt.models.attention.params import check_c, check_diagonal, to_fraction
 from symrmt.results import (_fstr, digit_lines, geometry_text, html_table, latex_array, latex_escape, latex_tabular,
                             math_text, need_pandas, param_text, text_table)
 from symrmt.models.attention.sweeps import GRID_KEYS, _exact_or, point_geometry
@@ -324,7 +325,7 @@ def crossings(f, over: str = "c", between=(0.1, 10), *, c=None, gamma=None, geom
     import mpmath
 
     from symrmt.models.attention.api import as_nonlinearity
-    from symrmt.models.attention.solver import PrecisionError
+    from symrmt.errors import PrecisionError
     from symrmt.progress import progress_bar
 
     t0 = time.monotonic()
@@ -464,7 +465,8 @@ def _refine(diff: _Difference, a: Fraction, b: Fraction, sign_a: int, digits: in
     """The root in ``[a, b]`` (``sign_a`` the sign at ``a``, the opposite at ``b``), with its certified bracket."""
     import mpmath
 
-    from symrmt.models.attention.solver import PrecisionError, mpf_of
+    from symrmt.errors import PrecisionError
+    from symrmt.models.attention.solver import mpf_of
 
     work = digits + 10
     with mpmath.workdps(work + 10):

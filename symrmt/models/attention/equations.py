@@ -56,7 +56,7 @@ from __future__ import annotations
 
 import sympy as sp
 
-from symrmt.models.attention.params import ParameterError
+from symrmt.errors import ParameterError
 from symrmt.cache import cached
 
 # ---------------------------------------------------------------- symbols

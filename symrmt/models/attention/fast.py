@@ -44,7 +44,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from symrmt.models.attention import batch as B
-from symrmt.models.attention.params import Geometry, LowRankGeometry, ParameterError, check_diagonal
+from symrmt.models.attention.geometry import Geometry, LowRankGeometry
+from symrmt.errors import ParameterError
+from symrmt.models.attention.params import check_diagonal
 
 __all__ = ["FastGrid", "solve_grid", "FALLBACK_TOL", "KEYS"]
 
@@ -231,7 +233,7 @@ def solve_grid(f, points, *, diagonal: str = "zero", center: bool = False, certi
     >>> f"{r.attention[0]:.12f}", r.fallback.tolist()
     ('0.431819565620', [False, False])
     >>> from symrmt.models.attention.theory import attention_limit
-    >>> from symrmt.models.attention.params import Geometry
+    >>> from symrmt.models.attention.geometry import Geometry
     >>> exact = attention_limit("tanh", 2, [1], Geometry(snr=1), digits=20)[0]
     >>> bool(abs(r.attention[1] - float(exact)) < 1e-12 * float(exact))
     True

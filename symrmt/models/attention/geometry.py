@@ -13,9 +13,7 @@ Entries are exact rationals, checked for positive semi-definiteness by an exact 
 ``LDL^T`` (:func:`ldl_pivoted`).  This module imports neither SymPy nor NumPy.
 
 The public path of the two classes is the top level, ``symrmt.Geometry`` and
-``symrmt.LowRankGeometry`` (the classes defined here).  ``symrmt.models.attention.params.Geometry`` and
-``symrmt.models.attention.params.LowRankGeometry`` are aliases of the same classes, kept for code written
-before the classes moved here.
+``symrmt.LowRankGeometry`` (the classes defined here).
 
 Every function of symrmt that takes a geometry reads it with :func:`as_geometry`: a
 :class:`Geometry`, a :class:`LowRankGeometry`, a plain dict (``{"snr": 1, "wk2": 1}``, angles
@@ -35,7 +33,8 @@ from __future__ import annotations
 from dataclasses import dataclass, fields
 from fractions import Fraction
 
-from symrmt.models.attention.params import ParameterError, to_fraction
+from symrmt.errors import ParameterError
+from symrmt.models.attention.params import to_fraction
 
 __all__ = [
     "ldl_pivoted",
@@ -504,7 +503,7 @@ def as_low_rank(geometry) -> LowRankGeometry:
     if isinstance(geometry, Geometry):
         return LowRankGeometry.from_geometry(geometry)
     raise ParameterError(
-        f"geometry must be a symrmt.models.attention.params.Geometry or LowRankGeometry, got {type(geometry).__name__}"
+        f"geometry must be a symrmt.Geometry or LowRankGeometry, got {type(geometry).__name__}"
     )
 
 

@@ -15,7 +15,8 @@ import os
 from fractions import Fraction
 
 from symrmt.models.attention.geometry import Geometry, LowRankGeometry
-from symrmt.models.attention.params import ParameterError, to_fraction
+from symrmt.errors import ParameterError
+from symrmt.models.attention.params import to_fraction
 from symrmt.parsing import check_count
 
 __all__ = ["load_geometry", "geometry_record", "exact_gram"]

@@ -35,7 +35,9 @@ from numbers import Integral
 
 import numpy as np
 
-from symrmt.models.attention.params import ParameterError, as_low_rank, check_c
+from symrmt.errors import ParameterError
+from symrmt.models.attention.geometry import as_low_rank
+from symrmt.models.attention.params import check_c
 from symrmt.simulation.executor import make_executor, run_trials
 from symrmt.simulation.scheduler import check_workers
 

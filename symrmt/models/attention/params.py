@@ -14,9 +14,10 @@ The geometry of the model is the Gram matrix of ``(mu, w_K, w_Q)``::
 with ``snr = ||mu||^2``.  All entries default to 0, i.e. ``mu = 0`` and
 ``W = I + w_K w_Q^T = I``.
 
-The geometry classes (:class:`~symrmt.models.attention.geometry.Geometry`, :class:`~symrmt.models.attention.geometry.LowRankGeometry`,
-the exact PSD checks) live in :mod:`symrmt.models.attention.geometry`; they can still be imported from here
-(``from symrmt.models.attention.params import Geometry``).  This module holds the scalar checks.
+The geometry classes (:class:`~symrmt.models.attention.geometry.Geometry`,
+:class:`~symrmt.models.attention.geometry.LowRankGeometry`, the exact PSD checks) live in
+:mod:`symrmt.models.attention.geometry`.  This module holds the scalar checks;
+:class:`~symrmt.errors.ParameterError` is defined in :mod:`symrmt.errors` and importable from here.
 """
 
 from __future__ import annotations
@@ -24,14 +25,10 @@ from __future__ import annotations
 from fractions import Fraction
 from numbers import Rational, Real
 
-from symrmt.errors import SymrmtError
+from symrmt.errors import ParameterError
 
 DIAGONALS = ("zero", "keep")
 NOISES = ("gaussian", "rademacher")
-
-
-class ParameterError(ValueError, SymrmtError):
-    """A parameter is outside the domain of the model; the message names it."""
 
 
 def to_fraction(value, name: str) -> Fraction:
@@ -137,15 +134,3 @@ def check_noise(noise: str) -> str:
         raise ParameterError(f"noise must be one of {NOISES}, got {noise!r}")
     return noise
 
-
-#: Names defined in :mod:`symrmt.models.attention.geometry` and importable from here as before.
-_GEOMETRY_NAMES = frozenset(('ldl_pivoted', 'PSD_ROUNDING', 'project_psd', 'is_psd', 'exact_rank', 'Geometry', 'LowRankGeometry', 'as_low_rank'))
-
-
-def __getattr__(name):
-    # the geometry classes live in symrmt.models.attention.geometry, which imports this module: load it on first use
-    if name in _GEOMETRY_NAMES:
-        from symrmt.models.attention import geometry
-
-        return getattr(geometry, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

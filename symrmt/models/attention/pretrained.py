@@ -55,7 +55,7 @@ from pathlib import Path
 
 import numpy as np
 
-from symrmt.models.attention.params import ParameterError
+from symrmt.errors import ParameterError
 from symrmt.errors import SymrmtError
 
 __all__ = [

@@ -47,8 +47,8 @@ import mpmath
 import sympy as sp
 
 from symrmt.cache import cache_dict, cached
-from symrmt.models.attention.solver import BranchError, SolverError
-from symrmt.models.attention.params import ParameterError
+from symrmt.errors import BranchError, SolverError
+from symrmt.errors import ParameterError
 
 __all__ = [
     "ProofError",
@@ -756,7 +756,7 @@ def _hermite_cached(f, diagonal, bits):
 
 def _gram_factor_arb(gram):
     """Rows of ``B`` with ``B B^T = gram`` as balls (exact LDL^T, the square roots as balls)."""
-    from symrmt.models.attention.params import ldl_pivoted
+    from symrmt.models.attention.geometry import ldl_pivoted
 
     flint = require_flint()
     perm, L, Dg = ldl_pivoted(gram)
@@ -812,7 +812,8 @@ def prove_attention(f, c, gammas, geometry=None, diagonal: str = "zero", digits:
     here when not given), the centres of the boxes."""
     from symrmt.codegen.compile import closed_form_phi, fixed_point_fjg, woodbury_D_function
     from symrmt.models.attention.theory import _guard, attention_limit, route_for, scaled_nonlinearity
-    from symrmt.models.attention.params import as_low_rank, check_c, check_gammas
+    from symrmt.models.attention.geometry import as_low_rank
+    from symrmt.models.attention.params import check_c, check_gammas
 
     flint = require_flint()
     arb = flint.arb
@@ -1153,7 +1154,7 @@ def prove_limit(f, c, gammas, geometry=None, diagonal: str = "zero", digits: int
     ``"attention"`` and ``"ridge"`` of balls (``flint.arb``) and ``"branch"``: ``{"attention": "sanity",
     "ridge": "isolated"}`` (see the module docstring)."""
     from symrmt.models.attention.theory import attention_limit, ridge_limit
-    from symrmt.models.attention.params import as_low_rank
+    from symrmt.models.attention.geometry import as_low_rank
 
     require_flint()
     geometry = as_low_rank(geometry)

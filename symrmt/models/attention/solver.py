@@ -17,25 +17,10 @@ from fractions import Fraction
 import mpmath
 import sympy as sp
 
-from symrmt.errors import SymrmtError
+from symrmt.errors import BranchError, ConvergenceError, PrecisionError, SolverError  # noqa: F401 (re-exported)
 from symrmt.models.attention import equations as S
-from symrmt.models.attention.params import ParameterError, as_low_rank, ldl_pivoted
-
-
-class SolverError(ArithmeticError, SymrmtError):
-    """The theory could not deliver a value it can stand behind."""
-
-
-class ConvergenceError(SolverError):
-    """Newton's method or the continuation did not converge (the message has the residual)."""
-
-
-class BranchError(SolverError):
-    """A solution was found but fails a branch check (positivity, bounds)."""
-
-
-class PrecisionError(SolverError):
-    """Two solves at different working precisions disagree in the requested digits."""
+from symrmt.errors import ParameterError
+from symrmt.models.attention.geometry import as_low_rank, ldl_pivoted
 
 
 # the compile step and its recipes live in symrmt.codegen.compile; they are re-exported here

@@ -23,9 +23,9 @@ import time
 from dataclasses import dataclass
 from fractions import Fraction
 
-from symrmt.models.attention.params import (
-    Geometry, LowRankGeometry, ParameterError, check_c, check_diagonal, to_fraction,
-)
+from symrmt.models.attention.geometry import Geometry, LowRankGeometry
+from symrmt.errors import ParameterError
+from symrmt.models.attention.params import check_c, check_diagonal, to_fraction
 from symrmt.results import (LATEX_WIDE_DIGITS, _fstr, digit_lines, html_table, latex_array, latex_tabular, need_pandas,
                             param_column, param_text, text_table)
 
@@ -490,7 +490,7 @@ def _sweep_fast(nl, axes, fixed, geometry, diagonal, certify, seed, t0):
         raise ParameterError(f"the fast solver returned shapes {att.shape}, {rr.shape}, {fb.shape} for "
                              f"{len(points)} points")  # pragma: no cover - a broken fast solver
     if not (np.all(np.isfinite(att)) and np.all(np.isfinite(rr))):
-        from symrmt.models.attention.solver import SolverError
+        from symrmt.errors import SolverError
 
         raise SolverError("the fast solver returned non-finite values")  # pragma: no cover
     return SweepResult(f=nl.name, expr=str(nl.expr), center=nl.center, diagonal=diagonal, digits=None,

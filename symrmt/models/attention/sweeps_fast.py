@@ -1,6 +1,6 @@
 r"""The float64 side of :func:`symrmt.sweep` (``fast=True``): a product grid as float meshes.
 
-The certified path builds an exact :class:`~symrmt.models.attention.params.Geometry` at every point; on a
+The certified path builds an exact :class:`~symrmt.models.attention.geometry.Geometry` at every point; on a
 ``200 x 200`` grid that costs more than the float64 solve itself.  Here each value of each
 axis (and each fixed value) is validated once, exactly -- ``c > 0``, ``gamma > 0``, squared
 norms ``>= 0``, cosines in ``[-1, 1]``, an angle and the inner product of the same pair not
@@ -29,7 +29,9 @@ from fractions import Fraction
 
 import numpy as np
 
-from symrmt.models.attention.params import Geometry, LowRankGeometry, ParameterError, check_c, to_fraction
+from symrmt.models.attention.geometry import Geometry, LowRankGeometry
+from symrmt.errors import ParameterError
+from symrmt.models.attention.params import check_c, to_fraction
 from symrmt.results import _fstr
 
 __all__ = ["GridPoints", "grid_points", "exact_value"]

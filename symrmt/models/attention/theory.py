@@ -53,29 +53,13 @@ from dataclasses import dataclass
 import mpmath
 
 from symrmt.cache import cache_dict
-from symrmt.models.attention.solver import (
-    BranchError,
-    ConvergenceError,
-    FixedPoint,
-    PrecisionError,
-    SolverError,
-    lowrank_D,
-    mpf_of,
-    ridge_function,
-    closed_form_phi,
-    woodbury_value,
-)
+from symrmt.errors import BranchError, ConvergenceError, PrecisionError, SolverError
+from symrmt.models.attention.solver import FixedPoint, lowrank_D, mpf_of, woodbury_value
+from symrmt.codegen.compile import ridge_function, closed_form_phi
 from symrmt.parsing import check_digits
-from symrmt.models.attention.params import (
-    Geometry,
-    LowRankGeometry,
-    ParameterError,
-    as_low_rank,
-    check_c,
-    check_diagonal,
-    check_gammas,
-    to_fraction,
-)
+from symrmt.models.attention.geometry import Geometry, LowRankGeometry, as_low_rank
+from symrmt.errors import ParameterError
+from symrmt.models.attention.params import check_c, check_diagonal, check_gammas, to_fraction
 
 __all__ = [
     "AttentionPoint",
@@ -391,7 +375,7 @@ def attention_limit(f, c, gammas, geometry: Geometry | LowRankGeometry | None = 
     Examples
     --------
     >>> import mpmath
-    >>> from symrmt.models.attention.params import Geometry
+    >>> from symrmt.models.attention.geometry import Geometry
     >>> v = attention_limit("tanh", "1/2", [1], Geometry(snr=1), digits=30)
     >>> mpmath.nstr(v[0], 30)
     '0.431819565620211295530756045623'

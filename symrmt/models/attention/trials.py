@@ -29,9 +29,9 @@ from fractions import Fraction
 
 import numpy as np
 
-from symrmt.models.attention.params import (
-    Geometry, LowRankGeometry, ParameterError, as_low_rank, check_c, check_diagonal, check_gammas,
-)
+from symrmt.models.attention.geometry import Geometry, LowRankGeometry, as_low_rank
+from symrmt.errors import ParameterError
+from symrmt.models.attention.params import check_c, check_diagonal, check_gammas
 from symrmt.models.attention.params import check_noise
 from symrmt.models.attention.montecarlo import (
     _check_int, _weights_from_geometry, draw_tokens, ridge_errors, simulate_trial,
@@ -181,7 +181,7 @@ def simulate_point(f, n, c, gammas, geometry=None, diagonal="zero", noise="gauss
                                "gram": [[float(x) for x in row] for row in geometry.gram()]}
         else:
             raise ParameterError(
-                f"geometry must be a symrmt.models.attention.params.Geometry or LowRankGeometry, got {type(geometry).__name__}"
+                f"geometry must be a symrmt.Geometry or LowRankGeometry, got {type(geometry).__name__}"
             )
         model = _weights_from_geometry(geometry, p) + (None,)
     diagonal = check_diagonal(diagonal)

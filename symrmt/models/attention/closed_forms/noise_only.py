@@ -57,7 +57,7 @@ import sympy as sp
 
 from symrmt.cache import cached
 from symrmt.errors import SymrmtError
-from symrmt.models.attention.params import ParameterError
+from symrmt.errors import ParameterError
 from symrmt.models.attention import equations as S
 
 G11, G12, G13, G22, G23, G33 = S.G_SYMBOLS

@@ -60,7 +60,7 @@ BELOW = (alpha, rho, sigma, kappa, omega, tau)
 
 def _compile(args, expr):
     """The package's one compile step (empty ``__builtins__``), without its common subexpressions."""
-    from symrmt.models.attention.solver import compile_expr
+    from symrmt.codegen.compile import compile_expr
 
     return compile_expr(args, expr, cse=False, floats_ok=True)
 
