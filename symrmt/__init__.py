@@ -57,7 +57,12 @@ _LAZY = {
 #: public names that are modules (``symrmt.latex`` is callable: :mod:`symrmt.latex`)
 _MODULES = {"latex": "symrmt.latex"}
 
-__all__ = sorted([*_LAZY, *_MODULES])
+__all__ = [
+    "BranchError", "CheckReport", "Comparison", "ConvergenceError", "CrossingsResult", "Geometry", "LimitResult",
+    "LowRankGeometry", "Nonlinearity", "NotExact", "ParameterError", "PrecisionError", "QuadratureError",
+    "SimulationResult", "SolverError", "SweepResult", "check", "crossings", "latex", "limit", "simulate", "sweep",
+]
+assert sorted(__all__) == sorted([*_LAZY, *_MODULES])  # one list of public names, kept with the table above
 
 
 def __getattr__(name):

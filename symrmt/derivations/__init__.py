@@ -6,6 +6,8 @@ Each module has ``run(quick=False, digits=...) -> symrmt.derivations.checklist.C
 ``symrmt verify`` runs all of them.
 """
 
+__all__ = ["DERIVATIONS", "load_module"]
+
 #: module names in the order ``symrmt verify`` runs them
 DERIVATIONS = (
     "hermite_linearization",
