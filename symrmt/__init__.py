@@ -37,7 +37,7 @@ _LAZY = {
     "crossings": "symrmt.models.attention.boundary",
     "LimitResult": "symrmt.results",
     "SimulationResult": "symrmt.results",
-    "Comparison": "symrmt.results",
+    "Comparison": "symrmt.comparison",
     "SweepResult": "symrmt.models.attention.sweeps",
     "CrossingsResult": "symrmt.models.attention.boundary",
     "Geometry": "symrmt.models.attention.geometry",

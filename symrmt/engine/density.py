@@ -8,6 +8,8 @@ and the masses of its atoms.
 Examples
 --------
 >>> import mpmath
+
+from symrmt.table import TableResult
 >>> from symrmt.engine import Model
 >>> m = Model()
 >>> m.dim("p", "c*n")
@@ -22,10 +24,12 @@ from __future__ import annotations
 
 import mpmath
 
+from symrmt.table import TableResult
+
 __all__ = ["Density", "density"]
 
 
-class Density:
+class Density(TableResult):
     """A spectral density on a grid.
 
     Attributes: ``x`` (floats), ``density`` (mpf, or ``None`` where the point is singular: an edge or an
@@ -86,6 +90,28 @@ class Density:
         from symrmt.figures.density_plot import plot_density
 
         return plot_density(self, path=path, ax=ax, title=title)
+
+    # the table protocol (symrmt.table.TableResult): str(), HTML, LaTeX, to_xarray()
+    ROW_NAME = "points"
+
+    def _columns(self) -> list:
+        return ["x", "density", "status"]
+
+    def _rows(self, limit: int | None = None) -> list:
+        k = len(self.x) if limit is None else min(len(self.x), limit)
+        return [[repr(float(self.x[i])), "" if self.density[i] is None else mpmath.nstr(self.density[i], self.digits),
+                 self.status[i]] for i in range(k)]
+
+    def _count(self) -> int:
+        return len(self.x)
+
+    def _caption(self) -> str:
+        at = ", ".join(f"{k} = {v}" for k, v in self.at.items())
+        return (f"spectral density of {self.expression}" + (f" at {at}" if at else "")
+                + f"; {len(self.x)} points, {len(self._atoms)} atom(s), {self.digits} digits")
+
+    def _empty_text(self) -> str:
+        return "No points on the grid."
 
     def __repr__(self):
         return f"Density({self.expression!r}, {len(self.x)} points, support={self._support}, atoms={len(self._atoms)})"

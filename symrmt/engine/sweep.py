@@ -27,6 +27,7 @@ from collections.abc import Mapping
 import numpy as np
 
 from symrmt.errors import ParameterError
+from symrmt.table import TableResult
 
 __all__ = ["TraceSweep", "sweep"]
 
@@ -37,7 +38,7 @@ FALLBACK_DIGITS, CERTIFY_DIGITS = 15, 30
 CHUNK_ENTRIES = 5_000_000
 
 
-class TraceSweep:
+class TraceSweep(TableResult):
     """What :meth:`symrmt.engine.Model.sweep` returns.
 
     Attributes
@@ -91,6 +92,28 @@ class TraceSweep:
         except ImportError:  # pragma: no cover - pandas is in the test extras
             raise ParameterError("to_pandas() needs pandas (pip install pandas)") from None
         return pd.DataFrame(self.points())
+
+    # the table protocol (symrmt.table.TableResult): str(), HTML, LaTeX, to_xarray()
+    ROW_NAME = "points"
+
+    def _columns(self) -> list:
+        return [*self.grid, "value", "fallback", "error_estimate"]
+
+    def _rows(self, limit: int | None = None) -> list:
+        pts, n = self.points(), int(self.values.size)
+        k = n if limit is None else min(n, limit)
+        return [[str(bool(pts[c][i])) if c == "fallback" else repr(float(pts[c][i])) for c in self._columns()]
+                for i in range(k)]
+
+    def _count(self) -> int:
+        return int(self.values.size)
+
+    def _caption(self) -> str:
+        at = ", ".join(f"{k} = {v}" for k, v in self.at.items())
+        return f"trace sweep: {self.expression}" + (f" at {at}" if at else "") + f"; {self.values.size} points (float64)"
+
+    def _empty_text(self) -> str:
+        return "No grid points."
 
     def __repr__(self):
         return (f"TraceSweep({self.expression!r}, shape={self.shape}, fallbacks={int(self.fallback.sum())}, "

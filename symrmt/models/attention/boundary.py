@@ -45,8 +45,10 @@ from fractions import Fraction
 
 from symrmt.errors import ParameterError
 from symrmt.models.attention.params import check_c, check_diagonal, to_fraction
-from symrmt.results import (_fstr, digit_lines, geometry_text, html_table, latex_array, latex_escape, latex_tabular,
-                            math_text, need_pandas, param_text, text_table)
+from symrmt.table import (
+    TableResult, digit_lines, float_text, geometry_text, html_table, latex_array, latex_escape, latex_tabular,
+    math_text, need_pandas, param_text, text_table,
+)
 from symrmt.models.attention.sweeps import GRID_KEYS, _exact_or, point_geometry
 
 #: the interval is scanned at this many points (by default) before each sign change is bracketed
@@ -62,7 +64,7 @@ __all__ = ["crossings", "CrossingsResult"]
 
 
 @dataclass(frozen=True, eq=False)
-class CrossingsResult:
+class CrossingsResult(TableResult):
     """The crossings ``E_A = E_RR`` found on an interval (from :func:`crossings`).
 
     Attributes
@@ -161,7 +163,7 @@ class CrossingsResult:
         return df
 
     def _interval(self) -> str:
-        return f"[{_fstr(self.between[0])}, {_fstr(self.between[1])}]"
+        return f"[{float_text(self.between[0])}, {float_text(self.between[1])}]"
 
     def summary(self) -> str:
         """One sentence: how many crossings, or that the sign never changes."""
@@ -384,7 +386,7 @@ def crossings(f, over: str = "c", between=(0.1, 10), *, c=None, gamma=None, geom
         s = diff.sign(x, min(start, top), top)
         if s == 0:
             raise PrecisionError(
-                f"E_A - E_RR at {over} = {_fstr(x)} is 0 to {top} digits: a crossing exactly at a scan point, "
+                f"E_A - E_RR at {over} = {float_text(x)} is 0 to {top} digits: a crossing exactly at a scan point, "
                 "or E_A = E_RR identically; move the interval or change scan")
         return s
 

@@ -127,7 +127,7 @@ def load_geometry(path: str, alpha=None):
 def geometry_record(geom, digits: int = 15, exact: bool = False) -> dict:
     """JSON-ready description of a geometry: exact values as strings (``"1/2"``), a long one (an irrational
     inner product rounded to 1000+ digits) as a decimal at ``digits`` unless ``exact``."""
-    from symrmt.results import decimal_text, is_long
+    from symrmt.table import decimal_text, is_long
 
     def t(v):
         return str(v) if exact or not is_long(v) else decimal_text(v, digits)

@@ -26,8 +26,8 @@ from fractions import Fraction
 from symrmt.models.attention.geometry import Geometry, LowRankGeometry
 from symrmt.errors import ParameterError
 from symrmt.models.attention.params import check_c, check_diagonal, to_fraction
-from symrmt.results import (LATEX_WIDE_DIGITS, _fstr, digit_lines, html_table, latex_array, latex_tabular, need_pandas,
-                            param_column, param_text, text_table)
+from symrmt.table import (LATEX_WIDE_DIGITS, TableResult, digit_lines, float_text, latex_array, latex_tabular,
+                          need_pandas, param_column, param_text, text_table)
 
 __all__ = ["sweep", "SweepResult", "GRID_KEYS", "point_geometry"]
 
@@ -116,7 +116,7 @@ def _split(grid: dict):
 # sweep
 # ---------------------------------------------------------------------------
 @dataclass(frozen=True, eq=False)
-class SweepResult:
+class SweepResult(TableResult):
     """Limits of ``E_A`` and ``E_RR`` over a product grid (from :func:`sweep`).
 
     ``.attention``, ``.ridge`` and ``.values(key)`` are float64 arrays of the grid's shape
@@ -257,7 +257,7 @@ class SweepResult:
         for k in keys:
             vals = [p[k] for p, _, _ in shown]
             if exact:
-                cols.append([_fstr(v) if isinstance(v, Fraction) else str(v) for v in vals])
+                cols.append([float_text(v) if isinstance(v, Fraction) else str(v) for v in vals])
             elif all(isinstance(v, Fraction) for v in vals):
                 cols.append(param_column(vals, self._digits))
             else:  # the float64 inner products of angles on the fast path
@@ -276,17 +276,16 @@ class SweepResult:
         return (f"sweep: f = {self.f}, diagonal = {self.diagonal}, {fixed}; {len(self.points)} points over "
                 f"{' x '.join(self.axes) or 'one point'} ({prec})")
 
-    def __str__(self) -> str:
-        rows = self._rows(60)
-        more = len(self.points) - len(rows)
-        tail = f"\n... {more} more points (to_pandas() has them all)" if more > 0 else ""
-        return self._caption() + "\n" + text_table(list(self.columns), rows) + tail
+    ROW_NAME = "points"  # str(): the protocol's text table, 60 rows, then how many more points
+
+    def _count(self) -> int:
+        return len(self.points)
 
     def __repr__(self) -> str:
         return f"<SweepResult f={self.f!r} shape={self.shape} axes={self.axes}>"
 
-    def _repr_html_(self) -> str:
-        return html_table(list(self.columns), self._rows(200), self._caption())
+    def _columns(self) -> list:  # the protocol's _repr_html_ (symrmt.table.TableResult)
+        return list(self.columns)
 
     def _varying(self) -> list:
         """Indices of the columns that vary over the grid (the others are in the caption), then E_A, E_RR."""

@@ -32,7 +32,7 @@ import numpy as np
 from symrmt.models.attention.geometry import Geometry, LowRankGeometry
 from symrmt.errors import ParameterError
 from symrmt.models.attention.params import check_c, to_fraction
-from symrmt.results import _fstr
+from symrmt.table import float_text
 
 __all__ = ["GridPoints", "grid_points", "exact_value"]
 
@@ -74,7 +74,7 @@ def _float_ok(key: str, x: Fraction, given) -> Fraction:
     """``x`` unchanged when its magnitude is 0 or within :data:`FLOAT_RANGE`; else a ParameterError naming
     the value as the user wrote it."""
     if x != 0 and not FLOAT_RANGE[0] <= abs(x) <= FLOAT_RANGE[1]:
-        shown = given if isinstance(given, str) else _fstr(x)
+        shown = given if isinstance(given, str) else float_text(x)
         raise ParameterError(f"{key} = {shown} is outside the range of the float64 path fast=True (magnitudes "
                              f"{FLOAT_RANGE[0]:g} to {FLOAT_RANGE[1]:g}, or 0); use fast=False (CLI: drop --fast)")
     return x
@@ -134,15 +134,15 @@ class GridPoints(Sequence):
         """Parameter ``key`` at every point as text (each exact value formatted once)."""
         kind, *rest = self._sources[key]
         if kind == "axis":
-            return self._broadcast(np.array([_fstr(v) for v in rest[1]], dtype=object), rest[0]).tolist()
+            return self._broadcast(np.array([float_text(v) for v in rest[1]], dtype=object), rest[0]).tolist()
         if kind == "fixed":
-            return [_fstr(rest[0])] * self._size
+            return [float_text(rest[0])] * self._size
         return [repr(x) for x in np.asarray(rest[0], dtype=np.float64).tolist()]
 
     def locate(self, i: int) -> str:
         """Point ``i`` as ``c = ..., snr = ...`` (its axis values), for error messages."""
         p = self[i]
-        return ", ".join(f"{k} = {_fstr(p[k]) if isinstance(p[k], Fraction) else repr(p[k])}" for k in self.keys)
+        return ", ".join(f"{k} = {float_text(p[k]) if isinstance(p[k], Fraction) else repr(p[k])}" for k in self.keys)
 
 
 def grid_points(axes: dict, fixed: dict, base) -> GridPoints:
