@@ -65,7 +65,7 @@ def prove_points(claim, run) -> dict:
                 truths = ball_truths(claim.involved, r.point, digits)
                 args = [P.to_arb(Fraction(r.point[n])) if n in r.point else P.to_arb(0) for n in VOCABULARY]
                 args += [truths.get(n, P.to_arb(0)) for n in QUANTITIES]
-                vals = P._arb_checked(list(P.arb_function(source, "candidate")(*args)), "the candidate")
+                vals = P.arb_checked(list(P.arb_function(source, "candidate")(*args)), "the candidate")
                 diff = vals[0] - vals[1]
                 if not diff.is_finite():
                     raise P.ProofError("the candidate is not finite on the balls")

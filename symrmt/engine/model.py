@@ -215,7 +215,7 @@ class Model(_model.Model):
 
         digits = check_digits(digits)
         if prove:
-            from symrmt.models.attention.prove import require_flint
+            from symrmt.arb import require_flint
 
             require_flint()
         plan = self.plan(expr)
@@ -280,7 +280,7 @@ class Model(_model.Model):
             raise ModelError("prove=True (--prove) does not cover a non-normal resolvent solved by Hermitization "
                              f"(trace #{hermitized[0] + 1}): drop it (the value is still certified at two precisions)")
         if prove:
-            from symrmt.models.attention.prove import prove_trace
+            from symrmt.engine.prove import prove_trace
 
             tb = prove_trace(plan, values, digits, getattr(result, "solvers", None))
             result.ball, result.branch = tb.value, tb.branch
