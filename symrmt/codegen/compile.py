@@ -80,7 +80,7 @@ def compile_expr(args, expr, modules="mpmath", cse=True, floats_ok=False):
     >>> compile_expr([sp.Symbol("c")], sp.Function("print")(sp.Symbol("c")))
     Traceback (most recent call last):
     ...
-    symrmt.models.attention.params.ParameterError: expression calls undefined functions ['print']
+    symrmt.errors.ParameterError: expression calls undefined functions ['print']
     """
     if not isinstance(expr, (sp.MatrixBase, list, tuple)):
         expr = sp.sympify(expr)

@@ -110,7 +110,7 @@ def gram_values(vectors, values: dict, strict: bool = True) -> dict:
     """
     from fractions import Fraction
 
-    from symrmt.models.attention.geometry import project_psd
+    from symrmt.psd import project_psd
     from symrmt.errors import ParameterError
 
     given = {}

@@ -51,7 +51,7 @@ def exact_value(key: str, value) -> Fraction:
     >>> exact_value("gamma", 0)
     Traceback (most recent call last):
     ...
-    symrmt.models.attention.params.ParameterError: gamma must be positive, got 0
+    symrmt.errors.ParameterError: gamma must be positive, got 0
     """
     if key == "c":
         return check_c(value)
