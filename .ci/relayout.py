@@ -39,7 +39,7 @@ MOVES = {
     "symrmt.symbolic.engine_tree": "symrmt.engine.tree",
     "symrmt.symbolic.engine_plan": "symrmt.engine.plan",
     "symrmt.symbolic.engine_vectors": "symrmt.engine.vectors",
-    "symrmt.symbolic.engine_kernel": "symrmt.engine.kernel",
+    "symrmt.symbolic.engine_kernel": "symrmt.engine.nonlinear_kernel",
     "symrmt.symbolic.engine_kernel_signal": "symrmt.engine.kernel_signal",
     "symrmt.symbolic.linearize": "symrmt.engine.linearize",
     "symrmt.symbolic.blockfp": "symrmt.engine.blockfp",

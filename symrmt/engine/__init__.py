@@ -6,7 +6,7 @@ package, from text to a certified number:
 
 * the language -- :mod:`~symrmt.engine.base` (dimensions, the node base), :mod:`~symrmt.engine.nodes`
   (the node classes), :mod:`~symrmt.engine.declarations` (declarations and parsing),
-  :mod:`~symrmt.engine.kernel` and :mod:`~symrmt.engine.kernel_signal` (the Gaussian equivalent of
+  :mod:`~symrmt.engine.nonlinear_kernel` and :mod:`~symrmt.engine.kernel_signal` (the Gaussian equivalent of
   an entrywise nonlinearity), :mod:`~symrmt.engine.io` (diagonal laws read from a file);
 * the reduction -- :mod:`~symrmt.engine.tree` and :mod:`~symrmt.engine.plan` (the expression to a
   plan), :mod:`~symrmt.engine.linearize` (linear pencils), :mod:`~symrmt.engine.blockfp` (the block
@@ -23,17 +23,27 @@ package, from text to a certified number:
   :mod:`~symrmt.engine.density_solver`, :mod:`~symrmt.engine.density_sim`;
 * its simulation -- :mod:`~symrmt.engine.simulate` and :mod:`~symrmt.engine.trials`.
 
-The public names below are those of :mod:`symrmt.engine.model` (``symrmt.engine.Model``, ...).
+The public names below are those of :mod:`symrmt.engine.model` (``symrmt.engine.Model``, ...), loaded on
+first use: importing a room of this package (its NumPy-only simulation, :mod:`symrmt.engine.simulate`)
+does not import SymPy.
 """
-
-from symrmt.engine.model import (
-    Model, TraceLimit, ModelError, bind, differentiate, walk, Dim, Gaussian, GOE, Identity, Diagonal, MatSum,
-    MatProduct, Scaled, Transpose, Inverse, Const, Trace, Diff, ScalarSum, ScalarProduct, Power, trace, inv, sqrt,
-    diff, kernel, kernel_coefficients,
-)
 
 __all__ = [
     "Model", "TraceLimit", "ModelError", "bind", "differentiate", "walk", "Dim", "Gaussian", "GOE", "Identity",
     "Diagonal", "MatSum", "MatProduct", "Scaled", "Transpose", "Inverse", "Const", "Trace", "Diff", "ScalarSum",
     "ScalarProduct", "Power", "trace", "inv", "sqrt", "diff", "kernel", "kernel_coefficients",
 ]
+
+
+def __getattr__(name):
+    if name in __all__:
+        from symrmt.engine import model
+
+        value = getattr(model, name)
+        globals()[name] = value  # later look-ups skip this function
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(__all__))

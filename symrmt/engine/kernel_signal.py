@@ -98,7 +98,7 @@ def kernel_signal(f, X, W=None, diagonal: str = "zero", *, model=None, name=None
     ``n x n`` matrix node; ``W = None`` is ``I_p``."""
     from fractions import Fraction
 
-    from symrmt.engine.kernel import kernel_coefficients, fresh_goe
+    from symrmt.engine.nonlinear_kernel import kernel_coefficients, fresh_goe
 
     Z = check_signal_matrix(X)
     p, ncols = X.rows, X.cols

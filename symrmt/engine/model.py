@@ -67,7 +67,7 @@ from symrmt.engine.nodes import (  # noqa: F401
 from symrmt.engine.declarations import _inv as inv  # noqa: F401
 from symrmt.engine.declarations import _sqrt as sqrt  # noqa: F401
 from symrmt.engine.tree import bind, differentiate  # noqa: F401
-from symrmt.engine.kernel import kernel, kernel_coefficients  # noqa: F401  (the Gaussian-equivalent kernel)
+from symrmt.engine.nonlinear_kernel import kernel, kernel_coefficients  # noqa: F401  (the Gaussian-equivalent kernel)
 
 #: the language's functions, for expressions built in Python
 trace = Trace

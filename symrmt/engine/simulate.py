@@ -54,7 +54,7 @@ import numpy as np
 from symrmt.errors import SymrmtError
 from symrmt.errors import ParameterError
 from symrmt.simulation.executor import make_executor, run_trials
-from symrmt.models.attention.montecarlo import TRIAL_BOOKKEEPING, check_memory_bytes
+from symrmt.simulation.memory import TRIAL_BOOKKEEPING, check_memory_bytes
 from symrmt.simulation.scheduler import check_workers
 
 __all__ = ["TraceSimulationError", "draw_matrices", "evaluate", "random_matrices", "simulate_trace"]

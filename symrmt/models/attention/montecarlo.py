@@ -29,7 +29,6 @@ True
 from __future__ import annotations
 
 import math
-import os
 import pickle
 from numbers import Integral
 
@@ -39,6 +38,7 @@ from symrmt.errors import ParameterError
 from symrmt.models.attention.geometry import as_low_rank
 from symrmt.models.attention.params import check_c
 from symrmt.simulation.executor import make_executor, run_trials
+from symrmt.simulation.memory import TRIAL_BOOKKEEPING, check_memory_bytes
 from symrmt.simulation.scheduler import check_workers
 
 __all__ = [
@@ -308,30 +308,11 @@ def _check_vectorized(f) -> None:
                              f"for input {probe.shape}")
 
 
-#: fraction of the physical memory one simulate() call may plan to use
-MEMORY_FRACTION = 0.5
-#: bytes kept per trial whatever n (its seed sequence and results), an upper estimate: a huge
-#: ``trials`` is refused by the memory check before anything is spawned
-TRIAL_BOOKKEEPING = 1024
-
-
 def _check_memory(n: int, p: int, explicit_weights: bool, parallel: int) -> None:
     """Refuse a run whose float64 arrays would not fit: about ``6 n^2 + 4 p n`` (+ ``p^2`` for
     explicit weights) doubles per trial in flight (kernel, Gram, eigenvectors, workspace, tokens)."""
     per_trial = 8 * (6 * n * n + 4 * p * n + (p * p if explicit_weights else 0))
     check_memory_bytes(per_trial * parallel, f"simulate n={n}, p={p}", f"{parallel} trial(s) at once", "lower n or c")
-
-
-def check_memory_bytes(need: int, what: str, detail: str, advice: str) -> None:
-    """Refuse, before any allocation, a plan needing ``need`` bytes above ``MEMORY_FRACTION`` of the
-    machine's physical memory; the error states the amount (shared by every simulation entry point)."""
-    try:
-        total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-    except (AttributeError, ValueError, OSError):
-        total = None
-    if total and need > MEMORY_FRACTION * total:
-        raise ParameterError(f"{what}: needs about {need / 2**30:.3g} GiB ({detail}), more than "
-                             f"{MEMORY_FRACTION:.0%} of this machine's {total / 2**30:.3g} GiB; {advice}")
 
 
 def _numpy_f(f):
