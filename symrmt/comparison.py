@@ -9,15 +9,11 @@ from __future__ import annotations
 
 import html
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from symrmt.table import (
     TableResult, float_text, gram_items, html_table, latex_array, latex_tabular, mp_text, need_pandas, param_column,
     se_text, text_table,
 )
-
-if TYPE_CHECKING:  # annotations only
-    from symrmt.results import LimitResult, SimulationResult
 
 __all__ = ["Comparison", "Extrapolation"]
 
@@ -81,8 +77,8 @@ class Comparison(TableResult):
     ``|mean - limit| <= k se + slack``.
     """
 
-    simulation: SimulationResult
-    theory: LimitResult
+    simulation: object  # a symrmt.results.SimulationResult (not imported: results imports this module)
+    theory: object  # a symrmt.results.LimitResult
     extrapolation: Extrapolation | None = None
 
     columns = ("gamma", "attention_limit", "attention_mean", "attention_se", "attention_gap",

@@ -29,7 +29,7 @@ def engine_expr(power: int = ENGINE_POWER) -> str:
 def worker(spec: dict) -> dict:
     """Run in a subprocess: ``spec["mode"]`` is ``"plain"`` or ``"prove"`` (the model) or ``"engine"``."""
     import symrmt
-    from symrmt.bench.run import CURVE_C, CURVE_F, CURVE_GEOMETRY
+    from symrmt.bench.curve import CURVE_C, CURVE_F, CURVE_GEOMETRY
 
     mode = spec["mode"]
     if mode == "engine":

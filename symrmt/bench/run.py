@@ -37,11 +37,10 @@ import sys
 import tempfile
 import time
 
+from symrmt.bench.curve import CURVE_C, CURVE_F, CURVE_GEOMETRY  # noqa: F401 (the reference point, also bench.prove's)
+
 __all__ = ["run", "format_report", "main", "TARGETS"]
 
-#: the geometry of the 200-point target curve: w_K, w_Q parallel to mu (rank-one Gram, route "aligned")
-CURVE_GEOMETRY = {"snr": "1", "wk2": "1", "wq2": "1", "wkwq": "1", "muwk": "1", "muwq": "1"}
-CURVE_F, CURVE_C = "tanh", "1/2"
 
 TARGETS = {
     "curve_end_to_end_s": 5.0,  # a 200-point aligned curve, whole process including start-up
