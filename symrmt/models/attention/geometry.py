@@ -48,6 +48,10 @@ __all__ = [
     "as_low_rank",
     "as_geometry",
     "GEOMETRY_KEYS",
+    "GRAM_KEYS",
+    "ANGLE_KEYS",
+    "ANGLE_PAIRS",
+    "point_geometry",
 ]
 
 #: the entries of a rank-one geometry a dict (or keyword) may give: the Gram entries and the cosines
@@ -433,6 +437,48 @@ def as_geometry(geometry=None, **values):
         both = [k for k in values if k in geometry.as_dict() and geometry.as_dict()[k] != 0]
         if both:
             raise ParameterError(f"{both[0]} is given twice: in the geometry and as a keyword; give it once")
-    from symrmt.models.attention.sweeps import point_geometry
-
     return point_geometry(values, geometry)
+
+
+#: the inner products and the angles of a rank-one geometry a point may set
+GRAM_KEYS = ("snr", "wk2", "wq2", "wkwq", "muwk", "muwq")
+ANGLE_KEYS = ("cos_muwk", "cos_muwq", "cos_wkwq")
+#: each angle and the inner product of the same pair
+ANGLE_PAIRS = {"cos_muwk": "muwk", "cos_muwq": "muwq", "cos_wkwq": "wkwq"}
+
+
+def point_geometry(values: dict, base=None):
+    """The geometry of one point: ``base`` (default ``mu = 0, W = I``) with the Gram entries and angles
+    in ``values`` put in.
+
+    Angles go through :meth:`Geometry.from_angles` with the norms of the point; an inner product
+    and the angle of the same pair cannot both be given.
+
+    >>> point_geometry({"snr": 2, "wk2": 1}).as_dict()["snr"]
+    Fraction(2, 1)
+    """
+    keys = [k for k in values if k in GRAM_KEYS or k in ANGLE_KEYS]
+    if isinstance(base, dict):  # a plain dict of entries (as_geometry)
+        base = as_geometry(base)
+    if isinstance(base, LowRankGeometry):
+        if keys:
+            raise ParameterError(f"with a LowRankGeometry only c and gamma can vary; got {', '.join(keys)}")
+        return base
+    if base is not None and not isinstance(base, Geometry):
+        raise ParameterError(f"geometry must be a symrmt.Geometry or LowRankGeometry, got {type(base).__name__}")
+    entries = dict((base or Geometry()).as_dict())
+    for k in GRAM_KEYS:
+        if k in values:
+            entries[k] = to_fraction(values[k], k)
+    angles = {k: values[k] for k in ANGLE_KEYS if k in values}
+    if not angles:
+        return Geometry(**entries)
+    both = [k for k in angles if ANGLE_PAIRS[k] in values]
+    if both:
+        raise ParameterError(f"give either {both[0]} or {ANGLE_PAIRS[both[0]]}, not both")
+    if not hasattr(Geometry, "from_angles"):  # pragma: no cover - arrives with the angle constructor
+        raise ParameterError("angles need Geometry.from_angles, which this installation lacks")
+    # a pair without an angle keeps the inner product given (or the base's)
+    return Geometry.from_angles(entries["snr"], entries["wk2"], entries["wq2"],
+                                **{k: angles.get(k) for k in ANGLE_KEYS},
+                                **{pair: entries[pair] for k, pair in ANGLE_PAIRS.items() if k not in angles})

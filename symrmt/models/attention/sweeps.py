@@ -23,7 +23,7 @@ import time
 from dataclasses import dataclass
 from fractions import Fraction
 
-from symrmt.models.attention.geometry import Geometry, LowRankGeometry
+from symrmt.models.attention.geometry import ANGLE_KEYS, GRAM_KEYS, Geometry, point_geometry
 from symrmt.errors import ParameterError
 from symrmt.models.attention.params import check_c, check_diagonal, to_fraction
 from symrmt.table import (LATEX_WIDE_DIGITS, TableResult, digit_lines, float_text, latex_array, latex_tabular,
@@ -31,55 +31,13 @@ from symrmt.table import (LATEX_WIDE_DIGITS, TableResult, digit_lines, float_tex
 
 __all__ = ["sweep", "SweepResult", "GRID_KEYS", "point_geometry"]
 
-GRAM_KEYS = ("snr", "wk2", "wq2", "wkwq", "muwk", "muwq")
-ANGLE_KEYS = ("cos_muwk", "cos_muwq", "cos_wkwq")
 #: every parameter a grid (or a crossing search) may run over
 GRID_KEYS = ("c", "gamma") + GRAM_KEYS + ANGLE_KEYS
-_PAIR = {"cos_muwk": "muwk", "cos_muwq": "muwq", "cos_wkwq": "wkwq"}
 
 
 # ---------------------------------------------------------------------------
-# points of the model
+# points of the model (one point's geometry: symrmt.models.attention.geometry.point_geometry)
 # ---------------------------------------------------------------------------
-def point_geometry(values: dict, base=None):
-    """The geometry of one point: ``base`` (default ``mu = 0, W = I``) with the Gram entries and angles
-    in ``values`` put in.
-
-    Angles go through :meth:`Geometry.from_angles` with the norms of the point; an inner product
-    and the angle of the same pair cannot both be given.
-
-    >>> point_geometry({"snr": 2, "wk2": 1}).as_dict()["snr"]
-    Fraction(2, 1)
-    """
-    keys = [k for k in values if k in GRAM_KEYS or k in ANGLE_KEYS]
-    if isinstance(base, dict):  # a plain dict of entries (symrmt.models.attention.geometry.as_geometry)
-        from symrmt.models.attention.geometry import as_geometry
-
-        base = as_geometry(base)
-    if isinstance(base, LowRankGeometry):
-        if keys:
-            raise ParameterError(f"with a LowRankGeometry only c and gamma can vary; got {', '.join(keys)}")
-        return base
-    if base is not None and not isinstance(base, Geometry):
-        raise ParameterError(f"geometry must be a symrmt.Geometry or LowRankGeometry, got {type(base).__name__}")
-    entries = dict((base or Geometry()).as_dict())
-    for k in GRAM_KEYS:
-        if k in values:
-            entries[k] = to_fraction(values[k], k)
-    angles = {k: values[k] for k in ANGLE_KEYS if k in values}
-    if not angles:
-        return Geometry(**entries)
-    both = [k for k in angles if _PAIR[k] in values]
-    if both:
-        raise ParameterError(f"give either {both[0]} or {_PAIR[both[0]]}, not both")
-    if not hasattr(Geometry, "from_angles"):  # pragma: no cover - arrives with the angle constructor
-        raise ParameterError("angles need Geometry.from_angles, which this installation lacks")
-    # a pair without an angle keeps the inner product given (or the base's)
-    return Geometry.from_angles(entries["snr"], entries["wk2"], entries["wq2"],
-                                **{k: angles.get(k) for k in ANGLE_KEYS},
-                                **{pair: entries[pair] for k, pair in _PAIR.items() if k not in angles})
-
-
 def _split(grid: dict):
     """``(axes, fixed)``: the grid's 1-D entries in order, and its scalar entries."""
     if not isinstance(grid, dict) or not grid:
