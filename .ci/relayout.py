@@ -115,7 +115,29 @@ RELOCATE = {
                                           "PrecisionError", "SymrmtError")},
     **{("symrmt.models.attention.params", n): "symrmt.models.attention.geometry" for n in _GEOMETRY},
     **{("symrmt.models.attention.solver", n): "symrmt.codegen.compile" for n in _COMPILE},
+    # later splits: the exact PSD checks, the ball arithmetic, the memory check, the table helpers
+    **{("symrmt.models.attention.geometry", n): "symrmt.psd" for n in _GEOMETRY[:5]},
+    **{("symrmt.models.attention.prove", n): "symrmt.arb" for n in (
+        "INSTALL", "GUARD_BITS", "ProofError", "ProveUnavailable", "require_flint", "working_bits", "bits_for", "to_arb",
+        "sympy_ball", "arb_function", "ball_parts", "ball_json", "ball_text", "check_radius", "relative_ok", "krawczyk")},
+    ("symrmt.models.attention.prove", "prove_trace"): "symrmt.engine.prove",
+    ("symrmt.models.attention.prove", "hermite_ball"): "symrmt.hermite.balls",
+    ("symrmt.models.attention.prove", "prove_hermite_report"): "symrmt.hermite.balls",
+    ("symrmt.models.attention.montecarlo", "check_memory_bytes"): "symrmt.simulation.memory",
+    ("symrmt.models.attention.montecarlo", "TRIAL_BOOKKEEPING"): "symrmt.simulation.memory",
+    ("symrmt.models.attention.sweeps", "point_geometry"): "symrmt.models.attention.geometry",
+    **{("symrmt.results", n): "symrmt.table" for n in (
+        "text_table", "html_table", "latex_tabular", "latex_array", "latex_escape", "math_text", "digit_lines",
+        "grouped_digits", "need_pandas", "LATEX_WIDE_DIGITS", "param_text", "param_column", "decimal_text", "is_long",
+        "geometry_text")},
+    ("symrmt.results", "Comparison"): "symrmt.comparison",
+    ("symrmt.results", "Extrapolation"): "symrmt.comparison",
 }
+#: private helpers made public when they moved (old name -> new name); apply by hand where a file uses them
+RENAMED = {"symrmt.results._fstr": "symrmt.table.float_text", "symrmt.results._nstr": "symrmt.table.mp_text",
+           "symrmt.results._floats": "symrmt.table.float_array", "symrmt.results._gram_items": "symrmt.table.gram_items",
+           "symrmt.results._se_str": "symrmt.table.se_text", "symrmt.numeric.prove._arb_checked": "symrmt.arb.arb_checked",
+           "symrmt.numeric.prove._mat_solve": "symrmt.arb.mat_solve"}
 
 #: files another branch edits at the same time: imports inside their functions are left alone
 FROZEN_BODIES = {"symrmt/models/attention/solver.py", "symrmt/engine/solver.py", "symrmt/models/attention/batch.py",
@@ -299,7 +321,9 @@ def rewrite_text(text: str, pairs) -> str:
     for old, new in pairs:
         guard = ""
         if new.startswith(old + "."):  # symrmt.cli -> symrmt.cli.main: leave the new package's own paths alone
-            subs = sorted({m.rpartition(".")[2] for m in MOVES.values() if m.startswith(old + ".")})
+            subs = {m.rpartition(".")[2] for m in MOVES.values() if m.startswith(old + ".")}
+            subs |= {f.stem for f in (ROOT / Path(*old.split("."))).glob("*.py")}  # modules added since
+            subs = sorted(subs)
             guard = r"(?!\.(?:" + "|".join(subs) + r")\b)(?!\s+import\b)"  # imports: the import pass
         alts.append(re.escape(old) + guard)
     pattern = r"(?<![\w./])(" + "|".join(alts) + r")(?![\w])"

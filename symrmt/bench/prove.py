@@ -36,7 +36,7 @@ def worker(spec: dict) -> dict:
         from fractions import Fraction
 
         from symrmt.engine import Model
-        from symrmt.models.attention.prove import prove_trace
+        from symrmt.engine.prove import prove_trace
 
         m = Model()
         m.dim("p", "c*n")

@@ -40,12 +40,13 @@ def cmd_hermite(args) -> int:
 
     nl = nonlinearity_of(args)
     if args.prove:
-        from symrmt.models.attention.prove import require_flint
+        from symrmt.arb import require_flint
 
         require_flint()
     rep = hermite_report(nl, k=args.k, dps=args.digits, center=args.center)
     if args.prove:
-        from symrmt.models.attention.prove import ball_json, ball_text, prove_hermite_report
+        from symrmt.arb import ball_json, ball_text
+        from symrmt.hermite.balls import prove_hermite_report
 
         balls = prove_hermite_report(nl, args.k, args.digits)
         if args.json:
@@ -110,7 +111,8 @@ def cmd_limit(args) -> int:
     att = res.get("attention")
     rows = []
     if balls is not None:
-        from symrmt.models.attention.prove import BRANCH_NOTE, ball_text
+        from symrmt.models.attention.prove import BRANCH_NOTE
+        from symrmt.arb import ball_text
 
         for i, g in enumerate(args.gamma):
             rows.append([g, ball_text(balls["attention"][i], D), ball_text(balls["ridge"][i], D)])

@@ -180,7 +180,8 @@ def _num(x, digits):
 
 
 def cmd_sweep(args) -> int:
-    from symrmt.models.attention.prove import ball_parts, balls_json
+    from symrmt.arb import ball_parts
+    from symrmt.models.attention.prove import balls_json
     from symrmt.models.attention.sweeps import sweep
 
     grid = {}

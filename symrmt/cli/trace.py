@@ -353,7 +353,7 @@ def cmd_trace(args) -> int:
         "certificate": getattr(result, "certificate", "relative"),
     }
     if args.prove:
-        from symrmt.models.attention.prove import ball_json
+        from symrmt.arb import ball_json
 
         out["proved"] = {**ball_json(result.ball, D), "branch": result.branch}
     if getattr(result, "hermitized", ()):
@@ -393,7 +393,8 @@ def cmd_trace(args) -> int:
         print(f"trace #{', #'.join(map(str, out['hermitized']))}: a non-normal matrix, not invertible in the limit: "
               "solved by Hermitization (the Brown measure), see docs/engine.md")
     if args.prove:
-        from symrmt.models.attention.prove import BRANCH_NOTE, ball_text
+        from symrmt.models.attention.prove import BRANCH_NOTE
+        from symrmt.arb import ball_text
 
         print(f"proved: {ball_text(result.ball, D)}  ({BRANCH_NOTE[result.branch]})")
     if args.simulate and args.store is not None:

@@ -23,7 +23,7 @@ def _contains(ball, ref) -> bool:
     the references are computed at 45 digits or more, the proved balls are often far tighter)."""
     import flint
 
-    from symrmt.models.attention.prove import working_bits
+    from symrmt.arb import working_bits
 
     with working_bits(256):
         r = flint.arb(mpmath.nstr(ref, 50), abs(float(ref)) * 1e-40)
@@ -36,19 +36,19 @@ def _mpq(text):
 
 
 def _tight(ball) -> bool:
-    from symrmt.models.attention.prove import relative_ok
+    from symrmt.arb import relative_ok
 
     return relative_ok(ball, DIGITS)
 
 
 def _record(ck, name, ball, ok, ref_text=""):
-    from symrmt.models.attention.prove import ball_text
+    from symrmt.arb import ball_text
 
     ck.add("proved: " + name, "precision", ok and _tight(ball), ball_text(ball, DIGITS) + ref_text)
 
 
 def _hermite_linearization(ck):
-    from symrmt.models.attention.prove import prove_hermite_report
+    from symrmt.hermite.balls import prove_hermite_report
     from symrmt.hermite import Nonlinearity
 
     t = prove_hermite_report(Nonlinearity("tanh"), 1, DIGITS)

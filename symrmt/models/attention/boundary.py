@@ -49,7 +49,8 @@ from symrmt.table import (
     TableResult, digit_lines, float_text, geometry_text, html_table, latex_array, latex_escape, latex_tabular,
     math_text, need_pandas, param_text, text_table,
 )
-from symrmt.models.attention.sweeps import GRID_KEYS, _exact_or, point_geometry
+from symrmt.models.attention.sweeps import GRID_KEYS, _exact_or
+from symrmt.models.attention.geometry import point_geometry
 
 #: the interval is scanned at this many points (by default) before each sign change is bracketed
 SCAN = 24

@@ -392,7 +392,7 @@ def sweep(f, grid: dict, *, geometry=None, diagonal: str = "zero", digits: int =
     if fast and prove:
         raise ParameterError("prove=True (--prove) needs the certified path: drop fast (--fast)")
     if prove:
-        from symrmt.models.attention.prove import require_flint
+        from symrmt.arb import require_flint
 
         require_flint()
     if fast:
