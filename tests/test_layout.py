@@ -60,3 +60,23 @@ def test_no_star_imports():
             if isinstance(node, ast.ImportFrom) and any(a.name == "*" for a in node.names):
                 star.append(f"{path.relative_to(ROOT)}:{node.lineno}")
     assert not star, f"star imports: {star}"
+
+
+def test_every_path_the_architecture_page_cites_exists():
+    """Each ``symrmt.a.b`` in docs/architecture.md is a module, or a module's attribute (a call's path
+    from the command line to a certified number names real functions)."""
+    text = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
+    missing = []
+    for dotted in sorted(set(re.findall(r"\bsymrmt(?:\.\w+)+", text))):
+        parts = dotted.split(".")
+        for k in range(len(parts), 0, -1):
+            try:
+                obj = importlib.import_module(".".join(parts[:k]))
+            except ImportError:
+                continue
+            for name in parts[k:]:
+                obj = getattr(obj, name, None)
+            if obj is None:
+                missing.append(dotted)
+            break
+    assert not missing, f"docs/architecture.md cites what does not exist: {missing}"
