@@ -13,14 +13,14 @@ the one stated whatever this process has loaded.  The two settings alternate,
 
 In each subprocess, after one warm-up trial, ``K`` trials of each shape run one
 after another through the trial functions the executor uses (the ``simulate``
-trial of :mod:`symrmt.simulation.trials`; the trace engine's trial of
-:mod:`symrmt.simulation.trace_sim`), and the median wall time and the mean
+trial of :mod:`symrmt.models.attention.trials`; the trace engine's trial of
+:mod:`symrmt.engine.simulate`), and the median wall time and the mean
 process CPU time per trial are recorded.  The report gives, per shape, the
 median over the repeats and the ratio ``default / one thread`` (above 1: one
 thread is faster).  The load average of the machine is printed with each
 repeat, because the outcome depends on it.  ``--runtime`` adds a third setting:
 OpenBLAS starts with its default thread count and each trial runs inside
-:func:`symrmt.blas_threads.one_blas_thread` (threadpoolctl), as the executor runs
+:func:`symrmt.simulation.blas_threads.one_blas_thread` (threadpoolctl), as the executor runs
 in-process trials in a Python session where NumPy was loaded first.
 """
 
@@ -47,11 +47,11 @@ import json, os, statistics, sys, time
 import numpy as np
 sys.path.insert(0, {root!r})
 shapes, k, runtime = json.loads(sys.argv[1]), int(sys.argv[2]), sys.argv[3] == "runtime"
-from symrmt.blas_threads import one_blas_thread
+from symrmt.simulation.blas_threads import one_blas_thread
 out = {{}}
 for label, kind, n, c in shapes:
     if kind == "simulate":
-        from symrmt.simulation.trials import SIMULATE_SPEC, simulate_point
+        from symrmt.models.attention.trials import SIMULATE_SPEC, simulate_point
         pt = simulate_point(np.tanh, n, c, [1])
         fn, params, ctx = SIMULATE_SPEC.fn, pt.key, pt.context
     else:
@@ -98,7 +98,7 @@ def main(argv=None) -> int:
     ap.add_argument("--trials", type=int, default=None, help="trials per shape and subprocess")
     ap.add_argument("--runtime", action="store_true",
                     help="also a third setting: default threads at start, each trial inside "
-                    "symrmt.blas_threads.one_blas_thread() (needs threadpoolctl)")
+                    "symrmt.simulation.blas_threads.one_blas_thread() (needs threadpoolctl)")
     ap.add_argument("--json", default=None, metavar="FILE")
     args = ap.parse_args(argv)
     shapes = SHAPES_QUICK if args.quick else SHAPES_FULL

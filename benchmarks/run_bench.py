@@ -8,7 +8,7 @@ Usage::
 writes ``DIR/bench.json`` (all measurements) and ``DIR/bench.md`` (the tables that
 ``docs/performance.md`` quotes); ``DIR`` defaults to ``benchmarks/results``.
 Everything is measured in one run, side by side, and reported as ratios where a
-reference exists (see :mod:`symrmt.bench`).
+reference exists (see :mod:`symrmt.bench.run`).
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
-from symrmt.bench import format_report, run  # noqa: E402
+from symrmt.bench.run import format_report, run  # noqa: E402
 
 
 def main(argv=None) -> int:

@@ -17,9 +17,9 @@ The public API (everything below is importable from ``symrmt`` itself):
 
 Layers (kept apart on purpose):
 
-* ``symrmt.symbolic.hermite``, ``symrmt.symbolic.attention`` -- SymPy: Hermite data, fixed-point systems, closed forms;
-* ``symrmt.numeric.solver``, ``symrmt.numeric.theory`` -- mpmath: compiled solvers at any precision;
-* ``symrmt.simulation.montecarlo`` -- NumPy only: Monte-Carlo simulation of the finite model.
+* ``symrmt.hermite``, ``symrmt.models.attention.equations`` -- SymPy: Hermite data, fixed-point systems, closed forms;
+* ``symrmt.models.attention.solver``, ``symrmt.models.attention.theory`` -- mpmath: compiled solvers at any precision;
+* ``symrmt.models.attention.montecarlo`` -- NumPy only: Monte-Carlo simulation of the finite model.
 
 Importing ``symrmt`` itself is cheap: it imports neither SymPy, mpmath nor NumPy.
 Each name above is loaded on first use (a module-level ``__getattr__``).
@@ -31,25 +31,25 @@ __version__ = "0.1.0"
 
 #: public name -> module that defines it (imported on first access)
 _LAZY = {
-    "limit": "symrmt.api",
-    "simulate": "symrmt.api",
-    "sweep": "symrmt.sweeps",
-    "crossings": "symrmt.boundary",
+    "limit": "symrmt.models.attention.api",
+    "simulate": "symrmt.models.attention.api",
+    "sweep": "symrmt.models.attention.sweeps",
+    "crossings": "symrmt.models.attention.boundary",
     "LimitResult": "symrmt.results",
     "SimulationResult": "symrmt.results",
-    "Comparison": "symrmt.results",
-    "SweepResult": "symrmt.sweeps",
-    "CrossingsResult": "symrmt.boundary",
-    "Geometry": "symrmt.geometry",
-    "LowRankGeometry": "symrmt.geometry",
-    "ParameterError": "symrmt.params",
-    "Nonlinearity": "symrmt.symbolic.hermite",
-    "NotExact": "symrmt.symbolic.hermite",
-    "QuadratureError": "symrmt.symbolic.hermite",
-    "SolverError": "symrmt.numeric",
-    "ConvergenceError": "symrmt.numeric",
-    "BranchError": "symrmt.numeric",
-    "PrecisionError": "symrmt.numeric",
+    "Comparison": "symrmt.comparison",
+    "SweepResult": "symrmt.models.attention.sweeps",
+    "CrossingsResult": "symrmt.models.attention.boundary",
+    "Geometry": "symrmt.models.attention.geometry",
+    "LowRankGeometry": "symrmt.models.attention.geometry",
+    "ParameterError": "symrmt.errors",
+    "Nonlinearity": "symrmt.hermite",
+    "NotExact": "symrmt.hermite",
+    "QuadratureError": "symrmt.hermite",
+    "SolverError": "symrmt.errors",
+    "ConvergenceError": "symrmt.errors",
+    "BranchError": "symrmt.errors",
+    "PrecisionError": "symrmt.errors",
     "check": "symrmt.check",
     "CheckReport": "symrmt.check",
 }
@@ -57,7 +57,12 @@ _LAZY = {
 #: public names that are modules (``symrmt.latex`` is callable: :mod:`symrmt.latex`)
 _MODULES = {"latex": "symrmt.latex"}
 
-__all__ = sorted([*_LAZY, *_MODULES])
+__all__ = [
+    "BranchError", "CheckReport", "Comparison", "ConvergenceError", "CrossingsResult", "Geometry", "LimitResult",
+    "LowRankGeometry", "Nonlinearity", "NotExact", "ParameterError", "PrecisionError", "QuadratureError",
+    "SimulationResult", "SolverError", "SweepResult", "check", "crossings", "latex", "limit", "simulate", "sweep",
+]
+assert sorted(__all__) == sorted([*_LAZY, *_MODULES])  # one list of public names, kept with the table above
 
 
 def __getattr__(name):

@@ -1,4 +1,4 @@
-from symrmt.cli import main
+from symrmt.cli.app import main
 
 if __name__ == "__main__":
     raise SystemExit(main())

@@ -14,7 +14,7 @@ gets.  The tables of :func:`cache_dict` hold solver objects that remember their 
 path (``numeric.theory``'s fixed points) or compiled systems; those are the caches' state, not
 values handed out for editing.
 
-The compiled-code cache on disk (:mod:`symrmt.numeric.codecache`) is separate: it is keyed by
+The compiled-code cache on disk (:mod:`symrmt.codegen.codecache`) is separate: it is keyed by
 the source that generated the code and survives the process.
 
 >>> @cached(maxsize=4)
@@ -32,7 +32,7 @@ from __future__ import annotations
 import functools
 from collections import OrderedDict
 
-from symrmt.params import ParameterError
+from symrmt.errors import ParameterError
 
 __all__ = ["DEFAULT_MAXSIZE", "BoundedDict", "cache_dict", "cache_info", "cached", "clear_caches"]
 

@@ -9,7 +9,7 @@ in MathJax 3 (no ``\intertext``, no package beyond amsmath/amssymb).
 every symbol defined: the pencil matrices, the fixed point and its branch, the rotated
 coordinates of ``(mu, w_K, w_Q)``, the Woodbury matrix ``D`` block by block, the vectors
 ``e`` and ``x``, and ``E_RR`` for comparison.  The matrices come from the symbolic layer
-(:mod:`symrmt.symbolic.attention`), so the LaTeX is the formula the package evaluates.
+(:mod:`symrmt.models.attention.equations`), so the LaTeX is the formula the package evaluates.
 
 ``symrmt.latex`` is this module, and calling it, ``symrmt.latex("theorem1")``, returns a
 :class:`LatexText`: ``str()`` is the LaTeX, and a notebook displays it (``_repr_latex_``).
@@ -20,7 +20,7 @@ from __future__ import annotations
 import sys
 import types
 
-from symrmt.params import ParameterError
+from symrmt.errors import ParameterError
 
 __all__ = ["LATEX_RESULTS", "EXPLICIT", "LatexText", "latex_of", "theorem1_explicit", "align", "split_equation",
            "split_sum", "document"]
@@ -150,7 +150,7 @@ def theorem1_explicit() -> str:
     """
     import sympy as sp
 
-    from symrmt.symbolic import attention as S
+    from symrmt.models.attention import equations as S
 
     L0, A_S, P = S.noise_pencil()
     G = S.block_trace_matrix()

@@ -7,10 +7,10 @@ notebook can keep drawing on it:
   values span a factor 10 or more);
 * :class:`~symrmt.results.SimulationResult`: the Monte-Carlo means with error bars of ``k`` standard
   errors, over the limit curves when ``limit=`` is given (``Comparison.plot()`` does that);
-* :class:`~symrmt.sweeps.SweepResult`: a line per error over a one-axis grid; over a two-axis grid
+* :class:`~symrmt.models.attention.sweeps.SweepResult`: a line per error over a one-axis grid; over a two-axis grid
   a heat map of ``E_A - E_RR`` (diverging colours, zero in white) with the contour
   ``E_A = E_RR``, or with ``kind="sign"`` the sign map of the phase diagram;
-* :class:`~symrmt.boundary.CrossingsResult`: the sign of ``E_A - E_RR`` at the scan points and a
+* :class:`~symrmt.models.attention.boundary.CrossingsResult`: the sign of ``E_A - E_RR`` at the scan points and a
   vertical line at each certified root.
 
 matplotlib is the optional extra ``symrmt[plot]``, xarray and pandas ``symrmt[results]``.
@@ -111,7 +111,7 @@ def _coords(sw):
 
     import numpy as np
 
-    from symrmt.params import to_fraction
+    from symrmt.models.attention.params import to_fraction
 
     out = []
     for name, vals in sw.grid.items():
@@ -122,12 +122,12 @@ def _coords(sw):
 
 
 def plot_sweep(sw, kind: str = "difference", ax=None, log=None):
-    """A :class:`~symrmt.sweeps.SweepResult`: lines over one axis, a heat map (``kind="difference"``,
+    """A :class:`~symrmt.models.attention.sweeps.SweepResult`: lines over one axis, a heat map (``kind="difference"``,
     ``"attention"``, ``"ridge"``) or the sign map (``kind="sign"``) over two."""
     import numpy as np
 
     if kind not in ("difference", "attention", "ridge", "sign"):
-        from symrmt.params import ParameterError
+        from symrmt.errors import ParameterError
 
         raise ParameterError(f"kind must be 'difference', 'attention', 'ridge' or 'sign', got {kind!r}")
     axes = list(sw.grid)
@@ -147,7 +147,7 @@ def plot_sweep(sw, kind: str = "difference", ax=None, log=None):
         ax.legend()
         return ax
     if len(axes) != 2:
-        from symrmt.params import ParameterError
+        from symrmt.errors import ParameterError
 
         raise ParameterError(f"plot() draws a sweep over one or two axes; this one has {len(axes)} ({', '.join(axes)})")
     x, y = _coords(sw)
@@ -182,7 +182,7 @@ def plot_sweep(sw, kind: str = "difference", ax=None, log=None):
 
 
 def plot_crossings(cr, ax=None, log=None):
-    """The sign of ``E_A - E_RR`` at the scan points of a :class:`~symrmt.boundary.CrossingsResult`
+    """The sign of ``E_A - E_RR`` at the scan points of a :class:`~symrmt.models.attention.boundary.CrossingsResult`
     and a vertical line at each root."""
     import numpy as np
 

@@ -1,7 +1,7 @@
 r"""Softmax attention: its limit through the entry-wise theory (``docs/theory.md``, section "Softmax attention").
 
 The model is ``K = (n/sqrt(p)) A``, ``A = row-softmax(S)``, ``S = X^T W X/sqrt(p)``, with the mask
-``S_ii = -inf`` (simulated by :func:`symrmt.simulation.montecarlo.softmax_kernel`).  Writing
+``S_ii = -inf`` (simulated by :func:`symrmt.models.attention.montecarlo.softmax_kernel`).  Writing
 ``h(t) = exp(t - alpha^2/2) - 1`` for the centered exponential at the scale of ``S_ij`` (variance
 ``alpha^2`` for ``W = alpha I + low rank``) and ``H = [h(S_ij)]_{i != j}``, the row normalization
 gives exactly
@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-from symrmt.params import ParameterError
+from symrmt.errors import ParameterError
 
 __all__ = ["softmax_text", "softmax_nonlinearity", "softmax_limit", "UNMASKED_REASON", "check_softmax_f", "check_mask"]
 
@@ -48,10 +48,10 @@ def softmax_text(alpha=1) -> str:
 
 def softmax_nonlinearity(alpha=1):
     """``h`` in the form the entry-wise solver takes for ``W = alpha I + ...``: a centered
-    :class:`~symrmt.symbolic.hermite.Nonlinearity` for ``alpha = 1``, else the text of ``h``, which the
+    :class:`~symrmt.hermite.Nonlinearity` for ``alpha = 1``, else the text of ``h``, which the
     solver rescales to ``h(alpha t)`` and checks centered there
-    (``E h(alpha xi) = exp(alpha^2/2 - alpha^2/2) - 1 = 0``; :func:`symrmt.numeric.theory.scaled_nonlinearity`)."""
-    from symrmt.api import as_nonlinearity
+    (``E h(alpha xi) = exp(alpha^2/2 - alpha^2/2) - 1 = 0``; :func:`symrmt.models.attention.theory.scaled_nonlinearity`)."""
+    from symrmt.models.attention.api import as_nonlinearity
 
     a = Fraction(alpha)
     return as_nonlinearity(softmax_text(a)) if a == 1 else softmax_text(a)
@@ -67,7 +67,7 @@ def check_softmax_f(f) -> None:
 def softmax_limit(c, gamma, geometry=None, digits: int = 15, mask: bool = True, progress=None):
     """Certified limits of ``E_A`` (masked softmax attention) and ``E_RR``: ``symrmt.limit(None, ...,
     attention="softmax")``, the entry-wise limit of :func:`softmax_nonlinearity` for ``geometry``'s ``alpha``."""
-    from symrmt.api import limit
+    from symrmt.models.attention.api import limit
 
     return limit(None, c, gamma, geometry, digits=digits, progress=progress, attention="softmax", mask=mask)
 

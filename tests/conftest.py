@@ -9,7 +9,7 @@ import os
 for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
 
-# The compiled-code disk cache (symrmt.numeric.codecache) goes to a throw-away folder, never the
+# The compiled-code disk cache (symrmt.codegen.codecache) goes to a throw-away folder, never the
 # user's ~/.cache, unless the caller chose one.
 if "SYMRMT_CACHE_DIR" not in os.environ:
     import atexit

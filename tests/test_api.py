@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 
 import symrmt
-from symrmt.params import ParameterError
+from symrmt.errors import ParameterError
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -136,9 +136,9 @@ def test_check_report_str_is_text():
 
 def test_rank2_example_file_runs_the_guides_command(capsys):
     """docs/examples/rank2.json is the guide's rank-2 geometry; the guide's command runs on it."""
-    from symrmt.cli import main
-    from symrmt.params import LowRankGeometry
-    from symrmt.numeric.theory import attention_limit
+    from symrmt.cli.app import main
+    from symrmt.models.attention.geometry import LowRankGeometry
+    from symrmt.models.attention.theory import attention_limit
 
     path = REPO / "docs" / "examples" / "rank2.json"
     guide = (REPO / "docs" / "guide.md").read_text()

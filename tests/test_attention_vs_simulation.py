@@ -21,9 +21,9 @@ import pytest
 
 from symrmt.derivations import attention_grid as G
 from symrmt.derivations.attention_grid import GAMMAS, GEOMETRIES, K, N, POINTS, SLACK_ABS, SLACK_REL, numpy_f
-from symrmt.params import Geometry
-from symrmt.simulation.montecarlo import simulate
-from symrmt.numeric.theory import attention_limit
+from symrmt.models.attention.geometry import Geometry
+from symrmt.models.attention.montecarlo import simulate
+from symrmt.models.attention.theory import attention_limit
 
 GAMMAS = list(GAMMAS)
 FULL_GRID = os.environ.get("SYMRMT_FULL_GRID", "") not in ("", "0")

@@ -1,8 +1,8 @@
-"""The trace engine's entry in ``symrmt bench`` (symrmt.bench_engine)."""
+"""The trace engine's entry in ``symrmt bench`` (symrmt.bench.engine)."""
 
 import mpmath
 
-from symrmt import bench_engine as be
+from symrmt.bench import engine as be
 
 
 def test_closed_form_of_the_cubed_wishart_resolvent():

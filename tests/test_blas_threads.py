@@ -1,4 +1,4 @@
-"""One BLAS thread for the trials (symrmt.blas_threads): the command sets it before NumPy loads,
+"""One BLAS thread for the trials (symrmt.simulation.blas_threads): the command sets it before NumPy loads,
 a thread count in the environment wins, and threadpoolctl (when installed) limits in-process trials."""
 
 import json
@@ -8,13 +8,13 @@ import sys
 
 import pytest
 
-from symrmt.blas_threads import BLAS_VARS, env_sets_threads, one_blas_thread
+from symrmt.simulation.blas_threads import BLAS_VARS, env_sets_threads, one_blas_thread
 
 _CLEAN = {k: v for k, v in os.environ.items() if k not in BLAS_VARS}
 
 _PROBE = (
     "import json, os, sys\n"
-    "from symrmt.cli import main\n"
+    "from symrmt.cli.app import main\n"
     "code = main(sys.argv[1:])\n"
     "print(json.dumps({'code': code, 'numpy': 'numpy' in sys.modules,\n"
     "                  'env': {k: os.environ.get(k) for k in ('OPENBLAS_NUM_THREADS', 'OMP_NUM_THREADS')}}),\n"
@@ -42,7 +42,7 @@ def test_a_thread_count_in_the_environment_wins():
 
 
 def test_nothing_is_set_once_numpy_is_loaded(monkeypatch):
-    from symrmt.blas_threads import one_thread_env_before_numpy
+    from symrmt.simulation.blas_threads import one_thread_env_before_numpy
 
     for k in BLAS_VARS:
         monkeypatch.delenv(k, raising=False)

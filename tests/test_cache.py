@@ -18,7 +18,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def _import_all():
     for info in pkgutil.walk_packages(symrmt.__path__, "symrmt."):
-        if info.name in ("symrmt.__main__", "symrmt.pretrained"):
+        if info.name in ("symrmt.__main__", "symrmt.models.attention.pretrained"):
             continue
         importlib.import_module(info.name)
 
@@ -39,8 +39,8 @@ def test_no_cache_outside_the_helper():
 
 def test_every_registered_cache_is_bounded_and_cleared():
     _import_all()
-    from symrmt.numeric import theory
-    from symrmt.symbolic.gaussian import exact_expectation, T
+    from symrmt.models.attention import theory
+    from symrmt.hermite.gaussian import exact_expectation, T
 
     exact_expectation(T**2, 5.0)  # fill two caches
     theory.attention_limit("tanh", "1/2", ["1"], digits=15)
@@ -66,11 +66,11 @@ def test_bounded_dict_drops_its_oldest_entry():
 
 
 def test_cached_values_are_immutable():
-    from symrmt.numeric.batch import numpy_functions
-    from symrmt.numeric.solver import asymptotic_start
-    from symrmt.symbolic import attention as S
-    from symrmt.symbolic.closed_forms import noise_only as N
-    from symrmt.symbolic.gaussian import NotExact, T, exact_expectation
+    from symrmt.models.attention.batch import numpy_functions
+    from symrmt.models.attention.solver import asymptotic_start
+    from symrmt.models.attention import equations as S
+    from symrmt.models.attention.closed_forms import noise_only as N
+    from symrmt.hermite.gaussian import NotExact, T, exact_expectation
 
     assert isinstance(N.cubic_system(), sp.ImmutableMatrix)
     assert all(isinstance(x, sp.ImmutableMatrix) for x in S.fixed_point_system())

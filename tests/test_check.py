@@ -15,8 +15,8 @@ import pytest
 import sympy as sp
 
 from symrmt.check.core import SymbolicTimeout, check, parse_candidate, parse_where, run_limited
-from symrmt.cli import main
-from symrmt.params import ParameterError
+from symrmt.cli.app import main
+from symrmt.errors import ParameterError
 
 c, g, s, m = sp.symbols("c gamma snr m", positive=True)
 
@@ -106,7 +106,7 @@ def test_attention_ridgeless_noise_only():
 
 
 def test_attention_stieltjes_cubic_is_verified():
-    # a1 = d = 0: the cubic stated in symrmt/symbolic/closed_forms/noise_only.py; the package's m_A comes from the
+    # a1 = d = 0: the cubic stated in symrmt/models/attention/closed_forms/noise_only.py; the package's m_A comes from the
     # general fixed-point solver, so this is a cross-check of the two
     rep = check("m_A", "nu*gamma^2*m_A^3 + nu*gamma*(c - 1)*m_A^2 + c*gamma*m_A - c", kind="equation",
                 where="a1=0, d=0", points=2)

@@ -1,4 +1,4 @@
-"""Tests of the command-line interface (symrmt.cli), called in-process through ``main(argv)``.
+"""Tests of the command-line interface (symrmt.cli.app), called in-process through ``main(argv)``.
 
 References are computed here independently of the library: the erf coefficient
 from its closed form, the tanh coefficient by mpmath quadrature of Stein's form
@@ -19,8 +19,8 @@ from pathlib import Path
 import mpmath
 import pytest
 
-from symrmt import cli
-from symrmt.cli import main
+from symrmt.cli import app as cli
+from symrmt.cli.app import main
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -133,7 +133,7 @@ def test_unknown_parameter_in_f(capsys):
 
 
 def test_solver_failure_exit_3(capsys, monkeypatch):
-    import symrmt.symbolic.hermite as hermite
+    import symrmt.hermite as hermite
 
     def boom(*args, **kwargs):
         raise hermite.QuadratureError("quadrature did not converge (test)")
@@ -205,7 +205,7 @@ def test_bad_numbers(capsys, flag, value):
 
 
 # ---------------------------------------------------------------------------
-# limit (needs symrmt.numeric.theory)
+# limit (needs symrmt.models.attention.theory)
 # ---------------------------------------------------------------------------
 def ridge_noise_only(c, g, dps):
     """E_RR at ||mu|| = 0: m > 0 solves g m^2 + (g + c - 1) m - 1 = 0, E = g^2 (m^2 + m)/(2 g m + g + c - 1)."""
@@ -227,7 +227,7 @@ def test_ridge_closed_form_reference_is_sane():
 
 
 def test_limit_json_structure(capsys):
-    pytest.importorskip("symrmt.numeric.theory")
+    pytest.importorskip("symrmt.models.attention.theory")
     rep = run_json(capsys, "limit", "--f", "tanh", "--c", "0.5", "--gamma", "0.1,1", "--snr", "1")
     assert rep["gamma"] == ["0.1", "1"]
     assert len(rep["ridge"]) == 2 and all(isinstance(x, float) for x in rep["ridge"])
@@ -239,7 +239,7 @@ def test_limit_json_structure(capsys):
 
 
 def test_limit_ridge_snr0_closed_form_25_digits(capsys):
-    pytest.importorskip("symrmt.numeric.theory")
+    pytest.importorskip("symrmt.models.attention.theory")
     gammas = ["0.05", "1", "3"]
     for c in ("0.5", "2"):
         rep = run_json(capsys, "limit", "--f", "tanh", "--c", c, "--gamma", ",".join(gammas), "--digits", "30")
@@ -253,7 +253,7 @@ def test_limit_ridge_snr0_closed_form_25_digits(capsys):
 
 
 def test_limit_readable(capsys):
-    pytest.importorskip("symrmt.numeric.theory")
+    pytest.importorskip("symrmt.models.attention.theory")
     rc, out, err = run(capsys, "limit", "--f", "tanh", "--c", "0.5", "--gamma", "1", "--digits", "20")
     assert rc == 0, err
     assert "E_RR (ridge)" in out
@@ -277,7 +277,7 @@ def test_demo_small(capsys, monkeypatch):
     monkeypatch.setitem(cli.DEMO, "n", 64)
     monkeypatch.setitem(cli.DEMO, "trials", 2)
     rc, out, err = run(capsys, "demo")
-    have_theory = importlib.util.find_spec("symrmt.numeric.theory") is not None
+    have_theory = importlib.util.find_spec("symrmt.models.attention.theory") is not None
     assert rc == (0 if have_theory else 3), err
     assert "simulation (mean ± se)" in out and "|gap|/se" in out
     assert out.count("E_A") >= 3 and out.count("E_RR") >= 3

@@ -10,7 +10,7 @@ import json
 import mpmath
 import pytest
 
-from symrmt.cli import main
+from symrmt.cli.app import main
 
 MP = "trace(inv(Z.T*Z/n + gamma*I(n)))"
 BASE = ["--matrix", "Z=gaussian(p,n)", "--dim", "p=c*n", "--at", "c=1/2, gamma=1/5"]

@@ -10,7 +10,7 @@ import mpmath
 import pytest
 
 from symrmt.engine import Model
-from symrmt.symbolic.engine_nodes import ModelError
+from symrmt.engine.nodes import ModelError
 
 MP = "trace(inv(Z.T*Z/n - z*I(n)))"
 
@@ -60,7 +60,7 @@ def test_diff_at_complex_is_refused():
 
 
 def test_cli_json_complex(capsys):
-    from symrmt.cli import main
+    from symrmt.cli.app import main
 
     code = main(["trace", MP, "--matrix", "Z=gaussian(p,n)", "--dim", "p=c*n", "--at", "c=2, z=0.5+0.01j", "--json"])
     data = json.loads(capsys.readouterr().out)
@@ -71,7 +71,7 @@ def test_cli_json_complex(capsys):
 
 
 def test_cli_complex_literal_goes_through_the_parser(capsys):
-    from symrmt.cli import main
+    from symrmt.cli.app import main
 
     assert main(["trace", MP, "--matrix", "Z=gaussian(p,n)", "--dim", "p=c*n", "--at", "c=2, z=0.5+__x__j"]) == 2
     assert "cannot read" in capsys.readouterr().err

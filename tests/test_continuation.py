@@ -12,7 +12,7 @@ import mpmath
 import pytest
 
 from symrmt.engine import Model
-from symrmt.numeric import SolverError
+from symrmt.errors import SolverError
 
 MP = "trace(inv(Z.T*Z/n + gamma*I(n)))"
 

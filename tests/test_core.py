@@ -10,8 +10,8 @@ from fractions import Fraction
 import mpmath
 import pytest
 
-from symrmt.core import (FLOAT64, MPMATH, BranchError, ConvergenceError, Disagree, Geometric, Linear,
-                         NewtonError, PrecisionError, certify, check_polish, follow, newton, two_pass)
+from symrmt.core import FLOAT64, MPMATH, Disagree, Geometric, Linear, NewtonError, certify, check_polish, follow, newton, two_pass
+from symrmt.errors import BranchError, ConvergenceError, PrecisionError
 
 
 # ---------------------------------------------------------------- core, synthetic
@@ -140,13 +140,13 @@ def test_certify_escalates_then_reports():
 # ---------------------------------------------------------------- attention fixed point
 
 def _fp():
-    from symrmt.numeric.solver import FixedPoint
+    from symrmt.models.attention.solver import FixedPoint
 
     return FixedPoint(Fraction(1, 2), Fraction(1, 2), Fraction(1, 2), Fraction(0))
 
 
 def test_attention_continuation_guards(monkeypatch):
-    from symrmt.numeric import solver
+    from symrmt.models.attention import solver
 
     g = _fp()._float_continue(0.1)  # the guards let the branch through
     assert 0 < g[0] <= 10
@@ -160,7 +160,7 @@ def test_attention_continuation_guards(monkeypatch):
 
 
 def test_attention_polish_check_and_newton_message():
-    from symrmt.numeric import solver
+    from symrmt.models.attention import solver
 
     fp = _fp()
     start = fp.start(Fraction(1, 10))
@@ -175,7 +175,7 @@ def test_attention_polish_check_and_newton_message():
 
 
 def test_attention_escalation(monkeypatch):
-    from symrmt.numeric import theory
+    from symrmt.models.attention import theory
 
     monkeypatch.setattr(theory, "_agree", lambda x, y, digits: False)
     with pytest.raises(PrecisionError, match="could not reach 15 digits"):
@@ -187,7 +187,7 @@ def test_attention_escalation(monkeypatch):
 def test_batch_trust_region(monkeypatch):
     import numpy as np
 
-    from symrmt.numeric import batch
+    from symrmt.models.attention import batch
 
     gam, c = np.array([0.1, 1.0]), np.array([0.5, 2.0])
     assert batch.continuation(gam, c, 0.5, 0.5, 0.0)[3].all()
@@ -212,9 +212,9 @@ def _mp_plan(expr="trace(inv(Z.T*Z/n + gamma*I(n)))", diag=False):
 
 @pytest.mark.parametrize("atoms", [False, True])
 def test_trace_guards(monkeypatch, atoms):
-    from symrmt.numeric import trace_solver
-    from symrmt.numeric.trace_certify import compiled_system
-    from symrmt.numeric.trace_solver import TraceSolver
+    from symrmt.engine import solver as trace_solver
+    from symrmt.engine.certify import compiled_system
+    from symrmt.engine.solver import TraceSolver
 
     expr = "trace(inv(Z.T*D*Z/n + gamma*I(n)))" if atoms else "trace(inv(Z.T*Z/n + gamma*I(n)))"
     _, plan = _mp_plan(expr, diag=atoms)
@@ -242,7 +242,7 @@ def test_trace_guards(monkeypatch, atoms):
 
 
 def test_trace_escalation(monkeypatch):
-    from symrmt.numeric import trace_certify
+    from symrmt.engine import certify as trace_certify
 
     m, _ = _mp_plan()
     monkeypatch.setattr(trace_certify, "agree", lambda x, y, digits: False)
@@ -253,7 +253,7 @@ def test_trace_escalation(monkeypatch):
 # ---------------------------------------------------------------- density paths
 
 def test_density_path_trust_region(monkeypatch):
-    from symrmt.numeric import density
+    from symrmt.engine import density_solver as density
 
     m, _ = _mp_plan()
     expr = "trace(inv(Z.T*Z/n - z*I(n)))"
@@ -270,7 +270,7 @@ def test_density_path_trust_region(monkeypatch):
 def test_noise_only_root_continuation_guards(monkeypatch):
     """At c = 1/2, gamma = 1/100 the Jensen bracket holds several roots, so the root is continued from a
     larger gamma (the core's follow); with no room in either trust region the continuation must refuse."""
-    from symrmt.symbolic.closed_forms import noise_only
+    from symrmt.models.attention.closed_forms import noise_only
 
     real = noise_only.follow
     calls = []

@@ -125,7 +125,7 @@ def test_free_convolution_semicircle_plus_mp(x):
 
 
 def test_non_symmetric_is_refused():
-    from symrmt.symbolic.engine_nodes import ModelError
+    from symrmt.engine.nodes import ModelError
 
     m = Model()
     m.gaussian("Z", "n", "n")
@@ -146,7 +146,7 @@ def test_histogram_agrees_and_result_object():
 
 
 def test_cli_json(capsys):
-    from symrmt.cli import main
+    from symrmt.cli.app import main
 
     code = main(["density", "Z.T*Z/n", "--matrix", "Z=gaussian(p,n)", "--dim", "p=c*n", "--at", "c=1/2",
                  "--over", "x=0:3:31", "--json"])
@@ -158,7 +158,7 @@ def test_cli_json(capsys):
 
 
 def test_cli_over_is_checked(capsys):
-    from symrmt.cli import main
+    from symrmt.cli.app import main
 
     assert main(["density", "Z.T*Z/n", "--matrix", "Z=gaussian(n,n)", "--over", "x=0:1:99999"]) == 2
     assert "4000" in capsys.readouterr().err

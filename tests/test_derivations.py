@@ -5,7 +5,7 @@ import re
 
 import pytest
 
-from symrmt.cli import LATEX_RESULTS, latex_of, main
+from symrmt.cli.app import LATEX_RESULTS, latex_of, main
 from symrmt.derivations import DERIVATIONS, load_module
 
 

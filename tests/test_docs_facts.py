@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from symrmt.cli import main
+from symrmt.cli.app import main
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -34,7 +34,7 @@ def test_parse_time_limit_is_the_one_of_limits():
 
 
 def test_input_md_names_the_functions_of_f():
-    from symrmt.symbolic.nonlinearity_parser import _FUNCTIONS
+    from symrmt.hermite.parser import _FUNCTIONS
 
     row = next(line for line in _read("docs/input.md").splitlines() if line.startswith("| `--f`"))
     listed = re.search(r"the functions `([^`]+)`", row).group(1).split()

@@ -11,7 +11,7 @@ import mpmath
 import pytest
 
 from symrmt.engine import Model, ModelError
-from symrmt.numeric import SolverError
+from symrmt.errors import SolverError
 
 DIGITS = 32
 
@@ -91,7 +91,7 @@ def test_two_atom_covariance(model):
 
 @pytest.mark.parametrize("c", ["1/2", "2"])
 def test_ridge_error_without_signal(model, c):
-    from symrmt.numeric.theory import ridge_limit
+    from symrmt.models.attention.theory import ridge_limit
 
     expr = "-gamma**2*diff(trace(inv(Z.T*Z/n + gamma*I(n))), gamma)"
     for gamma in ("1/10", "2"):
@@ -104,7 +104,7 @@ def test_ridge_error_without_signal(model, c):
 def test_noise_only_attention_error(model, c):
     """The Gaussian-equivalent kernel ``K = a1 (Z^T Z/p - I) + sqrt(nu - a1^2) G/sqrt(p)`` written by hand;
     ``E_A = -gamma^2 d/dgamma tau((K Z^T Z K / n + gamma)^{-1})`` against the package's attention limit."""
-    from symrmt.numeric.theory import attention_limit
+    from symrmt.models.attention.theory import attention_limit
 
     K = "(a1*(Z.T*Z/p - I(n)) + sqrt(nu - a1**2)*G/sqrt(p))"
     expr = f"-gamma**2*diff(trace(inv({K}*Z.T*Z*{K}/n + gamma*I(n))), gamma)"
@@ -265,7 +265,7 @@ def test_against_simulation(model, text):
 @pytest.mark.parametrize("gamma", ["1e-8", "1e6"])
 def test_ridge_error_at_extreme_gamma(model, gamma):
     """Far from gamma ~ 1 (stiff at small gamma: tau falls from 1/gamma at the start of the homotopy)."""
-    from symrmt.numeric.theory import ridge_limit
+    from symrmt.models.attention.theory import ridge_limit
 
     expr = "-gamma**2*diff(trace(inv(Z.T*Z/n + gamma*I(n))), gamma)"
     for c in ("1/2", "2"):
@@ -288,9 +288,9 @@ def test_pencil_and_equations_of_the_whole_expression(model):
 def test_noise_only_attention_error_for_presets(model, f):
     """The preset nonlinearities (tanh by quadrature, ReLU and centered cos in closed form): their Hermite
     data enter the hand-written Gaussian-equivalent expression as exact rationals of 70-digit values."""
-    from symrmt.numeric.theory import attention_limit
-    from symrmt.params import to_fraction
-    from symrmt.symbolic.hermite import Nonlinearity
+    from symrmt.models.attention.theory import attention_limit
+    from symrmt.models.attention.params import to_fraction
+    from symrmt.hermite import Nonlinearity
 
     nl = Nonlinearity(f)
     with mpmath.workdps(70):

@@ -6,7 +6,7 @@ Every reference here is computed without the engine:
   subordination equation of a semicircle plus MP, the MP Stieltjes transform at ``i sqrt(gamma)``
   for a squared Wishart matrix, the Silverstein equation of a two-atom covariance);
 * the package's own limits of the ridge error and of the noise-only Attention error
-  (``symrmt.numeric.theory``: a closed form and a hand-built 3-block pencil with its own solver),
+  (``symrmt.models.attention.theory``: a closed form and a hand-built 3-block pencil with its own solver),
   reached through the kernel helper's Gaussian-equivalent expression.
 
 Tolerances: closed forms to 30 digits (``10**-30`` relative), the package's errors to 40 digits.
@@ -18,7 +18,7 @@ import mpmath
 import pytest
 
 from symrmt.engine import Const, Diff, Identity, Inverse, Model, Trace, kernel
-from symrmt.params import LowRankGeometry
+from symrmt.models.attention.geometry import LowRankGeometry
 
 DIGITS = 30
 WORK = 60  # working digits of the references
@@ -170,7 +170,7 @@ def test_anisotropic_plus_semicircle():
 @pytest.mark.parametrize("c", ["1/2", "2"])
 @pytest.mark.parametrize("gamma", ["1/10", "3"])
 def test_ridge_error_without_signal(c, gamma):
-    from symrmt.numeric.theory import ridge_limit
+    from symrmt.models.attention.theory import ridge_limit
 
     m = Model()
     m.dim("p", "c*n")
@@ -197,7 +197,7 @@ def attention_expression(f, alpha=1, diagonal="zero"):
 @pytest.mark.parametrize("f", ["tanh", "relu", "cos"])
 @pytest.mark.parametrize("c", ["1/2", "2"])
 def test_noise_only_attention_equals_the_package(f, c):
-    from symrmt.numeric.theory import attention_limit
+    from symrmt.models.attention.theory import attention_limit
 
     m, E = attention_expression(f)
     r = m.limit(E, at={"c": c, "gamma": "1/10"}, digits=42)
@@ -210,7 +210,7 @@ def test_noise_only_attention_alpha_and_kept_diagonal():
     """``W = 2 I`` with the diagonal kept: the kernel helper rescales f like the package (``f(2 t)``, ``d -> 2 d``).
 
     ``f(t) = max(t, 0) - sqrt(2/pi)`` is centered at the scale 2 (``E max(2 xi, 0) = sqrt(2/pi)``)."""
-    from symrmt.numeric.theory import attention_limit
+    from symrmt.models.attention.theory import attention_limit
 
     f = "Max(t, 0) - sqrt(2/pi)"
     m, E = attention_expression(f, alpha=2, diagonal="keep")
@@ -222,7 +222,7 @@ def test_noise_only_attention_alpha_and_kept_diagonal():
 @pytest.mark.slow
 def test_noise_only_attention_equals_symrmt_limit_snr_0(capsys):
     """The same comparison against the CLI itself: ``symrmt limit --snr 0 --digits 45 --json``."""
-    from symrmt.cli import main
+    from symrmt.cli.app import main
 
     assert main(["limit", "--f", "cos", "--c", "2", "--gamma", "0.5", "--snr", "0", "--digits", "45", "--json"]) == 0
     text = json.loads(capsys.readouterr().out)["attention"][0]
@@ -247,8 +247,8 @@ def test_without_the_trust_region_the_wrong_root_is_refused_not_returned(monkeyp
     """At c = 1/2 the homotopy without its trust region lands on the negative root of the MP quadratic
     (tau = -1.96 at gamma = 1/100, against the true 50.96). That point must never come back: the second,
     finer path disagrees with it, even when no sanity bound applies (the bounds are switched off here)."""
-    from symrmt.numeric import trace_certify, trace_solver
-    from symrmt.numeric.solver import BranchError
+    from symrmt.engine import certify as trace_certify, solver as trace_solver
+    from symrmt.errors import BranchError
 
     monkeypatch.setattr(trace_solver, "MOVE_FRACTION", 1e300)
     monkeypatch.setattr(trace_certify, "_acceptor", lambda t, values: None)
@@ -261,9 +261,9 @@ def test_a_polish_that_leaves_the_homotopy_point_is_refused():
     from the checked point, and the solver refuses instead of returning that root."""
     from fractions import Fraction
 
-    from symrmt.numeric.solver import BranchError
-    from symrmt.numeric.trace_certify import compiled_system
-    from symrmt.numeric.trace_solver import TraceSolver
+    from symrmt.errors import BranchError
+    from symrmt.engine.certify import compiled_system
+    from symrmt.engine.solver import TraceSolver
 
     plan = _mp_model().plan("trace(inv(Z.T*Z/n + gamma*I(n)))")
     solver = TraceSolver(compiled_system(plan.traces[0].system), {"c": Fraction(1, 2), "gamma": Fraction(1, 100)})

@@ -13,9 +13,9 @@ from fractions import Fraction
 import mpmath
 import pytest
 
-from symrmt.cli import main
+from symrmt.cli.app import main
 from symrmt.engine import Model, ModelError, bind
-from symrmt.simulation.trace_sim import simulate_trace
+from symrmt.engine.simulate import simulate_trace
 
 MPQ = "beta.T*inv(Z*Z.T/n + gamma*I(p))*beta"
 
@@ -82,7 +82,7 @@ def test_ridge_teacher_bias_and_variance_against_hastie_et_al():
 
 
 def test_e_rr_with_a_signal_equals_the_ridge_closed_form():
-    from symrmt.numeric.theory import ridge_limit
+    from symrmt.models.attention.theory import ridge_limit
 
     m = _model()
     m.let("X", m.parse("mu*y.T + Z"))
@@ -99,9 +99,9 @@ def test_e_rr_with_a_signal_equals_the_ridge_closed_form():
     ("erf", 1, "3/2", "zero", [[2, 1, 0], [1, 1, 0], [0, 0, 1]]),
 ])
 def test_e_a_as_an_expression_equals_the_hand_built_solver(f, rank, alpha, diagonal, gram):
-    from symrmt.geometry import LowRankGeometry
+    from symrmt.models.attention.geometry import LowRankGeometry
     from symrmt.models.attention import at_from_gram, attention_model
-    from symrmt.numeric.theory import limit
+    from symrmt.models.attention.theory import limit
 
     m, ex = attention_model(f, rank, alpha, diagonal)
     at = {"c": "1/2", "gamma": "1/10", **at_from_gram(gram, rank)}

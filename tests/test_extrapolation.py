@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import symrmt
-from symrmt.results import Extrapolation
+from symrmt.comparison import Extrapolation
 
 GEO = symrmt.Geometry(snr=1)
 

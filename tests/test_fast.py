@@ -1,4 +1,4 @@
-"""The vectorised float64 path (symrmt.numeric.fast.solve_grid): agreement with the mpmath solver at
+"""The vectorised float64 path (symrmt.models.attention.fast.solve_grid): agreement with the mpmath solver at
 random points of every route, the fallback of failing points, and that its NumPy code is
 printed from the same SymPy systems as the mpmath code.
 
@@ -16,13 +16,14 @@ import mpmath
 import numpy as np
 import pytest
 
-from symrmt.numeric import codecache
-from symrmt.numeric import fast as F
-from symrmt.numeric import batch as B
-from symrmt.numeric import compile as N
-from symrmt.symbolic import attention as S
-from symrmt.params import Geometry, LowRankGeometry, ParameterError
-from symrmt.numeric.theory import attention_limit, ridge_limit
+from symrmt.codegen import codecache
+from symrmt.models.attention import fast as F
+from symrmt.models.attention import batch as B
+from symrmt.codegen import compile as N
+from symrmt.models.attention import equations as S
+from symrmt.models.attention.geometry import Geometry, LowRankGeometry
+from symrmt.errors import ParameterError
+from symrmt.models.attention.theory import attention_limit, ridge_limit
 
 TOL = 1e-10
 

@@ -18,8 +18,8 @@ matplotlib.use("Agg")
 import mpmath  # noqa: E402
 
 from symrmt import figures  # noqa: E402
-from symrmt.params import Geometry  # noqa: E402
-from symrmt.numeric.theory import attention_limit  # noqa: E402
+from symrmt.models.attention.geometry import Geometry  # noqa: E402
+from symrmt.models.attention.theory import attention_limit  # noqa: E402
 
 TINY = {"n": 64, "trials": 2, "workers": 1}
 

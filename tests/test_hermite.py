@@ -1,12 +1,12 @@
-"""Tests of symrmt.symbolic.hermite: exact Hermite data, high-precision quadrature, input checks."""
+"""Tests of symrmt.hermite: exact Hermite data, high-precision quadrature, input checks."""
 
 import mpmath
 import numpy as np
 import pytest
 import sympy as sp
 
-from symrmt.symbolic.hermite import PRESETS, T, NotExact, Nonlinearity, hermite_report, parse_f
-from symrmt.params import ParameterError
+from symrmt.hermite import PRESETS, T, NotExact, Nonlinearity, hermite_report, parse_f
+from symrmt.errors import ParameterError
 
 
 def _zero(expr):
@@ -111,7 +111,7 @@ def test_kink_not_at_zero_numeric_matches_exact():
     nl = Nonlinearity(f, center=True)
     pieces = nl._pieces
     assert [p[1] for p in pieces[:-1]] == [sp.Rational(3, 10)]
-    from symrmt.numeric.quadrature import numeric_hermite as _numeric_hermite, numeric_square as _numeric_square
+    from symrmt.hermite.quadrature import numeric_hermite as _numeric_hermite, numeric_square as _numeric_square
 
     with mpmath.workdps(40):
         for k in (1, 2, 3):

@@ -19,11 +19,14 @@ import numpy as np
 import pytest
 import sympy as sp
 
-from symrmt import cli
-from symrmt.numeric import codecache
-from symrmt.params import Geometry, LowRankGeometry, ParameterError, project_psd, to_fraction
+from symrmt.cli import app as cli
+from symrmt.codegen import codecache
+from symrmt.models.attention.geometry import Geometry, LowRankGeometry
+from symrmt.psd import project_psd
+from symrmt.errors import ParameterError
+from symrmt.models.attention.params import to_fraction
 from symrmt.parsing import LIMITS, ParseLimitError, parse_expression, parse_number, run_limited
-from symrmt.symbolic.hermite import parse_f
+from symrmt.hermite import parse_f
 
 
 def _fast(fn, *args, limit=10.0, **kw):
@@ -79,7 +82,7 @@ def test_latex_tower_refused():
 
 
 def test_compile_step_has_no_builtins():
-    from symrmt.numeric import compile_expr
+    from symrmt.codegen.compile import compile_expr
 
     c = sp.Symbol("c")
     with pytest.raises(ValueError, match="undefined functions"):
@@ -140,7 +143,7 @@ def test_cache_folder_created_private(tmp_path, monkeypatch):
 
 # ---------------------------------------------------------------- wrong numbers
 def test_ridge_large_gamma_property():
-    from symrmt.numeric.theory import ridge_limit
+    from symrmt.models.attention.theory import ridge_limit
 
     gammas = ["1e-12", "1e-6", "1e-2", "1", "1e2", "1e10", "1e20", "1e50", "1e100"]
     vals = ridge_limit("1/2", gammas, snr=1, digits=20)
@@ -153,8 +156,8 @@ def test_ridge_large_gamma_property():
 
 
 def test_attention_gamma_outside_range_names_gamma():
-    from symrmt.numeric.solver import PrecisionError
-    from symrmt.numeric.theory import attention_limit
+    from symrmt.errors import PrecisionError
+    from symrmt.models.attention.theory import attention_limit
 
     for g in ("1e-300", "1e25"):
         with pytest.raises(PrecisionError, match="gamma="):
@@ -246,7 +249,7 @@ def test_time_limit_kills_an_isolated_child():
 
 # ---------------------------------------------------------------- tracebacks and silent changes
 def test_simulate_refusals():
-    from symrmt.simulation import simulate
+    from symrmt.models.attention.montecarlo import simulate
 
     with pytest.raises(ParameterError, match="vectorized"):
         simulate(math.tanh, n=16, c=0.5, gammas=[1], trials=2)

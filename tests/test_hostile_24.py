@@ -20,10 +20,10 @@ import mpmath
 import numpy as np
 import pytest
 
-from symrmt.cli import main
-from symrmt.cli_common import num
+from symrmt.cli.app import main
+from symrmt.cli.common import num
 from symrmt.engine import Model, ModelError, bind
-from symrmt.params import ParameterError
+from symrmt.errors import ParameterError
 
 MP = "trace(inv(Z.T*Z/n + gamma*I(n)))"
 SC = "trace(inv(G/sqrt(n) + gamma*I(n)))"
@@ -506,7 +506,7 @@ def test_a_candidate_file_may_import_the_language_functions():
 
 
 def test_sweep_json_numbers_outside_the_float_range_are_strings():
-    from symrmt.cli_sweeps import _num
+    from symrmt.cli.sweeps import _num
 
     with mpmath.workdps(30):
         assert _num(mpmath.mpf("1e-400"), 12) == "1.0e-400"
@@ -536,8 +536,8 @@ def test_two_solves_that_stall_alike_cannot_certify(monkeypatch):
     iterate and agreed with each other; the residual check must refuse that instead of printing it."""
     import math
 
-    import symrmt.numeric.trace_solver as ts
-    from symrmt.numeric.solver import PrecisionError
+    import symrmt.engine.solver as ts
+    from symrmt.errors import PrecisionError
 
     def float_step_refine(apply_residual, lu, x, tol, maxsteps=60):
         prev = None

@@ -17,12 +17,12 @@ import numpy as np
 import pytest
 import sympy as sp
 
-from symrmt.numeric import fast
-from symrmt.numeric.quadrature import QuadratureError, quad_pieces
-from symrmt.numeric.theory import ridge_limit
-from symrmt.symbolic import attention as S
-from symrmt.symbolic.gaussian import T
-from symrmt.symbolic.nonlinearity import Nonlinearity
+from symrmt.models.attention import fast
+from symrmt.hermite.quadrature import QuadratureError, quad_pieces
+from symrmt.models.attention.theory import ridge_limit
+from symrmt.models.attention import equations as S
+from symrmt.hermite.gaussian import T
+from symrmt.hermite.nonlinearity import Nonlinearity
 
 
 _RIDGE = None
@@ -136,8 +136,8 @@ def test_quadrature_caps_refuse_fast():
 def test_erf_at_the_documented_digits_cap():
     # the cap itself (LIMITS['digits'] = 1000) runs for an f with closed forms (it was refused: dps 1025 > 1000);
     # a consistency check against the 30-digit solve, and the timing at the limit
-    from symrmt.numeric.theory import attention_limit
-    from symrmt.params import Geometry
+    from symrmt.models.attention.theory import attention_limit
+    from symrmt.models.attention.geometry import Geometry
 
     t = time.perf_counter()
     v = attention_limit("erf", "1/2", [1], Geometry(snr=1), digits=1000)[0]
@@ -184,7 +184,7 @@ def test_npy_geometry_rank_and_length_checked_first(npy):
 def test_exact_gram_in_integers_is_the_fraction_gram():
     from fractions import Fraction
 
-    from symrmt.geometry_io import exact_gram
+    from symrmt.models.attention.geometry_io import exact_gram
 
     rng = np.random.default_rng(3)
     v = rng.standard_normal((3, 40)) * np.array([[1e-300], [1.0], [1e300]])
@@ -194,7 +194,7 @@ def test_exact_gram_in_integers_is_the_fraction_gram():
 
 
 def test_npy_geometry_300k_is_fast(npy):
-    from symrmt.geometry_io import load_geometry
+    from symrmt.models.attention.geometry_io import load_geometry
 
     path = npy((3, 300_000))
     t = time.perf_counter()
@@ -223,7 +223,7 @@ def test_fast_sweep_out_of_float_range_is_one_line(spec, needle):
 
 
 def test_log_grid_below_float_range_is_read():
-    from symrmt.cli_sweeps import grid_entry
+    from symrmt.cli.sweeps import grid_entry
 
     assert grid_entry("c=1e-400:1:3:log") == ("c", ["1e-400", "1e-200", "1"])
 
@@ -238,7 +238,7 @@ def test_crossings_empty_c_range_shows_the_numbers_as_typed():
 
 
 def test_trapezoid_moments_agree_with_tanh_sinh():
-    from symrmt.numeric.quadrature import _trapezoid
+    from symrmt.hermite.quadrature import _trapezoid
 
     vals = _trapezoid(sp.tanh(T), 64, 30)
     with mpmath.workdps(45):
@@ -265,8 +265,8 @@ def test_tanh_k60_runs():
 
 
 def test_crossings_relu_over_the_whole_gamma_range_fast():
-    from symrmt.numeric.theory import attention_limit
-    from symrmt.params import Geometry
+    from symrmt.models.attention.theory import attention_limit
+    from symrmt.models.attention.geometry import Geometry
 
     p, dt = cli("crossings", "--f", "relu", "--over", "gamma", "--between", "1e-12,1e20", "--c", "0.5", "--snr", "1",
                 "--fast", "--json")

@@ -6,10 +6,10 @@ from decimal import Decimal
 import numpy as np
 import pytest
 
-from symrmt.cli import main
+from symrmt.cli.app import main
 from symrmt.engine import Model
-from symrmt.numeric.solver import BranchError
-from symrmt.params import ParameterError
+from symrmt.errors import BranchError
+from symrmt.errors import ParameterError
 from symrmt.parsing import ParseLimitError
 
 E = "trace(inv(Z.T*Z/n + gamma*I(n)))"
@@ -143,7 +143,7 @@ def test_engine_fixed_point_size_is_capped():
     """A matrix power whose pencil has 512 unknowns is refused before compiling, naming the limit."""
     import time
 
-    from symrmt.symbolic.engine_base import ModelError
+    from symrmt.engine.base import ModelError
 
     m = Model()
     m.dim("p", "c*n")

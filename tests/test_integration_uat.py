@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from symrmt.cli import main
+from symrmt.cli.app import main
 
 
 def _run(capsys, argv):
@@ -195,7 +195,7 @@ def test_geometry_repr_is_short_for_irrational_inner_products():
 def test_density_with_a_finite_rank_term_says_why_it_is_refused():
     """``Z.T*Z/n + 5*v*v.T`` is symmetric; it was refused as "a non-symmetric matrix"."""
     from symrmt.engine import Model
-    from symrmt.params import ParameterError
+    from symrmt.errors import ParameterError
 
     m = Model()
     m.dim("p", "c*n")

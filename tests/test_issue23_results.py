@@ -14,7 +14,7 @@ import pytest
 import sympy as sp
 
 import symrmt
-from symrmt.cli import main
+from symrmt.cli.app import main
 
 
 def _cli_json(capsys, argv):
@@ -197,7 +197,7 @@ def test_e_minus_2_parses_as_euler_minus_2():
 
 def test_bind_and_simulate_take_what_limit_takes():
     from symrmt.engine import Model, bind
-    from symrmt.simulation.trace_sim import simulate_trace
+    from symrmt.engine.simulate import simulate_trace
 
     m = Model()
     m.dim("p", "c*n")
@@ -233,7 +233,7 @@ def test_trace_diag_file_300_atoms(tmp_path, capsys):
 
 
 def test_diag_file_is_validated(tmp_path):
-    from symrmt.engine_io import load_law
+    from symrmt.engine.io import load_law
 
     def saved(name, arr, **kw):
         p = tmp_path / name
@@ -290,17 +290,18 @@ def test_geometry_keywords_and_dicts_everywhere():
 
 
 def test_one_public_path_for_the_geometry_classes():
-    import symrmt.geometry
-    import symrmt.params
+    import symrmt.models.attention.geometry
+    import symrmt.models.attention.params
 
-    assert symrmt.LowRankGeometry is symrmt.geometry.LowRankGeometry is symrmt.params.LowRankGeometry
-    assert symrmt.Geometry is symrmt.geometry.Geometry
-    assert symrmt.LowRankGeometry.__module__ == "symrmt.geometry"
+    assert symrmt.LowRankGeometry is symrmt.models.attention.geometry.LowRankGeometry
+    assert not hasattr(symrmt.models.attention.params, "LowRankGeometry")  # one path: no alias left in params
+    assert symrmt.Geometry is symrmt.models.attention.geometry.Geometry
+    assert symrmt.LowRankGeometry.__module__ == "symrmt.models.attention.geometry"
 
 
 def test_low_level_simulate_takes_the_same_f():
-    from symrmt.simulation.montecarlo import simulate
-    from symrmt.symbolic.hermite import Nonlinearity
+    from symrmt.models.attention.montecarlo import simulate
+    from symrmt.hermite import Nonlinearity
 
     ref = simulate(np.tanh, 64, 0.5, [1], trials=3, seed=1)["attention"]["trials"]
     t = sp.Symbol("t")

@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 
 import symrmt
-from symrmt.cli import main
+from symrmt.cli.app import main
 from symrmt.latex import LATEX_RESULTS, document, latex_of
 
 # environments and macros of MathJax 3 (TeX input, ams) that the package's LaTeX uses
@@ -188,7 +188,7 @@ def test_explicit_block_form_is_the_symbolic_matrix():
     """The block form of C A C^T printed by --explicit equals the product the package builds."""
     import sympy as sp
 
-    from symrmt.symbolic import attention as S
+    from symrmt.models.attention import equations as S
 
     coords = S.lowrank_coords(1)
     m, k, q = (sp.Matrix(coords[i * 3:(i + 1) * 3]) for i in range(3))

@@ -27,10 +27,11 @@ import mpmath
 import numpy as np
 import pytest
 
-from symrmt.cli import main
-from symrmt.params import Geometry, LowRankGeometry, ParameterError
-from symrmt.simulation.montecarlo import simulate, vectors_from_gram
-from symrmt.numeric.theory import attention_limit, route_for
+from symrmt.cli.app import main
+from symrmt.models.attention.geometry import Geometry, LowRankGeometry
+from symrmt.errors import ParameterError
+from symrmt.models.attention.montecarlo import simulate, vectors_from_gram
+from symrmt.models.attention.theory import attention_limit, route_for
 
 K_SE, SLACK_ABS, SLACK_REL = 4.0, 0.008, 0.01
 
@@ -186,7 +187,7 @@ SIM_CASES = [
 
 @pytest.mark.parametrize("r,alpha,fname,fnp,c,diagonal,seed,align", SIM_CASES)
 def test_rank_r_against_simulation(r, alpha, fname, fnp, c, diagonal, seed, align):
-    from symrmt.symbolic.hermite import Nonlinearity
+    from symrmt.hermite import Nonlinearity
 
     geo, _ = random_geometry(r, seed, alpha=alpha, align=align, w_scale=F(1, 4))
     assert geo.rank() == 2 * r + 1

@@ -4,9 +4,9 @@ import mpmath
 import pytest
 import sympy as sp
 
-from symrmt.symbolic import attention as S
-from symrmt.symbolic.closed_forms import noise_only as N
-from symrmt.numeric.theory import attention_limit
+from symrmt.models.attention import equations as S
+from symrmt.models.attention.closed_forms import noise_only as N
+from symrmt.models.attention.theory import attention_limit
 
 
 def test_degrees_stated():

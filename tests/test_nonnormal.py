@@ -24,8 +24,8 @@ import numpy as np
 import pytest
 
 from symrmt.engine import Model
-from symrmt.numeric import SolverError
-from symrmt.numeric.hermitize import NonNormalError
+from symrmt.errors import SolverError
+from symrmt.engine.hermitize_solve import NonNormalError
 
 F = Fraction
 GINIBRE = "trace(inv(Z/sqrt(n) + gamma*I(n)))"
@@ -120,7 +120,7 @@ def test_ginibre_monte_carlo_inside():
 
 def test_simulate_gap_warns_and_exits_1(capsys, monkeypatch):
     from symrmt import engine
-    from symrmt.cli import main
+    from symrmt.cli.app import main
 
     real = engine.Model.limit
 

@@ -7,8 +7,8 @@ import mpmath
 import pytest
 import sympy as sp
 
-from symrmt.numeric import solver as N
-from symrmt.symbolic import attention as S
+from symrmt.models.attention import solver as N
+from symrmt.models.attention import equations as S
 
 
 @pytest.mark.parametrize("seed", range(5))

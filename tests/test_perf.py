@@ -9,12 +9,12 @@ import mpmath
 import pytest
 import sympy as sp
 
-from symrmt.numeric import codecache
-from symrmt.numeric import compile as NC
-from symrmt.numeric import solver as N
-from symrmt.symbolic import attention as S
-from symrmt.numeric import theory as T
-from symrmt.params import Geometry
+from symrmt.codegen import codecache
+from symrmt.codegen import compile as NC
+from symrmt.models.attention import solver as N
+from symrmt.models.attention import equations as S
+from symrmt.models.attention import theory as T
+from symrmt.models.attention.geometry import Geometry
 
 GENERAL = Geometry(snr=1, wk2=1, wq2="1/4", wkwq="3/10", muwk="1/2", muwq="-1/10")
 ALIGNED = Geometry(snr=1, wk2=1, wq2=1, wkwq=1, muwk=1, muwq=1)
@@ -146,7 +146,7 @@ def test_curve_equals_points_solved_alone():
 
 
 def test_unreachable_digits_raise_and_print_nothing(monkeypatch, capsys):
-    from symrmt.cli import main
+    from symrmt.cli.app import main
 
     monkeypatch.setattr(T, "_agree", lambda x, y, digits: False)  # two precisions never agree
     with pytest.raises(T.PrecisionError, match="could not certify 20 digits"):
@@ -174,7 +174,7 @@ def test_stalled_newton_escalates_then_reports(monkeypatch):
 # ---------------------------------------------------------------- bench
 
 def test_bench_quick_runs_and_reports(capsys):
-    from symrmt.cli import main
+    from symrmt.cli.app import main
 
     assert main(["bench", "--quick", "--json"]) == 0
     res = json.loads(capsys.readouterr().out)
@@ -184,7 +184,7 @@ def test_bench_quick_runs_and_reports(capsys):
     assert all(s["ratio"] > 0 and s["floor_s"] > 0 for s in sim["sizes"])
     assert sim["parallel"]["identical"] is True
     assert any(v["what"].startswith("one point at 50 digits") for v in res["verdicts"])
-    text = __import__("symrmt.bench", fromlist=["format_report"]).format_report(res)
+    text = __import__("symrmt.bench.run", fromlist=["format_report"]).format_report(res)
     assert "| n | p | trial s | floor s | trial/floor |" in text
     assert res["engine"]["cold_cache"]["blocks"] == [6] and "Trace engine" in text
     fast = res["fast"]  # the float64 grid path, measured against the mpmath solver in the same run

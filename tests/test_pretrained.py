@@ -1,4 +1,4 @@
-"""Reading query/key weights from safetensors and fitting ``alpha I + rank r`` (symrmt.pretrained).
+"""Reading query/key weights from safetensors and fitting ``alpha I + rank r`` (symrmt.models.attention.pretrained).
 
 The tests write their own small BERT-style safetensors file with a planted
 ``W = W_K^T W_Q = alpha I + rank 2`` (non-symmetric, so a transposed reading is
@@ -11,7 +11,7 @@ import sys
 import numpy as np
 import pytest
 
-from symrmt import pretrained as P
+from symrmt.models.attention import pretrained as P
 
 safetensors_numpy = pytest.importorskip("safetensors.numpy")
 
@@ -166,7 +166,7 @@ def test_fit_table_rows(tmp_path):
 
 
 def test_verify_pretrained_without_the_extra(monkeypatch, capsys):
-    from symrmt.cli import main
+    from symrmt.cli.app import main
 
     monkeypatch.setitem(sys.modules, P.MODEL_PACKAGE, None)
     assert main(["verify", "--pretrained"]) == 2

@@ -1,4 +1,4 @@
-"""Proved balls (``--prove``, :mod:`symrmt.numeric.prove`): each ball must contain an independent
+"""Proved balls (``--prove``, :mod:`symrmt.models.attention.prove`): each ball must contain an independent
 40-digit value (a closed form, a one-dimensional quadrature, or a separate certified solve) and have a
 radius at most ``1e-30`` of its midpoint at 30 digits; a box around a wrong root is refused."""
 
@@ -12,8 +12,9 @@ import pytest
 
 flint = pytest.importorskip("flint")
 
-from symrmt.numeric import prove as P  # noqa: E402
-from symrmt.numeric.solver import BranchError  # noqa: E402
+from symrmt.models.attention import prove as P  # noqa: E402
+from symrmt.errors import BranchError  # noqa: E402
+from symrmt.engine import prove as EP  # noqa: E402
 
 D = 30
 
@@ -86,7 +87,7 @@ def test_engine_derivative_ball():
 
 
 def test_ridge_balls():
-    from symrmt.symbolic import attention as S
+    from symrmt.models.attention import equations as S
     import sympy as sp
 
     c, gammas = Fraction(3, 4), [Fraction(1, 20), Fraction(7, 3)]
@@ -124,7 +125,7 @@ def test_attention_tanh_signal_ball_vs_separate_solve():
     """tanh with a signal and weights: the ball against the certified solve at 40 digits (two precisions,
     the nine-equation least-squares Newton: a separate computation from the Krawczyk test)."""
     import symrmt
-    from symrmt.numeric.theory import attention_limit
+    from symrmt.models.attention.theory import attention_limit
 
     geo = symrmt.Geometry(snr=1, wk2=1, wq2="1/2", muwk="1/3", muwq=0, wkwq="1/4")
     gamma = Fraction(7, 10)
@@ -135,7 +136,7 @@ def test_attention_tanh_signal_ball_vs_separate_solve():
 
 def test_hermite_balls():
     """erf: closed forms exactly as balls; tanh (quadrature on balls): Stein's identity nu = 1 - a_1."""
-    from symrmt.symbolic.hermite import Nonlinearity
+    from symrmt.hermite import Nonlinearity
 
     rep = P.prove_hermite_report(Nonlinearity("erf"), 1, D)
     with mpmath.workdps(50):
@@ -185,7 +186,7 @@ def test_square_system_symmetric():
     """G F(G) is symmetric (the square system's premise), checked exactly at a rational point."""
     import sympy as sp
 
-    from symrmt.symbolic import attention as S
+    from symrmt.models.attention import equations as S
 
     F, _, _ = S.fixed_point_system(expand=False)
     R = sp.Matrix(3, 3, list(F))
@@ -199,7 +200,7 @@ def test_square_system_symmetric():
 
 
 def test_cli_limit_prove_json(capsys):
-    from symrmt.cli import main
+    from symrmt.cli.app import main
 
     assert main(["limit", "--f", "erf", "--c", "1/2", "--gamma", "1", "--digits", "30", "--prove", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
@@ -212,7 +213,7 @@ def test_cli_limit_prove_json(capsys):
 def test_cli_prove_without_flint(monkeypatch, capsys):
     import sys
 
-    from symrmt.cli import main
+    from symrmt.cli.app import main
 
     monkeypatch.setitem(sys.modules, "flint", None)  # import flint raises ImportError
     assert main(["limit", "--f", "erf", "--c", "1/2", "--gamma", "1", "--prove"]) == 2
@@ -221,7 +222,7 @@ def test_cli_prove_without_flint(monkeypatch, capsys):
 
 def test_verify_prove_checks():
     """``verify --prove``: the proved counterparts pass, and their containment test can fail."""
-    from symrmt.prove_checks import PROVED, _contains, proved_checks
+    from symrmt.derivations.proved import PROVED, _contains, proved_checks
 
     assert set(PROVED) >= {"hermite_linearization", "ridge", "a1_zero", "linear_kernel", "aligned", "engine_mp"}
     for name in ("engine_mp", "aligned"):
@@ -252,7 +253,7 @@ def test_a1_zero_invariance_balls():
     a_1 = 0 system (exact zeros in the box) is proved at all."""
     import symrmt
 
-    from symrmt.api import as_nonlinearity
+    from symrmt.models.attention.api import as_nonlinearity
 
     f = as_nonlinearity("cos", center=True)
     g = [Fraction(1, 7)]
@@ -262,7 +263,7 @@ def test_a1_zero_invariance_balls():
 
 
 def test_cli_trace_hermite_sweep_prove(capsys, tmp_path):
-    from symrmt.cli import main
+    from symrmt.cli.app import main
 
     assert main(["trace", "trace(inv(Z.T*Z/n + gamma*I(n)))", "--matrix", "Z=gaussian(p,n)", "--dim", "p=c*n",
                  "--at", "c=1/2, gamma=1/100", "--digits", "30", "--prove", "--json"]) == 0
@@ -307,7 +308,7 @@ def _point_box(x):
 
 @pytest.mark.parametrize("with_ft", [False, True])
 def test_chain_toy_continued_and_wrong_root_refused(with_ft):
-    from symrmt.numeric.prove_chain import continuation_chain
+    from symrmt.engine.prove_chain import continuation_chain
 
     F, J, Ft = _toy_chain()
     ft = Ft if with_ft else None
@@ -345,7 +346,7 @@ def test_engine_branch_continued_square_resolvent():
 
 def test_engine_branch_chain_opt_in():
     """Beyond 16 unknowns the chain runs only with ``prove="branch"``; by default the branch is ``sanity``."""
-    from symrmt.numeric.prove import CHAIN_DEFAULT_UNKNOWNS
+    from symrmt.engine.prove import CHAIN_DEFAULT_UNKNOWNS
 
     m = _model()
     expr = "trace(inv(Z.T*Z*Z.T*Z*Z.T*Z/n**3 + gamma*I(n)))"
@@ -361,7 +362,7 @@ def test_attention_branch_continued():
     signal): the same ball as without the chain, branch ``continued``; the homotopy is the fixed point at t = 1."""
     import sympy as sp
 
-    from symrmt.symbolic import attention as S
+    from symrmt.models.attention import equations as S
 
     diff = (S.fixed_point_homotopy(1) - S.fixed_point_polynomial(expand=False)).applyfunc(sp.expand)
     assert diff == sp.zeros(3, 3)
@@ -376,7 +377,8 @@ def test_attention_branch_continued():
 
 def test_attention_wrong_box_refused_by_chain():
     """A proved box that is not the continued one (here: the proved box moved to another point) is refused."""
-    from symrmt.numeric.prove import _attention_chain, bits_for, working_bits
+    from symrmt.arb import bits_for, working_bits
+    from symrmt.models.attention.prove import _attention_chain
 
     b = P.prove_attention("tanh", Fraction(1, 2), [Fraction(1)], None, "zero", D)[0]
     with working_bits(bits_for(D)):
@@ -403,7 +405,7 @@ def test_engine_branch_chain_with_stationary_entries():
 def test_cli_prove_branch(capsys):
     """``--prove-branch``: ``limit`` reports the attention branch ``continued`` (erf, gamma = 2); ``trace`` on a
     system beyond 16 unknowns reports ``continued`` where ``--prove`` alone says ``sanity``."""
-    from symrmt.cli import main
+    from symrmt.cli.app import main
 
     assert main(["limit", "--f", "erf", "--c", "1/2", "--gamma", "2", "--digits", "30", "--prove-branch",
                  "--json"]) == 0
@@ -427,7 +429,7 @@ def test_complex_point_ball_and_wrong_branch_refused(capsys):
     """At complex ``z`` (``--at 'z=0.5+0.01j'``): an ``acb`` ball (Krawczyk on the realified system) holding the
     closed-form Marchenko-Pastur Stieltjes transform; a box around the other root of the quadratic (``Im tau``
     of the wrong sign) is refused with ``BranchError``."""
-    from symrmt.cli import main
+    from symrmt.cli.app import main
 
     m = _model()
     r = m.limit("trace(inv(Z.T*Z/n - z*I(n)))", at={"c": "1/2", "z": "1/2+1/100j"}, digits=D, prove=True)
@@ -454,11 +456,11 @@ def test_complex_point_ball_and_wrong_branch_refused(capsys):
         h[1 - k22] = 1 / (-tau - 1)
         args = (plan, {"c": Fraction(1, 2)}, "gamma", Fraction(-1, 2), Fraction(1, 100), D, {0: h}, {0: -1})
         if ok:
-            value, _ = P.prove_complex_trace(*args)
+            value, _ = EP.prove_complex_trace(*args)
             assert _contains(value.real, good.real) and _contains(value.imag, good.imag)
         else:
             with pytest.raises(BranchError, match="Stieltjes"):
-                P.prove_complex_trace(*args)
+                EP.prove_complex_trace(*args)
     assert main(["trace", "trace(inv(Z.T*Z/n - z*I(n)))", "--matrix", "Z=gaussian(p,n)", "--dim", "p=c*n", "--at",
                  "c=1/2, z=0.5+0.01j", "--digits", "30", "--prove", "--json"]) == 0
     pr = json.loads(capsys.readouterr().out)["proved"]

@@ -4,8 +4,8 @@ Grid: ``c in {1/4, 1/2, 2}`` x ``||mu||^2 in {0, 1, 4}`` x ``gamma in {0.01, 0.1
 (27 comparisons) at ``n = 512``.  One simulation per ``(c, snr)`` covers the three
 ``gamma`` (they share the eigendecomposition of each trial), so the file makes 9 simulation
 calls of ``TRIALS`` trials each.  The trials are the ridge-only kind
-(:func:`symrmt.figures.data.simulate_ridge`, :data:`symrmt.simulation.trials.RIDGE_SPEC`): the
-same token draws and the same ``E_RR`` as :func:`symrmt.simulation.montecarlo.simulate`, without
+(:func:`symrmt.figures.data.simulate_ridge`, :data:`symrmt.models.attention.trials.RIDGE_SPEC`): the
+same token draws and the same ``E_RR`` as :func:`symrmt.models.attention.montecarlo.simulate`, without
 the Attention kernel that dominates the cost (:func:`test_ridge_only_trials_are_simulate_s`
 checks that the two agree bit for bit).
 
@@ -47,9 +47,9 @@ import numpy as np
 import pytest
 
 from symrmt.figures.data import simulate_ridge
-from symrmt.params import Geometry
-from symrmt.simulation.montecarlo import simulate
-from symrmt.numeric.theory import ridge_limit
+from symrmt.models.attention.geometry import Geometry
+from symrmt.models.attention.montecarlo import simulate
+from symrmt.models.attention.theory import ridge_limit
 
 N = 512
 TRIALS = 120

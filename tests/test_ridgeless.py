@@ -1,12 +1,12 @@
-"""Ridgeless limit gamma -> 0+ of E_A (symrmt.symbolic.closed_forms.ridgeless); fast checks."""
+"""Ridgeless limit gamma -> 0+ of E_A (symrmt.models.attention.closed_forms.ridgeless); fast checks."""
 
 import mpmath
 import sympy as sp
 
-from symrmt.symbolic import attention as S
-from symrmt.symbolic.closed_forms import ridgeless as R
-from symrmt.params import Geometry
-from symrmt.numeric.theory import attention_limit
+from symrmt.models.attention import equations as S
+from symrmt.models.attention.closed_forms import ridgeless as R
+from symrmt.models.attention.geometry import Geometry
+from symrmt.models.attention.theory import attention_limit
 
 
 def test_reduced_system_gives_one_minus_c():

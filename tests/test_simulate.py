@@ -1,4 +1,4 @@
-"""Tests of the Monte-Carlo layer (symrmt.simulation.montecarlo, symrmt.progress).
+"""Tests of the Monte-Carlo layer (symrmt.models.attention.montecarlo, symrmt.progress).
 
 Tolerances against theory are k * (standard error) + a stated finite-size slack,
 with k = 3: for roughly Gaussian trial means each comparison fails by chance
@@ -17,9 +17,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from symrmt.params import Geometry, ParameterError
+from symrmt.models.attention.geometry import Geometry
+from symrmt.errors import ParameterError
 from symrmt.progress import Progress
-from symrmt.simulation.montecarlo import (
+from symrmt.models.attention.montecarlo import (
     attention_errors,
     draw_tokens,
     kernel_matrix,
@@ -41,7 +42,7 @@ def identity(t):
 # 1. layering ------------------------------------------------------------------
 def test_import_does_not_load_sympy_or_mpmath():
     code = (
-        "import sys, symrmt.simulation.montecarlo, symrmt.progress\n"
+        "import sys, symrmt.models.attention.montecarlo, symrmt.progress\n"
         "bad = [m for m in ('sympy', 'mpmath') if m in sys.modules]\n"
         "assert not bad, bad\n"
         "print('ok')\n"

@@ -17,8 +17,9 @@ import numpy as np
 import pytest
 
 import symrmt
-from symrmt.params import Geometry, LowRankGeometry, ParameterError
-from symrmt.simulation.montecarlo import _weights_from_geometry, draw_tokens, simulate, softmax_kernel
+from symrmt.models.attention.geometry import Geometry, LowRankGeometry
+from symrmt.errors import ParameterError
+from symrmt.models.attention.montecarlo import _weights_from_geometry, draw_tokens, simulate, softmax_kernel
 
 
 def _naive(x, w, mask):
@@ -91,7 +92,7 @@ def test_limit_refuses():
 
 @pytest.mark.parametrize("alpha", ["1", "3/2"])
 def test_limit_is_the_entrywise_limit_with_the_closed_form_hermite_data(alpha):
-    from symrmt.numeric.theory import attention_limit
+    from symrmt.models.attention.theory import attention_limit
 
     geo = LowRankGeometry([[2, "1/2", 0], ["1/2", 1, "1/4"], [0, "1/4", 1]], alpha)
     a = symrmt.limit(None, "1/2", ["0.2"], geo, digits=20, attention="softmax").attention_mp[0]

@@ -22,10 +22,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from symrmt.cli import main
-from symrmt.params import Geometry, ParameterError
-from symrmt.simulation.montecarlo import simulate
-from symrmt.simulation import trials as trial_kinds
+from symrmt.cli.app import main
+from symrmt.models.attention.geometry import Geometry
+from symrmt.errors import ParameterError
+from symrmt.models.attention.montecarlo import simulate
+from symrmt.models.attention import trials as trial_kinds
 from symrmt.simulation.executor import StaleTrialsWarning, TrialSpec, make_executor, run_trials
 from symrmt.simulation.store import StoreError, TrialStore
 

@@ -16,8 +16,8 @@ import numpy as np
 import pytest
 
 import symrmt
-from symrmt.cli import main
-from symrmt.params import ParameterError
+from symrmt.cli.app import main
+from symrmt.errors import ParameterError
 
 
 def test_sweep_matches_single_limits_and_converts():
@@ -67,9 +67,9 @@ def test_sweep_fast_hook_is_explicit():
     import importlib
 
     try:
-        importlib.import_module("symrmt.numeric.fast")
+        importlib.import_module("symrmt.models.attention.fast")
     except ImportError:
-        with pytest.raises(ParameterError, match="symrmt.numeric.fast"):
+        with pytest.raises(ParameterError, match="symrmt.models.attention.fast"):
             symrmt.sweep("tanh", {"c": [0.5, 1], "gamma": 1}, fast=True)
     else:  # the vectorised solver is there: its floats must agree with the certified values
         grid = {"c": [0.5, 2], "gamma": [0.1, 1], "snr": 1}

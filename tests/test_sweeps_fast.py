@@ -17,9 +17,9 @@ import numpy as np
 import pytest
 
 import symrmt
-import symrmt.sweeps
-from symrmt.cli import main
-from symrmt.params import ParameterError
+import symrmt.models.attention.sweeps
+from symrmt.cli.app import main
+from symrmt.errors import ParameterError
 
 
 def test_fast_sweep_matches_certified_sweep_with_angles_and_ties():
@@ -48,8 +48,8 @@ def test_fast_sweep_builds_no_geometry_per_point(monkeypatch):
     def refuse(*args, **kwargs):
         raise AssertionError("the fast path built an exact geometry per point")
 
-    monkeypatch.setattr(symrmt.sweeps, "point_geometry", refuse)
-    monkeypatch.setattr(symrmt.sweeps, "_point_list", refuse)
+    monkeypatch.setattr(symrmt.models.attention.sweeps, "point_geometry", refuse)
+    monkeypatch.setattr(symrmt.models.attention.sweeps, "_point_list", refuse)
     s = symrmt.sweep("tanh", {"c": np.linspace(0.2, 3, 30), "gamma": 1, "snr": np.linspace(0, 4, 30)}, fast=True,
                      certify=0)
     assert s.shape == (30, 30) and not any(s.fallback)
@@ -125,7 +125,7 @@ def test_fast_crossings_two_roots_and_none():
 
 
 def test_fast_crossings_distrust_small_differences_and_wrong_signs(monkeypatch):
-    import symrmt.sweeps_fast as sf
+    import symrmt.models.attention.sweeps_fast as sf
 
     kw = dict(over="c", between=(0.1, 4), gamma=1, snr=1, digits=12, scan=9, progress=False)
     slow = symrmt.crossings("relu", **kw)

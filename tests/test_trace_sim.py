@@ -1,4 +1,4 @@
-"""The NumPy simulation of a trace-engine expression (symrmt.simulation.trace_sim).
+"""The NumPy simulation of a trace-engine expression (symrmt.engine.simulate).
 
 Exact finite-n facts (conventions), exact differentiation against a central difference on
 the same draws, seeding, errors, and the simulation against independent closed forms.
@@ -16,8 +16,8 @@ import numpy as np
 import pytest
 
 from symrmt.engine import Model, bind
-from symrmt.params import ParameterError
-from symrmt.simulation.trace_sim import (
+from symrmt.errors import ParameterError
+from symrmt.engine.simulate import (
     TraceSimulationError,
     draw_matrices,
     evaluate,
@@ -38,7 +38,7 @@ def _model():
 def test_simulation_layer_does_not_import_sympy_or_mpmath():
     code = (
         "import sys\n"
-        "import symrmt.simulation.trace_sim\n"
+        "import symrmt.engine.simulate\n"
         "bad = [m for m in ('sympy', 'mpmath') if m in sys.modules]\n"
         "assert not bad, bad\n"
     )
@@ -158,10 +158,10 @@ def test_gap_shrinks_with_n():
 def test_kernel_expression_simulation_against_the_package_nonlinear_simulation():
     """The kernel() expression of the noise-only Attention error, simulated as an expression (Gaussian
     equivalent: a fresh GOE), against the package's simulation of the nonlinear kernel itself
-    (symrmt.simulation.montecarlo: K = tanh(X^T X/sqrt(p))/sqrt(p), K_ii = 0), n = 192, c = 1/2, 12 trials
+    (symrmt.models.attention.montecarlo: K = tanh(X^T X/sqrt(p))/sqrt(p), K_ii = 0), n = 192, c = 1/2, 12 trials
     each: |difference| <= 3 se (the two se combined) + 0.01 (finite-size effects of the Gaussian equivalence)."""
     from symrmt.engine import Const, Diff, Identity, Inverse, Trace, kernel
-    from symrmt.simulation import simulate
+    from symrmt.models.attention.montecarlo import simulate
 
     m = Model()
     m.dim("p", "c*n")

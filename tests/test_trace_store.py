@@ -15,13 +15,13 @@ import sys
 import numpy as np
 import pytest
 
-from symrmt.cli import main
+from symrmt.cli.app import main
 from symrmt.engine import Model, bind
-from symrmt.simulation import trace_trials
+from symrmt.engine import trials as trace_trials
 from symrmt.simulation.executor import TrialSpec
 from symrmt.simulation.store import TrialStore
-from symrmt.simulation.trace_sim import simulate_trace
-from symrmt.simulation.trace_trials import from_program, program, trace_point
+from symrmt.engine.simulate import simulate_trace
+from symrmt.engine.trials import from_program, program, trace_point
 
 #: a tiny model with every kind of leaf, an inverse and an exact derivative
 EXPR = "diff(trace(inv(Z.T*D*Z/n + G/sqrt(n) + gamma*I(n))), gamma)"
@@ -130,7 +130,7 @@ def test_program_is_canonical_and_names_the_numbers():
         assert trace_point(bind(m.parse(e), other, 16)).key["tree"] != trace_point(b1).key["tree"]
     # the rebuilt tree evaluates to the same trials as the engine's tree
     r = simulate_trace(b1, trials=3, seed=2, progress=False)
-    from symrmt.simulation.trace_sim import draw_matrices, evaluate, random_matrices
+    from symrmt.engine.simulate import draw_matrices, evaluate, random_matrices
 
     plain = from_program(program(b1))
     rng = np.random.default_rng(np.random.SeedSequence(2).spawn(3)[1])
@@ -146,7 +146,7 @@ def test_a_worker_needs_no_engine_or_sympy():
     expected = trace_trials.TRACE_SPEC.fn(pt.key, pt.context, 9, 1)
     code = (
         "import pickle, sys\n"
-        "from symrmt.simulation.trace_trials import TRACE_SPEC\n"
+        "from symrmt.engine.trials import TRACE_SPEC\n"
         "key, ctx = pickle.loads(sys.stdin.buffer.read())\n"
         "print(repr(float(TRACE_SPEC.fn(key, ctx, 9, 1)[0])))\n"
         "bad = [m for m in ('sympy', 'mpmath') if m in sys.modules]\n"

@@ -13,11 +13,11 @@ import mpmath
 import numpy as np
 import pytest
 
-from symrmt.cli import main
-from symrmt.cli_trace import build_model
-from symrmt.numeric import trace_batch
-from symrmt.params import ParameterError
-from symrmt.symbolic.engine_nodes import ModelError
+from symrmt.cli.app import main
+from symrmt.cli.trace import build_model
+from symrmt.engine import batch as trace_batch
+from symrmt.errors import ParameterError
+from symrmt.engine.nodes import ModelError
 
 MP = "trace(inv(Z.T*Z/n + gamma*I(n)))"
 RIDGE = "-gamma**2*diff(trace(inv(Z.T*Z/n + gamma*I(n))), gamma)"
@@ -200,7 +200,7 @@ def test_cli_trace_sweep(capsys):
 
 
 def test_chunks_give_the_same_values(monkeypatch):
-    from symrmt import trace_sweep
+    from symrmt.engine import sweep as trace_sweep
 
     g = np.geomspace(0.01, 100, 600)
     whole = model().sweep(MP, grid={"gamma": g}, at={"c": 3})

@@ -23,7 +23,7 @@ napoleon_numpy_docstring = True
 napoleon_use_rtype = False
 
 # ignore-module-all: document each object once, in the module that defines it; a name that a
-# module re-exports through __all__ (symrmt.limit, symrmt.numeric.theory.BranchError, ...) is
+# module re-exports through __all__ (symrmt.limit, symrmt.models.attention.theory.BranchError, ...) is
 # not documented again there, which would make every cross-reference to it ambiguous
 autodoc_default_options = {"members": True, "show-inheritance": True, "ignore-module-all": True}
 autodoc_member_order = "bysource"

@@ -4,8 +4,9 @@ region of validity, Monte-Carlo).  :func:`check` is in ``symrmt.check.core``; it
 points, the package's values, the gap), ``prove`` (symbolic), ``region`` and ``bracket`` (where it
 fails) and ``report`` (:class:`CheckReport`)."""
 
-from symrmt.check.core import *  # noqa: F401,F403
-from symrmt.check.core import CheckReport, check  # noqa: F401
+from symrmt.check.core import DOMAIN, QUANTITIES, VOCABULARY, CheckReport, check, parse_candidate, parse_where
+
+__all__ = ["CheckReport", "QUANTITIES", "VOCABULARY", "DOMAIN", "check", "parse_candidate", "parse_where"]
 
 
 def _callable_package() -> None:

@@ -1,7 +1,7 @@
 """``check(..., prove=True)`` (``symrmt check --prove``): the package's values as proved balls.
 
 At the worst failing points (and one passing point) the quantities are proved as balls
-(:mod:`symrmt.numeric.prove`) and ``LHS - RHS`` is evaluated in ball arithmetic, the candidate's
+(:mod:`symrmt.models.attention.prove`) and ``LHS - RHS`` is evaluated in ball arithmetic, the candidate's
 compiled code run on balls.  A ball of ``LHS - RHS`` that excludes 0 is a **proved counterexample**: the
 candidate differs from the limit of the package's equations there, whatever the rounding.  A ball
 that contains 0 proves nothing (the gap may be below its radius).  ``E_A0`` (the ridgeless Attention
@@ -25,8 +25,8 @@ PROVED_PASSES = 1
 def ball_truths(names, pt, digits: int) -> dict:
     """Proved balls of the quantities ``names`` at the exact point ``pt``."""
     from symrmt.check.points import _geometry, _hermite_dict, _mp_root_value, _ridgeless_ridge_exact
-    from symrmt.numeric import prove as P
-    from symrmt.params import Geometry
+    from symrmt.models.attention import prove as P
+    from symrmt.models.attention.geometry import Geometry
 
     out, att = {}, None
     c, g = pt.get("c"), pt.get("gamma")
@@ -51,7 +51,7 @@ def ball_truths(names, pt, digits: int) -> dict:
 def prove_points(claim, run) -> dict:
     """The ``proved`` record of a check: per point, the balls of ``LHS - RHS`` and whether they exclude 0."""
     from symrmt.check.report import _pt_json
-    from symrmt.numeric import prove as P
+    from symrmt.models.attention import prove as P
 
     digits = run.digits
     fails = sorted(run.fails, key=lambda r: -(r.gap if r.gap is not None else mpmath.mpf(0)))[:PROVED_FAILS]
@@ -65,7 +65,7 @@ def prove_points(claim, run) -> dict:
                 truths = ball_truths(claim.involved, r.point, digits)
                 args = [P.to_arb(Fraction(r.point[n])) if n in r.point else P.to_arb(0) for n in VOCABULARY]
                 args += [truths.get(n, P.to_arb(0)) for n in QUANTITIES]
-                vals = P._arb_checked(list(P.arb_function(source, "candidate")(*args)), "the candidate")
+                vals = P.arb_checked(list(P.arb_function(source, "candidate")(*args)), "the candidate")
                 diff = vals[0] - vals[1]
                 if not diff.is_finite():
                     raise P.ProofError("the candidate is not finite on the balls")

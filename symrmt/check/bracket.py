@@ -3,7 +3,7 @@
 The region search locates, along one parameter, where a candidate formula stops
 matching the package's values.  Plain bisection costs one certified mpmath solve
 per step.  Here the package's values on a whole line of points come from the
-float64 path (:func:`symrmt.numeric.fast.solve_grid`) in one batch; a point counts as
+float64 path (:func:`symrmt.models.attention.fast.solve_grid`) in one batch; a point counts as
 *failing* when the candidate's gap from the float value is far above both the
 threshold and the float error estimate, as *passing* when it is far below the
 threshold with a float error far below it too.  The first change from failing to
@@ -41,7 +41,7 @@ def float_values(pts: list[dict], names) -> tuple[list[dict], list[float]] | Non
     ``None`` when the float path does not cover them."""
     import numpy as np
 
-    from symrmt.numeric.fast import KEYS, solve_grid
+    from symrmt.models.attention.fast import KEYS, solve_grid
 
     if not set(names) <= FLOAT_QUANTITIES | {"m", "E_RR0"}:
         return None

@@ -11,9 +11,12 @@ import re
 
 import sympy as sp
 
-from symrmt.params import ParameterError, to_fraction
+from symrmt.errors import ParameterError
+from symrmt.models.attention.params import to_fraction
 from symrmt.parsing import parse_expression, parse_latex_expression, split_equation
-from symrmt.check.vocabulary import PARSE_TIMEOUT, QUANTITIES, VOCABULARY, _CONSTANTS, _FUNCTIONS, _PARAM_SYMBOLS, _QUANTITY_SYMBOLS, _SYMBOL_NAME
+from symrmt.check.vocabulary import (
+    PARSE_TIMEOUT, QUANTITIES, VOCABULARY, _CONSTANTS, _FUNCTIONS, _PARAM_SYMBOLS, _QUANTITY_SYMBOLS, _SYMBOL_NAME,
+)
 
 # ---------------------------------------------------------------------------
 # parsing

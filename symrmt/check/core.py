@@ -4,7 +4,7 @@ A *candidate* is an expression in the named parameters
 
     ``c, gamma, snr, a1, nu, d, wk2, wq2, wkwq, muwk, muwq``
 
-(``snr = ||mu||^2``; the geometry names are the Gram entries of :class:`symrmt.geometry.Geometry`)
+(``snr = ||mu||^2``; the geometry names are the Gram entries of :class:`symrmt.models.attention.geometry.Geometry`)
 and, where they make sense, the *quantities*
 
 =========  =====================================================  ==========================================
@@ -37,8 +37,8 @@ Three kinds of claim (:func:`check`, ``kind=``):
 All three reduce to ``F = LHS - RHS = 0`` with every quantity replaced by the package's value.
 
 Symbolic stage (SymPy).  For ``E_RR``, ``m`` and ``E_RR0`` the package has exact forms:
-``E_RR`` as a rational function of ``m`` (:func:`symrmt.symbolic.attention.ridge_error_in_m`), ``m`` as
-the positive root of :func:`symrmt.symbolic.attention.mp_quadratic` (irreducible over ``Q(c, gamma)``),
+``E_RR`` as a rational function of ``m`` (:func:`symrmt.models.attention.equations.ridge_error_in_m`), ``m`` as
+the positive root of :func:`symrmt.models.attention.equations.mp_quadratic` (irreducible over ``Q(c, gamma)``),
 and ``E_RR0 = (1-c)/(1+snr)`` for ``c < 1``, ``0`` for ``c > 1`` (proved from the closed form
 in ``symrmt/derivations/ridge.py``).  ``F`` is brought to ``N(m)/D(m)``; a square root of the
 discriminant ``Delta = (gamma+c-1)^2 + 4 gamma`` is replaced by ``2 gamma m + gamma + c - 1``
@@ -69,7 +69,7 @@ Where it fails.  For each parameter whose value separates the failing from the p
 of the sample, the boundary is located by bisection along that parameter (the others held at
 a failing point).  When every point fails, the gap is followed as ``gamma -> 0``: a gap that
 shrinks like a power of ``gamma`` means the candidate holds only in the ridgeless limit.
-``mc=True`` adds a Monte-Carlo run (:func:`symrmt.simulation.montecarlo.simulate`) at the worst failing point.
+``mc=True`` adds a Monte-Carlo run (:func:`symrmt.models.attention.montecarlo.simulate`) at the worst failing point.
 
 Overall status: ``proved`` (symbolic proof), ``verified`` (numeric agreement everywhere),
 ``disproved`` (a counterexample: exact, or certified to the stated digits for the quantities
@@ -87,12 +87,17 @@ import mpmath
 import sympy as sp
 
 from symrmt.check import bracket as checkfast
-from symrmt.params import ParameterError
+from symrmt.errors import ParameterError
 from symrmt.parsing import TimeLimitExceeded, check_digits
 from symrmt.parsing import run_limited as limited
 
-from symrmt.check.vocabulary import VOCABULARY, ATTENTION_GAMMA_LOW, DEFAULT_DIGITS, DEFAULT_SEED, DEFAULT_TIMEOUT, DOMAIN, QUANTITIES, _PARAM_SYMBOLS
-from symrmt.check.candidate import _check_where_domain, _params_of, _quantities_in, _where_str, parse_candidate, parse_where
+from symrmt.check.vocabulary import (
+    VOCABULARY, ATTENTION_GAMMA_LOW, DEFAULT_DIGITS, DEFAULT_SEED, DEFAULT_TIMEOUT, DOMAIN, QUANTITIES,
+    _PARAM_SYMBOLS,
+)
+from symrmt.check.candidate import (
+    _check_where_domain, _params_of, _quantities_in, _where_str, parse_candidate, parse_where,
+)
 from symrmt.check.points import Evaluation, PointResult, _Evaluator, _draw_point, _truth_values
 from symrmt.check.prove import SymbolicTimeout, _exact_at, _exact_quantities, _prove, _ridgeless_branches, run_limited
 from symrmt.check.report import CheckReport, _claim_str, _point_str, _pt_json
@@ -149,7 +154,7 @@ def check(quantity: str, expr, kind: str = "value", where=None, points: int | No
     t0 = time.monotonic()
     _check_options(digits, points, timeout)
     if prove:
-        from symrmt.numeric.prove import require_flint
+        from symrmt.arb import require_flint
 
         require_flint()
     lhs, rhs = parse_candidate(quantity, expr, kind, syntax)

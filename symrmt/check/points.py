@@ -9,8 +9,10 @@ from typing import NamedTuple
 import mpmath
 import sympy as sp
 
-from symrmt.numeric import compile_expr, mpf_of
-from symrmt.params import Geometry, ParameterError
+from symrmt.codegen.compile import compile_expr
+from symrmt.models.attention.solver import mpf_of
+from symrmt.models.attention.geometry import Geometry
+from symrmt.errors import ParameterError
 from symrmt.check.vocabulary import DOMAIN, GEOMETRY_NAMES, QUANTITIES, VOCABULARY, _PARAM_SYMBOLS, _QUANTITY_SYMBOLS
 from symrmt.check.candidate import _in_bounds
 
@@ -173,8 +175,8 @@ def _ridgeless_attention(pt, digits):
     if pt.get("snr", 0) == 0:
         with mpmath.workdps(digits + 10):
             return mpf_of(1 - c)  # noise only: E_A(0+) = 1 - c for every (a1, nu, d)
-    from symrmt.symbolic.closed_forms.ridgeless import general_ridgeless_error, ridgeless_traces
-    from symrmt.numeric.solver import PrecisionError
+    from symrmt.models.attention.closed_forms.ridgeless import general_ridgeless_error, ridgeless_traces
+    from symrmt.errors import PrecisionError
 
     dps = digits + 10
     with mpmath.workdps(dps + 10):
@@ -190,7 +192,7 @@ def _ridgeless_attention(pt, digits):
 
 def _truth_values(names, pt, digits):
     """The package's values of the quantities ``names`` at ``pt`` (mpf, ``digits`` certified digits)."""
-    from symrmt.numeric.theory import attention_limit, ridge_limit
+    from symrmt.models.attention.theory import attention_limit, ridge_limit
 
     out = {}
     att = None

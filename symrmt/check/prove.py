@@ -8,7 +8,7 @@ import sympy as sp
 
 from symrmt.errors import SymrmtError
 from symrmt.parsing import run_limited as _run_limited
-from symrmt.symbolic import attention as S
+from symrmt.models.attention import equations as S
 from symrmt.check.candidate import WhereBound
 from symrmt.check.vocabulary import QUANTITIES, _PARAM_SYMBOLS, _QUANTITY_SYMBOLS
 from symrmt.check.points import _ridgeless_ridge_exact
@@ -74,7 +74,7 @@ _KINKS = (sp.Abs, sp.Min, sp.Max, sp.sign, sp.Heaviside, sp.Piecewise)
 
 
 def _mp_polynomial():
-    """:func:`symrmt.symbolic.attention.mp_quadratic` as a polynomial in ``m``: ``gamma m^2 + (gamma + c - 1) m - 1``."""
+    """:func:`symrmt.models.attention.equations.mp_quadratic` as a polynomial in ``m``: ``gamma m^2 + (gamma + c - 1) m - 1``."""
     num, den = sp.fraction(sp.cancel(sp.together(S.mp_quadratic())))
     return sp.expand(num / den) if den.is_number else sp.expand(num)
 
@@ -101,7 +101,7 @@ def _ridgeless_branches(where):
 def _exact_quantities(wh):
     """Quantities with an exact form under the conditions ``wh``: ``E_RR``, ``m``, ``E_RR0``, and ``E_A0`` when
     ``where`` fixes ``snr = 0`` (noise only: ``E_A(0+) = 1 - c`` for ``c < 1``, ``0`` for ``c > 1``, for every
-    ``a1, nu, d`` and weights; :func:`symrmt.symbolic.closed_forms.ridgeless.noise_only_error`)."""
+    ``a1, nu, d`` and weights; :func:`symrmt.models.attention.closed_forms.ridgeless.noise_only_error`)."""
     out = {q for q, Q in QUANTITIES.items() if Q.exact}
     snr = wh.get("snr")
     if snr is not None and snr.fixed == 0:

@@ -58,7 +58,7 @@ def _bisect(status_at, pt_fail, p, v_pass, steps):
 def _mc_at(quantity, pt, cand_value, truth_value, n=256, trials=8, seed=0):
     import numpy as np
 
-    from symrmt.simulation.montecarlo import simulate
+    from symrmt.models.attention.montecarlo import simulate
 
     if quantity in ("E_RR", "E_RR0"):
         g = float(pt.get("gamma", Fraction(1, 10**4)))

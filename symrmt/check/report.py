@@ -51,7 +51,7 @@ class CheckReport:
         """The report as math-mode lines (``array``), at most 64 characters each: pdflatex and MathJax."""
         import textwrap
 
-        from symrmt.results import math_text
+        from symrmt.table import math_text
 
         lines = []
         for line in self.text().splitlines():

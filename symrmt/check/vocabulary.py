@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import sympy as sp
 
 from symrmt.parsing import LIMITS
-from symrmt.symbolic import attention as S
+from symrmt.models.attention import equations as S
 
 
 # ---------------------------------------------------------------------------

@@ -11,12 +11,12 @@ call into it; it imports nothing from the rest of symrmt except :mod:`symrmt.err
 
 from __future__ import annotations
 
-from .certify import Certified, Disagree, agree, certify
-from .continuation import Geometric, Linear, check_polish, follow, in_trust_region, paths_gap, two_pass
-from .errors import BranchError, ConvergenceError, PrecisionError, SolverError
-from .linalg import inverse, lu_factor, lu_solve, qr_solve, solve_dense
-from .newton import NewtonError, newton, stagnated
-from .numbers import FLOAT64, LONGDOUBLE, MPMATH, NumberContext
+from symrmt.core.certify import Certified, Disagree, agree, certify
+from symrmt.core.continuation import Geometric, Linear, check_polish, follow, in_trust_region, paths_gap, two_pass
+from symrmt.errors import BranchError, ConvergenceError, PrecisionError, SolverError
+from symrmt.core.linalg import inverse, lu_factor, lu_solve, qr_solve, solve_dense
+from symrmt.core.newton import NewtonError, newton, stagnated
+from symrmt.core.numbers import FLOAT64, LONGDOUBLE, MPMATH, NumberContext
 
 __all__ = [
     "BranchError", "Certified", "ConvergenceError", "Disagree", "FLOAT64", "Geometric", "LONGDOUBLE",

@@ -18,7 +18,7 @@ import mpmath
 
 from symrmt.errors import SymrmtError
 
-from .errors import ConvergenceError, PrecisionError
+from symrmt.errors import ConvergenceError, PrecisionError
 
 __all__ = ["Certified", "Disagree", "agree", "certify"]
 

@@ -24,8 +24,8 @@ the numbers handed in, the square root that of the :class:`~symrmt.core.numbers.
 
 from __future__ import annotations
 
-from .errors import BranchError, ConvergenceError
-from .numbers import NumberContext
+from symrmt.errors import BranchError, ConvergenceError
+from symrmt.core.numbers import NumberContext
 
 __all__ = ["Linear", "Geometric", "follow", "in_trust_region", "two_pass", "check_polish", "paths_gap", "finite_trace",
            "CORRECTION_FRACTION", "MOVE_FRACTION", "CHECK_MAX_STEP", "CHECK_TIGHTEN", "PATHS_AGREE",

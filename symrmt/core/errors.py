@@ -1,28 +1,12 @@
 """The numerical core's errors: a number the solvers cannot stand behind (exit code 3).
 
-They keep ``ArithmeticError`` as a parent (the command line maps it to exit code 3) and
-:class:`symrmt.errors.SymrmtError` as the package's common base.  The numeric layer
-re-exports them (``symrmt.numeric.ConvergenceError`` and friends).
+They are the package's one hierarchy, defined in :mod:`symrmt.errors` (``ArithmeticError`` as a
+parent, which the command line maps to exit code 3, and :class:`symrmt.errors.SymrmtError` as the
+common base) and re-exported here so the core's modules name them from one place.
 """
 
 from __future__ import annotations
 
-from symrmt.errors import SymrmtError
+from symrmt.errors import BranchError, ConvergenceError, PrecisionError, SolverError
 
 __all__ = ["SolverError", "ConvergenceError", "BranchError", "PrecisionError"]
-
-
-class SolverError(ArithmeticError, SymrmtError):
-    """The theory could not deliver a value it can stand behind."""
-
-
-class ConvergenceError(SolverError):
-    """Newton's method or the continuation did not converge (the message has the residual)."""
-
-
-class BranchError(SolverError):
-    """A solution was found but fails a branch check (positivity, bounds)."""
-
-
-class PrecisionError(SolverError):
-    """Two solves at different working precisions disagree in the requested digits."""

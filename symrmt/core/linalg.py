@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import math
 
-from .errors import ConvergenceError
+from symrmt.errors import ConvergenceError
 
 __all__ = ["qr_solve", "lu_factor", "lu_solve", "solve_dense", "inverse"]
 

@@ -15,8 +15,8 @@ solver shares:
 
 from __future__ import annotations
 
-from .errors import ConvergenceError
-from .numbers import NumberContext
+from symrmt.errors import ConvergenceError
+from symrmt.core.numbers import NumberContext
 
 __all__ = ["newton", "NewtonError", "stagnated"]
 

@@ -1,10 +1,12 @@
 """One module per result: it derives the result with SymPy, evaluates it at high
 precision, checks it against simulation, and asserts.
 
-Each module has ``run(quick=False, digits=...) -> symrmt.checks.CheckList`` and
+Each module has ``run(quick=False, digits=...) -> symrmt.derivations.checklist.CheckList`` and
 ``main(argv=None)``; the top-level ``derivations/<name>.py`` scripts call ``main``.
 ``symrmt verify`` runs all of them.
 """
+
+__all__ = ["DERIVATIONS", "load_module"]
 
 #: module names in the order ``symrmt verify`` runs them
 DERIVATIONS = (

@@ -23,15 +23,15 @@ import mpmath
 import numpy as np
 import sympy as sp
 
-from symrmt.symbolic import attention as S
-from symrmt.checks import CheckList, derivation_main
-from symrmt.params import Geometry
+from symrmt.models.attention import equations as S
+from symrmt.derivations.checklist import CheckList, derivation_main
+from symrmt.models.attention.geometry import Geometry
 
 NAME = "a1_zero"
 
 
 def run(quick: bool = False, digits: int = 50) -> CheckList:
-    from symrmt.numeric.theory import attention_limit
+    from symrmt.models.attention.theory import attention_limit
 
     ck = CheckList(NAME)
     D = S.woodbury_D()
@@ -82,7 +82,7 @@ def run(quick: bool = False, digits: int = 50) -> CheckList:
                          diagonal="keep", digits=digits, route="general")[0]
     ck.close("d = 1: the weights still drop out (general route)", ew, e1, digits - 5)
     # simulation: centered cos, the error does not move with the signal
-    from symrmt.simulation.montecarlo import simulate
+    from symrmt.models.attention.montecarlo import simulate
 
     n, trials = (256, 6) if quick else (1024, 10)
     f = lambda t: np.cos(t) - np.exp(-0.5)  # noqa: E731

@@ -19,9 +19,9 @@ from __future__ import annotations
 import numpy as np
 import sympy as sp
 
-from symrmt.symbolic import attention as S
-from symrmt.checks import CheckList, derivation_main
-from symrmt.params import Geometry
+from symrmt.models.attention import equations as S
+from symrmt.derivations.checklist import CheckList, derivation_main
+from symrmt.models.attention.geometry import Geometry
 
 NAME = "aligned"
 
@@ -34,7 +34,7 @@ def _aligned(snr, kk, kq):
 
 
 def run(quick: bool = False, digits: int = 50) -> CheckList:
-    from symrmt.numeric.theory import attention_limit
+    from symrmt.models.attention.theory import attention_limit
 
     ck = CheckList(NAME)
     r, kK, kQ = sp.symbols("r kappa_K kappa_Q", real=True)
@@ -71,7 +71,7 @@ def run(quick: bool = False, digits: int = 50) -> CheckList:
     b = attention_limit(tanh, "1/2", ["0.1"], _aligned(1, 1, 1), digits=digits, route="general")[0]
     ck.close("same w_K^T w_Q = 1, (kappa_K, kappa_Q) = (2, 1/2) vs (1, 1): same E_A", a, b, digits - 10)
     # simulation
-    from symrmt.simulation.montecarlo import simulate
+    from symrmt.models.attention.montecarlo import simulate
 
     n, trials = (256, 6) if quick else (1024, 10)
     geo = _aligned(1, 1, 1)

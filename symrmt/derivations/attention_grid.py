@@ -1,7 +1,7 @@
 r"""Attention limit ``E_A(gamma)`` against the Monte-Carlo simulator on a 27-point grid (``n = 512``).
 
-Claim.  At each of the 27 parameter points below, :func:`symrmt.numeric.theory.attention_limit`
-agrees with the mean of :func:`symrmt.simulation.montecarlo.simulate` at ``n = 512`` within
+Claim.  At each of the 27 parameter points below, :func:`symrmt.models.attention.theory.attention_limit`
+agrees with the mean of :func:`symrmt.models.attention.montecarlo.simulate` at ``n = 512`` within
 ``|mc - theory| <= K se + SLACK_ABS + SLACK_REL |theory|`` (``K = 4``, ``SLACK_ABS = 0.008``,
 ``SLACK_REL = 0.01``), at ``gamma in {0.01, 0.1, 1}`` (81 comparisons).
 
@@ -53,8 +53,8 @@ from __future__ import annotations
 import random
 
 from symrmt.cache import cached
-from symrmt.checks import CheckList, derivation_main
-from symrmt.params import Geometry
+from symrmt.derivations.checklist import CheckList, derivation_main
+from symrmt.models.attention.geometry import Geometry
 
 NAME = "attention_grid"
 
@@ -165,7 +165,7 @@ def tolerance(theory, se) -> float:
 @cached(maxsize=16)
 def numpy_f(name):
     """The preset ``name`` as a vectorized NumPy function (built once per process)."""
-    from symrmt.symbolic.hermite import Nonlinearity
+    from symrmt.hermite import Nonlinearity
 
     return Nonlinearity(name).numpy()
 
@@ -174,8 +174,8 @@ def compare(f, c, geometry, diagonal, seed, n=N, trials=None, noise="gaussian"):
     """Theory, simulated mean and se (float64 arrays over :data:`GAMMAS`)."""
     import numpy as np
 
-    from symrmt.numeric.theory import attention_limit
-    from symrmt.simulation.montecarlo import simulate
+    from symrmt.models.attention.theory import attention_limit
+    from symrmt.models.attention.montecarlo import simulate
 
     theory = np.array([float(v) for v in attention_limit(f, c, list(GAMMAS), geometry, diagonal, digits=15)])
     sim = simulate(numpy_f(f), n, c, list(GAMMAS), geometry, diagonal, noise,

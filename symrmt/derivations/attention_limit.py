@@ -8,7 +8,7 @@ kernel.  It solves the operator-valued fixed point
           R(B) = A_S (I - B A_S / c)^{-1} + \tfrac{1}{c} A_G B A_G,
 
 on the branch connected to ``G ~ diag(1/gamma, [[-c, 1], [1, 0]])`` as
-``gamma -> oo``; then ``y^T Q y / n -> varphi`` (Woodbury, :mod:`symrmt.symbolic.attention`) and
+``gamma -> oo``; then ``y^T Q y / n -> varphi`` (Woodbury, :mod:`symrmt.models.attention.equations`) and
 ``E_A = -gamma^2 d varphi/d gamma`` with ``dG/dgamma`` by implicit differentiation.
 """
 
@@ -17,15 +17,15 @@ from __future__ import annotations
 import mpmath
 import sympy as sp
 
-from symrmt.symbolic import attention as S
-from symrmt.checks import CheckList, derivation_main
-from symrmt.params import Geometry
+from symrmt.models.attention import equations as S
+from symrmt.derivations.checklist import CheckList, derivation_main
+from symrmt.models.attention.geometry import Geometry
 
 NAME = "attention_limit"
 
 
 def run(quick: bool = False, digits: int = 40) -> CheckList:
-    from symrmt.numeric.theory import attention_limit
+    from symrmt.models.attention.theory import attention_limit
 
     ck = CheckList(NAME)
     # 1. the pencil: top-left block of L^{-1} is (gamma + c K^T S K)^{-1} (exact, 2x2 blocks)
@@ -71,8 +71,8 @@ def run(quick: bool = False, digits: int = 40) -> CheckList:
         ck.add(f"0 <= E_A <= 1, nondecreasing in gamma ({f}, c={cc}, {diag})", "precision", ok,
                " ".join(mpmath.nstr(v, 4) for v in vals))
     # 6. simulation: general geometry (rank 3), both diagonals
-    from symrmt.symbolic.hermite import Nonlinearity
-    from symrmt.simulation.montecarlo import simulate
+    from symrmt.hermite import Nonlinearity
+    from symrmt.models.attention.montecarlo import simulate
 
     n, trials = (256, 6) if quick else (2048, 8)
     for fname, cc, diag in (("tanh", 0.5, "zero"), ("erf", 2.0, "keep"), ("relu", 0.5, "keep")):

@@ -6,7 +6,7 @@ Claim.  For ``X = mu y^T + Z`` and ``W = alpha I + sum_j wk_j wq_j^T`` the engin
     E_RR = -gamma**2*diff(y.T*inv(X.T*X/n + gamma*I(n))*y/n, gamma)
 
 with ``K = kernel(f, X, W[, zero|keep])`` (:mod:`symrmt.models.attention`) equal the package's
-hand-built solver (:func:`symrmt.numeric.theory.limit`, the 3-block pencil with its own Woodbury,
+hand-built solver (:func:`symrmt.models.attention.theory.limit`, the 3-block pencil with its own Woodbury,
 Newton and continuation, ``docs/theory.md`` sections 3-7) to 40 digits, on every route: noise only
 (``mu = 0``), a signal with ``W = I``, weights aligned with the signal, weights orthogonal to it,
 rank 2, ``alpha != 1`` and the diagonal kept.  The points are random (fixed seed): rational Gram
@@ -23,7 +23,7 @@ from fractions import Fraction
 
 import mpmath
 
-from symrmt.checks import CheckList, derivation_main
+from symrmt.derivations.checklist import CheckList, derivation_main
 
 NAME = "engine_attention"
 #: (f, rank, alpha, diagonal, route) and the random points per route (full mode; quick: 1 on 3 routes)
@@ -60,9 +60,9 @@ def _digits(a, b) -> float:
 
 
 def run(quick: bool = False, digits: int = DIGITS, seed: int = 20261201) -> CheckList:
-    from symrmt.geometry import LowRankGeometry
+    from symrmt.models.attention.geometry import LowRankGeometry
     from symrmt.models.attention import at_from_gram, attention_model
-    from symrmt.numeric.theory import limit
+    from symrmt.models.attention.theory import limit
 
     ck = CheckList(NAME)
     rng = random.Random(seed)

@@ -24,7 +24,7 @@ from __future__ import annotations
 import mpmath
 import numpy as np
 
-from symrmt.checks import CheckList, derivation_main
+from symrmt.derivations.checklist import CheckList, derivation_main
 
 NAME = "engine_density"
 

@@ -34,7 +34,7 @@ import math
 import mpmath
 import numpy as np
 
-from symrmt.checks import CheckList, derivation_main
+from symrmt.derivations.checklist import CheckList, derivation_main
 from symrmt.derivations import _engine_examples as ex
 
 NAME = "engine_random_features"

@@ -5,8 +5,8 @@ with ``||mu||^2 = mu.mu``, ``y`` iid signs), the engine's limit of
 
 .. math::  E_{RR}(\gamma) = -\gamma^2 \partial_\gamma \left[ y^T (X^T X/n + \gamma I_n)^{-1} y / n \right]
 
-equals the package's closed form of the ridge error (:func:`symrmt.numeric.theory.ridge_limit`,
-compiled from :func:`symrmt.symbolic.attention.ridge_error_closed_form`, a Sherman-Morrison update of
+equals the package's closed form of the ridge error (:func:`symrmt.models.attention.theory.ridge_limit`,
+compiled from :func:`symrmt.models.attention.equations.ridge_error_closed_form`, a Sherman-Morrison update of
 the Marchenko-Pastur resolvent derived by hand, with no pencil).  The engine conditions on ``y``
 (``||y||^2 = n``), takes ``mu y^T`` by Woodbury on the Gram matrix of ``(mu, y/sqrt(n))``, and
 differentiates the tree exactly (``d Q = -Q (dQ^{-1}) Q``).
@@ -14,7 +14,7 @@ differentiates the tree exactly (``d Q = -Q (dQ^{-1}) Q``).
 
 from __future__ import annotations
 
-from symrmt.checks import CheckList, derivation_main
+from symrmt.derivations.checklist import CheckList, derivation_main
 from symrmt.derivations import _engine_examples as ex
 
 NAME = "engine_ridge_signal"
@@ -36,7 +36,7 @@ def model():
 
 
 def run(quick: bool = False, digits: int = 30) -> CheckList:
-    from symrmt.numeric.theory import ridge_limit
+    from symrmt.models.attention.theory import ridge_limit
 
     ck = CheckList(NAME)
     m = model()

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import mpmath
 
-from symrmt.checks import CheckList, derivation_main
+from symrmt.derivations.checklist import CheckList, derivation_main
 from symrmt.derivations import _engine_examples as ex
 
 NAME = "engine_spiked"

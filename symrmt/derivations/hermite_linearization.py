@@ -22,15 +22,15 @@ import mpmath
 import numpy as np
 import sympy as sp
 
-from symrmt.checks import CheckList, derivation_main
-from symrmt.params import Geometry
+from symrmt.derivations.checklist import CheckList, derivation_main
+from symrmt.models.attention.geometry import Geometry
 
 NAME = "hermite_linearization"
 
 
 def _equivalent_kernel_errors(f_lin, n, c, gammas, geo, trials, seed):
     """E_A with the Gaussian-equivalent kernel (a1, b, d) in place of f: NumPy, same model otherwise."""
-    from symrmt.simulation.montecarlo import attention_errors, draw_tokens, vectors_from_gram
+    from symrmt.models.attention.montecarlo import attention_errors, draw_tokens, vectors_from_gram
 
     a1, b, d = f_lin
     p = round(c * n)
@@ -50,7 +50,7 @@ def _equivalent_kernel_errors(f_lin, n, c, gammas, geo, trials, seed):
 
 
 def run(quick: bool = False, digits: int = 40) -> CheckList:
-    from symrmt.symbolic.hermite import Nonlinearity
+    from symrmt.hermite import Nonlinearity
 
     ck = CheckList(NAME)
     erf = Nonlinearity("erf")
@@ -75,7 +75,7 @@ def run(quick: bool = False, digits: int = 40) -> CheckList:
            {s.name for s in _fixed_point_symbols()} <= {"gamma", "c", "a_1", "nu", "d"},
            ", ".join(sorted(s.name for s in _fixed_point_symbols())))
     # nonlinear kernel vs Gaussian-equivalent kernel, same tokens law
-    from symrmt.simulation.montecarlo import simulate
+    from symrmt.models.attention.montecarlo import simulate
 
     n, trials = (256, 8) if quick else (1024, 12)
     gammas = [0.05, 0.5]
@@ -95,7 +95,7 @@ def run(quick: bool = False, digits: int = 40) -> CheckList:
 
 
 def _fixed_point_symbols():
-    from symrmt.symbolic import attention as S
+    from symrmt.models.attention import equations as S
 
     F, _, _ = S.fixed_point_system()
     return F.free_symbols - set(S.G_SYMBOLS)

@@ -21,8 +21,8 @@ from __future__ import annotations
 import mpmath
 import numpy as np
 
-from symrmt.checks import CheckList, derivation_main
-from symrmt.params import Geometry
+from symrmt.derivations.checklist import CheckList, derivation_main
+from symrmt.models.attention.geometry import Geometry
 
 NAME = "linear_kernel"
 
@@ -55,8 +55,8 @@ def mp_integral(c, gamma, psi, power: int, dps: int):
 
 
 def run(quick: bool = False, digits: int = 50) -> CheckList:
-    from symrmt.symbolic.hermite import Nonlinearity
-    from symrmt.numeric.theory import attention_limit
+    from symrmt.hermite import Nonlinearity
+    from symrmt.models.attention.theory import attention_limit
 
     ck = CheckList(NAME)
     lin = Nonlinearity("t")
@@ -77,7 +77,7 @@ def run(quick: bool = False, digits: int = 50) -> CheckList:
             ck.close(f"{diag}: tr Q/n == MP integral, c={c}, gamma={g}", pt.stieltjes, m_ref, digits - 10)
             ck.close(f"{diag}: E_A == gamma^2 MP integral, c={c}, gamma={g}", pt.error, e_ref, digits - 10)
     # with signal and weights: the exact finite model
-    from symrmt.simulation.montecarlo import simulate
+    from symrmt.models.attention.montecarlo import simulate
 
     n, trials = (256, 6) if quick else (1024, 10)
     geos = [Geometry(snr=1), Geometry(snr=2, wk2=1, wq2=1, wkwq=1, muwk=1, muwq=1),

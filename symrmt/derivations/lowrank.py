@@ -30,9 +30,9 @@ from fractions import Fraction as F
 import numpy as np
 import sympy as sp
 
-from symrmt.symbolic import attention as S
-from symrmt.checks import CheckList, derivation_main
-from symrmt.params import LowRankGeometry
+from symrmt.models.attention import equations as S
+from symrmt.derivations.checklist import CheckList, derivation_main
+from symrmt.models.attention.geometry import LowRankGeometry
 
 NAME = "lowrank"
 
@@ -61,9 +61,9 @@ def _split(vecs, r):
 
 
 def run(quick: bool = False, digits: int = 40) -> CheckList:
-    from symrmt.symbolic.hermite import T
-    from symrmt.simulation.montecarlo import simulate
-    from symrmt.numeric.theory import attention_limit, scaled_nonlinearity
+    from symrmt.hermite import T
+    from symrmt.models.attention.montecarlo import simulate
+    from symrmt.models.attention.theory import attention_limit, scaled_nonlinearity
 
     ck = CheckList(NAME)
     # --- symbolic: the rank-2 D depends on the terms only through W, and on the basis only up to similarity

@@ -2,14 +2,14 @@ r"""Noise-only Attention (``mu = 0``, ``W = I``): the Stieltjes transform is alg
 
 Claim.  ``m = m(-gamma) = lim tr (c K S K + gamma)^{-1} / n`` is a root of a polynomial
 ``P(m; gamma, c, a_1, nu, d)`` obtained by eliminating the block traces of the pencil
-(:mod:`symrmt.symbolic.closed_forms.noise_only`):
+(:mod:`symrmt.models.attention.closed_forms.noise_only`):
 
 * ``a_1 = d = 0``: ``nu gamma^2 m^3 + nu (c - 1) gamma m^2 + c gamma m - c = 0`` (degree 3 in ``m``, 2 in ``gamma``);
 * ``a_1 = 0``: a polynomial of degree 7 in ``m`` and 4 in ``gamma``, symbolic in ``gamma, c, nu, d``;
   with ``nu = 0, d = 1`` (``K = I``) it contains the Marchenko-Pastur quadratic;
 * ``a_1 != 0``: degree 17 in ``m`` and 10 in ``gamma`` (irreducible over Q at the exact
   rational points checked; computed per point, symbolic in ``(m, gamma)``).  The points below are
-  stored as data (:mod:`symrmt.symbolic.closed_forms.noise_only_data`): the quick mode checks that
+  stored as data (:mod:`symrmt.models.attention.closed_forms.noise_only_data`): the quick mode checks that
   each stored ``P`` it uses vanishes at the general solver's ``m(-gamma)`` at three ``gamma``; the
   full mode redoes the elimination and checks that it gives the stored polynomial exactly.
 
@@ -25,9 +25,9 @@ import time
 import mpmath
 import sympy as sp
 
-from symrmt.symbolic import attention as S
-from symrmt.checks import CheckList, derivation_main
-from symrmt.symbolic.closed_forms import noise_only as N
+from symrmt.models.attention import equations as S
+from symrmt.derivations.checklist import CheckList, derivation_main
+from symrmt.models.attention.closed_forms import noise_only as N
 
 NAME = "noise_only"
 
@@ -39,7 +39,7 @@ RESIDUAL_GAMMAS = ("1/10", "1", "3")
 
 
 def _solver(point, gam, digits):
-    from symrmt.numeric.theory import attention_limit
+    from symrmt.models.attention.theory import attention_limit
 
     cc, aa, nn, dd = point
     diag = "zero" if sp.Rational(str(dd)) == 0 else "keep"
@@ -130,8 +130,8 @@ def run(quick: bool = False, digits: int = 50) -> CheckList:
     # 5. simulation (diagonal zero, snr 0) of an f with exactly the Hermite data of the closed-form point
     import numpy as np
 
-    from symrmt.params import Geometry
-    from symrmt.simulation.montecarlo import simulate
+    from symrmt.models.attention.geometry import Geometry
+    from symrmt.models.attention.montecarlo import simulate
 
     n, trials = (256, 8) if quick else (1024, 10)
     gl = [0.1, 1.0]

@@ -8,14 +8,14 @@ solve, its own continuation and guard digits) to at least ``D - 2`` digits.
 
 from __future__ import annotations
 
-from symrmt.checks import CheckList, derivation_main
-from symrmt.params import Geometry
+from symrmt.derivations.checklist import CheckList, derivation_main
+from symrmt.models.attention.geometry import Geometry
 
 NAME = "precision"
 
 
 def run(quick: bool = False, digits: int = 50) -> CheckList:
-    from symrmt.numeric.theory import attention_limit, ridge_limit
+    from symrmt.models.attention.theory import attention_limit, ridge_limit
 
     ck = CheckList(NAME)
     geo = Geometry(snr=1, wk2=1, wq2="1/4", wkwq="3/10", muwk="1/2", muwq="-1/10")

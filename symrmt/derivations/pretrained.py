@@ -13,7 +13,7 @@ Attention with the *actual* weights?
 
 Steps.
 
-1. Read ``W_l = W_K^T W_Q`` of each layer ``l = 0..5`` (:mod:`symrmt.pretrained`:
+1. Read ``W_l = W_K^T W_Q`` of each layer ``l = 0..5`` (:mod:`symrmt.models.attention.pretrained`:
    ``x_i^T W x_j`` = key of token ``i`` . query of token ``j``; biases ignored).
 2. Normalize: ``W <- W / s`` with ``s = ||W||_F / sqrt(p)``, so that for noise tokens the
    kernel argument ``x_i^T W x_j / sqrt(p)`` (``i != j``) has variance 1, as with the
@@ -56,7 +56,7 @@ from pathlib import Path
 
 import numpy as np
 
-from symrmt.checks import CheckList
+from symrmt.derivations.checklist import CheckList
 
 NAME = "pretrained"
 #: the layer and rank of the sweeps in the figure (largest identity share, alpha > 0 at every r)
@@ -92,8 +92,8 @@ def gram_entries(mu, fit) -> dict:
 
 
 def _theory(fit, mu, c, gammas, digits):
-    from symrmt.params import LowRankGeometry
-    from symrmt.numeric.theory import attention_limit
+    from symrmt.models.attention.geometry import LowRankGeometry
+    from symrmt.models.attention.theory import attention_limit
 
     geo = LowRankGeometry.from_vectors(mu, fit.wk, fit.wq, alpha=fit.alpha)
     return [float(v) for v in attention_limit(F_NAME, c, list(gammas), geometry=geo, digits=digits)]
@@ -101,8 +101,8 @@ def _theory(fit, mu, c, gammas, digits):
 
 def _reference(c, snr, gammas, digits):
     """Limits with ``W = I`` (the same kernel-argument variance as the normalized W) and of ridge."""
-    from symrmt.params import Geometry
-    from symrmt.numeric.theory import attention_limit, ridge_limit
+    from symrmt.models.attention.geometry import Geometry
+    from symrmt.models.attention.theory import attention_limit, ridge_limit
 
     g = [str(x) for x in gammas]
     att = attention_limit(F_NAME, c, g, geometry=Geometry(snr=snr), digits=digits)
@@ -111,7 +111,7 @@ def _reference(c, snr, gammas, digits):
 
 
 def _simulate(weights, mu, c, trials, seed):
-    from symrmt.simulation.montecarlo import simulate
+    from symrmt.models.attention.montecarlo import simulate
 
     p = weights.shape[0]
     n = round(p / _frac_float(c))
@@ -137,7 +137,7 @@ def compare_point(w_actual, fit, mu, c, trials, digits, seed=SIM_SEED) -> dict:
 
 
 def fit_checks(ck: CheckList, layers, rows, quick: bool) -> None:
-    from symrmt.pretrained import fit_scaled_identity_plus_low_rank, rms_normalize
+    from symrmt.models.attention.pretrained import fit_scaled_identity_plus_low_rank, rms_normalize
 
     layer = layers[LAYER]
     w = layer.weight()
@@ -179,7 +179,7 @@ def strength_sweep(ck: CheckList, fit, mu, dname: str, c, trials: int, digits: i
     ``W_t`` (the same code path as the actual weights) against the limit for ``W_t``:
     asserted (``|sim - theory| <= 3 se + 0.01``) for ``kappa <= KAPPA_ASSERT``, reported above.
     """
-    from symrmt.pretrained import LowRankFit
+    from symrmt.models.attention.pretrained import LowRankFit
 
     kappa_fit = float(fit.singular_values[0]) / fit.alpha
     kappas = (1, "fit") if quick else KAPPAS
@@ -205,7 +205,7 @@ def strength_sweep(ck: CheckList, fit, mu, dname: str, c, trials: int, digits: i
 
 def compute(quick: bool = False, digits: int = 15, progress: bool = False) -> tuple:
     """Everything the figure and the doc need: ``(CheckList, results dict)``."""
-    from symrmt.pretrained import (
+    from symrmt.models.attention.pretrained import (
         fit_scaled_identity_plus_low_rank,
         fit_table,
         load_attention_weights,
@@ -445,7 +445,7 @@ def main(argv=None) -> int:
     ap.add_argument("--figure", metavar="PATH", help="write the figure (PNG and PDF) here")
     ap.add_argument("--json", metavar="PATH", help="write all numbers as JSON here")
     args = ap.parse_args(argv)
-    from symrmt.pretrained import format_fit_table
+    from symrmt.models.attention.pretrained import format_fit_table
 
     checks, results = compute(args.quick, args.digits, progress=True)
     print(format_fit_table(results["fit_table"], RANKS))

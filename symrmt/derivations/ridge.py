@@ -20,8 +20,8 @@ from __future__ import annotations
 import mpmath
 import sympy as sp
 
-from symrmt.symbolic import attention as S
-from symrmt.checks import CheckList, derivation_main
+from symrmt.models.attention import equations as S
+from symrmt.derivations.checklist import CheckList, derivation_main
 
 NAME = "ridge"
 
@@ -57,7 +57,7 @@ def run(quick: bool = False, digits: int = 40) -> CheckList:
     ck.symbolic("ridgeless c < 1: E_RR(0+) = (1-c)/(1+snr)", below - (1 - 1 / (1 + u)) / (1 + snr))
     ck.symbolic("ridgeless c > 1: E_RR(0+) = 0", above)
     # 7. numeric: 0 <= E <= 1, monotone in gamma, digits at two precisions
-    from symrmt.numeric.theory import attention_limit, ridge_limit
+    from symrmt.models.attention.theory import attention_limit, ridge_limit
 
     gammas = ["1e-6", "1e-3", "0.01", "0.1", "1", "10", "100"]
     for cc in ("1/4", "2"):
@@ -70,7 +70,7 @@ def run(quick: bool = False, digits: int = 40) -> CheckList:
     lim = ridge_limit("1/4", ["1e-12"], snr=3, digits=30)[0]
     ck.close("E_RR(1e-12) -> (1-c)/(1+snr) at c=1/4, snr=3", lim, mpmath.mpf(3) / 16, 10)
     # 8. the general attention machinery with K = I (a1 = 0, nu = 0, d = 1, keep) is ridge regression
-    from symrmt.params import Geometry
+    from symrmt.models.attention.geometry import Geometry
 
     geo = Geometry(snr="3/2")
     for cc in ("1/2", "3"):
@@ -79,7 +79,7 @@ def run(quick: bool = False, digits: int = 40) -> CheckList:
         for a, b, gg in zip(att, rr, ("0.05", "1")):
             ck.close(f"attention solver with K = I equals ridge (c={cc}, gamma={gg})", a, b, digits - 3)
     # 9. simulation
-    from symrmt.simulation.montecarlo import simulate
+    from symrmt.models.attention.montecarlo import simulate
 
     n, trials = (256, 8) if quick else (2048, 10)
     import numpy as np

@@ -24,11 +24,11 @@ import mpmath
 import numpy as np
 import sympy as sp
 
-from symrmt.symbolic import attention as S
-from symrmt.checks import CheckList, derivation_main
-from symrmt.symbolic.closed_forms import ridgeless as R
-from symrmt.numeric.solver import compile_expr
-from symrmt.params import Geometry
+from symrmt.models.attention import equations as S
+from symrmt.derivations.checklist import CheckList, derivation_main
+from symrmt.models.attention.closed_forms import ridgeless as R
+from symrmt.codegen.compile import compile_expr
+from symrmt.models.attention.geometry import Geometry
 
 NAME = "ridgeless"
 
@@ -73,7 +73,7 @@ def _symbolic(ck: CheckList) -> None:
 
 
 def run(quick: bool = False, digits: int = 30) -> CheckList:
-    from symrmt.numeric.theory import attention_limit
+    from symrmt.models.attention.theory import attention_limit
 
     ck = CheckList(NAME)
     _symbolic(ck)
@@ -147,7 +147,7 @@ def run(quick: bool = False, digits: int = 30) -> CheckList:
 
 def _simulation(ck, quick, e_al):
     """c = 1/2, gamma = 1e-6: the simulation against the ridgeless limit."""
-    from symrmt.simulation.montecarlo import simulate
+    from symrmt.models.attention.montecarlo import simulate
 
     n, trials = (256, 4) if quick else (512, 8)
     sim = simulate(np.tanh, n, 0.5, [1e-6], ALIGNED, trials=trials, seed=3, progress=False)

@@ -1,8 +1,8 @@
 r"""Theory against simulation on a representative set of points (large ``n``).
 
-Claim.  At every point below, the limits :func:`symrmt.numeric.theory.attention_limit`
-and :func:`symrmt.numeric.theory.ridge_limit` agree with the Monte-Carlo means of the
-finite model (:func:`symrmt.simulation.montecarlo.simulate`, ``docs/theory.md`` section 1) within
+Claim.  At every point below, the limits :func:`symrmt.models.attention.theory.attention_limit`
+and :func:`symrmt.models.attention.theory.ridge_limit` agree with the Monte-Carlo means of the
+finite model (:func:`symrmt.models.attention.montecarlo.simulate`, ``docs/theory.md`` section 1) within
 
 .. math::
 
@@ -36,7 +36,7 @@ import math
 import sys
 import time
 
-from symrmt.params import Geometry
+from symrmt.models.attention.geometry import Geometry
 
 NAME = "simulation_agreement"
 
@@ -94,7 +94,7 @@ class PresetF:
     def _fn(self):
         fn = PresetF._cache.get(self.name)
         if fn is None:
-            from symrmt.symbolic.hermite import Nonlinearity
+            from symrmt.hermite import Nonlinearity
 
             fn = PresetF._cache[self.name] = Nonlinearity(self.name).numpy()
         return fn
@@ -125,8 +125,8 @@ def run(quick: bool = False, n: int | None = None, trials: int | None = None, wo
     """
     import mpmath
 
-    from symrmt.simulation.montecarlo import simulate
-    from symrmt.numeric.theory import attention_limit, ridge_limit
+    from symrmt.models.attention.montecarlo import simulate
+    from symrmt.models.attention.theory import attention_limit, ridge_limit
 
     base = QUICK if quick else FULL
     if quick and points is POINTS:
@@ -176,8 +176,8 @@ def table(rows) -> str:
 
 
 def check_list(rows):
-    """The rows as a :class:`symrmt.checks.CheckList` (kind ``simulation``)."""
-    from symrmt.checks import CheckList
+    """The rows as a :class:`symrmt.derivations.checklist.CheckList` (kind ``simulation``)."""
+    from symrmt.derivations.checklist import CheckList
 
     ck = CheckList(NAME)
     for r in rows:

@@ -44,8 +44,8 @@ import mpmath
 import numpy as np
 import sympy as sp
 
-from symrmt.checks import CheckList, derivation_main
-from symrmt.params import Geometry, LowRankGeometry, as_low_rank
+from symrmt.derivations.checklist import CheckList, derivation_main
+from symrmt.models.attention.geometry import Geometry, LowRankGeometry, as_low_rank
 
 NAME = "softmax"
 
@@ -81,7 +81,7 @@ def hermite_dict(alpha, dps: int = 80) -> dict:
 
 def paired_trial(n: int, c, geometry, gammas, seed) -> np.ndarray:
     """One draw: ``(E_A^softmax, E_A^entry(h))`` over ``gammas`` on the same ``X`` (shape (2, len(gammas)))."""
-    from symrmt.simulation.montecarlo import (_weights_from_geometry, attention_errors, draw_tokens,
+    from symrmt.models.attention.montecarlo import (_weights_from_geometry, attention_errors, draw_tokens,
                                               kernel_matrix, softmax_kernel)
 
     p = round(Fraction(c) * n)
@@ -95,7 +95,7 @@ def paired_trial(n: int, c, geometry, gammas, seed) -> np.ndarray:
 
 
 def _identity_checks(ck: CheckList) -> None:
-    from symrmt.simulation.montecarlo import _weights_from_geometry, draw_tokens, softmax_kernel
+    from symrmt.models.attention.montecarlo import _weights_from_geometry, draw_tokens, softmax_kernel
 
     geo = ROUTES[4][1]
     n = 96
@@ -121,7 +121,7 @@ def _identity_checks(ck: CheckList) -> None:
 
 
 def _linearization_check(ck: CheckList, quick: bool) -> None:
-    from symrmt.simulation.montecarlo import _weights_from_geometry, draw_tokens, softmax_kernel
+    from symrmt.models.attention.montecarlo import _weights_from_geometry, draw_tokens, softmax_kernel
 
     sizes = (128, 512) if quick else (128, 512, 2048)
     norms = []
@@ -143,7 +143,7 @@ def _linearization_check(ck: CheckList, quick: bool) -> None:
 
 def _limit_checks(ck: CheckList, quick: bool, digits: int) -> None:
     import symrmt
-    from symrmt.numeric.theory import attention_limit
+    from symrmt.models.attention.theory import attention_limit
 
     pts = [("1/2", "0.05", ROUTES[1][1]), ("2", "1", ROUTES[2][1]), ("1/2", "1/2", ROUTES[4][1])]
     if quick:
@@ -170,7 +170,7 @@ def _limit_checks(ck: CheckList, quick: bool, digits: int) -> None:
 def _simulation_checks(ck: CheckList, quick: bool) -> None:
     import symrmt
 
-    from symrmt.simulation.montecarlo import simulate
+    from symrmt.models.attention.montecarlo import simulate
 
     n, trials = (512, 12) if quick else (2048, 10)
     gammas = ["0.05", "1"]
@@ -206,7 +206,7 @@ def ge_spike_trial(n: int, c, snr, gammas, seed) -> np.ndarray:
     ``K_GE = X^T X/p - I + sqrt(e - 2) G/sqrt(p)`` and ``K_GE' = J/sqrt(p) + K_GE (I - J/n)``, the softmax's
     spike and projection added.  Step 4 is exact for this model (its matrices are equivariant), so the
     difference is a pure finite-size effect; its size is compared with the softmax's in ``docs/theory.md``."""
-    from symrmt.simulation.montecarlo import _weights_from_geometry, attention_errors, draw_tokens
+    from symrmt.models.attention.montecarlo import _weights_from_geometry, attention_errors, draw_tokens
 
     p = round(Fraction(c) * n)
     mu, _, _, _ = _weights_from_geometry(Geometry(snr=snr), p)

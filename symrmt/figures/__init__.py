@@ -1,7 +1,7 @@
 r"""Figures: the limits (curves) against the Monte-Carlo simulation (points).
 
-Every figure draws the theory of :mod:`symrmt.numeric.theory` as lines and the
-simulation of :func:`symrmt.simulation.montecarlo.simulate` as points with error bars
+Every figure draws the theory of :mod:`symrmt.models.attention.theory` as lines and the
+simulation of :func:`symrmt.models.attention.montecarlo.simulate` as points with error bars
 (mean :math:`\pm 2` standard errors over independent trials), and is saved as
 PNG and PDF.  matplotlib is needed (``pip install 'symrmt[plot]'``); it is
 imported inside the functions, through the object-oriented API only (no
@@ -57,7 +57,7 @@ from __future__ import annotations
 import sys
 import time
 
-from symrmt.params import ParameterError
+from symrmt.errors import ParameterError
 from symrmt.figures.data import (  # noqa: F401  (_aligned_geometry, _family_f: used by tests and derivations)
     _aligned_geometry,
     _family_f,

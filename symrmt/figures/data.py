@@ -61,7 +61,7 @@ def _aligned_geometry(snr: float, w2: float, cos: float):
     The norms and the cosine are rounded to rationals first, so the Gram matrix
     is exactly positive semi-definite (``cos = 1`` gives an exactly rank-one Gram).
     """
-    from symrmt.params import Geometry
+    from symrmt.models.attention.geometry import Geometry
 
     sm, sw = _frac(math.sqrt(snr)), _frac(math.sqrt(w2))
     cs = min(max(_frac(cos), Fraction(-1)), Fraction(1))
@@ -70,7 +70,7 @@ def _aligned_geometry(snr: float, w2: float, cos: float):
 
 def _vector_geometry(mu, wk, wq):
     """Exact Gram data of three vectors given by (rounded) rational coordinates."""
-    from symrmt.params import Geometry
+    from symrmt.models.attention.geometry import Geometry
 
     m, k, q = ([_frac(x, 1000) for x in v] for v in (mu, wk, wq))
 
@@ -84,7 +84,7 @@ def _vector_geometry(mu, wk, wq):
 def _hermite(name: str, dps: int = 80) -> MappingProxyType:
     """Hermite data ``{"a1", "nu"}`` (mpf at ``dps`` digits) of a preset, computed once (read-only:
     pass ``dict(_hermite(name))`` where a dict is needed)."""
-    from symrmt.symbolic.hermite import Nonlinearity
+    from symrmt.hermite import Nonlinearity
 
     nl = Nonlinearity(name)
     return MappingProxyType({"a1": nl.a_mpf(1, dps), "nu": nl.nu_mpf(dps)})
@@ -92,7 +92,7 @@ def _hermite(name: str, dps: int = 80) -> MappingProxyType:
 
 @cached(maxsize=64)
 def _numpy_f(name: str):
-    from symrmt.symbolic.hermite import Nonlinearity
+    from symrmt.hermite import Nonlinearity
 
     return Nonlinearity(name).numpy()
 
@@ -106,17 +106,19 @@ def attention_over_geometries(f, c, gamma, geometries, digits: int = DIGITS):
     """``E_A(gamma)`` for many geometries at one ``(f, c, gamma)`` (list of mpf).
 
     The noise-only fixed point does not depend on the geometry, so it is solved
-    once (:func:`symrmt.numeric.theory.attention_limit` with ``details=True`` at
+    once (:func:`symrmt.models.attention.theory.attention_limit` with ``details=True`` at
     ``digits + 5`` digits, two-precision checked); each geometry then costs
-    one Woodbury solve (:func:`symrmt.numeric.solver.woodbury_value`, the same
+    one Woodbury solve (:func:`symrmt.models.attention.solver.woodbury_value`, the same
     identity ``attention_limit`` uses) at ``digits + 10`` digits.  The result agrees
     with ``attention_limit(f, c, [gamma], geometry)`` to about ``digits`` digits.
     """
     import mpmath
 
-    from symrmt.numeric.solver import BranchError, lowrank_D, mpf_of, woodbury_value
-    from symrmt.params import Geometry, check_c, check_gammas
-    from symrmt.numeric.theory import attention_limit, hermite_inputs
+    from symrmt.errors import BranchError
+    from symrmt.models.attention.solver import lowrank_D, mpf_of, woodbury_value
+    from symrmt.models.attention.geometry import Geometry
+    from symrmt.models.attention.params import check_c, check_gammas
+    from symrmt.models.attention.theory import attention_limit, hermite_inputs
 
     cf = check_c(c)
     (gf,) = check_gammas([gamma])
@@ -144,13 +146,13 @@ def simulate_ridge(n: int, c, gammas, snr=0, trials: int = 10, seed: int = 0, *,
                    executor=None) -> dict:
     """Monte-Carlo ``E_RR`` only (no kernel): ``{"mean", "se", "p"}`` over ``gammas``.
 
-    Same model and seeding as :func:`symrmt.simulation.montecarlo.simulate` (trial ``j`` uses
+    Same model and seeding as :func:`symrmt.models.attention.montecarlo.simulate` (trial ``j`` uses
     child ``j`` of ``SeedSequence(seed)``), through the ridge-only trial kind
-    :data:`symrmt.simulation.trials.RIDGE_SPEC`; it skips the Attention part, which
+    :data:`symrmt.models.attention.trials.RIDGE_SPEC`; it skips the Attention part, which
     dominates the cost when ``p >= n``.  ``store`` and ``executor`` as in ``simulate``.
     """
     from symrmt.simulation.executor import run_trials
-    from symrmt.simulation.trials import RIDGE_SPEC, ridge_key
+    from symrmt.models.attention.trials import RIDGE_SPEC, ridge_key
 
     key = ridge_key(n, c, gammas, snr)
     rows, _ = run_trials(RIDGE_SPEC, key, trials, seed, store=store, executor=executor, progress=False)
@@ -195,7 +197,7 @@ class _Job:
         self._sims, self._index, self._point = sims, index, point
 
     def result(self) -> dict:
-        from symrmt.simulation.trials import summarize
+        from symrmt.models.attention.trials import summarize
 
         rows, info = self._sims.batch.results(bar=self._sims.bar)[self._index]
         if self._point is None:
@@ -237,12 +239,12 @@ class _Sims:
         return self.batch.total
 
     def ridge(self, n, c, gammas, snr, trials, seed) -> _Job:
-        from symrmt.simulation.trials import RIDGE_SPEC, ridge_key
+        from symrmt.models.attention.trials import RIDGE_SPEC, ridge_key
 
         return _Job(self, self.batch.add(RIDGE_SPEC, ridge_key(n, c, gammas, snr), trials, seed), None)
 
     def sim(self, f, n, c, gammas, geometry, trials, seed) -> _Job:
-        from symrmt.simulation.trials import SIMULATE_SPEC, simulate_point
+        from symrmt.models.attention.trials import SIMULATE_SPEC, simulate_point
 
         pt = simulate_point(_FigF(f), n, c, gammas, geometry=geometry, need_key=True)
         return _Job(self, self.batch.add(SIMULATE_SPEC, pt.key, trials, seed, pt.context), pt)
@@ -284,7 +286,7 @@ def phase_diagram_data(grid: int = 25, digits: int = DIGITS, progress: bool = Tr
     ``w = w_K = w_Q`` with ``||w||^2 = 4`` at angle ``theta`` to ``mu`` (one tied axis of
     ``cos_muwk = cos_muwq``), over ``(cos theta, ||mu||^2)``.
 
-    ``fast=True`` uses the float64 path (:func:`symrmt.numeric.fast.solve_grid` on the two
+    ``fast=True`` uses the float64 path (:func:`symrmt.models.attention.fast.solve_grid` on the two
     meshes directly; ``certify`` points per panel re-solved at 30 digits) instead of
     certified values.
 
@@ -297,7 +299,7 @@ def phase_diagram_data(grid: int = 25, digits: int = DIGITS, progress: bool = Tr
     """
     if fast:
         return _phase_diagram_fast(grid, certify)
-    from symrmt.sweeps import sweep
+    from symrmt.models.attention.sweeps import sweep
 
     c_axis = [_frac(c) for c in _logspace(1 / 16, 4, grid)]
     s_axis = [_frac(s) for s in _linspace(0, 8, grid)]
@@ -318,11 +320,11 @@ def phase_diagram_data(grid: int = 25, digits: int = DIGITS, progress: bool = Tr
 
 
 def _phase_diagram_fast(grid: int, certify: int) -> dict:
-    """:func:`phase_diagram_data` on the float64 path: one :func:`symrmt.numeric.fast.solve_grid` per
+    """:func:`phase_diagram_data` on the float64 path: one :func:`symrmt.models.attention.fast.solve_grid` per
     panel on float meshes (no exact geometry per point, which would cost more than the solve)."""
     import numpy as np
 
-    from symrmt.numeric.fast import solve_grid
+    from symrmt.models.attention.fast import solve_grid
 
     c_axis, s_axis, cos_axis = _logspace(1 / 16, 4, grid), _linspace(0, 8, grid), _linspace(0, 1, grid)
     S_a, C_a = np.meshgrid(np.array(s_axis), np.array(c_axis), indexing="ij")

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 
 def plot_density(d, path=None, ax=None, title=None):
-    """Draw :class:`symrmt.density.Density` ``d``; returns the figure."""
+    """Draw :class:`symrmt.engine.density.Density` ``d``; returns the figure."""
     try:
         from matplotlib.figure import Figure
     except ImportError:

@@ -77,12 +77,12 @@ def ridge_error(out, full: bool = False, progress: bool = True, *, n=None, n_swe
                 points=None, seed: int = 0, workers=None, store=None, executor=None) -> list[str]:
     """``E_RR``: against ``gamma`` (log axis), against ``c = p/n`` at fixed ``n``, against ``||mu||^2``.
 
-    Theory: :func:`symrmt.numeric.theory.ridge_limit` (closed form).  Simulation: ridge
+    Theory: :func:`symrmt.models.attention.theory.ridge_limit` (closed form).  Simulation: ridge
     only (:func:`simulate_ridge`), ``n = 2048`` (``p = 512`` at ``c = 1/4``) and
     ``n = 4096`` for the sweep in ``p`` with ``full=True``; ``n = 512`` and
     ``256`` otherwise.  ``||mu||^2 = 1`` in (a) and (b), ``c = 1/4`` in (c).
     """
-    from symrmt.numeric.theory import ridge_limit
+    from symrmt.models.attention.theory import ridge_limit
 
     n = _size(n, QUICK_N, FULL_N, full)
     n_sweep = _size(n_sweep, QUICK_N_SWEEP, FULL_N_SWEEP, full)
@@ -172,7 +172,7 @@ def random_inputs(out, full: bool = False, progress: bool = True, *, n=None, tri
     """
     import numpy as np
 
-    from symrmt.numeric.theory import attention_limit, ridge_limit
+    from symrmt.models.attention.theory import attention_limit, ridge_limit
 
     n = _size(n, QUICK_N, FULL_N, full)
     trials = _size(trials, 10, 30, full)
@@ -252,8 +252,8 @@ def role_of_a1(out, full: bool = False, progress: bool = True, *, n=None, trials
     ``c = 1/4``, ``||mu||^2 = 1``, ``W = I``.  ``fs``: the presets of panel (a);
     ``gamma_range``: its range of ``gamma``.
     """
-    from symrmt.params import Geometry
-    from symrmt.numeric.theory import attention_limit, ridge_limit
+    from symrmt.models.attention.geometry import Geometry
+    from symrmt.models.attention.theory import attention_limit, ridge_limit
 
     n = _size(n, QUICK_N, FULL_N, full)
     trials = _size(trials, 12, 30, full)
@@ -328,8 +328,8 @@ def alignment(out, full: bool = False, progress: bool = True, *, n=None, trials=
     Panel (c): simulation minus limit at ``theta = 0`` against ``n`` (the
     finite-``n`` gap of the aligned case, which closes slowly).
     """
-    from symrmt.params import Geometry
-    from symrmt.numeric.theory import ridge_limit
+    from symrmt.models.attention.geometry import Geometry
+    from symrmt.models.attention.theory import ridge_limit
 
     n = _size(n, QUICK_N, FULL_N, full)
     trials = _size(trials, 12, 30, full)
@@ -416,7 +416,7 @@ def phase_diagram(out, full: bool = False, progress: bool = True, *, grid=None, 
     ``c = 1/2`` with ``w = w_K = w_Q``, ``||w||^2 = 4``, at angle ``theta`` to ``mu``.
     No simulation: every cell is a limit (:func:`phase_diagram_data`, through :func:`symrmt.sweep`).
 
-    ``fast=True`` (default): the float64 path (:func:`symrmt.numeric.fast.solve_grid`, every
+    ``fast=True`` (default): the float64 path (:func:`symrmt.models.attention.fast.solve_grid`, every
     point checked, failures recomputed by mpmath), ``grid`` x ``grid`` points per panel (41 in
     quick mode, 200 in full mode), ``certify`` points per panel (default 4 quick, 20 full)
     re-solved at 30 digits, the largest relative gap in the title and on stderr.

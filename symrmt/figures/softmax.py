@@ -31,7 +31,7 @@ def _limits(c, gammas, geo):
 
 
 def _sim(n, c, gammas, geo, trials, seed):
-    from symrmt.simulation.montecarlo import simulate
+    from symrmt.models.attention.montecarlo import simulate
 
     r = simulate(None, n, c, [float(Fraction(g)) for g in gammas], geo, trials=trials, seed=seed, progress=False,
                  attention="softmax")
@@ -42,7 +42,7 @@ def softmax_claims(out, n: int = 512, trials: int = 8, points: int = 13) -> list
     """Draw ``softmax_claims.png`` and ``.pdf`` in ``out``; returns the paths."""
     from symrmt.figures.data import _aligned_geometry, _logspace
     from symrmt.figures.draw import _errorbar, _new_figure, _save
-    from symrmt.params import Geometry, LowRankGeometry
+    from symrmt.models.attention.geometry import Geometry, LowRankGeometry
 
     gam = [Fraction(str(round(g, 4))) for g in _logspace(0.01, 10, points)]
     gam_sim = [Fraction(1, 20), Fraction(1, 2), Fraction(5)]

@@ -7,7 +7,7 @@ import operator
 import re
 from fractions import Fraction
 
-from symrmt.params import ParameterError
+from symrmt.errors import ParameterError
 from symrmt.parsing.limits import IRRATIONAL_DIGITS, LIMITS, ParseLimitError, run_limited
 
 # ---------------------------------------------------------------------------
@@ -348,11 +348,11 @@ def parse_expression(text, names, functions, *, what, attributes=frozenset(), re
     >>> parse_expression("x.__class__", {"x": x}, {}, what="demo")
     Traceback (most recent call last):
     ...
-    symrmt.params.ParameterError: demo: the attribute '.__class__' is not allowed (allowed attributes: none) ...
+    symrmt.errors.ParameterError: demo: the attribute '.__class__' is not allowed (allowed attributes: none) ...
     >>> parse_expression("__import__('os')", {"x": x}, {}, what="demo")
     Traceback (most recent call last):
     ...
-    symrmt.params.ParameterError: demo: unknown name '__import__' called as a function ...
+    symrmt.errors.ParameterError: demo: unknown name '__import__' called as a function ...
     """
     text = _prepare(text, what, relations)
     tree = _tree(text, what)
@@ -442,7 +442,7 @@ def parse_number(text, *, what, positive=False, nonnegative=False):
     >>> parse_number("-1", what="gamma", positive=True)
     Traceback (most recent call last):
     ...
-    symrmt.params.ParameterError: gamma must be positive, got -1
+    symrmt.errors.ParameterError: gamma must be positive, got -1
     """
     import sympy as sp
 

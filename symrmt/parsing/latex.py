@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from symrmt.params import ParameterError
+from symrmt.errors import ParameterError
 from symrmt.parsing.expressions import _short, check_power, literal_fraction
 from symrmt.parsing.limits import LIMITS, ParseLimitError, run_limited
 

@@ -9,7 +9,7 @@ import signal
 import threading
 
 from symrmt.errors import SymrmtError
-from symrmt.params import ParameterError
+from symrmt.errors import ParameterError
 
 LIMITS = {
     # characters in one text input (an expression, a number, a --where item, a Gram entry)

@@ -1,8 +1,12 @@
-"""The simulation layer (NumPy only, never SymPy): Monte-Carlo of the finite model.
+"""The simulation machinery (NumPy only, never SymPy), shared by every model.
 
-``symrmt.simulation.montecarlo`` draws the tokens, builds the kernel and evaluates both errors
-per trial (re-exported here); ``symrmt.simulation.trace_sim`` samples an expression of the
-trace engine (``symrmt.engine``) at a finite size.
+:mod:`~symrmt.simulation.executor` (running trials in processes or on Dask, seeded),
+:mod:`~symrmt.simulation.store` (the on-disk store of finished trials),
+:mod:`~symrmt.simulation.scheduler` (workers and batch sizes), :mod:`~symrmt.simulation.memory` (the
+memory check before a run), :mod:`~symrmt.simulation.blas_threads`
+(one BLAS thread per worker) and :mod:`~symrmt.simulation.ufuncs` (float64 special functions).
+Each model's own sampler lives with the model: :mod:`symrmt.models.attention.montecarlo`,
+:mod:`symrmt.engine.simulate`.
 """
 
-from symrmt.simulation.montecarlo import *  # noqa: F401,F403
+__all__: list[str] = []

@@ -47,7 +47,7 @@ The generic API (for new trial kinds, e.g. the trace engine's simulation):
     protocol lets it run code in the client): see :mod:`symrmt.simulation.scheduler`.
     Use it as a context manager; a local cluster is shut down at exit.
 
-Every trial runs with one BLAS thread (:mod:`symrmt.blas_threads`, which says
+Every trial runs with one BLAS thread (:mod:`symrmt.simulation.blas_threads`, which says
 why and when a thread count set in the environment wins): a local cluster is
 started with ``OMP_NUM_THREADS = OPENBLAS_NUM_THREADS = MKL_NUM_THREADS = 1``;
 on an existing cluster, and in this process, each trial limits the BLAS pool to
@@ -70,8 +70,8 @@ from typing import Callable
 import numpy as np
 
 from symrmt.errors import SymrmtError
-from symrmt.blas_threads import BLAS_VARS, one_blas_thread
-from symrmt.params import ParameterError
+from symrmt.simulation.blas_threads import BLAS_VARS, one_blas_thread
+from symrmt.errors import ParameterError
 from symrmt.progress import progress_bar
 from symrmt.simulation.scheduler import as_scheduler, check_workers
 from symrmt.simulation.store import canonical, check_values, open_store
@@ -127,7 +127,7 @@ _WORKER_LIMIT = []  # this process's one_blas_thread(), made at its first Dask t
 
 
 def _timed_trial(fn, params, context, seed, j, limit=None):
-    """Run one trial; returns ``(j, row, seconds)``.  With one BLAS thread (see :mod:`symrmt.blas_threads`):
+    """Run one trial; returns ``(j, row, seconds)``.  With one BLAS thread (see :mod:`symrmt.simulation.blas_threads`):
     ``limit`` in this process, or ``"worker"`` on a Dask worker."""
     if limit == "worker":
         if not _WORKER_LIMIT:

@@ -28,7 +28,7 @@ Examples
 >>> Scheduler("tcp://10.0.0.5:8786")
 Traceback (most recent call last):
 ...
-symrmt.params.ParameterError: --scheduler tcp://10.0.0.5:8786: plain tcp:// to a non-loopback host ...
+symrmt.errors.ParameterError: --scheduler tcp://10.0.0.5:8786: plain tcp:// to a non-loopback host ...
 >>> Scheduler("10.0.0.5:8786", trust=True).address
 'tcp://10.0.0.5:8786'
 """
@@ -39,7 +39,7 @@ import ipaddress
 import os
 import re
 
-from symrmt.params import ParameterError
+from symrmt.errors import ParameterError
 
 __all__ = ["Scheduler", "as_scheduler", "max_workers", "check_workers", "MAX_ADDRESS"]
 

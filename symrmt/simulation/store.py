@@ -54,7 +54,7 @@ from pathlib import Path
 import numpy as np
 
 from symrmt.errors import SymrmtError
-from symrmt.params import ParameterError
+from symrmt.errors import ParameterError
 from symrmt.trust import untrusted
 
 __all__ = ["StoreError", "TrialStore", "canonical", "exact", "check_values", "NonFiniteTrial", "TrialOutOfRange"]

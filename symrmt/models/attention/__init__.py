@@ -1,59 +1,22 @@
-r"""The paper's model as an engine model: nonlinear Attention and ridge regression with a signal.
+"""The paper's model: nonlinear Attention against ridge regression with a signal.
 
-Tokens ``X = mu y^T + Z`` (``Z`` a ``p x n`` Gaussian matrix, ``p = c n``, ``mu`` deterministic,
-``y`` iid signs), weights ``W = alpha I_p + sum_j wk_j wq_j^T``, the kernel ``K`` the
-Gaussian-equivalent expression of ``f(X^T W X/sqrt(p))/sqrt(p)`` (:func:`symrmt.engine.kernel`,
-diagonal zero or kept), and the two interpolation errors
+Its rooms: :mod:`~symrmt.models.attention.equations` (SymPy: the pencil, the fixed point, the
+Woodbury system), :mod:`~symrmt.models.attention.closed_forms` (the special cases with closed
+forms), :mod:`~symrmt.models.attention.solver` (the compiled fixed point: Newton, continuation),
+:mod:`~symrmt.models.attention.theory` (the certified limits), :mod:`~symrmt.models.attention.prove`
+(proved balls), :mod:`~symrmt.models.attention.fast` and :mod:`~symrmt.models.attention.batch`
+(the float64 fast path), :mod:`~symrmt.models.attention.montecarlo` and
+:mod:`~symrmt.models.attention.trials` (Monte-Carlo at finite ``n``),
+:mod:`~symrmt.models.attention.params`, :mod:`~symrmt.models.attention.geometry`,
+:mod:`~symrmt.models.attention.geometry_io` and :mod:`~symrmt.models.attention.pretrained` (its
+inputs), :mod:`~symrmt.models.attention.api`, :mod:`~symrmt.models.attention.sweeps`,
+:mod:`~symrmt.models.attention.sweeps_fast` and :mod:`~symrmt.models.attention.boundary` (the
+public calls), and :mod:`~symrmt.models.attention.engine_model` (the same model written in the
+trace engine's language, re-exported here).
 
-.. math::
-
-    E_A = -\gamma^2 \partial_\gamma\, y^T (K^T X^T X K/n + \gamma I_n)^{-1} y/n, \qquad
-    E_{RR} = -\gamma^2 \partial_\gamma\, y^T (X^T X/n + \gamma I_n)^{-1} y/n .
-
-The inner products of ``mu, wk1, ..., wq1, ...`` are the parameters ``mu.mu``, ``mu.wk1``, ...
-(0 when not given).  The engine derives the pencil, the fixed point and the Woodbury system from
-these expressions alone; the package's hand-built solver (:func:`symrmt.numeric.theory.limit`)
-is the fast path for the same numbers (``symrmt limit``), and
-:mod:`symrmt.derivations.engine_attention` checks that the two agree.
-
->>> m, exprs = attention_model("relu", rank=1)
->>> sorted(exprs), sorted(m.vectors())
-(['E_A', 'E_RR'], ['mu', 'wk1', 'wq1', 'y'])
+A new model is a sibling package of this one under :mod:`symrmt.models`.
 """
 
-from __future__ import annotations
+from symrmt.models.attention.engine_model import E_A, E_RR, at_from_gram, attention_model
 
 __all__ = ["attention_model", "E_A", "E_RR", "at_from_gram"]
-
-E_A = "-gamma**2*diff(y.T*inv(K.T*X.T*X*K/n + gamma*I(n))*y/n, gamma)"
-E_RR = "-gamma**2*diff(y.T*inv(X.T*X/n + gamma*I(n))*y/n, gamma)"
-
-
-def attention_model(f, rank: int = 1, alpha=1, diagonal: str = "zero", digits: int = 80):
-    """``(model, {"E_A": text, "E_RR": text})`` for the nonlinearity ``f`` and weights of rank ``rank``."""
-    from symrmt.engine import Model, kernel
-
-    m = Model()
-    m.dim("p", "c*n")
-    m.gaussian("Z", "p", "n")
-    m.vector("mu", "p")
-    m.signs("y", "n")
-    for j in range(1, rank + 1):
-        m.vector(f"wk{j}", "p")
-        m.vector(f"wq{j}", "p")
-    X = m.let("X", m.parse("mu*y.T + Z"))
-    W = m.let("W", m.parse(f"({alpha})*I(p)" + "".join(f" + wk{j}*wq{j}.T" for j in range(1, rank + 1))))
-    m.let("K", kernel(f, X, W, diagonal, model=m, digits=digits))
-    return m, {"E_A": E_A, "E_RR": E_RR}
-
-
-def at_from_gram(gram, rank: int) -> dict:
-    """The ``--at`` inner products from the ``(2r+1) x (2r+1)`` Gram matrix of ``(mu, wk1..r, wq1..r)``
-    (the order of :class:`symrmt.geometry.LowRankGeometry`); zero entries are left out (0 by default)."""
-    names = ["mu"] + [f"wk{j}" for j in range(1, rank + 1)] + [f"wq{j}" for j in range(1, rank + 1)]
-    out = {}
-    for i, a in enumerate(names):
-        for j, b in enumerate(names):
-            if j >= i and gram[i][j] != 0:
-                out[f"{a}.{b}"] = str(gram[i][j])
-    return out

@@ -1,0 +1,399 @@
+r"""Ball arithmetic for proved digits (python-flint's Arb): exact inputs as balls, compiled code run on
+balls, Krawczyk's test, and balls printed at the digits they prove.
+
+Every proof of the package uses these: the paper's model (:mod:`symrmt.models.attention.prove`), the
+Hermite data (:mod:`symrmt.hermite.balls`) and the trace engine (:mod:`symrmt.engine.prove`).
+``docs/prove.md`` says what a ball means.
+"""
+
+from __future__ import annotations
+
+import math
+from contextlib import contextmanager
+from fractions import Fraction
+
+import mpmath
+import sympy as sp
+
+from symrmt.cache import cache_dict
+from symrmt.errors import SolverError
+from symrmt.errors import ParameterError
+
+
+__all__ = ["INSTALL", "GUARD_BITS", "ESCALATIONS", "ProofError", "ProveUnavailable", "require_flint", "working_bits",
+           "bits_for", "to_arb", "sympy_ball", "arb_function", "ball_parts", "ball_json", "ball_text", "check_radius",
+           "relative_ok", "krawczyk", "mat_solve", "arb_checked", "isolate_real_roots", "complex_ok",
+           "complex_ball_json", "complex_ball_text"]
+
+#: how to get the optional dependency (the message of :class:`ProveUnavailable`)
+INSTALL = "pip install 'symrmt[prove]' (or pip install 'python-flint>=0.6')"
+#: working bits beyond ``digits * log2(10)`` (before escalation doubles them)
+GUARD_BITS = 64
+#: escalations of the working precision before a :class:`ProofError`
+ESCALATIONS = 3
+
+
+class ProofError(SolverError):
+    """A ball could not be proved (Krawczyk test failed, a ball too wide); the message says which."""
+
+
+class ProveUnavailable(ParameterError):
+    """``--prove`` / ``prove=True`` without python-flint installed (exit 2)."""
+
+
+def require_flint():
+    """The ``flint`` module, or :class:`ProveUnavailable` saying how to install it."""
+    try:
+        import flint
+    except ImportError:
+        raise ProveUnavailable(f"proved digits need python-flint, which is not installed: {INSTALL}") from None
+    return flint
+
+
+@contextmanager
+def working_bits(bits: int):
+    """``flint.ctx.prec = bits`` inside the block (restored after)."""
+    flint = require_flint()
+    old = flint.ctx.prec
+    flint.ctx.prec = int(bits)
+    try:
+        yield
+    finally:
+        flint.ctx.prec = old
+
+
+def bits_for(digits: int, extra_digits: int = 0) -> int:
+    return int(math.ceil((digits + extra_digits) * math.log2(10))) + GUARD_BITS
+
+
+# ---------------------------------------------------------------- exact inputs as balls
+
+def to_arb(x):
+    """An exact number (int, Fraction, SymPy rational, mpf) as a ball; already a ball: itself."""
+    flint = require_flint()
+    if isinstance(x, (flint.arb, flint.acb)):
+        return x
+    if isinstance(x, bool):
+        x = int(x)
+    if isinstance(x, (int, float)):
+        return flint.arb(x)  # a float is an exact binary number
+    if isinstance(x, Fraction):
+        return flint.arb(flint.fmpq(x.numerator, x.denominator))
+    if isinstance(x, mpmath.mpf) or (isinstance(x, sp.Basic) and x.is_Float):
+        return _binary_ball(x._mpf_)  # the binary number itself, exactly
+    if isinstance(x, sp.Basic):
+        if x.is_Rational:
+            return flint.arb(flint.fmpq(int(x.p), int(x.q)))
+        return sympy_ball(x)
+    if isinstance(x, str):
+        from symrmt.models.attention.params import to_fraction
+
+        return to_arb(to_fraction(x, "value"))
+    raise TypeError(f"cannot make an exact ball of {x!r}")
+
+
+def _binary_ball(mpf_tuple):
+    """The exact ball of an mpmath/SymPy binary float ``(sign, man, exp, bc)``."""
+    flint = require_flint()
+    sign, man, exp, bc = mpf_tuple
+    if not man:
+        if exp:  # mpmath's encoding of inf and nan
+            raise ValueError("not a finite number")
+        return flint.arb(0)
+    with working_bits(max(flint.ctx.prec, int(bc) + 16)):  # exact: man * 2^exp needs bc bits
+        v = flint.arb(int(man)) * flint.arb(2) ** int(exp)
+    return -v if sign else v
+
+
+def sympy_ball(expr):
+    """A closed-form SymPy number (``2*sqrt(3)/(3*sqrt(pi))``) evaluated as a ball."""
+    from symrmt.codegen.compile import compile_expr
+    import inspect
+
+    fn = compile_expr([], sp.sympify(expr))
+    out = arb_function(inspect.getsource(fn), "closed form")()
+    return arb_checked([out], f"the closed form {expr}")[0]
+
+
+# ---------------------------------------------------------------- compiled code on balls
+
+def _arb_namespace(complex_: bool = False):
+    flint = require_flint()
+    num = flint.acb if complex_ else flint.arb
+
+    def mpf(x):
+        return to_arb(x) if not isinstance(x, str) else num(x)
+
+    def call(name):
+        def f(*a):
+            x = a[0] if isinstance(a[0], (flint.arb, flint.acb)) else num(a[0])
+            return getattr(x, name)(*a[1:])
+        return f
+
+    def matrix(rows):
+        return [list(r) for r in rows]
+
+    ns = {"__builtins__": {}, "mpf": mpf, "ImmutableDenseMatrix": matrix, "MutableDenseMatrix": matrix,
+          "abs": abs, "range": range, "len": len, "sum": sum, "list": list, "tuple": tuple,
+          "pi": num.pi(), "e": num(1).exp(), "euler": num.const_euler() if not complex_ else num(flint.arb.const_euler()),
+          "mpc": (lambda re, im=0: flint.acb(re, im))}
+    for name in ("sqrt", "exp", "log", "sin", "cos", "tan", "tanh", "sinh", "cosh", "asin", "acos", "atan", "erf",
+                 "erfc", "gamma", "expm1", "log1p", "atanh", "asinh", "acosh"):
+        ns[name] = call(name)
+    return ns
+
+
+_ARB_CACHE = cache_dict("symrmt.arb._ARB_CACHE", 512)
+
+
+def _ball_pow(a, n):
+    """``a ** n``; an integer exponent by repeated multiplication (Arb's power of a ball that contains 0
+    is ``nan``: ``arb(0, r) ** 2``), anything else by Arb's power."""
+    flint = require_flint()
+    if isinstance(n, int) and not isinstance(n, bool) and isinstance(a, (flint.arb, flint.acb)):
+        if n == 0:
+            return a * 0 + 1
+        base, k, out = a, abs(n), None
+        while k:
+            if k & 1:
+                out = base if out is None else out * base
+            k >>= 1
+            if k:
+                base = base * base
+        return out if n > 0 else 1 / out
+    return a ** n
+
+
+def _powers_as_calls(source: str) -> str:
+    """The generated source with every ``x ** y`` written ``_symrmt_pow(x, y)`` (an AST rewrite: the
+    arithmetic is unchanged, only Arb's power of a ball containing 0 is avoided)."""
+    import ast
+
+    class _Pow(ast.NodeTransformer):
+        def visit_BinOp(self, node):
+            self.generic_visit(node)
+            if isinstance(node.op, ast.Pow):
+                return ast.copy_location(ast.Call(func=ast.Name(id="_symrmt_pow", ctx=ast.Load()),
+                                                  args=[node.left, node.right], keywords=[]), node)
+            return node
+
+    tree = ast.fix_missing_locations(_Pow().visit(ast.parse(source)))
+    return ast.unparse(tree)
+
+
+def arb_function(compiled, name: str | None = None, complex_: bool = False):
+    """The lambdify-generated source of a :class:`~symrmt.codegen.compile.Compiled` (or a source text)
+    run on balls: ``mpf(k)`` is an exact ball, ``sqrt`` etc. are Arb's, constants at the current precision.
+
+    The generated code is the one the mpmath solver runs (no formula is retyped); a name outside the
+    namespace raises ``NameError`` when called, which the callers report as not provable."""
+    flint = require_flint()
+    source = compiled if isinstance(compiled, str) else compiled.source
+    name = name or getattr(compiled, "name", "expr")
+    key = (source, flint.ctx.prec, complex_)
+    fn = _ARB_CACHE.get(key)
+    if fn is None:
+        ns = _arb_namespace(complex_)
+        ns["_symrmt_pow"] = _ball_pow
+        exec(compile(_powers_as_calls(source), f"<symrmt-arb:{name}>", "exec"), ns)
+        fn = _ARB_CACHE[key] = ns["_lambdifygenerated"]
+        if len(_ARB_CACHE) > 512:
+            _ARB_CACHE.clear()
+            _ARB_CACHE[key] = fn
+    return fn
+
+
+# ---------------------------------------------------------------- balls out
+
+def _mid_text(x, digits: int) -> str:
+    return x.mid().str(digits + 2, radius=False).strip("[]").split(" +/-")[0]
+
+
+def ball_parts(x, digits: int):
+    """``(mid, rad)`` of a ball as decimal strings: the midpoint with ``digits + 2`` digits and the
+    radius rounded up, widened by the midpoint's rounding so that the printed ball contains ``x``."""
+    flint = require_flint()
+    mid_s = _mid_text(x, digits + 2)
+    with working_bits(max(flint.ctx.prec, bits_for(digits, 10))):
+        m = flint.arb(mid_s)
+        dist = (x - m).abs_upper() + m.rad()  # |x - printed mid|, all of x's ball included
+    rad_s = _round_up(dist)
+    return mid_s, rad_s
+
+
+def _round_up(r) -> str:
+    """An upper bound of a non-negative arb as a 2-digit decimal (``1.6e-36``)."""
+    require_flint()
+    if r == 0:
+        return "0"
+    up = r.upper() if hasattr(r, "upper") else r
+    # exponent and two leading digits, rounded up (with a relative margin for the 5-digit print)
+    text = up.str(5, radius=False).strip("[]")
+    v = mpmath.mpf(text.split(" ")[0])
+    if v <= 0:
+        return "0"
+    e = int(mpmath.floor(mpmath.log10(v)))
+    lead = mpmath.ceil(v / mpmath.mpf(10) ** (e - 1) * (1 + mpmath.mpf(10) ** -4))
+    if lead >= 100:
+        lead, e = mpmath.ceil(lead / 10), e + 1
+    return f"{int(lead) / 10:.1f}e{e:d}"
+
+
+def ball_json(x, digits: int) -> dict:
+    """``{"mid": "...", "rad": "..."}`` (decimal strings; the printed ball contains the proved one)."""
+    mid, rad = ball_parts(x, digits)
+    out = {"mid": mid, "rad": rad}
+    if x.contains(0) and rad != "0":
+        out["absolute"] = True  # the ball holds 0: its radius bounds the absolute error, not a relative one
+    return out
+
+
+def ball_text(x, digits: int) -> str:
+    """``[0.5172612419124243846845534808797535 ± 1.6e-36]``."""
+    mid, rad = ball_parts(x, digits)
+    if rad == "0":
+        return f"{mid} (exact)"
+    return f"[{mid} ± {rad}]" + (" (absolute radius: the ball holds 0)" if x.contains(0) else "")
+
+
+def check_radius(x, digits: int, what: str) -> None:
+    """Raise :class:`ProofError` unless ``rad <= 10**-digits |mid|`` (``x`` finite); a ball that
+    contains 0 must instead have ``rad <= 10**-digits`` (an absolute radius)."""
+    flint = require_flint()
+    if not x.is_finite():
+        raise ProofError(f"{what}: the ball is not finite ({x})")
+    tol = flint.arb(10) ** (-digits)
+    if x.contains(0):
+        if not x.rad() <= tol:
+            raise ProofError(f"{what}: the ball {x.str(10)} contains 0 and its absolute radius exceeds 1e-{digits}")
+        return
+    if not x.rad() <= tol * abs(x.mid()):
+        raise ProofError(f"{what}: radius {x.rad().str(3)} exceeds 1e-{digits} of |mid| ({x.str(10)})")
+
+
+def relative_ok(x, digits: int) -> bool:
+    try:
+        check_radius(x, digits, "")
+    except ProofError:
+        return False
+    return True
+
+
+# ---------------------------------------------------------------- Krawczyk
+
+def _mat(rows):
+    flint = require_flint()
+    return flint.arb_mat([list(r) for r in rows])
+
+
+def krawczyk(F, J, x0, what: str = "fixed point", inflations: int = 12, refine: int = 8):
+    """Prove that ``F(x) = 0`` has exactly one root in a box around the approximate root ``x0``.
+
+    ``F(xs) -> list`` and ``J(xs) -> list of rows`` take a list of balls (``J`` is evaluated over the
+    box).  ``x0`` is refined first by interval-free Newton steps on the midpoints (the mpmath solution
+    may carry fewer digits than the working precision), then the box is inflated around it until
+    ``K(X)`` lies in the interior of ``X``.  Returns the list of balls ``K(X)`` (a box that contains
+    the one root of ``X``).  Raises :class:`ProofError` when no inflation passes.
+    """
+    flint = require_flint()
+    arb = flint.arb
+    m = len(x0)
+    x = [to_arb(v).mid() for v in x0]
+    eye = flint.arb_mat(m, m, [1 if i == j else 0 for i in range(m) for j in range(m)])
+    # Newton on midpoints (quadratic: a handful of steps from ~digits/2 correct digits)
+    Y = None
+    for _ in range(refine):
+        Jm = _mat(J(x)).mid()
+        try:
+            Y = Jm.inv().mid()
+        except ZeroDivisionError:
+            raise ProofError(f"{what}: the Jacobian is singular at the approximate root") from None
+        fx = flint.arb_mat([[v] for v in F(x)])
+        step = Y * fx
+        new = [(x[i] - step[i, 0]).mid() for i in range(m)]
+        size = max(abs(v.mid()) for v in x) + 1
+        delta = max(abs((a - b).mid()) for a, b in zip(new, x))
+        x = new
+        if delta <= size * arb(2) ** (-flint.ctx.prec + 8):
+            break
+    Jm = _mat(J(x)).mid()
+    try:
+        Y = Jm.inv().mid()
+    except ZeroDivisionError:
+        raise ProofError(f"{what}: the Jacobian is singular at the approximate root") from None
+    fx = flint.arb_mat([[v] for v in F(x)])
+    base = Y * fx  # Y F(x~) as balls
+    scale = [abs(v.mid()) + 1 for v in x]
+    r = [(base[i, 0].abs_upper() * 4 + scale[i] * arb(2) ** (-flint.ctx.prec + 16)) for i in range(m)]
+    for _ in range(inflations):
+        X = [arb(x[i], r[i].upper()) if hasattr(r[i], "upper") else arb(x[i], r[i]) for i in range(m)]
+        JX = _mat(J(X))
+        dX = flint.arb_mat([[X[i] - x[i]] for i in range(m)])
+        K = (flint.arb_mat([[x[i]] for i in range(m)]) - base) + (eye - Y * JX) * dX
+        Ks = [K[i, 0] for i in range(m)]
+        if all(X[i].contains_interior(Ks[i]) for i in range(m)):
+            return Ks
+        if not all(k.is_finite() for k in Ks):
+            raise ProofError(f"{what}: the Krawczyk operator is not finite on the box (a singular Jacobian "
+                             "or a pole near the root)")
+        r = [max((Ks[i] - x[i]).abs_upper() * 2, r[i] * 4) for i in range(m)]
+    raise ProofError(f"{what}: the Krawczyk test failed after {inflations} inflations of the box "
+                     "(an ill-conditioned Jacobian at this precision: ask for fewer digits)")
+
+
+def mat_solve(A, b):
+    """``A^{-1} b`` for ball matrices (an enclosure for every matrix in ``A``); ``ProofError`` if singular."""
+    try:
+        return A.solve(b)
+    except ZeroDivisionError:
+        raise ProofError("a linear system of the derivatives is singular on the proved box") from None
+
+
+def arb_checked(values, what):
+    """Refuse a result that left ball arithmetic (an mpf mixed in converts a ball silently)."""
+    flint = require_flint()
+    out = []
+    for v in values:
+        if isinstance(v, int) and not isinstance(v, bool):  # an exact integer entry (0, 1, -1 ...)
+            v = flint.arb(v)
+        if not isinstance(v, (flint.arb, flint.acb)):
+            raise ProofError(f"{what}: a value left ball arithmetic ({type(v).__name__}); no proof")
+        out.append(v)
+    return out
+
+
+def isolate_real_roots(poly):
+    """Every real root of an ``fmpq_poly`` as a ball.
+
+    ``complex_roots`` (Arb's ``arb_fmpz_poly_complex_roots`` on the square-free factors) returns
+    disjoint enclosures that isolate every root, the real ones with an imaginary part exactly 0 and the
+    others in conjugate pairs; so the real roots are exactly those.  Raises :class:`ProofError` on a
+    multiple root."""
+    require_flint()
+    out = []
+    for root, mult in poly.complex_roots():
+        if mult != 1:
+            raise ProofError("a multiple root: the isolation is not conclusive")
+        if root.imag.is_zero():
+            out.append(root.real)
+    return out
+
+
+# ---------------------------------------------------------------- complex balls (acb)
+
+def complex_ok(v, digits: int) -> bool:
+    """``max(rad Re, rad Im) <= 10^-digits |mid|`` for an ``acb`` ball (``|mid| > 0``)."""
+    flint = require_flint()
+    if not v.is_finite():
+        return False
+    r = max(v.real.rad(), v.imag.rad())
+    return bool(r <= abs(v.mid()) * flint.arb(10) ** (-digits))
+
+
+def complex_ball_json(v, digits: int) -> dict:
+    """``{"re": {"mid", "rad"}, "im": {"mid", "rad"}}``."""
+    return {"re": ball_json(v.real, digits), "im": ball_json(v.imag, digits)}
+
+
+def complex_ball_text(v, digits: int) -> str:
+    return f"{ball_text(v.real, digits)} + {ball_text(v.imag, digits)} i"

@@ -1,0 +1,193 @@
+"""The trace engine's entry in ``symrmt bench``: a 6-block pencil at 30 digits.
+
+The expression is the resolvent of a cubed Wishart matrix,
+``trace(inv(Z.T*Z*Z.T*Z*Z.T*Z/n**3 + gamma*I(n)))`` with ``Z = gaussian(p, n)``, ``p = c n``,
+whose reduced pencil has 6 blocks.  Measured, each in a fresh subprocess:
+
+* first compile, cold: a fresh disk cache; the time of the first ``Model.limit`` at 30 digits
+  (normalize, linearize, self-test, write the fixed point and its Jacobian in SymPy, compile,
+  solve and certify), import excluded;
+* first compile, warm disk cache: the same in a second process (the compiled code is read back);
+* warm: later 30-digit points of the same model at other parameter values (each a fresh
+  homotopy, Newton polish and two-precision certification), median over the points.
+
+The value is also checked against its independent closed form: with ``r_k`` the three cube roots
+of ``-gamma``, ``1/(x^3 + gamma) = sum_k 1/(3 r_k^2 (x - r_k))``, so the trace is
+``sum_k m(r_k)/(3 r_k^2)`` with ``m`` the Marchenko-Pastur Stieltjes transform (ratio ``c``).
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+
+EXPR = "trace(inv(Z.T*Z*Z.T*Z*Z.T*Z/n**3 + gamma*I(n)))"
+DIGITS = 30
+FIRST = {"c": "1/2", "gamma": "1"}
+WARM = ({"c": "1/2", "gamma": "1/2"}, {"c": "1/2", "gamma": "1/5"}, {"c": "2", "gamma": "2"},
+        {"c": "2", "gamma": "1/10"}, {"c": "1/3", "gamma": "3"})
+TARGETS = {"engine_warm_s": 0.2, "engine_first_compile_s": 5.0}
+
+
+def closed_form(c: str, gamma: str, dps: int = 50):
+    """``sum_k m(r_k) / (3 r_k^2)`` over the cube roots ``r_k`` of ``-gamma`` (independent of the engine)."""
+    import mpmath
+
+    def q(text):
+        a, _, b = text.partition("/")
+        return mpmath.mpf(a) / (mpmath.mpf(b) if b else 1)
+
+    with mpmath.workdps(dps + 10):
+        cc, g = q(c), q(gamma)
+        total = mpmath.mpc(0)
+        for k in range(3):
+            r = mpmath.cbrt(g) * mpmath.expjpi(mpmath.mpf(2 * k + 1) / 3)
+            if abs(mpmath.im(r)) < mpmath.mpf(10) ** -(dps + 5):
+                r = mpmath.mpf(mpmath.re(r))
+            # m(z) = tau((Z^T Z/n - z)^{-1}): -z m^2 + (c - 1 - z) m - 1 = 0, the root with Im m Im z > 0
+            # (for real z < 0: m > 0)
+            a, b = -r, cc - 1 - r
+            disc = mpmath.sqrt(b * b + 4 * a)
+            r1, r2 = (-b + disc) / (2 * a), (-b - disc) / (2 * a)
+            if mpmath.im(r) != 0:
+                m = r1 if mpmath.im(r1) * mpmath.im(r) > 0 else r2
+            else:
+                m = r1 if mpmath.re(r1) > 0 else r2
+            total += m / (3 * r * r)
+        with mpmath.workdps(dps):
+            return +mpmath.re(total)
+
+
+def worker(spec: dict) -> dict:
+    """Run in a subprocess (the caller sets the cache folder): first and warm 30-digit points."""
+    import mpmath
+
+    t0 = time.perf_counter()
+    from symrmt.engine import Model
+
+    import_s = time.perf_counter() - t0
+    m = Model()
+    m.dim("p", "c*n")
+    m.gaussian("Z", "p", "n")
+    t = time.perf_counter()
+    first = m.limit(EXPR, at=FIRST, digits=DIGITS)
+    first_s = time.perf_counter() - t
+    blocks = [pen.size for pen in m.pencil(EXPR)]
+    warm, agree = [], []
+    for at in WARM[: spec.get("warm_points", len(WARM))]:
+        t = time.perf_counter()
+        r = m.limit(EXPR, at=at, digits=DIGITS)
+        warm.append(time.perf_counter() - t)
+        with mpmath.workdps(DIGITS + 20):
+            ref = closed_form(at["c"], at["gamma"], DIGITS + 20)
+            err = abs(r.value - ref) / abs(ref)
+            agree.append(float(-mpmath.log10(err)) if err else float(DIGITS + 20))
+    out = {"import_s": import_s, "first_s": first_s, "blocks": blocks, "warm_s": warm,
+           "warm_median_s": statistics.median(warm), "agree_digits_min": min(agree),
+           "first_value": mpmath.nstr(first.value, DIGITS)}
+    out.update(quadratic_forms(spec.get("warm_points", len(WARM))))
+    return out
+
+
+#: the quadratic-form entries: a ridge bias with a teacher, and the paper's E_A as an engine expression
+#: side by side with the hand-built solver (``symrmt limit``), at 30 digits
+QF_POINTS = ({"c": "1/2", "gamma": "1/10"}, {"c": "1/2", "gamma": "1/5"}, {"c": "2", "gamma": "1/2"},
+             {"c": "3/4", "gamma": "3/10"}, {"c": "1", "gamma": "1"})
+QF_GRAM = {"mu.mu": "3/2", "wk1.wk1": "1", "wq1.wq1": "1", "wk1.wq1": "1/2", "mu.wk1": "1/2", "mu.wq1": "1/3"}
+TARGETS.update({"qf_warm_s": 0.3, "e_a_ratio": 3.0})
+
+
+def quadratic_forms(points: int) -> dict:
+    """Warm 30-digit times: a quadratic form ``lam^2 beta^T R^2 beta``, and E_A (engine and hand-built)."""
+    from fractions import Fraction
+
+    import mpmath
+
+    from symrmt.derivations.engine_ridge_teacher import BIAS
+    from symrmt.derivations.engine_ridge_teacher import model as teacher
+    from symrmt.models.attention.geometry import LowRankGeometry
+    from symrmt.models.attention import attention_model
+    from symrmt.models.attention.theory import limit
+
+    m = teacher()
+    base = {"beta.beta": "5/2", "sigma": "1"}
+    m.limit(BIAS, at={"phi": "1/2", "lam": "1/7", **base}, digits=DIGITS)   # compile
+    qf = []
+    for at in QF_POINTS[:points]:
+        t = time.perf_counter()
+        m.limit(BIAS, at={"phi": at["c"], "lam": at["gamma"], **base}, digits=DIGITS)
+        qf.append(time.perf_counter() - t)
+    am, ex = attention_model("tanh", 1)
+    q = {k: Fraction(v) for k, v in QF_GRAM.items()}
+    gram = [[q["mu.mu"], q["mu.wk1"], q["mu.wq1"]], [q["mu.wk1"], q["wk1.wk1"], q["wk1.wq1"]],
+            [q["mu.wq1"], q["wk1.wq1"], q["wq1.wq1"]]]
+    geo = LowRankGeometry(gram)
+    am.limit(ex["E_A"], at={"c": "1/3", "gamma": "1/7", **QF_GRAM}, digits=DIGITS)   # compile
+    limit("tanh", "1/3", ["1/7"], geo, "zero", DIGITS)
+    eng, hand, agree = [], [], []
+    for at in QF_POINTS[:points]:
+        t = time.perf_counter()
+        v = am.limit(ex["E_A"], at={**at, **QF_GRAM}, digits=DIGITS).value
+        eng.append(time.perf_counter() - t)
+        t = time.perf_counter()
+        ref = limit("tanh", at["c"], [at["gamma"]], geo, "zero", DIGITS)["attention"][0]
+        hand.append(time.perf_counter() - t)
+        with mpmath.workdps(DIGITS + 20):
+            err = abs(v - ref) / abs(ref)
+            agree.append(float(-mpmath.log10(err)) if err else float(DIGITS + 20))
+    return {"qf_warm_median_s": statistics.median(qf), "e_a_engine_median_s": statistics.median(eng),
+            "e_a_hand_median_s": statistics.median(hand), "e_a_agree_digits_min": min(agree)}
+
+
+def measure(quick: bool, run_worker) -> dict:
+    """Cold (fresh cache folder) and warm-cache processes; ``run_worker(kind, spec, env, timeout)``."""
+    import tempfile
+
+    spec = {"warm_points": 2 if quick else len(WARM)}
+    with tempfile.TemporaryDirectory(prefix="symrmt-bench-engine-") as fresh:
+        cold = run_worker("engine", spec, {"SYMRMT_CACHE_DIR": fresh, "SYMRMT_NO_CACHE": "0"}, 900)
+        warm_cache = run_worker("engine", spec, {"SYMRMT_CACHE_DIR": fresh, "SYMRMT_NO_CACHE": "0"}, 900)
+    return {"expression": EXPR, "digits": DIGITS, "cold_cache": cold, "warm_cache": warm_cache}
+
+
+def verdicts(res: dict, row) -> None:
+    """Add the engine's rows to the targets table (``row(name, value, target, met, note)``)."""
+    eng = res.get("engine")
+    if not eng:
+        return
+    cold, wc = eng["cold_cache"], eng["warm_cache"]
+    b = "+".join(map(str, cold["blocks"]))
+    row(f"engine: {b}-block pencil, one 30-digit point after the first compile (median)", cold["warm_median_s"],
+        f"<= {TARGETS['engine_warm_s']} s", cold["warm_median_s"] <= TARGETS["engine_warm_s"])
+    row("engine: first compile and first 30-digit point, fresh disk cache", cold["first_s"],
+        f"<= {TARGETS['engine_first_compile_s']} s", cold["first_s"] <= TARGETS["engine_first_compile_s"])
+    row("  the same, warm disk cache (second process)", wc["first_s"], "", None)
+    row("engine: 30-digit values against the closed form (worst, digits)", cold["agree_digits_min"], ">= 30",
+        cold["agree_digits_min"] >= 30)
+    if "qf_warm_median_s" in cold:
+        row("engine: a quadratic form lam^2 beta^T R^2 beta at 30 digits, warm (median)", cold["qf_warm_median_s"],
+            f"<= {TARGETS['qf_warm_s']} s", cold["qf_warm_median_s"] <= TARGETS["qf_warm_s"])
+        ratio = cold["e_a_engine_median_s"] / cold["e_a_hand_median_s"]
+        row(f"engine: E_A (tanh, rank 1) as an expression / hand-built solver, 30 digits warm "
+            f"({cold['e_a_engine_median_s']:.3f} s / {cold['e_a_hand_median_s']:.3f} s)", ratio,
+            f"<= {TARGETS['e_a_ratio']}", ratio <= TARGETS["e_a_ratio"])
+        row("  the two E_A values agree (worst, digits)", cold["e_a_agree_digits_min"], ">= 30",
+            cold["e_a_agree_digits_min"] >= 30)
+
+
+def report(res: dict, md) -> str:
+    """The engine's section of the Markdown report (``md(header, rows)`` makes a table)."""
+    eng = res.get("engine")
+    if not eng:
+        return ""
+    cold, wc = eng["cold_cache"], eng["warm_cache"]
+    rows = [
+        ["import symrmt.engine", cold["import_s"], wc["import_s"]],
+        ["first 30-digit point (derive, self-test, compile, solve, certify)", cold["first_s"], wc["first_s"]],
+        ["later 30-digit points, median", cold["warm_median_s"], wc["warm_median_s"]],
+        ["later 30-digit points, each", ", ".join(f"{t:.3f}" for t in cold["warm_s"]),
+         ", ".join(f"{t:.3f}" for t in wc["warm_s"])],
+    ]
+    return (f"\n### Trace engine: `{eng['expression']}` ({'+'.join(map(str, cold['blocks']))} blocks, "
+            f"{eng['digits']} digits, seconds)\n\n" + md(["step", "fresh disk cache", "warm disk cache"], rows)
+            + f"\n\nWorst agreement with the closed form over the later points: {cold['agree_digits_min']:.1f} digits.\n")

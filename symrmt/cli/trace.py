@@ -1,0 +1,422 @@
+r"""``symrmt trace``: the certified large-n limit of a normalized trace, from the expression alone.
+
+::
+
+    symrmt trace 'EXPR' --matrix 'Z=gaussian(p,n)' [--matrix 'G=goe(n)' ...]
+        [--matrix 'D=diag(p, (1, 4), (1/4, 3/4))' ...] [--matrix 'D=diag_file(p, law.npy)' ...]
+        [--matrix 'K=kernel(tanh, Z)' ...] [--dim 'p=c*n' ...]
+        --at 'c=1/2, gamma=1/5' [--digits D] [--json] [--latex]
+        [--simulate --n N --trials T --seed S [--store PATH] [--workers N | --scheduler ADDRESS]]
+
+Every text (the expression, each declaration, each value) goes through the
+package's one restricted parser: numbers, declared names, ``+ - * / @ **``,
+``.T`` and the functions ``trace inv diff sqrt I`` (and, in a declaration,
+``gaussian goe diag``); nothing typed runs as code.  ``*`` and ``@`` are both
+the matrix product.  Dimensions are ratios to ``n`` (``--dim 'p=c*n'``);
+``n`` itself needs no declaration.  A value in ``--at`` is an exact number
+(``1/5``, ``0.2``, ``1e-3``, ``sqrt(2)``, ``pi``, ``E``, ``E-2``; an irrational is rounded to
+1020 digits, far below any certified precision).  ``diag_file(dim, FILE.npy)`` declares a
+diagonal law read from a file (:mod:`symrmt.engine.io`).  One value may be complex,
+``z=0.5+0.01j`` (each part read by the same parser; the traces are solved at complex ``z`` on the
+Stieltjes branch, see docs/engine.md), and its ``--json`` value is ``{"re": ..., "im": ...}``.
+
+Output: the value with ``D`` significant digits (two solves at different
+working precisions agree on them); ``--json`` gives ``{"value": ...}`` (a
+decimal string when ``D > 15``, a float otherwise) plus ``digits``,
+``expression``, ``at``, ``certificate`` (``"relative"``, or ``"absolute"`` for a limit 0) and, when a
+non-normal resolvent was Hermitized, ``hermitized`` (its traces, from 1); with ``--simulate`` also ``{"simulation": {"mean",
+"se", "n", "trials", "seed"}}`` (a Monte-Carlo of the same expression at size
+``n``) and ``"trials_computed"``, ``"trials_reused"``, ``"trials_stale"`` as for
+``symrmt simulate``: the trials run in this process, on a local Dask cluster
+(``--workers N``) or an existing one (``--scheduler ADDRESS``), with the same
+numbers on each, and ``--store PATH`` keeps them in a trial store and reuses them.  ``--latex`` prints each trace's linear pencil and its fixed-point
+system.  A simulation whose gap to the limit exceeds ``5 se + 10 (1 + |limit|)/n`` (the finite-size slack)
+prints a warning on stderr, sets ``"agrees": false`` and exits 1.  Exit codes: 1 the simulation disagrees, 2 bad input (the expression is not in the grammar, its
+limit is not O(1), a size mismatch, a bad value), 3 the solver could not certify
+the value (or a simulation draw was singular).
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from fractions import Fraction
+
+from symrmt.errors import ParameterError
+
+__all__ = ["add_trace_parser", "cmd_trace", "parse_at", "build_model"]
+
+#: most declarations of each kind, most values in --at
+MAX_DECLARATIONS = 32
+#: ``--simulate`` agrees when ``|mean - limit| <= SIM_SE * se + SIM_SLACK * (1 + |limit|) / n`` (the finite-size
+#: slack: the traces of resolvents move like 1/n; a larger gap is a warning on stderr and exit 1)
+SIM_SE, SIM_SLACK = 5, 10
+
+
+def simulation_gap(limit: float, mean: float, se: float, n: int) -> tuple:
+    """``(|mean - limit|, allowed)`` with ``allowed = SIM_SE * se + SIM_SLACK * (1 + |limit|) / n``."""
+    return abs(mean - limit), SIM_SE * se + SIM_SLACK * (1 + abs(limit)) / n
+
+_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
+#: an inner product of two declared vectors in --at, e.g. beta.beta or mu.beta
+_INNER = re.compile(r"^[A-Za-z][A-Za-z0-9_]*\.[A-Za-z][A-Za-z0-9_]*$")
+
+
+def _parser():
+    from symrmt.parsing import parse_expression
+
+    return parse_expression
+
+
+def _split_assignment(text: str, what: str, inner: bool = False) -> tuple[str, str]:
+    if not isinstance(text, str) or "=" not in text:
+        raise ParameterError(f"{what}: expected NAME=VALUE, got {text!r}")
+    name, _, rhs = text.partition("=")
+    name = name.strip()
+    if inner and _INNER.match(name):
+        pass
+    elif not _NAME.match(name):
+        raise ParameterError(f"{what}: {name!r} is not a valid name (letters, digits, _; a letter first)")
+    if not rhs.strip():
+        raise ParameterError(f"{what}: nothing after '=' in {text!r}")
+    return name, rhs.strip()
+
+
+def parse_at(text: str, texts: dict | None = None) -> dict:
+    """``'c=1/2, gamma=1/5'`` -> ``{"c": Fraction(1, 2), "gamma": Fraction(1, 5)}``.
+
+    A value is a decimal, a fraction, or an exact number such as ``sqrt(2)``, ``pi``, ``E`` or
+    ``E-2`` (the restricted parser's numbers, :func:`symrmt.parsing.parse_number`); an irrational is
+    rounded to :data:`symrmt.parsing.IRRATIONAL_DIGITS` significant digits, far below any precision
+    the engine certifies, as :meth:`symrmt.engine.Model.limit` does.  ``texts``, when given, receives
+    each value as typed (for display).
+
+    Examples
+    --------
+    >>> parse_at("c=1/2, gamma=0.2")
+    {'c': Fraction(1, 2), 'gamma': Fraction(1, 5)}
+    >>> float(parse_at("gamma=sqrt(2)")["gamma"])
+    1.4142135623730951
+    >>> parse_at("c=__import__('os')")
+    Traceback (most recent call last):
+    ...
+    symrmt.errors.ParameterError: --at c: ...
+    """
+    out = {}
+    parts = [s for s in (text or "").split(",") if s.strip()]
+    if not parts:
+        raise ParameterError("--at: give the parameter values, e.g. --at 'c=1/2, gamma=1/5'")
+    if len(parts) > MAX_DECLARATIONS:
+        raise ParameterError(f"--at: at most {MAX_DECLARATIONS} values, got {len(parts)}")
+    for part in parts:
+        name, rhs = _split_assignment(part, "--at", inner=True)
+        if name in out:
+            raise ParameterError(f"--at: {name} is given twice")
+        from symrmt.engine.complex_limit import as_complex
+
+        cv = as_complex(rhs, f"--at {name}")  # a complex literal a+bj: each part through the parser
+        out[name] = cv if cv is not None else at_value(rhs, f"--at {name}")
+        if texts is not None:
+            texts[name] = rhs
+    return out
+
+
+def at_value(text: str, what: str) -> Fraction:
+    from symrmt.engine.model import _exact_value
+
+    return _exact_value(text, what)
+
+
+def _is_plain(text: str) -> bool:
+    from symrmt.parsing import plain_fraction
+
+    return plain_fraction(text, "--at") is not None
+
+
+def _declare_diag(model, name: str, rhs: str):
+    """``diag(dim, (values), (weights))`` (weights optional: equal) through the restricted parser."""
+    from symrmt.engine.declarations import _number
+    from symrmt.engine.nodes import Const, DimConst
+
+    names = {k: DimConst(d) for k, d in model.dims.items()}
+    for k, s in model.symbols.items():
+        if k not in names:
+            names[k] = Const(s)
+    out = {}
+
+    def diag(dim, values, weights=None):
+        if not isinstance(values, tuple) or (weights is not None and not isinstance(weights, tuple)):
+            raise ParameterError(f"--matrix {name}: write diag(dim, (v1, v2, ...), (w1, w2, ...))")
+        out["node"] = model.diag(name, dim, list(values), None if weights is None else list(weights))
+        return out["node"]
+
+    got = _parser()(rhs, names, {"diag": diag, "sqrt": lambda x: x ** Fraction(1, 2)}, what=f"--matrix {name}",
+                    number=_number, whole_call=("diag",))
+    if "node" not in out or got is not out["node"]:  # nothing of the text may be dropped
+        raise ParameterError(f"--matrix {name}: {rhs!r} declares no matrix")
+    return out["node"]
+
+
+def _declare_kernel(model, name: str, rhs: str):
+    """``kernel(f, Z[, alpha[, zero|keep]])`` or ``kernel(f, X, W[, zero|keep])``: the Gaussian-equivalent
+    kernel of the preset ``f`` on the Gaussian ``Z``, or on ``X = Z + finite rank`` with weights
+    ``W = alpha I + finite rank`` (``X``, ``W`` named by ``--let``) (:func:`symrmt.engine.kernel`), named
+    ``name`` in the expression; its fresh ``goe(n)`` is declared as ``G_<Z>``."""
+    from symrmt.engine import kernel
+    from symrmt.hermite import PRESETS
+
+    model._matrix_name(name)
+    names = {k: k for k in PRESETS}
+    names.update(zero="zero", keep="keep")
+    names.update(model.matrices)
+    names.update(model.named)  # kernel(f, X, W) with X, W named by --let
+    out = {}
+
+    def call(f, Z, alpha=1, diagonal="zero"):
+        if not isinstance(f, str) or f not in PRESETS:
+            raise ParameterError(f"--matrix {name}: kernel(f, Z, ...) takes a preset f, one of {', '.join(PRESETS)}")
+        if isinstance(alpha, str) and alpha in ("zero", "keep") and diagonal == "zero":
+            alpha, diagonal = 1, alpha
+        if diagonal not in ("zero", "keep"):
+            raise ParameterError(f"--matrix {name}: the diagonal is zero or keep, got {diagonal!r}")
+        out["args"] = (f, Z, alpha, diagonal)
+        out["marker"] = marker = object()  # not a matrix: no operator applies to it
+        return marker
+
+    got = _parser()(rhs, names, {"kernel": call}, what=f"--matrix {name}", number=Fraction, whole_call=("kernel",))
+    if "args" not in out or got is not out["marker"]:  # nothing of the text may be dropped
+        raise ParameterError(f"--matrix {name}: {rhs!r} declares no matrix")
+    # the Hermite data are computed outside the parser's time limit (the quadrature may take seconds)
+    f, Z, alpha, diagonal = out["args"]
+    node = kernel(f, Z, alpha=alpha, diagonal=diagonal, model=model)
+    return model.let(name, node)  # a named sub-expression: the parser substitutes it
+
+
+def build_model(dims=(), matrices=(), vectors=(), lets=()):
+    """A :class:`symrmt.engine.Model` from ``--dim``, ``--vector``, ``--matrix`` and ``--let`` texts.
+
+    The order: dimensions, vectors, the matrices other than kernels, the ``--let`` names (in the
+    order given; each may use the ones before it), then the kernels (which may use the names).
+
+    Examples
+    --------
+    >>> m = build_model(["p=c*n"], ["Z=gaussian(p,n)", "D=diag(p, (1, 4), (1/4, 3/4))"])
+    >>> sorted(m.matrices), str(m.dims["p"].ratio)
+    (['D', 'Z'], 'c')
+    """
+    from symrmt.engine import Model
+
+    if max(len(dims), len(matrices), len(vectors), len(lets)) > MAX_DECLARATIONS:
+        raise ParameterError(f"at most {MAX_DECLARATIONS} each of --dim, --vector, --matrix and --let")
+    model = Model()
+    for text in dims:
+        name, rhs = _split_assignment(text, "--dim")
+        model.dim(name, rhs)
+    for text in vectors:
+        name, rhs = _split_assignment(text, "--vector")
+        model.declare_vector(f"{name}={rhs}")
+    kernels = []
+    for text in matrices:
+        name, rhs = _split_assignment(text, "--matrix")
+        if rhs.replace(" ", "").startswith("diag_file("):  # a law from a .npy file (symrmt.engine.io)
+            from symrmt.engine.io import load_law, parse_diag_file
+
+            dim, path = parse_diag_file(rhs, f"--matrix {name}")
+            model.diag(name, dim, *load_law(path))
+        elif rhs.replace(" ", "").startswith("diag("):
+            _declare_diag(model, name, rhs)
+        elif rhs.replace(" ", "").startswith("kernel("):
+            kernels.append((name, rhs))
+        else:
+            model.declare(f"{name}={rhs}")
+    for text in lets:
+        name, rhs = _split_assignment(text, "--let")
+        model._matrix_name(name)
+        node = model.parse(rhs)
+        from symrmt.engine.nodes import MatrixNode
+
+        if not isinstance(node, MatrixNode):
+            raise ParameterError(f"--let {name}: {rhs!r} is not a matrix expression")
+        model.let(name, node)
+    for name, rhs in kernels:
+        _declare_kernel(model, name, rhs)
+    return model
+
+
+def add_trace_parser(sub, int_at_least):
+    """Add the ``trace`` verb to the CLI's subparsers (``int_at_least(flag, minimum)``: an argparse type)."""
+    p = sub.add_parser(
+        "trace",
+        help="certified large-n limit of a normalized trace of your own expression",
+        description="The large-n limit of a scalar expression in normalized traces of Gaussian, GOE and "
+        "diagonal matrices: linear pencil, block fixed point, homotopy solve and Newton polish, certified "
+        "at two precisions; optionally a Monte-Carlo of the same expression. See docs/engine.md.",
+    )
+    p.add_argument("expr", metavar="EXPR", help="e.g. 'trace(inv(Z.T*Z/n + gamma*I(n)))'")
+    p.add_argument("--matrix", action="append", default=[], metavar="DECL",
+                   help="NAME=gaussian(a,b) | NAME=goe(a) | NAME=diag(a, (values), (weights)) | "
+                   "NAME=diag_file(a, FILE.npy) (a law from a .npy array: shape (k,) values with equal weights, or "
+                   "(2, k) values and weights; at most 4096 atoms, 1 MiB) | "
+                   "NAME=kernel(f, Z[, alpha[, zero|keep]]) | NAME=kernel(f, X, W[, zero|keep]) (f a preset; the "
+                   "Gaussian-equivalent kernel of f(alpha Z^T Z/sqrt(p))/sqrt(p), or of f(X^T W X/sqrt(p))/sqrt(p) "
+                   "for X = Z + finite rank, W = alpha I + finite rank, named by --let) (repeatable)")
+    p.add_argument("--vector", action="append", default=[], metavar="DECL",
+                   help="NAME=vector(a) (deterministic, O(1) norm; inner products a.b in --at, 0 when not given) | "
+                   "NAME=signs(a) | NAME=gaussian_vector(a) (iid +-1 or N(0,1) entries, norm sqrt(a)) (repeatable)")
+    p.add_argument("--let", action="append", default=[], metavar="NAME=EXPR",
+                   help="name a matrix sub-expression, e.g. X=mu*y.T + Z (repeatable, in order)")
+    p.add_argument("--dim", action="append", default=[], metavar="DECL",
+                   help="NAME=RATIO*n, e.g. p=c*n (repeatable; n is the reference dimension)")
+    p.add_argument("--at", default="", metavar="VALUES",
+                   help="parameter values, e.g. 'c=1/2, gamma=1/5' (may be left out when the expression has none)")
+    p.add_argument("--digits", type=int_at_least("--digits", 1), default=15,
+                   help="significant digits to certify (default 15)")
+    p.add_argument("--json", action="store_true", help="JSON on stdout")
+    p.add_argument("--prove", action="store_true", help="prove every value: a ball [mid ± rad] proved to contain the limit (needs python-flint: pip install 'symrmt[prove]')")
+    p.add_argument("--prove-branch", action="store_true", help="--prove, and the branch of every system proved by a "
+                   "chain of Krawczyk boxes along the homotopy (systems of more than 16 unknowns; slower)")
+    p.add_argument("--latex", action="store_true", help="print the pencils and fixed-point systems in LaTeX")
+    p.add_argument("--simulate", action="store_true", help="also a Monte-Carlo of the same expression")
+    p.add_argument("--n", type=int_at_least("--n", 2), default=512, help="simulation size n (default 512)")
+    p.add_argument("--trials", type=int_at_least("--trials", 2), default=10, help="simulation trials (default 10)")
+    p.add_argument("--seed", type=int_at_least("--seed", 0), default=0, help="simulation root seed (default 0)")
+    p.add_argument("--store", metavar="PATH", default=None,
+                   help="trial store (SQLite file) for --simulate: reuse stored trials, keep each new one")
+    from symrmt.cli.common import add_executor
+
+    add_executor(p)
+    p.set_defaults(func=cmd_trace)
+    return p
+
+
+def _simulate(args, expr, at) -> dict:
+    """The Monte-Carlo of ``--simulate`` through the package's executor and (``--store``) trial store.
+
+    The store key names the model by its texts (the expression, the declarations sorted, the exact
+    values of ``--at`` and ``n``) and by the digest of the bound tree (see
+    :func:`symrmt.engine.trials.trace_point`)."""
+    import warnings
+
+    from symrmt.cli.common import scheduler_of
+    from symrmt.engine import bind
+    from symrmt.simulation.executor import StaleTrialsWarning, report_stale
+    from symrmt.engine.simulate import simulate_trace
+
+    label = {"expression": args.expr, "matrices": sorted(args.matrix), "dims": sorted(args.dim),
+             **({"vectors": sorted(args.vector), "lets": list(args.let)} if args.vector or args.let else {}),
+             "at": {k: str(v) for k, v in sorted(at.items())}, "n": args.n}
+    with warnings.catch_warnings():  # reported below in one line
+        warnings.simplefilter("ignore", StaleTrialsWarning)
+        sim = simulate_trace(bind(expr, at, args.n), trials=args.trials, seed=args.seed, progress=None,
+                             store=args.store, workers=args.workers, scheduler=scheduler_of(args), label=label)
+    report_stale(sim)
+    return sim
+
+
+def cmd_trace(args) -> int:
+    """Run ``symrmt trace``; returns the exit code (errors are raised for the CLI's handler)."""
+    import mpmath
+
+    from symrmt.cli.common import dump as _dump
+    from symrmt.cli.common import num as _num
+
+    if not args.simulate and (args.store is not None or args.workers > 1 or args.scheduler is not None):
+        raise ParameterError("--store, --workers and --scheduler apply to the simulation: add --simulate")
+    if args.simulate:  # the executor's terms, checked before any work
+        from symrmt.cli.common import scheduler_of
+        from symrmt.simulation.scheduler import check_workers
+
+        scheduler_of(args)
+        check_workers(args.workers)
+    model = build_model(args.dim, args.matrix, args.vector, args.let)
+    typed = {}
+    at = parse_at(args.at, typed) if args.at.strip() else {}
+    expr = model.parse(args.expr)
+    D = args.digits
+    if args.simulate and any(not isinstance(v, Fraction) for v in at.values()):
+        raise ParameterError("--simulate needs real parameter values (a complex value is a limit only)")
+    if args.simulate:  # refuse a simulation that cannot fit before the limit is computed
+        from symrmt.engine import bind
+        from symrmt.engine.simulate import check_trace_memory
+
+        check_trace_memory(bind(expr, at, args.n))
+    if args.prove_branch:
+        args.prove = True
+    result = model.limit(expr, at=at, digits=D, prove="branch" if args.prove_branch else args.prove)
+    if isinstance(result.value, mpmath.mpc):
+        value = {"re": _num(result.value.real, D), "im": _num(result.value.imag, D)}
+    else:
+        value = _num(result.value, D)
+    out = {
+        "value": value,
+        "digits": D,
+        "expression": args.expr,
+        # a rational as its exact text, an irrational (sqrt(2), pi) as typed: never its 1000-digit rounding
+        "at": {k: (str(v) if _is_plain(typed[k]) else typed[k]) for k, v in at.items()},
+        "certificate": getattr(result, "certificate", "relative"),
+    }
+    if args.prove:
+        from symrmt.arb import ball_json
+
+        from symrmt.arb import complex_ball_json
+
+        pj = complex_ball_json(result.ball, D) if isinstance(result.value, mpmath.mpc) else ball_json(result.ball, D)
+        out["proved"] = {**pj, "branch": result.branch,
+                         **({"notes": result.branch_notes} if getattr(result, "branch_notes", None) else {})}
+    if getattr(result, "hermitized", ()):
+        out["hermitized"] = [k + 1 for k in result.hermitized]
+    code = 0
+    if args.simulate:
+        sim = _simulate(args, expr, at)
+        out["simulation"] = {"mean": sim["mean"], "se": sim["se"], "n": args.n, "trials": args.trials,
+                             "seed": args.seed, "sizes": sim["params"]["sizes"]}
+        out.update({k: sim[k] for k in ("trials_computed", "trials_reused", "trials_stale")})
+        gap, allowed = simulation_gap(float(result.value), sim["mean"], sim["se"], args.n)
+        out["simulation"]["agrees"] = gap <= allowed
+        if not gap <= allowed:
+            code = 1
+            print(f"symrmt trace: warning: the simulation disagrees with the limit: gap {gap:.3g} > "
+                  f"{SIM_SE} se + finite-size slack {SIM_SLACK}*(1 + |limit|)/n = {allowed:.3g}", file=sys.stderr)
+    if args.latex:
+        tex = []
+        forms = model.woodbury(expr)
+        if forms:
+            tex.append(forms.latex())
+        # the traces (a quadratic form's bulk fixed point is printed with its form)
+        pairs = [(pen, eqs) for pen, eqs in zip(model.pencil(expr), model.equations(expr)) if pen.trace.matrix is not None]
+        for k, (pen, eqs) in enumerate(pairs):
+            tex.append(f"% trace {k + 1}: linear pencil\n{pen.latex()}\n% trace {k + 1}: fixed point\n{eqs.latex()}")
+        out["latex"] = "\n".join(tex)
+    if args.json:
+        _dump(out)  # the CLI's one strict JSON writer
+        return code
+    at_text = ", ".join(f"{k} = {v}" for k, v in out["at"].items())
+    print(f"{args.expr}  at  {at_text}" if at_text else args.expr)
+    if out["certificate"] == "absolute":
+        print(f"limit: 0 (absolute error < 1e-{D}: the two solves agree to 1e-{D + 1} around 0)")
+    else:
+        print(f"limit ({D} digits): {mpmath.nstr(result.value, D)}")
+    if out.get("hermitized"):
+        print(f"trace #{', #'.join(map(str, out['hermitized']))}: a non-normal matrix, not invertible in the limit: "
+              "solved by Hermitization (the Brown measure), see docs/engine.md")
+    if args.prove:
+        from symrmt.models.attention.prove import BRANCH_NOTE
+        from symrmt.arb import ball_text
+
+        from symrmt.arb import complex_ball_text
+
+        text = complex_ball_text(result.ball, D) if isinstance(result.value, mpmath.mpc) else ball_text(result.ball, D)
+        note = result.branch_notes[0] if isinstance(result.value, mpmath.mpc) else BRANCH_NOTE[result.branch]
+        print(f"proved: {text}  ({note})")
+    if args.simulate and args.store is not None:
+        print(f"store {args.store}: {out['trials_reused']} trial(s) reused, {out['trials_computed']} computed")
+    if args.simulate:
+        s = out["simulation"]
+        gap = abs(s["mean"] - float(result.value))
+        se_text = f"{gap / s['se']:.2f} se" if s["se"] > 0 else "se = 0"
+        print(f"simulation n = {args.n}, {args.trials} trials, seed {args.seed}: "
+              f"{s['mean']:.6f} ± {s['se']:.1e}  (gap {gap:.1e} = {se_text})")
+    if args.latex:
+        print(out["latex"])
+    sys.stdout.flush()
+    return code

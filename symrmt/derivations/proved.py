@@ -1,0 +1,235 @@
+"""``symrmt verify --prove``: key asserted numbers of the derivations, re-run with proved balls.
+
+For each derivation in :data:`PROVED` the same claims are checked on balls
+(:mod:`symrmt.models.attention.prove`): a reference value computed independently (a closed form, a
+quadrature) must lie in the ball, or two routes' balls must overlap; every ball must have a radius
+at most ``10**-DIGITS`` of its midpoint.  A ball that excludes the reference is a proved
+disagreement.  The other derivations have no proved counterpart (simulations, ridgeless limits at
+``gamma = 1e-12``, two-precision comparisons): :func:`proved_checks` returns ``None`` for them and
+``symrmt verify --prove`` lists them.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+import mpmath
+
+DIGITS = 30
+
+
+def _contains(ball, ref) -> bool:
+    """The ball meets the reference, taken as a 40-digit value (a ball of relative radius ``1e-40``:
+    the references are computed at 45 digits or more, the proved balls are often far tighter)."""
+    import flint
+
+    from symrmt.arb import working_bits
+
+    with working_bits(256):
+        r = flint.arb(mpmath.nstr(ref, 50), abs(float(ref)) * 1e-40)
+        return ball.overlaps(r)
+
+
+def _mpq(text):
+    q = Fraction(text)
+    return mpmath.mpf(q.numerator) / q.denominator
+
+
+def _tight(ball) -> bool:
+    from symrmt.arb import relative_ok
+
+    return relative_ok(ball, DIGITS)
+
+
+def _record(ck, name, ball, ok, ref_text=""):
+    from symrmt.arb import ball_text
+
+    ck.add("proved: " + name, "precision", ok and _tight(ball), ball_text(ball, DIGITS) + ref_text)
+
+
+def _hermite_linearization(ck):
+    from symrmt.hermite.balls import prove_hermite_report
+    from symrmt.hermite import Nonlinearity
+
+    t = prove_hermite_report(Nonlinearity("tanh"), 1, DIGITS)
+    _record(ck, "tanh: nu = 1 - a1 (Stein's lemma), balls overlap", t["nu"], t["nu"].overlaps(1 - t["a"][1]))
+    e = prove_hermite_report(Nonlinearity("erf"), 1, DIGITS)
+    with mpmath.workdps(60):
+        ref = 2 / mpmath.sqrt(3 * mpmath.pi)
+    _record(ck, "erf: a1 = 2/sqrt(3 pi) in the ball", e["a"][1], _contains(e["a"][1], ref))
+
+
+def _ridge(ck):
+    from symrmt.models.attention.prove import prove_attention, prove_ridge
+    from symrmt.models.attention.geometry import Geometry
+
+    geo = Geometry(snr="3/2")
+    for cc in ("1/2", "3"):
+        gs = [Fraction(1, 20), Fraction(1)]
+        att = prove_attention({"a1": 0, "nu": 0, "d": 1}, cc, gs, geo, "keep", DIGITS)
+        rr = prove_ridge(Fraction(cc), gs, Fraction(3, 2), DIGITS)
+        for a, b, g in zip(att, rr, gs):
+            _record(ck, f"attention solver with K = I equals ridge (c={cc}, gamma={g}): balls overlap", a.error,
+                    a.error.overlaps(b) and _tight(b))
+
+
+def _linear_kernel(ck):
+    from symrmt.derivations.linear_kernel import mp_integral
+    from symrmt.models.attention.prove import prove_attention
+
+    for c, g in (("1/2", "1/10"), ("2", "1")):
+        for diag, psi in (("keep", lambda cc, x: cc * x ** 3), ("zero", lambda cc, x: cc * x * (x - 1) ** 2)):
+            b = prove_attention("t", c, [g], None, diag, DIGITS)[0]
+            with mpmath.workdps(50):
+                cc, gg = _mpq(c), _mpq(g)
+                ref = gg ** 2 * mp_integral(cc, gg, lambda x, cc=cc, psi=psi: psi(cc, x), 2, 45)
+            _record(ck, f"{diag}: E_A == gamma^2 MP integral, c={c}, gamma={g}: in the ball", b.error,
+                    _contains(b.error, ref))
+
+
+def _aligned(ck):
+    from symrmt.derivations.aligned import _aligned as aligned_geometry
+    from symrmt.models.attention.prove import prove_attention
+
+    tanh = {"a1": "0.6057055096021588", "nu": "0.3942944903978412", "d": 1}
+    for c, g, geo, diag in (("1/2", "0.05", (1, "3/2", "3/2"), "zero"), ("2", "1", (4, 1, "-1/2"), "zero")):
+        G = aligned_geometry(*geo)
+        a = prove_attention(tanh, c, [g], G, diag, DIGITS)[0].error
+        b = prove_attention(tanh, c, [g], G, diag, DIGITS, route="general")[0].error
+        _record(ck, f"closed form == general Woodbury, c={c}, gamma={g}, geometry={geo}: balls overlap", a,
+                a.overlaps(b) and _tight(b))
+
+
+def _engine_mp(ck):
+    from symrmt.derivations import engine_mp as E
+
+    m = E.model()
+    for at in E.POINTS:
+        r = m.limit(E.EXPR, at=at, digits=DIGITS, prove=True)
+        with mpmath.workdps(60):
+            ref = E.closed_form(E._mpq(at["phi"]), E._mpq(at["lam"]), 60)
+        _record(ck, f"limit == closed form (phi={at['phi']}, lam={at['lam']}): in the ball ({r.branch})", r.ball,
+                _contains(r.ball, ref))
+
+
+def _engine_anisotropic_mp(ck):
+    from symrmt.derivations import engine_anisotropic_mp as E
+
+    m = E.model()
+    for at in E.POINTS:
+        r = m.limit(E.EXPR, at=at, digits=DIGITS, prove=True)
+        ref = E.closed_form(at["phi"], at["lam"], 60)
+        _record(ck, f"limit == Silverstein (phi={at['phi']}, lam={at['lam']}): in the ball ({r.branch})", r.ball,
+                _contains(r.ball, ref))
+
+
+def _engine_subordination(ck):
+    from symrmt.derivations import engine_subordination as E
+
+    m = E.model()
+    for at in E.POINTS:
+        r = m.limit(E.EXPR, at=at, digits=DIGITS, prove=True)
+        ref = E.closed_form(at, 60)
+        tag = ", ".join(f"{k}={v}" for k, v in at.items())
+        _record(ck, f"limit == coupled subordination equations ({tag}): in the ball ({r.branch})", r.ball,
+                _contains(r.ball, ref))
+
+
+def _engine_ridge_bias_variance(ck):
+    from symrmt.derivations import engine_ridge_bias_variance as E
+
+    m = E.model()
+    for at in E.POINTS:
+        rb, rv = E.bias_variance(at["phi"], at["lam"], 60)
+        for label, expr, ref in (("bias", E.BIAS, rb), ("variance", E.VARIANCE, rv)):
+            r = m.limit(expr, at=at, digits=DIGITS, prove="branch")  # 22 unknowns: the chain on request
+            _record(ck, f"{label} == deterministic equivalent (phi={at['phi']}, lam={at['lam']}): in the ball "
+                    f"({r.branch})", r.ball, _contains(r.ball, ref))
+
+
+def _engine_random_features(ck):
+    """(S67) and (S68) on balls: the derivation's own residual function, run with the parameters and the
+    two proved traces as balls; a residual ball that excludes 0 is a proved violation."""
+    from symrmt.derivations import engine_random_features as E
+    from symrmt.arb import to_arb, working_bits
+
+    mdl = E.model()
+    for at in (E.AT, E.OTHER):
+        t1 = mdl.limit(E.TAU1, at=at, digits=DIGITS, prove=True)
+        t2 = mdl.limit(E.TAU2, at=at, digits=DIGITS, prove=True)
+        saved = E.eval_q
+        E.eval_q = lambda text: to_arb(Fraction(text))  # the exact parameters as balls
+        try:
+            with working_bits(256):
+                s67, s68 = E.relations(at, t1.ball, t2.ball)
+        finally:
+            E.eval_q = saved
+        tag = f"phi={at['phi']}, psi={at['psi']}, lam={at['lam']}"
+        for name, res in (("S67", s67), ("S68", s68)):
+            ok = res.contains(0) and res.rad() <= abs(t1.ball.mid()) ** 3 * 10 ** -(DIGITS - 2)
+            ck.add(f"proved: ({name}) residual ball holds 0 ({tag}; branches {t1.branch}, {t2.branch})", "precision",
+                   ok, res.str(5))
+
+
+def _lowrank(ck):
+    from symrmt.derivations import lowrank as L
+    from symrmt.models.attention.prove import prove_attention
+    from symrmt.models.attention.geometry import LowRankGeometry
+
+    vecs4 = L._vectors(4, seed=3)
+    geo4 = LowRankGeometry(L._gram(vecs4))
+    geo8 = LowRankGeometry(L._gram(L._split(vecs4, 4)))
+    a = prove_attention("tanh", "1/2", ["1/10"], geo4, "zero", DIGITS)[0].error
+    b = prove_attention("tanh", "1/2", ["1/10"], geo8, "zero", DIGITS)[0].error
+    _record(ck, "rank 8 (each of 4 terms split in two) == rank 4, tanh, c=1/2, gamma=1/10: balls overlap", a,
+            a.overlaps(b) and _tight(b))
+    vecs2 = L._vectors(2, seed=5)
+    geo_a = LowRankGeometry(L._gram(vecs2), alpha=2)
+    geo_s = LowRankGeometry(L._gram([vecs2[0]] + [[x / 2 for x in v] for v in vecs2[1:3]] + vecs2[3:]))
+    a = prove_attention("t", "2", ["1/5"], geo_a, "zero", DIGITS)[0].error
+    b = prove_attention("t", "2", ["1/20"], geo_s, "zero", DIGITS)[0].error
+    _record(ck, "f = t: E_A(gamma; 2 I + L) = E_A(gamma/4; I + L/2): balls overlap", a, a.overlaps(b) and _tight(b))
+
+
+def _a1_zero(ck):
+    from symrmt.models.attention.api import as_nonlinearity
+    from symrmt.models.attention.prove import prove_attention
+    from symrmt.models.attention.geometry import Geometry
+
+    f = as_nonlinearity("cos", center=True)  # a_1 = 0, d = 0 (zero diagonal)
+    for c in ("1/2", "2"):
+        ref = prove_attention(f, c, ["1/20", "1"], Geometry(), "zero", DIGITS)
+        geo = Geometry(snr=2, wk2="9/4", wq2=1, wkwq="1/2", muwk="1/3", muwq=-1)
+        for route in (None, "general"):
+            val = prove_attention(f, c, ["1/20", "1"], geo, "zero", DIGITS, route=route)
+            for a, b in zip(val, ref):
+                _record(ck, f"d=0: E_A(snr=2, rank 2) == E_A(noise only), c={c}, gamma={a.gamma}, "
+                        f"route={route or 'closed'}: balls overlap", a.error, a.error.overlaps(b.error) and _tight(b.error))
+
+
+#: derivation name -> the function adding its proved checks to a CheckList
+PROVED = {
+    "hermite_linearization": _hermite_linearization,
+    "ridge": _ridge,
+    "a1_zero": _a1_zero,
+    "linear_kernel": _linear_kernel,
+    "aligned": _aligned,
+    "engine_mp": _engine_mp,
+    "engine_anisotropic_mp": _engine_anisotropic_mp,
+    "engine_subordination": _engine_subordination,
+    "engine_ridge_bias_variance": _engine_ridge_bias_variance,
+    "engine_random_features": _engine_random_features,
+    "lowrank": _lowrank,
+}
+
+
+def proved_checks(name: str):
+    """The :class:`~symrmt.derivations.checklist.CheckList` of the proved checks of derivation ``name`` (``None``: none)."""
+    from symrmt.derivations.checklist import CheckList
+
+    fn = PROVED.get(name)
+    if fn is None:
+        return None
+    ck = CheckList(name)
+    fn(ck)
+    return ck

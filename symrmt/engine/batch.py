@@ -1,0 +1,470 @@
+r"""The float64 batched path of the trace engine: one block fixed point on a whole grid of points.
+
+The residual ``R(H; s) = (L_0 - s eta(H)) H - I``, its Jacobian, ``dR/ds``, the right-hand sides of the
+parameter derivatives and the readout of :class:`symrmt.engine.blockfp.BlockSystem` are printed for
+NumPy by the one compile step (:func:`symrmt.codegen.compile.compile_recipe` with ``target="numpy"``,
+cached on disk next to the mpmath code), and driven here on stacked arrays, every point at once:
+
+1. **Homotopy in s**, as :class:`symrmt.engine.solver.TraceSolver` does it: ``H = L_0^{-1}`` at
+   ``s = 0`` (one Newton step of the linear system), then predictor ``dH/ds = -J^{-1} dR/ds`` and a
+   Newton corrector with the same trust regions (the corrected point within ``CORRECTION_FRACTION`` of
+   the predictor and ``MOVE_FRACTION`` of the previous point), each point with its own step, halved on
+   trouble and doubled on success.  The path is followed **twice**, the second time with steps at most
+   ``1/8`` and a trust region twice as tight; the two end points must agree to ``PATHS_AGREE``
+   (the checking path of the mpmath solver).
+   Where the homotopy fails, :func:`continued` follows the fixed point in a shift parameter from the
+   starts of :class:`symrmt.engine.continuation.ContinuedSolver`, in its order, all such rows at once
+   (again two paths that must agree; a row whose paths reach the target but disagree is not tried further).
+2. **Polish** at ``s = 1`` by Newton (stacked ``numpy.linalg.solve`` on the column-scaled Jacobians);
+   Jacobians whose condition number exceeds :data:`MAX_COND` are refused.
+3. **Error estimate.**  The generated code is plain arithmetic (and ``sqrt``), so it runs on
+   ``numpy.longdouble`` arrays (64-bit mantissa on x86-64 Linux).  The fixed point is corrected once
+   with its residual evaluated in long double, the derivatives ``H_alpha`` are refined once with their
+   long-double residuals, and the value is evaluated again in long double; the gap between the float64
+   value and the corrected one estimates the float64 error point by point (the corrected value is the
+   one returned).  Where ``longdouble`` is float64, the estimate is floored at ``1e-16 * cond(J)``.
+4. **Branch checks**: the sanity bounds of each trace (``0 < tau <= 1/gamma`` for the resolvent of a
+   positive semi-definite matrix, as :func:`symrmt.engine.certify._check_bounds`), a finite real
+   value.
+
+A point failing any check is reported to the caller (:mod:`symrmt.engine.sweep`), which recomputes it
+by the certified mpmath path and marks it.  Nothing here returns a value by itself.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import inspect
+
+import numpy as np
+import sympy as sp
+
+from symrmt.cache import cache_dict
+from symrmt.engine import blockfp
+from symrmt.engine.blockfp import S_STRENGTH
+from symrmt.engine.linearize import EPS_SHIFT
+from symrmt.models.attention.batch import EXTENDED, LD, _stack
+from symrmt.codegen.compile import compile_expr, compile_recipe
+from symrmt.core.continuation import in_trust_region
+from symrmt.core.newton import stagnated
+from symrmt.engine.solver import CHECK_MAX_STEP, CHECK_TIGHTEN, CORRECTION_FRACTION, MOVE_FRACTION, PATHS_AGREE
+
+__all__ = ["BatchSystem", "solve_plan", "FALLBACK_TOL", "RESIDUAL_TOL", "MAX_COND"]
+
+#: a point whose estimated relative float64 error exceeds this goes to the mpmath path
+FALLBACK_TOL = 1e-11
+#: relative size of the long-double correction of the fixed point above which a point fails
+RESIDUAL_TOL = 1e-12
+#: column-scaled Jacobians with a larger condition number are refused
+MAX_COND = 1e12
+#: relative Newton step of the polish (a point stalling above the float floor of ``1e-11`` fails)
+NEWTON_TOL = 1e-14
+#: intermediate points of the path only seed the next predictor: Newton to this relative step
+PATH_TOL = 1e-9
+#: most rounds of one path (each round moves every active point by one accepted or rejected step)
+MAX_ROUNDS = 600
+
+_SYSTEMS = cache_dict("symrmt.engine.batch._SYSTEMS", 64)
+
+
+def _digest() -> str:
+    h = hashlib.sha256(inspect.getsource(_build_sources).encode())
+    return h.hexdigest()[:8]
+
+
+def _build_sources(system, what, alpha=None):
+    """``(args, exprs)`` of one compiled piece: ``"fjs"`` (``R``, ``J``, ``dR/ds``), ``"d"`` (the rhs of
+    ``alpha``) or ``"readout"`` (the readout coefficients); the shift ``eps`` of the inverses is 0."""
+    params = list(system.params)
+    if what == "fjs":
+        J = system.jacobian()
+        flat = list(system.residual) + [x for row in J for x in row] + system.d_strength()
+        flat = [sp.sympify(x).subs(EPS_SHIFT, 0) for x in flat]
+        return [list(system.h), params + [S_STRENGTH]], flat
+    if what == "d":
+        rhs, lower = system.derivative_rhs(alpha)
+        args = [list(system.h)] + [system.derivative_symbols(b) for b in lower] + [params]
+        return args, [sp.sympify(x).subs(EPS_SHIFT, 0) for x in rhs]
+    return [params], [sp.sympify(c) for c in system.readout.values()] + [sp.Integer(0)]
+
+
+class BatchSystem:
+    """The NumPy-compiled pieces of one :class:`~symrmt.engine.solver.CompiledSystem`."""
+
+    def __init__(self, compiled):
+        self.system = compiled.system
+        self.m = compiled.m
+        self.params = list(compiled.params)
+        self.name = f"{compiled.name}_batch{_digest()}"
+        self.fjs = compile_recipe(self.name + "_fjs", lambda: _build_sources(self.system, "fjs"), "numpy")
+        self.readout_fn = compile_recipe(self.name + "_ro", lambda: _build_sources(self.system, "readout"),
+                                         "numpy")
+        self.readout_pos = [self.system.unknowns.index(ij) for ij in self.system.readout]
+        self._deriv = {}
+
+    def evaluate(self, h, p, s):
+        """``(R (N,m), J (N,m,m), dR/ds (N,m))`` at ``h (N,m)``, parameters ``p (N,k)``, strength ``s`` (N,)."""
+        n, m = h.shape
+        with np.errstate(all="ignore"):
+            v = _stack(self.fjs(tuple(h.T), tuple(p.T) + (s,)), n, h.dtype)
+        return v[:, :m], v[:, m:m + m * m].reshape(n, m, m), v[:, m + m * m:]
+
+    def derivative(self, alpha):
+        """``(fn, lower)``: the compiled rhs of ``J H_alpha = -rhs`` and its lower multi-indices."""
+        alpha = blockfp._canon(alpha)
+        if alpha not in self._deriv:
+            tag = "_".join(x.name for x in alpha)
+            lower = [b for b in blockfp._submultisets(alpha) if b and b != alpha]
+            fn = compile_recipe(f"{self.name}_d_{tag}", lambda: _build_sources(self.system, "d", alpha), "numpy")
+            self._deriv[alpha] = (fn, lower)
+        return self._deriv[alpha]
+
+    def tau(self, h, p):
+        """The normalized trace ``tau = sum readout * H`` per point, in ``h``'s dtype."""
+        n = h.shape[0]
+        with np.errstate(all="ignore"):
+            c = _stack(self.readout_fn(tuple(p.T)), n, h.dtype)
+        return sum(c[:, k] * h[:, pos] for k, pos in enumerate(self.readout_pos))
+
+
+def batch_system(compiled) -> BatchSystem:
+    if compiled.name not in _SYSTEMS:
+        _SYSTEMS[compiled.name] = BatchSystem(compiled)
+    return _SYSTEMS[compiled.name]
+
+
+def _solve(J, b):
+    """Stacked ``J x = b`` (``b (N,m,k)``) with the columns of ``J`` scaled to unit norm; a singular or
+    non-finite system gives ``nan`` in its row only."""
+    scale = np.linalg.norm(J.astype(float), axis=1)
+    scale[~(scale > 0) | ~np.isfinite(scale)] = 1.0
+    A = J.astype(float) / scale[:, None, :]
+    out = np.full(b.shape, np.nan)
+    fin = np.isfinite(A).all(axis=(1, 2)) & np.isfinite(b).all(axis=(1, 2))
+    if fin.any():
+        idx = np.flatnonzero(fin)
+        try:
+            out[idx] = np.linalg.solve(A[idx], b[idx].astype(float))
+        except np.linalg.LinAlgError:
+            for i in idx:
+                try:
+                    out[i] = np.linalg.solve(A[i], b[i].astype(float))
+                except np.linalg.LinAlgError:
+                    pass
+    return out / scale[:, :, None]
+
+
+def _cond(J):
+    """Condition numbers of the column-scaled Jacobians (``inf`` where singular or not finite)."""
+    scale = np.linalg.norm(J, axis=1)
+    scale[~(scale > 0) | ~np.isfinite(scale)] = 1.0
+    A = J / scale[:, None, :]
+    out = np.full(J.shape[0], np.inf)
+    fin = np.isfinite(A).all(axis=(1, 2))
+    if fin.any():
+        with np.errstate(all="ignore"):
+            c = np.linalg.cond(A[fin])
+        c[~np.isfinite(c)] = np.inf
+        out[fin] = c
+    return out
+
+
+def _norm(x):
+    return np.linalg.norm(x, axis=1)
+
+
+def newton_ev(ev, h, t, tol, maxsteps=12):
+    """Newton on ``R(h; t) = 0`` for every row (``ev(rows, h, t) -> (R, J, dR/dt)``); returns
+    ``(h, dh/dt, step, ok)``.  A row is ``ok`` when its relative step fell below ``tol`` or stopped
+    shrinking below ``1e-11`` (the float64 floor), with finite values."""
+    n = h.shape[0]
+    h = h.copy()
+    dh = np.full_like(h, np.nan)
+    step = np.full(n, np.inf)
+    prev = np.full(n, np.inf)
+    done = np.zeros(n, dtype=bool)
+    act = np.arange(n)
+    for _ in range(maxsteps):
+        if act.size == 0:
+            break
+        with np.errstate(all="ignore"):
+            F, J, Ft = ev(act, h[act], t[act])
+            x = _solve(J, -np.stack([F, Ft], axis=2))
+            hn = h[act] + x[:, :, 0]
+            st = _norm(x[:, :, 0]) / (1 + _norm(hn))
+        st[~np.isfinite(st)] = np.inf
+        h[act], dh[act], step[act] = hn, x[:, :, 1], st
+        fin = (st <= tol) | stagnated(st, prev[act], 1e-11)  # the core's stopping rules
+        done[act[fin]] = True
+        prev[act] = st
+        act = act[~fin & (st < 1e6)]
+    ok = done & np.isfinite(h).all(axis=1) & np.isfinite(dh).all(axis=1)
+    return h, dh, step, ok
+
+
+def newton(bs, h, p, s, tol, maxsteps=12):
+    """:func:`newton_ev` on ``R(h; s)`` at parameters ``p`` and strengths ``s`` (one per row)."""
+    return newton_ev(lambda rows, hh, ss: bs.evaluate(hh, p[rows], ss), h, s, tol, maxsteps)
+
+
+def follow(ev, h, dh, t0, t1, fine=False):
+    """Follow every row from ``t0`` to ``t1`` (arrays) with the predictor ``dh`` and a Newton corrector inside
+    the trust regions of :meth:`symrmt.engine.solver.TraceSolver._follow`; ``fine``: the checking
+    path.  Returns ``(h, dh, ok)`` at ``t1`` (polished)."""
+    h, dh = h.copy(), dh.copy()
+    t = t0.astype(float).copy()
+    span = t1 - t0
+    cap = np.abs(span) * (CHECK_MAX_STEP if fine else 1.0)
+    tight = CHECK_TIGHTEN if fine else 1
+    dt = span / (16 if fine else 4)
+    failed = ~(np.isfinite(h).all(axis=1) & np.isfinite(dh).all(axis=1))
+    act = np.flatnonzero(~failed & (t != t1))
+    rounds = 0
+    while act.size and rounds < MAX_ROUNDS:
+        rounds += 1
+        nxt = t[act] + dt[act]
+        over = np.where(dt[act] > 0, nxt > t1[act], nxt < t1[act])
+        nxt[over] = t1[act][over]
+        pred = h[act] + dh[act] * (nxt - t[act])[:, None]
+        hn, dhn, _, okn = newton_ev(lambda rows, hh, tt, act=act: ev(act[rows], hh, tt), pred, nxt, PATH_TOL,
+                                    maxsteps=8)
+        with np.errstate(all="ignore"):
+            size = 1 + _norm(h[act])
+            # the core's trust region: near the predictor and near the previous point
+            good = okn & in_trust_region(_norm(hn - pred), _norm(hn - h[act]), size, CORRECTION_FRACTION,
+                                         MOVE_FRACTION, tight)
+        a_ok, a_bad = act[good], act[~good]
+        t[a_ok], h[a_ok], dh[a_ok] = nxt[good], hn[good], dhn[good]
+        grow = np.abs(dt[a_ok]) * 2
+        dt[a_ok] = np.sign(dt[a_ok]) * np.minimum(grow, cap[a_ok])
+        dt[a_bad] = dt[a_bad] / 2
+        failed[a_bad[np.abs(dt[a_bad]) < np.abs(span[a_bad]) * 2.0**-40]] = True
+        act = act[(t[act] != t1[act]) & ~failed[act]]
+    failed[act] = True  # out of rounds
+    h, dh, _, okp = newton_ev(ev, h, t1.astype(float), NEWTON_TOL, maxsteps=8)
+    return h, dh, ~failed & okp
+
+
+def path(bs, p, fine=False):
+    """``(h, ok)`` at ``s = 1`` for every row of ``p`` by the homotopy in ``s`` (see the module docstring)."""
+    n, m = p.shape[0], bs.m
+    zero = np.zeros(n)
+    h, dh, _, ok = newton(bs, np.zeros((n, m)), p, zero, NEWTON_TOL, maxsteps=4)  # linear at s = 0
+    h, _, ok2 = follow(lambda rows, hh, ss: bs.evaluate(hh, p[rows], ss), h, dh, zero, np.ones(n), fine)
+    return h, ok & ok2
+
+
+def _theta_path(bs, k, kind, a, v):
+    """``theta(t)`` and ``dtheta/dt`` of the continuation from ``a`` to the targets ``v`` (log or segment)."""
+    if kind == "log":
+        lr = np.log(v / a)
+        return (lambda t, rows: a * np.exp(t * lr[rows])), (lambda t, rows: a * np.exp(t * lr[rows]) * lr[rows])
+    return (lambda t, rows: a + t * (v[rows] - a)), (lambda t, rows: v[rows] - a)
+
+
+def continued(bs, p, rows):
+    """The rows of ``p`` listed in ``rows``, where the homotopy in ``s`` failed: the fixed point continued in
+    a shift parameter from a start where it succeeds, as :class:`symrmt.engine.continuation.ContinuedSolver`
+    does (the same starts, in order; two paths that must agree).  Returns ``(h, ok)`` for those rows.  A row
+    whose two paths reach the target but disagree is not tried further (the mpmath path then decides)."""
+    from symrmt.engine.continuation import LEG_DECADES, STARTS, _shift_params
+
+    m = bs.m
+    h_out = np.full((rows.size, m), np.nan)
+    ok_out = np.zeros(rows.size, dtype=bool)
+    todo = np.ones(rows.size, dtype=bool)
+    for theta in _shift_params(bs.system):
+        k = bs.params.index(theta)
+        fn, _ = bs.derivative((theta,))
+        for kind, a in STARTS:
+            v = p[rows, k]
+            cand = np.flatnonzero(todo & (v != a) & ((kind != "log") | (v > 0)))
+            if not cand.size:
+                continue
+            pc = p[rows[cand]].copy()
+            vc = pc[:, k].copy()
+            p0 = pc.copy()
+            p0[:, k] = a
+            h0, ok0 = solve_system(bs, p0, tries_continuation=False)
+            sel = np.flatnonzero(ok0)
+            if not sel.size:
+                continue
+            th_of, rate_of = _theta_path(bs, k, kind, float(a), vc[sel])
+            psel = pc[sel]
+
+            def ev(r, hh, tt, th_of=th_of, rate_of=rate_of, psel=psel, fn=fn, k=k):
+                pp = psel[r].copy()
+                pp[:, k] = th_of(tt, r)
+                F, J, _ = bs.evaluate(hh, pp, np.ones(r.size))
+                with np.errstate(all="ignore"):
+                    d = _stack(fn(tuple(hh.T), tuple(pp.T)), r.size)
+                return F, J, d * rate_of(tt, r)[:, None]
+
+            legs = 1
+            if kind == "log":
+                legs = max(1, int(np.ceil(np.max(np.abs(np.log10(vc[sel] / a))) / LEG_DECADES)))
+            ends = []
+            for fine in (False, True):
+                hh = h0[sel]
+                _, _, dd = ev(np.arange(sel.size), hh, np.zeros(sel.size))
+                _, J, _ = bs.evaluate(hh, p0[sel], np.ones(sel.size))
+                dd = _solve(J, -dd[:, :, None])[:, :, 0]
+                okk = np.ones(sel.size, dtype=bool)
+                for i in range(legs):
+                    hh, dd, okl = follow(ev, hh, dd, np.full(sel.size, i / legs), np.full(sel.size, (i + 1) / legs),
+                                         fine)
+                    okk &= okl
+                ends.append((hh, okk))
+            (h1, ok1), (h2, ok2) = ends
+            with np.errstate(all="ignore"):
+                gap = np.max(np.abs(h1 - h2), axis=1) / (1 + np.max(np.abs(h1), axis=1))
+            reached = ok1 & ok2
+            good = reached & (gap <= PATHS_AGREE)
+            idx = cand[sel]
+            h_out[idx[good]] = h1[good]
+            ok_out[idx[good]] = True
+            todo[idx[reached]] = False  # reached: accepted, or refused (the paths disagree)
+    return h_out, ok_out
+
+
+def solve_system(bs, p, tries_continuation=True):
+    """The checked fixed point at ``s = 1`` for every row of ``p``: ``(h, ok)`` (two paths that agree; where
+    the homotopy in ``s`` fails, a continuation in a shift parameter, :func:`continued`)."""
+    h1, ok1 = path(bs, p)
+    h2, ok2 = path(bs, p, fine=True)
+    with np.errstate(all="ignore"):
+        gap = np.max(np.abs(h1 - h2), axis=1) / (1 + np.max(np.abs(h1), axis=1))
+    ok = ok1 & ok2 & (gap <= PATHS_AGREE)
+    bad = np.flatnonzero(~(ok1 & ok2))  # paths that disagree are not continued: the mpmath path decides
+    if tries_continuation and bad.size:
+        hc, okc = continued(bs, p, bad)
+        h1[bad[okc]] = hc[okc]
+        ok[bad[okc]] = True
+    return h1, ok
+
+
+def _formula_fn(plan):
+    return compile_expr([[s for s, _ in plan.symbols]], plan.formula, modules="numpy")
+
+
+_FORMULAS = cache_dict("symrmt.engine.batch._FORMULAS", 64)
+_BOUNDS = cache_dict("symrmt.engine.batch._BOUNDS", 256)
+
+
+def _bound_fn(bound, conds, params):
+    key = (sp.srepr(bound), tuple(sp.srepr(c) for c in conds), tuple(p.name for p in params))
+    if key not in _BOUNDS:
+        _BOUNDS[key] = compile_expr([list(params)], [sp.sympify(bound)] + [sp.sympify(c) for c in conds] +
+                                    [sp.Integer(0)], modules="numpy")
+    return _BOUNDS[key]
+
+
+def _bounds_ok(t, tau, cols, plan_params, n, dtype):
+    """The sanity bounds of trace ``t`` per point (``tau`` in ``dtype``): see ``_check_bounds``."""
+    ok = np.ones(n, dtype=bool)
+    p = tuple(np.asarray(cols[q.name], dtype) for q in plan_params)
+    slack = 1e-12
+    for kind, bound, conds in t.bounds:
+        with np.errstate(all="ignore"):
+            v = _stack(_bound_fn(bound, list(set(conds)), plan_params)(p), n, dtype)
+            applies = np.all(v[:, 1:-1] >= 0, axis=1) if v.shape[1] > 2 else np.ones(n, dtype=bool)
+            b = v[:, 0]
+            if kind == "pos":
+                bad = ~(tau > 0)
+            elif kind == "nonneg":
+                bad = ~(tau >= -slack * (1 + np.abs(tau)))
+            else:
+                bad = np.isfinite(b) & ~(tau <= b * (1 + slack))
+        ok &= ~(applies & bad)
+    return ok
+
+
+def solve_plan(plan, compiled_of, cols, n):
+    """The value of ``plan`` at ``n`` points (``cols``: parameter name -> float64 array of length ``n``).
+
+    Returns ``(value, error_estimate, ok, cond)``: the long-double-corrected values (float64), the
+    estimated relative float64 error, the mask of points that passed every check, and the largest
+    Jacobian condition number per point.  Points with ``ok`` False carry no value to stand behind.
+    """
+    ok = np.ones(n, dtype=bool)
+    cond = np.zeros(n)
+    args64, argsld = {}, {}
+    for t in plan.traces:
+        bs = batch_system(compiled_of(t.system))
+        p = np.column_stack([cols[q.name] for q in bs.params]) if bs.params else np.zeros((n, 0))
+        h, okt = solve_system(bs, p)
+        F, J, _ = bs.evaluate(h, p, np.ones(n))
+        c = _cond(J)
+        okt &= c <= MAX_COND
+        cond = np.maximum(cond, c)
+        # long double: one correction of h with its residual in long double
+        pl, hl = p.astype(LD), h.astype(LD)
+        Fl = bs.evaluate(hl, pl, np.ones(n, dtype=LD))[0]
+        corr = _solve(J, -Fl.astype(float)[:, :, None])[:, :, 0]
+        hl = hl + corr
+        with np.errstate(all="ignore"):
+            resid = _norm(corr) / (1 + _norm(h))
+        okt &= np.isfinite(resid) & (resid <= RESIDUAL_TOL)
+        Jl = bs.evaluate(hl, pl, np.ones(n, dtype=LD))[1]
+        d64, dld = {(): h}, {(): hl}
+        for alpha in sorted({blockfp._canon(a) for a in plan.needs[t.index] if a}, key=len):
+            _derivative(bs, alpha, d64, dld, p, pl, J, Jl)
+        for alpha in d64:
+            okt &= np.isfinite(d64[alpha]).all(axis=1) & np.isfinite(dld[alpha].astype(float)).all(axis=1)
+        tau = bs.tau(hl, pl)
+        okt &= _bounds_ok(t, tau, cols, plan.params, n, LD) & _bounds_ok(t, bs.tau(h, p), cols, plan.params, n,
+                                                                          float)
+        ok &= okt
+        for alpha in d64:
+            for (i, j) in t.system.unknowns:
+                pos = t.system.unknowns.index((i, j))
+                args64[(t.index, (i, j), alpha)] = d64[alpha][:, pos]
+                argsld[(t.index, (i, j), alpha)] = dld[alpha][:, pos]
+    key = sp.srepr(plan.formula) + repr([s for s, _ in plan.symbols])
+    if key not in _FORMULAS:
+        _FORMULAS[key] = _formula_fn(plan)
+    fn = _FORMULAS[key]
+    vals = []
+    for args, dt in ((args64, float), (argsld, LD)):
+        a = []
+        for _sym, what in plan.symbols:
+            if what[0] == "param":
+                a.append(np.asarray(cols[what[1].name], dt))
+            else:
+                k, ij, alpha = what
+                a.append(args[(k, ij, blockfp._canon(alpha))])
+        with np.errstate(all="ignore"):
+            v = np.asarray(fn(a)) * np.ones(n, dtype=dt)
+        if np.iscomplexobj(v):  # a real value only: a complex one is not the limit the engine returns
+            v = np.where(v.imag == 0, v.real, np.nan)
+        vals.append(v.astype(dt))
+    v64, vld = vals
+    with np.errstate(all="ignore"):
+        est = (np.abs(v64 - vld) / np.abs(vld)).astype(float)
+        est[~np.isfinite(est)] = np.inf
+        if not EXTENDED:  # nothing wider to correct with: the float64 floor times the condition
+            est = np.maximum(est, 1e-16 * cond)
+    value = vld.astype(float)
+    ok &= np.isfinite(value) & (est <= FALLBACK_TOL)
+    return value, est, ok, cond
+
+
+def _derivative(bs, alpha, d64, dld, p, pl, J, Jl):
+    """``H_alpha`` in float64 and, refined once by its long-double residual, in long double."""
+    n, m = p.shape[0], bs.m
+    if not set(alpha) <= set(bs.params):
+        d64[alpha] = np.zeros((n, m))
+        dld[alpha] = np.zeros((n, m), dtype=LD)
+        return
+    fn, lower = bs.derivative(alpha)
+    for b in lower:
+        if b not in d64:
+            _derivative(bs, b, d64, dld, p, pl, J, Jl)
+    with np.errstate(all="ignore"):
+        rhs = _stack(fn(tuple(d64[()].T), *[tuple(d64[b].T) for b in lower], tuple(p.T)), n)
+        x = _solve(J, -rhs[:, :, None])[:, :, 0]
+        rl = _stack(fn(tuple(dld[()].T), *[tuple(dld[b].T) for b in lower], tuple(pl.T)), n, LD)
+        xl = x.astype(LD)
+        r = np.einsum("nij,nj->ni", Jl, xl) + rl
+        xl = xl - _solve(J, r.astype(float)[:, :, None])[:, :, 0]
+    d64[alpha], dld[alpha] = x, xl

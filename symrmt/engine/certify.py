@@ -1,0 +1,239 @@
+"""Certification of a trace limit: two working precisions, escalation, sanity bounds.
+
+The value is computed at ``digits + guard`` and ``digits + guard + 10`` working digits
+(each solve polished by Newton from the homotopy's start); it is returned only when the
+Newton steps reached beyond the digits asked for and the two values agree to ``digits``
+significant digits (``certificate = "relative"``), or, for a limit that is 0, when both lie within
+``10^-(digits+1)`` of each other and within ``10^-digits`` of 0: the value is then 0 with an
+absolute error below ``10^-digits`` (``certificate = "absolute"``).  Otherwise the guard doubles, up to ``ESCALATIONS`` times, as the
+attention solver does; then :class:`~symrmt.models.attention.solver.PrecisionError` says what happened.
+"""
+
+from __future__ import annotations
+
+
+import mpmath
+import sympy as sp
+
+from symrmt.errors import ParameterError
+from symrmt.cache import cache_dict, cached
+from symrmt.engine.pencil_check import checked
+from symrmt.errors import BranchError, ConvergenceError
+from symrmt.codegen.compile import compile_expr
+from symrmt.models.attention.solver import mpf_of
+from symrmt.core.certify import Disagree, agree, certify
+from symrmt.models.attention.theory import ESCALATIONS, GUARD
+from symrmt.engine.continuation import ContinuedSolver
+from symrmt.engine.solver import CompiledSystem
+
+_COMPILED = cache_dict("symrmt.engine.certify._COMPILED", 256)
+
+
+def compiled_system(system):
+    """The :class:`CompiledSystem` of a block system (memoized on its pencil)."""
+    from symrmt.engine.atomsums import AtomSystem
+
+    key = system.pencil.key()
+    if isinstance(system, AtomSystem):
+        from symrmt.engine.atom_solver import AtomCompiled
+
+        # the compiled pieces do not hold the atoms, but the object carries its system's law
+        key = f"atoms:{system.law.name}:{system.values}:{system.weights}:{key}"
+        if key not in _COMPILED:
+            _COMPILED[key] = AtomCompiled(system, key)
+        return _COMPILED[key]
+    if key not in _COMPILED:
+        _COMPILED[key] = CompiledSystem(system, key)
+    return _COMPILED[key]
+
+
+@cached(maxsize=256)
+def _formula_function(formula, symbols):
+    return compile_expr([list(symbols)], formula)
+
+
+def _evaluate(plan, solvers, dps):
+    """``(value, traces, step, residual)`` at ``dps`` working digits."""
+    with mpmath.workdps(dps):
+        results, worst_step, worst_res = {}, mpmath.mpf(0), mpmath.mpf(0)
+        for t in plan.traces:
+            alphas = tuple(a for a in plan.needs[t.index] if a)
+            h, derivs, step, res = solvers[t.index].solve(dps, alphas)
+            results[t.index] = (h, derivs)
+            worst_step, worst_res = max(worst_step, step), max(worst_res, res)
+        pvals = {p: mpf_of(solvers["values"][p.name]) for p in plan.params}
+        args = []
+        for _sym, what in plan.symbols:
+            if what[0] == "param":
+                args.append(pvals[what[1]])
+                continue
+            k, (i, j), alpha = what
+            system = plan.traces[k].system
+            pos = system.unknowns.index((i, j))
+            h, derivs = results[k]
+            args.append(h[pos] if not alpha else derivs[alpha][pos])
+        fn = _formula_function(plan.formula, tuple(s for s, _ in plan.symbols))
+        value = fn(args)
+        taus = []
+        for t in plan.traces:
+            h = results[t.index][0]
+            subs = {p: solvers["values"][p.name] for p in plan.params}
+            tau = mpmath.mpf(0)
+            for (i, j), c in t.system.readout.items():
+                tau += mpf_of(sp.sympify(c).subs(subs)) * h[t.system.unknowns.index((i, j))]
+            taus.append(tau)
+        return value, taus, worst_step, worst_res
+
+
+def _holds(cond, subs) -> bool:
+    """``cond >= 0`` at the values (a number is compared directly: a law of many atoms has many)."""
+    cond = sp.sympify(cond)
+    return bool((cond if cond.is_number else cond.subs(subs)) >= 0)
+
+
+def _acceptor(t, values):
+    """Branch check of a start point: the sanity bounds of the trace, to a loose tolerance."""
+    subs = {sp.Symbol(k, real=True): sp.Rational(v) for k, v in values.items()}
+    subs.update({sp.Symbol(k, positive=True): sp.Rational(v) for k, v in values.items()})
+    checks = []
+    for kind, bound, conds in t.bounds:
+        if all(_holds(c, subs) for c in set(conds)):
+            b = sp.sympify(bound).subs(subs)
+            if b.is_extended_real and b.is_finite:  # an infinite bound (1/gamma at gamma = 0) bounds nothing
+                checks.append((kind, float(b)))
+    readout = [(t.system.unknowns.index(ij), float(sp.sympify(c).subs(subs))) for ij, c in t.system.readout.items()]
+    if not checks:
+        return None
+
+    def accept(h):
+        tau = sum(c * float(h[i]) for i, c in readout)
+        slack = 1e-8 * (1 + abs(tau))
+        for kind, b in checks:
+            if (kind == "pos" and not tau > -slack) or (kind == "nonneg" and not tau >= -slack) or \
+                    (kind == "upper" and not tau <= b + slack):
+                return f"trace #{t.index + 1} = {tau:.6g} fails its bound ({kind} {b:.6g})"
+        return None
+
+    return accept
+
+
+def _check_bounds(plan, values, taus, digits):
+    subs = {p: sp.Rational(values[p.name]) for p in plan.params}
+    slack = mpmath.mpf(10) ** (-digits)
+    for t, tau in zip(plan.traces, taus):
+        for kind, bound, conds in t.bounds:
+            if not all(_holds(c, subs) for c in set(conds)):
+                continue
+            b = sp.sympify(bound).subs(subs)
+            if not (b.is_extended_real and b.is_finite):
+                continue
+            b = mpf_of(b)
+            bad = (kind == "pos" and not tau > 0) or (kind == "nonneg" and not tau >= -slack) or \
+                  (kind == "upper" and not tau <= b * (1 + slack))
+            if bad:
+                what = {"pos": "> 0", "nonneg": ">= 0", "upper": f"<= {mpmath.nstr(b, 10)}"}[kind]
+                raise BranchError(
+                    f"the limit of trace #{t.index + 1} is {mpmath.nstr(tau, 12)}, but it must be {what} "
+                    "(a positive semi-definite structure): the fixed point is off the physical branch"
+                )
+
+
+def _check_real_inputs(plan, values):
+    """Every coefficient of every matrix, every atom of a diagonal law and the outer formula must be
+    finite and real at the values (``sqrt(gamma - 2)`` at ``gamma = 1`` is refused here, in one line)."""
+    from symrmt.engine.nodes import Const, Diagonal, walk
+
+    subs = {}
+    for k, v in values.items():
+        r = sp.Rational(v)
+        subs[sp.Symbol(k, real=True)] = r
+        subs[sp.Symbol(k, positive=True)] = r
+    subs[sp.Symbol("n", positive=True)] = sp.Integer(1)  # n only scales; its sign is all that matters here
+    for t in plan.traces:
+        items = []
+        for x in walk(t.matrix):
+            if isinstance(x, Const):
+                items.append(x.value)
+            elif isinstance(x, Diagonal):
+                items.extend(x.values + x.weights)
+        for c in items:
+            v = sp.sympify(c).subs(subs) if not sp.sympify(c).is_number else sp.sympify(c)
+            if not v.is_number:
+                continue
+            if v.has(sp.zoo, sp.oo, -sp.oo, sp.nan):
+                raise BranchError(f"a coefficient {c} in trace #{t.index + 1} divides by zero at these values; "
+                                  "no value is returned")
+            if v.is_extended_real is False or (v.is_extended_real is None and abs(sp.im(sp.N(v, 30))) > 0):
+                raise BranchError(f"a coefficient {c} in trace #{t.index + 1} is not real at these values "
+                                  f"({sp.N(v, 8)}): a square root or a fractional power of a negative quantity")
+
+
+def _check_real(value, digits):
+    """Refuse a complex limit (``sqrt`` of a negative trace, a negative power of one): a real value only."""
+    if isinstance(value, mpmath.mpc):
+        if abs(value.imag) > abs(value.real) * mpmath.mpf(10) ** (-digits - 2):
+            raise BranchError(f"the limit is not real ({mpmath.nstr(value, 8)}): the expression takes a square "
+                              "root or a fractional power of a negative quantity at these values")
+        value = value.real
+    if not mpmath.isfinite(value):
+        raise BranchError(f"the limit is {value}, not a finite number (a division by a zero limit?)")
+    return value
+
+
+def _absolute_zero(lo, hi, digits) -> bool:
+    """Both solves within ``10^-(digits+1)`` of each other and ``10^-digits`` of 0 (an absolute certificate)."""
+    tol = mpmath.mpf(10) ** (-digits)
+    return all(mpmath.isfinite(abs(x)) for x in (lo, hi)) and abs(lo - hi) <= tol / 10 and abs(hi) <= tol
+
+
+def certified_limit(plan, values: dict, digits: int) -> dict:
+    """The certified limit of a plan at exact ``values`` (name -> Fraction), as the keyword arguments
+    of :class:`~symrmt.engine.TraceLimit` (``value``, ``digits``, ``working_digits``, ``residual``,
+    ``at``, ``traces``) and ``solvers``, which :meth:`symrmt.engine.Model.limit` builds from them."""
+    if digits < 1:
+        raise ParameterError("digits must be >= 1")
+    _check_real_inputs(plan, values)
+    from symrmt.engine.hermitize_solve import guard
+
+    plan = guard(plan, values)  # a non-normal inverse: tested, Hermitized or refused (numeric/hermitize.py)
+    solvers = {"values": values}
+    for t in plan.traces:
+        checked(t.pencil, t.matrix)  # a pencil that fails its finite-size self-test is never solved
+        solvers[t.index] = getattr(t, "solver", ContinuedSolver)(compiled_system(t.system), values)
+    for t in plan.traces:  # the homotopy: a failure here is not a precision problem, so it is not retried
+        solvers[t.index].start(_acceptor(t, values))
+    def attempt(dps):
+        try:
+            lo, taus_lo, step_lo, res_lo = _evaluate(plan, solvers, dps)
+            if step_lo > mpmath.mpf(10) ** -(digits + 2):
+                raise ConvergenceError(f"Newton at {dps} digits stalled at a relative step {mpmath.nstr(step_lo, 3)} "
+                                       f"(fixed-point residual max|R| = {mpmath.nstr(res_lo, 3)})")
+            hi, taus, _, res = _evaluate(plan, solvers, dps + 10)
+        except ZeroDivisionError as exc:
+            raise Disagree(f"division by zero ({exc})") from None
+        if not res <= mpmath.mpf(10) ** -(digits + 2):  # two solves that stall alike must not certify
+            raise ConvergenceError(f"the fixed-point residual at {dps + 10} digits is {mpmath.nstr(res, 3)}, "
+                                   f"not below 1e-{digits + 2}")
+        with mpmath.workdps(dps + 10):
+            try:
+                relative = agree(lo, hi, digits)
+                # a limit that is 0: both solves within 10^-(D+1) of each other and 10^-D of 0 (absolute)
+                absolute = not relative and _absolute_zero(lo, hi, digits)
+                if (relative or absolute) and all(agree(a, b, digits) for a, b in zip(taus_lo, taus)):
+                    hi = _check_real(hi, digits) if relative else mpmath.mpf(0)
+                    _check_bounds(plan, values, taus, digits)
+                    # kept at the working precision: rounding to ``digits`` is done once, in decimal, when
+                    # the value is printed (a binary rounding at ``digits`` first could round twice:
+                    # 3.108... at one digit would read 3.09375); ``solvers``: the checked homotopy starts
+                    # (symrmt.engine.prove reuses them)
+                    return +hi, {"value": +hi, "digits": digits, "working_digits": dps + 10, "residual": res,
+                                 "at": dict(values), "traces": [+x for x in taus], "solvers": solvers,
+                                 "certificate": "relative" if relative else "absolute",
+                                 "hermitized": [t.index for t in plan.traces if getattr(t, "hermitized", False)]}
+            except ZeroDivisionError as exc:
+                raise Disagree(f"division by zero ({exc})") from None
+        raise Disagree(f"solves at {dps} and {dps + 10} digits disagree beyond digit {digits} "
+                       f"(fixed-point residual max|R| = {mpmath.nstr(res, 3)})")
+
+    # the one two-precision certification (symrmt.core.certify): the guard doubles on each failure
+    return certify(attempt, digits, GUARD, ESCALATIONS).data

@@ -1,0 +1,170 @@
+r"""Limits at a complex value of one parameter (``--at 'z=0.5+0.01j'``, ``Model.limit(..., at={"z": 0.5+0.01j})``).
+
+Each trace's fixed point is solved at the complex point ``z = x + iy`` by the density machinery
+(:mod:`symrmt.engine.density_solver`): the homotopy in ``s`` at ``x + iY`` (``Y = max(1 + |x|, 2|y|)``), then
+the path in ``log Im z`` down to ``y``, in the upper half-plane (``y < 0``: the point ``conj(z)``, then the
+complex conjugate, the system having real coefficients).  Then Newton at ``digits + 10`` and
+``digits + 20`` working digits; the value (the expression's formula in the block traces) must agree to
+``digits`` significant digits (real and imaginary parts together).
+
+**The Stieltjes branch.** When a trace is the resolvent of a symmetric matrix in ``z``,
+``tau((B + a z I)^{-1})`` with ``B`` symmetric by structure, free of ``z``, and ``a`` a real number,
+``Im tau`` has the sign of ``-a Im z``.  It is kept at every step of the path, and checked at the
+certified solution (``BranchError`` otherwise).  For other traces the path stays in the upper half-plane,
+but no sign is claimed.  Not supported (a :class:`~symrmt.engine.nodes.ModelError`): ``diff()``,
+complex values of two parameters, a non-symmetric inverse, diagonal laws of many atoms.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+import mpmath
+import sympy as sp
+
+from symrmt.core.certify import agree
+from symrmt.errors import BranchError, PrecisionError
+
+
+class Complex:
+    """An exact complex value ``re + im j`` (Fractions), as :func:`symrmt.cli.trace.parse_at` reads it."""
+
+    def __init__(self, re, im):
+        self.re, self.im = Fraction(re), Fraction(im)
+
+    def __str__(self):
+        def part(q):
+            return str(q) if q.denominator == 1 else f"({q})"
+
+        return f"{part(self.re)}{'+' if self.im >= 0 else '-'}{part(abs(self.im))}j"
+
+    __repr__ = __str__
+
+
+def as_complex(v, name):
+    """``Complex`` for a complex input (a Python ``complex``, a ``Complex``, a text ending in ``j``), else ``None``."""
+    from symrmt.parsing.complex_literal import parse_complex
+    from symrmt.models.attention.params import to_fraction
+
+    if isinstance(v, Complex):
+        return v
+    if isinstance(v, complex):
+        return Complex(to_fraction(v.real, name), to_fraction(v.imag, name))
+    if isinstance(v, str):
+        parts = parse_complex(v, name)
+        return None if parts is None else Complex(*parts)
+    return None
+
+
+def _branch_sign(matrix, zsym):
+    """``-sign(a)`` for ``inv(B + a z I)`` with ``B`` symmetric and free of ``z``, else ``None``."""
+    from symrmt.engine import linearize as lin
+    from symrmt.engine.nodes import Const, Identity, Inverse, MatSum, Scaled, walk
+
+    if not isinstance(matrix, Inverse):
+        return None
+    a = matrix.matrix
+    terms = a.terms if isinstance(a, MatSum) else (a,)
+    g, rest = sp.Integer(0), []
+    for t in terms:
+        if isinstance(t, Identity):
+            g += 1
+        elif isinstance(t, Scaled) and isinstance(t.matrix, Identity):
+            g += t.scalar.value
+        else:
+            rest.append(t)
+    for t in rest:
+        if not lin.is_symmetric(t) or any(isinstance(x, Const) and zsym in sp.sympify(x.value).free_symbols
+                                           for x in walk(t)):
+            return None
+    coef = sp.diff(g, zsym)
+    if coef.free_symbols or sp.diff(g, zsym, 2) != 0 or coef == 0 or not coef.is_real:
+        return None
+    return -1 if coef > 0 else 1
+
+
+def complex_limit(plan, values: dict, zname: str, zval: Complex, digits: int, prove: bool = False):
+    """The :class:`~symrmt.engine.TraceLimit` (complex ``value``) at ``zname = zval``; ``prove``: also
+    ``.ball`` (an ``acb`` ball, :func:`symrmt.engine.prove.prove_complex_trace`), ``.branch`` ``"sanity"``."""
+    from symrmt.engine import TraceLimit
+    from symrmt.engine.nodes import ModelError
+    from symrmt.engine import hermitize as herm
+    from symrmt.engine.density_solver import DensitySolve, ResolventSolver
+    from symrmt.engine.certify import _formula_function
+
+    if any(a for t in plan.traces for a in plan.needs[t.index] if a):
+        raise ModelError("diff() at a complex parameter value is not supported")
+    zsyms = [p for p in plan.params if p.name == zname]
+    if not zsyms:
+        raise ModelError(f"the expression does not depend on {zname}")
+    zsym = zsyms[0]
+    x, y = zval.re, zval.im
+    conj = y < 0
+    y = abs(y)
+    if y == 0:
+        raise ModelError(f"{zname} = {zval} is real: give it as a real number")
+    real_values = {k: v for k, v in values.items() if k != zname}
+    solves = []
+    for t in plan.traces:
+        if isinstance(t.pencil, tuple) or herm.nonnormal_inverses(t.matrix):
+            raise ModelError("a complex parameter value needs traces of symmetric inverses, without many-atom laws")
+        sign = _branch_sign(t.matrix, zsym)
+        rs = ResolventSolver(plan, zsym, real_values, index=t.index, branch_sign=sign)
+        ds = DensitySolve(rs, abs(float(x)))
+        ds.Y = max(ds.Y, 2 * float(y))
+        h = ds.at_top(float(x))
+        h = rs.move(h, complex(float(x), ds.Y), complex(float(x), float(y)), log_eta=True)
+        solves.append((t, rs, sign, h))
+    results = []
+    for dps in (digits + 10, digits + 20):
+        with mpmath.workdps(dps + 10):
+            z = mpmath.mpc(mpmath.mpf(x.numerator) / x.denominator, mpmath.mpf(y.numerator) / y.denominator)
+        hs, taus = {}, []
+        for t, rs, sign, h in solves:
+            hh, tau = rs.polish(h, z, dps)
+            hs[t.index] = hh
+            taus.append((t, sign, tau))
+        with mpmath.workdps(dps):
+            args = []
+            for _sym, what in plan.symbols:
+                if what[0] == "param":
+                    args.append(z if what[1] is zsym else mpmath.mpf(values[what[1].name].numerator)
+                                / values[what[1].name].denominator)
+                    continue
+                k, (i, j), _ = what
+                args.append(hs[k][plan.traces[k].system.unknowns.index((i, j))])
+            value = _formula_function(plan.formula, tuple(s for s, _ in plan.symbols))(args)
+            results.append((value, taus, hs))
+    (lo, _, _), (hi, taus, hs_hi) = results
+    ball = None
+    if prove:
+        from symrmt.engine.prove import prove_complex_trace
+
+        ball, _ = prove_complex_trace(plan, values, zname, x, y, digits, hs_hi,
+                                      {t.index: s for t, s, _ in taus})
+        if conj:
+            ball = ball.conjugate()
+    with mpmath.workdps(digits + 20):
+        if not agree(lo, hi, digits):  # the core's two-precision test (symrmt.core.certify.agree)
+            raise PrecisionError(f"solves at {digits + 10} and {digits + 20} digits disagree beyond digit {digits} "
+                                 f"at {zname} = {zval}")
+        for t, sign, tau in taus:
+            if sign is not None and not sign * tau.imag > 0:
+                raise BranchError(f"trace #{t.index + 1} = {mpmath.nstr(tau, 10)} at {zname} = {zval}: its imaginary "
+                                  f"part must have the sign {'+' if sign > 0 else '-'} (the Stieltjes branch of a "
+                                  "symmetric resolvent); no value is returned")
+        if conj:
+            hi = mpmath.conj(hi)
+            taus = [(t, s, mpmath.conj(tau)) for t, s, tau in taus]
+    at = dict(values)
+    at[zname] = Complex(zval.re, zval.im)
+    with mpmath.workdps(digits):
+        r = TraceLimit(+hi, digits, digits + 20, mpmath.mpf(0), at, [+tau for _, _, tau in taus])
+    r.certificate = "relative"
+    r.branch_checked = [s is not None for _, s, _ in taus]
+    if prove:
+        r.ball, r.branch = ball, "sanity"
+        r.balls = {"value": ball}
+        r.branch_notes = ["a complex point: the Stieltjes sign of Im tau is proved on the box where the trace is a "
+                          "symmetric resolvent; that no other solution has it is not proved"]
+    return r

@@ -1,0 +1,349 @@
+"""The :class:`Model`: declarations of dimensions, matrices and parameters, and parsing.
+
+Text goes through the package's one restricted parser; the objects it may call are
+the nodes of :mod:`symrmt.engine.nodes` and the functions ``trace``, ``inv``,
+``diff``, ``sqrt`` and ``I``.
+"""
+
+from __future__ import annotations
+
+import re
+from fractions import Fraction
+
+import sympy as sp
+
+from symrmt.engine.nodes import (
+    MAX_ATOMS, GOE, N, Const, Diagonal, Diff, Dim, DimConst, Gaussian, Identity, Inverse, MatrixNode, ModelError,
+    Node, Power, ScalarNode, Trace, _scalar, _show,
+)
+from symrmt.engine.tree import bind, check_ratios, differentiate, walk  # noqa: F401  (re-exported)
+
+__all__ = ["Model"]
+
+# ---------------------------------------------------------------- model
+
+_IDENT = re.compile(r"(?<![\w.])([A-Za-z_][A-Za-z_0-9]*)")
+_RESERVED = {"trace", "inv", "diff", "sqrt", "I", "gaussian", "goe", "diag", "n", "vector", "signs",
+             "gaussian_vector"}
+MAX_TEXT = 4000
+
+
+class Model:
+    """Dimensions, matrices and parameters of one model; builds, parses and solves expressions.
+
+    Examples
+    --------
+    >>> m = Model()
+    >>> m.dim("p", "c*n")
+    Dim('p', c)
+    >>> Z = m.gaussian("Z", "p", "n")
+    >>> G = m.goe("G", "n")
+    >>> e = m.parse("trace(inv(Z.T*Z/n + G/sqrt(n) + gamma*I(n)))")
+    >>> sorted(map(str, m.params))
+    ['c', 'gamma']
+    """
+
+    def __init__(self):
+        self.dims = {"n": Dim("n", sp.Integer(1))}
+        self.matrices = {}
+        self.named = {}  # name -> matrix sub-expression (Model.let)
+        self.symbols = {"n": N}
+        self._ratio_names = set()
+
+    # -- declarations
+    @property
+    def params(self):
+        """The scalar parameters (SymPy symbols), dimension ratios included."""
+        return tuple(s for k, s in self.symbols.items() if k != "n")
+
+    def param(self, *names: str, positive: bool = False):
+        """Declare scalar parameters; returns their :class:`Const` nodes (one, or a tuple)."""
+        out = tuple(Const(self._symbol(nm, positive=positive)) for nm in names)
+        return out[0] if len(out) == 1 else out
+
+    def _symbol(self, name: str, positive: bool = False):
+        if not isinstance(name, str) or not name.isidentifier() or name.startswith("_"):
+            raise ModelError(f"{name!r} is not a valid name")
+        if name in _RESERVED - {"n"} or name in self.matrices or name in self.named or \
+                (name in self.dims and name != "n"):
+            raise ModelError(f"{name!r} is already used (a function, matrix or dimension)")
+        s = self.symbols.get(name)
+        if s is None:
+            s = self.symbols[name] = sp.Symbol(name, positive=True) if positive else sp.Symbol(name, real=True)
+        elif positive and not s.is_positive:
+            raise ModelError(f"{name!r} is a dimension ratio, so it must be declared before any other use")
+        return s
+
+    def dim(self, name: str, ratio) -> Dim:
+        """Declare a dimension of size ``ratio * n`` (``ratio``: text such as ``"c"``, ``"2*c"`` or
+        ``"c*n"``, or a SymPy expression); the parameters in it are positive."""
+        if not isinstance(name, str) or not name.isidentifier() or name.startswith("_"):
+            raise ModelError(f"{name!r} is not a valid name")
+        if name in self.dims or name in self.symbols or name in self.matrices or name in self.named or \
+                name in _RESERVED:
+            raise ModelError(f"{name!r} is already used")
+        if isinstance(ratio, str):
+            for ident in _IDENT.findall(ratio[:MAX_TEXT]):
+                if ident != "n" and ident not in self.dims and ident not in _RESERVED:
+                    self._symbol(ident, positive=True)
+            names = {k: Const(v) for k, v in self.symbols.items()}
+            names.update({k: DimConst(d) for k, d in self.dims.items()})
+            value = _parse(ratio, names, {"sqrt": _sqrt}, what=f"the size of {name}")
+            if not isinstance(value, Const):
+                raise ModelError(f"the size of {name} must be a parameter expression")
+            ratio = value.value
+        elif isinstance(ratio, Fraction):
+            ratio = sp.Rational(ratio.numerator, ratio.denominator)
+        elif isinstance(ratio, bool) or not isinstance(ratio, (int, sp.Expr)):
+            raise ModelError(f"the size of {name} must be a text such as 'c*n', an integer, a Fraction or a SymPy "
+                             f"expression, got {type(ratio).__name__}")
+        ratio = sp.sympify(ratio)
+        if ratio.has(N):
+            ratio = sp.simplify(ratio / N)
+        if ratio.has(N) or not ratio.free_symbols <= set(self.symbols.values()) or ratio.is_positive is False:
+            raise ModelError(f"the size of {name} must be a positive ratio times n, got {ratio}*n")
+        d = self.dims[name] = Dim(name, ratio)
+        return d
+
+    def check_ratios(self, values) -> None:
+        """Every dimension ratio must be positive at the evaluation point (after substitution): the
+        ratio ``(c-1)`` is refused at ``c = 1/2``, ``(c-1)**2`` at ``c = 1`` (:class:`ModelError`)."""
+        check_ratios(self.dims.values(), values)
+
+    def _dim_of(self, x) -> Dim:
+        if isinstance(x, Dim):
+            return x
+        if isinstance(x, DimConst):
+            return x.dim
+        if isinstance(x, str) and x in self.dims:
+            return self.dims[x]
+        raise ModelError(f"{_show(x) if isinstance(x, Node) else x!r} is not a declared dimension")
+
+    def _matrix_name(self, name: str):
+        if not isinstance(name, str) or not name.isidentifier() or name.startswith("_"):
+            raise ModelError(f"{name!r} is not a valid matrix name")
+        if name in self.matrices or name in self.named or name in self.dims or name in self.symbols or \
+                name in _RESERVED:
+            raise ModelError(f"{name!r} is already used")
+
+    def gaussian(self, name: str, rows, cols) -> Gaussian:
+        """Declare an independent ``rows x cols`` Gaussian matrix (iid ``N(0, 1)`` entries)."""
+        self._matrix_name(name)
+        node = self.matrices[name] = Gaussian(name, self._dim_of(rows), self._dim_of(cols))
+        return node
+
+    def goe(self, name: str, dim) -> GOE:
+        """Declare an independent symmetric Gaussian (GOE-type) matrix, ``N(0, 1)`` off the diagonal."""
+        self._matrix_name(name)
+        node = self.matrices[name] = GOE(name, self._dim_of(dim))
+        return node
+
+    def diag(self, name: str, dim, values, weights=None) -> Diagonal:
+        """Declare a deterministic diagonal matrix with a finite spectral law (equal weights by default).
+
+        Values and weights: numbers, fraction strings or parameter names.
+        """
+        self._matrix_name(name)
+        values = list(values)
+        if len(values) > MAX_ATOMS:  # before any value is read
+            raise ModelError(f"diag {name}: at most {MAX_ATOMS} atoms, got {len(values)}")
+        values = [self._exact(v, f"diag {name} value") for v in values]
+        if weights is None:
+            weights = [sp.Rational(1, len(values))] * len(values)
+        weights = [self._exact(w, f"diag {name} weight") for w in weights]
+        dim = self._dim_of(dim)
+        if any(isinstance(m, Diagonal) and m.dim == dim for m in self.matrices.values()):
+            raise ModelError(f"dimension {dim.name} already has a diagonal matrix (their joint law is not given)")
+        node = self.matrices[name] = Diagonal(name, dim, values, weights)
+        return node
+
+    def vector(self, name: str, dim):
+        """Declare a deterministic vector of dimension ``dim`` with O(1) norm; its inner products with
+        the other deterministic vectors of ``dim`` are the parameters ``name.other`` (0 when not given)."""
+        return self._vector(name, dim, "det")
+
+    def signs(self, name: str, dim):
+        """Declare a vector of iid +-1 entries (norm ``sqrt(dim)``), independent of every other random object."""
+        return self._vector(name, dim, "signs")
+
+    def gaussian_vector(self, name: str, dim):
+        """Declare a vector of iid ``N(0, 1)`` entries, independent of every other random object."""
+        return self._vector(name, dim, "gaussian")
+
+    def _vector(self, name, dim, law):
+        from symrmt.engine.vectors import Vector
+
+        self._matrix_name(name)
+        if "." in name:
+            raise ModelError(f"{name!r} is not a valid vector name")
+        dim = self._dim_of(dim)
+        node = self.matrices[name] = Vector(name, dim, law)
+        return node
+
+    def vectors(self, law=None) -> dict:
+        """name -> :class:`~symrmt.engine.vectors.Vector` of the declared vectors (of one law)."""
+        return {k: v for k, v in self.matrices.items() if v.kind == "vector" and (law is None or v.law == law)}
+
+    def declare_vector(self, text: str):
+        """Declare a vector from text: ``"beta=vector(p)"``, ``"y=signs(n)"`` or ``"g=gaussian_vector(n)"``."""
+        if not isinstance(text, str) or "=" not in text:
+            raise ModelError(f"a vector declaration reads NAME=vector(dim), signs(dim) or gaussian_vector(dim); "
+                             f"got {text!r}")
+        name, _, rhs = text.partition("=")
+        name = name.strip()
+        self._matrix_name(name)
+        names = {k: DimConst(d) for k, d in self.dims.items()}
+        out = {}
+
+        def make(law):
+            def call(dim):
+                out["node"] = self._vector(name, dim, law)
+                return out["node"]
+            return call
+
+        _parse(rhs, names, {"vector": make("det"), "signs": make("signs"), "gaussian_vector": make("gaussian")},
+               what=f"the declaration of {name}")
+        if "node" not in out:
+            raise ModelError(f"{text!r} declares no vector (write vector(dim), signs(dim) or gaussian_vector(dim))")
+        return out["node"]
+
+    def _exact(self, v, what):
+        if isinstance(v, Const):
+            return v.value
+        if isinstance(v, str):
+            names = {k: Const(s) for k, s in self.symbols.items() if k != "n"}
+            for ident in _IDENT.findall(v[:MAX_TEXT]):
+                if ident not in names and ident not in _RESERVED:
+                    names[ident] = Const(self._symbol(ident))
+            out = _parse(v, names, {"sqrt": _sqrt}, what=what)
+            if not isinstance(out, Const):
+                raise ModelError(f"{what} must be a number or a parameter expression")
+            return out.value
+        return _scalar(v).value
+
+    def let(self, name: str, node):
+        """Name a matrix sub-expression (a node or its text), so that parsed expressions may use it (returns the node).
+
+        The name follows the rules of a matrix name and must be new; every matrix in ``node``
+        must be declared in this model.
+
+        Examples
+        --------
+        >>> m = Model(); Z = m.gaussian("Z", "n", "n")
+        >>> W = m.let("W", Z.T * Z / m.size("n"))
+        >>> m.parse("trace(W*W)") == Trace(W * W)
+        True
+        """
+        self._matrix_name(name)
+        if isinstance(node, str):  # the text of an expression, through the one parser
+            node = self.parse(node)
+        if not isinstance(node, MatrixNode):
+            raise ModelError(f"let {name}: a named sub-expression must be a matrix expression")
+        for x in walk(node):
+            leaf = getattr(x, "name", None)
+            if x.kind in ("gaussian", "goe", "diag", "vector") and self.matrices.get(leaf) != x:
+                raise ModelError(f"let {name}: the matrix {leaf!r} in it is not declared in this model")
+        self.named[name] = node
+        return node
+
+    def size(self, dim) -> DimConst:
+        """The size of a dimension as a scalar (``m.size("n")`` is ``n``, ``m.size("p")`` is ``c n``)."""
+        return DimConst(self._dim_of(dim))
+
+    def identity(self, dim) -> Identity:
+        """``I(dim)``."""
+        return Identity(self._dim_of(dim))
+
+    def declare(self, text: str):
+        """Declare a matrix from text such as ``"Z=gaussian(p,n)"``, ``"G=goe(n)"`` or
+        ``"D=diag([1,3],[1/4,3/4])"`` (through the restricted parser)."""
+        if not isinstance(text, str) or "=" not in text:
+            raise ModelError(f"a matrix declaration reads NAME=gaussian(a,b), goe(a) or diag(values, weights); got {text!r}")
+        name, _, rhs = text.partition("=")
+        name = name.strip()
+        self._matrix_name(name)
+        names = {k: DimConst(d) for k, d in self.dims.items()}
+        calls = {}
+        out = {}
+
+        def gaussian(a, b):
+            out["node"] = self.gaussian(name, a, b)
+            return out["node"]
+
+        def goe(a):
+            out["node"] = self.goe(name, a)
+            return out["node"]
+
+        def diag(*args):
+            raise ModelError("declare a diagonal matrix with Model.diag(name, dim, values, weights)")
+
+        calls.update(gaussian=gaussian, goe=goe, diag=diag)
+        got = _parse(rhs, names, calls, what=f"the declaration of {name}", whole_call=("gaussian", "goe", "diag"))
+        if "node" not in out or got is not out["node"]:  # nothing of the text may be dropped
+            raise ModelError(f"{text!r} declares no matrix")
+        return out["node"]
+
+    # -- expressions
+    def namespace(self, params=None) -> tuple[dict, dict]:
+        """The ``(names, functions)`` the parser may call for this model."""
+        names = {k: Const(s) for k, s in self.symbols.items()}
+        names.update({k: DimConst(d) for k, d in self.dims.items()})
+        names.update(self.matrices)
+        names.update(self.named)
+        functions = {
+            "trace": Trace, "inv": _inv, "diff": Diff, "sqrt": _sqrt, "I": self.identity,
+        }
+        return names, functions
+
+    def parse(self, text: str, params=None):
+        """Parse an expression (a scalar or a matrix) with the package's restricted parser.
+
+        Names that are neither a dimension nor a matrix become real parameters,
+        unless ``params`` lists the allowed ones.
+        """
+        if not isinstance(text, str):
+            raise ModelError("the expression must be text")
+        if len(text) > MAX_TEXT:
+            raise ModelError(f"the expression is longer than {MAX_TEXT} characters")
+        for ident in _IDENT.findall(text):
+            if ident in self.dims or ident in self.matrices or ident in self.named or ident in self.symbols or \
+                    ident in _RESERVED:
+                continue
+            if params is not None and ident not in params:
+                raise ModelError(f"unknown name {ident!r} (not a dimension, matrix or allowed parameter)")
+            self._symbol(ident)
+        names, functions = self.namespace()
+        out = _parse(text, names, functions, what="the expression")
+        if not isinstance(out, Node):
+            raise ModelError("the expression is not a scalar or a matrix expression")
+        return out
+
+    def expr(self, x) -> Node:
+        """``x`` as a node: text is parsed, a node is returned as is."""
+        return self.parse(x) if isinstance(x, str) else x
+
+
+def _inv(m):
+    if isinstance(m, ScalarNode):
+        return Power(m, -1)
+    return Inverse(m)
+
+
+def _sqrt(x):
+    if isinstance(x, MatrixNode):
+        raise ModelError("sqrt() of a matrix is not supported (only of scalars such as sqrt(p))")
+    return Power(_scalar(x), sp.Rational(1, 2))
+
+
+def _number(q: Fraction) -> Const:
+    return Const(sp.Rational(q.numerator, q.denominator))
+
+
+def _parse(text, names, functions, *, what, whole_call=None):
+    """The package's restricted parser, with numeric literals as exact :class:`Const` nodes."""
+    from symrmt.parsing import parse_expression
+
+    return parse_expression(text, names, functions, what=what, attributes=("T",), number=_number,
+                            whole_call=whole_call)
+
+

@@ -1,0 +1,86 @@
+r"""Hermitization of a pencil, for the trace of the inverse of a non-normal matrix (SymPy only).
+
+For a non-normal square matrix ``A`` (a square Gaussian block ``Z/sqrt(n)``, a product of
+non-commuting non-symmetric factors) the analytic continuation of ``tau(A^{-1})`` from the
+region where the limit operator is invertible is *not* the limit of ``tau(A_n^{-1})`` once 0
+lies in the support of the Brown measure of ``A`` (for Ginibre, ``tau((lambda - Z/sqrt(n))^{-1})``
+tends to ``conj(lambda)`` for ``|lambda| <= 1`` and to ``1/lambda`` outside).  The limit there is
+read from the symmetric 2x2 block matrix (Feinberg and Zee 1997; Janik, Nowak, Papp and Zahed 1997;
+Belinschi, Sniady and Speicher 2018 for linearizations)
+
+.. math::  \mathcal H_\varepsilon = \begin{pmatrix} \varepsilon & P \\ P^T & -\varepsilon \end{pmatrix},
+   \qquad \mathcal H_\varepsilon^{-1} = \begin{pmatrix} \varepsilon (PP^T+\varepsilon^2)^{-1} &
+   P (P^TP+\varepsilon^2)^{-1} \\ P^T (PP^T+\varepsilon^2)^{-1} & -\varepsilon (P^TP+\varepsilon^2)^{-1}
+   \end{pmatrix},
+
+where ``P`` is the linear pencil of ``A^{-1} = u P^{-1} v``: every block of the inverse stays bounded
+as ``epsilon -> 0``, its lower-left block tends to ``P^{-1}`` where ``P`` is invertible, and
+``tau(u [H_eps^{-1}]_{21} v) -> tau(A^{-1})`` in the sense of the Brown measure, inside and outside
+the spectrum.  :func:`hermitize` writes ``H_eps`` as a pencil whose shift ``eps`` is
+:data:`~symrmt.engine.linearize.EPS_SHIFT` (0 in the value); the numeric layer
+(:mod:`symrmt.engine.hermitize_solve`) solves it at ``eps = 1`` and follows ``eps -> 0``.
+"""
+
+from __future__ import annotations
+
+from symrmt.engine.nodes import Inverse, MatProduct, Scaled, Transpose
+from symrmt.engine import linearize as lin
+from symrmt.engine.linearize import EPS_SHIFT, Pencil, _add
+
+
+def hermitize(p: Pencil) -> Pencil:
+    """The pencil ``[[eps, P], [P^T, -eps]]`` of ``M = u P^{-1} v``, read out on its lower-left block
+    (at ``eps = 0`` its Schur complement is ``M`` exactly, so the finite-size self-test applies)."""
+    k = p.size
+    Q = {}
+    for (i, j), e in p.Q.items():
+        for leaf, c in e.items():
+            c0 = c.subs(EPS_SHIFT, 0)
+            _add(Q, i, k + j, leaf, c0)
+            flipped = (leaf[0], leaf[1], not leaf[2]) if leaf != "I" and leaf[0] == "Z" else leaf
+            _add(Q, k + j, i, flipped, c0)
+    for i in range(k):
+        _add(Q, i, i, "I", EPS_SHIFT)
+        _add(Q, k + i, k + i, "I", -EPS_SHIFT)
+    u = {k + i: c for i, c in p.u.items()}
+    v = dict(p.v)
+    return Pencil(p.blocks + p.blocks, p.ratios, Q, u, v)
+
+
+def nonnormal_inverses(matrix) -> list:
+    """The arguments ``A`` of the ``inv(A)`` nodes of a normalized matrix that are not symmetric by
+    structure (their limit operator may be non-normal), innermost last, without repeats."""
+    out = []
+    stack = [matrix]
+    while stack:
+        x = stack.pop()
+        if isinstance(x, Inverse) and not lin.is_symmetric(x.matrix) and x.matrix not in out:
+            out.append(x.matrix)
+        stack.extend(reversed(x.children()))
+    return out
+
+
+def gram_inverse(a):
+    """``inv(A^T A)`` of a square matrix node (the inverse of a symmetric positive semi-definite matrix)."""
+    return Inverse(MatProduct((Transpose(a), a)))
+
+
+def has_inverse(matrix) -> bool:
+    """Whether the matrix tree holds an ``inv()`` node."""
+    stack = [matrix]
+    while stack:
+        x = stack.pop()
+        if isinstance(x, Inverse):
+            return True
+        stack.extend(x.children())
+    return False
+
+
+def resolvent_argument(matrix):
+    """``A`` when the traced matrix is ``inv(A)`` (up to a scalar factor), else ``None``: the form whose
+    Hermitization is the Brown-measure Cauchy transform."""
+    m = matrix.matrix if isinstance(matrix, Scaled) else matrix
+    return m.matrix if isinstance(m, Inverse) else None
+
+
+__all__ = ["hermitize", "nonnormal_inverses", "gram_inverse", "resolvent_argument", "has_inverse"]

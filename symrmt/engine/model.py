@@ -1,0 +1,418 @@
+r"""The general trace engine: from an expression alone to a certified large-n limit.
+
+A :class:`Model` declares dimensions (ratios to ``n``), independent Gaussian and GOE
+matrices, identities, diagonal matrices with a finite spectral law and scalar
+parameters; an expression in them (``+ - * / @ .T inv() sqrt()``, normalized
+``trace()`` and ``diff(., param)``) goes through the package's restricted parser.
+:meth:`Model.limit` then
+
+1. normalizes it (every Gaussian is ``sqrt(n)`` times a matrix of O(1) norm; the
+   powers of ``n`` must cancel, else :class:`ModelError` says which do not);
+2. linearizes every trace into a reduced linear pencil by recursive rules
+   (:mod:`symrmt.engine.linearize`), splits the atoms of diagonal laws, and checks
+   each pencil against direct evaluation at a finite size
+   (:mod:`symrmt.engine.pencil_check`);
+3. writes the block fixed point ``H = (L_0 - eta(H))^{-1}``, its Jacobian and its
+   parameter derivatives in SymPy (:mod:`symrmt.engine.blockfp`) and compiles
+   them through the package's compile step and code cache;
+4. solves by homotopy in the strength of the random part from ``H = L_0^{-1}``,
+   polishes in mpmath, differentiates implicitly for ``diff``, and certifies the
+   value at two working precisions (:mod:`symrmt.engine.solver`,
+   :mod:`symrmt.engine.certify`), with sanity bounds such as
+   ``0 < tau <= 1/gamma`` for the resolvent of a positive semi-definite matrix.
+
+Public names (stable): :class:`Model`, :class:`TraceLimit`, the expression-tree
+classes of :mod:`symrmt.engine.nodes` (``Gaussian``, ``GOE``, ``Identity``,
+``Diagonal``, ``MatSum``, ``MatProduct``, ``Scaled``, ``Transpose``, ``Inverse``,
+``Const``, ``Trace``, ``Diff``, ``ScalarSum``, ``ScalarProduct``, ``Power``, ``Dim``),
+the tree utilities :func:`bind` (numeric values and sizes, for a NumPy simulation),
+:func:`differentiate` (exact ``Diff`` removal) and :func:`walk`, and :class:`ModelError`.
+
+The same expressions can be built in Python with the operators and ``trace``, ``inv``,
+``sqrt``, ``diff`` of this module, :meth:`Model.param`, :meth:`Model.size` and
+:meth:`Model.identity`.
+
+Examples
+--------
+>>> m = Model()
+>>> m.dim("p", "c*n")
+Dim('p', c)
+>>> Z = m.gaussian("Z", "p", "n")
+>>> n, gamma = m.size("n"), m.param("gamma")
+>>> e = trace(inv(Z.T @ Z / n + gamma * m.identity("n")))
+>>> e == m.parse("trace(inv(Z.T*Z/n + gamma*I(n)))")
+True
+>>> ridge = "-gamma**2*diff(trace(inv(Z.T*Z/n + gamma*I(n))), gamma)"
+>>> print(m.limit(ridge, at={"c": "1/2", "gamma": "1/5"}, digits=30))
+0.541499417001748994170020404927
+>>> print(m.equations("trace(inv(Z.T*Z/n + gamma*I(n)))")[0].latex())  # doctest: +ELLIPSIS
+H = \left(\left[\begin{matrix}H_{2,2} - 1 & 0\\0 & H_{1,1} c - \gamma...
+>>> m.limit("trace(inv(Z.T*Z + gamma*I(n)))", at={"c": "1/2", "gamma": 1})
+Traceback (most recent call last):
+...
+symrmt.engine.nodes.ModelError: the terms of a sum have different orders in n (n^1 and n^0); ...
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from fractions import Fraction
+
+from symrmt.cache import cached
+from symrmt.engine import declarations as _model
+from symrmt.engine.nodes import (  # noqa: F401
+    GOE, Const, Diagonal, Diff, Dim, Gaussian, Identity, Inverse, MatProduct, MatSum, ModelError, Power,
+    ScalarProduct, ScalarSum, Scaled, Trace, Transpose, walk,
+)
+from symrmt.engine.declarations import _inv as inv  # noqa: F401
+from symrmt.engine.declarations import _sqrt as sqrt  # noqa: F401
+from symrmt.engine.tree import bind, differentiate  # noqa: F401
+from symrmt.engine.nonlinear_kernel import kernel, kernel_coefficients  # noqa: F401  (the Gaussian-equivalent kernel)
+
+#: the language's functions, for expressions built in Python
+trace = Trace
+diff = Diff
+
+
+__all__ = [
+    "Model", "TraceLimit", "ModelError", "bind", "differentiate", "walk", "Dim", "Gaussian", "GOE", "Identity",
+    "Diagonal", "MatSum", "MatProduct", "Scaled", "Transpose", "Inverse", "Const", "Trace", "Diff", "ScalarSum",
+    "ScalarProduct", "Power", "trace", "inv", "sqrt", "diff", "kernel", "kernel_coefficients",
+]
+
+
+class TraceLimit:
+    """A certified large-n limit: ``value`` (mpf, correct to ``digits`` significant digits).
+
+    Attributes: ``value``, ``digits``, ``working_digits`` (of the two agreeing solves),
+    ``residual`` (largest fixed-point residual at the higher precision), ``at`` (the values),
+    ``traces`` (the limit of each normalized trace in the expression, in order), ``certificate``
+    (``"relative"``: ``digits`` significant digits; ``"absolute"``: the limit is 0 to ``10^-digits``);
+    with ``prove=True`` also ``ball``, ``balls`` and ``branch`` (:mod:`symrmt.models.attention.prove`).
+    """
+
+    #: ``"relative"`` (``digits`` significant digits) or ``"absolute"`` (a limit 0, within ``10^-digits``)
+    certificate = "relative"
+    #: indices of the traces solved by Hermitization (a non-normal resolvent inside its spectrum)
+    hermitized = ()
+
+    def __init__(self, value, digits, working_digits, residual, at, traces):
+        self.value, self.digits, self.working_digits = value, digits, working_digits
+        self.residual, self.at, self.traces = residual, at, traces
+        self.ball = self.balls = self.branch = None  # set by Model.limit(..., prove=True)
+
+    def __float__(self):
+        return float(self.value)
+
+    def __str__(self):
+        import mpmath
+
+        return mpmath.nstr(self.value, self.digits)
+
+    def __repr__(self):
+        return f"TraceLimit({self}, digits={self.digits})"
+
+
+class Model(_model.Model):
+    """A model of the trace engine: declarations, parsing, and the certified limit.
+
+    See :mod:`symrmt.engine.nodes` for the expression language.
+
+    Examples
+    --------
+    >>> m = Model()
+    >>> m.dim("p", "c*n")
+    Dim('p', c)
+    >>> Z = m.gaussian("Z", "p", "n")
+    >>> r = m.limit("trace(inv(Z.T*Z/n + gamma*I(n)))", at={"c": "1/2", "gamma": "1/5"}, digits=30)
+    >>> print(r)
+    3.10849528301415095283016509441
+    """
+
+    def __init__(self):
+        super().__init__()
+        self._plans = {}
+
+    def plan(self, expr):
+        """The symbolic plan (pencils, systems, formula) of a scalar expression (memoized)."""
+        from symrmt.engine.pencil_check import checked
+        from symrmt.engine.plan import prepare
+
+        expr = self.expr(expr)
+        if expr not in self._plans and _has_vectors(expr):
+            from symrmt.engine.qf_solver import self_test_plan
+            from symrmt.engine.woodbury_qf import prepare_qf
+
+            self._plans[expr] = self_test_plan(prepare_qf(expr))
+        if expr not in self._plans:
+            plan = prepare(expr)
+            for t in plan.traces:  # every pencil is self-tested before it is shown or used
+                checked(t.pencil, t.matrix)
+            self._plans[expr] = plan
+        return self._plans[expr]
+
+    def pencil(self, expr, symmetric: bool = False):
+        """The linear pencils of the traces in ``expr`` (a list of :class:`PencilView`).
+
+        With ``symmetric=True`` each trace of a symmetric matrix gets the symmetric realization
+        ``[[0, Q], [Q^T, 0]]`` of :func:`symrmt.engine.linearize.symmetrize` (self-tested);
+        the solver uses the smaller pencil, whose fixed point carries the same information.
+        """
+        views = Views(PencilView(t) for t in self.plan(expr).traces)
+        if symmetric:
+            from symrmt.engine import linearize as lin
+            from symrmt.engine.pencil_check import self_test
+
+            for view in views:
+                if not lin.is_symmetric(view.trace.matrix):
+                    raise ModelError("symmetric=True needs a symmetric matrix inside each trace")
+                sym = lin.symmetrize(view.pencil)
+                self_test(sym, view.trace.matrix)
+                view.pencil, view.size = sym, sym.size
+        return views
+
+    def woodbury(self, expr):
+        """The Woodbury (Schur) systems of the quadratic forms in ``expr``: a list of
+        :class:`~symrmt.engine.woodbury_qf.FormPlan` (``.S``, ``.e``, ``.f``, ``.latex()``)."""
+        return Views(getattr(self.plan(expr), "forms", []))
+
+    def equations(self, expr):
+        """The fixed-point systems of the traces in ``expr`` (a list of :class:`EquationsView`)."""
+        return Views(EquationsView(t) for t in self.plan(expr).traces)
+
+    def limit(self, expr, at: dict, digits: int = 15, prove: bool = False) -> TraceLimit:
+        """The certified ``n -> oo`` limit of a scalar expression at the parameter values ``at``.
+
+        Parameters
+        ----------
+        expr : str or ScalarNode
+        at : dict
+            Parameter name -> value (int, Fraction, or a decimal/fraction string such as ``"1/5"``); one
+            parameter may be complex (``complex``, or a text such as ``"0.5+0.01j"``): the traces are then
+            solved at complex ``z`` (:mod:`symrmt.engine.complex_limit`), the Stieltjes branch checked.
+        digits : int
+            Significant digits to certify (two solves at different working precisions must agree).
+        prove : bool
+            Also prove the value: ``.ball`` (a ``flint.arb`` ball proved to contain the limit),
+            ``.balls`` (``{"value": ball, "traces": [...]}``) and ``.branch``
+            (:mod:`symrmt.engine.prove`; needs python-flint).  ``"branch"``: also the chain of
+            Krawczyk boxes along the homotopy for systems of any size (by default only up to 16 unknowns).
+
+        Returns
+        -------
+        TraceLimit
+
+        Raises
+        ------
+        ModelError
+            The expression is not in the grammar or its limit is not O(1).
+        symrmt.models.attention.solver.SolverError
+            The homotopy or Newton failed (the message carries the residual), the digits could
+            not be certified (``PrecisionError``), or a sanity bound fails (``BranchError``).
+        """
+        from symrmt.engine.certify import certified_limit
+
+        from symrmt.parsing import check_digits
+
+        digits = check_digits(digits)
+        if prove:
+            from symrmt.arb import require_flint
+
+            require_flint()
+        plan = self.plan(expr)
+        if not isinstance(at, Mapping):
+            raise ModelError(f"at must be a dict of parameter values, got {type(at).__name__}")
+        known = {p.name for p in plan.params} | {k for k in self.symbols if k != "n"}
+        extra = sorted(str(k) for k in at if str(k) not in known and "." not in str(k))
+        if extra:  # a typo such as gama=1 must not be ignored
+            raise ModelError(f"unknown parameter {', '.join(extra)} in at= (the expression's parameters: "
+                             f"{', '.join(sorted(known)) or 'none'})")
+        values, complex_at = {}, []
+        for k, v in at.items():
+            from symrmt.engine.complex_limit import as_complex
+
+            cv = as_complex(v, str(k))
+            if cv is not None and cv.im != 0:
+                complex_at.append((str(k), cv))
+                continue
+            values[str(k)] = _exact_value(v, str(k)) if cv is None else cv.re
+        missing = [p.name for p in plan.params if p.name not in values and p.name not in dict(complex_at)]
+        if missing:
+            raise ModelError(f"no value given for {', '.join(missing)} (pass them in at=...)")
+        if complex_at:  # a complex value of one parameter: symrmt/engine/complex_limit.py
+            from symrmt.engine.complex_limit import complex_limit
+
+            if len(complex_at) > 1:
+                raise ModelError("a complex value is supported for one parameter at a time")
+            if any(p.is_positive for p in plan.params if p.name == complex_at[0][0]):
+                raise ModelError(f"{complex_at[0][0]} is a dimension ratio and must be positive, not complex")
+            if hasattr(plan, "forms") or self.vectors():
+                raise ModelError("a complex parameter value is supported for traces, not yet for quadratic forms")
+            for p in plan.params:
+                if p.is_positive and p.name in values and not values[p.name] > 0:
+                    raise ModelError(f"{p.name} is a dimension ratio and must be positive, got {values[p.name]}")
+            return complex_limit(plan, values, complex_at[0][0], complex_at[0][1], digits, prove=bool(prove))
+        for p in plan.params:
+            if p.is_positive and not values[p.name] > 0:
+                raise ModelError(f"{p.name} is a dimension ratio and must be positive, got {values[p.name]}")
+        self.check_ratios(values)
+        if hasattr(plan, "forms"):
+            from symrmt.engine.qf_solver import certified_qf_limit
+
+            if prove:
+                raise ModelError("prove=True (--prove) covers traces, not yet quadratic forms: drop it for this "
+                                 "expression (its value is still certified at two precisions)")
+            return certified_qf_limit(plan, values, digits, self.vectors())
+        if any("." in k for k in values):
+            if not self.vectors():
+                raise ModelError(f"{sorted(k for k in values if '.' in k)[0]}: the model declares no vectors, so it "
+                                 "has no inner products")
+            from symrmt.engine.vectors import gram_values
+
+            gram_values(self.vectors(), values)  # an undeclared name or a non-PSD Gram matrix is refused here too
+        fields = certified_limit(plan, values, digits)
+        solvers, certificate, hermitized = fields.pop("solvers"), fields.pop("certificate"), fields.pop("hermitized")
+        result = TraceLimit(**fields)
+        result.solvers = solvers  # the checked homotopy starts (symrmt.models.attention.prove reuses them)
+        result.certificate, result.hermitized = certificate, hermitized
+        if prove and hermitized:
+            raise ModelError("prove=True (--prove) does not cover a non-normal resolvent solved by Hermitization "
+                             f"(trace #{hermitized[0] + 1}): drop it (the value is still certified at two precisions)")
+        if prove:
+            from symrmt.engine.prove import prove_trace
+
+            tb = prove_trace(plan, values, digits, getattr(result, "solvers", None),
+                             chain=True if prove == "branch" else None)
+            result.ball, result.branch = tb.value, tb.branch
+            result.branch_notes = list(tb.notes)
+            result.balls = {"value": tb.value, "traces": list(tb.traces)}
+        return result
+
+    def sweep(self, expr, grid, at=None, certify: int = 0, seed: int = 0):
+        """The limit of ``expr`` on the product grid of ``grid`` (``{name: values, ...}``, axes in that
+        order), the other parameters fixed by ``at``, by the float64 batched path: every point checked,
+        a failing point recomputed by the certified mpmath path and marked in ``.fallback``; ``certify=k``
+        re-solves ``k`` random points at 30 digits (``.certified_gap``).  Returns a
+        :class:`symrmt.engine.sweep.TraceSweep` (``.values``, ``.to_numpy()``, ``.to_pandas()``).
+
+        >>> m = Model()
+        >>> m.dim("p", "c*n")
+        Dim('p', c)
+        >>> Z = m.gaussian("Z", "p", "n")
+        >>> r = m.sweep("trace(inv(Z.T*Z/n + gamma*I(n)))", grid={"gamma": [1, 2]}, at={"c": 1})
+        >>> [f"{v:.12f}" for v in r.values], r.fallback.tolist()  # (sqrt(g^2 + 4g) - g)/(2g)
+        (['0.618033988750', '0.366025403784'], [False, False])
+        """
+        from symrmt.engine.sweep import sweep
+
+        return sweep(self, expr, grid, at=at, certify=certify, seed=seed)
+
+    def density(self, matrix, x, at=None, digits: int = 15, edges: bool = True, atoms: bool = True, certify=None):
+        """The limiting spectral density of a symmetric matrix expression on the points ``x``
+        (a :class:`symrmt.engine.density.Density`: values, support edges, atoms; see :mod:`symrmt.engine.density_solver`)."""
+        from symrmt.engine.density import density
+
+        return density(self, matrix, x, at=at, digits=digits, edges=edges, atoms=atoms, certify=certify)
+
+
+def _has_vectors(expr) -> bool:
+    from symrmt.engine.vectors import has_vectors
+
+    return has_vectors(expr)
+
+
+def _exact_value(v, name) -> Fraction:
+    """An exact rational from a number or a text (``"1/5"``, ``"0.2"``, ``"sqrt(2)/2"``: the restricted
+    parser; an irrational is rounded to more digits than any precision the engine certifies)."""
+    from symrmt.models.attention.params import to_fraction
+    from symrmt.parsing import number_to_fraction, parse_number
+
+    if isinstance(v, str):
+        return number_to_fraction(parse_number(v, what=name), what=name)
+    if hasattr(v, "is_number") and not isinstance(v, (int, float)):
+        return number_to_fraction(v, what=name)
+    return to_fraction(v, name)
+
+
+class Views(list):
+    """A list of per-trace views that also prints as a whole: :meth:`latex` joins them, and
+    :meth:`matrix` is the one view's matrix when the expression holds a single trace."""
+
+    def latex(self) -> str:
+        return "\n\n".join(v.latex() for v in self)
+
+    def matrix(self):
+        if len(self) != 1:
+            raise ModelError(f"the expression holds {len(self)} traces; index the list for one of them")
+        return self[0].matrix()
+
+
+class PencilView:
+    """The pencil ``L = u Q^{-1} v`` of one trace, printable as a SymPy block matrix."""
+
+    def __init__(self, trace):
+        self.trace = trace
+        self.pencil = trace.pencil
+        self.size = trace.pencil.size
+
+    def matrix(self):
+        """The pencil as a SymPy matrix of symbolic blocks (``Zh``, ``Zh^T``, ``Gh``, ``I`` times coefficients;
+        ``Zh = Z/sqrt(n)``)."""
+        import sympy as sp
+
+        from symrmt.engine.linearize import EPS_SHIFT
+
+        p = self.pencil
+        M = sp.zeros(p.size, p.size)
+        for (i, j), e in p.Q.items():
+            M[i, j] = sum((c.subs(EPS_SHIFT, 0) * _leaf_symbol(leaf, p.blocks[i]) for leaf, c in e.items()),
+                          sp.Integer(0))
+        return M
+
+    def vectors(self):
+        """``(u, v)``: the constant row and column with ``M = u L^{-1} v`` (block index -> coefficient)."""
+        return dict(self.pencil.u), dict(self.pencil.v)
+
+    def latex(self) -> str:
+        import sympy as sp
+
+        from symrmt.engine.blockfp import tex_symbols
+
+        return sp.latex(tex_symbols(self.matrix()))
+
+    def __repr__(self):
+        return f"PencilView({self.pencil.size} blocks: {[b[0] for b in self.pencil.blocks]})"
+
+
+@cached(maxsize=4096)
+def _leaf_symbol(leaf, block):
+    import sympy as sp
+
+    from symrmt.engine.blockfp import tex_name
+
+    if leaf == "I":
+        return sp.Symbol(f"I_{{{tex_name(block[0])}}}", commutative=False)
+    transposed = leaf[0] == "Z" and leaf[2]
+    return sp.Symbol(tex_name(leaf[1], hat=True, transposed=transposed), commutative=False)
+
+
+class EquationsView:
+    """The fixed point ``H = (L_0 - eta(H))^{-1}`` of one trace (SymPy matrices and LaTeX)."""
+
+    def __init__(self, trace):
+        self.system = trace.system
+
+    def matrices(self):
+        """``(L0, eta(H), H)`` as SymPy matrices."""
+        return self.system.matrices()
+
+    def matrix(self):
+        """``L0 - eta(H)``: the matrix whose inverse is ``H`` at the fixed point."""
+        L0, eta, _ = self.system.matrices()
+        return L0 - eta
+
+    def residual(self):
+        return list(self.system.residual)
+
+    def latex(self) -> str:
+        return self.system.latex()

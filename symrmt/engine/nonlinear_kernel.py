@@ -1,0 +1,205 @@
+r"""The Gaussian-equivalent expression of a nonlinear inner-product kernel.
+
+For ``Z`` a ``p x n`` Gaussian matrix (iid ``N(0, 1)`` entries) and a centered
+nonlinearity ``f``, the kernel matrix
+
+.. math::
+
+    K = \frac{1}{\sqrt p} f\!\left(\alpha \frac{Z^T Z}{\sqrt p}\right)
+    \quad (\text{entry-wise } f,\ K_{ii} = 0 \text{ or kept})
+
+has, in the proportional limit ``p/n -> c``, the same normalized traces in any
+rational expression as
+
+.. math::
+
+    a_1(\alpha) \left(\frac{Z^T Z}{p} - I_n\right) + b(\alpha) \frac{G}{\sqrt p} + d(\alpha) I_n,
+
+where ``G`` is a fresh ``goe(n)`` (symmetric, ``N(0, 1)`` off the diagonal)
+independent of everything else, and, with ``f_alpha(t) = f(alpha t)`` and
+``xi ~ N(0, 1)``:
+
+* ``a_1(alpha) = E[f_alpha(xi) xi]``,
+* ``b(alpha)^2 = nu(alpha) - a_1(alpha)^2`` with ``nu(alpha) = E[f_alpha(xi)^2]``,
+* ``d(alpha) = lim_{t -> oo} f_alpha(t)/t = alpha d`` for ``diagonal="keep"``, ``0`` for ``"zero"``.
+
+These are the Hermite data of :mod:`symrmt.hermite` for ``f(alpha t)``, taken
+the way the package's attention theory takes them for ``W = alpha I``
+(:func:`symrmt.models.attention.theory.scaled_nonlinearity`).  Only ``a_1``, ``nu`` and ``d``
+enter the limit.
+
+Exactness: when ``a_1`` and ``nu`` have closed forms (ReLU, erf, sin, centered
+cos, polynomials, ...) the coefficients in the expression are exact SymPy
+numbers.  Otherwise (tanh, sigmoid, GELU, ...) they come from the package's
+high-precision quadrature at ``digits`` significant digits and enter the tree
+as the exact rationals of those binary values, so a limit computed from the
+expression is right to about ``digits`` digits and no further.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import mpmath
+import sympy as sp
+
+from symrmt.engine.nodes import GOE, Const, Gaussian, Identity, MatrixNode, ModelError, Scaled
+from symrmt.errors import ParameterError
+from symrmt.models.attention.params import check_diagonal, to_fraction
+
+__all__ = ["kernel", "kernel_coefficients"]
+
+#: default digits of coefficients that have no closed form
+KERNEL_DIGITS = 80
+
+_FRESH = itertools.count(1)
+
+
+def _exact_mpf(x) -> sp.Rational:
+    """The exact rational value of an mpmath ``mpf`` (its binary mantissa and exponent)."""
+    if not isinstance(x, mpmath.mpf):  # mpf(x) would round to the context precision
+        raise TypeError(f"expected an mpf, got {type(x).__name__}")
+    man, exp = x.man_exp
+    return sp.Integer(man) * sp.Integer(2) ** exp if man else sp.Integer(0)
+
+
+def kernel_coefficients(f, alpha=1, diagonal: str = "zero", digits: int = KERNEL_DIGITS) -> dict:
+    """``{"a1", "b", "d", "exact"}``: the coefficients of the Gaussian-equivalent kernel.
+
+    Parameters
+    ----------
+    f : str, sympy expression or Nonlinearity
+        A preset name (``"tanh"``, ``"relu"``, ``"cos"``, ...) or an expression in ``t``;
+        ``f(alpha t)`` must be centered (``E f(alpha xi) = 0``).
+    alpha : number
+        Scale of the kernel's argument (``W = alpha I``); exact input such as ``"1/2"``.
+    diagonal : {"zero", "keep"}
+    digits : int
+        Significant digits of the coefficients that have no closed form.
+
+    Returns
+    -------
+    dict
+        ``a1``, ``b`` and ``d`` as exact SymPy numbers (``b >= 0``, ``d = 0`` for
+        ``"zero"``), and ``exact``: whether ``a1`` and ``b`` are closed forms.
+
+    Examples
+    --------
+    >>> k = kernel_coefficients("relu", diagonal="keep")
+    >>> k["a1"], k["d"], sp.simplify(k["b"] ** 2)
+    (1/2, 1, (-2 + pi)/(4*pi))
+    >>> k = kernel_coefficients("tanh", digits=30)
+    >>> k["exact"], sp.N(k["a1"], 20)
+    (False, 0.60570550960215882558)
+    """
+    from symrmt.models.attention.theory import scaled_nonlinearity
+    from symrmt import hermite
+
+    diagonal = check_diagonal(diagonal)
+    alpha_q = to_fraction(alpha, "alpha")
+    if alpha_q <= 0:
+        raise ParameterError(f"alpha must be > 0, got {alpha}")
+    if not isinstance(digits, int) or isinstance(digits, bool) or digits < 15:
+        raise ParameterError(f"digits must be an integer >= 15, got {digits!r}")
+    nl = scaled_nonlinearity(f, alpha_q)
+    try:
+        a1 = sp.nsimplify(nl.a(1)) if nl.a(1).is_Rational else nl.a(1)
+        nu = nl.nu
+        exact = True
+    except hermite.NotExact:
+        dps = digits + 10
+        a1 = _exact_mpf(nl.a_mpf(1, dps))
+        nu = _exact_mpf(nl.nu_mpf(dps))
+        exact = False
+    b2 = sp.simplify(nu - a1**2) if exact else nu - a1**2
+    if sp.N(b2, 30) < -sp.Float(10) ** -(digits - 5):
+        raise ParameterError(f"nu - a1^2 = {sp.N(b2, 15)} < 0 for f = {nl.expr} (Cauchy-Schwarz fails; not a centered f)")
+    b = sp.sqrt(b2) if sp.N(b2, 30) > 0 else sp.Integer(0)
+    d = sp.sympify(nl.d) if diagonal == "keep" else sp.Integer(0)
+    return {"a1": a1, "b": b, "d": d, "exact": exact}
+
+
+def fresh_goe(Z, ncols, model=None, name=None):
+    """A fresh ``goe(n)`` for the kernel of ``Z``: declared in ``model`` as ``name`` (default ``G_<Z>``,
+    or the next free ``G_<Z>_<k>``), else an undeclared node with a unique name."""
+    if model is not None:
+        gname = name or f"G_{Z.name}"
+        base, j = gname, 1
+        while name is None and (gname in model.matrices or gname in model.dims or gname in model.symbols):
+            j += 1
+            gname = f"{base}_{j}"
+        return model.goe(gname, ncols)
+    return GOE(name or f"G_{Z.name}_{next(_FRESH)}", ncols)
+
+
+def kernel(f, Z, alpha=1, diagonal: str = "zero", *, model=None, name: str | None = None,
+           digits: int = KERNEL_DIGITS):
+    r"""The Gaussian-equivalent expression of ``f(alpha Z^T Z / sqrt(p)) / sqrt(p)`` (an ``n x n`` matrix node).
+
+    ``kernel(f, X, W[, diagonal])``, with ``X = Z + finite rank`` (a matrix expression, not a bare
+    Gaussian) or ``W = alpha I + finite rank`` a matrix in place of ``alpha``, is the kernel
+    ``f(X^T W X/sqrt(p))/sqrt(p)`` with a signal and weights
+    (:func:`symrmt.engine.kernel_signal.kernel_signal`).
+
+    Returns ``a1 (Z^T Z/p - I) + b G/sqrt(p) + d I`` (module docstring) with ``G`` a
+    fresh ``goe(n)``; terms whose coefficient is zero are left out (no ``G`` for a
+    linear ``f``).
+
+    Parameters
+    ----------
+    f : str, sympy expression or Nonlinearity
+        The nonlinearity (see :func:`kernel_coefficients`).
+    Z : Gaussian node
+        A ``p x n`` matrix declared with ``gaussian(p, n)``.
+    alpha : number
+        Scale of the kernel's argument.
+    diagonal : {"zero", "keep"}
+        ``K_ii = 0``, or kept (its limit ``d`` is added; refused when ``f(t)/t`` has no finite limit).
+    model : Model, optional
+        When given, ``G`` is declared in it (under ``name``, default ``G_<Z>``, or the
+        next free ``G_<Z>_<k>``), so the model knows every matrix of the expression.
+    name : str, optional
+        Name of the fresh ``goe(n)``.
+    digits : int
+        Digits of coefficients without a closed form (tanh, ...).
+
+    Examples
+    --------
+    >>> from symrmt.engine import Model
+    >>> m = Model(); m.dim("p", "c*n"); Z = m.gaussian("Z", "p", "n")
+    Dim('p', c)
+    >>> K = kernel("relu", Z, model=m)
+    >>> sorted(m.matrices), (K.rows.name, K.cols.name)
+    (['G_Z', 'Z'], ('n', 'n'))
+    >>> K.kind, [t.kind for t in K.terms]
+    ('sum', ['scaled', 'scaled', 'scaled'])
+    """
+    if isinstance(alpha, MatrixNode) or not isinstance(Z, Gaussian) and isinstance(Z, MatrixNode):
+        # kernel(f, X, W): a signal (X = Z + finite rank) and weights (W = alpha I + finite rank)
+        from symrmt.engine.kernel_signal import kernel_signal
+
+        return kernel_signal(f, Z, alpha if isinstance(alpha, MatrixNode) else None, diagonal, model=model,
+                             name=name, digits=digits)
+    if not isinstance(Z, Gaussian):
+        raise ModelError(
+            "kernel() takes a Gaussian matrix Z (declared with gaussian(p, n)): the Gaussian-equivalent "
+            f"kernel holds for iid entries, got {type(Z).__name__}"
+        )
+    k = kernel_coefficients(f, alpha, diagonal, digits)
+    p = Const(Z.rows.size)
+    ncols = Z.cols
+    terms = []
+    if k["a1"] != 0:
+        terms.append(Scaled(Const(k["a1"]) / p, Z.T * Z))
+    if k["b"] != 0:
+        G = fresh_goe(Z, ncols, model, name)
+        terms.append(Scaled(Const(k["b"]) * p ** sp.Rational(-1, 2), G))
+    shift = k["d"] - k["a1"]
+    if shift != 0:
+        terms.append(Scaled(Const(shift), Identity(ncols)))
+    if not terms:
+        raise ModelError(f"the Gaussian-equivalent kernel of f = {f} is the zero matrix (a1 = b = d = 0)")
+    out = terms[0]
+    for t in terms[1:]:
+        out = out + t
+    return out

@@ -1,0 +1,451 @@
+r"""Proved digits of the trace engine: an expression's limit as a ball (:func:`prove_trace`).
+
+The fixed point of the engine's compiled system is proved by Krawczyk's test on balls
+(:mod:`symrmt.arb`); one-unknown polynomial systems have all their real roots isolated exactly, larger
+systems (by default up to :data:`CHAIN_DEFAULT_UNKNOWNS` unknowns) have their branch proved by a chain of
+Krawczyk boxes along the homotopy (:mod:`symrmt.engine.prove_chain`), else their sanity bounds proved on
+the ball (``branch`` says which).  :func:`prove_complex_trace`: the ball at a complex parameter value.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+import mpmath
+import sympy as sp
+
+from symrmt.errors import BranchError
+
+
+from symrmt.arb import (
+    ESCALATIONS, ProofError, arb_checked, arb_function, bits_for, check_radius, complex_ok, isolate_real_roots, krawczyk,
+    mat_solve, relative_ok, require_flint, sympy_ball, to_arb, working_bits,
+)
+
+__all__ = ["TraceBall", "prove_trace", "prove_complex_trace", "CHAIN_DEFAULT_UNKNOWNS"]
+# ---------------------------------------------------------------- engine traces
+
+class TraceBall:
+    """A proved trace limit: ``value`` (a ball), ``traces`` (the balls of each normalized trace),
+    ``branch`` (``"isolated"``: every real solution's trace was isolated exactly and one lies in the
+    sanity region; ``"continued"``: a chain of Krawczyk boxes along the homotopy in ``s`` connects it to
+    the root at ``s = 0``; ``"sanity"``: the sanity bounds hold on the ball, other roots there not
+    excluded), ``notes`` (why a chain did not close, or its number of boxes)."""
+
+    def __init__(self, value, traces, branch, notes):
+        self.value, self.traces, self.branch, self.notes = value, traces, branch, notes
+
+    def __repr__(self):
+        return f"TraceBall({self.value}, branch={self.branch!r})"
+
+
+
+
+def _trace_system_functions(cs, values):
+    """``(F, J, pvals, pv)`` of a compiled engine system at ``s = 1``, ``eps = 0``, on balls."""
+    from symrmt.engine.atom_solver import AtomCompiled
+
+    m = cs.m
+    pvals = [to_arb(Fraction(values[p.name])) for p in cs.params]
+    if isinstance(cs, AtomCompiled):
+        flat = _atom_flat(cs)
+        aux = arb_checked(list(arb_function(cs._aux)(pvals))[:-1], "the auxiliary parameters")
+    else:
+        fjs = arb_function(cs.fjs)
+        flat = (lambda h, pv: fjs(h, pv))
+        aux = arb_checked(list(arb_function(cs.aux)(pvals))[:-1], "the auxiliary parameters")
+    pv = pvals + [to_arb(1), to_arb(0)] + aux
+
+    def F(h):
+        return arb_checked(list(flat(h, pv)[:m]), "the residual")
+
+    def J(h):
+        v = flat(h, pv)
+        return [arb_checked(list(v[m + m * i:m + m * (i + 1)]), "the Jacobian") for i in range(m)]
+
+    return F, J, pvals, pv
+
+
+def _atom_flat(cs):
+    """The atom sums of :class:`~symrmt.engine.atom_solver.AtomCompiled` run on balls (its own code,
+    with its compiled pieces on balls and each atom's exact value and weight as balls)."""
+    from symrmt.engine.atom_solver import AtomCompiled
+
+    class _Proxy:
+        pass
+
+    px = _Proxy()
+    for name in ("m", "k", "params", "keep", "d_rows", "system"):
+        setattr(px, name, getattr(cs, name))
+    other, eta, l0 = arb_function(cs._other), arb_function(cs._eta), arb_function(cs._l0)
+
+    class _Fn:
+        def __init__(self, fn):
+            self.fn = fn
+
+        def __call__(self, *a):
+            return self.fn(*a)
+
+        def float_version(self):
+            return None
+
+    px._other, px._eta = _Fn(other), _Fn(eta)
+
+    def atom_data(pvals, floats):
+        data = []
+        k = cs.k
+        for v, w in zip(cs.system.values, cs.system.weights):
+            vals = l0(list(pvals), [to_arb(sp.sympify(v)), to_arb(0)])
+            data.append((to_arb(sp.sympify(w)), list(vals[:k * k]), list(vals[k * k:])))
+        return data
+
+    px._atom_data = atom_data
+    return lambda h, pv: AtomCompiled._flat(px, h, pv, "s")
+
+
+def _readout_unknown(t):
+    items = list(t.system.readout.items())
+    if len(items) != 1:
+        return None
+    (ij, coef), = items
+    return t.system.unknowns.index(ij), coef
+
+
+def _isolate_trace_branch(t, values, tau_ball, checks):
+    """``True`` when exact elimination isolates every real solution's trace and exactly one (the ball's)
+    lies in the sanity region; ``False`` when the system is beyond it (more than 2 unknowns,
+    irrational coefficients); :class:`BranchError` when the ball's root is not the one."""
+    from symrmt.engine.blockfp import S_STRENGTH
+    from symrmt.engine.linearize import EPS_SHIFT
+
+    system = t.system
+    m = len(system.h)
+    ro = _readout_unknown(t)
+    if m > 2 or ro is None:
+        return False
+    pos, coef = ro
+    subs = {S_STRENGTH: 1, EPS_SHIFT: 0}
+    for p in system.params:
+        subs[p] = sp.Rational(Fraction(values[p.name]).numerator, Fraction(values[p.name]).denominator)
+    polys = []
+    for r in system.residual:
+        num, _den = sp.fraction(sp.cancel(sp.together(sp.sympify(r).subs(subs))))
+        polys.append(sp.expand(num))
+    x = system.h[pos]
+    if m == 2:
+        other = system.h[1 - pos]
+        uni = sp.resultant(polys[0], polys[1], other)
+    else:
+        uni = polys[0]
+    uni = sp.expand(uni)
+    if uni == 0 or uni.free_symbols - {x}:
+        return False
+    poly = sp.Poly(uni, x)
+    if not all(cf.is_Rational for cf in poly.all_coeffs()):
+        return False
+    flint = require_flint()
+    fp = flint.fmpq_poly([flint.fmpq(int(cf.p), int(cf.q)) for cf in reversed(poly.all_coeffs())])
+    if fp.degree() < 1 or fp.gcd(fp.derivative()).degree() > 0:
+        return False  # a multiple root: the isolation below needs simple roots
+    roots = isolate_real_roots(fp)
+    cf_ball = to_arb(sp.sympify(coef).subs(subs))
+    inside = [r for r in roots if all(bd.holds(cf_ball * r) for bd in checks)]
+    undecided = [r for r in roots if not all(bd.holds(cf_ball * r) for bd in checks)
+                 and not any(bd.fails(cf_ball * r) for bd in checks)]
+    if undecided or len(inside) != 1 or not checks:
+        return False
+    if not (cf_ball * inside[0]).overlaps(tau_ball):
+        raise BranchError(f"trace #{t.index + 1}: the proved root {tau_ball.str(10)} is not the only real solution in "
+                          f"the sanity region ({(cf_ball * inside[0]).str(10)}); a box around another root is refused")
+    return True
+
+
+class _Bound:
+    def __init__(self, kind, b):
+        self.kind, self.b = kind, b
+
+    def holds(self, v):
+        """Proved: the ball satisfies the bound."""
+        if self.kind == "pos":
+            return v > 0
+        if self.kind == "nonneg":
+            return v >= 0
+        return v <= self.b
+
+    def fails(self, v):
+        """Proved: the ball violates it."""
+        if self.kind == "pos":
+            return v <= 0
+        if self.kind == "nonneg":
+            return v < 0
+        return v > self.b
+
+
+def _bounds(t, plan, values):
+    from symrmt.engine.certify import _holds
+
+    subs = {p: sp.Rational(Fraction(values[p.name]).numerator, Fraction(values[p.name]).denominator)
+            for p in plan.params}
+    out = []
+    for kind, bound, conds in t.bounds:
+        if not all(_holds(c, subs) for c in set(conds)):
+            continue
+        b = sp.sympify(bound).subs(subs)
+        if not (b.is_extended_real and b.is_finite):
+            continue
+        out.append(_Bound(kind, to_arb(b) if b.is_Rational else sympy_ball(b)))
+    return out
+
+
+def _trace_chain(t, cs, values, H):
+    """Number of boxes of the chain from the root at ``s = 0`` (``L_0 H = I`` on the defined entries) to the
+    proved ``H`` at ``s = 1``
+    (:func:`symrmt.engine.prove_chain.continuation_chain`); ``ProofError`` when it cannot be made."""
+    from symrmt.engine.atom_solver import AtomCompiled
+    from symrmt.engine.prove_chain import CHAIN_BITS, continuation_chain
+
+    if isinstance(cs, AtomCompiled):
+        raise ProofError(f"trace #{t.index + 1}: a law of many atoms (its atom sums are not affine at s = 0)")
+    flint = require_flint()
+    with working_bits(CHAIN_BITS):
+        _F0, _J0, pvals, pv = _trace_system_functions(cs, values)
+    m = cs.m
+    k = len(pvals)
+    fjs = arb_function(cs.fjs)
+
+    def at(tt):
+        return pv[:k] + [tt, to_arb(0)] + pv[k + 2:]
+
+    def F(h, tt):
+        return arb_checked(list(fjs(h, at(tt))[:m]), "the residual")
+
+    def J(h, tt):
+        v = fjs(h, at(tt))
+        return [arb_checked(list(v[m + m * i:m + m * (i + 1)]), "the Jacobian") for i in range(m)]
+
+    approx = None
+    if cs.ffjs is not None:
+        pf = [float(x.mid()) for x in pv]
+
+        def approx(h, tt):
+            v = cs.ffjs(h, pf[:k] + [tt, 0.0] + pf[k + 2:])
+            return v[:m], [v[m + m * i:m + m * (i + 1)] for i in range(m)], v[m + m * m:m + m * m + m]
+
+    def Ft(h, tt):
+        return arb_checked(list(fjs(h, at(tt))[m + m * m:m + m * m + m]), "dR/ds")
+
+    # the start: at s = 0 the residual L_0 H - I (on the defined entries) is affine in H, so its root is the
+    # solution of one linear system, unique where the Jacobian is regular (which the first box proves)
+    with working_bits(CHAIN_BITS):
+        zero = [flint.arb(0)] * m
+        try:
+            sol = flint.arb_mat(J(zero, flint.arb(0))).solve(flint.arb_mat([[-x] for x in F(zero, flint.arb(0))]))
+        except ZeroDivisionError:
+            raise ProofError(f"trace #{t.index + 1}: L_0 is singular (the shift of the inverses is not chained)") from None
+        start = [sol[i, 0] for i in range(m)]
+
+    return continuation_chain(F, J, start, H, f"trace #{t.index + 1}", approx=approx, Ft=Ft)[0]
+
+
+#: engine systems up to this many unknowns get the chain by default (``prove=True``); larger ones only
+#: with ``prove="branch"`` (``--prove-branch``): measured 0.05 s at 8 unknowns, 1.4 s at 32, 67 s at 98
+CHAIN_DEFAULT_UNKNOWNS = 16
+
+
+def prove_trace(plan, values: dict, digits: int, solvers=None, chain: bool | None = None):
+    """The :class:`TraceBall` of an engine plan at exact ``values`` (name -> Fraction).
+
+    ``solvers``: the :class:`~symrmt.engine.solver.TraceSolver` of each trace from the
+    certified solve (their homotopy start points are reused), else they are made here.
+    ``chain``: where exact isolation does not apply, prove the branch by a chain of Krawczyk boxes
+    along the homotopy in ``s`` (branch ``"continued"``); when the chain cannot be made, the
+    branch stays ``"sanity"`` and ``notes`` says why.  ``None``: only for systems of at most
+    :data:`CHAIN_DEFAULT_UNKNOWNS` unknowns."""
+    import inspect
+
+    from symrmt.codegen.compile import compile_expr
+    from symrmt.engine.certify import compiled_system
+    from symrmt.engine.solver import TraceSolver
+    from symrmt.engine import blockfp
+
+    flint = require_flint()
+    if solvers is None:
+        from symrmt.engine.certify import _acceptor
+
+        solvers = {"values": values}
+        for t in plan.traces:
+            solvers[t.index] = TraceSolver(compiled_system(t.system), values)
+            solvers[t.index].start(_acceptor(t, values))
+    bits = bits_for(digits, 20)
+    formula_src = inspect.getsource(compile_expr([list(s for s, _ in plan.symbols)], plan.formula))
+    chained = {}  # trace index -> boxes of its chain, or the reason it failed (once per trace)
+    for _ in range(ESCALATIONS):
+        with working_bits(bits):
+            results, taus, branches, notes = {}, [], [], []
+            for t in plan.traces:
+                sol = solvers[t.index]
+                cs = sol.c
+                with mpmath.workdps(digits + 20):
+                    h0, _, _, _ = sol.solve(digits + 20)
+                F, J, pvals, _pv = _trace_system_functions(cs, values)
+                H = krawczyk(F, J, h0, f"trace #{t.index + 1}")
+                derivs = {}
+                alphas = sorted({blockfp._canon(a) for a in plan.needs[t.index] if a}, key=len)
+                if alphas:
+                    JH = flint.arb_mat(J(H))
+                    for alpha in alphas:
+                        if not set(alpha) <= set(cs.params):
+                            derivs[alpha] = [flint.arb(0)] * cs.m
+                            continue
+                        fn, lower = cs.derivative_function(alpha)
+                        rhs = arb_checked(list(arb_function(fn)(H, *[derivs[b] for b in lower], pvals)),
+                                           "a derivative's right-hand side")
+                        sol_ = mat_solve(JH, flint.arb_mat([[-x] for x in rhs]))
+                        derivs[alpha] = [sol_[i, 0] for i in range(cs.m)]
+                results[t.index] = (H, derivs)
+                subs = {p: sp.Rational(Fraction(values[p.name]).numerator, Fraction(values[p.name]).denominator)
+                        for p in plan.params}
+                tau = flint.arb(0)
+                for (i, j), cf in t.system.readout.items():
+                    tau += to_arb(sp.sympify(cf).subs(subs)) * H[t.system.unknowns.index((i, j))]
+                taus.append(tau)
+                checks = _bounds(t, plan, values)
+                for bd in checks:
+                    if bd.fails(tau):
+                        raise BranchError(f"trace #{t.index + 1}: the proved root gives the trace {tau.str(10)}, which "
+                                          f"violates its bound ({bd.kind} {bd.b.str(10)}): off the physical branch")
+                    if not bd.holds(tau):
+                        raise ProofError(f"trace #{t.index + 1}: the bound ({bd.kind}) is not decided on the ball "
+                                         f"{tau.str(10)}; ask for more digits")
+                try:
+                    iso = _isolate_trace_branch(t, values, tau, checks)
+                except ProofError:
+                    iso = False
+                if iso:
+                    branches.append("isolated")
+                    continue
+                if chain or (chain is None and cs.m <= CHAIN_DEFAULT_UNKNOWNS):
+                    if t.index not in chained:
+                        try:
+                            chained[t.index] = _trace_chain(t, cs, values, H)
+                        except ProofError as exc:
+                            chained[t.index] = str(exc)
+                    if isinstance(chained[t.index], str):
+                        notes.append(f"branch not continued: {chained[t.index]}")
+                    else:
+                        notes.append(f"trace #{t.index + 1}: continued from L_0^-1 at s = 0 by "
+                                     f"{chained[t.index]} boxes")
+                        branches.append("continued")
+                        continue
+                branches.append("sanity")
+            args = []
+            pballs = {p: to_arb(Fraction(values[p.name])) for p in plan.params}
+            for _sym, what in plan.symbols:
+                if what[0] == "param":
+                    args.append(pballs[what[1]])
+                    continue
+                k, (i, j), alpha = what
+                system = plan.traces[k].system
+                pos = system.unknowns.index((i, j))
+                H, derivs = results[k]
+                args.append(H[pos] if not alpha else derivs[alpha][pos])
+            value, = arb_checked([arb_function(formula_src, "formula")(args)], "the expression")
+            if isinstance(value, flint.acb):
+                if not value.imag.contains(0) or value.imag.rad() > 0:
+                    raise BranchError(f"the limit is not proved real ({value})")
+                value = value.real
+            if not value.is_finite():
+                raise BranchError(f"the limit is not a finite number on the proved box ({value}): a square root of a "
+                                  "negative quantity or a division by a zero limit")
+            if relative_ok(value, digits):
+                break
+        bits *= 2
+    check_radius(value, digits, "the trace limit")
+    branch = ("isolated" if all(b == "isolated" for b in branches) else
+              "continued" if all(b in ("isolated", "continued") for b in branches) else "sanity")
+    return TraceBall(value, taus, branch, notes)
+
+
+# ---------------------------------------------------------------- a complex parameter value
+
+def prove_complex_trace(plan, values: dict, zname: str, zre: Fraction, zim: Fraction, digits: int, hs: dict,
+                        signs: dict):
+    """``(value, taus)`` as ``acb`` balls at the complex point ``zname = zre + i zim`` (``zim > 0``).
+
+    ``hs``: the certified solution of each trace (mpc lists), the centres.  The complex system is the
+    real one's compiled code run on ``acb`` balls; the Krawczyk test runs on its realification
+    (``x = (Re h, Im h)``, ``J_R = [[Re J, -Im J], [Im J, Re J]]``, the residual being polynomial in ``h``,
+    hence holomorphic), so the box holds exactly one complex root.  ``signs``: the expected sign of
+    ``Im tau`` of each trace (``None``: not checked), proved on the ball, else :class:`BranchError`.
+    The branch is ``"sanity"``: that no other solution has this sign is not proved."""
+    import inspect
+
+    from symrmt.codegen.compile import compile_expr
+    from symrmt.engine.certify import compiled_system
+
+    flint = require_flint()
+    acb = flint.acb
+    bits = bits_for(digits, 20)
+    formula_src = inspect.getsource(compile_expr([list(s for s, _ in plan.symbols)], plan.formula))
+    for _ in range(ESCALATIONS):
+        with working_bits(bits):
+            zb = acb(to_arb(zre), to_arb(zim))
+            results, taus = {}, []
+            for t in plan.traces:
+                cs = compiled_system(t.system)
+                m = cs.m
+                pvals = [zb if p.name == zname else to_arb(Fraction(values[p.name])) for p in cs.params]
+                fjs = arb_function(cs.fjs, complex_=True)
+                aux = arb_checked(list(arb_function(cs.aux, complex_=True)(pvals))[:-1], "the auxiliary parameters")
+                pv = pvals + [acb(1), acb(0)] + aux
+
+                def flat(x, fjs=fjs, pv=pv, m=m):
+                    return arb_checked([acb(v) for v in fjs([acb(x[i], x[m + i]) for i in range(m)], pv)],
+                                       "the complex system")
+
+                def FR(x, flat=flat, m=m):
+                    v = flat(x)[:m]
+                    return [a.real for a in v] + [a.imag for a in v]
+
+                def JR(x, flat=flat, m=m):
+                    v = flat(x)
+                    Jc = [v[m + m * i:m + m * (i + 1)] for i in range(m)]
+                    top = [[a.real for a in row] + [-a.imag for a in row] for row in Jc]
+                    bot = [[a.imag for a in row] + [a.real for a in row] for row in Jc]
+                    return top + bot
+
+                h0 = hs[t.index]
+                x0 = [mpmath.mpf(mpmath.mpmathify(v).real) for v in h0] + [mpmath.mpf(mpmath.mpmathify(v).imag) for v in h0]
+                X = krawczyk(FR, JR, x0, f"trace #{t.index + 1} at {zname} = {zre} + {zim}i")
+                H = [acb(X[i], X[m + i]) for i in range(m)]
+                results[t.index] = H
+                subs = {p: sp.Rational(Fraction(values[p.name]).numerator, Fraction(values[p.name]).denominator)
+                        for p in plan.params if p.name != zname}
+                tau = acb(0)
+                for (i, j), cf in t.system.readout.items():
+                    cfv = sp.sympify(cf).subs(subs)
+                    if cfv.free_symbols:
+                        tau = None
+                        break
+                    tau += to_arb(cfv) * H[t.system.unknowns.index((i, j))]
+                sign = signs.get(t.index)
+                if sign is not None:
+                    if tau is None or not (sign * tau.imag > 0):
+                        raise BranchError(f"trace #{t.index + 1}: Im tau = {tau.imag.str(10) if tau is not None else '?'} "
+                                          f"is not proved to have the sign {'+' if sign > 0 else '-'} of the Stieltjes "
+                                          "branch on the box; no ball is returned")
+                taus.append(tau)
+            args = []
+            for _sym, what in plan.symbols:
+                if what[0] == "param":
+                    args.append(zb if what[1].name == zname else to_arb(Fraction(values[what[1].name])))
+                    continue
+                k, (i, j), _alpha = what
+                args.append(results[k][plan.traces[k].system.unknowns.index((i, j))])
+            value, = arb_checked([acb(arb_function(formula_src, "formula", True)(args))], "the expression")
+            if complex_ok(value, digits):
+                break
+        bits *= 2
+    if not complex_ok(value, digits):
+        raise ProofError(f"the complex limit's ball {value.str(10)} is wider than 1e-{digits} of its modulus")
+    return value, taus

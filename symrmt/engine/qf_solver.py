@@ -1,0 +1,354 @@
+r"""Certified limits of expressions with vectors and quadratic forms (numbers: mpmath, NumPy).
+
+The symbolic plan is :func:`symrmt.engine.woodbury_qf.prepare_qf`.  Here each pencil is
+self-tested at a finite size (vectors included), each bulk fixed point is solved by the trace
+engine's solver (homotopy, path check, Newton polish: :mod:`symrmt.engine.solver`), each
+Woodbury system ``S x = f`` is solved in mpmath at the working precision, and the value is
+certified as a trace limit is: two working precisions (``digits + guard`` and ``+ 10``) must agree
+to ``digits`` significant digits, the guard doubling up to three times, else
+:class:`~symrmt.models.attention.solver.PrecisionError`.  The sanity bounds of the traces apply, and a
+quadratic form ``x^T A^{-1} x`` of a positive semi-definite ``A`` plus ``g I`` must lie in
+``[0, <x, x>/g]`` (else :class:`~symrmt.models.attention.solver.BranchError`).
+"""
+
+from __future__ import annotations
+
+import mpmath
+import numpy as np
+import sympy as sp
+
+from symrmt.engine.nodes import GOE, Const, Gaussian, Identity, Inverse, MatProduct, MatSum, Scaled, Transpose
+from symrmt.engine.nodes import walk
+from symrmt.engine.vectors import QuadForm, Vector, gram_values
+from symrmt.engine.linearize import EPS_SHIFT
+from symrmt.codegen.compile import compile_expr
+from symrmt.engine.pencil_check import PencilError, TOL
+from symrmt.core.certify import Disagree, agree, certify
+from symrmt.errors import BranchError, ConvergenceError
+from symrmt.models.attention.solver import mpf_of
+from symrmt.models.attention.theory import ESCALATIONS, GUARD
+from symrmt.engine.certify import _acceptor, _check_bounds, _check_real, compiled_system
+from symrmt.engine.solver import TraceSolver
+
+__all__ = ["qf_self_test", "certified_qf_limit"]
+
+
+def qf_self_test(pencil, hat, size: int = 12, seed: int = 20261201):
+    """``u Q^{-1} v == hat`` at a finite size, with vectors (random ones: any vector, the identity is
+    algebraic); raises :class:`~symrmt.engine.pencil_check.PencilError`.  Returns the relative gap."""
+    rng = np.random.default_rng(seed)
+    symbols = set()
+    for e in pencil.Q.values():
+        for c in e.values():
+            symbols |= c.free_symbols
+    for x in walk(hat):
+        if isinstance(x, Const):
+            symbols |= x.value.free_symbols
+    vals = {s: sp.Rational(int(rng.integers(5, 16)), 10) for s in sorted(symbols - {EPS_SHIFT}, key=str)}
+    vals[EPS_SHIFT] = 0
+
+    def num(c):
+        return complex(sp.sympify(c).subs(vals))
+
+    dims = {"1": 1}
+    for x in walk(hat):
+        for d in ((x.rows, x.cols) if hasattr(x, "rows") else ()):
+            dims.setdefault(d.name, size)
+    for (d, _a) in pencil.blocks:
+        dims.setdefault(d, size)
+    mats = {}
+    for x in walk(hat):
+        if x.name if hasattr(x, "name") else None:
+            pass
+        if isinstance(x, Gaussian) and x.name not in mats:
+            mats[x.name] = rng.standard_normal((dims[x.rows.name], dims[x.cols.name])) / np.sqrt(size)
+        if isinstance(x, GOE) and x.name not in mats:
+            a = rng.standard_normal((dims[x.dim.name],) * 2) / np.sqrt(size)
+            mats[x.name] = (a + a.T) / np.sqrt(2)
+        if isinstance(x, Vector) and x.name not in mats:
+            mats[x.name] = rng.standard_normal((dims[x.dim.name], 1))
+
+    def direct(m):
+        if isinstance(m, (Gaussian, GOE, Vector)):
+            return mats[m.name]
+        if isinstance(m, Identity):
+            return np.eye(dims[m.dim.name])
+        if isinstance(m, Scaled):
+            return num(m.scalar.value) * direct(m.matrix)
+        if isinstance(m, MatSum):
+            return sum(direct(t) for t in m.terms)
+        if isinstance(m, MatProduct):
+            out = direct(m.factors[0])
+            for f in m.factors[1:]:
+                out = out @ direct(f)
+            return out
+        if isinstance(m, Transpose):
+            return direct(m.matrix).T
+        if isinstance(m, Inverse):
+            return np.linalg.inv(direct(m.matrix))
+        raise PencilError(f"cannot evaluate {m!r}")
+
+    sizes = [dims[b[0]] for b in pencil.blocks]
+    offs = np.cumsum([0] + sizes)
+    L = np.zeros((offs[-1], offs[-1]), dtype=complex)
+    for (i, j), e in pencil.Q.items():
+        for leaf, c in e.items():
+            if leaf == "I":
+                block = np.eye(sizes[i])
+            else:
+                block = mats[leaf[1]].T if len(leaf) > 2 and leaf[2] else mats[leaf[1]]
+            L[offs[i]:offs[i + 1], offs[j]:offs[j + 1]] += num(c) * block
+    X = np.linalg.inv(L)
+    want = direct(hat)
+    got = np.zeros(want.shape, dtype=complex)
+    for i, cu in pencil.u.items():
+        for j, cv in pencil.v.items():
+            got += num(cu) * num(cv) * X[offs[i]:offs[i + 1], offs[j]:offs[j + 1]]
+    err = np.linalg.norm(got - want) / max(np.linalg.norm(want), 1e-300)
+    if not err <= TOL:
+        raise PencilError(f"pencil self-test failed: relative difference {err:.3g} > {TOL:g} at size {size}")
+    return err
+
+
+def self_test_plan(plan):
+    """Every pencil of a :class:`~symrmt.engine.woodbury_qf.QFPlan`, self-tested once."""
+    from symrmt.engine.pencil_check import checked
+
+    for t in plan.traces:
+        if getattr(t, "tested", False):
+            continue
+        if t.full_matrix is not None and t.full_pencil is not t.pencil:
+            qf_self_test(t.full_pencil, t.full_matrix)
+        elif t.matrix is not None:
+            checked(t.pencil, t.matrix)
+        t.tested = True
+    for f in plan.forms:
+        if not getattr(f, "tested", False):
+            qf_self_test(f.pencil, f.matrix)
+            f.tested = True
+    return plan
+
+
+def _form_function(f, grams):
+    """The compiled entries of ``S``, ``e`` and ``f`` of a form (memoized on the form)."""
+    key = tuple(grams)
+    cache = f.__dict__.setdefault("_compiled", {})
+    if key not in cache:
+        hs = list(f.system.h) if f.system is not None else []
+        args = hs + list(f.params) + list(grams)
+        entries = list(f.S) + list(f.e) + list(f.f)
+        cache[key] = compile_expr([args], entries)
+    return cache[key]
+
+
+def _form_derivative_function(f, grams, theta):
+    """The compiled entries of ``dS/dtheta``, ``de/dtheta`` and ``df/dtheta`` of a form: the total
+    derivative ``sum_h dS/dh h_theta + dS/dtheta`` (``h_theta``: the implicit derivatives of the bulk
+    fixed point), in the arguments ``h, h_theta, params, inner products``."""
+    key = (tuple(grams), theta)
+    cache = f.__dict__.setdefault("_dcompiled", {})
+    if key not in cache:
+        hs = list(f.system.h) if f.system is not None else []
+        dh = list(f.system.derivative_symbols((theta,))) if f.system is not None else []
+        entries = []
+        for ent in list(f.S) + list(f.e) + list(f.f):
+            ent = sp.sympify(ent)
+            d = sp.diff(ent, theta)
+            for x, dx in zip(hs, dh):
+                if ent.has(x):
+                    d += sp.diff(ent, x) * dx
+            entries.append(d)
+        cache[key] = compile_expr([hs + dh + list(f.params) + list(grams)], entries)
+    return cache[key]
+
+
+def _form_bounds(f, plan):
+    """``(kind, g, xx)`` when the form is ``x^T inv(A) x`` with ``A`` PSD plus ``g I`` (else None)."""
+    from symrmt.engine.plan import psd_conditions
+
+    m = f.matrix
+    fs = m.factors if isinstance(m, MatProduct) else ()
+    if len(fs) != 3 or not isinstance(fs[1], Inverse):
+        return None
+    a, b = fs[0], fs[2]
+    if not (isinstance(a, Transpose) and a.matrix == b):
+        return None
+    inner = fs[1].matrix
+    terms = inner.terms if isinstance(inner, MatSum) else (inner,)
+    g, conds = sp.Integer(0), []
+    for t in terms:
+        if isinstance(t, Identity):
+            g += 1
+        elif isinstance(t, Scaled) and isinstance(t.matrix, Identity):
+            g += t.scalar.value
+        else:
+            c = psd_conditions(t)
+            if c is None:
+                return None
+            conds += c
+    if g == 0:
+        return None
+    return g, conds, b
+
+
+def _evaluate(plan, solvers, grams, dps):
+    """``(value, traces, forms, step, residual)`` at ``dps`` working digits."""
+    with mpmath.workdps(dps):
+        hs, ds, worst_step, worst_res = {}, {}, mpmath.mpf(0), mpmath.mpf(0)
+        for t in plan.traces:
+            alphas = tuple(a for a in plan.needs[t.index] if a)
+            h, derivs, step, res = solvers[t.index].solve(dps, alphas)
+            hs[t.index], ds[t.index] = h, derivs
+            worst_step, worst_res = max(worst_step, step), max(worst_res, res)
+        pv = {p: mpf_of(solvers["values"][p.name]) for p in plan.params}
+        gsyms = plan.grams
+        gv = [mpf_of(grams[g]) for g in gsyms]
+        qs, dqs = [], {}
+        wanted = {}
+        for _sym, what in plan.symbols:
+            if what[0] == "dform":
+                wanted.setdefault(what[1], []).append(what[2])
+        for f in plan.forms:
+            fn = _form_function(f, gsyms)
+            h = hs[f.trace_index] if f.trace_index is not None else []
+            vals = fn(list(h) + [pv[p] for p in f.params] + gv)
+            k = len(f.units)
+            S = mpmath.matrix(k, k)
+            for r in range(k):
+                for c in range(k):
+                    S[r, c] = vals[r * k + c]
+            e = vals[k * k:k * k + k]
+            rhs = mpmath.matrix(vals[k * k + k:])
+            try:
+                x = mpmath.lu_solve(S, rhs)
+            except ZeroDivisionError:
+                raise ConvergenceError("the Woodbury system of a quadratic form is singular at these values "
+                                       "(a finite-rank part makes the matrix non-invertible in the limit)") from None
+            qs.append(sum((e[i] * x[i] for i in range(k)), mpmath.mpf(0)))
+            if f.index in wanted:
+                xe = mpmath.lu_solve(S.T, mpmath.matrix(e))
+                for theta in wanted[f.index]:
+                    dfn = _form_derivative_function(f, gsyms, theta)
+                    dh = ds[f.trace_index][(theta,)] if f.trace_index is not None else []
+                    dv = dfn(list(h) + list(dh) + [pv[p] for p in f.params] + gv)
+                    dS = mpmath.matrix(k, k)
+                    for r in range(k):
+                        for c in range(k):
+                            dS[r, c] = dv[r * k + c]
+                    de, dfv = dv[k * k:k * k + k], mpmath.matrix(dv[k * k + k:])
+                    rest = dfv - dS * x
+                    dqs[(f.index, theta)] = (sum((de[i] * x[i] for i in range(k)), mpmath.mpf(0))
+                                             + sum((xe[i] * rest[i] for i in range(k)), mpmath.mpf(0)))
+        args = []
+        for _sym, what in plan.symbols:
+            if what[0] == "param":
+                args.append(pv[what[1]])
+            elif what[0] == "form":
+                args.append(qs[what[1]])
+            elif what[0] == "dform":
+                args.append(dqs[(what[1], what[2])])
+            else:
+                k, (i, j), alpha = what
+                system = plan.traces[k].system
+                pos = system.unknowns.index((i, j))
+                args.append(hs[k][pos] if not alpha else ds[k][alpha][pos])
+        fn = compile_cached(plan)
+        value = fn(args)
+        taus = []
+        for t in plan.traces:
+            if not t.system.readout:
+                continue
+            tau = mpmath.mpf(0)
+            subs = {p: solvers["values"][p.name] for p in plan.params}
+            for (i, j), c in t.system.readout.items():
+                tau += mpf_of(sp.sympify(c).subs(subs)) * hs[t.index][t.system.unknowns.index((i, j))]
+            taus.append(tau)
+        return value, taus, qs, worst_step, worst_res
+
+
+def compile_cached(plan):
+    if getattr(plan, "_formula_fn", None) is None:
+        plan._formula_fn = compile_expr([[s for s, _ in plan.symbols]], plan.formula)
+    return plan._formula_fn
+
+
+def _check_form_bounds(plan, values, grams, qs, digits):
+    subs = {p: sp.Rational(values[p.name]) for p in plan.params}
+    slack = mpmath.mpf(10) ** (-digits)
+    for f, q in zip(plan.forms, qs):
+        b = _form_bounds(f, plan)
+        if b is None:
+            continue
+        g, conds, x = b
+        if not all(bool(sp.sympify(c).subs(subs) >= 0) for c in conds):
+            continue
+        g = sp.sympify(g).subs(subs)
+        if not g > 0:
+            continue
+        if isinstance(x, Vector):
+            xx = sp.sympify(x.dim.ratio).subs(subs) if x.random else sp.sympify(grams.get(_gram(x.name), 0))
+        else:
+            continue
+        upper = mpf_of(sp.Rational(xx) / g)
+        if not (q >= -slack * (1 + upper) and q <= upper * (1 + slack) + slack):
+            raise BranchError(f"the limit of quadratic form #{f.index + 1} is {mpmath.nstr(q, 12)}, but it must lie "
+                              f"in [0, {mpmath.nstr(upper, 10)}] (x^T A^-1 x with A positive semi-definite plus "
+                              f"{g} I): the fixed point is off the physical branch")
+
+
+def _gram(a):
+    from symrmt.engine.vectors import gram_symbol
+
+    return gram_symbol(a, a)
+
+
+def certified_qf_limit(plan, values: dict, digits: int, vectors=None):
+    """The :class:`~symrmt.engine.TraceLimit` of a QF plan at exact ``values`` (name -> Fraction; the inner
+    products as ``"a.b"``); ``vectors``: the model's declared vectors (name -> Vector; default: the
+    expression's), whose Gram matrices are checked."""
+    from symrmt.engine import TraceLimit
+
+    grams = gram_values({**plan.vectors, **(vectors or {})}, values)
+    for f in plan.forms:
+        f.params = sorted({p for p in plan.params if p in (f.S.free_symbols | set().union(
+            *[sp.sympify(c).free_symbols for c in f.e + f.f]))}, key=lambda s: s.name)
+    self_test_plan(plan)
+    solvers = {"values": values}
+    for t in plan.traces:
+        solvers[t.index] = TraceSolver(compiled_system(t.system), values)
+    for t in plan.traces:
+        solvers[t.index].start(_acceptor(t, values) if t.system.readout else None)
+    def attempt(dps):
+        try:
+            lo, taus_lo, qs_lo, step_lo, res_lo = _evaluate(plan, solvers, grams, dps)
+            if step_lo > mpmath.mpf(10) ** -(digits + 2):
+                raise ConvergenceError(f"Newton at {dps} digits stalled at a relative step {mpmath.nstr(step_lo, 3)} "
+                                       f"(fixed-point residual max|R| = {mpmath.nstr(res_lo, 3)})")
+            hi, taus, qs, _, res = _evaluate(plan, solvers, grams, dps + 10)
+            with mpmath.workdps(dps + 10):
+                if agree(lo, hi, digits) and all(agree(a, b, digits) for a, b in zip(taus_lo + qs_lo, taus + qs)):
+                    hi = _check_real(hi, digits)
+                    real = [t for t in plan.traces if t.system.readout]
+                    _check_bounds(_Sub(plan, real), values, taus, digits)
+                    _check_form_bounds(plan, values, grams, qs, digits)
+                    with mpmath.workdps(digits):
+                        out = TraceLimit(+hi, digits, dps + 10, res, dict(values), [+x for x in taus])
+                        out.forms = [+q for q in qs]
+                        return out.value, out
+        except ZeroDivisionError as exc:
+            raise Disagree(f"division by zero ({exc})") from None
+        raise Disagree(f"solves at {dps} and {dps + 10} digits disagree beyond digit {digits} "
+                       f"(fixed-point residual max|R| = {mpmath.nstr(res, 3)})")
+
+    # the one two-precision certification (symrmt.core.certify): the guard doubles on each failure
+    return certify(attempt, digits, GUARD, ESCALATIONS).data
+
+
+class _Sub:
+    """A view of a plan with only the traces that are read out (for the trace sanity bounds)."""
+
+    def __init__(self, plan, traces):
+        self.params, self.traces = plan.params, traces
+
+
+_ = QuadForm  # the node this module certifies (re-exported for readers)

@@ -1,0 +1,459 @@
+r"""The limit of a quadratic form: the pencil's full deterministic equivalent, finite-rank parts by Woodbury.
+
+A quadratic form ``u.T*M*v`` is a ``1 x 1`` matrix expression, so it has a linear pencil like any
+other: ``u^T M v = e^T Q^{-1} f`` (:mod:`symrmt.engine.linearize`), in which each vector is a
+leaf between a block of its dimension and a block of the unit dimension ``1``.  Order the blocks
+as the *bulk* ``B`` (dimensions of size ``ratio * n``) and the *unit* blocks ``U`` (size 1):
+
+.. math::  Q = \begin{pmatrix} L_{BB} \otimes I + W & V_{BU} \\ V_{UB} & L_{UU} \end{pmatrix},
+
+where ``W`` holds the Gaussian and GOE leaves, ``V`` the vectors (deterministic, or a random
+vector divided by ``sqrt(n)``, conditioned on), and ``L`` the scalar coefficients.  The
+deterministic equivalent of ``Q^{-1}`` is ``Qbar = (Lambda - eta(H) (x) I)^{-1}`` with
+``Lambda`` the whole deterministic part: the finite-rank parts do not move the normalized block
+traces, so ``H`` is the block fixed point ``H = (L_{BB} - eta(H))^{-1}`` of the bulk pencil
+alone (:mod:`symrmt.engine.blockfp`), and the unit block of ``Qbar`` is, by Schur's complement
+(the Woodbury identity on the span of the vectors),
+
+.. math::  \bar Q_{UU} = S^{-1}, \qquad
+           S = L_{UU} - V_{UB} (H \otimes I) V_{BU}, \qquad
+           S_{rs} = (L_{UU})_{rs} - \sum_{i, j \in B} c_{ri} c_{js} H_{ij} \langle b, a \rangle,
+
+the sum over the vector leaves ``c_{ri} b^T`` at ``(r, i)`` and ``c_{js} a`` at ``(j, s)`` with
+``i, j`` blocks of one dimension.  ``<b, a>`` is the parameter ``a.b`` of two deterministic
+vectors, ``d/n`` for a random vector of dimension ``d`` with itself (``|y/sqrt(n)|^2 -> d/n``; 1 in
+dimension ``n``) and ``0``
+for a random vector against any other vector.  The limit is ``e_U^T S^{-1} f_U``: ``S`` is a
+small matrix of SymPy expressions in ``H``, the inner products and the parameters (its size is the
+number of unit blocks), solved numerically at the working precision.
+
+A sign vector ``y`` that enters the matrix (``X = mu*y.T + Z``) is conditioned on, so it is a
+deterministic vector with ``||y||^2 = n``; one that does not gives ``y^T M y / n -> tau(M)``,
+which is what the same formula gives (its only inner product is ``<y, y> = 1``).
+
+A random vector that occurs once in a form (``y.T*M*beta`` with ``y`` nowhere in ``M``) is a
+centred fluctuation with no deterministic limit at its scaling, and is refused (the issue: nothing
+silently treated as zero).  A vector on a dimension that carries a diagonal law is refused (its
+coordinates on the atoms are not given).
+"""
+
+from __future__ import annotations
+
+import sympy as sp
+
+from symrmt.engine import linearize as lin
+from symrmt.engine.blockfp import S_STRENGTH, BlockSystem
+from symrmt.engine.nodes import Const, Diff, ModelError, Power, ScalarProduct, ScalarSum, Trace, walk
+from symrmt.engine.plan import TracePlan, _bounds, pencil_for
+from symrmt.engine.vectors import LAWS, UNIT, QuadForm, Vector, gram_symbol, vectors_of
+from symrmt.engine.linearize import EPS_SHIFT, Pencil
+
+__all__ = ["QFPlan", "FormPlan", "prepare_qf", "split_pencil"]
+
+
+class FormPlan:
+    """One quadratic form: its pencil, the bulk fixed point, and the Woodbury (Schur) system ``S``."""
+
+    def __init__(self, index, matrix, pencil, bulk, system, units, S, e, f, trace_index):
+        self.index, self.matrix, self.pencil, self.bulk, self.system = index, matrix, pencil, bulk, system
+        self.units, self.S, self.e, self.f, self.trace_index = units, S, e, f, trace_index
+
+    def woodbury_latex(self) -> str:
+        """The Woodbury system ``S`` and the readout ``u^T M v = e^T S^{-1} f``, in LaTeX."""
+        pretty = {}
+        if self.system is not None:
+            pretty = {x: sp.Symbol(f"H_{{{i + 1},{j + 1}}}") for x, (i, j) in zip(self.system.h, self.system.unknowns)}
+        for s in self.S.free_symbols:
+            if "." in s.name:
+                a, b = s.name.split(".")
+                pretty[s] = sp.Symbol(f"\\langle {_tex_name(a)}, {_tex_name(b)} \\rangle")
+        S = self.S.xreplace(pretty)
+        e = sp.Matrix([self.e])
+        f = sp.Matrix(self.f)
+        return (f"S = {sp.latex(S)},\n\\qquad \\lim u^T M v = e^T S^{{-1}} f, \\quad e = {sp.latex(e)}, "
+                f"\\quad f = {sp.latex(f)}")
+
+    def pencil_matrix(self):
+        """The full pencil (bulk blocks and unit blocks) as a SymPy matrix of symbolic blocks."""
+        p = self.pencil
+        M = sp.zeros(p.size, p.size)
+        for (i, j), e in p.Q.items():
+            M[i, j] = sum((c.subs(EPS_SHIFT, 0) * _leaf_tex(leaf, p.blocks[i]) for leaf, c in e.items()),
+                          sp.Integer(0))
+        return M
+
+    def latex(self) -> str:
+        """The pencil, the bulk fixed point and the Woodbury system of the form, every symbol defined."""
+        k = self.index + 1
+        blocks = ", ".join(b[0] for b in self.pencil.blocks)
+        out = [f"% quadratic form {k}: linear pencil Q, u^T M v = e^T Q^{{-1}} f (blocks: {blocks}; "
+               "1 is the unit dimension of a vector; \\hat{Z} = Z/\\sqrt{n}, a random vector y stands for "
+               "y/\\sqrt{n})", sp.latex(self.pencil_matrix())]
+        if self.system is not None:
+            bulk = ", ".join(b[0] for b in self.bulk.blocks)
+            out += [f"% quadratic form {k}: fixed point of the bulk blocks ({bulk}; H_{{i,j}}: the normalized "
+                    "block traces of the bulk pencil, which the finite-rank parts do not move)",
+                    self.system.latex().split(",\n\\qquad \\tau")[0]]
+        out += [f"% quadratic form {k}: Woodbury system on the unit blocks, S = L_UU - V_UB (H (x) I) V_BU "
+                "(\\langle a, b\\rangle: the inner product a.b; d/n for y/\\sqrt{n} of dimension d with itself, 0 "
+                "for a random vector with any other)", self.woodbury_latex()]
+        return "\n".join(out)
+
+
+def _leaf_tex(leaf, block):
+    if leaf == "I":
+        return sp.Symbol(f"I_{{{block[0]}}}", commutative=False)
+    if leaf[0] == "V":
+        return sp.Symbol(_tex_name(leaf[1]) + ("^T" if leaf[2] else ""), commutative=False)
+    if leaf[0] == "Z":
+        return sp.Symbol(f"\\hat{{{leaf[1]}}}" + ("^T" if leaf[2] else ""), commutative=False)
+    return sp.Symbol(f"\\hat{{{leaf[1]}}}", commutative=False)
+
+
+def _tex_name(a: str) -> str:
+    return sp.latex(sp.Symbol(a))
+
+
+class QFPlan:
+    """Everything :func:`prepare_qf` derives for a scalar expression with vectors or quadratic forms."""
+
+    def __init__(self, expr, hat, traces, forms, formula, symbols, params, vectors):
+        self.expr, self.hat, self.traces, self.forms = expr, hat, traces, forms
+        self.formula, self.symbols, self.params, self.vectors = formula, symbols, params, vectors
+        self.needs = {t.index: {()} for t in traces}  # trace index -> multi-indices of derivatives
+
+    @property
+    def grams(self):
+        """The inner-product parameters the value depends on."""
+        out = set()
+        for f in self.forms:
+            out |= {s for s in f.S.free_symbols if "." in s.name}
+        return sorted(out, key=lambda s: s.name)
+
+
+def split_pencil(p: Pencil):
+    """``(bulk, units)``: the pencil restricted to its bulk blocks (vectors removed; ``u`` and ``v``
+    kept where they are bulk) and the indices of its unit blocks.  Checks the structure the Schur
+    step needs: vectors only between a bulk and a unit block, nothing random on a unit block."""
+    units = [k for k, b in enumerate(p.blocks) if b[0] == UNIT.name]
+    bulk = [k for k in range(p.size) if k not in units]
+    where = {old: new for new, old in enumerate(bulk)}
+    Q = {}
+    for (i, j), e in p.Q.items():
+        iu, ju = i in units, j in units
+        for leaf in e:
+            is_vec = leaf != "I" and leaf[0] == "V"
+            if is_vec and iu == ju or not is_vec and iu != ju or (iu and ju and leaf != "I"):
+                raise ModelError(f"internal: the pencil has {leaf} between blocks {p.blocks[i]} and {p.blocks[j]}")
+        if not iu and not ju:
+            Q[(where[i], where[j])] = dict(e)
+    ratios = {k: r for k, r in p.ratios.items() if k[0] != UNIT.name}
+    out = Pencil([p.blocks[k] for k in bulk], ratios, Q, {where[i]: c for i, c in p.u.items() if i in where},
+                 {where[j]: c for j, c in p.v.items() if j in where})
+    return out, units, where
+
+
+def _inner(a: Vector, b: Vector):
+    """``<a, b>`` of two vectors of one dimension in the normalized frame (see the module docstring)."""
+    if a.random or b.random:  # |y|^2/n -> (size of its dimension)/n
+        return a.dim.ratio if a.name == b.name else sp.Integer(0)
+    return gram_symbol(a.name, b.name)
+
+
+def _woodbury(p: Pencil, units, where, system, vectors):
+    """``S`` (a SymPy matrix over the unit blocks) of the module docstring, at ``s = 1``, ``eps = 0``."""
+    k = len(units)
+    S = sp.zeros(k, k)
+    pos = {u: n for n, u in enumerate(units)}
+    for (i, j), e in p.Q.items():
+        if i in pos and j in pos:
+            S[pos[i], pos[j]] += e.get("I", 0)
+    h_of = {}
+    if system is not None:
+        h_of = dict(zip(system.unknowns, system.h))
+    rows = {}  # unit r -> [(bulk i, coef, vector)]  (row vectors b^T at (r, i))
+    cols = {}  # unit s -> [(bulk j, coef, vector)]  (column vectors a at (j, s))
+    for (i, j), e in p.Q.items():
+        for leaf, c in e.items():
+            if leaf == "I" or leaf[0] != "V":
+                continue
+            if i in pos:
+                rows.setdefault(i, []).append((where[j], c, vectors[leaf[1]]))
+            else:
+                cols.setdefault(j, []).append((where[i], c, vectors[leaf[1]]))
+    for r, rlist in rows.items():
+        for s, clist in cols.items():
+            acc = sp.Integer(0)
+            for bi, c1, b in rlist:
+                for bj, c2, a in clist:
+                    if b.dim != a.dim:
+                        continue
+                    h = h_of.get((bi, bj))
+                    if h is None:
+                        continue
+                    g = _inner(b, a)
+                    if g != 0:
+                        acc += c1 * c2 * h * g
+            S[pos[r], pos[s]] -= acc
+    return S.subs(EPS_SHIFT, 0)
+
+
+def _check_vectors(m, vectors, what):
+    for v in vectors.values():
+        if v.dim.name == UNIT.name:
+            raise ModelError(f"vector {v.name}: a vector needs a declared dimension")
+    laws = sorted({x.name for x in walk(m) if x.kind == "diag"})
+    if laws and vectors:
+        raise ModelError(f"{what} holds the vector {sorted(vectors)[0]} and the diagonal law {laws[0]}: vectors "
+                         "together with diagonal laws are not supported yet (write the covariance as I + finite rank)")
+
+
+def _occurrences(m) -> dict:
+    out = {}
+    for x in walk(m):
+        if isinstance(x, Vector):
+            out[x.name] = out.get(x.name, 0) + 1
+    return out
+
+
+def _form_text(m) -> str:
+    from symrmt.engine.vectors import vector_name
+
+    fs = m.factors if m.kind == "product" else (m,)
+    left, right = vector_name(fs[0]), vector_name(fs[-1])
+    return f"{left or '?'}.T*...*{right or '?'}"
+
+
+def prepare_qf(expr, implicit: bool = True) -> QFPlan:
+    """The :class:`QFPlan` of a scalar expression holding vectors.
+
+    A ``diff`` is taken implicitly (the parameter derivatives of the fixed point, and
+    ``dq = de.x + x_e.(df - dS x)`` for a form ``q = e^T x``, ``S x = f``, ``S^T x_e = e``) when every
+    form is differentiated at most once; otherwise (``implicit=False``, or a higher derivative of a
+    form) on the tree first, exactly (``d M^{-1} = -M^{-1} dM M^{-1}``).
+    """
+    from symrmt.engine.tree import _no_diff
+
+    if not hasattr(expr, "kind") or expr.kind not in ("const", "trace", "ssum", "sproduct", "power", "diff",
+                                                      "qform"):
+        raise ModelError("the limit needs a scalar expression (a normalized trace or a quadratic form u.T*M*v)")
+    original = expr
+    if not implicit and any(isinstance(x, Diff) for x in walk(expr)):
+        expr = _no_diff(expr)
+    e, hat = lin.normalize(expr)
+    if hat is None:
+        raise ModelError("the expression is identically zero")
+    if e != 0:
+        how = "grows" if e > 0 else "vanishes"
+        raise ModelError(
+            f"the expression {how} like n^{e} as n -> oo, so its limit is not O(1); check the scalings "
+            "(each Gaussian and each random vector counts as sqrt(n): write Z.T*Z/n, y.T*M*y/n)"
+        )
+    vectors = vectors_of(hat)
+    _check_vectors(hat, vectors, "the expression")
+    traces, forms, tindex, findex = [], [], {}, {}
+
+    def bulk_plan(matrix, pencil, bulk, readout_matrix):
+        system = prune(BlockSystem(bulk))
+        t = TracePlan(len(traces), readout_matrix, bulk, system, _bounds(readout_matrix) if readout_matrix is not
+                      None and not vectors_of(readout_matrix) else [])
+        t.full_pencil, t.full_matrix = pencil, matrix
+        traces.append(t)
+        return t
+
+    for node in walk(hat):
+        if isinstance(node, Trace) and node.matrix not in tindex:
+            m = node.matrix
+            if vectors_of(m):
+                p = lin.linearize(m)
+                bulk, _units, _where = split_pencil(p)
+                t = bulk_plan(m, p, bulk, m)
+            else:
+                p, law = pencil_for(m)
+                if law is not None:
+                    raise ModelError("a diagonal law of more than 16 atoms together with vectors is not supported")
+                t = bulk_plan(m, p, p, m)
+            tindex[m] = t.index
+        if isinstance(node, QuadForm) and node.matrix not in findex:
+            m = node.matrix
+            occ = _occurrences(m)
+            for name, count in occ.items():
+                if vectors[name].random and count == 1:
+                    raise ModelError(
+                        f"the quadratic form {_form_text(m)} holds the random vector {name} ({LAWS[vectors[name].law]}) "
+                        f"once: independent of everything else in it, the form is a centred fluctuation with no "
+                        f"deterministic limit at this scaling (write {name}.T*M*{name}/n, or let {name} enter the matrix)")
+            p = lin.linearize(m)
+            bulk, units, where = split_pencil(p)
+            t = bulk_plan(m, p, bulk, None) if bulk.size else None
+            S = _woodbury(p, units, where, t.system if t is not None else None, vectors)
+            pos = {u: n for n, u in enumerate(units)}
+            ev = [sp.Integer(0)] * len(units)
+            fv = [sp.Integer(0)] * len(units)
+            for i, c in p.u.items():
+                ev[pos[i]] += c
+            for j, c in p.v.items():
+                fv[pos[j]] += c
+            fp = FormPlan(len(forms), m, p, bulk, t.system if t is not None else None, units, S, ev, fv,
+                          t.index if t is not None else None)
+            forms.append(fp)
+            findex[m] = fp.index
+    from symrmt.parsing.limits import LIMITS
+
+    unknowns = sum(len(t.system.unknowns) for t in traces)
+    if unknowns > LIMITS["unknowns"]:
+        raise ModelError(
+            f"the fixed point of this expression has {unknowns} unknowns, above the limit of {LIMITS['unknowns']} "
+            "(LIMITS['unknowns']: the solve grows like its cube); split the expression into smaller traces or "
+            "forms, or lower the rank of the finite-rank parts"
+        )
+    params = set()
+    for node in walk(hat):
+        if isinstance(node, Const):
+            params |= node.value.free_symbols
+        if isinstance(node, Diff):
+            params.add(node.param)
+    for t in traces:
+        params |= set(t.system.params)
+    for f in forms:
+        hs = set(f.system.h) if f.system is not None else set()
+        params |= {s for s in f.S.free_symbols - hs if "." not in s.name}
+        for c in f.e + f.f:
+            params |= sp.sympify(c).free_symbols
+    params = sorted(params, key=lambda s: s.name)
+    funcs = {}
+
+    def fn(name):
+        if name not in funcs:
+            funcs[name] = sp.Function(name)(*params) if params else sp.Symbol(name)
+        return funcs[name]
+
+    def to_sympy(s):
+        if isinstance(s, Const):
+            return s.value
+        if isinstance(s, Trace):
+            t = traces[tindex[s.matrix]]
+            return sum((c * fn(f"H{t.index}_{i}_{j}") for (i, j), c in t.system.readout.items()), sp.Integer(0))
+        if isinstance(s, QuadForm):
+            return fn(f"QF{findex[s.matrix]}")
+        if isinstance(s, ScalarSum):
+            return sp.Add(*[to_sympy(x) for x in s.terms])
+        if isinstance(s, ScalarProduct):
+            return sp.Mul(*[to_sympy(x) for x in s.factors])
+        if isinstance(s, Power):
+            return to_sympy(s.base) ** s.exponent
+        if isinstance(s, Diff):
+            return sp.diff(to_sympy(s.scalar), s.param)
+        raise ModelError(f"not a scalar expression: {s!r}")
+
+    formula = to_sympy(hat)
+    symbols, repl = [], {}
+    needs = {t.index: {()} for t in traces}
+    for d in sorted(formula.atoms(sp.Derivative), key=sp.default_sort_key):
+        name = d.expr.func.__name__
+        alpha = []
+        for var, count in d.variable_count:
+            alpha += [var] * int(count)
+        alpha = tuple(sorted(alpha, key=lambda x: x.name))
+        tag = "_".join(a.name for a in alpha)
+        if name.startswith("QF"):
+            if len(alpha) > 1:  # a second derivative of a form: differentiate the tree instead
+                return prepare_qf(original, implicit=False)
+            k = int(name[2:])
+            sym = sp.Symbol(f"dQF_{k}_{tag}", real=True)
+            symbols.append((sym, ("dform", k, alpha[0])))
+            if forms[k].trace_index is not None:
+                needs[forms[k].trace_index].add(alpha)
+        else:
+            k, i, j = (int(x) for x in name[1:].split("_"))
+            sym = sp.Symbol(f"dH_{k}_{i}_{j}_{tag}", real=True)
+            symbols.append((sym, (k, (i, j), alpha)))
+            needs[k].add(alpha)
+        repl[d] = sym
+    formula = formula.xreplace(repl)
+    for name, f in funcs.items():
+        sym = sp.Symbol(name, real=True)
+        formula = formula.xreplace({f: sym})
+        if name.startswith("QF"):
+            symbols.append((sym, ("form", int(name[2:]))))
+        else:
+            k, i, j = (int(x) for x in name[1:].split("_"))
+            symbols.append((sym, (k, (i, j), ())))
+    for p in params:
+        symbols.append((p, ("param", p)))
+    plan = QFPlan(expr, hat, traces, forms, formula, symbols, params, vectors)
+    plan.needs = needs
+    return plan
+
+
+
+
+
+# ---------------------------------------------------------------- structural zeros of the fixed point
+
+class _PrunedPencil(Pencil):
+    """A bulk pencil whose fixed point has its structural zeros removed (a distinct cache key)."""
+
+    def key(self) -> str:
+        return "pruned:" + super().key()
+
+
+def _reach(edges, k):
+    """``reach[i]``: the blocks reachable from ``i`` (``i`` included) in the digraph ``edges``."""
+    out = []
+    for i in range(k):
+        seen, stack = {i}, [i]
+        while stack:
+            a = stack.pop()
+            for b in edges.get(a, ()):
+                if b not in seen:
+                    seen.add(b)
+                    stack.append(b)
+        out.append(seen)
+    return out
+
+
+def prune(system: BlockSystem) -> BlockSystem:
+    """Remove the structural zeros of ``H`` from a block system (in place; returns it).
+
+    ``(A^{-1})_{ij} \\ne 0`` needs a path ``i -> j`` in the digraph of ``A`` (``A^{-1}`` is a polynomial
+    in ``A``).  Starting from every entry, the pattern ``P <- reach(L0 + eta(P))`` only shrinks and
+    always contains the support of the solution on the whole homotopy (``H(s) = (L0 - s eta(H))^{-1}``),
+    so the entries outside it are zero exactly; their residual rows vanish identically.
+    """
+    k = system.pencil.size
+    base = {}
+    for i in range(k):
+        for j in range(k):
+            if system.L0[i, j] != 0:
+                base.setdefault(i, set()).add(j)
+    alive = set(system.unknowns)
+    while True:
+        edges = {a: set(b) for a, b in base.items()}
+        for (kk, ll), d in system.eta_coef.items():
+            if any(mm in alive for mm in d):
+                edges.setdefault(kk, set()).add(ll)
+        reach = _reach(edges, k)
+        new = {(i, j) for (i, j) in alive if j in reach[i]}
+        if new == alive:
+            break
+        alive = new
+    if len(alive) == len(system.unknowns):
+        return system
+    zero = {x: 0 for x, u in zip(system.h, system.unknowns) if u not in alive}
+    keep = [(u, x) for u, x in zip(system.unknowns, system.h) if u in alive]
+    system.unknowns, system.h = [u for u, _ in keep], [x for _, x in keep]
+    system.H = system.H.xreplace(zero)
+    system.eta_coef = {kl: {mm: c for mm, c in d.items() if mm in alive} for kl, d in system.eta_coef.items()}
+    system.eta_coef = {kl: d for kl, d in system.eta_coef.items() if d}
+    system.eta = system.eta.xreplace(zero)
+    system.lam = {(i, j): system.L0[i, j] - S_STRENGTH * system.eta[i, j] for i in range(k) for j in range(k)
+                  if system.L0[i, j] != 0 or system.eta[i, j] != 0}
+    system._rows = {}
+    for (i, j) in system.lam:
+        system._rows.setdefault(i, []).append(j)
+    system.residual = [system._times_h(system.lam, i, j) - (1 if i == j else 0) for i, j in system.unknowns]
+    system.readout = {ij: c for ij, c in system.readout.items() if ij in alive}
+    p = system.pencil
+    system.pencil = _PrunedPencil(p.blocks, p.ratios, p.Q, p.u, p.v)
+    return system

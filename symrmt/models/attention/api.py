@@ -1,0 +1,334 @@
+r"""The public API: ``symrmt.limit``, ``symrmt.simulate``, ``symrmt.sweep`` and ``symrmt.crossings``.
+
+These are thin, checked wrappers over the layers (the theory in
+:func:`symrmt.models.attention.theory.limit`, the simulation in :func:`symrmt.models.attention.montecarlo.simulate`)
+that take the same arguments and return result objects carrying their inputs
+(:mod:`symrmt.results`, :mod:`symrmt.models.attention.sweeps`).
+
+``f`` may be a preset name (``"tanh"``, ``"relu"``, ...), an expression string in
+``t`` (read by the package's restricted parser, never by ``eval``), a SymPy
+expression in a symbol ``t``, or a :class:`~symrmt.hermite.Nonlinearity`.
+``simulate`` also takes a plain vectorized NumPy callable.
+
+``gamma`` may be a number, a list or a NumPy array; ``c`` and the geometry's entries
+are read exactly (a float as the decimal it prints as, ``"1/3"`` as a fraction).
+
+Examples
+--------
+>>> import symrmt
+>>> th = symrmt.limit("tanh", 0.5, [0.1, 1.0], symrmt.Geometry(snr=1), digits=20)
+>>> sim = symrmt.simulate("tanh", 0.5, [0.1, 1.0], symrmt.Geometry(snr=1), n=128, trials=4, seed=1)
+>>> cmp = sim.compare(th)
+>>> cmp.attention_gap.shape, bool(cmp.max_gap < 10)
+((2,), True)
+"""
+
+from __future__ import annotations
+
+import time
+
+from symrmt.cache import cache_dict
+from symrmt.errors import ParameterError
+from symrmt.models.attention.geometry import as_low_rank
+from symrmt.models.attention.params import check_c, check_diagonal, check_gammas
+
+__all__ = ["limit", "simulate", "as_nonlinearity", "gamma_values"]
+
+#: the model text of masked softmax attention in the result objects (``LimitResult.expr``, ``SimulationResult.expr``)
+SOFTMAX_EXPR = "masked row-softmax(X^T W X/sqrt(p))"
+
+#: limit calls with more gamma values than this show a progress bar (auto mode)
+PROGRESS_MIN_GAMMAS = 8
+
+
+def as_nonlinearity(f, center: bool = False):
+    """``f`` as a :class:`~symrmt.hermite.Nonlinearity` (a preset, an expression string, a SymPy
+    expression or a Nonlinearity); ``center=True`` subtracts ``a_0``.
+
+    >>> as_nonlinearity("relu").name
+    'relu'
+    """
+    from symrmt.hermite import Nonlinearity
+
+    if isinstance(f, Nonlinearity):
+        if center and not f.center:
+            return Nonlinearity(f.text, center=True, timeout=f.timeout)
+        return f
+    if callable(f) and not hasattr(f, "free_symbols"):
+        raise ParameterError(
+            f"f = {f!r} is a Python callable; the limit needs f in symbolic form: a preset name such as "
+            "'tanh', an expression string in t such as 'erf(t)', or a SymPy expression"
+        )
+    if isinstance(f, str):  # building a Nonlinearity costs up to seconds (quadratures): reuse it
+        key = (f.strip(), bool(center))
+        nl = _NONLINEARITIES.get(key)
+        if nl is None:
+            nl = _NONLINEARITIES[key] = Nonlinearity(f, center=center)
+        return nl
+    return Nonlinearity(f, center=center)
+
+
+_NONLINEARITIES = cache_dict("symrmt.models.attention.api._NONLINEARITIES", 64)
+
+
+def gamma_values(gamma) -> tuple:
+    """``gamma`` (a number, a string, a list or a NumPy array) as a tuple of exact positive Fractions."""
+    if hasattr(gamma, "tolist"):  # NumPy arrays and scalars: plain Python numbers, read as typed
+        gamma = gamma.tolist()
+    if not isinstance(gamma, (list, tuple)):
+        gamma = [gamma]
+    return check_gammas(list(gamma))
+
+
+def _geometry(geometry, values=None):
+    """The geometry argument and the entry keywords (``snr=1``): :func:`symrmt.models.attention.geometry.as_geometry`."""
+    from symrmt.models.attention.geometry import as_geometry
+
+    return as_geometry(geometry, **(values or {}))
+
+
+def _number(x):
+    return x.item() if hasattr(x, "item") else x
+
+
+def limit(f, c, gamma, geometry=None, diagonal: str = "zero", digits: int = 15, center: bool = False,
+          progress: bool | None = None, prove: bool = False, *, attention: str = "entrywise", mask: bool = True,
+          **values):
+    r"""Certified limits of the Attention error ``E_A(gamma)`` and the ridge error ``E_RR(gamma)``.
+
+    Parameters
+    ----------
+    f : str, sympy.Expr or Nonlinearity
+        The nonlinearity (see the module docstring).
+    c : number or str
+        ``p/n > 0``.
+    gamma : number, list or NumPy array
+        Ridge parameters, each ``> 0``.
+    geometry : Geometry, LowRankGeometry or dict, optional
+        The Gram data of ``mu`` and the weights; default ``mu = 0``, ``W = I``.  A dict gives
+        the entries (``{"snr": 1, "wk2": 1}``, cosines ``cos_muwk``, ... too, or ``{"gram": ..., "alpha": ...}``).
+    diagonal : {"zero", "keep"}
+    digits : int
+        Significant digits certified for every value (each is solved at two working
+        precisions that must agree; see :mod:`symrmt.models.attention.theory`).
+    center : bool
+        Subtract ``a_0 = E f(xi)`` from ``f`` (the theory needs a centered ``f``).
+    progress : bool or None
+        Progress bar (``None``: auto, for more than 8 values of ``gamma`` that take a while).
+    **values
+        Entries of a rank-one geometry as keywords, as :func:`symrmt.crossings` and
+        :func:`symrmt.sweep` take them: ``snr=1``, ``wk2=``, ``wq2=``, ``wkwq=``, ``muwk=``, ``muwq=``,
+        ``cos_muwk=``, ``cos_muwq=``, ``cos_wkwq=`` (on top of ``geometry``; each entry once).
+    prove : bool or "branch"
+        Also prove every value: ``.balls`` holds ``flint.arb`` balls proved to contain the limits
+        (:mod:`symrmt.models.attention.prove`; needs python-flint, ``pip install 'symrmt[prove]'``).
+        ``"branch"``: also the attention branch by continuation (``.balls["branch"]["attention"]`` is
+        ``"continued"`` when every point's chain of boxes closes; slower, see ``docs/prove.md``).
+    attention : {"entrywise", "softmax"} (keyword only)
+        ``"softmax"``: masked softmax attention ``K = (n/sqrt(p)) row-softmax(X^T W X/sqrt(p))``
+        (``f`` must be ``None``, ``diagonal`` ``"zero"``); its limit is the entry-wise limit of
+        ``exp(t - alpha^2/2) - 1`` (:mod:`symrmt.softmax`, ``docs/theory.md``).
+    mask : bool (keyword only)
+        Softmax only; ``False`` (the unmasked model) is refused: it has no limit in this scaling.
+
+    Returns
+    -------
+    LimitResult
+
+    Raises
+    ------
+    ParameterError
+        Bad input (named in the message).
+    symrmt.SolverError
+        (``ConvergenceError``, ``BranchError``, ``PrecisionError``): no certified value could be
+        computed; the message says what failed and what to try.
+
+    Examples
+    --------
+    >>> import symrmt
+    >>> r = symrmt.limit("relu", "1/2", [1], digits=30)
+    >>> r.digits, r.attention_mp[0] < r.ridge_mp[0]
+    (30, False)
+    """
+    from symrmt.progress import progress_bar
+    from symrmt.models.attention.theory import attention_limit, ridge_limit
+
+    t0 = time.monotonic()
+    from symrmt.models.attention.montecarlo import check_attention
+
+    attention = check_attention(attention)
+    geom = _geometry(geometry, values)
+    if attention == "softmax":
+        from symrmt.softmax import check_mask, check_softmax_f, softmax_nonlinearity
+
+        check_softmax_f(f)
+        check_mask(mask)
+        if center:
+            raise ParameterError("center is for the entry-wise kernel; the softmax's f is centered by construction")
+        if diagonal != "zero":
+            raise ParameterError("diagonal='keep' is not for the softmax: its zero diagonal is the mask")
+        alpha = as_low_rank(geom).alpha
+        solver_f = softmax_nonlinearity(alpha)
+        # the same model text as symrmt.simulate(attention="softmax"), so that .compare matches them
+        name, expr, centered = "softmax", SOFTMAX_EXPR, True
+    else:
+        if mask is not True:
+            raise ParameterError("mask is for attention='softmax' only")
+        nl = solver_f = as_nonlinearity(f, center)
+        name, expr, centered = nl.name, str(nl.expr), nl.center
+    cf = check_c(_number(c))
+    gs = gamma_values(gamma)
+    diagonal = check_diagonal(diagonal)
+    from symrmt.parsing import check_digits
+
+    digits = check_digits(digits)  # the one digits rule: an integer (NumPy too) in [1, LIMITS['digits']]
+    snr = as_low_rank(geom).snr
+    if prove:
+        from symrmt.arb import require_flint
+
+        require_flint()  # before any work: without python-flint this is bad input (how to install it)
+    balls = {"attention": {}, "ridge": {}}
+    att_branch = []
+    # continuation runs from large gamma down: hand the solver descending chunks, so the progress bar
+    # moves while each chunk starts from the solutions of the previous one
+    order = sorted(set(gs), reverse=True)
+    chunk = max(1, len(order) // 20)
+    values = {}
+    enabled = progress if progress is not None else (None if len(order) > PROGRESS_MIN_GAMMAS else False)
+    with progress_bar(len(order), f"limit {name}", enabled=enabled) as bar:
+        for i in range(0, len(order), chunk):
+            part = order[i:i + chunk]
+            if prove:
+                from symrmt.models.attention.prove import prove_limit
+
+                vals, bl = prove_limit(solver_f, cf, part, geom, diagonal, digits, branch=prove == "branch")
+                att_branch.append(bl["branch"]["attention"])
+                att, rr = vals["attention"], vals["ridge"]
+                balls["attention"].update(zip(part, bl["attention"]))
+                balls["ridge"].update(zip(part, bl["ridge"]))
+            else:
+                att = attention_limit(solver_f, cf, part, geom, diagonal, digits)
+                rr = ridge_limit(cf, part, snr, digits)
+            values.update({g: (a, r) for g, a, r in zip(part, att, rr)})
+            bar.update(len(part))
+    from symrmt.results import LimitResult
+
+    return LimitResult(f=name, expr=expr, center=centered, c=cf, gamma_exact=gs, geometry=geom,
+                       diagonal=diagonal, digits=digits, attention_mp=tuple(values[g][0] for g in gs),
+                       ridge_mp=tuple(values[g][1] for g in gs), seconds=time.monotonic() - t0,
+                       balls=({"attention": [balls["attention"][g] for g in gs], "ridge": [balls["ridge"][g] for g in gs],
+                               "branch": {"attention": "continued" if att_branch and all(b == "continued" for b in att_branch)
+                                          else "sanity", "ridge": "isolated"}} if prove else None))
+
+
+def simulate(f, c, gamma, geometry=None, diagonal: str = "zero", center: bool = False, *, n: int = 512,
+             trials: int = 10, seed: int = 0, noise: str = "gaussian", workers: int = 1,
+             progress: bool | None = None, attention: str = "entrywise", mask: bool = True, **values):
+    """Monte-Carlo estimates of ``E_A(gamma)`` and ``E_RR(gamma)`` at finite ``n`` (``p = round(c n)``).
+
+    The same model and arguments as :func:`limit`, plus the sampling ones; the result
+    compares against a :class:`~symrmt.results.LimitResult` with ``.compare``.
+
+    Parameters
+    ----------
+    f : str, sympy.Expr, Nonlinearity or callable
+        As for :func:`limit`, or a vectorized NumPy function (float64 array in, same shape out).
+    c, gamma, geometry, diagonal, center
+        As for :func:`limit`.
+    n : int
+        Number of tokens (default 512).
+    trials : int
+        Independent trials, ``>= 2``.
+    seed : int
+        Root seed: trial ``j`` uses child ``j`` of ``numpy.random.SeedSequence(seed)``.
+    noise : {"gaussian", "rademacher"}
+    workers : int
+        Processes (``f`` given as text is rebuilt in each worker).
+    progress : bool or None
+        Progress bar (``None``: auto).
+    **values
+        Geometry entries as keywords (``snr=1``, ...), as for :func:`limit`.
+    attention : {"entrywise", "softmax"}
+        ``"softmax"``: the masked row softmax (``f`` must be ``None``), as in :func:`limit`.
+    mask : bool
+        Softmax only: ``False`` simulates the unmasked model (which has no limit).
+
+    Returns
+    -------
+    SimulationResult
+
+    Examples
+    --------
+    >>> import symrmt
+    >>> s = symrmt.simulate("relu", 0.5, [0.1, 1], n=64, trials=3, seed=0)
+    >>> s.p, s.attention_trials.shape
+    (32, (3, 2))
+    """
+    from symrmt.results import SimulationResult
+    from symrmt.models.attention.montecarlo import simulate as _simulate
+
+    t0 = time.monotonic()
+    from symrmt.models.attention.montecarlo import check_attention
+
+    attention = check_attention(attention)
+    if attention == "softmax":
+        from symrmt.softmax import check_softmax_f
+
+        check_softmax_f(f)
+        if center:
+            raise ParameterError("center is for the entry-wise kernel; the softmax fixes the kernel")
+        fn, centered = None, True
+        name = "softmax" if mask is True else "softmax (unmasked)"
+        expr = SOFTMAX_EXPR if mask is True else "unmasked row-softmax(X^T W X/sqrt(p))"
+    elif callable(f) and not hasattr(f, "free_symbols"):  # a NumPy callable (SymPy objects have free_symbols)
+        fn, name, expr, centered = f, getattr(f, "__name__", repr(f)), repr(f), False
+        if center:
+            raise ParameterError("center=True needs f in symbolic form (a preset or an expression), not a callable")
+    else:
+        nl = as_nonlinearity(f, center)
+        name, expr, centered = nl.name, str(nl.expr), nl.center
+        fn = _picklable(nl) if workers != 1 else nl.numpy()
+    cf = check_c(_number(c))
+    gs = gamma_values(gamma)
+    geom = _geometry(geometry, values)
+    raw = _simulate(fn, n, cf, list(gs), geometry=geom, diagonal=diagonal, noise=noise, trials=trials, seed=seed,
+                    workers=workers, progress=progress, attention=attention, mask=mask)
+    par = raw["params"]
+    return SimulationResult(f=name, expr=expr, center=centered, c=cf, gamma_exact=gs, geometry=geom,
+                            diagonal=par["diagonal"], n=par["n"], p=par["p"], trials=par["trials"], seed=par["seed"],
+                            noise=par["noise"], attention_trials=raw["attention"]["trials"],
+                            ridge_trials=raw["ridge"]["trials"], seconds=time.monotonic() - t0)
+
+
+def _picklable(nl):
+    """A callable that worker processes can rebuild from the text of ``f``."""
+    return SimulationF(nl.text, nl.center)
+
+
+class SimulationF:
+    """A picklable simulation callable for ``f``: rebuilt (once per process) from its text."""
+
+    _cache: dict = {}
+
+    def __init__(self, text: str, center: bool):
+        self.text = text
+        self.center = center
+
+    def _fn(self):
+        key = (self.text, self.center)
+        fn = self._cache.get(key)
+        if fn is None:
+            from symrmt.hermite import Nonlinearity
+
+            fn = self._cache[key] = Nonlinearity(self.text, center=self.center).numpy()
+        return fn
+
+    def __call__(self, x):
+        return self._fn()(x)
+
+    @property
+    def store_key(self) -> str:
+        return f"text:{self.text}|center={self.center}"
+
+    def __repr__(self):
+        return f"f({self.text!r}{', centered' if self.center else ''})"

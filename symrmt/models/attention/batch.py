@@ -1,0 +1,304 @@
+"""Batched float64 kernels of the fast path: the compiled NumPy systems, Newton and continuation.
+
+Every formula evaluated here is a SymPy expression of :mod:`symrmt.models.attention.equations`,
+printed for NumPy by the one compile step (:func:`symrmt.codegen.compile.compile_recipe`
+with ``target="numpy"``, through the same code cache as the mpmath code).  This
+module only drives those functions on stacked arrays: Newton's method with a
+batched least-squares solve (QR, then ``numpy.linalg.solve`` on the stacked
+triangular factors), continuation in ``gamma`` from the large-``gamma`` start for
+all points at once, and the batched Woodbury solve of the low-rank part.
+
+Error estimate.  The generated code is plain arithmetic, so it runs unchanged on
+``numpy.longdouble`` arrays (the x87 80-bit format on x86-64 Linux: 64-bit
+mantissa, unit roundoff ``5.4e-20``).  After the float64 solve, one correction
+step is taken with the residuals (fixed point, Woodbury system) evaluated in
+long double, and every value is evaluated again in long double at the corrected
+point.  The gap between the float64 value and the corrected one estimates the
+float64 error point by point; the corrected value is the one returned.  Where
+``longdouble`` is plain float64 (some platforms), :data:`EXTENDED` is False and
+the estimate only sees the float64 floor (see :func:`symrmt.models.attention.fast.solve_grid`).
+"""
+
+from __future__ import annotations
+
+from types import MappingProxyType
+
+import numpy as np
+
+from symrmt.cache import cached
+from symrmt.core.continuation import in_trust_region
+from symrmt.core.newton import stagnated
+from symrmt.models.attention import equations as S
+from symrmt.models.attention.solver import MOVE_FRACTION
+from symrmt.codegen.compile import closed_form_phi, fixed_point_fjg, ridge_function, woodbury_D_function
+
+EPS = float(np.finfo(np.float64).eps)
+LD = np.longdouble
+#: True where ``numpy.longdouble`` carries more digits than float64
+EXTENDED = bool(np.finfo(LD).eps < 1e-18)
+NEQ, NUNK = 9, 6
+#: relative Newton step at which a float solve counts as converged
+NEWTON_TOL = 1e-13
+#: largest relative jump of the corrector from the predictor in one continuation step
+MAX_JUMP = 0.1
+#: Jacobians whose (column-scaled) condition estimate exceeds this are refused
+MAX_COND = 1e12
+
+
+def _stack(values, n: int, dtype=float) -> np.ndarray:
+    """A compiled function's list of entries (arrays or scalar constants) as an ``(n, len)`` array."""
+    out = np.empty((len(values), n), dtype=dtype)
+    for k, v in enumerate(values):
+        out[k] = v
+    return out.T
+
+
+@cached(maxsize=1)
+def numpy_functions() -> MappingProxyType:
+    """The NumPy-compiled ``FJG`` and ``det N`` of the fixed point and the closed form of ``E_RR``."""
+    fjg, detn, _ = fixed_point_fjg("numpy")
+    return MappingProxyType({"fjg": fjg, "detN": detn, "ridge": ridge_function("numpy")})
+
+
+def fjg(g, p):
+    """``(F (n,9), J (n,9,6), Fg (n,9))`` at ``g (n,6)`` with parameters ``p (n,5)``, in ``g``'s dtype."""
+    n = g.shape[0]
+    with np.errstate(all="ignore"):  # an overflow gives inf or nan, which every caller refuses
+        v = _stack(numpy_functions()["fjg"](tuple(g.T), tuple(p.T)), n, g.dtype)
+    return v[:, :NEQ], v[:, NEQ:NEQ + NEQ * NUNK].reshape(n, NEQ, NUNK), v[:, NEQ + NEQ * NUNK:]
+
+
+def lstsq(J, rhs):
+    """Batched least squares ``J x = rhs`` (``J (n,9,6)``, ``rhs (n,9,k)``, float64) by QR.
+
+    The columns are scaled to unit norm first (the unknowns differ in scale by
+    ``1/gamma``).  Returns ``(x, cond)`` with ``cond = max|R_ii|/min|R_ii|``, a
+    cheap condition estimate; rows with ``cond > MAX_COND`` get ``nan``.
+    """
+    scale = np.linalg.norm(J, axis=1)
+    scale[scale == 0] = 1.0
+    Q, R = np.linalg.qr(J / scale[:, None, :])
+    qtb = np.einsum("nij,nik->njk", Q, rhs)
+    diag = np.abs(np.diagonal(R, axis1=1, axis2=2))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        cond = diag.max(axis=1) / diag.min(axis=1)
+    cond[~np.isfinite(cond)] = np.inf
+    ok = cond < MAX_COND
+    x = np.full(qtb.shape, np.nan)
+    if ok.any():
+        x[ok] = np.linalg.solve(R[ok], qtb[ok])
+    return x / scale[:, :, None], cond
+
+
+def newton(g, p, maxsteps: int = 12):
+    """Newton's method on the fixed point for every row of ``g``; returns ``(g, dg, step, ok)``.
+
+    ``dg`` is the implicit derivative ``dGm/dgamma = -J^+ dF/dgamma`` at the last
+    iterate and ``step`` the last relative Newton step.  A row is ``ok`` when its
+    step fell below :data:`NEWTON_TOL`, or stopped shrinking below ``1e-11`` (the
+    float64 floor of an ill-conditioned system), with finite values.
+    """
+    n = g.shape[0]
+    g = g.copy()
+    dg = np.full_like(g, np.nan)
+    step = np.full(n, np.inf)
+    done = np.zeros(n, dtype=bool)
+    prev = np.full(n, np.inf)
+    act = np.arange(n)
+    for _ in range(maxsteps):
+        if act.size == 0:
+            break
+        with np.errstate(all="ignore"):
+            F, J, Fg = fjg(g[act], p[act])
+            x, _ = lstsq(J, -np.stack([F, Fg], axis=2))
+            gnew = g[act] + x[:, :, 0]
+            st = np.linalg.norm(x[:, :, 0], axis=1) / (1 + np.linalg.norm(gnew, axis=1))
+        st[~np.isfinite(st)] = np.inf
+        g[act], dg[act], step[act] = gnew, x[:, :, 1], st
+        fin = (st <= NEWTON_TOL) | stagnated(st, prev[act], 1e-11)  # the core's stopping rules
+        done[act[fin]] = True
+        prev[act] = st
+        act = act[~fin & (st < 1e6)]
+    ok = done & np.isfinite(g).all(axis=1) & np.isfinite(dg).all(axis=1)
+    return g, dg, step, ok
+
+
+def _params(gamma, c, a1, nu, d, dtype=float):
+    n = gamma.shape[0]
+    cols = [np.asarray(gamma, dtype), np.asarray(c, dtype)] + [np.full(n, v, dtype=dtype) for v in (a1, nu, d)]
+    return np.column_stack(cols)
+
+
+def continuation(gamma, c, a1: float, nu: float, d: float, max_rounds: int = 400):
+    """The noise-only ``Gm`` and ``dGm/dgamma`` at every ``(gamma_i, c_i)``, all points at once.
+
+    Every point starts far above the spectrum, at
+    ``gamma_0 = 1e4 (1 + |a_1| + |d| + sqrt(nu))^2 (1 + c)(1 + 1/c)`` (as the mpmath
+    solver does) from the ``gamma -> oo`` solution ``diag(1/gamma_0, [[-c, 1], [1, 0]])``,
+    and moves to its own ``gamma`` in ratio steps of up to 16 (halved on trouble,
+    doubled on success); predictor from ``dGm/dgamma``, Newton corrector.  A step
+    is accepted inside the core's trust region (:func:`symrmt.core.continuation.in_trust_region`):
+    Newton converges within :data:`MAX_JUMP` of the predictor (no jump to another branch) and
+    within :data:`symrmt.models.attention.solver.MOVE_FRACTION` of the previous point.  Returns ``(g, dg, step, ok)`` at the targets.
+    """
+    gamma = np.asarray(gamma, dtype=float)
+    c = np.asarray(c, dtype=float)
+    n = gamma.size
+    scale = 1 + abs(a1) + abs(d) + np.sqrt(abs(nu))
+    cur = np.maximum(1e4 * scale**2 * (1 + c) * (1 + 1 / c), gamma)
+    zero = np.zeros(n)
+    start = np.column_stack([1 / cur, zero, zero, -c, zero + 1, zero])
+    g, dg, step, ok = newton(start, _params(cur, c, a1, nu, d), maxsteps=30)
+    failed = ~ok
+    ratio = np.full(n, 4.0)
+    act = np.flatnonzero(ok & (cur != gamma))
+    rounds = 0
+    while act.size and rounds < max_rounds:
+        rounds += 1
+        tgt, now = gamma[act], cur[act]
+        nxt = np.where(tgt < now, np.maximum(now / ratio[act], tgt), np.minimum(now * ratio[act], tgt))
+        pred = g[act] + dg[act] * (nxt - now)[:, None]
+        gn, dgn, stn, okn = newton(pred, _params(nxt, c[act], a1, nu, d))
+        with np.errstate(all="ignore"):
+            size = 1 + np.linalg.norm(g[act], axis=1)
+            # the core's trust region: near the predictor and near the previous point
+            good = okn & in_trust_region(np.linalg.norm(gn - pred, axis=1), np.linalg.norm(gn - g[act], axis=1),
+                                         size, MAX_JUMP, MOVE_FRACTION)
+        a_ok, a_bad = act[good], act[~good]
+        cur[a_ok], g[a_ok], dg[a_ok], step[a_ok] = nxt[good], gn[good], dgn[good], stn[good]
+        ratio[a_ok] = np.minimum(ratio[a_ok] * 2, 16.0)
+        ratio[a_bad] = 1 + (ratio[a_bad] - 1) / 2
+        failed[a_bad[ratio[a_bad] < 1 + 1e-6]] = True
+        act = act[(cur[act] != gamma[act]) & ~failed[act]]
+    failed[act] = True  # out of rounds
+    return g, dg, step, ~failed
+
+
+def refine(g, dg, gamma, c, a1, nu, d):
+    """One correction of ``g`` and ``dg`` with the residuals evaluated in long double.
+
+    Returns ``(g_ld, dg_ld, resid)``: the corrected values (long double) and the
+    relative size of the correction of ``g`` (the residual check, in units of the
+    solution).  Parameters go in as long double from their float64 values.
+    """
+    p = _params(gamma, c, a1, nu, d, LD)
+    gl = g.astype(LD)
+    F, J, Fg = fjg(gl, p)
+    J64 = J.astype(float)
+    with np.errstate(all="ignore"):
+        x, _ = lstsq(J64, -F.astype(float)[:, :, None])
+        gl = gl + x[:, :, 0]
+        F, J, Fg = fjg(gl, p)
+        r = np.einsum("nij,nj->ni", J, dg.astype(LD)) + Fg
+        y, _ = lstsq(J.astype(float), -np.stack([F.astype(float), r.astype(float)], axis=2))
+        gl = gl + y[:, :, 0]
+        dgl = dg.astype(LD) + y[:, :, 1]
+        resid = (np.linalg.norm(x[:, :, 0], axis=1) + np.linalg.norm(y[:, :, 0], axis=1)) / (
+            1 + np.linalg.norm(g, axis=1))
+    resid[~np.isfinite(resid)] = np.inf
+    return gl, dgl, resid
+
+
+def branch_ok(g, dg, gamma, c, a1, nu, d, slack=1e-12):
+    """The branch checks of the noise-only solution: ``det N != 0``, ``0 < tau <= 1/gamma``,
+    noise-only error ``-gamma^2 dG_11/dgamma`` in ``[0, 1]`` (each to ``slack``)."""
+    n = g.shape[0]
+    p = _params(gamma, c, a1, nu, d, g.dtype)
+    with np.errstate(all="ignore"):  # an overflow gives inf or nan, refused below
+        detn = np.asarray(numpy_functions()["detN"](tuple(g.T), tuple(p.T))) * np.ones(n, dtype=g.dtype)
+    tau = g[:, 0]
+    noise = -gamma**2 * dg[:, 0]
+    with np.errstate(invalid="ignore"):
+        return (detn != 0) & (tau > 0) & (tau * gamma <= 1 + slack) & (noise >= -slack) & (noise <= 1 + slack)
+
+
+def ridge(gamma, c, snr, dtype=float):
+    """``E_RR`` from its compiled closed form, in ``dtype``."""
+    args = [np.asarray(x, dtype=dtype) for x in (gamma, c, snr)]
+    with np.errstate(all="ignore"):
+        return np.asarray(numpy_functions()["ridge"](*args), dtype=dtype) * np.ones(args[0].shape, dtype=dtype)
+
+
+def phi_closed(kind: str, g, dg, a1, c, snr, wkwq):
+    """``(varphi, dvarphi/dgamma)`` from the compiled closed form ``kind`` ("aligned" or "a1_zero")."""
+    fn = closed_form_phi(kind, "numpy")
+    n, dt = g.shape[0], g.dtype
+    with np.errstate(all="ignore"):
+        v = fn(tuple(g.T), tuple(dg.T), dt.type(a1), np.asarray(c, dt), np.asarray(snr, dt), np.asarray(wkwq, dt))
+    return np.asarray(v[0], dtype=dt) * np.ones(n, dt), np.asarray(v[1], dtype=dt) * np.ones(n, dt)
+
+
+def gram_factor(gram, eig=None):
+    """Rows ``B`` with ``B B^T = gram`` for a stack of PSD Gram matrices, from their eigendecomposition
+    ``eig = (w, V)`` (computed when not given); the limit depends on the vectors only through their Gram."""
+    w, V = np.linalg.eigh(gram) if eig is None else eig
+    return V * np.sqrt(np.clip(w, 0, None))[:, None, :]
+
+
+def sym3(g):
+    """The symmetric ``3x3`` matrices of a stack of the six entries in ``G_INDEX`` order."""
+    out = np.empty(g.shape[:-1] + (3, 3), dtype=g.dtype)
+    for k, (i, j) in enumerate(S.G_INDEX):
+        out[..., i, j] = g[..., k]
+        out[..., j, i] = g[..., k]
+    return out
+
+
+def solve(M, b):
+    """``numpy.linalg.solve`` on stacked systems; a singular system gives ``nan`` in its row only."""
+    try:
+        return np.linalg.solve(M, b)
+    except np.linalg.LinAlgError:
+        out = np.full(b.shape, np.nan)
+        for i in range(M.shape[0]):
+            try:
+                out[i] = np.linalg.solve(M[i], b[i])
+            except np.linalg.LinAlgError:
+                pass
+        return out
+
+
+def _woodbury_matrix(D, gm, size):
+    """``I + D H`` with ``H = Gm (x) I_size``: ``(D H)[r, (b, i)] = sum_a D[r, (a, i)] Gm[a, b]``."""
+    n, m, _ = D.shape
+    DH = np.matmul(D.reshape(n, m, 3, size).transpose(0, 1, 3, 2), gm[:, None, :, :])  # (n, m, size, 3)
+    return DH.transpose(0, 1, 3, 2).reshape(n, m, m) + np.eye(m, dtype=D.dtype)
+
+
+def phi_woodbury(g, dg, gl, dgl, factor, a1: float, c):
+    """``(varphi, dvarphi/dgamma)`` in float64 and, corrected, in long double, by the Woodbury update.
+
+    ``D`` comes from the compiled :func:`symrmt.models.attention.equations.woodbury_D` of rank
+    ``r = (k-1)/2`` at the coordinates ``factor`` (``(n, k, k)``, rows with
+    ``factor factor^T`` the Gram matrix; see :func:`gram_factor`).  With
+    ``H = Gm (x) I_s``, ``s = k+1``: ``x = (I + D H)^{-1} e``, ``varphi = e^T H x``,
+    ``varphi' = x^T (Gm' (x) I_s) x`` (as in :mod:`symrmt.models.attention.equations`).  The second
+    value uses the corrected fixed point ``gl, dgl`` and ``x`` after one step of
+    mixed-precision iterative refinement (residual of ``(I + D H) x = e`` in long
+    double at ``gl``, correction solved in float64).  Returns ``(phi, dphi, phi_ld, dphi_ld)``.
+    """
+    n, k, _ = factor.shape
+    r = (k - 1) // 2
+    size = k + 1
+    m = 3 * size
+    Dfun = woodbury_D_function(r, "numpy")
+    coords = factor.reshape(n, k * k).T
+    D = _stack(Dfun(tuple(coords), a1, c), n).reshape(n, m, m)
+    # D in long double from the same coordinates: rounding D entry by entry is not a perturbation of the
+    # geometry, and I + D H is ill-conditioned at small gamma
+    Dl = _stack(Dfun(tuple(coords.astype(LD)), LD(a1), np.asarray(c, LD)), n, LD).reshape(n, m, m)
+    M = _woodbury_matrix(D, sym3(g), size)
+    e = np.zeros((n, m, 1))
+    e[:, 0, 0] = 1
+    with np.errstate(all="ignore"):
+        x = solve(M, e)
+        # residual of the system at the corrected fixed point, in long double; the correction by float64
+        res = e.astype(LD) - np.matmul(_woodbury_matrix(Dl, sym3(gl), size), x.astype(LD))
+        xl = x.astype(LD) + solve(M, res.astype(float))
+    out = []
+    for gg, dgg, xx in ((g, dg, x[:, :, 0]), (gl, dgl, xl[:, :, 0])):
+        xb = xx.reshape(n, 3, size)
+        phi = (sym3(gg)[:, 0, :] * xb[:, :, 0]).sum(axis=1)
+        dphi = (np.matmul(sym3(dgg), xb) * xb).sum(axis=(1, 2))
+        out += [phi, dphi]
+    return tuple(out)

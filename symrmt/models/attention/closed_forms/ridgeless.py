@@ -1,0 +1,285 @@
+r"""Ridgeless limit ``gamma -> 0+`` of the Attention error ``E_A``.
+
+``E_A(gamma) = gamma^2 y^T Q^2 y / n`` with ``Q = (P + gamma)^{-1}``, ``P = c K^T S K``, so
+``E_A(0+) = lim gamma varphi(gamma)`` is the ``y``-weighted spectral mass of ``P`` at 0,
+i.e. ``lim ||Pi_{ker(XK)} y||^2 / n``.
+
+Below the interpolation threshold (``c < 1``)
+---------------------------------------------
+``P`` has rank ``p`` out of ``n``: an atom of mass ``1 - c`` at 0.  The block traces
+(order ``G11, G12, G13, G22, G23, G33``) scale like
+
+.. math::
+
+    G_{11} = \alpha/\gamma,\ G_{12} = \rho,\ G_{13} = \sigma/\gamma,\
+    G_{22} = \kappa\gamma,\ G_{23} = \omega,\ G_{33} = \tau/\gamma \quad (+\ \text{higher orders}),
+
+(checked numerically for ``d = 0`` and ``d != 0``, ``a_1 = d`` included).  The leading
+order in ``gamma`` of the 9 fixed-point equations (:func:`reduced_system_below`) is a
+``gamma``-free algebraic system.  Its ``(3,3)`` entry gives ``omega = 1 - c``; the exact
+identity ``G_23 = 1 - c tau(S K Q K^T) = gamma G_11`` gives ``alpha = omega``, hence
+
+* noise only: ``E_A(0+) = alpha = 1 - c`` for every ``(a_1, nu, d)``;
+* ``a_1 = 0``: everything is explicit given the root ``rho`` of a cubic
+  (:func:`a1_zero_cubic`), and ``E_A(0+) = (1-c)(1 - s rho (c d - 2 nu rho)/((1+s) c^2))``
+  (``s = ||mu||^2``); ``d = 0`` gives ``rho = 0`` and ``E_A(0+) = 1 - c`` whatever the signal;
+* aligned weights: ``E_A(0+)`` is an explicit rational function of
+  ``(alpha, rho, sigma, tau, kappa, omega)`` (:func:`aligned_ridgeless_error`), but for
+  ``a_1 != 0`` these solve the reduced system, in which ``rho`` is algebraic of degree 7
+  (e.g. at ``c = 1/2, a_1 = 3/5, nu = 19/25, d = 0``): no closed form in radicals;
+  they are computed by Newton on the reduced system (:func:`ridgeless_traces`);
+* general geometry: the same scaled traces in the 12x12 Woodbury formula, whose
+  ``gamma -> 0`` limit is taken numerically on the ``gamma``-free expression
+  (:func:`general_ridgeless_error`).
+
+Above the threshold (``c > 1``)
+-------------------------------
+``X^T X`` and (a.s.) ``K`` are invertible, ``P`` has no kernel and ``E_A(0+) = 0`` for any
+signal.  If ``K`` is definite (e.g. ``d`` large) ``P`` is bounded below and
+``E_A = O(gamma^2)``; if ``K`` is indefinite (``d = 0``) ``P ~ K^2`` near 0 has a
+``lambda^{-1/2}`` density and ``G_11 = beta/sqrt(gamma)``, ``G_12 = rho``, ``G_13 = sigma``,
+``G_22 = kappa sqrt(gamma)``, ``G_23 = beta sqrt(gamma)``, ``G_33 = tau``, so
+``E_A = (beta/2) sqrt(gamma) + o(sqrt(gamma))`` with ``tau = 1/(c-1)`` and, for
+``a_1 = d = 0``, ``beta = sqrt(c/(nu (c-1)))``.
+"""
+
+from __future__ import annotations
+
+
+import mpmath
+import sympy as sp
+
+from symrmt.cache import cached
+from symrmt.models.attention import equations as S
+
+eps = sp.Symbol("epsilon", positive=True)
+alpha, rho, sigma, tau, kappa, omega, beta = sp.symbols("alpha rho sigma tau kappa omega beta", real=True)
+#: scaled ridgeless block traces (c < 1), in the order of ``G_SYMBOLS``
+BELOW = (alpha, rho, sigma, kappa, omega, tau)
+
+
+def _compile(args, expr):
+    """The package's one compile step (empty ``__builtins__``), without its common subexpressions."""
+    from symrmt.codegen.compile import compile_expr
+
+    return compile_expr(args, expr, cse=False, floats_ok=True)
+
+
+def scaling_below():
+    """``c < 1``: ``G -> (alpha/eps, rho, sigma/eps, kappa eps, omega, tau/eps)`` with ``eps = gamma``."""
+    vals = (alpha / eps, rho, sigma / eps, kappa * eps, omega, tau / eps)
+    return dict(zip(S.G_SYMBOLS, vals)), {S.gamma: eps}
+
+
+def scaling_above():
+    """``c > 1``, ``K`` indefinite: ``G -> (beta/eps, rho, sigma, kappa eps, beta eps, tau)``, ``eps = sqrt(gamma)``."""
+    vals = (beta / eps, rho, sigma, kappa * eps, beta * eps, tau)
+    return dict(zip(S.G_SYMBOLS, vals)), {S.gamma: eps**2}
+
+
+def leading(expr, sub, gsub, shift=6):
+    """``(order, coefficient)`` of the lowest power of ``eps`` in ``expr`` after the substitution."""
+    x = sp.expand(expr.subs(sub).subs(gsub) * eps**shift)
+    p = sp.Poly(x, eps)
+    low = min(m[0] for m in p.monoms())
+    # factor_terms, not factor: multivariate factor() uses random evaluation points and its
+    # run time varies wildly from run to run (minutes in some runs)
+    return low - shift, sp.factor_terms(p.coeff_monomial(eps**low))
+
+
+def det_factor_below():
+    """The leading coefficient of ``det N`` (common factor of several reduced equations)."""
+    return sp.factor_terms(leading(S.det_N(), *scaling_below())[1])
+
+
+@cached(maxsize=1)
+def reduced_system_below():
+    """The 3x3 matrix of leading coefficients of :func:`symrmt.models.attention.equations.fixed_point_polynomial`
+    under :func:`scaling_below`, with the factor :func:`det_factor_below` divided out where it divides."""
+    F = S.fixed_point_polynomial()
+    sub, gsub = scaling_below()
+    dn = sp.expand(det_factor_below())
+    out = sp.zeros(3, 3)
+    for i in range(3):
+        for j in range(3):
+            co = sp.expand(leading(F[i, j], sub, gsub)[1])
+            q, r = sp.div(co, dn, *BELOW)
+            out[i, j] = sp.factor_terms(q) if r == 0 else sp.factor_terms(co)
+    return out.as_immutable()
+
+
+@cached(maxsize=1)
+def reduced_system_above():
+    """Leading coefficients of the fixed point under :func:`scaling_above` (``c > 1``)."""
+    F = S.fixed_point_polynomial()
+    sub, gsub = scaling_above()
+    return sp.ImmutableMatrix(3, 3, lambda i, j: leading(F[i, j], sub, gsub)[1])
+
+
+# ---------------------------------------------------------------- closed forms (c < 1)
+
+def noise_only_error():
+    """``E_A(0+) = 1 - c`` (``mu = 0``, ``c < 1``, any ``a_1, nu, d``)."""
+    return 1 - S.c
+
+
+def a1_zero_cubic(x=rho):
+    """``a_1 = 0``: the physical ``rho = lim G_12`` solves this cubic (unique real root when
+    ``c d^2 < 2 nu (1 + c)``, since then it is increasing)."""
+    c, nu, d = S.c, S.nu, S.d
+    return 2 * nu**2 * x**3 - 3 * c * d * nu * x**2 + c * (c * d**2 + nu + c * nu) * x - c**3 * d
+
+
+def a1_zero_traces(x=rho):
+    """``a_1 = 0``: ``(alpha, rho, sigma, kappa, omega, tau)`` in terms of ``rho``."""
+    c, nu, d = S.c, S.nu, S.d
+    A = 1 - c
+    return (A, x, -A * (c * d - 2 * nu * x) / c, -c * x / (c * d - 2 * nu * x), A, A * (c * d - 2 * nu * x) / x)
+
+
+def a1_zero_traces_d_zero():
+    """``a_1 = d = 0``: ``rho = sigma = 0``, ``kappa = -c^2/((1-c) nu)``, ``tau = (1-c)^2 nu / c``."""
+    c, nu = S.c, S.nu
+    A = 1 - c
+    return (A, sp.Integer(0), sp.Integer(0), -c**2 / (A * nu), A, A**2 * nu / c)
+
+
+def a1_zero_error(x=rho):
+    """``a_1 = 0``: ``E_A(0+) = (1-c)(1 - s rho (c d - 2 nu rho)/((1+s) c^2))``."""
+    c, nu, d, s = S.c, S.nu, S.d, S.snr
+    return (1 - c) * (1 - s * x * (c * d - 2 * nu * x) / ((1 + s) * c**2))
+
+
+def scaled_limit(phi):
+    """``lim_{gamma->0} gamma phi`` under :func:`scaling_below` (a rational function of the scaled traces)."""
+    sub, gsub = scaling_below()
+    n, dd = sp.fraction(sp.together(phi.subs(sub).subs(gsub) * eps))
+    n, dd = sp.Poly(sp.expand(n), eps), sp.Poly(sp.expand(dd), eps)
+    ln = min(m[0] for m in n.monoms())
+    ld = min(m[0] for m in dd.monoms())
+    if ln < ld:
+        raise ValueError("gamma phi diverges under the ansatz")
+    if ln > ld:
+        return sp.Integer(0)
+    return n.coeff_monomial(eps**ln) / dd.coeff_monomial(eps**ld)
+
+
+@cached(maxsize=1)
+def aligned_ridgeless_error():
+    """``E_A(0+)`` for aligned weights as a rational function of ``(alpha..tau)``, ``||mu||^2``, ``w_K^T w_Q``."""
+    return sp.factor(scaled_limit(S.aligned_phi()))
+
+
+@cached(maxsize=1)
+def a1_zero_ridgeless_error_in_traces():
+    """``lim gamma varphi`` of :func:`symrmt.models.attention.equations.a1_zero_phi`: ``alpha - s sigma^2/((1+s) tau)``."""
+    return sp.factor(scaled_limit(S.a1_zero_phi()))
+
+
+# ---------------------------------------------------------------- numerics
+
+def _numeric_params(c, a1, nu, d):
+    return {S.c: mpmath.mpf(c), S.a1: mpmath.mpf(a1), S.nu: mpmath.mpf(nu), S.d: mpmath.mpf(d)}
+
+
+@cached(maxsize=1)
+def _below_functions():
+    R = reduced_system_below()
+    A = 1 - S.c
+    unknowns = (rho, sigma, kappa, tau)
+    eqs = [R[0, 2], R[1, 2], R[2, 0], R[2, 1]]
+    eqs = [sp.expand(e.subs({alpha: A, omega: A})) for e in eqs]
+    allres = [sp.expand(R[i, j].subs({alpha: A, omega: A})) for i in range(3) for j in range(3)]
+    args = unknowns + (S.c, S.a1, S.nu, S.d)
+    f = _compile(args, eqs)
+    fall = _compile(args, allres)
+    return f, fall
+
+
+def ridgeless_traces(c, a1, nu, d, dps: int = 50, seed=None):
+    """Scaled ridgeless traces ``(alpha, rho, sigma, kappa, omega, tau)`` for ``c < 1`` (mpf).
+
+    Newton (``mpmath.findroot``) on four of the reduced equations with ``alpha = omega = 1 - c``;
+    the seed is ``gamma G`` etc. from the fixed point at ``gamma = 1e-6`` unless given.
+    Returns the traces and the largest residual of all nine reduced equations.
+    """
+    from symrmt.models.attention.solver import FixedPoint
+
+    f, fall = _below_functions()
+    with mpmath.workdps(dps + 10):
+        cc, aa, nn, dd = (mpmath.mpf(x) for x in (c, a1, nu, d))
+        if seed is None:
+            g0 = mpmath.mpf("1e-6")
+            fp = FixedPoint(c, a1, nu, d)
+            gv, _, _ = fp.solve(g0, 30)
+            seed = (gv[1], gv[2] * g0, gv[3] / g0, gv[5] * g0)
+        sol = mpmath.findroot(lambda *x: f(*x, cc, aa, nn, dd), [mpmath.mpf(x) for x in seed])
+        r, s, k, t = (sol[i] for i in range(4))
+        res = max(abs(v) for v in fall(r, s, k, t, cc, aa, nn, dd))
+        A = 1 - cc
+        out = (A, r, s, k, A, t)
+    return out, res
+
+
+def evaluate(expr, traces, c, a1, nu, d, snr=0, wkwq=0, dps: int = 50):
+    """Evaluate a SymPy expression in the scaled traces and the parameters with mpmath."""
+    args = BELOW + (S.c, S.a1, S.nu, S.d, S.snr, S.wkwq)
+    fn = _compile(args, expr)
+    with mpmath.workdps(dps):
+        return fn(*traces, *(mpmath.mpf(x) for x in (c, a1, nu, d, snr, wkwq)))
+
+
+def general_ridgeless_error(traces, c, a1, geometry, dps: int = 50):
+    r"""``E_A(0+)`` for any geometry: ``lim_{eps->0} eps varphi`` of the 12x12 Woodbury formula
+    evaluated on ``G(eps) = (alpha/eps, rho, sigma/eps, kappa eps, omega, tau/eps)``.
+
+    The limit is taken numerically: the expression is evaluated at ``eps = 10^{-dps}`` and
+    ``10^{-dps-5}`` (error ``O(eps)``) at ``3 dps + 20`` working digits; the second value
+    and the difference of the two are returned.
+    """
+    from symrmt.models.attention.solver import lowrank_D, woodbury_value
+
+    vals = []
+    work = 3 * dps + 20
+    k = dps
+    with mpmath.workdps(work):
+        Dm = lowrank_D(geometry, a1, c, work)
+        a, r, s, kk, w, t = (mpmath.mpf(x) for x in traces)
+        for e in (mpmath.mpf(10) ** (-k), mpmath.mpf(10) ** (-k - 5)):
+            g = [a / e, r, s / e, kk * e, w, t / e]
+            phi, _ = woodbury_value(g, [0] * 6, Dm)
+            vals.append(e * phi)
+    return vals[1], abs(vals[1] - vals[0])
+
+
+# ---------------------------------------------------------------- c > 1
+
+def rate_above_a1_d_zero():
+    """``a_1 = d = 0``, ``c > 1``: ``E_A ~ (beta/2) sqrt(gamma)`` with ``beta = sqrt(c/(nu (c-1)))``."""
+    return sp.sqrt(S.c / (S.nu * (S.c - 1))) / 2
+
+
+@cached(maxsize=1)
+def _above_functions():
+    R = reduced_system_above()
+    t0 = 1 / (S.c - 1)
+    # (0,0) and (0,1) carry the factor (tau + 1) != 0; (2,0), (2,1), (0,2) as they are
+    eqs = [sp.cancel(R[0, 0] / (tau + 1)), sp.cancel(R[0, 1] / (kappa * (tau + 1))), R[2, 0], R[2, 1]]
+    eqs = [sp.expand(e.subs(tau, t0)) for e in eqs]
+    args = (beta, rho, sigma, kappa, S.c, S.a1, S.nu, S.d)
+    return _compile(args, eqs)
+
+
+def rate_above(c, a1, nu, d, dps: int = 40, seed_gamma="1e-8"):
+    """``c > 1``, ``K`` indefinite: ``(beta, rho, sigma, kappa)``; ``E_A ~ (beta/2) sqrt(gamma)``."""
+    from symrmt.models.attention.solver import FixedPoint
+
+    f = _above_functions()
+    with mpmath.workdps(dps + 10):
+        g0 = mpmath.mpf(seed_gamma)
+        gv, _, _ = FixedPoint(c, a1, nu, d).solve(g0, 30)
+        r0 = mpmath.sqrt(g0)
+        seed = [gv[0] * r0, gv[1], gv[2], gv[3] / r0]
+        cc, aa, nn, dd = (mpmath.mpf(x) for x in (c, a1, nu, d))
+        sol = mpmath.findroot(lambda *x: f(*x, cc, aa, nn, dd), seed)
+        return tuple(sol[i] for i in range(4))

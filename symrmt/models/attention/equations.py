@@ -1,0 +1,377 @@
+r"""Symbolic layer: the deterministic equivalents as SymPy objects.
+
+Everything in this module is SymPy.  Every formula the package evaluates is
+written here once; :mod:`symrmt.models.attention.solver` compiles these expressions to mpmath.
+
+Model and route (``docs/theory.md`` sections 2 to 5)
+----------------------------------------------------
+Gaussian-equivalent kernel, with ``b^2 = nu - a_1^2`` and ``S = X^T X / p``::
+
+    K ~ a_1 (X^T W X / p - I) + b G/sqrt(p) + d I .
+
+Noise-only part (``mu = 0``, ``W = I``): ``K_0 = a_1 S + (d - a_1) I + b Gt``.
+The resolvent ``Q = (c K^T S K + gamma I)^{-1}`` is the top-left block of the
+inverse of the symmetric linear pencil
+
+.. math::
+
+    L = \begin{pmatrix} \gamma I & K^T & 0 \\ K & 0 & I \\ 0 & I & c S \end{pmatrix}
+      = L_0 \otimes I + A_S \otimes S + A_G \otimes \tilde G ,
+
+and the 3x3 block-trace matrix ``Gm = (id (x) tau)(L^{-1})`` solves the
+operator-valued fixed point ``Gm = (L_0 + R(-Gm))^{-1}`` with the R-transforms
+of a free Poisson element (rate ``c``, jump ``1/c``) and a semicircular one
+(variance ``1/c``):
+
+.. math::
+
+    R(B) = A_S (I - B A_S / c)^{-1} + \tfrac{1}{c} A_G B A_G .
+
+Low-rank parts (signal and weights).  After rotating ``(mu, w_K, w_Q)`` into the
+first three coordinates, with ``mu = (m_1, m_2, m_3)``, ``w_K = (k_1, k_2, k_3)``,
+``w_Q = (q_1, q_2, q_3)`` and ``V = y m^T + Xi`` the three split rows, the full
+pencil is ``L_noise + U D U^T`` with ``U = I_3 (x) E``,
+``E = [y, xi_1, xi_2, xi_3]/sqrt(n)`` and ``C = [m^T; I_3]``, ``A = I + k q^T``:
+
+.. math::
+
+    D = \begin{pmatrix} 0 & \frac{a_1}{c} C A^T C^T & 0 \\
+        \frac{a_1}{c} C A C^T & 0 & 0 \\ 0 & 0 & C C^T \end{pmatrix} .
+
+Since ``E^T L_noise^{-1} E -> Gm (x) I_4``, Woodbury gives, with ``H = Gm (x) I_4``
+and ``x = (I + D H)^{-1} e`` (``e`` picks block 1, direction ``y``):
+
+.. math::
+
+    \frac{1}{n} y^T Q y \to \varphi = e^T H x, \qquad
+    E_A = -\gamma^2 \partial_\gamma \varphi = -\gamma^2\, x^T (\partial_\gamma Gm \otimes I_4)\, x ,
+
+the last identity because ``D`` and ``H`` are symmetric and
+``d/dgamma [H (I + D H)^{-1}] = (I + H D)^{-1} H' (I + D H)^{-1}``.
+``partial_gamma Gm`` comes from implicit differentiation of the fixed point.
+"""
+
+from __future__ import annotations
+
+
+import sympy as sp
+
+from symrmt.errors import ParameterError
+from symrmt.cache import cached
+
+# ---------------------------------------------------------------- symbols
+c = sp.Symbol("c", positive=True)
+gamma = sp.Symbol("gamma", positive=True)
+a1 = sp.Symbol("a_1", real=True)
+nu = sp.Symbol("nu", nonnegative=True)
+d = sp.Symbol("d", real=True)
+snr = sp.Symbol(r"\|\mu\|^2", nonnegative=True)
+m = sp.Symbol("m", positive=True)
+wkwq = sp.Symbol("w_K^T w_Q", real=True)
+
+#: order of the scalar parameters of every compiled function
+PARAMS = (gamma, c, a1, nu, d)
+
+#: the independent entries of the symmetric 3x3 block-trace matrix
+G_INDEX = ((0, 0), (0, 1), (0, 2), (1, 1), (1, 2), (2, 2))
+G_SYMBOLS = tuple(sp.Symbol(f"G_{{{i + 1}{j + 1}}}", real=True) for i, j in G_INDEX)
+
+#: coordinates of (mu, w_K, w_Q) after the rotation
+MU = sp.symbols("m_1:4", real=True)
+WK = sp.symbols("k_1:4", real=True)
+WQ = sp.symbols("q_1:4", real=True)
+COORDS = MU + WK + WQ
+
+
+def block_trace_matrix(symbols=G_SYMBOLS) -> sp.Matrix:
+    """The symmetric 3x3 matrix ``Gm`` of block traces of ``L^{-1}``."""
+    gm = sp.zeros(3, 3)
+    for (i, j), s in zip(G_INDEX, symbols):
+        gm[i, j] = s
+        gm[j, i] = s
+    return gm
+
+
+def noise_pencil():
+    """``(L_0, A_S, A_G / b)`` of the noise-only pencil ``L = L_0 + A_S (x) S + A_G (x) Gt``.
+
+    ``A_G = b P`` with ``b^2 = nu - a_1^2``; only ``b^2`` enters the limit, so the
+    matrix returned is ``P`` and the factor ``b^2`` is applied in :func:`r_transform`.
+    """
+    e = d - a1
+    L0 = sp.Matrix([[gamma, e, 0], [e, 0, 1], [0, 1, 0]])
+    A_S = sp.Matrix([[0, a1, 0], [a1, 0, 0], [0, 0, c]])
+    P = sp.Matrix([[0, 1, 0], [1, 0, 0], [0, 0, 0]])
+    return L0, A_S, P
+
+
+def b_squared():
+    """``b^2 = nu - a_1^2``: the variance of the nonlinear (semicircular) noise."""
+    return nu - a1**2
+
+
+def fixed_point_polynomial(gm: sp.Matrix | None = None, expand: bool = True) -> sp.Matrix:
+    r"""Residual of the noise-only fixed point, cleared of denominators.
+
+    With ``N = c I + Gm A_S`` (so ``A_S (I + Gm A_S / c)^{-1} = c A_S N^{-1}``), the
+    fixed point ``(L_0 + R(-Gm)) Gm = I`` multiplied by ``det N`` reads
+
+    .. math::
+
+        \det N \,(L_0 Gm - \tfrac{b^2}{c} P Gm P Gm - I) + c A_S \operatorname{adj}(N) Gm = 0 ,
+
+    nine polynomial equations in the six entries of ``Gm`` (consistent at the
+    solution).  The physical solution has ``det N != 0``; the solver checks it.
+
+    ``expand=False`` returns the same polynomials unexpanded, in the product form
+    above: about six times fewer arithmetic operations once compiled, which is
+    what the numeric solver evaluates (``tests/test_numeric.py`` checks that both
+    forms expand to the same polynomials).
+    """
+    gm = block_trace_matrix() if gm is None else gm
+    L0, A_S, P = noise_pencil()
+    N = c * sp.eye(3) + gm * A_S
+    detN = N.det(method="berkowitz")
+    adjN = N.adjugate(method="berkowitz")
+    if expand:
+        detN = sp.expand(detN)
+    res = detN * (L0 * gm - b_squared() / c * P * gm * P * gm - sp.eye(3)) + c * A_S * adjN * gm
+    return res.applyfunc(sp.expand) if expand else res
+
+
+#: the kernel strength of :func:`fixed_point_homotopy`
+T_STRENGTH = sp.Symbol("t_hom", nonnegative=True)
+
+
+def fixed_point_homotopy(t=T_STRENGTH) -> sp.Matrix:
+    r"""The residual of :func:`fixed_point_polynomial` (product form) with the random part scaled.
+
+    The pencil ``L_0 + t A_S (x) S + sqrt(t) b P (x) Gt`` (a Wishart part scaled by ``t``, the
+    semicircular part by ``sqrt(t)``): ``A_S -> t A_S`` in ``R`` and ``b^2 -> t b^2``; ``L_0`` is kept.
+    At ``t = 1`` it is :func:`fixed_point_polynomial` (``expand=False``); at ``t = 0`` it is
+    ``c^3 (L_0 Gm - I)``, whose only root is ``L_0^{-1}``.  Used to prove the branch by continuation
+    in ``t`` (:mod:`symrmt.engine.prove_chain`)."""
+    gm = block_trace_matrix()
+    L0, A_S, P = noise_pencil()
+    A = t * A_S
+    N = c * sp.eye(3) + gm * A
+    detN = N.det(method="berkowitz")
+    adjN = N.adjugate(method="berkowitz")
+    return detN * (L0 * gm - t * b_squared() / c * P * gm * P * gm - sp.eye(3)) + c * A * adjN * gm
+
+
+def r_transform_equation():
+    """The fixed point as a printable SymPy ``Eq`` (matrix form, for LaTeX)."""
+    gm = block_trace_matrix()
+    L0, A_S, P = noise_pencil()
+    R = A_S * (sp.eye(3) + gm * A_S / c).inv() - b_squared() / c * P * gm * P
+    return L0, A_S, P, R
+
+
+def pencil_map(gm: sp.Matrix | None = None) -> sp.Matrix:
+    """``L_0 + R(-Gm)``, whose inverse is ``Gm`` at the fixed point (the damped-iteration map)."""
+    gm = block_trace_matrix() if gm is None else gm
+    L0, A_S, P = noise_pencil()
+    N = c * sp.eye(3) + gm * A_S
+    detN = sp.expand(N.det(method="berkowitz"))
+    return L0 + (c * A_S * N.adjugate(method="berkowitz")) / detN - b_squared() / c * P * gm * P
+
+
+def det_N(gm: sp.Matrix | None = None):
+    """``det(c I + Gm A_S)``, which must not vanish at the physical solution."""
+    gm = block_trace_matrix() if gm is None else gm
+    _, A_S, _ = noise_pencil()
+    return sp.expand((c * sp.eye(3) + gm * A_S).det(method="berkowitz"))
+
+
+@cached(maxsize=2)
+def fixed_point_system(expand: bool = True):
+    """Residual ``F`` (9 entries), Jacobian ``dF/dG`` (9x6) and ``dF/dgamma`` (9).
+
+    All three are (immutable) SymPy matrices; the Jacobians are exact symbolic derivatives,
+    used for Newton's method and for the implicit derivative
+    ``dG/dgamma = -(dF/dG)^+ dF/dgamma``.  ``expand`` as in :func:`fixed_point_polynomial`.
+    """
+    F = sp.Matrix(list(fixed_point_polynomial(expand=expand)))
+    J = F.jacobian(G_SYMBOLS)
+    Fg = F.diff(gamma)
+    return F.as_immutable(), J.as_immutable(), Fg.as_immutable()
+
+
+# ---------------------------------------------------------------- low-rank part
+
+def lowrank_coords(r: int = 1) -> tuple:
+    """Coordinate symbols of ``(mu, w_K^1..w_K^r, w_Q^1..w_Q^r)`` in an orthonormal basis of ``R^{2r+1}``.
+
+    Row-major: the ``2r+1`` coordinates of ``mu``, then of each ``w_K^j``, then of each
+    ``w_Q^j``.  For ``r = 1`` these are :data:`COORDS`.
+    """
+    if r == 1:
+        return COORDS
+    k = 2 * r + 1
+    return tuple(sp.Symbol(f"b_{{{i},{j}}}", real=True) for i in range(k) for j in range(k))
+
+
+def woodbury_D(coords=None, r: int = 1) -> sp.Matrix:
+    r"""The ``3(k+1) x 3(k+1)`` matrix ``D`` of the low-rank (signal + weights) part, ``k = 2r+1``.
+
+    With ``W = I + sum_j w_K^j (w_Q^j)^T`` the rotated coordinates span ``k`` directions,
+    ``C = [m^T; I_k]`` and ``A = I_k + sum_j k_j q_j^T``; for ``r = 1`` this is the
+    12x12 matrix of the module docstring.
+    """
+    k = 2 * r + 1
+    coords = lowrank_coords(r) if coords is None else tuple(coords)
+    if len(coords) != k * k:
+        raise ParameterError(f"woodbury_D: rank {r} needs {k * k} coordinates, got {len(coords)}")
+    rows = [sp.Matrix(coords[i * k:(i + 1) * k]) for i in range(k)]
+    mu, ks, qs = rows[0], rows[1:1 + r], rows[1 + r:]
+    C = sp.Matrix.vstack(mu.T, sp.eye(k))
+    A = sp.eye(k)
+    for kj, qj in zip(ks, qs):
+        A += kj * qj.T
+    Z = sp.zeros(k + 1, k + 1)
+    CAC = C * A * C.T
+    return sp.Matrix(sp.BlockMatrix([
+        [Z, a1 / c * CAC.T, Z],
+        [a1 / c * CAC, Z, Z],
+        [Z, Z, C * C.T],
+    ]))
+
+
+def woodbury_H(gm: sp.Matrix | None = None, size: int = 4) -> sp.Matrix:
+    """``H = Gm (x) I_size``: the compressed noise-only resolvent in the basis ``E``."""
+    gm = block_trace_matrix() if gm is None else gm
+    return sp.kronecker_product(gm, sp.eye(size))
+
+
+def phi_compressed(gm, M, Delta, gram_rows):
+    r"""Woodbury through a factorization ``D = (I_3 (x) C) Delta (I_3 (x) C)^T``.
+
+    With ``U = I_3 (x) E C``: ``e^T H U = g_1^T (x) M^T`` (``g_1`` the first column of
+    ``Gm``, ``M`` the coordinates of ``mu``) and ``U^T H U = Gm (x) C^T C``, so
+
+    .. math:: \varphi = G_{11} - (g_1 \otimes M)^T \Delta (I + (Gm \otimes C^T C) \Delta)^{-1} (g_1 \otimes M).
+    """
+    g1 = gm[:, 0]
+    u = sp.kronecker_product(g1, M)
+    inner = sp.kronecker_product(gm, gram_rows)
+    k = inner.shape[0]
+    return gm[0, 0] - (u.T * Delta * (sp.eye(k) + inner * Delta).inv() * u)[0]
+
+
+@cached(maxsize=2)
+def aligned_phi(lu: bool = False):
+    r"""Rank-one alignment (``w_K, w_Q`` parallel to ``mu``): ``varphi`` in closed form.
+
+    Here ``C = (||mu||, 1)^T`` and ``A = 1 + w_K^T w_Q`` are scalars' worth, so
+    ``D = (I_3 (x) C) Delta (I_3 (x) C)^T`` with
+    ``Delta = [[0, beta, 0], [beta, 0, 0], [0, 0, 1]]``, ``beta = a_1 (1 + w_K^T w_Q)/c``,
+    and ``C^T C = 1 + ||mu||^2``:
+
+    .. math:: \varphi = G_{11} - \|\mu\|^2 g_1^T \Delta (I_3 + (1 + \|\mu\|^2) Gm \Delta)^{-1} g_1 .
+
+    The weights enter only through ``w_K^T w_Q``.
+
+    ``lu=True`` gives the same rational function with the 3x3 solve written as
+    ``LUsolve`` (elimination in the natural order) instead of an explicit
+    inverse: about 20 times fewer operations once compiled, and its derivative
+    is derived in a fraction of the time.  The numeric layer compiles that form;
+    ``tests/test_perf.py`` checks that the two agree exactly.
+    """
+    gm = block_trace_matrix()
+    beta = a1 * (1 + wkwq) / c
+    Delta = sp.Matrix([[0, beta, 0], [beta, 0, 0], [0, 0, 1]])
+    g1 = gm[:, 0]
+    if lu:
+        return gm[0, 0] - snr * (g1.T * Delta * (sp.eye(3) + (1 + snr) * gm * Delta).LUsolve(g1))[0]
+    return gm[0, 0] - snr * (g1.T * Delta * (sp.eye(3) + (1 + snr) * gm * Delta).inv() * g1)[0]
+
+
+@cached(maxsize=1)
+def a1_zero_phi():
+    r"""``a_1 = 0``: ``varphi = G_11 - G_13^2 ||mu||^2 / (1 + (1 + ||mu||^2) G_33)``.
+
+    With ``a_1 = 0`` only the ``(3, 3)`` block ``C C^T`` of ``D`` survives: the weights
+    drop out of ``D`` entirely, and the signal enters only through ``G_13``, which
+    vanishes when ``d = 0`` (symmetry ``K -> -K``).  Derived (and asserted) in
+    ``symrmt.derivations.a1_zero`` from :func:`phi_compressed`.
+    """
+    gm = block_trace_matrix()
+    return gm[0, 0] - gm[0, 2] ** 2 * snr / (1 + (1 + snr) * gm[2, 2])
+
+
+def phi_derivative(phi):
+    """``d varphi / d gamma = sum_ij (d varphi / d G_ij) dG_ij/dgamma`` (chain rule), as a
+    function of the ``G`` symbols and their derivatives ``dG_ij`` (returned symbols)."""
+    dsyms = tuple(sp.Symbol("\\dot " + str(s), real=True) for s in G_SYMBOLS)
+    return sum(sp.diff(phi, s) * ds for s, ds in zip(G_SYMBOLS, dsyms)), dsyms
+
+
+# ---------------------------------------------------------------- ridge regression
+
+def mp_quadratic(mm=m):
+    """Marchenko-Pastur: ``m = tau((X^T X/n + gamma)^{-1})`` for ``mu = 0`` solves this = 0.
+
+    From the free Poisson R-transform ``R(w) = c/(1 - w)``:
+    ``m = 1/(gamma + c/(1 + m))``, i.e. ``gamma m^2 + (gamma + c - 1) m - 1 = 0``.
+    """
+    return sp.expand((mm * (gamma + c / (1 + mm)) - 1) * (1 + mm))
+
+
+def mp_root():
+    """The physical root: the one with ``m > 0`` at ``z = -gamma < 0``."""
+    roots = sp.solve(mp_quadratic(), m)
+    # the product of the roots is -1/gamma < 0: exactly one is positive
+    for r in roots:
+        if r.subs({gamma: 1, c: 1}) > 0:
+            return r
+    raise AssertionError("no positive Marchenko-Pastur root")  # pragma: no cover
+
+
+def ridge_quadratic_form():
+    r"""``y^T Q_0 y / n`` in terms of ``m``: Sherman-Morrison with ``v = \|\mu\| y + \xi``.
+
+    ``X^T X / n = Z'^T Z'/n + v v^T / n``; in the basis ``[y, xi]/sqrt(n)`` the
+    compressed resolvent is ``m I_2`` and the rank-one part has coefficient
+    ``(sqrt(snr), 1)``.  Returns the simplified rational function of ``m`` and ``snr``.
+    """
+    s = sp.sqrt(snr)
+    u = sp.Matrix([s, 1])
+    D = u * u.T
+    H = m * sp.eye(2)
+    val = (H * (sp.eye(2) + D * H).inv())[0, 0]
+    return sp.factor(sp.simplify(val))
+
+
+def ridge_error_in_m():
+    """``E_RR = -gamma^2 d/dgamma [y^T Q_0 y/n]`` with ``dm/dgamma`` by implicit differentiation."""
+    phi = ridge_quadratic_form()
+    P = mp_quadratic()
+    dm = -sp.diff(P, gamma) / sp.diff(P, m)
+    return sp.factor(sp.simplify(-gamma**2 * sp.diff(phi, m) * dm))
+
+
+def ridge_error_closed_form():
+    """``E_RR(gamma; c, snr)`` as an explicit expression (``m`` replaced by its root)."""
+    return ridge_error_in_m().subs(m, mp_root())
+
+
+def mp_root_stable():
+    """:func:`mp_root` in a form without cancellation, for numeric evaluation.
+
+    With ``b = gamma + c - 1`` and ``D = b^2 + 4 gamma`` the root is ``(sqrt(D) - b)/(2 gamma)``;
+    for ``b >= 0`` (large ``gamma``) the numerator cancels, and its rationalized form
+    ``2/(b + sqrt(D))`` does not (the two are equal because ``D - b^2 = 4 gamma``).
+    """
+    b = gamma + c - 1
+    D = b**2 + 4 * gamma
+    return sp.Piecewise((2 / (b + sp.sqrt(D)), b >= 0), ((sp.sqrt(D) - b) / (2 * gamma), True))
+
+
+def ridge_error_stable_form():
+    """:func:`ridge_error_closed_form` with the root :func:`mp_root_stable`: the form the numeric code
+    evaluates (float64 loses every digit of the plain root's numerator beyond ``gamma ~ 1e16 eps``)."""
+    return ridge_error_in_m().subs(m, mp_root_stable())
+
+
+__all__ = [name for name in dir() if not name.startswith("_")]

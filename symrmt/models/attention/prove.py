@@ -1,0 +1,505 @@
+r"""Proved digits: every limit as a ball ``[mid ± rad]`` proved to contain it (python-flint's Arb).
+
+The certified path of :mod:`symrmt.models.attention.theory` solves each system at two working precisions
+that must agree.  This module turns such a solution into a proof, in ball arithmetic
+(`Arb <https://arblib.org>`_ through ``python-flint``): the same SymPy residuals and Jacobians
+that the mpmath solver runs are executed on balls (:func:`arb_function` runs the source that
+:func:`symrmt.codegen.compile.compile_recipe` generated, in a namespace where ``mpf`` makes a ball),
+with every exact parameter an exact ball (``fmpq``).
+
+* **The fixed point** (:func:`krawczyk`): with ``x~`` the mpmath solution, ``Y ~ J(x~)^{-1}`` and
+  the box ``X = x~ + [-r, r]``, the Krawczyk operator
+  ``K(X) = x~ - Y F(x~) + (I - Y J(X)) (X - x~)``, evaluated in ball arithmetic with the
+  parameters as balls, lies inside ``X``: then ``X`` holds exactly one root, inside ``K(X)``,
+  for every parameter value in the balls.
+* **The attention system** has nine equations in six unknowns.  The square system proved is
+  ``G F(G)`` (its six upper entries), with ``F`` the 3x3 residual of
+  :func:`symrmt.models.attention.equations.fixed_point_polynomial` reshaped: ``G F = det N (G M G - G)``
+  is symmetric, so with ``det G != 0`` and ``det N != 0`` on the box (both checked on balls) its
+  roots are exactly the fixed points ``M(G) G = I``.  Its Jacobian is assembled from the same
+  compiled ``F`` and ``dF/dG`` (product rule), and ``dG/dgamma`` solves
+  ``J_sq dG = -G dF/dgamma`` on the proved box.
+* **Derived quantities** (the Woodbury readout, ``E_A = -gamma^2 dvarphi/dgamma``, an engine
+  expression's derivatives in its parameters) are evaluated in ball arithmetic on the proved box.
+* **Hermite data**: a closed form is evaluated as a ball; a quadrature value comes from
+  ``acb.integral`` on ``[-L, L]`` (its error bound is part of the ball) plus a bound on the
+  Gaussian tails (:func:`hermite_ball`).
+* **The branch**: Krawczyk proves *a* root, not *the* root.  For the Marchenko-Pastur resolvent of
+  ridge regression (and any one-unknown polynomial engine system) all real roots are isolated
+  exactly (``fmpq_poly.complex_roots``) and exactly one must lie in the sanity region
+  (``0 < m <= 1/gamma``); a box around another root is refused with :class:`BranchError`.  For
+  larger engine systems (by default up to :data:`symrmt.engine.prove.CHAIN_DEFAULT_UNKNOWNS` unknowns) and,
+  on request, the attention fixed point, a chain of parametric Krawczyk boxes along the homotopy
+  (:mod:`symrmt.engine.prove_chain`) proves the root to be the continuation of ``L_0^{-1}`` at zero
+  strength (``"continued"``); otherwise only the sanity bounds are proved on the ball
+  (``0 < tau(Q) <= 1/gamma``, ``0 <= E_A <= 1``) and that no other root lies in the sanity region
+  is **not** proved: ``branch`` says which (``"isolated"``, ``"continued"`` or ``"sanity"``).
+
+What a ball means: the exact large-``n`` limit *as the package's equations define it*.  The
+Gaussian-equivalence and deterministic-equivalent theorems that connect those equations to the
+random matrices are the mathematics' part (``docs/prove.md``).
+
+The rooms: the ball arithmetic and Krawczyk's test are :mod:`symrmt.arb`, the Hermite balls
+:mod:`symrmt.hermite.balls`, the engine's traces :mod:`symrmt.engine.prove`; this module proves the
+paper's model (Marchenko-Pastur and ridge, the attention fixed point, :func:`prove_limit`) and
+re-exports the others' public names.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+import sympy as sp
+
+from symrmt.cache import cache_dict, cached
+from symrmt.errors import BranchError
+
+# the ball arithmetic, the Hermite balls and the engine's proofs live in their own rooms; re-exported here
+from symrmt.arb import (  # noqa: F401
+    ESCALATIONS, GUARD_BITS, INSTALL, ProofError, ProveUnavailable, arb_checked, arb_function, ball_json, ball_parts,
+    ball_text, bits_for, check_radius, isolate_real_roots, krawczyk, mat_solve, relative_ok, require_flint, sympy_ball,
+    to_arb, working_bits,
+)
+from symrmt.engine.prove import TraceBall, prove_trace  # noqa: F401
+from symrmt.hermite.balls import hermite_ball, prove_hermite_report  # noqa: F401
+
+__all__ = [
+    "ProofError",
+    "ProveUnavailable",
+    "require_flint",
+    "arb_function",
+    "krawczyk",
+    "ball_json",
+    "ball_text",
+    "prove_mp_root",
+    "prove_ridge",
+    "prove_attention",
+    "prove_trace",
+    "prove_limit",
+    "balls_json",
+    "hermite_ball",
+    "prove_hermite_report",
+]
+
+
+# ---------------------------------------------------------------- Marchenko-Pastur / ridge
+
+@cached(maxsize=256)
+def _mp_sources():
+    """Generated source of ``(P(m), dP/dm)`` (:func:`~symrmt.models.attention.equations.mp_quadratic`) and of the
+    closed-form root :func:`~symrmt.models.attention.equations.mp_root` (through the package's compile step)."""
+    import inspect
+
+    from symrmt.codegen.compile import compile_expr
+    from symrmt.models.attention import equations as S
+
+    quad = compile_expr([S.m, S.gamma, S.c], [S.mp_quadratic(), sp.diff(S.mp_quadratic(), S.m)])
+    root = compile_expr([S.gamma, S.c], S.mp_root())
+    return inspect.getsource(quad), inspect.getsource(root)
+
+
+@cached(maxsize=256)
+def _mp_coefficients():
+    """Coefficients (in ``gamma``, ``c``; lowest degree first) of the numerator of
+    :func:`~symrmt.models.attention.equations.mp_quadratic`, a polynomial in ``m`` (its denominator is free of ``m``)."""
+    from symrmt.models.attention import equations as S
+
+    num, den = sp.fraction(sp.cancel(sp.together(S.mp_quadratic())))
+    if den.has(S.m):
+        raise ProofError("the Marchenko-Pastur equation is not polynomial in m after cancellation")
+    return tuple(reversed(sp.Poly(num, S.m).all_coeffs()))
+
+
+def _mp_poly(c: Fraction, gamma: Fraction):
+    """The Marchenko-Pastur quadratic of :func:`symrmt.models.attention.equations.mp_quadratic` at exact values,
+    as an ``fmpq_poly`` in ``m`` (coefficients from SymPy)."""
+    from symrmt.models.attention import equations as S
+
+    flint = require_flint()
+    subs = {S.c: sp.Rational(c.numerator, c.denominator), S.gamma: sp.Rational(gamma.numerator, gamma.denominator)}
+    coeffs = [sp.Rational(cf.subs(subs)) for cf in _mp_coefficients()]
+    return flint.fmpq_poly([flint.fmpq(int(x.p), int(x.q)) for x in coeffs]), None
+
+
+
+
+def prove_mp_root(c, gamma, start, digits: int = 30):
+    """Prove the Marchenko-Pastur root near ``start`` and that it is the physical one.
+
+    Krawczyk on the SymPy quadratic gives a ball around the root near ``start``; all real roots
+    are then isolated exactly, exactly one must lie in ``(0, 1/gamma]``, and the proved ball must
+    be that one; otherwise :class:`BranchError` (e.g. ``start = -1.962`` at ``c = 1/2``,
+    ``gamma = 1/100``, whose physical root is ``50.96``)."""
+
+    require_flint()
+    c, gamma = Fraction(c), Fraction(gamma)
+    with working_bits(bits_for(digits, 10)):
+        fn = arb_function(_mp_sources()[0], "Marchenko-Pastur quadratic")
+        g, cc = to_arb(gamma), to_arb(c)
+        ball = krawczyk(lambda x: [fn(x[0], g, cc)[0]], lambda x: [[fn(x[0], g, cc)[1]]], [to_arb(start)],
+                        "Marchenko-Pastur root")[0]
+        poly, _ = _mp_poly(c, gamma)
+        roots = isolate_real_roots(poly)
+        inv_g = 1 / g
+        physical = [r for r in roots if r > 0 and r <= inv_g]
+        if len(physical) != 1:
+            raise BranchError(f"Marchenko-Pastur at c={c}, gamma={gamma}: {len(physical)} real roots in "
+                              "(0, 1/gamma], not exactly one; the branch is not proved")
+        if not ball.overlaps(physical[0]):
+            raise BranchError(f"the proved Marchenko-Pastur root {ball.str(8)} is not the physical one "
+                              f"{physical[0].str(8)} (the only real root in (0, 1/gamma] at c={c}, gamma={gamma}); "
+                              "a box around another root is refused")
+        return ball.intersection(physical[0])
+
+
+def prove_ridge(c, gammas, snr, digits: int, mids=None):
+    """Balls of ``E_RR(gamma)``: the SymPy closed form :func:`~symrmt.models.attention.equations.ridge_error_closed_form`
+    on balls; its root of the Marchenko-Pastur quadratic is checked to be the physical one by
+    :func:`prove_mp_root` (branch ``"isolated"``)."""
+    from symrmt.codegen.compile import ridge_function
+
+    c = Fraction(c)
+    s = Fraction(snr)
+    root_src = _mp_sources()[1]
+    out = []
+    for g in gammas:
+        g = Fraction(g)
+        bits = bits_for(digits, 10 + 2 * _decades(g))
+        for _ in range(ESCALATIONS):
+            with working_bits(bits):
+                gb, cb = to_arb(g), to_arb(c)
+                # the closed form's root expression is the one isolated in (0, 1/gamma]
+                mroot = arb_function(root_src, "Marchenko-Pastur root")(gb, cb)
+                proved = prove_mp_root(c, g, mroot.mid(), digits)
+                if not proved.overlaps(mroot):
+                    raise BranchError(f"ridge at gamma={g}: the closed form's root is not the physical one")
+                v = arb_function(ridge_function())(gb, cb, to_arb(s))
+                if relative_ok(v, digits):
+                    break
+            bits *= 2
+        check_radius(v, digits, f"E_RR at gamma={g}")
+        if not (v.overlaps(require_flint().arb("0.5", "0.5"))):
+            raise BranchError(f"E_RR at gamma={g} is {v.str(10)}, outside [0, 1]")
+        out.append(v)
+    return out
+
+
+def _decades(g: Fraction) -> int:
+    return abs(len(str(g.numerator)) - len(str(g.denominator))) + 1
+
+
+# ---------------------------------------------------------------- the attention fixed point
+
+def _symmetric(g):
+    out = [[None] * 3 for _ in range(3)]
+    from symrmt.models.attention.equations import G_INDEX
+
+    for (i, j), v in zip(G_INDEX, g):
+        out[i][j] = out[j][i] = v
+    return out
+
+
+def square_system(fjg, params):
+    """``(F, J, F_gamma)`` of the square system ``G R(G)`` (upper entries), ``R`` the 3x3 residual.
+
+    ``fjg`` is the arb version of the compiled flat ``[F (9), dF/dG (54), dF/dgamma (9)]`` of
+    :func:`symrmt.codegen.compile.fixed_point_fjg`: the square system and its Jacobian
+    ``d(G R)/dG_k = E_k R + G dR/dG_k`` are assembled from it, nothing is retyped."""
+    from symrmt.models.attention.equations import G_INDEX
+
+    def parts(xs):
+        v = fjg(xs, params)
+        R = [[v[3 * i + j] for j in range(3)] for i in range(3)]
+        dR = [[[v[9 + 6 * (3 * i + j) + k] for k in range(6)] for j in range(3)] for i in range(3)]
+        Rg = [[v[63 + 3 * i + j] for j in range(3)] for i in range(3)]
+        G = _symmetric(xs)
+        return R, dR, Rg, G
+
+    def F(xs):
+        R, _, _, G = parts(xs)
+        return [sum(G[i][l] * R[l][j] for l in range(3)) for i, j in G_INDEX]
+
+    def J(xs):
+        R, dR, _, G = parts(xs)
+        rows = []
+        for i, j in G_INDEX:
+            row = []
+            for k, (a, b) in enumerate(G_INDEX):
+                val = sum(G[i][l] * dR[l][j][k] for l in range(3))
+                # E_k = e_a e_b^T + e_b e_a^T (once on the diagonal): (E_k R)_ij
+                if i == a:
+                    val += R[b][j]
+                if i == b and a != b:
+                    val += R[a][j]
+                row.append(val)
+            rows.append(row)
+        return rows
+
+    def Fg(xs):
+        _, _, Rg, G = parts(xs)
+        return [sum(G[i][l] * Rg[l][j] for l in range(3)) for i, j in G_INDEX]
+
+    return F, J, Fg
+
+
+_HERMITE_BALLS = cache_dict("symrmt.models.attention.prove._HERMITE_BALLS", 64)
+
+
+def _hermite_cached(f, diagonal, bits):
+    from symrmt.hermite.nonlinearity import Nonlinearity
+
+    key = None
+    if isinstance(f, Nonlinearity):
+        key = (f.text, f.center, str(f.expr), diagonal, bits)
+    elif isinstance(f, str):
+        key = (f, diagonal, bits)
+    if key is not None and key in _HERMITE_BALLS:
+        return _HERMITE_BALLS[key]
+    val = hermite_ball(f, diagonal)
+    if key is not None:
+        if len(_HERMITE_BALLS) > 64:
+            _HERMITE_BALLS.clear()
+        _HERMITE_BALLS[key] = val
+    return val
+
+
+def _gram_factor_arb(gram):
+    """Rows of ``B`` with ``B B^T = gram`` as balls (exact LDL^T, the square roots as balls)."""
+    from symrmt.psd import ldl_pivoted
+
+    flint = require_flint()
+    perm, L, Dg = ldl_pivoted(gram)
+    n = len(Dg)
+    B = [[flint.arb(0)] * n for _ in range(n)]
+    roots = [to_arb(Fraction(x)).sqrt() for x in Dg]
+    for i in range(n):
+        for k in range(i + 1):
+            if Dg[k] != 0:
+                B[perm[i]][k] = to_arb(Fraction(L[i][k])) * roots[k]
+    return B
+
+
+def _woodbury_ball(G, dG, D):
+    """``(varphi, dvarphi/dgamma)`` with ``x = (I + D H)^{-1} e``, ``H = Gm (x) I_s`` (on balls)."""
+    flint = require_flint()
+    gm, dgm = _symmetric(G), _symmetric(dG)
+    n = len(D)
+    s = n // 3
+    H = flint.arb_mat(n, n)
+    for a in range(3):
+        for b in range(3):
+            for i in range(s):
+                H[a * s + i, b * s + i] = gm[a][b]
+    M = flint.arb_mat(n, n, [1 if i == j else 0 for i in range(n) for j in range(n)]) + flint.arb_mat(D) * H
+    e = flint.arb_mat(n, 1)
+    e[0, 0] = 1
+    x = mat_solve(M, e)
+    phi = sum((gm[0][b] * x[b * s, 0] for b in range(3)), flint.arb(0))
+    dphi = flint.arb(0)
+    for a in range(3):
+        for b in range(3):
+            dphi += dgm[a][b] * sum((x[a * s + i, 0] * x[b * s + i, 0] for i in range(s)), flint.arb(0))
+    return phi, dphi
+
+
+class AttentionBall:
+    """A proved attention point: ``error`` (E_A), ``quadratic_form`` (varphi), ``block_traces`` (G), ``branch``."""
+
+    def __init__(self, gamma, error, quadratic_form, block_traces, branch):
+        self.gamma, self.error, self.quadratic_form = gamma, error, quadratic_form
+        self.block_traces, self.branch = block_traces, branch
+
+    def __repr__(self):
+        return f"AttentionBall(gamma={self.gamma}, error={self.error}, branch={self.branch!r})"
+
+
+#: most boxes (tried) of one leg of an attention chain
+ATTENTION_MAX_BOXES = 8000
+#: the kernel-strength leg runs at ``gamma_0 = max(gamma, GAMMA_START)`` (the path is steep near zero
+#: strength at small gamma); the ``gamma`` leg then runs from ``gamma_0`` down at full strength
+GAMMA_START = Fraction(1)
+
+
+def _attention_chain(params, G, what):
+    """Boxes of the chain that connects the proved ``G`` to ``L_0^{-1}``: at ``gamma_0 = max(gamma, 1)``
+    along the kernel strength ``t`` from 0 to 1 (:func:`symrmt.models.attention.equations.fixed_point_homotopy`,
+    its square system ``G F_t(G)``), then at ``t = 1`` along ``gamma`` from ``gamma_0`` down to ``gamma``
+    (the square system of :func:`symrmt.codegen.compile.fixed_point_fjg`).  On each box ``det G != 0`` is
+    proved, so its root is a fixed point.  ``ProofError`` when it cannot be made."""
+    from symrmt.codegen.compile import fixed_point_fjg, fixed_point_homotopy_fjt, noise_L0_function
+    from symrmt.engine.prove_chain import CHAIN_BITS, continuation_chain
+    from symrmt.models.attention.equations import G_INDEX
+
+    flint = require_flint()
+    gamma = params[0]
+    rest = list(params[1:])
+    with working_bits(CHAIN_BITS):
+        g0 = to_arb(GAMMA_START) if gamma < to_arb(GAMMA_START) else gamma
+        p0 = [g0] + rest
+        fjt = arb_function(fixed_point_homotopy_fjt())
+        fjg = arb_function(fixed_point_fjg()[0])
+        L0 = flint.arb_mat(arb_function(noise_L0_function())(p0))
+        try:
+            inv = L0.inv()
+        except ZeroDivisionError:
+            raise ProofError(f"{what}: L_0 is not proved regular") from None
+        start = [inv[i, j] for i, j in G_INDEX]
+
+    def guarded(rows, x):
+        if flint.arb_mat(_symmetric(x)).det().contains(0):  # a root of G F is a fixed point only where det G != 0
+            return [[flint.arb(0, flint.arb("inf"))] * len(x) for _ in x]
+        return [arb_checked(r, "the Jacobian") for r in rows]
+
+    def leg(fn, fn_float, pv_at, scale):
+        def F(x, tt):
+            return arb_checked(square_system(fn, pv_at(tt))[0](x), "the residual")
+
+        def J(x, tt):
+            return guarded(square_system(fn, pv_at(tt))[1](x), x)
+
+        def Ft(x, tt):
+            return [v * scale for v in arb_checked(square_system(fn, pv_at(tt))[2](x), "dF/dt")]
+
+        def approx(x, tt):  # float64 points and tangents (the same recipe printed for NumPy)
+            pv = [float(v.mid()) if hasattr(v, "mid") else float(v) for v in pv_at(flint.arb(tt))]
+            Fs, Js, Fts = square_system(lambda xs, p: [float(v) for v in fn_float(xs, p)], pv)
+            return Fs(x), Js(x), [v * float(scale.mid()) for v in Fts(x)]
+
+        return F, J, Ft, approx
+
+    F, J, Ft, approx = leg(fjt, fixed_point_homotopy_fjt("numpy"), lambda tt: p0 + [tt], flint.arb(1))
+    same = not (gamma < g0) and not (gamma > g0)
+    n1, enc = continuation_chain(F, J, start, list(G) if same else None, what, Ft=Ft, approx=approx,
+                                 max_boxes=ATTENTION_MAX_BOXES)
+    if same:
+        return n1
+    # gamma = g0 + (gamma - g0) u, u from 0 to 1 (dF/du = dF/dgamma (gamma - g0))
+    with working_bits(CHAIN_BITS):
+        span = gamma - g0
+    F, J, Ft, approx = leg(fjg, fixed_point_fjg("numpy")[0], lambda u: [g0 + span * u] + rest, span)
+    n2, _ = continuation_chain(F, J, enc, list(G), what + " (the gamma leg)", Ft=Ft, approx=approx,
+                               max_boxes=ATTENTION_MAX_BOXES)
+    return n1 + n2
+
+
+def prove_attention(f, c, gammas, geometry=None, diagonal: str = "zero", digits: int = 15, points=None,
+                    route: str | None = None, chain: bool = False):
+    """Balls of ``E_A(gamma)`` (a list of :class:`AttentionBall`, in the order given).
+
+    ``points``: the :class:`~symrmt.models.attention.theory.AttentionPoint` of the certified solve (computed
+    here when not given), the centres of the boxes.  ``chain``: prove the branch by continuation in
+    the kernel strength (:func:`_attention_chain`; branch ``"continued"``); when it cannot be made the
+    branch is ``"sanity"`` and the ball's ``note`` says why."""
+    from symrmt.codegen.compile import closed_form_phi, fixed_point_fjg, woodbury_D_function
+    from symrmt.models.attention.theory import _guard, attention_limit, route_for, scaled_nonlinearity
+    from symrmt.models.attention.geometry import as_low_rank
+    from symrmt.models.attention.params import check_c, check_gammas
+
+    flint = require_flint()
+    arb = flint.arb
+    cf = check_c(c)
+    gs = check_gammas(gammas)
+    geometry = as_low_rank(geometry)
+    if points is None:
+        points = attention_limit(f, cf, gs, geometry, diagonal, digits, details=True, route=route)
+    if geometry.alpha != 1:
+        f = scaled_nonlinearity(f, geometry.alpha)
+        geometry = geometry.scaled()
+    fjg_src, detN_src, _ = fixed_point_fjg()
+    out = []
+    for g, pt in zip(gs, points):
+        bits = bits_for(digits, _guard(g) + 10)
+        for _ in range(ESCALATIONS):
+            with working_bits(bits):
+                a1, nu, d = _hermite_cached(f, diagonal, bits)
+                rt = route if route is not None else route_for(a1 if a1 != 0 else 0, geometry)
+                gb, cb = to_arb(g), to_arb(cf)
+                params = [gb, cb, a1, nu, d]
+                F, J, Fg = square_system(arb_function(fjg_src), params)
+                G = krawczyk(F, J, list(pt.block_traces), f"the attention fixed point at gamma={g}")
+                dN = arb_function(detN_src)(G, params)
+                dG_mat = flint.arb_mat(_symmetric(G)).det()
+                if dN.contains(0) or dG_mat.contains(0):
+                    raise ProofError(f"at gamma={g}: det N or det G is not proved non-zero on the box, so the "
+                                     "square system's root is not proved to be a fixed point")
+                dG = mat_solve(flint.arb_mat(J(G)), flint.arb_mat([[-x] for x in Fg(G)]))
+                dG = [dG[i, 0] for i in range(6)]
+                if rt == "noise_only":
+                    phi, dphi = G[0], dG[0]
+                elif rt in ("aligned", "a1_zero"):
+                    vals = arb_function(closed_form_phi(rt))(G, dG, a1, cb, to_arb(geometry.snr),
+                                                            to_arb(geometry.trace_wkwq))
+                    phi, dphi = vals[0], vals[1]
+                else:
+                    B = _gram_factor_arb(geometry.gram())
+                    D = arb_function(woodbury_D_function(geometry.r))([x for row in B for x in row], a1, cb)
+                    phi, dphi = _woodbury_ball(G, dG, D)
+                err = -gb * gb * dphi
+                if relative_ok(err, digits) and relative_ok(phi, digits):
+                    break
+            bits *= 2
+        check_radius(err, digits, f"E_A at gamma={g}")
+        with working_bits(bits):
+            if not (G[0] > 0 and G[0] <= 1 / gb):
+                raise BranchError(f"at gamma={g} the proved tau(Q) = {G[0].str(10)} is not in (0, 1/gamma]: the box "
+                                  "holds a root off the physical branch")
+            if not (err.overlaps(arb("0.5", "0.5")) and phi > 0 and phi.overlaps(arb(1 / gb / 2, (1 / gb / 2).upper()))):
+                raise BranchError(f"at gamma={g}: E_A = {err.str(10)} (must be in [0, 1]) and varphi = {phi.str(10)} "
+                                  "(in (0, 1/gamma]): the proved root is off the physical branch")
+        branch, note = "sanity", None
+        if chain:
+            try:
+                nbox = _attention_chain(params, G, f"the attention branch at gamma={g}")
+            except ProofError as exc:
+                note = f"branch not continued: {exc}"
+            else:
+                branch, note = "continued", f"continued from L_0^-1 at kernel strength 0 by {nbox} boxes"
+        ball = AttentionBall(g, err, phi, tuple(G), branch)
+        ball.note = note
+        out.append(ball)
+    return out
+
+
+# ---------------------------------------------------------------- the model's limits
+
+def prove_limit(f, c, gammas, geometry=None, diagonal: str = "zero", digits: int = 15, branch: bool = False):
+    """Certified values and their proved balls: ``(values, balls)``.
+
+    ``values`` is :func:`symrmt.models.attention.theory.limit`'s dict (mpf lists); ``balls`` has the lists
+    ``"attention"`` and ``"ridge"`` of balls (``flint.arb``) and ``"branch"``: ``{"attention": "sanity",
+    "ridge": "isolated"}`` (see the module docstring); ``branch=True``: the attention branch by
+    continuation in the kernel strength (``"continued"`` when every point's chain closes)."""
+    from symrmt.models.attention.theory import attention_limit, ridge_limit
+    from symrmt.models.attention.geometry import as_low_rank
+
+    require_flint()
+    geometry = as_low_rank(geometry)
+    points = attention_limit(f, c, gammas, geometry, diagonal, digits, details=True)
+    rr = ridge_limit(c, gammas, geometry.snr, digits)
+    att_balls = prove_attention(f, c, gammas, geometry, diagonal, digits, points=points, chain=branch)
+    rr_balls = prove_ridge(c, list(gammas) if isinstance(gammas, (list, tuple)) else [gammas], geometry.snr, digits)
+    values = {"ridge": rr, "attention": [p.error for p in points]}
+    balls = {"attention": [b.error for b in att_balls], "ridge": rr_balls,
+             "branch": {"attention": "continued" if all(b.branch == "continued" for b in att_balls) else "sanity",
+                        "ridge": "isolated"}}
+    notes = [b.note for b in att_balls if b.note and b.branch != "continued"]
+    if notes:
+        balls["notes"] = notes
+    return values, balls
+
+
+BRANCH_NOTE = {
+    "isolated": "branch proved: every real root isolated exactly, exactly one in the sanity region",
+    "continued": "branch proved by continuation: a chain of Krawczyk boxes from L_0^-1 at zero strength",
+    "sanity": "branch: the sanity bounds hold on the ball; that no other root lies there is not proved",
+}
+
+
+def balls_json(balls: dict, digits: int) -> dict:
+    """The ``"proved"`` record of the CLI's JSON: ``{"attention": [{"mid", "rad"}...], "ridge": [...], "branch"}``."""
+    out = {k: [ball_json(x, digits) for x in v] for k, v in balls.items() if k not in ("branch", "notes")}
+    if balls.get("notes"):
+        out["notes"] = list(balls["notes"])
+    if "branch" in balls:
+        out["branch"] = dict(balls["branch"])
+    return out

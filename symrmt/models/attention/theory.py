@@ -1,0 +1,515 @@
+"""Limits of the interpolation errors: the public theory API (mpmath results).
+
+The functions here take the same parameters as :func:`symrmt.models.attention.montecarlo.simulate`
+and return the limits of the same quantities:
+
+* :func:`ridge_limit` -- ``E_RR(gamma)`` of linear ridge regression on the tokens;
+* :func:`attention_limit` -- ``E_A(gamma)`` of nonlinear Attention, with the
+  solved fixed-point quantities (Stieltjes transform, block traces) on request;
+* :func:`limit` -- both, as ``{"ridge": [...], "attention": [...]}``.
+
+What the theory covers
+----------------------
+* ``n, p -> oo`` with ``c = p/n`` fixed; ``gamma > 0``.
+* ``f`` centered (``a_0 = 0``) with ``nu = E[f(xi)^2] < oo``; only ``a_1``,
+  ``nu`` and (for ``diagonal="keep"``) ``d = lim f(t)/t`` enter the limit.
+  ``a_2, a_3, ...`` do not, as long as ``||mu||, ||w_K||, ||w_Q|| = O(1)``; at finite
+  ``n`` they leave corrections of order ``n / p^{3/2} (||w|| ||mu||)^4``.
+* ``W = I + w_K w_Q^T`` of any Gram geometry with ``(mu, w_K, w_Q)`` of order one, and
+  more generally ``W = alpha I + sum_{j<=r} w_K^j (w_Q^j)^T``
+  (:class:`~symrmt.models.attention.geometry.LowRankGeometry`).  ``alpha`` only rescales the kernel's
+  argument: ``f(X^T W X/sqrt(p)) = f_alpha(X^T (W/alpha) X/sqrt(p))`` with
+  ``f_alpha(t) = f(alpha t)``, so the limit is that of ``f_alpha`` (Hermite data
+  taken against ``N(0, 1)``, i.e. those of ``f`` against ``N(0, alpha^2)``; ``d``
+  becomes ``alpha d``) with the weights ``I + sum_j (w_K^j/alpha)(w_Q^j)^T``.
+  ``f_alpha`` must be centered.
+* ``diagonal="zero"`` uses ``d = 0``; ``diagonal="keep"`` uses the ``d`` of ``f`` and
+  is refused when ``f(t)/t`` has no finite limit.
+* The noise law only needs i.i.d. standardized entries (universality).
+
+Precision
+---------
+``digits=D`` returns values with ``D`` correct significant digits.  Each value
+is solved at ``D + guard`` working digits (``guard`` = 10, plus one per decade of
+``gamma`` below 1), where Newton's method must reach a relative step below
+``10**-(D+2)`` (the residual check), and then again at ``D + guard + 10`` digits,
+started from the first solution; the two must agree to ``D`` digits.  If
+either check fails the guard is doubled (twice); after that a
+:class:`~symrmt.models.attention.solver.PrecisionError` is raised, naming what failed, rather
+than a value returned.  The Hermite inputs ``a_1, nu, d`` are computed to
+``HERMITE_EXTRA`` digits beyond the highest working precision, since the
+two-precision comparison cannot see an error in them.
+
+Speed: the SymPy systems are compiled once per process and cached on disk
+(:mod:`symrmt.codegen.codecache`); along a curve each ``gamma`` starts from the
+previous one's solution (float continuation, then the two Newton polishes).
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from dataclasses import dataclass
+
+import mpmath
+
+from symrmt.cache import cache_dict
+from symrmt.core.certify import Disagree, agree, certify
+from symrmt.errors import BranchError, ConvergenceError, PrecisionError, SolverError
+from symrmt.models.attention.solver import FixedPoint, lowrank_D, mpf_of, woodbury_value
+from symrmt.codegen.compile import ridge_function, closed_form_phi
+from symrmt.parsing import check_digits
+from symrmt.models.attention.geometry import Geometry, LowRankGeometry, as_low_rank
+from symrmt.errors import ParameterError
+from symrmt.models.attention.params import check_c, check_diagonal, check_gammas, to_fraction
+
+__all__ = [
+    "AttentionPoint",
+    "BranchError",
+    "ConvergenceError",
+    "PrecisionError",
+    "SolverError",
+    "attention_limit",
+    "hermite_inputs",
+    "limit",
+    "ridge_limit",
+]
+
+GUARD = 10
+ESCALATIONS = 3
+#: gamma values at which attention_limit solves (a PrecisionError naming gamma outside): below
+#: 1e-12 the continuation and guard digits cost minutes, above 1e20 the Woodbury system is
+#: numerically singular at any affordable precision
+ATTENTION_GAMMA_RANGE = (Fraction(1, 10**12), Fraction(10**20))
+#: digits of the Hermite inputs beyond the highest working precision
+HERMITE_EXTRA = 5
+
+
+@dataclass(frozen=True)
+class AttentionPoint:
+    """The solved limit at one ``gamma`` (all values mpf with the requested digits).
+
+    Attributes
+    ----------
+    gamma : mpf
+    error : mpf
+        ``E_A(gamma) = lim (gamma^2/n) y^T Q^2 y``.
+    quadratic_form : mpf
+        ``lim y^T Q y / n`` (``varphi``).
+    stieltjes : mpf
+        ``m(-gamma) = lim tr Q / n``: the Stieltjes transform of the limiting
+        spectrum of ``K^T X^T X K / n`` at ``z = -gamma``.
+    block_traces : tuple
+        The noise-only 3x3 block-trace matrix ``Gm`` (6 entries, order
+        ``G11, G12, G13, G22, G23, G33``), and ``dGm/dgamma`` in ``block_traces_derivative``.
+    """
+
+    gamma: object
+    error: object
+    quadratic_form: object
+    stieltjes: object
+    block_traces: tuple
+    block_traces_derivative: tuple
+
+
+
+def _gstr(g) -> str:
+    """``gamma`` for a message: 8 significant digits, any exponent (``1e-400`` stays ``1.0e-400``, not ``0``)."""
+    from fractions import Fraction
+
+    if isinstance(g, Fraction):
+        with mpmath.workdps(20):
+            return mpmath.nstr(mpmath.mpf(g.numerator) / g.denominator, 8)
+    return mpmath.nstr(g, 8) if isinstance(g, mpmath.mpf) else f"{float(g):.8g}"
+
+def hermite_inputs(f, diagonal: str, dps: int):
+    """``(a_1, nu, d)`` as mpf at ``dps`` digits from ``f``.
+
+    ``f`` is a :class:`symrmt.hermite.Nonlinearity`, a preset name / expression
+    string (made into one), or a mapping with keys ``a1``, ``nu`` and (for
+    ``keep``) ``d``, giving the Hermite data directly.
+    """
+    diagonal = check_diagonal(diagonal)
+    if isinstance(f, dict):
+        missing = {"a1", "nu"} - set(f)
+        if missing:
+            raise ParameterError(f"Hermite data needs keys a1 and nu; missing {sorted(missing)}")
+        with mpmath.workdps(dps):
+            a1 = mpf_of(to_fraction(f["a1"], "a1")) if not isinstance(f["a1"], mpmath.mpf) else +f["a1"]
+            nu = mpf_of(to_fraction(f["nu"], "nu")) if not isinstance(f["nu"], mpmath.mpf) else +f["nu"]
+            if diagonal == "keep":
+                if "d" not in f:
+                    raise ParameterError("diagonal='keep' needs d = lim f(t)/t in the Hermite data")
+                dv = f["d"]
+                d = +dv if isinstance(dv, mpmath.mpf) else mpf_of(to_fraction(dv, "d"))
+            else:
+                d = mpmath.mpf(0)
+    else:
+        from symrmt.hermite import Nonlinearity
+
+        if not isinstance(f, Nonlinearity):
+            f = Nonlinearity(f)
+        a1 = f.a_mpf(1, dps)
+        nu = f.nu_mpf(dps)
+        d = f.d_mpf(dps) if diagonal == "keep" else mpmath.mpf(0)
+    with mpmath.workdps(dps):
+        if nu - a1**2 < -mpmath.mpf(10) ** (-dps + 3):
+            raise ParameterError(f"nu - a1^2 must be >= 0 (Cauchy-Schwarz), got nu={nu}, a1={a1}")
+    return a1, nu, d
+
+
+_HERMITE_CACHE = cache_dict("symrmt.models.attention.theory._HERMITE_CACHE", 64)
+
+
+def _hermite_at_least(f, diagonal: str, dps: int):
+    """:func:`hermite_inputs` with at least ``dps`` digits, reusing values already computed at
+    ``dps`` or more for the same ``f`` (the quadratures for tanh etc. dominate a single point)."""
+    from symrmt.hermite import Nonlinearity
+
+    if isinstance(f, str):
+        key = (f.strip(), False)
+    elif isinstance(f, Nonlinearity):
+        key = (f.text, f.center)
+    else:
+        return hermite_inputs(f, diagonal, dps)
+    key += (check_diagonal(diagonal),)
+    hit = _HERMITE_CACHE.get(key)
+    if hit is not None and hit[0] >= dps:
+        return hit[1]
+    values = hermite_inputs(f, diagonal, dps)
+    _HERMITE_CACHE[key] = (dps, values)
+    return values
+
+
+def _decades(gamma) -> int:
+    """``|log10 gamma|`` (rounded up) of a positive Fraction, without a float (no underflow)."""
+    g = Fraction(gamma)
+    return abs(len(str(g.numerator)) - len(str(g.denominator))) + 1
+
+
+def _guard(gamma) -> int:
+    # small gamma costs digits in the implicit derivative and in 1/gamma terms; large gamma
+    # cancels about log10(gamma) digits in the Stieltjes root and again in 1 - E: the guard
+    # grows with |log10 gamma| in both directions
+    # (below 1: one digit per whole decade, floor(-log10 gamma), as before the large-gamma fix)
+    return GUARD + (_decades(gamma) - 1 if gamma < 1 else 2 * _decades(gamma) if gamma > 10 else 0)
+
+
+def _agree(x, y, digits: int) -> bool:
+    """:func:`symrmt.core.certify.agree` (kept for this module's callers)."""
+    return agree(x, y, digits)
+
+
+def ridge_limit(c, gammas, snr=0, digits: int = 15):
+    """Limit of the ridge-regression interpolation error ``E_RR(gamma)``.
+
+    Compiled from the SymPy closed form :func:`symrmt.models.attention.equations.ridge_error_closed_form`, with the
+    Marchenko-Pastur root in its cancellation-free form (:func:`symrmt.models.attention.equations.ridge_error_stable_form`).
+
+    Parameters
+    ----------
+    c : number or str
+        ``p/n > 0``.
+    gammas : number or list
+        Ridge parameters ``gamma > 0``.
+    snr : number or str
+        ``||mu||^2``.
+    digits : int
+        Correct significant digits wanted.
+
+    Returns
+    -------
+    list of mpf
+
+    Examples
+    --------
+    >>> import mpmath
+    >>> [mpmath.nstr(v, 30) for v in ridge_limit("1/2", ["0.1", 1], snr=1, digits=30)]
+    ['0.260290284671631894856080116241', '0.388611792030507433008221659263']
+    """
+    cf = check_c(c)
+    gs = check_gammas(gammas)
+    s = to_fraction(snr, "snr")
+    if s < 0:
+        raise ParameterError(f"snr = ||mu||^2 must be >= 0, got {float(s)!r}")
+    fn = ridge_function()
+    out = []
+    for g in gs:
+        def attempt(dps, g=g):
+            guard = dps - digits
+            vals = []
+            for extra in (0, 10 + guard):  # the second solve carries twice the guard
+                with mpmath.workdps(digits + guard + extra):
+                    vals.append(fn(mpf_of(g), mpf_of(cf), mpf_of(s)))
+            if not _agree(vals[0], vals[1], digits):
+                raise Disagree(f"solves at {dps} and {dps + 10 + guard} digits disagree beyond digit {digits}")
+            return vals[1], vals
+
+        v = certify(attempt, digits, _guard(g), ESCALATIONS, catch=(),
+                    fail=lambda failures, dps, g=g: PrecisionError(
+                        f"ridge limit at gamma={_gstr(g)}: could not reach {digits} digits")).value
+        if not (0 <= v <= 1):
+            raise BranchError(f"ridge limit {mpmath.nstr(v, 10)} at gamma={_gstr(g)} is outside [0, 1]")
+        with mpmath.workdps(digits):
+            out.append(+v)
+    return out
+
+
+def route_for(a1, geometry) -> str:
+    """Which formula gives ``varphi`` (the solver uses a closed form whenever one applies).
+
+    * ``"noise_only"`` -- ``mu = 0``: ``varphi = G_11`` for any weights (the coefficient
+      ``e^T H U = g_1^T (x) mu^T`` of the low-rank update vanishes);
+    * ``"a1_zero"`` -- ``a_1 = 0``: :func:`symrmt.models.attention.equations.a1_zero_phi`;
+    * ``"aligned"`` -- every ``w_K^j, w_Q^j`` parallel to ``mu`` (Gram of rank one):
+      :func:`symrmt.models.attention.equations.aligned_phi` with ``w_K^T w_Q = sum_j w_K^j . w_Q^j``;
+    * ``"general"`` -- the ``3(2r+2)``-square Woodbury update (12x12 for rank one).
+    """
+    geometry = as_low_rank(geometry)
+    if geometry.snr == 0:
+        return "noise_only"
+    if a1 == 0:
+        return "a1_zero"
+    if geometry.rank() == 1:
+        return "aligned"
+    return "general"
+
+
+_SCALED = cache_dict("symrmt.models.attention.theory._SCALED", 64)
+
+
+def scaled_nonlinearity(f, alpha):
+    """``f_alpha(t) = f(alpha t)`` as a :class:`~symrmt.hermite.Nonlinearity` (the theory of ``W = alpha I + ...``).
+
+    >>> scaled_nonlinearity("erf", 2).expr
+    erf(2*t)
+    """
+    from symrmt.hermite import T, Nonlinearity
+    from symrmt.hermite.nonlinearity import NotCenteredError
+
+    alpha = to_fraction(alpha, "alpha")
+    if isinstance(f, dict):
+        raise ParameterError(
+            "alpha != 1 rescales the kernel's argument, which changes the Hermite data; "
+            "give f itself (a preset or an expression) rather than its Hermite data, or fold alpha in yourself"
+        )
+    if alpha == 1:
+        return f if isinstance(f, Nonlinearity) else Nonlinearity(f)
+    if isinstance(f, Nonlinearity):
+        base_expr = f.expr
+    elif isinstance(f, str):
+        # f need only be centered at the scale alpha, not under N(0, 1): parse it without that check
+        from symrmt.hermite import PRESETS, parse_f
+
+        base_expr = parse_f(PRESETS.get(f.strip(), f.strip()))
+    else:
+        base_expr = Nonlinearity(f).expr
+    key = (str(base_expr), alpha)
+    if key not in _SCALED:
+        import sympy as sp
+
+        expr = base_expr.subs(T, sp.Rational(alpha.numerator, alpha.denominator) * T)
+        try:
+            _SCALED[key] = Nonlinearity(expr)
+        except NotCenteredError as exc:
+            raise NotCenteredError(
+                f"with alpha = {alpha} the kernel applies f(alpha t) = {expr}, which is not centered: "
+                f"E f(alpha xi) = {exc.a0}; the theory needs E f(alpha xi) = 0. Use an odd f, or give an f "
+                "centered at this scale (the same f must then be used in the simulation)",
+                a0=exc.a0, a0_exact=exc.a0_exact, a0_value=exc.a0_value,
+            ) from None
+        except ParameterError as exc:
+            raise ParameterError(f"with alpha = {alpha}: f(alpha t) = {expr}: {exc}") from None
+    return _SCALED[key]
+
+
+def _attention_at(fp: FixedPoint, phi_at, g, dps: int, start=None):
+    gv, dgv, step = fp.solve(g, dps, start=start)
+    with mpmath.workdps(dps):
+        try:
+            phi, dphi = phi_at(gv, dgv, dps)
+        except ZeroDivisionError as exc:  # a closed form's removable singularity, or a singular I + D H
+            raise ConvergenceError(
+                f"varphi divides by zero at gamma={_gstr(g)} (a closed form's removable singularity, or a "
+                "singular Woodbury system I + D H); try route='general' or a nearby gamma"
+            ) from exc
+        gam = mpf_of(g)
+        err = -gam**2 * dphi
+    return gv, dgv, phi, err, step
+
+
+def attention_limit(f, c, gammas, geometry: Geometry | LowRankGeometry | None = None, diagonal: str = "zero",
+                    digits: int = 15, details: bool = False, route: str | None = None):
+    r"""Limit of the Attention interpolation error ``E_A(gamma)``.
+
+    Solves the noise-only operator-valued fixed point (compiled from
+    :func:`symrmt.models.attention.equations.fixed_point_system`) by continuation from large
+    ``gamma`` and Newton's method, then adds the signal and the weights by the
+    Woodbury identity of :mod:`symrmt.models.attention.equations`; ``E_A = -gamma^2 d varphi/d gamma``
+    with ``dGm/dgamma`` from implicit differentiation.
+
+    Parameters
+    ----------
+    f : Nonlinearity, str or dict
+        The nonlinearity (or its Hermite data ``{"a1", "nu", "d"}``).
+    c : number or str
+        ``p/n > 0``.
+    gammas : number or list
+        ``gamma > 0``.
+    geometry : Geometry or LowRankGeometry
+        Gram data of ``(mu, w_K, w_Q)`` (or of ``(mu, w_K^1..r, w_Q^1..r)`` with ``alpha``);
+        default ``mu = 0, W = I``.
+    diagonal : {"zero", "keep"}
+    digits : int
+        Correct significant digits wanted (checked by a second solve at higher precision).
+    details : bool
+        Return :class:`AttentionPoint` objects instead of bare errors.
+    route : str, optional
+        Force a formula for ``varphi`` (see :func:`route_for`); by default the
+        closed form of the special case is used whenever it applies.  Forcing
+        ``"general"`` is how the derivations check the closed forms.
+
+    Returns
+    -------
+    list of mpf (or of AttentionPoint), one per ``gamma``, in the order given.
+
+    Examples
+    --------
+    >>> import mpmath
+    >>> from symrmt.models.attention.geometry import Geometry
+    >>> v = attention_limit("tanh", "1/2", [1], Geometry(snr=1), digits=30)
+    >>> mpmath.nstr(v[0], 30)
+    '0.431819565620211295530756045623'
+    """
+    cf = check_c(c)
+    gs = check_gammas(gammas)
+    for g in gs:
+        if not ATTENTION_GAMMA_RANGE[0] <= g <= ATTENTION_GAMMA_RANGE[1]:
+            raise PrecisionError(
+                f"attention limit at gamma={_gstr(g)}: outside [{float(ATTENTION_GAMMA_RANGE[0]):g}, "
+                f"{float(ATTENTION_GAMMA_RANGE[1]):g}], where the fixed point is solved to the digits asked "
+                "(below, the solve costs minutes: use the ridgeless limit E_A(0+); above, E_A = 1 - O(1/gamma) "
+                "cancels every digit of the Woodbury system)"
+            )
+    geometry = as_low_rank(geometry)
+    digits = check_digits(digits)  # the one digits rule: an integer (NumPy too) in [1, LIMITS['digits']]
+    if geometry.alpha != 1:
+        f = scaled_nonlinearity(f, geometry.alpha)
+        geometry = geometry.scaled()
+    guards = {g: _guard(g) for g in gs}
+    a1, nu, d = _hermite_at_least(f, diagonal, digits + max(guards.values()) + 10 + HERMITE_EXTRA)
+
+    route = route if route is not None else route_for(a1, geometry)
+    solvers = {}
+
+    def solver_for(dps):
+        """``(FixedPoint, phi_at)`` whose Hermite inputs carry ``dps + HERMITE_EXTRA`` digits (recomputed
+        when an escalation needs more): the two-precision comparison cannot see an error in a_1 or nu."""
+        if solvers.get("dps", -1) < dps:
+            a1_, nu_, d_ = (a1, nu, d) if not solvers else _hermite_at_least(f, diagonal, dps + HERMITE_EXTRA)
+            solvers.update(dps=dps, fp=_fixed_point(cf, a1_, nu_, d_), phi=_phi_function(route, a1_, cf, geometry))
+        return solvers["fp"], solvers["phi"]
+
+    solver_for(digits + max(guards.values()) + 10)
+    results = {}
+    for g in sorted(gs, reverse=True):  # continuation runs from large gamma down
+        def attempt(dps, g=g):
+            fp, phi_at = solver_for(dps + 10)
+            lo = _attention_at(fp, phi_at, g, dps)
+            # residual check: Newton must have reached beyond the digits asked for
+            if lo[4] > mpmath.mpf(10) ** -(digits + 2):
+                raise ConvergenceError(
+                    f"Newton at {dps} digits stalled at a relative step {mpmath.nstr(lo[4], 3)}"
+                )
+            # the same system at 10 more digits, started from the first solution
+            hi = _attention_at(fp, phi_at, g, dps + 10, start=lo[0])
+            if _agree(lo[3], hi[3], digits) and _agree(lo[2], hi[2], digits):
+                return hi[3], hi
+            raise Disagree(f"solves at {dps} and {dps + 10} digits disagree beyond digit {digits}")
+
+        hi = certify(attempt, digits, guards[g], ESCALATIONS, fail=lambda failures, dps, g=g: PrecisionError(
+            f"attention limit at gamma={_gstr(g)}: could not certify {digits} digits with up to "
+            f"{dps + 10} working digits ({'; '.join(failures)}); ask for fewer digits"
+        )).data
+        gv, dgv, phi, err, _ = hi
+        with mpmath.workdps(digits + 5):
+            gam = mpf_of(g)
+            slack = mpmath.mpf(10) ** (-digits)
+            if not (-slack <= err <= 1 + slack) or not (0 < phi <= (1 + slack) / gam):
+                raise BranchError(
+                    f"attention limit at gamma={_gstr(g)}: E_A = {mpmath.nstr(err, 10)} (must be in [0, 1]) and "
+                    f"y^T Q y/n = {mpmath.nstr(phi, 10)} (must be in (0, 1/gamma]); the solution is not physical"
+                )
+        with mpmath.workdps(digits):
+            if details:
+                results[g] = AttentionPoint(
+                    gamma=+gam, error=+err, quadratic_form=+phi, stieltjes=+gv[0],
+                    block_traces=tuple(+x for x in gv), block_traces_derivative=tuple(+x for x in dgv),
+                )
+            else:
+                results[g] = +err
+    return [results[g] for g in gs]
+
+
+def _phi_function(route: str, a1, cf, geometry: LowRankGeometry):
+    """``(G, dG, dps) -> (varphi, dvarphi/dgamma)`` for the chosen route."""
+    if route == "noise_only":
+        if geometry.snr != 0:
+            raise ParameterError("route 'noise_only' needs snr = 0")
+        return lambda gv, dgv, dps: (gv[0], dgv[0])
+    if route in ("a1_zero", "aligned"):
+        if route == "a1_zero" and a1 != 0:
+            raise ParameterError("route 'a1_zero' needs a1 = 0")
+        if route == "aligned" and geometry.rank() > 1:
+            raise ParameterError("route 'aligned' needs every w_K^j, w_Q^j parallel to mu (Gram of rank one)")
+        fn = closed_form_phi(route)
+
+        def phi_closed(gv, dgv, dps):
+            vals = fn(gv, dgv, +a1, mpf_of(cf), mpf_of(geometry.snr), mpf_of(geometry.trace_wkwq))
+            return vals[0], vals[1]
+
+        return phi_closed
+    if route != "general":
+        raise ParameterError(f"unknown route {route!r}; use noise_only, a1_zero, aligned or general")
+    @_memo
+    def D_at(dps):
+        return lowrank_D(geometry, a1, cf, dps)
+
+    return lambda gv, dgv, dps: woodbury_value(gv, dgv, D_at(dps))
+
+
+_FIXED_POINTS = cache_dict("symrmt.models.attention.theory._FIXED_POINTS", 256)
+
+
+def _fixed_point(cf, a1, nu, d) -> FixedPoint:
+    """A cached :class:`FixedPoint` per exact parameter set, so that later calls start their
+    continuation from the solutions already found (only as starting points: every value is
+    re-polished and re-checked at the requested precision)."""
+    key = (cf, to_fraction(a1, "a1"), to_fraction(nu, "nu"), to_fraction(d, "d"))
+    fp = _FIXED_POINTS.get(key)
+    if fp is None:
+        fp = _FIXED_POINTS[key] = FixedPoint(cf, a1, nu, d)
+    return fp
+
+
+def _memo(fn):
+    cache = {}
+
+    def wrapper(dps):
+        if dps not in cache:
+            cache[dps] = fn(dps)
+        return cache[dps]
+
+    return wrapper
+
+
+def limit(f, c, gammas, geometry: Geometry | LowRankGeometry | None = None, diagonal: str = "zero",
+          digits: int = 15):
+    """Both limits: ``{"ridge": [E_RR(gamma)...], "attention": [E_A(gamma)...]}`` (mpf lists).
+
+    The theory counterpart of :func:`symrmt.models.attention.montecarlo.simulate`.
+    """
+    geometry = as_low_rank(geometry)
+    return {
+        "ridge": ridge_limit(c, gammas, geometry.snr, digits),
+        "attention": attention_limit(f, c, gammas, geometry, diagonal, digits),
+    }

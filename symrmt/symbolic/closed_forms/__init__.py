@@ -1,1 +1,0 @@
-"""Closed forms: polynomial equations and explicit values derived from the symbolic layer."""
