@@ -219,3 +219,25 @@ def test_a_wide_density_grid_keeps_the_support():
     assert abs(d.density[1] - 1 / mpmath.pi) < 1e-14 and d.status[1] == "ok"
     (lo, hi), = d.support()
     assert abs(lo + 2) < 1e-12 and abs(hi - 2) < 1e-12
+
+
+def test_sweep_takes_grid_entries_as_keywords():
+    """symrmt.sweep takes c=, snr=, gamma= as keywords, as limit() and crossings() do (issue 23 item 8:
+    one way, accepted everywhere): the same points as the grid dict, and clear refusals."""
+    import pytest
+
+    import symrmt
+    from symrmt.errors import ParameterError
+
+    by_dict = symrmt.sweep("erf", {"c": "1/2", "gamma": [1, 2], "snr": 1}, digits=20)
+    by_kw = symrmt.sweep("erf", c="1/2", gamma=[1, 2], snr=1, digits=20)
+    mixed = symrmt.sweep("erf", {"gamma": [1, 2]}, c="1/2", snr=1, digits=20)
+    assert list(by_kw.attention) == list(by_dict.attention) == list(mixed.attention)
+    assert list(by_kw.ridge) == list(by_dict.ridge)
+    # the ridge column is the closed form E_RR, independent of the sweep's own path
+    ref = symrmt.limit("erf", "1/2", [1, 2], snr=1, digits=20)
+    assert [float(x) for x in by_kw.ridge] == [float(x) for x in ref.ridge]
+    with pytest.raises(ParameterError, match="given twice"):
+        symrmt.sweep("erf", {"c": "1/2", "gamma": [1]}, c="1/2")
+    with pytest.raises(ParameterError, match="unknown keyword 'snrr'"):
+        symrmt.sweep("erf", {"c": "1/2", "gamma": [1]}, snrr=1)

@@ -321,9 +321,9 @@ def _point_list(axes: dict, fixed: dict, base):
     return points, models
 
 
-def sweep(f, grid: dict, *, geometry=None, diagonal: str = "zero", digits: int = 15, center: bool = False,
-          fast: bool = False, certify: int = 8, seed: int = 0, progress: bool | None = None,
-          prove: bool = False) -> SweepResult:
+def sweep(f, grid: dict | None = None, *, geometry=None, diagonal: str = "zero", digits: int = 15,
+          center: bool = False, fast: bool = False, certify: int = 8, seed: int = 0, progress: bool | None = None,
+          prove: bool = False, **values) -> SweepResult:
     r"""Limits of ``E_A`` and ``E_RR`` over the product grid ``grid``.
 
     Parameters
@@ -358,6 +358,10 @@ def sweep(f, grid: dict, *, geometry=None, diagonal: str = "zero", digits: int =
     prove : bool
         Also prove every value (``.balls``: ``flint.arb`` balls in the order of the points;
         :mod:`symrmt.models.attention.prove`; needs python-flint).  Not with ``fast``.
+    **values
+        Grid entries as keywords, as :func:`symrmt.limit` and :func:`symrmt.crossings` take them
+        (``c=1/2``, ``snr=1``, ``gamma=[0.1, 1]``, ...): the same as putting them in ``grid``; an entry
+        given both ways, or a name outside :data:`GRID_KEYS`, is refused.
 
     Returns
     -------
@@ -367,6 +371,15 @@ def sweep(f, grid: dict, *, geometry=None, diagonal: str = "zero", digits: int =
     from symrmt.progress import progress_bar
 
     t0 = time.monotonic()
+    if grid is not None and not isinstance(grid, dict):
+        raise ParameterError(f"grid must be a dict of grid entries, got {type(grid).__name__}")
+    grid = dict(grid or {})
+    for key, value in values.items():  # keyword entries, as limit() and crossings() take them
+        if key not in GRID_KEYS:
+            raise ParameterError(f"sweep() got an unknown keyword {key!r}; grid entries are {', '.join(GRID_KEYS)}")
+        if key in grid or any(isinstance(k, tuple) and key in k for k in grid):
+            raise ParameterError(f"{key} is given twice: in grid and as a keyword")
+        grid[key] = value
     nl = as_nonlinearity(f, center)
     diagonal = check_diagonal(diagonal)
     if isinstance(geometry, dict):  # a plain dict of entries, read once (symrmt.models.attention.geometry.as_geometry)
