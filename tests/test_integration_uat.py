@@ -241,3 +241,16 @@ def test_sweep_takes_grid_entries_as_keywords():
         symrmt.sweep("erf", {"c": "1/2", "gamma": [1]}, c="1/2")
     with pytest.raises(ParameterError, match="unknown keyword 'snrr'"):
         symrmt.sweep("erf", {"c": "1/2", "gamma": [1]}, snrr=1)
+
+
+def test_trace_json_echoes_a_tiny_parameter_as_typed(capsys):
+    """`--at 'gamma=1e-400'` is echoed as typed in the JSON `at`, not as a 400-digit fraction; a short
+    rational keeps its exact text."""
+    import json
+
+    from symrmt.cli.app import main
+
+    code = main(["trace", "gamma*c", "--at", "gamma=1e-400, c=0.5", "--json"])
+    out = json.loads(capsys.readouterr().out)
+    assert code == 0 and out["at"] == {"gamma": "1e-400", "c": "1/2"}
+    assert out["value"] == "5.0e-401"
