@@ -82,17 +82,8 @@ FLOAT_EPS = 2.0**-52
 
 
 def _qr_solve(rows, rhss, sqrt, eps):
-    """Least-squares solutions of the consistent systems ``A x = b`` for each ``b`` in ``rhss``.
-
-    ``rows`` are the ``m`` rows of ``A`` (``m >= n``).  Householder QR, written out
-    for any number type with ``+ - * /``, ``abs`` and ordering (mpf or float),
-    because :func:`mpmath.qr_solve` divides by zero when a pivot is exactly 0
-    and tests rank against an absolute epsilon.  All right-hand sides share one
-    factorization.  Raises :class:`ConvergenceError` when a column of ``A`` is,
-    to within ``1024 eps`` of its own norm, a combination of the previous ones
-    (``eps`` is the unit roundoff of the number type); the test is per column
-    because the unknowns have very different scales at small ``gamma``.
-    """
+    """The core's Householder least-squares solve (:func:`symrmt.core.linalg.qr_solve`), under the name
+    this module's callers use."""
     return qr_solve(rows, rhss, sqrt, eps)
 
 
