@@ -24,7 +24,7 @@ PROVED_PASSES = 1
 
 def ball_truths(names, pt, digits: int) -> dict:
     """Proved balls of the quantities ``names`` at the exact point ``pt``."""
-    from symrmt.check.points import _geometry, _hermite_dict, _mp_root_value, _ridgeless_ridge_exact
+    from symrmt.check.points import point_geometry, hermite_dict, mp_root_value, ridgeless_ridge_exact
     from symrmt.models.attention import prove as P
     from symrmt.models.attention.geometry import Geometry
 
@@ -34,13 +34,13 @@ def ball_truths(names, pt, digits: int) -> dict:
         if name == "E_RR":
             out[name] = P.prove_ridge(Fraction(c), [Fraction(g)], Fraction(pt.get("snr", 0)), digits)[0]
         elif name == "m":
-            out[name] = P.prove_mp_root(c, g, _mp_root_value(c, g, digits), digits)
+            out[name] = P.prove_mp_root(c, g, mp_root_value(c, g, digits), digits)
         elif name == "E_RR0":
-            out[name] = P.to_arb(_ridgeless_ridge_exact(Fraction(c), Fraction(pt.get("snr", 0))))
+            out[name] = P.to_arb(ridgeless_ridge_exact(Fraction(c), Fraction(pt.get("snr", 0))))
         elif name in ("E_A", "m_A"):
             if att is None:
-                f, diag = _hermite_dict(pt)
-                geo = _geometry(pt) if name == "E_A" or "E_A" in names else Geometry()
+                f, diag = hermite_dict(pt)
+                geo = point_geometry(pt) if name == "E_A" or "E_A" in names else Geometry()
                 att = P.prove_attention(f, c, [g], geo, diag, digits)[0]
             out[name] = att.error if name == "E_A" else att.block_traces[0]
         else:
@@ -50,7 +50,7 @@ def ball_truths(names, pt, digits: int) -> dict:
 
 def prove_points(claim, run) -> dict:
     """The ``proved`` record of a check: per point, the balls of ``LHS - RHS`` and whether they exclude 0."""
-    from symrmt.check.report import _pt_json
+    from symrmt.check.report import point_json
     from symrmt.models.attention import prove as P
 
     digits = run.digits
@@ -59,7 +59,7 @@ def prove_points(claim, run) -> dict:
     source = inspect.getsource(run.evaluator.fn)
     records = []
     for r, numeric in chosen:
-        rec = {"point": _pt_json(r.point), "numeric": numeric}
+        rec = {"point": point_json(r.point), "numeric": numeric}
         try:
             with P.working_bits(P.bits_for(digits, 20)):
                 truths = ball_truths(claim.involved, r.point, digits)

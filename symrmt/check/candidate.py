@@ -15,7 +15,7 @@ from symrmt.errors import ParameterError
 from symrmt.models.attention.params import to_fraction
 from symrmt.parsing import parse_expression, parse_latex_expression, split_equation
 from symrmt.check.vocabulary import (
-    PARSE_TIMEOUT, QUANTITIES, VOCABULARY, _CONSTANTS, _FUNCTIONS, _PARAM_SYMBOLS, _QUANTITY_SYMBOLS, _SYMBOL_NAME,
+    PARSE_TIMEOUT, QUANTITIES, VOCABULARY, CONSTANTS, FUNCTIONS, PARAM_SYMBOLS, QUANTITY_SYMBOLS, SYMBOL_NAME,
 )
 
 # ---------------------------------------------------------------------------
@@ -23,13 +23,13 @@ from symrmt.check.vocabulary import (
 # ---------------------------------------------------------------------------
 def _names_message():
     return ("parameters " + ", ".join(VOCABULARY) + "; quantities " + ", ".join(QUANTITIES)
-            + "; functions " + ", ".join(sorted(_FUNCTIONS)) + "; constants pi, E")
+            + "; functions " + ", ".join(sorted(FUNCTIONS)) + "; constants pi, E")
 
 
 def _namespace(extra=None):
-    ns = dict(_CONSTANTS)
-    ns.update(_PARAM_SYMBOLS)
-    ns.update(_QUANTITY_SYMBOLS)
+    ns = dict(CONSTANTS)
+    ns.update(PARAM_SYMBOLS)
+    ns.update(QUANTITY_SYMBOLS)
     ns.update(extra or {})
     return ns
 
@@ -39,7 +39,7 @@ def _parse_one(text: str, extra=None) -> sp.Expr:
     text = text.strip()
     if not text:
         raise ParameterError("candidate: empty expression")
-    expr = parse_expression(text, _namespace(extra), _FUNCTIONS, what="candidate", relations=True,
+    expr = parse_expression(text, _namespace(extra), FUNCTIONS, what="candidate", relations=True,
                             seconds=PARSE_TIMEOUT)
     return _check_expr(expr, text)
 
@@ -51,11 +51,11 @@ def _check_expr(expr, text) -> sp.Expr:
     if floats:
         expr = expr.xreplace({fl: sp.Rational(str(fl)) for fl in floats})
     # a Symbol spelled like a vocabulary name (e.g. sympy.Symbol("c") without assumptions) is that name
-    byname = {**_PARAM_SYMBOLS, **_QUANTITY_SYMBOLS}
+    byname = {**PARAM_SYMBOLS, **QUANTITY_SYMBOLS}
     rename = {s: byname[s.name] for s in expr.free_symbols if s.name in byname and s != byname[s.name]}
     if rename:
         expr = expr.xreplace(rename)
-    known = set(_SYMBOL_NAME)
+    known = set(SYMBOL_NAME)
     foreign = [s for s in expr.free_symbols if s not in known]
     if foreign:
         raise ParameterError(f"candidate: {text!r} has free symbols outside the vocabulary "
@@ -79,9 +79,9 @@ _LATEX_NAMES = {
 
 def _parse_latex(text: str):
     """A LaTeX candidate through the one parser: every symbol and every function is whitelisted."""
-    names = {k.replace(" ", ""): _PARAM_SYMBOLS.get(v, _QUANTITY_SYMBOLS.get(v)) for k, v in _LATEX_NAMES.items()}
+    names = {k.replace(" ", ""): PARAM_SYMBOLS.get(v, QUANTITY_SYMBOLS.get(v)) for k, v in _LATEX_NAMES.items()}
     names.update({"pi": sp.pi, "\\pi": sp.pi, "E": sp.E})
-    functions = {f.__name__: f for f in _FUNCTIONS.values() if isinstance(f, type)}
+    functions = {f.__name__: f for f in FUNCTIONS.values() if isinstance(f, type)}
     try:
         sides = parse_latex_expression(text, names, functions, what="candidate", seconds=PARSE_TIMEOUT)
     except ParameterError as exc:
@@ -116,14 +116,14 @@ def _parse_py_file(path: str, quantity: str):
             # language's functions and constants) is refused, never silently ignored
             for alias in node.names:
                 bound = alias.asname or alias.name.split(".")[0]
-                known = bound in _FUNCTIONS or bound in _CONSTANTS or bound in VOCABULARY or bound in QUANTITIES
+                known = bound in FUNCTIONS or bound in CONSTANTS or bound in VOCABULARY or bound in QUANTITIES
                 if alias.asname is not None and alias.asname != alias.name and \
                         (isinstance(node, ast.ImportFrom) or known):
                     raise ParameterError(f"candidate file {path}, line {node.lineno}: 'import ... as {alias.asname}' "
                                          "would rename a name of the candidate language, and the file is parsed, "
                                          "not executed; write the function's own name in the expression")
                 if isinstance(node, ast.ImportFrom) and (alias.name == "*" or (
-                        bound not in _FUNCTIONS and bound not in _CONSTANTS)):
+                        bound not in FUNCTIONS and bound not in CONSTANTS)):
                     raise ParameterError(f"candidate file {path}, line {node.lineno}: 'from {node.module} import "
                                          f"{alias.name}' is not read (the file is parsed, not executed; only the "
                                          "candidate language's functions and constants may be imported)")
@@ -189,7 +189,7 @@ def parse_candidate(quantity: str, text: str, kind: str = "value", syntax: str =
             sides = [_parse_one(p) for p in _split_equation(text)]
         else:
             raise ParameterError(f"syntax must be auto, sympy, latex or file, got {syntax!r}")
-    q = _QUANTITY_SYMBOLS[quantity]
+    q = QUANTITY_SYMBOLS[quantity]
     if kind == "value":
         if len(sides) == 2:
             if sides[0] != q:
@@ -206,20 +206,20 @@ def parse_candidate(quantity: str, text: str, kind: str = "value", syntax: str =
     return lhs, rhs
 
 
-def _quantities_in(expr):
-    return [name for name, s in _QUANTITY_SYMBOLS.items() if s in expr.free_symbols]
+def quantities_in(expr):
+    return [name for name, s in QUANTITY_SYMBOLS.items() if s in expr.free_symbols]
 
 
-def _params_of(quantity: str, lhs, rhs):
+def params_of(quantity: str, lhs, rhs):
     """Parameters that must be drawn: those of every quantity involved (and of the claim's own)."""
     names = set(QUANTITIES[quantity].params)
-    for qn in _quantities_in(lhs) + _quantities_in(rhs):
+    for qn in quantities_in(lhs) + quantities_in(rhs):
         names |= set(QUANTITIES[qn].params)
     return [p for p in VOCABULARY if p in names]
 
 
 def _check_names(quantity, kind, lhs, rhs):
-    used = {_SYMBOL_NAME[s] for s in (lhs.free_symbols | rhs.free_symbols)}
+    used = {SYMBOL_NAME[s] for s in (lhs.free_symbols | rhs.free_symbols)}
     if kind == "value":
         # a value may use m (the Marchenko-Pastur Stieltjes transform) for E_RR only
         others = sorted(n for n in used if n in QUANTITIES and n != quantity and not (quantity == "E_RR" and n == "m"))
@@ -227,7 +227,7 @@ def _check_names(quantity, kind, lhs, rhs):
             raise ParameterError(f"a value of {quantity} may not use the quantities {', '.join(others)}"
                                  + (" (m is allowed in a value of E_RR)" if "m" in others else "")
                                  + "; state it as --kind identity")
-    allowed = set(_params_of(quantity, lhs, rhs))
+    allowed = set(params_of(quantity, lhs, rhs))
     extra = sorted(n for n in used if n in VOCABULARY and n not in allowed)
     if extra:
         raise ParameterError(f"candidate uses {', '.join(extra)}, which {quantity} does not depend on "
@@ -284,7 +284,7 @@ def parse_where(text) -> dict:
                 hi, his = val, op == "<"
         out[name] = WhereBound(lo, los, hi, his, fixed)
     for name, (lo, los, hi, his, fixed) in out.items():
-        if fixed is not None and not _in_bounds(fixed, WhereBound(lo, los, hi, his, None)):
+        if fixed is not None and not in_bounds(fixed, WhereBound(lo, los, hi, his, None)):
             raise ParameterError(f"where: {name} = {fixed} contradicts the other conditions on {name}")
         if lo is not None and hi is not None and (lo > hi or (lo == hi and (los or his))):
             raise ParameterError(f"where: the conditions on {name} leave no values")
@@ -295,7 +295,7 @@ _POSITIVE = ("c", "gamma")
 _NONNEGATIVE = ("snr", "wk2", "wq2", "nu")
 
 
-def _check_where_domain(wh) -> None:
+def check_where_domain(wh) -> None:
     """Conditions that leave nothing of the model's domain (``c, gamma > 0``; ``snr, wk2, wq2, nu >= 0``)."""
     for name, (_lo, _los, hi, his, fixed) in wh.items():
         if name in _POSITIVE + _NONNEGATIVE:
@@ -307,7 +307,7 @@ def _check_where_domain(wh) -> None:
                 raise ParameterError(f"where: the conditions on {name} leave no values with {name} {what}")
 
 
-def _in_bounds(x, bound) -> bool:
+def in_bounds(x, bound) -> bool:
     lo, los, hi, his, fixed = bound
     if fixed is not None:
         return x == fixed
@@ -318,7 +318,7 @@ def _in_bounds(x, bound) -> bool:
     return True
 
 
-def _where_str(where: dict) -> str:
+def where_str(where: dict) -> str:
     parts = []
     for name, (lo, los, hi, his, fixed) in where.items():
         if fixed is not None:

@@ -93,15 +93,15 @@ from symrmt.parsing import run_limited as limited
 
 from symrmt.check.vocabulary import (
     VOCABULARY, ATTENTION_GAMMA_LOW, DEFAULT_DIGITS, DEFAULT_SEED, DEFAULT_TIMEOUT, DOMAIN, QUANTITIES,
-    _PARAM_SYMBOLS,
+    PARAM_SYMBOLS,
 )
 from symrmt.check.candidate import (
-    _check_where_domain, _params_of, _quantities_in, _where_str, parse_candidate, parse_where,
+    check_where_domain, params_of, quantities_in, where_str, parse_candidate, parse_where,
 )
-from symrmt.check.points import Evaluation, PointResult, _Evaluator, _draw_point, _truth_values
+from symrmt.check.points import Evaluation, PointResult, Evaluator, draw_point, truth_values
 from symrmt.check.prove import SymbolicTimeout, _exact_at, _exact_quantities, _prove, _ridgeless_branches, run_limited
-from symrmt.check.report import CheckReport, _claim_str, _point_str, _pt_json
-from symrmt.check.region import _find_region, _mc_at
+from symrmt.check.report import CheckReport, claim_str, point_str, point_json
+from symrmt.check.region import find_region, mc_at
 
 __all__ = ["CheckReport", "QUANTITIES", "VOCABULARY", "DOMAIN", "check", "parse_candidate", "parse_where"]
 
@@ -160,14 +160,14 @@ def check(quantity: str, expr, kind: str = "value", where=None, points: int | No
     lhs, rhs = parse_candidate(quantity, expr, kind, syntax)
     _check_candidate_size(lhs, rhs)
     wh = parse_where(where)
-    params = _params_of(quantity, lhs, rhs)
-    _check_where_domain(wh)
+    params = params_of(quantity, lhs, rhs)
+    check_where_domain(wh)
     extra = sorted(set(wh) - set(params))
     if extra:
         raise ParameterError(f"where names {', '.join(extra)}, which the claim does not depend on "
                              f"(its parameters: {', '.join(params)})")
     claim = _Claim(quantity, kind, lhs, rhs, params, wh,
-                   sorted(set(_quantities_in(lhs) + _quantities_in(rhs)), key=list(QUANTITIES).index),
+                   sorted(set(quantities_in(lhs) + quantities_in(rhs)), key=list(QUANTITIES).index),
                    _exact_quantities(wh))
     notes = []
     symbolic, sym_detail = _symbolic_stage(claim, timeout)
@@ -183,11 +183,11 @@ def check(quantity: str, expr, kind: str = "value", where=None, points: int | No
         balls = prove_points(claim, run)
         first = next((x for x in balls["points"] if x.get("excludes")), None)
         if first is not None and status == "disproved" and symbolic["status"] != "disproved":
-            evidence = (f"proved counterexample (ball arithmetic) at {_point_str(first['point'])}: LHS - RHS in "
+            evidence = (f"proved counterexample (ball arithmetic) at {point_str(first['point'])}: LHS - RHS in "
                         f"[{first['difference']['mid']} ± {first['difference']['rad']}], which excludes 0; " + evidence)
     if run.skipped:
         notes.append(f"{len(run.skipped)} point(s) skipped: the package could not deliver there")
-    return CheckReport(quantity=quantity, kind=kind, candidate=_claim_str(lhs, rhs), status=status, evidence=evidence,
+    return CheckReport(quantity=quantity, kind=kind, candidate=claim_str(lhs, rhs), status=status, evidence=evidence,
                        symbolic=symbolic, numeric=run.summary(claim), region=reg, mc=mc_out, notes=notes,
                        seconds=time.monotonic() - t0, proved=balls)
 
@@ -220,7 +220,7 @@ class _NumericRun:
     digits: int
     seed: int
     threshold: mpmath.mpf
-    evaluator: _Evaluator
+    evaluator: Evaluator
     evaluate: object  # point -> Evaluation
     results: list  # of PointResult
     skipped: list
@@ -242,13 +242,14 @@ class _NumericRun:
         fails, worst, digits = self.fails, self.worst, self.digits
         return {
             "points": len(self.results), "skipped": len(self.skipped), "skipped_points": self.skipped,
-            "digits": digits, "seed": self.seed, "where": _where_str(claim.where),
+            "digits": digits, "seed": self.seed, "where": where_str(claim.where),
             "threshold": mpmath.nstr(self.threshold, 3), "passed": len(self.passes), "failed": len(fails),
             "max_gap": mpmath.nstr(worst.gap, 3) if worst else None,
-            "max_gap_at": _pt_json(worst.point) if worst else None,
+            "max_gap_at": point_json(worst.point) if worst else None,
             "worst": {"lhs": mpmath.nstr(worst.lhs, digits), "rhs": mpmath.nstr(worst.rhs, digits)} if worst else None,
-            "undefined_at": [{"point": _pt_json(r.point), "reason": r.why} for r in self.results if r.gap is None][:5],
-            "failing_points": [_pt_json(r.point) for r in fails][:10],
+            "undefined_at": [{"point": point_json(r.point), "reason": r.why}
+                             for r in self.results if r.gap is None][:5],
+            "failing_points": [point_json(r.point) for r in fails][:10],
         }
 
 
@@ -302,7 +303,7 @@ def _check_options(digits, points, timeout) -> None:
 def _symbolic_stage(claim, timeout):
     """``(symbolic record, detail of the proof attempt)``."""
     involved, exact = claim.involved, claim.exact
-    fixed = {_PARAM_SYMBOLS[n]: sp.Rational(b.fixed.numerator, b.fixed.denominator) for n, b in claim.where.items()
+    fixed = {PARAM_SYMBOLS[n]: sp.Rational(b.fixed.numerator, b.fixed.denominator) for n, b in claim.where.items()
              if b.fixed is not None}
     if claim.exact_only:
         ridgeless = {"E_RR0", "E_A0"} & set(involved)
@@ -323,25 +324,25 @@ def _numeric_stage(claim, points, digits, seed) -> _NumericRun:
     npts = points if points is not None else min(QUANTITIES[q].points for q in involved + [claim.quantity])
     gamma_low = max(DOMAIN["gamma"][0], ATTENTION_GAMMA_LOW) if claim.attention else DOMAIN["gamma"][0]
     rng = random.Random(seed)
-    ev = _Evaluator(claim.lhs, claim.rhs)
+    ev = Evaluator(claim.lhs, claim.rhs)
 
     def evaluate(pt) -> Evaluation:
-        truths = _truth_values(involved, pt, digits + 5)
+        truths = truth_values(involved, pt, digits + 5)
         try:
             g, lv, rv, why = limited(ev.gap, (pt, truths, digits + 20), POINT_SECONDS, what="candidate evaluation")
         except TimeLimitExceeded:
             raise ParameterError(f"the candidate took more than {POINT_SECONDS:g} s to evaluate at one point "
-                                 f"({_point_str(pt)}) at {digits + 20} digits (POINT_SECONDS): its values are too "
+                                 f"({point_str(pt)}) at {digits + 20} digits (POINT_SECONDS): its values are too "
                                  "large or too costly for a check") from None
         return Evaluation(g, lv, rv, why, truths)
 
     results, skipped = [], []
     for _ in range(npts):
-        pt = _draw_point(claim.params, rng, claim.where, gamma_low)
+        pt = draw_point(claim.params, rng, claim.where, gamma_low)
         try:
             e = evaluate(pt)
         except (ArithmeticError, ValueError) as exc:  # the package could not deliver here
-            skipped.append({"point": _pt_json(pt), "reason": f"{type(exc).__name__}: {exc}"[:200]})
+            skipped.append({"point": point_json(pt), "reason": f"{type(exc).__name__}: {exc}"[:200]})
             continue
         results.append(PointResult(pt, *e))
     return _NumericRun(digits, seed, mpmath.mpf(10) ** (-(digits - 5)), ev, evaluate, results, skipped)
@@ -363,11 +364,11 @@ def _exact_counterexample(claim, run, symbolic, sym_detail, timeout, notes) -> l
             if nz:
                 symbolic["status"] = "disproved"
                 symbolic["detail"] = f"the proof attempt failed ({sym_detail}); exact counterexample below"
-                symbolic["counterexample"] = {"point": _pt_json(r.point), "difference": val, "how": how}
+                symbolic["counterexample"] = {"point": point_json(r.point), "difference": val, "how": how}
                 break
             if nz is False:
                 exact_zero.append(r.point)
-                notes.append(f"at {_point_str(r.point)} the exact difference is 0 although the numeric gap is "
+                notes.append(f"at {point_str(r.point)} the exact difference is 0 although the numeric gap is "
                              f"{mpmath.nstr(r.gap, 3)}: a precision problem in the candidate's evaluation")
     if symbolic["status"] == "undecided" and claim.exact_only:
         symbolic["detail"] = f"no proof ({sym_detail}) and no exact counterexample"
@@ -380,13 +381,13 @@ def _region_stage(claim, run):
     if claim.attention and set(involved) <= checkfast.FLOAT_QUANTITIES | {"m", "E_RR0"}:
         def gap_with(pt, fvals):
             truths = {n: mpmath.mpf(float(fvals[n])) for n in involved if n in checkfast.FLOAT_QUANTITIES}
-            truths.update(_truth_values([n for n in involved if n not in truths], pt, digits + 5))
+            truths.update(truth_values([n for n in involved if n not in truths], pt, digits + 5))
             return ev.gap(pt, truths, digits + 20)[0]
 
         def fast(status_at, pt_fail, p, v_pass):
             return checkfast.bracket(gap_with, status_at, involved, pt_fail, p, v_pass, float(run.threshold))
 
-    return _find_region(claim.params, run.fails, run.passes, run.evaluate, run.threshold, claim.where,
+    return find_region(claim.params, run.fails, run.passes, run.evaluate, run.threshold, claim.where,
                         claim.attention, fast)
 
 
@@ -397,7 +398,7 @@ def _mc_stage(claim, run, seed):
         return {"summary": "skipped: the failing points have no candidate value"}
     if claim.kind != "value":
         return {"summary": "skipped: Monte-Carlo compares values (kind=value) only"}
-    return _mc_at(claim.quantity, r.point, r.lhs, r.truths[claim.quantity], seed=seed)
+    return mc_at(claim.quantity, r.point, r.lhs, r.truths[claim.quantity], seed=seed)
 
 
 def _verdict(symbolic, run, exact_zero):
@@ -411,15 +412,15 @@ def _verdict(symbolic, run, exact_zero):
             evidence += f"; also zero to working precision at {len(results)} points, {digits} digits"
         return "proved", evidence
     if symbolic["status"] == "disproved":
-        return "disproved", "exact counterexample at " + _point_str(symbolic["counterexample"]["point"])
+        return "disproved", "exact counterexample at " + point_str(symbolic["counterexample"]["point"])
     if fails and worst is not None and worst.gap > thr and worst.point in exact_zero:
         return "undecided", (f"numeric gaps, but the exact difference is 0 at the worst point "
-                             f"{_point_str(worst.point)}: the candidate loses precision in evaluation")
+                             f"{point_str(worst.point)}: the candidate loses precision in evaluation")
     if fails:
         r = worst if worst is not None and worst.gap > thr else fails[0]
         if r.gap is None:
-            return "disproved", f"the candidate is undefined at {_point_str(r.point)} ({r.why})"
-        return "disproved", (f"numeric counterexample at {_point_str(r.point)}: relative gap {mpmath.nstr(r.gap, 3)}, "
+            return "disproved", f"the candidate is undefined at {point_str(r.point)} ({r.why})"
+        return "disproved", (f"numeric counterexample at {point_str(r.point)}: relative gap {mpmath.nstr(r.gap, 3)}, "
                              f"with the package's value certified to {digits + 5} digits")
     if results:
         return "verified", (f"zero to working precision at all {len(results)} points ({digits} digits): strong "

@@ -13,8 +13,8 @@ from symrmt.codegen.compile import compile_expr
 from symrmt.models.attention.solver import mpf_of
 from symrmt.models.attention.geometry import Geometry
 from symrmt.errors import ParameterError
-from symrmt.check.vocabulary import DOMAIN, GEOMETRY_NAMES, QUANTITIES, VOCABULARY, _PARAM_SYMBOLS, _QUANTITY_SYMBOLS
-from symrmt.check.candidate import _in_bounds
+from symrmt.check.vocabulary import DOMAIN, GEOMETRY_NAMES, QUANTITIES, VOCABULARY, PARAM_SYMBOLS, QUANTITY_SYMBOLS
+from symrmt.check.candidate import in_bounds
 
 
 class Evaluation(NamedTuple):
@@ -42,7 +42,7 @@ class PointResult(NamedTuple):
 # ---------------------------------------------------------------------------
 # drawing points
 # ---------------------------------------------------------------------------
-def _round(x: float, sig: int = 4) -> Fraction:
+def round_sig(x: float, sig: int = 4) -> Fraction:
     """``x`` rounded to ``sig`` significant digits, as the exact rational of that decimal."""
     return Fraction(f"{x:.{sig}g}")
 
@@ -75,21 +75,21 @@ def _draw_one(name, rng, where, lo=None, hi=None, scale=None, atom=None):
     hi = dhi if hi is None else hi
     scale = dscale if scale is None else scale
     atom = datom if atom is None else atom
-    if atom and rng.random() < atom and (b is None or _in_bounds(Fraction(0), b)):
+    if atom and rng.random() < atom and (b is None or in_bounds(Fraction(0), b)):
         return Fraction(0)
     lo, hi = _interval(name, where, lo, hi)
     for _ in range(100):
         if scale == "log":
             x = math.exp(rng.uniform(math.log(max(lo, 1e-12)), math.log(hi)))
-            v = _round(x, 3)
+            v = round_sig(x, 3)
         else:
-            v = _round(rng.uniform(lo, hi))
-        if b is None or _in_bounds(v, b):
+            v = round_sig(rng.uniform(lo, hi))
+        if b is None or in_bounds(v, b):
             return v
     raise ParameterError(f"where: could not draw {name} inside the conditions")
 
 
-def _draw_point(params, rng, where, gamma_low):
+def draw_point(params, rng, where, gamma_low):
     pt = {}
     for _ in range(200):
         pt = {}
@@ -135,7 +135,7 @@ def _draw_point(params, rng, where, gamma_low):
                 Geometry(**{n: pt.get(n, 0) for n in GEOMETRY_NAMES})
             except ParameterError:
                 continue
-        if all(_in_bounds(pt[n], where[n]) for n in where if n in pt):
+        if all(in_bounds(pt[n], where[n]) for n in where if n in pt):
             return pt
     raise ParameterError("where: could not draw points satisfying the conditions (and the Gram condition)")
 
@@ -143,16 +143,16 @@ def _draw_point(params, rng, where, gamma_low):
 # ---------------------------------------------------------------------------
 # the package's values (numeric layer)
 # ---------------------------------------------------------------------------
-def _hermite_dict(pt):
+def hermite_dict(pt):
     d = pt.get("d", Fraction(0))
     return {"a1": pt.get("a1", 0), "nu": pt.get("nu", 0), "d": d}, ("keep" if d != 0 else "zero")
 
 
-def _geometry(pt):
+def point_geometry(pt):
     return Geometry(**{n: pt.get(n, 0) for n in GEOMETRY_NAMES})
 
 
-def _mp_root_value(c, g, dps):
+def mp_root_value(c, g, dps):
     with mpmath.workdps(dps + 10):
         c, g = mpf_of(c), mpf_of(g)
         b = g + c - 1
@@ -163,7 +163,7 @@ def _mp_root_value(c, g, dps):
         return +val
 
 
-def _ridgeless_ridge_exact(c: Fraction, snr: Fraction):
+def ridgeless_ridge_exact(c: Fraction, snr: Fraction):
     """``E_RR(0+)``: ``(1-c)/(1+snr)`` for ``c < 1``, ``0`` for ``c >= 1`` (exact rationals)."""
     return (1 - c) / (1 + snr) if c < 1 else Fraction(0)
 
@@ -184,13 +184,13 @@ def _ridgeless_attention(pt, digits):
     traces, res = ridgeless_traces(cm, a1m, num, dm, dps=dps)
     if res > mpmath.mpf(10) ** (-dps + 5):
         raise PrecisionError(f"ridgeless traces: residual {mpmath.nstr(res, 3)}")
-    val, err = general_ridgeless_error(traces, cm, a1m, _geometry(pt), dps=dps)
+    val, err = general_ridgeless_error(traces, cm, a1m, point_geometry(pt), dps=dps)
     if err > abs(val) * mpmath.mpf(10) ** (-digits - 2) and err > mpmath.mpf(10) ** (-digits - 2):
         raise PrecisionError(f"ridgeless Attention limit: epsilon-extrapolation error {mpmath.nstr(err, 3)}")
     return val
 
 
-def _truth_values(names, pt, digits):
+def truth_values(names, pt, digits):
     """The package's values of the quantities ``names`` at ``pt`` (mpf, ``digits`` certified digits)."""
     from symrmt.models.attention.theory import attention_limit, ridge_limit
 
@@ -200,14 +200,14 @@ def _truth_values(names, pt, digits):
         if name == "E_RR":
             out[name] = ridge_limit(pt["c"], [pt["gamma"]], pt.get("snr", 0), digits)[0]
         elif name == "m":
-            out[name] = _mp_root_value(pt["c"], pt["gamma"], digits)
+            out[name] = mp_root_value(pt["c"], pt["gamma"], digits)
         elif name == "E_RR0":
             with mpmath.workdps(digits + 10):
-                out[name] = mpf_of(_ridgeless_ridge_exact(pt["c"], pt.get("snr", Fraction(0))))
+                out[name] = mpf_of(ridgeless_ridge_exact(pt["c"], pt.get("snr", Fraction(0))))
         elif name in ("E_A", "m_A"):
             if att is None:
-                f, diag = _hermite_dict(pt)
-                geo = _geometry(pt) if name == "E_A" or "E_A" in names else Geometry()
+                f, diag = hermite_dict(pt)
+                geo = point_geometry(pt) if name == "E_A" or "E_A" in names else Geometry()
                 att = attention_limit(f, pt["c"], [pt["gamma"]], geo, diag, digits, details=True)[0]
             out[name] = att.error if name == "E_A" else att.stieltjes
         elif name == "E_A0":
@@ -218,11 +218,11 @@ def _truth_values(names, pt, digits):
 # ---------------------------------------------------------------------------
 # candidate evaluation and gap
 # ---------------------------------------------------------------------------
-class _Evaluator:
+class Evaluator:
     """Compiled (mpmath) ``lhs``, ``rhs`` and their additive terms."""
 
     def __init__(self, lhs, rhs):
-        self.syms = [_PARAM_SYMBOLS[n] for n in VOCABULARY] + [_QUANTITY_SYMBOLS[n] for n in QUANTITIES]
+        self.syms = [PARAM_SYMBOLS[n] for n in VOCABULARY] + [QUANTITY_SYMBOLS[n] for n in QUANTITIES]
         terms = list(sp.Add.make_args(lhs)) + list(sp.Add.make_args(rhs))
         self.fn = compile_expr(self.syms, [lhs, rhs] + terms, cse=False)
 

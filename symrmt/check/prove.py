@@ -10,8 +10,8 @@ from symrmt.errors import SymrmtError
 from symrmt.parsing import run_limited as _run_limited
 from symrmt.models.attention import equations as S
 from symrmt.check.candidate import WhereBound
-from symrmt.check.vocabulary import QUANTITIES, _PARAM_SYMBOLS, _QUANTITY_SYMBOLS
-from symrmt.check.points import _ridgeless_ridge_exact
+from symrmt.check.vocabulary import QUANTITIES, PARAM_SYMBOLS, QUANTITY_SYMBOLS
+from symrmt.check.points import ridgeless_ridge_exact
 
 # ---------------------------------------------------------------------------
 # time-limited symbolic work
@@ -59,7 +59,7 @@ def _replace_mp_sqrt(expr, csub=None, fixed=None):
         if not (e.is_Rational and e.q == 2):
             continue
         q = sp.factor(sp.cancel(b / delta))
-        if q.free_symbols - {S.gamma, S.c, S.snr} - set(_PARAM_SYMBOLS.values()):
+        if q.free_symbols - {S.gamma, S.c, S.snr} - set(PARAM_SYMBOLS.values()):
             continue
         sq = sp.sqrt(q)
         if any(a.exp.is_Rational and not a.exp.is_Integer for a in sq.atoms(sp.Pow)) or sq.has(sp.Abs):
@@ -89,12 +89,13 @@ def _ridgeless_branches(where):
     if b.fixed is not None:
         lo = hi = b.fixed
     if lo is None or lo < 1:
-        out.append(("c < 1", 1 / (1 + u), {_QUANTITY_SYMBOLS["E_RR0"]: (1 - S.c) / (1 + S.snr),
-                                            _QUANTITY_SYMBOLS["E_A0"]: 1 - S.c}))
+        out.append(("c < 1", 1 / (1 + u), {QUANTITY_SYMBOLS["E_RR0"]: (1 - S.c) / (1 + S.snr),
+                                            QUANTITY_SYMBOLS["E_A0"]: 1 - S.c}))
     if hi is None or hi > 1:
-        out.append(("c > 1", 1 + u, {_QUANTITY_SYMBOLS["E_RR0"]: sp.Integer(0), _QUANTITY_SYMBOLS["E_A0"]: sp.Integer(0)}))
+        out.append(("c > 1", 1 + u, {QUANTITY_SYMBOLS["E_RR0"]: sp.Integer(0),
+                                     QUANTITY_SYMBOLS["E_A0"]: sp.Integer(0)}))
     if not out:  # where fixes c = 1: both ridgeless errors are 0 there
-        out.append(("c = 1", None, {_QUANTITY_SYMBOLS["E_RR0"]: sp.Integer(0), _QUANTITY_SYMBOLS["E_A0"]: sp.Integer(0)}))
+        out.append(("c = 1", None, {QUANTITY_SYMBOLS["E_RR0"]: sp.Integer(0), QUANTITY_SYMBOLS["E_A0"]: sp.Integer(0)}))
     return out
 
 
@@ -125,7 +126,7 @@ def _prove(F, fixed, branches, timeout):
 
 
 def _prove_branch(F, fixed, csub, ridgeless):
-    F = F.xreplace({_QUANTITY_SYMBOLS["E_RR"]: S.ridge_error_in_m()})
+    F = F.xreplace({QUANTITY_SYMBOLS["E_RR"]: S.ridge_error_in_m()})
     if ridgeless:
         F = F.xreplace(ridgeless)
     F = F.xreplace(fixed)
@@ -168,18 +169,18 @@ def _prove_branch(F, fixed, csub, ridgeless):
 
 def _exact_at(F, pt):
     """``F`` at the exact point ``pt``, the true values as algebraic numbers: ``(nonzero?, value, how)``."""
-    subs = {_PARAM_SYMBOLS[n]: sp.Rational(v.numerator, v.denominator) for n, v in pt.items()}
-    rr0 = _ridgeless_ridge_exact(pt["c"], pt.get("snr", Fraction(0))) if "c" in pt else None
+    subs = {PARAM_SYMBOLS[n]: sp.Rational(v.numerator, v.denominator) for n, v in pt.items()}
+    rr0 = ridgeless_ridge_exact(pt["c"], pt.get("snr", Fraction(0))) if "c" in pt else None
     vals = {}
     if "gamma" in pt:
         root = S.mp_root().xreplace(subs)
         vals[S.m] = root
-        vals[_QUANTITY_SYMBOLS["E_RR"]] = S.ridge_error_in_m().xreplace(subs).xreplace({S.m: root})
+        vals[QUANTITY_SYMBOLS["E_RR"]] = S.ridge_error_in_m().xreplace(subs).xreplace({S.m: root})
     if rr0 is not None:
-        vals[_QUANTITY_SYMBOLS["E_RR0"]] = sp.Rational(rr0.numerator, rr0.denominator)
+        vals[QUANTITY_SYMBOLS["E_RR0"]] = sp.Rational(rr0.numerator, rr0.denominator)
         if pt.get("snr", Fraction(0)) == 0:  # noise only: E_A(0+) = 1 - c (c < 1), 0 (c >= 1)
             a0 = 1 - pt["c"] if pt["c"] < 1 else Fraction(0)
-            vals[_QUANTITY_SYMBOLS["E_A0"]] = sp.Rational(a0.numerator, a0.denominator)
+            vals[QUANTITY_SYMBOLS["E_A0"]] = sp.Rational(a0.numerator, a0.denominator)
     val = F.xreplace(subs).xreplace(vals)
     if val.free_symbols:
         return None, None, "symbols left"

@@ -8,8 +8,8 @@ from fractions import Fraction
 
 import mpmath
 
-from symrmt.check.points import _geometry, _round
-from symrmt.check.report import _point_str
+from symrmt.check.points import point_geometry, round_sig
+from symrmt.check.report import point_str
 
 # ---------------------------------------------------------------------------
 # region finding
@@ -35,9 +35,9 @@ def _bisect(status_at, pt_fail, p, v_pass, steps):
     log = p == "gamma"
     for _ in range(steps):
         if log:
-            mid = _round(math.sqrt(float(a) * float(b)), 8)
+            mid = round_sig(math.sqrt(float(a) * float(b)), 8)
         else:
-            mid = _round(float(a + b) / 2, 8)
+            mid = round_sig(float(a + b) / 2, 8)
         if mid in (a, b):
             break
         st = status_at({**pt_fail, p: mid})
@@ -55,14 +55,14 @@ def _bisect(status_at, pt_fail, p, v_pass, steps):
 # ---------------------------------------------------------------------------
 # Monte-Carlo
 # ---------------------------------------------------------------------------
-def _mc_at(quantity, pt, cand_value, truth_value, n=256, trials=8, seed=0):
+def mc_at(quantity, pt, cand_value, truth_value, n=256, trials=8, seed=0):
     import numpy as np
 
     from symrmt.models.attention.montecarlo import simulate
 
     if quantity in ("E_RR", "E_RR0"):
         g = float(pt.get("gamma", Fraction(1, 10**4)))
-        res = simulate(np.tanh, n, pt["c"], [g], _geometry(pt), trials=trials, seed=seed, progress=False)
+        res = simulate(np.tanh, n, pt["c"], [g], point_geometry(pt), trials=trials, seed=seed, progress=False)
         mean, se = float(res["ridge"]["mean"][0]), float(res["ridge"]["se"][0])
     elif quantity in ("E_A", "E_A0"):
         if pt.get("d", 0) != 0:
@@ -74,7 +74,7 @@ def _mc_at(quantity, pt, cand_value, truth_value, n=256, trials=8, seed=0):
             return a1 * t + b * (t * t - 1)
 
         g = float(pt.get("gamma", Fraction(1, 10**4)))
-        res = simulate(f, n, pt["c"], [g], _geometry(pt), trials=trials, seed=seed, progress=False)
+        res = simulate(f, n, pt["c"], [g], point_geometry(pt), trials=trials, seed=seed, progress=False)
         mean, se = float(res["attention"]["mean"][0]), float(res["attention"]["se"][0])
     else:
         return {"summary": f"skipped: no simulation for {quantity}"}
@@ -92,7 +92,7 @@ def _mc_at(quantity, pt, cand_value, truth_value, n=256, trials=8, seed=0):
 
 
 
-def _find_region(params, fails, passes, evaluate, thr, wh, attention, fast=None):
+def find_region(params, fails, passes, evaluate, thr, wh, attention, fast=None):
     """Boundaries of the failing region (see the module docstring).
 
     ``fast(status_at, pt_fail, p, v_pass)``, when given, brackets the boundary on the float64
@@ -153,7 +153,7 @@ def _find_region(params, fails, passes, evaluate, thr, wh, attention, fast=None)
             b["fails"] for b in boundaries)
     else:
         summary = ("failing and passing points are not separated by a single parameter; failing points: "
-                   + "; ".join(_point_str(p) for p in fail_pts[:3]))
+                   + "; ".join(point_str(p) for p in fail_pts[:3]))
     return {"summary": summary + exact_text, "boundaries": boundaries, "limits": [], "exact": exact}
 
 

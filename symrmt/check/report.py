@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 
 import sympy as sp
 
-from symrmt.check.vocabulary import _PARAM_SYMBOLS
+from symrmt.check.vocabulary import PARAM_SYMBOLS
 
 # ---------------------------------------------------------------------------
 # the report
@@ -67,12 +67,12 @@ class CheckReport:
                  f"symbolic: {self.symbolic['status']}: {self.symbolic['detail']}"]
         ce = self.symbolic.get("counterexample")
         if ce:
-            lines.append(f"  counterexample: {_point_str(ce['point'])}: LHS - RHS {ce['difference']} ({ce['how']})")
+            lines.append(f"  counterexample: {point_str(ce['point'])}: LHS - RHS {ce['difference']} ({ce['how']})")
         lines.append(f"numeric: {n['points']} points at {n['digits']} digits (seed {n['seed']}"
                      + (f", where {n['where']}" if n["where"] else "") + f"): {n['passed']} agree, {n['failed']} fail"
                      + (f", {n['skipped']} skipped" if n["skipped"] else ""))
         if n.get("max_gap") is not None:
-            lines.append(f"  largest relative gap {n['max_gap']} at {_point_str(n['max_gap_at'])} "
+            lines.append(f"  largest relative gap {n['max_gap']} at {point_str(n['max_gap_at'])} "
                          f"(threshold {n['threshold']})")
         if n.get("worst"):
             w = n["worst"]
@@ -89,24 +89,24 @@ class CheckReport:
                 what = ("excludes 0: proved counterexample" if x.get("excludes") else "contains 0") if x.get("proved") \
                     else f"not proved ({x['reason']})"
                 diff = f"LHS - RHS in [{x['difference']['mid']} ± {x['difference']['rad']}] " if x.get("proved") else ""
-                lines.append(f"  {_point_str(x['point'])} ({x['numeric']} numerically): {diff}{what}")
+                lines.append(f"  {point_str(x['point'])} ({x['numeric']} numerically): {diff}{what}")
         for note in self.notes:
             lines.append(f"note: {note}")
         lines.append(f"status: {self.status.upper()} -- {self.evidence}")
         return "\n".join(lines)
 
 
-def _point_str(pt) -> str:
+def point_str(pt) -> str:
     return ", ".join(f"{k} = {v}" for k, v in pt.items())
 
 
-def _pt_json(pt) -> dict:
+def point_json(pt) -> dict:
     return {k: str(v) for k, v in pt.items()}
 
 
 
 
-def _claim_str(lhs, rhs) -> str:
+def claim_str(lhs, rhs) -> str:
     def s(e):
-        return str(e.xreplace({v: sp.Symbol(k) for k, v in _PARAM_SYMBOLS.items()}))
+        return str(e.xreplace({v: sp.Symbol(k) for k, v in PARAM_SYMBOLS.items()}))
     return f"{s(lhs)} = {s(rhs)}"

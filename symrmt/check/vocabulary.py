@@ -17,7 +17,7 @@ from symrmt.models.attention import equations as S
 VOCABULARY = ("c", "gamma", "snr", "a1", "nu", "d", "wk2", "wq2", "wkwq", "muwk", "muwq")
 GEOMETRY_NAMES = ("snr", "wk2", "wq2", "wkwq", "muwk", "muwq")
 
-_PARAM_SYMBOLS = {
+PARAM_SYMBOLS = {
     "c": S.c, "gamma": S.gamma, "snr": S.snr, "a1": S.a1, "nu": S.nu, "d": S.d, "wkwq": S.wkwq,
     "wk2": sp.Symbol("wk2", nonnegative=True), "wq2": sp.Symbol("wq2", nonnegative=True),
     "muwk": sp.Symbol("muwk", real=True), "muwq": sp.Symbol("muwq", real=True),
@@ -47,8 +47,8 @@ QUANTITIES = {
     "E_A0": Quantity("E_A0", ATT_NOGAMMA, "ridgeless Attention error E_A(0+)", False, 6),
 }
 
-_QUANTITY_SYMBOLS = {name: (S.m if name == "m" else sp.Symbol(name, real=True)) for name in QUANTITIES}
-_SYMBOL_NAME = {v: k for k, v in {**_PARAM_SYMBOLS, **_QUANTITY_SYMBOLS}.items()}
+QUANTITY_SYMBOLS = {name: (S.m if name == "m" else sp.Symbol(name, real=True)) for name in QUANTITIES}
+SYMBOL_NAME = {v: k for k, v in {**PARAM_SYMBOLS, **QUANTITY_SYMBOLS}.items()}
 
 #: default domain: (low, high, scale, probability of an atom at 0) per parameter (``c`` and ``gamma``
 #: log-uniform); ``nu`` is
@@ -69,13 +69,13 @@ DOMAIN = {
 #: the Attention solver is slow below gamma = 1e-2; its quantities start there
 ATTENTION_GAMMA_LOW = 1e-2
 
-_FUNCTIONS = {
+FUNCTIONS = {
     "sqrt": sp.sqrt, "exp": sp.exp, "log": sp.log, "Abs": sp.Abs, "abs": sp.Abs, "sign": sp.sign,
     "Min": sp.Min, "Max": sp.Max, "min": sp.Min, "max": sp.Max, "Piecewise": sp.Piecewise,
     "Heaviside": sp.Heaviside, "atan": sp.atan, "asin": sp.asin, "acos": sp.acos,
     "sin": sp.sin, "cos": sp.cos, "tanh": sp.tanh, "arcsin": sp.asin, "erf": sp.erf,
 }
-_CONSTANTS = {"pi": sp.pi, "E": sp.E, "True": sp.true}
+CONSTANTS = {"pi": sp.pi, "E": sp.E, "True": sp.true}
 _OPS = frozenset({"+", "-", "*", "/", "**", "^", "(", ")", ",", "<", ">", "<=", ">=", "&", "|"})
 
 DEFAULT_DIGITS = 30
