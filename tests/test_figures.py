@@ -18,6 +18,7 @@ matplotlib.use("Agg")
 import mpmath  # noqa: E402
 
 from symrmt import figures  # noqa: E402
+from symrmt.figures.data import aligned_geometry, family_f  # noqa: E402
 from symrmt.models.attention.geometry import Geometry  # noqa: E402
 from symrmt.models.attention.theory import attention_limit  # noqa: E402
 
@@ -60,8 +61,8 @@ def test_attention_over_geometries_matches_attention_limit():
     geoms = [
         Geometry(),
         Geometry(snr=2),
-        figures._aligned_geometry(1, 4, math.cos(math.radians(30))),
-        figures._aligned_geometry(1, 1, 1.0),
+        aligned_geometry(1, 4, math.cos(math.radians(30))),
+        aligned_geometry(1, 1, 1.0),
         Geometry(snr=1, wk2=1, wq2=2, wkwq=Fraction(1, 2), muwk=Fraction(1, 3), muwq=Fraction(-1, 4)),
     ]
     fast = figures.attention_over_geometries(f, "1/2", 1, geoms, digits=15)
@@ -77,7 +78,7 @@ def test_family_has_the_stated_hermite_data():
     x, w = np.polynomial.hermite_e.hermegauss(40)
     w = w / w.sum()
     a, b = 0.6, 0.8
-    fx = figures._family_f(x, a, b)
+    fx = family_f(x, a, b)
     assert abs(float(w @ fx)) < 1e-12
     assert abs(float(w @ (fx * x)) - a) < 1e-12
     assert abs(float(w @ fx**2) - (a * a + b * b)) < 1e-12

@@ -58,14 +58,8 @@ import sys
 import time
 
 from symrmt.errors import ParameterError
-from symrmt.figures.data import (  # noqa: F401  (_aligned_geometry, _family_f: used by tests and derivations)
-    _aligned_geometry,
-    _family_f,
-    attention_over_geometries,
-    phase_diagram_data,
-    simulate_ridge,
-)
-from symrmt.figures.draw import _matplotlib, alignment, phase_diagram, random_inputs, ridge_error, role_of_a1
+from symrmt.figures.data import attention_over_geometries, phase_diagram_data, simulate_ridge
+from symrmt.figures.draw import alignment, matplotlib_figure, phase_diagram, random_inputs, ridge_error, role_of_a1
 
 __all__ = [
     "FIGURES",
@@ -106,7 +100,7 @@ def main(out, full: bool = False, progress: bool = True, *, store=None, workers=
     """
     from symrmt.simulation.executor import make_executor
 
-    _matplotlib()  # fail early, with the install hint
+    matplotlib_figure()  # fail early, with the install hint
     names = list(FIGURES) if only is None else list(only)
     unknown = [k for k in names if k not in FIGURES]
     if unknown:

@@ -23,39 +23,39 @@ QUICK_N = 512
 QUICK_N_SWEEP = 256
 
 
-def _progress(total: int, desc: str, progress: bool):
+def figure_progress(total: int, desc: str, progress: bool):
     from symrmt.progress import progress_bar
 
     return progress_bar(total, desc, enabled=None if progress else False)
 
 
-def _size(value, quick, full_value, full: bool):
+def size_or_default(value, quick, full_value, full: bool):
     if value is not None:
         return value
     return full_value if full else quick
 
 
-def _floats(values):
+def as_floats(values):
     return [float(v) for v in values]
 
 
-def _logspace(lo: float, hi: float, k: int) -> list[float]:
+def logspace(lo: float, hi: float, k: int) -> list[float]:
     if k == 1:
         return [lo]
     return [float(f"{10 ** (math.log10(lo) + i * (math.log10(hi) - math.log10(lo)) / (k - 1)):.6g}") for i in range(k)]
 
 
-def _linspace(lo: float, hi: float, k: int) -> list[float]:
+def linspace(lo: float, hi: float, k: int) -> list[float]:
     if k == 1:
         return [lo]
     return [float(f"{lo + i * (hi - lo) / (k - 1):.6g}") for i in range(k)]
 
 
-def _frac(x: float, den: int = 10**6) -> Fraction:
+def near_fraction(x: float, den: int = 10**6) -> Fraction:
     return Fraction(x).limit_denominator(den)
 
 
-def _aligned_geometry(snr: float, w2: float, cos: float):
+def aligned_geometry(snr: float, w2: float, cos: float):
     """Gram data of ``mu`` and ``w = w_K = w_Q`` with ``||mu||^2 ~ snr``, ``||w||^2 ~ w2``, angle ``acos(cos)``.
 
     The norms and the cosine are rounded to rationals first, so the Gram matrix
@@ -63,8 +63,8 @@ def _aligned_geometry(snr: float, w2: float, cos: float):
     """
     from symrmt.models.attention.geometry import Geometry
 
-    sm, sw = _frac(math.sqrt(snr)), _frac(math.sqrt(w2))
-    cs = min(max(_frac(cos), Fraction(-1)), Fraction(1))
+    sm, sw = near_fraction(math.sqrt(snr)), near_fraction(math.sqrt(w2))
+    cs = min(max(near_fraction(cos), Fraction(-1)), Fraction(1))
     return Geometry(snr=sm * sm, wk2=sw * sw, wq2=sw * sw, wkwq=sw * sw, muwk=sm * sw * cs, muwq=sm * sw * cs)
 
 
@@ -72,7 +72,7 @@ def _vector_geometry(mu, wk, wq):
     """Exact Gram data of three vectors given by (rounded) rational coordinates."""
     from symrmt.models.attention.geometry import Geometry
 
-    m, k, q = ([_frac(x, 1000) for x in v] for v in (mu, wk, wq))
+    m, k, q = ([near_fraction(x, 1000) for x in v] for v in (mu, wk, wq))
 
     def dot(a, b):
         return sum(x * y for x, y in zip(a, b))
@@ -81,9 +81,9 @@ def _vector_geometry(mu, wk, wq):
 
 
 @cached(maxsize=64)
-def _hermite(name: str, dps: int = 80) -> MappingProxyType:
+def preset_hermite(name: str, dps: int = 80) -> MappingProxyType:
     """Hermite data ``{"a1", "nu"}`` (mpf at ``dps`` digits) of a preset, computed once (read-only:
-    pass ``dict(_hermite(name))`` where a dict is needed)."""
+    pass ``dict(preset_hermite(name))`` where a dict is needed)."""
     from symrmt.hermite import Nonlinearity
 
     nl = Nonlinearity(name)
@@ -97,7 +97,7 @@ def _numpy_f(name: str):
     return Nonlinearity(name).numpy()
 
 
-def _family_f(x, alpha: float, beta: float):
+def family_f(x, alpha: float, beta: float):
     """``alpha t + beta (t^2 - 1)/sqrt(2)``: ``a_1 = alpha``, ``a_2 = sqrt(2) beta``, ``nu = alpha^2 + beta^2``."""
     return alpha * x + beta * (x * x - 1.0) / math.sqrt(2.0)
 
@@ -169,7 +169,7 @@ def _resolve_f(f):
     if isinstance(f, str):
         return _numpy_f(f)
     if isinstance(f, tuple) and f and f[0] == "family":
-        return partial(_family_f, alpha=f[1], beta=f[2])
+        return partial(family_f, alpha=f[1], beta=f[2])
     return f
 
 
@@ -206,7 +206,7 @@ class _Job:
         return {k: {"mean": res[k]["mean"], "se": res[k]["se"]} for k in ("attention", "ridge")}
 
 
-class _Sims:
+class FigureSims:
     """The simulations of one figure as one batch of trials (:class:`symrmt.simulation.executor.TrialBatch`).
 
     Submit every point, then :meth:`start` with the figure's progress bar (on Dask the
@@ -258,11 +258,11 @@ class _Sims:
 RANDOM_PRESETS = ("tanh", "relu", "erf", "sin", "cos", "gelu", "sigmoid", "linear", "abs", "sign")
 
 
-def _random_case(rng):
+def random_case(rng):
     """One random parameter set: ``(f, c, gamma, geometry)``."""
     f = RANDOM_PRESETS[int(rng.integers(len(RANDOM_PRESETS)))]
-    c = _frac(float(10 ** rng.uniform(math.log10(1 / 8), math.log10(4))), 1000)
-    gamma = _frac(float(10 ** rng.uniform(-2, 1)), 1000)
+    c = near_fraction(float(10 ** rng.uniform(math.log10(1 / 8), math.log10(4))), 1000)
+    gamma = near_fraction(float(10 ** rng.uniform(-2, 1)), 1000)
     snr = float(rng.uniform(0, 4))
     mu = [math.sqrt(snr), 0.0, 0.0]
     if rng.uniform() < 1 / 3:
@@ -301,9 +301,9 @@ def phase_diagram_data(grid: int = 25, digits: int = DIGITS, progress: bool = Tr
         return _phase_diagram_fast(grid, certify)
     from symrmt.models.attention.sweeps import sweep
 
-    c_axis = [_frac(c) for c in _logspace(1 / 16, 4, grid)]
-    s_axis = [_frac(s) for s in _linspace(0, 8, grid)]
-    cos_axis = [_frac(x) for x in _linspace(0, 1, grid)]
+    c_axis = [near_fraction(c) for c in logspace(1 / 16, 4, grid)]
+    s_axis = [near_fraction(s) for s in linspace(0, 8, grid)]
+    cos_axis = [near_fraction(x) for x in linspace(0, 1, grid)]
     show = None if progress else False
     opts = {"digits": digits, "progress": show, "fast": fast, "certify": certify}
     a = sweep("tanh", {"snr": s_axis, "c": c_axis, "gamma": 1}, seed=1, **opts)
@@ -315,7 +315,7 @@ def phase_diagram_data(grid: int = 25, digits: int = DIGITS, progress: bool = Tr
         gaps = [r.certified_gap for r in (a, b) if r.certified_gap is not None]
         if gaps:
             note += f", largest gap to 30 digits at {2 * certify} points: {max(gaps):.1e}"
-    return {"c": _floats(c_axis), "snr": _floats(s_axis), "cos": _floats(cos_axis),
+    return {"c": as_floats(c_axis), "snr": as_floats(s_axis), "cos": as_floats(cos_axis),
             "diff_a": a.attention - a.ridge, "diff_b": b.attention - b.ridge, "note": note}
 
 
@@ -326,7 +326,7 @@ def _phase_diagram_fast(grid: int, certify: int) -> dict:
 
     from symrmt.models.attention.fast import solve_grid
 
-    c_axis, s_axis, cos_axis = _logspace(1 / 16, 4, grid), _linspace(0, 8, grid), _linspace(0, 1, grid)
+    c_axis, s_axis, cos_axis = logspace(1 / 16, 4, grid), linspace(0, 8, grid), linspace(0, 1, grid)
     S_a, C_a = np.meshgrid(np.array(s_axis), np.array(c_axis), indexing="ij")
     S_b, COS_b = np.meshgrid(np.array(s_axis), np.array(cos_axis), indexing="ij")
     one = np.ones_like(S_b)

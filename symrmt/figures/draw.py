@@ -17,25 +17,25 @@ from symrmt.figures.data import (
     QUICK_N,
     QUICK_N_SWEEP,
     RANDOM_PRESETS,
-    _aligned_geometry,
-    _floats,
-    _frac,
-    _hermite,
-    _linspace,
-    _logspace,
-    _progress,
-    _random_case,
-    _Sims,
-    _size,
+    aligned_geometry,
+    as_floats,
     attention_over_geometries,
+    figure_progress,
+    FigureSims,
+    linspace,
+    logspace,
+    near_fraction,
     phase_diagram_data,
+    preset_hermite,
+    random_case,
+    size_or_default,
 )
 
 _INSTALL_HINT = "matplotlib is needed to draw the figures: pip install 'symrmt[plot]'"
 _DPI = 150
 
 
-def _matplotlib():
+def matplotlib_figure():
     """``(Figure, colors)``: the matplotlib Figure class, imported lazily."""
     try:
         import matplotlib  # noqa: F401
@@ -45,14 +45,14 @@ def _matplotlib():
     return Figure
 
 
-def _new_figure(ncols: int, width: float = 5.0, height: float = 4.3):
-    Figure = _matplotlib()
+def new_figure(ncols: int, width: float = 5.0, height: float = 4.3):
+    Figure = matplotlib_figure()
     fig = Figure(figsize=(width * ncols, height), layout="constrained")
     axes = fig.subplots(1, ncols, squeeze=False)[0]
     return fig, list(axes)
 
 
-def _save(fig, out, name: str) -> list[str]:
+def save_figure(fig, out, name: str) -> list[str]:
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     paths = []
@@ -64,7 +64,7 @@ def _save(fig, out, name: str) -> list[str]:
     return paths
 
 
-def _errorbar(ax, x, mean, se, **kw):
+def errorbar(ax, x, mean, se, **kw):
     kw.setdefault("fmt", "o")
     kw.setdefault("ms", 4)
     kw.setdefault("capsize", 2.5)
@@ -84,49 +84,49 @@ def ridge_error(out, full: bool = False, progress: bool = True, *, n=None, n_swe
     """
     from symrmt.models.attention.theory import ridge_limit
 
-    n = _size(n, QUICK_N, FULL_N, full)
-    n_sweep = _size(n_sweep, QUICK_N_SWEEP, FULL_N_SWEEP, full)
-    trials = _size(trials, 20, 40, full)
-    points = _size(points, 60, 120, full)
+    n = size_or_default(n, QUICK_N, FULL_N, full)
+    n_sweep = size_or_default(n_sweep, QUICK_N_SWEEP, FULL_N_SWEEP, full)
+    trials = size_or_default(trials, 20, 40, full)
+    points = size_or_default(points, 60, 120, full)
     snr0, c0 = 1, Fraction(1, 4)
 
     cs_a = [Fraction(1, 4), Fraction(1), Fraction(2)]
-    g_curve = _logspace(1e-3, 1e2, points)
+    g_curve = logspace(1e-3, 1e2, points)
     g_sim = [1e-3, 1e-2, 1e-1, 1, 10, 100]
     gammas_bc = [0.01, 0.1, 1.0]
-    c_curve = _logspace(1 / 16, 4, points)
+    c_curve = logspace(1 / 16, 4, points)
     c_sim = [Fraction(1, 16), Fraction(1, 8), Fraction(1, 4), Fraction(1, 2), Fraction(3, 4), Fraction(1),
              Fraction(3, 2), Fraction(2), Fraction(4)]
     if n_sweep > 2048:  # p = 4 n = 16384 is too costly for a routine run
         c_sim = [c for c in c_sim if c <= 2]
-    s_curve = _linspace(0, 8, points)
+    s_curve = linspace(0, 8, points)
     s_sim = [0, 1, 2, 4, 6, 8]
     colors = ["C0", "C1", "C2"]
-    fig, (ax_a, ax_b, ax_c) = _new_figure(3)
-    with _Sims(store, executor, workers) as run, _progress(3, "figure ridge_error", progress) as bar:
+    fig, (ax_a, ax_b, ax_c) = new_figure(3)
+    with FigureSims(store, executor, workers) as run, figure_progress(3, "figure ridge_error", progress) as bar:
         jobs_a = [run.ridge(n, c, g_sim, snr0, trials, seed) for c in cs_a]
         jobs_b = [run.ridge(n_sweep, c, gammas_bc, snr0, trials, seed) for c in c_sim]
         jobs_c = [run.ridge(n, c0, gammas_bc, s, trials, seed) for s in s_sim]
         bar.total += run.trials
         run.start(bar)
 
-        curves_a = [_floats(ridge_limit(c, g_curve, snr0, DIGITS)) for c in cs_a]
+        curves_a = [as_floats(ridge_limit(c, g_curve, snr0, DIGITS)) for c in cs_a]
         bar.update()
         curves_b = {g: [] for g in gammas_bc}
         for c in c_curve:
-            for g, v in zip(gammas_bc, ridge_limit(_frac(c), gammas_bc, snr0, DIGITS)):
+            for g, v in zip(gammas_bc, ridge_limit(near_fraction(c), gammas_bc, snr0, DIGITS)):
                 curves_b[g].append(float(v))
         bar.update()
         curves_c = {g: [] for g in gammas_bc}
         for snr in s_curve:
-            for g, v in zip(gammas_bc, ridge_limit(c0, gammas_bc, _frac(snr), DIGITS)):
+            for g, v in zip(gammas_bc, ridge_limit(c0, gammas_bc, near_fraction(snr), DIGITS)):
                 curves_c[g].append(float(v))
         bar.update()
 
         for col, c, y, job in zip(colors, cs_a, curves_a, jobs_a):
             sim = job.result()
             ax_a.plot(g_curve, y, color=col, label=f"limit, c = {c}")
-            _errorbar(ax_a, g_sim, sim["mean"], sim["se"], color=col, label=f"simulation, n = {n}, p = {sim['p']}")
+            errorbar(ax_a, g_sim, sim["mean"], sim["se"], color=col, label=f"simulation, n = {n}, p = {sim['p']}")
         sims_b = [job.result() for job in jobs_b]
         sims_c = [job.result() for job in jobs_c]
 
@@ -136,10 +136,10 @@ def ridge_error(out, full: bool = False, progress: bool = True, *, n=None, n_swe
     ax_a.legend(fontsize=7.5, loc="upper left")
     for i, (col, g) in enumerate(zip(colors, gammas_bc)):
         ax_b.plot(c_curve, curves_b[g], color=col, label=rf"$\gamma = {g:g}$")
-        _errorbar(ax_b, [float(c) for c in c_sim], [s["mean"][i] for s in sims_b], [s["se"][i] for s in sims_b],
+        errorbar(ax_b, [float(c) for c in c_sim], [s["mean"][i] for s in sims_b], [s["se"][i] for s in sims_b],
                   color=col)
         ax_c.plot(s_curve, curves_c[g], color=col, label=rf"$\gamma = {g:g}$")
-        _errorbar(ax_c, s_sim, [s["mean"][i] for s in sims_c], [s["se"][i] for s in sims_c], color=col)
+        errorbar(ax_c, s_sim, [s["mean"][i] for s in sims_c], [s["se"][i] for s in sims_c], color=col)
     ax_b.axvline(1, color="0.6", lw=0.8, ls=":")
     ax_b.set_xscale("log")
     ax_b.set_xlabel(rf"$c = p/n$ (sweep in $p$ at $n = {n_sweep}$)")
@@ -157,7 +157,7 @@ def ridge_error(out, full: bool = False, progress: bool = True, *, n=None, n_swe
         rf"Lines: large-$n$ limit; points: simulation, mean $\pm$ {ERRBAR} se over {trials} trials",
         fontsize=11,
     )
-    return _save(fig, out, "ridge_error")
+    return save_figure(fig, out, "ridge_error")
 
 
 def random_inputs(out, full: bool = False, progress: bool = True, *, n=None, trials=None, count=None,
@@ -174,14 +174,14 @@ def random_inputs(out, full: bool = False, progress: bool = True, *, n=None, tri
 
     from symrmt.models.attention.theory import attention_limit, ridge_limit
 
-    n = _size(n, QUICK_N, FULL_N, full)
-    trials = _size(trials, 10, 30, full)
-    count = _size(count, 30, 80, full)
-    simulated = min(_size(simulated, 8, 20, full), count)
+    n = size_or_default(n, QUICK_N, FULL_N, full)
+    trials = size_or_default(trials, 10, 30, full)
+    count = size_or_default(count, 30, 80, full)
+    simulated = min(size_or_default(simulated, 8, 20, full), count)
     rng = np.random.default_rng(seed)
-    cases = [_random_case(rng) for _ in range(5 * count)]
+    cases = [random_case(rng) for _ in range(5 * count)]
     rows = []
-    with _Sims(store, executor, workers) as run, _progress(count, "figure random_inputs", progress) as bar:
+    with FigureSims(store, executor, workers) as run, figure_progress(count, "figure random_inputs", progress) as bar:
         jobs = [run.sim(f, n, c, [g], geom, trials, seed + i) for i, (f, c, g, geom) in enumerate(cases[:simulated])]
         bar.total += run.trials
         run.start(bar)
@@ -189,7 +189,7 @@ def random_inputs(out, full: bool = False, progress: bool = True, *, n=None, tri
             if len(rows) == count:
                 break
             try:
-                ea = float(attention_limit(dict(_hermite(f)), c, [gamma], geom, digits=DIGITS)[0])
+                ea = float(attention_limit(dict(preset_hermite(f)), c, [gamma], geom, digits=DIGITS)[0])
             except ArithmeticError as exc:  # the solver refuses rather than guess: draw another set
                 if i < simulated:
                     raise
@@ -203,7 +203,7 @@ def random_inputs(out, full: bool = False, progress: bool = True, *, n=None, tri
         for row, job in zip(rows, jobs):
             row["sim"] = job.result()
 
-    fig, (ax,) = _new_figure(1, width=6.4, height=6.4)
+    fig, (ax,) = new_figure(1, width=6.4, height=6.4)
     names = sorted({r["f"] for r in rows}, key=RANDOM_PRESETS.index)
     markers = "osD^v<>pXh"
     ax.plot([0, 1], [0, 1], color="0.4", lw=1, ls="--", label="$E_A = E_{RR}$")
@@ -238,7 +238,7 @@ def random_inputs(out, full: bool = False, progress: bool = True, *, n=None, tri
         rf"{simulated} sets simulated at $n = {n}$ ({trials} trials, $p = \mathrm{{round}}(cn)$)",
         fontsize=10,
     )
-    return _save(fig, out, "random_inputs")
+    return save_figure(fig, out, "random_inputs")
 
 
 def role_of_a1(out, full: bool = False, progress: bool = True, *, n=None, trials=None, points=None,
@@ -255,43 +255,43 @@ def role_of_a1(out, full: bool = False, progress: bool = True, *, n=None, trials
     from symrmt.models.attention.geometry import Geometry
     from symrmt.models.attention.theory import attention_limit, ridge_limit
 
-    n = _size(n, QUICK_N, FULL_N, full)
-    trials = _size(trials, 12, 30, full)
-    points = _size(points, 16, 41, full)
+    n = size_or_default(n, QUICK_N, FULL_N, full)
+    trials = size_or_default(trials, 12, 30, full)
+    points = size_or_default(points, 16, 41, full)
     c, snr = Fraction(1, 4), 1
     geom = Geometry(snr=snr)
-    g_curve = _logspace(gamma_range[0], gamma_range[1], points)
+    g_curve = logspace(gamma_range[0], gamma_range[1], points)
     g_sim = [g for g in (1e-3, 1e-2, 1e-1, 1, 10, 100) if gamma_range[0] <= g <= gamma_range[1]]
     a_curve = [Fraction(i, points - 1) for i in range(points)]
     a_sim = [0, 0.25, 0.5, 0.75, 1]
     g_fam = [0.1, 1.0, 10.0]
     total = len(fs) + len(a_curve)
-    with _Sims(store, executor, workers) as run, _progress(total, "figure role_of_a1", progress) as bar:
+    with FigureSims(store, executor, workers) as run, figure_progress(total, "figure role_of_a1", progress) as bar:
         jobs_f = [run.sim(name, n, c, g_sim, geom, trials, seed) for name in fs]
         jobs_a = [run.sim(("family", a, math.sqrt(max(1 - a * a, 0.0))), n, c, g_fam, geom, trials, seed)
                   for a in a_sim]
         bar.total += run.trials
         run.start(bar)
-        rr_curve = _floats(ridge_limit(c, g_curve, snr, DIGITS))
-        rr_fam = _floats(ridge_limit(c, g_fam, snr, DIGITS))
+        rr_curve = as_floats(ridge_limit(c, g_curve, snr, DIGITS))
+        rr_fam = as_floats(ridge_limit(c, g_fam, snr, DIGITS))
         curves_f = []
         for name in fs:
-            curves_f.append(_floats(attention_limit(dict(_hermite(name)), c, g_curve, geom, digits=DIGITS)))
+            curves_f.append(as_floats(attention_limit(dict(preset_hermite(name)), c, g_curve, geom, digits=DIGITS)))
             bar.update()
         curves_a = []
         for a in a_curve:
-            curves_a.append(_floats(attention_limit({"a1": a, "nu": 1}, c, g_fam, geom, digits=DIGITS)))
+            curves_a.append(as_floats(attention_limit({"a1": a, "nu": 1}, c, g_fam, geom, digits=DIGITS)))
             bar.update()
         sims_f = [job.result() for job in jobs_f]
         sims_a = [job.result() for job in jobs_a]
 
-    fig, (ax_a, ax_b) = _new_figure(2, width=5.6, height=4.8)
+    fig, (ax_a, ax_b) = new_figure(2, width=5.6, height=4.8)
     ax_a.plot(g_curve, rr_curve, color="k", ls="--", lw=1.3, label=r"ridge $E_{RR}$")
     for i, (name, y, sim) in enumerate(zip(fs, curves_f, sims_f)):
-        h = _hermite(name)
+        h = preset_hermite(name)
         ax_a.plot(g_curve, y, color=f"C{i}",
                   label=rf"{name}: $a_1 = {float(h['a1']):.3f}$, $\nu = {float(h['nu']):.3f}$")
-        _errorbar(ax_a, g_sim, sim["attention"]["mean"], sim["attention"]["se"], color=f"C{i}")
+        errorbar(ax_a, g_sim, sim["attention"]["mean"], sim["attention"]["se"], color=f"C{i}")
     ax_a.set_xscale("log")
     ax_a.set_xlabel(r"ridge parameter $\gamma$")
     ax_a.set_title(r"(a) $E_A(\gamma)$ for several nonlinearities", fontsize=10)
@@ -301,7 +301,7 @@ def role_of_a1(out, full: bool = False, progress: bool = True, *, n=None, trials
         col = f"C{i + 4}"
         ax_b.plot(xs, [y[i] for y in curves_a], color=col, label=rf"$E_A$, $\gamma = {g:g}$")
         ax_b.axhline(rr_fam[i], color=col, ls="--", lw=1.1, label=rf"$E_{{RR}}$, $\gamma = {g:g}$")
-        _errorbar(ax_b, a_sim, [s["attention"]["mean"][i] for s in sims_a],
+        errorbar(ax_b, a_sim, [s["attention"]["mean"][i] for s in sims_a],
                   [s["attention"]["se"][i] for s in sims_a], color=col)
     ax_b.set_xlabel(r"$a_1 = E[f(\xi)\,\xi]$ at fixed $\nu = E[f(\xi)^2] = 1$")
     ax_b.set_title(r"(b) $f_a(t) = a\,t + \sqrt{1-a^2}\,(t^2-1)/\sqrt{2}$: $a_1 = a$, $\nu = 1$", fontsize=10)
@@ -316,7 +316,7 @@ def role_of_a1(out, full: bool = False, progress: bool = True, *, n=None, trials
         rf"{trials} trials)",
         fontsize=11,
     )
-    return _save(fig, out, "role_of_a1")
+    return save_figure(fig, out, "role_of_a1")
 
 
 def alignment(out, full: bool = False, progress: bool = True, *, n=None, trials=None, points=None,
@@ -331,20 +331,20 @@ def alignment(out, full: bool = False, progress: bool = True, *, n=None, trials=
     from symrmt.models.attention.geometry import Geometry
     from symrmt.models.attention.theory import ridge_limit
 
-    n = _size(n, QUICK_N, FULL_N, full)
-    trials = _size(trials, 12, 30, full)
-    points = _size(points, 31, 61, full)
-    ns = _size(ns, [128, 256, 512, 1024], [256, 512, 1024, 2048, 4096], full)
+    n = size_or_default(n, QUICK_N, FULL_N, full)
+    trials = size_or_default(trials, 12, 30, full)
+    points = size_or_default(points, 31, 61, full)
+    ns = size_or_default(ns, [128, 256, 512, 1024], [256, 512, 1024, 2048, 4096], full)
     f, snr, gamma = "tanh", 1, 1
     w2s = (1, 4)
     cs = (Fraction(1, 4), Fraction(2))
-    th_curve = _linspace(0, 90, points)
+    th_curve = linspace(0, 90, points)
     th_sim = [0, 30, 60, 90]
 
     def geo(w2, theta):
-        return _aligned_geometry(snr, w2, math.cos(math.radians(theta)))
+        return aligned_geometry(snr, w2, math.cos(math.radians(theta)))
 
-    with _Sims(store, executor, workers) as run, _progress(len(cs), "figure alignment", progress) as bar:
+    with FigureSims(store, executor, workers) as run, figure_progress(len(cs), "figure alignment", progress) as bar:
         jobs = {(c, w2, t): run.sim(f, n, c, [gamma], geo(w2, t), trials, seed)
                 for c in cs for w2 in w2s for t in th_sim}
         jobs_n = {(c, w2, m): run.sim(f, m, c, [gamma], geo(w2, 0), trials, seed)
@@ -355,12 +355,12 @@ def alignment(out, full: bool = False, progress: bool = True, *, n=None, trials=
         for c in cs:
             er = float(ridge_limit(c, [gamma], snr, DIGITS)[0])
             geoms = [Geometry(snr=snr)] + [geo(w2, t) for w2 in w2s for t in th_curve]
-            theory[c] = (er, _floats(attention_over_geometries(dict(_hermite(f)), c, gamma, geoms)))
+            theory[c] = (er, as_floats(attention_over_geometries(dict(preset_hermite(f)), c, gamma, geoms)))
             bar.update()
         sims = {key: job.result() for key, job in jobs.items()}
         sims_n = {key: job.result() for key, job in jobs_n.items()}
 
-    fig, axes = _new_figure(3, width=5.0, height=4.5)
+    fig, axes = new_figure(3, width=5.0, height=4.5)
     for k, (ax, c) in enumerate(zip(axes, cs)):
         er, vals = theory[c]
         ax.axhline(er, color="k", ls="--", lw=1.3, label=r"ridge $E_{RR}$")
@@ -369,7 +369,7 @@ def alignment(out, full: bool = False, progress: bool = True, *, n=None, trials=
             col = f"C{i}"
             ax.plot(th_curve, vals[1 + i * points:1 + (i + 1) * points], color=col,
                     label=rf"Attention, $\|w\|^2 = {w2}$")
-            _errorbar(ax, th_sim, [sims[(c, w2, t)]["attention"]["mean"][0] for t in th_sim],
+            errorbar(ax, th_sim, [sims[(c, w2, t)]["attention"]["mean"][0] for t in th_sim],
                       [sims[(c, w2, t)]["attention"]["se"][0] for t in th_sim], color=col)
         ax.set_xlabel(r"angle $\theta$ between $w$ and $\mu$ (degrees)")
         ax.set_ylabel(r"$E_A(\gamma)$")
@@ -384,7 +384,7 @@ def alignment(out, full: bool = False, progress: bool = True, *, n=None, trials=
         for i, w2 in enumerate(w2s):
             lim = vals[1 + i * points]  # theta = 0
             shift = 1 + 0.04 * (2 * k + i - 1.5)  # spread the markers a little
-            _errorbar(ax, [m * shift for m in ns],
+            errorbar(ax, [m * shift for m in ns],
                       [sims_n[(c, w2, m)]["attention"]["mean"][0] - lim for m in ns],
                       [sims_n[(c, w2, m)]["attention"]["se"][0] for m in ns],
                       color=f"C{i}", fmt="-o" if k == 0 else "--s", lw=1,
@@ -404,7 +404,7 @@ def alignment(out, full: bool = False, progress: bool = True, *, n=None, trials=
         rf"Lines: limit; points: simulation (mean $\pm$ {ERRBAR} se, {trials} trials)",
         fontsize=11,
     )
-    return _save(fig, out, "alignment")
+    return save_figure(fig, out, "alignment")
 
 
 def phase_diagram(out, full: bool = False, progress: bool = True, *, grid=None, fast: bool = True,
@@ -422,7 +422,7 @@ def phase_diagram(out, full: bool = False, progress: bool = True, *, grid=None, 
     re-solved at 30 digits, the largest relative gap in the title and on stderr.
     ``fast=False``: every cell certified to 15 digits by the mpmath solver (25 and 61 points).
     """
-    grid = _size(grid, 41 if fast else 25, 200 if fast else 61, full)
+    grid = size_or_default(grid, 41 if fast else 25, 200 if fast else 61, full)
     certify = (20 if full else 4) if certify is None else certify
     gamma = 1
     data = phase_diagram_data(grid, DIGITS, progress, fast=fast, certify=certify)
@@ -434,7 +434,7 @@ def phase_diagram(out, full: bool = False, progress: bool = True, *, grid=None, 
 
     from matplotlib.colors import TwoSlopeNorm
 
-    fig, (ax_a, ax_b) = _new_figure(2, width=6.0, height=4.9)
+    fig, (ax_a, ax_b) = new_figure(2, width=6.0, height=4.9)
     for ax, x, d in ((ax_a, c_axis, diff_a), (ax_b, cos_axis, diff_b)):
         lo, hi = min(float(d.min()), -1e-6), max(float(d.max()), 1e-6)
         norm = TwoSlopeNorm(vcenter=0.0, vmin=lo, vmax=hi)
@@ -464,4 +464,4 @@ def phase_diagram(out, full: bool = False, progress: bool = True, *, grid=None, 
         rf"tanh, $\gamma = {gamma}$, $K_{{ii}} = 0$, {grid} $\times$ {grid} grid per panel ({data['note']})",
         fontsize=11,
     )
-    return _save(fig, out, "phase_diagram")
+    return save_figure(fig, out, "phase_diagram")

@@ -40,13 +40,13 @@ def _sim(n, c, gammas, geo, trials, seed):
 
 def softmax_claims(out, n: int = 512, trials: int = 8, points: int = 13) -> list[str]:
     """Draw ``softmax_claims.png`` and ``.pdf`` in ``out``; returns the paths."""
-    from symrmt.figures.data import _aligned_geometry, _logspace
-    from symrmt.figures.draw import _errorbar, _new_figure, _save
+    from symrmt.figures.data import aligned_geometry, logspace
+    from symrmt.figures.draw import errorbar, new_figure, save_figure
     from symrmt.models.attention.geometry import Geometry, LowRankGeometry
 
-    gam = [Fraction(str(round(g, 4))) for g in _logspace(0.01, 10, points)]
+    gam = [Fraction(str(round(g, 4))) for g in logspace(0.01, 10, points)]
     gam_sim = [Fraction(1, 20), Fraction(1, 2), Fraction(5)]
-    fig, axes = _new_figure(3)
+    fig, axes = new_figure(3)
     # (a) random inputs
     ax = axes[0]
     for i, c in enumerate((Fraction(1, 4), Fraction(1, 2), Fraction(2))):
@@ -54,7 +54,7 @@ def softmax_claims(out, n: int = 512, trials: int = 8, points: int = 13) -> list
         line, = ax.plot([float(g) for g in gam], ea, label=f"softmax, c = {c}")
         ax.plot([float(g) for g in gam], er, "--", color=line.get_color())
         m, s = _sim(n, c, gam_sim, Geometry(snr=1), trials, 10 + i)
-        _errorbar(ax, [float(g) for g in gam_sim], m, s, color=line.get_color())
+        errorbar(ax, [float(g) for g in gam_sim], m, s, color=line.get_color())
     ax.set_xscale("log")
     ax.set_xlabel(r"$\gamma$")
     ax.set_ylabel("error")
@@ -67,13 +67,13 @@ def softmax_claims(out, n: int = 512, trials: int = 8, points: int = 13) -> list
     for i, w2 in enumerate((1, 4)):
         ea = []
         for t in thetas:
-            a, r = _limits("1/2", ["1/4"], _aligned_geometry(1, w2, math.cos(math.radians(t))))
+            a, r = _limits("1/2", ["1/4"], aligned_geometry(1, w2, math.cos(math.radians(t))))
             ea.append(a[0])
             er = r[0]
         line, = ax.plot(thetas, ea, label=rf"softmax, $\|w\|^2 = {w2}$")
         for t in (0, 45, 90):
-            m, s = _sim(n, "1/2", ["1/4"], _aligned_geometry(1, w2, math.cos(math.radians(t))), trials, 20 + t + i)
-            _errorbar(ax, [t], m, s, color=line.get_color())
+            m, s = _sim(n, "1/2", ["1/4"], aligned_geometry(1, w2, math.cos(math.radians(t))), trials, 20 + t + i)
+            errorbar(ax, [t], m, s, color=line.get_color())
     ax.axhline(er, ls="--", color="k", label=r"$E_{RR}$")
     ax.set_xlabel(r"angle $\theta$ between $w = w_K = w_Q$ and $\mu$ (degrees)")
     ax.set_ylabel(r"$E_A(\gamma = 1/4)$")
@@ -86,14 +86,14 @@ def softmax_claims(out, n: int = 512, trials: int = 8, points: int = 13) -> list
         ea, er = _limits("1/2", gam, geo)
         line, = ax.plot([float(g) for g in gam], ea, label=rf"$\alpha = {al}$ ($a_1 = \alpha$)")
         m, s = _sim(n, "1/2", gam_sim, geo, trials, 30 + i)
-        _errorbar(ax, [float(g) for g in gam_sim], m, s, color=line.get_color())
+        errorbar(ax, [float(g) for g in gam_sim], m, s, color=line.get_color())
     ax.plot([float(g) for g in gam], er, "--", color="k", label=r"$E_{RR}$")
     ax.set_xscale("log")
     ax.set_xlabel(r"$\gamma$")
     ax.set_ylabel(r"$E_A$")
     ax.set_title(r"(c) temperature, $W = \alpha I$, $c = 1/2$, $\|\mu\|^2 = 1$", fontsize=9)
     ax.legend(fontsize=7)
-    return _save(fig, out, "softmax_claims")
+    return save_figure(fig, out, "softmax_claims")
 
 
 def main(argv=None) -> int:
