@@ -26,7 +26,7 @@ from symrmt.models.attention.geometry import Geometry
 NAME = "aligned"
 
 
-def _aligned(snr, kk, kq):
+def aligned_geometry(snr, kk, kq):
     snr, kk, kq = sp.Rational(snr), sp.Rational(kk), sp.Rational(kq)
     r = sp.sqrt(snr)
     return Geometry(snr=str(snr), wk2=str(kk**2), wq2=str(kq**2), wkwq=str(kk * kq),
@@ -62,19 +62,19 @@ def run(quick: bool = False, digits: int = 50) -> CheckList:
     if quick:
         pts = pts[:2]
     for c, g, geo, diag in pts:
-        G = _aligned(*geo)
+        G = aligned_geometry(*geo)
         a = attention_limit(tanh, c, [g], G, diagonal=diag, digits=digits)[0]
         b = attention_limit(tanh, c, [g], G, diagonal=diag, digits=digits, route="general")[0]
         ck.close(f"closed form == general Woodbury, c={c}, gamma={g}, geometry={geo}, {diag}", a, b, digits - 10)
     # only w_K^T w_Q matters
-    a = attention_limit(tanh, "1/2", ["0.1"], _aligned(1, 2, "1/2"), digits=digits, route="general")[0]
-    b = attention_limit(tanh, "1/2", ["0.1"], _aligned(1, 1, 1), digits=digits, route="general")[0]
+    a = attention_limit(tanh, "1/2", ["0.1"], aligned_geometry(1, 2, "1/2"), digits=digits, route="general")[0]
+    b = attention_limit(tanh, "1/2", ["0.1"], aligned_geometry(1, 1, 1), digits=digits, route="general")[0]
     ck.close("same w_K^T w_Q = 1, (kappa_K, kappa_Q) = (2, 1/2) vs (1, 1): same E_A", a, b, digits - 10)
     # simulation
     from symrmt.models.attention.montecarlo import simulate
 
     n, trials = (256, 6) if quick else (1024, 10)
-    geo = _aligned(1, 1, 1)
+    geo = aligned_geometry(1, 1, 1)
     th = attention_limit(tanh, "1/2", ["0.1", "1"], geo, digits=15)
     sim = simulate(np.tanh, n, 0.5, [0.1, 1], geo, trials=trials, seed=5, progress=False)
     for i, g in enumerate(("0.1", "1")):

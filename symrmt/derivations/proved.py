@@ -88,7 +88,7 @@ def _linear_kernel(ck):
 
 
 def _aligned(ck):
-    from symrmt.derivations.aligned import _aligned as aligned_geometry
+    from symrmt.derivations.aligned import aligned_geometry
     from symrmt.models.attention.prove import prove_attention
 
     tanh = {"a1": "0.6057055096021588", "nu": "0.3942944903978412", "d": 1}
