@@ -45,9 +45,9 @@ def parse_over(text: str):
     """
     from fractions import Fraction
 
-    from symrmt.cli.trace import _split_assignment, at_value
+    from symrmt.cli.trace import at_value, split_assignment
 
-    name, rhs = _split_assignment(text, "--over")
+    name, rhs = split_assignment(text, "--over")
     parts = rhs.split(":")
     if len(parts) != 3:
         raise ParameterError(f"--over: write NAME=LO:HI:K, e.g. x=0:4:400; got {text!r}")

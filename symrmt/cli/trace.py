@@ -44,7 +44,7 @@ from fractions import Fraction
 
 from symrmt.errors import ParameterError
 
-__all__ = ["add_trace_parser", "cmd_trace", "parse_at", "build_model"]
+__all__ = ["add_trace_parser", "cmd_trace", "parse_at", "at_value", "build_model", "split_assignment", "is_name"]
 
 #: most declarations of each kind, most values in --at
 MAX_DECLARATIONS = 32
@@ -70,14 +70,24 @@ def _parser():
     return parse_expression
 
 
-def _split_assignment(text: str, what: str, inner: bool = False) -> tuple[str, str]:
+def is_name(text: str, inner: bool = False) -> bool:
+    """Whether ``text`` is a declared name (letters, digits, ``_``; a letter first) or, with ``inner``, an
+    inner product of two declared vectors as ``--at`` takes it (``beta.beta``, ``mu.beta``)."""
+    return bool(_NAME.match(text) or (inner and _INNER.match(text)))
+
+
+def split_assignment(text: str, what: str, inner: bool = False) -> tuple[str, str]:
+    """``'NAME=VALUE'`` -> ``(NAME, VALUE)``, both stripped; ``inner``: ``NAME`` may be an inner product
+    ``a.b`` (:func:`is_name`).  ``what`` names the option in the errors.
+
+    >>> split_assignment("p = c*n", "--dim")
+    ('p', 'c*n')
+    """
     if not isinstance(text, str) or "=" not in text:
         raise ParameterError(f"{what}: expected NAME=VALUE, got {text!r}")
     name, _, rhs = text.partition("=")
     name = name.strip()
-    if inner and _INNER.match(name):
-        pass
-    elif not _NAME.match(name):
+    if not is_name(name, inner):
         raise ParameterError(f"{what}: {name!r} is not a valid name (letters, digits, _; a letter first)")
     if not rhs.strip():
         raise ParameterError(f"{what}: nothing after '=' in {text!r}")
@@ -111,7 +121,7 @@ def parse_at(text: str, texts: dict | None = None) -> dict:
     if len(parts) > MAX_DECLARATIONS:
         raise ParameterError(f"--at: at most {MAX_DECLARATIONS} values, got {len(parts)}")
     for part in parts:
-        name, rhs = _split_assignment(part, "--at", inner=True)
+        name, rhs = split_assignment(part, "--at", inner=True)
         if name in out:
             raise ParameterError(f"--at: {name} is given twice")
         from symrmt.engine.complex_limit import as_complex
@@ -212,14 +222,14 @@ def build_model(dims=(), matrices=(), vectors=(), lets=()):
         raise ParameterError(f"at most {MAX_DECLARATIONS} each of --dim, --vector, --matrix and --let")
     model = Model()
     for text in dims:
-        name, rhs = _split_assignment(text, "--dim")
+        name, rhs = split_assignment(text, "--dim")
         model.dim(name, rhs)
     for text in vectors:
-        name, rhs = _split_assignment(text, "--vector")
+        name, rhs = split_assignment(text, "--vector")
         model.declare_vector(f"{name}={rhs}")
     kernels = []
     for text in matrices:
-        name, rhs = _split_assignment(text, "--matrix")
+        name, rhs = split_assignment(text, "--matrix")
         if rhs.replace(" ", "").startswith("diag_file("):  # a law from a .npy file (symrmt.engine.io)
             from symrmt.engine.io import load_law, parse_diag_file
 
@@ -232,7 +242,7 @@ def build_model(dims=(), matrices=(), vectors=(), lets=()):
         else:
             model.declare(f"{name}={rhs}")
     for text in lets:
-        name, rhs = _split_assignment(text, "--let")
+        name, rhs = split_assignment(text, "--let")
         model._matrix_name(name)
         node = model.parse(rhs)
         from symrmt.engine.nodes import MatrixNode

@@ -31,11 +31,11 @@ __all__ = ["add_trace_sweep_parser", "cmd_trace_sweep"]
 
 def _grid_entry(text: str):
     from symrmt.cli.sweeps import grid_spec
-    from symrmt.cli.trace import _INNER, _NAME
+    from symrmt.cli.trace import is_name
 
     key, sep, spec = text.partition("=")
     key = key.strip()
-    if not sep or not (_NAME.match(key) or _INNER.match(key)):
+    if not sep or not is_name(key, inner=True):
         raise argparse.ArgumentTypeError(f"--grid needs NAME=SPEC (e.g. gamma=1e-3:10:400:log); got {text!r}")
     return key, grid_spec(text, key, spec)
 
