@@ -193,6 +193,15 @@ def scheduler_of(args):
                      tls_cert=terms["--tls-cert"], tls_key=terms["--tls-key"])
 
 
+def add_simulation(p):
+    """``--n``, ``--trials``, ``--seed`` and ``--store`` of a verb's ``--simulate`` (a Monte-Carlo at size ``n``)."""
+    p.add_argument("--n", type=int_at_least("--n", 2), default=512, help="simulation size n (default 512)")
+    p.add_argument("--trials", type=int_at_least("--trials", 2), default=10, help="simulation trials (default 10)")
+    p.add_argument("--seed", type=int_at_least("--seed", 0), default=0, help="simulation root seed (default 0)")
+    p.add_argument("--store", metavar="PATH", default=None,
+                   help="trial store (SQLite file) for --simulate: reuse stored trials, keep each new one")
+
+
 def add_output(p):
     p.add_argument("--digits", type=int_at_least("--digits", 1, "digits"), default=15, help="significant digits (default 15)")
     p.add_argument("--json", action="store_true", help="JSON on stdout")
@@ -323,6 +332,16 @@ def json_text(obj) -> str:
 def dump(obj) -> None:
     """Print ``obj`` as strict JSON (:func:`json_text`) on stdout."""
     print(json_text(obj))
+
+
+def write_text(text: str, out=None, note: str = "") -> None:
+    """``text`` to the file ``out`` (UTF-8; ``wrote OUT`` and ``note`` on stderr), or to stdout without ``out``."""
+    if out:
+        with open(out, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        print(f"wrote {out}{note}", file=sys.stderr)
+    else:
+        sys.stdout.write(text)
 
 
 def format_table(header, rows, left=()) -> str:

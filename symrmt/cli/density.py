@@ -68,6 +68,8 @@ def parse_over(text: str):
 
 
 def add_density_parser(sub, int_at_least):
+    from symrmt.cli.common import add_simulation
+
     p = sub.add_parser(
         "density",
         help="limiting spectral density of a symmetric matrix expression (edges, atoms, histogram)",
@@ -86,11 +88,7 @@ def add_density_parser(sub, int_at_least):
                    help="certify every K-th point; the others are float64 values, checked (status float)")
     p.add_argument("--json", action="store_true", help="JSON on stdout")
     p.add_argument("--simulate", action="store_true", help="also an eigenvalue histogram at size n")
-    p.add_argument("--n", type=int_at_least("--n", 2), default=512, help="simulation size n (default 512)")
-    p.add_argument("--trials", type=int_at_least("--trials", 2), default=10, help="simulation trials (default 10)")
-    p.add_argument("--seed", type=int_at_least("--seed", 0), default=0, help="simulation root seed (default 0)")
-    p.add_argument("--store", metavar="PATH", default=None,
-                   help="trial store (SQLite file) for --simulate: reuse stored trials, keep each new one")
+    add_simulation(p)
     g = p.add_mutually_exclusive_group()
     g.add_argument("--workers", type=int_at_least("--workers", 1), default=1,
                    help="1 (default): trials in this process; N > 1: a local Dask cluster of N workers")

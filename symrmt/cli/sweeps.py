@@ -17,7 +17,7 @@ from fractions import Fraction
 import mpmath
 
 from symrmt.cli.common import add_attention, add_f, add_geometry, add_output, attention_of, dump, geometry_of
-from symrmt.cli.common import int_at_least, json_text, number
+from symrmt.cli.common import int_at_least, json_text, number, write_text
 from symrmt.errors import ParameterError
 from symrmt.models.attention.params import to_fraction
 from symrmt.table import float_text, param_text
@@ -250,12 +250,7 @@ def cmd_sweep(args) -> int:
         for row in (rows if res.balls is None else []):
             w.writerow(row[:-2] + [_text(row[-2], args.digits), _text(row[-1], args.digits)])
         text = buf.getvalue()
-    if args.out:
-        with open(args.out, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        print(f"wrote {args.out} ({len(rows)} points)", file=sys.stderr)
-    else:
-        sys.stdout.write(text)
+    write_text(text, args.out, f" ({len(rows)} points)")
     return 0
 
 

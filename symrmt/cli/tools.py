@@ -5,18 +5,13 @@ from __future__ import annotations
 import sys
 import time
 
-from symrmt.cli.common import EXIT_BAD_INPUT, EXIT_CHECK_FAILED, EXIT_OK, dump, format_table, int_at_least
+from symrmt.cli.common import EXIT_BAD_INPUT, EXIT_CHECK_FAILED, EXIT_OK, dump, format_table, int_at_least, write_text
 from symrmt.latex import latex_of
 from symrmt.errors import ParameterError
 
 def cmd_latex(args) -> int:
     text = latex_of(args.result, args.standalone, explicit=args.explicit)
-    if args.out:
-        with open(args.out, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        print(f"wrote {args.out}", file=sys.stderr)
-    else:
-        sys.stdout.write(text)
+    write_text(text, args.out)
     return EXIT_OK
 
 

@@ -289,13 +289,9 @@ def add_trace_parser(sub, int_at_least):
                    "chain of Krawczyk boxes along the homotopy (systems of more than 16 unknowns; slower)")
     p.add_argument("--latex", action="store_true", help="print the pencils and fixed-point systems in LaTeX")
     p.add_argument("--simulate", action="store_true", help="also a Monte-Carlo of the same expression")
-    p.add_argument("--n", type=int_at_least("--n", 2), default=512, help="simulation size n (default 512)")
-    p.add_argument("--trials", type=int_at_least("--trials", 2), default=10, help="simulation trials (default 10)")
-    p.add_argument("--seed", type=int_at_least("--seed", 0), default=0, help="simulation root seed (default 0)")
-    p.add_argument("--store", metavar="PATH", default=None,
-                   help="trial store (SQLite file) for --simulate: reuse stored trials, keep each new one")
-    from symrmt.cli.common import add_executor
+    from symrmt.cli.common import add_executor, add_simulation
 
+    add_simulation(p)
     add_executor(p)
     p.set_defaults(func=cmd_trace)
     return p

@@ -67,7 +67,7 @@ def add_trace_sweep_parser(sub, int_at_least):
 
 
 def cmd_trace_sweep(args) -> int:
-    from symrmt.cli.common import json_text
+    from symrmt.cli.common import json_text, write_text
     from symrmt.cli.trace import build_model, parse_at
 
     model = build_model(args.dim, args.matrix, args.vector, args.let)
@@ -103,10 +103,5 @@ def cmd_trace_sweep(args) -> int:
         for row in rows:
             w.writerow(row[:-3] + [repr(row[-3]), str(row[-2]).lower(), "" if row[-1] is None else f"{row[-1]:.2g}"])
         text = buf.getvalue()
-    if args.out:
-        with open(args.out, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        print(f"wrote {args.out} ({len(rows)} points)", file=sys.stderr)
-    else:
-        sys.stdout.write(text)
+    write_text(text, args.out, f" ({len(rows)} points)")
     return 0
