@@ -164,6 +164,40 @@ def test_cli_over_is_checked(capsys):
     assert "4000" in capsys.readouterr().err
 
 
+def test_cli_let_names_a_sub_expression(capsys):
+    """--let and --vector as in symrmt trace: M written with a --let name is the Marchenko-Pastur matrix."""
+    from symrmt.cli.app import main
+
+    code = main(["density", "W", "--matrix", "Z=gaussian(p,n)", "--dim", "p=c*n", "--let", "W=Z.T*Z/n",
+                 "--vector", "y=signs(n)", "--at", "c=1/2", "--over", "x=1/2:5/2:3", "--json"])
+    data = json.loads(capsys.readouterr().out)
+    assert code == 0 and data["expression"] == "W" and data["status"] == ["ok"] * 3
+    with mpmath.workdps(40):
+        for x, v in zip(data["x"], data["density"]):
+            assert abs(v - mp_density(mpmath.mpf(1) / 2, x)) <= 1e-13 * mp_density(mpmath.mpf(1) / 2, x), (x, v)
+
+
+@pytest.mark.parametrize("vector", ["y=bogus(n)", "y", "1y=signs(n)"])
+def test_cli_bad_vector_is_refused_as_trace_refuses_it(capsys, vector):
+    from symrmt.cli.app import main
+
+    decl = ["--matrix", "Z=gaussian(p,n)", "--dim", "p=c*n", "--vector", vector, "--at", "c=1/2"]
+    assert main(["density", "Z.T*Z/n", *decl, "--over", "x=0:1:3"]) == 2
+    err = capsys.readouterr().err
+    assert main(["trace", "trace(Z.T*Z/n)", *decl]) == 2
+    ref = capsys.readouterr().err
+    assert err.startswith("symrmt density: error: ") and ref.startswith("symrmt trace: error: ")
+    assert err.split("error: ", 1)[1] == ref.split("error: ", 1)[1]
+
+
+def test_cli_vector_in_the_matrix_is_refused(capsys):
+    from symrmt.cli.app import main
+
+    assert main(["density", "Z.T*Z/n + y*y.T", "--matrix", "Z=gaussian(p,n)", "--dim", "p=c*n",
+                 "--vector", "y=vector(n)", "--at", "c=1/2", "--over", "x=0:1:3"]) == 2
+    assert "without vectors" in capsys.readouterr().err
+
+
 def test_certify_every_kth_point():
     xs = [0.2 + 0.05 * i for i in range(50)]
     d = wishart().density("Z.T*Z/n", x=xs, at={"c": 2}, digits=15, certify=7, edges=False, atoms=False)

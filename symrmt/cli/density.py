@@ -2,14 +2,17 @@ r"""``symrmt density``: the limiting spectral density of a symmetric matrix expr
 
 ::
 
-    symrmt density 'M' --over 'x=LO:HI:K' [--matrix ...] [--dim ...] [--at ...] [--digits D]
-        [--simulate --n N --trials T --seed S] [--plot FILE.png] [--json] [--certify K]
+    symrmt density 'M' --over 'x=LO:HI:K' [--matrix ...] [--vector ...] [--let ...] [--dim ...] [--at ...]
+        [--digits D] [--simulate --n N --trials T --seed S] [--plot FILE.png] [--json] [--certify K]
 
 ``rho(x) = lim_{eta -> 0+} (1/pi) Im tau((M - (x + i eta))^{-1})`` on ``K`` equally spaced points of
 ``[LO, HI]`` (``K`` at most :data:`MAX_POINTS`), each certified to ``D`` digits
 (:mod:`symrmt.engine.density_solver`); the edges of the support found between grid points (to ``D`` digits)
 and the atoms (at 0 when ``0`` is in the range, and at grid points where the solution diverges).  Every
-text goes through the package's one restricted parser (the declarations as in ``symrmt trace``).
+text goes through the package's one restricted parser (the declarations ``--matrix``, ``--vector``, ``--let``
+and ``--dim`` as in ``symrmt trace``, by :func:`symrmt.cli.trace.build_model`).  ``M`` may use the
+``--let`` names; a vector in ``M`` is refused (a finite-rank term adds finitely many eigenvalues, of mass
+0: it does not move the limiting density).
 
 ``--certify K``: certify every ``K``-th point only; the others are float64 values whose residual and
 Stieltjes sign are checked (status ``"float"``, about 10 digits).  ``--simulate``: eigenvalue histogram of the same matrix at size ``n`` (``--n``, default 512) over
@@ -69,6 +72,7 @@ def parse_over(text: str):
 
 def add_density_parser(sub, int_at_least):
     from symrmt.cli.common import add_simulation
+    from symrmt.cli.trace import add_declarations
 
     p = sub.add_parser(
         "density",
@@ -80,8 +84,7 @@ def add_density_parser(sub, int_at_least):
     )
     p.add_argument("expr", metavar="M", help="e.g. 'Z.T*Z/n' or 'G/sqrt(n) + Z.T*Z/p'")
     p.add_argument("--over", required=True, metavar="x=LO:HI:K", help="the grid, e.g. x=0:4:400")
-    p.add_argument("--matrix", action="append", default=[], metavar="DECL", help="as in symrmt trace (repeatable)")
-    p.add_argument("--dim", action="append", default=[], metavar="DECL", help="NAME=RATIO*n (repeatable)")
+    add_declarations(p)
     p.add_argument("--at", default="", metavar="VALUES", help="parameter values, e.g. 'c=1/2'")
     p.add_argument("--digits", type=int_at_least("--digits", 1), default=15, help="digits to certify (default 15)")
     p.add_argument("--certify", type=int_at_least("--certify", 1), default=None, metavar="K",
@@ -104,7 +107,7 @@ def cmd_density(args) -> int:
     from symrmt.cli.common import dump, num
     from symrmt.cli.trace import build_model, parse_at
 
-    model = build_model(args.dim, args.matrix)
+    model = build_model(args.dim, args.matrix, args.vector, args.let)
     at = parse_at(args.at) if args.at.strip() else {}
     _, xs = parse_over(args.over)
     if args.plot is not None:

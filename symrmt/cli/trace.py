@@ -44,7 +44,8 @@ from fractions import Fraction
 
 from symrmt.errors import ParameterError
 
-__all__ = ["add_trace_parser", "cmd_trace", "parse_at", "at_value", "build_model", "split_assignment", "is_name"]
+__all__ = ["add_trace_parser", "cmd_trace", "parse_at", "at_value", "build_model", "add_declarations", "split_assignment",
+           "is_name"]
 
 #: most declarations of each kind, most values in --at
 MAX_DECLARATIONS = 32
@@ -253,6 +254,16 @@ def build_model(dims=(), matrices=(), vectors=(), lets=()):
     for name, rhs in kernels:
         _declare_kernel(model, name, rhs)
     return model
+
+
+def add_declarations(p):
+    """``--matrix``, ``--vector``, ``--let`` and ``--dim`` of a verb that reads them as ``symrmt trace`` does
+    (:func:`build_model`), with help that points at ``symrmt trace``."""
+    p.add_argument("--matrix", action="append", default=[], metavar="DECL", help="as for symrmt trace (repeatable)")
+    p.add_argument("--vector", action="append", default=[], metavar="DECL",
+                   help="as for symrmt trace, e.g. beta=vector(p), y=signs(n) (repeatable)")
+    p.add_argument("--let", action="append", default=[], metavar="NAME=EXPR", help="as for symrmt trace")
+    p.add_argument("--dim", action="append", default=[], metavar="DECL", help="NAME=RATIO*n (repeatable)")
 
 
 def add_trace_parser(sub, int_at_least):

@@ -41,6 +41,8 @@ def _grid_entry(text: str):
 
 
 def add_trace_sweep_parser(sub, int_at_least):
+    from symrmt.cli.trace import add_declarations
+
     p = sub.add_parser(
         "trace-sweep",
         help="a trace-engine expression on a product grid of parameter values (float64 batched, checked)",
@@ -49,11 +51,7 @@ def add_trace_sweep_parser(sub, int_at_least):
         "marked. See docs/engine.md.",
     )
     p.add_argument("expr", metavar="EXPR", help="e.g. 'trace(inv(Z.T*Z/n + gamma*I(n)))'")
-    p.add_argument("--matrix", action="append", default=[], metavar="DECL", help="as for symrmt trace (repeatable)")
-    p.add_argument("--vector", action="append", default=[], metavar="DECL",
-                   help="as for symrmt trace, e.g. beta=vector(p), y=signs(n) (repeatable)")
-    p.add_argument("--let", action="append", default=[], metavar="NAME=EXPR", help="as for symrmt trace")
-    p.add_argument("--dim", action="append", default=[], metavar="DECL", help="NAME=RATIO*n (repeatable)")
+    add_declarations(p)
     p.add_argument("--grid", type=_grid_entry, action="append", required=True, metavar="NAME=SPEC",
                    help="an axis: V1,V2,... or LO:HI:K or LO:HI:K:log (repeatable; the product grid)")
     p.add_argument("--at", default=None, metavar="VALUES", help="the other parameter values, e.g. 'c=1/2'")
