@@ -44,6 +44,7 @@ import sympy as sp
 from symrmt.engine import linearize as lin
 from symrmt.engine.blockfp import S_STRENGTH, BlockSystem
 from symrmt.engine.nodes import Const, Diff, ModelError, Power, ScalarProduct, ScalarSum, Trace, walk
+from symrmt.engine.node_algebra import vector_name
 from symrmt.engine.plan import TracePlan, _bounds, pencil_for
 from symrmt.engine.vectors import LAWS, UNIT, QuadForm, Vector, gram_symbol, vectors_of
 from symrmt.engine.linearize import EPS_SHIFT, Pencil
@@ -217,8 +218,6 @@ def _occurrences(m) -> dict:
 
 
 def _form_text(m) -> str:
-    from symrmt.engine.vectors import vector_name
-
     fs = m.factors if m.kind == "product" else (m,)
     left, right = vector_name(fs[0]), vector_name(fs[-1])
     return f"{left or '?'}.T*...*{right or '?'}"
