@@ -24,6 +24,7 @@ from symrmt.engine.base import MAX_POWER, N, Dim, ModelError, Node
 __all__ = [
     "MatrixNode", "ScalarNode", "Identity", "MatSum", "MatProduct", "Scaled", "Transpose", "Inverse", "Const",
     "ScalarSum", "ScalarProduct", "Power", "QuadForm", "UNIT", "as_scalar", "node_text", "product", "vector_name",
+    "identity_part",
 ]
 
 #: the unit dimension of a vector's columns (size 1 at every n)
@@ -200,6 +201,22 @@ def vector_name(m) -> str | None:
 def _vector_note(m) -> str:
     name = vector_name(m)
     return f" (the vector {name}{'.T' if isinstance(m, Transpose) else ''})" if name else ""
+
+
+def identity_part(m):
+    """``(g, rest)`` with ``m = g I + sum(rest)``: ``g`` the sum (a SymPy number or expression, ``0``
+    when there is none) of the coefficients of the terms ``I`` and ``c*I`` of ``m`` (a sum, or a single
+    term), and ``rest`` the list of its other terms, in order."""
+    terms = m.terms if isinstance(m, MatSum) else (m,)
+    g, rest = sp.Integer(0), []
+    for t in terms:
+        if isinstance(t, Identity):
+            g += 1
+        elif isinstance(t, Scaled) and isinstance(t.matrix, Identity):
+            g += t.scalar.value
+        else:
+            rest.append(t)
+    return g, rest
 
 
 class Scaled(MatrixNode):
