@@ -226,6 +226,15 @@ class Pencil:
     def entry(self, i, j) -> dict:
         return self.Q.get((i, j), {})
 
+    def symbolic_matrix(self, leaf_symbol):
+        """The pencil at ``eps = 0`` as a SymPy matrix: entry ``(i, j)`` is the sum of its coefficients
+        times ``leaf_symbol(leaf, blocks[i])`` (a non-commutative symbol for each leaf)."""
+        M = sp.zeros(self.size, self.size)
+        for (i, j), e in self.Q.items():
+            M[i, j] = sum((c.subs(EPS_SHIFT, 0) * leaf_symbol(leaf, self.blocks[i]) for leaf, c in e.items()),
+                          sp.Integer(0))
+        return M
+
 
 def add_entry(Q, i, j, leaf, coef):
     """Add ``coef * leaf`` to the block ``(i, j)`` of the pencil entries ``Q`` (in place), dropping a

@@ -24,7 +24,7 @@ from symrmt.engine.base import MAX_POWER, N, Dim, ModelError, Node
 __all__ = [
     "MatrixNode", "ScalarNode", "Identity", "MatSum", "MatProduct", "Scaled", "Transpose", "Inverse", "Const",
     "ScalarSum", "ScalarProduct", "Power", "QuadForm", "UNIT", "as_scalar", "node_text", "product", "vector_name",
-    "identity_part",
+    "identity_part", "square_matrix",
 ]
 
 #: the unit dimension of a vector's columns (size 1 at every n)
@@ -148,6 +148,15 @@ class Identity(MatrixNode):
         return self
 
 
+def _flatten(items, cls, field) -> list:
+    """``items`` with each node of the class ``cls`` replaced by its own ``field`` (a sum of sums is one
+    sum, a product of products one product)."""
+    flat = []
+    for t in items:
+        flat.extend(getattr(t, field) if isinstance(t, cls) else (t,))
+    return flat
+
+
 class MatSum(MatrixNode):
     """Sum of matrices of one shape."""
 
@@ -155,11 +164,11 @@ class MatSum(MatrixNode):
     _fields = ("terms",)
 
     def __init__(self, terms):
-        flat = []
+        terms = tuple(terms)
         for t in terms:
             if not isinstance(t, MatrixNode):
                 raise ModelError(f"cannot add {node_text(t)} to a matrix")
-            flat.extend(t.terms if isinstance(t, MatSum) else (t,))
+        flat = _flatten(terms, MatSum, "terms")
         a = flat[0]
         for t in flat[1:]:
             if (t.rows, t.cols) != (a.rows, a.cols):
@@ -178,9 +187,7 @@ class MatProduct(MatrixNode):
     _fields = ("factors",)
 
     def __init__(self, factors):
-        flat = []
-        for f in factors:
-            flat.extend(f.factors if isinstance(f, MatProduct) else (f,))
+        flat = _flatten(factors, MatProduct, "factors")
         for a, b in zip(flat, flat[1:]):
             if a.cols != b.rows:
                 raise ModelError(
@@ -252,6 +259,16 @@ class Transpose(MatrixNode):
         return self.matrix
 
 
+def square_matrix(matrix, not_matrix: str, not_square: str):
+    """``matrix`` if it is a square matrix node; else a :class:`ModelError` saying ``not_matrix``, or
+    ``not_square`` and the shape."""
+    if not isinstance(matrix, MatrixNode):
+        raise ModelError(not_matrix)
+    if not matrix.square:
+        raise ModelError(f"{not_square} ({matrix.rows.name} x {matrix.cols.name})")
+    return matrix
+
+
 class Inverse(MatrixNode):
     """Inverse of a square matrix."""
 
@@ -259,11 +276,8 @@ class Inverse(MatrixNode):
     _fields = ("matrix",)
 
     def __init__(self, matrix: MatrixNode):
-        if not isinstance(matrix, MatrixNode):
-            raise ModelError("inv() takes a matrix; for a scalar s write 1/s")
-        if not matrix.square:
-            raise ModelError(f"inv() of a non-square matrix ({matrix.rows.name} x {matrix.cols.name})")
-        self.matrix = matrix
+        self.matrix = square_matrix(matrix, "inv() takes a matrix; for a scalar s write 1/s",
+                                    "inv() of a non-square matrix")
         self.rows = self.cols = matrix.rows
 
 
@@ -351,10 +365,7 @@ class ScalarSum(ScalarNode):
     _fields = ("terms",)
 
     def __init__(self, terms):
-        flat = []
-        for t in terms:
-            flat.extend(t.terms if isinstance(t, ScalarSum) else (t,))
-        self.terms = tuple(flat)
+        self.terms = tuple(_flatten(terms, ScalarSum, "terms"))
 
 
 class ScalarProduct(ScalarNode):
@@ -364,10 +375,7 @@ class ScalarProduct(ScalarNode):
     _fields = ("factors",)
 
     def __init__(self, factors):
-        flat = []
-        for t in factors:
-            flat.extend(t.factors if isinstance(t, ScalarProduct) else (t,))
-        self.factors = tuple(flat)
+        self.factors = tuple(_flatten(factors, ScalarProduct, "factors"))
 
 
 class Power(ScalarNode):

@@ -84,7 +84,7 @@ import sympy as sp
 from symrmt.engine.base import MAX_ATOMS, N, Dim, ModelError, Node, check_law, walk  # noqa: F401
 from symrmt.engine.node_algebra import (
     Const, Identity, Inverse, MatProduct, MatrixNode, MatSum, Power, ScalarNode, ScalarProduct, ScalarSum, Scaled,
-    Transpose, as_scalar, node_text,
+    Transpose, as_scalar, node_text, square_matrix,
 )
 
 __all__ = [
@@ -154,11 +154,7 @@ class Trace(ScalarNode):
     _fields = ("matrix",)
 
     def __init__(self, matrix: MatrixNode):
-        if not isinstance(matrix, MatrixNode):
-            raise ModelError("trace() takes a matrix")
-        if not matrix.square:
-            raise ModelError(f"trace of a non-square block ({matrix.rows.name} x {matrix.cols.name})")
-        self.matrix = matrix
+        self.matrix = square_matrix(matrix, "trace() takes a matrix", "trace of a non-square block")
 
 
 class Diff(ScalarNode):

@@ -78,12 +78,7 @@ class FormPlan:
 
     def pencil_matrix(self):
         """The full pencil (bulk blocks and unit blocks) as a SymPy matrix of symbolic blocks."""
-        p = self.pencil
-        M = sp.zeros(p.size, p.size)
-        for (i, j), e in p.Q.items():
-            M[i, j] = sum((c.subs(EPS_SHIFT, 0) * _leaf_tex(leaf, p.blocks[i]) for leaf, c in e.items()),
-                          sp.Integer(0))
-        return M
+        return self.pencil.symbolic_matrix(_leaf_tex)
 
     def latex(self) -> str:
         """The pencil, the bulk fixed point and the Woodbury system of the form, every symbol defined."""
