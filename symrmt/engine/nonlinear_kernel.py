@@ -292,7 +292,7 @@ def split_weights(W, p):
     return alpha, rest
 
 
-def kernel_signal(f, X, W=None, diagonal: str = "zero", *, model=None, name=None, digits: int = 80):
+def kernel_signal(f, X, W=None, diagonal: str = "zero", *, model=None, name=None, digits: int = KERNEL_DIGITS):
     """The Gaussian-equivalent expression of ``f(X^T W X/sqrt(p))/sqrt(p)`` (the module docstring's
     section on a signal and weights), an ``n x n`` matrix node; ``W = None`` is ``I_p``."""
     Z = check_signal_matrix(X)
