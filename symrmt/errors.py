@@ -13,7 +13,7 @@ codes (``symrmt.cli.app``):
   ``PrecisionError``), :class:`symrmt.hermite.quadrature.QuadratureError`,
   :class:`symrmt.hermite.gaussian.NotExact`,
   :class:`symrmt.models.attention.closed_forms.noise_only.ClosedFormError`,
-  :class:`symrmt.engine.simulate.TraceSimulationError`,
+  :class:`symrmt.engine.bound_tree.TraceSimulationError`,
   :class:`symrmt.engine.pencil_check.PencilError`, :class:`symrmt.cli.common.Unavailable`;
 * ``ImportError`` -- :class:`symrmt.models.attention.pretrained.PretrainedUnavailable` (an optional extra is missing);
 * ``Exception`` -- the time limits :class:`symrmt.parsing.TimeLimitExceeded` and

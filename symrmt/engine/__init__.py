@@ -5,9 +5,10 @@ expressions are parsed by the one restricted parser (:mod:`symrmt.parsing`).  Th
 package, from text to a certified number:
 
 * the language -- :mod:`~symrmt.engine.base` (dimensions, the node base), :mod:`~symrmt.engine.nodes`
-  (the node classes), :mod:`~symrmt.engine.declarations` (declarations and parsing),
-  :mod:`~symrmt.engine.nonlinear_kernel` and :mod:`~symrmt.engine.kernel_signal` (the Gaussian equivalent of
-  an entrywise nonlinearity), :mod:`~symrmt.engine.io` (diagonal laws read from a file);
+  (the node classes; those the operators build are in :mod:`~symrmt.engine.node_algebra`),
+  :mod:`~symrmt.engine.declarations` (declarations and parsing), :mod:`~symrmt.engine.nonlinear_kernel`
+  (the Gaussian equivalent of an entrywise nonlinearity, with a signal and weights too),
+  :mod:`~symrmt.engine.io` (diagonal laws read from a file);
 * the reduction -- :mod:`~symrmt.engine.tree` and :mod:`~symrmt.engine.plan` (the expression to a
   plan), :mod:`~symrmt.engine.linearize` (linear pencils), :mod:`~symrmt.engine.blockfp` (the block
   fixed point), :mod:`~symrmt.engine.atomsums` (deterministic laws with atoms),

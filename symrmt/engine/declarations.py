@@ -14,7 +14,7 @@ import sympy as sp
 
 from symrmt.engine.nodes import (
     MAX_ATOMS, GOE, N, Const, Diagonal, Diff, Dim, DimConst, Gaussian, Identity, Inverse, MatrixNode, ModelError,
-    Node, Power, ScalarNode, Trace, _scalar, _show,
+    Node, Power, ScalarNode, Trace, as_scalar, node_text,
 )
 from symrmt.engine.tree import bind, check_ratios, differentiate, walk  # noqa: F401  (re-exported)
 
@@ -117,7 +117,7 @@ class Model:
             return x.dim
         if isinstance(x, str) and x in self.dims:
             return self.dims[x]
-        raise ModelError(f"{_show(x) if isinstance(x, Node) else x!r} is not a declared dimension")
+        raise ModelError(f"{node_text(x) if isinstance(x, Node) else x!r} is not a declared dimension")
 
     def _matrix_name(self, name: str):
         if not isinstance(name, str) or not name.isidentifier() or name.startswith("_"):
@@ -219,7 +219,7 @@ class Model:
             if not isinstance(out, Const):
                 raise ModelError(f"{what} must be a number or a parameter expression")
             return out.value
-        return _scalar(v).value
+        return as_scalar(v).value
 
     def let(self, name: str, node):
         """Name a matrix sub-expression (a node or its text), so that parsed expressions may use it (returns the node).
@@ -332,7 +332,7 @@ def _inv(m):
 def _sqrt(x):
     if isinstance(x, MatrixNode):
         raise ModelError("sqrt() of a matrix is not supported (only of scalars such as sqrt(p))")
-    return Power(_scalar(x), sp.Rational(1, 2))
+    return Power(as_scalar(x), sp.Rational(1, 2))
 
 
 def _number(q: Fraction) -> Const:

@@ -29,12 +29,12 @@ NUMERICS_VERSION = "1"
 
 def _eigen_trial(params, context, seed, j):
     """Trial ``j``: ``[count of bin 0, ..., count of bin B-1, count outside]`` of the eigenvalues of ``M``."""
-    from symrmt.engine.simulate import TraceSimulationError, _Evaluator, draw_matrices, random_matrices
+    from symrmt.engine.bound_tree import Evaluator, TraceSimulationError, draw_matrices, random_matrices
     from symrmt.engine.trials import from_program
 
     tree = from_program(context["program"]).matrix
     mats = draw_matrices(random_matrices(tree), np.random.default_rng(trial_seed(seed, j)))
-    a = _Evaluator(mats)(tree)
+    a = Evaluator(mats)(tree)
     a = np.diag(a) if a.ndim == 1 else np.asarray(a)
     if not np.all(np.isfinite(a)):
         raise TraceSimulationError("the matrix has non-finite entries in this draw")

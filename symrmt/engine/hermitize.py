@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from symrmt.engine.nodes import Inverse, MatProduct, Scaled, Transpose
 from symrmt.engine import linearize as lin
-from symrmt.engine.linearize import EPS_SHIFT, Pencil, _add
+from symrmt.engine.linearize import EPS_SHIFT, Pencil, add_entry
 
 
 def hermitize(p: Pencil) -> Pencil:
@@ -36,12 +36,12 @@ def hermitize(p: Pencil) -> Pencil:
     for (i, j), e in p.Q.items():
         for leaf, c in e.items():
             c0 = c.subs(EPS_SHIFT, 0)
-            _add(Q, i, k + j, leaf, c0)
+            add_entry(Q, i, k + j, leaf, c0)
             flipped = (leaf[0], leaf[1], not leaf[2]) if leaf != "I" and leaf[0] == "Z" else leaf
-            _add(Q, k + j, i, flipped, c0)
+            add_entry(Q, k + j, i, flipped, c0)
     for i in range(k):
-        _add(Q, i, i, "I", EPS_SHIFT)
-        _add(Q, k + i, k + i, "I", -EPS_SHIFT)
+        add_entry(Q, i, i, "I", EPS_SHIFT)
+        add_entry(Q, k + i, k + i, "I", -EPS_SHIFT)
     u = {k + i: c for i, c in p.u.items()}
     v = dict(p.v)
     return Pencil(p.blocks + p.blocks, p.ratios, Q, u, v)

@@ -48,6 +48,11 @@ from symrmt.engine.nodes import (
 )
 from symrmt.engine.vectors import QuadForm, Vector
 
+__all__ = [
+    "HALF", "EPS_SHIFT", "n_order", "normalize", "push_transposes", "Pencil", "add_entry", "linearize", "reduce",
+    "is_symmetric", "symmetrize", "split_atoms", "diagonals_of",
+]
+
 HALF = sp.Rational(1, 2)
 #: the shift ``eps`` of every inverse, ``inv(M) -> inv(M + eps I)``; 0 in every value, non-zero only
 #: on the solver's path when the deterministic part of a pencil is singular
@@ -221,8 +226,19 @@ class Pencil:
     def entry(self, i, j) -> dict:
         return self.Q.get((i, j), {})
 
+    def symbolic_matrix(self, leaf_symbol):
+        """The pencil at ``eps = 0`` as a SymPy matrix: entry ``(i, j)`` is the sum of its coefficients
+        times ``leaf_symbol(leaf, blocks[i])`` (a non-commutative symbol for each leaf)."""
+        M = sp.zeros(self.size, self.size)
+        for (i, j), e in self.Q.items():
+            M[i, j] = sum((c.subs(EPS_SHIFT, 0) * leaf_symbol(leaf, self.blocks[i]) for leaf, c in e.items()),
+                          sp.Integer(0))
+        return M
 
-def _add(Q, i, j, leaf, coef):
+
+def add_entry(Q, i, j, leaf, coef):
+    """Add ``coef * leaf`` to the block ``(i, j)`` of the pencil entries ``Q`` (in place), dropping a
+    coefficient, or a block, that becomes zero."""
     if coef == 0:
         return
     e = Q.setdefault((i, j), {})
@@ -289,7 +305,7 @@ def _realize(m, ratios):
             off = len(blocks)
             for i, ci in v.items():
                 for j, cj in u2.items():
-                    _add(Q, i, j + off, "I", -ci * cj)
+                    add_entry(Q, i, j + off, "I", -ci * cj)
             Q.update(_shift(q2, off))
             blocks = blocks + b2
             v = {k + off: c for k, c in v2.items()}
@@ -298,10 +314,10 @@ def _realize(m, ratios):
         blocks, Q, u, v = _realize(m.matrix, ratios)
         last = len(blocks)
         for i, c in v.items():
-            _add(Q, i, last, "I", c)
+            add_entry(Q, i, last, "I", c)
         for j, c in u.items():
-            _add(Q, last, j, "I", c)
-        _add(Q, last, last, "I", -EPS_SHIFT)
+            add_entry(Q, last, j, "I", c)
+        add_entry(Q, last, last, "I", -EPS_SHIFT)
         blocks = blocks + [bk(m.rows)]
         del dims
         return blocks, Q, {last: sp.Integer(-1)}, {last: sp.Integer(1)}
@@ -342,10 +358,10 @@ def reduce(p: Pencil, constant=_constant) -> Pencil:
                     a, b = Q[(i, k)], Q[(k, j)]
                     if constant(a):
                         for leaf, c in b.items():
-                            _add(Q, i, j, leaf, -a["I"] * inv * c)
+                            add_entry(Q, i, j, leaf, -a["I"] * inv * c)
                     else:
                         for leaf, c in a.items():
-                            _add(Q, i, j, leaf, -c * inv * b["I"])
+                            add_entry(Q, i, j, leaf, -c * inv * b["I"])
             for i in alive:
                 Q.pop((i, k), None)
                 Q.pop((k, i), None)
@@ -373,9 +389,9 @@ def symmetrize(p: Pencil) -> Pencil:
     Q = {}
     for (i, j), e in p.Q.items():
         for leaf, c in e.items():
-            _add(Q, i, k + j, leaf, c)
+            add_entry(Q, i, k + j, leaf, c)
             flipped = (leaf[0], leaf[1], not leaf[2]) if leaf != "I" and leaf[0] == "Z" else leaf
-            _add(Q, k + j, i, flipped, c)
+            add_entry(Q, k + j, i, flipped, c)
     u = {i: c / 2 for i, c in p.v.items()}
     u.update({k + i: c / 2 for i, c in p.u.items()})
     v = dict(p.v)
@@ -416,21 +432,21 @@ def split_atoms(p: Pencil, diagonals: dict) -> Pencil:
             if leaf == "I" or leaf[0] == "D":
                 for (ii, a), (jj, _b) in zip(where[i], where[j]):
                     value = diagonals[leaf[1]].values[a] if leaf != "I" else 1
-                    _add(Q, ii, jj, "I", c * value)
+                    add_entry(Q, ii, jj, "I", c * value)
             elif leaf[0] == "Z":
                 for ii, a in where[i]:
                     for jj, b in where[j]:
                         ra, cb = (a, b) if not leaf[2] else (b, a)
-                        _add(Q, ii, jj, ("Z", _sub(leaf[1], ra, cb), leaf[2]), c)
+                        add_entry(Q, ii, jj, ("Z", _sub(leaf[1], ra, cb), leaf[2]), c)
             else:  # GOE: diagonal parts stay GOE, off-diagonal parts are Gaussian (and their transposes)
                 for ii, a in where[i]:
                     for jj, b in where[j]:
                         if a == b:
-                            _add(Q, ii, jj, ("G", _sub(leaf[1], a, a)), c)
+                            add_entry(Q, ii, jj, ("G", _sub(leaf[1], a, a)), c)
                         elif a < b:
-                            _add(Q, ii, jj, ("Z", _sub(leaf[1], a, b), False), c)
+                            add_entry(Q, ii, jj, ("Z", _sub(leaf[1], a, b), False), c)
                         else:
-                            _add(Q, ii, jj, ("Z", _sub(leaf[1], b, a), True), c)
+                            add_entry(Q, ii, jj, ("Z", _sub(leaf[1], b, a), True), c)
     u = {ii: c for i, c in p.u.items() for ii, _ in where[i]}
     v = {jj: c for j, c in p.v.items() for jj, _ in where[j]}
     return Pencil(new_blocks, ratios, Q, u, v)

@@ -34,20 +34,48 @@ numbers.  Otherwise (tanh, sigmoid, GELU, ...) they come from the package's
 high-precision quadrature at ``digits`` significant digits and enter the tree
 as the exact rationals of those binary values, so a limit computed from the
 expression is right to about ``digits`` digits and no further.
+
+With a signal and weights: ``kernel(f, X, W)``
+----------------------------------------------
+
+For ``X = F + Z`` (``Z`` a ``p x n`` Gaussian matrix, ``F`` finite rank, e.g. ``mu*y.T``) and
+``W = alpha I_p + L`` (``alpha > 0`` a number, ``L`` finite rank, e.g. ``wk*wq.T``), the kernel
+``K = f(X^T W X/sqrt(p))/sqrt(p)`` (entry-wise, the diagonal zero or kept) has, in the limit, the
+Gaussian equivalent of ``docs/theory.md`` (sections 2.2 and 2.3):
+
+.. math::
+
+    K \simeq \frac{a_1(\alpha)}{\alpha} \frac{X^T W X}{p} - a_1(\alpha) I_n + b(\alpha)\frac{G}{\sqrt p}
+    + d(\alpha) I_n ,
+
+with the same ``a_1``, ``b`` and ``d`` and ``G`` a fresh ``goe(n)`` (:func:`kernel_signal`).  Written
+out, ``X^T W X`` holds every finite-rank term the signal and the weights contribute: ``Z^T W Z`` (its
+finite-rank part ``Z^T L Z``), ``F^T W Z + Z^T W F`` and ``F^T W F``.  The signal and the weights act
+on the kernel to first order through ``f'``, whose mean is ``a_1``, so only ``a_1``, ``nu`` and ``d``
+enter.
+
+This is the model the package's hand-built solver takes (:mod:`symrmt.models.attention.equations`, the
+Woodbury update of ``docs/theory.md`` section 5), written as an expression: the engine derives the
+pencil, the fixed point and the Woodbury system by itself.
 """
 
 from __future__ import annotations
 
 import itertools
+from fractions import Fraction
 
 import mpmath
 import sympy as sp
 
-from symrmt.engine.nodes import GOE, Const, Gaussian, Identity, MatrixNode, ModelError, Scaled
+from symrmt.engine.nodes import (
+    GOE, Const, Gaussian, Identity, MatProduct, MatrixNode, MatSum, ModelError, Scaled, Transpose, walk,
+)
+from symrmt.engine.node_algebra import identity_part
+from symrmt.engine.vectors import Vector
 from symrmt.errors import ParameterError
 from symrmt.models.attention.params import check_diagonal, to_fraction
 
-__all__ = ["kernel", "kernel_coefficients"]
+__all__ = ["kernel", "kernel_coefficients", "kernel_signal", "split_weights", "check_signal_matrix"]
 
 #: default digits of coefficients that have no closed form
 KERNEL_DIGITS = 80
@@ -139,7 +167,7 @@ def kernel(f, Z, alpha=1, diagonal: str = "zero", *, model=None, name: str | Non
     ``kernel(f, X, W[, diagonal])``, with ``X = Z + finite rank`` (a matrix expression, not a bare
     Gaussian) or ``W = alpha I + finite rank`` a matrix in place of ``alpha``, is the kernel
     ``f(X^T W X/sqrt(p))/sqrt(p)`` with a signal and weights
-    (:func:`symrmt.engine.kernel_signal.kernel_signal`).
+    (:func:`kernel_signal`).
 
     Returns ``a1 (Z^T Z/p - I) + b G/sqrt(p) + d I`` (module docstring) with ``G`` a
     fresh ``goe(n)``; terms whose coefficient is zero are left out (no ``G`` for a
@@ -176,8 +204,6 @@ def kernel(f, Z, alpha=1, diagonal: str = "zero", *, model=None, name: str | Non
     """
     if isinstance(alpha, MatrixNode) or not isinstance(Z, Gaussian) and isinstance(Z, MatrixNode):
         # kernel(f, X, W): a signal (X = Z + finite rank) and weights (W = alpha I + finite rank)
-        from symrmt.engine.kernel_signal import kernel_signal
-
         return kernel_signal(f, Z, alpha if isinstance(alpha, MatrixNode) else None, diagonal, model=model,
                              name=name, digits=digits)
     if not isinstance(Z, Gaussian):
@@ -187,10 +213,16 @@ def kernel(f, Z, alpha=1, diagonal: str = "zero", *, model=None, name: str | Non
         )
     k = kernel_coefficients(f, alpha, diagonal, digits)
     p = Const(Z.rows.size)
-    ncols = Z.cols
-    terms = []
-    if k["a1"] != 0:
-        terms.append(Scaled(Const(k["a1"]) / p, Z.T * Z))
+    linear = Scaled(Const(k["a1"]) / p, Z.T * Z) if k["a1"] != 0 else None
+    return _equivalent(f, k, linear, Z, Z.cols, p, model, name)
+
+
+def _equivalent(f, k, linear, Z, ncols, p, model, name):
+    """``linear + b G/sqrt(p) + (d - a1) I``: the Gaussian-equivalent expression from the coefficients
+    ``k`` of :func:`kernel_coefficients`, its linear part ``linear`` (``None`` when ``a1 = 0``) and ``p``
+    (a :class:`Const`); ``G`` is :func:`fresh_goe` of ``Z``, made only when ``b != 0``.  Terms whose
+    coefficient is zero are left out; all of them zero is refused."""
+    terms = [] if linear is None else [linear]
     if k["b"] != 0:
         G = fresh_goe(Z, ncols, model, name)
         terms.append(Scaled(Const(k["b"]) * p ** sp.Rational(-1, 2), G))
@@ -203,3 +235,72 @@ def kernel(f, Z, alpha=1, diagonal: str = "zero", *, model=None, name: str | Non
     for t in terms[1:]:
         out = out + t
     return out
+
+
+# ---------------------------------------------------------------- a signal and weights
+
+def _finite_rank(m) -> bool:
+    """Whether ``m`` is finite rank by structure: a product (possibly scaled) with a vector factor."""
+    if isinstance(m, Scaled):
+        return _finite_rank(m.matrix)
+    if isinstance(m, Transpose):
+        return _finite_rank(m.matrix)
+    if isinstance(m, MatProduct):
+        return any(isinstance(f, Vector) or isinstance(f, Transpose) and isinstance(f.matrix, Vector)
+                   for f in m.factors)
+    return False
+
+
+def _deterministic_matrix(m) -> bool:
+    return not any(x.kind in ("gaussian", "goe") or (isinstance(x, Vector) and x.random) for x in walk(m))
+
+
+def check_signal_matrix(X) -> Gaussian:
+    """The Gaussian ``Z`` of ``X = Z + finite rank`` (raises :class:`ModelError` naming what is wrong)."""
+    if not isinstance(X, MatrixNode):
+        raise ModelError("kernel(f, X, W): X must be a matrix expression")
+    terms = X.terms if isinstance(X, MatSum) else (X,)
+    gauss = [t for t in terms if isinstance(t, Gaussian)]
+    rest = [t for t in terms if not isinstance(t, Gaussian)]
+    if len(gauss) != 1:
+        raise ModelError("kernel(f, X, W): X must be one Gaussian matrix (gaussian(p, n), coefficient 1: the "
+                         f"kernel's Hermite data are for N(0, 1) entries) plus finite-rank terms; got {len(gauss)} "
+                         "Gaussian terms")
+    for t in rest:
+        if not _finite_rank(t):
+            raise ModelError("kernel(f, X, W): every term of X other than its Gaussian must be finite rank (a "
+                             f"product with a vector, such as mu*y.T); got a {t.kind} term")
+    return gauss[0]
+
+
+def split_weights(W, p):
+    """``(alpha, L)`` of ``W = alpha I_p + L`` with ``alpha > 0`` a number and ``L`` finite rank (or None)."""
+    if not isinstance(W, MatrixNode) or W.rows != p or W.cols != p:
+        raise ModelError(f"kernel(f, X, W): W must be a {p.name} x {p.name} matrix (alpha*I({p.name}) + finite rank)")
+    alpha, rest = identity_part(W)
+    for t in rest:
+        if not _finite_rank(t):
+            raise ModelError(f"kernel(f, X, W): every term of W other than alpha*I({p.name}) must be finite rank "
+                             f"(a product of vectors, such as wk*wq.T); got a {t.kind} term")
+        if not _deterministic_matrix(t):
+            raise ModelError("kernel(f, X, W): the weights must be deterministic; a random vector in W is not "
+                             "in the model")
+    alpha = sp.nsimplify(alpha)
+    if not alpha.is_number or not alpha.is_Rational or not alpha > 0:
+        raise ModelError(f"kernel(f, X, W): the identity part alpha of W must be a positive number (its Hermite "
+                         f"data are computed for it), got {alpha}")
+    return alpha, rest
+
+
+def kernel_signal(f, X, W=None, diagonal: str = "zero", *, model=None, name=None, digits: int = KERNEL_DIGITS):
+    """The Gaussian-equivalent expression of ``f(X^T W X/sqrt(p))/sqrt(p)`` (the module docstring's
+    section on a signal and weights), an ``n x n`` matrix node; ``W = None`` is ``I_p``."""
+    Z = check_signal_matrix(X)
+    p = X.rows
+    if W is None:
+        W = Identity(p)
+    alpha, _rest = split_weights(W, p)
+    k = kernel_coefficients(f, Fraction(int(alpha.p), int(alpha.q)), diagonal, digits)
+    pc = Const(p.size)
+    linear = Scaled(Const(k["a1"] / alpha) / pc, X.T * W * X) if k["a1"] != 0 else None
+    return _equivalent(f, k, linear, Z, X.cols, pc, model, name)

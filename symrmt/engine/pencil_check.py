@@ -26,6 +26,12 @@ from symrmt.engine.nodes import (
     GOE, Const, Diagonal, Gaussian, Identity, Inverse, MatProduct, MatSum, ModelError, Scaled, Transpose, walk,
 )
 from symrmt.engine.linearize import EPS_SHIFT
+from symrmt.engine.vectors import Vector
+
+__all__ = [
+    "TOL", "PencilError", "checked", "self_test", "coefficient_symbols", "sample_values", "coefficient",
+    "draw_leaves", "direct_value", "check_gap",
+]
 
 TOL = 1e-10
 
@@ -48,8 +54,94 @@ def checked(pencil, hat):
     return pencil
 
 
-def _values(symbols, rng):
-    return {s: sp.Rational(int(rng.integers(5, 16)), 10) for s in symbols}
+def coefficient_symbols(pencil, hat) -> set:
+    """The free symbols of the coefficients of ``pencil`` and of the constants of the tree ``hat``."""
+    symbols = set()
+    for e in pencil.Q.values():
+        for c in e.values():
+            symbols |= c.free_symbols
+    for x in walk(hat):
+        if isinstance(x, Const):
+            symbols |= x.value.free_symbols
+    return symbols
+
+
+def sample_values(symbols, rng) -> dict:
+    """Random test values of the parameters ``symbols``: rationals in ``[1/2, 3/2]`` drawn from ``rng`` in
+    the order of the names, and 0 for the shift ``EPS_SHIFT``."""
+    vals = {s: sp.Rational(int(rng.integers(5, 16)), 10) for s in sorted(set(symbols) - {EPS_SHIFT}, key=str)}
+    vals[EPS_SHIFT] = 0
+    return vals
+
+
+def coefficient(c, vals) -> complex:
+    """A coefficient at the test values ``vals``, as a complex float64 (the identity is algebraic: a
+    complex value, the square root of a negative, is fine); outside the float64 range, a
+    :class:`ModelError` (the float64 self-test cannot run, so nothing is certified)."""
+    try:
+        z = complex(sp.sympify(c).subs(vals))
+    except OverflowError:
+        z = complex("inf")
+    if not cmath.isfinite(z):  # e.g. 99**999
+        raise ModelError(f"the coefficient {_short(c)} of the expression is outside the float64 range "
+                         "(about 1e308) that the pencil self-test needs; rescale the expression")
+    return z
+
+
+def draw_leaves(hat, leaves, dims, size, rng, num, atoms=None) -> dict:
+    """name -> matrix of each leaf of ``hat`` of the classes ``leaves``, drawn from ``rng`` in the order
+    of :func:`walk`: a Gaussian or GOE (symmetrized) of ``N(0, 1/size)`` entries, a vector of ``N(0, 1)``
+    entries, a diagonal law taking its values (``num`` of them) on the row ranges ``atoms[dim]``.
+    ``dims``: the rows of each dimension."""
+    mats = {}
+    for x in walk(hat):
+        if not isinstance(x, leaves) or x.name in mats:
+            continue
+        if isinstance(x, Gaussian):
+            mats[x.name] = rng.standard_normal((dims[x.rows.name], dims[x.cols.name])) / np.sqrt(size)
+        elif isinstance(x, GOE):
+            a = rng.standard_normal((dims[x.dim.name],) * 2) / np.sqrt(size)
+            mats[x.name] = (a + a.T) / np.sqrt(2)
+        elif isinstance(x, Diagonal):
+            d = np.empty(dims[x.dim.name], dtype=complex)
+            for a, (s, e) in enumerate(atoms[x.dim.name]):
+                d[s:e] = num(x.values[a])
+            mats[x.name] = np.diag(d)
+        elif isinstance(x, Vector):
+            mats[x.name] = rng.standard_normal((dims[x.dim.name], 1))
+    return mats
+
+
+def direct_value(m, leaves, mats, dims, num):
+    """The matrix ``m`` evaluated directly, its leaves of the classes ``leaves`` taken from ``mats``
+    (:func:`draw_leaves`) and its coefficients by ``num``; another leaf is a :class:`PencilError`."""
+    if isinstance(m, leaves):
+        return mats[m.name]
+    if isinstance(m, Identity):
+        return np.eye(dims[m.dim.name])
+    if isinstance(m, Scaled):
+        return num(m.scalar.value) * direct_value(m.matrix, leaves, mats, dims, num)
+    if isinstance(m, MatSum):
+        return sum(direct_value(t, leaves, mats, dims, num) for t in m.terms)
+    if isinstance(m, MatProduct):
+        out = direct_value(m.factors[0], leaves, mats, dims, num)
+        for f in m.factors[1:]:
+            out = out @ direct_value(f, leaves, mats, dims, num)
+        return out
+    if isinstance(m, Transpose):
+        return direct_value(m.matrix, leaves, mats, dims, num).T
+    if isinstance(m, Inverse):
+        return np.linalg.inv(direct_value(m.matrix, leaves, mats, dims, num))
+    raise PencilError(f"cannot evaluate {m!r}")
+
+
+def check_gap(got, want, size) -> float:
+    """The relative difference of the pencil's ``got`` and the direct ``want``; above :data:`TOL`, a
+    :class:`PencilError`."""
+    err = np.linalg.norm(got - want) / max(np.linalg.norm(want), 1e-300)
+    if not err <= TOL:
+        raise PencilError(f"pencil self-test failed: relative difference {err:.3g} > {TOL:g} at size {size}")
+    return err
 
 
 #: rows of the whole test pencil aimed at, and the bounds of the rows per dimension
@@ -62,8 +154,6 @@ def self_test(pencil, hat, size: int | None = None, seed: int = 20260611):
     try:
         return _self_test(pencil, hat, size, seed)
     except np.linalg.LinAlgError:
-        from symrmt.engine.nodes import ModelError
-
         raise ModelError("a matrix under inv() is singular for generic values of the parameters (at a random "
                          "test point of the pencil self-test): it has no inverse, e.g. inv(c*I(n) - c*I(n))"
                          ) from None
@@ -80,33 +170,19 @@ def _self_test(pencil, hat, size: int | None = None, seed: int = 20260611):
     if size is None:
         size = max(MIN_SIZE, min(MAX_SIZE, TARGET_ROWS // max(1, pencil.size)))
     rng = np.random.default_rng(seed)
-    symbols = set()
+    symbols = coefficient_symbols(pencil, hat)
     for c in pencil.ratios.values():
         symbols |= c.free_symbols
-    for e in pencil.Q.values():
-        for c in e.values():
-            symbols |= c.free_symbols
     for x in walk(hat):
-        if isinstance(x, Const):
-            symbols |= x.value.free_symbols
         if isinstance(x, Diagonal):
             for v in x.values + x.weights:
                 symbols |= v.free_symbols
         if isinstance(x, (Gaussian, GOE, Identity, Diagonal)):
             symbols |= x.rows.ratio.free_symbols | x.cols.ratio.free_symbols
-    vals = _values(sorted(symbols - {EPS_SHIFT}, key=str), rng)
-    vals[EPS_SHIFT] = 0
+    vals = sample_values(symbols, rng)
 
-    def num(c):  # the identity is algebraic: a complex coefficient (sqrt of a negative) is fine
-        try:
-            z = complex(sp.sympify(c).subs(vals))
-        except OverflowError:
-            z = complex("inf")
-        if not cmath.isfinite(z):  # e.g. 99**999: the float64 self-test cannot run, so nothing is certified
-            raise ModelError(f"the coefficient {_short(c)} of the expression is outside the float64 range "
-                             "(about 1e308) that the pencil self-test needs; rescale the expression")
-        return z
-
+    def num(c):
+        return coefficient(c, vals)
 
     # sizes: the identity holds at any sizes; every dimension gets ``size`` rows, so that every
     # square matrix of Gaussian products is invertible (almost surely); atoms split it evenly
@@ -127,38 +203,8 @@ def _self_test(pencil, hat, size: int | None = None, seed: int = 20260611):
         dims[d] = sum(counts)
         starts = np.cumsum([0] + counts)
         atoms[d] = [(int(starts[a]), int(starts[a + 1])) for a in range(len(counts))]
-    mats = {}
-    for x in walk(hat):
-        if isinstance(x, Gaussian) and x.name not in mats:
-            mats[x.name] = rng.standard_normal((dims[x.rows.name], dims[x.cols.name])) / np.sqrt(size)
-        if isinstance(x, GOE) and x.name not in mats:
-            a = rng.standard_normal((dims[x.dim.name],) * 2) / np.sqrt(size)
-            mats[x.name] = (a + a.T) / np.sqrt(2)
-        if isinstance(x, Diagonal) and x.name not in mats:
-            d = np.empty(dims[x.dim.name], dtype=complex)
-            for a, (s, e) in enumerate(atoms[x.dim.name]):
-                d[s:e] = num(x.values[a])
-            mats[x.name] = np.diag(d)
-
-    def direct(m):
-        if isinstance(m, (Gaussian, GOE, Diagonal)):
-            return mats[m.name]
-        if isinstance(m, Identity):
-            return np.eye(dims[m.dim.name])
-        if isinstance(m, Scaled):
-            return num(m.scalar.value) * direct(m.matrix)
-        if isinstance(m, MatSum):
-            return sum(direct(t) for t in m.terms)
-        if isinstance(m, MatProduct):
-            out = direct(m.factors[0])
-            for f in m.factors[1:]:
-                out = out @ direct(f)
-            return out
-        if isinstance(m, Transpose):
-            return direct(m.matrix).T
-        if isinstance(m, Inverse):
-            return np.linalg.inv(direct(m.matrix))
-        raise PencilError(f"cannot evaluate {m!r}")
+    leaves = (Gaussian, GOE, Diagonal)
+    mats = draw_leaves(hat, leaves, dims, size, rng, num, atoms)
 
     def rows_of(key):
         d, a = key
@@ -197,13 +243,10 @@ def _self_test(pencil, hat, size: int | None = None, seed: int = 20260611):
         where[j] = at
         at += w
     X = np.linalg.solve(L, V)
-    want = direct(hat)
+    want = direct_value(hat, leaves, mats, dims, num)
     got = np.zeros(want.shape, dtype=complex)
     for i, cu in pencil.u.items():
         for j, cv in pencil.v.items():
             (r0, r1), (c0, c1) = spans[i], spans[j]
             got[r0:r1, c0:c1] += num(cu) * num(cv) * X[offs[i]:offs[i + 1], where[j]:where[j] + offs[j + 1] - offs[j]]
-    err = np.linalg.norm(got - want) / max(np.linalg.norm(want), 1e-300)
-    if not err <= TOL:
-        raise PencilError(f"pencil self-test failed: relative difference {err:.3g} > {TOL:g} at size {size}")
-    return err
+    return check_gap(got, want, size)

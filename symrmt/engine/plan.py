@@ -26,7 +26,12 @@ from symrmt.engine.nodes import (
     GOE, Const, Diagonal, Diff, Gaussian, Identity, Inverse, MatProduct, MatSum, ModelError, Power, ScalarProduct,
     ScalarSum, Scaled, Trace, Transpose, walk,
 )
+from symrmt.engine.node_algebra import identity_part
 
+__all__ = [
+    "TracePlan", "Plan", "pencil_for", "prepare", "psd_conditions", "trace_bounds", "normalized", "check_unknowns",
+    "plan_params", "scalar_formula", "multi_index",
+]
 
 
 class TracePlan:
@@ -80,15 +85,7 @@ def prepare(expr) -> Plan:
     if not hasattr(expr, "kind") or expr.kind in ("gaussian", "goe", "identity", "diag", "sum", "product",
                                                  "scaled", "transpose", "inverse"):
         raise ModelError("the limit needs a scalar expression (take a normalized trace: trace(M))")
-    e, hat = lin.normalize(expr)
-    if hat is None:
-        raise ModelError("the expression is identically zero")
-    if e != 0:
-        how = "grows" if e > 0 else "vanishes"
-        raise ModelError(
-            f"the expression {how} like n^{e} as n -> oo, so its limit is not O(1); "
-            "check the scalings (each Gaussian counts as sqrt(n): write Z.T*Z/n, G/sqrt(n))"
-        )
+    hat = normalized(expr, "each Gaussian counts as sqrt(n): write Z.T*Z/n, G/sqrt(n)")
     traces, index = [], {}
     for node in walk(hat):
         if isinstance(node, Trace) and node.matrix not in index:
@@ -96,23 +93,9 @@ def prepare(expr) -> Plan:
             index[m] = len(traces)
             p, law = pencil_for(m)
             system = BlockSystem(p) if law is None else AtomSystem(p, law)
-            traces.append(TracePlan(len(traces), m, p, system, _bounds(m)))
-    unknowns = sum(len(t.system.unknowns) for t in traces)
-    if unknowns > LIMITS["unknowns"]:
-        raise ModelError(
-            f"the fixed point of this expression has {unknowns} unknowns, above the limit of {LIMITS['unknowns']} "
-            "(LIMITS['unknowns']: the solve grows like its cube); split the expression into smaller traces, "
-            "or lower a matrix power"
-        )
-    params = set()
-    for node in walk(hat):
-        if isinstance(node, Const):
-            params |= node.value.free_symbols
-        if isinstance(node, Diff):
-            params.add(node.param)
-    for t in traces:
-        params |= set(t.system.params)
-    params = sorted(params, key=lambda s: s.name)
+            traces.append(TracePlan(len(traces), m, p, system, trace_bounds(m)))
+    check_unknowns(traces, "split the expression into smaller traces, or lower a matrix power")
+    params = sorted(plan_params(hat, traces), key=lambda s: s.name)
     funcs = {}
 
     def hfun(k, i, j):
@@ -121,23 +104,13 @@ def prepare(expr) -> Plan:
             funcs[key] = sp.Function(f"H{k}_{i}_{j}")(*params) if params else sp.Symbol(f"H{k}_{i}_{j}")
         return funcs[key]
 
-    def to_sympy(s):
-        if isinstance(s, Const):
-            return s.value
+    def leaf(s):
         if isinstance(s, Trace):
             t = traces[index[s.matrix]]
             return sum((c * hfun(t.index, i, j) for (i, j), c in t.system.readout.items()), sp.Integer(0))
-        if isinstance(s, ScalarSum):
-            return sp.Add(*[to_sympy(x) for x in s.terms])
-        if isinstance(s, ScalarProduct):
-            return sp.Mul(*[to_sympy(x) for x in s.factors])
-        if isinstance(s, Power):
-            return to_sympy(s.base) ** s.exponent
-        if isinstance(s, Diff):
-            return sp.diff(to_sympy(s.scalar), s.param)
-        raise ModelError(f"not a scalar expression: {s!r}")
+        return None
 
-    formula = to_sympy(hat)
+    formula = scalar_formula(hat, leaf)
     if formula.has(sp.zoo, sp.oo, -sp.oo, sp.nan):
         raise ModelError(f"the expression divides by zero (its formula reads {formula})")
     symbols, repl, needs = [], {}, {t.index: set() for t in traces}
@@ -145,10 +118,7 @@ def prepare(expr) -> Plan:
     for d in derivs:
         f = d.expr
         k, i, j = _parse_fname(f)
-        alpha = []
-        for var, count in d.variable_count:
-            alpha += [var] * int(count)
-        alpha = tuple(sorted(alpha, key=lambda x: x.name))
+        alpha = multi_index(d)
         sym = sp.Symbol(f"dH_{k}_{i}_{j}_{'_'.join(a.name for a in alpha)}", real=True)
         repl[d] = sym
         symbols.append((sym, (k, (i, j), alpha)))
@@ -165,6 +135,74 @@ def prepare(expr) -> Plan:
         if isinstance(t.system, AtomSystem) and any(needs[t.index]):
             t.system.derivative_rhs(())  # raises: diff() is not supported with the weighted sums
     return Plan(expr, hat, traces, formula, symbols, needs, params)
+
+
+def normalized(expr, scalings: str):
+    """The normalized tree of a scalar expression (:func:`symrmt.engine.linearize.normalize`), which must
+    be of order ``n^0``: a :class:`ModelError` when it is identically zero or grows or vanishes with
+    ``n`` (``scalings`` says how each random object counts, for the message)."""
+    e, hat = lin.normalize(expr)
+    if hat is None:
+        raise ModelError("the expression is identically zero")
+    if e != 0:
+        how = "grows" if e > 0 else "vanishes"
+        raise ModelError(
+            f"the expression {how} like n^{e} as n -> oo, so its limit is not O(1); "
+            f"check the scalings ({scalings})"
+        )
+    return hat
+
+
+def check_unknowns(traces, advice: str) -> None:
+    """Refuse fixed points with more unknowns in all than ``LIMITS["unknowns"]`` (``advice``: what to
+    write instead, for the message)."""
+    unknowns = sum(len(t.system.unknowns) for t in traces)
+    if unknowns > LIMITS["unknowns"]:
+        raise ModelError(
+            f"the fixed point of this expression has {unknowns} unknowns, above the limit of {LIMITS['unknowns']} "
+            f"(LIMITS['unknowns']: the solve grows like its cube); {advice}"
+        )
+
+
+def plan_params(hat, traces) -> set:
+    """The parameters of a normalized tree: those of its constants, those it differentiates in, and those
+    of the fixed points of its ``traces``."""
+    params = set()
+    for node in walk(hat):
+        if isinstance(node, Const):
+            params |= node.value.free_symbols
+        if isinstance(node, Diff):
+            params.add(node.param)
+    for t in traces:
+        params |= set(t.system.params)
+    return params
+
+
+def scalar_formula(s, leaf):
+    """The SymPy formula of the scalar tree ``s``; ``leaf(node)`` gives that of a trace or a quadratic
+    form (``None`` for a node it does not know: a :class:`ModelError`)."""
+    if isinstance(s, Const):
+        return s.value
+    if isinstance(s, ScalarSum):
+        return sp.Add(*[scalar_formula(x, leaf) for x in s.terms])
+    if isinstance(s, ScalarProduct):
+        return sp.Mul(*[scalar_formula(x, leaf) for x in s.factors])
+    if isinstance(s, Power):
+        return scalar_formula(s.base, leaf) ** s.exponent
+    if isinstance(s, Diff):
+        return sp.diff(scalar_formula(s.scalar, leaf), s.param)
+    out = leaf(s)
+    if out is None:
+        raise ModelError(f"not a scalar expression: {s!r}")
+    return out
+
+
+def multi_index(d) -> tuple:
+    """The parameters of a SymPy ``Derivative``, each repeated by its order, sorted by name."""
+    alpha = []
+    for var, count in d.variable_count:
+        alpha += [var] * int(count)
+    return tuple(sorted(alpha, key=lambda x: x.name))
 
 
 def _parse_fname(f):
@@ -213,21 +251,13 @@ def psd_conditions(m):
     return None
 
 
-def _bounds(m):
+def trace_bounds(m):
     """Sanity bounds of ``tau(m)``: a list of ``(kind, expr, conditions)`` with kind ``"pos"``
     (``tau > 0``), ``"nonneg"`` or ``"upper"`` (``tau <= expr``), valid when every condition is ``>= 0``."""
     out = []
     if isinstance(m, Inverse):
-        a = m.matrix
-        terms = a.terms if isinstance(a, MatSum) else (a,)
-        g, rest, conds = sp.Integer(0), [], []
-        for t in terms:
-            if isinstance(t, Identity):
-                g += 1
-            elif isinstance(t, Scaled) and isinstance(t.matrix, Identity):
-                g += t.scalar.value
-            else:
-                rest.append(t)
+        g, rest = identity_part(m.matrix)
+        conds = []
         ok = True
         for t in rest:
             c = psd_conditions(t)

@@ -17,12 +17,13 @@ import mpmath
 import numpy as np
 import sympy as sp
 
-from symrmt.engine.nodes import GOE, Const, Gaussian, Identity, Inverse, MatProduct, MatSum, Scaled, Transpose
-from symrmt.engine.nodes import walk
+from symrmt.engine.nodes import GOE, Gaussian, Inverse, MatProduct, Transpose, walk
+from symrmt.engine.node_algebra import identity_part
 from symrmt.engine.vectors import QuadForm, Vector, gram_values
-from symrmt.engine.linearize import EPS_SHIFT
 from symrmt.codegen.compile import compile_expr
-from symrmt.engine.pencil_check import PencilError, TOL
+from symrmt.engine.pencil_check import (
+    check_gap, coefficient, coefficient_symbols, direct_value, draw_leaves, sample_values,
+)
 from symrmt.core.certify import Disagree, agree, certify
 from symrmt.errors import BranchError, ConvergenceError
 from symrmt.models.attention.solver import mpf_of
@@ -37,18 +38,10 @@ def qf_self_test(pencil, hat, size: int = 12, seed: int = 20261201):
     """``u Q^{-1} v == hat`` at a finite size, with vectors (random ones: any vector, the identity is
     algebraic); raises :class:`~symrmt.engine.pencil_check.PencilError`.  Returns the relative gap."""
     rng = np.random.default_rng(seed)
-    symbols = set()
-    for e in pencil.Q.values():
-        for c in e.values():
-            symbols |= c.free_symbols
-    for x in walk(hat):
-        if isinstance(x, Const):
-            symbols |= x.value.free_symbols
-    vals = {s: sp.Rational(int(rng.integers(5, 16)), 10) for s in sorted(symbols - {EPS_SHIFT}, key=str)}
-    vals[EPS_SHIFT] = 0
+    vals = sample_values(coefficient_symbols(pencil, hat), rng)
 
     def num(c):
-        return complex(sp.sympify(c).subs(vals))
+        return coefficient(c, vals)
 
     dims = {"1": 1}
     for x in walk(hat):
@@ -56,37 +49,8 @@ def qf_self_test(pencil, hat, size: int = 12, seed: int = 20261201):
             dims.setdefault(d.name, size)
     for (d, _a) in pencil.blocks:
         dims.setdefault(d, size)
-    mats = {}
-    for x in walk(hat):
-        if x.name if hasattr(x, "name") else None:
-            pass
-        if isinstance(x, Gaussian) and x.name not in mats:
-            mats[x.name] = rng.standard_normal((dims[x.rows.name], dims[x.cols.name])) / np.sqrt(size)
-        if isinstance(x, GOE) and x.name not in mats:
-            a = rng.standard_normal((dims[x.dim.name],) * 2) / np.sqrt(size)
-            mats[x.name] = (a + a.T) / np.sqrt(2)
-        if isinstance(x, Vector) and x.name not in mats:
-            mats[x.name] = rng.standard_normal((dims[x.dim.name], 1))
-
-    def direct(m):
-        if isinstance(m, (Gaussian, GOE, Vector)):
-            return mats[m.name]
-        if isinstance(m, Identity):
-            return np.eye(dims[m.dim.name])
-        if isinstance(m, Scaled):
-            return num(m.scalar.value) * direct(m.matrix)
-        if isinstance(m, MatSum):
-            return sum(direct(t) for t in m.terms)
-        if isinstance(m, MatProduct):
-            out = direct(m.factors[0])
-            for f in m.factors[1:]:
-                out = out @ direct(f)
-            return out
-        if isinstance(m, Transpose):
-            return direct(m.matrix).T
-        if isinstance(m, Inverse):
-            return np.linalg.inv(direct(m.matrix))
-        raise PencilError(f"cannot evaluate {m!r}")
+    leaves = (Gaussian, GOE, Vector)
+    mats = draw_leaves(hat, leaves, dims, size, rng, num)
 
     sizes = [dims[b[0]] for b in pencil.blocks]
     offs = np.cumsum([0] + sizes)
@@ -99,15 +63,12 @@ def qf_self_test(pencil, hat, size: int = 12, seed: int = 20261201):
                 block = mats[leaf[1]].T if len(leaf) > 2 and leaf[2] else mats[leaf[1]]
             L[offs[i]:offs[i + 1], offs[j]:offs[j + 1]] += num(c) * block
     X = np.linalg.inv(L)
-    want = direct(hat)
+    want = direct_value(hat, leaves, mats, dims, num)
     got = np.zeros(want.shape, dtype=complex)
     for i, cu in pencil.u.items():
         for j, cv in pencil.v.items():
             got += num(cu) * num(cv) * X[offs[i]:offs[i + 1], offs[j]:offs[j + 1]]
-    err = np.linalg.norm(got - want) / max(np.linalg.norm(want), 1e-300)
-    if not err <= TOL:
-        raise PencilError(f"pencil self-test failed: relative difference {err:.3g} > {TOL:g} at size {size}")
-    return err
+    return check_gap(got, want, size)
 
 
 def self_test_plan(plan):
@@ -173,19 +134,13 @@ def _form_bounds(f, plan):
     a, b = fs[0], fs[2]
     if not (isinstance(a, Transpose) and a.matrix == b):
         return None
-    inner = fs[1].matrix
-    terms = inner.terms if isinstance(inner, MatSum) else (inner,)
-    g, conds = sp.Integer(0), []
-    for t in terms:
-        if isinstance(t, Identity):
-            g += 1
-        elif isinstance(t, Scaled) and isinstance(t.matrix, Identity):
-            g += t.scalar.value
-        else:
-            c = psd_conditions(t)
-            if c is None:
-                return None
-            conds += c
+    g, rest = identity_part(fs[1].matrix)
+    conds = []
+    for t in rest:
+        c = psd_conditions(t)
+        if c is None:
+            return None
+        conds += c
     if g == 0:
         return None
     return g, conds, b

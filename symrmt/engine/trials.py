@@ -4,7 +4,7 @@ A bound tree (:func:`symrmt.engine.bind`) is made of the engine's node classes, 
 live in the symbolic layer.  A Dask worker should need neither them nor SymPy, so a
 trial travels as plain data: :func:`program` writes the tree as lists, strings and
 numbers, :func:`from_program` rebuilds it on the worker as plain objects that
-:mod:`symrmt.engine.simulate` evaluates.  :func:`trace_point` gives the store key,
+:mod:`symrmt.engine.bound_tree` evaluates.  :func:`trace_point` gives the store key,
 which names the program exactly by its SHA-256, and the worker context (the program).
 
 >>> from types import SimpleNamespace as NS
@@ -28,12 +28,12 @@ import numpy as np
 from symrmt.errors import ParameterError
 from symrmt.simulation.executor import TrialSpec, trial_seed
 from symrmt.simulation.store import canonical
-from symrmt.engine.simulate import _RANDOM, _SCALAR, _children, draw_matrices, evaluate, random_matrices
+from symrmt.engine.bound_tree import RANDOM_KINDS, SCALAR_KINDS, children, draw_matrices, evaluate, random_matrices
 
 __all__ = ["NUMERICS_VERSION", "TRACE_SPEC", "TracePoint", "from_program", "program", "trace_point"]
 
 #: Version of the numerics of a trace trial (the drawing and evaluation of
-#: :mod:`symrmt.engine.simulate`, the plain form of the tree here).  The trial store keys its
+#: :mod:`symrmt.engine.bound_tree`, the plain form of the tree here).  The trial store keys its
 #: rows by it: bump it whenever a change of that code changes the numbers a seeded trial produces, and stored trials of the old version are reported as stale, never reused.
 NUMERICS_VERSION = "1"
 
@@ -63,7 +63,7 @@ def program(tree) -> dict:
     >>> float(from_program(program(t)).matrix.factors[1].rows.count)
     4.0
     """
-    if getattr(tree, "kind", None) not in _SCALAR:
+    if getattr(tree, "kind", None) not in SCALAR_KINDS:
         raise ParameterError("the expression is a matrix; simulate a scalar, e.g. trace(...) of it")
     nodes, index, memo, dims = [], {}, {}, {}
 
@@ -77,11 +77,11 @@ def program(tree) -> dict:
         if id(x) in memo:
             return memo[id(x)]
         kind = x.kind
-        kids = [visit(c) for c in _children(x)]
-        shape = [dim(x.rows), dim(x.cols)] if kind not in _SCALAR else []
+        kids = [visit(c) for c in children(x)]
+        shape = [dim(x.rows), dim(x.cols)] if kind not in SCALAR_KINDS else []
         if kind == "const":
             extra = {"value": float(x.value)}
-        elif kind in _RANDOM:
+        elif kind in RANDOM_KINDS:
             extra = {"name": x.name}
         elif kind == "diag":
             extra = {"name": x.name, "values": [float(v) for v in x.values], "counts": [int(k) for k in x.counts]}
@@ -94,7 +94,7 @@ def program(tree) -> dict:
         else:
             extra = {}
         if kind not in _MATRIX_FIELDS and kind not in _SCALAR_FIELDS and kind not in (
-                "const", "scaled", "identity", "diag", "vector", *_RANDOM):
+                "const", "scaled", "identity", "diag", "vector", *RANDOM_KINDS):
             raise ParameterError(f"cannot simulate a node of kind {kind!r}")
         entry = [kind, kids, shape, extra]
         sig = repr(entry)

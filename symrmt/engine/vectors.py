@@ -1,6 +1,8 @@
 r"""Vectors, finite-rank matrices and quadratic forms in the trace engine's language.
 
-A vector is a ``dim x 1`` matrix node on the built-in unit dimension :data:`UNIT` (named ``1``):
+A vector is a ``dim x 1`` matrix node on the built-in unit dimension :data:`UNIT` (named ``1``;
+:data:`UNIT` and :class:`QuadForm`, which the matrix product builds, are defined in
+:mod:`symrmt.engine.node_algebra` and re-exported here):
 
 - ``vector(p)`` (:class:`Vector` with ``law="det"``): a deterministic vector of O(1) norm; the inner
   products of the deterministic vectors of one dimension are parameters ``a.b`` (any pair not given
@@ -22,13 +24,10 @@ from __future__ import annotations
 
 import sympy as sp
 
-from symrmt.engine.base import N, Dim, ModelError
-from symrmt.engine.nodes import MatProduct, MatrixNode, ScalarNode, Transpose
+from symrmt.engine.base import Dim, ModelError, walk
+from symrmt.engine.node_algebra import UNIT, MatrixNode, QuadForm
 
 __all__ = ["UNIT", "Vector", "QuadForm", "gram_symbol", "vectors_of", "has_vectors", "LAWS"]
-
-#: the unit dimension of a vector's columns (size 1 at every n)
-UNIT = Dim("1", 1 / N)
 
 #: the laws of a vector, and their names in the language
 LAWS = {"det": "vector", "signs": "signs", "gaussian": "gaussian_vector"}
@@ -53,33 +52,6 @@ class Vector(MatrixNode):
         return self.law != "det"
 
 
-class QuadForm(ScalarNode):
-    """The scalar of a ``1 x 1`` matrix expression, such as ``u.T*M*v`` (a quadratic form)."""
-
-    kind = "qform"
-    _fields = ("matrix",)
-
-    def __init__(self, matrix: MatrixNode):
-        if not (isinstance(matrix, MatrixNode) and matrix.rows == UNIT and matrix.cols == UNIT):
-            raise ModelError("a quadratic form is a 1 x 1 product such as u.T*M*v")
-        self.matrix = matrix
-
-
-def product(a, b):
-    """``a @ b``: a matrix product, or a :class:`QuadForm` when the product is ``1 x 1``."""
-    out = MatProduct((a, b))
-    if out.rows == UNIT and out.cols == UNIT:
-        return QuadForm(out)
-    return out
-
-
-def vector_name(m) -> str | None:
-    """The name of a vector leaf or its transpose (else None)."""
-    if isinstance(m, Transpose):
-        m = m.matrix
-    return m.name if isinstance(m, Vector) else None
-
-
 def gram_symbol(a: str, b: str):
     """The parameter ``a.b`` (``= b.a``) of the inner product of two deterministic vectors."""
     a, b = sorted((a, b))
@@ -88,8 +60,6 @@ def gram_symbol(a: str, b: str):
 
 def vectors_of(node) -> dict:
     """name -> :class:`Vector` of every vector in a tree."""
-    from symrmt.engine.base import walk
-
     return {x.name: x for x in walk(node) if isinstance(x, Vector)}
 
 

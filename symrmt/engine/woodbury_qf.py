@@ -43,8 +43,11 @@ import sympy as sp
 
 from symrmt.engine import linearize as lin
 from symrmt.engine.blockfp import S_STRENGTH, BlockSystem
-from symrmt.engine.nodes import Const, Diff, ModelError, Power, ScalarProduct, ScalarSum, Trace, walk
-from symrmt.engine.plan import TracePlan, _bounds, pencil_for
+from symrmt.engine.nodes import Diff, ModelError, Trace, walk
+from symrmt.engine.node_algebra import vector_name
+from symrmt.engine.plan import (
+    TracePlan, check_unknowns, multi_index, normalized, pencil_for, plan_params, scalar_formula, trace_bounds,
+)
 from symrmt.engine.vectors import LAWS, UNIT, QuadForm, Vector, gram_symbol, vectors_of
 from symrmt.engine.linearize import EPS_SHIFT, Pencil
 
@@ -75,12 +78,7 @@ class FormPlan:
 
     def pencil_matrix(self):
         """The full pencil (bulk blocks and unit blocks) as a SymPy matrix of symbolic blocks."""
-        p = self.pencil
-        M = sp.zeros(p.size, p.size)
-        for (i, j), e in p.Q.items():
-            M[i, j] = sum((c.subs(EPS_SHIFT, 0) * _leaf_tex(leaf, p.blocks[i]) for leaf, c in e.items()),
-                          sp.Integer(0))
-        return M
+        return self.pencil.symbolic_matrix(_leaf_tex)
 
     def latex(self) -> str:
         """The pencil, the bulk fixed point and the Woodbury system of the form, every symbol defined."""
@@ -217,8 +215,6 @@ def _occurrences(m) -> dict:
 
 
 def _form_text(m) -> str:
-    from symrmt.engine.vectors import vector_name
-
     fs = m.factors if m.kind == "product" else (m,)
     left, right = vector_name(fs[0]), vector_name(fs[-1])
     return f"{left or '?'}.T*...*{right or '?'}"
@@ -240,22 +236,14 @@ def prepare_qf(expr, implicit: bool = True) -> QFPlan:
     original = expr
     if not implicit and any(isinstance(x, Diff) for x in walk(expr)):
         expr = _no_diff(expr)
-    e, hat = lin.normalize(expr)
-    if hat is None:
-        raise ModelError("the expression is identically zero")
-    if e != 0:
-        how = "grows" if e > 0 else "vanishes"
-        raise ModelError(
-            f"the expression {how} like n^{e} as n -> oo, so its limit is not O(1); check the scalings "
-            "(each Gaussian and each random vector counts as sqrt(n): write Z.T*Z/n, y.T*M*y/n)"
-        )
+    hat = normalized(expr, "each Gaussian and each random vector counts as sqrt(n): write Z.T*Z/n, y.T*M*y/n")
     vectors = vectors_of(hat)
     _check_vectors(hat, vectors, "the expression")
     traces, forms, tindex, findex = [], [], {}, {}
 
     def bulk_plan(matrix, pencil, bulk, readout_matrix):
         system = prune(BlockSystem(bulk))
-        t = TracePlan(len(traces), readout_matrix, bulk, system, _bounds(readout_matrix) if readout_matrix is not
+        t = TracePlan(len(traces), readout_matrix, bulk, system, trace_bounds(readout_matrix) if readout_matrix is not
                       None and not vectors_of(readout_matrix) else [])
         t.full_pencil, t.full_matrix = pencil, matrix
         traces.append(t)
@@ -298,23 +286,9 @@ def prepare_qf(expr, implicit: bool = True) -> QFPlan:
                           t.index if t is not None else None)
             forms.append(fp)
             findex[m] = fp.index
-    from symrmt.parsing.limits import LIMITS
-
-    unknowns = sum(len(t.system.unknowns) for t in traces)
-    if unknowns > LIMITS["unknowns"]:
-        raise ModelError(
-            f"the fixed point of this expression has {unknowns} unknowns, above the limit of {LIMITS['unknowns']} "
-            "(LIMITS['unknowns']: the solve grows like its cube); split the expression into smaller traces or "
-            "forms, or lower the rank of the finite-rank parts"
-        )
-    params = set()
-    for node in walk(hat):
-        if isinstance(node, Const):
-            params |= node.value.free_symbols
-        if isinstance(node, Diff):
-            params.add(node.param)
-    for t in traces:
-        params |= set(t.system.params)
+    check_unknowns(traces, "split the expression into smaller traces or forms, or lower the rank of the "
+                   "finite-rank parts")
+    params = plan_params(hat, traces)
     for f in forms:
         hs = set(f.system.h) if f.system is not None else set()
         params |= {s for s in f.S.free_symbols - hs if "." not in s.name}
@@ -328,33 +302,20 @@ def prepare_qf(expr, implicit: bool = True) -> QFPlan:
             funcs[name] = sp.Function(name)(*params) if params else sp.Symbol(name)
         return funcs[name]
 
-    def to_sympy(s):
-        if isinstance(s, Const):
-            return s.value
+    def leaf(s):
         if isinstance(s, Trace):
             t = traces[tindex[s.matrix]]
             return sum((c * fn(f"H{t.index}_{i}_{j}") for (i, j), c in t.system.readout.items()), sp.Integer(0))
         if isinstance(s, QuadForm):
             return fn(f"QF{findex[s.matrix]}")
-        if isinstance(s, ScalarSum):
-            return sp.Add(*[to_sympy(x) for x in s.terms])
-        if isinstance(s, ScalarProduct):
-            return sp.Mul(*[to_sympy(x) for x in s.factors])
-        if isinstance(s, Power):
-            return to_sympy(s.base) ** s.exponent
-        if isinstance(s, Diff):
-            return sp.diff(to_sympy(s.scalar), s.param)
-        raise ModelError(f"not a scalar expression: {s!r}")
+        return None
 
-    formula = to_sympy(hat)
+    formula = scalar_formula(hat, leaf)
     symbols, repl = [], {}
     needs = {t.index: {()} for t in traces}
     for d in sorted(formula.atoms(sp.Derivative), key=sp.default_sort_key):
         name = d.expr.func.__name__
-        alpha = []
-        for var, count in d.variable_count:
-            alpha += [var] * int(count)
-        alpha = tuple(sorted(alpha, key=lambda x: x.name))
+        alpha = multi_index(d)
         tag = "_".join(a.name for a in alpha)
         if name.startswith("QF"):
             if len(alpha) > 1:  # a second derivative of a form: differentiate the tree instead
