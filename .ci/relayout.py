@@ -40,7 +40,7 @@ MOVES = {
     "symrmt.symbolic.engine_plan": "symrmt.engine.plan",
     "symrmt.symbolic.engine_vectors": "symrmt.engine.vectors",
     "symrmt.symbolic.engine_kernel": "symrmt.engine.nonlinear_kernel",
-    "symrmt.symbolic.engine_kernel_signal": "symrmt.engine.kernel_signal",
+    "symrmt.symbolic.engine_kernel_signal": "symrmt.engine.nonlinear_kernel",
     "symrmt.symbolic.linearize": "symrmt.engine.linearize",
     "symrmt.symbolic.blockfp": "symrmt.engine.blockfp",
     "symrmt.symbolic.woodbury_qf": "symrmt.engine.woodbury_qf",
