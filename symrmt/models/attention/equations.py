@@ -2,6 +2,10 @@ r"""Symbolic layer: the deterministic equivalents as SymPy objects.
 
 Everything in this module is SymPy.  Every formula the package evaluates is
 written here once; :mod:`symrmt.models.attention.solver` compiles these expressions to mpmath.
+The model itself -- the Gaussian-equivalent kernel's coefficients and its finite-rank signal and
+weight terms -- is defined in :mod:`symrmt.models.attention.kernel_terms` (:func:`kernel_terms`);
+the pencil ``L_0, A_S, P`` and the Woodbury matrix ``D`` below are read from it, so this module holds
+the hand-built linearization of that definition, not a second copy of it.
 
 Model and route (``docs/theory.md`` sections 2 to 5)
 ----------------------------------------------------
