@@ -7,7 +7,8 @@ The Gaussian-equivalent kernel with its finite-rank signal and weight terms is d
   ``L_0, A_S, P`` and the Woodbury matrix ``D``) is an exact linearization of that kernel: reassembled on
   an explicit finite instance (exact rationals, symbolic ``a_1, d, gamma``) it gives the pencil
   ``[[gamma I, K^T, 0], [K, 0, I], [0, I, X^T X/n]]`` of the kernel, entry by entry, for ranks 1 and 2 and
-  ``alpha != 1`` (weights divided by ``alpha``, Hermite data of ``f(alpha t)``, as the solver takes it);
+  ``alpha != 1`` (weights divided by ``alpha`` as :meth:`LowRankGeometry.scaled` does, Hermite data of
+  ``f(alpha t)``, as the solver takes it), and that pencil's inverse holds the resolvent of ``E_A``;
 * the trace engine's ``kernel(f, X, W)`` / ``kernel(f, Z, alpha)`` build exactly the terms of the same
   definition, with the Hermite data of ``f(alpha t)`` computed independently here;
 * the ``alpha`` bookkeeping of the definition is the scaled identity of ``docs/theory.md`` section 2.3
@@ -81,6 +82,36 @@ def test_hand_built_pencil_linearizes_the_kernel(r, n, p, alpha, seed):
     diff = (noise + U * D * U.T - L).subs(S.c, cval)
     bad = [(i, j) for i in range(3 * n) for j in range(3 * n) if sp.expand(diff[i, j]) != 0]
     assert not bad, f"{len(bad)} entries differ, first {bad[0]}: {sp.expand(diff[bad[0]])}"
+    # the weights divided by alpha are the solver's (LowRankGeometry.scaled), Gram for Gram
+    from symrmt.models.attention.geometry import LowRankGeometry
+
+    def gram(cs):
+        rows = [cs[i * k:(i + 1) * k] for i in range(k)]
+        return [[sum(a * b for a, b in zip(u, v)) for v in rows] for u in rows]
+
+    geo = LowRankGeometry([[Fraction(int(x.p), int(x.q)) for x in row] for row in gram(coords)],
+                          alpha=Fraction(int(sp.Rational(alpha).p), int(sp.Rational(alpha).q)))
+    assert [[sp.Rational(x.numerator, x.denominator) for x in row] for row in geo.scaled().gram_entries] == gram(scaled)
+
+
+def test_the_pencil_holds_the_resolvent_of_e_a():
+    """The top-left block of ``L^{-1}`` is ``(K^T X^T X K/n + gamma I)^{-1}`` (the resolvent of ``E_A``), for the
+    kernel of the one definition at numbers (``a_1 = 1/2``, ``b = 3/4``, ``d = 1/3``, ``gamma = 1/5``)."""
+    coords, E, Zp, X, W = _instance(5, 1, 4, 6, 1)
+    n, p = 4, 6
+    rng = random.Random(7)
+    G = sp.zeros(n, n)
+    for i in range(n):
+        for j in range(i + 1, n):
+            G[i, j] = G[j, i] = _rq(rng)
+    kt = KT.gaussian_equivalent(sp.Rational(1, 2), sp.Rational(1, 4) + sp.Rational(9, 16), sp.Rational(1, 3))
+    assert kt.goe == sp.Rational(3, 4)
+    gamma = sp.Rational(1, 5)
+    K = kt.xwx * X.T * W * X / p + kt.goe * G / sp.sqrt(p) + kt.identity * sp.eye(n)
+    I, O = sp.eye(n), sp.zeros(n, n)
+    L = sp.Matrix(sp.BlockMatrix([[gamma * I, K.T, O], [K, O, I], [O, I, X.T * X / n]]))
+    Q = (K.T * X.T * X * K / n + gamma * I).inv()
+    assert (L.inv()[:n, :n] - Q).applyfunc(sp.radsimp).applyfunc(sp.expand) == sp.zeros(n, n)
 
 
 def test_pencil_reads_kernel_coefficients():
