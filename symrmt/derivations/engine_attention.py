@@ -12,7 +12,9 @@ Newton and continuation, ``docs/theory.md`` sections 3-7) to 40 digits, on every
 rank 2, ``alpha != 1`` and the diagonal kept.  The points are random (fixed seed): rational Gram
 matrices ``B B^T`` of random rational coordinates ``B`` (so positive semi-definite exactly), ``c`` and
 ``gamma`` random rationals.  The engine derives its pencil, fixed point and Woodbury system from the
-expression; the two computations share only the Hermite data ``a_1, nu, d``.
+expression; the two computations share only the Hermite data ``a_1, nu, d`` and the definition of the
+Gaussian-equivalent kernel (:mod:`symrmt.models.attention.kernel_terms`), which the engine writes as an
+expression and from which the hand-built solver reads its pencil and Woodbury matrix.
 """
 
 from __future__ import annotations

@@ -16,6 +16,20 @@ these expressions alone; the package's hand-built solver (:func:`symrmt.models.a
 is the fast path for the same numbers (``symrmt limit``), and
 :mod:`symrmt.derivations.engine_attention` checks that the two agree.
 
+One definition, two solvers.  The model is the Gaussian-equivalent kernel with its finite-rank
+signal and weight terms, defined once in :mod:`symrmt.models.attention.kernel_terms`
+(:func:`~symrmt.models.attention.kernel_terms.gaussian_equivalent`: the coefficients ``a_1/alpha``
+of ``X^T W X/p``, ``b = sqrt(nu - a_1^2)`` of ``G/sqrt(p)`` and ``d - a_1`` of ``I_n``;
+:func:`~symrmt.models.attention.kernel_terms.finite_rank_parts`: the finite-rank terms in the rotated
+coordinates ``m_i, k_i, q_i``).  Here ``kernel(f, X, W)`` writes those three terms as an engine
+expression (:func:`symrmt.engine.kernel_signal.kernel_signal`), and the engine linearizes ``E_A`` and
+``E_RR`` by itself.  The hand-built solver is a
+linearization of the same definition made by hand: :mod:`symrmt.models.attention.equations` reads the
+coefficients of its 3-block pencil (``L_0, A_S, P``) and its Woodbury matrix ``D`` from it
+(:func:`~symrmt.models.attention.equations.kernel_terms`).  ``tests/test_one_source.py`` checks that
+the hand-built pencil is exactly the pencil of this kernel (on explicit finite instances) and that
+the engine's ``K`` carries this definition's coefficients, term by term.
+
 >>> m, exprs = attention_model("relu", rank=1)
 >>> sorted(exprs), sorted(m.vectors())
 (['E_A', 'E_RR'], ['mu', 'wk1', 'wq1', 'y'])

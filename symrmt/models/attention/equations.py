@@ -2,6 +2,10 @@ r"""Symbolic layer: the deterministic equivalents as SymPy objects.
 
 Everything in this module is SymPy.  Every formula the package evaluates is
 written here once; :mod:`symrmt.models.attention.solver` compiles these expressions to mpmath.
+The model itself -- the Gaussian-equivalent kernel's coefficients and its finite-rank signal and
+weight terms -- is defined in :mod:`symrmt.models.attention.kernel_terms` (:func:`kernel_terms`);
+the pencil ``L_0, A_S, P`` and the Woodbury matrix ``D`` below are read from it, so this module holds
+the hand-built linearization of that definition, not a second copy of it.
 
 Model and route (``docs/theory.md`` sections 2 to 5)
 ----------------------------------------------------
@@ -58,6 +62,7 @@ import sympy as sp
 
 from symrmt.errors import ParameterError
 from symrmt.cache import cached
+from symrmt.models.attention import kernel_terms as KT
 
 # ---------------------------------------------------------------- symbols
 c = sp.Symbol("c", positive=True)
@@ -92,22 +97,34 @@ def block_trace_matrix(symbols=G_SYMBOLS) -> sp.Matrix:
     return gm
 
 
+def kernel_terms() -> KT.KernelTerms:
+    """The Gaussian-equivalent kernel in this module's symbols (``alpha = 1``, section 2.3 of
+    ``docs/theory.md``): :func:`symrmt.models.attention.kernel_terms.gaussian_equivalent`, the one
+    definition the pencil and ``D`` below are read from."""
+    return KT.gaussian_equivalent(a1, nu, d)
+
+
 def noise_pencil():
     """``(L_0, A_S, A_G / b)`` of the noise-only pencil ``L = L_0 + A_S (x) S + A_G (x) Gt``.
 
-    ``A_G = b P`` with ``b^2 = nu - a_1^2``; only ``b^2`` enters the limit, so the
-    matrix returned is ``P`` and the factor ``b^2`` is applied in :func:`r_transform`.
+    The pencil linearizes ``Q = (c K^T S K + gamma I)^{-1}`` with the noise-only kernel
+    ``K_0 = w S + e I + b Gt`` of :func:`kernel_terms`: ``w`` (``= a_1``) its coefficient of ``S``
+    (:attr:`~symrmt.models.attention.kernel_terms.KernelTerms.wishart`), ``e`` (``= d - a_1``) that of
+    ``I``, ``b`` that of ``Gt``.  ``A_G = b P`` with ``b^2 = nu - a_1^2``; only ``b^2`` enters the
+    limit, so the matrix returned is ``P`` and the factor ``b^2`` (:func:`b_squared`) is applied in the
+    R-transform.
     """
-    e = d - a1
+    kt = kernel_terms()
+    e, w = kt.identity, kt.wishart
     L0 = sp.Matrix([[gamma, e, 0], [e, 0, 1], [0, 1, 0]])
-    A_S = sp.Matrix([[0, a1, 0], [a1, 0, 0], [0, 0, c]])
+    A_S = sp.Matrix([[0, w, 0], [w, 0, 0], [0, 0, c]])
     P = sp.Matrix([[0, 1, 0], [1, 0, 0], [0, 0, 0]])
     return L0, A_S, P
 
 
 def b_squared():
-    """``b^2 = nu - a_1^2``: the variance of the nonlinear (semicircular) noise."""
-    return nu - a1**2
+    """``b^2 = nu - a_1^2``: the variance of the nonlinear (semicircular) noise (:func:`kernel_terms`)."""
+    return kernel_terms().b2
 
 
 def fixed_point_polynomial(gm: sp.Matrix | None = None, expand: bool = True) -> sp.Matrix:
@@ -217,24 +234,21 @@ def woodbury_D(coords=None, r: int = 1) -> sp.Matrix:
 
     With ``W = I + sum_j w_K^j (w_Q^j)^T`` the rotated coordinates span ``k`` directions,
     ``C = [m^T; I_k]`` and ``A = I_k + sum_j k_j q_j^T``; for ``r = 1`` this is the
-    12x12 matrix of the module docstring.
+    12x12 matrix of the module docstring.  Its blocks are the kernel's and the sample covariance's
+    finite-rank parts ``M_K = (a_1/c) C A C^T`` and ``M_S = C C^T``
+    (:func:`symrmt.models.attention.kernel_terms.finite_rank_parts` of :func:`kernel_terms`), placed where
+    ``K`` (block (2, 1)), ``K^T`` (block (1, 2)) and ``c S`` (block (3, 3)) sit in the pencil.
     """
     k = 2 * r + 1
     coords = lowrank_coords(r) if coords is None else tuple(coords)
     if len(coords) != k * k:
         raise ParameterError(f"woodbury_D: rank {r} needs {k * k} coordinates, got {len(coords)}")
-    rows = [sp.Matrix(coords[i * k:(i + 1) * k]) for i in range(k)]
-    mu, ks, qs = rows[0], rows[1:1 + r], rows[1 + r:]
-    C = sp.Matrix.vstack(mu.T, sp.eye(k))
-    A = sp.eye(k)
-    for kj, qj in zip(ks, qs):
-        A += kj * qj.T
+    M_K, M_S = KT.finite_rank_parts(kernel_terms(), coords, r, c)
     Z = sp.zeros(k + 1, k + 1)
-    CAC = C * A * C.T
     return sp.Matrix(sp.BlockMatrix([
-        [Z, a1 / c * CAC.T, Z],
-        [a1 / c * CAC, Z, Z],
-        [Z, Z, C * C.T],
+        [Z, M_K.T, Z],
+        [M_K, Z, Z],
+        [Z, Z, M_S],
     ]))
 
 
@@ -265,8 +279,9 @@ def aligned_phi(lu: bool = False):
 
     Here ``C = (||mu||, 1)^T`` and ``A = 1 + w_K^T w_Q`` are scalars' worth, so
     ``D = (I_3 (x) C) Delta (I_3 (x) C)^T`` with
-    ``Delta = [[0, beta, 0], [beta, 0, 0], [0, 0, 1]]``, ``beta = a_1 (1 + w_K^T w_Q)/c``,
-    and ``C^T C = 1 + ||mu||^2``:
+    ``Delta = [[0, beta, 0], [beta, 0, 0], [0, 0, 1]]``, ``beta = a_1 (1 + w_K^T w_Q)/c``
+    (the kernel's finite-rank part :func:`~symrmt.models.attention.kernel_terms.kernel_lowrank` with
+    ``C = 1`` and ``A = 1 + w_K^T w_Q`` in the one direction), and ``C^T C = 1 + ||mu||^2``:
 
     .. math:: \varphi = G_{11} - \|\mu\|^2 g_1^T \Delta (I_3 + (1 + \|\mu\|^2) Gm \Delta)^{-1} g_1 .
 
@@ -279,7 +294,7 @@ def aligned_phi(lu: bool = False):
     ``tests/test_perf.py`` checks that the two agree exactly.
     """
     gm = block_trace_matrix()
-    beta = a1 * (1 + wkwq) / c
+    beta = KT.kernel_lowrank(kernel_terms(), sp.Matrix([[1]]), sp.Matrix([[1 + wkwq]]), c)[0]
     Delta = sp.Matrix([[0, beta, 0], [beta, 0, 0], [0, 0, 1]])
     g1 = gm[:, 0]
     if lu:
@@ -336,8 +351,7 @@ def ridge_quadratic_form():
     ``(sqrt(snr), 1)``.  Returns the simplified rational function of ``m`` and ``snr``.
     """
     s = sp.sqrt(snr)
-    u = sp.Matrix([s, 1])
-    D = u * u.T
+    D = KT.covariance_lowrank(sp.Matrix([[s], [1]]))   # C C^T, C = [||mu||; 1]: X^T X/n = cS' + E C C^T E^T
     H = m * sp.eye(2)
     val = (H * (sp.eye(2) + D * H).inv())[0, 0]
     return sp.factor(sp.simplify(val))
