@@ -73,6 +73,7 @@ from symrmt.engine.nodes import (
 from symrmt.engine.node_algebra import identity_part
 from symrmt.engine.vectors import Vector
 from symrmt.errors import ParameterError
+from symrmt.models.attention.kernel_terms import b_squared, gaussian_equivalent
 from symrmt.models.attention.params import check_diagonal, to_fraction
 
 __all__ = ["kernel", "kernel_coefficients", "kernel_signal", "split_weights", "check_signal_matrix"]
@@ -92,7 +93,7 @@ def _exact_mpf(x) -> sp.Rational:
 
 
 def kernel_coefficients(f, alpha=1, diagonal: str = "zero", digits: int = KERNEL_DIGITS) -> dict:
-    """``{"a1", "b", "d", "exact"}``: the coefficients of the Gaussian-equivalent kernel.
+    """``{"a1", "nu", "b", "d", "exact"}``: the coefficients of the Gaussian-equivalent kernel.
 
     Parameters
     ----------
@@ -108,7 +109,7 @@ def kernel_coefficients(f, alpha=1, diagonal: str = "zero", digits: int = KERNEL
     Returns
     -------
     dict
-        ``a1``, ``b`` and ``d`` as exact SymPy numbers (``b >= 0``, ``d = 0`` for
+        ``a1``, ``nu``, ``b`` and ``d`` as exact SymPy numbers (``b >= 0``, ``d = 0`` for
         ``"zero"``), and ``exact``: whether ``a1`` and ``b`` are closed forms.
 
     Examples
@@ -139,12 +140,12 @@ def kernel_coefficients(f, alpha=1, diagonal: str = "zero", digits: int = KERNEL
         a1 = _exact_mpf(nl.a_mpf(1, dps))
         nu = _exact_mpf(nl.nu_mpf(dps))
         exact = False
-    b2 = sp.simplify(nu - a1**2) if exact else nu - a1**2
+    b2 = sp.simplify(b_squared(a1, nu)) if exact else b_squared(a1, nu)
     if sp.N(b2, 30) < -sp.Float(10) ** -(digits - 5):
         raise ParameterError(f"nu - a1^2 = {sp.N(b2, 15)} < 0 for f = {nl.expr} (Cauchy-Schwarz fails; not a centered f)")
     b = sp.sqrt(b2) if sp.N(b2, 30) > 0 else sp.Integer(0)
     d = sp.sympify(nl.d) if diagonal == "keep" else sp.Integer(0)
-    return {"a1": a1, "b": b, "d": d, "exact": exact}
+    return {"a1": a1, "nu": nu, "b": b, "d": d, "exact": exact}
 
 
 def fresh_goe(Z, ncols, model=None, name=None):
@@ -212,21 +213,22 @@ def kernel(f, Z, alpha=1, diagonal: str = "zero", *, model=None, name: str | Non
             f"kernel holds for iid entries, got {type(Z).__name__}"
         )
     k = kernel_coefficients(f, alpha, diagonal, digits)
+    kt = gaussian_equivalent(k["a1"], k["nu"], k["d"])  # W = alpha I is in the Hermite data of f(alpha t)
     p = Const(Z.rows.size)
-    linear = Scaled(Const(k["a1"]) / p, Z.T * Z) if k["a1"] != 0 else None
-    return _equivalent(f, k, linear, Z, Z.cols, p, model, name)
+    linear = Scaled(Const(kt.wishart) / p, Z.T * Z) if kt.wishart != 0 else None
+    return _equivalent(f, k, kt, linear, Z, Z.cols, p, model, name)
 
 
-def _equivalent(f, k, linear, Z, ncols, p, model, name):
+def _equivalent(f, k, kt, linear, Z, ncols, p, model, name):
     """``linear + b G/sqrt(p) + (d - a1) I``: the Gaussian-equivalent expression from the coefficients
-    ``k`` of :func:`kernel_coefficients`, its linear part ``linear`` (``None`` when ``a1 = 0``) and ``p``
+    ``k`` of :func:`kernel_coefficients` and ``kt`` of :func:`~symrmt.models.attention.kernel_terms.gaussian_equivalent`, its linear part ``linear`` (``None`` when ``a1 = 0``) and ``p``
     (a :class:`Const`); ``G`` is :func:`fresh_goe` of ``Z``, made only when ``b != 0``.  Terms whose
     coefficient is zero are left out; all of them zero is refused."""
     terms = [] if linear is None else [linear]
     if k["b"] != 0:
         G = fresh_goe(Z, ncols, model, name)
         terms.append(Scaled(Const(k["b"]) * p ** sp.Rational(-1, 2), G))
-    shift = k["d"] - k["a1"]
+    shift = kt.identity
     if shift != 0:
         terms.append(Scaled(Const(shift), Identity(ncols)))
     if not terms:
@@ -301,6 +303,7 @@ def kernel_signal(f, X, W=None, diagonal: str = "zero", *, model=None, name=None
         W = Identity(p)
     alpha, _rest = split_weights(W, p)
     k = kernel_coefficients(f, Fraction(int(alpha.p), int(alpha.q)), diagonal, digits)
+    kt = gaussian_equivalent(k["a1"], k["nu"], k["d"], alpha)  # the one definition of the model
     pc = Const(p.size)
-    linear = Scaled(Const(k["a1"] / alpha) / pc, X.T * W * X) if k["a1"] != 0 else None
-    return _equivalent(f, k, linear, Z, X.cols, pc, model, name)
+    linear = Scaled(Const(kt.xwx) / pc, X.T * W * X) if kt.xwx != 0 else None
+    return _equivalent(f, k, kt, linear, Z, X.cols, pc, model, name)
