@@ -22,7 +22,7 @@ signal and weight terms, defined once in :mod:`symrmt.models.attention.kernel_te
 of ``X^T W X/p``, ``b = sqrt(nu - a_1^2)`` of ``G/sqrt(p)`` and ``d - a_1`` of ``I_n``;
 :func:`~symrmt.models.attention.kernel_terms.finite_rank_parts`: the finite-rank terms in the rotated
 coordinates ``m_i, k_i, q_i``).  Here ``kernel(f, X, W)`` writes those three terms as an engine
-expression (:func:`symrmt.engine.kernel_signal.kernel_signal`), and the engine linearizes ``E_A`` and
+expression (:func:`symrmt.engine.nonlinear_kernel.kernel_signal`), and the engine linearizes ``E_A`` and
 ``E_RR`` by itself.  The hand-built solver is a
 linearization of the same definition made by hand: :mod:`symrmt.models.attention.equations` reads the
 coefficients of its 3-block pencil (``L_0, A_S, P``) and its Woodbury matrix ``D`` from it
