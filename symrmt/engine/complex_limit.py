@@ -84,13 +84,12 @@ def _branch_sign(matrix, zsym):
 
 
 def complex_limit(plan, values: dict, zname: str, zval: Complex, digits: int, prove: bool = False):
-    """The :class:`~symrmt.engine.TraceLimit` (complex ``value``) at ``zname = zval``; ``prove``: also
+    """The :class:`~symrmt.engine.certify.TraceLimit` (complex ``value``) at ``zname = zval``; ``prove``: also
     ``.ball`` (an ``acb`` ball, :func:`symrmt.engine.prove.prove_complex_trace`), ``.branch`` ``"sanity"``."""
-    from symrmt.engine import TraceLimit
+    from symrmt.engine.certify import TraceLimit, formula_function
     from symrmt.engine.nodes import ModelError
     from symrmt.engine import hermitize as herm
     from symrmt.engine.density_solver import DensitySolve, ResolventSolver
-    from symrmt.engine.certify import _formula_function
 
     if any(a for t in plan.traces for a in plan.needs[t.index] if a):
         raise ModelError("diff() at a complex parameter value is not supported")
@@ -133,7 +132,7 @@ def complex_limit(plan, values: dict, zname: str, zval: Complex, digits: int, pr
                     continue
                 k, (i, j), _ = what
                 args.append(hs[k][plan.traces[k].system.unknowns.index((i, j))])
-            value = _formula_function(plan.formula, tuple(s for s, _ in plan.symbols))(args)
+            value = formula_function(plan.formula, tuple(s for s, _ in plan.symbols))(args)
             results.append((value, taus, hs))
     (lo, _, _), (hi, taus, hs_hi) = results
     ball = None

@@ -202,12 +202,13 @@ class HermitianSolver(TraceSolver):
 _CHECKS = cache_dict("symrmt.engine.hermitize_solve._CHECKS", 512)
 
 
-def invertible_on_path(a, values) -> str | None:
+def invertible_on_path(a, values, compiled_system) -> str | None:
     """``None`` when ``A(s)`` stays invertible for every strength ``s`` in ``[0, 1]`` (its Gram matrix
-    ``A^T A`` keeps 0 outside its spectrum along the homotopy), else the reason it does not."""
+    ``A^T A`` keeps 0 outside its spectrum along the homotopy), else the reason it does not;
+    ``compiled_system``: the caller's compile step of a block system
+    (:func:`symrmt.engine.certify.compiled_system`, which calls this module: passed, not imported)."""
     from symrmt.engine.plan import pencil_for
     from symrmt.engine.pencil_check import checked
-    from symrmt.engine.certify import compiled_system
 
     g = herm.gram_inverse(a)
     key = (g, tuple(sorted(values.items())))
@@ -237,17 +238,18 @@ def invertible_on_path(a, values) -> str | None:
     return why
 
 
-def guard(plan, values):
+def guard(plan, values, compiled_system):
     """The plan to solve at ``values``: unchanged when every non-symmetric inverse is invertible along
     the homotopy; a trace of a non-invertible non-normal resolvent replaced by its Hermitization;
-    :class:`NonNormalError` for any other trace that holds a non-invertible non-normal inverse."""
+    :class:`NonNormalError` for any other trace that holds a non-invertible non-normal inverse.
+    ``compiled_system``: as for :func:`invertible_on_path`."""
     from symrmt.engine.plan import TracePlan, Plan
 
     new_traces, remap = [], {}
     for t in plan.traces:
         bad = []
         for a in herm.nonnormal_inverses(t.matrix):
-            why = invertible_on_path(a, values)
+            why = invertible_on_path(a, values, compiled_system)
             if why is not None:
                 bad.append((a, why))
         if not bad:
