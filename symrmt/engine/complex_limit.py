@@ -56,6 +56,12 @@ def as_complex(v, name):
     return None
 
 
+def _with_im(zval, im: str) -> str:
+    """``zval`` with its imaginary part's magnitude replaced by the text ``im`` (for a suggestion)."""
+    re = "" if zval.re == 0 else f"{float(zval.re):.12g}"
+    return f"{re}{'-' if zval.im < 0 else '+' if re else ''}{im}j"
+
+
 def _branch_sign(matrix, zsym):
     """``-sign(a)`` for ``inv(B + a z I)`` with ``B`` symmetric and free of ``z``, else ``None``."""
     from symrmt.engine import linearize as lin
@@ -89,7 +95,7 @@ def complex_limit(plan, values: dict, zname: str, zval: Complex, digits: int, pr
     from symrmt.engine.certify import TraceLimit, formula_function
     from symrmt.engine.nodes import ModelError
     from symrmt.engine import hermitize as herm
-    from symrmt.engine.density_solver import DensitySolve, ResolventSolver
+    from symrmt.engine.density_solver import DensityError, DensitySolve, ResolventSolver
 
     if any(a for t in plan.traces for a in plan.needs[t.index] if a):
         raise ModelError("diff() at a complex parameter value is not supported")
@@ -112,7 +118,16 @@ def complex_limit(plan, values: dict, zname: str, zval: Complex, digits: int, pr
         ds = DensitySolve(rs, abs(float(x)))
         ds.Y = max(ds.Y, 2 * float(y))
         h = ds.at_top(float(x))
-        h = rs.move(h, complex(float(x), ds.Y), complex(float(x), float(y)), log_eta=True)
+        try:
+            h = rs.move(h, complex(float(x), ds.Y), complex(float(x), float(y)), log_eta=True)
+        except DensityError as exc:  # say what happened, and what to try (a bare "more than N steps" does not)
+            raise DensityError(
+                f"{zname} = {_with_im(zval, f'{float(y):.3g}')}: the continuation in |Im {zname}| from {ds.Y:.3g} down "
+                f"to {float(y):.3g} "
+                f"failed ({exc}): the point is too close to the real axis for the float64 path, likely at a "
+                f"point of the spectrum (an edge or an atom, where the trace grows like a negative power of "
+                f"Im {zname}); try a larger imaginary part (e.g. {zname} = {_with_im(zval, '1e-8')}), or the "
+                "spectral density on the real axis (symrmt density, Model.density)") from None
         solves.append((t, rs, sign, h))
     results = []
     for dps in (digits + 10, digits + 20):
