@@ -7,6 +7,12 @@ significant digits (``certificate = "relative"``), or, for a limit that is 0, wh
 ``10^-(digits+1)`` of each other and within ``10^-digits`` of 0: the value is then 0 with an
 absolute error below ``10^-digits`` (``certificate = "absolute"``).  Otherwise the guard doubles, up to ``ESCALATIONS`` times, as the
 attention solver does; then :class:`~symrmt.models.attention.solver.PrecisionError` says what happened.
+
+The result is a :class:`TraceLimit` (re-exported as ``symrmt.engine.TraceLimit``); it lives here, below
+the solvers that build one (:mod:`~symrmt.engine.qf_solver`, :mod:`~symrmt.engine.complex_limit`) and the
+facade.  The branch check of a start (:func:`branch_acceptor`), the sanity bounds (:func:`check_bounds`,
+:func:`holds`), the reality check (:func:`check_real`) and the compiled outer formula
+(:func:`formula_function`) are shared with them.
 """
 
 from __future__ import annotations
@@ -56,8 +62,6 @@ class TraceLimit:
         return float(self.value)
 
     def __str__(self):
-        import mpmath
-
         return mpmath.nstr(self.value, self.digits)
 
     def __repr__(self):
@@ -84,6 +88,7 @@ def compiled_system(system):
 
 @cached(maxsize=256)
 def formula_function(formula, symbols):
+    """The plan's outer formula in its symbols, compiled once (the package's compile step)."""
     return compile_expr([list(symbols)], formula)
 
 
@@ -153,6 +158,8 @@ def branch_acceptor(t, values):
 
 
 def check_bounds(plan, values, taus, digits):
+    """The sanity bounds of each trace (``> 0``, ``>= 0``, ``<= b``: a positive semi-definite structure) at
+    the certified values ``taus``; :class:`BranchError` when one fails (the fixed point is off the branch)."""
     subs = {p: sp.Rational(values[p.name]) for p in plan.params}
     slack = mpmath.mpf(10) ** (-digits)
     for t, tau in zip(plan.traces, taus):
