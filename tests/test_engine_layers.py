@@ -44,7 +44,9 @@ def _imports(module: str) -> set:
 
 def test_every_module_of_the_engine_is_in_one_layer():
     modules = {p.stem for p in ENGINE.glob("*.py")} - {"__init__"}
-    assert set(_layers()) == modules
+    listed = set(_layers())
+    assert not modules - listed, f"modules in no layer (place them in symrmt/engine/__init__.py): {modules - listed}"
+    assert not listed - modules, f"layers list modules that do not exist: {listed - modules}"
 
 
 def test_every_import_goes_to_the_same_layer_or_below():
