@@ -13,9 +13,9 @@ References, none from the engine:
   of ``X``, so ``tau((X^k + gamma)^{-1})`` is the mean of ``1/(w^k + gamma)`` over the uniform disk.  By
   partial fractions over the roots ``a_j`` of ``w^k = -gamma`` and the Ginibre transform above (the mean of
   ``1/(w - a)`` is ``-conj(a)`` inside, ``-1/a`` outside), for real ``gamma > 0`` it is ``gamma^(-1/k)``
-  when ``gamma < 1`` and ``1/gamma`` when ``gamma > 1``: ``1`` for ``Z*Z/n`` inside; the same sum for ``w^2 + w + 1/2`` (roots ``(-1 +- i)/2``, both inside) is ``1``.
-  (At ``eps = 0`` their Hermitized fixed points form a family beyond the scaling
-  gauge; the trace is constant along it.)
+  when ``gamma < 1`` and ``1/gamma`` when ``gamma > 1``: ``1`` for ``Z*Z/n`` inside; the same sum for
+  ``w^2 + w + 1/2`` (roots ``(-1 +- i)/2``, both inside) is ``1``.  (At ``eps = 0`` their Hermitized
+  fixed points form a family beyond the scaling gauge; the trace is constant along it.)
 - Non-symmetric matrices with a real spectrum keep their values: ``G D/sqrt(n)`` is similar to the
   symmetric ``E G E/sqrt(n)`` with ``E = D^{1/2}``, and ``(Z^T Z/n)(Y^T Y/n)`` has the spectrum of the
   symmetric ``Z (Y^T Y/n) Z^T/n``; the engine solves those symmetric forms on its usual path.
