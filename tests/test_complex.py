@@ -75,3 +75,19 @@ def test_cli_complex_literal_goes_through_the_parser(capsys):
 
     assert main(["trace", MP, "--matrix", "Z=gaussian(p,n)", "--dim", "p=c*n", "--at", "c=2, z=0.5+__x__j"]) == 2
     assert "cannot read" in capsys.readouterr().err
+
+
+def test_a_point_too_close_to_the_axis_says_why_and_what_to_try(capsys):
+    """At the atom z = 0 of the Marchenko-Pastur law (c = 1/2: Z^T Z/n has rank n/2), ``Im z = 1e-30`` is
+    beyond the float64 continuation: the refusal (exit 3, as before) says the point is too close to the real
+    axis and what to try, not only that the path "took more than 2000 steps"; the point it suggests works."""
+    from symrmt.cli.app import main
+
+    code = main(["trace", MP, "--matrix", "Z=gaussian(p,n)", "--dim", "p=c*n", "--at", "c=1/2, z=1e-30j"])
+    err = capsys.readouterr().err
+    assert code == 3
+    assert "too close to the real axis" in err and "larger imaginary part" in err and "symrmt density" in err
+    assert "z = 1e-8j" in err
+    r = wishart().limit(MP, at={"c": "1/2", "z": "1e-8j"}, digits=15)
+    ref = stieltjes(mpmath.mpf(1) / 2, mpmath.mpc(0, "1e-8"))
+    assert abs(complex(r.value) - complex(ref)) <= 1e-13 * abs(complex(ref))

@@ -251,7 +251,7 @@ def test_without_the_trust_region_the_wrong_root_is_refused_not_returned(monkeyp
     from symrmt.errors import BranchError
 
     monkeypatch.setattr(trace_solver, "MOVE_FRACTION", 1e300)
-    monkeypatch.setattr(trace_certify, "_acceptor", lambda t, values: None)
+    monkeypatch.setattr(trace_certify, "branch_acceptor", lambda t, values: None)
     with pytest.raises(BranchError, match="different fixed points"):
         _mp_model().limit("trace(inv(Z.T*Z/n + gamma*I(n)))", at={"c": "1/2", "gamma": gamma}, digits=DIGITS)
 

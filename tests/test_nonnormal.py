@@ -9,6 +9,13 @@ References, none from the engine:
 - The product of two independent Ginibres ``Z Y/n``: its Brown measure is radial with
   ``mu(|w| <= r) = r`` on the unit disk (Burda, Janik and Waclaw 2010), so for real ``gamma``
   ``tau((gamma + ZY/n)^{-1}) = mu(|w| <= gamma)/gamma = 1`` for ``0 < gamma < 1`` and ``1/gamma`` outside.
+- Powers of one Ginibre ``X = Z/sqrt(n)``: the eigenvalues of ``X^k + gamma`` are ``w^k + gamma`` over those
+  of ``X``, so ``tau((X^k + gamma)^{-1})`` is the mean of ``1/(w^k + gamma)`` over the uniform disk.  By
+  partial fractions over the roots ``a_j`` of ``w^k = -gamma`` and the Ginibre transform above (the mean of
+  ``1/(w - a)`` is ``-conj(a)`` inside, ``-1/a`` outside), for real ``gamma > 0`` it is ``gamma^(-1/k)``
+  when ``gamma < 1`` and ``1/gamma`` when ``gamma > 1``: ``1`` for ``Z*Z/n`` inside; the same sum for
+  ``w^2 + w + 1/2`` (roots ``(-1 +- i)/2``, both inside) is ``1``.  (At ``eps = 0`` their Hermitized
+  fixed points form a family beyond the scaling gauge; the trace is constant along it.)
 - Non-symmetric matrices with a real spectrum keep their values: ``G D/sqrt(n)`` is similar to the
   symmetric ``E G E/sqrt(n)`` with ``E = D^{1/2}``, and ``(Z^T Z/n)(Y^T Y/n)`` has the spectrum of the
   symmetric ``Z (Y^T Y/n) Z^T/n``; the engine solves those symmetric forms on its usual path.
@@ -65,6 +72,26 @@ def test_product_of_two_ginibres(gamma, truth):
     m.gaussian("Z", "n", "n")
     m.gaussian("Y", "n", "n")
     _exact(m.limit("trace(inv(Z*Y/n + gamma*I(n)))", at={"gamma": gamma}, digits=20), truth, 20)
+
+
+@pytest.mark.parametrize("expr, gamma, truth", [
+    ("trace(inv(Z*Z/n + gamma*I(n)))", F(1, 2), F(1)), ("trace(inv(Z*Z/n + gamma*I(n)))", F(1, 5), F(1)),
+    ("trace(inv(Z*Z/n + gamma*I(n)))", F(2), F(1, 2)),
+    ("diff(trace(inv(Z*Z/n + gamma*I(n))), gamma)", F(1, 2), F(0)),
+    ("trace(inv(Z*Z/n + Z/sqrt(n) + gamma*I(n)))", F(1, 2), F(1)),
+])
+def test_powers_of_one_ginibre(expr, gamma, truth):
+    r = ginibre().limit(expr, at={"gamma": gamma}, digits=20)
+    if truth == 0:  # d/dgamma 1 = 0 inside: a limit 0, certified absolutely
+        assert r.certificate == "absolute" and abs(r.value) <= mpmath.mpf(10) ** -20
+    else:
+        _exact(r, truth, 20)
+    assert r.hermitized == ([0] if gamma < 1 else [])
+
+
+def test_square_of_a_ginibre_on_the_boundary_is_refused():
+    with pytest.raises(SolverError):
+        ginibre().limit("trace(inv(Z*Z/n + gamma*I(n)))", at={"gamma": 1})
 
 
 def test_boundary_of_the_disk_is_refused():

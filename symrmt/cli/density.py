@@ -6,7 +6,7 @@ r"""``symrmt density``: the limiting spectral density of a symmetric matrix expr
         [--digits D] [--simulate --n N --trials T --seed S] [--plot FILE.png] [--json] [--certify K]
 
 ``rho(x) = lim_{eta -> 0+} (1/pi) Im tau((M - (x + i eta))^{-1})`` on ``K`` equally spaced points of
-``[LO, HI]`` (``K`` at most :data:`MAX_POINTS`), each certified to ``D`` digits
+``[LO, HI]`` (``K`` at most :data:`symrmt.engine.density.MAX_POINTS`), each certified to ``D`` digits
 (:mod:`symrmt.engine.density_solver`); the edges of the support found between grid points (to ``D`` digits)
 and the atoms (at 0 when ``0`` is in the range, and at grid points where the solution diverges).  Every
 text goes through the package's one restricted parser (the declarations ``--matrix``, ``--vector``, ``--let``
@@ -30,44 +30,24 @@ import sys
 
 from symrmt.errors import ParameterError
 
-__all__ = ["add_density_parser", "cmd_density", "parse_over", "MAX_POINTS"]
-
-#: ``--over`` endpoints lie within +-10**MAX_MAGNITUDE (the density's first stage is float64)
-MAX_MAGNITUDE = 300
-#: most grid points of ``--over``
-MAX_POINTS = 4000
-
+__all__ = ["add_density_parser", "cmd_density", "parse_over"]
 
 def parse_over(text: str):
-    """``'x=0:4:400'`` -> ``(name, [points])`` (``LO``, ``HI`` exact numbers through the restricted parser).
+    """``'x=0:4:400'`` -> ``(name, [points])`` (:func:`symrmt.engine.density.grid_points`: ``LO``, ``HI`` exact
+    numbers through the restricted parser, ``K`` at most :data:`symrmt.engine.density.MAX_POINTS`).
 
     Examples
     --------
     >>> parse_over("x=0:1:3")
     ('x', [Fraction(0, 1), Fraction(1, 2), Fraction(1, 1)])
     """
-    from fractions import Fraction
-
-    from symrmt.cli.trace import at_value, split_assignment
+    from symrmt.cli.trace import split_assignment
+    from symrmt.engine.density import grid_points
 
     name, rhs = split_assignment(text, "--over")
-    parts = rhs.split(":")
-    if len(parts) != 3:
+    if len(rhs.split(":")) != 3:
         raise ParameterError(f"--over: write NAME=LO:HI:K, e.g. x=0:4:400; got {text!r}")
-    lo, hi = (at_value(p.strip(), f"--over {name}") for p in parts[:2])
-    if max(abs(lo), abs(hi)) > Fraction(10) ** MAX_MAGNITUDE:
-        raise ParameterError(f"--over: LO and HI must lie within +-1e{MAX_MAGNITUDE} (MAX_MAGNITUDE: the density's "
-                             f"float64 stage), got {parts[0].strip()}:{parts[1].strip()}")
-    try:
-        k = int(parts[2].strip())
-    except ValueError:
-        raise ParameterError(f"--over: K must be an integer, got {parts[2]!r}") from None
-    if not 1 <= k <= MAX_POINTS:
-        raise ParameterError(f"--over: K must be between 1 and {MAX_POINTS} (MAX_POINTS), got {k}")
-    if not hi > lo and k > 1:
-        raise ParameterError(f"--over: HI must be above LO, got {lo}:{hi}")
-    pts = [lo + (hi - lo) * Fraction(i, k - 1) for i in range(k)] if k > 1 else [lo]
-    return name, pts
+    return name, grid_points(rhs, "--over", name)
 
 
 def add_density_parser(sub, int_at_least):

@@ -135,9 +135,9 @@ def parse_at(text: str, texts: dict | None = None) -> dict:
 
 
 def at_value(text: str, what: str) -> Fraction:
-    from symrmt.engine.model import _exact_value
+    from symrmt.engine.tree import exact_value
 
-    return _exact_value(text, what)
+    return exact_value(text, what)
 
 
 def _is_plain(text: str) -> bool:
@@ -148,7 +148,7 @@ def _is_plain(text: str) -> bool:
 
 def _declare_diag(model, name: str, rhs: str):
     """``diag(dim, (values), (weights))`` (weights optional: equal) through the restricted parser."""
-    from symrmt.engine.declarations import _number
+    from symrmt.engine.declarations import number_node
     from symrmt.engine.nodes import Const, DimConst
 
     names = {k: DimConst(d) for k, d in model.dims.items()}
@@ -164,7 +164,7 @@ def _declare_diag(model, name: str, rhs: str):
         return out["node"]
 
     got = _parser()(rhs, names, {"diag": diag, "sqrt": lambda x: x ** Fraction(1, 2)}, what=f"--matrix {name}",
-                    number=_number, whole_call=("diag",))
+                    number=number_node, whole_call=("diag",))
     if "node" not in out or got is not out["node"]:  # nothing of the text may be dropped
         raise ParameterError(f"--matrix {name}: {rhs!r} declares no matrix")
     return out["node"]

@@ -1,31 +1,44 @@
 """The trace engine: large-n limits of normalized traces and quadratic forms of matrix expressions.
 
 A :class:`Model` declares dimensions, random and deterministic matrices and parameters; its
-expressions are parsed by the one restricted parser (:mod:`symrmt.parsing`).  The rooms of this
-package, from text to a certified number:
+expressions are parsed by the one restricted parser (:mod:`symrmt.parsing`).
 
-* the language -- :mod:`~symrmt.engine.base` (dimensions, the node base), :mod:`~symrmt.engine.nodes`
-  (the node classes; those the operators build are in :mod:`~symrmt.engine.node_algebra`),
-  :mod:`~symrmt.engine.declarations` (declarations and parsing), :mod:`~symrmt.engine.nonlinear_kernel`
-  (the Gaussian equivalent of an entrywise nonlinearity, with a signal and weights too),
-  :mod:`~symrmt.engine.io` (diagonal laws read from a file);
-* the reduction -- :mod:`~symrmt.engine.tree` and :mod:`~symrmt.engine.plan` (the expression to a
-  plan), :mod:`~symrmt.engine.linearize` (linear pencils), :mod:`~symrmt.engine.blockfp` (the block
-  fixed point), :mod:`~symrmt.engine.atomsums` (deterministic laws with atoms),
-  :mod:`~symrmt.engine.vectors` and :mod:`~symrmt.engine.woodbury_qf` (vectors and quadratic forms),
-  :mod:`~symrmt.engine.hermitize` (non-normal matrices);
-* the numbers -- :mod:`~symrmt.engine.solver` (Newton and the homotopy in the strength),
-  :mod:`~symrmt.engine.continuation` (continuation in a parameter), :mod:`~symrmt.engine.certify`
-  (two precisions that must agree), :mod:`~symrmt.engine.qf_solver`, :mod:`~symrmt.engine.atom_solver`,
-  :mod:`~symrmt.engine.hermitize_solve`, :mod:`~symrmt.engine.complex_limit` (complex ``z``),
-  :mod:`~symrmt.engine.pencil_check` (a finite-size self-test), :mod:`~symrmt.engine.batch` (float64
-  batches), :mod:`~symrmt.engine.sweep` (grids of points);
-* spectral densities -- :mod:`~symrmt.engine.density` (:func:`~symrmt.engine.density.density`),
-  :mod:`~symrmt.engine.density_solver`, :mod:`~symrmt.engine.density_sim`;
-* its simulation -- :mod:`~symrmt.engine.simulate` and :mod:`~symrmt.engine.trials`.
+**Layers.**  The modules of this package form layers, lowest first; a module imports (at the top or
+inside a function) only from its own layer and the layers before it, never a lazy name of this
+package (``from symrmt.engine import Model`` loads the facade), so the engine has no import cycle
+through the facade.  What a lower module needs from a higher one lives in the lower module
+(exact parameter values in :mod:`~symrmt.engine.tree`, :class:`~symrmt.engine.certify.TraceLimit` in
+:mod:`~symrmt.engine.certify`, the :class:`~symrmt.engine.density.Density` result and its grid below the
+density solver) or is passed in as an argument (the compile step into
+:func:`~symrmt.engine.hermitize_solve.guard`).
+
+1. the language -- :mod:`~symrmt.engine.base` (dimensions, the node base), :mod:`~symrmt.engine.nodes`
+   (the node classes; those the operators build are in :mod:`~symrmt.engine.node_algebra`),
+   :mod:`~symrmt.engine.vectors` (vectors), :mod:`~symrmt.engine.tree`
+   (differentiation, exact values, binding), :mod:`~symrmt.engine.declarations` (declarations and parsing),
+   :mod:`~symrmt.engine.nonlinear_kernel` (the Gaussian equivalent of an entrywise nonlinearity,
+   with a signal and weights too), :mod:`~symrmt.engine.io` (diagonal laws read from a file);
+2. the reduction and the simulation -- :mod:`~symrmt.engine.linearize` (linear pencils),
+   :mod:`~symrmt.engine.blockfp` (the block fixed point), :mod:`~symrmt.engine.atomsums` (deterministic laws
+   with atoms), :mod:`~symrmt.engine.plan` (the expression to a plan), :mod:`~symrmt.engine.hermitize`
+   (non-normal matrices), :mod:`~symrmt.engine.woodbury_qf` (quadratic forms); :mod:`~symrmt.engine.simulate`,
+   :mod:`~symrmt.engine.trials`, :mod:`~symrmt.engine.bound_tree` (one draw and its value) and
+   :mod:`~symrmt.engine.density_sim` (an expression sampled at a finite size);
+3. the numbers -- :mod:`~symrmt.engine.solver` (Newton and the homotopy in the strength),
+   :mod:`~symrmt.engine.atom_solver`, :mod:`~symrmt.engine.continuation` (continuation in a parameter),
+   :mod:`~symrmt.engine.pencil_check` (a finite-size self-test), :mod:`~symrmt.engine.hermitize_solve`
+   (the Hermitized solve);
+4. certification -- :mod:`~symrmt.engine.certify` (two precisions that must agree), :mod:`~symrmt.engine.batch`
+   (float64 batches), :mod:`~symrmt.engine.prove_chain` (Krawczyk boxes along a path),
+   :mod:`~symrmt.engine.density` (the spectral density's result and grid);
+5. the solvers built on it -- :mod:`~symrmt.engine.qf_solver` (quadratic forms), :mod:`~symrmt.engine.prove`
+   (proved balls), :mod:`~symrmt.engine.density_solver` (spectral densities);
+6. the routes -- :mod:`~symrmt.engine.complex_limit` (complex ``z``), :mod:`~symrmt.engine.sweep` (grids of
+   points);
+7. the facade -- :mod:`~symrmt.engine.model` (:class:`Model` and its calls: limit, sweep, density).
 
 The public names below are those of :mod:`symrmt.engine.model` (``symrmt.engine.Model``, ...), loaded on
-first use: importing a room of this package (its NumPy-only simulation, :mod:`symrmt.engine.simulate`)
+first use: importing a module of this package (its NumPy-only simulation, :mod:`symrmt.engine.simulate`)
 does not import SymPy.
 """
 

@@ -24,7 +24,7 @@ cached on disk next to the mpmath code), and driven here on stacked arrays, ever
    value and the corrected one estimates the float64 error point by point (the corrected value is the
    one returned).  Where ``longdouble`` is float64, the estimate is floored at ``1e-16 * cond(J)``.
 4. **Branch checks**: the sanity bounds of each trace (``0 < tau <= 1/gamma`` for the resolvent of a
-   positive semi-definite matrix, as :func:`symrmt.engine.certify._check_bounds`), a finite real
+   positive semi-definite matrix, as :func:`symrmt.engine.certify.check_bounds`), a finite real
    value.
 
 A point failing any check is reported to the caller (:mod:`symrmt.engine.sweep`), which recomputes it
@@ -360,7 +360,7 @@ def _bound_fn(bound, conds, params):
 
 
 def _bounds_ok(t, tau, cols, plan_params, n, dtype):
-    """The sanity bounds of trace ``t`` per point (``tau`` in ``dtype``): see ``_check_bounds``."""
+    """The sanity bounds of trace ``t`` per point (``tau`` in ``dtype``): see ``check_bounds``."""
     ok = np.ones(n, dtype=bool)
     p = tuple(np.asarray(cols[q.name], dtype) for q in plan_params)
     slack = 1e-12

@@ -7,6 +7,12 @@ significant digits (``certificate = "relative"``), or, for a limit that is 0, wh
 ``10^-(digits+1)`` of each other and within ``10^-digits`` of 0: the value is then 0 with an
 absolute error below ``10^-digits`` (``certificate = "absolute"``).  Otherwise the guard doubles, up to ``ESCALATIONS`` times, as the
 attention solver does; then :class:`~symrmt.models.attention.solver.PrecisionError` says what happened.
+
+The result is a :class:`TraceLimit` (re-exported as ``symrmt.engine.TraceLimit``); it lives here, below
+the solvers that build one (:mod:`~symrmt.engine.qf_solver`, :mod:`~symrmt.engine.complex_limit`) and the
+facade.  The branch check of a start (:func:`branch_acceptor`), the sanity bounds (:func:`check_bounds`,
+:func:`holds`), the reality check (:func:`check_real`) and the compiled outer formula
+(:func:`formula_function`) are shared with them.
 """
 
 from __future__ import annotations
@@ -26,7 +32,40 @@ from symrmt.models.attention.theory import ESCALATIONS, GUARD
 from symrmt.engine.continuation import ContinuedSolver
 from symrmt.engine.solver import CompiledSystem
 
+__all__ = ["TraceLimit", "certified_limit", "compiled_system", "formula_function", "branch_acceptor", "holds",
+           "check_bounds", "check_real"]
+
 _COMPILED = cache_dict("symrmt.engine.certify._COMPILED", 256)
+
+
+class TraceLimit:
+    """A certified large-n limit: ``value`` (mpf, correct to ``digits`` significant digits).
+
+    Attributes: ``value``, ``digits``, ``working_digits`` (of the two agreeing solves),
+    ``residual`` (largest fixed-point residual at the higher precision), ``at`` (the values),
+    ``traces`` (the limit of each normalized trace in the expression, in order), ``certificate``
+    (``"relative"``: ``digits`` significant digits; ``"absolute"``: the limit is 0 to ``10^-digits``);
+    with ``prove=True`` also ``ball``, ``balls`` and ``branch`` (:mod:`symrmt.models.attention.prove`).
+    """
+
+    #: ``"relative"`` (``digits`` significant digits) or ``"absolute"`` (a limit 0, within ``10^-digits``)
+    certificate = "relative"
+    #: indices of the traces solved by Hermitization (a non-normal resolvent inside its spectrum)
+    hermitized = ()
+
+    def __init__(self, value, digits, working_digits, residual, at, traces):
+        self.value, self.digits, self.working_digits = value, digits, working_digits
+        self.residual, self.at, self.traces = residual, at, traces
+        self.ball = self.balls = self.branch = None  # set by Model.limit(..., prove=True)
+
+    def __float__(self):
+        return float(self.value)
+
+    def __str__(self):
+        return mpmath.nstr(self.value, self.digits)
+
+    def __repr__(self):
+        return f"TraceLimit({self}, digits={self.digits})"
 
 
 def compiled_system(system):
@@ -48,7 +87,8 @@ def compiled_system(system):
 
 
 @cached(maxsize=256)
-def _formula_function(formula, symbols):
+def formula_function(formula, symbols):
+    """The plan's outer formula in its symbols, compiled once (the package's compile step)."""
     return compile_expr([list(symbols)], formula)
 
 
@@ -72,7 +112,7 @@ def _evaluate(plan, solvers, dps):
             pos = system.unknowns.index((i, j))
             h, derivs = results[k]
             args.append(h[pos] if not alpha else derivs[alpha][pos])
-        fn = _formula_function(plan.formula, tuple(s for s, _ in plan.symbols))
+        fn = formula_function(plan.formula, tuple(s for s, _ in plan.symbols))
         value = fn(args)
         taus = []
         for t in plan.traces:
@@ -85,19 +125,19 @@ def _evaluate(plan, solvers, dps):
         return value, taus, worst_step, worst_res
 
 
-def _holds(cond, subs) -> bool:
+def holds(cond, subs) -> bool:
     """``cond >= 0`` at the values (a number is compared directly: a law of many atoms has many)."""
     cond = sp.sympify(cond)
     return bool((cond if cond.is_number else cond.subs(subs)) >= 0)
 
 
-def _acceptor(t, values):
+def branch_acceptor(t, values):
     """Branch check of a start point: the sanity bounds of the trace, to a loose tolerance."""
     subs = {sp.Symbol(k, real=True): sp.Rational(v) for k, v in values.items()}
     subs.update({sp.Symbol(k, positive=True): sp.Rational(v) for k, v in values.items()})
     checks = []
     for kind, bound, conds in t.bounds:
-        if all(_holds(c, subs) for c in set(conds)):
+        if all(holds(c, subs) for c in set(conds)):
             b = sp.sympify(bound).subs(subs)
             if b.is_extended_real and b.is_finite:  # an infinite bound (1/gamma at gamma = 0) bounds nothing
                 checks.append((kind, float(b)))
@@ -117,12 +157,14 @@ def _acceptor(t, values):
     return accept
 
 
-def _check_bounds(plan, values, taus, digits):
+def check_bounds(plan, values, taus, digits):
+    """The sanity bounds of each trace (``> 0``, ``>= 0``, ``<= b``: a positive semi-definite structure) at
+    the certified values ``taus``; :class:`BranchError` when one fails (the fixed point is off the branch)."""
     subs = {p: sp.Rational(values[p.name]) for p in plan.params}
     slack = mpmath.mpf(10) ** (-digits)
     for t, tau in zip(plan.traces, taus):
         for kind, bound, conds in t.bounds:
-            if not all(_holds(c, subs) for c in set(conds)):
+            if not all(holds(c, subs) for c in set(conds)):
                 continue
             b = sp.sympify(bound).subs(subs)
             if not (b.is_extended_real and b.is_finite):
@@ -168,7 +210,7 @@ def _check_real_inputs(plan, values):
                                   f"({sp.N(v, 8)}): a square root or a fractional power of a negative quantity")
 
 
-def _check_real(value, digits):
+def check_real(value, digits):
     """Refuse a complex limit (``sqrt`` of a negative trace, a negative power of one): a real value only."""
     if isinstance(value, mpmath.mpc):
         if abs(value.imag) > abs(value.real) * mpmath.mpf(10) ** (-digits - 2):
@@ -188,20 +230,20 @@ def _absolute_zero(lo, hi, digits) -> bool:
 
 def certified_limit(plan, values: dict, digits: int) -> dict:
     """The certified limit of a plan at exact ``values`` (name -> Fraction), as the keyword arguments
-    of :class:`~symrmt.engine.TraceLimit` (``value``, ``digits``, ``working_digits``, ``residual``,
+    of :class:`TraceLimit` (``value``, ``digits``, ``working_digits``, ``residual``,
     ``at``, ``traces``) and ``solvers``, which :meth:`symrmt.engine.Model.limit` builds from them."""
     if digits < 1:
         raise ParameterError("digits must be >= 1")
     _check_real_inputs(plan, values)
     from symrmt.engine.hermitize_solve import guard
 
-    plan = guard(plan, values)  # a non-normal inverse: tested, Hermitized or refused (numeric/hermitize.py)
+    plan = guard(plan, values, compiled_system)  # a non-normal inverse: tested, Hermitized or refused (numeric/hermitize.py)
     solvers = {"values": values}
     for t in plan.traces:
         checked(t.pencil, t.matrix)  # a pencil that fails its finite-size self-test is never solved
         solvers[t.index] = getattr(t, "solver", ContinuedSolver)(compiled_system(t.system), values)
     for t in plan.traces:  # the homotopy: a failure here is not a precision problem, so it is not retried
-        solvers[t.index].start(_acceptor(t, values))
+        solvers[t.index].start(branch_acceptor(t, values))
     def attempt(dps):
         try:
             lo, taus_lo, step_lo, res_lo = _evaluate(plan, solvers, dps)
@@ -220,8 +262,8 @@ def certified_limit(plan, values: dict, digits: int) -> dict:
                 # a limit that is 0: both solves within 10^-(D+1) of each other and 10^-D of 0 (absolute)
                 absolute = not relative and _absolute_zero(lo, hi, digits)
                 if (relative or absolute) and all(agree(a, b, digits) for a, b in zip(taus_lo, taus)):
-                    hi = _check_real(hi, digits) if relative else mpmath.mpf(0)
-                    _check_bounds(plan, values, taus, digits)
+                    hi = check_real(hi, digits) if relative else mpmath.mpf(0)
+                    check_bounds(plan, values, taus, digits)
                     # kept at the working precision: rounding to ``digits`` is done once, in decimal, when
                     # the value is printed (a binary rounding at ``digits`` first could round twice:
                     # 3.108... at one digit would read 3.09375); ``solvers``: the checked homotopy starts

@@ -56,6 +56,12 @@ def as_complex(v, name):
     return None
 
 
+def _with_im(zval, im: str) -> str:
+    """``zval`` with its imaginary part's magnitude replaced by the text ``im`` (for a suggestion)."""
+    re = "" if zval.re == 0 else f"{float(zval.re):.12g}"
+    return f"{re}{'-' if zval.im < 0 else '+' if re else ''}{im}j"
+
+
 def _branch_sign(matrix, zsym):
     """``-sign(a)`` for ``inv(B + a z I)`` with ``B`` symmetric and free of ``z``, else ``None``."""
     from symrmt.engine import linearize as lin
@@ -84,13 +90,12 @@ def _branch_sign(matrix, zsym):
 
 
 def complex_limit(plan, values: dict, zname: str, zval: Complex, digits: int, prove: bool = False):
-    """The :class:`~symrmt.engine.TraceLimit` (complex ``value``) at ``zname = zval``; ``prove``: also
+    """The :class:`~symrmt.engine.certify.TraceLimit` (complex ``value``) at ``zname = zval``; ``prove``: also
     ``.ball`` (an ``acb`` ball, :func:`symrmt.engine.prove.prove_complex_trace`), ``.branch`` ``"sanity"``."""
-    from symrmt.engine import TraceLimit
+    from symrmt.engine.certify import TraceLimit, formula_function
     from symrmt.engine.nodes import ModelError
     from symrmt.engine import hermitize as herm
-    from symrmt.engine.density_solver import DensitySolve, ResolventSolver
-    from symrmt.engine.certify import _formula_function
+    from symrmt.engine.density_solver import DensityError, DensitySolve, ResolventSolver
 
     if any(a for t in plan.traces for a in plan.needs[t.index] if a):
         raise ModelError("diff() at a complex parameter value is not supported")
@@ -113,7 +118,16 @@ def complex_limit(plan, values: dict, zname: str, zval: Complex, digits: int, pr
         ds = DensitySolve(rs, abs(float(x)))
         ds.Y = max(ds.Y, 2 * float(y))
         h = ds.at_top(float(x))
-        h = rs.move(h, complex(float(x), ds.Y), complex(float(x), float(y)), log_eta=True)
+        try:
+            h = rs.move(h, complex(float(x), ds.Y), complex(float(x), float(y)), log_eta=True)
+        except DensityError as exc:  # say what happened, and what to try (a bare "more than N steps" does not)
+            raise DensityError(
+                f"{zname} = {_with_im(zval, f'{float(y):.3g}')}: the continuation in |Im {zname}| from {ds.Y:.3g} down "
+                f"to {float(y):.3g} "
+                f"failed ({exc}): the point is too close to the real axis for the float64 path, likely at a "
+                f"point of the spectrum (an edge or an atom, where the trace grows like a negative power of "
+                f"Im {zname}); try a larger imaginary part (e.g. {zname} = {_with_im(zval, '1e-8')}), or the "
+                "spectral density on the real axis (symrmt density, Model.density)") from None
         solves.append((t, rs, sign, h))
     results = []
     for dps in (digits + 10, digits + 20):
@@ -133,7 +147,7 @@ def complex_limit(plan, values: dict, zname: str, zval: Complex, digits: int, pr
                     continue
                 k, (i, j), _ = what
                 args.append(hs[k][plan.traces[k].system.unknowns.index((i, j))])
-            value = _formula_function(plan.formula, tuple(s for s, _ in plan.symbols))(args)
+            value = formula_function(plan.formula, tuple(s for s, _ in plan.symbols))(args)
             results.append((value, taus, hs))
     (lo, _, _), (hi, taus, hs_hi) = results
     ball = None

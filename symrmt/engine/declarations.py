@@ -18,7 +18,7 @@ from symrmt.engine.nodes import (
 )
 from symrmt.engine.tree import bind, check_ratios, differentiate, walk  # noqa: F401  (re-exported)
 
-__all__ = ["Model"]
+__all__ = ["Model", "inv", "sqrt", "number_node"]
 
 # ---------------------------------------------------------------- model
 
@@ -88,7 +88,7 @@ class Model:
                     self._symbol(ident, positive=True)
             names = {k: Const(v) for k, v in self.symbols.items()}
             names.update({k: DimConst(d) for k, d in self.dims.items()})
-            value = _parse(ratio, names, {"sqrt": _sqrt}, what=f"the size of {name}")
+            value = _parse(ratio, names, {"sqrt": sqrt}, what=f"the size of {name}")
             if not isinstance(value, Const):
                 raise ModelError(f"the size of {name} must be a parameter expression")
             ratio = value.value
@@ -215,7 +215,7 @@ class Model:
             for ident in _IDENT.findall(v[:MAX_TEXT]):
                 if ident not in names and ident not in _RESERVED:
                     names[ident] = Const(self._symbol(ident))
-            out = _parse(v, names, {"sqrt": _sqrt}, what=what)
+            out = _parse(v, names, {"sqrt": sqrt}, what=what)
             if not isinstance(out, Const):
                 raise ModelError(f"{what} must be a number or a parameter expression")
             return out.value
@@ -291,7 +291,7 @@ class Model:
         names.update(self.matrices)
         names.update(self.named)
         functions = {
-            "trace": Trace, "inv": _inv, "diff": Diff, "sqrt": _sqrt, "I": self.identity,
+            "trace": Trace, "inv": inv, "diff": Diff, "sqrt": sqrt, "I": self.identity,
         }
         return names, functions
 
@@ -323,19 +323,22 @@ class Model:
         return self.parse(x) if isinstance(x, str) else x
 
 
-def _inv(m):
+def inv(m):
+    """``inv(x)`` of the language: the inverse of a matrix, ``x**-1`` of a scalar."""
     if isinstance(m, ScalarNode):
         return Power(m, -1)
     return Inverse(m)
 
 
-def _sqrt(x):
+def sqrt(x):
+    """``sqrt(x)`` of the language: of a scalar only (a matrix is refused)."""
     if isinstance(x, MatrixNode):
         raise ModelError("sqrt() of a matrix is not supported (only of scalars such as sqrt(p))")
     return Power(as_scalar(x), sp.Rational(1, 2))
 
 
-def _number(q: Fraction) -> Const:
+def number_node(q: Fraction) -> Const:
+    """A numeric literal of the restricted parser as an exact :class:`Const` node."""
     return Const(sp.Rational(q.numerator, q.denominator))
 
 
@@ -343,7 +346,7 @@ def _parse(text, names, functions, *, what, whole_call=None):
     """The package's restricted parser, with numeric literals as exact :class:`Const` nodes."""
     from symrmt.parsing import parse_expression
 
-    return parse_expression(text, names, functions, what=what, attributes=("T",), number=_number,
+    return parse_expression(text, names, functions, what=what, attributes=("T",), number=number_node,
                             whole_call=whole_call)
 
 

@@ -1,15 +1,15 @@
-r"""Limiting spectral densities of symmetric matrix expressions: :class:`Density` and :func:`density`.
+r"""Limiting spectral densities of symmetric matrix expressions: the result, :class:`Density`, and its grid.
 
 ``rho(x) = lim_{eta -> 0+} (1/pi) Im tau((M - (x + i eta))^{-1})`` of a symmetric matrix expression ``M``
 of a :class:`symrmt.engine.Model`, computed on a grid by continuation from ``Im z = O(1)`` toward the
-real axis and certified at each point (:mod:`symrmt.engine.density_solver`); with the edges of its support
-and the masses of its atoms.
+real axis and certified at each point (:mod:`symrmt.engine.density_solver`, called by
+:meth:`symrmt.engine.Model.density`); with the edges of its support and the masses of its atoms.  This
+module sits below the solver, which builds a :class:`Density`; it imports no other module of the engine
+except :mod:`symrmt.engine.tree` (exact values) and, lazily, the simulation of :meth:`Density.simulate`.
 
 Examples
 --------
 >>> import mpmath
-
-from symrmt.table import TableResult
 >>> from symrmt.engine import Model
 >>> m = Model()
 >>> m.dim("p", "c*n")
@@ -22,11 +22,19 @@ Dim('p', c)
 
 from __future__ import annotations
 
+from fractions import Fraction
+
 import mpmath
 
+from symrmt.errors import ParameterError
 from symrmt.table import TableResult
 
-__all__ = ["Density", "density"]
+__all__ = ["Density", "grid_points", "MAX_POINTS", "MAX_MAGNITUDE"]
+
+#: the endpoints of a grid lie within +-10**MAX_MAGNITUDE (the density's first stage is float64)
+MAX_MAGNITUDE = 300
+#: most points of a grid
+MAX_POINTS = 4000
 
 
 class Density(TableResult):
@@ -117,28 +125,35 @@ class Density(TableResult):
         return f"Density({self.expression!r}, {len(self.x)} points, support={self._support}, atoms={len(self._atoms)})"
 
 
-def density(model, matrix, x, at=None, digits=15, edges=True, atoms=True, certify=None) -> Density:
-    """The density of ``matrix`` (text or node) of ``model`` on the points ``x`` (a sequence, or the text
-    ``"LO:HI:K"`` of ``symrmt density --over``) at the values ``at``.
+def grid_points(spec: str, what: str = "--over", name: str = "x") -> list:
+    """``'LO:HI:K'`` -> the ``K`` equally spaced exact points of ``[LO, HI]`` (``LO``, ``HI`` through the
+    restricted parser, within ``+-10**MAX_MAGNITUDE``; ``K`` at most :data:`MAX_POINTS`): the grid of
+    ``symrmt density --over NAME=LO:HI:K`` and of ``Model.density(M, x="LO:HI:K")``; ``what`` and ``name``
+    head the error messages.
 
-    ``certify=k``: certify every ``k``-th point only; the others are float64 values, checked (status
-    ``"float"``; see :mod:`symrmt.engine.density_solver`)."""
-    from symrmt.engine.density_solver import compute
-    from symrmt.parsing import check_digits
+    Examples
+    --------
+    >>> grid_points("0:1:3")
+    [Fraction(0, 1), Fraction(1, 2), Fraction(1, 1)]
+    """
+    from symrmt.engine.tree import exact_value
 
-    digits = check_digits(digits)
-    if isinstance(x, str):  # the CLI's grid 'LO:HI:K' (or 'x=LO:HI:K'), read as --over reads it
-        from symrmt.cli.density import parse_over
-
-        _, xs = parse_over(x if "=" in x else f"x={x}")
-    else:
-        xs = list(x)
-    if not xs:
-        raise ValueError("x: give at least one point")
-    if certify is not None and (not isinstance(certify, int) or certify < 1):
-        raise ValueError(f"certify must be a positive integer (every k-th point certified), got {certify!r}")
-    return compute(model, matrix, xs, at or {}, digits=digits, edges=edges, atoms=atoms,
-                   label=matrix if isinstance(matrix, str) else None, certify=certify)
+    parts = spec.split(":")
+    if len(parts) != 3:
+        raise ParameterError(f"{what}: write LO:HI:K, e.g. 0:4:400; got {spec!r}")
+    lo, hi = (exact_value(p.strip(), f"{what} {name}") for p in parts[:2])
+    if max(abs(lo), abs(hi)) > Fraction(10) ** MAX_MAGNITUDE:
+        raise ParameterError(f"{what}: LO and HI must lie within +-1e{MAX_MAGNITUDE} (MAX_MAGNITUDE: the density's "
+                             f"float64 stage), got {parts[0].strip()}:{parts[1].strip()}")
+    try:
+        k = int(parts[2].strip())
+    except ValueError:
+        raise ParameterError(f"{what}: K must be an integer, got {parts[2]!r}") from None
+    if not 1 <= k <= MAX_POINTS:
+        raise ParameterError(f"{what}: K must be between 1 and {MAX_POINTS} (MAX_POINTS), got {k}")
+    if not hi > lo and k > 1:
+        raise ParameterError(f"{what}: HI must be above LO, got {lo}:{hi}")
+    return [lo + (hi - lo) * Fraction(i, k - 1) for i in range(k)] if k > 1 else [lo]
 
 
 def _format(v, digits):

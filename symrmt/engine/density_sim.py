@@ -66,7 +66,8 @@ def eigen_histogram(model, matrix, at, n, trials, seed, lo, hi, bins, *, store=N
                     scheduler=None) -> dict:
     """``{"edges", "density", "se", "n", "side", "trials", "seed", "outside", "trials_computed",
     "trials_reused"}`` of the eigenvalues (see the module docstring)."""
-    from symrmt.engine import Trace, bind
+    from symrmt.engine.nodes import Trace
+    from symrmt.engine.tree import bind
     from symrmt.simulation.executor import make_executor, run_trials
     from symrmt.engine.trials import trace_point
 

@@ -646,7 +646,7 @@ FLOAT_AGREE = 1e-8
 
 def compute(model, matrix, xs, at, digits=15, edges=True, atoms=True, label=None, certify=None):
     """The :class:`~symrmt.engine.density.Density` of ``matrix`` on the points ``xs`` at the values ``at``."""
-    from symrmt.engine.model import _exact_value
+    from symrmt.engine.tree import exact_value
     from symrmt.engine import linearize as lin
     from symrmt.engine.nodes import MatrixNode, ModelError, Trace
     from symrmt.engine.density import Density
@@ -670,14 +670,14 @@ def compute(model, matrix, xs, at, digits=15, edges=True, atoms=True, label=None
     expr = Trace(_inverse(node - z * model.identity(node.rows.name)))
     plan = model.plan(expr)
     zsym = next(p for p in plan.params if p.name == zname)
-    values = {str(k): _exact_value(v, str(k)) for k, v in (at or {}).items()}
+    values = {str(k): exact_value(v, str(k)) for k, v in (at or {}).items()}
     known = {p.name for p in plan.params if p.name != zname}
     extra = sorted(k for k in values if k not in known)
     if extra:
         raise ModelError(f"unknown parameter {', '.join(extra)} in at= (the matrix's parameters: "
                          f"{', '.join(sorted(known)) or 'none'})")
     solver = ResolventSolver(plan, zsym, values)
-    exact = [_exact_value(x, "x") if not isinstance(x, mpmath.mpf) else x for x in xs]
+    exact = [exact_value(x, "x") if not isinstance(x, mpmath.mpf) else x for x in xs]
     xs = [float(x) for x in exact]
     scale = max(abs(x) for x in xs) if xs else 1.0
     ds = DensitySolve(solver, scale)

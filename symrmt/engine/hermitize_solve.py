@@ -44,6 +44,8 @@ from symrmt.engine.solver import TraceSolver
 EPS_FLOOR = 1e-10
 #: the Newton finish at ``eps = 0`` may move at most this fraction of ``1 + |h|`` from its predictor
 FINISH_MOVE = 1e-4
+#: a singular value of ``[J; gauge]`` at ``eps = 0`` below this fraction of the largest is a family of fixed points
+FAMILY_RANK = 1e-8
 
 
 class NonNormalError(BranchError):
@@ -69,7 +71,9 @@ class HermitianSolver(TraceSolver):
     ``tr eps (P P^T + eps^2)^{-1} = tr eps (P^T P + eps^2)^{-1}``: the size-weighted traces of the
     two diagonal quadrants of ``H`` sum to 0 (:meth:`gauge`).  The finish at ``eps = 0`` and the
     polish solve the residual together with that row (least squares, a consistent system of full
-    column rank at a regular point).
+    column rank at a regular point).  Some pencils have more such families at ``eps = 0`` (the square
+    ``Z*Z/n`` of one Ginibre: a direction mixing its two blocks); the null space of ``[J; gauge]`` at the
+    start point is then pinned too (:meth:`_families`), once the trace is found constant along it.
     """
 
     def _path(self, floats, shifts=(1, 3, Fraction(1, 3)), fine=False):
@@ -119,15 +123,46 @@ class HermitianSolver(TraceSolver):
             row[pos] += mpf_of(sp.sympify(w).subs(subs)) if sp.sympify(w).free_symbols else mpf_of(w)
         return row
 
+    def _families(self, h, pv, pvals, g):
+        """Rows ``n`` (floats) spanning the null space of ``[J; gauge]`` at ``h``: directions of a family of
+        fixed points at ``eps = 0`` beyond the scaling that :meth:`gauge` cuts (``trace(inv(Z*Z/n + gamma*I(n)))``
+        has one, mixing the pencil's two blocks).  The trace must not change along them
+        (:class:`ConvergenceError` otherwise: the value would not be determined)."""
+        import numpy as np
+        import sympy as sp
+
+        m = self.c.m
+        v = self.c.fjs(h, pv)
+        A = np.array([[float(x) for x in v[m + m * i:m + m * (i + 1)]] for i in range(m)] + [[float(x) for x in g]])
+        if not np.all(np.isfinite(A)):
+            return []
+        _, sv, vt = np.linalg.svd(A)
+        null = [vt[i] for i in range(len(sv)) if sv[i] <= FAMILY_RANK * sv[0]]
+        subs = dict(zip(self.c.params, pvals))
+        readout = [(self.c.system.unknowns.index(ij), float(sp.sympify(c).subs(subs)))
+                   for ij, c in self.c.system.readout.items()]
+        size = sum(abs(c) for _, c in readout) or 1.0
+        for n in null:
+            if abs(sum(c * n[pos] for pos, c in readout)) > FAMILY_RANK ** 0.5 * size:
+                raise ConvergenceError("ended at eps = 0 on a family of fixed points along which the trace changes "
+                                       "(the value is not determined there)")
+        return [[mpmath.mpf(float(x)) for x in n] for n in null]
+
     def _gauss_newton(self, h, pv, pvals, tol, maxsteps):
-        """Newton on ``[R; gauge] = 0`` (least squares by QR) at the current precision; ``(h, step, rows, g)``."""
+        """Newton on ``[R; gauge; pins] = 0`` (least squares by QR) at the current precision, where the pins
+        hold ``h`` still along the families of :meth:`_families`; ``(h, step, rows, extra, v)``, ``extra``:
+        the gauge and pin rows (their right-hand side 0 for a derivative)."""
         m = self.c.m
         g = self._gauge_row(pvals)
+        pins = self._families(h, pv, pvals, g)
+        extra = [g] + pins
+        h_ref = list(h)
 
         def linear(x):
             v = self.c.fjs(x, pv)
-            A = mpmath.matrix([list(v[m + m * i:m + m * (i + 1)]) for i in range(m)] + [g])
-            b = mpmath.matrix([-y for y in v[:m]] + [-sum(a * y for a, y in zip(g, x))])
+            A = mpmath.matrix([list(v[m + m * i:m + m * (i + 1)]) for i in range(m)] + extra)
+            b = mpmath.matrix([-y for y in v[:m]] + [-sum(a * y for a, y in zip(g, x))]
+                              + [-sum(a * (y - y0) for a, y, y0 in zip(n, x, h_ref)) for n in pins])
             dx = _lsq(A, b)
             return [dx[i] for i in range(m)], None
 
@@ -139,7 +174,7 @@ class HermitianSolver(TraceSolver):
                                    "spectrum") from None
         v = self.c.fjs(h, pv)
         rows = [list(v[m + m * i:m + m * (i + 1)]) for i in range(m)]
-        return h, step, rows, g, v
+        return h, step, rows, extra, v
 
     def _unshift_to_zero(self, Fe, pv_at, h, dh, e0, num, fine=False):
         sqrt = num[0]
@@ -176,25 +211,25 @@ class HermitianSolver(TraceSolver):
             pv = self.c.pv(pvals, mpmath.mpf(1))
             tol = mpmath.mpf(10) ** (-(dps - NEWTON_SLACK))
             h0 = [mpmath.mpf(x) for x in start]
-            h, step, rows, g, v = self._gauss_newton(h0, pv, pvals, tol, 8 + dps // 5)
+            h, step, rows, extra, v = self._gauss_newton(h0, pv, pvals, tol, 8 + dps // 5)
             check_polish(h, h0, dps, POLISH_MOVE, nstr=lambda v: mpmath.nstr(v, 3),
                          what="the checked point of the Hermitized path: no value is returned")
             res = max(abs(x) for x in v[:m])
             derivs = {}
             for alpha in sorted({blockfp._canon(a) for a in alphas}, key=len):
-                self._hderivative(alpha, h, rows, g, pvals, derivs)
+                self._hderivative(alpha, h, rows, extra, pvals, derivs)
             return h, derivs, step, res
 
-    def _hderivative(self, alpha, h, rows, g, pvals, derivs):
+    def _hderivative(self, alpha, h, rows, extra, pvals, derivs):
         if alpha in derivs:
             return derivs[alpha]
         if not set(alpha) <= set(self.c.params):
             derivs[alpha] = [mpmath.mpf(0)] * self.c.m
             return derivs[alpha]
         fn, lower = self.c.derivative_function(alpha)
-        lows = [self._hderivative(b, h, rows, g, pvals, derivs) for b in lower]
+        lows = [self._hderivative(b, h, rows, extra, pvals, derivs) for b in lower]
         rhs = fn(h, *lows, pvals)
-        x = _lsq(mpmath.matrix(rows + [g]), mpmath.matrix([-r for r in rhs] + [0]))
+        x = _lsq(mpmath.matrix(rows + extra), mpmath.matrix([-r for r in rhs] + [0] * len(extra)))
         derivs[alpha] = [x[i] for i in range(self.c.m)]
         return derivs[alpha]
 
@@ -202,12 +237,13 @@ class HermitianSolver(TraceSolver):
 _CHECKS = cache_dict("symrmt.engine.hermitize_solve._CHECKS", 512)
 
 
-def invertible_on_path(a, values) -> str | None:
+def invertible_on_path(a, values, compiled_system) -> str | None:
     """``None`` when ``A(s)`` stays invertible for every strength ``s`` in ``[0, 1]`` (its Gram matrix
-    ``A^T A`` keeps 0 outside its spectrum along the homotopy), else the reason it does not."""
+    ``A^T A`` keeps 0 outside its spectrum along the homotopy), else the reason it does not;
+    ``compiled_system``: the caller's compile step of a block system
+    (:func:`symrmt.engine.certify.compiled_system`, which calls this module: passed, not imported)."""
     from symrmt.engine.plan import pencil_for
     from symrmt.engine.pencil_check import checked
-    from symrmt.engine.certify import compiled_system
 
     g = herm.gram_inverse(a)
     key = (g, tuple(sorted(values.items())))
@@ -237,17 +273,18 @@ def invertible_on_path(a, values) -> str | None:
     return why
 
 
-def guard(plan, values):
+def guard(plan, values, compiled_system):
     """The plan to solve at ``values``: unchanged when every non-symmetric inverse is invertible along
     the homotopy; a trace of a non-invertible non-normal resolvent replaced by its Hermitization;
-    :class:`NonNormalError` for any other trace that holds a non-invertible non-normal inverse."""
+    :class:`NonNormalError` for any other trace that holds a non-invertible non-normal inverse.
+    ``compiled_system``: as for :func:`invertible_on_path`."""
     from symrmt.engine.plan import TracePlan, Plan
 
     new_traces, remap = [], {}
     for t in plan.traces:
         bad = []
         for a in herm.nonnormal_inverses(t.matrix):
-            why = invertible_on_path(a, values)
+            why = invertible_on_path(a, values, compiled_system)
             if why is not None:
                 bad.append((a, why))
         if not bad:

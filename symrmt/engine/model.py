@@ -56,7 +56,6 @@ symrmt.engine.nodes.ModelError: the terms of a sum have different orders in n (n
 from __future__ import annotations
 
 from collections.abc import Mapping
-from fractions import Fraction
 
 from symrmt.cache import cached
 from symrmt.engine import declarations as _model
@@ -64,9 +63,9 @@ from symrmt.engine.nodes import (  # noqa: F401
     GOE, Const, Diagonal, Diff, Dim, Gaussian, Identity, Inverse, MatProduct, MatSum, ModelError, Power,
     ScalarProduct, ScalarSum, Scaled, Trace, Transpose, walk,
 )
-from symrmt.engine.declarations import _inv as inv  # noqa: F401
-from symrmt.engine.declarations import _sqrt as sqrt  # noqa: F401
-from symrmt.engine.tree import bind, differentiate  # noqa: F401
+from symrmt.engine.declarations import inv, sqrt  # noqa: F401
+from symrmt.engine.tree import bind, differentiate, exact_value  # noqa: F401
+from symrmt.engine.certify import TraceLimit
 from symrmt.engine.nonlinear_kernel import kernel, kernel_coefficients  # noqa: F401  (the Gaussian-equivalent kernel)
 
 #: the language's functions, for expressions built in Python
@@ -79,38 +78,6 @@ __all__ = [
     "Diagonal", "MatSum", "MatProduct", "Scaled", "Transpose", "Inverse", "Const", "Trace", "Diff", "ScalarSum",
     "ScalarProduct", "Power", "trace", "inv", "sqrt", "diff", "kernel", "kernel_coefficients",
 ]
-
-
-class TraceLimit:
-    """A certified large-n limit: ``value`` (mpf, correct to ``digits`` significant digits).
-
-    Attributes: ``value``, ``digits``, ``working_digits`` (of the two agreeing solves),
-    ``residual`` (largest fixed-point residual at the higher precision), ``at`` (the values),
-    ``traces`` (the limit of each normalized trace in the expression, in order), ``certificate``
-    (``"relative"``: ``digits`` significant digits; ``"absolute"``: the limit is 0 to ``10^-digits``);
-    with ``prove=True`` also ``ball``, ``balls`` and ``branch`` (:mod:`symrmt.models.attention.prove`).
-    """
-
-    #: ``"relative"`` (``digits`` significant digits) or ``"absolute"`` (a limit 0, within ``10^-digits``)
-    certificate = "relative"
-    #: indices of the traces solved by Hermitization (a non-normal resolvent inside its spectrum)
-    hermitized = ()
-
-    def __init__(self, value, digits, working_digits, residual, at, traces):
-        self.value, self.digits, self.working_digits = value, digits, working_digits
-        self.residual, self.at, self.traces = residual, at, traces
-        self.ball = self.balls = self.branch = None  # set by Model.limit(..., prove=True)
-
-    def __float__(self):
-        return float(self.value)
-
-    def __str__(self):
-        import mpmath
-
-        return mpmath.nstr(self.value, self.digits)
-
-    def __repr__(self):
-        return f"TraceLimit({self}, digits={self.digits})"
 
 
 class Model(_model.Model):
@@ -235,7 +202,7 @@ class Model(_model.Model):
             if cv is not None and cv.im != 0:
                 complex_at.append((str(k), cv))
                 continue
-            values[str(k)] = _exact_value(v, str(k)) if cv is None else cv.re
+            values[str(k)] = exact_value(v, str(k)) if cv is None else cv.re
         missing = [p.name for p in plan.params if p.name not in values and p.name not in dict(complex_at)]
         if missing:
             raise ModelError(f"no value given for {', '.join(missing)} (pass them in at=...)")
@@ -309,29 +276,33 @@ class Model(_model.Model):
 
     def density(self, matrix, x, at=None, digits: int = 15, edges: bool = True, atoms: bool = True, certify=None):
         """The limiting spectral density of a symmetric matrix expression on the points ``x``
-        (a :class:`symrmt.engine.density.Density`: values, support edges, atoms; see :mod:`symrmt.engine.density_solver`)."""
-        from symrmt.engine.density import density
+        (a :class:`symrmt.engine.density.Density`: values, support edges, atoms; see :mod:`symrmt.engine.density_solver`).
 
-        return density(self, matrix, x, at=at, digits=digits, edges=edges, atoms=atoms, certify=certify)
+        ``x``: a sequence of points, or the text ``"LO:HI:K"`` of ``symrmt density --over``
+        (:func:`symrmt.engine.density.grid_points`); ``certify=k``: certify every ``k``-th point only, the
+        others are float64 values, checked (status ``"float"``)."""
+        from symrmt.engine.density import grid_points
+        from symrmt.engine.density_solver import compute
+        from symrmt.parsing import check_digits
+
+        digits = check_digits(digits)
+        if isinstance(x, str):  # the CLI's grid 'LO:HI:K' (or 'x=LO:HI:K'), read as --over reads it
+            name, _, spec = x.rpartition("=")
+            xs = grid_points(spec, "--over", name.strip() or "x")
+        else:
+            xs = list(x)
+        if not xs:
+            raise ValueError("x: give at least one point")
+        if certify is not None and (not isinstance(certify, int) or certify < 1):
+            raise ValueError(f"certify must be a positive integer (every k-th point certified), got {certify!r}")
+        return compute(self, matrix, xs, at or {}, digits=digits, edges=edges, atoms=atoms,
+                       label=matrix if isinstance(matrix, str) else None, certify=certify)
 
 
 def _has_vectors(expr) -> bool:
     from symrmt.engine.vectors import has_vectors
 
     return has_vectors(expr)
-
-
-def _exact_value(v, name) -> Fraction:
-    """An exact rational from a number or a text (``"1/5"``, ``"0.2"``, ``"sqrt(2)/2"``: the restricted
-    parser; an irrational is rounded to more digits than any precision the engine certifies)."""
-    from symrmt.models.attention.params import to_fraction
-    from symrmt.parsing import number_to_fraction, parse_number
-
-    if isinstance(v, str):
-        return number_to_fraction(parse_number(v, what=name), what=name)
-    if hasattr(v, "is_number") and not isinstance(v, (int, float)):
-        return number_to_fraction(v, what=name)
-    return to_fraction(v, name)
 
 
 class Views(list):

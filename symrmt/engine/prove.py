@@ -182,13 +182,13 @@ class _Bound:
 
 
 def _bounds(t, plan, values):
-    from symrmt.engine.certify import _holds
+    from symrmt.engine.certify import holds
 
     subs = {p: sp.Rational(Fraction(values[p.name]).numerator, Fraction(values[p.name]).denominator)
             for p in plan.params}
     out = []
     for kind, bound, conds in t.bounds:
-        if not all(_holds(c, subs) for c in set(conds)):
+        if not all(holds(c, subs) for c in set(conds)):
             continue
         b = sp.sympify(bound).subs(subs)
         if not (b.is_extended_real and b.is_finite):
@@ -270,12 +270,12 @@ def prove_trace(plan, values: dict, digits: int, solvers=None, chain: bool | Non
 
     flint = require_flint()
     if solvers is None:
-        from symrmt.engine.certify import _acceptor
+        from symrmt.engine.certify import branch_acceptor
 
         solvers = {"values": values}
         for t in plan.traces:
             solvers[t.index] = TraceSolver(compiled_system(t.system), values)
-            solvers[t.index].start(_acceptor(t, values))
+            solvers[t.index].start(branch_acceptor(t, values))
     bits = bits_for(digits, 20)
     formula_src = inspect.getsource(compile_expr([list(s for s, _ in plan.symbols)], plan.formula))
     chained = {}  # trace index -> boxes of its chain, or the reason it failed (once per trace)

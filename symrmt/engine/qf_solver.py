@@ -28,7 +28,7 @@ from symrmt.core.certify import Disagree, agree, certify
 from symrmt.errors import BranchError, ConvergenceError
 from symrmt.models.attention.solver import mpf_of
 from symrmt.models.attention.theory import ESCALATIONS, GUARD
-from symrmt.engine.certify import _acceptor, _check_bounds, _check_real, compiled_system
+from symrmt.engine.certify import TraceLimit, branch_acceptor, check_bounds, check_real, compiled_system
 from symrmt.engine.solver import TraceSolver
 
 __all__ = ["qf_self_test", "certified_qf_limit"]
@@ -261,7 +261,6 @@ def certified_qf_limit(plan, values: dict, digits: int, vectors=None):
     """The :class:`~symrmt.engine.TraceLimit` of a QF plan at exact ``values`` (name -> Fraction; the inner
     products as ``"a.b"``); ``vectors``: the model's declared vectors (name -> Vector; default: the
     expression's), whose Gram matrices are checked."""
-    from symrmt.engine import TraceLimit
 
     grams = gram_values({**plan.vectors, **(vectors or {})}, values)
     for f in plan.forms:
@@ -272,7 +271,7 @@ def certified_qf_limit(plan, values: dict, digits: int, vectors=None):
     for t in plan.traces:
         solvers[t.index] = TraceSolver(compiled_system(t.system), values)
     for t in plan.traces:
-        solvers[t.index].start(_acceptor(t, values) if t.system.readout else None)
+        solvers[t.index].start(branch_acceptor(t, values) if t.system.readout else None)
     def attempt(dps):
         try:
             lo, taus_lo, qs_lo, step_lo, res_lo = _evaluate(plan, solvers, grams, dps)
@@ -282,9 +281,9 @@ def certified_qf_limit(plan, values: dict, digits: int, vectors=None):
             hi, taus, qs, _, res = _evaluate(plan, solvers, grams, dps + 10)
             with mpmath.workdps(dps + 10):
                 if agree(lo, hi, digits) and all(agree(a, b, digits) for a, b in zip(taus_lo + qs_lo, taus + qs)):
-                    hi = _check_real(hi, digits)
+                    hi = check_real(hi, digits)
                     real = [t for t in plan.traces if t.system.readout]
-                    _check_bounds(_Sub(plan, real), values, taus, digits)
+                    check_bounds(_Sub(plan, real), values, taus, digits)
                     _check_form_bounds(plan, values, grams, qs, digits)
                     with mpmath.workdps(digits):
                         out = TraceLimit(+hi, digits, dps + 10, res, dict(values), [+x for x in taus])

@@ -154,10 +154,10 @@ class _Axis:
         return len(self.raw)
 
     def exact(self, i):
-        from symrmt.engine.model import _exact_value
+        from symrmt.engine.tree import exact_value
 
         if i not in self._exact:
-            self._exact[i] = _exact_value(self.raw[i], self.name)
+            self._exact[i] = exact_value(self.raw[i], self.name)
         return self._exact[i]
 
     def distinct_exact(self):
@@ -236,13 +236,13 @@ def sweep(model, expr, grid, at=None, certify: int = 0, seed: int = 0) -> TraceS
     missing = [p.name for p in plan.params if p.name not in axes and p.name not in fixed]
     if missing:
         raise ModelError(f"no value given for {', '.join(missing)} (in grid= or at=)")
-    from symrmt.engine.model import _exact_value
+    from symrmt.engine.tree import exact_value
 
     fixed_exact = {}
     for k, v in fixed.items():
         if isinstance(v, complex) or hasattr(v, "im") or (isinstance(v, str) and "j" in v):
             raise ModelError(f"{k}: sweep takes real values (a complex z: use Model.limit or Model.density)")
-        fixed_exact[k] = _exact_value(v, k)
+        fixed_exact[k] = exact_value(v, k)
     index = np.indices(shape).reshape(len(shape), -1) if shape else np.zeros((0, 1), int)
     floats = {k: axes[k].floats for k in names}
 

@@ -1,4 +1,5 @@
-"""Tree utilities: exact differentiation (``Diff`` removal) and binding to numbers and sizes."""
+"""Tree utilities: exact differentiation (``Diff`` removal), exact parameter values, and binding to numbers
+and sizes."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from symrmt.engine.nodes import (
 
 from symrmt.engine.vectors import QuadForm, Vector, frame
 
-__all__ = ["differentiate", "bind", "walk", "check_ratios"]
+__all__ = ["differentiate", "remove_diffs", "bind", "walk", "check_ratios", "exact_value"]
 
 # ---------------------------------------------------------------- tree utilities
 
@@ -49,21 +50,21 @@ def differentiate(node, param):
             raise ModelError(f"cannot differentiate the tree in {param}: the law of {x.name} depends on it")
     if not isinstance(node, ScalarNode):
         raise ModelError("differentiate() takes a scalar expression")
-    out = _dscalar(_no_diff(node), param)
+    out = _dscalar(remove_diffs(node), param)
     return out if out is not None else _zero()
 
 
-def _no_diff(s):
+def remove_diffs(s):
     """The scalar tree with every ``Diff`` replaced by its exact derivative."""
     if isinstance(s, Diff):
-        d = _dscalar(_no_diff(s.scalar), s.param)
+        d = _dscalar(remove_diffs(s.scalar), s.param)
         return d if d is not None else _zero()
     if isinstance(s, ScalarSum):
-        return ScalarSum(tuple(_no_diff(t) for t in s.terms))
+        return ScalarSum(tuple(remove_diffs(t) for t in s.terms))
     if isinstance(s, ScalarProduct):
-        return ScalarProduct(tuple(_no_diff(t) for t in s.factors))
+        return ScalarProduct(tuple(remove_diffs(t) for t in s.factors))
     if isinstance(s, Power):
-        return Power(_no_diff(s.base), s.exponent)
+        return Power(remove_diffs(s.base), s.exponent)
     return s
 
 
@@ -171,13 +172,19 @@ def _show_number(r) -> str:
     except (TypeError, ValueError):
         return str(r)
 
-def _exact(v, name) -> Fraction:
-    """A parameter value as :meth:`symrmt.engine.Model.limit` reads it: numbers exactly, text (``"1/5"``,
-    ``"sqrt(2)"``, ``"pi"``) through the restricted parser, an irrational rounded far below any
-    precision; a bad value is a :class:`~symrmt.models.attention.params.ParameterError` naming the parameter."""
-    from symrmt.engine.model import _exact_value
+def exact_value(v, name) -> Fraction:
+    """A parameter value as :meth:`symrmt.engine.Model.limit` reads it: an exact rational from a number or
+    a text (``"1/5"``, ``"0.2"``, ``"sqrt(2)/2"``, ``"pi"``: the restricted parser; an irrational is rounded
+    to more digits than any precision the engine certifies); a bad value is a
+    :class:`~symrmt.models.attention.params.ParameterError` naming the parameter ``name``."""
+    from symrmt.models.attention.params import to_fraction
+    from symrmt.parsing import number_to_fraction, parse_number
 
-    return _exact_value(v, name)
+    if isinstance(v, str):
+        return number_to_fraction(parse_number(v, what=name), what=name)
+    if hasattr(v, "is_number") and not isinstance(v, (int, float)):
+        return number_to_fraction(v, what=name)
+    return to_fraction(v, name)
 
 
 def bind(node, values: dict, n: int):
@@ -208,7 +215,7 @@ def bind(node, values: dict, n: int):
     ('scaled', 32, 0.015625)
     """
     n = int(n)
-    exact = {str(k): v if isinstance(v, Fraction) else _exact(v, str(k)) for k, v in values.items()}
+    exact = {str(k): v if isinstance(v, Fraction) else exact_value(v, str(k)) for k, v in values.items()}
     subs = {}
     for name, v in exact.items():
         subs[sp.Symbol(name, real=True)] = sp.Rational(v)
@@ -277,5 +284,5 @@ def bind(node, values: dict, n: int):
         return out
 
     if isinstance(node, ScalarNode) and any(isinstance(x, Diff) for x in walk(node)):
-        node = _no_diff(node)
+        node = remove_diffs(node)
     return go(node)

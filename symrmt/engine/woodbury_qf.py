@@ -228,14 +228,14 @@ def prepare_qf(expr, implicit: bool = True) -> QFPlan:
     form is differentiated at most once; otherwise (``implicit=False``, or a higher derivative of a
     form) on the tree first, exactly (``d M^{-1} = -M^{-1} dM M^{-1}``).
     """
-    from symrmt.engine.tree import _no_diff
+    from symrmt.engine.tree import remove_diffs
 
     if not hasattr(expr, "kind") or expr.kind not in ("const", "trace", "ssum", "sproduct", "power", "diff",
                                                       "qform"):
         raise ModelError("the limit needs a scalar expression (a normalized trace or a quadratic form u.T*M*v)")
     original = expr
     if not implicit and any(isinstance(x, Diff) for x in walk(expr)):
-        expr = _no_diff(expr)
+        expr = remove_diffs(expr)
     hat = normalized(expr, "each Gaussian and each random vector counts as sqrt(n): write Z.T*Z/n, y.T*M*y/n")
     vectors = vectors_of(hat)
     _check_vectors(hat, vectors, "the expression")
