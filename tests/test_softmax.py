@@ -19,7 +19,7 @@ import pytest
 import symrmt
 from symrmt.models.attention.geometry import Geometry, LowRankGeometry
 from symrmt.errors import ParameterError
-from symrmt.models.attention.montecarlo import _weights_from_geometry, draw_tokens, simulate, softmax_kernel
+from symrmt.models.attention.montecarlo import weights_from_geometry, draw_tokens, simulate, softmax_kernel
 
 
 def _naive(x, w, mask):
@@ -35,7 +35,7 @@ def _naive(x, w, mask):
 def test_softmax_kernel_matches_the_formula(mask):
     geo = LowRankGeometry([[1, "1/2", 0], ["1/2", 1, "1/3"], [0, "1/3", 1]], "3/2")
     n, p = 40, 20
-    mu, wk, wq, alpha = _weights_from_geometry(geo, p)
+    mu, wk, wq, alpha = weights_from_geometry(geo, p)
     x, _ = draw_tokens(np.random.default_rng(0), n, mu)
     k = softmax_kernel(x, wk, wq, mask, alpha=alpha)
     ref = _naive(x, alpha * np.eye(p) + wk @ wq.T, mask)

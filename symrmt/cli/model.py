@@ -142,7 +142,7 @@ def cmd_limit(args) -> int:
 
 
 def cmd_simulate(args) -> int:
-    from symrmt.models.attention.api import SimulationF
+    from symrmt.models.attention.kernel_f import SimulationF
     from symrmt.simulation.executor import StaleTrialsWarning, report_stale
     from symrmt.models.attention.montecarlo import simulate
 

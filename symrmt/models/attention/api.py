@@ -27,9 +27,9 @@ from __future__ import annotations
 
 import time
 
-from symrmt.cache import cache_dict
 from symrmt.errors import ParameterError
 from symrmt.models.attention.geometry import as_low_rank
+from symrmt.models.attention.kernel_f import as_nonlinearity, simulation_f
 from symrmt.models.attention.params import check_c, check_diagonal, check_gammas
 
 __all__ = ["limit", "simulate", "as_nonlinearity", "gamma_values"]
@@ -39,36 +39,6 @@ SOFTMAX_EXPR = "masked row-softmax(X^T W X/sqrt(p))"
 
 #: limit calls with more gamma values than this show a progress bar (auto mode)
 PROGRESS_MIN_GAMMAS = 8
-
-
-def as_nonlinearity(f, center: bool = False):
-    """``f`` as a :class:`~symrmt.hermite.Nonlinearity` (a preset, an expression string, a SymPy
-    expression or a Nonlinearity); ``center=True`` subtracts ``a_0``.
-
-    >>> as_nonlinearity("relu").name
-    'relu'
-    """
-    from symrmt.hermite import Nonlinearity
-
-    if isinstance(f, Nonlinearity):
-        if center and not f.center:
-            return Nonlinearity(f.text, center=True, timeout=f.timeout)
-        return f
-    if callable(f) and not hasattr(f, "free_symbols"):
-        raise ParameterError(
-            f"f = {f!r} is a Python callable; the limit needs f in symbolic form: a preset name such as "
-            "'tanh', an expression string in t such as 'erf(t)', or a SymPy expression"
-        )
-    if isinstance(f, str):  # building a Nonlinearity costs up to seconds (quadratures): reuse it
-        key = (f.strip(), bool(center))
-        nl = _NONLINEARITIES.get(key)
-        if nl is None:
-            nl = _NONLINEARITIES[key] = Nonlinearity(f, center=center)
-        return nl
-    return Nonlinearity(f, center=center)
-
-
-_NONLINEARITIES = cache_dict("symrmt.models.attention.api._NONLINEARITIES", 64)
 
 
 def gamma_values(gamma) -> tuple:
@@ -287,7 +257,7 @@ def simulate(f, c, gamma, geometry=None, diagonal: str = "zero", center: bool = 
     else:
         nl = as_nonlinearity(f, center)
         name, expr, centered = nl.name, str(nl.expr), nl.center
-        fn = _picklable(nl) if workers != 1 else nl.numpy()
+        fn = simulation_f(nl) if workers != 1 else nl.numpy()
     cf = check_c(_number(c))
     gs = gamma_values(gamma)
     geom = _geometry(geometry, values)
@@ -298,37 +268,3 @@ def simulate(f, c, gamma, geometry=None, diagonal: str = "zero", center: bool = 
                             diagonal=par["diagonal"], n=par["n"], p=par["p"], trials=par["trials"], seed=par["seed"],
                             noise=par["noise"], attention_trials=raw["attention"]["trials"],
                             ridge_trials=raw["ridge"]["trials"], seconds=time.monotonic() - t0)
-
-
-def _picklable(nl):
-    """A callable that worker processes can rebuild from the text of ``f``."""
-    return SimulationF(nl.text, nl.center)
-
-
-class SimulationF:
-    """A picklable simulation callable for ``f``: rebuilt (once per process) from its text."""
-
-    _cache: dict = {}
-
-    def __init__(self, text: str, center: bool):
-        self.text = text
-        self.center = center
-
-    def _fn(self):
-        key = (self.text, self.center)
-        fn = self._cache.get(key)
-        if fn is None:
-            from symrmt.hermite import Nonlinearity
-
-            fn = self._cache[key] = Nonlinearity(self.text, center=self.center).numpy()
-        return fn
-
-    def __call__(self, x):
-        return self._fn()(x)
-
-    @property
-    def store_key(self) -> str:
-        return f"text:{self.text}|center={self.center}"
-
-    def __repr__(self):
-        return f"f({self.text!r}{', centered' if self.center else ''})"

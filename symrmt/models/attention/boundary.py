@@ -327,7 +327,7 @@ def crossings(f, over: str = "c", between=(0.1, 10), *, c=None, gamma=None, geom
     """
     import mpmath
 
-    from symrmt.models.attention.api import as_nonlinearity
+    from symrmt.models.attention.kernel_f import as_nonlinearity
     from symrmt.errors import PrecisionError
     from symrmt.progress import progress_bar
 

@@ -367,7 +367,7 @@ def sweep(f, grid: dict | None = None, *, geometry=None, diagonal: str = "zero",
     -------
     SweepResult
     """
-    from symrmt.models.attention.api import as_nonlinearity
+    from symrmt.models.attention.kernel_f import as_nonlinearity
     from symrmt.progress import progress_bar
 
     t0 = time.monotonic()
