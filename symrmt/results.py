@@ -20,7 +20,7 @@ pandas are imported when a method needs them.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from fractions import Fraction
 
 from symrmt.comparison import Comparison, Extrapolation
@@ -210,6 +210,10 @@ class SimulationResult(TableResult):
     attention_trials, ridge_trials : ndarray
         One row per trial: shape ``(trials, len(gamma))``.
     seconds : float
+    resimulate : callable or None
+        ``resimulate(n)``: the same simulation at ``n`` tokens (:meth:`at_size`), set by the model
+        that made this result (``symrmt.simulate``; ``None`` for ``f`` given as a Python callable).
+        This module never imports a model: the model hands its own re-run to the result.
 
     ``.attention`` and ``.ridge`` are the means over the trials, ``.attention_se`` and
     ``.ridge_se`` their standard errors ``std(ddof=1)/sqrt(trials)``.
@@ -230,6 +234,7 @@ class SimulationResult(TableResult):
     attention_trials: object
     ridge_trials: object
     seconds: float = 0.0
+    resimulate: object = field(default=None, repr=False)
 
     columns = ("gamma", "attention", "attention_se", "ridge", "ridge_se")
 
@@ -345,13 +350,10 @@ class SimulationResult(TableResult):
         """The same simulation (model, gammas, trials, seed, noise) at ``n`` tokens."""
         from symrmt.errors import ParameterError
 
-        if self.expr.startswith("<"):
+        if self.expr.startswith("<") or self.resimulate is None:
             raise ParameterError("simulating at another n needs f as text (a preset or an expression), not a "
                                  "Python callable; simulate the other sizes yourself and pass them as runs=")
-        from symrmt.models.attention.api import simulate
-
-        return simulate(self.f, self.c, list(self.gamma_exact), self.geometry, self.diagonal, self.center, n=n,
-                        trials=self.trials, seed=self.seed, noise=self.noise, progress=False)
+        return self.resimulate(n)
 
     def _caption(self) -> str:
         return (f"simulation: f = {self.f}, n = {self.n}, p = {self.p}, c = {param_text(self.c)}, "

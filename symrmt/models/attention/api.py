@@ -26,6 +26,7 @@ Examples
 from __future__ import annotations
 
 import time
+from functools import partial
 
 from symrmt.errors import ParameterError
 from symrmt.models.attention.geometry import as_low_rank
@@ -241,6 +242,7 @@ def simulate(f, c, gamma, geometry=None, diagonal: str = "zero", center: bool = 
     from symrmt.models.attention.montecarlo import check_attention
 
     attention = check_attention(attention)
+    repeatable = True
     if attention == "softmax":
         from symrmt.softmax import check_softmax_f
 
@@ -252,6 +254,7 @@ def simulate(f, c, gamma, geometry=None, diagonal: str = "zero", center: bool = 
         expr = SOFTMAX_EXPR if mask is True else "unmasked row-softmax(X^T W X/sqrt(p))"
     elif callable(f) and not hasattr(f, "free_symbols"):  # a NumPy callable (SymPy objects have free_symbols)
         fn, name, expr, centered = f, getattr(f, "__name__", repr(f)), repr(f), False
+        repeatable = False  # a Python callable: no re-run at another n (SimulationResult.at_size says so)
         if center:
             raise ParameterError("center=True needs f in symbolic form (a preset or an expression), not a callable")
     else:
@@ -264,7 +267,16 @@ def simulate(f, c, gamma, geometry=None, diagonal: str = "zero", center: bool = 
     raw = _simulate(fn, n, cf, list(gs), geometry=geom, diagonal=diagonal, noise=noise, trials=trials, seed=seed,
                     workers=workers, progress=progress, attention=attention, mask=mask)
     par = raw["params"]
+    again = None
+    if repeatable:  # the same point at another n (SimulationResult.at_size)
+        again = partial(_simulate_at, f, cf, gs, geom, par["diagonal"], center, trials=par["trials"],
+                        seed=par["seed"], noise=par["noise"], attention=attention, mask=mask)
     return SimulationResult(f=name, expr=expr, center=centered, c=cf, gamma_exact=gs, geometry=geom,
                             diagonal=par["diagonal"], n=par["n"], p=par["p"], trials=par["trials"], seed=par["seed"],
                             noise=par["noise"], attention_trials=raw["attention"]["trials"],
-                            ridge_trials=raw["ridge"]["trials"], seconds=time.monotonic() - t0)
+                            ridge_trials=raw["ridge"]["trials"], seconds=time.monotonic() - t0, resimulate=again)
+
+
+def _simulate_at(f, c, gammas, geometry, diagonal, center, n, **kw):
+    """:func:`simulate` of the same point at ``n`` tokens, without a progress bar (``SimulationResult.at_size``)."""
+    return simulate(f, c, list(gammas), geometry, diagonal, center, n=n, progress=False, **kw)
