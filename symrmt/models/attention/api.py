@@ -98,7 +98,7 @@ def limit(f, c, gamma, geometry=None, diagonal: str = "zero", digits: int = 15, 
     attention : {"entrywise", "softmax"} (keyword only)
         ``"softmax"``: masked softmax attention ``K = (n/sqrt(p)) row-softmax(X^T W X/sqrt(p))``
         (``f`` must be ``None``, ``diagonal`` ``"zero"``); its limit is the entry-wise limit of
-        ``exp(t - alpha^2/2) - 1`` (:mod:`symrmt.softmax`, ``docs/theory.md``).
+        ``exp(t - alpha^2/2) - 1`` (:mod:`symrmt.models.softmax`, ``docs/theory.md``).
     mask : bool (keyword only)
         Softmax only; ``False`` (the unmasked model) is refused: it has no limit in this scaling.
 
@@ -130,7 +130,7 @@ def limit(f, c, gamma, geometry=None, diagonal: str = "zero", digits: int = 15, 
     attention = check_attention(attention)
     geom = _geometry(geometry, values)
     if attention == "softmax":
-        from symrmt.softmax import check_mask, check_softmax_f, softmax_nonlinearity
+        from symrmt.models.softmax.kernel import check_mask, check_softmax_f, softmax_nonlinearity
 
         check_softmax_f(f)
         check_mask(mask)
@@ -244,7 +244,7 @@ def simulate(f, c, gamma, geometry=None, diagonal: str = "zero", center: bool = 
     attention = check_attention(attention)
     repeatable = True
     if attention == "softmax":
-        from symrmt.softmax import check_softmax_f
+        from symrmt.models.softmax.kernel import check_softmax_f
 
         check_softmax_f(f)
         if center:
