@@ -3,7 +3,7 @@ r"""Result objects of the public API (:mod:`symrmt.models.attention.api`): value
 * :class:`LimitResult` -- ``symrmt.limit``: certified limits of ``E_A`` and ``E_RR``;
 * :class:`SimulationResult` -- ``symrmt.simulate``: Monte-Carlo means and standard errors;
 * :class:`Comparison` -- ``SimulationResult.compare(limit)``: gaps in standard errors (:mod:`symrmt.comparison`);
-* :class:`SweepResult` and :class:`CrossingsResult` live in :mod:`symrmt.models.attention.sweeps`.
+* :class:`SweepResult` and :class:`CrossingsResult` live in :mod:`symrmt.models.attention.grid_results`.
 
 Every result has ``.gamma``, ``.attention`` and ``.ridge`` (float64 NumPy arrays;
 the certified values, at their full precision, are in ``.attention_mp`` and
