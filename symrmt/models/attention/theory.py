@@ -69,7 +69,9 @@ __all__ = [
     "ConvergenceError",
     "PrecisionError",
     "SolverError",
+    "ATTENTION_C_RANGE",
     "attention_limit",
+    "c_range_note",
     "guard_digits",
     "hermite_inputs",
     "hermite_at_least",
@@ -87,6 +89,10 @@ ESCALATIONS = 3
 ATTENTION_GAMMA_RANGE = (Fraction(1, 10**12), Fraction(10**20))
 #: digits of the Hermite inputs beyond the highest working precision
 HERMITE_EXTRA = 5
+#: c values at which attention_limit is certified (measured: relu at gamma = 0.01, 1, 100 down to c = 1e-9 and
+#: up to c = 1e16): outside, the fixed point mixes terms of order c and 1/c that its continuation from large
+#: gamma may not resolve at any working precision, and a failure says so (c_range_note)
+ATTENTION_C_RANGE = (Fraction(1, 10**8), Fraction(10**12))
 
 
 @dataclass(frozen=True)
@@ -139,6 +145,21 @@ def guard_digits(gamma) -> int:
     # grows with |log10 gamma| in both directions
     # (below 1: one digit per whole decade, floor(-log10 gamma), as before the large-gamma fix)
     return GUARD + (_decades(gamma) - 1 if gamma < 1 else 2 * _decades(gamma) if gamma > 10 else 0)
+
+
+def c_range_note(c) -> str | None:
+    """Why a failed attention solve at ``c`` outside :data:`ATTENTION_C_RANGE` failed, and what to try
+    (``None`` inside the range)."""
+    lo, hi = ATTENTION_C_RANGE
+    c = Fraction(c)
+    if lo <= c <= hi:
+        return None
+    side = "small" if c < lo else "large"
+    return (f"c = {_gstr(c)} is so {side} that the fixed point mixes terms of order c and 1/c, about "
+            f"{2 * (_decades(c) - 1)} decades apart, which its continuation from large gamma (it starts near "
+            f"gamma = 1e4 (1 + c)(1 + 1/c)) does not resolve; more digits do not help: the attention limit is "
+            f"certified for {float(lo):g} <= c <= {float(hi):g}, use a c in that range (the ridge limit E_RR "
+            "alone is certified at any c > 0)")
 
 
 def _agree(x, y, digits: int) -> bool:
@@ -222,7 +243,11 @@ def route_for(a1, geometry) -> str:
 
 
 def _attention_at(fp: FixedPoint, phi_at, g, dps: int, start=None):
-    gv, dgv, step = fp.solve(g, dps, start=start)
+    try:
+        gv, dgv, step = fp.solve(g, dps, start=start)
+    except ZeroDivisionError as exc:  # a singular Jacobian on the way from large gamma (mpmath.inverse)
+        raise ConvergenceError(f"the fixed point's matrix is numerically singular on the way to gamma={_gstr(g)}") \
+            from exc
     with mpmath.workdps(dps):
         try:
             phi, dphi = phi_at(gv, dgv, dps)
@@ -327,7 +352,8 @@ def attention_limit(f, c, gammas, geometry: Geometry | LowRankGeometry | None = 
 
         hi = certify(attempt, digits, guards[g], ESCALATIONS, fail=lambda failures, dps, g=g: PrecisionError(
             f"attention limit at gamma={_gstr(g)}: could not certify {digits} digits with up to "
-            f"{dps + 10} working digits ({'; '.join(failures)}); ask for fewer digits"
+            f"{dps + 10} working digits ({'; '.join(dict.fromkeys(failures))}); "
+            f"{c_range_note(cf) or 'ask for fewer digits'}"
         )).data
         gv, dgv, phi, err, _ = hi
         with mpmath.workdps(digits + 5):
