@@ -143,13 +143,12 @@ class LimitResult(TableResult):
         """The inputs as plain Python values: exact numbers as strings (``"1/2"``), except a long one (an
         irrational inner product, rounded to 1000+ digits) as a decimal at :attr:`digits`;
         ``exact=True`` gives every number exactly."""
-        from symrmt.models.attention.geometry import Geometry
 
         def t(v):
             return str(v) if exact or not is_long(v) else decimal_text(v, self.digits)
 
         geo = self.geometry
-        geo = ({k: t(v) for k, v in geo.as_dict().items()} if isinstance(geo, Geometry)
+        geo = ({k: t(v) for k, v in geo.as_dict().items()} if not hasattr(geo, "gram_entries")  # rank one
                else {"r": geo.r, "alpha": t(geo.alpha), "gram": [[t(x) for x in row] for row in geo.gram()]})
         return {"f": self.f, "expr": self.expr, "center": self.center, "c": t(self.c), "geometry": geo,
                 "diagonal": self.diagonal, "digits": self.digits}
@@ -191,6 +190,15 @@ class LimitResult(TableResult):
 
     def _repr_latex_(self) -> str:
         return latex_array([r"\gamma", r"E_A(\gamma)", r"E_{RR}(\gamma)"], self._rows())
+
+
+def _geometry_key(geometry) -> tuple:
+    """What defines a geometry (its Gram matrix and ``alpha``; a rank-one ``Geometry`` has ``alpha = 1``),
+    so that two results' geometries compare as the model's ``as_low_rank`` compares them (``None``: the
+    empty Gram of ``mu = 0``, ``W = I``), without importing the model."""
+    if geometry is None:
+        return (((0,),), 1)
+    return tuple(tuple(row) for row in geometry.gram()), getattr(geometry, "alpha", 1)
 
 
 # ---------------------------------------------------------------------------
@@ -316,7 +324,6 @@ class SimulationResult(TableResult):
         inputs (``f``, ``c``, ``gamma``, geometry or diagonal).
         """
         from symrmt.errors import ParameterError
-        from symrmt.models.attention.geometry import as_low_rank
 
         if not isinstance(theory, LimitResult):
             raise ParameterError(f"compare() takes the LimitResult of symrmt.limit, got {type(theory).__name__}")
@@ -327,7 +334,7 @@ class SimulationResult(TableResult):
             diffs.append(f"c: {self.c} vs {theory.c}")
         if tuple(self.gamma_exact) != tuple(theory.gamma_exact):
             diffs.append("gamma values differ")
-        if as_low_rank(self.geometry) != as_low_rank(theory.geometry):
+        if _geometry_key(self.geometry) != _geometry_key(theory.geometry):
             diffs.append(f"geometry: {geometry_text(self.geometry)} vs {geometry_text(theory.geometry)}")
         if self.diagonal != theory.diagonal:
             diffs.append(f"diagonal: {self.diagonal} vs {theory.diagonal}")
