@@ -155,7 +155,8 @@ RENAMED = {"symrmt.results._fstr": "symrmt.table.float_text", "symrmt.results._n
            "symrmt.results._floats": "symrmt.table.float_array", "symrmt.results._gram_items": "symrmt.table.gram_items",
            "symrmt.results._se_str": "symrmt.table.se_text", "symrmt.numeric.prove._arb_checked": "symrmt.arb.arb_checked",
            "symrmt.numeric.prove._mat_solve": "symrmt.arb.mat_solve",
-           "symrmt.simulation.montecarlo._weights_from_geometry": "symrmt.models.attention.sampling.weights_from_geometry",
+           "symrmt.simulation.montecarlo._weights_from_geometry":
+               "symrmt.models.attention.sampling.weights_from_geometry",
            "symrmt.simulation.montecarlo._check_int": "symrmt.models.attention.params.check_int",
            "symrmt.api._picklable": "symrmt.models.attention.kernel_f.simulation_f",
            "symrmt.numeric.theory._guard": "symrmt.models.attention.theory.guard_digits",
