@@ -89,9 +89,10 @@ ESCALATIONS = 3
 ATTENTION_GAMMA_RANGE = (Fraction(1, 10**12), Fraction(10**20))
 #: digits of the Hermite inputs beyond the highest working precision
 HERMITE_EXTRA = 5
-#: c values at which attention_limit is certified (measured: relu at gamma = 0.01, 1, 100 down to c = 1e-9 and
-#: up to c = 1e16): outside, the fixed point mixes terms of order c and 1/c that its continuation from large
-#: gamma may not resolve at any working precision, and a failure says so (c_range_note)
+#: c values at which attention_limit is certified (measured at gamma = 0.01, 1, 100: relu without signal from
+#: c = 1e-9 to 1e16, and tanh, cos and erf with a signal and weights at c = 1e-8 and 1e12; relu fails at c = 1e-10,
+#: 1e-16, 1e-20 and 1e20): outside, the fixed point mixes terms of order c and 1/c that its continuation from
+#: large gamma may not resolve at any working precision, and a failure says so (c_range_note)
 ATTENTION_C_RANGE = (Fraction(1, 10**8), Fraction(10**12))
 
 
