@@ -84,6 +84,8 @@ MOVES = {
     "symrmt.geometry_io": "symrmt.models.attention.geometry_io",
     "symrmt.params": "symrmt.models.attention.params",
     "symrmt.pretrained": "symrmt.models.attention.pretrained",
+    # models/softmax: the second model (its kernel; softmax_limit is in models.softmax.limit, RELOCATE)
+    "symrmt.softmax": "symrmt.models.softmax.kernel",
     # simulation: the executor, store, scheduler, BLAS threads
     "symrmt.blas_threads": "symrmt.simulation.blas_threads",
     # derivations: the recorded checks and their proved re-run
@@ -136,13 +138,30 @@ RELOCATE = {
         "grouped_digits", "need_pandas", "LATEX_WIDE_DIGITS", "param_text", "param_column", "decimal_text", "is_long",
         "geometry_text")},
     ("symrmt.results", "Comparison"): "symrmt.comparison",
+    # the one-way layers of issue 18: softmax's limit apart from its kernel, f's coercion apart from the api
+    ("symrmt.models.softmax.kernel", "softmax_limit"): "symrmt.models.softmax.limit",
+    ("symrmt.models.attention.api", "SimulationF"): "symrmt.models.attention.kernel_f",
+    **{("symrmt.parsing.expressions", n): "symrmt.parsing.numbers" for n in (
+        "parse_number", "plain_fraction", "number_to_fraction", "split_equation")},
+    ("symrmt.parsing.expressions", "literal_fraction"): "symrmt.parsing.literals",
+    **{("symrmt.hermite.nonlinearity", n): "symrmt.hermite.presets" for n in (
+        "PRESETS", "CENTER_NUMERICALLY", "check_order", "check_dps", "GUARD_ALLOWANCE")},
+    **{("symrmt.models.attention.theory", n): "symrmt.models.attention.hermite_data" for n in (
+        "hermite_inputs", "scaled_nonlinearity")},
     ("symrmt.results", "Extrapolation"): "symrmt.comparison",
 }
 #: private helpers made public when they moved (old name -> new name); apply by hand where a file uses them
 RENAMED = {"symrmt.results._fstr": "symrmt.table.float_text", "symrmt.results._nstr": "symrmt.table.mp_text",
            "symrmt.results._floats": "symrmt.table.float_array", "symrmt.results._gram_items": "symrmt.table.gram_items",
            "symrmt.results._se_str": "symrmt.table.se_text", "symrmt.numeric.prove._arb_checked": "symrmt.arb.arb_checked",
-           "symrmt.numeric.prove._mat_solve": "symrmt.arb.mat_solve"}
+           "symrmt.numeric.prove._mat_solve": "symrmt.arb.mat_solve",
+           "symrmt.simulation.montecarlo._weights_from_geometry":
+               "symrmt.models.attention.sampling.weights_from_geometry",
+           "symrmt.simulation.montecarlo._check_int": "symrmt.models.attention.params.check_int",
+           "symrmt.api._picklable": "symrmt.models.attention.kernel_f.simulation_f",
+           "symrmt.numeric.theory._guard": "symrmt.models.attention.theory.guard_digits",
+           "symrmt.numeric.theory._hermite_at_least": "symrmt.models.attention.hermite_data.hermite_at_least",
+           "symrmt.parsing.expressions._short": "symrmt.parsing.literals.shorten"}
 
 #: files another branch edits at the same time: imports inside their functions are left alone
 FROZEN_BODIES = {"symrmt/models/attention/solver.py", "symrmt/engine/solver.py", "symrmt/models/attention/batch.py",

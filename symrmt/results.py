@@ -3,7 +3,7 @@ r"""Result objects of the public API (:mod:`symrmt.models.attention.api`): value
 * :class:`LimitResult` -- ``symrmt.limit``: certified limits of ``E_A`` and ``E_RR``;
 * :class:`SimulationResult` -- ``symrmt.simulate``: Monte-Carlo means and standard errors;
 * :class:`Comparison` -- ``SimulationResult.compare(limit)``: gaps in standard errors (:mod:`symrmt.comparison`);
-* :class:`SweepResult` and :class:`CrossingsResult` live in :mod:`symrmt.models.attention.sweeps`.
+* :class:`SweepResult` and :class:`CrossingsResult` live in :mod:`symrmt.models.attention.grid_results`.
 
 Every result has ``.gamma``, ``.attention`` and ``.ridge`` (float64 NumPy arrays;
 the certified values, at their full precision, are in ``.attention_mp`` and
@@ -20,7 +20,7 @@ pandas are imported when a method needs them.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from fractions import Fraction
 
 from symrmt.comparison import Comparison, Extrapolation
@@ -143,13 +143,12 @@ class LimitResult(TableResult):
         """The inputs as plain Python values: exact numbers as strings (``"1/2"``), except a long one (an
         irrational inner product, rounded to 1000+ digits) as a decimal at :attr:`digits`;
         ``exact=True`` gives every number exactly."""
-        from symrmt.models.attention.geometry import Geometry
 
         def t(v):
             return str(v) if exact or not is_long(v) else decimal_text(v, self.digits)
 
         geo = self.geometry
-        geo = ({k: t(v) for k, v in geo.as_dict().items()} if isinstance(geo, Geometry)
+        geo = ({k: t(v) for k, v in geo.as_dict().items()} if not hasattr(geo, "gram_entries")  # rank one
                else {"r": geo.r, "alpha": t(geo.alpha), "gram": [[t(x) for x in row] for row in geo.gram()]})
         return {"f": self.f, "expr": self.expr, "center": self.center, "c": t(self.c), "geometry": geo,
                 "diagonal": self.diagonal, "digits": self.digits}
@@ -193,6 +192,15 @@ class LimitResult(TableResult):
         return latex_array([r"\gamma", r"E_A(\gamma)", r"E_{RR}(\gamma)"], self._rows())
 
 
+def _geometry_key(geometry) -> tuple:
+    """What defines a geometry (its Gram matrix and ``alpha``; a rank-one ``Geometry`` has ``alpha = 1``),
+    so that two results' geometries compare as the model's ``as_low_rank`` compares them (``None``: the
+    empty Gram of ``mu = 0``, ``W = I``), without importing the model."""
+    if geometry is None:
+        return (((0,),), 1)
+    return tuple(tuple(row) for row in geometry.gram()), getattr(geometry, "alpha", 1)
+
+
 # ---------------------------------------------------------------------------
 # simulations
 # ---------------------------------------------------------------------------
@@ -210,6 +218,10 @@ class SimulationResult(TableResult):
     attention_trials, ridge_trials : ndarray
         One row per trial: shape ``(trials, len(gamma))``.
     seconds : float
+    resimulate : callable or None
+        ``resimulate(n)``: the same simulation at ``n`` tokens (:meth:`at_size`), set by the model
+        that made this result (``symrmt.simulate``; ``None`` for ``f`` given as a Python callable).
+        This module never imports a model: the model hands its own re-run to the result.
 
     ``.attention`` and ``.ridge`` are the means over the trials, ``.attention_se`` and
     ``.ridge_se`` their standard errors ``std(ddof=1)/sqrt(trials)``.
@@ -230,6 +242,7 @@ class SimulationResult(TableResult):
     attention_trials: object
     ridge_trials: object
     seconds: float = 0.0
+    resimulate: object = field(default=None, repr=False)
 
     columns = ("gamma", "attention", "attention_se", "ridge", "ridge_se")
 
@@ -311,7 +324,6 @@ class SimulationResult(TableResult):
         inputs (``f``, ``c``, ``gamma``, geometry or diagonal).
         """
         from symrmt.errors import ParameterError
-        from symrmt.models.attention.geometry import as_low_rank
 
         if not isinstance(theory, LimitResult):
             raise ParameterError(f"compare() takes the LimitResult of symrmt.limit, got {type(theory).__name__}")
@@ -322,7 +334,7 @@ class SimulationResult(TableResult):
             diffs.append(f"c: {self.c} vs {theory.c}")
         if tuple(self.gamma_exact) != tuple(theory.gamma_exact):
             diffs.append("gamma values differ")
-        if as_low_rank(self.geometry) != as_low_rank(theory.geometry):
+        if _geometry_key(self.geometry) != _geometry_key(theory.geometry):
             diffs.append(f"geometry: {geometry_text(self.geometry)} vs {geometry_text(theory.geometry)}")
         if self.diagonal != theory.diagonal:
             diffs.append(f"diagonal: {self.diagonal} vs {theory.diagonal}")
@@ -345,13 +357,10 @@ class SimulationResult(TableResult):
         """The same simulation (model, gammas, trials, seed, noise) at ``n`` tokens."""
         from symrmt.errors import ParameterError
 
-        if self.expr.startswith("<"):
+        if self.expr.startswith("<") or self.resimulate is None:
             raise ParameterError("simulating at another n needs f as text (a preset or an expression), not a "
                                  "Python callable; simulate the other sizes yourself and pass them as runs=")
-        from symrmt.models.attention.api import simulate
-
-        return simulate(self.f, self.c, list(self.gamma_exact), self.geometry, self.diagonal, self.center, n=n,
-                        trials=self.trials, seed=self.seed, noise=self.noise, progress=False)
+        return self.resimulate(n)
 
     def _caption(self) -> str:
         return (f"simulation: f = {self.f}, n = {self.n}, p = {self.p}, c = {param_text(self.c)}, "

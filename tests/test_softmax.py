@@ -19,7 +19,7 @@ import pytest
 import symrmt
 from symrmt.models.attention.geometry import Geometry, LowRankGeometry
 from symrmt.errors import ParameterError
-from symrmt.models.attention.montecarlo import _weights_from_geometry, draw_tokens, simulate, softmax_kernel
+from symrmt.models.attention.montecarlo import weights_from_geometry, draw_tokens, simulate, softmax_kernel
 
 
 def _naive(x, w, mask):
@@ -35,7 +35,7 @@ def _naive(x, w, mask):
 def test_softmax_kernel_matches_the_formula(mask):
     geo = LowRankGeometry([[1, "1/2", 0], ["1/2", 1, "1/3"], [0, "1/3", 1]], "3/2")
     n, p = 40, 20
-    mu, wk, wq, alpha = _weights_from_geometry(geo, p)
+    mu, wk, wq, alpha = weights_from_geometry(geo, p)
     x, _ = draw_tokens(np.random.default_rng(0), n, mu)
     k = softmax_kernel(x, wk, wq, mask, alpha=alpha)
     ref = _naive(x, alpha * np.eye(p) + wk @ wq.T, mask)
@@ -166,3 +166,25 @@ def test_api_simulate_compares_with_the_limit():
         unmasked.compare(symrmt.limit(None, "1/2", [0.1], g, digits=10, attention="softmax"))
     with pytest.raises(ParameterError, match="fixes the kernel"):
         symrmt.simulate("tanh", "1/2", [0.1], n=64, trials=2, attention="softmax")
+
+
+def test_softmax_limit_is_symrmt_limit_and_at_size_reruns_the_softmax():
+    from symrmt.models.softmax import softmax_limit
+
+    g = Geometry(snr=1)
+    a = softmax_limit("1/2", [1], g, digits=12)
+    b = symrmt.limit(None, "1/2", [1], g, digits=12, attention="softmax")
+    assert a.attention_mp == b.attention_mp and a.expr == b.expr
+    sim = symrmt.simulate(None, "1/2", [0.5], g, n=32, trials=3, seed=5, attention="softmax")
+    other = sim.at_size(48)  # the softmax again, not an entry-wise f named "softmax"
+    direct = symrmt.simulate(None, "1/2", [0.5], g, n=48, trials=3, seed=5, attention="softmax")
+    assert other.n == 48 and other.expr == direct.expr
+    assert np.array_equal(other.attention_trials, direct.attention_trials)
+
+
+def test_the_softmax_kernel_does_not_import_the_attention_calls():
+    """One-way: symrmt.models.attention.api uses symrmt.models.softmax.kernel, never the reverse."""
+    code = ("import sys, symrmt.models.softmax as s; s.softmax_text(2); "
+            "print('symrmt.models.attention.api' in sys.modules, 'sympy' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+    assert out == ["False", "False"]

@@ -79,7 +79,7 @@ def cmd_limit(args) -> int:
     geom = geometry_of(args)
     if kind == "softmax":
         from symrmt.models.attention.geometry import as_low_rank
-        from symrmt.softmax import check_mask, softmax_nonlinearity, softmax_text
+        from symrmt.models.softmax.kernel import check_mask, softmax_nonlinearity, softmax_text
 
         check_mask(args.mask)
         alpha = as_low_rank(geom).alpha
@@ -142,7 +142,7 @@ def cmd_limit(args) -> int:
 
 
 def cmd_simulate(args) -> int:
-    from symrmt.models.attention.api import SimulationF
+    from symrmt.models.attention.kernel_f import SimulationF
     from symrmt.simulation.executor import StaleTrialsWarning, report_stale
     from symrmt.models.attention.montecarlo import simulate
 

@@ -81,11 +81,11 @@ def hermite_dict(alpha, dps: int = 80) -> dict:
 
 def paired_trial(n: int, c, geometry, gammas, seed) -> np.ndarray:
     """One draw: ``(E_A^softmax, E_A^entry(h))`` over ``gammas`` on the same ``X`` (shape (2, len(gammas)))."""
-    from symrmt.models.attention.montecarlo import (_weights_from_geometry, attention_errors, draw_tokens,
+    from symrmt.models.attention.montecarlo import (weights_from_geometry, attention_errors, draw_tokens,
                                               kernel_matrix, softmax_kernel)
 
     p = round(Fraction(c) * n)
-    mu, wk, wq, alpha = _weights_from_geometry(geometry, p)
+    mu, wk, wq, alpha = weights_from_geometry(geometry, p)
     shift = alpha * alpha / 2
     x, y = draw_tokens(np.random.default_rng(seed), n, mu)
     g = x.T @ x
@@ -95,12 +95,12 @@ def paired_trial(n: int, c, geometry, gammas, seed) -> np.ndarray:
 
 
 def _identity_checks(ck: CheckList) -> None:
-    from symrmt.models.attention.montecarlo import _weights_from_geometry, draw_tokens, softmax_kernel
+    from symrmt.models.attention.montecarlo import weights_from_geometry, draw_tokens, softmax_kernel
 
     geo = ROUTES[4][1]
     n = 96
     p = n // 2
-    mu, wk, wq, alpha = _weights_from_geometry(geo, p)
+    mu, wk, wq, alpha = weights_from_geometry(geo, p)
     x, _ = draw_tokens(np.random.default_rng(3), n, mu)
     w = alpha * np.eye(p) + wk @ wq.T
     s = x.T @ w @ x / math.sqrt(p)
@@ -121,13 +121,13 @@ def _identity_checks(ck: CheckList) -> None:
 
 
 def _linearization_check(ck: CheckList, quick: bool) -> None:
-    from symrmt.models.attention.montecarlo import _weights_from_geometry, draw_tokens, softmax_kernel
+    from symrmt.models.attention.montecarlo import weights_from_geometry, draw_tokens, softmax_kernel
 
     sizes = (128, 512) if quick else (128, 512, 2048)
     norms = []
     for n in sizes:
         p = n // 2
-        mu, wk, wq, alpha = _weights_from_geometry(Geometry(snr=2), p)
+        mu, wk, wq, alpha = weights_from_geometry(Geometry(snr=2), p)
         x, _ = draw_tokens(np.random.default_rng(11), n, mu)
         s = x.T @ x / math.sqrt(p)
         h = np.expm1(s - 0.5)
@@ -206,10 +206,10 @@ def ge_spike_trial(n: int, c, snr, gammas, seed) -> np.ndarray:
     ``K_GE = X^T X/p - I + sqrt(e - 2) G/sqrt(p)`` and ``K_GE' = J/sqrt(p) + K_GE (I - J/n)``, the softmax's
     spike and projection added.  Step 4 is exact for this model (its matrices are equivariant), so the
     difference is a pure finite-size effect; its size is compared with the softmax's in ``docs/theory.md``."""
-    from symrmt.models.attention.montecarlo import _weights_from_geometry, attention_errors, draw_tokens
+    from symrmt.models.attention.montecarlo import weights_from_geometry, attention_errors, draw_tokens
 
     p = round(Fraction(c) * n)
-    mu, _, _, _ = _weights_from_geometry(Geometry(snr=snr), p)
+    mu, _, _, _ = weights_from_geometry(Geometry(snr=snr), p)
     rng = np.random.default_rng(seed)
     x, y = draw_tokens(rng, n, mu)
     g = x.T @ x

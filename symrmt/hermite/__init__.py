@@ -9,14 +9,20 @@ Conventions (``docs/theory.md`` section 2): probabilists' Hermite polynomials
 
 The theory needs ``a_0 = 0``.  Only ``a_1``, ``nu`` and ``d`` enter the limit.
 
-The module gathers the public names of four modules, one per job:
+The module gathers the public names of the modules below, one per job:
 
+* :mod:`symrmt.hermite.presets`: the preset names (:data:`PRESETS`) and the checks of ``k`` and ``dps``;
 * :mod:`symrmt.hermite.parser`: the text of ``f`` (:func:`parse_f`);
+* :mod:`symrmt.hermite.admissible`: the checks every ``f`` passes (real, square-integrable);
 * :mod:`symrmt.hermite.gaussian`: exact Gaussian expectations (SymPy), each checked
   against an independent 20-digit quadrature;
 * :mod:`symrmt.hermite.quadrature`: :func:`mpmath.quad` at the requested precision plus
   guard digits, split at the kinks, when no closed form exists (``tanh``, ``sigmoid``, ...);
-* :mod:`symrmt.hermite.nonlinearity`: :class:`Nonlinearity`, which holds ``f`` and its data.
+* :mod:`symrmt.hermite.nonlinearity`: :class:`Nonlinearity`, which holds ``f`` and its data
+  (its NumPy function from :mod:`symrmt.hermite.numpy_f`).
+
+Proved balls of the Hermite data (python-flint) are in :mod:`symrmt.hermite.balls`, imported by
+its full path.
 
 :func:`hermite_report` is the JSON contract of the CLI verb ``hermite``.
 
@@ -38,8 +44,9 @@ import mpmath
 from symrmt.hermite.quadrature import GUARD_DPS, QuadratureError
 from symrmt.errors import ParameterError
 from symrmt.hermite.gaussian import NotExact, T
-from symrmt.hermite.nonlinearity import CENTER_NUMERICALLY, PRESETS, Nonlinearity, check_dps, check_order
+from symrmt.hermite.nonlinearity import Nonlinearity
 from symrmt.hermite.parser import parse_f
+from symrmt.hermite.presets import CENTER_NUMERICALLY, PRESETS, check_dps, check_order
 
 __all__ = [
     "T",

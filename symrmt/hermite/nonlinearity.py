@@ -18,38 +18,15 @@ import functools
 import mpmath
 import sympy as sp
 
-from symrmt.hermite.quadrature import exact_to_mpf, mp_function, numeric_hermite, numeric_square
 from symrmt.errors import ParameterError
-from symrmt.parsing import LIMITS, check_count, check_digits
+from symrmt.hermite.admissible import check_growth, check_real
 from symrmt.hermite.gaussian import NotExact, T, exact_expectation, hermite_poly, smooth_pieces, with_timeout
+from symrmt.hermite.numpy_f import numpy_function
 from symrmt.hermite.parser import check_f_expression, parse_f
+from symrmt.hermite.presets import CENTER_NUMERICALLY, PRESETS, check_dps, check_order
+from symrmt.hermite.quadrature import exact_to_mpf, numeric_hermite, numeric_square
 
-__all__ = ["PRESETS", "CENTER_NUMERICALLY", "Nonlinearity", "NotCenteredError", "check_order", "check_dps"]
-
-#: Presets: name -> expression text.  All are centered (``a_0 = 0``) except
-#: ``softplus``, whose Gaussian mean has no closed form: a
-#: :class:`Nonlinearity` built from the preset name ``"softplus"`` is always
-#: centered numerically (``center=True`` is forced and ``a_0`` is computed by
-#: quadrature at the working precision).
-PRESETS: dict[str, str] = {
-    "tanh": "tanh(t)",
-    "relu": "Max(t, 0) - 1/sqrt(2*pi)",
-    "erf": "erf(t)",
-    "sin": "sin(t)",
-    "cos": "cos(t) - exp(-1/2)",
-    # E[xi Phi(xi)] = phi(0) * E[...]: E[gelu(xi)] = 1/(2 sqrt(pi))
-    "gelu": "t*(1 + erf(t/sqrt(2)))/2 - 1/(2*sqrt(pi))",
-    "sigmoid": "1/(1 + exp(-t)) - 1/2",
-    "softplus": "log(1 + exp(t))",
-    "linear": "t",
-    "abs": "Abs(t) - sqrt(2/pi)",
-    "sign": "sign(t)",
-    "poly2": "t**2 - 1 + t",
-}
-
-#: Presets centered by quadrature when built by name.
-CENTER_NUMERICALLY = frozenset({"softplus"})
-
+__all__ = ["Nonlinearity", "NotCenteredError"]
 
 class NotCenteredError(ParameterError):
     """``f`` is not centered under ``N(0, 1)``: ``E[f(xi)] != 0``.
@@ -136,8 +113,8 @@ class Nonlinearity:
             self.name = self.text
         self.center = bool(center)
         self._base = base
-        self._check_real(base)
-        self._check_growth(base)
+        check_real(base)
+        check_growth(base, self.timeout)
         self._num_shift = None  # set when a_0 is known only numerically
         a0 = self._exact_or_none(base)
         if a0 is not None:
@@ -180,41 +157,6 @@ class Nonlinearity:
         if p is None:
             return ((-sp.oo, sp.oo, expr),)
         return p
-
-    @staticmethod
-    def _check_real(expr):
-        for x0 in ("-2.3", "-0.7", "0.41", "1.9"):
-            v = sp.N(expr.subs(T, sp.Rational(x0)), 20)
-            if not v.is_real or not v.is_finite:
-                raise ParameterError(
-                    f"f must be real and finite on the whole real line; f({x0}) = {v}. "
-                    "Use e.g. Abs(t) inside sqrt/log"
-                )
-
-    def _check_growth(self, expr):
-        pieces = smooth_pieces(expr) or ((-sp.oo, sp.oo, expr),)
-        for end, g in ((sp.oo, pieces[-1][2]), (-sp.oo, pieces[0][2])):
-            probe = T**2 * g**2 * sp.exp(-(T**2) / 2)
-            try:
-                lim = with_timeout(lambda probe=probe, end=end: sp.limit(probe, T, end), min(self.timeout, 10.0))
-            except (NotExact, NotImplementedError, ValueError, TypeError):
-                lim = None
-            if lim is not None and lim.is_number and lim == 0:
-                continue
-            if lim is None or not lim.is_number or isinstance(lim, sp.AccumBounds):
-                fn = mp_function(probe)
-                with mpmath.workdps(30):
-                    x = 40 if end == sp.oo else -40
-                    try:
-                        val = abs(fn(mpmath.mpf(x)))
-                    except (OverflowError, ZeroDivisionError, ValueError):
-                        val = mpmath.inf
-                if val < mpmath.mpf("1e-100"):
-                    continue
-            raise ParameterError(
-                f"f: E[f(ξ)^2] diverges: f grows too fast as t -> {end} "
-                f"(t^2 f(t)^2 exp(-t^2/2) does not vanish there); f must satisfy |f(t)| = o(exp(t^2/4)/|t|)"
-            )
 
     def _exact_or_none(self, expr):
         res = exact_expectation(expr, self.timeout)
@@ -417,27 +359,7 @@ class Nonlinearity:
         >>> y.dtype, y.shape, round(float(y[0, 1]), 12)
         (dtype('float64'), (1, 2), 1.601057719599)
         """
-        import numpy as np  # noqa: PLC0415 - the symbolic layer does not need NumPy
-
-        from symrmt.codegen.compile import compile_expr
-        from symrmt.simulation.ufuncs import numpy_erf
-
-        raw = compile_expr(T, self.expr, modules=[{"erf": numpy_erf()}, "numpy"], cse=False, floats_ok=True)
-
-        def f(x):
-            x = np.asarray(x, dtype=np.float64)
-            with np.errstate(over="ignore"):
-                y = np.asarray(raw(x), dtype=np.float64)
-            if not np.all(np.isfinite(y[np.isfinite(x)] if y.shape == x.shape else y)):
-                raise FloatingPointError(
-                    f"f = {self.expr} overflowed in float64 at some inputs (|t| too large for this expression)"
-                )
-            if y.shape != x.shape:
-                y = np.broadcast_to(y, x.shape).copy()
-            return y
-
-        f.__doc__ = f"f(t) = {self.expr} (vectorized, float64)"
-        return f
+        return numpy_function(self.expr)
 
     def to_dict(self, k: int = 3, dps: int = 15, symbolic: bool = False) -> dict:
         """Hermite data up to order ``k``.
@@ -483,23 +405,3 @@ class Nonlinearity:
         except (ParameterError, NotExact):
             d = None
         return {"a": a, "a1": a1, "nu": nu, "nu_minus_a1sq": gap, "d": d, "exact": self.exact}
-
-
-def check_order(k):
-    if isinstance(k, bool) or not isinstance(k, int) or k < 0:
-        raise ParameterError(f"k must be an integer >= 0, got {k!r}")
-    return check_count(k, "hermite_k", "k")
-
-
-#: working digits the limit solvers add to the largest --digits when they ask for Hermite data
-GUARD_ALLOWANCE = 100
-
-
-def check_dps(dps):
-    """``dps`` as an int in ``[1, LIMITS['digits'] + GUARD_ALLOWANCE]`` (the solvers' guard digits on top of
-    the largest ``--digits``)."""
-    if isinstance(dps, bool) or not isinstance(dps, int) or dps < 1:
-        raise ParameterError(f"dps must be an integer >= 1, got {dps!r}")
-    if dps > LIMITS["digits"]:
-        return check_digits(dps - GUARD_ALLOWANCE, "dps - GUARD_ALLOWANCE") + GUARD_ALLOWANCE
-    return dps

@@ -39,15 +39,9 @@ symrmt.parsing.ParseLimitError: c: the literal '1e999999999' has decimal exponen
 
 from __future__ import annotations
 
-from symrmt.parsing.expressions import (
-    check_power,
-    literal_fraction,
-    number_to_fraction,
-    parse_expression,
-    parse_number,
-    plain_fraction,
-    split_equation,
-)
+from symrmt.parsing.expressions import check_power, parse_expression
+from symrmt.parsing.literals import literal_fraction
+from symrmt.parsing.numbers import number_to_fraction, parse_number, plain_fraction, split_equation
 from symrmt.parsing.latex import parse_latex_expression
 from symrmt.parsing.limits import (
     IRRATIONAL_DIGITS,

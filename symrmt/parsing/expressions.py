@@ -1,54 +1,16 @@
-"""The expression walker (:func:`parse_expression`) and the number reader (:func:`parse_number`)."""
+"""The expression walker: :func:`parse_expression` (user text to SymPy through a whitelist, under the
+size caps and the time limit) and :func:`check_power`.  Numbers typed as text are read by
+:mod:`symrmt.parsing.numbers`, literals by :mod:`symrmt.parsing.literals`."""
 
 from __future__ import annotations
 
 import ast
 import operator
-import re
 from fractions import Fraction
 
 from symrmt.errors import ParameterError
-from symrmt.parsing.limits import IRRATIONAL_DIGITS, LIMITS, ParseLimitError, run_limited
-
-# ---------------------------------------------------------------------------
-# literals
-# ---------------------------------------------------------------------------
-_LITERAL = re.compile(r"(?P<int>\d*)(?:\.(?P<frac>\d*))?(?:[eE](?P<exp>[+-]?\d+))?")
-_RATIO = re.compile(r"\s*([+-]?[0-9.eE+-]+)\s*/\s*([0-9.eE+-]+)\s*")
-
-
-def _short(text: str, n: int = 60) -> str:
-    return text if len(text) <= n else text[: n - 3] + "..."
-
-
-def literal_fraction(token: str, what: str) -> Fraction:
-    """The exact value of one unsigned decimal literal (``12``, ``0.25``, ``1e-3``, ``.5``).
-
-    The mantissa may have at most ``LIMITS["literal_digits"]`` digits and the decimal exponent at
-    most ``LIMITS["literal_exponent"]`` in absolute value; both are checked before any arithmetic.
-
-    >>> literal_fraction("2.5e-3", "c")
-    Fraction(1, 400)
-    """
-    m = _LITERAL.fullmatch(token)
-    if not m or not (m.group("int") or m.group("frac")):
-        raise ParameterError(f"{what}: cannot read the number {_short(token)!r} (write a decimal such as 0.25, "
-                             "1e-3, or an expression such as 3/4 or sqrt(2))")
-    ip, fp, ex = m.group("int") or "", m.group("frac") or "", m.group("exp")
-    digits = len((ip + fp).lstrip("0"))
-    if digits > LIMITS["literal_digits"]:
-        raise ParseLimitError(f"{what}: the literal {_short(token)!r} has {digits} digits, above the limit "
-                              f"{LIMITS['literal_digits']} digits per literal")
-    if ex is not None and len(ex.lstrip("+-").lstrip("0")) > 6:
-        raise ParseLimitError(f"{what}: the literal {_short(token)!r} has decimal exponent {ex.lstrip('+')}, "
-                              f"above the limit {LIMITS['literal_exponent']} (|exponent| of a literal)")
-    e = int(ex) if ex is not None else 0
-    if abs(e) > LIMITS["literal_exponent"]:
-        raise ParseLimitError(f"{what}: the literal {_short(token)!r} has decimal exponent {e}, above the limit "
-                              f"{LIMITS['literal_exponent']} (|exponent| of a literal)")
-    value = Fraction(int(ip + fp or "0"), 10 ** len(fp))
-    return value * (Fraction(10) ** e)
-
+from symrmt.parsing.limits import LIMITS, ParseLimitError, run_limited
+from symrmt.parsing.literals import literal_fraction, shorten
 
 # ---------------------------------------------------------------------------
 # the expression walker
@@ -64,7 +26,7 @@ _OPNAMES = {ast.Mod: "%", ast.FloorDiv: "//", ast.LShift: "<<", ast.RShift: ">>"
 
 def _describe(node) -> str:
     if isinstance(node, ast.Constant):
-        return f"the constant {_short(repr(node.value))}"
+        return f"the constant {shorten(repr(node.value))}"
     if isinstance(node, ast.Attribute):
         return f"the attribute '.{node.attr}'"
     if isinstance(node, (ast.BinOp, ast.UnaryOp, ast.BoolOp)):
@@ -83,7 +45,7 @@ class _Builder:
         self.attributes, self.relations, self.number = attributes, relations, number
 
     def fail(self, msg, cls=ParameterError):
-        raise cls(f"{self.what}: {msg} in {_short(self.text)!r}")
+        raise cls(f"{self.what}: {msg} in {shorten(self.text)!r}")
 
     def known(self):
         fs = ", ".join(sorted(self.functions)) or "none"
@@ -196,7 +158,7 @@ class _Builder:
             self.fail(f"{type(exc).__name__} while building it", ParseLimitError)
         except Exception as exc:  # noqa: BLE001 - any error of the caller's objects is a user error
             what = label or getattr(fn, "__name__", "an operation")
-            self.fail(f"{what} failed ({type(exc).__name__}: {_short(str(exc), 120)})")
+            self.fail(f"{what} failed ({type(exc).__name__}: {shorten(str(exc), 120)})")
 
 
 def _unwrap(value):
@@ -240,14 +202,14 @@ def check_power(base, expo, what: str, text: str = "", tower: bool = False) -> N
     e = _numeric_value(expo)
     if e is None:
         return
-    where = f" in {_short(text)!r}" if text else ""
+    where = f" in {shorten(text)!r}" if text else ""
     if abs(e) > LIMITS["exponent"]:
         kind = "exponent tower: the exponent" if tower else "the exponent"
-        raise ParseLimitError(f"{what}: {kind} {_short(str(_unwrap(expo)), 30)} is above the limit "
+        raise ParseLimitError(f"{what}: {kind} {shorten(str(_unwrap(expo)), 30)} is above the limit "
                               f"{LIMITS['exponent']} (|exponent| of a power){where}")
     lb = _log10_abs(base)
     if lb is not None and abs(lb * float(e)) > LIMITS["magnitude"]:
-        raise ParseLimitError(f"{what}: the power {_short(str(_unwrap(base)))}**{_short(str(_unwrap(expo)))} has about "
+        raise ParseLimitError(f"{what}: the power {shorten(str(_unwrap(base)))}**{shorten(str(_unwrap(expo)))} has about "
                               f"{abs(lb * float(e)):.0f} digits, above the limit {LIMITS['magnitude']}{where}")
 
 
@@ -292,11 +254,11 @@ def _tree(text, what):
     try:
         tree = ast.parse(text, mode="eval")
     except SyntaxError as exc:
-        raise ParameterError(f"{what}: cannot parse {_short(text)!r} ({exc.msg}); check the parentheses "
+        raise ParameterError(f"{what}: cannot parse {shorten(text)!r} ({exc.msg}); check the parentheses "
                              "and operators") from None
     except (ValueError, RecursionError, MemoryError) as exc:
-        raise ParseLimitError(f"{what}: cannot parse {_short(text)!r} ({type(exc).__name__}: "
-                              f"{_short(str(exc), 100)})") from None
+        raise ParseLimitError(f"{what}: cannot parse {shorten(text)!r} ({type(exc).__name__}: "
+                              f"{shorten(str(exc), 100)})") from None
     n = sum(1 for _ in ast.walk(tree))
     if n > LIMITS["nodes"]:
         raise ParseLimitError(f"{what}: the expression has {n} syntax nodes, above the limit {LIMITS['nodes']}")
@@ -361,7 +323,7 @@ def parse_expression(text, names, functions, *, what, attributes=frozenset(), re
     builder = _Builder(text, dict(names), dict(functions), what, frozenset(attributes), relations,
                        number or _sympy_number)
     seconds = LIMITS["time"] if seconds is None else seconds
-    return run_limited(builder.build, (tree,), seconds, what=f"{what}: parsing {_short(text)!r}",
+    return run_limited(builder.build, (tree,), seconds, what=f"{what}: parsing {shorten(text)!r}",
                        error=ParseLimitError)
 
 
@@ -378,149 +340,10 @@ def _check_whole_call(tree, text, what, laws, functions, attributes):
         return  # a refused attribute: the walk names it
     if not (isinstance(body, ast.Call) and isinstance(body.func, ast.Name) and body.func.id in laws):
         raise ParameterError(f"{what}: a declaration is a law and its dimensions only ({shown}), got "
-                             f"{_short(text)!r}; write a factor, a transpose or a sum in the expression "
+                             f"{shorten(text)!r}; write a factor, a transpose or a sum in the expression "
                              "instead (e.g. declare Z=gaussian(p,n) and write 2*Z or Z.T there)")
     inner = [n for a in body.args for n in ast.walk(a)
              if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in laws]
     if inner:
         raise ParameterError(f"{what}: a declaration holds one law, got a second {inner[0].func.id}(...) inside "
-                             f"{_short(text)!r}")
-
-
-# ---------------------------------------------------------------------------
-# numbers
-# ---------------------------------------------------------------------------
-def _number_vocabulary():
-    import sympy as sp
-
-    names = {"pi": sp.pi, "E": sp.E}
-    functions = {"sqrt": sp.sqrt, "exp": sp.exp, "log": sp.log, "sin": sp.sin, "cos": sp.cos, "tan": sp.tan,
-                 "atan": sp.atan, "asin": sp.asin, "acos": sp.acos, "tanh": sp.tanh, "cbrt": sp.cbrt,
-                 "Abs": sp.Abs, "abs": sp.Abs, "erf": sp.erf}
-    return names, functions
-
-
-_PLAIN = re.compile(r"\s*([+-]?)\s*([0-9]*\.?[0-9]*(?:[eE][+-]?[0-9]+)?)\s*(?:/\s*([0-9]*\.?[0-9]*(?:[eE][+-]?[0-9]+)?)\s*)?")
-
-
-def plain_fraction(text: str, what: str):
-    """A plain decimal or ``p/q`` of decimals read exactly without SymPy, or None if ``text`` is not one."""
-    if len(text) > LIMITS["chars"]:
-        raise ParseLimitError(f"{what}: the text has {len(text)} characters, above the limit {LIMITS['chars']}")
-    m = _PLAIN.fullmatch(text)
-
-    def has_mantissa(lit):  # a digit before any exponent: 'E-2' is Euler's number minus 2, not a literal
-        return any(ch.isdigit() for ch in re.split("[eE]", lit, maxsplit=1)[0])
-
-    if not m or not m.group(2) or not has_mantissa(m.group(2)):
-        return None
-    if m.group(3) is not None and not has_mantissa(m.group(3)):
-        return None
-    value = literal_fraction(m.group(2), what)
-    if m.group(3) is not None:
-        den = literal_fraction(m.group(3), what)
-        if den == 0:
-            raise ParameterError(f"{what}: division by zero in {_short(text.strip())!r}")
-        value = value / den
-    return -value if m.group(1) == "-" else value
-
-
-def parse_number(text, *, what, positive=False, nonnegative=False):
-    """The exact real value of a numeric text: a SymPy Rational or an exact algebraic/transcendental
-    number (``sqrt(2)``, ``pi/4``).
-
-    Accepts decimals (``0.25``, ``1e-3``: exact), fractions (``3/4``), ``pi``, ``E`` and the functions
-    ``sqrt exp log sin cos tan atan asin acos tanh cbrt Abs erf`` with ``+ - * / ** ^``; refuses
-    anything else, non-real or infinite values, and the limits of :data:`LIMITS`.
-
-    Examples
-    --------
-    >>> parse_number("3/4", what="c")
-    3/4
-    >>> parse_number("1.4142e-3", what="gamma")
-    7071/5000000
-    >>> parse_number("-1", what="gamma", positive=True)
-    Traceback (most recent call last):
-    ...
-    symrmt.errors.ParameterError: gamma must be positive, got -1
-    """
-    import sympy as sp
-
-    if isinstance(text, str):
-        q = plain_fraction(text, what)
-        if q is not None:
-            value = sp.Rational(q.numerator, q.denominator)
-        else:
-            names, functions = _number_vocabulary()
-            try:
-                value = parse_expression(text, names, functions, what=what)
-            except ParseLimitError:
-                raise
-            except ParameterError as exc:
-                detail = str(exc).removeprefix(f"{what}: ")
-                raise ParameterError(f"{what}: cannot read {_short(text.strip())!r} as a number ({detail}); "
-                                     "write a decimal such as 0.25, a fraction such as 3/4, or an exact "
-                                     "expression such as sqrt(2)/2") from None
-    else:
-        value = sp.sympify(text)
-    if not isinstance(value, sp.Expr) or not value.is_number:
-        raise ParameterError(f"{what}: {_short(str(text))!r} is not a number")
-    if value.has(sp.zoo, sp.oo, -sp.oo, sp.nan):
-        raise ParameterError(f"{what}: {_short(str(text))!r} is not finite")
-    if not isinstance(value, sp.Rational):
-        try:
-            approx = sp.N(value, 30)
-        except Exception as exc:  # noqa: BLE001
-            raise ParameterError(f"{what}: cannot evaluate {_short(str(text))!r} ({exc})") from None
-        if approx.has(sp.I) and sp.im(approx) != 0:
-            raise ParameterError(f"{what}: {_short(str(text))!r} is not real")
-        if not approx.is_real or not approx.is_finite:
-            raise ParameterError(f"{what}: {_short(str(text))!r} is not a finite real number")
-        sign = int(bool(approx > 0)) - int(bool(approx < 0))
-    else:
-        sign = int(value.p > 0) - int(value.p < 0)
-    if positive and sign <= 0:
-        raise ParameterError(f"{what} must be positive, got {_short(str(text))}")
-    if nonnegative and sign < 0:
-        raise ParameterError(f"{what} must be >= 0, got {_short(str(text))}")
-    return value
-
-
-def number_to_fraction(value, what: str = "value", digits: int = IRRATIONAL_DIGITS) -> Fraction:
-    """An exact rational for a SymPy number: exact for a Rational, else rounded to ``digits``
-    significant digits (by default more than any precision symrmt computes at).
-
-    >>> import sympy as sp
-    >>> float(number_to_fraction(sp.sqrt(2), digits=20))
-    1.4142135623730951
-    """
-    import sympy as sp
-
-    if isinstance(value, Fraction):
-        return value
-    if isinstance(value, sp.Rational):
-        return Fraction(int(value.p), int(value.q))
-    approx = sp.N(value, digits)
-    if not isinstance(approx, sp.Float) or not approx.is_finite:
-        raise ParameterError(f"{what}: {_short(str(value))} is not a finite real number")
-    return Fraction(str(approx))
-
-
-# ---------------------------------------------------------------------------
-# equations
-# ---------------------------------------------------------------------------
-_EQ_SPLIT = re.compile(r"(?<![<>!=])==?(?![=])")
-
-
-def split_equation(text: str, what: str = "candidate"):
-    """``"LHS = RHS"`` -> ``["LHS", "RHS"]`` (one ``=`` or ``==``); a text without one -> ``[text]``.
-
-    >>> split_equation("m^2 = 1")
-    ['m^2 ', ' 1']
-    """
-    if len(text) > LIMITS["chars"]:
-        raise ParseLimitError(f"{what}: the text has {len(text)} characters, above the limit {LIMITS['chars']}")
-    parts = _EQ_SPLIT.split(text)
-    if len(parts) > 2:
-        raise ParameterError(f"{what}: {_short(text)!r} has more than one '='")
-    return parts
+                             f"{shorten(text)!r}")

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from symrmt.errors import ParameterError
-from symrmt.parsing.expressions import _short, check_power, literal_fraction
+from symrmt.parsing.expressions import check_power
+from symrmt.parsing.literals import literal_fraction, shorten
 from symrmt.parsing.limits import LIMITS, ParseLimitError, run_limited
 
 def _latex_tree(text):
@@ -49,7 +50,7 @@ def parse_latex_expression(text, names, functions, *, what, seconds=None):
     # parse and rebuild in one killable child: only the rebuilt (checked) expressions come back
     # (an unevaluated tree must never be unpickled: unpickling evaluates it, 10^{10^{10}} included)
     return run_limited(_latex_parse_and_build, (text, names, functions, what), seconds,
-                       what=f"{what}: parsing LaTeX {_short(text)!r}", isolate=True, error=ParseLimitError)
+                       what=f"{what}: parsing LaTeX {shorten(text)!r}", isolate=True, error=ParseLimitError)
 
 
 def _latex_parse_and_build(text, names, functions, what):
@@ -59,8 +60,8 @@ def _latex_parse_and_build(text, names, functions, what):
         tree = _latex_tree(text)
     except Exception as exc:  # noqa: BLE001 - a LaTeX syntax error is a user error
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
-        raise ParameterError(f"{what}: cannot parse LaTeX {_short(text)!r} ({type(exc).__name__}: "
-                             f"{_short(first, 120)})") from None
+        raise ParameterError(f"{what}: cannot parse LaTeX {shorten(text)!r} ({type(exc).__name__}: "
+                             f"{shorten(first, 120)})") from None
     count = sum(1 for _ in sp.preorder_traversal(tree))
     if count > LIMITS["nodes"]:
         raise ParseLimitError(f"{what}: the expression has {count} nodes, above the limit {LIMITS['nodes']}")
@@ -74,7 +75,7 @@ class _LatexRebuild:
         self.text, self.names, self.functions, self.what = text, names, functions, what
 
     def fail(self, msg, cls=ParameterError):
-        raise cls(f"{self.what}: {msg} in LaTeX {_short(self.text)!r}")
+        raise cls(f"{self.what}: {msg} in LaTeX {shorten(self.text)!r}")
 
     def build(self, e, depth=0):
         import sympy as sp
@@ -119,6 +120,6 @@ class _LatexRebuild:
                 known = ", ".join(sorted(self.functions)) or "none"
                 self.fail(f"unknown function {name!r} (known functions: {known})")
             return self.functions[name](*[self.build(a, d) for a in e.args])
-        self.fail(f"{type(e).__name__} ({_short(str(e))}) is not allowed")
+        self.fail(f"{type(e).__name__} ({shorten(str(e))}) is not allowed")
 
 

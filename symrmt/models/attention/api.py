@@ -26,10 +26,11 @@ Examples
 from __future__ import annotations
 
 import time
+from functools import partial
 
-from symrmt.cache import cache_dict
 from symrmt.errors import ParameterError
 from symrmt.models.attention.geometry import as_low_rank
+from symrmt.models.attention.kernel_f import as_nonlinearity, simulation_f
 from symrmt.models.attention.params import check_c, check_diagonal, check_gammas
 
 __all__ = ["limit", "simulate", "as_nonlinearity", "gamma_values"]
@@ -39,36 +40,6 @@ SOFTMAX_EXPR = "masked row-softmax(X^T W X/sqrt(p))"
 
 #: limit calls with more gamma values than this show a progress bar (auto mode)
 PROGRESS_MIN_GAMMAS = 8
-
-
-def as_nonlinearity(f, center: bool = False):
-    """``f`` as a :class:`~symrmt.hermite.Nonlinearity` (a preset, an expression string, a SymPy
-    expression or a Nonlinearity); ``center=True`` subtracts ``a_0``.
-
-    >>> as_nonlinearity("relu").name
-    'relu'
-    """
-    from symrmt.hermite import Nonlinearity
-
-    if isinstance(f, Nonlinearity):
-        if center and not f.center:
-            return Nonlinearity(f.text, center=True, timeout=f.timeout)
-        return f
-    if callable(f) and not hasattr(f, "free_symbols"):
-        raise ParameterError(
-            f"f = {f!r} is a Python callable; the limit needs f in symbolic form: a preset name such as "
-            "'tanh', an expression string in t such as 'erf(t)', or a SymPy expression"
-        )
-    if isinstance(f, str):  # building a Nonlinearity costs up to seconds (quadratures): reuse it
-        key = (f.strip(), bool(center))
-        nl = _NONLINEARITIES.get(key)
-        if nl is None:
-            nl = _NONLINEARITIES[key] = Nonlinearity(f, center=center)
-        return nl
-    return Nonlinearity(f, center=center)
-
-
-_NONLINEARITIES = cache_dict("symrmt.models.attention.api._NONLINEARITIES", 64)
 
 
 def gamma_values(gamma) -> tuple:
@@ -127,7 +98,7 @@ def limit(f, c, gamma, geometry=None, diagonal: str = "zero", digits: int = 15, 
     attention : {"entrywise", "softmax"} (keyword only)
         ``"softmax"``: masked softmax attention ``K = (n/sqrt(p)) row-softmax(X^T W X/sqrt(p))``
         (``f`` must be ``None``, ``diagonal`` ``"zero"``); its limit is the entry-wise limit of
-        ``exp(t - alpha^2/2) - 1`` (:mod:`symrmt.softmax`, ``docs/theory.md``).
+        ``exp(t - alpha^2/2) - 1`` (:mod:`symrmt.models.softmax`, ``docs/theory.md``).
     mask : bool (keyword only)
         Softmax only; ``False`` (the unmasked model) is refused: it has no limit in this scaling.
 
@@ -159,7 +130,7 @@ def limit(f, c, gamma, geometry=None, diagonal: str = "zero", digits: int = 15, 
     attention = check_attention(attention)
     geom = _geometry(geometry, values)
     if attention == "softmax":
-        from symrmt.softmax import check_mask, check_softmax_f, softmax_nonlinearity
+        from symrmt.models.softmax.kernel import check_mask, check_softmax_f, softmax_nonlinearity
 
         check_softmax_f(f)
         check_mask(mask)
@@ -271,8 +242,9 @@ def simulate(f, c, gamma, geometry=None, diagonal: str = "zero", center: bool = 
     from symrmt.models.attention.montecarlo import check_attention
 
     attention = check_attention(attention)
+    repeatable = True
     if attention == "softmax":
-        from symrmt.softmax import check_softmax_f
+        from symrmt.models.softmax.kernel import check_softmax_f
 
         check_softmax_f(f)
         if center:
@@ -282,53 +254,29 @@ def simulate(f, c, gamma, geometry=None, diagonal: str = "zero", center: bool = 
         expr = SOFTMAX_EXPR if mask is True else "unmasked row-softmax(X^T W X/sqrt(p))"
     elif callable(f) and not hasattr(f, "free_symbols"):  # a NumPy callable (SymPy objects have free_symbols)
         fn, name, expr, centered = f, getattr(f, "__name__", repr(f)), repr(f), False
+        repeatable = False  # a Python callable: no re-run at another n (SimulationResult.at_size says so)
         if center:
             raise ParameterError("center=True needs f in symbolic form (a preset or an expression), not a callable")
     else:
         nl = as_nonlinearity(f, center)
         name, expr, centered = nl.name, str(nl.expr), nl.center
-        fn = _picklable(nl) if workers != 1 else nl.numpy()
+        fn = simulation_f(nl) if workers != 1 else nl.numpy()
     cf = check_c(_number(c))
     gs = gamma_values(gamma)
     geom = _geometry(geometry, values)
     raw = _simulate(fn, n, cf, list(gs), geometry=geom, diagonal=diagonal, noise=noise, trials=trials, seed=seed,
                     workers=workers, progress=progress, attention=attention, mask=mask)
     par = raw["params"]
+    again = None
+    if repeatable:  # the same point at another n (SimulationResult.at_size)
+        again = partial(_simulate_at, f, cf, gs, geom, par["diagonal"], center, trials=par["trials"],
+                        seed=par["seed"], noise=par["noise"], attention=attention, mask=mask)
     return SimulationResult(f=name, expr=expr, center=centered, c=cf, gamma_exact=gs, geometry=geom,
                             diagonal=par["diagonal"], n=par["n"], p=par["p"], trials=par["trials"], seed=par["seed"],
                             noise=par["noise"], attention_trials=raw["attention"]["trials"],
-                            ridge_trials=raw["ridge"]["trials"], seconds=time.monotonic() - t0)
+                            ridge_trials=raw["ridge"]["trials"], seconds=time.monotonic() - t0, resimulate=again)
 
 
-def _picklable(nl):
-    """A callable that worker processes can rebuild from the text of ``f``."""
-    return SimulationF(nl.text, nl.center)
-
-
-class SimulationF:
-    """A picklable simulation callable for ``f``: rebuilt (once per process) from its text."""
-
-    _cache: dict = {}
-
-    def __init__(self, text: str, center: bool):
-        self.text = text
-        self.center = center
-
-    def _fn(self):
-        key = (self.text, self.center)
-        fn = self._cache.get(key)
-        if fn is None:
-            from symrmt.hermite import Nonlinearity
-
-            fn = self._cache[key] = Nonlinearity(self.text, center=self.center).numpy()
-        return fn
-
-    def __call__(self, x):
-        return self._fn()(x)
-
-    @property
-    def store_key(self) -> str:
-        return f"text:{self.text}|center={self.center}"
-
-    def __repr__(self):
-        return f"f({self.text!r}{', centered' if self.center else ''})"
+def _simulate_at(f, c, gammas, geometry, diagonal, center, n, **kw):
+    """:func:`simulate` of the same point at ``n`` tokens, without a progress bar (``SimulationResult.at_size``)."""
+    return simulate(f, c, list(gammas), geometry, diagonal, center, n=n, progress=False, **kw)

@@ -40,16 +40,13 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass
 from fractions import Fraction
 
 from symrmt.errors import ParameterError
 from symrmt.models.attention.params import check_c, check_diagonal, to_fraction
-from symrmt.table import (
-    TableResult, digit_lines, float_text, geometry_text, html_table, latex_array, latex_escape, latex_tabular,
-    math_text, need_pandas, param_text, text_table,
-)
-from symrmt.models.attention.sweeps import GRID_KEYS, _exact_or
+from symrmt.models.attention.grid_results import CrossingsResult
+from symrmt.models.attention.sweeps import GRID_KEYS
+from symrmt.table import float_text
 from symrmt.models.attention.geometry import point_geometry
 
 #: the interval is scanned at this many points (by default) before each sign change is bracketed
@@ -62,176 +59,6 @@ FAST_SCAN = 257
 MARGIN = 100
 
 __all__ = ["crossings", "CrossingsResult"]
-
-
-@dataclass(frozen=True, eq=False)
-class CrossingsResult(TableResult):
-    """The crossings ``E_A = E_RR`` found on an interval (from :func:`crossings`).
-
-    Attributes
-    ----------
-    over : str
-        The parameter that varies; ``between`` its interval; ``fixed`` the other parameters.
-    roots : tuple of mpf
-        The crossings, increasing, each correct to ``digits`` significant digits (it lies in
-        the certified bracket ``brackets[i]``, of relative width at most ``10**-digits``).
-        Each is a :class:`~symrmt.certified.CertifiedMpf`: an ``mpf`` of ``digits`` digits
-        that prints them all (``repr``, ``str``), at any ``mpmath.mp.dps``; handed back to
-        :func:`symrmt.limit` (``c=r.roots[0]``) it is read bit for bit.
-    directions : tuple of int
-        ``+1`` when ``E_A - E_RR`` goes from negative to positive through the root (Attention
-        wins below it), ``-1`` the other way.
-    scan_x, scan_sign : tuple
-        The scan points and the sign of ``E_A - E_RR`` at each: certified, or with ``fast``
-        a float64 sign at least :data:`MARGIN` times its estimated error away from zero.
-    fast : bool
-        Whether the scan ran on the float64 path.
-    """
-
-    f: str
-    expr: str
-    over: str
-    between: tuple
-    fixed: dict
-    diagonal: str
-    digits: int
-    roots: tuple
-    brackets: tuple
-    directions: tuple
-    scan_x: tuple
-    scan_sign: tuple
-    center: bool = False
-    geometry: object = None
-    evaluations: int = 0
-    seconds: float = 0.0
-    fast: bool = False
-
-    columns = ("root", "direction")
-
-    def __len__(self) -> int:
-        return len(self.roots)
-
-    def __iter__(self):
-        return iter(self.roots)
-
-    def __getitem__(self, i):
-        return self.roots[i]
-
-    @property
-    def values(self):
-        """The roots as a float64 array."""
-        import numpy as np
-
-        return np.array([float(r) for r in self.roots], dtype=np.float64)
-
-    def to_numpy(self):
-        """Float64 array ``(len(roots), 2)``: root, direction."""
-        import numpy as np
-
-        return np.array([[float(r), d] for r, d in zip(self.roots, self.directions)], dtype=np.float64).reshape(-1, 2)
-
-    def to_xarray(self):
-        """An ``xarray.Dataset`` over ``root`` (the roots as float64, their directions and brackets), and the
-        scan's signs over ``scan``."""
-        from symrmt.plotting import need_xarray
-
-        xr = need_xarray()
-        r = ("root",)
-        return xr.Dataset({self.over: (r, self.values), "direction": (r, list(self.directions)),
-                           "bracket_lo": (r, [float(b[0]) for b in self.brackets]),
-                           "bracket_hi": (r, [float(b[1]) for b in self.brackets]),
-                           "scan_sign": (("scan",), list(self.scan_sign))},
-                          coords={"scan_x": (("scan",), [float(x) for x in self.scan_x])},
-                          attrs={"f": self.f, "expr": self.expr, "over": self.over, "digits": self.digits,
-                                 **{k: str(v) for k, v in self.fixed.items()}})
-
-    def plot(self, ax=None, log=None):
-        """The sign of ``E_A - E_RR`` at the scan points and a line at each root (matplotlib); returns the axes."""
-        from symrmt.plotting import plot_crossings
-
-        return plot_crossings(self, ax=ax, log=log)
-
-    def to_pandas(self):
-        """A DataFrame, one row per root: ``<over>`` (float64), ``root`` (the certified mpf, every digit),
-        ``direction``, ``bracket_lo``, ``bracket_hi`` (float64); the inputs in ``.attrs``."""
-        pd = need_pandas()
-        df = pd.DataFrame({self.over: self.values, "root": pd.Series(list(self.roots), dtype=object),
-                           "direction": list(self.directions),
-                           "bracket_lo": [float(b[0]) for b in self.brackets],
-                           "bracket_hi": [float(b[1]) for b in self.brackets]})
-        df.attrs.update({"f": self.f, "expr": self.expr, "over": self.over, "digits": self.digits,
-                         **{k: str(v) for k, v in self.fixed.items()}})
-        return df
-
-    def _interval(self) -> str:
-        return f"[{float_text(self.between[0])}, {float_text(self.between[1])}]"
-
-    def summary(self) -> str:
-        """One sentence: how many crossings, or that the sign never changes."""
-        if not self.roots:
-            side = "E_A > E_RR" if self.scan_sign[0] > 0 else "E_A < E_RR"
-            return (f"E_A - E_RR keeps its sign on {self._interval()} ({side} at all {len(self.scan_x)} scan "
-                    "points): no crossing found")
-        return f"{len(self.roots)} crossing(s) of E_A = E_RR in {self.over} on {self._interval()}"
-
-    def _caption(self) -> str:
-        fixed = ", ".join(f"{k} = {param_text(_exact_or(v, k), self.digits)}" for k, v in self.fixed.items())
-        if self.geometry is not None:
-            fixed += f", geometry: {geometry_text(self.geometry, self.digits)}"
-        centered = ", centered" if self.center else ""
-        return (f"crossings E_A = E_RR: f = {self.f}{centered}, over {self.over} in {self._interval()}, {fixed}, "
-                f"diagonal = {self.diagonal} ({self.digits} digits, {'float64 ' if self.fast else ''}scan of "
-                f"{len(self.scan_x)} points)")
-
-    def _rows(self):
-        import mpmath
-
-        return [[mpmath.nstr(r, self.digits), "E_A < E_RR below" if d > 0 else "E_A < E_RR above"]
-                for r, d in zip(self.roots, self.directions)]
-
-    def __str__(self) -> str:
-        if not self.roots:
-            return self._caption() + "\n" + self.summary()
-        return self._caption() + "\n" + text_table([self.over, "side"], self._rows(), left=(1,))
-
-    def __repr__(self) -> str:
-        return f"<CrossingsResult over={self.over!r} {len(self.roots)} root(s)>"
-
-    def _repr_html_(self) -> str:
-        if not self.roots:
-            return f"<p>{self._caption()}<br>{self.summary()}</p>"
-        return html_table([self.over, "side"], self._rows(), self._caption())
-
-    def _over_tex(self) -> str:
-        """The varying parameter in math mode (``cos_muwk`` is ``\\cos(\\mu, w_K)``; tied names joined by ``=``)."""
-        from symrmt.models.attention.sweeps import _TEX
-
-        return " = ".join(_TEX.get(k, k if len(k) == 1 and k.isalpha() else math_text(k))
-                          for k in str(self.over).split("="))
-
-    def _summary_tex(self) -> str:
-        """:meth:`summary` as text with inline math (pdflatex and MathJax)."""
-        text = latex_escape(self.summary())
-        for err in (r"E\_A - E\_RR", r"E\_A > E\_RR", r"E\_A < E\_RR"):
-            text = text.replace(err, "$" + err.replace(r"\_RR", "_{RR}").replace(r"\_A", "_A") + "$")
-        return text
-
-    def latex(self) -> str:
-        """The roots as a LaTeX ``tabular`` (inputs in a comment line above); a sentence when there is none."""
-        if not self.roots:
-            return "% " + self._caption() + "\n" + self._summary_tex() + "\n"
-        rows = []
-        for r in self._rows():  # a root of many digits: 40 digits a line
-            lines = digit_lines(r[0]) if self.digits > 40 else [r[0]]
-            rows += [[line, r[1].replace("E_A < E_RR", "$E_A < E_{RR}$") if k == 0 else ""]
-                     for k, line in enumerate(lines)]
-        return latex_tabular([f"${self._over_tex()}$", "side"], rows, self._caption(), raw=(1,))
-
-    def _repr_latex_(self) -> str:
-        if not self.roots:
-            return self._summary_tex()
-        return latex_array([self._over_tex(), r"\text{side}"],
-                           [[r[0], r[1].replace("E_A < E_RR ", r"E_A < E_{RR}\ \text{") + "}"] for r in self._rows()])
 
 
 class _Difference:
@@ -327,7 +154,7 @@ def crossings(f, over: str = "c", between=(0.1, 10), *, c=None, gamma=None, geom
     """
     import mpmath
 
-    from symrmt.models.attention.api import as_nonlinearity
+    from symrmt.models.attention.kernel_f import as_nonlinearity
     from symrmt.errors import PrecisionError
     from symrmt.progress import progress_bar
 

@@ -248,9 +248,9 @@ def solve_grid(f, points, *, diagonal: str = "zero", center: bool = False, certi
     f = _nonlinearity(f, center)
 
     t = time.perf_counter()
-    from symrmt.models.attention.theory import _hermite_at_least
+    from symrmt.models.attention.hermite_data import hermite_at_least
 
-    a1, nu, d = (float(x) for x in _hermite_at_least(f, diagonal, 20))
+    a1, nu, d = (float(x) for x in hermite_at_least(f, diagonal, 20))
     timings["hermite"] = time.perf_counter() - t
 
     t = time.perf_counter()

@@ -1,9 +1,13 @@
-"""Monte-Carlo simulation of the finite model (NumPy only).
+"""Monte-Carlo simulation of the finite model: the driver :func:`simulate` (NumPy only).
 
-This module imports NumPy and the standard library, plus :mod:`symrmt.models.attention.params`
-and the executor of :mod:`symrmt.simulation` (where the trials run: here or on
-Dask, with an optional trial store); never SymPy or mpmath.  Symbolic parameters are
-turned into floats here, at one boundary (:func:`simulate`).
+:func:`simulate` checks its arguments (symbolic parameters are turned into floats here, at one
+boundary), builds the point of :mod:`symrmt.models.attention.trials` and runs its trials on the
+executor of :mod:`symrmt.simulation` (here or on Dask, with an optional trial store).  One trial's
+numerics (tokens, kernels, errors) are in :mod:`symrmt.models.attention.sampling`; its public names
+are re-exported here, so ``from symrmt.models.attention.montecarlo import kernel_matrix`` works too.
+
+This module imports NumPy and the standard library, plus :mod:`symrmt.models.attention.params`;
+never SymPy or mpmath (an ``f`` given as text is turned into its NumPy function on first use).
 
 The model (``docs/theory.md`` section 1): tokens ``X = mu y^T + Z`` (p x n),
 labels ``y_i = +-1`` uniform, ``Z`` i.i.d. standard Gaussian or Rademacher,
@@ -12,9 +16,6 @@ labels ``y_i = +-1`` uniform, ``Z`` i.i.d. standard Gaussian or Rademacher,
 
 * Attention: ``E_A(g) = (g^2/n) y^T (K^T X^T X K/n + g I)^{-2} y``;
 * ridge:     ``E_RR(g) = (g^2/n) y^T (X^T X/n + g I)^{-2} y``.
-
-Each trial uses one symmetric eigendecomposition per error for all ``g``
-(of the smaller of ``A^T A/n`` and ``A A^T/n``, ``A = X K`` or ``X``).
 
 Example
 -------
@@ -28,23 +29,29 @@ True
 
 from __future__ import annotations
 
-import math
 import pickle
 from numbers import Integral
 
 import numpy as np
 
 from symrmt.errors import ParameterError
-from symrmt.models.attention.geometry import as_low_rank
-from symrmt.models.attention.params import check_c
+from symrmt.models.attention.params import check_c, check_int
+from symrmt.models.attention.sampling import (  # re-exported: one trial's numerics
+    attention_errors, draw_tokens, kernel_matrix, resolvent_errors, ridge_errors, simulate_trial, softmax_kernel,
+    vectors_from_gram, weights_from_geometry,
+)
+from symrmt.models.attention.trials import SIMULATE_SPEC, simulate_point, summarize
 from symrmt.simulation.executor import make_executor, run_trials
 from symrmt.simulation.memory import TRIAL_BOOKKEEPING, check_memory_bytes
 from symrmt.simulation.scheduler import check_workers
 
 __all__ = [
     "simulate",
+    "check_attention",
+    "ATTENTIONS",
     "simulate_trial",
     "vectors_from_gram",
+    "weights_from_geometry",
     "draw_tokens",
     "kernel_matrix",
     "softmax_kernel",
@@ -52,154 +59,6 @@ __all__ = [
     "attention_errors",
     "ridge_errors",
 ]
-
-
-# --------------------------------------------------------------------------
-# geometry
-# --------------------------------------------------------------------------
-def vectors_from_gram(gram, p: int):
-    """Vectors in ``R^p`` with the given Gram matrix, one per row of ``gram``.
-
-    For the rank-one geometry (3x3, ``Geometry().gram()``) these are ``(mu, w_K, w_Q)``;
-    for a ``(2r+1)``-square ``LowRankGeometry`` they are
-    ``(mu, w_K^1..w_K^r, w_Q^1..w_Q^r)``.  The PSD Gram ``G`` is factored as
-    ``G = B B^T`` through its symmetric eigendecomposition (tiny negative
-    eigenvalues from rounding are clipped); row ``i`` of ``B`` holds the
-    coordinates of vector ``i`` in an orthonormal basis of the span.  Directions
-    with a numerically zero eigenvalue are dropped, so the vectors occupy the
-    first ``rank`` coordinates and ``p >= rank`` is required.
-
-    Parameters
-    ----------
-    gram : square array-like (floats or Fractions), e.g. ``Geometry().gram()``.
-    p : int, the ambient dimension.
-
-    Returns
-    -------
-    tuple of float64 arrays of shape (p,), one per row of ``gram``.
-
-    Examples
-    --------
-    >>> mu, wk, wq = vectors_from_gram([[4, 0, 0], [0, 1, 1], [0, 1, 1]], 5)
-    >>> float(mu @ mu), float(wk @ wq), float(mu @ wk), int(np.count_nonzero(np.abs(mu) + np.abs(wk) > 1e-12))
-    (4.0, 1.0, 0.0, 2)
-    """
-    g = np.array([[float(x) for x in row] for row in gram], dtype=np.float64)
-    if g.ndim != 2 or g.shape[0] != g.shape[1] or g.shape[0] == 0 or not np.all(np.isfinite(g)):
-        raise ParameterError(f"geometry: the Gram matrix must be a finite square matrix, got {g.tolist()}")
-    size = g.shape[0]
-    g = 0.5 * (g + g.T)
-    lam, v = np.linalg.eigh(g)
-    scale = max(float(np.abs(lam).max()), 0.0)
-    if scale > 0 and lam.min() < -1e-10 * scale:
-        raise ParameterError(f"geometry: the Gram matrix is not positive semi-definite (eigenvalues {lam.tolist()})")
-    keep = lam > 1e-14 * scale if scale > 0 else np.zeros(size, dtype=bool)
-    b = v[:, keep] * np.sqrt(lam[keep])  # size x rank, G ~= B B^T
-    r = b.shape[1]
-    if r > p:
-        raise ParameterError(
-            f"p = round(c*n) = {p} is smaller than the rank {r} of the geometry (the span of mu and the "
-            "weight vectors); increase n or c"
-        )
-    out = np.zeros((size, p), dtype=np.float64)
-    out[:, :r] = b
-    return tuple(out)
-
-
-def _weights_from_geometry(geometry, p: int):
-    """``(mu, W_K, W_Q, alpha)`` with ``W_K, W_Q`` of shape (p, r) for a Geometry or LowRankGeometry."""
-    geometry = as_low_rank(geometry)
-    r = geometry.r
-    vecs = np.array(vectors_from_gram(geometry.gram(), p))
-    return vecs[0], vecs[1:1 + r].T, vecs[1 + r:].T, float(geometry.alpha)
-
-
-# --------------------------------------------------------------------------
-# one trial, in small pieces
-# --------------------------------------------------------------------------
-def draw_tokens(rng: np.random.Generator, n: int, mu: np.ndarray, noise: str = "gaussian"):
-    """Draw labels ``y`` (n,) and tokens ``X = mu y^T + Z`` (p x n).
-
-    The labels are drawn first, then the noise, from the same generator.
-    """
-    p = mu.shape[0]
-    y = 2.0 * rng.integers(0, 2, size=n).astype(np.float64) - 1.0
-    if noise == "gaussian":
-        x = rng.standard_normal((p, n))
-    elif noise == "rademacher":
-        x = 2.0 * rng.integers(0, 2, size=(p, n)).astype(np.float64) - 1.0
-    else:
-        raise ParameterError(f"noise must be one of ('gaussian', 'rademacher'), got {noise!r}")
-    if np.any(mu):
-        x += np.outer(mu, y)
-    return x, y
-
-
-def _scores(x: np.ndarray, w_k, w_q, gram=None, alpha: float = 1.0, weights=None) -> np.ndarray:
-    """``S = X^T W X / sqrt(p)`` with ``W = alpha I + W_K W_Q^T`` (or the explicit ``weights``), a new array."""
-    p, n = x.shape
-    root_p = math.sqrt(p)
-    if weights is not None:
-        m = x.T @ (weights @ x)
-        m /= root_p
-    else:
-        g = x.T @ x if gram is None else gram
-        m = g * (alpha / root_p)
-        if np.any(w_k) and np.any(w_q):
-            wk = np.asarray(w_k).reshape(p, -1)
-            wq = np.asarray(w_q).reshape(p, -1)
-            m += ((x.T @ wk) / root_p) @ (wq.T @ x)
-    return m
-
-
-def kernel_matrix(f, x: np.ndarray, w_k: np.ndarray, w_q: np.ndarray, diagonal: str = "zero", gram=None,
-                  alpha: float = 1.0, weights=None):
-    """``K = f(X^T W X / sqrt(p)) / sqrt(p)`` with ``W = alpha I + W_K W_Q^T``, without forming ``W``.
-
-    ``w_k`` and ``w_q`` are vectors of length p (rank one) or (p, r) arrays
-    whose columns are ``w_K^j`` and ``w_Q^j``.  ``weights``, when given, is an
-    explicit p x p matrix ``W`` used instead (``w_k``, ``w_q`` and ``alpha`` are
-    then ignored).  ``gram`` may pass a precomputed ``X^T X``.  With
-    ``diagonal="zero"`` the diagonal of ``K`` is set to 0; with ``"keep"`` it is
-    ``f(M_ii)/sqrt(p)``.
-    """
-    p, n = x.shape
-    root_p = math.sqrt(p)
-    m = _scores(x, w_k, w_q, gram, alpha, weights)
-    k = np.asarray(f(m), dtype=np.float64)
-    if k.shape != (n, n):
-        raise ParameterError(
-            f"f must be vectorized (array in, array of the same shape out); got shape {k.shape} for input {m.shape}"
-        )
-    if not np.all(np.isfinite(k)):
-        raise ParameterError("f returned non-finite values on the simulated kernel arguments")
-    k = k / root_p  # a new array: f may have returned its input
-    if diagonal == "zero":
-        np.fill_diagonal(k, 0.0)
-    elif diagonal != "keep":
-        raise ParameterError(f"diagonal must be one of ('zero', 'keep'), got {diagonal!r}")
-    return k
-
-
-def softmax_kernel(x: np.ndarray, w_k, w_q, mask: bool = True, gram=None, alpha: float = 1.0, weights=None):
-    """Softmax attention ``K = (n/sqrt(p)) A``, ``A = row-softmax(S)``, ``S = X^T W X/sqrt(p)``.
-
-    ``mask=True`` sets ``S_ii = -inf`` (a token does not attend to itself, so ``K_ii = 0``).
-    Each row is computed stably: its maximum is subtracted before ``exp`` (a row-wise
-    log-sum-exp), so no entry overflows.  Every row of ``A`` sums to 1, so ``K 1 = (n/sqrt(p)) 1``.
-    """
-    p, n = x.shape
-    if mask and n < 2:
-        raise ParameterError("the masked softmax needs n >= 2 (a row with only its own token masked is empty)")
-    m = _scores(x, w_k, w_q, gram, alpha, weights)
-    if not np.all(np.isfinite(m)):
-        raise ParameterError("the attention scores X^T W X/sqrt(p) are not finite (overflow in float64)")
-    if mask:
-        np.fill_diagonal(m, -np.inf)
-    m -= m.max(axis=1, keepdims=True)
-    np.exp(m, out=m)
-    m *= (n / math.sqrt(p)) / m.sum(axis=1, keepdims=True)
-    return m
 
 
 #: the attention kinds of the simulation: the paper's entry-wise kernel and the row softmax
@@ -211,124 +70,6 @@ def check_attention(attention) -> str:
     if not isinstance(attention, str) or attention.strip().lower() not in ATTENTIONS:
         raise ParameterError(f"attention must be one of {ATTENTIONS}, got {attention!r}")
     return attention.strip().lower()
-
-
-def _errors_from_spectrum(lam, s, null, n, gammas):
-    """``(1/n) [sum_i s_i g^2/(lam_i+g)^2 + null]`` for each ``g``; shape (len(gammas),)."""
-    g = gammas[:, None]
-    shrink = (g / (lam[None, :] + g)) ** 2  # in (0, 1], nondecreasing in g
-    return (shrink @ s + null) / n
-
-
-def _spectrum_small_side(a, y):
-    """Spectral data of ``P = A^T A/n`` (n x n) through ``A A^T/n`` (m x m), for m < n.
-
-    Returns ``(lam, s, null)`` with ``lam`` the nonzero eigenvalues of ``P``,
-    ``s_i = (u_i . y)^2`` for their eigenvectors ``u_i = A^T v_i / sqrt(n lam_i)``,
-    and ``null = ||y||^2 - sum s_i`` (clipped at 0), the mass of ``y`` in the
-    null space of ``P``.  Eigenvalues ``<= max(m, n) * eps * lam_max`` count as
-    zero (numerically indistinguishable from 0), their mass goes to ``null``.
-    """
-    m, n = a.shape
-    lam, v = np.linalg.eigh((a @ a.T) / n)
-    lam_max = float(lam[-1]) if lam.size else 0.0
-    keep = lam > max(m, n) * np.finfo(np.float64).eps * lam_max
-    lam, v = lam[keep], v[:, keep]
-    proj = (v.T @ (a @ y)) / np.sqrt(n * lam)
-    s = proj * proj
-    null = max(float(y @ y) - float(s.sum()), 0.0)
-    return lam, s, null
-
-
-def _spectrum_full(p_mat, y):
-    """Spectral data of the n x n PSD matrix ``P`` directly (null part 0)."""
-    lam, u = np.linalg.eigh(p_mat)
-    lam = np.clip(lam, 0.0, None)
-    proj = u.T @ y
-    return lam, proj * proj, 0.0
-
-
-def resolvent_errors(a: np.ndarray, y: np.ndarray, gammas) -> np.ndarray:
-    """``(g^2/n) y^T (A^T A/n + g I)^{-2} y`` for each ``g`` in ``gammas``; ``A`` is m x n.
-
-    One ``eigh`` of the smaller of ``A^T A/n`` (n x n) and ``A A^T/n`` (m x m).
-    """
-    gammas = np.asarray(gammas, dtype=np.float64)
-    m, n = a.shape
-    if m < n:
-        lam, s, null = _spectrum_small_side(a, y)
-    else:
-        lam, s, null = _spectrum_full((a.T @ a) / n, y)
-    return _errors_from_spectrum(lam, s, null, n, gammas)
-
-
-def _attention_matrix(x, k, gram=None):
-    """``P = K^T (X^T X) K / n`` (n x n, exactly symmetric), reusing ``gram = X^T X``."""
-    n = x.shape[1]
-    g = x.T @ x if gram is None else gram
-    p_mat = k.T @ (g @ k)
-    p_mat += p_mat.T  # exact symmetry; eigh reads one triangle anyway
-    p_mat *= 0.5 / n
-    return p_mat
-
-
-def attention_errors(x, k, y, gammas, gram=None) -> np.ndarray:
-    """``E_A(g) = (g^2/n) y^T (K^T X^T X K/n + g I)^{-2} y`` for each ``g``.
-
-    For ``p < n`` this is :func:`resolvent_errors` on ``F = X K`` (eigh of
-    ``F F^T/n``, p x p); for ``p >= n`` one eigh of ``P = K^T (X^T X) K / n``,
-    reusing ``gram = X^T X`` when given (cheaper than ``F^T F`` when p > n).
-    """
-    p, n = x.shape
-    gammas = np.asarray(gammas, dtype=np.float64)
-    if p < n:
-        return resolvent_errors(x @ k, y, gammas)
-    p_mat = _attention_matrix(x, k, gram)
-    lam, s, null = _spectrum_full(p_mat, y)
-    return _errors_from_spectrum(lam, s, null, n, gammas)
-
-
-def ridge_errors(x, y, gammas, gram=None) -> np.ndarray:
-    """``E_RR(g) = (g^2/n) y^T (X^T X/n + g I)^{-2} y`` for each ``g`` (eigh of the smaller Gram side)."""
-    p, n = x.shape
-    gammas = np.asarray(gammas, dtype=np.float64)
-    if p < n:
-        return resolvent_errors(x, y, gammas)
-    g = x.T @ x if gram is None else gram
-    lam, s, null = _spectrum_full(g / n, y)
-    return _errors_from_spectrum(lam, s, null, n, gammas)
-
-
-def simulate_trial(f, n, mu, w_k, w_q, gammas, diagonal, noise, rng, alpha=1.0, weights=None,
-                   attention="entrywise", mask=True):
-    """One trial: returns ``(E_A, E_RR)``, two float64 arrays of length ``len(gammas)``.
-
-    ``W = alpha I + W_K W_Q^T`` (``w_k``, ``w_q``: vectors or (p, r) arrays), or the
-    explicit p x p matrix ``weights`` when given.  ``attention="softmax"`` uses
-    :func:`softmax_kernel` (``f`` and ``diagonal`` unused; ``mask`` as there).
-    """
-    x, y = draw_tokens(rng, n, mu, noise)
-    p = x.shape[0]
-    gram = x.T @ x if p >= n else None  # reused by the kernel, Attention and ridge
-    if attention == "softmax":
-        k = softmax_kernel(x, w_k, w_q, mask, gram=gram, alpha=alpha, weights=weights)
-    else:
-        k = kernel_matrix(f, x, w_k, w_q, diagonal, gram=gram, alpha=alpha, weights=weights)
-    e_att = attention_errors(x, k, y, gammas, gram=gram)
-    e_rr = ridge_errors(x, y, gammas, gram=gram)
-    return e_att, e_rr
-
-
-# --------------------------------------------------------------------------
-# validation and the driver
-# --------------------------------------------------------------------------
-def _check_int(value, name: str, minimum: int, why: str = "") -> int:
-    if isinstance(value, bool) or not isinstance(value, Integral):
-        raise ParameterError(f"{name} must be an integer, got {value!r}")
-    value = int(value)
-    if value < minimum:
-        raise ParameterError(f"{name} must be >= {minimum}{why}, got {value}")
-    return value
 
 
 def _check_picklable(f) -> None:
@@ -364,14 +105,14 @@ def _check_memory(n: int, p: int, explicit_weights: bool, parallel: int) -> None
 def _numpy_f(f):
     """``f`` as a vectorized NumPy callable: a NumPy callable as is; a preset name, an expression
     string, a SymPy expression or a Nonlinearity (what :func:`symrmt.limit` takes) as the picklable
-    :class:`symrmt.models.attention.api.SimulationF` of its text (it names itself in a trial store)."""
+    :class:`symrmt.models.attention.kernel_f.SimulationF` of its text (it names itself in a trial store)."""
     if callable(f) and not hasattr(f, "free_symbols"):
         return f
     if not (isinstance(f, str) or hasattr(f, "free_symbols") or hasattr(f, "nu_mpf")):  # nu_mpf: a Nonlinearity
         return f  # refused below, with the message naming f
-    from symrmt.models.attention.api import _picklable, as_nonlinearity
+    from symrmt.models.attention.kernel_f import as_nonlinearity, simulation_f
 
-    return _picklable(as_nonlinearity(f))
+    return simulation_f(as_nonlinearity(f))
 
 
 def simulate(
@@ -476,8 +217,6 @@ def simulate(
     >>> r["params"]["p"], r["attention"]["se"].shape
     (64, (1,))
     """
-    from symrmt.models.attention.trials import SIMULATE_SPEC, simulate_point, summarize
-
     attention = check_attention(attention)
     if attention == "softmax":
         if f is not None:
@@ -494,16 +233,16 @@ def simulate(
         _check_vectorized(f)
     if isinstance(workers, Integral) and not isinstance(workers, bool):
         check_workers(int(workers))  # the stated cap (the cores available), before anything else
-    n_checked = _check_int(n, "n", 2)  # the memory estimate comes before any array is allocated
+    n_checked = check_int(n, "n", 2)  # the memory estimate comes before any array is allocated
     _check_memory(n_checked, round(check_c(c) * n_checked), weights is not None,
                   min(workers, trials) if isinstance(workers, Integral) and isinstance(trials, Integral) else 1)
     point = simulate_point(f, n, c, gammas, geometry=geometry, diagonal=diagonal, noise=noise, weights=weights,
                            mu=mu, f_key=f_key, need_key=store is not None, attention=attention, mask=mask)
-    trials = _check_int(trials, "trials", 2, " (a standard error needs at least two trials)")
+    trials = check_int(trials, "trials", 2, " (a standard error needs at least two trials)")
     check_memory_bytes(trials * TRIAL_BOOKKEEPING, f"simulate {trials} trials", "results and seed sequences",
                        "lower trials")
-    seed = _check_int(seed, "seed", 0)
-    workers = check_workers(_check_int(workers, "workers", 1))
+    seed = check_int(seed, "seed", 0)
+    workers = check_workers(check_int(workers, "workers", 1))
     if progress not in (None, True, False):
         raise ParameterError(f"progress must be None, True or False, got {progress!r}")
     parallel = workers > 1 or scheduler is not None

@@ -23,7 +23,7 @@ The geometry classes (:class:`~symrmt.models.attention.geometry.Geometry`,
 from __future__ import annotations
 
 from fractions import Fraction
-from numbers import Rational, Real
+from numbers import Integral, Rational, Real
 
 from symrmt.errors import ParameterError
 
@@ -134,3 +134,12 @@ def check_noise(noise: str) -> str:
         raise ParameterError(f"noise must be one of {NOISES}, got {noise!r}")
     return noise
 
+
+def check_int(value, name: str, minimum: int, why: str = "") -> int:
+    """``value`` as an ``int >= minimum`` (a bool is refused); the error names ``name`` (and ``why``)."""
+    if isinstance(value, bool) or not isinstance(value, Integral):
+        raise ParameterError(f"{name} must be an integer, got {value!r}")
+    value = int(value)
+    if value < minimum:
+        raise ParameterError(f"{name} must be >= {minimum}{why}, got {value}")
+    return value

@@ -60,7 +60,8 @@ from symrmt.codegen.compile import ridge_function, closed_form_phi
 from symrmt.parsing import check_digits
 from symrmt.models.attention.geometry import Geometry, LowRankGeometry, as_low_rank
 from symrmt.errors import ParameterError
-from symrmt.models.attention.params import check_c, check_diagonal, check_gammas, to_fraction
+from symrmt.models.attention.params import check_c, check_gammas, to_fraction
+from symrmt.models.attention.hermite_data import hermite_at_least, hermite_inputs, scaled_nonlinearity
 
 __all__ = [
     "AttentionPoint",
@@ -68,10 +69,16 @@ __all__ = [
     "ConvergenceError",
     "PrecisionError",
     "SolverError",
+    "ATTENTION_C_RANGE",
     "attention_limit",
+    "c_range_note",
+    "guard_digits",
     "hermite_inputs",
+    "hermite_at_least",
     "limit",
     "ridge_limit",
+    "route_for",
+    "scaled_nonlinearity",
 ]
 
 GUARD = 10
@@ -82,6 +89,11 @@ ESCALATIONS = 3
 ATTENTION_GAMMA_RANGE = (Fraction(1, 10**12), Fraction(10**20))
 #: digits of the Hermite inputs beyond the highest working precision
 HERMITE_EXTRA = 5
+#: c values at which attention_limit is certified (measured at gamma = 0.01, 1, 100: relu without signal from
+#: c = 1e-9 to 1e16, and tanh, cos and erf with a signal and weights at c = 1e-8 and 1e12; relu fails at c = 1e-10,
+#: 1e-16, 1e-20 and 1e20): outside, the fixed point mixes terms of order c and 1/c that its continuation from
+#: large gamma may not resolve at any working precision, and a failure says so (c_range_note)
+ATTENTION_C_RANGE = (Fraction(1, 10**8), Fraction(10**12))
 
 
 @dataclass(frozen=True)
@@ -121,77 +133,34 @@ def _gstr(g) -> str:
             return mpmath.nstr(mpmath.mpf(g.numerator) / g.denominator, 8)
     return mpmath.nstr(g, 8) if isinstance(g, mpmath.mpf) else f"{float(g):.8g}"
 
-def hermite_inputs(f, diagonal: str, dps: int):
-    """``(a_1, nu, d)`` as mpf at ``dps`` digits from ``f``.
-
-    ``f`` is a :class:`symrmt.hermite.Nonlinearity`, a preset name / expression
-    string (made into one), or a mapping with keys ``a1``, ``nu`` and (for
-    ``keep``) ``d``, giving the Hermite data directly.
-    """
-    diagonal = check_diagonal(diagonal)
-    if isinstance(f, dict):
-        missing = {"a1", "nu"} - set(f)
-        if missing:
-            raise ParameterError(f"Hermite data needs keys a1 and nu; missing {sorted(missing)}")
-        with mpmath.workdps(dps):
-            a1 = mpf_of(to_fraction(f["a1"], "a1")) if not isinstance(f["a1"], mpmath.mpf) else +f["a1"]
-            nu = mpf_of(to_fraction(f["nu"], "nu")) if not isinstance(f["nu"], mpmath.mpf) else +f["nu"]
-            if diagonal == "keep":
-                if "d" not in f:
-                    raise ParameterError("diagonal='keep' needs d = lim f(t)/t in the Hermite data")
-                dv = f["d"]
-                d = +dv if isinstance(dv, mpmath.mpf) else mpf_of(to_fraction(dv, "d"))
-            else:
-                d = mpmath.mpf(0)
-    else:
-        from symrmt.hermite import Nonlinearity
-
-        if not isinstance(f, Nonlinearity):
-            f = Nonlinearity(f)
-        a1 = f.a_mpf(1, dps)
-        nu = f.nu_mpf(dps)
-        d = f.d_mpf(dps) if diagonal == "keep" else mpmath.mpf(0)
-    with mpmath.workdps(dps):
-        if nu - a1**2 < -mpmath.mpf(10) ** (-dps + 3):
-            raise ParameterError(f"nu - a1^2 must be >= 0 (Cauchy-Schwarz), got nu={nu}, a1={a1}")
-    return a1, nu, d
-
-
-_HERMITE_CACHE = cache_dict("symrmt.models.attention.theory._HERMITE_CACHE", 64)
-
-
-def _hermite_at_least(f, diagonal: str, dps: int):
-    """:func:`hermite_inputs` with at least ``dps`` digits, reusing values already computed at
-    ``dps`` or more for the same ``f`` (the quadratures for tanh etc. dominate a single point)."""
-    from symrmt.hermite import Nonlinearity
-
-    if isinstance(f, str):
-        key = (f.strip(), False)
-    elif isinstance(f, Nonlinearity):
-        key = (f.text, f.center)
-    else:
-        return hermite_inputs(f, diagonal, dps)
-    key += (check_diagonal(diagonal),)
-    hit = _HERMITE_CACHE.get(key)
-    if hit is not None and hit[0] >= dps:
-        return hit[1]
-    values = hermite_inputs(f, diagonal, dps)
-    _HERMITE_CACHE[key] = (dps, values)
-    return values
-
-
 def _decades(gamma) -> int:
     """``|log10 gamma|`` (rounded up) of a positive Fraction, without a float (no underflow)."""
     g = Fraction(gamma)
     return abs(len(str(g.numerator)) - len(str(g.denominator))) + 1
 
 
-def _guard(gamma) -> int:
+def guard_digits(gamma) -> int:
+    """The guard digits at ``gamma``: :data:`GUARD`, plus one per decade below 1 and two per decade above 10."""
     # small gamma costs digits in the implicit derivative and in 1/gamma terms; large gamma
     # cancels about log10(gamma) digits in the Stieltjes root and again in 1 - E: the guard
     # grows with |log10 gamma| in both directions
     # (below 1: one digit per whole decade, floor(-log10 gamma), as before the large-gamma fix)
     return GUARD + (_decades(gamma) - 1 if gamma < 1 else 2 * _decades(gamma) if gamma > 10 else 0)
+
+
+def c_range_note(c) -> str | None:
+    """Why a failed attention solve at ``c`` outside :data:`ATTENTION_C_RANGE` failed, and what to try
+    (``None`` inside the range)."""
+    lo, hi = ATTENTION_C_RANGE
+    c = Fraction(c)
+    if lo <= c <= hi:
+        return None
+    side = "small" if c < lo else "large"
+    return (f"c = {_gstr(c)} is so {side} that the fixed point mixes terms of order c and 1/c, about "
+            f"{2 * (_decades(c) - 1)} decades apart, which its continuation from large gamma (it starts near "
+            f"gamma = 1e4 (1 + c)(1 + 1/c)) does not resolve; more digits do not help: the attention limit is "
+            f"certified for {float(lo):g} <= c <= {float(hi):g}, use a c in that range (the ridge limit E_RR "
+            "alone is certified at any c > 0)")
 
 
 def _agree(x, y, digits: int) -> bool:
@@ -244,7 +213,7 @@ def ridge_limit(c, gammas, snr=0, digits: int = 15):
                 raise Disagree(f"solves at {dps} and {dps + 10 + guard} digits disagree beyond digit {digits}")
             return vals[1], vals
 
-        v = certify(attempt, digits, _guard(g), ESCALATIONS, catch=(),
+        v = certify(attempt, digits, guard_digits(g), ESCALATIONS, catch=(),
                     fail=lambda failures, dps, g=g: PrecisionError(
                         f"ridge limit at gamma={_gstr(g)}: could not reach {digits} digits")).value
         if not (0 <= v <= 1):
@@ -274,56 +243,12 @@ def route_for(a1, geometry) -> str:
     return "general"
 
 
-_SCALED = cache_dict("symrmt.models.attention.theory._SCALED", 64)
-
-
-def scaled_nonlinearity(f, alpha):
-    """``f_alpha(t) = f(alpha t)`` as a :class:`~symrmt.hermite.Nonlinearity` (the theory of ``W = alpha I + ...``).
-
-    >>> scaled_nonlinearity("erf", 2).expr
-    erf(2*t)
-    """
-    from symrmt.hermite import T, Nonlinearity
-    from symrmt.hermite.nonlinearity import NotCenteredError
-
-    alpha = to_fraction(alpha, "alpha")
-    if isinstance(f, dict):
-        raise ParameterError(
-            "alpha != 1 rescales the kernel's argument, which changes the Hermite data; "
-            "give f itself (a preset or an expression) rather than its Hermite data, or fold alpha in yourself"
-        )
-    if alpha == 1:
-        return f if isinstance(f, Nonlinearity) else Nonlinearity(f)
-    if isinstance(f, Nonlinearity):
-        base_expr = f.expr
-    elif isinstance(f, str):
-        # f need only be centered at the scale alpha, not under N(0, 1): parse it without that check
-        from symrmt.hermite import PRESETS, parse_f
-
-        base_expr = parse_f(PRESETS.get(f.strip(), f.strip()))
-    else:
-        base_expr = Nonlinearity(f).expr
-    key = (str(base_expr), alpha)
-    if key not in _SCALED:
-        import sympy as sp
-
-        expr = base_expr.subs(T, sp.Rational(alpha.numerator, alpha.denominator) * T)
-        try:
-            _SCALED[key] = Nonlinearity(expr)
-        except NotCenteredError as exc:
-            raise NotCenteredError(
-                f"with alpha = {alpha} the kernel applies f(alpha t) = {expr}, which is not centered: "
-                f"E f(alpha xi) = {exc.a0}; the theory needs E f(alpha xi) = 0. Use an odd f, or give an f "
-                "centered at this scale (the same f must then be used in the simulation)",
-                a0=exc.a0, a0_exact=exc.a0_exact, a0_value=exc.a0_value,
-            ) from None
-        except ParameterError as exc:
-            raise ParameterError(f"with alpha = {alpha}: f(alpha t) = {expr}: {exc}") from None
-    return _SCALED[key]
-
-
 def _attention_at(fp: FixedPoint, phi_at, g, dps: int, start=None):
-    gv, dgv, step = fp.solve(g, dps, start=start)
+    try:
+        gv, dgv, step = fp.solve(g, dps, start=start)
+    except ZeroDivisionError as exc:  # a singular Jacobian on the way from large gamma (mpmath.inverse)
+        raise ConvergenceError(f"the fixed point's matrix is numerically singular on the way to gamma={_gstr(g)}") \
+            from exc
     with mpmath.workdps(dps):
         try:
             phi, dphi = phi_at(gv, dgv, dps)
@@ -395,8 +320,8 @@ def attention_limit(f, c, gammas, geometry: Geometry | LowRankGeometry | None = 
     if geometry.alpha != 1:
         f = scaled_nonlinearity(f, geometry.alpha)
         geometry = geometry.scaled()
-    guards = {g: _guard(g) for g in gs}
-    a1, nu, d = _hermite_at_least(f, diagonal, digits + max(guards.values()) + 10 + HERMITE_EXTRA)
+    guards = {g: guard_digits(g) for g in gs}
+    a1, nu, d = hermite_at_least(f, diagonal, digits + max(guards.values()) + 10 + HERMITE_EXTRA)
 
     route = route if route is not None else route_for(a1, geometry)
     solvers = {}
@@ -405,7 +330,7 @@ def attention_limit(f, c, gammas, geometry: Geometry | LowRankGeometry | None = 
         """``(FixedPoint, phi_at)`` whose Hermite inputs carry ``dps + HERMITE_EXTRA`` digits (recomputed
         when an escalation needs more): the two-precision comparison cannot see an error in a_1 or nu."""
         if solvers.get("dps", -1) < dps:
-            a1_, nu_, d_ = (a1, nu, d) if not solvers else _hermite_at_least(f, diagonal, dps + HERMITE_EXTRA)
+            a1_, nu_, d_ = (a1, nu, d) if not solvers else hermite_at_least(f, diagonal, dps + HERMITE_EXTRA)
             solvers.update(dps=dps, fp=_fixed_point(cf, a1_, nu_, d_), phi=_phi_function(route, a1_, cf, geometry))
         return solvers["fp"], solvers["phi"]
 
@@ -428,7 +353,8 @@ def attention_limit(f, c, gammas, geometry: Geometry | LowRankGeometry | None = 
 
         hi = certify(attempt, digits, guards[g], ESCALATIONS, fail=lambda failures, dps, g=g: PrecisionError(
             f"attention limit at gamma={_gstr(g)}: could not certify {digits} digits with up to "
-            f"{dps + 10} working digits ({'; '.join(failures)}); ask for fewer digits"
+            f"{dps + 10} working digits ({'; '.join(dict.fromkeys(failures))}); "
+            f"{c_range_note(cf) or 'ask for fewer digits'}"
         )).data
         gv, dgv, phi, err, _ = hi
         with mpmath.workdps(digits + 5):

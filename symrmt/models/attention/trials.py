@@ -8,7 +8,9 @@
 :func:`simulate_point` validates the parameters of a ``simulate`` point and builds its store
 key (exact values) and the context its workers need; :func:`summarize` turns the rows of its
 trials into ``simulate``'s result.  Both trial functions rebuild ``mu, W_K, W_Q`` from the exact
-Gram data on the worker, and draw trial ``j`` from child ``j`` of ``SeedSequence(seed)``.
+Gram data on the worker, and draw trial ``j`` from child ``j`` of ``SeedSequence(seed)``; a
+trial's numerics are those of :mod:`symrmt.models.attention.sampling` (this module never imports
+the driver, :mod:`symrmt.models.attention.montecarlo`).
 
 >>> import numpy as np
 >>> from symrmt.simulation.executor import run_trials
@@ -31,12 +33,10 @@ import numpy as np
 
 from symrmt.models.attention.geometry import Geometry, LowRankGeometry, as_low_rank
 from symrmt.errors import ParameterError
-from symrmt.models.attention.params import check_c, check_diagonal, check_gammas
-from symrmt.models.attention.params import check_noise
-from symrmt.models.attention.montecarlo import (
-    _check_int, _weights_from_geometry, draw_tokens, ridge_errors, simulate_trial,
+from symrmt.models.attention.params import check_c, check_diagonal, check_gammas, check_int, check_noise
+from symrmt.models.attention.sampling import (
+    draw_tokens, ridge_errors, simulate_trial, vectors_from_gram, weights_from_geometry,
 )
-from symrmt.models.attention.montecarlo import vectors_from_gram
 from symrmt.simulation.executor import TrialSpec, trial_seed
 
 __all__ = ["NUMERICS_VERSION", "RIDGE_SPEC", "SIMULATE_SPEC", "SimPoint", "simulate_point", "summarize"]
@@ -143,7 +143,7 @@ def simulate_point(f, n, c, gammas, geometry=None, diagonal="zero", noise="gauss
     softmax = attention == "softmax"
     if not softmax and not callable(f):
         raise ParameterError(f"f must be a callable (a vectorized NumPy function), got {f!r}")
-    n = _check_int(n, "n", 2)
+    n = check_int(n, "n", 2)
     c_frac = check_c(c)
     p = round(c_frac * n)
     if p < 1:
@@ -188,7 +188,7 @@ def simulate_point(f, n, c, gammas, geometry=None, diagonal="zero", noise="gauss
             raise ParameterError(
                 f"geometry must be a symrmt.Geometry or LowRankGeometry, got {type(geometry).__name__}"
             )
-        model = _weights_from_geometry(geometry, p) + (None,)
+        model = weights_from_geometry(geometry, p) + (None,)
     diagonal = check_diagonal(diagonal)
     if softmax and diagonal != "zero":
         raise ParameterError("diagonal='keep' is not for the softmax: its diagonal is the mask "

@@ -1,7 +1,7 @@
-r"""Softmax attention: its limit through the entry-wise theory (``docs/theory.md``, section "Softmax attention").
+r"""Softmax attention's kernel as the entry-wise theory takes it (``docs/theory.md``, section "Softmax attention").
 
 The model is ``K = (n/sqrt(p)) A``, ``A = row-softmax(S)``, ``S = X^T W X/sqrt(p)``, with the mask
-``S_ii = -inf`` (simulated by :func:`symrmt.models.attention.montecarlo.softmax_kernel`).  Writing
+``S_ii = -inf`` (simulated by :func:`symrmt.models.attention.sampling.softmax_kernel`).  Writing
 ``h(t) = exp(t - alpha^2/2) - 1`` for the centered exponential at the scale of ``S_ij`` (variance
 ``alpha^2`` for ``W = alpha I + low rank``) and ``H = [h(S_ij)]_{i != j}``, the row normalization
 gives exactly
@@ -13,10 +13,14 @@ along ``1`` (norm ``sqrt(n/c)``) and the two rank-one projections it brings do n
 the limit (``docs/theory.md`` section 11), so the limit of ``E_A`` is the entry-wise limit of
 ``f = h`` with the same geometry: :func:`softmax_nonlinearity` builds that ``f`` (its Hermite data
 under ``N(0, alpha^2)`` are ``a_1 = alpha``, ``nu = exp(alpha^2) - 1``, ``d = 0``), and
-:func:`softmax_limit` hands it to the certified entry-wise solver.  There is no second formula.
+:func:`symrmt.models.softmax.limit.softmax_limit` hands it to the certified entry-wise solver.  There
+is no second formula.
 
 The unmasked softmax has no limit in this scaling (``S_ii ~ alpha sqrt(p)`` dominates its row, so
-``A -> I``); :func:`softmax_limit` refuses ``mask=False`` with that reason.
+``A -> I``); :func:`check_mask` refuses ``mask=False`` with that reason.
+
+This module imports neither the attention model's public calls nor SymPy at import time: the calls of
+:mod:`symrmt.models.attention.api` use it for ``attention="softmax"``.
 
 >>> softmax_text(1)
 'exp(t - 1/2) - 1'
@@ -30,7 +34,7 @@ from fractions import Fraction
 
 from symrmt.errors import ParameterError
 
-__all__ = ["softmax_text", "softmax_nonlinearity", "softmax_limit", "UNMASKED_REASON", "check_softmax_f", "check_mask"]
+__all__ = ["softmax_text", "softmax_nonlinearity", "UNMASKED_REASON", "check_softmax_f", "check_mask"]
 
 #: why the unmasked softmax has no limit here (the error of ``limit(..., mask=False)``)
 UNMASKED_REASON = ("the unmasked softmax has no limit in this scaling: S_ii = x_i^T W x_i/sqrt(p) ~ alpha sqrt(p) "
@@ -51,7 +55,7 @@ def softmax_nonlinearity(alpha=1):
     :class:`~symrmt.hermite.Nonlinearity` for ``alpha = 1``, else the text of ``h``, which the
     solver rescales to ``h(alpha t)`` and checks centered there
     (``E h(alpha xi) = exp(alpha^2/2 - alpha^2/2) - 1 = 0``; :func:`symrmt.models.attention.theory.scaled_nonlinearity`)."""
-    from symrmt.models.attention.api import as_nonlinearity
+    from symrmt.models.attention.kernel_f import as_nonlinearity
 
     a = Fraction(alpha)
     return as_nonlinearity(softmax_text(a)) if a == 1 else softmax_text(a)
@@ -62,14 +66,6 @@ def check_softmax_f(f) -> None:
     if f is not None:
         raise ParameterError(f"attention='softmax' fixes the kernel (a row softmax), so f must not be given "
                              f"(got {f!r}); f is for the entry-wise kernel")
-
-
-def softmax_limit(c, gamma, geometry=None, digits: int = 15, mask: bool = True, progress=None):
-    """Certified limits of ``E_A`` (masked softmax attention) and ``E_RR``: ``symrmt.limit(None, ...,
-    attention="softmax")``, the entry-wise limit of :func:`softmax_nonlinearity` for ``geometry``'s ``alpha``."""
-    from symrmt.models.attention.api import limit
-
-    return limit(None, c, gamma, geometry, digits=digits, progress=progress, attention="softmax", mask=mask)
 
 
 def check_mask(mask) -> None:

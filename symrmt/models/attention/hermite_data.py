@@ -1,0 +1,128 @@
+"""The Hermite inputs of the attention theory: ``(a_1, nu, d)`` of ``f`` at a working precision.
+
+* :func:`hermite_inputs` -- from a :class:`~symrmt.hermite.Nonlinearity`, a preset or an expression,
+  or the data given directly (``{"a1": ..., "nu": ..., "d": ...}``);
+* :func:`hermite_at_least` -- the same, reusing values already computed at that precision or more;
+* :func:`scaled_nonlinearity` -- ``f_alpha(t) = f(alpha t)``, the kernel of ``W = alpha I + ...``.
+
+The certified limits of :mod:`symrmt.models.attention.theory` and the float64 path of
+:mod:`symrmt.models.attention.fast` take their Hermite data from here.
+"""
+
+from __future__ import annotations
+
+import mpmath
+
+from symrmt.cache import cache_dict
+from symrmt.errors import ParameterError
+from symrmt.models.attention.params import check_diagonal, to_fraction
+from symrmt.models.attention.solver import mpf_of
+
+__all__ = ["hermite_inputs", "hermite_at_least", "scaled_nonlinearity"]
+
+
+def hermite_inputs(f, diagonal: str, dps: int):
+    """``(a_1, nu, d)`` as mpf at ``dps`` digits from ``f``.
+
+    ``f`` is a :class:`symrmt.hermite.Nonlinearity`, a preset name / expression
+    string (made into one), or a mapping with keys ``a1``, ``nu`` and (for
+    ``keep``) ``d``, giving the Hermite data directly.
+    """
+    diagonal = check_diagonal(diagonal)
+    if isinstance(f, dict):
+        missing = {"a1", "nu"} - set(f)
+        if missing:
+            raise ParameterError(f"Hermite data needs keys a1 and nu; missing {sorted(missing)}")
+        with mpmath.workdps(dps):
+            a1 = mpf_of(to_fraction(f["a1"], "a1")) if not isinstance(f["a1"], mpmath.mpf) else +f["a1"]
+            nu = mpf_of(to_fraction(f["nu"], "nu")) if not isinstance(f["nu"], mpmath.mpf) else +f["nu"]
+            if diagonal == "keep":
+                if "d" not in f:
+                    raise ParameterError("diagonal='keep' needs d = lim f(t)/t in the Hermite data")
+                dv = f["d"]
+                d = +dv if isinstance(dv, mpmath.mpf) else mpf_of(to_fraction(dv, "d"))
+            else:
+                d = mpmath.mpf(0)
+    else:
+        from symrmt.hermite import Nonlinearity
+
+        if not isinstance(f, Nonlinearity):
+            f = Nonlinearity(f)
+        a1 = f.a_mpf(1, dps)
+        nu = f.nu_mpf(dps)
+        d = f.d_mpf(dps) if diagonal == "keep" else mpmath.mpf(0)
+    with mpmath.workdps(dps):
+        if nu - a1**2 < -mpmath.mpf(10) ** (-dps + 3):
+            raise ParameterError(f"nu - a1^2 must be >= 0 (Cauchy-Schwarz), got nu={nu}, a1={a1}")
+    return a1, nu, d
+
+
+_HERMITE_CACHE = cache_dict("symrmt.models.attention.hermite_data._HERMITE_CACHE", 64)
+
+
+def hermite_at_least(f, diagonal: str, dps: int):
+    """:func:`hermite_inputs` with at least ``dps`` digits, reusing values already computed at
+    ``dps`` or more for the same ``f`` (the quadratures for tanh etc. dominate a single point)."""
+    from symrmt.hermite import Nonlinearity
+
+    if isinstance(f, str):
+        key = (f.strip(), False)
+    elif isinstance(f, Nonlinearity):
+        key = (f.text, f.center)
+    else:
+        return hermite_inputs(f, diagonal, dps)
+    key += (check_diagonal(diagonal),)
+    hit = _HERMITE_CACHE.get(key)
+    if hit is not None and hit[0] >= dps:
+        return hit[1]
+    values = hermite_inputs(f, diagonal, dps)
+    _HERMITE_CACHE[key] = (dps, values)
+    return values
+
+
+_SCALED = cache_dict("symrmt.models.attention.hermite_data._SCALED", 64)
+
+
+def scaled_nonlinearity(f, alpha):
+    """``f_alpha(t) = f(alpha t)`` as a :class:`~symrmt.hermite.Nonlinearity` (the theory of ``W = alpha I + ...``).
+
+    >>> scaled_nonlinearity("erf", 2).expr
+    erf(2*t)
+    """
+    from symrmt.hermite import T, Nonlinearity
+    from symrmt.hermite.nonlinearity import NotCenteredError
+
+    alpha = to_fraction(alpha, "alpha")
+    if isinstance(f, dict):
+        raise ParameterError(
+            "alpha != 1 rescales the kernel's argument, which changes the Hermite data; "
+            "give f itself (a preset or an expression) rather than its Hermite data, or fold alpha in yourself"
+        )
+    if alpha == 1:
+        return f if isinstance(f, Nonlinearity) else Nonlinearity(f)
+    if isinstance(f, Nonlinearity):
+        base_expr = f.expr
+    elif isinstance(f, str):
+        # f need only be centered at the scale alpha, not under N(0, 1): parse it without that check
+        from symrmt.hermite import PRESETS, parse_f
+
+        base_expr = parse_f(PRESETS.get(f.strip(), f.strip()))
+    else:
+        base_expr = Nonlinearity(f).expr
+    key = (str(base_expr), alpha)
+    if key not in _SCALED:
+        import sympy as sp
+
+        expr = base_expr.subs(T, sp.Rational(alpha.numerator, alpha.denominator) * T)
+        try:
+            _SCALED[key] = Nonlinearity(expr)
+        except NotCenteredError as exc:
+            raise NotCenteredError(
+                f"with alpha = {alpha} the kernel applies f(alpha t) = {expr}, which is not centered: "
+                f"E f(alpha xi) = {exc.a0}; the theory needs E f(alpha xi) = 0. Use an odd f, or give an f "
+                "centered at this scale (the same f must then be used in the simulation)",
+                a0=exc.a0, a0_exact=exc.a0_exact, a0_value=exc.a0_value,
+            ) from None
+        except ParameterError as exc:
+            raise ParameterError(f"with alpha = {alpha}: f(alpha t) = {expr}: {exc}") from None
+    return _SCALED[key]

@@ -1,0 +1,156 @@
+"""The number reader: :func:`parse_number` (a parameter typed as text: a decimal, a fraction or an
+expression such as ``sqrt(2)/2``), :func:`plain_fraction`, :func:`number_to_fraction`, and
+:func:`split_equation` (a claim's two sides).  Expressions go through the one walker,
+:func:`symrmt.parsing.expressions.parse_expression`.
+"""
+
+from __future__ import annotations
+
+import re
+from fractions import Fraction
+
+from symrmt.errors import ParameterError
+from symrmt.parsing.expressions import parse_expression
+from symrmt.parsing.limits import IRRATIONAL_DIGITS, LIMITS, ParseLimitError
+from symrmt.parsing.literals import literal_fraction, shorten
+
+__all__ = ["parse_number", "plain_fraction", "number_to_fraction", "split_equation"]
+
+
+# ---------------------------------------------------------------------------
+# numbers
+# ---------------------------------------------------------------------------
+def _number_vocabulary():
+    import sympy as sp
+
+    names = {"pi": sp.pi, "E": sp.E}
+    functions = {"sqrt": sp.sqrt, "exp": sp.exp, "log": sp.log, "sin": sp.sin, "cos": sp.cos, "tan": sp.tan,
+                 "atan": sp.atan, "asin": sp.asin, "acos": sp.acos, "tanh": sp.tanh, "cbrt": sp.cbrt,
+                 "Abs": sp.Abs, "abs": sp.Abs, "erf": sp.erf}
+    return names, functions
+
+
+_PLAIN = re.compile(r"\s*([+-]?)\s*([0-9]*\.?[0-9]*(?:[eE][+-]?[0-9]+)?)\s*(?:/\s*([0-9]*\.?[0-9]*(?:[eE][+-]?[0-9]+)?)\s*)?")
+
+
+def plain_fraction(text: str, what: str):
+    """A plain decimal or ``p/q`` of decimals read exactly without SymPy, or None if ``text`` is not one."""
+    if len(text) > LIMITS["chars"]:
+        raise ParseLimitError(f"{what}: the text has {len(text)} characters, above the limit {LIMITS['chars']}")
+    m = _PLAIN.fullmatch(text)
+
+    def has_mantissa(lit):  # a digit before any exponent: 'E-2' is Euler's number minus 2, not a literal
+        return any(ch.isdigit() for ch in re.split("[eE]", lit, maxsplit=1)[0])
+
+    if not m or not m.group(2) or not has_mantissa(m.group(2)):
+        return None
+    if m.group(3) is not None and not has_mantissa(m.group(3)):
+        return None
+    value = literal_fraction(m.group(2), what)
+    if m.group(3) is not None:
+        den = literal_fraction(m.group(3), what)
+        if den == 0:
+            raise ParameterError(f"{what}: division by zero in {shorten(text.strip())!r}")
+        value = value / den
+    return -value if m.group(1) == "-" else value
+
+
+def parse_number(text, *, what, positive=False, nonnegative=False):
+    """The exact real value of a numeric text: a SymPy Rational or an exact algebraic/transcendental
+    number (``sqrt(2)``, ``pi/4``).
+
+    Accepts decimals (``0.25``, ``1e-3``: exact), fractions (``3/4``), ``pi``, ``E`` and the functions
+    ``sqrt exp log sin cos tan atan asin acos tanh cbrt Abs erf`` with ``+ - * / ** ^``; refuses
+    anything else, non-real or infinite values, and the limits of :data:`LIMITS`.
+
+    Examples
+    --------
+    >>> parse_number("3/4", what="c")
+    3/4
+    >>> parse_number("1.4142e-3", what="gamma")
+    7071/5000000
+    >>> parse_number("-1", what="gamma", positive=True)
+    Traceback (most recent call last):
+    ...
+    symrmt.errors.ParameterError: gamma must be positive, got -1
+    """
+    import sympy as sp
+
+    if isinstance(text, str):
+        q = plain_fraction(text, what)
+        if q is not None:
+            value = sp.Rational(q.numerator, q.denominator)
+        else:
+            names, functions = _number_vocabulary()
+            try:
+                value = parse_expression(text, names, functions, what=what)
+            except ParseLimitError:
+                raise
+            except ParameterError as exc:
+                detail = str(exc).removeprefix(f"{what}: ")
+                raise ParameterError(f"{what}: cannot read {shorten(text.strip())!r} as a number ({detail}); "
+                                     "write a decimal such as 0.25, a fraction such as 3/4, or an exact "
+                                     "expression such as sqrt(2)/2") from None
+    else:
+        value = sp.sympify(text)
+    if not isinstance(value, sp.Expr) or not value.is_number:
+        raise ParameterError(f"{what}: {shorten(str(text))!r} is not a number")
+    if value.has(sp.zoo, sp.oo, -sp.oo, sp.nan):
+        raise ParameterError(f"{what}: {shorten(str(text))!r} is not finite")
+    if not isinstance(value, sp.Rational):
+        try:
+            approx = sp.N(value, 30)
+        except Exception as exc:  # noqa: BLE001
+            raise ParameterError(f"{what}: cannot evaluate {shorten(str(text))!r} ({exc})") from None
+        if approx.has(sp.I) and sp.im(approx) != 0:
+            raise ParameterError(f"{what}: {shorten(str(text))!r} is not real")
+        if not approx.is_real or not approx.is_finite:
+            raise ParameterError(f"{what}: {shorten(str(text))!r} is not a finite real number")
+        sign = int(bool(approx > 0)) - int(bool(approx < 0))
+    else:
+        sign = int(value.p > 0) - int(value.p < 0)
+    if positive and sign <= 0:
+        raise ParameterError(f"{what} must be positive, got {shorten(str(text))}")
+    if nonnegative and sign < 0:
+        raise ParameterError(f"{what} must be >= 0, got {shorten(str(text))}")
+    return value
+
+
+def number_to_fraction(value, what: str = "value", digits: int = IRRATIONAL_DIGITS) -> Fraction:
+    """An exact rational for a SymPy number: exact for a Rational, else rounded to ``digits``
+    significant digits (by default more than any precision symrmt computes at).
+
+    >>> import sympy as sp
+    >>> float(number_to_fraction(sp.sqrt(2), digits=20))
+    1.4142135623730951
+    """
+    import sympy as sp
+
+    if isinstance(value, Fraction):
+        return value
+    if isinstance(value, sp.Rational):
+        return Fraction(int(value.p), int(value.q))
+    approx = sp.N(value, digits)
+    if not isinstance(approx, sp.Float) or not approx.is_finite:
+        raise ParameterError(f"{what}: {shorten(str(value))} is not a finite real number")
+    return Fraction(str(approx))
+
+
+# ---------------------------------------------------------------------------
+# equations
+# ---------------------------------------------------------------------------
+_EQ_SPLIT = re.compile(r"(?<![<>!=])==?(?![=])")
+
+
+def split_equation(text: str, what: str = "candidate"):
+    """``"LHS = RHS"`` -> ``["LHS", "RHS"]`` (one ``=`` or ``==``); a text without one -> ``[text]``.
+
+    >>> split_equation("m^2 = 1")
+    ['m^2 ', ' 1']
+    """
+    if len(text) > LIMITS["chars"]:
+        raise ParseLimitError(f"{what}: the text has {len(text)} characters, above the limit {LIMITS['chars']}")
+    parts = _EQ_SPLIT.split(text)
+    if len(parts) > 2:
+        raise ParameterError(f"{what}: {shorten(text)!r} has more than one '='")
+    return parts
