@@ -49,7 +49,8 @@ import numpy as np
 import sympy as sp
 
 from symrmt.core.continuation import Linear, follow
-from symrmt.core.newton import newton
+from symrmt.core.linalg import solve_dense, solve_numpy
+from symrmt.core.newton import newton, refine
 from symrmt.core.numbers import COMPLEX128, MPCOMPLEX, MPMATH
 from symrmt.errors import BranchError, ConvergenceError, PrecisionError
 from symrmt.models.attention.solver import mpf_of
@@ -74,15 +75,8 @@ class DensityError(ConvergenceError):
 
 
 def _np_solve(rows, rhs):
-    A = np.array(rows, dtype=complex)
-    b = np.array(rhs, dtype=complex)
-    try:
-        x = np.linalg.solve(A, b)
-    except np.linalg.LinAlgError:
-        raise ZeroDivisionError("singular Jacobian") from None
-    if not np.all(np.isfinite(x)):
-        raise ZeroDivisionError("singular Jacobian")
-    return x
+    """One complex128 system (:func:`symrmt.core.linalg.solve_numpy`); singular: a :class:`ZeroDivisionError`."""
+    return solve_numpy(rows, rhs)
 
 
 class ResolventSolver:
@@ -278,31 +272,28 @@ class ResolventSolver:
 
     # -- mpmath
     def _refine(self, h, pv, zf, tol):
-        """Iterative refinement ``h <- h - J^{-1} R(h)``: the residual at the working precision (the compiled
-        residual alone), the Jacobian in float64 (its LU, NumPy); ``None`` when the steps do not shrink at
-        least a thousandfold each (then full Newton runs)."""
+        """Iterative refinement ``h <- h - J^{-1} R(h)`` (:func:`symrmt.core.newton.refine`): the residual at the
+        working precision (the compiled residual alone), the Jacobian in float64 (its inverse, NumPy); ``None``
+        when the steps do not shrink at least a thousandfold each (then full Newton runs)."""
         m = self.m
         try:
             _, J, _ = self._eval([complex(x) for x in h], zf)
             A = np.array(J, dtype=complex)
             if not np.all(np.isfinite(A)) or np.linalg.cond(A) > 1e8:
                 return None
-            lu = np.linalg.inv(A)
+            inv = np.linalg.inv(A)
         except (ZeroDivisionError, OverflowError, ValueError, np.linalg.LinAlgError):
             return None
-        prev = None
-        for _ in range(12):
-            r = self.c.res(h, pv)
-            rv = np.array([complex(x) for x in r[:m]], dtype=complex)
-            dx = lu @ rv
-            h = [a - mpmath.mpc(d.real, d.imag) for a, d in zip(h, dx)]
-            step = float(np.linalg.norm(dx)) / (1 + max(abs(complex(a)) for a in h))
-            if step <= tol:
-                return h
-            if prev is not None and not step <= prev * 1e-3:
-                return None
-            prev = step
-        return None
+
+        def solve(r):
+            dx = inv @ np.array([complex(x) for x in r[:m]], dtype=complex)
+            return [mpmath.mpc(d.real, d.imag) for d in dx]
+
+        def step_of(dx, x):  # measured in float64, as the tolerance is
+            return float(np.linalg.norm([complex(d) for d in dx])) / (1 + max(abs(complex(a)) for a in x))
+
+        out = refine(lambda x: self.c.res(x, pv), solve, h, tol, 12, step_of=step_of)
+        return None if out is None else out[0]
 
     def polish(self, h, z, dps, steps=None):
         """Newton at ``dps`` digits from ``h`` at complex ``z``; ``(h, tau)`` (iterative refinement on the
@@ -321,7 +312,8 @@ class ResolventSolver:
             def linear(x):
                 v = self.c.fjs(x, pv)
                 try:
-                    dx = _gauss([list(v[m + m * i:m + m * (i + 1)]) for i in range(m)], [-y for y in v[:m]])
+                    dx = solve_dense([list(v[m + m * i:m + m * (i + 1)]) for i in range(m)], [-y for y in v[:m]],
+                                     mpmath.mpc(0))
                 except ZeroDivisionError:
                     raise DensityError(f"singular Jacobian at z = {_cstr(complex(z))} (an edge of the support?)") from None
                 return list(dx), None
@@ -334,31 +326,6 @@ class ResolventSolver:
                 raise DensityError(f"the Newton polish at {dps} digits did not converge at z = {_cstr(complex(z))}") from None
             tau = sum(mpmath.mpmathify(c) * h[i] for i, c in ((i, complex(c)) for i, c in self.readout))
             return h, tau
-
-
-def _gauss(A, b):
-    """``A^{-1} b`` by Gaussian elimination with partial pivoting on lists (mpmath numbers, any precision);
-    an exactly singular pivot is a :class:`ZeroDivisionError`."""
-    n = len(A)
-    A = [list(r) + [bb] for r, bb in zip(A, b)]
-    for k in range(n):
-        p = max(range(k, n), key=lambda i: abs(A[i][k]))
-        if A[p][k] == 0:
-            raise ZeroDivisionError("singular matrix")
-        A[k], A[p] = A[p], A[k]
-        piv = A[k]
-        inv = 1 / piv[k]
-        for i in range(k + 1, n):
-            f = A[i][k] * inv
-            if f:
-                row = A[i]
-                for j in range(k, n + 1):
-                    row[j] -= f * piv[j]
-    x = [0] * n
-    for i in range(n - 1, -1, -1):
-        r = A[i]
-        x[i] = (r[n] - sum(r[j] * x[j] for j in range(i + 1, n))) / r[i]
-    return x
 
 
 def _cstr(z) -> str:
@@ -470,13 +437,12 @@ class _EdgeSystem:
             lv = [a / nrm for a in lv]
             tol = mpmath.mpf(10) ** (-(dps - 4))
             def linear(u):
-                Fv = mpmath.matrix(self.f(u, lv))
                 D = mpmath.matrix(self.df(u, lv))
                 try:
-                    du = mpmath.lu_solve(D, -Fv)
+                    du = solve_dense(D.tolist(), [-y for y in self.f(u, lv)], mpmath.mpf(0))
                 except ZeroDivisionError:
                     raise DensityError("the edge system is singular (a higher-order edge?)") from None
-                return [du[i] for i in range(len(u))], None
+                return du, None
 
             try:  # the core's Newton (stagnation: the step stops shrinking below sqrt(tol))
                 u = newton(linear, u, MPMATH, tol, steps, shrink=1)[0]
@@ -553,9 +519,9 @@ def atom_mass(ds, x0, digits):
                 z = mpmath.mpc(x0m, eta)
                 pv = s._pv(z, mp=True)
                 v = s.c.fjs(h, pv)
-                A = mpmath.matrix([list(v[m + m * i:m + m * (i + 1)]) for i in range(m)])
                 rhs = s.dz_mp(h, s._pvals(z, mp=True))
-                dh = mpmath.lu_solve(A, mpmath.matrix([-r for r in rhs]))
+                dh = solve_dense([list(v[m + m * i:m + m * (i + 1)]) for i in range(m)], [-r for r in rhs],
+                                 mpmath.mpc(0))
                 pred = [a + 1j * (new_eta - eta) * dh[i] for i, a in enumerate(h)]
                 h, _ = s.polish(pred, mpmath.mpc(x0m, new_eta), dps, steps=30)
                 eta = new_eta

@@ -34,6 +34,7 @@ from symrmt.cache import cache_dict
 from symrmt.engine import hermitize as herm
 from symrmt.engine.blockfp import BlockSystem
 from symrmt.core.continuation import check_polish
+from symrmt.core.linalg import qr_solve
 from symrmt.core.newton import NewtonError, newton
 from symrmt.core.numbers import MPMATH
 from symrmt.errors import BranchError, ConvergenceError
@@ -51,11 +52,12 @@ class NonNormalError(BranchError):
     the expression is not a resolvent the Hermitization can read (exit 3)."""
 
 
-def _lsq(A, b):
-    """Least squares by Householder QR (mpmath); a singular system is a :class:`ZeroDivisionError`."""
+def _lsq(rows, b):
+    """Least squares by the core's Householder QR (:func:`symrmt.core.linalg.qr_solve`, mpmath at the current
+    precision); a rank-deficient system is a :class:`ZeroDivisionError`."""
     try:
-        return mpmath.qr_solve(A, b)[0]
-    except ValueError:
+        return qr_solve(rows, [b], mpmath.sqrt, mpmath.eps)[0]
+    except ConvergenceError:
         raise ZeroDivisionError("the Jacobian with its gauge row is singular") from None
 
 
@@ -126,10 +128,9 @@ class HermitianSolver(TraceSolver):
 
         def linear(x):
             v = self.c.fjs(x, pv)
-            A = mpmath.matrix([list(v[m + m * i:m + m * (i + 1)]) for i in range(m)] + [g])
-            b = mpmath.matrix([-y for y in v[:m]] + [-sum(a * y for a, y in zip(g, x))])
-            dx = _lsq(A, b)
-            return [dx[i] for i in range(m)], None
+            A = [list(v[m + m * i:m + m * (i + 1)]) for i in range(m)] + [g]
+            b = [-y for y in v[:m]] + [-sum(a * y for a, y in zip(g, x))]
+            return _lsq(A, b), None
 
         try:  # the core's Newton (stagnation: the step stops shrinking below sqrt(tol))
             h, _, step = newton(linear, h, MPMATH, tol, maxsteps, shrink=1)
@@ -194,8 +195,7 @@ class HermitianSolver(TraceSolver):
         fn, lower = self.c.derivative_function(alpha)
         lows = [self._hderivative(b, h, rows, g, pvals, derivs) for b in lower]
         rhs = fn(h, *lows, pvals)
-        x = _lsq(mpmath.matrix(rows + [g]), mpmath.matrix([-r for r in rhs] + [0]))
-        derivs[alpha] = [x[i] for i in range(self.c.m)]
+        derivs[alpha] = _lsq(rows + [g], [-r for r in rhs] + [mpmath.mpf(0)])
         return derivs[alpha]
 
 
