@@ -15,7 +15,8 @@ with the same rules, elementwise:
   :class:`~symrmt.core.continuation.Geometric`, which work elementwise on arrays), every row
   with its own step; a row that stalls or runs out of rounds fails (no error: the caller sends it
   to the certified mpmath path);
-* :func:`paths_gap` -- the relative gap of the two passes' end points, per row.
+* :func:`paths_gap` -- the relative gap of the two passes' end points, per row;
+* :func:`solve` -- stacked dense solves, a singular or non-finite system giving ``nan`` in its row only.
 
 Nothing here raises on a bad row: a row's failure is a ``False`` in the ``ok`` mask it returns.
 """
@@ -27,7 +28,7 @@ import numpy as np
 from symrmt.core.continuation import CORRECTION_FRACTION, MOVE_FRACTION, in_trust_region
 from symrmt.core.newton import stagnated
 
-__all__ = ["newton", "follow", "paths_gap", "stack", "norm_rows", "STAGNATION_FLOOR"]
+__all__ = ["newton", "follow", "paths_gap", "solve", "stack", "norm_rows", "STAGNATION_FLOOR"]
 
 #: the float64 floor of the stagnation rule: a step that no longer shrinks below this has converged as
 #: far as float64 allows (an ill-conditioned system)
@@ -40,6 +41,24 @@ def stack(values, n: int, dtype=float) -> np.ndarray:
     for k, v in enumerate(values):
         out[k] = v
     return out.T
+
+
+def solve(M, b):
+    """``numpy.linalg.solve`` on the stacked float64 systems ``M (n,m,m)``, ``b (n,m,k)``: a system that is
+    singular or holds a non-finite entry gives ``nan`` in its row only."""
+    out = np.full(b.shape, np.nan)
+    fin = np.isfinite(M).all(axis=(1, 2)) & np.isfinite(b).all(axis=(1, 2))
+    if fin.any():
+        idx = np.flatnonzero(fin)
+        try:
+            out[idx] = np.linalg.solve(M[idx], b[idx])
+        except np.linalg.LinAlgError:
+            for i in idx:
+                try:
+                    out[i] = np.linalg.solve(M[i], b[i])
+                except np.linalg.LinAlgError:
+                    pass
+    return out
 
 
 def norm_rows(x):

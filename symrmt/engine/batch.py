@@ -140,18 +140,8 @@ def _solve(J, b):
     scale = np.linalg.norm(J.astype(float), axis=1)
     scale[~(scale > 0) | ~np.isfinite(scale)] = 1.0
     A = J.astype(float) / scale[:, None, :]
-    out = np.full(b.shape, np.nan)
-    fin = np.isfinite(A).all(axis=(1, 2)) & np.isfinite(b).all(axis=(1, 2))
-    if fin.any():
-        idx = np.flatnonzero(fin)
-        try:
-            out[idx] = np.linalg.solve(A[idx], b[idx].astype(float))
-        except np.linalg.LinAlgError:
-            for i in idx:
-                try:
-                    out[i] = np.linalg.solve(A[i], b[i].astype(float))
-                except np.linalg.LinAlgError:
-                    pass
+    with np.errstate(all="ignore"):
+        out = core_batch.solve(A, b.astype(float))
     return out / scale[:, :, None]
 
 
@@ -227,13 +217,13 @@ def continued(bs, p, rows):
     a shift parameter from a start where it succeeds, as :class:`symrmt.engine.continuation.ContinuedSolver`
     does (the same starts, in order; two paths that must agree).  Returns ``(h, ok)`` for those rows.  A row
     whose two paths reach the target but disagree is not tried further (the mpmath path then decides)."""
-    from symrmt.engine.continuation import LEG_DECADES, STARTS, _shift_params
+    from symrmt.engine.continuation import LEG_DECADES, STARTS, shift_params
 
     m = bs.m
     h_out = np.full((rows.size, m), np.nan)
     ok_out = np.zeros(rows.size, dtype=bool)
     todo = np.ones(rows.size, dtype=bool)
-    for theta in _shift_params(bs.system):
+    for theta in shift_params(bs.system):
         k = bs.params.index(theta)
         fn, _ = bs.derivative((theta,))
         for kind, a in STARTS:

@@ -207,17 +207,8 @@ def sym3(g):
 
 
 def solve(M, b):
-    """``numpy.linalg.solve`` on stacked systems; a singular system gives ``nan`` in its row only."""
-    try:
-        return np.linalg.solve(M, b)
-    except np.linalg.LinAlgError:
-        out = np.full(b.shape, np.nan)
-        for i in range(M.shape[0]):
-            try:
-                out[i] = np.linalg.solve(M[i], b[i])
-            except np.linalg.LinAlgError:
-                pass
-        return out
+    """Stacked dense solves (:func:`symrmt.core.batch.solve`); a singular system gives ``nan`` in its row only."""
+    return core_batch.solve(M, b)
 
 
 def _woodbury_matrix(D, gm, size):
