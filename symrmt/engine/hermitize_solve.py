@@ -52,11 +52,12 @@ class NonNormalError(BranchError):
     the expression is not a resolvent the Hermitization can read (exit 3)."""
 
 
-def _lsq(rows, b):
-    """Least squares by the core's Householder QR (:func:`symrmt.core.linalg.qr_solve`, mpmath at the current
-    precision); a rank-deficient system is a :class:`ZeroDivisionError`."""
+def _lsq(A, b):
+    """Least squares ``A x = b`` (mpmath matrices) by the core's Householder QR
+    (:func:`symrmt.core.linalg.qr_solve`, at the current precision); a rank-deficient system is a
+    :class:`ZeroDivisionError`."""
     try:
-        return qr_solve(rows, [b], mpmath.sqrt, mpmath.eps)[0]
+        return qr_solve(A.tolist(), [[b[i] for i in range(b.rows)]], mpmath.sqrt, mpmath.eps)[0]
     except ConvergenceError:
         raise ZeroDivisionError("the Jacobian with its gauge row is singular") from None
 
@@ -128,9 +129,10 @@ class HermitianSolver(TraceSolver):
 
         def linear(x):
             v = self.c.fjs(x, pv)
-            A = [list(v[m + m * i:m + m * (i + 1)]) for i in range(m)] + [g]
-            b = [-y for y in v[:m]] + [-sum(a * y for a, y in zip(g, x))]
-            return _lsq(A, b), None
+            A = mpmath.matrix([list(v[m + m * i:m + m * (i + 1)]) for i in range(m)] + [g])
+            b = mpmath.matrix([-y for y in v[:m]] + [-sum(a * y for a, y in zip(g, x))])
+            dx = _lsq(A, b)
+            return [dx[i] for i in range(m)], None
 
         try:  # the core's Newton (stagnation: the step stops shrinking below sqrt(tol))
             h, _, step = newton(linear, h, MPMATH, tol, maxsteps, shrink=1)
@@ -195,7 +197,8 @@ class HermitianSolver(TraceSolver):
         fn, lower = self.c.derivative_function(alpha)
         lows = [self._hderivative(b, h, rows, g, pvals, derivs) for b in lower]
         rhs = fn(h, *lows, pvals)
-        derivs[alpha] = _lsq(rows + [g], [-r for r in rhs] + [mpmath.mpf(0)])
+        x = _lsq(mpmath.matrix(rows + [g]), mpmath.matrix([-r for r in rhs] + [0]))
+        derivs[alpha] = [x[i] for i in range(self.c.m)]
         return derivs[alpha]
 
 
