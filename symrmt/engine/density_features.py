@@ -12,6 +12,7 @@ from __future__ import annotations
 import mpmath
 import numpy as np
 
+from symrmt.core.certify import agree
 from symrmt.core.linalg import solve_dense
 from symrmt.engine.edge_system import DensityError
 from symrmt.engine.resolvent_solver import ATOM_TAIL
@@ -56,7 +57,7 @@ def find_edge(ds, edge_sys, x_in, x_out, digits):
     lo = edge_sys.solve(hr, x_out, v, digits + 10)
     hi = edge_sys.solve(hr, x_out, v, digits + 20)
     with mpmath.workdps(digits + 20):
-        if not abs(lo - hi) <= abs(hi) * mpmath.mpf(10) ** (-digits - 1) + mpmath.mpf(10) ** (-digits - 1):
+        if not agree(lo, hi, digits, absolute=1):
             raise PrecisionError(f"the edge near x = {x_out:.6g}: solves at two precisions disagree")
         if not min(x_in, x_out) - 1e-6 * (1 + abs(x_out)) <= hi <= max(x_in, x_out) + 1e-6 * (1 + abs(x_out)):
             raise DensityError(f"the edge system converged to x = {mpmath.nstr(hi, 8)}, outside its bracket "
@@ -94,7 +95,7 @@ def atom_mass(ds, x0, digits):
             _, tau = s.polish(h, mpmath.mpc(x0m, eta), dps)
             masses.append(eta * tau.imag)
         a, b = masses
-        if not abs(a - b) <= mpmath.mpf(10) ** (-digits - 1) * (1 + abs(b)):
+        if not agree(a, b, digits, absolute=1):
             raise PrecisionError(f"the atom at x = {x0}: the mass read at two heights disagrees "
                                  f"({mpmath.nstr(a, 8)} and {mpmath.nstr(b, 8)})")
         if b < mpmath.mpf(10) ** (-digits):
@@ -150,8 +151,7 @@ def contour_atom(ds, a, b, tau_a, digits):
     while N <= 1024:
         cur, cur1 = ring(N)
         with mpmath.workdps(digits + 10):
-            tol = mpmath.mpf(10) ** (-digits - 1)
-            if abs(cur - prev) <= tol * (1 + abs(cur)) and abs(cur1 - prev1) <= tol * (1 + abs(cur1)):
+            if agree(cur, prev, digits, absolute=1) and agree(cur1, prev1, digits, absolute=1):
                 if cur < mpmath.mpf(10) ** (-digits):
                     return None
                 # the location: the first moment over the mass, -(1/2 pi i) oint z tau dz = mass * x0

@@ -16,6 +16,7 @@ import mpmath
 import numpy as np
 import sympy as sp
 
+from symrmt.core.certify import agree
 from symrmt.core.continuation import Linear, follow
 from symrmt.core.linalg import solve_dense, solve_numpy
 from symrmt.core.newton import newton, refine
@@ -359,7 +360,7 @@ class DensitySolve:
         hi_h, hi = self.s.polish(lo_h, x, digits + 20)
         with mpmath.workdps(digits + 20):
             tol = mpmath.mpf(10) ** (-digits)
-            if not abs(lo - hi) <= abs(hi) * tol / 10:
+            if not agree(lo, hi, digits):  # the core's two-precision agreement
                 raise PrecisionError(f"the density at x = {x}: solves at {digits + 10} and {digits + 20} digits "
                                      f"disagree beyond digit {digits}")
             im = hi.imag
