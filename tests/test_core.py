@@ -1,8 +1,13 @@
 """symrmt.core: each guard of the one Newton, continuation and certification, driven on purpose.
 
-First on small synthetic problems whose answers are known by construction, then on each solver
-family (attention fixed point, float64 batch, trace engine, atom sums, density paths): the guard is tightened (or the input spoiled) until it must fire, and the solver must
-refuse with the error that names the guard -- never return a number.
+First on small synthetic problems whose answers are known by construction (the scalar driver and its
+batched float64 form, whose step schedules must be the scalar ones row by row), then on each solver
+family (attention fixed point in floats and mpmath, the attention float64 batch, the trace engine and its
+float64 batch, atom sums, density paths, the noise-only closed form): the guard -- the trust region near
+the predictor and near the previous point, the second pass, the polish check, stagnation, the step
+limits, the refinement's contraction -- is tightened (or the input spoiled) until it must fire, and the
+solver must refuse with the error that names the guard (or, in a batch, mark the point failed) -- never
+return a number.
 """
 
 from fractions import Fraction
