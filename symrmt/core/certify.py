@@ -37,9 +37,10 @@ class Disagree(SymrmtError):
     """Raised by an attempt whose two solves disagree (the message says how); triggers escalation."""
 
 
-def agree(x, y, digits: int) -> bool:
-    """``x`` and ``y`` agree to ``digits + 1`` significant digits (relative to the larger)."""
-    scale = max(abs(x), abs(y))
+def agree(x, y, digits: int, absolute=0) -> bool:
+    """``x`` and ``y`` agree to ``digits + 1`` significant digits (relative to the larger; ``absolute``: relative
+    to ``absolute`` plus the larger, e.g. 1 for a value that may be 0, such as an edge or a mass)."""
+    scale = max(abs(x), abs(y)) + absolute
     if scale == 0:
         return True
     return abs(x - y) <= scale * mpmath.mpf(10) ** (-digits - 1)

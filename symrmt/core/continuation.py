@@ -24,6 +24,8 @@ the numbers handed in, the square root that of the :class:`~symrmt.core.numbers.
 
 from __future__ import annotations
 
+import numpy as np
+
 from symrmt.errors import BranchError, ConvergenceError
 from symrmt.core.numbers import NumberContext
 
@@ -44,7 +46,36 @@ PATHS_AGREE = 1e-7
 POLISH_MOVE = 1e-6
 
 
-class Linear:
+def _at(v, rows):
+    """``v`` at the rows ``rows`` of a batch (``v`` itself for a scalar or ``rows=None``)."""
+    return v if rows is None or np.ndim(v) == 0 else v[rows]
+
+
+def _not(cond):
+    """Logical not, elementwise on arrays."""
+    return np.logical_not(cond) if isinstance(cond, np.ndarray) else not cond
+
+
+def _where(cond, a, b):
+    """``a`` where ``cond`` else ``b``: elementwise on arrays, a plain choice on scalars (mpf included)."""
+    if isinstance(cond, np.ndarray):
+        return np.where(cond, a, b)
+    return a if cond else b
+
+
+class _Schedule:
+    """A step schedule: ``advance(t)`` gives the next point, ``shrink()`` (rejected step; ``False`` when
+    stalled) and ``grow()`` (accepted step) change the step.  The same rules serve one path (scalars:
+    float, mpf) and a batch of paths (NumPy arrays, one step per row: ``rows`` selects the rows)."""
+
+    def _set(self, new, rows):
+        if rows is None:
+            self.size = new
+        else:
+            self.size[rows] = new
+
+
+class Linear(_Schedule):
     """Additive steps ``t -> t + dt``: first ``(t1 - t0) / first``, halved on a rejected step, doubled
     up to ``cap (t1 - t0)`` on an accepted one (``cap=None``: no cap); stalled below ``|t1 - t0| / 2**40``.
     ``step``: the first step itself instead of ``(t1 - t0) / first``."""
@@ -54,47 +85,51 @@ class Linear:
         self.cap = None if cap is None else (t1 - t0) * cap
         self.size = (t1 - t0) / first if step is None else step
 
-    def advance(self, t):
-        nxt = t + self.size
-        t1 = self.t1
-        if (self.size > 0 and nxt > t1) or (self.size < 0 and nxt < t1):
-            nxt = t1
-        return nxt
+    def advance(self, t, rows=None):
+        size, t1 = _at(self.size, rows), _at(self.t1, rows)
+        nxt = t + size
+        return _where(((size > 0) & (nxt > t1)) | ((size < 0) & (nxt < t1)), t1, nxt)
 
-    def shrink(self) -> bool:
-        self.size = self.size / 2
-        return not abs(self.size) < abs(self.t1 - self.t0) / 2**40
+    def shrink(self, rows=None):
+        new = _at(self.size, rows) / 2
+        self._set(new, rows)
+        return _not(abs(new) < abs(_at(self.t1, rows) - _at(self.t0, rows)) / 2**40)
 
-    def grow(self):
+    def grow(self, rows=None):
+        twice = _at(self.size, rows) * 2
         if self.cap is None:
-            self.size = self.size * 2
+            self._set(twice, rows)
             return
-        self.size = self.size * 2 if abs(self.size * 2) <= abs(self.cap) else self.cap
+        cap = _at(self.cap, rows)
+        self._set(_where(abs(twice) <= abs(cap), twice, cap), rows)
 
 
-class Geometric:
+class Geometric(_Schedule):
     """Multiplicative steps ``t -> t / r`` (downwards) or ``t r``: ``r`` starts at ``first``, goes to
     ``1 + (r - 1) / 2`` on a rejected step and doubles up to ``largest`` on an accepted one;
     stalled when ``r < 1 + smallest``.  ``grow="affine"``: ``r -> 2 r - 1`` instead (doubles ``r - 1``)."""
 
     def __init__(self, t0, t1, first, largest, smallest, grow="double"):
         self.t1 = t1
-        self.size, self.largest, self.smallest = first, largest, smallest
+        self.size = first if np.ndim(t1) == 0 else np.full(np.shape(t1), first, dtype=float)
+        self.largest, self.smallest = largest, smallest
         self.affine = grow == "affine"
 
-    def advance(self, t):
-        t1 = self.t1
-        nxt = t / self.size if t1 < t else t * self.size
-        if (t1 < t and nxt < t1) or (t1 > t and nxt > t1):
-            nxt = t1
-        return nxt
+    def advance(self, t, rows=None):
+        size, t1 = _at(self.size, rows), _at(self.t1, rows)
+        down = t1 < t
+        nxt = _where(down, t / size, t * size)
+        return _where((down & (nxt < t1)) | ((t1 > t) & (nxt > t1)), t1, nxt)
 
-    def shrink(self) -> bool:
-        self.size = 1 + (self.size - 1) / 2
-        return not self.size < 1 + self.smallest
+    def shrink(self, rows=None):
+        new = 1 + (_at(self.size, rows) - 1) / 2
+        self._set(new, rows)
+        return _not(new < 1 + self.smallest)
 
-    def grow(self):
-        self.size = min(2 * self.size - 1 if self.affine else self.size * 2, self.largest)
+    def grow(self, rows=None):
+        size = _at(self.size, rows)
+        new = 2 * size - 1 if self.affine else size * 2
+        self._set(np.minimum(new, self.largest) if isinstance(new, np.ndarray) else min(new, self.largest), rows)
 
 
 def finite_trace(new, ndh) -> bool:

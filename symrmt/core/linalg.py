@@ -9,16 +9,19 @@ different scales, so the routines here are plain loops with pivoting, over a
 * :func:`lu_factor` / :func:`lu_solve` -- float LU with partial pivoting (the chord corrector and
   the iterative refinement reuse one factorization);
 * :func:`solve_dense` -- Gaussian elimination for one right-hand side (sparse-aware);
-* :func:`inverse` -- Gauss-Jordan inverse of a small block.
+* :func:`inverse` -- Gauss-Jordan inverse of a small block;
+* :func:`solve_numpy` -- one small float64 or complex128 system by LAPACK (the complex density path).
 """
 
 from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from symrmt.errors import ConvergenceError
 
-__all__ = ["qr_solve", "lu_factor", "lu_solve", "solve_dense", "inverse"]
+__all__ = ["qr_solve", "lu_factor", "lu_solve", "solve_dense", "inverse", "solve_numpy"]
 
 
 def qr_solve(rows, rhss, sqrt, eps):
@@ -160,3 +163,17 @@ def inverse(A, k, singular: str = "singular matrix"):
                 f = M[i][c]
                 M[i] = [a - f * b for a, b in zip(M[i], M[c])]
     return [r[k:] for r in M]
+
+
+def solve_numpy(rows, rhs, dtype=complex, singular: str = "singular Jacobian"):
+    """``A^{-1} b`` for one small system in ``dtype`` by :func:`numpy.linalg.solve`; a singular system or a
+    non-finite solution raises ``ZeroDivisionError(singular)`` (a refused step, to the solvers)."""
+    A = np.array(rows, dtype=dtype)
+    b = np.array(rhs, dtype=dtype)
+    try:
+        x = np.linalg.solve(A, b)
+    except np.linalg.LinAlgError:
+        raise ZeroDivisionError(singular) from None
+    if not np.all(np.isfinite(x)):
+        raise ZeroDivisionError(singular)
+    return x

@@ -11,6 +11,11 @@ solver shares:
   twofold, else :class:`~symrmt.core.errors.ConvergenceError` (the caller takes a smaller step);
 * **maximum steps** -- then :class:`~symrmt.core.errors.NewtonError` with the residual ``max|R|``
   and the last relative step in the message (and as attributes).
+
+:func:`refine` is the same iteration with a fixed (low-precision) factorization of the Jacobian and
+the residual at the working precision -- iterative refinement, the cheap polish the solvers try
+before full Newton: it must contract fast (each step :data:`REFINE_CONTRACTION` times the last),
+else it hands back ``None``.
 """
 
 from __future__ import annotations
@@ -18,7 +23,11 @@ from __future__ import annotations
 from symrmt.errors import ConvergenceError
 from symrmt.core.numbers import NumberContext
 
-__all__ = ["newton", "NewtonError", "stagnated"]
+__all__ = ["newton", "NewtonError", "stagnated", "refine", "REFINE_CONTRACTION"]
+
+#: iterative refinement gives up (the caller runs full Newton) when a step is not this much smaller
+#: than the previous one
+REFINE_CONTRACTION = 1e-3
 
 
 class NewtonError(ConvergenceError):
@@ -71,3 +80,26 @@ def newton(linear, x, ctx: NumberContext, tol, maxsteps: int, *, stagnation: boo
         f"> tolerance {float(tol):.3g} after {maxsteps} steps{hint}",
         residual=res, step=step,
     )
+
+
+def refine(residual, solve, x, tol, maxsteps: int, *, ctx: NumberContext = None, contraction=REFINE_CONTRACTION,
+           step_of=None):
+    """Iterative refinement ``x <- x - solve(residual(x))``; returns ``(x, step)``, or ``None`` when a step
+    is not ``contraction`` times the previous one (or ``maxsteps`` run out): the caller then runs
+    :func:`newton`.
+
+    ``solve(r)`` applies the fixed factorization (a float LU, a float inverse) and returns the correction
+    at the working precision; ``step`` is ``ctx.norm(dx) / (1 + ctx.norm(x))`` unless ``step_of(dx, x)``
+    measures it (e.g. in float64, as the complex density polish does).
+    """
+    prev = None
+    for _ in range(maxsteps):
+        dx = solve(residual(x))
+        x = [a - b for a, b in zip(x, dx)]
+        step = step_of(dx, x) if step_of is not None else ctx.norm(dx) / (1 + ctx.norm(x))
+        if step <= tol:
+            return x, step
+        if prev is not None and not step <= prev * contraction:
+            return None
+        prev = step
+    return None

@@ -43,10 +43,11 @@ from symrmt.cache import cache_dict
 from symrmt.engine import blockfp
 from symrmt.engine.blockfp import S_STRENGTH
 from symrmt.engine.linearize import EPS_SHIFT
-from symrmt.models.attention.batch import EXTENDED, LD, _stack
+from symrmt.models.attention.batch import EXTENDED, LD
 from symrmt.codegen.compile import compile_expr, compile_recipe
-from symrmt.core.continuation import in_trust_region
-from symrmt.core.newton import stagnated
+from symrmt.core import batch as core_batch
+from symrmt.core.batch import norm_rows as _norm, stack as _stack
+from symrmt.core.continuation import Linear
 from symrmt.engine.solver import CHECK_MAX_STEP, CHECK_TIGHTEN, CORRECTION_FRACTION, MOVE_FRACTION, PATHS_AGREE
 
 __all__ = ["BatchSystem", "solve_plan", "FALLBACK_TOL", "RESIDUAL_TOL", "MAX_COND"]
@@ -139,18 +140,8 @@ def _solve(J, b):
     scale = np.linalg.norm(J.astype(float), axis=1)
     scale[~(scale > 0) | ~np.isfinite(scale)] = 1.0
     A = J.astype(float) / scale[:, None, :]
-    out = np.full(b.shape, np.nan)
-    fin = np.isfinite(A).all(axis=(1, 2)) & np.isfinite(b).all(axis=(1, 2))
-    if fin.any():
-        idx = np.flatnonzero(fin)
-        try:
-            out[idx] = np.linalg.solve(A[idx], b[idx].astype(float))
-        except np.linalg.LinAlgError:
-            for i in idx:
-                try:
-                    out[i] = np.linalg.solve(A[i], b[i].astype(float))
-                except np.linalg.LinAlgError:
-                    pass
+    with np.errstate(all="ignore"):
+        out = core_batch.solve(A, b.astype(float))
     return out / scale[:, :, None]
 
 
@@ -169,37 +160,17 @@ def _cond(J):
     return out
 
 
-def _norm(x):
-    return np.linalg.norm(x, axis=1)
-
-
 def newton_ev(ev, h, t, tol, maxsteps=12):
     """Newton on ``R(h; t) = 0`` for every row (``ev(rows, h, t) -> (R, J, dR/dt)``); returns
-    ``(h, dh/dt, step, ok)``.  A row is ``ok`` when its relative step fell below ``tol`` or stopped
-    shrinking below ``1e-11`` (the float64 floor), with finite values."""
-    n = h.shape[0]
-    h = h.copy()
-    dh = np.full_like(h, np.nan)
-    step = np.full(n, np.inf)
-    prev = np.full(n, np.inf)
-    done = np.zeros(n, dtype=bool)
-    act = np.arange(n)
-    for _ in range(maxsteps):
-        if act.size == 0:
-            break
-        with np.errstate(all="ignore"):
-            F, J, Ft = ev(act, h[act], t[act])
-            x = _solve(J, -np.stack([F, Ft], axis=2))
-            hn = h[act] + x[:, :, 0]
-            st = _norm(x[:, :, 0]) / (1 + _norm(hn))
-        st[~np.isfinite(st)] = np.inf
-        h[act], dh[act], step[act] = hn, x[:, :, 1], st
-        fin = (st <= tol) | stagnated(st, prev[act], 1e-11)  # the core's stopping rules
-        done[act[fin]] = True
-        prev[act] = st
-        act = act[~fin & (st < 1e6)]
-    ok = done & np.isfinite(h).all(axis=1) & np.isfinite(dh).all(axis=1)
-    return h, dh, step, ok
+    ``(h, dh/dt, step, ok)``: the core's batched driver (:func:`symrmt.core.batch.newton`) with the
+    column-scaled solve :func:`_solve`.  A row is ``ok`` when its relative step fell below ``tol`` or
+    stopped shrinking below ``1e-11`` (the float64 floor), with finite values."""
+    def linear(rows, x):
+        F, J, Ft = ev(rows, x, t[rows])
+        y = _solve(J, -np.stack([F, Ft], axis=2))
+        return y[:, :, 0], y[:, :, 1]
+
+    return core_batch.newton(linear, h, tol, maxsteps)
 
 
 def newton(bs, h, p, s, tol, maxsteps=12):
@@ -209,40 +180,19 @@ def newton(bs, h, p, s, tol, maxsteps=12):
 
 def follow(ev, h, dh, t0, t1, fine=False):
     """Follow every row from ``t0`` to ``t1`` (arrays) with the predictor ``dh`` and a Newton corrector inside
-    the trust regions of :meth:`symrmt.engine.solver.TraceSolver._follow`; ``fine``: the checking
-    path.  Returns ``(h, dh, ok)`` at ``t1`` (polished)."""
-    h, dh = h.copy(), dh.copy()
-    t = t0.astype(float).copy()
-    span = t1 - t0
-    cap = np.abs(span) * (CHECK_MAX_STEP if fine else 1.0)
-    tight = CHECK_TIGHTEN if fine else 1
-    dt = span / (16 if fine else 4)
-    failed = ~(np.isfinite(h).all(axis=1) & np.isfinite(dh).all(axis=1))
-    act = np.flatnonzero(~failed & (t != t1))
-    rounds = 0
-    while act.size and rounds < MAX_ROUNDS:
-        rounds += 1
-        nxt = t[act] + dt[act]
-        over = np.where(dt[act] > 0, nxt > t1[act], nxt < t1[act])
-        nxt[over] = t1[act][over]
-        pred = h[act] + dh[act] * (nxt - t[act])[:, None]
-        hn, dhn, _, okn = newton_ev(lambda rows, hh, tt, act=act: ev(act[rows], hh, tt), pred, nxt, PATH_TOL,
-                                    maxsteps=8)
-        with np.errstate(all="ignore"):
-            size = 1 + _norm(h[act])
-            # the core's trust region: near the predictor and near the previous point
-            good = okn & in_trust_region(_norm(hn - pred), _norm(hn - h[act]), size, CORRECTION_FRACTION,
-                                         MOVE_FRACTION, tight)
-        a_ok, a_bad = act[good], act[~good]
-        t[a_ok], h[a_ok], dh[a_ok] = nxt[good], hn[good], dhn[good]
-        grow = np.abs(dt[a_ok]) * 2
-        dt[a_ok] = np.sign(dt[a_ok]) * np.minimum(grow, cap[a_ok])
-        dt[a_bad] = dt[a_bad] / 2
-        failed[a_bad[np.abs(dt[a_bad]) < np.abs(span[a_bad]) * 2.0**-40]] = True
-        act = act[(t[act] != t1[act]) & ~failed[act]]
-    failed[act] = True  # out of rounds
+    the trust regions of :meth:`symrmt.engine.solver.TraceSolver._follow` (the core's batched continuation,
+    :func:`symrmt.core.batch.follow`, with the same :class:`~symrmt.core.continuation.Linear` schedule);
+    ``fine``: the checking path.  Returns ``(h, dh, ok)`` at ``t1`` (polished)."""
+    t0 = t0.astype(float)
+
+    def correct(rows, pred, nxt):
+        return newton_ev(lambda r, hh, tt: ev(rows[r], hh, tt), pred, nxt, PATH_TOL, maxsteps=8)
+
+    schedule = Linear(t0, t1, first=16 if fine else 4, cap=CHECK_MAX_STEP if fine else 1)
+    h, dh, _, ok = core_batch.follow(correct, h, dh, t0, t1, schedule, correction=CORRECTION_FRACTION,
+                                     move=MOVE_FRACTION, tighten=CHECK_TIGHTEN if fine else 1, max_rounds=MAX_ROUNDS)
     h, dh, _, okp = newton_ev(ev, h, t1.astype(float), NEWTON_TOL, maxsteps=8)
-    return h, dh, ~failed & okp
+    return h, dh, ok & okp
 
 
 def path(bs, p, fine=False):
@@ -267,13 +217,13 @@ def continued(bs, p, rows):
     a shift parameter from a start where it succeeds, as :class:`symrmt.engine.continuation.ContinuedSolver`
     does (the same starts, in order; two paths that must agree).  Returns ``(h, ok)`` for those rows.  A row
     whose two paths reach the target but disagree is not tried further (the mpmath path then decides)."""
-    from symrmt.engine.continuation import LEG_DECADES, STARTS, _shift_params
+    from symrmt.engine.continuation import LEG_DECADES, STARTS, shift_params
 
     m = bs.m
     h_out = np.full((rows.size, m), np.nan)
     ok_out = np.zeros(rows.size, dtype=bool)
     todo = np.ones(rows.size, dtype=bool)
-    for theta in _shift_params(bs.system):
+    for theta in shift_params(bs.system):
         k = bs.params.index(theta)
         fn, _ = bs.derivative((theta,))
         for kind, a in STARTS:
@@ -316,8 +266,7 @@ def continued(bs, p, rows):
                     okk &= okl
                 ends.append((hh, okk))
             (h1, ok1), (h2, ok2) = ends
-            with np.errstate(all="ignore"):
-                gap = np.max(np.abs(h1 - h2), axis=1) / (1 + np.max(np.abs(h1), axis=1))
+            gap = core_batch.paths_gap(h1, h2)
             reached = ok1 & ok2
             good = reached & (gap <= PATHS_AGREE)
             idx = cand[sel]
@@ -332,8 +281,7 @@ def solve_system(bs, p, tries_continuation=True):
     the homotopy in ``s`` fails, a continuation in a shift parameter, :func:`continued`)."""
     h1, ok1 = path(bs, p)
     h2, ok2 = path(bs, p, fine=True)
-    with np.errstate(all="ignore"):
-        gap = np.max(np.abs(h1 - h2), axis=1) / (1 + np.max(np.abs(h1), axis=1))
+    gap = core_batch.paths_gap(h1, h2)
     ok = ok1 & ok2 & (gap <= PATHS_AGREE)
     bad = np.flatnonzero(~(ok1 & ok2))  # paths that disagree are not continued: the mpmath path decides
     if tries_continuation and bad.size:

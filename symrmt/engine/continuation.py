@@ -34,8 +34,11 @@ import math
 
 import mpmath
 
+from symrmt.core.continuation import paths_gap
+from symrmt.core.linalg import lu_factor, lu_solve, qr_solve
 from symrmt.errors import BranchError, ConvergenceError
 from symrmt.models.attention.solver import mpf_of
+from symrmt.engine.edge_system import DensityError, EdgeSystem
 from symrmt.engine.solver import FLOAT_EPS, FLOAT_TOL, PATHS_AGREE, TraceSolver
 
 #: the smallest positive shift the continuation is documented (and tested) to reach
@@ -48,7 +51,7 @@ MP_DIGITS = 40
 STARTS = (("log", 1), ("line", 1), ("line", -1), ("log", 10), ("line", 10), ("line", -10))
 
 
-def _shift_params(system):
+def shift_params(system):
     """The parameters that enter the deterministic part ``L_0`` and are not dimension ratios."""
     import sympy as sp
 
@@ -72,7 +75,7 @@ class ContinuedSolver(TraceSolver):
             raise
         except ConvergenceError as exc:
             first = str(exc)
-        params = _shift_params(self.c.system)
+        params = shift_params(self.c.system)
         tried = []
         for theta in params:
             k = self.c.params.index(theta)
@@ -115,15 +118,13 @@ class ContinuedSolver(TraceSolver):
         to the target to ``dps - 5`` digits), else ``None``."""
         import numpy as np
 
-        from symrmt.engine.density_solver import DensityError, _EdgeSystem
-
         start = self.start()
         m = self.c.m
-        for theta in _shift_params(self.c.system):
+        for theta in shift_params(self.c.system):
             k = self.c.params.index(theta)
             values = dict(zip((p.name for p in self.c.params), self.raw))
             try:
-                es = _EdgeSystem(system=self.c.system, values=values, free=theta)
+                es = EdgeSystem(system=self.c.system, values=values, free=theta)
                 with mpmath.workdps(20):
                     v = self.c.fjs([mpmath.mpf(x) for x in start], self.c.pv(self._pvals(), mpmath.mpf(1)))
                 J = np.array([[float(x) for x in v[m + m * i:m + m * (i + 1)]] for i in range(m)])
@@ -161,8 +162,7 @@ class ContinuedSolver(TraceSolver):
                 if floats:
                     continue
                 raise
-            size = 1 + max(abs(x) for x in h)
-            gap = max(abs(x - y) for x, y in zip(h, h2)) / size
+            gap = paths_gap(h, h2)  # the core's two-pass comparison (floats that disagree: mpmath decides)
             if gap <= PATHS_AGREE:
                 break
             if not floats:
@@ -214,16 +214,14 @@ class ContinuedSolver(TraceSolver):
                 num, conv = (mpmath.sqrt, mpmath.eps, mpmath.mpf(10) ** -20), (lambda x: x)
             h = [conv(x) for x in h0]
             v = F(h, conv(0))
-            from symrmt.core.linalg import lu_factor as _float_lu, lu_solve as _lu_solve, qr_solve as _qr_solve
-
             rows = [v[m + m * i:m + m * (i + 1)] for i in range(m)]
             if floats:
-                lu = _float_lu(rows)
+                lu = lu_factor(rows)
                 if lu is None:
                     raise ConvergenceError("singular Jacobian at the start of the continuation")
-                dh = _lu_solve(lu, [-x for x in v[m + m * m:]])
+                dh = lu_solve(lu, [-x for x in v[m + m * m:]])
             else:
-                dh = _qr_solve(rows, [[-x for x in v[m + m * m:]]], mpmath.sqrt, mpmath.eps)[0]
+                dh = qr_solve(rows, [[-x for x in v[m + m * m:]]], mpmath.sqrt, mpmath.eps)[0]
             # in legs of at most LEG_DECADES decades of theta (each leg has its own MAX_STEPS)
             legs = 1
             if kind == "log":

@@ -34,6 +34,7 @@ from symrmt.cache import cache_dict
 from symrmt.engine import hermitize as herm
 from symrmt.engine.blockfp import BlockSystem
 from symrmt.core.continuation import check_polish
+from symrmt.core.linalg import qr_solve
 from symrmt.core.newton import NewtonError, newton
 from symrmt.core.numbers import MPMATH
 from symrmt.errors import BranchError, ConvergenceError
@@ -54,10 +55,12 @@ class NonNormalError(BranchError):
 
 
 def _lsq(A, b):
-    """Least squares by Householder QR (mpmath); a singular system is a :class:`ZeroDivisionError`."""
+    """Least squares ``A x = b`` (mpmath matrices) by the core's Householder QR
+    (:func:`symrmt.core.linalg.qr_solve`, at the current precision); a rank-deficient system is a
+    :class:`ZeroDivisionError`."""
     try:
-        return mpmath.qr_solve(A, b)[0]
-    except ValueError:
+        return qr_solve(A.tolist(), [[b[i] for i in range(b.rows)]], mpmath.sqrt, mpmath.eps)[0]
+    except ConvergenceError:
         raise ZeroDivisionError("the Jacobian with its gauge row is singular") from None
 
 

@@ -38,7 +38,7 @@ from symrmt.engine.linearize import EPS_SHIFT
 from symrmt.core import continuation as _cc
 from symrmt.core.continuation import Linear, check_polish, follow, two_pass
 from symrmt.core.linalg import lu_factor, lu_solve, qr_solve
-from symrmt.core.newton import newton
+from symrmt.core.newton import newton, refine
 from symrmt.core.numbers import FLOAT64, MPMATH
 from symrmt.models.attention.solver import FLOAT_EPS, mpf_of
 from symrmt.errors import BranchError, ConvergenceError
@@ -226,27 +226,18 @@ def _lu_solve(lu, b):
 
 
 def _refine(apply_residual, lu, x, tol, maxsteps=60):
-    """Iterative refinement: ``x <- x - LU^{-1} r(x)`` with the float factorization ``lu`` of the
-    Jacobian and the residual ``r`` at the working precision; returns ``(x, step)`` or ``None``
-    when the steps stop shrinking fast (then the caller falls back to full Newton)."""
-    prev = None
-    for _ in range(maxsteps):
-        r = apply_residual(x)
+    """Iterative refinement (:func:`symrmt.core.newton.refine`): ``x <- x - LU^{-1} r(x)`` with the float
+    factorization ``lu`` of the Jacobian and the residual ``r`` at the working precision; returns
+    ``(x, step)`` or ``None`` when the steps stop shrinking fast (then the caller falls back to full Newton)."""
+    def solve(r):
         # the float solve sees the residual scaled to max |r| = 1, and the step is measured in mpmath: a
         # residual or a step below the float range (1e-308; its square below 1e-154) must not read as 0
         scale = max(abs(v) for v in r)
         if scale == 0:
-            dx = [mpmath.mpf(0)] * len(x)
-        else:
-            dx = [scale * mpmath.mpf(b) for b in _lu_solve(lu, [v / scale for v in r])]
-        x = [a - b for a, b in zip(x, dx)]
-        step = mpmath.sqrt(sum(d * d for d in dx)) / (1 + mpmath.sqrt(sum(a * a for a in x)))
-        if step <= tol:
-            return x, step
-        if prev is not None and step > prev * mpmath.mpf("1e-3"):
-            return None
-        prev = step
-    return None
+            return [mpmath.mpf(0)] * len(x)
+        return [scale * mpmath.mpf(b) for b in _lu_solve(lu, [v / scale for v in r])]
+
+    return refine(apply_residual, solve, x, tol, maxsteps, ctx=MPMATH, contraction=mpmath.mpf("1e-3"))
 
 
 class TraceSolver:

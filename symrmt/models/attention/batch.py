@@ -26,8 +26,9 @@ from types import MappingProxyType
 import numpy as np
 
 from symrmt.cache import cached
-from symrmt.core.continuation import in_trust_region
-from symrmt.core.newton import stagnated
+from symrmt.core import batch as core_batch
+from symrmt.core.batch import stack as _stack
+from symrmt.core.continuation import Geometric
 from symrmt.models.attention import equations as S
 from symrmt.models.attention.solver import MOVE_FRACTION
 from symrmt.codegen.compile import closed_form_phi, fixed_point_fjg, ridge_function, woodbury_D_function
@@ -43,14 +44,6 @@ NEWTON_TOL = 1e-13
 MAX_JUMP = 0.1
 #: Jacobians whose (column-scaled) condition estimate exceeds this are refused
 MAX_COND = 1e12
-
-
-def _stack(values, n: int, dtype=float) -> np.ndarray:
-    """A compiled function's list of entries (arrays or scalar constants) as an ``(n, len)`` array."""
-    out = np.empty((len(values), n), dtype=dtype)
-    for k, v in enumerate(values):
-        out[k] = v
-    return out.T
 
 
 @cached(maxsize=1)
@@ -93,34 +86,18 @@ def lstsq(J, rhs):
 def newton(g, p, maxsteps: int = 12):
     """Newton's method on the fixed point for every row of ``g``; returns ``(g, dg, step, ok)``.
 
-    ``dg`` is the implicit derivative ``dGm/dgamma = -J^+ dF/dgamma`` at the last
-    iterate and ``step`` the last relative Newton step.  A row is ``ok`` when its
-    step fell below :data:`NEWTON_TOL`, or stopped shrinking below ``1e-11`` (the
-    float64 floor of an ill-conditioned system), with finite values.
+    The core's batched driver (:func:`symrmt.core.batch.newton`) with the least-squares step of
+    :func:`lstsq`.  ``dg`` is the implicit derivative ``dGm/dgamma = -J^+ dF/dgamma`` at the last
+    iterate and ``step`` the last relative Newton step.  A row is ``ok`` when its step fell below
+    :data:`NEWTON_TOL`, or stopped shrinking below ``1e-11`` (the float64 floor of an
+    ill-conditioned system), with finite values.
     """
-    n = g.shape[0]
-    g = g.copy()
-    dg = np.full_like(g, np.nan)
-    step = np.full(n, np.inf)
-    done = np.zeros(n, dtype=bool)
-    prev = np.full(n, np.inf)
-    act = np.arange(n)
-    for _ in range(maxsteps):
-        if act.size == 0:
-            break
-        with np.errstate(all="ignore"):
-            F, J, Fg = fjg(g[act], p[act])
-            x, _ = lstsq(J, -np.stack([F, Fg], axis=2))
-            gnew = g[act] + x[:, :, 0]
-            st = np.linalg.norm(x[:, :, 0], axis=1) / (1 + np.linalg.norm(gnew, axis=1))
-        st[~np.isfinite(st)] = np.inf
-        g[act], dg[act], step[act] = gnew, x[:, :, 1], st
-        fin = (st <= NEWTON_TOL) | stagnated(st, prev[act], 1e-11)  # the core's stopping rules
-        done[act[fin]] = True
-        prev[act] = st
-        act = act[~fin & (st < 1e6)]
-    ok = done & np.isfinite(g).all(axis=1) & np.isfinite(dg).all(axis=1)
-    return g, dg, step, ok
+    def linear(rows, x):
+        F, J, Fg = fjg(x, p[rows])
+        y, _ = lstsq(J, -np.stack([F, Fg], axis=2))
+        return y[:, :, 0], y[:, :, 1]
+
+    return core_batch.newton(linear, g, NEWTON_TOL, maxsteps)
 
 
 def _params(gamma, c, a1, nu, d, dtype=float):
@@ -149,29 +126,14 @@ def continuation(gamma, c, a1: float, nu: float, d: float, max_rounds: int = 400
     zero = np.zeros(n)
     start = np.column_stack([1 / cur, zero, zero, -c, zero + 1, zero])
     g, dg, step, ok = newton(start, _params(cur, c, a1, nu, d), maxsteps=30)
-    failed = ~ok
-    ratio = np.full(n, 4.0)
-    act = np.flatnonzero(ok & (cur != gamma))
-    rounds = 0
-    while act.size and rounds < max_rounds:
-        rounds += 1
-        tgt, now = gamma[act], cur[act]
-        nxt = np.where(tgt < now, np.maximum(now / ratio[act], tgt), np.minimum(now * ratio[act], tgt))
-        pred = g[act] + dg[act] * (nxt - now)[:, None]
-        gn, dgn, stn, okn = newton(pred, _params(nxt, c[act], a1, nu, d))
-        with np.errstate(all="ignore"):
-            size = 1 + np.linalg.norm(g[act], axis=1)
-            # the core's trust region: near the predictor and near the previous point
-            good = okn & in_trust_region(np.linalg.norm(gn - pred, axis=1), np.linalg.norm(gn - g[act], axis=1),
-                                         size, MAX_JUMP, MOVE_FRACTION)
-        a_ok, a_bad = act[good], act[~good]
-        cur[a_ok], g[a_ok], dg[a_ok], step[a_ok] = nxt[good], gn[good], dgn[good], stn[good]
-        ratio[a_ok] = np.minimum(ratio[a_ok] * 2, 16.0)
-        ratio[a_bad] = 1 + (ratio[a_bad] - 1) / 2
-        failed[a_bad[ratio[a_bad] < 1 + 1e-6]] = True
-        act = act[(cur[act] != gamma[act]) & ~failed[act]]
-    failed[act] = True  # out of rounds
-    return g, dg, step, ~failed
+
+    def correct(rows, pred, nxt):
+        return newton(pred, _params(nxt, c[rows], a1, nu, d))
+
+    # the core's continuation, batched: the schedule of the mpmath solver (ratio 4, up to 16, stalled
+    # below 1 + 1e-6) and its trust region
+    return core_batch.follow(correct, g, dg, cur, gamma, Geometric(cur, gamma, 4.0, 16.0, 1e-6), correction=MAX_JUMP,
+                             move=MOVE_FRACTION, max_rounds=max_rounds, ok=ok, step=step)
 
 
 def refine(g, dg, gamma, c, a1, nu, d):
@@ -245,17 +207,8 @@ def sym3(g):
 
 
 def solve(M, b):
-    """``numpy.linalg.solve`` on stacked systems; a singular system gives ``nan`` in its row only."""
-    try:
-        return np.linalg.solve(M, b)
-    except np.linalg.LinAlgError:
-        out = np.full(b.shape, np.nan)
-        for i in range(M.shape[0]):
-            try:
-                out[i] = np.linalg.solve(M[i], b[i])
-            except np.linalg.LinAlgError:
-                pass
-        return out
+    """Stacked dense solves (:func:`symrmt.core.batch.solve`); a singular system gives ``nan`` in its row only."""
+    return core_batch.solve(M, b)
 
 
 def _woodbury_matrix(D, gm, size):

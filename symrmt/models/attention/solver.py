@@ -21,7 +21,7 @@ from symrmt.errors import BranchError, ConvergenceError, PrecisionError, SolverE
 from symrmt.models.attention import equations as S
 from symrmt.errors import ParameterError
 from symrmt.models.attention.geometry import as_low_rank, ldl_pivoted
-from symrmt.core.continuation import POLISH_MOVE, Geometric, check_polish, follow
+from symrmt.core.continuation import CHECK_TIGHTEN, PATHS_AGREE, POLISH_MOVE, Geometric, check_polish, follow, two_pass
 from symrmt.core.linalg import qr_solve, solve_dense
 from symrmt.core.newton import newton
 from symrmt.core.numbers import FLOAT64, MPMATH, context_of
@@ -159,6 +159,10 @@ CORRECTION_FRACTION = 0.1
 #: are geometric in gamma, ratio up to 16): the largest accepted move measured on c in {1/10, 1/2, 2, 5},
 #: f in {erf, tanh, relu}, gamma from 1e-9 to 1e8 is 0.36; a corrector that lands farther has left the branch
 MOVE_FRACTION = 1.0
+#: the checking pass of the continuation: ratio steps at most this (the first pass: up to 16), and the
+#: trust region ``CHECK_TIGHTEN`` times tighter; its end point must agree with the first pass's to
+#: ``PATHS_AGREE`` (:func:`symrmt.core.continuation.two_pass`)
+CHECK_RATIO = 4.0
 #: the polish at ``dps`` digits stops at a relative step of ``10**-(dps - NEWTON_SLACK)``
 NEWTON_SLACK = 5
 
@@ -174,7 +178,11 @@ class FixedPoint:
     The branch is the one connected to the ``gamma -> oo`` solution
     ``diag(1/gamma, [[-c, 1], [1, 0]])``: the solver starts there and follows the
     solution in ``gamma`` (predictor from the implicit derivative, Newton
-    corrector, step halving on trouble).  The continuation runs on Python floats
+    corrector, step halving on trouble, the core's trust region near the predictor and near the
+    previous point); each leg is followed twice, the second time with ratio steps at most
+    :data:`CHECK_RATIO` and a tighter trust region, and the two end points must agree
+    (:func:`symrmt.core.continuation.two_pass`); the polish must stay at that point
+    (:func:`symrmt.core.continuation.check_polish`).  The continuation runs on Python floats
     (the same compiled code) and remembers every point it reached, so a curve is
     followed point to point; only the final Newton polish runs at ``dps`` digits.
     Where the float continuation fails (stiff systems), an mpmath continuation at
@@ -232,7 +240,8 @@ class FixedPoint:
 
     # -- float continuation
     def _float_continue(self, gamma: float):
-        """Follow the branch on floats to ``gamma``; returns the float ``g``. Raises :class:`ConvergenceError`."""
+        """Follow the branch on floats to ``gamma``; returns the float ``g``. Raises :class:`ConvergenceError`
+        (or :class:`BranchError` when the checking pass ends elsewhere: the caller then tries mpmath)."""
         if self._ffjg is None:
             raise ConvergenceError("no float version of the compiled system")
         if not self._fpath:
@@ -240,25 +249,37 @@ class FixedPoint:
             self._fpath.append((float(start), [float(x) for x in g0], [float(x) for x in dg0]))
         cur, g, dg = min(self._fpath, key=lambda t: abs(math.log(t[0] / gamma)))
         if cur != gamma:
-            def correct(pred, nxt):
-                new, ndg, _ = _newton(self._ffjg, pred, self._fparams(nxt), FLOAT_TOL, 12, math.sqrt, FLOAT_EPS)
-                return new, ndg
-
-            # the trust region: near the predictor (no jump to another branch) and near the previous point
-            g, dg = follow(correct, g, dg, cur, gamma, Geometric(cur, gamma, 4.0, 16.0, 1e-6), FLOAT64,
-                           correction=CORRECTION_FRACTION, move=MOVE_FRACTION, max_steps=2000,
-                           catch=(ConvergenceError, ArithmeticError, ValueError),
-                           finite=lambda new, ndg: all(map(math.isfinite, new + ndg)),
-                           stalled=lambda t: f"float continuation stalled at gamma={t:.8g}",
-                           too_many=lambda: f"float continuation to gamma={gamma:.8g} took too many steps")
+            g0, dg0 = g, dg
+            g, dg = self._float_follow(g0, dg0, cur, gamma, False)
+            # the second pass (smaller steps, tighter trust region) must end at the same point
+            two_pass(lambda fine: self._float_follow(g0, dg0, cur, gamma, fine)[0], first=g, agree=PATHS_AGREE)
         self._fpath.append((gamma, g, dg))
         if len(self._fpath) > 4096:  # keep memory bounded in long-lived processes
             self._fpath = self._fpath[:1] + self._fpath[-2048:]
         return g
 
+    def _float_follow(self, g, dg, cur, gamma, fine):
+        """The float continuation from ``cur`` to ``gamma`` (:func:`symrmt.core.continuation.follow`); ``fine``:
+        the checking pass (ratio steps at most :data:`CHECK_RATIO`, the trust region ``CHECK_TIGHTEN`` times
+        tighter)."""
+        def correct(pred, nxt):
+            new, ndg, _ = _newton(self._ffjg, pred, self._fparams(nxt), FLOAT_TOL, 12, math.sqrt, FLOAT_EPS)
+            return new, ndg
+
+        schedule = Geometric(cur, gamma, CHECK_RATIO, CHECK_RATIO, 1e-6) if fine else Geometric(cur, gamma, 4.0, 16.0,
+                                                                                                1e-6)
+        # the trust region: near the predictor (no jump to another branch) and near the previous point
+        return follow(correct, g, dg, cur, gamma, schedule, FLOAT64,
+                      correction=CORRECTION_FRACTION, move=MOVE_FRACTION, tighten=CHECK_TIGHTEN if fine else 1,
+                      max_steps=2000, catch=(ConvergenceError, ArithmeticError, ValueError),
+                      finite=lambda new, ndg: all(map(math.isfinite, new + ndg)),
+                      stalled=lambda t: f"float continuation stalled at gamma={t:.8g}",
+                      too_many=lambda: f"float continuation to gamma={gamma:.8g} took too many steps")
+
     # -- mpmath continuation (fallback for stiff systems)
     def _continue_to(self, gamma, dps_path):
-        """Follow the branch from large gamma down (or up) to ``gamma`` at ``dps_path`` digits."""
+        """Follow the branch from large gamma down (or up) to ``gamma`` at ``dps_path`` digits, twice (the
+        second pass with smaller steps and a tighter trust region must end at the same point)."""
         with mpmath.workdps(dps_path):
             gamma = mpf_of(gamma)
             tol = mpmath.mpf(10) ** (-(dps_path - 5))
@@ -271,20 +292,26 @@ class FixedPoint:
                 start, g0, dg0 = self._large_gamma(gamma)
                 g0, dg0, _ = self._mp_newton(g0, start, tol, 50)
                 self._path.append((start, g0))
+
             def correct(pred, nxt):
                 new, ndg, _ = self._mp_newton(pred, nxt, tol, 12)
                 return new, ndg
 
-            # the same continuation as the float one, at dps_path digits
-            g = g0
-            if start != gamma:
-                schedule = Geometric(start, gamma, mpmath.mpf(4), mpmath.mpf(16), mpmath.mpf(10) ** -6)
-                g, _ = follow(correct, g0, dg0, start, gamma, schedule, MPMATH, correction=mpmath.mpf(str(CORRECTION_FRACTION)),
-                              move=MOVE_FRACTION, max_steps=4000, catch=(ConvergenceError, ZeroDivisionError),
-                              finite=None,
+            def path(fine):
+                # the same continuation as the float one, at dps_path digits
+                first, largest = (CHECK_RATIO, CHECK_RATIO) if fine else (4, 16)
+                schedule = Geometric(start, gamma, mpmath.mpf(first), mpmath.mpf(largest), mpmath.mpf(10) ** -6)
+                return follow(correct, g0, dg0, start, gamma, schedule, MPMATH,
+                              correction=mpmath.mpf(str(CORRECTION_FRACTION)), move=MOVE_FRACTION,
+                              tighten=CHECK_TIGHTEN if fine else 1, max_steps=4000,
+                              catch=(ConvergenceError, ZeroDivisionError), finite=None,
                               stalled=lambda t: (f"continuation stalled at gamma={mpmath.nstr(t, 8)} on the way "
                                                  f"to {mpmath.nstr(gamma, 8)}"),
-                              too_many=lambda: f"continuation to gamma={mpmath.nstr(gamma, 8)} took too many steps")
+                              too_many=lambda: f"continuation to gamma={mpmath.nstr(gamma, 8)} took too many steps")[0]
+
+            g = g0
+            if start != gamma:
+                g = two_pass(path, first=path(False), agree=PATHS_AGREE)
             self._path.append((gamma, g))
             if len(self._path) > 4096:  # keep memory bounded in long-lived processes
                 self._path = self._path[:1] + self._path[-2048:]

@@ -1,0 +1,147 @@
+"""The batched (vectorised float64) forms of the one Newton driver and the one continuation.
+
+The float64 fast paths (:mod:`symrmt.models.attention.batch`, :mod:`symrmt.engine.batch`) solve one
+system at many points at once, on stacked NumPy arrays: each row is a point, and each row runs the
+same algorithm as :func:`symrmt.core.newton.newton` and :func:`symrmt.core.continuation.follow`,
+with the same rules, elementwise:
+
+* :func:`newton` -- ``x <- x + dx`` per row; a row stops at ``step <= tol`` or by the core's
+  stagnation rule (:func:`symrmt.core.newton.stagnated`); a row whose step blows up (above
+  ``blowup``) stops unconverged; a row is ``ok`` when it stopped converged with finite values;
+* :func:`follow` -- predictor ``h + dh (t' - t)``, the caller's corrector, the core's trust region
+  (:func:`symrmt.core.continuation.in_trust_region`: near the predictor and near the previous
+  point, ``tighten`` times tighter on the checking pass), and the step schedules of
+  :mod:`symrmt.core.continuation` themselves (:class:`~symrmt.core.continuation.Linear`,
+  :class:`~symrmt.core.continuation.Geometric`, which work elementwise on arrays), every row
+  with its own step; a row that stalls or runs out of rounds fails (no error: the caller sends it
+  to the certified mpmath path);
+* :func:`paths_gap` -- the relative gap of the two passes' end points, per row;
+* :func:`solve` -- stacked dense solves, a singular or non-finite system giving ``nan`` in its row only.
+
+Nothing here raises on a bad row: a row's failure is a ``False`` in the ``ok`` mask it returns.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from symrmt.core.continuation import CORRECTION_FRACTION, MOVE_FRACTION, in_trust_region
+from symrmt.core.newton import stagnated
+
+__all__ = ["newton", "follow", "paths_gap", "solve", "stack", "norm_rows", "STAGNATION_FLOOR"]
+
+#: the float64 floor of the stagnation rule: a step that no longer shrinks below this has converged as
+#: far as float64 allows (an ill-conditioned system)
+STAGNATION_FLOOR = 1e-11
+
+
+def stack(values, n: int, dtype=float) -> np.ndarray:
+    """A compiled function's list of entries (arrays or scalar constants) as an ``(n, len)`` array."""
+    out = np.empty((len(values), n), dtype=dtype)
+    for k, v in enumerate(values):
+        out[k] = v
+    return out.T
+
+
+def solve(M, b):
+    """``numpy.linalg.solve`` on the stacked float64 systems ``M (n,m,m)``, ``b (n,m,k)``: a system that is
+    singular or holds a non-finite entry gives ``nan`` in its row only."""
+    out = np.full(b.shape, np.nan)
+    fin = np.isfinite(M).all(axis=(1, 2)) & np.isfinite(b).all(axis=(1, 2))
+    if fin.any():
+        idx = np.flatnonzero(fin)
+        try:
+            out[idx] = np.linalg.solve(M[idx], b[idx])
+        except np.linalg.LinAlgError:
+            for i in idx:
+                try:
+                    out[i] = np.linalg.solve(M[i], b[i])
+                except np.linalg.LinAlgError:
+                    pass
+    return out
+
+
+def norm_rows(x):
+    """The Euclidean norm of each row."""
+    return np.linalg.norm(x, axis=1)
+
+
+def newton(linear, x, tol, maxsteps: int, floor=STAGNATION_FLOOR, blowup=1e6):
+    """Newton's method on every row of ``x``; returns ``(x, extra, step, ok)``.
+
+    ``linear(rows, x_rows) -> (dx, extra)`` solves the linearized systems of the rows ``rows`` (an
+    index array) at ``x_rows`` (``extra``: what the same factorization yields, e.g. the implicit
+    derivative, one row per point, ``x``'s shape).  ``step`` is each row's last relative step
+    ``|dx| / (1 + |x|)``.  A row is ``ok`` when its step fell below ``tol`` or stagnated below
+    ``floor``, with finite ``x`` and ``extra``.
+    """
+    n = x.shape[0]
+    x = x.copy()
+    extra = np.full_like(x, np.nan)
+    step = np.full(n, np.inf)
+    prev = np.full(n, np.inf)
+    done = np.zeros(n, dtype=bool)
+    act = np.arange(n)
+    for _ in range(maxsteps):
+        if act.size == 0:
+            break
+        with np.errstate(all="ignore"):
+            dx, ex = linear(act, x[act])
+            xn = x[act] + dx
+            st = norm_rows(dx) / (1 + norm_rows(xn))
+        st[~np.isfinite(st)] = np.inf
+        x[act], extra[act], step[act] = xn, ex, st
+        fin = (st <= tol) | stagnated(st, prev[act], floor)  # the core's stopping rules
+        done[act[fin]] = True
+        prev[act] = st
+        act = act[~fin & (st < blowup)]
+    ok = done & np.isfinite(x).all(axis=1) & np.isfinite(extra).all(axis=1)
+    return x, extra, step, ok
+
+
+def follow(correct, h, dh, t, t1, schedule, *, correction=CORRECTION_FRACTION, move=MOVE_FRACTION, tighten=1,
+           max_rounds=600, ok=None, step=None):
+    """Follow every row of ``h`` from ``t`` to ``t1`` (arrays); returns ``(h, dh, step, ok)`` at ``t1``.
+
+    ``correct(rows, pred, nxt) -> (h, dh, step, ok)`` is the batched Newton corrector of the rows
+    ``rows`` at the predictors ``pred`` and the next points ``nxt``; ``schedule`` is a
+    :class:`~symrmt.core.continuation.Linear` or :class:`~symrmt.core.continuation.Geometric` over the
+    arrays (each row its own step); ``correction``, ``move`` and ``tighten`` bound the trust region as in
+    :func:`symrmt.core.continuation.follow`.  ``ok``: the rows that start (default: those with finite
+    ``h`` and ``dh``); ``step``: each row's Newton step so far (returned for the rows that moved).  Each
+    round moves every active row by one accepted or rejected step; a row still short of ``t1`` after
+    ``max_rounds`` rounds fails.
+    """
+    h, dh = h.copy(), dh.copy()
+    t = np.array(t, dtype=float)
+    n = h.shape[0]
+    step = np.full(n, np.inf) if step is None else step.copy()
+    if ok is None:
+        ok = np.isfinite(h).all(axis=1) & np.isfinite(dh).all(axis=1)
+    failed = ~ok
+    act = np.flatnonzero(~failed & (t != t1))
+    rounds = 0
+    while act.size and rounds < max_rounds:
+        rounds += 1
+        now = t[act]
+        nxt = schedule.advance(now, act)
+        pred = h[act] + dh[act] * (nxt - now)[:, None]
+        hn, dhn, stn, okn = correct(act, pred, nxt)
+        with np.errstate(all="ignore"):
+            size = 1 + norm_rows(h[act])
+            # the core's trust region: near the predictor and near the previous point
+            good = okn & in_trust_region(norm_rows(hn - pred), norm_rows(hn - h[act]), size, correction, move,
+                                         tighten)
+        a_ok, a_bad = act[good], act[~good]
+        t[a_ok], h[a_ok], dh[a_ok], step[a_ok] = nxt[good], hn[good], dhn[good], stn[good]
+        schedule.grow(a_ok)
+        failed[a_bad[~schedule.shrink(a_bad)]] = True
+        act = act[(t[act] != t1[act]) & ~failed[act]]
+    failed[act] = True  # out of rounds
+    return h, dh, step, ~failed
+
+
+def paths_gap(h1, h2):
+    """Relative max-norm gap ``max|h1 - h2| / (1 + max|h1|)`` per row (:func:`symrmt.core.continuation.paths_gap`)."""
+    with np.errstate(all="ignore"):
+        return np.max(np.abs(h1 - h2), axis=1) / (1 + np.max(np.abs(h1), axis=1))

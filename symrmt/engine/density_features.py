@@ -1,0 +1,161 @@
+"""The features of a spectral density between grid points: the edges of its support and its atoms.
+
+:func:`find_edge` brackets an edge between a point inside and one outside the support by bisection on the
+float solve and solves the extended system (:class:`symrmt.engine.edge_system.EdgeSystem`) at two
+precisions; :func:`atom_mass` reads the mass of an atom at ``x0`` at two heights; :func:`contour_atom` finds
+an atom between two points outside the support by a contour integral.  :func:`classify` tells whether a
+real point is inside, outside or at an edge.  See :mod:`symrmt.engine.density_solver`.
+"""
+
+from __future__ import annotations
+
+import mpmath
+import numpy as np
+
+from symrmt.core.certify import agree
+from symrmt.core.linalg import solve_dense
+from symrmt.engine.edge_system import DensityError
+from symrmt.engine.resolvent_solver import ATOM_TAIL
+from symrmt.errors import PrecisionError
+
+__all__ = ["classify", "find_edge", "atom_mass", "contour_atom"]
+
+
+def classify(ds, x):
+    """``"in"`` (inside the support: the root at ``z = x`` is complex), ``"out"`` (real), or ``"edge"``."""
+    kind, h, _ = ds.float_point(x)
+    if kind != "ok":
+        return "edge", None
+    tau = ds.s.tau(h)
+    return ("in" if tau.imag > 1e-9 * (1 + abs(tau)) else "out"), h
+
+
+def find_edge(ds, edge_sys, x_in, x_out, digits):
+    """The edge between ``x_in`` (inside) and ``x_out`` (outside), to ``digits`` (two precisions)."""
+    h_out = None
+    for _ in range(60):
+        mid = (x_in + x_out) / 2
+        kind, h = classify(ds, mid)
+        if kind == "in":
+            x_in = mid
+        elif kind == "out":
+            x_out, h_out = mid, h
+        else:
+            break
+        if abs(x_out - x_in) <= 1e-9 * (1 + abs(x_out)):
+            break
+    if h_out is None:
+        kind, h_out = classify(ds, x_out)
+        if kind != "out":
+            raise DensityError(f"no real fixed point next to the edge near x = {x_out:.6g}")
+    ds.last_out = (x_out, ds.s.tau(h_out).real)  # the outside point nearest the edge (for the atom scan)
+    hr = [a.real for a in h_out]
+    _, J, _ = ds.s._eval(h_out, complex(x_out, 0))
+    Jr = np.array(J, dtype=complex).real
+    _, _, vt = np.linalg.svd(Jr)
+    v = vt[-1]
+    lo = edge_sys.solve(hr, x_out, v, digits + 10)
+    hi = edge_sys.solve(hr, x_out, v, digits + 20)
+    with mpmath.workdps(digits + 20):
+        if not agree(lo, hi, digits, absolute=1):
+            raise PrecisionError(f"the edge near x = {x_out:.6g}: solves at two precisions disagree")
+        if not min(x_in, x_out) - 1e-6 * (1 + abs(x_out)) <= hi <= max(x_in, x_out) + 1e-6 * (1 + abs(x_out)):
+            raise DensityError(f"the edge system converged to x = {mpmath.nstr(hi, 8)}, outside its bracket "
+                               f"[{min(x_in, x_out):.8g}, {max(x_in, x_out):.8g}]")
+        return +hi
+
+
+# ---------------------------------------------------------------- atoms
+
+def atom_mass(ds, x0, digits):
+    """``lim eta Im tau(x0 + i eta)``, read at two heights ``10^-(digits+4)``, ``10^-(digits+6)``; ``None``
+    when the mass is below ``10^-digits``."""
+    s = ds.s
+    h, eta = ds.near_axis(x0)
+    dps = 2 * digits + 30
+    m = s.m
+    masses = []
+    with mpmath.workdps(dps):
+        eta = mpmath.mpf(eta)
+        h = [mpmath.mpc(a) for a in h]
+        x0m = mpmath.mpf(x0)
+        for k in ATOM_TAIL:
+            target = mpmath.mpf(10) ** (-(digits + k))
+            while eta > target:
+                new_eta = max(eta / 4, target)
+                z = mpmath.mpc(x0m, eta)
+                pv = s._pv(z, mp=True)
+                v = s.c.fjs(h, pv)
+                rhs = s.dz_mp(h, s._pvals(z, mp=True))
+                dh = solve_dense([list(v[m + m * i:m + m * (i + 1)]) for i in range(m)], [-r for r in rhs],
+                                 mpmath.mpc(0))
+                pred = [a + 1j * (new_eta - eta) * dh[i] for i, a in enumerate(h)]
+                h, _ = s.polish(pred, mpmath.mpc(x0m, new_eta), dps, steps=30)
+                eta = new_eta
+            _, tau = s.polish(h, mpmath.mpc(x0m, eta), dps)
+            masses.append(eta * tau.imag)
+        a, b = masses
+        if not agree(a, b, digits, absolute=1):
+            raise PrecisionError(f"the atom at x = {x0}: the mass read at two heights disagrees "
+                                 f"({mpmath.nstr(a, 8)} and {mpmath.nstr(b, 8)})")
+        if b < mpmath.mpf(10) ** (-digits):
+            return None
+        return +b
+
+
+def contour_atom(ds, a, b, tau_a, digits):
+    """The atom in ``(a, b)`` (both outside the support, ``tau`` dropping between them): a first location by
+    bisection on the real ``tau``; its mass ``m0`` and first moment ``m1`` (``-(1/2 pi i) oint z tau dz``,
+    so the location is ``m1/m0`` to the digits asked) by the trapezoid rule on the circle of
+    radius ``r = min(x0 - a, b - x0)/2`` at ``N`` and ``2N`` points (``N`` from 32, doubled up to 1024) with
+    each ``tau`` polished at ``digits + 10``; the two must agree to ``digits``.  ``None`` when the mass
+    is below ``10^-digits``."""
+    s = ds.s
+    lo, hi = a, b
+    for _ in range(60):
+        mid = (lo + hi) / 2
+        kind, h = classify(ds, mid)
+        if kind == "in":
+            return None  # a piece of the bulk between the grid points, not an atom
+        if kind == "edge":  # the float finish fails this close to the pole: located as well as floats can
+            lo = hi = mid
+            break
+        if s.tau(h).real >= tau_a:
+            lo = mid
+        else:
+            hi = mid
+        if hi - lo <= 1e-13 * (1 + abs(hi)):
+            break
+    x0 = (lo + hi) / 2
+    r = min(x0 - a, b - x0) / 2
+    if not r > 0:
+        return None
+    ds.at_top(x0)
+
+    def ring(N):
+        with mpmath.workdps(digits + 10):
+            m0 = m1 = mpmath.mpf(0)
+            for k in range(N // 2):  # the upper half; the lower half is its conjugate
+                th = (k + mpmath.mpf(1) / 2) * 2 * mpmath.pi / N
+                z = mpmath.mpf(x0) + r * mpmath.expj(th)
+                zc = complex(z)
+                x_top, h_top = ds._top
+                h = s.move(h_top, complex(x_top, ds.Y), zc)
+                _, tau = s.polish(h, z, digits + 10)
+                m0 += 2 * (tau * mpmath.expj(th)).real
+                m1 += 2 * (tau * z * mpmath.expj(th)).real
+            return -r * m0 / N, -r * m1 / N
+
+    (prev, prev1) = ring(32)
+    N = 64
+    while N <= 1024:
+        cur, cur1 = ring(N)
+        with mpmath.workdps(digits + 10):
+            if agree(cur, prev, digits, absolute=1) and agree(cur1, prev1, digits, absolute=1):
+                if cur < mpmath.mpf(10) ** (-digits):
+                    return None
+                # the location: the first moment over the mass, -(1/2 pi i) oint z tau dz = mass * x0
+                return {"x": +(cur1 / cur), "mass": +cur}
+        prev, prev1, N = cur, cur1, 2 * N
+    raise PrecisionError(f"the atom near x = {x0:.10g}: the contour integral did not settle to {digits} digits")
+
