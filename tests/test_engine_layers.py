@@ -12,9 +12,8 @@ import symrmt.engine
 
 ENGINE = Path(__file__).resolve().parents[1] / "symrmt" / "engine"
 
-#: edges known to point up, each to be cut by the owner of the importing module (then removed here):
-#: continuation -> density_solver (DensityError and the edge system, imported inside a function)
-PENDING = {("continuation", "density_solver")}
+#: edges known to point up (none: each one found is cut, not listed here)
+PENDING: set = set()
 
 
 def _layers() -> dict:

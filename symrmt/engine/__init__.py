@@ -26,13 +26,16 @@ density solver) or is passed in as an argument (the compile step into
    :mod:`~symrmt.engine.density_sim` (an expression sampled at a finite size);
 3. the numbers -- :mod:`~symrmt.engine.solver` (Newton and the homotopy in the strength),
    :mod:`~symrmt.engine.atom_solver`, :mod:`~symrmt.engine.continuation` (continuation in a parameter),
+   :mod:`~symrmt.engine.edge_system` (the density's edge system and its error),
    :mod:`~symrmt.engine.pencil_check` (a finite-size self-test), :mod:`~symrmt.engine.hermitize_solve`
    (the Hermitized solve);
 4. certification -- :mod:`~symrmt.engine.certify` (two precisions that must agree), :mod:`~symrmt.engine.batch`
    (float64 batches), :mod:`~symrmt.engine.prove_chain` (Krawczyk boxes along a path),
    :mod:`~symrmt.engine.density` (the spectral density's result and grid);
 5. the solvers built on it -- :mod:`~symrmt.engine.qf_solver` (quadratic forms), :mod:`~symrmt.engine.prove`
-   (proved balls), :mod:`~symrmt.engine.density_solver` (spectral densities);
+   (proved balls), :mod:`~symrmt.engine.resolvent_solver` (the resolvent at one point),
+   :mod:`~symrmt.engine.density_features` (edges and atoms), :mod:`~symrmt.engine.density_solver`
+   (spectral densities);
 6. the routes -- :mod:`~symrmt.engine.complex_limit` (complex ``z``), :mod:`~symrmt.engine.sweep` (grids of
    points);
 7. the facade -- :mod:`~symrmt.engine.model` (:class:`Model` and its calls: limit, sweep, density).

@@ -26,7 +26,7 @@ from symrmt.engine.linearize import EPS_SHIFT
 from symrmt.core.linalg import inverse
 from symrmt.codegen.compile import compile_recipe
 from symrmt.models.attention.solver import mpf_of
-from symrmt.engine.solver import _aux_split, _source_digest
+from symrmt.engine.solver import aux_split, source_digest
 
 
 def _inverse(A, k):
@@ -43,12 +43,12 @@ class AtomCompiled:
         self.m = len(system.h)
         self.params = list(system.params)
         self.k = len(system.dgroup)
-        self.name = "atoms_" + hashlib.sha256((key + _source_digest()).encode()).hexdigest()[:24]
+        self.name = "atoms_" + hashlib.sha256((key + source_digest()).encode()).hexdigest()[:24]
         R, J, ds, de, keep = system.other_rows()
         self.keep, self.d_rows = keep, system.d_rows
         L0, eta, deta = system.atom_pieces()
         flat = R + [x for row in J for x in row] + ds + de
-        out, aux_syms, aux_exprs = _aux_split(flat, self.params)
+        out, aux_syms, aux_exprs = aux_split(flat, self.params)
         args = [list(system.h), self.params + [S_STRENGTH, EPS_SHIFT] + aux_syms]
         self._other = compile_recipe(self.name + "_other", lambda: (args, out))
         self._aux = compile_recipe(self.name + "_aux", lambda: ([self.params], aux_exprs + [sp.Integer(0)]))

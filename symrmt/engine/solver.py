@@ -64,7 +64,7 @@ POLISH_MOVE = _cc.POLISH_MOVE
 
 
 @cached(maxsize=1)
-def _source_digest() -> str:
+def source_digest() -> str:
     """Digest of the modules that derive the compiled systems (part of every cache name)."""
     h = hashlib.sha256()
     for mod in (blockfp, linearize):
@@ -72,7 +72,7 @@ def _source_digest() -> str:
     return h.hexdigest()[:16]
 
 
-def _aux_split(exprs, params):
+def aux_split(exprs, params):
     """Replace non-polynomial parameter subexpressions (``sqrt(c)``, ``1/c``) by auxiliary symbols.
 
     Returns ``(exprs', aux_symbols, aux_exprs)``: the generated code of ``exprs'`` is plain
@@ -107,7 +107,7 @@ class CompiledSystem:
         self.system = system
         self.m = len(system.h)
         self.params = list(system.params)
-        self.name = "trace_" + hashlib.sha256((key + _source_digest()).encode()).hexdigest()[:24]
+        self.name = "trace_" + hashlib.sha256((key + source_digest()).encode()).hexdigest()[:24]
         m = self.m
 
         memo = {}
@@ -117,7 +117,7 @@ class CompiledSystem:
                 J = system.jacobian()
                 fl = list(system.residual) + [x for row in J for x in row] + system.d_strength() + system.d_shift()
                 memo["flat"] = fl
-                memo["split"] = _aux_split(fl, self.params)
+                memo["split"] = aux_split(fl, self.params)
             return memo["flat"]
 
         def split():
