@@ -22,7 +22,7 @@ from symrmt.errors import ParameterError
 
 __all__ = ["INSTALL", "GUARD_BITS", "ESCALATIONS", "ProofError", "ProveUnavailable", "require_flint", "working_bits",
            "bits_for", "to_arb", "sympy_ball", "arb_function", "ball_parts", "ball_json", "ball_text", "check_radius",
-           "relative_ok", "krawczyk", "mat_solve", "arb_checked", "isolate_real_roots", "complex_ok",
+           "relative_ok", "ball_matrix", "krawczyk", "mat_solve", "arb_checked", "isolate_real_roots", "complex_ok",
            "complex_ball_json", "complex_ball_text"]
 
 #: how to get the optional dependency (the message of :class:`ProveUnavailable`)
@@ -281,7 +281,8 @@ def relative_ok(x, digits: int) -> bool:
 
 # ---------------------------------------------------------------- Krawczyk
 
-def _mat(rows):
+def ball_matrix(rows):
+    """An ``arb_mat`` of a list of rows of balls."""
     flint = require_flint()
     return flint.arb_mat([list(r) for r in rows])
 
@@ -303,7 +304,7 @@ def krawczyk(F, J, x0, what: str = "fixed point", inflations: int = 12, refine: 
     # Newton on midpoints (quadratic: a handful of steps from ~digits/2 correct digits)
     Y = None
     for _ in range(refine):
-        Jm = _mat(J(x)).mid()
+        Jm = ball_matrix(J(x)).mid()
         try:
             Y = Jm.inv().mid()
         except ZeroDivisionError:
@@ -316,7 +317,7 @@ def krawczyk(F, J, x0, what: str = "fixed point", inflations: int = 12, refine: 
         x = new
         if delta <= size * arb(2) ** (-flint.ctx.prec + 8):
             break
-    Jm = _mat(J(x)).mid()
+    Jm = ball_matrix(J(x)).mid()
     try:
         Y = Jm.inv().mid()
     except ZeroDivisionError:
@@ -327,7 +328,7 @@ def krawczyk(F, J, x0, what: str = "fixed point", inflations: int = 12, refine: 
     r = [(base[i, 0].abs_upper() * 4 + scale[i] * arb(2) ** (-flint.ctx.prec + 16)) for i in range(m)]
     for _ in range(inflations):
         X = [arb(x[i], r[i].upper()) if hasattr(r[i], "upper") else arb(x[i], r[i]) for i in range(m)]
-        JX = _mat(J(X))
+        JX = ball_matrix(J(X))
         dX = flint.arb_mat([[X[i] - x[i]] for i in range(m)])
         K = (flint.arb_mat([[x[i]] for i in range(m)]) - base) + (eye - Y * JX) * dX
         Ks = [K[i, 0] for i in range(m)]

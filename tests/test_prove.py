@@ -378,7 +378,7 @@ def test_attention_branch_continued():
 def test_attention_wrong_box_refused_by_chain():
     """A proved box that is not the continued one (here: the proved box moved to another point) is refused."""
     from symrmt.arb import bits_for, working_bits
-    from symrmt.models.attention.prove import _attention_chain
+    from symrmt.models.attention.prove_branch import attention_chain
 
     b = P.prove_attention("tanh", Fraction(1, 2), [Fraction(1)], None, "zero", D)[0]
     with working_bits(bits_for(D)):
@@ -386,7 +386,7 @@ def test_attention_wrong_box_refused_by_chain():
         params = [P.to_arb(1), P.to_arb(Fraction(1, 2)), a1, nu, d]
         wrong = [x + 1 for x in b.block_traces]
     with pytest.raises(BranchError, match="another root"):
-        _attention_chain(params, wrong, "test")
+        attention_chain(params, wrong, "test")
 
 
 def test_engine_branch_chain_with_stationary_entries():

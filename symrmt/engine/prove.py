@@ -181,14 +181,18 @@ class _Bound:
         return v > self.b
 
 
-def _bounds(t, plan, values):
-    from symrmt.engine.certify import _holds
+def _condition_holds(cond, subs) -> bool:
+    """A bound's condition ``cond >= 0`` at the exact values (a number is compared directly)."""
+    cond = sp.sympify(cond)
+    return bool((cond if cond.is_number else cond.subs(subs)) >= 0)
 
+
+def _bounds(t, plan, values):
     subs = {p: sp.Rational(Fraction(values[p.name]).numerator, Fraction(values[p.name]).denominator)
             for p in plan.params}
     out = []
     for kind, bound, conds in t.bounds:
-        if not all(_holds(c, subs) for c in set(conds)):
+        if not all(_condition_holds(c, subs) for c in set(conds)):
             continue
         b = sp.sympify(bound).subs(subs)
         if not (b.is_extended_real and b.is_finite):
@@ -255,8 +259,8 @@ CHAIN_DEFAULT_UNKNOWNS = 16
 def prove_trace(plan, values: dict, digits: int, solvers=None, chain: bool | None = None):
     """The :class:`TraceBall` of an engine plan at exact ``values`` (name -> Fraction).
 
-    ``solvers``: the :class:`~symrmt.engine.solver.TraceSolver` of each trace from the
-    certified solve (their homotopy start points are reused), else they are made here.
+    ``solvers``: the solver of each trace from the certified solve (their homotopy start points are
+    reused), else :func:`~symrmt.engine.certify.certified_limit` makes them here.
     ``chain``: where exact isolation does not apply, prove the branch by a chain of Krawczyk boxes
     along the homotopy in ``s`` (branch ``"continued"``); when the chain cannot be made, the
     branch stays ``"sanity"`` and ``notes`` says why.  ``None``: only for systems of at most
@@ -264,18 +268,13 @@ def prove_trace(plan, values: dict, digits: int, solvers=None, chain: bool | Non
     import inspect
 
     from symrmt.codegen.compile import compile_expr
-    from symrmt.engine.certify import compiled_system
-    from symrmt.engine.solver import TraceSolver
     from symrmt.engine import blockfp
 
     flint = require_flint()
-    if solvers is None:
-        from symrmt.engine.certify import _acceptor
+    if solvers is None:  # the certified solve's checked homotopy starts
+        from symrmt.engine.certify import certified_limit
 
-        solvers = {"values": values}
-        for t in plan.traces:
-            solvers[t.index] = TraceSolver(compiled_system(t.system), values)
-            solvers[t.index].start(_acceptor(t, values))
+        solvers = certified_limit(plan, values, digits)["solvers"]
     bits = bits_for(digits, 20)
     formula_src = inspect.getsource(compile_expr([list(s for s, _ in plan.symbols)], plan.formula))
     chained = {}  # trace index -> boxes of its chain, or the reason it failed (once per trace)

@@ -62,6 +62,7 @@ from symrmt.arb import (  # noqa: F401
 )
 from symrmt.engine.prove import TraceBall, prove_trace  # noqa: F401
 from symrmt.hermite.balls import hermite_ball, prove_hermite_report  # noqa: F401
+from symrmt.models.attention.prove_branch import attention_chain, square_system, symmetric_matrix  # noqa: F401
 
 __all__ = [
     "ProofError",
@@ -190,58 +191,6 @@ def _decades(g: Fraction) -> int:
 
 # ---------------------------------------------------------------- the attention fixed point
 
-def _symmetric(g):
-    out = [[None] * 3 for _ in range(3)]
-    from symrmt.models.attention.equations import G_INDEX
-
-    for (i, j), v in zip(G_INDEX, g):
-        out[i][j] = out[j][i] = v
-    return out
-
-
-def square_system(fjg, params):
-    """``(F, J, F_gamma)`` of the square system ``G R(G)`` (upper entries), ``R`` the 3x3 residual.
-
-    ``fjg`` is the arb version of the compiled flat ``[F (9), dF/dG (54), dF/dgamma (9)]`` of
-    :func:`symrmt.codegen.compile.fixed_point_fjg`: the square system and its Jacobian
-    ``d(G R)/dG_k = E_k R + G dR/dG_k`` are assembled from it, nothing is retyped."""
-    from symrmt.models.attention.equations import G_INDEX
-
-    def parts(xs):
-        v = fjg(xs, params)
-        R = [[v[3 * i + j] for j in range(3)] for i in range(3)]
-        dR = [[[v[9 + 6 * (3 * i + j) + k] for k in range(6)] for j in range(3)] for i in range(3)]
-        Rg = [[v[63 + 3 * i + j] for j in range(3)] for i in range(3)]
-        G = _symmetric(xs)
-        return R, dR, Rg, G
-
-    def F(xs):
-        R, _, _, G = parts(xs)
-        return [sum(G[i][l] * R[l][j] for l in range(3)) for i, j in G_INDEX]
-
-    def J(xs):
-        R, dR, _, G = parts(xs)
-        rows = []
-        for i, j in G_INDEX:
-            row = []
-            for k, (a, b) in enumerate(G_INDEX):
-                val = sum(G[i][l] * dR[l][j][k] for l in range(3))
-                # E_k = e_a e_b^T + e_b e_a^T (once on the diagonal): (E_k R)_ij
-                if i == a:
-                    val += R[b][j]
-                if i == b and a != b:
-                    val += R[a][j]
-                row.append(val)
-            rows.append(row)
-        return rows
-
-    def Fg(xs):
-        _, _, Rg, G = parts(xs)
-        return [sum(G[i][l] * Rg[l][j] for l in range(3)) for i, j in G_INDEX]
-
-    return F, J, Fg
-
-
 _HERMITE_BALLS = cache_dict("symrmt.models.attention.prove._HERMITE_BALLS", 64)
 
 
@@ -282,7 +231,7 @@ def _gram_factor_arb(gram):
 def _woodbury_ball(G, dG, D):
     """``(varphi, dvarphi/dgamma)`` with ``x = (I + D H)^{-1} e``, ``H = Gm (x) I_s`` (on balls)."""
     flint = require_flint()
-    gm, dgm = _symmetric(G), _symmetric(dG)
+    gm, dgm = symmetric_matrix(G), symmetric_matrix(dG)
     n = len(D)
     s = n // 3
     H = flint.arb_mat(n, n)
@@ -313,82 +262,13 @@ class AttentionBall:
         return f"AttentionBall(gamma={self.gamma}, error={self.error}, branch={self.branch!r})"
 
 
-#: most boxes (tried) of one leg of an attention chain
-ATTENTION_MAX_BOXES = 8000
-#: the kernel-strength leg runs at ``gamma_0 = max(gamma, GAMMA_START)`` (the path is steep near zero
-#: strength at small gamma); the ``gamma`` leg then runs from ``gamma_0`` down at full strength
-GAMMA_START = Fraction(1)
-
-
-def _attention_chain(params, G, what):
-    """Boxes of the chain that connects the proved ``G`` to ``L_0^{-1}``: at ``gamma_0 = max(gamma, 1)``
-    along the kernel strength ``t`` from 0 to 1 (:func:`symrmt.models.attention.equations.fixed_point_homotopy`,
-    its square system ``G F_t(G)``), then at ``t = 1`` along ``gamma`` from ``gamma_0`` down to ``gamma``
-    (the square system of :func:`symrmt.codegen.compile.fixed_point_fjg`).  On each box ``det G != 0`` is
-    proved, so its root is a fixed point.  ``ProofError`` when it cannot be made."""
-    from symrmt.codegen.compile import fixed_point_fjg, fixed_point_homotopy_fjt, noise_L0_function
-    from symrmt.engine.prove_chain import CHAIN_BITS, continuation_chain
-    from symrmt.models.attention.equations import G_INDEX
-
-    flint = require_flint()
-    gamma = params[0]
-    rest = list(params[1:])
-    with working_bits(CHAIN_BITS):
-        g0 = to_arb(GAMMA_START) if gamma < to_arb(GAMMA_START) else gamma
-        p0 = [g0] + rest
-        fjt = arb_function(fixed_point_homotopy_fjt())
-        fjg = arb_function(fixed_point_fjg()[0])
-        L0 = flint.arb_mat(arb_function(noise_L0_function())(p0))
-        try:
-            inv = L0.inv()
-        except ZeroDivisionError:
-            raise ProofError(f"{what}: L_0 is not proved regular") from None
-        start = [inv[i, j] for i, j in G_INDEX]
-
-    def guarded(rows, x):
-        if flint.arb_mat(_symmetric(x)).det().contains(0):  # a root of G F is a fixed point only where det G != 0
-            return [[flint.arb(0, flint.arb("inf"))] * len(x) for _ in x]
-        return [arb_checked(r, "the Jacobian") for r in rows]
-
-    def leg(fn, fn_float, pv_at, scale):
-        def F(x, tt):
-            return arb_checked(square_system(fn, pv_at(tt))[0](x), "the residual")
-
-        def J(x, tt):
-            return guarded(square_system(fn, pv_at(tt))[1](x), x)
-
-        def Ft(x, tt):
-            return [v * scale for v in arb_checked(square_system(fn, pv_at(tt))[2](x), "dF/dt")]
-
-        def approx(x, tt):  # float64 points and tangents (the same recipe printed for NumPy)
-            pv = [float(v.mid()) if hasattr(v, "mid") else float(v) for v in pv_at(flint.arb(tt))]
-            Fs, Js, Fts = square_system(lambda xs, p: [float(v) for v in fn_float(xs, p)], pv)
-            return Fs(x), Js(x), [v * float(scale.mid()) for v in Fts(x)]
-
-        return F, J, Ft, approx
-
-    F, J, Ft, approx = leg(fjt, fixed_point_homotopy_fjt("numpy"), lambda tt: p0 + [tt], flint.arb(1))
-    same = not (gamma < g0) and not (gamma > g0)
-    n1, enc = continuation_chain(F, J, start, list(G) if same else None, what, Ft=Ft, approx=approx,
-                                 max_boxes=ATTENTION_MAX_BOXES)
-    if same:
-        return n1
-    # gamma = g0 + (gamma - g0) u, u from 0 to 1 (dF/du = dF/dgamma (gamma - g0))
-    with working_bits(CHAIN_BITS):
-        span = gamma - g0
-    F, J, Ft, approx = leg(fjg, fixed_point_fjg("numpy")[0], lambda u: [g0 + span * u] + rest, span)
-    n2, _ = continuation_chain(F, J, enc, list(G), what + " (the gamma leg)", Ft=Ft, approx=approx,
-                               max_boxes=ATTENTION_MAX_BOXES)
-    return n1 + n2
-
-
 def prove_attention(f, c, gammas, geometry=None, diagonal: str = "zero", digits: int = 15, points=None,
                     route: str | None = None, chain: bool = False):
     """Balls of ``E_A(gamma)`` (a list of :class:`AttentionBall`, in the order given).
 
     ``points``: the :class:`~symrmt.models.attention.theory.AttentionPoint` of the certified solve (computed
     here when not given), the centres of the boxes.  ``chain``: prove the branch by continuation in
-    the kernel strength (:func:`_attention_chain`; branch ``"continued"``); when it cannot be made the
+    the kernel strength (:func:`~symrmt.models.attention.prove_branch.attention_chain`; branch ``"continued"``); when it cannot be made the
     branch is ``"sanity"`` and the ball's ``note`` says why."""
     from symrmt.codegen.compile import closed_form_phi, fixed_point_fjg, woodbury_D_function
     from symrmt.models.attention.theory import _guard, attention_limit, route_for, scaled_nonlinearity
@@ -418,7 +298,7 @@ def prove_attention(f, c, gammas, geometry=None, diagonal: str = "zero", digits:
                 F, J, Fg = square_system(arb_function(fjg_src), params)
                 G = krawczyk(F, J, list(pt.block_traces), f"the attention fixed point at gamma={g}")
                 dN = arb_function(detN_src)(G, params)
-                dG_mat = flint.arb_mat(_symmetric(G)).det()
+                dG_mat = flint.arb_mat(symmetric_matrix(G)).det()
                 if dN.contains(0) or dG_mat.contains(0):
                     raise ProofError(f"at gamma={g}: det N or det G is not proved non-zero on the box, so the "
                                      "square system's root is not proved to be a fixed point")
@@ -449,7 +329,7 @@ def prove_attention(f, c, gammas, geometry=None, diagonal: str = "zero", digits:
         branch, note = "sanity", None
         if chain:
             try:
-                nbox = _attention_chain(params, G, f"the attention branch at gamma={g}")
+                nbox = attention_chain(params, G, f"the attention branch at gamma={g}")
             except ProofError as exc:
                 note = f"branch not continued: {exc}"
             else:
