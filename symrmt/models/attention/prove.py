@@ -326,18 +326,38 @@ def prove_attention(f, c, gammas, geometry=None, diagonal: str = "zero", digits:
             if not (err.overlaps(arb("0.5", "0.5")) and phi > 0 and phi.overlaps(arb(1 / gb / 2, (1 / gb / 2).upper()))):
                 raise BranchError(f"at gamma={g}: E_A = {err.str(10)} (must be in [0, 1]) and varphi = {phi.str(10)} "
                                   "(in (0, 1/gamma]): the proved root is off the physical branch")
-        branch, note = "sanity", None
-        if chain:
-            try:
-                nbox = attention_chain(params, G, f"the attention branch at gamma={g}")
-            except ProofError as exc:
-                note = f"branch not continued: {exc}"
-            else:
-                branch, note = "continued", f"continued from L_0^-1 at kernel strength 0 by {nbox} boxes"
-        ball = AttentionBall(g, err, phi, tuple(G), branch)
-        ball.note = note
+        ball = AttentionBall(g, err, phi, tuple(G), "sanity")
+        ball.note, ball.params = None, params
         out.append(ball)
+    if chain:
+        _chain_balls(out)
     return out
+
+
+def _chain_balls(balls):
+    """The branch of each ball by :func:`~symrmt.models.attention.prove_branch.attention_chain`, from the largest
+    ``gamma`` down: the chain of a ``gamma`` below 1 starts from the continued root of the nearest larger
+    ``gamma`` already chained (a proved enclosure of the same curve), so a list costs about its smallest point."""
+    ends = []  # (gamma, enclosure) of the chains that closed
+    done = {}
+    for ball in sorted(balls, key=lambda b: -b.gamma):
+        if ball.gamma in done:
+            ball.branch, ball.note = done[ball.gamma]
+            continue
+        above = [e for e in ends if ball.gamma < e[0] < 1]
+        start = min(above, key=lambda e: e[0]) if above else None
+        try:
+            nbox, enc = attention_chain(ball.params, ball.block_traces, f"the attention branch at gamma={ball.gamma}",
+                                        start=None if start is None else (to_arb(start[0]), start[1]))
+        except ProofError as exc:
+            ball.note = f"branch not continued: {exc}"
+        else:
+            ends.append((ball.gamma, enc))
+            ball.branch = "continued"
+            ball.note = ("continued from L_0^-1 at kernel strength 0" +
+                         (f" by {nbox} boxes" if start is None else
+                          f" through the chain at gamma={start[0]} (then {nbox} boxes)"))
+        done[ball.gamma] = (ball.branch, ball.note)
 
 
 # ---------------------------------------------------------------- the model's limits

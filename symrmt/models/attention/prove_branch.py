@@ -25,7 +25,7 @@ __all__ = ["symmetric_matrix", "square_system", "square_hessian", "attention_cha
            "GAMMA_START"]
 
 #: most boxes (tried) of one leg of an attention chain
-ATTENTION_MAX_BOXES = 20000
+ATTENTION_MAX_BOXES = 5000
 #: the kernel-strength leg runs at ``gamma_0 = max(gamma, GAMMA_START)`` (the path is steep near zero
 #: strength at small gamma); the ``gamma`` leg then runs from ``gamma_0`` down at full strength
 GAMMA_START = Fraction(1)
@@ -145,14 +145,18 @@ def _hessian_parts(v):
     return dJ, Jt, Jg, list(v[288:294]), list(v[294:300]), list(v[300:306])
 
 
-def attention_chain(params, G, what):
+def attention_chain(params, G, what, start=None):
     """Boxes of the chain that connects the proved ``G`` to ``L_0^{-1}``: at ``gamma_0 = max(gamma, 1)``
     along the kernel strength ``t`` from 0 to 1 (:func:`symrmt.models.attention.equations.fixed_point_homotopy`,
     its square system ``G F_t(G)``), then at ``t = 1`` along ``log gamma`` from ``gamma_0`` down to ``gamma``
     (``gamma(u) = gamma_0 (gamma/gamma_0)^u``, ``u`` in ``[0, 1]``, each interval of ``u`` a ball of
     ``gamma``; the square system of :func:`symrmt.codegen.compile.fixed_point_fjg`).  On each box
     ``det G != 0`` is proved, so its root is a fixed point.  ``ProofError`` when it cannot be made;
-    :class:`~symrmt.errors.BranchError` when ``G`` is a proved box of another root."""
+    :class:`~symrmt.errors.BranchError` when ``G`` is a proved box of another root.
+
+    Returns ``(boxes, enclosure)``: the enclosure of the continued root at ``gamma`` (balls), which may start
+    the chain of a smaller ``gamma``: ``start = (gamma_s, enclosure)`` with ``gamma < gamma_s < gamma_0`` (a ball, the
+    same other parameters) runs only the ``gamma`` leg, from ``gamma_s``."""
     from symrmt.codegen.compile import fixed_point_fjg, fixed_point_homotopy_fjt, noise_L0_function
     from symrmt.engine.prove_chain import CHAIN_BITS, continuation_chain
     from symrmt.models.attention.equations import G_INDEX
@@ -162,6 +166,10 @@ def attention_chain(params, G, what):
     rest = list(params[1:])
     with working_bits(CHAIN_BITS):
         g0 = to_arb(GAMMA_START) if gamma < to_arb(GAMMA_START) else gamma
+        if start is not None and gamma < start[0] and start[0] < g0:
+            g0 = start[0]
+        else:
+            start = None
         p0 = [g0] + rest
         fjt = arb_function(fixed_point_homotopy_fjt())
         fjg = arb_function(fixed_point_fjg()[0])
@@ -171,7 +179,7 @@ def attention_chain(params, G, what):
             inv = L0.inv()
         except ZeroDivisionError:
             raise ProofError(f"{what}: L_0 is not proved regular") from None
-        start = [inv[i, j] for i, j in G_INDEX]
+        first = [inv[i, j] for i, j in G_INDEX]
 
     def det_free(x):
         # a root of G F is a fixed point only where det G != 0: a box where it is not proved is refused
@@ -216,13 +224,16 @@ def attention_chain(params, G, what):
 
         return F, J, Ft, H, approx
 
-    F, J, Ft, H, approx = leg(fjt, fixed_point_homotopy_fjt("numpy"), lambda tt: p0 + [tt],
-                              lambda tt: flint.arb(1), "t")
     same = not (gamma < g0) and not (gamma > g0)
-    n1, enc = continuation_chain(F, J, start, list(G) if same else None, what, Ft=Ft, approx=approx,
-                                 max_boxes=ATTENTION_MAX_BOXES, H=H)
-    if same:
-        return n1
+    if start is not None:
+        n1, enc = 0, list(start[1])
+    else:
+        F, J, Ft, H, approx = leg(fjt, fixed_point_homotopy_fjt("numpy"), lambda tt: p0 + [tt],
+                                  lambda tt: flint.arb(1), "t")
+        n1, enc = continuation_chain(F, J, first, list(G) if same else None, what, Ft=Ft, approx=approx,
+                                     max_boxes=ATTENTION_MAX_BOXES, H=H)
+        if same:
+            return n1, enc
     # gamma(u) = g0 exp(u log(gamma/g0)), u from 0 to 1 (dgamma/du = gamma(u) log(gamma/g0))
     with working_bits(CHAIN_BITS):
         lg = (gamma / g0).log()
@@ -232,6 +243,6 @@ def attention_chain(params, G, what):
 
     F, J, Ft, H, approx = leg(fjg, fixed_point_fjg("numpy")[0], lambda u: [gamma_at(u)] + rest,
                               lambda u: gamma_at(u) * lg, "gamma", lambda u: gamma_at(u) * lg * lg)
-    n2, _ = continuation_chain(F, J, enc, list(G), what + " (the gamma leg)", Ft=Ft, approx=approx,
-                               max_boxes=ATTENTION_MAX_BOXES, H=H)
-    return n1 + n2
+    n2, enc = continuation_chain(F, J, enc, list(G), what + " (the gamma leg)", Ft=Ft, approx=approx,
+                                 max_boxes=ATTENTION_MAX_BOXES, H=H)
+    return n1 + n2, enc
