@@ -358,8 +358,11 @@ def arb_checked(values, what):
     flint = require_flint()
     arb, acb = flint.arb, flint.acb
     out = list(values)
-    if set(map(type, out)) <= {arb, acb}:  # the common case, at C speed (a Jacobian has m^2 entries)
+    types = set(map(type, out))
+    if types <= {arb, acb}:  # the common case, at C speed (a Jacobian has m^2 entries)
         return out
+    if types <= {arb, acb, int}:  # exact integer entries (structural zeros, 1, -1 ...) as exact balls
+        return [arb(v) if type(v) is int else v for v in out]
     for i, v in enumerate(out):
         tv = type(v)
         if tv is arb or tv is acb:  # the common case, tested first (a Jacobian has m^2 entries)

@@ -207,6 +207,50 @@ def _a1_zero(ck):
                         f"route={route or 'closed'}: balls overlap", a.error, a.error.overlaps(b.error) and _tight(b.error))
 
 
+def _engine_ridge_teacher(ck):
+    """Quadratic forms (:mod:`symrmt.engine.prove_qf`): bias, variance and risk against Hastie et al."""
+    from symrmt.derivations import engine_ridge_teacher as E
+
+    m = E.model()
+    for at in E.POINTS:
+        rb, rv, _ = E.hastie(at["phi"], at["lam"], at["beta.beta"], at["sigma"], 60)
+        with mpmath.workdps(60):
+            total = rb + rv
+        tag = f"phi={at['phi']}, lam={at['lam']}, r2={at['beta.beta']}, sigma={at['sigma']}"
+        for label, expr, ref in (("bias", E.BIAS, rb), ("variance", E.VARIANCE, rv), ("risk", E.RISK, total)):
+            r = m.limit(expr, at=at, digits=DIGITS, prove=True)
+            _record(ck, f"{label} == Hastie et al. ({tag}): in the ball ({r.branch})", r.ball, _contains(r.ball, ref))
+
+
+def _engine_ridge_signal(ck):
+    """The derivative of a quadratic form (``diff``, the implicit system on balls) against the ridge closed form,
+    and against its proved ball (the Marchenko-Pastur root isolated exactly)."""
+    from symrmt.derivations import engine_ridge_signal as E
+    from symrmt.models.attention.prove import prove_ridge
+    from symrmt.models.attention.theory import ridge_limit
+
+    m = E.model()
+    for at in E.POINTS:
+        r = m.limit(E.E_RR, at=at, digits=DIGITS, prove=True)
+        ref = ridge_limit(at["c"], [at["gamma"]], snr=at["mu.mu"], digits=50)[0]
+        closed = prove_ridge(at["c"], [at["gamma"]], at["mu.mu"], DIGITS)[0]
+        tag = f"c={at['c']}, gamma={at['gamma']}, mu.mu={at['mu.mu']}"
+        _record(ck, f"E_RR == ridge closed form ({tag}): in the ball, overlaps its proved ball ({r.branch})", r.ball,
+                _contains(r.ball, ref) and r.ball.overlaps(closed))
+
+
+def _engine_spiked(ck):
+    from symrmt.derivations import engine_spiked as E
+
+    m = E.model()
+    for at in E.POINTS:
+        refs = E.closed_forms(at, 60)
+        tag = ", ".join(f"{k}={v}" for k, v in at.items() if k != "v.v")
+        for label, expr, ref in zip(("v^T Q v", "w^T Q w", "v^T Q w"), (E.QVV, E.QWW, E.QVW), refs):
+            r = m.limit(expr, at=at, digits=DIGITS, prove=True)
+            _record(ck, f"{label} == closed form ({tag}): in the ball ({r.branch})", r.ball, _contains(r.ball, ref))
+
+
 #: derivation name -> the function adding its proved checks to a CheckList
 PROVED = {
     "hermite_linearization": _hermite_linearization,
@@ -220,6 +264,9 @@ PROVED = {
     "engine_ridge_bias_variance": _engine_ridge_bias_variance,
     "engine_random_features": _engine_random_features,
     "lowrank": _lowrank,
+    "engine_ridge_teacher": _engine_ridge_teacher,
+    "engine_ridge_signal": _engine_ridge_signal,
+    "engine_spiked": _engine_spiked,
 }
 
 

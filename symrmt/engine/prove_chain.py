@@ -96,6 +96,28 @@ def _within(inner, outer):
     return all(o.contains(i) for i, o in zip(inner, outer))
 
 
+def _polish(F, J, x, t, steps: int = 2):
+    """Two Newton steps on midpoints at the working precision from a float64 point (the small box around
+    the result then has a radius near its floor, far inside the big box, even in an entry that stays put
+    along the path); ``None`` if the Jacobian is singular."""
+    m = len(x)
+    for _ in range(steps):
+        Y = _preconditioner(ball_matrix(J(x, t)).mid())
+        if Y is None:
+            return None
+        fx = require_flint().arb_mat([[v] for v in F(x, t)]).mid()
+        step = Y * fx
+        x = [(x[i] - step[i, 0]).mid() for i in range(m)]
+    return x if all(v.is_finite() for v in x) else None
+
+
+def _rung(level: int) -> Fraction:
+    """The step of a rung of the ladder ``1/2, 3/8, 1/4, 3/16, 1/8, ...`` (ratios 4/3 and 3/2): every step
+    and every sum of steps >= :data:`MIN_STEP` is a dyadic of at most 27 bits, an exact ball."""
+    k = level // 2
+    return Fraction(1, 2 ** (k + 1)) if level % 2 == 0 else Fraction(3, 2 ** (k + 3))
+
+
 def _approx_point(F, J, approx, pred, t):
     """``(x, v)``: the approximate root at the point ``t`` (a Fraction) from the predictor ``pred`` (balls) and
     the tangent ``dx/dt`` there (``None`` without ``approx``); ``None`` when Newton fails."""
@@ -149,7 +171,7 @@ def _preconditioner(J0):
             return None
     import numpy as np
 
-    Jf = np.array([float(J0[i, j].mid()) for i in range(m) for j in range(m)]).reshape(m, m)
+    Jf = np.array([float(v) for v in J0.entries()]).reshape(m, m)  # float(ball): its midpoint, rounded
     try:
         Yf = np.linalg.inv(Jf)
     except np.linalg.LinAlgError:
@@ -206,7 +228,7 @@ def _box(F, J, xt, T, link, eye, tiny, Ft=None, H=None):
     r = [base[i, 0].abs_upper() * 2 + tiny * (abs(xt[i].mid()) + 1) for i in range(m)]
     if link is not None:
         r = [max(r[i], (link[i] - xt[i]).abs_upper() * arb("1.25")) for i in range(m)]
-    for _ in range(8):
+    for it in range(8):
         X = [arb(xt[i], r[i]) for i in range(m)]
         C = _contraction(J, H, xt, tm, X, T, Y, eye, A0)
         if C is None:
@@ -218,8 +240,17 @@ def _box(F, J, xt, T, link, eye, tiny, Ft=None, H=None):
             return None
         if _inside(Ks, X) and (link is None or _within(link, X)):
             return _Section(Ks, X=X)
-        r = [max((Ks[i] - xt[i]).abs_upper() * 2, r[i] * arb("1.5")) for i in range(m)]
+        grow = [(Ks[i] - xt[i]).abs_upper() for i in range(m)]
+        if it >= 2 and _diverging(grow, r):
+            return None
+        r = [max(grow[i] * 2, r[i] * arb("1.5")) for i in range(m)]
     return None
+
+
+def _diverging(grow, r):
+    """The inflation does not converge: ``K`` reaches beyond twice the box in some entry (the contraction
+    exceeds 1 there, so a larger box would not pass either: give up early, the step is halved)."""
+    return any(g > ri * 2 for g, ri in zip(grow, r))
 
 
 def _tube(F, J, Ft, H, xt, v, T, t_link, link, eye, tiny):
@@ -276,7 +307,10 @@ def _tube(F, J, Ft, H, xt, v, T, t_link, link, eye, tiny):
             return None
         if _inside(Ks, Yb) and (ylink is None or _within(ylink, Yb)):
             return _Section([xt[i] + Ks[i] for i in range(m)], xt=xt, v=v, tm=tm, Yb=Yb)
-        r = [max(Ks[i].abs_upper() * 2, r[i] * arb("1.5")) for i in range(m)]
+        grow = [Ks[i].abs_upper() for i in range(m)]
+        if it >= 2 and _diverging(grow, r):
+            return None
+        r = [max(grow[i] * 2, r[i] * arb("1.5")) for i in range(m)]
     return None
 
 
@@ -303,11 +337,12 @@ def continuation_chain(F, J, start, end_box, what: str, bits: int = CHAIN_BITS, 
         m = len(start)
         eye = flint.arb_mat(m, m, [1 if i == j else 0 for i in range(m) for j in range(m)])
         tiny = arb(2) ** (-bits + 24)
-        t0, step = Fraction(0), Fraction(1, 16)
+        t0, step = Fraction(0), _rung(6)
         x_prev = [to_arb(v).mid() for v in start]
         link = list(start)  # an enclosure of the (unique) root at t0 that the next box must contain
         slope = [arb(0)] * m
         boxes = tries = 0
+        level = 6  # step 1/16
         while t0 < 1:
             tries += 1
             if tries > max_boxes:
@@ -329,12 +364,13 @@ def continuation_chain(F, J, start, end_box, what: str, bits: int = CHAIN_BITS, 
                 # a small proved box at the point t1 inside got's section there: its root is got's root at t1
                 # (unique in the section); its radius floor (tiny) is below the big box's (tiny * 64)
                 p1 = _approx_point(F, J, approx, [x_prev[i] + slope[i] * to_arb(t1 - t0) for i in range(m)], t1)
-                x1 = p1[0] if p1 is not None else None
+                x1 = _polish(F, J, p1[0], to_arb(t1)) if p1 is not None else None
                 small = _box(F, J, x1, to_arb(t1), None, eye, tiny, H=H) if x1 is not None else None
                 if small is None or not got.holds(small.X, t1):
                     got = None
             if got is None:
-                step /= 2
+                level += 2  # half the step
+                step = _rung(level)
                 if step < MIN_STEP:
                     raise ProofError(f"{what}: the continuation stalled at t = {float(t0):.6g} (no Krawczyk box "
                                      "over a parameter interval of width 2^-24: a turning point or a singular "
@@ -354,5 +390,7 @@ def continuation_chain(F, J, start, end_box, what: str, bits: int = CHAIN_BITS, 
             slope = (p1[1] if p1[1] is not None else
                      [((x1[i] - xt[i]) / to_arb(t1 - tm)).mid() for i in range(m)])
             x_prev, t0 = x1, t1
-            step = min(step * 2, Fraction(1, 2))
+            # one rung up the ladder after each box (doubling failed about every other box)
+            level = max(level - 1, 0)
+            step = _rung(level)
     raise ProofError(f"{what}: the continuation did not reach t = 1")
