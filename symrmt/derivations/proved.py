@@ -251,6 +251,32 @@ def _engine_spiked(ck):
             _record(ck, f"{label} == closed form ({tag}): in the ball ({r.branch})", r.ball, _contains(r.ball, ref))
 
 
+def _engine_attention(ck):
+    """The paper's E_A and E_RR as engine expressions (quadratic forms with ``diff``, the nonlinear kernel)
+    on balls, against the hand-built solver's proved balls (two routes that share only the Hermite data)."""
+    import random
+
+    from symrmt.derivations import engine_attention as E
+    from symrmt.models.attention import at_from_gram, attention_model
+    from symrmt.models.attention.geometry import LowRankGeometry
+    from symrmt.models.attention.prove import prove_attention, prove_ridge
+
+    rng = random.Random(20261202)
+    for f, rank, alpha, diagonal, route in (E.ROUTES[1], E.ROUTES[2], E.ROUTES[4]):
+        m, ex = attention_model(f, rank, alpha, diagonal)
+        gram = E.random_gram(rng, rank, route)
+        c, g = Fraction(rng.randint(1, 12), 4), Fraction(rng.randint(1, 40), 40)
+        at = {"c": str(c), "gamma": str(g), **at_from_gram(gram, rank)}
+        geo = LowRankGeometry(gram if rank else [[gram[0][0]]], alpha=Fraction(alpha))
+        hand = prove_attention(f, c, [g], geo, diagonal, DIGITS)[0].error
+        ridge = prove_ridge(c, [g], geo.snr, DIGITS)[0]
+        tag = f"{route}: f={f}, c={c}, gamma={g}"
+        for label, expr, ref in (("E_A", ex["E_A"], hand), ("E_RR", ex["E_RR"], ridge)):
+            r = m.limit(expr, at=at, digits=DIGITS, prove=True)
+            _record(ck, f"{label} engine == hand-built solver ({tag}): balls overlap ({r.branch})", r.ball,
+                    r.ball.overlaps(ref) and _tight(ref))
+
+
 #: derivation name -> the function adding its proved checks to a CheckList
 PROVED = {
     "hermite_linearization": _hermite_linearization,
@@ -267,6 +293,7 @@ PROVED = {
     "engine_ridge_teacher": _engine_ridge_teacher,
     "engine_ridge_signal": _engine_ridge_signal,
     "engine_spiked": _engine_spiked,
+    "engine_attention": _engine_attention,
 }
 
 

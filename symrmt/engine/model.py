@@ -196,7 +196,7 @@ class Model(_model.Model):
             Also prove the value: ``.ball`` (a ``flint.arb`` ball proved to contain the limit),
             ``.balls`` (``{"value": ball, "traces": [...]}``) and ``.branch``
             (:mod:`symrmt.engine.prove`; needs python-flint).  ``"branch"``: also the chain of
-            Krawczyk boxes along the homotopy for systems of any size (by default only up to 16 unknowns).
+            Krawczyk boxes along the homotopy for systems of any size (by default only up to 32 unknowns).
 
         Returns
         -------
