@@ -104,3 +104,31 @@ def test_attention_wrong_box_refused_on_the_gamma_leg():
         wrong = [x * 2 for x in b.block_traces]
     with pytest.raises(BranchError, match="another root"):
         attention_chain(params, wrong, "test")
+
+
+def test_many_atoms_branch_continued_against_silverstein():
+    """A law of 99 atoms (the weighted-sum reduction): the chain starts from its exact value at ``s = 0`` and
+    closes (branch ``continued``); the ball holds the root in ``(0, 1/gamma]`` of Silverstein's equation
+    ``1/m = gamma + c sum_a w_a v_a/(1 + v_a m)``, written and solved here (monotone iteration, findroot)."""
+    from symrmt.engine import Model
+
+    values = [Fraction(50 + a, 100) for a in range(99)]
+    m = Model()
+    m.dim("p", "c*n")
+    m.gaussian("Z", "p", "n")
+    m.diag("D", "p", [str(v) for v in values])
+    at = {"c": Fraction(1, 2), "gamma": Fraction(1, 3)}
+    r = m.limit("trace(inv(Z.T*D*Z/n + gamma*I(n)))", at=at, digits=D, prove=True)
+    assert r.branch == "continued", r.branch_notes
+    with mpmath.workdps(60):
+        c, g = mpmath.mpf(1) / 2, mpmath.mpf(1) / 3
+        vs = [mpmath.mpf(v.numerator) / v.denominator for v in values]
+
+        def rhs(x):
+            return 1 / (g + c * mpmath.fsum(v / (1 + v * x) for v in vs) / len(vs))
+
+        x = 1 / g
+        for _ in range(300):
+            x = rhs(x)
+        ref = mpmath.findroot(lambda y: y - rhs(y), x)
+    assert _contains(r.ball, ref) and _tight(r.ball), (r.ball, ref)

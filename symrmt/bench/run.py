@@ -77,7 +77,7 @@ def _theory_worker(spec: dict) -> dict:
     geo = Geometry(**CURVE_GEOMETRY)
     out["route"] = T.route_for(T.hermite_inputs(CURVE_F, "zero", 20)[0], geo)
     t = time.perf_counter()
-    T._hermite_at_least(CURVE_F, "zero", 15 + T._guard(1e-3) + 10 + T.HERMITE_EXTRA)
+    T._hermite_at_least(CURVE_F, "zero", 15 + T.guard_digits(1e-3) + 10 + T.HERMITE_EXTRA)
     out["hermite_s"] = time.perf_counter() - t
     t = time.perf_counter()
     T.attention_limit(CURVE_F, CURVE_C, ["1"], geo, digits=15)

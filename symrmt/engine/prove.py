@@ -205,18 +205,20 @@ def _bounds(t, plan, values):
 def _trace_chain(t, cs, values, H):
     """Number of boxes of the chain from the root at ``s = 0`` (``L_0 H = I`` on the defined entries) to the
     proved ``H`` at ``s = 1``
-    (:func:`symrmt.engine.prove_chain.continuation_chain`); ``ProofError`` when it cannot be made."""
+    (:func:`symrmt.engine.prove_chain.continuation_chain`); ``ProofError`` when it cannot be made.
+
+    A law of many atoms is chained too: its weighted-sum rows ``R_S = S - sum_a w_a (L0_d(v_a) - s E)^{-1}``
+    are at ``s = 0`` ``S`` minus a constant (the atoms' exact values and weights as balls), so the whole
+    residual is affine in ``H`` there, as for the other systems."""
     from symrmt.engine.atom_solver import AtomCompiled
     from symrmt.engine.prove_chain import CHAIN_BITS, continuation_chain
 
-    if isinstance(cs, AtomCompiled):
-        raise ProofError(f"trace #{t.index + 1}: a law of many atoms (its atom sums are not affine at s = 0)")
     flint = require_flint()
     with working_bits(CHAIN_BITS):
         _F0, _J0, pvals, pv = trace_system_functions(cs, values)
     m = cs.m
     k = len(pvals)
-    fjs = arb_function(cs.fjs)
+    fjs = _atom_flat(cs) if isinstance(cs, AtomCompiled) else arb_function(cs.fjs)
 
     def at(tt):
         return pv[:k] + [tt, to_arb(0)] + pv[k + 2:]
@@ -248,6 +250,13 @@ def _trace_chain(t, cs, values, H):
         except ZeroDivisionError:
             raise ProofError(f"trace #{t.index + 1}: L_0 is singular (the shift of the inverses is not chained)") from None
         start = [sol[i, 0] for i in range(m)]
+        # a guard of that structure: the Jacobian at s = 0 on a wide box is the same point matrix (a residual
+        # that were not affine in H at s = 0 would widen it, and its start would not be the only root)
+        wide = [flint.arb(0, 1 + abs(x.mid())) for x in start]
+        for a, b in zip(J(wide, flint.arb(0)), J(zero, flint.arb(0))):
+            if any(not (u - v).contains(0) or (u - v).rad() > flint.arb(2) ** -60 * (1 + abs(v.mid()))
+                   for u, v in zip(a, b)):
+                raise ProofError(f"trace #{t.index + 1}: the residual is not affine in H at s = 0 (no exact start)")
 
     return continuation_chain(F, J, start, H, f"trace #{t.index + 1}", approx=approx, Ft=Ft)[0]
 

@@ -271,7 +271,7 @@ def prove_attention(f, c, gammas, geometry=None, diagonal: str = "zero", digits:
     the kernel strength (:func:`~symrmt.models.attention.prove_branch.attention_chain`; branch ``"continued"``); when it cannot be made the
     branch is ``"sanity"`` and the ball's ``note`` says why."""
     from symrmt.codegen.compile import closed_form_phi, fixed_point_fjg, woodbury_D_function
-    from symrmt.models.attention.theory import _guard, attention_limit, route_for, scaled_nonlinearity
+    from symrmt.models.attention.theory import attention_limit, guard_digits, route_for, scaled_nonlinearity
     from symrmt.models.attention.geometry import as_low_rank
     from symrmt.models.attention.params import check_c, check_gammas
 
@@ -288,7 +288,7 @@ def prove_attention(f, c, gammas, geometry=None, diagonal: str = "zero", digits:
     fjg_src, detN_src, _ = fixed_point_fjg()
     out = []
     for g, pt in zip(gs, points):
-        bits = bits_for(digits, _guard(g) + 10)
+        bits = bits_for(digits, guard_digits(g) + 10)
         for _ in range(ESCALATIONS):
             with working_bits(bits):
                 a1, nu, d = _hermite_cached(f, diagonal, bits)

@@ -186,7 +186,9 @@ def _decades(gamma) -> int:
     return abs(len(str(g.numerator)) - len(str(g.denominator))) + 1
 
 
-def _guard(gamma) -> int:
+def guard_digits(gamma) -> int:
+    """Guard digits of the certified solve at ``gamma`` (the proofs of :mod:`symrmt.models.attention.prove`
+    start at the same precision)."""
     # small gamma costs digits in the implicit derivative and in 1/gamma terms; large gamma
     # cancels about log10(gamma) digits in the Stieltjes root and again in 1 - E: the guard
     # grows with |log10 gamma| in both directions
@@ -244,7 +246,7 @@ def ridge_limit(c, gammas, snr=0, digits: int = 15):
                 raise Disagree(f"solves at {dps} and {dps + 10 + guard} digits disagree beyond digit {digits}")
             return vals[1], vals
 
-        v = certify(attempt, digits, _guard(g), ESCALATIONS, catch=(),
+        v = certify(attempt, digits, guard_digits(g), ESCALATIONS, catch=(),
                     fail=lambda failures, dps, g=g: PrecisionError(
                         f"ridge limit at gamma={_gstr(g)}: could not reach {digits} digits")).value
         if not (0 <= v <= 1):
@@ -395,7 +397,7 @@ def attention_limit(f, c, gammas, geometry: Geometry | LowRankGeometry | None = 
     if geometry.alpha != 1:
         f = scaled_nonlinearity(f, geometry.alpha)
         geometry = geometry.scaled()
-    guards = {g: _guard(g) for g in gs}
+    guards = {g: guard_digits(g) for g in gs}
     a1, nu, d = _hermite_at_least(f, diagonal, digits + max(guards.values()) + 10 + HERMITE_EXTRA)
 
     route = route if route is not None else route_for(a1, geometry)
