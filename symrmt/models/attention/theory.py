@@ -187,8 +187,7 @@ def _decades(gamma) -> int:
 
 
 def guard_digits(gamma) -> int:
-    """Guard digits of the certified solve at ``gamma`` (the proofs of :mod:`symrmt.models.attention.prove`
-    start at the same precision)."""
+    """Guard digits of the certified solve at ``gamma`` (the proofs start at the same precision)."""
     # small gamma costs digits in the implicit derivative and in 1/gamma terms; large gamma
     # cancels about log10(gamma) digits in the Stieltjes root and again in 1 - E: the guard
     # grows with |log10 gamma| in both directions
