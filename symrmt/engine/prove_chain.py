@@ -189,7 +189,6 @@ def _contraction(J, H, xt, tm, X, T, Y, eye, A0):
     ``A0 - sum_k (Y dJ/dx_k(X, T)) (X_k - x~_k) - (Y dJ/dt(X, T)) (T - t_m)``, ``A0 = I - Y J(x~, t_m)``,
     each product with ``Y`` taken before the sum, which keeps the cancellations that the interval
     Jacobian of a product-form residual loses (its width is then second order in the box)."""
-    flint = require_flint()
     if H is None:
         return eye - Y * ball_matrix(J(X, T))
     got = H(X, T)

@@ -257,6 +257,7 @@ class AttentionBall:
     def __init__(self, gamma, error, quadratic_form, block_traces, branch):
         self.gamma, self.error, self.quadratic_form = gamma, error, quadratic_form
         self.block_traces, self.branch = block_traces, branch
+        self.note = self.params = None  # the chain's note; the parameters' balls (the chain's input)
 
     def __repr__(self):
         return f"AttentionBall(gamma={self.gamma}, error={self.error}, branch={self.branch!r})"
@@ -327,7 +328,7 @@ def prove_attention(f, c, gammas, geometry=None, diagonal: str = "zero", digits:
                 raise BranchError(f"at gamma={g}: E_A = {err.str(10)} (must be in [0, 1]) and varphi = {phi.str(10)} "
                                   "(in (0, 1/gamma]): the proved root is off the physical branch")
         ball = AttentionBall(g, err, phi, tuple(G), "sanity")
-        ball.note, ball.params = None, params
+        ball.params = params
         out.append(ball)
     if chain:
         _chain_balls(out)
