@@ -132,3 +132,14 @@ def test_many_atoms_branch_continued_against_silverstein():
             x = rhs(x)
         ref = mpmath.findroot(lambda y: y - rhs(y), x)
     assert _contains(r.ball, ref) and _tight(r.ball), (r.ball, ref)
+
+
+def test_verify_prove_new_derivations():
+    """``verify --prove`` on the quadratic-form derivations and noise_only: every proved check passes."""
+    from symrmt.derivations.proved import PROVED, proved_checks
+
+    assert {"engine_ridge_teacher", "engine_ridge_signal", "engine_spiked", "engine_attention",
+            "noise_only"} <= set(PROVED)
+    for name in ("engine_ridge_signal", "engine_spiked", "noise_only"):
+        ck = proved_checks(name)
+        assert ck.checks and ck.passed, ck.table()

@@ -277,6 +277,50 @@ def _engine_attention(ck):
                     r.ball.overlaps(ref) and _tight(ref))
 
 
+def _noise_only(ck):
+    """The eliminated (or stored) polynomial ``P(m; gamma)`` at exact points: its real roots isolated exactly
+    (``fmpq_poly``); the proved ``m(-gamma)`` of the general fixed point (``tau(Q)``, noise only) must meet
+    one of them in ``(0, 1/gamma]`` (a ball disjoint from every root would prove ``P(m) != 0``), and
+    ``E_A = gamma^2 P_gamma / P_m`` on that root's ball must overlap the proved ``E_A``."""
+    import flint
+    import sympy as sp
+
+    from symrmt.arb import isolate_real_roots, to_arb, working_bits
+    from symrmt.derivations import noise_only as NO
+    from symrmt.models.attention import equations as S
+    from symrmt.models.attention.closed_forms import noise_only as N
+    from symrmt.models.attention.prove import prove_attention
+
+    for point in NO.QUICK_POINTS:
+        cc, aa, nn, dd = point
+        diag = "zero" if sp.Rational(str(dd)) == 0 else "keep"
+        P = sp.Poly(N.stieltjes_polynomial(*point), S.m, S.gamma)
+        for gam in ("1/10", "1"):
+            ball = prove_attention({"a1": aa, "nu": nn, "d": dd}, cc, [gam], None, diag, DIGITS)[0]
+            g = sp.Rational(gam)
+            Pm = sp.Poly(P.as_expr().subs(S.gamma, g), S.m)
+            with working_bits(256):
+                fp = flint.fmpq_poly([flint.fmpq(int(sp.Rational(x).p), int(sp.Rational(x).q))
+                                      for x in reversed(Pm.all_coeffs())])
+                inside = [r for r in isolate_real_roots(fp) if r > 0 and r <= to_arb(Fraction(gam)) ** -1]
+                hit = [r for r in inside if r.overlaps(ball.block_traces[0])]
+                ok = len(hit) == 1
+                if ok:
+                    r = hit[0]
+                    num = sp.diff(P.as_expr(), S.gamma).subs(S.gamma, g)
+                    den = sp.diff(P.as_expr(), S.m).subs(S.gamma, g)
+                    pg = sum((to_arb(Fraction(int(cf.p), int(cf.q))) * r ** int(k)
+                              for (k,), cf in sp.Poly(num, S.m).terms()), flint.arb(0))
+                    pm = sum((to_arb(Fraction(int(cf.p), int(cf.q))) * r ** int(k)
+                              for (k,), cf in sp.Poly(den, S.m).terms()), flint.arb(0))
+                    ea = to_arb(Fraction(gam)) ** 2 * pg / pm
+                    ok = ea.overlaps(ball.error)
+            tag = f"c={cc}, a1={aa}, nu={nn}, d={dd}, gamma={gam}"
+            _record(ck, f"P(m) = 0: the proved m meets one isolated root in (0, 1/gamma], and E_A = gamma^2 "
+                    f"P_gamma/P_m on it overlaps the proved E_A ({tag}; {len(inside)} root(s) there)",
+                    ball.block_traces[0], ok)
+
+
 #: derivation name -> the function adding its proved checks to a CheckList
 PROVED = {
     "hermite_linearization": _hermite_linearization,
@@ -294,6 +338,7 @@ PROVED = {
     "engine_ridge_signal": _engine_ridge_signal,
     "engine_spiked": _engine_spiked,
     "engine_attention": _engine_attention,
+    "noise_only": _noise_only,
 }
 
 
