@@ -40,9 +40,10 @@ Gaussian-equivalence and deterministic-equivalent theorems that connect those eq
 random matrices are the mathematics' part (``docs/prove.md``).
 
 The rooms: the ball arithmetic and Krawczyk's test are :mod:`symrmt.arb`, the Hermite balls
-:mod:`symrmt.hermite.balls`, the engine's traces :mod:`symrmt.engine.prove`; this module proves the
-paper's model (Marchenko-Pastur and ridge, the attention fixed point, :func:`prove_limit`) and
-re-exports the others' public names.
+:mod:`symrmt.hermite.balls`, the engine's traces :mod:`symrmt.engine.prove` (quadratic forms
+:mod:`symrmt.engine.prove_qf`), the attention system's square form and its chain
+:mod:`symrmt.models.attention.prove_branch`; this module proves the paper's model (Marchenko-Pastur and
+ridge, the attention fixed point, :func:`prove_limit`) and re-exports the others' public names.
 """
 
 from __future__ import annotations
