@@ -47,6 +47,10 @@ def _form_sources(f, params, grams, thetas):
     ``theta`` in ``thetas`` (arguments ``h (+ h_theta), params, inner products``)."""
     from symrmt.codegen.compile import compile_expr
 
+    key = (tuple(params), tuple(grams), tuple(thetas))
+    cache = f.__dict__.setdefault("_proved_sources", {})  # memoized on the form, as the certified path does
+    if key in cache:
+        return cache[key]
     hs = list(f.system.h) if f.system is not None else []
     entries = [sp.sympify(x) for x in list(f.S) + list(f.e) + list(f.f)]
     out = {(): inspect.getsource(compile_expr([hs + list(params) + list(grams)], entries))}
@@ -60,6 +64,7 @@ def _form_sources(f, params, grams, thetas):
                     d += sp.diff(ent, x) * dx
             dents.append(d)
         out[theta] = inspect.getsource(compile_expr([hs + dh + list(params) + list(grams)], dents))
+    cache[key] = out
     return out
 
 
