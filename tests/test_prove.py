@@ -345,11 +345,12 @@ def test_engine_branch_continued_square_resolvent():
 
 
 def test_engine_branch_chain_opt_in():
-    """Beyond 16 unknowns the chain runs only with ``prove="branch"``; by default the branch is ``sanity``."""
+    """Beyond 32 unknowns (here 50) the chain runs only with ``prove="branch"``; by default the branch is
+    ``sanity``."""
     from symrmt.engine.prove import CHAIN_DEFAULT_UNKNOWNS
 
     m = _model()
-    expr = "trace(inv(Z.T*Z*Z.T*Z*Z.T*Z/n**3 + gamma*I(n)))"
+    expr = "trace(inv(Z.T*Z*Z.T*Z*Z.T*Z*Z.T*Z*Z.T*Z/n**5 + gamma*I(n)))"
     at = {"c": Fraction(1, 2), "gamma": Fraction(1, 2)}
     assert len(m.plan(expr).traces[0].system.h) > CHAIN_DEFAULT_UNKNOWNS
     assert m.limit(expr, at=at, digits=D, prove=True).branch == "sanity"
@@ -378,7 +379,7 @@ def test_attention_branch_continued():
 def test_attention_wrong_box_refused_by_chain():
     """A proved box that is not the continued one (here: the proved box moved to another point) is refused."""
     from symrmt.arb import bits_for, working_bits
-    from symrmt.models.attention.prove import _attention_chain
+    from symrmt.models.attention.prove_branch import attention_chain
 
     b = P.prove_attention("tanh", Fraction(1, 2), [Fraction(1)], None, "zero", D)[0]
     with working_bits(bits_for(D)):
@@ -386,7 +387,7 @@ def test_attention_wrong_box_refused_by_chain():
         params = [P.to_arb(1), P.to_arb(Fraction(1, 2)), a1, nu, d]
         wrong = [x + 1 for x in b.block_traces]
     with pytest.raises(BranchError, match="another root"):
-        _attention_chain(params, wrong, "test")
+        attention_chain(params, wrong, "test")
 
 
 def test_engine_branch_chain_with_stationary_entries():
@@ -404,7 +405,7 @@ def test_engine_branch_chain_with_stationary_entries():
 
 def test_cli_prove_branch(capsys):
     """``--prove-branch``: ``limit`` reports the attention branch ``continued`` (erf, gamma = 2); ``trace`` on a
-    system beyond 16 unknowns reports ``continued`` where ``--prove`` alone says ``sanity``."""
+    system beyond 32 unknowns reports ``continued`` where ``--prove`` alone says ``sanity``."""
     from symrmt.cli.app import main
 
     assert main(["limit", "--f", "erf", "--c", "1/2", "--gamma", "2", "--digits", "30", "--prove-branch",
@@ -416,7 +417,7 @@ def test_cli_prove_branch(capsys):
     res = symrmt.limit("erf", "1/2", [2], digits=D, prove="branch")
     assert res.balls["branch"]["attention"] == "continued"
     assert res.balls["attention"][0].overlaps(symrmt.limit("erf", "1/2", [2], digits=D, prove=True).balls["attention"][0])
-    args = ["trace", "trace(inv(Z.T*Z*Z.T*Z*Z.T*Z/n**3 + gamma*I(n)))", "--matrix", "Z=gaussian(p,n)", "--dim",
+    args = ["trace", "trace(inv(Z.T*Z*Z.T*Z*Z.T*Z*Z.T*Z*Z.T*Z/n**5 + gamma*I(n)))", "--matrix", "Z=gaussian(p,n)", "--dim",
             "p=c*n", "--at", "c=1/2, gamma=1/2", "--digits", "30", "--json"]
     assert main(args + ["--prove"]) == 0
     assert json.loads(capsys.readouterr().out)["proved"]["branch"] == "sanity"

@@ -99,7 +99,9 @@ from symrmt.check.candidate import (
     check_where_domain, params_of, quantities_in, where_str, parse_candidate, parse_where,
 )
 from symrmt.check.points import Evaluation, PointResult, Evaluator, draw_point, truth_values
-from symrmt.check.prove import SymbolicTimeout, _exact_at, _exact_quantities, _prove, _ridgeless_branches, run_limited
+from symrmt.check.prove import (
+    SymbolicTimeout, exact_at, exact_quantities, prove_difference, ridgeless_branches, run_limited,
+)
 from symrmt.check.report import CheckReport, claim_str, point_str, point_json
 from symrmt.check.region import find_region, mc_at
 
@@ -168,7 +170,7 @@ def check(quantity: str, expr, kind: str = "value", where=None, points: int | No
                              f"(its parameters: {', '.join(params)})")
     claim = _Claim(quantity, kind, lhs, rhs, params, wh,
                    sorted(set(quantities_in(lhs) + quantities_in(rhs)), key=list(QUANTITIES).index),
-                   _exact_quantities(wh))
+                   exact_quantities(wh))
     notes = []
     symbolic, sym_detail = _symbolic_stage(claim, timeout)
     run = _numeric_stage(claim, points, digits, seed)
@@ -307,8 +309,8 @@ def _symbolic_stage(claim, timeout):
              if b.fixed is not None}
     if claim.exact_only:
         ridgeless = {"E_RR0", "E_A0"} & set(involved)
-        branches = _ridgeless_branches(claim.where) if ridgeless else [("", None, None)]
-        sym_status, sym_detail = _prove(claim.lhs - claim.rhs, fixed, branches, timeout)
+        branches = ridgeless_branches(claim.where) if ridgeless else [("", None, None)]
+        sym_status, sym_detail = prove_difference(claim.lhs - claim.rhs, fixed, branches, timeout)
     else:
         sym_status, sym_detail = "undecided", ("no closed form for " + ", ".join(q for q in involved
                                                if q not in exact) + " in the package"
@@ -357,7 +359,7 @@ def _exact_counterexample(claim, run, symbolic, sym_detail, timeout, notes) -> l
         ordered = sorted(fails, key=lambda r: -(r.gap if r.gap is not None else mpmath.mpf(0)))
         for r in ordered[:3]:
             try:
-                nz, val, how = run_limited(_exact_at, (claim.lhs - claim.rhs, r.point), timeout)
+                nz, val, how = run_limited(exact_at, (claim.lhs - claim.rhs, r.point), timeout)
             except (SymbolicTimeout, ArithmeticError) as exc:
                 notes.append(f"exact evaluation at a failing point: {exc}")
                 continue

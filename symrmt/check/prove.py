@@ -79,7 +79,7 @@ def _mp_polynomial():
     return sp.expand(num / den) if den.is_number else sp.expand(num)
 
 
-def _ridgeless_branches(where):
+def ridgeless_branches(where):
     """``[(label, c substitution, {symbol: value})]`` for the branches ``c < 1``, ``c > 1`` of the ridgeless
     closed forms that ``where`` allows: ``E_RR0`` and, at ``snr = 0``, ``E_A0``."""
     u = sp.Symbol("u", positive=True)
@@ -99,7 +99,7 @@ def _ridgeless_branches(where):
     return out
 
 
-def _exact_quantities(wh):
+def exact_quantities(wh):
     """Quantities with an exact form under the conditions ``wh``: ``E_RR``, ``m``, ``E_RR0``, and ``E_A0`` when
     ``where`` fixes ``snr = 0`` (noise only: ``E_A(0+) = 1 - c`` for ``c < 1``, ``0`` for ``c > 1``, for every
     ``a1, nu, d`` and weights; :func:`symrmt.models.attention.closed_forms.ridgeless.noise_only_error`)."""
@@ -110,7 +110,7 @@ def _exact_quantities(wh):
     return out
 
 
-def _prove(F, fixed, branches, timeout):
+def prove_difference(F, fixed, branches, timeout):
     """Try to prove ``F = 0`` (``F`` in the parameters, ``m`` and the exact quantities).  Returns
     ``("proved", detail)`` or ``("not proved", reason)``.  Runs in a child (time limit per branch)."""
     details = []
@@ -167,7 +167,7 @@ def _prove_branch(F, fixed, csub, ridgeless):
     return "proved", "reduced to 0 modulo the Marchenko-Pastur quadratic (m irrational over Q(c, gamma))"
 
 
-def _exact_at(F, pt):
+def exact_at(F, pt):
     """``F`` at the exact point ``pt``, the true values as algebraic numbers: ``(nonzero?, value, how)``."""
     subs = {PARAM_SYMBOLS[n]: sp.Rational(v.numerator, v.denominator) for n, v in pt.items()}
     rr0 = ridgeless_ridge_exact(pt["c"], pt.get("snr", Fraction(0))) if "c" in pt else None

@@ -297,7 +297,7 @@ def add_trace_parser(sub, int_at_least):
     p.add_argument("--json", action="store_true", help="JSON on stdout")
     p.add_argument("--prove", action="store_true", help="prove every value: a ball [mid ± rad] proved to contain the limit (needs python-flint: pip install 'symrmt[prove]')")
     p.add_argument("--prove-branch", action="store_true", help="--prove, and the branch of every system proved by a "
-                   "chain of Krawczyk boxes along the homotopy (systems of more than 16 unknowns; slower)")
+                   "chain of Krawczyk boxes along the homotopy (systems of more than 32 unknowns; slower)")
     p.add_argument("--latex", action="store_true", help="print the pencils and fixed-point systems in LaTeX")
     p.add_argument("--simulate", action="store_true", help="also a Monte-Carlo of the same expression")
     from symrmt.cli.common import add_executor, add_simulation

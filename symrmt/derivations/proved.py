@@ -207,6 +207,120 @@ def _a1_zero(ck):
                         f"route={route or 'closed'}: balls overlap", a.error, a.error.overlaps(b.error) and _tight(b.error))
 
 
+def _engine_ridge_teacher(ck):
+    """Quadratic forms (:mod:`symrmt.engine.prove_qf`): bias, variance and risk against Hastie et al."""
+    from symrmt.derivations import engine_ridge_teacher as E
+
+    m = E.model()
+    for at in E.POINTS:
+        rb, rv, _ = E.hastie(at["phi"], at["lam"], at["beta.beta"], at["sigma"], 60)
+        with mpmath.workdps(60):
+            total = rb + rv
+        tag = f"phi={at['phi']}, lam={at['lam']}, r2={at['beta.beta']}, sigma={at['sigma']}"
+        for label, expr, ref in (("bias", E.BIAS, rb), ("variance", E.VARIANCE, rv), ("risk", E.RISK, total)):
+            r = m.limit(expr, at=at, digits=DIGITS, prove=True)
+            _record(ck, f"{label} == Hastie et al. ({tag}): in the ball ({r.branch})", r.ball, _contains(r.ball, ref))
+
+
+def _engine_ridge_signal(ck):
+    """The derivative of a quadratic form (``diff``, the implicit system on balls) against the ridge closed form,
+    and against its proved ball (the Marchenko-Pastur root isolated exactly)."""
+    from symrmt.derivations import engine_ridge_signal as E
+    from symrmt.models.attention.prove import prove_ridge
+    from symrmt.models.attention.theory import ridge_limit
+
+    m = E.model()
+    for at in E.POINTS:
+        r = m.limit(E.E_RR, at=at, digits=DIGITS, prove=True)
+        ref = ridge_limit(at["c"], [at["gamma"]], snr=at["mu.mu"], digits=50)[0]
+        closed = prove_ridge(at["c"], [at["gamma"]], at["mu.mu"], DIGITS)[0]
+        tag = f"c={at['c']}, gamma={at['gamma']}, mu.mu={at['mu.mu']}"
+        _record(ck, f"E_RR == ridge closed form ({tag}): in the ball, overlaps its proved ball ({r.branch})", r.ball,
+                _contains(r.ball, ref) and r.ball.overlaps(closed))
+
+
+def _engine_spiked(ck):
+    from symrmt.derivations import engine_spiked as E
+
+    m = E.model()
+    for at in E.POINTS:
+        refs = E.closed_forms(at, 60)
+        tag = ", ".join(f"{k}={v}" for k, v in at.items() if k != "v.v")
+        for label, expr, ref in zip(("v^T Q v", "w^T Q w", "v^T Q w"), (E.QVV, E.QWW, E.QVW), refs):
+            r = m.limit(expr, at=at, digits=DIGITS, prove=True)
+            _record(ck, f"{label} == closed form ({tag}): in the ball ({r.branch})", r.ball, _contains(r.ball, ref))
+
+
+def _engine_attention(ck):
+    """The paper's E_A and E_RR as engine expressions (quadratic forms with ``diff``, the nonlinear kernel)
+    on balls, against the hand-built solver's proved balls (two routes that share only the Hermite data)."""
+    import random
+
+    from symrmt.derivations import engine_attention as E
+    from symrmt.models.attention import at_from_gram, attention_model
+    from symrmt.models.attention.geometry import LowRankGeometry
+    from symrmt.models.attention.prove import prove_attention, prove_ridge
+
+    rng = random.Random(20261202)
+    for f, rank, alpha, diagonal, route in (E.ROUTES[1], E.ROUTES[2], E.ROUTES[4]):
+        m, ex = attention_model(f, rank, alpha, diagonal)
+        gram = E.random_gram(rng, rank, route)
+        c, g = Fraction(rng.randint(1, 12), 4), Fraction(rng.randint(1, 40), 40)
+        at = {"c": str(c), "gamma": str(g), **at_from_gram(gram, rank)}
+        geo = LowRankGeometry(gram if rank else [[gram[0][0]]], alpha=Fraction(alpha))
+        hand = prove_attention(f, c, [g], geo, diagonal, DIGITS)[0].error
+        ridge = prove_ridge(c, [g], geo.snr, DIGITS)[0]
+        tag = f"{route}: f={f}, c={c}, gamma={g}"
+        for label, expr, ref in (("E_A", ex["E_A"], hand), ("E_RR", ex["E_RR"], ridge)):
+            r = m.limit(expr, at=at, digits=DIGITS, prove=True)
+            _record(ck, f"{label} engine == hand-built solver ({tag}): balls overlap ({r.branch})", r.ball,
+                    r.ball.overlaps(ref) and _tight(ref))
+
+
+def _noise_only(ck):
+    """The eliminated (or stored) polynomial ``P(m; gamma)`` at exact points: its real roots isolated exactly
+    (``fmpq_poly``); the proved ``m(-gamma)`` of the general fixed point (``tau(Q)``, noise only) must meet
+    one of them in ``(0, 1/gamma]`` (a ball disjoint from every root would prove ``P(m) != 0``), and
+    ``E_A = gamma^2 P_gamma / P_m`` on that root's ball must overlap the proved ``E_A``."""
+    import flint
+    import sympy as sp
+
+    from symrmt.arb import isolate_real_roots, to_arb, working_bits
+    from symrmt.derivations import noise_only as NO
+    from symrmt.models.attention import equations as S
+    from symrmt.models.attention.closed_forms import noise_only as N
+    from symrmt.models.attention.prove import prove_attention
+
+    for point in NO.QUICK_POINTS:
+        cc, aa, nn, dd = point
+        diag = "zero" if sp.Rational(str(dd)) == 0 else "keep"
+        P = sp.Poly(N.stieltjes_polynomial(*point), S.m, S.gamma)
+        for gam in ("1/10", "1"):
+            ball = prove_attention({"a1": aa, "nu": nn, "d": dd}, cc, [gam], None, diag, DIGITS)[0]
+            g = sp.Rational(gam)
+            Pm = sp.Poly(P.as_expr().subs(S.gamma, g), S.m)
+            with working_bits(256):
+                fp = flint.fmpq_poly([flint.fmpq(int(sp.Rational(x).p), int(sp.Rational(x).q))
+                                      for x in reversed(Pm.all_coeffs())])
+                inside = [r for r in isolate_real_roots(fp) if r > 0 and r <= to_arb(Fraction(gam)) ** -1]
+                hit = [r for r in inside if r.overlaps(ball.block_traces[0])]
+                ok = len(hit) == 1
+                if ok:
+                    r = hit[0]
+                    num = sp.diff(P.as_expr(), S.gamma).subs(S.gamma, g)
+                    den = sp.diff(P.as_expr(), S.m).subs(S.gamma, g)
+                    pg = sum((to_arb(Fraction(int(cf.p), int(cf.q))) * r ** int(k)
+                              for (k,), cf in sp.Poly(num, S.m).terms()), flint.arb(0))
+                    pm = sum((to_arb(Fraction(int(cf.p), int(cf.q))) * r ** int(k)
+                              for (k,), cf in sp.Poly(den, S.m).terms()), flint.arb(0))
+                    ea = to_arb(Fraction(gam)) ** 2 * pg / pm
+                    ok = ea.overlaps(ball.error)
+            tag = f"c={cc}, a1={aa}, nu={nn}, d={dd}, gamma={gam}"
+            _record(ck, f"P(m) = 0: the proved m meets one isolated root in (0, 1/gamma], and E_A = gamma^2 "
+                    f"P_gamma/P_m on it overlaps the proved E_A ({tag}; {len(inside)} root(s) there)",
+                    ball.block_traces[0], ok)
+
+
 #: derivation name -> the function adding its proved checks to a CheckList
 PROVED = {
     "hermite_linearization": _hermite_linearization,
@@ -220,6 +334,11 @@ PROVED = {
     "engine_ridge_bias_variance": _engine_ridge_bias_variance,
     "engine_random_features": _engine_random_features,
     "lowrank": _lowrank,
+    "engine_ridge_teacher": _engine_ridge_teacher,
+    "engine_ridge_signal": _engine_ridge_signal,
+    "engine_spiked": _engine_spiked,
+    "engine_attention": _engine_attention,
+    "noise_only": _noise_only,
 }
 
 

@@ -163,7 +163,7 @@ class Model(_model.Model):
             Also prove the value: ``.ball`` (a ``flint.arb`` ball proved to contain the limit),
             ``.balls`` (``{"value": ball, "traces": [...]}``) and ``.branch``
             (:mod:`symrmt.engine.prove`; needs python-flint).  ``"branch"``: also the chain of
-            Krawczyk boxes along the homotopy for systems of any size (by default only up to 16 unknowns).
+            Krawczyk boxes along the homotopy for systems of any size (by default only up to 32 unknowns).
 
         Returns
         -------
@@ -226,10 +226,15 @@ class Model(_model.Model):
         if hasattr(plan, "forms"):
             from symrmt.engine.qf_solver import certified_qf_limit
 
+            result = certified_qf_limit(plan, values, digits, self.vectors())
             if prove:
-                raise ModelError("prove=True (--prove) covers traces, not yet quadratic forms: drop it for this "
-                                 "expression (its value is still certified at two precisions)")
-            return certified_qf_limit(plan, values, digits, self.vectors())
+                from symrmt.engine.prove_qf import prove_qf
+
+                tb = prove_qf(plan, values, digits, result.solvers, self.vectors(),
+                              chain=True if prove == "branch" else None)
+                result.ball, result.branch, result.branch_notes = tb.value, tb.branch, list(tb.notes)
+                result.balls = {"value": tb.value, "traces": list(tb.traces), "forms": list(tb.forms)}
+            return result
         if any("." in k for k in values):
             if not self.vectors():
                 raise ModelError(f"{sorted(k for k in values if '.' in k)[0]}: the model declares no vectors, so it "

@@ -22,7 +22,8 @@ from symrmt.arb import (
     mat_solve, relative_ok, require_flint, sympy_ball, to_arb, working_bits,
 )
 
-__all__ = ["TraceBall", "prove_trace", "prove_complex_trace", "CHAIN_DEFAULT_UNKNOWNS"]
+__all__ = ["TraceBall", "prove_trace", "prove_fixed_point", "trace_system_functions", "prove_complex_trace",
+           "CHAIN_DEFAULT_UNKNOWNS"]
 # ---------------------------------------------------------------- engine traces
 
 class TraceBall:
@@ -41,7 +42,7 @@ class TraceBall:
 
 
 
-def _trace_system_functions(cs, values):
+def trace_system_functions(cs, values):
     """``(F, J, pvals, pv)`` of a compiled engine system at ``s = 1``, ``eps = 0``, on balls."""
     from symrmt.engine.atom_solver import AtomCompiled
 
@@ -60,8 +61,8 @@ def _trace_system_functions(cs, values):
         return arb_checked(list(flat(h, pv)[:m]), "the residual")
 
     def J(h):
-        v = flat(h, pv)
-        return [arb_checked(list(v[m + m * i:m + m * (i + 1)]), "the Jacobian") for i in range(m)]
+        v = arb_checked(list(flat(h, pv)[m:m + m * m]), "the Jacobian")
+        return [v[m * i:m * (i + 1)] for i in range(m)]
 
     return F, J, pvals, pv
 
@@ -200,18 +201,20 @@ def _bounds(t, plan, values):
 def _trace_chain(t, cs, values, H):
     """Number of boxes of the chain from the root at ``s = 0`` (``L_0 H = I`` on the defined entries) to the
     proved ``H`` at ``s = 1``
-    (:func:`symrmt.engine.prove_chain.continuation_chain`); ``ProofError`` when it cannot be made."""
+    (:func:`symrmt.engine.prove_chain.continuation_chain`); ``ProofError`` when it cannot be made.
+
+    A law of many atoms is chained too: its weighted-sum rows ``R_S = S - sum_a w_a (L0_d(v_a) - s E)^{-1}``
+    are at ``s = 0`` ``S`` minus a constant (the atoms' exact values and weights as balls), so the whole
+    residual is affine in ``H`` there, as for the other systems."""
     from symrmt.engine.atom_solver import AtomCompiled
     from symrmt.engine.prove_chain import CHAIN_BITS, continuation_chain
 
-    if isinstance(cs, AtomCompiled):
-        raise ProofError(f"trace #{t.index + 1}: a law of many atoms (its atom sums are not affine at s = 0)")
     flint = require_flint()
     with working_bits(CHAIN_BITS):
-        _F0, _J0, pvals, pv = _trace_system_functions(cs, values)
+        _F0, _J0, pvals, pv = trace_system_functions(cs, values)
     m = cs.m
     k = len(pvals)
-    fjs = arb_function(cs.fjs)
+    fjs = _atom_flat(cs) if isinstance(cs, AtomCompiled) else arb_function(cs.fjs)
 
     def at(tt):
         return pv[:k] + [tt, to_arb(0)] + pv[k + 2:]
@@ -220,8 +223,8 @@ def _trace_chain(t, cs, values, H):
         return arb_checked(list(fjs(h, at(tt))[:m]), "the residual")
 
     def J(h, tt):
-        v = fjs(h, at(tt))
-        return [arb_checked(list(v[m + m * i:m + m * (i + 1)]), "the Jacobian") for i in range(m)]
+        v = arb_checked(list(fjs(h, at(tt))[m:m + m * m]), "the Jacobian")
+        return [v[m * i:m * (i + 1)] for i in range(m)]
 
     approx = None
     if cs.ffjs is not None:
@@ -243,20 +246,95 @@ def _trace_chain(t, cs, values, H):
         except ZeroDivisionError:
             raise ProofError(f"trace #{t.index + 1}: L_0 is singular (the shift of the inverses is not chained)") from None
         start = [sol[i, 0] for i in range(m)]
+        # a guard of that structure: the Jacobian at s = 0 on a wide box is the same point matrix (a residual
+        # that were not affine in H at s = 0 would widen it, and its start would not be the only root)
+        wide = [flint.arb(0, 1 + abs(x.mid())) for x in start]
+        for a, b in zip(J(wide, flint.arb(0)), J(zero, flint.arb(0))):
+            if any(not (u - v).contains(0) or (u - v).rad() > flint.arb(2) ** -60 * (1 + abs(v.mid()))
+                   for u, v in zip(a, b)):
+                raise ProofError(f"trace #{t.index + 1}: the residual is not affine in H at s = 0 (no exact start)")
 
     return continuation_chain(F, J, start, H, f"trace #{t.index + 1}", approx=approx, Ft=Ft)[0]
 
 
 #: engine systems up to this many unknowns get the chain by default (``prove=True``); larger ones only
-#: with ``prove="branch"`` (``--prove-branch``): measured 0.05 s at 8 unknowns, 1.4 s at 32, 67 s at 98
-CHAIN_DEFAULT_UNKNOWNS = 16
+#: with ``prove="branch"`` (``--prove-branch``): ``trace(inv((Z^T Z/n)^k + gamma I))`` measured (on a loaded
+#: machine) 0.12 s at 8 unknowns, 0.4 s at 18, 1.2 s at 32, 5 s at 50, 42 s at 98 (docs/prove.md)
+CHAIN_DEFAULT_UNKNOWNS = 32
+
+
+def prove_fixed_point(t, plan, sol, values: dict, digits: int, chain=None, chained=None):
+    """``(H, derivs, tau, branch, note)`` of one trace's fixed point, at the current working precision.
+
+    ``sol``: its solver from the certified solve (the centre of the box, at ``digits + 20``); ``H``: the
+    Krawczyk box, ``derivs``: the balls of the parameter derivatives that ``plan.needs`` asks for (the
+    implicit linear system on the box), ``tau``: the trace's ball (0 without a readout), its sanity bounds
+    proved; ``branch``: ``"isolated"``, ``"continued"`` or ``"sanity"`` (``chain`` as in :func:`prove_trace`;
+    ``chained``: a dict that keeps each trace's chain result across precision escalations); ``note``:
+    the chain's boxes or why it did not close (else ``None``)."""
+    from symrmt.engine import blockfp
+
+    flint = require_flint()
+    chained = {} if chained is None else chained
+    cs = sol.c
+    with mpmath.workdps(digits + 20):
+        h0, _, _, _ = sol.solve(digits + 20)
+    F, J, pvals, _pv = trace_system_functions(cs, values)
+    H = krawczyk(F, J, h0, f"trace #{t.index + 1}")
+    derivs = {}
+    alphas = sorted({blockfp._canon(a) for a in plan.needs[t.index] if a}, key=len)
+    if alphas:
+        JH = flint.arb_mat(J(H))
+        for alpha in alphas:
+            if not set(alpha) <= set(cs.params):
+                derivs[alpha] = [flint.arb(0)] * cs.m
+                continue
+            fn, lower = cs.derivative_function(alpha)
+            rhs = arb_checked(list(arb_function(fn)(H, *[derivs[b] for b in lower], pvals)),
+                              "a derivative's right-hand side")
+            sol_ = mat_solve(JH, flint.arb_mat([[-x] for x in rhs]))
+            derivs[alpha] = [sol_[i, 0] for i in range(cs.m)]
+    subs = {p: sp.Rational(Fraction(values[p.name]).numerator, Fraction(values[p.name]).denominator)
+            for p in plan.params}
+    tau = flint.arb(0)
+    for (i, j), cf in t.system.readout.items():
+        tau += to_arb(sp.sympify(cf).subs(subs)) * H[t.system.unknowns.index((i, j))]
+    checks = _bounds(t, plan, values) if t.system.readout else []
+    for bd in checks:
+        if bd.fails(tau):
+            raise BranchError(f"trace #{t.index + 1}: the proved root gives the trace {tau.str(10)}, which "
+                              f"violates its bound ({bd.kind} {bd.b.str(10)}): off the physical branch")
+        if not bd.holds(tau):
+            raise ProofError(f"trace #{t.index + 1}: the bound ({bd.kind}) is not decided on the ball "
+                             f"{tau.str(10)}; ask for more digits")
+    try:
+        iso = bool(t.system.readout) and _isolate_trace_branch(t, values, tau, checks)
+    except ProofError:
+        iso = False
+    if iso:
+        return H, derivs, tau, "isolated", None
+    if chain or (chain is None and cs.m <= CHAIN_DEFAULT_UNKNOWNS):
+        if t.index not in chained:
+            try:
+                chained[t.index] = _trace_chain(t, cs, values, H)
+            except ProofError as exc:
+                chained[t.index] = str(exc)
+        if isinstance(chained[t.index], str):
+            return H, derivs, tau, "sanity", f"branch not continued: {chained[t.index]}"
+        return H, derivs, tau, "continued", f"trace #{t.index + 1}: continued from L_0^-1 at s = 0 by " \
+            f"{chained[t.index]} boxes"
+    if not t.system.readout:  # a bulk fixed point read out only through a quadratic form: no bound to prove
+        return H, derivs, tau, "sanity", (f"trace #{t.index + 1}: no sanity bound applies to this fixed point (it is "
+                                          "read out only through a quadratic form); its branch is the certified "
+                                          "solve's")
+    return H, derivs, tau, "sanity", None
 
 
 def prove_trace(plan, values: dict, digits: int, solvers=None, chain: bool | None = None):
     """The :class:`TraceBall` of an engine plan at exact ``values`` (name -> Fraction).
 
-    ``solvers``: the :class:`~symrmt.engine.solver.TraceSolver` of each trace from the
-    certified solve (their homotopy start points are reused), else they are made here.
+    ``solvers``: the solver of each trace from the certified solve (their homotopy start points are
+    reused), else :func:`~symrmt.engine.certify.certified_limit` makes them here.
     ``chain``: where exact isolation does not apply, prove the branch by a chain of Krawczyk boxes
     along the homotopy in ``s`` (branch ``"continued"``); when the chain cannot be made, the
     branch stays ``"sanity"`` and ``notes`` says why.  ``None``: only for systems of at most
@@ -264,18 +342,12 @@ def prove_trace(plan, values: dict, digits: int, solvers=None, chain: bool | Non
     import inspect
 
     from symrmt.codegen.compile import compile_expr
-    from symrmt.engine.certify import compiled_system
-    from symrmt.engine.solver import TraceSolver
-    from symrmt.engine import blockfp
 
     flint = require_flint()
-    if solvers is None:
-        from symrmt.engine.certify import branch_acceptor
+    if solvers is None:  # the certified solve's checked homotopy starts
+        from symrmt.engine.certify import certified_limit
 
-        solvers = {"values": values}
-        for t in plan.traces:
-            solvers[t.index] = TraceSolver(compiled_system(t.system), values)
-            solvers[t.index].start(branch_acceptor(t, values))
+        solvers = certified_limit(plan, values, digits)["solvers"]
     bits = bits_for(digits, 20)
     formula_src = inspect.getsource(compile_expr([list(s for s, _ in plan.symbols)], plan.formula))
     chained = {}  # trace index -> boxes of its chain, or the reason it failed (once per trace)
@@ -283,61 +355,13 @@ def prove_trace(plan, values: dict, digits: int, solvers=None, chain: bool | Non
         with working_bits(bits):
             results, taus, branches, notes = {}, [], [], []
             for t in plan.traces:
-                sol = solvers[t.index]
-                cs = sol.c
-                with mpmath.workdps(digits + 20):
-                    h0, _, _, _ = sol.solve(digits + 20)
-                F, J, pvals, _pv = _trace_system_functions(cs, values)
-                H = krawczyk(F, J, h0, f"trace #{t.index + 1}")
-                derivs = {}
-                alphas = sorted({blockfp._canon(a) for a in plan.needs[t.index] if a}, key=len)
-                if alphas:
-                    JH = flint.arb_mat(J(H))
-                    for alpha in alphas:
-                        if not set(alpha) <= set(cs.params):
-                            derivs[alpha] = [flint.arb(0)] * cs.m
-                            continue
-                        fn, lower = cs.derivative_function(alpha)
-                        rhs = arb_checked(list(arb_function(fn)(H, *[derivs[b] for b in lower], pvals)),
-                                           "a derivative's right-hand side")
-                        sol_ = mat_solve(JH, flint.arb_mat([[-x] for x in rhs]))
-                        derivs[alpha] = [sol_[i, 0] for i in range(cs.m)]
+                H, derivs, tau, branch, note = prove_fixed_point(t, plan, solvers[t.index], values, digits, chain,
+                                                                 chained)
                 results[t.index] = (H, derivs)
-                subs = {p: sp.Rational(Fraction(values[p.name]).numerator, Fraction(values[p.name]).denominator)
-                        for p in plan.params}
-                tau = flint.arb(0)
-                for (i, j), cf in t.system.readout.items():
-                    tau += to_arb(sp.sympify(cf).subs(subs)) * H[t.system.unknowns.index((i, j))]
                 taus.append(tau)
-                checks = _bounds(t, plan, values)
-                for bd in checks:
-                    if bd.fails(tau):
-                        raise BranchError(f"trace #{t.index + 1}: the proved root gives the trace {tau.str(10)}, which "
-                                          f"violates its bound ({bd.kind} {bd.b.str(10)}): off the physical branch")
-                    if not bd.holds(tau):
-                        raise ProofError(f"trace #{t.index + 1}: the bound ({bd.kind}) is not decided on the ball "
-                                         f"{tau.str(10)}; ask for more digits")
-                try:
-                    iso = _isolate_trace_branch(t, values, tau, checks)
-                except ProofError:
-                    iso = False
-                if iso:
-                    branches.append("isolated")
-                    continue
-                if chain or (chain is None and cs.m <= CHAIN_DEFAULT_UNKNOWNS):
-                    if t.index not in chained:
-                        try:
-                            chained[t.index] = _trace_chain(t, cs, values, H)
-                        except ProofError as exc:
-                            chained[t.index] = str(exc)
-                    if isinstance(chained[t.index], str):
-                        notes.append(f"branch not continued: {chained[t.index]}")
-                    else:
-                        notes.append(f"trace #{t.index + 1}: continued from L_0^-1 at s = 0 by "
-                                     f"{chained[t.index]} boxes")
-                        branches.append("continued")
-                        continue
-                branches.append("sanity")
+                branches.append(branch)
+                if note:
+                    notes.append(note)
             args = []
             pballs = {p: to_arb(Fraction(values[p.name])) for p in plan.params}
             for _sym, what in plan.symbols:

@@ -288,6 +288,7 @@ def certified_qf_limit(plan, values: dict, digits: int, vectors=None):
                     with mpmath.workdps(digits):
                         out = TraceLimit(+hi, digits, dps + 10, res, dict(values), [+x for x in taus])
                         out.forms = [+q for q in qs]
+                        out.solvers = solvers  # the checked homotopy starts (symrmt.engine.prove_qf reuses them)
                         return out.value, out
         except ZeroDivisionError as exc:
             raise Disagree(f"division by zero ({exc})") from None

@@ -40,9 +40,10 @@ Gaussian-equivalence and deterministic-equivalent theorems that connect those eq
 random matrices are the mathematics' part (``docs/prove.md``).
 
 The rooms: the ball arithmetic and Krawczyk's test are :mod:`symrmt.arb`, the Hermite balls
-:mod:`symrmt.hermite.balls`, the engine's traces :mod:`symrmt.engine.prove`; this module proves the
-paper's model (Marchenko-Pastur and ridge, the attention fixed point, :func:`prove_limit`) and
-re-exports the others' public names.
+:mod:`symrmt.hermite.balls`, the engine's traces :mod:`symrmt.engine.prove` (quadratic forms
+:mod:`symrmt.engine.prove_qf`), the attention system's square form and its chain
+:mod:`symrmt.models.attention.prove_branch`; this module proves the paper's model (Marchenko-Pastur and
+ridge, the attention fixed point, :func:`prove_limit`) and re-exports the others' public names.
 """
 
 from __future__ import annotations
@@ -62,6 +63,7 @@ from symrmt.arb import (  # noqa: F401
 )
 from symrmt.engine.prove import TraceBall, prove_trace  # noqa: F401
 from symrmt.hermite.balls import hermite_ball, prove_hermite_report  # noqa: F401
+from symrmt.models.attention.prove_branch import attention_chain, square_system, symmetric_matrix  # noqa: F401
 
 __all__ = [
     "ProofError",
@@ -190,58 +192,6 @@ def _decades(g: Fraction) -> int:
 
 # ---------------------------------------------------------------- the attention fixed point
 
-def _symmetric(g):
-    out = [[None] * 3 for _ in range(3)]
-    from symrmt.models.attention.equations import G_INDEX
-
-    for (i, j), v in zip(G_INDEX, g):
-        out[i][j] = out[j][i] = v
-    return out
-
-
-def square_system(fjg, params):
-    """``(F, J, F_gamma)`` of the square system ``G R(G)`` (upper entries), ``R`` the 3x3 residual.
-
-    ``fjg`` is the arb version of the compiled flat ``[F (9), dF/dG (54), dF/dgamma (9)]`` of
-    :func:`symrmt.codegen.compile.fixed_point_fjg`: the square system and its Jacobian
-    ``d(G R)/dG_k = E_k R + G dR/dG_k`` are assembled from it, nothing is retyped."""
-    from symrmt.models.attention.equations import G_INDEX
-
-    def parts(xs):
-        v = fjg(xs, params)
-        R = [[v[3 * i + j] for j in range(3)] for i in range(3)]
-        dR = [[[v[9 + 6 * (3 * i + j) + k] for k in range(6)] for j in range(3)] for i in range(3)]
-        Rg = [[v[63 + 3 * i + j] for j in range(3)] for i in range(3)]
-        G = _symmetric(xs)
-        return R, dR, Rg, G
-
-    def F(xs):
-        R, _, _, G = parts(xs)
-        return [sum(G[i][l] * R[l][j] for l in range(3)) for i, j in G_INDEX]
-
-    def J(xs):
-        R, dR, _, G = parts(xs)
-        rows = []
-        for i, j in G_INDEX:
-            row = []
-            for k, (a, b) in enumerate(G_INDEX):
-                val = sum(G[i][l] * dR[l][j][k] for l in range(3))
-                # E_k = e_a e_b^T + e_b e_a^T (once on the diagonal): (E_k R)_ij
-                if i == a:
-                    val += R[b][j]
-                if i == b and a != b:
-                    val += R[a][j]
-                row.append(val)
-            rows.append(row)
-        return rows
-
-    def Fg(xs):
-        _, _, Rg, G = parts(xs)
-        return [sum(G[i][l] * Rg[l][j] for l in range(3)) for i, j in G_INDEX]
-
-    return F, J, Fg
-
-
 _HERMITE_BALLS = cache_dict("symrmt.models.attention.prove._HERMITE_BALLS", 64)
 
 
@@ -282,7 +232,7 @@ def _gram_factor_arb(gram):
 def _woodbury_ball(G, dG, D):
     """``(varphi, dvarphi/dgamma)`` with ``x = (I + D H)^{-1} e``, ``H = Gm (x) I_s`` (on balls)."""
     flint = require_flint()
-    gm, dgm = _symmetric(G), _symmetric(dG)
+    gm, dgm = symmetric_matrix(G), symmetric_matrix(dG)
     n = len(D)
     s = n // 3
     H = flint.arb_mat(n, n)
@@ -308,78 +258,10 @@ class AttentionBall:
     def __init__(self, gamma, error, quadratic_form, block_traces, branch):
         self.gamma, self.error, self.quadratic_form = gamma, error, quadratic_form
         self.block_traces, self.branch = block_traces, branch
+        self.note = self.params = None  # the chain's note; the parameters' balls (the chain's input)
 
     def __repr__(self):
         return f"AttentionBall(gamma={self.gamma}, error={self.error}, branch={self.branch!r})"
-
-
-#: most boxes (tried) of one leg of an attention chain
-ATTENTION_MAX_BOXES = 8000
-#: the kernel-strength leg runs at ``gamma_0 = max(gamma, GAMMA_START)`` (the path is steep near zero
-#: strength at small gamma); the ``gamma`` leg then runs from ``gamma_0`` down at full strength
-GAMMA_START = Fraction(1)
-
-
-def _attention_chain(params, G, what):
-    """Boxes of the chain that connects the proved ``G`` to ``L_0^{-1}``: at ``gamma_0 = max(gamma, 1)``
-    along the kernel strength ``t`` from 0 to 1 (:func:`symrmt.models.attention.equations.fixed_point_homotopy`,
-    its square system ``G F_t(G)``), then at ``t = 1`` along ``gamma`` from ``gamma_0`` down to ``gamma``
-    (the square system of :func:`symrmt.codegen.compile.fixed_point_fjg`).  On each box ``det G != 0`` is
-    proved, so its root is a fixed point.  ``ProofError`` when it cannot be made."""
-    from symrmt.codegen.compile import fixed_point_fjg, fixed_point_homotopy_fjt, noise_L0_function
-    from symrmt.engine.prove_chain import CHAIN_BITS, continuation_chain
-    from symrmt.models.attention.equations import G_INDEX
-
-    flint = require_flint()
-    gamma = params[0]
-    rest = list(params[1:])
-    with working_bits(CHAIN_BITS):
-        g0 = to_arb(GAMMA_START) if gamma < to_arb(GAMMA_START) else gamma
-        p0 = [g0] + rest
-        fjt = arb_function(fixed_point_homotopy_fjt())
-        fjg = arb_function(fixed_point_fjg()[0])
-        L0 = flint.arb_mat(arb_function(noise_L0_function())(p0))
-        try:
-            inv = L0.inv()
-        except ZeroDivisionError:
-            raise ProofError(f"{what}: L_0 is not proved regular") from None
-        start = [inv[i, j] for i, j in G_INDEX]
-
-    def guarded(rows, x):
-        if flint.arb_mat(_symmetric(x)).det().contains(0):  # a root of G F is a fixed point only where det G != 0
-            return [[flint.arb(0, flint.arb("inf"))] * len(x) for _ in x]
-        return [arb_checked(r, "the Jacobian") for r in rows]
-
-    def leg(fn, fn_float, pv_at, scale):
-        def F(x, tt):
-            return arb_checked(square_system(fn, pv_at(tt))[0](x), "the residual")
-
-        def J(x, tt):
-            return guarded(square_system(fn, pv_at(tt))[1](x), x)
-
-        def Ft(x, tt):
-            return [v * scale for v in arb_checked(square_system(fn, pv_at(tt))[2](x), "dF/dt")]
-
-        def approx(x, tt):  # float64 points and tangents (the same recipe printed for NumPy)
-            pv = [float(v.mid()) if hasattr(v, "mid") else float(v) for v in pv_at(flint.arb(tt))]
-            Fs, Js, Fts = square_system(lambda xs, p: [float(v) for v in fn_float(xs, p)], pv)
-            return Fs(x), Js(x), [v * float(scale.mid()) for v in Fts(x)]
-
-        return F, J, Ft, approx
-
-    F, J, Ft, approx = leg(fjt, fixed_point_homotopy_fjt("numpy"), lambda tt: p0 + [tt], flint.arb(1))
-    same = not (gamma < g0) and not (gamma > g0)
-    n1, enc = continuation_chain(F, J, start, list(G) if same else None, what, Ft=Ft, approx=approx,
-                                 max_boxes=ATTENTION_MAX_BOXES)
-    if same:
-        return n1
-    # gamma = g0 + (gamma - g0) u, u from 0 to 1 (dF/du = dF/dgamma (gamma - g0))
-    with working_bits(CHAIN_BITS):
-        span = gamma - g0
-    F, J, Ft, approx = leg(fjg, fixed_point_fjg("numpy")[0], lambda u: [g0 + span * u] + rest, span)
-    n2, _ = continuation_chain(F, J, enc, list(G), what + " (the gamma leg)", Ft=Ft, approx=approx,
-                               max_boxes=ATTENTION_MAX_BOXES)
-    return n1 + n2
 
 
 def prove_attention(f, c, gammas, geometry=None, diagonal: str = "zero", digits: int = 15, points=None,
@@ -388,7 +270,7 @@ def prove_attention(f, c, gammas, geometry=None, diagonal: str = "zero", digits:
 
     ``points``: the :class:`~symrmt.models.attention.theory.AttentionPoint` of the certified solve (computed
     here when not given), the centres of the boxes.  ``chain``: prove the branch by continuation in
-    the kernel strength (:func:`_attention_chain`; branch ``"continued"``); when it cannot be made the
+    the kernel strength (:func:`~symrmt.models.attention.prove_branch.attention_chain`; branch ``"continued"``); when it cannot be made the
     branch is ``"sanity"`` and the ball's ``note`` says why."""
     from symrmt.codegen.compile import closed_form_phi, fixed_point_fjg, woodbury_D_function
     from symrmt.models.attention.theory import attention_limit, guard_digits, route_for, scaled_nonlinearity
@@ -418,7 +300,7 @@ def prove_attention(f, c, gammas, geometry=None, diagonal: str = "zero", digits:
                 F, J, Fg = square_system(arb_function(fjg_src), params)
                 G = krawczyk(F, J, list(pt.block_traces), f"the attention fixed point at gamma={g}")
                 dN = arb_function(detN_src)(G, params)
-                dG_mat = flint.arb_mat(_symmetric(G)).det()
+                dG_mat = flint.arb_mat(symmetric_matrix(G)).det()
                 if dN.contains(0) or dG_mat.contains(0):
                     raise ProofError(f"at gamma={g}: det N or det G is not proved non-zero on the box, so the "
                                      "square system's root is not proved to be a fixed point")
@@ -446,18 +328,38 @@ def prove_attention(f, c, gammas, geometry=None, diagonal: str = "zero", digits:
             if not (err.overlaps(arb("0.5", "0.5")) and phi > 0 and phi.overlaps(arb(1 / gb / 2, (1 / gb / 2).upper()))):
                 raise BranchError(f"at gamma={g}: E_A = {err.str(10)} (must be in [0, 1]) and varphi = {phi.str(10)} "
                                   "(in (0, 1/gamma]): the proved root is off the physical branch")
-        branch, note = "sanity", None
-        if chain:
-            try:
-                nbox = _attention_chain(params, G, f"the attention branch at gamma={g}")
-            except ProofError as exc:
-                note = f"branch not continued: {exc}"
-            else:
-                branch, note = "continued", f"continued from L_0^-1 at kernel strength 0 by {nbox} boxes"
-        ball = AttentionBall(g, err, phi, tuple(G), branch)
-        ball.note = note
+        ball = AttentionBall(g, err, phi, tuple(G), "sanity")
+        ball.params = params
         out.append(ball)
+    if chain:
+        _chain_balls(out)
     return out
+
+
+def _chain_balls(balls):
+    """The branch of each ball by :func:`~symrmt.models.attention.prove_branch.attention_chain`, from the largest
+    ``gamma`` down: the chain of a ``gamma`` below 1 starts from the continued root of the nearest larger
+    ``gamma`` already chained (a proved enclosure of the same curve), so a list costs about its smallest point."""
+    ends = []  # (gamma, enclosure) of the chains that closed
+    done = {}
+    for ball in sorted(balls, key=lambda b: -b.gamma):
+        if ball.gamma in done:
+            ball.branch, ball.note = done[ball.gamma]
+            continue
+        above = [e for e in ends if ball.gamma < e[0] < 1]
+        start = min(above, key=lambda e: e[0]) if above else None
+        try:
+            nbox, enc = attention_chain(ball.params, ball.block_traces, f"the attention branch at gamma={ball.gamma}",
+                                        start=None if start is None else (to_arb(start[0]), start[1]))
+        except ProofError as exc:
+            ball.note = f"branch not continued: {exc}"
+        else:
+            ends.append((ball.gamma, enc))
+            ball.branch = "continued"
+            ball.note = ("continued from L_0^-1 at kernel strength 0" +
+                         (f" by {nbox} boxes" if start is None else
+                          f" through the chain at gamma={start[0]} (then {nbox} boxes)"))
+        done[ball.gamma] = (ball.branch, ball.note)
 
 
 # ---------------------------------------------------------------- the model's limits
