@@ -8,7 +8,8 @@ different scales, so the routines here are plain loops with pivoting, over a
   several right-hand sides on one factorization (the Newton step and the implicit derivative);
 * :func:`lu_factor` / :func:`lu_solve` -- float LU with partial pivoting (the chord corrector and
   the iterative refinement reuse one factorization);
-* :func:`solve_dense` -- Gaussian elimination for one right-hand side (sparse-aware);
+* :func:`solve_dense` -- Gaussian elimination for one right-hand side (sparse-aware), refusing an
+  exactly zero pivot or, with :func:`singular_tolerance`, a numerically singular matrix;
 * :func:`inverse` -- Gauss-Jordan inverse of a small block;
 * :func:`solve_numpy` -- one small float64 or complex128 system by LAPACK (the complex density path).
 """
@@ -21,7 +22,7 @@ import numpy as np
 
 from symrmt.errors import ConvergenceError
 
-__all__ = ["qr_solve", "lu_factor", "lu_solve", "solve_dense", "inverse", "solve_numpy"]
+__all__ = ["qr_solve", "lu_factor", "lu_solve", "solve_dense", "singular_tolerance", "inverse", "solve_numpy"]
 
 
 def qr_solve(rows, rhss, sqrt, eps):
@@ -111,17 +112,19 @@ def lu_solve(lu, b):
     return y
 
 
-def solve_dense(M, rhs, zero, singular: str = "singular system"):
+def solve_dense(M, rhs, zero, singular: str = "singular system", tol=0):
     """Gaussian elimination with partial pivoting on nested lists (``M`` is overwritten).
 
     Zero entries are skipped (the Woodbury systems are sparse); ``zero`` is the number type's 0
-    for the solution vector; an exactly zero pivot raises ``ZeroDivisionError(singular)``.
+    for the solution vector; a pivot of modulus at most ``tol`` (default: an exactly zero pivot)
+    raises ``ZeroDivisionError(singular)`` -- :func:`singular_tolerance` gives the tolerance of a
+    numerically singular matrix.
     """
     n = len(M)
     b = list(rhs)
     for k in range(n):
         piv = max(range(k, n), key=lambda i: abs(M[i][k]))
-        if M[piv][k] == 0:
+        if abs(M[piv][k]) <= tol:
             raise ZeroDivisionError(singular)
         if piv != k:
             M[k], M[piv] = M[piv], M[k]
@@ -146,6 +149,14 @@ def solve_dense(M, rhs, zero, singular: str = "singular system"):
                 acc -= rk[j] * x[j]
         x[k] = acc / rk[k]
     return x
+
+
+def singular_tolerance(M, eps):
+    """``||M||_1 eps`` (the largest column sum of ``|M|`` times the unit roundoff ``eps``): a pivot of
+    :func:`solve_dense` at or below it makes ``M`` numerically singular (the test of
+    :func:`mpmath.lu_solve`)."""
+    n = len(M[0]) if M else 0
+    return max((sum(abs(r[j]) for r in M) for j in range(n)), default=0) * eps
 
 
 def inverse(A, k, singular: str = "singular matrix"):
