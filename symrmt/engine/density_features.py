@@ -12,13 +12,16 @@ from __future__ import annotations
 import mpmath
 import numpy as np
 
-from symrmt.core.certify import agree
+from symrmt.core.certify import Disagree, agree, certify
 from symrmt.core.linalg import solve_dense
 from symrmt.engine.edge_system import DensityError
 from symrmt.engine.resolvent_solver import ATOM_TAIL
 from symrmt.errors import PrecisionError
 
-__all__ = ["classify", "find_edge", "atom_mass", "contour_atom"]
+__all__ = ["classify", "find_edge", "atom_mass", "contour_atom", "EDGE_GUARD"]
+
+#: the edge system is solved at ``digits + EDGE_GUARD`` and 10 more working digits
+EDGE_GUARD = 10
 
 
 def classify(ds, x):
@@ -54,15 +57,21 @@ def find_edge(ds, edge_sys, x_in, x_out, digits):
     Jr = np.array(J, dtype=complex).real
     _, _, vt = np.linalg.svd(Jr)
     v = vt[-1]
-    lo = edge_sys.solve(hr, x_out, v, digits + 10)
-    hi = edge_sys.solve(hr, x_out, v, digits + 20)
-    with mpmath.workdps(digits + 20):
-        if not agree(lo, hi, digits, absolute=1):
-            raise PrecisionError(f"the edge near x = {x_out:.6g}: solves at two precisions disagree")
-        if not min(x_in, x_out) - 1e-6 * (1 + abs(x_out)) <= hi <= max(x_in, x_out) + 1e-6 * (1 + abs(x_out)):
-            raise DensityError(f"the edge system converged to x = {mpmath.nstr(hi, 8)}, outside its bracket "
-                               f"[{min(x_in, x_out):.8g}, {max(x_in, x_out):.8g}]")
-        return +hi
+
+    def attempt(dps):  # the extended system at dps and dps + 10 working digits
+        lo = edge_sys.solve(hr, x_out, v, dps)
+        hi = edge_sys.solve(hr, x_out, v, dps + 10)
+        with mpmath.workdps(dps + 10):
+            if not agree(lo, hi, digits, absolute=1):
+                raise Disagree(f"the edge near x = {x_out:.6g}: solves at two precisions disagree")
+            if not min(x_in, x_out) - 1e-6 * (1 + abs(x_out)) <= hi <= max(x_in, x_out) + 1e-6 * (1 + abs(x_out)):
+                raise DensityError(f"the edge system converged to x = {mpmath.nstr(hi, 8)}, outside its bracket "
+                                   f"[{min(x_in, x_out):.8g}, {max(x_in, x_out):.8g}]")
+            return +hi, None
+
+    # the core's two-precision certification, one try (no escalation: a disagreement raises PrecisionError;
+    # a DensityError of the edge system is not retried)
+    return certify(attempt, digits, EDGE_GUARD, 1, catch=(), fail=lambda failures, dps: PrecisionError(failures[-1])).value
 
 
 # ---------------------------------------------------------------- atoms
