@@ -18,7 +18,7 @@ import sympy as sp
 
 from symrmt.core.certify import Disagree, agree, certify
 from symrmt.core.continuation import Linear, follow, in_trust_region
-from symrmt.core.linalg import solve_dense, solve_numpy
+from symrmt.core.linalg import inverse_numpy, solve_dense, solve_numpy
 from symrmt.core.newton import newton, refine
 from symrmt.core.numbers import COMPLEX128, MPCOMPLEX
 from symrmt.engine.edge_system import DensityError
@@ -253,11 +253,10 @@ class ResolventSolver:
         m = self.m
         try:
             _, J, _ = self._eval([complex(x) for x in h], zf)
-            A = np.array(J, dtype=complex)
-            if not np.all(np.isfinite(A)) or np.linalg.cond(A) > 1e8:
-                return None
-            inv = np.linalg.inv(A)
-        except (ZeroDivisionError, OverflowError, ValueError, np.linalg.LinAlgError):
+            inv = inverse_numpy(J, complex, max_cond=1e8)  # the core's LAPACK inverse; ill-conditioned: None
+        except (ZeroDivisionError, OverflowError, ValueError):
+            return None
+        if inv is None:
             return None
 
         def solve(r):
