@@ -13,10 +13,12 @@ import mpmath
 import numpy as np
 
 from symrmt.core.certify import Disagree, agree, certify
+from symrmt.core.continuation import Geometric, follow
 from symrmt.core.linalg import solve_dense
+from symrmt.core.numbers import MPCOMPLEX
 from symrmt.engine.edge_system import DensityError
 from symrmt.engine.resolvent_solver import ATOM_TAIL
-from symrmt.errors import PrecisionError
+from symrmt.errors import ConvergenceError, PrecisionError
 
 __all__ = ["classify", "find_edge", "atom_mass", "contour_atom", "EDGE_GUARD"]
 
@@ -78,7 +80,9 @@ def find_edge(ds, edge_sys, x_in, x_out, digits):
 
 def atom_mass(ds, x0, digits):
     """``lim eta Im tau(x0 + i eta)``, read at two heights ``10^-(digits+4)``, ``10^-(digits+6)``; ``None``
-    when the mass is below ``10^-digits``."""
+    when the mass is below ``10^-digits``.  The descent in ``eta`` (steps ``eta -> eta/4``, the slope
+    ``i dh/dz``, the mpmath polish as corrector) is the core's continuation
+    (:func:`symrmt.core.continuation.follow`), every step kept."""
     s = ds.s
     h, eta = ds.near_axis(x0)
     dps = 2 * digits + 30
@@ -88,19 +92,30 @@ def atom_mass(ds, x0, digits):
         eta = mpmath.mpf(eta)
         h = [mpmath.mpc(a) for a in h]
         x0m = mpmath.mpf(x0)
+
+        def slope(h, eta):  # dh/d eta = i dh/dz = -i J^{-1} dR/dz at x0 + i eta
+            z = mpmath.mpc(x0m, eta)
+            v = s.c.fjs(h, s._pv(z, mp=True))
+            rhs = s.dz_mp(h, s._pvals(z, mp=True))
+            dh = solve_dense([list(v[m + m * i:m + m * (i + 1)]) for i in range(m)], [-r for r in rhs], mpmath.mpc(0))
+            return [1j * d for d in dh]
+
+        def correct(pred, eta):
+            return s.polish(pred, mpmath.mpc(x0m, eta), dps, steps=30)[0], None
+
         for k in ATOM_TAIL:
             target = mpmath.mpf(10) ** (-(digits + k))
-            while eta > target:
-                new_eta = max(eta / 4, target)
-                z = mpmath.mpc(x0m, eta)
-                pv = s._pv(z, mp=True)
-                v = s.c.fjs(h, pv)
-                rhs = s.dz_mp(h, s._pvals(z, mp=True))
-                dh = solve_dense([list(v[m + m * i:m + m * (i + 1)]) for i in range(m)], [-r for r in rhs],
-                                 mpmath.mpc(0))
-                pred = [a + 1j * (new_eta - eta) * dh[i] for i, a in enumerate(h)]
-                h, _ = s.polish(pred, mpmath.mpc(x0m, new_eta), dps, steps=30)
-                eta = new_eta
+            if eta > target:  # the core's continuation, steps eta -> eta/4: no trust region, no smaller step
+                steps = int(mpmath.ceil(mpmath.log(eta / target, 4))) + 1
+                try:
+                    h, _ = follow(correct, h, slope(h, eta), eta, target, Geometric(eta, target, 4, 4, 3), MPCOMPLEX,
+                                  correction=mpmath.inf, move=None, max_steps=steps, catch=(), finite=None,
+                                  derivative=slope)
+                except DensityError:
+                    raise
+                except ConvergenceError as exc:  # only a nan step is refused
+                    raise DensityError(f"the descent to the atom at x = {x0} failed: {exc}") from None
+                eta = target
             _, tau = s.polish(h, mpmath.mpc(x0m, eta), dps)
             masses.append(eta * tau.imag)
         a, b = masses
