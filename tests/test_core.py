@@ -554,7 +554,8 @@ def test_density_certification_escalates_once_through_the_core(monkeypatch):
 
 
 def test_trust_region_near_the_predictor_only_and_the_singular_tolerance():
-    from symrmt.core import in_trust_region, singular_tolerance, solve_dense
+    from symrmt.core import in_trust_region, solve_dense
+    from symrmt.core.linalg import singular_tolerance
 
     assert in_trust_region(0.1, None, 1.0, 0.1) and not in_trust_region(0.11, None, 1.0, 0.1)
     assert not in_trust_region(float("nan"), None, 1.0, 0.1)

@@ -16,13 +16,13 @@ from __future__ import annotations
 from symrmt.core.certify import Certified, Disagree, agree, certify
 from symrmt.core.continuation import Geometric, Linear, check_polish, follow, in_trust_region, paths_gap, two_pass
 from symrmt.errors import BranchError, ConvergenceError, PrecisionError, SolverError
-from symrmt.core.linalg import inverse, inverse_numpy, lu_factor, lu_solve, qr_solve, singular_tolerance, solve_dense, solve_numpy
+from symrmt.core.linalg import inverse, lu_factor, lu_solve, qr_solve, solve_dense, solve_numpy
 from symrmt.core.newton import NewtonError, newton, refine, stagnated
 from symrmt.core.numbers import FLOAT64, LONGDOUBLE, MPMATH, NumberContext
 
 __all__ = [
     "BranchError", "Certified", "ConvergenceError", "Disagree", "FLOAT64", "Geometric", "LONGDOUBLE",
     "Linear", "MPMATH", "NewtonError", "NumberContext", "PrecisionError", "SolverError", "agree",
-    "certify", "check_polish", "follow", "in_trust_region", "inverse", "inverse_numpy", "lu_factor", "lu_solve", "newton", "paths_gap",
-    "qr_solve", "refine", "singular_tolerance", "solve_dense", "solve_numpy", "stagnated", "two_pass",
+    "certify", "check_polish", "follow", "in_trust_region", "inverse", "lu_factor", "lu_solve", "newton", "paths_gap",
+    "qr_solve", "refine", "solve_dense", "solve_numpy", "stagnated", "two_pass",
 ]
