@@ -73,7 +73,8 @@ def find_edge(ds, edge_sys, x_in, x_out, digits):
 
     # the core's two-precision certification, one try (no escalation: a disagreement raises PrecisionError;
     # a DensityError of the edge system is not retried)
-    return certify(attempt, digits, EDGE_GUARD, 1, catch=(), fail=lambda failures, dps: PrecisionError(failures[-1])).value
+    return certify(attempt, digits, EDGE_GUARD, 1, catch=(),
+                   fail=lambda failures, dps: PrecisionError(failures[-1])).value
 
 
 # ---------------------------------------------------------------- atoms

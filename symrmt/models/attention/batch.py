@@ -5,8 +5,9 @@ printed for NumPy by the one compile step (:func:`symrmt.codegen.compile.compile
 with ``target="numpy"``, through the same code cache as the mpmath code).  This
 module only drives those functions on stacked arrays: Newton's method with a
 batched least-squares solve (QR, then the core's stacked ``numpy.linalg.solve``,
-:func:`symrmt.core.batch.solve`, on the triangular factors), continuation in ``gamma`` from the large-``gamma`` start for
-all points at once, and the batched Woodbury solve of the low-rank part.
+:func:`symrmt.core.batch.solve`, on the triangular factors), continuation in
+``gamma`` from the large-``gamma`` start for all points at once, and the batched
+Woodbury solve of the low-rank part.
 
 Error estimate.  The generated code is plain arithmetic, so it runs unchanged on
 ``numpy.longdouble`` arrays (the x87 80-bit format on x86-64 Linux: 64-bit
