@@ -517,6 +517,59 @@ def test_density_guards(monkeypatch):
     assert abs(tau - tau2) < mpmath.mpf(10) ** -25 * abs(tau2)
 
 
+def test_density_certification_escalates_once_through_the_core(monkeypatch):
+    """A first try whose two solves disagree is redone at 10 more working digits (the core's escalation);
+    two disagreeing tries raise the last one's PrecisionError.  Reference: Marchenko-Pastur at c = 1/2,
+    x = 1, ``sqrt((b - x)(x - a))/(2 pi x)`` with ``a, b = (1 -+ 1/sqrt 2)^2``."""
+    from symrmt.engine import resolvent_solver as density
+
+    m, _ = _mp_plan()
+    plan = m.plan("trace(inv(Z.T*Z/n - z*I(n)))")
+    rs = density.ResolventSolver(plan, [p for p in plan.params if p.name == "z"][0], {"c": Fraction(1, 2)},
+                                 index=0, branch_sign=None)
+    ds = density.DensitySolve(rs, 1.0)
+    kind, h, _ = ds.float_point(1.0)
+    assert kind == "ok"
+    real, calls = rs.polish, []
+
+    def off(bad):
+        def polish(h, z, dps, steps=None):
+            calls.append(dps)
+            hh, tau = real(h, z, dps, steps)
+            return hh, (tau * (1 + mpmath.mpf(10) ** -18) if dps in bad else tau)  # off beyond digit 18
+        return polish
+
+    monkeypatch.setattr(rs, "polish", off({30}))
+    rho, _ = ds.certified(Fraction(1), h, 20)
+    assert calls == [30, 40, 40, 50]  # digits + 10 and + 20, then the retry at + 20 and + 30
+    with mpmath.workdps(40):
+        a, b = (1 - 1 / mpmath.sqrt(2)) ** 2, (1 + 1 / mpmath.sqrt(2)) ** 2
+        ref = mpmath.sqrt((b - 1) * (1 - a)) / (2 * mpmath.pi)
+        assert abs(rho - ref) <= ref * mpmath.mpf(10) ** -20
+    calls.clear()
+    monkeypatch.setattr(rs, "polish", off({30, 50}))
+    with pytest.raises(PrecisionError, match="solves at 40 and 50 digits disagree beyond digit 30"):
+        ds.certified(Fraction(1), h, 20)
+    assert calls == [30, 40, 40, 50]
+
+
+def test_trust_region_near_the_predictor_only_and_the_singular_tolerance():
+    from symrmt.core import in_trust_region, solve_dense
+    from symrmt.core.linalg import singular_tolerance
+
+    assert in_trust_region(0.1, None, 1.0, 0.1) and not in_trust_region(0.11, None, 1.0, 0.1)
+    assert not in_trust_region(float("nan"), None, 1.0, 0.1)
+    assert not in_trust_region(0.01, 0.3, 1.0, 0.1, 0.25)  # with a move: both bounds
+    with mpmath.workdps(15):
+        near = [[mpmath.mpf(1), mpmath.mpf(1)], [mpmath.mpf(1), 1 + mpmath.mpf(10) ** -14]]  # last pivot 1e-14
+        x = solve_dense([list(r) for r in near], [mpmath.mpf(2), mpmath.mpf(2)], mpmath.mpf(0))  # exact zeros only
+        assert abs(x[0] - 2) < 1e-10 and abs(x[1]) < 1e-10
+        with pytest.raises(ZeroDivisionError, match="numerically"):  # within ||M||_1 1e-13 of zero
+            solve_dense([list(r) for r in near], [mpmath.mpf(2), mpmath.mpf(2)], mpmath.mpf(0), "numerically singular",
+                        tol=singular_tolerance(near, mpmath.mpf(10) ** -13))
+    assert singular_tolerance([[1, -3], [2, 1]], 0.5) == 2.0  # the largest column sum, 4, times eps
+
+
 # ---------------------------------------------------------------- noise-only closed form
 
 def test_noise_only_root_continuation_guards(monkeypatch):

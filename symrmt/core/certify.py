@@ -37,10 +37,11 @@ class Disagree(SymrmtError):
     """Raised by an attempt whose two solves disagree (the message says how); triggers escalation."""
 
 
-def agree(x, y, digits: int, absolute=0) -> bool:
+def agree(x, y, digits: int, absolute=0, floor=0) -> bool:
     """``x`` and ``y`` agree to ``digits + 1`` significant digits (relative to the larger; ``absolute``: relative
-    to ``absolute`` plus the larger, e.g. 1 for a value that may be 0, such as an edge or a mass)."""
-    scale = max(abs(x), abs(y)) + absolute
+    to ``absolute`` plus the larger, e.g. 1 for a value that may be 0, such as an edge or a mass; ``floor``:
+    relative to at least ``floor``, e.g. 1 for ``max(|x|, |y|, 1)``).  A ``nan`` never agrees."""
+    scale = max(max(abs(x), abs(y)) + absolute, floor)
     if scale == 0:
         return True
     return abs(x - y) <= scale * mpmath.mpf(10) ** (-digits - 1)

@@ -140,8 +140,14 @@ def finite_trace(new, ndh) -> bool:
 def in_trust_region(jump, move, size, correction=CORRECTION_FRACTION, move_fraction=MOVE_FRACTION, tighten=1):
     """The trust region of a step, elementwise (NumPy arrays of batched rows, or scalars): the correction
     ``jump = |h' - pred|`` within ``correction size`` and the move ``|h' - h|`` within ``move_fraction
-    size`` (``size = 1 + |h|``), both ``tighten`` times tighter on the checking pass."""
-    return (jump * tighten <= size * correction) & (move * tighten <= size * move_fraction)
+    size`` (``size = 1 + |h|``), both ``tighten`` times tighter on the checking pass.
+
+    ``move=None``: near the predictor only -- the test of a Newton finish that must stay near the end of
+    the path it was predicted from (``correction``: the caller's fraction).  A ``nan`` is outside."""
+    near = jump * tighten <= size * correction
+    if move is None:
+        return near
+    return near & (move * tighten <= size * move_fraction)
 
 
 def follow(correct, h, dh, t0, t1, schedule, ctx: NumberContext, *, correction=CORRECTION_FRACTION,
@@ -168,11 +174,8 @@ def follow(correct, h, dh, t0, t1, schedule, ctx: NumberContext, *, correction=C
             new, ndh = correct(pred, nxt)
             size = 1 + norm(h)
             jump = norm([a - b for a, b in zip(new, pred)])
-            if move is None:
-                ok = jump * tighten <= size * correction
-            else:
-                dist = norm([a - b for a, b in zip(new, h)])
-                ok = bool(in_trust_region(jump, dist, size, correction, move, tighten))
+            dist = None if move is None else norm([a - b for a, b in zip(new, h)])
+            ok = bool(in_trust_region(jump, dist, size, correction, move, tighten))
             ok = ok and (finite is None or finite(new, ndh))
         except catch:
             ok = False

@@ -8,9 +8,12 @@ different scales, so the routines here are plain loops with pivoting, over a
   several right-hand sides on one factorization (the Newton step and the implicit derivative);
 * :func:`lu_factor` / :func:`lu_solve` -- float LU with partial pivoting (the chord corrector and
   the iterative refinement reuse one factorization);
-* :func:`solve_dense` -- Gaussian elimination for one right-hand side (sparse-aware);
-* :func:`inverse` -- Gauss-Jordan inverse of a small block;
-* :func:`solve_numpy` -- one small float64 or complex128 system by LAPACK (the complex density path).
+* :func:`solve_dense` -- Gaussian elimination for one right-hand side (sparse-aware), refusing an
+  exactly zero pivot or, with :func:`singular_tolerance`, a numerically singular matrix;
+* :func:`inverse` -- Gauss-Jordan inverse of a small block (the same singularity test);
+* :func:`solve_numpy` -- one small float64 or complex128 system by LAPACK (the complex density path);
+* :func:`inverse_numpy` -- the LAPACK inverse of one small matrix, refused when ill-conditioned (the
+  density's iterative refinement).
 """
 
 from __future__ import annotations
@@ -21,7 +24,8 @@ import numpy as np
 
 from symrmt.errors import ConvergenceError
 
-__all__ = ["qr_solve", "lu_factor", "lu_solve", "solve_dense", "inverse", "solve_numpy"]
+__all__ = ["qr_solve", "lu_factor", "lu_solve", "solve_dense", "singular_tolerance", "inverse", "inverse_numpy",
+           "solve_numpy"]
 
 
 def qr_solve(rows, rhss, sqrt, eps):
@@ -111,17 +115,19 @@ def lu_solve(lu, b):
     return y
 
 
-def solve_dense(M, rhs, zero, singular: str = "singular system"):
+def solve_dense(M, rhs, zero, singular: str = "singular system", tol=0):
     """Gaussian elimination with partial pivoting on nested lists (``M`` is overwritten).
 
     Zero entries are skipped (the Woodbury systems are sparse); ``zero`` is the number type's 0
-    for the solution vector; an exactly zero pivot raises ``ZeroDivisionError(singular)``.
+    for the solution vector; a pivot of modulus at most ``tol`` (default: an exactly zero pivot)
+    raises ``ZeroDivisionError(singular)`` -- :func:`singular_tolerance` gives the tolerance of a
+    numerically singular matrix.
     """
     n = len(M)
     b = list(rhs)
     for k in range(n):
         piv = max(range(k, n), key=lambda i: abs(M[i][k]))
-        if M[piv][k] == 0:
+        if abs(M[piv][k]) <= tol:
             raise ZeroDivisionError(singular)
         if piv != k:
             M[k], M[piv] = M[piv], M[k]
@@ -148,12 +154,21 @@ def solve_dense(M, rhs, zero, singular: str = "singular system"):
     return x
 
 
-def inverse(A, k, singular: str = "singular matrix"):
-    """Inverse of a ``k x k`` matrix (list of rows) by Gauss-Jordan with partial pivoting."""
+def singular_tolerance(M, eps):
+    """``||M||_1 eps`` (the largest column sum of ``|M|`` times the unit roundoff ``eps``): a pivot of
+    :func:`solve_dense` at or below it makes ``M`` numerically singular (the test of
+    :func:`mpmath.lu_solve`)."""
+    n = len(M[0]) if M else 0
+    return max((sum(abs(r[j]) for r in M) for j in range(n)), default=0) * eps
+
+
+def inverse(A, k, singular: str = "singular matrix", tol=0):
+    """Inverse of a ``k x k`` matrix (list of rows) by Gauss-Jordan with partial pivoting; a pivot of modulus at
+    most ``tol`` (default: exactly zero; see :func:`singular_tolerance`) raises ``ZeroDivisionError(singular)``."""
     M = [list(r) + [1 if i == j else 0 for j in range(k)] for i, r in enumerate(A)]
     for c in range(k):
         p = max(range(c, k), key=lambda i: abs(M[i][c]))
-        if not abs(M[p][c]) > 0:
+        if not abs(M[p][c]) > tol:
             raise ZeroDivisionError(singular)
         M[c], M[p] = M[p], M[c]
         inv = 1 / M[c][c]
@@ -163,6 +178,21 @@ def inverse(A, k, singular: str = "singular matrix"):
                 f = M[i][c]
                 M[i] = [a - f * b for a, b in zip(M[i], M[c])]
     return [r[k:] for r in M]
+
+
+def inverse_numpy(rows, dtype=complex, max_cond=None):
+    """The inverse of one small matrix in ``dtype`` by :func:`numpy.linalg.inv` (a factorization reused by an
+    iterative refinement); ``None`` when it holds a non-finite entry, is singular, or its 2-norm condition
+    number exceeds ``max_cond``."""
+    A = np.array(rows, dtype=dtype)
+    if not np.all(np.isfinite(A)):
+        return None
+    try:
+        if max_cond is not None and np.linalg.cond(A) > max_cond:
+            return None
+        return np.linalg.inv(A)
+    except np.linalg.LinAlgError:
+        return None
 
 
 def solve_numpy(rows, rhs, dtype=complex, singular: str = "singular Jacobian"):

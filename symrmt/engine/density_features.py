@@ -12,13 +12,18 @@ from __future__ import annotations
 import mpmath
 import numpy as np
 
-from symrmt.core.certify import agree
+from symrmt.core.certify import Disagree, agree, certify
+from symrmt.core.continuation import Geometric, follow
 from symrmt.core.linalg import solve_dense
+from symrmt.core.numbers import MPCOMPLEX
 from symrmt.engine.edge_system import DensityError
 from symrmt.engine.resolvent_solver import ATOM_TAIL
-from symrmt.errors import PrecisionError
+from symrmt.errors import ConvergenceError, PrecisionError
 
-__all__ = ["classify", "find_edge", "atom_mass", "contour_atom"]
+__all__ = ["classify", "find_edge", "atom_mass", "contour_atom", "EDGE_GUARD"]
+
+#: the edge system is solved at ``digits + EDGE_GUARD`` and 10 more working digits
+EDGE_GUARD = 10
 
 
 def classify(ds, x):
@@ -54,22 +59,31 @@ def find_edge(ds, edge_sys, x_in, x_out, digits):
     Jr = np.array(J, dtype=complex).real
     _, _, vt = np.linalg.svd(Jr)
     v = vt[-1]
-    lo = edge_sys.solve(hr, x_out, v, digits + 10)
-    hi = edge_sys.solve(hr, x_out, v, digits + 20)
-    with mpmath.workdps(digits + 20):
-        if not agree(lo, hi, digits, absolute=1):
-            raise PrecisionError(f"the edge near x = {x_out:.6g}: solves at two precisions disagree")
-        if not min(x_in, x_out) - 1e-6 * (1 + abs(x_out)) <= hi <= max(x_in, x_out) + 1e-6 * (1 + abs(x_out)):
-            raise DensityError(f"the edge system converged to x = {mpmath.nstr(hi, 8)}, outside its bracket "
-                               f"[{min(x_in, x_out):.8g}, {max(x_in, x_out):.8g}]")
-        return +hi
+
+    def attempt(dps):  # the extended system at dps and dps + 10 working digits
+        lo = edge_sys.solve(hr, x_out, v, dps)
+        hi = edge_sys.solve(hr, x_out, v, dps + 10)
+        with mpmath.workdps(dps + 10):
+            if not agree(lo, hi, digits, absolute=1):
+                raise Disagree(f"the edge near x = {x_out:.6g}: solves at two precisions disagree")
+            if not min(x_in, x_out) - 1e-6 * (1 + abs(x_out)) <= hi <= max(x_in, x_out) + 1e-6 * (1 + abs(x_out)):
+                raise DensityError(f"the edge system converged to x = {mpmath.nstr(hi, 8)}, outside its bracket "
+                                   f"[{min(x_in, x_out):.8g}, {max(x_in, x_out):.8g}]")
+            return +hi, None
+
+    # the core's two-precision certification, one try (no escalation: a disagreement raises PrecisionError;
+    # a DensityError of the edge system is not retried)
+    return certify(attempt, digits, EDGE_GUARD, 1, catch=(),
+                   fail=lambda failures, dps: PrecisionError(failures[-1])).value
 
 
 # ---------------------------------------------------------------- atoms
 
 def atom_mass(ds, x0, digits):
     """``lim eta Im tau(x0 + i eta)``, read at two heights ``10^-(digits+4)``, ``10^-(digits+6)``; ``None``
-    when the mass is below ``10^-digits``."""
+    when the mass is below ``10^-digits``.  The descent in ``eta`` (steps ``eta -> eta/4``, the slope
+    ``i dh/dz``, the mpmath polish as corrector) is the core's continuation
+    (:func:`symrmt.core.continuation.follow`), every step kept."""
     s = ds.s
     h, eta = ds.near_axis(x0)
     dps = 2 * digits + 30
@@ -79,19 +93,30 @@ def atom_mass(ds, x0, digits):
         eta = mpmath.mpf(eta)
         h = [mpmath.mpc(a) for a in h]
         x0m = mpmath.mpf(x0)
+
+        def slope(h, eta):  # dh/d eta = i dh/dz = -i J^{-1} dR/dz at x0 + i eta
+            z = mpmath.mpc(x0m, eta)
+            v = s.c.fjs(h, s._pv(z, mp=True))
+            rhs = s.dz_mp(h, s._pvals(z, mp=True))
+            dh = solve_dense([list(v[m + m * i:m + m * (i + 1)]) for i in range(m)], [-r for r in rhs], mpmath.mpc(0))
+            return [1j * d for d in dh]
+
+        def correct(pred, eta):
+            return s.polish(pred, mpmath.mpc(x0m, eta), dps, steps=30)[0], None
+
         for k in ATOM_TAIL:
             target = mpmath.mpf(10) ** (-(digits + k))
-            while eta > target:
-                new_eta = max(eta / 4, target)
-                z = mpmath.mpc(x0m, eta)
-                pv = s._pv(z, mp=True)
-                v = s.c.fjs(h, pv)
-                rhs = s.dz_mp(h, s._pvals(z, mp=True))
-                dh = solve_dense([list(v[m + m * i:m + m * (i + 1)]) for i in range(m)], [-r for r in rhs],
-                                 mpmath.mpc(0))
-                pred = [a + 1j * (new_eta - eta) * dh[i] for i, a in enumerate(h)]
-                h, _ = s.polish(pred, mpmath.mpc(x0m, new_eta), dps, steps=30)
-                eta = new_eta
+            if eta > target:  # the core's continuation, steps eta -> eta/4: no trust region, no smaller step
+                steps = int(mpmath.ceil(mpmath.log(eta / target, 4))) + 1
+                try:
+                    h, _ = follow(correct, h, slope(h, eta), eta, target, Geometric(eta, target, 4, 4, 3), MPCOMPLEX,
+                                  correction=mpmath.inf, move=None, max_steps=steps, catch=(), finite=None,
+                                  derivative=slope)
+                except DensityError:
+                    raise
+                except ConvergenceError as exc:  # only a nan step is refused
+                    raise DensityError(f"the descent to the atom at x = {x0} failed: {exc}") from None
+                eta = target
             _, tau = s.polish(h, mpmath.mpc(x0m, eta), dps)
             masses.append(eta * tau.imag)
         a, b = masses

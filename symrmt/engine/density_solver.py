@@ -16,6 +16,8 @@ like every pencil), and solves its block fixed point at complex ``z``:
 3. **certify** by Newton at two working precisions (``digits + 10`` and ``digits + 20``) from that root:
    ``tau`` must agree to ``digits`` significant digits, and the Stieltjes branch is checked at the
    solution, ``Im tau >= 0`` (the limit from ``Im z > 0``), else :class:`~symrmt.models.attention.solver.BranchError`.
+   A disagreement is escalated once by the core's certification (:func:`symrmt.core.certify.certify`): the
+   whole check at 10 more digits (at an edge on the grid the polish may stop short of quadratic convergence).
 
 ``rho(x) = Im tau(x + i0) / pi``.  A density that is 0 (outside the support) is certified in absolute
 terms: ``|Im tau| <= 10^-digits |tau|`` at both precisions.
@@ -129,11 +131,8 @@ def compute(model, matrix, xs, at, digits=15, edges=True, atoms=True, label=None
                 status.append("float")
                 kinds.append("in" if rho > 0 else "out")
                 continue
-        try:
-            try:
-                rho, tau = ds.certified(xe, h, digits)
-            except PrecisionError:  # at an edge on the grid the polish may stop short of quadratic
-                rho, tau = ds.certified(xe, h, digits + 10)  # convergence: 10 more digits tell (or fail again)
+        try:  # certified with the core's escalation (at an edge on the grid: once more at 10 more digits)
+            rho, tau = ds.certified(xe, h, digits)
         except DensityError:  # Newton does not converge quadratically: the point is on an edge (singular J)
             dens.append(None)
             taus.append(None)

@@ -33,7 +33,7 @@ import mpmath
 from symrmt.cache import cache_dict
 from symrmt.engine import hermitize as herm
 from symrmt.engine.blockfp import BlockSystem
-from symrmt.core.continuation import check_polish
+from symrmt.core.continuation import check_polish, in_trust_region
 from symrmt.core.linalg import qr_solve
 from symrmt.core.newton import NewtonError, newton
 from symrmt.core.numbers import MPMATH
@@ -43,7 +43,8 @@ from symrmt.engine.solver import TraceSolver
 
 #: the Hermitization's regularization is followed from 1 down to this before the Newton finish at 0
 EPS_FLOOR = 1e-10
-#: the Newton finish at ``eps = 0`` may move at most this fraction of ``1 + |h|`` from its predictor
+#: the Newton finish at ``eps = 0`` may move at most this fraction of ``1 + |h|`` from its predictor (the
+#: core's trust region near the predictor, :func:`symrmt.core.continuation.in_trust_region`)
 FINISH_MOVE = 1e-4
 #: a singular value of ``[J; gauge]`` at ``eps = 0`` below this fraction of the largest is a family of fixed points
 FAMILY_RANK = 1e-8
@@ -198,7 +199,7 @@ class HermitianSolver(TraceSolver):
                                        "of a non-normal matrix)") from None
         size = 1 + sqrt(sum(x * x for x in h))
         moved = sqrt(sum((float(a) - float(b)) ** 2 for a, b in zip(new, pred)))
-        if not moved <= FINISH_MOVE * size:
+        if not in_trust_region(moved, None, size, FINISH_MOVE):
             raise ConvergenceError(f"ended in a Newton finish at eps = 0 that left the path followed down to eps = {float(e):.3g}"
                                    " (the point may lie on the boundary of the spectrum)")
         return [type(h[0])(x) if isinstance(h[0], float) else x for x in new]

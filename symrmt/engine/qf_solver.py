@@ -25,6 +25,7 @@ from symrmt.engine.pencil_check import (
     check_gap, coefficient, coefficient_symbols, direct_value, draw_leaves, sample_values,
 )
 from symrmt.core.certify import Disagree, agree, certify
+from symrmt.core.linalg import singular_tolerance, solve_dense
 from symrmt.errors import BranchError, ConvergenceError
 from symrmt.models.attention.solver import mpf_of
 from symrmt.models.attention.theory import ESCALATIONS, GUARD
@@ -168,20 +169,12 @@ def _evaluate(plan, solvers, grams, dps):
             h = hs[f.trace_index] if f.trace_index is not None else []
             vals = fn(list(h) + [pv[p] for p in f.params] + gv)
             k = len(f.units)
-            S = mpmath.matrix(k, k)
-            for r in range(k):
-                for c in range(k):
-                    S[r, c] = vals[r * k + c]
+            S = [[vals[r * k + c] for c in range(k)] for r in range(k)]
             e = vals[k * k:k * k + k]
-            rhs = mpmath.matrix(vals[k * k + k:])
-            try:
-                x = mpmath.lu_solve(S, rhs)
-            except ZeroDivisionError:
-                raise ConvergenceError("the Woodbury system of a quadratic form is singular at these values "
-                                       "(a finite-rank part makes the matrix non-invertible in the limit)") from None
+            x = mpmath.matrix(_woodbury_solve(S, vals[k * k + k:]))
             qs.append(sum((e[i] * x[i] for i in range(k)), mpmath.mpf(0)))
             if f.index in wanted:
-                xe = mpmath.lu_solve(S.T, mpmath.matrix(e))
+                xe = _woodbury_solve([list(col) for col in zip(*S)], e)
                 for theta in wanted[f.index]:
                     dfn = _form_derivative_function(f, gsyms, theta)
                     dh = ds[f.trace_index][(theta,)] if f.trace_index is not None else []
@@ -219,6 +212,18 @@ def _evaluate(plan, solvers, grams, dps):
                 tau += mpf_of(sp.sympify(c).subs(subs)) * hs[t.index][t.system.unknowns.index((i, j))]
             taus.append(tau)
         return value, taus, qs, worst_step, worst_res
+
+
+def _woodbury_solve(S, rhs):
+    """``S^{-1} rhs`` for a Woodbury system (lists of mpf) by the core's dense solve
+    (:func:`symrmt.core.linalg.solve_dense`) at 10 more bits than the working precision; a pivot within
+    ``||S||_1 eps`` of 0 is a numerically singular system (:class:`ConvergenceError`)."""
+    with mpmath.workprec(mpmath.mp.prec + 10):
+        try:
+            return solve_dense([list(r) for r in S], list(rhs), mpmath.mpf(0), tol=singular_tolerance(S, mpmath.eps))
+        except ZeroDivisionError:
+            raise ConvergenceError("the Woodbury system of a quadratic form is singular at these values "
+                                   "(a finite-rank part makes the matrix non-invertible in the limit)") from None
 
 
 def compile_cached(plan):

@@ -16,9 +16,9 @@ import mpmath
 import numpy as np
 import sympy as sp
 
-from symrmt.core.certify import agree
-from symrmt.core.continuation import Linear, follow
-from symrmt.core.linalg import solve_dense, solve_numpy
+from symrmt.core.certify import Disagree, agree, certify
+from symrmt.core.continuation import Linear, follow, in_trust_region
+from symrmt.core.linalg import inverse_numpy, solve_dense, solve_numpy
 from symrmt.core.newton import newton, refine
 from symrmt.core.numbers import COMPLEX128, MPCOMPLEX
 from symrmt.engine.edge_system import DensityError
@@ -26,17 +26,22 @@ from symrmt.errors import BranchError, ConvergenceError, PrecisionError
 from symrmt.models.attention.solver import mpf_of
 
 __all__ = ["ResolventSolver", "DensitySolve", "DensityError", "START_HEIGHT", "ETA_FLOOR", "MOVE", "CORRECT",
-           "FINISH", "MAX_STEPS", "HORIZONTAL_STEPS", "ATOM_TAIL", "cstr"]
+           "FINISH", "MAX_STEPS", "CERTIFY_GUARD", "CERTIFY_TRIES", "HORIZONTAL_STEPS", "ATOM_TAIL", "cstr"]
 
 #: the start height ``Y`` of the descent, in units of ``1 + max(|LO|, |HI|)``
 START_HEIGHT = 1
 #: the descent in ``log Im z`` stops at this fraction of ``Y`` before the Newton finish at ``Im z = 0``
 ETA_FLOOR = 1e-7
-#: trust region of a step (fraction of ``1 + |h|``) and of the finish
+#: trust region of a step (fraction of ``1 + |h|``) and of the finish (near its predictor only; all through
+#: :func:`symrmt.core.continuation.in_trust_region`)
 MOVE = 0.1
 CORRECT = 0.01
 FINISH = 1e-3
 MAX_STEPS = 2000
+#: the certification of a point: Newton at ``digits + CERTIFY_GUARD`` and 10 more digits, on a disagreement
+#: once more (``CERTIFY_TRIES``) with the guard doubled
+CERTIFY_GUARD = 10
+CERTIFY_TRIES = 2
 #: a horizontal move near the axis that needs more steps than this falls back to the descent
 HORIZONTAL_STEPS = 60
 #: a mass below ``10^-digits`` is not an atom
@@ -233,7 +238,7 @@ class ResolventSolver:
         pred = [a - 1j * eta * b for a, b in zip(h, dh)]
         new = self._newton(pred, complex(x, 0.0), 1.0, steps=30)
         size = 1 + float(np.linalg.norm(h))
-        if not float(np.linalg.norm(np.subtract(new, pred))) <= FINISH * size:
+        if not in_trust_region(float(np.linalg.norm(np.subtract(new, pred))), None, size, FINISH):
             raise DensityError(f"the Newton finish at z = {x:.6g} left the path")
         t = self.tau(new)
         if self.branch_sign is not None and self.branch_sign * t.imag < -1e-12 * (1 + abs(t)):
@@ -248,11 +253,10 @@ class ResolventSolver:
         m = self.m
         try:
             _, J, _ = self._eval([complex(x) for x in h], zf)
-            A = np.array(J, dtype=complex)
-            if not np.all(np.isfinite(A)) or np.linalg.cond(A) > 1e8:
-                return None
-            inv = np.linalg.inv(A)
-        except (ZeroDivisionError, OverflowError, ValueError, np.linalg.LinAlgError):
+            inv = inverse_numpy(J, complex, max_cond=1e8)  # the core's LAPACK inverse; ill-conditioned: None
+        except (ZeroDivisionError, OverflowError, ValueError):
+            return None
+        if inv is None:
             return None
 
         def solve(r):
@@ -351,22 +355,34 @@ class DensitySolve:
             return "edge", None, h
 
     def certified(self, x, h, digits):
-        """``(rho, tau)`` at ``x`` (exact: a Fraction or an mpf) certified to ``digits`` (two precisions),
-        the branch checked."""
-        if not isinstance(x, mpmath.mpf):
-            with mpmath.workdps(digits + 30):
-                x = mpmath.mpf(x.numerator) / x.denominator
-        lo_h, lo = self.s.polish(h, x, digits + 10)
-        hi_h, hi = self.s.polish(lo_h, x, digits + 20)
-        with mpmath.workdps(digits + 20):
-            tol = mpmath.mpf(10) ** (-digits)
-            if not agree(lo, hi, digits):  # the core's two-precision agreement
-                raise PrecisionError(f"the density at x = {x}: solves at {digits + 10} and {digits + 20} digits "
-                                     f"disagree beyond digit {digits}")
-            im = hi.imag
-            if im < -abs(hi) * tol:
-                raise BranchError(f"Im tau(x + i0) = {mpmath.nstr(im, 5)} < 0 at x = {x}: the continuation left the "
-                                  "Stieltjes branch (Im tau > 0 for Im z > 0); no value is returned")
-            rho = max(im, mpmath.mpf(0)) / mpmath.pi if im > abs(hi) * tol else mpmath.mpf(0)
-            return +rho, +hi
+        """``(rho, tau)`` at ``x`` (exact: a Fraction or an mpf) certified to ``digits``, the branch checked: the
+        core's two-precision certification with escalation (:func:`symrmt.core.certify.certify`), Newton at
+        ``dps`` and ``dps + 10`` working digits from ``dps = digits + 10``.  A disagreement (at an edge on the grid
+        the polish may stop short of quadratic convergence) escalates once, to ``dps = digits + 20``; each try
+        certifies its working digits less :data:`CERTIFY_GUARD` (``digits``, then ``digits + 10``: the retry
+        is the whole certification at 10 more digits, its agreement and its branch tolerance included).
+        A second disagreement raises the last one's :class:`PrecisionError`; a :class:`DensityError` of the
+        polish (no quadratic convergence: a point on an edge) is not escalated."""
 
+        def attempt(dps):
+            d = dps - CERTIFY_GUARD
+            xm = x
+            if not isinstance(xm, mpmath.mpf):
+                with mpmath.workdps(d + 30):
+                    xm = mpmath.mpf(x.numerator) / x.denominator
+            lo_h, lo = self.s.polish(h, xm, dps)
+            hi_h, hi = self.s.polish(lo_h, xm, dps + 10)
+            with mpmath.workdps(dps + 10):
+                tol = mpmath.mpf(10) ** (-d)
+                if not agree(lo, hi, d):  # the core's two-precision agreement
+                    raise Disagree(f"the density at x = {xm}: solves at {dps} and {dps + 10} digits "
+                                   f"disagree beyond digit {d}")
+                im = hi.imag
+                if im < -abs(hi) * tol:
+                    raise BranchError(f"Im tau(x + i0) = {mpmath.nstr(im, 5)} < 0 at x = {xm}: the continuation left "
+                                      "the Stieltjes branch (Im tau > 0 for Im z > 0); no value is returned")
+                rho = max(im, mpmath.mpf(0)) / mpmath.pi if im > abs(hi) * tol else mpmath.mpf(0)
+                return (+rho, +hi), None
+
+        return certify(attempt, digits, CERTIFY_GUARD, CERTIFY_TRIES, catch=(),
+                       fail=lambda failures, dps: PrecisionError(failures[-1])).value

@@ -36,7 +36,7 @@ from symrmt.engine import blockfp, linearize
 from symrmt.engine.blockfp import S_STRENGTH
 from symrmt.engine.linearize import EPS_SHIFT
 from symrmt.core import continuation as _cc
-from symrmt.core.continuation import Linear, check_polish, follow, two_pass
+from symrmt.core.continuation import Linear, check_polish, follow, in_trust_region, two_pass
 from symrmt.core.linalg import lu_factor, lu_solve, qr_solve
 from symrmt.core.newton import newton, refine
 from symrmt.core.numbers import FLOAT64, MPMATH
@@ -49,6 +49,9 @@ FLOAT_TOL = 1e-12
 MAX_STEPS = 600
 #: the shift is removed down to ``eps = e0 * 8**-UNSHIFT_DECADES8`` before the path gives up
 UNSHIFT_STEPS = 48
+#: the finish at ``eps = 0`` from the predictor of the shifted path may move at most this fraction of
+#: ``1 + |h|`` from it (the core's trust region near the predictor)
+UNSHIFT_FINISH = 0.1
 NEWTON_SLACK = 5
 #: trust region of a continuation step: the corrected point may move at most this fraction of ``1 + |h|``
 #: from the previous point, and the Newton correction at most ``CORRECTION_FRACTION`` from the predictor
@@ -337,7 +340,8 @@ class TraceSolver:
             try:
                 new, _, _ = _newton(Fe, pred, pv_at(zero), m, tol, 12, sqrt, eps)
                 size = 1 + sqrt(sum(x * x for x in h))
-                if sqrt(sum((a - b) ** 2 for a, b in zip(new, pred))) <= size / 10 and all(x == x for x in new):
+                jump = sqrt(sum((a - b) ** 2 for a, b in zip(new, pred)))
+                if in_trust_region(jump, None, size, UNSHIFT_FINISH) and all(x == x for x in new):
                     return new
             except (ConvergenceError, ArithmeticError, ValueError, OverflowError):
                 pass

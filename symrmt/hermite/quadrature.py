@@ -22,6 +22,7 @@ import sympy as sp
 
 from symrmt.errors import ParameterError
 from symrmt.cache import cached
+from symrmt.core.certify import agree
 from symrmt.errors import SymrmtError
 from symrmt.hermite.variable import T, hermite_poly
 
@@ -185,8 +186,7 @@ def _quad_pieces(pieces, weight_power, dps, factor=None):
             with mpmath.workdps(work):
                 first = _quad_once(fn, pts, work, g, lo, hi)
             second = _quad_once(fn, _refined(pts), work + CERTIFY_EXTRA_DPS, g, lo, hi)
-            scale = max(abs(first), abs(second), 1)
-            if abs(first - second) > mpmath.mpf(10) ** -(dps + 2) * scale:
+            if not agree(first, second, dps + 1, floor=1):  # the core's test: within 10^-(dps+2) max(|.|, 1)
                 raise QuadratureError(
                     f"quadrature of E[({g}) * ...] over ({lo}, {hi}) is not certified: two rules disagree "
                     f"({mpmath.nstr(first, 12)} vs {mpmath.nstr(second, 12)}); the integrand is too steep for "

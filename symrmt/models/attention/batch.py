@@ -4,9 +4,10 @@ Every formula evaluated here is a SymPy expression of :mod:`symrmt.models.attent
 printed for NumPy by the one compile step (:func:`symrmt.codegen.compile.compile_recipe`
 with ``target="numpy"``, through the same code cache as the mpmath code).  This
 module only drives those functions on stacked arrays: Newton's method with a
-batched least-squares solve (QR, then ``numpy.linalg.solve`` on the stacked
-triangular factors), continuation in ``gamma`` from the large-``gamma`` start for
-all points at once, and the batched Woodbury solve of the low-rank part.
+batched least-squares solve (QR, then the core's stacked ``numpy.linalg.solve``,
+:func:`symrmt.core.batch.solve`, on the triangular factors), continuation in
+``gamma`` from the large-``gamma`` start for all points at once, and the batched
+Woodbury solve of the low-rank part.
 
 Error estimate.  The generated code is plain arithmetic, so it runs unchanged on
 ``numpy.longdouble`` arrays (the x87 80-bit format on x86-64 Linux: 64-bit
@@ -79,7 +80,7 @@ def lstsq(J, rhs):
     ok = cond < MAX_COND
     x = np.full(qtb.shape, np.nan)
     if ok.any():
-        x[ok] = np.linalg.solve(R[ok], qtb[ok])
+        x[ok] = core_batch.solve(R[ok], qtb[ok])  # the core's stacked solve (a bad row: nan in that row only)
     return x / scale[:, :, None], cond
 
 

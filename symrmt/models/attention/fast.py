@@ -13,12 +13,12 @@ How a grid is solved
 1. The noise-only fixed point depends only on ``(gamma, c)`` (and ``f``): it is
    solved once per distinct pair, all pairs at once, by continuation in
    ``gamma`` from the large-``gamma`` start (batched Newton: QR of the stacked
-   ``9 x 6`` Jacobians and ``numpy.linalg.solve`` on the stacked triangular
-   factors).
+   ``9 x 6`` Jacobians and the core's stacked ``numpy.linalg.solve`` on the
+   triangular factors).
 2. ``varphi`` and ``E_A = -gamma^2 dvarphi/dgamma`` by the route the mpmath
    solver would take at that point: noise-only (``snr = 0``), ``a_1 = 0``,
    aligned (Gram of rank one, within ``1e-13`` relative) or the general
-   rank-``r`` Woodbury update (stacked ``numpy.linalg.solve``).  Either diagonal.
+   rank-``r`` Woodbury update (the core's stacked ``numpy.linalg.solve``).  Either diagonal.
 3. Every point is checked: Newton converged; the correction of the fixed point
    by a long-double residual is below ``1e-12`` (the residual check); the
    branch (``det N != 0``, ``0 < tau <= 1/gamma``, noise-only error in ``[0, 1]``,
