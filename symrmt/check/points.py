@@ -10,7 +10,7 @@ import mpmath
 import sympy as sp
 
 from symrmt.codegen.compile import compile_expr
-from symrmt.models.attention.solver import mpf_of
+from symrmt.core.numbers import mpf_of
 from symrmt.models.attention.geometry import Geometry
 from symrmt.errors import ParameterError
 from symrmt.check.vocabulary import DOMAIN, GEOMETRY_NAMES, QUANTITIES, VOCABULARY, PARAM_SYMBOLS, QUANTITY_SYMBOLS

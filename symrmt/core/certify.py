@@ -20,7 +20,12 @@ from symrmt.errors import SymrmtError
 
 from symrmt.errors import ConvergenceError, PrecisionError
 
-__all__ = ["Certified", "Disagree", "agree", "certify"]
+__all__ = ["GUARD", "ESCALATIONS", "Certified", "Disagree", "agree", "certify"]
+
+#: guard digits a certified solve works with above the digits asked for, and how many times it
+#: escalates the precision before it gives up (the attention solver and the trace engine share them)
+GUARD = 10
+ESCALATIONS = 3
 
 
 @dataclass(frozen=True)

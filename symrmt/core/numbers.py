@@ -10,17 +10,32 @@ with ``mpmath.workdps``.
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 from dataclasses import dataclass
 from typing import Any, Callable
 
 import mpmath
 import numpy as np
 
-__all__ = ["NumberContext", "FLOAT64", "LONGDOUBLE", "MPMATH", "COMPLEX128", "MPCOMPLEX", "FLOAT_EPS", "norm",
+__all__ = ["mpf_of", "NumberContext", "FLOAT64", "LONGDOUBLE", "MPMATH", "COMPLEX128", "MPCOMPLEX", "FLOAT_EPS", "norm",
            "context_of"]
 
 #: unit roundoff of float64 (2^-52, the spacing of floats at 1)
 FLOAT_EPS = 2.0**-52
+
+
+def mpf_of(value):
+    """An exact input (Fraction, int, str, SymPy number) as an mpf at the current precision."""
+    if isinstance(value, mpmath.mpf):
+        return +value
+    if isinstance(value, Fraction):
+        return mpmath.mpf(value.numerator) / value.denominator
+    if not isinstance(value, (int, float, str)):
+        import sympy as sp
+
+        if isinstance(value, sp.Basic):
+            return mpmath.mpf(sp.N(value, mpmath.mp.dps + 5))
+    return mpmath.mpf(value)
 
 
 @dataclass(frozen=True)

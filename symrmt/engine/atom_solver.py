@@ -25,7 +25,7 @@ from symrmt.engine.blockfp import S_STRENGTH
 from symrmt.engine.linearize import EPS_SHIFT
 from symrmt.core.linalg import inverse
 from symrmt.codegen.compile import compile_recipe
-from symrmt.models.attention.solver import mpf_of
+from symrmt.core.numbers import mpf_of
 from symrmt.engine.solver import aux_split, source_digest
 
 

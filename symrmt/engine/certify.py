@@ -26,9 +26,9 @@ from symrmt.cache import cache_dict, cached
 from symrmt.engine.pencil_check import checked
 from symrmt.errors import BranchError, ConvergenceError
 from symrmt.codegen.compile import compile_expr
-from symrmt.models.attention.solver import mpf_of
+from symrmt.core.numbers import mpf_of
 from symrmt.core.certify import Disagree, agree, certify
-from symrmt.models.attention.theory import ESCALATIONS, GUARD
+from symrmt.core.certify import ESCALATIONS, GUARD
 from symrmt.engine.continuation import ContinuedSolver
 from symrmt.engine.solver import CompiledSystem
 

@@ -37,7 +37,7 @@ import mpmath
 from symrmt.core.continuation import paths_gap
 from symrmt.core.linalg import lu_factor, lu_solve, qr_solve
 from symrmt.errors import BranchError, ConvergenceError
-from symrmt.models.attention.solver import mpf_of
+from symrmt.core.numbers import mpf_of
 from symrmt.engine.edge_system import DensityError, EdgeSystem
 from symrmt.engine.solver import FLOAT_EPS, FLOAT_TOL, PATHS_AGREE, TraceSolver
 

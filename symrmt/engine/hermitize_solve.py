@@ -38,7 +38,7 @@ from symrmt.core.linalg import qr_solve
 from symrmt.core.newton import NewtonError, newton
 from symrmt.core.numbers import MPMATH
 from symrmt.errors import BranchError, ConvergenceError
-from symrmt.models.attention.solver import mpf_of
+from symrmt.core.numbers import mpf_of
 from symrmt.engine.solver import TraceSolver
 
 #: the Hermitization's regularization is followed from 1 down to this before the Newton finish at 0

@@ -27,8 +27,8 @@ from symrmt.engine.pencil_check import (
 from symrmt.core.certify import Disagree, agree, certify
 from symrmt.core.linalg import singular_tolerance, solve_dense
 from symrmt.errors import BranchError, ConvergenceError
-from symrmt.models.attention.solver import mpf_of
-from symrmt.models.attention.theory import ESCALATIONS, GUARD
+from symrmt.core.numbers import mpf_of
+from symrmt.core.certify import ESCALATIONS, GUARD
 from symrmt.engine.certify import TraceLimit, branch_acceptor, check_bounds, check_real, compiled_system
 from symrmt.engine.solver import TraceSolver
 

@@ -23,7 +23,7 @@ from symrmt.core.newton import newton, refine
 from symrmt.core.numbers import COMPLEX128, MPCOMPLEX
 from symrmt.engine.edge_system import DensityError
 from symrmt.errors import BranchError, ConvergenceError, PrecisionError
-from symrmt.models.attention.solver import mpf_of
+from symrmt.core.numbers import mpf_of
 
 __all__ = ["ResolventSolver", "DensitySolve", "DensityError", "START_HEIGHT", "ETA_FLOOR", "MOVE", "CORRECT",
            "FINISH", "MAX_STEPS", "CERTIFY_GUARD", "CERTIFY_TRIES", "HORIZONTAL_STEPS", "ATOM_TAIL", "cstr"]

@@ -40,7 +40,7 @@ from symrmt.core.continuation import Linear, check_polish, follow, in_trust_regi
 from symrmt.core.linalg import lu_factor, lu_solve, qr_solve
 from symrmt.core.newton import newton, refine
 from symrmt.core.numbers import FLOAT64, MPMATH
-from symrmt.models.attention.solver import FLOAT_EPS, mpf_of
+from symrmt.core.numbers import FLOAT_EPS, mpf_of
 from symrmt.errors import BranchError, ConvergenceError
 from symrmt.codegen.compile import compile_recipe
 

@@ -115,7 +115,8 @@ def attention_over_geometries(f, c, gamma, geometries, digits: int = DIGITS):
     import mpmath
 
     from symrmt.errors import BranchError
-    from symrmt.models.attention.solver import lowrank_D, mpf_of, woodbury_value
+    from symrmt.core.numbers import mpf_of
+    from symrmt.models.attention.solver import lowrank_D, woodbury_value
     from symrmt.models.attention.geometry import Geometry
     from symrmt.models.attention.params import check_c, check_gammas
     from symrmt.models.attention.theory import attention_limit, hermite_inputs

@@ -296,7 +296,7 @@ def _refine(diff: _Difference, a: Fraction, b: Fraction, sign_a: int, digits: in
     import mpmath
 
     from symrmt.errors import PrecisionError
-    from symrmt.models.attention.solver import mpf_of
+    from symrmt.core.numbers import mpf_of
 
     work = digits + 10
     with mpmath.workdps(work + 10):

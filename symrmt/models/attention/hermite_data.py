@@ -16,7 +16,7 @@ import mpmath
 from symrmt.cache import cache_dict
 from symrmt.errors import ParameterError
 from symrmt.models.attention.params import check_diagonal, to_fraction
-from symrmt.models.attention.solver import mpf_of
+from symrmt.core.numbers import mpf_of
 
 __all__ = ["hermite_inputs", "hermite_at_least", "scaled_nonlinearity"]
 

@@ -24,7 +24,7 @@ from symrmt.models.attention.geometry import as_low_rank, ldl_pivoted
 from symrmt.core.continuation import CHECK_TIGHTEN, PATHS_AGREE, POLISH_MOVE, Geometric, check_polish, follow, two_pass
 from symrmt.core.linalg import inverse, qr_solve, singular_tolerance, solve_dense
 from symrmt.core.newton import newton
-from symrmt.core.numbers import FLOAT64, MPMATH, context_of
+from symrmt.core.numbers import FLOAT64, FLOAT_EPS, MPMATH, context_of, mpf_of
 
 
 # the compile step and its recipes live in symrmt.codegen.compile; they are re-exported here
@@ -43,17 +43,6 @@ from symrmt.codegen.compile import (  # noqa: E402,F401
 
 
 # ---------------------------------------------------------------- helpers
-
-def mpf_of(value):
-    """An exact input (Fraction, int, str, SymPy number) as an mpf at the current precision."""
-    if isinstance(value, mpmath.mpf):
-        return +value
-    if isinstance(value, Fraction):
-        return mpmath.mpf(value.numerator) / value.denominator
-    if isinstance(value, sp.Basic):
-        return mpmath.mpf(sp.N(value, mpmath.mp.dps + 5))
-    return mpmath.mpf(value)
-
 
 def gram_factor(gram, dps: int):
     """Rows of a square factor ``B`` with ``B B^T = gram`` (the vectors in an orthonormal basis).
@@ -77,8 +66,6 @@ def gram_factor(gram, dps: int):
 def _norm(v):
     return mpmath.sqrt(sum(x * x for x in v))
 
-
-FLOAT_EPS = 2.0**-52
 
 
 def _qr_solve(rows, rhss, sqrt, eps):

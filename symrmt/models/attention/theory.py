@@ -53,9 +53,10 @@ from dataclasses import dataclass
 import mpmath
 
 from symrmt.cache import cache_dict
-from symrmt.core.certify import Disagree, agree, certify
+from symrmt.core.certify import ESCALATIONS, GUARD, Disagree, agree, certify
+from symrmt.core.numbers import mpf_of
 from symrmt.errors import BranchError, ConvergenceError, PrecisionError, SolverError
-from symrmt.models.attention.solver import FixedPoint, lowrank_D, mpf_of, woodbury_value
+from symrmt.models.attention.solver import FixedPoint, lowrank_D, woodbury_value
 from symrmt.codegen.compile import ridge_function, closed_form_phi
 from symrmt.parsing import check_digits
 from symrmt.models.attention.geometry import Geometry, LowRankGeometry, as_low_rank
@@ -81,8 +82,6 @@ __all__ = [
     "scaled_nonlinearity",
 ]
 
-GUARD = 10
-ESCALATIONS = 3
 #: gamma values at which attention_limit solves (a PrecisionError naming gamma outside): below
 #: 1e-12 the continuation and guard digits cost minutes, above 1e20 the Woodbury system is
 #: numerically singular at any affordable precision
@@ -246,7 +245,7 @@ def route_for(a1, geometry) -> str:
 def _attention_at(fp: FixedPoint, phi_at, g, dps: int, start=None):
     try:
         gv, dgv, step = fp.solve(g, dps, start=start)
-    except ZeroDivisionError as exc:  # a singular Jacobian on the way from large gamma (mpmath.inverse)
+    except ZeroDivisionError as exc:  # a singular Jacobian on the way from large gamma (core.linalg.inverse)
         raise ConvergenceError(f"the fixed point's matrix is numerically singular on the way to gamma={_gstr(g)}") \
             from exc
     with mpmath.workdps(dps):

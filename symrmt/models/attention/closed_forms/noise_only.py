@@ -348,8 +348,8 @@ def _compiled_general(cv, a1v, nuv, dv):
 
 
 def _mpf(x):
-    """An exact input as an mpf through the package's one converter (:func:`symrmt.models.attention.solver.mpf_of`)."""
-    from symrmt.models.attention.solver import mpf_of
+    """An exact input as an mpf through the package's one converter (:func:`symrmt.core.numbers.mpf_of`)."""
+    from symrmt.core.numbers import mpf_of
 
     if isinstance(x, str):
         x = Fraction(x)
