@@ -12,10 +12,8 @@ the global ``mpmath.mp.dps`` is never changed.
 from __future__ import annotations
 
 import math
-from fractions import Fraction
 
 import mpmath
-import sympy as sp
 
 from symrmt.errors import BranchError, ConvergenceError, PrecisionError, SolverError  # noqa: F401 (re-exported)
 from symrmt.models.attention import equations as S
