@@ -187,9 +187,10 @@ def _engine_density(ck):
     """The densities the derivation asserts at interior points, as ``Im tau((W - z I)^{-1})/pi`` with the complex
     fixed point proved on ``acb`` balls at ``z = x + 1e-40 i`` (the trace is analytic in ``z`` off the spectrum's
     edges: it moves by ``O(1e-40)`` between ``eta = 1e-40`` and ``eta -> 0+``), within ``1e-28`` of the
-    derivation's references (the closed form, the independent subordination solve).  Not on balls: the edges,
-    the atom (a search over ``x``), the histograms (simulations) and the Ginibre resolvent (Hermitized:
-    ``--prove`` refuses it)."""
+    derivation's references (the closed form, the independent subordination solve); the Ginibre resolvent
+    (Hermitized inside the disk: the pinned fixed point at ``eps = 0``, :mod:`symrmt.engine.prove_hermitized`)
+    against ``gamma`` inside and ``1/gamma`` outside.  Not on balls: the edges, the atom (a search over ``x``)
+    and the histograms (simulations)."""
     import flint
 
     from symrmt.arb import working_bits
@@ -216,6 +217,21 @@ def _engine_density(ck):
             ref = E.subordination_density(mpmath.mpf(1) / 2, mpmath.mpf(x), 60)
         record(ck, f"semicircle + MP density x={x}: Im tau/pi (acb ball) within 1e-28 of the subordination solve "
                 f"({r.branch})", dens, within(dens, ref, Fraction(1, 10 ** 28)), gap(dens, ref))
+
+
+    from symrmt.derivations.proved_common import contains
+    from symrmt.engine import Model
+
+    gm = Model()
+    gm.gaussian("Z", "n", "n")
+    for gam in ("1/2", "-3/4", "2"):
+        r = gm.limit("trace(inv(Z/sqrt(n) + gamma*I(n)))", at={"gamma": gam}, digits=DIGITS, prove=True)
+        q = Fraction(gam)
+        ref = q if abs(q) <= 1 else 1 / q
+        with mpmath.workdps(60):
+            refm = mpmath.mpf(ref.numerator) / ref.denominator
+        record(ck, f"Ginibre tau((gamma + Z)^-1), gamma={gam}: {'gamma' if abs(q) <= 1 else '1/gamma'} in the ball "
+               f"({r.branch}{', Hermitized' if r.hermitized else ''})", r.ball, contains(r.ball, refm))
 
 
 #: derivation name -> the function adding its proved checks to a CheckList
