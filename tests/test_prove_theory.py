@@ -55,3 +55,19 @@ def test_ridgeless_cubic_and_limits():
     ck = proved_checks("ridgeless")
     assert ck.checks and ck.passed, ck.table()
     assert any("exactly one real root" in c.name for c in ck.checks)
+
+
+def test_verify_prove_prints_why_not(monkeypatch, capsys):
+    """A derivation without proved checks is listed with its reason (JSON ``not_proved_why``, stderr)."""
+    import json
+
+    from symrmt.cli.app import main
+    from symrmt.derivations import proved
+
+    monkeypatch.delitem(proved.PROVED, "ridge")
+    monkeypatch.setitem(proved.NOT_PROVED, "ridge", "a reason for the test")
+    assert main(["verify", "--only", "ridge", "--prove", "--json"]) == 0
+    cap = capsys.readouterr()
+    data = json.loads(cap.out)
+    assert data["not_proved"] == ["ridge"] and data["not_proved_why"] == {"ridge": "a reason for the test"}
+    assert "ridge: not re-run with --prove: a reason for the test" in cap.err
