@@ -28,6 +28,7 @@ import mpmath
 import sympy as sp
 
 from symrmt.arb import ProofError, arb_checked, arb_function, krawczyk, require_flint, to_arb
+from symrmt.cache import cache_dict
 
 #: the largest Hermitized system whose syzygy is searched (the ansatz grows as m * C(m + 2, 2))
 MAX_UNKNOWNS = 8
@@ -35,6 +36,10 @@ MAX_UNKNOWNS = 8
 INSTEAD = "; without --prove the value is certified at two precisions"
 #: relative size below which a singular value of ``[J; g]`` at the root counts as zero (a further family)
 FAMILY_RANK = 1e-10
+
+
+#: (residual, unknowns) at exact values -> the syzygy (the SymPy linear algebra is the proof's main cost)
+_SYZYGIES = cache_dict("symrmt.engine.prove_hermitized._SYZYGIES", 64)
 
 
 def _exact(values, params):
@@ -112,7 +117,10 @@ def prove_hermitized_fixed_point(t, plan, sol, values: dict, digits: int):
         raise ProofError(f"{what}: at eps = 0 the fixed point lies on more than the one family that the gauge cuts "
                          "([J; gauge] is rank deficient at the root: the solver pins the others numerically), so "
                          "no square system is proved" + INSTEAD)
-    ell = syzygy(R, hs, h0f)
+    key = (tuple(map(str, R)), tuple(map(str, hs)))
+    if key not in _SYZYGIES:
+        _SYZYGIES[key] = syzygy(R, hs, h0f)
+    ell = _SYZYGIES[key]
     if ell is None:
         raise ProofError(f"{what}: no identity l(H)^T R(H) = 0 of degree <= 2 that is non-zero at the root, so the "
                          "residual with its gauge row cannot be made square" + INSTEAD)
