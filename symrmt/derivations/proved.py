@@ -319,8 +319,6 @@ PROVED = {
 
 #: derivation name -> why it has no proved counterpart (printed by ``symrmt verify --prove``)
 NOT_PROVED = {
-    "softmax": "its linearization constants (the softmax's Hermite-type data) are mpmath quadratures that are "
-               "not proved, and the softmax path of --prove is not built; the simulations are not provable",
     "pretrained": "its theory points are low-rank geometries of float vectors fitted to the downloaded MiniLM "
                   "weights (an optional extra), and the rest are simulations, which are not provable",
 }
