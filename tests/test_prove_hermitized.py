@@ -55,3 +55,17 @@ def testsyzygy_is_an_identity():
     ell = syzygy(R, [a, b, c, d], [s3, -0.5, -0.5, -s3])
     assert ell is not None and sp.expand(sum(x * y for x, y in zip(ell, R))) == 0
     assert max(abs(float(x.subs({a: s3, b: -0.5, c: -0.5, d: -s3}))) for x in ell) > 1e-3
+
+
+@pytest.mark.parametrize("expr, scale2", [("trace(inv(2*Z/sqrt(n) + gamma*I(n)))", 4),
+                                          ("trace(inv(Z/sqrt(n) + Y/sqrt(n) + gamma*I(n)))", 2)])
+def test_scaled_ginibre_proved(expr, scale2):
+    """A Ginibre of variance sigma^2 (2 Z, or the sum of two): tau = gamma/sigma^2 inside |gamma| <= sigma."""
+    from symrmt.arb import working_bits
+
+    g = _ginibre()
+    g.gaussian("Y", "n", "n")
+    r = g.limit(expr, at={"gamma": "1/2"}, digits=30, prove=True)
+    with working_bits(256):
+        exact = flint.arb(flint.fmpq(1, 2 * scale2))
+        assert r.hermitized and r.ball.contains(exact) and not r.ball.overlaps(exact * (1 + flint.arb(10) ** -28))
