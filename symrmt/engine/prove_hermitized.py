@@ -30,8 +30,9 @@ import sympy as sp
 from symrmt.arb import ProofError, arb_checked, arb_function, krawczyk, require_flint, to_arb
 from symrmt.cache import cache_dict
 
-#: the largest Hermitized system whose syzygy is searched (the ansatz grows as m * C(m + 2, 2))
-MAX_UNKNOWNS = 8
+#: the largest Hermitized system whose syzygy is searched (the ansatz has m * C(m + 2, 2) coefficients; SymPy's
+#: null space takes ~1 s at 4 unknowns, ~25 s at 6 and ~3 min at 8 on a shared machine)
+MAX_UNKNOWNS = 6
 #: what the refusals offer instead
 INSTEAD = "; without --prove the value is certified at two precisions"
 #: relative size below which a singular value of ``[J; g]`` at the root counts as zero (a further family)
