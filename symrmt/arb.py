@@ -16,13 +16,15 @@ import mpmath
 import sympy as sp
 
 from symrmt.cache import cache_dict
+from symrmt.core.newton import NewtonError, newton
+from symrmt.core.numbers import NumberContext
 from symrmt.errors import SolverError
 from symrmt.errors import ParameterError
 
 
 __all__ = ["INSTALL", "GUARD_BITS", "ESCALATIONS", "ProofError", "ProveUnavailable", "require_flint", "working_bits",
            "bits_for", "to_arb", "sympy_ball", "arb_function", "ball_parts", "ball_json", "ball_text", "check_radius",
-           "relative_ok", "ball_matrix", "krawczyk", "mat_solve", "arb_checked", "isolate_real_roots", "complex_ok",
+           "relative_ok", "ball_matrix", "newton_last", "mid_newton", "krawczyk", "mat_solve", "arb_checked", "isolate_real_roots", "complex_ok",
            "complex_ball_json", "complex_ball_text"]
 
 #: how to get the optional dependency (the message of :class:`ProveUnavailable`)
@@ -290,6 +292,59 @@ def ball_matrix(rows):
     return flint.arb_mat(len(rows), len(rows[0]), [v for r in rows for v in r])
 
 
+def newton_last(linear, x, ctx, tol, maxsteps: int, **kw):
+    """:func:`symrmt.core.newton.newton` that also hands back its last iterate when it runs out of steps:
+    ``(x, converged, step)``.  The provers' approximate points need it (a fixed number of polishing steps, a
+    refinement that may stop short): only the boxes built around them are proved."""
+    last = {}
+
+    def tracked(xs):
+        dx, extra = linear(xs)
+        last["x"] = [a + b for a, b in zip(xs, dx)]
+        return dx, extra
+
+    try:
+        x, _, step = newton(tracked, x, ctx, tol, maxsteps, **kw)
+        return x, True, step
+    except NewtonError as exc:
+        return last.get("x", x), False, exc.step
+
+
+def _mid_context():
+    """The number context of exact Arb midpoints at the current precision: a sum of two midpoints (the
+    Newton update) is a ball whose radius is its rounding, and each step takes the midpoints again."""
+    flint = require_flint()
+    return NumberContext("arb-midpoint", lambda v: flint.arb(v).sqrt().mid(), flint.arb(2) ** (-flint.ctx.prec), flint.arb,
+                         norm_fn=lambda v: sum((a.mid() * a.mid() for a in v), flint.arb(0)).sqrt().mid())
+
+
+def mid_newton(F, J, x, tol, maxsteps: int, precond=None, stagnation: bool = False):
+    """Newton on Arb midpoints (an approximation only, not a proof) through the package's one driver
+    (:func:`symrmt.core.newton.newton`) with the midpoint context: ``x <- mid(x - Y F(x))``,
+    ``Y = precond(mid J(x))`` (default: Arb's inverse of the midpoint matrix).  Returns
+    ``(x, converged)``, ``x`` exact midpoints; raises ``ZeroDivisionError`` on a singular Jacobian or a
+    step that is not finite.  (The iteration is the one of :mod:`symrmt.core`: only the linear solve is
+    Arb's, because ``F`` and ``J`` are the compiled residual run on balls.)"""
+    flint = require_flint()
+    m = len(x)
+
+    def linear(xs):
+        xs = [v.mid() for v in xs]
+        Jm = ball_matrix(J(xs)).mid()
+        Y = Jm.inv().mid() if precond is None else precond(Jm)
+        if Y is None:
+            raise ZeroDivisionError("singular Jacobian")
+        step = Y * flint.arb_mat([[v] for v in F(xs)]).mid()
+        dx = [(-step[i, 0]).mid() for i in range(m)]
+        if not all(v.is_finite() for v in dx):
+            raise ZeroDivisionError("a step that is not finite")
+        return dx, None
+
+    x, ok, _ = newton_last(linear, [to_arb(v).mid() for v in x], _mid_context(), tol, maxsteps,
+                           stagnation=stagnation)
+    return [v.mid() for v in x], ok
+
+
 def krawczyk(F, J, x0, what: str = "fixed point", inflations: int = 12, refine: int = 8):
     """Prove that ``F(x) = 0`` has exactly one root in a box around the approximate root ``x0``.
 
@@ -302,24 +357,13 @@ def krawczyk(F, J, x0, what: str = "fixed point", inflations: int = 12, refine: 
     flint = require_flint()
     arb = flint.arb
     m = len(x0)
-    x = [to_arb(v).mid() for v in x0]
     eye = flint.arb_mat(m, m, [1 if i == j else 0 for i in range(m) for j in range(m)])
-    # Newton on midpoints (quadratic: a handful of steps from ~digits/2 correct digits)
-    Y = None
-    for _ in range(refine):
-        Jm = ball_matrix(J(x)).mid()
-        try:
-            Y = Jm.inv().mid()
-        except ZeroDivisionError:
-            raise ProofError(f"{what}: the Jacobian is singular at the approximate root") from None
-        fx = flint.arb_mat([[v] for v in F(x)])
-        step = Y * fx
-        new = [(x[i] - step[i, 0]).mid() for i in range(m)]
-        size = max(abs(v.mid()) for v in x) + 1
-        delta = max(abs((a - b).mid()) for a, b in zip(new, x))
-        x = new
-        if delta <= size * arb(2) ** (-flint.ctx.prec + 8):
-            break
+    # Newton on midpoints (quadratic: a handful of steps from ~digits/2 correct digits); a refinement that
+    # stops short is kept: only the box built around it below is proved
+    try:
+        x, _ = mid_newton(F, J, x0, arb(2) ** (-flint.ctx.prec + 8), refine)
+    except ZeroDivisionError:
+        raise ProofError(f"{what}: the Jacobian is singular at the approximate root") from None
     Jm = ball_matrix(J(x)).mid()
     try:
         Y = Jm.inv().mid()

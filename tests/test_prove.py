@@ -228,7 +228,7 @@ def test_verify_prove_checks():
     for name in ("engine_mp", "aligned"):
         ck = proved_checks(name)
         assert ck.checks and ck.passed, ck.table()
-    assert proved_checks("precision") is None
+    assert proved_checks("pretrained") is None
     b = P.prove_mp_root("1/2", "1/100", 50.96, D)
     ref = _mp_closed_form(Fraction(1, 2), Fraction(1, 100))
     assert _contains(b, ref) and not _contains(b, ref * (1 + mpmath.mpf(10) ** -33))

@@ -62,11 +62,16 @@ def cmd_verify(args) -> int:
                              "measured": f"{type(exc).__name__}: {exc}"[:300], "derivation": name})
         print(f"[verify] {name} done in {time.perf_counter() - t0:.1f} s", file=sys.stderr, flush=True)
     failed = [r for r in rows if not r["passed"]]
+    reasons = {}
     if args.prove and unproved:
-        print(f"[verify] no proved counterpart (not re-run with --prove): {', '.join(unproved)}", file=sys.stderr)
+        from symrmt.derivations.proved import not_proved_reason
+
+        reasons = {name: not_proved_reason(name) for name in unproved}
+        for name, why in reasons.items():
+            print(f"[verify] {name}: not re-run with --prove: {why}", file=sys.stderr)
     if args.json:
         dump({"checks": rows, "passed": len(rows) - len(failed), "failed": len(failed),
-              **({"not_proved": unproved} if args.prove else {})})
+              **({"not_proved": unproved, "not_proved_why": reasons} if args.prove else {})})
     else:
         table = [(r["derivation"], r["name"], r["kind"], "PASS" if r["passed"] else "FAIL", r["measured"])
                  for r in rows]

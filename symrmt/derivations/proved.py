@@ -4,9 +4,11 @@ For each derivation in :data:`PROVED` the same claims are checked on balls
 (:mod:`symrmt.models.attention.prove`): a reference value computed independently (a closed form, a
 quadrature) must lie in the ball, or two routes' balls must overlap; every ball must have a radius
 at most ``10**-DIGITS`` of its midpoint.  A ball that excludes the reference is a proved
-disagreement.  The other derivations have no proved counterpart (simulations, ridgeless limits at
-``gamma = 1e-12``, two-precision comparisons): :func:`proved_checks` returns ``None`` for them and
-``symrmt verify --prove`` lists them.
+disagreement.  The claims made up to a tolerance (ridgeless limits at ``gamma = 1e-12``, a central
+difference, two working precisions, the theory side of the simulations, densities) are in
+:mod:`symrmt.derivations.proved_theory`.  The derivations in :data:`NOT_PROVED` have no proved
+counterpart: :func:`proved_checks` returns ``None`` for them and ``symrmt verify --prove`` lists them
+with the reason.
 """
 
 from __future__ import annotations
@@ -15,36 +17,9 @@ from fractions import Fraction
 
 import mpmath
 
-DIGITS = 30
-
-
-def _contains(ball, ref) -> bool:
-    """The ball meets the reference, taken as a 40-digit value (a ball of relative radius ``1e-40``:
-    the references are computed at 45 digits or more, the proved balls are often far tighter)."""
-    import flint
-
-    from symrmt.arb import working_bits
-
-    with working_bits(256):
-        r = flint.arb(mpmath.nstr(ref, 50), abs(float(ref)) * 1e-40)
-        return ball.overlaps(r)
-
-
-def _mpq(text):
-    q = Fraction(text)
-    return mpmath.mpf(q.numerator) / q.denominator
-
-
-def _tight(ball) -> bool:
-    from symrmt.arb import relative_ok
-
-    return relative_ok(ball, DIGITS)
-
-
-def _record(ck, name, ball, ok, ref_text=""):
-    from symrmt.arb import ball_text
-
-    ck.add("proved: " + name, "precision", ok and _tight(ball), ball_text(ball, DIGITS) + ref_text)
+from symrmt.derivations.proved_common import DIGITS  # noqa: F401  (the digits of every proved check)
+from symrmt.derivations.proved_common import contains as _contains, mpq as _mpq, record as _record, tight as _tight
+from symrmt.derivations.proved_theory import PROVED_THEORY
 
 
 def _hermite_linearization(ck):
@@ -339,7 +314,19 @@ PROVED = {
     "engine_spiked": _engine_spiked,
     "engine_attention": _engine_attention,
     "noise_only": _noise_only,
+    **PROVED_THEORY,
 }
+
+#: derivation name -> why it has no proved counterpart (printed by ``symrmt verify --prove``)
+NOT_PROVED = {
+    "pretrained": "its theory points are low-rank geometries of float vectors fitted to the downloaded MiniLM "
+                  "weights (an optional extra), and the rest are simulations, which are not provable",
+}
+
+
+def not_proved_reason(name: str) -> str:
+    """Why derivation ``name`` is not re-run on balls (a default for a derivation not listed)."""
+    return NOT_PROVED.get(name, "no proved counterpart is written for it yet")
 
 
 def proved_checks(name: str):

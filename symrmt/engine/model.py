@@ -247,9 +247,11 @@ class Model(_model.Model):
         result = TraceLimit(**fields)
         result.solvers = solvers  # the checked homotopy starts (symrmt.models.attention.prove reuses them)
         result.certificate, result.hermitized = certificate, hermitized
-        if prove and hermitized:
-            raise ModelError("prove=True (--prove) does not cover a non-normal resolvent solved by Hermitization "
-                             f"(trace #{hermitized[0] + 1}): drop it (the value is still certified at two precisions)")
+        if prove and hermitized:  # the Hermitized plan: its traces' systems and their readout positions
+            from symrmt.engine.certify import compiled_system
+            from symrmt.engine.hermitize_solve import guard
+
+            plan = guard(plan, values, compiled_system)
         if prove:
             from symrmt.engine.prove import prove_trace
 

@@ -275,6 +275,10 @@ def prove_fixed_point(t, plan, sol, values: dict, digits: int, chain=None, chain
     from symrmt.engine import blockfp
 
     flint = require_flint()
+    if getattr(t, "hermitized", False) or hasattr(sol, "gauge"):  # non-normal, Hermitized: pinned at eps = 0
+        from symrmt.engine.prove_hermitized import prove_hermitized_fixed_point
+
+        return prove_hermitized_fixed_point(t, plan, sol, values, digits)
     chained = {} if chained is None else chained
     cs = sol.c
     with mpmath.workdps(digits + 20):

@@ -27,7 +27,8 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-from symrmt.arb import ProofError, ball_matrix, require_flint, to_arb, working_bits
+from symrmt.arb import ProofError, ball_matrix, mid_newton, newton_last, require_flint, to_arb, working_bits
+from symrmt.core.numbers import FLOAT64
 from symrmt.errors import BranchError
 
 #: working bits of the chain's boxes (their size, not their digits, is what matters)
@@ -41,44 +42,32 @@ MIN_STEP = Fraction(1, 2**24)
 def _newton_mid(F, J, x, t, steps=12):
     """Newton on midpoints at the point ``t`` (an approximation only); ``None`` when it does not converge."""
     flint = require_flint()
-    m = len(x)
-    for _ in range(steps):
-        try:
-            Y = ball_matrix(J(x, t)).mid().inv().mid()
-        except ZeroDivisionError:
-            return None
-        fx = flint.arb_mat([[v] for v in F(x, t)]).mid()
-        step = Y * fx
-        new = [(x[i] - step[i, 0]).mid() for i in range(m)]
-        if not all(v.is_finite() for v in new):
-            return None
-        size = max(abs(v.mid()) for v in x) + 1
-        delta = max(abs((a - b).mid()) for a, b in zip(new, x))
-        x = new
-        if delta <= size * flint.arb(2) ** (-flint.ctx.prec + 12):
-            return x
-    return None
+    try:
+        x, ok = mid_newton(lambda h: F(h, t), lambda h: J(h, t), x, flint.arb(2) ** (-flint.ctx.prec + 12), steps)
+    except ZeroDivisionError:
+        return None
+    return x if ok else None
 
 
 def _newton_float(approx, x, t, steps=30):
-    """Newton in floats on ``approx(x, t) -> (F, J, dF/dt)``: ``(x, dx/dt)`` or ``None``."""
+    """Newton in floats on ``approx(x, t) -> (F, J, dF/dt)`` (the package's driver, float64): ``(x, dx/dt)`` or
+    ``None``; a run out of steps is accepted when its last step is below ``1e-12``."""
     import numpy as np
 
+    def linear(xs):
+        f, j, _ = approx(list(xs), t)
+        dx = -np.linalg.solve(np.array(j, dtype=float), np.array(f, dtype=float))
+        if not np.all(np.isfinite(dx)):
+            raise ValueError("a step that is not finite")
+        return [float(v) for v in dx], None
+
+    try:
+        x, ok, step = newton_last(linear, [float(v) for v in x], FLOAT64, 4e-16, steps)
+    except (np.linalg.LinAlgError, ArithmeticError, ValueError, OverflowError):
+        return None
+    if not ok and not step <= 1e-12:
+        return None
     x = np.array(x, dtype=float)
-    for _ in range(steps):
-        try:
-            f, j, _ = approx(list(x), t)
-            dx = np.linalg.solve(np.array(j, dtype=float), np.array(f, dtype=float))
-        except (np.linalg.LinAlgError, ArithmeticError, ValueError, OverflowError):
-            return None
-        x = x - dx
-        if not np.all(np.isfinite(x)):
-            return None
-        if np.max(np.abs(dx)) <= 4e-16 * (1 + np.max(np.abs(x))):
-            break
-    else:
-        if not np.max(np.abs(dx)) <= 1e-12 * (1 + np.max(np.abs(x))):
-            return None
     f, j, ft = approx(list(x), t)
     try:
         tangent = -np.linalg.solve(np.array(j, dtype=float), np.array(ft, dtype=float))
@@ -100,15 +89,11 @@ def _polish(F, J, x, t, steps: int = 2):
     """Two Newton steps on midpoints at the working precision from a float64 point (the small box around
     the result then has a radius near its floor, far inside the big box, even in an entry that stays put
     along the path); ``None`` if the Jacobian is singular."""
-    m = len(x)
-    for _ in range(steps):
-        Y = _preconditioner(ball_matrix(J(x, t)).mid())
-        if Y is None:
-            return None
-        fx = require_flint().arb_mat([[v] for v in F(x, t)]).mid()
-        step = Y * fx
-        x = [(x[i] - step[i, 0]).mid() for i in range(m)]
-    return x if all(v.is_finite() for v in x) else None
+    try:  # exactly ``steps`` steps (tolerance 0): the package's driver, kept at its last iterate
+        x, _ = mid_newton(lambda h: F(h, t), lambda h: J(h, t), x, 0, steps, precond=_preconditioner)
+    except ZeroDivisionError:
+        return None
+    return x
 
 
 def _rung(level: int) -> Fraction:
