@@ -3,7 +3,6 @@
 
 from fractions import Fraction
 
-import mpmath
 import pytest
 
 flint = pytest.importorskip("flint")

@@ -56,11 +56,12 @@ import mpmath
 import sympy as sp
 
 from symrmt.cache import cached
+from symrmt.core.certify import Disagree, agree, certify
 from symrmt.core.continuation import Geometric, follow
 from symrmt.core.errors import ConvergenceError
+from symrmt.core.newton import newton
 from symrmt.core.numbers import MPMATH
-from symrmt.errors import SymrmtError
-from symrmt.errors import ParameterError
+from symrmt.errors import ParameterError, SymrmtError
 from symrmt.models.attention import equations as S
 
 G11, G12, G13, G22, G23, G33 = S.G_SYMBOLS
@@ -448,13 +449,13 @@ def _root(fns, gam, params, mu1):
     return x
 
 
-def _polish(fns, x, gam, params):
+def _polish(fns, x, gam, params):  # Newton on P(m) = 0 from x (the core's driver, at most 8 steps)
     _, P, Pm, _ = fns
-    for _ in range(8):
-        step = P(x, gam, *params) / Pm(x, gam, *params)
-        x -= step
-        if abs(step) <= abs(x) * mpmath.eps * 4:
-            break
+    try:
+        (x,), _, _ = newton(lambda v: ([-P(v[0], gam, *params) / Pm(v[0], gam, *params)], None), [x], MPMATH,
+                            4 * mpmath.eps, 8, where=f" polishing the Stieltjes root at gamma={mpmath.nstr(gam, 8)}")
+    except ConvergenceError as exc:
+        raise ClosedFormError(str(exc)) from None
     return x
 
 
@@ -469,21 +470,22 @@ def stieltjes_closed_form_value(gamma_, c_, a1_, nu_, d_, dps: int = 30):
     >>> mpmath.nstr(stieltjes_closed_form_value(1, "1/2", 0, "3/4", 0, 30), 25)
     '0.7659535804292995...'
     """
-    guard = 20
-    vals = []
-    for extra in (0, 10):
-        with mpmath.workdps(dps + guard + extra):
-            fns, params, mu1 = _functions(c_, a1_, nu_, d_)
-            gam = _mpf(gamma_)
-            if gam <= 0:
-                raise ParameterError(f"gamma must be > 0, got {gam}")
-            x = _root(fns, gam, params, mu1)
-            vals.append(_polish(fns, x, gam, params))
-    with mpmath.workdps(dps + guard):
-        if abs(vals[0] - vals[1]) > abs(vals[1]) * mpmath.mpf(10) ** (-dps - 2):
-            raise ClosedFormError(f"root at two precisions disagrees: {vals[0]} vs {vals[1]}")
+    def attempt(wdps):  # the root at two working precisions, which must agree (the core's certification)
+        vals = []
+        for extra in (0, 10):
+            with mpmath.workdps(wdps + extra):
+                fns, params, mu1 = _functions(c_, a1_, nu_, d_)
+                gam = _mpf(gamma_)
+                if gam <= 0:
+                    raise ParameterError(f"gamma must be > 0, got {gam}")
+                vals.append(_polish(fns, _root(fns, gam, params, mu1), gam, params))
+        with mpmath.workdps(wdps):
+            if not agree(vals[0], vals[1], dps + 1):
+                raise Disagree(f"root at two precisions disagrees: {vals[0]} vs {vals[1]}")
+        return vals[1], None
+    hi = certify(attempt, dps, 20, 1, catch=(), fail=lambda failures, _: ClosedFormError("; ".join(failures))).value
     with mpmath.workdps(dps):
-        return +vals[1]
+        return +hi
 
 
 def noise_only_error(gamma_, c_, a1_, nu_, d_, dps: int = 30):
