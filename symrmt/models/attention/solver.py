@@ -20,7 +20,7 @@ from symrmt.models.attention import equations as S
 from symrmt.errors import ParameterError
 from symrmt.models.attention.geometry import as_low_rank, ldl_pivoted
 from symrmt.core.continuation import CHECK_TIGHTEN, PATHS_AGREE, POLISH_MOVE, Geometric, check_polish, follow, two_pass
-from symrmt.core.linalg import inverse, qr_solve, singular_tolerance, solve_dense
+from symrmt.core.linalg import qr_solve, solve_dense
 from symrmt.core.newton import newton
 from symrmt.core.numbers import FLOAT64, FLOAT_EPS, MPMATH, context_of, mpf_of
 
@@ -204,8 +204,11 @@ class FixedPoint:
         """Damped iteration ``Gm <- (Gm + (L_0 + R(-Gm))^{-1}) / 2``: robust far from the solution."""
         params = self._params(gamma)
         for _ in range(iterations):
-            inv = _inverse_mp(self.Mmap(g, params).tolist())
-            new = [inv[i][j] for i, j in S.G_INDEX]
+            # mpmath's inverse (LU with scaled partial pivoting at 20 more bits): its singularity test is the one
+            # that stops a hopeless start early (c far outside ATTENTION_C_RANGE), which the core's Gauss-Jordan
+            # with plain partial pivoting does not reproduce
+            inv = mpmath.inverse(self.Mmap(g, params))
+            new = [inv[i, j] for i, j in S.G_INDEX]
             change = _norm([a - b for a, b in zip(new, g)])
             g = [(a + b) / 2 for a, b in zip(new, g)]
             if change < mpmath.mpf(10) ** (-8) * (1 + _norm(g)):
@@ -351,13 +354,6 @@ def _symmetric(g):
     for (i, j), v in zip(S.G_INDEX, g):
         out[i][j] = out[j][i] = v
     return out
-
-
-def _inverse_mp(A):
-    """``A^{-1}`` (mpf rows) by the core's Gauss-Jordan (:func:`symrmt.core.linalg.inverse`) at 20 more bits; a
-    pivot within ``||A||_1 eps`` of 0 raises ``ZeroDivisionError`` (numerically singular)."""
-    with mpmath.workprec(mpmath.mp.prec + 20):
-        return inverse(A, len(A), "matrix is numerically singular", tol=singular_tolerance(A, mpmath.eps))
 
 
 def _solve_dense(M, rhs):
