@@ -21,6 +21,7 @@ from __future__ import annotations
 import mpmath
 import sympy as sp
 
+from symrmt.engine.plan import formula_args
 from symrmt.errors import ParameterError
 from symrmt.cache import cache_dict, cached
 from symrmt.engine.pencil_check import checked
@@ -102,16 +103,8 @@ def _evaluate(plan, solvers, dps):
             results[t.index] = (h, derivs)
             worst_step, worst_res = max(worst_step, step), max(worst_res, res)
         pvals = {p: mpf_of(solvers["values"][p.name]) for p in plan.params}
-        args = []
-        for _sym, what in plan.symbols:
-            if what[0] == "param":
-                args.append(pvals[what[1]])
-                continue
-            k, (i, j), alpha = what
-            system = plan.traces[k].system
-            pos = system.unknowns.index((i, j))
-            h, derivs = results[k]
-            args.append(h[pos] if not alpha else derivs[alpha][pos])
+        args = formula_args(plan, pvals.__getitem__,
+                            lambda k, pos, alpha: results[k][0][pos] if not alpha else results[k][1][alpha][pos])
         fn = formula_function(plan.formula, tuple(s for s, _ in plan.symbols))
         value = fn(args)
         taus = []

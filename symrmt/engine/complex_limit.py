@@ -22,6 +22,7 @@ from fractions import Fraction
 import mpmath
 import sympy as sp
 
+from symrmt.engine.plan import formula_args
 from symrmt.core.certify import agree
 from symrmt.errors import BranchError, PrecisionError
 
@@ -65,20 +66,12 @@ def _with_im(zval, im: str) -> str:
 def _branch_sign(matrix, zsym):
     """``-sign(a)`` for ``inv(B + a z I)`` with ``B`` symmetric and free of ``z``, else ``None``."""
     from symrmt.engine import linearize as lin
-    from symrmt.engine.nodes import Const, Identity, Inverse, MatSum, Scaled, walk
+    from symrmt.engine.node_algebra import identity_part
+    from symrmt.engine.nodes import Const, Inverse, walk
 
     if not isinstance(matrix, Inverse):
         return None
-    a = matrix.matrix
-    terms = a.terms if isinstance(a, MatSum) else (a,)
-    g, rest = sp.Integer(0), []
-    for t in terms:
-        if isinstance(t, Identity):
-            g += 1
-        elif isinstance(t, Scaled) and isinstance(t.matrix, Identity):
-            g += t.scalar.value
-        else:
-            rest.append(t)
+    g, rest = identity_part(matrix.matrix)
     for t in rest:
         if not lin.is_symmetric(t) or any(isinstance(x, Const) and zsym in sp.sympify(x.value).free_symbols
                                            for x in walk(t)):
@@ -139,14 +132,8 @@ def complex_limit(plan, values: dict, zname: str, zval: Complex, digits: int, pr
             hs[t.index] = hh
             taus.append((t, sign, tau))
         with mpmath.workdps(dps):
-            args = []
-            for _sym, what in plan.symbols:
-                if what[0] == "param":
-                    args.append(z if what[1] is zsym else mpmath.mpf(values[what[1].name].numerator)
-                                / values[what[1].name].denominator)
-                    continue
-                k, (i, j), _ = what
-                args.append(hs[k][plan.traces[k].system.unknowns.index((i, j))])
+            args = formula_args(plan, lambda p, z=z: z if p is zsym else mpmath.mpf(values[p.name].numerator)
+                                / values[p.name].denominator, lambda k, pos, _alpha, hs=hs: hs[k][pos])
             value = formula_function(plan.formula, tuple(s for s, _ in plan.symbols))(args)
             results.append((value, taus, hs))
     (lo, _, _), (hi, taus, hs_hi) = results

@@ -197,6 +197,26 @@ def scalar_formula(s, leaf):
     return out
 
 
+def formula_args(plan, param, trace, form=None, dform=None) -> list:
+    """The arguments of ``plan``'s compiled formula, in the order of ``plan.symbols``, in whatever number type
+    the callbacks return: ``param(p)`` for a parameter ``p``, ``trace(k, pos, alpha)`` for entry ``pos`` of
+    trace ``k``'s unknowns (``alpha``: a derivative's multi-index, empty for the value), ``form(i)`` and
+    ``dform(i, theta)`` for quadratic form ``i`` and its derivative (the certified, proved and complex
+    evaluations of a plan all read their arguments through this one function)."""
+    out = []
+    for _sym, what in plan.symbols:
+        if what[0] == "param":
+            out.append(param(what[1]))
+        elif what[0] == "form":
+            out.append(form(what[1]))
+        elif what[0] == "dform":
+            out.append(dform(what[1], what[2]))
+        else:
+            k, (i, j), alpha = what
+            out.append(trace(k, plan.traces[k].system.unknowns.index((i, j)), alpha))
+    return out
+
+
 def multi_index(d) -> tuple:
     """The parameters of a SymPy ``Derivative``, each repeated by its order, sorted by name."""
     alpha = []

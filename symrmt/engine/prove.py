@@ -14,6 +14,7 @@ from fractions import Fraction
 import mpmath
 import sympy as sp
 
+from symrmt.engine.plan import formula_args
 from symrmt.errors import BranchError
 
 
@@ -366,17 +367,9 @@ def prove_trace(plan, values: dict, digits: int, solvers=None, chain: bool | Non
                 branches.append(branch)
                 if note:
                     notes.append(note)
-            args = []
             pballs = {p: to_arb(Fraction(values[p.name])) for p in plan.params}
-            for _sym, what in plan.symbols:
-                if what[0] == "param":
-                    args.append(pballs[what[1]])
-                    continue
-                k, (i, j), alpha = what
-                system = plan.traces[k].system
-                pos = system.unknowns.index((i, j))
-                H, derivs = results[k]
-                args.append(H[pos] if not alpha else derivs[alpha][pos])
+            args = formula_args(plan, pballs.__getitem__,
+                                lambda k, pos, alpha, r=results: r[k][0][pos] if not alpha else r[k][1][alpha][pos])
             value, = arb_checked([arb_function(formula_src, "formula")(args)], "the expression")
             if isinstance(value, flint.acb):
                 if not value.imag.contains(0) or value.imag.rad() > 0:
@@ -463,13 +456,8 @@ def prove_complex_trace(plan, values: dict, zname: str, zre: Fraction, zim: Frac
                                           f"is not proved to have the sign {'+' if sign > 0 else '-'} of the Stieltjes "
                                           "branch on the box; no ball is returned")
                 taus.append(tau)
-            args = []
-            for _sym, what in plan.symbols:
-                if what[0] == "param":
-                    args.append(zb if what[1].name == zname else to_arb(Fraction(values[what[1].name])))
-                    continue
-                k, (i, j), _alpha = what
-                args.append(results[k][plan.traces[k].system.unknowns.index((i, j))])
+            args = formula_args(plan, lambda p, zb=zb: zb if p.name == zname else to_arb(Fraction(values[p.name])),
+                                lambda k, pos, _alpha, r=results: r[k][pos])
             value, = arb_checked([acb(arb_function(formula_src, "formula", True)(args))], "the expression")
             if complex_ok(value, digits):
                 break

@@ -24,6 +24,7 @@ from fractions import Fraction
 
 import sympy as sp
 
+from symrmt.engine.plan import formula_args
 from symrmt.arb import (
     ESCALATIONS, ProofError, arb_checked, arb_function, bits_for, check_radius, mat_solve, relative_ok,
     require_flint, to_arb, working_bits,
@@ -128,20 +129,9 @@ def prove_qf(plan, values: dict, digits: int, solvers, vectors=None, chain=None)
                         rest = dfv - dS * x
                         dqs[(f.index, theta)] = (sum((de[i] * x[i, 0] for i in range(k)), flint.arb(0))
                                                  + sum((xe[i, 0] * rest[i, 0] for i in range(k)), flint.arb(0)))
-            args = []
-            for _sym, what in plan.symbols:
-                if what[0] == "param":
-                    args.append(pv[what[1]])
-                elif what[0] == "form":
-                    args.append(qs[what[1]])
-                elif what[0] == "dform":
-                    args.append(dqs[(what[1], what[2])])
-                else:
-                    kk, (i, j), alpha = what
-                    system = plan.traces[kk].system
-                    pos = system.unknowns.index((i, j))
-                    H, derivs = results[kk]
-                    args.append(H[pos] if not alpha else derivs[alpha][pos])
+            args = formula_args(plan, pv.__getitem__,
+                                lambda k, pos, alpha, r=results: r[k][0][pos] if not alpha else r[k][1][alpha][pos],
+                                qs.__getitem__, lambda i, theta, d=dqs: d[(i, theta)])
             value, = arb_checked([arb_function(formula_src, "formula")(args)], "the expression")
             if isinstance(value, flint.acb):
                 if not value.imag.contains(0) or value.imag.rad() > 0:

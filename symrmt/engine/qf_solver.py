@@ -17,6 +17,7 @@ import mpmath
 import numpy as np
 import sympy as sp
 
+from symrmt.engine.plan import formula_args
 from symrmt.engine.nodes import GOE, Gaussian, Inverse, MatProduct, Transpose, walk
 from symrmt.engine.node_algebra import identity_part
 from symrmt.engine.vectors import QuadForm, Vector, gram_values
@@ -187,19 +188,8 @@ def _evaluate(plan, solvers, grams, dps):
                     rest = dfv - dS * x
                     dqs[(f.index, theta)] = (sum((de[i] * x[i] for i in range(k)), mpmath.mpf(0))
                                              + sum((xe[i] * rest[i] for i in range(k)), mpmath.mpf(0)))
-        args = []
-        for _sym, what in plan.symbols:
-            if what[0] == "param":
-                args.append(pv[what[1]])
-            elif what[0] == "form":
-                args.append(qs[what[1]])
-            elif what[0] == "dform":
-                args.append(dqs[(what[1], what[2])])
-            else:
-                k, (i, j), alpha = what
-                system = plan.traces[k].system
-                pos = system.unknowns.index((i, j))
-                args.append(hs[k][pos] if not alpha else ds[k][alpha][pos])
+        args = formula_args(plan, pv.__getitem__, lambda k, pos, alpha: hs[k][pos] if not alpha else ds[k][alpha][pos],
+                            qs.__getitem__, lambda i, theta: dqs[(i, theta)])
         fn = compile_cached(plan)
         value = fn(args)
         taus = []

@@ -87,7 +87,6 @@ class ClosedFormError(ArithmeticError, SymrmtError):
 
 
 # ---------------------------------------------------------------- symbolic part
-
 def spectral_mean():
     r"""``mu_1 = tau(c K S K)`` for ``K = a_1 S + (d - a_1) + b Gt``.
 
@@ -451,12 +450,12 @@ def _root(fns, gam, params, mu1):
 
 def _polish(fns, x, gam, params):  # Newton on P(m) = 0 from x (the core's driver, at most 8 steps)
     _, P, Pm, _ = fns
-    try:
-        (x,), _, _ = newton(lambda v: ([-P(v[0], gam, *params) / Pm(v[0], gam, *params)], None), [x], MPMATH,
-                            4 * mpmath.eps, 8, where=f" polishing the Stieltjes root at gamma={mpmath.nstr(gam, 8)}")
+    def step(v):
+        return [-P(v[0], gam, *params) / Pm(v[0], gam, *params)], None
+    try:  # a failure to converge is an error, never a silent unpolished value
+        return newton(step, [x], MPMATH, 4 * mpmath.eps, 8, where=f" polishing the root at gamma={mpmath.nstr(gam, 8)}")[0][0]
     except ConvergenceError as exc:
         raise ClosedFormError(str(exc)) from None
-    return x
 
 
 def stieltjes_closed_form_value(gamma_, c_, a1_, nu_, d_, dps: int = 30):
