@@ -226,3 +226,36 @@ def test_atom_off_the_grid_and_away_from_0():
         (lo, hi), = d.support()
         _close(lo, (1 - mpmath.sqrt(mpmath.mpf(1) / 3)) ** 2 - 2, 20)
         _close(hi, (1 + mpmath.sqrt(mpmath.mpf(1) / 3)) ** 2 - 2, 20)
+
+
+@pytest.mark.parametrize("matrix, c, x0, grid", [
+    ("Z.T*Z/n - 2*I(n)", "1/3", -2, [-3 + 0.5 * i for i in range(7)]),  # -2 is the grid's third point
+    ("Z.T*Z/n + I(n)", "1/2", 1, [0.5 * i for i in range(5)]),  # 1.0 is the grid's third point
+])
+def test_atom_on_a_grid_point(matrix, c, x0, grid):
+    # the atom 1 - c of Z.T*Z/n at 0, moved to x0 by the shift, lies exactly on a grid point: its mass is read
+    # at two heights (the solution near it grows like 1/eta), and the point itself is singular (no density)
+    d = wishart().density(matrix, x=grid, at={"c": c}, digits=20)
+    (atom,) = d.atoms()
+    assert atom["x"] == x0
+    with mpmath.workdps(40):
+        _close(atom["mass"], 1 - eval_fraction(c), 20)
+    i = grid.index(x0)
+    assert d.status[i] == "singular" and d.density[i] is None
+    assert all(s == "ok" for k, s in enumerate(d.status) if k != i)
+
+
+@pytest.mark.parametrize("over, on_grid", [("x=-3:0:7", True), ("x=-3:0:8", False)])
+def test_cli_json_atom_on_and_off_the_grid(capsys, over, on_grid):
+    # the same atom at -2 (mass 2/3) whether the grid hits it (a singular point) or misses it (the contour)
+    from symrmt.cli.app import main
+
+    code = main(["density", "Z.T*Z/n - 2*I(n)", "--matrix", "Z=gaussian(p,n)", "--dim", "p=c*n", "--at", "c=1/3",
+                 "--over", over, "--json"])
+    data = json.loads(capsys.readouterr().out)
+    assert code == 0
+    (atom,) = data["atoms"]
+    assert atom["x"] == pytest.approx(-2, abs=1e-14) and atom["mass"] == pytest.approx(2 / 3, rel=1e-14)
+    singular = [x for x, s in zip(data["x"], data["status"]) if s == "singular"]
+    assert singular == ([-2.0] if on_grid else [])
+    assert [x for x, v in zip(data["x"], data["density"]) if v is None] == singular

@@ -20,8 +20,10 @@ from symrmt.engine.edge_system import DensityError
 from symrmt.engine.resolvent_solver import ATOM_TAIL
 from symrmt.errors import ConvergenceError, PrecisionError
 
-__all__ = ["classify", "find_edge", "atom_mass", "contour_atom", "EDGE_GUARD"]
+__all__ = ["classify", "find_edge", "atom_mass", "contour_atom", "EDGE_GUARD", "ATOM_STEP"]
 
+#: the relative step of the polish near an atom: ``10^-(digits + ATOM_STEP)`` (see :func:`atom_mass`)
+ATOM_STEP = 20
 #: the edge system is solved at ``digits + EDGE_GUARD`` and 10 more working digits
 EDGE_GUARD = 10
 
@@ -90,6 +92,10 @@ def atom_mass(ds, x0, digits):
     m = s.m
     masses = []
     with mpmath.workdps(dps):
+        # the solution grows like 1/eta (up to 10^(digits+6)), so Newton's relative step stops at about
+        # 10^-dps |h| (the residual's rounding through the Jacobian): 10^-(digits+24) at the lowest height,
+        # not 10^-(dps-4) (at 0 that floor is not reached; off 0, e.g. -2 on the grid, the polish cycled there)
+        tol = mpmath.mpf(10) ** (-(digits + ATOM_STEP))
         eta = mpmath.mpf(eta)
         h = [mpmath.mpc(a) for a in h]
         x0m = mpmath.mpf(x0)
@@ -102,7 +108,7 @@ def atom_mass(ds, x0, digits):
             return [1j * d for d in dh]
 
         def correct(pred, eta):
-            return s.polish(pred, mpmath.mpc(x0m, eta), dps, steps=30)[0], None
+            return s.polish(pred, mpmath.mpc(x0m, eta), dps, steps=30, tol=tol)[0], None
 
         for k in ATOM_TAIL:
             target = mpmath.mpf(10) ** (-(digits + k))
@@ -117,7 +123,7 @@ def atom_mass(ds, x0, digits):
                 except ConvergenceError as exc:  # only a nan step is refused
                     raise DensityError(f"the descent to the atom at x = {x0} failed: {exc}") from None
                 eta = target
-            _, tau = s.polish(h, mpmath.mpc(x0m, eta), dps)
+            _, tau = s.polish(h, mpmath.mpc(x0m, eta), dps, tol=tol)
             masses.append(eta * tau.imag)
         a, b = masses
         if not agree(a, b, digits, absolute=1):

@@ -34,7 +34,8 @@ is bracketed by bisection on the float solve, then solved together with ``J v = 
 
 **Atoms**: the mass at ``x0`` is ``lim_{eta -> 0} eta Im tau(x0 + i eta)``; it is read at
 ``eta = 10^-(digits+4)`` and ``10^-(digits+6)`` (the solution grows like ``1/eta``; the descent is
-continued in ``log eta`` at ``digits + 20`` working digits), and the two must agree to ``digits``.  The
+continued in ``log eta`` at ``2 digits + 30`` working digits, where Newton's relative step can reach about
+``10^-(2 digits + 30) |h|``, so each polish asks ``10^-(digits + 20)``), and the two must agree to ``digits``.  The
 candidates are ``x0 = 0`` when it is in the grid's range, and every grid point whose finish diverged.
 Between two grid points outside the support, a decrease of the real ``tau`` (increasing on every
 interval of the resolvent set) is a pole: its mass is the contour integral ``-(1/2 pi i) oint tau dz`` on a

@@ -269,15 +269,17 @@ class ResolventSolver:
         out = refine(lambda x: self.c.res(x, pv), solve, h, tol, 12, step_of=step_of)
         return None if out is None else out[0]
 
-    def polish(self, h, z, dps, steps=None):
+    def polish(self, h, z, dps, steps=None, tol=None):
         """Newton at ``dps`` digits from ``h`` at complex ``z``; ``(h, tau)`` (iterative refinement on the
-        float64 Jacobian first, full Newton in mpmath when it does not contract)."""
+        float64 Jacobian first, full Newton in mpmath when it does not contract).  The relative step
+        tolerance is ``10^-(dps - 4)`` unless ``tol`` is given (near an atom the solution grows like
+        ``1/eta`` and the step stops at about ``10^-dps |h|``: :func:`symrmt.engine.density_features.atom_mass`)."""
         m = self.m
         with mpmath.workdps(dps):
             zc = mpmath.mpc(z)
             pv = self._pv(zc, mp=True)
             h = [mpmath.mpc(x) for x in h]
-            tol = mpmath.mpf(10) ** (-(dps - 4))
+            tol = mpmath.mpf(10) ** (-(dps - 4)) if tol is None else mpmath.mpf(tol)
             if steps is None and tol > mpmath.mpf(10) ** -280:  # float64 steps: not below its range
                 out = self._refine(h, pv, complex(zc), float(tol))
                 if out is not None:
