@@ -88,7 +88,7 @@ def to_arb(x):
             return flint.arb(flint.fmpq(int(x.p), int(x.q)))
         return sympy_ball(x)
     if isinstance(x, str):
-        from symrmt.models.attention.params import to_fraction
+        from symrmt.parsing.numbers import to_fraction
 
         return to_arb(to_fraction(x, "value"))
     raise TypeError(f"cannot make an exact ball of {x!r}")

@@ -111,7 +111,7 @@ def _coords(sw):
 
     import numpy as np
 
-    from symrmt.models.attention.params import to_fraction
+    from symrmt.parsing.numbers import to_fraction
 
     out = []
     for name, vals in sw.grid.items():

@@ -1,7 +1,7 @@
 """One source of truth for the paper's model (issue 19).
 
 The Gaussian-equivalent kernel with its finite-rank signal and weight terms is defined once, in
-:mod:`symrmt.models.attention.kernel_terms`.  These tests check that
+:mod:`symrmt.hermite.kernel_terms`.  These tests check that
 
 * the hand-built solver's symbolic layer (:mod:`symrmt.models.attention.equations`: the 3-block pencil
   ``L_0, A_S, P`` and the Woodbury matrix ``D``) is an exact linearization of that kernel: reassembled on
@@ -25,7 +25,7 @@ import pytest
 import sympy as sp
 
 from symrmt.models.attention import equations as S
-from symrmt.models.attention import kernel_terms as KT
+from symrmt.hermite import kernel_terms as KT
 
 
 def _rq(rng, lo=-3, hi=3):

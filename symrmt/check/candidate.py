@@ -12,7 +12,7 @@ import re
 import sympy as sp
 
 from symrmt.errors import ParameterError
-from symrmt.models.attention.params import to_fraction
+from symrmt.parsing.numbers import to_fraction
 from symrmt.parsing import parse_expression, parse_latex_expression, split_equation
 from symrmt.check.vocabulary import (
     PARSE_TIMEOUT, QUANTITIES, VOCABULARY, CONSTANTS, FUNCTIONS, PARAM_SYMBOLS, QUANTITY_SYMBOLS, SYMBOL_NAME,

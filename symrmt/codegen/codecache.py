@@ -9,7 +9,8 @@ printed from the SymPy expressions of :mod:`symrmt.models.attention.equations`.
 
 Key.  An entry is looked up by a SHA-256 of everything the expression and its
 printing depend on: the recipe name, the bytes of ``symrmt/models/attention/equations.py`` and
-``symrmt/models/attention/solver.py`` and ``symrmt/codegen/compile.py`` (where the expressions are derived and assembled), and
+``symrmt/models/attention/solver.py``, ``symrmt/models/attention/compiled.py`` and ``symrmt/codegen/compile.py``
+(where the expressions are derived and assembled), and
 the versions of Python, SymPy, mpmath and symrmt.  Changing any of them makes a
 new key, so a stale entry is never used.  Each file also carries a SHA-256 of
 its body; a truncated or edited file is ignored (and rewritten).
@@ -42,7 +43,8 @@ __all__ = ["cache_dir", "source_key", "load", "store", "enabled", "trusted"]
 
 FORMAT = "symrmt-lambdify-cache v1"
 _HERE = Path(__file__).resolve().parent.parent
-_KEY_FILES = ("models/attention/equations.py", "models/attention/solver.py", "codegen/compile.py")
+_KEY_FILES = ("models/attention/equations.py", "models/attention/solver.py", "models/attention/compiled.py",
+              "codegen/compile.py")
 
 
 def enabled() -> bool:

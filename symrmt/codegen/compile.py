@@ -2,9 +2,8 @@
 
 :func:`compile_expr` is the only place ``sympy.lambdify`` runs (``modules="mpmath"``, a namespace
 without Python's builtins, common-subexpression elimination); :func:`compile_recipe` keeps the
-generated source in the disk cache (:mod:`symrmt.codegen.codecache`).  The recipes of the attention
-model's systems (:func:`fixed_point_fjg`, :func:`woodbury_D_function`, :func:`closed_form_phi`,
-:func:`ridge_function`) are built here from :mod:`symrmt.models.attention.equations`.
+generated source in the disk cache (:mod:`symrmt.codegen.codecache`).  Models build their own recipes
+on it (the attention model's in :mod:`symrmt.models.attention.compiled`).
 
 Examples
 --------
@@ -24,9 +23,8 @@ import linecache
 import sympy as sp
 
 from symrmt.errors import ParameterError
-from symrmt.cache import cache_dict, cached
+from symrmt.cache import cache_dict
 from symrmt.codegen import codecache
-from symrmt.models.attention import equations as S
 
 
 # ---------------------------------------------------------------- compile step
@@ -175,84 +173,3 @@ def compile_recipe(name: str, build, target: str = "mpmath") -> Compiled:
     if key:
         codecache.store(cname, key, source)
     return Compiled(cname, source, fn, target)
-
-
-def _fixed_point_recipe(part: str, target: str = "mpmath"):
-    def build():
-        args = [S.G_SYMBOLS, S.PARAMS]
-        if part == "detN":
-            return args, S.det_N()
-        if part == "map":
-            return args, S.pencil_map()
-        if part == "FJG":  # the product form: the same polynomials in ~6x fewer operations
-            F, J, Fg = S.fixed_point_system(expand=False)
-            return args, list(F) + list(J) + list(Fg)
-        F, J, Fg = S.fixed_point_system()
-        return args, {"F": F, "J": J, "Fg": Fg}[part]
-
-    return compile_recipe(f"fixed_point_{part}", build, target)
-
-
-@cached(maxsize=1)
-def fixed_point_functions():
-    """Compiled ``(F, dF/dG, dF/dgamma, det N, L_0 + R(-G))`` of the noise-only fixed point (cached)."""
-    return tuple(_fixed_point_recipe(part) for part in ("F", "J", "Fg", "detN", "map"))
-
-
-@cached(maxsize=4)
-def fixed_point_fjg(target: str = "mpmath"):
-    """Compiled ``(F, dF/dG, dF/dgamma)`` in one flat list of ``9 + 54 + 9`` entries (shared
-    subexpressions; ``dF/dG`` row-major), plus ``det N`` and ``L_0 + R(-G)``: the solver's functions.
-
-    ``target="numpy"``: the same recipes printed for float64 arrays (:data:`TARGETS`)."""
-    return tuple(_fixed_point_recipe(part, target) for part in ("FJG", "detN", "map"))
-
-
-@cached(maxsize=2)
-def fixed_point_homotopy_fjt(target: str = "mpmath"):
-    """Compiled ``[F (9), dF/dG (54), dF/dt (9)]`` of :func:`symrmt.models.attention.equations.fixed_point_homotopy`
-    (arguments ``(G, params + [t])``; the layout of :func:`fixed_point_fjg` with ``t`` for ``gamma``)."""
-
-    def build():
-        F = S.fixed_point_homotopy().reshape(9, 1)
-        J = F.jacobian(S.G_SYMBOLS)
-        Ft = F.diff(S.T_STRENGTH)
-        return [S.G_SYMBOLS, list(S.PARAMS) + [S.T_STRENGTH]], list(F) + list(J) + list(Ft)
-
-    return compile_recipe("fixed_point_homotopy_FJT", build, target)
-
-
-@cached(maxsize=2)
-def noise_L0_function():
-    """Compiled ``L_0`` of :func:`symrmt.models.attention.equations.noise_pencil` (arguments: the parameters)."""
-    return compile_recipe("noise_L0", lambda: ([list(S.PARAMS)], S.noise_pencil()[0]))
-
-
-@cached(maxsize=32)
-def woodbury_D_function(r: int = 1, target: str = "mpmath"):
-    """Compiled ``D(coords; a_1, c)`` of the rank-``r`` low-rank part, ``3(2r+2)`` square (cached per ``r``)."""
-    return compile_recipe(f"woodbury_D_r{r}", lambda: ([S.lowrank_coords(r), S.a1, S.c], S.woodbury_D(r=r)), target)
-
-
-def closed_form_phi(kind: str, target: str = "mpmath"):
-    """Compiled ``(varphi, dvarphi/dgamma)`` of a special-case closed form of :mod:`symrmt.models.attention.equations`.
-
-    ``kind`` is ``"aligned"`` (:func:`symrmt.models.attention.equations.aligned_phi`) or ``"a1_zero"``
-    (:func:`symrmt.models.attention.equations.a1_zero_phi`).  Arguments: ``(G, dG, a_1, c, snr, w_K^T w_Q)``.
-    """
-    if kind not in ("aligned", "a1_zero"):
-        raise KeyError(kind)
-
-    def build():
-        phi = S.aligned_phi(lu=True) if kind == "aligned" else S.a1_zero_phi()
-        dphi, dsyms = S.phi_derivative(phi)
-        return [S.G_SYMBOLS, dsyms, S.a1, S.c, S.snr, S.wkwq], [phi, dphi]
-
-    return compile_recipe(f"closed_form_phi_{kind}", build, target)
-
-
-@cached(maxsize=4)
-def ridge_function(target: str = "mpmath"):
-    """Compiled closed form ``E_RR(gamma, c, snr)`` (cached), with the root in its stable form
-    (:func:`symrmt.models.attention.equations.mp_root_stable`)."""
-    return compile_recipe("ridge_error_stable", lambda: ([S.gamma, S.c, S.snr], S.ridge_error_stable_form()), target)

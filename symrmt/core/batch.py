@@ -28,6 +28,11 @@ import numpy as np
 from symrmt.core.continuation import CORRECTION_FRACTION, MOVE_FRACTION, in_trust_region
 from symrmt.core.newton import stagnated
 
+#: NumPy's long double: the type of the one extended-precision correction step of the float64 batches
+LD = np.longdouble
+#: True where ``numpy.longdouble`` carries more digits than float64
+EXTENDED = bool(np.finfo(LD).eps < 1e-18)
+
 __all__ = ["newton", "follow", "paths_gap", "solve", "stack", "norm_rows", "STAGNATION_FLOOR"]
 
 #: the float64 floor of the stagnation rule: a step that no longer shrinks below this has converged as

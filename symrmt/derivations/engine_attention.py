@@ -13,7 +13,7 @@ rank 2, ``alpha != 1`` and the diagonal kept.  The points are random (fixed seed
 matrices ``B B^T`` of random rational coordinates ``B`` (so positive semi-definite exactly), ``c`` and
 ``gamma`` random rationals.  The engine derives its pencil, fixed point and Woodbury system from the
 expression; the two computations share only the Hermite data ``a_1, nu, d`` and the definition of the
-Gaussian-equivalent kernel (:mod:`symrmt.models.attention.kernel_terms`), which the engine writes as an
+Gaussian-equivalent kernel (:mod:`symrmt.hermite.kernel_terms`), which the engine writes as an
 expression and from which the hand-built solver reads its pencil and Woodbury matrix.
 """
 

@@ -43,7 +43,7 @@ from symrmt.cache import cache_dict
 from symrmt.engine import blockfp
 from symrmt.engine.blockfp import S_STRENGTH
 from symrmt.engine.linearize import EPS_SHIFT
-from symrmt.models.attention.batch import EXTENDED, LD
+from symrmt.core.batch import EXTENDED, LD
 from symrmt.codegen.compile import compile_expr, compile_recipe
 from symrmt.core import batch as core_batch
 from symrmt.core.batch import norm_rows as _norm, stack as _stack

@@ -45,7 +45,7 @@ class Complex:
 def as_complex(v, name):
     """``Complex`` for a complex input (a Python ``complex``, a ``Complex``, a text ending in ``j``), else ``None``."""
     from symrmt.parsing.complex_literal import parse_complex
-    from symrmt.models.attention.params import to_fraction
+    from symrmt.parsing.numbers import to_fraction
 
     if isinstance(v, Complex):
         return v

@@ -95,7 +95,7 @@ class Density(TableResult):
 
     def plot(self, path=None, ax=None, title=None):
         """The density over the histogram (if simulated), edges dashed, atoms as stems; saved to ``path``."""
-        from symrmt.figures.density_plot import plot_density
+        from symrmt.engine.density_plot import plot_density
 
         return plot_density(self, path=path, ax=ax, title=title)
 

@@ -18,7 +18,7 @@ from decimal import Decimal
 
 import sympy as sp
 
-from symrmt.models.attention.params import to_fraction
+from symrmt.parsing.numbers import to_fraction
 from symrmt.engine.base import MAX_POWER, N, Dim, ModelError, Node
 
 __all__ = [

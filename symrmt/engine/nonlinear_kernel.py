@@ -25,7 +25,7 @@ independent of everything else, and, with ``f_alpha(t) = f(alpha t)`` and
 
 These are the Hermite data of :mod:`symrmt.hermite` for ``f(alpha t)``, taken
 the way the package's attention theory takes them for ``W = alpha I``
-(:func:`symrmt.models.attention.theory.scaled_nonlinearity`).  Only ``a_1``, ``nu`` and ``d``
+(:func:`symrmt.hermite.scaled.scaled_nonlinearity`).  Only ``a_1``, ``nu`` and ``d``
 enter the limit.
 
 Exactness: when ``a_1`` and ``nu`` have closed forms (ReLU, erf, sin, centered
@@ -73,8 +73,9 @@ from symrmt.engine.nodes import (
 from symrmt.engine.node_algebra import identity_part
 from symrmt.engine.vectors import Vector
 from symrmt.errors import ParameterError
-from symrmt.models.attention.kernel_terms import b_squared, gaussian_equivalent
-from symrmt.models.attention.params import check_diagonal, to_fraction
+from symrmt.hermite.kernel_terms import b_squared, gaussian_equivalent
+from symrmt.hermite.kernel_terms import check_diagonal
+from symrmt.parsing.numbers import to_fraction
 
 __all__ = ["kernel", "kernel_coefficients", "kernel_signal", "split_weights", "check_signal_matrix"]
 
@@ -121,7 +122,7 @@ def kernel_coefficients(f, alpha=1, diagonal: str = "zero", digits: int = KERNEL
     >>> k["exact"], sp.N(k["a1"], 20)
     (False, 0.60570550960215882558)
     """
-    from symrmt.models.attention.theory import scaled_nonlinearity
+    from symrmt.hermite.scaled import scaled_nonlinearity
     from symrmt import hermite
 
     diagonal = check_diagonal(diagonal)
@@ -221,7 +222,7 @@ def kernel(f, Z, alpha=1, diagonal: str = "zero", *, model=None, name: str | Non
 
 def _equivalent(f, k, kt, linear, Z, ncols, p, model, name):
     """``linear + b G/sqrt(p) + (d - a1) I``: the Gaussian-equivalent expression from the coefficients
-    ``k`` of :func:`kernel_coefficients` and ``kt`` of :func:`~symrmt.models.attention.kernel_terms.gaussian_equivalent`, its linear part ``linear`` (``None`` when ``a1 = 0``) and ``p``
+    ``k`` of :func:`kernel_coefficients` and ``kt`` of :func:`~symrmt.hermite.kernel_terms.gaussian_equivalent`, its linear part ``linear`` (``None`` when ``a1 = 0``) and ``p``
     (a :class:`Const`); ``G`` is :func:`fresh_goe` of ``Z``, made only when ``b != 0``.  Terms whose
     coefficient is zero are left out; all of them zero is refused."""
     terms = [] if linear is None else [linear]

@@ -177,7 +177,7 @@ def exact_value(v, name) -> Fraction:
     a text (``"1/5"``, ``"0.2"``, ``"sqrt(2)/2"``, ``"pi"``: the restricted parser; an irrational is rounded
     to more digits than any precision the engine certifies); a bad value is a
     :class:`~symrmt.models.attention.params.ParameterError` naming the parameter ``name``."""
-    from symrmt.models.attention.params import to_fraction
+    from symrmt.parsing.numbers import to_fraction
     from symrmt.parsing import number_to_fraction, parse_number
 
     if isinstance(v, str):

@@ -129,7 +129,7 @@ def hermite_ball(f, diagonal: str = "zero"):
     ``|f(t)| <= B (1 + |t|)^j`` there from SymPy's ``function_range``.  ``f`` given as Hermite data
     (a dict) is used as given.
     """
-    from symrmt.models.attention.params import to_fraction
+    from symrmt.parsing.numbers import to_fraction
     from symrmt.hermite.gaussian import NotExact
     from symrmt.hermite.nonlinearity import Nonlinearity
 

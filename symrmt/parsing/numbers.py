@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import re
 from fractions import Fraction
+from numbers import Rational, Real
 
 from symrmt.errors import ParameterError
 from symrmt.parsing.expressions import parse_expression
 from symrmt.parsing.limits import IRRATIONAL_DIGITS, LIMITS, ParseLimitError
 from symrmt.parsing.literals import literal_fraction, shorten
 
-__all__ = ["parse_number", "plain_fraction", "number_to_fraction", "split_equation"]
+__all__ = ["parse_number", "plain_fraction", "number_to_fraction", "split_equation", "to_fraction"]
 
 
 # ---------------------------------------------------------------------------
@@ -154,3 +155,63 @@ def split_equation(text: str, what: str = "candidate"):
     if len(parts) > 2:
         raise ParameterError(f"{what}: {shorten(text)!r} has more than one '='")
     return parts
+
+
+def to_fraction(value, name: str) -> Fraction:
+    """Convert an int, float, Fraction, SymPy number or numeric text to an exact Fraction.
+
+    Floats are converted through their shortest ``repr`` (``0.1`` becomes 1/10),
+    so that a value typed by a user is taken as the decimal they typed.  Text goes
+    through the package's restricted parser (:func:`symrmt.parsing.parse_number`):
+    decimals and fractions are exact, an irrational such as ``sqrt(2)`` is rounded
+    to :data:`symrmt.parsing.IRRATIONAL_DIGITS` significant digits, and the size
+    limits of :data:`symrmt.parsing.LIMITS` apply.
+
+    >>> to_fraction("3/4", "c"), to_fraction("1e-3", "gamma")
+    (Fraction(3, 4), Fraction(1, 1000))
+    >>> float(to_fraction("sqrt(2)", "muwk"))
+    1.4142135623730951
+    """
+    if isinstance(value, bool):
+        raise ParameterError(f"{name} must be a number, got a bool")
+    try:
+        if isinstance(value, Fraction):
+            return value
+        if isinstance(value, Rational):
+            _check_size(int(value.numerator).bit_length() + int(value.denominator).bit_length(), name)
+            return Fraction(int(value.numerator), int(value.denominator))
+        if hasattr(value, "_mpf_"):  # an mpmath mpf: its exact binary value
+            man, exp = value.man_exp
+            if man is None:
+                raise ParameterError(f"{name} must be finite, got {value!r}")
+            _check_size(int(man).bit_length() + abs(int(exp)), name)
+            return Fraction(int(man)) * Fraction(2) ** int(exp)
+        if isinstance(value, Real):
+            fv = float(value)
+            if fv != fv or fv in (float("inf"), float("-inf")):
+                raise ParameterError(f"{name} must be finite, got {value!r}")
+            return Fraction(repr(fv))
+        if isinstance(value, str):
+            # the package's one parser: a plain decimal or p/q exactly, else an exact expression
+            # such as sqrt(2) (rounded to more digits than any precision symrmt computes at)
+            q = plain_fraction(value, name)
+            return q if q is not None else number_to_fraction(parse_number(value, what=name), name)
+        if type(value).__module__.startswith("sympy"):
+            return number_to_fraction(parse_number(value, what=name), name)
+        # mpmath mpf, sympy numbers and the like: go through their string form
+        return to_fraction(str(value), name)
+    except ParameterError:
+        raise
+    except (ValueError, ZeroDivisionError, TypeError) as exc:
+        raise ParameterError(
+            f"{name}: cannot read {value!r} as a number (use a decimal such as 0.25 or a fraction such as 1/4)"
+        ) from exc
+
+
+def _check_size(bits: int, name: str) -> None:
+    """Refuse a number from Python bigger than any typed literal can spell (``LIMITS["literal_digits"]``
+    plus ``LIMITS["literal_exponent"]`` decimal digits in numerator and denominator together)."""
+    cap = LIMITS["literal_digits"] + LIMITS["literal_exponent"]
+    if bits * 0.30103 > cap:
+        raise ParseLimitError(f"{name}: a number of about {bits * 0.30103:.0f} digits, above the limit {cap} "
+                              "(LIMITS['literal_digits'] + LIMITS['literal_exponent'])")

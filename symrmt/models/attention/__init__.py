@@ -1,6 +1,6 @@
 """The paper's model: nonlinear Attention against ridge regression with a signal.
 
-Its rooms: :mod:`~symrmt.models.attention.kernel_terms` (SymPy: the Gaussian-equivalent kernel and
+Its rooms: :mod:`~symrmt.hermite.kernel_terms` (SymPy: the Gaussian-equivalent kernel and
 its finite-rank terms, the one definition of the model), :mod:`~symrmt.models.attention.equations`
 (SymPy: the pencil, the fixed point, the Woodbury system, read from that definition), :mod:`~symrmt.models.attention.closed_forms` (the special cases with closed
 forms), :mod:`~symrmt.models.attention.solver` (the compiled fixed point: Newton, continuation),

@@ -28,16 +28,14 @@ import numpy as np
 
 from symrmt.cache import cached
 from symrmt.core import batch as core_batch
+from symrmt.core.batch import EXTENDED, LD  # noqa: F401  (EXTENDED re-exported)
 from symrmt.core.batch import stack as _stack
 from symrmt.core.continuation import Geometric
 from symrmt.models.attention import equations as S
 from symrmt.models.attention.solver import MOVE_FRACTION
-from symrmt.codegen.compile import closed_form_phi, fixed_point_fjg, ridge_function, woodbury_D_function
+from symrmt.models.attention.compiled import closed_form_phi, fixed_point_fjg, ridge_function, woodbury_D_function
 
 EPS = float(np.finfo(np.float64).eps)
-LD = np.longdouble
-#: True where ``numpy.longdouble`` carries more digits than float64
-EXTENDED = bool(np.finfo(LD).eps < 1e-18)
 NEQ, NUNK = 9, 6
 #: relative Newton step at which a float solve counts as converged
 NEWTON_TOL = 1e-13

@@ -17,10 +17,10 @@ is the fast path for the same numbers (``symrmt limit``), and
 :mod:`symrmt.derivations.engine_attention` checks that the two agree.
 
 One definition, two solvers.  The model is the Gaussian-equivalent kernel with its finite-rank
-signal and weight terms, defined once in :mod:`symrmt.models.attention.kernel_terms`
-(:func:`~symrmt.models.attention.kernel_terms.gaussian_equivalent`: the coefficients ``a_1/alpha``
+signal and weight terms, defined once in :mod:`symrmt.hermite.kernel_terms`
+(:func:`~symrmt.hermite.kernel_terms.gaussian_equivalent`: the coefficients ``a_1/alpha``
 of ``X^T W X/p``, ``b = sqrt(nu - a_1^2)`` of ``G/sqrt(p)`` and ``d - a_1`` of ``I_n``;
-:func:`~symrmt.models.attention.kernel_terms.finite_rank_parts`: the finite-rank terms in the rotated
+:func:`~symrmt.hermite.kernel_terms.finite_rank_parts`: the finite-rank terms in the rotated
 coordinates ``m_i, k_i, q_i``).  Here ``kernel(f, X, W)`` writes those three terms as an engine
 expression (:func:`symrmt.engine.nonlinear_kernel.kernel_signal`), and the engine linearizes ``E_A`` and
 ``E_RR`` by itself.  The hand-built solver is a

@@ -3,7 +3,7 @@ r"""Symbolic layer: the deterministic equivalents as SymPy objects.
 Everything in this module is SymPy.  Every formula the package evaluates is
 written here once; :mod:`symrmt.models.attention.solver` compiles these expressions to mpmath.
 The model itself -- the Gaussian-equivalent kernel's coefficients and its finite-rank signal and
-weight terms -- is defined in :mod:`symrmt.models.attention.kernel_terms` (:func:`kernel_terms`);
+weight terms -- is defined in :mod:`symrmt.hermite.kernel_terms` (:func:`kernel_terms`);
 the pencil ``L_0, A_S, P`` and the Woodbury matrix ``D`` below are read from it, so this module holds
 the hand-built linearization of that definition, not a second copy of it.
 
@@ -62,7 +62,7 @@ import sympy as sp
 
 from symrmt.errors import ParameterError
 from symrmt.cache import cached
-from symrmt.models.attention import kernel_terms as KT
+from symrmt.hermite import kernel_terms as KT
 
 # ---------------------------------------------------------------- symbols
 c = sp.Symbol("c", positive=True)
@@ -99,7 +99,7 @@ def block_trace_matrix(symbols=G_SYMBOLS) -> sp.Matrix:
 
 def kernel_terms() -> KT.KernelTerms:
     """The Gaussian-equivalent kernel in this module's symbols (``alpha = 1``, section 2.3 of
-    ``docs/theory.md``): :func:`symrmt.models.attention.kernel_terms.gaussian_equivalent`, the one
+    ``docs/theory.md``): :func:`symrmt.hermite.kernel_terms.gaussian_equivalent`, the one
     definition the pencil and ``D`` below are read from."""
     return KT.gaussian_equivalent(a1, nu, d)
 
@@ -109,7 +109,7 @@ def noise_pencil():
 
     The pencil linearizes ``Q = (c K^T S K + gamma I)^{-1}`` with the noise-only kernel
     ``K_0 = w S + e I + b Gt`` of :func:`kernel_terms`: ``w`` (``= a_1``) its coefficient of ``S``
-    (:attr:`~symrmt.models.attention.kernel_terms.KernelTerms.wishart`), ``e`` (``= d - a_1``) that of
+    (:attr:`~symrmt.hermite.kernel_terms.KernelTerms.wishart`), ``e`` (``= d - a_1``) that of
     ``I``, ``b`` that of ``Gt``.  ``A_G = b P`` with ``b^2 = nu - a_1^2``; only ``b^2`` enters the
     limit, so the matrix returned is ``P`` and the factor ``b^2`` (:func:`b_squared`) is applied in the
     R-transform.
@@ -236,7 +236,7 @@ def woodbury_D(coords=None, r: int = 1) -> sp.Matrix:
     ``C = [m^T; I_k]`` and ``A = I_k + sum_j k_j q_j^T``; for ``r = 1`` this is the
     12x12 matrix of the module docstring.  Its blocks are the kernel's and the sample covariance's
     finite-rank parts ``M_K = (a_1/c) C A C^T`` and ``M_S = C C^T``
-    (:func:`symrmt.models.attention.kernel_terms.finite_rank_parts` of :func:`kernel_terms`), placed where
+    (:func:`symrmt.hermite.kernel_terms.finite_rank_parts` of :func:`kernel_terms`), placed where
     ``K`` (block (2, 1)), ``K^T`` (block (1, 2)) and ``c S`` (block (3, 3)) sit in the pencil.
     """
     k = 2 * r + 1
@@ -280,7 +280,7 @@ def aligned_phi(lu: bool = False):
     Here ``C = (||mu||, 1)^T`` and ``A = 1 + w_K^T w_Q`` are scalars' worth, so
     ``D = (I_3 (x) C) Delta (I_3 (x) C)^T`` with
     ``Delta = [[0, beta, 0], [beta, 0, 0], [0, 0, 1]]``, ``beta = a_1 (1 + w_K^T w_Q)/c``
-    (the kernel's finite-rank part :func:`~symrmt.models.attention.kernel_terms.kernel_lowrank` with
+    (the kernel's finite-rank part :func:`~symrmt.hermite.kernel_terms.kernel_lowrank` with
     ``C = 1`` and ``A = 1 + w_K^T w_Q`` in the one direction), and ``C^T C = 1 + ||mu||^2``:
 
     .. math:: \varphi = G_{11} - \|\mu\|^2 g_1^T \Delta (I_3 + (1 + \|\mu\|^2) Gm \Delta)^{-1} g_1 .

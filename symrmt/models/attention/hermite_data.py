@@ -17,6 +17,7 @@ from symrmt.cache import cache_dict
 from symrmt.errors import ParameterError
 from symrmt.models.attention.params import check_diagonal, to_fraction
 from symrmt.core.numbers import mpf_of
+from symrmt.hermite.scaled import scaled_nonlinearity  # noqa: F401  (re-exported)
 
 __all__ = ["hermite_inputs", "hermite_at_least", "scaled_nonlinearity"]
 
@@ -80,49 +81,3 @@ def hermite_at_least(f, diagonal: str, dps: int):
     return values
 
 
-_SCALED = cache_dict("symrmt.models.attention.hermite_data._SCALED", 64)
-
-
-def scaled_nonlinearity(f, alpha):
-    """``f_alpha(t) = f(alpha t)`` as a :class:`~symrmt.hermite.Nonlinearity` (the theory of ``W = alpha I + ...``).
-
-    >>> scaled_nonlinearity("erf", 2).expr
-    erf(2*t)
-    """
-    from symrmt.hermite import T, Nonlinearity
-    from symrmt.hermite.nonlinearity import NotCenteredError
-
-    alpha = to_fraction(alpha, "alpha")
-    if isinstance(f, dict):
-        raise ParameterError(
-            "alpha != 1 rescales the kernel's argument, which changes the Hermite data; "
-            "give f itself (a preset or an expression) rather than its Hermite data, or fold alpha in yourself"
-        )
-    if alpha == 1:
-        return f if isinstance(f, Nonlinearity) else Nonlinearity(f)
-    if isinstance(f, Nonlinearity):
-        base_expr = f.expr
-    elif isinstance(f, str):
-        # f need only be centered at the scale alpha, not under N(0, 1): parse it without that check
-        from symrmt.hermite import PRESETS, parse_f
-
-        base_expr = parse_f(PRESETS.get(f.strip(), f.strip()))
-    else:
-        base_expr = Nonlinearity(f).expr
-    key = (str(base_expr), alpha)
-    if key not in _SCALED:
-        import sympy as sp
-
-        expr = base_expr.subs(T, sp.Rational(alpha.numerator, alpha.denominator) * T)
-        try:
-            _SCALED[key] = Nonlinearity(expr)
-        except NotCenteredError as exc:
-            raise NotCenteredError(
-                f"with alpha = {alpha} the kernel applies f(alpha t) = {expr}, which is not centered: "
-                f"E f(alpha xi) = {exc.a0}; the theory needs E f(alpha xi) = 0. Use an odd f, or give an f "
-                "centered at this scale (the same f must then be used in the simulation)",
-                a0=exc.a0, a0_exact=exc.a0_exact, a0_value=exc.a0_value,
-            ) from None
-        except ParameterError as exc:
-            raise ParameterError(f"with alpha = {alpha}: f(alpha t) = {expr}: {exc}") from None
-    return _SCALED[key]

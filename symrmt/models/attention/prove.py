@@ -158,7 +158,7 @@ def prove_ridge(c, gammas, snr, digits: int, mids=None):
     """Balls of ``E_RR(gamma)``: the SymPy closed form :func:`~symrmt.models.attention.equations.ridge_error_closed_form`
     on balls; its root of the Marchenko-Pastur quadratic is checked to be the physical one by
     :func:`prove_mp_root` (branch ``"isolated"``)."""
-    from symrmt.codegen.compile import ridge_function
+    from symrmt.models.attention.compiled import ridge_function
 
     c = Fraction(c)
     s = Fraction(snr)
@@ -272,7 +272,7 @@ def prove_attention(f, c, gammas, geometry=None, diagonal: str = "zero", digits:
     here when not given), the centres of the boxes.  ``chain``: prove the branch by continuation in
     the kernel strength (:func:`~symrmt.models.attention.prove_branch.attention_chain`; branch ``"continued"``); when it cannot be made the
     branch is ``"sanity"`` and the ball's ``note`` says why."""
-    from symrmt.codegen.compile import closed_form_phi, fixed_point_fjg, woodbury_D_function
+    from symrmt.models.attention.compiled import closed_form_phi, fixed_point_fjg, woodbury_D_function
     from symrmt.models.attention.theory import attention_limit, guard_digits, route_for, scaled_nonlinearity
     from symrmt.models.attention.geometry import as_low_rank
     from symrmt.models.attention.params import check_c, check_gammas

@@ -45,7 +45,7 @@ def square_system(fjg, params):
     """``(F, J, F_gamma)`` of the square system ``G R(G)`` (upper entries), ``R`` the 3x3 residual.
 
     ``fjg`` is the arb version of the compiled flat ``[F (9), dF/dG (54), dF/dgamma (9)]`` of
-    :func:`symrmt.codegen.compile.fixed_point_fjg`: the square system and its Jacobian
+    :func:`symrmt.models.attention.compiled.fixed_point_fjg`: the square system and its Jacobian
     ``d(G R)/dG_k = E_k R + G dR/dG_k`` are assembled from it, nothing is retyped."""
     from symrmt.models.attention.equations import G_INDEX
 
@@ -150,14 +150,14 @@ def attention_chain(params, G, what, start=None):
     along the kernel strength ``t`` from 0 to 1 (:func:`symrmt.models.attention.equations.fixed_point_homotopy`,
     its square system ``G F_t(G)``), then at ``t = 1`` along ``log gamma`` from ``gamma_0`` down to ``gamma``
     (``gamma(u) = gamma_0 (gamma/gamma_0)^u``, ``u`` in ``[0, 1]``, each interval of ``u`` a ball of
-    ``gamma``; the square system of :func:`symrmt.codegen.compile.fixed_point_fjg`).  On each box
+    ``gamma``; the square system of :func:`symrmt.models.attention.compiled.fixed_point_fjg`).  On each box
     ``det G != 0`` is proved, so its root is a fixed point.  ``ProofError`` when it cannot be made;
     :class:`~symrmt.errors.BranchError` when ``G`` is a proved box of another root.
 
     Returns ``(boxes, enclosure)``: the enclosure of the continued root at ``gamma`` (balls), which may start
     the chain of a smaller ``gamma``: ``start = (gamma_s, enclosure)`` with ``gamma < gamma_s < gamma_0`` (a ball, the
     same other parameters) runs only the ``gamma`` leg, from ``gamma_s``."""
-    from symrmt.codegen.compile import fixed_point_fjg, fixed_point_homotopy_fjt, noise_L0_function
+    from symrmt.models.attention.compiled import fixed_point_fjg, fixed_point_homotopy_fjt, noise_L0_function
     from symrmt.engine.prove_chain import CHAIN_BITS, continuation_chain
     from symrmt.models.attention.equations import G_INDEX
 

@@ -25,14 +25,10 @@ from symrmt.core.newton import newton
 from symrmt.core.numbers import FLOAT64, FLOAT_EPS, MPMATH, context_of, mpf_of
 
 
-# the compile step and its recipes live in symrmt.codegen.compile; they are re-exported here
-from symrmt.codegen.compile import (  # noqa: E402,F401
-    SAFE_BUILTINS,
-    TARGETS,
-    Compiled,
+# the compile step (symrmt.codegen.compile) and the model's recipes (compiled.py) are re-exported here
+from symrmt.codegen.compile import SAFE_BUILTINS, TARGETS, Compiled, compile_expr, compile_recipe  # noqa: E402,F401
+from symrmt.models.attention.compiled import (  # noqa: E402,F401
     closed_form_phi,
-    compile_expr,
-    compile_recipe,
     fixed_point_fjg,
     fixed_point_functions,
     ridge_function,

@@ -57,7 +57,7 @@ from symrmt.core.certify import ESCALATIONS, GUARD, Disagree, agree, certify
 from symrmt.core.numbers import mpf_of
 from symrmt.errors import BranchError, ConvergenceError, PrecisionError, SolverError
 from symrmt.models.attention.solver import FixedPoint, lowrank_D, woodbury_value
-from symrmt.codegen.compile import ridge_function, closed_form_phi
+from symrmt.models.attention.compiled import ridge_function, closed_form_phi
 from symrmt.parsing import check_digits
 from symrmt.models.attention.geometry import Geometry, LowRankGeometry, as_low_rank
 from symrmt.errors import ParameterError
