@@ -14,16 +14,25 @@ import time
 TARGETS = {"density_mp_400_s": 2.0, "density_tanh_400_s": 10.0}
 
 
-def _mp():
-    from symrmt.cli.trace import build_model
+def _wishart():
+    from symrmt.engine import Model
 
-    return build_model(["p=c*n"], ["Z=gaussian(p,n)"]), "Z.T*Z/n", (-0.2, 3.2)
+    model = Model()
+    model.dim("p", "c*n")
+    model.declare("Z=gaussian(p,n)")
+    return model
+
+
+def _mp():
+    return _wishart(), "Z.T*Z/n", (-0.2, 3.2)
 
 
 def _tanh():
-    from symrmt.cli.trace import build_model
+    from symrmt.engine import kernel
 
-    return build_model(["p=c*n"], ["Z=gaussian(p,n)", "K=kernel(tanh, Z)"]), "K", (-2.0, 3.0)
+    model = _wishart()
+    model.let("K", kernel("tanh", model.matrices["Z"], model=model))
+    return model, "K", (-2.0, 3.0)
 
 
 def measure(quick: bool = False) -> dict:

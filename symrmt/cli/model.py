@@ -79,7 +79,7 @@ def cmd_limit(args) -> int:
     geom = geometry_of(args)
     if kind == "softmax":
         from symrmt.models.attention.geometry import as_low_rank
-        from symrmt.models.softmax.kernel import check_mask, softmax_nonlinearity, softmax_text
+        from symrmt.models.attention.softmax_kernel import check_mask, softmax_nonlinearity, softmax_text
 
         check_mask(args.mask)
         alpha = as_low_rank(geom).alpha

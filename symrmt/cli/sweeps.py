@@ -156,7 +156,7 @@ def _f_of(args, base):
     if attention_of(args) != "softmax":
         return args.f
     from symrmt.models.attention.geometry import as_low_rank
-    from symrmt.models.softmax.kernel import check_mask, softmax_text
+    from symrmt.models.attention.softmax_kernel import check_mask, softmax_text
 
     check_mask(args.mask)
     if base is not None and as_low_rank(base).alpha != 1:

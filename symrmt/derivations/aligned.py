@@ -84,7 +84,7 @@ def run(quick: bool = False, digits: int = 50) -> CheckList:
 
 
 def latex() -> str:
-    from symrmt.latex import BLOCK_TRACES, HERMITE, MODEL, align
+    from symrmt.latex_blocks import BLOCK_TRACES, HERMITE, MODEL, align
 
     return "\n\n".join([
         MODEL, HERMITE,

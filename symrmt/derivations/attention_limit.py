@@ -90,7 +90,7 @@ def run(quick: bool = False, digits: int = 40) -> CheckList:
 
 
 def latex() -> str:
-    from symrmt.latex import HERMITE, MODEL, align
+    from symrmt.latex_blocks import HERMITE, MODEL, align
 
     L0, A_S, P, R = S.r_transform_equation()
     return "\n\n".join([

@@ -102,7 +102,7 @@ def _fixed_point_symbols():
 
 
 def latex() -> str:
-    from symrmt.latex import MODEL, align
+    from symrmt.latex_blocks import MODEL, align
 
     return "\n\n".join([
         MODEL,

@@ -123,7 +123,7 @@ def run(quick: bool = False, digits: int = 40) -> CheckList:
 
 
 def latex() -> str:
-    from symrmt.latex import BLOCK_TRACES, HERMITE, MODEL, align
+    from symrmt.latex_blocks import BLOCK_TRACES, HERMITE, MODEL, align
 
     return "\n\n".join([
         MODEL.replace(r"$W = I_p + w_K w_Q^\top$", r"$W$ below"), HERMITE,

@@ -154,7 +154,7 @@ def latex(point=None) -> str:
 
     ``point=None``: the symbolic ``a_1 = 0`` polynomial; otherwise ``(c, a_1, nu, d)`` exact.
     """
-    from symrmt.latex import HERMITE, MODEL, split_equation, split_sum
+    from symrmt.latex_blocks import HERMITE, MODEL, split_equation, split_sum
 
     P = N.a1_zero_polynomial().as_expr() if point is None else N.stieltjes_polynomial(*point)
     poly = sp.Poly(P, S.m)

@@ -97,7 +97,7 @@ def run(quick: bool = False, digits: int = 40) -> CheckList:
 
 def latex() -> str:
     """The result as LaTeX ``align`` lines."""
-    from symrmt.latex import MODEL, align
+    from symrmt.latex_blocks import MODEL, align
 
     E = S.ridge_error_in_m()
     return "\n\n".join([

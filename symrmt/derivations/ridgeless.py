@@ -157,7 +157,7 @@ def _simulation(ck, quick, e_al):
 
 
 def latex() -> str:
-    from symrmt.latex import BLOCK_TRACES, HERMITE, MODEL, align
+    from symrmt.latex_blocks import BLOCK_TRACES, HERMITE, MODEL, align
 
     return "\n\n".join([
         MODEL, HERMITE,

@@ -22,6 +22,13 @@ A new model is a sibling package of this one under :mod:`symrmt.models`, as
 :mod:`symrmt.models.softmax` (softmax attention, which builds on this one) is.
 """
 
-from symrmt.models.attention.engine_model import E_A, E_RR, at_from_gram, attention_model
+
+def __getattr__(name):  # the engine's expression of the model loads SymPy and the engine: only when asked for
+    if name in __all__:
+        from symrmt.models.attention import engine_model
+
+        return getattr(engine_model, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = ["attention_model", "E_A", "E_RR", "at_from_gram"]

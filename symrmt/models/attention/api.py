@@ -130,7 +130,7 @@ def limit(f, c, gamma, geometry=None, diagonal: str = "zero", digits: int = 15, 
     attention = check_attention(attention)
     geom = _geometry(geometry, values)
     if attention == "softmax":
-        from symrmt.models.softmax.kernel import check_mask, check_softmax_f, softmax_nonlinearity
+        from symrmt.models.attention.softmax_kernel import check_mask, check_softmax_f, softmax_nonlinearity
 
         check_softmax_f(f)
         check_mask(mask)
@@ -244,7 +244,7 @@ def simulate(f, c, gamma, geometry=None, diagonal: str = "zero", center: bool = 
     attention = check_attention(attention)
     repeatable = True
     if attention == "softmax":
-        from symrmt.models.softmax.kernel import check_softmax_f
+        from symrmt.models.attention.softmax_kernel import check_softmax_f
 
         check_softmax_f(f)
         if center:

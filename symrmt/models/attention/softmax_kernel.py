@@ -20,7 +20,8 @@ The unmasked softmax has no limit in this scaling (``S_ii ~ alpha sqrt(p)`` domi
 ``A -> I``); :func:`check_mask` refuses ``mask=False`` with that reason.
 
 This module imports neither the attention model's public calls nor SymPy at import time: the calls of
-:mod:`symrmt.models.attention.api` use it for ``attention="softmax"``.
+:mod:`symrmt.models.attention.api` use it for ``attention="softmax"``, and :mod:`symrmt.models.softmax`
+(softmax attention's own package, which builds on the attention model) re-exports it.
 
 >>> softmax_text(1)
 'exp(t - 1/2) - 1'

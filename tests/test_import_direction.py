@@ -1,0 +1,63 @@
+"""Imports run one way between symrmt's packages: general packages, then the engine, then the models,
+then the front ends (CLI, figures, derivations, bench, LaTeX of results, claim checks).
+
+Every ``import`` and ``from ... import`` is counted, at the top of a module and inside functions alike.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parent.parent / "symrmt"
+
+#: the rank of each unit (a top-level module or package of symrmt; models.<name> for each model)
+GENERAL = {"errors", "cache", "trust", "progress", "table", "parsing", "core", "psd", "simulation", "codegen",
+           "arb", "certified", "hermite", "plotting", "comparison", "results", "latex_blocks"}
+RANKS = {**{name: 0 for name in GENERAL}, "engine": 1, "models.attention": 2, "models.softmax": 3,
+         "check": 4, "latex": 4, "derivations": 4, "figures": 4, "bench": 5, "cli": 6, "__main__": 7}
+
+
+def _unit(module: str) -> str | None:
+    parts = module.split(".")[1:]
+    if not parts:
+        return None  # the root package (its lazy public names)
+    if parts[0] == "models" and len(parts) > 1:
+        return "models." + parts[1]
+    return parts[0]
+
+
+def _edges():
+    for path in PACKAGE.rglob("*.py"):
+        name = ".".join(("symrmt", *path.relative_to(PACKAGE).with_suffix("").parts))
+        name = name.removesuffix(".__init__")
+        here = _unit(name)
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and not node.level and (node.module or "").startswith("symrmt"):
+                targets = [node.module]
+            elif isinstance(node, ast.Import):
+                targets = [a.name for a in node.names if a.name.startswith("symrmt")]
+            else:
+                continue
+            for target in targets:
+                there = _unit(target)
+                if there is not None and there != here:
+                    yield name, here, there
+
+
+def test_every_unit_has_a_rank():
+    units = {here for _, here, _ in _edges()} | {there for _, _, there in _edges()}
+    assert units <= set(RANKS), f"units without a rank (add them to RANKS): {sorted(units - set(RANKS))}"
+
+
+@pytest.mark.parametrize("lower", ["general", "engine", "models"])
+def test_imports_point_down(lower):
+    """General packages never import the engine; the engine never imports a model; models never import
+    the CLI, figures, derivations or bench."""
+    top = {"general": 0, "engine": 1, "models": 3}[lower]
+    up = sorted(f"{name} -> symrmt.{there}" for name, here, there in _edges()
+                if RANKS.get(here, 99) <= top and RANKS.get(there, 99) > RANKS.get(here, 99))
+    assert up == [], f"imports that point up from the {lower} layer: {up}"
+
