@@ -18,8 +18,7 @@ import sympy as sp
 from symrmt.cache import cache_dict
 from symrmt.core.newton import NewtonError, newton
 from symrmt.core.numbers import NumberContext
-from symrmt.errors import SolverError
-from symrmt.errors import ParameterError
+from symrmt.errors import ProofError, ProveUnavailable  # noqa: F401  (defined in symrmt.errors, importable here)
 
 
 __all__ = ["INSTALL", "GUARD_BITS", "ESCALATIONS", "ProofError", "ProveUnavailable", "require_flint", "working_bits",
@@ -33,14 +32,6 @@ INSTALL = "pip install 'symrmt[prove]' (or pip install 'python-flint>=0.6')"
 GUARD_BITS = 64
 #: escalations of the working precision before a :class:`ProofError`
 ESCALATIONS = 3
-
-
-class ProofError(SolverError):
-    """A ball could not be proved (Krawczyk test failed, a ball too wide); the message says which."""
-
-
-class ProveUnavailable(ParameterError):
-    """``--prove`` / ``prove=True`` without python-flint installed (exit 2)."""
 
 
 def require_flint():

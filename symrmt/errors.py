@@ -20,15 +20,45 @@ codes (``symrmt.cli.app``):
   :class:`symrmt.check.prove.SymbolicTimeout`;
 * ``UserWarning`` -- :class:`symrmt.simulation.executor.StaleTrialsWarning`.
 
-Data an error carries travel as attributes (for example ``NotCenteredError.a0``), never
-inside the message text only. The classes stay importable from the modules named above (``ParameterError`` also from
-:mod:`symrmt.models.attention.params`, the solver errors from :mod:`symrmt.models.attention.solver`);
-this module imports nothing from symrmt, so any module may import it.
+Every exception class of the package is defined in this module (as SymPy keeps its own in
+``polyerrors.py``); each stays importable from the module that raises it, as named above.  Data an
+error carries travel as attributes (for example ``NotCenteredError.a0``), never inside the message
+text only.  This module imports nothing from symrmt, so any module may import it.
 """
 
 from __future__ import annotations
 
-__all__ = ["SymrmtError", "ParameterError", "SolverError", "ConvergenceError", "BranchError", "PrecisionError"]
+__all__ = [
+    "SymrmtError",
+    "ParameterError",
+    "SolverError",
+    "ConvergenceError",
+    "BranchError",
+    "PrecisionError",
+    "StoreError",
+    "NonFiniteTrial",
+    "TrialOutOfRange",
+    "StaleTrialsWarning",
+    "ParseLimitError",
+    "TimeLimitExceeded",
+    "PretrainedUnavailable",
+    "ClosedFormError",
+    "QuadratureError",
+    "NotTrapezoid",
+    "NotCenteredError",
+    "NotExact",
+    "PencilError",
+    "NonNormalError",
+    "DensityError",
+    "TraceSimulationError",
+    "ModelError",
+    "NewtonError",
+    "Disagree",
+    "Unavailable",
+    "SymbolicTimeout",
+    "ProofError",
+    "ProveUnavailable",
+]
 
 
 class SymrmtError(Exception):
@@ -53,3 +83,140 @@ class BranchError(SolverError):
 
 class PrecisionError(SolverError):
     """Two solves at different working precisions disagree in the requested digits."""
+
+
+# ---------------------------------------------------------------------------
+# the package's other errors, by the module that raises them
+# ---------------------------------------------------------------------------
+
+
+# symrmt.simulation.store
+class StoreError(ParameterError):
+    """The store file cannot be used (not a store, damaged, unreadable); it was left untouched."""
+
+
+# symrmt.simulation.store
+class NonFiniteTrial(FloatingPointError, SymrmtError):
+    """A trial (fresh or stored) holds a NaN or an infinity: the Monte-Carlo has no value to report."""
+
+
+# symrmt.simulation.store
+class TrialOutOfRange(FloatingPointError, SymrmtError):
+    """A trial holds a value outside the range its kind can take (e.g. an error outside [0, 1])."""
+
+
+# symrmt.simulation.executor
+class StaleTrialsWarning(UserWarning, SymrmtError):
+    """The store holds trials of this point from another numerics version; they were not used."""
+
+
+# symrmt.parsing.limits
+class ParseLimitError(ParameterError):
+    """A user input was refused by a limit of :data:`LIMITS` (the message names it)."""
+
+
+# symrmt.parsing.limits
+class TimeLimitExceeded(SymrmtError):
+    """A time-limited computation ran past its limit (see :func:`run_limited`)."""
+
+
+# symrmt.models.attention.pretrained
+class PretrainedUnavailable(ImportError, SymrmtError):
+    """The optional extra (``safetensors`` or the model package) is not installed."""
+
+
+# symrmt.models.attention.closed_forms.noise_only
+class ClosedFormError(ArithmeticError, SymrmtError):
+    """The closed form cannot deliver a value it can stand behind."""
+
+
+# symrmt.hermite.quadrature
+class QuadratureError(ArithmeticError, SymrmtError):
+    """Numeric quadrature did not reach the requested accuracy."""
+
+
+# symrmt.hermite.quadrature
+class NotTrapezoid(SymrmtError):
+    """The trapezoidal rule does not apply or did not converge: use tanh-sinh."""
+
+
+# symrmt.hermite.nonlinearity
+class NotCenteredError(ParameterError):
+    """``f`` is not centered under ``N(0, 1)``: ``E[f(xi)] != 0``.
+
+    Attributes: ``a0`` is that mean as shown in the message (``"exact ≈ decimal"`` where it is
+    known exactly, else the 15-digit decimal), ``a0_exact`` its exact SymPy text or ``None``, and
+    ``a0_value`` its value as a float, for a caller that words its own message."""
+
+    def __init__(self, message: str, a0: str, a0_exact: str | None = None, a0_value: float | None = None):
+        super().__init__(message)
+        self.a0 = a0
+        self.a0_exact = a0_exact
+        self.a0_value = a0_value
+
+
+# symrmt.hermite.gaussian
+class NotExact(ArithmeticError, SymrmtError):
+    """No exact (symbolic) value is available within the time limit."""
+
+
+# symrmt.engine.pencil_check
+class PencilError(AssertionError, ArithmeticError, SymrmtError):
+    """A pencil failed its finite-size self-test (a bug in the linearization, or a float64 test too
+    ill-conditioned to decide); an ``ArithmeticError`` too, so the command line reports it in one line."""
+
+
+# symrmt.engine.hermitize_solve
+class NonNormalError(BranchError):
+    """The trace holds the inverse of a non-normal matrix that is not invertible in the limit, and
+    the expression is not a resolvent the Hermitization can read (exit 3)."""
+
+
+# symrmt.engine.edge_system
+class DensityError(ConvergenceError):
+    """A point of the density could not be computed (exit 3)."""
+
+
+# symrmt.engine.bound_tree
+class TraceSimulationError(ArithmeticError, SymrmtError):
+    """A trial could not be evaluated (a singular matrix, a non-finite value)."""
+
+
+# symrmt.engine.base
+class ModelError(ParameterError):
+    """A model or an expression is not in the grammar (the message says why)."""
+
+
+# symrmt.core.newton
+class NewtonError(ConvergenceError):
+    """Newton reached its maximum number of steps; ``residual`` and ``step`` are attributes."""
+
+    def __init__(self, message, residual=None, step=None):
+        super().__init__(message)
+        self.residual = residual
+        self.step = step
+
+
+# symrmt.core.certify
+class Disagree(SymrmtError):
+    """Raised by an attempt whose two solves disagree (the message says how); triggers escalation."""
+
+
+# symrmt.cli.common
+class Unavailable(ArithmeticError, SymrmtError):
+    """The theory cannot be computed in this installation."""
+
+
+# symrmt.check.prove
+class SymbolicTimeout(SymrmtError):
+    """A symbolic attempt ran past its time limit (it was killed)."""
+
+
+# symrmt.arb
+class ProofError(SolverError):
+    """A ball could not be proved (Krawczyk test failed, a ball too wide); the message says which."""
+
+
+# symrmt.arb
+class ProveUnavailable(ParameterError):
+    """``--prove`` / ``prove=True`` without python-flint installed (exit 2)."""

@@ -6,7 +6,7 @@ from fractions import Fraction
 
 import sympy as sp
 
-from symrmt.errors import SymrmtError
+from symrmt.errors import SymbolicTimeout  # noqa: F401  (defined in symrmt.errors, importable here)
 from symrmt.parsing import run_limited as _run_limited
 from symrmt.models.attention import equations as S
 from symrmt.check.candidate import WhereBound
@@ -16,8 +16,6 @@ from symrmt.check.points import ridgeless_ridge_exact
 # ---------------------------------------------------------------------------
 # time-limited symbolic work
 # ---------------------------------------------------------------------------
-class SymbolicTimeout(SymrmtError):
-    """A symbolic attempt ran past its time limit (it was killed)."""
 
 
 def run_limited(fn, args, timeout: float):

@@ -22,11 +22,11 @@ import re
 import sys
 from fractions import Fraction
 
-from symrmt.errors import SymrmtError
 from symrmt.models.attention.geometry_io import load_geometry
 from symrmt.models.attention.geometry import Geometry, LowRankGeometry
 from symrmt.models.attention.params import DIAGONALS, check_gammas, to_fraction
 from symrmt.errors import ParameterError
+from symrmt.errors import Unavailable  # noqa: F401  (defined in symrmt.errors, importable here)
 from symrmt.parsing import LIMITS
 
 EXIT_OK = 0
@@ -207,7 +207,6 @@ def add_output(p):
     p.add_argument("--json", action="store_true", help="JSON on stdout")
 
 
-
 def geometry_of(args):
     """The rank-one :class:`Geometry` of the flags, or a :class:`LowRankGeometry` from ``--geometry``/``--alpha``."""
     path = getattr(args, "geometry", None)
@@ -364,5 +363,3 @@ def theory_limit():
     return limit
 
 
-class Unavailable(ArithmeticError, SymrmtError):
-    """The theory cannot be computed in this installation."""

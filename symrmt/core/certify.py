@@ -16,9 +16,9 @@ from typing import Any
 
 import mpmath
 
-from symrmt.errors import SymrmtError
 
 from symrmt.errors import ConvergenceError, PrecisionError
+from symrmt.errors import Disagree  # noqa: F401  (defined in symrmt.errors, importable here)
 
 __all__ = ["GUARD", "ESCALATIONS", "Certified", "Disagree", "agree", "certify"]
 
@@ -36,10 +36,6 @@ class Certified:
     digits: int
     working_digits: int
     data: Any = field(default=None, compare=False)
-
-
-class Disagree(SymrmtError):
-    """Raised by an attempt whose two solves disagree (the message says how); triggers escalation."""
 
 
 def agree(x, y, digits: int, absolute=0, floor=0) -> bool:

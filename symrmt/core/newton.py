@@ -21,6 +21,7 @@ else it hands back ``None``.
 from __future__ import annotations
 
 from symrmt.errors import ConvergenceError
+from symrmt.errors import NewtonError  # noqa: F401  (defined in symrmt.errors, importable here)
 from symrmt.core.numbers import NumberContext
 
 __all__ = ["newton", "NewtonError", "stagnated", "refine", "REFINE_CONTRACTION"]
@@ -28,15 +29,6 @@ __all__ = ["newton", "NewtonError", "stagnated", "refine", "REFINE_CONTRACTION"]
 #: iterative refinement gives up (the caller runs full Newton) when a step is not this much smaller
 #: than the previous one
 REFINE_CONTRACTION = 1e-3
-
-
-class NewtonError(ConvergenceError):
-    """Newton reached its maximum number of steps; ``residual`` and ``step`` are attributes."""
-
-    def __init__(self, message, residual=None, step=None):
-        super().__init__(message)
-        self.residual = residual
-        self.step = step
 
 
 def stagnated(step, prev, floor, shrink=4):

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import sympy as sp
 
-from symrmt.errors import ParameterError
+from symrmt.errors import ModelError  # noqa: F401  (defined in symrmt.errors, importable here)
 
 __all__ = ["ModelError", "Dim", "Node", "walk", "check_law", "N", "MAX_ATOMS", "SPLIT_ATOMS", "MAX_SPLIT_ATOMS", "MAX_POWER"]
 
@@ -20,10 +20,6 @@ MAX_ATOMS = 4096
 SPLIT_ATOMS = 16
 MAX_SPLIT_ATOMS = 64
 MAX_POWER = 16
-
-
-class ModelError(ParameterError):
-    """A model or an expression is not in the grammar (the message says why)."""
 
 
 # ---------------------------------------------------------------- dimensions

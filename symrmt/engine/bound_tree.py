@@ -30,7 +30,8 @@ import math
 
 import numpy as np
 
-from symrmt.errors import ParameterError, SymrmtError
+from symrmt.errors import ParameterError
+from symrmt.errors import TraceSimulationError  # noqa: F401  (defined in symrmt.errors, importable here)
 from symrmt.simulation.memory import check_memory_bytes
 
 __all__ = [
@@ -46,10 +47,6 @@ MAX_CONDITION = 1e12
 SCALAR_KINDS = ("const", "trace", "ssum", "sproduct", "power", "diff", "qform")
 #: the laws of a random vector (kind "vector"): iid signs, iid N(0, 1)
 _RANDOM_VECTORS = ("signs", "gaussian")
-
-
-class TraceSimulationError(ArithmeticError, SymrmtError):
-    """A trial could not be evaluated (a singular matrix, a non-finite value)."""
 
 
 # --------------------------------------------------------------------------

@@ -19,13 +19,9 @@ from symrmt.core.numbers import MPMATH
 from symrmt.engine.blockfp import S_STRENGTH
 from symrmt.engine.linearize import EPS_SHIFT
 from symrmt.errors import ConvergenceError
+from symrmt.errors import DensityError  # noqa: F401  (defined in symrmt.errors, importable here)
 
 __all__ = ["DensityError", "EdgeSystem"]
-
-
-class DensityError(ConvergenceError):
-    """A point of the density could not be computed (exit 3)."""
-
 
 
 class EdgeSystem:

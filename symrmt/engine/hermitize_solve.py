@@ -38,6 +38,7 @@ from symrmt.core.linalg import qr_solve
 from symrmt.core.newton import NewtonError, newton
 from symrmt.core.numbers import MPMATH
 from symrmt.errors import BranchError, ConvergenceError
+from symrmt.errors import NonNormalError  # noqa: F401  (defined in symrmt.errors, importable here)
 from symrmt.core.numbers import mpf_of
 from symrmt.engine.solver import TraceSolver
 
@@ -48,11 +49,6 @@ EPS_FLOOR = 1e-10
 FINISH_MOVE = 1e-4
 #: a singular value of ``[J; gauge]`` at ``eps = 0`` below this fraction of the largest is a family of fixed points
 FAMILY_RANK = 1e-8
-
-
-class NonNormalError(BranchError):
-    """The trace holds the inverse of a non-normal matrix that is not invertible in the limit, and
-    the expression is not a resolvent the Hermitization can read (exit 3)."""
 
 
 def _lsq(A, b):

@@ -21,7 +21,7 @@ import cmath
 import numpy as np
 import sympy as sp
 
-from symrmt.errors import SymrmtError
+from symrmt.errors import PencilError  # noqa: F401  (defined in symrmt.errors, importable here)
 from symrmt.engine.nodes import (
     GOE, Const, Diagonal, Gaussian, Identity, Inverse, MatProduct, MatSum, ModelError, Scaled, Transpose, walk,
 )
@@ -39,11 +39,6 @@ TOL = 1e-10
 def _short(c, n: int = 40) -> str:
     text = str(c)
     return text if len(text) <= n else text[: n - 3] + "..."
-
-
-class PencilError(AssertionError, ArithmeticError, SymrmtError):
-    """A pencil failed its finite-size self-test (a bug in the linearization, or a float64 test too
-    ill-conditioned to decide); an ``ArithmeticError`` too, so the command line reports it in one line."""
 
 
 def checked(pencil, hat):

@@ -31,15 +31,11 @@ import mpmath
 import sympy as sp
 
 from symrmt.cache import cached
-from symrmt.errors import SymrmtError
+from symrmt.errors import NotExact  # noqa: F401  (defined in symrmt.errors, importable here)
 from symrmt.parsing import run_limited
 from symrmt.hermite.variable import T, hermite_poly  # noqa: F401 - re-exported (T: the variable of f)
 
 __all__ = ["T", "NotExact", "with_timeout", "smooth_pieces", "exact_expectation", "hermite_poly"]
-
-
-class NotExact(ArithmeticError, SymrmtError):
-    """No exact (symbolic) value is available within the time limit."""
 
 
 def with_timeout(fn, seconds: float):

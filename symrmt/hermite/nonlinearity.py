@@ -19,6 +19,7 @@ import mpmath
 import sympy as sp
 
 from symrmt.errors import ParameterError
+from symrmt.errors import NotCenteredError  # noqa: F401  (defined in symrmt.errors, importable here)
 from symrmt.hermite.admissible import check_growth, check_real
 from symrmt.hermite.gaussian import NotExact, T, exact_expectation, hermite_poly, smooth_pieces, with_timeout
 from symrmt.hermite.numpy_f import numpy_function
@@ -27,19 +28,6 @@ from symrmt.hermite.presets import CENTER_NUMERICALLY, PRESETS, check_dps, check
 from symrmt.hermite.quadrature import exact_to_mpf, numeric_hermite, numeric_square
 
 __all__ = ["Nonlinearity", "NotCenteredError"]
-
-class NotCenteredError(ParameterError):
-    """``f`` is not centered under ``N(0, 1)``: ``E[f(xi)] != 0``.
-
-    Attributes: ``a0`` is that mean as shown in the message (``"exact ≈ decimal"`` where it is
-    known exactly, else the 15-digit decimal), ``a0_exact`` its exact SymPy text or ``None``, and
-    ``a0_value`` its value as a float, for a caller that words its own message."""
-
-    def __init__(self, message: str, a0: str, a0_exact: str | None = None, a0_value: float | None = None):
-        super().__init__(message)
-        self.a0 = a0
-        self.a0_exact = a0_exact
-        self.a0_value = a0_value
 
 
 class Nonlinearity:

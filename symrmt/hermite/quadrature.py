@@ -23,7 +23,7 @@ import sympy as sp
 from symrmt.errors import ParameterError
 from symrmt.cache import cached
 from symrmt.core.certify import agree
-from symrmt.errors import SymrmtError
+from symrmt.errors import NotTrapezoid as _NotTrapezoid, QuadratureError  # noqa: F401  (defined in symrmt.errors, importable here)
 from symrmt.hermite.variable import T, hermite_poly
 
 __all__ = [
@@ -39,10 +39,6 @@ __all__ = [
 
 #: Guard digits used inside every numeric evaluation.
 GUARD_DPS = 15
-
-
-class QuadratureError(ArithmeticError, SymrmtError):
-    """Numeric quadrature did not reach the requested accuracy."""
 
 
 # ---------------------------------------------------------------------------
@@ -200,10 +196,6 @@ def _quad_pieces(pieces, weight_power, dps, factor=None):
 
 #: most nodes of the trapezoidal rule on the whole line (beyond: tanh-sinh, or refused)
 TRAPEZOID_NODES = 60_000
-
-
-class _NotTrapezoid(SymrmtError):
-    """The trapezoidal rule does not apply or did not converge: use tanh-sinh."""
 
 
 @cached(maxsize=64)

@@ -8,8 +8,8 @@ import numbers
 import signal
 import threading
 
-from symrmt.errors import SymrmtError
 from symrmt.errors import ParameterError
+from symrmt.errors import ParseLimitError, TimeLimitExceeded  # noqa: F401  (defined in symrmt.errors, importable here)
 
 LIMITS = {
     # characters in one text input (an expression, a number, a --where item, a Gram entry)
@@ -67,18 +67,6 @@ LIMITS = {
 #: significant digits kept when an irrational input (such as ``sqrt(2)``) becomes a rational:
 #: more than any precision symrmt can be asked for (``LIMITS["digits"]``)
 IRRATIONAL_DIGITS = LIMITS["digits"] + 20
-
-
-class ParseLimitError(ParameterError):
-    """A user input was refused by a limit of :data:`LIMITS` (the message names it)."""
-
-    __module__ = "symrmt.parsing"
-
-
-class TimeLimitExceeded(SymrmtError):
-    """A time-limited computation ran past its limit (see :func:`run_limited`)."""
-
-    __module__ = "symrmt.parsing"
 
 
 # ---------------------------------------------------------------------------
@@ -201,7 +189,6 @@ def run_limited(fn, args=(), seconds: float = LIMITS["time"], *, what: str = "co
     if "error" in box:
         raise box["error"]
     return box["value"]
-
 
 
 # ---------------------------------------------------------------------------

@@ -69,9 +69,9 @@ from typing import Callable
 
 import numpy as np
 
-from symrmt.errors import SymrmtError
 from symrmt.simulation.blas_threads import BLAS_VARS, one_blas_thread
 from symrmt.errors import ParameterError
+from symrmt.errors import StaleTrialsWarning  # noqa: F401  (defined in symrmt.errors, importable here)
 from symrmt.progress import progress_bar
 from symrmt.simulation.scheduler import as_scheduler, check_workers
 from symrmt.simulation.store import canonical, check_values, open_store
@@ -86,10 +86,6 @@ __all__ = [
     "run_trials",
     "trial_seed",
 ]
-
-
-class StaleTrialsWarning(UserWarning, SymrmtError):
-    """The store holds trials of this point from another numerics version; they were not used."""
 
 
 @dataclass(frozen=True)

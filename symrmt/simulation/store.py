@@ -53,8 +53,8 @@ from pathlib import Path
 
 import numpy as np
 
-from symrmt.errors import SymrmtError
 from symrmt.errors import ParameterError
+from symrmt.errors import NonFiniteTrial, StoreError, TrialOutOfRange  # noqa: F401  (defined in symrmt.errors, importable here)
 from symrmt.trust import untrusted
 
 __all__ = ["StoreError", "TrialStore", "canonical", "exact", "check_values", "NonFiniteTrial", "TrialOutOfRange"]
@@ -101,10 +101,6 @@ def _schema_mismatch(db) -> str | None:
     if seen != set(_TABLES):
         return "an SQLite database without the store's tables"
     return None
-
-
-class StoreError(ParameterError):
-    """The store file cannot be used (not a store, damaged, unreadable); it was left untouched."""
 
 
 def exact(x) -> str:
@@ -311,14 +307,6 @@ class TrialStore:
                                  "object a store writes; the store was edited or damaged: use a new store file")
             out.append({"kind": k, "version": v, "params": params, "trials": int(t), "seconds": float(s)})
         return out
-
-
-class NonFiniteTrial(FloatingPointError, SymrmtError):
-    """A trial (fresh or stored) holds a NaN or an infinity: the Monte-Carlo has no value to report."""
-
-
-class TrialOutOfRange(FloatingPointError, SymrmtError):
-    """A trial holds a value outside the range its kind can take (e.g. an error outside [0, 1])."""
 
 
 def check_values(row, j, kind: str, bounds=None, where: str = "") -> None:

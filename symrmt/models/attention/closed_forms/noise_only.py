@@ -61,7 +61,8 @@ from symrmt.core.continuation import Geometric, follow
 from symrmt.core.errors import ConvergenceError
 from symrmt.core.newton import newton
 from symrmt.core.numbers import MPMATH
-from symrmt.errors import ParameterError, SymrmtError
+from symrmt.errors import ParameterError
+from symrmt.errors import ClosedFormError  # noqa: F401  (defined in symrmt.errors, importable here)
 from symrmt.models.attention import equations as S
 
 G11, G12, G13, G22, G23, G33 = S.G_SYMBOLS
@@ -80,10 +81,6 @@ __all__ = [
     "stored_polynomial",
     "eliminated_polynomial",
 ]
-
-
-class ClosedFormError(ArithmeticError, SymrmtError):
-    """The closed form cannot deliver a value it can stand behind."""
 
 
 # ---------------------------------------------------------------- symbolic part
