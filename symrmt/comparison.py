@@ -1,5 +1,6 @@
 r"""The simulation set against the theory: :class:`Comparison` (``SimulationResult.compare(limit)``),
-the gaps in standard errors, and :class:`Extrapolation` (means at several ``n`` fitted in ``1/n``).
+the gaps in standard errors, and :class:`Extrapolation` (means at several ``n`` fitted in ``1/n``,
+``1/sqrt(n)`` or both, with each fit's chi-square).
 
 This module imports only the standard library at import time; NumPy and pandas are imported when a
 method needs them.
@@ -15,20 +16,104 @@ from symrmt.table import (
     se_text, text_table,
 )
 
-__all__ = ["Comparison", "Extrapolation"]
+__all__ = ["Comparison", "Extrapolation", "FormFit", "FORMS", "chi2_pvalue"]
 
 
 # ---------------------------------------------------------------------------
-# extrapolation in 1/n
+# extrapolation in n: a + b/n, a + b/sqrt(n), a + b/sqrt(n) + c/n
 # ---------------------------------------------------------------------------
+#: the forms fitted to the means at several n: name -> powers of n in the decaying terms
+FORMS = {"1/n": (1.0,), "1/sqrt(n)": (0.5,), "1/sqrt(n) + 1/n": (0.5, 1.0)}
+FORM_TEXT = {"1/n": "a + b/n", "1/sqrt(n)": "a + b/sqrt(n)", "1/sqrt(n) + 1/n": "a + b/sqrt(n) + c/n"}
+#: a form is rejected when its chi-square p-value is below this
+REJECT_P = 0.01
+
+
+def chi2_pvalue(chi2: float, dof: int) -> float | None:
+    """``P(X >= chi2)`` for ``X`` chi-square with ``dof`` degrees of freedom (``None`` at ``dof = 0``).
+
+    >>> round(chi2_pvalue(3.841458820694124, 1), 6)
+    0.05
+    """
+    import mpmath
+
+    if dof <= 0:
+        return None
+    return float(mpmath.gammainc(dof / 2.0, chi2 / 2.0, mpmath.inf, regularized=True))
+
+
+@dataclass(frozen=True)
+class FormFit:
+    """One form ``mean(n) = a + sum_k b_k n^(-power_k)`` fitted to one error over every ``gamma``
+    (weighted least squares per ``gamma``, weights ``1/se^2``): ``a`` and ``a_se`` per ``gamma``,
+    ``slope`` the coefficient of the first decaying term, and the fit's ``chi2`` summed over ``gamma``
+    on ``dof`` degrees of freedom (``pvalue`` ``None`` when ``dof = 0``: the form cannot be tested)."""
+
+    form: str
+    a: object
+    a_se: object
+    slope: object
+    chi2_per_gamma: object
+    chi2: float
+    dof: int
+    pvalue: float | None
+
+    @property
+    def rejected(self) -> bool:
+        return self.pvalue is not None and self.pvalue < REJECT_P
+
+    def text(self) -> str:
+        p = "untestable: as many terms as sizes" if self.pvalue is None else f"p = {self.pvalue:.2g}"
+        return f"{FORM_TEXT[self.form]}: chi2 = {self.chi2:.3g} on {self.dof} dof ({p})"
+
+
+def _fit_form(form: str, ns, y, se) -> FormFit | None:
+    import numpy as np
+
+    powers = FORMS[form]
+    m, k = len(ns), 1 + len(powers)
+    if m < k:
+        return None
+    x = np.array([[1.0] + [n ** -q for q in powers] for n in ns])  # (sizes, terms)
+    w = 1.0 / np.maximum(se, 1e-300) ** 2  # (sizes, gammas)
+    a, a_se, slope, chi = [], [], [], []
+    for g in range(y.shape[1]):
+        xw = x * w[:, g:g + 1]
+        normal = x.T @ xw
+        coef = np.linalg.solve(normal, xw.T @ y[:, g])
+        cov = np.linalg.inv(normal)
+        a.append(coef[0])
+        a_se.append(np.sqrt(cov[0, 0]))
+        slope.append(coef[1])
+        chi.append(float((w[:, g] * (y[:, g] - x @ coef) ** 2).sum()))
+    dof = (m - k) * y.shape[1]
+    total = float(sum(chi))
+    return FormFit(form, np.array(a), np.array(a_se), np.array(slope), np.array(chi), total, dof,
+                   chi2_pvalue(total, dof))
+
+
+def choose_form(fits: dict) -> FormFit:
+    """The simplest form the data do not reject, in the order of :data:`FORMS` (``1/n`` first); when
+    every testable form is rejected, the richest form that could be fitted."""
+    testable = [f for f in fits.values() if f is not None]
+    for fit in testable:
+        if not fit.rejected:
+            return fit
+    return testable[-1]
+
+
 @dataclass(frozen=True, eq=False)
 class Extrapolation:
-    """Simulated means at several ``n`` fitted as ``mean(n) = a + b/n`` (weighted least squares,
-    weights ``1/se^2``); ``attention``, ``ridge`` hold ``a`` per ``gamma`` (``n -> oo``) and
-    ``attention_se``, ``ridge_se`` its standard error, ``attention_slope``, ``ridge_slope`` the ``b``.
+    """Simulated means at several ``n`` extrapolated to ``n -> oo``.
 
-    With two sizes the line passes through both means; with more, ``chi2`` (per error, per
-    ``gamma``) measures how well ``1/n`` describes them (about ``len(sizes) - 2`` if it does).
+    Three forms are fitted to each error, ``mean(n) = a + b/n``, ``a + b/sqrt(n)`` and
+    ``a + b/sqrt(n) + c/n`` (:data:`FORMS`; weighted least squares per ``gamma``, weights ``1/se^2``),
+    each with its chi-square over every ``gamma`` (:attr:`fits`).  The simplest form the data do
+    not reject (p-value >= :data:`REJECT_P`) is used: ``attention``, ``ridge`` hold its ``a`` per
+    ``gamma``, ``attention_se``, ``ridge_se`` the standard error of ``a``, ``attention_slope``,
+    ``ridge_slope`` its first decaying coefficient, and :attr:`forms` its name per error.  ``chi2``
+    (per error, per ``gamma``) is the ``1/n`` fit's.  With two sizes every form passes through both
+    means and none can be tested; :meth:`notes` says so.
     """
 
     sizes: tuple
@@ -39,30 +124,39 @@ class Extrapolation:
     ridge_se: object
     ridge_slope: object
     chi2: object
-
-    @staticmethod
-    def _fit(x, y, se):
-        import numpy as np
-
-        w = 1.0 / np.maximum(se, 1e-300) ** 2  # (sizes, gammas)
-        s0, s1, s2 = w.sum(0), (w * x).sum(0), (w * x * x).sum(0)
-        t0, t1 = (w * y).sum(0), (w * x * y).sum(0)
-        det = s0 * s2 - s1 * s1
-        a = (s2 * t0 - s1 * t1) / det
-        b = (s0 * t1 - s1 * t0) / det
-        chi2 = (w * (y - a - b * x) ** 2).sum(0)
-        return a, np.sqrt(s2 / det), b, chi2
+    fits: dict = None
+    forms: dict = None
 
     @classmethod
     def fit(cls, sims) -> Extrapolation:
         import numpy as np
 
         sims = sorted(sims, key=lambda s: s.n)
-        x = np.array([[1.0 / s.n] for s in sims])
-        a, ase, ab, ac = cls._fit(x, np.array([s.attention for s in sims]), np.array([s.attention_se for s in sims]))
-        r, rse, rb, rc = cls._fit(x, np.array([s.ridge for s in sims]), np.array([s.ridge_se for s in sims]))
-        return cls(sizes=tuple(s.n for s in sims), attention=a, attention_se=ase, attention_slope=ab, ridge=r,
-                   ridge_se=rse, ridge_slope=rb, chi2=np.array([ac, rc]))
+        ns = [s.n for s in sims]
+        fits, used = {}, {}
+        for name, mean, se in (("E_A", "attention", "attention_se"), ("E_RR", "ridge", "ridge_se")):
+            y = np.array([getattr(s, mean) for s in sims])
+            e = np.array([getattr(s, se) for s in sims])
+            fits[name] = {form: _fit_form(form, ns, y, e) for form in FORMS}
+            used[name] = choose_form(fits[name])
+        a, r = used["E_A"], used["E_RR"]
+        return cls(sizes=tuple(ns), attention=a.a, attention_se=a.a_se, attention_slope=a.slope, ridge=r.a,
+                   ridge_se=r.a_se, ridge_slope=r.slope,
+                   chi2=np.array([fits["E_A"]["1/n"].chi2_per_gamma, fits["E_RR"]["1/n"].chi2_per_gamma]),
+                   fits=fits, forms={k: v.form for k, v in used.items()})
+
+    def form_of(self, error: str) -> str:
+        """The form used for ``error`` (``"E_A"`` or ``"E_RR"``)."""
+        return self.forms[error]
+
+    def quality(self) -> list:
+        """One sentence per error: each form's chi-square, which were rejected and which is used."""
+        out = []
+        for name, fits in self.fits.items():
+            parts = [f.text() + (", rejected" if f.rejected else "") for f in fits.values() if f is not None]
+            out.append(f"{name} against n = {', '.join(map(str, self.sizes))}: " + "; ".join(parts)
+                       + f"; used: {FORM_TEXT[self.forms[name]]}")
+        return out
 
 
 # ---------------------------------------------------------------------------
@@ -118,7 +212,7 @@ class Comparison(TableResult):
 
     @property
     def extrapolated_attention_gap(self):
-        """``(a - limit)/se(a)`` for ``E_A`` with ``a`` the 1/n-extrapolated mean (None without sizes)."""
+        """``(a - limit)/se(a)`` for ``E_A`` with ``a`` the extrapolated mean (None without sizes)."""
         e = self.extrapolation
         return None if e is None else self._gap(e.attention, self.theory.attention, e.attention_se)
 
@@ -129,29 +223,43 @@ class Comparison(TableResult):
 
     def notes(self, k: float = 3.0) -> list:
         """Sentences on the gaps: which are finite-size effects (above ``k`` se at ``n``, within ``k`` se
-        extrapolated in 1/n), and, without an extrapolation, how to get one."""
+        once extrapolated), which remain after the extrapolation, how well each form fits the means
+        and whether any does, and, without an extrapolation, how to get one."""
         import numpy as np
 
         out = []
         gaps = {"E_A": self.attention_gap, "E_RR": self.ridge_gap}
-        if self.extrapolation is not None:
+        e = self.extrapolation
+        if e is not None:
             ext = {"E_A": self.extrapolated_attention_gap, "E_RR": self.extrapolated_ridge_gap}
+            sizes = ", ".join(map(str, e.sizes))
             for name in gaps:
+                form = e.forms[name]
                 for i, g in enumerate(self.theory.gamma_exact):
                     at_n, inf = gaps[name][i], ext[name][i]
                     if abs(at_n) > k and abs(inf) <= k:
                         out.append(f"{name} at gamma = {float_text(g)}: {at_n:+.2f} se at n = {self.simulation.n}, "
-                                   f"{inf:+.2f} se extrapolated in 1/n: a finite-size effect")
+                                   f"{inf:+.2f} se extrapolated in {form}: a finite-size effect")
                     elif abs(inf) > k:
-                        out.append(f"{name} at gamma = {float_text(g)}: still {inf:+.2f} se after the 1/n extrapolation "
-                                   f"from n = {', '.join(map(str, self.extrapolation.sizes))}")
+                        out.append(f"{name} at gamma = {float_text(g)}: still {inf:+.2f} se after the {form} "
+                                   f"extrapolation from n = {sizes}: the extrapolation does not reach the limit")
+            out.extend("fit: " + q for q in e.quality())
+            if len(e.sizes) == 2:
+                out.append("with two sizes every form passes through both means, so none can be tested and "
+                           "a + b/n is used; simulate a third size (sizes=[n1, n2]) to test it")
+            for name, fits in e.fits.items():
+                testable = [f for f in fits.values() if f is not None and f.pvalue is not None]
+                if testable and all(f.rejected for f in testable):
+                    out.append(f"no form fits the means of {name} (every testable form has p < {REJECT_P:g}): the "
+                               "extrapolated value is not reliable; simulate larger n or more trials")
         elif np.any(np.abs(np.concatenate([gaps["E_A"], gaps["E_RR"]])) > k):
             aligned = self.simulation.geometry is not None and any(
                 v != 0 for key, v in gram_items(self.simulation.geometry) if key in ("muwk", "muwq"))
-            known = (" At weights aligned with mu the simulated E_A sits below its limit at n <= 512, a known "
-                     "finite-size effect that shrinks as n grows." if aligned and np.any(gaps["E_A"] < -k) else "")
+            known = (" At weights aligned with mu the simulated E_A sits below its limit at practical n, a "
+                     "finite-size effect that shrinks slowly (like n^(-1/2) to n^(-0.7)) as n grows."
+                     if aligned and np.any(gaps["E_A"] < -k) else "")
             out.append(f"gaps above {k:g} se at n = {self.simulation.n}.{known} compare(theory, sizes=[n1, n2]) "
-                       "simulates other sizes and extrapolates in 1/n.")
+                       "simulates other sizes and extrapolates in n.")
         return out
 
     @property
@@ -228,8 +336,9 @@ class Comparison(TableResult):
     def __str__(self) -> str:
         out = self._caption() + "\n" + text_table(self._HEADER, self._rows())
         if self.extrapolation is not None:
-            out += (f"\nextrapolated in 1/n from n = {', '.join(map(str, self.extrapolation.sizes))} "
-                    "(mean(n) = a + b/n; gap/se = (a - limit)/se(a))\n"
+            e = self.extrapolation
+            out += (f"\nextrapolated from n = {', '.join(map(str, e.sizes))} (E_A: mean(n) = "
+                    f"{FORM_TEXT[e.forms['E_A']]}, E_RR: {FORM_TEXT[e.forms['E_RR']]}; gap/se = (a - limit)/se(a))\n"
                     + text_table(["gamma", "E_A (n -> oo)", "gap/se", "E_RR (n -> oo)", "gap/se"],
                                  self._extrapolation_rows()))
         for note in self.notes():
@@ -243,7 +352,7 @@ class Comparison(TableResult):
         out = html_table(self._HEADER, self._rows(), self._caption())
         if self.extrapolation is not None:
             out += html_table(["γ", "E_A (n → ∞)", "gap/se", "E_RR (n → ∞)", "gap/se"], self._extrapolation_rows(),
-                              f"extrapolated in 1/n from n = {', '.join(map(str, self.extrapolation.sizes))}")
+                              f"extrapolated from n = {', '.join(map(str, self.extrapolation.sizes))}")
         return out + "".join(f"<p>note: {html.escape(note)}</p>" for note in self.notes())
 
     def latex(self) -> str:

@@ -39,6 +39,7 @@ __all__ = [
     "NonFiniteTrial",
     "TrialOutOfRange",
     "StaleTrialsWarning",
+    "FiniteSizeWarning",
     "ParseLimitError",
     "TimeLimitExceeded",
     "PretrainedUnavailable",
@@ -103,6 +104,11 @@ class NonFiniteTrial(FloatingPointError, SymrmtError):
 # symrmt.simulation.store
 class TrialOutOfRange(FloatingPointError, SymrmtError):
     """A trial holds a value outside the range its kind can take (e.g. an error outside [0, 1])."""
+
+
+# symrmt.models.attention.finite_size
+class FiniteSizeWarning(UserWarning, SymrmtError):
+    """The limit linearizes a term that is not small at the sizes a user is likely to simulate."""
 
 
 # symrmt.simulation.executor

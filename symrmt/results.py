@@ -20,6 +20,8 @@ pandas are imported when a method needs them.
 
 from __future__ import annotations
 
+import html
+
 from dataclasses import dataclass, field
 from fractions import Fraction
 
@@ -57,6 +59,9 @@ class LimitResult(TableResult):
         ``E_A`` and ``E_RR``, certified to ``digits`` digits.
     seconds : float
         Wall time of the computation.
+    finite_size_note : str or None
+        Set when the term the limit linearizes is not small at ``p = 512``
+        (:func:`symrmt.models.attention.finite_size.finite_size_note`); ``str()`` shows it.
     balls : dict or None
         With ``prove=True``: ``{"attention": [...], "ridge": [...], "branch": {...}}``, each value a
         ``flint.arb`` ball proved to contain the limit (:mod:`symrmt.models.attention.prove`); else ``None``.
@@ -87,6 +92,7 @@ class LimitResult(TableResult):
     ridge_mp: tuple
     seconds: float = 0.0
     balls: dict | None = None
+    finite_size_note: str | None = None
 
     columns = ("gamma", "attention", "ridge")
 
@@ -165,14 +171,16 @@ class LimitResult(TableResult):
                 for g, a, r in zip(param_column(self.gamma_exact, self.digits), self.attention_mp, self.ridge_mp)]
 
     def __str__(self) -> str:
-        return self._caption() + "\n" + text_table(["gamma", "E_A (attention)", "E_RR (ridge)"], self._rows())
+        note = f"\nnote: {self.finite_size_note}" if self.finite_size_note else ""
+        return self._caption() + "\n" + text_table(["gamma", "E_A (attention)", "E_RR (ridge)"], self._rows()) + note
 
     def __repr__(self) -> str:
         return (f"<LimitResult f={self.f!r} c={param_text(self.c, self.digits)} {len(self.gamma_exact)} gamma, "
                 f"{self.digits} digits>")
 
     def _repr_html_(self) -> str:
-        return html_table(["γ", "E_A (attention)", "E_RR (ridge)"], self._rows(), self._caption())
+        note = f"<p>note: {html.escape(self.finite_size_note)}</p>" if self.finite_size_note else ""
+        return html_table(["γ", "E_A (attention)", "E_RR (ridge)"], self._rows(), self._caption()) + note
 
     def latex(self) -> str:
         """The values as a LaTeX ``tabular`` (inputs in a comment line above it) that fits the default

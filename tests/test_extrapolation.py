@@ -59,7 +59,7 @@ def test_finite_size_gap_is_named(base):
     cmp = at512.compare(th, runs=runs)
     assert np.allclose(cmp.attention_gap, -10) and np.allclose(cmp.extrapolated_attention_gap, 0, atol=1e-6)
     text = str(cmp)
-    assert "extrapolated in 1/n from n = 128, 256, 512" in text
+    assert "extrapolated from n = 128, 256, 512 (E_A: mean(n) = a + b/n" in text
     assert text.count("a finite-size effect") == 2 and "note: E_A at gamma = 0.1" in text
     assert "a finite-size effect" in cmp._repr_html_()
     # a gap that does not go away is not called one
@@ -88,3 +88,50 @@ def test_sizes_simulate_the_same_point(base):
     fn = symrmt.simulate(np.tanh, 0.5, [0.1, 1], GEO, n=64, trials=3, seed=0)
     with pytest.raises(symrmt.ParameterError, match="runs="):
         fn.at_size(128)
+
+
+def test_a_slower_decay_is_fitted_in_one_over_sqrt_n(base):
+    """Means exactly ``a + b/sqrt(n)`` with small errors: the 1/n line is rejected by its chi-square,
+    the 1/sqrt(n) form is used and recovers ``a``; the notes give each form's fit."""
+    th, sim = base
+    a, b = np.array([0.15, 0.16]), np.array([-1.6, -0.2])
+    ns = (256, 512, 1024, 2048)
+    sims = [_fake(sim, n, a + b / np.sqrt(n), [1e-3, 1e-3], a + 0.3 / n, [1e-3, 1e-3]) for n in ns]
+    e = Extrapolation.fit(sims)
+    assert e.forms == {"E_A": "1/sqrt(n)", "E_RR": "1/n"}
+    assert np.allclose(e.attention, a, atol=1e-9) and np.allclose(e.ridge, a, atol=1e-9)
+    line = e.fits["E_A"]["1/n"]
+    assert line.rejected and line.dof == 4 and line.pvalue < 1e-6
+    assert e.fits["E_A"]["1/sqrt(n)"].chi2 < 1e-12 and not e.fits["E_A"]["1/sqrt(n)"].rejected
+    cmp = sims[-1].compare(th, runs=sims[:-1])
+    notes = "\n".join(cmp.notes())
+    assert "fit: E_A against n = 256, 512, 1024, 2048: a + b/n: chi2 = " in notes
+    assert ", rejected; a + b/sqrt(n): chi2 = " in notes and "used: a + b/sqrt(n)" in notes
+
+
+def test_data_no_form_fits_are_reported(base):
+    """Means that jump around (no smooth decay): every testable form is rejected and the notes say the
+    extrapolated value is not reliable."""
+    th, sim = base
+    ns = (128, 256, 512, 1024)
+    bumps = [0.0, 0.05, -0.05, 0.05]
+    sims = [_fake(sim, n, th.attention + d, [1e-3, 1e-3], th.ridge, [1e-3, 1e-3]) for n, d in zip(ns, bumps)]
+    cmp = sims[-1].compare(th, runs=sims[:-1])
+    assert any(note.startswith("no form fits the means of E_A") for note in cmp.notes())
+    assert not any(note.startswith("no form fits the means of E_RR") for note in cmp.notes())
+
+
+def test_two_sizes_say_the_form_is_untested(base):
+    th, sim = base
+    sims = [_fake(sim, n, th.attention, [1e-3, 1e-3], th.ridge, [1e-3, 1e-3]) for n in (128, 256)]
+    cmp = sims[1].compare(th, runs=sims[:1])
+    assert any("with two sizes every form passes through both means" in note for note in cmp.notes())
+
+
+def test_chi2_pvalue_against_known_quantiles():
+    from symrmt.comparison import chi2_pvalue
+
+    # 95% quantiles of the chi-square law (tables): 1 dof 3.841459, 2 dof 5.991465, 10 dof 18.307038
+    for q, dof in ((3.841459, 1), (5.991465, 2), (18.307038, 10)):
+        assert abs(chi2_pvalue(q, dof) - 0.05) < 1e-6
+    assert chi2_pvalue(1.0, 0) is None

@@ -97,6 +97,11 @@ def cmd_limit(args) -> int:
         limit = theory_limit()
         res = limit(solver_f, args.c, list(args.gamma), geometry=geom, diagonal=args.diagonal, digits=args.digits)
     D = args.digits
+    from symrmt.models.attention.finite_size import finite_size_note
+
+    note = finite_size_note(geom, args.c)
+    if note:
+        print(f"symrmt limit: note: {note}", file=sys.stderr)
     params = {
         "attention": kind,
         "f": name,
@@ -115,6 +120,8 @@ def cmd_limit(args) -> int:
 
             out["proved"] = balls_json(balls, D)
         out["params"] = params
+        if note:
+            out["finite_size_note"] = note
         dump(out)
         return EXIT_OK
     geo_text = (", ".join(f"{k} = {brief(v)}" for k, v in params["geometry"].items()) if isinstance(geom, Geometry)

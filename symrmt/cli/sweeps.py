@@ -264,9 +264,17 @@ def cmd_crossings(args) -> int:
     over = keys if len(keys) > 1 else keys[0]
     base, extra = _base(args, set(keys))
     fixed = _fixed(args, set(keys))
-    res = crossings(_f_of(args, base), over=over, between=tuple(parts), geometry=base, diagonal=args.diagonal,
-                    digits=args.digits, center=args.center, scan=args.scan, log=args.log, fast=args.fast,
-                    **fixed, **extra)
+    import warnings
+
+    from symrmt.errors import FiniteSizeWarning
+
+    with warnings.catch_warnings():  # the note goes to stderr in one line below
+        warnings.simplefilter("ignore", FiniteSizeWarning)
+        res = crossings(_f_of(args, base), over=over, between=tuple(parts), geometry=base, diagonal=args.diagonal,
+                        digits=args.digits, center=args.center, scan=args.scan, log=args.log, fast=args.fast,
+                        **fixed, **extra)
+    if res.finite_size_note:
+        print(f"symrmt crossings: note: {res.finite_size_note}", file=sys.stderr)
     import mpmath
 
     if args.json:
@@ -280,6 +288,7 @@ def cmd_crossings(args) -> int:
                        "fixed": {k: param_text(to_fraction(v, k), args.digits, exact=args.exact_params)
                                  for k, v in res.fixed.items()}, "diagonal": res.diagonal,
                        "digits": res.digits, "scan": len(res.scan_x), "fast": res.fast},
+            **({"finite_size_note": res.finite_size_note} if res.finite_size_note else {}),
         })
     else:
         print(res)

@@ -26,9 +26,10 @@ Examples
 from __future__ import annotations
 
 import time
+import warnings
 from functools import partial
 
-from symrmt.errors import ParameterError
+from symrmt.errors import FiniteSizeWarning, ParameterError
 from symrmt.models.attention.geometry import as_low_rank
 from symrmt.models.attention.kernel_f import as_nonlinearity, simulation_f
 from symrmt.models.attention.params import check_c, check_diagonal, check_gammas
@@ -182,9 +183,13 @@ def limit(f, c, gamma, geometry=None, diagonal: str = "zero", digits: int = 15, 
                 rr = ridge_limit(cf, part, snr, digits)
             values.update({g: (a, r) for g, a, r in zip(part, att, rr)})
             bar.update(len(part))
+    from symrmt.models.attention.finite_size import finite_size_note
     from symrmt.results import LimitResult
 
-    return LimitResult(f=name, expr=expr, center=centered, c=cf, gamma_exact=gs, geometry=geom,
+    note = finite_size_note(geom, cf)
+    if note:
+        warnings.warn(note, FiniteSizeWarning, stacklevel=2)
+    return LimitResult(f=name, expr=expr, center=centered, c=cf, gamma_exact=gs, geometry=geom, finite_size_note=note,
                        diagonal=diagonal, digits=digits, attention_mp=tuple(values[g][0] for g in gs),
                        ridge_mp=tuple(values[g][1] for g in gs), seconds=time.monotonic() - t0,
                        balls=({"attention": [balls["attention"][g] for g in gs], "ridge": [balls["ridge"][g] for g in gs],

@@ -239,11 +239,31 @@ def crossings(f, over: str = "c", between=(0.1, 10), *, c=None, gamma=None, geom
 
     with mpmath.workdps(digits):  # rounded to the digits asked for, kept at that precision, printed at it
         roots = [certified(+r, digits) for r in roots]
+    note = _finite_size_note(over, fixed, geometry, [xs[0], xs[-1], *roots])
     return CrossingsResult(f=nl.name, expr=str(nl.expr), over=over, between=(lo, hi), fixed=fixed,
                            diagonal=diagonal, digits=digits, roots=tuple(roots), brackets=tuple(brackets),
                            directions=tuple(directions), scan_x=tuple(xs), scan_sign=tuple(signs),
                            center=nl.center, geometry=geometry, evaluations=diff.count, seconds=time.monotonic() - t0,
-                           fast=fast)
+                           fast=fast, finite_size_note=note)
+
+
+def _finite_size_note(over, fixed, geometry, xs):
+    """The finite-size note (:func:`symrmt.models.attention.finite_size.finite_size_note`) at the point of
+    ``xs`` (the interval's ends and the roots) where the linearized term is largest, warned once."""
+    import warnings
+
+    from symrmt.errors import FiniteSizeWarning
+    from symrmt.models.attention.finite_size import finite_size_note, signal_term
+
+    points = []
+    for x in xs:
+        vals = {**fixed, **dict.fromkeys(over.split("="), to_fraction(x, over))}
+        points.append((signal_term(point_geometry(vals, geometry), 512), vals))
+    _, vals = max(points, key=lambda t: t[0])
+    note = finite_size_note(point_geometry(vals, geometry), vals["c"])
+    if note:
+        warnings.warn(note, FiniteSizeWarning, stacklevel=3)
+    return note
 
 
 def _over_keys(over):

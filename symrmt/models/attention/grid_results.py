@@ -269,6 +269,9 @@ class CrossingsResult(TableResult):
         a float64 sign at least :data:`MARGIN` times its estimated error away from zero.
     fast : bool
         Whether the scan ran on the float64 path.
+    finite_size_note : str or None
+        Set when the term the limit linearizes is not small at ``p = 512`` somewhere on the interval
+        (:func:`symrmt.models.attention.finite_size.finite_size_note`).
     """
 
     f: str
@@ -288,6 +291,7 @@ class CrossingsResult(TableResult):
     evaluations: int = 0
     seconds: float = 0.0
     fast: bool = False
+    finite_size_note: str | None = None
 
     columns = ("root", "direction")
 
@@ -373,9 +377,10 @@ class CrossingsResult(TableResult):
                 for r, d in zip(self.roots, self.directions)]
 
     def __str__(self) -> str:
+        note = f"\nnote: {self.finite_size_note}" if self.finite_size_note else ""
         if not self.roots:
-            return self._caption() + "\n" + self.summary()
-        return self._caption() + "\n" + text_table([self.over, "side"], self._rows(), left=(1,))
+            return self._caption() + "\n" + self.summary() + note
+        return self._caption() + "\n" + text_table([self.over, "side"], self._rows(), left=(1,)) + note
 
     def __repr__(self) -> str:
         return f"<CrossingsResult over={self.over!r} {len(self.roots)} root(s)>"
