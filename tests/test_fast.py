@@ -20,6 +20,7 @@ from symrmt.codegen import codecache
 from symrmt.models.attention import fast as F
 from symrmt.models.attention import batch as B
 from symrmt.codegen import compile as N
+from symrmt.models.attention import compiled as NR
 from symrmt.models.attention import equations as S
 from symrmt.models.attention.geometry import Geometry, LowRankGeometry
 from symrmt.errors import ParameterError
@@ -146,9 +147,9 @@ def test_bad_input_is_refused():
 # ---------------------------------------------------------------- the same SymPy systems
 
 RECIPES = {
-    "fjg": lambda t: N.fixed_point_fjg(t)[0], "detN": lambda t: N.fixed_point_fjg(t)[1],
-    "ridge": N.ridge_function, "aligned": lambda t: N.closed_form_phi("aligned", t),
-    "a1_zero": lambda t: N.closed_form_phi("a1_zero", t), "D": lambda t: N.woodbury_D_function(1, t),
+    "fjg": lambda t: NR.fixed_point_fjg(t)[0], "detN": lambda t: NR.fixed_point_fjg(t)[1],
+    "ridge": NR.ridge_function, "aligned": lambda t: NR.closed_form_phi("aligned", t),
+    "a1_zero": lambda t: NR.closed_form_phi("a1_zero", t), "D": lambda t: NR.woodbury_D_function(1, t),
 }
 
 
@@ -166,7 +167,7 @@ def test_numpy_code_is_compiled_from_the_same_sympy_expressions(monkeypatch):
         return real(args, expr, modules, cse)
 
     monkeypatch.setattr(N, "compile_expr", recording)
-    cached = (N.fixed_point_fjg, N.ridge_function, N.woodbury_D_function)
+    cached = (NR.fixed_point_fjg, NR.ridge_function, NR.woodbury_D_function)
     for fn in cached:
         fn.cache_clear()
     try:
@@ -208,8 +209,8 @@ def test_numpy_woodbury_D_equals_mpmath_D():
     """The matrix recipe (printed as a flat list for NumPy) gives the same entries."""
     rng = np.random.default_rng(0)
     coords = rng.normal(size=9)
-    mp = N.woodbury_D_function(1)
-    npy = N.woodbury_D_function(1, "numpy")
+    mp = NR.woodbury_D_function(1)
+    npy = NR.woodbury_D_function(1, "numpy")
     with mpmath.workdps(30):
         ref = mp([mpmath.mpf(float(x)) for x in coords], mpmath.mpf(0.3), mpmath.mpf(0.7))
     got = npy(tuple(coords), 0.3, 0.7)

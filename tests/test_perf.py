@@ -10,7 +10,7 @@ import pytest
 import sympy as sp
 
 from symrmt.codegen import codecache
-from symrmt.codegen import compile as NC
+from symrmt.models.attention import compiled as NC
 from symrmt.models.attention import solver as N
 from symrmt.models.attention import equations as S
 from symrmt.models.attention import theory as T

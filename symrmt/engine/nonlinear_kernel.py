@@ -74,7 +74,7 @@ from symrmt.engine.node_algebra import identity_part
 from symrmt.engine.vectors import Vector
 from symrmt.errors import ParameterError
 from symrmt.hermite.kernel_terms import b_squared, gaussian_equivalent
-from symrmt.hermite.kernel_terms import check_diagonal
+from symrmt.parsing.choices import check_diagonal
 from symrmt.parsing.numbers import to_fraction
 
 __all__ = ["kernel", "kernel_coefficients", "kernel_signal", "split_weights", "check_signal_matrix"]

@@ -58,20 +58,6 @@ import sympy as sp
 
 from symrmt.errors import ParameterError
 
-#: the kernel's diagonal conventions: ``K_ii = 0``, or ``K_ii = f(x_i^T W x_i/sqrt(p))/sqrt(p)`` kept
-DIAGONALS = ("zero", "keep")
-
-
-def check_diagonal(diagonal: str) -> str:
-    """``diagonal`` if it is one of :data:`DIAGONALS`, else :class:`~symrmt.errors.ParameterError`.
-
-    >>> check_diagonal("zero")
-    'zero'
-    """
-    if diagonal not in DIAGONALS:
-        raise ParameterError(f"diagonal must be one of {DIAGONALS}, got {diagonal!r}")
-    return diagonal
-
 __all__ = ["KernelTerms", "gaussian_equivalent", "b_squared", "frame", "kernel_lowrank",
            "covariance_lowrank", "finite_rank_parts"]
 

@@ -26,7 +26,7 @@ from fractions import Fraction
 from numbers import Integral
 
 from symrmt.errors import ParameterError
-from symrmt.hermite.kernel_terms import DIAGONALS, check_diagonal  # noqa: F401  (re-exported)
+from symrmt.parsing.choices import DIAGONALS, check_diagonal  # noqa: F401  (re-exported)
 from symrmt.parsing.numbers import to_fraction  # noqa: F401  (re-exported: the models' parameter reader)
 
 NOISES = ("gaussian", "rademacher")
