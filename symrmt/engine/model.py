@@ -213,11 +213,20 @@ class Model(_model.Model):
                 raise ModelError("a complex value is supported for one parameter at a time")
             if any(p.is_positive for p in plan.params if p.name == complex_at[0][0]):
                 raise ModelError(f"{complex_at[0][0]} is a dimension ratio and must be positive, not complex")
-            if hasattr(plan, "forms") or self.vectors():
-                raise ModelError("a complex parameter value is supported for traces, not yet for quadratic forms")
             for p in plan.params:
                 if p.is_positive and p.name in values and not values[p.name] > 0:
                     raise ModelError(f"{p.name} is a dimension ratio and must be positive, got {values[p.name]}")
+            if hasattr(plan, "forms"):  # vectors: quadratic forms at complex z (symrmt/engine/complex_qf.py)
+                from symrmt.engine.complex_qf import complex_qf_limit
+
+                if prove:
+                    raise ModelError("--prove at a complex value is available for traces; an expression with vectors "
+                                     "or quadratic forms at a complex value is certified at two precisions, not proved")
+                return complex_qf_limit(plan, values, complex_at[0][0], complex_at[0][1], digits, self.vectors())
+            if any("." in k for k in values):
+                from symrmt.engine.vectors import gram_values
+
+                gram_values(self.vectors(), values)  # an undeclared name or a non-PSD Gram matrix is refused
             return complex_limit(plan, values, complex_at[0][0], complex_at[0][1], digits, prove=bool(prove))
         for p in plan.params:
             if p.is_positive and not values[p.name] > 0:

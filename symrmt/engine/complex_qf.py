@@ -1,0 +1,263 @@
+r"""Quadratic forms at a complex value of one parameter (``--at 'z=3+0.5j, u.u=1'``).
+
+A quadratic form ``u^T M v`` reads the unit blocks of its pencil's deterministic equivalent
+``Qbar = (Lambda - eta(H) (x) I)^{-1}`` (:mod:`symrmt.engine.woodbury_qf`): ``H`` is the block fixed point of
+the bulk pencil, which the finite-rank parts do not move, and the form is ``e^T S^{-1} f`` with the small
+Woodbury matrix ``S`` in ``H``, the inner products and the parameters.  The anisotropic law
+(``u^T (M - z)^{-1} v`` concentrates around ``u^T Qbar(z) v``: Knowles and Yin 2017) holds at every ``z`` off
+the spectrum, so at a complex ``z = x + iy``:
+
+1. each bulk fixed point is solved at ``z`` exactly as a trace is (:func:`symrmt.engine.complex_limit.descend`:
+   the homotopy in ``s`` at ``x + iY``, the path in ``log Im z`` down to ``|y|``; a bulk that does not depend
+   on ``z`` is solved on the real path);
+2. Newton at ``digits + 10`` and ``digits + 20`` working digits, ``S x = f`` solved at each in complex mpmath,
+   and the value, each form and each trace must agree to ``digits`` significant digits
+   (:class:`~symrmt.errors.PrecisionError` otherwise);
+3. ``y < 0``: the point ``conj(z)``, then the complex conjugate (every other value is real, so the system
+   has real coefficients).
+
+**Branch checks.** A trace ``tau((B + a z I)^{-1})`` with ``B`` symmetric keeps the Stieltjes sign along the
+path and at the solution, as in :mod:`symrmt.engine.complex_limit`.  A form ``x^T (A + a z I)^{-1} x`` with
+``A`` symmetric by structure (finite-rank parts included) and ``a`` a real number is a Herglotz function:
+``Im q`` has the sign of ``-a Im z`` (``<x, x> > 0``); it is checked at the solution
+(:class:`~symrmt.errors.BranchError`).
+
+**Refused** (:class:`~symrmt.engine.nodes.ModelError`): ``diff()`` at a complex value, and an ``inv()``
+whose argument, finite-rank terms dropped, is not symmetric by structure: for a non-normal matrix the
+analytic continuation of the fixed point from large ``|z|`` is the limit only outside the spectrum, and
+inside it the limit is the Brown measure's, which the engine reaches by Hermitization at real points only.
+A finite-rank non-symmetric part (``G/sqrt(n) + t*u*v.T``) is accepted: the Woodbury step is exact.
+"""
+
+from __future__ import annotations
+
+import mpmath
+import sympy as sp
+
+from symrmt.core.certify import agree
+from symrmt.core.numbers import mpf_of
+from symrmt.engine.nodes import Inverse, MatProduct, MatSum, ModelError, Transpose
+from symrmt.engine.plan import formula_args
+from symrmt.errors import BranchError, PrecisionError
+
+__all__ = ["complex_qf_limit", "nonnormal_bulk", "herglotz_form", "form_params"]
+
+
+def _has_vector(node) -> bool:
+    from symrmt.engine.vectors import has_vectors
+
+    return has_vectors(node)
+
+
+def nonnormal_bulk(matrix) -> list:
+    """The arguments of the ``inv()`` nodes of ``matrix`` that are not symmetric by structure once their
+    finite-rank terms (terms holding a vector) are dropped: the inverses whose limit operator may be
+    non-normal (innermost last, without repeats).
+
+    >>> from symrmt.engine import Model
+    >>> m = Model(); _ = m.goe("G", "n"); _ = m.vector("u", "n"); _ = m.vector("v", "n")
+    >>> nonnormal_bulk(m.parse("u.T*inv(G/sqrt(n) + t*u*v.T - z*I(n))*u").matrix)
+    []
+    """
+    from symrmt.engine import linearize as lin
+
+    out, stack = [], [matrix]
+    while stack:
+        x = stack.pop()
+        if isinstance(x, Inverse):
+            a = x.matrix
+            terms = a.terms if isinstance(a, MatSum) else (a,)
+            bulk = [t for t in terms if not _has_vector(t)]
+            core = bulk[0] if len(bulk) == 1 else MatSum(bulk) if bulk else None
+            if core is not None and not lin.is_symmetric(core) and a not in out:
+                out.append(a)
+        stack.extend(reversed(x.children()))
+    return out
+
+
+def herglotz_form(f, zsym):
+    """``(a, x)`` when the form is ``x^T (A + a z I)^{-1} x`` with ``A`` symmetric by structure and free of
+    ``z`` (finite-rank terms included) and ``a`` a nonzero real number, else ``None``: then
+    ``q(z) = sum_i |<x, v_i>|^2 / (mu_i + a z)`` over the eigenpairs of ``A``."""
+    from symrmt.engine import linearize as lin
+    from symrmt.engine.complex_limit import _branch_sign
+    from symrmt.engine.node_algebra import identity_part
+
+    m = f.matrix
+    fs = m.factors if isinstance(m, MatProduct) else ()
+    if len(fs) != 3 or not isinstance(fs[1], Inverse) or not isinstance(fs[0], Transpose) or fs[0].matrix != fs[2]:
+        return None
+    if _branch_sign(fs[1], zsym) is None or not lin.is_symmetric(fs[1].matrix):
+        return None
+    g, _ = identity_part(fs[1].matrix)
+    return sp.diff(g, zsym), fs[2]
+
+
+def form_params(plan):
+    """Set each form's ``params`` (the plan's parameters in its ``S``, ``e``, ``f``), as the real path does."""
+    for f in plan.forms:
+        f.params = sorted({p for p in plan.params if p in (f.S.free_symbols | set().union(
+            *[sp.sympify(c).free_symbols for c in f.e + f.f]))}, key=lambda s: s.name)
+
+
+def check_normal(plan, what: str):
+    """:class:`ModelError` when an ``inv()`` of the plan's traces or forms is non-normal (:func:`nonnormal_bulk`)."""
+    mats = [t.matrix if t.matrix is not None else t.full_matrix for t in plan.traces]
+    mats += [f.matrix for f in getattr(plan, "forms", [])]
+    for m in mats:
+        if m is not None and nonnormal_bulk(m):
+            raise ModelError(
+                f"{what}: an inv() holds a matrix that is not symmetric by structure (apart from finite-rank "
+                "terms), so its limit operator may be non-normal; the fixed point continued from large |z| is the "
+                "limit only outside the spectrum, and inside it the limit is governed by the Brown measure, which "
+                "the engine reaches by Hermitization at real parameter values only (docs/engine.md, non-normal "
+                "matrices)")
+
+
+class _BulkSolve:
+    """The bulk fixed point of one trace plan at complex ``z`` (or on the real path when it is free of ``z``)."""
+
+    def __init__(self, plan, t, zsym, zname, zval, real_values, sign):
+        from symrmt.engine.certify import branch_acceptor, compiled_system
+        from symrmt.engine.complex_limit import descend
+        from symrmt.engine.density_solver import ResolventSolver
+
+        self.t, self.sign = t, sign
+        c = compiled_system(t.system)
+        if any(p.name == zsym.name for p in c.params):
+            self.rs = ResolventSolver(plan, zsym, real_values, index=t.index, branch_sign=sign)
+            self.h = descend(self.rs, zname, zval)
+            self.real = None
+        else:
+            from symrmt.engine.solver import TraceSolver
+
+            self.rs = None
+            self.real = TraceSolver(c, real_values)
+            self.real.start(branch_acceptor(t, real_values) if t.system.readout else None)
+
+    def polish(self, z, dps):
+        """``(h, tau)`` at ``dps`` working digits (``tau``: ``None`` without a readout)."""
+        if self.rs is not None:
+            h, tau = self.rs.polish(self.h, z, dps)
+            return h, (tau if self.rs.readout else None)
+        h = self.real.solve(dps, ())[0]
+        return [mpmath.mpc(x) for x in h], None
+
+
+def _evaluate(plan, bulks, values, grams, zsym, z, dps):
+    """``(value, forms, taus)`` at ``dps`` working digits at the complex point ``z``."""
+    from symrmt.engine.qf_solver import _form_function, _woodbury_solve, compile_cached
+
+    hs, taus = {}, {}
+    for b in bulks:
+        hs[b.t.index], taus[b.t.index] = b.polish(z, dps)
+    with mpmath.workdps(dps):
+        pv = {p: (z if p.name == zsym.name else mpf_of(values[p.name])) for p in plan.params}
+        gv = [mpf_of(grams[g]) for g in plan.grams]
+        qs = []
+        for f in plan.forms:
+            fn = _form_function(f, plan.grams)
+            h = hs[f.trace_index] if f.trace_index is not None else []
+            vals = fn(list(h) + [pv[p] for p in f.params] + gv)
+            k = len(f.units)
+            S = [[mpmath.mpc(vals[r * k + c]) for c in range(k)] for r in range(k)]
+            e = vals[k * k:k * k + k]
+            x = _woodbury_solve(S, [mpmath.mpc(v) for v in vals[k * k + k:]])
+            qs.append(sum((e[i] * x[i] for i in range(k)), mpmath.mpc(0)))
+        args = formula_args(plan, pv.__getitem__, lambda k, pos, _alpha: hs[k][pos], qs.__getitem__)
+        value = mpmath.mpc(compile_cached(plan)(args))
+    return value, qs, taus
+
+
+def complex_qf_limit(plan, values: dict, zname: str, zval, digits: int, vectors=None):
+    """The :class:`~symrmt.engine.certify.TraceLimit` (complex ``value``; ``.forms``: the forms' complex limits)
+    of a quadratic-form plan (:func:`symrmt.engine.woodbury_qf.prepare_qf`) at ``zname = zval`` (a
+    :class:`~symrmt.engine.complex_limit.Complex` with a nonzero imaginary part), the other values exact in
+    ``values`` (inner products as ``"a.b"``); ``vectors``: the model's declared vectors.
+
+    Raises :class:`ModelError` (``diff()``, a non-normal inverse, a real ``zval``),
+    :class:`~symrmt.errors.PrecisionError` (the two precisions disagree),
+    :class:`~symrmt.errors.BranchError` (a Stieltjes or Herglotz sign fails) and the path's
+    :class:`~symrmt.engine.density_solver.DensityError`.
+
+    >>> from symrmt.engine import Model
+    >>> m = Model(); _ = m.goe("G", "n"); _ = m.vector("u", "n")
+    >>> r = m.limit("u.T*inv(G/sqrt(n) - z*I(n))*u", at={"z": "2j", "u.u": 1}, digits=20)
+    >>> print(r)  # the semicircle's Stieltjes transform (-z + sqrt(z^2 - 4))/2 at z = 2i
+    (0.0 + 0.41421356237309504880j)
+    """
+    from symrmt.engine.certify import TraceLimit
+    from symrmt.engine.complex_limit import Complex, _branch_sign
+    from symrmt.engine.qf_solver import self_test_plan
+    from symrmt.engine.vectors import gram_values
+
+    if any(what[0] == "dform" for _, what in plan.symbols) or any(a for t in plan.traces for a in plan.needs[t.index]
+                                                                   if a):
+        raise ModelError("diff() at a complex parameter value is not supported")
+    zsyms = [p for p in plan.params if p.name == zname]
+    if not zsyms:
+        raise ModelError(f"the expression does not depend on {zname}")
+    zsym = zsyms[0]
+    if zval.im == 0:
+        raise ModelError(f"{zname} = {zval} is real: give it as a real number")
+    check_normal(plan, f"{zname} = {zval}")
+    conj = zval.im < 0
+    y = abs(zval.im)
+    real_values = {k: v for k, v in values.items() if k != zname}
+    grams = gram_values({**plan.vectors, **(vectors or {})}, real_values)
+    form_params(plan)
+    self_test_plan(plan)
+    bulks = []
+    for t in plan.traces:
+        sign = _branch_sign(t.matrix, zsym) if t.matrix is not None and t.system.readout else None
+        bulks.append(_BulkSolve(plan, t, zsym, zname, zval, real_values, sign))
+    results = []
+    for dps in (digits + 10, digits + 20):
+        with mpmath.workdps(dps + 10):
+            z = mpmath.mpc(mpf_of(zval.re), mpf_of(y))
+        results.append(_evaluate(plan, bulks, real_values, grams, zsym, z, dps))
+    (lo, qlo, tlo), (hi, qhi, thi) = results
+    with mpmath.workdps(digits + 20):
+        pairs = [(lo, hi)] + list(zip(qlo, qhi)) + [(tlo[k], thi[k]) for k in tlo if tlo[k] is not None]
+        if not all(agree(a, b, digits) for a, b in pairs):
+            raise PrecisionError(f"solves at {digits + 10} and {digits + 20} digits disagree beyond digit {digits} "
+                                 f"at {zname} = {zval}")
+        checked = []
+        for b in bulks:
+            tau = thi[b.t.index]
+            if b.sign is not None and tau is not None:
+                if not b.sign * tau.imag > 0:
+                    raise BranchError(f"trace #{b.t.index + 1} = {mpmath.nstr(tau, 10)} at {zname} = {zval}: its "
+                                      f"imaginary part must have the sign {'+' if b.sign > 0 else '-'} (the Stieltjes "
+                                      "branch of a symmetric resolvent); no value is returned")
+        for f, q in zip(plan.forms, qhi):
+            hf = herglotz_form(f, zsym)
+            ok = hf is not None and _norm2(hf[1], grams) != 0
+            if ok and not -sp.sign(hf[0]) * q.imag > 0:
+                raise BranchError(f"quadratic form #{f.index + 1} = {mpmath.nstr(q, 10)} at {zname} = {zval}: x^T (A + "
+                                  f"a z I)^-1 x with A symmetric has Im q of the sign of -a Im z (a Herglotz "
+                                  "function); the fixed point is off the physical branch, no value is returned")
+            checked.append(ok)
+        if conj:
+            hi, qhi = mpmath.conj(hi), [mpmath.conj(q) for q in qhi]
+            thi = {k: (None if v is None else mpmath.conj(v)) for k, v in thi.items()}
+    at = dict(values)
+    at[zname] = Complex(zval.re, zval.im)
+    with mpmath.workdps(digits):
+        taus = [+thi[b.t.index] for b in bulks if thi[b.t.index] is not None]
+        r = TraceLimit(+hi, digits, digits + 20, mpmath.mpf(0), at, taus)
+        r.forms = [+q for q in qhi]
+    r.certificate = "relative"
+    r.branch_checked = [b.sign is not None for b in bulks if thi[b.t.index] is not None] + checked
+    return r
+
+
+def _norm2(x, grams):
+    """``<x, x>`` of a vector leaf (1 stands for a random one: ``|y/sqrt(n)|^2 -> d/n > 0``)."""
+    from symrmt.engine.vectors import Vector, gram_symbol
+
+    if not isinstance(x, Vector):
+        return 0
+    if x.random:
+        return 1
+    return grams.get(gram_symbol(x.name, x.name), 0)
