@@ -36,41 +36,82 @@ import sympy as sp
 
 from symrmt.core.certify import agree
 from symrmt.core.numbers import mpf_of
-from symrmt.engine.nodes import Inverse, MatProduct, MatSum, ModelError, Transpose
+from symrmt.engine.nodes import Const, Inverse, MatProduct, MatSum, ModelError, Scaled, Transpose
 from symrmt.engine.plan import formula_args
 from symrmt.errors import BranchError, PrecisionError
 
 __all__ = ["complex_qf_limit", "nonnormal_bulk", "herglotz_form", "form_params"]
 
 
-def _has_vector(node) -> bool:
-    from symrmt.engine.vectors import has_vectors
+def _without_vectors(m):
+    """``m`` with every vector set to 0 (its bulk: the finite-rank parts dropped), or ``None`` when nothing
+    is left."""
+    from symrmt.engine.vectors import Vector
 
-    return has_vectors(node)
+    if isinstance(m, Vector):
+        return None
+    if isinstance(m, MatSum):
+        terms = [t for t in (_without_vectors(x) for x in m.terms) if t is not None]
+        return None if not terms else terms[0] if len(terms) == 1 else MatSum(terms)
+    if isinstance(m, MatProduct):
+        fs = [_without_vectors(x) for x in m.factors]
+        return None if any(x is None for x in fs) else MatProduct(fs)
+    if isinstance(m, (Scaled, Transpose, Inverse)):
+        inner = _without_vectors(m.matrix)
+        if inner is None:
+            return None
+        return Scaled(m.scalar, inner) if isinstance(m, Scaled) else type(m)(inner)
+    return m
+
+
+def _canon(m):
+    """``m`` with the scalar factors of every product collected in front (``(k*v)*v.T`` and ``v*(k*v.T)`` are
+    one tree), for a structural comparison."""
+    if isinstance(m, Scaled):
+        inner = _canon(m.matrix)
+        if isinstance(inner, Scaled) and isinstance(inner.scalar, Const) and isinstance(m.scalar, Const):
+            return Scaled(Const(m.scalar.value * inner.scalar.value), inner.matrix)
+        return Scaled(m.scalar, inner)
+    if isinstance(m, MatSum):
+        return MatSum([_canon(t) for t in m.terms])
+    if isinstance(m, MatProduct):
+        coef, fs = sp.Integer(1), []
+        for x in (_canon(f) for f in m.factors):
+            if isinstance(x, Scaled) and isinstance(x.scalar, Const):
+                coef, x = coef * x.scalar.value, x.matrix
+            fs.append(x)
+        prod = fs[0] if len(fs) == 1 else MatProduct(fs)
+        return prod if coef == 1 else Scaled(Const(coef), prod)
+    if isinstance(m, (Transpose, Inverse)):
+        return type(m)(_canon(m.matrix))
+    return m
+
+
+def symmetric(m) -> bool:
+    """Whether ``m^T == m`` by structure: transposes pushed to the leaves and the scalar factors of each product
+    collected (:func:`symrmt.engine.linearize.push_transposes`), so ``I + k*v*v.T`` is symmetric."""
+    from symrmt.engine import linearize as lin
+
+    return _canon(lin.push_transposes(Transpose(m))) == _canon(lin.push_transposes(m))
 
 
 def nonnormal_bulk(matrix) -> list:
-    """The arguments of the ``inv()`` nodes of ``matrix`` that are not symmetric by structure once their
-    finite-rank terms (terms holding a vector) are dropped: the inverses whose limit operator may be
-    non-normal (innermost last, without repeats).
+    """The arguments of the ``inv()`` nodes of ``matrix`` whose bulk (every vector set to 0: the finite-rank
+    parts dropped) is not symmetric by structure: the inverses whose limit operator may be non-normal
+    (innermost last, without repeats).
 
     >>> from symrmt.engine import Model
     >>> m = Model(); _ = m.goe("G", "n"); _ = m.vector("u", "n"); _ = m.vector("v", "n")
     >>> nonnormal_bulk(m.parse("u.T*inv(G/sqrt(n) + t*u*v.T - z*I(n))*u").matrix)
     []
     """
-    from symrmt.engine import linearize as lin
-
     out, stack = [], [matrix]
     while stack:
         x = stack.pop()
         if isinstance(x, Inverse):
-            a = x.matrix
-            terms = a.terms if isinstance(a, MatSum) else (a,)
-            bulk = [t for t in terms if not _has_vector(t)]
-            core = bulk[0] if len(bulk) == 1 else MatSum(bulk) if bulk else None
-            if core is not None and not lin.is_symmetric(core) and a not in out:
-                out.append(a)
+            bulk = _without_vectors(x.matrix)
+            if bulk is not None and not symmetric(bulk) and x.matrix not in out:
+                out.append(x.matrix)
         stack.extend(reversed(x.children()))
     return out
 
@@ -79,18 +120,20 @@ def herglotz_form(f, zsym):
     """``(a, x)`` when the form is ``x^T (A + a z I)^{-1} x`` with ``A`` symmetric by structure and free of
     ``z`` (finite-rank terms included) and ``a`` a nonzero real number, else ``None``: then
     ``q(z) = sum_i |<x, v_i>|^2 / (mu_i + a z)`` over the eigenpairs of ``A``."""
-    from symrmt.engine import linearize as lin
-    from symrmt.engine.complex_limit import _branch_sign
     from symrmt.engine.node_algebra import identity_part
+    from symrmt.engine.nodes import walk
 
     m = f.matrix
     fs = m.factors if isinstance(m, MatProduct) else ()
     if len(fs) != 3 or not isinstance(fs[1], Inverse) or not isinstance(fs[0], Transpose) or fs[0].matrix != fs[2]:
         return None
-    if _branch_sign(fs[1], zsym) is None or not lin.is_symmetric(fs[1].matrix):
+    g, rest = identity_part(fs[1].matrix)
+    coef = sp.diff(g, zsym)
+    if coef == 0 or coef.free_symbols or sp.diff(g, zsym, 2) != 0 or not coef.is_real or not symmetric(fs[1].matrix):
         return None
-    g, _ = identity_part(fs[1].matrix)
-    return sp.diff(g, zsym), fs[2]
+    if any(isinstance(x, Const) and zsym in sp.sympify(x.value).free_symbols for t in rest for x in walk(t)):
+        return None
+    return coef, fs[2]
 
 
 def form_params(plan):
