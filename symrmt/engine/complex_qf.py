@@ -117,15 +117,20 @@ def nonnormal_bulk(matrix) -> list:
 
 
 def herglotz_form(f, zsym):
-    """``(a, x)`` when the form is ``x^T (A + a z I)^{-1} x`` with ``A`` symmetric by structure and free of
-    ``z`` (finite-rank terms included) and ``a`` a nonzero real number, else ``None``: then
-    ``q(z) = sum_i |<x, v_i>|^2 / (mu_i + a z)`` over the eigenpairs of ``A``."""
+    """``(a, x, c)`` when the form is ``c x^T (A + a z I)^{-1} x`` with ``A`` symmetric by structure and free of
+    ``z`` (finite-rank terms included), ``a`` a nonzero real number and ``c`` a scalar free of ``z`` (a SymPy
+    expression in the parameters), else ``None``: then ``q(z) = c sum_i |<x, v_i>|^2 / (mu_i + a z)`` over the
+    eigenpairs of ``A``."""
     from symrmt.engine.node_algebra import identity_part
     from symrmt.engine.nodes import walk
 
-    m = f.matrix
+    m, c = _canon(f.matrix), sp.Integer(1)
+    if isinstance(m, Scaled) and isinstance(m.scalar, Const):
+        m, c = m.matrix, sp.sympify(m.scalar.value)
     fs = m.factors if isinstance(m, MatProduct) else ()
     if len(fs) != 3 or not isinstance(fs[1], Inverse) or not isinstance(fs[0], Transpose) or fs[0].matrix != fs[2]:
+        return None
+    if zsym in c.free_symbols or c == 0:
         return None
     g, rest = identity_part(fs[1].matrix)
     coef = sp.diff(g, zsym)
@@ -133,7 +138,7 @@ def herglotz_form(f, zsym):
         return None
     if any(isinstance(x, Const) and zsym in sp.sympify(x.value).free_symbols for t in rest for x in walk(t)):
         return None
-    return coef, fs[2]
+    return coef, fs[2], c
 
 
 def form_params(plan):
@@ -276,9 +281,12 @@ def complex_qf_limit(plan, values: dict, zname: str, zval, digits: int, vectors=
         for f, q in zip(plan.forms, qhi):
             hf = herglotz_form(f, zsym)
             ok = hf is not None and _norm2(hf[1], grams) != 0
-            if ok and not -sp.sign(hf[0]) * q.imag > 0:
-                raise BranchError(f"quadratic form #{f.index + 1} = {mpmath.nstr(q, 10)} at {zname} = {zval}: x^T (A + "
-                                  f"a z I)^-1 x with A symmetric has Im q of the sign of -a Im z (a Herglotz "
+            sign = 0 if not ok else -sp.sign(hf[0]) * sp.sign(hf[2].subs({p: sp.Rational(values[p.name])
+                                                                            for p in hf[2].free_symbols}))
+            ok = ok and sign != 0
+            if ok and not sign * q.imag > 0:
+                raise BranchError(f"quadratic form #{f.index + 1} = {mpmath.nstr(q, 10)} at {zname} = {zval}: c x^T (A "
+                                  f"+ a z I)^-1 x with A symmetric has Im q of the sign of -a c Im z (a Herglotz "
                                   "function); the fixed point is off the physical branch, no value is returned")
             checked.append(ok)
         if conj:

@@ -271,6 +271,22 @@ class Model(_model.Model):
             result.balls = {"value": tb.value, "traces": list(tb.traces)}
         return result
 
+    def outliers(self, expr, over: str, at=None, digits: int = 15) -> list:
+        """The outliers of a spiked model: the real poles of the quadratic form ``expr``
+        (``x.T*inv(A + a*z*I)*x``, ``A`` symmetric, e.g. ``u.T*inv(M - z*I(n))*u``) found on the grid
+        ``over = "z=LO:HI:K"`` of its parameter ``z``, each with the residue of ``expr`` there and the eigenvector
+        overlap ``|<x/|x|, v>|^2`` (a list of :class:`symrmt.engine.outliers.Outlier`, certified to ``digits``).
+        ``at``: the other parameters (inner products as ``"a.b"``).  See :mod:`symrmt.engine.outliers`.
+
+        >>> m = Model(); _ = m.goe("G", "n"); _ = m.vector("u", "n")
+        >>> m.outliers("u.T*inv(G/sqrt(n) + 3*u*u.T - z*I(n))*u", "z=2.1:5:30", at={"u.u": 1}, digits=12)
+        [Outlier(location=3.33333333333, residue=-0.888888888889, overlap=0.888888888889)]
+        """
+        from symrmt.engine.outliers import outliers
+        from symrmt.parsing import check_digits
+
+        return outliers(self, expr, over, at=at, digits=check_digits(digits))
+
     def sweep(self, expr, grid, at=None, certify: int = 0, seed: int = 0):
         """The limit of ``expr`` on the product grid of ``grid`` (``{name: values, ...}``, axes in that
         order), the other parameters fixed by ``at``, by the float64 batched path: every point checked,
