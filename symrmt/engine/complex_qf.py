@@ -127,8 +127,12 @@ def herglotz_form(f, zsym):
     m, c = _canon(f.matrix), sp.Integer(1)
     if isinstance(m, Scaled) and isinstance(m.scalar, Const):
         m, c = m.matrix, sp.sympify(m.scalar.value)
+    from symrmt.engine import linearize as lin
+
     fs = m.factors if isinstance(m, MatProduct) else ()
-    if len(fs) != 3 or not isinstance(fs[1], Inverse) or not isinstance(fs[0], Transpose) or fs[0].matrix != fs[2]:
+    if len(fs) != 3 or not isinstance(fs[1], Inverse):
+        return None
+    if _canon(lin.push_transposes(Transpose(fs[0]))) != _canon(lin.push_transposes(fs[2])):
         return None
     if zsym in c.free_symbols or c == 0:
         return None
@@ -280,7 +284,7 @@ def complex_qf_limit(plan, values: dict, zname: str, zval, digits: int, vectors=
                                       "branch of a symmetric resolvent); no value is returned")
         for f, q in zip(plan.forms, qhi):
             hf = herglotz_form(f, zsym)
-            ok = hf is not None and _norm2(hf[1], grams) != 0
+            ok = hf is not None and _norm2(hf[1], {**plan.vectors, **(vectors or {})}, grams, real_values) != 0
             sign = 0 if not ok else -sp.sign(hf[0]) * sp.sign(hf[2].subs({p: sp.Rational(values[p.name])
                                                                             for p in hf[2].free_symbols}))
             ok = ok and sign != 0
@@ -303,12 +307,49 @@ def complex_qf_limit(plan, values: dict, zname: str, zval, digits: int, vectors=
     return r
 
 
-def _norm2(x, grams):
-    """``<x, x>`` of a vector leaf (1 stands for a random one: ``|y/sqrt(n)|^2 -> d/n > 0``)."""
-    from symrmt.engine.vectors import Vector, gram_symbol
+def vector_combination(x):
+    """``{vector name: coefficient}`` when ``x`` is a linear combination of vectors with number or parameter
+    coefficients (``u``, ``2*u - v``), else ``None``."""
+    from symrmt.engine.vectors import Vector
 
-    if not isinstance(x, Vector):
-        return 0
-    if x.random:
+    if isinstance(x, Vector):
+        return {x.name: sp.Integer(1)}
+    if isinstance(x, Scaled) and isinstance(x.scalar, Const):
+        inner = vector_combination(x.matrix)
+        return None if inner is None else {k: sp.sympify(x.scalar.value) * c for k, c in inner.items()}
+    if isinstance(x, MatSum):
+        out = {}
+        for t in x.terms:
+            inner = vector_combination(t)
+            if inner is None:
+                return None
+            for k, c in inner.items():
+                out[k] = out.get(k, 0) + c
+        return out
+    return None
+
+
+def norm2(x, vectors, grams, values):
+    """``<x, x>`` (exact) of a combination of deterministic vectors (:func:`vector_combination`), ``None`` when
+    ``x`` is not one or holds a random vector."""
+    from symrmt.engine.vectors import gram_symbol
+
+    combo = vector_combination(x)
+    if combo is None or any(vectors[k].random for k in combo):
+        return None
+    subs = {p: sp.Rational(values[p.name]) for c in combo.values() for p in sp.sympify(c).free_symbols}
+    out = sp.Integer(0)
+    for a, ca in combo.items():
+        for b, cb in combo.items():
+            out += sp.sympify(ca).subs(subs) * sp.sympify(cb).subs(subs) * sp.Rational(grams.get(gram_symbol(a, b), 0))
+    return out
+
+
+def _norm2(x, vectors, grams, values):
+    """``<x, x>`` for the Herglotz check: 1 stands for a lone random vector (``|y/sqrt(n)|^2 -> d/n > 0``)."""
+    from symrmt.engine.vectors import Vector
+
+    if isinstance(x, Vector) and x.random:
         return 1
-    return grams.get(gram_symbol(x.name, x.name), 0)
+    out = norm2(x, vectors, grams, values)
+    return 0 if out is None else out

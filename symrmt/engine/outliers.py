@@ -99,7 +99,8 @@ class _Form:
         if not self.c.is_real or self.c == 0:
             raise ModelError(f"outliers: the form's factor {c} is {self.c} at these values (a nonzero real needed)")
         self.plan, self.zsym, self.values = plan, zsym, values
-        self.grams = gram_values({**plan.vectors, **model.vectors()}, values)
+        self.vectors = model.vectors()
+        self.grams = gram_values({**plan.vectors, **self.vectors}, values)
         form_params(plan)
         self_test_plan(plan)
         if f.trace_index is None:
@@ -111,18 +112,20 @@ class _Form:
 
     # -- float64 scan
     def scan_point(self, ds, x):
-        """``(h, q)`` at the real grid point ``x`` outside the bulk (``q`` at 20 digits), else ``None``."""
+        """``("out", h, q)`` at the real point ``x`` outside the bulk (``q`` at 20 digits), ``("pole", h, None)``
+        when the Woodbury system is singular there, ``("bulk", None, None)`` in the bulk (or at a singular point
+        of the bulk's fixed point)."""
         kind, h, _ = ds.float_point(x)
         if kind != "ok":
-            return None
+            return "bulk", None, None
         size = 1 + max((abs(v) for v in h), default=0)
         if any(abs(v.imag) > OUT_OF_BULK * size for v in h):
-            return None
+            return "bulk", None, None
+        h = [complex(v.real) for v in h]
         try:
-            q = self.q(mpmath.mpf(x), [complex(v.real) for v in h], 20)
-        except ConvergenceError:  # on a pole: the neighbours bracket it
-            return None
-        return [complex(v.real) for v in h], q
+            return "out", h, self.q(mpmath.mpf(x), h, 20)
+        except ConvergenceError:  # on a pole: its neighbours bracket it
+            return "pole", h, None
 
     # -- mpmath
     def h_at(self, x, h0, dps):
@@ -266,19 +269,24 @@ def outliers(model, expr, over: str, at=None, digits: int = 15) -> list:
             raise ModelError(f"{p.name} is a dimension ratio and must be positive, got {values[p.name]}")
     form = _Form(model, plan, zsym, values)
     ds = form.ds(form.rs, max(abs(float(x)) for x in xs))
-    pts = []
-    for x in xs:
-        got = form.scan_point(ds, float(x))
-        pts.append(None if got is None else (float(x), got[0], got[1]))
+    pts = []  # (x, h, q) outside the bulk, (x, None, None) in it; a pole on the grid is left out (its
+    for x in xs:  # neighbours bracket it)
+        kind, h, q = form.scan_point(ds, float(x))
+        if kind != "pole":
+            pts.append((float(x), h, q))
     # between an outside grid point and a bulk one, the outside stretch reaches the bulk's edge: a point next
     # to the edge (bisection on the float classification) joins the scan, so a pole between them is bracketed
-    scan = []
-    for i, p in enumerate(pts):
-        if p is None and i > 0 and pts[i - 1] is not None:
-            scan.append(_near_edge(form, ds, pts[i - 1], float(xs[i])))
-        if p is not None and i > 0 and pts[i - 1] is None:
-            scan.append(_near_edge(form, ds, p, float(xs[i - 1])))
-        scan.append(p)
+    scan, prev = [], None  # the outside points in order, None between two outside stretches
+    for p in pts:
+        if prev is not None and (p[1] is None) != (prev[1] is None):
+            out, bulk = (prev, p) if p[1] is None else (p, prev)
+            near = _near_edge(form, ds, out, bulk[0])
+            scan += [near, None] if p[1] is None else [near]
+        elif p[1] is None and (not scan or scan[-1] is not None):
+            scan.append(None)
+        if p[1] is not None:
+            scan.append(p)
+        prev = p
     found = []
     for left, right in zip(scan, scan[1:]):
         if left is None or right is None or not form.sgn * right[2] < form.sgn * left[2]:
@@ -296,11 +304,13 @@ def _near_edge(form, ds, out, x_in):
         m = (a + b) / 2
         if m in (a, b):
             break
-        got = form.scan_point(ds, m)
-        if got is None:
+        kind, h, q = form.scan_point(ds, m)
+        if kind == "bulk":
             b = m
-        else:
-            a, best = m, (m, got[0], got[1])
+        elif kind == "out":
+            a, best = m, (m, h, q)
+        else:  # a pole next to the edge: stop before it
+            break
     return best
 
 
@@ -312,12 +322,15 @@ def _certify_pole(form, ds, left, right, digits):
     for _ in range(BISECTIONS):
         if qa > 0 > qb:
             break
-        m = (a + b) / 2
-        got = form.scan_point(ds, m)
-        if got is None:
+        for frac in (0.5, 0.4142135623730951, 0.6180339887498949):  # off a pole that lies on the midpoint
+            m = a + (b - a) * frac
+            kind, hm, qm = form.scan_point(ds, m)
+            if kind != "pole":
+                break
+        if kind != "out":
             raise ConvergenceError(f"outliers: the bracket [{a:.6g}, {b:.6g}] of a pole meets the bulk or a "
                                    "singular point; give a grid that avoids it")
-        hm, qm = got[0], sgn * float(got[1])
+        qm = sgn * float(qm)
         if qm < qa:
             b, hb, qb = m, hm, qm
         else:
@@ -360,9 +373,8 @@ def _certify_pole(form, ds, left, right, digits):
 
 
 def _norm(form):
-    """``<x, x>`` of the form's deterministic vector (``None`` for a random one)."""
-    from symrmt.engine.vectors import gram_symbol
+    """``<x, x>`` of the form's vector (a combination of deterministic vectors; ``None`` otherwise)."""
+    from symrmt.engine.complex_qf import norm2
 
-    if form.x.random:
-        return None
-    return mpf_of(form.grams.get(gram_symbol(form.x.name, form.x.name), 0))
+    out = norm2(form.x, {**form.plan.vectors, **form.vectors}, form.grams, form.values)
+    return None if out is None else mpmath.mpf(sp.N(out, mpmath.mp.dps + 10))
