@@ -295,22 +295,33 @@ def outliers(model, expr, over: str, at=None, digits: int = 15) -> list:
     return found
 
 
+#: the fractions of an interval tried in turn for a probe point (off a pole that lies on the midpoint)
+PROBES = (0.5, 0.4142135623730951, 0.6180339887498949)
+
+
+def _probe(form, ds, a, b):
+    """``(m, kind, h, q)`` at the first point ``m = a + (b - a) f`` (``f`` in :data:`PROBES`) that is not a pole."""
+    for frac in PROBES:
+        m = a + (b - a) * frac
+        kind, h, q = form.scan_point(ds, m)
+        if kind != "pole":
+            break
+    return m, kind, h, q
+
+
 def _near_edge(form, ds, out, x_in):
     """The outside point ``(x, h, q)`` closest to the bulk found by :data:`EDGE_BISECTIONS` bisections between
     the outside point ``out`` and the point ``x_in`` (in the bulk, or singular)."""
     best = out
     a, b = out[0], x_in
     for _ in range(EDGE_BISECTIONS):
-        m = (a + b) / 2
-        if m in (a, b):
+        m, kind, h, q = _probe(form, ds, a, b)
+        if m in (a, b) or kind == "pole":
             break
-        kind, h, q = form.scan_point(ds, m)
         if kind == "bulk":
             b = m
-        elif kind == "out":
+        else:
             a, best = m, (m, h, q)
-        else:  # a pole next to the edge: stop before it
-            break
     return best
 
 
@@ -322,11 +333,7 @@ def _certify_pole(form, ds, left, right, digits):
     for _ in range(BISECTIONS):
         if qa > 0 > qb:
             break
-        for frac in (0.5, 0.4142135623730951, 0.6180339887498949):  # off a pole that lies on the midpoint
-            m = a + (b - a) * frac
-            kind, hm, qm = form.scan_point(ds, m)
-            if kind != "pole":
-                break
+        m, kind, hm, qm = _probe(form, ds, a, b)
         if kind != "out":
             raise ConvergenceError(f"outliers: the bracket [{a:.6g}, {b:.6g}] of a pole meets the bulk or a "
                                    "singular point; give a grid that avoids it")
