@@ -63,7 +63,7 @@ def _with_im(zval, im: str) -> str:
     return f"{re}{'-' if zval.im < 0 else '+' if re else ''}{im}j"
 
 
-def _branch_sign(matrix, zsym):
+def branch_sign(matrix, zsym):
     """``-sign(a)`` for ``inv(B + a z I)`` with ``B`` symmetric and free of ``z``, else ``None``."""
     from symrmt.engine import linearize as lin
     from symrmt.engine.node_algebra import identity_part
@@ -128,7 +128,7 @@ def complex_limit(plan, values: dict, zname: str, zval: Complex, digits: int, pr
     for t in plan.traces:
         if isinstance(t.pencil, tuple) or herm.nonnormal_inverses(t.matrix):
             raise ModelError("a complex parameter value needs traces of symmetric inverses, without many-atom laws")
-        sign = _branch_sign(t.matrix, zsym)
+        sign = branch_sign(t.matrix, zsym)
         rs = ResolventSolver(plan, zsym, real_values, index=t.index, branch_sign=sign)
         solves.append((t, rs, sign, descend(rs, zname, zval)))
     results = []

@@ -198,7 +198,7 @@ class _BulkSolve:
 
 def _evaluate(plan, bulks, values, grams, zsym, z, dps):
     """``(value, forms, taus)`` at ``dps`` working digits at the complex point ``z``."""
-    from symrmt.engine.qf_solver import _form_function, _woodbury_solve, compile_cached
+    from symrmt.engine.qf_solver import form_function, woodbury_solve, compile_cached
 
     hs, taus = {}, {}
     for b in bulks:
@@ -208,13 +208,13 @@ def _evaluate(plan, bulks, values, grams, zsym, z, dps):
         gv = [mpf_of(grams[g]) for g in plan.grams]
         qs = []
         for f in plan.forms:
-            fn = _form_function(f, plan.grams)
+            fn = form_function(f, plan.grams)
             h = hs[f.trace_index] if f.trace_index is not None else []
             vals = fn(list(h) + [pv[p] for p in f.params] + gv)
             k = len(f.units)
             S = [[mpmath.mpc(vals[r * k + c]) for c in range(k)] for r in range(k)]
             e = vals[k * k:k * k + k]
-            x = _woodbury_solve(S, [mpmath.mpc(v) for v in vals[k * k + k:]])
+            x = woodbury_solve(S, [mpmath.mpc(v) for v in vals[k * k + k:]])
             qs.append(sum((e[i] * x[i] for i in range(k)), mpmath.mpc(0)))
         args = formula_args(plan, pv.__getitem__, lambda k, pos, _alpha: hs[k][pos], qs.__getitem__)
         value = mpmath.mpc(compile_cached(plan)(args))
@@ -235,11 +235,11 @@ def complex_qf_limit(plan, values: dict, zname: str, zval, digits: int, vectors=
     >>> from symrmt.engine import Model
     >>> m = Model(); _ = m.goe("G", "n"); _ = m.vector("u", "n")
     >>> r = m.limit("u.T*inv(G/sqrt(n) - z*I(n))*u", at={"z": "2j", "u.u": 1}, digits=20)
-    >>> print(r)  # the semicircle's Stieltjes transform (-z + sqrt(z^2 - 4))/2 at z = 2i
-    (0.0 + 0.41421356237309504880j)
+    >>> print(r)  # the semicircle's Stieltjes transform (-z + sqrt(z^2 - 4))/2 at z = 2i: i (sqrt(2) - 1)
+    (0.0 + 0.4142135623730950488j)
     """
     from symrmt.engine.certify import TraceLimit
-    from symrmt.engine.complex_limit import Complex, _branch_sign
+    from symrmt.engine.complex_limit import Complex, branch_sign
     from symrmt.engine.qf_solver import self_test_plan
     from symrmt.engine.vectors import gram_values
 
@@ -261,7 +261,7 @@ def complex_qf_limit(plan, values: dict, zname: str, zval, digits: int, vectors=
     self_test_plan(plan)
     bulks = []
     for t in plan.traces:
-        sign = _branch_sign(t.matrix, zsym) if t.matrix is not None and t.system.readout else None
+        sign = branch_sign(t.matrix, zsym) if t.matrix is not None and t.system.readout else None
         bulks.append(_BulkSolve(plan, t, zsym, zname, zval, real_values, sign))
     results = []
     for dps in (digits + 10, digits + 20):

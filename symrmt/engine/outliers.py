@@ -39,7 +39,6 @@ import mpmath
 import sympy as sp
 
 from symrmt.core.certify import agree
-from symrmt.core.linalg import solve_dense
 from symrmt.core.numbers import mpf_of
 from symrmt.engine.nodes import ModelError
 from symrmt.errors import BranchError, ConvergenceError, PrecisionError
@@ -138,40 +137,37 @@ class _Form:
 
     def system(self, z, h):
         """``(S, e, f)`` (mpmath matrices) at the real ``z`` with the bulk ``h`` (current precision)."""
-        from symrmt.engine.qf_solver import _form_function
+        from symrmt.engine.qf_solver import form_function
 
         f, pv = self.f, self._pv(z)
-        vals = _form_function(f, self.plan.grams)(list(h) + [pv[p] for p in f.params] +
+        vals = form_function(f, self.plan.grams)(list(h) + [pv[p] for p in f.params] +
                                                   [mpf_of(self.grams[g]) for g in self.plan.grams])
         k = len(f.units)
         S = mpmath.matrix([[vals[r * k + c] for c in range(k)] for r in range(k)])
         return S, mpmath.matrix(vals[k * k:k * k + k]), mpmath.matrix(vals[k * k + k:])
 
     def q(self, z, h0, dps):
-        from symrmt.engine.qf_solver import _woodbury_solve
+        from symrmt.engine.qf_solver import woodbury_solve
 
         with mpmath.workdps(dps):
             h = self.h_at(z, h0, dps)
             S, e, f = self.system(z, h)
             k = S.rows
-            x = _woodbury_solve([[S[r, c] for c in range(k)] for r in range(k)], list(f))
+            x = woodbury_solve([[S[r, c] for c in range(k)] for r in range(k)], list(f))
             return sum((e[i] * x[i] for i in range(k)), mpmath.mpf(0))
 
     def dS(self, z, h):
         """``dS/dz`` (total: ``dH/dz = -J^{-1} dR/dz``) at the real ``z`` with the bulk ``h``."""
-        from symrmt.engine.qf_solver import _form_derivative_function
+        from symrmt.engine.qf_solver import form_derivative_function
 
-        rs, f, m = self.rs, self.f, self.rs.m
-        v = rs.c.fjs([mpmath.mpc(x) for x in h], rs._pv(mpmath.mpc(z), mp=True))
-        J = [[mpmath.re(v[m + m * i + j]) for j in range(m)] for i in range(m)]
-        rhs = [mpmath.re(r) for r in rs.dz_mp([mpmath.mpc(x) for x in h], rs._pvals(mpmath.mpc(z), mp=True))]
+        f = self.f
         try:
-            dh = solve_dense(J, [-r for r in rhs], mpmath.mpf(0))
+            dh = [mpmath.re(x) for x in self.rs.dh_dz(h, z)]
         except ZeroDivisionError:
             raise ConvergenceError(f"the bulk's Jacobian is singular at {self.zsym.name} = {mpmath.nstr(z, 10)} "
                                    "(an edge of the bulk)") from None
         pv = self._pv(z)
-        dv = _form_derivative_function(f, self.plan.grams, self.zsym)(
+        dv = form_derivative_function(f, self.plan.grams, self.zsym)(
             list(h) + list(dh) + [pv[p] for p in f.params] + [mpf_of(self.grams[g]) for g in self.plan.grams])
         k = len(f.units)
         return mpmath.matrix([[dv[r * k + c] for c in range(k)] for r in range(k)])
