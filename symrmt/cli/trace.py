@@ -7,6 +7,7 @@ r"""``symrmt trace``: the certified large-n limit of a normalized trace, from th
         [--matrix 'K=kernel(tanh, Z)' ...] [--dim 'p=c*n' ...]
         --at 'c=1/2, gamma=1/5' [--digits D] [--json] [--latex]
         [--simulate --n N --trials T --seed S [--store PATH] [--workers N | --scheduler ADDRESS]]
+        [--outliers 'z=LO:HI:K']
 
 Every text (the expression, each declaration, each value) goes through the
 package's one restricted parser: numbers, declared names, ``+ - * / @ **``,
@@ -18,7 +19,12 @@ the matrix product.  Dimensions are ratios to ``n`` (``--dim 'p=c*n'``);
 1020 digits, far below any certified precision).  ``diag_file(dim, FILE.npy)`` declares a
 diagonal law read from a file (:mod:`symrmt.engine.io`).  One value may be complex,
 ``z=0.5+0.01j`` (each part read by the same parser; the traces are solved at complex ``z`` on the
-Stieltjes branch, see docs/engine.md), and its ``--json`` value is ``{"re": ..., "im": ...}``.
+Stieltjes branch, see docs/engine.md), and its ``--json`` value is ``{"re": ..., "im": ...}``; quadratic forms
+too (certified at two precisions, not proved).  ``--outliers 'z=LO:HI:K'`` prints, instead of the limit, the
+outliers of a spiked model: the real poles of the form ``EXPR = x.T*inv(A + a*z*I)*x`` (``A`` symmetric) on the
+grid of ``z`` (left out of ``--at``), each with the residue of ``EXPR`` and the eigenvector overlap
+``|<x/|x|, v>|^2`` (:meth:`symrmt.engine.Model.outliers`; ``--json``: ``{"outliers": [{"location", "residue",
+"overlap"}], "grid", ...}``).
 
 Output: the value with ``D`` significant digits (two solves at different
 working precisions agree on them); ``--json`` gives ``{"value": ...}`` (a
