@@ -300,3 +300,25 @@ def test_cli_outliers_and_complex_form(capsys):
     assert main(["trace", "u.T*inv(Z/sqrt(n) - z*I(n))*u", "--matrix", "Z=gaussian(n,n)", "--vector", "u=vector(n)",
                  "--at", "u.u=1, z=1/2+1/10j"]) == 2
     assert "Brown measure" in capsys.readouterr().err
+
+
+def test_rank_two_spike_through_a_random_vector():
+    # M = G/sqrt(n) + t (u yh^T + yh u^T), yh = y/sqrt(n) a unit sign vector, orthogonal to u in the limit: by
+    # Woodbury on [u, yh], u^T (M - z)^{-1} u -> m/(1 - t^2 m^2); the perturbation has the eigenvalues +-t on
+    # (u +- yh)/sqrt(2), so the outliers are +-(t + 1/t) with the overlap (1 - 1/t^2)/2 each
+    m = Model()
+    m.goe("G", "n")
+    m.vector("u", "n")
+    m.signs("y", "n")
+    e = "u.T*inv(G/sqrt(n) + t*u*y.T/sqrt(n) + t*y*u.T/sqrt(n) - z*I(n))*u"
+    r = m.limit(e, at={"z": "-1+1/2j", "u.u": 1, "t": 2}, digits=DIGITS)
+    with mpmath.workdps(60):
+        s = semicircle(mpmath.mpc(-1, mpmath.mpf(1) / 2))
+        assert close(r.value, s / (1 - 4 * s * s))
+    assert r.branch_checked == [True]  # symmetric by structure: the sum's transpose lists its terms in another order
+    found = m.outliers(e, "z=-5:5:21", at={"u.u": 1, "t": 3}, digits=DIGITS)
+    assert len(found) == 2
+    with mpmath.workdps(60):
+        for o, sign in zip(found, (-1, 1)):
+            assert close(o.location, sign * (3 + mpmath.mpf(1) / 3))
+            assert close(o.overlap, (1 - mpmath.mpf(1) / 9) / 2)

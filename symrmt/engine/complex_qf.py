@@ -66,14 +66,14 @@ def _without_vectors(m):
 
 def _canon(m):
     """``m`` with the scalar factors of every product collected in front (``(k*v)*v.T`` and ``v*(k*v.T)`` are
-    one tree), for a structural comparison."""
+    one tree) and the terms of every sum sorted, for a structural comparison."""
     if isinstance(m, Scaled):
         inner = _canon(m.matrix)
         if isinstance(inner, Scaled) and isinstance(inner.scalar, Const) and isinstance(m.scalar, Const):
             return Scaled(Const(m.scalar.value * inner.scalar.value), inner.matrix)
         return Scaled(m.scalar, inner)
-    if isinstance(m, MatSum):
-        return MatSum([_canon(t) for t in m.terms])
+    if isinstance(m, MatSum):  # in a fixed order: a sum's transpose lists its terms in another
+        return MatSum(sorted((_canon(t) for t in m.terms), key=_text))
     if isinstance(m, MatProduct):
         coef, fs = sp.Integer(1), []
         for x in (_canon(f) for f in m.factors):
@@ -85,6 +85,13 @@ def _canon(m):
     if isinstance(m, (Transpose, Inverse)):
         return type(m)(_canon(m.matrix))
     return m
+
+
+def _text(m) -> str:
+    """A structural text of a tree (a sort key)."""
+    head = f"{type(m).__name__}:{getattr(m, 'name', '')}:{getattr(m, 'value', '')}"
+    kids = m.children() if hasattr(m, "children") else ()
+    return head + "(" + ",".join(_text(k) for k in kids) + ")"
 
 
 def symmetric(m) -> bool:
@@ -161,9 +168,9 @@ def check_normal(plan, what: str):
             raise ModelError(
                 f"{what}: an inv() holds a matrix that is not symmetric by structure (apart from finite-rank "
                 "terms), so its limit operator may be non-normal; the fixed point continued from large |z| is the "
-                "limit only outside the spectrum, and inside it the limit is governed by the Brown measure, which "
-                "the engine reaches by Hermitization at real parameter values only (docs/engine.md, non-normal "
-                "matrices)")
+                "limit only outside the spectrum (which the engine does not locate at a complex point), and inside "
+                "it the limit is governed by the Brown measure, which the engine reaches by Hermitization at real "
+                "parameter values only (docs/engine.md, non-normal matrices)")
 
 
 class _BulkSolve:
