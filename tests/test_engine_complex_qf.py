@@ -322,3 +322,16 @@ def test_rank_two_spike_through_a_random_vector():
         for o, sign in zip(found, (-1, 1)):
             assert close(o.location, sign * (3 + mpmath.mpf(1) / 3))
             assert close(o.overlap, (1 - mpmath.mpf(1) / 9) / 2)
+
+
+def test_outlier_next_to_the_edge_and_below_the_resolution():
+    # theta = 1 + 1e-6: the outlier 2 + ~1e-12 (the guard doubles: the residue loses digits at the edge)
+    found = wigner().outliers(WIGNER, "z=-5:5:21", at={"theta": "1.000001", "u.u": 1}, digits=20)
+    assert len(found) == 1
+    with mpmath.workdps(60):
+        t = mpmath.mpf(1000001) / 1000000
+        assert abs(found[0].location - (t + 1 / t)) <= mpmath.mpf(10) ** -20 * 2
+        assert abs(found[0].overlap - (1 - 1 / t ** 2)) <= mpmath.mpf(10) ** -20 * (1 - 1 / t ** 2)
+    # theta = 1 + 1e-10: the outlier 2 + 1e-20 is closer to the edge than the scan reaches, which it reports
+    none = wigner().outliers(WIGNER, "z=-5:5:21", at={"theta": "1.0000000001", "u.u": 1})
+    assert none == [] and 0 < none.edge_gap < 1e-11

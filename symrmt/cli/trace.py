@@ -24,7 +24,7 @@ too (certified at two precisions, not proved).  ``--outliers 'z=LO:HI:K'`` print
 outliers of a spiked model: the real poles of the form ``EXPR = x.T*inv(A + a*z*I)*x`` (``A`` symmetric) on the
 grid of ``z`` (left out of ``--at``), each with the residue of ``EXPR`` and the eigenvector overlap
 ``|<x/|x|, v>|^2`` (:meth:`symrmt.engine.Model.outliers`; ``--json``: ``{"outliers": [{"location", "residue",
-"overlap"}], "grid", ...}``).
+"overlap"}], "grid", "edge_gap", ...}``, ``edge_gap``: a pole closer than that to a bulk edge is not resolved).
 
 Output: the value with ``D`` significant digits (two solves at different
 working precisions agree on them); ``--json`` gives ``{"value": ...}`` (a
@@ -470,7 +470,7 @@ def _outliers(args, model, expr, at, typed) -> int:
     found = model.outliers(expr, args.outliers, at=at, digits=D)
     out = {"outliers": [{"location": _num(o.location, D), "residue": _num(o.residue, D),
                          "overlap": None if o.overlap is None else _num(o.overlap, D)} for o in found],
-           "digits": D, "expression": args.expr, "grid": args.outliers,
+           "digits": D, "expression": args.expr, "grid": args.outliers, "edge_gap": float(found.edge_gap),
            "at": {k: (str(v) if _is_plain(typed[k]) and len(str(v)) <= AT_TEXT else typed[k]) for k, v in at.items()}}
     if args.json:
         _dump(out)
@@ -479,7 +479,8 @@ def _outliers(args, model, expr, at, typed) -> int:
     print(f"{args.expr}  at  {at_text}" if at_text else args.expr)
     zname = args.outliers.partition("=")[0].strip()
     if not found:
-        print(f"no outlier on the grid {args.outliers} (no pole of the form outside the bulk)")
+        print(f"no outlier on the grid {args.outliers} (no pole of the form outside the bulk"
+              + (f" farther than {found.edge_gap:.1e} from its edges)" if found.edge_gap else ")"))
     for o in found:
         ov = "" if o.overlap is None else f", overlap {mpmath.nstr(o.overlap, D)}"
         print(f"outlier {zname} = {mpmath.nstr(o.location, D)}: residue {mpmath.nstr(o.residue, D)}{ov}  ({D} digits)")

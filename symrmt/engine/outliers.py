@@ -21,7 +21,8 @@ The search (:func:`outliers`), on a grid ``LO:HI:K`` of the real parameter ``z``
    brackets a pole; bisection keeps a bracket of one (the half where ``q`` decreases) until ``q`` changes sign
    across it, and then ``1/q``, continuous there with a simple zero at the pole, is solved by the Illinois
    method at ``digits + 10`` and ``digits + 20`` working digits (each evaluation: ``H`` polished at that
-   real point); the two roots must agree to ``digits`` digits;
+   real point); the two roots must agree to ``digits`` digits, else the guard doubles (the core's
+   :func:`~symrmt.core.certify.certify`: next to a bulk edge the Jacobian is nearly singular);
 3. the residue of the form is read from the Woodbury system at the pole (Keldysh's formula for a simple pole
    of ``S^{-1}``): ``Res q = e^T R (L S'(z0) R)^{-1} L f`` with ``R``, ``L`` the right and left null spaces of
    ``S(z0)`` (an SVD) and ``S' = dS/dz`` the total derivative (``dH/dz`` implicit); certified at the same
@@ -30,7 +31,9 @@ The search (:func:`outliers`), on a grid ``LO:HI:K`` of the real parameter ``z``
 
 The expression must be one such form times a factor of the parameters (``theta*u.T*inv(M - z*I(n))*u``); the
 residue returned is the expression's.  Two poles between neighbouring grid points count as one (or none):
-a finer grid separates them.  An outlier orthogonal to ``x`` is not a pole of ``q`` and is not seen.
+a finer grid separates them.  An outlier orthogonal to ``x`` is not a pole of ``q`` and is not seen, nor is
+one closer to a bulk edge than the float64 scan reaches (``Outliers.edge_gap``, about ``1e-12`` times the
+grid step: a spike just above its threshold).
 """
 
 from __future__ import annotations
@@ -38,12 +41,12 @@ from __future__ import annotations
 import mpmath
 import sympy as sp
 
-from symrmt.core.certify import agree
+from symrmt.core.certify import ESCALATIONS, GUARD, Disagree, agree, certify
 from symrmt.core.numbers import mpf_of
 from symrmt.engine.nodes import ModelError
 from symrmt.errors import BranchError, ConvergenceError, PrecisionError
 
-__all__ = ["Outlier", "outliers", "OUT_OF_BULK", "BISECTIONS", "EDGE_BISECTIONS"]
+__all__ = ["Outlier", "Outliers", "outliers", "OUT_OF_BULK", "BISECTIONS", "EDGE_BISECTIONS"]
 
 #: a grid point is outside the bulk when every ``|Im H|`` is below this times ``1 + max |H|``
 OUT_OF_BULK = 1e-9
@@ -272,23 +275,33 @@ def outliers(model, expr, over: str, at=None, digits: int = 15) -> list:
             pts.append((float(x), h, q))
     # between an outside grid point and a bulk one, the outside stretch reaches the bulk's edge: a point next
     # to the edge (bisection on the float classification) joins the scan, so a pole between them is bracketed
-    scan, prev = [], None  # the outside points in order, None between two outside stretches
+    scan, prev, gaps = [], None, [0.0]  # the outside points in order, None between two outside stretches
     for p in pts:
         if prev is not None and (p[1] is None) != (prev[1] is None):
             out, bulk = (prev, p) if p[1] is None else (p, prev)
-            near = _near_edge(form, ds, out, bulk[0])
+            near, gap = _near_edge(form, ds, out, bulk[0])
+            gaps.append(gap)
             scan += [near, None] if p[1] is None else [near]
         elif p[1] is None and (not scan or scan[-1] is not None):
             scan.append(None)
         if p[1] is not None:
             scan.append(p)
         prev = p
-    found = []
+    found = Outliers()
     for left, right in zip(scan, scan[1:]):
         if left is None or right is None or not form.sgn * right[2] < form.sgn * left[2]:
             continue
         found.append(_certify_pole(form, ds, left, right, digits))
+    found.edge_gap = max(gaps)
     return found
+
+
+class Outliers(list):
+    """The list of :class:`Outlier` found, with ``edge_gap``: the largest distance between a bulk edge met on the
+    grid and the outside point next to it that the scan reached (a pole closer than that to an edge is not
+    resolved; 0 when the grid meets no edge)."""
+
+    edge_gap = 0.0
 
 
 #: the fractions of an interval tried in turn for a probe point (off a pole that lies on the midpoint)
@@ -306,8 +319,9 @@ def _probe(form, ds, a, b):
 
 
 def _near_edge(form, ds, out, x_in):
-    """The outside point ``(x, h, q)`` closest to the bulk found by :data:`EDGE_BISECTIONS` bisections between
-    the outside point ``out`` and the point ``x_in`` (in the bulk, or singular)."""
+    """``(point, gap)``: the outside point ``(x, h, q)`` closest to the bulk found by :data:`EDGE_BISECTIONS`
+    bisections between the outside point ``out`` and the point ``x_in`` (in the bulk, or singular), and its
+    distance to the nearest point known to be in the bulk (a pole within it of the edge is not resolved)."""
     best = out
     a, b = out[0], x_in
     for _ in range(EDGE_BISECTIONS):
@@ -318,7 +332,7 @@ def _near_edge(form, ds, out, x_in):
             b = m
         else:
             a, best = m, (m, h, q)
-    return best
+    return best, abs(b - best[0])
 
 
 def _certify_pole(form, ds, left, right, digits):
@@ -340,11 +354,11 @@ def _certify_pole(form, ds, left, right, digits):
             a, ha, qa = m, hm, qm
     else:
         raise ConvergenceError(f"outliers: no sign change of q near {a:.6g} after {BISECTIONS} bisections")
-    results = []
-    for dps in (digits + 10, digits + 20):
-        with mpmath.workdps(dps):
-            h0 = [complex(v) for v in (ha if abs(a - (a + b) / 2) <= abs(b - (a + b) / 2) else hb)]
+    h0 = [complex(v) for v in (ha if abs(a - (a + b) / 2) <= abs(b - (a + b) / 2) else hb)]
 
+    def solve(dps):
+        """``(z0, Res q, Res expr)`` at ``dps`` working digits."""
+        with mpmath.workdps(dps):
             def r(z):
                 try:
                     return 1 / (sgn * form.q(z, h0, dps))
@@ -358,12 +372,22 @@ def _certify_pole(form, ds, left, right, digits):
             factor = mpmath.mpf(sp.N(form.factor.subs({p: (sp.Float(str(z0), dps) if p.name == form.zsym.name
                                                             else sp.Rational(form.values[p.name]))
                                                        for p in form.factor.free_symbols}), dps))
-            results.append((z0, res_q, factor * res_q))
-    (z_lo, q_lo, r_lo), (z_hi, q_hi, r_hi) = results
+            return z0, res_q, factor * res_q
+
+    def attempt(dps):
+        (z_lo, q_lo, r_lo), (z_hi, q_hi, r_hi) = solve(dps), solve(dps + 10)
+        with mpmath.workdps(dps + 10):
+            if not (agree(z_lo, z_hi, digits, absolute=1) and agree(r_lo, r_hi, digits) and agree(q_lo, q_hi, digits)):
+                raise Disagree(f"outlier near {mpmath.nstr(z_hi, 10)}: the solves at {dps} and {dps + 10} digits "
+                               f"disagree beyond digit {digits}")
+        return (z_hi, q_hi, r_hi), None
+
+    # the core's two-precision certification, the guard doubling on a disagreement (next to the bulk's edge the
+    # fixed point's Jacobian is nearly singular and the residue loses digits)
+    z_hi, q_hi, r_hi = certify(attempt, digits, GUARD, ESCALATIONS, fail=lambda failures, dps: PrecisionError(
+        f"{failures[-1]} (up to {dps + 10} working digits; an outlier this close to the bulk's edge, where the "
+        "fixed point's Jacobian is nearly singular, loses digits: ask fewer)")).value
     with mpmath.workdps(digits + 20):
-        if not (agree(z_lo, z_hi, digits, absolute=1) and agree(r_lo, r_hi, digits) and agree(q_lo, q_hi, digits)):
-            raise PrecisionError(f"outlier near {mpmath.nstr(z_hi, 10)}: the solves at {digits + 10} and {digits + 20} "
-                                 f"digits disagree beyond digit {digits}")
         a_coef = mpf_of(sp.Rational(form.a)) if form.a.is_rational else mpmath.mpf(sp.N(form.a, digits + 20))
         weight = a_coef * q_hi / mpmath.mpf(sp.N(form.c, digits + 30))
         xx = _norm(form)
