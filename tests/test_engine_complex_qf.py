@@ -335,3 +335,20 @@ def test_outlier_next_to_the_edge_and_below_the_resolution():
     # theta = 1 + 1e-10: the outlier 2 + 1e-20 is closer to the edge than the scan reaches, which it reports
     none = wigner().outliers(WIGNER, "z=-5:5:21", at={"theta": "1.0000000001", "u.u": 1})
     assert none == [] and 0 < none.edge_gap < 1e-11
+
+
+def test_each_part_certified_next_to_a_pole():
+    # z = 5/2 + i eta next to the outlier 5/2 (theta = 2): q = -0.75/(i eta) + O(1); the real part is certified
+    # to its own digits (more working digits: the guard doubles), or reported as 0 when it is below 10^-digits
+    # of the value; never printed as the noise of the cancellation in 1 + theta m(z)
+    m = wigner()
+    for eta, zero_re in (("1e-10", False), ("1e-30", True)):
+        r = m.limit(WIGNER, at={"theta": 2, "z": f"5/2+{eta}j", "u.u": 1}, digits=20)
+        with mpmath.workdps(80):
+            s = semicircle(mpmath.mpc(mpmath.mpf(5) / 2, mpmath.mpf(eta)))
+            want = s / (1 + 2 * s)
+            assert abs(r.value.imag - want.imag) <= mpmath.mpf(10) ** -20 * abs(want.imag)
+            if zero_re:
+                assert r.value.real == 0
+            else:
+                assert abs(r.value.real - want.real) <= mpmath.mpf(10) ** -20 * abs(want.real)

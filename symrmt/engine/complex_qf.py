@@ -11,8 +11,11 @@ the spectrum, so at a complex ``z = x + iy``:
    the homotopy in ``s`` at ``x + iY``, the path in ``log Im z`` down to ``|y|``; a bulk that does not depend
    on ``z`` is solved on the real path);
 2. Newton at ``digits + 10`` and ``digits + 20`` working digits, ``S x = f`` solved at each in complex mpmath,
-   and the value, each form and each trace must agree to ``digits`` significant digits
-   (:class:`~symrmt.errors.PrecisionError` otherwise);
+   and the value, each form and each trace must agree to ``digits`` significant digits, each part (real,
+   imaginary) too unless it is below ``10^-digits`` of the value (then it is reported as 0:
+   :func:`parts_agree`, :func:`resolved`); on a disagreement the
+   guard doubles, up to three tries (the core's :func:`~symrmt.core.certify.certify`: next to a pole of a form
+   ``1 + theta m(z)`` cancels), then :class:`~symrmt.errors.PrecisionError`;
 3. ``y < 0``: the point ``conj(z)``, then the complex conjugate (every other value is real, so the system
    has real coefficients).
 
@@ -34,11 +37,11 @@ from __future__ import annotations
 import mpmath
 import sympy as sp
 
-from symrmt.core.certify import agree
+from symrmt.core.certify import ESCALATIONS, GUARD, Disagree, agree, certify
 from symrmt.core.numbers import mpf_of
 from symrmt.engine.nodes import Const, Inverse, MatProduct, MatSum, ModelError, Scaled, Transpose
 from symrmt.engine.plan import formula_args
-from symrmt.errors import BranchError, PrecisionError
+from symrmt.errors import BranchError, ConvergenceError, PrecisionError
 
 __all__ = ["complex_qf_limit", "nonnormal_bulk", "herglotz_form", "form_params"]
 
@@ -221,11 +224,42 @@ def _evaluate(plan, bulks, values, grams, zsym, z, dps):
             k = len(f.units)
             S = [[mpmath.mpc(vals[r * k + c]) for c in range(k)] for r in range(k)]
             e = vals[k * k:k * k + k]
-            x = woodbury_solve(S, [mpmath.mpc(v) for v in vals[k * k + k:]])
+            try:
+                x = woodbury_solve(S, [mpmath.mpc(v) for v in vals[k * k + k:]])
+            except ConvergenceError:
+                raise ConvergenceError(f"the Woodbury system of quadratic form #{f.index + 1} is singular to {dps} "
+                                       f"working digits at {zsym.name} = {mpmath.nstr(z, 8)}: the point is this close "
+                                       "to a pole of the form (an outlier of the spectrum: --outliers, "
+                                       "Model.outliers)") from None
             qs.append(sum((e[i] * x[i] for i in range(k)), mpmath.mpc(0)))
         args = formula_args(plan, pv.__getitem__, lambda k, pos, _alpha: hs[k][pos], qs.__getitem__)
         value = mpmath.mpc(compile_cached(plan)(args))
     return value, qs, taus
+
+
+def parts_agree(a, b, digits: int) -> bool:
+    """Two complex solves agree: to ``digits`` significant digits as complex numbers, and each part (real,
+    imaginary) to ``digits`` digits of its own, unless the part is below the resolution ``10^-digits |a|`` in
+    both (it is then reported as 0: :func:`resolved`).  Next to a pole the real part of ``1/(z - z0)`` is
+    ``10^-30`` of the value at ``Im z = 1e-30``: it is certified, or dropped, not printed as noise.
+
+    >>> parts_agree(mpmath.mpc(1, 1e-30), mpmath.mpc(1, 2e-30), 20), parts_agree(mpmath.mpc(1, 1e-3), mpmath.mpc(1, 2e-3), 20)
+    (True, False)
+    """
+    if not agree(a, b, digits):
+        return False
+    res = max(abs(a), abs(b)) * mpmath.mpf(10) ** -digits
+    for pa, pb in ((mpmath.re(a), mpmath.re(b)), (mpmath.im(a), mpmath.im(b))):
+        if max(abs(pa), abs(pb)) >= res and not agree(pa, pb, digits):
+            return False
+    return True
+
+
+def resolved(v, digits: int):
+    """``v`` with a part below ``10^-digits |v|`` set to 0 (below the resolution of the certificate)."""
+    res = abs(v) * mpmath.mpf(10) ** -digits
+    re, im = mpmath.re(v), mpmath.im(v)
+    return mpmath.mpc(0 if abs(re) < res else re, 0 if abs(im) < res else im)
 
 
 def complex_qf_limit(plan, values: dict, zname: str, zval, digits: int, vectors=None):
@@ -270,17 +304,26 @@ def complex_qf_limit(plan, values: dict, zname: str, zval, digits: int, vectors=
     for t in plan.traces:
         sign = branch_sign(t.matrix, zsym) if t.matrix is not None and t.system.readout else None
         bulks.append(_BulkSolve(plan, t, zsym, zname, zval, real_values, sign))
-    results = []
-    for dps in (digits + 10, digits + 20):
+    def solve(dps):
         with mpmath.workdps(dps + 10):
             z = mpmath.mpc(mpf_of(zval.re), mpf_of(y))
-        results.append(_evaluate(plan, bulks, real_values, grams, zsym, z, dps))
-    (lo, qlo, tlo), (hi, qhi, thi) = results
+        return _evaluate(plan, bulks, real_values, grams, zsym, z, dps)
+
+    def attempt(dps):
+        (lo, qlo, tlo), (hi, qhi, thi) = solve(dps), solve(dps + 10)
+        with mpmath.workdps(dps + 10):
+            pairs = [(lo, hi)] + list(zip(qlo, qhi)) + [(tlo[k], thi[k]) for k in tlo if tlo[k] is not None]
+            if not all(parts_agree(a, b, digits) for a, b in pairs):
+                raise Disagree(f"solves at {dps} and {dps + 10} digits disagree beyond digit {digits} at "
+                               f"{zname} = {zval}")
+        return (hi, qhi, thi), None
+
+    # the core's two-precision certification, the guard doubling on a disagreement (next to a pole of a form,
+    # 1 + theta m(z) cancels: more working digits)
+    cert = certify(attempt, digits, GUARD, ESCALATIONS, fail=lambda failures, dps: PrecisionError(
+        f"{failures[-1]} (up to {dps + 10} working digits)"))
+    hi, qhi, thi = cert.value
     with mpmath.workdps(digits + 20):
-        pairs = [(lo, hi)] + list(zip(qlo, qhi)) + [(tlo[k], thi[k]) for k in tlo if tlo[k] is not None]
-        if not all(agree(a, b, digits) for a, b in pairs):
-            raise PrecisionError(f"solves at {digits + 10} and {digits + 20} digits disagree beyond digit {digits} "
-                                 f"at {zname} = {zval}")
         checked = []
         for b in bulks:
             tau = thi[b.t.index]
@@ -306,9 +349,9 @@ def complex_qf_limit(plan, values: dict, zname: str, zval, digits: int, vectors=
     at = dict(values)
     at[zname] = Complex(zval.re, zval.im)
     with mpmath.workdps(digits):
-        taus = [+thi[b.t.index] for b in bulks if thi[b.t.index] is not None]
-        r = TraceLimit(+hi, digits, digits + 20, mpmath.mpf(0), at, taus)
-        r.forms = [+q for q in qhi]
+        taus = [resolved(+thi[b.t.index], digits) for b in bulks if thi[b.t.index] is not None]
+        r = TraceLimit(resolved(+hi, digits), digits, cert.working_digits, mpmath.mpf(0), at, taus)
+        r.forms = [resolved(+q, digits) for q in qhi]
     r.certificate = "relative"
     r.branch_checked = [b.sign is not None for b in bulks if thi[b.t.index] is not None] + checked
     return r
