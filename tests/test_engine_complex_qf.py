@@ -352,3 +352,13 @@ def test_each_part_certified_next_to_a_pole():
                 assert r.value.real == 0
             else:
                 assert abs(r.value.real - want.real) <= mpmath.mpf(10) ** -20 * abs(want.real)
+
+
+def test_a_part_both_precisions_round_away_is_refused():
+    # z = 5/2 + 1e-28 i at 30 digits: Re q = -1/6 needs the (Im z)^2 term of 1 + 2 m(z), 1e-56, which the
+    # solves at 40 and 50 digits both round away (each gives Re q = 1/2 exactly): the condition number of the
+    # Woodbury system (6e28) bounds the first solve's error, and the part is refused, not printed
+    from symrmt.errors import PrecisionError
+
+    with pytest.raises(PrecisionError, match="condition number"):
+        wigner().limit(WIGNER, at={"theta": 2, "z": "5/2+1e-28j", "u.u": 1}, digits=30)

@@ -12,8 +12,9 @@ the spectrum, so at a complex ``z = x + iy``:
    on ``z`` is solved on the real path);
 2. Newton at ``digits + 10`` and ``digits + 20`` working digits, ``S x = f`` solved at each in complex mpmath,
    and the value, each form and each trace must agree to ``digits`` significant digits, each part (real,
-   imaginary) too unless it is below ``10^-digits`` of the value (then it is reported as 0:
-   :func:`parts_agree`, :func:`resolved`); on a disagreement the
+   imaginary) too unless it is below ``10^-digits`` of the value (then it is reported as 0), and the error
+   bound of the first solve (``10^-(dps - 4)`` times the condition number of the Woodbury systems) must lie
+   below ``10^-digits`` of each part reported (:func:`certified_parts`, :func:`resolved`); on a disagreement the
    guard doubles, up to three tries (the core's :func:`~symrmt.core.certify.certify`: next to a pole of a form
    ``1 + theta m(z)`` cancels), then :class:`~symrmt.errors.PrecisionError`;
 3. ``y < 0``: the point ``conj(z)``, then the complex conjugate (every other value is real, so the system
@@ -207,7 +208,8 @@ class _BulkSolve:
 
 
 def _evaluate(plan, bulks, values, grams, zsym, z, dps):
-    """``(value, forms, taus)`` at ``dps`` working digits at the complex point ``z``."""
+    """``(value, forms, taus, kappa)`` at ``dps`` working digits at the complex point ``z``; ``kappa``: the largest
+    1-norm condition number of the forms' Woodbury systems (1 without forms)."""
     from symrmt.engine.qf_solver import form_function, woodbury_solve, compile_cached
 
     hs, taus = {}, {}
@@ -216,7 +218,7 @@ def _evaluate(plan, bulks, values, grams, zsym, z, dps):
     with mpmath.workdps(dps):
         pv = {p: (z if p.name == zsym.name else mpf_of(values[p.name])) for p in plan.params}
         gv = [mpf_of(grams[g]) for g in plan.grams]
-        qs = []
+        qs, kappa = [], mpmath.mpf(1)
         for f in plan.forms:
             fn = form_function(f, plan.grams)
             h = hs[f.trace_index] if f.trace_index is not None else []
@@ -232,31 +234,43 @@ def _evaluate(plan, bulks, values, grams, zsym, z, dps):
                                        "to a pole of the form (an outlier of the spectrum: --outliers, "
                                        "Model.outliers)") from None
             qs.append(sum((e[i] * x[i] for i in range(k)), mpmath.mpc(0)))
+            kappa = max(kappa, condition(S))
         args = formula_args(plan, pv.__getitem__, lambda k, pos, _alpha: hs[k][pos], qs.__getitem__)
         value = mpmath.mpc(compile_cached(plan)(args))
-    return value, qs, taus
+    return value, qs, taus, kappa
 
 
-def parts_agree(a, b, digits: int) -> bool:
-    """Two complex solves agree: to ``digits`` significant digits as complex numbers, and each part (real,
-    imaginary) to ``digits`` digits of its own, unless the part is below the resolution ``10^-digits |a|`` in
-    both (it is then reported as 0: :func:`resolved`).  Next to a pole the real part of ``1/(z - z0)`` is
-    ``10^-30`` of the value at ``Im z = 1e-30``: it is certified, or dropped, not printed as noise.
+def condition(S) -> mpmath.mpf:
+    """``||S||_1 ||S^{-1}||_1`` of a small nonsingular matrix (lists of rows; the current precision)."""
+    M = mpmath.matrix(S)
+    return mpmath.mnorm(M, 1) * mpmath.mnorm(mpmath.inverse(M), 1)
 
-    >>> parts_agree(mpmath.mpc(1, 1e-30), mpmath.mpc(1, 2e-30), 20), parts_agree(mpmath.mpc(1, 1e-3), mpmath.mpc(1, 2e-3), 20)
-    (True, False)
+
+def certified_parts(a, b, digits: int, error) -> bool:
+    """The solve ``b`` is certified by the solve ``a`` of fewer working digits, whose error is at most ``error |a|``
+    (the working precision times the forms' condition: :func:`condition`): ``a`` and ``b`` agree to ``digits``
+    significant digits, and so does each part (real, imaginary) of at least ``10^-digits |b|``, whose bound
+    ``error |a|`` must also be below ``10^-digits`` of it.  A smaller part is reported as 0 (:func:`resolved`):
+    next to a pole both solves can round the same low-order term away and agree on a wrong part.
+
+    >>> certified_parts(mpmath.mpc(1, 1e-30), mpmath.mpc(1, 2e-30), 20, 1e-40)
+    True
+    >>> certified_parts(mpmath.mpc(1, 1e-3), mpmath.mpc(1, 1e-3), 20, 1e-21)  # the bound 1e-21 > 1e-23
+    False
     """
-    if not agree(a, b, digits):
+    if not agree(a, b, digits) or error > mpmath.mpf(10) ** -digits:
         return False
-    res = max(abs(a), abs(b)) * mpmath.mpf(10) ** -digits
+    res = abs(b) * mpmath.mpf(10) ** -digits
     for pa, pb in ((mpmath.re(a), mpmath.re(b)), (mpmath.im(a), mpmath.im(b))):
-        if max(abs(pa), abs(pb)) >= res and not agree(pa, pb, digits):
+        if abs(pb) >= res and (not agree(pa, pb, digits) or error * abs(a) > abs(pb) * mpmath.mpf(10) ** -digits):
             return False
     return True
 
 
 def resolved(v, digits: int):
-    """``v`` with a part below ``10^-digits |v|`` set to 0 (below the resolution of the certificate)."""
+    """``v`` with a part below ``10^-digits |v|`` set to 0: under the resolution of the certificate, where two
+    solves can agree and both be wrong (next to a pole, ``1 + theta m(z)`` loses the same low-order term at
+    both precisions)."""
     res = abs(v) * mpmath.mpf(10) ** -digits
     re, im = mpmath.re(v), mpmath.im(v)
     return mpmath.mpc(0 if abs(re) < res else re, 0 if abs(im) < res else im)
@@ -310,12 +324,17 @@ def complex_qf_limit(plan, values: dict, zname: str, zval, digits: int, vectors=
         return _evaluate(plan, bulks, real_values, grams, zsym, z, dps)
 
     def attempt(dps):
-        (lo, qlo, tlo), (hi, qhi, thi) = solve(dps), solve(dps + 10)
+        (lo, qlo, tlo, kappa), (hi, qhi, thi, _) = solve(dps), solve(dps + 10)
         with mpmath.workdps(dps + 10):
-            pairs = [(lo, hi)] + list(zip(qlo, qhi)) + [(tlo[k], thi[k]) for k in tlo if tlo[k] is not None]
-            if not all(parts_agree(a, b, digits) for a, b in pairs):
-                raise Disagree(f"solves at {dps} and {dps + 10} digits disagree beyond digit {digits} at "
-                               f"{zname} = {zval}")
+            error = kappa * mpmath.mpf(10) ** -(dps - 4)  # the polish's relative step, amplified by S^-1
+            plain = mpmath.mpf(10) ** -(dps - 4)
+            pairs = [(lo, hi, error)] + [(a, b, error) for a, b in zip(qlo, qhi)]
+            pairs += [(tlo[k], thi[k], plain) for k in tlo if tlo[k] is not None]
+            if not all(certified_parts(a, b, digits, err) for a, b, err in pairs):
+                note = "" if kappa < 1e6 else (f"; the Woodbury system's condition number is {mpmath.nstr(kappa, 2)}: "
+                                               f"{zname} is next to a pole of a form")
+                raise Disagree(f"solves at {dps} and {dps + 10} digits do not certify {digits} digits at "
+                               f"{zname} = {zval}{note}")
         return (hi, qhi, thi), None
 
     # the core's two-precision certification, the guard doubling on a disagreement (next to a pole of a form,
@@ -343,15 +362,17 @@ def complex_qf_limit(plan, values: dict, zname: str, zval, digits: int, vectors=
                                   f"+ a z I)^-1 x with A symmetric has Im q of the sign of -a c Im z (a Herglotz "
                                   "function); the fixed point is off the physical branch, no value is returned")
             checked.append(ok)
+        hi, qhi = resolved(hi, digits), [resolved(q, digits) for q in qhi]
+        thi = {k: (None if v is None else resolved(v, digits)) for k, v in thi.items()}
         if conj:
             hi, qhi = mpmath.conj(hi), [mpmath.conj(q) for q in qhi]
             thi = {k: (None if v is None else mpmath.conj(v)) for k, v in thi.items()}
     at = dict(values)
     at[zname] = Complex(zval.re, zval.im)
     with mpmath.workdps(digits):
-        taus = [resolved(+thi[b.t.index], digits) for b in bulks if thi[b.t.index] is not None]
-        r = TraceLimit(resolved(+hi, digits), digits, cert.working_digits, mpmath.mpf(0), at, taus)
-        r.forms = [resolved(+q, digits) for q in qhi]
+        taus = [+thi[b.t.index] for b in bulks if thi[b.t.index] is not None]
+        r = TraceLimit(+hi, digits, cert.working_digits, mpmath.mpf(0), at, taus)
+        r.forms = [+q for q in qhi]
     r.certificate = "relative"
     r.branch_checked = [b.sign is not None for b in bulks if thi[b.t.index] is not None] + checked
     return r
