@@ -19,10 +19,12 @@ The search (:func:`outliers`), on a grid ``LO:HI:K`` of the real parameter ``z``
 2. ``-sign(a) q`` increases on every interval between poles outside the bulk (its derivative is
    ``|a| sum |<x, v_i>|^2 / (mu_i + a z)^2 > 0``), so a decrease between two neighbouring outside points
    brackets a pole; bisection keeps a bracket of one (the half where ``q`` decreases) until ``q`` changes sign
-   across it, and then ``1/q``, continuous there with a simple zero at the pole, is solved by the Illinois
+   across it and it is narrower than :data:`BRACKET` ``(1 + |z|)``, and then ``1/q``, continuous there with a simple zero at the pole, is solved by the Illinois
    method at ``digits + 10`` and ``digits + 20`` working digits (each evaluation: ``H`` polished at that
-   real point); the two roots must agree to ``digits`` digits, else the guard doubles (the core's
-   :func:`~symrmt.core.certify.certify`: next to a bulk edge the Jacobian is nearly singular);
+   real point, from the float64 root at the bracket's end; at the pole it must be the root the scan
+   follows, else :class:`~symrmt.errors.BranchError`); the two roots must agree to ``digits`` digits, else
+   the guard doubles (the core's :func:`~symrmt.core.certify.certify`: next to a bulk edge the Jacobian is
+   nearly singular);
 3. the residue of the form is read from the Woodbury system at the pole (Keldysh's formula for a simple pole
    of ``S^{-1}``): ``Res q = e^T R (L S'(z0) R)^{-1} L f`` with ``R``, ``L`` the right and left null spaces of
    ``S(z0)`` (an SVD) and ``S' = dS/dz`` the total derivative (``dH/dz`` implicit); certified at the same
@@ -50,8 +52,9 @@ __all__ = ["Outlier", "Outliers", "outliers", "OUT_OF_BULK", "BISECTIONS", "EDGE
 
 #: a grid point is outside the bulk when every ``|Im H|`` is below this times ``1 + max |H|``
 OUT_OF_BULK = 1e-9
-#: most bisections of a bracket before its ends change sign
+#: most bisections of a bracket before its ends change sign and it is narrower than BRACKET (1 + |z|)
 BISECTIONS = 60
+BRACKET = 1e-3
 #: bisections toward the bulk's edge from the last outside grid point (a relative width of about 2^-40)
 EDGE_BISECTIONS = 40
 
@@ -341,7 +344,7 @@ def _certify_pole(form, ds, left, right, digits):
     a, ha, qa = float(left[0]), left[1], sgn * float(left[2])
     b, hb, qb = float(right[0]), right[1], sgn * float(right[2])
     for _ in range(BISECTIONS):
-        if qa > 0 > qb:
+        if qa > 0 > qb and b - a <= BRACKET * (1 + abs(a)):
             break
         m, kind, hm, qm = _probe(form, ds, a, b)
         if kind != "out":
@@ -354,7 +357,7 @@ def _certify_pole(form, ds, left, right, digits):
             a, ha, qa = m, hm, qm
     else:
         raise ConvergenceError(f"outliers: no sign change of q near {a:.6g} after {BISECTIONS} bisections")
-    h0 = [complex(v) for v in (ha if abs(a - (a + b) / 2) <= abs(b - (a + b) / 2) else hb)]
+    h0 = [complex(v) for v in ha]  # the polish at every point of the narrow bracket starts here
 
     def solve(dps):
         """``(z0, Res q, Res expr)`` at ``dps`` working digits."""
@@ -368,6 +371,10 @@ def _certify_pole(form, ds, left, right, digits):
             za, zb = mpmath.mpf(a), mpmath.mpf(b)
             z0 = _illinois(r, za, zb, r(za), r(zb), mpmath.mpf(10) ** (-(dps - 3)))
             h = form.h_at(z0, h0, dps)
+            _, hf, _ = form.scan_point(ds, float(z0))  # the polished root is the scan's (the physical branch)
+            if hf is None or any(abs(complex(x) - y) > 1e-6 * (1 + max(abs(v) for v in hf)) for x, y in zip(h, hf)):
+                raise BranchError(f"outlier near {mpmath.nstr(z0, 10)}: the polished fixed point is not the one the "
+                                  "scan follows from the upper half-plane; no value is returned")
             res_q = _residue(form, z0, h)
             factor = mpmath.mpf(sp.N(form.factor.subs({p: (sp.Float(str(z0), dps) if p.name == form.zsym.name
                                                             else sp.Rational(form.values[p.name]))
