@@ -362,3 +362,13 @@ def test_a_part_both_precisions_round_away_is_refused():
 
     with pytest.raises(PrecisionError, match="condition number"):
         wigner().limit(WIGNER, at={"theta": 2, "z": "5/2+1e-28j", "u.u": 1}, digits=30)
+
+
+def test_trace_with_a_spike_and_its_form_at_complex_z():
+    # a finite-rank term does not move the normalized trace; the form sees the spike: m + m/(1 + 5 m)
+    e = "trace(inv(G/sqrt(n) + 5*u*u.T - z*I(n))) + u.T*inv(G/sqrt(n) + 5*u*u.T - z*I(n))*u"
+    r = wigner().limit(e, at={"z": "1+1j", "u.u": 1}, digits=DIGITS)
+    with mpmath.workdps(60):
+        s = semicircle(mpmath.mpc(1, 1))
+        assert close(r.value, s + s / (1 + 5 * s))
+    assert r.branch_checked == [True, True]  # the Stieltjes sign of the trace, the Herglotz sign of the form

@@ -156,6 +156,25 @@ def herglotz_form(f, zsym):
     return coef, fs[2], c
 
 
+def stieltjes_sign(matrix, zsym):
+    """``-sign(a)`` for a trace's matrix ``inv(B + a z I)`` with ``B`` symmetric by structure (:func:`symmetric`:
+    finite-rank terms such as ``5*u*u.T`` included) and free of ``z``, ``a`` a nonzero real number; else ``None``
+    (as :func:`symrmt.engine.complex_limit.branch_sign` for traces without vectors)."""
+    from symrmt.engine.node_algebra import identity_part
+    from symrmt.engine.nodes import walk
+
+    if not isinstance(matrix, Inverse):
+        return None
+    g, rest = identity_part(matrix.matrix)
+    coef = sp.diff(g, zsym)
+    if coef == 0 or coef.free_symbols or sp.diff(g, zsym, 2) != 0 or not coef.is_real:
+        return None
+    if not all(symmetric(t) for t in rest) or any(isinstance(x, Const) and zsym in sp.sympify(x.value).free_symbols
+                                                  for t in rest for x in walk(t)):
+        return None
+    return -1 if coef > 0 else 1
+
+
 def form_params(plan):
     """Set each form's ``params`` (the plan's parameters in its ``S``, ``e``, ``f``), as the real path does."""
     for f in plan.forms:
@@ -294,7 +313,7 @@ def complex_qf_limit(plan, values: dict, zname: str, zval, digits: int, vectors=
     (0.0 + 0.4142135623730950488j)
     """
     from symrmt.engine.certify import TraceLimit
-    from symrmt.engine.complex_limit import Complex, branch_sign
+    from symrmt.engine.complex_limit import Complex
     from symrmt.engine.qf_solver import self_test_plan
     from symrmt.engine.vectors import gram_values
 
@@ -316,7 +335,7 @@ def complex_qf_limit(plan, values: dict, zname: str, zval, digits: int, vectors=
     self_test_plan(plan)
     bulks = []
     for t in plan.traces:
-        sign = branch_sign(t.matrix, zsym) if t.matrix is not None and t.system.readout else None
+        sign = stieltjes_sign(t.matrix, zsym) if t.matrix is not None and t.system.readout else None
         bulks.append(_BulkSolve(plan, t, zsym, zname, zval, real_values, sign))
     def solve(dps):
         with mpmath.workdps(dps + 10):
