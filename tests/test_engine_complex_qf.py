@@ -372,3 +372,40 @@ def test_trace_with_a_spike_and_its_form_at_complex_z():
         s = semicircle(mpmath.mpc(1, 1))
         assert close(r.value, s + s / (1 + 5 * s))
     assert r.branch_checked == [True, True]  # the Stieltjes sign of the trace, the Herglotz sign of the form
+
+
+def marchenko_pastur(c, z):
+    """``tau((Z^T Z/n - z)^{-1})`` (``Z`` is ``p x n``, ``c = p/n``): the root of ``-z m^2 + (c - 1 - z) m - 1 = 0``
+    with ``Im m`` of the sign of ``Im z``."""
+    roots = mpmath.polyroots([-z, c - 1 - z, -1], extraprec=200)
+    return max(roots, key=lambda r: r.imag * mpmath.sign(z.imag))
+
+
+@pytest.mark.parametrize("c, theta", [("1/2", "3"), ("2", "3"), ("1/4", "2"), ("1/4", "5/4")])
+def test_additive_spike_on_a_wishart_matrix(c, theta):
+    # M = Z^T Z/n + theta u u^T: q = m/(1 + theta m); the pole m = -1/theta is, from the quadratic,
+    # z = theta (theta + c - 1)/(theta - 1); with F = -z m^2 + (c - 1 - z) m - 1, m' = -F_z/F_m =
+    # (m^2 + m)/(D), D = -2 z m + c - 1 - z, and the overlap -Res = 1/(theta^2 m') = D/(1 - theta).  The pole
+    # is an outlier when -1/theta lies in the range of m right of the edge (1 + sqrt c)^2, where the quadratic
+    # has the double root m_e = (c - 1 - z)/(2 z): theta > -1/m_e (c = 1/4: theta > 3/2)
+    m = Model()
+    m.dim("p", "c*n")
+    m.gaussian("Z", "p", "n")
+    m.vector("u", "n")
+    e = "u.T*inv(Z.T*Z/n + theta*u*u.T - z*I(n))*u"
+    found = m.outliers(e, "z=-1:10:12", at={"c": c, "theta": theta, "u.u": 1}, digits=DIGITS)
+    with mpmath.workdps(60):
+        cc, t = mpq(c), mpq(theta)
+        edge = (1 + mpmath.sqrt(cc)) ** 2
+        if not t > -1 / ((cc - 1 - edge) / (2 * edge)):
+            assert found == []
+            return
+        z0 = t * (t + cc - 1) / (t - 1)
+        assert len(found) == 1
+        assert close(found[0].location, z0)
+        D = 2 * z0 / t + cc - 1 - z0
+        assert close(found[0].overlap, D / (1 - t))
+    r = m.limit(e, at={"c": c, "theta": theta, "u.u": 1, "z": "1/2+1/100j"}, digits=DIGITS)
+    with mpmath.workdps(60):
+        s = marchenko_pastur(mpq(c), mpmath.mpc(mpmath.mpf(1) / 2, mpmath.mpf(1) / 100))
+        assert close(r.value, s / (1 + mpq(theta) * s))
