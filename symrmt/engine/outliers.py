@@ -77,7 +77,7 @@ class _Form:
 
     def __init__(self, model, plan, zsym, values):
         from symrmt.engine.complex_qf import check_normal, form_params, herglotz_form
-        from symrmt.engine.density_solver import DensitySolve, ResolventSolver
+        from symrmt.engine.density_solver import ResolventSolver
         from symrmt.engine.qf_solver import self_test_plan
         from symrmt.engine.vectors import gram_values
 
@@ -112,7 +112,6 @@ class _Form:
             raise ModelError("outliers: the form has no random bulk (a deterministic matrix: its poles are exact "
                              "eigenvalues, not a large-n limit)")
         self.rs = ResolventSolver(plan, zsym, values, index=f.trace_index, branch_sign=None)
-        self.ds = DensitySolve
         self.sgn = (-1 if self.a > 0 else 1) * (1 if self.c > 0 else -1)  # sgn * q increases between poles
 
     # -- float64 scan
@@ -239,6 +238,7 @@ def outliers(model, expr, over: str, at=None, digits: int = 15) -> list:
     2.5 0.75
     """
     from symrmt.engine.density import grid_points
+    from symrmt.engine.density_solver import DensitySolve
     from symrmt.engine.tree import exact_value
 
     if not isinstance(over, str) or "=" not in over:
@@ -270,7 +270,7 @@ def outliers(model, expr, over: str, at=None, digits: int = 15) -> list:
         if p.is_positive and not values[p.name] > 0:
             raise ModelError(f"{p.name} is a dimension ratio and must be positive, got {values[p.name]}")
     form = _Form(model, plan, zsym, values)
-    ds = form.ds(form.rs, max(abs(float(x)) for x in xs))
+    ds = DensitySolve(form.rs, max(abs(float(x)) for x in xs))
     pts = []  # (x, h, q) outside the bulk, (x, None, None) in it; a pole on the grid is left out (its
     for x in xs:  # neighbours bracket it)
         kind, h, q = form.scan_point(ds, float(x))
@@ -342,7 +342,7 @@ def _certify_pole(form, ds, left, right, digits):
     """The :class:`Outlier` in the bracket ``(x, h, q)`` ``left``, ``right`` (``sgn q`` decreases across it)."""
     sgn = form.sgn
     a, ha, qa = float(left[0]), left[1], sgn * float(left[2])
-    b, hb, qb = float(right[0]), right[1], sgn * float(right[2])
+    b, qb = float(right[0]), sgn * float(right[2])
     for _ in range(BISECTIONS):
         if qa > 0 > qb and b - a <= BRACKET * (1 + abs(a)):
             break
@@ -352,7 +352,7 @@ def _certify_pole(form, ds, left, right, digits):
                                    "singular point; give a grid that avoids it")
         qm = sgn * float(qm)
         if qm < qa:
-            b, hb, qb = m, hm, qm
+            b, qb = m, qm
         else:
             a, ha, qa = m, hm, qm
     else:
