@@ -7,6 +7,7 @@ r"""``symrmt trace``: the certified large-n limit of a normalized trace, from th
         [--matrix 'K=kernel(tanh, Z)' ...] [--dim 'p=c*n' ...]
         --at 'c=1/2, gamma=1/5' [--digits D] [--json] [--latex]
         [--simulate --n N --trials T --seed S [--store PATH] [--workers N | --scheduler ADDRESS]]
+        [--outliers 'z=LO:HI:K']
 
 Every text (the expression, each declaration, each value) goes through the
 package's one restricted parser: numbers, declared names, ``+ - * / @ **``,
@@ -18,7 +19,12 @@ the matrix product.  Dimensions are ratios to ``n`` (``--dim 'p=c*n'``);
 1020 digits, far below any certified precision).  ``diag_file(dim, FILE.npy)`` declares a
 diagonal law read from a file (:mod:`symrmt.engine.io`).  One value may be complex,
 ``z=0.5+0.01j`` (each part read by the same parser; the traces are solved at complex ``z`` on the
-Stieltjes branch, see docs/engine.md), and its ``--json`` value is ``{"re": ..., "im": ...}``.
+Stieltjes branch, see docs/engine.md), and its ``--json`` value is ``{"re": ..., "im": ...}``; quadratic forms
+too (certified at two precisions, not proved).  ``--outliers 'z=LO:HI:K'`` prints, instead of the limit, the
+outliers of a spiked model: the real poles of the form ``EXPR = x.T*inv(A + a*z*I)*x`` (``A`` symmetric) on the
+grid of ``z`` (left out of ``--at``), each with the residue of ``EXPR`` and the eigenvector overlap
+``|<x/|x|, v>|^2`` (:meth:`symrmt.engine.Model.outliers`; ``--json``: ``{"outliers": [{"location", "residue",
+"overlap"}], "grid", "edge_gap", ...}``, ``edge_gap``: a pole closer than that to a bulk edge is not resolved).
 
 Output: the value with ``D`` significant digits (two solves at different
 working precisions agree on them); ``--json`` gives ``{"value": ...}`` (a
@@ -300,6 +306,11 @@ def add_trace_parser(sub, int_at_least):
                    "chain of Krawczyk boxes along the homotopy (systems of more than 32 unknowns; slower)")
     p.add_argument("--latex", action="store_true", help="print the pencils and fixed-point systems in LaTeX")
     p.add_argument("--simulate", action="store_true", help="also a Monte-Carlo of the same expression")
+    p.add_argument("--outliers", default=None, metavar="Z=LO:HI:K",
+                   help="instead of the limit: the outliers of a spiked model, the real poles of the quadratic form "
+                   "EXPR = x.T*inv(A + a*z*I)*x (A symmetric, e.g. u.T*inv(M - z*I(n))*u) found on the grid LO:HI:K "
+                   "of z, each with the residue of EXPR and the eigenvector overlap |<x/|x|, v>|^2 (z is left out "
+                   "of --at; see docs/engine.md)")
     from symrmt.cli.common import add_executor, add_simulation
 
     add_simulation(p)
@@ -361,6 +372,8 @@ def cmd_trace(args) -> int:
         check_trace_memory(bind(expr, at, args.n))
     if args.prove_branch:
         args.prove = True
+    if args.outliers is not None:
+        return _outliers(args, model, expr, at, typed)
     result = model.limit(expr, at=at, digits=D, prove="branch" if args.prove_branch else args.prove)
     if isinstance(result.value, mpmath.mpc):
         value = {"re": _num(result.value.real, D), "im": _num(result.value.imag, D)}
@@ -440,3 +453,36 @@ def cmd_trace(args) -> int:
         print(out["latex"])
     sys.stdout.flush()
     return code
+
+
+def _outliers(args, model, expr, at, typed) -> int:
+    """``symrmt trace EXPR --outliers 'z=LO:HI:K'``: the outliers (:meth:`symrmt.engine.Model.outliers`)."""
+    import mpmath
+
+    from symrmt.cli.common import dump as _dump
+    from symrmt.cli.common import num as _num
+
+    if args.simulate or args.prove or args.latex:
+        raise ParameterError("--outliers prints the outliers only: leave out --simulate, --prove and --latex")
+    if any(not isinstance(v, Fraction) for v in at.values()):
+        raise ParameterError("--outliers scans a real grid: the values in --at must be real")
+    D = args.digits
+    found = model.outliers(expr, args.outliers, at=at, digits=D)
+    out = {"outliers": [{"location": _num(o.location, D), "residue": _num(o.residue, D),
+                         "overlap": None if o.overlap is None else _num(o.overlap, D)} for o in found],
+           "digits": D, "expression": args.expr, "grid": args.outliers, "edge_gap": float(found.edge_gap),
+           "at": {k: (str(v) if _is_plain(typed[k]) and len(str(v)) <= AT_TEXT else typed[k]) for k, v in at.items()}}
+    if args.json:
+        _dump(out)
+        return 0
+    at_text = ", ".join(f"{k} = {v}" for k, v in out["at"].items())
+    print(f"{args.expr}  at  {at_text}" if at_text else args.expr)
+    zname = args.outliers.partition("=")[0].strip()
+    if not found:
+        print(f"no outlier on the grid {args.outliers} (no pole of the form outside the bulk"
+              + (f" farther than {found.edge_gap:.1e} from its edges)" if found.edge_gap else ")"))
+    for o in found:
+        ov = "" if o.overlap is None else f", overlap {mpmath.nstr(o.overlap, D)}"
+        print(f"outlier {zname} = {mpmath.nstr(o.location, D)}: residue {mpmath.nstr(o.residue, D)}{ov}  ({D} digits)")
+    sys.stdout.flush()
+    return 0

@@ -63,7 +63,7 @@ def _with_im(zval, im: str) -> str:
     return f"{re}{'-' if zval.im < 0 else '+' if re else ''}{im}j"
 
 
-def _branch_sign(matrix, zsym):
+def branch_sign(matrix, zsym):
     """``-sign(a)`` for ``inv(B + a z I)`` with ``B`` symmetric and free of ``z``, else ``None``."""
     from symrmt.engine import linearize as lin
     from symrmt.engine.node_algebra import identity_part
@@ -82,13 +82,35 @@ def _branch_sign(matrix, zsym):
     return -1 if coef > 0 else 1
 
 
+def descend(rs, zname: str, zval: Complex):
+    """The float64 fixed point of the :class:`~symrmt.engine.resolvent_solver.ResolventSolver` ``rs`` at
+    ``x + i|y|`` (``zval = x + iy``): the homotopy in ``s`` at ``x + iY``, ``Y = max(1 + |x|, 2|y|)``, then the
+    path in ``log Im z`` down to ``|y|`` (:class:`DensityError` naming the point and what to try)."""
+    from symrmt.engine.density_solver import DensityError, DensitySolve
+
+    x, y = float(zval.re), abs(float(zval.im))
+    ds = DensitySolve(rs, abs(x))
+    ds.Y = max(ds.Y, 2 * y)
+    h = ds.at_top(x)
+    try:
+        return rs.move(h, complex(x, ds.Y), complex(x, y), log_eta=True)
+    except DensityError as exc:  # say what happened, and what to try (a bare "more than N steps" does not)
+        raise DensityError(
+            f"{zname} = {_with_im(zval, f'{y:.3g}')}: the continuation in |Im {zname}| from {ds.Y:.3g} down "
+            f"to {y:.3g} "
+            f"failed ({exc}): the point is too close to the real axis for the float64 path, likely at a "
+            f"point of the spectrum (an edge or an atom, where the trace grows like a negative power of "
+            f"Im {zname}); try a larger imaginary part (e.g. {zname} = {_with_im(zval, '1e-8')}), or the "
+            "spectral density on the real axis (symrmt density, Model.density)") from None
+
+
 def complex_limit(plan, values: dict, zname: str, zval: Complex, digits: int, prove: bool = False):
     """The :class:`~symrmt.engine.certify.TraceLimit` (complex ``value``) at ``zname = zval``; ``prove``: also
     ``.ball`` (an ``acb`` ball, :func:`symrmt.engine.prove.prove_complex_trace`), ``.branch`` ``"sanity"``."""
     from symrmt.engine.certify import TraceLimit, formula_function
     from symrmt.engine.nodes import ModelError
     from symrmt.engine import hermitize as herm
-    from symrmt.engine.density_solver import DensityError, DensitySolve, ResolventSolver
+    from symrmt.engine.density_solver import ResolventSolver
 
     if any(a for t in plan.traces for a in plan.needs[t.index] if a):
         raise ModelError("diff() at a complex parameter value is not supported")
@@ -106,22 +128,9 @@ def complex_limit(plan, values: dict, zname: str, zval: Complex, digits: int, pr
     for t in plan.traces:
         if isinstance(t.pencil, tuple) or herm.nonnormal_inverses(t.matrix):
             raise ModelError("a complex parameter value needs traces of symmetric inverses, without many-atom laws")
-        sign = _branch_sign(t.matrix, zsym)
+        sign = branch_sign(t.matrix, zsym)
         rs = ResolventSolver(plan, zsym, real_values, index=t.index, branch_sign=sign)
-        ds = DensitySolve(rs, abs(float(x)))
-        ds.Y = max(ds.Y, 2 * float(y))
-        h = ds.at_top(float(x))
-        try:
-            h = rs.move(h, complex(float(x), ds.Y), complex(float(x), float(y)), log_eta=True)
-        except DensityError as exc:  # say what happened, and what to try (a bare "more than N steps" does not)
-            raise DensityError(
-                f"{zname} = {_with_im(zval, f'{float(y):.3g}')}: the continuation in |Im {zname}| from {ds.Y:.3g} down "
-                f"to {float(y):.3g} "
-                f"failed ({exc}): the point is too close to the real axis for the float64 path, likely at a "
-                f"point of the spectrum (an edge or an atom, where the trace grows like a negative power of "
-                f"Im {zname}); try a larger imaginary part (e.g. {zname} = {_with_im(zval, '1e-8')}), or the "
-                "spectral density on the real axis (symrmt density, Model.density)") from None
-        solves.append((t, rs, sign, h))
+        solves.append((t, rs, sign, descend(rs, zname, zval)))
     results = []
     for dps in (digits + 10, digits + 20):
         with mpmath.workdps(dps + 10):

@@ -213,11 +213,20 @@ class Model(_model.Model):
                 raise ModelError("a complex value is supported for one parameter at a time")
             if any(p.is_positive for p in plan.params if p.name == complex_at[0][0]):
                 raise ModelError(f"{complex_at[0][0]} is a dimension ratio and must be positive, not complex")
-            if hasattr(plan, "forms") or self.vectors():
-                raise ModelError("a complex parameter value is supported for traces, not yet for quadratic forms")
             for p in plan.params:
                 if p.is_positive and p.name in values and not values[p.name] > 0:
                     raise ModelError(f"{p.name} is a dimension ratio and must be positive, got {values[p.name]}")
+            if hasattr(plan, "forms"):  # vectors: quadratic forms at complex z (symrmt/engine/complex_qf.py)
+                from symrmt.engine.complex_qf import complex_qf_limit
+
+                if prove:
+                    raise ModelError("--prove at a complex value is available for traces; an expression with vectors "
+                                     "or quadratic forms at a complex value is certified at two precisions, not proved")
+                return complex_qf_limit(plan, values, complex_at[0][0], complex_at[0][1], digits, self.vectors())
+            if any("." in k for k in values):
+                from symrmt.engine.vectors import gram_values
+
+                gram_values(self.vectors(), values)  # an undeclared name or a non-PSD Gram matrix is refused
             return complex_limit(plan, values, complex_at[0][0], complex_at[0][1], digits, prove=bool(prove))
         for p in plan.params:
             if p.is_positive and not values[p.name] > 0:
@@ -261,6 +270,22 @@ class Model(_model.Model):
             result.branch_notes = list(tb.notes)
             result.balls = {"value": tb.value, "traces": list(tb.traces)}
         return result
+
+    def outliers(self, expr, over: str, at=None, digits: int = 15) -> list:
+        """The outliers of a spiked model: the real poles of the quadratic form ``expr``
+        (``x.T*inv(A + a*z*I)*x``, ``A`` symmetric, e.g. ``u.T*inv(M - z*I(n))*u``) found on the grid
+        ``over = "z=LO:HI:K"`` of its parameter ``z``, each with the residue of ``expr`` there and the eigenvector
+        overlap ``|<x/|x|, v>|^2`` (a list of :class:`symrmt.engine.outliers.Outlier`, certified to ``digits``).
+        ``at``: the other parameters (inner products as ``"a.b"``).  See :mod:`symrmt.engine.outliers`.
+
+        >>> m = Model(); _ = m.goe("G", "n"); _ = m.vector("u", "n")
+        >>> m.outliers("u.T*inv(G/sqrt(n) + 3*u*u.T - z*I(n))*u", "z=2.1:5:30", at={"u.u": 1}, digits=12)
+        [Outlier(location=3.33333333333, residue=-0.888888888889, overlap=0.888888888889)]
+        """
+        from symrmt.engine.outliers import outliers
+        from symrmt.parsing import check_digits
+
+        return outliers(self, expr, over, at=at, digits=check_digits(digits))
 
     def sweep(self, expr, grid, at=None, certify: int = 0, seed: int = 0):
         """The limit of ``expr`` on the product grid of ``grid`` (``{name: values, ...}``, axes in that

@@ -66,7 +66,8 @@ class ResolventSolver:
 
         self.branch_sign = branch_sign
         t = plan.traces[index]
-        checked(t.pencil, t.matrix)
+        if not getattr(t, "tested", False):  # a quadratic-form plan's pencils are self-tested with their vectors
+            checked(t.pencil, t.matrix)
         self.plan, self.trace, self.system = plan, t, t.system
         self.c = compiled_system(t.system)
         self.m = self.c.m
@@ -246,6 +247,15 @@ class ResolventSolver:
         return new
 
     # -- mpmath
+    def dh_dz(self, h, z):
+        """``dh/dz = -J^{-1} dR/dz`` at the fixed point ``h`` at ``z`` (mpmath, the current precision); a singular
+        Jacobian (an edge) raises :class:`ZeroDivisionError`."""
+        m, zc = self.m, mpmath.mpc(z)
+        h = [mpmath.mpc(x) for x in h]
+        v = self.c.fjs(h, self._pv(zc, mp=True))
+        rhs = self.dz_mp(h, self._pvals(zc, mp=True))
+        return solve_dense([list(v[m + m * i:m + m * (i + 1)]) for i in range(m)], [-r for r in rhs], mpmath.mpc(0))
+
     def _refine(self, h, pv, zf, tol):
         """Iterative refinement ``h <- h - J^{-1} R(h)`` (:func:`symrmt.core.newton.refine`): the residual at the
         working precision (the compiled residual alone), the Jacobian in float64 (its inverse, NumPy); ``None``
