@@ -37,8 +37,9 @@ density solver) or is passed in as an argument (the compile step into
    (proved balls), :mod:`~symrmt.engine.prove_qf` (proved quadratic forms), :mod:`~symrmt.engine.prove_hermitized` (the Hermitized fixed point on balls), :mod:`~symrmt.engine.resolvent_solver` (the resolvent at one point),
    :mod:`~symrmt.engine.density_features` (edges and atoms), :mod:`~symrmt.engine.density_solver`
    (spectral densities);
-6. the routes -- :mod:`~symrmt.engine.complex_limit` (complex ``z``), :mod:`~symrmt.engine.sweep` (grids of
-   points);
+6. the routes -- :mod:`~symrmt.engine.complex_limit` (complex ``z``), :mod:`~symrmt.engine.complex_qf`
+   (quadratic forms at complex ``z``), :mod:`~symrmt.engine.outliers` (outliers of spiked models and their
+   overlaps), :mod:`~symrmt.engine.sweep` (grids of points);
 7. the facade -- :mod:`~symrmt.engine.model` (:class:`Model` and its calls: limit, sweep, density).
 
 The public names below are those of :mod:`symrmt.engine.model` (``symrmt.engine.Model``, ...), loaded on
