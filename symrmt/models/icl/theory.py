@@ -1,0 +1,192 @@
+r"""The ridgeless limit of the ICL error at any precision: :func:`icl_limit`.
+
+Inputs are checked and made exact (:func:`check_icl`), the two task-diversity resolvents
+``M_kappa(x)`` and ``M_{kappa/tau}(x)`` come from the trace engine (the expression
+:data:`~symrmt.models.icl.equations.RESOLVENT_EXPR`, certified at two precisions), and the branch of
+:func:`~symrmt.models.icl.equations.result1` on the side of the pole ``tau = 1`` is compiled from SymPy
+(:func:`symrmt.codegen.compile.compile_expr`) and evaluated with mpmath.  The value is computed twice, the
+second time with 15 more digits everywhere, and returned only if both agree to the digits asked for.
+
+>>> r = icl_limit(1, "1/2", "1/2", "1/10", digits=30)
+>>> print(r)
+1.48294428254953205783918226108
+>>> r.branch
+'below'
+>>> icl_limit(1, 1, 1, 0)
+Traceback (most recent call last):
+...
+symrmt.errors.ParameterError: tau = 1 is the pole of the ridgeless limit (n = d^2 contexts, as many as the d^2 features: double descent); the ICL error diverges there, so no value is returned; give tau != 1
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fractions import Fraction
+from functools import lru_cache
+
+import mpmath
+
+from symrmt.errors import BranchError, ParameterError, PrecisionError
+
+__all__ = ["ICLLimit", "icl_limit", "check_icl", "resolvent", "POLE_REASON", "MAX_DIGITS"]
+
+#: why ``tau = 1`` is refused in the ridgeless limit
+POLE_REASON = ("tau = 1 is the pole of the ridgeless limit (n = d^2 contexts, as many as the d^2 features: "
+               "double descent); the ICL error diverges there, so no value is returned; give tau != 1")
+
+
+def _exact(value, name: str) -> Fraction:
+    from symrmt.models.attention.params import to_fraction
+
+    return to_fraction(value, name)
+
+
+def check_icl(alpha, kappa, tau, rho, pole: bool = True):
+    """Exact ``(alpha, kappa, tau, rho)`` as Fractions; ``ParameterError`` unless ``alpha, kappa, tau > 0`` and
+    ``rho >= 0`` (and, with ``pole=True``, ``tau != 1``: :data:`POLE_REASON`).
+
+    >>> check_icl("0.5", 2, "3/2", 0)
+    (Fraction(1, 2), Fraction(2, 1), Fraction(3, 2), Fraction(0, 1))
+    >>> check_icl(1, 0, 2, 0)
+    Traceback (most recent call last):
+    ...
+    symrmt.errors.ParameterError: kappa must be > 0 (k = kappa d pretraining tasks), got 0
+    """
+    out = []
+    for name, value, what in (("alpha", alpha, "ell = alpha d examples per context"),
+                              ("kappa", kappa, "k = kappa d pretraining tasks"),
+                              ("tau", tau, "n = tau d^2 pretraining contexts")):
+        v = _exact(value, name)
+        if v <= 0:
+            raise ParameterError(f"{name} must be > 0 ({what}), got {value}")
+        out.append(v)
+    r = _exact(rho, "rho")
+    if r < 0:
+        raise ParameterError(f"rho must be >= 0 (the label-noise variance), got {rho}")
+    out.append(r)
+    if pole and out[2] == 1:
+        raise ParameterError(POLE_REASON)
+    return tuple(out)
+
+
+@dataclass(frozen=True)
+class ICLLimit:
+    """The ridgeless limit of the ICL error: ``error`` (mpf, correct to ``digits`` significant digits).
+
+    Also ``alpha, kappa, tau, rho`` (exact Fractions), ``branch`` (``"below"``: ``tau < 1``, ``"above"``:
+    ``tau > 1``), ``x = (1 + rho)/alpha``, ``m = M_kappa(x)`` and ``mu = x M_{kappa/tau}(x)`` (mpf; ``mu`` is
+    ``None`` above the pole, where it does not enter).  ``str()`` is the error at ``digits``;
+    :meth:`to_dict` the JSON record (key ``error``).
+    """
+
+    error: object
+    digits: int
+    alpha: Fraction
+    kappa: Fraction
+    tau: Fraction
+    rho: Fraction
+    branch: str
+    x: object
+    m: object
+    mu: object
+
+    def __str__(self):
+        return mpmath.nstr(self.error, self.digits)
+
+    def __float__(self):
+        return float(self.error)
+
+    def to_dict(self, num=None) -> dict:
+        """``{"error", "alpha", "kappa", "tau", "rho", "branch", "m", "mu", "digits"}``; numbers through ``num``
+        (default: decimal strings at ``digits``)."""
+        num = num or (lambda v, dg: mpmath.nstr(v, dg))
+        return {"error": num(self.error, self.digits), "alpha": str(self.alpha), "kappa": str(self.kappa),
+                "tau": str(self.tau), "rho": str(self.rho), "branch": self.branch,
+                "m": num(self.m, self.digits), "mu": None if self.mu is None else num(self.mu, self.digits),
+                "digits": self.digits}
+
+
+@lru_cache(maxsize=None)
+def _engine_model():
+    from symrmt.engine import Model
+
+    model = Model()
+    model.dim("d", "phi*n")
+    model.gaussian("Z", "n", "d")
+    return model
+
+
+def resolvent(u: Fraction, kappa: Fraction, digits: int):
+    """``M_kappa(u) = lim tr((W + u I)^{-1})/d`` from the trace engine, certified to ``digits`` digits.
+
+    >>> print(mpmath.nstr(resolvent(Fraction(3, 10), Fraction(2), 25), 25))
+    1.045176241886681281412981
+    """
+    from symrmt.models.icl.equations import RESOLVENT_EXPR
+
+    return _engine_model().limit(RESOLVENT_EXPR, at={"phi": 1 / kappa, "u": u}, digits=digits).value
+
+
+#: the most digits :func:`icl_limit` gives: the engine's limit less the 25 guard digits of the second evaluation
+MAX_DIGITS = 975
+
+
+@lru_cache(maxsize=None)
+def _compiled(branch: str):
+    """Result 1 on one side of the pole, compiled with ``tau = 1 + s``: ``s`` enters exactly, so ``1 - tau``
+    loses no digits near the pole."""
+    import sympy as sp
+
+    from symrmt.codegen.compile import compile_expr
+    from symrmt.models.icl import equations as S
+
+    s = sp.Symbol("s", real=True)
+    args = [S.X, S.RHO, s, S.KAPPA, S.M, S.MU]
+    return compile_expr(args, S.result1(branch).subs(S.TAU, 1 + s))
+
+
+def _evaluate(a, k, t, r, branch: str, dps: int):
+    x = (1 + r) / a
+    q = lambda v: mpmath.mpf(v.numerator) / v.denominator  # noqa: E731
+    with mpmath.workdps(dps):
+        m = resolvent(x, k, dps)
+        mu = x * resolvent(x, k / t, dps) if branch == "below" else None
+        e = _compiled(branch)(q(x), q(r), q(t - 1), q(k), m, mu if mu is not None else mpmath.mpf(0))
+        return +e, +m, (None if mu is None else +mu), q(x)
+
+
+def icl_limit(alpha, kappa, tau, rho, digits: int = 15) -> ICLLimit:
+    """The ridgeless ``d -> oo`` limit of the ICL error of linear attention (Result 1 of Lu et al.).
+
+    Parameters: ``alpha`` (``ell = alpha d`` examples per context), ``kappa`` (``k = kappa d`` pretraining
+    tasks), ``tau`` (``n = tau d^2`` pretraining contexts), ``rho`` (label-noise variance) -- numbers or
+    numeric text, taken exactly; ``digits`` (1..:data:`MAX_DIGITS`) significant digits.
+
+    Returns an :class:`ICLLimit`.  Raises ``ParameterError`` for ``alpha, kappa, tau <= 0``, ``rho < 0``,
+    ``tau = 1`` (the pole, :data:`POLE_REASON`) or ``digits`` out of range; ``PrecisionError`` if two
+    evaluations 15 digits apart disagree; ``BranchError`` if the value is not finite or below ``rho`` (the
+    query's own noise, a floor of every predictor).
+
+    >>> print(icl_limit(2, 3, "0.3", 0, digits=20))
+    0.94605636626358292453
+    >>> print(icl_limit(1, "1/2", 2, "1/10", digits=20))
+    1.4710459456230643820
+    """
+    if isinstance(digits, bool) or not isinstance(digits, int) or not 1 <= digits <= MAX_DIGITS:
+        raise ParameterError(f"digits must be an integer in 1..{MAX_DIGITS} (MAX_DIGITS: the trace engine's limit "
+                             f"less 25 guard digits), got {digits!r}")
+    a, k, t, r = check_icl(alpha, kappa, tau, rho)
+    branch = "below" if t < 1 else "above"
+    dps = digits + 10
+    e1, m, mu, x = _evaluate(a, k, t, r, branch, dps)
+    e2, _, _, _ = _evaluate(a, k, t, r, branch, dps + 15)
+    with mpmath.workdps(dps + 15):
+        if not (mpmath.isfinite(e1) and mpmath.isfinite(e2)):
+            raise BranchError(f"the ICL error is not finite at alpha={a}, kappa={k}, tau={t}, rho={r}")
+        if abs(e1 - e2) > mpmath.mpf(10) ** (-digits - 2) * abs(e2):
+            raise PrecisionError(f"two evaluations ({dps} and {dps + 15} working digits) disagree: "
+                                 f"{mpmath.nstr(e1, digits + 3)} vs {mpmath.nstr(e2, digits + 3)}")
+        if e2 < mpmath.mpf(r.numerator) / r.denominator:
+            raise BranchError(f"the ICL error {mpmath.nstr(e2, 10)} is below the noise floor rho = {r}")
+    with mpmath.workdps(digits + 5):
+        return ICLLimit(+e2, digits, a, k, t, r, branch, +x, +m, None if mu is None else +mu)
