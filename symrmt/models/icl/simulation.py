@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from fractions import Fraction
+from functools import lru_cache
 
 from symrmt.errors import ParameterError, SolverError
 
@@ -110,11 +111,19 @@ def test_error(gamma, ell: int, rho) -> float:
     import numpy as np
 
     d = gamma.shape[0]
-    rho = float(rho)
-    b1 = 1 + (d * (1 + rho) + 1) / ell  # symrmt.models.icl.equations.test_error_coefficients
-    b2 = (1 + 2 / ell) * (1 + 2 / d + 2 * rho + rho**2)
+    b1, b2 = _coefficients(d, ell, Fraction(rho))
     g, h = gamma[:, :d], gamma[:, d]
-    return float(1 + rho - 2 * np.trace(g) / d + (b1 * np.sum(g * g) + b2 * np.dot(h, h)) / d)
+    return float(float(rho) + 1 - 2 * np.trace(g) / d + (b1 * np.sum(g * g) + b2 * np.dot(h, h)) / d)
+
+
+@lru_cache(maxsize=64)
+def _coefficients(d: int, ell: int, rho: Fraction):
+    """``(b1, b2)`` of :func:`symrmt.models.icl.equations.test_error_coefficients` as floats (the one formula)."""
+    import sympy as sp
+
+    from symrmt.models.icl.equations import test_error_coefficients
+
+    return tuple(float(b) for b in test_error_coefficients(d, ell, sp.Rational(rho.numerator, rho.denominator)))
 
 
 def icl_simulate(alpha, kappa, tau, rho, d: int, trials: int = 10, seed: int = 0) -> ICLSimulation:
