@@ -5,7 +5,8 @@ Inputs are checked and made exact (:func:`check_icl`), the two task-diversity re
 :data:`~symrmt.models.icl.equations.RESOLVENT_EXPR`, certified at two precisions), and the branch of
 :func:`~symrmt.models.icl.equations.result1` on the side of the pole ``tau = 1`` is compiled from SymPy
 (:func:`symrmt.codegen.compile.compile_expr`) and evaluated with mpmath.  The value is computed twice, the
-second time with 15 more digits everywhere, and returned only if both agree to the digits asked for.
+second time with 15 more working digits (the resolvents certified to the higher precision once), and
+returned only if both agree to the digits asked for.
 
 >>> r = icl_limit(1, "1/2", "1/2", "1/10", digits=30)
 >>> print(r)
@@ -145,14 +146,24 @@ def _compiled(branch: str):
     return compile_expr(args, S.result1(branch).subs(S.TAU, 1 + s))
 
 
-def _evaluate(a, k, t, r, branch: str, dps: int):
+def _resolvents(a, k, t, r, branch: str, dps: int):
+    """``x``, ``m = M_kappa(x)`` and (below the pole) ``mu = x M_{kappa/tau}(x)``, the engine certifying ``dps`` digits."""
     x = (1 + r) / a
-    q = lambda v: mpmath.mpf(v.numerator) / v.denominator  # noqa: E731
     with mpmath.workdps(dps):
         m = resolvent(x, k, dps)
-        mu = x * resolvent(x, k / t, dps) if branch == "below" else None
-        e = _compiled(branch)(q(x), q(r), q(t - 1), q(k), m, mu if mu is not None else mpmath.mpf(0))
-        return +e, +m, (None if mu is None else +mu), q(x)
+        mu = _mp(x) * resolvent(x, k / t, dps) if branch == "below" else None
+        return m, mu
+
+
+def _mp(v: Fraction):
+    return mpmath.mpf(v.numerator) / v.denominator
+
+
+def _evaluate(a, k, t, r, branch: str, m, mu, dps: int):
+    """Result 1 at ``dps`` working digits (the inputs rounded to ``dps``)."""
+    with mpmath.workdps(dps):
+        e = _compiled(branch)(_mp((1 + r) / a), _mp(r), _mp(t - 1), _mp(k), +m, +mu if mu is not None else mpmath.mpf(0))
+        return +e
 
 
 def icl_limit(alpha, kappa, tau, rho, digits: int = 15) -> ICLLimit:
@@ -164,7 +175,7 @@ def icl_limit(alpha, kappa, tau, rho, digits: int = 15) -> ICLLimit:
 
     Returns an :class:`ICLLimit`.  Raises ``ParameterError`` for ``alpha, kappa, tau <= 0``, ``rho < 0``,
     ``tau = 1`` (the pole, :data:`POLE_REASON`) or ``digits`` out of range; ``PrecisionError`` if two
-    evaluations 15 digits apart disagree; ``BranchError`` if the value is not finite or below ``rho`` (the
+    evaluations 15 working digits apart disagree; ``BranchError`` if the value is not finite or below ``rho`` (the
     query's own noise, a floor of every predictor).
 
     >>> print(icl_limit(2, 3, "0.3", 0, digits=20))
@@ -178,8 +189,9 @@ def icl_limit(alpha, kappa, tau, rho, digits: int = 15) -> ICLLimit:
     a, k, t, r = check_icl(alpha, kappa, tau, rho)
     branch = "below" if t < 1 else "above"
     dps = digits + 10
-    e1, m, mu, x = _evaluate(a, k, t, r, branch, dps)
-    e2, _, _, _ = _evaluate(a, k, t, r, branch, dps + 15)
+    m, mu = _resolvents(a, k, t, r, branch, dps + 15)
+    e1 = _evaluate(a, k, t, r, branch, m, mu, dps)
+    e2 = _evaluate(a, k, t, r, branch, m, mu, dps + 15)
     with mpmath.workdps(dps + 15):
         if not (mpmath.isfinite(e1) and mpmath.isfinite(e2)):
             raise BranchError(f"the ICL error is not finite at alpha={a}, kappa={k}, tau={t}, rho={r}")
@@ -189,4 +201,4 @@ def icl_limit(alpha, kappa, tau, rho, digits: int = 15) -> ICLLimit:
         if e2 < mpmath.mpf(r.numerator) / r.denominator:
             raise BranchError(f"the ICL error {mpmath.nstr(e2, 10)} is below the noise floor rho = {r}")
     with mpmath.workdps(digits + 5):
-        return ICLLimit(+e2, digits, a, k, t, r, branch, +x, +m, None if mu is None else +mu)
+        return ICLLimit(+e2, digits, a, k, t, r, branch, _mp((1 + r) / a), +m, None if mu is None else +mu)
