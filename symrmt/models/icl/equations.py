@@ -109,7 +109,7 @@ def test_error_coefficients(d, ell, rho=RHO):
     vanish by the symmetry ``(w, eps) -> (-w, -eps)``.
 
     >>> test_error_coefficients(10, 20, sp.Rational(1, 2))
-    (51/40, 297/100)
+    (9/5, 539/200)
     """
     d, ell = sp.sympify(d), sp.sympify(ell)
     b1 = 1 + (d * (1 + rho) + 1) / ell

@@ -135,10 +135,10 @@ def icl_simulate(alpha, kappa, tau, rho, d: int, trials: int = 10, seed: int = 0
     :class:`ICLSimulation`.  Raises ``ParameterError`` for bad parameters, sizes that round to 0, ``n = d(d+1)``
     or more than :data:`MAX_ENTRIES` feature entries; ``SolverError`` if a fit is singular.
 
-    >>> icl_simulate(1, 1, 1, 0, d=3, trials=2)
+    >>> icl_simulate(1, 1, "4/3", 0, d=3, trials=2)
     Traceback (most recent call last):
     ...
-    symrmt.errors.ParameterError: n = round(tau d^2) = 9 ... n = 12 = d(d+1) ...
+    symrmt.errors.ParameterError: n = round(tau d^2) = 12 contexts: the finite-d pole n = 12 = d(d+1) ...
     """
     import numpy as np
 

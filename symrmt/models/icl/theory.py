@@ -10,7 +10,7 @@ returned only if both agree to the digits asked for.
 
 >>> r = icl_limit(1, "1/2", "1/2", "1/10", digits=30)
 >>> print(r)
-1.48294428254953205783918226108
+1.48294428254953204431926504148
 >>> r.branch
 'below'
 >>> icl_limit(1, 1, 1, 0)
@@ -179,9 +179,9 @@ def icl_limit(alpha, kappa, tau, rho, digits: int = 15) -> ICLLimit:
     query's own noise, a floor of every predictor).
 
     >>> print(icl_limit(2, 3, "0.3", 0, digits=20))
-    0.94605636626358292453
+    0.94605636626358292497
     >>> print(icl_limit(1, "1/2", 2, "1/10", digits=20))
-    1.4710459456230643820
+    1.4710459456230643676
     """
     if isinstance(digits, bool) or not isinstance(digits, int) or not 1 <= digits <= MAX_DIGITS:
         raise ParameterError(f"digits must be an integer in 1..{MAX_DIGITS} (MAX_DIGITS: the trace engine's limit "
