@@ -9,6 +9,7 @@ precision, the resolvents from the trace engine) and :mod:`~symrmt.models.icl.si
 """
 
 from symrmt.models.icl.api import icl, icl_simulate
-from symrmt.models.icl.theory import POLE_REASON, ICLLimit, icl_limit
+from symrmt.models.icl.params import POLE_REASON
+from symrmt.models.icl.theory import ICLLimit, icl_limit
 
 __all__ = ["icl", "icl_limit", "icl_simulate", "ICLLimit", "POLE_REASON"]

@@ -23,7 +23,10 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from functools import lru_cache
 
+import numpy as np
+
 from symrmt.errors import ParameterError, SolverError
+from symrmt.models.icl.params import check_icl
 
 __all__ = ["ICLSimulation", "icl_simulate", "train_readout", "test_error", "MAX_ENTRIES"]
 
@@ -68,8 +71,6 @@ class ICLSimulation:
 
 def _contexts(rng, tasks, n, ell, rho):
     """Queries ``x_q`` (``n x d``), in-context vectors ``v`` (``n x (d+1)``) and query labels (``n``)."""
-    import numpy as np
-
     k, d = tasks.shape
     xq, v, yq = np.empty((n, d)), np.empty((n, d + 1)), np.empty(n)
     sd = np.sqrt(float(rho))
@@ -91,8 +92,6 @@ def train_readout(xq, v, yq):
     ``n < d(d+1)``: the minimum-norm interpolator ``Gamma = X_q^T diag(c) V``, ``((X_q X_q^T) * (V V^T)) c = y``;
     ``n > d(d+1)``: least squares (normal equations).  ``SolverError`` if the system is singular.
     """
-    import numpy as np
-
     n, d = xq.shape
     p = d * (d + 1)
     try:
@@ -108,8 +107,6 @@ def train_readout(xq, v, yq):
 
 def test_error(gamma, ell: int, rho) -> float:
     """The exact ICL error of ``gamma`` (``d x (d+1)``) on fresh contexts of ``ell`` examples with fresh tasks."""
-    import numpy as np
-
     d = gamma.shape[0]
     b1, b2 = _coefficients(d, ell, Fraction(rho))
     g, h = gamma[:, :d], gamma[:, d]
@@ -119,7 +116,7 @@ def test_error(gamma, ell: int, rho) -> float:
 @lru_cache(maxsize=64)
 def _coefficients(d: int, ell: int, rho: Fraction):
     """``(b1, b2)`` of :func:`symrmt.models.icl.equations.test_error_coefficients` as floats (the one formula)."""
-    import sympy as sp
+    import sympy as sp  # the equations (SymPy) load only when a simulation runs
 
     from symrmt.models.icl.equations import test_error_coefficients
 
@@ -140,10 +137,6 @@ def icl_simulate(alpha, kappa, tau, rho, d: int, trials: int = 10, seed: int = 0
     ...
     symrmt.errors.ParameterError: n = round(tau d^2) = 12 contexts: the finite-d pole n = 12 = d(d+1) ...
     """
-    import numpy as np
-
-    from symrmt.models.icl.theory import check_icl
-
     a, k, t, r = check_icl(alpha, kappa, tau, rho, pole=False)
     for name, value, low in (("d", d, 2), ("trials", trials, 2), ("seed", seed, 0)):
         if isinstance(value, bool) or not isinstance(value, int) or value < low:

@@ -1,6 +1,6 @@
 r"""The ridgeless limit of the ICL error at any precision: :func:`icl_limit`.
 
-Inputs are checked and made exact (:func:`check_icl`), the two task-diversity resolvents
+Inputs are checked and made exact (:func:`symrmt.models.icl.params.check_icl`), the two task-diversity resolvents
 ``M_kappa(x)`` and ``M_{kappa/tau}(x)`` come from the trace engine (the expression
 :data:`~symrmt.models.icl.equations.RESOLVENT_EXPR`, certified at two precisions), and the branch of
 :func:`~symrmt.models.icl.equations.result1` on the side of the pole ``tau = 1`` is compiled from SymPy
@@ -27,48 +27,15 @@ from functools import lru_cache
 
 import mpmath
 
+import sympy as sp
+
+from symrmt.codegen.compile import compile_expr
+from symrmt.engine import Model
 from symrmt.errors import BranchError, ParameterError, PrecisionError
+from symrmt.models.icl import equations as S
+from symrmt.models.icl.params import check_icl
 
-__all__ = ["ICLLimit", "icl_limit", "check_icl", "resolvent", "POLE_REASON", "MAX_DIGITS"]
-
-#: why ``tau = 1`` is refused in the ridgeless limit
-POLE_REASON = ("tau = 1 is the pole of the ridgeless limit (n = d^2 contexts, as many as the d^2 features: "
-               "double descent); the ICL error diverges there, so no value is returned; give tau != 1")
-
-
-def _exact(value, name: str) -> Fraction:
-    from symrmt.models.attention.params import to_fraction
-
-    return to_fraction(value, name)
-
-
-def check_icl(alpha, kappa, tau, rho, pole: bool = True):
-    """Exact ``(alpha, kappa, tau, rho)`` as Fractions; ``ParameterError`` unless ``alpha, kappa, tau > 0`` and
-    ``rho >= 0`` (and, with ``pole=True``, ``tau != 1``: :data:`POLE_REASON`).
-
-    >>> check_icl("0.5", 2, "3/2", 0)
-    (Fraction(1, 2), Fraction(2, 1), Fraction(3, 2), Fraction(0, 1))
-    >>> check_icl(1, 0, 2, 0)
-    Traceback (most recent call last):
-    ...
-    symrmt.errors.ParameterError: kappa must be > 0 (k = kappa d pretraining tasks), got 0
-    """
-    out = []
-    for name, value, what in (("alpha", alpha, "ell = alpha d examples per context"),
-                              ("kappa", kappa, "k = kappa d pretraining tasks"),
-                              ("tau", tau, "n = tau d^2 pretraining contexts")):
-        v = _exact(value, name)
-        if v <= 0:
-            raise ParameterError(f"{name} must be > 0 ({what}), got {value}")
-        out.append(v)
-    r = _exact(rho, "rho")
-    if r < 0:
-        raise ParameterError(f"rho must be >= 0 (the label-noise variance), got {rho}")
-    out.append(r)
-    if pole and out[2] == 1:
-        raise ParameterError(POLE_REASON)
-    return tuple(out)
-
+__all__ = ["ICLLimit", "icl_limit", "resolvent", "MAX_DIGITS"]
 
 @dataclass(frozen=True)
 class ICLLimit:
@@ -109,8 +76,6 @@ class ICLLimit:
 
 @lru_cache(maxsize=None)
 def _engine_model():
-    from symrmt.engine import Model
-
     model = Model()
     model.dim("d", "phi*n")
     model.gaussian("Z", "n", "d")
@@ -123,9 +88,7 @@ def resolvent(u: Fraction, kappa: Fraction, digits: int):
     >>> print(mpmath.nstr(resolvent(Fraction(3, 10), Fraction(2), 25), 25))
     1.045176241886681281412981
     """
-    from symrmt.models.icl.equations import RESOLVENT_EXPR
-
-    return _engine_model().limit(RESOLVENT_EXPR, at={"phi": 1 / kappa, "u": u}, digits=digits).value
+    return _engine_model().limit(S.RESOLVENT_EXPR, at={"phi": 1 / kappa, "u": u}, digits=digits).value
 
 
 #: the most digits :func:`icl_limit` gives: the engine's limit less the 25 guard digits of the second evaluation
@@ -136,11 +99,6 @@ MAX_DIGITS = 975
 def _compiled(branch: str):
     """Result 1 on one side of the pole, compiled with ``tau = 1 + s``: ``s`` enters exactly, so ``1 - tau``
     loses no digits near the pole."""
-    import sympy as sp
-
-    from symrmt.codegen.compile import compile_expr
-    from symrmt.models.icl import equations as S
-
     s = sp.Symbol("s", real=True)
     args = [S.X, S.RHO, s, S.KAPPA, S.M, S.MU]
     return compile_expr(args, S.result1(branch).subs(S.TAU, 1 + s))
@@ -174,7 +132,7 @@ def icl_limit(alpha, kappa, tau, rho, digits: int = 15) -> ICLLimit:
     numeric text, taken exactly; ``digits`` (1..:data:`MAX_DIGITS`) significant digits.
 
     Returns an :class:`ICLLimit`.  Raises ``ParameterError`` for ``alpha, kappa, tau <= 0``, ``rho < 0``,
-    ``tau = 1`` (the pole, :data:`POLE_REASON`) or ``digits`` out of range; ``PrecisionError`` if two
+    ``tau = 1`` (the pole, :data:`symrmt.models.icl.params.POLE_REASON`) or ``digits`` out of range; ``PrecisionError`` if two
     evaluations 15 working digits apart disagree; ``BranchError`` if the value is not finite or below ``rho`` (the
     query's own noise, a floor of every predictor).
 
