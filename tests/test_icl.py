@@ -160,3 +160,12 @@ def test_cli_bad_input_exits_2(argv, needle, capsys):
     assert main(["icl", *argv, "--json"]) == 2
     rec = json.loads(capsys.readouterr().out)
     assert rec["exit"] == 2 and needle in rec["error"]
+
+
+def test_figure_draws(tmp_path):
+    pytest.importorskip("matplotlib")
+    from symrmt.figures.icl import icl_double_descent
+
+    paths = icl_double_descent(tmp_path, d=6, trials=2, points=12)
+    assert sorted(p.rsplit(".", 1)[1] for p in paths) == ["pdf", "png"]
+    assert all((tmp_path / p.rsplit("/", 1)[1]).stat().st_size > 1000 for p in paths)
