@@ -9,6 +9,8 @@ The public API (everything below is importable from ``symrmt`` itself):
 * :class:`Geometry`, :class:`LowRankGeometry` -- the Gram data of the signal and the weights;
 * :class:`Nonlinearity` -- ``f`` with its Hermite data;
 * :func:`check`, :class:`CheckReport` -- a formula of your own against the package;
+* :func:`icl`, :func:`icl_simulate` -- the ICL error of ridgeless linear attention on in-context linear
+  regression (Lu et al. 2025): its ``d -> oo`` limit at any precision, and the model at finite ``d``;
 * :func:`latex` -- ``symrmt.latex("theorem1")``: a result's LaTeX (``str()`` is the text; a notebook
   displays it);
 * the errors: :class:`ParameterError` (bad input), :class:`SolverError` and its kinds
@@ -51,6 +53,8 @@ _LAZY = {
     "BranchError": "symrmt.errors",
     "PrecisionError": "symrmt.errors",
     "check": "symrmt.check",
+    "icl": "symrmt.models.icl.api",
+    "icl_simulate": "symrmt.models.icl.api",
     "CheckReport": "symrmt.check",
 }
 
@@ -60,7 +64,8 @@ _MODULES = {"latex": "symrmt.latex"}
 __all__ = [
     "BranchError", "CheckReport", "Comparison", "ConvergenceError", "CrossingsResult", "Geometry", "LimitResult",
     "LowRankGeometry", "Nonlinearity", "NotExact", "ParameterError", "PrecisionError", "QuadratureError",
-    "SimulationResult", "SolverError", "SweepResult", "check", "crossings", "latex", "limit", "simulate", "sweep",
+    "SimulationResult", "SolverError", "SweepResult", "check", "crossings", "icl", "icl_simulate", "latex", "limit",
+    "simulate", "sweep",
 ]
 assert sorted(__all__) == sorted([*_LAZY, *_MODULES])  # one list of public names, kept with the table above
 

@@ -34,6 +34,9 @@ Verbs
              ``symrmt.engine``; see docs/engine.md).
 ``density``  The limiting spectral density of a symmetric matrix expression: edges, atoms, eigenvalue
              histogram, figure (``symrmt.cli.density``, ``symrmt.engine.density``; see docs/engine.md).
+``icl``      The ICL error of ridgeless linear attention on in-context linear regression: the d -> oo limit
+             (the Result 1 of Lu et al. 2025) or, with ``--simulate``, the model at finite d
+             (``symrmt.cli.icl``, ``symrmt.models.icl``; see docs/icl.md).
 ``trace-sweep`` A trace-engine expression on a product grid, float64 batched and checked, CSV or JSON
              (``symrmt.cli.trace_sweep``, ``symrmt.engine.sweep``; see docs/engine.md).
 
@@ -197,6 +200,10 @@ def build_parser() -> argparse.ArgumentParser:
     from symrmt.cli.trace_sweep import add_trace_sweep_parser
 
     add_trace_sweep_parser(sub, int_at_least)
+    from symrmt.cli.common import number
+    from symrmt.cli.icl import add_icl_parser
+
+    add_icl_parser(sub, int_at_least, number)
     return parser
 
 

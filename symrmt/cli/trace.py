@@ -398,6 +398,8 @@ def cmd_trace(args) -> int:
                          **({"notes": result.branch_notes} if getattr(result, "branch_notes", None) else {})}
     if getattr(result, "hermitized", ()):
         out["hermitized"] = [k + 1 for k in result.hermitized]
+    if getattr(result, "notes", ()):
+        out["notes"] = list(result.notes)
     code = 0
     if args.simulate:
         sim = _simulate(args, expr, at)
@@ -411,7 +413,7 @@ def cmd_trace(args) -> int:
             print(f"symrmt trace: warning: the simulation disagrees with the limit: gap {gap:.3g} > "
                   f"{SIM_SE} se + finite-size slack {SIM_SLACK}*(1 + |limit|)/n = {allowed:.3g}", file=sys.stderr)
     if args.latex:
-        tex = []
+        tex = [f"% {note}" for note in out.get("notes", ())]
         forms = model.woodbury(expr)
         if forms:
             tex.append(forms.latex())
@@ -429,6 +431,8 @@ def cmd_trace(args) -> int:
         print(f"limit: 0 (absolute error < 1e-{D}: the two solves agree to 1e-{D + 1} around 0)")
     else:
         print(f"limit ({D} digits): {mpmath.nstr(result.value, D)}")
+    for note in out.get("notes", ()):
+        print(f"note: {note}")
     if out.get("hermitized"):
         print(f"trace #{', #'.join(map(str, out['hermitized']))}: a non-normal matrix, not invertible in the limit: "
               "solved by Hermitization (the Brown measure), see docs/engine.md")

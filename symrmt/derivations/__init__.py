@@ -32,6 +32,7 @@ DERIVATIONS = (
     "attention_grid",
     "engine_density",
     "softmax",
+    "icl",
 )
 
 

@@ -321,6 +321,9 @@ PROVED = {
 NOT_PROVED = {
     "pretrained": "its theory points are low-rank geometries of float vectors fitted to the downloaded MiniLM "
                   "weights (an optional extra), and the rest are simulations, which are not provable",
+    "icl": "no proved counterpart is written yet: its limit is Result 1, an explicit formula in two task-diversity "
+           "resolvents that the engine can prove as balls, but pushing those balls through the formula in ball "
+           "arithmetic is not implemented; its exact identity (tau > 1) is symbolic and the rest are simulations",
 }
 
 

@@ -53,6 +53,9 @@ class TraceLimit:
     certificate = "relative"
     #: indices of the traces solved by Hermitization (a non-normal resolvent inside its spectrum)
     hermitized = ()
+    #: sentences stating each random vector of a quadratic form replaced by its mean 0
+    #: (:func:`symrmt.engine.woodbury_qf.zero_mean_forms`)
+    notes = ()
 
     def __init__(self, value, digits, working_digits, residual, at, traces):
         self.value, self.digits, self.working_digits = value, digits, working_digits

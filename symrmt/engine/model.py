@@ -236,6 +236,7 @@ class Model(_model.Model):
             from symrmt.engine.qf_solver import certified_qf_limit
 
             result = certified_qf_limit(plan, values, digits, self.vectors())
+            result.notes = list(plan.notes)  # random vectors replaced by their mean 0 (woodbury_qf.zero_mean_forms)
             if prove:
                 from symrmt.engine.prove_qf import prove_qf
 

@@ -154,13 +154,25 @@ def normalized(expr, scalings: str):
 
 
 def check_unknowns(traces, advice: str) -> None:
-    """Refuse fixed points with more unknowns in all than ``LIMITS["unknowns"]`` (``advice``: what to
-    write instead, for the message)."""
-    unknowns = sum(len(t.system.unknowns) for t in traces)
-    if unknowns > LIMITS["unknowns"]:
+    """Refuse a fixed point with more unknowns than ``LIMITS["unknowns"]`` (``advice``: what to write instead,
+    for the message).
+
+    Each trace of an expression, and the bulk of each quadratic form, is an independent part: its fixed point
+    is solved on its own (one solver per part), so the time is the sum over the parts of about the cube of
+    their unknowns.  The cap therefore applies to each part, and a sum of parts is limited by its largest
+    part, not by the total.
+    """
+    sizes = [len(t.system.unknowns) for t in traces]
+    if not sizes:
+        return
+    k = max(range(len(sizes)), key=sizes.__getitem__)
+    if sizes[k] > LIMITS["unknowns"]:
+        where = "the fixed point of this expression" if len(sizes) == 1 else (
+            f"the largest of the {len(sizes)} independently solved parts of this expression (part {k + 1}, a trace "
+            f"or a quadratic form; {sum(sizes)} unknowns in all, but each part is solved on its own)")
         raise ModelError(
-            f"the fixed point of this expression has {unknowns} unknowns, above the limit of {LIMITS['unknowns']} "
-            f"(LIMITS['unknowns']: the solve grows like its cube); {advice}"
+            f"{where} has {sizes[k]} unknowns, above the limit of {LIMITS['unknowns']} (LIMITS['unknowns'], which "
+            f"applies to each part solved on its own: its solve grows like the cube of its unknowns); {advice}"
         )
 
 

@@ -31,10 +31,15 @@ A sign vector ``y`` that enters the matrix (``X = mu*y.T + Z``) is conditioned o
 deterministic vector with ``||y||^2 = n``; one that does not gives ``y^T M y / n -> tau(M)``,
 which is what the same formula gives (its only inner product is ``<y, y> = 1``).
 
-A random vector that occurs once in a form (``y.T*M*beta`` with ``y`` nowhere in ``M``) is a
-centred fluctuation with no deterministic limit at its scaling, and is refused (the issue: nothing
-silently treated as zero).  A vector on a dimension that carries a diagonal law is refused (its
-coordinates on the atoms are not given).
+A random vector that occurs once in a form and *linearly* (reached from the form through sums,
+products, scalings and transposes only: ``y.T*M*beta`` with ``y`` nowhere in ``M``) has mean 0 and
+is independent of everything else in the form, so the form is affine in it and its mean is the form
+with the vector set to 0 (:func:`zero_mean_forms`); the term that held it is ``y^T s`` with ``s``
+independent of ``y``, of size ``O(n^{-1/2})`` at the scaling where the form is ``O(1)``, so the form
+tends to that value.  The rule is stated, not silent: each use is a note of the plan
+(``QFPlan.notes``), printed with the limit and in the equations.  A random vector that occurs once
+inside an inverse is not linear (its mean does not pass through the inverse) and is refused.  A vector
+on a dimension that carries a diagonal law is refused (its coordinates on the atoms are not given).
 """
 
 from __future__ import annotations
@@ -44,14 +49,16 @@ import sympy as sp
 from symrmt.engine import linearize as lin
 from symrmt.engine.blockfp import S_STRENGTH, BlockSystem
 from symrmt.engine.nodes import Diff, ModelError, Trace, walk
-from symrmt.engine.node_algebra import vector_name
+from symrmt.engine.node_algebra import (
+    Const, MatProduct, MatrixNode, MatSum, Power, ScalarProduct, ScalarSum, Scaled, Transpose, vector_name,
+)
 from symrmt.engine.plan import (
     TracePlan, check_unknowns, multi_index, normalized, pencil_for, plan_params, scalar_formula, trace_bounds,
 )
 from symrmt.engine.vectors import LAWS, UNIT, QuadForm, Vector, gram_symbol, vectors_of
 from symrmt.engine.linearize import EPS_SHIFT, Pencil
 
-__all__ = ["QFPlan", "FormPlan", "prepare_qf", "split_pencil"]
+__all__ = ["QFPlan", "FormPlan", "prepare_qf", "split_pencil", "zero_mean_forms"]
 
 
 class FormPlan:
@@ -115,10 +122,12 @@ def _tex_name(a: str) -> str:
 class QFPlan:
     """Everything :func:`prepare_qf` derives for a scalar expression with vectors or quadratic forms."""
 
-    def __init__(self, expr, hat, traces, forms, formula, symbols, params, vectors):
+    def __init__(self, expr, hat, traces, forms, formula, symbols, params, vectors, notes=()):
         self.expr, self.hat, self.traces, self.forms = expr, hat, traces, forms
         self.formula, self.symbols, self.params, self.vectors = formula, symbols, params, vectors
         self.needs = {t.index: {()} for t in traces}  # trace index -> multi-indices of derivatives
+        #: one sentence per random vector replaced by its mean 0 (:func:`zero_mean_forms`)
+        self.notes = list(notes)
 
     @property
     def grams(self):
@@ -215,9 +224,107 @@ def _occurrences(m) -> dict:
 
 
 def _form_text(m) -> str:
+    while isinstance(m, Scaled):
+        m = m.matrix
     fs = m.factors if m.kind == "product" else (m,)
-    left, right = vector_name(fs[0]), vector_name(fs[-1])
+    unwrap = lambda f: f.matrix if isinstance(f, Scaled) else f  # noqa: E731
+    left, right = vector_name(unwrap(fs[0])), vector_name(unwrap(fs[-1]))
     return f"{left or '?'}.T*...*{right or '?'}"
+
+
+#: matrix nodes through which a vector enters linearly
+_LINEAR_KINDS = ("sum", "product", "scaled", "transpose")
+
+
+def _children(m):
+    out = []
+    for f in m._fields:
+        v = getattr(m, f)
+        for x in (v if isinstance(v, tuple) else (v,)):
+            if isinstance(x, MatrixNode):
+                out.append(x)
+    return out
+
+
+def _occurrence_kinds(m, linear: bool = True, out=None) -> dict:
+    """Vector name -> one flag per occurrence in ``m``: True when it is reached from ``m`` through sums,
+    products, scalings and transposes only (the form is affine in it there)."""
+    out = {} if out is None else out
+    if isinstance(m, Vector):
+        out.setdefault(m.name, []).append(linear)
+        return out
+    here = linear and m.kind in _LINEAR_KINDS
+    for c in _children(m):
+        _occurrence_kinds(c, here, out)
+    return out
+
+
+def _drop(m, name):
+    """``m`` with the vector ``name`` set to 0 (``None``: all of ``m`` vanishes); ``name`` occurs once in ``m``,
+    linearly."""
+    if isinstance(m, Vector):
+        return None if m.name == name else m
+    if name not in _occurrence_kinds(m):
+        return m
+    if isinstance(m, Transpose):
+        inner = _drop(m.matrix, name)
+        return None if inner is None else Transpose(inner)
+    if isinstance(m, Scaled):
+        inner = _drop(m.matrix, name)
+        return None if inner is None else Scaled(m.scalar, inner)
+    if isinstance(m, MatProduct):
+        factors = [_drop(f, name) for f in m.factors]
+        return None if any(f is None for f in factors) else MatProduct(tuple(factors))
+    if isinstance(m, MatSum):
+        terms = [t for t in (_drop(t, name) for t in m.terms) if t is not None]
+        return None if not terms else terms[0] if len(terms) == 1 else MatSum(tuple(terms))
+    raise ModelError(f"internal: the vector {name} is not linear in {m!r}")
+
+
+def zero_mean_forms(s, vectors, notes: list):
+    """The scalar tree ``s`` with each random vector that occurs once, linearly, in a quadratic form replaced by
+    its mean 0 (a form that vanishes becomes the constant 0); one sentence per replacement is appended to
+    ``notes``.  A form that tends to 0 under a negative power is refused (its reciprocal has no limit).
+
+    >>> from symrmt.engine import Model
+    >>> m = Model()
+    >>> _ = m.dim("d", "phi*n"), m.gaussian("Z", "n", "d"), m.vector("beta", "d"), m.gaussian_vector("e", "n")
+    >>> notes = []
+    >>> zero_mean_forms(m.parse("beta.T*Z.T*e/n + 1"), vectors_of(m.parse("beta.T*Z.T*e/n")), notes)
+    ScalarSum(...)
+    >>> print(notes[0])
+    beta.T*...*e: the random vector e (gaussian_vector) enters it once, linearly, independent of the rest: its mean 0 replaces it, and the form tends to 0
+    """
+    if isinstance(s, QuadForm):
+        m, text = s.matrix, _form_text(s.matrix)
+        while True:
+            kinds = _occurrence_kinds(m)
+            once = sorted(nm for nm, occ in kinds.items() if vectors[nm].random and occ == [True])
+            if not once:
+                break
+            nm = once[0]
+            new = _drop(m, nm)
+            what = "the form tends to 0" if new is None else "the form tends to its value with " + nm + " = 0"
+            notes.append(f"{text}: the random vector {nm} ({LAWS[vectors[nm].law]}) enters it once, linearly, "
+                         f"independent of the rest: its mean 0 replaces it, and {what}")
+            if new is None:
+                return Const(sp.Integer(0))
+            m = new
+        return s if m is s.matrix else QuadForm(m)
+    if isinstance(s, ScalarSum):
+        return ScalarSum(tuple(zero_mean_forms(t, vectors, notes) for t in s.terms))
+    if isinstance(s, ScalarProduct):
+        return ScalarProduct(tuple(zero_mean_forms(t, vectors, notes) for t in s.factors))
+    if isinstance(s, Power):
+        base = zero_mean_forms(s.base, vectors, notes)
+        if base is not s.base and s.exponent < 0 and scalar_formula(base, lambda _x: sp.Dummy()) == 0:
+            raise ModelError("a quadratic form that tends to 0 (a random vector in it enters once, linearly, with "
+                             "mean 0) is raised to a negative power: its reciprocal has no limit")
+        return s if base is s.base else Power(base, s.exponent)
+    if isinstance(s, Diff):
+        inner = zero_mean_forms(s.scalar, vectors, notes)
+        return s if inner is s.scalar else Diff(inner, s.param)
+    return s
 
 
 def prepare_qf(expr, implicit: bool = True) -> QFPlan:
@@ -239,6 +346,8 @@ def prepare_qf(expr, implicit: bool = True) -> QFPlan:
     hat = normalized(expr, "each Gaussian and each random vector counts as sqrt(n): write Z.T*Z/n, y.T*M*y/n")
     vectors = vectors_of(hat)
     _check_vectors(hat, vectors, "the expression")
+    notes = []
+    hat = zero_mean_forms(hat, vectors, notes)
     traces, forms, tindex, findex = [], [], {}, {}
 
     def bulk_plan(matrix, pencil, bulk, readout_matrix):
@@ -266,11 +375,12 @@ def prepare_qf(expr, implicit: bool = True) -> QFPlan:
             m = node.matrix
             occ = _occurrences(m)
             for name, count in occ.items():
-                if vectors[name].random and count == 1:
+                if vectors[name].random and count == 1:  # once, not linearly: zero_mean_forms took the linear ones
                     raise ModelError(
                         f"the quadratic form {_form_text(m)} holds the random vector {name} ({LAWS[vectors[name].law]}) "
-                        f"once: independent of everything else in it, the form is a centred fluctuation with no "
-                        f"deterministic limit at this scaling (write {name}.T*M*{name}/n, or let {name} enter the matrix)")
+                        f"once, inside an inverse: the form is not linear in it, so its mean 0 cannot replace it, "
+                        f"and its fluctuation has no deterministic limit here (write {name}.T*M*{name}/n, or let "
+                        f"{name} enter the matrix twice)")
             p = lin.linearize(m)
             bulk, units, where = split_pencil(p)
             t = bulk_plan(m, p, bulk, None) if bulk.size else None
@@ -342,7 +452,7 @@ def prepare_qf(expr, implicit: bool = True) -> QFPlan:
             symbols.append((sym, (k, (i, j), ())))
     for p in params:
         symbols.append((p, ("param", p)))
-    plan = QFPlan(expr, hat, traces, forms, formula, symbols, params, vectors)
+    plan = QFPlan(expr, hat, traces, forms, formula, symbols, params, vectors, notes)
     plan.needs = needs
     return plan
 

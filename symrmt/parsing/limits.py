@@ -56,7 +56,8 @@ LIMITS = {
     # per point (measured: 360 000 points of a rank-one grid, 0.8 GB and 9 s), so 10^6 points
     # need about 2.3 GB
     "fast_points": 1_000_000,
-    # unknowns of the trace engine's fixed point (all traces of one expression together): the
+    # unknowns of one trace-engine fixed point (each trace, and each quadratic form's bulk, is solved
+    # on its own, so the cap applies to each part, not to their total): the
     # solve grows about like its cube (measured: 50 unknowns 0.9 s, 98 unknowns 3.5 s,
     # 128 unknowns 22 s on a loaded 2-core machine); (Z.T*Z/n)**16 would need 512
     "unknowns": 100,

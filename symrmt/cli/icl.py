@@ -1,0 +1,85 @@
+r"""``symrmt icl``: the ICL error of ridgeless linear attention on in-context linear regression.
+
+::
+
+    symrmt icl --alpha A --kappa K --tau T --rho R [--digits D] [--json]
+    symrmt icl --alpha A --kappa K --tau T --rho R --simulate --d D [--trials N] [--seed S] [--json]
+
+Without ``--simulate``: the ``d -> oo`` ridgeless limit (:func:`symrmt.models.icl.theory.icl_limit`, the
+paper's Result 1) to ``D`` significant digits; ``--json``: ``{"error", "alpha", "kappa", "tau", "rho",
+"branch", "m", "mu", "digits"}``.  With ``--simulate``: the model at token dimension ``d``
+(:func:`symrmt.models.icl.simulation.icl_simulate`); ``--json``: ``{"error"`` (the Monte-Carlo mean)``, "se",
+"trials", "d", "ell", "k", "n", "features", ..., "errors", "theory", "gap_se"}`` (``theory`` and ``gap_se``
+are ``null`` at ``tau = 1``).  Exit codes: 2 bad input (``alpha, kappa, tau > 0``, ``rho >= 0``; ``tau = 1``
+is the pole of the limit), 3 a value that could not be certified.
+
+>>> from symrmt.cli.app import main
+>>> main(["icl", "--alpha", "1", "--kappa", "1/2", "--tau", "2", "--rho", "0.1", "--digits", "12", "--json"])
+... # doctest: +ELLIPSIS
+{"error": 1.47104594562, "alpha": "1", "kappa": "1/2", "tau": "2", "rho": "1/10", "branch": "above", ...}
+0
+"""
+
+from __future__ import annotations
+
+__all__ = ["add_icl_parser", "cmd_icl"]
+
+
+def add_icl_parser(sub, int_at_least, number) -> None:
+    p = sub.add_parser("icl", help="ICL error of ridgeless linear attention (in-context linear regression)",
+                       description="The ridgeless d -> oo limit of the in-context-learning error of linear attention "
+                       "(Lu, Letey, Zavatone-Veth, Maiti, Pehlevan 2025, Result 1): ell = alpha d examples per "
+                       "context, k = kappa d pretraining tasks, n = tau d^2 pretraining contexts, label noise of "
+                       "variance rho. --simulate: the model at finite d. See docs/icl.md.")
+    p.add_argument("--alpha", required=True, type=number("--alpha"), help="context length over d (> 0)")
+    p.add_argument("--kappa", required=True, type=number("--kappa"), help="pretraining tasks over d (> 0)")
+    p.add_argument("--tau", required=True, type=number("--tau"), help="pretraining contexts over d^2 (> 0, != 1)")
+    p.add_argument("--rho", required=True, type=number("--rho"), help="label-noise variance (>= 0)")
+    p.add_argument("--digits", type=int_at_least("--digits", 1, "digits"), default=15,
+                   help="significant digits of the limit (default 15, at most 975)")
+    p.add_argument("--simulate", action="store_true", help="simulate the model at finite d instead")
+    p.add_argument("--d", type=int_at_least("--d", 2), default=None, help="token dimension (with --simulate)")
+    p.add_argument("--trials", type=int_at_least("--trials", 2), default=10,
+                   help="independent pretraining draws (with --simulate, default 10)")
+    p.add_argument("--seed", type=int_at_least("--seed", 0), default=0, help="root seed (with --simulate, default 0)")
+    p.add_argument("--json", action="store_true", help="JSON on stdout")
+    p.set_defaults(func=cmd_icl)
+
+
+def cmd_icl(args) -> int:
+    from symrmt.cli.common import EXIT_OK, dump, num
+    from symrmt.errors import ParameterError
+    from symrmt.models.icl.simulation import icl_simulate
+    from symrmt.models.icl.theory import icl_limit
+
+    if not args.simulate:
+        for flag in ("d",):
+            if getattr(args, flag) is not None:
+                raise ParameterError(f"--{flag} is a simulation flag: add --simulate")
+        r = icl_limit(args.alpha, args.kappa, args.tau, args.rho, digits=args.digits)
+        if args.json:
+            dump(r.to_dict(num))
+            return EXIT_OK
+        print(f"alpha = {r.alpha}, kappa = {r.kappa}, tau = {r.tau}, rho = {r.rho}  "
+              f"(ridgeless limit, tau {'<' if r.branch == 'below' else '>'} 1)")
+        print(f"e_ICL = {r}")
+        return EXIT_OK
+    if args.d is None:
+        raise ParameterError("--simulate needs --d (the token dimension)")
+    s = icl_simulate(args.alpha, args.kappa, args.tau, args.rho, d=args.d, trials=args.trials, seed=args.seed)
+    theory = None if s.tau == 1 else icl_limit(args.alpha, args.kappa, args.tau, args.rho, digits=15)
+    gap = None if theory is None or s.se == 0 else (s.mean - float(theory.error)) / s.se
+    if args.json:
+        rec = s.to_dict()
+        rec["theory"] = None if theory is None else num(theory.error, 15)
+        rec["gap_se"] = gap
+        dump(rec)
+        return EXIT_OK
+    print(f"alpha = {s.alpha}, kappa = {s.kappa}, tau = {s.tau}, rho = {s.rho}; d = {s.d}: ell = {s.ell}, "
+          f"k = {s.k}, n = {s.n} contexts, {s.p} features")
+    print(f"e_ICL (simulated, {s.trials} trials) = {s.mean:.6g} +- {s.se:.2g} (se)")
+    if theory is not None:
+        print(f"e_ICL (d -> oo limit)            = {float(theory.error):.10g}   gap = {gap:+.2f} se")
+    else:
+        print("no d -> oo value at tau = 1 (the pole of the ridgeless limit)")
+    return EXIT_OK

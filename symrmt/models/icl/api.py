@@ -1,0 +1,44 @@
+"""The public calls of the ICL model: ``symrmt.icl`` (the limit, or with ``simulate=True`` the simulation)
+and ``symrmt.icl_simulate`` (the simulation), taking the same parameters.
+
+>>> print(icl(1, "1/2", 2, "1/10", digits=12))
+1.47104594562
+"""
+
+from __future__ import annotations
+
+__all__ = ["icl", "icl_simulate"]
+
+
+def icl(alpha, kappa, tau, rho, digits: int = 15, simulate: bool = False, d: int | None = None, trials: int = 10,
+        seed: int = 0):
+    """The ICL error of ridgeless linear attention on in-context linear regression.
+
+    Without ``simulate``: the ``d -> oo`` limit (:func:`symrmt.models.icl.theory.icl_limit`, an
+    :class:`~symrmt.models.icl.theory.ICLLimit` correct to ``digits`` digits).  With ``simulate=True``: the
+    model at finite ``d`` over ``trials`` pretraining draws (:func:`icl_simulate`, an
+    :class:`~symrmt.models.icl.simulation.ICLSimulation`; ``d`` required, ``digits`` unused).
+
+    ``alpha, kappa, tau > 0``, ``rho >= 0`` (``ParameterError`` otherwise, and for ``tau = 1`` in the limit).
+
+    >>> icl(1, 1, 1, 0)
+    Traceback (most recent call last):
+    ...
+    symrmt.errors.ParameterError: tau = 1 is the pole of the ridgeless limit ...
+    """
+    if simulate:
+        if d is None:
+            from symrmt.errors import ParameterError
+
+            raise ParameterError("simulate=True needs the token dimension d")
+        return icl_simulate(alpha, kappa, tau, rho, d=d, trials=trials, seed=seed)
+    from symrmt.models.icl.theory import icl_limit
+
+    return icl_limit(alpha, kappa, tau, rho, digits=digits)
+
+
+def icl_simulate(alpha, kappa, tau, rho, d: int, trials: int = 10, seed: int = 0):
+    """:func:`symrmt.models.icl.simulation.icl_simulate` (the model at finite ``d``)."""
+    from symrmt.models.icl.simulation import icl_simulate as run
+
+    return run(alpha, kappa, tau, rho, d=d, trials=trials, seed=seed)
