@@ -223,10 +223,17 @@ class Model(_model.Model):
             if p.is_positive and not values[p.name] > 0:
                 raise ModelError(f"{p.name} is a dimension ratio and must be positive, got {values[p.name]}")
         self.check_ratios(values)
+        from symrmt.engine.certify import compiled_system
+        from symrmt.engine.hermitize_solve import guard
+
+        # every real-valued route (traces, quadratic forms, their sums, sweeps, proofs) passes the non-normal
+        # guard here: a non-normal inverse is tested, its resolvent trace Hermitized, anything else refused
+        plan = guard(plan, values, compiled_system)
         if hasattr(plan, "forms"):
             from symrmt.engine.qf_solver import certified_qf_limit
 
             result = certified_qf_limit(plan, values, digits, self.vectors())
+            result.hermitized = [t.index for t in plan.traces if getattr(t, "hermitized", False)]
             if prove:
                 from symrmt.engine.prove_qf import prove_qf
 
@@ -247,11 +254,6 @@ class Model(_model.Model):
         result = TraceLimit(**fields)
         result.solvers = solvers  # the checked homotopy starts (symrmt.models.attention.prove reuses them)
         result.certificate, result.hermitized = certificate, hermitized
-        if prove and hermitized:  # the Hermitized plan: its traces' systems and their readout positions
-            from symrmt.engine.certify import compiled_system
-            from symrmt.engine.hermitize_solve import guard
-
-            plan = guard(plan, values, compiled_system)
         if prove:
             from symrmt.engine.prove import prove_trace
 
