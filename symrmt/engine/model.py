@@ -218,7 +218,8 @@ class Model(_model.Model):
             for p in plan.params:
                 if p.is_positive and p.name in values and not values[p.name] > 0:
                     raise ModelError(f"{p.name} is a dimension ratio and must be positive, got {values[p.name]}")
-            return complex_limit(plan, values, complex_at[0][0], complex_at[0][1], digits, prove=bool(prove))
+            return _radius_kept(complex_limit(plan, values, complex_at[0][0], complex_at[0][1], digits,
+                                              prove=bool(prove)), digits)
         for p in plan.params:
             if p.is_positive and not values[p.name] > 0:
                 raise ModelError(f"{p.name} is a dimension ratio and must be positive, got {values[p.name]}")
@@ -241,7 +242,7 @@ class Model(_model.Model):
                               chain=True if prove == "branch" else None)
                 result.ball, result.branch, result.branch_notes = tb.value, tb.branch, list(tb.notes)
                 result.balls = {"value": tb.value, "traces": list(tb.traces), "forms": list(tb.forms)}
-            return result
+            return _radius_kept(result, digits)
         if any("." in k for k in values):
             if not self.vectors():
                 raise ModelError(f"{sorted(k for k in values if '.' in k)[0]}: the model declares no vectors, so it "
@@ -262,7 +263,7 @@ class Model(_model.Model):
             result.ball, result.branch = tb.value, tb.branch
             result.branch_notes = list(tb.notes)
             result.balls = {"value": tb.value, "traces": list(tb.traces)}
-        return result
+        return _radius_kept(result, digits)
 
     def sweep(self, expr, grid, at=None, certify: int = 0, seed: int = 0):
         """The limit of ``expr`` on the product grid of ``grid`` (``{name: values, ...}``, axes in that
@@ -306,6 +307,24 @@ class Model(_model.Model):
             raise ValueError(f"certify must be a positive integer (every k-th point certified), got {certify!r}")
         return compute(self, matrix, xs, at or {}, digits=digits, edges=edges, atoms=atoms,
                        label=matrix if isinstance(matrix, str) else None, certify=certify)
+
+
+def _radius_kept(result, digits: int):
+    """``result``, after checking the promise of a proved ball on every route (real and complex points, traces
+    and quadratic forms): its radius at most ``10^-digits`` of its midpoint's modulus (absolute for a real ball
+    holding 0); else :class:`symrmt.arb.ProofError` (exit 3), never a wider ball."""
+    ball = getattr(result, "ball", None)
+    if ball is None:
+        return result
+    from symrmt.arb import ProofError, check_radius, complex_ok, require_flint
+
+    if isinstance(ball, require_flint().acb):
+        if not complex_ok(ball, digits):
+            raise ProofError(f"the proved ball {ball.str(10)} is wider than 1e-{digits} of its modulus; no ball is "
+                             "returned")
+    else:
+        check_radius(ball, digits, "the proved limit")
+    return result
 
 
 def _has_vectors(expr) -> bool:
