@@ -277,12 +277,17 @@ def invertible_on_path(a, values, compiled_system) -> str | None:
     return why
 
 
-def _refuse_form(what, why):
+def _refuse_vectors(what, why, form):
+    """The :class:`NonNormalError` for a quadratic form (``form``), or a trace with a finite-rank part, of a
+    non-normal inverse that is not invertible in the limit (``why``: the Gram test's failure)."""
+    reason = ("a quadratic form of it has no deterministic limit (its spread over draws does not shrink as n grows)"
+              if form else "a finite-rank part (vectors) inside it may move the normalized trace, and the "
+              "Hermitization reads only the bulk; it is not solved")
     return NonNormalError(
         f"{what} holds the inverse of a matrix that is not symmetric (non-normal in general) and not invertible "
         f"in the limit on the homotopy path (the Gram matrix test A^T A failed: {why}); there the inverse's norm "
-        "grows with n, so a quadratic form of it (or a trace of it with a finite-rank part) has no deterministic "
-        "limit, and the fixed point's analytic continuation would give a wrong value; no value is returned")
+        f"grows with n and the fixed point's analytic continuation is not the limit: {reason}; no value is "
+        "returned")
 
 
 def guard(plan, values, compiled_system):
@@ -325,9 +330,9 @@ def guard(plan, values, compiled_system):
                 new_traces.append(t)
             continue
         if form is not None:
-            raise _refuse_form(f"quadratic form #{form.index + 1}", bad[0][1])
+            raise _refuse_vectors(f"quadratic form #{form.index + 1}", bad[0][1], True)
         if forms is not None and has_vectors(t.matrix):
-            raise _refuse_form(f"trace #{t.index + 1}", bad[0][1])
+            raise _refuse_vectors(f"trace #{t.index + 1}", bad[0][1], False)
         a = herm.resolvent_argument(t.matrix)
         if a is None or len(bad) > 1 or bad[0][0] != a or herm.has_inverse(a) or isinstance(t.pencil, tuple):
             raise NonNormalError(
