@@ -207,3 +207,41 @@ def test_complex_prove_radius_cli(capsys):
     assert float(proved["im"]["mid"]) < 0
     for part in ("re", "im"):
         assert float(proved[part]["rad"]) <= 1e-30 * mod
+
+
+# ---------------------------------------------------------------- the other checks every route passes
+
+@pytest.mark.parametrize("expr, at, what", [
+    ("trace(inv(Z.T*Z/n + sqrt(gamma)*I(n))) + y.T*y/n", "gamma=-1", "not real"),
+    ("y.T*inv(Z.T*Z/n + sqrt(gamma)*I(n))*y/n", "gamma=-1", "not real"),
+    ("trace(inv(Z.T*Z/n + 1/gamma*I(n))) + y.T*y/n", "gamma=0", "divides by zero"),
+    ("trace(inv(Z.T*Z/n - sqrt(gamma)*z*I(n)))", "gamma=-1, z=1+1j", "not real"),
+    ("trace(inv(Z.T*Z/n - z/gamma*I(n)))", "gamma=0, z=1+1j", "divides by zero"),
+])
+def test_coefficients_real_and_finite_on_every_route(expr, at, what, capsys):
+    # the quadratic-form and complex routes used to crash (TypeError tracebacks, a bare ZeroDivisionError)
+    vectors = SIGNS if "y." in expr else []
+    code, out, err = run(["trace", expr, *GINIBRE, *vectors, "--at", at], capsys)
+    assert code == 3 and what in err and "Traceback" not in err and out == ""
+
+
+def test_dimension_ratios_on_the_complex_route(capsys):
+    # p = (1 - c) n at c = 2 is a negative size: refused at a real point, and now at a complex one too
+    base = ["trace", "trace(inv(Z.T*Z/n - z*I(n)))", "--matrix", "Z=gaussian(p,n)", "--dim", "p=(1-c)*n"]
+    for at in ("c=2, z=1", "c=2, z=1+1j"):
+        code, out, err = run(base + ["--at", at], capsys)
+        assert code == 2 and "not a positive real number" in err and out == ""
+
+
+def test_density_route_checks_sizes_and_coefficients(capsys):
+    # a negative size printed rho = 0.0 with exit 0, and 1/gamma at gamma = 0 a bare ZeroDivisionError
+    code, out, err = run(["density", "Z.T*Z/n", "--matrix", "Z=gaussian(p,n)", "--dim", "p=(1-c)*n", "--at", "c=2",
+                          "--over", "x=0.5:2:2"], capsys)
+    assert code == 2 and "not a positive real number" in err and "rho" not in out
+    code, out, err = run(["density", "Z.T*Z/n/gamma", *GINIBRE, "--at", "gamma=0", "--over", "x=0.5:2:2"], capsys)
+    assert code == 3 and "divides by zero" in err and "rho" not in out
+    # Marchenko-Pastur at ratio 1: rho(2) = sqrt((4 - 2) 2)/(2 pi 2) = 1/(2 pi)
+    d = Model()
+    d.gaussian("Z", "n", "n")
+    r = d.density("Z.T*Z/n/gamma", [2], at={"gamma": 1})
+    assert abs(float(r.density[0]) - 1 / (2 * mpmath.pi)) < 1e-13

@@ -218,18 +218,22 @@ class Model(_model.Model):
             for p in plan.params:
                 if p.is_positive and p.name in values and not values[p.name] > 0:
                     raise ModelError(f"{p.name} is a dimension ratio and must be positive, got {values[p.name]}")
+            from symrmt.engine.certify import admitted
+
+            self.check_ratios(values)  # the checks of the real path that do not need the complex value
+            plan = admitted(plan, values, complex_at=complex_at[0][0])
             return _radius_kept(complex_limit(plan, values, complex_at[0][0], complex_at[0][1], digits,
                                               prove=bool(prove)), digits)
         for p in plan.params:
             if p.is_positive and not values[p.name] > 0:
                 raise ModelError(f"{p.name} is a dimension ratio and must be positive, got {values[p.name]}")
         self.check_ratios(values)
-        from symrmt.engine.certify import compiled_system
-        from symrmt.engine.hermitize_solve import guard
+        from symrmt.engine.certify import admitted
 
-        # every real-valued route (traces, quadratic forms, their sums, sweeps, proofs) passes the non-normal
-        # guard here: a non-normal inverse is tested, its resolvent trace Hermitized, anything else refused
-        plan = guard(plan, values, compiled_system)
+        # every real-valued route (traces, quadratic forms, their sums, sweeps, proofs) passes here: real,
+        # finite coefficients, and the non-normal guard (a non-normal inverse is tested, its resolvent's trace
+        # Hermitized, anything else refused)
+        plan = admitted(plan, values)
         if hasattr(plan, "forms"):
             from symrmt.engine.qf_solver import certified_qf_limit
 

@@ -257,9 +257,9 @@ def certified_qf_limit(plan, values: dict, digits: int, vectors=None):
     products as ``"a.b"``); ``vectors``: the model's declared vectors (name -> Vector; default: the
     expression's), whose Gram matrices are checked."""
 
-    from symrmt.engine.hermitize_solve import guard
+    from symrmt.engine.certify import admitted
 
-    plan = guard(plan, values, compiled_system)  # a no-op on a plan Model.limit guarded at these values
+    plan = admitted(plan, values)  # a no-op on a plan Model.limit admitted at these values
     grams = gram_values({**plan.vectors, **(vectors or {})}, values)
     for f in plan.forms:
         f.params = sorted({p for p in plan.params if p in (f.S.free_symbols | set().union(
