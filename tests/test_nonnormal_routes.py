@@ -245,3 +245,18 @@ def test_density_route_checks_sizes_and_coefficients(capsys):
     d.gaussian("Z", "n", "n")
     r = d.density("Z.T*Z/n/gamma", [2], at={"gamma": 1})
     assert abs(float(r.density[0]) - 1 / (2 * mpmath.pi)) < 1e-13
+
+
+def test_batched_path_never_solves_a_non_normal_inverse(monkeypatch):
+    # the batched float64 path has no Gram test: even if the sweep handed it such a plan, every point
+    # falls back to the certified path (which Hermitizes inside the disk)
+    from symrmt.engine import sweep as sweep_module
+
+    monkeypatch.setattr(sweep_module, "_batchable", lambda plan, model: None)
+    m = Model()
+    m.gaussian("Z", "n", "n")
+    gammas = [F(1, 2), F(-3, 4), F(4)]
+    r = m.sweep(f"trace({R})", grid={"gamma": gammas})
+    assert r.fallback.tolist() == [True, True, True]
+    for v, g in zip(r.values, gammas):
+        assert abs(v - float(brown(g))) < 1e-12
