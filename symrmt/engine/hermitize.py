@@ -63,7 +63,14 @@ def nonnormal_inverses(matrix) -> list:
 def bulk_part(matrix):
     """The matrix with every term that holds a vector removed: its bulk, which a finite-rank part does
     not change in the limit (``Z/sqrt(n) + g I + u v^T`` -> ``Z/sqrt(n) + g I``); ``None`` when nothing is
-    left (the matrix is of finite rank)."""
+    left (the matrix is of finite rank).
+
+    >>> from symrmt.engine import Model
+    >>> m = Model()
+    >>> _ = m.gaussian("Z", "n", "n"), m.vector("u", "n")
+    >>> bulk_part(m.expr("Z + 2*I(n) + u*u.T")) == m.expr("Z + 2*I(n)"), bulk_part(m.expr("u*u.T"))
+    (True, None)
+    """
     if matrix.kind == "vector":
         return None
     if isinstance(matrix, MatSum):
