@@ -206,6 +206,11 @@ class Model(_model.Model):
         missing = [p.name for p in plan.params if p.name not in values and p.name not in dict(complex_at)]
         if missing:
             raise ModelError(f"no value given for {', '.join(missing)} (pass them in at=...)")
+        if len(complex_at) == 1:  # the checks of every route that need no complex value: sizes, coefficients
+            from symrmt.engine.certify import admitted
+
+            self.check_ratios(values)
+            admitted(plan, values, complex_at=complex_at[0][0])
         if complex_at:  # a complex value of one parameter: symrmt/engine/complex_limit.py
             from symrmt.engine.complex_limit import complex_limit
 
@@ -218,12 +223,7 @@ class Model(_model.Model):
             for p in plan.params:
                 if p.is_positive and p.name in values and not values[p.name] > 0:
                     raise ModelError(f"{p.name} is a dimension ratio and must be positive, got {values[p.name]}")
-            from symrmt.engine.certify import admitted
-
-            self.check_ratios(values)  # the checks of the real path that do not need the complex value
-            plan = admitted(plan, values, complex_at=complex_at[0][0])
-            return _radius_kept(complex_limit(plan, values, complex_at[0][0], complex_at[0][1], digits,
-                                              prove=bool(prove)), digits)
+            return complex_limit(plan, values, complex_at[0][0], complex_at[0][1], digits, prove=bool(prove))
         for p in plan.params:
             if p.is_positive and not values[p.name] > 0:
                 raise ModelError(f"{p.name} is a dimension ratio and must be positive, got {values[p.name]}")
@@ -314,9 +314,10 @@ class Model(_model.Model):
 
 
 def _radius_kept(result, digits: int):
-    """``result``, after checking the promise of a proved ball on every route (real and complex points, traces
-    and quadratic forms): its radius at most ``10^-digits`` of its midpoint's modulus (absolute for a real ball
-    holding 0); else :class:`symrmt.arb.ProofError` (exit 3), never a wider ball."""
+    """``result``, after checking the promise of its proved ball (a trace or a quadratic form at a real point; a
+    complex point's ball is checked by :func:`symrmt.engine.prove.prove_complex_trace`, after its conjugation):
+    its radius at most ``10^-digits`` of its midpoint's modulus (absolute for a real ball holding 0); else
+    :class:`symrmt.arb.ProofError` (exit 3), never a wider ball."""
     ball = getattr(result, "ball", None)
     if ball is None:
         return result
