@@ -260,3 +260,18 @@ def test_batched_path_never_solves_a_non_normal_inverse(monkeypatch):
     assert r.fallback.tolist() == [True, True, True]
     for v, g in zip(r.values, gammas):
         assert abs(v - float(brown(g))) < 1e-12
+
+
+def test_complex_point_with_a_square_root_coefficient_of_z():
+    # dR/dz held sqrt(gamma): it has no plain float code, and the complex path crashed (a TypeError traceback);
+    # sqrt(4)*z at z = 1/2 + i is w = 1 + 2i, the Marchenko-Pastur Stieltjes transform at ratio 1:
+    # tau((W - w)^{-1}) = (-w + sqrt(w^2 - 4w))/(2w), the root with Im tau > 0 for Im w > 0
+    m = Model()
+    m.gaussian("Z", "n", "n")
+    r = m.limit("trace(inv(Z.T*Z/n - sqrt(gamma)*z*I(n)))", at={"gamma": 4, "z": "1/2+1j"}, digits=20, prove=True)
+    with mpmath.workdps(40):
+        w = mpmath.mpc(1, 2)
+        roots = [(-w + s * mpmath.sqrt(w * w - 4 * w)) / (2 * w) for s in (1, -1)]
+        ref = next(t for t in roots if t.imag > 0)
+        assert abs(r.value - ref) < mpmath.mpf(10) ** -19 * abs(ref)
+    assert float(r.ball.real.rad()) <= 1e-20 * abs(complex(ref))
