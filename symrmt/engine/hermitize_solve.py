@@ -20,7 +20,13 @@ in ``s`` there, and the engine's value is the limit.  When it fails:
   geometrically to ``eps = 1e-10`` and finished by Newton at ``eps = 0``, where the root is regular
   both inside and outside the support of the Brown measure (it is singular on its boundary, and
   there the solve fails);
-- any other trace is refused with :class:`NonNormalError`, which says why.
+- any other trace is refused with :class:`NonNormalError`, which says why, and so is a quadratic form of
+  such an inverse (inside the spectrum the inverse's norm grows like ``n``: the form has no deterministic
+  limit) and a trace whose non-normal inverse holds a finite-rank part (the test runs on the bulk,
+  :func:`symrmt.engine.hermitize.bulk_part`).
+
+:func:`guard` is run for every real-valued limit (:func:`symrmt.engine.certify.admitted`, which
+:meth:`symrmt.engine.Model.limit` calls before it dispatches to traces or quadratic forms).
 """
 
 from __future__ import annotations
