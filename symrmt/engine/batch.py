@@ -25,7 +25,8 @@ cached on disk next to the mpmath code), and driven here on stacked arrays, ever
    one returned).  Where ``longdouble`` is float64, the estimate is floored at ``1e-16 * cond(J)``.
 4. **Branch checks**: the sanity bounds of each trace (``0 < tau <= 1/gamma`` for the resolvent of a
    positive semi-definite matrix, as :func:`symrmt.engine.certify.check_bounds`), a finite real
-   value.
+   value.  A plan with the inverse of a non-symmetric matrix (or a quadratic form) is not solved here:
+   every point fails, so that the certified path, which tests it, takes it.
 
 A point failing any check is reported to the caller (:mod:`symrmt.engine.sweep`), which recomputes it
 by the certified mpmath path and marks it.  Nothing here returns a value by itself.
@@ -334,6 +335,13 @@ def solve_plan(plan, compiled_of, cols, n):
     estimated relative float64 error, the mask of points that passed every check, and the largest
     Jacobian condition number per point.  Points with ``ok`` False carry no value to stand behind.
     """
+    from symrmt.engine.hermitize import nonnormal_inverses
+
+    if hasattr(plan, "forms") or any(nonnormal_inverses(t.matrix) for t in plan.traces if t.matrix is not None):
+        # no Gram test (nor Hermitization, nor quadratic form) here: every point goes to the certified path,
+        # which runs them (symrmt.engine.certify.admitted); the homotopy alone would continue past the
+        # support of a Brown measure
+        return np.full(n, np.nan), np.full(n, np.inf), np.zeros(n, dtype=bool), np.zeros(n)
     ok = np.ones(n, dtype=bool)
     cond = np.zeros(n)
     args64, argsld = {}, {}

@@ -33,7 +33,7 @@ from symrmt.core.certify import ESCALATIONS, GUARD
 from symrmt.engine.continuation import ContinuedSolver
 from symrmt.engine.solver import CompiledSystem
 
-__all__ = ["TraceLimit", "certified_limit", "compiled_system", "formula_function", "branch_acceptor", "holds",
+__all__ = ["TraceLimit", "admitted", "certified_limit", "compiled_system", "formula_function", "branch_acceptor", "holds",
            "check_bounds", "check_real"]
 
 _COMPILED = cache_dict("symrmt.engine.certify._COMPILED", 256)
@@ -176,33 +176,39 @@ def check_bounds(plan, values, taus, digits):
                 )
 
 
-def _check_real_inputs(plan, values):
-    """Every coefficient of every matrix, every atom of a diagonal law and the outer formula must be
-    finite and real at the values (``sqrt(gamma - 2)`` at ``gamma = 1`` is refused here, in one line)."""
+def _check_real_inputs(plan, values, free=None):
+    """Every coefficient of every matrix and every atom of a diagonal law must be finite and real at the
+    values (``sqrt(gamma - 2)`` at ``gamma = 1`` is refused here, in one line); ``free``: the name of a
+    parameter given a complex value, read as a positive real there (the coefficients must be real functions
+    of it: the complex path conjugates the solution at ``conj(z)``)."""
     from symrmt.engine.nodes import Const, Diagonal, walk
 
     subs = {}
+    if free is not None:
+        zr = sp.Symbol(free + "_", positive=True)
+        subs[sp.Symbol(free, real=True)] = subs[sp.Symbol(free, positive=True)] = zr
     for k, v in values.items():
         r = sp.Rational(v)
         subs[sp.Symbol(k, real=True)] = r
         subs[sp.Symbol(k, positive=True)] = r
     subs[sp.Symbol("n", positive=True)] = sp.Integer(1)  # n only scales; its sign is all that matters here
-    for t in plan.traces:
+    parts = [(f"trace #{t.index + 1}", t.matrix) for t in plan.traces if t.matrix is not None]
+    parts += [(f"quadratic form #{f.index + 1}", f.matrix) for f in getattr(plan, "forms", ())]
+    for what, matrix in parts:
         items = []
-        for x in walk(t.matrix):
+        for x in walk(matrix):
             if isinstance(x, Const):
                 items.append(x.value)
             elif isinstance(x, Diagonal):
                 items.extend(x.values + x.weights)
         for c in items:
             v = sp.sympify(c).subs(subs) if not sp.sympify(c).is_number else sp.sympify(c)
-            if not v.is_number:
-                continue
             if v.has(sp.zoo, sp.oo, -sp.oo, sp.nan):
-                raise BranchError(f"a coefficient {c} in trace #{t.index + 1} divides by zero at these values; "
+                raise BranchError(f"a coefficient {c} in {what} divides by zero at these values; "
                                   "no value is returned")
-            if v.is_extended_real is False or (v.is_extended_real is None and abs(sp.im(sp.N(v, 30))) > 0):
-                raise BranchError(f"a coefficient {c} in trace #{t.index + 1} is not real at these values "
+            if v.is_extended_real is False or (v.is_number and v.is_extended_real is None
+                                               and abs(sp.im(sp.N(v, 30))) > 0):
+                raise BranchError(f"a coefficient {c} in {what} is not real at these values "
                                   f"({sp.N(v, 8)}): a square root or a fractional power of a negative quantity")
 
 
@@ -224,16 +230,38 @@ def _absolute_zero(lo, hi, digits) -> bool:
     return all(mpmath.isfinite(abs(x)) for x in (lo, hi)) and abs(lo - hi) <= tol / 10 and abs(hi) <= tol
 
 
+def admitted(plan, values: dict, complex_at=None):
+    """The plan to solve at exact real ``values``, after the checks every real-valued route passes (traces,
+    quadratic forms, their sums, sweeps, proofs: :meth:`symrmt.engine.Model.limit` calls it before it
+    dispatches, and :func:`certified_limit` and :func:`symrmt.engine.qf_solver.certified_qf_limit` again):
+    every coefficient real and finite (else :class:`BranchError`), and every non-symmetric inverse tested
+    for invertibility in the limit, a non-normal resolvent's trace Hermitized and anything else refused
+    (:func:`symrmt.engine.hermitize_solve.guard`, :class:`~symrmt.engine.hermitize_solve.NonNormalError`).
+    ``complex_at``: the name of a parameter given a complex value (not in ``values``); the coefficients
+    are then checked as real functions of it, and the plan is returned as it is (the complex path,
+    :func:`symrmt.engine.complex_limit.complex_limit`, refuses a non-symmetric inverse).
+
+    >>> from fractions import Fraction
+    >>> from symrmt.engine import Model
+    >>> m = Model()
+    >>> _ = m.gaussian("Z", "n", "n")
+    >>> plan = admitted(m.plan("trace(inv(Z/sqrt(n) + gamma*I(n)))"), {"gamma": Fraction(1, 2)})
+    >>> [getattr(t, "hermitized", False) for t in plan.traces]
+    [True]
+    """
+    from symrmt.engine.hermitize_solve import guard
+
+    _check_real_inputs(plan, values, complex_at)
+    return plan if complex_at is not None else guard(plan, values, compiled_system)
+
+
 def certified_limit(plan, values: dict, digits: int) -> dict:
     """The certified limit of a plan at exact ``values`` (name -> Fraction), as the keyword arguments
     of :class:`TraceLimit` (``value``, ``digits``, ``working_digits``, ``residual``,
     ``at``, ``traces``) and ``solvers``, which :meth:`symrmt.engine.Model.limit` builds from them."""
     if digits < 1:
         raise ParameterError("digits must be >= 1")
-    _check_real_inputs(plan, values)
-    from symrmt.engine.hermitize_solve import guard
-
-    plan = guard(plan, values, compiled_system)  # a non-normal inverse: tested, Hermitized or refused (numeric/hermitize.py)
+    plan = admitted(plan, values)  # a no-op on a plan Model.limit admitted at these values
     solvers = {"values": values}
     for t in plan.traces:
         checked(t.pencil, t.matrix)  # a pencil that fails its finite-size self-test is never solved

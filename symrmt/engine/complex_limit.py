@@ -151,9 +151,7 @@ def complex_limit(plan, values: dict, zname: str, zval: Complex, digits: int, pr
         from symrmt.engine.prove import prove_complex_trace
 
         ball, _ = prove_complex_trace(plan, values, zname, x, y, digits, hs_hi,
-                                      {t.index: s for t, s, _ in taus})
-        if conj:
-            ball = ball.conjugate()
+                                      {t.index: s for t, s, _ in taus}, conjugate=conj)
     with mpmath.workdps(digits + 20):
         if not agree(lo, hi, digits):  # the core's two-precision test (symrmt.core.certify.agree)
             raise PrecisionError(f"solves at {digits + 10} and {digits + 20} digits disagree beyond digit {digits} "

@@ -106,6 +106,10 @@ def compute(model, matrix, xs, at, digits=15, edges=True, atoms=True, label=None
     if extra:
         raise ModelError(f"unknown parameter {', '.join(extra)} in at= (the matrix's parameters: "
                          f"{', '.join(sorted(known)) or 'none'})")
+    from symrmt.engine.certify import admitted
+
+    model.check_ratios(values)  # the checks every route passes: sizes, and real, finite coefficients
+    admitted(plan, values, complex_at=zname)
     solver = ResolventSolver(plan, zsym, values)
     exact = [exact_value(x, "x") if not isinstance(x, mpmath.mpf) else x for x in xs]
     xs = [float(x) for x in exact]

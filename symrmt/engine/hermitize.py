@@ -23,7 +23,7 @@ the spectrum.  :func:`hermitize` writes ``H_eps`` as a pencil whose shift ``eps`
 
 from __future__ import annotations
 
-from symrmt.engine.nodes import Inverse, MatProduct, Scaled, Transpose
+from symrmt.engine.nodes import Inverse, MatProduct, MatSum, Scaled, Transpose
 from symrmt.engine import linearize as lin
 from symrmt.engine.linearize import EPS_SHIFT, Pencil, add_entry
 
@@ -60,6 +60,33 @@ def nonnormal_inverses(matrix) -> list:
     return out
 
 
+def bulk_part(matrix):
+    """The matrix with every term that holds a vector removed: its bulk, which a finite-rank part does
+    not change in the limit (``Z/sqrt(n) + g I + u v^T`` -> ``Z/sqrt(n) + g I``); ``None`` when nothing is
+    left (the matrix is of finite rank).
+
+    >>> from symrmt.engine import Model
+    >>> m = Model()
+    >>> _ = m.gaussian("Z", "n", "n"), m.vector("u", "n")
+    >>> bulk_part(m.expr("Z + 2*I(n) + u*u.T")) == m.expr("Z + 2*I(n)"), bulk_part(m.expr("u*u.T"))
+    (True, None)
+    """
+    if matrix.kind == "vector":
+        return None
+    if isinstance(matrix, MatSum):
+        terms = [x for x in (bulk_part(t) for t in matrix.terms) if x is not None]
+        return None if not terms else terms[0] if len(terms) == 1 else MatSum(terms)
+    if isinstance(matrix, MatProduct):
+        factors = [bulk_part(f) for f in matrix.factors]
+        return None if any(f is None for f in factors) else MatProduct(factors)
+    if isinstance(matrix, (Scaled, Transpose, Inverse)):
+        inner = bulk_part(matrix.matrix)
+        if inner is None:
+            return None
+        return Scaled(matrix.scalar, inner) if isinstance(matrix, Scaled) else type(matrix)(inner)
+    return matrix
+
+
 def gram_inverse(a):
     """``inv(A^T A)`` of a square matrix node (the inverse of a symmetric positive semi-definite matrix)."""
     return Inverse(MatProduct((Transpose(a), a)))
@@ -83,4 +110,5 @@ def resolvent_argument(matrix):
     return m.matrix if isinstance(m, Inverse) else None
 
 
-__all__ = ["hermitize", "nonnormal_inverses", "gram_inverse", "resolvent_argument", "has_inverse"]
+__all__ = ["hermitize", "nonnormal_inverses", "gram_inverse", "resolvent_argument", "has_inverse",
+           "bulk_part"]

@@ -20,7 +20,13 @@ in ``s`` there, and the engine's value is the limit.  When it fails:
   geometrically to ``eps = 1e-10`` and finished by Newton at ``eps = 0``, where the root is regular
   both inside and outside the support of the Brown measure (it is singular on its boundary, and
   there the solve fails);
-- any other trace is refused with :class:`NonNormalError`, which says why.
+- any other trace is refused with :class:`NonNormalError`, which says why, and so is a quadratic form of
+  such an inverse (inside the spectrum the inverse's norm grows like ``n``: the form has no deterministic
+  limit) and a trace whose non-normal inverse holds a finite-rank part (the test runs on the bulk,
+  :func:`symrmt.engine.hermitize.bulk_part`).
+
+:func:`guard` is run for every real-valued limit (:func:`symrmt.engine.certify.admitted`, which
+:meth:`symrmt.engine.Model.limit` calls before it dispatches to traces or quadratic forms).
 """
 
 from __future__ import annotations
@@ -273,24 +279,51 @@ def invertible_on_path(a, values, compiled_system) -> str | None:
     return why
 
 
+def _refuse_vectors(what, why, form):
+    """The :class:`NonNormalError` for a quadratic form (``form``), or a trace with a finite-rank part, of a
+    non-normal inverse that is not invertible in the limit (``why``: the Gram test's failure)."""
+    reason = ("a quadratic form of it has no deterministic limit (its spread over draws does not shrink as n grows)"
+              if form else "a finite-rank part (vectors) inside it may move the normalized trace, and the "
+              "Hermitization reads only the bulk; it is not solved")
+    return NonNormalError(
+        f"{what} holds the inverse of a matrix that is not symmetric (non-normal in general) and not invertible "
+        f"in the limit on the homotopy path (the Gram matrix test A^T A failed: {why}); there the inverse's norm "
+        f"grows with n and the fixed point's analytic continuation is not the limit: {reason}; no value is "
+        "returned")
+
+
 def guard(plan, values, compiled_system):
     """The plan to solve at ``values``: unchanged when every non-symmetric inverse is invertible along
     the homotopy; a trace of a non-invertible non-normal resolvent replaced by its Hermitization;
-    :class:`NonNormalError` for any other trace that holds a non-invertible non-normal inverse.
-    ``compiled_system``: as for :func:`invertible_on_path`."""
+    :class:`NonNormalError` for any other trace, and any quadratic form, that holds a non-invertible
+    non-normal inverse.  Every real-valued limit passes here (:meth:`symrmt.engine.Model.limit` for traces,
+    quadratic forms, their sums, sweeps and proofs; :func:`symrmt.engine.certify.certified_limit` and
+    :func:`symrmt.engine.qf_solver.certified_qf_limit` call it again, a no-op on a plan already guarded at
+    these values).  ``plan``: a :class:`~symrmt.engine.plan.Plan` or a
+    :class:`~symrmt.engine.woodbury_qf.QFPlan`; ``compiled_system``: as for :func:`invertible_on_path`."""
     from symrmt.engine.plan import TracePlan, Plan
+    from symrmt.engine.vectors import has_vectors
 
+    key = tuple(sorted(values.items()))
+    if getattr(plan, "guarded", None) == key:
+        return plan
+    forms = getattr(plan, "forms", None)  # a quadratic-form plan: its forms' bulk systems are traces too
+    form_of = {f.trace_index: f for f in forms or () if f.trace_index is not None}
     new_traces, remap = [], {}
     for t in plan.traces:
+        form = form_of.get(t.index)
+        matrix = form.matrix if form is not None else t.matrix
         bad = []
-        for a in herm.nonnormal_inverses(t.matrix):
-            why = invertible_on_path(a, values, compiled_system)
+        for a in herm.nonnormal_inverses(matrix):
+            bulk = herm.bulk_part(a)  # a finite-rank part (vectors) does not move the limit spectrum
+            why = "its argument is of finite rank" if bulk is None else invertible_on_path(bulk, values,
+                                                                                          compiled_system)
             if why is not None:
                 bad.append((a, why))
         if not bad:
-            if herm.nonnormal_inverses(t.matrix):
+            if herm.nonnormal_inverses(matrix) and forms is None:
                 # the Gram test vouches for the homotopy in s only: no continuation in a parameter, whose
-                # path could cross the support of the Brown measure
+                # path could cross the support of the Brown measure (the quadratic-form path never continues)
                 nt = TracePlan(t.index, t.matrix, t.pencil, t.system, t.bounds)
                 nt.solver = TraceSolver
                 new_traces.append(nt)
@@ -298,6 +331,10 @@ def guard(plan, values, compiled_system):
             else:
                 new_traces.append(t)
             continue
+        if form is not None:
+            raise _refuse_vectors(f"quadratic form #{form.index + 1}", bad[0][1], True)
+        if forms is not None and has_vectors(t.matrix):
+            raise _refuse_vectors(f"trace #{t.index + 1}", bad[0][1], False)
         a = herm.resolvent_argument(t.matrix)
         if a is None or len(bad) > 1 or bad[0][0] != a or herm.has_inverse(a) or isinstance(t.pencil, tuple):
             raise NonNormalError(
@@ -311,6 +348,7 @@ def guard(plan, values, compiled_system):
         nt = TracePlan(t.index, t.matrix, hp, BlockSystem(hp), t.bounds)
         nt.solver = HermitianSolver
         nt.hermitized = True
+        nt.full_pencil, nt.full_matrix = hp, None  # the quadratic-form path self-tests (hp, matrix)
         new_traces.append(nt)
         remap[t.index] = t.pencil.size  # the readout (i, j) of M = u P^{-1} v is (size + i, j) there
     if not remap:
@@ -318,8 +356,14 @@ def guard(plan, values, compiled_system):
     remap = {k: v for k, v in remap.items() if v is not None}
     symbols = []
     for sym, what in plan.symbols:
-        if what[0] != "param" and what[0] in remap:
+        if isinstance(what[0], int) and what[0] in remap:
             k, (i, j), alpha = what
             what = (k, (remap[k] + i, j), alpha)
         symbols.append((sym, what))
-    return Plan(plan.expr, plan.hat, new_traces, plan.formula, symbols, plan.needs, plan.params)
+    if forms is None:
+        out = Plan(plan.expr, plan.hat, new_traces, plan.formula, symbols, plan.needs, plan.params)
+    else:
+        out = type(plan)(plan.expr, plan.hat, new_traces, forms, plan.formula, symbols, plan.params, plan.vectors)
+        out.needs = plan.needs
+    out.guarded = key
+    return out

@@ -206,6 +206,11 @@ class Model(_model.Model):
         missing = [p.name for p in plan.params if p.name not in values and p.name not in dict(complex_at)]
         if missing:
             raise ModelError(f"no value given for {', '.join(missing)} (pass them in at=...)")
+        if len(complex_at) == 1:  # the checks of every route that need no complex value: sizes, coefficients
+            from symrmt.engine.certify import admitted
+
+            self.check_ratios(values)
+            admitted(plan, values, complex_at=complex_at[0][0])
         if complex_at:  # a complex value of one parameter: symrmt/engine/complex_limit.py
             from symrmt.engine.complex_limit import complex_limit
 
@@ -232,11 +237,18 @@ class Model(_model.Model):
             if p.is_positive and not values[p.name] > 0:
                 raise ModelError(f"{p.name} is a dimension ratio and must be positive, got {values[p.name]}")
         self.check_ratios(values)
+        from symrmt.engine.certify import admitted
+
+        # every real-valued route (traces, quadratic forms, their sums, sweeps, proofs) passes here: real,
+        # finite coefficients, and the non-normal guard (a non-normal inverse is tested, its resolvent's trace
+        # Hermitized, anything else refused)
+        plan = admitted(plan, values)
         if hasattr(plan, "forms"):
             from symrmt.engine.qf_solver import certified_qf_limit
 
             result = certified_qf_limit(plan, values, digits, self.vectors())
             result.notes = list(plan.notes)  # random vectors replaced by their mean 0 (woodbury_qf.zero_mean_forms)
+            result.hermitized = [t.index for t in plan.traces if getattr(t, "hermitized", False)]
             if prove:
                 from symrmt.engine.prove_qf import prove_qf
 
@@ -244,7 +256,7 @@ class Model(_model.Model):
                               chain=True if prove == "branch" else None)
                 result.ball, result.branch, result.branch_notes = tb.value, tb.branch, list(tb.notes)
                 result.balls = {"value": tb.value, "traces": list(tb.traces), "forms": list(tb.forms)}
-            return result
+            return _radius_kept(result, digits)
         if any("." in k for k in values):
             if not self.vectors():
                 raise ModelError(f"{sorted(k for k in values if '.' in k)[0]}: the model declares no vectors, so it "
@@ -257,11 +269,6 @@ class Model(_model.Model):
         result = TraceLimit(**fields)
         result.solvers = solvers  # the checked homotopy starts (symrmt.models.attention.prove reuses them)
         result.certificate, result.hermitized = certificate, hermitized
-        if prove and hermitized:  # the Hermitized plan: its traces' systems and their readout positions
-            from symrmt.engine.certify import compiled_system
-            from symrmt.engine.hermitize_solve import guard
-
-            plan = guard(plan, values, compiled_system)
         if prove:
             from symrmt.engine.prove import prove_trace
 
@@ -270,7 +277,7 @@ class Model(_model.Model):
             result.ball, result.branch = tb.value, tb.branch
             result.branch_notes = list(tb.notes)
             result.balls = {"value": tb.value, "traces": list(tb.traces)}
-        return result
+        return _radius_kept(result, digits)
 
     def outliers(self, expr, over: str, at=None, digits: int = 15) -> list:
         """The outliers of a spiked model: the real poles of the quadratic form ``expr``
@@ -330,6 +337,25 @@ class Model(_model.Model):
             raise ValueError(f"certify must be a positive integer (every k-th point certified), got {certify!r}")
         return compute(self, matrix, xs, at or {}, digits=digits, edges=edges, atoms=atoms,
                        label=matrix if isinstance(matrix, str) else None, certify=certify)
+
+
+def _radius_kept(result, digits: int):
+    """``result``, after checking the promise of its proved ball (a trace or a quadratic form at a real point; a
+    complex point's ball is checked by :func:`symrmt.engine.prove.prove_complex_trace`, after its conjugation):
+    its radius at most ``10^-digits`` of its midpoint's modulus (absolute for a real ball holding 0); else
+    :class:`symrmt.arb.ProofError` (exit 3), never a wider ball."""
+    ball = getattr(result, "ball", None)
+    if ball is None:
+        return result
+    from symrmt.arb import ProofError, check_radius, complex_ok, require_flint
+
+    if isinstance(ball, require_flint().acb):
+        if not complex_ok(ball, digits):
+            raise ProofError(f"the proved ball {ball.str(10)} is wider than 1e-{digits} of its modulus; no ball is "
+                             "returned")
+    else:
+        check_radius(ball, digits, "the proved limit")
+    return result
 
 
 def _has_vectors(expr) -> bool:

@@ -390,8 +390,10 @@ def prove_trace(plan, values: dict, digits: int, solvers=None, chain: bool | Non
 # ---------------------------------------------------------------- a complex parameter value
 
 def prove_complex_trace(plan, values: dict, zname: str, zre: Fraction, zim: Fraction, digits: int, hs: dict,
-                        signs: dict):
-    """``(value, taus)`` as ``acb`` balls at the complex point ``zname = zre + i zim`` (``zim > 0``).
+                        signs: dict, conjugate: bool = False):
+    """``(value, taus)`` as ``acb`` balls at the complex point ``zname = zre + i zim`` (``zim > 0``); with
+    ``conjugate``, the balls at ``zre - i zim`` (real coefficients: ``tau(conj z) = conj tau(z)``), conjugated at
+    the working precision (python-flint rounds a conjugate to the context's precision: outside it, to 53 bits).
 
     ``hs``: the certified solution of each trace (mpc lists), the centres.  The complex system is the
     real one's compiled code run on ``acb`` balls; the Krawczyk test runs on its realification
@@ -459,6 +461,8 @@ def prove_complex_trace(plan, values: dict, zname: str, zre: Fraction, zim: Frac
             args = formula_args(plan, lambda p, zb=zb: zb if p.name == zname else to_arb(Fraction(values[p.name])),
                                 lambda k, pos, _alpha, r=results: r[k][pos])
             value, = arb_checked([acb(arb_function(formula_src, "formula", True)(args))], "the expression")
+            if conjugate:
+                value, taus = value.conjugate(), [None if x is None else x.conjugate() for x in taus]
             if complex_ok(value, digits):
                 break
         bits *= 2

@@ -257,6 +257,9 @@ def certified_qf_limit(plan, values: dict, digits: int, vectors=None):
     products as ``"a.b"``); ``vectors``: the model's declared vectors (name -> Vector; default: the
     expression's), whose Gram matrices are checked."""
 
+    from symrmt.engine.certify import admitted
+
+    plan = admitted(plan, values)  # a no-op on a plan Model.limit admitted at these values
     grams = gram_values({**plan.vectors, **(vectors or {})}, values)
     for f in plan.forms:
         f.params = sorted({p for p in plan.params if p in (f.S.free_symbols | set().union(
@@ -264,7 +267,7 @@ def certified_qf_limit(plan, values: dict, digits: int, vectors=None):
     self_test_plan(plan)
     solvers = {"values": values}
     for t in plan.traces:
-        solvers[t.index] = TraceSolver(compiled_system(t.system), values)
+        solvers[t.index] = getattr(t, "solver", TraceSolver)(compiled_system(t.system), values)
     for t in plan.traces:
         solvers[t.index].start(branch_acceptor(t, values) if t.system.readout else None)
     def attempt(dps):

@@ -90,6 +90,8 @@ class ResolventSolver:
         dz, _ = self.c.derivative_function((zsym,))
         self.dz_mp = dz
         self.dz = dz.float_version()
+        if self.dz is None:  # dR/dz calls sqrt or a power (a coefficient sqrt(gamma)*z): its mpmath code on floats
+            self.dz = lambda h, pv, f=dz: [complex(x) for x in f(h, pv)]
         readout = t.system.readout
         subs = {p: sp.Rational(values[p.name]) for p in self.params if p.name != zsym.name}
         self.readout = [(t.system.unknowns.index(ij), sp.sympify(c).subs(subs)) for ij, c in readout.items()]
