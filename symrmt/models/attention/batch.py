@@ -63,25 +63,14 @@ def fjg(g, p):
 
 
 def lstsq(J, rhs):
-    """Batched least squares ``J x = rhs`` (``J (n,9,6)``, ``rhs (n,9,k)``, float64) by QR.
+    """Batched least squares ``J x = rhs`` (``J (n,9,6)``, ``rhs (n,9,k)``, float64).
 
-    The columns are scaled to unit norm first (the unknowns differ in scale by
-    ``1/gamma``).  Returns ``(x, cond)`` with ``cond = max|R_ii|/min|R_ii|``, a
-    cheap condition estimate; rows with ``cond > MAX_COND`` get ``nan``.
+    The columns are scaled to unit norm first (the unknowns differ in scale by ``1/gamma``), then
+    the core's stacked least squares (:func:`symrmt.core.batch.lstsq`: modified Gram--Schmidt on
+    ``[J | rhs]`` as whole-column operations).  Returns ``(x, cond)`` with ``cond = max|R_ii|/min|R_ii|``,
+    a cheap condition estimate; rows with ``cond > MAX_COND`` get ``nan``.
     """
-    scale = np.linalg.norm(J, axis=1)
-    scale[scale == 0] = 1.0
-    Q, R = np.linalg.qr(J / scale[:, None, :])
-    qtb = np.einsum("nij,nik->njk", Q, rhs)
-    diag = np.abs(np.diagonal(R, axis1=1, axis2=2))
-    with np.errstate(divide="ignore", invalid="ignore"):
-        cond = diag.max(axis=1) / diag.min(axis=1)
-    cond[~np.isfinite(cond)] = np.inf
-    ok = cond < MAX_COND
-    x = np.full(qtb.shape, np.nan)
-    if ok.any():
-        x[ok] = core_batch.solve(R[ok], qtb[ok])  # the core's stacked solve (a bad row: nan in that row only)
-    return x / scale[:, :, None], cond
+    return core_batch.lstsq(J, rhs, MAX_COND)
 
 
 def newton(g, p, maxsteps: int = 12):
@@ -94,9 +83,20 @@ def newton(g, p, maxsteps: int = 12):
     ill-conditioned system), with finite values.
     """
     def linear(rows, x):
-        F, J, Fg = fjg(x, p[rows])
-        y, _ = lstsq(J, -np.stack([F, Fg], axis=2))
-        return y[:, :, 0], y[:, :, 1]
+        # the compiled entries straight into the column layout of the core's least squares:
+        # A[j] = column j of [J | -F | -dF/dgamma] over the batch
+        n = x.shape[0]
+        A = np.empty((NUNK + 2, NEQ, n))
+        with np.errstate(all="ignore"):  # an overflow gives inf or nan, which the solve refuses
+            vals = numpy_functions()["fjg"](tuple(x.T), tuple(p[rows].T))
+            for i in range(NEQ):
+                A[NUNK, i] = vals[i]
+                A[NUNK + 1, i] = vals[NEQ + NEQ * NUNK + i]
+                for j in range(NUNK):
+                    A[j, i] = vals[NEQ + i * NUNK + j]
+            A[NUNK:] *= -1
+        y, _ = core_batch.lstsq_columns(A, NUNK, MAX_COND)
+        return y[:, 0].T, y[:, 1].T
 
     return core_batch.newton(linear, g, NEWTON_TOL, maxsteps)
 
@@ -135,6 +135,66 @@ def continuation(gamma, c, a1: float, nu: float, d: float, max_rounds: int = 400
     # below 1 + 1e-6) and its trust region
     return core_batch.follow(correct, g, dg, cur, gamma, Geometric(cur, gamma, 4.0, 16.0, 1e-6), correction=MAX_JUMP,
                              move=MOVE_FRACTION, max_rounds=max_rounds, ok=ok, step=step)
+
+
+def _follow_from(g, dg, start, gamma, c, a1, nu, d, max_rounds: int = 400):
+    """:func:`continuation`'s batched path from solved points ``(g, dg)`` at ``start`` down to ``gamma``."""
+    def correct(rows, pred, nxt):
+        return newton(pred, _params(nxt, c[rows], a1, nu, d))
+
+    return core_batch.follow(correct, g, dg, start, gamma, Geometric(start, gamma, 4.0, 16.0, 1e-6),
+                             correction=MAX_JUMP, move=MOVE_FRACTION, max_rounds=max_rounds)
+
+
+def continuation_tree(gamma, c, a1: float, nu: float, d: float, max_rounds: int = 400):
+    """:func:`continuation` at many ``gamma`` per ``c`` (a grid with a ``gamma`` axis), sharing the path.
+
+    The points of each ``c`` are sorted by decreasing ``gamma``; the largest is solved by
+    :func:`continuation` from the large-``gamma`` start, and the others by the same continuation
+    (predictor, Newton corrector, the core's trust region) started from an already solved point of
+    the same ``c`` at a larger ``gamma``: level by level, the point of rank ``k`` starts from rank
+    ``k - s`` where ``s`` is the largest power of two dividing ``k`` (a binary tree, about
+    ``log2`` of the ``gamma`` count levels, each one batched call).  Every point thus lies on the
+    same path as from the large-``gamma`` start, reached in one or two steps instead of tens.  A
+    point whose start failed, or that fails on its way, is solved again by :func:`continuation`
+    from the large-``gamma`` start.  Returns ``(g, dg, step, ok)`` in the order given.
+    """
+    gamma = np.asarray(gamma, dtype=float)
+    c = np.asarray(c, dtype=float)
+    n = gamma.size
+    order = np.lexsort((-gamma, c))  # by c, then decreasing gamma
+    cs = c[order]
+    first = np.ones(n, dtype=bool)
+    first[1:] = cs[1:] != cs[:-1]
+    starts = np.flatnonzero(first)
+    rank = np.arange(n) - np.repeat(starts, np.diff(np.append(starts, n)))
+    g = np.full((n, NUNK), np.nan)
+    dg = np.full((n, NUNK), np.nan)
+    step = np.full(n, np.inf)
+    ok = np.zeros(n, dtype=bool)
+    gs = gamma[order]
+    roots = np.flatnonzero(rank == 0)
+    g[roots], dg[roots], step[roots], ok[roots] = continuation(gs[roots], cs[roots], a1, nu, d, max_rounds)
+    top = 1 << max(int(rank.max()).bit_length() - 1, 0) if n else 1
+    s = top
+    while s >= 1 and n:
+        rows = np.flatnonzero((rank % (2 * s)) == s)
+        parent = rows - s
+        live = ok[parent] & (gs[parent] > gs[rows])
+        same = ok[parent] & (gs[parent] == gs[rows])  # a repeated gamma: the parent's solution
+        g[rows[same]], dg[rows[same]], step[rows[same]], ok[rows[same]] = (
+            g[parent[same]], dg[parent[same]], step[parent[same]], True)
+        r, p = rows[live], parent[live]
+        if r.size:
+            g[r], dg[r], step[r], ok[r] = _follow_from(g[p], dg[p], gs[p], gs[r], cs[r], a1, nu, d, max_rounds)
+        s //= 2
+    redo = np.flatnonzero(~ok)
+    if redo.size:  # from the large-gamma start, as the plain continuation would
+        g[redo], dg[redo], step[redo], ok[redo] = continuation(gs[redo], cs[redo], a1, nu, d, max_rounds)
+    out = [np.empty_like(a) for a in (g, dg, step, ok)]
+    for o, a in zip(out, (g, dg, step, ok)):
+        o[order] = a
+    return tuple(out)
 
 
 def refine(g, dg, gamma, c, a1, nu, d):
