@@ -74,8 +74,10 @@ FLOAT_RESIDUAL = 1e-10
 FLOAT_AGREE = 1e-8
 
 
-def compute(model, matrix, xs, at, digits=15, edges=True, atoms=True, label=None, certify=None):
-    """The :class:`~symrmt.engine.density.Density` of ``matrix`` on the points ``xs`` at the values ``at``."""
+def compute(model, matrix, xs, at, digits=15, edges=True, atoms=True, label=None, certify=None, fast=False):
+    """The :class:`~symrmt.engine.density.Density` of ``matrix`` on the points ``xs`` at the values ``at``
+    (``fast``: the grid as one float64 batch, :mod:`symrmt.engine.density_fast`; the points it cannot
+    check are certified here)."""
     from symrmt.engine.tree import exact_value
     from symrmt.engine import linearize as lin
     from symrmt.engine.nodes import MatrixNode, ModelError, Trace
@@ -112,7 +114,12 @@ def compute(model, matrix, xs, at, digits=15, edges=True, atoms=True, label=None
     scale = max(abs(x) for x in xs) if xs else 1.0
     ds = DensitySolve(solver, scale)
     dens, taus, status, kinds = [], [], [], []
+    batch = _fast_points(solver, xs, scale) if fast and xs else None
     for i, (x, xe) in enumerate(zip(xs, exact)):
+        if batch is not None and batch[i] is not None:  # a checked float64 point of the batch
+            for out, v in zip((dens, taus, status, kinds), batch[i]):
+                out.append(v)
+            continue
         kind, h, _ = ds.float_point(x)
         if kind != "ok":
             dens.append(None)
@@ -207,6 +214,16 @@ def compute(model, matrix, xs, at, digits=15, edges=True, atoms=True, label=None
                     atom_list.append(found)
     support = _support([x for x, _ in seen], [k for _, k in seen], edge_list)
     return Density(xs, dens, taus, status, support, atom_list, digits, label or str(matrix), dict(values))
+
+
+def _fast_points(solver, xs, scale):
+    """Per point ``(rho, tau, "float", kind)`` from the float64 batch, or ``None`` where a check failed."""
+    from symrmt.engine.density_fast import density_values, solve_points
+
+    _, tau, good = solve_points(solver, xs, scale)
+    rho, inside = density_values(tau)
+    return [(mpmath.mpf(float(r)), mpmath.mpc(complex(t)), "float", "in" if k else "out") if g else None
+            for r, t, g, k in zip(rho, tau, good, inside)]
 
 
 def _inverse(m):
