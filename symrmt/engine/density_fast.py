@@ -28,7 +28,7 @@ Examples
 >>> _ = m.dim("p", "c*n"), m.gaussian("Z", "p", "n")
 >>> d = m.density("Z.T*Z/n", x=[0.5, 1.0, 2.0], at={"c": "1/2"}, fast=True, edges=False, atoms=False)
 >>> d.status, round(float(d.density[1]), 12)  # sqrt(7)/(4 pi) = 0.2105421996738...
-(['float', 'float', 'float'], 0.22507907903)
+(['float', 'float', 'float'], 0.210542199674)
 """
 
 from __future__ import annotations
