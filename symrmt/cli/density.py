@@ -24,7 +24,10 @@ the sign of ``Im tau`` (status ``"float"``, at least 12 correct digits); a point
 (matplotlib, ``pip install 'symrmt[plot]'``).  ``--json``: ``{"x", "density", "status", "support",
 "atoms", "digits", "expression", "at"}`` (numbers as in ``trace``: floats up to 15 digits, decimal strings
 above; a point on an edge or an atom is ``null`` with status ``"singular"``), and ``"histogram"`` with
-``--simulate``.  Exit codes: 2 bad input, 3 a point could not be certified.
+``--simulate``.  An edge where the density diverges as a power (``|x - x0|^-alpha``, e.g. at 0 for
+``Z1.T*Z2*Z2.T*Z1/n**2`` with square ``Z1, Z2``: Fuss-Catalan) has no certified location: it is printed
+with the width it is bracketed to and the estimated exponent (``"power_law_edges"`` in ``--json``).
+Exit codes: 2 bad input, 3 a point could not be certified.
 """
 
 from __future__ import annotations
@@ -109,14 +112,21 @@ def cmd_density(args) -> int:
                    workers=args.workers, scheduler=args.scheduler)
     if args.plot is not None:
         d.plot(args.plot)
+    power = getattr(d, "power_law_edges", [])
     if args.json:
-        dump(d.to_json(num))
+        out = d.to_json(num)
+        out["power_law_edges"] = [{"x": float(e["x"]), "exponent": e["exponent"], "tolerance": e["tolerance"]}
+                                  for e in power]
+        dump(out)
         return 0
     D = args.digits
     print(f"density of {args.expr}" + (f"  at  {', '.join(f'{k} = {v}' for k, v in at.items())}" if at else ""))
     for lo, hi in d.support():
         show = [("< grid" if lo is None else mpmath.nstr(lo, D)), ("> grid" if hi is None else mpmath.nstr(hi, D))]
         print(f"support: [{show[0]}, {show[1]}]")
+    for e in power:
+        print(f"edge at {float(e['x']):.6g} (+- {e['tolerance']:.1g}, not certified): power law, "
+              f"rho ~ |x - x0|^{e['exponent']:.2f} (estimated), not a square root")
     for a in d.atoms():
         print(f"atom at {mpmath.nstr(a['x'], D)}: mass {mpmath.nstr(a['mass'], D)}")
     step = max(1, len(xs) // 20)

@@ -213,7 +213,10 @@ def compute(model, matrix, xs, at, digits=15, edges=True, atoms=True, label=None
                 if found is not None and not any(abs(float(a["x"]) - float(found["x"])) < 1e-9 for a in atom_list):
                     atom_list.append(found)
     support = _support([x for x, _ in seen], [k for _, k in seen], edge_list)
-    return Density(xs, dens, taus, status, support, atom_list, digits, label or str(matrix), dict(values))
+    out = Density(xs, dens, taus, status, support, atom_list, digits, label or str(matrix), dict(values))
+    # edges where tau diverges as a power (not a square root): located to the bisection, not certified
+    out.power_law_edges = list(getattr(ds, "power_law_edges", []))
+    return out
 
 
 def _fast_points(solver, xs, scale):
