@@ -70,3 +70,21 @@ def test_cli_reports_the_power_law_edge(capsys):
                "--over", "x=-0.5:7.2:12", "--fast"])
     out = capsys.readouterr().out
     assert rc == 0 and "edge at 0 (+-" in out and "power law" in out
+
+
+def test_the_product_of_two_wisharts_as_written():
+    # Z1*Z1.T*Z2*Z2.T is not symmetric, but its rotation Z2.T*Z1*Z1.T*Z2 is, with the same N x N spectrum
+    m = _model()
+    d = m.density("Z1*Z1.T*Z2*Z2.T/n**2", x=["-0.5", "0.9", "3", "7"], digits=20)
+    with mpmath.workdps(40):
+        for x, v in zip(("0.9", "3"), d.density[1:3]):
+            ref = fuss_catalan(mpmath.mpf(x))
+            assert abs(v - ref) <= mpmath.mpf(10) ** -19 * ref
+    assert d.density[0] == 0 and d.density[3] == 0 and [e["x"] for e in d.power_law_edges] == [0]
+    # rectangular factors: the rotation would change the dimension (and the spectrum's atom at 0): refused
+    r = Model()
+    r.dim("p", "c*n")
+    r.gaussian("Z1", "p", "n")
+    r.gaussian("Z2", "p", "n")
+    with pytest.raises(Exception, match="symmetric"):
+        r.density("Z1*Z1.T*Z2*Z2.T/n**2", x=[1.0], at={"c": "1/2"})

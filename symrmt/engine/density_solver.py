@@ -94,6 +94,8 @@ def compute(model, matrix, xs, at, digits=15, edges=True, atoms=True, label=None
         raise ModelError("density() takes matrices without vectors: a finite-rank term such as k*v*v.T does not "
                          "move the limiting density (it adds finitely many eigenvalues, of mass 0): drop it")
     if not lin.is_symmetric(node):
+        node = lin.symmetric_rotation(node)  # X Y with Y X symmetric (both N x N): the same spectrum
+    if not lin.is_symmetric(node):
         raise ModelError("density() needs a symmetric matrix by structure (M == M.T after pushing transposes: "
                          "write Z.T*Z/n, K.T*K, G/sqrt(n) + ...); a non-symmetric matrix has no real spectral "
                          "density (see the Brown measure, docs/engine.md)")
