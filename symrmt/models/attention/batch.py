@@ -32,7 +32,8 @@ from symrmt.core.batch import stack as _stack
 from symrmt.core.continuation import Geometric
 from symrmt.models.attention import equations as S
 from symrmt.models.attention.solver import MOVE_FRACTION
-from symrmt.codegen.compile import closed_form_phi, fixed_point_fjg, ridge_function, woodbury_D_function
+from symrmt.codegen.compile import (closed_form_phi, fixed_point_fjg, fixed_point_residual, ridge_function,
+                                    woodbury_D_function)
 
 EPS = float(np.finfo(np.float64).eps)
 LD = np.longdouble
@@ -45,13 +46,16 @@ NEWTON_TOL = 1e-13
 MAX_JUMP = 0.1
 #: Jacobians whose (column-scaled) condition estimate exceeds this are refused
 MAX_COND = 1e12
+#: :func:`continuation_tree`: the stride of the chain along each ``c``'s gammas (then binary levels)
+TREE_STRIDE = 8
 
 
 @cached(maxsize=1)
 def numpy_functions() -> MappingProxyType:
     """The NumPy-compiled ``FJG`` and ``det N`` of the fixed point and the closed form of ``E_RR``."""
     fjg, detn, _ = fixed_point_fjg("numpy")
-    return MappingProxyType({"fjg": fjg, "detN": detn, "ridge": ridge_function("numpy")})
+    return MappingProxyType({"fjg": fjg, "detN": detn, "ridge": ridge_function("numpy"),
+                             "F": fixed_point_residual("numpy")})
 
 
 def fjg(g, p):
@@ -146,15 +150,36 @@ def _follow_from(g, dg, start, gamma, c, a1, nu, d, max_rounds: int = 400):
                              correction=MAX_JUMP, move=MOVE_FRACTION, max_rounds=max_rounds)
 
 
+def _between(ga, dga, gam_a, gb, dgb, gam_b, gamma, c, a1, nu, d):
+    """Newton at ``gamma`` (between two solved points ``gam_a > gamma > gam_b`` of one path) from the cubic
+    Hermite interpolant of their ``(G, dG/dgamma)``; a row is ``ok`` when Newton converged within the
+    continuation's trust region of the interpolant and of the point at ``gam_a`` (:data:`MAX_JUMP`,
+    :data:`~symrmt.models.attention.solver.MOVE_FRACTION`), else it is left to the continuation."""
+    from symrmt.core.continuation import in_trust_region
+
+    h = (gam_b - gam_a)[:, None]
+    t = ((gamma - gam_a) / (gam_b - gam_a))[:, None]
+    t2, t3 = t * t, t * t * t
+    pred = ((2 * t3 - 3 * t2 + 1) * ga + (t3 - 2 * t2 + t) * h * dga + (-2 * t3 + 3 * t2) * gb
+            + (t3 - t2) * h * dgb)
+    gn, dgn, st, okn = newton(pred, _params(gamma, c, a1, nu, d))
+    with np.errstate(all="ignore"):
+        size = 1 + core_batch.norm_rows(ga)
+        okn &= in_trust_region(core_batch.norm_rows(gn - pred), core_batch.norm_rows(gn - ga), size, MAX_JUMP,
+                               MOVE_FRACTION)
+    return gn, dgn, st, okn
+
+
 def continuation_tree(gamma, c, a1: float, nu: float, d: float, max_rounds: int = 400):
     """:func:`continuation` at many ``gamma`` per ``c`` (a grid with a ``gamma`` axis), sharing the path.
 
     The points of each ``c`` are sorted by decreasing ``gamma``; the largest is solved by
     :func:`continuation` from the large-``gamma`` start, and the others by the same continuation
     (predictor, Newton corrector, the core's trust region) started from an already solved point of
-    the same ``c`` at a larger ``gamma``: level by level, the point of rank ``k`` starts from rank
-    ``k - s`` where ``s`` is the largest power of two dividing ``k`` (a binary tree, about
-    ``log2`` of the ``gamma`` count levels, each one batched call).  Every point thus lies on the
+    the same ``c`` at a larger ``gamma``: first a chain, rank ``k S`` from rank ``(k - 1) S``
+    (``S =`` :data:`TREE_STRIDE`; one batched call per step, short steps in ``gamma``), then level by
+    level the ranks in between, rank ``k`` from rank ``k - s`` where ``s`` is the largest power of two
+    dividing ``k`` (``log2 S`` levels, each one batched call).  Every point thus lies on the
     same path as from the large-``gamma`` start, reached in one or two steps instead of tens.  A
     point whose start failed, or that fails on its way, is solved again by :func:`continuation`
     from the large-``gamma`` start.  Returns ``(g, dg, step, ok)`` in the order given.
@@ -175,18 +200,39 @@ def continuation_tree(gamma, c, a1: float, nu: float, d: float, max_rounds: int 
     gs = gamma[order]
     roots = np.flatnonzero(rank == 0)
     g[roots], dg[roots], step[roots], ok[roots] = continuation(gs[roots], cs[roots], a1, nu, d, max_rounds)
-    top = 1 << max(int(rank.max()).bit_length() - 1, 0) if n else 1
-    s = top
-    while s >= 1 and n:
-        rows = np.flatnonzero((rank % (2 * s)) == s)
-        parent = rows - s
+    def level(rows, parent, after=None):
         live = ok[parent] & (gs[parent] > gs[rows])
         same = ok[parent] & (gs[parent] == gs[rows])  # a repeated gamma: the parent's solution
         g[rows[same]], dg[rows[same]], step[rows[same]], ok[rows[same]] = (
             g[parent[same]], dg[parent[same]], step[parent[same]], True)
         r, p = rows[live], parent[live]
+        if after is not None and r.size:  # solved on both sides: Newton from the Hermite interpolant
+            q = after[live]
+            both = (q >= 0)
+            both[both] = ok[q[both]] & (gs[q[both]] < gs[r[both]])
+            if both.any():
+                rb, pb, qb = r[both], p[both], q[both]
+                gb, dgb, stb, okb = _between(g[pb], dg[pb], gs[pb], g[qb], dg[qb], gs[qb], gs[rb], cs[rb], a1, nu, d)
+                g[rb], dg[rb], step[rb], ok[rb] = gb, dgb, stb, okb
+                keep = ~both  # the rows left to the continuation: one side only, or refused here
+                keep[both] = ~okb
+                r, p = r[keep], p[keep]
         if r.size:
             g[r], dg[r], step[r], ok[r] = _follow_from(g[p], dg[p], gs[p], gs[r], cs[r], a1, nu, d, max_rounds)
+
+    # a chain along each c at stride TREE_STRIDE (short steps: large jumps in gamma cost more Newton steps
+    # than several short ones), then the binary levels in between
+    top = int(rank.max()) if n else 0
+    for j in range(1, top // TREE_STRIDE + 1):
+        rows = np.flatnonzero(rank == j * TREE_STRIDE)
+        level(rows, rows - TREE_STRIDE)
+    s = TREE_STRIDE // 2
+    while s >= 1 and n:
+        rows = np.flatnonzero((rank % (2 * s)) == s)
+        nxt = rows + s  # the solved point on the other side, in the same c (else -1)
+        inside = nxt < n
+        inside[inside] = (cs[nxt[inside]] == cs[rows[inside]]) & (rank[nxt[inside]] == rank[rows[inside]] + s)
+        level(rows, rows - s, np.where(inside, nxt, -1))
         s //= 2
     redo = np.flatnonzero(~ok)
     if redo.size:  # from the large-gamma start, as the plain continuation would
@@ -206,9 +252,10 @@ def refine(g, dg, gamma, c, a1, nu, d):
     """
     p = _params(gamma, c, a1, nu, d, LD)
     gl = g.astype(LD)
-    F, J, Fg = fjg(gl, p)
-    J64 = J.astype(float)
-    with np.errstate(all="ignore"):
+    n = g.shape[0]
+    with np.errstate(all="ignore"):  # the residual alone in long double, the Jacobian in float64
+        F = _stack(numpy_functions()["F"](tuple(gl.T), tuple(p.T)), n, LD)
+        _, J64, _ = fjg(g, p.astype(float))
         x, _ = lstsq(J64, -F.astype(float)[:, :, None])
         gl = gl + x[:, :, 0]
         F, J, Fg = fjg(gl, p)
