@@ -46,6 +46,17 @@ def mp_ridge_reference(gamma, c):
     return gamma * gamma * (-(c * m * m + m) / (2 * c * z * m - (1 - c - z)))
 
 
+def _reference_s(gamma, c) -> float:
+    """Best CPU seconds of :func:`mp_ridge_reference` at the points (7 x 20 evaluations)."""
+    best = math.inf
+    for _ in range(7):
+        t = time.process_time()
+        for _ in range(20):
+            mp_ridge_reference(gamma, c)
+        best = min(best, (time.process_time() - t) / 20)
+    return best
+
+
 def floor(k: int, repeats: int = 3) -> dict:
     """CPU seconds per point of ``symrmt.sweep(..., fast=True, certify=0)`` on ``k x k`` grids over
     ``c x snr`` and ``c x gamma`` (best of ``repeats``), against :func:`mp_ridge_reference` at the same
@@ -64,23 +75,14 @@ def floor(k: int, repeats: int = 3) -> dict:
         C, X = np.meshgrid(cs, np.asarray(grid[second], dtype=float), indexing="ij")
         G = X if second == "gamma" else np.ones_like(C)
         C, G = C.ravel(), G.ravel()
-        def reference():
-            best_ref = math.inf
-            for _ in range(7):
-                t = time.process_time()
-                for _ in range(20):
-                    mp_ridge_reference(G, C)
-                best_ref = min(best_ref, (time.process_time() - t) / 20)
-            return best_ref
-
-        ref = reference()
+        ref = _reference_s(G, C)
         best, fallbacks = math.inf, None
         for _ in range(repeats):
             t = time.process_time()
             res = symrmt.sweep("tanh", grid=grid, fast=True, certify=0)
             best = min(best, time.process_time() - t)
             fallbacks = int(sum(res.fallback))
-        ref = min(ref, reference())  # before and after: the machine's quietest moment
+        ref = min(ref, _reference_s(G, C))  # before and after: the machine's quietest moment
         n = C.size
         out[name] = {"points": n, "cpu_s": best, "us_per_point": 1e6 * best / n, "reference_s": ref,
                      "reference_us_per_point": 1e6 * ref / n, "ratio": best / ref if ref > 0 else math.inf,
