@@ -13,8 +13,9 @@
   that fall back and the largest gap of the float values that did not;
 * the floor -- ``symrmt.sweep("tanh", fast=True, certify=0)`` over ``c x snr`` (``gamma = 1``) and over
   ``c x gamma`` (``snr = 1``), in this process after a warm-up, as CPU time per point against the NumPy
-  cost of the ridge closed form ``gamma^2 m'(-gamma)`` of the Marchenko--Pastur law at the same points
-  (:func:`mp_ridge_reference`), measured in the same run; the ratio and its target are printed;
+  cost of the package's own ridge closed form ``E_RR(gamma, c, snr)`` (built on the Marchenko--Pastur
+  ``m(-gamma)``, ``m'(-gamma)``) at the same points, measured in the same run; the ratio and its target
+  are printed;
 * the phase-diagram figure in full mode (200 x 200 per panel), a whole process
   (not in ``--quick``, whose sizes are a few points each).
 """
@@ -29,38 +30,26 @@ import time
 TARGETS = {"grid_end_to_end_s": 5.0, "grid_gap": 1e-10, "figure_full_s": 30.0, "floor_ratio": 40.0}
 
 
-def mp_ridge_reference(gamma, c):
-    """``gamma^2 m'(-gamma)`` of the Marchenko--Pastur law of ratio ``c`` (NumPy arrays): the yardstick of
-    the fast grid's floor.  ``m`` solves ``c z m^2 - (1 - c - z) m + 1 = 0`` at ``z = -gamma`` (the root
-    in its stable form) and ``m' = -(c m^2 + m) / (2 c z m - (1 - c - z))``.
+def _reference_s(gamma, c, snr) -> float:
+    """Best CPU seconds of the package's ridge closed form ``E_RR(gamma, c, snr)`` (the Marchenko-Pastur
+    ``m(-gamma)`` and ``m'(-gamma)`` in their stable form, printed for NumPy from the same SymPy expression as
+    the mpmath code: :func:`symrmt.models.attention.batch.ridge`) at the points, 7 x 20 evaluations."""
+    from symrmt.models.attention.batch import ridge
 
-    >>> import numpy as np
-    >>> round(float(mp_ridge_reference(np.array([1.0]), np.array([1e-9]))[0]), 6)  # c -> 0: gamma^2 / (1 + gamma)^2
-    0.25
-    """
-    import numpy as np
-
-    z = -gamma
-    b = 1 - c + gamma
-    m = 2 / (b + np.sqrt(b * b + 4 * c * gamma))
-    return gamma * gamma * (-(c * m * m + m) / (2 * c * z * m - (1 - c - z)))
-
-
-def _reference_s(gamma, c) -> float:
-    """Best CPU seconds of :func:`mp_ridge_reference` at the points (7 x 20 evaluations)."""
+    ridge(gamma, c, snr)  # the compiled code loaded
     best = math.inf
     for _ in range(7):
         t = time.process_time()
         for _ in range(20):
-            mp_ridge_reference(gamma, c)
+            ridge(gamma, c, snr)
         best = min(best, (time.process_time() - t) / 20)
     return best
 
 
 def floor(k: int, repeats: int = 3) -> dict:
     """CPU seconds per point of ``symrmt.sweep(..., fast=True, certify=0)`` on ``k x k`` grids over
-    ``c x snr`` and ``c x gamma`` (best of ``repeats``), against :func:`mp_ridge_reference` at the same
-    points (best of many), in this process after a warm-up."""
+    ``c x snr`` and ``c x gamma`` (best of ``repeats``), against the package's ridge closed form at the same
+    points (best of many, :func:`_reference_s`), in this process after a warm-up."""
     import numpy as np
 
     import symrmt
@@ -74,15 +63,16 @@ def floor(k: int, repeats: int = 3) -> dict:
         second = "snr" if name == "c_snr" else "gamma"
         C, X = np.meshgrid(cs, np.asarray(grid[second], dtype=float), indexing="ij")
         G = X if second == "gamma" else np.ones_like(C)
-        C, G = C.ravel(), G.ravel()
-        ref = _reference_s(G, C)
+        R = X if second == "snr" else np.ones_like(C)
+        C, G, R = C.ravel(), G.ravel(), R.ravel()
+        ref = _reference_s(G, C, R)
         best, fallbacks = math.inf, None
         for _ in range(repeats):
             t = time.process_time()
             res = symrmt.sweep("tanh", grid=grid, fast=True, certify=0)
             best = min(best, time.process_time() - t)
             fallbacks = int(sum(res.fallback))
-        ref = min(ref, _reference_s(G, C))  # before and after: the machine's quietest moment
+        ref = min(ref, _reference_s(G, C, R))  # before and after: the machine's quietest moment
         n = C.size
         out[name] = {"points": n, "cpu_s": best, "us_per_point": 1e6 * best / n, "reference_s": ref,
                      "reference_us_per_point": 1e6 * ref / n, "ratio": best / ref if ref > 0 else math.inf,
@@ -256,7 +246,7 @@ def verdicts(res: dict, row) -> None:
     if fl:
         for kind, what in (("c_snr", "c x snr, gamma = 1"), ("c_gamma", "c x gamma, snr = 1")):
             v = fl[kind]
-            row(f"fast grid floor {fl['grid']}x{fl['grid']} {what}: CPU per point / NumPy MP closed form",
+            row(f"fast grid floor {fl['grid']}x{fl['grid']} {what}: CPU per point / NumPy ridge closed form",
                 v["ratio"], f"<= {TARGETS['floor_ratio']:.0f}", (v["ratio"] <= TARGETS["floor_ratio"]) if full else None,
                 f"{v['us_per_point']:.2f} us against {v['reference_us_per_point']:.3f} us per point; "
                 f"{v['fallbacks']} fallbacks" + ("" if full else "; quick: small grid"))
@@ -281,7 +271,7 @@ def format_section(res: dict, md) -> str:
     fl = fast.get("floor")
     if fl:
         parts.append(f"\n### Fast grid floor ({fl['grid']} x {fl['grid']}, certify = 0, warm, CPU time)\n")
-        parts.append(md(["grid", "points", "CPU s", "us per point", "NumPy MP closed form, us per point",
+        parts.append(md(["grid", "points", "CPU s", "us per point", "NumPy ridge closed form, us per point",
                          "ratio", "target"],
                         [[kind, fl[kind]["points"], fl[kind]["cpu_s"], fl[kind]["us_per_point"],
                           fl[kind]["reference_us_per_point"], fl[kind]["ratio"], f"<= {TARGETS['floor_ratio']:.0f}"]
