@@ -113,3 +113,17 @@ def test_cli_fast(capsys):
     with mpmath.workdps(30):
         for x, v in zip(out["x"], out["density"]):
             assert _digits(v, _mp(mpmath.mpf(1) / 2, x)) >= 12
+
+
+def test_a_system_the_batch_does_not_take_is_certified(monkeypatch):
+    import symrmt.engine.density_fast as fast
+
+    def refuse(*args, **kwargs):
+        raise ValueError("not plain arithmetic")
+
+    monkeypatch.setattr(fast, "solve_points", refuse)
+    d = _wishart().density("Z.T*Z/n", x=[0.5, 1.0], at={"c": "1/2"}, fast=True, edges=False, atoms=False)
+    assert d.status == ["ok", "ok"]
+    with mpmath.workdps(30):
+        for x, v in zip((0.5, 1.0), d.density):
+            assert _digits(v, _mp(mpmath.mpf(1) / 2, x)) >= 14

@@ -116,7 +116,7 @@ def compute(model, matrix, xs, at, digits=15, edges=True, atoms=True, label=None
     scale = max(abs(x) for x in xs) if xs else 1.0
     ds = DensitySolve(solver, scale)
     dens, taus, status, kinds = [], [], [], []
-    batch = _fast_points(solver, xs, scale) if fast and xs else None
+    batch = _fast_points(solver, xs, scale) if fast and xs else None  # None: no batch, all certified
     for i, (x, xe) in enumerate(zip(xs, exact)):
         if batch is not None and batch[i] is not None:  # a checked float64 point of the batch
             for out, v in zip((dens, taus, status, kinds), batch[i]):
@@ -224,8 +224,12 @@ def compute(model, matrix, xs, at, digits=15, edges=True, atoms=True, label=None
 def _fast_points(solver, xs, scale):
     """Per point ``(rho, tau, "float", kind)`` from the float64 batch, or ``None`` where a check failed."""
     from symrmt.engine.density_fast import density_values, solve_points
+    from symrmt.engine.nodes import ModelError
 
-    _, tau, good = solve_points(solver, xs, scale)
+    try:
+        _, tau, good = solve_points(solver, xs, scale)
+    except (DensityError, ModelError, NameError, TypeError, ValueError, ArithmeticError):
+        return None  # a system the float64 batch does not take (not plain arithmetic): every point certified
     rho, inside = density_values(tau)
     return [(mpmath.mpf(float(r)), mpmath.mpc(complex(t)), "float", "in" if k else "out") if g else None
             for r, t, g, k in zip(rho, tau, good, inside)]
