@@ -26,7 +26,6 @@ import sys
 import time
 
 import mpmath
-import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
