@@ -16,9 +16,10 @@ step, :class:`symrmt.engine.batch.BatchSystem`, and the core's batched Newton an
    :data:`~symrmt.engine.resolvent_solver.FINISH` of it (the limit ``eta -> 0`` as the certified path takes it).
 
 Every point is then checked: Newton converged (relative step below :data:`NEWTON_TOL`), the residual at
-``z = x`` below :data:`RESIDUAL_TOL` ``(1 + |h|)``, the condition number of the column-scaled Jacobian at
-most :data:`MAX_COND` (so that ``tau`` carries about ``16 - log10 cond`` digits: at least 12), and
-``Im tau >= 0`` (the branch of the limit from ``Im z > 0``).  A point that fails is handed back to the
+``z = x`` below :data:`RESIDUAL_TOL` ``(1 + |h|)``, the condition number of the column-scaled Jacobian,
+times ``(1 + |tau|) / Im tau`` inside the support (the growth of the relative error of ``Im tau`` near an
+edge), at most :data:`MAX_COND` (so that the density carries about ``16 - log10`` of that digits: at
+least 12), and ``Im tau >= 0`` (the branch of the limit from ``Im z > 0``).  A point that fails is handed back to the
 caller, which recomputes it on the certified path.
 
 Examples
@@ -47,8 +48,8 @@ __all__ = ["solve_points", "NEWTON_TOL", "RESIDUAL_TOL", "MAX_COND", "IN_SUPPORT
 NEWTON_TOL = 1e-13
 #: the residual at ``z = x`` must be below this times ``1 + |h|``
 RESIDUAL_TOL = 1e-13
-#: column-scaled Jacobians at ``z = x`` with a larger condition number go to the certified path (a point
-#: near an edge, where the root is nearly double)
+#: a point whose column-scaled Jacobian at ``z = x`` has a larger condition number (times ``(1 + |tau|) / Im tau``
+#: inside the support) goes to the certified path (a point near an edge, where the root is nearly double)
 MAX_COND = 1e3
 #: most rounds of a batched path (the certified path's MAX_STEPS): a row still short of its end goes to the
 #: certified path
@@ -112,6 +113,23 @@ def _newton(linear, h, tol=NEWTON_TOL, maxsteps=12):
     return core_batch.newton(linear, h, tol, maxsteps, floor=1e-8)
 
 
+class _Steps(Linear):
+    """The certified path's step schedule (:class:`~symrmt.core.continuation.Linear`: halved on a refused
+    step), growing after an accepted step by ``0.8 / sqrt(used)`` (between 1 and 2) instead of 2, where
+    ``used`` is the fraction of the correction's trust region the step's Newton correction took (the
+    predictor's error grows like the step squared): a step that used most of it is not doubled into a
+    refusal.  The trust region itself is unchanged."""
+
+    def __init__(self, t0, t1, **kw):
+        super().__init__(t0, t1, **kw)
+        self.used = np.zeros(np.shape(t1))
+
+    def grow(self, rows=None):
+        with np.errstate(all="ignore"):
+            factor = np.clip(0.8 / np.sqrt(np.maximum(self.used[rows], 1e-12)), 1.0, 2.0)
+        self._set(self.size[rows] * factor, rows)
+
+
 def _follow(bt, h, dh, t0, t1, ev, branch=None, first=1 / 8, max_rounds=None):
     """The core's batched continuation from ``t0`` to ``t1`` with the certified path's trust region;
     ``ev(rows, h, t) -> (R, J, dR/dt)``; ``branch(rows, h, t) -> ok`` refuses a step."""
@@ -125,12 +143,14 @@ def _follow(bt, h, dh, t0, t1, ev, branch=None, first=1 / 8, max_rounds=None):
         if branch is not None:
             with np.errstate(all="ignore"):
                 ok &= branch(rows, hn, nxt)
+        with np.errstate(all="ignore"):  # how much of the correction's trust region the step used
+            sched.used[rows] = core_batch.norm_rows(hn - pred) / (CORRECT * (1 + core_batch.norm_rows(pred)))
         return hn, dhn, st, ok
 
     n = h.shape[0]
     t0 = np.full(n, float(t0))
     t1 = np.full(n, float(t1))
-    sched = Linear(t0, t1, cap=None, step=(t1 - t0) * first)
+    sched = _Steps(t0, t1, cap=None, step=(t1 - t0) * first)
     h, dh, _, ok = core_batch.follow(correct, h, dh, t0, t1, sched, correction=CORRECT, move=MOVE,
                                      max_rounds=max_rounds or MAX_ROUNDS)
     return h, dh, ok
@@ -211,7 +231,11 @@ def solve_points(solver, xs, scale):
             sc = np.linalg.norm(J[fin], axis=1)
             sc[~(sc > 0)] = 1.0
             cond[fin] = np.linalg.cond(J[fin] / sc[:, None, :])
-        ok &= cond <= MAX_COND
+        # the density is Im tau / pi: near an edge Im tau is small against tau, and its relative error grows
+        # by (1 + |tau|) / Im tau over the root's
+        inside = tau.imag > IN_SUPPORT * (1 + np.abs(tau))
+        amp = np.where(inside, (1 + np.abs(tau)) / np.abs(tau.imag), 1.0)
+        ok &= cond * amp <= MAX_COND
     return root, tau, ok
 
 
