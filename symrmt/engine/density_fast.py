@@ -115,19 +115,33 @@ def _newton(linear, h, tol=NEWTON_TOL, maxsteps=12):
 
 class _Steps(Linear):
     """The certified path's step schedule (:class:`~symrmt.core.continuation.Linear`: halved on a refused
-    step), growing after an accepted step by ``0.8 / sqrt(used)`` (between 1 and 2) instead of 2, where
-    ``used`` is the fraction of the correction's trust region the step's Newton correction took (the
-    predictor's error grows like the step squared): a step that used most of it is not doubled into a
-    refusal.  The trust region itself is unchanged."""
+    step), growing after an accepted step by ``min(0.8 / sqrt(used), 0.8 / moved)`` (between 1 and 2)
+    instead of 2, where ``used`` is the fraction of the correction's trust region the step's Newton
+    correction took (the predictor's error grows like the step squared) and ``moved`` the fraction of the
+    move's (it grows like the step): a step that used most of either is not doubled into a refusal.  The
+    trust region itself is unchanged."""
 
-    def __init__(self, t0, t1, **kw):
+    def __init__(self, t0, t1, h, **kw):
         super().__init__(t0, t1, **kw)
         self.used = np.zeros(np.shape(t1))
+        self.moved = np.zeros(np.shape(t1))
+        self.last = h.copy()  # each row's last accepted point
+        self.pending = h.copy()  # each row's last corrected point, accepted or not
+
+    def record(self, rows, pred, new):
+        """The fractions of the two trust regions the corrected points ``new`` of ``rows`` take."""
+        with np.errstate(all="ignore"):
+            size = 1 + core_batch.norm_rows(self.last[rows])
+            self.used[rows] = core_batch.norm_rows(new - pred) / (CORRECT * size)
+            self.moved[rows] = core_batch.norm_rows(new - self.last[rows]) / (MOVE * size)
+        self.pending[rows] = new
 
     def grow(self, rows=None):
+        self.last[rows] = self.pending[rows]
         with np.errstate(all="ignore"):
-            factor = np.clip(0.8 / np.sqrt(np.maximum(self.used[rows], 1e-12)), 1.0, 2.0)
-        self._set(self.size[rows] * factor, rows)
+            factor = np.minimum(0.8 / np.sqrt(np.maximum(self.used[rows], 1e-12)),
+                                0.8 / np.maximum(self.moved[rows], 1e-12))
+        self._set(self.size[rows] * np.clip(factor, 1.0, 2.0), rows)
 
 
 def _follow(bt, h, dh, t0, t1, ev, branch=None, first=1 / 8, max_rounds=None):
@@ -143,14 +157,13 @@ def _follow(bt, h, dh, t0, t1, ev, branch=None, first=1 / 8, max_rounds=None):
         if branch is not None:
             with np.errstate(all="ignore"):
                 ok &= branch(rows, hn, nxt)
-        with np.errstate(all="ignore"):  # how much of the correction's trust region the step used
-            sched.used[rows] = core_batch.norm_rows(hn - pred) / (CORRECT * (1 + core_batch.norm_rows(pred)))
+        sched.record(rows, pred, hn)
         return hn, dhn, st, ok
 
     n = h.shape[0]
     t0 = np.full(n, float(t0))
     t1 = np.full(n, float(t1))
-    sched = _Steps(t0, t1, cap=None, step=(t1 - t0) * first)
+    sched = _Steps(t0, t1, h, cap=None, step=(t1 - t0) * first)
     h, dh, _, ok = core_batch.follow(correct, h, dh, t0, t1, sched, correction=CORRECT, move=MOVE,
                                      max_rounds=max_rounds or MAX_ROUNDS)
     return h, dh, ok
