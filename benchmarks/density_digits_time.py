@@ -29,17 +29,9 @@ import mpmath
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
-from symrmt.bench.density import _eigvalsh_s  # noqa: E402
-from symrmt.cli.trace import build_model  # noqa: E402
+from symrmt.bench.density import _eigvalsh_s, _laws  # noqa: E402
 from symrmt.engine.tree import exact_value  # noqa: E402
 
-LAWS = [
-    ("Marchenko-Pastur", ["p=c*n"], ["Z=gaussian(p,n)"], "Z.T*Z/n", {"c": "1/2"}, (-0.2, 3.2)),
-    ("semicircle + MP", ["p=c*n"], ["Z=gaussian(p,n)", "G=goe(n)"], "G/sqrt(n) + Z.T*Z/n", {"c": "1/2"}, (-2.5, 5.0)),
-    ("MP x MP", ["p=c*n"], ["Z1=gaussian(p,n)", "Z2=gaussian(p,n)"], "Z1.T*Z2*Z2.T*Z1/n**2", {"c": "1/2"},
-     (-0.2, 6.0)),
-    ("deformed Wigner", [], ["G=goe(n)", "D=diag(n, (-1, 2), (1/3, 2/3))"], "G/sqrt(n) + D", {}, (-4.0, 5.0)),
-]
 
 
 def _mp(x):
@@ -62,8 +54,7 @@ def _digits(values, ref) -> float:
 
 def measure(k: int) -> dict:
     out = {"points": k, "eigvalsh_400_s": _eigvalsh_s(), "laws": []}
-    for name, dims, mats, expr, at, (lo, hi) in LAWS:
-        model = build_model(dims, mats)
+    for name, model, expr, at, (lo, hi) in _laws()[:4]:  # the four laws without the kernel
         xs = [lo + (hi - lo) * i / (k - 1) for i in range(k)]
         if name == "Marchenko-Pastur":  # at the exact point the engine reads (the float's decimal text)
             with mpmath.workdps(60):

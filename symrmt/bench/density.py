@@ -22,17 +22,29 @@ TARGETS = {"density_mp_400_s": 2.0, "density_tanh_400_s": 10.0, "fast_ratio": 2.
 
 
 def _laws():
-    from symrmt.cli.trace import build_model
+    """``(name, model, expression, at, (lo, hi))`` of the five laws of :func:`measure_fast` (declared
+    through the engine's own API)."""
+    from symrmt.engine import Model, kernel
 
-    return [("Marchenko-Pastur", build_model(["p=c*n"], ["Z=gaussian(p,n)"]), "Z.T*Z/n", {"c": "1/2"}, (-0.2, 3.2)),
-            ("semicircle + MP", build_model(["p=c*n"], ["Z=gaussian(p,n)", "G=goe(n)"]), "G/sqrt(n) + Z.T*Z/n",
-             {"c": "1/2"}, (-2.5, 5.0)),
-            ("MP x MP", build_model(["p=c*n"], ["Z1=gaussian(p,n)", "Z2=gaussian(p,n)"]), "Z1.T*Z2*Z2.T*Z1/n**2",
-             {"c": "1/2"}, (-0.2, 6.0)),
-            ("deformed Wigner", build_model([], ["G=goe(n)", "D=diag(n, (-1, 2), (1/3, 2/3))"]), "G/sqrt(n) + D", {},
-             (-4.0, 5.0)),
-            ("tanh kernel K", build_model(["p=c*n"], ["Z=gaussian(p,n)", "K=kernel(tanh, Z)"]), "K", {"c": "1/2"},
-             (-2.0, 3.0))]
+    def wishart(*names):
+        m = Model()
+        m.dim("p", "c*n")
+        for name in names:
+            m.gaussian(name, "p", "n")
+        return m
+
+    scmp = wishart("Z")
+    scmp.goe("G", "n")
+    wig = Model()
+    wig.goe("G", "n")
+    wig.diag("D", "n", [-1, 2], ["1/3", "2/3"])
+    tanh = wishart("Z")
+    tanh.let("K", kernel("tanh", tanh.matrices["Z"], model=tanh))
+    return [("Marchenko-Pastur", wishart("Z"), "Z.T*Z/n", {"c": "1/2"}, (-0.2, 3.2)),
+            ("semicircle + MP", scmp, "G/sqrt(n) + Z.T*Z/n", {"c": "1/2"}, (-2.5, 5.0)),
+            ("MP x MP", wishart("Z1", "Z2"), "Z1.T*Z2*Z2.T*Z1/n**2", {"c": "1/2"}, (-0.2, 6.0)),
+            ("deformed Wigner", wig, "G/sqrt(n) + D", {}, (-4.0, 5.0)),
+            ("tanh kernel K", tanh, "K", {"c": "1/2"}, (-2.0, 3.0))]
 
 
 def _eigvalsh_s(k: int = 400) -> float:
