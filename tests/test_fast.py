@@ -116,11 +116,11 @@ def test_failing_point_falls_back_and_is_marked(monkeypatch):
 
 
 def test_tiny_gamma_falls_back_where_float64_cannot_deliver():
-    """gamma = 1e-9 at c = 0.19: the float64 and long-double values disagree beyond the
-    threshold (measured about 3e-9), so the point goes to mpmath; gamma = 1 stays float."""
-    res = F.solve_grid("erf", {"c": [0.19, 0.19], "gamma": [1e-9, 1.0], "snr": [1.0, 1.0]})
+    """gamma = 1e-11 at c = 0.19: the float64 and long-double values disagree beyond the
+    threshold (measured about 6e-10), so the point goes to mpmath; gamma = 1 stays float."""
+    res = F.solve_grid("erf", {"c": [0.19, 0.19], "gamma": [1e-11, 1.0], "snr": [1.0, 1.0]})
     assert res.fallback.tolist() == [True, False]
-    exact = attention_limit("erf", 0.19, [1e-9], Geometry(snr=1), digits=15)[0]
+    exact = attention_limit("erf", 0.19, [1e-11], Geometry(snr=1), digits=15)[0]
     assert _rel(res.attention[0], exact) <= 1e-14
 
 

@@ -191,6 +191,15 @@ def test_bench_quick_runs_and_reports(capsys):
     for kind in ("c_snr", "cos_snr"):
         assert fast[kind]["accuracy"]["max_gap"] <= 1e-10 and fast[kind]["mpmath_per_point_s"] > 0
     assert "### Fast path (float64 grids) against the mpmath solver, same run" in text
+    floor = fast["floor"]  # CPU per point against NumPy's Marchenko-Pastur closed form (a ratio; no time asserted)
+    assert all(floor[k]["ratio"] > 0 and floor[k]["fallbacks"] == 0 for k in ("c_snr", "c_gamma"))
+    assert "### Fast grid floor" in text
+    dens = res["density_fast"]  # the float64 density path: 12 correct digits at every point of five laws
+    assert len(dens["laws"]) == 5 and all(law["min_digits"] >= 12 for law in dens["laws"])
+    assert "float64 path (--fast)" in text
+    if "skipped" not in res["prove"]:
+        assert res["prove"]["small"]["ratio"] > 0
+        assert any(v["what"].startswith("prove=True / unproved, Marchenko-Pastur") for v in res["verdicts"])
 
 
 def test_fraction_inputs_still_exact():

@@ -11,6 +11,11 @@
 * accuracy -- random points of both grids with ``|c - 1| >= 0.02`` certified at 30
   digits (``certify``); near ``c = 1`` and at small ``gamma``: the fraction of points
   that fall back and the largest gap of the float values that did not;
+* the floor -- ``symrmt.sweep("tanh", fast=True, certify=0)`` over ``c x snr`` (``gamma = 1``) and over
+  ``c x gamma`` (``snr = 1``), in this process after a warm-up, as CPU time per point against the NumPy
+  cost of the package's own ridge closed form ``E_RR(gamma, c, snr)`` (built on the Marchenko--Pastur
+  ``m(-gamma)``, ``m'(-gamma)``) at the same points, measured in the same run; the ratio and its target
+  are printed;
 * the phase-diagram figure in full mode (200 x 200 per panel), a whole process
   (not in ``--quick``, whose sizes are a few points each).
 """
@@ -22,7 +27,57 @@ import math
 import os
 import time
 
-TARGETS = {"grid_end_to_end_s": 5.0, "grid_gap": 1e-10, "figure_full_s": 30.0}
+TARGETS = {"grid_end_to_end_s": 5.0, "grid_gap": 1e-10, "figure_full_s": 30.0, "floor_ratio": 40.0}
+
+
+def _reference_s(gamma, c, snr) -> float:
+    """Best CPU seconds of the package's ridge closed form ``E_RR(gamma, c, snr)`` (the Marchenko-Pastur
+    ``m(-gamma)`` and ``m'(-gamma)`` in their stable form, printed for NumPy from the same SymPy expression as
+    the mpmath code: :func:`symrmt.models.attention.batch.ridge`) at the points, 7 x 20 evaluations."""
+    from symrmt.models.attention.batch import ridge
+
+    ridge(gamma, c, snr)  # the compiled code loaded
+    best = math.inf
+    for _ in range(7):
+        t = time.process_time()
+        for _ in range(20):
+            ridge(gamma, c, snr)
+        best = min(best, (time.process_time() - t) / 20)
+    return best
+
+
+def floor(k: int, repeats: int = 3) -> dict:
+    """CPU seconds per point of ``symrmt.sweep(..., fast=True, certify=0)`` on ``k x k`` grids over
+    ``c x snr`` and ``c x gamma`` (best of ``repeats``), against the package's ridge closed form at the same
+    points (best of many, :func:`_reference_s`), in this process after a warm-up."""
+    import numpy as np
+
+    import symrmt
+
+    cs = np.exp(np.linspace(math.log(1 / 16), math.log(4), k))
+    grids = {"c_snr": {"c": cs, "snr": np.linspace(0, 8, k), "gamma": 1},
+             "c_gamma": {"c": cs, "gamma": np.exp(np.linspace(math.log(0.05), math.log(20), k)), "snr": [1]}}
+    symrmt.sweep("tanh", grid={"c": [0.5, 2.0], "gamma": [0.5, 1.0], "snr": [1]}, fast=True, certify=0)  # warm
+    out = {"grid": k}
+    for name, grid in grids.items():
+        second = "snr" if name == "c_snr" else "gamma"
+        C, X = np.meshgrid(cs, np.asarray(grid[second], dtype=float), indexing="ij")
+        G = X if second == "gamma" else np.ones_like(C)
+        R = X if second == "snr" else np.ones_like(C)
+        C, G, R = C.ravel(), G.ravel(), R.ravel()
+        ref = _reference_s(G, C, R)
+        best, fallbacks = math.inf, None
+        for _ in range(repeats):
+            t = time.process_time()
+            res = symrmt.sweep("tanh", grid=grid, fast=True, certify=0)
+            best = min(best, time.process_time() - t)
+            fallbacks = int(sum(res.fallback))
+        ref = min(ref, _reference_s(G, C, R))  # before and after: the machine's quietest moment
+        n = C.size
+        out[name] = {"points": n, "cpu_s": best, "us_per_point": 1e6 * best / n, "reference_s": ref,
+                     "reference_us_per_point": 1e6 * ref / n, "ratio": best / ref if ref > 0 else math.inf,
+                     "fallbacks": fallbacks}
+    return out
 
 
 def grid_points(kind: str, k: int):
@@ -159,6 +214,8 @@ def run(quick: bool, env: dict, run_sub, say) -> dict:
                      "timings": inner["timings"], "load": os.getloadavg()[0],
                      "mpmath_per_point_s": per, "mpmath_grid_s": per * k * k, "speedup": per * k * k / wall,
                      "accuracy": acc}
+    say("fast: the grid's floor (CPU per point against NumPy's Marchenko-Pastur closed form)")
+    out["floor"] = floor(30 if quick else 200)
     say("fast: near c = 1 and small gamma")
     out["hard"] = _hard(2 if quick else 24, quick)
     out["figure_full"] = not quick
@@ -185,6 +242,14 @@ def verdicts(res: dict, row) -> None:
         a = v["accuracy"]
         row(f"  largest gap to 30 digits at {a['points']} random points, |c-1| >= 0.02", a["max_gap"],
             f"<= {TARGETS['grid_gap']}", a["max_gap"] <= TARGETS["grid_gap"], f"{a['fallbacks']} fallbacks")
+    fl = fast.get("floor")
+    if fl:
+        for kind, what in (("c_snr", "c x snr, gamma = 1"), ("c_gamma", "c x gamma, snr = 1")):
+            v = fl[kind]
+            row(f"fast grid floor {fl['grid']}x{fl['grid']} {what}: CPU per point / NumPy ridge closed form",
+                v["ratio"], f"<= {TARGETS['floor_ratio']:.0f}", (v["ratio"] <= TARGETS["floor_ratio"]) if full else None,
+                f"{v['us_per_point']:.2f} us against {v['reference_us_per_point']:.3f} us per point; "
+                f"{v['fallbacks']} fallbacks" + ("" if full else "; quick: small grid"))
     if fast["figure_s"] is not None:
         row("phase-diagram figure, full (200x200 per panel)", fast["figure_s"], f"< {TARGETS['figure_full_s']} s",
             fast["figure_s"] < TARGETS["figure_full_s"], f"whole process; CPU {fast['figure_cpu_s']:.1f} s")
@@ -203,6 +268,14 @@ def format_section(res: dict, md) -> str:
     parts.append(md(["grid", "process s", "process CPU s", "in-process s", "Hermite s", "fixed points s", "values s",
                      "distinct fixed points", "fallbacks", "mpmath ms/point", "mpmath grid s (scaled)",
                      "speed-up", "max gap (30 digits)"], rows))
+    fl = fast.get("floor")
+    if fl:
+        parts.append(f"\n### Fast grid floor ({fl['grid']} x {fl['grid']}, certify = 0, warm, CPU time)\n")
+        parts.append(md(["grid", "points", "CPU s", "us per point", "NumPy ridge closed form, us per point",
+                         "ratio", "target"],
+                        [[kind, fl[kind]["points"], fl[kind]["cpu_s"], fl[kind]["us_per_point"],
+                          fl[kind]["reference_us_per_point"], fl[kind]["ratio"], f"<= {TARGETS['floor_ratio']:.0f}"]
+                         for kind in ("c_snr", "c_gamma")]))
     parts.append("\n### Fast path near c = 1 and at small gamma (tanh, rank-two geometry)\n")
     parts.append(md(["case", "points", "fallbacks to mpmath", "max gap, float points", "max gap, all",
                      "max float64 error estimate", "s"],

@@ -320,6 +320,8 @@ def run(quick: bool = False, progress=None) -> dict:
 
     say("density: Marchenko-Pastur and the tanh kernel on 400 points, warm")
     out["density"] = bench_density.measure(quick)
+    say("density: the float64 path (--fast) on five laws against eigvalsh 400 x 400")
+    out["density_fast"] = bench_density.measure_fast(quick)
     say("simulation: trial against floor" + (" (n up to 2048: minutes)" if not quick else ""))
     sim_spec = {
         "ns": [128, 256] if quick else [256, 512, 1024, 2048],

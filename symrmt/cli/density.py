@@ -3,7 +3,7 @@ r"""``symrmt density``: the limiting spectral density of a symmetric matrix expr
 ::
 
     symrmt density 'M' --over 'x=LO:HI:K' [--matrix ...] [--vector ...] [--let ...] [--dim ...] [--at ...]
-        [--digits D] [--simulate --n N --trials T --seed S] [--plot FILE.png] [--json] [--certify K]
+        [--digits D] [--simulate --n N --trials T --seed S] [--plot FILE.png] [--json] [--certify K | --fast]
 
 ``rho(x) = lim_{eta -> 0+} (1/pi) Im tau((M - (x + i eta))^{-1})`` on ``K`` equally spaced points of
 ``[LO, HI]`` (``K`` at most :data:`symrmt.engine.density.MAX_POINTS`), each certified to ``D`` digits
@@ -15,13 +15,19 @@ and ``--dim`` as in ``symrmt trace``, by :func:`symrmt.cli.trace.build_model`). 
 0: it does not move the limiting density).
 
 ``--certify K``: certify every ``K``-th point only; the others are float64 values whose residual and
-Stieltjes sign are checked (status ``"float"``, about 10 digits).  ``--simulate``: eigenvalue histogram of the same matrix at size ``n`` (``--n``, default 512) over
+Stieltjes sign are checked (status ``"float"``, about 10 digits).  ``--fast``: every point in one float64
+batch (:mod:`symrmt.engine.density_fast`), each checked by its residual, the conditioning of its Jacobian and
+the sign of ``Im tau`` (status ``"float"``, at least 12 correct digits); a point failing a check is certified
+(status ``"ok"``); the support and atoms as without ``--fast``.  ``--simulate``: eigenvalue histogram of the same matrix at size ``n`` (``--n``, default 512) over
 ``--trials`` seeded draws, with the standard error of each bin, through the package's executor
 (``--workers N``, ``--scheduler ADDRESS``) and trial store (``--store PATH``), as for ``symrmt trace``.  ``--plot FILE.png``: the figure
 (matplotlib, ``pip install 'symrmt[plot]'``).  ``--json``: ``{"x", "density", "status", "support",
 "atoms", "digits", "expression", "at"}`` (numbers as in ``trace``: floats up to 15 digits, decimal strings
 above; a point on an edge or an atom is ``null`` with status ``"singular"``), and ``"histogram"`` with
-``--simulate``.  Exit codes: 2 bad input, 3 a point could not be certified.
+``--simulate``.  An edge where the density diverges as a power (``|x - x0|^-alpha``, e.g. at 0 for
+``Z1.T*Z2*Z2.T*Z1/n**2`` with square ``Z1, Z2``: Fuss-Catalan) has no certified location: it is printed
+with the width it is bracketed to and the estimated exponent (``"power_law_edges"`` in ``--json``).
+Exit codes: 2 bad input, 3 a point could not be certified.
 """
 
 from __future__ import annotations
@@ -69,6 +75,8 @@ def add_density_parser(sub, int_at_least):
     p.add_argument("--digits", type=int_at_least("--digits", 1), default=15, help="digits to certify (default 15)")
     p.add_argument("--certify", type=int_at_least("--certify", 1), default=None, metavar="K",
                    help="certify every K-th point; the others are float64 values, checked (status float)")
+    p.add_argument("--fast", action="store_true",
+                   help="every point in one float64 batch, checked (status float, >= 12 digits); failures certified")
     p.add_argument("--json", action="store_true", help="JSON on stdout")
     p.add_argument("--simulate", action="store_true", help="also an eigenvalue histogram at size n")
     add_simulation(p)
@@ -95,26 +103,36 @@ def cmd_density(args) -> int:
             import matplotlib  # noqa: F401
         except ImportError:
             raise ParameterError("--plot needs matplotlib: pip install 'symrmt[plot]'") from None
-    d = model.density(args.expr, x=xs, at=at, digits=args.digits, certify=args.certify)
+    if args.fast and args.certify is not None:
+        raise ParameterError("give either --fast or --certify K, not both")
+    d = model.density(args.expr, x=xs, at=at, digits=args.digits, certify=args.certify, fast=args.fast)
     d.expression = args.expr
     if args.simulate:
         d.simulate(model, args.expr, n=args.n, trials=args.trials, seed=args.seed, store=args.store,
                    workers=args.workers, scheduler=args.scheduler)
     if args.plot is not None:
         d.plot(args.plot)
+    power = getattr(d, "power_law_edges", [])
     if args.json:
-        dump(d.to_json(num))
+        out = d.to_json(num)
+        out["power_law_edges"] = [{"x": float(e["x"]), "exponent": e["exponent"], "tolerance": e["tolerance"]}
+                                  for e in power]
+        dump(out)
         return 0
     D = args.digits
     print(f"density of {args.expr}" + (f"  at  {', '.join(f'{k} = {v}' for k, v in at.items())}" if at else ""))
     for lo, hi in d.support():
         show = [("< grid" if lo is None else mpmath.nstr(lo, D)), ("> grid" if hi is None else mpmath.nstr(hi, D))]
         print(f"support: [{show[0]}, {show[1]}]")
+    for e in power:
+        print(f"edge at {float(e['x']):.6g} (+- {e['tolerance']:.1g}, not certified): power law, "
+              f"rho ~ |x - x0|^{e['exponent']:.2f} (estimated), not a square root")
     for a in d.atoms():
         print(f"atom at {mpmath.nstr(a['x'], D)}: mass {mpmath.nstr(a['mass'], D)}")
     step = max(1, len(xs) // 20)
-    for x, v in list(zip(d.x, d.density))[::step]:
-        print(f"  x = {float(x):<12.6g} rho = {mpmath.nstr(v, min(D, 15)) if v is not None else 'singular'}")
+    for x, v, st in list(zip(d.x, d.density, d.status))[::step]:
+        shown = min(D, 12 if st == "float" else 15)  # a float64 point: the 12 digits it is checked to
+        print(f"  x = {float(x):<12.6g} rho = {mpmath.nstr(v, shown) if v is not None else 'singular'}")
     if args.simulate:
         h = d.histogram
         print(f"histogram: n = {h['n']} ({h['side']} x {h['side']}), {h['trials']} trials, seed {h['seed']}, "

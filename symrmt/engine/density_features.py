@@ -20,7 +20,8 @@ from symrmt.engine.edge_system import DensityError
 from symrmt.engine.resolvent_solver import ATOM_TAIL
 from symrmt.errors import ConvergenceError, PrecisionError
 
-__all__ = ["classify", "find_edge", "atom_mass", "contour_atom", "EDGE_GUARD", "ATOM_STEP"]
+__all__ = ["classify", "find_edge", "power_law_edge", "atom_mass", "contour_atom", "EDGE_GUARD", "ATOM_STEP",
+           "POWER_LAW_DISTANCES"]
 
 #: the relative step of the polish near an atom: ``10^-(digits + ATOM_STEP)`` (see :func:`atom_mass`)
 ATOM_STEP = 20
@@ -75,8 +76,70 @@ def find_edge(ds, edge_sys, x_in, x_out, digits):
 
     # the core's two-precision certification, one try (no escalation: a disagreement raises PrecisionError;
     # a DensityError of the edge system is not retried)
-    return certify(attempt, digits, EDGE_GUARD, 1, catch=(),
-                   fail=lambda failures, dps: PrecisionError(failures[-1])).value
+    try:
+        return certify(attempt, digits, EDGE_GUARD, 1, catch=(),
+                       fail=lambda failures, dps: PrecisionError(failures[-1])).value
+    except (DensityError, PrecisionError):
+        # no regular root of the extended system: an edge where tau diverges (a power law, not a square root)?
+        found = power_law_edge(ds, x_in, x_out)
+        if found is None:
+            raise
+        if not hasattr(ds, "power_law_edges"):
+            ds.power_law_edges = []
+        ds.power_law_edges.append(found)
+        return found["x"]
+
+
+#: distances (times ``1 + |x0|``) from a power-law edge at which ``|tau|`` is sampled outside the support
+POWER_LAW_DISTANCES = (1e-1, 1e-2, 1e-3, 1e-4, 1e-5)
+#: the growth of ``|tau|`` per decade of distance must lie in this range, the same within POWER_LAW_SPREAD
+POWER_LAW_RANGE = (0.05, 1.0)
+POWER_LAW_SPREAD = 0.1
+
+
+def power_law_edge(ds, x_in, x_out):
+    """An edge where ``tau`` diverges like ``|x - x0|^-alpha`` (``0 < alpha < 1``), not a square-root edge:
+    ``{"x", "exponent", "tolerance", "kind"}``, or ``None`` when ``|tau|`` does not grow as a power.
+
+    The bisection of :func:`find_edge` has bracketed the edge in ``[x_in, x_out]`` (as far as the float
+    finish reaches: it fails near a divergence).  ``|tau|`` is read (float64) outside the support at the
+    :data:`POWER_LAW_DISTANCES` from the bracket's midpoint that are at least 10 bracket widths (at least
+    three of them, else ``None``); each decade closer must multiply it by
+    ``10^alpha`` with ``alpha`` in :data:`POWER_LAW_RANGE`, the same over the decades within
+    :data:`POWER_LAW_SPREAD` (a square-root edge, where ``tau`` stays finite, has ``alpha -> 0``).  The
+    density then behaves as ``|x - x0|^-alpha`` at the edge (``exponent`` is ``-alpha``, from the closest
+    decade: an estimate, to about two decimals).  The location is known to the bracket's width
+    (``tolerance``), not certified: it is the bracket's midpoint rounded to the decimal place of the width
+    (0 for an edge at 0).
+    """
+    import math
+
+    lo, hi = min(x_in, x_out), max(x_in, x_out)
+    width = max(hi - lo, 1e-15 * (1 + abs(hi)))
+    x0 = (lo + hi) / 2
+    side = 1.0 if x_out > x_in else -1.0
+    # the distances: decades no closer than 10 bracket widths (the location's error then moves them by
+    # at most 5%, about 0.02 on a slope), at least three of them
+    dists = [d * (1 + abs(x0)) for d in POWER_LAW_DISTANCES if d * (1 + abs(x0)) >= 10 * width]
+    if len(dists) < 3:
+        return None
+    mags = []
+    for d in dists:
+        kind, h = classify(ds, x0 + side * d)
+        if kind != "out":
+            return None
+        mags.append(abs(ds.s.tau(h)))
+    if not all(m > 0 and math.isfinite(m) for m in mags):
+        return None
+    slopes = [math.log10(b / a) / math.log10(d0 / d1) for a, b, d0, d1 in zip(mags, mags[1:], dists, dists[1:])]
+    if not all(POWER_LAW_RANGE[0] < a < POWER_LAW_RANGE[1] for a in slopes) or \
+            max(slopes) - min(slopes) > POWER_LAW_SPREAD:
+        return None
+    place = math.floor(-math.log10(width))
+    x = round(x0, place)
+    if not lo <= x <= hi:
+        x = x0
+    return {"x": mpmath.mpf(x), "exponent": -slopes[-1], "tolerance": width, "kind": "power-law"}
 
 
 # ---------------------------------------------------------------- atoms

@@ -73,7 +73,9 @@ def eigen_histogram(model, matrix, at, n, trials, seed, lo, hi, bins, *, store=N
 
     if trials < 2:
         raise ParameterError("--trials: at least 2 (a standard error needs two)")
-    node = model.expr(matrix)
+    from symrmt.engine.linearize import symmetric_rotation
+
+    node = symmetric_rotation(model.expr(matrix))  # X Y -> Y X when that one is symmetric (same spectrum)
     tree = bind(Trace(node), {k: v for k, v in at.items()}, int(n))
     side = tree.matrix.rows.count
     if side > MAX_SIDE:

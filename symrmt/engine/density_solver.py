@@ -74,8 +74,10 @@ FLOAT_RESIDUAL = 1e-10
 FLOAT_AGREE = 1e-8
 
 
-def compute(model, matrix, xs, at, digits=15, edges=True, atoms=True, label=None, certify=None):
-    """The :class:`~symrmt.engine.density.Density` of ``matrix`` on the points ``xs`` at the values ``at``."""
+def compute(model, matrix, xs, at, digits=15, edges=True, atoms=True, label=None, certify=None, fast=False):
+    """The :class:`~symrmt.engine.density.Density` of ``matrix`` on the points ``xs`` at the values ``at``
+    (``fast``: the grid as one float64 batch, :mod:`symrmt.engine.density_fast`; the points it cannot
+    check are certified here)."""
     from symrmt.engine.tree import exact_value
     from symrmt.engine import linearize as lin
     from symrmt.engine.nodes import MatrixNode, ModelError, Trace
@@ -91,6 +93,8 @@ def compute(model, matrix, xs, at, digits=15, edges=True, atoms=True, label=None
     if has_vectors(node):
         raise ModelError("density() takes matrices without vectors: a finite-rank term such as k*v*v.T does not "
                          "move the limiting density (it adds finitely many eigenvalues, of mass 0): drop it")
+    if not lin.is_symmetric(node):
+        node = lin.symmetric_rotation(node)  # X Y with Y X symmetric (both N x N): the same spectrum
     if not lin.is_symmetric(node):
         raise ModelError("density() needs a symmetric matrix by structure (M == M.T after pushing transposes: "
                          "write Z.T*Z/n, K.T*K, G/sqrt(n) + ...); a non-symmetric matrix has no real spectral "
@@ -116,7 +120,12 @@ def compute(model, matrix, xs, at, digits=15, edges=True, atoms=True, label=None
     scale = max(abs(x) for x in xs) if xs else 1.0
     ds = DensitySolve(solver, scale)
     dens, taus, status, kinds = [], [], [], []
+    batch = _fast_points(solver, xs, scale) if fast and xs else None  # None: no batch, all certified
     for i, (x, xe) in enumerate(zip(xs, exact)):
+        if batch is not None and batch[i] is not None:  # a checked float64 point of the batch
+            for out, v in zip((dens, taus, status, kinds), batch[i]):
+                out.append(v)
+            continue
         kind, h, _ = ds.float_point(x)
         if kind != "ok":
             dens.append(None)
@@ -210,7 +219,24 @@ def compute(model, matrix, xs, at, digits=15, edges=True, atoms=True, label=None
                 if found is not None and not any(abs(float(a["x"]) - float(found["x"])) < 1e-9 for a in atom_list):
                     atom_list.append(found)
     support = _support([x for x, _ in seen], [k for _, k in seen], edge_list)
-    return Density(xs, dens, taus, status, support, atom_list, digits, label or str(matrix), dict(values))
+    out = Density(xs, dens, taus, status, support, atom_list, digits, label or str(matrix), dict(values))
+    # edges where tau diverges as a power (not a square root): located to the bisection, not certified
+    out.power_law_edges = list(getattr(ds, "power_law_edges", []))
+    return out
+
+
+def _fast_points(solver, xs, scale):
+    """Per point ``(rho, tau, "float", kind)`` from the float64 batch, or ``None`` where a check failed."""
+    from symrmt.engine.density_fast import density_values, solve_points
+    from symrmt.engine.nodes import ModelError
+
+    try:
+        _, tau, good = solve_points(solver, xs, scale)
+    except (DensityError, ModelError, NameError, TypeError, ValueError, ArithmeticError):
+        return None  # a system the float64 batch does not take (not plain arithmetic): every point certified
+    rho, inside = density_values(tau)
+    return [(mpmath.mpf(float(r)), mpmath.mpc(complex(t)), "float", "in" if k else "out") if g else None
+            for r, t, g, k in zip(rho, tau, good, inside)]
 
 
 def _inverse(m):

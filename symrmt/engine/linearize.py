@@ -378,6 +378,35 @@ def is_symmetric(m) -> bool:
     return push_transposes(Transpose(m)) == push_transposes(m)
 
 
+def symmetric_rotation(node):
+    """A cyclic rotation ``Y X`` of a product ``X Y`` (times a scalar) that is symmetric by structure and
+    has the dimension of ``X Y`` (both square ``N x N``, so the two have the same eigenvalues), e.g.
+    ``Z1*Z1.T*Z2*Z2.T`` -> ``Z2.T*Z1*Z1.T*Z2``; else ``node`` unchanged.  The spectral density and the
+    eigenvalue histogram of a product of symmetric factors take it.
+
+    >>> from symrmt.engine import Model
+    >>> m = Model()
+    >>> _ = m.gaussian("Z1", "n", "n"), m.gaussian("Z2", "n", "n")
+    >>> node = symmetric_rotation(m.expr("Z1*Z1.T*Z2*Z2.T/n**2"))
+    >>> is_symmetric(node), is_symmetric(m.expr("Z1*Z1.T*Z2*Z2.T/n**2"))
+    (True, False)
+    """
+    from symrmt.engine.node_algebra import MatProduct, Scaled
+
+    scalar, core = (node.scalar, node.matrix) if isinstance(node, Scaled) else (None, node)
+    if not isinstance(core, MatProduct) or core.rows != core.cols:
+        return node
+    f = core.factors
+    for k in range(1, len(f)):
+        if f[k].rows != core.rows:
+            continue
+        rot = MatProduct(f[k:] + f[:k])
+        rot = Scaled(scalar, rot) if scalar is not None else rot
+        if is_symmetric(rot):
+            return rot
+    return node
+
+
 def symmetrize(p: Pencil) -> Pencil:
     """A symmetric realization of a symmetric expression ``M = u Q^{-1} v``.
 

@@ -314,13 +314,17 @@ class Model(_model.Model):
 
         return sweep(self, expr, grid, at=at, certify=certify, seed=seed)
 
-    def density(self, matrix, x, at=None, digits: int = 15, edges: bool = True, atoms: bool = True, certify=None):
+    def density(self, matrix, x, at=None, digits: int = 15, edges: bool = True, atoms: bool = True, certify=None,
+                fast: bool = False):
         """The limiting spectral density of a symmetric matrix expression on the points ``x``
         (a :class:`symrmt.engine.density.Density`: values, support edges, atoms; see :mod:`symrmt.engine.density_solver`).
 
         ``x``: a sequence of points, or the text ``"LO:HI:K"`` of ``symrmt density --over``
         (:func:`symrmt.engine.density.grid_points`); ``certify=k``: certify every ``k``-th point only, the
-        others are float64 values, checked (status ``"float"``)."""
+        others are float64 values, checked (status ``"float"``); ``fast=True``: every point in one float64
+        batch (:mod:`symrmt.engine.density_fast`), each checked (residual, conditioning, branch; status
+        ``"float"``, at least 12 correct digits), a point failing a check certified (status ``"ok"``); the
+        support and atoms as without ``fast``."""
         from symrmt.engine.density import grid_points
         from symrmt.engine.density_solver import compute
         from symrmt.parsing import check_digits
@@ -335,8 +339,10 @@ class Model(_model.Model):
             raise ValueError("x: give at least one point")
         if certify is not None and (not isinstance(certify, int) or certify < 1):
             raise ValueError(f"certify must be a positive integer (every k-th point certified), got {certify!r}")
+        if fast and certify is not None:
+            raise ValueError("give either fast=True (every point float64, checked) or certify=k, not both")
         return compute(self, matrix, xs, at or {}, digits=digits, edges=edges, atoms=atoms,
-                       label=matrix if isinstance(matrix, str) else None, certify=certify)
+                       label=matrix if isinstance(matrix, str) else None, certify=certify, fast=bool(fast))
 
 
 def _radius_kept(result, digits: int):

@@ -113,6 +113,50 @@ def _readout_unknown(t):
     return t.system.unknowns.index(ij), coef
 
 
+def _monomial(vals, exps) -> Fraction:
+    out = Fraction(1)
+    for v, e in zip(vals, exps):
+        if e:
+            out *= v ** e
+    return out
+
+
+def _elimination(system, pos):
+    """The univariate polynomial of :func:`_isolate_trace_branch` in the readout unknown with the parameters
+    as symbols: its coefficients (highest degree first), each a list of ``(Fraction, exponents)`` over
+    ``system.params``; ``None`` when a coefficient is not a polynomial with rational coefficients in the
+    parameters (then the elimination runs at the values).  Computed once per system (kept on it)."""
+    cache = system.__dict__.setdefault("_trace_elimination", {})
+    if pos in cache:
+        return cache[pos]
+    from symrmt.engine.blockfp import S_STRENGTH
+    from symrmt.engine.linearize import EPS_SHIFT
+
+    out = None
+    try:
+        params = list(system.params)
+        polys = []
+        for r in system.residual:
+            num, _den = sp.fraction(sp.cancel(sp.together(sp.sympify(r).subs({S_STRENGTH: 1, EPS_SHIFT: 0}))))
+            polys.append(sp.expand(num))
+        x = system.h[pos]
+        uni = sp.resultant(polys[0], polys[1], system.h[1 - pos]) if len(polys) == 2 else polys[0]
+        uni = sp.expand(uni)
+        if uni != 0 and not (uni.free_symbols - {x} - set(params)):
+            coeffs = []
+            for c in sp.Poly(uni, x).all_coeffs():
+                pc = sp.Poly(c, *params, domain="QQ") if params else None
+                if pc is None:
+                    coeffs.append([(Fraction(int(sp.Rational(c).p), int(sp.Rational(c).q)), ())])
+                else:
+                    coeffs.append([(Fraction(int(q.p), int(q.q)), e) for e, q in pc.terms()])
+            out = coeffs
+    except (sp.PolynomialError, TypeError, ValueError):  # not polynomial in the parameters
+        out = None
+    cache[pos] = out
+    return out
+
+
 def _isolate_trace_branch(t, values, tau_ball, checks):
     """``True`` when exact elimination isolates every real solution's trace and exactly one (the ball's)
     lies in the sanity region; ``False`` when the system is beyond it (more than 2 unknowns,
@@ -129,24 +173,36 @@ def _isolate_trace_branch(t, values, tau_ball, checks):
     subs = {S_STRENGTH: 1, EPS_SHIFT: 0}
     for p in system.params:
         subs[p] = sp.Rational(Fraction(values[p.name]).numerator, Fraction(values[p.name]).denominator)
-    polys = []
-    for r in system.residual:
-        num, _den = sp.fraction(sp.cancel(sp.together(sp.sympify(r).subs(subs))))
-        polys.append(sp.expand(num))
-    x = system.h[pos]
-    if m == 2:
-        other = system.h[1 - pos]
-        uni = sp.resultant(polys[0], polys[1], other)
+    elim = _elimination(system, pos)
+    if elim is not None:
+        # the eliminated polynomial with the parameters kept as symbols, computed once per system: here
+        # only its coefficients are evaluated at the values, exactly (a common factor of a numerator and
+        # its denominator at these values only adds a root, which can only make the isolation refuse)
+        vals = [Fraction(values[p.name]) for p in system.params]
+        coeffs = [sum((c * _monomial(vals, e) for c, e in terms), Fraction(0)) for terms in elim]
+        if not any(coeffs):
+            return False
+        cf = [sp.Rational(q.numerator, q.denominator) for q in coeffs]
     else:
-        uni = polys[0]
-    uni = sp.expand(uni)
-    if uni == 0 or uni.free_symbols - {x}:
-        return False
-    poly = sp.Poly(uni, x)
-    if not all(cf.is_Rational for cf in poly.all_coeffs()):
-        return False
+        polys = []
+        for r in system.residual:
+            num, _den = sp.fraction(sp.cancel(sp.together(sp.sympify(r).subs(subs))))
+            polys.append(sp.expand(num))
+        x = system.h[pos]
+        if m == 2:
+            other = system.h[1 - pos]
+            uni = sp.resultant(polys[0], polys[1], other)
+        else:
+            uni = polys[0]
+        uni = sp.expand(uni)
+        if uni == 0 or uni.free_symbols - {x}:
+            return False
+        poly = sp.Poly(uni, x)
+        cf = poly.all_coeffs()
+        if not all(c.is_Rational for c in cf):
+            return False
     flint = require_flint()
-    fp = flint.fmpq_poly([flint.fmpq(int(cf.p), int(cf.q)) for cf in reversed(poly.all_coeffs())])
+    fp = flint.fmpq_poly([flint.fmpq(int(c.p), int(c.q)) for c in reversed(cf)])
     if fp.degree() < 1 or fp.gcd(fp.derivative()).degree() > 0:
         return False  # a multiple root: the isolation below needs simple roots
     roots = isolate_real_roots(fp)
@@ -354,7 +410,10 @@ def prove_trace(plan, values: dict, digits: int, solvers=None, chain: bool | Non
 
         solvers = certified_limit(plan, values, digits)["solvers"]
     bits = bits_for(digits, 20)
-    formula_src = inspect.getsource(compile_expr([list(s for s, _ in plan.symbols)], plan.formula))
+    formula_src = plan.__dict__.get("_proof_formula_source")  # compiled once per plan
+    if formula_src is None:
+        formula_src = inspect.getsource(compile_expr([list(s for s, _ in plan.symbols)], plan.formula))
+        plan.__dict__["_proof_formula_source"] = formula_src
     chained = {}  # trace index -> boxes of its chain, or the reason it failed (once per trace)
     for _ in range(ESCALATIONS):
         with working_bits(bits):

@@ -33,7 +33,8 @@ from symrmt.core.batch import stack as _stack
 from symrmt.core.continuation import Geometric
 from symrmt.models.attention import equations as S
 from symrmt.models.attention.solver import MOVE_FRACTION
-from symrmt.models.attention.compiled import closed_form_phi, fixed_point_fjg, ridge_function, woodbury_D_function
+from symrmt.models.attention.compiled import (closed_form_phi, fixed_point_fjg, fixed_point_residual, ridge_function,
+                                             woodbury_D_function)
 
 EPS = float(np.finfo(np.float64).eps)
 NEQ, NUNK = 9, 6
@@ -43,13 +44,16 @@ NEWTON_TOL = 1e-13
 MAX_JUMP = 0.1
 #: Jacobians whose (column-scaled) condition estimate exceeds this are refused
 MAX_COND = 1e12
+#: :func:`continuation_tree`: the stride of the chain along each ``c``'s gammas (then binary levels)
+TREE_STRIDE = 8
 
 
 @cached(maxsize=1)
 def numpy_functions() -> MappingProxyType:
     """The NumPy-compiled ``FJG`` and ``det N`` of the fixed point and the closed form of ``E_RR``."""
     fjg, detn, _ = fixed_point_fjg("numpy")
-    return MappingProxyType({"fjg": fjg, "detN": detn, "ridge": ridge_function("numpy")})
+    return MappingProxyType({"fjg": fjg, "detN": detn, "ridge": ridge_function("numpy"),
+                             "F": fixed_point_residual("numpy")})
 
 
 def fjg(g, p):
@@ -61,25 +65,14 @@ def fjg(g, p):
 
 
 def lstsq(J, rhs):
-    """Batched least squares ``J x = rhs`` (``J (n,9,6)``, ``rhs (n,9,k)``, float64) by QR.
+    """Batched least squares ``J x = rhs`` (``J (n,9,6)``, ``rhs (n,9,k)``, float64).
 
-    The columns are scaled to unit norm first (the unknowns differ in scale by
-    ``1/gamma``).  Returns ``(x, cond)`` with ``cond = max|R_ii|/min|R_ii|``, a
-    cheap condition estimate; rows with ``cond > MAX_COND`` get ``nan``.
+    The columns are scaled to unit norm first (the unknowns differ in scale by ``1/gamma``), then
+    the core's stacked least squares (:func:`symrmt.core.batch.lstsq`: modified Gram--Schmidt on
+    ``[J | rhs]`` as whole-column operations).  Returns ``(x, cond)`` with ``cond = max|R_ii|/min|R_ii|``,
+    a cheap condition estimate; rows with ``cond > MAX_COND`` get ``nan``.
     """
-    scale = np.linalg.norm(J, axis=1)
-    scale[scale == 0] = 1.0
-    Q, R = np.linalg.qr(J / scale[:, None, :])
-    qtb = np.einsum("nij,nik->njk", Q, rhs)
-    diag = np.abs(np.diagonal(R, axis1=1, axis2=2))
-    with np.errstate(divide="ignore", invalid="ignore"):
-        cond = diag.max(axis=1) / diag.min(axis=1)
-    cond[~np.isfinite(cond)] = np.inf
-    ok = cond < MAX_COND
-    x = np.full(qtb.shape, np.nan)
-    if ok.any():
-        x[ok] = core_batch.solve(R[ok], qtb[ok])  # the core's stacked solve (a bad row: nan in that row only)
-    return x / scale[:, :, None], cond
+    return core_batch.lstsq(J, rhs, MAX_COND)
 
 
 def newton(g, p, maxsteps: int = 12):
@@ -92,9 +85,20 @@ def newton(g, p, maxsteps: int = 12):
     ill-conditioned system), with finite values.
     """
     def linear(rows, x):
-        F, J, Fg = fjg(x, p[rows])
-        y, _ = lstsq(J, -np.stack([F, Fg], axis=2))
-        return y[:, :, 0], y[:, :, 1]
+        # the compiled entries straight into the column layout of the core's least squares:
+        # A[j] = column j of [J | -F | -dF/dgamma] over the batch
+        n = x.shape[0]
+        A = np.empty((NUNK + 2, NEQ, n))
+        with np.errstate(all="ignore"):  # an overflow gives inf or nan, which the solve refuses
+            vals = numpy_functions()["fjg"](tuple(x.T), tuple(p[rows].T))
+            for i in range(NEQ):
+                A[NUNK, i] = vals[i]
+                A[NUNK + 1, i] = vals[NEQ + NEQ * NUNK + i]
+                for j in range(NUNK):
+                    A[j, i] = vals[NEQ + i * NUNK + j]
+            A[NUNK:] *= -1
+        y, _ = core_batch.lstsq_columns(A, NUNK, MAX_COND)
+        return y[:, 0].T, y[:, 1].T
 
     return core_batch.newton(linear, g, NEWTON_TOL, maxsteps)
 
@@ -135,6 +139,108 @@ def continuation(gamma, c, a1: float, nu: float, d: float, max_rounds: int = 400
                              move=MOVE_FRACTION, max_rounds=max_rounds, ok=ok, step=step)
 
 
+def _follow_from(g, dg, start, gamma, c, a1, nu, d, max_rounds: int = 400):
+    """:func:`continuation`'s batched path from solved points ``(g, dg)`` at ``start`` down to ``gamma``."""
+    def correct(rows, pred, nxt):
+        return newton(pred, _params(nxt, c[rows], a1, nu, d))
+
+    return core_batch.follow(correct, g, dg, start, gamma, Geometric(start, gamma, 4.0, 16.0, 1e-6),
+                             correction=MAX_JUMP, move=MOVE_FRACTION, max_rounds=max_rounds)
+
+
+def _between(ga, dga, gam_a, gb, dgb, gam_b, gamma, c, a1, nu, d):
+    """Newton at ``gamma`` (between two solved points ``gam_a > gamma > gam_b`` of one path) from the cubic
+    Hermite interpolant of their ``(G, dG/dgamma)``; a row is ``ok`` when Newton converged within the
+    continuation's trust region of the interpolant and of the point at ``gam_a`` (:data:`MAX_JUMP`,
+    :data:`~symrmt.models.attention.solver.MOVE_FRACTION`), else it is left to the continuation."""
+    from symrmt.core.continuation import in_trust_region
+
+    h = (gam_b - gam_a)[:, None]
+    t = ((gamma - gam_a) / (gam_b - gam_a))[:, None]
+    t2, t3 = t * t, t * t * t
+    pred = ((2 * t3 - 3 * t2 + 1) * ga + (t3 - 2 * t2 + t) * h * dga + (-2 * t3 + 3 * t2) * gb
+            + (t3 - t2) * h * dgb)
+    gn, dgn, st, okn = newton(pred, _params(gamma, c, a1, nu, d))
+    with np.errstate(all="ignore"):
+        size = 1 + core_batch.norm_rows(ga)
+        okn &= in_trust_region(core_batch.norm_rows(gn - pred), core_batch.norm_rows(gn - ga), size, MAX_JUMP,
+                               MOVE_FRACTION)
+    return gn, dgn, st, okn
+
+
+def continuation_tree(gamma, c, a1: float, nu: float, d: float, max_rounds: int = 400):
+    """:func:`continuation` at many ``gamma`` per ``c`` (a grid with a ``gamma`` axis), sharing the path.
+
+    The points of each ``c`` are sorted by decreasing ``gamma``; the largest is solved by
+    :func:`continuation` from the large-``gamma`` start, and the others by the same continuation
+    (predictor, Newton corrector, the core's trust region) started from an already solved point of
+    the same ``c`` at a larger ``gamma``: first a chain, rank ``k S`` from rank ``(k - 1) S``
+    (``S =`` :data:`TREE_STRIDE`; one batched call per step, short steps in ``gamma``), then level by
+    level the ranks in between, rank ``k`` from rank ``k - s`` where ``s`` is the largest power of two
+    dividing ``k`` (``log2 S`` levels, each one batched call).  Every point thus lies on the
+    same path as from the large-``gamma`` start, reached in one or two steps instead of tens.  A
+    point whose start failed, or that fails on its way, is solved again by :func:`continuation`
+    from the large-``gamma`` start.  Returns ``(g, dg, step, ok)`` in the order given.
+    """
+    gamma = np.asarray(gamma, dtype=float)
+    c = np.asarray(c, dtype=float)
+    n = gamma.size
+    order = np.lexsort((-gamma, c))  # by c, then decreasing gamma
+    cs = c[order]
+    first = np.ones(n, dtype=bool)
+    first[1:] = cs[1:] != cs[:-1]
+    starts = np.flatnonzero(first)
+    rank = np.arange(n) - np.repeat(starts, np.diff(np.append(starts, n)))
+    g = np.full((n, NUNK), np.nan)
+    dg = np.full((n, NUNK), np.nan)
+    step = np.full(n, np.inf)
+    ok = np.zeros(n, dtype=bool)
+    gs = gamma[order]
+    roots = np.flatnonzero(rank == 0)
+    g[roots], dg[roots], step[roots], ok[roots] = continuation(gs[roots], cs[roots], a1, nu, d, max_rounds)
+    def level(rows, parent, after=None):
+        live = ok[parent] & (gs[parent] > gs[rows])
+        same = ok[parent] & (gs[parent] == gs[rows])  # a repeated gamma: the parent's solution
+        g[rows[same]], dg[rows[same]], step[rows[same]], ok[rows[same]] = (
+            g[parent[same]], dg[parent[same]], step[parent[same]], True)
+        r, p = rows[live], parent[live]
+        if after is not None and r.size:  # solved on both sides: Newton from the Hermite interpolant
+            q = after[live]
+            both = (q >= 0)
+            both[both] = ok[q[both]] & (gs[q[both]] < gs[r[both]])
+            if both.any():
+                rb, pb, qb = r[both], p[both], q[both]
+                gb, dgb, stb, okb = _between(g[pb], dg[pb], gs[pb], g[qb], dg[qb], gs[qb], gs[rb], cs[rb], a1, nu, d)
+                g[rb], dg[rb], step[rb], ok[rb] = gb, dgb, stb, okb
+                keep = ~both  # the rows left to the continuation: one side only, or refused here
+                keep[both] = ~okb
+                r, p = r[keep], p[keep]
+        if r.size:
+            g[r], dg[r], step[r], ok[r] = _follow_from(g[p], dg[p], gs[p], gs[r], cs[r], a1, nu, d, max_rounds)
+
+    # a chain along each c at stride TREE_STRIDE (short steps: large jumps in gamma cost more Newton steps
+    # than several short ones), then the binary levels in between
+    top = int(rank.max()) if n else 0
+    for j in range(1, top // TREE_STRIDE + 1):
+        rows = np.flatnonzero(rank == j * TREE_STRIDE)
+        level(rows, rows - TREE_STRIDE)
+    s = TREE_STRIDE // 2
+    while s >= 1 and n:
+        rows = np.flatnonzero((rank % (2 * s)) == s)
+        nxt = rows + s  # the solved point on the other side, in the same c (else -1)
+        inside = nxt < n
+        inside[inside] = (cs[nxt[inside]] == cs[rows[inside]]) & (rank[nxt[inside]] == rank[rows[inside]] + s)
+        level(rows, rows - s, np.where(inside, nxt, -1))
+        s //= 2
+    redo = np.flatnonzero(~ok)
+    if redo.size:  # from the large-gamma start, as the plain continuation would
+        g[redo], dg[redo], step[redo], ok[redo] = continuation(gs[redo], cs[redo], a1, nu, d, max_rounds)
+    out = [np.empty_like(a) for a in (g, dg, step, ok)]
+    for o, a in zip(out, (g, dg, step, ok)):
+        o[order] = a
+    return tuple(out)
+
+
 def refine(g, dg, gamma, c, a1, nu, d):
     """One correction of ``g`` and ``dg`` with the residuals evaluated in long double.
 
@@ -144,9 +250,10 @@ def refine(g, dg, gamma, c, a1, nu, d):
     """
     p = _params(gamma, c, a1, nu, d, LD)
     gl = g.astype(LD)
-    F, J, Fg = fjg(gl, p)
-    J64 = J.astype(float)
-    with np.errstate(all="ignore"):
+    n = g.shape[0]
+    with np.errstate(all="ignore"):  # the residual alone in long double, the Jacobian in float64
+        F = _stack(numpy_functions()["F"](tuple(gl.T), tuple(p.T)), n, LD)
+        _, J64, _ = fjg(g, p.astype(float))
         x, _ = lstsq(J64, -F.astype(float)[:, :, None])
         gl = gl + x[:, :, 0]
         F, J, Fg = fjg(gl, p)

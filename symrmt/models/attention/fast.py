@@ -12,9 +12,10 @@ How a grid is solved
 --------------------
 1. The noise-only fixed point depends only on ``(gamma, c)`` (and ``f``): it is
    solved once per distinct pair, all pairs at once, by continuation in
-   ``gamma`` from the large-``gamma`` start (batched Newton: QR of the stacked
-   ``9 x 6`` Jacobians and the core's stacked ``numpy.linalg.solve`` on the
-   triangular factors).
+   ``gamma`` (batched Newton with the core's stacked least squares,
+   :func:`symrmt.core.batch.lstsq_columns`): the largest ``gamma`` of each ``c``
+   from the large-``gamma`` start, the others from a solved point of the same
+   ``c`` at a larger ``gamma`` (:func:`symrmt.models.attention.batch.continuation_tree`).
 2. ``varphi`` and ``E_A = -gamma^2 dvarphi/dgamma`` by the route the mpmath
    solver would take at that point: noise-only (``snr = 0``), ``a_1 = 0``,
    aligned (Gram of rank one, within ``1e-13`` relative) or the general
@@ -143,7 +144,13 @@ def _points(points):
         gram[:, 0, 1] = gram[:, 1, 0] = cols["muwk"]
         gram[:, 0, 2] = gram[:, 2, 0] = cols["muwq"]
         gram[:, 1, 2] = gram[:, 2, 1] = cols["wkwq"]
-    w, V = np.linalg.eigh(gram)
+    # one eigendecomposition per distinct Gram matrix (a grid repeats them along its other axes)
+    if "gram" in points:
+        first, ginv = _distinct_rows(list(gram.reshape(n, -1).T))
+    else:
+        first, ginv = _distinct_rows([cols[k] for k in ("snr", "wk2", "wq2", "wkwq", "muwk", "muwq")])
+    w, V = np.linalg.eigh(gram[first])
+    w, V = w[ginv], V[ginv]
     bad = np.flatnonzero(w[:, 0] < -1e-12 * np.maximum(1, np.abs(w).max(axis=1)))
     if bad.size:
         err = ParameterError(f"the geometry at flat index {int(bad[0])} is not a Gram matrix (eigenvalue "
@@ -152,6 +159,29 @@ def _points(points):
         err.index, err.eigenvalue = int(bad[0]), float(w[bad[0], 0])  # for callers that name the point their way
         raise err
     return cols, gram, (w, V), shape
+
+
+def _distinct_rows(columns):
+    """``(first, inverse)``: the index of one row per distinct row of the equal-length ``columns`` and,
+    for every row, the number of its distinct row (as ``numpy.unique(..., axis=0)`` would give, up to
+    the order of the distinct rows).  A constant column costs one comparison; the others one 1-D
+    ``numpy.unique`` each (a grid's columns take few values), combined as integer keys."""
+    n = columns[0].size
+    key = np.zeros(n, dtype=np.int64)
+    size = 1
+    for col in columns:
+        if n == 0 or (col == col[0]).all():
+            continue
+        u, code = np.unique(col, return_inverse=True)
+        if size * u.size >= 2**62:  # renumber the key before it overflows
+            _, key = np.unique(key, return_inverse=True)
+            size = int(key.max()) + 1
+        key = key * u.size + code.ravel()
+        size *= u.size
+    if size == 1:
+        return np.zeros(min(n, 1), dtype=np.int64), np.zeros(n, dtype=np.int64)
+    _, first, inverse = np.unique(key, return_index=True, return_inverse=True)
+    return first, inverse.ravel()
 
 
 def _routes(a1: float, snr, w):
@@ -260,10 +290,9 @@ def solve_grid(f, points, *, diagonal: str = "zero", center: bool = False, certi
 
     # ---- noise-only fixed point, once per distinct (gamma, c)
     t = time.perf_counter()
-    pairs, inv = np.unique(np.column_stack([cols["gamma"], cols["c"]]), axis=0, return_inverse=True)
-    inv = inv.ravel()
-    gu, cu = pairs[:, 0], pairs[:, 1]
-    g, dg, step, ok = B.continuation(gu, cu, a1, nu, d)
+    first, inv = _distinct_rows([cols["gamma"], cols["c"]])
+    gu, cu = cols["gamma"][first], cols["c"][first]
+    g, dg, step, ok = B.continuation_tree(gu, cu, a1, nu, d)
     gl, dgl, resid = B.refine(g, dg, gu, cu, a1, nu, d)
     ok &= resid <= RESIDUAL_TOL
     ok &= B.branch_ok(g, dg, gu, cu, a1, nu, d) & B.branch_ok(gl, dgl, gu, cu, a1, nu, d)

@@ -1,0 +1,129 @@
+"""The float64 density path (``Model.density(..., fast=True)``, ``symrmt density --fast``).
+
+Every float64 point must carry at least 12 correct digits: checked against the Marchenko-Pastur closed
+form ``sqrt((b - x)(x - a)) / (2 pi x)`` and, for laws without a closed form at hand (semicircle + MP,
+MP x MP as ``Z1.T*Z2*Z2.T*Z1/n**2``, a deformed Wigner matrix ``G/sqrt(n) + D``), against the certified
+path at 20 digits (an independent mpmath Newton at two precisions) on grids across edges and outside
+the support.  A point on an atom fails the batch's checks and is handed to the certified path.
+"""
+
+from __future__ import annotations
+
+import json
+
+import mpmath
+import pytest
+
+from symrmt.cli.app import main
+from symrmt.engine import Model
+
+
+def _wishart():
+    m = Model()
+    m.dim("p", "c*n")
+    m.gaussian("Z", "p", "n")
+    return m
+
+
+def _mp(c, x):
+    c, x = mpmath.mpf(c), mpmath.mpf(x)
+    a, b = (mpmath.sqrt(c) - 1) ** 2, (mpmath.sqrt(c) + 1) ** 2
+    return mpmath.sqrt((b - x) * (x - a)) / (2 * mpmath.pi * x) if a < x < b else mpmath.mpf(0)
+
+
+def _digits(got, ref):
+    err = abs(mpmath.mpf(got) - ref)
+    if err == 0:
+        return 99
+    return float(-mpmath.log10(err / abs(ref))) if ref != 0 else float(-mpmath.log10(err))
+
+
+def test_marchenko_pastur_against_closed_form():
+    xs = [-0.2 + 3.4 * i / 59 for i in range(60)]
+    d = _wishart().density("Z.T*Z/n", x=xs, at={"c": "1/2"}, fast=True, edges=False, atoms=False)
+    assert d.status.count("float") >= 58
+    with mpmath.workdps(30):
+        for x, v, st in zip(xs, d.density, d.status):
+            assert v is not None
+            ref = _mp(mpmath.mpf(1) / 2, x)
+            if ref == 0:
+                assert v == 0, x
+            else:
+                assert _digits(v, ref) >= 12, (x, v, ref, st)
+
+
+def _laws():
+    wig = Model()
+    wig.goe("G", "n")
+    wig.diag("D", "n", [-1, 2], ["1/3", "2/3"])
+    scmp = _wishart()
+    scmp.goe("G", "n")
+    mpmp = Model()
+    mpmp.dim("p", "c*n")
+    mpmp.gaussian("Z1", "p", "n")
+    mpmp.gaussian("Z2", "p", "n")
+    return [("semicircle + MP", scmp, "G/sqrt(n) + Z.T*Z/n", {"c": "1/2"}, (-2.5, 5.0)),
+            ("MP x MP", mpmp, "Z1.T*Z2*Z2.T*Z1/n**2", {"c": "1/2"}, (-0.2, 6.0)),
+            ("deformed Wigner", wig, "G/sqrt(n) + D", {}, (-4.0, 5.0))]
+
+
+@pytest.mark.parametrize("case", range(3))
+def test_twelve_digits_against_the_certified_path(case):
+    name, model, expr, at, (lo, hi) = _laws()[case]
+    xs = [lo + (hi - lo) * i / 40 for i in range(41)]
+    fast = model.density(expr, x=xs, at=at, fast=True, edges=False, atoms=False)
+    cert = model.density(expr, x=xs, at=at, digits=20, edges=False, atoms=False)
+    assert fast.status.count("float") >= 39, (name, fast.status)
+    with mpmath.workdps(30):
+        for x, a, b in zip(xs, fast.density, cert.density):
+            assert (a is None) == (b is None), (name, x)
+            if a is not None:
+                if b == 0:
+                    assert a == 0, (name, x, a)
+                else:
+                    assert _digits(a, b) >= 12, (name, x, a, b)
+
+
+def test_point_on_the_atom_goes_to_the_certified_path():
+    # x = 0 is an atom of MP(1/2): the batch's finish fails there, the certified path reports it singular;
+    # support and atoms are those of the certified path
+    d = _wishart().density("Z.T*Z/n", x=[0, 0.5, 1, 1.5], at={"c": "1/2"}, fast=True)
+    assert d.status == ["singular", "float", "float", "float"] and d.density[0] is None
+    (lo, hi), = d.support()
+    with mpmath.workdps(30):
+        assert abs(lo - (1 - 1 / mpmath.sqrt(2)) ** 2) < mpmath.mpf(10) ** -14
+        assert hi is None
+    assert len(d.atoms()) == 1 and abs(d.atoms()[0]["mass"] - mpmath.mpf(1) / 2) < mpmath.mpf(10) ** -14
+
+
+def test_fast_and_certify_are_exclusive(capsys):
+    with pytest.raises(ValueError, match="either fast"):
+        _wishart().density("Z.T*Z/n", x=[1.0], at={"c": "1/2"}, fast=True, certify=2)
+    rc = main(["density", "Z.T*Z/n", "--matrix", "Z=gaussian(p,n)", "--dim", "p=c*n", "--at", "c=1/2",
+               "--over", "x=0.5:2:4", "--fast", "--certify", "2"])
+    assert rc == 2
+
+
+def test_cli_fast(capsys):
+    rc = main(["density", "Z.T*Z/n", "--matrix", "Z=gaussian(p,n)", "--dim", "p=c*n", "--at", "c=1/2",
+               "--over", "x=0.5:2:4", "--fast", "--json"])
+    assert rc == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["status"] == ["float"] * 4
+    with mpmath.workdps(30):
+        for x, v in zip(out["x"], out["density"]):
+            assert _digits(v, _mp(mpmath.mpf(1) / 2, x)) >= 12
+
+
+def test_a_system_the_batch_does_not_take_is_certified(monkeypatch):
+    import symrmt.engine.density_fast as fast
+
+    def refuse(*args, **kwargs):
+        raise ValueError("not plain arithmetic")
+
+    monkeypatch.setattr(fast, "solve_points", refuse)
+    d = _wishart().density("Z.T*Z/n", x=[0.5, 1.0], at={"c": "1/2"}, fast=True, edges=False, atoms=False)
+    assert d.status == ["ok", "ok"]
+    with mpmath.workdps(30):
+        for x, v in zip((0.5, 1.0), d.density):
+            assert _digits(v, _mp(mpmath.mpf(1) / 2, x)) >= 14
