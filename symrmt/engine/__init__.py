@@ -36,7 +36,7 @@ density solver) or is passed in as an argument (the compile step into
 5. the solvers built on it -- :mod:`~symrmt.engine.qf_solver` (quadratic forms), :mod:`~symrmt.engine.prove`
    (proved balls), :mod:`~symrmt.engine.prove_qf` (proved quadratic forms), :mod:`~symrmt.engine.prove_hermitized` (the Hermitized fixed point on balls), :mod:`~symrmt.engine.resolvent_solver` (the resolvent at one point),
    :mod:`~symrmt.engine.density_features` (edges and atoms), :mod:`~symrmt.engine.density_solver`
-   (spectral densities);
+   (spectral densities), :mod:`~symrmt.engine.density_fast` (a density's grid as one float64 batch);
 6. the routes -- :mod:`~symrmt.engine.complex_limit` (complex ``z``), :mod:`~symrmt.engine.complex_qf`
    (quadratic forms at complex ``z``), :mod:`~symrmt.engine.outliers` (outliers of spiked models and their
    overlaps), :mod:`~symrmt.engine.sweep` (grids of points);
