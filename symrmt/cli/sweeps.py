@@ -176,6 +176,17 @@ def _fixed(args, varying) -> dict:
     return out
 
 
+def _csv_params(cells, args) -> list:
+    """The parameter cells of a CSV row as decimals a CSV reader takes as numbers (``1/3`` ->
+    ``0.333333333333333``, at ``--digits``: a full-precision decimal string above 15); exact fractions with
+    ``--exact-params``."""
+    if args.exact_params:
+        return list(cells)
+    from symrmt.table import csv_param
+
+    return [csv_param(Fraction(c), args.digits) if isinstance(c, str) and "/" in c else c for c in cells]
+
+
 def _text(x, digits) -> str:
     import mpmath
 
@@ -244,11 +255,11 @@ def cmd_sweep(args) -> int:
             w.writerow(cols + ["attention_rad", "ridge_rad"])
             for row, ba, br in zip(rows, res.balls["attention"], res.balls["ridge"]):
                 (ma, ra), (mr, rr) = ball_parts(ba, args.digits), ball_parts(br, args.digits)
-                w.writerow(row[:-2] + [ma, mr, ra, rr])
+                w.writerow(_csv_params(row[:-2], args) + [ma, mr, ra, rr])
         else:
             w.writerow(cols)
         for row in (rows if res.balls is None else []):
-            w.writerow(row[:-2] + [_text(row[-2], args.digits), _text(row[-1], args.digits)])
+            w.writerow(_csv_params(row[:-2], args) + [_text(row[-2], args.digits), _text(row[-1], args.digits)])
         text = buf.getvalue()
     write_text(text, args.out, f" ({len(rows)} points)")
     return 0

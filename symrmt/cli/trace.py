@@ -49,8 +49,6 @@ __all__ = ["add_trace_parser", "cmd_trace", "parse_at", "at_value", "build_model
 
 #: most declarations of each kind, most values in --at
 MAX_DECLARATIONS = 32
-#: longest exact text of an --at value echoed in the output (a longer one is echoed as typed)
-AT_TEXT = 40
 #: ``--simulate`` agrees when ``|mean - limit| <= SIM_SE * se + SIM_SLACK * (1 + |limit|) / n`` (the finite-size
 #: slack: the traces of resolvents move like 1/n; a larger gap is a warning on stderr and exit 1)
 SIM_SE, SIM_SLACK = 5, 10
@@ -138,12 +136,6 @@ def at_value(text: str, what: str) -> Fraction:
     from symrmt.engine.tree import exact_value
 
     return exact_value(text, what)
-
-
-def _is_plain(text: str) -> bool:
-    from symrmt.parsing import plain_fraction
-
-    return plain_fraction(text, "--at") is not None
 
 
 def _declare_diag(model, name: str, rhs: str):
@@ -370,9 +362,8 @@ def cmd_trace(args) -> int:
         "value": value,
         "digits": D,
         "expression": args.expr,
-        # a rational as its exact text, an irrational (sqrt(2), pi) as typed: never its 1000-digit rounding;
-        # a rational whose exact text is long (1e-400 is 1/10^400) as typed too, which is just as exact
-        "at": {k: (str(v) if _is_plain(typed[k]) and len(str(v)) <= AT_TEXT else typed[k]) for k, v in at.items()},
+        # every value as typed (1e-12, not 1/1000000000000; sqrt(2), not its 1000-digit rounding)
+        "at": {k: typed[k] for k in at},
         "certificate": getattr(result, "certificate", "relative"),
     }
     if args.prove:
