@@ -18,7 +18,9 @@ and ``--dim`` as in ``symrmt trace``, by :func:`symrmt.cli.trace.build_model`). 
 Stieltjes sign are checked (status ``"float"``, about 10 digits).  ``--simulate``: eigenvalue histogram of the same matrix at size ``n`` (``--n``, default 512) over
 ``--trials`` seeded draws, with the standard error of each bin, through the package's executor
 (``--workers N``, ``--scheduler ADDRESS``) and trial store (``--store PATH``), as for ``symrmt trace``.  ``--plot FILE.png``: the figure
-(matplotlib, ``pip install 'symrmt[plot]'``).  ``--json``: ``{"x", "density", "status", "support",
+(matplotlib, ``pip install 'symrmt[plot]'``), checked before any work: a name without an extension gets
+``.png`` (the path printed is the file written); a folder, a missing or read-only folder, or an extension
+matplotlib cannot write is refused (exit 2).  ``--json``: ``{"x", "density", "status", "support",
 "atoms", "digits", "expression", "at"}`` (numbers as in ``trace``: floats up to 15 digits, decimal strings
 above; a point on an edge or an atom is ``null`` with status ``"singular"``), and ``"histogram"`` with
 ``--simulate``.  Exit codes: 2 bad input, 3 a point could not be certified.
@@ -90,11 +92,14 @@ def cmd_density(args) -> int:
     model = build_model(args.dim, args.matrix, args.vector, args.let)
     at = parse_at(args.at) if args.at.strip() else {}
     _, xs = parse_over(args.over)
-    if args.plot is not None:
+    if args.plot is not None:  # the figure's file checked before any work (the path printed is the one written)
         try:
             import matplotlib  # noqa: F401
         except ImportError:
             raise ParameterError("--plot needs matplotlib: pip install 'symrmt[plot]'") from None
+        from symrmt.plotting import figure_path
+
+        args.plot = figure_path(args.plot)
     d = model.density(args.expr, x=xs, at=at, digits=args.digits, certify=args.certify)
     d.expression = args.expr
     if args.simulate:
