@@ -90,7 +90,8 @@ def cmd_density(args) -> int:
     from symrmt.cli.trace import build_model, parse_at
 
     model = build_model(args.dim, args.matrix, args.vector, args.let)
-    at = parse_at(args.at) if args.at.strip() else {}
+    typed = {}
+    at = parse_at(args.at, typed) if args.at.strip() else {}
     _, xs = parse_over(args.over)
     if args.plot is not None:  # the figure's file checked before any work (the path printed is the one written)
         try:
@@ -108,10 +109,12 @@ def cmd_density(args) -> int:
     if args.plot is not None:
         d.plot(args.plot)
     if args.json:
-        dump(d.to_json(num))
+        out = d.to_json(num)
+        out["at"] = typed  # each value as typed (1e-12, not 1/1000000000000)
+        dump(out)
         return 0
     D = args.digits
-    print(f"density of {args.expr}" + (f"  at  {', '.join(f'{k} = {v}' for k, v in at.items())}" if at else ""))
+    print(f"density of {args.expr}" + (f"  at  {', '.join(f'{k} = {v}' for k, v in typed.items())}" if at else ""))
     for lo, hi in d.support():
         show = [("< grid" if lo is None else mpmath.nstr(lo, D)), ("> grid" if hi is None else mpmath.nstr(hi, D))]
         print(f"support: [{show[0]}, {show[1]}]")
