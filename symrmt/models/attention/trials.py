@@ -149,7 +149,8 @@ def simulate_point(f, n, c, gammas, geometry=None, diagonal="zero", noise="gauss
     if p < 1:
         raise ParameterError(f"p = round(c*n) = round({float(c_frac)!r}*{n}) = {p}; need p >= 1, increase c or n")
     gam_exact = check_gammas(gammas)
-    gam = np.array([float(g) for g in gam_exact], dtype=np.float64)
+    # a gamma beyond the float range would overflow float() itself: clamp the conversion, refuse below
+    gam = np.array([float(g) if abs(g) < Fraction(10) ** 308 else float("inf") for g in gam_exact], dtype=np.float64)
     for g, gf in zip(gam_exact, gam):
         if not (np.isfinite(gf) and gf > 0) or abs(Fraction(float(gf)) - g) > g / 2:
             from decimal import Context
