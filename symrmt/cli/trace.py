@@ -236,6 +236,10 @@ def build_model(dims=(), matrices=(), vectors=(), lets=()):
             model.declare(f"{name}={rhs}")
     for text in lets:
         name, rhs = split_assignment(text, "--let")
+        for decl in ("kernel", "gaussian", "goe", "diag", "diag_file"):  # a declaration, not an expression
+            if rhs.replace(" ", "").startswith(decl + "("):
+                raise ParameterError(f"--let {name}: {decl}(...) declares a matrix, it is not an expression of "
+                                     f"declared ones: write --matrix '{name}={rhs}'")
         model._matrix_name(name)
         node = model.parse(rhs)
         from symrmt.engine.nodes import MatrixNode

@@ -126,8 +126,14 @@ def complex_limit(plan, values: dict, zname: str, zval: Complex, digits: int, pr
     real_values = {k: v for k, v in values.items() if k != zname}
     solves = []
     for t in plan.traces:
-        if isinstance(t.pencil, tuple) or herm.nonnormal_inverses(t.matrix):
-            raise ModelError("a complex parameter value needs traces of symmetric inverses, without many-atom laws")
+        if isinstance(t.pencil, tuple):
+            raise ModelError("a complex parameter value is not solved for a diagonal law of many atoms (its weighted "
+                             "sums are real-only)")
+        bad = herm.nonnormal_inverses(t.matrix)
+        if bad:
+            raise ModelError("a complex parameter value needs every inverse to be of a matrix symmetric by structure; "
+                             "one here is not (its transpose differs, as for a square Gaussian Z/sqrt(n)), so its "
+                             "limit operator may be non-normal: give the parameter a real value")
         sign = _branch_sign(t.matrix, zsym)
         rs = ResolventSolver(plan, zsym, real_values, index=t.index, branch_sign=sign)
         xf, yf = _float_part(x), _float_part(y)
