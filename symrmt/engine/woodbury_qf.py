@@ -219,8 +219,8 @@ def _check_split_forms(expr) -> None:
     deterministic vector ``b`` between random factors (``y.T*Z.T*b*b.T*Z*y/n``): it is a product of
     bilinear forms (``y.T*Z.T*b`` times ``b.T*Z*y``), and one that holds a random vector once is a centred
     Gaussian-like scalar, so the product fluctuates at its own size (``(b.T*Z*y)^2/n`` is ``b.b`` times a
-    chi-square): O(1) and random, not "growing like n" as the count of the whole form (which reads it as
-    a trace) says."""
+    chi-square: O(1) and random, not "growing like n" as the count of the whole form, which reads it as
+    a trace, says)."""
     for node in walk(expr):
         if not isinstance(node, QuadForm):
             continue
@@ -244,9 +244,9 @@ def _check_split_forms(expr) -> None:
                 raise ModelError(
                     f"the quadratic form {_form_text(m)} splits at the deterministic vector {cut} into a product of "
                     f"bilinear forms, and {_form_text(part)} holds the random vector {lone[0]} once: it is a centred "
-                    f"Gaussian-like scalar, so the product fluctuates at its own size (e.g. (b.T*Z*y)^2/n is b.b "
-                    "times a chi-square with one degree of freedom): it is O(1) and random, with no deterministic limit "
-                    "(the order count n^e of the form, which reads it as a trace, overstates its size)")
+                    f"Gaussian-like scalar, so the form is random at its own size and has no deterministic limit at "
+                    "this scaling (the order count n^e, which reads the form as a trace, is not its size: "
+                    "(b.T*Z*y)^2/n is b.b times a chi-square with one degree of freedom, O(1) and random)")
 
 
 def _form_text(m) -> str:
