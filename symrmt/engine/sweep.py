@@ -438,9 +438,9 @@ def sweep(model, expr, grid, at=None, certify: int = 0, seed: int = 0, on_error:
         try:
             r = model.limit(expr, at=pt, digits=FALLBACK_DIGITS)
         except (ArithmeticError, ValueError, SymrmtError) as exc:
-            if on_error == "mark":
+            if on_error == "mark":  # no value at the point (the float path's, which failed its checks, is dropped)
                 errors[int(i)] = f"{type(exc).__name__}: {exc}"
-                est[i] = np.inf
+                values[i], est[i] = np.nan, np.inf
                 continue
             if not isinstance(exc, (ArithmeticError, ValueError)):
                 raise
