@@ -10,7 +10,8 @@ order) takes the SPEC of ``symrmt sweep --grid``: ``V1,V2,...``, ``LO:HI:K`` (K 
 or ``LO:HI:K:log``.  Every point is computed by :meth:`symrmt.engine.Model.sweep`: the float64 batched
 path, each point checked, a point failing its checks recomputed by the certified mpmath path (15
 digits) and marked ``fallback``.  ``--certify K`` re-solves K random points at 30 digits and prints the
-largest relative gap on stderr.  Output: CSV with one row per point (the axes as typed, ``value``,
+largest relative gap on stderr.  Output: CSV with one row per point (the axes as typed when they are
+decimals, else as decimals of 15 digits: ``1/3`` is ``0.333333333333333``; ``value``,
 ``fallback``, ``error_estimate``, ``error``); ``--json``: ``{"columns", "rows", "grid", "at",
 "expression", "fallbacks", "failed", "certified_gap"}``.  A batched value is a float64 whose estimated
 relative error (a bound, at most ``1e-11``, else the point falls back) is in ``error_estimate``; a
@@ -93,10 +94,11 @@ def cmd_trace_sweep(args) -> int:
     from symrmt.table import number_value
 
     names = list(grid)
+    labels = {k: [_decimal_label(t, k) for t in res.axis_text[k]] for k in names}
     rows = []
     for i in range(res.values.size):
         fb, failed = bool(res.fallback.flat[i]), i in res.errors
-        axes = [res.axis_text[k][int(j)] for k, j in zip(names, np.unravel_index(i, res.shape))]
+        axes = [labels[k][int(j)] for k, j in zip(names, np.unravel_index(i, res.shape))]
         value = None if failed else (number_value(res.exact[i], 15) if i in res.exact else float(res.values.flat[i]))
         est = None if (fb or failed) else float(res.error_estimate.flat[i])
         rows.append(axes + [value, fb, est, res.errors.get(i)])
@@ -122,3 +124,15 @@ def cmd_trace_sweep(args) -> int:
         return EXIT_SOLVER
     return 0
 
+
+def _decimal_label(text: str, name: str) -> str:
+    """An axis value for the CSV: as typed when it is a decimal a CSV reader takes as a number (``0.5``,
+    ``1e-400``), else its exact value as a decimal of 15 significant digits (``1/3``, ``sqrt(2)``)."""
+    try:
+        float(text)
+        return text
+    except ValueError:
+        from symrmt.engine.tree import exact_value
+        from symrmt.table import csv_param
+
+        return csv_param(exact_value(text, name), 15)
