@@ -57,7 +57,7 @@ def as_complex(v, name):
     return None
 
 
-#: the smallest |Im z| the float64 stage of the path goes down to (below it the mpmath polish takes over)
+#: the smallest ``|Im z|`` the float64 stage of the path goes down to (below it the mpmath polish takes over)
 FLOAT_IM_FLOOR = 1e-300
 
 
