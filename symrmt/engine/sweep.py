@@ -69,7 +69,8 @@ class TraceSweep(TableResult):
         value); ``inf`` at points whose checks failed before it (their values then carry 15 certified
         digits, from mpmath).
     grid : dict
-        Axis name -> float64 array of its values; ``at``: the fixed values (exact).
+        Axis name -> float64 array of its values (an object array holding ``mpmath.mpf`` values when one
+        lies outside the float64 normal range, ``1e-400``); ``at``: the fixed values (exact).
     certified_gap : float or None
         Largest relative gap of the ``certify`` sample from its 30-digit values; ``certified``: the
         sampled flat indices and their gaps.
@@ -83,7 +84,7 @@ class TraceSweep(TableResult):
         self.expression, self.grid, self.at = expression, grid, at
         #: each axis value and each fixed value as given (the text typed, or a number's repr): a grid value
         #: outside the float64 range (``1e-400``) is shown as typed, never as its float ``0.0``
-        self.axis_text = axis_text or {k: [repr(float(v)) for v in vals] for k, vals in grid.items()}
+        self.axis_text = axis_text or {k: [str(v) for v in vals] for k, vals in grid.items()}
         self.at_text = at_text or {k: str(v) for k, v in at.items()}
         self.values, self.fallback, self.error_estimate = values, fallback, error_estimate
         self.exact = dict(exact or {})
@@ -134,8 +135,9 @@ class TraceSweep(TableResult):
         def cell(c, i):
             if c == "fallback":
                 return str(bool(pts[c][i]))
-            if c == "error":
-                return pts[c][i]
+            if c == "error":  # the reason in full is in .errors
+                e = pts[c][i]
+                return e if len(e) <= 80 else e[:77] + "..."
             if c == "value":
                 return value_text(self, i)
             if c in self.axis_text:
@@ -240,12 +242,26 @@ class _Axis:
             x = self.exact(i)
             ok = representable(x)
             inrange.append(ok)
-            # outside the normal range the float is only a label (the point is solved from its exact value)
-            floats.append(float(x) if ok else (0.0 if x == 0 else float(np.sign(x)) * np.inf))
+            # outside the normal range no float is used (the point is solved from its exact value)
+            floats.append(float(x) if ok else np.nan)
             lds.append(_ld(x) if ok else np.nan)
         self.floats = np.array(floats, dtype=float)
         self.longdouble = np.array(lds, dtype=np.longdouble)
         self.in_range = np.array(inrange, dtype=bool)
+
+    def values(self) -> np.ndarray:
+        """The axis as :attr:`TraceSweep.grid` holds it: float64, or, when a value lies outside the float64
+        normal range, an object array holding that value as an ``mpmath.mpf`` (30 digits of the exact one)."""
+        if self.in_range.all():
+            return self.floats
+        import mpmath
+
+        out = self.floats.astype(object)
+        with mpmath.workdps(30):
+            for i in np.flatnonzero(~self.in_range):
+                x = self.exact(int(i))
+                out[i] = mpmath.mpf(x.numerator) / x.denominator
+        return out
 
     def text(self, i) -> str:
         """Value ``i`` as given (:func:`_typed`)."""
@@ -471,7 +487,7 @@ def sweep(model, expr, grid, at=None, certify: int = 0, seed: int = 0, on_error:
     timings["certify"] = time.perf_counter() - t
     timings["total"] = time.perf_counter() - t0
     timings.update(points=n, fallbacks=int(fallback.sum()), failed=len(errors))
-    res = TraceSweep(str(expr) if isinstance(expr, str) else repr(expr), floats,
+    res = TraceSweep(str(expr) if isinstance(expr, str) else repr(expr), {k: axes[k].values() for k in names},
                      {k: fixed_exact[k] for k in fixed_exact}, values.reshape(shape), fallback.reshape(shape),
                      est.reshape(shape), certified, timings, exact=exact, errors=errors,
                      axis_text={k: [axes[k].text(i) for i in range(len(axes[k]))] for k in names},
