@@ -254,8 +254,8 @@ def is_long(x) -> bool:
     if not isinstance(x, Fraction):
         return False
     sig = _decimal_sig(x)
-    if sig is not None:
-        return sig > FLOAT_SIG
+    if sig is not None:  # a terminating decimal: long when it has many digits or a long exact text (10^400)
+        return sig > FLOAT_SIG or len(str(x)) > LONG_TEXT
     return len(str(x)) > LONG_TEXT
 
 
