@@ -20,7 +20,7 @@ from symrmt.cli.common import add_attention, add_f, add_geometry, add_output, at
 from symrmt.cli.common import int_at_least, json_text, number, write_text
 from symrmt.errors import ParameterError
 from symrmt.models.attention.params import to_fraction
-from symrmt.table import float_text, param_text
+from symrmt.table import param_text
 
 GRID_HELP = ("KEY=SPEC, repeatable: KEY one of c, gamma, snr, wk2, wq2, wkwq, muwk, muwq, cos_muwk, cos_muwq, "
              "cos_wkwq; SPEC a list V1,V2,... or LO:HI:K (K evenly spaced values) or LO:HI:K:log (log-spaced)")
@@ -242,7 +242,8 @@ def cmd_sweep(args) -> int:
         text = json_text({
             "columns": cols,
             "rows": [row[:-2] + [_num(row[-2], args.digits), _num(row[-1], args.digits)] for row in rows],
-            "grid": {k: [float_text(to_fraction(v, k.split("=")[0])) for v in vals] for k, vals in res.grid.items()},
+            "grid": {k: [param_text(to_fraction(v, k.split("=")[0]), args.digits) for v in vals]
+                     for k, vals in res.grid.items()},  # exact when short (1/3), a decimal when long (1e-400)
             "params": {"f": res.f, "expr": res.expr, "diagonal": res.diagonal, "digits": res.digits,
                        "fixed": {k: param_text(to_fraction(v, k), args.digits, exact=args.exact_params)
                                  for k, v in res.fixed.items()}},
