@@ -20,7 +20,7 @@ from symrmt.cli.common import add_attention, add_f, add_geometry, add_output, at
 from symrmt.cli.common import int_at_least, json_text, number, write_text
 from symrmt.errors import ParameterError
 from symrmt.models.attention.params import to_fraction
-from symrmt.table import param_text
+from symrmt.table import is_long, param_text
 
 GRID_HELP = ("KEY=SPEC, repeatable: KEY one of c, gamma, snr, wk2, wq2, wkwq, muwk, muwq, cos_muwk, cos_muwq, "
              "cos_wkwq; SPEC a list V1,V2,... or LO:HI:K (K evenly spaced values) or LO:HI:K:log (log-spaced)")
@@ -288,7 +288,7 @@ def cmd_crossings(args) -> int:
             "brackets": [[mpmath.nstr(lo, args.digits + 5), mpmath.nstr(hi, args.digits + 5)] for lo, hi in res.brackets],
             "found": len(res.roots),
             "summary": res.summary(),
-            "params": {"f": res.f, "expr": res.expr, "over": res.over, "between": [str(x) for x in res.between],
+            "params": {"f": res.f, "expr": res.expr, "over": res.over, "between": [param_text(x, args.digits) if is_long(x) else str(x) for x in res.between],
                        "fixed": {k: param_text(to_fraction(v, k), args.digits, exact=args.exact_params)
                                  for k, v in res.fixed.items()}, "diagonal": res.diagonal,
                        "digits": res.digits, "scan": len(res.scan_x), "fast": res.fast},
