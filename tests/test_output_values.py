@@ -184,9 +184,13 @@ def test_attention_limit_carries_the_digits_asked():
     (a,) = attention_limit("tanh", "1/2", [1], digits=20)
     assert repr(a) == f"mpf('{mpmath.nstr(a, 20)}')" and len(mpmath.nstr(a, 20).strip("0.")) >= 19
     (r,) = ridge_limit("1/2", [1], digits=25)
-    assert str(r) == mpmath.nstr(r, 25)
-    # the ridge error at c = 1/2, gamma = 1, mu = 0 from the Marchenko-Pastur closed form:
-    # E_RR = -gamma^2 d/dgamma [t(1 + t)/(1 + t)] ... checked where it is derived; here only the digits shown
+    assert str(r) == mpmath.nstr(r, 25) and repr(r) == f"mpf('{mpmath.nstr(r, 25)}')"
+    # the digits shown are the limit's: E_RR = -gamma^2 dt/dgamma at mu = 0, t = tau((Z^T Z/n + gamma)^-1)
+    # (t solves gamma t^2 + (gamma + c - 1) t - 1 = 0, so dt/dgamma = -(t^2 + t)/(2 gamma t + gamma + c - 1))
+    with mpmath.workdps(50):
+        t, g, c = mp_value(1, "0.5"), mpmath.mpf(1), mpmath.mpf("0.5")
+        ref = g**2 * (t * t + t) / (2 * g * t + g + c - 1)
+        assert abs(mpmath.mpf(str(r)) - ref) <= mpmath.mpf(10) ** -24 * abs(ref)
 
 
 def test_crossings_to_pandas_has_typed_columns():
