@@ -226,10 +226,12 @@ def test_complex_value_beyond_the_float_range_is_refused(capsys):
     assert code == 2 and "1e300" in err and "Traceback" not in err
 
 
-def test_simulate_gamma_beyond_the_float_range_is_refused(capsys):
-    code, _, err = run(capsys, ["simulate", "--f", "tanh", "--c", "1/2", "--gamma", "1e400", "--n", "16",
-                                "--trials", "2"])
-    assert code == 2 and "float64 range" in err
+@pytest.mark.parametrize("flags, says", [(["--c", "1/2", "--gamma", "1e400"], "float64 range"),
+                                         (["--c", "1/2", "--gamma", "1", "--snr", "1e400"], "float64 range"),
+                                         (["--c", "1e400", "--gamma", "1"], "p=1.60e+401")])
+def test_simulate_values_beyond_the_float_range_are_refused(capsys, flags, says):
+    code, _, err = run(capsys, ["simulate", "--f", "tanh", *flags, "--n", "16", "--trials", "2"])
+    assert code == 2 and says in err and "OverflowError" not in err
 
 
 def test_density_grid_point_below_the_float_range_is_refused(capsys):
