@@ -293,3 +293,15 @@ def test_split_quadratic_form_refused_for_its_real_reason(capsys):
     code, _, err = run(capsys, ["trace", "y.T*(Z.T*b*b.T*Z)*y/n", *DECL, "--vector", "b=vector(p)",
                                 "--vector", "y=signs(n)", "--at", "c=1/2, b.b=1"])
     assert code == 2 and "chi-square" in err and "grows like" not in err
+
+
+@pytest.mark.parametrize("scale", ["1e-400", "1e400"])
+def test_hermite_values_beyond_the_float_range_are_written_as_they_are(capsys, scale):
+    # a_1 of c*tanh is c times a_1 of tanh (a linear functional of f)
+    code, out, _ = run(capsys, ["hermite", "--f", f"tanh(t)*{scale}", "--json"])
+    d = json.loads(out)
+    code1, out1, _ = run(capsys, ["hermite", "--f", "tanh", "--json", "--digits", "15"])
+    base = json.loads(out1)["a1"]
+    assert code == code1 == 0 and isinstance(d["a1"], str)
+    assert rel(mpmath.mpf(d["a1"]), mpmath.mpf(base) * mpmath.mpf(scale)) < 1e-14
+
