@@ -28,7 +28,6 @@ from symrmt.models.attention.geometry import Geometry, LowRankGeometry
 from symrmt.models.attention.params import DIAGONALS, check_gammas, to_fraction
 from symrmt.errors import ParameterError
 from symrmt.parsing import LIMITS
-from symrmt.table import FLOAT_DIGITS  # above this many digits numbers are written as decimal strings
 
 EXIT_OK = 0
 EXIT_CHECK_FAILED = 1
