@@ -125,8 +125,8 @@ class TraceSweep(TableResult):
     # the table protocol (symrmt.table.TableResult): str(), HTML, LaTeX, to_xarray()
     ROW_NAME = "points"
 
-    def _columns(self) -> list:
-        return [*self.grid, "value", "fallback", "error_estimate", "error"]
+    def _columns(self) -> list:  # the printed tables show the error column only when a point failed
+        return [*self.grid, "value", "fallback", "error_estimate"] + (["error"] if self.errors else [])
 
     def _rows(self, limit: int | None = None) -> list:
         pts, n = self.points(), int(self.values.size)
