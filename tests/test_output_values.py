@@ -305,3 +305,14 @@ def test_hermite_values_beyond_the_float_range_are_written_as_they_are(capsys, s
     assert code == code1 == 0 and isinstance(d["a1"], str)
     assert rel(mpmath.mpf(d["a1"]), mpmath.mpf(base) * mpmath.mpf(scale)) < 1e-14
 
+
+def test_trace_sweep_csv_is_read_as_numbers(capsys):
+    pd = pytest.importorskip("pandas")
+    code, out, err = run(capsys, ["trace-sweep", MP, *DECL, "--grid", "gamma=1/3,2", "--grid", "c=1/2,sqrt(2)"])
+    assert code == 0, err
+    df = pd.read_csv(io.StringIO(out))
+    assert df["gamma"].dtype == df["c"].dtype == df["value"].dtype == np.float64
+    row = df.iloc[1]  # gamma = 1/3, c = sqrt(2)
+    assert row["gamma"] == pytest.approx(1 / 3, rel=1e-14) and row["c"] == pytest.approx(2**0.5, rel=1e-14)
+    assert rel(row["value"], mp_value(mpmath.mpf(1) / 3, mpmath.sqrt(2))) < 1e-14
+
