@@ -18,7 +18,7 @@ matplotlib is the optional extra ``symrmt[plot]``, xarray and pandas ``symrmt[re
 
 from __future__ import annotations
 
-__all__ = ["need_matplotlib", "need_xarray", "plot_limit", "plot_simulation", "plot_sweep", "plot_crossings",
+__all__ = ["need_matplotlib", "need_xarray", "figure_path", "plot_limit", "plot_simulation", "plot_sweep", "plot_crossings",
            "long_frame"]
 
 
@@ -29,6 +29,43 @@ def need_matplotlib():
     except ImportError as exc:  # pragma: no cover - installed where the tests run
         raise ImportError("plot() needs matplotlib: pip install 'symrmt[plot]'") from exc
     return plt
+
+
+def figure_path(path, what: str = "--plot") -> str:
+    """The file a figure saved to ``path`` is written to, checked before any work: a name without an
+    extension gets ``.png`` (as matplotlib's ``savefig`` does, so the path printed is the file written);
+    a folder, a folder that does not exist or is not writable, or an extension matplotlib cannot write
+    is a :class:`~symrmt.errors.ParameterError` that names what is wrong.
+
+    >>> figure_path("/tmp/rho")
+    '/tmp/rho.png'
+    >>> figure_path("/tmp/rho.txt")
+    Traceback (most recent call last):
+    ...
+    symrmt.errors.ParameterError: --plot /tmp/rho.txt: matplotlib cannot write a .txt figure; use one of ...
+    """
+    import os
+
+    from symrmt.errors import ParameterError
+
+    text = os.fspath(path)
+    if os.path.isdir(text):
+        raise ParameterError(f"{what} {text}: is a folder; give a file name, e.g. {os.path.join(text, 'density.png')}")
+    stem, ext = os.path.splitext(text)
+    if not ext or not os.path.basename(stem):
+        text, ext = text + ".png", ".png"
+    from matplotlib.figure import Figure
+
+    formats = sorted(Figure().canvas.get_supported_filetypes())
+    if ext[1:].lower() not in formats:
+        raise ParameterError(f"{what} {path}: matplotlib cannot write a {ext} figure; use one of "
+                             f"{', '.join('.' + f for f in formats)}")
+    parent = os.path.dirname(os.path.abspath(text))
+    if not os.path.isdir(parent):
+        raise ParameterError(f"{what} {path}: the folder {parent} does not exist")
+    if (os.path.exists(text) and not os.access(text, os.W_OK)) or not os.access(parent, os.W_OK | os.X_OK):
+        raise ParameterError(f"{what} {path}: not writable")
+    return text
 
 
 def need_xarray():

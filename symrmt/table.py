@@ -24,7 +24,8 @@ from fractions import Fraction
 __all__ = ["TableResult", "text_table", "html_table", "latex_tabular", "latex_array", "latex_escape", "math_text",
            "math_name", "digit_lines", "grouped_digits", "need_pandas", "LATEX_WIDE_DIGITS", "float_text",
            "param_text", "param_column", "decimal_text", "is_long", "geometry_text", "LONG_TEXT", "FLOAT_SIG",
-           "TYPED_SIG", "SHORT_SIG", "mp_text", "float_array", "gram_items", "se_text"]
+           "TYPED_SIG", "SHORT_SIG", "mp_text", "float_array", "gram_items", "se_text", "number_value", "csv_param",
+           "FLOAT_DIGITS"]
 
 
 # ---------------------------------------------------------------------------
@@ -158,6 +159,64 @@ def mp_text(x, digits: int) -> str:
     return mpmath.nstr(x, digits)
 
 
+#: above this many digits numbers are written as decimal strings instead of floats
+FLOAT_DIGITS = 15
+
+
+def number_value(x, digits: int):
+    """The one writer of a computed real number (JSON, CSV, tables): rounded once, in decimal, to
+    ``digits`` significant digits; then a float when ``digits <= 15`` and that float reads back as the
+    same decimal, else the decimal string.  A value outside the float64 normal range (``1e-400``, a
+    subnormal ``2.3423e-322``, ``1e400``) is never written as ``0.0``, a float with lost digits or
+    ``inf``: it is a string.  A value that is not finite (or complex) is an ``ArithmeticError``.
+
+    >>> import mpmath
+    >>> number_value(mpmath.mpf("3.1084952830141509"), 1), number_value(mpmath.mpf("3.49"), 1)
+    (3.0, 3.0)
+    >>> number_value(mpmath.mpf("1e-400"), 15), number_value(mpmath.mpf("2.3423e-322"), 5)
+    ('1.0e-400', '2.3423e-322')
+    >>> number_value(0.1, 20)
+    '0.10000000000000000555'
+    """
+    import sys
+
+    import mpmath
+
+    with mpmath.workdps(max(digits, FLOAT_DIGITS) + 10):
+        if isinstance(x, Fraction):
+            x = mpmath.mpf(x.numerator) / x.denominator
+        x = mpmath.mpf(x) if not isinstance(x, mpmath.mpc) else x
+        if not mpmath.isfinite(x) or isinstance(x, mpmath.mpc):
+            raise ArithmeticError(f"a result is {x}, not a finite real number; no value is written")
+        text = mpmath.nstr(x, digits)
+        if digits <= FLOAT_DIGITS and (x == 0 or sys.float_info.min <= abs(x) <= sys.float_info.max):
+            f = float(text)
+            if f == f and abs(f) != float("inf") and (f != 0 or x == 0) and \
+                    mpmath.nstr(mpmath.mpf(f), digits) == text:
+                return f
+    return text
+
+
+def csv_param(x, digits: int = 15) -> str:
+    """A parameter value for a CSV column that a reader takes as a number: a terminating decimal as
+    typed (``0.5``, ``1e-12``), any other exact value (``1/3``, an irrational rounded to 1000 digits)
+    as a decimal at ``digits`` significant digits (never a fraction ``p/q``).
+
+    >>> csv_param(Fraction(1, 3)), csv_param(Fraction(1, 2)), csv_param(Fraction(1, 3), 20)
+    ('0.333333333333333', '0.5', '0.33333333333333333333')
+    >>> csv_param(Fraction(1, 10**400))
+    '1e-400'
+    """
+    if isinstance(x, Fraction):
+        sig = _decimal_sig(x)
+        if sig is not None and sig <= FLOAT_SIG:
+            text = float_text(x)
+            if "/" not in text:
+                return text
+        return decimal_text(x, digits)
+    return str(x)
+
+
 #: an exact parameter whose text (``p/q``) is longer than this, or whose decimal has more than
 #: :data:`FLOAT_SIG` significant digits, is "long" (an irrational input rounded to 1000+ digits, or
 #: a binary mpf): it prints as a decimal at the digits of the result, its exact form on request
@@ -195,8 +254,8 @@ def is_long(x) -> bool:
     if not isinstance(x, Fraction):
         return False
     sig = _decimal_sig(x)
-    if sig is not None:
-        return sig > FLOAT_SIG
+    if sig is not None:  # a terminating decimal: long when it has many digits or a long exact text (10^400)
+        return sig > FLOAT_SIG or len(str(x)) > LONG_TEXT
     return len(str(x)) > LONG_TEXT
 
 

@@ -244,13 +244,13 @@ def test_sweep_takes_grid_entries_as_keywords():
 
 
 def test_trace_json_echoes_a_tiny_parameter_as_typed(capsys):
-    """`--at 'gamma=1e-400'` is echoed as typed in the JSON `at`, not as a 400-digit fraction; a short
-    rational keeps its exact text."""
+    """`--at 'gamma=1e-400'` is echoed as typed in the JSON `at`, not as a 400-digit fraction; every other
+    value as typed too (0.5, not 1/2)."""
     import json
 
     from symrmt.cli.app import main
 
     code = main(["trace", "gamma*c", "--at", "gamma=1e-400, c=0.5", "--json"])
     out = json.loads(capsys.readouterr().out)
-    assert code == 0 and out["at"] == {"gamma": "1e-400", "c": "1/2"}
+    assert code == 0 and out["at"] == {"gamma": "1e-400", "c": "0.5"}
     assert out["value"] == "5.0e-401"

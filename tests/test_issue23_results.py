@@ -48,8 +48,9 @@ def test_crossing_root_carries_30_digits(crossing30):
 def test_crossing_root_digits_in_pandas_and_json(crossing30, capsys):
     df = crossing30.to_pandas()
     assert df["c"].dtype == np.float64
-    (root,) = df["root"]
-    assert root == crossing30.roots[0] and mpmath.nstr(root, 30) == str(crossing30.roots[0])
+    (root,) = df["root"]  # every digit, as a decimal string (a typed column)
+    assert str(df["root"].dtype) == "string" and root == mpmath.nstr(crossing30.roots[0], 30)
+    assert mpmath.mpf(root) == +crossing30.roots[0] or abs(mpmath.mpf(root) - crossing30.roots[0]) < 1e-29
     rc, out = _cli_json(capsys, ["crossings", "--f", "tanh", "--over", "c", "--between", "0.1,1", "--gamma", "1",
                                  "--snr", "1", "--digits", "30", "--scan", "6", "--json"])
     assert rc == 0

@@ -119,7 +119,7 @@ def test_forced_fallback_of_every_point(monkeypatch):
 
 def test_a_point_no_path_delivers_raises_with_the_point_named():
     # gamma = -1 at c = 1: z = 1 lies inside the spectrum [0, 4]
-    with pytest.raises(ArithmeticError, match=r"gamma=-1.0 \(flat index 0\)"):
+    with pytest.raises(ArithmeticError, match=r"gamma=-1 \(flat index 0\)"):
         model().sweep(MP, grid={"gamma": [-1, 1]}, at={"c": 1})
 
 
@@ -159,7 +159,7 @@ def test_result_object():
     a = r.to_numpy()
     assert a.shape == (3, 2) and a is not r.values
     df = r.to_pandas()
-    assert list(df.columns) == ["gamma", "c", "value", "fallback", "error_estimate"]
+    assert list(df.columns) == ["gamma", "c", "value", "fallback", "error_estimate", "error"]
     assert len(df) == 6
     row = df[(df.gamma == 4) & (df.c == 2)].iloc[0]
     assert abs(row.value - mp_closed(4.0, 2.0)) <= 1e-14 * row.value
@@ -179,22 +179,22 @@ def test_cli_trace_sweep(capsys):
     base = ["trace-sweep", MP, "--matrix", "Z=gaussian(p,n)", "--dim", "p=c*n"]
     assert main(base + ["--grid", "gamma=1:4:4", "--grid", "c=1/2,2"]) == 0
     lines = capsys.readouterr().out.strip().splitlines()
-    assert lines[0] == "gamma,c,value,fallback,error_estimate" and len(lines) == 9
-    g, c, v, fb, est = lines[-1].split(",")
-    assert (g, c, fb) == ("4", "2", "false") and float(est) <= 1e-11
+    assert lines[0] == "gamma,c,value,fallback,error_estimate,error" and len(lines) == 9
+    g, c, v, fb, est, err = lines[-1].split(",")
+    assert (g, c, fb, err) == ("4", "2", "false", "") and float(est) <= 1e-11
     assert abs(float(v) - mp_closed(4.0, 2.0)) <= 1e-14
     assert main(base + ["--grid", "gamma=1e-2:1e2:5:log", "--at", "c=1", "--json", "--certify", "2"]) == 0
     out = capsys.readouterr()
     d = json.loads(out.out)
-    assert d["columns"] == ["gamma", "value", "fallback", "error_estimate"] and len(d["rows"]) == 5
+    assert d["columns"] == ["gamma", "value", "fallback", "error_estimate", "error"] and len(d["rows"]) == 5
     assert d["certified_gap"] <= 1e-10 and "re-checked" in out.err
     assert main(base + ["--grid", "gama=1,2", "--at", "c=1"]) == 2
     assert "unknown parameter gama" in capsys.readouterr().err
-    assert main(base + ["--grid", "gamma=-1,1", "--at", "c=1"]) == 3
+    assert main(base + ["--grid", "gamma=-1,-2", "--at", "c=1"]) == 3  # every point fails
     capsys.readouterr()
     assert main(base + ["--grid", "gamma=1e-12,1", "--at", "c=1", "--json"]) == 0  # a fallback point: null estimate
     rows = json.loads(capsys.readouterr().out)["rows"]
-    assert rows[0][2:] == [True, None] and rows[1][2] is False
+    assert rows[0][2:] == [True, None, None] and rows[1][2] is False
     assert main(base + ["--grid", "gamma=1", "--at", "c=1+1j"]) == 2
     assert "real values" in capsys.readouterr().err
 

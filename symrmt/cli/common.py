@@ -43,8 +43,6 @@ GEOMETRY_FLAGS = (
     ("muwq", "mu . w_Q"),
 )
 
-#: Above this many digits numbers are printed as decimal strings (JSON) instead of floats.
-FLOAT_DIGITS = 15
 
 def gamma_list(text: str) -> list[str]:
     """``--gamma G1[,G2,...]``: a comma-separated list of positive numbers, kept as strings."""
@@ -280,10 +278,11 @@ def nonlinearity_of(args):
 
 
 def num(x, digits: int):
-    """JSON value of an mpmath number: rounded once, in decimal, to ``digits`` significant digits;
-    then a float when ``digits <= 15`` and that float reads back as the same decimal, else the
-    decimal string (a value outside the float range, such as ``1e-400``, is never written as ``0.0``
-    or ``inf``).  A value that is not finite is an ``ArithmeticError``.
+    """JSON value of an mpmath number: :func:`symrmt.table.number_value` (the one number writer):
+    rounded once, in decimal, to ``digits`` significant digits; then a float when ``digits <= 15`` and
+    that float reads back as the same decimal, else the decimal string (a value outside the float64
+    normal range, such as ``1e-400``, is never written as ``0.0``, a subnormal or ``inf``).  A value
+    that is not finite is an ``ArithmeticError``.
 
     >>> import mpmath
     >>> num(mpmath.mpf("3.1084952830141509"), 1), num(mpmath.mpf("3.49"), 1)
@@ -291,19 +290,9 @@ def num(x, digits: int):
     >>> num(mpmath.mpf("1e-400"), 15)
     '1.0e-400'
     """
-    import mpmath
+    from symrmt.table import number_value
 
-    with mpmath.workdps(max(digits, FLOAT_DIGITS) + 10):
-        x = mpmath.mpf(x) if not isinstance(x, mpmath.mpc) else x
-        if not mpmath.isfinite(x) or isinstance(x, mpmath.mpc):
-            raise ArithmeticError(f"a result is {x}, not a finite real number; no value is written")
-        text = mpmath.nstr(x, digits)
-        if digits <= FLOAT_DIGITS:
-            f = float(text)
-            if f == f and abs(f) != float("inf") and (f != 0 or x == 0) and \
-                    mpmath.nstr(mpmath.mpf(f), digits) == text:
-                return f
-    return text
+    return number_value(x, digits)
 
 
 def show(x, digits: int) -> str:

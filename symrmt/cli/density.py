@@ -21,7 +21,9 @@ the sign of ``Im tau`` (status ``"float"``, at least 12 correct digits); a point
 (status ``"ok"``); the support and atoms as without ``--fast``.  ``--simulate``: eigenvalue histogram of the same matrix at size ``n`` (``--n``, default 512) over
 ``--trials`` seeded draws, with the standard error of each bin, through the package's executor
 (``--workers N``, ``--scheduler ADDRESS``) and trial store (``--store PATH``), as for ``symrmt trace``.  ``--plot FILE.png``: the figure
-(matplotlib, ``pip install 'symrmt[plot]'``).  ``--json``: ``{"x", "density", "status", "support",
+(matplotlib, ``pip install 'symrmt[plot]'``), checked before any work: a name without an extension gets
+``.png`` (the path printed is the file written); a folder, a missing or read-only folder, or an extension
+matplotlib cannot write is refused (exit 2).  ``--json``: ``{"x", "density", "status", "support",
 "atoms", "digits", "expression", "at"}`` (numbers as in ``trace``: floats up to 15 digits, decimal strings
 above; a point on an edge or an atom is ``null`` with status ``"singular"``), and ``"histogram"`` with
 ``--simulate``.  An edge where the density diverges as a power (``|x - x0|^-alpha``, e.g. at 0 for
@@ -96,13 +98,17 @@ def cmd_density(args) -> int:
     from symrmt.cli.trace import build_model, parse_at
 
     model = build_model(args.dim, args.matrix, args.vector, args.let)
-    at = parse_at(args.at) if args.at.strip() else {}
+    typed = {}
+    at = parse_at(args.at, typed) if args.at.strip() else {}
     _, xs = parse_over(args.over)
-    if args.plot is not None:
+    if args.plot is not None:  # the figure's file checked before any work (the path printed is the one written)
         try:
             import matplotlib  # noqa: F401
         except ImportError:
             raise ParameterError("--plot needs matplotlib: pip install 'symrmt[plot]'") from None
+        from symrmt.plotting import figure_path
+
+        args.plot = figure_path(args.plot)
     if args.fast and args.certify is not None:
         raise ParameterError("give either --fast or --certify K, not both")
     d = model.density(args.expr, x=xs, at=at, digits=args.digits, certify=args.certify, fast=args.fast)
@@ -117,10 +123,11 @@ def cmd_density(args) -> int:
         out = d.to_json(num)
         out["power_law_edges"] = [{"x": float(e["x"]), "exponent": e["exponent"], "tolerance": e["tolerance"]}
                                   for e in power]
+        out["at"] = typed  # each value as typed (1e-12, not 1/1000000000000)
         dump(out)
         return 0
     D = args.digits
-    print(f"density of {args.expr}" + (f"  at  {', '.join(f'{k} = {v}' for k, v in at.items())}" if at else ""))
+    print(f"density of {args.expr}" + (f"  at  {', '.join(f'{k} = {v}' for k, v in typed.items())}" if at else ""))
     for lo, hi in d.support():
         show = [("< grid" if lo is None else mpmath.nstr(lo, D)), ("> grid" if hi is None else mpmath.nstr(hi, D))]
         print(f"support: [{show[0]}, {show[1]}]")

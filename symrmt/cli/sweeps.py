@@ -20,7 +20,7 @@ from symrmt.cli.common import add_attention, add_f, add_geometry, add_output, at
 from symrmt.cli.common import int_at_least, json_text, number, write_text
 from symrmt.errors import ParameterError
 from symrmt.models.attention.params import to_fraction
-from symrmt.table import float_text, param_text
+from symrmt.table import is_long, param_text
 
 GRID_HELP = ("KEY=SPEC, repeatable: KEY one of c, gamma, snr, wk2, wq2, wkwq, muwk, muwq, cos_muwk, cos_muwq, "
              "cos_wkwq; SPEC a list V1,V2,... or LO:HI:K (K evenly spaced values) or LO:HI:K:log (log-spaced)")
@@ -176,6 +176,17 @@ def _fixed(args, varying) -> dict:
     return out
 
 
+def _csv_params(cells, args) -> list:
+    """The parameter cells of a CSV row as decimals a CSV reader takes as numbers (``1/3`` ->
+    ``0.333333333333333``, at ``--digits``: a full-precision decimal string above 15); exact fractions with
+    ``--exact-params``."""
+    if args.exact_params:
+        return list(cells)
+    from symrmt.table import csv_param
+
+    return [csv_param(Fraction(c), args.digits) if isinstance(c, str) and "/" in c else c for c in cells]
+
+
 def _text(x, digits) -> str:
     import mpmath
 
@@ -231,7 +242,8 @@ def cmd_sweep(args) -> int:
         text = json_text({
             "columns": cols,
             "rows": [row[:-2] + [_num(row[-2], args.digits), _num(row[-1], args.digits)] for row in rows],
-            "grid": {k: [float_text(to_fraction(v, k.split("=")[0])) for v in vals] for k, vals in res.grid.items()},
+            "grid": {k: [param_text(to_fraction(v, k.split("=")[0]), args.digits) for v in vals]
+                     for k, vals in res.grid.items()},  # exact when short (1/3), a decimal when long (1e-400)
             "params": {"f": res.f, "expr": res.expr, "diagonal": res.diagonal, "digits": res.digits,
                        "fixed": {k: param_text(to_fraction(v, k), args.digits, exact=args.exact_params)
                                  for k, v in res.fixed.items()}},
@@ -244,11 +256,11 @@ def cmd_sweep(args) -> int:
             w.writerow(cols + ["attention_rad", "ridge_rad"])
             for row, ba, br in zip(rows, res.balls["attention"], res.balls["ridge"]):
                 (ma, ra), (mr, rr) = ball_parts(ba, args.digits), ball_parts(br, args.digits)
-                w.writerow(row[:-2] + [ma, mr, ra, rr])
+                w.writerow(_csv_params(row[:-2], args) + [ma, mr, ra, rr])
         else:
             w.writerow(cols)
         for row in (rows if res.balls is None else []):
-            w.writerow(row[:-2] + [_text(row[-2], args.digits), _text(row[-1], args.digits)])
+            w.writerow(_csv_params(row[:-2], args) + [_text(row[-2], args.digits), _text(row[-1], args.digits)])
         text = buf.getvalue()
     write_text(text, args.out, f" ({len(rows)} points)")
     return 0
@@ -284,7 +296,7 @@ def cmd_crossings(args) -> int:
             "brackets": [[mpmath.nstr(lo, args.digits + 5), mpmath.nstr(hi, args.digits + 5)] for lo, hi in res.brackets],
             "found": len(res.roots),
             "summary": res.summary(),
-            "params": {"f": res.f, "expr": res.expr, "over": res.over, "between": [str(x) for x in res.between],
+            "params": {"f": res.f, "expr": res.expr, "over": res.over, "between": [param_text(x, args.digits) if is_long(x) else str(x) for x in res.between],
                        "fixed": {k: param_text(to_fraction(v, k), args.digits, exact=args.exact_params)
                                  for k, v in res.fixed.items()}, "diagonal": res.diagonal,
                        "digits": res.digits, "scan": len(res.scan_x), "fast": res.fast},

@@ -55,8 +55,6 @@ __all__ = ["add_trace_parser", "cmd_trace", "parse_at", "at_value", "build_model
 
 #: most declarations of each kind, most values in --at
 MAX_DECLARATIONS = 32
-#: longest exact text of an --at value echoed in the output (a longer one is echoed as typed)
-AT_TEXT = 40
 #: ``--simulate`` agrees when ``|mean - limit| <= SIM_SE * se + SIM_SLACK * (1 + |limit|) / n`` (the finite-size
 #: slack: the traces of resolvents move like 1/n; a larger gap is a warning on stderr and exit 1)
 SIM_SE, SIM_SLACK = 5, 10
@@ -144,12 +142,6 @@ def at_value(text: str, what: str) -> Fraction:
     from symrmt.engine.tree import exact_value
 
     return exact_value(text, what)
-
-
-def _is_plain(text: str) -> bool:
-    from symrmt.parsing import plain_fraction
-
-    return plain_fraction(text, "--at") is not None
 
 
 def _declare_diag(model, name: str, rhs: str):
@@ -250,6 +242,10 @@ def build_model(dims=(), matrices=(), vectors=(), lets=()):
             model.declare(f"{name}={rhs}")
     for text in lets:
         name, rhs = split_assignment(text, "--let")
+        for decl in ("kernel", "gaussian", "goe", "diag", "diag_file"):  # a declaration, not an expression
+            if rhs.replace(" ", "").startswith(decl + "("):
+                raise ParameterError(f"--let {name}: {decl}(...) declares a matrix, it is not an expression of "
+                                     f"declared ones: write --matrix '{name}={rhs}'")
         model._matrix_name(name)
         node = model.parse(rhs)
         from symrmt.engine.nodes import MatrixNode
@@ -383,9 +379,8 @@ def cmd_trace(args) -> int:
         "value": value,
         "digits": D,
         "expression": args.expr,
-        # a rational as its exact text, an irrational (sqrt(2), pi) as typed: never its 1000-digit rounding;
-        # a rational whose exact text is long (1e-400 is 1/10^400) as typed too, which is just as exact
-        "at": {k: (str(v) if _is_plain(typed[k]) and len(str(v)) <= AT_TEXT else typed[k]) for k, v in at.items()},
+        # every value as typed (1e-12, not 1/1000000000000; sqrt(2), not its 1000-digit rounding)
+        "at": {k: typed[k] for k in at},
         "certificate": getattr(result, "certificate", "relative"),
     }
     if args.prove:
@@ -475,7 +470,7 @@ def _outliers(args, model, expr, at, typed) -> int:
     out = {"outliers": [{"location": _num(o.location, D), "residue": _num(o.residue, D),
                          "overlap": None if o.overlap is None else _num(o.overlap, D)} for o in found],
            "digits": D, "expression": args.expr, "grid": args.outliers, "edge_gap": float(found.edge_gap),
-           "at": {k: (str(v) if _is_plain(typed[k]) and len(str(v)) <= AT_TEXT else typed[k]) for k, v in at.items()}}
+           "at": {k: typed[k] for k in at}}  # every value as typed
     if args.json:
         _dump(out)
         return 0

@@ -10,11 +10,17 @@ order) takes the SPEC of ``symrmt sweep --grid``: ``V1,V2,...``, ``LO:HI:K`` (K 
 or ``LO:HI:K:log``.  Every point is computed by :meth:`symrmt.engine.Model.sweep`: the float64 batched
 path, each point checked, a point failing its checks recomputed by the certified mpmath path (15
 digits) and marked ``fallback``.  ``--certify K`` re-solves K random points at 30 digits and prints the
-largest relative gap on stderr.  Output: CSV with one row per point (the axes, ``value``,
-``fallback``, ``error_estimate``); ``--json``: ``{"columns", "rows", "grid", "at", "expression",
-"fallbacks", "certified_gap"}``.  Values are float64: a batched point's estimated relative error is in
-``error_estimate`` (at most ``1e-11``, else the point falls back); a fallback point carries 15
-certified digits (``error_estimate`` empty, ``null`` in JSON).
+largest relative gap on stderr.  Output: CSV with one row per point (the axes as typed when they are
+decimals, else as decimals of 15 digits: ``1/3`` is ``0.333333333333333``; ``value``,
+``fallback``, ``error_estimate``, ``error``); ``--json``: ``{"columns", "rows", "grid", "at",
+"expression", "fallbacks", "failed", "certified_gap"}``.  A batched value is a float64 whose estimated
+relative error (a bound, at most ``1e-11``, else the point falls back) is in ``error_estimate``; a
+fallback point carries 15 certified digits (``error_estimate`` empty, ``null`` in JSON).  A value
+outside the float64 normal range (below about ``2.2e-308`` or above ``1.8e308``) is written as a
+decimal string with its 15 digits (never ``0.0``, a subnormal or ``inf``), and such a grid value is
+solved from its exact value.  A point that no path can deliver is marked (its ``value`` empty, ``null``
+in JSON; the reason in ``error``) and the sweep goes on; the exit code is 3 only when every point
+fails (a warning on stderr counts the failed points otherwise).
 """
 
 from __future__ import annotations
@@ -65,7 +71,9 @@ def add_trace_sweep_parser(sub, int_at_least):
 
 
 def cmd_trace_sweep(args) -> int:
-    from symrmt.cli.common import json_text, write_text
+    import numpy as np
+
+    from symrmt.cli.common import EXIT_SOLVER, json_text, write_text
     from symrmt.cli.trace import build_model, parse_at
 
     model = build_model(args.dim, args.matrix, args.vector, args.let)
@@ -74,32 +82,57 @@ def cmd_trace_sweep(args) -> int:
         if key in grid:
             raise ParameterError(f"--grid {key} given twice")
         grid[key] = values
-    at = parse_at(args.at) if args.at else {}
-    res = model.sweep(model.parse(args.expr), grid=grid, at=at, certify=args.certify, seed=args.seed)
+    at_text = {}
+    at = parse_at(args.at, at_text) if args.at else {}
+    res = model.sweep(model.parse(args.expr), grid=grid, at=at, certify=args.certify, seed=args.seed,
+                      on_error="mark")
     if res.certified_gap is not None:
         print(f"trace-sweep: {int(res.fallback.sum())} of {res.values.size} points solved by mpmath; largest "
               f"relative gap of {args.certify} re-checked points from 30 digits: {res.certified_gap:.2g}",
               file=sys.stderr)
-    names = list(grid)
-    import numpy as np
+    from symrmt.engine.sweep import value_text
+    from symrmt.table import number_value
 
-    idx = np.indices(res.shape).reshape(len(names), -1)
+    names = list(grid)
+    labels = {k: [_decimal_label(t, k) for t in res.axis_text[k]] for k in names}
     rows = []
     for i in range(res.values.size):
-        fb = bool(res.fallback.flat[i])
-        rows.append([grid[k][int(idx[a, i])] for a, k in enumerate(names)] +
-                    [float(res.values.flat[i]), fb, None if fb else float(res.error_estimate.flat[i])])
-    cols = names + ["value", "fallback", "error_estimate"]
+        fb, failed = bool(res.fallback.flat[i]), i in res.errors
+        axes = [labels[k][int(j)] for k, j in zip(names, np.unravel_index(i, res.shape))]
+        value = None if failed else (number_value(res.exact[i], 15) if i in res.exact else float(res.values.flat[i]))
+        est = None if (fb or failed) else float(res.error_estimate.flat[i])
+        rows.append(axes + [value, fb, est, res.errors.get(i)])
+    cols = names + ["value", "fallback", "error_estimate", "error"]
+    failed = len(res.errors)
     if args.json:
         text = json_text({"columns": cols, "rows": rows, "grid": grid, "expression": args.expr,
-                          "at": {k: str(v) for k, v in at.items()}, "fallbacks": int(res.fallback.sum()),
+                          "at": at_text, "fallbacks": int(res.fallback.sum()), "failed": failed,
                           "certified_gap": res.certified_gap}) + "\n"
     else:
         buf = io.StringIO()
         w = csv.writer(buf, lineterminator="\n")
         w.writerow(cols)
-        for row in rows:
-            w.writerow(row[:-3] + [repr(row[-3]), str(row[-2]).lower(), "" if row[-1] is None else f"{row[-1]:.2g}"])
+        for i, row in enumerate(rows):
+            w.writerow(row[:-4] + [value_text(res, i), str(row[-3]).lower(),
+                                   "" if row[-2] is None else f"{row[-2]:.2g}", row[-1] or ""])
         text = buf.getvalue()
     write_text(text, args.out, f" ({len(rows)} points)")
+    if failed:
+        print(f"trace-sweep: warning: {failed} of {len(rows)} points could not be computed (marked in the column "
+              f"error); the first: {res.errors[min(res.errors)]}", file=sys.stderr)
+    if failed == len(rows):
+        return EXIT_SOLVER
     return 0
+
+
+def _decimal_label(text: str, name: str) -> str:
+    """An axis value for the CSV: as typed when it is a decimal a CSV reader takes as a number (``0.5``,
+    ``1e-400``), else its exact value as a decimal of 15 significant digits (``1/3``, ``sqrt(2)``)."""
+    try:
+        float(text)
+        return text
+    except ValueError:
+        from symrmt.engine.tree import exact_value
+        from symrmt.table import csv_param
+
+        return csv_param(exact_value(text, name), 15)

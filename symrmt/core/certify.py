@@ -72,5 +72,6 @@ def certify(attempt, digits: int, guard: int, escalations: int, fail=None, extra
         guard *= 2
     if fail is not None:
         raise fail(failures, dps)
+    # each reason once (the same failure at every precision is one reason, not three)
     raise PrecisionError(f"could not certify {digits} digits with up to {dps + extra} working digits: "
-                         f"{'; '.join(failures)}")
+                         f"{'; '.join(dict.fromkeys(failures))}")

@@ -22,7 +22,11 @@ cached on disk next to the mpmath code), and driven here on stacked arrays, ever
    with its residual evaluated in long double, the derivatives ``H_alpha`` are refined once with their
    long-double residuals, and the value is evaluated again in long double; the gap between the float64
    value and the corrected one estimates the float64 error point by point (the corrected value is the
-   one returned).  Where ``longdouble`` is float64, the estimate is floored at ``1e-16 * cond(J)``.
+   one returned).  The long-double stage runs at the parameters rounded from their exact values
+   (``cols_ld``), not at their float64 roundings, so the estimate also holds the error that rounding the
+   parameters to float64 would cause (near ``c = 1`` at small ``gamma`` it is amplified a thousandfold).
+   The estimate is at least half an ulp (the returned value is a float64); where ``longdouble`` is
+   float64, it is floored at ``1e-16 * cond(J)``.
 4. **Branch checks**: the sanity bounds of each trace (``0 < tau <= 1/gamma`` for the resolvent of a
    positive semi-definite matrix, as :func:`symrmt.engine.certify.check_bounds`), a finite real
    value.  A plan with the inverse of a non-symmetric matrix (or a quadratic form) is not solved here:
@@ -328,8 +332,13 @@ def _bounds_ok(t, tau, cols, plan_params, n, dtype):
     return ok
 
 
-def solve_plan(plan, compiled_of, cols, n):
+def solve_plan(plan, compiled_of, cols, n, cols_ld=None):
     """The value of ``plan`` at ``n`` points (``cols``: parameter name -> float64 array of length ``n``).
+
+    ``cols_ld`` (optional, same keys): the parameters in long double, rounded from their exact values
+    (not from the float64 ones).  The long-double correction is then made at those values, so the
+    error estimate also holds the float64 rounding of the parameters themselves, which a value that
+    moves fast with a parameter (a trace near ``c = 1`` at small ``gamma``) amplifies.
 
     Returns ``(value, error_estimate, ok, cond)``: the long-double-corrected values (float64), the
     estimated relative float64 error, the mask of points that passed every check, and the largest
@@ -345,6 +354,8 @@ def solve_plan(plan, compiled_of, cols, n):
     ok = np.ones(n, dtype=bool)
     cond = np.zeros(n)
     args64, argsld = {}, {}
+    if cols_ld is None:
+        cols_ld = {k: np.asarray(v, LD) for k, v in cols.items()}
     for t in plan.traces:
         bs = batch_system(compiled_of(t.system))
         p = np.column_stack([cols[q.name] for q in bs.params]) if bs.params else np.zeros((n, 0))
@@ -353,8 +364,10 @@ def solve_plan(plan, compiled_of, cols, n):
         c = _cond(J)
         okt &= c <= MAX_COND
         cond = np.maximum(cond, c)
-        # long double: one correction of h with its residual in long double
-        pl, hl = p.astype(LD), h.astype(LD)
+        # long double: one correction of h with its residual in long double (at the long-double parameters)
+        pl = np.column_stack([np.asarray(cols_ld[q.name], LD) for q in bs.params]) if bs.params \
+            else np.zeros((n, 0), dtype=LD)
+        hl = h.astype(LD)
         Fl = bs.evaluate(hl, pl, np.ones(n, dtype=LD))[0]
         corr = _solve(J, -Fl.astype(float)[:, :, None])[:, :, 0]
         hl = hl + corr
@@ -368,8 +381,8 @@ def solve_plan(plan, compiled_of, cols, n):
         for alpha in d64:
             okt &= np.isfinite(d64[alpha]).all(axis=1) & np.isfinite(dld[alpha].astype(float)).all(axis=1)
         tau = bs.tau(hl, pl)
-        okt &= _bounds_ok(t, tau, cols, plan.params, n, LD) & _bounds_ok(t, bs.tau(h, p), cols, plan.params, n,
-                                                                          float)
+        okt &= _bounds_ok(t, tau, cols_ld, plan.params, n, LD) & _bounds_ok(t, bs.tau(h, p), cols, plan.params, n,
+                                                                             float)
         ok &= okt
         for alpha in d64:
             for (i, j) in t.system.unknowns:
@@ -381,11 +394,11 @@ def solve_plan(plan, compiled_of, cols, n):
         _FORMULAS[key] = _formula_fn(plan)
     fn = _FORMULAS[key]
     vals = []
-    for args, dt in ((args64, float), (argsld, LD)):
+    for args, dt, pcols in ((args64, float, cols), (argsld, LD, cols_ld)):
         a = []
         for _sym, what in plan.symbols:
             if what[0] == "param":
-                a.append(np.asarray(cols[what[1].name], dt))
+                a.append(np.asarray(pcols[what[1].name], dt))
             else:
                 k, ij, alpha = what
                 a.append(args[(k, ij, blockfp._canon(alpha))])
@@ -400,8 +413,14 @@ def solve_plan(plan, compiled_of, cols, n):
         est[~np.isfinite(est)] = np.inf
         if not EXTENDED:  # nothing wider to correct with: the float64 floor times the condition
             est = np.maximum(est, 1e-16 * cond)
+        # the returned value is the corrected one rounded to float64: at least half an ulp of error
+        est = np.maximum(est, np.finfo(float).eps / 2)
     value = vld.astype(float)
     ok &= np.isfinite(value) & (est <= FALLBACK_TOL)
+    # a value that float64 holds only as 0, a subnormal or inf is not returned as one
+    tiny, huge = np.finfo(float).tiny, np.finfo(float).max
+    with np.errstate(all="ignore"):
+        ok &= (vld == 0) | ((np.abs(vld) >= tiny) & (np.abs(vld) <= huge))
     return value, est, ok, cond
 
 

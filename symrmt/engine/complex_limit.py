@@ -57,9 +57,31 @@ def as_complex(v, name):
     return None
 
 
+#: the smallest ``|Im z|`` the float64 stage of the path goes down to (below it the mpmath polish takes over)
+FLOAT_IM_FLOOR = 1e-300
+
+
+def _float_part(q: Fraction) -> float:
+    """``q`` as a float, with a magnitude outside the float64 range clamped (``1e-400`` -> ``0.0`` is
+    never used as the target: see :data:`FLOAT_IM_FLOOR`; ``1e400`` -> a refusal)."""
+    from symrmt.engine.nodes import ModelError
+
+    if abs(q) > Fraction(10) ** 300:
+        raise ModelError(f"a complex value with a part of magnitude above 1e300 ({_short(q)}) is outside the range "
+                         "of the complex path (its first stage is float64)")
+    return float(q)
+
+
+def _short(q: Fraction) -> str:
+    """``q`` in a message: a few significant digits, at any exponent (never ``0`` for ``1e-400``)."""
+    with mpmath.workdps(20):
+        return mpmath.nstr(mpmath.mpf(q.numerator) / q.denominator, 3)
+
+
 def _with_im(zval, im: str) -> str:
     """``zval`` with its imaginary part's magnitude replaced by the text ``im`` (for a suggestion)."""
-    re = "" if zval.re == 0 else f"{float(zval.re):.12g}"
+    re = "" if zval.re == 0 else _short(zval.re) if abs(zval.re) > Fraction(10) ** 300 or \
+        0 < abs(zval.re) < Fraction(1, 10**300) else f"{float(zval.re):.12g}"
     return f"{re}{'-' if zval.im < 0 else '+' if re else ''}{im}j"
 
 
@@ -88,7 +110,10 @@ def descend(rs, zname: str, zval: Complex):
     path in ``log Im z`` down to ``|y|`` (:class:`DensityError` naming the point and what to try)."""
     from symrmt.engine.density_solver import DensityError, DensitySolve
 
-    x, y = float(zval.re), abs(float(zval.im))
+    x, y = _float_part(zval.re), _float_part(abs(zval.im))
+    # an |Im z| below the float64 range (1e-400) is reached by the float path at FLOAT_IM_FLOOR; the mpmath
+    # polish after it moves to the exact value (and the two precisions must agree)
+    y = max(y, FLOAT_IM_FLOOR)
     ds = DensitySolve(rs, abs(x))
     ds.Y = max(ds.Y, 2 * y)
     h = ds.at_top(x)
@@ -96,8 +121,8 @@ def descend(rs, zname: str, zval: Complex):
         return rs.move(h, complex(x, ds.Y), complex(x, y), log_eta=True)
     except DensityError as exc:  # say what happened, and what to try (a bare "more than N steps" does not)
         raise DensityError(
-            f"{zname} = {_with_im(zval, f'{y:.3g}')}: the continuation in |Im {zname}| from {ds.Y:.3g} down "
-            f"to {y:.3g} "
+            f"{zname} = {_with_im(zval, _short(abs(zval.im)))}: the continuation in |Im {zname}| from {ds.Y:.3g} "
+            f"down to {y:.3g} "
             f"failed ({exc}): the point is too close to the real axis for the float64 path, likely at a "
             f"point of the spectrum (an edge or an atom, where the trace grows like a negative power of "
             f"Im {zname}); try a larger imaginary part (e.g. {zname} = {_with_im(zval, '1e-8')}), or the "
@@ -126,8 +151,13 @@ def complex_limit(plan, values: dict, zname: str, zval: Complex, digits: int, pr
     real_values = {k: v for k, v in values.items() if k != zname}
     solves = []
     for t in plan.traces:
-        if isinstance(t.pencil, tuple) or herm.nonnormal_inverses(t.matrix):
-            raise ModelError("a complex parameter value needs traces of symmetric inverses, without many-atom laws")
+        if isinstance(t.pencil, tuple):
+            raise ModelError("a complex parameter value is not solved for a diagonal law of many atoms (its weighted "
+                             "sums are real-only)")
+        if herm.nonnormal_inverses(t.matrix):
+            raise ModelError("a complex parameter value needs every inverse to be of a matrix symmetric by structure; "
+                             "one here is not (its transpose differs, as for a square Gaussian Z/sqrt(n)), so its "
+                             "limit operator may be non-normal: give the parameter a real value")
         sign = branch_sign(t.matrix, zsym)
         rs = ResolventSolver(plan, zsym, real_values, index=t.index, branch_sign=sign)
         solves.append((t, rs, sign, descend(rs, zname, zval)))

@@ -29,7 +29,7 @@ import mpmath
 from symrmt.errors import ParameterError
 from symrmt.table import TableResult
 
-__all__ = ["Density", "grid_points", "MAX_POINTS", "MAX_MAGNITUDE"]
+__all__ = ["Density", "grid_points", "check_points", "MAX_POINTS", "MAX_MAGNITUDE"]
 
 #: the endpoints of a grid lie within +-10**MAX_MAGNITUDE (the density's first stage is float64)
 MAX_MAGNITUDE = 300
@@ -153,7 +153,32 @@ def grid_points(spec: str, what: str = "--over", name: str = "x") -> list:
         raise ParameterError(f"{what}: K must be between 1 and {MAX_POINTS} (MAX_POINTS), got {k}")
     if not hi > lo and k > 1:
         raise ParameterError(f"{what}: HI must be above LO, got {lo}:{hi}")
-    return [lo + (hi - lo) * Fraction(i, k - 1) for i in range(k)] if k > 1 else [lo]
+    pts = [lo + (hi - lo) * Fraction(i, k - 1) for i in range(k)] if k > 1 else [lo]
+    check_points(pts, f"{what} {name}")
+    return pts
+
+
+def check_points(points, what: str = "x") -> None:
+    """Refuse a point the density's float64 first stage cannot tell apart from another: a magnitude above
+    ``10**MAX_MAGNITUDE``, or a nonzero one below ``10**-MAX_MAGNITUDE`` (``1e-400`` would be read as 0, and
+    an atom at 0 reported on a grid that does not hold 0).
+
+    >>> check_points([Fraction(1, 10**400)])
+    Traceback (most recent call last):
+    ...
+    symrmt.errors.ParameterError: x: the point 1e-400 is not 0 but closer to 0 than 1e-300 ...
+    """
+    from symrmt.table import csv_param
+
+    for x in points:
+        x = Fraction(x) if not isinstance(x, Fraction) else x
+        if abs(x) > Fraction(10) ** MAX_MAGNITUDE:
+            raise ParameterError(f"{what}: the point {csv_param(x)} lies beyond +-1e{MAX_MAGNITUDE} (MAX_MAGNITUDE: "
+                                 "the density's first stage is float64)")
+        if x != 0 and abs(x) < Fraction(1, 10**MAX_MAGNITUDE):
+            raise ParameterError(f"{what}: the point {csv_param(x)} is not 0 but closer to 0 than 1e-{MAX_MAGNITUDE} "
+                                 "(MAX_MAGNITUDE: the density's first stage is float64, where it would be 0); use 0, or "
+                                 f"points at least 1e-{MAX_MAGNITUDE} away from it")
 
 
 def _format(v, digits):

@@ -57,5 +57,7 @@ def plot_density(d, path=None, ax=None, title=None):
     if fig is not None:
         fig.tight_layout()
         if path is not None:
-            fig.savefig(str(path))
+            from symrmt.plotting import figure_path
+
+            fig.savefig(figure_path(path, "plot(path=...)"))
     return fig if fig is not None else ax.figure

@@ -46,6 +46,8 @@ convergent trapezoid rule, ``N`` and ``2N`` points agreeing to ``digits``).
 
 from __future__ import annotations
 
+from fractions import Fraction
+
 import math
 
 import mpmath
@@ -116,6 +118,9 @@ def compute(model, matrix, xs, at, digits=15, edges=True, atoms=True, label=None
     admitted(plan, values, complex_at=zname)
     solver = ResolventSolver(plan, zsym, values)
     exact = [exact_value(x, "x") if not isinstance(x, mpmath.mpf) else x for x in xs]
+    from symrmt.engine.density import check_points
+
+    check_points([x if not isinstance(x, mpmath.mpf) else Fraction(*x.as_integer_ratio()) for x in exact])
     xs = [float(x) for x in exact]
     scale = max(abs(x) for x in xs) if xs else 1.0
     ds = DensitySolve(solver, scale)

@@ -374,8 +374,38 @@ def reduce(p: Pencil, constant=_constant) -> Pencil:
 
 
 def is_symmetric(m) -> bool:
-    """Whether ``m^T == m`` by structure (transposes pushed to the leaves on both sides)."""
-    return push_transposes(Transpose(m)) == push_transposes(m)
+    """Whether ``m^T == m`` by structure (transposes pushed to the leaves on both sides, and the scalar
+    factors of each product gathered in front of it, so ``w*Z.T*Z/n`` is symmetric as ``Z.T*Z*w/n`` is)."""
+    return _pull_scalars(push_transposes(Transpose(m))) == _pull_scalars(push_transposes(m))
+
+
+def _pull_scalars(m):
+    """``m`` with the deterministic scalars inside each product moved in front of it (for comparison)."""
+    c, x = _scalar_and_matrix(m)
+    return x if c == 1 else Scaled(Const(c), x)
+
+
+def _scalar_and_matrix(m):
+    """``(c, x)`` with ``m = c x``, ``c`` a SymPy scalar taken out of the products and scalings of ``m``."""
+    if isinstance(m, Scaled) and isinstance(m.scalar, Const):
+        c, x = _scalar_and_matrix(m.matrix)
+        return m.scalar.value * c, x
+    if isinstance(m, Scaled):
+        return sp.Integer(1), Scaled(m.scalar, _pull_scalars(m.matrix))
+    if isinstance(m, MatProduct):
+        c, fs = sp.Integer(1), []
+        for f in m.factors:
+            cf, xf = _scalar_and_matrix(f)
+            c, fs = c * cf, fs + [xf]
+        return c, MatProduct(tuple(fs))
+    if isinstance(m, MatSum):
+        return sp.Integer(1), MatSum(tuple(_pull_scalars(t) for t in m.terms))
+    if isinstance(m, Inverse):
+        return sp.Integer(1), Inverse(_pull_scalars(m.matrix))
+    if isinstance(m, Transpose):
+        c, x = _scalar_and_matrix(m.matrix)
+        return c, Transpose(x)
+    return sp.Integer(1), m
 
 
 def symmetric_rotation(node):

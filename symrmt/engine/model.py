@@ -295,12 +295,16 @@ class Model(_model.Model):
 
         return outliers(self, expr, over, at=at, digits=check_digits(digits))
 
-    def sweep(self, expr, grid, at=None, certify: int = 0, seed: int = 0):
+    def sweep(self, expr, grid, at=None, certify: int = 0, seed: int = 0, on_error: str = "raise"):
         """The limit of ``expr`` on the product grid of ``grid`` (``{name: values, ...}``, axes in that
         order), the other parameters fixed by ``at``, by the float64 batched path: every point checked,
         a failing point recomputed by the certified mpmath path and marked in ``.fallback``; ``certify=k``
         re-solves ``k`` random points at 30 digits (``.certified_gap``).  Returns a
         :class:`symrmt.engine.sweep.TraceSweep` (``.values``, ``.to_numpy()``, ``.to_pandas()``).
+        A point the certified path refuses too raises its error with the point named
+        (``on_error="raise"``), or, with ``on_error="mark"``, is marked in ``.failed`` (its reason in
+        ``.errors``, its value NaN) and the sweep goes on; a value outside the float64 normal range
+        makes ``.values`` an object array holding it as an mpmath number.
 
         >>> m = Model()
         >>> m.dim("p", "c*n")
@@ -312,7 +316,7 @@ class Model(_model.Model):
         """
         from symrmt.engine.sweep import sweep
 
-        return sweep(self, expr, grid, at=at, certify=certify, seed=seed)
+        return sweep(self, expr, grid, at=at, certify=certify, seed=seed, on_error=on_error)
 
     def density(self, matrix, x, at=None, digits: int = 15, edges: bool = True, atoms: bool = True, certify=None,
                 fast: bool = False):

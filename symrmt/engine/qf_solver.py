@@ -206,11 +206,22 @@ def _evaluate(plan, solvers, grams, dps):
 
 def _woodbury_solve(S, rhs):
     """``S^{-1} rhs`` for a Woodbury system (lists of mpf) by the core's dense solve
-    (:func:`symrmt.core.linalg.solve_dense`) at 10 more bits than the working precision; a pivot within
-    ``||S||_1 eps`` of 0 is a numerically singular system (:class:`ConvergenceError`)."""
+    (:func:`symrmt.core.linalg.solve_dense`) at 10 more bits than the working precision, on the system
+    equilibrated by columns then rows; a pivot within ``||S'||_1 eps`` of 0 (``S'`` equilibrated) is a
+    numerically singular system (:class:`ConvergenceError`)."""
     with mpmath.workprec(mpmath.mp.prec + 10):
+        # equilibrated first (each column, then each row, scaled to a largest entry of 1): the singularity test
+        # is relative to the matrix's norm, and an entry of 1e300 (an inner product v.v = 1e300) next to
+        # entries of 1 must not make a well-conditioned triangular system look singular
+        k = len(S)
+        cs = [max((abs(S[i][j]) for i in range(k)), default=0) or mpmath.mpf(1) for j in range(k)]
+        S1 = [[S[i][j] / cs[j] for j in range(k)] for i in range(k)]
+        rs = [max((abs(x) for x in r), default=0) or mpmath.mpf(1) for r in S1]
+        S2 = [[x / rs[i] for x in r] for i, r in enumerate(S1)]
+        b2 = [b / rs[i] for i, b in enumerate(rhs)]
         try:
-            return solve_dense([list(r) for r in S], list(rhs), mpmath.mpf(0), tol=singular_tolerance(S, mpmath.eps))
+            y = solve_dense([list(r) for r in S2], b2, mpmath.mpf(0), tol=singular_tolerance(S2, mpmath.eps))
+            return [y[j] / cs[j] for j in range(k)]
         except ZeroDivisionError:
             raise ConvergenceError("the Woodbury system of a quadratic form is singular at these values "
                                    "(a finite-rank part makes the matrix non-invertible in the limit)") from None

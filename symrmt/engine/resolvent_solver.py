@@ -84,6 +84,7 @@ class ResolventSolver:
             from symrmt.engine.nodes import ModelError
 
             raise ModelError(f"no value given for {', '.join(missing)} (pass them in at=...)")
+        _check_float_range({p.name: values[p.name] for p in self.params if p.name != zsym.name})
         self.F = self.c.ffjs
         if self.F is None:
             raise DensityError("the compiled system is not plain arithmetic (no complex float path)")
@@ -400,3 +401,22 @@ class DensitySolve:
 
         return certify(attempt, digits, CERTIFY_GUARD, CERTIFY_TRIES, catch=(),
                        fail=lambda failures, dps: PrecisionError(failures[-1])).value
+
+
+def _check_float_range(values: dict) -> None:
+    """Refuse a parameter value the float64 first stage cannot hold (a :class:`ModelError`, exit 2): a
+    magnitude above ``1e300`` or a nonzero one below ``1e-300`` (float64 would make it inf or 0)."""
+    from fractions import Fraction
+
+    from symrmt.engine.nodes import ModelError
+
+    for name, v in values.items():
+        try:
+            q = Fraction(v)
+        except (TypeError, ValueError):
+            continue
+        if abs(q) > Fraction(10) ** 300 or (q != 0 and abs(q) < Fraction(1, 10**300)):
+            with mpmath.workdps(20):
+                shown = mpmath.nstr(mpmath.mpf(q.numerator) / q.denominator, 3)
+            raise ModelError(f"{name} = {shown} is outside the range of the float64 first stage of the density and "
+                             "complex-value path (magnitudes 1e-300 to 1e300, or 0)")

@@ -232,8 +232,9 @@ def bind(node, values: dict, n: int):
             out = float(sp.N(v, 20))
         except (TypeError, ValueError):
             raise ModelError(f"{expr} = {v} at these values is not a finite real number") from None
-        if not math.isfinite(out):
-            raise ModelError(f"{expr} = {v} at these values is outside the float range (the simulation's numbers)")
+        if not math.isfinite(out) or (out == 0) != (v == 0):
+            raise ModelError(f"{expr} = {sp.N(v, 6)} at these values is outside the float range (the simulation's "
+                             "numbers: 1e-308 to 1e308)")
         return out
 
     dims = {}

@@ -223,6 +223,41 @@ def _occurrences(m) -> dict:
     return out
 
 
+def _check_split_forms(expr) -> None:
+    """Where the order count refuses an expression, say why when a quadratic form's matrix holds a
+    deterministic vector ``b`` between random factors (``y.T*Z.T*b*b.T*Z*y/n``): it is a product of
+    bilinear forms (``y.T*Z.T*b`` times ``b.T*Z*y``), and one that holds a random vector once is a centred
+    Gaussian-like scalar, so the product fluctuates at its own size (``(b.T*Z*y)^2/n`` is ``b.b`` times a
+    chi-square: O(1) and random, not "growing like n" as the count of the whole form, which reads it as
+    a trace, says)."""
+    for node in walk(expr):
+        if not isinstance(node, QuadForm):
+            continue
+        m = node.matrix
+        fs = list(m.factors) if m.kind == "product" else [m]
+        segments, cur, cut = [], [], None
+        for i, f in enumerate(fs):
+            cur.append(f)
+            if 0 < i < len(fs) - 1 and isinstance(f, Vector) and not f.random:  # a column vector b ends a form
+                segments.append(cur)
+                cur, cut = [], cut or f.name
+        segments.append(cur)
+        if cut is None:
+            continue
+        for seg in segments:
+            part = seg[0] if len(seg) == 1 else MatProduct(tuple(seg))
+            occ = _occurrences(part)
+            lone = sorted(k for k, c in occ.items() if c == 1 and any(isinstance(x, Vector) and x.name == k
+                                                                      and x.random for x in walk(part)))
+            if lone:
+                raise ModelError(
+                    f"the quadratic form {_form_text(m)} splits at the deterministic vector {cut} into a product of "
+                    f"bilinear forms, and {_form_text(part)} holds the random vector {lone[0]} once: it is a centred "
+                    f"Gaussian-like scalar, so the form is random at its own size and has no deterministic limit at "
+                    "this scaling (the order count n^e, which reads the form as a trace, is not its size: "
+                    "(b.T*Z*y)^2/n is b.b times a chi-square with one degree of freedom, O(1) and random)")
+
+
 def _form_text(m) -> str:
     while isinstance(m, Scaled):
         m = m.matrix
@@ -343,7 +378,11 @@ def prepare_qf(expr, implicit: bool = True) -> QFPlan:
     original = expr
     if not implicit and any(isinstance(x, Diff) for x in walk(expr)):
         expr = remove_diffs(expr)
-    hat = normalized(expr, "each Gaussian and each random vector counts as sqrt(n): write Z.T*Z/n, y.T*M*y/n")
+    try:
+        hat = normalized(expr, "each Gaussian and each random vector counts as sqrt(n): write Z.T*Z/n, y.T*M*y/n")
+    except ModelError:
+        _check_split_forms(expr)  # a form that does not concentrate: the order count's n^e is not the reason
+        raise
     vectors = vectors_of(hat)
     _check_vectors(hat, vectors, "the expression")
     notes = []

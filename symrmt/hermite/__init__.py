@@ -99,8 +99,11 @@ def hermite_report(f, k: int = 3, dps: int = 15, center: bool = False) -> dict:
     dps = check_dps(dps)
 
     def conv(x):
-        # a float only when it is one: a value beyond the double range is a decimal string
-        if dps <= 15 and mpmath.isfinite(x) and abs(x) < mpmath.mpf("1e300"):
+        # a float only when it is one: a value beyond the float64 normal range (1e-400, 1e400, a subnormal)
+        # is a decimal string, never 0.0 or inf
+        import sys
+
+        if dps <= 15 and mpmath.isfinite(x) and (x == 0 or sys.float_info.min <= abs(x) <= sys.float_info.max):
             return float(x)
         if not mpmath.isfinite(x):
             raise QuadratureError(f"a Hermite value of f is not finite ({x}); f grows too fast for its "

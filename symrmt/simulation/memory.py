@@ -25,5 +25,7 @@ def check_memory_bytes(need: int, what: str, detail: str, advice: str) -> None:
     except (AttributeError, ValueError, OSError):
         total = None
     if total and need > MEMORY_FRACTION * total:
-        raise ParameterError(f"{what}: needs about {need / 2**30:.3g} GiB ({detail}), more than "
+        from decimal import Decimal  # an astronomic need (c = 1e400) has no float
+
+        raise ParameterError(f"{what}: needs about {Decimal(need) / 2**30:.3g} GiB ({detail}), more than "
                              f"{MEMORY_FRACTION:.0%} of this machine's {total / 2**30:.3g} GiB; {advice}")

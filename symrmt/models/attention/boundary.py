@@ -99,9 +99,17 @@ class _Difference:
 
 
 def _scan_points(lo: Fraction, hi: Fraction, k: int, log: bool):
-    if log:
+    if log and Fraction(1, 10**300) <= lo and hi <= Fraction(10) ** 300:
         a, b = math.log(float(lo)), math.log(float(hi))
         inner = [Fraction(math.exp(a + (b - a) * i / (k - 1))).limit_denominator(10**12) for i in range(1, k - 1)]
+        return [lo, *inner, hi]
+    if log:  # beyond the float range (float(1e-400) is 0, float(1e400) overflows): in mpmath, 12 digits each
+        import mpmath
+
+        with mpmath.workdps(30):
+            a = mpmath.log(mpmath.mpf(lo.numerator) / lo.denominator)
+            b = mpmath.log(mpmath.mpf(hi.numerator) / hi.denominator)
+            inner = [Fraction(mpmath.nstr(mpmath.exp(a + (b - a) * i / (k - 1)), 12)) for i in range(1, k - 1)]
         return [lo, *inner, hi]
     return [lo + (hi - lo) * i / (k - 1) for i in range(k)]
 

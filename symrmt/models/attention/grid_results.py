@@ -339,13 +339,18 @@ class CrossingsResult(TableResult):
         return plot_crossings(self, ax=ax, log=log)
 
     def to_pandas(self):
-        """A DataFrame, one row per root: ``<over>`` (float64), ``root`` (the certified mpf, every digit),
-        ``direction``, ``bracket_lo``, ``bracket_hi`` (float64); the inputs in ``.attrs``."""
+        """A DataFrame, one row per root, with the same column types whether or not a root is found:
+        ``<over>`` (float64, the root), ``root`` (pandas ``string``: the certified root as a decimal of
+        every digit asked), ``direction`` (int64), ``bracket_lo``, ``bracket_hi`` (float64); the inputs in
+        ``.attrs``."""
+        import mpmath
+
         pd = need_pandas()
-        df = pd.DataFrame({self.over: self.values, "root": pd.Series(list(self.roots), dtype=object),
-                           "direction": list(self.directions),
-                           "bracket_lo": [float(b[0]) for b in self.brackets],
-                           "bracket_hi": [float(b[1]) for b in self.brackets]})
+        df = pd.DataFrame({self.over: pd.Series(self.values, dtype="float64"),
+                           "root": pd.Series([mpmath.nstr(r, self.digits) for r in self.roots], dtype="string"),
+                           "direction": pd.Series(list(self.directions), dtype="int64"),
+                           "bracket_lo": pd.Series([float(b[0]) for b in self.brackets], dtype="float64"),
+                           "bracket_hi": pd.Series([float(b[1]) for b in self.brackets], dtype="float64")})
         df.attrs.update({"f": self.f, "expr": self.expr, "over": self.over, "digits": self.digits,
                          **{k: str(v) for k, v in self.fixed.items()}})
         return df

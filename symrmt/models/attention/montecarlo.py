@@ -99,7 +99,11 @@ def _check_memory(n: int, p: int, explicit_weights: bool, parallel: int) -> None
     """Refuse a run whose float64 arrays would not fit: about ``6 n^2 + 4 p n`` (+ ``p^2`` for
     explicit weights) doubles per trial in flight (kernel, Gram, eigenvectors, workspace, tokens)."""
     per_trial = 8 * (6 * n * n + 4 * p * n + (p * p if explicit_weights else 0))
-    check_memory_bytes(per_trial * parallel, f"simulate n={n}, p={p}", f"{parallel} trial(s) at once", "lower n or c")
+    from decimal import Decimal
+
+    shown = p if p < 10**15 else f"{Decimal(p):.3g}"  # c = 1e400: not a 400-digit p
+    check_memory_bytes(per_trial * parallel, f"simulate n={n}, p={shown}", f"{parallel} trial(s) at once",
+                       "lower n or c")
 
 
 def _numpy_f(f):

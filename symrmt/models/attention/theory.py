@@ -54,6 +54,7 @@ import mpmath
 
 from symrmt.cache import cache_dict
 from symrmt.core.certify import ESCALATIONS, GUARD, Disagree, agree, certify
+from symrmt.certified import certified
 from symrmt.core.numbers import mpf_of
 from symrmt.errors import BranchError, ConvergenceError, PrecisionError, SolverError
 from symrmt.models.attention.solver import FixedPoint, lowrank_D, woodbury_value
@@ -186,7 +187,7 @@ def ridge_limit(c, gammas, snr=0, digits: int = 15):
 
     Returns
     -------
-    list of mpf
+    list of mpf, each carrying the ``digits`` asked (:class:`symrmt.certified.CertifiedMpf`)
 
     Examples
     --------
@@ -218,7 +219,7 @@ def ridge_limit(c, gammas, snr=0, digits: int = 15):
         if not (0 <= v <= 1):
             raise BranchError(f"ridge limit {mpmath.nstr(v, 10)} at gamma={_gstr(g)} is outside [0, 1]")
         with mpmath.workdps(digits):
-            out.append(+v)
+            out.append(certified(+v, digits))  # prints the digits asked
     return out
 
 
@@ -294,7 +295,8 @@ def attention_limit(f, c, gammas, geometry: Geometry | LowRankGeometry | None = 
 
     Returns
     -------
-    list of mpf (or of AttentionPoint), one per ``gamma``, in the order given.
+    list of mpf (or of AttentionPoint), one per ``gamma``, in the order given; each mpf carries the
+    ``digits`` asked (:class:`symrmt.certified.CertifiedMpf`: its ``repr`` and ``str`` show them).
 
     Examples
     --------
@@ -371,7 +373,7 @@ def attention_limit(f, c, gammas, geometry: Geometry | LowRankGeometry | None = 
                     block_traces=tuple(+x for x in gv), block_traces_derivative=tuple(+x for x in dgv),
                 )
             else:
-                results[g] = +err
+                results[g] = certified(+err, digits)  # prints the digits asked, not mpmath's 17
     return [results[g] for g in gs]
 
 

@@ -149,7 +149,8 @@ def simulate_point(f, n, c, gammas, geometry=None, diagonal="zero", noise="gauss
     if p < 1:
         raise ParameterError(f"p = round(c*n) = round({float(c_frac)!r}*{n}) = {p}; need p >= 1, increase c or n")
     gam_exact = check_gammas(gammas)
-    gam = np.array([float(g) for g in gam_exact], dtype=np.float64)
+    # a gamma beyond the float range would overflow float() itself: clamp the conversion, refuse below
+    gam = np.array([float(g) if abs(g) < Fraction(10) ** 308 else float("inf") for g in gam_exact], dtype=np.float64)
     for g, gf in zip(gam_exact, gam):
         if not (np.isfinite(gf) and gf > 0) or abs(Fraction(float(gf)) - g) > g / 2:
             from decimal import Context
@@ -180,10 +181,10 @@ def simulate_point(f, n, c, gammas, geometry=None, diagonal="zero", noise="gauss
 
             geometry = as_geometry(geometry)
         if isinstance(geometry, Geometry):
-            geometry_record = {k: float(v) for k, v in geometry.as_dict().items()}
+            geometry_record = {k: _sim_float(v, k) for k, v in geometry.as_dict().items()}
         elif isinstance(geometry, LowRankGeometry):
-            geometry_record = {"r": geometry.r, "alpha": float(geometry.alpha),
-                               "gram": [[float(x) for x in row] for row in geometry.gram()]}
+            geometry_record = {"r": geometry.r, "alpha": _sim_float(geometry.alpha, "alpha"),
+                               "gram": [[_sim_float(x, "a Gram entry") for x in row] for row in geometry.gram()]}
         else:
             raise ParameterError(
                 f"geometry must be a symrmt.Geometry or LowRankGeometry, got {type(geometry).__name__}"
@@ -244,3 +245,16 @@ def summarize(point: SimPoint, rows: np.ndarray, seed: int, info: dict) -> dict:
         },
         **info,
     }
+
+
+def _sim_float(v, name: str) -> float:
+    """A geometry entry as the simulation's float64, refused (:class:`ParameterError`) when float64 would
+    make it inf or 0 (a magnitude above ``1e300``, or a nonzero one below ``1e-300``)."""
+    q = Fraction(v) if not isinstance(v, Fraction) else v
+    if abs(q) > Fraction(10) ** 300 or (q != 0 and abs(q) < Fraction(1, 10**300)):
+        from decimal import Context
+
+        shown = Context(prec=3).divide(q.numerator, q.denominator)
+        raise ParameterError(f"{name} = {shown} is outside the float64 range of the simulation (it needs "
+                             "magnitudes 1e-300 to 1e300, or 0)")
+    return float(q)
