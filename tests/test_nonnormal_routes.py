@@ -172,7 +172,8 @@ def test_cli_trace_sweep(capsys):
     assert code == 0
     rows = [line.split(",") for line in out.strip().splitlines()[1:]]
     got = {r[0]: float(r[1]) for r in rows}
-    assert abs(got["1/2"] - 1.5) < 1e-12 and abs(got["-3/4"] - 0.25) < 1e-12 and abs(got["4"] - 1.25) < 1e-12
+    got = {float(k): v for k, v in got.items()}  # the axis as a decimal (0.5 for 1/2)
+    assert abs(got[0.5] - 1.5) < 1e-12 and abs(got[-0.75] - 0.25) < 1e-12 and abs(got[4.0] - 1.25) < 1e-12
     code, out, err = run(["trace-sweep", FORM, *GINIBRE, *SIGNS, "--grid", "gamma=1/2,2"], capsys)
     assert code == 3 and "non-normal" in err and "Traceback" not in err
 
