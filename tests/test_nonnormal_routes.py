@@ -174,8 +174,15 @@ def test_cli_trace_sweep(capsys):
     got = {r[0]: float(r[1]) for r in rows}
     got = {float(k): v for k, v in got.items()}  # the axis as a decimal (0.5 for 1/2)
     assert abs(got[0.5] - 1.5) < 1e-12 and abs(got[-0.75] - 0.25) < 1e-12 and abs(got[4.0] - 1.25) < 1e-12
+    # the point inside the disk is marked (its reason in the error column), the sweep goes on: exit 0
     code, out, err = run(["trace-sweep", FORM, *GINIBRE, *SIGNS, "--grid", "gamma=1/2,2"], capsys)
-    assert code == 3 and "non-normal" in err and "Traceback" not in err
+    assert code == 0 and "non-normal" in err and "Traceback" not in err
+    rows = {r.split(",")[0]: r for r in out.strip().splitlines()[1:]}
+    assert rows["0.5"].startswith("0.5,,") and "NonNormalError" in rows["0.5"]
+    assert abs(float(rows["2"].split(",")[1]) - 0.5) < 1e-12
+    # every point inside: exit 3
+    code, out, err = run(["trace-sweep", FORM, *GINIBRE, *SIGNS, "--grid", "gamma=1/2,1/4"], capsys)
+    assert code == 3 and "non-normal" in err
 
 
 # ---------------------------------------------------------------- the radius of a proved ball below the real axis
