@@ -245,7 +245,7 @@ def build_model(dims=(), matrices=(), vectors=(), lets=()):
     for text in lets:
         name, rhs = split_assignment(text, "--let")
         model._matrix_name(name)
-        node = model.parse(rhs)
+        node = model.parse(rhs, what=f"--let {name}")
         from symrmt.engine.nodes import MatrixNode
 
         if not isinstance(node, MatrixNode):

@@ -63,7 +63,7 @@ from symrmt.engine.nodes import (  # noqa: F401
     GOE, Const, Diagonal, Diff, Dim, Gaussian, Identity, Inverse, MatProduct, MatSum, ModelError, Power,
     ScalarProduct, ScalarSum, Scaled, Trace, Transpose, walk,
 )
-from symrmt.engine.declarations import inv, sqrt  # noqa: F401
+from symrmt.engine.declarations import check_expanded, inv, sqrt  # noqa: F401
 from symrmt.engine.tree import bind, differentiate, exact_value  # noqa: F401
 from symrmt.engine.certify import TraceLimit
 from symrmt.engine.nonlinear_kernel import kernel, kernel_coefficients  # noqa: F401  (the Gaussian-equivalent kernel)
@@ -106,6 +106,7 @@ class Model(_model.Model):
         from symrmt.engine.plan import prepare
 
         expr = self.expr(expr)
+        check_expanded(expr)  # a tree built in Python with shared parts is counted written out too
         if expr not in self._plans and _has_vectors(expr):
             from symrmt.engine.qf_solver import self_test_plan
             from symrmt.engine.woodbury_qf import prepare_qf

@@ -30,6 +30,7 @@ from symrmt.engine.node_algebra import identity_part
 
 __all__ = [
     "TracePlan", "Plan", "pencil_for", "prepare", "psd_conditions", "trace_bounds", "normalized", "check_unknowns",
+    "check_unknown_count", "pencil_unknowns",
     "plan_params", "scalar_formula", "multi_index",
 ]
 
@@ -86,15 +87,20 @@ def prepare(expr) -> Plan:
                                                  "scaled", "transpose", "inverse"):
         raise ModelError("the limit needs a scalar expression (take a normalized trace: trace(M))")
     hat = normalized(expr, "each Gaussian counts as sqrt(n): write Z.T*Z/n, G/sqrt(n)")
-    traces, index = [], {}
+    advice = "split the expression into smaller traces, or lower a matrix power"
+    pencils, index = [], {}
     for node in walk(hat):
         if isinstance(node, Trace) and node.matrix not in index:
-            m = node.matrix
-            index[m] = len(traces)
-            p, law = pencil_for(m)
-            system = BlockSystem(p) if law is None else AtomSystem(p, law)
-            traces.append(TracePlan(len(traces), m, p, system, trace_bounds(m)))
-    check_unknowns(traces, "split the expression into smaller traces, or lower a matrix power")
+            index[node.matrix] = len(pencils)
+            pencils.append((node.matrix, *pencil_for(node.matrix)))
+    # the count is read from the pencils before any fixed point is written (writing one of
+    # thousands of unknowns in SymPy would take minutes before the refusal)
+    check_unknown_count(sum(pencil_unknowns(p) for _m, p, _law in pencils), advice)
+    traces = []
+    for m, p, law in pencils:
+        system = BlockSystem(p) if law is None else AtomSystem(p, law)
+        traces.append(TracePlan(len(traces), m, p, system, trace_bounds(m)))
+    check_unknowns(traces, advice)
     params = sorted(plan_params(hat, traces), key=lambda s: s.name)
     funcs = {}
 
@@ -153,15 +159,36 @@ def normalized(expr, scalings: str):
     return hat
 
 
-def check_unknowns(traces, advice: str) -> None:
-    """Refuse fixed points with more unknowns in all than ``LIMITS["unknowns"]`` (``advice``: what to
+def pencil_unknowns(pencil) -> int:
+    """The number of unknowns ``H_kl`` of the block fixed point of ``pencil`` (one for every pair of
+    blocks of the same dimension), read from its block sizes before any SymPy work.
+
+    >>> from symrmt.engine.nodes import Gaussian, Dim, N
+    >>> import sympy as sp
+    >>> Z = Gaussian("Z", Dim("n", sp.Integer(1)), Dim("n", sp.Integer(1)))
+    >>> pencil_unknowns(lin.linearize(Z.T * Z / N))
+    4
+    """
+    counts = {}
+    for b in pencil.blocks:
+        counts[b] = counts.get(b, 0) + 1
+    return sum(c * c for c in counts.values())
+
+
+def check_unknown_count(unknowns: int, advice: str) -> None:
+    """Refuse a fixed point of ``unknowns`` unknowns above ``LIMITS["unknowns"]`` (``advice``: what to
     write instead, for the message)."""
-    unknowns = sum(len(t.system.unknowns) for t in traces)
     if unknowns > LIMITS["unknowns"]:
         raise ModelError(
             f"the fixed point of this expression has {unknowns} unknowns, above the limit of {LIMITS['unknowns']} "
             f"(LIMITS['unknowns']: the solve grows like its cube); {advice}"
         )
+
+
+def check_unknowns(traces, advice: str) -> None:
+    """Refuse fixed points with more unknowns in all than ``LIMITS["unknowns"]`` (``advice``: what to
+    write instead, for the message)."""
+    check_unknown_count(sum(len(t.system.unknowns) for t in traces), advice)
 
 
 def plan_params(hat, traces) -> set:

@@ -60,6 +60,11 @@ LIMITS = {
     # solve grows about like its cube (measured: 50 unknowns 0.9 s, 98 unknowns 3.5 s,
     # 128 unknowns 22 s on a loaded 2-core machine); (Z.T*Z/n)**16 would need 512
     "unknowns": 100,
+    # nodes of one engine expression written out as a tree: every --let name replaced by its
+    # expression and every matrix power by its factors (a chain of lets that squares a matrix each
+    # time doubles it at every step: 8 such lets write out 256 copies); checked on every let and
+    # every expression before any other work
+    "expanded_nodes": 2000,
     # seconds for parsing and building one input (LaTeX included)
     "time": 5.0,
 }
