@@ -21,6 +21,7 @@ else it hands back ``None``.
 from __future__ import annotations
 
 from symrmt.errors import ConvergenceError
+from symrmt.core.budget import check as check_budget
 from symrmt.core.numbers import NumberContext
 
 __all__ = ["newton", "NewtonError", "stagnated", "refine", "REFINE_CONTRACTION"]
@@ -61,6 +62,7 @@ def newton(linear, x, ctx: NumberContext, tol, maxsteps: int, *, stagnation: boo
     root_tol = ctx.sqrt(tol) if floor is None else floor
     extra = None
     for _ in range(maxsteps):
+        check_budget()
         dx, extra = linear(x)
         x = [a + b for a, b in zip(x, dx)]
         step = ctx.norm(dx) / (1 + ctx.norm(x))

@@ -176,8 +176,17 @@ class Model(_model.Model):
             The expression is not in the grammar or its limit is not O(1).
         symrmt.models.attention.solver.SolverError
             The homotopy or Newton failed (the message carries the residual), the digits could
-            not be certified (``PrecisionError``), or a sanity bound fails (``BranchError``).
+            not be certified (``PrecisionError``), a sanity bound fails (``BranchError``), or the solve
+            ran past ``LIMITS["solve_seconds"]`` (:class:`symrmt.core.budget.SolveTimeLimit`, naming the stage).
         """
+        from symrmt.core.budget import solve_budget, stage
+        from symrmt.parsing import LIMITS
+
+        with solve_budget(LIMITS["solve_seconds"], "the limit"):
+            return self._limit(expr, at, digits, prove, stage)
+
+    def _limit(self, expr, at, digits, prove, stage):
+        from symrmt.core.budget import paused
         from symrmt.engine.certify import certified_limit
 
         from symrmt.parsing import check_digits
@@ -187,7 +196,8 @@ class Model(_model.Model):
             from symrmt.arb import require_flint
 
             require_flint()
-        plan = self.plan(expr)
+        with stage("the plan (pencils and fixed-point systems)"):
+            plan = self.plan(expr)
         if not isinstance(at, Mapping):
             raise ModelError(f"at must be a dict of parameter values, got {type(at).__name__}")
         known = {p.name for p in plan.params} | {k for k in self.symbols if k != "n"}
@@ -231,8 +241,9 @@ class Model(_model.Model):
             if prove:
                 from symrmt.engine.prove_qf import prove_qf
 
-                tb = prove_qf(plan, values, digits, result.solvers, self.vectors(),
-                              chain=True if prove == "branch" else None)
+                with paused():  # the proof has its own bounds (boxes, steps)
+                    tb = prove_qf(plan, values, digits, result.solvers, self.vectors(),
+                                  chain=True if prove == "branch" else None)
                 result.ball, result.branch, result.branch_notes = tb.value, tb.branch, list(tb.notes)
                 result.balls = {"value": tb.value, "traces": list(tb.traces), "forms": list(tb.forms)}
             return result
@@ -256,8 +267,9 @@ class Model(_model.Model):
         if prove:
             from symrmt.engine.prove import prove_trace
 
-            tb = prove_trace(plan, values, digits, getattr(result, "solvers", None),
-                             chain=True if prove == "branch" else None)
+            with paused():  # the proof has its own bounds (boxes, steps)
+                tb = prove_trace(plan, values, digits, getattr(result, "solvers", None),
+                                 chain=True if prove == "branch" else None)
             result.ball, result.branch = tb.value, tb.branch
             result.branch_notes = list(tb.notes)
             result.balls = {"value": tb.value, "traces": list(tb.traces)}

@@ -166,8 +166,9 @@ def pencil_unknowns(pencil) -> int:
     >>> from symrmt.engine.nodes import Gaussian, Dim, N
     >>> import sympy as sp
     >>> Z = Gaussian("Z", Dim("n", sp.Integer(1)), Dim("n", sp.Integer(1)))
-    >>> pencil_unknowns(lin.linearize(Z.T * Z / N))
-    4
+    >>> p = lin.linearize(Z.T * Z / N)
+    >>> pencil_unknowns(p), len(BlockSystem(p).unknowns)
+    (9, 9)
     """
     counts = {}
     for b in pencil.blocks:

@@ -67,6 +67,11 @@ LIMITS = {
     "expanded_nodes": 2000,
     # seconds for parsing and building one input (LaTeX included)
     "time": 5.0,
+    # seconds of one trace-engine solve (one point of Model.limit, Model.sweep's certified path,
+    # symrmt trace and trace-sweep; one point of a density): past it the solve is stopped with an
+    # error naming its stage (homotopy, continuation, Newton polish, certification); a note names
+    # the stage after 15 s on the command line
+    "solve_seconds": 60.0,
 }
 
 #: significant digits kept when an irrational input (such as ``sqrt(2)``) becomes a rational:
