@@ -32,6 +32,7 @@ from symrmt.core.numbers import mpf_of
 from symrmt.core.certify import ESCALATIONS, GUARD
 from symrmt.core.budget import stage
 from symrmt.engine.certify import TraceLimit, branch_acceptor, check_bounds, check_real, compiled_system
+from symrmt.engine.continuation import ContinuedSolver
 from symrmt.engine.solver import TraceSolver
 
 __all__ = ["qf_self_test", "certified_qf_limit"]
@@ -266,7 +267,7 @@ def certified_qf_limit(plan, values: dict, digits: int, vectors=None):
         self_test_plan(plan)
         solvers = {"values": values}
         for t in plan.traces:
-            solvers[t.index] = TraceSolver(compiled_system(t.system), values)
+            solvers[t.index] = ContinuedSolver(compiled_system(t.system), values)
     for t in plan.traces:
         with stage(f"the homotopy of fixed point #{t.index + 1} ({len(t.system.unknowns)} unknowns)"):
             solvers[t.index].start(branch_acceptor(t, values) if t.system.readout else None)

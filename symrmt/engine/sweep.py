@@ -21,6 +21,7 @@ relative gap in ``certified_gap`` (absolute where the 30-digit value is 0).
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Mapping
 
@@ -197,6 +198,26 @@ def _check_ratios(model, axes, fixed):
             model.check_ratios({**fixed, **dict(zip(free, combo))})
 
 
+def _point_text(v) -> str:
+    """A grid value for a message: its float when that is the number (``0.1``), else 8 significant digits of
+    the exact value (``1e-400`` is not ``0.0``).
+
+    >>> from fractions import Fraction
+    >>> _point_text(Fraction(1, 10)), _point_text(Fraction(1, 10**400))
+    ('0.1', '1.0e-400')
+    """
+    import mpmath
+
+    try:
+        f = float(v)
+    except OverflowError:
+        f = math.inf
+    if f != 0 and math.isfinite(f) and abs(f) >= 2.3e-308 or v == 0:
+        return repr(f)
+    with mpmath.workdps(20):
+        return mpmath.nstr(mpmath.mpf(v.numerator) / v.denominator if hasattr(v, "numerator") else mpmath.mpf(v), 8)
+
+
 def sweep(model, expr, grid, at=None, certify: int = 0, seed: int = 0) -> TraceSweep:
     """See :meth:`symrmt.engine.Model.sweep`."""
     from symrmt.engine.batch import solve_plan
@@ -291,7 +312,7 @@ def sweep(model, expr, grid, at=None, certify: int = 0, seed: int = 0) -> TraceS
         try:
             r = model.limit(expr, at=pt, digits=FALLBACK_DIGITS)
         except (ArithmeticError, ValueError) as exc:
-            where = ", ".join(f"{k}={float(pt[k])!r}" for k in names)
+            where = ", ".join(f"{k}={_point_text(pt[k])}" for k in names)
             raise type(exc)(f"sweep: the point {where} (flat index {int(i)}) failed the float checks and the "
                             f"certified path: {exc}") from exc
         values[i] = float(r.value)
