@@ -196,6 +196,23 @@ class Model(_model.Model):
             from symrmt.arb import require_flint
 
             require_flint()
+        expr = self.expr(expr)
+        check_expanded(expr)
+        from symrmt.engine.moments import over_cap_polynomial, polynomial_limit
+
+        if over_cap_polynomial(expr):  # a polynomial moment: a finite series, no fixed point to cap
+            if prove:
+                raise ModelError("prove is not available for a polynomial moment summed as a series (its "
+                                 "fixed point has more unknowns than LIMITS['unknowns']); the value is exact")
+            if not isinstance(at, Mapping):
+                raise ModelError(f"at must be a dict of parameter values, got {type(at).__name__}")
+            known = {k for k in self.symbols if k != "n"}
+            extra = sorted(str(k) for k in at if str(k) not in known)
+            if extra:
+                raise ModelError(f"unknown parameter {', '.join(extra)} in at= (the expression's parameters: "
+                                 f"{', '.join(sorted(known)) or 'none'})")
+            with stage("the moment series"):
+                return polynomial_limit(expr, {str(k): exact_value(v, str(k)) for k, v in at.items()}, digits)
         with stage("the plan (pencils and fixed-point systems)"):
             plan = self.plan(expr)
         if not isinstance(at, Mapping):
