@@ -95,10 +95,28 @@ def compute(model, matrix, xs, at, digits=15, edges=True, atoms=True, label=None
         raise ModelError("density() needs a symmetric matrix by structure (M == M.T after pushing transposes: "
                          "write Z.T*Z/n, K.T*K, G/sqrt(n) + ...); a non-symmetric matrix has no real spectral "
                          "density (see the Brown measure, docs/engine.md)")
+    from symrmt.engine.base import MAX_SPLIT_ATOMS
+
+    laws = lin.diagonals_of(node)
+    big = sorted(name for name, D in laws.items() if len(D.values) > MAX_SPLIT_ATOMS)
+    if big:
+        D = laws[big[0]]
+        raise ModelError(
+            f"density() of the {len(D.values)}-atom law {D.name}: the density follows the resolvent along z, which "
+            f"needs the z-derivative of the fixed point; a law of at most {MAX_SPLIT_ATOMS} atoms is split into "
+            "one block per atom for that, and the weighted-sum reduction of a larger law has no derivatives yet "
+            f"(its traces and sweeps work: symrmt trace); merge its atoms to at most {MAX_SPLIT_ATOMS}")
     zname = _fresh_name(model)
     z = model.param(zname)
     expr = Trace(_inverse(node - z * model.identity(node.rows.name)))
-    plan = model.plan(expr)
+    try:  # every law split into blocks (the derivative in z needs the block system)
+        plan = model.plan(expr, split_atoms=MAX_SPLIT_ATOMS)
+    except ModelError as exc:
+        if laws and "unknowns" in str(exc):
+            raise ModelError(f"{exc}; density() splits every diagonal law into one block per atom "
+                             f"({', '.join(f'{D.name}: {len(D.values)} atoms' for D in laws.values())}), so "
+                             "fewer atoms give fewer unknowns") from None
+        raise
     zsym = next(p for p in plan.params if p.name == zname)
     values = {str(k): exact_value(v, str(k)) for k, v in (at or {}).items()}
     known = {p.name for p in plan.params if p.name != zname}

@@ -100,24 +100,27 @@ class Model(_model.Model):
         super().__init__()
         self._plans = {}
 
-    def plan(self, expr):
-        """The symbolic plan (pencils, systems, formula) of a scalar expression (memoized)."""
+    def plan(self, expr, *, split_atoms=None):
+        """The symbolic plan (pencils, systems, formula) of a scalar expression (memoized);
+        ``split_atoms``: split diagonal laws of up to that many atoms into one block per atom (default
+        ``SPLIT_ATOMS``; the density path splits up to ``MAX_SPLIT_ATOMS``)."""
         from symrmt.engine.pencil_check import checked
         from symrmt.engine.plan import prepare
 
         expr = self.expr(expr)
         check_expanded(expr)  # a tree built in Python with shared parts is counted written out too
-        if expr not in self._plans and _has_vectors(expr):
+        key = expr if split_atoms is None else (expr, split_atoms)
+        if key not in self._plans and _has_vectors(expr):
             from symrmt.engine.qf_solver import self_test_plan
             from symrmt.engine.woodbury_qf import prepare_qf
 
-            self._plans[expr] = self_test_plan(prepare_qf(expr))
-        if expr not in self._plans:
-            plan = prepare(expr)
+            self._plans[key] = self_test_plan(prepare_qf(expr))
+        if key not in self._plans:
+            plan = prepare(expr, split_atoms)
             for t in plan.traces:  # every pencil is self-tested before it is shown or used
                 checked(t.pencil, t.matrix)
-            self._plans[expr] = plan
-        return self._plans[expr]
+            self._plans[key] = plan
+        return self._plans[key]
 
     def pencil(self, expr, symmetric: bool = False):
         """The linear pencils of the traces in ``expr`` (a list of :class:`PencilView`).

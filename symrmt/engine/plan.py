@@ -56,18 +56,20 @@ class Plan:
 _PENCILS = cache_dict("symrmt.engine.plan._PENCILS", 256)
 
 
-def pencil_for(matrix):
+def pencil_for(matrix, split_atoms=None):
     """The reduced pencil of a normalized square matrix (memoized; not yet self-tested), and the
     diagonal law reduced to weighted sums (or ``None``).
 
-    A law of at most ``SPLIT_ATOMS`` atoms is split into one block per atom; a larger one (one per
-    trace) keeps its diagonal leaf, and its fixed point is an :class:`~symrmt.engine.atomsums.AtomSystem`.
+    A law of at most ``split_atoms`` atoms (default ``SPLIT_ATOMS``) is split into one block per atom;
+    a larger one (one per trace) keeps its diagonal leaf, and its fixed point is an
+    :class:`~symrmt.engine.atomsums.AtomSystem`.
     """
-    key = matrix
+    split = engine_base.SPLIT_ATOMS if split_atoms is None else split_atoms
+    key = matrix if split_atoms is None else (matrix, split)
     if key not in _PENCILS:
         p = lin.linearize(matrix)
         diags = lin.diagonals_of(matrix)
-        big = [D for D in diags.values() if len(D.values) > engine_base.SPLIT_ATOMS]
+        big = [D for D in diags.values() if len(D.values) > split]
         if big and len(diags) == 1:
             p = (p, big[0])
         elif any(len(D.values) > engine_base.MAX_SPLIT_ATOMS for D in diags.values()):
@@ -81,8 +83,9 @@ def pencil_for(matrix):
     return _PENCILS[key]
 
 
-def prepare(expr) -> Plan:
-    """The :class:`Plan` of a scalar expression (raises :class:`ModelError` when it is not O(1))."""
+def prepare(expr, split_atoms=None) -> Plan:
+    """The :class:`Plan` of a scalar expression (raises :class:`ModelError` when it is not O(1));
+    ``split_atoms``: split diagonal laws of up to that many atoms into blocks (:func:`pencil_for`)."""
     if not hasattr(expr, "kind") or expr.kind in ("gaussian", "goe", "identity", "diag", "sum", "product",
                                                  "scaled", "transpose", "inverse"):
         raise ModelError("the limit needs a scalar expression (take a normalized trace: trace(M))")
@@ -92,7 +95,7 @@ def prepare(expr) -> Plan:
     for node in walk(hat):
         if isinstance(node, Trace) and node.matrix not in index:
             index[node.matrix] = len(pencils)
-            pencils.append((node.matrix, *pencil_for(node.matrix)))
+            pencils.append((node.matrix, *pencil_for(node.matrix, split_atoms)))
     # the count is read from the pencils before any fixed point is written (writing one of
     # thousands of unknowns in SymPy would take minutes before the refusal)
     check_unknown_count(sum(pencil_unknowns(p) for _m, p, _law in pencils), advice)
