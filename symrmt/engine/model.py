@@ -335,8 +335,15 @@ class Model(_model.Model):
             raise ValueError("x: give at least one point")
         if certify is not None and (not isinstance(certify, int) or certify < 1):
             raise ValueError(f"certify must be a positive integer (every k-th point certified), got {certify!r}")
-        return compute(self, matrix, xs, at or {}, digits=digits, edges=edges, atoms=atoms,
-                       label=matrix if isinstance(matrix, str) else None, certify=certify)
+        try:
+            return compute(self, matrix, xs, at or {}, digits=digits, edges=edges, atoms=atoms,
+                           label=matrix if isinstance(matrix, str) else None, certify=certify)
+        except ZeroDivisionError as exc:  # a singular linear system the solver did not turn into a reason
+            from symrmt.engine.edge_system import DensityError
+
+            raise DensityError(f"the density solver met a singular linear system ({exc}): the fixed point's "
+                               "Jacobian is singular on its path (an edge or an atom of the spectrum, or a pencil "
+                               "whose deterministic part is singular)") from None
 
 
 def _has_vectors(expr) -> bool:
