@@ -142,6 +142,15 @@ class ResolventSolver:
     def tau(self, h):
         return sum(c * h[i] for i, c in self.readout_f)
 
+    @staticmethod
+    def _coef(c):
+        """A readout coefficient (an exact SymPy number, such as an atom's weight 1/3) at the working
+        precision (not through a float: 1/3 as a float is wrong in the 17th digit)."""
+        c = sp.sympify(c)
+        if c.is_Rational:
+            return mpmath.mpf(int(c.p)) / int(c.q)
+        return mpmath.mpmathify(sp.N(c, mpmath.mp.dps + 10))
+
     # -- float path
     def _eval(self, h, z, s=1.0, eps=0.0):
         m = self.m
@@ -320,7 +329,7 @@ class ResolventSolver:
             if steps is None and tol > mpmath.mpf(10) ** -280:  # float64 steps: not below its range
                 out = self._refine(h, pv, complex(zc), float(tol))
                 if out is not None:
-                    tau = sum(mpmath.mpmathify(c) * out[i] for i, c in ((i, complex(c)) for i, c in self.readout))
+                    tau = sum(self._coef(c) * out[i] for i, c in self.readout)
                     return out, tau
             def linear(x):
                 v = self.c.fjs(x, pv)
@@ -337,7 +346,7 @@ class ResolventSolver:
                 raise
             except ConvergenceError:
                 raise DensityError(f"the Newton polish at {dps} digits did not converge at z = {cstr(complex(z))}") from None
-            tau = sum(mpmath.mpmathify(c) * h[i] for i, c in ((i, complex(c)) for i, c in self.readout))
+            tau = sum(self._coef(c) * h[i] for i, c in self.readout)
             return h, tau
 
 
