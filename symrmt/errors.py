@@ -28,7 +28,8 @@ this module imports nothing from symrmt, so any module may import it.
 
 from __future__ import annotations
 
-__all__ = ["SymrmtError", "ParameterError", "SolverError", "ConvergenceError", "BranchError", "PrecisionError"]
+__all__ = ["SymrmtError", "ParameterError", "SolverError", "ConvergenceError", "BranchError", "PrecisionError",
+           "SolveTimeLimit"]
 
 
 class SymrmtError(Exception):
@@ -53,3 +54,7 @@ class BranchError(SolverError):
 
 class PrecisionError(SolverError):
     """Two solves at different working precisions disagree in the requested digits."""
+
+
+class SolveTimeLimit(SolverError):
+    """A solve ran past its time limit (:mod:`symrmt.core.budget`); the message names the stage it was in."""

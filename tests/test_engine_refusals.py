@@ -110,6 +110,15 @@ def test_rectangular_fuss_catalan_moment_is_exact():
         m.limit("trace((Z1*Z1.T*Z2*Z2.T/(p*n))**4)", at={"c": "1/2"}, prove=True)
 
 
+def test_moment_series_with_an_irrational_coefficient_is_certified_at_two_precisions():
+    m = Model()
+    m.gaussian("Z1", "n", "n")
+    m.gaussian("Z2", "n", "n")
+    r = m.limit("trace((sqrt(2)*Z1*Z1.T*Z2*Z2.T/n**2)**3)", at={}, digits=30)
+    with mpmath.workdps(50):
+        assert rel(r.value, 12 * mpmath.sqrt(2) ** 3) < mpmath.mpf(10) ** -29
+
+
 def _f_matrix_density(x, c, d, dps=40):
     """The density of ``F = Z1.T inv(Z2 Z2.T/n2) Z1/n`` (Z1 n x p, p = c n; Z2 n x n2, n2 = d n) from Silverstein's
     equation for ``B = X^T T X/p`` with ``T = W2^{-1}``: ``z = -1/m + (n/p) g(-m)``, ``g`` the Marchenko-Pastur

@@ -23,7 +23,7 @@ stopped, so that no run is silent for long.
 ...             check()
 Traceback (most recent call last):
 ...
-symrmt.core.budget.SolveTimeLimit: the demo: stopped in the demo loop after ... s, the time limit of one solve (0.05 s here; LIMITS['solve_seconds'] is the default); the point is not certified
+symrmt.errors.SolveTimeLimit: the demo: stopped in the demo loop after ... s, the time limit of one solve (0.05 s here; LIMITS['solve_seconds'] is the default); the point is not certified
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ import contextlib
 import threading
 import time
 
-from symrmt.errors import SolverError
+from symrmt.errors import SolveTimeLimit
 
 __all__ = ["SolveTimeLimit", "solve_budget", "stage", "check", "paused", "NOTE_AFTER_S", "active"]
 
@@ -40,10 +40,6 @@ __all__ = ["SolveTimeLimit", "solve_budget", "stage", "check", "paused", "NOTE_A
 NOTE_AFTER_S = 15.0
 #: where that note goes (``None``: nowhere; the command line sets ``sys.stderr``)
 NOTE_STREAM = None
-
-
-class SolveTimeLimit(SolverError):
-    """A solve ran past its time limit; the message names the stage it was in."""
 
 
 class _Expired(BaseException):

@@ -93,20 +93,25 @@ def over_cap_polynomial(expr) -> bool:
 
 def _series_trace(pencil, values: dict, dps):
     """``tau`` of one polynomial trace at ``values`` (SymPy symbol -> exact number): exact (a
-    ``Fraction``) when every number of the pencil is rational there (``dps=None``), else an ``mpf``
-    at ``dps`` digits."""
+    ``Fraction``) with ``dps=None`` (``None`` when a number of the pencil is irrational there), else an
+    ``mpf`` at ``dps`` digits."""
     L0s, eta_c = pencil_parts(pencil)
     readout = pencil_readout(pencil)
     k = pencil.size
 
-    def num(x):
+    def exact(x):
         v = sp.sympify(x).xreplace(values)
         if v.free_symbols:
             raise ModelError(f"no value given for {', '.join(sorted(map(str, v.free_symbols)))}")
+        return v
+
+    if dps is None and not all(exact(x).is_Rational for x in list(L0s) + list(readout.values()) +
+                               [c for d in eta_c.values() for c in d.values()]):
+        return None  # an irrational number at the point: the caller sums in mpmath
+
+    def num(x):
+        v = exact(x)
         if dps is None:
-            v = sp.nsimplify(v) if not v.is_Rational else v
-            if not v.is_Rational:
-                raise _NotRational
             return Fraction(int(v.p), int(v.q))
         return mpmath.mpmathify(sp.N(v, dps + 10))
 
@@ -166,10 +171,6 @@ def _add_product(acc: dict, A: dict, B: dict) -> None:
             del target[j]
         if not target:
             del acc[i]
-
-
-class _NotRational(Exception):
-    """A number of the pencil is irrational at the point: the series is summed in mpmath."""
 
 
 def _inverse(A, zero):
@@ -232,16 +233,16 @@ def polynomial_limit(expr, values: dict, digits: int):
         syms[x] = sp.Rational(v.numerator, v.denominator) if hasattr(v, "numerator") else sp.nsimplify(v)
         if x.is_positive and not syms[x] > 0:
             raise ModelError(f"{x.name} is a dimension ratio and must be positive, got {v}")
-    try:  # exact: every number of the pencils rational at the point (the usual case)
-        taus = [_series_trace(p, syms, None) for p in pencils]
+    taus = [_series_trace(p, syms, None) for p in pencils]
+    if all(t is not None for t in taus):  # exact: every number of the pencils rational at the point
         subs = dict(syms)
         subs.update({t: sp.Rational(v.numerator, v.denominator) for t, v in zip(tsyms, taus)})
-        exact = sp.nsimplify(formula.xreplace(subs))
+        exact = formula.xreplace(subs)
         with mpmath.workdps(digits + 30):
             hi = mpmath.mpmathify(sp.N(exact, digits + 30))
             taus = [mpmath.mpf(v.numerator) / v.denominator for v in taus]
             hi = check_real(hi, digits)
-    except _NotRational:
+    else:
         out = []
         for dps in (digits + 20, digits + 30):
             taus = [_series_trace(p, syms, dps) for p in pencils]
