@@ -67,7 +67,8 @@ def is_polynomial(expr) -> bool:
 
 def over_cap_polynomial(expr) -> bool:
     """True when ``expr`` is polynomial (:func:`is_polynomial`) and its block fixed point would have more
-    unknowns than ``LIMITS["unknowns"]``: :meth:`symrmt.engine.Model.limit` then sums its series instead."""
+    unknowns than ``LIMITS["unknowns"]``, at most ``LIMITS["series_unknowns"]``: :meth:`symrmt.engine.Model.limit`
+    then sums its series instead (above that, the plan refuses it by the unknowns limit)."""
     from symrmt.engine.plan import pencil_unknowns
     from symrmt.parsing.limits import LIMITS
 
@@ -88,7 +89,7 @@ def over_cap_polynomial(expr) -> bool:
             if law is not None:
                 return False
             total += pencil_unknowns(p)
-    return total > LIMITS["unknowns"]
+    return LIMITS["unknowns"] < total <= LIMITS["series_unknowns"]
 
 
 def _series_trace(pencil, values: dict, dps):
