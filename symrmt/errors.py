@@ -59,6 +59,7 @@ __all__ = [
     "SymbolicTimeout",
     "ProofError",
     "ProveUnavailable",
+    "SolveTimeLimit",
 ]
 
 
@@ -226,3 +227,8 @@ class ProofError(SolverError):
 # symrmt.arb
 class ProveUnavailable(ParameterError):
     """``--prove`` / ``prove=True`` without python-flint installed (exit 2)."""
+
+
+# symrmt.core.budget
+class SolveTimeLimit(SolverError):
+    """A solve ran past its time limit (:mod:`symrmt.core.budget`); the message names the stage it was in."""

@@ -263,6 +263,9 @@ def main(argv=None) -> int:
         from symrmt.simulation.blas_threads import one_thread_env_before_numpy
 
         one_thread_env_before_numpy()
+    import symrmt.core.budget as budget
+
+    budget.NOTE_STREAM = sys.stderr  # a solve running long says, once, which stage it is in
     try:
         _check_out(args)
         return args.func(args)

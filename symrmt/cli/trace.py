@@ -247,7 +247,7 @@ def build_model(dims=(), matrices=(), vectors=(), lets=()):
                 raise ParameterError(f"--let {name}: {decl}(...) declares a matrix, it is not an expression of "
                                      f"declared ones: write --matrix '{name}={rhs}'")
         model._matrix_name(name)
-        node = model.parse(rhs)
+        node = model.parse(rhs, what=f"--let {name}")
         from symrmt.engine.nodes import MatrixNode
 
         if not isinstance(node, MatrixNode):

@@ -27,6 +27,7 @@ from __future__ import annotations
 import numpy as np
 
 from symrmt.errors import BranchError, ConvergenceError
+from symrmt.core.budget import check as check_budget
 from symrmt.core.numbers import NumberContext
 
 __all__ = ["Linear", "Geometric", "follow", "in_trust_region", "two_pass", "check_polish", "paths_gap", "finite_trace",
@@ -165,6 +166,7 @@ def follow(correct, h, dh, t0, t1, schedule, ctx: NumberContext, *, correction=C
     norm = ctx.norm
     t, steps = t0, 0
     while t != t1:
+        check_budget()
         steps += 1
         if steps > max_steps:
             raise ConvergenceError(too_many() if too_many else f"took more than {max_steps} steps")

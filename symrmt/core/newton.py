@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from symrmt.errors import ConvergenceError
 from symrmt.errors import NewtonError  # noqa: F401  (defined in symrmt.errors, importable here)
+from symrmt.core.budget import check as check_budget
 from symrmt.core.numbers import NumberContext
 
 __all__ = ["newton", "NewtonError", "stagnated", "refine", "REFINE_CONTRACTION"]
@@ -53,6 +54,7 @@ def newton(linear, x, ctx: NumberContext, tol, maxsteps: int, *, stagnation: boo
     root_tol = ctx.sqrt(tol) if floor is None else floor
     extra = None
     for _ in range(maxsteps):
+        check_budget()
         dx, extra = linear(x)
         x = [a + b for a, b in zip(x, dx)]
         step = ctx.norm(dx) / (1 + ctx.norm(x))

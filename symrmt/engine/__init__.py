@@ -33,7 +33,8 @@ density solver) or is passed in as an argument (the compile step into
    (float64 batches), :mod:`~symrmt.engine.prove_chain` (Krawczyk boxes along a path),
    :mod:`~symrmt.engine.density` (the spectral density's result and grid), :mod:`~symrmt.engine.density_plot`
    (its figure);
-5. the solvers built on it -- :mod:`~symrmt.engine.qf_solver` (quadratic forms), :mod:`~symrmt.engine.prove`
+5. the solvers built on it -- :mod:`~symrmt.engine.qf_solver` (quadratic forms), :mod:`~symrmt.engine.moments`
+   (moments of polynomials as a finite series), :mod:`~symrmt.engine.prove`
    (proved balls), :mod:`~symrmt.engine.prove_qf` (proved quadratic forms), :mod:`~symrmt.engine.prove_hermitized` (the Hermitized fixed point on balls), :mod:`~symrmt.engine.resolvent_solver` (the resolvent at one point),
    :mod:`~symrmt.engine.density_features` (edges and atoms), :mod:`~symrmt.engine.density_solver`
    (spectral densities), :mod:`~symrmt.engine.density_fast` (a density's grid as one float64 batch);

@@ -10,7 +10,7 @@ import sympy as sp
 
 from symrmt.errors import ModelError  # noqa: F401  (defined in symrmt.errors, importable here)
 
-__all__ = ["ModelError", "Dim", "Node", "walk", "check_law", "N", "MAX_ATOMS", "SPLIT_ATOMS", "MAX_SPLIT_ATOMS", "MAX_POWER"]
+__all__ = ["ModelError", "Dim", "Node", "walk", "expanded_size", "check_law", "N", "MAX_ATOMS", "SPLIT_ATOMS", "MAX_SPLIT_ATOMS", "MAX_POWER"]
 
 N = sp.Symbol("n", positive=True)
 
@@ -104,6 +104,34 @@ def walk(node):
         x = stack.pop()
         yield x
         stack.extend(reversed(x.children()))
+
+
+def expanded_size(node, cap=None) -> int:
+    """The number of nodes of ``node`` written out as a tree: a sub-expression used twice (a name of
+    ``--let`` / :meth:`Model.let` used twice, a matrix power) counts twice.  Counted on the shared
+    structure (linear in its distinct nodes); with ``cap``, the count stops once it passes ``cap``
+    (a chain of lets that squares a matrix each time doubles the written-out tree at every step).
+
+    >>> from symrmt.engine.nodes import GOE
+    >>> G = GOE("G", Dim("n", sp.Integer(1)))
+    >>> W = G * G
+    >>> expanded_size(W), expanded_size(W * W), expanded_size(W * W, cap=3) > 3
+    (3, 5, True)
+    """
+    memo = {}
+    stack = [(node, False)]
+    while stack:  # post-order over the distinct nodes
+        x, done = stack.pop()
+        if done:
+            total = 1
+            for c in x.children():
+                total += memo[id(c)]
+            memo[id(x)] = total if cap is None else min(total, cap + 1)
+        elif id(x) not in memo:
+            memo[id(x)] = None
+            stack.append((x, True))
+            stack.extend((c, False) for c in x.children() if id(c) not in memo)
+    return memo[id(node)]
 
 
 def check_law(name: str, values, weights) -> tuple:

@@ -35,6 +35,45 @@ from symrmt.engine.linearize import EPS_SHIFT
 S_STRENGTH = sp.Symbol("s_hom", positive=True)
 
 
+def pencil_parts(pencil):
+    """``(L0, eta_coef)`` of a pencil: ``L_0`` as a SymPy matrix and ``eta`` as sparse coefficients,
+    ``eta(H)_kl = sum_{(m, m')} eta_coef[k, l][m, m'] H_{m m'}`` (the module docstring)."""
+    k = pencil.size
+    L0 = sp.zeros(k, k)
+    occ = {}
+    for (i, j), e in pencil.Q.items():
+        for leaf, c in e.items():
+            if leaf == "I":
+                L0[i, j] += c
+            elif leaf[0] in ("Z", "G"):
+                occ.setdefault(leaf[1], []).append((leaf, i, j, c))
+            else:
+                raise ValueError(f"pencil entry {leaf} is neither constant nor random; split the atoms first")
+    eta_c = {}
+    for items in occ.values():
+        for leaf1, kk, m, c1 in items:
+            for leaf2, m2, ll, c2 in items:
+                if leaf1[0] == "G" or leaf1[2] != leaf2[2]:  # G G, Z Z^T, Z^T Z
+                    if pencil.blocks[m] != pencil.blocks[m2] or pencil.blocks[kk] != pencil.blocks[ll]:
+                        continue
+                    d = eta_c.setdefault((kk, ll), {})
+                    d[(m, m2)] = d.get((m, m2), 0) + c1 * c2 * pencil.ratios[pencil.blocks[m]]
+    return L0, {kl: {mm: sp.expand(c) for mm, c in d.items()} for kl, d in eta_c.items()}
+
+
+def pencil_readout(pencil) -> dict:
+    """``tau(M) = sum readout[k, l] * H_kl``: pairs ``(k, l)`` on the same atom of the rows of ``M``."""
+    readout = {}
+    for i, cu in pencil.u.items():
+        for j, cv in pencil.v.items():
+            bi, bj = pencil.blocks[i], pencil.blocks[j]
+            if bi != bj:
+                continue
+            w = pencil.ratios[bi] / pencil.ratios[(bi[0], None)] if bi[1] is not None else 1
+            readout[(i, j)] = readout.get((i, j), 0) + cu * cv * w
+    return {k2: sp.cancel(v) for k2, v in readout.items() if sp.cancel(v) != 0}
+
+
 class BlockSystem:
     """The fixed-point system of one pencil (see the module docstring).
 
@@ -66,27 +105,7 @@ class BlockSystem:
         for (i, j), sym in index.items():
             Hm[i, j] = sym
         self.H = Hm
-        L0 = sp.zeros(k, k)
-        occ = {}
-        for (i, j), e in pencil.Q.items():
-            for leaf, c in e.items():
-                if leaf == "I":
-                    L0[i, j] += c
-                elif leaf[0] in ("Z", "G"):
-                    occ.setdefault(leaf[1], []).append((leaf, i, j, c))
-                else:
-                    raise ValueError(f"pencil entry {leaf} is neither constant nor random; split the atoms first")
-        # eta as sparse coefficients: eta_kl = sum coef * H_{m m'}
-        eta_c = {}
-        for items in occ.values():
-            for leaf1, kk, m, c1 in items:
-                for leaf2, m2, ll, c2 in items:
-                    if leaf1[0] == "G" or leaf1[2] != leaf2[2]:  # G G, Z Z^T, Z^T Z
-                        if pencil.blocks[m] != pencil.blocks[m2] or pencil.blocks[kk] != pencil.blocks[ll]:
-                            continue
-                        d = eta_c.setdefault((kk, ll), {})
-                        d[(m, m2)] = d.get((m, m2), 0) + c1 * c2 * pencil.ratios[pencil.blocks[m]]
-        self.eta_coef = {kl: {mm: sp.expand(c) for mm, c in d.items()} for kl, d in eta_c.items()}
+        L0, self.eta_coef = pencil_parts(pencil)
         eta = sp.zeros(k, k)
         for (kk, ll), d in self.eta_coef.items():
             eta[kk, ll] = sp.Add(*[c * Hm[m, m2] for (m, m2), c in d.items()])
@@ -97,16 +116,7 @@ class BlockSystem:
         for (i, j) in self.lam:
             self._rows.setdefault(i, []).append(j)
         self.residual = [self._times_h(self.lam, i, j) - (1 if i == j else 0) for i, j in self.unknowns]
-        # readout of tau(M): pairs (i, j) on the same atom of the rows of M
-        readout = {}
-        for i, cu in pencil.u.items():
-            for j, cv in pencil.v.items():
-                bi, bj = pencil.blocks[i], pencil.blocks[j]
-                if bi != bj:
-                    continue
-                w = pencil.ratios[bi] / pencil.ratios[(bi[0], None)] if bi[1] is not None else 1
-                readout[(i, j)] = readout.get((i, j), 0) + cu * cv * w
-        self.readout = {k2: sp.cancel(v) for k2, v in readout.items() if sp.cancel(v) != 0}
+        self.readout = pencil_readout(pencil)
         free = set()
         for x in self.residual + list(self.readout.values()):
             free |= x.free_symbols

@@ -30,6 +30,7 @@ from symrmt.codegen.compile import compile_expr
 from symrmt.core.numbers import mpf_of
 from symrmt.core.certify import Disagree, agree, certify
 from symrmt.core.certify import ESCALATIONS, GUARD
+from symrmt.core.budget import stage
 from symrmt.engine.continuation import ContinuedSolver
 from symrmt.engine.solver import CompiledSystem
 
@@ -252,7 +253,10 @@ def admitted(plan, values: dict, complex_at=None):
     from symrmt.engine.hermitize_solve import guard
 
     _check_real_inputs(plan, values, complex_at)
-    return plan if complex_at is not None else guard(plan, values, compiled_system)
+    if complex_at is not None:
+        return plan
+    with stage("the non-normality check"):
+        return guard(plan, values, compiled_system)
 
 
 def certified_limit(plan, values: dict, digits: int) -> dict:
@@ -263,12 +267,19 @@ def certified_limit(plan, values: dict, digits: int) -> dict:
         raise ParameterError("digits must be >= 1")
     plan = admitted(plan, values)  # a no-op on a plan Model.limit admitted at these values
     solvers = {"values": values}
-    for t in plan.traces:
-        checked(t.pencil, t.matrix)  # a pencil that fails its finite-size self-test is never solved
-        solvers[t.index] = getattr(t, "solver", ContinuedSolver)(compiled_system(t.system), values)
+    with stage("the pencil self-test and compilation"):
+        for t in plan.traces:
+            checked(t.pencil, t.matrix)  # a pencil that fails its finite-size self-test is never solved
+            solvers[t.index] = getattr(t, "solver", ContinuedSolver)(compiled_system(t.system), values)
     for t in plan.traces:  # the homotopy: a failure here is not a precision problem, so it is not retried
-        solvers[t.index].start(branch_acceptor(t, values))
+        with stage(f"the homotopy of trace #{t.index + 1} ({len(t.system.unknowns)} unknowns)"):
+            solvers[t.index].start(branch_acceptor(t, values))
+
     def attempt(dps):
+        with stage(f"the Newton polish and certification at {dps} and {dps + 10} working digits"):
+            return _attempt(dps)
+
+    def _attempt(dps):
         try:
             lo, taus_lo, step_lo, res_lo = _evaluate(plan, solvers, dps)
             if step_lo > mpmath.mpf(10) ** -(digits + 2):

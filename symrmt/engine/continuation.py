@@ -34,6 +34,7 @@ import math
 
 import mpmath
 
+from symrmt.core.budget import stage
 from symrmt.core.continuation import paths_gap
 from symrmt.core.linalg import lu_factor, lu_solve, qr_solve
 from symrmt.errors import BranchError, ConvergenceError
@@ -84,7 +85,9 @@ class ContinuedSolver(TraceSolver):
                 if a == v or (kind == "log" and not (v > 0 and a > 0)):
                     continue
                 try:
-                    h = self._route(k, kind, a, accept)
+                    with stage(f"the continuation in {theta} from {theta} = {a}"
+                               + (" (log scale)" if kind == "log" else "")):
+                        h = self._route(k, kind, a, accept)
                 except BranchError:
                     raise
                 except (ConvergenceError, ArithmeticError, ValueError, OverflowError) as exc:

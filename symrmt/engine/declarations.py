@@ -12,13 +12,14 @@ from fractions import Fraction
 
 import sympy as sp
 
+from symrmt.engine.base import expanded_size
 from symrmt.engine.nodes import (
     MAX_ATOMS, GOE, N, Const, Diagonal, Diff, Dim, DimConst, Gaussian, Identity, Inverse, MatrixNode, ModelError,
     Node, Power, ScalarNode, Trace, as_scalar, node_text,
 )
 from symrmt.engine.tree import bind, check_ratios, differentiate, walk  # noqa: F401  (re-exported)
 
-__all__ = ["Model", "inv", "sqrt", "number_node"]
+__all__ = ["Model", "inv", "sqrt", "number_node", "check_expanded"]
 
 # ---------------------------------------------------------------- model
 
@@ -236,9 +237,10 @@ class Model:
         """
         self._matrix_name(name)
         if isinstance(node, str):  # the text of an expression, through the one parser
-            node = self.parse(node)
+            node = self.parse(node, what=f"let {name}")
         if not isinstance(node, MatrixNode):
             raise ModelError(f"let {name}: a named sub-expression must be a matrix expression")
+        check_expanded(node, f"let {name}")
         for x in walk(node):
             leaf = getattr(x, "name", None)
             if x.kind in ("gaussian", "goe", "diag", "vector") and self.matrices.get(leaf) != x:
@@ -295,11 +297,11 @@ class Model:
         }
         return names, functions
 
-    def parse(self, text: str, params=None):
+    def parse(self, text: str, params=None, *, what: str = "the expression"):
         """Parse an expression (a scalar or a matrix) with the package's restricted parser.
 
         Names that are neither a dimension nor a matrix become real parameters,
-        unless ``params`` lists the allowed ones.
+        unless ``params`` lists the allowed ones; ``what`` names the text in a refusal.
         """
         if not isinstance(text, str):
             raise ModelError("the expression must be text")
@@ -313,14 +315,38 @@ class Model:
                 raise ModelError(f"unknown name {ident!r} (not a dimension, matrix or allowed parameter)")
             self._symbol(ident)
         names, functions = self.namespace()
-        out = _parse(text, names, functions, what="the expression")
+        out = _parse(text, names, functions, what=what)
         if not isinstance(out, Node):
-            raise ModelError("the expression is not a scalar or a matrix expression")
+            raise ModelError(f"{what} is not a scalar or a matrix expression")
+        check_expanded(out, what)
         return out
 
     def expr(self, x) -> Node:
         """``x`` as a node: text is parsed, a node is returned as is."""
         return self.parse(x) if isinstance(x, str) else x
+
+
+def check_expanded(node, what: str = "the expression") -> None:
+    """Refuse ``node`` when, written out as a tree (every named sub-expression replaced by its expression,
+    every matrix power by its factors), it has more than ``LIMITS["expanded_nodes"]`` nodes
+    (a ``ParseLimitError``, before any other work: the pencil grows with the written-out tree).
+
+    >>> m = Model(); G = m.goe("G", "n")
+    >>> W = m.let("W1", G * G / m.size("n"))
+    >>> for k in range(2, 12):
+    ...     W = m.let(f"W{k}", W * W)
+    Traceback (most recent call last):
+    ...
+    symrmt.parsing.ParseLimitError: let W10: written out (every let name replaced by its expression, every matrix power by its factors) it has more than 2000 nodes, above the limit 2000 (LIMITS['expanded_nodes']); a chain of lets that multiplies a matrix by itself doubles it at every step
+    """
+    from symrmt.parsing.limits import LIMITS, ParseLimitError
+
+    cap = LIMITS["expanded_nodes"]
+    if isinstance(node, Node) and expanded_size(node, cap) > cap:
+        raise ParseLimitError(
+            f"{what}: written out (every let name replaced by its expression, every matrix power by its factors) "
+            f"it has more than {cap} nodes, above the limit {cap} (LIMITS['expanded_nodes']); a chain of lets "
+            "that multiplies a matrix by itself doubles it at every step")
 
 
 def inv(m):

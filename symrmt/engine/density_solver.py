@@ -56,6 +56,8 @@ from symrmt.engine.density_features import atom_mass, classify, contour_atom, fi
 from symrmt.engine.edge_system import DensityError, EdgeSystem
 from symrmt.engine.resolvent_solver import DensitySolve, ResolventSolver
 from symrmt.errors import PrecisionError
+from symrmt.core.budget import solve_budget
+from symrmt.parsing.limits import LIMITS
 
 __all__ = ["compute", "DensityError", "DensitySolve", "ResolventSolver", "FLOAT_RESIDUAL", "FLOAT_AGREE"]
 
@@ -101,10 +103,28 @@ def compute(model, matrix, xs, at, digits=15, edges=True, atoms=True, label=None
         raise ModelError("density() needs a symmetric matrix by structure (M == M.T after pushing transposes: "
                          "write Z.T*Z/n, K.T*K, G/sqrt(n) + ...); a non-symmetric matrix has no real spectral "
                          "density (see the Brown measure, docs/engine.md)")
+    from symrmt.engine.base import MAX_SPLIT_ATOMS
+
+    laws = lin.diagonals_of(node)
+    big = sorted(name for name, D in laws.items() if len(D.values) > MAX_SPLIT_ATOMS)
+    if big:
+        D = laws[big[0]]
+        raise ModelError(
+            f"density() of the {len(D.values)}-atom law {D.name}: the density follows the resolvent along z, which "
+            f"needs the z-derivative of the fixed point; a law of at most {MAX_SPLIT_ATOMS} atoms is split into "
+            "one block per atom for that, and the weighted-sum reduction of a larger law has no derivatives yet "
+            f"(its traces and sweeps work: symrmt trace); merge its atoms to at most {MAX_SPLIT_ATOMS}")
     zname = _fresh_name(model)
     z = model.param(zname)
     expr = Trace(_inverse(node - z * model.identity(node.rows.name)))
-    plan = model.plan(expr)
+    try:  # every law split into blocks (the derivative in z needs the block system)
+        plan = model.plan(expr, split_atoms=MAX_SPLIT_ATOMS)
+    except ModelError as exc:
+        if laws and "unknowns" in str(exc):
+            raise ModelError(f"{exc}; density() splits every diagonal law into one block per atom "
+                             f"({', '.join(f'{D.name}: {len(D.values)} atoms' for D in laws.values())}), so "
+                             "fewer atoms give fewer unknowns") from None
+        raise
     zsym = next(p for p in plan.params if p.name == zname)
     values = {str(k): exact_value(v, str(k)) for k, v in (at or {}).items()}
     known = {p.name for p in plan.params if p.name != zname}
@@ -131,43 +151,44 @@ def compute(model, matrix, xs, at, digits=15, edges=True, atoms=True, label=None
             for out, v in zip((dens, taus, status, kinds), batch[i]):
                 out.append(v)
             continue
-        kind, h, _ = ds.float_point(x)
-        if kind != "ok":
-            dens.append(None)
-            taus.append(None)
-            status.append("singular")
-            kinds.append("edge")
-            continue
-        if certify is not None and i % certify != 0:
-            # float64 only: checked (the residual at z = x, the Stieltjes sign), else recomputed in mpmath
-            R, _, _ = solver._eval(h, complex(x, 0.0))
-            t = solver.tau(h)
-            if max(abs(r) for r in R) <= FLOAT_RESIDUAL * (1 + max(abs(a) for a in h)) and \
-                    t.imag >= -1e-12 * (1 + abs(t)):
-                rho = mpmath.mpf(max(t.imag, 0.0) / math.pi) if t.imag > 1e-9 * (1 + abs(t)) else mpmath.mpf(0)
-                dens.append(rho)
-                taus.append(mpmath.mpc(t))
-                status.append("float")
-                kinds.append("in" if rho > 0 else "out")
+        with solve_budget(LIMITS["solve_seconds"], f"the density at x = {x:.6g}"):  # one point, one budget
+            kind, h, _ = ds.float_point(x)
+            if kind != "ok":
+                dens.append(None)
+                taus.append(None)
+                status.append("singular")
+                kinds.append("edge")
                 continue
-        try:  # certified with the core's escalation (at an edge on the grid: once more at 10 more digits)
-            rho, tau = ds.certified(xe, h, digits)
-        except DensityError:  # Newton does not converge quadratically: the point is on an edge (singular J)
-            dens.append(None)
-            taus.append(None)
-            status.append("singular")
-            kinds.append("edge")
-            continue
-        if certify is not None and i % certify == 0:
-            t = solver.tau(h)  # the float value of a certified point must agree with it
-            ft = mpmath.mpf(max(t.imag, 0.0) / math.pi) if t.imag > 1e-9 * (1 + abs(t)) else mpmath.mpf(0)
-            if abs(ft - rho) > FLOAT_AGREE * (abs(rho) + 1e-12 * (1 + abs(t))):
-                raise PrecisionError(f"the float64 density at x = {x:.6g} ({float(ft):.10g}) disagrees with its "
-                                     f"certified value {mpmath.nstr(rho, 12)}: rerun without certify=")
-        dens.append(rho)
-        taus.append(tau)
-        status.append("ok")
-        kinds.append("in" if rho > 0 else "out")
+            if certify is not None and i % certify != 0:
+                # float64 only: checked (the residual at z = x, the Stieltjes sign), else recomputed in mpmath
+                R, _, _ = solver._eval(h, complex(x, 0.0))
+                t = solver.tau(h)
+                if max(abs(r) for r in R) <= FLOAT_RESIDUAL * (1 + max(abs(a) for a in h)) and \
+                        t.imag >= -1e-12 * (1 + abs(t)):
+                    rho = mpmath.mpf(max(t.imag, 0.0) / math.pi) if t.imag > 1e-9 * (1 + abs(t)) else mpmath.mpf(0)
+                    dens.append(rho)
+                    taus.append(mpmath.mpc(t))
+                    status.append("float")
+                    kinds.append("in" if rho > 0 else "out")
+                    continue
+            try:  # certified with the core's escalation (at an edge on the grid: once more at 10 more digits)
+                rho, tau = ds.certified(xe, h, digits)
+            except DensityError:  # Newton does not converge quadratically: the point is on an edge (singular J)
+                dens.append(None)
+                taus.append(None)
+                status.append("singular")
+                kinds.append("edge")
+                continue
+            if certify is not None and i % certify == 0:
+                t = solver.tau(h)  # the float value of a certified point must agree with it
+                ft = mpmath.mpf(max(t.imag, 0.0) / math.pi) if t.imag > 1e-9 * (1 + abs(t)) else mpmath.mpf(0)
+                if abs(ft - rho) > FLOAT_AGREE * (abs(rho) + 1e-12 * (1 + abs(t))):
+                    raise PrecisionError(f"the float64 density at x = {x:.6g} ({float(ft):.10g}) disagrees with its "
+                                         f"certified value {mpmath.nstr(rho, 12)}: rerun without certify=")
+            dens.append(rho)
+            taus.append(tau)
+            status.append("ok")
+            kinds.append("in" if rho > 0 else "out")
     # the samples seen: the grid, plus probes next to a singular grid point (an atom or an edge on the grid)
     samples = [(x, k) for x, k in zip(xs, kinds)]
     if edges:

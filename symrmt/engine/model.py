@@ -63,7 +63,7 @@ from symrmt.engine.nodes import (  # noqa: F401
     GOE, Const, Diagonal, Diff, Dim, Gaussian, Identity, Inverse, MatProduct, MatSum, ModelError, Power,
     ScalarProduct, ScalarSum, Scaled, Trace, Transpose, walk,
 )
-from symrmt.engine.declarations import inv, sqrt  # noqa: F401
+from symrmt.engine.declarations import check_expanded, inv, sqrt  # noqa: F401
 from symrmt.engine.tree import bind, differentiate, exact_value  # noqa: F401
 from symrmt.engine.certify import TraceLimit
 from symrmt.engine.nonlinear_kernel import kernel, kernel_coefficients  # noqa: F401  (the Gaussian-equivalent kernel)
@@ -100,23 +100,27 @@ class Model(_model.Model):
         super().__init__()
         self._plans = {}
 
-    def plan(self, expr):
-        """The symbolic plan (pencils, systems, formula) of a scalar expression (memoized)."""
+    def plan(self, expr, *, split_atoms=None):
+        """The symbolic plan (pencils, systems, formula) of a scalar expression (memoized);
+        ``split_atoms``: split diagonal laws of up to that many atoms into one block per atom (default
+        ``SPLIT_ATOMS``; the density path splits up to ``MAX_SPLIT_ATOMS``)."""
         from symrmt.engine.pencil_check import checked
         from symrmt.engine.plan import prepare
 
         expr = self.expr(expr)
-        if expr not in self._plans and _has_vectors(expr):
+        check_expanded(expr)  # a tree built in Python with shared parts is counted written out too
+        key = expr if split_atoms is None else (expr, split_atoms)
+        if key not in self._plans and _has_vectors(expr):
             from symrmt.engine.qf_solver import self_test_plan
             from symrmt.engine.woodbury_qf import prepare_qf
 
-            self._plans[expr] = self_test_plan(prepare_qf(expr))
-        if expr not in self._plans:
-            plan = prepare(expr)
+            self._plans[key] = self_test_plan(prepare_qf(expr))
+        if key not in self._plans:
+            plan = prepare(expr, split_atoms)
             for t in plan.traces:  # every pencil is self-tested before it is shown or used
                 checked(t.pencil, t.matrix)
-            self._plans[expr] = plan
-        return self._plans[expr]
+            self._plans[key] = plan
+        return self._plans[key]
 
     def pencil(self, expr, symmetric: bool = False):
         """The linear pencils of the traces in ``expr`` (a list of :class:`PencilView`).
@@ -175,8 +179,17 @@ class Model(_model.Model):
             The expression is not in the grammar or its limit is not O(1).
         symrmt.models.attention.solver.SolverError
             The homotopy or Newton failed (the message carries the residual), the digits could
-            not be certified (``PrecisionError``), or a sanity bound fails (``BranchError``).
+            not be certified (``PrecisionError``), a sanity bound fails (``BranchError``), or the solve
+            ran past ``LIMITS["solve_seconds"]`` (:class:`symrmt.core.budget.SolveTimeLimit`, naming the stage).
         """
+        from symrmt.core.budget import solve_budget, stage
+        from symrmt.parsing import LIMITS
+
+        with solve_budget(LIMITS["solve_seconds"], "the limit"):
+            return self._limit(expr, at, digits, prove, stage)
+
+    def _limit(self, expr, at, digits, prove, stage):
+        from symrmt.core.budget import paused
         from symrmt.engine.certify import certified_limit
 
         from symrmt.parsing import check_digits
@@ -186,7 +199,25 @@ class Model(_model.Model):
             from symrmt.arb import require_flint
 
             require_flint()
-        plan = self.plan(expr)
+        expr = self.expr(expr)
+        check_expanded(expr)
+        from symrmt.engine.moments import over_cap_polynomial, polynomial_limit
+
+        if over_cap_polynomial(expr):  # a polynomial moment: a finite series, no fixed point to cap
+            if prove:
+                raise ModelError("prove is not available for a polynomial moment summed as a series (its "
+                                 "fixed point has more unknowns than LIMITS['unknowns']); the value is exact")
+            if not isinstance(at, Mapping):
+                raise ModelError(f"at must be a dict of parameter values, got {type(at).__name__}")
+            known = {k for k in self.symbols if k != "n"}
+            extra = sorted(str(k) for k in at if str(k) not in known)
+            if extra:
+                raise ModelError(f"unknown parameter {', '.join(extra)} in at= (the expression's parameters: "
+                                 f"{', '.join(sorted(known)) or 'none'})")
+            with stage("the moment series"):
+                return polynomial_limit(expr, {str(k): exact_value(v, str(k)) for k, v in at.items()}, digits)
+        with stage("the plan (pencils and fixed-point systems)"):
+            plan = self.plan(expr)
         if not isinstance(at, Mapping):
             raise ModelError(f"at must be a dict of parameter values, got {type(at).__name__}")
         known = {p.name for p in plan.params} | {k for k in self.symbols if k != "n"}
@@ -252,8 +283,9 @@ class Model(_model.Model):
             if prove:
                 from symrmt.engine.prove_qf import prove_qf
 
-                tb = prove_qf(plan, values, digits, result.solvers, self.vectors(),
-                              chain=True if prove == "branch" else None)
+                with paused():  # the proof has its own bounds (boxes, steps)
+                    tb = prove_qf(plan, values, digits, result.solvers, self.vectors(),
+                                  chain=True if prove == "branch" else None)
                 result.ball, result.branch, result.branch_notes = tb.value, tb.branch, list(tb.notes)
                 result.balls = {"value": tb.value, "traces": list(tb.traces), "forms": list(tb.forms)}
             return _radius_kept(result, digits)
@@ -272,8 +304,9 @@ class Model(_model.Model):
         if prove:
             from symrmt.engine.prove import prove_trace
 
-            tb = prove_trace(plan, values, digits, getattr(result, "solvers", None),
-                             chain=True if prove == "branch" else None)
+            with paused():  # the proof has its own bounds (boxes, steps)
+                tb = prove_trace(plan, values, digits, getattr(result, "solvers", None),
+                                 chain=True if prove == "branch" else None)
             result.ball, result.branch = tb.value, tb.branch
             result.branch_notes = list(tb.notes)
             result.balls = {"value": tb.value, "traces": list(tb.traces)}
@@ -345,8 +378,15 @@ class Model(_model.Model):
             raise ValueError(f"certify must be a positive integer (every k-th point certified), got {certify!r}")
         if fast and certify is not None:
             raise ValueError("give either fast=True (every point float64, checked) or certify=k, not both")
-        return compute(self, matrix, xs, at or {}, digits=digits, edges=edges, atoms=atoms,
-                       label=matrix if isinstance(matrix, str) else None, certify=certify, fast=bool(fast))
+        try:
+            return compute(self, matrix, xs, at or {}, digits=digits, edges=edges, atoms=atoms,
+                           label=matrix if isinstance(matrix, str) else None, certify=certify, fast=bool(fast))
+        except ZeroDivisionError as exc:  # a singular linear system the solver did not turn into a reason
+            from symrmt.engine.edge_system import DensityError
+
+            raise DensityError(f"the density solver met a singular linear system ({exc}): the fixed point's "
+                               "Jacobian is singular on its path (an edge or an atom of the spectrum, or a pencil "
+                               "whose deterministic part is singular)") from None
 
 
 def _radius_kept(result, digits: int):

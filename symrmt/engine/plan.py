@@ -30,6 +30,7 @@ from symrmt.engine.node_algebra import identity_part
 
 __all__ = [
     "TracePlan", "Plan", "pencil_for", "prepare", "psd_conditions", "trace_bounds", "normalized", "check_unknowns",
+    "check_unknown_count", "pencil_unknowns",
     "plan_params", "scalar_formula", "multi_index",
 ]
 
@@ -55,18 +56,20 @@ class Plan:
 _PENCILS = cache_dict("symrmt.engine.plan._PENCILS", 256)
 
 
-def pencil_for(matrix):
+def pencil_for(matrix, split_atoms=None):
     """The reduced pencil of a normalized square matrix (memoized; not yet self-tested), and the
     diagonal law reduced to weighted sums (or ``None``).
 
-    A law of at most ``SPLIT_ATOMS`` atoms is split into one block per atom; a larger one (one per
-    trace) keeps its diagonal leaf, and its fixed point is an :class:`~symrmt.engine.atomsums.AtomSystem`.
+    A law of at most ``split_atoms`` atoms (default ``SPLIT_ATOMS``) is split into one block per atom;
+    a larger one (one per trace) keeps its diagonal leaf, and its fixed point is an
+    :class:`~symrmt.engine.atomsums.AtomSystem`.
     """
-    key = matrix
+    split = engine_base.SPLIT_ATOMS if split_atoms is None else split_atoms
+    key = matrix if split_atoms is None else (matrix, split)
     if key not in _PENCILS:
         p = lin.linearize(matrix)
         diags = lin.diagonals_of(matrix)
-        big = [D for D in diags.values() if len(D.values) > engine_base.SPLIT_ATOMS]
+        big = [D for D in diags.values() if len(D.values) > split]
         if big and len(diags) == 1:
             p = (p, big[0])
         elif any(len(D.values) > engine_base.MAX_SPLIT_ATOMS for D in diags.values()):
@@ -80,21 +83,27 @@ def pencil_for(matrix):
     return _PENCILS[key]
 
 
-def prepare(expr) -> Plan:
-    """The :class:`Plan` of a scalar expression (raises :class:`ModelError` when it is not O(1))."""
+def prepare(expr, split_atoms=None) -> Plan:
+    """The :class:`Plan` of a scalar expression (raises :class:`ModelError` when it is not O(1));
+    ``split_atoms``: split diagonal laws of up to that many atoms into blocks (:func:`pencil_for`)."""
     if not hasattr(expr, "kind") or expr.kind in ("gaussian", "goe", "identity", "diag", "sum", "product",
                                                  "scaled", "transpose", "inverse"):
         raise ModelError("the limit needs a scalar expression (take a normalized trace: trace(M))")
     hat = normalized(expr, "each Gaussian counts as sqrt(n): write Z.T*Z/n, G/sqrt(n)")
-    traces, index = [], {}
+    advice = "split the expression into smaller traces, or lower a matrix power"
+    pencils, index = [], {}
     for node in walk(hat):
         if isinstance(node, Trace) and node.matrix not in index:
-            m = node.matrix
-            index[m] = len(traces)
-            p, law = pencil_for(m)
-            system = BlockSystem(p) if law is None else AtomSystem(p, law)
-            traces.append(TracePlan(len(traces), m, p, system, trace_bounds(m)))
-    check_unknowns(traces, "split the expression into smaller traces, or lower a matrix power")
+            index[node.matrix] = len(pencils)
+            pencils.append((node.matrix, *pencil_for(node.matrix, split_atoms)))
+    # the count is read from the pencils before any fixed point is written (writing one of
+    # thousands of unknowns in SymPy would take minutes before the refusal)
+    check_unknown_count([pencil_unknowns(p) for _m, p, _law in pencils], advice)
+    traces = []
+    for m, p, law in pencils:
+        system = BlockSystem(p) if law is None else AtomSystem(p, law)
+        traces.append(TracePlan(len(traces), m, p, system, trace_bounds(m)))
+    check_unknowns(traces, advice)
     params = sorted(plan_params(hat, traces), key=lambda s: s.name)
     funcs = {}
 
@@ -153,16 +162,33 @@ def normalized(expr, scalings: str):
     return hat
 
 
-def check_unknowns(traces, advice: str) -> None:
-    """Refuse a fixed point with more unknowns than ``LIMITS["unknowns"]`` (``advice``: what to write instead,
-    for the message).
+def pencil_unknowns(pencil) -> int:
+    """The number of unknowns ``H_kl`` of the block fixed point of ``pencil`` (one for every pair of
+    blocks of the same dimension), read from its block sizes before any SymPy work.
+
+    >>> from symrmt.engine.nodes import Gaussian, Dim, N
+    >>> import sympy as sp
+    >>> Z = Gaussian("Z", Dim("n", sp.Integer(1)), Dim("n", sp.Integer(1)))
+    >>> p = lin.linearize(Z.T * Z / N)
+    >>> pencil_unknowns(p), len(BlockSystem(p).unknowns)
+    (9, 9)
+    """
+    counts = {}
+    for b in pencil.blocks:
+        counts[b] = counts.get(b, 0) + 1
+    return sum(c * c for c in counts.values())
+
+
+def check_unknown_count(sizes, advice: str) -> None:
+    """Refuse fixed points when a part has more unknowns than ``LIMITS["unknowns"]`` (``sizes``: the unknowns
+    of each independently solved part, or one count; ``advice``: what to write instead, for the message).
 
     Each trace of an expression, and the bulk of each quadratic form, is an independent part: its fixed point
     is solved on its own (one solver per part), so the time is the sum over the parts of about the cube of
     their unknowns.  The cap therefore applies to each part, and a sum of parts is limited by its largest
     part, not by the total.
     """
-    sizes = [len(t.system.unknowns) for t in traces]
+    sizes = [sizes] if isinstance(sizes, int) else list(sizes)
     if not sizes:
         return
     k = max(range(len(sizes)), key=sizes.__getitem__)
@@ -174,6 +200,11 @@ def check_unknowns(traces, advice: str) -> None:
             f"{where} has {sizes[k]} unknowns, above the limit of {LIMITS['unknowns']} (LIMITS['unknowns'], which "
             f"applies to each part solved on its own: its solve grows like the cube of its unknowns); {advice}"
         )
+
+
+def check_unknowns(traces, advice: str) -> None:
+    """:func:`check_unknown_count` for the fixed points of ``traces`` (one part each)."""
+    check_unknown_count([len(t.system.unknowns) for t in traces], advice)
 
 
 def plan_params(hat, traces) -> set:

@@ -30,8 +30,9 @@ from symrmt.core.linalg import singular_tolerance, solve_dense
 from symrmt.errors import BranchError, ConvergenceError
 from symrmt.core.numbers import mpf_of
 from symrmt.core.certify import ESCALATIONS, GUARD
+from symrmt.core.budget import stage
 from symrmt.engine.certify import TraceLimit, branch_acceptor, check_bounds, check_real, compiled_system
-from symrmt.engine.solver import TraceSolver
+from symrmt.engine.continuation import ContinuedSolver
 
 __all__ = ["qf_self_test", "certified_qf_limit"]
 
@@ -275,13 +276,20 @@ def certified_qf_limit(plan, values: dict, digits: int, vectors=None):
     for f in plan.forms:
         f.params = sorted({p for p in plan.params if p in (f.S.free_symbols | set().union(
             *[sp.sympify(c).free_symbols for c in f.e + f.f]))}, key=lambda s: s.name)
-    self_test_plan(plan)
-    solvers = {"values": values}
+    with stage("the pencil self-test and compilation"):
+        self_test_plan(plan)
+        solvers = {"values": values}
+        for t in plan.traces:  # a Hermitized trace carries its own solver; the others continue in log(param)
+            solvers[t.index] = getattr(t, "solver", ContinuedSolver)(compiled_system(t.system), values)
     for t in plan.traces:
-        solvers[t.index] = getattr(t, "solver", TraceSolver)(compiled_system(t.system), values)
-    for t in plan.traces:
-        solvers[t.index].start(branch_acceptor(t, values) if t.system.readout else None)
+        with stage(f"the homotopy of fixed point #{t.index + 1} ({len(t.system.unknowns)} unknowns)"):
+            solvers[t.index].start(branch_acceptor(t, values) if t.system.readout else None)
+
     def attempt(dps):
+        with stage(f"the Newton polish and certification at {dps} and {dps + 10} working digits"):
+            return _attempt(dps)
+
+    def _attempt(dps):
         try:
             lo, taus_lo, qs_lo, step_lo, res_lo = _evaluate(plan, solvers, grams, dps)
             if step_lo > mpmath.mpf(10) ** -(digits + 2):

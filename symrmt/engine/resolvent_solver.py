@@ -54,6 +54,10 @@ def _np_solve(rows, rhs):
 
 
 
+#: the shifts of the inverses tried, in order, when the pencil's deterministic part is singular
+SHIFTS = (1.0, -1.0, 3.0)
+
+
 class ResolventSolver:
     """The fixed point of ``tau((M - z)^{-1})`` at complex ``z`` (floats, then mpmath to certify)."""
 
@@ -120,12 +124,12 @@ class ResolventSolver:
                 out.append(mpf_of(v) if mp else float(v))
         return out
 
-    def _pv(self, z, s=1.0, mp=False):
+    def _pv(self, z, s=1.0, mp=False, eps=0.0):
         pv = self._pvals(z, mp)
         if mp:
             aux = self.c.aux_values(pv)
-            return pv + [mpmath.mpf(s), mpmath.mpf(0)] + list(aux)
-        return pv + [float(s), 0.0] + self._aux_float(z, pv)
+            return pv + [mpmath.mpf(s), mpmath.mpf(eps)] + list(aux)
+        return pv + [float(s), float(eps)] + self._aux_float(z, pv)
 
     def _aux_float(self, z, pv):
         """The auxiliary values (``sqrt(c)``, ``1/c``, ...) as complex floats; computed once when they do not
@@ -142,17 +146,26 @@ class ResolventSolver:
     def tau(self, h):
         return sum(c * h[i] for i, c in self.readout_f)
 
+    @staticmethod
+    def _coef(c):
+        """A readout coefficient (an exact SymPy number, such as an atom's weight 1/3) at the working
+        precision (not through a float: 1/3 as a float is wrong in the 17th digit)."""
+        c = sp.sympify(c)
+        if c.is_Rational:
+            return mpmath.mpf(int(c.p)) / int(c.q)
+        return mpmath.mpmathify(sp.N(c, mpmath.mp.dps + 10))
+
     # -- float path
-    def _eval(self, h, z, s=1.0):
+    def _eval(self, h, z, s=1.0, eps=0.0):
         m = self.m
-        v = self.F(h, self._pv(z, s))
+        v = self.F(h, self._pv(z, s, eps=eps))
         return v[:m], [v[m + m * i:m + m * (i + 1)] for i in range(m)], v[m + m * m:m + m * m + m]
 
-    def _newton(self, h, z, s=1.0, steps=20, tol=1e-13):
+    def _newton(self, h, z, s=1.0, steps=20, tol=1e-13, eps=0.0):
         """:func:`symrmt.core.newton.newton` in complex128 (stagnation: less than twofold below 1e-8; a step
         more than twice the last one diverges); a failure is a :class:`ZeroDivisionError` (a refused step)."""
         def linear(x):
-            R, J, dRs = self._eval(x, z, s)
+            R, J, dRs = self._eval(x, z, s, eps)
             return list(_np_solve(J, [-r for r in R])), None
 
         try:
@@ -160,16 +173,17 @@ class ResolventSolver:
         except ConvergenceError as exc:
             raise ZeroDivisionError(str(exc)) from None
 
-    def _follow(self, h, point, dhdt, t0, t1, first=1 / 8, max_steps=MAX_STEPS):
-        """Follow ``h`` along ``t`` (``point(t) -> (z, s)``); ``dhdt(h, t)`` is the predictor."""
+    def _follow(self, h, point, dhdt, t0, t1, first=1 / 8, max_steps=MAX_STEPS, eps=None):
+        """Follow ``h`` along ``t`` (``point(t) -> (z, s)``); ``dhdt(h, t)`` is the predictor; ``eps(t)``: the
+        shift of the inverses along the path (default 0)."""
         # the core's continuation (trust region near the predictor and the previous point), in complex128
         def correct(pred, nxt):
             z, s = point(nxt)
-            return self._newton(pred, z, s, steps=8, tol=1e-11), None
+            return self._newton(pred, z, s, steps=8, tol=1e-11, eps=0.0 if eps is None else eps(nxt)), None
 
         def branch(new, _):
             # the Stieltjes branch at every step: Im tau > 0 while Im z > 0 (the resolvent of the
-            # symmetric s-scaled matrix); a step onto another root of the system is refused
+            # symmetric s-scaled matrix, shifted inverses included); a step onto another root is refused
             z, _s = point(t_next[0])
             return z.imag <= 0 or self.branch_sign is None or self.branch_sign * self.tau(new).imag > 0
 
@@ -193,15 +207,47 @@ class ResolventSolver:
         return h
 
     def start(self, z0):
-        """``h`` at ``z0`` (``Im z0 > 0``) by the homotopy in ``s``."""
+        """``h`` at ``z0`` (``Im z0 > 0``) by the homotopy in ``s``.  Where the deterministic part is singular
+        at ``s = 0`` (an inverse of a purely random matrix, such as the F matrix ``Z1.T*inv(Z2*Z2.T/n2)*Z1/n1``),
+        the inverses are shifted by ``eps`` (:data:`~symrmt.engine.linearize.EPS_SHIFT`) for the homotopy, and
+        the shift is then removed at ``s = 1`` (the residual is affine in ``eps``, so its derivative is a
+        difference of two residuals)."""
         m = self.m
-        h = self._newton([0j] * m, z0, 0.0, steps=3)  # linear at s = 0: L_0^{-1}
+        try:
+            h = self._newton([0j] * m, z0, 0.0, steps=3)  # linear at s = 0: L_0^{-1}
+        except ZeroDivisionError:
+            h = None
+        if h is not None:
+            def dhdt(h, s):
+                R, J, dRs = self._eval(h, z0, s)
+                return list(_np_solve(J, [-x for x in dRs]))
 
-        def dhdt(h, s):
-            R, J, dRs = self._eval(h, z0, s)
-            return list(_np_solve(J, [-x for x in dRs]))
+            return self._follow(h, lambda s: (z0, s), dhdt, 0.0, 1.0)
+        failures = []
+        for e0 in SHIFTS:
+            try:
+                h = self._newton([0j] * m, z0, 0.0, steps=3, eps=e0)
+            except ZeroDivisionError as exc:
+                failures.append(f"eps = {e0}: {exc}")
+                continue
 
-        return self._follow(h, lambda s: (z0, s), dhdt, 0.0, 1.0)
+            def dhds(h, s, e0=e0):
+                R, J, dRs = self._eval(h, z0, s, e0)
+                return list(_np_solve(J, [-x for x in dRs]))
+
+            def dhde(h, t, e0=e0):
+                e = e0 * (1 - t)
+                R, J, _ = self._eval(h, z0, 1.0, e)
+                R1, _, _ = self._eval(h, z0, 1.0, e + 1)
+                return list(_np_solve(J, [(a - b) * e0 for a, b in zip(R1, R)]))  # -J^{-1} dR/dt, de/dt = -e0
+
+            try:
+                h = self._follow(h, lambda s: (z0, s), dhds, 0.0, 1.0, eps=lambda s, e0=e0: e0)
+                return self._follow(h, lambda t: (z0, 1.0), dhde, 0.0, 1.0, eps=lambda t, e0=e0: e0 * (1 - t))
+            except (DensityError, ZeroDivisionError) as exc:
+                failures.append(f"eps = {e0}: {exc}")
+        raise DensityError("the deterministic part of the pencil is singular at s = 0 and no shift of its "
+                           "inverses led the homotopy to the point (" + "; ".join(failures[:3]) + ")")
 
     def dz_rhs(self, h, z):
         pv = self._pvals(z)
@@ -296,7 +342,7 @@ class ResolventSolver:
             if steps is None and tol > mpmath.mpf(10) ** -280:  # float64 steps: not below its range
                 out = self._refine(h, pv, complex(zc), float(tol))
                 if out is not None:
-                    tau = sum(mpmath.mpmathify(c) * out[i] for i, c in ((i, complex(c)) for i, c in self.readout))
+                    tau = sum(self._coef(c) * out[i] for i, c in self.readout)
                     return out, tau
             def linear(x):
                 v = self.c.fjs(x, pv)
@@ -313,7 +359,7 @@ class ResolventSolver:
                 raise
             except ConvergenceError:
                 raise DensityError(f"the Newton polish at {dps} digits did not converge at z = {cstr(complex(z))}") from None
-            tau = sum(mpmath.mpmathify(c) * h[i] for i, c in ((i, complex(c)) for i, c in self.readout))
+            tau = sum(self._coef(c) * h[i] for i, c in self.readout)
             return h, tau
 
 

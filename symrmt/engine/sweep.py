@@ -198,7 +198,7 @@ def _ld(x):
     """The long double nearest the exact real ``x`` (rounded from 25 digits, not from its float64)."""
     import mpmath
 
-    from symrmt.models.attention.batch import LD
+    from symrmt.core.batch import LD
 
     with mpmath.workdps(30):
         v = mpmath.mpf(x.numerator) / x.denominator if hasattr(x, "denominator") else mpmath.mpf(x)

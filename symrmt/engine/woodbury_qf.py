@@ -53,12 +53,18 @@ from symrmt.engine.node_algebra import (
     Const, MatProduct, MatrixNode, MatSum, Power, ScalarProduct, ScalarSum, Scaled, Transpose, vector_name,
 )
 from symrmt.engine.plan import (
-    TracePlan, check_unknowns, multi_index, normalized, pencil_for, plan_params, scalar_formula, trace_bounds,
+    TracePlan, check_unknowns, multi_index, normalized, pencil_for, pencil_unknowns, plan_params, scalar_formula,
+    trace_bounds,
 )
+from symrmt.parsing.limits import LIMITS
 from symrmt.engine.vectors import LAWS, UNIT, QuadForm, Vector, gram_symbol, vectors_of
 from symrmt.engine.linearize import EPS_SHIFT, Pencil
 
-__all__ = ["QFPlan", "FormPlan", "prepare_qf", "split_pencil", "zero_mean_forms"]
+__all__ = ["QFPlan", "FormPlan", "prepare_qf", "split_pencil", "zero_mean_forms", "PRUNE_FACTOR"]
+
+#: a bulk pencil of more than this many times ``LIMITS["unknowns"]`` unknowns before its structural zeros are
+#: pruned is refused before its system is written (pruning removes far fewer in the forms met in practice)
+PRUNE_FACTOR = 4
 
 
 class FormPlan:
@@ -390,6 +396,12 @@ def prepare_qf(expr, implicit: bool = True) -> QFPlan:
     traces, forms, tindex, findex = [], [], {}, {}
 
     def bulk_plan(matrix, pencil, bulk, readout_matrix):
+        raw = pencil_unknowns(bulk)  # read before the system is written in SymPy (minutes for thousands)
+        if raw > PRUNE_FACTOR * LIMITS["unknowns"]:
+            raise ModelError(
+                f"the fixed point of this expression has {raw} unknowns before its structural zeros are removed, "
+                f"above {PRUNE_FACTOR} times the limit of {LIMITS['unknowns']} (LIMITS['unknowns']: the solve grows "
+                "like its cube); split the expression into smaller traces or forms, or lower a matrix power")
         system = prune(BlockSystem(bulk))
         t = TracePlan(len(traces), readout_matrix, bulk, system, trace_bounds(readout_matrix) if readout_matrix is not
                       None and not vectors_of(readout_matrix) else [])

@@ -61,8 +61,23 @@ LIMITS = {
     # solve grows about like its cube (measured: 50 unknowns 0.9 s, 98 unknowns 3.5 s,
     # 128 unknowns 22 s on a loaded 2-core machine); (Z.T*Z/n)**16 would need 512
     "unknowns": 100,
+    # unknowns of a polynomial expression (no inverse) whose fixed point passes "unknowns" and is
+    # summed as a finite series instead (symrmt.engine.moments); the series costs about the fourth
+    # power of the pencil size (measured on a loaded 2-core machine: 289 unknowns milliseconds,
+    # 4489 about 4 s, 17161 more than a minute)
+    "series_unknowns": 5000,
+    # nodes of one engine expression written out as a tree: every --let name replaced by its
+    # expression and every matrix power by its factors (a chain of lets that squares a matrix each
+    # time doubles it at every step: 8 such lets write out 256 copies); checked on every let and
+    # every expression before any other work
+    "expanded_nodes": 2000,
     # seconds for parsing and building one input (LaTeX included)
     "time": 5.0,
+    # seconds of one trace-engine solve (one point of Model.limit, Model.sweep's certified path,
+    # symrmt trace and trace-sweep; one point of a density): past it the solve is stopped with an
+    # error naming its stage (homotopy, continuation, Newton polish, certification); a note names
+    # the stage after 15 s on the command line
+    "solve_seconds": 60.0,
 }
 
 #: significant digits kept when an irrational input (such as ``sqrt(2)``) becomes a rational:
