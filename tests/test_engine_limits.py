@@ -112,7 +112,7 @@ def test_polynomial_chain_within_the_series_limit_is_summed():
     from math import comb
 
     m = Model()
-    m.gaussian("Z", "n", "n")
+    Z = m.gaussian("Z", "n", "n")
     W = m.let("A1", Z.T * Z / m.size("n") + m.identity("n"))
     for k in range(2, 6):
         W = m.let(f"A{k}", W * W)
