@@ -118,8 +118,10 @@ def cmd_trace_sweep(args) -> int:
         text = buf.getvalue()
     write_text(text, args.out, f" ({len(rows)} points)")
     if failed:
+        first = min(res.errors)
+        where = ", ".join(f"{k}={res.axis_text[k][int(j)]}" for k, j in zip(names, np.unravel_index(first, res.shape)))
         print(f"trace-sweep: warning: {failed} of {len(rows)} points could not be computed (marked in the column "
-              f"error); the first: {res.errors[min(res.errors)]}", file=sys.stderr)
+              f"error); the first, at {where}: {res.errors[first]}", file=sys.stderr)
     if failed == len(rows):
         return EXIT_SOLVER
     return 0
