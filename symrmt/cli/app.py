@@ -260,9 +260,10 @@ def main(argv=None) -> int:
         _check_out(args)
         return args.func(args)
     except ParameterError as exc:
-        print(f"symrmt {args.verb}: error: {exc}", file=sys.stderr)
+        message = common.cli_message(exc, args)  # the CLI's own spelling (--at, not at=)
+        print(f"symrmt {args.verb}: error: {message}", file=sys.stderr)
         if getattr(args, "json", False):
-            _json_error(args.verb, str(exc), EXIT_BAD_INPUT)
+            _json_error(args.verb, message, EXIT_BAD_INPUT)
         return EXIT_BAD_INPUT
     except ArithmeticError as exc:  # NotExact, QuadratureError, theory.SolverError, FloatingPointError
         print(f"symrmt {args.verb}: the computation could not deliver ({type(exc).__name__}): {exc}", file=sys.stderr)

@@ -23,6 +23,8 @@ __all__ = ["Model", "inv", "sqrt", "number_node"]
 # ---------------------------------------------------------------- model
 
 _IDENT = re.compile(r"(?<![\w.])([A-Za-z_][A-Za-z_0-9]*)")
+#: an identifier that is not called: ``inve`` in ``inve(x)`` is an unknown function, never a new parameter
+_PARAM = re.compile(r"(?<![\w.])([A-Za-z_][A-Za-z_0-9]*)(?!\w)(?!\s*\()")
 _RESERVED = {"trace", "inv", "diff", "sqrt", "I", "gaussian", "goe", "diag", "n", "vector", "signs",
              "gaussian_vector"}
 MAX_TEXT = 4000
@@ -305,7 +307,7 @@ class Model:
             raise ModelError("the expression must be text")
         if len(text) > MAX_TEXT:
             raise ModelError(f"the expression is longer than {MAX_TEXT} characters")
-        for ident in _IDENT.findall(text):
+        for ident in _PARAM.findall(text):
             if ident in self.dims or ident in self.matrices or ident in self.named or ident in self.symbols or \
                     ident in _RESERVED:
                 continue

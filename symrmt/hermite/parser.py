@@ -154,5 +154,8 @@ def parse_f(text: str) -> sp.Expr:
     text = text.strip()
     if not text:
         raise ParameterError("f: empty expression; give f in t, e.g. 'tanh(t)'")
-    expr = parse_expression(text, _local_namespace(), _FUNCTIONS, what="f", relations=True)
+    from symrmt.hermite.presets import PRESETS
+
+    expr = parse_expression(text, _local_namespace(), _FUNCTIONS, what="f", relations=True,
+                            alternatives={"presets": PRESETS})
     return check_f_expression(expr, text)
