@@ -217,7 +217,7 @@ def _dimension_hint(model):
     except UnknownNameError as exc:
         if exc.called or exc.suggestions or exc.name in model.dims:
             raise
-        raise ParameterError(f"{exc}; a dimension other than n is declared with --dim, e.g. "
+        raise ParameterError(f"{exc.plain}; a dimension other than n is declared with --dim, e.g. "
                              f"--dim '{exc.name}=c*n'") from None
 
 

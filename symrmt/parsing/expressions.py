@@ -28,11 +28,17 @@ _OPNAMES = {ast.Mod: "%", ast.FloorDiv: "//", ast.LShift: "<<", ast.RShift: ">>"
 
 class UnknownNameError(ParameterError):
     """A name the whitelist does not hold.  Attributes: ``name`` (as typed), ``called`` (whether it was
-    called as a function) and ``suggestions`` (the closest names a user may type, best first; may be empty)."""
+    called as a function), ``suggestions`` (the closest names a user may type, best first; may be empty)
+    and ``plain`` (the message without a caller's hint on how to declare the name)."""
 
-    def __init__(self, message, name, called, suggestions):
+    def __init__(self, message, name, called, suggestions, plain=None):
         super().__init__(message)
         self.name, self.called, self.suggestions = name, called, tuple(suggestions)
+        self.plain = message if plain is None else plain
+
+    def with_hint(self, hint: str) -> "UnknownNameError":
+        """The same error with ``hint`` after its message (``plain`` unchanged)."""
+        return UnknownNameError(f"{self}; {hint}", self.name, self.called, self.suggestions, self.plain)
 
 
 def suggest(word, candidates, n: int = 2, cutoff: float = 0.6) -> list:
