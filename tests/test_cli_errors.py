@@ -138,12 +138,12 @@ def test_missing_at_value_is_asked_for_with_at(capsys):
     code, _, err = run(capsys, ["density", "Z.T*Z/n", "--over", "x=0.5:2:3", *WISHART])
     assert code == 2 and "add it to --at" in err and "at=" not in err
     from symrmt.engine import Model
-    from symrmt.engine.base import ValuesError
+    from symrmt.engine.base import ModelError
 
     m = Model()
     m.dim("p", "c*n")
     m.gaussian("Z", "p", "n")
-    with pytest.raises(ValuesError, match=r"no value given for gamma \(pass them in at=") as info:
+    with pytest.raises(ModelError, match=r"no value given for gamma \(pass them in at=") as info:
         m.limit(MP, at={"c": "1/2"})
     assert info.value.missing == ("gamma",)
 

@@ -10,7 +10,7 @@ import sympy as sp
 
 from symrmt.errors import ParameterError
 
-__all__ = ["ModelError", "ValuesError", "Dim", "Node", "walk", "check_law", "N", "MAX_ATOMS", "SPLIT_ATOMS", "MAX_SPLIT_ATOMS", "MAX_POWER"]
+__all__ = ["ModelError", "Dim", "Node", "walk", "check_law", "N", "MAX_ATOMS", "SPLIT_ATOMS", "MAX_SPLIT_ATOMS", "MAX_POWER"]
 
 N = sp.Symbol("n", positive=True)
 
@@ -23,20 +23,18 @@ MAX_POWER = 16
 
 
 class ModelError(ParameterError):
-    """A model or an expression is not in the grammar (the message says why)."""
+    """A model or an expression is not in the grammar (the message says why).
 
+    When the values given do not match the expression's parameters, the message names the Python
+    keywords (``at=``, ``grid=``) and the data travel as attributes, so that the command line can say the
+    same in its own flags: ``missing`` (parameters with no value), ``unknown`` (given names the expression
+    does not have) and ``known`` (the expression's parameters), each a tuple of names (empty otherwise).
 
-class ValuesError(ModelError):
-    """The values given do not match the expression's parameters.  The message names the Python keywords
-    (``at=``, ``grid=``); the data travel as attributes, so that the command line can say the same in its
-    own flags: ``missing`` (parameters with no value), ``unknown`` (given names the expression does not
-    have) and ``known`` (the expression's parameters), each a tuple of names.
-
-    >>> ValuesError("no value given for c", missing=["c"]).missing
+    >>> ModelError("no value given for c", missing=["c"]).missing
     ('c',)
     """
 
-    def __init__(self, message, *, missing=(), unknown=(), known=()):
+    def __init__(self, message="", *, missing=(), unknown=(), known=()):
         super().__init__(message)
         self.missing, self.unknown, self.known = tuple(missing), tuple(unknown), tuple(sorted(known))
 

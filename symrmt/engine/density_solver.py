@@ -78,7 +78,6 @@ def compute(model, matrix, xs, at, digits=15, edges=True, atoms=True, label=None
     """The :class:`~symrmt.engine.density.Density` of ``matrix`` on the points ``xs`` at the values ``at``."""
     from symrmt.engine.tree import exact_value
     from symrmt.engine import linearize as lin
-    from symrmt.engine.base import ValuesError
     from symrmt.engine.nodes import MatrixNode, ModelError, Trace
     from symrmt.engine.density import Density
 
@@ -105,8 +104,8 @@ def compute(model, matrix, xs, at, digits=15, edges=True, atoms=True, label=None
     known = {p.name for p in plan.params if p.name != zname}
     extra = sorted(k for k in values if k not in known)
     if extra:
-        raise ValuesError(f"unknown parameter {', '.join(extra)} in at= (the matrix's parameters: "
-                          f"{', '.join(sorted(known)) or 'none'})", unknown=extra, known=known)
+        raise ModelError(f"unknown parameter {', '.join(extra)} in at= (the matrix's parameters: "
+                         f"{', '.join(sorted(known)) or 'none'})", unknown=extra, known=known)
     solver = ResolventSolver(plan, zsym, values)
     exact = [exact_value(x, "x") if not isinstance(x, mpmath.mpf) else x for x in xs]
     xs = [float(x) for x in exact]

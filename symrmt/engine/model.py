@@ -59,7 +59,6 @@ from collections.abc import Mapping
 
 from symrmt.cache import cached
 from symrmt.engine import declarations as _model
-from symrmt.engine.base import ValuesError
 from symrmt.engine.nodes import (  # noqa: F401
     GOE, Const, Diagonal, Diff, Dim, Gaussian, Identity, Inverse, MatProduct, MatSum, ModelError, Power,
     ScalarProduct, ScalarSum, Scaled, Trace, Transpose, walk,
@@ -193,8 +192,8 @@ class Model(_model.Model):
         known = {p.name for p in plan.params} | {k for k in self.symbols if k != "n"}
         extra = sorted(str(k) for k in at if str(k) not in known and "." not in str(k))
         if extra:  # a typo such as gama=1 must not be ignored
-            raise ValuesError(f"unknown parameter {', '.join(extra)} in at= (the expression's parameters: "
-                              f"{', '.join(sorted(known)) or 'none'})", unknown=extra, known=known)
+            raise ModelError(f"unknown parameter {', '.join(extra)} in at= (the expression's parameters: "
+                             f"{', '.join(sorted(known)) or 'none'})", unknown=extra, known=known)
         values, complex_at = {}, []
         for k, v in at.items():
             from symrmt.engine.complex_limit import as_complex
@@ -206,8 +205,8 @@ class Model(_model.Model):
             values[str(k)] = exact_value(v, str(k)) if cv is None else cv.re
         missing = [p.name for p in plan.params if p.name not in values and p.name not in dict(complex_at)]
         if missing:
-            raise ValuesError(f"no value given for {', '.join(missing)} (pass them in at=...)", missing=missing,
-                              known=known)
+            raise ModelError(f"no value given for {', '.join(missing)} (pass them in at=...)", missing=missing,
+                             known=known)
         if complex_at:  # a complex value of one parameter: symrmt/engine/complex_limit.py
             from symrmt.engine.complex_limit import complex_limit
 

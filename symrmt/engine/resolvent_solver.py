@@ -80,10 +80,10 @@ class ResolventSolver:
         self.values = values
         missing = [p.name for p in self.params if p.name != zsym.name and p.name not in values]
         if missing:
-            from symrmt.engine.base import ValuesError
+            from symrmt.engine.nodes import ModelError
 
-            raise ValuesError(f"no value given for {', '.join(missing)} (pass them in at=...)", missing=missing,
-                              known=[p.name for p in self.params if p.name != zsym.name])
+            raise ModelError(f"no value given for {', '.join(missing)} (pass them in at=...)", missing=missing,
+                             known=[p.name for p in self.params if p.name != zsym.name])
         self.F = self.c.ffjs
         if self.F is None:
             raise DensityError("the compiled system is not plain arithmetic (no complex float path)")

@@ -202,7 +202,6 @@ def sweep(model, expr, grid, at=None, certify: int = 0, seed: int = 0) -> TraceS
     from symrmt.engine.batch import solve_plan
     from symrmt.engine.certify import compiled_system
     from symrmt.parsing import LIMITS
-    from symrmt.engine.base import ValuesError
     from symrmt.engine.nodes import ModelError
 
     t0 = time.perf_counter()
@@ -221,8 +220,8 @@ def sweep(model, expr, grid, at=None, certify: int = 0, seed: int = 0) -> TraceS
     known = {p.name for p in plan.params} | {k for k in model.symbols if k != "n"}
     extra = sorted(str(k) for k in list(grid) + list(at) if str(k) not in known and "." not in str(k))
     if extra:
-        raise ValuesError(f"unknown parameter {', '.join(extra)} (the expression's parameters: "
-                          f"{', '.join(sorted(known)) or 'none'})", unknown=extra, known=known)
+        raise ModelError(f"unknown parameter {', '.join(extra)} (the expression's parameters: "
+                         f"{', '.join(sorted(known)) or 'none'})", unknown=extra, known=known)
     names = [str(k) for k in grid]
     axes = {k: _Axis(k, v) for k, v in zip(names, grid.values())}
     shape = tuple(len(v) for v in axes.values())
@@ -236,7 +235,7 @@ def sweep(model, expr, grid, at=None, certify: int = 0, seed: int = 0) -> TraceS
     fixed = {str(k): v for k, v in at.items()}
     missing = [p.name for p in plan.params if p.name not in axes and p.name not in fixed]
     if missing:
-        raise ValuesError(f"no value given for {', '.join(missing)} (in grid= or at=)", missing=missing, known=known)
+        raise ModelError(f"no value given for {', '.join(missing)} (in grid= or at=)", missing=missing, known=known)
     from symrmt.engine.tree import exact_value
 
     fixed_exact = {}

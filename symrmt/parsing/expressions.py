@@ -10,7 +10,7 @@ import keyword
 import operator
 from fractions import Fraction
 
-from symrmt.errors import ParameterError
+from symrmt.errors import ParameterError, UnknownNameError
 from symrmt.parsing.limits import LIMITS, ParseLimitError, run_limited
 from symrmt.parsing.literals import literal_fraction, shorten
 
@@ -26,26 +26,13 @@ _OPNAMES = {ast.Mod: "%", ast.FloorDiv: "//", ast.LShift: "<<", ast.RShift: ">>"
             ast.Not: "not", ast.Invert: "~", ast.And: "and", ast.Or: "or"}
 
 
-class UnknownNameError(ParameterError):
-    """A name the whitelist does not hold.  Attributes: ``name`` (as typed), ``called`` (whether it was
-    called as a function), ``suggestions`` (the closest names a user may type, best first; may be empty)
-    and ``plain`` (the message without a caller's hint on how to declare the name)."""
-
-    def __init__(self, message, name, called, suggestions, plain=None):
-        super().__init__(message)
-        self.name, self.called, self.suggestions = name, called, tuple(suggestions)
-        self.plain = message if plain is None else plain
-
-    def with_hint(self, hint: str) -> "UnknownNameError":
-        """The same error with ``hint`` after its message (``plain`` unchanged)."""
-        return UnknownNameError(f"{self}; {hint}", self.name, self.called, self.suggestions, self.plain)
-
-
 def suggest(word, candidates, n: int = 2, cutoff: float = 0.6) -> list:
     """The words of ``candidates`` closest to ``word`` (:func:`difflib.get_close_matches`), best first.
 
     >>> suggest("tanhh", ["tanh", "sinh", "t", "relu"])
-    ['tanh', 'sinh']
+    ['tanh']
+    >>> suggest("inve", ["inv", "trace", "diff"])
+    ['inv']
     >>> suggest("--gama", ["--gamma", "--c", "--snr"])
     ['--gamma']
     """
@@ -369,11 +356,11 @@ def parse_expression(text, names, functions, *, what, attributes=frozenset(), re
     >>> parse_expression("__import__('os')", {"x": x}, {}, what="demo")
     Traceback (most recent call last):
     ...
-    symrmt.parsing.expressions.UnknownNameError: demo: unknown name '__import__' called as a function ...
+    symrmt.errors.UnknownNameError: demo: unknown name '__import__' called as a function ...
     >>> parse_expression("sqr(x)", {"x": x}, {"sqrt": sp.sqrt}, what="demo")
     Traceback (most recent call last):
     ...
-    symrmt.parsing.expressions.UnknownNameError: demo: unknown name 'sqr' called as a function; did you mean 'sqrt'? ...
+    symrmt.errors.UnknownNameError: demo: unknown name 'sqr' called as a function; did you mean 'sqrt'? ...
     """
     text = _prepare(text, what, relations)
     tree = _tree(text, what)
