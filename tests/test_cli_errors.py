@@ -181,3 +181,11 @@ def test_a_second_at_is_merged_not_dropped(capsys):
     assert code == 2 and "--at: c is given twice" in err
     code, out, err = run(capsys, ["trace-sweep", MP, *WISHART, "--grid", "gamma=1", "--at", "c=1/2", "--at", "c=2"])
     assert code == 2 and "c is given twice" in err
+
+
+def test_a_value_starting_with_a_minus_is_told_how_to_pass(capsys):
+    """``check E_RR0 '-c+1'``: the candidate reads as a flag; the error says how to pass it (and that way works)."""
+    code, _, err = run(capsys, ["check", "E_RR0", "-c+1"])
+    assert code == 2 and "-c+1 (a value that starts with '-' goes after '--', or as --FLAG=VALUE)" in err, err
+    code, out, err = run(capsys, ["check", "E_RR0", "--where", "c<1", "--points", "2", "--", "-c+1"])
+    assert code == 1 and "DISPROVED" in out, (out, err)  # E_RR0 = (1 - c)/(1 + snr), not 1 - c

@@ -142,7 +142,12 @@ class Parser(argparse.ArgumentParser):
             if not flag.startswith("-") or flag in known or self._negative_number_matcher.match(word):
                 continue
             close = [bare[w] for w in suggest(flag.lstrip("-"), bare, cutoff=0.7)]
-            parts.append(flag + (f" (did you mean {' or '.join(close)}?)" if close else ""))
+            if close:
+                parts.append(f"{flag} (did you mean {' or '.join(close)}?)")
+            elif not re.match(r"^--?[A-Za-z][\w-]*$", flag):  # a value that starts with '-', not a flag
+                parts.append(f"{word} (a value that starts with '-' goes after '--', or as --FLAG=VALUE)")
+            else:
+                parts.append(flag)
         if not parts:
             return None
         return f"unrecognized argument{'s' if len(parts) > 1 else ''} " + ", ".join(parts)
