@@ -16,8 +16,7 @@ import re
 import pytest
 
 from symrmt.cli.app import main
-from symrmt.errors import ParameterError
-from symrmt.parsing import UnknownNameError
+from symrmt.errors import ParameterError, UnknownNameError
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 LIMIT = ["limit", "--f", "tanh", "--c", "0.5", "--gamma", "1"]

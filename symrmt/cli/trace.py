@@ -210,7 +210,7 @@ def _declare_kernel(model, name: str, rhs: str):
 def _dimension_hint(model):
     """An unknown name in a declaration, which nothing known resembles, is most likely a dimension not
     declared: the message says how to declare it (``--dim 'p=c*n'``)."""
-    from symrmt.parsing import UnknownNameError
+    from symrmt.errors import UnknownNameError
 
     try:
         yield

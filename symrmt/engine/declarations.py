@@ -350,7 +350,8 @@ def _parse(text, names, functions, *, what, whole_call=None, dims=None):
     """The package's restricted parser, with numeric literals as exact :class:`Const` nodes.  ``dims``: the
     text declares a matrix or vector over these dimensions, so that an unknown name that resembles nothing
     known is most likely a dimension not declared (the message says how to declare it)."""
-    from symrmt.parsing import UnknownNameError, parse_expression
+    from symrmt.errors import UnknownNameError
+    from symrmt.parsing import parse_expression
 
     try:
         return parse_expression(text, names, functions, what=what, attributes=("T",), number=number_node,
