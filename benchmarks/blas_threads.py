@@ -92,7 +92,7 @@ def run_child(shapes, k: int, setting: str) -> dict:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true", help="n = 128 only, few trials")
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--trials", type=int, default=None, help="trials per shape and subprocess")

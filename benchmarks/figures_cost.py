@@ -68,7 +68,7 @@ def shape(params) -> tuple:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="the default (quick) sizes instead of --full")
     ap.add_argument("--repeat", type=int, default=2, help="trials timed per shape (default 2)")
     ap.add_argument("--json", metavar="FILE", help="also write the numbers as JSON")

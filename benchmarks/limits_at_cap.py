@@ -40,7 +40,7 @@ CASES = [
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.splitlines()[0])
     ap.add_argument("--json", metavar="FILE", help="also write the timings as JSON")
     args = ap.parse_args(argv)
     rows = []

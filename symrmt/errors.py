@@ -6,7 +6,8 @@ codes (``symrmt.cli.app``):
 
 * ``ValueError`` -- bad input, exit 2: :class:`ParameterError` (defined here) and its subclasses
   (:class:`symrmt.hermite.nonlinearity.NotCenteredError`,
-  :class:`symrmt.engine.base.ModelError`, :class:`symrmt.parsing.ParseLimitError`,
+  :class:`symrmt.engine.base.ModelError`,
+  :class:`symrmt.parsing.ParseLimitError`, :class:`UnknownNameError` (defined here),
   :class:`symrmt.simulation.store.StoreError`);
 * ``ArithmeticError`` -- a number symrmt cannot stand behind, exit 3:
   :class:`SolverError` (defined here, with ``ConvergenceError``, ``BranchError``,
@@ -31,6 +32,7 @@ from __future__ import annotations
 __all__ = [
     "SymrmtError",
     "ParameterError",
+    "UnknownNameError",
     "SolverError",
     "ConvergenceError",
     "BranchError",
@@ -69,6 +71,26 @@ class SymrmtError(Exception):
 
 class ParameterError(ValueError, SymrmtError):
     """A parameter is outside the domain of the model; the message names it."""
+
+
+class UnknownNameError(ParameterError):
+    """A name the whitelist does not hold.  Attributes: ``name`` (as typed), ``called`` (whether it was
+    called as a function), ``suggestions`` (the closest names a user may type, best first; may be empty)
+    and ``plain`` (the message without a caller's hint on how to declare the name).
+
+    >>> err = UnknownNameError("f: unknown name 'p'", "p").with_hint("declare p")
+    >>> str(err), err.plain, err.name
+    ("f: unknown name 'p'; declare p", "f: unknown name 'p'", 'p')
+    """
+
+    def __init__(self, message="", name=None, called=False, suggestions=(), plain=None):
+        super().__init__(message)
+        self.name, self.called, self.suggestions = name, called, tuple(suggestions)
+        self.plain = message if plain is None else plain
+
+    def with_hint(self, hint: str) -> "UnknownNameError":
+        """The same error with ``hint`` after its message (``plain`` unchanged)."""
+        return UnknownNameError(f"{self}; {hint}", self.name, self.called, self.suggestions, self.plain)
 
 
 class SolverError(ArithmeticError, SymrmtError):
@@ -191,7 +213,20 @@ class TraceSimulationError(ArithmeticError, SymrmtError):
 
 # symrmt.engine.base
 class ModelError(ParameterError):
-    """A model or an expression is not in the grammar (the message says why)."""
+    """A model or an expression is not in the grammar (the message says why).
+
+    When the values given do not match the expression's parameters, the message names the Python
+    keywords (``at=``, ``grid=``) and the data travel as attributes, so that the command line can say the
+    same in its own flags: ``missing`` (parameters with no value), ``unknown`` (given names the expression
+    does not have) and ``known`` (the expression's parameters), each a tuple of names (empty otherwise).
+
+    >>> ModelError("no value given for c", missing=["c"]).missing
+    ('c',)
+    """
+
+    def __init__(self, message="", *, missing=(), unknown=(), known=()):
+        super().__init__(message)
+        self.missing, self.unknown, self.known = tuple(missing), tuple(unknown), tuple(sorted(known))
 
 
 # symrmt.core.newton

@@ -241,11 +241,10 @@ def test_latex_with_parser():
 
 
 def test_runaway_parse_is_stopped():
-    # refused by the parser's exponent cap before any work (it used to run into the parse time limit)
-    t0 = time.monotonic()
+    # refused by the parser's exponent cap before any work (it used to run into the parse time limit, whose
+    # message is another)
     with pytest.raises(ParameterError, match="exponent tower.*limit 1000"):
         parse_candidate("E_RR0", "c*10**10**10")
-    assert time.monotonic() - t0 < 2
 
 
 def test_sympy_symbols_without_assumptions_are_read_by_name():
@@ -254,10 +253,8 @@ def test_sympy_symbols_without_assumptions_are_read_by_name():
 
 
 def test_symbolic_attempt_is_killed_after_its_time_limit():
-    t0 = time.monotonic()
-    with pytest.raises(SymbolicTimeout):
+    with pytest.raises(SymbolicTimeout):  # a 30 s nap that ran to its end would raise nothing
         run_limited(time.sleep, (30,), 0.5)
-    assert time.monotonic() - t0 < 10
 
 
 # ---------------------------------------------------------------- CLI

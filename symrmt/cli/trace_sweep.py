@@ -60,7 +60,10 @@ def add_trace_sweep_parser(sub, int_at_least):
     add_declarations(p)
     p.add_argument("--grid", type=_grid_entry, action="append", required=True, metavar="NAME=SPEC",
                    help="an axis: V1,V2,... or LO:HI:K or LO:HI:K:log (repeatable; the product grid)")
-    p.add_argument("--at", default=None, metavar="VALUES", help="the other parameter values, e.g. 'c=1/2'")
+    from symrmt.cli.common import MergeValues
+
+    p.add_argument("--at", default=None, metavar="VALUES", action=MergeValues,
+                   help="the other parameter values, e.g. 'c=1/2' (given twice, the values are merged)")
     p.add_argument("--certify", type=int_at_least("--certify", 0), default=0,
                    help="re-solve this many random points at 30 digits (the largest gap goes to stderr)")
     p.add_argument("--seed", type=int_at_least("--seed", 0), default=0, help="seed of the --certify sample")

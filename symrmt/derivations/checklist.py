@@ -89,7 +89,7 @@ class CheckList:
 
 def derivation_main(name: str, run, argv=None, doc: str = "") -> int:
     """Standard ``main(argv)`` of a derivation: ``--quick``, ``--digits``; prints the table, asserts."""
-    ap = argparse.ArgumentParser(prog=name, description=doc)
+    ap = argparse.ArgumentParser(allow_abbrev=False, prog=name, description=doc)
     ap.add_argument("--quick", action="store_true", help="seconds-long run (smaller simulations)")
     ap.add_argument("--digits", type=int, default=None, help="working digits for the high-precision checks")
     args = ap.parse_args(argv)

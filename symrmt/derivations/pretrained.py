@@ -439,7 +439,8 @@ def figure(results, path) -> list:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(prog=NAME, description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(allow_abbrev=False, prog=NAME, description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--quick", action="store_true", help="small sweeps, 4 trials")
     ap.add_argument("--digits", type=int, default=15, help="digits of the limits (default 15)")
     ap.add_argument("--figure", metavar="PATH", help="write the figure (PNG and PDF) here")

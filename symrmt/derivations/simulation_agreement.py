@@ -187,7 +187,8 @@ def check_list(rows):
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(prog=f"symrmt.derivations.{NAME}", description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(allow_abbrev=False, prog=f"symrmt.derivations.{NAME}",
+                                 description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true", help=f"n={QUICK['n']}, {QUICK['trials']} trials")
     ap.add_argument("--n", type=int, default=None, help=f"tokens per trial (default {FULL['n']})")
     ap.add_argument("--trials", type=int, default=None, help=f"trials per point (default {FULL['trials']})")

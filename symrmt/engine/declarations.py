@@ -24,6 +24,8 @@ __all__ = ["Model", "inv", "sqrt", "number_node", "check_expanded"]
 # ---------------------------------------------------------------- model
 
 _IDENT = re.compile(r"(?<![\w.])([A-Za-z_][A-Za-z_0-9]*)")
+#: an identifier that is not called: ``inve`` in ``inve(x)`` is an unknown function, never a new parameter
+_PARAM = re.compile(r"(?<![\w.])([A-Za-z_][A-Za-z_0-9]*)(?!\w)(?!\s*\()")
 _RESERVED = {"trace", "inv", "diff", "sqrt", "I", "gaussian", "goe", "diag", "n", "vector", "signs",
              "gaussian_vector"}
 MAX_TEXT = 4000
@@ -118,7 +120,8 @@ class Model:
             return x.dim
         if isinstance(x, str) and x in self.dims:
             return self.dims[x]
-        raise ModelError(f"{node_text(x) if isinstance(x, Node) else x!r} is not a declared dimension")
+        hint = f" (declare it first, e.g. Model.dim({x!r}, 'c*n'))" if isinstance(x, str) and x.isidentifier() else ""
+        raise ModelError(f"{node_text(x) if isinstance(x, Node) else x!r} is not a declared dimension{hint}")
 
     def _matrix_name(self, name: str):
         if not isinstance(name, str) or not name.isidentifier() or name.startswith("_"):
@@ -203,7 +206,7 @@ class Model:
             return call
 
         _parse(rhs, names, {"vector": make("det"), "signs": make("signs"), "gaussian_vector": make("gaussian")},
-               what=f"the declaration of {name}")
+               what=f"the declaration of {name}", dims=self.dims)
         if "node" not in out:
             raise ModelError(f"{text!r} declares no vector (write vector(dim), signs(dim) or gaussian_vector(dim))")
         return out["node"]
@@ -280,7 +283,8 @@ class Model:
             raise ModelError("declare a diagonal matrix with Model.diag(name, dim, values, weights)")
 
         calls.update(gaussian=gaussian, goe=goe, diag=diag)
-        got = _parse(rhs, names, calls, what=f"the declaration of {name}", whole_call=("gaussian", "goe", "diag"))
+        got = _parse(rhs, names, calls, what=f"the declaration of {name}", whole_call=("gaussian", "goe", "diag"),
+                     dims=self.dims)
         if "node" not in out or got is not out["node"]:  # nothing of the text may be dropped
             raise ModelError(f"{text!r} declares no matrix")
         return out["node"]
@@ -307,7 +311,7 @@ class Model:
             raise ModelError("the expression must be text")
         if len(text) > MAX_TEXT:
             raise ModelError(f"the expression is longer than {MAX_TEXT} characters")
-        for ident in _IDENT.findall(text):
+        for ident in _PARAM.findall(text):
             if ident in self.dims or ident in self.matrices or ident in self.named or ident in self.symbols or \
                     ident in _RESERVED:
                 continue
@@ -368,11 +372,20 @@ def number_node(q: Fraction) -> Const:
     return Const(sp.Rational(q.numerator, q.denominator))
 
 
-def _parse(text, names, functions, *, what, whole_call=None):
-    """The package's restricted parser, with numeric literals as exact :class:`Const` nodes."""
+def _parse(text, names, functions, *, what, whole_call=None, dims=None):
+    """The package's restricted parser, with numeric literals as exact :class:`Const` nodes.  ``dims``: the
+    text declares a matrix or vector over these dimensions, so that an unknown name that resembles nothing
+    known is most likely a dimension not declared (the message says how to declare it)."""
+    from symrmt.errors import UnknownNameError
     from symrmt.parsing import parse_expression
 
-    return parse_expression(text, names, functions, what=what, attributes=("T",), number=number_node,
-                            whole_call=whole_call)
+    try:
+        return parse_expression(text, names, functions, what=what, attributes=("T",), number=number_node,
+                                whole_call=whole_call)
+    except UnknownNameError as exc:
+        if dims is None or exc.called or exc.suggestions or exc.name in dims:
+            raise
+        raise exc.with_hint(f"if {exc.name} is a dimension, declare it first, e.g. Model.dim({exc.name!r}, 'c*n')") \
+            from None
 
 

@@ -131,7 +131,7 @@ def compute(model, matrix, xs, at, digits=15, edges=True, atoms=True, label=None
     extra = sorted(k for k in values if k not in known)
     if extra:
         raise ModelError(f"unknown parameter {', '.join(extra)} in at= (the matrix's parameters: "
-                         f"{', '.join(sorted(known)) or 'none'})")
+                         f"{', '.join(sorted(known)) or 'none'})", unknown=extra, known=known)
     from symrmt.engine.certify import admitted
 
     model.check_ratios(values)  # the checks every route passes: sizes, and real, finite coefficients

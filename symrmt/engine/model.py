@@ -224,7 +224,7 @@ class Model(_model.Model):
         extra = sorted(str(k) for k in at if str(k) not in known and "." not in str(k))
         if extra:  # a typo such as gama=1 must not be ignored
             raise ModelError(f"unknown parameter {', '.join(extra)} in at= (the expression's parameters: "
-                             f"{', '.join(sorted(known)) or 'none'})")
+                             f"{', '.join(sorted(known)) or 'none'})", unknown=extra, known=known)
         values, complex_at = {}, []
         for k, v in at.items():
             from symrmt.engine.complex_limit import as_complex
@@ -236,7 +236,8 @@ class Model(_model.Model):
             values[str(k)] = exact_value(v, str(k)) if cv is None else cv.re
         missing = [p.name for p in plan.params if p.name not in values and p.name not in dict(complex_at)]
         if missing:
-            raise ModelError(f"no value given for {', '.join(missing)} (pass them in at=...)")
+            raise ModelError(f"no value given for {', '.join(missing)} (pass them in at=...)", missing=missing,
+                             known=known)
         if len(complex_at) == 1:  # the checks of every route that need no complex value: sizes, coefficients
             from symrmt.engine.certify import admitted
 

@@ -87,7 +87,8 @@ class ResolventSolver:
         if missing:
             from symrmt.engine.nodes import ModelError
 
-            raise ModelError(f"no value given for {', '.join(missing)} (pass them in at=...)")
+            raise ModelError(f"no value given for {', '.join(missing)} (pass them in at=...)", missing=missing,
+                             known=[p.name for p in self.params if p.name != zsym.name])
         _check_float_range({p.name: values[p.name] for p in self.params if p.name != zsym.name})
         self.F = self.c.ffjs
         if self.F is None:

@@ -370,7 +370,7 @@ def sweep(model, expr, grid, at=None, certify: int = 0, seed: int = 0, on_error:
     extra = sorted(str(k) for k in list(grid) + list(at) if str(k) not in known and "." not in str(k))
     if extra:
         raise ModelError(f"unknown parameter {', '.join(extra)} (the expression's parameters: "
-                         f"{', '.join(sorted(known)) or 'none'})")
+                         f"{', '.join(sorted(known)) or 'none'})", unknown=extra, known=known)
     names = [str(k) for k in grid]
     axes = {k: _Axis(k, v) for k, v in zip(names, grid.values())}
     shape = tuple(len(v) for v in axes.values())
@@ -384,7 +384,7 @@ def sweep(model, expr, grid, at=None, certify: int = 0, seed: int = 0, on_error:
     fixed = {str(k): v for k, v in at.items()}
     missing = [p.name for p in plan.params if p.name not in axes and p.name not in fixed]
     if missing:
-        raise ModelError(f"no value given for {', '.join(missing)} (in grid= or at=)")
+        raise ModelError(f"no value given for {', '.join(missing)} (in grid= or at=)", missing=missing, known=known)
     from symrmt.engine.tree import exact_value
 
     fixed_exact = {}

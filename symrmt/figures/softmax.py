@@ -99,7 +99,7 @@ def softmax_claims(out, n: int = 512, trials: int = 8, points: int = 13) -> list
 def main(argv=None) -> int:
     import argparse
 
-    p = argparse.ArgumentParser(prog="python -m symrmt.figures.softmax", description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(allow_abbrev=False, prog="python -m symrmt.figures.softmax", description=__doc__.splitlines()[0])
     p.add_argument("out")
     p.add_argument("--n", type=int, default=512)
     p.add_argument("--trials", type=int, default=8)

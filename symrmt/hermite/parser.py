@@ -139,11 +139,11 @@ def parse_f(text: str) -> sp.Expr:
     >>> parse_f("gamma*t")
     Traceback (most recent call last):
     ...
-    symrmt.errors.ParameterError: f: unknown name 'gamma' ...
+    symrmt.errors.UnknownNameError: f: unknown name 'gamma' ...
     >>> parse_f("__import__('os')")
     Traceback (most recent call last):
     ...
-    symrmt.errors.ParameterError: f: unknown name '__import__' called as a function ...
+    symrmt.errors.UnknownNameError: f: unknown name '__import__' called as a function ...
     >>> parse_f("t**10**10")
     Traceback (most recent call last):
     ...
@@ -154,5 +154,8 @@ def parse_f(text: str) -> sp.Expr:
     text = text.strip()
     if not text:
         raise ParameterError("f: empty expression; give f in t, e.g. 'tanh(t)'")
-    expr = parse_expression(text, _local_namespace(), _FUNCTIONS, what="f", relations=True)
+    from symrmt.hermite.presets import PRESETS
+
+    expr = parse_expression(text, _local_namespace(), _FUNCTIONS, what="f", relations=True,
+                            alternatives={"presets": PRESETS})
     return check_f_expression(expr, text)

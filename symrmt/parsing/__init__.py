@@ -39,7 +39,7 @@ symrmt.parsing.ParseLimitError: c: the literal '1e999999999' has decimal exponen
 
 from __future__ import annotations
 
-from symrmt.parsing.expressions import check_power, parse_expression
+from symrmt.parsing.expressions import check_power, did_you_mean, parse_expression, suggest
 from symrmt.parsing.literals import literal_fraction
 from symrmt.parsing.numbers import number_to_fraction, parse_number, plain_fraction, split_equation
 from symrmt.parsing.latex import parse_latex_expression
@@ -69,4 +69,6 @@ __all__ = [
     "check_power",
     "plain_fraction",
     "IRRATIONAL_DIGITS",
+    "suggest",
+    "did_you_mean",
 ]

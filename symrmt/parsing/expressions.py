@@ -5,10 +5,12 @@ size caps and the time limit) and :func:`check_power`.  Numbers typed as text ar
 from __future__ import annotations
 
 import ast
+import difflib
+import keyword
 import operator
 from fractions import Fraction
 
-from symrmt.errors import ParameterError
+from symrmt.errors import ParameterError, UnknownNameError
 from symrmt.parsing.limits import LIMITS, ParseLimitError, run_limited
 from symrmt.parsing.literals import literal_fraction, shorten
 
@@ -22,6 +24,24 @@ _BINOPS = {
 _BOOLOPS = {ast.BitAnd: operator.and_, ast.BitOr: operator.or_}
 _OPNAMES = {ast.Mod: "%", ast.FloorDiv: "//", ast.LShift: "<<", ast.RShift: ">>", ast.BitXor: "^",
             ast.Not: "not", ast.Invert: "~", ast.And: "and", ast.Or: "or"}
+
+
+def suggest(word, candidates, n: int = 2, cutoff: float = 0.6) -> list:
+    """The words of ``candidates`` closest to ``word`` (:func:`difflib.get_close_matches`), best first.
+
+    >>> suggest("tanhh", ["tanh", "sinh", "t", "relu"])
+    ['tanh']
+    >>> suggest("inve", ["inv", "trace", "diff"])
+    ['inv']
+    >>> suggest("--gama", ["--gamma", "--c", "--snr"])
+    ['--gamma']
+    """
+    return difflib.get_close_matches(word, sorted(set(candidates)), n=n, cutoff=cutoff)
+
+
+def did_you_mean(words) -> str:
+    """``"; did you mean 'a'?"`` (or ``'a' or 'b'``), or ``""`` without a word."""
+    return f"; did you mean {' or '.join(repr(w) for w in words)}?" if words else ""
 
 
 def _describe(node) -> str:
@@ -40,17 +60,35 @@ def _describe(node) -> str:
 
 
 class _Builder:
-    def __init__(self, text, names, functions, what, attributes, relations, number):
+    def __init__(self, text, names, functions, what, attributes, relations, number, alternatives=None):
         self.text, self.names, self.functions, self.what = text, names, functions, what
         self.attributes, self.relations, self.number = attributes, relations, number
+        self.alternatives = {k: sorted(v) for k, v in (alternatives or {}).items()}
 
     def fail(self, msg, cls=ParameterError):
         raise cls(f"{self.what}: {msg} in {shorten(self.text)!r}")
 
+    def typeable_names(self):
+        """The names a user may type as a value: not a function (listed apart) and not a Python keyword
+        (``True`` is read as a constant, never as a name)."""
+        return sorted(k for k in self.names if k not in self.functions and not keyword.iskeyword(k)
+                      and not k.startswith("_"))
+
     def known(self):
         fs = ", ".join(sorted(self.functions)) or "none"
-        ns = ", ".join(sorted(self.names)) or "none"
-        return f"known names: {ns}; functions: {fs}"
+        ns = ", ".join(self.typeable_names()) or "none"
+        more = "".join(f"; {label}: {', '.join(words)}" for label, words in self.alternatives.items())
+        return f"known names: {ns}; functions: {fs}{more}"
+
+    def unknown(self, name, called):
+        """Refuse the unknown ``name`` with the closest names a user may type (a called name: functions)."""
+        pool = list(self.functions) if called else [*self.typeable_names(), *self.functions]
+        if not called and self.text.strip() == name:  # the whole text: a preset would do too
+            pool += [w for words in self.alternatives.values() for w in words]
+        close = suggest(name, pool)
+        how = " called as a function" if called else ""
+        msg = f"{self.what}: unknown name {name!r}{how}{did_you_mean(close)} ({self.known()}) in {shorten(self.text)!r}"
+        raise UnknownNameError(msg, name, called, close)
 
     # -- the walk --------------------------------------------------------------------
     def build(self, node, depth=0):
@@ -66,7 +104,7 @@ class _Builder:
                 return self.names[node.id]
             if node.id in self.functions:
                 self.fail(f"the function {node.id!r} is used without arguments")
-            self.fail(f"unknown name {node.id!r} ({self.known()})")
+            self.unknown(node.id, called=False)
         if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.UAdd, ast.USub)):
             val = self.build(node.operand, d)
             return self.apply(operator.neg if isinstance(node.op, ast.USub) else operator.pos, val)
@@ -115,7 +153,7 @@ class _Builder:
             self.fail(f"only calls of whitelisted functions by name are allowed, not a call of {_describe(node.func)}")
         name = node.func.id
         if name not in self.functions:
-            self.fail(f"unknown name {name!r} called as a function ({self.known()})")
+            self.unknown(name, called=True)
         if node.keywords:
             self.fail(f"keyword arguments ({node.keywords[0].arg}=...) are not allowed in {name}(...)")
         args = []
@@ -266,7 +304,7 @@ def _tree(text, what):
 
 
 def parse_expression(text, names, functions, *, what, attributes=frozenset(), relations=False, number=None,
-                     seconds=None, whole_call=None):
+                     seconds=None, whole_call=None, alternatives=None):
     """Parse and build ``text`` from the caller's whitelisted objects.
 
     Parameters
@@ -291,6 +329,9 @@ def parse_expression(text, names, functions, *, what, attributes=frozenset(), re
         For a declaration: the whole text must be exactly one call of one of these functions
         (``gaussian(p, n)``), nothing around it (no factor, transpose or sum) and no second such
         call inside; anything more is refused, never dropped.
+    alternatives : dict
+        Label -> words a user may type instead of the whole expression (the presets of ``f``): listed
+        in the message of an unknown name and offered as suggestions when the whole text is one name.
 
     Returns
     -------
@@ -299,7 +340,8 @@ def parse_expression(text, names, functions, *, what, attributes=frozenset(), re
     Raises
     ------
     ParameterError
-        A refused token or construct (named), or :class:`ParseLimitError` for a limit.
+        A refused token or construct (named), :class:`UnknownNameError` for a name outside the
+        whitelist (with the closest names a user may type), or :class:`ParseLimitError` for a limit.
 
     Examples
     --------
@@ -314,14 +356,18 @@ def parse_expression(text, names, functions, *, what, attributes=frozenset(), re
     >>> parse_expression("__import__('os')", {"x": x}, {}, what="demo")
     Traceback (most recent call last):
     ...
-    symrmt.errors.ParameterError: demo: unknown name '__import__' called as a function ...
+    symrmt.errors.UnknownNameError: demo: unknown name '__import__' called as a function ...
+    >>> parse_expression("sqr(x)", {"x": x}, {"sqrt": sp.sqrt}, what="demo")
+    Traceback (most recent call last):
+    ...
+    symrmt.errors.UnknownNameError: demo: unknown name 'sqr' called as a function; did you mean 'sqrt'? ...
     """
     text = _prepare(text, what, relations)
     tree = _tree(text, what)
     if whole_call is not None:
         _check_whole_call(tree, text, what, whole_call, functions, attributes)
     builder = _Builder(text, dict(names), dict(functions), what, frozenset(attributes), relations,
-                       number or _sympy_number)
+                       number or _sympy_number, alternatives)
     seconds = LIMITS["time"] if seconds is None else seconds
     return run_limited(builder.build, (tree,), seconds, what=f"{what}: parsing {shorten(text)!r}",
                        error=ParseLimitError)
