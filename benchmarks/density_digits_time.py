@@ -107,7 +107,7 @@ def plot(res: dict, path: str) -> None:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.split("\n")[0])
     ap.add_argument("--points", type=int, default=400)
     ap.add_argument("--out", default=None, help="the figure (PNG)")
     ap.add_argument("--json", default=None)

@@ -71,7 +71,8 @@ def _fraction(text: str):
 def main(argv=None) -> int:
     import argparse
 
-    p = argparse.ArgumentParser(prog="python -m symrmt.figures.icl", description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(allow_abbrev=False, prog="python -m symrmt.figures.icl",
+                                description=__doc__.splitlines()[0])
     p.add_argument("out")
     p.add_argument("--d", type=int, default=20)
     p.add_argument("--trials", type=int, default=8)
