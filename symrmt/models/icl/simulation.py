@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from fractions import Fraction
-from functools import lru_cache
+from symrmt.cache import cached
 
 import numpy as np
 
@@ -113,7 +113,7 @@ def test_error(gamma, ell: int, rho) -> float:
     return float(float(rho) + 1 - 2 * np.trace(g) / d + (b1 * np.sum(g * g) + b2 * np.dot(h, h)) / d)
 
 
-@lru_cache(maxsize=64)
+@cached(maxsize=64)
 def _coefficients(d: int, ell: int, rho: Fraction):
     """``(b1, b2)`` of :func:`symrmt.models.icl.equations.test_error_coefficients` as floats (the one formula)."""
     import sympy as sp  # the equations (SymPy) load only when a simulation runs

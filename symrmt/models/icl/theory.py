@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from fractions import Fraction
-from functools import lru_cache
+from symrmt.cache import cached
 
 import mpmath
 
@@ -74,7 +74,7 @@ class ICLLimit:
                 "digits": self.digits}
 
 
-@lru_cache(maxsize=None)
+@cached(maxsize=8)
 def _engine_model():
     model = Model()
     model.dim("d", "phi*n")
@@ -95,7 +95,7 @@ def resolvent(u: Fraction, kappa: Fraction, digits: int):
 MAX_DIGITS = 975
 
 
-@lru_cache(maxsize=None)
+@cached(maxsize=8)
 def _compiled(branch: str):
     """Result 1 on one side of the pole, compiled with ``tau = 1 + s``: ``s`` enters exactly, so ``1 - tau``
     loses no digits near the pole."""
