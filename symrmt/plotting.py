@@ -51,7 +51,8 @@ def _axes(ax):
     if ax is not None:
         return ax
     plt = need_matplotlib()
-    _, ax = plt.subplots(figsize=(5, 3.5))
+    # constrained layout: labels, ticks and legend fit the figure, so savefig(..., bbox_inches="tight") clips none
+    _, ax = plt.subplots(figsize=(5.4, 3.8), layout="constrained")
     return ax
 
 
@@ -62,13 +63,17 @@ def _log_axis(x) -> bool:
     return bool(x.size > 1 and np.all(x > 0) and x.max() / x.min() >= 10)
 
 
+#: the colours of E_A and E_RR in every plot of a limit and its simulation (lines and points match)
+COLORS = {"attention": "C0", "ridge": "C3"}
+
+
 def plot_limit(r, ax=None, log=None, labels=("$E_A$ (Attention)", "$E_{RR}$ (ridge)")):
     """``E_A`` and ``E_RR`` of a :class:`~symrmt.results.LimitResult` against ``gamma``."""
     ax = _axes(ax)
     order = r.gamma.argsort()
     g = r.gamma[order]
-    ax.plot(g, r.attention[order], "-", label=labels[0])
-    ax.plot(g, r.ridge[order], "--", label=labels[1])
+    ax.plot(g, r.attention[order], "-", color=COLORS["attention"], label=labels[0])
+    ax.plot(g, r.ridge[order], "--", color=COLORS["ridge"], label=labels[1])
     if _log_axis(g) if log is None else log:
         ax.set_xscale("log")
     ax.set_xlabel(r"$\gamma$")
@@ -77,18 +82,43 @@ def plot_limit(r, ax=None, log=None, labels=("$E_A$ (Attention)", "$E_{RR}$ (rid
     return ax
 
 
-def plot_simulation(s, ax=None, limit=None, k: float = 1.0, log=None):
+def fine_limit(limit, gammas, points: int = 61, digits: int = 10):
+    """The limit of ``limit``'s model (a :class:`~symrmt.results.LimitResult`) on ``points`` values of
+    ``gamma`` spanning ``gammas`` (log-spaced when they span a factor 10 or more) and the simulated
+    ``gammas`` themselves, at ``digits`` digits: a smooth curve instead of segments through the points.
+    Returns a LimitResult; raises the solver's error when a value cannot be certified."""
+    from symrmt.models.attention.api import limit as limit_of
+    from symrmt.models.attention.sim_sweep import fine_axis
+
+    values = [float(g) for g in gammas]
+    if len(values) < 2:
+        return limit
+    grid = fine_axis(values, "gamma", points)
+    f = limit.f
+    if f == "softmax":
+        return limit_of(None, limit.c, grid, limit.geometry, limit.diagonal, digits=digits, attention="softmax")
+    from symrmt.hermite.presets import PRESETS
+
+    spec = f if f in PRESETS else limit.expr
+    return limit_of(spec, limit.c, grid, limit.geometry, limit.diagonal, digits=min(digits, limit.digits),
+                    center=limit.center)
+
+
+def plot_simulation(s, ax=None, limit=None, k: float = 1.0, log=None, fine: int = 61):
     """Monte-Carlo means of a :class:`~symrmt.results.SimulationResult` with error bars of ``k`` se,
-    over the curves of ``limit`` (a :class:`~symrmt.results.LimitResult`) when given."""
+    over the curves of ``limit`` (a :class:`~symrmt.results.LimitResult`) when given: the limit is
+    recomputed on ``fine`` values of ``gamma`` spanning the simulated ones (``fine=0``: drawn through
+    ``limit``'s own points), in the colour of its points."""
     ax = _axes(ax)
     if limit is not None:
-        plot_limit(limit, ax=ax, log=log, labels=("$E_A$ limit", "$E_{RR}$ limit"))
+        curve = fine_limit(limit, s.gamma, fine) if fine else limit
+        plot_limit(curve, ax=ax, log=log, labels=("$E_A$ limit", "$E_{RR}$ limit"))
     order = s.gamma.argsort()
     g = s.gamma[order]
     ax.errorbar(g, s.attention[order], yerr=k * s.attention_se[order], fmt="o", ms=4, capsize=3,
-                label=f"$E_A$ simulation (n = {s.n}, $\\pm${k:g} se)")
-    ax.errorbar(g, s.ridge[order], yerr=k * s.ridge_se[order], fmt="s", ms=4, capsize=3,
-                label=f"$E_{{RR}}$ simulation (n = {s.n}, $\\pm${k:g} se)")
+                color=COLORS["attention"], label=f"$E_A$ simulation (n = {s.n}, $\\pm${k:g} se)")
+    ax.errorbar(g, s.ridge[order], yerr=k * s.ridge_se[order], fmt="s", ms=4, capsize=3, mfc="white",
+                color=COLORS["ridge"], label=f"$E_{{RR}}$ simulation (n = {s.n}, $\\pm${k:g} se)")
     if limit is None and (_log_axis(g) if log is None else log):
         ax.set_xscale("log")
     ax.set_xlabel(r"$\gamma$")
@@ -121,16 +151,21 @@ def _coords(sw):
     return out
 
 
-def plot_sweep(sw, kind: str = "difference", ax=None, log=None):
-    """A :class:`~symrmt.models.attention.sweeps.SweepResult`: lines over one axis, a heat map (``kind="difference"``,
-    ``"attention"``, ``"ridge"``) or the sign map (``kind="sign"``) over two."""
+def plot_sweep(sw, kind: str | None = None, ax=None, log=None):
+    """A :class:`~symrmt.models.attention.sweeps.SweepResult`: over one axis both errors as lines (the
+    default, ``kind="both"``; ``"attention"``, ``"ridge"``: one of them; ``"difference"``:
+    ``E_A - E_RR``; ``"sign"``); over two a heat map (``kind="difference"``, the default, ``"attention"``,
+    ``"ridge"``) or the sign map (``kind="sign"``)."""
     import numpy as np
 
-    if kind not in ("difference", "attention", "ridge", "sign"):
+    axes = list(sw.grid)
+    if kind is None:
+        kind = "both" if len(axes) == 1 else "difference"
+    if kind not in ("both", "difference", "attention", "ridge", "sign") or (kind == "both" and len(axes) != 1):
         from symrmt.errors import ParameterError
 
-        raise ParameterError(f"kind must be 'difference', 'attention', 'ridge' or 'sign', got {kind!r}")
-    axes = list(sw.grid)
+        raise ParameterError(f"kind must be 'both' (one axis), 'difference', 'attention', 'ridge' or 'sign', "
+                             f"got {kind!r}")
     ax = _axes(ax)
     diff = sw.attention - sw.ridge
     if len(axes) == 1:
@@ -138,9 +173,13 @@ def plot_sweep(sw, kind: str = "difference", ax=None, log=None):
         if kind == "difference" or kind == "sign":
             ax.plot(x, diff if kind == "difference" else np.sign(diff), "-", label="$E_A - E_{RR}$")
             ax.axhline(0, color="0.5", lw=0.8)
+            ax.set_ylabel("$E_A - E_{RR}$ (limits)" if kind == "difference" else "sign of $E_A - E_{RR}$")
         else:
-            ax.plot(x, sw.attention, "-", label="$E_A$")
-            ax.plot(x, sw.ridge, "--", label="$E_{RR}$")
+            if kind in ("both", "attention"):
+                ax.plot(x, sw.attention, "-", color=COLORS["attention"], label="$E_A$ limit")
+            if kind in ("both", "ridge"):
+                ax.plot(x, sw.ridge, "--", color=COLORS["ridge"], label="$E_{RR}$ limit")
+            ax.set_ylabel("interpolation error (limit)")
         if _log_axis(x) if log is None else log:
             ax.set_xscale("log")
         ax.set_xlabel(_label(axes[0]))
