@@ -109,7 +109,19 @@ def build_parser() -> argparse.ArgumentParser:
     add_f(p, required=False)
     add_attention(p, simulate=True)
     p.add_argument("--n", required=True, type=int_at_least("--n", 2), help="number of tokens")
-    add_model(p, "ridge parameters, comma-separated, each > 0")
+    add_model(p, "ridge parameters, comma-separated, each > 0", required=False)
+    from symrmt.cli.sweeps import GRID_HELP, grid_entry
+
+    p.add_argument("--grid", type=grid_entry, action="append", default=None, metavar="KEY=SPEC",
+                   help="simulate over a grid, as `symrmt sweep --grid` reads it (then --c and --gamma may vary "
+                   "there): " + GRID_HELP)
+    p.add_argument("--compare", action="store_true",
+                   help="with --grid: the limits at every point too (symrmt sweep), and the gaps in se")
+    p.add_argument("--plot", metavar="FILE", default=None,
+                   help="with --grid: draw the simulation (error bars) over the limit curves (a fine grid) into FILE "
+                   "(.png or .pdf; needs matplotlib)")
+    p.add_argument("--over", metavar="KEY", default=None,
+                   help="with --plot: the swept parameter on the x axis (default the first axis that is not gamma)")
     p.add_argument("--noise", choices=NOISES, default="gaussian", help="noise distribution (default gaussian)")
     p.add_argument("--trials", type=int_at_least("--trials", 2), default=10, help="independent trials (default 10)")
     p.add_argument("--seed", type=int_at_least("--seed", 0), default=0, help="root seed (default 0)")
