@@ -19,7 +19,7 @@ matplotlib is the optional extra ``symrmt[plot]``, xarray and pandas ``symrmt[re
 from __future__ import annotations
 
 __all__ = ["need_matplotlib", "need_xarray", "plot_limit", "plot_simulation", "plot_sweep", "plot_crossings",
-           "long_frame"]
+           "long_frame", "fine_axis", "fine_limit", "log_axis", "axis_label", "COLORS"]
 
 
 def need_matplotlib():
@@ -56,6 +56,24 @@ def _axes(ax):
     return ax
 
 
+def log_axis(x) -> bool:
+    """True when the values ``x`` are positive and span a factor 10 or more (then an axis is drawn in log scale).
+
+    >>> log_axis([0.01, 1]), log_axis([0, 1])
+    (True, False)
+    """
+    return _log_axis(x)
+
+
+def axis_label(axis: str) -> str:
+    r"""The matplotlib label of a grid axis (``"snr"`` -> ``$\|\mu\|^2$``; tied axes joined by ``=``).
+
+    >>> axis_label("c")
+    '$c$'
+    """
+    return _label(axis)
+
+
 def _log_axis(x) -> bool:
     import numpy as np
 
@@ -82,26 +100,69 @@ def plot_limit(r, ax=None, log=None, labels=("$E_A$ (Attention)", "$E_{RR}$ (rid
     return ax
 
 
+def fine_axis(values, points: int = 61, log=None) -> list:
+    """``points`` floats spanning ``values`` (log-spaced when they are positive and span a factor 10 or more,
+    unless ``log`` says otherwise), rounded to 8 significant digits, with every value of ``values`` added (so
+    that a curve drawn through them passes through the simulated abscissae); sorted.
+
+    >>> fine_axis([0.1, 10], points=3)
+    [0.1, 1.0, 10.0]
+    """
+    import math
+
+    xs = [float(x) for x in values]
+    lo, hi = min(xs), max(xs)
+    if log is None:
+        log = lo > 0 and hi / lo >= 10
+    if points < 2 or lo == hi:
+        grid = [lo]
+    elif log:
+        a, b = math.log10(lo), math.log10(hi)
+        grid = [10 ** (a + (b - a) * i / (points - 1)) for i in range(points)]
+    else:
+        grid = [lo + (hi - lo) * i / (points - 1) for i in range(points)]
+    return sorted({float(f"{x:.8g}") for x in grid} | set(xs))
+
+
+class _Curve:
+    """The limits on a fine grid of gamma: ``gamma``, ``attention``, ``ridge`` (float64 arrays), as plot_limit reads."""
+
+    def __init__(self, gamma, attention, ridge):
+        import numpy as np
+
+        self.gamma = np.array(gamma, dtype=float)
+        self.attention = np.array([float(v) for v in attention], dtype=float)
+        self.ridge = np.array([float(v) for v in ridge], dtype=float)
+
+
 def fine_limit(limit, gammas, points: int = 61, digits: int = 10):
-    """The limit of ``limit``'s model (a :class:`~symrmt.results.LimitResult`) on ``points`` values of
-    ``gamma`` spanning ``gammas`` (log-spaced when they span a factor 10 or more) and the simulated
-    ``gammas`` themselves, at ``digits`` digits: a smooth curve instead of segments through the points.
-    Returns a LimitResult; raises the solver's error when a value cannot be certified."""
-    from symrmt.models.attention.api import limit as limit_of
-    from symrmt.models.attention.sim_sweep import fine_axis
+    """The limits of ``limit``'s model (a :class:`~symrmt.results.LimitResult`) on ``points`` values of
+    ``gamma`` spanning ``gammas`` (:func:`fine_axis`), at ``digits`` digits (at most ``limit.digits``): a smooth
+    curve instead of segments through the points.  Returns an object with ``gamma``, ``attention``, ``ridge``
+    arrays; raises the solver's error (a :class:`~symrmt.SolverError`) when a value cannot be certified."""
+    from fractions import Fraction
+
+    from symrmt.models.attention.geometry import as_low_rank
+    from symrmt.models.attention.theory import attention_limit, ridge_limit
 
     values = [float(g) for g in gammas]
     if len(values) < 2:
         return limit
-    grid = fine_axis(values, "gamma", points)
-    f = limit.f
-    if f == "softmax":
-        return limit_of(None, limit.c, grid, limit.geometry, limit.diagonal, digits=digits, attention="softmax")
-    from symrmt.hermite.presets import PRESETS
+    grid = fine_axis(values, points)
+    exact = [Fraction(str(g)) for g in grid]
+    digits = min(digits, limit.digits)
+    if limit.f == "softmax":
+        from symrmt.models.softmax.kernel import softmax_nonlinearity
 
-    spec = f if f in PRESETS else limit.expr
-    return limit_of(spec, limit.c, grid, limit.geometry, limit.diagonal, digits=min(digits, limit.digits),
-                    center=limit.center)
+        solver_f = softmax_nonlinearity(as_low_rank(limit.geometry).alpha)
+    else:
+        from symrmt.hermite.presets import PRESETS
+        from symrmt.models.attention.kernel_f import as_nonlinearity
+
+        solver_f = as_nonlinearity(limit.f if limit.f in PRESETS else limit.expr, limit.center)
+    att = attention_limit(solver_f, limit.c, exact, limit.geometry, limit.diagonal, digits)
+    rr = ridge_limit(limit.c, exact, as_low_rank(limit.geometry).snr, digits)
+    return _Curve(grid, att, rr)
 
 
 def plot_simulation(s, ax=None, limit=None, k: float = 1.0, log=None, fine: int = 61):

@@ -188,7 +188,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--store", metavar="PATH", default=None,
                    help="trial store (SQLite file): keep every trial, reuse stored ones; a rerun resumes")
     p.add_argument("--only", metavar="NAME[,NAME...]", default=None,
-                   help="draw only these figures (ridge_error, random_inputs, role_of_a1, alignment, phase_diagram)")
+                   help="draw only these figures (fig1_ridge, fig2_attention, fig3_nonlinear, fig4_alignment, "
+                   "fig7_weights, mu0_claim, a1_zero, ridge_error, random_inputs, role_of_a1, alignment, "
+                   "phase_diagram)")
     add_executor(p, workers_default=None)
     p.set_defaults(func=cmd_figures)
 

@@ -207,7 +207,7 @@ def _simulate_grid(args, kind) -> int:
     """``symrmt simulate --grid ...``: every point of the grid (symrmt.simulate(grid=...)), with the limits
     (``--compare``) and a figure (``--plot``)."""
     from symrmt.cli.common import scheduler_of
-    from symrmt.cli.sweeps import _base
+    from symrmt.cli.sweeps import base_geometry
     from symrmt.models.attention.api import simulate as api_simulate
 
     if kind == "softmax":
@@ -225,7 +225,7 @@ def _simulate_grid(args, kind) -> int:
             if key in grid:
                 raise ParameterError(f"--{key} is fixed and also varies in --grid; drop one")
             grid[key] = (v if len(v) > 1 else v[0]) if isinstance(v, list) else v
-    base, extra = _base(args, set(grid))
+    base, extra = base_geometry(args, set(grid))
     nonlinearity_of(args)  # validates f (parse, centering) before any simulation
     res = api_simulate(args.f, grid={**extra, **grid}, geometry=base,
                        diagonal=args.diagonal, center=args.center, n=args.n, trials=args.trials, seed=args.seed,

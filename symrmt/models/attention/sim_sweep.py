@@ -34,7 +34,7 @@ from dataclasses import dataclass
 
 from symrmt.errors import ParameterError
 
-__all__ = ["simulate_grid", "SimulationSweep", "SweepComparison", "fine_axis"]
+__all__ = ["simulate_grid", "SimulationSweep", "SweepComparison"]
 
 #: points of the fine grid of a limit curve drawn by :meth:`SweepComparison.plot`
 FINE_POINTS = 61
@@ -44,29 +44,6 @@ def _axis_floats(values, key):
     from symrmt.models.attention.params import to_fraction
 
     return [float(to_fraction(v, key)) for v in values]
-
-
-def fine_axis(values, key: str, points: int = FINE_POINTS, log=None) -> list:
-    """``points`` values spanning ``values`` (log-spaced when they are positive and span a factor 10 or more,
-    unless ``log`` says otherwise), as floats rounded to 8 significant digits, with every value of
-    ``values`` added (so that the curve passes through the simulated abscissae).
-
-    >>> fine_axis([0.1, 10], "gamma", points=3)
-    [0.1, 1.0, 10.0]
-    """
-    xs = _axis_floats(values, key.split("=")[0])
-    lo, hi = min(xs), max(xs)
-    if log is None:
-        log = lo > 0 and hi / lo >= 10
-    if points < 2 or lo == hi:
-        grid = [lo]
-    elif log:
-        a, b = math.log10(lo), math.log10(hi)
-        grid = [10 ** (a + (b - a) * i / (points - 1)) for i in range(points)]
-    else:
-        grid = [lo + (hi - lo) * i / (points - 1) for i in range(points)]
-    grid = [float(f"{x:.8g}") for x in grid]
-    return sorted(set(grid) | set(xs))
 
 
 def _grid_key(axis: str):
@@ -276,7 +253,7 @@ class SweepComparison:
         Returns the axes (a new constrained-layout figure when ``ax`` is None)."""
         import numpy as np
 
-        from symrmt.plotting import _label, _log_axis, need_matplotlib
+        from symrmt.plotting import axis_label as _label, log_axis as _log_axis, need_matplotlib
 
         s = self.simulation
         axes = list(s.axes)
@@ -342,10 +319,11 @@ class SweepComparison:
         import numpy as np
 
         from symrmt.models.attention.sweeps import sweep
+        from symrmt.plotting import fine_axis
 
         s = self.simulation
         key = over.split("=")[0]
-        xf = fine_axis(s.grid[over], key, fine, log)
+        xf = fine_axis(_axis_floats(s.grid[over], key), fine, log)
         grid = s.sweep_grid()
         grid[_grid_key(over)] = xf
         if other is not None:  # the fine axis first
@@ -378,7 +356,7 @@ def simulate_grid(f, grid: dict, *, geometry=None, diagonal: str = "zero", cente
     from symrmt.models.attention.kernel_f import as_nonlinearity, simulation_f
     from symrmt.models.attention.montecarlo import simulate as _simulate
     from symrmt.models.attention.params import check_diagonal
-    from symrmt.models.attention.sweeps import GRID_KEYS, _point_list, _split
+    from symrmt.models.attention.sweeps import GRID_KEYS, grid_points, split_grid
     from symrmt.parsing import LIMITS
     from symrmt.simulation.executor import make_executor
     from symrmt.progress import progress_bar
@@ -399,14 +377,14 @@ def simulate_grid(f, grid: dict, *, geometry=None, diagonal: str = "zero", cente
         from symrmt.models.attention.geometry import as_geometry
 
         geometry = as_geometry(geometry)
-    axes, fixed = _split(grid)
+    axes, fixed = split_grid(grid)
     total = math.prod(len(v) for v in axes.values())
     if total > LIMITS["points"]:
         from symrmt.parsing import ParseLimitError
 
         raise ParseLimitError(f"number of grid points (the product of the axes) = {total} is above the limit "
                               f"{LIMITS['points']} (LIMITS['points'])")
-    points, models = _point_list(axes, fixed, geometry)
+    points, models = grid_points(axes, fixed, geometry)
     groups: dict = {}
     for c, geo, g in models:
         groups.setdefault((c, geo), [])
