@@ -214,8 +214,8 @@ def _coords(sw):
 
 def plot_sweep(sw, kind: str | None = None, ax=None, log=None):
     """A :class:`~symrmt.models.attention.sweeps.SweepResult`: over one axis both errors as lines (the
-    default, ``kind="both"``; ``"attention"``, ``"ridge"``: one of them; ``"difference"``:
-    ``E_A - E_RR``; ``"sign"``); over two a heat map (``kind="difference"``, the default, ``"attention"``,
+    default, ``kind="both"``, and ``"attention"``, ``"ridge"``; ``"difference"``: ``E_A - E_RR``;
+    ``"sign"``: its sign); over two a heat map (``kind="difference"``, the default, ``"attention"``,
     ``"ridge"``) or the sign map (``kind="sign"``)."""
     import numpy as np
 
@@ -236,10 +236,8 @@ def plot_sweep(sw, kind: str | None = None, ax=None, log=None):
             ax.axhline(0, color="0.5", lw=0.8)
             ax.set_ylabel("$E_A - E_{RR}$ (limits)" if kind == "difference" else "sign of $E_A - E_{RR}$")
         else:
-            if kind in ("both", "attention"):
-                ax.plot(x, sw.attention, "-", color=COLORS["attention"], label="$E_A$ limit")
-            if kind in ("both", "ridge"):
-                ax.plot(x, sw.ridge, "--", color=COLORS["ridge"], label="$E_{RR}$ limit")
+            ax.plot(x, sw.attention, "-", color=COLORS["attention"], label="$E_A$ limit")
+            ax.plot(x, sw.ridge, "--", color=COLORS["ridge"], label="$E_{RR}$ limit")
             ax.set_ylabel("interpolation error (limit)")
         if _log_axis(x) if log is None else log:
             ax.set_xscale("log")

@@ -428,7 +428,7 @@ def fig7_weights(out, full: bool = False, progress: bool = True, *, n=None, tria
 # ---------------------------------------------------------------------------------------------------------
 #: the presets whose mu = 0 maps are drawn (every preset's share is computed)
 MU0_DRAWN = ("tanh", "relu", "erf", "gelu")
-MU0_ALL = ("tanh", "relu", "erf", "sin", "gelu", "sigmoid", "linear")
+MU0_ALL = ("tanh", "relu", "erf", "sin", "cos", "gelu", "sigmoid", "linear", "abs", "sign")
 #: the c and gamma ranges of the claim
 MU0_C, MU0_GAMMA = (1 / 16, 8), (1e-3, 100)
 

@@ -138,8 +138,8 @@ class SweepResult(TableResult):
         return wide
 
     def plot(self, kind: str | None = None, ax=None, log=None):
-        """Over a one-axis grid both errors as lines (default; ``kind="attention"``, ``"ridge"``: one,
-        ``"difference"``: ``E_A - E_RR``); over two axes a heat map of ``E_A - E_RR`` with the contour
+        """Over a one-axis grid both errors as lines (default; ``kind="difference"``: ``E_A - E_RR``,
+        ``"sign"``: its sign); over two axes a heat map of ``E_A - E_RR`` with the contour
         ``E_A = E_RR`` (default; ``kind="attention"``, ``"ridge"``: that error) or the sign map
         (``kind="sign"``: the phase diagram).  matplotlib; returns the axes."""
         from symrmt.plotting import plot_sweep
