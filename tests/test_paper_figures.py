@@ -56,7 +56,7 @@ def _check(paths, tmp_path, name, figs):
     r = canvas.get_renderer()
     box = fig.bbox
     for ax in data_axes:
-        for t in (ax.xaxis.label, ax.yaxis.label, ax.title):
+        for t in (ax.xaxis.label, ax.yaxis.label, ax.title, fig._suptitle):
             b = t.get_window_extent(r)
             assert b.x0 >= box.x0 - 1 and b.x1 <= box.x1 + 1 and b.y0 >= box.y0 - 1 and b.y1 <= box.y1 + 1, \
                 f"{name}: {t.get_text()!r} is clipped"
