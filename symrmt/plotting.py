@@ -172,7 +172,17 @@ def plot_simulation(s, ax=None, limit=None, k: float = 1.0, log=None, fine: int 
     ``limit``'s own points), in the colour of its points."""
     ax = _axes(ax)
     if limit is not None:
-        curve = fine_limit(limit, s.gamma, fine) if fine else limit
+        curve = limit
+        if fine:
+            from symrmt.errors import SymrmtError
+
+            try:
+                curve = fine_limit(limit, s.gamma, fine)
+            except (SymrmtError, ArithmeticError) as exc:  # drawn through the certified points, and said so
+                import warnings
+
+                warnings.warn(f"plot: the limit could not be computed on a fine grid of gamma ({exc}); it is drawn "
+                              "through its certified values at the simulated gamma only", stacklevel=3)
         plot_limit(curve, ax=ax, log=log, labels=("$E_A$ limit", "$E_{RR}$ limit"))
     order = s.gamma.argsort()
     g = s.gamma[order]

@@ -169,3 +169,18 @@ def test_cli_simulate_names_what_is_missing(capsys):
     assert "--c" in capsys.readouterr().err
     assert cli_main(["simulate", "--f", "tanh", "--n", "64", "--c", "1", "--gamma", "1", "--compare"]) == 2
     assert "--grid" in capsys.readouterr().err
+
+
+def test_fine_curve_failure_is_said_and_falls_back_to_the_certified_points(monkeypatch):
+    import symrmt.plotting as plotting
+
+    def refuse(*args, **kwargs):
+        raise symrmt.ConvergenceError("no fixed point here")
+
+    monkeypatch.setattr(plotting, "fine_limit", refuse)
+    th = symrmt.limit("tanh", 0.5, [0.1, 1], digits=10)
+    sim = symrmt.simulate("tanh", 0.5, [0.1, 1], n=32, trials=2)
+    with pytest.warns(UserWarning, match="certified values at the simulated gamma only"):
+        ax = sim.compare(th).plot()
+    att = next(ln for ln in ax.get_lines() if ln.get_label() == "$E_A$ limit")
+    np.testing.assert_allclose(att.get_ydata(), th.attention)
