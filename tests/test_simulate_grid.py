@@ -184,3 +184,14 @@ def test_fine_curve_failure_is_said_and_falls_back_to_the_certified_points(monke
         ax = sim.compare(th).plot()
     att = next(ln for ln in ax.get_lines() if ln.get_label() == "$E_A$ limit")
     np.testing.assert_allclose(att.get_ydata(), th.attention)
+
+
+def test_one_axis_grid_plot_colours():
+    g = symrmt.simulate("relu", grid={"c": [0.5, 1, 2], "gamma": 1}, n=32, trials=2)
+    ax = g.plot()
+    handles, labels = ax.get_legend_handles_labels()
+    col = {t: (h[0] if isinstance(h, tuple) or hasattr(h, "lines") else h).get_color() for h, t in zip(handles, labels)}
+    assert matplotlib.colors.same_color(col["$E_A$ limit"], col["$E_A$ simulation"])
+    assert matplotlib.colors.same_color(col["$E_{RR}$ limit"], col["$E_{RR}$ simulation"])
+    assert not matplotlib.colors.same_color(col["$E_A$ limit"], col["$E_{RR}$ limit"])
+    assert len(next(ln for ln in ax.get_lines() if ln.get_label() == "$E_A$ limit").get_xdata()) > 20

@@ -245,7 +245,8 @@ class SweepComparison:
 
     def plot(self, over=None, ax=None, k: float = 2.0, log=None, fine: int = FINE_POINTS, digits: int = 10):
         """``E_A`` and ``E_RR`` against the parameter ``over`` (default: the first axis of the grid that is
-        not ``gamma``, else ``gamma``).  One colour per value of the other axis (if any): the limits as
+        not ``gamma``, else ``gamma``).  One colour per value of the other axis (over a one-axis grid
+        ``E_A`` and ``E_RR`` in the colours of every other plot, ``symrmt.plotting.COLORS``): the limits as
         lines (``E_A`` solid, ``E_RR`` dashed) on ``fine`` points of ``over`` computed by
         :func:`symrmt.sweep` (float64 path where it applies, else ``digits`` certified digits), the
         simulation as points (``E_A`` circles, ``E_RR`` squares) with ``k`` se error bars in the same
@@ -278,8 +279,13 @@ class SweepComparison:
             curves = self._fine_curves(over, other, fine, digits, log)
         log_x = _log_axis(x) if log is None else log
         n_other = len(s.grid[other]) if other else 1
+        from symrmt.plotting import COLORS
+
         for j in range(n_other):
             col = f"C{j % 10}"
+            col_r = col if other else COLORS["ridge"]  # one series: E_A and E_RR in their usual colours
+            if not other:
+                col = COLORS["attention"]
             sel = [slice(None)] * len(axes)
             if other:
                 sel[axes.index(other)] = j
@@ -295,14 +301,14 @@ class SweepComparison:
             if curves is not None:
                 xf, ya, yr = curves[j]
                 ax.plot(xf, ya, "-", color=col, lw=1.5, label=f"$E_A$ limit{tag}")
-                ax.plot(xf, yr, "--", color=col, lw=1.3, label=f"$E_{{RR}}$ limit{tag}")
+                ax.plot(xf, yr, "--", color=col_r, lw=1.3, label=f"$E_{{RR}}$ limit{tag}")
             elif self.limits is not None:
                 la, lr = self.limits.attention[sel], self.limits.ridge[sel]
                 ax.plot(x[order], la[order], "-", color=col, lw=1.5, label=f"$E_A$ limit{tag}")
-                ax.plot(x[order], lr[order], "--", color=col, lw=1.3, label=f"$E_{{RR}}$ limit{tag}")
+                ax.plot(x[order], lr[order], "--", color=col_r, lw=1.3, label=f"$E_{{RR}}$ limit{tag}")
             ax.errorbar(x[order], att[order], yerr=k * att_se[order], fmt="o", ms=4, capsize=2.5, color=col,
                         label=f"$E_A$ simulation{tag}")
-            ax.errorbar(x[order], rr[order], yerr=k * rr_se[order], fmt="s", ms=4, capsize=2.5, color=col,
+            ax.errorbar(x[order], rr[order], yerr=k * rr_se[order], fmt="s", ms=4, capsize=2.5, color=col_r,
                         mfc="white", label=f"$E_{{RR}}$ simulation{tag}")
         if log_x:
             ax.set_xscale("log")
