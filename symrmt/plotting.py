@@ -19,7 +19,7 @@ matplotlib is the optional extra ``symrmt[plot]``, xarray and pandas ``symrmt[re
 from __future__ import annotations
 
 __all__ = ["need_matplotlib", "need_xarray", "plot_limit", "plot_simulation", "plot_sweep", "plot_crossings",
-           "long_frame", "fine_axis", "fine_limit", "log_axis", "axis_label", "COLORS"]
+           "long_frame", "fine_axis", "fine_limit", "log_axis", "axis_label", "set_log", "COLORS"]
 
 
 def need_matplotlib():
@@ -54,6 +54,25 @@ def _axes(ax):
     # constrained layout: labels, ticks and legend fit the figure, so savefig(..., bbox_inches="tight") clips none
     _, ax = plt.subplots(figsize=(5.4, 3.8), layout="constrained")
     return ax
+
+
+def set_log(ax, which: str = "x") -> None:
+    """Put axis ``which`` (``"x"`` or ``"y"``) of ``ax`` in log scale with labels that do not overlap: no labels
+    on the minor ticks (matplotlib labels them when the axis spans about one decade, and ``3x10^-1`` runs into
+    ``4x10^-1``), and over at most 2.5 decades of data major ticks at 1, 2 and 5 times the powers of ten,
+    written as plain numbers (``0.5``, ``1``, ``2``).  Call it after the data are drawn."""
+    import math
+
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+
+    axis = ax.xaxis if which == "x" else ax.yaxis
+    (ax.set_xscale if which == "x" else ax.set_yscale)("log")
+    lo, hi = ax.dataLim.intervalx if which == "x" else ax.dataLim.intervaly
+    decades = math.log10(hi / lo) if 0 < lo < hi and math.isfinite(hi / lo) else 3.0
+    if decades <= 2.5:  # a short span: 1, 2, 5 times the powers of ten, as plain numbers
+        axis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+        axis.set_major_formatter(FuncFormatter(lambda v, _pos: f"{v:g}"))
+    axis.set_minor_formatter(NullFormatter())
 
 
 def log_axis(x) -> bool:
@@ -93,7 +112,7 @@ def plot_limit(r, ax=None, log=None, labels=("$E_A$ (Attention)", "$E_{RR}$ (rid
     ax.plot(g, r.attention[order], "-", color=COLORS["attention"], label=labels[0])
     ax.plot(g, r.ridge[order], "--", color=COLORS["ridge"], label=labels[1])
     if _log_axis(g) if log is None else log:
-        ax.set_xscale("log")
+        set_log(ax, "x")
     ax.set_xlabel(r"$\gamma$")
     ax.set_ylabel("interpolation error (limit)")
     ax.legend()
@@ -191,7 +210,7 @@ def plot_simulation(s, ax=None, limit=None, k: float = 1.0, log=None, fine: int 
     ax.errorbar(g, s.ridge[order], yerr=k * s.ridge_se[order], fmt="s", ms=4, capsize=3, mfc="white",
                 color=COLORS["ridge"], label=f"$E_{{RR}}$ simulation (n = {s.n}, $\\pm${k:g} se)")
     if limit is None and (_log_axis(g) if log is None else log):
-        ax.set_xscale("log")
+        set_log(ax, "x")
     ax.set_xlabel(r"$\gamma$")
     ax.set_ylabel("interpolation error")
     ax.legend(fontsize="small")
@@ -250,7 +269,7 @@ def plot_sweep(sw, kind: str | None = None, ax=None, log=None):
             ax.plot(x, sw.ridge, "--", color=COLORS["ridge"], label="$E_{RR}$ limit")
             ax.set_ylabel("interpolation error (limit)")
         if _log_axis(x) if log is None else log:
-            ax.set_xscale("log")
+            set_log(ax, "x")
         ax.set_xlabel(_label(axes[0]))
         ax.legend()
         return ax
@@ -281,9 +300,9 @@ def plot_sweep(sw, kind: str | None = None, ax=None, log=None):
     if np.any(diff > 0) and np.any(diff < 0) and len(x) > 1 and len(y) > 1:
         ax.contour(x, y, diff.T, levels=[0.0], colors="k", linewidths=1.0)
     if _log_axis(x) if log is None else log:
-        ax.set_xscale("log")
+        set_log(ax, "x")
     if _log_axis(y) if log is None else log:
-        ax.set_yscale("log")
+        set_log(ax, "y")
     ax.set_xlabel(_label(axes[0]))
     ax.set_ylabel(_label(axes[1]))
     return ax
@@ -303,7 +322,7 @@ def plot_crossings(cr, ax=None, log=None):
     ax.set_yticks([-1, 1], ["$E_A < E_{RR}$", "$E_A > E_{RR}$"])
     ax.set_ylim(-1.6, 1.6)
     if _log_axis(x) if log is None else log:
-        ax.set_xscale("log")
+        set_log(ax, "x")
     ax.set_xlabel(_label(cr.over))
     ax.legend(fontsize="small")
     return ax

@@ -311,7 +311,9 @@ class SweepComparison:
             ax.errorbar(x[order], rr[order], yerr=k * rr_se[order], fmt="s", ms=4, capsize=2.5, color=col_r,
                         mfc="white", label=f"$E_{{RR}}$ simulation{tag}")
         if log_x:
-            ax.set_xscale("log")
+            from symrmt.plotting import set_log
+
+            set_log(ax, "x")
         ax.set_xlabel(_label(over))
         ax.set_ylabel("interpolation error")
         ax.set_title(f"{s.f}: limits (lines) and simulation (n = {s.n}, {s.trials} trials, $\\pm${k:g} se)",
