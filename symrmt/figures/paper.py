@@ -158,7 +158,7 @@ def fig2_attention(out, full: bool = False, progress: bool = True, *, n=None, tr
     c_sim = [Fraction(1, 8), Fraction(1, 4), Fraction(1, 2), Fraction(1), Fraction(2)]
     s_curve = linspace(0, 8, points)
     s_sim = [0, 1, 2, 4, 8]
-    with FigureSims(store, executor, workers) as run, figure_progress(3, f"figure fig2_attention", progress) as bar:
+    with FigureSims(store, executor, workers) as run, figure_progress(3, "figure fig2_attention", progress) as bar:
         job_a = run.sim(f, na, ca, g_sim, Geometry(snr=1), trials, seed)
         jobs_b = [run.sim(f, nb, c, [g0], Geometry(snr=1), trials, seed) for c in c_sim]
         jobs_c = [run.sim(f, nc, cc, [g0], Geometry(snr=s), trials, seed) for s in s_sim]
@@ -479,7 +479,6 @@ def mu0_claim(out, full: bool = False, progress: bool = True, *, n=None, trials=
             lims.append((ea, float(ridge_limit(c, [g], 0, DIGITS)[0])))
         bar.update()
         sims = [j.result() for j in jobs]
-    Figure = new_figure  # noqa: F841  (the layout below is a 2 x 3 grid)
     from symrmt.figures.draw import matplotlib_figure
 
     fig = matplotlib_figure()(figsize=(15, 8.6), layout="constrained")
@@ -495,7 +494,7 @@ def mu0_claim(out, full: bool = False, progress: bool = True, *, n=None, trials=
         cbar = fig.colorbar(mesh, ax=ax, label=r"$E_A - E_{RR}$ (limits; each sign its own scale)")
         cbar.set_ticks([lo, lo / 2, 0.0, hi / 2, hi])
         cbar.set_ticklabels([f"{v:.3f}" for v in (lo, lo / 2, 0.0, hi / 2, hi)])
-        for (f, c, g), sim in zip(MU0_SIM, sims):
+        for f, c, g in MU0_SIM:
             if f == name:
                 ax.plot([float(c)], [float(g)], marker="o", ms=8, mfc="none", mec="k", mew=1.8)
         ax.set_xscale("log")
