@@ -232,6 +232,13 @@ def simulate(f, c=None, gamma=None, geometry=None, diagonal: str = "zero", cente
         ``"softmax"``: the masked row softmax (``f`` must be ``None``), as in :func:`limit`.
     mask : bool
         Softmax only: ``False`` simulates the unmasked model (which has no limit).
+    grid : dict, optional (keyword only)
+        Simulate every point of this grid (keys and values as :func:`symrmt.sweep` takes them; ``c``,
+        ``gamma`` and ``**values`` may be given here or as arguments, each once); entry-wise kernel only.
+    store : str or Path, optional (keyword only)
+        A trial store (SQLite file): stored trials of the same point and seed are reused, new ones kept.
+    scheduler : str, optional (keyword only)
+        A running Dask scheduler's address: the trials run on its workers.
 
     Returns
     -------
