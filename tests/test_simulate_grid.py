@@ -196,3 +196,14 @@ def test_one_axis_grid_plot_colours():
     assert matplotlib.colors.same_color(col["$E_{RR}$ limit"], col["$E_{RR}$ simulation"])
     assert not matplotlib.colors.same_color(col["$E_A$ limit"], col["$E_{RR}$ limit"])
     assert len(next(ln for ln in ax.get_lines() if ln.get_label() == "$E_A$ limit").get_xdata()) > 20
+
+
+def test_single_point_simulate_takes_a_store(tmp_path):
+    store = str(tmp_path / "one.sqlite")
+    a = symrmt.simulate("tanh", 0.5, [0.1, 1], n=32, trials=3, store=store)
+    b = symrmt.simulate("tanh", 0.5, [0.1, 1], n=32, trials=3, store=store)
+    np.testing.assert_array_equal(a.attention_trials, b.attention_trials)
+    from symrmt.simulation.store import TrialStore
+
+    with TrialStore.open_existing(store) as st:
+        assert sum(r["trials"] for r in st.summary()) == 3
