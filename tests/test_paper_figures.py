@@ -138,3 +138,27 @@ def test_mu0_fractions_sign_agrees_with_certified_limits():
             r = symrmt.limit("tanh", cs[j], [gs[i]], digits=10)
             ref = float(r.attention[0] - r.ridge[0])
             assert abs(d[i, j] - ref) < 1e-8 * max(1.0, abs(ref))
+
+
+def test_fig7_with_real_weights_file(tmp_path, drawn):
+    """With a safetensors file of query/key weights (here planted: W = 0.5 I + rank 2 + noise, p = 48), fig7
+    adds the real-weights panel: actual W and its fit simulated, the fit's limit drawn."""
+    import numpy as np
+
+    safetensors_numpy = pytest.importorskip("safetensors.numpy")
+    rng = np.random.default_rng(0)
+    p = 48
+    u = np.linalg.qr(rng.standard_normal((p, 2)))[0]
+    target = 0.5 * np.eye(p) + 3 * u @ u.T + 0.05 * rng.standard_normal((p, p))
+    w_q = np.eye(p)
+    w_k = target.T.copy()  # W = W_K^T W_Q = target
+    path = tmp_path / "model.safetensors"
+    safetensors_numpy.save_file({"encoder.layer.0.attention.self.query.weight": w_q,
+                                 "encoder.layer.0.attention.self.key.weight": w_k}, str(path))
+    data = paper.real_weights_data(path, cs=("1/2", "2"), trials=2, points=3)
+    assert data["p"] == p and data["alpha"] > 0 and data["theory"] is not None
+    assert [s["n"] for s in data["sims"]] == [96, 24]
+    out = tmp_path / "out"
+    paths = paper.fig7_weights(out, progress=False, n=32, points=5, weights_path=path, **TINY)
+    _check(paths, out, "fig7_weights", drawn)
+    assert len([ax for ax in drawn[0].axes if ax.get_label() != "<colorbar>"]) == 2

