@@ -534,7 +534,12 @@ MU0_C, MU0_GAMMA = (1 / 16, 8), (1e-3, 100)
 def mu0_fractions(fs=MU0_ALL, grid: int = 41, certify: int = 2) -> dict:
     """``{f: (c_axis, gamma_axis, E_A - E_RR array (gamma, c), share of points with E_A < E_RR)}`` at ``mu = 0``,
     ``W = I``, over ``c`` log-spaced in ``[1/16, 8]`` and ``gamma`` log-spaced in ``[1e-3, 100]`` (the float64
-    path of :func:`symrmt.sweep`, ``certify`` points re-solved at 30 digits per map)."""
+    path of :func:`symrmt.sweep`, ``certify`` points re-solved at 30 digits per map).
+
+    >>> cs, gs, d, share = mu0_fractions(("tanh",), grid=3)["tanh"]
+    >>> d.shape, bool(d[2, 0] < 0 < d[1, 2])   # small c, large gamma: E_A < E_RR; c = 8, gamma = 0.3: above
+    ((3, 3), True)
+    """
     from symrmt.models.attention.sweeps import sweep
 
     cs = logspace(MU0_C[0], MU0_C[1], grid)
