@@ -3,7 +3,9 @@
 The public API (everything below is importable from ``symrmt`` itself):
 
 * :func:`limit` -- certified limits of ``E_A(gamma)`` and ``E_RR(gamma)``;
-* :func:`simulate` -- the same model sampled at finite ``n`` (Monte-Carlo);
+* :func:`simulate` -- the same model sampled at finite ``n`` (Monte-Carlo), at one point or over a grid
+  (``grid=``, as :func:`sweep` takes it: a :class:`SimulationSweep`, compared with the limits by
+  ``.compare()`` into a :class:`SweepComparison`);
 * :func:`sweep` -- limits over a product grid of ``c``, ``gamma``, ``snr``, Gram entries, angles;
 * :func:`crossings` -- every point where ``E_A = E_RR`` in an interval;
 * :class:`Geometry`, :class:`LowRankGeometry` -- the Gram data of the signal and the weights;
@@ -41,6 +43,8 @@ _LAZY = {
     "SimulationResult": "symrmt.results",
     "Comparison": "symrmt.comparison",
     "SweepResult": "symrmt.models.attention.grid_results",
+    "SimulationSweep": "symrmt.models.attention.sim_sweep",
+    "SweepComparison": "symrmt.models.attention.sim_sweep",
     "CrossingsResult": "symrmt.models.attention.grid_results",
     "Geometry": "symrmt.models.attention.geometry",
     "LowRankGeometry": "symrmt.models.attention.geometry",
@@ -64,8 +68,8 @@ _MODULES = {"latex": "symrmt.latex"}
 __all__ = [
     "BranchError", "CheckReport", "Comparison", "ConvergenceError", "CrossingsResult", "Geometry", "LimitResult",
     "LowRankGeometry", "Nonlinearity", "NotExact", "ParameterError", "PrecisionError", "QuadratureError",
-    "SimulationResult", "SolverError", "SweepResult", "check", "crossings", "icl", "icl_simulate", "latex", "limit",
-    "simulate", "sweep",
+    "SimulationResult", "SimulationSweep", "SolverError", "SweepComparison", "SweepResult", "check", "crossings", "icl",
+    "icl_simulate", "latex", "limit", "simulate", "sweep",
 ]
 assert sorted(__all__) == sorted([*_LAZY, *_MODULES])  # one list of public names, kept with the table above
 

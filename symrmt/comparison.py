@@ -309,9 +309,11 @@ class Comparison(TableResult):
         return xr.Dataset({name: ("gamma", data[:, i]) for i, name in enumerate(self.columns) if name != "gamma"},
                           coords={"gamma": data[:, 0]})
 
-    def plot(self, ax=None, k: float = 1.0, log=None):
-        """The simulation's error bars (``k`` se) over the limit curves (matplotlib); returns the axes."""
-        return self.simulation.plot(ax=ax, limit=self.theory, k=k, log=log)
+    def plot(self, ax=None, k: float = 1.0, log=None, fine: int = 61):
+        """The simulation's error bars (``k`` se) over the limit curves, evaluated on ``fine`` values of
+        ``gamma`` spanning the simulated ones (smooth; ``fine=0``: only at the simulated ``gamma``), in
+        matching colours (matplotlib); returns the axes."""
+        return self.simulation.plot(ax=ax, limit=self.theory, k=k, log=log, fine=fine)
 
     def _rows(self):
         s, t = self.simulation, self.theory

@@ -19,7 +19,7 @@ matplotlib is the optional extra ``symrmt[plot]``, xarray and pandas ``symrmt[re
 from __future__ import annotations
 
 __all__ = ["need_matplotlib", "need_xarray", "figure_path", "plot_limit", "plot_simulation", "plot_sweep", "plot_crossings",
-           "long_frame"]
+           "long_frame", "fine_axis", "fine_limit", "log_axis", "axis_label", "set_log", "COLORS"]
 
 
 def need_matplotlib():
@@ -88,8 +88,46 @@ def _axes(ax):
     if ax is not None:
         return ax
     plt = need_matplotlib()
-    _, ax = plt.subplots(figsize=(5, 3.5))
+    # constrained layout: labels, ticks and legend fit the figure, so savefig(..., bbox_inches="tight") clips none
+    _, ax = plt.subplots(figsize=(5.4, 3.8), layout="constrained")
     return ax
+
+
+def set_log(ax, which: str = "x") -> None:
+    """Put axis ``which`` (``"x"`` or ``"y"``) of ``ax`` in log scale with labels that do not overlap: no labels
+    on the minor ticks (matplotlib labels them when the axis spans about one decade, and ``3x10^-1`` runs into
+    ``4x10^-1``), and over at most 2.5 decades of data major ticks at 1, 2 and 5 times the powers of ten,
+    written as plain numbers (``0.5``, ``1``, ``2``).  Call it after the data are drawn."""
+    import math
+
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+
+    axis = ax.xaxis if which == "x" else ax.yaxis
+    (ax.set_xscale if which == "x" else ax.set_yscale)("log")
+    lo, hi = ax.dataLim.intervalx if which == "x" else ax.dataLim.intervaly
+    decades = math.log10(hi / lo) if 0 < lo < hi and math.isfinite(hi / lo) else 3.0
+    if decades <= 2.5:  # a short span: 1, 2, 5 times the powers of ten, as plain numbers
+        axis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+        axis.set_major_formatter(FuncFormatter(lambda v, _pos: f"{v:g}"))
+    axis.set_minor_formatter(NullFormatter())
+
+
+def log_axis(x) -> bool:
+    """True when the values ``x`` are positive and span a factor 10 or more (then an axis is drawn in log scale).
+
+    >>> log_axis([0.01, 1]), log_axis([0, 1])
+    (True, False)
+    """
+    return _log_axis(x)
+
+
+def axis_label(axis: str) -> str:
+    r"""The matplotlib label of a grid axis (``"snr"`` -> ``$\|\mu\|^2$``; tied axes joined by ``=``).
+
+    >>> axis_label("c")
+    '$c$'
+    """
+    return _label(axis)
 
 
 def _log_axis(x) -> bool:
@@ -99,35 +137,117 @@ def _log_axis(x) -> bool:
     return bool(x.size > 1 and np.all(x > 0) and x.max() / x.min() >= 10)
 
 
+#: the colours of E_A and E_RR in every plot of a limit and its simulation (lines and points match)
+COLORS = {"attention": "C0", "ridge": "C3"}
+
+
 def plot_limit(r, ax=None, log=None, labels=("$E_A$ (Attention)", "$E_{RR}$ (ridge)")):
     """``E_A`` and ``E_RR`` of a :class:`~symrmt.results.LimitResult` against ``gamma``."""
     ax = _axes(ax)
     order = r.gamma.argsort()
     g = r.gamma[order]
-    ax.plot(g, r.attention[order], "-", label=labels[0])
-    ax.plot(g, r.ridge[order], "--", label=labels[1])
+    ax.plot(g, r.attention[order], "-", color=COLORS["attention"], label=labels[0])
+    ax.plot(g, r.ridge[order], "--", color=COLORS["ridge"], label=labels[1])
     if _log_axis(g) if log is None else log:
-        ax.set_xscale("log")
+        set_log(ax, "x")
     ax.set_xlabel(r"$\gamma$")
     ax.set_ylabel("interpolation error (limit)")
     ax.legend()
     return ax
 
 
-def plot_simulation(s, ax=None, limit=None, k: float = 1.0, log=None):
+def fine_axis(values, points: int = 61, log=None) -> list:
+    """``points`` floats spanning ``values`` (log-spaced when they are positive and span a factor 10 or more,
+    unless ``log`` says otherwise), rounded to 8 significant digits, with every value of ``values`` added (so
+    that a curve drawn through them passes through the simulated abscissae); sorted.
+
+    >>> fine_axis([0.1, 10], points=3)
+    [0.1, 1.0, 10.0]
+    """
+    import math
+
+    xs = [float(x) for x in values]
+    lo, hi = min(xs), max(xs)
+    if log is None:
+        log = lo > 0 and hi / lo >= 10
+    if points < 2 or lo == hi:
+        grid = [lo]
+    elif log:
+        a, b = math.log10(lo), math.log10(hi)
+        grid = [10 ** (a + (b - a) * i / (points - 1)) for i in range(points)]
+    else:
+        grid = [lo + (hi - lo) * i / (points - 1) for i in range(points)]
+    return sorted({float(f"{x:.8g}") for x in grid} | set(xs))
+
+
+class _Curve:
+    """The limits on a fine grid of gamma: ``gamma``, ``attention``, ``ridge`` (float64 arrays), as plot_limit reads."""
+
+    def __init__(self, gamma, attention, ridge):
+        import numpy as np
+
+        self.gamma = np.array(gamma, dtype=float)
+        self.attention = np.array([float(v) for v in attention], dtype=float)
+        self.ridge = np.array([float(v) for v in ridge], dtype=float)
+
+
+def fine_limit(limit, gammas, points: int = 61, digits: int = 10):
+    """The limits of ``limit``'s model (a :class:`~symrmt.results.LimitResult`) on ``points`` values of
+    ``gamma`` spanning ``gammas`` (:func:`fine_axis`), at ``digits`` digits (at most ``limit.digits``): a smooth
+    curve instead of segments through the points.  Returns an object with ``gamma``, ``attention``, ``ridge``
+    arrays; raises the solver's error (a :class:`~symrmt.SolverError`) when a value cannot be certified."""
+    from fractions import Fraction
+
+    from symrmt.models.attention.geometry import as_low_rank
+    from symrmt.models.attention.theory import attention_limit, ridge_limit
+
+    values = [float(g) for g in gammas]
+    if len(values) < 2:
+        return limit
+    grid = fine_axis(values, points)
+    exact = [Fraction(str(g)) for g in grid]
+    digits = min(digits, limit.digits)
+    if limit.f == "softmax":
+        from symrmt.models.softmax.kernel import softmax_nonlinearity
+
+        solver_f = softmax_nonlinearity(as_low_rank(limit.geometry).alpha)
+    else:
+        from symrmt.hermite.presets import PRESETS
+        from symrmt.models.attention.kernel_f import as_nonlinearity
+
+        solver_f = as_nonlinearity(limit.f if limit.f in PRESETS else limit.expr, limit.center)
+    att = attention_limit(solver_f, limit.c, exact, limit.geometry, limit.diagonal, digits)
+    rr = ridge_limit(limit.c, exact, as_low_rank(limit.geometry).snr, digits)
+    return _Curve(grid, att, rr)
+
+
+def plot_simulation(s, ax=None, limit=None, k: float = 1.0, log=None, fine: int = 61):
     """Monte-Carlo means of a :class:`~symrmt.results.SimulationResult` with error bars of ``k`` se,
-    over the curves of ``limit`` (a :class:`~symrmt.results.LimitResult`) when given."""
+    over the curves of ``limit`` (a :class:`~symrmt.results.LimitResult`) when given: the limit is
+    recomputed on ``fine`` values of ``gamma`` spanning the simulated ones (``fine=0``: drawn through
+    ``limit``'s own points), in the colour of its points."""
     ax = _axes(ax)
     if limit is not None:
-        plot_limit(limit, ax=ax, log=log, labels=("$E_A$ limit", "$E_{RR}$ limit"))
+        curve = limit
+        if fine:
+            from symrmt.errors import SymrmtError
+
+            try:
+                curve = fine_limit(limit, s.gamma, fine)
+            except (SymrmtError, ArithmeticError) as exc:  # drawn through the certified points, and said so
+                import warnings
+
+                warnings.warn(f"plot: the limit could not be computed on a fine grid of gamma ({exc}); it is drawn "
+                              "through its certified values at the simulated gamma only", stacklevel=3)
+        plot_limit(curve, ax=ax, log=log, labels=("$E_A$ limit", "$E_{RR}$ limit"))
     order = s.gamma.argsort()
     g = s.gamma[order]
     ax.errorbar(g, s.attention[order], yerr=k * s.attention_se[order], fmt="o", ms=4, capsize=3,
-                label=f"$E_A$ simulation (n = {s.n}, $\\pm${k:g} se)")
-    ax.errorbar(g, s.ridge[order], yerr=k * s.ridge_se[order], fmt="s", ms=4, capsize=3,
-                label=f"$E_{{RR}}$ simulation (n = {s.n}, $\\pm${k:g} se)")
+                color=COLORS["attention"], label=f"$E_A$ simulation (n = {s.n}, $\\pm${k:g} se)")
+    ax.errorbar(g, s.ridge[order], yerr=k * s.ridge_se[order], fmt="s", ms=4, capsize=3, mfc="white",
+                color=COLORS["ridge"], label=f"$E_{{RR}}$ simulation (n = {s.n}, $\\pm${k:g} se)")
     if limit is None and (_log_axis(g) if log is None else log):
-        ax.set_xscale("log")
+        set_log(ax, "x")
     ax.set_xlabel(r"$\gamma$")
     ax.set_ylabel("interpolation error")
     ax.legend(fontsize="small")
@@ -158,16 +278,21 @@ def _coords(sw):
     return out
 
 
-def plot_sweep(sw, kind: str = "difference", ax=None, log=None):
-    """A :class:`~symrmt.models.attention.sweeps.SweepResult`: lines over one axis, a heat map (``kind="difference"``,
-    ``"attention"``, ``"ridge"``) or the sign map (``kind="sign"``) over two."""
+def plot_sweep(sw, kind: str | None = None, ax=None, log=None):
+    """A :class:`~symrmt.models.attention.sweeps.SweepResult`: over one axis both errors as lines (the
+    default, ``kind="both"``, and ``"attention"``, ``"ridge"``; ``"difference"``: ``E_A - E_RR``;
+    ``"sign"``: its sign); over two a heat map (``kind="difference"``, the default, ``"attention"``,
+    ``"ridge"``) or the sign map (``kind="sign"``)."""
     import numpy as np
 
-    if kind not in ("difference", "attention", "ridge", "sign"):
+    axes = list(sw.grid)
+    if kind is None:
+        kind = "both" if len(axes) == 1 else "difference"
+    if kind not in ("both", "difference", "attention", "ridge", "sign") or (kind == "both" and len(axes) != 1):
         from symrmt.errors import ParameterError
 
-        raise ParameterError(f"kind must be 'difference', 'attention', 'ridge' or 'sign', got {kind!r}")
-    axes = list(sw.grid)
+        raise ParameterError(f"kind must be 'both' (one axis), 'difference', 'attention', 'ridge' or 'sign', "
+                             f"got {kind!r}")
     ax = _axes(ax)
     diff = sw.attention - sw.ridge
     if len(axes) == 1:
@@ -175,11 +300,13 @@ def plot_sweep(sw, kind: str = "difference", ax=None, log=None):
         if kind == "difference" or kind == "sign":
             ax.plot(x, diff if kind == "difference" else np.sign(diff), "-", label="$E_A - E_{RR}$")
             ax.axhline(0, color="0.5", lw=0.8)
+            ax.set_ylabel("$E_A - E_{RR}$ (limits)" if kind == "difference" else "sign of $E_A - E_{RR}$")
         else:
-            ax.plot(x, sw.attention, "-", label="$E_A$")
-            ax.plot(x, sw.ridge, "--", label="$E_{RR}$")
+            ax.plot(x, sw.attention, "-", color=COLORS["attention"], label="$E_A$ limit")
+            ax.plot(x, sw.ridge, "--", color=COLORS["ridge"], label="$E_{RR}$ limit")
+            ax.set_ylabel("interpolation error (limit)")
         if _log_axis(x) if log is None else log:
-            ax.set_xscale("log")
+            set_log(ax, "x")
         ax.set_xlabel(_label(axes[0]))
         ax.legend()
         return ax
@@ -210,9 +337,9 @@ def plot_sweep(sw, kind: str = "difference", ax=None, log=None):
     if np.any(diff > 0) and np.any(diff < 0) and len(x) > 1 and len(y) > 1:
         ax.contour(x, y, diff.T, levels=[0.0], colors="k", linewidths=1.0)
     if _log_axis(x) if log is None else log:
-        ax.set_xscale("log")
+        set_log(ax, "x")
     if _log_axis(y) if log is None else log:
-        ax.set_yscale("log")
+        set_log(ax, "y")
     ax.set_xlabel(_label(axes[0]))
     ax.set_ylabel(_label(axes[1]))
     return ax
@@ -232,7 +359,7 @@ def plot_crossings(cr, ax=None, log=None):
     ax.set_yticks([-1, 1], ["$E_A < E_{RR}$", "$E_A > E_{RR}$"])
     ax.set_ylim(-1.6, 1.6)
     if _log_axis(x) if log is None else log:
-        ax.set_xscale("log")
+        set_log(ax, "x")
     ax.set_xlabel(_label(cr.over))
     ax.legend(fontsize="small")
     return ax

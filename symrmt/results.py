@@ -312,12 +312,14 @@ class SimulationResult(TableResult):
                            "ridge_trials": (("trial", "gamma"), self.ridge_trials)},
                           coords={"gamma": self.gamma}, attrs={k: str(v) for k, v in self._attrs().items()})
 
-    def plot(self, ax=None, limit=None, k: float = 1.0, log=None):
+    def plot(self, ax=None, limit=None, k: float = 1.0, log=None, fine: int = 61):
         """The means with error bars of ``k`` standard errors, over the curves of ``limit`` (a
-        :class:`LimitResult`) when given (matplotlib); returns the axes."""
+        :class:`LimitResult`) when given, recomputed on ``fine`` values of ``gamma`` spanning the
+        simulated ones so that the curves are smooth (``fine=0``: through ``limit``'s own points), in
+        the colours of the points (matplotlib); returns the axes."""
         from symrmt.plotting import plot_simulation
 
-        return plot_simulation(self, ax=ax, limit=limit, k=k, log=log)
+        return plot_simulation(self, ax=ax, limit=limit, k=k, log=log, fine=fine)
 
     def compare(self, theory: LimitResult, sizes=None, runs=()) -> Comparison:
         """Gaps ``(simulation mean - limit) / se`` against a :class:`LimitResult` of the same model.

@@ -112,7 +112,19 @@ def build_parser() -> argparse.ArgumentParser:
     add_f(p, required=False)
     add_attention(p, simulate=True)
     p.add_argument("--n", required=True, type=int_at_least("--n", 2), help="number of tokens")
-    add_model(p, "ridge parameters, comma-separated, each > 0")
+    add_model(p, "ridge parameters, comma-separated, each > 0", required=False)
+    from symrmt.cli.sweeps import GRID_HELP, grid_entry
+
+    p.add_argument("--grid", type=grid_entry, action="append", default=None, metavar="KEY=SPEC",
+                   help="simulate over a grid, as `symrmt sweep --grid` reads it (then --c and --gamma may vary "
+                   "there): " + GRID_HELP)
+    p.add_argument("--compare", action="store_true",
+                   help="with --grid: the limits at every point too (symrmt sweep), and the gaps in se")
+    p.add_argument("--plot", metavar="FILE", default=None,
+                   help="with --grid: draw the simulation (error bars) over the limit curves (a fine grid) into FILE "
+                   "(.png or .pdf; needs matplotlib)")
+    p.add_argument("--over", metavar="KEY", default=None,
+                   help="with --plot: the swept parameter on the x axis (default the first axis that is not gamma)")
     p.add_argument("--noise", choices=NOISES, default="gaussian", help="noise distribution (default gaussian)")
     p.add_argument("--trials", type=int_at_least("--trials", 2), default=10, help="independent trials (default 10)")
     p.add_argument("--seed", type=int_at_least("--seed", 0), default=0, help="root seed (default 0)")
@@ -185,7 +197,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--store", metavar="PATH", default=None,
                    help="trial store (SQLite file): keep every trial, reuse stored ones; a rerun resumes")
     p.add_argument("--only", metavar="NAME[,NAME...]", default=None,
-                   help="draw only these figures (ridge_error, random_inputs, role_of_a1, alignment, phase_diagram)")
+                   help="draw only these figures (fig1_ridge, fig2_attention, fig3_nonlinear, fig4_alignment, "
+                   "fig7_weights, mu0_claim, a1_zero, ridge_error, random_inputs, role_of_a1, alignment, "
+                   "phase_diagram)")
     add_executor(p, workers_default=None)
     p.set_defaults(func=cmd_figures)
 

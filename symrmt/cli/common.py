@@ -240,9 +240,10 @@ def add_geometry(p):
                    "its 1000-digit fraction instead of a decimal at --digits")
 
 
-def add_model(p, gamma_help):
-    p.add_argument("--c", required=True, type=number("--c"), metavar="C", help="aspect ratio p/n > 0 (e.g. 0.5 or 1/2)")
-    p.add_argument("--gamma", required=True, type=gamma_list, metavar="G1[,G2,...]", help=gamma_help)
+def add_model(p, gamma_help, required: bool = True):
+    p.add_argument("--c", required=required, type=number("--c"), metavar="C",
+                   help="aspect ratio p/n > 0 (e.g. 0.5 or 1/2)")
+    p.add_argument("--gamma", required=required, type=gamma_list, metavar="G1[,G2,...]", help=gamma_help)
     add_geometry(p)
     p.add_argument("--diagonal", choices=DIAGONALS, default="zero", help="K_ii = 0 (zero, default) or kept (keep)")
 

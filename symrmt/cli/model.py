@@ -23,6 +23,7 @@ from symrmt.cli.common import (
 )
 from symrmt.models.attention.geometry_io import geometry_record
 from symrmt.models.attention.geometry import Geometry
+from symrmt.errors import ParameterError
 
 DEMO = {
     "f": "tanh",
@@ -157,6 +158,14 @@ def cmd_simulate(args) -> int:
 
     kind = attention_of(args)
     scheduler_of(args)  # the scheduler's address and terms, before any work
+    if args.grid is not None:
+        return _simulate_grid(args, kind)
+    for flag in ("compare", "plot", "over"):
+        if getattr(args, flag):
+            raise ParameterError(f"--{flag} is for a simulation over a grid (--grid KEY=SPEC)")
+    missing = [f"--{k}" for k in ("c", "gamma") if getattr(args, k) is None]
+    if missing:
+        raise ParameterError(f"simulate needs {' and '.join(missing)} (or --grid KEY=SPEC for a grid)")
     parallel = args.workers > 1 or args.scheduler is not None
     if kind == "softmax":
         f, f_key, name = None, None, "softmax" if args.mask else "softmax (unmasked)"
@@ -198,6 +207,78 @@ def cmd_simulate(args) -> int:
             f"{res['ridge']['mean'][i]:.6f} ± {res['ridge']['se'][i]:.1e}",
         ])
     print(format_table(["gamma", "E_A (mean ± se)", "E_RR (mean ± se)"], rows))
+    return EXIT_OK
+
+
+def _simulate_grid(args, kind) -> int:
+    """``symrmt simulate --grid ...``: every point of the grid (symrmt.simulate(grid=...)), with the limits
+    (``--compare``) and a figure (``--plot``)."""
+    from symrmt.cli.common import scheduler_of
+    from symrmt.cli.sweeps import base_geometry
+    from symrmt.models.attention.api import simulate as api_simulate
+
+    if kind == "softmax":
+        raise ParameterError("--grid is for the entry-wise kernel; simulate the softmax point by point")
+    if args.over and not args.plot:
+        raise ParameterError("--over is for --plot")
+    grid = {}
+    for key, values in args.grid:
+        if key in grid:
+            raise ParameterError(f"--grid {key} given twice")
+        grid[key] = values
+    for key in ("c", "gamma"):
+        v = getattr(args, key)
+        if v is not None:
+            if key in grid:
+                raise ParameterError(f"--{key} is fixed and also varies in --grid; drop one")
+            grid[key] = (v if len(v) > 1 else v[0]) if isinstance(v, list) else v
+    base, extra = base_geometry(args, set(grid))
+    nonlinearity_of(args)  # validates f (parse, centering) before any simulation
+    res = api_simulate(args.f, grid={**extra, **grid}, geometry=base,
+                       diagonal=args.diagonal, center=args.center, n=args.n, trials=args.trials, seed=args.seed,
+                       noise=args.noise, workers=args.workers, scheduler=scheduler_of(args), store=args.store,
+                       progress=None)
+    cmp = res.compare(digits=15) if (args.compare or args.plot) else None
+    keys = [a.split("=")[0] for a in res.axes]
+    rows = []
+    for i, pt in enumerate(res.points):
+        row = {k: float(pt[k]) for k in keys}
+        row.update({"p": res.p[i], "attention_mean": res.attention_flat[i], "attention_se": res.attention_se_flat[i],
+                    "ridge_mean": res.ridge_flat[i], "ridge_se": res.ridge_se_flat[i]})
+        if cmp is not None:
+            row.update({"attention_limit": float(cmp.limits.attention.ravel()[i]),
+                        "attention_gap": float(cmp.attention_gap.ravel()[i]),
+                        "ridge_limit": float(cmp.limits.ridge.ravel()[i]),
+                        "ridge_gap": float(cmp.ridge_gap.ravel()[i])})
+        rows.append(row)
+    if args.plot:
+        from symrmt.plotting import need_matplotlib
+
+        plt = need_matplotlib()
+        ax = cmp.plot(over=args.over)
+        ax.figure.savefig(args.plot, dpi=150, bbox_inches="tight")
+        plt.close(ax.figure)
+        print(f"wrote {args.plot}", file=sys.stderr)
+    if args.json:
+        dump({"columns": list(rows[0]), "rows": [list(r.values()) for r in rows],
+              "params": {"f": res.f, "expr": res.expr, "n": res.n, "trials": res.trials, "seed": res.seed,
+                         "noise": res.noise, "diagonal": res.diagonal, "grid": {k: [str(v) for v in vals]
+                                                                               for k, vals in res.grid.items()}}})
+        return EXIT_OK
+    print(f"f(t) = {res.expr}, n = {res.n}, p = round(c n), trials = {res.trials}, seed = {res.seed}, "
+          f"diagonal = {res.diagonal}, noise = {res.noise}")
+    head = [*res.axes, "p", "E_A (mean ± se)", "E_RR (mean ± se)"]
+    if cmp is not None:
+        head += ["E_A limit", "gap/se", "E_RR limit", "gap/se"]
+    table = []
+    for r in rows:
+        line = [f"{r[k]:.6g}" for k in keys] + [r["p"], f"{r['attention_mean']:.6f} ± {r['attention_se']:.1e}",
+                                              f"{r['ridge_mean']:.6f} ± {r['ridge_se']:.1e}"]
+        if cmp is not None:
+            line += [f"{r['attention_limit']:.6f}", f"{r['attention_gap']:+.2f}", f"{r['ridge_limit']:.6f}",
+                     f"{r['ridge_gap']:+.2f}"]
+        table.append(line)
+    print(format_table(head, table))
     return EXIT_OK
 
 

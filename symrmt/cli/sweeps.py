@@ -129,6 +129,12 @@ def add_parsers(sub) -> None:
     p.set_defaults(func=cmd_crossings)
 
 
+def base_geometry(args, varying):
+    """The geometry flags as (base geometry, the non-zero rank-one values not also varying): for the verbs that
+    take a grid (``sweep``, ``simulate --grid``)."""
+    return _base(args, varying)
+
+
 def _base(args, varying):
     """The geometry flags as (base geometry, the non-zero rank-one values not also varying)."""
     if getattr(args, "geometry", None) is not None or getattr(args, "alpha", None) is not None:

@@ -9,6 +9,19 @@ imported inside the functions, through the object-oriented API only (no
 
 Figures
 -------
+The paper, figure by figure (:mod:`symrmt.figures.paper`; file names as listed):
+
+:func:`fig1_ridge`, :func:`fig2_attention`, :func:`fig3_nonlinear`, :func:`fig4_alignment`, :func:`fig7_weights`
+    the paper's Figures 1-4 and 7 (Figure 1 at the paper's stated parameters; 2-4 reconstructed, the
+    parameters said in each figure; 7 on the weights the theory covers, ``I +`` rank 2, since the paper's
+    GPT-2 weights have no limit here, plus real MiniLM-L6 weights against their fit when installed);
+:func:`mu0_claim`
+    the ``mu = 0`` claim tested over ``(c, gamma)`` for several ``f``, with simulations on both sides;
+:func:`a1_zero`
+    ``a_1 = 0`` (centered cos): ``E_A`` flat against ``||mu||^2``, next to tanh, and against ``c``.
+
+And the package's own:
+
 :func:`ridge_error`
     ``E_RR`` against ``gamma`` (log axis), against ``c = p/n`` at fixed ``n``
     and against ``||mu||^2``.
@@ -60,9 +73,20 @@ import time
 from symrmt.errors import ParameterError
 from symrmt.figures.data import attention_over_geometries, phase_diagram_data, simulate_ridge
 from symrmt.figures.draw import alignment, matplotlib_figure, phase_diagram, random_inputs, ridge_error, role_of_a1
+from symrmt.figures.paper import (
+    PAPER_FIGURES, a1_zero, fig1_ridge, fig2_attention, fig3_nonlinear, fig4_alignment, fig7_weights, mu0_claim,
+)
 
 __all__ = [
     "FIGURES",
+    "PAPER_FIGURES",
+    "a1_zero",
+    "fig1_ridge",
+    "fig2_attention",
+    "fig3_nonlinear",
+    "fig4_alignment",
+    "fig7_weights",
+    "mu0_claim",
     "alignment",
     "attention_over_geometries",
     "phase_diagram_data",
@@ -75,8 +99,9 @@ __all__ = [
 ]
 
 
-#: name -> figure function, in drawing order
+#: name -> figure function, in drawing order: the paper's figures first (symrmt.figures.paper), then the others
 FIGURES = {
+    **PAPER_FIGURES,
     "ridge_error": ridge_error,
     "random_inputs": random_inputs,
     "role_of_a1": role_of_a1,

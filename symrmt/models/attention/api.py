@@ -197,13 +197,22 @@ def limit(f, c, gamma, geometry=None, diagonal: str = "zero", digits: int = 15, 
                                           else "sanity", "ridge": "isolated"}} if prove else None))
 
 
-def simulate(f, c, gamma, geometry=None, diagonal: str = "zero", center: bool = False, *, n: int = 512,
+def simulate(f, c=None, gamma=None, geometry=None, diagonal: str = "zero", center: bool = False, *, n: int = 512,
              trials: int = 10, seed: int = 0, noise: str = "gaussian", workers: int = 1,
-             progress: bool | None = None, attention: str = "entrywise", mask: bool = True, **values):
+             progress: bool | None = None, attention: str = "entrywise", mask: bool = True, grid: dict | None = None,
+             store=None, scheduler=None, **values):
     """Monte-Carlo estimates of ``E_A(gamma)`` and ``E_RR(gamma)`` at finite ``n`` (``p = round(c n)``).
 
     The same model and arguments as :func:`limit`, plus the sampling ones; the result
     compares against a :class:`~symrmt.results.LimitResult` with ``.compare``.
+
+    With ``grid`` (a dict read as :func:`symrmt.sweep` reads it: ``{"snr": [0, 1, 4], "gamma": [0.1, 1],
+    "c": 0.5}``) every point of the grid is simulated (``c``, ``gamma`` and ``**values`` may be given
+    there or as arguments) and the result is a
+    :class:`~symrmt.models.attention.sim_sweep.SimulationSweep`: ``.compare()`` sets it against a
+    :func:`symrmt.sweep` of the limits, ``.plot(over=...)`` draws both, with error bars, over any
+    swept parameter.  ``store`` (a trial-store path) and ``scheduler`` (a Dask scheduler) as for
+    ``symrmt simulate --store/--scheduler``.
 
     Parameters
     ----------
@@ -228,10 +237,17 @@ def simulate(f, c, gamma, geometry=None, diagonal: str = "zero", center: bool = 
         ``"softmax"``: the masked row softmax (``f`` must be ``None``), as in :func:`limit`.
     mask : bool
         Softmax only: ``False`` simulates the unmasked model (which has no limit).
+    grid : dict, optional (keyword only)
+        Simulate every point of this grid (keys and values as :func:`symrmt.sweep` takes them; ``c``,
+        ``gamma`` and ``**values`` may be given here or as arguments, each once); entry-wise kernel only.
+    store : str or Path, optional (keyword only)
+        A trial store (SQLite file): stored trials of the same point and seed are reused, new ones kept.
+    scheduler : str, optional (keyword only)
+        A running Dask scheduler's address: the trials run on its workers.
 
     Returns
     -------
-    SimulationResult
+    SimulationResult, or SimulationSweep with ``grid``
 
     Examples
     --------
@@ -239,7 +255,27 @@ def simulate(f, c, gamma, geometry=None, diagonal: str = "zero", center: bool = 
     >>> s = symrmt.simulate("relu", 0.5, [0.1, 1], n=64, trials=3, seed=0)
     >>> s.p, s.attention_trials.shape
     (32, (3, 2))
+    >>> g = symrmt.simulate("tanh", grid={"c": 0.5, "gamma": 1, "snr": [0, 1]}, n=32, trials=2)
+    >>> g.shape, g.attention.shape
+    ((2,), (2,))
     """
+    if grid is not None:
+        from symrmt.models.attention.sim_sweep import simulate_grid
+
+        if attention != "entrywise" or mask is not True:
+            raise ParameterError("simulate(grid=...) is for the entry-wise kernel; simulate a softmax point by point")
+        grid = dict(grid) if isinstance(grid, dict) else grid
+        if isinstance(grid, dict):
+            for key, v in (("c", c), ("gamma", gamma)):
+                if v is not None:
+                    if key in grid:
+                        raise ParameterError(f"{key} is given twice: in grid and as an argument")
+                    grid[key] = v
+        return simulate_grid(f, grid, geometry=geometry, diagonal=diagonal, center=center, n=n, trials=trials,
+                             seed=seed, noise=noise, workers=workers, scheduler=scheduler, store=store,
+                             progress=progress, **values)
+    if c is None or gamma is None:
+        raise ParameterError("simulate needs c and gamma (or a grid=, as sweep takes it)")
     from symrmt.results import SimulationResult
     from symrmt.models.attention.montecarlo import simulate as _simulate
 
@@ -269,8 +305,12 @@ def simulate(f, c, gamma, geometry=None, diagonal: str = "zero", center: bool = 
     cf = check_c(_number(c))
     gs = gamma_values(gamma)
     geom = _geometry(geometry, values)
+    f_key = None
+    if store is not None and attention != "softmax" and repeatable:
+        f_key = f"expr:{expr}"  # the key `symrmt simulate --store` uses
     raw = _simulate(fn, n, cf, list(gs), geometry=geom, diagonal=diagonal, noise=noise, trials=trials, seed=seed,
-                    workers=workers, progress=progress, attention=attention, mask=mask)
+                    workers=workers, progress=progress, attention=attention, mask=mask, store=store,
+                    scheduler=scheduler, f_key=f_key)
     par = raw["params"]
     again = None
     if repeatable:  # the same point at another n (SimulationResult.at_size)

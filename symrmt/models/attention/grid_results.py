@@ -137,9 +137,10 @@ class SweepResult(TableResult):
         wide.attrs.update(self._attrs())
         return wide
 
-    def plot(self, kind: str = "difference", ax=None, log=None):
-        """A line per error over a one-axis grid; over two axes a heat map of ``E_A - E_RR`` with the
-        contour ``E_A = E_RR`` (``kind="attention"``, ``"ridge"``: that error) or the sign map
+    def plot(self, kind: str | None = None, ax=None, log=None):
+        """Over a one-axis grid both errors as lines (default; ``kind="difference"``: ``E_A - E_RR``,
+        ``"sign"``: its sign); over two axes a heat map of ``E_A - E_RR`` with the contour
+        ``E_A = E_RR`` (default; ``kind="attention"``, ``"ridge"``: that error) or the sign map
         (``kind="sign"``: the phase diagram).  matplotlib; returns the axes."""
         from symrmt.plotting import plot_sweep
 

@@ -26,7 +26,7 @@ from symrmt.errors import ParameterError
 from symrmt.models.attention.params import check_c, check_diagonal, to_fraction
 from symrmt.models.attention.grid_results import SweepResult
 
-__all__ = ["sweep", "SweepResult", "GRID_KEYS", "point_geometry"]
+__all__ = ["sweep", "SweepResult", "GRID_KEYS", "point_geometry", "split_grid", "grid_points"]
 
 #: every parameter a grid (or a crossing search) may run over
 GRID_KEYS = ("c", "gamma") + GRAM_KEYS + ANGLE_KEYS
@@ -65,6 +65,29 @@ def _split(grid: dict):
         if key not in seen:
             raise ParameterError(f"the grid needs {key} (a value or a list)")
     return axes, fixed
+
+
+#: the grid read as sweep reads it, for the other grid calls (symrmt.simulate(grid=...))
+def split_grid(grid: dict):
+    """``(axes, fixed)`` of a grid dict: its 1-D entries (lists, tied tuples of names as ``"a=b"``) in order, and
+    its scalar entries; :class:`~symrmt.ParameterError` on an unknown key, a key given twice, an empty axis or
+    a grid without ``c`` and ``gamma``.
+
+    >>> split_grid({"c": [0.5, 1], "gamma": 1})
+    ({'c': (0.5, 1)}, {'gamma': 1})
+    """
+    return _split(grid)
+
+
+def grid_points(axes: dict, fixed: dict, base):
+    """``(points, models)``: every point of the grid as a dict of exact parameters, and as ``(c, geometry, gamma)``
+    (the C order of the axes).
+
+    >>> pts, models = grid_points({"c": (0.5, 1)}, {"gamma": 1}, None)
+    >>> [p["c"] for p in pts], len(models)
+    ([Fraction(1, 2), Fraction(1, 1)], 2)
+    """
+    return _point_list(axes, fixed, base)
 
 
 # ---------------------------------------------------------------------------
