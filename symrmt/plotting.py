@@ -194,30 +194,16 @@ class _Curve:
 def fine_limit(limit, gammas, points: int = 61, digits: int = 10):
     """The limits of ``limit``'s model (a :class:`~symrmt.results.LimitResult`) on ``points`` values of
     ``gamma`` spanning ``gammas`` (:func:`fine_axis`), at ``digits`` digits (at most ``limit.digits``): a smooth
-    curve instead of segments through the points.  Returns an object with ``gamma``, ``attention``, ``ridge``
-    arrays; raises the solver's error (a :class:`~symrmt.SolverError`) when a value cannot be certified."""
-    from fractions import Fraction
-
-    from symrmt.models.attention.geometry import as_low_rank
-    from symrmt.models.attention.theory import attention_limit, ridge_limit
-
+    curve instead of segments through the points, computed by the result's ``recompute`` (which the model
+    sets).  Returns an object with ``gamma``, ``attention``, ``ridge`` arrays (``limit`` itself when it cannot
+    be recomputed or spans fewer than two values); raises the solver's error (a :class:`~symrmt.SolverError`)
+    when a value cannot be certified."""
     values = [float(g) for g in gammas]
-    if len(values) < 2:
+    recompute = getattr(limit, "recompute", None)
+    if len(values) < 2 or recompute is None:
         return limit
     grid = fine_axis(values, points)
-    exact = [Fraction(str(g)) for g in grid]
-    digits = min(digits, limit.digits)
-    if limit.f == "softmax":
-        from symrmt.models.softmax.kernel import softmax_nonlinearity
-
-        solver_f = softmax_nonlinearity(as_low_rank(limit.geometry).alpha)
-    else:
-        from symrmt.hermite.presets import PRESETS
-        from symrmt.models.attention.kernel_f import as_nonlinearity
-
-        solver_f = as_nonlinearity(limit.f if limit.f in PRESETS else limit.expr, limit.center)
-    att = attention_limit(solver_f, limit.c, exact, limit.geometry, limit.diagonal, digits)
-    rr = ridge_limit(limit.c, exact, as_low_rank(limit.geometry).snr, digits)
+    att, rr = recompute(grid, min(digits, limit.digits))
     return _Curve(grid, att, rr)
 
 

@@ -59,6 +59,9 @@ class LimitResult(TableResult):
         ``E_A`` and ``E_RR``, certified to ``digits`` digits.
     seconds : float
         Wall time of the computation.
+    recompute : callable or None
+        ``recompute(gammas, digits)``: ``(E_A, E_RR)`` of the same model at other ``gamma`` values (set by the
+        model; a plot draws the limit on a fine grid with it).
     finite_size_note : str or None
         Set when the term the limit linearizes is not small at ``p = 512``
         (:func:`symrmt.models.attention.finite_size.finite_size_note`); ``str()`` shows it.
@@ -93,6 +96,7 @@ class LimitResult(TableResult):
     seconds: float = 0.0
     balls: dict | None = None
     finite_size_note: str | None = None
+    recompute: object = field(default=None, repr=False)
 
     columns = ("gamma", "attention", "ridge")
 

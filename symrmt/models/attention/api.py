@@ -189,7 +189,15 @@ def limit(f, c, gamma, geometry=None, diagonal: str = "zero", digits: int = 15, 
     note = finite_size_note(geom, cf)
     if note:
         warnings.warn(note, FiniteSizeWarning, stacklevel=2)
+    def recompute(gammas, digits_at):  # the same model at other gamma (a plot's fine grid)
+        from fractions import Fraction
+
+        exact = [Fraction(str(g)) for g in gammas]
+        return (attention_limit(solver_f, cf, exact, geom, diagonal, digits_at),
+                ridge_limit(cf, exact, snr, digits_at))
+
     return LimitResult(f=name, expr=expr, center=centered, c=cf, gamma_exact=gs, geometry=geom, finite_size_note=note,
+                       recompute=recompute,
                        diagonal=diagonal, digits=digits, attention_mp=tuple(values[g][0] for g in gs),
                        ridge_mp=tuple(values[g][1] for g in gs), seconds=time.monotonic() - t0,
                        balls=({"attention": [balls["attention"][g] for g in gs], "ridge": [balls["ridge"][g] for g in gs],
