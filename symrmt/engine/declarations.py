@@ -24,7 +24,7 @@ __all__ = ["Model", "inv", "sqrt", "number_node"]
 
 _IDENT = re.compile(r"(?<![\w.])([A-Za-z_][A-Za-z_0-9]*)")
 _RESERVED = {"trace", "inv", "diff", "sqrt", "I", "gaussian", "goe", "diag", "n", "vector", "signs",
-             "gaussian_vector"}
+             "gaussian_vector", "elliptic", "matrix", "vector_file"}
 MAX_TEXT = 4000
 
 
@@ -157,6 +157,20 @@ class Model:
         node = self.matrices[name] = Diagonal(name, dim, values, weights)
         return node
 
+    def elliptic(self, name: str, dim, tau):
+        """Declare an ``dim x dim`` elliptic matrix: iid ``N(0, 1)`` entries with ``corr(A_ij, A_ji) = tau``
+        (:mod:`symrmt.engine.elliptic`); returns its expression node."""
+        from symrmt.engine.elliptic import elliptic_node
+
+        return elliptic_node(self, name, dim, tau)
+
+    def matrix(self, name: str, rows, cols, data):
+        """Declare a deterministic ``rows x cols`` matrix given by its entries (an array, or the path of a
+        ``.npy`` file read under the file-trust rule and caps of :mod:`symrmt.engine.given`)."""
+        from symrmt.engine.given import declare_matrix
+
+        return declare_matrix(self, name, rows, cols, data)
+
     def vector(self, name: str, dim):
         """Declare a deterministic vector of dimension ``dim`` with O(1) norm; its inner products with
         the other deterministic vectors of ``dim`` are the parameters ``name.other`` (0 when not given)."""
@@ -262,6 +276,14 @@ class Model:
         name, _, rhs = text.partition("=")
         name = name.strip()
         self._matrix_name(name)
+        if rhs.strip().startswith("elliptic("):
+            from symrmt.engine.elliptic import declare_elliptic
+
+            return declare_elliptic(self, name, rhs)
+        if rhs.strip().startswith("matrix("):
+            from symrmt.engine.given import declare_matrix_text
+
+            return declare_matrix_text(self, name, rhs)
         names = {k: DimConst(d) for k, d in self.dims.items()}
         calls = {}
         out = {}
