@@ -176,6 +176,13 @@ class Model:
         the other deterministic vectors of ``dim`` are the parameters ``name.other`` (0 when not given)."""
         return self._vector(name, dim, "det")
 
+    def vector_file(self, name: str, dim, data):
+        """Declare a deterministic vector of dimension ``dim`` given by its entries (an array or a ``.npy``
+        path, :mod:`symrmt.engine.given`), in the basis of the given matrices of ``dim``."""
+        from symrmt.engine.given import declare_vector_file
+
+        return declare_vector_file(self, name, dim, data)
+
     def signs(self, name: str, dim):
         """Declare a vector of iid +-1 entries (norm ``sqrt(dim)``), independent of every other random object."""
         return self._vector(name, dim, "signs")
@@ -206,6 +213,10 @@ class Model:
         name, _, rhs = text.partition("=")
         name = name.strip()
         self._matrix_name(name)
+        if rhs.strip().startswith("vector_file("):
+            from symrmt.engine.given import declare_vector_text
+
+            return declare_vector_text(self, name, rhs)
         names = {k: DimConst(d) for k, d in self.dims.items()}
         out = {}
 

@@ -182,6 +182,14 @@ class Model(_model.Model):
         from symrmt.parsing import check_digits
 
         digits = check_digits(digits)
+        if self.__dict__.get("given_sizes"):  # matrices or vectors given by their entries: symrmt/engine/given.py
+            from symrmt.engine.given import given_limit, has_given
+
+            if has_given(self.expr(expr)):
+                if prove:
+                    raise ModelError("prove=True is not available with given matrices (their value is certified "
+                                     "at two precisions)")
+                return given_limit(self, expr, at, digits)
         if prove:
             from symrmt.arb import require_flint
 

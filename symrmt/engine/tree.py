@@ -99,7 +99,7 @@ def _dscalar(s, x):
 
 def _dmatrix(m, x):
     """``dM/dx`` (None when it is zero)."""
-    if isinstance(m, (Gaussian, GOE, Identity, Diagonal, Vector)):
+    if isinstance(m, (Gaussian, GOE, Identity, Diagonal, Vector)) or getattr(m, "constant_leaf", False):
         return None
     if isinstance(m, Scaled):
         ds = _dscalar(m.scalar, x)
