@@ -405,13 +405,20 @@ def _solve64(part, base):
     return h, J
 
 
-def _solve_hp(part, h64, J, coef_hp, prec, digits):
+def _solve_hp(part, h64, J, coef_hp, prec, digits, extra, watch):
     """Newton refinement with residuals in python-flint ``arb_mat`` at ``prec`` bits; returns
-    ``(h, G-reader, residual)``."""
+    ``(h, G-reader, residual)``.
+
+    Each residual needs ``G = M^{-1}`` at ``prec`` bits: the float64 inverse ``X`` is refined by
+    ``X <- X + X R``, ``R = I - M X`` (``R`` is squared at each step), until the correction of every
+    watched block trace (``watch``: the unknowns' and the value's blocks) is below ``10^-(digits+extra)``
+    after one more step (its square); the Newton step on ``H`` stops below the same size."""
     import flint
     import mpmath
 
     flint.ctx.prec = prec
+    tol = 10.0 ** (-(digits + extra))
+    bases = {False: part.base(False), True: part.base(True)}
     Jinv = np.linalg.inv(J) if len(h64) else np.zeros((0, 0))
     h = [flint.arb(repr(float(x))) for x in h64]
     det = [(i, j, kind, data, coef_hp(c)) for i, j, kind, data, c in part.det]
@@ -454,9 +461,33 @@ def _solve_hp(part, h64, J, coef_hp, prec, digits):
             o1, o2 = where[a], where[b]
             for r in range(part.size[a]):
                 rows[o1 + r][o2 + r] = rows[o1 + r][o2 + r] - v
-        Gm = flint.arb_mat(rows).solve(flint.arb_mat(_eye(K)), algorithm="approx") if K else None
         Gs = flint.arb_mat(Sm).solve(flint.arb_mat(_eye(len(part.sca))), algorithm="approx") if part.sca else None
-        return Gm, Gs, where
+        if not K:
+            return None, Gs, where
+        Ma = flint.arb_mat(rows)
+        hf = np.array([float(x.mid()) for x in h])
+        X = flint.arb_mat(part.solve64(hf, 1.0, bases[with_vectors], with_vectors)[0].tolist())
+        E = flint.arb_mat(_eye(K))
+        for _ in range(8):
+            D = X * (E - Ma * X)
+            X = X + D
+            delta = 0.0
+            for k, l in watch:
+                if k in part.sidx or k not in where or l not in where:
+                    continue
+                o1, o2 = where[k], where[l]
+                if part.size[k] == 1 and part.size[l] == 1:
+                    d, x = abs(float(D[o1, o2].mid())), abs(float(X[o1, o2].mid()))
+                else:
+                    d = abs(sum(float(D[o1 + r, o2 + r].mid()) for r in range(part.size[k]))) / part.size[k]
+                    x = abs(sum(float(X[o1 + r, o2 + r].mid()) for r in range(part.size[k]))) / part.size[k]
+                delta = max(delta, d / max(x, 1.0))
+            if delta * delta * K <= tol * 1e-2:
+                break
+        else:
+            raise ConvergenceError(f"the refinement of the deterministic-equivalent inverse did not converge at "
+                                   f"{prec} bits (last correction {delta:.3g})")
+        return X, Gs, where
 
     def tau(G, k, l):
         Gm, Gs, where = G
@@ -469,6 +500,7 @@ def _solve_hp(part, h64, J, coef_hp, prec, digits):
         return s / part.size[k]
 
     resid = 0.0
+    G = None
     for _ in range(12):
         if not part.unknowns:
             break
@@ -479,12 +511,13 @@ def _solve_hp(part, h64, J, coef_hp, prec, digits):
         resid = max(abs(float(f.mid())) for f in F)
         size = max(abs(float(s.mid())) for s in step)
         scale = max(1.0, max(abs(float(x.mid())) for x in h))
-        if size <= scale * 10.0 ** (-(digits + 6)) or size <= 2.0 ** (-prec + 8) * scale:
+        if size <= scale * tol or size <= 2.0 ** (-prec + 8) * scale:
             break
     else:
         raise ConvergenceError(f"the deterministic-equivalent refinement did not converge at {prec} bits "
                                f"(residual {resid:.3g})")
-    G = inverse(h, True)
+    if G is None or part.unit:  # the last inverse (at the previous H, within tol of this one) serves unless
+        G = inverse(h, True)    # the vectors' blocks are needed
     return h, (lambda k, l, unit=False: _mpf(G[0][G[2][k], G[2][l]] if unit else tau(G, k, l), mpmath)), resid
 
 
@@ -591,6 +624,9 @@ def given_limit(model, expr, at, digits: int = 15):
         base = part.base(False)
         sols64.append(_solve64(part, base))
 
+    p1 = int(3.33 * digits) + 24
+    p2 = p1 + 48
+
     def evaluate(prec):
         import flint
 
@@ -602,7 +638,8 @@ def given_limit(model, expr, at, digits: int = 15):
 
         vals, res = [], 0.0
         for s, part, (h64, J) in zip(leaves, parts, sols64):
-            _h, read, r = _solve_hp(part, h64, J, coef_hp, prec, digits)
+            watch = list(part.unknowns) + [(i, j) for i in part.pencil.u for j in part.pencil.v]
+            _h, read, r = _solve_hp(part, h64, J, coef_hp, prec, digits, 6 if prec == p1 else 18, watch)
             res = max(res, r)
             p = part.pencil
             total = mpmath.mpf(0)
@@ -617,8 +654,6 @@ def given_limit(model, expr, at, digits: int = 15):
         f = sp.lambdify(list(syms.values()), formula.xreplace(subs), "mpmath")
         return mpmath.mpf(f(*vals)), vals, res
 
-    p1 = int(3.33 * digits) + 24
-    p2 = p1 + 48
     with mpmath.workdps(int(p2 / 3.3) + 10):
         v1, _t1, _r1 = evaluate(p1)
         v2, t2, r2 = evaluate(p2)
