@@ -420,7 +420,7 @@ def _solve_hp(part, h64, J, coef_hp, prec, digits, extra, watch):
     tol = 10.0 ** (-(digits + extra))
     bases = {False: part.base(False), True: part.base(True)}
     Jinv = np.linalg.inv(J) if len(h64) else np.zeros((0, 0))
-    h = [flint.arb(repr(float(x))) for x in h64]
+    h = [flint.arb(x) if isinstance(x, flint.arb) else flint.arb(repr(float(x))) for x in h64]
     det = [(i, j, kind, data, coef_hp(c)) for i, j, kind, data, c in part.det]
     eta = [(a, b, coef_hp(w), m, m2) for a, b, w, m, m2 in part.eta]
 
@@ -464,13 +464,14 @@ def _solve_hp(part, h64, J, coef_hp, prec, digits, extra, watch):
         Gs = flint.arb_mat(Sm).solve(flint.arb_mat(_eye(len(part.sca))), algorithm="approx") if part.sca else None
         if not K:
             return None, Gs, where
-        Ma = flint.arb_mat(rows)
+        # midpoints only: flint may multiply balls with wide radii at a lower working precision
+        Ma = flint.arb_mat(rows).mid()
         hf = np.array([float(x.mid()) for x in h])
         X = flint.arb_mat(part.solve64(hf, 1.0, bases[with_vectors], with_vectors)[0].tolist())
         E = flint.arb_mat(_eye(K))
         for _ in range(8):
-            D = X * (E - Ma * X)
-            X = X + D
+            D = (X * (E - Ma * X)).mid()
+            X = (X + D).mid()
             delta = 0.0
             for k, l in watch:
                 if k in part.sidx or k not in where or l not in where:
@@ -478,9 +479,9 @@ def _solve_hp(part, h64, J, coef_hp, prec, digits, extra, watch):
                 o1, o2 = where[k], where[l]
                 if part.size[k] == 1 and part.size[l] == 1:
                     d, x = abs(float(D[o1, o2].mid())), abs(float(X[o1, o2].mid()))
-                else:
-                    d = abs(sum(float(D[o1 + r, o2 + r].mid()) for r in range(part.size[k]))) / part.size[k]
-                    x = abs(sum(float(X[o1 + r, o2 + r].mid()) for r in range(part.size[k]))) / part.size[k]
+                else:  # the largest correction of an entry on the block's diagonal (not their mean)
+                    d = max(abs(float(D[o1 + r, o2 + r].mid())) for r in range(part.size[k]))
+                    x = max(abs(float(X[o1 + r, o2 + r].mid())) for r in range(part.size[k]))
                 delta = max(delta, d / max(x, 1.0))
             if delta * delta * K <= tol * 1e-2:
                 break
@@ -627,6 +628,8 @@ def given_limit(model, expr, at, digits: int = 15):
     p1 = int(3.33 * digits) + 24
     p2 = p1 + 48
 
+    starts = [h for h, _J in sols64]
+
     def evaluate(prec):
         import flint
 
@@ -637,9 +640,10 @@ def given_limit(model, expr, at, digits: int = 15):
             return flint.arb(sp.N(c, dps + 10).__str__()) if not c.is_Integer else flint.arb(int(c))
 
         vals, res = [], 0.0
-        for s, part, (h64, J) in zip(leaves, parts, sols64):
+        for q, (s, part, (_h64, J)) in enumerate(zip(leaves, parts, sols64)):
             watch = list(part.unknowns) + [(i, j) for i in part.pencil.u for j in part.pencil.v]
-            _h, read, r = _solve_hp(part, h64, J, coef_hp, prec, digits, 6 if prec == p1 else 18, watch)
+            h, read, r = _solve_hp(part, starts[q], J, coef_hp, prec, digits, 6 if prec == p1 else 18, watch)
+            starts[q] = h  # the second precision starts where the first ended
             res = max(res, r)
             p = part.pencil
             total = mpmath.mpf(0)
