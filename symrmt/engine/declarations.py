@@ -287,10 +287,8 @@ class Model:
         name, _, rhs = text.partition("=")
         name = name.strip()
         self._matrix_name(name)
-        if rhs.strip().startswith("elliptic("):
-            from symrmt.engine.elliptic import declare_elliptic
-
-            return declare_elliptic(self, name, rhs)
+        if rhs.strip().startswith("elliptic("):  # elliptic(dim, tau): symrmt/engine/elliptic.py
+            return self._declare_elliptic(name, rhs)
         if rhs.strip().startswith("matrix("):
             from symrmt.engine.given import declare_matrix_text
 
@@ -314,6 +312,23 @@ class Model:
         got = _parse(rhs, names, calls, what=f"the declaration of {name}", whole_call=("gaussian", "goe", "diag"))
         if "node" not in out or got is not out["node"]:  # nothing of the text may be dropped
             raise ModelError(f"{text!r} declares no matrix")
+        return out["node"]
+
+    def _declare_elliptic(self, name, rhs):
+        for ident in _IDENT.findall(rhs[:MAX_TEXT]):
+            if ident not in self.dims and ident not in self.symbols and ident not in _RESERVED:
+                self._symbol(ident)
+        names = {k: Const(s) for k, s in self.symbols.items() if k != "n"}
+        names.update({k: DimConst(d) for k, d in self.dims.items()})
+        out = {}
+
+        def call(dim, tau):
+            out["node"] = self.elliptic(name, dim, tau)
+            return out["node"]
+
+        got = _parse(rhs, names, {"elliptic": call}, what=f"the declaration of {name}", whole_call=("elliptic",))
+        if "node" not in out or got is not out["node"]:
+            raise ModelError(f"{name}={rhs!r} declares no elliptic matrix (write elliptic(dim, tau))")
         return out["node"]
 
     # -- expressions

@@ -36,14 +36,15 @@ import sympy as sp
 
 from symrmt.engine.base import ModelError
 
-__all__ = ["declare_elliptic", "elliptic_node"]
+__all__ = ["elliptic_node"]
 
 
 def elliptic_node(model, name: str, dim, tau):
     """Declare the elliptic matrix ``name`` of ``model`` (a square ``dim x dim``, correlation ``tau``:
     a number, a fraction text or a parameter expression) and return its expression node (a
-    sum of a GOE and a skew-symmetric Gaussian leaf, see the module docstring), registered with
-    :meth:`Model.let` so that parsed expressions may use ``name``.
+    sum of a GOE and a skew-symmetric Gaussian leaf, see the module docstring), registered as a
+    named sub-expression (as :meth:`Model.let` does) so that parsed expressions may use ``name``.  The
+    text form ``elliptic(dim, tau)`` is read by :meth:`Model.declare`.
 
     Raises :class:`ModelError` for a name in use, an undeclared dimension or a numeric ``tau``
     outside ``[-1, 1]``.
@@ -79,33 +80,3 @@ def elliptic_node(model, name: str, dim, tau):
     node = terms[0] if len(terms) == 1 else MatSum(tuple(terms))
     model.named[name] = node
     return node
-
-
-def declare_elliptic(model, name: str, rhs: str):
-    """Declare ``name`` from the text ``elliptic(dim, tau)`` (through the restricted parser; ``tau`` a
-    number or a parameter expression); returns the node.
-
-    >>> from symrmt.engine import Model
-    >>> m = Model()
-    >>> _ = declare_elliptic(m, "A", "elliptic(n, 1/3)")
-    >>> "A" in m.named
-    True
-    """
-    from symrmt.engine.declarations import _IDENT, _RESERVED, _parse
-    from symrmt.engine.nodes import Const, DimConst
-
-    for ident in _IDENT.findall(rhs):
-        if ident not in model.dims and ident not in model.symbols and ident not in _RESERVED:
-            model._symbol(ident)
-    names = {k: Const(s) for k, s in model.symbols.items() if k != "n"}
-    names.update({k: DimConst(d) for k, d in model.dims.items()})
-    out = {}
-
-    def call(dim, tau):
-        out["node"] = elliptic_node(model, name, dim, tau)
-        return out["node"]
-
-    got = _parse(rhs, names, {"elliptic": call}, what=f"the declaration of {name}", whole_call=("elliptic",))
-    if "node" not in out or got is not out["node"]:
-        raise ModelError(f"{name}={rhs!r} declares no elliptic matrix (write elliptic(dim, tau))")
-    return out["node"]
