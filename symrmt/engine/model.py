@@ -183,7 +183,8 @@ class Model(_model.Model):
 
         digits = check_digits(digits)
         if self.__dict__.get("given_sizes"):  # matrices or vectors given by their entries: symrmt/engine/given.py
-            from symrmt.engine.given import given_limit, has_given
+            from symrmt.engine.given import has_given
+            from symrmt.engine.given_solver import given_limit
 
             if has_given(self.expr(expr)):
                 if prove:
