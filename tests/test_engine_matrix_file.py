@@ -281,3 +281,45 @@ def test_engine_simulation_reads_the_given_entries():
     assert abs(sim["mean"] - de) <= 3 * sim["se"] + 0.05 * (1 + abs(de))
     with pytest.raises(ModelError, match="has 64 entries along p, but p = 50"):
         bind(m.parse(e), {"c": "1/2", "gamma": "1/2"}, 100)
+
+
+@pytest.mark.parametrize("digits", [15, 22])
+def test_double_double_path_against_the_closed_forms(digits):
+    """At most 22 digits the residuals are double-double (exact float64 slice products) instead of flint:
+    the same AR(1) Silverstein trace and the HMRT ridge bias, to the digits asked."""
+    p = 24
+    idx = np.arange(p)
+    Sig = 0.5 ** np.abs(idx[:, None] - idx[None, :])
+    eigs, Q = mp_eigh(Sig)
+    with mpmath.workdps(60):
+        c, gamma = mpmath.mpf(3) / 4, mpmath.mpf(1) / 5
+        _d, q = silverstein(eigs, c, gamma)
+        n = p / c
+        tr_n = (mpmath.fsum(q) - (p - n) / gamma) / n
+    m = model(Sig)
+    got = m.limit("trace(inv(Z.T*S*Z/n + gamma*I(n)))", at={"c": "3/4", "gamma": "1/5"}, digits=digits)
+    assert agree(got.value, tr_n, digits - 1)
+    p = 16
+    O, P = hadamard(p), np.eye(p)[np.random.default_rng(5).permutation(p)] @ hadamard(p)
+    S = O @ np.diag(np.array([0.5, 1, 1.5, 2] * 4)) @ P
+    beta = np.array([1, -2, 0.5, 0, 3, 1, -1, 0.25, 0, 0, 1, 2, -0.5, 1, 0, 1.5]) / 4
+    eigs, Q = mp_eigh(S @ S.T)
+    with mpmath.workdps(60):
+        bias, _var = ridge_parts(eigs, Q, beta, mpmath.mpf(1) / 2, mpmath.mpf(1) / 10, mpmath.mpf(1) / 4)
+    m = model(S)
+    m.vector_file("b", "p", beta)
+    R = "inv(S*Z*Z.T*S.T/n + lam*I(p))"
+    got = m.limit(f"lam**2*b.T*{R}*S*S.T*{R}*b", at={"c": "1/2", "lam": "1/10"}, digits=digits)
+    assert agree(got.value, bias, digits - 1)
+
+
+def test_the_two_paths_agree_on_a_dense_general_matrix():
+    """A dense non-symmetric S (p = 64): the double-double value at 22 digits is the flint value at 30."""
+    rng = np.random.default_rng(4)
+    S = rng.standard_normal((64, 64)) / 8
+    m = model(S)
+    m.vector_file("v", "p", rng.standard_normal(64) / 8)
+    for e in ("trace(inv(S*Z*Z.T*S.T/n + gamma*I(p)))", "v.T*inv(S*Z*Z.T*S.T/n + gamma*I(p))*v"):
+        a = m.limit(e, at={"c": "1/2", "gamma": "1/3"}, digits=22).value
+        b = m.limit(e, at={"c": "1/2", "gamma": "1/3"}, digits=30).value
+        assert agree(a, b, 21)

@@ -131,6 +131,17 @@ class _Part:
     def _keep(self, with_vectors):
         return [k for k in self.mat if with_vectors or k not in self.unit]
 
+    def matrix64(self, h, base, with_vectors=False):
+        """The float64 materialized matrix at unknowns ``h`` (strength 1), over the blocks kept."""
+        M = base[0].copy()
+        for a, b, w, m, m2 in self.eta:
+            if a in self.off:
+                o1, o2, N = self.off[a], self.off[b], self.size[a]
+                M[o1:o1 + N, o2:o2 + N] -= float(w) * h[self.pos[(m, m2)]] * np.eye(N)
+        keep = self._keep(with_vectors)
+        idx = np.concatenate([np.arange(self.off[k], self.off[k] + self.size[k]) for k in keep])
+        return M[np.ix_(idx, idx)]
+
     def solve64(self, h, t, base, with_vectors=False):
         """``(G_mat, G_sca, idx)``: the float64 inverse at unknowns ``h``, strength ``t``."""
         M, S = base[0].copy(), base[1].copy()
@@ -190,7 +201,6 @@ def _newton64(part, h, t, base, tol=1e-13, maxit=40):
         step = np.linalg.solve(J, F)
         h = h - step
         if np.max(np.abs(step)) <= tol * max(1.0, np.max(np.abs(h))):
-            F, G = part.residual64(h, t, base)
             return h, J
         if not np.all(np.isfinite(h)):
             break
@@ -210,7 +220,7 @@ def _solve64(part, base):
         t1 = min(1.0, t + dt)
         try:
             with np.errstate(all="raise"):
-                h1, J = _newton64(part, h.copy(), t1, base)
+                h1, J = _newton64(part, h.copy(), t1, base, tol=1e-13 if t1 == 1 else 1e-7)
         except (ConvergenceError, np.linalg.LinAlgError, FloatingPointError):
             dt /= 4
             if dt < 1e-6:
@@ -339,6 +349,181 @@ def _solve_hp(part, h64, J, coef_hp, prec, digits, extra, watch):
     return h, (lambda k, l, unit=False: _mpf(G[0][G[2][k], G[2][l]] if unit else tau(G, k, l), mpmath)), resid
 
 
+#: at most this many digits are certified by the double-double path (above: python-flint at two precisions)
+DD_DIGITS = 22
+
+
+def _two_sum(a, b):
+    s = a + b
+    bb = s - a
+    return s, (a - (s - bb)) + (b - bb)
+
+
+def _dd_add(x, y):
+    """Double-double sum of ``x = (hi, lo)`` and ``y = (hi, lo)`` (arrays)."""
+    s, e = _two_sum(x[0], y[0])
+    e = e + x[1] + y[1]
+    hi = s + e
+    return hi, e - (hi - s)
+
+
+def _dekker(a):
+    c = 134217729.0 * a
+    hi = c - (c - a)
+    return hi, a - hi
+
+
+def _dd_scale(c, x):
+    """Double-double product of the double-double scalar ``c`` and the double-double array ``x``."""
+    p = c[0] * x[0]
+    ah, al = _dekker(np.asarray(c[0], dtype=np.float64))
+    bh, bl = _dekker(x[0])
+    e = ((ah * bh - p) + ah * bl + al * bh) + al * bl
+    e = e + c[0] * x[1] + c[1] * x[0]
+    hi = p + e
+    return hi, e - (hi - p)
+
+
+def _slices(M, axis, w, count):
+    """``M`` as a sum of ``count`` slices, each of at most ``w`` bits on the grid of its row (``axis=1``) or
+    column (``axis=0``) scale (every subtraction exact)."""
+    amax = np.max(np.abs(M), axis=axis, keepdims=True)
+    amax[amax == 0] = 1.0
+    unit = np.exp2(np.ceil(np.log2(amax)))
+    out, R = [], M.copy()
+    for _ in range(count):
+        unit = unit * 2.0 ** -w
+        S = np.round(R / unit) * unit
+        out.append(S)
+        R = R - S
+    return out
+
+
+def _exact_dot(A, B):
+    """``A @ B`` as a double-double ``(hi, lo)`` to about ``2^-110`` of the row and column scales: the
+    slices' products are exact in float64 (Ozaki, Ogita and Oishi 2012), summed error-free."""
+    K = A.shape[1]
+    w = (53 - int(np.ceil(np.log2(max(K, 2))))) // 2
+    count = -(-112 // w)
+    As, Bs = _slices(A, 1, w, count), _slices(B, 0, w, count)
+    acc = (np.zeros((A.shape[0], B.shape[1])), np.zeros((A.shape[0], B.shape[1])))
+    for a in range(count):
+        for b in range(count - a):
+            acc = _dd_add(acc, (As[a] @ Bs[b], 0.0))
+    return acc
+
+
+def _solve_dd(part, h_start, J, coef_mp, digits, variant):
+    """As :func:`_solve_hp`, with each residual from a double-double evaluation of ``R = I - M X`` (``X`` the
+    float64 inverse; ``variant`` 1 refines ``X`` once in float64 first, so that the two evaluations round
+    differently) and ``G = X (I + R + R^2)``; refuses (``ConvergenceError``) when ``R`` is too large for
+    that series to reach the digits."""
+    import mpmath
+
+    Jinv = np.linalg.inv(J) if len(part.unknowns) else np.zeros((0, 0))
+    h = [mpmath.mpf(x) for x in h_start]
+    det = [(i, j, kind, data, coef_mp(c)) for i, j, kind, data, c in part.det]
+    eta = [(a, b, coef_mp(w), m, m2) for a, b, w, m, m2 in part.eta]
+    bases = {False: part.base(False), True: part.base(True)}
+
+    def dd(x):
+        hi = float(x)
+        return (hi, float(x - hi))
+
+    def inverse(h, with_vectors):
+        keep = part._keep(with_vectors)
+        where, at = {}, 0
+        for k in keep:
+            where[k] = at
+            at += part.size[k]
+        K = at
+        Sm = mpmath.zeros(len(part.sca), len(part.sca))
+        for i, j, kind, data, c in det:
+            if kind == "I" and i in part.sidx:
+                Sm[part.sidx[i], part.sidx[j]] += c
+        for a, b, w, m, m2 in eta:
+            if a in part.sidx:
+                Sm[part.sidx[a], part.sidx[b]] -= w * h[part.pos[(m, m2)]]
+        Gs = Sm ** -1 if part.sca else None
+        if not K:
+            return None, Gs, where
+        hf = np.array([float(x) for x in h])
+        X = part.solve64(hf, 1.0, bases[with_vectors], with_vectors)[0]
+        if variant:  # one float64 Newton-Schulz step: another approximate inverse, rounded differently
+            M64 = part.matrix64(hf, bases[with_vectors], with_vectors)
+            X = X + X @ (np.eye(K) - M64 @ X)
+        rows = {k: slice(where[k], where[k] + part.size[k]) for k in keep}
+        acc = {k: (np.zeros((part.size[k], K)), np.zeros((part.size[k], K))) for k in keep}
+        for k in keep:
+            acc[k] = _dd_add(acc[k], (-X[rows[k]] * 0.0 + np.eye(K)[rows[k]], 0.0))
+        for i, j, kind, data, c in det:
+            if i not in where or j not in where:
+                continue
+            if kind == "I":
+                prod = (X[rows[j]], np.zeros_like(X[rows[j]]))
+            else:
+                prod = _exact_dot(np.asarray(data, dtype=np.float64), X[rows[j]])
+            t = _dd_scale(dd(-c), prod)
+            acc[i] = _dd_add(acc[i], t)
+        for a, b, w, m, m2 in eta:
+            if a not in where:
+                continue
+            t = _dd_scale(dd(w * h[part.pos[(m, m2)]]), (X[rows[b]], np.zeros_like(X[rows[b]])))
+            acc[a] = _dd_add(acc[a], t)
+        Rh = np.vstack([acc[k][0] for k in keep])
+        Rl = np.vstack([acc[k][1] for k in keep])
+        r = float(np.max(np.abs(Rh)))
+        if not r * K < 1e-6:
+            raise ConvergenceError(f"the float64 inverse is too far from the inverse (residual {r:.3g}) for the "
+                                   "double-double refinement")
+        R = Rh + Rl
+        second = (r * K) ** 2 > 10.0 ** (-(digits + 8))
+        RR = Rh @ Rh if second else None
+        if (r * K) ** 3 > 10.0 ** (-(digits + 8)):
+            raise ConvergenceError(f"the float64 inverse is too far from the inverse (residual {r:.3g}) for "
+                                   f"{digits} digits on the double-double path")
+        return (X, R, RR, rows), Gs, where
+
+    def read_entry(G, k, l, unit):
+        Gm, Gs, where = G
+        if k in part.sidx:
+            return Gs[part.sidx[k], part.sidx[l]]
+        X, R, RR, rows = Gm
+        rk, rl = rows[k], rows[l]
+        if unit:
+            base = mpmath.mpf(float(X[rk, rl][0, 0]))
+            d = float((X[rk] @ R[:, rl])[0, 0])
+            if RR is not None:
+                d += float((X[rk] @ RR[:, rl])[0, 0])
+            return base + mpmath.mpf(d)
+        n = part.size[k]
+        base = mpmath.fsum(mpmath.mpf(float(x)) for x in np.diagonal(X[rk, rl]))
+        d = float(np.sum(X[rk] * R[:, rl].T))
+        if RR is not None:
+            d += float(np.sum(X[rk] * RR[:, rl].T))
+        return (base + mpmath.mpf(d)) / n
+
+    tol = mpmath.mpf(10) ** (-(digits + 6))
+    G, resid = None, 0.0
+    for _ in range(12):
+        if not part.unknowns:
+            break
+        G = inverse(h, False)
+        F = [h[i] - read_entry(G, m, m2, False) for i, (m, m2) in enumerate(part.unknowns)]
+        step = [mpmath.fsum(mpmath.mpf(float(Jinv[i, j])) * F[j] for j in range(len(F))) for i in range(len(F))]
+        h = [x - st for x, st in zip(h, step)]
+        resid = max(abs(float(f)) for f in F)
+        scale = max(1, max(abs(x) for x in h))
+        if max(abs(st) for st in step) <= scale * tol:
+            break
+    else:
+        raise ConvergenceError(f"the double-double refinement of the deterministic equivalent did not converge "
+                               f"(residual {resid:.3g})")
+    if G is None or part.unit:
+        G = inverse(h, True)
+    return h, (lambda k, l, unit=False: read_entry(G, k, l, unit)), resid
+
+
 def _mpf(x, mpmath):
     return mpmath.mpf(x.mid().str(radius=False, more=True) if hasattr(x, "mid") else x)
 
@@ -448,18 +633,26 @@ def given_limit(model, expr, at, digits: int = 15):
     starts = [h for h, _J in sols64]
 
     def evaluate(prec):
-        import flint
+        """``prec``: bits of a flint evaluation, or ``"dd0"``/``"dd1"`` for the double-double ones."""
+        dps = int(prec / 3.33) if isinstance(prec, int) else 40
+        if isinstance(prec, int):
+            import flint
 
-        flint.ctx.prec = prec
-        dps = int(prec / 3.33)
+            flint.ctx.prec = prec
 
         def coef_hp(c):
             return flint.arb(sp.N(c, dps + 10).__str__()) if not c.is_Integer else flint.arb(int(c))
 
+        def coef_mp(c):
+            return mpmath.mpf(sp.N(c, dps + 10).__str__())
+
         vals, res = [], 0.0
         for q, (s, part, (_h64, J)) in enumerate(zip(leaves, parts, sols64)):
             watch = list(part.unknowns) + [(i, j) for i in part.pencil.u for j in part.pencil.v]
-            h, read, r = _solve_hp(part, starts[q], J, coef_hp, prec, digits, 6 if prec == p1 else 18, watch)
+            if isinstance(prec, str):
+                h, read, r = _solve_dd(part, starts[q], J, coef_mp, digits, prec == "dd1")
+            else:
+                h, read, r = _solve_hp(part, starts[q], J, coef_hp, prec, digits, 6 if prec == p1 else 18, watch)
             starts[q] = h  # the second precision starts where the first ended
             res = max(res, r)
             p = part.pencil
@@ -475,19 +668,21 @@ def given_limit(model, expr, at, digits: int = 15):
         f = sp.lambdify(list(syms.values()), formula.xreplace(subs), "mpmath")
         return mpmath.mpf(f(*vals)), vals, res
 
-    with mpmath.workdps(int(p2 / 3.3) + 10):
+    if digits <= DD_DIGITS:  # two double-double evaluations that round differently
+        p1, p2 = "dd0", "dd1"
+    with mpmath.workdps(int(p2 / 3.3) + 10 if isinstance(p2, int) else 45):
         v1, _t1, _r1 = evaluate(p1)
         v2, t2, r2 = evaluate(p2)
         gap = abs(v1 - v2)
         scale = abs(v2)
         if gap > scale * mpmath.mpf(10) ** (-digits - 2) and gap > mpmath.mpf(10) ** (-digits - 30):
-            raise PrecisionError(f"the deterministic equivalent is not certified to {digits} digits: the solves at "
-                                 f"{p1} and {p2} bits differ by {mpmath.nstr(gap, 3)}")
+            raise PrecisionError(f"the deterministic equivalent is not certified to {digits} digits: the solves "
+                                 f"{p1} and {p2} differ by {mpmath.nstr(gap, 3)}")
     certificate = "relative" if scale > mpmath.mpf(10) ** (-digits - 20) else "absolute"
     with mpmath.workdps(digits + 5):
         value = +v2
         traces = [+t for t in t2]
-    out = TraceLimit(value, digits, int(p2 / 3.32), r2, dict(values), traces)
+    out = TraceLimit(value, digits, int(p2 / 3.32) if isinstance(p2, int) else 32, r2, dict(values), traces)
     out.certificate = certificate
     out.deterministic_equivalent = {"n": n_eff[0] if n_eff else None, "sizes": dict(size_of)}
     return out
