@@ -350,7 +350,7 @@ def _solve_hp(part, h64, J, coef_hp, prec, digits, extra, watch):
 
 
 #: at most this many digits are certified by the double-double path (above: python-flint at two precisions)
-DD_DIGITS = 22
+DD_DIGITS = 28
 
 
 def _two_sum(a, b):
@@ -418,6 +418,8 @@ def _solve_dd(part, h_start, J, coef_mp, digits, variant):
     float64 inverse; ``variant`` 1 refines ``X`` once in float64 first, so that the two evaluations round
     differently) and ``G = X (I + R + R^2)``; refuses (``ConvergenceError``) when ``R`` is too large for
     that series to reach the digits."""
+    import math
+
     import mpmath
 
     Jinv = np.linalg.inv(J) if len(part.unknowns) else np.zeros((0, 0))
@@ -476,7 +478,7 @@ def _solve_dd(part, h_start, J, coef_mp, digits, variant):
         if not r * K < 1e-6:
             raise ConvergenceError(f"the float64 inverse is too far from the inverse (residual {r:.3g}) for the "
                                    "double-double refinement")
-        R = Rh + Rl
+        R = (Rh, Rl)
         second = (r * K) ** 2 > 10.0 ** (-(digits + 8))
         RR = Rh @ Rh if second else None
         if (r * K) ** 3 > 10.0 ** (-(digits + 8)):
@@ -490,18 +492,20 @@ def _solve_dd(part, h_start, J, coef_mp, digits, variant):
             return Gs[part.sidx[k], part.sidx[l]]
         X, R, RR, rows = Gm
         rk, rl = rows[k], rows[l]
-        if unit:
-            base = mpmath.mpf(float(X[rk, rl][0, 0]))
-            d = float((X[rk] @ R[:, rl])[0, 0])
-            if RR is not None:
-                d += float((X[rk] @ RR[:, rl])[0, 0])
-            return base + mpmath.mpf(d)
-        n = part.size[k]
+        n = 1 if unit else part.size[k]
         base = mpmath.fsum(mpmath.mpf(float(x)) for x in np.diagonal(X[rk, rl]))
-        d = float(np.sum(X[rk] * R[:, rl].T))
+        # tr(X_k. R_.l): every product split exactly (Dekker) and summed exactly (fsum twice)
+        A, B, Bl = X[rk], R[0][:, rl].T, R[1][:, rl].T
+        prod = A * B
+        ah, al = _dekker(A)
+        bh, bl = _dekker(B)
+        err = ((ah * bh - prod) + ah * bl + al * bh) + al * bl
+        terms = np.concatenate([prod.ravel(), err.ravel(), (A * Bl).ravel()]).tolist()
+        d1 = math.fsum(terms)
+        d = mpmath.mpf(d1) + mpmath.mpf(math.fsum(terms + [-d1]))
         if RR is not None:
-            d += float(np.sum(X[rk] * RR[:, rl].T))
-        return (base + mpmath.mpf(d)) / n
+            d += mpmath.mpf(float(np.sum(X[rk] * RR[:, rl].T)))
+        return (base + d) / n
 
     tol = mpmath.mpf(10) ** (-(digits + 6))
     G, resid = None, 0.0
@@ -514,7 +518,7 @@ def _solve_dd(part, h_start, J, coef_mp, digits, variant):
         h = [x - st for x, st in zip(h, step)]
         resid = max(abs(float(f)) for f in F)
         scale = max(1, max(abs(x) for x in h))
-        if max(abs(st) for st in step) <= scale * tol:
+        if max(abs(st) for st in step) <= scale * max(tol, mpmath.mpf(10) ** -31):  # -31: the double-double floor
             break
     else:
         raise ConvergenceError(f"the double-double refinement of the deterministic equivalent did not converge "
