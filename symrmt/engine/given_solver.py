@@ -566,7 +566,7 @@ def given_limit(model, expr, at, digits: int = 15):
                              "supported on this path yet")
     values = {}
     for k, v in (at or {}).items():
-        if isinstance(v, complex) or (isinstance(v, str) and "j" in v):
+        if isinstance(v, complex) or hasattr(v, "im") or (isinstance(v, str) and v.strip().endswith("j")):
             raise ModelError("a complex parameter value is not supported with given matrices yet")
         values[str(k)] = exact_value(v, str(k))
     expr = remove_diffs(expr)

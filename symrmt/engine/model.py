@@ -106,6 +106,13 @@ class Model(_model.Model):
         from symrmt.engine.plan import prepare
 
         expr = self.expr(expr)
+        if self.__dict__.get("given_sizes"):
+            from symrmt.engine.given import has_given
+
+            if has_given(expr):  # symrmt/engine/given_solver.py solves these without a symbolic plan
+                raise ModelError("an expression with a matrix or vector given by its entries has no symbolic plan "
+                                 "(no --latex, equations, sweep or density); Model.limit gives its deterministic "
+                                 "equivalent")
         if expr not in self._plans and _has_vectors(expr):
             from symrmt.engine.qf_solver import self_test_plan
             from symrmt.engine.woodbury_qf import prepare_qf
