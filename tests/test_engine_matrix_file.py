@@ -323,3 +323,24 @@ def test_the_two_paths_agree_on_a_dense_general_matrix():
         a = m.limit(e, at={"c": "1/2", "gamma": "1/3"}, digits=28).value
         b = m.limit(e, at={"c": "1/2", "gamma": "1/3"}, digits=34).value
         assert agree(a, b, 27)
+
+
+def test_inside_the_spectrum_and_singular_points_are_refused():
+    """A resolvent asked inside the spectrum of S Z Z^T S^T/n has no real deterministic equivalent: refused,
+    not answered; outside it (gamma = -20, beyond the largest eigenvalue, about 11) it is answered and
+    agrees with a Monte-Carlo; gamma = 0 (a singular deterministic part) is refused."""
+    from symrmt.errors import SolverError
+
+    rng = np.random.default_rng(1)
+    S = rng.standard_normal((64, 64)) / 8 + np.eye(64)
+    m = model(S)
+    e = "trace(inv(S*Z*Z.T*S.T/n + gamma*I(p)))"
+    for g in ("-1/2", "-3", "0"):
+        with pytest.raises(SolverError):
+            m.limit(e, at={"c": "1/2", "gamma": g}, digits=15)
+    de = float(m.limit(e, at={"c": "1/2", "gamma": -20}, digits=15).value)
+    vals = []
+    for _ in range(30):
+        X = S @ rng.standard_normal((64, 128))
+        vals.append(np.trace(np.linalg.inv(X @ X.T / 128 - 20 * np.eye(64))) / 64)
+    assert abs(np.mean(vals) - de) <= 3 * np.std(vals, ddof=1) / np.sqrt(30) + 2 / 128 * abs(de)

@@ -208,27 +208,46 @@ def _newton64(part, h, t, base, tol=1e-13, maxit=40):
 
 
 def _solve64(part, base):
-    """The fixed point at strength 1 by a homotopy from the random part off."""
+    """The fixed point at strength 1 by a homotopy from the random part off.
+
+    Steps of at most 1/8 with a trust region (a step may move ``H`` by at most a third of its size);
+    the sign of ``det J`` is followed: a change means the real path went through a singular point (an
+    edge of a spectrum: a resolvent asked inside its spectrum has no real fixed point), a
+    :class:`~symrmt.errors.BranchError`."""
+    from symrmt.errors import BranchError
+
     if not part.unknowns:
         return np.zeros(0), np.zeros((0, 0))
     h = np.zeros(len(part.unknowns))
-    G = part.solve64(h, 0.0, base)
+    try:
+        G = part.solve64(h, 0.0, base)
+    except np.linalg.LinAlgError:
+        raise ConvergenceError("the deterministic part of the pencil is singular (an inverse of a matrix that is "
+                               "singular without its random part, e.g. at gamma = 0): not solved with given "
+                               "matrices") from None
     h = np.array([part.tau(G, m, m2) for m, m2 in part.unknowns])
-    t, dt = 0.0, 0.25
-    J = None
+    t, dt = 0.0, 0.125
+    J, sign = None, None
     while t < 1:
         t1 = min(1.0, t + dt)
         try:
             with np.errstate(all="raise"):
-                h1, J = _newton64(part, h.copy(), t1, base, tol=1e-13 if t1 == 1 else 1e-7)
+                h1, J1 = _newton64(part, h.copy(), t1, base, tol=1e-13 if t1 == 1 else 1e-7)
+            if np.max(np.abs(h1 - h)) > max(1.0, np.max(np.abs(h))) / 3:
+                raise ConvergenceError("trust region")
         except (ConvergenceError, np.linalg.LinAlgError, FloatingPointError):
             dt /= 4
             if dt < 1e-6:
                 raise ConvergenceError("the homotopy of the deterministic equivalent stalled at strength "
-                                       f"{t:.6g}") from None
+                                       f"{t:.6g} (a resolvent inside its spectrum, or a singular matrix)") from None
             continue
-        h, t = h1, t1
-        dt = min(2 * dt, 0.5)
+        s1 = np.sign(np.linalg.det(J1))
+        if sign is not None and s1 != sign:
+            raise BranchError(f"the real fixed point meets a singular point between strengths {t:.4g} and {t1:.4g}: "
+                              "the point is inside a spectrum (no real deterministic equivalent there)")
+        sign = s1
+        h, t, J = h1, t1, J1
+        dt = min(2 * dt, 0.125)
     return h, J
 
 
