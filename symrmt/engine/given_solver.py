@@ -210,7 +210,7 @@ def _newton64(part, h, t, base, tol=1e-13, maxit=40):
 def _solve64(part, base):
     """The fixed point at strength 1 by a homotopy from the random part off.
 
-    Steps of at most 1/8 with a trust region (a step may move ``H`` by at most a third of its size);
+    Steps of at most 1/4 with a trust region (a step may move ``H`` by at most a third of its size);
     the sign of ``det J`` is followed: a change means the real path went through a singular point (an
     edge of a spectrum: a resolvent asked inside its spectrum has no real fixed point), a
     :class:`~symrmt.errors.BranchError`."""
@@ -226,13 +226,13 @@ def _solve64(part, base):
                                "singular without its random part, e.g. at gamma = 0): not solved with given "
                                "matrices") from None
     h = np.array([part.tau(G, m, m2) for m, m2 in part.unknowns])
-    t, dt = 0.0, 0.125
-    J, sign = None, None
+    t, dt = 0.0, 0.25
+    J, sign, slope = None, None, np.zeros_like(h)
     while t < 1:
         t1 = min(1.0, t + dt)
         try:
-            with np.errstate(all="raise"):
-                h1, J1 = _newton64(part, h.copy(), t1, base, tol=1e-13 if t1 == 1 else 1e-7)
+            with np.errstate(all="raise"):  # the secant predictor, then Newton (loosely between the ends)
+                h1, J1 = _newton64(part, h + slope * (t1 - t), t1, base, tol=1e-13 if t1 == 1 else 1e-6)
             if np.max(np.abs(h1 - h)) > max(1.0, np.max(np.abs(h))) / 3:
                 raise ConvergenceError("trust region")
         except (ConvergenceError, np.linalg.LinAlgError, FloatingPointError):
@@ -246,8 +246,9 @@ def _solve64(part, base):
             raise BranchError(f"the real fixed point meets a singular point between strengths {t:.4g} and {t1:.4g}: "
                               "the point is inside a spectrum (no real deterministic equivalent there)")
         sign = s1
+        slope = (h1 - h) / (t1 - t)
         h, t, J = h1, t1, J1
-        dt = min(2 * dt, 0.125)
+        dt = min(2 * dt, 0.25)
     return h, J
 
 
