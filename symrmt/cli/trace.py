@@ -4,7 +4,8 @@ r"""``symrmt trace``: the certified large-n limit of a normalized trace, from th
 
     symrmt trace 'EXPR' --matrix 'Z=gaussian(p,n)' [--matrix 'G=goe(n)' ...]
         [--matrix 'D=diag(p, (1, 4), (1/4, 3/4))' ...] [--matrix 'D=diag_file(p, law.npy)' ...]
-        [--matrix 'K=kernel(tanh, Z)' ...] [--dim 'p=c*n' ...]
+        [--matrix 'K=kernel(tanh, Z)' ...] [--matrix 'S=matrix(p, q, "S.npy")' ...]
+        [--matrix 'A=elliptic(n, tau)' ...] [--vector 'v=vector_file(p, "v.npy")' ...] [--dim 'p=c*n' ...]
         --at 'c=1/2, gamma=1/5' [--digits D] [--json] [--latex]
         [--simulate --n N --trials T --seed S [--store PATH] [--workers N | --scheduler ADDRESS]]
         [--outliers 'z=LO:HI:K']
@@ -17,7 +18,10 @@ the matrix product.  Dimensions are ratios to ``n`` (``--dim 'p=c*n'``);
 ``n`` itself needs no declaration.  A value in ``--at`` is an exact number
 (``1/5``, ``0.2``, ``1e-3``, ``sqrt(2)``, ``pi``, ``E``, ``E-2``; an irrational is rounded to
 1020 digits, far below any certified precision).  ``diag_file(dim, FILE.npy)`` declares a
-diagonal law read from a file (:mod:`symrmt.engine.io`).  One value may be complex,
+diagonal law read from a file (:mod:`symrmt.engine.io`); ``matrix(p, q, "FILE.npy")`` and
+``vector_file(p, "FILE.npy")`` a deterministic matrix or vector given by its entries (the value is then the
+deterministic equivalent at the sizes of the files, :mod:`symrmt.engine.given_solver`); ``elliptic(n, tau)`` the
+elliptic law (:mod:`symrmt.engine.elliptic`).  One value may be complex,
 ``z=0.5+0.01j`` (each part read by the same parser; the traces are solved at complex ``z`` on the
 Stieltjes branch, see docs/engine.md), and its ``--json`` value is ``{"re": ..., "im": ...}``; quadratic forms
 too (certified at two precisions, not proved).  ``--outliers 'z=LO:HI:K'`` prints, instead of the limit, the
@@ -305,10 +309,14 @@ def add_trace_parser(sub, int_at_least):
                    "(2, k) values and weights; at most 4096 atoms, 1 MiB) | "
                    "NAME=kernel(f, Z[, alpha[, zero|keep]]) | NAME=kernel(f, X, W[, zero|keep]) (f a preset; the "
                    "Gaussian-equivalent kernel of f(alpha Z^T Z/sqrt(p))/sqrt(p), or of f(X^T W X/sqrt(p))/sqrt(p) "
-                   "for X = Z + finite rank, W = alpha I + finite rank, named by --let) (repeatable)")
+                   "for X = Z + finite rank, W = alpha I + finite rank, named by --let) | "
+                   "NAME=matrix(a, b, \"FILE.npy\") (a deterministic a x b matrix given by its entries: the value is "
+                   "the deterministic equivalent at that size; file-trust rule, 32 MiB, 2048 per side) | "
+                   "NAME=elliptic(a, tau) (iid N(0,1) entries, corr(A_ij, A_ji) = tau) (repeatable)")
     p.add_argument("--vector", action="append", default=[], metavar="DECL",
                    help="NAME=vector(a) (deterministic, O(1) norm; inner products a.b in --at, 0 when not given) | "
-                   "NAME=signs(a) | NAME=gaussian_vector(a) (iid +-1 or N(0,1) entries, norm sqrt(a)) (repeatable)")
+                   "NAME=signs(a) | NAME=gaussian_vector(a) (iid +-1 or N(0,1) entries, norm sqrt(a)) | "
+                   "NAME=vector_file(a, \"FILE.npy\") (entries given, in the basis of the given matrices) (repeatable)")
     p.add_argument("--let", action="append", default=[], metavar="NAME=EXPR",
                    help="name a matrix sub-expression, e.g. X=mu*y.T + Z (repeatable, in order)")
     p.add_argument("--dim", action="append", default=[], metavar="DECL",

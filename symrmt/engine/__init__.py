@@ -17,7 +17,9 @@ density solver) or is passed in as an argument (the compile step into
    :mod:`~symrmt.engine.vectors` (vectors), :mod:`~symrmt.engine.tree`
    (differentiation, exact values, binding), :mod:`~symrmt.engine.declarations` (declarations and parsing),
    :mod:`~symrmt.engine.nonlinear_kernel` (the Gaussian equivalent of an entrywise nonlinearity,
-   with a signal and weights too), :mod:`~symrmt.engine.io` (diagonal laws read from a file);
+   with a signal and weights too), :mod:`~symrmt.engine.io` (diagonal laws read from a file),
+   :mod:`~symrmt.engine.given` (matrices and vectors given by their entries), :mod:`~symrmt.engine.elliptic`
+   (the elliptic law);
 2. the reduction and the simulation -- :mod:`~symrmt.engine.linearize` (linear pencils),
    :mod:`~symrmt.engine.blockfp` (the block fixed point), :mod:`~symrmt.engine.atomsums` (deterministic laws
    with atoms), :mod:`~symrmt.engine.plan` (the expression to a plan), :mod:`~symrmt.engine.hermitize`
@@ -35,7 +37,8 @@ density solver) or is passed in as an argument (the compile step into
    (its figure);
 5. the solvers built on it -- :mod:`~symrmt.engine.qf_solver` (quadratic forms), :mod:`~symrmt.engine.moments`
    (moments of polynomials as a finite series), :mod:`~symrmt.engine.prove`
-   (proved balls), :mod:`~symrmt.engine.prove_qf` (proved quadratic forms), :mod:`~symrmt.engine.prove_hermitized` (the Hermitized fixed point on balls), :mod:`~symrmt.engine.resolvent_solver` (the resolvent at one point),
+   (proved balls), :mod:`~symrmt.engine.prove_qf` (proved quadratic forms),
+   :mod:`~symrmt.engine.given_solver` (the deterministic equivalent with given matrices), :mod:`~symrmt.engine.prove_hermitized` (the Hermitized fixed point on balls), :mod:`~symrmt.engine.resolvent_solver` (the resolvent at one point),
    :mod:`~symrmt.engine.density_features` (edges and atoms), :mod:`~symrmt.engine.density_solver`
    (spectral densities), :mod:`~symrmt.engine.density_fast` (a density's grid as one float64 batch);
 6. the routes -- :mod:`~symrmt.engine.complex_limit` (complex ``z``), :mod:`~symrmt.engine.complex_qf`

@@ -201,7 +201,7 @@ class Evaluator:
             sig = (kind, node.name)
         elif kind == "identity":
             sig = (kind, node.rows.count)
-        elif kind == "vector":
+        elif kind in ("vector", "given"):
             sig = (kind, node.name)
         elif kind == "diag":
             sig = (kind, node.name, tuple(node.values), tuple(node.counts))
@@ -227,9 +227,13 @@ class Evaluator:
             return self.mats[node.name]
         if kind == "identity":
             return np.ones(node.rows.count)
+        if kind == "given":  # a matrix given by its entries (symrmt.engine.given)
+            return np.asarray(node.data, dtype=np.float64)
         if kind == "vector":  # a deterministic vector: its coordinates in the frame; a random one: drawn
             if node.law in _RANDOM_VECTORS:
                 return self.mats[node.name]
+            if getattr(node, "data", None) is not None:  # given by its entries
+                return np.asarray(node.data, dtype=np.float64).reshape(-1, 1)
             out = np.zeros((node.rows.count, 1))
             out[: len(node.coords), 0] = node.coords
             return out

@@ -27,7 +27,7 @@ _IDENT = re.compile(r"(?<![\w.])([A-Za-z_][A-Za-z_0-9]*)")
 #: an identifier that is not called: ``inve`` in ``inve(x)`` is an unknown function, never a new parameter
 _PARAM = re.compile(r"(?<![\w.])([A-Za-z_][A-Za-z_0-9]*)(?!\w)(?!\s*\()")
 _RESERVED = {"trace", "inv", "diff", "sqrt", "I", "gaussian", "goe", "diag", "n", "vector", "signs",
-             "gaussian_vector"}
+             "gaussian_vector", "elliptic", "matrix", "vector_file"}
 MAX_TEXT = 4000
 
 
@@ -161,10 +161,31 @@ class Model:
         node = self.matrices[name] = Diagonal(name, dim, values, weights)
         return node
 
+    def elliptic(self, name: str, dim, tau):
+        """Declare an ``dim x dim`` elliptic matrix: iid ``N(0, 1)`` entries with ``corr(A_ij, A_ji) = tau``
+        (:mod:`symrmt.engine.elliptic`); returns its expression node."""
+        from symrmt.engine.elliptic import elliptic_node
+
+        return elliptic_node(self, name, dim, tau)
+
+    def matrix(self, name: str, rows, cols, data):
+        """Declare a deterministic ``rows x cols`` matrix given by its entries (an array, or the path of a
+        ``.npy`` file read under the file-trust rule and caps of :mod:`symrmt.engine.given`)."""
+        from symrmt.engine.given import declare_matrix
+
+        return declare_matrix(self, name, rows, cols, data)
+
     def vector(self, name: str, dim):
         """Declare a deterministic vector of dimension ``dim`` with O(1) norm; its inner products with
         the other deterministic vectors of ``dim`` are the parameters ``name.other`` (0 when not given)."""
         return self._vector(name, dim, "det")
+
+    def vector_file(self, name: str, dim, data):
+        """Declare a deterministic vector of dimension ``dim`` given by its entries (an array or a ``.npy``
+        path, :mod:`symrmt.engine.given`), in the basis of the given matrices of ``dim``."""
+        from symrmt.engine.given import declare_vector_file
+
+        return declare_vector_file(self, name, dim, data)
 
     def signs(self, name: str, dim):
         """Declare a vector of iid +-1 entries (norm ``sqrt(dim)``), independent of every other random object."""
@@ -196,6 +217,10 @@ class Model:
         name, _, rhs = text.partition("=")
         name = name.strip()
         self._matrix_name(name)
+        if rhs.strip().startswith("vector_file("):
+            from symrmt.engine.given import declare_vector_text
+
+            return declare_vector_text(self, name, rhs)
         names = {k: DimConst(d) for k, d in self.dims.items()}
         out = {}
 
@@ -267,6 +292,12 @@ class Model:
         name, _, rhs = text.partition("=")
         name = name.strip()
         self._matrix_name(name)
+        if rhs.strip().startswith("elliptic("):  # elliptic(dim, tau): symrmt/engine/elliptic.py
+            return self._declare_elliptic(name, rhs)
+        if rhs.strip().startswith("matrix("):
+            from symrmt.engine.given import declare_matrix_text
+
+            return declare_matrix_text(self, name, rhs)
         names = {k: DimConst(d) for k, d in self.dims.items()}
         calls = {}
         out = {}
@@ -287,6 +318,23 @@ class Model:
                      dims=self.dims)
         if "node" not in out or got is not out["node"]:  # nothing of the text may be dropped
             raise ModelError(f"{text!r} declares no matrix")
+        return out["node"]
+
+    def _declare_elliptic(self, name, rhs):
+        for ident in _IDENT.findall(rhs[:MAX_TEXT]):
+            if ident not in self.dims and ident not in self.symbols and ident not in _RESERVED:
+                self._symbol(ident)
+        names = {k: Const(s) for k, s in self.symbols.items() if k != "n"}
+        names.update({k: DimConst(d) for k, d in self.dims.items()})
+        out = {}
+
+        def call(dim, tau):
+            out["node"] = self.elliptic(name, dim, tau)
+            return out["node"]
+
+        got = _parse(rhs, names, {"elliptic": call}, what=f"the declaration of {name}", whole_call=("elliptic",))
+        if "node" not in out or got is not out["node"]:
+            raise ModelError(f"{name}={rhs!r} declares no elliptic matrix (write elliptic(dim, tau))")
         return out["node"]
 
     # -- expressions

@@ -102,7 +102,7 @@ def normalize(node):
     """
     if isinstance(node, (Gaussian, GOE)):
         return HALF, node
-    if isinstance(node, (Identity, Diagonal)):
+    if isinstance(node, (Identity, Diagonal)) or getattr(node, "constant_leaf", False):  # given entries: O(1)
         return sp.Integer(0), node
     if isinstance(node, Vector):  # a random vector counts as sqrt(n): its normalized version has norm 1
         return (HALF if node.random else sp.Integer(0)), node
@@ -182,7 +182,7 @@ def push_transposes(m, transposed: bool = False):
     """The matrix tree with every transpose moved onto a Gaussian leaf."""
     if isinstance(m, Transpose):
         return push_transposes(m.matrix, not transposed)
-    if isinstance(m, (Gaussian, Vector)):
+    if isinstance(m, (Gaussian, Vector)) or getattr(m, "constant_leaf", False):
         return Transpose(m) if transposed else m
     if isinstance(m, (GOE, Identity, Diagonal)):
         return m
@@ -264,6 +264,10 @@ def _leaf(m):
         return ("G", m.name)
     if isinstance(m, Diagonal):
         return ("D", m.name)
+    if getattr(m, "kind", None) == "given":  # a matrix given by its entries (symrmt.engine.given)
+        return ("A", m.name, False)
+    if isinstance(m, Transpose) and getattr(m.matrix, "kind", None) == "given":
+        return ("A", m.matrix.name, True)
     if isinstance(m, Vector):
         return ("V", m.name, False)
     if isinstance(m, Transpose) and isinstance(m.matrix, Vector):

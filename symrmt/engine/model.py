@@ -109,6 +109,13 @@ class Model(_model.Model):
 
         expr = self.expr(expr)
         check_expanded(expr)  # a tree built in Python with shared parts is counted written out too
+        if self.__dict__.get("given_sizes"):
+            from symrmt.engine.given import has_given
+
+            if has_given(expr):  # symrmt/engine/given_solver.py solves these without a symbolic plan
+                raise ModelError("an expression with a matrix or vector given by its entries has no symbolic plan "
+                                 "(no --latex, equations, sweep or density); Model.limit gives its deterministic "
+                                 "equivalent")
         key = expr if split_atoms is None else (expr, split_atoms)
         if key not in self._plans and _has_vectors(expr):
             from symrmt.engine.qf_solver import self_test_plan
@@ -195,6 +202,15 @@ class Model(_model.Model):
         from symrmt.parsing import check_digits
 
         digits = check_digits(digits)
+        if self.__dict__.get("given_sizes"):  # matrices or vectors given by their entries: symrmt/engine/given.py
+            from symrmt.engine.given import has_given
+            from symrmt.engine.given_solver import given_limit
+
+            if has_given(self.expr(expr)):
+                if prove:
+                    raise ModelError("prove=True is not available with given matrices (their value is certified "
+                                     "at two precisions)")
+                return given_limit(self, expr, at, digits)
         if prove:
             from symrmt.arb import require_flint
 

@@ -99,7 +99,7 @@ def _dscalar(s, x):
 
 def _dmatrix(m, x):
     """``dM/dx`` (None when it is zero)."""
-    if isinstance(m, (Gaussian, GOE, Identity, Diagonal, Vector)):
+    if isinstance(m, (Gaussian, GOE, Identity, Diagonal, Vector)) or getattr(m, "constant_leaf", False):
         return None
     if isinstance(m, Scaled):
         ds = _dscalar(m.scalar, x)
@@ -238,7 +238,7 @@ def bind(node, values: dict, n: int):
         return out
 
     dims = {}
-    vecs = {x.name: x for x in walk(node) if isinstance(x, Vector)}
+    vecs = {x.name: x for x in walk(node) if isinstance(x, Vector) and not getattr(x, "constant_leaf", False)}
     coords = frame(vecs, values) if vecs else {}
 
     def dim(d):
@@ -264,6 +264,16 @@ def bind(node, values: dict, n: int):
             ws = tuple(num(w) for w in x.weights)
             return _make(Diagonal, name=x.name, dim=d, rows=d, cols=d, values=tuple(num(v) for v in x.values),
                          weights=ws, counts=_counts(ws, d.count))
+        if getattr(x, "constant_leaf", False):  # entries given (symrmt.engine.given): the sizes must match
+            ds = [dim(x.rows), dim(x.cols)] if x.kind == "given" else [dim(x.dim)]
+            for d, s in zip(ds, x.data.shape):
+                if d.count != s:
+                    raise ModelError(f"{x.name} has {s} entries along {d.name}, but {d.name} = {d.count} at n = {n} "
+                                     f"(choose n so that the dimensions have the sizes of the given matrices)")
+            if x.kind == "given":
+                return _make(type(x), name=x.name, rows=ds[0], cols=ds[1], data=x.data, digest=x.digest)
+            return _make(type(x), name=x.name, dim=ds[0], law="det", rows=ds[0], cols=dim(x.cols), data=x.data,
+                         digest=x.digest)
         if isinstance(x, Vector):
             d = dim(x.dim)
             out = _make(Vector, name=x.name, dim=d, law=x.law, rows=d, cols=dim(x.cols))

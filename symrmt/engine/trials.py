@@ -87,14 +87,18 @@ def program(tree) -> dict:
             extra = {"name": x.name, "values": [float(v) for v in x.values], "counts": [int(k) for k in x.counts]}
         elif kind == "power":
             extra = {"exponent": float(x.exponent)}
+        elif kind == "given":
+            extra = {"name": x.name, "data": np.asarray(x.data).tolist()}
         elif kind == "vector":
             extra = {"name": x.name, "law": x.law}
-            if x.law == "det":
+            if getattr(x, "data", None) is not None:
+                extra["data"] = np.asarray(x.data).tolist()
+            elif x.law == "det":
                 extra["coords"] = [float(c) for c in x.coords]
         else:
             extra = {}
         if kind not in _MATRIX_FIELDS and kind not in _SCALAR_FIELDS and kind not in (
-                "const", "scaled", "identity", "diag", "vector", *RANDOM_KINDS):
+                "const", "scaled", "identity", "diag", "vector", "given", *RANDOM_KINDS):
             raise ParameterError(f"cannot simulate a node of kind {kind!r}")
         entry = [kind, kids, shape, extra]
         sig = repr(entry)
