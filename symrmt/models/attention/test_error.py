@@ -32,7 +32,24 @@ from __future__ import annotations
 
 import sympy as sp
 
-__all__ = ["fresh_error_formula"]
+__all__ = ["fresh_error_formula", "training_forms", "projection_expr", "test_limit", "simulate_test", "ERRORS",
+           "check_error"]
+
+#: the errors ``symrmt limit/simulate --error`` take: the training (interpolation) error and the fresh-sample one
+ERRORS = ("train", "test")
+
+
+def check_error(error) -> str:
+    """``error`` as one of :data:`ERRORS`, or a :class:`~symrmt.errors.ParameterError` naming them.
+
+    >>> check_error("test")
+    'test'
+    """
+    from symrmt.errors import ParameterError
+
+    if not isinstance(error, str) or error.strip().lower() not in ERRORS:
+        raise ParameterError(f"error must be one of {ERRORS}, got {error!r}")
+    return error.strip().lower()
 
 
 def fresh_error_formula(a1, nu, d, c, gram, r: int, vv, dots, alpha=1):
@@ -110,3 +127,98 @@ def training_forms(model, at: dict, names, digits: int, ridge: bool = False, zer
     dots = [mpmath.mpf(0) if u in zero else model.limit(projection_expr(u, ridge), at=at, digits=digits).value
             for u in names]
     return vv, dots
+
+
+def _vector_names(r: int):
+    return ["mu"] + [f"wk{j}" for j in range(1, r + 1)] + [f"wq{j}" for j in range(1, r + 1)]
+
+
+def test_limit(f, c, gammas, geometry=None, diagonal: str = "zero", digits: int = 15) -> dict:
+    """Limits of the test errors: ``{"attention": [T_A(gamma)...], "ridge": [T_RR(gamma)...]}`` (mpf lists).
+
+    ``f`` is a :class:`symrmt.hermite.Nonlinearity` or a preset name / expression; ``geometry`` a
+    ``Geometry`` or ``LowRankGeometry`` (any rank, any ``alpha``); ``diagonal`` ``"zero"`` or ``"keep"``.
+    The training forms (``||w||^2`` and ``u . w``) are engine limits certified to ``digits + 5``
+    digits; the fresh-sample limit (:func:`fresh_error_formula`) is evaluated from them at
+    ``digits + 15`` working digits, and the value is returned rounded to ``digits``.  Every value is at least 1
+    when ``mu = 0`` (the labels are then independent of the tokens); a value that breaks this bound
+    raises :class:`~symrmt.errors.PrecisionError` rather than being returned.
+
+    >>> r = test_limit("tanh", "2", ["1"], digits=12)
+    >>> 1 < r["attention"][0] < r["ridge"][0] < 2
+    True
+    """
+    import mpmath
+
+    from symrmt.errors import PrecisionError
+    from symrmt.engine.nonlinear_kernel import kernel_coefficients
+    from symrmt.models.attention.engine_model import at_from_gram, attention_model
+    from symrmt.models.attention.geometry import as_low_rank
+
+    geo = as_low_rank(geometry)
+    r, alpha = geo.r, sp.nsimplify(geo.alpha)
+    gram = [[sp.nsimplify(x) for x in row] for row in geo.gram()]
+    names = _vector_names(r)
+    zero = {u for u, row in zip(names, gram) if all(x == 0 for x in row)}
+    work = digits + 5
+    coef = kernel_coefficients(f, alpha, diagonal, digits + 20)
+    model, _ = attention_model(f, r, alpha, diagonal, digits=digits + 20)
+    ridge_model, _ = attention_model("t", r, 1, "zero", digits=digits + 20)  # X, y only; ridge forms do not see K
+    c = sp.nsimplify(c)
+    out = {"attention": [], "ridge": []}
+    for g in gammas:
+        at = {"c": str(c), "gamma": str(sp.nsimplify(g)), **at_from_gram(gram, r)}
+        vv, dots = training_forms(model, at, names, work, zero=zero)
+        vr, (sr,) = training_forms(ridge_model, at, ["mu"], work, ridge=True, zero=zero)
+        with mpmath.workdps(digits + 15):
+            ta = fresh_error_formula(coef["a1"], coef["nu"], coef["d"], mpmath.mpf(c.p) / c.q, gram, r, vv, dots, alpha)
+            tr = fresh_error_formula(0, 0, 1, mpmath.mpf(c.p) / c.q, gram, r, vr, [sr] + [0] * (2 * r))
+            ta, tr = mpmath.mpf(sp.Float(ta, digits + 15)), mpmath.mpf(sp.Float(tr, digits + 15))
+            if "mu" in zero and (ta < 1 or tr < 1):
+                raise PrecisionError(f"test error below 1 with mu = 0 (T_A = {ta}, T_RR = {tr}): precision lost")
+        out["attention"].append(ta)
+        out["ridge"].append(tr)
+    return out
+
+
+def simulate_test(f, n: int, c, gammas, geometry=None, diagonal: str = "zero", trials: int = 10, seed: int = 0,
+                  noise: str = "gaussian") -> dict:
+    """Monte-Carlo test errors: train on ``(X, y)``, test on a fresh sequence of ``n`` tokens.
+
+    ``f`` is a vectorized NumPy function.  Returns ``{"attention": {"mean", "se", "trials"},
+    "ridge": {...}, "params": {...}}`` (``trials`` a ``(trials, len(gammas))`` array).  Trial ``j``
+    uses child ``j`` of ``numpy.random.SeedSequence(seed)``: the training sequence, then the fresh one.
+
+    >>> import numpy as np
+    >>> s = simulate_test(np.tanh, 64, 0.5, [1.0], trials=3)
+    >>> s["attention"]["trials"].shape, bool(np.all(s["ridge"]["trials"] > 0))
+    ((3, 1), True)
+    """
+    import numpy as np
+
+    from symrmt.models.attention.params import check_c, check_int
+    from symrmt.models.attention.sampling import draw_tokens, kernel_matrix, weights_from_geometry
+
+    n = check_int(n, "n", 2)
+    trials = check_int(trials, "trials", 2)
+    cf = float(check_c(c))
+    gs = np.asarray([float(g) for g in gammas], dtype=np.float64)
+    p = round(cf * n)
+    mu, wk, wq, alpha = weights_from_geometry(geometry, p)
+    rows = np.zeros((2, trials, len(gs)))
+    for j, child in enumerate(np.random.SeedSequence(seed).spawn(trials)):
+        rng = np.random.default_rng(child)
+        x, y = draw_tokens(rng, n, mu, noise)
+        phi = x @ kernel_matrix(f, x, wk, wq, diagonal, alpha=alpha)
+        x2, y2 = draw_tokens(rng, n, mu, noise)
+        phi2 = x2 @ kernel_matrix(f, x2, wk, wq, diagonal, alpha=alpha)
+        ga, gr = phi @ phi.T / n, x @ x.T / n
+        for i, g in enumerate(gs):
+            w = np.linalg.solve(ga + g * np.eye(p), phi @ y / n)
+            wr = np.linalg.solve(gr + g * np.eye(p), x @ y / n)
+            rows[0, j, i] = np.mean((y2 - phi2.T @ w) ** 2)
+            rows[1, j, i] = np.mean((y2 - x2.T @ wr) ** 2)
+    out = {key: {"trials": rows[k], "mean": rows[k].mean(axis=0), "se": rows[k].std(axis=0, ddof=1) / np.sqrt(trials)}
+           for k, key in enumerate(("attention", "ridge"))}
+    out["params"] = {"n": n, "p": p, "c": cf, "trials": trials, "seed": seed, "diagonal": diagonal, "noise": noise}
+    return out
