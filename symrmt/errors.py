@@ -31,6 +31,7 @@ from __future__ import annotations
 __all__ = [
     "SymrmtError",
     "ParameterError",
+    "NotDerived",
     "SolverError",
     "ConvergenceError",
     "BranchError",
@@ -211,6 +212,11 @@ class Disagree(SymrmtError):
 # symrmt.cli.common
 class Unavailable(ArithmeticError, SymrmtError):
     """The theory cannot be computed in this installation."""
+
+
+# symrmt.models.attention.test_error
+class NotDerived(ArithmeticError, SymrmtError):
+    """The quantity asked for is not derived for this model (e.g. the softmax's test error): refused, exit 3."""
 
 
 # symrmt.check.prove

@@ -59,6 +59,9 @@ class LimitResult(TableResult):
         ``E_A`` and ``E_RR``, certified to ``digits`` digits.
     seconds : float
         Wall time of the computation.
+    error : str
+        ``"train"``: the interpolation errors ``E_A, E_RR``; ``"test"``: the fresh-sample errors ``T_A, T_RR``
+        (``symrmt.limit(..., error="test")``), in the same fields.
     finite_size_note : str or None
         Set when the term the limit linearizes is not small at ``p = 512``
         (:func:`symrmt.models.attention.finite_size.finite_size_note`); ``str()`` shows it.
@@ -93,6 +96,7 @@ class LimitResult(TableResult):
     seconds: float = 0.0
     balls: dict | None = None
     finite_size_note: str | None = None
+    error: str = "train"
 
     columns = ("gamma", "attention", "ridge")
 
@@ -172,7 +176,9 @@ class LimitResult(TableResult):
 
     def __str__(self) -> str:
         note = f"\nnote: {self.finite_size_note}" if self.finite_size_note else ""
-        return self._caption() + "\n" + text_table(["gamma", "E_A (attention)", "E_RR (ridge)"], self._rows()) + note
+        heads = ["T_A (attention, test)", "T_RR (ridge, test)"] if self.error == "test" else ["E_A (attention)",
+                                                                                               "E_RR (ridge)"]
+        return self._caption() + "\n" + text_table(["gamma"] + heads, self._rows()) + note
 
     def __repr__(self) -> str:
         return (f"<LimitResult f={self.f!r} c={param_text(self.c, self.digits)} {len(self.gamma_exact)} gamma, "
@@ -226,6 +232,8 @@ class SimulationResult(TableResult):
     attention_trials, ridge_trials : ndarray
         One row per trial: shape ``(trials, len(gamma))``.
     seconds : float
+    error : str
+        ``"train"`` or ``"test"`` (the fresh-sample errors, ``symrmt.simulate(..., error="test")``).
     resimulate : callable or None
         ``resimulate(n)``: the same simulation at ``n`` tokens (:meth:`at_size`), set by the model
         that made this result (``symrmt.simulate``; ``None`` for ``f`` given as a Python callable).
@@ -251,6 +259,7 @@ class SimulationResult(TableResult):
     ridge_trials: object
     seconds: float = 0.0
     resimulate: object = field(default=None, repr=False)
+    error: str = "train"
 
     columns = ("gamma", "attention", "attention_se", "ridge", "ridge_se")
 
