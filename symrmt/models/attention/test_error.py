@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import sympy as sp
 
-__all__ = ["fresh_error_formula", "training_forms", "projection_expr", "test_limit", "simulate_test", "ERRORS",
+__all__ = ["fresh_error_formula", "ridge_test_formula", "training_forms", "projection_expr", "test_limit", "simulate_test", "ERRORS",
            "check_error"]
 
 #: the errors ``symrmt limit/simulate --error`` take: the training (interpolation) error and the fresh-sample one
@@ -129,6 +129,34 @@ def training_forms(model, at: dict, names, digits: int, ridge: bool = False, zer
     return vv, dots
 
 
+def ridge_test_formula(c, gamma, snr):
+    r"""The closed form of the ridge test error ``T_RR`` (``docs/theory.md`` section 12.4), a SymPy expression.
+
+    With ``u = X y/n`` and ``B = X (I - y y^T/n) X^T/n`` independent of ``u`` (rotate the token index so
+    that ``y/sqrt(n)`` is a basis vector), ``X X^T/n = u u^T + B`` and Sherman-Morrison gives
+    ``w_R = R u/(1 + u^T R u)``, ``R = (B + gamma I)^{-1}``.  ``B`` is Marchenko-Pastur (ratio ``c``), with
+    ``m = tr R/p`` the positive root of ``c gamma m^2 + (gamma + 1 - c) m - 1 = 0`` and ``tr R^2/p = -dm/dgamma``;
+    ``u = mu + g/sqrt(n)`` with ``g`` standard Gaussian, so ``u^T R u -> (snr + c) m``.  Hence
+
+    .. math::
+
+        s = \mu\cdot w_R = \frac{snr\, m}{1 + (snr + c) m}, \qquad
+        \|w_R\|^2 = \frac{(snr + c)(-m')}{(1 + (snr + c) m)^2}, \qquad T_{RR} = (1 - s)^2 + \|w_R\|^2 .
+
+    >>> c, g = sp.symbols("c gamma", positive=True)
+    >>> sp.limit(ridge_test_formula(c, g, 0), g, sp.oo)
+    1
+    """
+    c, gamma, snr = sp.sympify(c), sp.sympify(gamma), sp.sympify(snr)
+    g = sp.Dummy("g", positive=True)
+    m = (-(g + 1 - c) + sp.sqrt((g + 1 - c) ** 2 + 4 * c * g)) / (2 * c * g)
+    m2 = -sp.diff(m, g)
+    q = (snr + c) * m
+    s = snr * m / (1 + q)
+    vv = (snr + c) * m2 / (1 + q) ** 2
+    return ((1 - s) ** 2 + vv).subs(g, gamma)
+
+
 def _vector_names(r: int):
     return ["mu"] + [f"wk{j}" for j in range(1, r + 1)] + [f"wq{j}" for j in range(1, r + 1)]
 
@@ -154,6 +182,7 @@ def test_limit(f, c, gammas, geometry=None, diagonal: str = "zero", digits: int 
     from symrmt.engine.nonlinear_kernel import kernel_coefficients
     from symrmt.models.attention.engine_model import at_from_gram, attention_model
     from symrmt.models.attention.geometry import as_low_rank
+    from symrmt.models.attention.theory import attention_limit
 
     geo = as_low_rank(geometry)
     r, alpha = geo.r, sp.nsimplify(geo.alpha)
@@ -162,18 +191,23 @@ def test_limit(f, c, gammas, geometry=None, diagonal: str = "zero", digits: int 
     zero = {u for u, row in zip(names, gram) if all(x == 0 for x in row)}
     work = digits + 5
     coef = kernel_coefficients(f, alpha, diagonal, digits + 20)
-    model, _ = attention_model(f, r, alpha, diagonal, digits=digits + 20)
-    ridge_model, _ = attention_model("t", r, 1, "zero", digits=digits + 20)  # X, y only; ridge forms do not see K
+    model = attention_model(f, r, alpha, diagonal, digits=digits + 20)[0] if len(zero) < len(names) else None
     c = sp.nsimplify(c)
+    gs = [sp.nsimplify(g) for g in gammas]
+    # phi = y^T Q y/n and E_A by the hand-built solver (the engine gives the same to 40 digits)
+    points = attention_limit(f, c, gs, geo, diagonal, work, details=True)
+    T_RR = sp.lambdify(sp.Symbol("g"), ridge_test_formula(c, sp.Symbol("g"), gram[0][0]), "mpmath")
     out = {"attention": [], "ridge": []}
-    for g in gammas:
-        at = {"c": str(c), "gamma": str(sp.nsimplify(g)), **at_from_gram(gram, r)}
-        vv, dots = training_forms(model, at, names, work, zero=zero)
-        vr, (sr,) = training_forms(ridge_model, at, ["mu"], work, ridge=True, zero=zero)
+    for g, pt in zip(gs, points):
+        at = {"c": str(c), "gamma": str(g), **at_from_gram(gram, r)}
+        dots = [mpmath.mpf(0) if u in zero else model.limit(projection_expr(u), at=at, digits=work).value
+                for u in names]
         with mpmath.workdps(digits + 15):
+            gm = mpmath.mpf(g.p) / g.q
+            vv = pt.quadratic_form - pt.error / gm
             ta = fresh_error_formula(coef["a1"], coef["nu"], coef["d"], mpmath.mpf(c.p) / c.q, gram, r, vv, dots, alpha)
-            tr = fresh_error_formula(0, 0, 1, mpmath.mpf(c.p) / c.q, gram, r, vr, [sr] + [0] * (2 * r))
-            ta, tr = mpmath.mpf(sp.Float(ta, digits + 15)), mpmath.mpf(sp.Float(tr, digits + 15))
+            ta = mpmath.mpf(sp.Float(ta, digits + 15))
+            tr = T_RR(gm)
             if "mu" in zero and (ta < 1 or tr < 1):
                 raise PrecisionError(f"test error below 1 with mu = 0 (T_A = {ta}, T_RR = {tr}): precision lost")
         out["attention"].append(ta)
