@@ -157,6 +157,16 @@ def ridge_test_formula(c, gamma, snr):
     return ((1 - s) ** 2 + vv).subs(g, gamma)
 
 
+def _projection(model, u: str, at: dict, digits: int):
+    """The engine limit of ``u . w``; an engine refusal (e.g. its cap on unknowns) becomes :class:`NotDerived`."""
+    from symrmt.errors import ModelError, NotDerived
+
+    try:
+        return model.limit(projection_expr(u), at=at, digits=digits).value
+    except ModelError as exc:
+        raise NotDerived(f"the test error needs the training form {u} . w, which the engine refuses here: {exc}") from exc
+
+
 def _vector_names(r: int):
     return ["mu"] + [f"wk{j}" for j in range(1, r + 1)] + [f"wq{j}" for j in range(1, r + 1)]
 
@@ -200,12 +210,14 @@ def test_limit(f, c, gammas, geometry=None, diagonal: str = "zero", digits: int 
     out = {"attention": [], "ridge": []}
     for g, pt in zip(gs, points):
         at = {"c": str(c), "gamma": str(g), **at_from_gram(gram, r)}
-        dots = [mpmath.mpf(0) if u in zero else model.limit(projection_expr(u), at=at, digits=work).value
-                for u in names]
+        dots = [mpmath.mpf(0) if u in zero else _projection(model, u, at, work) for u in names]
         with mpmath.workdps(digits + 15):
             gm = mpmath.mpf(g.p) / g.q
             vv = pt.quadratic_form - pt.error / gm
-            ta = fresh_error_formula(coef["a1"], coef["nu"], coef["d"], mpmath.mpf(c.p) / c.q, gram, r, vv, dots, alpha)
+            a1, nu, d = (mpmath.mpf(sp.Float(sp.N(coef[k], digits + 20), digits + 20)) for k in ("a1", "nu", "d"))
+            gram_mp = [[mpmath.mpf(x.p) / x.q for x in row] for row in gram]
+            ta = fresh_error_formula(a1, nu, d, mpmath.mpf(c.p) / c.q, gram_mp, r, vv, dots,
+                                     mpmath.mpf(alpha.p) / alpha.q)
             ta = mpmath.mpf(sp.Float(ta, digits + 15))
             tr = T_RR(gm)
             if "mu" in zero and (ta < 1 or tr < 1):
