@@ -214,7 +214,7 @@ class Unavailable(ArithmeticError, SymrmtError):
     """The theory cannot be computed in this installation."""
 
 
-# symrmt.models.attention.test_error
+# symrmt.models.attention.generalization
 class NotDerived(ArithmeticError, SymrmtError):
     """The quantity asked for is not derived for this model (e.g. the softmax's test error): refused, exit 3."""
 

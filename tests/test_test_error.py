@@ -22,8 +22,8 @@ import symrmt
 from symrmt.cli.app import main
 from symrmt.errors import NotDerived, ParameterError
 from symrmt.models.attention.geometry import Geometry, LowRankGeometry
-from symrmt.models.attention.test_error import (
-    fresh_error_formula, ridge_test_formula, simulate_test, test_limit as _test_limit, training_forms,
+from symrmt.models.attention.generalization import (
+    fresh_error_formula, ridge_test_formula, fresh_simulate, fresh_limit as _test_limit, training_forms,
 )
 
 K_SE, REL, ABS = 3.0, 0.01, 0.003
@@ -92,7 +92,7 @@ def test_ridge_closed_form_against_simulation():
 
 
 def test_norm_of_the_readout_push_through():
-    """||w||^2 = y^T Q y/n - gamma y^T Q^2 y/n = phi - E_A/gamma, exactly at finite n (what test_limit uses)."""
+    """||w||^2 = y^T Q y/n - gamma y^T Q^2 y/n = phi - E_A/gamma, exactly at finite n (what fresh_limit uses)."""
     from symrmt.models.attention.sampling import draw_tokens, kernel_matrix
 
     rng = np.random.default_rng(2)
@@ -175,8 +175,8 @@ def test_digits_are_stable():
 
 
 def test_simulate_test_is_seeded():
-    a = simulate_test(np.tanh, 64, 0.5, [1.0], trials=3, seed=4)
-    b = simulate_test(np.tanh, 64, 0.5, [1.0], trials=3, seed=4)
+    a = fresh_simulate(np.tanh, 64, 0.5, [1.0], trials=3, seed=4)
+    b = fresh_simulate(np.tanh, 64, 0.5, [1.0], trials=3, seed=4)
     assert np.array_equal(a["attention"]["trials"], b["attention"]["trials"])
 
 

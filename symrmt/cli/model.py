@@ -101,9 +101,9 @@ def cmd_limit(args) -> int:
         res, balls = prove_limit(solver_f, args.c, list(args.gamma), geometry=geom, diagonal=args.diagonal,
                                  digits=args.digits, branch=getattr(args, "prove_branch", False))
     elif test:
-        from symrmt.models.attention.test_error import test_limit
+        from symrmt.models.attention.generalization import fresh_limit
 
-        res = test_limit(solver_f, args.c, list(args.gamma), geom, args.diagonal, args.digits)
+        res = fresh_limit(solver_f, args.c, list(args.gamma), geom, args.diagonal, args.digits)
     else:
         limit = theory_limit()
         res = limit(solver_f, args.c, list(args.gamma), geometry=geom, diagonal=args.diagonal, digits=args.digits)
@@ -184,9 +184,9 @@ def cmd_simulate(args) -> int:
         if kind == "softmax" or parallel or args.store is not None:
             raise ParameterError("--error test simulates the entry-wise kernel in this process only "
                                  "(no --attention softmax, --workers, --scheduler or --store)")
-        from symrmt.models.attention.test_error import simulate_test
+        from symrmt.models.attention.generalization import fresh_simulate
 
-        res = simulate_test(f, args.n, args.c, list(args.gamma), geom, args.diagonal, args.trials, args.seed,
+        res = fresh_simulate(f, args.n, args.c, list(args.gamma), geom, args.diagonal, args.trials, args.seed,
                             args.noise)
         res.update({"trials_computed": args.trials, "trials_reused": 0, "trials_stale": 0})
     with warnings.catch_warnings():  # reported below in one line

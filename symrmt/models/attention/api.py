@@ -105,7 +105,7 @@ def limit(f, c, gamma, geometry=None, diagonal: str = "zero", digits: int = 15, 
     error : {"train", "test"} (keyword only)
         ``"train"`` (default): the interpolation errors ``E_A, E_RR``.  ``"test"``: the errors of the
         same trained readouts on a fresh sequence of ``n`` tokens, ``T_A, T_RR``
-        (:mod:`symrmt.models.attention.test_error`, ``docs/theory.md`` section 12), returned in the
+        (:mod:`symrmt.models.attention.generalization`, ``docs/theory.md`` section 12), returned in the
         same fields (``attention_mp``, ``ridge_mp``; ``.error == "test"``).  Refused with the softmax
         and with ``prove`` (not derived there).
 
@@ -135,7 +135,7 @@ def limit(f, c, gamma, geometry=None, diagonal: str = "zero", digits: int = 15, 
     from symrmt.models.attention.montecarlo import check_attention
 
     attention = check_attention(attention)
-    from symrmt.models.attention.test_error import check_error
+    from symrmt.models.attention.generalization import check_error
 
     error = check_error(error)
     if error == "test" and attention == "softmax":
@@ -193,9 +193,9 @@ def limit(f, c, gamma, geometry=None, diagonal: str = "zero", digits: int = 15, 
                 balls["attention"].update(zip(part, bl["attention"]))
                 balls["ridge"].update(zip(part, bl["ridge"]))
             elif error == "test":
-                from symrmt.models.attention.test_error import test_limit
+                from symrmt.models.attention.generalization import fresh_limit
 
-                res = test_limit(solver_f, cf, part, geom, diagonal, digits)
+                res = fresh_limit(solver_f, cf, part, geom, diagonal, digits)
                 att, rr = res["attention"], res["ridge"]
             else:
                 att = attention_limit(solver_f, cf, part, geom, diagonal, digits)
@@ -250,7 +250,7 @@ def simulate(f, c, gamma, geometry=None, diagonal: str = "zero", center: bool = 
         Softmax only: ``False`` simulates the unmasked model (which has no limit).
     error : {"train", "test"}
         ``"test"``: the readouts trained on each trial's sequence are tested on a fresh sequence of
-        ``n`` tokens (:func:`symrmt.models.attention.test_error.simulate_test`); the test errors fill the
+        ``n`` tokens (:func:`symrmt.models.attention.generalization.fresh_simulate`); the test errors fill the
         same fields.  Entry-wise kernel, ``workers=1`` only.
 
     Returns
@@ -271,7 +271,7 @@ def simulate(f, c, gamma, geometry=None, diagonal: str = "zero", center: bool = 
     from symrmt.models.attention.montecarlo import check_attention
 
     attention = check_attention(attention)
-    from symrmt.models.attention.test_error import check_error
+    from symrmt.models.attention.generalization import check_error
 
     error = check_error(error)
     if error == "test" and (attention == "softmax" or workers != 1):
@@ -301,9 +301,9 @@ def simulate(f, c, gamma, geometry=None, diagonal: str = "zero", center: bool = 
     geom = _geometry(geometry, values)
     if error == "test":
         from symrmt.models.attention.params import check_diagonal
-        from symrmt.models.attention.test_error import simulate_test
+        from symrmt.models.attention.generalization import fresh_simulate
 
-        raw = simulate_test(fn, n, cf, list(gs), geom, check_diagonal(diagonal), trials, seed, noise)
+        raw = fresh_simulate(fn, n, cf, list(gs), geom, check_diagonal(diagonal), trials, seed, noise)
         repeatable = False
     else:
         raw = _simulate(fn, n, cf, list(gs), geometry=geom, diagonal=diagonal, noise=noise, trials=trials, seed=seed,

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import sympy as sp
 
-__all__ = ["fresh_error_formula", "ridge_test_formula", "training_forms", "projection_expr", "test_limit", "simulate_test", "ERRORS",
+__all__ = ["fresh_error_formula", "ridge_test_formula", "training_forms", "projection_expr", "fresh_limit", "fresh_simulate", "ERRORS",
            "check_error"]
 
 #: the errors ``symrmt limit/simulate --error`` take: the training (interpolation) error and the fresh-sample one
@@ -171,7 +171,7 @@ def _vector_names(r: int):
     return ["mu"] + [f"wk{j}" for j in range(1, r + 1)] + [f"wq{j}" for j in range(1, r + 1)]
 
 
-def test_limit(f, c, gammas, geometry=None, diagonal: str = "zero", digits: int = 15) -> dict:
+def fresh_limit(f, c, gammas, geometry=None, diagonal: str = "zero", digits: int = 15) -> dict:
     """Limits of the test errors: ``{"attention": [T_A(gamma)...], "ridge": [T_RR(gamma)...]}`` (mpf lists).
 
     ``f`` is a :class:`symrmt.hermite.Nonlinearity` or a preset name / expression; ``geometry`` a
@@ -182,7 +182,7 @@ def test_limit(f, c, gammas, geometry=None, diagonal: str = "zero", digits: int 
     when ``mu = 0`` (the labels are then independent of the tokens); a value that breaks this bound
     raises :class:`~symrmt.errors.PrecisionError` rather than being returned.
 
-    >>> r = test_limit("tanh", "2", ["1"], digits=12)
+    >>> r = fresh_limit("tanh", "2", ["1"], digits=12)
     >>> 1 < r["attention"][0] < r["ridge"][0] < 2
     True
     """
@@ -227,7 +227,7 @@ def test_limit(f, c, gammas, geometry=None, diagonal: str = "zero", digits: int 
     return out
 
 
-def simulate_test(f, n: int, c, gammas, geometry=None, diagonal: str = "zero", trials: int = 10, seed: int = 0,
+def fresh_simulate(f, n: int, c, gammas, geometry=None, diagonal: str = "zero", trials: int = 10, seed: int = 0,
                   noise: str = "gaussian") -> dict:
     """Monte-Carlo test errors: train on ``(X, y)``, test on a fresh sequence of ``n`` tokens.
 
@@ -236,7 +236,7 @@ def simulate_test(f, n: int, c, gammas, geometry=None, diagonal: str = "zero", t
     uses child ``j`` of ``numpy.random.SeedSequence(seed)``: the training sequence, then the fresh one.
 
     >>> import numpy as np
-    >>> s = simulate_test(np.tanh, 64, 0.5, [1.0], trials=3)
+    >>> s = fresh_simulate(np.tanh, 64, 0.5, [1.0], trials=3)
     >>> s["attention"]["trials"].shape, bool(np.all(s["ridge"]["trials"] > 0))
     ((3, 1), True)
     """
