@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import math
-from fractions import Fraction
 
 import mpmath
 import numpy as np

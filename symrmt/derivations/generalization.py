@@ -27,11 +27,21 @@ import math
 import random
 import sys
 import time
+import warnings
 from fractions import Fraction
 
+import mpmath
+import numpy as np
 import sympy as sp
 
+import symrmt
 from symrmt.derivations.checklist import CheckList, derivation_main
+from symrmt.hermite.kernel_terms import gaussian_equivalent, kernel_lowrank
+from symrmt.models.attention.engine_model import attention_model
+from symrmt.models.attention.generalization import fresh_error_formula, ridge_test_formula, training_forms
+from symrmt.models.attention.geometry import Geometry, LowRankGeometry
+from symrmt.models.attention.hermite_data import hermite_inputs
+from symrmt.models.attention.sampling import draw_tokens, kernel_matrix, vectors_from_gram
 
 NAME = "generalization"
 DIGITS = 30
@@ -45,8 +55,6 @@ def rotated_frame_error(a1, nu, d, c, m, K, Qw, v_span, v_perp2):
     ``||r||^2 - 2 tau(K') r.a + tau(K'^2) ||a||^2 + tau(S' K'^2) ||v_perp||^2`` with ``a = C v_span``,
     ``r = e_0 - M_K^T a``, ``M_K = (a_1/c) C (I + K Qw^T) C^T`` (:func:`symrmt.hermite.kernel_terms.finite_rank_parts`).
     """
-    from symrmt.hermite.kernel_terms import gaussian_equivalent, kernel_lowrank
-
     kt = gaussian_equivalent(a1, nu, d)
     k = m.shape[0]
     C = sp.Matrix.vstack(m.T, sp.eye(k))
@@ -72,8 +80,6 @@ def free_poisson_moments(c, k: int):
 
 
 def _check_symbolic(ck: CheckList, rng: random.Random) -> None:
-    from symrmt.models.attention.generalization import fresh_error_formula, ridge_test_formula
-
     a1, nu, d, c = sp.symbols("a_1 nu d c", positive=True)
     for trial in range(3):
         R = lambda: sp.Rational(rng.randint(-6, 6), rng.randint(1, 4))  # noqa: E731
@@ -115,11 +121,6 @@ def _check_symbolic(ck: CheckList, rng: random.Random) -> None:
 
 
 def _check_ridge_engine(ck: CheckList, rng: random.Random, digits: int, quick: bool) -> None:
-    import mpmath
-
-    from symrmt.models.attention.engine_model import attention_model
-    from symrmt.models.attention.generalization import fresh_error_formula, ridge_test_formula, training_forms
-
     model, _ = attention_model("t", 0)
     for _ in range(1 if quick else 4):
         c, g, snr = (Fraction(rng.randint(1, 12), 4), Fraction(rng.randint(1, 40), 20), Fraction(rng.randint(0, 12), 4))
@@ -132,13 +133,6 @@ def _check_ridge_engine(ck: CheckList, rng: random.Random, digits: int, quick: b
 
 
 def _check_fixed_readout(ck: CheckList, quick: bool) -> None:
-    import numpy as np
-
-    import symrmt
-    from symrmt.models.attention.generalization import fresh_error_formula
-    from symrmt.models.attention.hermite_data import hermite_inputs
-    from symrmt.models.attention.sampling import draw_tokens, kernel_matrix, vectors_from_gram
-
     n, trials = (256, 8) if quick else (1024, 16)
     for f, c, gram in (("tanh", 2.0, [[2, 1, 0.5], [1, 1, 0.5], [0.5, 0.5, 1]]),
                        ("relu", 0.5, [[2, 0, 0], [0, 1, 0.5], [0, 0.5, 1]]), ("tanh", 0.5, [[0] * 3] * 3)):
@@ -167,9 +161,6 @@ ROUTES = (("tanh", "1/2", {}, "zero", "noise only"), ("relu", "2", {}, "zero", "
 
 
 def _check_model(ck: CheckList, quick: bool) -> None:
-    import symrmt
-    from symrmt.models.attention.geometry import Geometry, LowRankGeometry
-
     n, trials = (256, 6) if quick else (768, 12)
     routes = ROUTES[:2] if quick else ROUTES
     cases = [(f, c, Geometry(**g), diag, route) for f, c, g, diag, route in routes]
@@ -186,8 +177,6 @@ def _check_model(ck: CheckList, quick: bool) -> None:
 
 
 def _timing() -> None:
-    import symrmt
-
     for geo in ({}, {"snr": 1}, {"snr": "3/2", "wk2": 1, "wq2": 1, "wkwq": "1/2", "muwk": 1, "muwq": "1/2"}):
         for error in ("train", "test"):
             symrmt.limit("tanh", "1/2", ["1/3"], digits=30, error=error, **geo)  # compile
@@ -201,7 +190,6 @@ def _timing() -> None:
 
 
 def run(quick: bool = False, digits: int = DIGITS, seed: int = 20261202) -> CheckList:
-    import warnings
 
     ck = CheckList(NAME)
     rng = random.Random(seed)

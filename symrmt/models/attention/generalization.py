@@ -30,10 +30,19 @@ v2*(a_1**2 + 2*a_1*c*d + c**2*d**2 + c*nu)/c**2
 
 from __future__ import annotations
 
+import mpmath
+import numpy as np
 import sympy as sp
 
-__all__ = ["fresh_error_formula", "ridge_test_formula", "training_forms", "projection_expr", "fresh_limit", "fresh_simulate", "ERRORS",
-           "check_error"]
+from symrmt.errors import ModelError, NotDerived, ParameterError, PrecisionError
+from symrmt.models.attention.engine_model import E_A, E_RR, at_from_gram, attention_model
+from symrmt.models.attention.geometry import as_low_rank
+from symrmt.models.attention.params import check_c, check_int
+from symrmt.models.attention.sampling import draw_tokens, kernel_matrix, weights_from_geometry
+from symrmt.models.attention.theory import attention_limit
+
+__all__ = ["fresh_error_formula", "ridge_test_formula", "training_forms", "projection_expr", "fresh_limit",
+           "fresh_simulate", "ERRORS", "check_error"]
 
 #: the errors ``symrmt limit/simulate --error`` take: the training (interpolation) error and the fresh-sample one
 ERRORS = ("train", "test")
@@ -45,8 +54,6 @@ def check_error(error) -> str:
     >>> check_error("test")
     'test'
     """
-    from symrmt.errors import ParameterError
-
     if not isinstance(error, str) or error.strip().lower() not in ERRORS:
         raise ParameterError(f"error must be one of {ERRORS}, got {error!r}")
     return error.strip().lower()
@@ -115,10 +122,6 @@ def training_forms(model, at: dict, names, digits: int, ridge: bool = False, zer
     error (push-through: ``w = X K Q y/n``, so ``||w||^2 = y^T Q (Q^{-1} - gamma) Q y/n``).  Names in
     ``zero`` (vectors that are 0) give 0 without a solve.
     """
-    import mpmath
-
-    from symrmt.models.attention.engine_model import E_A, E_RR
-
     phi = model.limit(PHI_RR if ridge else PHI_A, at=at, digits=digits).value
     err = model.limit(E_RR if ridge else E_A, at=at, digits=digits).value
     with mpmath.workdps(digits + 10):
@@ -159,8 +162,6 @@ def ridge_test_formula(c, gamma, snr):
 
 def _projection(model, u: str, at: dict, digits: int):
     """The engine limit of ``u . w``; an engine refusal (e.g. its cap on unknowns) becomes :class:`NotDerived`."""
-    from symrmt.errors import ModelError, NotDerived
-
     try:
         return model.limit(projection_expr(u), at=at, digits=digits).value
     except ModelError as exc:
@@ -186,13 +187,7 @@ def fresh_limit(f, c, gammas, geometry=None, diagonal: str = "zero", digits: int
     >>> 1 < r["attention"][0] < r["ridge"][0] < 2
     True
     """
-    import mpmath
-
-    from symrmt.errors import PrecisionError
     from symrmt.engine.nonlinear_kernel import kernel_coefficients
-    from symrmt.models.attention.engine_model import at_from_gram, attention_model
-    from symrmt.models.attention.geometry import as_low_rank
-    from symrmt.models.attention.theory import attention_limit
 
     geo = as_low_rank(geometry)
     r, alpha = geo.r, sp.nsimplify(geo.alpha)
@@ -240,11 +235,6 @@ def fresh_simulate(f, n: int, c, gammas, geometry=None, diagonal: str = "zero", 
     >>> s["attention"]["trials"].shape, bool(np.all(s["ridge"]["trials"] > 0))
     ((3, 1), True)
     """
-    import numpy as np
-
-    from symrmt.models.attention.params import check_c, check_int
-    from symrmt.models.attention.sampling import draw_tokens, kernel_matrix, weights_from_geometry
-
     n = check_int(n, "n", 2)
     trials = check_int(trials, "trials", 2)
     cf = float(check_c(c))
