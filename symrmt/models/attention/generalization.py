@@ -133,7 +133,7 @@ def training_forms(model, at: dict, names, digits: int, ridge: bool = False, zer
 
 
 def ridge_test_formula(c, gamma, snr):
-    r"""The closed form of the ridge test error ``T_RR`` (``docs/theory.md`` section 12.4), a SymPy expression.
+    r"""The closed form of the ridge test error ``T_RR`` (``docs/theory.md`` section 12.3), a SymPy expression.
 
     With ``u = X y/n`` and ``B = X (I - y y^T/n) X^T/n`` independent of ``u`` (rotate the token index so
     that ``y/sqrt(n)`` is a basis vector), ``X X^T/n = u u^T + B`` and Sherman-Morrison gives
@@ -222,6 +222,18 @@ def fresh_limit(f, c, gammas, geometry=None, diagonal: str = "zero", digits: int
     return out
 
 
+def _ridge_readouts(a, y, gammas):
+    """``(A A^T/n + g I)^{-1} A y/n`` for each ``g`` (``A`` is ``p x n``), from one ``eigh`` of the smaller Gram side."""
+    p, n = a.shape
+    if p <= n:
+        lam, u = np.linalg.eigh(a @ a.T / n)
+        b = u.T @ (a @ y / n)
+        return [u @ (b / (lam + g)) for g in gammas]
+    lam, u = np.linalg.eigh(a.T @ a / n)  # push-through: A (A^T A/n + g I)^{-1} y/n
+    b = u.T @ y / n
+    return [a @ (u @ (b / (lam + g))) for g in gammas]
+
+
 def fresh_simulate(f, n: int, c, gammas, geometry=None, diagonal: str = "zero", trials: int = 10, seed: int = 0,
                   noise: str = "gaussian") -> dict:
     """Monte-Carlo test errors: train on ``(X, y)``, test on a fresh sequence of ``n`` tokens.
@@ -248,12 +260,9 @@ def fresh_simulate(f, n: int, c, gammas, geometry=None, diagonal: str = "zero", 
         phi = x @ kernel_matrix(f, x, wk, wq, diagonal, alpha=alpha)
         x2, y2 = draw_tokens(rng, n, mu, noise)
         phi2 = x2 @ kernel_matrix(f, x2, wk, wq, diagonal, alpha=alpha)
-        ga, gr = phi @ phi.T / n, x @ x.T / n
-        for i, g in enumerate(gs):
-            w = np.linalg.solve(ga + g * np.eye(p), phi @ y / n)
-            wr = np.linalg.solve(gr + g * np.eye(p), x @ y / n)
-            rows[0, j, i] = np.mean((y2 - phi2.T @ w) ** 2)
-            rows[1, j, i] = np.mean((y2 - x2.T @ wr) ** 2)
+        for k, (a, a2) in enumerate(((phi, phi2), (x, x2))):
+            for i, w in enumerate(_ridge_readouts(a, y, gs)):
+                rows[k, j, i] = np.mean((y2 - a2.T @ w) ** 2)
     out = {key: {"trials": rows[k], "mean": rows[k].mean(axis=0), "se": rows[k].std(axis=0, ddof=1) / np.sqrt(trials)}
            for k, key in enumerate(("attention", "ridge"))}
     out["params"] = {"n": n, "p": p, "c": cf, "trials": trials, "seed": seed, "diagonal": diagonal, "noise": noise}
