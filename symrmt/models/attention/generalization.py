@@ -35,14 +35,18 @@ import numpy as np
 import sympy as sp
 
 from symrmt.errors import ModelError, NotDerived, ParameterError, PrecisionError
-from symrmt.models.attention.engine_model import E_A, E_RR, at_from_gram, attention_model
+from symrmt.models.attention.engine_model import E_A, E_RR, attention_model
 from symrmt.models.attention.geometry import as_low_rank
 from symrmt.models.attention.params import check_c, check_int
 from symrmt.models.attention.sampling import draw_tokens, kernel_matrix, weights_from_geometry
+from symrmt.models.attention.equations import G_INDEX
+from symrmt.models.attention.hermite_data import hermite_at_least, scaled_nonlinearity
+from symrmt.models.attention.solver import gram_factor, lowrank_D
 from symrmt.models.attention.theory import attention_limit
 
 __all__ = ["fresh_error_formula", "ridge_test_formula", "training_forms", "projection_expr", "fresh_limit",
-           "fresh_simulate", "ERRORS", "check_error"]
+           "fresh_simulate", "woodbury_projections",
+           "engine_projection", "engine_model", "ERRORS", "check_error"]
 
 #: the errors ``symrmt limit/simulate --error`` take: the training (interpolation) error and the fresh-sample one
 ERRORS = ("train", "test")
@@ -160,7 +164,7 @@ def ridge_test_formula(c, gamma, snr):
     return ((1 - s) ** 2 + vv).subs(g, gamma)
 
 
-def _projection(model, u: str, at: dict, digits: int):
+def engine_projection(model, u: str, at: dict, digits: int):
     """The engine limit of ``u . w``; an engine refusal (e.g. its cap on unknowns) becomes :class:`NotDerived`."""
     try:
         return model.limit(projection_expr(u), at=at, digits=digits).value
@@ -168,8 +172,68 @@ def _projection(model, u: str, at: dict, digits: int):
         raise NotDerived(f"the test error needs the training form {u} . w, which the engine refuses here: {exc}") from exc
 
 
+_MODELS: dict = {}
+_RIDGE: list = []
+
+
+def engine_model(f, r: int, alpha, diagonal: str, digits: int):
+    """The engine model of :func:`~symrmt.models.attention.engine_model.attention_model`, kept per
+    ``(f, r, alpha, diagonal)`` so that its plans (the Woodbury systems of the forms) are built once."""
+    key = (getattr(f, "text", f), getattr(f, "center", False), r, str(alpha), diagonal)
+    hit = _MODELS.get(key)
+    if hit is None or hit[0] < digits:
+        if len(_MODELS) > 16:
+            _MODELS.clear()
+        _MODELS[key] = hit = (digits, attention_model(f, r, alpha, diagonal, digits=digits)[0])
+    return hit[1]
+
+
+def _ridge_function():
+    """:func:`ridge_test_formula` compiled once to an mpmath function of ``(c, gamma, snr)``."""
+    if not _RIDGE:
+        c, g, snr = sp.symbols("c gamma snr", positive=True)
+        _RIDGE.append(sp.lambdify((c, g, snr), ridge_test_formula(c, g, snr), "mpmath"))
+    return _RIDGE[0]
+
+
 def _vector_names(r: int):
     return ["mu"] + [f"wk{j}" for j in range(1, r + 1)] + [f"wq{j}" for j in range(1, r + 1)]
+
+
+def woodbury_projections(block_traces, geometry, a1, c, dps: int):
+    """``(phi, [u . w for u in (mu, wk_1..r, wq_1..r)])`` from the hand-built solver's noise-only block traces.
+
+    The pencil of ``docs/theory.md`` section 4.1 has ``(L^{-1})_{31} = -K Q``, and ``X^T u = sqrt(n) E C u``
+    for ``u`` in the span (section 5.1), so ``u . w = u^T X K Q y/n = -(C u)^T [U^T L^{-1} U]_{31} e`` with
+    the compressed inverse ``U^T L^{-1} U = H (I + D H)^{-1}`` of section 5.3.  ``x = (I + D H)^{-1} e``
+    gives ``phi = (H x)_1`` and the projections ``-(C u)^T (H x)_3``.  ``geometry`` has ``alpha = 1``
+    (scaled), ``a1`` the Hermite coefficient of ``f_alpha``, ``block_traces`` the six entries of ``Gm``.
+    """
+    geo = as_low_rank(geometry)
+    gram = geo.gram()
+    k = len(gram)
+    size = k + 1
+    with mpmath.workdps(dps):
+        gm = mpmath.matrix(3, 3)
+        for (a, b), v in zip(G_INDEX, block_traces):
+            gm[a, b] = gm[b, a] = v
+        D = mpmath.matrix(lowrank_D(geo, a1, c, dps))
+        H = mpmath.matrix(3 * size, 3 * size)
+        for a in range(3):
+            for b in range(3):
+                for i in range(size):
+                    H[a * size + i, b * size + i] = gm[a, b]
+        e = mpmath.matrix(3 * size, 1)
+        e[0] = 1
+        x = mpmath.lu_solve(mpmath.eye(3 * size) + D * H, e)
+        hx = H * x
+        B = gram_factor(gram, dps)
+        dots = []
+        for j in range(k):
+            cu = [mpmath.mpf(gram[0][j].numerator) / gram[0][j].denominator if hasattr(gram[0][j], "numerator")
+                  else mpmath.mpf(gram[0][j])] + [B[j][i] for i in range(k)]
+            dots.append(-mpmath.fsum(cu[i] * hx[2 * size + i] for i in range(size)))
+        return hx[0], dots
 
 
 def fresh_limit(f, c, gammas, geometry=None, diagonal: str = "zero", digits: int = 15) -> dict:
@@ -177,48 +241,54 @@ def fresh_limit(f, c, gammas, geometry=None, diagonal: str = "zero", digits: int
 
     ``f`` is a :class:`symrmt.hermite.Nonlinearity` or a preset name / expression; ``geometry`` a
     ``Geometry`` or ``LowRankGeometry`` (any rank, any ``alpha``); ``diagonal`` ``"zero"`` or ``"keep"``.
-    The training forms (``||w||^2`` and ``u . w``) are engine limits certified to ``digits + 5``
-    digits; the fresh-sample limit (:func:`fresh_error_formula`) is evaluated from them at
-    ``digits + 15`` working digits, and the value is returned rounded to ``digits``.  Every value is at least 1
-    when ``mu = 0`` (the labels are then independent of the tokens); a value that breaks this bound
-    raises :class:`~symrmt.errors.PrecisionError` rather than being returned.
+    ``phi``, ``E_A`` and the noise-only block traces come from the hand-built solver, certified to
+    ``digits + 5`` digits; the projections ``u . w`` from its Woodbury system
+    (:func:`woodbury_projections`), whose ``phi`` must reproduce the certified one; the fresh-sample
+    limit (:func:`fresh_error_formula`) and the ridge closed form (:func:`ridge_test_formula`) are evaluated
+    at ``digits + 15`` working digits.  Every value is at least 1 when ``mu = 0`` (the labels are then
+    independent of the tokens); a value that breaks this bound, or a Woodbury ``phi`` that misses the certified
+    one, raises :class:`~symrmt.errors.PrecisionError` rather than being returned.
 
     >>> r = fresh_limit("tanh", "2", ["1"], digits=12)
     >>> 1 < r["attention"][0] < r["ridge"][0] < 2
     True
     """
-    from symrmt.engine.nonlinear_kernel import kernel_coefficients
-
     geo = as_low_rank(geometry)
-    r, alpha = geo.r, sp.nsimplify(geo.alpha)
+    fs = f
+    if geo.alpha != 1:
+        fs = scaled_nonlinearity(f, geo.alpha)
+        geo = geo.scaled()
+    r = geo.r
     gram = [[sp.nsimplify(x) for x in row] for row in geo.gram()]
     names = _vector_names(r)
     zero = {u for u, row in zip(names, gram) if all(x == 0 for x in row)}
     work = digits + 5
-    coef = kernel_coefficients(f, alpha, diagonal, digits + 20)
-    model = attention_model(f, r, alpha, diagonal, digits=digits + 20)[0] if len(zero) < len(names) else None
+    a1, nu, d = hermite_at_least(fs, diagonal, digits + 25)
     c = sp.nsimplify(c)
     gs = [sp.nsimplify(g) for g in gammas]
-    # phi = y^T Q y/n and E_A by the hand-built solver (the engine gives the same to 40 digits)
-    points = attention_limit(f, c, gs, geo, diagonal, work, details=True)
-    T_RR = sp.lambdify(sp.Symbol("g"), ridge_test_formula(c, sp.Symbol("g"), gram[0][0]), "mpmath")
+    points = attention_limit(fs, c, gs, geo, diagonal, work, details=True)
+    T_RR = _ridge_function()
     out = {"attention": [], "ridge": []}
-    for g, pt in zip(gs, points):
-        at = {"c": str(c), "gamma": str(g), **at_from_gram(gram, r)}
-        dots = [mpmath.mpf(0) if u in zero else _projection(model, u, at, work) for u in names]
-        with mpmath.workdps(digits + 15):
+    with mpmath.workdps(digits + 15):
+        cm = mpmath.mpf(c.p) / c.q
+        gram_mp = [[mpmath.mpf(x.p) / x.q for x in row] for row in gram]
+        for g, pt in zip(gs, points):
             gm = mpmath.mpf(g.p) / g.q
             vv = pt.quadratic_form - pt.error / gm
-            a1, nu, d = (mpmath.mpf(sp.Float(sp.N(coef[k], digits + 20), digits + 20)) for k in ("a1", "nu", "d"))
-            gram_mp = [[mpmath.mpf(x.p) / x.q for x in row] for row in gram]
-            ta = fresh_error_formula(a1, nu, d, mpmath.mpf(c.p) / c.q, gram_mp, r, vv, dots,
-                                     mpmath.mpf(alpha.p) / alpha.q)
+            if len(zero) == len(names):
+                dots = [mpmath.mpf(0)] * len(names)
+            else:
+                phi, dots = woodbury_projections(pt.block_traces, geo, a1, cm, digits + 15)
+                if abs(phi - pt.quadratic_form) > mpmath.mpf(10) ** -(digits + 2) * abs(pt.quadratic_form):
+                    raise PrecisionError(f"test error at gamma={g}: the Woodbury system gives y^T Q y/n = "
+                                         f"{mpmath.nstr(phi, 10)}, not the certified {mpmath.nstr(pt.quadratic_form, 10)}")
+            ta = fresh_error_formula(a1, nu, d, cm, gram_mp, r, vv, dots)
             ta = mpmath.mpf(sp.Float(ta, digits + 15))
-            tr = T_RR(gm)
+            tr = T_RR(cm, gm, gram_mp[0][0])
             if "mu" in zero and (ta < 1 or tr < 1):
                 raise PrecisionError(f"test error below 1 with mu = 0 (T_A = {ta}, T_RR = {tr}): precision lost")
-        out["attention"].append(ta)
-        out["ridge"].append(tr)
+            out["attention"].append(+ta)
+            out["ridge"].append(+tr)
     return out
 
 
