@@ -105,6 +105,26 @@ def test_norm_of_the_readout_push_through():
     assert abs(w @ w - (y @ Q @ y / n - g * y @ Q @ Q @ y / n)) < 1e-10
 
 
+def test_engine_route_agrees_with_limit():
+    """T_A with every training quantity an engine expression (phi, E_A, u.w) == symrmt.limit(error="test")
+    (the hand-built solver and its Woodbury read-out) to 25 digits."""
+    from symrmt.models.attention.engine_model import at_from_gram, attention_model
+
+    geo = Geometry(snr="3/2", wk2=1, wq2=1, wkwq="1/2", muwk=1, muwq="1/3")
+    gram = geo.gram()
+    model, _ = attention_model("tanh", 1)
+    at = {"c": "2", "gamma": "1/3", **at_from_gram(gram, 1)}
+    vv, dots = training_forms(model, at, ["mu", "wk1", "wq1"], 30)
+    from symrmt.models.attention.hermite_data import hermite_inputs
+
+    a1, nu, d = hermite_inputs("tanh", "zero", 50)
+    ref = symrmt.limit("tanh", "2", ["1/3"], geo, digits=30, error="test").attention_mp[0]
+    with mpmath.workdps(50):
+        T = fresh_error_formula(a1, nu, d, mpmath.mpf(2), [[mpmath.mpf(x.numerator) / x.denominator for x in row]
+                                                          for row in gram], 1, vv, dots)
+        assert abs(T - ref) < mpmath.mpf(10) ** -25 * abs(ref)
+
+
 # --------------------------------------------------------------------------- the fresh-sample piece
 @pytest.mark.parametrize("f,c,gram", [
     ("tanh", 2.0, [[2, 1, 0.5], [1, 1, 0.5], [0.5, 0.5, 1]]),

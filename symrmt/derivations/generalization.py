@@ -132,6 +132,43 @@ def _check_ridge_engine(ck: CheckList, rng: random.Random, digits: int, quick: b
         ck.close(f"T_RR closed form == engine forms (c={c}, gamma={g}, snr={snr})", eng, closed, digits)
 
 
+ENGINE_POINTS = (("tanh", 1, "1", "zero", "signal"), ("erf", 1, "1", "zero", "aligned"),
+                 ("tanh", 1, "1", "zero", "orthogonal"), ("tanh", 1, "3/2", "zero", "alpha = 3/2"),
+                 ("relu", 1, "1", "keep", "diagonal kept"))
+
+
+def _check_engine_projections(ck: CheckList, rng: random.Random, digits: int, quick: bool) -> None:
+    """The projections ``u . w`` from the hand-built Woodbury system (section 12.2) against the trace engine's
+    quadratic forms ``u.T*X*K*inv(K.T*X.T*X*K/n + gamma*I(n))*y/n``: two derivations of the same limit."""
+    from symrmt.derivations.engine_attention import random_gram
+    from symrmt.models.attention.engine_model import at_from_gram
+    from symrmt.models.attention.generalization import engine_model, engine_projection, woodbury_projections
+    from symrmt.models.attention.hermite_data import hermite_at_least, scaled_nonlinearity
+    from symrmt.models.attention.theory import attention_limit
+
+    for f, rank, alpha, diagonal, route in (ENGINE_POINTS[1:3] if quick else ENGINE_POINTS):
+        gram = random_gram(rng, rank, route if route != "signal" else "signal, W = I")
+        c, g = Fraction(rng.randint(1, 12), 4), Fraction(rng.randint(1, 40), 40)
+        geo = LowRankGeometry(gram, alpha=Fraction(alpha))
+        fs, geo_s = (scaled_nonlinearity(f, geo.alpha), geo.scaled()) if geo.alpha != 1 else (f, geo)
+        (pt,) = attention_limit(fs, c, [g], geo_s, diagonal, digits + 5, details=True)
+        a1 = hermite_at_least(fs, diagonal, digits + 25)[0]
+        with mpmath.workdps(digits + 15):
+            _, hand = woodbury_projections(pt.block_traces, geo_s, a1, mpmath.mpf(c.numerator) / c.denominator,
+                                           digits + 15)
+        model = engine_model(f, rank, alpha, diagonal, digits + 20)
+        at = {"c": str(c), "gamma": str(g), **at_from_gram(gram, rank)}
+        names = ["mu"] + [f"wk{j}" for j in range(1, rank + 1)] + [f"wq{j}" for j in range(1, rank + 1)]
+        for name, h in zip(names, hand):
+            if all(x == 0 for x in gram[names.index(name)]):
+                continue
+            if name.startswith("wk"):  # the scaled geometry carries wk/alpha
+                with mpmath.workdps(digits + 15):
+                    h = h * mpmath.mpf(Fraction(alpha).numerator) / Fraction(alpha).denominator
+            e = engine_projection(model, name, at, digits)
+            ck.close(f"{name} . w: Woodbury == engine ({route}, f={f}, c={c}, gamma={g})", h, e, digits - 3)
+
+
 def _check_fixed_readout(ck: CheckList, quick: bool) -> None:
     n, trials = (256, 8) if quick else (1024, 16)
     for f, c, gram in (("tanh", 2.0, [[2, 1, 0.5], [1, 1, 0.5], [0.5, 0.5, 1]]),
@@ -195,6 +232,7 @@ def run(quick: bool = False, digits: int = DIGITS, seed: int = 20261202) -> Chec
     rng = random.Random(seed)
     _check_symbolic(ck, rng)
     _check_ridge_engine(ck, rng, digits, quick)
+    _check_engine_projections(ck, rng, digits, quick)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         _check_fixed_readout(ck, quick)
