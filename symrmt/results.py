@@ -338,7 +338,7 @@ class SimulationResult(TableResult):
         effect (above 3 se at ``n``, within 3 se once extrapolated).
 
         Raises :class:`~symrmt.models.attention.params.ParameterError` when the two were computed for different
-        inputs (``f``, ``c``, ``gamma``, geometry or diagonal).
+        inputs (``f``, ``c``, ``gamma``, geometry, diagonal, or a training error against a test error).
         """
         from symrmt.errors import ParameterError
 
@@ -355,6 +355,8 @@ class SimulationResult(TableResult):
             diffs.append(f"geometry: {geometry_text(self.geometry)} vs {geometry_text(theory.geometry)}")
         if self.diagonal != theory.diagonal:
             diffs.append(f"diagonal: {self.diagonal} vs {theory.diagonal}")
+        if self.error != theory.error:
+            diffs.append(f"error: {self.error} vs {theory.error} (training against test error)")
         if diffs:
             raise ParameterError("the simulation and the limit are for different models: " + "; ".join(diffs))
         sims = [self]

@@ -247,3 +247,12 @@ def test_refusals(capsys):
         symrmt.limit(None, "1/2", [1], attention="softmax", error="test")
     with pytest.raises(ParameterError, match="workers=1"):
         symrmt.simulate("tanh", "1/2", [1], n=64, error="test", workers=2)
+
+
+def test_compare_refuses_train_against_test():
+    th = symrmt.limit("tanh", "1/2", [1], digits=10, error="test")
+    sim = symrmt.simulate("tanh", "1/2", [1], n=64, trials=3, error="test")
+    assert sim.compare(th).theory is th
+    train = symrmt.limit("tanh", "1/2", [1], digits=10)
+    with pytest.raises(ParameterError, match="training against test"):
+        sim.compare(train)
