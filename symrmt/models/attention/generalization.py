@@ -34,6 +34,7 @@ import mpmath
 import numpy as np
 import sympy as sp
 
+from symrmt.codegen.compile import compile_expr
 from symrmt.errors import ModelError, NotDerived, ParameterError, PrecisionError
 from symrmt.models.attention.engine_model import E_A, E_RR, attention_model
 from symrmt.models.attention.geometry import as_low_rank
@@ -189,10 +190,11 @@ def engine_model(f, r: int, alpha, diagonal: str, digits: int):
 
 
 def _ridge_function():
-    """:func:`ridge_test_formula` compiled once to an mpmath function of ``(c, gamma, snr)``."""
+    """:func:`ridge_test_formula` compiled once (:func:`symrmt.codegen.compile.compile_expr`) to an mpmath
+    function of ``(c, gamma, snr)``."""
     if not _RIDGE:
         c, g, snr = sp.symbols("c gamma snr", positive=True)
-        _RIDGE.append(sp.lambdify((c, g, snr), ridge_test_formula(c, g, snr), "mpmath"))
+        _RIDGE.append(compile_expr([c, g, snr], ridge_test_formula(c, g, snr)))
     return _RIDGE[0]
 
 
