@@ -186,24 +186,30 @@ class LimitResult(TableResult):
 
     def _repr_html_(self) -> str:
         note = f"<p>note: {html.escape(self.finite_size_note)}</p>" if self.finite_size_note else ""
-        return html_table(["γ", "E_A (attention)", "E_RR (ridge)"], self._rows(), self._caption()) + note
+        heads = ["T_A (attention, test)", "T_RR (ridge, test)"] if self.error == "test" else ["E_A (attention)",
+                                                                                               "E_RR (ridge)"]
+        return html_table(["γ"] + heads, self._rows(), self._caption()) + note
 
     def latex(self) -> str:
         """The values as a LaTeX ``tabular`` (inputs in a comment line above it) that fits the default
         ``article`` page: above :data:`LATEX_WIDE_DIGITS` digits one value per row, its digits grouped by
         five in a paragraph column (so that 100 digits wrap instead of running off the page)."""
         if self.digits <= LATEX_WIDE_DIGITS:
-            return latex_tabular([r"$\gamma$", r"$E_A(\gamma)$", r"$E_{RR}(\gamma)$"], self._rows(), self._caption())
+            heads = ([r"$T_A(\gamma)$", r"$T_{RR}(\gamma)$"] if self.error == "test"
+                     else [r"$E_A(\gamma)$", r"$E_{RR}(\gamma)$"])
+            return latex_tabular([r"$\gamma$"] + heads, self._rows(), self._caption())
         rows = []
         for g, a, r in self._rows():
-            for label, value in (("$E_A$", a), ("$E_{RR}$", r)):
+            names = ("$T_A$", "$T_{RR}$") if self.error == "test" else ("$E_A$", "$E_{RR}$")
+            for label, value in zip(names, (a, r)):
                 lines = digit_lines(value)  # 40 digits a line
                 rows += [[g if label == "$E_A$" and k == 0 else "", label if k == 0 else "", line]
                          for k, line in enumerate(lines)]
         return latex_tabular([r"$\gamma$", "error", "value"], rows, self._caption(), raw=(1,), cols="rll")
 
     def _repr_latex_(self) -> str:
-        return latex_array([r"\gamma", r"E_A(\gamma)", r"E_{RR}(\gamma)"], self._rows())
+        heads = [r"T_A(\gamma)", r"T_{RR}(\gamma)"] if self.error == "test" else [r"E_A(\gamma)", r"E_{RR}(\gamma)"]
+        return latex_array([r"\gamma"] + heads, self._rows())
 
 
 def _geometry_key(geometry) -> tuple:
@@ -391,13 +397,17 @@ class SimulationResult(TableResult):
         return [[g, se_text(a[i], ase[i]), se_text(r[i], rse[i])] for i, g in enumerate(param_column(self.gamma_exact))]
 
     def __str__(self) -> str:
-        return self._caption() + "\n" + text_table(["gamma", "E_A (mean ± se)", "E_RR (mean ± se)"], self._rows())
+        heads = ["T_A (test, mean ± se)", "T_RR (test, mean ± se)"] if self.error == "test" else ["E_A (mean ± se)",
+                                                                                                   "E_RR (mean ± se)"]
+        return self._caption() + "\n" + text_table(["gamma"] + heads, self._rows())
 
     def __repr__(self) -> str:
         return f"<SimulationResult f={self.f!r} n={self.n} p={self.p} {self.trials} trials>"
 
     def _repr_html_(self) -> str:
-        return html_table(["γ", "E_A (mean ± se)", "E_RR (mean ± se)"], self._rows(), self._caption())
+        heads = ["T_A (test, mean ± se)", "T_RR (test, mean ± se)"] if self.error == "test" else ["E_A (mean ± se)",
+                                                                                                   "E_RR (mean ± se)"]
+        return html_table(["γ"] + heads, self._rows(), self._caption())
 
     def _tex_rows(self):
         a, ase, r, rse = self.attention, self.attention_se, self.ridge, self.ridge_se
@@ -406,8 +416,11 @@ class SimulationResult(TableResult):
 
     def latex(self) -> str:
         rows = [[g, f"${a}$", f"${r}$"] for g, a, r in self._tex_rows()]
-        return latex_tabular([r"$\gamma$", r"$E_A$ (mean $\pm$ se)", r"$E_{RR}$ (mean $\pm$ se)"], rows,
+        heads = ([r"$T_A$ (test, mean $\pm$ se)", r"$T_{RR}$ (test, mean $\pm$ se)"] if self.error == "test"
+                 else [r"$E_A$ (mean $\pm$ se)", r"$E_{RR}$ (mean $\pm$ se)"])
+        return latex_tabular([r"$\gamma$"] + heads, rows,
                              self._caption(), raw=(1, 2))
 
     def _repr_latex_(self) -> str:
-        return latex_array([r"\gamma", r"E_A", r"E_{RR}"], self._tex_rows())
+        heads = [r"T_A", r"T_{RR}"] if self.error == "test" else [r"E_A", r"E_{RR}"]
+        return latex_array([r"\gamma"] + heads, self._tex_rows())

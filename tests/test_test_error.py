@@ -253,6 +253,7 @@ def test_compare_refuses_train_against_test():
     th = symrmt.limit("tanh", "1/2", [1], digits=10, error="test")
     sim = symrmt.simulate("tanh", "1/2", [1], n=64, trials=3, error="test")
     assert sim.compare(th).theory is th
+    assert "T_A (attention, test)" in str(th) and "T_A (test, mean" in str(sim) and "$T_A" in sim.latex()
     train = symrmt.limit("tanh", "1/2", [1], digits=10)
     with pytest.raises(ParameterError, match="training against test"):
         sim.compare(train)
