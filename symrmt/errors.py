@@ -33,6 +33,7 @@ __all__ = [
     "SymrmtError",
     "ParameterError",
     "UnknownNameError",
+    "NotDerived",
     "SolverError",
     "ConvergenceError",
     "BranchError",
@@ -247,6 +248,11 @@ class Disagree(SymrmtError):
 # symrmt.cli.common
 class Unavailable(ArithmeticError, SymrmtError):
     """The theory cannot be computed in this installation."""
+
+
+# symrmt.models.attention.generalization
+class NotDerived(ArithmeticError, SymrmtError):
+    """The quantity asked for is not derived for this model (e.g. the softmax's test error): refused, exit 3."""
 
 
 # symrmt.check.prove

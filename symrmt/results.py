@@ -62,6 +62,9 @@ class LimitResult(TableResult):
     recompute : callable or None
         ``recompute(gammas, digits)``: ``(E_A, E_RR)`` of the same model at other ``gamma`` values (set by the
         model; a plot draws the limit on a fine grid with it).
+    error : str
+        ``"train"``: the interpolation errors ``E_A, E_RR``; ``"test"``: the fresh-sample errors ``T_A, T_RR``
+        (``symrmt.limit(..., error="test")``), in the same fields.
     finite_size_note : str or None
         Set when the term the limit linearizes is not small at ``p = 512``
         (:func:`symrmt.models.attention.finite_size.finite_size_note`); ``str()`` shows it.
@@ -97,6 +100,7 @@ class LimitResult(TableResult):
     balls: dict | None = None
     finite_size_note: str | None = None
     recompute: object = field(default=None, repr=False)
+    error: str = "train"
 
     columns = ("gamma", "attention", "ridge")
 
@@ -176,7 +180,9 @@ class LimitResult(TableResult):
 
     def __str__(self) -> str:
         note = f"\nnote: {self.finite_size_note}" if self.finite_size_note else ""
-        return self._caption() + "\n" + text_table(["gamma", "E_A (attention)", "E_RR (ridge)"], self._rows()) + note
+        heads = ["T_A (attention, test)", "T_RR (ridge, test)"] if self.error == "test" else ["E_A (attention)",
+                                                                                               "E_RR (ridge)"]
+        return self._caption() + "\n" + text_table(["gamma"] + heads, self._rows()) + note
 
     def __repr__(self) -> str:
         return (f"<LimitResult f={self.f!r} c={param_text(self.c, self.digits)} {len(self.gamma_exact)} gamma, "
@@ -184,24 +190,30 @@ class LimitResult(TableResult):
 
     def _repr_html_(self) -> str:
         note = f"<p>note: {html.escape(self.finite_size_note)}</p>" if self.finite_size_note else ""
-        return html_table(["γ", "E_A (attention)", "E_RR (ridge)"], self._rows(), self._caption()) + note
+        heads = ["T_A (attention, test)", "T_RR (ridge, test)"] if self.error == "test" else ["E_A (attention)",
+                                                                                               "E_RR (ridge)"]
+        return html_table(["γ"] + heads, self._rows(), self._caption()) + note
 
     def latex(self) -> str:
         """The values as a LaTeX ``tabular`` (inputs in a comment line above it) that fits the default
         ``article`` page: above :data:`LATEX_WIDE_DIGITS` digits one value per row, its digits grouped by
         five in a paragraph column (so that 100 digits wrap instead of running off the page)."""
         if self.digits <= LATEX_WIDE_DIGITS:
-            return latex_tabular([r"$\gamma$", r"$E_A(\gamma)$", r"$E_{RR}(\gamma)$"], self._rows(), self._caption())
+            heads = ([r"$T_A(\gamma)$", r"$T_{RR}(\gamma)$"] if self.error == "test"
+                     else [r"$E_A(\gamma)$", r"$E_{RR}(\gamma)$"])
+            return latex_tabular([r"$\gamma$"] + heads, self._rows(), self._caption())
         rows = []
         for g, a, r in self._rows():
-            for label, value in (("$E_A$", a), ("$E_{RR}$", r)):
+            names = ("$T_A$", "$T_{RR}$") if self.error == "test" else ("$E_A$", "$E_{RR}$")
+            for label, value in zip(names, (a, r)):
                 lines = digit_lines(value)  # 40 digits a line
                 rows += [[g if label == "$E_A$" and k == 0 else "", label if k == 0 else "", line]
                          for k, line in enumerate(lines)]
         return latex_tabular([r"$\gamma$", "error", "value"], rows, self._caption(), raw=(1,), cols="rll")
 
     def _repr_latex_(self) -> str:
-        return latex_array([r"\gamma", r"E_A(\gamma)", r"E_{RR}(\gamma)"], self._rows())
+        heads = [r"T_A(\gamma)", r"T_{RR}(\gamma)"] if self.error == "test" else [r"E_A(\gamma)", r"E_{RR}(\gamma)"]
+        return latex_array([r"\gamma"] + heads, self._rows())
 
 
 def _geometry_key(geometry) -> tuple:
@@ -230,6 +242,8 @@ class SimulationResult(TableResult):
     attention_trials, ridge_trials : ndarray
         One row per trial: shape ``(trials, len(gamma))``.
     seconds : float
+    error : str
+        ``"train"`` or ``"test"`` (the fresh-sample errors, ``symrmt.simulate(..., error="test")``).
     resimulate : callable or None
         ``resimulate(n)``: the same simulation at ``n`` tokens (:meth:`at_size`), set by the model
         that made this result (``symrmt.simulate``; ``None`` for ``f`` given as a Python callable).
@@ -255,6 +269,7 @@ class SimulationResult(TableResult):
     ridge_trials: object
     seconds: float = 0.0
     resimulate: object = field(default=None, repr=False)
+    error: str = "train"
 
     columns = ("gamma", "attention", "attention_se", "ridge", "ridge_se")
 
@@ -335,7 +350,7 @@ class SimulationResult(TableResult):
         effect (above 3 se at ``n``, within 3 se once extrapolated).
 
         Raises :class:`~symrmt.models.attention.params.ParameterError` when the two were computed for different
-        inputs (``f``, ``c``, ``gamma``, geometry or diagonal).
+        inputs (``f``, ``c``, ``gamma``, geometry, diagonal, or a training error against a test error).
         """
         from symrmt.errors import ParameterError
 
@@ -352,6 +367,8 @@ class SimulationResult(TableResult):
             diffs.append(f"geometry: {geometry_text(self.geometry)} vs {geometry_text(theory.geometry)}")
         if self.diagonal != theory.diagonal:
             diffs.append(f"diagonal: {self.diagonal} vs {theory.diagonal}")
+        if self.error != theory.error:
+            diffs.append(f"error: {self.error} vs {theory.error} (training against test error)")
         if diffs:
             raise ParameterError("the simulation and the limit are for different models: " + "; ".join(diffs))
         sims = [self]
@@ -386,13 +403,17 @@ class SimulationResult(TableResult):
         return [[g, se_text(a[i], ase[i]), se_text(r[i], rse[i])] for i, g in enumerate(param_column(self.gamma_exact))]
 
     def __str__(self) -> str:
-        return self._caption() + "\n" + text_table(["gamma", "E_A (mean ± se)", "E_RR (mean ± se)"], self._rows())
+        heads = ["T_A (test, mean ± se)", "T_RR (test, mean ± se)"] if self.error == "test" else ["E_A (mean ± se)",
+                                                                                                   "E_RR (mean ± se)"]
+        return self._caption() + "\n" + text_table(["gamma"] + heads, self._rows())
 
     def __repr__(self) -> str:
         return f"<SimulationResult f={self.f!r} n={self.n} p={self.p} {self.trials} trials>"
 
     def _repr_html_(self) -> str:
-        return html_table(["γ", "E_A (mean ± se)", "E_RR (mean ± se)"], self._rows(), self._caption())
+        heads = ["T_A (test, mean ± se)", "T_RR (test, mean ± se)"] if self.error == "test" else ["E_A (mean ± se)",
+                                                                                                   "E_RR (mean ± se)"]
+        return html_table(["γ"] + heads, self._rows(), self._caption())
 
     def _tex_rows(self):
         a, ase, r, rse = self.attention, self.attention_se, self.ridge, self.ridge_se
@@ -401,8 +422,11 @@ class SimulationResult(TableResult):
 
     def latex(self) -> str:
         rows = [[g, f"${a}$", f"${r}$"] for g, a, r in self._tex_rows()]
-        return latex_tabular([r"$\gamma$", r"$E_A$ (mean $\pm$ se)", r"$E_{RR}$ (mean $\pm$ se)"], rows,
+        heads = ([r"$T_A$ (test, mean $\pm$ se)", r"$T_{RR}$ (test, mean $\pm$ se)"] if self.error == "test"
+                 else [r"$E_A$ (mean $\pm$ se)", r"$E_{RR}$ (mean $\pm$ se)"])
+        return latex_tabular([r"$\gamma$"] + heads, rows,
                              self._caption(), raw=(1, 2))
 
     def _repr_latex_(self) -> str:
-        return latex_array([r"\gamma", r"E_A", r"E_{RR}"], self._tex_rows())
+        heads = [r"T_A", r"T_{RR}"] if self.error == "test" else [r"E_A", r"E_{RR}"]
+        return latex_array([r"\gamma"] + heads, self._tex_rows())

@@ -78,6 +78,13 @@ __all__ = ["main", "build_parser"]
 _dump = dump
 
 
+def add_error(p):
+    """``--error train|test``: the interpolation errors (default) or the errors on a fresh sequence."""
+    p.add_argument("--error", choices=("train", "test"), default="train",
+                   help="train (default): the interpolation errors E_A, E_RR; test: the errors of the same trained "
+                   "readouts on a fresh sequence of n tokens, T_A, T_RR (under the same JSON keys)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = Parser(
         prog="symrmt",
@@ -105,6 +112,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--prove", action="store_true", help="prove every value: a ball [mid ± rad] proved to contain the limit (needs python-flint: pip install 'symrmt[prove]')")
     p.add_argument("--prove-branch", action="store_true", help="--prove, and the attention branch proved by a chain "
                    "of Krawczyk boxes along the kernel strength (slower: see docs/prove.md)")
+    add_error(p)
     p.set_defaults(func=cmd_limit)
 
     p = sub.add_parser("simulate", help="Monte-Carlo estimate at finite n",
@@ -132,6 +140,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--store", metavar="PATH", default=None,
                    help="trial store (SQLite file): reuse stored trials, keep each new one as it finishes")
     p.add_argument("--json", action="store_true", help="JSON on stdout")
+    add_error(p)
     p.set_defaults(func=cmd_simulate)
 
     p = sub.add_parser("store", help="list what a trial store holds",

@@ -21,6 +21,7 @@ from symrmt.cli.common import (
     format_table,
     theory_limit,
 )
+from symrmt.errors import NotDerived, ParameterError
 from symrmt.models.attention.geometry_io import geometry_record
 from symrmt.models.attention.geometry import Geometry
 from symrmt.errors import ParameterError
@@ -78,6 +79,12 @@ def cmd_hermite(args) -> int:
 def cmd_limit(args) -> int:
     kind = attention_of(args)
     geom = geometry_of(args)
+    test = getattr(args, "error", "train") == "test"
+    if test and kind == "softmax":
+        raise NotDerived("--error test is derived for the entry-wise kernel only; the softmax's test error "
+                             "is not derived")
+    if test and (args.prove or getattr(args, "prove_branch", False)):
+        raise ParameterError("--prove is for the training errors; --error test values are certified, not proved")
     if kind == "softmax":
         from symrmt.models.attention.geometry import as_low_rank
         from symrmt.models.attention.softmax_kernel import check_mask, softmax_nonlinearity, softmax_text
@@ -94,6 +101,10 @@ def cmd_limit(args) -> int:
 
         res, balls = prove_limit(solver_f, args.c, list(args.gamma), geometry=geom, diagonal=args.diagonal,
                                  digits=args.digits, branch=getattr(args, "prove_branch", False))
+    elif test:
+        from symrmt.models.attention.generalization import fresh_limit
+
+        res = fresh_limit(solver_f, args.c, list(args.gamma), geom, args.diagonal, args.digits)
     else:
         limit = theory_limit()
         res = limit(solver_f, args.c, list(args.gamma), geometry=geom, diagonal=args.diagonal, digits=args.digits)
@@ -111,6 +122,7 @@ def cmd_limit(args) -> int:
         "geometry": geometry_record(geom, args.digits, exact=args.exact_params),
         "diagonal": args.diagonal,
         "digits": D,
+        "error": "test" if test else "train",
     }
     if args.json:
         out = {"gamma": list(args.gamma), "ridge": [num(x, D) for x in res["ridge"]]}
@@ -143,7 +155,8 @@ def cmd_limit(args) -> int:
         return EXIT_OK
     for i, g in enumerate(args.gamma):
         rows.append([g, show(att[i], D) if att is not None else "n/a", show(res["ridge"][i], D)])
-    print(format_table(["gamma", "E_A (attention)", "E_RR (ridge)"], rows))
+    heads = ["T_A (attention, test)", "T_RR (ridge, test)"] if test else ["E_A (attention)", "E_RR (ridge)"]
+    print(format_table(["gamma"] + heads, rows))
     if att is None:
         print("symrmt: the Attention limit is not available for these parameters", file=sys.stderr)
     return EXIT_OK
@@ -175,9 +188,19 @@ def cmd_simulate(args) -> int:
         f = SimulationF(nl.text, nl.center) if parallel else nl.numpy()
         f_key, name, expr = f"expr:{nl.expr}", nl.name, str(nl.expr)
     geom = geometry_of(args)
+    test = getattr(args, "error", "train") == "test"
+    if test:
+        if kind == "softmax" or parallel or args.store is not None:
+            raise ParameterError("--error test simulates the entry-wise kernel in this process only "
+                                 "(no --attention softmax, --workers, --scheduler or --store)")
+        from symrmt.models.attention.generalization import fresh_simulate
+
+        res = fresh_simulate(f, args.n, args.c, list(args.gamma), geom, args.diagonal, args.trials, args.seed,
+                            args.noise)
+        res.update({"trials_computed": args.trials, "trials_reused": 0, "trials_stale": 0})
     with warnings.catch_warnings():  # reported below in one line
         warnings.simplefilter("ignore", StaleTrialsWarning)
-        res = simulate(f, args.n, args.c, list(args.gamma), geometry=geom, diagonal=args.diagonal,
+        res = res if test else simulate(f, args.n, args.c, list(args.gamma), geometry=geom, diagonal=args.diagonal,
                        noise=args.noise, trials=args.trials, seed=args.seed, workers=args.workers, progress=None,
                        scheduler=scheduler_of(args), store=args.store, f_key=f_key, attention=kind, mask=args.mask)
     report_stale(res)
@@ -185,6 +208,7 @@ def cmd_simulate(args) -> int:
     params.update({"f": name, "expr": expr, "c": args.c, "gamma": list(args.gamma),
                    "workers": args.workers})
     params["geometry"] = geometry_record(geom, exact=args.exact_params)
+    params["error"] = "test" if test else "train"
     if args.json:
         out = {
             key: {"mean": [float(x) for x in res[key]["mean"]], "se": [float(x) for x in res[key]["se"]]}
@@ -206,7 +230,8 @@ def cmd_simulate(args) -> int:
             f"{res['attention']['mean'][i]:.6f} ± {res['attention']['se'][i]:.1e}",
             f"{res['ridge']['mean'][i]:.6f} ± {res['ridge']['se'][i]:.1e}",
         ])
-    print(format_table(["gamma", "E_A (mean ± se)", "E_RR (mean ± se)"], rows))
+    heads = ["T_A (test, mean ± se)", "T_RR (test, mean ± se)"] if test else ["E_A (mean ± se)", "E_RR (mean ± se)"]
+    print(format_table(["gamma"] + heads, rows))
     return EXIT_OK
 
 

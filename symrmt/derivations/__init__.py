@@ -33,6 +33,7 @@ DERIVATIONS = (
     "engine_density",
     "softmax",
     "icl",
+    "generalization",
 )
 
 

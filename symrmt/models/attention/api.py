@@ -29,7 +29,7 @@ import time
 import warnings
 from functools import partial
 
-from symrmt.errors import FiniteSizeWarning, ParameterError
+from symrmt.errors import FiniteSizeWarning, NotDerived, ParameterError
 from symrmt.models.attention.geometry import as_low_rank
 from symrmt.models.attention.kernel_f import as_nonlinearity, simulation_f
 from symrmt.models.attention.params import check_c, check_diagonal, check_gammas
@@ -65,7 +65,7 @@ def _number(x):
 
 def limit(f, c, gamma, geometry=None, diagonal: str = "zero", digits: int = 15, center: bool = False,
           progress: bool | None = None, prove: bool = False, *, attention: str = "entrywise", mask: bool = True,
-          **values):
+          error: str = "train", **values):
     r"""Certified limits of the Attention error ``E_A(gamma)`` and the ridge error ``E_RR(gamma)``.
 
     Parameters
@@ -102,6 +102,12 @@ def limit(f, c, gamma, geometry=None, diagonal: str = "zero", digits: int = 15, 
         ``exp(t - alpha^2/2) - 1`` (:mod:`symrmt.models.softmax`, ``docs/theory.md``).
     mask : bool (keyword only)
         Softmax only; ``False`` (the unmasked model) is refused: it has no limit in this scaling.
+    error : {"train", "test"} (keyword only)
+        ``"train"`` (default): the interpolation errors ``E_A, E_RR``.  ``"test"``: the errors of the
+        same trained readouts on a fresh sequence of ``n`` tokens, ``T_A, T_RR``
+        (:mod:`symrmt.models.attention.generalization`, ``docs/theory.md`` section 12), returned in the
+        same fields (``attention_mp``, ``ridge_mp``; ``.error == "test"``).  Refused with the softmax
+        and with ``prove`` (not derived there).
 
     Returns
     -------
@@ -129,6 +135,14 @@ def limit(f, c, gamma, geometry=None, diagonal: str = "zero", digits: int = 15, 
     from symrmt.models.attention.montecarlo import check_attention
 
     attention = check_attention(attention)
+    from symrmt.models.attention.generalization import check_error
+
+    error = check_error(error)
+    if error == "test" and attention == "softmax":
+        raise NotDerived("error='test' is derived for the entry-wise kernel only; the softmax's test error "
+                             "is not derived")
+    if error == "test" and prove:
+        raise ParameterError("prove is for the training errors; the test errors are certified, not proved")
     geom = _geometry(geometry, values)
     if attention == "softmax":
         from symrmt.models.attention.softmax_kernel import check_mask, check_softmax_f, softmax_nonlinearity
@@ -178,6 +192,11 @@ def limit(f, c, gamma, geometry=None, diagonal: str = "zero", digits: int = 15, 
                 att, rr = vals["attention"], vals["ridge"]
                 balls["attention"].update(zip(part, bl["attention"]))
                 balls["ridge"].update(zip(part, bl["ridge"]))
+            elif error == "test":
+                from symrmt.models.attention.generalization import fresh_limit
+
+                res = fresh_limit(solver_f, cf, part, geom, diagonal, digits)
+                att, rr = res["attention"], res["ridge"]
             else:
                 att = attention_limit(solver_f, cf, part, geom, diagonal, digits)
                 rr = ridge_limit(cf, part, snr, digits)
@@ -199,7 +218,7 @@ def limit(f, c, gamma, geometry=None, diagonal: str = "zero", digits: int = 15, 
     return LimitResult(f=name, expr=expr, center=centered, c=cf, gamma_exact=gs, geometry=geom, finite_size_note=note,
                        recompute=recompute,
                        diagonal=diagonal, digits=digits, attention_mp=tuple(values[g][0] for g in gs),
-                       ridge_mp=tuple(values[g][1] for g in gs), seconds=time.monotonic() - t0,
+                       ridge_mp=tuple(values[g][1] for g in gs), seconds=time.monotonic() - t0, error=error,
                        balls=({"attention": [balls["attention"][g] for g in gs], "ridge": [balls["ridge"][g] for g in gs],
                                "branch": {"attention": "continued" if att_branch and all(b == "continued" for b in att_branch)
                                           else "sanity", "ridge": "isolated"}} if prove else None))
@@ -208,7 +227,7 @@ def limit(f, c, gamma, geometry=None, diagonal: str = "zero", digits: int = 15, 
 def simulate(f, c=None, gamma=None, geometry=None, diagonal: str = "zero", center: bool = False, *, n: int = 512,
              trials: int = 10, seed: int = 0, noise: str = "gaussian", workers: int = 1,
              progress: bool | None = None, attention: str = "entrywise", mask: bool = True, grid: dict | None = None,
-             store=None, scheduler=None, **values):
+             store=None, scheduler=None, error: str = "train", **values):
     """Monte-Carlo estimates of ``E_A(gamma)`` and ``E_RR(gamma)`` at finite ``n`` (``p = round(c n)``).
 
     The same model and arguments as :func:`limit`, plus the sampling ones; the result
@@ -252,6 +271,10 @@ def simulate(f, c=None, gamma=None, geometry=None, diagonal: str = "zero", cente
         A trial store (SQLite file): stored trials of the same point and seed are reused, new ones kept.
     scheduler : str, optional (keyword only)
         A running Dask scheduler's address: the trials run on its workers.
+    error : {"train", "test"}
+        ``"test"``: the readouts trained on each trial's sequence are tested on a fresh sequence of
+        ``n`` tokens (:func:`symrmt.models.attention.generalization.fresh_simulate`); the test errors fill the
+        same fields.  Entry-wise kernel, ``workers=1`` only.
 
     Returns
     -------
@@ -272,6 +295,9 @@ def simulate(f, c=None, gamma=None, geometry=None, diagonal: str = "zero", cente
 
         if attention != "entrywise" or mask is not True:
             raise ParameterError("simulate(grid=...) is for the entry-wise kernel; simulate a softmax point by point")
+        if error != "train":
+            raise ParameterError("simulate(grid=...) simulates training errors; simulate a test error point by point "
+                                 "(error='test' without grid=)")
         grid = dict(grid) if isinstance(grid, dict) else grid
         if isinstance(grid, dict):
             for key, v in (("c", c), ("gamma", gamma)):
@@ -291,6 +317,12 @@ def simulate(f, c=None, gamma=None, geometry=None, diagonal: str = "zero", cente
     from symrmt.models.attention.montecarlo import check_attention
 
     attention = check_attention(attention)
+    from symrmt.models.attention.generalization import check_error
+
+    error = check_error(error)
+    if error == "test" and (attention == "softmax" or workers != 1):
+        raise ParameterError("error='test' simulates the entry-wise kernel in this process only "
+                             "(attention='entrywise', workers=1)")
     repeatable = True
     if attention == "softmax":
         from symrmt.models.attention.softmax_kernel import check_softmax_f
@@ -316,9 +348,18 @@ def simulate(f, c=None, gamma=None, geometry=None, diagonal: str = "zero", cente
     f_key = None
     if store is not None and attention != "softmax" and repeatable:
         f_key = f"expr:{expr}"  # the key `symrmt simulate --store` uses
-    raw = _simulate(fn, n, cf, list(gs), geometry=geom, diagonal=diagonal, noise=noise, trials=trials, seed=seed,
-                    workers=workers, progress=progress, attention=attention, mask=mask, store=store,
-                    scheduler=scheduler, f_key=f_key)
+    if error == "test":
+        from symrmt.models.attention.params import check_diagonal
+        from symrmt.models.attention.generalization import fresh_simulate
+
+        if store is not None or scheduler is not None:
+            raise ParameterError("error='test' simulates in this process: store= and scheduler= are not taken")
+        raw = fresh_simulate(fn, n, cf, list(gs), geom, check_diagonal(diagonal), trials, seed, noise)
+        repeatable = False
+    else:
+        raw = _simulate(fn, n, cf, list(gs), geometry=geom, diagonal=diagonal, noise=noise, trials=trials, seed=seed,
+                        workers=workers, progress=progress, attention=attention, mask=mask, store=store,
+                        scheduler=scheduler, f_key=f_key)
     par = raw["params"]
     again = None
     if repeatable:  # the same point at another n (SimulationResult.at_size)
@@ -327,7 +368,8 @@ def simulate(f, c=None, gamma=None, geometry=None, diagonal: str = "zero", cente
     return SimulationResult(f=name, expr=expr, center=centered, c=cf, gamma_exact=gs, geometry=geom,
                             diagonal=par["diagonal"], n=par["n"], p=par["p"], trials=par["trials"], seed=par["seed"],
                             noise=par["noise"], attention_trials=raw["attention"]["trials"],
-                            ridge_trials=raw["ridge"]["trials"], seconds=time.monotonic() - t0, resimulate=again)
+                            ridge_trials=raw["ridge"]["trials"], seconds=time.monotonic() - t0, resimulate=again,
+                            error=error)
 
 
 def _simulate_at(f, c, gammas, geometry, diagonal, center, n, **kw):
