@@ -24,7 +24,6 @@ from symrmt.cli.common import (
 from symrmt.errors import NotDerived, ParameterError
 from symrmt.models.attention.geometry_io import geometry_record
 from symrmt.models.attention.geometry import Geometry
-from symrmt.errors import ParameterError
 
 DEMO = {
     "f": "tanh",
