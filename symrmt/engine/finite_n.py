@@ -246,7 +246,12 @@ def finite_size(plan, result, n: int, digits: int):
                          "1/n term here")
     if isinstance(result.value, mpmath.mpc):
         raise ModelError("the 1/n term is for real parameter values")
+    from symrmt.engine.hermitize import nonnormal_inverses
+
     for t in plan.traces:
+        if nonnormal_inverses(t.matrix):
+            raise ModelError("the inverse of a matrix that is not symmetric by structure (a non-normal matrix) is not "
+                             "covered by the 1/n term")
         if type(t.system).__name__ == "AtomSystem":
             raise ModelError("a diagonal law of many atoms (solved as weighted sums) is not covered by the 1/n term; "
                              "use a law of a few atoms")
