@@ -156,8 +156,8 @@ def correction_system(system, h, values: dict):
     E = eta(H)
     Lam = [[L0[i][j] - E[i][j] for j in range(k)] for i in range(k)]
     HT = [[H[j][i] for j in range(k)] for i in range(k)]
-    jac = mpmath.matrix(m, m)
-    cross = mpmath.matrix(m, m)
+    jac = [[zero] * m for _ in range(m)]
+    cross = [[zero] * m for _ in range(m)]
     for a in range(m):
         unit = [zero] * m
         unit[a] = mpmath.mpf(1)
@@ -166,20 +166,20 @@ def correction_system(system, h, values: dict):
         ed = matmul(eta(D), H)
         cd = matmul(matmul(HT, eta_cross(D)), H)
         for b, (i, j) in enumerate(unknowns):
-            jac[b, a] = jd[i][j] - ed[i][j]
-            cross[b, a] = D[i][j] - cd[i][j]
-    _check_regular(jac, "the Jacobian of the fixed point")
-    _check_regular(cross, "the system of the transposed pairings")
+            jac[b][a] = jd[i][j] - ed[i][j]
+            cross[b][a] = D[i][j] - cd[i][j]
+    jac_inv = _inverse(jac, "the Jacobian of the fixed point")
+    cross_inv = _inverse(cross, "the system of the transposed pairings")
     psi = {}
 
     def tau_tt(x, q, y, s):
         """``tau(G_{xq}^T G_{ys})`` at its limit."""
         if (x, y) not in psi:
-            rhs = mpmath.matrix([-H[x][qq] * H[y][ss] for (qq, ss) in unknowns])
-            psi[(x, y)] = mpmath.lu_solve(cross, rhs)
+            rhs = [-H[x][qq] * H[y][ss] for (qq, ss) in unknowns]
+            psi[(x, y)] = [mpmath.fsum(r * v for r, v in zip(row, rhs) if r and v) for row in cross_inv]
         return -psi[(x, y)][col[(q, s)]]
 
-    rhs = mpmath.matrix(m, 1)
+    rhs = [zero] * m
     for (_, _, kk, mm, c1), (kind, _, m2, l2, c2) in same:
         for b, (i, ll) in enumerate(unknowns):
             if i != kk:
@@ -188,25 +188,31 @@ def correction_system(system, h, values: dict):
                 rhs[b] += c1 * c2 * tau_tt(mm, m2, l2, ll)
             if kind == "G":
                 rhs[b] -= 2 * c1 * c2 * H[mm][m2] * H[l2][ll]
-    delta = mpmath.lu_solve(jac, rhs)
-    return [delta[a] for a in range(m)]
+    return [mpmath.fsum(r * v for r, v in zip(row, rhs) if r and v) for row in jac_inv]
 
 
-def _check_regular(A, what):
+def _inverse(A, what):
+    """The inverse of the square matrix ``A`` (lists of mpf), refused (:class:`BranchError`) when it is singular
+    or so ill-conditioned that half the working digits would be lost (an edge of the spectrum)."""
+    from symrmt.core.linalg import inverse, singular_tolerance
     from symrmt.errors import BranchError
 
-    m = A.rows
+    m = len(A)
     if m == 0:
-        return
-    norm = max(mpmath.fsum(abs(A[i, j]) for j in range(m)) for i in range(m))
+        return []
     try:
-        inv = mpmath.inverse(A)
+        inv = inverse(A, m, singular=what, tol=singular_tolerance(A, mpmath.eps))
     except ZeroDivisionError:
-        raise BranchError(f"{what} is singular at the fixed point (an edge of the spectrum?): no 1/n term")
-    cond = norm * max(mpmath.fsum(abs(inv[i, j]) for j in range(m)) for i in range(m))
+        raise BranchError(f"{what} is singular at the fixed point (an edge of the spectrum?): no 1/n term") from None
+
+    def norm(M):
+        return max(mpmath.fsum(abs(x) for x in row) for row in M)
+
+    cond = norm(A) * norm(inv)
     if not cond < mpmath.mpf(10) ** (mpmath.mp.dps // 2):
         raise BranchError(f"{what} is nearly singular at the fixed point (condition {mpmath.nstr(cond, 3)}, an "
                           "edge of the spectrum?): its 1/n term would lose its digits")
+    return inv
 
 
 def _sizes(plan, values, n):
