@@ -243,6 +243,8 @@ def finite_size(plan, result, n: int, digits: int):
     >>> print(r.limit, r.correction, r.value)
     1.0 -1.0 0.984375
     """
+    if isinstance(result.value, mpmath.mpc):
+        raise ModelError("the 1/n term is for real parameter values")
     if hasattr(plan, "forms"):
         raise ModelError("the 1/n term covers traces; an expression with vectors or quadratic forms is not covered")
     if getattr(result, "hermitized", ()):
@@ -250,8 +252,6 @@ def finite_size(plan, result, n: int, digits: int):
     if not hasattr(result, "solvers"):
         raise ModelError("a polynomial moment summed as a series (too many unknowns for the fixed point) has no "
                          "1/n term here")
-    if isinstance(result.value, mpmath.mpc):
-        raise ModelError("the 1/n term is for real parameter values")
     from symrmt.engine.hermitize import nonnormal_inverses
 
     for t in plan.traces:
