@@ -47,10 +47,15 @@ import mpmath
 import sympy as sp
 
 from symrmt.core.certify import ESCALATIONS, GUARD, Disagree, agree, certify
+from symrmt.core.linalg import inverse, singular_tolerance
 from symrmt.core.numbers import mpf_of
+from symrmt.engine.certify import formula_function
+from symrmt.engine.hermitize import nonnormal_inverses
 from symrmt.engine.linearize import EPS_SHIFT
 from symrmt.engine.nodes import GOE, Gaussian, ModelError, walk
 from symrmt.engine.plan import formula_args
+from symrmt.engine.vectors import Vector
+from symrmt.errors import BranchError
 
 __all__ = ["MIN_N", "finite_size", "check_covered", "correction_system"]
 
@@ -76,7 +81,7 @@ def check_covered(model, expr, n) -> None:
                          "remainder is not small there): simulate at that size instead")
     kernels = set(getattr(model, "kernel_names", ()))
     for node in walk(expr):
-        if getattr(node, "kind", None) == "vector" or type(node).__name__ == "Vector":
+        if isinstance(node, Vector):
             raise ModelError("the 1/n term covers traces of Gaussian, GOE and diagonal matrices; an expression "
                              "with vectors or quadratic forms is not covered")
         if isinstance(node, (Gaussian, GOE)):
@@ -194,9 +199,6 @@ def correction_system(system, h, values: dict):
 def _inverse(A, what):
     """The inverse of the square matrix ``A`` (lists of mpf), refused (:class:`BranchError`) when it is singular
     or so ill-conditioned that half the working digits would be lost (an edge of the spectrum)."""
-    from symrmt.core.linalg import inverse, singular_tolerance
-    from symrmt.errors import BranchError
-
     m = len(A)
     if m == 0:
         return []
@@ -252,8 +254,6 @@ def finite_size(plan, result, n: int, digits: int):
     if not hasattr(result, "solvers"):
         raise ModelError("a polynomial moment summed as a series (too many unknowns for the fixed point) has no "
                          "1/n term here")
-    from symrmt.engine.hermitize import nonnormal_inverses
-
     for t in plan.traces:
         if nonnormal_inverses(t.matrix):
             raise ModelError("the inverse of a matrix that is not symmetric by structure (a non-normal matrix) is not "
@@ -270,8 +270,6 @@ def finite_size(plan, result, n: int, digits: int):
     grads = {s: sp.diff(plan.formula, s) for s, what in plan.symbols if what[0] != "param"}
 
     def evaluate(dps):
-        from symrmt.engine.certify import formula_function
-
         with mpmath.workdps(dps):
             hs, deltas = {}, {}
             for t in plan.traces:
