@@ -189,6 +189,23 @@ def test_diagonal_law_of_two_atoms():
     assert corr == sp.Rational(1, 2) * sp.Rational(17, 2)
 
 
+def test_goe_split_by_a_diagonal_law():
+    """tau(G D G D)/n with D = diag(1, 2) on halves of n: the GOE splits into zero-diagonal GOE blocks on the
+    diagonal and a Gaussian block off it (W21 = W12^T); E tr(W D W D) from those blocks' words."""
+    m = Model()
+    m.goe("G", "n")
+    m.diag("D", "n", ["1", "2"])
+    h = sp.Symbol("h", positive=True)
+    dims = {"W11": (h, h), "W22": (h, h), "W12": (h, h)}
+    words = [([("W11", False)] * 2, 1), ([("W12", False), ("W12", True)], 2), ([("W12", True), ("W12", False)], 2),
+             ([("W22", False)] * 2, 4)]
+    exact = sum(w * wick_trace(word, dims, goe={"W11", "W22"}) for word, w in words)
+    lim, corr, _ = laurent(exact / N_SYM**3, {h: N_SYM / 2})
+    r = m.limit("trace(G*D*G*D)/n", at={}, digits=25, n=64)
+    assert close(r.limit, lim) and close(r.correction, corr)
+    assert (lim, corr) == (sp.Rational(9, 4), -sp.Rational(5, 2))  # m1^2 - m2/n: the zero diagonal's term
+
+
 def test_a_function_of_traces_gets_the_chain_rule():
     # 1/(E tr S^2/p): the 1/n term is -(1/n)/(1 + c)^2; a product of traces only adds their covariance, O(1/n^2)
     m = wishart_model()
