@@ -189,6 +189,20 @@ def test_diagonal_law_of_two_atoms():
     assert corr == sp.Rational(1, 2) * sp.Rational(17, 2)
 
 
+@pytest.mark.parametrize("expr, word", [
+    ("trace(Z*Z)/n", "ZZ"), ("trace(Z**4)/n**2", "ZZZZ"), ("trace(Z*Z*Z.T*Z.T)/n**2", "ZZtt"),
+])
+def test_square_gaussian_polynomials(expr, word):
+    """A square Gaussian (non-normal) in a polynomial, without an inverse, is covered: E tr Z^2/n^2 = 1/n."""
+    m = Model()
+    m.gaussian("Z", "n", "n")
+    w = [("Z", False)] * len(word) if "t" not in word else [("Z", False)] * 2 + [("Z", True)] * 2
+    exact = wick_trace(w, {"Z": (N_SYM, N_SYM)}) / N_SYM ** (len(w) // 2 + 1)
+    lim, corr, _ = laurent(exact, {})
+    r = m.limit(expr, at={}, digits=25, n=64)
+    assert close(r.limit, lim) and close(r.correction, corr)
+
+
 def test_goe_split_by_a_diagonal_law():
     """tau(G D G D)/n with D = diag(1, 2) on halves of n: the GOE splits into zero-diagonal GOE blocks on the
     diagonal and a Gaussian block off it (W21 = W12^T); E tr(W D W D) from those blocks' words."""
