@@ -459,12 +459,12 @@ def cmd_trace(args) -> int:
         return code
     at_text = ", ".join(f"{k} = {v}" for k, v in out["at"].items())
     print(f"{args.expr}  at  {at_text}" if at_text else args.expr)
-    if out["certificate"] == "absolute":
-        print(f"limit: 0 (absolute error < 1e-{D}: the two solves agree to 1e-{D + 1} around 0)")
-    elif finite_n is not None:
+    if finite_n is not None:
         print(f"limit ({D} digits): {mpmath.nstr(result.limit, D)}")
         print(f"1/n term: correction = {mpmath.nstr(result.correction, D)}  (value = limit + correction/n)")
         print(f"at n = {finite_n}: {mpmath.nstr(result.value, D)}  (up to O(1/n^2))")
+    elif out["certificate"] == "absolute":
+        print(f"limit: 0 (absolute error < 1e-{D}: the two solves agree to 1e-{D + 1} around 0)")
     else:
         print(f"limit ({D} digits): {mpmath.nstr(result.value, D)}")
     for note in out.get("notes", ()):

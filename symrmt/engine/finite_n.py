@@ -287,23 +287,26 @@ def finite_size(plan, result, n: int, digits: int):
                 kk, ij, _ = what
                 g = formula_function(grads[s], syms)(args)
                 corr += g * deltas[kk][plan.traces[kk].system.unknowns.index(ij)]
-            return limit, corr
+            return limit, corr, limit + corr / n
 
     def attempt(dps):
         lo = evaluate(dps)
         hi = evaluate(dps + 10)
         with mpmath.workdps(dps + 10):
-            ok = [agree(a, b, digits) or (abs(a) < mpmath.mpf(10) ** -(digits + 2)
-                                          and abs(b) < mpmath.mpf(10) ** -(digits + 2)) for a, b in zip(lo, hi)]
+            tiny = mpmath.mpf(10) ** -(digits + 2)
+            # each agrees to ``digits`` significant digits, or both are 0 to 10^-(digits+2) (absolute)
+            ok = [agree(a, b, digits) or (abs(a) < tiny and abs(b) < tiny) for a, b in zip(lo, hi)]
             if not all(ok):
                 raise Disagree(f"the limit and its 1/n term at {dps} and {dps + 10} digits disagree beyond digit "
                                f"{digits}")
-            return hi, hi
+            return hi, (hi, agree(lo[2], hi[2], digits))
 
-    limit, corr = certify(attempt, digits, max(GUARD, result.working_digits - 10 - digits), ESCALATIONS).data
+    (limit, corr, value), relative = certify(attempt, digits, max(GUARD, result.working_digits - 10 - digits),
+                                             ESCALATIONS).data
     with mpmath.workdps(mpmath.mp.dps + digits + 20):
         if abs(corr) < mpmath.mpf(10) ** -(digits + 2):
             corr = mpmath.mpf(0)
         result.limit, result.correction, result.n = +limit, +corr, n
-        result.value = limit + corr / n
+        result.value = +value if relative else mpmath.mpf(0)
+        result.certificate = "relative" if relative else "absolute"
     return result
