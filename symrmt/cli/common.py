@@ -288,9 +288,12 @@ def scheduler_of(args):
                      tls_cert=terms["--tls-cert"], tls_key=terms["--tls-key"])
 
 
-def add_simulation(p):
-    """``--n``, ``--trials``, ``--seed`` and ``--store`` of a verb's ``--simulate`` (a Monte-Carlo at size ``n``)."""
-    p.add_argument("--n", type=int_at_least("--n", 2), default=512, help="simulation size n (default 512)")
+def add_simulation(p, n_help=None):
+    """``--n``, ``--trials``, ``--seed`` and ``--store`` of a verb's ``--simulate`` (a Monte-Carlo at size ``n``);
+    ``n_help``: the help of ``--n`` for a verb where it means more (its default is then ``None``, read as 512
+    by the simulation)."""
+    p.add_argument("--n", type=int_at_least("--n", 2), default=512 if n_help is None else None,
+                   help="simulation size n (default 512)" if n_help is None else n_help)
     p.add_argument("--trials", type=int_at_least("--trials", 2), default=10, help="simulation trials (default 10)")
     p.add_argument("--seed", type=int_at_least("--seed", 0), default=0, help="simulation root seed (default 0)")
     p.add_argument("--store", metavar="PATH", default=None,

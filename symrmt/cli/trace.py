@@ -8,7 +8,7 @@ r"""``symrmt trace``: the certified large-n limit of a normalized trace, from th
         [--matrix 'A=elliptic(n, tau)' ...] [--vector 'v=vector_file(p, "v.npy")' ...] [--dim 'p=c*n' ...]
         --at 'c=1/2, gamma=1/5' [--digits D] [--json] [--latex]
         [--simulate --n N --trials T --seed S [--store PATH] [--workers N | --scheduler ADDRESS]]
-        [--outliers 'z=LO:HI:K']
+        [--outliers 'z=LO:HI:K'] [--n N  (without --simulate: the limit and its 1/n term at n = N)]
 
 Every text (the expression, each declaration, each value) goes through the
 package's one restricted parser: numbers, declared names, ``+ - * / @ **``,
@@ -339,7 +339,9 @@ def add_trace_parser(sub, int_at_least):
                    "of --at; see docs/engine.md)")
     from symrmt.cli.common import add_executor, add_simulation
 
-    add_simulation(p)
+    add_simulation(p, n_help="with --simulate: the simulation's size (default 512); without: the limit plus its 1/n "
+                   "term at that size (real Gaussian and GOE matrices; JSON keys value = limit + correction/n, "
+                   "limit, correction; n >= 8, see docs/engine.md)")
     add_executor(p)
     p.set_defaults(func=cmd_trace)
     return p
@@ -384,6 +386,14 @@ def cmd_trace(args) -> int:
 
         scheduler_of(args)
         check_workers(args.workers)
+    finite_n = None
+    if args.n is None:
+        args.n = 512  # the simulation's default size
+    elif not args.simulate:  # --n alone: the limit and its 1/n term at that size
+        finite_n = args.n
+        if args.outliers is not None or args.prove or args.prove_branch:
+            raise ParameterError("--n without --simulate gives the limit plus its 1/n term: leave out --outliers, "
+                                 "--prove and --prove-branch")
     model = build_model(args.dim, args.matrix, args.vector, args.let)
     typed = {}
     at = parse_at(args.at, typed) if args.at.strip() else {}
@@ -400,7 +410,10 @@ def cmd_trace(args) -> int:
         args.prove = True
     if args.outliers is not None:
         return _outliers(args, model, expr, at, typed)
-    result = model.limit(expr, at=at, digits=D, prove="branch" if args.prove_branch else args.prove)
+    if finite_n is not None:
+        result = model.limit(expr, at=at, digits=D, n=finite_n)
+    else:
+        result = model.limit(expr, at=at, digits=D, prove="branch" if args.prove_branch else args.prove)
     if isinstance(result.value, mpmath.mpc):
         value = {"re": _num(result.value.real, D), "im": _num(result.value.imag, D)}
     else:
@@ -413,6 +426,8 @@ def cmd_trace(args) -> int:
         "at": {k: typed[k] for k in at},
         "certificate": getattr(result, "certificate", "relative"),
     }
+    if finite_n is not None:
+        out.update({"limit": _num(result.limit, D), "correction": _num(result.correction, D), "n": finite_n})
     if args.prove:
         from symrmt.arb import ball_json
 
@@ -452,7 +467,11 @@ def cmd_trace(args) -> int:
         return code
     at_text = ", ".join(f"{k} = {v}" for k, v in out["at"].items())
     print(f"{args.expr}  at  {at_text}" if at_text else args.expr)
-    if out["certificate"] == "absolute":
+    if finite_n is not None:
+        print(f"limit ({D} digits): {mpmath.nstr(result.limit, D)}")
+        print(f"1/n term: correction = {mpmath.nstr(result.correction, D)}  (value = limit + correction/n)")
+        print(f"at n = {finite_n}: {mpmath.nstr(result.value, D)}  (up to O(1/n^2))")
+    elif out["certificate"] == "absolute":
         print(f"limit: 0 (absolute error < 1e-{D}: the two solves agree to 1e-{D + 1} around 0)")
     else:
         print(f"limit ({D} digits): {mpmath.nstr(result.value, D)}")

@@ -52,6 +52,8 @@ class Model:
         self.named = {}  # name -> matrix sub-expression (Model.let)
         self.symbols = {"n": N}
         self._ratio_names = set()
+        #: the Gaussians under a kernel and the kernels' fresh GOEs (the 1/n term does not cover them)
+        self.kernel_names = set()
 
     # -- declarations
     @property

@@ -158,8 +158,9 @@ class Model(_model.Model):
         """The fixed-point systems of the traces in ``expr`` (a list of :class:`EquationsView`)."""
         return Views(EquationsView(t) for t in self.plan(expr).traces)
 
-    def limit(self, expr, at: dict, digits: int = 15, prove: bool = False) -> TraceLimit:
-        """The certified ``n -> oo`` limit of a scalar expression at the parameter values ``at``.
+    def limit(self, expr, at: dict, digits: int = 15, prove: bool = False, n: int | None = None) -> TraceLimit:
+        """The certified ``n -> oo`` limit of a scalar expression at the parameter values ``at``, or with ``n``
+        the limit plus its ``1/n`` term (real Gaussian and GOE matrices, :mod:`symrmt.engine.finite_n`).
 
         Parameters
         ----------
@@ -175,6 +176,12 @@ class Model(_model.Model):
             ``.balls`` (``{"value": ball, "traces": [...]}``) and ``.branch``
             (:mod:`symrmt.engine.prove`; needs python-flint).  ``"branch"``: also the chain of
             Krawczyk boxes along the homotopy for systems of any size (by default only up to 32 unknowns).
+        n : int, optional
+            A finite size (at least :data:`symrmt.engine.finite_n.MIN_N`, every size ``ratio * n`` an
+            integer): ``value`` is then ``limit + correction/n``, with ``.limit`` (the limit), ``.correction``
+            (the coefficient of ``1/n``, certified to ``digits`` as the limit is) and ``.n``.  Refused with a
+            :class:`ModelError` where the term is not covered (vectors, kernels, non-normal matrices solved by
+            Hermitization, many atoms, ``diff``, complex values, ``prove``).
 
         Returns
         -------
@@ -192,8 +199,19 @@ class Model(_model.Model):
         from symrmt.core.budget import solve_budget, stage
         from symrmt.parsing import LIMITS
 
-        with solve_budget(LIMITS["solve_seconds"], "the limit"):
-            return self._limit(expr, at, digits, prove, stage)
+        if n is None:
+            with solve_budget(LIMITS["solve_seconds"], "the limit"):
+                return self._limit(expr, at, digits, prove, stage)
+        from symrmt.engine.finite_n import check_covered, finite_size
+
+        if prove:
+            raise ModelError("prove is not available with n (the 1/n term is certified at two precisions, not proved)")
+        expr = self.expr(expr)
+        check_covered(self, expr, n)
+        with solve_budget(LIMITS["solve_seconds"], "the limit and its 1/n term"):
+            result = self._limit(expr, at, digits, False, stage)
+            with stage("the 1/n term"):
+                return finite_size(self.plan(expr), result, n, digits)
 
     def _limit(self, expr, at, digits, prove, stage):
         from symrmt.core.budget import paused

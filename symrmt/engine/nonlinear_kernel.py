@@ -226,8 +226,12 @@ def _equivalent(f, k, kt, linear, Z, ncols, p, model, name):
     (a :class:`Const`); ``G`` is :func:`fresh_goe` of ``Z``, made only when ``b != 0``.  Terms whose
     coefficient is zero are left out; all of them zero is refused."""
     terms = [] if linear is None else [linear]
+    if model is not None and hasattr(model, "kernel_names"):
+        model.kernel_names.add(Z.name)
     if k["b"] != 0:
         G = fresh_goe(Z, ncols, model, name)
+        if model is not None and hasattr(model, "kernel_names"):
+            model.kernel_names.add(G.name)
         terms.append(Scaled(Const(k["b"]) * p ** sp.Rational(-1, 2), G))
     shift = kt.identity
     if shift != 0:
