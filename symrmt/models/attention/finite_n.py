@@ -31,8 +31,9 @@ Covered (checked against simulations of the actual kernel; outside it the predic
 (either of ``mu`` and ``w`` may be zero), ``n >= MIN_N``.  The ridge error is returned as its limit
 (ridge has no kernel; its finite-n correction is ``O(1/n)``).
 
-The values are computed in float64 (about 10 significant digits of the model's value; the model itself is an
-approximation whose error, measured against simulation, is stated in ``docs/theory.md``).
+The values are computed in float64 with two discretizations (:data:`TYPES` and :data:`TYPES_CHECK` nodes per
+label); their agreement, at most :data:`DIGITS`, is the number of digits reported for the model's value.  The
+model itself is an approximation whose error, measured against simulation, is stated in ``docs/theory.md``.
 
 >>> from symrmt.models.attention.geometry import LowRankGeometry
 >>> aligned = LowRankGeometry([[4, 4, 4], [4, 4, 4], [4, 4, 4]])
@@ -49,14 +50,19 @@ import numpy as np
 
 from symrmt.errors import ConvergenceError, ParameterError
 
-__all__ = ["MIN_N", "TYPES", "DIGITS", "check_finite_n", "finite_n_attention"]
+__all__ = ["MIN_N", "TYPES", "TYPES_CHECK", "DIGITS", "MIN_DIGITS", "check_finite_n", "finite_n_attention",
+           "finite_n_values"]
 
 #: the smallest n accepted: the smallest size at which the prediction was checked against simulation
 MIN_N = 256
 #: Gauss-Hermite nodes per label (the number of token types is ``2 * TYPES``)
-TYPES = 30
-#: the significant digits a finite-n value is reported to (float64 arithmetic)
+TYPES = 60
+#: the second discretization every value is recomputed with; the two must agree (:func:`finite_n_values`)
+TYPES_CHECK = 80
+#: the most significant digits a finite-n value is reported to (float64 arithmetic)
 DIGITS = 10
+#: fewer digits of agreement between the two discretizations than this is an error
+MIN_DIGITS = 6
 #: nodes of the Gauss-Hermite rule for the conditional moments ``F, F', E f^2``
 _MOMENT_NODES = 200
 #: the nonlinearities the prediction covers
@@ -140,7 +146,7 @@ def _profile(u, pi, kappa):
     return F, alpha, sigma2
 
 
-def _noise_fixed_point(gamma: float, c: float, pi, alpha, e, sigma2, tol=1e-15, maxit=50000):
+def _noise_fixed_point(gamma: float, c: float, pi, alpha, e, sigma2, tol=1e-13, maxit=50000):
     """``(H, dH/dgamma)``: one 3x3 block-trace matrix per type, by the damped iteration
     ``H <- (H + (L0 + R(-H))^{-1})/2`` run together with its derivative in ``gamma``."""
     k = len(pi)
@@ -179,7 +185,11 @@ def _noise_fixed_point(gamma: float, c: float, pi, alpha, e, sigma2, tol=1e-15, 
         dH = (dH + dHn) / 2
         if not np.isfinite(diff):
             break
-        if diff < tol:
+        if diff < tol * max(1.0, np.abs(H).max(), np.abs(dH).max() * gamma):
+            tq = H[:, 0, 0]
+            if not np.all((tq > 0) & (tq <= (1 + 1e-9) / gamma)):
+                raise ConvergenceError(f"the finite-n fixed point at gamma = {gamma:.6g} is off the physical "
+                                       "branch: a type's tau(Q) is outside (0, 1/gamma]")
             return H, dH
     raise ConvergenceError(f"the finite-n fixed point over token types did not converge at gamma = {gamma:.6g} "
                            f"(last change {diff:.3g})")
@@ -228,3 +238,27 @@ def finite_n_attention(f_name: str, c, gammas, geometry, n: int, diagonal: str =
     m2, w2 = check_finite_n(f_name, geometry, diagonal, n)
     cf = float(Fraction(c)) if not isinstance(c, float) else c
     return [_point(int(n), cf, m2, w2, float(Fraction(g)) if not isinstance(g, float) else g, types) for g in gammas]
+
+
+def finite_n_values(f_name: str, c, gammas, geometry, n: int, diagonal: str = "zero") -> tuple:
+    """``(values, digits)``: :func:`finite_n_attention` at :data:`TYPES` nodes per label, and the number of
+    significant digits on which it agrees with :data:`TYPES_CHECK` nodes (at most :data:`DIGITS`).
+
+    Raises :class:`~symrmt.errors.ConvergenceError` when the two agree to fewer than :data:`MIN_DIGITS` digits.
+
+    >>> from symrmt.models.attention.geometry import LowRankGeometry
+    >>> vals, digits = finite_n_values("tanh", "1/2", [1], LowRankGeometry([[4, 4, 4], [4, 4, 4], [4, 4, 4]]), 1024)
+    >>> round(vals[0], 3), digits >= MIN_DIGITS
+    (0.1, True)
+    """
+    a = finite_n_attention(f_name, c, gammas, geometry, n, diagonal, TYPES)
+    b = finite_n_attention(f_name, c, gammas, geometry, n, diagonal, TYPES_CHECK)
+    digits = DIGITS
+    for x, y in zip(a, b):
+        gap = abs(x - y) / max(abs(y), 1e-300)
+        if gap > 0:
+            digits = min(digits, int(math.floor(-math.log10(gap))))
+    if digits < MIN_DIGITS:
+        raise ConvergenceError(f"the finite-n prediction at n = {n} agrees to only {digits} digits between "
+                               f"{TYPES} and {TYPES_CHECK} token types per label")
+    return a, digits
