@@ -105,6 +105,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--prove", action="store_true", help="prove every value: a ball [mid ± rad] proved to contain the limit (needs python-flint: pip install 'symrmt[prove]')")
     p.add_argument("--prove-branch", action="store_true", help="--prove, and the attention branch proved by a chain "
                    "of Krawczyk boxes along the kernel strength (slower: see docs/prove.md)")
+    p.add_argument("--n", type=int_at_least("--n", 1), default=None, metavar="N",
+                   help="the finite-size prediction of E_A at N tokens (p = round(c N)), the signal kept inside f; "
+                   "E_RR stays its limit. Covered: f = tanh, diagonal zero, mu and w_K = w_Q collinear, N >= 256 "
+                   "(else refused, exit 2); see docs/theory.md")
     p.set_defaults(func=cmd_limit)
 
     p = sub.add_parser("simulate", help="Monte-Carlo estimate at finite n",
