@@ -195,7 +195,8 @@ def _noise_fixed_point(gamma: float, c: float, pi, alpha, e, sigma2, tol=1e-13, 
                            f"(last change {diff:.3g})")
 
 
-def _point(n: int, c: float, m2: float, w2: float, gamma: float, q: int) -> float:
+def _point(n: int, c: float, m2: float, w2: float, gamma: float, q: int, quadratic_form: bool = False):
+    """``E_A`` at one ``gamma`` (``quadratic_form=True``: ``(y^T Q y/n, E_A)``)."""
     p = round(c * n)
     kappa = (1 + w2) / math.sqrt(p)
     u, y, pi = _types(math.sqrt(m2), q)
@@ -219,7 +220,7 @@ def _point(n: int, c: float, m2: float, w2: float, gamma: float, q: int) -> floa
     err = -gamma**2 * float(x @ dHb @ x)
     if not (np.isfinite(err) and -1e-9 <= err <= 1 + 1e-9):
         raise ConvergenceError(f"the finite-n prediction at gamma = {gamma:.6g} gave E_A = {err!r}, outside [0, 1]")
-    return err
+    return (float(e @ Hb @ x), err) if quadratic_form else err
 
 
 def finite_n_attention(f_name: str, c, gammas, geometry, n: int, diagonal: str = "zero", types: int = TYPES) -> list:
