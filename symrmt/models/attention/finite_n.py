@@ -66,7 +66,7 @@ MIN_DIGITS = 6
 #: nodes of the Gauss-Hermite rule for the conditional moments ``F, F', E f^2``
 _MOMENT_NODES = 200
 #: the nonlinearities the prediction covers
-COVERED_F = ("tanh",)
+COVERED_F = ("tanh", "erf", "relu")
 
 
 def _moment_rule():
@@ -76,11 +76,31 @@ def _moment_rule():
     return x, w / w.sum()
 
 
-def _moments(delta):
-    """``(F, F', E f(xi + delta)^2)`` for ``f = tanh`` at the array ``delta`` (``xi ~ N(0, 1)``)."""
+_ERF = np.vectorize(math.erf, otypes=[float])
+
+
+def _moments(delta, f_name: str = "tanh"):
+    """``(F, F', E f(xi + delta)^2)`` at the array ``delta`` (``xi ~ N(0, 1)``) for a covered ``f``: Gauss-Hermite
+    quadrature for the smooth ``tanh`` and ``erf``, closed forms for the centered ReLU
+    ``max(0, t) - 1/sqrt(2 pi)`` (``E relu(xi + d) = d Phi(d) + phi(d)``, ``E relu(xi + d)^2 = (d^2 + 1) Phi(d)
+    + d phi(d)``, ``d/dd E relu(xi + d) = Phi(d)``)."""
+    d = np.asarray(delta, dtype=float)
+    if f_name == "relu":
+        phi = np.exp(-d * d / 2) / math.sqrt(2 * math.pi)
+        Phi = 0.5 * (1 + _ERF(d / math.sqrt(2)))
+        a0 = 1 / math.sqrt(2 * math.pi)
+        m1 = d * Phi + phi
+        m2 = (d * d + 1) * Phi + d * phi
+        return m1 - a0, Phi, m2 - 2 * a0 * m1 + a0 * a0
     x, w = _moment_rule()
-    t = np.tanh(np.asarray(delta, dtype=float)[..., None] + x)
-    return t @ w, (1 - t * t) @ w, (t * t) @ w
+    z = d[..., None] + x
+    if f_name == "tanh":
+        t = np.tanh(z)
+        return t @ w, (1 - t * t) @ w, (t * t) @ w
+    if f_name == "erf":
+        t = _ERF(z)
+        return t @ w, (2 / math.sqrt(math.pi) * np.exp(-z * z)) @ w, (t * t) @ w
+    raise ParameterError(f"no conditional moments for f = {f_name}")
 
 
 def check_finite_n(f_name: str, geometry, diagonal: str, n) -> tuple:
@@ -132,9 +152,9 @@ def _types(m: float, q: int):
     return u, y, pi
 
 
-def _profile(u, pi, kappa):
+def _profile(u, pi, kappa, f_name):
     """``F`` over pairs of types, the rank-one split ``alpha`` of ``F'`` and the noise profile ``sigma^2``."""
-    F, F1, F2 = _moments(kappa * np.outer(u, u))
+    F, F1, F2 = _moments(kappa * np.outer(u, u), f_name)
     V = np.maximum(F2 - F * F - F1 * F1, 0.0)
     sq = np.sqrt(pi)
     ev, vec = np.linalg.eigh(sq[:, None] * F1 * sq[None, :])
@@ -195,14 +215,15 @@ def _noise_fixed_point(gamma: float, c: float, pi, alpha, e, sigma2, tol=1e-13, 
                            f"(last change {diff:.3g})")
 
 
-def _point(n: int, c: float, m2: float, w2: float, gamma: float, q: int, quadratic_form: bool = False):
+def _point(n: int, c: float, m2: float, w2: float, gamma: float, q: int, quadratic_form: bool = False,
+           f_name: str = "tanh"):
     """``E_A`` at one ``gamma`` (``quadratic_form=True``: ``(y^T Q y/n, E_A)``)."""
     p = round(c * n)
     kappa = (1 + w2) / math.sqrt(p)
     u, y, pi = _types(math.sqrt(m2), q)
     k = len(pi)
-    F, alpha, sigma2 = _profile(u, pi, kappa)
-    d = -_moments(kappa * u * u)[0] / math.sqrt(p)  # the mean part's diagonal, removed (K_ii = 0)
+    F, alpha, sigma2 = _profile(u, pi, kappa, f_name)
+    d = -_moments(kappa * u * u, f_name)[0] / math.sqrt(p)  # the mean part's diagonal, removed (K_ii = 0)
     H, dH = _noise_fixed_point(gamma, c, pi, alpha, d - alpha**2, sigma2)
     Hb = np.zeros((3 * k, 3 * k))
     dHb = np.zeros((3 * k, 3 * k))
@@ -238,7 +259,8 @@ def finite_n_attention(f_name: str, c, gammas, geometry, n: int, diagonal: str =
     """
     m2, w2 = check_finite_n(f_name, geometry, diagonal, n)
     cf = float(Fraction(c)) if not isinstance(c, float) else c
-    return [_point(int(n), cf, m2, w2, float(Fraction(g)) if not isinstance(g, float) else g, types) for g in gammas]
+    return [_point(int(n), cf, m2, w2, float(Fraction(g)) if not isinstance(g, float) else g, types, f_name=f_name)
+            for g in gammas]
 
 
 def finite_n_values(f_name: str, c, gammas, geometry, n: int, diagonal: str = "zero") -> tuple:
