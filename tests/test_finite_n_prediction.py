@@ -141,3 +141,13 @@ def test_cli_json_and_refusal():
     assert abs(res["attention"][0] - symrmt.limit("tanh", "1/2", [1], n=512, **ALIGNED).attention[0]) < 1e-9
     bad = subprocess.run(base + ["--n", "100"], capture_output=True, text=True, timeout=120)
     assert bad.returncode == 2 and "minimum n = 256" in bad.stderr and "Traceback" not in bad.stderr
+
+
+def test_finite_size_figure(tmp_path):
+    pytest.importorskip("matplotlib")
+    from symrmt.figures import FIGURES
+    from symrmt.figures.finite_size import finite_size
+
+    assert FIGURES["finite_size"] is finite_size
+    paths = finite_size(tmp_path, progress=False, sizes=[256], trials=[2])
+    assert sorted(p.rsplit(".", 1)[1] for p in paths) == ["pdf", "png"]

@@ -189,7 +189,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--store", metavar="PATH", default=None,
                    help="trial store (SQLite file): keep every trial, reuse stored ones; a rerun resumes")
     p.add_argument("--only", metavar="NAME[,NAME...]", default=None,
-                   help="draw only these figures (ridge_error, random_inputs, role_of_a1, alignment, phase_diagram)")
+                   help="draw only these figures (ridge_error, random_inputs, role_of_a1, alignment, phase_diagram, "
+                   "finite_size)")
     add_executor(p, workers_default=None)
     p.set_defaults(func=cmd_figures)
 

@@ -24,6 +24,9 @@ Figures
 :func:`phase_diagram`
     Where Attention beats ridge (``E_A < E_RR``), from the limits alone: over
     ``(c, ||mu||^2)`` with ``W = I``, and over ``(cos theta, ||mu||^2)``.
+:func:`finite_size`
+    ``E_A`` and ``E_RR`` against ``n`` (log axis) in the aligned high-SNR case: simulations, the
+    limits and the finite-n prediction (:mod:`symrmt.figures.finite_size`).
 
 Each function takes the output folder, ``full`` (paper sizes: ``n = 2048``,
 ``p = 512``, ``n = 4096`` for the sweep in ``p``) and ``progress``, plus keyword
@@ -60,11 +63,13 @@ import time
 from symrmt.errors import ParameterError
 from symrmt.figures.data import attention_over_geometries, phase_diagram_data, simulate_ridge
 from symrmt.figures.draw import alignment, matplotlib_figure, phase_diagram, random_inputs, ridge_error, role_of_a1
+from symrmt.figures.finite_size import finite_size
 
 __all__ = [
     "FIGURES",
     "alignment",
     "attention_over_geometries",
+    "finite_size",
     "phase_diagram_data",
     "main",
     "phase_diagram",
@@ -82,6 +87,7 @@ FIGURES = {
     "role_of_a1": role_of_a1,
     "alignment": alignment,
     "phase_diagram": phase_diagram,
+    "finite_size": finite_size,
 }
 
 
