@@ -43,6 +43,7 @@ model itself is an approximation whose error, measured against simulation, is st
 
 from __future__ import annotations
 
+import functools
 import math
 from fractions import Fraction
 
@@ -56,15 +57,15 @@ __all__ = ["MIN_N", "TYPES", "TYPES_CHECK", "DIGITS", "MIN_DIGITS", "check_finit
 #: the smallest n accepted: the smallest size at which the prediction was checked against simulation
 MIN_N = 256
 #: Gauss-Hermite nodes per label (the number of token types is ``2 * TYPES``)
-TYPES = 60
+TYPES = 40
 #: the second discretization every value is recomputed with; the two must agree (:func:`finite_n_values`)
-TYPES_CHECK = 80
+TYPES_CHECK = 56
 #: the most significant digits a finite-n value is reported to (float64 arithmetic)
 DIGITS = 10
 #: fewer digits of agreement between the two discretizations than this is an error
 MIN_DIGITS = 6
 #: nodes of the Gauss-Hermite rule for the conditional moments ``F, F', E f^2``
-_MOMENT_NODES = 200
+_MOMENT_NODES = 120
 #: the nonlinearities the prediction covers
 COVERED_F = ("tanh", "erf", "relu")
 
@@ -154,7 +155,13 @@ def _types(m: float, q: int):
 
 def _profile(u, pi, kappa, f_name):
     """``F`` over pairs of types, the rank-one split ``alpha`` of ``F'`` and the noise profile ``sigma^2``."""
-    F, F1, F2 = _moments(kappa * np.outer(u, u), f_name)
+    k = len(u)
+    iu = np.triu_indices(k)
+    tri = _moments(kappa * u[iu[0]] * u[iu[1]], f_name)  # symmetric in the pair: the upper triangle only
+    F, F1, F2 = (np.zeros((k, k)) for _ in range(3))
+    for full, part in zip((F, F1, F2), tri):
+        full[iu] = part
+        full.T[iu] = part
     V = np.maximum(F2 - F * F - F1 * F1, 0.0)
     sq = np.sqrt(pi)
     ev, vec = np.linalg.eigh(sq[:, None] * F1 * sq[None, :])
@@ -166,12 +173,25 @@ def _profile(u, pi, kappa, f_name):
     return F, alpha, sigma2
 
 
+@functools.lru_cache(maxsize=16)
+def _pencil_matrices(c: float):
+    """``A_S`` (at ``a_1 = 1``: the per-type factors ``alpha`` carry the Wishart coefficient) and ``P`` of the
+    noise-only pencil, read from its one SymPy definition
+    (:func:`symrmt.models.attention.equations.noise_pencil`)."""
+    from symrmt.models.attention import equations as S
+
+    _, A_S, P = S.noise_pencil()
+    A = np.array(A_S.subs({S.a1: 1, S.c: c}).tolist(), dtype=float)
+    P = np.array(P.tolist(), dtype=float)
+    A.flags.writeable = P.flags.writeable = False  # cached: shared by every call
+    return A, P
+
+
 def _noise_fixed_point(gamma: float, c: float, pi, alpha, e, sigma2, tol=1e-13, maxit=50000):
     """``(H, dH/dgamma)``: one 3x3 block-trace matrix per type, by the damped iteration
     ``H <- (H + (L0 + R(-H))^{-1})/2`` run together with its derivative in ``gamma``."""
     k = len(pi)
-    A = np.array([[0, 1, 0], [1, 0, 0], [0, 0, c]], float)
-    P = np.array([[0, 1, 0], [1, 0, 0], [0, 0, 0]], float)
+    A, P = _pencil_matrices(c)
     lam = np.zeros((k, 3, 3))
     lam[:, 0, 0] = lam[:, 1, 1] = alpha
     lam[:, 2, 2] = 1
