@@ -133,7 +133,7 @@ def check_finite_n(f_name: str, geometry, diagonal: str, n) -> tuple:
     r = geo.r
     if r != 1:
         raise ParameterError("the finite-n prediction covers one weight pair (rank one) only")
-    m2, k2, q2, kq, mk, mq = g[0][0], g[1][1], g[2][2], g[1][2], g[0][1], g[0][2]
+    m2, k2, q2, kq, mk = g[0][0], g[1][1], g[2][2], g[1][2], g[0][1]
     if not (k2 == q2 == kq):
         raise ParameterError("the finite-n prediction covers w_K = w_Q only (a symmetric W)")
     if mk * mk != m2 * k2:
