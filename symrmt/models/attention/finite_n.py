@@ -27,7 +27,7 @@ finite-rank update read out by Woodbury, as in the limit.  As ``n -> oo``, ``F(d
 ``alpha_a -> sqrt(a_1)``, ``sigma^2 -> nu - a_1^2``, and the prediction tends to the limit.
 
 Covered (checked against simulations of the actual kernel; outside it the prediction is refused):
-``f = tanh``, ``diagonal = "zero"``, ``alpha = 1`` and ``mu, w_K, w_Q`` collinear with ``w_K = w_Q``
+``f`` in :data:`COVERED_F` (tanh, erf, the centered ReLU), ``diagonal = "zero"``, ``alpha = 1`` and ``mu, w_K, w_Q`` collinear with ``w_K = w_Q``
 (either of ``mu`` and ``w`` may be zero), ``n >= MIN_N``.  The ridge error is returned as its limit
 (ridge has no kernel; its finite-n correction is ``O(1/n)``).
 
