@@ -91,7 +91,7 @@ def test_package_simulation_c_two():
 
 
 def test_reduces_to_the_limit():
-    gammas = ["1/10", 1, 10]
+    gammas = ["1/1000", "1/10", 1, 10]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         lim = symrmt.limit("tanh", "1/2", gammas, digits=15, **ALIGNED).attention

@@ -63,7 +63,7 @@ TYPES_CHECK = 56
 #: the most significant digits a finite-n value is reported to (float64 arithmetic)
 DIGITS = 10
 #: fewer digits of agreement between the two discretizations than this is an error
-MIN_DIGITS = 6
+MIN_DIGITS = 4
 #: nodes of the Gauss-Hermite rule for the conditional moments ``F, F', E f^2``
 _MOMENT_NODES = 120
 #: the nonlinearities the prediction covers
