@@ -71,6 +71,9 @@ class LimitResult(TableResult):
     balls : dict or None
         With ``prove=True``: ``{"attention": [...], "ridge": [...], "branch": {...}}``, each value a
         ``flint.arb`` ball proved to contain the limit (:mod:`symrmt.models.attention.prove`); else ``None``.
+    n : int or None
+        With ``limit(..., n=N)``: ``attention_mp`` is the finite-n prediction at ``N`` tokens
+        (:mod:`symrmt.models.attention.finite_n`) and ``ridge_mp`` the ridge limit; else ``None``.
 
     Examples
     --------
@@ -101,6 +104,7 @@ class LimitResult(TableResult):
     finite_size_note: str | None = None
     recompute: object = field(default=None, repr=False)
     error: str = "train"
+    n: int | None = None
 
     columns = ("gamma", "attention", "ridge")
 
@@ -164,15 +168,19 @@ class LimitResult(TableResult):
         geo = self.geometry
         geo = ({k: t(v) for k, v in geo.as_dict().items()} if not hasattr(geo, "gram_entries")  # rank one
                else {"r": geo.r, "alpha": t(geo.alpha), "gram": [[t(x) for x in row] for row in geo.gram()]})
-        return {"f": self.f, "expr": self.expr, "center": self.center, "c": t(self.c), "geometry": geo,
-                "diagonal": self.diagonal, "digits": self.digits}
+        out = {"f": self.f, "expr": self.expr, "center": self.center, "c": t(self.c), "geometry": geo,
+               "diagonal": self.diagonal, "digits": self.digits}
+        if self.n is not None:
+            out["n"] = self.n
+        return out
 
     # -- printing -----------------------------------------------------------------
     def _caption(self) -> str:
         centered = ", centered" if self.center else ""
-        return (f"limits: f = {self.f}{centered}, c = {param_text(self.c, self.digits)}, "
+        head = "limits" if self.n is None else f"finite-n prediction at n = {self.n} (E_RR: its limit)"
+        return (f"{head}: f = {self.f}{centered}, c = {param_text(self.c, self.digits)}, "
                 f"{geometry_text(self.geometry, self.digits)}, diagonal = {self.diagonal} "
-                f"({self.digits} certified digits)")
+                f"({self.digits} {'certified digits' if self.n is None else 'digits of the prediction'})")
 
     def _rows(self):
         return [[g, mp_text(a, self.digits), mp_text(r, self.digits)]

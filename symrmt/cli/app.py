@@ -113,6 +113,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--prove-branch", action="store_true", help="--prove, and the attention branch proved by a chain "
                    "of Krawczyk boxes along the kernel strength (slower: see docs/prove.md)")
     add_error(p)
+    p.add_argument("--n", type=int_at_least("--n", 1), default=None, metavar="N",
+                   help="the finite-size prediction of E_A at N tokens (p = round(c N)), the signal kept inside f; "
+                   "E_RR stays its limit. Covered: f = tanh, diagonal zero, mu and w_K = w_Q collinear, N >= 256 "
+                   "(else refused, exit 2); see docs/theory.md")
     p.set_defaults(func=cmd_limit)
 
     p = sub.add_parser("simulate", help="Monte-Carlo estimate at finite n",
@@ -208,7 +212,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--only", metavar="NAME[,NAME...]", default=None,
                    help="draw only these figures (fig1_ridge, fig2_attention, fig3_nonlinear, fig4_alignment, "
                    "fig7_weights, mu0_claim, a1_zero, ridge_error, random_inputs, role_of_a1, alignment, "
-                   "phase_diagram)")
+                   "phase_diagram, finite_size)")
     add_executor(p, workers_default=None)
     p.set_defaults(func=cmd_figures)
 

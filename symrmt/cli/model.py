@@ -95,7 +95,28 @@ def cmd_limit(args) -> int:
         nl = solver_f = nonlinearity_of(args)
         name, expr = nl.name, str(nl.expr)
     balls = None
-    if args.prove or getattr(args, "prove_branch", False):
+    finite_n = getattr(args, "n", None)
+    D = args.digits
+    if finite_n is not None:
+        from symrmt.models.attention.finite_n import finite_n_values
+        from symrmt.models.attention.geometry import as_low_rank
+        from symrmt.models.attention.theory import ridge_limit
+
+        if kind != "entrywise":
+            raise ParameterError("--n (the finite-n prediction) covers the entry-wise kernel only, not the softmax")
+        if test:
+            raise NotDerived("the finite-n prediction (--n) is derived for the training error E_A only; the test "
+                             "errors are limits (drop --n, or simulate at your n)")
+        if args.prove or getattr(args, "prove_branch", False):
+            raise ParameterError("--prove is for the limit; the finite-n prediction is a model's value, not provable")
+        vals, got = finite_n_values(name, args.c, list(args.gamma), geom, finite_n, args.diagonal)
+        D = min(D, got)
+        import mpmath
+
+        with mpmath.workdps(20):
+            vals = [mpmath.mpf(v) for v in vals]
+        res = {"attention": vals, "ridge": ridge_limit(args.c, list(args.gamma), as_low_rank(geom).snr, D)}
+    elif args.prove or getattr(args, "prove_branch", False):
         from symrmt.models.attention.prove import prove_limit
 
         res, balls = prove_limit(solver_f, args.c, list(args.gamma), geometry=geom, diagonal=args.diagonal,
@@ -107,10 +128,9 @@ def cmd_limit(args) -> int:
     else:
         limit = theory_limit()
         res = limit(solver_f, args.c, list(args.gamma), geometry=geom, diagonal=args.diagonal, digits=args.digits)
-    D = args.digits
     from symrmt.models.attention.finite_size import finite_size_note
 
-    note = finite_size_note(geom, args.c)
+    note = finite_size_note(geom, args.c) if finite_n is None else None  # the note is about the limit
     if note:
         print(f"symrmt limit: note: {note}", file=sys.stderr)
     params = {
@@ -123,6 +143,8 @@ def cmd_limit(args) -> int:
         "digits": D,
         "error": "test" if test else "train",
     }
+    if finite_n is not None:
+        params["n"] = finite_n
     if args.json:
         out = {"gamma": list(args.gamma), "ridge": [num(x, D) for x in res["ridge"]]}
         if "attention" in res:
@@ -140,6 +162,8 @@ def cmd_limit(args) -> int:
                 else f"rank r = {geom.r}, alpha = {geom.alpha}, ||mu||^2 = {geom.snr}")
     head = (f"softmax attention (masked; its limit is the entry-wise one of f(t) = {expr})" if kind == "softmax"
             else f"f(t) = {expr}")
+    if finite_n is not None:
+        head = f"finite-n prediction at n = {finite_n} (E_A; E_RR is its limit), {head}"
     print(f"{head}, c = {args.c}, diagonal = {args.diagonal}, {geo_text}")
     att = res.get("attention")
     rows = []

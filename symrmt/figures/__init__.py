@@ -37,6 +37,9 @@ And the package's own:
 :func:`phase_diagram`
     Where Attention beats ridge (``E_A < E_RR``), from the limits alone: over
     ``(c, ||mu||^2)`` with ``W = I``, and over ``(cos theta, ||mu||^2)``.
+:func:`finite_size`
+    ``E_A`` and ``E_RR`` against ``n`` (log axis) in the aligned high-SNR case: simulations, the
+    limits and the finite-n prediction (:mod:`symrmt.figures.finite_size`).
 
 Each function takes the output folder, ``full`` (paper sizes: ``n = 2048``,
 ``p = 512``, ``n = 4096`` for the sweep in ``p``) and ``progress``, plus keyword
@@ -76,6 +79,7 @@ from symrmt.figures.draw import alignment, matplotlib_figure, phase_diagram, ran
 from symrmt.figures.paper import (
     PAPER_FIGURES, a1_zero, fig1_ridge, fig2_attention, fig3_nonlinear, fig4_alignment, fig7_weights, mu0_claim,
 )
+from symrmt.figures.finite_size import finite_size
 
 __all__ = [
     "FIGURES",
@@ -89,6 +93,7 @@ __all__ = [
     "mu0_claim",
     "alignment",
     "attention_over_geometries",
+    "finite_size",
     "phase_diagram_data",
     "main",
     "phase_diagram",
@@ -107,6 +112,7 @@ FIGURES = {
     "role_of_a1": role_of_a1,
     "alignment": alignment,
     "phase_diagram": phase_diagram,
+    "finite_size": finite_size,
 }
 
 

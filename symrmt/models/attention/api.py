@@ -65,7 +65,7 @@ def _number(x):
 
 def limit(f, c, gamma, geometry=None, diagonal: str = "zero", digits: int = 15, center: bool = False,
           progress: bool | None = None, prove: bool = False, *, attention: str = "entrywise", mask: bool = True,
-          error: str = "train", **values):
+          error: str = "train", n: int | None = None, **values):
     r"""Certified limits of the Attention error ``E_A(gamma)`` and the ridge error ``E_RR(gamma)``.
 
     Parameters
@@ -108,6 +108,12 @@ def limit(f, c, gamma, geometry=None, diagonal: str = "zero", digits: int = 15, 
         (:mod:`symrmt.models.attention.generalization`, ``docs/theory.md`` section 12), returned in the
         same fields (``attention_mp``, ``ridge_mp``; ``.error == "test"``).  Refused with the softmax
         and with ``prove`` (not derived there).
+    n : int, optional (keyword only)
+        The finite-size prediction at ``n`` tokens (``p = round(c n)``) instead of the limit: ``E_A`` with
+        the signal kept inside ``f`` (:mod:`symrmt.models.attention.finite_n`; ``E_RR`` stays its limit,
+        ``.n`` is set and ``.digits`` is the agreement of two discretizations, at most 10).  Covered:
+        ``f = tanh``, ``diagonal="zero"``, ``mu``, ``w_K = w_Q`` collinear, ``n >= 256``; anything else
+        is refused with a ``ParameterError`` naming the reason.
 
     Returns
     -------
@@ -144,6 +150,11 @@ def limit(f, c, gamma, geometry=None, diagonal: str = "zero", digits: int = 15, 
     if error == "test" and prove:
         raise ParameterError("prove is for the training errors; the test errors are certified, not proved")
     geom = _geometry(geometry, values)
+    if n is not None:
+        if error == "test":
+            raise NotDerived("the finite-n prediction (n=) is derived for the training error E_A only; the test "
+                             "errors are limits (drop n=, or simulate at your n)")
+        return _finite_n_limit(f, c, gamma, geom, diagonal, digits, center, prove, attention, n, t0)
     if attention == "softmax":
         from symrmt.models.attention.softmax_kernel import check_mask, check_softmax_f, softmax_nonlinearity
 
@@ -222,6 +233,34 @@ def limit(f, c, gamma, geometry=None, diagonal: str = "zero", digits: int = 15, 
                        balls=({"attention": [balls["attention"][g] for g in gs], "ridge": [balls["ridge"][g] for g in gs],
                                "branch": {"attention": "continued" if att_branch and all(b == "continued" for b in att_branch)
                                           else "sanity", "ridge": "isolated"}} if prove else None))
+
+
+def _finite_n_limit(f, c, gamma, geom, diagonal, digits, center, prove, attention, n, t0):
+    """``limit(..., n=N)``: the finite-n prediction of E_A (:mod:`symrmt.models.attention.finite_n`)."""
+    import mpmath
+
+    from symrmt.models.attention.finite_n import finite_n_values
+    from symrmt.models.attention.theory import ridge_limit
+    from symrmt.parsing import check_digits
+    from symrmt.results import LimitResult
+
+    if attention != "entrywise":
+        raise ParameterError("n (the finite-n prediction) covers the entry-wise kernel only, not the softmax")
+    if prove:
+        raise ParameterError("prove is for the limit; the finite-n prediction is a model's value, not provable")
+    nl = as_nonlinearity(f, center)
+    cf = check_c(_number(c))
+    gs = gamma_values(gamma)
+    diagonal = check_diagonal(diagonal)
+    digits = check_digits(digits)
+    vals, got = finite_n_values(nl.name, cf, gs, geom, _number(n), diagonal)
+    shown = min(digits, got)
+    rr = ridge_limit(cf, gs, as_low_rank(geom).snr, shown)
+    with mpmath.workdps(20):
+        att = tuple(mpmath.mpf(v) for v in vals)
+    return LimitResult(f=nl.name, expr=str(nl.expr), center=nl.center, c=cf, gamma_exact=gs, geometry=geom,
+                       diagonal=diagonal, digits=shown, attention_mp=att, ridge_mp=tuple(rr),
+                       seconds=time.monotonic() - t0, n=int(_number(n)))
 
 
 def simulate(f, c=None, gamma=None, geometry=None, diagonal: str = "zero", center: bool = False, *, n: int = 512,
