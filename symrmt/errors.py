@@ -260,12 +260,12 @@ class SymbolicTimeout(SymrmtError):
     """A symbolic attempt ran past its time limit (it was killed)."""
 
 
-# symrmt.arb
+# symrmt.proofs.arb
 class ProofError(SolverError):
     """A ball could not be proved (Krawczyk test failed, a ball too wide); the message says which."""
 
 
-# symrmt.arb
+# symrmt.proofs.arb
 class ProveUnavailable(ParameterError):
     """``--prove`` / ``prove=True`` without python-flint installed (exit 2)."""
 

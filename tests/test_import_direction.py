@@ -14,8 +14,8 @@ import pytest
 PACKAGE = Path(__file__).resolve().parent.parent / "symrmt"
 
 #: the rank of each unit (a top-level module or package of symrmt; models.<name> for each model)
-GENERAL = {"errors", "cache", "trust", "progress", "table", "parsing", "core", "psd", "simulation", "codegen",
-           "arb", "certified", "hermite", "plotting", "comparison", "results", "latex_blocks"}
+GENERAL = {"errors", "cache", "trust", "progress", "table", "parsing", "core", "proofs", "simulation", "codegen",
+           "hermite", "plotting", "comparison", "results", "latex_blocks"}
 RANKS = {**{name: 0 for name in GENERAL}, "engine": 1, "models.attention": 2, "models.softmax": 3, "models.icl": 3,
          "check": 4, "latex": 4, "derivations": 4, "figures": 4, "bench": 5, "cli": 6, "__main__": 7}
 

@@ -378,7 +378,7 @@ def test_attention_branch_continued():
 
 def test_attention_wrong_box_refused_by_chain():
     """A proved box that is not the continued one (here: the proved box moved to another point) is refused."""
-    from symrmt.arb import bits_for, working_bits
+    from symrmt.proofs.arb import bits_for, working_bits
     from symrmt.models.attention.prove_branch import attention_chain
 
     b = P.prove_attention("tanh", Fraction(1, 2), [Fraction(1)], None, "zero", D)[0]

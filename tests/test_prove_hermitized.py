@@ -22,7 +22,7 @@ def _ginibre():
 def test_ginibre_inside_the_disk_proved(gam):
     """tau((gamma + Z/sqrt(n))^{-1}) = gamma for |gamma| <= 1: the ball holds it, excludes gamma + 1e-28,
     and its radius is below 1e-30 of the value."""
-    from symrmt.arb import relative_ok, working_bits
+    from symrmt.proofs.arb import relative_ok, working_bits
 
     r = _ginibre().limit(GINIBRE, at={"gamma": gam}, digits=30, prove=True)
     assert r.hermitized and r.branch == "sanity" and any("pinned" in n for n in r.branch_notes)
@@ -35,7 +35,7 @@ def test_ginibre_inside_the_disk_proved(gam):
 
 
 def test_ginibre_derivative_refused_with_reason():
-    from symrmt.arb import ProofError
+    from symrmt.proofs.arb import ProofError
 
     with pytest.raises(ProofError, match="parameter derivatives of a Hermitized trace.*certified at two precisions"):
         _ginibre().limit(f"diff({GINIBRE}, gamma)", at={"gamma": "1/2"}, digits=30, prove=True)
@@ -60,7 +60,7 @@ def testsyzygy_is_an_identity():
                                           ("trace(inv(Z/sqrt(n) + Y/sqrt(n) + gamma*I(n)))", 2)])
 def test_scaled_ginibre_proved(expr, scale2):
     """A Ginibre of variance sigma^2 (2 Z, or the sum of two): tau = gamma/sigma^2 inside |gamma| <= sigma."""
-    from symrmt.arb import working_bits
+    from symrmt.proofs.arb import working_bits
 
     g = _ginibre()
     g.gaussian("Y", "n", "n")

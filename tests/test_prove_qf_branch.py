@@ -94,7 +94,7 @@ def test_attention_branch_continued_at_small_gamma(f, gamma):
 
 def test_attention_wrong_box_refused_on_the_gamma_leg():
     """A proved box moved off the root at ``gamma = 1/10`` (the chain's ``gamma`` leg ends in a tube) is refused."""
-    from symrmt.arb import bits_for, working_bits
+    from symrmt.proofs.arb import bits_for, working_bits
     from symrmt.models.attention.prove_branch import attention_chain
 
     b = P.prove_attention("tanh", Fraction(1, 2), [Fraction(1, 10)], None, "zero", D)[0]

@@ -156,7 +156,7 @@ def check(quantity: str, expr, kind: str = "value", where=None, points: int | No
     t0 = time.monotonic()
     _check_options(digits, points, timeout)
     if prove:
-        from symrmt.arb import require_flint
+        from symrmt.proofs.arb import require_flint
 
         require_flint()
     lhs, rhs = parse_candidate(quantity, expr, kind, syntax)

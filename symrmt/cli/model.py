@@ -42,12 +42,12 @@ def cmd_hermite(args) -> int:
 
     nl = nonlinearity_of(args)
     if args.prove:
-        from symrmt.arb import require_flint
+        from symrmt.proofs.arb import require_flint
 
         require_flint()
     rep = hermite_report(nl, k=args.k, dps=args.digits, center=args.center)
     if args.prove:
-        from symrmt.arb import ball_json, ball_text
+        from symrmt.proofs.arb import ball_json, ball_text
         from symrmt.hermite.balls import prove_hermite_report
 
         balls = prove_hermite_report(nl, args.k, args.digits)
@@ -169,7 +169,7 @@ def cmd_limit(args) -> int:
     rows = []
     if balls is not None:
         from symrmt.models.attention.prove import BRANCH_NOTE
-        from symrmt.arb import ball_text
+        from symrmt.proofs.arb import ball_text
 
         for i, g in enumerate(args.gamma):
             rows.append([g, ball_text(balls["attention"][i], D), ball_text(balls["ridge"][i], D)])

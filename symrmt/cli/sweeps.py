@@ -214,7 +214,7 @@ def _num(x, digits):
 
 
 def cmd_sweep(args) -> int:
-    from symrmt.arb import ball_parts
+    from symrmt.proofs.arb import ball_parts
     from symrmt.models.attention.prove import balls_json
     from symrmt.models.attention.sweeps import sweep
 

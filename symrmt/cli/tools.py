@@ -34,7 +34,7 @@ def cmd_verify(args) -> int:
         except (PretrainedUnavailable, ImportError) as exc:
             raise ParameterError(f"--pretrained needs the optional extra: pip install 'symrmt[pretrained]' ({exc})") from None
     if args.prove:
-        from symrmt.arb import require_flint
+        from symrmt.proofs.arb import require_flint
 
         require_flint()
     rows, unproved = [], []

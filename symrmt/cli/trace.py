@@ -429,9 +429,9 @@ def cmd_trace(args) -> int:
     if finite_n is not None:
         out.update({"limit": _num(result.limit, D), "correction": _num(result.correction, D), "n": finite_n})
     if args.prove:
-        from symrmt.arb import ball_json
+        from symrmt.proofs.arb import ball_json
 
-        from symrmt.arb import complex_ball_json
+        from symrmt.proofs.arb import complex_ball_json
 
         pj = complex_ball_json(result.ball, D) if isinstance(result.value, mpmath.mpc) else ball_json(result.ball, D)
         out["proved"] = {**pj, "branch": result.branch,
@@ -482,9 +482,9 @@ def cmd_trace(args) -> int:
               "solved by Hermitization (the Brown measure), see docs/engine.md")
     if args.prove:
         from symrmt.models.attention.prove import BRANCH_NOTE
-        from symrmt.arb import ball_text
+        from symrmt.proofs.arb import ball_text
 
-        from symrmt.arb import complex_ball_text
+        from symrmt.proofs.arb import complex_ball_text
 
         text = complex_ball_text(result.ball, D) if isinstance(result.value, mpmath.mpc) else ball_text(result.ball, D)
         note = result.branch_notes[0] if isinstance(result.value, mpmath.mpc) else BRANCH_NOTE[result.branch]

@@ -126,7 +126,7 @@ def _engine_random_features(ck):
     """(S67) and (S68) on balls: the derivation's own residual function, run with the parameters and the
     two proved traces as balls; a residual ball that excludes 0 is a proved violation."""
     from symrmt.derivations import engine_random_features as E
-    from symrmt.arb import to_arb, working_bits
+    from symrmt.proofs.arb import to_arb, working_bits
 
     mdl = E.model()
     for at in (E.AT, E.OTHER):
@@ -260,7 +260,7 @@ def _noise_only(ck):
     import flint
     import sympy as sp
 
-    from symrmt.arb import isolate_real_roots, to_arb, working_bits
+    from symrmt.proofs.arb import isolate_real_roots, to_arb, working_bits
     from symrmt.derivations import noise_only as NO
     from symrmt.models.attention import equations as S
     from symrmt.models.attention.closed_forms import noise_only as N

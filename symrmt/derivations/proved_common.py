@@ -15,7 +15,7 @@ def contains(ball, ref) -> bool:
     the references are computed at 45 digits or more, the proved balls are often far tighter)."""
     import flint
 
-    from symrmt.arb import working_bits
+    from symrmt.proofs.arb import working_bits
 
     with working_bits(256):
         r = flint.arb(mpmath.nstr(ref, 50), abs(float(ref)) * 1e-40)
@@ -28,13 +28,13 @@ def mpq(text):
 
 
 def tight(ball) -> bool:
-    from symrmt.arb import relative_ok
+    from symrmt.proofs.arb import relative_ok
 
     return relative_ok(ball, DIGITS)
 
 
 def record(ck, name, ball, ok, ref_text=""):
-    from symrmt.arb import ball_text
+    from symrmt.proofs.arb import ball_text
 
     ck.add("proved: " + name, "precision", ok and tight(ball), ball_text(ball, DIGITS) + ref_text)
 
@@ -43,7 +43,7 @@ def within(ball, ref, rel) -> bool:
     """Proved ``|ball - ref| <= rel |ref|`` (``ref`` an mpf or a ball, ``rel`` a number)."""
     import flint
 
-    from symrmt.arb import to_arb, working_bits
+    from symrmt.proofs.arb import to_arb, working_bits
 
     with working_bits(256):
         r = to_arb(ref) if not isinstance(ref, flint.arb) else ref
@@ -54,7 +54,7 @@ def within(ball, ref, rel) -> bool:
 def gap(ball, ref) -> str:
     import flint
 
-    from symrmt.arb import to_arb, working_bits
+    from symrmt.proofs.arb import to_arb, working_bits
 
     with working_bits(256):
         r = to_arb(ref) if not isinstance(ref, flint.arb) else ref
@@ -63,7 +63,7 @@ def gap(ball, ref) -> str:
 
 def ball_of(expr, symbols, values):
     """A SymPy expression (exact coefficients) evaluated on balls, through the package's compile step."""
-    from symrmt.arb import arb_checked, arb_function
+    from symrmt.proofs.arb import arb_checked, arb_function
     from symrmt.codegen.compile import compile_expr
 
     fn = compile_expr(list(symbols), expr, cse=False)

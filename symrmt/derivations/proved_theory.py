@@ -29,7 +29,7 @@ def _ridgeless(ck):
     import flint
     import sympy as sp
 
-    from symrmt.arb import isolate_real_roots, to_arb, working_bits
+    from symrmt.proofs.arb import isolate_real_roots, to_arb, working_bits
     from symrmt.derivations import ridgeless as RL
     from symrmt.models.attention import equations as S
     from symrmt.models.attention.closed_forms import ridgeless as R
@@ -85,7 +85,7 @@ def _attention_limit(ck):
     """The implicit derivative (a ball) against the central difference of two proved ``varphi`` balls, to the
     derivation's tolerance; ``0 <= E_A <= 1`` and ``E_A`` strictly increasing along the derivation's ``gamma``
     grid, proved on the balls (each ball above the previous one)."""
-    from symrmt.arb import to_arb, working_bits
+    from symrmt.proofs.arb import to_arb, working_bits
     from symrmt.derivations import attention_limit as AL  # noqa: F401  (the derivation whose claims these are)
     from symrmt.models.attention.geometry import Geometry
     from symrmt.models.attention.prove import prove_attention
@@ -193,7 +193,7 @@ def _engine_density(ck):
     and the histograms (simulations)."""
     import flint
 
-    from symrmt.arb import working_bits
+    from symrmt.proofs.arb import working_bits
     from symrmt.derivations import engine_density as E
 
     eta = "1e-40"

@@ -230,7 +230,7 @@ class Model(_model.Model):
                                      "at two precisions)")
                 return given_limit(self, expr, at, digits)
         if prove:
-            from symrmt.arb import require_flint
+            from symrmt.proofs.arb import require_flint
 
             require_flint()
         expr = self.expr(expr)
@@ -428,11 +428,11 @@ def _radius_kept(result, digits: int):
     """``result``, after checking the promise of its proved ball (a trace or a quadratic form at a real point; a
     complex point's ball is checked by :func:`symrmt.engine.prove.prove_complex_trace`, after its conjugation):
     its radius at most ``10^-digits`` of its midpoint's modulus (absolute for a real ball holding 0); else
-    :class:`symrmt.arb.ProofError` (exit 3), never a wider ball."""
+    :class:`symrmt.proofs.arb.ProofError` (exit 3), never a wider ball."""
     ball = getattr(result, "ball", None)
     if ball is None:
         return result
-    from symrmt.arb import ProofError, check_radius, complex_ok, require_flint
+    from symrmt.proofs.arb import ProofError, check_radius, complex_ok, require_flint
 
     if isinstance(ball, require_flint().acb):
         if not complex_ok(ball, digits):

@@ -1,7 +1,7 @@
 r"""Proved digits of the trace engine: an expression's limit as a ball (:func:`prove_trace`).
 
 The fixed point of the engine's compiled system is proved by Krawczyk's test on balls
-(:mod:`symrmt.arb`); one-unknown polynomial systems have all their real roots isolated exactly, larger
+(:mod:`symrmt.proofs.arb`); one-unknown polynomial systems have all their real roots isolated exactly, larger
 systems (by default up to :data:`CHAIN_DEFAULT_UNKNOWNS` unknowns) have their branch proved by a chain of
 Krawczyk boxes along the homotopy (:mod:`symrmt.engine.prove_chain`), else their sanity bounds proved on
 the ball (``branch`` says which).  :func:`prove_complex_trace`: the ball at a complex parameter value.
@@ -18,7 +18,7 @@ from symrmt.engine.plan import formula_args
 from symrmt.errors import BranchError
 
 
-from symrmt.arb import (
+from symrmt.proofs.arb import (
     ESCALATIONS, ProofError, arb_checked, arb_function, bits_for, check_radius, complex_ok, isolate_real_roots, krawczyk,
     mat_solve, relative_ok, require_flint, sympy_ball, to_arb, working_bits,
 )

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-from symrmt.arb import ProofError, ball_matrix, mid_newton, newton_last, require_flint, to_arb, working_bits
+from symrmt.proofs.arb import ProofError, ball_matrix, mid_newton, newton_last, require_flint, to_arb, working_bits
 from symrmt.core.numbers import FLOAT64
 from symrmt.errors import BranchError
 

@@ -27,7 +27,7 @@ from fractions import Fraction
 import mpmath
 import sympy as sp
 
-from symrmt.arb import ProofError, arb_checked, arb_function, krawczyk, require_flint, to_arb
+from symrmt.proofs.arb import ProofError, arb_checked, arb_function, krawczyk, require_flint, to_arb
 from symrmt.cache import cache_dict
 
 #: the largest Hermitized system whose syzygy is searched (the ansatz has m * C(m + 2, 2) coefficients; SymPy's

@@ -25,7 +25,7 @@ from fractions import Fraction
 import sympy as sp
 
 from symrmt.engine.plan import formula_args
-from symrmt.arb import (
+from symrmt.proofs.arb import (
     ESCALATIONS, ProofError, arb_checked, arb_function, bits_for, check_radius, mat_solve, relative_ok,
     require_flint, to_arb, working_bits,
 )

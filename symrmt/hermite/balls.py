@@ -1,6 +1,6 @@
 r"""Hermite data as proved balls: a closed form evaluated on balls, a quadrature value from
 ``acb.integral`` on ``[-L, L]`` (its error bound part of the ball) plus a bound on the Gaussian tails
-(:func:`hermite_ball`).  The ball arithmetic is :mod:`symrmt.arb`.
+(:func:`hermite_ball`).  The ball arithmetic is :mod:`symrmt.proofs.arb`.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from symrmt.cache import cached
 from symrmt.errors import ParameterError
 
 
-from symrmt.arb import ESCALATIONS, ProofError, arb_function, bits_for, check_radius, relative_ok, require_flint, sympy_ball, to_arb, working_bits
+from symrmt.proofs.arb import ESCALATIONS, ProofError, arb_function, bits_for, check_radius, relative_ok, require_flint, sympy_ball, to_arb, working_bits
 
 __all__ = ["hermite_ball", "prove_hermite_report"]
 # ---------------------------------------------------------------- Hermite data

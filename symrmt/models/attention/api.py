@@ -181,7 +181,7 @@ def limit(f, c, gamma, geometry=None, diagonal: str = "zero", digits: int = 15, 
     digits = check_digits(digits)  # the one digits rule: an integer (NumPy too) in [1, LIMITS['digits']]
     snr = as_low_rank(geom).snr
     if prove:
-        from symrmt.arb import require_flint
+        from symrmt.proofs.arb import require_flint
 
         require_flint()  # before any work: without python-flint this is bad input (how to install it)
     balls = {"attention": {}, "ridge": {}}

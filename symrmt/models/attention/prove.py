@@ -39,7 +39,7 @@ What a ball means: the exact large-``n`` limit *as the package's equations defin
 Gaussian-equivalence and deterministic-equivalent theorems that connect those equations to the
 random matrices are the mathematics' part (``docs/prove.md``).
 
-The rooms: the ball arithmetic and Krawczyk's test are :mod:`symrmt.arb`, the Hermite balls
+The rooms: the ball arithmetic and Krawczyk's test are :mod:`symrmt.proofs.arb`, the Hermite balls
 :mod:`symrmt.hermite.balls`, the engine's traces :mod:`symrmt.engine.prove` (quadratic forms
 :mod:`symrmt.engine.prove_qf`), the attention system's square form and its chain
 :mod:`symrmt.models.attention.prove_branch`; this module proves the paper's model (Marchenko-Pastur and
@@ -56,7 +56,7 @@ from symrmt.cache import cache_dict, cached
 from symrmt.errors import BranchError
 
 # the ball arithmetic, the Hermite balls and the engine's proofs live in their own rooms; re-exported here
-from symrmt.arb import (  # noqa: F401
+from symrmt.proofs.arb import (  # noqa: F401
     ESCALATIONS, GUARD_BITS, INSTALL, ProofError, ProveUnavailable, arb_checked, arb_function, ball_json, ball_parts,
     ball_text, bits_for, check_radius, isolate_real_roots, krawczyk, mat_solve, relative_ok, require_flint, sympy_ball,
     to_arb, working_bits,
@@ -215,7 +215,7 @@ def _hermite_cached(f, diagonal, bits):
 
 def _gram_factor_arb(gram):
     """Rows of ``B`` with ``B B^T = gram`` as balls (exact LDL^T, the square roots as balls)."""
-    from symrmt.psd import ldl_pivoted
+    from symrmt.core.psd import ldl_pivoted
 
     flint = require_flint()
     perm, L, Dg = ldl_pivoted(gram)

@@ -18,7 +18,7 @@ import hashlib
 import inspect
 from fractions import Fraction
 
-from symrmt.arb import ProofError, arb_checked, arb_function, require_flint, to_arb, working_bits
+from symrmt.proofs.arb import ProofError, arb_checked, arb_function, require_flint, to_arb, working_bits
 from symrmt.cache import cached
 
 __all__ = ["symmetric_matrix", "square_system", "square_hessian", "attention_chain", "ATTENTION_MAX_BOXES",

@@ -202,7 +202,7 @@ def sweep(f, grid: dict | None = None, *, geometry=None, diagonal: str = "zero",
     if fast and prove:
         raise ParameterError("prove=True (--prove) needs the certified path: drop fast (--fast)")
     if prove:
-        from symrmt.arb import require_flint
+        from symrmt.proofs.arb import require_flint
 
         require_flint()
     if fast:

@@ -136,7 +136,7 @@ def _arb_namespace(complex_: bool = False):
     return ns
 
 
-_ARB_CACHE = cache_dict("symrmt.arb._ARB_CACHE", 512)
+_ARB_CACHE = cache_dict("symrmt.proofs.arb._ARB_CACHE", 512)
 
 
 def _ball_pow(a, n):
