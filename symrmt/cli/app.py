@@ -63,6 +63,7 @@ from symrmt.cli.common import (  # noqa: F401  (dump: the JSON writer, also reac
     dump,
     int_at_least,
 )
+from symrmt.cli.weights import add_weights
 from symrmt.cli.model import DEMO, cmd_demo, cmd_hermite, cmd_limit, cmd_simulate, cmd_store  # noqa: F401 (DEMO)
 from symrmt.cli.tools import add_check, cmd_bench, cmd_figures, cmd_latex, cmd_verify
 from symrmt.latex import LATEX_RESULTS, latex_of  # noqa: F401  (latex_of: re-exported for existing callers)
@@ -102,13 +103,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--prove", action="store_true", help="prove every value: a ball [mid ± rad] proved to contain the limit (needs python-flint: pip install 'symrmt[prove]')")
     p.add_argument("--prove-branch", action="store_true", help="--prove, and the attention branch proved by a chain "
                    "of Krawczyk boxes along the kernel strength (slower: see docs/prove.md)")
+    add_weights(p)
     p.set_defaults(func=cmd_limit)
 
     p = sub.add_parser("simulate", help="Monte-Carlo estimate at finite n",
                        description="Monte-Carlo estimate of E_A and E_RR at finite n (p = round(c n)).")
     add_f(p, required=False)
     add_attention(p, simulate=True)
-    p.add_argument("--n", required=True, type=int_at_least("--n", 2), help="number of tokens")
+    p.add_argument("--n", type=int_at_least("--n", 2), default=None,
+                   help="number of tokens (required, except with --weights: n = round(p/c))")
     add_model(p, "ridge parameters, comma-separated, each > 0")
     p.add_argument("--noise", choices=NOISES, default="gaussian", help="noise distribution (default gaussian)")
     p.add_argument("--trials", type=int_at_least("--trials", 2), default=10, help="independent trials (default 10)")
@@ -117,6 +120,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--store", metavar="PATH", default=None,
                    help="trial store (SQLite file): reuse stored trials, keep each new one as it finishes")
     p.add_argument("--json", action="store_true", help="JSON on stdout")
+    add_weights(p)
     p.set_defaults(func=cmd_simulate)
 
     p = sub.add_parser("store", help="list what a trial store holds",
