@@ -28,8 +28,8 @@ __all__ = ["NotDerivedError", "weights_limit", "heads_limit", "heads_simulate", 
 
 #: the most heads (each adds three random leaves to the engine's pencil)
 MAX_HEADS = 8
-#: the fixed point's unknowns allowed per head (the engine's general cap is LIMITS["unknowns"])
-HEAD_UNKNOWNS = 100
+#: the fixed point's unknowns allowed per pair of heads (H heads: about 40 H^2; the engine's general cap is LIMITS["unknowns"])
+HEAD_UNKNOWNS = 60
 
 
 class NotDerivedError(SolverError):
@@ -156,7 +156,7 @@ def heads_limit(f, c, gammas, heads: int, head_width, digits: int = 15, center: 
     from symrmt.parsing.limits import LIMITS
 
     saved = LIMITS["unknowns"]
-    LIMITS["unknowns"] = max(saved, HEAD_UNKNOWNS * H)  # each head adds about 80 unknowns to the pencil
+    LIMITS["unknowns"] = max(saved, HEAD_UNKNOWNS * H * H)  # the pencil couples every pair of heads: about 40 H^2 unknowns
     try:
         att = [m.limit(expr, at={"c": _frac_text(c_frac), "D": _frac_text(D), "gamma": _frac_text(g)},
                        digits=digits).value for g in gam]
