@@ -64,6 +64,7 @@ def _number(x):
 
 def limit(f, c, gamma, geometry=None, diagonal: str = "zero", digits: int = 15, center: bool = False,
           progress: bool | None = None, prove: bool = False, *, attention: str = "entrywise", mask: bool = True,
+          weights=None, mu=None, heads=None, head_width=None,
           **values):
     r"""Certified limits of the Attention error ``E_A(gamma)`` and the ridge error ``E_RR(gamma)``.
 
@@ -90,6 +91,13 @@ def limit(f, c, gamma, geometry=None, diagonal: str = "zero", digits: int = 15, 
         Entries of a rank-one geometry as keywords, as :func:`symrmt.crossings` and
         :func:`symrmt.sweep` take them: ``snr=1``, ``wk2=``, ``wq2=``, ``wkwq=``, ``muwk=``, ``muwq=``,
         ``cos_muwk=``, ``cos_muwq=``, ``cos_wkwq=`` (on top of ``geometry``; each entry once).
+    weights, mu, heads, head_width : (keyword only)
+        ``weights``: a ``p x p`` array (or ``.npy`` path) used as given, ``K = f(X^T W X/sqrt(p))/sqrt(p)``,
+        ``n = p/c``: the deterministic equivalent at that size; ``mu`` its signal (only ``0`` is
+        answered: a nonzero one raises :class:`~symrmt.models.attention.weights.NotDerivedError`).
+        ``heads=H, head_width=D``: ``H`` independent random heads ``W_h = Q_h K_h^T/sqrt(p d)``,
+        ``d = D p``.  Both return a :class:`~symrmt.models.attention.weights.WeightsResult`
+        (:mod:`symrmt.models.attention.weights`; ``geometry`` and ``prove`` are not taken).
     prove : bool or "branch"
         Also prove every value: ``.balls`` holds ``flint.arb`` balls proved to contain the limits
         (:mod:`symrmt.models.attention.prove`; needs python-flint, ``pip install 'symrmt[prove]'``).
@@ -121,6 +129,11 @@ def limit(f, c, gamma, geometry=None, diagonal: str = "zero", digits: int = 15, 
     >>> r.digits, r.attention_mp[0] < r.ridge_mp[0]
     (30, False)
     """
+    if weights is not None or mu is not None or heads is not None or head_width is not None:
+        from symrmt.models.attention.weights import limit_with_weights
+
+        return limit_with_weights(f, c, gamma, weights=weights, mu=mu, heads=heads, head_width=head_width,
+                                  digits=digits, center=center, other=(geometry, values, diagonal, prove, attention))
     from symrmt.progress import progress_bar
     from symrmt.models.attention.theory import attention_limit, ridge_limit
 
@@ -194,7 +207,8 @@ def limit(f, c, gamma, geometry=None, diagonal: str = "zero", digits: int = 15, 
 
 def simulate(f, c, gamma, geometry=None, diagonal: str = "zero", center: bool = False, *, n: int = 512,
              trials: int = 10, seed: int = 0, noise: str = "gaussian", workers: int = 1,
-             progress: bool | None = None, attention: str = "entrywise", mask: bool = True, **values):
+             progress: bool | None = None, attention: str = "entrywise", mask: bool = True,
+             weights=None, mu=None, heads=None, head_width=None, **values):
     """Monte-Carlo estimates of ``E_A(gamma)`` and ``E_RR(gamma)`` at finite ``n`` (``p = round(c n)``).
 
     The same model and arguments as :func:`limit`, plus the sampling ones; the result
@@ -223,6 +237,9 @@ def simulate(f, c, gamma, geometry=None, diagonal: str = "zero", center: bool = 
         ``"softmax"``: the masked row softmax (``f`` must be ``None``), as in :func:`limit`.
     mask : bool
         Softmax only: ``False`` simulates the unmasked model (which has no limit).
+    weights, mu, heads, head_width
+        As for :func:`limit` (``weights``: ``n = round(p/c)`` from its size, ``n`` is then not used;
+        ``heads``: fresh ``Q_h, K_h`` each trial); a :class:`~symrmt.models.attention.weights.WeightsResult`.
 
     Returns
     -------
@@ -235,6 +252,12 @@ def simulate(f, c, gamma, geometry=None, diagonal: str = "zero", center: bool = 
     >>> s.p, s.attention_trials.shape
     (32, (3, 2))
     """
+    if weights is not None or mu is not None or heads is not None or head_width is not None:
+        from symrmt.models.attention.weights import simulate_with_weights
+
+        return simulate_with_weights(f, c, gamma, weights=weights, mu=mu, heads=heads, head_width=head_width,
+                                     n=n, trials=trials, seed=seed, noise=noise, center=center,
+                                     other=(geometry, values, diagonal, attention, workers))
     from symrmt.results import SimulationResult
     from symrmt.models.attention.montecarlo import simulate as _simulate
 

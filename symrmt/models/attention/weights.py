@@ -24,7 +24,8 @@ import numpy as np
 
 from symrmt.errors import ParameterError, SolverError
 
-__all__ = ["NotDerivedError", "weights_limit", "heads_limit", "heads_simulate", "check_heads", "MAX_HEADS"]
+__all__ = ["NotDerivedError", "WeightsResult", "weights_limit", "heads_limit", "heads_simulate", "check_heads",
+           "limit_with_weights", "simulate_with_weights", "MAX_HEADS"]
 
 #: the most heads (each adds three random leaves to the engine's pencil)
 MAX_HEADS = 8
@@ -83,7 +84,7 @@ def weights_limit(f, c, gammas, weights, mu=None, digits: int = 15, center: bool
     (bad weights), :class:`NotDerivedError` (``mu != 0``), ``SolverError`` (no certified value).
 
     >>> r = weights_limit("tanh", "1/2", [1], np.eye(4), digits=15)
-    >>> r["attention"][0] > 0, r["n"]
+    >>> r["attention"][0] > 0, int(r["n"])
     (True, 8)
     """
     from symrmt.engine import Model
@@ -222,3 +223,119 @@ def heads_simulate(f, n: int, c, gammas, heads: int, head_width, trials: int = 1
         out[key] = {"mean": a.mean(axis=0), "se": a.std(axis=0, ddof=1) / math.sqrt(trials)}
     out["params"] = {"n": n, "p": p, "d": d, "heads": H, "trials": trials, "seed": seed, "noise": noise}
     return out
+
+
+class WeightsResult:
+    """The values of :func:`symrmt.limit` / :func:`symrmt.simulate` with ``weights=`` or ``heads=``.
+
+    ``gamma`` (exact fractions), ``attention`` and ``ridge`` (float64 arrays: the values, or the
+    Monte-Carlo means), ``attention_mp``/``ridge_mp`` (mpmath values of a limit; ``None`` for a
+    simulation), ``attention_se``/``ridge_se`` (standard errors of a simulation; ``None`` for a
+    limit) and ``params`` (a dict).
+    """
+
+    def __init__(self, gamma, attention, ridge, params, attention_se=None, ridge_se=None, mp=True):
+        self.gamma = tuple(gamma)
+        self.attention_mp = tuple(attention) if mp else None
+        self.ridge_mp = tuple(ridge) if mp else None
+        self.attention = np.array([float(x) for x in attention])
+        self.ridge = np.array([float(x) for x in ridge])
+        self.attention_se = None if attention_se is None else np.asarray(attention_se, dtype=float)
+        self.ridge_se = None if ridge_se is None else np.asarray(ridge_se, dtype=float)
+        self.params = params
+
+    def __repr__(self):
+        kind = "limit" if self.attention_se is None else "simulation"
+        return f"WeightsResult({kind}, gamma={[str(g) for g in self.gamma]}, attention={self.attention.tolist()})"
+
+
+def _no_other(other, simulate: bool):
+    geometry, values, diagonal = other[0], other[1], other[2]
+    if geometry is not None or values:
+        raise ParameterError("weights=/heads= take no geometry: the weights are given and mu = 0")
+    if diagonal != "zero":
+        raise ParameterError("diagonal='keep' with weights=/heads= is not derived (the diagonal is zero)")
+    if simulate:
+        attention, workers = other[3], other[4]
+        if workers != 1:
+            raise ParameterError("workers > 1 is not available with weights=/heads=")
+    else:
+        prove, attention = other[3], other[4]
+        if prove:
+            raise ParameterError("prove is not available with weights=/heads=")
+    if attention != "entrywise":
+        raise ParameterError("attention='softmax' with weights=/heads= is not derived")
+
+
+def _which(weights, heads, head_width, mu):
+    if weights is not None and heads is not None:
+        raise ParameterError("give either weights= or heads=, not both")
+    if weights is None and heads is None:
+        raise ParameterError("mu= and head_width= need weights= or heads=")
+    if heads is not None and head_width is None:
+        raise ParameterError("heads= needs head_width= (d = head_width * p)")
+    if weights is not None and head_width is not None:
+        raise ParameterError("head_width= is for heads=")
+    if heads is not None and mu is not None:
+        _refuse_signal(mu, "random heads")
+
+
+def limit_with_weights(f, c, gamma, *, weights=None, mu=None, heads=None, head_width=None, digits=15,
+                       center=False, other=(None, {}, "zero", False, "entrywise")) -> WeightsResult:
+    """:func:`symrmt.limit` with ``weights=`` (:func:`weights_limit`) or ``heads=`` (:func:`heads_limit`).
+
+    >>> r = limit_with_weights("tanh", "1/2", [1], heads=1, head_width=1)
+    >>> bool(0 < r.attention[0] < r.ridge[0] + 1)
+    True
+    """
+    _no_other(other, simulate=False)
+    _which(weights, heads, head_width, mu)
+    gam = _gamma_values(gamma if isinstance(gamma, (list, tuple, np.ndarray)) else [gamma])
+    if weights is not None:
+        r = weights_limit(f, c, gam, weights, mu=mu, digits=digits, center=center)
+        params = {"p": r["p"], "n": r["n"], "stats": r["stats"], "value": "deterministic equivalent at p"}
+    else:
+        r = heads_limit(f, c, gam, heads, head_width, digits=digits, center=center)
+        params = {"heads": heads, "head_width": head_width, "value": "limit"}
+    return WeightsResult(gam, r["attention"], r["ridge"], params)
+
+
+def simulate_with_weights(f, c, gamma, *, weights=None, mu=None, heads=None, head_width=None, n=512, trials=10,
+                          seed=0, noise="gaussian", center=False,
+                          other=(None, {}, "zero", "entrywise", 1)) -> WeightsResult:
+    """:func:`symrmt.simulate` with ``weights=`` (the actual ``W``, ``n = round(p/c)``) or ``heads=``.
+
+    >>> r = simulate_with_weights("tanh", "1/2", [1], weights=np.eye(8), trials=2)
+    >>> r.params["n"], r.attention_se.shape
+    (16, (1,))
+    """
+    from symrmt.hermite import Nonlinearity
+    from symrmt.models.attention.params import check_c
+
+    _no_other(other, simulate=True)
+    _which(weights, heads, head_width, mu)
+    gam = _gamma_values(gamma if isinstance(gamma, (list, tuple, np.ndarray)) else [gamma])
+    c_frac = check_c(c)
+    if weights is not None:
+        from symrmt.engine.given import load_array
+        from symrmt.engine.kernel_weights import check_weights
+        from symrmt.models.attention.montecarlo import simulate
+
+        W = check_weights(weights)
+        p = W.shape[0]
+        mu_arr = None if mu is None else load_array(mu, "mu", 1)
+        if mu_arr is not None and mu_arr.shape != (p,):
+            raise ParameterError(f"mu: a vector of length p = {p} is needed, got shape {mu_arr.shape}")
+        n_w = round(p / c_frac)
+        if round(c_frac * n_w) != p:
+            raise ParameterError(f"no n gives round(c n) = p = {p} at c = {c}")
+        nl = f if isinstance(f, Nonlinearity) else Nonlinearity(f, center=center)
+        raw = simulate(nl.numpy(), n_w, c_frac, list(gam), weights=W, mu=mu_arr, noise=noise, trials=trials,
+                       seed=seed)
+        params = {"n": n_w, "p": p, "trials": trials, "seed": seed, "noise": noise}
+    else:
+        raw = heads_simulate(f, n, c_frac, list(gam), heads, head_width, trials=trials, seed=seed, noise=noise,
+                             center=center)
+        params = raw["params"]
+    return WeightsResult(gam, raw["attention"]["mean"], raw["ridge"]["mean"], params,
+                         raw["attention"]["se"], raw["ridge"]["se"], mp=False)
