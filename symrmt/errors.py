@@ -28,7 +28,8 @@ this module imports nothing from symrmt, so any module may import it.
 
 from __future__ import annotations
 
-__all__ = ["SymrmtError", "ParameterError", "SolverError", "ConvergenceError", "BranchError", "PrecisionError"]
+__all__ = ["SymrmtError", "ParameterError", "SolverError", "ConvergenceError", "BranchError", "PrecisionError",
+           "NotDerivedError"]
 
 
 class SymrmtError(Exception):
@@ -53,3 +54,8 @@ class BranchError(SolverError):
 
 class PrecisionError(SolverError):
     """Two solves at different working precisions disagree in the requested digits."""
+
+
+class NotDerivedError(SolverError):
+    """A case the derivation does not cover (e.g. a signal with a general weight matrix): refused, never
+    answered (CLI exit 3)."""

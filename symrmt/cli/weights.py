@@ -5,7 +5,6 @@ The flags and the verbs that read them; the models are :mod:`symrmt.models.atten
 
 from __future__ import annotations
 
-import numpy as np
 
 from symrmt.errors import ParameterError
 

@@ -39,8 +39,13 @@ import mpmath
 import numpy as np
 import sympy as sp
 
+from symrmt.engine.elliptic import elliptic_node
+from symrmt.engine.given import GivenMatrix, load_array
 from symrmt.engine.nodes import Const, Gaussian, Identity, ModelError, Scaled
-from symrmt.errors import ParameterError
+from symrmt.errors import ParameterError, PrecisionError
+from symrmt.hermite import PRESETS, Nonlinearity, parse_f
+from symrmt.hermite.variable import T
+from symrmt.parsing.limits import LIMITS
 
 __all__ = ["weight_statistics", "general_coefficients", "remainder_correlation", "kernel_given",
            "random_head_kernel", "check_weights", "MAX_MEHLER_TERMS"]
@@ -60,8 +65,6 @@ def check_weights(W, what: str = "W") -> np.ndarray:
     ...
     symrmt.errors.ParameterError: W: ||W||_F^2/p = 0: the kernel's argument has no variance (a zero matrix)
     """
-    from symrmt.engine.given import load_array
-
     arr = load_array(W, what, 2)
     if arr.shape[0] != arr.shape[1]:
         raise ParameterError(f"{what}: the weights must be a square p x p matrix, got shape {arr.shape}")
@@ -95,9 +98,6 @@ def weight_statistics(W, dps: int = 40) -> dict:
 
 def _scaled(f, s, center: bool):
     """The :class:`~symrmt.hermite.Nonlinearity` of ``f(s t)`` (``s`` an exact rational)."""
-    from symrmt.hermite import Nonlinearity, PRESETS, parse_f
-    from symrmt.hermite.variable import T
-
     if isinstance(f, Nonlinearity):
         base = f.expr
         center = center or f.center
@@ -119,9 +119,6 @@ def remainder_correlation(nl, rho, a1, nu, dps: int) -> mpmath.mpf:
     >>> float(remainder_correlation(nl, mpmath.mpf("0.5"), 0, 2, 20))
     0.25
     """
-    from symrmt.errors import PrecisionError
-    from symrmt.parsing.limits import LIMITS
-
     top = min(MAX_MEHLER_TERMS, int(LIMITS["hermite_k"]))
     with mpmath.workdps(dps + 10):
         rho, a1, nu = mpmath.mpf(rho), mpmath.mpf(a1), mpmath.mpf(nu)
@@ -199,8 +196,6 @@ def kernel_given(f, Z, W, diagonal: str = "zero", *, model, name: str | None = N
     >>> (K.rows.name, K.cols.name)
     ('n', 'n')
     """
-    from symrmt.engine.given import GivenMatrix
-
     if diagonal != "zero":
         raise ModelError("kernel(f, Z, W) with a general W: only diagonal='zero' is derived (the kept diagonal "
                          "f(x_i^T W x_i/sqrt(p))/sqrt(p) has its argument centered at tr(W)/sqrt(p), which grows "
@@ -233,8 +228,6 @@ def kernel_given(f, Z, W, diagonal: str = "zero", *, model, name: str | None = N
 
 
 def _fresh_elliptic(model, Z, name, tau):
-    from symrmt.engine.elliptic import elliptic_node
-
     base = name or f"E_{Z.name}"
     gname, j = base, 1
     while gname in model.matrices or gname in model.dims or gname in model.symbols or \

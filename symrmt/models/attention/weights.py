@@ -22,7 +22,16 @@ from fractions import Fraction
 
 import numpy as np
 
-from symrmt.errors import ParameterError, SolverError
+from symrmt.engine import Model, diff, inv, trace
+from symrmt.engine.given import load_array
+from symrmt.engine.kernel_weights import check_weights, general_coefficients, kernel_given, random_head_kernel
+from symrmt.errors import NotDerivedError, ParameterError
+from symrmt.hermite import Nonlinearity
+from symrmt.models.attention.montecarlo import simulate
+from symrmt.models.attention.params import check_c, check_gammas, check_noise, to_fraction
+from symrmt.models.attention.sampling import draw_tokens, ridge_errors
+from symrmt.models.attention.theory import ridge_limit
+from symrmt.parsing.limits import LIMITS
 
 __all__ = ["NotDerivedError", "WeightsResult", "weights_limit", "heads_limit", "heads_simulate", "check_heads",
            "limit_with_weights", "simulate_with_weights", "MAX_HEADS"]
@@ -33,8 +42,6 @@ MAX_HEADS = 8
 HEAD_UNKNOWNS = 60
 
 
-class NotDerivedError(SolverError):
-    """A case the Gaussian-equivalent derivation does not cover (refused, never answered)."""
 
 
 def _refuse_signal(mu, what):
@@ -42,8 +49,6 @@ def _refuse_signal(mu, what):
         return
     arr = np.asarray(mu, dtype=np.float64) if not isinstance(mu, str) else None
     if arr is None:
-        from symrmt.engine.given import load_array
-
         arr = load_array(mu, "mu", 1)
     if arr.ndim != 1 or not np.all(np.isfinite(arr)):
         raise ParameterError(f"mu must be a finite vector, got shape {arr.shape}")
@@ -54,8 +59,6 @@ def _refuse_signal(mu, what):
 
 
 def _gamma_values(gammas):
-    from symrmt.models.attention.params import check_gammas
-
     return check_gammas(gammas)
 
 
@@ -65,8 +68,6 @@ def _frac_text(x: Fraction) -> str:
 
 def _ea_expression(kernels):
     """``-gamma^2 d/dgamma tau((sum_h K_h^T Z^T Z K_h/n + gamma I)^{-1})`` = ``gamma^2 tau(Q^2)``."""
-    from symrmt.engine import diff, inv, trace
-
     gram = None
     for K, Z, m in kernels:
         term = K.T * Z.T * Z * K / m.size("n")
@@ -87,10 +88,6 @@ def weights_limit(f, c, gammas, weights, mu=None, digits: int = 15, center: bool
     >>> r["attention"][0] > 0, int(r["n"])
     (True, 8)
     """
-    from symrmt.engine import Model
-    from symrmt.engine.kernel_weights import check_weights, kernel_given
-    from symrmt.models.attention.params import check_c
-    from symrmt.models.attention.theory import ridge_limit
 
     W = check_weights(weights)
     _refuse_signal(mu, "a general W")
@@ -107,8 +104,6 @@ def weights_limit(f, c, gammas, weights, mu=None, digits: int = 15, center: bool
     for g in gam:
         att.append(m.limit(expr, at={"c": _frac_text(c_frac), "gamma": _frac_text(g)}, digits=digits).value)
     ridge = ridge_limit(c_frac, list(gam), 0, digits)
-    from symrmt.engine.kernel_weights import general_coefficients
-
     k = general_coefficients(f, W, center, digits)
     stats = {key: k[key] for key in ("rho", "m", "a1", "b", "tau")}
     stats["s"] = k["s"]
@@ -117,8 +112,6 @@ def weights_limit(f, c, gammas, weights, mu=None, digits: int = 15, center: bool
 
 def check_heads(heads, head_width):
     """``(H, D)``: ``1 <= H <= MAX_HEADS`` an integer, ``0 < D <= 64`` an exact fraction."""
-    from symrmt.models.attention.params import to_fraction
-
     if isinstance(heads, bool) or not isinstance(heads, (int, np.integer)) or not 1 <= int(heads) <= MAX_HEADS:
         raise ParameterError(f"heads must be an integer in [1, {MAX_HEADS}], got {heads!r}")
     D = to_fraction(head_width, "head_width")
@@ -136,10 +129,6 @@ def heads_limit(f, c, gammas, heads: int, head_width, digits: int = 15, center: 
     >>> 0 < r["attention"][0] < 1
     True
     """
-    from symrmt.engine import Model
-    from symrmt.engine.kernel_weights import random_head_kernel
-    from symrmt.models.attention.params import check_c
-    from symrmt.models.attention.theory import ridge_limit
 
     H, D = check_heads(heads, head_width)
     c_frac = check_c(c)
@@ -154,8 +143,6 @@ def heads_limit(f, c, gammas, heads: int, head_width, digits: int = 15, center: 
         Kw = m.gaussian(f"K{h}", "p", "d")
         ks.append((random_head_kernel(f, Z, Q, Kw, model=m, name=f"G{h}", digits=digits + 5, center=center), Z, m))
     expr = _ea_expression(ks)
-    from symrmt.parsing.limits import LIMITS
-
     saved = LIMITS["unknowns"]
     LIMITS["unknowns"] = max(saved, HEAD_UNKNOWNS * H * H)  # the pencil couples every pair of heads: about 40 H^2 unknowns
     try:
@@ -177,9 +164,6 @@ def heads_simulate(f, n: int, c, gammas, heads: int, head_width, trials: int = 1
     >>> len(r["attention"]["mean"])
     1
     """
-    from symrmt.hermite import Nonlinearity
-    from symrmt.models.attention.params import check_c, check_noise
-    from symrmt.models.attention.sampling import draw_tokens, ridge_errors, _errors_from_spectrum, _spectrum_full
 
     H, D = check_heads(heads, head_width)
     if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 2:
@@ -214,8 +198,10 @@ def heads_simulate(f, n: int, c, gammas, heads: int, head_width, trials: int = 1
             np.fill_diagonal(k, 0.0)
             P += k.T @ (gram @ k)
         P = 0.5 * (P + P.T) / n
-        lam, s, null = _spectrum_full(P, y)
-        rows_a.append(_errors_from_spectrum(lam, s, null, n, gam))
+        lam, u = np.linalg.eigh(P)
+        proj2 = (u.T @ y) ** 2
+        lam = np.clip(lam, 0.0, None)
+        rows_a.append(((gam[:, None] / (lam[None, :] + gam[:, None])) ** 2 @ proj2) / n)
         rows_r.append(ridge_errors(x, y, gam, gram=gram))
     out = {}
     for key, rows in (("attention", rows_a), ("ridge", rows_r)):
@@ -309,17 +295,12 @@ def simulate_with_weights(f, c, gamma, *, weights=None, mu=None, heads=None, hea
     >>> r.params["n"], r.attention_se.shape
     (16, (1,))
     """
-    from symrmt.hermite import Nonlinearity
-    from symrmt.models.attention.params import check_c
 
     _no_other(other, simulate=True)
     _which(weights, heads, head_width, mu)
     gam = _gamma_values(gamma if isinstance(gamma, (list, tuple, np.ndarray)) else [gamma])
     c_frac = check_c(c)
     if weights is not None:
-        from symrmt.engine.given import load_array
-        from symrmt.engine.kernel_weights import check_weights
-        from symrmt.models.attention.montecarlo import simulate
 
         W = check_weights(weights)
         p = W.shape[0]
