@@ -5,7 +5,6 @@ The flags and the verbs that read them; the models are :mod:`symrmt.models.atten
 
 from __future__ import annotations
 
-
 from symrmt.errors import ParameterError
 
 __all__ = ["add_weights", "weights_requested", "cmd_limit_weights", "cmd_simulate_weights"]
