@@ -155,3 +155,19 @@ def test_cli_weights_bad_input_and_signal(tmp_path):
         assert r.returncode == 2 and "Traceback" not in r.stderr and len(r.stderr.strip().splitlines()) == 1
     r = _cli(*base, "--weights", str(W), "--mu", str(mu))
     assert r.returncode == 3 and "not derived" in r.stderr
+
+
+def test_python_api_weights_and_refusals():
+    import symrmt
+    from symrmt.errors import NotDerivedError, ParameterError
+
+    W = _weights(16, seed=5, scale=1.0)
+    th = symrmt.limit("tanh", "1/2", [1], weights=W)
+    sim = symrmt.simulate("tanh", "1/2", [1], weights=W, trials=3)
+    assert sim.params["n"] == 32 and th.params["p"] == 16 and 0 < th.attention[0] < 1
+    with pytest.raises(NotDerivedError):
+        symrmt.limit("tanh", "1/2", [1], weights=W, mu=np.ones(16))
+    with pytest.raises(ParameterError):
+        symrmt.limit("tanh", "1/2", [1], weights=W, diagonal="keep")
+    with pytest.raises(ParameterError):
+        symrmt.limit("tanh", "1/2", [1], weights=W, heads=2, head_width=1)
