@@ -66,6 +66,7 @@ from symrmt.cli.common import (  # noqa: F401  (dump: the JSON writer, also reac
     dump,
     int_at_least,
 )
+from symrmt.cli.weights import add_weights
 from symrmt.cli.model import DEMO, cmd_demo, cmd_hermite, cmd_limit, cmd_simulate, cmd_store  # noqa: F401 (DEMO)
 from symrmt.cli.tools import add_check, cmd_bench, cmd_figures, cmd_latex, cmd_verify
 from symrmt.latex import LATEX_RESULTS, latex_of  # noqa: F401  (latex_of: re-exported for existing callers)
@@ -117,13 +118,15 @@ def build_parser() -> argparse.ArgumentParser:
                    help="the finite-size prediction of E_A at N tokens (p = round(c N)), the signal kept inside f; "
                    "E_RR stays its limit. Covered: f = tanh, diagonal zero, mu and w_K = w_Q collinear, N >= 256 "
                    "(else refused, exit 2); see docs/theory.md")
+    add_weights(p)
     p.set_defaults(func=cmd_limit)
 
     p = sub.add_parser("simulate", help="Monte-Carlo estimate at finite n",
                        description="Monte-Carlo estimate of E_A and E_RR at finite n (p = round(c n)).")
     add_f(p, required=False)
     add_attention(p, simulate=True)
-    p.add_argument("--n", required=True, type=int_at_least("--n", 2), help="number of tokens")
+    p.add_argument("--n", type=int_at_least("--n", 2), default=None,
+                   help="number of tokens (required, except with --weights: n = round(p/c))")
     add_model(p, "ridge parameters, comma-separated, each > 0", required=False)
     from symrmt.cli.sweeps import GRID_HELP, grid_entry
 
@@ -145,6 +148,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="trial store (SQLite file): reuse stored trials, keep each new one as it finishes")
     p.add_argument("--json", action="store_true", help="JSON on stdout")
     add_error(p)
+    add_weights(p)
     p.set_defaults(func=cmd_simulate)
 
     p = sub.add_parser("store", help="list what a trial store holds",

@@ -76,6 +76,10 @@ def cmd_hermite(args) -> int:
 
 
 def cmd_limit(args) -> int:
+    from symrmt.cli.weights import cmd_limit_weights, weights_requested
+
+    if weights_requested(args):
+        return cmd_limit_weights(args)
     kind = attention_of(args)
     geom = geometry_of(args)
     test = getattr(args, "error", "train") == "test"
@@ -186,6 +190,14 @@ def cmd_limit(args) -> int:
 
 
 def cmd_simulate(args) -> int:
+    from symrmt.cli.weights import cmd_simulate_weights, weights_requested
+
+    if weights_requested(args):
+        return cmd_simulate_weights(args)
+    if args.n is None:
+        from symrmt.errors import ParameterError
+
+        raise ParameterError("--n is required (the number of tokens)")
     from symrmt.models.attention.kernel_f import SimulationF
     from symrmt.simulation.executor import StaleTrialsWarning, report_stale
     from symrmt.models.attention.montecarlo import simulate

@@ -204,6 +204,17 @@ def kernel(f, Z, alpha=1, diagonal: str = "zero", *, model=None, name: str | Non
     >>> K.kind, [t.kind for t in K.terms]
     ('sum', ['scaled', 'scaled', 'scaled'])
     """
+    if getattr(alpha, "kind", None) == "given":
+        # a general W given by its entries (symrmt.engine.kernel_weights): no signal, diagonal zero
+        from symrmt.engine.kernel_weights import kernel_given
+
+        if model is None:
+            raise ModelError("kernel(f, Z, W) with W given by its entries needs model= (its elliptic remainder "
+                             "is declared there)")
+        # the Mehler series of the remainder's correlation reaches about 15 digits at |rho| ~ 0.6: the default
+        # coefficient digits are 15 for a general W (digits= asks more, or a PrecisionError)
+        return kernel_given(f, Z, alpha, diagonal, model=model, name=name,
+                            digits=15 if digits == KERNEL_DIGITS else digits)
     if isinstance(alpha, MatrixNode) or not isinstance(Z, Gaussian) and isinstance(Z, MatrixNode):
         # kernel(f, X, W): a signal (X = Z + finite rank) and weights (W = alpha I + finite rank)
         return kernel_signal(f, Z, alpha if isinstance(alpha, MatrixNode) else None, diagonal, model=model,

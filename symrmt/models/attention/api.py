@@ -65,7 +65,8 @@ def _number(x):
 
 def limit(f, c, gamma, geometry=None, diagonal: str = "zero", digits: int = 15, center: bool = False,
           progress: bool | None = None, prove: bool = False, *, attention: str = "entrywise", mask: bool = True,
-          error: str = "train", n: int | None = None, **values):
+          error: str = "train", n: int | None = None, weights=None, mu=None, heads=None, head_width=None,
+          **values):
     r"""Certified limits of the Attention error ``E_A(gamma)`` and the ridge error ``E_RR(gamma)``.
 
     Parameters
@@ -91,6 +92,13 @@ def limit(f, c, gamma, geometry=None, diagonal: str = "zero", digits: int = 15, 
         Entries of a rank-one geometry as keywords, as :func:`symrmt.crossings` and
         :func:`symrmt.sweep` take them: ``snr=1``, ``wk2=``, ``wq2=``, ``wkwq=``, ``muwk=``, ``muwq=``,
         ``cos_muwk=``, ``cos_muwq=``, ``cos_wkwq=`` (on top of ``geometry``; each entry once).
+    weights, mu, heads, head_width : (keyword only)
+        ``weights``: a ``p x p`` array (or ``.npy`` path) used as given, ``K = f(X^T W X/sqrt(p))/sqrt(p)``,
+        ``n = p/c``: the deterministic equivalent at that size; ``mu`` its signal (only ``0`` is
+        answered: a nonzero one raises :class:`~symrmt.models.attention.weights.NotDerived`).
+        ``heads=H, head_width=D``: ``H`` independent random heads ``W_h = Q_h K_h^T/sqrt(p d)``,
+        ``d = D p``.  Both return a :class:`~symrmt.models.attention.weights.WeightsResult`
+        (:mod:`symrmt.models.attention.weights`; ``geometry`` and ``prove`` are not taken).
     prove : bool or "branch"
         Also prove every value: ``.balls`` holds ``flint.arb`` balls proved to contain the limits
         (:mod:`symrmt.models.attention.prove`; needs python-flint, ``pip install 'symrmt[prove]'``).
@@ -134,6 +142,15 @@ def limit(f, c, gamma, geometry=None, diagonal: str = "zero", digits: int = 15, 
     >>> r.digits, r.attention_mp[0] < r.ridge_mp[0]
     (30, False)
     """
+    if weights is not None or mu is not None or heads is not None or head_width is not None:
+        from symrmt.models.attention.weights import limit_with_weights
+
+        if error != "train" or n is not None:
+            raise NotDerived("weights=, mu=, heads= give the training error's limit; the test error (error='test') "
+                             "and the finite-n prediction (n=) are not derived for them")
+
+        return limit_with_weights(f, c, gamma, weights=weights, mu=mu, heads=heads, head_width=head_width,
+                                  digits=digits, center=center, other=(geometry, values, diagonal, prove, attention))
     from symrmt.progress import progress_bar
     from symrmt.models.attention.theory import attention_limit, ridge_limit
 
@@ -266,7 +283,8 @@ def _finite_n_limit(f, c, gamma, geom, diagonal, digits, center, prove, attentio
 def simulate(f, c=None, gamma=None, geometry=None, diagonal: str = "zero", center: bool = False, *, n: int = 512,
              trials: int = 10, seed: int = 0, noise: str = "gaussian", workers: int = 1,
              progress: bool | None = None, attention: str = "entrywise", mask: bool = True, grid: dict | None = None,
-             store=None, scheduler=None, error: str = "train", **values):
+             store=None, scheduler=None, error: str = "train", weights=None, mu=None, heads=None, head_width=None,
+             **values):
     """Monte-Carlo estimates of ``E_A(gamma)`` and ``E_RR(gamma)`` at finite ``n`` (``p = round(c n)``).
 
     The same model and arguments as :func:`limit`, plus the sampling ones; the result
@@ -314,6 +332,9 @@ def simulate(f, c=None, gamma=None, geometry=None, diagonal: str = "zero", cente
         ``"test"``: the readouts trained on each trial's sequence are tested on a fresh sequence of
         ``n`` tokens (:func:`symrmt.models.attention.generalization.fresh_simulate`); the test errors fill the
         same fields.  Entry-wise kernel, ``workers=1`` only.
+    weights, mu, heads, head_width
+        As for :func:`limit` (``weights``: ``n = round(p/c)`` from its size, ``n`` is then not used;
+        ``heads``: fresh ``Q_h, K_h`` each trial); a :class:`~symrmt.models.attention.weights.WeightsResult`.
 
     Returns
     -------
@@ -329,6 +350,15 @@ def simulate(f, c=None, gamma=None, geometry=None, diagonal: str = "zero", cente
     >>> g.shape, g.attention.shape
     ((2,), (2,))
     """
+    if weights is not None or mu is not None or heads is not None or head_width is not None:
+        if grid is not None or error != "train":
+            raise ParameterError("weights=, mu=, heads= simulate training errors at one point: not with grid= or "
+                                 "error='test'")
+        from symrmt.models.attention.weights import simulate_with_weights
+
+        return simulate_with_weights(f, c, gamma, weights=weights, mu=mu, heads=heads, head_width=head_width,
+                                     n=n, trials=trials, seed=seed, noise=noise, center=center,
+                                     other=(geometry, values, diagonal, attention, workers))
     if grid is not None:
         from symrmt.models.attention.sim_sweep import simulate_grid
 

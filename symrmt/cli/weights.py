@@ -1,0 +1,153 @@
+"""``symrmt limit/simulate --weights W.npy [--mu MU.npy]`` and ``--heads H --head-width D`` (mu = 0).
+
+The flags and the verbs that read them; the models are :mod:`symrmt.models.attention.weights`.
+"""
+
+from __future__ import annotations
+
+from symrmt.errors import ParameterError
+
+__all__ = ["add_weights", "weights_requested", "cmd_limit_weights", "cmd_simulate_weights"]
+
+
+def add_weights(p):
+    """The ``--weights``, ``--mu``, ``--heads`` and ``--head-width`` flags of ``limit`` and ``simulate``."""
+    g = p.add_argument_group("general weights and heads (mu = 0 only)")
+    g.add_argument("--weights", metavar="W.npy", default=None,
+                   help="a p x p weight matrix used as given, K_ij = f(x_i^T W x_j/sqrt(p))/sqrt(p) (file-trust "
+                   "rule, at most 32 MiB and 2048 rows); p from the file, n = round(p/c)")
+    g.add_argument("--mu", metavar="MU.npy", default=None,
+                   help="the signal vector (length p) with --weights; a nonzero mu is refused (exit 3: not derived)")
+    g.add_argument("--heads", type=int, default=None, metavar="H",
+                   help="H independent random heads W_h = Q_h K_h^T/sqrt(p d), Gaussian p x d Q_h, K_h, features "
+                   "concatenated (1 <= H <= 8)")
+    g.add_argument("--head-width", default=None, metavar="D", help="d/p for --heads (0 < D <= 64, e.g. 1/2)")
+
+
+def weights_requested(args) -> bool:
+    return any(getattr(args, k, None) is not None for k in ("weights", "mu", "heads", "head_width"))
+
+
+def _check_plain(args):
+    """Refuse flags the general-weights models do not take."""
+    from symrmt.cli.common import GEOMETRY_FLAGS
+
+    if args.weights is not None and args.heads is not None:
+        raise ParameterError("give either --weights or --heads, not both")
+    if args.weights is None and args.heads is None:
+        raise ParameterError("--mu and --head-width need --weights or --heads")
+    if args.heads is not None and args.head_width is None:
+        raise ParameterError("--heads needs --head-width D (d = D p)")
+    if args.weights is not None and args.head_width is not None:
+        raise ParameterError("--head-width is for --heads")
+    if args.mu is not None and args.weights is None:
+        raise ParameterError("--mu is for --weights (random heads take no signal here)")
+    for name, _what in GEOMETRY_FLAGS:
+        from symrmt.models.attention.params import to_fraction
+
+        if to_fraction(getattr(args, name, "0"), f"--{name}") != 0:
+            raise ParameterError(f"--{name} is not taken with --weights/--heads (the weights are given; mu = 0)")
+    for name in ("geometry", "alpha", "cos_muwk", "cos_muwq", "cos_wkwq"):
+        if getattr(args, name, None) is not None:
+            raise ParameterError(f"--{name.replace('_', '-')} is not taken with --weights/--heads")
+    if getattr(args, "error", "train") != "train":
+        raise ParameterError("--error test is not derived with --weights/--heads (their training error only)")
+    if getattr(args, "grid", None):
+        raise ParameterError("--grid is not taken with --weights/--heads (one point at a time)")
+    if getattr(args, "attention", "entrywise") != "entrywise":
+        raise ParameterError("--attention softmax with --weights/--heads is not derived; use an entry-wise --f")
+    if args.diagonal != "zero":
+        raise ParameterError("--diagonal keep with --weights/--heads is not derived (the diagonal is zero)")
+    if args.f is None:
+        raise ParameterError("--f is needed with --weights/--heads")
+    if getattr(args, "prove", False) or getattr(args, "prove_branch", False):
+        raise ParameterError("--prove is not available with --weights/--heads")
+
+
+def _num(x, D):
+    import mpmath
+
+    return mpmath.nstr(x, D, strip_zeros=False) if not isinstance(x, float) else repr(x)
+
+
+def cmd_limit_weights(args) -> int:
+    from symrmt.cli.common import EXIT_OK, dump, format_table
+    from symrmt.models.attention import weights as wm
+
+    _check_plain(args)
+    if getattr(args, "n", None) is not None:
+        raise ParameterError("--n (the finite-n prediction) is not derived with --weights/--heads")
+    D = args.digits
+    if args.weights is not None:
+        res = wm.weights_limit(args.f, args.c, list(args.gamma), args.weights, mu=args.mu, digits=D,
+                               center=args.center)
+        st = res["stats"]
+        params = {"f": args.f, "c": str(args.c), "weights": args.weights, "p": res["p"], "n": str(res["n"]),
+                  "s": _num(st["s"] if not hasattr(st["s"], "numerator") else float(st["s"]), 17),
+                  "rho": _num(st["rho"], 17), "trace_W_over_p": _num(st["m"], 17), "tau": _num(st["tau"], 17),
+                  "value": "deterministic equivalent at p (E_A), limit (E_RR)", "digits": D}
+    else:
+        res = wm.heads_limit(args.f, args.c, list(args.gamma), args.heads, args.head_width, digits=D,
+                             center=args.center)
+        params = {"f": args.f, "c": str(args.c), "heads": args.heads, "head_width": str(args.head_width),
+                  "value": "limit", "digits": D}
+    if args.json:
+        dump({"gamma": list(args.gamma), "ridge": [_num(x, D) for x in res["ridge"]],
+              "attention": [_num(x, D) for x in res["attention"]], "params": params})
+        return EXIT_OK
+    print(", ".join(f"{k} = {v}" for k, v in params.items()))
+    rows = [[g, _num(a, D), _num(r, D)] for g, a, r in zip(args.gamma, res["attention"], res["ridge"])]
+    print(format_table(["gamma", "E_A (attention)", "E_RR (ridge)"], rows))
+    return EXIT_OK
+
+
+def cmd_simulate_weights(args) -> int:
+    from symrmt.cli.common import EXIT_OK, dump, format_table
+    from symrmt.hermite import Nonlinearity
+    from symrmt.models.attention import weights as wm
+    from symrmt.models.attention.params import check_c
+
+    _check_plain(args)
+    if args.workers != 1 or args.scheduler is not None or args.store is not None:
+        raise ParameterError("--workers, --scheduler and --store are not available with --weights/--heads")
+    c = check_c(args.c)
+    if args.weights is not None:
+        from symrmt.engine.kernel_weights import check_weights
+        from symrmt.models.attention.montecarlo import simulate
+
+        W = check_weights(args.weights)
+        mu = None
+        if args.mu is not None:
+            from symrmt.engine.given import load_array
+
+            mu = load_array(args.mu, "mu", 1)
+            if mu.shape != (W.shape[0],):
+                raise ParameterError(f"--mu: a vector of length p = {W.shape[0]} is needed, got shape {mu.shape}")
+        p = W.shape[0]
+        n = round(p / c)
+        if args.n is not None and args.n != n:
+            raise ParameterError(f"--n {args.n}: with --weights n = round(p/c) = {n} (p = {p} from the file)")
+        if round(c * n) != p:
+            raise ParameterError(f"no n gives round(c n) = p = {p} at c = {args.c}")
+        nl = Nonlinearity(args.f, center=args.center)
+        res = simulate(nl.numpy(), n, c, list(args.gamma), weights=W, mu=mu, noise=args.noise,
+                       trials=args.trials, seed=args.seed)
+        params = {"n": n, "p": p, "weights": args.weights, "mu": args.mu, "trials": args.trials, "seed": args.seed}
+    else:
+        if args.n is None:
+            raise ParameterError("--n is needed with --heads")
+        res = wm.heads_simulate(args.f, args.n, c, list(args.gamma), args.heads, args.head_width,
+                                trials=args.trials, seed=args.seed, noise=args.noise, center=args.center)
+        params = res["params"]
+    params.update({"f": args.f, "c": str(args.c), "gamma": list(args.gamma)})
+    out = {key: {"mean": [float(x) for x in res[key]["mean"]], "se": [float(x) for x in res[key]["se"]]}
+           for key in ("attention", "ridge")}
+    if args.json:
+        out["params"] = params
+        dump(out)
+        return EXIT_OK
+    print(", ".join(f"{k} = {v}" for k, v in params.items() if k != "gamma"))
+    rows = [[g, f"{out['attention']['mean'][i]:.6f} ± {out['attention']['se'][i]:.1e}",
+             f"{out['ridge']['mean'][i]:.6f} ± {out['ridge']['se'][i]:.1e}"] for i, g in enumerate(args.gamma)]
+    print(format_table(["gamma", "E_A (mean ± se)", "E_RR (mean ± se)"], rows))
+    return EXIT_OK

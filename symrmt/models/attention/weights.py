@@ -1,0 +1,322 @@
+r"""Attention with a general weight matrix and with several random heads, at ``mu = 0``.
+
+* :func:`weights_limit`: ``E_A`` for ``K = f(X^T W X/sqrt(p))/sqrt(p)`` (diagonal zero) with ``W`` a
+  ``p x p`` matrix given by its entries, ``X = Z`` (no signal), ``n = p/c``: the deterministic
+  equivalent at that size of ``gamma^2 tau(Q^2)``, ``Q = (K^T Z^T Z K/n + gamma I)^{-1}``, with ``K``
+  the Gaussian equivalent of :mod:`symrmt.engine.kernel_weights` (the given matrix and the
+  elliptic law in the trace engine).  With ``y`` independent of ``X``,
+  ``(gamma^2/n) y^T Q^2 y`` concentrates on ``gamma^2 tau(Q^2)``.
+* :func:`heads_limit`: ``H`` independent random heads ``W_h = Q_h K_h^T/sqrt(p d)`` (Gaussian
+  ``Q_h, K_h`` of shape ``p x d``, ``d = D p``), features concatenated, so
+  ``E_A = gamma^2 tau((sum_h K_h^T Z^T Z K_h/n + gamma I)^{-2})``: a limit (``n -> oo``).
+* :func:`heads_simulate`: the same model sampled.
+
+A signal (``mu != 0``) is not derived for a general ``W`` or for random heads: it is refused
+(:class:`NotDerived`, exit 3), never answered.
+"""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+
+import numpy as np
+
+from symrmt.engine import Model, diff, inv, trace
+from symrmt.engine.given import load_array
+from symrmt.engine.kernel_weights import check_weights, general_coefficients, kernel_given, random_head_kernel
+from symrmt.errors import NotDerived, ParameterError
+from symrmt.hermite import Nonlinearity
+from symrmt.models.attention.montecarlo import simulate
+from symrmt.models.attention.params import check_c, check_gammas, check_noise, to_fraction
+from symrmt.models.attention.sampling import draw_tokens, ridge_errors
+from symrmt.models.attention.theory import ridge_limit
+from symrmt.parsing.limits import LIMITS
+
+__all__ = ["NotDerived", "WeightsResult", "weights_limit", "heads_limit", "heads_simulate", "check_heads",
+           "limit_with_weights", "simulate_with_weights", "MAX_HEADS"]
+
+#: the most heads (each adds three random leaves to the engine's pencil)
+MAX_HEADS = 8
+#: the fixed point's unknowns allowed per pair of heads (H heads: about 40 H^2; the engine's general cap is LIMITS["unknowns"])
+HEAD_UNKNOWNS = 60
+
+
+
+
+def _refuse_signal(mu, what):
+    if mu is None:
+        return
+    arr = np.asarray(mu, dtype=np.float64) if not isinstance(mu, str) else None
+    if arr is None:
+        arr = load_array(mu, "mu", 1)
+    if arr.ndim != 1 or not np.all(np.isfinite(arr)):
+        raise ParameterError(f"mu must be a finite vector, got shape {arr.shape}")
+    if np.any(arr):
+        raise NotDerived(f"a signal mu != 0 with {what} is not derived (the signal's terms of the kernel are "
+                              "derived only for W = alpha I + finite rank); only mu = 0 is answered")
+    return arr
+
+
+def _gamma_values(gammas):
+    return check_gammas(gammas)
+
+
+def _frac_text(x: Fraction) -> str:
+    return f"{x.numerator}/{x.denominator}"
+
+
+def _ea_expression(kernels):
+    """``-gamma^2 d/dgamma tau((sum_h K_h^T Z^T Z K_h/n + gamma I)^{-1})`` = ``gamma^2 tau(Q^2)``."""
+    gram = None
+    for K, Z, m in kernels:
+        term = K.T * Z.T * Z * K / m.size("n")
+        gram = term if gram is None else gram + term
+    g = m.param("gamma")
+    return -g ** 2 * diff(trace(inv(gram + g * m.identity("n"))), g)
+
+
+def weights_limit(f, c, gammas, weights, mu=None, digits: int = 15, center: bool = False) -> dict:
+    """``{"attention", "ridge", "p", "n", "stats"}``: ``E_A`` (the deterministic equivalent at
+    ``p`` from ``weights``, ``n = p/c``) and ``E_RR`` (its limit) for each ``gamma``, ``mu = 0``.
+
+    ``weights``: a ``p x p`` array or a ``.npy`` path (file-trust rule, 32 MiB, 2048 rows);
+    ``stats``: ``s``, ``rho``, ``m = tr(W)/p``, ``a1``, ``b``, ``tau``.  Raises ``ParameterError``
+    (bad weights), :class:`NotDerived` (``mu != 0``), ``SolverError`` (no certified value).
+
+    >>> r = weights_limit("tanh", "1/2", [1], np.eye(4), digits=15)
+    >>> r["attention"][0] > 0, int(r["n"])
+    (True, 8)
+    """
+
+    W = check_weights(weights)
+    _refuse_signal(mu, "a general W")
+    p = W.shape[0]
+    c_frac = check_c(c)
+    gam = _gamma_values(gammas)
+    m = Model()
+    m.dim("p", "c*n")
+    Z = m.gaussian("Z", "p", "n")
+    Wm = m.matrix("W", "p", "p", W)
+    K = kernel_given(f, Z, Wm, model=m, digits=digits, center=center)
+    expr = _ea_expression([(K, Z, m)])
+    att = []
+    for g in gam:
+        att.append(m.limit(expr, at={"c": _frac_text(c_frac), "gamma": _frac_text(g)}, digits=digits).value)
+    ridge = ridge_limit(c_frac, list(gam), 0, digits)
+    k = general_coefficients(f, W, center, digits)
+    stats = {key: k[key] for key in ("rho", "m", "a1", "b", "tau")}
+    stats["s"] = k["s"]
+    return {"attention": att, "ridge": list(ridge), "p": p, "n": p / c_frac, "stats": stats}
+
+
+def check_heads(heads, head_width):
+    """``(H, D)``: ``1 <= H <= MAX_HEADS`` an integer, ``0 < D <= 64`` an exact fraction."""
+    if isinstance(heads, bool) or not isinstance(heads, (int, np.integer)) or not 1 <= int(heads) <= MAX_HEADS:
+        raise ParameterError(f"heads must be an integer in [1, {MAX_HEADS}], got {heads!r}")
+    D = to_fraction(head_width, "head_width")
+    if not 0 < D <= 64:
+        raise ParameterError(f"head_width (d/p) must be in (0, 64], got {head_width}")
+    return int(heads), D
+
+
+def heads_limit(f, c, gammas, heads: int, head_width, digits: int = 15, center: bool = False) -> dict:
+    """``{"attention", "ridge"}``: the limits of ``E_A`` with ``heads`` independent random heads
+    ``W_h = Q_h K_h^T/sqrt(p d)``, ``d = head_width * p``, features concatenated, and of ``E_RR``
+    (``mu = 0``).  Each head's kernel is :func:`symrmt.engine.kernel_weights.random_head_kernel`.
+
+    >>> r = heads_limit("tanh", "1/2", [1], 1, 1)
+    >>> 0 < r["attention"][0] < 1
+    True
+    """
+
+    H, D = check_heads(heads, head_width)
+    c_frac = check_c(c)
+    gam = _gamma_values(gammas)
+    m = Model()
+    m.dim("p", "c*n")
+    m.dim("d", "D*c*n")
+    Z = m.gaussian("Z", "p", "n")
+    ks = []
+    for h in range(1, H + 1):
+        Q = m.gaussian(f"Q{h}", "p", "d")
+        Kw = m.gaussian(f"K{h}", "p", "d")
+        ks.append((random_head_kernel(f, Z, Q, Kw, model=m, name=f"G{h}", digits=digits + 5, center=center), Z, m))
+    expr = _ea_expression(ks)
+    saved = LIMITS["unknowns"]
+    LIMITS["unknowns"] = max(saved, HEAD_UNKNOWNS * H * H)  # the pencil couples every pair of heads: about 40 H^2 unknowns
+    try:
+        att = [m.limit(expr, at={"c": _frac_text(c_frac), "D": _frac_text(D), "gamma": _frac_text(g)},
+                       digits=digits).value for g in gam]
+    finally:
+        LIMITS["unknowns"] = saved
+    return {"attention": att, "ridge": list(ridge_limit(c_frac, list(gam), 0, digits))}
+
+
+def heads_simulate(f, n: int, c, gammas, heads: int, head_width, trials: int = 10, seed: int = 0,
+                   noise: str = "gaussian", center: bool = False) -> dict:
+    """Monte-Carlo ``{"attention": {"mean", "se"}, "ridge": {...}, "params"}`` of ``heads`` independent
+    random heads (fresh ``Q_h, K_h`` each trial), ``K_h = f(X^T W_h X/sqrt(p))/sqrt(p)`` with zero
+    diagonal, ``E_A = (gamma^2/n) y^T (sum_h K_h^T X^T X K_h/n + gamma I)^{-2} y``, ``mu = 0``,
+    ``p = round(c n)``, ``d = round(head_width p)``; ``f`` is applied centered as the theory takes it.
+
+    >>> r = heads_simulate("tanh", 32, 1, [1.0], 2, "1/2", trials=2)
+    >>> len(r["attention"]["mean"])
+    1
+    """
+
+    H, D = check_heads(heads, head_width)
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 2:
+        raise ParameterError(f"n must be an integer >= 2, got {n!r}")
+    if isinstance(trials, bool) or not isinstance(trials, (int, np.integer)) or trials < 2:
+        raise ParameterError(f"trials must be an integer >= 2, got {trials!r}")
+    n = int(n)
+    c_frac = check_c(c)
+    p = round(c_frac * n)
+    d = round(D * p)
+    if p < 1 or d < 1:
+        raise ParameterError(f"p = round(c n) = {p} and d = round(head_width p) = {d} must be >= 1")
+    if n * n * 8 * (H + 3) > (1 << 31):
+        raise ParameterError(f"n = {n}: the simulation would hold {H + 3} n x n matrices above 2 GiB")
+    noise = check_noise(noise)
+    gam = np.array([float(g) for g in _gamma_values(gammas)])
+    fn = Nonlinearity(f, center=center).numpy() if not isinstance(f, Nonlinearity) else f.numpy()
+    rng = np.random.default_rng(seed)
+    rows_a, rows_r = [], []
+    rp = math.sqrt(p)
+    for _ in range(trials):
+        x, y = draw_tokens(rng, n, np.zeros(p), noise)
+        gram = x.T @ x
+        P = np.zeros((n, n))
+        for _h in range(H):
+            Qh = rng.standard_normal((p, d))
+            Kh = rng.standard_normal((p, d))
+            S = ((x.T @ Qh) @ (Kh.T @ x)) / (math.sqrt(p * d) * rp)
+            k = np.asarray(fn(S), dtype=np.float64) / rp
+            if not np.all(np.isfinite(k)):
+                raise ParameterError("f returned non-finite values on the simulated kernel arguments")
+            np.fill_diagonal(k, 0.0)
+            P += k.T @ (gram @ k)
+        P = 0.5 * (P + P.T) / n
+        lam, u = np.linalg.eigh(P)
+        proj2 = (u.T @ y) ** 2
+        lam = np.clip(lam, 0.0, None)
+        rows_a.append(((gam[:, None] / (lam[None, :] + gam[:, None])) ** 2 @ proj2) / n)
+        rows_r.append(ridge_errors(x, y, gam, gram=gram))
+    out = {}
+    for key, rows in (("attention", rows_a), ("ridge", rows_r)):
+        a = np.array(rows)
+        out[key] = {"mean": a.mean(axis=0), "se": a.std(axis=0, ddof=1) / math.sqrt(trials)}
+    out["params"] = {"n": n, "p": p, "d": d, "heads": H, "trials": trials, "seed": seed, "noise": noise}
+    return out
+
+
+class WeightsResult:
+    """The values of :func:`symrmt.limit` / :func:`symrmt.simulate` with ``weights=`` or ``heads=``.
+
+    ``gamma`` (exact fractions), ``attention`` and ``ridge`` (float64 arrays: the values, or the
+    Monte-Carlo means), ``attention_mp``/``ridge_mp`` (mpmath values of a limit; ``None`` for a
+    simulation), ``attention_se``/``ridge_se`` (standard errors of a simulation; ``None`` for a
+    limit) and ``params`` (a dict).
+    """
+
+    def __init__(self, gamma, attention, ridge, params, attention_se=None, ridge_se=None, mp=True):
+        self.gamma = tuple(gamma)
+        self.attention_mp = tuple(attention) if mp else None
+        self.ridge_mp = tuple(ridge) if mp else None
+        self.attention = np.array([float(x) for x in attention])
+        self.ridge = np.array([float(x) for x in ridge])
+        self.attention_se = None if attention_se is None else np.asarray(attention_se, dtype=float)
+        self.ridge_se = None if ridge_se is None else np.asarray(ridge_se, dtype=float)
+        self.params = params
+
+    def __repr__(self):
+        kind = "limit" if self.attention_se is None else "simulation"
+        return f"WeightsResult({kind}, gamma={[str(g) for g in self.gamma]}, attention={self.attention.tolist()})"
+
+
+def _no_other(other, simulate: bool):
+    geometry, values, diagonal = other[0], other[1], other[2]
+    if geometry is not None or values:
+        raise ParameterError("weights=/heads= take no geometry: the weights are given and mu = 0")
+    if diagonal != "zero":
+        raise ParameterError("diagonal='keep' with weights=/heads= is not derived (the diagonal is zero)")
+    if simulate:
+        attention, workers = other[3], other[4]
+        if workers != 1:
+            raise ParameterError("workers > 1 is not available with weights=/heads=")
+    else:
+        prove, attention = other[3], other[4]
+        if prove:
+            raise ParameterError("prove is not available with weights=/heads=")
+    if attention != "entrywise":
+        raise ParameterError("attention='softmax' with weights=/heads= is not derived")
+
+
+def _which(weights, heads, head_width, mu):
+    if weights is not None and heads is not None:
+        raise ParameterError("give either weights= or heads=, not both")
+    if weights is None and heads is None:
+        raise ParameterError("mu= and head_width= need weights= or heads=")
+    if heads is not None and head_width is None:
+        raise ParameterError("heads= needs head_width= (d = head_width * p)")
+    if weights is not None and head_width is not None:
+        raise ParameterError("head_width= is for heads=")
+    if heads is not None and mu is not None:
+        _refuse_signal(mu, "random heads")
+
+
+def limit_with_weights(f, c, gamma, *, weights=None, mu=None, heads=None, head_width=None, digits=15,
+                       center=False, other=(None, {}, "zero", False, "entrywise")) -> WeightsResult:
+    """:func:`symrmt.limit` with ``weights=`` (:func:`weights_limit`) or ``heads=`` (:func:`heads_limit`).
+
+    >>> r = limit_with_weights("tanh", "1/2", [1], heads=1, head_width=1)
+    >>> bool(0 < r.attention[0] < r.ridge[0] + 1)
+    True
+    """
+    _no_other(other, simulate=False)
+    _which(weights, heads, head_width, mu)
+    gam = _gamma_values(gamma if isinstance(gamma, (list, tuple, np.ndarray)) else [gamma])
+    if weights is not None:
+        r = weights_limit(f, c, gam, weights, mu=mu, digits=digits, center=center)
+        params = {"p": r["p"], "n": r["n"], "stats": r["stats"], "value": "deterministic equivalent at p"}
+    else:
+        r = heads_limit(f, c, gam, heads, head_width, digits=digits, center=center)
+        params = {"heads": heads, "head_width": head_width, "value": "limit"}
+    return WeightsResult(gam, r["attention"], r["ridge"], params)
+
+
+def simulate_with_weights(f, c, gamma, *, weights=None, mu=None, heads=None, head_width=None, n=512, trials=10,
+                          seed=0, noise="gaussian", center=False,
+                          other=(None, {}, "zero", "entrywise", 1)) -> WeightsResult:
+    """:func:`symrmt.simulate` with ``weights=`` (the actual ``W``, ``n = round(p/c)``) or ``heads=``.
+
+    >>> r = simulate_with_weights("tanh", "1/2", [1], weights=np.eye(8), trials=2)
+    >>> r.params["n"], r.attention_se.shape
+    (16, (1,))
+    """
+
+    _no_other(other, simulate=True)
+    _which(weights, heads, head_width, mu)
+    gam = _gamma_values(gamma if isinstance(gamma, (list, tuple, np.ndarray)) else [gamma])
+    c_frac = check_c(c)
+    if weights is not None:
+
+        W = check_weights(weights)
+        p = W.shape[0]
+        mu_arr = None if mu is None else load_array(mu, "mu", 1)
+        if mu_arr is not None and mu_arr.shape != (p,):
+            raise ParameterError(f"mu: a vector of length p = {p} is needed, got shape {mu_arr.shape}")
+        n_w = round(p / c_frac)
+        if round(c_frac * n_w) != p:
+            raise ParameterError(f"no n gives round(c n) = p = {p} at c = {c}")
+        nl = f if isinstance(f, Nonlinearity) else Nonlinearity(f, center=center)
+        raw = simulate(nl.numpy(), n_w, c_frac, list(gam), weights=W, mu=mu_arr, noise=noise, trials=trials,
+                       seed=seed)
+        params = {"n": n_w, "p": p, "trials": trials, "seed": seed, "noise": noise}
+    else:
+        raw = heads_simulate(f, n, c_frac, list(gam), heads, head_width, trials=trials, seed=seed, noise=noise,
+                             center=center)
+        params = raw["params"]
+    return WeightsResult(gam, raw["attention"]["mean"], raw["ridge"]["mean"], params,
+                         raw["attention"]["se"], raw["ridge"]["se"], mp=False)
