@@ -22,7 +22,7 @@ import sympy as sp
 from symrmt.cli import app as cli
 from symrmt.codegen import codecache
 from symrmt.models.attention.geometry import Geometry, LowRankGeometry
-from symrmt.core.psd import project_psd
+from symrmt.parsing.psd import project_psd
 from symrmt.errors import ParameterError
 from symrmt.models.attention.params import to_fraction
 from symrmt.parsing import LIMITS, ParseLimitError, parse_expression, parse_number, run_limited

@@ -195,8 +195,6 @@ def cmd_simulate(args) -> int:
     if weights_requested(args):
         return cmd_simulate_weights(args)
     if args.n is None:
-        from symrmt.errors import ParameterError
-
         raise ParameterError("--n is required (the number of tokens)")
     from symrmt.models.attention.kernel_f import SimulationF
     from symrmt.simulation.executor import StaleTrialsWarning, report_stale

@@ -80,7 +80,7 @@ def gram_values(vectors, values: dict, strict: bool = True) -> dict:
     """
     from fractions import Fraction
 
-    from symrmt.core.psd import project_psd
+    from symrmt.parsing.psd import project_psd
     from symrmt.errors import ParameterError
 
     given = {}

@@ -243,7 +243,7 @@ def crossings(f, over: str = "c", between=(0.1, 10), *, c=None, gamma=None, geom
         roots.append(root)
         brackets.append(bracket)
         directions.append(signs[i + 1])
-    from symrmt.core.certified import certified
+    from symrmt.proofs.certified import certified
 
     with mpmath.workdps(digits):  # rounded to the digits asked for, kept at that precision, printed at it
         roots = [certified(+r, digits) for r in roots]

@@ -43,12 +43,12 @@ model itself is an approximation whose error, measured against simulation, is st
 
 from __future__ import annotations
 
-import functools
 import math
 from fractions import Fraction
 
 import numpy as np
 
+from symrmt.cache import cached
 from symrmt.errors import ConvergenceError, ParameterError
 
 __all__ = ["MIN_N", "TYPES", "TYPES_CHECK", "DIGITS", "MIN_DIGITS", "check_finite_n", "finite_n_attention",
@@ -173,7 +173,7 @@ def _profile(u, pi, kappa, f_name):
     return F, alpha, sigma2
 
 
-@functools.lru_cache(maxsize=16)
+@cached(maxsize=16)
 def _pencil_matrices(c: float):
     """``A_S`` (at ``a_1 = 1``: the per-type factors ``alpha`` carry the Wishart coefficient) and ``P`` of the
     noise-only pencil, read from its one SymPy definition

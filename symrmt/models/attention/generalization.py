@@ -34,6 +34,7 @@ import mpmath
 import numpy as np
 import sympy as sp
 
+from symrmt.cache import cache_dict, cached
 from symrmt.codegen.compile import compile_expr
 from symrmt.errors import ModelError, NotDerived, ParameterError, PrecisionError
 from symrmt.models.attention.engine_model import E_A, E_RR, attention_model
@@ -173,8 +174,7 @@ def engine_projection(model, u: str, at: dict, digits: int):
         raise NotDerived(f"the test error needs the training form {u} . w, which the engine refuses here: {exc}") from exc
 
 
-_MODELS: dict = {}
-_RIDGE: list = []
+_MODELS = cache_dict("symrmt.models.attention.generalization._MODELS", 16)
 
 
 def engine_model(f, r: int, alpha, diagonal: str, digits: int):
@@ -183,19 +183,16 @@ def engine_model(f, r: int, alpha, diagonal: str, digits: int):
     key = (getattr(f, "text", f), getattr(f, "center", False), r, str(alpha), diagonal)
     hit = _MODELS.get(key)
     if hit is None or hit[0] < digits:
-        if len(_MODELS) > 16:
-            _MODELS.clear()
         _MODELS[key] = hit = (digits, attention_model(f, r, alpha, diagonal, digits=digits)[0])
     return hit[1]
 
 
+@cached(maxsize=1)
 def _ridge_function():
     """:func:`ridge_test_formula` compiled once (:func:`symrmt.codegen.compile.compile_expr`) to an mpmath
     function of ``(c, gamma, snr)``."""
-    if not _RIDGE:
-        c, g, snr = sp.symbols("c gamma snr", positive=True)
-        _RIDGE.append(compile_expr([c, g, snr], ridge_test_formula(c, g, snr)))
-    return _RIDGE[0]
+    c, g, snr = sp.symbols("c gamma snr", positive=True)
+    return compile_expr([c, g, snr], ridge_test_formula(c, g, snr))
 
 
 def _vector_names(r: int):

@@ -35,7 +35,7 @@ from fractions import Fraction
 
 from symrmt.errors import ParameterError
 from symrmt.models.attention.params import to_fraction
-from symrmt.core.psd import PSD_ROUNDING, exact_rank, is_psd, ldl_pivoted, project_psd  # noqa: F401 (re-exported)
+from symrmt.parsing.psd import PSD_ROUNDING, exact_rank, is_psd, ldl_pivoted, project_psd  # noqa: F401 (re-exported)
 
 __all__ = [
     "ldl_pivoted",

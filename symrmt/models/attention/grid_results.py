@@ -259,7 +259,7 @@ class CrossingsResult(TableResult):
     roots : tuple of mpf
         The crossings, increasing, each correct to ``digits`` significant digits (it lies in
         the certified bracket ``brackets[i]``, of relative width at most ``10**-digits``).
-        Each is a :class:`~symrmt.core.certified.CertifiedMpf`: an ``mpf`` of ``digits`` digits
+        Each is a :class:`~symrmt.proofs.certified.CertifiedMpf`: an ``mpf`` of ``digits`` digits
         that prints them all (``repr``, ``str``), at any ``mpmath.mp.dps``; handed back to
         :func:`symrmt.limit` (``c=r.roots[0]``) it is read bit for bit.
     directions : tuple of int

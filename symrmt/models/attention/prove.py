@@ -215,7 +215,7 @@ def _hermite_cached(f, diagonal, bits):
 
 def _gram_factor_arb(gram):
     """Rows of ``B`` with ``B B^T = gram`` as balls (exact LDL^T, the square roots as balls)."""
-    from symrmt.core.psd import ldl_pivoted
+    from symrmt.parsing.psd import ldl_pivoted
 
     flint = require_flint()
     perm, L, Dg = ldl_pivoted(gram)

@@ -54,7 +54,7 @@ import mpmath
 
 from symrmt.cache import cache_dict
 from symrmt.core.certify import ESCALATIONS, GUARD, Disagree, agree, certify
-from symrmt.core.certified import certified
+from symrmt.proofs.certified import certified
 from symrmt.core.numbers import mpf_of
 from symrmt.errors import BranchError, ConvergenceError, PrecisionError, SolverError
 from symrmt.models.attention.solver import FixedPoint, lowrank_D, woodbury_value
@@ -187,7 +187,7 @@ def ridge_limit(c, gammas, snr=0, digits: int = 15):
 
     Returns
     -------
-    list of mpf, each carrying the ``digits`` asked (:class:`symrmt.core.certified.CertifiedMpf`)
+    list of mpf, each carrying the ``digits`` asked (:class:`symrmt.proofs.certified.CertifiedMpf`)
 
     Examples
     --------
@@ -296,7 +296,7 @@ def attention_limit(f, c, gammas, geometry: Geometry | LowRankGeometry | None = 
     Returns
     -------
     list of mpf (or of AttentionPoint), one per ``gamma``, in the order given; each mpf carries the
-    ``digits`` asked (:class:`symrmt.core.certified.CertifiedMpf`: its ``repr`` and ``str`` show them).
+    ``digits`` asked (:class:`symrmt.proofs.certified.CertifiedMpf`: its ``repr`` and ``str`` show them).
 
     Examples
     --------
