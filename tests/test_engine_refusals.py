@@ -201,3 +201,86 @@ def test_density_of_a_100_atom_law_is_refused_with_its_reason(capsys):
     err = capsys.readouterr().err
     assert rc == 2
     assert "100-atom law D" in err and "z-derivative" in err and "diff()" not in err
+
+
+# ---------------------------------------------------------------- a real point inside an indefinite spectrum
+
+WGW = "trace(inv(Z.T*Z/n*G/sqrt(n)*Z.T*Z/n + gamma*I(n)))"
+
+
+def wgw_model():
+    m = Model()
+    m.gaussian("Z", "n", "n")
+    m.goe("G", "n")
+    return m
+
+
+def wgw_resolvent(gamma, dps=40):
+    """``tau((W s W + gamma)^{-1})`` with ``W`` Marchenko-Pastur (ratio 1) and ``s`` a semicircular free from it,
+    by the operator-valued semicircle: ``W s W`` has covariance ``b -> W^2 tau(W^2 b)`` over the algebra of
+    ``W``, so ``tau((z - W s W)^{-1}) = E[(z - q x^2)^{-1}]`` with ``q = E[x^2 (z - q x^2)^{-1}]``, ``x`` of the
+    Marchenko-Pastur law, at ``z = -gamma`` (quadrature in ``x = 4 sin^2(t/2)``, ``rho dx = (2/pi) cos^2(t/2) dt``)."""
+    with mpmath.workdps(dps):
+        z = -mpmath.mpf(gamma)
+
+        def E(f):
+            return mpmath.quad(lambda t: f(4 * mpmath.sin(t / 2) ** 2) * 2 * mpmath.cos(t / 2) ** 2 / mpmath.pi,
+                               [0, mpmath.pi])
+
+        q = mpmath.mpf(0)
+        for _ in range(30):  # a contraction for |gamma| well past the spectrum's edge (about 8.38)
+            q = E(lambda x: x * x / (z - q * x * x))
+        q = mpmath.findroot(lambda q: q - E(lambda x: x * x / (z - q * x * x)), q)
+        return -E(lambda x: 1 / (z - q * x * x))
+
+
+@pytest.mark.parametrize("gamma", ["1/10", "1e-400", "-1/2"])
+def test_real_point_inside_an_indefinite_spectrum_is_refused_at_once_with_the_reason(gamma):
+    from symrmt.engine.spectrum_guard import InsideSpectrumError
+
+    with pytest.raises(InsideSpectrumError, match=r"-gamma = .* lies inside the spectrum of "
+                                                  r"Z\.T\*Z/n\*G/sqrt\(n\)\*Z\.T\*Z/n \(.*density.*no real limit.*"
+                                                  r"complex point \(gamma=\.\.\.\+\.\.\.j\) or symrmt density"):
+        wgw_model().limit(WGW, at={"gamma": gamma})
+
+
+def test_inside_spectrum_refusal_on_the_command_line(capsys):
+    rc = main(["trace", WGW, "--matrix", "Z=gaussian(n,n)", "--matrix", "G=goe(n)", "--at", "gamma=1/10"])
+    err = capsys.readouterr().err
+    assert rc == 3
+    assert "InsideSpectrumError" in err and "lies inside the spectrum" in err and "Traceback" not in err
+    assert "time limit" not in err
+
+
+def test_inside_spectrum_claim_against_eigenvalues():
+    # the refusal's reason, checked on a draw: eigenvalues of W G W on both sides of -1/10, near it
+    import numpy as np
+
+    rng = np.random.default_rng(3)
+    n = 300
+    Z = rng.standard_normal((n, n))
+    W = Z.T @ Z / n
+    A = rng.standard_normal((n, n))
+    ev = np.linalg.eigvalsh(W @ ((A + A.T) / np.sqrt(2) / np.sqrt(n)) @ W)
+    assert ((ev > -0.3) & (ev < -0.1)).sum() > 10 and ((ev > -0.1) & (ev < 0.1)).sum() > 10
+
+
+@pytest.mark.parametrize("gamma", ["10", "-10", "30"])
+def test_points_outside_an_indefinite_spectrum_are_answered(gamma):
+    r = wgw_model().limit(WGW, at={"gamma": gamma}, digits=30)
+    assert rel(r.value, wgw_resolvent(gamma)) < mpmath.mpf(10) ** -25
+
+
+def test_psd_matrix_pays_no_density_for_the_spectrum_check(monkeypatch):
+    from symrmt.engine import spectrum_guard
+
+    def fail(*args):
+        raise AssertionError("the density was computed for a matrix positive semi-definite by structure")
+
+    monkeypatch.setattr(spectrum_guard, "_density", fail)
+    m = Model()
+    m.gaussian("Z", "n", "n")
+    r = m.limit("trace(inv(Z.T*Z/n + gamma*I(n)))", at={"gamma": "1/10"}, digits=20)
+    with mpmath.workdps(40):  # Marchenko-Pastur, ratio 1: tau((W + g)^{-1}) = (sqrt(g^2 + 4g) - g)/(2g)
+        g = mpmath.mpf(1) / 10
+        assert rel(r.value, (mpmath.sqrt(g * g + 4 * g) - g) / (2 * g)) < mpmath.mpf(10) ** -19
