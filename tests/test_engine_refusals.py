@@ -284,3 +284,62 @@ def test_psd_matrix_pays_no_density_for_the_spectrum_check(monkeypatch):
     with mpmath.workdps(40):  # Marchenko-Pastur, ratio 1: tau((W + g)^{-1}) = (sqrt(g^2 + 4g) - g)/(2g)
         g = mpmath.mpf(1) / 10
         assert rel(r.value, (mpmath.sqrt(g * g + 4 * g) - g) / (2 * g)) < mpmath.mpf(10) ** -19
+
+
+# ---------------------------------------------------------------- the ridgeless variance, two-atom covariance
+
+S_R = "inv(S*Z.T*Z*S/n + lam*I(d))"
+TWO_ATOM_VARIANCE = f"trace({S_R}*S*Z.T*Z*S/n*{S_R}*S*S)"
+
+
+def two_atom_model():
+    m = Model()
+    m.dim("d", "phi*n")
+    m.gaussian("Z", "n", "d")
+    m.diag("S", "d", ["1", "2"], ["1/2", "1/2"])  # Sigma = S^2: atoms 1 and 4, weight 1/2 each
+    return m
+
+
+def ridge_variance(phi, lam, dps=100):
+    """``V = tau(R Sigma_hat R Sigma) = (delta + lam delta')/phi`` (Dobriban and Wager 2018; Hastie et al. 2019,
+    anisotropic), ``delta`` the root of ``delta = phi sum_a w_a s_a/(s_a/(1 + delta) + lam)`` for ``Sigma`` with
+    atoms ``s = 1, 4`` of weight 1/2, found from its ridgeless scale: for ``phi > 1``, ``delta ~ kappa/lam`` with
+    ``1 = phi sum_a w_a s_a/(s_a + kappa)`` (bisection), then Newton on ``u = 1/(1 + delta)`` in units of
+    ``lam``; ``delta'`` by implicit differentiation."""
+    with mpmath.workdps(dps):
+        phi, lam = (mpmath.mpf(sp.Rational(x).p) / sp.Rational(x).q for x in (phi, lam))
+        ss, ws = (mpmath.mpf(1), mpmath.mpf(4)), (mpmath.mpf(1) / 2, mpmath.mpf(1) / 2)
+        lo, hi = mpmath.mpf(0), mpmath.mpf(400)
+        for _ in range(400):
+            mid = (lo + hi) / 2
+            lo, hi = (mid, hi) if phi * sum(w * s / (s + mid) for s, w in zip(ss, ws)) > 1 else (lo, mid)
+        kappa = (lo + hi) / 2
+
+        def f(v):  # lam (1/u - 1 - phi sum w s/(s u + lam)) at u = v lam
+            u = v * lam
+            return lam * (1 / u - 1 - phi * sum(w * s / (s * u + lam) for s, w in zip(ss, ws)))
+
+        delta = 1 / (mpmath.findroot(f, 1 / kappa) * lam) - 1
+        f_delta = 1 - phi * sum(w * s * s / (1 + delta) ** 2 / (s / (1 + delta) + lam) ** 2 for s, w in zip(ss, ws))
+        f_lam = phi * sum(w * s / (s / (1 + delta) + lam) ** 2 for s, w in zip(ss, ws))
+        return (delta - lam * f_lam / f_delta) / phi
+
+
+@pytest.mark.parametrize("lam", ["1e-12", "1e-16", "1e-20"])
+def test_ridgeless_two_atom_variance(lam):
+    r = two_atom_model().limit(TWO_ATOM_VARIANCE, at={"phi": "2", "lam": lam}, digits=30)
+    ref = ridge_variance("2", lam)
+    assert rel(r.value, ref) < mpmath.mpf(10) ** -29
+    with mpmath.workdps(60):  # the ridgeless limit: kappa = 2, V -> 5/8
+        assert abs(ref - mpmath.mpf(5) / 8) < mpmath.mpf(10) ** -10
+
+
+def test_ridgeless_two_atom_variance_on_the_command_line(capsys):
+    rc = main(["trace", TWO_ATOM_VARIANCE, "--matrix", "Z=gaussian(n,d)", "--matrix", "S=diag(d, (1, 2), (1/2, 1/2))",
+               "--dim", "d=phi*n", "--at", "phi=2, lam=1e-20", "--digits", "25", "--json"])
+    out = capsys.readouterr().out
+    assert rc == 0
+    import json
+
+    with mpmath.workdps(60):
+        assert rel(mpmath.mpf(json.loads(out)["value"]), ridge_variance("2", "1e-20")) < mpmath.mpf(10) ** -24
