@@ -5,8 +5,8 @@ The value is computed at ``digits + guard`` and ``digits + guard + 10`` working 
 Newton steps reached beyond the digits asked for and the two values agree to ``digits``
 significant digits (``certificate = "relative"``), or, for a limit that is 0, when both lie within
 ``10^-(digits+1)`` of each other and within ``10^-digits`` of 0: the value is then 0 with an
-absolute error below ``10^-digits`` (``certificate = "absolute"``).  Otherwise the guard doubles, up to ``ESCALATIONS`` times, as the
-attention solver does; then :class:`~symrmt.models.attention.solver.PrecisionError` says what happened.
+absolute error below ``10^-digits`` (``certificate = "absolute"``).  Otherwise the guard doubles, up to ``ESCALATIONS + 1`` tries (one more than the
+attention solver's); then :class:`~symrmt.models.attention.solver.PrecisionError` says what happened.
 
 The result is a :class:`TraceLimit` (re-exported as ``symrmt.engine.TraceLimit``); it lives here, below
 the solvers that build one (:mod:`~symrmt.engine.qf_solver`, :mod:`~symrmt.engine.complex_limit`) and the

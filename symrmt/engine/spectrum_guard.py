@@ -19,22 +19,22 @@ from __future__ import annotations
 import mpmath
 import sympy as sp
 
-from symrmt.errors import BranchError
+from symrmt.engine import linearize as lin
+from symrmt.engine.hermitize import bulk_part
+from symrmt.engine.node_algebra import Identity, Inverse, MatProduct, MatSum, Scaled, Transpose, identity_part
+from symrmt.engine.nodes import ModelError
+from symrmt.engine.plan import psd_conditions
+from symrmt.errors import InsideSpectrumError
+
+__all__ = ["check", "InsideSpectrumError"]
 
 #: the offsets tried, in order, around a point where the density itself cannot be evaluated (0, a
 #: singular density): the first at which both sides are evaluated decides
 DELTAS = ("1/10000", "1/1000", "1/100")
 
 
-class InsideSpectrumError(BranchError):
-    """A resolvent's trace at a real point inside the spectrum of a symmetric (indefinite) matrix: it has
-    no real limit (exit 3)."""
-
-
 def _text(m) -> str:
     """The matrix ``m`` in the input grammar, for the message (``Z.T*Z/n*G/sqrt(n)*Z.T*Z/n``)."""
-    from symrmt.engine.node_algebra import Identity, Inverse, MatProduct, MatSum, Scaled, Transpose
-
     if isinstance(m, Scaled):
         c = getattr(m.scalar, "value", None)
         inner = _text(m.matrix)
@@ -59,9 +59,6 @@ def _text(m) -> str:
 
 
 def _symmetric_inverses(expr):
-    from symrmt.engine import linearize as lin
-    from symrmt.engine.node_algebra import Inverse
-
     out, stack = [], [expr]
     while stack:
         x = stack.pop()
@@ -82,8 +79,6 @@ def _value(e, values):
 
 def _psd(terms, values) -> bool:
     """Whether the sum of ``terms`` is positive semi-definite by structure at ``values``."""
-    from symrmt.engine.plan import psd_conditions
-
     for t in terms:
         conds = psd_conditions(t)
         if conds is None:
@@ -99,8 +94,6 @@ def _psd(terms, values) -> bool:
 
 def _density(model, matrix, x, values):
     """``(rho, ok)`` of ``matrix`` at ``x`` (``ok`` False: not evaluated there)."""
-    from symrmt.engine.nodes import ModelError
-
     at = {k: v for k, v in values.items() if "." not in k}
     for _ in range(2):
         try:
@@ -137,9 +130,6 @@ def check(model, expr, values: dict) -> None:
     ...     print(str(exc)[:60])
     -gamma = -0.5 lies inside the spectrum of G/sqrt(n) (its lim
     """
-    from symrmt.engine.hermitize import bulk_part
-    from symrmt.engine.node_algebra import MatSum, identity_part
-
     for a in _symmetric_inverses(expr):
         bulk = bulk_part(a)
         if bulk is None:
