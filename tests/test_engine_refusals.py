@@ -325,16 +325,19 @@ def ridge_variance(phi, lam, dps=100):
         return (delta - lam * f_lam / f_delta) / phi
 
 
-@pytest.mark.parametrize("lam", ["1e-12", "1e-16", "1e-20"])
-def test_ridgeless_two_atom_variance(lam):
-    r = two_atom_model().limit(TWO_ATOM_VARIANCE, at={"phi": "2", "lam": lam}, digits=30)
-    ref = ridge_variance("2", lam)
+@pytest.mark.parametrize("phi, lam", [("2", "1e-12"), ("2", "1e-16"), ("2", "1e-20"), ("3/2", "1e-20")])
+def test_ridgeless_two_atom_variance(phi, lam):
+    pytest.importorskip("flint")  # the mpmath path's linear solves in C: without it the QR takes minutes
+    r = two_atom_model().limit(TWO_ATOM_VARIANCE, at={"phi": phi, "lam": lam}, digits=30)
+    ref = ridge_variance(phi, lam)
     assert rel(r.value, ref) < mpmath.mpf(10) ** -29
-    with mpmath.workdps(60):  # the ridgeless limit: kappa = 2, V -> 5/8
-        assert abs(ref - mpmath.mpf(5) / 8) < mpmath.mpf(10) ** -10
+    if phi == "2":
+        with mpmath.workdps(60):  # the ridgeless limit: kappa = 2, V -> 5/8
+            assert abs(ref - mpmath.mpf(5) / 8) < mpmath.mpf(10) ** -10
 
 
 def test_ridgeless_two_atom_variance_on_the_command_line(capsys):
+    pytest.importorskip("flint")
     rc = main(["trace", TWO_ATOM_VARIANCE, "--matrix", "Z=gaussian(n,d)", "--matrix", "S=diag(d, (1, 2), (1/2, 1/2))",
                "--dim", "d=phi*n", "--at", "phi=2, lam=1e-20", "--digits", "25", "--json"])
     out = capsys.readouterr().out
