@@ -227,10 +227,13 @@ def wgw_resolvent(gamma, dps=40):
             return mpmath.quad(lambda t: f(4 * mpmath.sin(t / 2) ** 2) * 2 * mpmath.cos(t / 2) ** 2 / mpmath.pi,
                                [0, mpmath.pi])
 
+        def rhs(q):
+            return E(lambda x: x * x / (z - q * x * x))
+
         q = mpmath.mpf(0)
         for _ in range(30):  # a contraction for |gamma| well past the spectrum's edge (about 8.38)
-            q = E(lambda x: x * x / (z - q * x * x))
-        q = mpmath.findroot(lambda q: q - E(lambda x: x * x / (z - q * x * x)), q)
+            q = rhs(q)
+        q = mpmath.findroot(lambda q: q - rhs(q), q)
         return -E(lambda x: 1 / (z - q * x * x))
 
 

@@ -42,7 +42,9 @@ def _text(m) -> str:
             c = sp.sympify(c)
             num, den = sp.fraction(c)
             body = inner if num == 1 else f"{sp.sstr(num)}*{inner}"
-            return body if den == 1 else f"{body}/{sp.sstr(den) if (den.is_Atom or den.is_Pow) else '(' + sp.sstr(den) + ')'}"
+            if den == 1:
+                return body
+            return f"{body}/{sp.sstr(den) if (den.is_Atom or den.is_Pow) else '(' + sp.sstr(den) + ')'}"
         return f"({repr(m.scalar)})*{inner}"
     if isinstance(m, MatProduct):
         return "*".join(f"({_text(f)})" if isinstance(f, MatSum) else _text(f) for f in m.factors)
@@ -156,16 +158,17 @@ def check(model, expr, values: dict) -> None:
                 if all(o for _, o in sides):
                     break
             if all(o and r > 0 for r, o in sides):
-                where = (f"its limiting density is {mpmath.nstr(sides[0][0], 6)} at {mpmath.nstr(mpmath.mpf(x - delta), 6)} "
-                         f"and {mpmath.nstr(sides[1][0], 6)} at {mpmath.nstr(mpmath.mpf(x + delta), 6)}, on both sides")
+                lo, hi = (mpmath.nstr(mpmath.mpf(sp.Float(x + s * delta, 30)), 6) for s in (-1, 1))
+                where = (f"its limiting density is {mpmath.nstr(sides[0][0], 6)} at {lo} and "
+                         f"{mpmath.nstr(sides[1][0], 6)} at {hi}, on both sides")
         if where is None:
             continue
         names = sorted(s.name for s in sp.sympify(g).free_symbols)
-        point = f"-{g}" if sp.sympify(g).is_Symbol else f"-({g})"
+        point = f"-{g}" if sp.sympify(g).is_Symbol else (f"-({g})" if g != 0 else "the point 0 (no multiple of I)")
         hint = f"{names[0]}=...+...j" if names else "a complex shift"
         raise InsideSpectrumError(
             f"{point} = {mpmath.nstr(mpmath.mpf(sp.Float(x, 30)) if x != 0 else 0, 10)} lies inside the spectrum of "
-            f"{_text(matrix)} ({where}; the matrix is symmetric but not positive semi-definite, so its spectrum "
-            "reaches both sides of 0); a resolvent trace at a real point inside the spectrum has no real limit (its "
+            f"{_text(matrix)} ({where}; the matrix is symmetric but not positive semi-definite by structure); "
+            "a resolvent trace at a real point inside the spectrum has no real limit (its "
             f"values above and below the real axis differ by 2 pi i times the density): use a complex point "
             f"({hint}) or symrmt density")
