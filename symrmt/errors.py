@@ -202,6 +202,12 @@ class NonNormalError(BranchError):
     the expression is not a resolvent the Hermitization can read (exit 3)."""
 
 
+# symrmt.engine.spectrum_guard
+class InsideSpectrumError(BranchError):
+    """A resolvent's trace at a real point inside the spectrum of a symmetric (indefinite) matrix: it has
+    no real limit (exit 3)."""
+
+
 # symrmt.engine.edge_system
 class DensityError(ConvergenceError):
     """A point of the density could not be computed (exit 3)."""

@@ -469,7 +469,7 @@ def test_trace_escalation(monkeypatch):
 
     m, _ = _mp_plan()
     monkeypatch.setattr(trace_certify, "agree", lambda x, y, digits: False)
-    with pytest.raises(PrecisionError, match="could not certify 20 digits with up to 70 working digits"):
+    with pytest.raises(PrecisionError, match="could not certify 20 digits with up to 110 working digits"):
         m.limit("trace(inv(Z.T*Z/n + gamma*I(n)))", at={"c": "1/2", "gamma": "1/10"}, digits=20)
 
 

@@ -201,3 +201,151 @@ def test_density_of_a_100_atom_law_is_refused_with_its_reason(capsys):
     err = capsys.readouterr().err
     assert rc == 2
     assert "100-atom law D" in err and "z-derivative" in err and "diff()" not in err
+
+
+# ---------------------------------------------------------------- a real point inside an indefinite spectrum
+
+WGW = "trace(inv(Z.T*Z/n*G/sqrt(n)*Z.T*Z/n + gamma*I(n)))"
+
+
+def wgw_model():
+    m = Model()
+    m.gaussian("Z", "n", "n")
+    m.goe("G", "n")
+    return m
+
+
+def wgw_resolvent(gamma, dps=40):
+    """``tau((W s W + gamma)^{-1})`` with ``W`` Marchenko-Pastur (ratio 1) and ``s`` a semicircular free from it,
+    by the operator-valued semicircle: ``W s W`` has covariance ``b -> W^2 tau(W^2 b)`` over the algebra of
+    ``W``, so ``tau((z - W s W)^{-1}) = E[(z - q x^2)^{-1}]`` with ``q = E[x^2 (z - q x^2)^{-1}]``, ``x`` of the
+    Marchenko-Pastur law, at ``z = -gamma`` (quadrature in ``x = 4 sin^2(t/2)``, ``rho dx = (2/pi) cos^2(t/2) dt``)."""
+    with mpmath.workdps(dps):
+        z = -mpmath.mpf(gamma)
+
+        def E(f):
+            return mpmath.quad(lambda t: f(4 * mpmath.sin(t / 2) ** 2) * 2 * mpmath.cos(t / 2) ** 2 / mpmath.pi,
+                               [0, mpmath.pi])
+
+        def rhs(q):
+            return E(lambda x: x * x / (z - q * x * x))
+
+        q = mpmath.mpf(0)
+        for _ in range(30):  # a contraction for |gamma| well past the spectrum's edge (about 8.38)
+            q = rhs(q)
+        q = mpmath.findroot(lambda q: q - rhs(q), q)
+        return -E(lambda x: 1 / (z - q * x * x))
+
+
+@pytest.mark.parametrize("gamma", ["1/10", "1e-400", "-1/2"])
+def test_real_point_inside_an_indefinite_spectrum_is_refused_at_once_with_the_reason(gamma):
+    from symrmt.engine.spectrum_guard import InsideSpectrumError
+
+    with pytest.raises(InsideSpectrumError, match=r"-gamma = .* lies inside the spectrum of "
+                                                  r"Z\.T\*Z/n\*G/sqrt\(n\)\*Z\.T\*Z/n \(.*density.*no real limit.*"
+                                                  r"complex point \(gamma=\.\.\.\+\.\.\.j\) or symrmt density"):
+        wgw_model().limit(WGW, at={"gamma": gamma})
+
+
+def test_inside_spectrum_refusal_on_the_command_line(capsys):
+    rc = main(["trace", WGW, "--matrix", "Z=gaussian(n,n)", "--matrix", "G=goe(n)", "--at", "gamma=1/10"])
+    err = capsys.readouterr().err
+    assert rc == 3
+    assert "InsideSpectrumError" in err and "lies inside the spectrum" in err and "Traceback" not in err
+    assert "time limit" not in err
+
+
+def test_inside_spectrum_claim_against_eigenvalues():
+    # the refusal's reason, checked on a draw: eigenvalues of W G W on both sides of -1/10, near it
+    import numpy as np
+
+    rng = np.random.default_rng(3)
+    n = 300
+    Z = rng.standard_normal((n, n))
+    W = Z.T @ Z / n
+    A = rng.standard_normal((n, n))
+    ev = np.linalg.eigvalsh(W @ ((A + A.T) / np.sqrt(2) / np.sqrt(n)) @ W)
+    assert ((ev > -0.3) & (ev < -0.1)).sum() > 10 and ((ev > -0.1) & (ev < 0.1)).sum() > 10
+
+
+@pytest.mark.parametrize("gamma", ["10", "-10", "30"])
+def test_points_outside_an_indefinite_spectrum_are_answered(gamma):
+    r = wgw_model().limit(WGW, at={"gamma": gamma}, digits=30)
+    assert rel(r.value, wgw_resolvent(gamma)) < mpmath.mpf(10) ** -25
+
+
+def test_psd_matrix_pays_no_density_for_the_spectrum_check(monkeypatch):
+    from symrmt.engine import spectrum_guard
+
+    def fail(*args):
+        raise AssertionError("the density was computed for a matrix positive semi-definite by structure")
+
+    monkeypatch.setattr(spectrum_guard, "_density", fail)
+    m = Model()
+    m.gaussian("Z", "n", "n")
+    r = m.limit("trace(inv(Z.T*Z/n + gamma*I(n)))", at={"gamma": "1/10"}, digits=20)
+    with mpmath.workdps(40):  # Marchenko-Pastur, ratio 1: tau((W + g)^{-1}) = (sqrt(g^2 + 4g) - g)/(2g)
+        g = mpmath.mpf(1) / 10
+        assert rel(r.value, (mpmath.sqrt(g * g + 4 * g) - g) / (2 * g)) < mpmath.mpf(10) ** -19
+
+
+# ---------------------------------------------------------------- the ridgeless variance, two-atom covariance
+
+S_R = "inv(S*Z.T*Z*S/n + lam*I(d))"
+TWO_ATOM_VARIANCE = f"trace({S_R}*S*Z.T*Z*S/n*{S_R}*S*S)"
+
+
+def two_atom_model():
+    m = Model()
+    m.dim("d", "phi*n")
+    m.gaussian("Z", "n", "d")
+    m.diag("S", "d", ["1", "2"], ["1/2", "1/2"])  # Sigma = S^2: atoms 1 and 4, weight 1/2 each
+    return m
+
+
+def ridge_variance(phi, lam, dps=100):
+    """``V = tau(R Sigma_hat R Sigma) = (delta + lam delta')/phi`` (Dobriban and Wager 2018; Hastie et al. 2019,
+    anisotropic), ``delta`` the root of ``delta = phi sum_a w_a s_a/(s_a/(1 + delta) + lam)`` for ``Sigma`` with
+    atoms ``s = 1, 4`` of weight 1/2, found from its ridgeless scale: for ``phi > 1``, ``delta ~ kappa/lam`` with
+    ``1 = phi sum_a w_a s_a/(s_a + kappa)`` (bisection), then Newton on ``u = 1/(1 + delta)`` in units of
+    ``lam``; ``delta'`` by implicit differentiation."""
+    with mpmath.workdps(dps):
+        phi, lam = (mpmath.mpf(sp.Rational(x).p) / sp.Rational(x).q for x in (phi, lam))
+        ss, ws = (mpmath.mpf(1), mpmath.mpf(4)), (mpmath.mpf(1) / 2, mpmath.mpf(1) / 2)
+        lo, hi = mpmath.mpf(0), mpmath.mpf(400)
+        for _ in range(400):
+            mid = (lo + hi) / 2
+            lo, hi = (mid, hi) if phi * sum(w * s / (s + mid) for s, w in zip(ss, ws)) > 1 else (lo, mid)
+        kappa = (lo + hi) / 2
+
+        def f(v):  # lam (1/u - 1 - phi sum w s/(s u + lam)) at u = v lam
+            u = v * lam
+            return lam * (1 / u - 1 - phi * sum(w * s / (s * u + lam) for s, w in zip(ss, ws)))
+
+        delta = 1 / (mpmath.findroot(f, 1 / kappa) * lam) - 1
+        f_delta = 1 - phi * sum(w * s * s / (1 + delta) ** 2 / (s / (1 + delta) + lam) ** 2 for s, w in zip(ss, ws))
+        f_lam = phi * sum(w * s / (s / (1 + delta) + lam) ** 2 for s, w in zip(ss, ws))
+        return (delta - lam * f_lam / f_delta) / phi
+
+
+@pytest.mark.parametrize("phi, lam", [("2", "1e-12"), ("2", "1e-16"), ("2", "1e-20"), ("3/2", "1e-20")])
+def test_ridgeless_two_atom_variance(phi, lam):
+    pytest.importorskip("flint")  # the mpmath path's linear solves in C: without it the QR takes minutes
+    r = two_atom_model().limit(TWO_ATOM_VARIANCE, at={"phi": phi, "lam": lam}, digits=30)
+    ref = ridge_variance(phi, lam)
+    assert rel(r.value, ref) < mpmath.mpf(10) ** -29
+    if phi == "2":
+        with mpmath.workdps(60):  # the ridgeless limit: kappa = 2, V -> 5/8
+            assert abs(ref - mpmath.mpf(5) / 8) < mpmath.mpf(10) ** -10
+
+
+def test_ridgeless_two_atom_variance_on_the_command_line(capsys):
+    pytest.importorskip("flint")
+    rc = main(["trace", TWO_ATOM_VARIANCE, "--matrix", "Z=gaussian(n,d)", "--matrix", "S=diag(d, (1, 2), (1/2, 1/2))",
+               "--dim", "d=phi*n", "--at", "phi=2, lam=1e-20", "--digits", "25", "--json"])
+    out = capsys.readouterr().out
+    assert rc == 0
+    import json
+
+    with mpmath.workdps(60):
+        assert rel(mpmath.mpf(json.loads(out)["value"]), ridge_variance("2", "1e-20")) < mpmath.mpf(10) ** -24

@@ -20,7 +20,9 @@ from __future__ import annotations
 
 import math
 
+import mpmath
 import numpy as np
+from mpmath.libmp import from_man_exp
 
 from symrmt.errors import ConvergenceError
 
@@ -41,6 +43,10 @@ def qr_solve(rows, rhss, sqrt, eps):
     because the unknowns have very different scales at small ``gamma``.
     """
     m, n, k = len(rows), len(rows[0]), len(rhss)
+    if m == n and sqrt is mpmath.sqrt:
+        out = _flint_solve(rows, rhss)
+        if out is not None:
+            return out
     A = [list(rows[i]) + [r[i] for r in rhss] for i in range(m)]
     col_norms = [sqrt(sum(A[i][j] * A[i][j] for i in range(m))) for j in range(n)]
     width = n + k
@@ -73,6 +79,77 @@ def qr_solve(rows, rhss, sqrt, eps):
             x[i] = acc / A[i][i]
         out.append(x)
     return out
+
+
+def _flint_solve(rows, rhss):
+    """The square mpmath system solved in C by python-flint (an arb matrix at the working precision), or
+    ``None`` (no flint, a complex entry, or a matrix the ball arithmetic cannot prove invertible: the
+    written-out QR then decides, with its own singularity test).  Rows and columns are first scaled by
+    powers of 2 (exactly) to unit size, so that unknowns of very different scales do not read as
+    singular; the returned solutions are the midpoints of the proved enclosures, unscaled exactly.
+    About 70 times faster than the QR for 27 unknowns at 40 digits (the continuation in mpmath)."""
+    try:
+        import flint  # optional (symrmt[prove])
+    except ImportError:
+        return None
+    n = len(rows)
+    try:  # mpf entries only (an int 0 is taken as an mpf; a complex entry sends the system to the QR)
+        zero = mpmath.mpf(0)._mpf_
+        A = [[v._mpf_ if hasattr(v, "_mpf_") else (zero if v == 0 else mpmath.mpf(v)._mpf_) for v in r]
+             for r in rows]
+        B = [[v._mpf_ if hasattr(v, "_mpf_") else (zero if v == 0 else mpmath.mpf(v)._mpf_) for v in r]
+             for r in zip(*rhss)]
+    except (TypeError, ValueError):
+        return None
+    if any(not v[1] and v != zero for r in A + B for v in r):  # nan or an infinity: the QR decides
+        return None
+
+    def expo(v):  # v = f 2^e with 1/2 <= |f| < 1
+        return v[2] + v[3]
+
+    rexp = [-max((expo(v) for v in row if v[1]), default=0) for row in A]
+    cexp = [-max((expo(A[i][j]) + rexp[i] for i in range(n) if A[i][j][1]), default=0) for j in range(n)]
+
+    twos = {}
+
+    def arb_of(v, e):  # exact: the mantissa times a (cached) power of 2
+        sign, man, exp, _ = v
+        if not man:
+            return flint.arb(0)
+        k = exp + e
+        p = twos.get(k)
+        if p is None:
+            p = twos[k] = flint.arb(2) ** k
+        return flint.arb(-man if sign else man) * p
+
+    make = mpmath.mp.make_mpf
+    prec = flint.ctx.prec
+    try:
+        flint.ctx.prec = mpmath.mp.prec + 20
+        M = flint.arb_mat([[arb_of(A[i][j], rexp[i] + cexp[j]) for j in range(n)] for i in range(n)])
+        R = flint.arb_mat([[arb_of(B[i][c], rexp[i]) for c in range(len(rhss))] for i in range(n)])
+        X = None
+        for algorithm in ("lu", "precond"):  # interval LU (fast), else the preconditioned solve (tighter)
+            try:
+                X = M.solve(R, algorithm=algorithm)
+                break
+            except (ZeroDivisionError, ValueError):
+                continue
+        if X is None:
+            return None
+        out = []
+        for c in range(len(rhss)):
+            x = []
+            for j in range(n):
+                mid = X[j, c].mid()
+                if not mid.is_finite():
+                    return None
+                mm, ee = mid.man_exp()
+                x.append(make(from_man_exp(int(mm), int(ee) + cexp[j])) if mm else make(zero))
+            out.append(x)
+        return out
+    finally:
+        flint.ctx.prec = prec
 
 
 def lu_factor(rows):

@@ -44,7 +44,8 @@ density solver) or is passed in as an argument (the compile step into
 6. the routes -- :mod:`~symrmt.engine.complex_limit` (complex ``z``), :mod:`~symrmt.engine.complex_qf`
    (quadratic forms at complex ``z``), :mod:`~symrmt.engine.outliers` (outliers of spiked models and their
    overlaps), :mod:`~symrmt.engine.sweep` (grids of points), :mod:`~symrmt.engine.finite_n` (the ``1/n`` term of a
-   limit with real Gaussian and GOE matrices);
+   limit with real Gaussian and GOE matrices), :mod:`~symrmt.engine.spectrum_guard` (a real point inside the
+   spectrum of a symmetric, indefinite matrix, refused before any solve);
 7. the facade -- :mod:`~symrmt.engine.model` (:class:`Model` and its calls: limit, sweep, density).
 
 The public names below are those of :mod:`symrmt.engine.model` (``symrmt.engine.Model``, ...), loaded on

@@ -309,6 +309,10 @@ class Model(_model.Model):
         # finite coefficients, and the non-normal guard (a non-normal inverse is tested, its resolvent's trace
         # Hermitized, anything else refused)
         plan = admitted(plan, values)
+        from symrmt.engine.spectrum_guard import check as inside_spectrum
+
+        with stage("the spectrum check (a real point inside the spectrum of a symmetric, indefinite matrix)"):
+            inside_spectrum(self, expr, values)  # refused at once: a resolvent there has no real limit
         if hasattr(plan, "forms"):
             from symrmt.engine.qf_solver import certified_qf_limit
 
