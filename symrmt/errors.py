@@ -63,6 +63,7 @@ __all__ = [
     "ProofError",
     "ProveUnavailable",
     "SolveTimeLimit",
+    "InsideSpectrumError",
 ]
 
 
