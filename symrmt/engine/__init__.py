@@ -19,7 +19,8 @@ density solver) or is passed in as an argument (the compile step into
    :mod:`~symrmt.engine.nonlinear_kernel` (the Gaussian equivalent of an entrywise nonlinearity,
    with a signal and weights too), :mod:`~symrmt.engine.io` (diagonal laws read from a file),
    :mod:`~symrmt.engine.given` (matrices and vectors given by their entries), :mod:`~symrmt.engine.elliptic`
-   (the elliptic law);
+   (the elliptic law), :mod:`~symrmt.engine.kernel_weights` (the Gaussian equivalent of a kernel with a
+   general weight matrix);
 2. the reduction and the simulation -- :mod:`~symrmt.engine.linearize` (linear pencils),
    :mod:`~symrmt.engine.blockfp` (the block fixed point), :mod:`~symrmt.engine.atomsums` (deterministic laws
    with atoms), :mod:`~symrmt.engine.plan` (the expression to a plan), :mod:`~symrmt.engine.hermitize`
