@@ -16,7 +16,7 @@ from symrmt.table import (
     se_text, text_table,
 )
 
-__all__ = ["Comparison", "Extrapolation", "FormFit", "FORMS", "chi2_pvalue"]
+__all__ = ["Comparison", "Extrapolation", "FormFit", "FORMS", "chi2_pvalue", "gap_in_se"]
 
 
 # ---------------------------------------------------------------------------
@@ -159,6 +159,21 @@ class Extrapolation:
         return out
 
 
+def gap_in_se(mean, lim, se):
+    """``(mean - lim)/se`` elementwise (NumPy arrays): 0 where the two are equal, ``inf`` where ``se = 0`` and
+    they differ.
+
+    >>> import numpy as np
+    >>> gap_in_se(np.array([1.0, 2.0]), np.array([1.0, 1.0]), np.array([0.0, 0.5])).tolist()
+    [0.0, 2.0]
+    """
+    import numpy as np
+
+    with np.errstate(divide="ignore", invalid="ignore"):
+        gap = (mean - lim) / se
+    return np.where(mean == lim, 0.0, gap)
+
+
 # ---------------------------------------------------------------------------
 # simulation against limit
 # ---------------------------------------------------------------------------
@@ -182,13 +197,7 @@ class Comparison(TableResult):
     def gamma(self):
         return self.theory.gamma
 
-    @staticmethod
-    def _gap(mean, lim, se):
-        import numpy as np
-
-        with np.errstate(divide="ignore", invalid="ignore"):
-            gap = (mean - lim) / se
-        return np.where(mean == lim, 0.0, gap)
+    _gap = staticmethod(gap_in_se)
 
     @property
     def attention_gap(self):

@@ -32,6 +32,7 @@ import math
 import time
 from dataclasses import dataclass
 
+from symrmt.comparison import gap_in_se
 from symrmt.errors import ParameterError
 
 __all__ = ["simulate_grid", "SimulationSweep", "SweepComparison"]
@@ -199,13 +200,7 @@ class SweepComparison:
     simulation: SimulationSweep
     limits: object
 
-    @staticmethod
-    def _gap(mean, lim, se):
-        import numpy as np
-
-        with np.errstate(divide="ignore", invalid="ignore"):
-            gap = (mean - lim) / se
-        return np.where(mean == lim, 0.0, gap)
+    _gap = staticmethod(gap_in_se)
 
     @property
     def attention_gap(self):
