@@ -5,7 +5,8 @@ the Hermite data.  The derivations write their text with them; :mod:`symrmt.late
 
 from __future__ import annotations
 
-__all__ = ["BLOCK_TRACES", "HERMITE", "LINE_CHARS", "MODEL", "align", "document", "split_equation", "split_sum"]
+__all__ = ["BLOCK_TRACES", "FIXED_POINT_LABEL", "HERMITE", "LINE_CHARS", "MODEL", "align", "document", "fixed_point",
+           "split_equation", "split_sum"]
 
 #: a line of display math holds about this many characters of LaTeX source (the default
 #: ``article`` text width is 345 pt; :func:`split_sum` breaks sums to fit)
@@ -92,7 +93,42 @@ HERMITE = (r"With $\xi \sim \mathcal{N}(0, 1)$ and $f$ centered ($\mathbb{E} f(\
            r"$a_1 = \mathbb{E}[f(\xi)\,\xi]$, $\nu = \mathbb{E}[f(\xi)^2]$, $b^2 = \nu - a_1^2$; "
            r"$d = 0$ when the diagonal of $K$ is set to 0, and $d = \lim_{t\to\infty} f(t)/t$ when it is kept.")
 
-#: the block traces of the noise-only pencil (theorem 1)
+#: the block traces of the noise-only pencil (theorem 1): a sentence that :func:`fixed_point` completes
 BLOCK_TRACES = (r"$G = (G_{ij})$ is the symmetric $3 \times 3$ matrix of normalized block traces of the "
-                r"noise-only pencil of theorem 1 (at $\mu = 0$, $W = I_p$: it depends on $c, \gamma, a_1, \nu, d$ "
-                r"only), the solution of the fixed point of theorem 1 on its physical branch.")
+                r"inverse of the noise-only pencil $L_0 \otimes I_n + A_S \otimes S + A_G \otimes \tilde G$ "
+                r"($S = Z^\top Z/p$ with $Z = [z_1, \dots, z_n]$, $\tilde G$ a Wigner matrix of variance $1/c$; "
+                r"at $\mu = 0$ and $W = I_p$, so that $G$ depends on $c, \gamma, a_1, \nu, d$ only), the solution "
+                r"of the fixed point $\eqref{" + "eq:fixed-point" + r"}$ below.")
+
+#: the ``\label`` of the fixed point that :func:`fixed_point` writes (``\eqref{eq:fixed-point}``)
+FIXED_POINT_LABEL = "eq:fixed-point"
+
+
+def fixed_point(lead: str = BLOCK_TRACES) -> str:
+    r"""The fixed point of theorem 1 restated, for a text that uses its ``G``: ``lead`` (by default
+    :data:`BLOCK_TRACES`, which defines ``G``), the pencil's coefficient matrices ``L_0``, ``A_S``, ``A_G``,
+    and the fixed point (numbered, ``\label{eq:fixed-point}``) with its branch and ``\partial_\gamma G``.
+    The symbols ``a_1, 
+u, b, d`` are those of :data:`HERMITE`; the matrices come from the symbolic layer.
+
+    >>> tex = fixed_point()
+    >>> r"\label{eq:fixed-point}" in tex and "L_0 &=" in tex and r"\partial_\gamma G" in tex
+    True
+    """
+    import sympy as sp
+
+    from symrmt.models.attention import equations as S
+
+    L0, A_S, P, _ = S.r_transform_equation()
+    return "\n\n".join([
+        lead + " The coefficient matrices of the pencil are",
+        align(r"L_0 &= " + sp.latex(L0),
+              r"A_S &= " + sp.latex(A_S) + r", \qquad A_G = b\," + sp.latex(P)),
+        r"On the branch with "
+        r"$G \to \operatorname{diag}\bigl(\frac{1}{\gamma}, \begin{pmatrix} -c & 1 \\ 1 & 0 \end{pmatrix}\bigr)$ "
+        r"as $\gamma \to \infty$ (continued in $\gamma$), $G$ solves",
+        align(r"G &= \bigl(L_0 + R(-G)\bigr)^{-1}, \qquad R(B) = A_S \bigl(I_3 - \tfrac{1}{c} B A_S\bigr)^{-1}"
+              r" + \tfrac{1}{c} A_G B A_G \label{" + FIXED_POINT_LABEL + "}"),
+        r"$\partial_\gamma G$ is its derivative in $\gamma$, the solution of the linear system obtained by "
+        r"differentiating $\eqref{" + FIXED_POINT_LABEL + r"}$ in $\gamma$.",
+    ])

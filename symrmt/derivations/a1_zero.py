@@ -96,10 +96,10 @@ def run(quick: bool = False, digits: int = 50) -> CheckList:
 
 
 def latex() -> str:
-    from symrmt.latex_blocks import BLOCK_TRACES, HERMITE, MODEL, align
+    from symrmt.latex_blocks import HERMITE, MODEL, align, fixed_point
 
     return "\n\n".join([
-        MODEL, HERMITE, "No linear component, $a_1 = 0$: " + BLOCK_TRACES + " Then",
+        MODEL, HERMITE, "No linear component, $a_1 = 0$.", fixed_point(), "Then",
         align(r"\frac{1}{n} y^\top Q y &\to \varphi = " + sp.latex(S.a1_zero_phi()),
               r"E_A(\gamma) &\to -\gamma^2 \partial_\gamma \varphi",
               r"d = 0 \Rightarrow G_{12} = G_{13} = 0:\quad E_A &= -\gamma^2 \partial_\gamma G_{11}"),

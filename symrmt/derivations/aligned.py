@@ -84,12 +84,13 @@ def run(quick: bool = False, digits: int = 50) -> CheckList:
 
 
 def latex() -> str:
-    from symrmt.latex_blocks import BLOCK_TRACES, HERMITE, MODEL, align
+    from symrmt.latex_blocks import HERMITE, MODEL, align, fixed_point
 
     return "\n\n".join([
         MODEL, HERMITE,
-        r"Aligned weights: $w_K = \kappa_K \mu/\|\mu\|$ and $w_Q = \kappa_Q \mu/\|\mu\|$. " + BLOCK_TRACES
-        + r" $g_1 = (G_{11}, G_{12}, G_{13})^\top$ is its first column. With",
+        r"Aligned weights: $w_K = \kappa_K \mu/\|\mu\|$ and $w_Q = \kappa_Q \mu/\|\mu\|$.",
+        fixed_point(),
+        r"$g_1 = (G_{11}, G_{12}, G_{13})^\top$ is the first column of $G$. With",
         align(r"\beta &= \frac{a_1 (1 + w_K^\top w_Q)}{c}, \qquad "
               r"\Delta = \begin{pmatrix} 0 & \beta & 0 \\ \beta & 0 & 0 \\ 0 & 0 & 1 \end{pmatrix}"),
         "the limits are",

@@ -90,20 +90,10 @@ def run(quick: bool = False, digits: int = 40) -> CheckList:
 
 
 def latex() -> str:
-    from symrmt.latex_blocks import HERMITE, MODEL, align
+    from symrmt.latex_blocks import HERMITE, MODEL, align, fixed_point
 
-    L0, A_S, P, R = S.r_transform_equation()
     return "\n\n".join([
-        MODEL, HERMITE + " The pencil's coefficient matrices are",
-        align(r"L_0 &= " + sp.latex(L0),
-              r"A_S &= " + sp.latex(A_S) + r", \qquad A_G = b\," + sp.latex(P)),
-        r"$G$ is the symmetric $3 \times 3$ matrix of normalized block traces of the inverse of the pencil "
-        r"$L_0 \otimes I + A_S \otimes S + A_G \otimes \tilde G$ ($S = Z^\top Z/p$ with $Z = [z_1, \dots, z_n]$, "
-        r"$\tilde G$ a Wigner matrix of variance $1/c$). On the branch with "
-        r"$G \to \operatorname{diag}\bigl(\frac{1}{\gamma}, \begin{pmatrix} -c & 1 \\ 1 & 0 \end{pmatrix}\bigr)$ "
-        r"as $\gamma \to \infty$ it solves",
-        align(r"G &= \bigl(L_0 + R(-G)\bigr)^{-1}, \qquad R(B) = A_S \bigl(I - \tfrac{1}{c} B A_S\bigr)^{-1}"
-              r" + \tfrac{1}{c} A_G B A_G"),
+        MODEL, HERMITE, fixed_point(),
         r"In an orthonormal basis of $\operatorname{span}(\mu, w_K, w_Q)$ let $m, k, q \in \mathbb{R}^3$ be the "
         r"coordinates of $\mu, w_K, w_Q$, $C = \begin{pmatrix} m^\top \\ I_3 \end{pmatrix}$ and "
         r"$A = I_3 + k q^\top$; $0_4$ is the $4 \times 4$ zero matrix and $e$ the first vector of the standard "

@@ -123,7 +123,7 @@ def run(quick: bool = False, digits: int = 40) -> CheckList:
 
 
 def latex() -> str:
-    from symrmt.latex_blocks import BLOCK_TRACES, HERMITE, MODEL, align
+    from symrmt.latex_blocks import HERMITE, MODEL, align, fixed_point
 
     return "\n\n".join([
         MODEL.replace(r"$W = I_p + w_K w_Q^\top$", r"$W$ below"), HERMITE,
@@ -133,8 +133,9 @@ def latex() -> str:
               r"f_\alpha(t) = f(\alpha t)"),
         r"so take $\alpha = 1$ (and the Hermite data of $f_\alpha$). In an orthonormal basis of the span of "
         r"$\mu, w_K^1, \dots, w_K^r, w_Q^1, \dots, w_Q^r$ (dimension at most $2r + 1$) let "
-        r"$m, k_j, q_j \in \mathbb{R}^{2r+1}$ be their coordinates. " + BLOCK_TRACES
-        + r" $e$ is the first vector of the standard basis of $\mathbb{R}^{3(2r+2)}$, and the zero blocks are "
+        r"$m, k_j, q_j \in \mathbb{R}^{2r+1}$ be their coordinates.",
+        fixed_point(),
+        r"$e$ is the first vector of the standard basis of $\mathbb{R}^{3(2r+2)}$, and the zero blocks are "
         r"$(2r+2) \times (2r+2)$:",
         align(r"C &= \begin{pmatrix} m^\top \\ I_{2r+1} \end{pmatrix}, \qquad "
               r"A = I_{2r+1} + \sum_{j=1}^{r} k_j q_j^\top",

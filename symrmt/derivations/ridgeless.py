@@ -157,24 +157,24 @@ def _simulation(ck, quick, e_al):
 
 
 def latex() -> str:
-    from symrmt.latex_blocks import BLOCK_TRACES, HERMITE, MODEL, align
+    from symrmt.latex_blocks import HERMITE, MODEL, align, fixed_point
 
     return "\n\n".join([
         MODEL, HERMITE,
-        r"Ridgeless limit $\gamma \to 0^+$, with $\varphi = \lim \frac{1}{n} y^\top Q y$ and $\|\mu\|^2 = s$. "
-        + BLOCK_TRACES.replace("noise-only pencil of theorem 1 (at", "pencil of theorem 1 (the noise-only one at")
-        + r" Below the threshold, $c < 1$, its six entries $(G_{11}, G_{12}, G_{13}, G_{22}, G_{23}, G_{33})$ "
+        r"Ridgeless limit $\gamma \to 0^+$, with $\varphi = \lim \frac{1}{n} y^\top Q y$ and $\|\mu\|^2 = s$.",
+        fixed_point(),
+        r"Below the threshold, $c < 1$, its six entries $(G_{11}, G_{12}, G_{13}, G_{22}, G_{23}, G_{33})$ "
         r"scale as $\gamma \to 0^+$ like",
         align(r"(G_{11}, G_{12}, G_{13}, G_{22}, G_{23}, G_{33}) &\simeq "
               r"\Bigl(\tfrac{\alpha}{\gamma}, \rho, \tfrac{\sigma}{\gamma}, \kappa\gamma, \omega, "
               r"\tfrac{\tau}{\gamma}\Bigr), \qquad \omega = \alpha = 1 - c"),
         r"with $\alpha, \rho, \sigma, \kappa, \omega, \tau$ free of $\gamma$. Then, with $\rho$ for "
-        r"$a_1 = 0$ the physical root of the cubic of the fourth line (the only real one when "
+        r"$a_1 = 0$ the physical root of the cubic $\eqref{eq:ridgeless-cubic}$ (the only real one when "
         r"$c d^2 < 2 \nu (1 + c)$),",
         align(r"E_A(0^+) &= \lim_{\gamma\to0}\gamma\varphi \qquad (c < 1)",
               r"E_A(0^+) &= 1 - c \qquad (c < 1,\ \mu = 0)",
               r"E_A(0^+) &= " + sp.latex(R.a1_zero_error().subs(S.snr, sp.Symbol("s"))) + r" \qquad (c < 1,\ a_1 = 0)",
-              r"0 &= " + sp.latex(R.a1_zero_cubic()),
+              r"0 &= " + sp.latex(R.a1_zero_cubic()) + r" \label{eq:ridgeless-cubic}",
               r"E_A(0^+) &= 0 \qquad (c > 1)",
               r"E_A(\gamma) &\simeq " + sp.latex(R.rate_above_a1_d_zero()) + r"\sqrt{\gamma} \qquad "
               r"(c > 1,\ a_1 = d = 0,\ \gamma \to 0^+)"),
