@@ -33,7 +33,7 @@ MATHJAX_MACROS = {
     "sqrt", "left", "right", "bigl", "bigr", "Bigl", "Bigr", "quad", "qquad", "otimes", "top", "le", "to",
     "infty", "in", "sim", "simeq", "cos", "pm", "dot", "partial", "lim", "tilde", "hat", "widehat", "bar", "dots",
     "cdot", "cdots", "times", "det", "log", "exp", "sum", "prod", "Rightarrow", "phantom", "hline", "vert",
-    "backslash", "label", "eqref", "alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta", "kappa", "lambda", "mu",
+    "backslash", "label", "eqref", "approx", "ge", "alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta", "kappa", "lambda", "mu",
     "nu", "xi", "pi", "rho", "sigma", "tau", "phi", "varphi", "chi", "psi", "omega", "Delta",
     "\\", ",", ";", " ", "|", "{", "}", "_", "#", "$", "%", "&",
 }
@@ -306,9 +306,26 @@ def test_check_report_displays(tmp_path):
                        "+ gamma - 1))", points=3, region=False)
     assert rep.status in ("proved", "verified")
     assert rep.status.upper() in rep._repr_html_() and "<pre>" in rep._repr_html_()
-    shown = rep._repr_latex_()
-    check_mathjax(shown)
-    compile_tex(document(shown), tmp_path, "report")
+    # a refuted claim: its counterexample line holds the "≈" that pdflatex cannot take as text
+    bad = symrmt.check("E_RR", "gamma*m**2", points=3, region=False)
+    assert bad.status == "disproved" and "≈" in bad.text()
+    short = symrmt.check("E_RR", "gamma*m*(1 + m)/(c + 2*gamma*m + gamma - 1) + 0*snr", points=2, region=False)
+    typed = dataclasses.replace(short, claim_tex="")  # a claim too wide for the page: written as typed
+    documents = {}
+    for name, r in (("report", rep), ("disproved", bad), ("short", short), ("typed", typed)):
+        tex = r.latex()
+        assert tex.isascii(), name
+        assert r._repr_latex_() == tex
+        check_mathjax(tex)
+        assert not set("<>|") & set(text_outside_math(tex)), tex
+        assert tex.startswith(f"Status: {r.status.upper()}.") and "$E_{RR}$" in tex
+        documents[name] = document(tex)
+    # real LaTeX: the claim is SymPy's math, not text; the counterexample's value is in math
+    assert "\\text{gamma**2*m" in rep.latex()  # too wide for one line of math: the claim as typed
+    assert "\\frac{\\gamma m" in short.latex() and "= E_{RR}" in short.latex()
+    assert "\\gamma m^{2} = E_{RR}" in bad.latex() and "\\approx" in bad.latex()
+    assert "\\text{gamma*m" in typed.latex()
+    compile_all(documents, tmp_path)
 
 
 def test_many_digits_fit_the_page(tmp_path):

@@ -102,7 +102,7 @@ from symrmt.check.points import Evaluation, PointResult, Evaluator, draw_point, 
 from symrmt.check.prove import (
     SymbolicTimeout, exact_at, exact_quantities, prove_difference, ridgeless_branches, run_limited,
 )
-from symrmt.check.report import CheckReport, claim_str, point_str, point_json
+from symrmt.check.report import CheckReport, claim_str, claim_tex, point_str, point_json
 from symrmt.check.region import find_region, mc_at
 
 __all__ = ["CheckReport", "QUANTITIES", "VOCABULARY", "DOMAIN", "check", "parse_candidate", "parse_where"]
@@ -191,7 +191,7 @@ def check(quantity: str, expr, kind: str = "value", where=None, points: int | No
         notes.append(f"{len(run.skipped)} point(s) skipped: the package could not deliver there")
     return CheckReport(quantity=quantity, kind=kind, candidate=claim_str(lhs, rhs), status=status, evidence=evidence,
                        symbolic=symbolic, numeric=run.summary(claim), region=reg, mc=mc_out, notes=notes,
-                       seconds=time.monotonic() - t0, proved=balls)
+                       seconds=time.monotonic() - t0, proved=balls, claim_tex=claim_tex(lhs, rhs))
 
 
 class _Claim(NamedTuple):
