@@ -96,9 +96,9 @@ HERMITE = (r"With $\xi \sim \mathcal{N}(0, 1)$ and $f$ centered ($\mathbb{E} f(\
 #: the block traces of the noise-only pencil (theorem 1): a sentence that :func:`fixed_point` completes
 BLOCK_TRACES = (r"$G = (G_{ij})$ is the symmetric $3 \times 3$ matrix of normalized block traces of the "
                 r"inverse of the noise-only pencil $L_0 \otimes I_n + A_S \otimes S + A_G \otimes \tilde G$ "
-                r"($S = Z^\top Z/p$ with $Z = [z_1, \dots, z_n]$, $\tilde G$ a Wigner matrix of variance $1/c$; "
-                r"at $\mu = 0$ and $W = I_p$, so that $G$ depends on $c, \gamma, a_1, \nu, d$ only), the solution "
-                r"of the fixed point $\eqref{" + "eq:fixed-point" + r"}$ below.")
+                r"($S = Z^\top Z/p$ with $Z = [z_1, \dots, z_n]$, $\tilde G$ a Wigner matrix of variance $1/c$): the "
+                r"pencil at $\mu = 0$ and $W = I_p$, so that $G$ depends on $c, \gamma, a_1, \nu, d$ only. It is "
+                r"the solution of the fixed point $\eqref{" + "eq:fixed-point" + r"}$ below.")
 
 #: the ``\label`` of the fixed point that :func:`fixed_point` writes (``\eqref{eq:fixed-point}``)
 FIXED_POINT_LABEL = "eq:fixed-point"

@@ -163,7 +163,7 @@ def latex() -> str:
         MODEL, HERMITE,
         r"Ridgeless limit $\gamma \to 0^+$, with $\varphi = \lim \frac{1}{n} y^\top Q y$ and $\|\mu\|^2 = s$.",
         fixed_point(),
-        r"Below the threshold, $c < 1$, its six entries $(G_{11}, G_{12}, G_{13}, G_{22}, G_{23}, G_{33})$ "
+        r"Below the threshold, $c < 1$, the six entries of $G$ $(G_{11}, G_{12}, G_{13}, G_{22}, G_{23}, G_{33})$ "
         r"scale as $\gamma \to 0^+$ like",
         align(r"(G_{11}, G_{12}, G_{13}, G_{22}, G_{23}, G_{33}) &\simeq "
               r"\Bigl(\tfrac{\alpha}{\gamma}, \rho, \tfrac{\sigma}{\gamma}, \kappa\gamma, \omega, "
