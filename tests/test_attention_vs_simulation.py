@@ -25,6 +25,8 @@ from symrmt.models.attention.geometry import Geometry
 from symrmt.models.attention.montecarlo import simulate
 from symrmt.models.attention.theory import attention_limit
 
+pytestmark = pytest.mark.slow  # seconds a test: outside the fast tier (pytest -m "not slow")
+
 GAMMAS = list(GAMMAS)
 FULL_GRID = os.environ.get("SYMRMT_FULL_GRID", "") not in ("", "0")
 RUN = range(len(POINTS)) if FULL_GRID else G.quick_points()

@@ -8,6 +8,8 @@ import pytest
 from symrmt.cli.app import LATEX_RESULTS, latex_of, main
 from symrmt.derivations import DERIVATIONS, load_module
 
+pytestmark = pytest.mark.slow  # seconds a test: outside the fast tier (pytest -m "not slow")
+
 
 def _available(name):
     return importlib.util.find_spec(f"symrmt.derivations.{name}") is not None

@@ -22,6 +22,8 @@ import sympy as sp
 
 from symrmt.engine import Model, ModelError, kernel
 
+pytestmark = pytest.mark.slow  # seconds a test: outside the fast tier (pytest -m "not slow")
+
 N_SYM, P_SYM, C_SYM = sp.symbols("n p c", positive=True)
 
 

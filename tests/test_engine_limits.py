@@ -13,6 +13,8 @@ from symrmt.engine import plan as plan_module
 from symrmt.engine.nodes import ModelError
 from symrmt.parsing import LIMITS, ParseLimitError
 
+pytestmark = pytest.mark.slow  # seconds a test: outside the fast tier (pytest -m "not slow")
+
 SQUARINGS = ["--let", "A1=Z.T*Z/n + I(n)"] + [x for k in range(2, 9) for x in ("--let", f"A{k}=A{k - 1}*A{k - 1}")]
 WGW = "trace(inv(Z.T*Z/n*G/sqrt(n)*Z.T*Z/n + gamma*I(n)))"
 

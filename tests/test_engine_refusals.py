@@ -19,6 +19,8 @@ from symrmt.cli.app import main
 from symrmt.engine import Model
 from symrmt.engine.nodes import ModelError
 
+pytestmark = pytest.mark.slow  # seconds a test: outside the fast tier (pytest -m "not slow")
+
 R = "inv(Z.T*Z/n + lam*I(d))"
 BIAS = f"lam**2*beta.T*{R}*{R}*beta"
 VARIANCE = f"sigma**2*e.T*Z*{R}*{R}*Z.T*e/n**2"

@@ -10,6 +10,8 @@ import pytest
 
 from symrmt.models.attention.weights import check_heads, heads_limit, heads_simulate
 
+pytestmark = pytest.mark.slow  # seconds a test: outside the fast tier (pytest -m "not slow")
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 

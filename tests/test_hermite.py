@@ -8,6 +8,8 @@ import sympy as sp
 from symrmt.hermite import PRESETS, T, NotExact, Nonlinearity, hermite_report, parse_f
 from symrmt.errors import ParameterError
 
+pytestmark = pytest.mark.slow  # seconds a test: outside the fast tier (pytest -m "not slow")
+
 
 def _zero(expr):
     return sp.simplify(expr) == 0

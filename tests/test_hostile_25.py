@@ -23,6 +23,8 @@ from symrmt.models.attention import equations as S
 from symrmt.hermite.gaussian import T
 from symrmt.hermite.nonlinearity import Nonlinearity
 
+pytestmark = pytest.mark.slow  # seconds a test: outside the fast tier (pytest -m "not slow")
+
 
 _RIDGE = None
 

@@ -34,6 +34,8 @@ from symrmt.engine import Model
 from symrmt.errors import SolverError
 from symrmt.engine.hermitize_solve import NonNormalError
 
+pytestmark = pytest.mark.slow  # seconds a test: outside the fast tier (pytest -m "not slow")
+
 F = Fraction
 GINIBRE = "trace(inv(Z/sqrt(n) + gamma*I(n)))"
 

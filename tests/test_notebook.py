@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.slow  # seconds a test: outside the fast tier (pytest -m "not slow")
+
 SCRIPT = Path(__file__).resolve().parents[1] / "docs" / "examples" / "notebook.py"
 
 

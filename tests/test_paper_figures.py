@@ -12,6 +12,8 @@ from fractions import Fraction
 
 import pytest
 
+pytestmark = pytest.mark.slow  # seconds a test: outside the fast tier (pytest -m "not slow")
+
 matplotlib = pytest.importorskip("matplotlib")
 matplotlib.use("Agg")
 

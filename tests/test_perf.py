@@ -16,6 +16,8 @@ from symrmt.models.attention import equations as S
 from symrmt.models.attention import theory as T
 from symrmt.models.attention.geometry import Geometry
 
+pytestmark = pytest.mark.slow  # seconds a test: outside the fast tier (pytest -m "not slow")
+
 GENERAL = Geometry(snr=1, wk2=1, wq2="1/4", wkwq="3/10", muwk="1/2", muwq="-1/10")
 ALIGNED = Geometry(snr=1, wk2=1, wq2=1, wkwq=1, muwk=1, muwq=1)
 

@@ -10,6 +10,8 @@ from fractions import Fraction
 import mpmath
 import pytest
 
+pytestmark = pytest.mark.slow  # seconds a test: outside the fast tier (pytest -m "not slow")
+
 flint = pytest.importorskip("flint")
 
 from symrmt.models.attention import prove as P  # noqa: E402

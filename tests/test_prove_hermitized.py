@@ -5,6 +5,8 @@ from fractions import Fraction
 
 import pytest
 
+pytestmark = pytest.mark.slow  # seconds a test: outside the fast tier (pytest -m "not slow")
+
 flint = pytest.importorskip("flint")
 
 GINIBRE = "trace(inv(Z/sqrt(n) + gamma*I(n)))"

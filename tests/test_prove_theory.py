@@ -6,6 +6,8 @@ from fractions import Fraction
 import mpmath
 import pytest
 
+pytestmark = pytest.mark.slow  # seconds a test: outside the fast tier (pytest -m "not slow")
+
 flint = pytest.importorskip("flint")
 
 
