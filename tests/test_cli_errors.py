@@ -188,3 +188,19 @@ def test_a_value_starting_with_a_minus_is_told_how_to_pass(capsys):
     assert code == 2 and "-c+1 (a value that starts with '-' goes after '--', or as --FLAG=VALUE)" in err, err
     code, out, err = run(capsys, ["check", "E_RR0", "--where", "c<1", "--points", "2", "--", "-c+1"])
     assert code == 1 and "DISPROVED" in out, (out, err)  # E_RR0 = (1 - c)/(1 + snr), not 1 - c
+
+
+def test_a_closed_pipe_stops_the_output_quietly():
+    """``symrmt trace-sweep ... | head``: the reader goes away before the output is written; the command
+    stops without a traceback (exit 0)."""
+    import subprocess
+    import sys
+
+    proc = subprocess.Popen([sys.executable, "-m", "symrmt", "trace-sweep", "trace(inv(Z.T*Z/n + gamma*I(n)))",
+                             "--matrix", "Z=gaussian(p,n)", "--dim", "p=c*n", "--grid", "gamma=0.1:10:100",
+                             "--grid", "c=0.1:2:100"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc.stdout.close()  # the reader is gone before anything is written
+    err = proc.stderr.read().decode()
+    proc.stderr.close()
+    assert proc.wait(timeout=300) == 0, err
+    assert "Traceback" not in err and "BrokenPipeError" not in err, err

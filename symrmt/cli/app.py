@@ -320,3 +320,8 @@ def main(argv=None) -> int:
     except KeyboardInterrupt:
         print("symrmt: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # the reader closed the pipe (symrmt ... | head): stop quietly, no traceback
+        import os
+
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # the exit's flush then writes nowhere
+        return EXIT_OK
