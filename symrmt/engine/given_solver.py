@@ -131,6 +131,14 @@ class _Part:
     def _keep(self, with_vectors):
         return [k for k in self.mat if with_vectors or k not in self.unit]
 
+    def layout(self, with_vectors):
+        """``(where, K)``: the offset of each kept block in the materialized matrix, and its size."""
+        where, at = {}, 0
+        for k in self._keep(with_vectors):
+            where[k] = at
+            at += self.size[k]
+        return where, at
+
     def matrix64(self, h, base, with_vectors=False):
         """The float64 materialized matrix at unknowns ``h`` (strength 1), over the blocks kept."""
         M = base[0].copy()
@@ -157,11 +165,7 @@ class _Part:
             np.zeros(0, dtype=int)
         Gm = np.linalg.inv(M[np.ix_(idx, idx)]) if len(idx) else np.zeros((0, 0))
         Gs = np.linalg.inv(S) if len(self.sca) else S
-        where, at = {}, 0
-        for k in keep:
-            where[k] = at
-            at += self.size[k]
-        return Gm, Gs, where
+        return Gm, Gs, self.layout(with_vectors)[0]
 
     def block(self, G, k, l):
         Gm, Gs, where = G
@@ -272,12 +276,7 @@ def _solve_hp(part, h64, J, coef_hp, prec, digits, extra, watch):
     eta = [(a, b, coef_hp(w), m, m2) for a, b, w, m, m2 in part.eta]
 
     def inverse(h, with_vectors):
-        keep = part._keep(with_vectors)
-        where, at = {}, 0
-        for k in keep:
-            where[k] = at
-            at += part.size[k]
-        K = at
+        where, K = part.layout(with_vectors)
         rows = [[0] * K for _ in range(K)]
         Sm = [[flint.arb(0)] * len(part.sca) for _ in part.sca]
         Sm = [list(r) for r in Sm]
@@ -454,11 +453,7 @@ def _solve_dd(part, h_start, J, coef_mp, digits, variant):
 
     def inverse(h, with_vectors):
         keep = part._keep(with_vectors)
-        where, at = {}, 0
-        for k in keep:
-            where[k] = at
-            at += part.size[k]
-        K = at
+        where, K = part.layout(with_vectors)
         Sm = mpmath.zeros(len(part.sca), len(part.sca))
         for i, j, kind, _data, c in det:
             if kind == "I" and i in part.sidx:
