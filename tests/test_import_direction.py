@@ -17,7 +17,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "symrmt"
 GENERAL = {"errors", "cache", "trust", "progress", "table", "parsing", "core", "proofs", "simulation", "codegen",
            "hermite", "plotting", "comparison", "results"}
 RANKS = {**{name: 0 for name in GENERAL}, "engine": 1, "models.attention": 2, "models.softmax": 3, "models.icl": 3,
-         "check": 4, "latex": 4, "latex_blocks": 4, "derivations": 4, "figures": 4, "bench": 5, "cli": 6, "__main__": 7}
+         "check": 4, "latex": 4, "latex_blocks": 4, "latex_trace": 4, "derivations": 4, "figures": 4, "bench": 5, "cli": 6, "__main__": 7}
 
 
 def _unit(module: str) -> str | None:

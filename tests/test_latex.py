@@ -34,7 +34,8 @@ MATHJAX_MACROS = {
     "infty", "in", "sim", "simeq", "cos", "pm", "dot", "partial", "lim", "tilde", "hat", "widehat", "bar", "dots",
     "cdot", "cdots", "times", "det", "log", "exp", "sum", "prod", "Rightarrow", "phantom", "hline", "vert",
     "backslash", "label", "eqref", "approx", "ge", "alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta", "kappa", "lambda", "mu",
-    "nu", "xi", "pi", "rho", "sigma", "tau", "phi", "varphi", "chi", "psi", "omega", "Delta",
+    "nu", "xi", "pi", "rho", "sigma", "tau", "phi", "varphi", "chi", "psi", "omega", "Delta", "Lambda",
+    "langle", "rangle",
     "\\", ",", ";", " ", "|", "{", "}", "_", "#", "$", "%", "&",
 }
 
@@ -352,3 +353,101 @@ def test_many_digits_sweep_and_crossings_fit(tmp_path):
     cells = [line.split("&")[0].strip() for line in tex.splitlines() if line.endswith("\\\\") and "&" in line][1:]
     assert "".join(cells).replace(" ", "") == mpmath.nstr(cr.roots[0], 60)
     compile_all({"sweep45": document(sw.latex()), "cross60": document(tex)}, tmp_path)
+
+
+# ---------------------------------------------------------------- symrmt trace EXPR --latex: the derivation
+
+_MP = "trace(inv(Z.T*Z/n + gamma*I(n)))"
+_Z = ["--matrix", "Z=gaussian(p,n)", "--dim", "p=c*n"]
+
+
+def _trace_latex(capsys, expr, *argv):
+    import json
+
+    assert main(["trace", expr, *argv, "--json", "--latex"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    return data["latex"], data
+
+
+def _inline_math(tex: str) -> str:
+    """The inline math of the prose (``$...$``), joined: where a symbol is defined in words."""
+    return " ".join(re.findall(r"\$([^$]+)\$", tex))
+
+
+def check_derivation(tex: str) -> None:
+    """A derivation's structure: no ``%`` comment, every ``\\eqref`` has its ``\\label`` (each label once), the
+    expression as typed is quoted, and the symbols of the displays are defined in the prose."""
+    assert not [line for line in tex.splitlines() if line.lstrip().startswith("%")], "a comment carries text"
+    labels = re.findall(r"\\label\{([^}]+)\}", tex)
+    assert len(labels) == len(set(labels)) and labels
+    refs = set(re.findall(r"\\eqref\{([^}]+)\}", tex))
+    assert refs and refs <= set(labels), refs - set(labels)
+    prose = _inline_math(tex)
+    for symbol in ("Q_{1}", r"\Lambda", "L_0", r"\eta(H", r"\tau(A) = \frac{1}{N} \operatorname{tr} A",
+                   r"\tau_{1}" if r"\tau_{1}" in tex else "q_{1}"):
+        assert symbol in prose, symbol
+    assert re.search(r"H(\^\{\(1\)\})?_\{i,j\}", prose)  # H^{(1)} when the text has several systems
+    check_mathjax(tex)
+    assert not set("<>|") & set(text_outside_math(tex))
+
+
+def test_trace_latex_is_a_derivation_of_the_resolvent(capsys, tmp_path):
+    """Marchenko-Pastur: the typed expression, the quantity, the pencil, the fixed point, the readout, and the
+    value, which is the closed form's (written here, independent of the engine)."""
+    import mpmath
+
+    tex, data = _trace_latex(capsys, _MP, *_Z, "--at", "c=1/2, gamma=1/5")
+    check_derivation(tex)
+    assert r"\texttt{trace(inv(Z.T*Z/n + gamma*I(n)))}" in tex
+    assert r"$\hat{Z} = Z/\sqrt{n}$" in tex and "$p = c\\, n$" in tex
+    assert r"M_{1} &= \bigl(\hat{Z}^{\top} \hat{Z} + \gamma I_{n}\bigr)^{-1}" in tex
+    assert r"E &= \tau_{1}," in tex and r"\partial" not in tex.split("where")[0]
+    assert r"Q_{1} = \begin{pmatrix}-I_{p} & -\hat{Z} \\ \hat{Z}^{\top} & - \gamma I_{n}\end{pmatrix}" in tex
+    assert r"M_{1} &= -\bigl(Q_{1}^{-1}\bigr)_{2,2}" in tex and r"\tau_{1} &= - H_{2,2}" in tex
+    assert r"H = \Lambda^{-1}," in tex and r"\label{eq:trace-fixed-point-1}" in tex
+    # the value stated in the text: the positive root of gamma m^2 + (gamma + c - 1) m - 1 = 0
+    b = mpmath.mpf("0.2") + mpmath.mpf("0.5") - 1
+    m = (-b + mpmath.sqrt(b * b + 4 * mpmath.mpf("0.2"))) / (2 * mpmath.mpf("0.2"))
+    assert f"E &= {mpmath.nstr(m, 15)}." in tex and "15 significant digits" in tex
+    compile_tex(document(tex), tmp_path, "trace-mp")
+
+
+def test_trace_latex_writes_the_derivative_operator(capsys, tmp_path):
+    """The ridge error without signal, -gamma^2 d/dgamma of the resolvent trace: the operator is in the quantity."""
+    tex, _ = _trace_latex(capsys, "-gamma**2*diff(trace(inv(Z.T*Z/n + gamma*I(n))), gamma)", *_Z,
+                          "--at", "c=1/2, gamma=1/5")
+    check_derivation(tex)
+    assert r"E &= - \gamma^{2} \partial_{\gamma} \tau_{1}," in tex
+    assert r"$\partial_{\theta}$ the derivative in the parameter $\theta$" in tex
+    assert r"$\partial_{\gamma}H$ solve" in tex and r"\eqref{eq:trace-fixed-point-1}" in tex
+    compile_tex(document(tex), tmp_path, "trace-ridge")
+
+
+def test_trace_latex_writes_the_woodbury_system_of_a_form(capsys, tmp_path):
+    """E_RR with a signal, a derivative of a quadratic form: the bulk fixed point and the Woodbury system."""
+    tex, _ = _trace_latex(capsys, "-gamma**2*diff(y.T*inv(X.T*X/n + gamma*I(n))*y/n, gamma)", *_Z,
+                          "--vector", "mu=vector(p)", "--vector", "y=signs(n)", "--let", "X=mu*y.T + Z",
+                          "--at", "c=1/2, gamma=1/5, mu.mu=1")
+    check_derivation(tex)
+    assert r"E &= - \gamma^{2} \partial_{\gamma} q_{1}," in tex
+    assert r"$\hat{y} = y/\sqrt{n}$" in tex and r"\langle \mu, \mu \rangle" in tex
+    assert r"\bigl(\mu \hat{y}^{\top} + \hat{Z}\bigr)" in tex  # the let, written out
+    assert "bulk pencil $B_{1}$" in tex and r"\label{eq:trace-woodbury-1}" in tex
+    assert r"q_{1} &= e^{\top} S^{-1} f." in tex and "S = L_{UU} - V_{UB} (H \\otimes I) V_{BU}" in tex
+    compile_tex(document(tex), tmp_path, "trace-form")
+
+
+def test_trace_latex_of_split_atoms_and_two_traces_fits(capsys, tmp_path):
+    """A split diagonal law (blocks per atom) and two traces (numbered systems) fit the page."""
+    documents = {}
+    tex, _ = _trace_latex(capsys, "trace(inv(Z.T*D*Z/n + G/sqrt(n) + 3*I(n)))", *_Z, "--matrix", "G=goe(n)",
+                          "--matrix", "D=diag(p, (1, 4), (1/4, 3/4))", "--at", "c=1/2")
+    check_derivation(tex)
+    assert r"\hat{Z}^{(1,\cdot)\top}" in tex and "cut into its atoms" in tex
+    documents["trace-atoms"] = document(tex)
+    tex, _ = _trace_latex(capsys, "trace(inv(Z.T*Z/n + gamma*I(n)))**2 + trace(Z.T*Z/n)", *_Z,
+                          "--at", "c=1/2, gamma=1/5", "--digits", "60")
+    check_derivation(tex)
+    assert r"E &= \tau_{1}^{2} + \tau_{2}," in tex and r"H^{(2)} = \bigl(\Lambda^{(2)}\bigr)^{-1}" in tex
+    documents["trace-two"] = document(tex)
+    compile_all(documents, tmp_path)

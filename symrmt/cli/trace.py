@@ -39,8 +39,10 @@ non-normal resolvent was Hermitized, ``hermitized`` (its traces, from 1); with `
 ``n``) and ``"trials_computed"``, ``"trials_reused"``, ``"trials_stale"`` as for
 ``symrmt simulate``: the trials run in this process, on a local Dask cluster
 (``--workers N``) or an existing one (``--scheduler ADDRESS``), with the same
-numbers on each, and ``--store PATH`` keeps them in a trial store and reuses them.  ``--latex`` prints each trace's linear pencil and its fixed-point
-system.  A simulation whose gap to the limit exceeds ``5 se + 10 (1 + |limit|)/n`` (the finite-size slack)
+numbers on each, and ``--store PATH`` keeps them in a trial store and reuses them.  ``--latex`` prints the derivation in LaTeX
+(:func:`symrmt.latex_trace.trace_derivation`): the expression as typed, the quantity (``diff`` written as
+``\partial``), each trace's or form's linear pencil, its block fixed point and a form's Woodbury system, every
+symbol defined in prose and every equation numbered (pdflatex and MathJax 3).  A simulation whose gap to the limit exceeds ``5 se + 10 (1 + |limit|)/n`` (the finite-size slack)
 prints a warning on stderr, sets ``"agrees": false`` and exits 1.  Exit codes: 1 the simulation disagrees, 2 bad input (the expression is not in the grammar, its
 limit is not O(1), a size mismatch, a bad value), 3 the solver could not certify
 the value (or a simulation draw was singular).
@@ -330,7 +332,8 @@ def add_trace_parser(sub, int_at_least):
     p.add_argument("--prove", action="store_true", help="prove every value: a ball [mid ± rad] proved to contain the limit (needs python-flint: pip install 'symrmt[prove]')")
     p.add_argument("--prove-branch", action="store_true", help="--prove, and the branch of every system proved by a "
                    "chain of Krawczyk boxes along the homotopy (systems of more than 32 unknowns; slower)")
-    p.add_argument("--latex", action="store_true", help="print the pencils and fixed-point systems in LaTeX")
+    p.add_argument("--latex", action="store_true", help="print the derivation in LaTeX: the quantity, each linear pencil, its fixed point "
+                   "and a form's Woodbury system, every symbol defined, equations numbered")
     p.add_argument("--simulate", action="store_true", help="also a Monte-Carlo of the same expression")
     p.add_argument("--outliers", default=None, metavar="Z=LO:HI:K",
                    help="instead of the limit: the outliers of a spiked model, the real poles of the quadratic form "
@@ -453,15 +456,12 @@ def cmd_trace(args) -> int:
             print(f"symrmt trace: warning: the simulation disagrees with the limit: gap {gap:.3g} > "
                   f"{SIM_SE} se + finite-size slack {SIM_SLACK}*(1 + |limit|)/n = {allowed:.3g}", file=sys.stderr)
     if args.latex:
-        tex = [f"% {note}" for note in out.get("notes", ())]
-        forms = model.woodbury(expr)
-        if forms:
-            tex.append(forms.latex())
-        # the traces (a quadratic form's bulk fixed point is printed with its form)
-        pairs = [(pen, eqs) for pen, eqs in zip(model.pencil(expr), model.equations(expr)) if pen.trace.matrix is not None]
-        for k, (pen, eqs) in enumerate(pairs):
-            tex.append(f"% trace {k + 1}: linear pencil\n{pen.latex()}\n% trace {k + 1}: fixed point\n{eqs.latex()}")
-        out["latex"] = "\n".join(tex)
+        from symrmt.latex_trace import trace_derivation
+
+        # the closing sentence states a real limit certified to D significant digits
+        plain = finite_n is None and out["certificate"] == "relative" and not isinstance(result.value, mpmath.mpc)
+        shown = mpmath.nstr(result.value, D) if plain else None
+        out["latex"] = trace_derivation(model, expr, args.expr, at=out["at"], value=shown, digits=D)
     if args.json:
         _dump(out)  # the CLI's one strict JSON writer
         return code
