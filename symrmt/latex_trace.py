@@ -143,7 +143,7 @@ def _matrix_tex(m) -> str:
         out = _matrix_tex(m.terms[0])
         for t in m.terms[1:]:
             tex = _matrix_tex(t)
-            out += f" {_BREAK}- {tex[1:]}" if tex.startswith("-") else f" {_BREAK}+ {tex}"
+            out += f" {_BREAK}- {tex[1:].lstrip()}" if tex.startswith("-") else f" {_BREAK}+ {tex}"
         return out
     if kind == "product":
         parts = []
@@ -291,7 +291,7 @@ def _entry_tex(e: dict, block, random: set) -> str:
         return "0"
     out = terms[0]
     for t in terms[1:]:
-        out += f" {_BREAK}- {t[1:]}" if t.startswith("-") else f" {_BREAK}+ {t}"
+        out += f" {_BREAK}- {t[1:].lstrip()}" if t.startswith("-") else f" {_BREAK}+ {t}"
     return out
 
 
@@ -552,7 +552,7 @@ def trace_derivation(model, expr, text: str | None = None, at: dict | None = Non
         if v.random:
             entries = r"$\pm 1$" if v.law == "signs" else r"$\mathcal{N}(0, 1)$"
             defs.append(rf"${_name(v.name)}$ is a vector of dimension ${_name(v.dim.name)}$ of i.i.d. {entries} "
-                        rf"entries ({LAWS[v.law]}), independent of everything else, and "
+                        rf"entries (${typed_tex(LAWS[v.law])[0]}$), independent of everything else, and "
                         rf"${_name(v.name, hat=True)} = {_name(v.name)}/\sqrt{{n}}$.")
         else:
             defs.append(rf"${_name(v.name)}$ is a deterministic vector of dimension ${_name(v.dim.name)}$ with norm "
