@@ -79,3 +79,20 @@ def test_paper_notebook_executes_headless_clean(tmp_path):
     shown = [o for c in code for o in c["outputs"] if o["output_type"] in ("display_data", "execute_result")]
     assert sum("image/png" in o["data"] for o in shown) >= 5  # curves, angle, crossings, phase diagram, simulation
     assert any("text/latex" in o["data"] and "\\begin{align}" in "".join(o["data"]["text/latex"]) for o in shown)
+
+
+def test_paper_notebook_is_committed_with_its_outputs():
+    """The committed docs/examples/paper.ipynb is the executed notebook (a reader on GitHub sees the figures
+    without running it): every code cell ran, in order, and it holds the figures and the LaTeX, no error and
+    nothing on stderr.  Re-executing it is the test above."""
+    import json
+
+    nb = json.loads(NOTEBOOK.read_text())
+    code = [c for c in nb["cells"] if c["cell_type"] == "code"]
+    assert [c.get("execution_count") for c in code] == list(range(1, len(code) + 1))
+    outputs = [o for c in code for o in c["outputs"]]
+    assert not [o for o in outputs if o["output_type"] == "error" or o.get("name") == "stderr"]
+    shown = [o for o in outputs if o["output_type"] in ("display_data", "execute_result")]
+    assert sum("image/png" in o["data"] for o in shown) >= 5
+    assert any("text/latex" in o["data"] for o in shown)
+    assert "widgets" not in nb["metadata"]
