@@ -518,7 +518,9 @@ def _real_panel(ax, real) -> None:
                  fontsize=9.5)
     if real["theory"] is None:
         ax.text(0.03, 0.03, r"$\alpha \leq 0$: no limit for this fit", transform=ax.transAxes, fontsize=8)
-    ax.legend(fontsize=7, ncol=2)
+    lo, hi = ax.get_ylim()  # room above the data (error bars included) for the legend: it hides no point
+    ax.set_ylim(lo, hi + 0.5 * (hi - lo))
+    ax.legend(fontsize=7, ncol=2, loc="upper center")
 
 
 # ---------------------------------------------------------------------------------------------------------
