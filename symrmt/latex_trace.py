@@ -426,7 +426,7 @@ def _woodbury_section(form, tag: str, many: bool) -> list:
 
 
 def trace_derivation(model, expr, text: str | None = None, at: dict | None = None, value: str | None = None,
-                     digits: int | None = None, standalone: bool = False) -> str:
+                     digits: int | None = None, standalone: bool = False, hermitized=()) -> str:
     r"""The derivation of the limit of ``expr`` as LaTeX: the expression as typed, the quantity (with
     :math:`\partial_\theta` for each ``diff``), and for each trace and quadratic form its linear pencil, its
     block fixed point and (a form) its Woodbury system, every symbol defined in prose and every equation
@@ -445,6 +445,9 @@ def trace_derivation(model, expr, text: str | None = None, at: dict | None = Non
         significant digits: with ``value``, the last sentence states the result.
     standalone : bool
         A whole ``article`` instead of the body.
+    hermitized : sequence of int
+        The traces (by index, from 0) that the limit solved by Hermitization (``TraceLimit.hermitized``): the
+        text says that their value does not come from the fixed point it writes.
 
     Returns
     -------
@@ -605,6 +608,11 @@ def trace_derivation(model, expr, text: str | None = None, at: dict | None = Non
                                f"M_{{{tag}}}", False, random)
         out += _fixed_point_section(t.system, tag, many, f"eq:trace-pencil-{tag}", t.system.readout,
                                     rf"\tau_{{{tag}}}", derivs_of.get(rf"\tau_{{{tag}}}", []))
+        if t.index in hermitized:
+            out.append(rf"At the values below, $M_{{{tag}}}$ is the inverse of a non-normal matrix that is not "
+                       r"invertible in the limit, and this fixed point has no solution on its branch there: the "
+                       rf"value of $\tau_{{{tag}}}$ is computed by Hermitization instead (the Brown measure; the "
+                       r"engine's documentation, section on non-normal matrices).")
     for f in forms:
         tag = tags[("f", f.index)]
         out += _pencil_section(f.pencil, tag, rf"The form $M_{{{tag}}}$ of $\eqref{{eq:trace-matrix-{tag}}}$",

@@ -461,7 +461,8 @@ def cmd_trace(args) -> int:
         # the closing sentence states a real limit certified to D significant digits
         plain = finite_n is None and out["certificate"] == "relative" and not isinstance(result.value, mpmath.mpc)
         shown = mpmath.nstr(result.value, D) if plain else None
-        out["latex"] = trace_derivation(model, expr, args.expr, at=out["at"], value=shown, digits=D)
+        out["latex"] = trace_derivation(model, expr, args.expr, at=out["at"], value=shown, digits=D,
+                                        hermitized=tuple(getattr(result, "hermitized", ())))
     if args.json:
         _dump(out)  # the CLI's one strict JSON writer
         return code
