@@ -406,7 +406,7 @@ def _woodbury_section(form, tag: str, many: bool) -> list:
     k = len(form.units)
     S = {(i, j): _h_tex(form.S[i, j], names) for i in range(k) for j in range(k) if form.S[i, j] != 0}
     e = r"\begin{pmatrix}" + " & ".join(_sym_tex(x) for x in form.e) + r"\end{pmatrix}"
-    f = r"\begin{pmatrix}" + r" \\ ".join(_sym_tex(x) for x in form.f) + r"\end{pmatrix}"
+    f = r"\begin{pmatrix}" + " & ".join(_sym_tex(x) for x in form.f) + r"\end{pmatrix}^{\top}"
     units = _inline(str(u + 1) for u in form.units)
     Qn = f"Q_{{{tag}}}"
     sup = f"^{{({tag})}}" if many else ""
@@ -630,7 +630,7 @@ def trace_derivation(model, expr, text: str | None = None, at: dict | None = Non
                        r"$\partial q = \partial e^{\top} x + x_e^{\top} (\partial f - \partial S\, x)$ with "
                        r"$S x = f$ and $S^{\top} x_e = e$, and $\partial S$ from the derivatives of $H$.")
     if value is not None:
-        vals = ", ".join(f"${_name(k)} = {_value_tex(v)}$" for k, v in (at or {}).items())
+        vals = ", ".join(f"${_sym_tex(sp.Symbol(k))} = {_value_tex(v)}$" for k, v in (at or {}).items())
         out.append(r"Solving the fixed points and evaluating $\eqref{eq:trace-quantity}$"
                    + (f" at {vals}" if vals else "") + " gives"
                    + (f", to {digits} significant digits (certified by two solves at different working precisions),"
