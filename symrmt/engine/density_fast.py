@@ -59,8 +59,23 @@ IN_SUPPORT = 1e-9
 
 
 def _solve(J, b):
-    """Stacked complex ``J x = b`` (``b (N,m,k)``; LU with partial pivoting, which column scaling does not
-    change); a singular row gives ``nan`` in that row only, as does a non-finite one."""
+    """Stacked complex ``J x = b`` (``b (N,m,k)``; for ``m <= 2`` by the explicit inverse (Cramer's rule,
+    forward stable for 2 x 2), else LU with partial pivoting, which column scaling does not change); a
+    singular row gives ``nan`` in that row only, as does a non-finite one."""
+    m = J.shape[1]
+    if m == 1:
+        with np.errstate(all="ignore"):
+            out = b / J
+        out[~np.isfinite(out)] = np.nan
+        return out
+    if m == 2:
+        with np.errstate(all="ignore"):
+            a, c, d, e = J[:, 0, 0, None], J[:, 0, 1, None], J[:, 1, 0, None], J[:, 1, 1, None]
+            det = a * e - c * d
+            b0, b1 = b[:, 0], b[:, 1]
+            out = np.stack([(e * b0 - c * b1) / det, (a * b1 - d * b0) / det], axis=1)
+        out[~np.isfinite(out)] = np.nan
+        return out
     with np.errstate(all="ignore"):
         try:
             return np.linalg.solve(J, b)
@@ -72,6 +87,25 @@ def _solve(J, b):
                 except np.linalg.LinAlgError:
                     pass
             return out
+
+
+def _cond(A):
+    """The 2-norm condition numbers of the stacked square ``A`` (``m <= 2``: from the Frobenius norm and the
+    determinant, ``s1 s2 = |det|``, ``s1^2 + s2^2 = |A|_F^2``; else by the SVD); ``inf`` where singular."""
+    m = A.shape[1]
+    with np.errstate(all="ignore"):
+        if m == 1:
+            out = np.where(np.abs(A[:, 0, 0]) > 0, 1.0, np.inf)
+        elif m == 2:
+            f2 = np.einsum("nij,nij->n", A.real, A.real) + np.einsum("nij,nij->n", A.imag, A.imag)
+            det = np.abs(A[:, 0, 0] * A[:, 1, 1] - A[:, 0, 1] * A[:, 1, 0])
+            big2 = (f2 + np.sqrt(np.maximum((f2 - 2 * det) * (f2 + 2 * det), 0.0))) / 2  # s1^2
+            small2 = det * det / big2  # s2^2 = det^2 / s1^2 (no cancellation)
+            out = np.sqrt(big2 / small2)
+        else:
+            return np.linalg.cond(A)
+    out[~np.isfinite(out)] = np.inf
+    return out
 
 
 class _Batch:
@@ -146,14 +180,18 @@ class _Steps(Linear):
 
 def _follow(bt, h, dh, t0, t1, ev, branch=None, first=1 / 8, max_rounds=None):
     """The core's batched continuation from ``t0`` to ``t1`` with the certified path's trust region;
-    ``ev(rows, h, t) -> (R, J, dR/dt)``; ``branch(rows, h, t) -> ok`` refuses a step."""
+    ``ev(rows, h, t, deriv) -> (R, J, dR/dt)`` (``dR/dt`` only with ``deriv``, else ``None``); ``branch(rows, h,
+    t) -> ok`` refuses a step.  The predictor's slope ``dh/dt = -J^{-1} dR/dt`` is taken once at each corrected
+    point, after its Newton iterations (which solve for the step alone)."""
     def correct(rows, pred, nxt):
         def linear(r, x):
-            R, J, Rt = ev(rows[r], x, nxt[r])
-            y = _solve(J, -np.stack([R, Rt], axis=2))
-            return y[:, :, 0], y[:, :, 1]
+            R, J, _ = ev(rows[r], x, nxt[r], False)
+            return _solve(J, -R[:, :, None])[:, :, 0], 0.0
 
-        hn, dhn, st, ok = _newton(linear, pred, 1e-11, 8)
+        hn, _, st, ok = _newton(linear, pred, 1e-11, 8)
+        _, J, Rt = ev(rows, hn, nxt, True)
+        dhn = _solve(J, -Rt[:, :, None])[:, :, 0]
+        ok &= np.isfinite(dhn).all(axis=1)
         if branch is not None:
             with np.errstate(all="ignore"):
                 ok &= branch(rows, hn, nxt)
@@ -172,10 +210,14 @@ def _follow(bt, h, dh, t0, t1, ev, branch=None, first=1 / 8, max_rounds=None):
 def solve_points(solver, xs, scale):
     """The fixed point at ``z = x`` for every ``x`` of ``xs`` (floats), in one complex128 batch.
 
-    Returns ``(h, tau, good)``: the roots ``(N, m)``, ``tau`` at them, and the mask of the points that
-    passed every check of the module docstring (the others must go to the certified path).
+    Returns ``(h, tau, good, rooted)``: the roots ``(N, m)``, ``tau`` at them, the mask of the points that
+    passed every check of the module docstring (the others must go to the certified path), and the mask of
+    those that passed every check but the conditioning (their root is the certified path's float64 root,
+    the start of its certification: only its digits are too few).
     """
-    bt = _Batch(solver)
+    bt = solver.__dict__.get("_float_batch")
+    if bt is None:  # compiled once per solver (the solver is kept with the model's prepared densities)
+        bt = solver.__dict__["_float_batch"] = _Batch(solver)
     x = np.asarray(xs, dtype=float)
     n, m = x.size, bt.m
     Y = START_HEIGHT * (1 + scale)
@@ -183,7 +225,7 @@ def solve_points(solver, xs, scale):
     sign = solver.branch_sign
 
     # 1. start: the homotopy in s at z = x + iY
-    def ev_s(rows, hh, ss):
+    def ev_s(rows, hh, ss, deriv=True):
         R, J, Rs, _ = bt.evaluate(hh, top[rows], ss, dz=False)
         return R, J, Rs
 
@@ -193,7 +235,7 @@ def solve_points(solver, xs, scale):
         return y[:, :, 0], y[:, :, 1]
 
     h, dh, _, ok = _newton(lin0, np.zeros((n, m), dtype=complex), maxsteps=3)  # linear at s = 0
-    h, _, ok1 = _follow(bt, h, dh, 0.0, 1.0, lambda r, hh, t: ev_s(r, hh, t))
+    h, _, ok1 = _follow(bt, h, dh, 0.0, 1.0, ev_s)
     ok &= ok1
 
     # 2. the descent in log Im z to eta = ETA_FLOOR * START_HEIGHT * (1 + |x|)
@@ -203,10 +245,10 @@ def solve_points(solver, xs, scale):
     def z_of(rows, t):
         return x[rows] + 1j * Y * np.exp(t * lr[rows])
 
-    def ev_t(rows, hh, t):
+    def ev_t(rows, hh, t, deriv=True):
         z = z_of(rows, t)
-        R, J, _, Rz = bt.evaluate(hh, z)
-        return R, J, Rz * (1j * (z.imag * lr[rows]))[:, None]
+        R, J, _, Rz = bt.evaluate(hh, z, dz=deriv)
+        return R, J, (Rz * (1j * (z.imag * lr[rows]))[:, None] if deriv else None)
 
     def branch(rows, hh, t):
         return np.ones(rows.size, dtype=bool) if sign is None else sign * bt.tau(hh).imag > 0
@@ -243,13 +285,14 @@ def solve_points(solver, xs, scale):
         if fin.size:
             sc = np.linalg.norm(J[fin], axis=1)
             sc[~(sc > 0)] = 1.0
-            cond[fin] = np.linalg.cond(J[fin] / sc[:, None, :])
+            cond[fin] = _cond(J[fin] / sc[:, None, :])
         # the density is Im tau / pi: near an edge Im tau is small against tau, and its relative error grows
         # by (1 + |tau|) / Im tau over the root's
         inside = tau.imag > IN_SUPPORT * (1 + np.abs(tau))
         amp = np.where(inside, (1 + np.abs(tau)) / np.abs(tau.imag), 1.0)
+        rooted = ok.copy()
         ok &= cond * amp <= MAX_COND
-    return root, tau, ok
+    return root, tau, ok, rooted
 
 
 def density_values(tau):
