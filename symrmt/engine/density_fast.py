@@ -39,7 +39,7 @@ import math
 import numpy as np
 
 from symrmt.core import batch as core_batch
-from symrmt.core.continuation import Linear
+from symrmt.core.newton import stagnated
 from symrmt.engine.resolvent_solver import CORRECT, ETA_FLOOR, FINISH, MOVE, START_HEIGHT
 
 __all__ = ["solve_points", "NEWTON_TOL", "RESIDUAL_TOL", "MAX_COND", "IN_SUPPORT"]
@@ -123,9 +123,11 @@ class _Batch:
                                for p in solver.params], dtype=complex)
         self.readout = solver.readout_f
 
+        self._p = [complex(v) for v in self.fixed]
+
     def _args(self, h, z):
         # the parameters as a tuple of columns: the fixed ones as scalars, z as the array
-        p = [complex(v) for v in self.fixed]
+        p = list(self._p)
         p[self.kz] = z
         return tuple(h.T), p
 
@@ -135,7 +137,7 @@ class _Batch:
         n, m = h.shape
         hc, p = self._args(h, z)
         with np.errstate(all="ignore"):
-            v = core_batch.stack(self.bs.fjs(hc, tuple(p) + (np.ones(n) if s is None else s,)), n, h.dtype)
+            v = core_batch.stack(self.bs.fjs(hc, tuple(p) + (1.0 if s is None else s,)), n, h.dtype)
             Rz = core_batch.stack(self.dz_fn(hc, tuple(p)), n, h.dtype) if dz else None
         return v[:, :m], v[:, m:m + m * m].reshape(n, m, m), v[:, m + m * m:], Rz
 
@@ -147,63 +149,84 @@ def _newton(linear, h, tol=NEWTON_TOL, maxsteps=12):
     return core_batch.newton(linear, h, tol, maxsteps, floor=1e-8)
 
 
-class _Steps(Linear):
-    """The certified path's step schedule (:class:`~symrmt.core.continuation.Linear`: halved on a refused
-    step), growing after an accepted step by ``min(0.8 / sqrt(used), 0.8 / moved)`` (between 1 and 2)
-    instead of 2, where ``used`` is the fraction of the correction's trust region the step's Newton
-    correction took (the predictor's error grows like the step squared) and ``moved`` the fraction of the
-    move's (it grows like the step): a step that used most of either is not doubled into a refusal.  The
-    trust region itself is unchanged."""
+def _norm(a):
+    """The Euclidean norm of each row of a complex ``(N, m)`` array."""
+    return np.sqrt(np.einsum("ij,ij->i", a.real, a.real) + np.einsum("ij,ij->i", a.imag, a.imag))
 
-    def __init__(self, t0, t1, h, **kw):
-        super().__init__(t0, t1, **kw)
-        self.used = np.zeros(np.shape(t1))
-        self.moved = np.zeros(np.shape(t1))
-        self.last = h.copy()  # each row's last accepted point
-        self.pending = h.copy()  # each row's last corrected point, accepted or not
 
-    def record(self, rows, pred, new):
-        """The fractions of the two trust regions the corrected points ``new`` of ``rows`` take."""
+def _correct(ev, rows, x, t, tol=1e-11, maxsteps=8, floor=1e-8, blowup=1e6):
+    """The batched Newton corrector of :func:`symrmt.core.batch.newton` (the same stopping rules: the
+    relative step below ``tol``, or stagnant below ``floor``; a step above ``blowup`` stops a row
+    unconverged) on the rows ``rows`` at ``t``, each iteration on the rows not yet stopped only; returns
+    ``(x, dx/dt, converged)``, the slope ``-J^{-1} dR/dt`` from the factorization of the last iteration."""
+    x = x.copy()
+    n = x.shape[0]
+    slope = np.full_like(x, np.nan)
+    conv = np.zeros(n, dtype=bool)
+    prev = np.full(n, np.inf)
+    sub = np.arange(n)
+    for _ in range(maxsteps):
+        R, J, Rt = ev(rows[sub], x[sub], t[sub], True)
         with np.errstate(all="ignore"):
-            size = 1 + core_batch.norm_rows(self.last[rows])
-            self.used[rows] = core_batch.norm_rows(new - pred) / (CORRECT * size)
-            self.moved[rows] = core_batch.norm_rows(new - self.last[rows]) / (MOVE * size)
-        self.pending[rows] = new
-
-    def grow(self, rows=None):
-        self.last[rows] = self.pending[rows]
-        with np.errstate(all="ignore"):
-            factor = np.minimum(0.8 / np.sqrt(np.maximum(self.used[rows], 1e-12)),
-                                0.8 / np.maximum(self.moved[rows], 1e-12))
-        self._set(self.size[rows] * np.clip(factor, 1.0, 2.0), rows)
+            y = _solve(J, -np.stack([R, Rt], axis=2))
+            dx = y[:, :, 0]
+            xn = x[sub] + dx
+            st = _norm(dx) / (1 + _norm(xn))
+        st[~np.isfinite(st)] = np.inf
+        x[sub], slope[sub] = xn, y[:, :, 1]
+        fin = (st <= tol) | stagnated(st, prev[sub], floor)
+        conv[sub[fin]] = True
+        prev[sub] = st
+        sub = sub[~fin & (st < blowup)]
+        if not sub.size:
+            break
+    return x, slope, conv & np.isfinite(x).all(axis=1) & np.isfinite(slope).all(axis=1)
 
 
 def _follow(bt, h, dh, t0, t1, ev, branch=None, first=1 / 8, max_rounds=None):
-    """The core's batched continuation from ``t0`` to ``t1`` with the certified path's trust region;
-    ``ev(rows, h, t, deriv) -> (R, J, dR/dt)`` (``dR/dt`` only with ``deriv``, else ``None``); ``branch(rows, h,
-    t) -> ok`` refuses a step.  The predictor's slope ``dh/dt = -J^{-1} dR/dt`` is taken once at each corrected
-    point, after its Newton iterations (which solve for the step alone)."""
-    def correct(rows, pred, nxt):
-        def linear(r, x):
-            R, J, _ = ev(rows[r], x, nxt[r], False)
-            return _solve(J, -R[:, :, None])[:, :, 0], 0.0
+    """The batched continuation of :func:`symrmt.core.batch.follow` from ``t0`` to ``t1 > t0`` with the
+    certified path's trust region (:data:`~symrmt.engine.resolvent_solver.CORRECT` near the predictor,
+    :data:`~symrmt.engine.resolvent_solver.MOVE` near the previous point, both of ``1 + |h|``).
 
-        hn, _, st, ok = _newton(linear, pred, 1e-11, 8)
-        _, J, Rt = ev(rows, hn, nxt, True)
-        dhn = _solve(J, -Rt[:, :, None])[:, :, 0]
-        ok &= np.isfinite(dhn).all(axis=1)
-        if branch is not None:
-            with np.errstate(all="ignore"):
-                ok &= branch(rows, hn, nxt)
-        sched.record(rows, pred, hn)
-        return hn, dhn, st, ok
-
+    ``ev(rows, h, t, deriv) -> (R, J, dR/dt)`` (``dR/dt`` only with ``deriv``, else ``None``); ``branch(rows,
+    h, t) -> ok`` refuses a step.  Each row has its own step: first ``(t1 - t0) first``, halved on a refused
+    step (stalled below ``(t1 - t0) / 2**40``: the row fails), and after an accepted one grown by
+    ``min(0.8 / sqrt(used), 0.8 / moved)`` clipped to ``[1, 2]``, where ``used`` and ``moved`` are the
+    fractions of the two trust regions the step took (the predictor's error grows like the step squared,
+    the move like the step): a step that used most of either is not doubled into a refusal.  The predictor
+    is ``h + dh dt`` with the slope ``dh/dt = -J^{-1} dR/dt`` of the corrector's last iteration.  A row
+    still short of ``t1`` after ``max_rounds`` rounds fails.  Returns ``(h, dh, ok)``."""
     n = h.shape[0]
-    t0 = np.full(n, float(t0))
-    t1 = np.full(n, float(t1))
-    sched = _Steps(t0, t1, h, cap=None, step=(t1 - t0) * first)
-    h, dh, _, ok = core_batch.follow(correct, h, dh, t0, t1, sched, correction=CORRECT, move=MOVE,
-                                     max_rounds=max_rounds or MAX_ROUNDS)
+    h, dh = h.copy(), dh.copy()
+    t0, t1 = float(t0), float(t1)
+    t = np.full(n, t0)
+    size = np.full(n, (t1 - t0) * first)
+    stall = (t1 - t0) / 2**40
+    ok = np.isfinite(h).all(axis=1) & np.isfinite(dh).all(axis=1)
+    act = np.flatnonzero(ok)
+    for _ in range(max_rounds or MAX_ROUNDS):
+        if not act.size:
+            break
+        ta, ha = t[act], h[act]
+        nxt = np.minimum(ta + size[act], t1)
+        pred = ha + dh[act] * (nxt - ta)[:, None]
+        hn, dhn, good = _correct(ev, act, pred, nxt)
+        with np.errstate(all="ignore"):
+            scale = 1 + _norm(ha)
+            used = _norm(hn - pred) / (CORRECT * scale)
+            moved = _norm(hn - ha) / (MOVE * scale)
+            good &= (used <= 1) & (moved <= 1)  # the core's trust region
+            if branch is not None:
+                good &= branch(act, hn, nxt)
+            grow = np.clip(np.minimum(0.8 / np.sqrt(np.maximum(used, 1e-12)), 0.8 / np.maximum(moved, 1e-12)),
+                           1.0, 2.0)
+        acc, rej = act[good], act[~good]
+        t[acc], h[acc], dh[acc] = nxt[good], hn[good], dhn[good]
+        size[acc] *= grow[good]
+        size[rej] /= 2
+        ok[rej[size[rej] < stall]] = False
+        act = act[ok[act] & (t[act] < t1)]
+    ok[act] = False  # out of rounds
     return h, dh, ok
 
 
