@@ -11,7 +11,9 @@ step, :class:`symrmt.engine.batch.BatchSystem`, and the core's batched Newton an
 2. **descend** in ``log Im z`` to ``eta = ETA_FLOOR (1 + |x|)`` at fixed ``x``, predictor
    ``dh/dt = -J^{-1} dR/dz dz/dt``, Newton corrector inside the certified path's trust region
    (:data:`~symrmt.engine.resolvent_solver.MOVE`, :data:`~symrmt.engine.resolvent_solver.CORRECT`), a step
-   that leaves the Stieltjes branch (``Im tau <= 0`` while ``Im z > 0``) refused;
+   that leaves the Stieltjes branch (``Im tau <= 0`` while ``Im z > 0``) refused; the first step is 1/64
+   of the descent (at the top the trust region admits about that; a larger first step is refused and halved,
+   a whole round of the batch lost for each halving);
 3. **finish** by Newton at ``z = x`` itself from the predictor ``h - i eta dh/dz``, within
    :data:`~symrmt.engine.resolvent_solver.FINISH` of it (the limit ``eta -> 0`` as the certified path takes it).
 
@@ -278,7 +280,7 @@ def solve_points(solver, xs, scale):
 
     _, J, _, Rz = bt.evaluate(h, top)
     dh = _solve(J, -(Rz * (1j * Y * lr)[:, None])[:, :, None])[:, :, 0]
-    h, _, ok2 = _follow(bt, h, dh, 0.0, 1.0, ev_t, branch)
+    h, _, ok2 = _follow(bt, h, dh, 0.0, 1.0, ev_t, branch, first=1 / 64)
     ok &= ok2
 
     # 3. the finish at z = x: predictor h - i eta dh/dz, Newton, near the predictor
