@@ -279,15 +279,19 @@ def _prepared(model, node, values):
 
 
 def _exact_points(xs):
-    """The points as given, checked (:func:`~symrmt.engine.density.check_points`): a float or an integer
-    plainly inside the float64 range kept as it is (made exact only where a point is certified), any other
-    point made an exact rational first."""
+    """The points as given, checked (:func:`~symrmt.engine.density.check_points`): a float (NumPy's too) or
+    an integer plainly inside the float64 range kept as it is (made exact only where a point is certified),
+    any other point made an exact rational first.
+
+    >>> _exact_points([0.5, 2, "1/3"])
+    [0.5, 2, Fraction(1, 3)]
+    """
     from symrmt.engine.tree import exact_value
     from symrmt.engine.density import check_points
 
     out, rest = [], []
     for x in xs:
-        if type(x) in (float, int) and (x == 0 or 1e-299 < abs(x) < 1e299):
+        if isinstance(x, (float, int)) and not isinstance(x, bool) and (x == 0 or 1e-299 < abs(x) < 1e299):
             out.append(x)
         else:
             out.append(exact_value(x, "x") if not isinstance(x, mpmath.mpf) else x)
