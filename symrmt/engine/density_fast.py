@@ -143,8 +143,45 @@ class _Batch:
             Rz = core_batch.stack(self.dz_fn(hc, tuple(p)), n, h.dtype) if dz else None
         return v[:, :m], v[:, m:m + m * m].reshape(n, m, m), v[:, m + m * m:], Rz
 
+    def entries(self, h, z, s=1.0, dz=True):
+        """The entries of ``(R, J, dR/ds, dR/dz)`` at ``h (N,m)``, ``z (N,)``, strength ``s``, as lists of
+        columns (arrays of length ``N``, or scalars where an entry is constant; ``J`` row by row), without
+        stacking them; ``dz=False``: ``dR/dz`` is ``None``."""
+        m = self.m
+        hc, p = self._args(h, z)
+        with np.errstate(all="ignore"):
+            v = self.bs.fjs(hc, tuple(p) + (s,))
+            rz = self.dz_fn(hc, tuple(p)) if dz else None
+        return v[:m], v[m:m + m * m], v[m + m * m:], rz
+
     def tau(self, h):
         return sum(c * h[:, i] for i, c in self.readout)
+
+
+def _step(J, R, T, n):
+    """``(-J^{-1} R, -J^{-1} T)`` as ``(n, m)`` arrays from the columns of :meth:`_Batch.entries` (``m <= 2``:
+    by the explicit inverse, as :func:`_solve`; else stacked and solved by :func:`_solve`); ``nan`` in a
+    singular or non-finite row."""
+    m = len(R)
+    with np.errstate(all="ignore"):
+        if m == 1:
+            inv = -1.0 / np.broadcast_to(J[0], (n,))
+            out = np.stack([R[0] * inv, T[0] * inv], axis=1)[:, None, :]
+        elif m == 2:
+            a, c, d, e = J
+            det = -1.0 / np.broadcast_to(a * e - c * d, (n,))
+            i00, i01, i10, i11 = e * det, -c * det, -d * det, a * det
+            out = np.empty((n, 2, 2), dtype=complex)
+            out[:, 0, 0] = i00 * R[0] + i01 * R[1]
+            out[:, 1, 0] = i10 * R[0] + i11 * R[1]
+            out[:, 0, 1] = i00 * T[0] + i01 * T[1]
+            out[:, 1, 1] = i10 * T[0] + i11 * T[1]
+        else:
+            Js = core_batch.stack(J, n, complex).reshape(n, m, m)
+            b = np.stack([core_batch.stack(R, n, complex), core_batch.stack(T, n, complex)], axis=2)
+            out = _solve(Js, -b)
+    out[~np.isfinite(out)] = np.nan
+    return out[:, :, 0], out[:, :, 1]
 
 
 def _newton(linear, h, tol=NEWTON_TOL, maxsteps=12):
@@ -156,11 +193,12 @@ def _norm(a):
     return np.sqrt(np.einsum("ij,ij->i", a.real, a.real) + np.einsum("ij,ij->i", a.imag, a.imag))
 
 
-def _correct(ev, rows, x, t, tol=1e-11, maxsteps=8, floor=1e-8, blowup=1e6):
+def _correct(step, rows, x, t, tol=1e-11, maxsteps=8, floor=1e-8, blowup=1e6):
     """The batched Newton corrector of :func:`symrmt.core.batch.newton` (the same stopping rules: the
     relative step below ``tol``, or stagnant below ``floor``; a step above ``blowup`` stops a row
     unconverged) on the rows ``rows`` at ``t``, each iteration on the rows not yet stopped only; returns
-    ``(x, dx/dt, converged)``, the slope ``-J^{-1} dR/dt`` from the factorization of the last iteration."""
+    ``(x, dx/dt, converged)``, the slope ``-J^{-1} dR/dt`` from the factorization of the last iteration
+    (``step(rows, x, t) -> (-J^{-1} R, -J^{-1} dR/dt)``)."""
     x = x.copy()
     n = x.shape[0]
     slope = np.full_like(x, np.nan)
@@ -168,14 +206,12 @@ def _correct(ev, rows, x, t, tol=1e-11, maxsteps=8, floor=1e-8, blowup=1e6):
     prev = np.full(n, np.inf)
     sub = np.arange(n)
     for _ in range(maxsteps):
-        R, J, Rt = ev(rows[sub], x[sub], t[sub], True)
+        dx, sl = step(rows[sub], x[sub], t[sub])
         with np.errstate(all="ignore"):
-            y = _solve(J, -np.stack([R, Rt], axis=2))
-            dx = y[:, :, 0]
             xn = x[sub] + dx
             st = _norm(dx) / (1 + _norm(xn))
         st[~np.isfinite(st)] = np.inf
-        x[sub], slope[sub] = xn, y[:, :, 1]
+        x[sub], slope[sub] = xn, sl
         fin = (st <= tol) | stagnated(st, prev[sub], floor)
         conv[sub[fin]] = True
         prev[sub] = st
@@ -185,13 +221,13 @@ def _correct(ev, rows, x, t, tol=1e-11, maxsteps=8, floor=1e-8, blowup=1e6):
     return x, slope, conv & np.isfinite(x).all(axis=1) & np.isfinite(slope).all(axis=1)
 
 
-def _follow(bt, h, dh, t0, t1, ev, branch=None, first=1 / 8, max_rounds=None):
+def _follow(h, dh, t0, t1, step, branch=None, first=1 / 8, max_rounds=None):
     """The batched continuation of :func:`symrmt.core.batch.follow` from ``t0`` to ``t1 > t0`` with the
     certified path's trust region (:data:`~symrmt.engine.resolvent_solver.CORRECT` near the predictor,
     :data:`~symrmt.engine.resolvent_solver.MOVE` near the previous point, both of ``1 + |h|``).
 
-    ``ev(rows, h, t, deriv) -> (R, J, dR/dt)`` (``dR/dt`` only with ``deriv``, else ``None``); ``branch(rows,
-    h, t) -> ok`` refuses a step.  Each row has its own step: first ``(t1 - t0) first``, halved on a refused
+    ``step(rows, h, t) -> (-J^{-1} R, -J^{-1} dR/dt)`` (the Newton step and the slope); ``branch(rows, h, t) ->
+    ok`` refuses a step.  Each row has its own step: first ``(t1 - t0) first``, halved on a refused
     step (stalled below ``(t1 - t0) / 2**40``: the row fails), and after an accepted one grown by
     ``min(0.8 / sqrt(used), 0.8 / moved)`` clipped to ``[1, 2]``, where ``used`` and ``moved`` are the
     fractions of the two trust regions the step took (the predictor's error grows like the step squared,
@@ -212,7 +248,7 @@ def _follow(bt, h, dh, t0, t1, ev, branch=None, first=1 / 8, max_rounds=None):
         ta, ha = t[act], h[act]
         nxt = np.minimum(ta + size[act], t1)
         pred = ha + dh[act] * (nxt - ta)[:, None]
-        hn, dhn, good = _correct(ev, act, pred, nxt)
+        hn, dhn, good = _correct(step, act, pred, nxt)
         with np.errstate(all="ignore"):
             scale = 1 + _norm(ha)
             used = _norm(hn - pred) / (CORRECT * scale)
@@ -250,17 +286,15 @@ def solve_points(solver, xs, scale):
     sign = solver.branch_sign
 
     # 1. start: the homotopy in s at z = x + iY
-    def ev_s(rows, hh, ss, deriv=True):
-        R, J, Rs, _ = bt.evaluate(hh, top[rows], ss, dz=False)
-        return R, J, Rs
+    def step_s(rows, hh, ss):
+        R, J, Rs, _ = bt.entries(hh, top[rows], ss, dz=False)
+        return _step(J, R, Rs, rows.size)
 
     def lin0(rows, hh):
-        R, J, Rs = ev_s(rows, hh, np.zeros(rows.size))
-        y = _solve(J, -np.stack([R, Rs], axis=2))
-        return y[:, :, 0], y[:, :, 1]
+        return step_s(rows, hh, np.zeros(rows.size))
 
     h, dh, _, ok = _newton(lin0, np.zeros((n, m), dtype=complex), maxsteps=3)  # linear at s = 0
-    h, _, ok1 = _follow(bt, h, dh, 0.0, 1.0, ev_s)
+    h, _, ok1 = _follow(h, dh, 0.0, 1.0, step_s)
     ok &= ok1
 
     # 2. the descent in log Im z to eta = ETA_FLOOR * START_HEIGHT * (1 + |x|)
@@ -270,17 +304,18 @@ def solve_points(solver, xs, scale):
     def z_of(rows, t):
         return x[rows] + 1j * Y * np.exp(t * lr[rows])
 
-    def ev_t(rows, hh, t, deriv=True):
+    def step_t(rows, hh, t):
         z = z_of(rows, t)
-        R, J, _, Rz = bt.evaluate(hh, z, dz=deriv)
-        return R, J, (Rz * (1j * (z.imag * lr[rows]))[:, None] if deriv else None)
+        R, J, _, Rz = bt.entries(hh, z)
+        f = 1j * (z.imag * lr[rows])  # dz/dt
+        return _step(J, R, [r * f for r in Rz], rows.size)
 
     def branch(rows, hh, t):
         return np.ones(rows.size, dtype=bool) if sign is None else sign * bt.tau(hh).imag > 0
 
     _, J, _, Rz = bt.evaluate(h, top)
     dh = _solve(J, -(Rz * (1j * Y * lr)[:, None])[:, :, None])[:, :, 0]
-    h, _, ok2 = _follow(bt, h, dh, 0.0, 1.0, ev_t, branch, first=1 / 64)
+    h, _, ok2 = _follow(h, dh, 0.0, 1.0, step_t, branch, first=1 / 64)
     ok &= ok2
 
     # 3. the finish at z = x: predictor h - i eta dh/dz, Newton, near the predictor
