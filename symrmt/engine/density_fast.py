@@ -3,8 +3,9 @@ point in one complex128 batch.
 
 The same three stages as the certified path (:mod:`symrmt.engine.density_solver`), run on all the
 points of the grid at once on stacked NumPy arrays (the system printed for NumPy by the one compile
-step, :class:`symrmt.engine.batch.BatchSystem`, and the core's batched Newton and continuation,
-:mod:`symrmt.core.batch`):
+step, :class:`symrmt.engine.batch.BatchSystem`; the core's batched Newton, :mod:`symrmt.core.batch`, for the
+start and the finish, and its continuation's rules, run here by :func:`_follow` with fewer NumPy calls a
+round):
 
 1. **start** at ``z = x + iY`` (``Y`` as the certified path's :data:`~symrmt.engine.resolvent_solver.START_HEIGHT`):
    the homotopy in the strength ``s`` from ``H = L_0^{-1}`` to ``s = 1``;
