@@ -127,3 +127,19 @@ def test_a_system_the_batch_does_not_take_is_certified(monkeypatch):
     with mpmath.workdps(30):
         for x, v in zip((0.5, 1.0), d.density):
             assert _digits(v, _mp(mpmath.mpf(1) / 2, x)) >= 14
+
+
+def test_a_second_density_reuses_the_prepared_system():
+    # the plan of tau((M - z)^{-1}) and its compiled code are kept on the model: a second call on the same
+    # matrix adds no plan and no spectral parameter, and gives the same values (the closed form's)
+    m = _wishart()
+    first = m.density("Z.T*Z/n", x=[0.5, 1.0], at={"c": "1/2"}, fast=True, edges=False, atoms=False)
+    plans, names = len(m._plans), set(m.symbols)
+    second = m.density("Z.T*Z/n", x=[1.5, 2.0], at={"c": "1/2"}, fast=True, edges=False, atoms=False)
+    assert len(m._plans) == plans and set(m.symbols) == names
+    other = m.density("Z.T*Z/n", x=[1.0], at={"c": "1/4"}, fast=True, edges=False, atoms=False)  # new values
+    assert len(m._plans) == plans
+    with mpmath.workdps(30):
+        for x, v in zip((0.5, 1.0, 1.5, 2.0), first.density + second.density):
+            assert _digits(v, _mp(mpmath.mpf(1) / 2, x)) >= 12
+        assert _digits(other.density[0], _mp(mpmath.mpf(1) / 4, 1.0)) >= 12

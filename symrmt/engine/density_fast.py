@@ -3,15 +3,18 @@ point in one complex128 batch.
 
 The same three stages as the certified path (:mod:`symrmt.engine.density_solver`), run on all the
 points of the grid at once on stacked NumPy arrays (the system printed for NumPy by the one compile
-step, :class:`symrmt.engine.batch.BatchSystem`, and the core's batched Newton and continuation,
-:mod:`symrmt.core.batch`):
+step, :class:`symrmt.engine.batch.BatchSystem`; the core's batched Newton, :mod:`symrmt.core.batch`, for the
+start and the finish, and its continuation's rules, run here by :func:`_follow` with fewer NumPy calls a
+round):
 
 1. **start** at ``z = x + iY`` (``Y`` as the certified path's :data:`~symrmt.engine.resolvent_solver.START_HEIGHT`):
    the homotopy in the strength ``s`` from ``H = L_0^{-1}`` to ``s = 1``;
 2. **descend** in ``log Im z`` to ``eta = ETA_FLOOR (1 + |x|)`` at fixed ``x``, predictor
    ``dh/dt = -J^{-1} dR/dz dz/dt``, Newton corrector inside the certified path's trust region
    (:data:`~symrmt.engine.resolvent_solver.MOVE`, :data:`~symrmt.engine.resolvent_solver.CORRECT`), a step
-   that leaves the Stieltjes branch (``Im tau <= 0`` while ``Im z > 0``) refused;
+   that leaves the Stieltjes branch (``Im tau <= 0`` while ``Im z > 0``) refused; the first step is 1/64
+   of the descent (at the top the trust region admits about that; a larger first step is refused and halved,
+   a whole round of the batch lost for each halving);
 3. **finish** by Newton at ``z = x`` itself from the predictor ``h - i eta dh/dz``, within
    :data:`~symrmt.engine.resolvent_solver.FINISH` of it (the limit ``eta -> 0`` as the certified path takes it).
 
@@ -39,7 +42,7 @@ import math
 import numpy as np
 
 from symrmt.core import batch as core_batch
-from symrmt.core.continuation import Linear
+from symrmt.core.newton import stagnated
 from symrmt.engine.resolvent_solver import CORRECT, ETA_FLOOR, FINISH, MOVE, START_HEIGHT
 
 __all__ = ["solve_points", "NEWTON_TOL", "RESIDUAL_TOL", "MAX_COND", "IN_SUPPORT"]
@@ -59,8 +62,23 @@ IN_SUPPORT = 1e-9
 
 
 def _solve(J, b):
-    """Stacked complex ``J x = b`` (``b (N,m,k)``; LU with partial pivoting, which column scaling does not
-    change); a singular row gives ``nan`` in that row only, as does a non-finite one."""
+    """Stacked complex ``J x = b`` (``b (N,m,k)``; for ``m <= 2`` by the explicit inverse (Cramer's rule,
+    forward stable for 2 x 2), else LU with partial pivoting, which column scaling does not change); a
+    singular row gives ``nan`` in that row only, as does a non-finite one."""
+    m = J.shape[1]
+    if m == 1:
+        with np.errstate(all="ignore"):
+            out = b / J
+        out[~np.isfinite(out)] = np.nan
+        return out
+    if m == 2:
+        with np.errstate(all="ignore"):
+            a, c, d, e = J[:, 0, 0, None], J[:, 0, 1, None], J[:, 1, 0, None], J[:, 1, 1, None]
+            det = a * e - c * d
+            b0, b1 = b[:, 0], b[:, 1]
+            out = np.stack([(e * b0 - c * b1) / det, (a * b1 - d * b0) / det], axis=1)
+        out[~np.isfinite(out)] = np.nan
+        return out
     with np.errstate(all="ignore"):
         try:
             return np.linalg.solve(J, b)
@@ -72,6 +90,25 @@ def _solve(J, b):
                 except np.linalg.LinAlgError:
                     pass
             return out
+
+
+def _cond(A):
+    """The 2-norm condition numbers of the stacked square ``A`` (``m <= 2``: from the Frobenius norm and the
+    determinant, ``s1 s2 = |det|``, ``s1^2 + s2^2 = |A|_F^2``; else by the SVD); ``inf`` where singular."""
+    m = A.shape[1]
+    with np.errstate(all="ignore"):
+        if m == 1:
+            out = np.where(np.abs(A[:, 0, 0]) > 0, 1.0, np.inf)
+        elif m == 2:
+            f2 = np.einsum("nij,nij->n", A.real, A.real) + np.einsum("nij,nij->n", A.imag, A.imag)
+            det = np.abs(A[:, 0, 0] * A[:, 1, 1] - A[:, 0, 1] * A[:, 1, 0])
+            big2 = (f2 + np.sqrt(np.maximum((f2 - 2 * det) * (f2 + 2 * det), 0.0))) / 2  # s1^2
+            small2 = det * det / big2  # s2^2 = det^2 / s1^2 (no cancellation)
+            out = np.sqrt(big2 / small2)
+        else:
+            return np.linalg.cond(A)
+    out[~np.isfinite(out)] = np.inf
+    return out
 
 
 class _Batch:
@@ -89,9 +126,11 @@ class _Batch:
                                for p in solver.params], dtype=complex)
         self.readout = solver.readout_f
 
+        self._p = [complex(v) for v in self.fixed]
+
     def _args(self, h, z):
         # the parameters as a tuple of columns: the fixed ones as scalars, z as the array
-        p = [complex(v) for v in self.fixed]
+        p = list(self._p)
         p[self.kz] = z
         return tuple(h.T), p
 
@@ -101,81 +140,146 @@ class _Batch:
         n, m = h.shape
         hc, p = self._args(h, z)
         with np.errstate(all="ignore"):
-            v = core_batch.stack(self.bs.fjs(hc, tuple(p) + (np.ones(n) if s is None else s,)), n, h.dtype)
+            v = core_batch.stack(self.bs.fjs(hc, tuple(p) + (1.0 if s is None else s,)), n, h.dtype)
             Rz = core_batch.stack(self.dz_fn(hc, tuple(p)), n, h.dtype) if dz else None
         return v[:, :m], v[:, m:m + m * m].reshape(n, m, m), v[:, m + m * m:], Rz
 
+    def entries(self, h, z, s=1.0, dz=True):
+        """The entries of ``(R, J, dR/ds, dR/dz)`` at ``h (N,m)``, ``z (N,)``, strength ``s``, as lists of
+        columns (arrays of length ``N``, or scalars where an entry is constant; ``J`` row by row), without
+        stacking them; ``dz=False``: ``dR/dz`` is ``None``."""
+        m = self.m
+        hc, p = self._args(h, z)
+        with np.errstate(all="ignore"):
+            v = self.bs.fjs(hc, tuple(p) + (s,))
+            rz = self.dz_fn(hc, tuple(p)) if dz else None
+        return v[:m], v[m:m + m * m], v[m + m * m:], rz
+
     def tau(self, h):
         return sum(c * h[:, i] for i, c in self.readout)
+
+
+def _step(J, R, T, n):
+    """``(-J^{-1} R, -J^{-1} T)`` as ``(n, m)`` arrays from the columns of :meth:`_Batch.entries` (``m <= 2``:
+    by the explicit inverse, as :func:`_solve`; else stacked and solved by :func:`_solve`); ``nan`` in a
+    singular or non-finite row."""
+    m = len(R)
+    with np.errstate(all="ignore"):
+        if m == 1:
+            inv = -1.0 / np.broadcast_to(J[0], (n,))
+            out = np.stack([R[0] * inv, T[0] * inv], axis=1)[:, None, :]
+        elif m == 2:
+            a, c, d, e = J
+            det = -1.0 / np.broadcast_to(a * e - c * d, (n,))
+            i00, i01, i10, i11 = e * det, -c * det, -d * det, a * det
+            out = np.empty((n, 2, 2), dtype=complex)
+            out[:, 0, 0] = i00 * R[0] + i01 * R[1]
+            out[:, 1, 0] = i10 * R[0] + i11 * R[1]
+            out[:, 0, 1] = i00 * T[0] + i01 * T[1]
+            out[:, 1, 1] = i10 * T[0] + i11 * T[1]
+        else:
+            Js = core_batch.stack(J, n, complex).reshape(n, m, m)
+            b = np.stack([core_batch.stack(R, n, complex), core_batch.stack(T, n, complex)], axis=2)
+            out = _solve(Js, -b)
+    out[~np.isfinite(out)] = np.nan
+    return out[:, :, 0], out[:, :, 1]
 
 
 def _newton(linear, h, tol=NEWTON_TOL, maxsteps=12):
     return core_batch.newton(linear, h, tol, maxsteps, floor=1e-8)
 
 
-class _Steps(Linear):
-    """The certified path's step schedule (:class:`~symrmt.core.continuation.Linear`: halved on a refused
-    step), growing after an accepted step by ``min(0.8 / sqrt(used), 0.8 / moved)`` (between 1 and 2)
-    instead of 2, where ``used`` is the fraction of the correction's trust region the step's Newton
-    correction took (the predictor's error grows like the step squared) and ``moved`` the fraction of the
-    move's (it grows like the step): a step that used most of either is not doubled into a refusal.  The
-    trust region itself is unchanged."""
+def _norm(a):
+    """The Euclidean norm of each row of a complex ``(N, m)`` array."""
+    return np.sqrt(np.einsum("ij,ij->i", a.real, a.real) + np.einsum("ij,ij->i", a.imag, a.imag))
 
-    def __init__(self, t0, t1, h, **kw):
-        super().__init__(t0, t1, **kw)
-        self.used = np.zeros(np.shape(t1))
-        self.moved = np.zeros(np.shape(t1))
-        self.last = h.copy()  # each row's last accepted point
-        self.pending = h.copy()  # each row's last corrected point, accepted or not
 
-    def record(self, rows, pred, new):
-        """The fractions of the two trust regions the corrected points ``new`` of ``rows`` take."""
+def _correct(step, rows, x, t, tol=1e-11, maxsteps=8, floor=1e-8, blowup=1e6):
+    """The batched Newton corrector of :func:`symrmt.core.batch.newton` (the same stopping rules: the
+    relative step below ``tol``, or stagnant below ``floor``; a step above ``blowup`` stops a row
+    unconverged) on the rows ``rows`` at ``t``, each iteration on the rows not yet stopped only; returns
+    ``(x, dx/dt, converged)``, the slope ``-J^{-1} dR/dt`` from the factorization of the last iteration
+    (``step(rows, x, t) -> (-J^{-1} R, -J^{-1} dR/dt)``)."""
+    x = x.copy()
+    n = x.shape[0]
+    slope = np.full_like(x, np.nan)
+    conv = np.zeros(n, dtype=bool)
+    prev = np.full(n, np.inf)
+    sub = np.arange(n)
+    for _ in range(maxsteps):
+        dx, sl = step(rows[sub], x[sub], t[sub])
         with np.errstate(all="ignore"):
-            size = 1 + core_batch.norm_rows(self.last[rows])
-            self.used[rows] = core_batch.norm_rows(new - pred) / (CORRECT * size)
-            self.moved[rows] = core_batch.norm_rows(new - self.last[rows]) / (MOVE * size)
-        self.pending[rows] = new
+            xn = x[sub] + dx
+            st = _norm(dx) / (1 + _norm(xn))
+        st[~np.isfinite(st)] = np.inf
+        x[sub], slope[sub] = xn, sl
+        fin = (st <= tol) | stagnated(st, prev[sub], floor)
+        conv[sub[fin]] = True
+        prev[sub] = st
+        sub = sub[~fin & (st < blowup)]
+        if not sub.size:
+            break
+    return x, slope, conv & np.isfinite(x).all(axis=1) & np.isfinite(slope).all(axis=1)
 
-    def grow(self, rows=None):
-        self.last[rows] = self.pending[rows]
-        with np.errstate(all="ignore"):
-            factor = np.minimum(0.8 / np.sqrt(np.maximum(self.used[rows], 1e-12)),
-                                0.8 / np.maximum(self.moved[rows], 1e-12))
-        self._set(self.size[rows] * np.clip(factor, 1.0, 2.0), rows)
 
+def _follow(h, dh, t0, t1, step, branch=None, first=1 / 8, max_rounds=None):
+    """The batched continuation of :func:`symrmt.core.batch.follow` from ``t0`` to ``t1 > t0`` with the
+    certified path's trust region (:data:`~symrmt.engine.resolvent_solver.CORRECT` near the predictor,
+    :data:`~symrmt.engine.resolvent_solver.MOVE` near the previous point, both of ``1 + |h|``).
 
-def _follow(bt, h, dh, t0, t1, ev, branch=None, first=1 / 8, max_rounds=None):
-    """The core's batched continuation from ``t0`` to ``t1`` with the certified path's trust region;
-    ``ev(rows, h, t) -> (R, J, dR/dt)``; ``branch(rows, h, t) -> ok`` refuses a step."""
-    def correct(rows, pred, nxt):
-        def linear(r, x):
-            R, J, Rt = ev(rows[r], x, nxt[r])
-            y = _solve(J, -np.stack([R, Rt], axis=2))
-            return y[:, :, 0], y[:, :, 1]
-
-        hn, dhn, st, ok = _newton(linear, pred, 1e-11, 8)
-        if branch is not None:
-            with np.errstate(all="ignore"):
-                ok &= branch(rows, hn, nxt)
-        sched.record(rows, pred, hn)
-        return hn, dhn, st, ok
-
+    ``step(rows, h, t) -> (-J^{-1} R, -J^{-1} dR/dt)`` (the Newton step and the slope); ``branch(rows, h, t) ->
+    ok`` refuses a step.  Each row has its own step: first ``(t1 - t0) first``, halved on a refused
+    step (stalled below ``(t1 - t0) / 2**40``: the row fails), and after an accepted one grown by
+    ``min(0.8 / sqrt(used), 0.8 / moved)`` clipped to ``[1, 2]``, where ``used`` and ``moved`` are the
+    fractions of the two trust regions the step took (the predictor's error grows like the step squared,
+    the move like the step): a step that used most of either is not doubled into a refusal.  The predictor
+    is ``h + dh dt`` with the slope ``dh/dt = -J^{-1} dR/dt`` of the corrector's last iteration.  A row
+    still short of ``t1`` after ``max_rounds`` rounds fails.  Returns ``(h, dh, ok)``."""
     n = h.shape[0]
-    t0 = np.full(n, float(t0))
-    t1 = np.full(n, float(t1))
-    sched = _Steps(t0, t1, h, cap=None, step=(t1 - t0) * first)
-    h, dh, _, ok = core_batch.follow(correct, h, dh, t0, t1, sched, correction=CORRECT, move=MOVE,
-                                     max_rounds=max_rounds or MAX_ROUNDS)
+    h, dh = h.copy(), dh.copy()
+    t0, t1 = float(t0), float(t1)
+    t = np.full(n, t0)
+    size = np.full(n, (t1 - t0) * first)
+    stall = (t1 - t0) / 2**40
+    ok = np.isfinite(h).all(axis=1) & np.isfinite(dh).all(axis=1)
+    act = np.flatnonzero(ok)
+    for _ in range(max_rounds or MAX_ROUNDS):
+        if not act.size:
+            break
+        ta, ha = t[act], h[act]
+        nxt = np.minimum(ta + size[act], t1)
+        pred = ha + dh[act] * (nxt - ta)[:, None]
+        hn, dhn, good = _correct(step, act, pred, nxt)
+        with np.errstate(all="ignore"):
+            scale = 1 + _norm(ha)
+            used = _norm(hn - pred) / (CORRECT * scale)
+            moved = _norm(hn - ha) / (MOVE * scale)
+            good &= (used <= 1) & (moved <= 1)  # the core's trust region
+            if branch is not None:
+                good &= branch(act, hn, nxt)
+            grow = np.clip(np.minimum(0.8 / np.sqrt(np.maximum(used, 1e-12)), 0.8 / np.maximum(moved, 1e-12)),
+                           1.0, 2.0)
+        acc, rej = act[good], act[~good]
+        t[acc], h[acc], dh[acc] = nxt[good], hn[good], dhn[good]
+        size[acc] *= grow[good]
+        size[rej] /= 2
+        ok[rej[size[rej] < stall]] = False
+        act = act[ok[act] & (t[act] < t1)]
+    ok[act] = False  # out of rounds
     return h, dh, ok
 
 
 def solve_points(solver, xs, scale):
     """The fixed point at ``z = x`` for every ``x`` of ``xs`` (floats), in one complex128 batch.
 
-    Returns ``(h, tau, good)``: the roots ``(N, m)``, ``tau`` at them, and the mask of the points that
-    passed every check of the module docstring (the others must go to the certified path).
+    Returns ``(h, tau, good, rooted)``: the roots ``(N, m)``, ``tau`` at them, the mask of the points that
+    passed every check of the module docstring (the others must go to the certified path), and the mask of
+    those that passed every check but the conditioning (their root is the certified path's float64 root,
+    the start of its certification: only its digits are too few).
     """
-    bt = _Batch(solver)
+    bt = solver.__dict__.get("_float_batch")
+    if bt is None:  # compiled once per solver (the solver is kept with the model's prepared densities)
+        bt = solver.__dict__["_float_batch"] = _Batch(solver)
     x = np.asarray(xs, dtype=float)
     n, m = x.size, bt.m
     Y = START_HEIGHT * (1 + scale)
@@ -183,17 +287,15 @@ def solve_points(solver, xs, scale):
     sign = solver.branch_sign
 
     # 1. start: the homotopy in s at z = x + iY
-    def ev_s(rows, hh, ss):
-        R, J, Rs, _ = bt.evaluate(hh, top[rows], ss, dz=False)
-        return R, J, Rs
+    def step_s(rows, hh, ss):
+        R, J, Rs, _ = bt.entries(hh, top[rows], ss, dz=False)
+        return _step(J, R, Rs, rows.size)
 
     def lin0(rows, hh):
-        R, J, Rs = ev_s(rows, hh, np.zeros(rows.size))
-        y = _solve(J, -np.stack([R, Rs], axis=2))
-        return y[:, :, 0], y[:, :, 1]
+        return step_s(rows, hh, np.zeros(rows.size))
 
     h, dh, _, ok = _newton(lin0, np.zeros((n, m), dtype=complex), maxsteps=3)  # linear at s = 0
-    h, _, ok1 = _follow(bt, h, dh, 0.0, 1.0, lambda r, hh, t: ev_s(r, hh, t))
+    h, _, ok1 = _follow(h, dh, 0.0, 1.0, step_s)
     ok &= ok1
 
     # 2. the descent in log Im z to eta = ETA_FLOOR * START_HEIGHT * (1 + |x|)
@@ -203,17 +305,18 @@ def solve_points(solver, xs, scale):
     def z_of(rows, t):
         return x[rows] + 1j * Y * np.exp(t * lr[rows])
 
-    def ev_t(rows, hh, t):
+    def step_t(rows, hh, t):
         z = z_of(rows, t)
-        R, J, _, Rz = bt.evaluate(hh, z)
-        return R, J, Rz * (1j * (z.imag * lr[rows]))[:, None]
+        R, J, _, Rz = bt.entries(hh, z)
+        f = 1j * (z.imag * lr[rows])  # dz/dt
+        return _step(J, R, [r * f for r in Rz], rows.size)
 
     def branch(rows, hh, t):
         return np.ones(rows.size, dtype=bool) if sign is None else sign * bt.tau(hh).imag > 0
 
     _, J, _, Rz = bt.evaluate(h, top)
     dh = _solve(J, -(Rz * (1j * Y * lr)[:, None])[:, :, None])[:, :, 0]
-    h, _, ok2 = _follow(bt, h, dh, 0.0, 1.0, ev_t, branch)
+    h, _, ok2 = _follow(h, dh, 0.0, 1.0, step_t, branch, first=1 / 64)
     ok &= ok2
 
     # 3. the finish at z = x: predictor h - i eta dh/dz, Newton, near the predictor
@@ -243,13 +346,14 @@ def solve_points(solver, xs, scale):
         if fin.size:
             sc = np.linalg.norm(J[fin], axis=1)
             sc[~(sc > 0)] = 1.0
-            cond[fin] = np.linalg.cond(J[fin] / sc[:, None, :])
+            cond[fin] = _cond(J[fin] / sc[:, None, :])
         # the density is Im tau / pi: near an edge Im tau is small against tau, and its relative error grows
         # by (1 + |tau|) / Im tau over the root's
         inside = tau.imag > IN_SUPPORT * (1 + np.abs(tau))
         amp = np.where(inside, (1 + np.abs(tau)) / np.abs(tau.imag), 1.0)
+        rooted = ok.copy()
         ok &= cond * amp <= MAX_COND
-    return root, tau, ok
+    return root, tau, ok, rooted
 
 
 def density_values(tau):

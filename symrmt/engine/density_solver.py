@@ -84,7 +84,7 @@ def compute(model, matrix, xs, at, digits=15, edges=True, atoms=True, label=None
     check are certified here)."""
     from symrmt.engine.tree import exact_value
     from symrmt.engine import linearize as lin
-    from symrmt.engine.nodes import MatrixNode, ModelError, Trace
+    from symrmt.engine.nodes import MatrixNode, ModelError
     from symrmt.engine.density import Density
 
     node = model.expr(matrix)
@@ -114,45 +114,25 @@ def compute(model, matrix, xs, at, digits=15, edges=True, atoms=True, label=None
             f"needs the z-derivative of the fixed point; a law of at most {MAX_SPLIT_ATOMS} atoms is split into "
             "one block per atom for that, and the weighted-sum reduction of a larger law has no derivatives yet "
             f"(its traces and sweeps work: symrmt trace); merge its atoms to at most {MAX_SPLIT_ATOMS}")
-    zname = _fresh_name(model)
-    z = model.param(zname)
-    expr = Trace(_inverse(node - z * model.identity(node.rows.name)))
-    try:  # every law split into blocks (the derivative in z needs the block system)
-        plan = model.plan(expr, split_atoms=MAX_SPLIT_ATOMS)
-    except ModelError as exc:
-        if laws and "unknowns" in str(exc):
-            raise ModelError(f"{exc}; density() splits every diagonal law into one block per atom "
-                             f"({', '.join(f'{D.name}: {len(D.values)} atoms' for D in laws.values())}), so "
-                             "fewer atoms give fewer unknowns") from None
-        raise
-    zsym = next(p for p in plan.params if p.name == zname)
     values = {str(k): exact_value(v, str(k)) for k, v in (at or {}).items()}
-    known = {p.name for p in plan.params if p.name != zname}
-    extra = sorted(k for k in values if k not in known)
-    if extra:
-        raise ModelError(f"unknown parameter {', '.join(extra)} in at= (the matrix's parameters: "
-                         f"{', '.join(sorted(known)) or 'none'})", unknown=extra, known=known)
-    from symrmt.engine.certify import admitted
-
-    model.check_ratios(values)  # the checks every route passes: sizes, and real, finite coefficients
-    admitted(plan, values, complex_at=zname)
-    solver = ResolventSolver(plan, zsym, values)
-    exact = [exact_value(x, "x") if not isinstance(x, mpmath.mpf) else x for x in xs]
-    from symrmt.engine.density import check_points
-
-    check_points([x if not isinstance(x, mpmath.mpf) else Fraction(*x.as_integer_ratio()) for x in exact])
+    plan, zsym, solver = _prepared(model, node, values)
+    exact = _exact_points(xs)
     xs = [float(x) for x in exact]
     scale = max(abs(x) for x in xs) if xs else 1.0
     ds = DensitySolve(solver, scale)
     dens, taus, status, kinds = [], [], [], []
     batch = _fast_points(solver, xs, scale) if fast and xs else None  # None: no batch, all certified
     for i, (x, xe) in enumerate(zip(xs, exact)):
-        if batch is not None and batch[i] is not None:  # a checked float64 point of the batch
+        if batch is not None and isinstance(batch[i], tuple):  # a checked float64 point of the batch
             for out, v in zip((dens, taus, status, kinds), batch[i]):
                 out.append(v)
             continue
+        xe = exact_value(xe, "x") if not isinstance(xe, (Fraction, mpmath.mpf)) else xe
         with solve_budget(LIMITS["solve_seconds"], f"the density at x = {x:.6g}"):  # one point, one budget
-            kind, h, _ = ds.float_point(x)
+            if batch is not None and batch[i] is not None:  # the batch's root, too ill-conditioned for float64
+                kind, h = "ok", batch[i]
+            else:
+                kind, h, _ = ds.float_point(x)
             if kind != "ok":
                 dens.append(None)
                 taus.append(None)
@@ -251,18 +231,114 @@ def compute(model, matrix, xs, at, digits=15, edges=True, atoms=True, label=None
     return out
 
 
+#: most prepared resolvent systems a model keeps for its densities (the oldest dropped first)
+PREPARED_CACHE = 32
+
+
+def _prepared(model, node, values):
+    """``(plan, z, solver)`` of the resolvent trace ``tau((M - z)^{-1})`` of the symmetric matrix ``node``
+    at ``values``, kept on the model (keyed by the matrix and the values), so that a second density of the
+    same matrix does no symbolic work: the spectral parameter keeps its name, the plan its pencils."""
+    from symrmt.engine import linearize as lin
+    from symrmt.engine.base import MAX_SPLIT_ATOMS
+    from symrmt.engine.certify import admitted
+    from symrmt.engine.nodes import ModelError, Trace
+
+    cache = model.__dict__.setdefault("_density_prepared", {})
+    key = (node, tuple(sorted(values.items())))
+    if key in cache:
+        return cache[key]
+    names = model.__dict__.setdefault("_density_z", {})
+    if node not in names:  # one spectral parameter per matrix, named once
+        names[node] = _fresh_name(model)
+    zname = names[node]
+    z = model.param(zname)
+    expr = Trace(_inverse(node - z * model.identity(node.rows.name)))
+    laws = lin.diagonals_of(node)
+    try:  # every law split into blocks (the derivative in z needs the block system)
+        plan = model.plan(expr, split_atoms=MAX_SPLIT_ATOMS)
+    except ModelError as exc:
+        if laws and "unknowns" in str(exc):
+            raise ModelError(f"{exc}; density() splits every diagonal law into one block per atom "
+                             f"({', '.join(f'{D.name}: {len(D.values)} atoms' for D in laws.values())}), so "
+                             "fewer atoms give fewer unknowns") from None
+        raise
+    zsym = next(p for p in plan.params if p.name == zname)
+    known = {p.name for p in plan.params if p.name != zname}
+    extra = sorted(k for k in values if k not in known)
+    if extra:
+        raise ModelError(f"unknown parameter {', '.join(extra)} in at= (the matrix's parameters: "
+                         f"{', '.join(sorted(known)) or 'none'})", unknown=extra, known=known)
+    model.check_ratios(values)  # the checks every route passes: sizes, and real, finite coefficients
+    admitted(plan, values, complex_at=zname)
+    out = (plan, zsym, ResolventSolver(plan, zsym, values))
+    if len(cache) >= PREPARED_CACHE:
+        cache.pop(next(iter(cache)))
+    cache[key] = out
+    return out
+
+
+def _exact_points(xs):
+    """The points as given, checked (:func:`~symrmt.engine.density.check_points`): a float (NumPy's too) or
+    an integer plainly inside the float64 range kept as it is (made exact only where a point is certified),
+    any other point made an exact rational first.
+
+    >>> _exact_points([0.5, 2, "1/3"])
+    [0.5, 2, Fraction(1, 3)]
+    """
+    from symrmt.engine.tree import exact_value
+    from symrmt.engine.density import check_points
+
+    out, rest = [], []
+    for x in xs:
+        if isinstance(x, (float, int)) and not isinstance(x, bool) and (x == 0 or 1e-299 < abs(x) < 1e299):
+            out.append(x)
+        else:
+            out.append(exact_value(x, "x") if not isinstance(x, mpmath.mpf) else x)
+            rest.append(out[-1])
+    check_points([x if not isinstance(x, mpmath.mpf) else Fraction(*x.as_integer_ratio()) for x in rest])
+    return out
+
+
 def _fast_points(solver, xs, scale):
-    """Per point ``(rho, tau, "float", kind)`` from the float64 batch, or ``None`` where a check failed."""
+    """Per point ``(rho, tau, "float", kind)`` from the float64 batch; where only the conditioning check
+    failed, the root ``h`` (a list: the start of the point's certification); ``None`` where another check
+    failed."""
     from symrmt.engine.density_fast import density_values, solve_points
     from symrmt.engine.nodes import ModelError
 
     try:
-        _, tau, good = solve_points(solver, xs, scale)
+        root, tau, good, rooted = solve_points(solver, xs, scale)
     except (DensityError, ModelError, NameError, TypeError, ValueError, ArithmeticError):
         return None  # a system the float64 batch does not take (not plain arithmetic): every point certified
     rho, inside = density_values(tau)
-    return [(mpmath.mpf(float(r)), mpmath.mpc(complex(t)), "float", "in" if k else "out") if g else None
-            for r, t, g, k in zip(rho, tau, good, inside)]
+    make_mpf, make_mpc = mpmath.mp.make_mpf, mpmath.mp.make_mpc
+    return [(make_mpf(_raw_float(r)), make_mpc((_raw_float(t.real), _raw_float(t.imag))), "float",
+             "in" if k else "out") if g else ([complex(v) for v in h] if f else None)
+            for r, t, g, k, f, h in zip(rho.tolist(), tau.tolist(), good.tolist(), inside.tolist(), rooted.tolist(),
+                                        root)]
+
+
+def _raw_float(v: float):
+    """mpmath's raw ``(sign, man, exp, bc)`` of a finite float, exactly (as ``mpmath.libmp.from_float``, with
+    fewer steps: the float's 53-bit mantissa with its trailing zero bits removed).
+
+    >>> from mpmath.libmp import from_float
+    >>> all(_raw_float(v) == from_float(v) for v in (0.0, 1.0, -2.5, 0.1, 5e-324, 1e308))
+    True
+    """
+    from mpmath.libmp import MPZ, fzero
+
+    if v == 0.0:
+        return fzero
+    frac, e = math.frexp(v)
+    man = int(frac * 9007199254740992.0)  # 2**53
+    sign = 0
+    if man < 0:
+        sign, man = 1, -man
+    tz = (man & -man).bit_length() - 1
+    man >>= tz
+    return (sign, MPZ(man), e - 53 + tz, man.bit_length())
 
 
 def _inverse(m):
