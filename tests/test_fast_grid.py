@@ -98,3 +98,37 @@ def test_distinct_rows_as_numpy_unique():
     np.testing.assert_array_equal(rows[first][inv], rows)  # every row maps to a row equal to it
     f1, i1 = _distinct_rows([np.full(7, 2.0)])
     assert f1.tolist() == [0] and i1.tolist() == [0] * 7
+
+
+def test_c_gamma_grid_of_2500_points_matches_symrmt_limit():
+    # a grid larger than one block of rows (core.batch.BLOCK): random points against the certified
+    # symrmt.limit at 20 digits, to the fast path's claimed 1e-11 (FALLBACK_TOL)
+    assert 50 * 50 > core_batch.BLOCK
+    cs = np.exp(np.linspace(np.log(1 / 16), np.log(4), 50))
+    gammas = np.exp(np.linspace(np.log(0.05), np.log(20), 50))
+    s = symrmt.sweep("tanh", grid={"c": cs, "gamma": gammas, "snr": [1]}, fast=True, certify=0)
+    rng = np.random.default_rng(35)
+    for flat in rng.choice(2500, size=5, replace=False):
+        i, j = divmod(int(flat), 50)
+        exact = symrmt.limit("tanh", c=float(cs[i]), gamma=float(gammas[j]), snr=1, digits=20)
+        a, r = float(exact.attention_mp[0]), float(exact.ridge_mp[0])
+        assert abs(s.attention[i, j, 0] - a) <= 1e-11 * abs(a), (cs[i], gammas[j])
+        assert abs(s.ridge[i, j, 0] - r) <= 1e-11 * abs(r), (cs[i], gammas[j])
+
+
+def test_blocks_give_the_values_of_one_batch(monkeypatch):
+    # every row is computed by itself: cutting the batch into blocks changes the values at most by the
+    # rounding of the stacked LAPACK/BLAS kernels, whose summation order may depend on the batch size
+    c = np.exp(np.linspace(np.log(0.1), np.log(3), 7))
+    C, G = np.meshgrid(c, [0.1, 0.4, 1.0, 3.0], indexing="ij")
+    pts = {"c": C, "gamma": G, "snr": 2 * np.ones_like(C), "wk2": np.ones_like(C), "wq2": np.ones_like(C),
+           "wkwq": 0.5 * np.ones_like(C), "muwk": 0.7 * np.ones_like(C), "muwq": -0.3 * np.ones_like(C)}
+    whole = solve_grid("tanh", pts)
+    monkeypatch.setattr(core_batch, "BLOCK", 3)
+    monkeypatch.setattr(core_batch.blockwise, "__defaults__", None)
+    monkeypatch.setattr(core_batch.blockwise, "__kwdefaults__", {"block": 3})
+    cut = solve_grid("tanh", pts)
+    assert (whole.route == "general").all()
+    assert np.allclose(whole.attention, cut.attention, rtol=1e-14, atol=0)
+    assert np.allclose(whole.ridge, cut.ridge, rtol=1e-14, atol=0)
+    assert np.array_equal(whole.fallback, cut.fallback) and not cut.fallback.any()

@@ -15,7 +15,8 @@
   ``c x gamma`` (``snr = 1``), in this process after a warm-up, as CPU time per point against the NumPy
   cost of the package's own ridge closed form ``E_RR(gamma, c, snr)`` (built on the Marchenko--Pastur
   ``m(-gamma)``, ``m'(-gamma)``) at the same points, measured in the same run; the ratio and its target
-  are printed;
+  are printed, with the cost of one batched Newton step of the fixed point at the ``c x gamma`` points (the
+  arithmetic such a grid repeats at every point) against the same reference;
 * the phase-diagram figure in full mode (200 x 200 per panel), a whole process
   (not in ``--quick``, whose sizes are a few points each).
 """
@@ -77,7 +78,33 @@ def floor(k: int, repeats: int = 3) -> dict:
         out[name] = {"points": n, "cpu_s": best, "us_per_point": 1e6 * best / n, "reference_s": ref,
                      "reference_us_per_point": 1e6 * ref / n, "ratio": best / ref if ref > 0 else math.inf,
                      "fallbacks": fallbacks}
+        if name == "c_gamma":  # what one Newton step of the fixed point costs at every point, same run
+            step = _newton_step_s(G, C, repeats)
+            out[name].update(newton_step_us_per_point=1e6 * step / n, newton_step_ratio=step / ref if ref > 0
+                             else math.inf)
     return out
+
+
+def _newton_step_s(gamma, c, repeats: int) -> float:
+    """Best CPU seconds of one batched Newton step of the noise-only fixed point (tanh) at the points: the
+    compiled ``F``, ``dF/dG``, ``dF/dgamma`` and the stacked least squares
+    (:func:`symrmt.models.attention.batch.newton` with one step), the arithmetic a ``c x gamma`` grid repeats
+    at every point a few times."""
+    import numpy as np
+
+    from symrmt.models.attention import batch as B
+    from symrmt.models.attention.hermite_data import hermite_at_least
+
+    a1, nu, d = (float(x) for x in hermite_at_least("tanh", "zero", 20))
+    zero = np.zeros_like(c)
+    start = np.column_stack([1 / gamma, zero, zero, -c, zero + 1, zero])  # the large-gamma start's shape
+    p = B._params(gamma, c, a1, nu, d)
+    best = math.inf
+    for _ in range(repeats):
+        t = time.process_time()
+        B.newton(start, p, maxsteps=1)
+        best = min(best, time.process_time() - t)
+    return best
 
 
 def grid_points(kind: str, k: int):
@@ -250,6 +277,10 @@ def verdicts(res: dict, row) -> None:
                 v["ratio"], f"<= {TARGETS['floor_ratio']:.0f}", (v["ratio"] <= TARGETS["floor_ratio"]) if full else None,
                 f"{v['us_per_point']:.2f} us against {v['reference_us_per_point']:.3f} us per point; "
                 f"{v['fallbacks']} fallbacks" + ("" if full else "; quick: small grid"))
+            if "newton_step_ratio" in v:
+                row("  one batched Newton step of the fixed point at the same points / NumPy ridge closed form",
+                    v["newton_step_ratio"], "", None, f"{v['newton_step_us_per_point']:.2f} us per point: the "
+                    "arithmetic each point of a c x gamma grid repeats a few times")
     if fast["figure_s"] is not None:
         row("phase-diagram figure, full (200x200 per panel)", fast["figure_s"], f"< {TARGETS['figure_full_s']} s",
             fast["figure_s"] < TARGETS["figure_full_s"], f"whole process; CPU {fast['figure_cpu_s']:.1f} s")
@@ -272,9 +303,11 @@ def format_section(res: dict, md) -> str:
     if fl:
         parts.append(f"\n### Fast grid floor ({fl['grid']} x {fl['grid']}, certify = 0, warm, CPU time)\n")
         parts.append(md(["grid", "points", "CPU s", "us per point", "NumPy ridge closed form, us per point",
-                         "ratio", "target"],
+                         "ratio", "target", "one Newton step, us per point (ratio)"],
                         [[kind, fl[kind]["points"], fl[kind]["cpu_s"], fl[kind]["us_per_point"],
-                          fl[kind]["reference_us_per_point"], fl[kind]["ratio"], f"<= {TARGETS['floor_ratio']:.0f}"]
+                          fl[kind]["reference_us_per_point"], fl[kind]["ratio"], f"<= {TARGETS['floor_ratio']:.0f}",
+                          f"{fl[kind]['newton_step_us_per_point']:.2f} ({fl[kind]['newton_step_ratio']:.0f})"
+                          if "newton_step_ratio" in fl[kind] else "-"]
                          for kind in ("c_snr", "c_gamma")]))
     parts.append("\n### Fast path near c = 1 and at small gamma (tanh, rank-two geometry)\n")
     parts.append(md(["case", "points", "fallbacks to mpmath", "max gap, float points", "max gap, all",

@@ -65,6 +65,28 @@ def _check_functions(expr) -> None:
 #: what :func:`compile_recipe` can print a SymPy system to: mpmath (any precision) or NumPy (float64 arrays)
 TARGETS = ("mpmath", "numpy")
 
+#: the largest integer exponent the NumPy printer writes as a product (``x**3`` as ``x*x*x``)
+PRODUCT_POWER = 4
+
+
+def _numpy_printer(namespaces):
+    """SymPy's NumPy printer with small integer powers as products and quotients: ``x**3`` prints as
+    ``(x*x*x)``, ``x**-2`` as ``(1/(x*x))``.  NumPy's generic ``power`` on arrays costs tens of products
+    per element (and much more on ``longdouble``), and a product is exact to one rounding per factor."""
+    from sympy.printing.numpy import NumPyPrinter
+
+    class _Printer(NumPyPrinter):
+        def _print_Pow(self, expr, rational=False):
+            b, e = expr.as_base_exp()
+            if e.is_Integer and 1 <= abs(int(e)) <= PRODUCT_POWER:
+                prod = "*".join(["(" + self._print(b) + ")"] * abs(int(e)))
+                return f"({prod})" if e > 0 else f"(1/({prod}))"
+            return super()._print_Pow(expr, rational=rational)
+
+    user = {k: k for m in namespaces if isinstance(m, dict) for k in m}  # as lambdify's own printer
+    return _Printer({"fully_qualified_modules": False, "inline": True, "allow_unknown_functions": True,
+                     "user_functions": user})
+
 
 def compile_expr(args, expr, modules="mpmath", cse=True, floats_ok=False):
     """``sympy.lambdify(args, expr, modules=[SAFE namespace, modules], cse=cse)`` after checks.
@@ -86,7 +108,8 @@ def compile_expr(args, expr, modules="mpmath", cse=True, floats_ok=False):
         _check_no_floats(expr)
     _check_functions(expr)
     mods = [_namespace_dict()] + (list(modules) if isinstance(modules, (list, tuple)) else [modules])
-    return sp.lambdify(args, expr, modules=mods, cse=cse)
+    printer = _numpy_printer(mods) if "numpy" in mods else None
+    return sp.lambdify(args, expr, modules=mods, cse=cse, printer=printer)
 
 
 class Compiled:

@@ -254,6 +254,7 @@ class TraceSolver:
         self.raw = [values[p.name] for p in compiled.params]
         self._start = None
         self._lu_cache = None
+        self._solved = {}  # dps -> (alphas, (h, derivs, step, residual)) of the last polish at that precision
 
     def _pvals(self):
         return [mpf_of(x) for x in self.raw]
@@ -383,8 +384,20 @@ class TraceSolver:
     def solve(self, dps: int, alphas=()):
         """``(h, {alpha: H_alpha}, step, residual)`` at ``s = 1``, polished at ``dps`` digits.
 
-        ``alphas``: the multi-indices of parameter derivatives wanted (implicit differentiation).
+        ``alphas``: the multi-indices of parameter derivatives wanted (implicit differentiation).  A second
+        call at the same ``dps`` (the proof's centre at the certified solve's upper precision) returns the
+        first one's polish (with its derivatives) when it computed all of ``alphas``.
         """
+        want = {blockfp._canon(a) for a in alphas}
+        done = self._solved.get(dps)
+        if done is not None and want <= done[0]:
+            h, derivs, step, res = done[1]
+            return list(h), {a: list(v) for a, v in derivs.items()}, step, res
+        out = self._solve(dps, alphas)
+        self._solved[dps] = (set(out[1]), (list(out[0]), {a: list(v) for a, v in out[1].items()}, out[2], out[3]))
+        return out
+
+    def _solve(self, dps: int, alphas=()):
         start = self.start()
         m = self.c.m
         with mpmath.workdps(dps):

@@ -29,6 +29,7 @@ import numpy as np
 from symrmt.cache import cached
 from symrmt.core import batch as core_batch
 from symrmt.core.batch import EXTENDED, LD  # noqa: F401  (EXTENDED re-exported)
+from symrmt.core.batch import blockwise
 from symrmt.core.batch import stack as _stack
 from symrmt.core.continuation import Geometric
 from symrmt.models.attention import equations as S
@@ -58,10 +59,13 @@ def numpy_functions() -> MappingProxyType:
 
 def fjg(g, p):
     """``(F (n,9), J (n,9,6), Fg (n,9))`` at ``g (n,6)`` with parameters ``p (n,5)``, in ``g``'s dtype."""
-    n = g.shape[0]
-    with np.errstate(all="ignore"):  # an overflow gives inf or nan, which every caller refuses
-        v = _stack(numpy_functions()["fjg"](tuple(g.T), tuple(p.T)), n, g.dtype)
-    return v[:, :NEQ], v[:, NEQ:NEQ + NEQ * NUNK].reshape(n, NEQ, NUNK), v[:, NEQ + NEQ * NUNK:]
+    def one(g, p):
+        n = g.shape[0]
+        with np.errstate(all="ignore"):  # an overflow gives inf or nan, which every caller refuses
+            v = _stack(numpy_functions()["fjg"](tuple(g.T), tuple(p.T)), n, g.dtype)
+        return v[:, :NEQ], v[:, NEQ:NEQ + NEQ * NUNK].reshape(n, NEQ, NUNK), v[:, NEQ + NEQ * NUNK:]
+
+    return blockwise(one, g, p)
 
 
 def lstsq(J, rhs):
@@ -246,8 +250,14 @@ def refine(g, dg, gamma, c, a1, nu, d):
 
     Returns ``(g_ld, dg_ld, resid)``: the corrected values (long double) and the
     relative size of the correction of ``g`` (the residual check, in units of the
-    solution).  Parameters go in as long double from their float64 values.
+    solution).  Parameters go in as long double from their float64 values.  Row by row
+    (in blocks, :func:`symrmt.core.batch.blockwise`).
     """
+    return blockwise(lambda g, dg, gamma, c: _refine(g, dg, gamma, c, a1, nu, d), g, dg,
+                     np.asarray(gamma, dtype=float), np.asarray(c, dtype=float))
+
+
+def _refine(g, dg, gamma, c, a1, nu, d):
     p = _params(gamma, c, a1, nu, d, LD)
     gl = g.astype(LD)
     n = g.shape[0]
@@ -270,6 +280,11 @@ def refine(g, dg, gamma, c, a1, nu, d):
 def branch_ok(g, dg, gamma, c, a1, nu, d, slack=1e-12):
     """The branch checks of the noise-only solution: ``det N != 0``, ``0 < tau <= 1/gamma``,
     noise-only error ``-gamma^2 dG_11/dgamma`` in ``[0, 1]`` (each to ``slack``)."""
+    return blockwise(lambda g, dg, gamma, c: _branch_ok(g, dg, gamma, c, a1, nu, d, slack), g, dg,
+                     np.asarray(gamma), np.asarray(c))
+
+
+def _branch_ok(g, dg, gamma, c, a1, nu, d, slack):
     n = g.shape[0]
     p = _params(gamma, c, a1, nu, d, g.dtype)
     with np.errstate(all="ignore"):  # an overflow gives inf or nan, refused below
@@ -290,10 +305,16 @@ def ridge(gamma, c, snr, dtype=float):
 def phi_closed(kind: str, g, dg, a1, c, snr, wkwq):
     """``(varphi, dvarphi/dgamma)`` from the compiled closed form ``kind`` ("aligned" or "a1_zero")."""
     fn = closed_form_phi(kind, "numpy")
-    n, dt = g.shape[0], g.dtype
-    with np.errstate(all="ignore"):
-        v = fn(tuple(g.T), tuple(dg.T), dt.type(a1), np.asarray(c, dt), np.asarray(snr, dt), np.asarray(wkwq, dt))
-    return np.asarray(v[0], dtype=dt) * np.ones(n, dt), np.asarray(v[1], dtype=dt) * np.ones(n, dt)
+    dt = g.dtype
+
+    def one(g, dg, c, snr, wkwq):
+        n = g.shape[0]
+        with np.errstate(all="ignore"):
+            v = fn(tuple(g.T), tuple(dg.T), dt.type(a1), c, snr, wkwq)
+        return np.asarray(v[0], dtype=dt) * np.ones(n, dt), np.asarray(v[1], dtype=dt) * np.ones(n, dt)
+
+    n = g.shape[0]
+    return blockwise(one, g, dg, *(np.broadcast_to(np.asarray(x, dt), (n,)) for x in (c, snr, wkwq)))
 
 
 def gram_factor(gram, eig=None):
@@ -336,6 +357,10 @@ def phi_woodbury(g, dg, gl, dgl, factor, a1: float, c):
     mixed-precision iterative refinement (residual of ``(I + D H) x = e`` in long
     double at ``gl``, correction solved in float64).  Returns ``(phi, dphi, phi_ld, dphi_ld)``.
     """
+    return blockwise(lambda *a: _phi_woodbury(*a, a1), g, dg, gl, dgl, factor, np.broadcast_to(np.asarray(c), (g.shape[0],)))
+
+
+def _phi_woodbury(g, dg, gl, dgl, factor, c, a1):
     n, k, _ = factor.shape
     r = (k - 1) // 2
     size = k + 1
