@@ -31,13 +31,18 @@ Covered (checked against simulations of the actual kernel; outside it the predic
 (either of ``mu`` and ``w`` may be zero), ``n >= MIN_N``.  The ridge error is returned as its limit
 (ridge has no kernel; its finite-n correction is ``O(1/n)``).
 
-The values are computed in float64 with two discretizations (:data:`TYPES` and :data:`TYPES_CHECK` nodes per
-label); their agreement, at most :data:`DIGITS`, is the number of digits reported for the model's value.  The
-model itself is an approximation whose error, measured against simulation, is stated in ``docs/theory.md``.
+The value is defined by its discretization: :data:`TYPES` Gauss-Hermite nodes per label (doubled when the
+check below fails).  It is computed to :data:`DIGITS` significant digits of that defined number: the moments in
+``numpy.longdouble`` (:mod:`symrmt.hermite.shifted`, from SymPy), the fixed point by the float64 damped iteration
+and then chord-Newton steps with the analytic float64 Jacobian and the residual in longdouble, the read-out by
+float64 LU with longdouble residual refinement; checked against an mpmath solve of the same discretized system
+(:mod:`symrmt.models.attention.finite_n_reference`).  The discretization itself is checked: the value with
+:data:`TYPES_CHECK` nodes must agree to :data:`MIN_DIGITS` digits.  The model is an approximation of the actual
+finite-n error, whose size, measured against simulation, is stated in ``docs/theory.md``.
 
 >>> from symrmt.models.attention.geometry import LowRankGeometry
 >>> aligned = LowRankGeometry([[4, 4, 4], [4, 4, 4], [4, 4, 4]])
->>> round(finite_n_attention("tanh", "1/2", [1], aligned, 10**8)[0], 3)
+>>> round(float(finite_n_attention("tanh", "1/2", [1], aligned, 10**8)[0]), 3)
 0.157
 """
 
@@ -54,54 +59,29 @@ from symrmt.errors import ConvergenceError, ParameterError
 __all__ = ["MIN_N", "TYPES", "TYPES_CHECK", "DIGITS", "MIN_DIGITS", "check_finite_n", "finite_n_attention",
            "finite_n_values"]
 
+LD = np.longdouble
+
 #: the smallest n accepted: the smallest size at which the prediction was checked against simulation
 MIN_N = 256
-#: Gauss-Hermite nodes per label (the number of token types is ``2 * TYPES``)
-TYPES = 40
-#: the second discretization every value is recomputed with; the two must agree (:func:`finite_n_values`)
-TYPES_CHECK = 56
-#: the most significant digits a finite-n value is reported to (float64 arithmetic)
-DIGITS = 10
+#: Gauss-Hermite nodes per label of the discretization that defines the value (``2 * TYPES`` token types)
+TYPES = 56
+#: the coarser discretization every value is checked against; the two must agree to :data:`MIN_DIGITS`
+TYPES_CHECK = 40
+#: the most significant digits of the defined value delivered (extended precision, checked against an mpmath
+#: solve of the same discretized system: :mod:`symrmt.models.attention.finite_n_reference`)
+DIGITS = 15
 #: fewer digits of agreement between the two discretizations than this is an error
 MIN_DIGITS = 4
-#: nodes of the Gauss-Hermite rule for the conditional moments ``F, F', E f^2``
-_MOMENT_NODES = 120
 #: the nonlinearities the prediction covers
 COVERED_F = ("tanh", "erf", "relu")
 
 
-def _moment_rule():
-    from numpy.polynomial.hermite_e import hermegauss
-
-    x, w = hermegauss(_MOMENT_NODES)
-    return x, w / w.sum()
-
-
-_ERF = np.vectorize(math.erf, otypes=[float])
-
-
 def _moments(delta, f_name: str = "tanh"):
-    """``(F, F', E f(xi + delta)^2)`` at the array ``delta`` (``xi ~ N(0, 1)``) for a covered ``f``: Gauss-Hermite
-    quadrature for the smooth ``tanh`` and ``erf``, closed forms for the centered ReLU
-    ``max(0, t) - 1/sqrt(2 pi)`` (``E relu(xi + d) = d Phi(d) + phi(d)``, ``E relu(xi + d)^2 = (d^2 + 1) Phi(d)
-    + d phi(d)``, ``d/dd E relu(xi + d) = Phi(d)``)."""
-    d = np.asarray(delta, dtype=float)
-    if f_name == "relu":
-        phi = np.exp(-d * d / 2) / math.sqrt(2 * math.pi)
-        Phi = 0.5 * (1 + _ERF(d / math.sqrt(2)))
-        a0 = 1 / math.sqrt(2 * math.pi)
-        m1 = d * Phi + phi
-        m2 = (d * d + 1) * Phi + d * phi
-        return m1 - a0, Phi, m2 - 2 * a0 * m1 + a0 * a0
-    x, w = _moment_rule()
-    z = d[..., None] + x
-    if f_name == "tanh":
-        t = np.tanh(z)
-        return t @ w, (1 - t * t) @ w, (t * t) @ w
-    if f_name == "erf":
-        t = _ERF(z)
-        return t @ w, (2 / math.sqrt(math.pi) * np.exp(-z * z)) @ w, (t * t) @ w
-    raise ParameterError(f"no conditional moments for f = {f_name}")
+    """``(F, F', E f(xi + delta)^2)`` at the array ``delta`` (``xi ~ N(0, 1)``) for a covered ``f``, as float64
+    arrays (:func:`symrmt.hermite.shifted.shifted_moments` rounded)."""
+    from symrmt.hermite.shifted import shifted_moments
+
+    return tuple(np.asarray(v, dtype=float) for v in shifted_moments(f_name, np.asarray(delta, dtype=LD)))
 
 
 def check_finite_n(f_name: str, geometry, diagonal: str, n) -> tuple:
@@ -140,9 +120,6 @@ def check_finite_n(f_name: str, geometry, diagonal: str, n) -> tuple:
         raise ParameterError("the finite-n prediction covers mu collinear with the weights only "
                              "(mu . w_K)^2 = ||mu||^2 ||w_K||^2")
     return m2, k2
-
-
-LD = np.longdouble
 
 
 @cached(maxsize=8)
@@ -467,52 +444,71 @@ def _point(n: int, c, m2, w2, gamma, q: int, quadratic_form: bool = False, f_nam
     return (e @ (Hb @ x), err) if quadratic_form else err
 
 
+def _to_mpf(x):
+    """A longdouble as the mpmath number of the same value (exact: a 64-bit mantissa)."""
+    import mpmath
+
+    num, den = x.as_integer_ratio()
+    with mpmath.workprec(80):
+        return mpmath.mpf(num) / den
+
+
 def finite_n_attention(f_name: str, c, gammas, geometry, n: int, diagonal: str = "zero", types: int = TYPES) -> list:
-    """The finite-n prediction of ``E_A(gamma)`` at ``n`` tokens (``p = round(c n)``), one float per gamma.
+    """The finite-n prediction of ``E_A(gamma)`` at ``n`` tokens (``p = round(c n)``) with ``types`` Gauss-Hermite
+    nodes per label, one mpmath number per gamma, correct to :data:`DIGITS` significant digits of the value of
+    that discretization.
 
     ``f_name``: the nonlinearity's name (see :data:`COVERED_F`); ``geometry``: a ``Geometry`` or
-    ``LowRankGeometry`` (see :func:`check_finite_n`); ``types``: Gauss-Hermite nodes per label.
+    ``LowRankGeometry`` (see :func:`check_finite_n`); ``c`` and each ``gamma``: numbers or rational text.
     Raises :class:`~symrmt.errors.ParameterError` for a case not covered and
-    :class:`~symrmt.errors.ConvergenceError` when the fixed point fails.
+    :class:`~symrmt.errors.ConvergenceError` when the fixed point or its refinement fails.
 
     >>> from symrmt.models.attention.geometry import LowRankGeometry
     >>> aligned = LowRankGeometry([[4, 4, 4], [4, 4, 4], [4, 4, 4]])
-    >>> round(finite_n_attention("tanh", "1/2", [1], aligned, 512)[0], 2)
+    >>> round(float(finite_n_attention("tanh", "1/2", [1], aligned, 512)[0]), 2)
     0.08
     """
     m2, w2 = check_finite_n(f_name, geometry, diagonal, n)
-    cf = float(Fraction(c)) if not isinstance(c, float) else c
-    return [_point(int(n), cf, m2, w2, float(Fraction(g)) if not isinstance(g, float) else g, types, f_name=f_name)
-            for g in gammas]
+    cf = Fraction(c)
+    return [_to_mpf(_point(int(n), cf, m2, w2, Fraction(g), types, f_name=f_name)) for g in gammas]
 
 
 def _agreement(a, b) -> int:
     digits = DIGITS
     for x, y in zip(a, b):
-        gap = abs(x - y) / max(abs(y), 1e-300)
+        gap = float(abs(x - y) / max(abs(y), 1e-300))
         if gap > 0:
             digits = min(digits, int(math.floor(-math.log10(gap))))
     return digits
 
 
-def finite_n_values(f_name: str, c, gammas, geometry, n: int, diagonal: str = "zero") -> tuple:
-    """``(values, digits)``: :func:`finite_n_attention` at :data:`TYPES` nodes per label, and the number of
-    significant digits on which it agrees with :data:`TYPES_CHECK` nodes (at most :data:`DIGITS`); below
-    :data:`MIN_DIGITS` both counts are doubled once (a strong signal makes ``F`` vary fast over the types).
+def finite_n_values(f_name: str, c, gammas, geometry, n: int, diagonal: str = "zero", digits: int = DIGITS) -> tuple:
+    """``(values, agreement, types)``: :func:`finite_n_attention` at :data:`TYPES` nodes per label (the value,
+    to ``digits`` significant digits), the number of significant digits on which it agrees with
+    :data:`TYPES_CHECK` nodes (a check of the discretization, at most :data:`DIGITS`), and the nodes per label
+    used.  Below :data:`MIN_DIGITS` of agreement both counts are doubled once (a strong signal makes ``F`` vary
+    fast over the types).
 
-    Raises :class:`~symrmt.errors.ConvergenceError` when even then they agree to fewer than
-    :data:`MIN_DIGITS` digits.
+    Raises :class:`~symrmt.errors.PrecisionError` for ``digits`` above :data:`DIGITS` (before any work), and
+    :class:`~symrmt.errors.ConvergenceError` when the discretizations agree to fewer than :data:`MIN_DIGITS`
+    digits even after doubling.
 
     >>> from symrmt.models.attention.geometry import LowRankGeometry
-    >>> vals, digits = finite_n_values("tanh", "1/2", [1], LowRankGeometry([[4, 4, 4], [4, 4, 4], [4, 4, 4]]), 1024)
-    >>> round(vals[0], 3), digits >= MIN_DIGITS
-    (0.1, True)
+    >>> vals, agree, q = finite_n_values("tanh", "1/2", [1], LowRankGeometry([[4, 4, 4], [4, 4, 4], [4, 4, 4]]), 1024)
+    >>> round(float(vals[0]), 3), agree >= MIN_DIGITS, q
+    (0.1, True, 56)
     """
+    from symrmt.errors import PrecisionError
+
+    if digits > DIGITS:
+        raise PrecisionError(f"the finite-n prediction is computed to {DIGITS} significant digits (extended precision, "
+                             f"checked against an mpmath solve of the same discretized system); {digits} were asked: "
+                             f"ask for {DIGITS} or fewer")
     for scale in (1, 2):
-        a = finite_n_attention(f_name, c, gammas, geometry, n, diagonal, scale * TYPES)
-        b = finite_n_attention(f_name, c, gammas, geometry, n, diagonal, scale * TYPES_CHECK)
-        digits = _agreement(a, b)
-        if digits >= MIN_DIGITS:
-            return b, digits
-    raise ConvergenceError(f"the finite-n prediction at n = {n} agrees to only {digits} digits between "
-                           f"{2 * TYPES} and {2 * TYPES_CHECK} token types per label")
+        a = finite_n_attention(f_name, c, gammas, geometry, n, diagonal, scale * TYPES_CHECK)
+        b = finite_n_attention(f_name, c, gammas, geometry, n, diagonal, scale * TYPES)
+        agree = _agreement(a, b)
+        if agree >= MIN_DIGITS:
+            return b, agree, scale * TYPES
+    raise ConvergenceError(f"the finite-n prediction at n = {n} agrees to only {agree} digits between "
+                           f"{2 * TYPES_CHECK} and {2 * TYPES} token types per label")

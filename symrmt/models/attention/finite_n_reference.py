@@ -5,8 +5,9 @@ r"""The finite-n prediction's discretized system solved in mpmath: the check of 
 extended-precision path where it matters for precision:
 
 * the Gauss-Hermite nodes are Newton-refined roots of ``He_Q`` in mpmath;
-* the moments ``F, F', E f^2`` of each pair of types are ``mpmath.quad`` integrals of ``f``, ``f'`` and ``f^2``
-  against the Gaussian (no closed form, no fixed rule);
+* the moments ``F, F', E f^2`` of each pair of types are integrals of ``f``, ``f'`` and ``f^2`` against the
+  Gaussian in mpmath (tanh, erf: a finer trapezoidal rule on a wider range; ReLU: ``mpmath.quad``), not the
+  closed forms and longdouble rules of :mod:`symrmt.hermite.shifted`;
 * the top eigenpair of ``F'``, the block fixed point and the read-out's linear system are solved by Newton
   steps whose residual is computed in mpmath (a float64 inverse serves only as the step's preconditioner, so the
   converged value is fixed by the mpmath residual alone, which is checked to be below ``10^-(dps + 5)``);
@@ -62,21 +63,27 @@ def _nodes(q):
     return s, [x / tot for x in w]
 
 
-def _f(f_name):
-    a0 = 1 / mpmath.sqrt(2 * mpmath.pi)
-    if f_name == "tanh":
-        return mpmath.tanh, lambda t: 1 / mpmath.cosh(t) ** 2
-    if f_name == "erf":
-        return mpmath.erf, lambda t: 2 / mpmath.sqrt(mpmath.pi) * mpmath.exp(-t * t)
-    if f_name == "relu":
-        return (lambda t: (t if t > 0 else 0) - a0), (lambda t: mpmath.mpf(1) if t > 0 else mpmath.mpf(0))
-    raise ValueError(f_name)
-
-
-def _moment(f, delta):
+def _moments_mp(f_name, delta):
+    """``(F, F', E f^2)`` at ``delta`` in mpmath: for tanh and erf the trapezoidal rule of step ``1/16`` on
+    ``|x| <= 14`` (its error, ``exp(-2 pi d/h)`` for a strip of half-width ``d``, is below ``1e-60`` for tanh's
+    ``d`` near ``pi/2``); for the ReLU ``mpmath.quad`` on ``[-delta, oo)``, where it is a polynomial times the
+    Gaussian."""
     g = 1 / mpmath.sqrt(2 * mpmath.pi)
-    pts = sorted({mpmath.mpf(0), -delta})
-    return mpmath.quad(lambda x: f(x + delta) * g * mpmath.exp(-x * x / 2), [-mpmath.inf] + pts + [mpmath.inf])
+    if f_name == "relu":
+        a0 = g
+        m = [mpmath.quad(lambda x, i=i: (x + delta) ** i * g * mpmath.exp(-x * x / 2), [-delta, mpmath.inf])
+             for i in range(3)]
+        return m[1] - a0, m[0], m[2] - 2 * a0 * m[1] + a0 * a0
+    h = mpmath.mpf(1) / 16
+    xs = [j * h for j in range(-14 * 16, 14 * 16 + 1)]
+    ws = [h * g * mpmath.exp(-x * x / 2) for x in xs]
+    if f_name == "tanh":
+        fv = [mpmath.tanh(x + delta) for x in xs]
+        dv = [1 - v * v for v in fv]
+    else:
+        fv = [mpmath.erf(x + delta) for x in xs]
+        dv = [2 / mpmath.sqrt(mpmath.pi) * mpmath.exp(-(x + delta) ** 2) for x in xs]
+    return mpmath.fdot(ws, fv), mpmath.fdot(ws, dv), mpmath.fdot(ws, [v * v for v in fv])
 
 
 def _newton(residual, x, pre, tol, what, maxit=30):
@@ -107,7 +114,6 @@ def reference_point(f_name: str, c, m2, w2, gamma, n: int, q: int, dps: int = 30
     wdps = dps + 10
     with mpmath.workdps(wdps):
         tol = mpmath.mpf(10) ** -(dps + 8)
-        f, f1 = _f(f_name)
         p = round(Fraction(c) * n)
         kappa = (1 + _mp(w2)) / mpmath.sqrt(p)
         m = mpmath.sqrt(_mp(m2))
@@ -122,7 +128,7 @@ def reference_point(f_name: str, c, m2, w2, gamma, n: int, q: int, dps: int = 30
             delta = kappa * u[a] * u[b]
             key = mpmath.nstr(delta, wdps - 5)
             if key not in memo:
-                memo[key] = (_moment(f, delta), _moment(f1, delta), _moment(lambda t: f(t) ** 2, delta))
+                memo[key] = _moments_mp(f_name, delta)
             return memo[key]
 
         F = [[None] * k for _ in range(k)]
