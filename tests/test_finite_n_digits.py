@@ -55,8 +55,8 @@ def test_shifted_moments_against_mpmath_integrals():
             got = shifted_moments(name, np.array(ds, dtype=np.longdouble))
             for i, d in enumerate(ds):
                 pts = [-mpmath.inf] + sorted({mpmath.mpf(0), -mpmath.mpf(d)}) + [mpmath.inf]
-                for j, h in enumerate((f, f1, lambda t: f(t) ** 2)):
-                    ref = mpmath.quad(lambda x: h(x + d) * a0 * mpmath.exp(-x * x / 2), pts)
+                for j, h in enumerate((f, f1, lambda t, f=f: f(t) ** 2)):
+                    ref = mpmath.quad(lambda x, h=h, d=d: h(x + d) * a0 * mpmath.exp(-x * x / 2), pts)
                     assert abs(FN._to_mpf(got[j][i]) - ref) < 1e-17, (name, d, j)
         xs = np.array([-7.0, -2.5, 0.125, 1.0, 3.3, 6.0], dtype=np.longdouble)
         for x, v in zip(xs, erf_longdouble(xs)):
