@@ -324,27 +324,45 @@ def _start(gamma, c, k):
     return H
 
 
+#: the upper triangle of a row-major 3x3 block, and the map from those 6 entries back to the 9
+_UPPER = [0, 1, 2, 4, 5, 8]
+_DUPLICATE = np.zeros((9, 6))
+for _col, (_i, _j) in enumerate([(0, 0), (0, 1), (0, 2), (1, 1), (1, 2), (2, 2)]):
+    _DUPLICATE[3 * _i + _j, _col] = _DUPLICATE[3 * _j + _i, _col] = 1
+
+
+def _symmetric_jacobian(J9, k):
+    """``I - J`` restricted to symmetric blocks (``6k`` unknowns; ``Phi`` maps symmetric blocks to symmetric
+    blocks: ``A_S`` and ``P`` are symmetric, and so is ``A_S (I + M A_S/c)^{-1} = (A_S^{-1} + M/c)^{-1}``)."""
+    J6 = np.einsum("aibj,jm->aibm", J9.reshape(k, 9, k, 9)[:, _UPPER], _DUPLICATE).reshape(6 * k, 6 * k)
+    return np.eye(6 * k) - J6
+
+
 def _refine(residual, X, lu, what, gamma, maxit=12):
-    """Solve ``residual(X) = 0`` by steps ``X += (I - J)^{-1} residual(X)`` with a float64 LU of ``I - J`` and the
+    """Solve ``residual(X) = 0`` for a stack ``X`` of symmetric 3x3 blocks by steps ``X += (I - J)^{-1} residual(X)``
+    with a float64 LU of ``I - J`` over the blocks' upper triangles (:func:`_symmetric_jacobian`) and the
     residual in longdouble, until the residual reaches the rounding level of longdouble (it stops decreasing).
 
     Raises :class:`~symrmt.errors.ConvergenceError` when it stalls above ``1e-17`` of ``|X|``."""
     import scipy.linalg
 
     shape = X.shape
+    X = (X + X.swapaxes(1, 2)) / 2
     best = math.inf
     for _ in range(maxit):
         r = residual(X)
+        r = (r + r.swapaxes(1, 2)) / 2
         size = float(np.abs(r).max())
         scale = float(np.abs(X).max()) or 1.0
         if not math.isfinite(size):
             break
-        if size > best / 4 and size <= 1e-17 * scale:
+        if size == 0 or (size > best / 4 and size <= 1e-17 * scale):
             return X
         best = min(best, size)
-        X = X + scipy.linalg.lu_solve(lu, r.astype(float).reshape(-1)).reshape(shape).astype(LD)
-    raise ConvergenceError(f"the finite-n {what} at gamma = {gamma:.6g}: the extended-precision refinement did not "
-                           f"settle (last residual {size:.3g})")
+        step = scipy.linalg.lu_solve(lu, r.astype(float).reshape(shape[0], 9)[:, _UPPER].reshape(-1))
+        X = X + (step.reshape(shape[0], 6) @ _DUPLICATE.T).reshape(shape).astype(LD)
+    raise ConvergenceError(f"{what} of the finite-n prediction at gamma = {gamma:.6g}: the extended-precision "
+                           f"refinement did not settle (last residual {size:.3g}); simulate at this n instead")
 
 
 def _noise_fixed_point(gamma, c, pi, alpha, e, sigma2, tol=1e-7, maxit=50000):
@@ -375,7 +393,7 @@ def _noise_fixed_point(gamma, c, pi, alpha, e, sigma2, tol=1e-7, maxit=50000):
     import scipy.linalg
 
     phi64(H)
-    lu = scipy.linalg.lu_factor(np.eye(9 * k) - phi64.jacobian())
+    lu = scipy.linalg.lu_factor(_symmetric_jacobian(phi64.jacobian(), k))
     philD = _BlockMap(gamma, c, pi, alpha, e, sigma2, LD)
     H0 = H
     H = _refine(lambda X: philD(X) - X, H.astype(LD), lu, "the fixed point", gf)
@@ -384,7 +402,7 @@ def _noise_fixed_point(gamma, c, pi, alpha, e, sigma2, tol=1e-7, maxit=50000):
                                "damped iteration's point (another branch)")
     philD(H)
     rhs = philD.d_gamma()
-    dH = _refine(lambda X: philD.apply_derivative(X) + rhs - X, rhs, lu, "its derivative in gamma", gf)
+    dH = _refine(lambda X: philD.apply_derivative(X) + rhs - X, rhs, lu, "the fixed point's derivative in gamma", gf)
     if not (np.all(np.isfinite(H)) and np.all(np.isfinite(dH))):
         raise ConvergenceError(f"the finite-n fixed point at gamma = {gf:.6g} is not finite")
     tq = H[:, 0, 0].astype(float)
