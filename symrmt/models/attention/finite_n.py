@@ -529,4 +529,4 @@ def finite_n_values(f_name: str, c, gammas, geometry, n: int, diagonal: str = "z
         if agree >= MIN_DIGITS:
             return b, agree, scale * TYPES
     raise ConvergenceError(f"the finite-n prediction at n = {n} agrees to only {agree} digits between "
-                           f"{2 * TYPES_CHECK} and {2 * TYPES} token types per label")
+                           f"{2 * TYPES_CHECK} and {2 * TYPES} Gauss-Hermite nodes per label")
