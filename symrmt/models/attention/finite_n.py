@@ -206,15 +206,10 @@ def _top_eigenpair(S):
     return lam, v
 
 
-def _profile(u, pi, kappa, f_name, j=None, sg=None, v=None):
+def _profile(u, pi, kappa, f_name, j, sg, v):
     """``F`` over pairs of types, the rank-one split ``alpha`` of ``F'`` and the noise profile ``sigma^2``
-    (longdouble)."""
-    if v is None:  # types given by u alone: every pair evaluated
-        from symrmt.hermite.shifted import shifted_moments
-
-        F, F1, F2 = shifted_moments(f_name, kappa * np.outer(u, u))
-    else:
-        F, F1, F2 = _pair_moments(v, j, sg, kappa, f_name)
+    (longdouble); ``j, sg, v`` as :func:`_types` gives them."""
+    F, F1, F2 = _pair_moments(v, j, sg, kappa, f_name)
     V = np.maximum(F2 - F * F - F1 * F1, 0)
     sq = np.sqrt(pi)
     lam, vec = _top_eigenpair(sq[:, None] * F1 * sq[None, :])
@@ -507,7 +502,8 @@ def finite_n_values(f_name: str, c, gammas, geometry, n: int, diagonal: str = "z
     used.  Below :data:`MIN_DIGITS` of agreement both counts are doubled once (a strong signal makes ``F`` vary
     fast over the types).
 
-    Raises :class:`~symrmt.errors.PrecisionError` for ``digits`` above :data:`DIGITS` (before any work), and
+    Raises :class:`~symrmt.errors.PrecisionError` for ``digits`` above :data:`DIGITS` (before any work) or where
+    ``numpy.longdouble`` is not the 80-bit extended type (its 15 digits rest on it), and
     :class:`~symrmt.errors.ConvergenceError` when the discretizations agree to fewer than :data:`MIN_DIGITS`
     digits even after doubling.
 
@@ -518,6 +514,9 @@ def finite_n_values(f_name: str, c, gammas, geometry, n: int, diagonal: str = "z
     """
     from symrmt.errors import PrecisionError
 
+    if np.finfo(LD).nmant < 63:
+        raise PrecisionError(f"the finite-n prediction needs numpy.longdouble with a 64-bit mantissa (x86 extended "
+                             f"precision); on this platform it has {np.finfo(LD).nmant + 1} bits: simulate at this n")
     if digits > DIGITS:
         raise PrecisionError(f"the finite-n prediction is computed to {DIGITS} significant digits (extended precision, "
                              f"checked against an mpmath solve of the same discretized system); {digits} were asked: "
