@@ -10,7 +10,7 @@ extended-precision path where it matters for precision:
   closed forms and longdouble rules of :mod:`symrmt.hermite.shifted`;
 * the top eigenpair of ``F'``, the block fixed point and the read-out's linear system are solved by Newton
   steps whose residual is computed in mpmath (a float64 inverse serves only as the step's preconditioner, so the
-  converged value is fixed by the mpmath residual alone, which is checked to be below ``10^-(dps + 5)``);
+  converged value is fixed by the mpmath residual alone, below ``10^-(dps + 5)`` of the unknowns' size);
 * ``E_A = -gamma^2 d(y^T Q y/n)/d gamma`` by a central difference of the read-out at ``gamma (1 +- h)``, not by
   the derivative of the fixed point the fast path uses.
 
@@ -87,11 +87,12 @@ def _moments_mp(f_name, delta):
 
 
 def _newton(residual, x, pre, tol, what, maxit=30):
-    """``x -= pre @ residual(x)`` (``pre`` a float64 approximate inverse Jacobian) until ``|residual| < tol``."""
+    """``x -= pre @ residual(x)`` (``pre`` a float64 approximate inverse Jacobian) until ``|residual| < tol |x|``
+    (max norms, ``|x|`` at least 1)."""
     for _ in range(maxit):
         r = residual(x)
         size = max(abs(v) for v in r)
-        if size < tol:
+        if size < tol * max(1, max(abs(v) for v in x)):
             return x
         step = pre @ np.array([float(v) for v in r])
         x = [xi - mpmath.mpf(float(si)) for xi, si in zip(x, step)]
@@ -113,7 +114,7 @@ def reference_point(f_name: str, c, m2, w2, gamma, n: int, q: int, dps: int = 30
 
     wdps = dps + 10
     with mpmath.workdps(wdps):
-        tol = mpmath.mpf(10) ** -(dps + 8)
+        tol = mpmath.mpf(10) ** -(dps + 5)
         p = round(Fraction(c) * n)
         kappa = (1 + _mp(w2)) / mpmath.sqrt(p)
         m = mpmath.sqrt(_mp(m2))
