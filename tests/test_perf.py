@@ -200,6 +200,9 @@ def test_bench_quick_runs_and_reports(capsys):
     dens = res["density_fast"]  # the float64 density path: 12 correct digits at every point of five laws
     assert len(dens["laws"]) == 5 and all(law["min_digits"] >= 12 for law in dens["laws"])
     assert "float64 path (--fast)" in text
+    fin = res["finite_n"]  # the finite-n prediction against the mpmath solve of the same discretized system
+    assert all(d["digits"] >= 15 for d in fin["digits"]) and all(p["cpu_s"] > 0 for p in fin["points"])
+    assert "### Finite-n: digits against the mpmath solve" in text
     if "skipped" not in res["prove"]:
         assert res["prove"]["small"]["ratio"] > 0
         assert any(v["what"].startswith("prove=True / unproved, Marchenko-Pastur") for v in res["verdicts"])

@@ -19,7 +19,8 @@ natural reference is given as a ratio to a reference measured in the same run:
   with ``n``; several trials on 1 and 2 worker processes (identical results).
 
 The fast path (200 x 200 float64 grids against the mpmath solver) is measured by
-:mod:`symrmt.bench.fast`.
+:mod:`symrmt.bench.fast`; the finite-n prediction (time per point, cost against the token types, digits
+against an mpmath solve) by :mod:`symrmt.bench.finite_n`.
 
 Every measurement runs in a subprocess with its own environment, so the
 cache state and the BLAS thread count are the ones stated.  ``--quick`` runs
@@ -322,6 +323,10 @@ def run(quick: bool = False, progress=None) -> dict:
     out["density"] = bench_density.measure(quick)
     say("density: the float64 path (--fast) on five laws against eigvalsh 400 x 400")
     out["density_fast"] = bench_density.measure_fast(quick)
+    from symrmt.bench import finite_n as bench_finite_n
+
+    say("finite-n prediction: time per point, cost against the token types, digits against the mpmath solve")
+    out["finite_n"] = bench_finite_n.measure(quick)
     say("simulation: trial against floor" + (" (n up to 2048: minutes)" if not quick else ""))
     sim_spec = {
         "ns": [128, 256] if quick else [256, 512, 1024, 2048],
@@ -382,6 +387,9 @@ def _verdicts(res: dict) -> list[dict]:
     from symrmt.bench.density import verdicts as density_verdicts
 
     density_verdicts(res, row)
+    from symrmt.bench.finite_n import verdicts as finite_n_verdicts
+
+    finite_n_verdicts(res, row)
     if "fast" in res:
         from symrmt.bench import fast as bench_fast
 
@@ -466,6 +474,9 @@ def format_report(res: dict) -> str:
     from symrmt.bench.density import report as density_report
 
     parts.append(density_report(res, _md))
+    from symrmt.bench.finite_n import report as finite_n_report
+
+    parts.append(finite_n_report(res, _md))
     if "fast" in res:
         from symrmt.bench import fast as bench_fast
 

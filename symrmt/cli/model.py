@@ -113,12 +113,7 @@ def cmd_limit(args) -> int:
                              "errors are limits (drop --n, or simulate at your n)")
         if args.prove or getattr(args, "prove_branch", False):
             raise ParameterError("--prove is for the limit; the finite-n prediction is a model's value, not provable")
-        vals, got = finite_n_values(name, args.c, list(args.gamma), geom, finite_n, args.diagonal)
-        D = min(D, got)
-        import mpmath
-
-        with mpmath.workdps(20):
-            vals = [mpmath.mpf(v) for v in vals]
+        vals, agree, types = finite_n_values(name, args.c, list(args.gamma), geom, finite_n, args.diagonal, D)
         res = {"attention": vals, "ridge": ridge_limit(args.c, list(args.gamma), as_low_rank(geom).snr, D)}
     elif args.prove or getattr(args, "prove_branch", False):
         from symrmt.models.attention.prove import prove_limit
@@ -148,7 +143,7 @@ def cmd_limit(args) -> int:
         "error": "test" if test else "train",
     }
     if finite_n is not None:
-        params["n"] = finite_n
+        params.update({"n": finite_n, "types": 2 * types, "discretization_digits": agree})
     if args.json:
         out = {"gamma": list(args.gamma), "ridge": [num(x, D) for x in res["ridge"]]}
         if "attention" in res:

@@ -119,9 +119,10 @@ def limit(f, c, gamma, geometry=None, diagonal: str = "zero", digits: int = 15, 
     n : int, optional (keyword only)
         The finite-size prediction at ``n`` tokens (``p = round(c n)``) instead of the limit: ``E_A`` with
         the signal kept inside ``f`` (:mod:`symrmt.models.attention.finite_n`; ``E_RR`` stays its limit,
-        ``.n`` is set and ``.digits`` is the agreement of two discretizations, at most 10).  Covered:
-        ``f = tanh``, ``diagonal="zero"``, ``mu``, ``w_K = w_Q`` collinear, ``n >= 256``; anything else
-        is refused with a ``ParameterError`` naming the reason.
+        ``.n`` is set; ``digits`` are digits of the value of the discretized model, at most 15, more
+        raise ``PrecisionError``).  Covered: ``f`` in tanh, erf, the centered ReLU, ``diagonal="zero"``,
+        ``mu``, ``w_K = w_Q`` collinear, ``n >= 256``; anything else is refused with a ``ParameterError``
+        naming the reason.
 
     Returns
     -------
@@ -254,8 +255,6 @@ def limit(f, c, gamma, geometry=None, diagonal: str = "zero", digits: int = 15, 
 
 def _finite_n_limit(f, c, gamma, geom, diagonal, digits, center, prove, attention, n, t0):
     """``limit(..., n=N)``: the finite-n prediction of E_A (:mod:`symrmt.models.attention.finite_n`)."""
-    import mpmath
-
     from symrmt.models.attention.finite_n import finite_n_values
     from symrmt.models.attention.theory import ridge_limit
     from symrmt.parsing import check_digits
@@ -270,11 +269,10 @@ def _finite_n_limit(f, c, gamma, geom, diagonal, digits, center, prove, attentio
     gs = gamma_values(gamma)
     diagonal = check_diagonal(diagonal)
     digits = check_digits(digits)
-    vals, got = finite_n_values(nl.name, cf, gs, geom, _number(n), diagonal)
-    shown = min(digits, got)
+    vals, _, _ = finite_n_values(nl.name, cf, gs, geom, _number(n), diagonal, digits)
+    shown = digits
     rr = ridge_limit(cf, gs, as_low_rank(geom).snr, shown)
-    with mpmath.workdps(20):
-        att = tuple(mpmath.mpf(v) for v in vals)
+    att = tuple(vals)
     return LimitResult(f=nl.name, expr=str(nl.expr), center=nl.center, c=cf, gamma_exact=gs, geometry=geom,
                        diagonal=diagonal, digits=shown, attention_mp=att, ridge_mp=tuple(rr),
                        seconds=time.monotonic() - t0, n=int(_number(n)))
