@@ -351,6 +351,17 @@ def solve_plan(plan, compiled_of, cols, n, cols_ld=None):
         # which runs them (symrmt.engine.certify.admitted); the homotopy alone would continue past the
         # support of a Brown measure
         return np.full(n, np.nan), np.full(n, np.inf), np.zeros(n, dtype=bool), np.zeros(n)
+    args64, argsld, ok, cond, cols_ld = solve_traces(plan, compiled_of, cols, n, cols_ld)
+    return evaluate_formula(plan, args64, argsld, cols, cols_ld, n, ok, cond)
+
+
+def solve_traces(plan, compiled_of, cols, n, cols_ld=None):
+    """The checked fixed point of every trace of ``plan`` (and the derivatives ``plan.needs``) at ``n`` points,
+    in float64 and long double (steps 1-4 of the module docstring).
+
+    Returns ``(args64, argsld, ok, cond, cols_ld)``: ``(trace, (i, j), alpha) -> (n,)`` arrays, the mask of points
+    that passed, the largest condition number per point, and the long-double parameters used.
+    """
     ok = np.ones(n, dtype=bool)
     cond = np.zeros(n)
     args64, argsld = {}, {}
@@ -389,6 +400,13 @@ def solve_plan(plan, compiled_of, cols, n, cols_ld=None):
                 pos = t.system.unknowns.index((i, j))
                 args64[(t.index, (i, j), alpha)] = d64[alpha][:, pos]
                 argsld[(t.index, (i, j), alpha)] = dld[alpha][:, pos]
+    return args64, argsld, ok, cond, cols_ld
+
+
+def evaluate_formula(plan, args64, argsld, cols, cols_ld, n, ok, cond):
+    """The plan's formula in float64 and long double from the arguments of :func:`solve_traces` (plus
+    ``("form", k)`` and ``("dform", k, theta)`` for quadratic forms); returns ``(value, error_estimate, ok, cond)``
+    as :func:`solve_plan`."""
     key = sp.srepr(plan.formula) + repr([s for s, _ in plan.symbols])
     if key not in _FORMULAS:
         _FORMULAS[key] = _formula_fn(plan)
@@ -399,6 +417,8 @@ def solve_plan(plan, compiled_of, cols, n, cols_ld=None):
         for _sym, what in plan.symbols:
             if what[0] == "param":
                 a.append(np.asarray(pcols[what[1].name], dt))
+            elif what[0] in ("form", "dform"):
+                a.append(args[what])
             else:
                 k, ij, alpha = what
                 a.append(args[(k, ij, blockfp._canon(alpha))])
