@@ -23,15 +23,11 @@ from __future__ import annotations
 import numpy as np
 import sympy as sp
 
-from symrmt.cache import cache_dict
 from symrmt.codegen.compile import compile_expr
 from symrmt.core.batch import LD, norm_rows as _norm, stack as _stack
 from symrmt.engine.batch import MAX_COND, RESIDUAL_TOL, _cond, _solve, evaluate_formula, solve_traces
 
-__all__ = ["solve_qf_plan", "takes"]
-
-_FORMS = cache_dict("symrmt.engine.batch_qf._FORMS", 128)
-
+__all__ = ["solve_qf_plan", "compile_forms", "takes"]
 
 def takes(plan) -> str | None:
     """Why the batched path cannot take the quadratic forms of ``plan`` (``None``: it can).
@@ -51,14 +47,29 @@ def takes(plan) -> str | None:
 
 
 def _compiled(f, grams, theta=None):
-    """The NumPy-compiled entries of ``S, e, f`` of form ``f`` (or of their derivative in ``theta``)."""
+    """The NumPy-compiled entries of ``S, e, f`` of form ``f`` (or of their derivative in ``theta``; memoized on
+    the form)."""
     from symrmt.engine.qf_solver import form_derivative_entries, form_entries
 
-    args, entries = form_entries(f, grams) if theta is None else form_derivative_entries(f, grams, theta)
-    key = (sp.srepr(tuple(entries)), tuple(a.name for a in args))
-    if key not in _FORMS:
-        _FORMS[key] = compile_expr([args], [sp.sympify(e) for e in entries] + [sp.Integer(0)], modules="numpy")
-    return _FORMS[key]
+    cache = f.__dict__.setdefault("_numpy_compiled", {})
+    key = (tuple(grams), theta)
+    if key not in cache:
+        args, entries = form_entries(f, grams) if theta is None else form_derivative_entries(f, grams, theta)
+        cache[key] = compile_expr([args], [sp.sympify(e) for e in entries] + [sp.Integer(0)], modules="numpy")
+    return cache[key]
+
+
+def compile_forms(plan) -> None:
+    """Compile (and memoize on the plan's forms) every NumPy function :func:`solve_qf_plan` calls for ``plan``:
+    the entries of each form and of the derivatives its formula needs; the pencils are self-tested once."""
+    from symrmt.engine.qf_solver import form_params, self_test_plan
+
+    self_test_plan(form_params(plan))
+    for f in plan.forms:
+        _compiled(f, plan.grams)
+        for _sym, what in plan.symbols:
+            if what[0] == "dform" and what[1] == f.index:
+                _compiled(f, plan.grams, what[2])
 
 
 def _number(x, dtype):
@@ -101,8 +112,12 @@ def _bound_values(f, plan, grams, cols, n, dtype):
     if not isinstance(x, Vector):
         return None
     xx = sp.sympify(x.dim.ratio) if x.random else sp.Rational(grams.get(gram_symbol(x.name, x.name), 0))
-    exprs = [sp.sympify(xx) / sp.sympify(g), sp.sympify(g)] + [sp.sympify(c) for c in set(conds)] + [sp.Integer(0)]
-    fn = compile_expr([list(plan.params)], exprs, modules="numpy")
+    cache = f.__dict__.setdefault("_numpy_bound", {})
+    key = (sp.srepr(xx), tuple(p.name for p in plan.params))
+    if key not in cache:
+        exprs = [sp.sympify(xx) / sp.sympify(g), sp.sympify(g)] + [sp.sympify(c) for c in set(conds)] + [sp.Integer(0)]
+        cache[key] = compile_expr([list(plan.params)], exprs, modules="numpy")
+    fn = cache[key]
     with np.errstate(all="ignore"):
         v = _stack(fn(tuple(np.asarray(cols[p.name], dtype) for p in plan.params)), n, dtype)
     applies = (v[:, 1] > 0) & np.all(v[:, 2:-1] >= 0, axis=1)
