@@ -463,3 +463,8 @@ def _derivative(bs, alpha, d64, dld, p, pl, J, Jl):
         r = np.einsum("nij,nj->ni", Jl, xl) + rl
         xl = xl - _solve(J, r.astype(float)[:, :, None])[:, :, 0]
     d64[alpha], dld[alpha] = x, xl
+
+
+#: the column-scaled stacked solve and condition numbers under public names (the quadratic forms of
+#: symrmt.engine.batch_qf solve their Woodbury systems with them)
+scaled_solve, scaled_cond = _solve, _cond

@@ -25,7 +25,7 @@ import sympy as sp
 
 from symrmt.codegen.compile import compile_expr
 from symrmt.core.batch import LD, norm_rows as _norm, stack as _stack
-from symrmt.engine.batch import MAX_COND, RESIDUAL_TOL, _cond, _solve, evaluate_formula, solve_traces
+from symrmt.engine.batch import MAX_COND, RESIDUAL_TOL, evaluate_formula, scaled_cond as _cond, scaled_solve as _solve, solve_traces
 
 __all__ = ["solve_qf_plan", "compile_forms", "takes"]
 
@@ -102,7 +102,7 @@ def _refined(S, Sl, rhs, rhsl):
 
 def _bound_values(f, plan, grams, cols, n, dtype):
     """``(applies, upper)`` per point for a form ``x^T A^{-1} x`` (else None): see the module docstring."""
-    from symrmt.engine.qf_solver import _form_bounds
+    from symrmt.engine.qf_solver import form_bounds as _form_bounds
     from symrmt.engine.vectors import Vector, gram_symbol
 
     b = _form_bounds(f, plan)

@@ -345,3 +345,5 @@ _ = QuadForm  # the node this module certifies (re-exported for readers)
 #: the form evaluations under public names (the complex-z path, symrmt.engine.complex_qf, and the outlier
 #: search, symrmt.engine.outliers, read the Woodbury systems through them)
 form_function, form_derivative_function, woodbury_solve = _form_function, _form_derivative_function, _woodbury_solve
+#: the bound of a form x^T inv(A) x (A positive semi-definite plus g I), read by the float64 batch too
+form_bounds = _form_bounds
