@@ -29,8 +29,10 @@ cached on disk next to the mpmath code), and driven here on stacked arrays, ever
    float64, it is floored at ``1e-16 * cond(J)``.
 4. **Branch checks**: the sanity bounds of each trace (``0 < tau <= 1/gamma`` for the resolvent of a
    positive semi-definite matrix, as :func:`symrmt.engine.certify.check_bounds`), a finite real
-   value.  A plan with the inverse of a non-symmetric matrix (or a quadratic form) is not solved here:
-   every point fails, so that the certified path, which tests it, takes it.
+   value.  A plan with the inverse of a non-symmetric matrix is not solved here: every point fails, so
+   that the certified path, which tests it, takes it.  :func:`solve_plan` takes no quadratic form (every
+   point fails); :mod:`symrmt.engine.batch_qf` adds the Woodbury readout of forms to
+   :func:`solve_traces` and :func:`evaluate_formula`.
 
 A point failing any check is reported to the caller (:mod:`symrmt.engine.sweep`), which recomputes it
 by the certified mpmath path and marks it.  Nothing here returns a value by itself.
