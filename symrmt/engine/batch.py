@@ -363,6 +363,15 @@ def solve_traces(plan, compiled_of, cols, n, cols_ld=None):
 
     Returns ``(args64, argsld, ok, cond, cols_ld)``: ``(trace, (i, j), alpha) -> (n,)`` arrays, the mask of points
     that passed, the largest condition number per point, and the long-double parameters used.
+
+    >>> from symrmt.engine import Model
+    >>> from symrmt.engine.certify import compiled_system
+    >>> m = Model()
+    >>> _ = m.gaussian("Z", "n", "n")
+    >>> plan = m.plan("trace(inv(Z.T*Z/n + gamma*I(n)))")
+    >>> args64, argsld, ok, cond, _ = solve_traces(plan, compiled_system, {"gamma": np.array([1.0])}, 1)
+    >>> bool(ok[0]), len(args64) == len(plan.traces[0].system.unknowns)  # one array per unknown of H
+    (True, True)
     """
     ok = np.ones(n, dtype=bool)
     cond = np.zeros(n)
@@ -408,7 +417,19 @@ def solve_traces(plan, compiled_of, cols, n, cols_ld=None):
 def evaluate_formula(plan, args64, argsld, cols, cols_ld, n, ok, cond):
     """The plan's formula in float64 and long double from the arguments of :func:`solve_traces` (plus
     ``("form", k)`` and ``("dform", k, theta)`` for quadratic forms); returns ``(value, error_estimate, ok, cond)``
-    as :func:`solve_plan`."""
+    as :func:`solve_plan`.
+
+    >>> from symrmt.engine import Model
+    >>> from symrmt.engine.certify import compiled_system
+    >>> m = Model()
+    >>> _ = m.gaussian("Z", "n", "n")
+    >>> plan = m.plan("2*trace(inv(Z.T*Z/n + gamma*I(n)))")
+    >>> cols = {"gamma": np.array([1.0])}
+    >>> a64, ald, ok, cond, cld = solve_traces(plan, compiled_system, cols, 1)
+    >>> v, est, ok, _ = evaluate_formula(plan, a64, ald, cols, cld, 1, ok, cond)
+    >>> bool(ok[0]), round(float(v[0]), 12)
+    (True, 1.2360679775)
+    """
     key = sp.srepr(plan.formula) + repr([s for s, _ in plan.symbols])
     if key not in _FORMULAS:
         _FORMULAS[key] = _formula_fn(plan)

@@ -61,7 +61,14 @@ def _compiled(f, grams, theta=None):
 
 def compile_forms(plan) -> None:
     """Compile (and memoize on the plan's forms) every NumPy function :func:`solve_qf_plan` calls for ``plan``:
-    the entries of each form and of the derivatives its formula needs; the pencils are self-tested once."""
+    the entries of each form and of the derivatives its formula needs; the pencils are self-tested once.
+
+    >>> from symrmt.engine import Model
+    >>> m = Model()
+    >>> _ = m.gaussian("Z", "n", "n"), m.gaussian_vector("y", "n")
+    >>> compile_forms(m.plan("y.T*inv(Z.T*Z/n + gamma*I(n))*y/n")) is None
+    True
+    """
     from symrmt.engine.qf_solver import form_params, self_test_plan
 
     self_test_plan(form_params(plan))

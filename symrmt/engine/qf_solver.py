@@ -95,7 +95,16 @@ def self_test_plan(plan):
 
 def form_entries(f, grams):
     """``(args, entries)``: the arguments (``h, params, inner products``) and the SymPy entries of ``S``, ``e`` and
-    ``f`` (flattened in that order) of a form, the one source every evaluation of it is compiled from."""
+    ``f`` (flattened in that order) of a form, the one source every evaluation of it is compiled from.
+
+    >>> from symrmt.engine import Model
+    >>> m = Model()
+    >>> _ = m.gaussian("Z", "n", "n"), m.gaussian_vector("y", "n")
+    >>> plan = form_params(m.plan("y.T*inv(Z.T*Z/n + gamma*I(n))*y/n"))
+    >>> args, entries = form_entries(plan.forms[0], plan.grams)
+    >>> len(plan.forms[0].units), len(entries)  # S (k x k), e, f for k unit blocks
+    (2, 8)
+    """
     hs = list(f.system.h) if f.system is not None else []
     return hs + list(f.params) + list(grams), list(f.S) + list(f.e) + list(f.f)
 
@@ -103,7 +112,16 @@ def form_entries(f, grams):
 def form_derivative_entries(f, grams, theta):
     """``(args, entries)`` of ``dS/dtheta``, ``de/dtheta`` and ``df/dtheta`` of a form: the total derivative
     ``sum_h dS/dh h_theta + dS/dtheta`` (``h_theta``: the implicit derivatives of the bulk fixed point), in the
-    arguments ``h, h_theta, params, inner products``."""
+    arguments ``h, h_theta, params, inner products``.
+
+    >>> from symrmt.engine import Model
+    >>> m = Model()
+    >>> _ = m.gaussian("Z", "n", "n"), m.gaussian_vector("y", "n")
+    >>> plan = form_params(m.plan("y.T*inv(Z.T*Z/n + gamma*I(n))*y/n"))
+    >>> args, entries = form_derivative_entries(plan.forms[0], plan.grams, plan.params[0])
+    >>> entries[4:]  # e and f do not move with gamma
+    [0, 0, 0, 0]
+    """
     hs = list(f.system.h) if f.system is not None else []
     dh = list(f.system.derivative_symbols((theta,))) if f.system is not None else []
     entries = []
@@ -138,7 +156,15 @@ def _form_derivative_function(f, grams, theta):
 
 
 def form_params(plan):
-    """Set ``f.params`` of each form of ``plan``: the plan's parameters its ``S``, ``e`` and ``f`` hold (sorted)."""
+    """Set ``f.params`` of each form of ``plan``: the plan's parameters its ``S``, ``e`` and ``f`` hold (sorted);
+    returns ``plan``.
+
+    >>> from symrmt.engine import Model
+    >>> m = Model()
+    >>> _ = m.gaussian("Z", "n", "n"), m.gaussian_vector("y", "n")
+    >>> form_params(m.plan("y.T*inv(Z.T*Z/n + gamma*I(n))*y/n")).forms[0].params  # gamma: in the bulk H only
+    []
+    """
     for f in plan.forms:
         f.params = sorted({p for p in plan.params if p in (f.S.free_symbols | set().union(
             *[sp.sympify(c).free_symbols for c in f.e + f.f]))}, key=lambda s: s.name)
