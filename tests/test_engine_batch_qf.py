@@ -101,3 +101,35 @@ def test_a_resolvent_form_from_the_batch_and_a_non_symmetric_inverse_left_to_the
             g = mpmath.mpf(g)
             assert _rel(v, (-g + mpmath.sqrt(g * g + 4 * g)) / (2 * g)) <= 4 * ULP
     assert takes(m.plan("y.T*inv(Z/sqrt(n) + gamma*I(n))*y/n")) is not None
+
+
+def test_a_spiked_goe_form_outside_and_inside_the_spectrum():
+    # u^T (W/sqrt(n) + g I + k u u^T)^{-1} u = a/(1 + k a), a = u.u * (g - sign(g) sqrt(g^2 - 4))/2 (semicircle
+    # Stieltjes at -g, Sherman-Morrison); inside the bulk (|g| < 2) there is no real limit: the batch fails those
+    # points and the certified path refuses them (marked)
+    from symrmt.engine import Model
+
+    m = Model()
+    _ = m.goe("W", "n"), m.vector("u", "n")
+    gs = [-3, -2.5, -1, 0.5, 2.5, 3]
+    r = m.sweep("u.T*inv(W/sqrt(n) + g*I(n) + k*u*u.T)*u", grid={"g": gs}, at={"k": "1", "u.u": "1"},
+                on_error="mark")
+    assert sorted(r.errors) == [2, 3]
+    assert list(r.fallback) == [False, False, True, True, False, False]
+    with mpmath.workdps(30):
+        for i in (0, 1, 4, 5):
+            g = mpmath.mpf(gs[i])
+            a = (g - mpmath.sign(g) * mpmath.sqrt(g * g - 4)) / 2
+            assert _rel(r.values[i], a / (1 + a)) <= 2 * r.error_estimate[i] + ULP
+
+
+def test_a_point_failing_a_form_check_goes_to_the_certified_path_marked(monkeypatch):
+    from symrmt.derivations.engine_spiked import QWW, closed_forms, model
+    from symrmt.engine import batch_qf
+
+    monkeypatch.setattr(batch_qf, "MAX_COND", 0.0)  # no Woodbury system passes: every point to mpmath
+    at = {"c": "3/4", "k": "2", "v.v": "1", "w.w": "5/4", "v.w": "2/3"}
+    r = model().sweep(QWW, grid={"gamma": [0.5, 2.0]}, at=at)
+    assert r.fallback.all()
+    for v, g in zip(r.values, ["1/2", "2"]):
+        assert _rel(v, closed_forms({**at, "gamma": g}, 40)[1]) <= ULP
