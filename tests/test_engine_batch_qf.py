@@ -133,3 +133,21 @@ def test_a_point_failing_a_form_check_goes_to_the_certified_path_marked(monkeypa
     assert r.fallback.all()
     for v, g in zip(r.values, ["1/2", "2"]):
         assert _rel(v, closed_forms({**at, "gamma": g}, 40)[1]) <= ULP
+
+
+def test_trace_sweep_cli_solves_a_form_on_the_batch(capsys):
+    import json
+
+    from symrmt.cli.app import main
+    from symrmt.models.attention.engine_model import E_RR
+    from symrmt.models.attention.theory import ridge_limit
+
+    argv = ["trace-sweep", E_RR, "--dim", "p=c*n", "--matrix", "Z=gaussian(p,n)", "--vector", "mu=vector(p)",
+            "--vector", "y=signs(n)", "--let", "X=mu*y.T + Z", "--grid", "gamma=1/10,1,10", "--at", "c=1/2, mu.mu=3/2",
+            "--json"]
+    assert main(argv) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["fallbacks"] == 0
+    ref = ridge_limit("1/2", ["1/10", "1", "10"], snr="3/2", digits=30)
+    for (_g, v, fallback, est, _e), x in zip(out["rows"], ref):
+        assert not fallback and _rel(v, x) <= 2 * est + ULP
