@@ -2,7 +2,7 @@
 
 References are independent of the batch: the ridge closed form (symrmt.models.attention.theory.ridge_limit),
 the spiked-covariance closed forms of symrmt.derivations.engine_spiked, the hand-built solver of the paper's
-model (symrmt.models.attention.theory.limit), and the certified mpmath path at 30 digits (``certify=``).
+model (symrmt.limit), and the certified mpmath path at 30 digits (``certify=``).
 """
 
 from fractions import Fraction
@@ -72,9 +72,8 @@ def test_a_spiked_form_from_the_batch(which):
 
 
 def test_the_papers_attention_error_with_a_signal_from_the_batch():
+    import symrmt
     from symrmt.models.attention import at_from_gram, attention_model
-    from symrmt.models.attention.geometry import LowRankGeometry
-    from symrmt.models.attention.theory import limit
 
     gram = [[Fraction(3, 2), Fraction(1, 2), Fraction(1, 3)], [Fraction(1, 2), 1, Fraction(1, 2)],
             [Fraction(1, 3), Fraction(1, 2), 1]]
@@ -82,8 +81,9 @@ def test_the_papers_attention_error_with_a_signal_from_the_batch():
     gammas = [0.125, 0.25, 0.5, 2.0]
     r = m.sweep(ex["E_A"], grid={"gamma": gammas}, at={"c": "1/2", **at_from_gram(gram, 1)})
     assert not r.fallback.any()
-    ref = limit("tanh", "1/2", [str(g) for g in gammas], LowRankGeometry(gram, alpha=Fraction(1)), "zero", 30)
-    for v, e, x in zip(r.values, r.error_estimate, ref["attention"]):
+    ref = symrmt.limit("tanh", "1/2", [str(g) for g in gammas], geometry={"gram": gram, "alpha": 1}, digits=30,
+                       progress=False)
+    for v, e, x in zip(r.values, r.error_estimate, ref.attention_mp):
         assert e <= 1e-12 and _rel(v, x) <= 2 * e + ULP
 
 
