@@ -26,5 +26,7 @@ def test_worker_measures_and_agrees_with_the_closed_form():
     rows = []
     be.verdicts(res, lambda *r: rows.append(r))
     assert any("6-block pencil" in r[0] for r in rows)
+    assert out["qf_batch_fallbacks"] == 0 and out["qf_batch_s_per_point"] > 0
+    assert any("quadratic form on the float64 batch" in r[0] for r in rows)
     text = be.report(res, lambda header, body: "|".join(header) + str(len(body)))
     assert "Trace engine" in text and "6 blocks" in text

@@ -135,8 +135,36 @@ def quadratic_forms(points: int) -> dict:
         with mpmath.workdps(DIGITS + 20):
             err = abs(v - ref) / abs(ref)
             agree.append(float(-mpmath.log10(err)) if err else float(DIGITS + 20))
-    return {"qf_warm_median_s": statistics.median(qf), "e_a_engine_median_s": statistics.median(eng),
-            "e_a_hand_median_s": statistics.median(hand), "e_a_agree_digits_min": min(agree)}
+    out = {"qf_warm_median_s": statistics.median(qf), "e_a_engine_median_s": statistics.median(eng),
+           "e_a_hand_median_s": statistics.median(hand), "e_a_agree_digits_min": min(agree)}
+    out.update(batched_form(m, BIAS, base, points))
+    return out
+
+
+#: points of the batched quadratic-form sweep (a ridge bias with a teacher, in ``lam``)
+QF_SWEEP_POINTS = 200
+TARGETS["qf_batch_speedup"] = 10.0
+
+
+def batched_form(m, expr, base: dict, points: int) -> dict:
+    """Warm time per point of a quadratic form on the float64 batch (``Model.sweep`` of ``QF_SWEEP_POINTS``
+    values of ``lam``, :mod:`symrmt.engine.batch_qf`) and on the certified path (``Model.limit`` at 15 digits, the
+    sweep's fallback, median over ``points`` values)."""
+    import numpy as np
+
+    lams = np.geomspace(0.02, 50, QF_SWEEP_POINTS)
+    at = {"phi": "1/2", **base}
+    m.sweep(expr, grid={"lam": lams[:2]}, at=at)  # compile
+    t = time.perf_counter()
+    r = m.sweep(expr, grid={"lam": lams}, at=at)
+    batch = (time.perf_counter() - t) / lams.size
+    cert = []
+    for lam in lams[::QF_SWEEP_POINTS // max(1, points)][:points]:
+        t = time.perf_counter()
+        m.limit(expr, at={"lam": float(lam), **at}, digits=15)
+        cert.append(time.perf_counter() - t)
+    return {"qf_batch_s_per_point": batch, "qf_certified_s_per_point": statistics.median(cert),
+            "qf_batch_fallbacks": int(r.fallback.sum())}
 
 
 def measure(quick: bool, run_worker) -> dict:
@@ -173,6 +201,13 @@ def verdicts(res: dict, row) -> None:
             f"<= {TARGETS['e_a_ratio']}", ratio <= TARGETS["e_a_ratio"])
         row("  the two E_A values agree (worst, digits)", cold["e_a_agree_digits_min"], ">= 30",
             cold["e_a_agree_digits_min"] >= 30)
+    if "qf_batch_s_per_point" in cold:
+        speedup = cold["qf_certified_s_per_point"] / cold["qf_batch_s_per_point"]
+        row(f"engine: a quadratic form on the float64 batch ({QF_SWEEP_POINTS} points, "
+            f"{cold['qf_batch_fallbacks']} fallbacks), certified path / batch per point "
+            f"({1e3 * cold['qf_certified_s_per_point']:.1f} ms / {1e3 * cold['qf_batch_s_per_point']:.2f} ms)", speedup,
+            f">= {TARGETS['qf_batch_speedup']}", speedup >= TARGETS["qf_batch_speedup"] and
+            cold["qf_batch_fallbacks"] == 0)
 
 
 def report(res: dict, md) -> str:

@@ -36,7 +36,8 @@ density solver) or is passed in as an argument (the compile step into
    (float64 batches), :mod:`~symrmt.engine.prove_chain` (Krawczyk boxes along a path),
    :mod:`~symrmt.engine.density` (the spectral density's result and grid), :mod:`~symrmt.engine.density_plot`
    (its figure);
-5. the solvers built on it -- :mod:`~symrmt.engine.qf_solver` (quadratic forms), :mod:`~symrmt.engine.moments`
+5. the solvers built on it -- :mod:`~symrmt.engine.qf_solver` (quadratic forms), :mod:`~symrmt.engine.batch_qf`
+   (quadratic forms on the float64 batch), :mod:`~symrmt.engine.moments`
    (moments of polynomials as a finite series), :mod:`~symrmt.engine.prove`
    (proved balls), :mod:`~symrmt.engine.prove_qf` (proved quadratic forms),
    :mod:`~symrmt.engine.given_solver` (the deterministic equivalent with given matrices), :mod:`~symrmt.engine.prove_hermitized` (the Hermitized fixed point on balls), :mod:`~symrmt.engine.resolvent_solver` (the resolvent at one point),

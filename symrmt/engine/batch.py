@@ -29,8 +29,10 @@ cached on disk next to the mpmath code), and driven here on stacked arrays, ever
    float64, it is floored at ``1e-16 * cond(J)``.
 4. **Branch checks**: the sanity bounds of each trace (``0 < tau <= 1/gamma`` for the resolvent of a
    positive semi-definite matrix, as :func:`symrmt.engine.certify.check_bounds`), a finite real
-   value.  A plan with the inverse of a non-symmetric matrix (or a quadratic form) is not solved here:
-   every point fails, so that the certified path, which tests it, takes it.
+   value.  A plan with the inverse of a non-symmetric matrix is not solved here: every point fails, so
+   that the certified path, which tests it, takes it.  :func:`solve_plan` takes no quadratic form (every
+   point fails); :mod:`symrmt.engine.batch_qf` adds the Woodbury readout of forms to
+   :func:`solve_traces` and :func:`evaluate_formula`.
 
 A point failing any check is reported to the caller (:mod:`symrmt.engine.sweep`), which recomputes it
 by the certified mpmath path and marks it.  Nothing here returns a value by itself.
@@ -351,6 +353,26 @@ def solve_plan(plan, compiled_of, cols, n, cols_ld=None):
         # which runs them (symrmt.engine.certify.admitted); the homotopy alone would continue past the
         # support of a Brown measure
         return np.full(n, np.nan), np.full(n, np.inf), np.zeros(n, dtype=bool), np.zeros(n)
+    args64, argsld, ok, cond, cols_ld = solve_traces(plan, compiled_of, cols, n, cols_ld)
+    return evaluate_formula(plan, args64, argsld, cols, cols_ld, n, ok, cond)
+
+
+def solve_traces(plan, compiled_of, cols, n, cols_ld=None):
+    """The checked fixed point of every trace of ``plan`` (and the derivatives ``plan.needs``) at ``n`` points,
+    in float64 and long double (steps 1-4 of the module docstring).
+
+    Returns ``(args64, argsld, ok, cond, cols_ld)``: ``(trace, (i, j), alpha) -> (n,)`` arrays, the mask of points
+    that passed, the largest condition number per point, and the long-double parameters used.
+
+    >>> from symrmt.engine import Model
+    >>> from symrmt.engine.certify import compiled_system
+    >>> m = Model()
+    >>> _ = m.gaussian("Z", "n", "n")
+    >>> plan = m.plan("trace(inv(Z.T*Z/n + gamma*I(n)))")
+    >>> args64, argsld, ok, cond, _ = solve_traces(plan, compiled_system, {"gamma": np.array([1.0])}, 1)
+    >>> bool(ok[0]), len(args64) == len(plan.traces[0].system.unknowns)  # one array per unknown of H
+    (True, True)
+    """
     ok = np.ones(n, dtype=bool)
     cond = np.zeros(n)
     args64, argsld = {}, {}
@@ -389,6 +411,25 @@ def solve_plan(plan, compiled_of, cols, n, cols_ld=None):
                 pos = t.system.unknowns.index((i, j))
                 args64[(t.index, (i, j), alpha)] = d64[alpha][:, pos]
                 argsld[(t.index, (i, j), alpha)] = dld[alpha][:, pos]
+    return args64, argsld, ok, cond, cols_ld
+
+
+def evaluate_formula(plan, args64, argsld, cols, cols_ld, n, ok, cond):
+    """The plan's formula in float64 and long double from the arguments of :func:`solve_traces` (plus
+    ``("form", k)`` and ``("dform", k, theta)`` for quadratic forms); returns ``(value, error_estimate, ok, cond)``
+    as :func:`solve_plan`.
+
+    >>> from symrmt.engine import Model
+    >>> from symrmt.engine.certify import compiled_system
+    >>> m = Model()
+    >>> _ = m.gaussian("Z", "n", "n")
+    >>> plan = m.plan("2*trace(inv(Z.T*Z/n + gamma*I(n)))")
+    >>> cols = {"gamma": np.array([1.0])}
+    >>> a64, ald, ok, cond, cld = solve_traces(plan, compiled_system, cols, 1)
+    >>> v, est, ok, _ = evaluate_formula(plan, a64, ald, cols, cld, 1, ok, cond)
+    >>> bool(ok[0]), round(float(v[0]), 12)
+    (True, 1.2360679775)
+    """
     key = sp.srepr(plan.formula) + repr([s for s, _ in plan.symbols])
     if key not in _FORMULAS:
         _FORMULAS[key] = _formula_fn(plan)
@@ -399,6 +440,8 @@ def solve_plan(plan, compiled_of, cols, n, cols_ld=None):
         for _sym, what in plan.symbols:
             if what[0] == "param":
                 a.append(np.asarray(pcols[what[1].name], dt))
+            elif what[0] in ("form", "dform"):
+                a.append(args[what])
             else:
                 k, ij, alpha = what
                 a.append(args[(k, ij, blockfp._canon(alpha))])
@@ -443,3 +486,8 @@ def _derivative(bs, alpha, d64, dld, p, pl, J, Jl):
         r = np.einsum("nij,nj->ni", Jl, xl) + rl
         xl = xl - _solve(J, r.astype(float)[:, :, None])[:, :, 0]
     d64[alpha], dld[alpha] = x, xl
+
+
+#: the column-scaled stacked solve and condition numbers under public names (the quadratic forms of
+#: symrmt.engine.batch_qf solve their Woodbury systems with them)
+scaled_solve, scaled_cond = _solve, _cond

@@ -34,7 +34,7 @@ from symrmt.core.budget import stage
 from symrmt.engine.certify import TraceLimit, branch_acceptor, check_bounds, check_real, compiled_system
 from symrmt.engine.continuation import ContinuedSolver
 
-__all__ = ["qf_self_test", "certified_qf_limit"]
+__all__ = ["qf_self_test", "certified_qf_limit", "form_entries", "form_derivative_entries", "form_params"]
 
 
 def qf_self_test(pencil, hat, size: int = 12, seed: int = 20261201):
@@ -93,37 +93,82 @@ def self_test_plan(plan):
     return plan
 
 
+def form_entries(f, grams):
+    """``(args, entries)``: the arguments (``h, params, inner products``) and the SymPy entries of ``S``, ``e`` and
+    ``f`` (flattened in that order) of a form, the one source every evaluation of it is compiled from.
+
+    >>> from symrmt.engine import Model
+    >>> m = Model()
+    >>> _ = m.gaussian("Z", "n", "n"), m.gaussian_vector("y", "n")
+    >>> plan = form_params(m.plan("y.T*inv(Z.T*Z/n + gamma*I(n))*y/n"))
+    >>> args, entries = form_entries(plan.forms[0], plan.grams)
+    >>> len(plan.forms[0].units), len(entries)  # S (k x k), e, f for k unit blocks
+    (2, 8)
+    """
+    hs = list(f.system.h) if f.system is not None else []
+    return hs + list(f.params) + list(grams), list(f.S) + list(f.e) + list(f.f)
+
+
+def form_derivative_entries(f, grams, theta):
+    """``(args, entries)`` of ``dS/dtheta``, ``de/dtheta`` and ``df/dtheta`` of a form: the total derivative
+    ``sum_h dS/dh h_theta + dS/dtheta`` (``h_theta``: the implicit derivatives of the bulk fixed point), in the
+    arguments ``h, h_theta, params, inner products``.
+
+    >>> from symrmt.engine import Model
+    >>> m = Model()
+    >>> _ = m.gaussian("Z", "n", "n"), m.gaussian_vector("y", "n")
+    >>> plan = form_params(m.plan("y.T*inv(Z.T*Z/n + gamma*I(n))*y/n"))
+    >>> args, entries = form_derivative_entries(plan.forms[0], plan.grams, plan.params[0])
+    >>> entries[4:]  # e and f do not move with gamma
+    [0, 0, 0, 0]
+    """
+    hs = list(f.system.h) if f.system is not None else []
+    dh = list(f.system.derivative_symbols((theta,))) if f.system is not None else []
+    entries = []
+    for ent in list(f.S) + list(f.e) + list(f.f):
+        ent = sp.sympify(ent)
+        d = sp.diff(ent, theta)
+        for x, dx in zip(hs, dh):
+            if ent.has(x):
+                d += sp.diff(ent, x) * dx
+        entries.append(d)
+    return hs + dh + list(f.params) + list(grams), entries
+
+
 def _form_function(f, grams):
     """The compiled entries of ``S``, ``e`` and ``f`` of a form (memoized on the form)."""
     key = tuple(grams)
     cache = f.__dict__.setdefault("_compiled", {})
     if key not in cache:
-        hs = list(f.system.h) if f.system is not None else []
-        args = hs + list(f.params) + list(grams)
-        entries = list(f.S) + list(f.e) + list(f.f)
+        args, entries = form_entries(f, grams)
         cache[key] = compile_expr([args], entries)
     return cache[key]
 
 
 def _form_derivative_function(f, grams, theta):
-    """The compiled entries of ``dS/dtheta``, ``de/dtheta`` and ``df/dtheta`` of a form: the total
-    derivative ``sum_h dS/dh h_theta + dS/dtheta`` (``h_theta``: the implicit derivatives of the bulk
-    fixed point), in the arguments ``h, h_theta, params, inner products``."""
+    """The compiled :func:`form_derivative_entries` of a form (memoized on the form)."""
     key = (tuple(grams), theta)
     cache = f.__dict__.setdefault("_dcompiled", {})
     if key not in cache:
-        hs = list(f.system.h) if f.system is not None else []
-        dh = list(f.system.derivative_symbols((theta,))) if f.system is not None else []
-        entries = []
-        for ent in list(f.S) + list(f.e) + list(f.f):
-            ent = sp.sympify(ent)
-            d = sp.diff(ent, theta)
-            for x, dx in zip(hs, dh):
-                if ent.has(x):
-                    d += sp.diff(ent, x) * dx
-            entries.append(d)
-        cache[key] = compile_expr([hs + dh + list(f.params) + list(grams)], entries)
+        args, entries = form_derivative_entries(f, grams, theta)
+        cache[key] = compile_expr([args], entries)
     return cache[key]
+
+
+def form_params(plan):
+    """Set ``f.params`` of each form of ``plan``: the plan's parameters its ``S``, ``e`` and ``f`` hold (sorted);
+    returns ``plan``.
+
+    >>> from symrmt.engine import Model
+    >>> m = Model()
+    >>> _ = m.gaussian("Z", "n", "n"), m.gaussian_vector("y", "n")
+    >>> form_params(m.plan("y.T*inv(Z.T*Z/n + gamma*I(n))*y/n")).forms[0].params  # gamma: in the bulk H only
+    []
+    """
+    for f in plan.forms:
+        f.params = sorted({p for p in plan.params if p in (f.S.free_symbols | set().union(
+            *[sp.sympify(c).free_symbols for c in f.e + f.f]))}, key=lambda s: s.name)
+    return plan
 
 
 def _form_bounds(f, plan):
@@ -273,9 +318,7 @@ def certified_qf_limit(plan, values: dict, digits: int, vectors=None):
 
     plan = admitted(plan, values)  # a no-op on a plan Model.limit admitted at these values
     grams = gram_values({**plan.vectors, **(vectors or {})}, values)
-    for f in plan.forms:
-        f.params = sorted({p for p in plan.params if p in (f.S.free_symbols | set().union(
-            *[sp.sympify(c).free_symbols for c in f.e + f.f]))}, key=lambda s: s.name)
+    form_params(plan)
     with stage("the pencil self-test and compilation"):
         self_test_plan(plan)
         solvers = {"values": values}
@@ -328,3 +371,5 @@ _ = QuadForm  # the node this module certifies (re-exported for readers)
 #: the form evaluations under public names (the complex-z path, symrmt.engine.complex_qf, and the outlier
 #: search, symrmt.engine.outliers, read the Woodbury systems through them)
 form_function, form_derivative_function, woodbury_solve = _form_function, _form_derivative_function, _woodbury_solve
+#: the bound of a form x^T inv(A) x (A positive semi-definite plus g I), read by the float64 batch too
+form_bounds = _form_bounds

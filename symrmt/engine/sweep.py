@@ -10,7 +10,9 @@ recomputed alone by the certified mpmath path (:meth:`~symrmt.engine.Model.limit
 also continues in a parameter where the homotopy fails) and marked in ``fallback``; if the mpmath path
 refuses it too, its error is raised with the point named.  No value is returned unchecked.
 
-Expressions the batched path does not take (a quadratic form of vectors, a diagonal law of many atoms
+Quadratic forms of vectors take the batched path too (:mod:`symrmt.engine.batch_qf`: the Woodbury readout
+at the batched fixed point), with the inner products fixed by ``at``.
+Expressions the batched path does not take (an inner product on a grid axis, a diagonal law of many atoms
 solved by weighted sums, the inverse of a non-normal matrix, whose Gram test runs point by point) are
 computed point by point by the mpmath path, every point marked ``fallback``, within
 ``LIMITS['points']`` points.  The batched path itself takes up to ``LIMITS['fast_points']`` points.
@@ -301,6 +303,8 @@ def _wide_constant(plan) -> bool:
     exprs = [plan.formula]
     for t in plan.traces:
         exprs += list(t.system.residual) + list(t.system.readout.values())
+    for f in getattr(plan, "forms", ()):
+        exprs += list(f.S) + list(f.e) + list(f.f)
     lo, hi = sp.Integer(10) ** -CONST_EXP, sp.Integer(10) ** CONST_EXP
     for e in exprs:
         for a in sp.sympify(e).atoms(sp.Number):
@@ -314,14 +318,20 @@ def _batchable(plan, model) -> str | None:
     from symrmt.engine import hermitize as herm
     from symrmt.engine.atomsums import AtomSystem
 
-    if hasattr(plan, "forms") or model.vectors():
-        return "a quadratic form of vectors"
+    if hasattr(plan, "forms"):
+        from symrmt.engine.batch_qf import takes
+
+        why = takes(plan)
+        if why is not None:
+            return why
+    elif model.vectors():
+        return "vectors declared in the model"
     if _wide_constant(plan):
         return f"a constant outside [1e-{CONST_EXP}, 1e{CONST_EXP}] (float64 would round it or a product of it)"
     for t in plan.traces:
         if isinstance(t.system, AtomSystem):
             return "a diagonal law solved by weighted sums"
-        if herm.nonnormal_inverses(t.matrix):
+        if t.matrix is not None and herm.nonnormal_inverses(t.matrix):
             return "the inverse of a non-normal matrix (its Gram test runs point by point)"
     return None
 
@@ -376,6 +386,8 @@ def sweep(model, expr, grid, at=None, certify: int = 0, seed: int = 0, on_error:
     shape = tuple(len(v) for v in axes.values())
     n = int(np.prod(shape))
     why = _batchable(plan, model)
+    if why is None and hasattr(plan, "forms") and any("." in k for k in names):
+        why = "an inner product on a grid axis"
     cap = LIMITS["fast_points"] if why is None else LIMITS["points"]
     if n > cap:
         which = "fast_points" if why is None else "points"
@@ -420,6 +432,15 @@ def sweep(model, expr, grid, at=None, certify: int = 0, seed: int = 0, on_error:
         batchable &= axes[k].in_range[index[a]]
     if not all(representable(v) for v in fixed_exact.values()):
         batchable[:] = False
+    grams = None
+    if why is None and hasattr(plan, "forms"):
+        from symrmt.engine.vectors import gram_values
+        from symrmt.errors import SymrmtError as _Refused
+
+        try:  # the inner products are the same at every point: checked once (a refusal: the certified path says why)
+            grams = gram_values({**plan.vectors, **model.vectors()}, fixed_exact)
+        except (_Refused, ArithmeticError, ValueError):
+            batchable[:] = False
     t = time.perf_counter()
     if why is None and batchable.any():
         rows = np.flatnonzero(batchable)
@@ -433,16 +454,27 @@ def sweep(model, expr, grid, at=None, certify: int = 0, seed: int = 0, on_error:
                 from symrmt.engine.batch import batch_system
 
                 batch_system(compiled_system(tr.system))
+            if hasattr(plan, "forms"):
+                from symrmt.engine.batch_qf import compile_forms
+
+                compile_forms(plan)
         finally:
             timings["compile"] = time.perf_counter() - t
         t = time.perf_counter()
-        m_max = max(len(tr.system.unknowns) for tr in plan.traces)
+        m_max = max([len(tr.system.unknowns) for tr in plan.traces] + [len(f.units) for f in getattr(plan, "forms", ())]
+                    + [1])
         chunk = max(256, CHUNK_ENTRIES // (m_max * m_max))  # the stacked Jacobians of one chunk: bounded memory
         for a in range(0, nb, chunk):
             sl = slice(a, min(nb, a + chunk))
             r = rows[sl]
-            values[r], est[r], ok[r], _ = solve_plan(plan, compiled_system, {k: v[sl] for k, v in cols.items()},
-                                                     sl.stop - sl.start, {k: v[sl] for k, v in cols_ld.items()})
+            args = (plan, compiled_system, {k: v[sl] for k, v in cols.items()}, sl.stop - sl.start,
+                    {k: v[sl] for k, v in cols_ld.items()})
+            if hasattr(plan, "forms"):
+                from symrmt.engine.batch_qf import solve_qf_plan
+
+                values[r], est[r], ok[r], _ = solve_qf_plan(*args, grams=grams)
+            else:
+                values[r], est[r], ok[r], _ = solve_plan(*args)
         # a batched value outside the float64 normal range is not the number it stands for: the certified
         # path recomputes it
         with np.errstate(all="ignore"):
