@@ -197,6 +197,7 @@ class _Rewriter:
     def __init__(self, vectors, gram, notes):
         self.vectors, self.gram, self.notes = vectors, gram, notes
         self.stated = set()
+        self.forms = {}
 
     def basis(self, factors, dim):
         names = sorted({x.name for f in factors for x in walk(f) if isinstance(x, Vector) and not x.random
@@ -222,6 +223,8 @@ class _Rewriter:
         if not cuts or len(cuts) > 2:
             return None
         parts = [fs[:cuts[0]], fs[cuts[0]:cuts[-1]], fs[cuts[-1]:]] if len(cuts) == 2 else [fs[:cuts[0]], fs[cuts[0]:]]
+        if len(parts) == 3 and parts[1][0].rows != parts[1][-1].cols:
+            return None  # the middle is not square: no rotation acts on both of its sides at once
         leaves = [_random_leaves(_prod(p)) for p in parts]
         if len(parts) == 3:
             outer = leaves[0] | leaves[2]
@@ -242,8 +245,7 @@ class _Rewriter:
         terms = []
 
         def form(factors):
-            node, e = _scaled_form(QuadForm(_prod(factors)))
-            return node, e
+            return self.cached_form(factors)
 
         ea = [form(list(a) + [v]) for v in basis]
         eb = [form([Transpose(v)] + list(b)) for v in basis]
@@ -292,6 +294,17 @@ class _Rewriter:
         if not terms:
             return Const(sp.Integer(0))
         return ScalarProduct((scalar, ScalarSum(tuple(terms)) if len(terms) > 1 else terms[0]))
+
+    def cached_form(self, factors):
+        """The scaled form of the chain ``factors``, the same node for a chain and its transpose (one solve)."""
+        key = QuadForm(_prod(list(factors)))
+        if key in self.forms:
+            return self.forms[key]
+        flipped = QuadForm(_prod([f.matrix if isinstance(f, Transpose) else Transpose(f) for f in reversed(factors)]))
+        if flipped in self.forms:
+            return self.forms[flipped]
+        self.forms[key] = out = _scaled_form(key)
+        return out
 
     def state(self, dim, shape, side):
         key = (dim.name, shape)

@@ -94,12 +94,23 @@ def _order_str(e) -> str:
     return "n^" + (f"({e})" if not e.is_Integer else str(e))
 
 
-def normalize(node):
+def normalize(node, _memo=None):
     """``(e, hat)``: the node is ``n^e (hat + o(1))`` with Gaussians read as ``Zh = Z/sqrt(n)``.
 
     ``hat`` is a tree of the same classes whose ``Const`` values are free of ``n`` (and whose
     ``Gaussian``/``GOE`` leaves now stand for ``Zh``, ``Gh``).  Zero terms of sums are dropped.
     """
+    memo = {} if _memo is None else _memo  # one tree: a part shared by several parents is normalized once
+    hit = memo.get(id(node))
+    if hit is not None and hit[0] is node:
+        return hit[1]
+    out = _normalize_node(node, memo)
+    memo[id(node)] = (node, out)
+    return out
+
+
+def _normalize_node(node, memo):
+    normalize = lambda x: _normalize_memo(x, memo)  # noqa: E731
     if isinstance(node, (Gaussian, GOE)):
         return HALF, node
     if isinstance(node, (Identity, Diagonal)) or getattr(node, "constant_leaf", False):  # given entries: O(1)
@@ -172,6 +183,10 @@ def normalize(node):
         e, s = normalize(node.scalar)
         return (None, None) if s is None else (e, Diff(s, node.param))
     raise ModelError(f"cannot normalize {node!r}")
+
+
+def _normalize_memo(x, memo):
+    return normalize(x, memo)
 
 
 def _zero_const(t) -> bool:

@@ -99,6 +99,7 @@ class Model(_model.Model):
     def __init__(self):
         super().__init__()
         self._plans = {}
+        self._split = set()  # trees written by _split_independent from a checked expression
 
     def plan(self, expr, *, split_atoms=None):
         """The symbolic plan (pencils, systems, formula) of a scalar expression (memoized);
@@ -108,7 +109,8 @@ class Model(_model.Model):
         from symrmt.engine.plan import prepare
 
         expr = self.expr(expr)
-        check_expanded(expr)  # a tree built in Python with shared parts is counted written out too
+        if expr not in self._split:  # a tree split across samples was counted before it was split
+            check_expanded(expr)  # a tree built in Python with shared parts is counted written out too
         if self.__dict__.get("given_sizes"):
             from symrmt.engine.given import has_given
 
@@ -225,7 +227,10 @@ class Model(_model.Model):
         from symrmt.engine.vectors import gram_values
 
         gram = gram_values(self.vectors(), {str(k): exact_value(v, str(k)) for k, v in at.items() if "." in str(k)})
-        return split_independent(expr, self.vectors(), gram)
+        out, notes = split_independent(expr, self.vectors(), gram)
+        if notes:
+            self._split.add(out)
+        return out, notes
 
     def _limit(self, expr, at, digits, prove, stage):
         from symrmt.core.budget import paused
