@@ -121,6 +121,22 @@ def _invariant(factors, dim) -> bool:
     return True
 
 
+def _lone_matrix(fs):
+    """The name of a Gaussian or GOE matrix that is a factor of the chain ``fs`` (or its transpose) and occurs
+    nowhere else in it, or ``None``: ``a^T Z b`` with ``a, b`` independent of ``Z`` is centred, of variance
+    ``|a|^2 |b|^2/n`` at the scale where the chain is O(1)."""
+    counts = {}
+    for f in fs:
+        for x in walk(f):
+            if x.kind in ("gaussian", "goe"):
+                counts[x.name] = counts.get(x.name, 0) + 1
+    for f in fs:
+        g = f.matrix if isinstance(f, Transpose) else f
+        if g.kind in ("gaussian", "goe") and counts[g.name] == 1:
+            return g.name
+    return None
+
+
 def _prod(fs):
     return fs[0] if len(fs) == 1 else MatProduct(tuple(fs))
 
@@ -209,6 +225,14 @@ class _Rewriter:
 
     def split(self, coef, fs, side):
         """The scalar of the chain ``coef * fs`` split at an independent crossing, or ``None``."""
+        lone = _lone_matrix(fs)
+        if lone is not None and ("lone", lone) not in self.stated:
+            self.stated.add(("lone", lone))
+            self.notes.append(f"independent samples: the random matrix {lone} enters a product once, linearly, "
+                              "independent of the rest of it: the product has mean 0 and a vanishing variance, "
+                              "so it tends to 0")
+        if lone is not None:
+            return Const(sp.Integer(0))
         sides = [bool(_random_leaves(f) & side) for f in fs]
         rnd = [bool(_random_leaves(f)) for f in fs]
         # each deterministic factor joins the side of its left neighbour (or the right one, at the start)
