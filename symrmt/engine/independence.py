@@ -350,6 +350,9 @@ class _Rewriter:
             out, changed = [], False
             for coef, fs in _chains(q.matrix, side):
                 piece = self.split(coef, fs, side)
+                for other in comps:  # a chain of the distributed form may cross between other sets
+                    if piece is None and other != side:
+                        piece = self.split(coef, fs, other)
                 if piece is None:
                     m = _prod(list(fs))
                     node = QuadForm(m)
