@@ -184,7 +184,7 @@ def push_through(fs):
     chain of factors ``fs``; ``None`` where the chain has no such pattern.  The one form ``F`` has a pencil
     with ``Q`` once instead of twice.
     """
-    from symrmt.engine.linearize import _scalar_and_matrix, push_transposes
+    from symrmt.engine.linearize import push_transposes, scalar_and_matrix
 
     for i, f in enumerate(fs):
         B = _inverse_of(f)
@@ -200,8 +200,8 @@ def push_through(fs):
             outside = list(fs[:i]) + list(fs[j + 1:]) + list(fs[i + 1:j])
             if any(isinstance(x, Const) and x.value.has(s) for g in outside for x in walk(g)):
                 break
-            c1, x1 = _scalar_and_matrix(push_transposes(_prod(list(fs[i + 1:j]))))
-            c2, x2 = _scalar_and_matrix(push_transposes(R))
+            c1, x1 = scalar_and_matrix(push_transposes(_prod(list(fs[i + 1:j]))))
+            c2, x2 = scalar_and_matrix(push_transposes(R))
             if x1 != x2:
                 break
             F = QuadForm(_prod(list(fs[:i]) + [fs[i]] + list(fs[j + 1:])))

@@ -50,7 +50,7 @@ from symrmt.engine.vectors import QuadForm, Vector
 
 __all__ = [
     "HALF", "EPS_SHIFT", "n_order", "normalize", "push_transposes", "Pencil", "add_entry", "linearize", "reduce",
-    "is_symmetric", "symmetrize", "split_atoms", "diagonals_of",
+    "is_symmetric", "symmetrize", "split_atoms", "diagonals_of", "scalar_and_matrix",
 ]
 
 HALF = sp.Rational(1, 2)
@@ -396,6 +396,18 @@ def is_symmetric(m) -> bool:
     """Whether ``m^T == m`` by structure (transposes pushed to the leaves on both sides, and the scalar
     factors of each product gathered in front of it, so ``w*Z.T*Z/n`` is symmetric as ``Z.T*Z*w/n`` is)."""
     return _pull_scalars(push_transposes(Transpose(m))) == _pull_scalars(push_transposes(m))
+
+
+def scalar_and_matrix(m):
+    """``(c, x)`` with ``m = c x``: the deterministic scalars of the products and scalings of ``m`` gathered in
+    ``c`` (a SymPy number), ``x`` the rest, for comparing two matrix trees up to a scalar factor.
+
+    >>> from symrmt.engine import Model
+    >>> m = Model(); _ = m.dim("p", "c*n"); _ = m.gaussian("Z", "p", "n")
+    >>> scalar_and_matrix(m.parse("Z.T*Z/n"))[0]
+    1/n
+    """
+    return _scalar_and_matrix(m)
 
 
 def _pull_scalars(m):
