@@ -237,7 +237,7 @@ class _Rewriter:
         rnd = [bool(_random_leaves(f)) for f in fs]
         # each deterministic factor joins the side of its left neighbour (or the right one, at the start)
         lab, cur = [], None
-        for i, f in enumerate(fs):
+        for i in range(len(fs)):
             if rnd[i]:
                 cur = sides[i]
             lab.append(cur)
@@ -259,13 +259,10 @@ class _Rewriter:
         dim = parts[0][-1].cols
         if dim == UNIT:
             return None
-        mid = parts[1] if len(parts) == 3 else parts[1]
-        if not _invariant(mid, dim):
-            if len(parts) == 3 or not _invariant(parts[0], dim):
-                return None
+        if not _invariant(parts[1], dim) and (len(parts) == 3 or not _invariant(parts[0], dim)):
+            return None  # the middle (or, for a^T b, either side) must be invariant under the rotations
         basis, Gp = self.basis(fs, dim)
         a, b = parts[0], parts[-1]
-        scale = sp.Integer(1)
         terms = []
 
         def form(factors):
@@ -285,7 +282,8 @@ class _Rewriter:
             tau, et = _scaled_form(Trace(_prod(M)))
             pushed = push_through(list(a) + list(b))
             ab, eab = _scaled_form(pushed) if pushed is not None else form(list(a) + list(b))
-            if pushed is not None:
+            if pushed is not None and "push" not in self.stated:
+                self.stated.add("push")
                 self.notes.append("push-through: a form a.T*Q*P*Q*b with Q = inv(P/c + s*I) is written "
                                   "c*(F + s*dF/ds) with F = a.T*Q*b (Q*P*Q = c*(Q - s*Q^2), Q^2 = -dQ/ds)")
             if tau is not None and ab is not None:
@@ -312,7 +310,7 @@ class _Rewriter:
                 for w, fr, er in items:
                     terms.append(ScalarProduct((Const(w * N ** (ea[i][1] + er + eb[j][1])), ea[i][0], fr, eb[j][0])))
             self.state(dim, "a.T*M*b", side)
-        scalar = Const(scale)
+        scalar = Const(sp.Integer(1))
         for c in coef:
             scalar = scalar * c
         if not terms:
