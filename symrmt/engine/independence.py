@@ -342,7 +342,7 @@ class _Rewriter:
 
     def form(self, q):
         comps = _components(q.matrix)
-        if len(comps) < 2:
+        if sum(_has_matrix(c) for c in comps) < 2:  # random vectors alone: the mean-0 rule of woodbury_qf
             return None
         for side in comps:
             out, changed = [], False
@@ -367,13 +367,16 @@ class _Rewriter:
     def walk(self, s):
         if isinstance(s, QuadForm):
             new = self.form(s)
-            return s if new is None else new
+            return s if new is None else _simplified(new)
         if isinstance(s, ScalarSum):
-            return ScalarSum(tuple(self.walk(t) for t in s.terms))
+            return _simplified(ScalarSum(tuple(self.walk(t) for t in s.terms)))
         if isinstance(s, ScalarProduct):
-            return ScalarProduct(tuple(self.walk(t) for t in s.factors))
+            return _simplified(ScalarProduct(tuple(self.walk(t) for t in s.factors)))
         if isinstance(s, Power):
             base = self.walk(s.base)
+            if _is_zero(base) and s.exponent < 0:
+                raise ModelError("a quadratic form that tends to 0 (it crosses between independent samples and "
+                                 "averages to 0) is raised to a negative power: its reciprocal has no limit")
             return s if base is s.base else Power(base, s.exponent)
         if isinstance(s, Diff):
             inner = self.walk(s.scalar)
@@ -381,8 +384,22 @@ class _Rewriter:
         return s
 
 
+def _is_zero(s) -> bool:
+    return isinstance(s, Const) and s.value == 0
+
+
+def _simplified(s):
+    """``s`` with the zero terms of its sums dropped and a product with a zero factor made 0."""
+    if isinstance(s, ScalarSum):
+        terms = [t for t in s.terms if not _is_zero(t)]
+        return Const(sp.Integer(0)) if not terms else terms[0] if len(terms) == 1 else ScalarSum(tuple(terms))
+    if isinstance(s, ScalarProduct) and any(_is_zero(f) for f in s.factors):
+        return Const(sp.Integer(0))
+    return s
+
+
 def crosses(expr) -> bool:
-    """Whether a quadratic form of ``expr`` holds random objects of two groups (leaves that never meet
+    """Whether a quadratic form of ``expr`` holds random matrices of two groups (leaves that never meet
     inside one inverse), the case :func:`split_independent` looks at.
 
     >>> from symrmt.engine import Model
@@ -390,7 +407,7 @@ def crosses(expr) -> bool:
     >>> crosses(m.parse("u.T*Z*Z.T*u/n"))
     False
     """
-    return any(isinstance(x, QuadForm) and len(_components(x.matrix)) > 1 for x in walk(expr))
+    return any(isinstance(x, QuadForm) and sum(_has_matrix(c) for c in _components(x.matrix)) > 1 for x in walk(expr))
 
 
 def split_independent(expr, vectors, gram) -> tuple:
@@ -413,4 +430,6 @@ def split_independent(expr, vectors, gram) -> tuple:
         out = _Rewriter(vectors, gram, notes).walk(expr)
     except RecursionError as exc:  # pragma: no cover - a pathological tree
         raise ModelError("the expression is too deeply nested to split its independent parts") from exc
+    if isinstance(out, Const):  # nothing left to solve: the expression as written takes the usual route
+        return expr, []
     return (out, notes) if notes else (expr, [])
