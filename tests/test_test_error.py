@@ -243,7 +243,7 @@ def test_refusals(capsys):
     assert rc == 2 and "--error" in err
     with pytest.raises(ParameterError, match="error must be one of"):
         symrmt.limit("tanh", "1/2", [1], error="validation")
-    with pytest.raises(NotDerived, match="softmax"):
+    with pytest.raises(NotDerived, match=r"softmax.*section 11.*part along X 1/sqrt\(p\)"):
         symrmt.limit(None, "1/2", [1], attention="softmax", error="test")
     with pytest.raises(ParameterError, match="workers=1"):
         symrmt.simulate("tanh", "1/2", [1], n=64, error="test", workers=2)

@@ -468,6 +468,9 @@ def format_report(res: dict) -> str:
     from symrmt.bench.engine import report as engine_report
 
     parts.append(engine_report(res, _md))
+    from symrmt.bench.parts import report as parts_report
+
+    parts.append(parts_report(res, _md))
     from symrmt.bench.prove import report as prove_report
 
     parts.append(prove_report(res, _md))

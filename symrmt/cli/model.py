@@ -84,8 +84,9 @@ def cmd_limit(args) -> int:
     geom = geometry_of(args)
     test = getattr(args, "error", "train") == "test"
     if test and kind == "softmax":
-        raise NotDerived("--error test is derived for the entry-wise kernel only; the softmax's test error "
-                             "is not derived")
+        from symrmt.models.attention.softmax_kernel import TEST_ERROR_REASON
+
+        raise NotDerived(TEST_ERROR_REASON)
     if test and (args.prove or getattr(args, "prove_branch", False)):
         raise ParameterError("--prove is for the training errors; --error test values are certified, not proved")
     if kind == "softmax":

@@ -34,6 +34,7 @@ DERIVATIONS = (
     "softmax",
     "icl",
     "generalization",
+    "engine_fresh_samples",
 )
 
 

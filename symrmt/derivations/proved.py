@@ -324,6 +324,8 @@ NOT_PROVED = {
     "icl": "no proved counterpart is written yet: its limit is Result 1, an explicit formula in two task-diversity "
            "resolvents that the engine can prove as balls, but pushing those balls through the formula in ball "
            "arithmetic is not implemented; its exact identity (tau > 1) is symbolic and the rest are simulations",
+    "engine_fresh_samples": "no proved counterpart is written yet: a form split across independent samples is "
+                            "solved part by part and certified at two precisions; the rest are simulations",
     "generalization": "no proved counterpart is written yet: the test errors are certified (two precisions), not "
                       "proved; its exact identities are symbolic and the rest are simulations",
 }

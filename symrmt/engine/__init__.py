@@ -24,7 +24,8 @@ density solver) or is passed in as an argument (the compile step into
 2. the reduction and the simulation -- :mod:`~symrmt.engine.linearize` (linear pencils),
    :mod:`~symrmt.engine.blockfp` (the block fixed point), :mod:`~symrmt.engine.atomsums` (deterministic laws
    with atoms), :mod:`~symrmt.engine.plan` (the expression to a plan), :mod:`~symrmt.engine.hermitize`
-   (non-normal matrices), :mod:`~symrmt.engine.woodbury_qf` (quadratic forms); :mod:`~symrmt.engine.simulate`,
+   (non-normal matrices), :mod:`~symrmt.engine.woodbury_qf` (quadratic forms), :mod:`~symrmt.engine.independence`
+   (forms that cross between independent samples, split); :mod:`~symrmt.engine.simulate`,
    :mod:`~symrmt.engine.trials`, :mod:`~symrmt.engine.bound_tree` (one draw and its value) and
    :mod:`~symrmt.engine.density_sim` (an expression sampled at a finite size);
 3. the numbers -- :mod:`~symrmt.engine.solver` (Newton and the homotopy in the strength),

@@ -50,7 +50,7 @@ from symrmt.engine.vectors import QuadForm, Vector
 
 __all__ = [
     "HALF", "EPS_SHIFT", "n_order", "normalize", "push_transposes", "Pencil", "add_entry", "linearize", "reduce",
-    "is_symmetric", "symmetrize", "split_atoms", "diagonals_of",
+    "is_symmetric", "symmetrize", "split_atoms", "diagonals_of", "scalar_and_matrix",
 ]
 
 HALF = sp.Rational(1, 2)
@@ -94,12 +94,23 @@ def _order_str(e) -> str:
     return "n^" + (f"({e})" if not e.is_Integer else str(e))
 
 
-def normalize(node):
+def normalize(node, _memo=None):
     """``(e, hat)``: the node is ``n^e (hat + o(1))`` with Gaussians read as ``Zh = Z/sqrt(n)``.
 
     ``hat`` is a tree of the same classes whose ``Const`` values are free of ``n`` (and whose
     ``Gaussian``/``GOE`` leaves now stand for ``Zh``, ``Gh``).  Zero terms of sums are dropped.
     """
+    memo = {} if _memo is None else _memo  # one tree: a part shared by several parents is normalized once
+    hit = memo.get(id(node))
+    if hit is not None and hit[0] is node:
+        return hit[1]
+    out = _normalize_node(node, memo)
+    memo[id(node)] = (node, out)
+    return out
+
+
+def _normalize_node(node, memo):
+    normalize = lambda x: _normalize_memo(x, memo)  # noqa: E731
     if isinstance(node, (Gaussian, GOE)):
         return HALF, node
     if isinstance(node, (Identity, Diagonal)) or getattr(node, "constant_leaf", False):  # given entries: O(1)
@@ -172,6 +183,10 @@ def normalize(node):
         e, s = normalize(node.scalar)
         return (None, None) if s is None else (e, Diff(s, node.param))
     raise ModelError(f"cannot normalize {node!r}")
+
+
+def _normalize_memo(x, memo):
+    return normalize(x, memo)
 
 
 def _zero_const(t) -> bool:
@@ -381,6 +396,18 @@ def is_symmetric(m) -> bool:
     """Whether ``m^T == m`` by structure (transposes pushed to the leaves on both sides, and the scalar
     factors of each product gathered in front of it, so ``w*Z.T*Z/n`` is symmetric as ``Z.T*Z*w/n`` is)."""
     return _pull_scalars(push_transposes(Transpose(m))) == _pull_scalars(push_transposes(m))
+
+
+def scalar_and_matrix(m):
+    """``(c, x)`` with ``m = c x``: the deterministic scalars of the products and scalings of ``m`` gathered in
+    ``c`` (a SymPy number), ``x`` the rest, for comparing two matrix trees up to a scalar factor.
+
+    >>> from symrmt.engine import Model
+    >>> m = Model(); _ = m.dim("p", "c*n"); _ = m.gaussian("Z", "p", "n")
+    >>> scalar_and_matrix(m.parse("Z.T*Z/n"))[0]
+    1/n
+    """
+    return _scalar_and_matrix(m)
 
 
 def _pull_scalars(m):

@@ -99,6 +99,7 @@ class Model(_model.Model):
     def __init__(self):
         super().__init__()
         self._plans = {}
+        self._split = set()  # trees written by _split_independent from a checked expression
 
     def plan(self, expr, *, split_atoms=None):
         """The symbolic plan (pencils, systems, formula) of a scalar expression (memoized);
@@ -108,7 +109,8 @@ class Model(_model.Model):
         from symrmt.engine.plan import prepare
 
         expr = self.expr(expr)
-        check_expanded(expr)  # a tree built in Python with shared parts is counted written out too
+        if expr not in self._split:  # a tree split across samples was counted before it was split
+            check_expanded(expr)  # a tree built in Python with shared parts is counted written out too
         if self.__dict__.get("given_sizes"):
             from symrmt.engine.given import has_given
 
@@ -213,6 +215,23 @@ class Model(_model.Model):
             with stage("the 1/n term"):
                 return finite_size(self.plan(expr), result, n, digits)
 
+    def _split_independent(self, expr, at):
+        """``(expr, notes)``: the quadratic forms of ``expr`` that cross between independent random objects
+        split at the point ``at`` (:mod:`symrmt.engine.independence`; the inner products enter exactly)."""
+        if not _has_vectors(expr) or not isinstance(at, Mapping):
+            return expr, []
+        from symrmt.engine.independence import crosses, split_independent
+
+        if not crosses(expr):
+            return expr, []
+        from symrmt.engine.vectors import gram_values
+
+        gram = gram_values(self.vectors(), {str(k): exact_value(v, str(k)) for k, v in at.items() if "." in str(k)})
+        out, notes = split_independent(expr, self.vectors(), gram)
+        if notes:
+            self._split.add(out)
+        return out, notes
+
     def _limit(self, expr, at, digits, prove, stage):
         from symrmt.core.budget import paused
         from symrmt.engine.certify import certified_limit
@@ -235,6 +254,7 @@ class Model(_model.Model):
             require_flint()
         expr = self.expr(expr)
         check_expanded(expr)
+        expr, split_notes = self._split_independent(expr, at)
         from symrmt.engine.moments import over_cap_polynomial, polynomial_limit
 
         if over_cap_polynomial(expr):  # a polynomial moment: a finite series, no fixed point to cap
@@ -317,7 +337,9 @@ class Model(_model.Model):
             from symrmt.engine.qf_solver import certified_qf_limit
 
             result = certified_qf_limit(plan, values, digits, self.vectors())
-            result.notes = list(plan.notes)  # random vectors replaced by their mean 0 (woodbury_qf.zero_mean_forms)
+            # forms split across independent samples (independence.py); random vectors replaced by their mean 0
+            # (woodbury_qf.zero_mean_forms)
+            result.notes = split_notes + list(plan.notes)
             result.hermitized = [t.index for t in plan.traces if getattr(t, "hermitized", False)]
             if prove:
                 from symrmt.engine.prove_qf import prove_qf

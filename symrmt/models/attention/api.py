@@ -163,8 +163,9 @@ def limit(f, c, gamma, geometry=None, diagonal: str = "zero", digits: int = 15, 
 
     error = check_error(error)
     if error == "test" and attention == "softmax":
-        raise NotDerived("error='test' is derived for the entry-wise kernel only; the softmax's test error "
-                             "is not derived")
+        from symrmt.models.attention.softmax_kernel import TEST_ERROR_REASON
+
+        raise NotDerived(TEST_ERROR_REASON)
     if error == "test" and prove:
         raise ParameterError("prove is for the training errors; the test errors are certified, not proved")
     geom = _geometry(geometry, values)

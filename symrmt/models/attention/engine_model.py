@@ -37,10 +37,13 @@ the engine's ``K`` carries this definition's coefficients, term by term.
 
 from __future__ import annotations
 
-__all__ = ["attention_model", "E_A", "E_RR", "at_from_gram"]
+__all__ = ["attention_model", "fresh_sample_model", "E_A", "E_RR", "T_A", "T_RR", "at_from_gram"]
 
 E_A = "-gamma**2*diff(y.T*inv(K.T*X.T*X*K/n + gamma*I(n))*y/n, gamma)"
 E_RR = "-gamma**2*diff(y.T*inv(X.T*X/n + gamma*I(n))*y/n, gamma)"
+#: the test errors on the fresh sequence ``X2 = mu*y2.T + Z2`` of :func:`fresh_sample_model`, one expression each
+T_A = "(y2 - K2.T*X2.T*w).T*(y2 - K2.T*X2.T*w)/n"
+T_RR = "(y2 - X2.T*wR).T*(y2 - X2.T*wR)/n"
 
 
 def attention_model(f, rank: int = 1, alpha=1, diagonal: str = "zero", digits: int = 80):
@@ -71,3 +74,26 @@ def at_from_gram(gram, rank: int) -> dict:
             if j >= i and gram[i][j] != 0:
                 out[f"{a}.{b}"] = str(gram[i][j])
     return out
+
+
+def fresh_sample_model(f, rank: int = 1, alpha=1, diagonal: str = "zero", digits: int = 80):
+    """``(model, {"T_A": text, "T_RR": text})``: :func:`attention_model` with a fresh, independent copy of the
+    sequence (``Z2``, ``y2``, ``X2 = mu*y2.T + Z2`` and its own kernel ``K2 = kernel(f, X2, W)``) and the
+    trained readouts ``w = X*K*inv(K.T*X.T*X*K/n + gamma*I(n))*y/n``, ``wR = X*inv(X.T*X/n + gamma*I(n))*y/n``
+    as names, so that the test errors ``T_A`` and ``T_RR`` (``docs/theory.md`` section 12) are one engine
+    expression each (the engine splits them across the two samples: :mod:`symrmt.engine.independence`).
+
+    >>> m, exprs = fresh_sample_model("tanh", rank=0)
+    >>> sorted(m.vectors()), exprs["T_RR"]
+    (['mu', 'y', 'y2'], '(y2 - X2.T*wR).T*(y2 - X2.T*wR)/n')
+    """
+    from symrmt.engine import kernel
+
+    m, _ = attention_model(f, rank, alpha, diagonal, digits)
+    m.gaussian("Z2", "p", "n")
+    m.signs("y2", "n")
+    X2 = m.let("X2", m.parse("mu*y2.T + Z2"))
+    m.let("K2", kernel(f, X2, m.parse("W"), diagonal, model=m, digits=digits))
+    m.let("w", m.parse("X*K*inv(K.T*X.T*X*K/n + gamma*I(n))*y/n"))
+    m.let("wR", m.parse("X*inv(X.T*X/n + gamma*I(n))*y/n"))
+    return m, {"T_A": T_A, "T_RR": T_RR}

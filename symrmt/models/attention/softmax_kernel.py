@@ -35,12 +35,22 @@ from fractions import Fraction
 
 from symrmt.errors import ParameterError
 
-__all__ = ["softmax_text", "softmax_nonlinearity", "UNMASKED_REASON", "check_softmax_f", "check_mask"]
+__all__ = ["softmax_text", "softmax_nonlinearity", "UNMASKED_REASON", "TEST_ERROR_REASON", "check_softmax_f",
+           "check_mask"]
 
 #: why the unmasked softmax has no limit here (the error of ``limit(..., mask=False)``)
 UNMASKED_REASON = ("the unmasked softmax has no limit in this scaling: S_ii = x_i^T W x_i/sqrt(p) ~ alpha sqrt(p) "
                    "dominates its row, so A tends to the identity and E_A goes flat in gamma; simulate it "
                    "(--no-mask) or use the masked model")
+
+
+#: why the softmax's test error is refused (``limit(..., attention="softmax", error="test")``, exit 3)
+TEST_ERROR_REASON = (
+    "the softmax's test error is not derived: the reduction of docs/theory.md section 11 (the masked softmax is the "
+    "entry-wise kernel of h(t) = exp(t - alpha^2/2) - 1 plus the spike 1 1^T/sqrt(p) and the projection "
+    "I - 1 1^T/n) is proved for E_A, which sees the readout only through y^T Q^2 y/n, where the spike's "
+    "direction drops out; the test error needs the readout w = X K Q y/n itself (its norm and its inner products "
+    "with mu, w_K, w_Q), and the argument does not bound w's part along X 1/sqrt(p), a vector of norm sqrt(n)")
 
 
 def softmax_text(alpha=1) -> str:
