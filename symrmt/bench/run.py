@@ -19,7 +19,8 @@ natural reference is given as a ratio to a reference measured in the same run:
   with ``n``; several trials on 1 and 2 worker processes (identical results).
 
 The fast path (200 x 200 float64 grids against the mpmath solver) is measured by
-:mod:`symrmt.bench.fast`.
+:mod:`symrmt.bench.fast`; one deterministic-equivalent point of ``E_A`` with a general ``p x p`` weight
+matrix (``p = 384`` and ``1024``) by :mod:`symrmt.bench.weights`.
 
 Every measurement runs in a subprocess with its own environment, so the
 cache state and the BLAS thread count are the ones stated.  ``--quick`` runs
