@@ -20,7 +20,8 @@ natural reference is given as a ratio to a reference measured in the same run:
 
 The fast path (200 x 200 float64 grids against the mpmath solver) is measured by
 :mod:`symrmt.bench.fast`; the finite-n prediction (time per point, cost against the token types, digits
-against an mpmath solve) by :mod:`symrmt.bench.finite_n`.
+against an mpmath solve) by :mod:`symrmt.bench.finite_n`; one deterministic-equivalent point of ``E_A`` with a
+general ``p x p`` weight matrix (``p = 384`` and ``1024``) by :mod:`symrmt.bench.weights`.
 
 Every measurement runs in a subprocess with its own environment, so the
 cache state and the BLAS thread count are the ones stated.  ``--quick`` runs
@@ -229,6 +230,10 @@ def _worker_main(kind: str, spec_json: str) -> None:
         from symrmt.bench.prove import worker as prove_worker
 
         out = prove_worker(spec)
+    elif kind == "weights":
+        from symrmt.bench.weights import worker as weights_worker
+
+        out = weights_worker(spec)
     else:
         out = _theory_worker(spec) if kind == "theory" else _sim_worker(spec)
     print(json.dumps(out, allow_nan=False))
@@ -313,6 +318,10 @@ def run(quick: bool = False, progress=None) -> dict:
 
     say("engine: a 6-block pencil at 30 digits, fresh and warm disk cache")
     out["engine"] = bench_engine.measure(quick, _worker)
+    from symrmt.bench import weights as bench_weights
+
+    say("weights: E_A with a general p x p W (p = 384 at 15 and 30 digits, p = 1024 at 15)")
+    out["weights"] = bench_weights.measure(quick, _worker)
     from symrmt.bench import prove as bench_prove
 
     say("proved digits: prove=True against the unproved call, and a 98-unknown engine proof")
@@ -381,6 +390,9 @@ def _verdicts(res: dict) -> list[dict]:
     from symrmt.bench.engine import verdicts as engine_verdicts
 
     engine_verdicts(res, row)
+    from symrmt.bench.weights import verdicts as weights_verdicts
+
+    weights_verdicts(res, row)
     from symrmt.bench.prove import verdicts as prove_verdicts
 
     prove_verdicts(res, row)

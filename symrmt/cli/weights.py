@@ -5,7 +5,7 @@ The flags and the verbs that read them; the models are :mod:`symrmt.models.atten
 
 from __future__ import annotations
 
-from symrmt.errors import ParameterError
+from symrmt.errors import NotDerived, ParameterError
 
 __all__ = ["add_weights", "weights_requested", "cmd_limit_weights", "cmd_simulate_weights"]
 
@@ -54,11 +54,19 @@ def _check_plain(args):
         raise ParameterError("--error test is not derived with --weights/--heads (their training error only)")
     if getattr(args, "grid", None):
         raise ParameterError("--grid is not taken with --weights/--heads (one point at a time)")
-    if getattr(args, "attention", "entrywise") != "entrywise":
-        raise ParameterError("--attention softmax with --weights/--heads is not derived; use an entry-wise --f")
+    from symrmt.cli.common import attention_of
+
+    args.attention = attention_of(args)
+    softmax = args.attention == "softmax"
+    if softmax and args.weights is not None:
+        raise NotDerived("--attention softmax with --weights (a given W) is not derived: the softmax's entry-wise "
+                         "kernel is the general-W kernel only once its diagonal and row normalization are redone "
+                         "for that W; it is derived for random heads (--heads)")
+    if softmax and getattr(args, "mask", True) is not True:
+        raise ParameterError("--no-mask with --heads is not simulated here (the softmax heads are masked)")
     if args.diagonal != "zero":
         raise ParameterError("--diagonal keep with --weights/--heads is not derived (the diagonal is zero)")
-    if args.f is None:
+    if args.f is None and not softmax:
         raise ParameterError("--f is needed with --weights/--heads")
     if getattr(args, "prove", False) or getattr(args, "prove_branch", False):
         raise ParameterError("--prove is not available with --weights/--heads")
@@ -88,9 +96,9 @@ def cmd_limit_weights(args) -> int:
                   "value": "deterministic equivalent at p (E_A), limit (E_RR)", "digits": D}
     else:
         res = wm.heads_limit(args.f, args.c, list(args.gamma), args.heads, args.head_width, digits=D,
-                             center=args.center)
-        params = {"f": args.f, "c": str(args.c), "heads": args.heads, "head_width": str(args.head_width),
-                  "value": "limit", "digits": D}
+                             center=args.center, attention=args.attention)
+        params = {"f": args.f if args.f is not None else wm.SOFTMAX_HEAD_F, "c": str(args.c), "heads": args.heads,
+                  "head_width": str(args.head_width), "attention": args.attention, "value": "limit", "digits": D}
     if args.json:
         dump({"gamma": list(args.gamma), "ridge": [_num(x, D) for x in res["ridge"]],
               "attention": [_num(x, D) for x in res["attention"]], "params": params})
@@ -137,7 +145,8 @@ def cmd_simulate_weights(args) -> int:
         if args.n is None:
             raise ParameterError("--n is needed with --heads")
         res = wm.heads_simulate(args.f, args.n, c, list(args.gamma), args.heads, args.head_width,
-                                trials=args.trials, seed=args.seed, noise=args.noise, center=args.center)
+                                trials=args.trials, seed=args.seed, noise=args.noise, center=args.center,
+                                attention=args.attention)
         params = res["params"]
     params.update({"f": args.f, "c": str(args.c), "gamma": list(args.gamma)})
     out = {key: {"mean": [float(x) for x in res[key]["mean"]], "se": [float(x) for x in res[key]["se"]]}

@@ -42,6 +42,8 @@ Dim('p', c)
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import sympy as sp
 
@@ -107,6 +109,8 @@ class _Part:
                     self.eta.append((a, b, c1 * c2 * ratio(blocks[m][0]), m, m2))
         self.unknowns = sorted({(m, m2) for *_x, m, m2 in self.eta})
         self.pos = {u: i for i, u in enumerate(self.unknowns)}
+        self.eta64 = [float(w) for _a, _b, w, _m, _m2 in self.eta]   # the float64 weights, converted once
+        self.det64 = [float(c) for *_x, c in self.det]
         if any(a in self.unit or b in self.unit for a, b, *_x in self.eta):
             raise ModelError("internal: a random leaf on a 1 x 1 block")
 
@@ -114,18 +118,18 @@ class _Part:
     def base(self, with_vectors: bool):
         M = np.zeros((self.K, self.K))
         S = np.zeros((len(self.sca), len(self.sca)))
-        for i, j, kind, data, c in self.det:
+        for (i, j, kind, data, _c), c in zip(self.det, self.det64):
             if kind == "I":
                 if i in self.off:
                     o1, o2, N = self.off[i], self.off[j], self.size[i]
-                    M[o1:o1 + N, o2:o2 + N] += float(c) * np.eye(N)
+                    M[o1:o1 + N, o2:o2 + N] += c * np.eye(N)
                 else:
-                    S[self.sidx[i], self.sidx[j]] += float(c)
+                    S[self.sidx[i], self.sidx[j]] += c
             else:
                 if not with_vectors and (i in self.unit or j in self.unit):
                     continue
                 o1, o2 = self.off[i], self.off[j]
-                M[o1:o1 + data.shape[0], o2:o2 + data.shape[1]] += float(c) * data
+                M[o1:o1 + data.shape[0], o2:o2 + data.shape[1]] += c * data
         return M, S
 
     def _keep(self, with_vectors):
@@ -142,10 +146,10 @@ class _Part:
     def matrix64(self, h, base, with_vectors=False):
         """The float64 materialized matrix at unknowns ``h`` (strength 1), over the blocks kept."""
         M = base[0].copy()
-        for a, b, w, m, m2 in self.eta:
+        for (a, b, _w, m, m2), w in zip(self.eta, self.eta64):
             if a in self.off:
                 o1, o2, N = self.off[a], self.off[b], self.size[a]
-                M[o1:o1 + N, o2:o2 + N] -= float(w) * h[self.pos[(m, m2)]] * np.eye(N)
+                _add_diagonal(M, o1, o2, N, -w * h[self.pos[(m, m2)]])
         keep = self._keep(with_vectors)
         idx = np.concatenate([np.arange(self.off[k], self.off[k] + self.size[k]) for k in keep])
         return M[np.ix_(idx, idx)]
@@ -153,11 +157,10 @@ class _Part:
     def solve64(self, h, t, base, with_vectors=False):
         """``(G_mat, G_sca, idx)``: the float64 inverse at unknowns ``h``, strength ``t``."""
         M, S = base[0].copy(), base[1].copy()
-        for a, b, w, m, m2 in self.eta:
-            v = t * float(w) * h[self.pos[(m, m2)]]
+        for (a, b, _w, m, m2), w in zip(self.eta, self.eta64):
+            v = t * w * h[self.pos[(m, m2)]]
             if a in self.off:
-                o1, o2, N = self.off[a], self.off[b], self.size[a]
-                M[o1:o1 + N, o2:o2 + N] -= v * np.eye(N)
+                _add_diagonal(M, self.off[a], self.off[b], self.size[a], -v)
             else:
                 S[self.sidx[a], self.sidx[b]] -= v
         keep = self._keep(with_vectors)
@@ -184,18 +187,57 @@ class _Part:
         return h - T, G
 
     def jacobian64(self, G, t):
+        """``dF/dH`` at the inverse ``G``: ``J = I - t eta'``, with ``dtau(G_mn)/dH = tau(G_ma G_bn)``; the
+        traces of products of materialized blocks are the entries of one matrix product per block shape
+        (``tr(X Y) = vec(X) . vec(Y^T)``)."""
         n = len(self.unknowns)
         J = np.eye(n)
-        for r, (m, m2) in enumerate(self.unknowns):
-            for a, b, w, p, p2 in self.eta:
-                if (m in self.sidx) != (a in self.sidx):
-                    continue
-                if m in self.sidx:
-                    d = self.block(G, m, a) * self.block(G, b, m2)
-                else:
-                    d = float(np.sum(self.block(G, m, a) * self.block(G, b, m2).T)) / self.size[m]
-                J[r, self.pos[(p, p2)]] -= t * float(w) * d
+        scalar, groups = self._jacobian_plan()
+        if scalar is not None:
+            rows, cols, w, im, ia, ib, in2 = scalar
+            Gs = np.asarray(G[1], dtype=np.float64)
+            np.add.at(J, (rows, cols), -t * w * Gs[im, ia] * Gs[ib, in2])
+        for lefts, rights, rows, cols, w, li, ri in groups:
+            D = np.empty((len(lefts), len(rights)))
+            R = np.stack([self.block(G, b, m2).T.ravel() for (b, m2) in rights])
+            for at in range(0, len(lefts), 16):  # at most 16 blocks held at once
+                L = np.stack([self.block(G, m, a).ravel() for (m, a) in lefts[at:at + 16]])
+                D[at:at + len(L)] = L @ R.T
+            np.add.at(J, (rows, cols), -t * w * D[li, ri])
         return J
+
+    def _jacobian_plan(self):
+        """The index structure of :meth:`jacobian64` (it does not depend on ``G``), built once."""
+        if getattr(self, "_plan", None) is None:
+            scalar, left, right, items = [], {}, {}, {}
+            for r, (m, m2) in enumerate(self.unknowns):
+                for (a, b, _w, p, p2), w in zip(self.eta, self.eta64):
+                    if (m in self.sidx) != (a in self.sidx):
+                        continue
+                    col = self.pos[(p, p2)]
+                    if m in self.sidx:
+                        scalar.append((r, col, w, self.sidx[m], self.sidx[a], self.sidx[b], self.sidx[m2]))
+                        continue
+                    shape = (self.size[m], self.size[a])
+                    li = left.setdefault(shape, {}).setdefault((m, a), len(left[shape]))
+                    ri = right.setdefault(shape, {}).setdefault((b, m2), len(right[shape]))
+                    items.setdefault(shape, []).append((r, col, w / self.size[m], li, ri))
+            groups = []
+            for shape, its in items.items():
+                arr = np.array(its)
+                groups.append((list(left[shape]), list(right[shape]), arr[:, 0].astype(int), arr[:, 1].astype(int),
+                               arr[:, 2], arr[:, 3].astype(int), arr[:, 4].astype(int)))
+            if scalar:
+                arr = np.array(scalar)
+                scalar = tuple(arr[:, k].astype(int) if k != 2 else arr[:, k] for k in range(7))
+            self._plan = (scalar or None, groups)
+        return self._plan
+
+
+def _add_diagonal(M, o1, o2, N, v):
+    """``M[o1:o1+N, o2:o2+N] += v I`` in place."""
+    idx = np.arange(N)
+    M[o1 + idx, o2 + idx] += v
 
 
 def _newton64(part, h, t, base, tol=1e-13, maxit=40):
@@ -403,6 +445,25 @@ def _dd_scale(c, x):
     return hi, e - (hi - p)
 
 
+def _sum_dd(x):
+    """The sum of the float64 array ``x`` as an mpmath number, to about ``(log2 N eps)^2 sum|x|``: a pairwise
+    tree of error-free two-sums (Knuth), whose rounding errors are summed in float64 at the end."""
+    import mpmath
+
+    x = np.asarray(x, dtype=np.float64).ravel()
+    errs = []
+    while len(x) > 1:
+        if len(x) % 2:
+            x = np.append(x, 0.0)
+        a, b = x[0::2], x[1::2]
+        s = a + b
+        bb = s - a
+        errs.append(float(np.sum((a - (s - bb)) + (b - bb))))
+        x = s
+    hi = float(x[0]) if len(x) else 0.0
+    return mpmath.mpf(hi) + mpmath.mpf(math.fsum(errs))
+
+
 def _slices(M, axis, w, count):
     """``M`` as a sum of ``count`` slices, each of at most ``w`` bits on the grid of its row (``axis=1``) or
     column (``axis=0``) scale (every subtraction exact)."""
@@ -437,7 +498,6 @@ def _solve_dd(part, h_start, J, coef_mp, digits, variant):
     float64 inverse; ``variant`` 1 refines ``X`` once in float64 first, so that the two evaluations round
     differently) and ``G = X (I + R + R^2)``; refuses (``ConvergenceError``) when ``R`` is too large for
     that series to reach the digits."""
-    import math
 
     import mpmath
 
@@ -507,16 +567,14 @@ def _solve_dd(part, h_start, J, coef_mp, digits, variant):
         X, R, RR, rows = Gm
         rk, rl = rows[k], rows[l]
         n = 1 if unit else part.size[k]
-        base = mpmath.fsum(mpmath.mpf(float(x)) for x in np.diagonal(X[rk, rl]))
-        # tr(X_k. R_.l): every product split exactly (Dekker) and summed exactly (fsum twice)
+        base = _sum_dd(np.diagonal(X[rk, rl]))
+        # tr(X_k. R_.l): every product split exactly (Dekker), the terms summed by a two-sum tree
         A, B, Bl = X[rk], R[0][:, rl].T, R[1][:, rl].T
         prod = A * B
         ah, al = _dekker(A)
         bh, bl = _dekker(B)
         err = ((ah * bh - prod) + ah * bl + al * bh) + al * bl
-        terms = np.concatenate([prod.ravel(), err.ravel(), (A * Bl).ravel()]).tolist()
-        d1 = math.fsum(terms)
-        d = mpmath.mpf(d1) + mpmath.mpf(math.fsum(terms + [-d1]))
+        d = _sum_dd(np.concatenate([prod.ravel(), err.ravel(), (A * Bl).ravel()]))
         if RR is not None:
             d += mpmath.mpf(float(np.sum(X[rk] * RR[:, rl].T)))
         return (base + d) / n
@@ -528,7 +586,9 @@ def _solve_dd(part, h_start, J, coef_mp, digits, variant):
             break
         G = inverse(h, False)
         F = [h[i] - read_entry(G, m, m2, False) for i, (m, m2) in enumerate(part.unknowns)]
-        step = [mpmath.fsum(mpmath.mpf(float(Jinv[i, j])) * F[j] for j in range(len(F))) for i in range(len(F))]
+        # the step in float64: Jinv is a float64 inverse Jacobian, so each step is exact only to its relative
+        # error (about 1e-13) anyway; the next residual, in double-double, corrects both
+        step = [mpmath.mpf(x) for x in Jinv @ np.array([float(f) for f in F])]
         h = [x - st for x, st in zip(h, step)]
         resid = max(abs(float(f)) for f in F)
         scale = max(1, max(abs(x) for x in h))
@@ -633,8 +693,12 @@ def given_limit(model, expr, at, digits: int = 15):
                              f"(n = {n_eff[0]})")
     size_of = {d: s for d, (s, _w) in sizes.items()}
 
+    ratios = {}
+
     def ratio(d):
-        return sp.nsimplify(model.dims[d].ratio.xreplace(subs))
+        if d not in ratios:
+            ratios[d] = sp.nsimplify(model.dims[d].ratio.xreplace(subs))
+        return ratios[d]
 
     def coef(c):
         return sp.sympify(c).xreplace(subs)

@@ -155,6 +155,9 @@ def general_coefficients(f, W, center: bool = False, digits: int = 30) -> dict:
     >>> float(k["s"]), float(k["tau"]), float(k["m"])
     (2.0, 1.0, 2.0)
     """
+    key = _coefficients_key(f, W, center, digits)
+    if key is not None and key in _COEFFICIENTS:
+        return dict(_COEFFICIENTS[key])
     st = weight_statistics(W, digits + 10)
     s = Fraction(mpmath.nstr(st["s"], digits + 10, strip_zeros=False, min_fixed=-mpmath.inf,
                              max_fixed=mpmath.inf))
@@ -168,8 +171,33 @@ def general_coefficients(f, W, center: bool = False, digits: int = 30) -> dict:
     with mpmath.workdps(dps):
         b2 = nu - a1 ** 2
         b = mpmath.sqrt(b2) if b2 > 0 else mpmath.mpf(0)
-    return {"a1": a1, "nu": nu, "b": b, "tau": tau, "s": s, "rho": st["rho"], "m": st["m"], "p": st["p"],
-            "nonlinearity": nl}
+    out = {"a1": a1, "nu": nu, "b": b, "tau": tau, "s": s, "rho": st["rho"], "m": st["m"], "p": st["p"],
+           "nonlinearity": nl}
+    if key is not None:
+        if len(_COEFFICIENTS) >= 8:
+            _COEFFICIENTS.pop(next(iter(_COEFFICIENTS)))
+        _COEFFICIENTS[key] = out
+    return dict(out)
+
+
+#: the last few results of :func:`general_coefficients` (the Hermite quadratures and the Mehler sum), keyed by
+#: ``f``, the bytes of ``W``, ``center`` and ``digits``
+_COEFFICIENTS: dict = {}
+
+
+def _coefficients_key(f, W, center, digits):
+    """A hashable key of the arguments of :func:`general_coefficients`, or ``None`` (not cached)."""
+    import hashlib
+
+    if isinstance(f, Nonlinearity):
+        fk = ("nl", str(f.expr), bool(f.center))
+    elif isinstance(f, str):
+        fk = ("str", f.strip())
+    else:
+        return None
+    arr = check_weights(W)
+    digest = hashlib.sha256(np.ascontiguousarray(arr, dtype=np.float64).tobytes()).hexdigest()
+    return fk, arr.shape, digest, bool(center), int(digits)
 
 
 def _rational(x, digits):

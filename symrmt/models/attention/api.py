@@ -353,6 +353,9 @@ def simulate(f, c=None, gamma=None, geometry=None, diagonal: str = "zero", cente
         if grid is not None or error != "train":
             raise ParameterError("weights=, mu=, heads= simulate training errors at one point: not with grid= or "
                                  "error='test'")
+        if mask is not True:
+            raise ParameterError("mask=False with weights=/heads= is not simulated here (the softmax heads are "
+                                 "masked, as their limit is)")
         from symrmt.models.attention.weights import simulate_with_weights
 
         return simulate_with_weights(f, c, gamma, weights=weights, mu=mu, heads=heads, head_width=head_width,

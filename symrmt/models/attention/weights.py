@@ -10,6 +10,10 @@ r"""Attention with a general weight matrix and with several random heads, at ``m
   ``Q_h, K_h`` of shape ``p x d``, ``d = D p``), features concatenated, so
   ``E_A = gamma^2 tau((sum_h K_h^T Z^T Z K_h/n + gamma I)^{-2})``: a limit (``n -> oo``).
 * :func:`heads_simulate`: the same model sampled.
+* ``attention="softmax"`` with heads: each head is the masked row softmax ``(n/sqrt(p)) row-softmax(S_h)``;
+  its limit is the entry-wise one of ``h(t) = exp(t - 1/2) - 1`` (a random head has ``s_h -> 1``), by the
+  argument of :mod:`symrmt.models.attention.softmax_kernel` applied to each head (``docs/theory.md``
+  section 14).
 
 A signal (``mu != 0``) is not derived for a general ``W`` or for random heads: it is refused
 (:class:`NotDerived`, exit 3), never answered.
@@ -120,10 +124,29 @@ def check_heads(heads, head_width):
     return int(heads), D
 
 
-def heads_limit(f, c, gammas, heads: int, head_width, digits: int = 15, center: bool = False) -> dict:
+#: the entry-wise kernel of one masked softmax head at the scale s_h = 1 of a random head
+SOFTMAX_HEAD_F = "exp(t - 1/2) - 1"
+
+
+def _head_f(f, attention):
+    """``f`` for an entry-wise head, :data:`SOFTMAX_HEAD_F` for a softmax one (``f`` must then be absent)."""
+    if attention == "entrywise":
+        return f
+    if attention != "softmax":
+        raise ParameterError(f"attention must be 'entrywise' or 'softmax', got {attention!r}")
+    from symrmt.models.attention.softmax_kernel import check_softmax_f
+
+    check_softmax_f(f)
+    return SOFTMAX_HEAD_F
+
+
+def heads_limit(f, c, gammas, heads: int, head_width, digits: int = 15, center: bool = False,
+                attention: str = "entrywise") -> dict:
     """``{"attention", "ridge"}``: the limits of ``E_A`` with ``heads`` independent random heads
     ``W_h = Q_h K_h^T/sqrt(p d)``, ``d = head_width * p``, features concatenated, and of ``E_RR``
-    (``mu = 0``).  Each head's kernel is :func:`symrmt.engine.kernel_weights.random_head_kernel`.
+    (``mu = 0``).  Each head's kernel is :func:`symrmt.engine.kernel_weights.random_head_kernel`;
+    ``attention="softmax"`` (``f`` then ``None``): masked softmax heads, the entry-wise limit of
+    :data:`SOFTMAX_HEAD_F`.
 
     >>> r = heads_limit("tanh", "1/2", [1], 1, 1)
     >>> 0 < r["attention"][0] < 1
@@ -131,6 +154,7 @@ def heads_limit(f, c, gammas, heads: int, head_width, digits: int = 15, center: 
     """
 
     H, D = check_heads(heads, head_width)
+    f = _head_f(f, attention)
     c_frac = check_c(c)
     gam = _gamma_values(gammas)
     m = Model()
@@ -154,11 +178,13 @@ def heads_limit(f, c, gammas, heads: int, head_width, digits: int = 15, center: 
 
 
 def heads_simulate(f, n: int, c, gammas, heads: int, head_width, trials: int = 10, seed: int = 0,
-                   noise: str = "gaussian", center: bool = False) -> dict:
+                   noise: str = "gaussian", center: bool = False, attention: str = "entrywise") -> dict:
     """Monte-Carlo ``{"attention": {"mean", "se"}, "ridge": {...}, "params"}`` of ``heads`` independent
     random heads (fresh ``Q_h, K_h`` each trial), ``K_h = f(X^T W_h X/sqrt(p))/sqrt(p)`` with zero
     diagonal, ``E_A = (gamma^2/n) y^T (sum_h K_h^T X^T X K_h/n + gamma I)^{-2} y``, ``mu = 0``,
     ``p = round(c n)``, ``d = round(head_width p)``; ``f`` is applied centered as the theory takes it.
+    ``attention="softmax"`` (``f`` then ``None``): ``K_h = (n/sqrt(p)) row-softmax(X^T W_h X/sqrt(p))``
+    with ``S_ii = -inf``.
 
     >>> r = heads_simulate("tanh", 32, 1, [1.0], 2, "1/2", trials=2)
     >>> len(r["attention"]["mean"])
@@ -180,7 +206,12 @@ def heads_simulate(f, n: int, c, gammas, heads: int, head_width, trials: int = 1
         raise ParameterError(f"n = {n}: the simulation would hold {H + 3} n x n matrices above 2 GiB")
     noise = check_noise(noise)
     gam = np.array([float(g) for g in _gamma_values(gammas)])
-    fn = Nonlinearity(f, center=center).numpy() if not isinstance(f, Nonlinearity) else f.numpy()
+    _head_f(f, attention)
+    softmax = attention == "softmax"
+    if softmax:
+        from symrmt.models.attention.sampling import softmax_kernel
+    else:
+        fn = Nonlinearity(f, center=center).numpy() if not isinstance(f, Nonlinearity) else f.numpy()
     rng = np.random.default_rng(seed)
     rows_a, rows_r = [], []
     rp = math.sqrt(p)
@@ -191,6 +222,9 @@ def heads_simulate(f, n: int, c, gammas, heads: int, head_width, trials: int = 1
         for _h in range(H):
             Qh = rng.standard_normal((p, d))
             Kh = rng.standard_normal((p, d))
+            if softmax:
+                P += _softmax_head(softmax_kernel, x, Qh, Kh, p, d, gram)
+                continue
             S = ((x.T @ Qh) @ (Kh.T @ x)) / (math.sqrt(p * d) * rp)
             k = np.asarray(fn(S), dtype=np.float64) / rp
             if not np.all(np.isfinite(k)):
@@ -207,8 +241,15 @@ def heads_simulate(f, n: int, c, gammas, heads: int, head_width, trials: int = 1
     for key, rows in (("attention", rows_a), ("ridge", rows_r)):
         a = np.array(rows)
         out[key] = {"mean": a.mean(axis=0), "se": a.std(axis=0, ddof=1) / math.sqrt(trials)}
-    out["params"] = {"n": n, "p": p, "d": d, "heads": H, "trials": trials, "seed": seed, "noise": noise}
+    out["params"] = {"n": n, "p": p, "d": d, "heads": H, "trials": trials, "seed": seed, "noise": noise,
+                     "attention": "softmax" if softmax else "entrywise"}
     return out
+
+
+def _softmax_head(softmax_kernel, x, Qh, Kh, p, d, gram):
+    """``K_h^T X^T X K_h`` of one masked softmax head ``W_h = Q_h K_h^T/sqrt(p d)``."""
+    k = softmax_kernel(x, None, None, weights=(Qh @ Kh.T) / math.sqrt(p * d))
+    return k.T @ (gram @ k)
 
 
 class WeightsResult:
@@ -249,8 +290,16 @@ def _no_other(other, simulate: bool):
         prove, attention = other[3], other[4]
         if prove:
             raise ParameterError("prove is not available with weights=/heads=")
-    if attention != "entrywise":
-        raise ParameterError("attention='softmax' with weights=/heads= is not derived")
+    if attention not in ("entrywise", "softmax"):
+        raise ParameterError(f"attention must be 'entrywise' or 'softmax', got {attention!r}")
+    return attention
+
+
+def _softmax_for_heads_only(attention, weights):
+    if attention == "softmax" and weights is not None:
+        raise NotDerived("attention='softmax' with weights= (a given W) is not derived: the softmax's entry-wise "
+                         "kernel exp(t - s^2/2) - 1 is the general-W kernel only once its diagonal and row "
+                         "normalization are redone for that W; it is derived for random heads (heads=)")
 
 
 def _which(weights, heads, head_width, mu):
@@ -274,15 +323,16 @@ def limit_with_weights(f, c, gamma, *, weights=None, mu=None, heads=None, head_w
     >>> bool(0 < r.attention[0] < r.ridge[0] + 1)
     True
     """
-    _no_other(other, simulate=False)
+    attention = _no_other(other, simulate=False)
     _which(weights, heads, head_width, mu)
+    _softmax_for_heads_only(attention, weights)
     gam = _gamma_values(gamma if isinstance(gamma, (list, tuple, np.ndarray)) else [gamma])
     if weights is not None:
         r = weights_limit(f, c, gam, weights, mu=mu, digits=digits, center=center)
         params = {"p": r["p"], "n": r["n"], "stats": r["stats"], "value": "deterministic equivalent at p"}
     else:
-        r = heads_limit(f, c, gam, heads, head_width, digits=digits, center=center)
-        params = {"heads": heads, "head_width": head_width, "value": "limit"}
+        r = heads_limit(f, c, gam, heads, head_width, digits=digits, center=center, attention=attention)
+        params = {"heads": heads, "head_width": head_width, "attention": attention, "value": "limit"}
     return WeightsResult(gam, r["attention"], r["ridge"], params)
 
 
@@ -296,8 +346,9 @@ def simulate_with_weights(f, c, gamma, *, weights=None, mu=None, heads=None, hea
     (16, (1,))
     """
 
-    _no_other(other, simulate=True)
+    attention = _no_other(other, simulate=True)
     _which(weights, heads, head_width, mu)
+    _softmax_for_heads_only(attention, weights)
     gam = _gamma_values(gamma if isinstance(gamma, (list, tuple, np.ndarray)) else [gamma])
     c_frac = check_c(c)
     if weights is not None:
@@ -316,7 +367,7 @@ def simulate_with_weights(f, c, gamma, *, weights=None, mu=None, heads=None, hea
         params = {"n": n_w, "p": p, "trials": trials, "seed": seed, "noise": noise}
     else:
         raw = heads_simulate(f, n, c_frac, list(gam), heads, head_width, trials=trials, seed=seed, noise=noise,
-                             center=center)
+                             center=center, attention=attention)
         params = raw["params"]
     return WeightsResult(gam, raw["attention"]["mean"], raw["ridge"]["mean"], params,
                          raw["attention"]["se"], raw["ridge"]["se"], mp=False)
