@@ -27,7 +27,7 @@ Quick mode: the seeded subset :func:`quick_points` (``QUICK_SEED``), 10 of the 2
 chosen to cover every ``f``, both ``c``, every geometry and both diagonals, "keep" with a
 ``d = 1`` and a ``d = 0`` function, and at each ``c`` both diagonals and weights present and
 absent (:func:`factors`); the full mode (``symrmt verify --full``) runs all 27.
-The test suite runs the quick points one by one (``tests/test_attention_vs_simulation.py``).
+The test suite runs the quick points one by one (``tests/models/attention/test_limit_vs_simulation.py``).
 
 Tolerance
 ---------

@@ -31,7 +31,7 @@ from symrmt.models.attention.montecarlo import (
     vectors_from_gram,
 )
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[3]
 GEOM = Geometry(snr=2, wk2=1, wq2="3/2", wkwq="1/2", muwk="1/2", muwq="-1/4")
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import symrmt.engine
 
-ENGINE = Path(__file__).resolve().parents[1] / "symrmt" / "engine"
+ENGINE = Path(__file__).resolve().parents[2] / "symrmt" / "engine"
 
 #: edges known to point up (none: each one found is cut, not listed here)
 PENDING: set = set()

@@ -16,7 +16,7 @@ def _available(name):
 
 
 #: derivations whose quick mode another test file runs point by point (the same checks, one test id each)
-RUN_ELSEWHERE = {"attention_grid": "tests/test_attention_vs_simulation.py::test_attention_grid"}
+RUN_ELSEWHERE = {"attention_grid": "tests/models/attention/test_limit_vs_simulation.py::test_attention_grid"}
 
 
 @pytest.mark.parametrize("name", [n for n in DERIVATIONS if n not in RUN_ELSEWHERE])

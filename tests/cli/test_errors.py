@@ -18,7 +18,7 @@ import pytest
 from symrmt.cli.app import main
 from symrmt.errors import ParameterError, UnknownNameError
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 LIMIT = ["limit", "--f", "tanh", "--c", "0.5", "--gamma", "1"]
 MP = "trace(inv(Z.T*Z/n + gamma*I(n)))"
 WISHART = ["--dim", "p=c*n", "--matrix", "Z=gaussian(p,n)"]

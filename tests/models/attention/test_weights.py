@@ -16,7 +16,7 @@ from symrmt.hermite import Nonlinearity
 
 pytestmark = pytest.mark.slow  # seconds a test: outside the fast tier (pytest -m "not slow")
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 
 
 def _weights(p, seed=1, scale=1.2):

@@ -3,7 +3,7 @@
 The references are computed here without the code under test: the softmax by its textbook formula,
 the Hermite data of ``exp(t - alpha^2/2) - 1`` in closed form (``a_1 = alpha``, ``nu = e^{alpha^2} - 1``).
 The Monte-Carlo checks on five geometry routes are in the derivation (``symrmt/derivations/softmax.py``,
-quick mode run by ``tests/test_derivations.py``); one route is repeated here with its own seed.
+quick mode run by ``tests/derivations/test_derivations.py``); one route is repeated here with its own seed.
 """
 
 from __future__ import annotations

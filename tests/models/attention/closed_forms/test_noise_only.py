@@ -45,4 +45,4 @@ def test_no_float_literals_in_compiled_source():
     assert "e-" not in src and "." not in src.split("return", 1)[1].replace("mpf(", "")
 
 
-# The noise-only derivation's quick run (with all its asserts) is tests/test_derivations.py[noise_only].
+# The noise-only derivation's quick run (with all its asserts) is tests/derivations/test_derivations.py[noise_only].

@@ -15,7 +15,7 @@ import pytest
 
 pytestmark = pytest.mark.slow  # seconds a test: outside the fast tier (pytest -m "not slow")
 
-SCRIPT = Path(__file__).resolve().parents[1] / "docs" / "examples" / "notebook.py"
+SCRIPT = Path(__file__).resolve().parents[2] / "docs" / "examples" / "notebook.py"
 
 
 def _load():

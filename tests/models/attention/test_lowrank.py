@@ -11,7 +11,7 @@ that the rank-r code does not build in:
   ``K(alpha I + L) = K(I + L/alpha)`` exactly.
 
 Simulation checks at ``n = 512`` use the tolerance of
-``tests/test_attention_vs_simulation.py``: ``|mc - theory| <= 4 se + 0.008 + 1% |theory|``
+``tests/models/attention/test_limit_vs_simulation.py``: ``|mc - theory| <= 4 se + 0.008 + 1% |theory|``
 (k = 4: Student-t tail below 4e-4 per comparison with >= 31 trials; the slack is the
 O(p^{-1/2}) finite-size bias, which for these geometries was measured to shrink with
 n: for the r = 2, alpha = 2 point the gap was -0.0082, -0.0047, +0.0023 (+-0.002)

@@ -22,7 +22,7 @@ import pytest
 from symrmt.cli import app as cli
 from symrmt.cli.app import main
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 
 def run(capsys, *argv):

@@ -221,14 +221,14 @@ def test_cli_matrix_and_vector_files(tmp_path):
     cmd = [sys.executable, "-m", "symrmt", "trace", "v.T*inv(S*Z*Z.T*S.T/n + gamma*I(p))*v", "--dim", "p=c*n",
            "--matrix", "Z=gaussian(p,n)", "--matrix", f'S=matrix(p, p, "{S}")',
            "--vector", f'v=vector_file(p, "{v}")', "--at", "c=1/2, gamma=1", "--digits", "25", "--json"]
-    out = subprocess.run(cmd, capture_output=True, text=True, timeout=120, cwd=os.path.dirname(os.path.dirname(__file__)))
+    out = subprocess.run(cmd, capture_output=True, text=True, timeout=120, cwd=os.path.dirname(os.path.dirname(os.path.dirname(__file__))))
     assert out.returncode == 0, out.stderr
     with mpmath.workdps(60):
         d, q = silverstein([mpmath.mpf(1), mpmath.mpf(4)] * 2, mpmath.mpf(1) / 2, 1)
         want = q[0]  # e1^T Qbar e1, Sigma = diag(1, 4, 1, 4)
     assert agree(json.loads(out.stdout)["value"], want, 24)
     os.chmod(S, 0o666)
-    out = subprocess.run(cmd, capture_output=True, text=True, timeout=120, cwd=os.path.dirname(os.path.dirname(__file__)))
+    out = subprocess.run(cmd, capture_output=True, text=True, timeout=120, cwd=os.path.dirname(os.path.dirname(os.path.dirname(__file__))))
     assert out.returncode == 2 and "file-trust" in out.stderr and "Traceback" not in out.stderr
 
 

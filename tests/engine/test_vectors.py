@@ -145,7 +145,7 @@ BAD = [
     ("beta.T*inv(Z.T*Z/n + gamma*I(n))*beta", "c=1/2, gamma=1/5", "the vector beta.T"),
     ("b.T*inv(Z*Z.T/n + gamma*I(p))*b", "c=1/2, gamma=1/5", "b is not a declared vector"),
     # once but inside an inverse: not linear, so not replaced by its mean (a linear one is: its mean is 0,
-    # tests/test_engine_independent_parts.py)
+    # tests/engine/test_independent_parts.py)
     ("beta.T*inv(I(p) + Z*y*beta.T/n)*beta", "c=1/2, beta.beta=1", "holds the random vector y (signs) once, inside an inverse"),
     ("y.T*inv(Z.T*Z/n + gamma*I(n))*y/n", "c=1/2, gamma=1/5, y.y=1", "y is a random vector"),
     ("y.T*inv(Z.T*Z/n + gamma*I(n))*y", "c=1/2, gamma=1/5", "grows like n^1"),
