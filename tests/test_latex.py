@@ -14,6 +14,7 @@ and outside math no macro at all (MathJax leaves text outside math as it is).
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
 import re
 import shutil
@@ -84,8 +85,16 @@ def compile_all(documents, tmp_path) -> None:
 
 def mathjax_names(tex: str):
     """``(environments, macros, macros outside math)`` of ``tex`` (pylatexenc, strict parsing)."""
-    from pylatexenc.latexwalker import (LatexCharsNode, LatexCommentNode, LatexEnvironmentNode, LatexGroupNode,
-                                        LatexMacroNode, LatexMathNode, LatexSpecialsNode, LatexWalker)
+    from pylatexenc.latexwalker import (
+        LatexCharsNode,
+        LatexCommentNode,
+        LatexEnvironmentNode,
+        LatexGroupNode,
+        LatexMacroNode,
+        LatexMathNode,
+        LatexSpecialsNode,
+        LatexWalker,
+    )
 
     envs, macros, outside = set(), set(), []
 
@@ -116,8 +125,7 @@ def mathjax_names(tex: str):
 
 def text_outside_math(tex: str) -> str:
     """The characters ``tex`` sets in text mode (outside math; tabular cells included)."""
-    from pylatexenc.latexwalker import (LatexCharsNode, LatexEnvironmentNode, LatexGroupNode, LatexMathNode,
-                                        LatexWalker)
+    from pylatexenc.latexwalker import LatexCharsNode, LatexEnvironmentNode, LatexGroupNode, LatexMathNode, LatexWalker
 
     out = []
 
@@ -352,3 +360,24 @@ def test_many_digits_sweep_and_crossings_fit(tmp_path):
     cells = [line.split("&")[0].strip() for line in tex.splitlines() if line.endswith("\\\\") and "&" in line][1:]
     assert "".join(cells).replace(" ", "") == mpmath.nstr(cr.roots[0], 60)
     compile_all({"sweep45": document(sw.latex()), "cross60": document(tex)}, tmp_path)
+
+
+def _run(capsys, argv):
+    code = main(argv)
+    cap = capsys.readouterr()
+    return code, cap.out, cap.err
+
+
+def test_quadratic_form_latex_fits_the_page(capsys, tmp_path):
+    """``trace --latex`` of a quadratic form: each line one display, compiled as the other LaTeX outputs (no box > 1 pt)."""
+
+    argv = ["trace", "y.T*inv(X.T*X/n + gamma*I(n))*y/n", "--dim", "p=c*n", "--matrix", "Z=gaussian(p,n)",
+            "--vector", "mu=vector(p)", "--vector", "y=signs(n)", "--let", "X=mu*y.T + Z",
+            "--at", "c=1/2, gamma=1/10, mu.mu=1", "--latex", "--json"]
+    code, out, err = _run(capsys, argv)
+    assert code == 0, err
+    tex = json.loads(out)["latex"]
+    displays = ["$$" + line.strip().removeprefix("\\qquad ").rstrip(",") + "$$" for line in tex.splitlines()
+                if line.strip() and not line.startswith("%")]
+    assert len(displays) >= 4  # pencil, fixed point, Woodbury system, readout
+    compile_tex(document("\n\n".join(displays)), tmp_path, "qf")

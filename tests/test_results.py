@@ -1,4 +1,4 @@
-"""symrmt.results holds the result objects and never imports a model (issue 18): the model builds
+"""symrmt.results holds the result objects and never imports a model: the model builds
 them and hands a simulation its own re-run (``SimulationResult.at_size``)."""
 
 from __future__ import annotations

@@ -241,8 +241,7 @@ def test_latex_with_parser():
 
 
 def test_runaway_parse_is_stopped():
-    # refused by the parser's exponent cap before any work (it used to run into the parse time limit, whose
-    # message is another)
+    # refused by the parser's exponent cap before any work, not by the parse time limit (whose message is another)
     with pytest.raises(ParameterError, match="exponent tower.*limit 1000"):
         parse_candidate("E_RR0", "c*10**10**10")
 
@@ -277,3 +276,43 @@ def test_same_seed_same_points():
     for p in check("E_RR", E_IN_M, points=4, where="c<1, gamma>=0.01").numeric["failing_points"] + [
             check("E_RR", E_IN_M, points=4, where="c<1, gamma>=0.01").numeric["max_gap_at"]]:
         assert sp.Rational(p["c"]) < 1 and sp.Rational(p["gamma"]) >= sp.Rational(1, 100)
+
+
+def _ridge_closed_form():
+    c, g, s = sp.symbols("c gamma snr", positive=True)
+    root = (1 - c - g + sp.sqrt((1 - c - g) ** 2 + 4 * g)) / (2 * g)
+    phi = root * (1 + root) / (1 + (1 + s) * root)
+    return c, -g**2 * sp.diff(phi, g)
+
+
+@pytest.mark.parametrize("value", ["1", "1/2", "2"])
+def test_check_where_fixed_c_proves_the_ridge_error(value):
+    from symrmt.check.core import check
+
+    c, expr = _ridge_closed_form()
+    for cand in (expr, expr.subs(c, sp.Rational(value))):
+        rep = check("E_RR", str(cand), where=f"c={value}", points=4, region=False)
+        assert rep.status == "proved", rep.text()
+        assert rep.symbolic["status"] == "proved"
+
+
+def test_check_where_fixed_c_still_disproves_a_wrong_formula():
+    from symrmt.check.core import check
+
+    _c, expr = _ridge_closed_form()
+    rep = check("E_RR", str(expr * sp.Rational(1000001, 1000000)), where="c=1", points=4, region=False)
+    assert rep.status == "disproved", rep.text()
+
+
+def test_region_reports_the_line_where_a_wrong_formula_holds_exactly():
+    from symrmt.check.core import check
+
+    # the ridge error times c (a lost factor 1/c): wrong everywhere except exactly on c = 1
+    rep = check("E_RR", f"c*({E_IN_M})", points=12)
+    assert rep.status == "disproved"
+    exact = rep.region["exact"]
+    assert [(x["parameter"], x["value"]) for x in exact] == [("c", "1")], rep.region
+    assert "holds exactly on c = 1" in rep.text()
+    # a boundary is not an isolated line: (1-c)/(1+snr) for E_RR0 holds for all c <= 1
+    rep2 = check("E_RR0", "(1 - c)/(1 + snr)", points=10)
+    assert rep2.region["exact"] == [] and rep2.region["boundaries"]

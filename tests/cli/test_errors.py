@@ -204,3 +204,24 @@ def test_a_closed_pipe_stops_the_output_quietly():
     proc.stderr.close()
     assert proc.wait(timeout=300) == 0, err
     assert "Traceback" not in err and "BrokenPipeError" not in err, err
+
+
+def _run(capsys, argv):
+    code = main(argv)
+    cap = capsys.readouterr()
+    return code, cap.out, cap.err
+
+
+def test_negative_values_after_an_option(capsys):
+    """``--muwq -3/10`` and ``--between -0.5,0.5`` are values (argparse took them for options)."""
+    a = ["limit", "--f", "linear", "--c", "1/2", "--gamma", "1", "--snr", "1", "--wk2", "1", "--json"]
+    code, out, err = _run(capsys, a + ["--muwk", "-1/2"])
+    assert code == 0, err
+    code2, out2, err2 = _run(capsys, a + ["--muwk=-1/2"])
+    assert code2 == 0 and json.loads(out)["attention"] == json.loads(out2)["attention"]
+    code, out, err = _run(capsys, ["crossings", "--f", "tanh", "--over", "muwk", "--between", "-0.5,0.5", "--c", "0.5",
+                                   "--gamma", "1", "--snr", "1", "--wk2", "1", "--scan", "4", "--json"])
+    assert code == 0, err
+    assert json.loads(out)["params"]["between"] == ["-1/2", "1/2"]
+    code, out, err = _run(capsys, a + ["-json"])  # a mistyped option is still refused
+    assert code == 2

@@ -15,7 +15,9 @@ import mpmath
 import numpy as np
 import pytest
 
+from symrmt.cli import app as cli
 from symrmt.cli.app import main
+from symrmt.cli.common import num
 from symrmt.cli.trace import build_model
 
 MP = "trace(inv(Z.T*Z/n + gamma*I(n)))"
@@ -316,3 +318,87 @@ def test_trace_sweep_csv_is_read_as_numbers(capsys):
     assert row["gamma"] == pytest.approx(1 / 3, rel=1e-14) and row["c"] == pytest.approx(2**0.5, rel=1e-14)
     assert rel(row["value"], mp_value(mpmath.mpf(1) / 3, mpmath.sqrt(2))) < 1e-14
 
+
+def _run(capsys, argv):
+    code = main(argv)
+    cap = capsys.readouterr()
+    return code, cap.out, cap.err
+
+
+def _trace(capsys, expr, matrices, at, dims=("p=c*n",), extra=()):
+    argv = ["trace", expr, "--at", at, *extra]
+    for m in matrices:
+        argv += ["--matrix", m]
+    for d in dims:
+        argv += ["--dim", d]
+    return _run(capsys, argv)
+
+
+def _cli_json(capsys, argv):
+    rc = main(argv)
+    out = capsys.readouterr().out
+    return rc, json.loads(out)
+
+
+def test_json_writer_is_strict(capsys):
+    with pytest.raises(ArithmeticError, match="not finite"):
+        cli._dump({"x": float("inf")})
+
+
+def test_one_digit_rounds_in_decimal(capsys):
+    # 3.108... at one significant digit is 3 (a binary rounding to one digit first gave 3.09375)
+    code, out, err = _trace(capsys, MP, ["Z=gaussian(p,n)"], "c=1/2, gamma=1/5", extra=["--digits", "1", "--json"])
+    assert code == 0, err
+    assert json.loads(out)["value"] == 3.0
+    code, out, err = _trace(capsys, MP, ["Z=gaussian(p,n)"], "c=1/2, gamma=1/5", extra=["--digits", "2"])
+    assert "limit (2 digits): 3.1" in out
+
+
+@pytest.mark.parametrize("x, digits, want", [
+    ("3.1084952830141509", 1, 3.0), ("3.49", 1, 3.0), ("0.0349", 2, 0.035), ("0", 15, 0.0),
+    ("1e-400", 15, "1.0e-400"), ("-2.5e400", 15, "-2.5e+400"), ("1e-310", 15, "1.0e-310"),
+    ("0.1", 15, 0.1), ("123456.7", 3, 123000.0),
+])
+def test_num_rounds_in_decimal_and_never_writes_another_number(x, digits, want):
+    with mpmath.workdps(50):
+        got = num(mpmath.mpf(x), digits)
+    assert got == want and type(got) is type(want)
+
+
+@pytest.mark.parametrize("x", ["nan", "inf", "-inf"])
+def test_num_refuses_a_value_that_is_not_finite(x):
+    with pytest.raises(ArithmeticError):
+        num(mpmath.mpf(x), 15)
+
+
+@pytest.mark.parametrize("expr, matrices, at, want", [
+    ("gamma", [], "gamma=1e-400", "1.0e-400"),
+    (MP, ["Z=gaussian(p,n)"], "c=1/2, gamma=1e400", "1.0e-400"),  # tau = 1/gamma - c/gamma^2 + ...
+])
+def test_values_outside_the_float_range_are_decimal_strings(capsys, expr, matrices, at, want):
+    code, out, err = _trace(capsys, expr, matrices, at, extra=["--json"])
+    assert code == 0, err
+    assert json.loads(out)["value"] == want
+
+
+def test_sweep_json_numbers_outside_the_float_range_are_strings():
+    from symrmt.cli.sweeps import _num
+
+    with mpmath.workdps(30):
+        assert _num(mpmath.mpf("1e-400"), 12) == "1.0e-400"
+        assert _num(mpmath.mpf("2e400"), 12) == "2.0e+400"
+        assert _num(mpmath.mpf("0.25"), 12) == 0.25
+    assert _num(0.5, 30) == 0.5
+
+
+def test_cli_params_print_decimals_unless_exact(capsys):
+    base = ["limit", "--f", "tanh", "--c", "0.5", "--gamma", "1", "--snr", "2", "--wk2", "1", "--wq2", "1",
+            "--cos-muwk", "0.3", "--json"]
+    rc, out = _cli_json(capsys, base)
+    assert rc == 0 and out["params"]["geometry"]["muwk"] == "0.424264068711929"
+    rc, out = _cli_json(capsys, base + ["--exact-params"])
+    assert rc == 0 and len(out["params"]["geometry"]["muwk"]) > 1000
+    rc = main(["sweep", "--f", "tanh", "--grid", "cos_muwk=0.3,0.5", "--c", "0.5", "--gamma", "1", "--snr", "2",
+               "--wk2", "1", "--wq2", "1"])
+    lines = capsys.readouterr().out.splitlines()
+    assert rc == 0 and max(len(line) for line in lines) < 200 and lines[1].split(",")[6] == "0.424264068711929"

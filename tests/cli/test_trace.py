@@ -149,3 +149,26 @@ def test_bad_kernel_declarations_exit_2(capsys, decl, why):
     code, _, err = _run(capsys, ["trace", "trace(K)", "--matrix", "Z=gaussian(p,n)", "--matrix", "G=goe(n)",
                                  "--matrix", decl, "--dim", "p=c*n", "--at", "c=1/2"])
     assert code == 2 and re.search(why, err), err
+
+
+def test_trace_without_parameters_needs_no_at(capsys):
+    # tau(G^2/n) = 1 for a GOE matrix of unit off-diagonal variance (the semicircle's variance)
+    code, out, err = _run(capsys, ["trace", "trace(G*G/n)", "--matrix", "G=goe(n)", "--json"])
+    assert code == 0, err
+    assert json.loads(out)["value"] == pytest.approx(1.0, rel=1e-14)
+    # a parameter left out is still a one-line error naming it
+    code, out, err = _run(capsys, ["trace", "trace(inv(G/sqrt(n) + gamma*I(n)))", "--matrix", "G=goe(n)"])
+    assert code == 2 and "gamma" in err
+
+
+def test_trace_json_echoes_a_tiny_parameter_as_typed(capsys):
+    """`--at 'gamma=1e-400'` is echoed as typed in the JSON `at`, not as a 400-digit fraction; every other
+    value as typed too (0.5, not 1/2)."""
+    import json
+
+    from symrmt.cli.app import main
+
+    code = main(["trace", "gamma*c", "--at", "gamma=1e-400, c=0.5", "--json"])
+    out = json.loads(capsys.readouterr().out)
+    assert code == 0 and out["at"] == {"gamma": "1e-400", "c": "0.5"}
+    assert out["value"] == "5.0e-401"

@@ -21,6 +21,7 @@ import json
 import mpmath
 import pytest
 
+from symrmt.cli.app import main
 from symrmt.engine import Model
 
 DIG = 25
@@ -259,3 +260,77 @@ def test_cli_json_atom_on_and_off_the_grid(capsys, over, on_grid):
     singular = [x for x, s in zip(data["x"], data["status"]) if s == "singular"]
     assert singular == ([-2.0] if on_grid else [])
     assert [x for x, v in zip(data["x"], data["density"]) if v is None] == singular
+
+
+def _run(capsys, argv):
+    code = main(argv)
+    cap = capsys.readouterr()
+    return code, cap.out, cap.err
+
+
+def test_model_density_takes_the_cli_grid_text():
+    """``Model.density(M, x="LO:HI:K")`` reads the grid as ``--over`` does (it was iterated character by character)."""
+    import math
+
+    from symrmt.engine import Model
+
+    m = Model()
+    m.dim("p", "c*n")
+    m.gaussian("Z", "p", "n")
+    d = m.density("Z.T*Z/n", x="0.5:1.5:3", at={"c": "1/2"}, edges=False, atoms=False)
+    a, b = (1 - math.sqrt(0.5)) ** 2, (1 + math.sqrt(0.5)) ** 2
+    for x, v in zip((0.5, 1.0, 1.5), d.to_pandas()["density"]):  # Marchenko-Pastur, the n x n side
+        assert float(v) == pytest.approx(math.sqrt((b - x) * (x - a)) / (2 * math.pi * x), rel=1e-12)
+    with pytest.raises(ValueError, match="--over"):
+        m.density("Z.T*Z/n", x="1:0:3", at={"c": "1/2"})
+
+
+def test_semicircle_density_with_its_edges_on_the_grid(capsys):
+    """``x=-3:3:7`` puts the edges +-2 on grid points: they are reported (singular), not an exit-3 failure."""
+    import math
+
+    code, out, err = _run(capsys, ["density", "G/sqrt(n)", "--matrix", "G=goe(n)", "--over", "x=-3:3:7", "--json"])
+    assert code == 0, err
+    d = json.loads(out)
+    assert [s for x, s in zip(d["x"], d["status"]) if s == "singular"] == ["singular"] * 2
+    assert d["support"] == [[-2.0, 2.0]]
+    for x, v in zip(d["x"], d["density"]):
+        if abs(x) < 2:
+            assert v == pytest.approx(math.sqrt(4 - x * x) / (2 * math.pi), rel=1e-14)
+        elif abs(x) > 2:
+            assert v == 0.0
+
+
+def test_density_grid_beyond_the_float_range_is_bad_input(capsys):
+    code, out, err = _run(capsys, ["density", "G/sqrt(n)", "--matrix", "G=goe(n)", "--over", "x=-1e400:1e400:3",
+                                   "--json"])
+    assert code == 2 and "1e300" in json.loads(out)["error"]
+
+
+def test_density_with_a_finite_rank_term_says_why_it_is_refused():
+    """``Z.T*Z/n + 5*v*v.T`` is symmetric; it was refused as "a non-symmetric matrix"."""
+    from symrmt.engine import Model
+    from symrmt.errors import ParameterError
+
+    m = Model()
+    m.dim("p", "c*n")
+    m.gaussian("Z", "p", "n")
+    m.vector("v", "n")
+    with pytest.raises(ParameterError, match="without vectors") as err:
+        m.density("Z.T*Z/n + 5*v*v.T", x="0.5:1.5:3", at={"c": "1/2", "v.v": 1})
+    assert "non-symmetric" not in str(err.value)
+
+
+def test_a_wide_density_grid_keeps_the_support():
+    """A grid of +-1e10 around the semicircle: the point at 0 is solved near the axis (the height there does
+    not grow with the grid's width), so the density at 0 is 1/pi and the support is [-2, 2], not empty."""
+    import mpmath
+
+    from symrmt.engine import Model
+
+    m = Model()
+    m.goe("G", "n")
+    d = m.density("G/sqrt(n)", x=[-10**10, 0, 10**10])
+    assert abs(d.density[1] - 1 / mpmath.pi) < 1e-14 and d.status[1] == "ok"
+    (lo, hi), = d.support()
+    assert abs(lo + 2) < 1e-12 and abs(hi - 2) < 1e-12

@@ -8,9 +8,9 @@ Marchenko-Pastur(1) laws): the Fuss-Catalan law of order 2 on ``[0, 27/4]``, who
     rho(x) = 2^(1/3) sqrt(3) / (12 pi) * (2^(1/3) (27 + 3 sqrt(81 - 12 x))^(2/3) - 6 x^(1/3))
              / (x^(2/3) (27 + 3 sqrt(81 - 12 x))^(1/3)),
 
-evaluated here in mpmath at 40 digits.  The default call (a grid from a negative x, edges and atoms on)
-used to fail in the edge search at 0 (the extended edge system has no regular root where the solution
-diverges); the edge is now reported as a power-law edge with its estimated exponent.
+evaluated here in mpmath at 40 digits.  At 0 the extended edge system has no regular root
+(the solution diverges): the default call (a grid from a negative x, edges and atoms on) reports a
+power-law edge there, with its estimated exponent.
 """
 
 from __future__ import annotations

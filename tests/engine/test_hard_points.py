@@ -1,4 +1,4 @@
-"""Points the trace engine used to refuse although their limits exist, each checked against a
+"""Points at the edge of the trace engine's reach whose limits exist, each checked against a
 closed form or an equation solved here independently of the engine (mpmath, SymPy):
 
 - ridgeless quadratic forms: the ridge bias and variance with a teacher vector (Hastie, Montanari,

@@ -1,4 +1,4 @@
-"""The engine's layers (issue 18): every import of a module of ``symrmt.engine`` -- at the top or inside a
+"""The engine's layers: every import of a module of ``symrmt.engine`` -- at the top or inside a
 function -- goes to its own layer or a lower one, as the package docstring lists them, and no module of
 the engine imports a lazy name of the package (which loads the facade ``symrmt.engine.model``)."""
 

@@ -227,7 +227,7 @@ def test_complex_prove_radius_cli(capsys):
     ("trace(inv(Z.T*Z/n - z/gamma*I(n)))", "gamma=0, z=1+1j", "divides by zero"),
 ])
 def test_coefficients_real_and_finite_on_every_route(expr, at, what, capsys):
-    # the quadratic-form and complex routes used to crash (TypeError tracebacks, a bare ZeroDivisionError)
+    # the quadratic-form and complex routes refuse in one line, never a TypeError or a bare ZeroDivisionError
     vectors = SIGNS if "y." in expr else []
     code, out, err = run(["trace", expr, *GINIBRE, *vectors, "--at", at], capsys)
     assert code == 3 and what in err and "Traceback" not in err and out == ""

@@ -15,8 +15,8 @@ import pytest
 from symrmt.cli.app import main
 from symrmt.cli.trace import build_model
 from symrmt.engine import batch as trace_batch
-from symrmt.errors import ParameterError
 from symrmt.engine.nodes import ModelError
+from symrmt.errors import ParameterError
 
 MP = "trace(inv(Z.T*Z/n + gamma*I(n)))"
 RIDGE = "-gamma**2*diff(trace(inv(Z.T*Z/n + gamma*I(n))), gamma)"
@@ -206,3 +206,57 @@ def test_chunks_give_the_same_values(monkeypatch):
     parts = model().sweep(MP, grid={"gamma": g}, at={"c": 3})
     assert np.array_equal(whole.values, parts.values) and not parts.fallback.any()
     assert np.max(np.abs(parts.values - mp_closed(g, 3.0)) / mp_closed(g, 3.0)) <= 1e-13
+
+
+def _run(capsys, argv):
+    code = main(argv)
+    cap = capsys.readouterr()
+    return code, cap.out, cap.err
+
+
+def _ridge_form(c, gamma, snr, dps=40):
+    """y^T (X^T X/n + gamma)^{-1} y/n for X = mu y^T + Z, written here by Woodbury on the rank-2 update.
+
+    X^T X/n = A + u b^T + b u^T + s u u^T with A = Z^T Z/n, u = y/sqrt(n), b = Z^T mu/sqrt(n),
+    s = ||mu||^2; in the limit u^T R u -> m, u^T R b -> 0, b^T R b -> s (1 - gamma mt), with
+    R = (A + gamma)^{-1}, mt the Marchenko-Pastur Stieltjes transform of Z Z^T/n at -gamma and
+    m = c mt + (1 - c)/gamma its companion.
+    """
+    import mpmath as mp
+
+    with mp.workdps(dps):
+        c, g, s = mp.mpf(c), mp.mpf(gamma), mp.mpf(snr)
+        a, b = -c * g, -g - 1 + c  # c z mt^2 + (z - 1 + c) mt + 1 = 0 at z = -gamma
+        d = mp.sqrt(b * b - 4 * a)
+        mt = [r for r in ((-b + d) / (2 * a), (-b - d) / (2 * a)) if 0 < r < 1 / g][0]
+        m = c * mt + (1 - c) / g
+        beta = s * (1 - g * mt)
+        M = mp.matrix([[m, 1], [1, beta - s]])
+        v = mp.matrix([m, 0])
+        return m - (v.T * mp.inverse(M) * v)[0]
+
+
+def test_model_let_takes_text_and_sweep_takes_a_quadratic_form():
+    from symrmt.engine import Model
+
+    m = Model()
+    m.dim("p", "c*n")
+    m.gaussian("Z", "p", "n")
+    m.vector("mu", "p")
+    m.signs("y", "n")
+    m.let("X", "mu*y.T + Z")  # text, as the CLI's --let
+    e = m.parse("y.T*inv(X.T*X/n + gamma*I(n))*y/n")
+    r = m.sweep(e, grid={"gamma": [0.1, 0.4]}, at={"c": "1/2", "mu.mu": 1})
+    for g, v in zip(("0.1", "0.4"), r.values):
+        assert float(v) == pytest.approx(float(_ridge_form("0.5", g, 1)), rel=1e-10)
+
+
+def test_trace_sweep_cli_takes_vectors_and_inner_product_axes(capsys):
+    argv = ["trace-sweep", "y.T*inv(X.T*X/n + gamma*I(n))*y/n", "--dim", "p=c*n", "--matrix", "Z=gaussian(p,n)",
+            "--vector", "mu=vector(p)", "--vector", "y=signs(n)", "--let", "X=mu*y.T + Z",
+            "--grid", "mu.mu=0,1", "--at", "c=1/2, gamma=1/10", "--json"]
+    code, out, err = _run(capsys, argv)
+    assert code == 0, err
+    rows = json.loads(out)["rows"]
+    for row, s in zip(rows, (0, 1)):
+        assert row[1] == pytest.approx(float(_ridge_form("0.5", "0.1", s)), rel=1e-10)

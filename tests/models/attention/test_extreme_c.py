@@ -1,4 +1,4 @@
-"""The attention limit at an extreme c (issue 18 item 5): ``limit --c 1e-20`` says what happened and
+"""The attention limit at an extreme c: ``limit --c 1e-20`` says what happened and
 what to try instead of "matrix is numerically singular".
 
 The reference for the ridge limit at tiny c is computed here: with ``c -> 0`` the ``p`` nonzero

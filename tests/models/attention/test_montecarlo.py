@@ -16,10 +16,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import sympy as sp
 
-from symrmt.models.attention.geometry import Geometry
+import symrmt
 from symrmt.errors import ParameterError
-from symrmt.progress import Progress
+from symrmt.models.attention.geometry import Geometry
 from symrmt.models.attention.montecarlo import (
     attention_errors,
     draw_tokens,
@@ -30,6 +31,7 @@ from symrmt.models.attention.montecarlo import (
     simulate_trial,
     vectors_from_gram,
 )
+from symrmt.progress import Progress
 
 REPO = Path(__file__).resolve().parents[3]
 GEOM = Geometry(snr=2, wk2=1, wq2="3/2", wkwq="1/2", muwk="1/2", muwq="-1/4")
@@ -312,3 +314,29 @@ def test_simulate_progress_flag(capsys):
     assert "simulate n=16 p=16" in capsys.readouterr().err
     simulate(np.tanh, n=16, c=1, gammas=[1.0], trials=2, progress=False)
     assert capsys.readouterr().err == ""
+
+
+def test_simulate_refusals():
+    from symrmt.models.attention.montecarlo import simulate
+
+    with pytest.raises(ParameterError, match="vectorized"):
+        simulate(math.tanh, n=16, c=0.5, gammas=[1], trials=2)
+    with pytest.raises(ParameterError, match="GiB"):
+        simulate(np.tanh, n=1_000_000, c=0.5, gammas=[1], trials=2)
+    with pytest.raises(ParameterError, match="GiB"):
+        simulate(np.tanh, n=64, c="1e9", gammas=[1], trials=2)
+    with pytest.raises(ParameterError, match="float64 range"):
+        simulate(np.tanh, n=16, c=0.5, gammas=["1e-400"], trials=2)
+
+
+def test_low_level_simulate_takes_the_same_f():
+    from symrmt.hermite import Nonlinearity
+    from symrmt.models.attention.montecarlo import simulate
+
+    ref = simulate(np.tanh, 64, 0.5, [1], trials=3, seed=1)["attention"]["trials"]
+    t = sp.Symbol("t")
+    for f in ("tanh", "tanh(t)", Nonlinearity("tanh"), sp.tanh(t)):
+        got = simulate(f, 64, 0.5, [1], trials=3, seed=1, geometry={"snr": 0})["attention"]["trials"]
+        assert np.allclose(got, ref, rtol=1e-12, atol=0), f
+    with pytest.raises(symrmt.ParameterError):
+        simulate(3, 64, 0.5, [1], trials=3)

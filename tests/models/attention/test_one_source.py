@@ -1,4 +1,4 @@
-"""One source of truth for the paper's model (issue 19).
+"""One source of truth for the paper's model.
 
 The Gaussian-equivalent kernel with its finite-rank signal and weight terms is defined once, in
 :mod:`symrmt.hermite.kernel_terms`.  These tests check that

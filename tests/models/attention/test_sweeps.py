@@ -10,6 +10,8 @@ from __future__ import annotations
 import csv
 import io
 import json
+import subprocess
+import sys
 
 import mpmath
 import numpy as np
@@ -18,6 +20,7 @@ import pytest
 import symrmt
 from symrmt.cli.app import main
 from symrmt.errors import ParameterError
+from symrmt.models.attention.theory import ridge_limit
 
 
 def test_sweep_matches_single_limits_and_converts():
@@ -143,3 +146,119 @@ def test_cli_crossings_json(capsys):
     lo, hi = (float(x) for x in data["brackets"][0])
     assert lo <= data["roots"][0] <= hi
     assert main(["crossings", "--f", "relu", "--over", "c", "--between", "0.1", "--gamma", "1"]) == 2
+
+
+def cli(*args, timeout=300):
+    """The completed ``python -m symrmt ARGS`` (the timeout only stops a hang: no test asserts a time)."""
+    return subprocess.run([sys.executable, "-m", "symrmt", *args], capture_output=True, text=True, timeout=timeout)
+
+
+def _cli_json(capsys, argv):
+    rc = main(argv)
+    out = capsys.readouterr().out
+    return rc, json.loads(out)
+
+
+@pytest.fixture(scope="module")
+def crossing30():
+    return symrmt.crossings("tanh", over="c", between=(0.1, 1), gamma=1, geometry=symrmt.Geometry(snr=1),
+                            digits=30, scan=6, progress=False)
+
+
+@pytest.mark.slow
+def test_crossings_relu_over_the_whole_gamma_range():
+    from symrmt.models.attention.geometry import Geometry
+    from symrmt.models.attention.theory import attention_limit
+
+    p = cli("crossings", "--f", "relu", "--over", "gamma", "--between", "1e-12,1e20", "--c", "0.5", "--snr", "1",
+                "--fast", "--json")
+    assert p.returncode == 0, p.stderr
+    roots = [mpmath.mpf(r) for r in json.loads(p.stdout)["roots"]]
+    assert len(roots) == 1
+    signs = []
+    for x in (roots[0] * (1 - mpmath.mpf(10) ** -6), roots[0] * (1 + mpmath.mpf(10) ** -6)):
+        a = attention_limit("relu", "1/2", [str(x)], Geometry(snr=1), digits=20)[0]
+        r = ridge_limit("1/2", [str(x)], 1, 20)[0]
+        signs.append(mpmath.sign(a - r))
+    assert signs[0] == -signs[1] != 0
+
+
+def test_crossing_root_carries_30_digits(crossing30):
+    (root,) = crossing30.roots
+    # the root prints every digit asked for, at the default mpmath precision
+    assert mpmath.mp.dps == 15
+    text = repr(root)
+    assert text.startswith("mpf('0.") and len(text.split("'")[1]) - 2 >= 29, text
+    assert str(root) == mpmath.nstr(root, 30)
+    # E_A - E_RR at the root, evaluated independently at 45 digits, is ~1e-30 (a 53-bit root gives ~3e-18)
+    lim = symrmt.limit("tanh", root, 1, symrmt.Geometry(snr=1), digits=45)
+    gap = abs(lim.attention_mp[0] - lim.ridge_mp[0])
+    assert gap < mpmath.mpf("1e-29"), gap
+    lim53 = symrmt.limit("tanh", float(root), 1, symrmt.Geometry(snr=1), digits=45)
+    assert abs(lim53.attention_mp[0] - lim53.ridge_mp[0]) > mpmath.mpf("1e-20")  # the test can fail
+
+
+def test_crossing_root_digits_in_pandas_and_json(crossing30, capsys):
+    df = crossing30.to_pandas()
+    assert df["c"].dtype == np.float64
+    (root,) = df["root"]  # every digit, as a decimal string (a typed column)
+    assert str(df["root"].dtype) == "string" and root == mpmath.nstr(crossing30.roots[0], 30)
+    assert mpmath.mpf(root) == +crossing30.roots[0] or abs(mpmath.mpf(root) - crossing30.roots[0]) < 1e-29
+    rc, out = _cli_json(capsys, ["crossings", "--f", "tanh", "--over", "c", "--between", "0.1,1", "--gamma", "1",
+                                 "--snr", "1", "--digits", "30", "--scan", "6", "--json"])
+    assert rc == 0
+    (text,) = out["roots"]
+    assert text == str(crossing30.roots[0]) and len(text) >= 31
+
+
+def test_crossings_over_tied_angles(capsys):
+    fixed = dict(c=2, gamma=10, snr=1, wk2=4, wq2=4, wkwq=4)
+    r = symrmt.crossings("tanh", over=("cos_muwk", "cos_muwq"), between=(0, 1), digits=20, scan=6, progress=False,
+                         **fixed)
+    assert r.over == "cos_muwk=cos_muwq" and len(r) == 1
+    x = r.roots[0]
+    # independently: the limits at w_K = w_Q with both cosines x, E_A = E_RR there and the sign changes
+    def diff(cos):
+        geo = symrmt.Geometry.from_angles(snr=1, wk2=4, wq2=4, cos_muwk=cos, cos_muwq=cos, wkwq=4)
+        lim = symrmt.limit("tanh", 2, 10, geo, digits=30)
+        return lim.attention_mp[0] - lim.ridge_mp[0]
+
+    assert abs(diff(x)) < mpmath.mpf("1e-19")
+    assert diff(x - mpmath.mpf("1e-3")) > 0 > diff(x + mpmath.mpf("1e-3"))  # direction -1: E_A < E_RR above
+    assert r.directions == (-1,)
+    for over in ("cos_muwk=cos_muwq", "cos_muwk,cos_muwq"):
+        rc, out = _cli_json(capsys, ["crossings", "--f", "tanh", "--over", over, "--between", "0,1", "--c", "2",
+                                     "--gamma", "10", "--snr", "1", "--wk2", "4", "--wq2", "4", "--wkwq", "4",
+                                     "--digits", "20", "--scan", "6", "--json"])
+        assert rc == 0 and out["roots"] == [str(x)]
+    with pytest.raises(symrmt.ParameterError, match="do not also fix"):
+        symrmt.crossings("tanh", over=("cos_muwk", "cos_muwq"), between=(0, 1), cos_muwk=0.5, **fixed)
+
+
+def test_sweep_caption_without_fixed_values_has_no_stray_separator():
+    import symrmt
+
+    sw = symrmt.sweep("linear", grid={"gamma": ["1"], "c": ["1/2"]})
+    caption = str(sw).splitlines()[0]
+    assert ", ;" not in caption and caption.startswith("sweep: f = ")
+
+
+def test_sweep_takes_grid_entries_as_keywords():
+    """symrmt.sweep takes c=, snr=, gamma= as keywords, as limit() and crossings() do: the same points as the grid dict, and clear refusals."""
+    import pytest
+
+    import symrmt
+    from symrmt.errors import ParameterError
+
+    by_dict = symrmt.sweep("erf", {"c": "1/2", "gamma": [1, 2], "snr": 1}, digits=20)
+    by_kw = symrmt.sweep("erf", c="1/2", gamma=[1, 2], snr=1, digits=20)
+    mixed = symrmt.sweep("erf", {"gamma": [1, 2]}, c="1/2", snr=1, digits=20)
+    assert list(by_kw.attention) == list(by_dict.attention) == list(mixed.attention)
+    assert list(by_kw.ridge) == list(by_dict.ridge)
+    # the ridge column is the closed form E_RR, independent of the sweep's own path
+    ref = symrmt.limit("erf", "1/2", [1, 2], snr=1, digits=20)
+    assert [float(x) for x in by_kw.ridge] == [float(x) for x in ref.ridge]
+    with pytest.raises(ParameterError, match="given twice"):
+        symrmt.sweep("erf", {"c": "1/2", "gamma": [1]}, c="1/2")
+    with pytest.raises(ParameterError, match="unknown keyword 'snrr'"):
+        symrmt.sweep("erf", {"c": "1/2", "gamma": [1]}, snrr=1)

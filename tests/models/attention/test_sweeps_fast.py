@@ -163,3 +163,25 @@ def test_fast_crossings_cli_and_bad_input(capsys):
                          fast=True)
     with pytest.raises(ParameterError, match="gamma must be positive"):
         symrmt.crossings("relu", over="gamma", between=(-1, 1), c=1, fast=True, log=False)
+
+
+def test_fast_sweep_takes_a_200_by_200_grid(capsys):
+    from symrmt.parsing import LIMITS, ParseLimitError
+
+    assert LIMITS["fast_points"] >= 10**6 and LIMITS["points"] == 10**4
+    grid = {"c": np.logspace(-1, 0.5, 200), "gamma": 1, "snr": np.linspace(0, 4, 200)}
+    s = symrmt.sweep("tanh", grid, fast=True, certify=0, progress=False)
+    assert s.shape == (200, 200) and np.all(np.isfinite(s.attention))
+    # the ridge column against its closed form (Marchenko-Pastur root, written here)
+    c, g, snr = s.values("c"), s.gamma, s.values("snr")
+    m = (1 - c - g + np.sqrt((1 - c - g) ** 2 + 4 * g)) / (2 * g)
+    dm = -(m * m + m) / (2 * g * m + g + c - 1)
+    dphi = (1 + 2 * m + (1 + snr) * m * m) / (1 + (1 + snr) * m) ** 2 * dm
+    assert np.allclose(s.ridge, -g * g * dphi, rtol=1e-10, atol=0)
+    # the certified path keeps its cap, and says where the larger grids go
+    with pytest.raises(ParseLimitError, match="fast=True"):
+        symrmt.sweep("tanh", grid, progress=False)
+    rc = main(["sweep", "--f", "tanh", "--grid", "c=0.1:3:200:log", "--grid", "snr=0:4:200", "--gamma", "1",
+               "--fast", "--certify", "0"])
+    out = capsys.readouterr().out.splitlines()
+    assert rc == 0 and len(out) == 1 + 200 * 200 and out[0].startswith("c,")
