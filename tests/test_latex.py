@@ -27,6 +27,8 @@ import symrmt
 from symrmt.cli.app import main
 from symrmt.latex import LATEX_RESULTS, document, latex_of
 
+pytestmark = pytest.mark.latex
+
 # environments and macros of MathJax 3 (TeX input, ams) that the package's LaTeX uses
 MATHJAX_ENVIRONMENTS = {"align", "equation", "split", "matrix", "pmatrix", "array"}
 MATHJAX_MACROS = {

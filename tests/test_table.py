@@ -21,6 +21,8 @@ from symrmt.results import LimitResult, SimulationResult
 from symrmt.table import TableResult, math_name
 from tests.test_latex import check_mathjax, compile_all, document, text_outside_math
 
+pytestmark = pytest.mark.latex
+
 
 def test_every_table_result_follows_the_protocol():
     for cls in (LimitResult, SimulationResult, Comparison, SweepResult, CrossingsResult, TraceSweep, Density):

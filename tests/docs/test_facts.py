@@ -9,6 +9,8 @@ import pytest
 
 from symrmt.cli.app import main
 
+pytestmark = pytest.mark.docs
+
 ROOT = Path(__file__).resolve().parents[2]
 
 

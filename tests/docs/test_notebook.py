@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = pytest.mark.slow  # seconds a test: outside the fast tier (pytest -m "not slow")
+pytestmark = [pytest.mark.slow, pytest.mark.docs]  # seconds a test: outside the fast tier (pytest -m "not slow")
 
 SCRIPT = Path(__file__).resolve().parents[2] / "docs" / "examples" / "notebook.py"
 

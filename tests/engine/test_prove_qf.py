@@ -14,6 +14,8 @@ flint = pytest.importorskip("flint")
 from symrmt.errors import BranchError  # noqa: E402
 from symrmt.models.attention import prove as P  # noqa: E402
 
+pytestmark = pytest.mark.prove
+
 D = 30
 
 

@@ -25,6 +25,8 @@ from symrmt.engine.simulate import (
     simulate_trace,
 )
 
+pytestmark = pytest.mark.montecarlo
+
 
 def _model():
     m = Model()

@@ -23,6 +23,8 @@ from symrmt.simulation.store import TrialStore
 from symrmt.engine.simulate import simulate_trace
 from symrmt.engine.trials import from_program, program, trace_point
 
+pytestmark = pytest.mark.montecarlo
+
 #: a tiny model with every kind of leaf, an inverse and an exact derivative
 EXPR = "diff(trace(inv(Z.T*D*Z/n + G/sqrt(n) + gamma*I(n))), gamma)"
 DECL = ["--matrix", "Z=gaussian(p,n)", "--matrix", "G=goe(n)", "--matrix", "D=diag(p, (1, 4), (1/4, 3/4))",

@@ -12,7 +12,7 @@ from fractions import Fraction
 
 import pytest
 
-pytestmark = pytest.mark.slow  # seconds a test: outside the fast tier (pytest -m "not slow")
+pytestmark = [pytest.mark.slow, pytest.mark.montecarlo]  # seconds a test: outside the fast tier (pytest -m "not slow")
 
 matplotlib = pytest.importorskip("matplotlib")
 matplotlib.use("Agg")

@@ -30,6 +30,8 @@ from symrmt.models.attention import trials as trial_kinds
 from symrmt.simulation.executor import StaleTrialsWarning, TrialSpec, make_executor, run_trials
 from symrmt.simulation.store import StoreError, TrialStore
 
+pytestmark = pytest.mark.montecarlo
+
 ROOT = Path(__file__).resolve().parents[2]
 KW = dict(f=np.tanh, n=48, c=0.5, gammas=[0.1, 1.0], geometry=Geometry(snr=1, wk2=1, wq2=1, wkwq=1), seed=3,
           progress=False)

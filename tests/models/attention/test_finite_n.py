@@ -16,6 +16,8 @@ from symrmt.errors import ParameterError
 from symrmt.models.attention import finite_n as FN
 from symrmt.models.attention.geometry import Geometry
 
+pytestmark = pytest.mark.montecarlo
+
 ALIGNED = dict(snr=4, wk2=4, wq2=4, wkwq=4, muwk=4, muwq=4)
 
 

@@ -14,6 +14,8 @@ from symrmt.errors import FiniteSizeWarning
 from symrmt.models.attention.finite_size import finite_size_note, signal_term
 from symrmt.models.attention.geometry import LowRankGeometry
 
+pytestmark = pytest.mark.montecarlo
+
 
 def _vectors(p, rng):
     """mu, w_K, w_Q (rank one) with a generic Gram matrix, and that Gram matrix."""

@@ -25,7 +25,7 @@ from symrmt.models.attention.geometry import Geometry
 from symrmt.models.attention.montecarlo import simulate
 from symrmt.models.attention.theory import attention_limit
 
-pytestmark = pytest.mark.slow  # seconds a test: outside the fast tier (pytest -m "not slow")
+pytestmark = [pytest.mark.slow, pytest.mark.montecarlo]  # seconds a test: outside the fast tier (pytest -m "not slow")
 
 GAMMAS = list(GAMMAS)
 FULL_GRID = os.environ.get("SYMRMT_FULL_GRID", "") not in ("", "0")

@@ -33,7 +33,7 @@ from symrmt.errors import ParameterError
 from symrmt.models.attention.montecarlo import simulate, vectors_from_gram
 from symrmt.models.attention.theory import attention_limit, route_for
 
-pytestmark = pytest.mark.slow  # seconds a test: outside the fast tier (pytest -m "not slow")
+pytestmark = [pytest.mark.slow, pytest.mark.montecarlo]  # seconds a test: outside the fast tier (pytest -m "not slow")
 
 K_SE, SLACK_ABS, SLACK_REL = 4.0, 0.008, 0.01
 

@@ -33,6 +33,8 @@ from symrmt.models.attention.montecarlo import (
 )
 from symrmt.progress import Progress
 
+pytestmark = pytest.mark.montecarlo
+
 REPO = Path(__file__).resolve().parents[3]
 GEOM = Geometry(snr=2, wk2=1, wq2="3/2", wkwq="1/2", muwk="1/2", muwq="-1/4")
 

@@ -10,7 +10,7 @@ from fractions import Fraction
 import mpmath
 import pytest
 
-pytestmark = pytest.mark.slow  # seconds a test: outside the fast tier (pytest -m "not slow")
+pytestmark = [pytest.mark.slow, pytest.mark.prove]  # seconds a test: outside the fast tier (pytest -m "not slow")
 
 flint = pytest.importorskip("flint")
 

@@ -51,7 +51,7 @@ from symrmt.models.attention.geometry import Geometry
 from symrmt.models.attention.montecarlo import simulate
 from symrmt.models.attention.theory import ridge_limit
 
-pytestmark = pytest.mark.slow  # seconds a test: outside the fast tier (pytest -m "not slow")
+pytestmark = [pytest.mark.slow, pytest.mark.montecarlo]  # seconds a test: outside the fast tier (pytest -m "not slow")
 
 N = 512
 TRIALS = 120

@@ -16,6 +16,8 @@ import pytest
 import symrmt
 from symrmt.cli.app import main as cli_main
 
+pytestmark = pytest.mark.montecarlo
+
 matplotlib = pytest.importorskip("matplotlib")
 matplotlib.use("Agg")
 

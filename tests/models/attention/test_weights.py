@@ -14,7 +14,7 @@ from symrmt.engine import Model, diff, inv, trace
 from symrmt.engine.kernel_weights import general_coefficients, kernel_given, remainder_correlation, weight_statistics
 from symrmt.hermite import Nonlinearity
 
-pytestmark = pytest.mark.slow  # seconds a test: outside the fast tier (pytest -m "not slow")
+pytestmark = [pytest.mark.slow, pytest.mark.montecarlo]  # seconds a test: outside the fast tier (pytest -m "not slow")
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 

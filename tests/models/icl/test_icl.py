@@ -14,6 +14,8 @@ from symrmt.cli.app import main
 from symrmt.errors import ParameterError
 from symrmt.models.icl import icl, icl_limit, icl_simulate
 
+pytestmark = pytest.mark.montecarlo
+
 
 def _paper_result1(alpha, kappa, tau, rho, dps):
     """Result 1 of Lu et al. (PNAS 2025) retyped here from the paper's statement, with the Marchenko-Pastur

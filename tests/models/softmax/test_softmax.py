@@ -21,7 +21,7 @@ from symrmt.models.attention.geometry import Geometry, LowRankGeometry
 from symrmt.errors import ParameterError
 from symrmt.models.attention.montecarlo import weights_from_geometry, draw_tokens, simulate, softmax_kernel
 
-pytestmark = pytest.mark.slow  # seconds a test: outside the fast tier (pytest -m "not slow")
+pytestmark = [pytest.mark.slow, pytest.mark.montecarlo]  # seconds a test: outside the fast tier (pytest -m "not slow")
 
 
 def _naive(x, w, mask):
