@@ -15,9 +15,8 @@ import mpmath
 import numpy as np
 import pytest
 
-from symrmt.cli import app as cli
 from symrmt.cli.app import main
-from symrmt.cli.common import num
+from symrmt.cli.common import dump, num
 from symrmt.cli.trace import build_model
 
 MP = "trace(inv(Z.T*Z/n + gamma*I(n)))"
@@ -342,7 +341,7 @@ def _cli_json(capsys, argv):
 
 def test_json_writer_is_strict(capsys):
     with pytest.raises(ArithmeticError, match="not finite"):
-        cli._dump({"x": float("inf")})
+        dump({"x": float("inf")})
 
 
 def test_one_digit_rounds_in_decimal(capsys):
