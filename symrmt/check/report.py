@@ -13,7 +13,14 @@ from symrmt.check.vocabulary import PARAM_SYMBOLS
 # ---------------------------------------------------------------------------
 @dataclass
 class CheckReport:
-    """The outcome of :func:`check`.  ``status``: proved, verified, disproved or undecided."""
+    """The outcome of :func:`symrmt.check`: ``status`` is proved, verified, disproved or undecided, and
+    ``evidence`` says why; ``symbolic``, ``numeric``, ``region`` and ``mc`` hold each stage's findings.
+
+    >>> r = CheckReport(quantity="E_RR0", kind="value", candidate="(1 - c)/(snr + 1)", status="proved",
+    ...                 evidence="symbolic proof", symbolic={"status": "proved", "detail": "c < 1"}, numeric={})
+    >>> r.as_dict()["status"], r.as_dict()["seconds"]
+    ('proved', 0.0)
+    """
 
     quantity: str
     kind: str
@@ -30,6 +37,7 @@ class CheckReport:
     claim_tex: str = ""  # the claim ``lhs = rhs`` as LaTeX (SymPy), for :meth:`latex`
 
     def as_dict(self) -> dict:
+        """The report as plain data (what ``symrmt check --json`` prints)."""
         return {
             "quantity": self.quantity, "kind": self.kind, "candidate": self.candidate, "status": self.status,
             "evidence": self.evidence, "symbolic": self.symbolic, "numeric": self.numeric, "region": self.region,
@@ -90,6 +98,7 @@ class CheckReport:
         return self.latex()
 
     def text(self) -> str:
+        """The report as the text ``symrmt check`` prints: the claim, each stage, the status."""
         n = self.numeric
         lines = [f"claim: {self.candidate}  [{self.kind} of {self.quantity}]",
                  f"symbolic: {self.symbolic['status']}: {self.symbolic['detail']}"]
