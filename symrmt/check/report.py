@@ -186,10 +186,22 @@ def tex_math_text(text: str) -> str:
 
 
 def point_str(pt) -> str:
+    """A point ``{name: value}`` as text.
+
+    >>> from fractions import Fraction
+    >>> point_str({"c": Fraction(1, 2), "gamma": 1})
+    'c = 1/2, gamma = 1'
+    """
     return ", ".join(f"{k} = {v}" for k, v in pt.items())
 
 
 def point_json(pt) -> dict:
+    """A point ``{name: value}`` with each value as its exact text (for JSON).
+
+    >>> from fractions import Fraction
+    >>> point_json({"c": Fraction(1, 2)})
+    {'c': '1/2'}
+    """
     return {k: str(v) for k, v in pt.items()}
 
 
@@ -221,6 +233,7 @@ def claim_tex(lhs, rhs, width: int | None = None) -> str:
 
 
 def claim_str(lhs, rhs) -> str:
+    """The claim ``lhs = rhs`` (SymPy expressions) as text, with the parameters by their plain names."""
     def s(e):
         return str(e.xreplace({v: sp.Symbol(k) for k, v in PARAM_SYMBOLS.items()}))
     return f"{s(lhs)} = {s(rhs)}"
