@@ -87,6 +87,11 @@ def add_error(p):
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """The ``symrmt`` parser with every verb and its flags (:func:`main` parses with it).
+
+    >>> build_parser().parse_args(["hermite", "--f", "tanh"]).f
+    'tanh'
+    """
     parser = Parser(
         prog="symrmt",
         description="Exact, high-precision random-matrix limits of the interpolation error of "
