@@ -267,20 +267,24 @@ class FigureSims:
 
     @property
     def trials(self) -> int:
+        """The number of trials queued so far over every job."""
         return self.batch.total
 
     def ridge(self, n, c, gammas, snr, trials, seed) -> _Job:
+        """Queue ``trials`` ridge-regression trials at ``n``, ``c``, ``gammas``, ``snr``; returns the job."""
         from symrmt.models.attention.trials import RIDGE_SPEC, ridge_key
 
         return _Job(self, self.batch.add(RIDGE_SPEC, ridge_key(n, c, gammas, snr), trials, seed), None)
 
     def sim(self, f, n, c, gammas, geometry, trials, seed) -> _Job:
+        """Queue ``trials`` attention trials of ``f`` at ``n``, ``c``, ``gammas``, ``geometry``; returns the job."""
         from symrmt.models.attention.trials import SIMULATE_SPEC, simulate_point
 
         pt = simulate_point(_FigF(f), n, c, gammas, geometry=geometry, need_key=True)
         return _Job(self, self.batch.add(SIMULATE_SPEC, pt.key, trials, seed, pt.context), pt)
 
     def start(self, bar) -> None:
+        """Start every queued trial, reporting progress on ``bar``."""
         self.bar = bar
         self.batch.start()
 
