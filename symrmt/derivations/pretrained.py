@@ -270,6 +270,8 @@ def compute(quick: bool = False, digits: int = 15, progress: bool = False) -> tu
 
 
 def run(quick: bool = False, digits: int = 15) -> CheckList:
+    """Run this derivation's checks (``quick``: a seconds-long run with smaller simulations) and return
+    its :class:`~symrmt.derivations.checklist.CheckList`; a failed check is recorded there, not raised."""
     return compute(quick, digits)[0]
 
 
@@ -439,6 +441,9 @@ def figure(results, path) -> list:
 
 
 def main(argv=None) -> int:
+    """``python -m symrmt.derivations.pretrained [--quick] [--figure PATH] [--json PATH]``: fit the
+    MiniLM weights, compare the limits with simulations of the fitted weights, print the tables; returns 0,
+    and raises ``AssertionError`` when a check fails."""
     ap = argparse.ArgumentParser(allow_abbrev=False, prog=NAME, description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--quick", action="store_true", help="small sweeps, 4 trials")
