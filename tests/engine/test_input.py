@@ -48,9 +48,6 @@ def _trace(capsys, expr, matrices, at, dims=("p=c*n",), extra=()):
     return _run(capsys, argv)
 
 
-E = "trace(inv(Z.T*Z/n + gamma*I(n)))"
-
-
 AT = {"c": "1/2", "gamma": "1/5"}
 
 
@@ -65,9 +62,6 @@ def _cli_json(capsys, argv):
     rc = main(argv)
     out = capsys.readouterr().out
     return rc, json.loads(out)
-
-
-MP_EXPR = "trace(inv(Z.T*Z/n + gamma*I(n)))"
 
 
 MP_DECL = ["--matrix", "Z=gaussian(p,n)", "--dim", "p=c*n"]
@@ -159,20 +153,20 @@ def test_complex_limit_is_refused_not_printed():
 def test_gamma_zero_infinite_bound_is_vacuous():
     # tr (Z^T Z/n)^{-1} with p = 2n tends to 1/(c - 1) = 1 (Marchenko-Pastur); the upper bound
     # 1/gamma is infinite at gamma = 0 and must not crash the branch check
-    assert abs(float(model().limit(E, at={"c": 2, "gamma": 0}).value) - 1.0) < 1e-13
+    assert abs(float(model().limit(MP, at={"c": 2, "gamma": 0}).value) - 1.0) < 1e-13
 
 
 @pytest.mark.parametrize("at, match", [([1, 2], "dict"), ({"c": "1/2", "gamma": 1, "gama": 1}, "unknown parameter gama"),
                                        ({"c": float("nan"), "gamma": 1}, "finite"), ({"c": True, "gamma": 1}, "bool")])
 def test_bad_at_values(at, match):
     with pytest.raises(ParameterError, match=match):
-        model().limit(E, at=at)
+        model().limit(MP, at=at)
 
 
 def test_numpy_and_decimal_values_and_digits_are_read_exactly():
     m = model()
-    ref = m.limit(E, at={"c": Decimal("0.5"), "gamma": np.float64(0.2)}, digits=np.int64(20))
-    assert str(ref) == str(m.limit(E, at=AT, digits=20))
+    ref = m.limit(MP, at={"c": Decimal("0.5"), "gamma": np.float64(0.2)}, digits=np.int64(20))
+    assert str(ref) == str(m.limit(MP, at=AT, digits=20))
     m.diag("D", "n", [Decimal("0.5"), np.int64(1)])
 
 
@@ -184,7 +178,7 @@ def test_diag_values(values, match):
 
 
 def test_trace_simulation_memory_is_refused_before_the_limit(capsys):
-    rc = main(["trace", E, "--matrix", "Z=gaussian(p,n)", "--dim", "p=c*n", "--at", "c=1/2, gamma=1/5",
+    rc = main(["trace", MP, "--matrix", "Z=gaussian(p,n)", "--dim", "p=c*n", "--at", "c=1/2, gamma=1/5",
                "--simulate", "--n", "100000000"])
     err = capsys.readouterr().err.strip()
     assert rc == 2 and "GiB" in err and "\n" not in err
@@ -210,7 +204,7 @@ def test_engine_fixed_point_size_is_capped():
                                          ("E", lambda: mpmath.e), ("E-2", lambda: mpmath.e - 2),
                                          ("E - 2", lambda: mpmath.e - 2)])
 def test_trace_at_takes_exact_irrationals(capsys, text, value):
-    rc, out = _cli_json(capsys, ["trace", MP_EXPR, *MP_DECL, "--at", f"c=1/2, gamma={text}", "--digits", "30",
+    rc, out = _cli_json(capsys, ["trace", MP, *MP_DECL, "--at", f"c=1/2, gamma={text}", "--digits", "30",
                                  "--json"])
     assert rc == 0, out
     assert out["at"]["gamma"] == text  # shown as typed, not as a 1000-digit rounding
@@ -234,7 +228,7 @@ def test_bind_and_simulate_take_what_limit_takes():
     m = Model()
     m.dim("p", "c*n")
     m.gaussian("Z", "p", "n")
-    e = m.parse(MP_EXPR)
+    e = m.parse(MP)
     for g in ("sqrt(2)", sp.sqrt(2)):
         lim = m.limit(e, at={"c": "1/2", "gamma": g}, digits=20)
         sim = simulate_trace(bind(e, {"c": "1/2", "gamma": g}, 128), trials=4, seed=0, progress=False)
