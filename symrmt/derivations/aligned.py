@@ -27,6 +27,12 @@ NAME = "aligned"
 
 
 def aligned_geometry(snr, kk, kq):
+    """The geometry with ``w_K = kk mu/|mu|`` and ``w_Q = kq mu/|mu|`` (aligned with the signal), exact
+    where ``sqrt(snr) kk`` and ``sqrt(snr) kq`` are rational.
+
+    >>> aligned_geometry(4, 1, 2).as_dict()["muwq"]
+    Fraction(4, 1)
+    """
     snr, kk, kq = sp.Rational(snr), sp.Rational(kk), sp.Rational(kq)
     r = sp.sqrt(snr)
     return Geometry(snr=str(snr), wk2=str(kk**2), wq2=str(kq**2), wkwq=str(kk * kq),

@@ -159,6 +159,7 @@ def trials_for(c) -> int:
 
 
 def tolerance(theory, se) -> float:
+    """The allowed ``|mc - theory|``: ``K se + SLACK_ABS + SLACK_REL |theory|``."""
     return K * se + SLACK_ABS + SLACK_REL * abs(theory)
 
 

@@ -61,6 +61,7 @@ def silverstein(phi, lam, sigmas, weights):
 
 
 def closed_form(phi, lam, dps: int):
+    """The limit from Silverstein's equation for the two-atom covariance, solved here at ``dps`` digits."""
     with mpmath.workdps(dps):
         phi, lam = _mpq(phi), _mpq(lam)
         sigmas = [_mpq(v) ** 2 for v in SQRT_VALUES]

@@ -41,6 +41,11 @@ def _wishart(goe=False):
 
 
 def mp_density(c, x):
+    """The Marchenko-Pastur density of ratio ``c`` at ``x`` (0 outside ``[(1-sqrt c)^2, (1+sqrt c)^2]``).
+
+    >>> float(mp_density(1, 2))   # sqrt(x (4 - x))/(2 pi x) at c = 1
+    0.15915494309189535
+    """
     c, x = mpmath.mpf(c), mpmath.mpf(x)
     a, b = (mpmath.sqrt(c) - 1) ** 2, (mpmath.sqrt(c) + 1) ** 2
     return mpmath.sqrt((b - x) * (x - a)) / (2 * mpmath.pi * x) if a < x < b else mpmath.mpf(0)
@@ -143,6 +148,11 @@ def run(quick: bool = False, digits: int = 30) -> CheckList:
 
 
 def eval_q(text):
+    """The mpf of ``"a/b"`` or ``"a"``.
+
+    >>> float(eval_q("3/4"))
+    0.75
+    """
     a, _, b = str(text).partition("/")
     return mpmath.mpf(a) / (mpmath.mpf(b) if b else 1)
 

@@ -87,6 +87,11 @@ def relu_features(n: int, at: dict, trials: int, seed: int):
 
 
 def eval_q(text: str):
+    """The mpf of ``"a/b"`` or ``"a"``.
+
+    >>> float(eval_q("1/8"))
+    0.125
+    """
     a, _, b = text.partition("/")
     return mpmath.mpf(a) / (mpmath.mpf(b) if b else 1)
 

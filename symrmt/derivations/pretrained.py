@@ -137,6 +137,9 @@ def compare_point(w_actual, fit, mu, c, trials, digits, seed=SIM_SEED) -> dict:
 
 
 def fit_checks(ck: CheckList, layers, rows, quick: bool) -> None:
+    """Add to ``ck`` the checks of the MiniLM weights and of their ``alpha I + rank r`` fits: the heads sum
+    to the layer's matrix, each head's rank, and over ``rows`` (the fit table) the explained fraction
+    growing with ``r``; ``quick`` shortens the scan over ``alpha``."""
     from symrmt.models.attention.pretrained import fit_scaled_identity_plus_low_rank, rms_normalize
 
     layer = layers[LAYER]
