@@ -1,32 +1,15 @@
 """symrmt: exact, high-precision random-matrix limits for nonlinear Attention.
 
-The public API (everything below is importable from ``symrmt`` itself):
+The public API: :func:`limit`, :func:`simulate`, :func:`sweep` and :func:`crossings` (the paper's model:
+certified limits of ``E_A`` and ``E_RR``, Monte-Carlo, grids, the points where they tie) with their
+results; :class:`Geometry`, :class:`LowRankGeometry`, :class:`Nonlinearity` (the inputs); :func:`check`
+(a formula of your own against the package); :func:`icl`, :func:`icl_simulate` (in-context regression);
+:func:`latex`; and the errors, all under :class:`symrmt.errors.SymrmtError`.  ``import symrmt`` imports
+neither SymPy, mpmath nor NumPy: each name is loaded on first use.
 
-* :func:`limit` -- certified limits of ``E_A(gamma)`` and ``E_RR(gamma)``;
-* :func:`simulate` -- the same model sampled at finite ``n`` (Monte-Carlo), at one point or over a grid
-  (``grid=``, as :func:`sweep` takes it: a :class:`SimulationSweep`, compared with the limits by
-  ``.compare()`` into a :class:`SweepComparison`);
-* :func:`sweep` -- limits over a product grid of ``c``, ``gamma``, ``snr``, Gram entries, angles;
-* :func:`crossings` -- every point where ``E_A = E_RR`` in an interval;
-* :class:`Geometry`, :class:`LowRankGeometry` -- the Gram data of the signal and the weights;
-* :class:`Nonlinearity` -- ``f`` with its Hermite data;
-* :func:`check`, :class:`CheckReport` -- a formula of your own against the package;
-* :func:`icl`, :func:`icl_simulate` -- the ICL error of ridgeless linear attention on in-context linear
-  regression (Lu et al. 2025): its ``d -> oo`` limit at any precision, and the model at finite ``d``;
-* :func:`latex` -- ``symrmt.latex("theorem1")``: a result's LaTeX (``str()`` is the text; a notebook
-  displays it);
-* the errors: :class:`ParameterError` (bad input), :class:`SolverError` and its kinds
-  :class:`ConvergenceError`, :class:`BranchError`, :class:`PrecisionError`, and
-  :class:`NotExact`, :class:`QuadratureError` from the Hermite layer.
-
-Layers (kept apart on purpose):
-
-* ``symrmt.hermite``, ``symrmt.models.attention.equations`` -- SymPy: Hermite data, fixed-point systems, closed forms;
-* ``symrmt.models.attention.solver``, ``symrmt.models.attention.theory`` -- mpmath: compiled solvers at any precision;
-* ``symrmt.models.attention.montecarlo`` -- NumPy only: Monte-Carlo simulation of the finite model.
-
-Importing ``symrmt`` itself is cheap: it imports neither SymPy, mpmath nor NumPy.
-Each name above is loaded on first use (a module-level ``__getattr__``).
+>>> import symrmt
+>>> sorted(symrmt.__all__)[:3]
+['BranchError', 'CheckReport', 'Comparison']
 """
 
 from importlib import import_module

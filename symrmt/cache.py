@@ -79,6 +79,7 @@ class BoundedDict(OrderedDict):
             self.popitem(last=False)
 
     def cache_clear(self) -> None:
+        """Empty the cache (the name ``functools.lru_cache`` gives it)."""
         self.clear()
 
 

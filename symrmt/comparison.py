@@ -1,9 +1,6 @@
-r"""The simulation set against the theory: :class:`Comparison` (``SimulationResult.compare(limit)``),
-the gaps in standard errors, and :class:`Extrapolation` (means at several ``n`` fitted in ``1/n``,
-``1/sqrt(n)`` or both, with each fit's chi-square).
-
-This module imports only the standard library at import time; NumPy and pandas are imported when a
-method needs them.
+r"""A simulation set against the theory: :class:`Comparison` (gaps in standard errors) and
+:class:`Extrapolation` (means at several ``n`` fitted in ``1/n``, ``1/sqrt(n)`` or both, with each
+fit's chi-square).  NumPy and pandas are imported when a method needs them.
 """
 
 from __future__ import annotations
@@ -60,9 +57,11 @@ class FormFit:
 
     @property
     def rejected(self) -> bool:
+        """Whether the chi-square p-value is below ``REJECT_P`` (a fit with no p-value is never rejected)."""
         return self.pvalue is not None and self.pvalue < REJECT_P
 
     def text(self) -> str:
+        """One line: the form, its chi-square on its degrees of freedom and the p-value."""
         p = "untestable: as many terms as sizes" if self.pvalue is None else f"p = {self.pvalue:.2g}"
         return f"{FORM_TEXT[self.form]}: chi2 = {self.chi2:.3g} on {self.dof} dof ({p})"
 
@@ -129,6 +128,9 @@ class Extrapolation:
 
     @classmethod
     def fit(cls, sims) -> Extrapolation:
+        """The extrapolation of ``sims`` (simulations of one model at two or more sizes ``n``, the same
+        ``gamma`` values): every form of ``FORMS`` fitted to the means, weighted by their standard errors,
+        and for each error the form :func:`choose_form` keeps."""
         import numpy as np
 
         sims = sorted(sims, key=lambda s: s.n)
@@ -183,7 +185,25 @@ class Comparison(TableResult):
 
     ``attention_gap[i] = (mean_i - limit_i) / se_i`` (``inf`` when ``se_i = 0`` and the
     two differ); likewise ``ridge_gap``.  :meth:`within` applies the rule
-    ``|mean - limit| <= k se + slack``.
+    ``|mean - limit| <= k se + slack``.  Made by ``SimulationResult.compare(limit)``.
+
+    Examples
+    --------
+    A simulation of two trials (mean 0.6, se 0.1) against limits given by hand:
+
+    >>> import numpy as np
+    >>> from fractions import Fraction
+    >>> from types import SimpleNamespace
+    >>> from symrmt.results import SimulationResult
+    >>> sim = SimulationResult(f="tanh", expr="tanh(t)", center=False, c=Fraction(1, 2), gamma_exact=(Fraction(1),),
+    ...                        geometry=None, diagonal="zero", n=64, p=32, trials=2, seed=0, noise="gaussian",
+    ...                        attention_trials=np.array([[0.5], [0.7]]), ridge_trials=np.array([[0.4], [0.6]]))
+    >>> limit = SimpleNamespace(gamma=np.array([1.0]), attention=np.array([0.4]), ridge=np.array([0.5]))
+    >>> cmp = Comparison(sim, limit)
+    >>> cmp.attention_gap.round(6).tolist(), cmp.ridge_gap.round(6).tolist(), round(cmp.max_gap, 6)
+    ([2.0], [0.0], 2.0)
+    >>> cmp.within(k=3), cmp.within(k=1)
+    (True, False)
     """
 
     simulation: object  # a symrmt.results.SimulationResult (not imported: results imports this module)
@@ -195,17 +215,20 @@ class Comparison(TableResult):
 
     @property
     def gamma(self):
+        """The ``gamma`` values (float64), those of the limit."""
         return self.theory.gamma
 
     _gap = staticmethod(gap_in_se)
 
     @property
     def attention_gap(self):
+        """``(mean - limit)/se`` of ``E_A`` at each ``gamma`` (0 where equal, ``inf`` where ``se = 0``)."""
         s = self.simulation
         return self._gap(s.attention, self.theory.attention, s.attention_se)
 
     @property
     def ridge_gap(self):
+        """``(mean - limit)/se`` of ``E_RR`` at each ``gamma`` (0 where equal, ``inf`` where ``se = 0``)."""
         s = self.simulation
         return self._gap(s.ridge, self.theory.ridge, s.ridge_se)
 
@@ -227,6 +250,7 @@ class Comparison(TableResult):
 
     @property
     def extrapolated_ridge_gap(self):
+        """``(a - limit)/se(a)`` for ``E_RR`` with ``a`` the extrapolated mean (None without sizes)."""
         e = self.extrapolation
         return None if e is None else self._gap(e.ridge, self.theory.ridge, e.ridge_se)
 
@@ -288,6 +312,7 @@ class Comparison(TableResult):
         return bool(np.all(ok_a) and np.all(ok_r))
 
     def to_numpy(self):
+        """Float64 array ``(len(gamma), 9)`` with the columns of :attr:`columns`."""
         import numpy as np
 
         s, t = self.simulation, self.theory

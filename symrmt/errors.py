@@ -1,30 +1,9 @@
-"""The one base of every exception and warning symrmt defines.
+"""Every exception and warning class of symrmt, under the one base :class:`SymrmtError`.
 
-``except symrmt.errors.SymrmtError`` catches anything symrmt raises on purpose. Each class
-keeps a built-in parent as well, because the command line maps the built-in ones to its exit
-codes (``symrmt.cli.app``):
-
-* ``ValueError`` -- bad input, exit 2: :class:`ParameterError` (defined here) and its subclasses
-  (:class:`symrmt.hermite.nonlinearity.NotCenteredError`,
-  :class:`symrmt.engine.base.ModelError`,
-  :class:`symrmt.parsing.ParseLimitError`, :class:`UnknownNameError` (defined here),
-  :class:`symrmt.simulation.store.StoreError`);
-* ``ArithmeticError`` -- a number symrmt cannot stand behind, exit 3:
-  :class:`SolverError` (defined here, with ``ConvergenceError``, ``BranchError``,
-  ``PrecisionError``), :class:`symrmt.hermite.quadrature.QuadratureError`,
-  :class:`symrmt.hermite.gaussian.NotExact`,
-  :class:`symrmt.models.attention.closed_forms.noise_only.ClosedFormError`,
-  :class:`symrmt.engine.bound_tree.TraceSimulationError`,
-  :class:`symrmt.engine.pencil_check.PencilError`, :class:`symrmt.cli.common.Unavailable`;
-* ``ImportError`` -- :class:`symrmt.models.attention.pretrained.PretrainedUnavailable` (an optional extra is missing);
-* ``Exception`` -- the time limits :class:`symrmt.parsing.TimeLimitExceeded` and
-  :class:`symrmt.check.prove.SymbolicTimeout`;
-* ``UserWarning`` -- :class:`symrmt.simulation.executor.StaleTrialsWarning`.
-
-Every exception class of the package is defined in this module (as SymPy keeps its own in
-``polyerrors.py``); each stays importable from the module that raises it, as named above.  Data an
-error carries travel as attributes (for example ``NotCenteredError.a0``), never inside the message
-text only.  This module imports nothing from symrmt, so any module may import it.
+Each class also keeps a built-in parent, which the command line maps to its exit code: ``ValueError``
+(bad input, exit 2), ``ArithmeticError`` (a number symrmt cannot stand behind, exit 3), ``ImportError``
+(an optional extra is missing), ``UserWarning``.  Data an error carries travel as attributes, never in
+the message text only.  This module imports nothing from symrmt, so any module may import it.
 """
 
 from __future__ import annotations
@@ -68,11 +47,24 @@ __all__ = [
 
 
 class SymrmtError(Exception):
-    """Base of every exception and warning class defined by symrmt."""
+    """Base of every exception and warning class defined by symrmt.
+
+    >>> import symrmt
+    >>> try:
+    ...     symrmt.limit("tanh", -1, [1])
+    ... except SymrmtError as exc:
+    ...     type(exc).__name__
+    'ParameterError'
+    """
 
 
 class ParameterError(ValueError, SymrmtError):
-    """A parameter is outside the domain of the model; the message names it."""
+    """A parameter is outside the domain of the model, or input that cannot be read; the message names
+    it and says what to give instead (exit code 2 on the command line).
+
+    >>> issubclass(ParameterError, ValueError), str(ParameterError("c must be > 0, got -1"))
+    (True, 'c must be > 0, got -1')
+    """
 
 
 class UnknownNameError(ParameterError):
@@ -96,19 +88,37 @@ class UnknownNameError(ParameterError):
 
 
 class SolverError(ArithmeticError, SymrmtError):
-    """The theory could not deliver a value it can stand behind."""
+    """The theory could not deliver a value it can stand behind (exit code 3 on the command line); the
+    message says which step failed and what to try.  Its kinds: :class:`ConvergenceError`,
+    :class:`BranchError`, :class:`PrecisionError`.
+
+    >>> issubclass(PrecisionError, SolverError), issubclass(SolverError, ArithmeticError)
+    (True, True)
+    """
 
 
 class ConvergenceError(SolverError):
-    """Newton's method or the continuation did not converge (the message has the residual)."""
+    """Newton's method or the continuation did not converge (the message has the residual).
+
+    >>> isinstance(ConvergenceError("residual 1e-3 after 40 steps"), SolverError)
+    True
+    """
 
 
 class BranchError(SolverError):
-    """A solution was found but fails a branch check (positivity, bounds)."""
+    """A solution was found but fails a branch check (positivity, bounds): it is not the limit.
+
+    >>> isinstance(BranchError("m = -0.5 is not positive"), SolverError)
+    True
+    """
 
 
 class PrecisionError(SolverError):
-    """Two solves at different working precisions disagree in the requested digits."""
+    """Two solves at different working precisions disagree in the requested digits.
+
+    >>> isinstance(PrecisionError("solves at 40 and 50 digits disagree beyond digit 30"), ArithmeticError)
+    True
+    """
 
 
 # ---------------------------------------------------------------------------

@@ -1,21 +1,8 @@
-r"""Result objects of the public API (:mod:`symrmt.models.attention.api`): values that carry their inputs.
+r"""The result objects of the paper's model: :class:`LimitResult` (``symrmt.limit``) and
+:class:`SimulationResult` (``symrmt.simulate``), values that carry their inputs.
 
-* :class:`LimitResult` -- ``symrmt.limit``: certified limits of ``E_A`` and ``E_RR``;
-* :class:`SimulationResult` -- ``symrmt.simulate``: Monte-Carlo means and standard errors;
-* :class:`Comparison` -- ``SimulationResult.compare(limit)``: gaps in standard errors (:mod:`symrmt.comparison`);
-* :class:`SweepResult` and :class:`CrossingsResult` live in :mod:`symrmt.models.attention.grid_results`.
-
-Every result has ``.gamma``, ``.attention`` and ``.ridge`` (float64 NumPy arrays;
-the certified values, at their full precision, are in ``.attention_mp`` and
-``.ridge_mp``), ``.to_numpy()``, ``.to_pandas()`` (one row per point, the default of every
-result; ``long=True``: one row per point and error) and ``.to_xarray()`` (pandas and xarray
-are the optional extra ``symrmt[results]``), ``.plot()`` (matplotlib, :mod:`symrmt.plotting`),
-a text table as ``str()`` (at the certified digits), an HTML table for notebooks and
-``.latex()`` (a ``tabular`` that fits the default ``article`` page; ``_repr_latex_`` gives the
-same numbers as a MathJax ``array``): the protocol of :class:`symrmt.table.TableResult`.
-
-This module imports only the standard library at import time; NumPy, mpmath and
-pandas are imported when a method needs them.
+Both follow the table protocol of :class:`symrmt.table.TableResult` (text, HTML, LaTeX, NumPy, pandas,
+xarray, ``.plot()``).  NumPy, mpmath and pandas are imported when a method needs them.
 """
 
 from __future__ import annotations
@@ -259,6 +246,21 @@ class SimulationResult(TableResult):
 
     ``.attention`` and ``.ridge`` are the means over the trials, ``.attention_se`` and
     ``.ridge_se`` their standard errors ``std(ddof=1)/sqrt(trials)``.
+
+    Examples
+    --------
+    A result made by hand from two trials at one ``gamma`` (``symrmt.simulate`` makes them from
+    the model):
+
+    >>> import numpy as np
+    >>> from fractions import Fraction
+    >>> r = SimulationResult(f="tanh", expr="tanh(t)", center=False, c=Fraction(1, 2), gamma_exact=(Fraction(1),),
+    ...                      geometry=None, diagonal="zero", n=64, p=32, trials=2, seed=0, noise="gaussian",
+    ...                      attention_trials=np.array([[0.5], [0.7]]), ridge_trials=np.array([[0.4], [0.6]]))
+    >>> r.gamma.tolist(), r.attention.tolist(), r.attention_se.round(6).tolist()
+    ([1.0], [0.6], [0.1])
+    >>> r.to_numpy().shape
+    (1, 5)
     """
 
     f: str
@@ -283,6 +285,7 @@ class SimulationResult(TableResult):
 
     @property
     def gamma(self):
+        """The ``gamma`` values as a float64 array (``gamma_exact`` holds them exactly)."""
         return float_array(self.gamma_exact)
 
     @property
@@ -297,10 +300,12 @@ class SimulationResult(TableResult):
 
     @property
     def attention_se(self):
+        """Standard error of :attr:`attention`: ``std(ddof=1)/sqrt(trials)`` over the trials."""
         return self.attention_trials.std(axis=0, ddof=1) / self.trials ** 0.5
 
     @property
     def ridge_se(self):
+        """Standard error of :attr:`ridge`: ``std(ddof=1)/sqrt(trials)`` over the trials."""
         return self.ridge_trials.std(axis=0, ddof=1) / self.trials ** 0.5
 
     def to_numpy(self):
@@ -429,6 +434,7 @@ class SimulationResult(TableResult):
                 for i, g in enumerate(param_column(self.gamma_exact))]
 
     def latex(self) -> str:
+        """A LaTeX ``tabular`` of the means with their standard errors, one row per ``gamma``, with a caption."""
         rows = [[g, f"${a}$", f"${r}$"] for g, a, r in self._tex_rows()]
         heads = ([r"$T_A$ (test, mean $\pm$ se)", r"$T_{RR}$ (test, mean $\pm$ se)"] if self.error == "test"
                  else [r"$E_A$ (mean $\pm$ se)", r"$E_{RR}$ (mean $\pm$ se)"])

@@ -1,19 +1,7 @@
-r"""The one table protocol of symrmt's results, and the formatting it is built from.
+r"""The one table protocol of symrmt's results (:class:`TableResult`) and the formatting it is built from.
 
-Every result that is a table (:class:`symrmt.results.LimitResult`, :class:`~symrmt.results.SimulationResult`,
-:class:`~symrmt.comparison.Comparison`, :class:`symrmt.models.attention.sweeps.SweepResult`,
-:class:`symrmt.models.attention.boundary.CrossingsResult`, :class:`symrmt.engine.sweep.TraceSweep`,
-:class:`symrmt.engine.density.Density`) is a :class:`TableResult`: ``str()`` is a text table under a caption,
-``_repr_html_`` an HTML table (every cell escaped), ``latex()`` a ``tabular`` whose column names are
-math-mode escaped (an empty result is a LaTeX sentence), ``_repr_latex_`` a MathJax ``array``,
-``to_pandas()`` one row per point and ``to_xarray()`` the same data as an xarray Dataset.
-
-A subclass gives :meth:`TableResult._columns` (the column names), :meth:`TableResult._rows` (text cells)
-and :meth:`TableResult._caption`; it may give :meth:`TableResult._columns_tex` (math-mode names) and
-:meth:`TableResult._empty_text`, and it overrides a method where its table needs more (digits grouped
-over several lines, the inputs in the caption).
-
-This module imports only the standard library at import time.
+A result that is a table gives its column names, text cells and caption; :class:`TableResult` turns them
+into ``str()``, HTML, LaTeX, MathJax, pandas and xarray.  Only the standard library is imported at import time.
 """
 
 from __future__ import annotations
@@ -154,6 +142,12 @@ def need_pandas():
 
 
 def mp_text(x, digits: int) -> str:
+    """``x`` (an mpf or a float) written with ``digits`` significant digits (``mpmath.nstr``).
+
+    >>> import mpmath
+    >>> mp_text(mpmath.mpf(1) / 3, 5), mp_text(2.5, 10)
+    ('0.33333', '2.5')
+    """
     import mpmath
 
     return mpmath.nstr(x, digits)
@@ -348,12 +342,23 @@ def gram_items(geometry):
 
 
 def float_array(values):
+    """The float64 NumPy array of ``values`` (Fractions, mpf, ints or floats), each rounded once to float.
+
+    >>> from fractions import Fraction
+    >>> float_array([Fraction(1, 4), 2]).tolist()
+    [0.25, 2.0]
+    """
     import numpy as np
 
     return np.array([float(v) for v in values], dtype=np.float64)
 
 
 def se_text(mean: float, se: float) -> str:
+    """A Monte-Carlo mean with its standard error, as the tables print it.
+
+    >>> se_text(0.5, 0.0123)
+    '0.500000 ± 1.2e-02'
+    """
     return f"{mean:.6f} ± {se:.1e}"
 
 

@@ -21,6 +21,7 @@ import pytest
 
 import symrmt
 from symrmt.errors import ParameterError
+from symrmt.parsing import ParseLimitError
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -105,7 +106,7 @@ def test_limit_bad_input_is_named():
         symrmt.limit("tanh", 1, [-1])
     with pytest.raises(ParameterError, match="digits"):
         symrmt.limit("tanh", 1, [1], digits=0)
-    with pytest.raises(ParameterError, match="geometry"):  # a dict of entries is a geometry (issue 23); a list is not
+    with pytest.raises(ParameterError, match="geometry"):  # a dict of entries is a geometry; a list is not
         symrmt.limit("tanh", 1, [1], geometry=[1, 0, 0])
 
 
@@ -208,3 +209,16 @@ def test_progress_bar_in_a_headless_kernel_draws_nothing(monkeypatch):
     kernel._allow_stdin = True
     monkeypatch.setattr(progress, "_widgets", lambda: False)
     assert isinstance(progress.progress_bar(3, "x", enabled=True), progress.Progress)
+
+
+def test_public_api_reads_numpy_digits_and_refuses_huge_trials():
+    import symrmt
+
+    r = symrmt.limit("tanh", c=np.float32(0.5), gamma=np.float64(1), center=True, digits=np.int64(10))
+    assert r.digits == 10
+    with pytest.raises(ParseLimitError, match="LIMITS\\['digits'\\]"):
+        symrmt.limit("tanh", c=0.5, gamma=1, center=True, digits=10**6)
+    with pytest.raises(ParameterError, match="GiB.*lower trials"):
+        symrmt.simulate(np.tanh, n=8, c=0.5, gamma=[1.0], trials=10**12)
+    with pytest.raises(ParseLimitError, match="digits"):
+        symrmt.limit("tanh", c=10**100000, gamma=1, center=True)

@@ -7,6 +7,7 @@ Every ``import`` and ``from ... import`` is counted, at the top of a module and 
 from __future__ import annotations
 
 import ast
+import sys
 from pathlib import Path
 
 import pytest
@@ -61,3 +62,10 @@ def test_imports_point_down(lower):
                 if RANKS.get(here, 99) <= top and RANKS.get(there, 99) > RANKS.get(here, 99))
     assert up == [], f"imports that point up from the {lower} layer: {up}"
 
+
+def test_simulation_layer_still_free_of_sympy():
+    import subprocess
+
+    code = "import sys, symrmt.simulation; print('sympy' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "False"

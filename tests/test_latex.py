@@ -14,6 +14,7 @@ and outside math no macro at all (MathJax leaves text outside math as it is).
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
 import re
 import shutil
@@ -25,6 +26,8 @@ import pytest
 import symrmt
 from symrmt.cli.app import main
 from symrmt.latex import LATEX_RESULTS, document, latex_of
+
+pytestmark = pytest.mark.latex
 
 # environments and macros of MathJax 3 (TeX input, ams) that the package's LaTeX uses
 MATHJAX_ENVIRONMENTS = {"align", "equation", "split", "matrix", "pmatrix", "array"}
@@ -85,8 +88,16 @@ def compile_all(documents, tmp_path) -> None:
 
 def mathjax_names(tex: str):
     """``(environments, macros, macros outside math)`` of ``tex`` (pylatexenc, strict parsing)."""
-    from pylatexenc.latexwalker import (LatexCharsNode, LatexCommentNode, LatexEnvironmentNode, LatexGroupNode,
-                                        LatexMacroNode, LatexMathNode, LatexSpecialsNode, LatexWalker)
+    from pylatexenc.latexwalker import (
+        LatexCharsNode,
+        LatexCommentNode,
+        LatexEnvironmentNode,
+        LatexGroupNode,
+        LatexMacroNode,
+        LatexMathNode,
+        LatexSpecialsNode,
+        LatexWalker,
+    )
 
     envs, macros, outside = set(), set(), []
 
@@ -117,8 +128,7 @@ def mathjax_names(tex: str):
 
 def text_outside_math(tex: str) -> str:
     """The characters ``tex`` sets in text mode (outside math; tabular cells included)."""
-    from pylatexenc.latexwalker import (LatexCharsNode, LatexEnvironmentNode, LatexGroupNode, LatexMathNode,
-                                        LatexWalker)
+    from pylatexenc.latexwalker import LatexCharsNode, LatexEnvironmentNode, LatexGroupNode, LatexMathNode, LatexWalker
 
     out = []
 
@@ -451,3 +461,23 @@ def test_trace_latex_of_split_atoms_and_two_traces_fits(capsys, tmp_path):
     assert r"E &= \tau_{1}^{2} + \tau_{2}," in tex and r"H^{(2)} = \bigl(\Lambda^{(2)}\bigr)^{-1}" in tex
     documents["trace-two"] = document(tex)
     compile_all(documents, tmp_path)
+
+def _run(capsys, argv):
+    code = main(argv)
+    cap = capsys.readouterr()
+    return code, cap.out, cap.err
+
+
+def test_quadratic_form_latex_fits_the_page(capsys, tmp_path):
+    """``trace --latex`` of a quadratic form: the pencil, the fixed point, the Woodbury system and the readout,
+    compiled as the other LaTeX outputs (no box > 1 pt)."""
+
+    argv = ["trace", "y.T*inv(X.T*X/n + gamma*I(n))*y/n", "--dim", "p=c*n", "--matrix", "Z=gaussian(p,n)",
+            "--vector", "mu=vector(p)", "--vector", "y=signs(n)", "--let", "X=mu*y.T + Z",
+            "--at", "c=1/2, gamma=1/10, mu.mu=1", "--latex", "--json"]
+    code, out, err = _run(capsys, argv)
+    assert code == 0, err
+    tex = json.loads(out)["latex"]
+    check_derivation(tex)
+    assert r"\label{eq:trace-woodbury-1}" in tex and r"q_{1} &= e^{\top} S^{-1} f." in tex
+    compile_tex(document(tex), tmp_path, "qf")

@@ -1,4 +1,4 @@
-"""The layout's public surface (issue 18): every package states its public names in a literal
+"""The layout's public surface: every package states its public names in a literal
 ``__all__``, that list is the one docs/architecture.md documents, every name in it resolves, and no
 module of symrmt uses a star import."""
 

@@ -4,7 +4,7 @@ The model: ReLU Attention with ``||mu||^2 = 1`` and weights ``W = I + w w^T`` wi
 ``w = w_K = w_Q`` of unit norm, aligned with ``mu`` -- given by norms and angles
 (all three cosines 1).  Each cell of a notebook is one step below; run the file as
 a script (``python docs/examples/notebook.py``, add ``--plot FILE.png`` to draw the
-curves with matplotlib).  It ends in asserts, and ``tests/test_notebook.py`` runs it.
+curves with matplotlib).  It ends in asserts, and ``tests/docs/test_notebook.py`` runs it.
 
 Only ``import symrmt`` and NumPy are needed (matplotlib for ``--plot``).
 """

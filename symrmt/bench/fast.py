@@ -287,6 +287,7 @@ def verdicts(res: dict, row) -> None:
 
 
 def format_section(res: dict, md) -> str:
+    """The fast-path section of the bench report: float64 grids against the mpmath solver, same run."""
     fast = res["fast"]
     parts = ["\n### Fast path (float64 grids) against the mpmath solver, same run\n"]
     rows = []

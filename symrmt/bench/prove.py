@@ -51,6 +51,11 @@ CHAIN_POWERS = (2, 4)
 
 
 def engine_expr(power: int = ENGINE_POWER) -> str:
+    """The trace-engine expression the proof bench times: the resolvent of a product of ``power`` Wisharts.
+
+    >>> engine_expr(2)
+    'trace(inv(Z.T*Z*Z.T*Z/n**2 + gamma*I(n)))'
+    """
     return "trace(inv(" + "*".join(["Z.T*Z"] * power) + f"/n**{power} + gamma*I(n)))"
 
 
@@ -129,6 +134,7 @@ def measure(quick: bool, run_worker) -> dict:
 
 
 def verdicts(res: dict, row) -> None:
+    """Add the proof rows (``prove=True`` over unproved, model and engine) to the verdict table through ``row``."""
     pr = res.get("prove")
     if not pr or "skipped" in pr:
         return

@@ -500,6 +500,8 @@ def format_report(res: dict) -> str:
 
 
 def main(quick: bool = False, as_json: bool = False, out=None) -> dict:
+    """Run the bench (``quick``: smaller sizes), print or write (``out``) its report as text or JSON, and
+    return the measurements."""
     res = run(quick=quick, progress=lambda msg: print(f"symrmt bench: {msg}", file=sys.stderr, flush=True))
     text = json.dumps(res, indent=1, allow_nan=False) if as_json else format_report(res)
     if out:

@@ -207,6 +207,7 @@ def parse_candidate(quantity: str, text: str, kind: str = "value", syntax: str =
 
 
 def quantities_in(expr):
+    """The names of the package's quantities (``E_A``, ``E_RR``, ...) that occur in the SymPy ``expr``."""
     return [name for name, s in QUANTITY_SYMBOLS.items() if s in expr.free_symbols]
 
 
@@ -308,6 +309,11 @@ def check_where_domain(wh) -> None:
 
 
 def in_bounds(x, bound) -> bool:
+    """Whether ``x`` satisfies a ``where`` bound ``(lo, lo_strict, hi, hi_strict, fixed)`` (``None``: no bound).
+
+    >>> in_bounds(1, (0, True, 1, False, None)), in_bounds(0, (0, True, 1, False, None)), in_bounds(2, (None, False, None, False, 2))
+    (True, False, True)
+    """
     lo, los, hi, his, fixed = bound
     if fixed is not None:
         return x == fixed
@@ -319,6 +325,7 @@ def in_bounds(x, bound) -> bool:
 
 
 def where_str(where: dict) -> str:
+    """The ``where`` bounds ``{name: (lo, lo_strict, hi, hi_strict, fixed)}`` as text."""
     parts = []
     for name, (lo, los, hi, his, fixed) in where.items():
         if fixed is not None:

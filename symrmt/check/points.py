@@ -90,6 +90,8 @@ def _draw_one(name, rng, where, lo=None, hi=None, scale=None, atom=None):
 
 
 def draw_point(params, rng, where, gamma_low):
+    """A seeded random point ``{name: Fraction}`` of ``params`` inside the ``where`` bounds (short decimals),
+    ``gamma`` not below ``gamma_low``; raises ``ParameterError`` when the bounds leave no point."""
     pt = {}
     for _ in range(200):
         pt = {}
@@ -144,15 +146,32 @@ def draw_point(params, rng, where, gamma_low):
 # the package's values (numeric layer)
 # ---------------------------------------------------------------------------
 def hermite_dict(pt):
+    """The Hermite data of a point (``a1``, ``nu``, ``d``) and the diagonal it implies (``keep`` when ``d != 0``).
+
+    >>> from fractions import Fraction
+    >>> hermite_dict({"a1": Fraction(1, 2), "nu": 1})
+    ({'a1': Fraction(1, 2), 'nu': 1, 'd': Fraction(0, 1)}, 'zero')
+    """
     d = pt.get("d", Fraction(0))
     return {"a1": pt.get("a1", 0), "nu": pt.get("nu", 0), "d": d}, ("keep" if d != 0 else "zero")
 
 
 def point_geometry(pt):
+    """The :class:`Geometry` of a point's Gram entries (missing ones are 0).
+
+    >>> point_geometry({"snr": 2, "c": 1}).snr
+    Fraction(2, 1)
+    """
     return Geometry(**{n: pt.get(n, 0) for n in GEOMETRY_NAMES})
 
 
 def mp_root_value(c, g, dps):
+    """The Marchenko-Pastur Stieltjes value ``m(-gamma)`` at ``c``, ``gamma = g``: the positive root of
+    ``gamma m^2 + (gamma + c - 1) m - 1 = 0``, to ``dps`` digits (written without cancellation).
+
+    >>> float(mp_root_value(1, 1, 20))   # m^2 + m - 1 = 0
+    0.6180339887498949
+    """
     with mpmath.workdps(dps + 10):
         c, g = mpf_of(c), mpf_of(g)
         b = g + c - 1

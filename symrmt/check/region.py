@@ -56,6 +56,9 @@ def _bisect(status_at, pt_fail, p, v_pass, steps):
 # Monte-Carlo
 # ---------------------------------------------------------------------------
 def mc_at(quantity, pt, cand_value, truth_value, n=256, trials=8, seed=0):
+    """A Monte-Carlo run of ``quantity`` at the point ``pt`` (``n`` tokens, ``trials`` trials, ``seed``), as a
+    dict: the mean, its standard error, the candidate's and the package's values and a summary; only a
+    ``summary`` saying why when the quantity or point has no simulation."""
     import numpy as np
 
     from symrmt.models.attention.montecarlo import simulate

@@ -13,7 +13,14 @@ from symrmt.check.vocabulary import PARAM_SYMBOLS
 # ---------------------------------------------------------------------------
 @dataclass
 class CheckReport:
-    """The outcome of :func:`check`.  ``status``: proved, verified, disproved or undecided."""
+    """The outcome of :func:`symrmt.check`: ``status`` is proved, verified, disproved or undecided, and
+    ``evidence`` says why; ``symbolic``, ``numeric``, ``region`` and ``mc`` hold each stage's findings.
+
+    >>> r = CheckReport(quantity="E_RR0", kind="value", candidate="(1 - c)/(snr + 1)", status="proved",
+    ...                 evidence="symbolic proof", symbolic={"status": "proved", "detail": "c < 1"}, numeric={})
+    >>> r.as_dict()["status"], r.as_dict()["seconds"]
+    ('proved', 0.0)
+    """
 
     quantity: str
     kind: str
@@ -30,6 +37,7 @@ class CheckReport:
     claim_tex: str = ""  # the claim ``lhs = rhs`` as LaTeX (SymPy), for :meth:`latex`
 
     def as_dict(self) -> dict:
+        """The report as plain data (what ``symrmt check --json`` prints)."""
         return {
             "quantity": self.quantity, "kind": self.kind, "candidate": self.candidate, "status": self.status,
             "evidence": self.evidence, "symbolic": self.symbolic, "numeric": self.numeric, "region": self.region,
@@ -90,6 +98,7 @@ class CheckReport:
         return self.latex()
 
     def text(self) -> str:
+        """The report as the text ``symrmt check`` prints: the claim, each stage, the status."""
         n = self.numeric
         lines = [f"claim: {self.candidate}  [{self.kind} of {self.quantity}]",
                  f"symbolic: {self.symbolic['status']}: {self.symbolic['detail']}"]
@@ -177,10 +186,22 @@ def tex_math_text(text: str) -> str:
 
 
 def point_str(pt) -> str:
+    """A point ``{name: value}`` as text.
+
+    >>> from fractions import Fraction
+    >>> point_str({"c": Fraction(1, 2), "gamma": 1})
+    'c = 1/2, gamma = 1'
+    """
     return ", ".join(f"{k} = {v}" for k, v in pt.items())
 
 
 def point_json(pt) -> dict:
+    """A point ``{name: value}`` with each value as its exact text (for JSON).
+
+    >>> from fractions import Fraction
+    >>> point_json({"c": Fraction(1, 2)})
+    {'c': '1/2'}
+    """
     return {k: str(v) for k, v in pt.items()}
 
 
@@ -212,6 +233,7 @@ def claim_tex(lhs, rhs, width: int | None = None) -> str:
 
 
 def claim_str(lhs, rhs) -> str:
+    """The claim ``lhs = rhs`` (SymPy expressions) as text, with the parameters by their plain names."""
     def s(e):
         return str(e.xreplace({v: sp.Symbol(k) for k, v in PARAM_SYMBOLS.items()}))
     return f"{s(lhs)} = {s(rhs)}"

@@ -29,6 +29,9 @@ ATT_NOGAMMA = tuple(p for p in ALL if p != "gamma")
 
 @dataclass(frozen=True)
 class Quantity:
+    """A quantity ``symrmt check`` knows: its name, parameters, meaning, whether the package has an exact
+    form, and the default number of numeric points."""
+
     name: str
     params: tuple
     meaning: str

@@ -1,47 +1,12 @@
-"""Command-line interface: ``symrmt <verb>``, a thin layer over the library.
+"""The command line ``symrmt <verb>``: the parser (:func:`build_parser`) and :func:`main`, which runs a verb
+and turns its errors into one line and an exit code.  The verbs live in the other modules of ``symrmt.cli``
+(one per group of commands; README's CLI table lists them).
 
-Argparse and printing only.  This module builds the parser and runs a verb; the verbs live in
-:mod:`symrmt.cli.model` (``hermite limit simulate store demo``), :mod:`symrmt.cli.tools`
-(``latex verify bench figures check``), :mod:`symrmt.cli.sweeps` and :mod:`symrmt.cli.trace`; their
-shared flags, argument types and printing (the one strict JSON writer) in :mod:`symrmt.cli.common`.
+Results go to stdout (``--json`` for machines, a table otherwise), diagnostics to stderr.  Exit codes:
+0 success; 1 checks that ran and failed (``verify``, a disproved ``check``); 2 bad input (a
+``ParameterError`` or a usage error); 3 a number symrmt cannot stand behind (an ``ArithmeticError``).
+With ``--json`` an error is also the object ``{"error", "kind", "exit", "verb"}`` on stdout.
 
-Results go to stdout (``--json`` for machines, a readable table otherwise),
-diagnostics to stderr.  Exit codes:
-
-* ``0`` -- success;
-* ``1`` -- checks that ran and failed (``verify``; ``check``: the candidate is disproved);
-* ``2`` -- bad input (a :class:`~symrmt.models.attention.params.ParameterError` or an argparse error);
-* ``3`` -- the solver could not deliver (any :class:`ArithmeticError`:
-  :class:`~symrmt.hermite.NotExact`, :class:`~symrmt.hermite.QuadratureError`,
-  ``symrmt.models.attention.theory.SolverError`` and its subclasses).
-
-With ``--json`` an error is also a JSON object on stdout,
-``{"error": MESSAGE, "kind": "bad input" | "numerical failure", "exit": CODE, "verb": VERB}``
-(the same one line goes to stderr).
-
-Verbs
------
-``hermite``  Hermite data ``a_0..a_k``, ``a_1``, ``nu``, ``d`` of ``f``.
-``limit``    Exact limits of ``E_A(gamma)`` and ``E_RR(gamma)`` (``symrmt.models.attention.theory.limit``).
-``simulate`` Monte-Carlo estimate at finite ``n`` (``symrmt.models.attention.montecarlo.simulate``).
-``demo``     Theory against a quick simulation for tanh at ``c = 1/2``, ``||mu||^2 = 1``.
-``check``    A formula of your own against the package (``symrmt.check.core``; exit 0 proved or
-             verified, 1 disproved, 2 undecided or bad input).
-``bench``    Speed and precision, measured side by side (``symrmt.bench.run``).
-``sweep``    Limits over a product grid of parameters, CSV or JSON (``symrmt.sweep``).
-``crossings`` Every crossing ``E_A = E_RR`` in an interval (``symrmt.crossings``).
-``trace``    The certified limit of a normalized trace of your own expression (``symrmt.cli.trace``,
-             ``symrmt.engine``; see docs/engine.md).
-``density``  The limiting spectral density of a symmetric matrix expression: edges, atoms, eigenvalue
-             histogram, figure (``symrmt.cli.density``, ``symrmt.engine.density``; see docs/engine.md).
-``icl``      The ICL error of ridgeless linear attention on in-context linear regression: the d -> oo limit
-             (the Result 1 of Lu et al. 2025) or, with ``--simulate``, the model at finite d
-             (``symrmt.cli.icl``, ``symrmt.models.icl``; see docs/icl.md).
-``trace-sweep`` A trace-engine expression on a product grid, float64 batched and checked, CSV or JSON
-             (``symrmt.cli.trace_sweep``, ``symrmt.engine.sweep``; see docs/engine.md).
-
-Examples
---------
 >>> main(["hermite", "--f", "erf", "--k", "1", "--json"])  # doctest: +ELLIPSIS
 {"a": [0.0, 0.6514...], "a1": 0.6514..., "nu": 0.4645..., "d": 0.0, "exact": true}
 0
@@ -87,6 +52,11 @@ def add_error(p):
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """The ``symrmt`` parser with every verb and its flags (:func:`main` parses with it).
+
+    >>> build_parser().parse_args(["hermite", "--f", "tanh"]).f
+    'tanh'
+    """
     parser = Parser(
         prog="symrmt",
         description="Exact, high-precision random-matrix limits of the interpolation error of "

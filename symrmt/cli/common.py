@@ -59,6 +59,17 @@ def gamma_list(text: str) -> list[str]:
 
 
 def number(name: str):
+    """An argparse ``type`` for flag ``name``: keeps the text of a number the restricted parser reads
+    (decimals, fractions, exact expressions), refuses anything else with the parser's message.
+
+    >>> conv = number("--c")
+    >>> conv(" 1/2 ")
+    '1/2'
+    >>> conv("c")
+    Traceback (most recent call last):
+    ...
+    argparse.ArgumentTypeError: --c: cannot read 'c' as a number ...
+    """
     def conv(text: str) -> str:
         try:
             to_fraction(text, name)
@@ -119,6 +130,7 @@ class Parser(argparse.ArgumentParser):
         self._words = []
 
     def parse_known_args(self, args=None, namespace=None):
+        """As argparse's, but a verb's leftover words are an error that names the flag meant."""
         self._words = list(sys.argv[1:] if args is None else args)
         namespace, extras = super().parse_known_args(args, namespace)
         if extras and self._subparsers is None:  # a verb's parser: its leftovers are its own
@@ -151,6 +163,7 @@ class Parser(argparse.ArgumentParser):
         return f"unrecognized argument{'s' if len(parts) > 1 else ''} " + ", ".join(parts)
 
     def error(self, message):  # pragma: no cover - argparse calls it
+        """Record the usage error (a typo named with the closest flag) and exit with code 2."""
         global LAST_USAGE_ERROR
         if message.startswith(("the following arguments are required", "unrecognized arguments")):
             message = self.unknown_flags(self._words) or message  # a typo first: it is why a flag is missing
@@ -210,6 +223,14 @@ def cli_message(exc, args) -> str:
 
 
 def add_f(p, required: bool = True):
+    """Add ``--f EXPR`` (the nonlinearity: a preset or an expression in ``t``) to the parser ``p``.
+
+    >>> import argparse
+    >>> p = argparse.ArgumentParser()
+    >>> add_f(p)
+    >>> p.parse_args(["--f", "tanh"]).f
+    'tanh'
+    """
     p.add_argument(
         "--f",
         required=required,
@@ -222,6 +243,15 @@ def add_f(p, required: bool = True):
 
 
 def add_geometry(p):
+    """Add the geometry flags (Gram entries, cosines, ``--geometry FILE``) to the parser ``p``; all default
+    to the empty geometry (``mu = 0``, ``W = I``).
+
+    >>> import argparse
+    >>> p = argparse.ArgumentParser()
+    >>> add_geometry(p)
+    >>> p.parse_args(["--snr", "2"]).snr, p.parse_args([]).wk2
+    ('2', '0')
+    """
     g = p.add_argument_group("geometry (Gram data of mu, w_K, w_Q; all default 0: mu = 0, W = I)")
     for name, what in GEOMETRY_FLAGS:
         g.add_argument(f"--{name}", type=number(f"--{name}"), default="0", metavar="X", help=what)
@@ -241,6 +271,16 @@ def add_geometry(p):
 
 
 def add_model(p, gamma_help, required: bool = True):
+    """Add the model's flags to the parser ``p``: ``--c``, ``--gamma`` (help text ``gamma_help``), the
+    geometry and ``--diagonal``.
+
+    >>> import argparse
+    >>> p = argparse.ArgumentParser()
+    >>> add_model(p, "ridge values")
+    >>> a = p.parse_args(["--c", "1/2", "--gamma", "0.1,1"])
+    >>> a.c, a.diagonal
+    ('1/2', 'zero')
+    """
     p.add_argument("--c", required=required, type=number("--c"), metavar="C",
                    help="aspect ratio p/n > 0 (e.g. 0.5 or 1/2)")
     p.add_argument("--gamma", required=required, type=gamma_list, metavar="G1[,G2,...]", help=gamma_help)
@@ -301,6 +341,15 @@ def add_simulation(p, n_help=None):
 
 
 def add_output(p):
+    """Add ``--digits`` (default 15) and ``--json`` to the parser ``p``.
+
+    >>> import argparse
+    >>> p = argparse.ArgumentParser()
+    >>> add_output(p)
+    >>> a = p.parse_args(["--digits", "30"])
+    >>> a.digits, a.json
+    (30, False)
+    """
     p.add_argument("--digits", type=int_at_least("--digits", 1, "digits"), default=15, help="significant digits (default 15)")
     p.add_argument("--json", action="store_true", help="JSON on stdout")
 
@@ -331,6 +380,7 @@ def geometry_of(args):
 
 
 def note_projection(geom) -> None:
+    """Say on stderr when ``geom`` was projected onto the PSD cone (a rounded Gram matrix), and by how much."""
     if getattr(geom, "projection", None) is not None:
         print(f"symrmt: note: the Gram matrix was outside the PSD cone by {geom.projection:.2g} of its scale "
               "(rounding); it was made exactly PSD at its numerical rank (entries moved by at most that much)",
@@ -372,6 +422,12 @@ def attention_of(args) -> str:
 
 
 def nonlinearity_of(args):
+    """The :class:`~symrmt.hermite.Nonlinearity` of ``--f`` and ``--center``; raises ``ParameterError`` for a bad ``f``.
+
+    >>> from types import SimpleNamespace
+    >>> nonlinearity_of(SimpleNamespace(f="t**2", center=True)).expr
+    t**2 - 1
+    """
     from symrmt.hermite import Nonlinearity
 
     return Nonlinearity(args.f, center=args.center)
@@ -396,6 +452,12 @@ def num(x, digits: int):
 
 
 def show(x, digits: int) -> str:
+    """``x`` as text with ``digits`` significant digits.
+
+    >>> import mpmath
+    >>> show(mpmath.mpf(2) / 3, 5)
+    '0.66667'
+    """
     import mpmath
 
     return mpmath.nstr(x, digits)
@@ -443,6 +505,8 @@ def format_table(header, rows, left=()) -> str:
 
 
 def theory_limit():
+    """The paper's model's ``limit`` function; raises :class:`Unavailable` (exit 3) when that module is
+    missing from the installation."""
     try:
         from symrmt.models.attention.theory import limit
     except ModuleNotFoundError as exc:

@@ -59,6 +59,7 @@ def parse_over(text: str):
 
 
 def add_density_parser(sub, int_at_least):
+    """Add the ``density`` verb (declarations, ``--over x=A:B:K``, edges, atoms, simulation) to the subparsers ``sub``."""
     from symrmt.cli.common import add_simulation
     from symrmt.cli.trace import add_declarations
 
@@ -95,6 +96,15 @@ def add_density_parser(sub, int_at_least):
 
 
 def cmd_density(args) -> int:
+    """``symrmt density EXPR``: the limiting spectral density of a trace-engine matrix on a grid of ``x``.
+    Takes the parsed arguments; returns the exit code.  Bad input raises ``ParameterError`` and a value
+    that cannot be certified ``SolverError``, which :func:`symrmt.cli.app.main` prints in one line (exit 2, 3).
+
+    >>> from symrmt.cli.app import main
+    >>> main(["density", "Z.T*Z/n", "--matrix", "Z=gaussian(p,n)", "--dim", "p=c*n", "--at", "c=-1",
+    ...       "--over", "x=0.5:1.5:3"])   # a dimension ratio must be positive
+    2
+    """
     import mpmath
 
     from symrmt.cli.common import dump, num

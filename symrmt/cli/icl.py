@@ -26,6 +26,7 @@ __all__ = ["add_icl_parser", "cmd_icl"]
 
 
 def add_icl_parser(sub, int_at_least, number) -> None:
+    """Add the ``icl`` verb (``--alpha --kappa --tau --rho``, ``--simulate --d --trials``) to the subparsers ``sub``."""
     p = sub.add_parser("icl", help="ICL error of ridgeless linear attention (in-context linear regression)",
                        description="The ridgeless d -> oo limit of the in-context-learning error of linear attention "
                        "(Lu, Letey, Zavatone-Veth, Maiti, Pehlevan 2025, Result 1): ell = alpha d examples per "
@@ -47,6 +48,16 @@ def add_icl_parser(sub, int_at_least, number) -> None:
 
 
 def cmd_icl(args) -> int:
+    """``symrmt icl``: the ICL error's ``d -> oo`` limit (``--simulate``: also the model at finite ``d``).
+    Takes the parsed arguments; returns the exit code.  Bad input raises ``ParameterError`` and a value
+    that cannot be certified ``SolverError``, which :func:`symrmt.cli.app.main` prints in one line (exit 2, 3).
+
+    >>> from symrmt.cli.app import main
+    >>> main(["icl", "--alpha", "1", "--kappa", "1", "--tau", "3/10", "--rho", "0", "--digits", "8"])
+    alpha = 1, kappa = 1, tau = 3/10, rho = 0  (ridgeless limit, tau < 1)
+    e_ICL = 1.0639281
+    0
+    """
     from symrmt.cli.common import EXIT_OK, dump, num
     from symrmt.errors import ParameterError
     from symrmt.models.icl.simulation import icl_simulate

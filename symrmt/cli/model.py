@@ -38,6 +38,19 @@ DEMO = {
 
 
 def cmd_hermite(args) -> int:
+    """``symrmt hermite``: the Hermite data of ``--f`` (``a_0 .. a_3``, ``nu``, ``d``), as text or ``--json``.
+    Takes the parsed arguments; returns the exit code.  Bad input raises ``ParameterError`` and a value
+    that cannot be certified ``SolverError``, which :func:`symrmt.cli.app.main` prints in one line (exit 2, 3).
+
+    >>> from symrmt.cli.app import main
+    >>> main(["hermite", "--f", "t**2", "--center", "--digits", "5"])
+    f(t) = t**2 - 1
+    a_0 = 0.0
+    a_1 = 0.0
+    a_2 = 2.0
+    ...
+    0
+    """
     from symrmt.hermite import hermite_report
 
     nl = nonlinearity_of(args)
@@ -76,6 +89,14 @@ def cmd_hermite(args) -> int:
 
 
 def cmd_limit(args) -> int:
+    """``symrmt limit``: the certified limits ``E_A(gamma)`` and ``E_RR(gamma)`` (given weights: their own path).
+    Takes the parsed arguments; returns the exit code.  Bad input raises ``ParameterError`` and a value
+    that cannot be certified ``SolverError``, which :func:`symrmt.cli.app.main` prints in one line (exit 2, 3).
+
+    >>> from symrmt.cli.app import main
+    >>> main(["limit", "--f", "tanh", "--c", "-1", "--gamma", "1"])   # c must be positive
+    2
+    """
     from symrmt.cli.weights import cmd_limit_weights, weights_requested
 
     if weights_requested(args):
@@ -186,6 +207,14 @@ def cmd_limit(args) -> int:
 
 
 def cmd_simulate(args) -> int:
+    """``symrmt simulate``: Monte-Carlo ``E_A`` and ``E_RR`` at ``--n`` tokens (means and standard errors).
+    Takes the parsed arguments; returns the exit code.  Bad input raises ``ParameterError`` and a value
+    that cannot be certified ``SolverError``, which :func:`symrmt.cli.app.main` prints in one line (exit 2, 3).
+
+    >>> from symrmt.cli.app import main
+    >>> main(["simulate", "--f", "tanh", "--c", "1/2", "--gamma", "1"])   # --n is required
+    2
+    """
     from symrmt.cli.weights import cmd_simulate_weights, weights_requested
 
     if weights_requested(args):
@@ -337,6 +366,14 @@ def _simulate_grid(args, kind) -> int:
 
 
 def cmd_store(args) -> int:
+    """``symrmt store PATH``: the points a trial store holds and their trial counts.
+    Takes the parsed arguments; returns the exit code.  Bad input raises ``ParameterError`` and a value
+    that cannot be certified ``SolverError``, which :func:`symrmt.cli.app.main` prints in one line (exit 2, 3).
+
+    >>> from symrmt.cli.app import main
+    >>> main(["store", "/nonexistent/trials.sqlite"])
+    2
+    """
     from symrmt.simulation.store import TrialStore
 
     with TrialStore.open_existing(args.path) as st:
@@ -358,6 +395,8 @@ def cmd_store(args) -> int:
 
 
 def cmd_demo(args) -> int:
+    """``symrmt demo``: one limit set against its simulation, with the Hermite data (a minute-long tour).
+    Takes the parsed arguments; returns the exit code."""
     from symrmt.hermite import Nonlinearity
     from symrmt.models.attention.montecarlo import simulate
 

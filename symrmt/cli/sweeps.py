@@ -214,6 +214,14 @@ def _num(x, digits):
 
 
 def cmd_sweep(args) -> int:
+    """``symrmt sweep``: the limits over a product grid of ``--grid KEY=SPEC`` entries (``--fast``: float64).
+    Takes the parsed arguments; returns the exit code.  Bad input raises ``ParameterError`` and a value
+    that cannot be certified ``SolverError``, which :func:`symrmt.cli.app.main` prints in one line (exit 2, 3).
+
+    >>> from symrmt.cli.app import main
+    >>> main(["sweep", "--f", "tanh", "--grid", "gama=1"])   # an unknown grid key
+    2
+    """
     from symrmt.proofs.arb import ball_parts
     from symrmt.models.attention.prove import balls_json
     from symrmt.models.attention.sweeps import sweep
@@ -273,6 +281,14 @@ def cmd_sweep(args) -> int:
 
 
 def cmd_crossings(args) -> int:
+    """``symrmt crossings``: every point of ``--between A,B`` where ``E_A = E_RR``, certified.
+    Takes the parsed arguments; returns the exit code.  Bad input raises ``ParameterError`` and a value
+    that cannot be certified ``SolverError``, which :func:`symrmt.cli.app.main` prints in one line (exit 2, 3).
+
+    >>> from symrmt.cli.app import main
+    >>> main(["crossings", "--f", "tanh", "--over", "c", "--between", "1"])
+    2
+    """
     from symrmt.models.attention.boundary import crossings
 
     parts = [s.strip() for s in args.between.split(",")]

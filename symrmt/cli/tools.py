@@ -10,12 +10,25 @@ from symrmt.latex import latex_of
 from symrmt.errors import ParameterError
 
 def cmd_latex(args) -> int:
+    """``symrmt latex RESULT``: a result's LaTeX on stdout or ``--out``.  Takes the parsed arguments; returns 0.
+
+    >>> from symrmt.cli.app import main
+    >>> main(["latex", "nope"])   # not a result
+    2
+    """
     text = latex_of(args.result, args.standalone, explicit=args.explicit)
     write_text(text, args.out)
     return EXIT_OK
 
 
 def cmd_verify(args) -> int:
+    """``symrmt verify``: run the derivations' checks (``--only NAME``; ``--prove``: on balls).
+    Takes the parsed arguments; returns the exit code (1 when a check fails).
+
+    >>> from symrmt.cli.app import main
+    >>> main(["verify", "--only", "nope"])
+    2
+    """
     from symrmt.derivations import DERIVATIONS, load_module
 
     names = args.only or list(DERIVATIONS)
@@ -81,6 +94,8 @@ def cmd_verify(args) -> int:
 
 
 def cmd_bench(args) -> int:
+    """``symrmt bench``: the package's timings and precision claims (``--quick``, ``--json``, ``--out``).
+    Takes the parsed arguments; returns 0."""
     from symrmt.bench.run import main as bench_main
 
     bench_main(quick=args.quick, as_json=args.json, out=args.out)
@@ -88,6 +103,8 @@ def cmd_bench(args) -> int:
 
 
 def cmd_figures(args) -> int:
+    """``symrmt figures``: the paper's figures as PNG and PDF in ``--out``; raises ``ParameterError`` without
+    matplotlib.  Takes the parsed arguments; returns 0."""
     try:
         import matplotlib  # noqa: F401  (the figures import it lazily; fail early and clearly)
     except ImportError as exc:
@@ -116,6 +133,7 @@ def cmd_figures(args) -> int:
 
 
 def add_check(sub):
+    """Add the ``check`` verb and its flags to the subparsers ``sub``."""
     p = sub.add_parser(
         "check", help="check your own formula (a value, an equation or an identity) against the package",
         description="Checks a candidate formula for QUANTITY (E_RR, m, E_RR0, E_A, m_A, E_A0): a symbolic proof "
@@ -143,6 +161,13 @@ def add_check(sub):
 
 
 def cmd_check(args) -> int:
+    """``symrmt check QUANTITY EXPR``: a formula of the user's against the package (:func:`symrmt.check`).
+    Takes the parsed arguments; returns 0 proved or verified, 1 disproved, 2 undecided or bad input.
+
+    >>> from symrmt.cli.app import main
+    >>> main(["check", "E_XX", "c"])   # not a quantity of the package
+    2
+    """
     from symrmt.check.core import check
 
     rep = check(args.quantity, args.expr, kind=args.kind, where=args.where, points=args.points,

@@ -146,6 +146,11 @@ def parse_at(text: str, texts: dict | None = None) -> dict:
 
 
 def at_value(text: str, what: str) -> Fraction:
+    """A value of ``--at`` read exactly (through the restricted parser); ``what`` names it in errors.
+
+    >>> at_value("3/4", "c"), at_value("0.25", "c")
+    (Fraction(3, 4), Fraction(1, 4))
+    """
     from symrmt.engine.tree import exact_value
 
     return exact_value(text, what)

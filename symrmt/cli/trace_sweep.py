@@ -47,6 +47,7 @@ def _grid_entry(text: str):
 
 
 def add_trace_sweep_parser(sub, int_at_least):
+    """Add the ``trace-sweep`` verb (declarations, ``--grid NAME=SPEC``, ``--certify``) to the subparsers ``sub``."""
     from symrmt.cli.trace import add_declarations
 
     p = sub.add_parser(
@@ -74,6 +75,19 @@ def add_trace_sweep_parser(sub, int_at_least):
 
 
 def cmd_trace_sweep(args) -> int:
+    """``symrmt trace-sweep EXPR``: a trace-engine expression on a product grid, float64 batched, with an
+    error estimate per point and the points it hands to the certified path.
+    Takes the parsed arguments; returns the exit code.  Bad input raises ``ParameterError`` and a value
+    that cannot be certified ``SolverError``, which :func:`symrmt.cli.app.main` prints in one line (exit 2, 3).
+
+    >>> from symrmt.cli.app import main
+    >>> main(["trace-sweep", "trace(Z.T*Z/n)", "--matrix", "Z=gaussian(p,n)", "--dim", "p=c*n",
+    ...       "--grid", "c=1/2,1"])   # tr(Z^T Z)/n^2 -> c
+    c,value,fallback,error_estimate,error
+    0.5,0.5,false,1.1e-16,
+    1,1.0,false,1.1e-16,
+    0
+    """
     import numpy as np
 
     from symrmt.cli.common import EXIT_SOLVER, json_text, write_text

@@ -25,6 +25,12 @@ def add_weights(p):
 
 
 def weights_requested(args) -> bool:
+    """Whether the arguments give weights of their own (``--weights``, ``--mu``, ``--heads``, ``--head-width``).
+
+    >>> from types import SimpleNamespace
+    >>> weights_requested(SimpleNamespace(weights=None, mu=None)), weights_requested(SimpleNamespace(weights="W.npy"))
+    (False, True)
+    """
     return any(getattr(args, k, None) is not None for k in ("weights", "mu", "heads", "head_width"))
 
 
@@ -79,6 +85,14 @@ def _num(x, D):
 
 
 def cmd_limit_weights(args) -> int:
+    """``symrmt limit`` with weights given by their entries (or independent heads), ``mu = 0``.
+    Takes the parsed arguments; returns the exit code.  Bad input raises ``ParameterError`` and a value
+    that cannot be certified ``SolverError``, which :func:`symrmt.cli.app.main` prints in one line (exit 2, 3).
+
+    >>> from symrmt.cli.app import main
+    >>> main(["limit", "--f", "tanh", "--c", "1/2", "--gamma", "1", "--weights", "/nonexistent.npy"])
+    2
+    """
     from symrmt.cli.common import EXIT_OK, dump, format_table
     from symrmt.models.attention import weights as wm
 
@@ -110,6 +124,14 @@ def cmd_limit_weights(args) -> int:
 
 
 def cmd_simulate_weights(args) -> int:
+    """``symrmt simulate`` with weights given by their entries (or independent heads), ``mu = 0``.
+    Takes the parsed arguments; returns the exit code.  Bad input raises ``ParameterError`` and a value
+    that cannot be certified ``SolverError``, which :func:`symrmt.cli.app.main` prints in one line (exit 2, 3).
+
+    >>> from symrmt.cli.app import main
+    >>> main(["simulate", "--f", "tanh", "--c", "1/2", "--gamma", "1", "--n", "16", "--weights", "/nonexistent.npy"])
+    2
+    """
     from symrmt.cli.common import EXIT_OK, dump, format_table
     from symrmt.hermite import Nonlinearity
     from symrmt.models.attention import weights as wm

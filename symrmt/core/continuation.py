@@ -87,16 +87,34 @@ class Linear(_Schedule):
         self.size = (t1 - t0) / first if step is None else step
 
     def advance(self, t, rows=None):
+        """The next point after ``t``: ``t + dt``, never past ``t1``.
+
+        >>> s = Linear(0.0, 1.0)
+        >>> s.advance(0.0), s.advance(0.9)
+        (0.25, 1.0)
+        """
         size, t1 = _at(self.size, rows), _at(self.t1, rows)
         nxt = t + size
         return _where(((size > 0) & (nxt > t1)) | ((size < 0) & (nxt < t1)), t1, nxt)
 
     def shrink(self, rows=None):
+        """Halve the step after a rejected one; ``False`` when it fell below ``|t1 - t0| / 2**40`` (stalled).
+
+        >>> s = Linear(0.0, 1.0)
+        >>> s.shrink(), s.size
+        (True, 0.125)
+        """
         new = _at(self.size, rows) / 2
         self._set(new, rows)
         return _not(abs(new) < abs(_at(self.t1, rows) - _at(self.t0, rows)) / 2**40)
 
     def grow(self, rows=None):
+        """Double the step after an accepted one, up to the cap.
+
+        >>> s = Linear(0.0, 1.0, cap=0.4)
+        >>> s.grow(); s.size
+        0.4
+        """
         twice = _at(self.size, rows) * 2
         if self.cap is None:
             self._set(twice, rows)
@@ -117,17 +135,35 @@ class Geometric(_Schedule):
         self.affine = grow == "affine"
 
     def advance(self, t, rows=None):
+        """The next point after ``t``: ``t / r`` towards a smaller ``t1``, ``t r`` towards a larger, never past ``t1``.
+
+        >>> s = Geometric(1.0, 1e-3, first=10.0, largest=100.0, smallest=1e-12)
+        >>> s.advance(1.0), s.advance(0.002)
+        (0.1, 0.001)
+        """
         size, t1 = _at(self.size, rows), _at(self.t1, rows)
         down = t1 < t
         nxt = _where(down, t / size, t * size)
         return _where((down & (nxt < t1)) | ((t1 > t) & (nxt > t1)), t1, nxt)
 
     def shrink(self, rows=None):
+        """``r -> 1 + (r - 1)/2`` after a rejected step; ``False`` when ``r < 1 + smallest`` (stalled).
+
+        >>> s = Geometric(1.0, 1e-3, first=3.0, largest=100.0, smallest=1e-12)
+        >>> s.shrink(), s.size
+        (True, 2.0)
+        """
         new = 1 + (_at(self.size, rows) - 1) / 2
         self._set(new, rows)
         return _not(new < 1 + self.smallest)
 
     def grow(self, rows=None):
+        """``r -> 2 r`` (or ``2 r - 1`` when affine) after an accepted step, up to ``largest``.
+
+        >>> s = Geometric(1.0, 1e-3, first=3.0, largest=5.0, smallest=1e-12)
+        >>> s.grow(); s.size
+        5.0
+        """
         size = _at(self.size, rows)
         new = 2 * size - 1 if self.affine else size * 2
         self._set(np.minimum(new, self.largest) if isinstance(new, np.ndarray) else min(new, self.largest), rows)

@@ -31,6 +31,8 @@ NAME = "a1_zero"
 
 
 def run(quick: bool = False, digits: int = 50) -> CheckList:
+    """Run this derivation's checks (``quick``: a seconds-long run with smaller simulations) and return
+    its :class:`~symrmt.derivations.checklist.CheckList`; a failed check is recorded there, not raised."""
     from symrmt.models.attention.theory import attention_limit
 
     ck = CheckList(NAME)
@@ -96,6 +98,7 @@ def run(quick: bool = False, digits: int = 50) -> CheckList:
 
 
 def latex() -> str:
+    """This derivation's result as LaTeX."""
     from symrmt.latex_blocks import HERMITE, MODEL, align, fixed_point
 
     return "\n\n".join([
@@ -108,6 +111,8 @@ def latex() -> str:
 
 
 def main(argv=None) -> int:
+    """``python -m symrmt.derivations.<name> [--quick] [--digits D]``: run the checks, print their table;
+    returns 0, and raises ``AssertionError`` naming the checks that fail."""
     return derivation_main(NAME, run, argv, __doc__)
 
 

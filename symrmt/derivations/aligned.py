@@ -27,6 +27,12 @@ NAME = "aligned"
 
 
 def aligned_geometry(snr, kk, kq):
+    """The geometry with ``w_K = kk mu/|mu|`` and ``w_Q = kq mu/|mu|`` (aligned with the signal), exact
+    where ``sqrt(snr) kk`` and ``sqrt(snr) kq`` are rational.
+
+    >>> aligned_geometry(4, 1, 2).as_dict()["muwq"]
+    Fraction(4, 1)
+    """
     snr, kk, kq = sp.Rational(snr), sp.Rational(kk), sp.Rational(kq)
     r = sp.sqrt(snr)
     return Geometry(snr=str(snr), wk2=str(kk**2), wq2=str(kq**2), wkwq=str(kk * kq),
@@ -34,6 +40,8 @@ def aligned_geometry(snr, kk, kq):
 
 
 def run(quick: bool = False, digits: int = 50) -> CheckList:
+    """Run this derivation's checks (``quick``: a seconds-long run with smaller simulations) and return
+    its :class:`~symrmt.derivations.checklist.CheckList`; a failed check is recorded there, not raised."""
     from symrmt.models.attention.theory import attention_limit
 
     ck = CheckList(NAME)
@@ -84,6 +92,7 @@ def run(quick: bool = False, digits: int = 50) -> CheckList:
 
 
 def latex() -> str:
+    """This derivation's result as LaTeX."""
     from symrmt.latex_blocks import HERMITE, MODEL, align, fixed_point
 
     return "\n\n".join([
@@ -102,6 +111,8 @@ def latex() -> str:
 
 
 def main(argv=None) -> int:
+    """``python -m symrmt.derivations.<name> [--quick] [--digits D]``: run the checks, print their table;
+    returns 0, and raises ``AssertionError`` naming the checks that fail."""
     return derivation_main(NAME, run, argv, __doc__)
 
 

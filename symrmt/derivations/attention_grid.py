@@ -27,7 +27,7 @@ Quick mode: the seeded subset :func:`quick_points` (``QUICK_SEED``), 10 of the 2
 chosen to cover every ``f``, both ``c``, every geometry and both diagonals, "keep" with a
 ``d = 1`` and a ``d = 0`` function, and at each ``c`` both diagonals and weights present and
 absent (:func:`factors`); the full mode (``symrmt verify --full``) runs all 27.
-The test suite runs the quick points one by one (``tests/test_attention_vs_simulation.py``).
+The test suite runs the quick points one by one (``tests/models/attention/test_limit_vs_simulation.py``).
 
 Tolerance
 ---------
@@ -159,6 +159,7 @@ def trials_for(c) -> int:
 
 
 def tolerance(theory, se) -> float:
+    """The allowed ``|mc - theory|``: ``K se + SLACK_ABS + SLACK_REL |theory|``."""
     return K * se + SLACK_ABS + SLACK_REL * abs(theory)
 
 
@@ -206,6 +207,8 @@ def run(quick: bool = False, digits: int = 15) -> CheckList:
 
 
 def main(argv=None) -> int:
+    """``python -m symrmt.derivations.<name> [--quick] [--digits D]``: run the checks, print their table;
+    returns 0, and raises ``AssertionError`` naming the checks that fail."""
     return derivation_main(NAME, run, argv, __doc__)
 
 

@@ -34,12 +34,27 @@ class Check:
 
 @dataclass
 class CheckList:
-    """The checks of one derivation, in order."""
+    """The checks of one derivation, in order: each passes or fails with what it measured.
+
+    >>> ck = CheckList("demo")
+    >>> ck.add("1 + 1 == 2", "symbolic", 1 + 1 == 2), ck.close("pi", "3.14159265", "3.14159265358979", 8)
+    (True, True)
+    >>> ck.passed, len(ck.as_dicts())
+    (True, 2)
+    >>> ck.add("2 > 3", "symbolic", 2 > 3)
+    False
+    >>> ck.assert_all()
+    Traceback (most recent call last):
+    ...
+    AssertionError: failed checks: 2 > 3 ()
+    """
 
     derivation: str
     checks: list = field(default_factory=list)
 
     def add(self, name: str, kind: str, passed, measured="") -> bool:
+        """Record a check ``name`` of ``kind`` (symbolic, precision, simulation) with what it measured;
+        returns whether it passed (a failure is recorded, not raised: :meth:`assert_all` raises)."""
         self.checks.append(Check(name, kind, bool(passed), str(measured)))
         return bool(passed)
 
@@ -70,9 +85,11 @@ class CheckList:
 
     @property
     def passed(self) -> bool:
+        """Whether every check passed."""
         return all(c.passed for c in self.checks)
 
     def table(self) -> str:
+        """The checks as a text table: name, kind, PASS or FAIL, what was measured."""
         width = max([len(c.name) for c in self.checks] + [10])
         lines = [f"{self.derivation}"]
         for c in self.checks:
@@ -80,9 +97,11 @@ class CheckList:
         return "\n".join(lines)
 
     def as_dicts(self) -> list:
+        """One dict per check (with the derivation's name), for JSON."""
         return [dict(asdict(c), derivation=self.derivation) for c in self.checks]
 
     def assert_all(self) -> None:
+        """Raise ``AssertionError`` naming every failed check (with what it measured)."""
         failed = [c for c in self.checks if not c.passed]
         assert not failed, "failed checks: " + "; ".join(f"{c.name} ({c.measured})" for c in failed)
 

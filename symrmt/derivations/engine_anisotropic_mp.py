@@ -34,6 +34,7 @@ POINTS = ({"phi": "1/2", "lam": "1/10"}, {"phi": "2", "lam": "1/5"}, {"phi": "1"
 
 
 def model():
+    """The engine :class:`~symrmt.engine.Model` this derivation declares (its dimensions and matrices)."""
     from symrmt.engine import Model
 
     m = Model()
@@ -60,6 +61,7 @@ def silverstein(phi, lam, sigmas, weights):
 
 
 def closed_form(phi, lam, dps: int):
+    """The limit from Silverstein's equation for the two-atom covariance, solved here at ``dps`` digits."""
     with mpmath.workdps(dps):
         phi, lam = _mpq(phi), _mpq(lam)
         sigmas = [_mpq(v) ** 2 for v in SQRT_VALUES]
@@ -68,6 +70,8 @@ def closed_form(phi, lam, dps: int):
 
 
 def run(quick: bool = False, digits: int = 30) -> CheckList:
+    """Run this derivation's checks (``quick``: a seconds-long run with smaller simulations) and return
+    its :class:`~symrmt.derivations.checklist.CheckList`; a failed check is recorded there, not raised."""
     ck = CheckList(NAME)
     m = model()
     ex.check_pencil(ck, "anisotropic MP", m, EXPR)
@@ -82,10 +86,13 @@ def run(quick: bool = False, digits: int = 30) -> CheckList:
 
 
 def latex() -> str:
+    """This derivation's result as LaTeX."""
     return ex.latex_of(model(), EXPR)
 
 
 def main(argv=None) -> int:
+    """``python -m symrmt.derivations.<name> [--quick] [--digits D]``: run the checks, print their table;
+    returns 0, and raises ``AssertionError`` naming the checks that fail."""
     return derivation_main(NAME, run, argv, __doc__)
 
 

@@ -62,6 +62,8 @@ def _digits(a, b) -> float:
 
 
 def run(quick: bool = False, digits: int = DIGITS, seed: int = 20261201) -> CheckList:
+    """Run this derivation's checks (``quick``: a seconds-long run with smaller simulations) and return
+    its :class:`~symrmt.derivations.checklist.CheckList`; a failed check is recorded there, not raised."""
     from symrmt.models.attention.geometry import LowRankGeometry
     from symrmt.models.attention import at_from_gram, attention_model
     from symrmt.models.attention.theory import limit
@@ -101,6 +103,7 @@ def run(quick: bool = False, digits: int = DIGITS, seed: int = 20261201) -> Chec
 
 
 def latex() -> str:
+    """This derivation's result as LaTeX."""
     from symrmt.models.attention import attention_model
 
     m, ex = attention_model("relu", 1)
@@ -108,6 +111,8 @@ def latex() -> str:
 
 
 def main(argv=None) -> int:
+    """``python -m symrmt.derivations.<name> [--quick] [--digits D]``: run the checks, print their table;
+    returns 0, and raises ``AssertionError`` naming the checks that fail."""
     return derivation_main(NAME, run, argv, __doc__)
 
 

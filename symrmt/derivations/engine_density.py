@@ -41,6 +41,11 @@ def _wishart(goe=False):
 
 
 def mp_density(c, x):
+    """The Marchenko-Pastur density of ratio ``c`` at ``x`` (0 outside ``[(1-sqrt c)^2, (1+sqrt c)^2]``).
+
+    >>> float(mp_density(1, 2))   # sqrt(x (4 - x))/(2 pi x) at c = 1
+    0.15915494309189535
+    """
     c, x = mpmath.mpf(c), mpmath.mpf(x)
     a, b = (mpmath.sqrt(c) - 1) ** 2, (mpmath.sqrt(c) + 1) ** 2
     return mpmath.sqrt((b - x) * (x - a)) / (2 * mpmath.pi * x) if a < x < b else mpmath.mpf(0)
@@ -85,6 +90,8 @@ def _hist_check(ck, label, d, model, expr, n, trials, seed, slack, inside):
 
 
 def run(quick: bool = False, digits: int = 30) -> CheckList:
+    """Run this derivation's checks (``quick``: a seconds-long run with smaller simulations) and return
+    its :class:`~symrmt.derivations.checklist.CheckList`; a failed check is recorded there, not raised."""
     ck = CheckList(NAME)
     D = digits
     # 1. Marchenko-Pastur: interior points, edges, atom
@@ -141,11 +148,18 @@ def run(quick: bool = False, digits: int = 30) -> CheckList:
 
 
 def eval_q(text):
+    """The mpf of ``"a/b"`` or ``"a"``.
+
+    >>> float(eval_q("3/4"))
+    0.75
+    """
     a, _, b = str(text).partition("/")
     return mpmath.mpf(a) / (mpmath.mpf(b) if b else 1)
 
 
 def main(argv=None) -> int:
+    """``python -m symrmt.derivations.<name> [--quick] [--digits D]``: run the checks, print their table;
+    returns 0, and raises ``AssertionError`` naming the checks that fail."""
     return derivation_main(NAME, run, argv, __doc__)
 
 

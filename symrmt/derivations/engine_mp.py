@@ -30,6 +30,7 @@ POINTS = ({"phi": "1/2", "lam": "1/10"}, {"phi": "2", "lam": "1/100"}, {"phi": "
 
 
 def model():
+    """The engine :class:`~symrmt.engine.Model` this derivation declares (its dimensions and matrices)."""
     from symrmt.engine import Model
 
     m = Model()
@@ -53,6 +54,8 @@ def _mpq(text):
 
 
 def run(quick: bool = False, digits: int = 30) -> CheckList:
+    """Run this derivation's checks (``quick``: a seconds-long run with smaller simulations) and return
+    its :class:`~symrmt.derivations.checklist.CheckList`; a failed check is recorded there, not raised."""
     ck = CheckList(NAME)
     m = model()
     ex.check_pencil(ck, "MP", m, EXPR)
@@ -69,11 +72,14 @@ def run(quick: bool = False, digits: int = 30) -> CheckList:
 
 
 def latex() -> str:
+    """This derivation's result as LaTeX."""
     m = model()
     return ex.latex_of(m, EXPR)
 
 
 def main(argv=None) -> int:
+    """``python -m symrmt.derivations.<name> [--quick] [--digits D]``: run the checks, print their table;
+    returns 0, and raises ``AssertionError`` naming the checks that fail."""
     return derivation_main(NAME, run, argv, __doc__)
 
 

@@ -48,6 +48,7 @@ OTHER = {"phi": "1/2", "psi": "2", "lam": "1", "zeta": "1/3", "beta": "1/5"}
 
 
 def model():
+    """The engine :class:`~symrmt.engine.Model` this derivation declares (its dimensions and matrices)."""
     from symrmt.engine import Model
 
     mdl = Model()
@@ -86,11 +87,18 @@ def relu_features(n: int, at: dict, trials: int, seed: int):
 
 
 def eval_q(text: str):
+    """The mpf of ``"a/b"`` or ``"a"``.
+
+    >>> float(eval_q("1/8"))
+    0.125
+    """
     a, _, b = text.partition("/")
     return mpmath.mpf(a) / (mpmath.mpf(b) if b else 1)
 
 
 def run(quick: bool = False, digits: int = 30) -> CheckList:
+    """Run this derivation's checks (``quick``: a seconds-long run with smaller simulations) and return
+    its :class:`~symrmt.derivations.checklist.CheckList`; a failed check is recorded there, not raised."""
     ck = CheckList(NAME)
     mdl = model()
     ex.check_pencil(ck, "tau_1", mdl, TAU1)
@@ -119,11 +127,14 @@ def run(quick: bool = False, digits: int = 30) -> CheckList:
 
 
 def latex() -> str:
+    """This derivation's result as LaTeX."""
     mdl = model()
     return ex.latex_of(mdl, TAU1) + "\n" + ex.latex_of(mdl, TAU2)
 
 
 def main(argv=None) -> int:
+    """``python -m symrmt.derivations.<name> [--quick] [--digits D]``: run the checks, print their table;
+    returns 0, and raises ``AssertionError`` naming the checks that fail."""
     return derivation_main(NAME, run, argv, __doc__)
 
 

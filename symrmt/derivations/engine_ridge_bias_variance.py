@@ -40,6 +40,7 @@ POINTS = ({"phi": "1/2", "lam": "1/10"}, {"phi": "2", "lam": "1/2"})
 
 
 def model():
+    """The engine :class:`~symrmt.engine.Model` this derivation declares (its dimensions and matrices)."""
     from symrmt.engine import Model
 
     m = Model()
@@ -75,6 +76,8 @@ def bias_variance(phi, lam, dps: int):
 
 
 def run(quick: bool = False, digits: int = 30) -> CheckList:
+    """Run this derivation's checks (``quick``: a seconds-long run with smaller simulations) and return
+    its :class:`~symrmt.derivations.checklist.CheckList`; a failed check is recorded there, not raised."""
     ck = CheckList(NAME)
     m = model()
     for label, e in (("bias", BIAS), ("variance", VARIANCE), ("bias, anisotropic prior", BIAS_PRIOR)):
@@ -92,11 +95,14 @@ def run(quick: bool = False, digits: int = 30) -> CheckList:
 
 
 def latex() -> str:
+    """This derivation's result as LaTeX."""
     m = model()
     return "\n".join(ex.latex_of(m, e) for e in (BIAS, VARIANCE))
 
 
 def main(argv=None) -> int:
+    """``python -m symrmt.derivations.<name> [--quick] [--digits D]``: run the checks, print their table;
+    returns 0, and raises ``AssertionError`` naming the checks that fail."""
     return derivation_main(NAME, run, argv, __doc__)
 
 

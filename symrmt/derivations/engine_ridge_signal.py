@@ -24,6 +24,7 @@ POINTS = ({"c": "1/2", "gamma": "1/10", "mu.mu": "3/2"}, {"c": "2", "gamma": "1"
 
 
 def model():
+    """The engine :class:`~symrmt.engine.Model` this derivation declares (its dimensions and matrices)."""
     from symrmt.engine import Model
 
     m = Model()
@@ -36,6 +37,8 @@ def model():
 
 
 def run(quick: bool = False, digits: int = 30) -> CheckList:
+    """Run this derivation's checks (``quick``: a seconds-long run with smaller simulations) and return
+    its :class:`~symrmt.derivations.checklist.CheckList`; a failed check is recorded there, not raised."""
     from symrmt.models.attention.theory import ridge_limit
 
     ck = CheckList(NAME)
@@ -55,10 +58,13 @@ def run(quick: bool = False, digits: int = 30) -> CheckList:
 
 
 def latex() -> str:
+    """This derivation's result as LaTeX."""
     return model().woodbury(E_RR).latex()
 
 
 def main(argv=None) -> int:
+    """``python -m symrmt.derivations.<name> [--quick] [--digits D]``: run the checks, print their table;
+    returns 0, and raises ``AssertionError`` naming the checks that fail."""
     return derivation_main(NAME, run, argv, __doc__)
 
 

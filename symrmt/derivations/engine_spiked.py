@@ -36,6 +36,7 @@ POINTS = ({"c": "1/2", "gamma": "1/5", "k": "1", "v.v": "1", "w.w": "1", "v.w": 
 
 
 def model():
+    """The engine :class:`~symrmt.engine.Model` this derivation declares (its dimensions and matrices)."""
     from symrmt.engine import Model
 
     m = Model()
@@ -65,6 +66,8 @@ def closed_forms(at, dps: int):
 
 
 def run(quick: bool = False, digits: int = 30) -> CheckList:
+    """Run this derivation's checks (``quick``: a seconds-long run with smaller simulations) and return
+    its :class:`~symrmt.derivations.checklist.CheckList`; a failed check is recorded there, not raised."""
     ck = CheckList(NAME)
     m = model()
     forms = m.woodbury(QVV)
@@ -83,10 +86,13 @@ def run(quick: bool = False, digits: int = 30) -> CheckList:
 
 
 def latex() -> str:
+    """This derivation's result as LaTeX."""
     return model().woodbury(QVV).latex()
 
 
 def main(argv=None) -> int:
+    """``python -m symrmt.derivations.<name> [--quick] [--digits D]``: run the checks, print their table;
+    returns 0, and raises ``AssertionError`` naming the checks that fail."""
     return derivation_main(NAME, run, argv, __doc__)
 
 

@@ -36,6 +36,7 @@ POINTS = ({"p1": "1/2", "p2": "1", "phi": "1", "lam": "1/10"}, {"p1": "2", "p2":
 
 
 def model():
+    """The engine :class:`~symrmt.engine.Model` this derivation declares (its dimensions and matrices)."""
     from symrmt.engine import Model
 
     m = Model()
@@ -77,6 +78,8 @@ def closed_form(at: dict, dps: int):
 
 
 def run(quick: bool = False, digits: int = 30) -> CheckList:
+    """Run this derivation's checks (``quick``: a seconds-long run with smaller simulations) and return
+    its :class:`~symrmt.derivations.checklist.CheckList`; a failed check is recorded there, not raised."""
     ck = CheckList(NAME)
     m = model()
     ex.check_pencil(ck, "two populations", m, EXPR)
@@ -90,10 +93,13 @@ def run(quick: bool = False, digits: int = 30) -> CheckList:
 
 
 def latex() -> str:
+    """This derivation's result as LaTeX."""
     return ex.latex_of(model(), EXPR)
 
 
 def main(argv=None) -> int:
+    """``python -m symrmt.derivations.<name> [--quick] [--digits D]``: run the checks, print their table;
+    returns 0, and raises ``AssertionError`` naming the checks that fail."""
     return derivation_main(NAME, run, argv, __doc__)
 
 

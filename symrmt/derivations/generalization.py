@@ -228,6 +228,8 @@ def _timing() -> None:
 
 def run(quick: bool = False, digits: int = DIGITS, seed: int = 20261202) -> CheckList:
 
+    """Run this derivation's checks (``quick``: a seconds-long run with smaller simulations) and return
+    its :class:`~symrmt.derivations.checklist.CheckList`; a failed check is recorded there, not raised."""
     ck = CheckList(NAME)
     rng = random.Random(seed)
     _check_symbolic(ck, rng)
@@ -243,6 +245,8 @@ def run(quick: bool = False, digits: int = DIGITS, seed: int = 20261202) -> Chec
 
 
 def main(argv=None) -> int:
+    """``python -m symrmt.derivations.<name> [--quick] [--digits D]``: run the checks, print their table;
+    returns 0, and raises ``AssertionError`` naming the checks that fail."""
     return derivation_main(NAME, run, argv, __doc__)
 
 

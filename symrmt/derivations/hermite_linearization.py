@@ -50,6 +50,8 @@ def _equivalent_kernel_errors(f_lin, n, c, gammas, geo, trials, seed):
 
 
 def run(quick: bool = False, digits: int = 40) -> CheckList:
+    """Run this derivation's checks (``quick``: a seconds-long run with smaller simulations) and return
+    its :class:`~symrmt.derivations.checklist.CheckList`; a failed check is recorded there, not raised."""
     from symrmt.hermite import Nonlinearity
 
     ck = CheckList(NAME)
@@ -102,6 +104,7 @@ def _fixed_point_symbols():
 
 
 def latex() -> str:
+    """This derivation's result as LaTeX."""
     from symrmt.latex_blocks import MODEL, align
 
     return "\n\n".join([
@@ -120,6 +123,8 @@ def latex() -> str:
 
 
 def main(argv=None) -> int:
+    """``python -m symrmt.derivations.<name> [--quick] [--digits D]``: run the checks, print their table;
+    returns 0, and raises ``AssertionError`` naming the checks that fail."""
     return derivation_main(NAME, run, argv, __doc__)
 
 

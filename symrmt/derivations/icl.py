@@ -92,6 +92,8 @@ def min_norm_value(alpha, kappa, tau, rho, dps: int):
 
 
 def run(quick: bool = False, digits: int = 30) -> CheckList:
+    """Run this derivation's checks (``quick``: a seconds-long run with smaller simulations) and return
+    its :class:`~symrmt.derivations.checklist.CheckList`; a failed check is recorded there, not raised."""
     from symrmt.models.icl import equations as S
     from symrmt.models.icl.simulation import icl_simulate
     from symrmt.models.icl.theory import icl_limit, resolvent
@@ -175,6 +177,8 @@ def _check_test_error(ck: CheckList, quick: bool) -> None:
 
 
 def main(argv=None) -> int:
+    """``python -m symrmt.derivations.<name> [--quick] [--digits D]``: run the checks, print their table;
+    returns 0, and raises ``AssertionError`` naming the checks that fail."""
     return derivation_main(NAME, run, argv, __doc__)
 
 

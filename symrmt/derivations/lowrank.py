@@ -61,6 +61,8 @@ def _split(vecs, r):
 
 
 def run(quick: bool = False, digits: int = 40) -> CheckList:
+    """Run this derivation's checks (``quick``: a seconds-long run with smaller simulations) and return
+    its :class:`~symrmt.derivations.checklist.CheckList`; a failed check is recorded there, not raised."""
     from symrmt.hermite import T
     from symrmt.models.attention.montecarlo import simulate
     from symrmt.models.attention.theory import attention_limit, scaled_nonlinearity
@@ -123,6 +125,7 @@ def run(quick: bool = False, digits: int = 40) -> CheckList:
 
 
 def latex() -> str:
+    """This derivation's result as LaTeX."""
     from symrmt.latex_blocks import HERMITE, MODEL, align, fixed_point
 
     return "\n\n".join([
@@ -147,6 +150,8 @@ def latex() -> str:
 
 
 def main(argv=None) -> int:
+    """``python -m symrmt.derivations.<name> [--quick] [--digits D]``: run the checks, print their table;
+    returns 0, and raises ``AssertionError`` naming the checks that fail."""
     return derivation_main(NAME, run, argv, __doc__)
 
 

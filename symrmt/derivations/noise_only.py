@@ -47,6 +47,8 @@ def _solver(point, gam, digits):
 
 
 def run(quick: bool = False, digits: int = 50) -> CheckList:
+    """Run this derivation's checks (``quick``: a seconds-long run with smaller simulations) and return
+    its :class:`~symrmt.derivations.checklist.CheckList`; a failed check is recorded there, not raised."""
     ck = CheckList(NAME)
     m, g, c, nu, d = S.m, S.gamma, S.c, S.nu, S.d
     timings = {}
@@ -185,6 +187,8 @@ def latex(point=None) -> str:
 
 
 def main(argv=None) -> int:
+    """``python -m symrmt.derivations.<name> [--quick] [--digits D]``: run the checks, print their table;
+    returns 0, and raises ``AssertionError`` naming the checks that fail."""
     return derivation_main(NAME, run, argv, __doc__)
 
 

@@ -15,6 +15,8 @@ NAME = "precision"
 
 
 def run(quick: bool = False, digits: int = 50) -> CheckList:
+    """Run this derivation's checks (``quick``: a seconds-long run with smaller simulations) and return
+    its :class:`~symrmt.derivations.checklist.CheckList`; a failed check is recorded there, not raised."""
     from symrmt.models.attention.theory import attention_limit, ridge_limit
 
     ck = CheckList(NAME)
@@ -34,6 +36,8 @@ def run(quick: bool = False, digits: int = 50) -> CheckList:
 
 
 def main(argv=None) -> int:
+    """``python -m symrmt.derivations.<name> [--quick] [--digits D]``: run the checks, print their table;
+    returns 0, and raises ``AssertionError`` naming the checks that fail."""
     return derivation_main(NAME, run, argv, __doc__)
 
 

@@ -137,6 +137,9 @@ def compare_point(w_actual, fit, mu, c, trials, digits, seed=SIM_SEED) -> dict:
 
 
 def fit_checks(ck: CheckList, layers, rows, quick: bool) -> None:
+    """Add to ``ck`` the checks of the MiniLM weights and of their ``alpha I + rank r`` fits: the heads sum
+    to the layer's matrix, each head's rank, and over ``rows`` (the fit table) the explained fraction
+    growing with ``r``; ``quick`` shortens the scan over ``alpha``."""
     from symrmt.models.attention.pretrained import fit_scaled_identity_plus_low_rank, rms_normalize
 
     layer = layers[LAYER]
@@ -270,6 +273,8 @@ def compute(quick: bool = False, digits: int = 15, progress: bool = False) -> tu
 
 
 def run(quick: bool = False, digits: int = 15) -> CheckList:
+    """Run this derivation's checks (``quick``: a seconds-long run with smaller simulations) and return
+    its :class:`~symrmt.derivations.checklist.CheckList`; a failed check is recorded there, not raised."""
     return compute(quick, digits)[0]
 
 
@@ -439,6 +444,9 @@ def figure(results, path) -> list:
 
 
 def main(argv=None) -> int:
+    """``python -m symrmt.derivations.pretrained [--quick] [--figure PATH] [--json PATH]``: fit the
+    MiniLM weights, compare the limits with simulations of the fitted weights, print the tables; returns 0,
+    and raises ``AssertionError`` when a check fails."""
     ap = argparse.ArgumentParser(allow_abbrev=False, prog=NAME, description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--quick", action="store_true", help="small sweeps, 4 trials")

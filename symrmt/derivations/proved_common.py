@@ -23,17 +23,24 @@ def contains(ball, ref) -> bool:
 
 
 def mpq(text):
+    """The mpf of a fraction given as text.
+
+    >>> float(mpq("1/4"))
+    0.25
+    """
     q = Fraction(text)
     return mpmath.mpf(q.numerator) / q.denominator
 
 
 def tight(ball) -> bool:
+    """Whether the ball is narrow enough for the proved derivations' ``DIGITS`` digits."""
     from symrmt.proofs.arb import relative_ok
 
     return relative_ok(ball, DIGITS)
 
 
 def record(ck, name, ball, ok, ref_text=""):
+    """Add the check ``proved: name`` to ``ck``: it passes when ``ok`` and the ball is :func:`tight`."""
     from symrmt.proofs.arb import ball_text
 
     ck.add("proved: " + name, "precision", ok and tight(ball), ball_text(ball, DIGITS) + ref_text)
@@ -52,6 +59,7 @@ def within(ball, ref, rel) -> bool:
 
 
 def gap(ball, ref) -> str:
+    """The distance from ``ref`` to the ball, as text for a check's record."""
     import flint
 
     from symrmt.proofs.arb import to_arb, working_bits

@@ -27,6 +27,8 @@ NAME = "ridge"
 
 
 def run(quick: bool = False, digits: int = 40) -> CheckList:
+    """Run this derivation's checks (``quick``: a seconds-long run with smaller simulations) and return
+    its :class:`~symrmt.derivations.checklist.CheckList`; a failed check is recorded there, not raised."""
     ck = CheckList(NAME)
     m, g, c, snr = S.m, S.gamma, S.c, S.snr
     root = S.mp_root()
@@ -114,6 +116,8 @@ def latex() -> str:
 
 
 def main(argv=None) -> int:
+    """``python -m symrmt.derivations.<name> [--quick] [--digits D]``: run the checks, print their table;
+    returns 0, and raises ``AssertionError`` naming the checks that fail."""
     return derivation_main(NAME, run, argv, __doc__)
 
 

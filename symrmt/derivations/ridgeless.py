@@ -73,6 +73,8 @@ def _symbolic(ck: CheckList) -> None:
 
 
 def run(quick: bool = False, digits: int = 30) -> CheckList:
+    """Run this derivation's checks (``quick``: a seconds-long run with smaller simulations) and return
+    its :class:`~symrmt.derivations.checklist.CheckList`; a failed check is recorded there, not raised."""
     from symrmt.models.attention.theory import attention_limit
 
     ck = CheckList(NAME)
@@ -157,6 +159,7 @@ def _simulation(ck, quick, e_al):
 
 
 def latex() -> str:
+    """This derivation's result as LaTeX."""
     from symrmt.latex_blocks import HERMITE, MODEL, align, fixed_point
 
     return "\n\n".join([
@@ -182,6 +185,8 @@ def latex() -> str:
 
 
 def main(argv=None) -> int:
+    """``python -m symrmt.derivations.<name> [--quick] [--digits D]``: run the checks, print their table;
+    returns 0, and raises ``AssertionError`` naming the checks that fail."""
     return derivation_main(NAME, run, argv, __doc__)
 
 

@@ -256,6 +256,8 @@ def _paired_checks(ck: CheckList) -> dict:
 
 
 def run(quick: bool = False, digits: int = 40) -> CheckList:
+    """Run this derivation's checks (``quick``: a seconds-long run with smaller simulations) and return
+    its :class:`~symrmt.derivations.checklist.CheckList`; a failed check is recorded there, not raised."""
     ck = CheckList(NAME)
     al, (a0, a1, nu) = hermite_closed_form()
     ck.symbolic("E h(alpha xi) = 0 (h is centered at the scale alpha)", a0)
@@ -271,6 +273,8 @@ def run(quick: bool = False, digits: int = 40) -> CheckList:
 
 
 def main(argv=None) -> int:
+    """``python -m symrmt.derivations.<name> [--quick] [--digits D]``: run the checks, print their table;
+    returns 0, and raises ``AssertionError`` naming the checks that fail."""
     return derivation_main(NAME, run, argv, __doc__)
 
 

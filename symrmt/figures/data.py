@@ -24,34 +24,64 @@ QUICK_N_SWEEP = 256
 
 
 def figure_progress(total: int, desc: str, progress: bool):
+    """A progress bar over ``total`` steps labelled ``desc`` (drawn only where a terminal or notebook shows
+    it, never when ``progress`` is false)."""
     from symrmt.progress import progress_bar
 
     return progress_bar(total, desc, enabled=None if progress else False)
 
 
 def size_or_default(value, quick, full_value, full: bool):
+    """``value`` when given, else the full-size default (``full``) or the quick one.
+
+    >>> size_or_default(None, 64, 512, False), size_or_default(None, 64, 512, True), size_or_default(128, 64, 512, True)
+    (64, 512, 128)
+    """
     if value is not None:
         return value
     return full_value if full else quick
 
 
 def as_floats(values):
+    """``values`` (Fractions, mpf, ...) as a list of floats.
+
+    >>> from fractions import Fraction
+    >>> as_floats([Fraction(1, 2), 2])
+    [0.5, 2.0]
+    """
     return [float(v) for v in values]
 
 
 def logspace(lo: float, hi: float, k: int) -> list[float]:
+    """``k`` points from ``lo`` to ``hi``, evenly spaced in log, each rounded to 6 significant digits.
+
+    >>> logspace(0.01, 1, 3)
+    [0.01, 0.1, 1.0]
+    """
     if k == 1:
         return [lo]
     return [float(f"{10 ** (math.log10(lo) + i * (math.log10(hi) - math.log10(lo)) / (k - 1)):.6g}") for i in range(k)]
 
 
 def linspace(lo: float, hi: float, k: int) -> list[float]:
+    """``k`` evenly spaced points from ``lo`` to ``hi``, each rounded to 6 significant digits.
+
+    >>> linspace(0, 1, 4)
+    [0.0, 0.333333, 0.666667, 1.0]
+    """
     if k == 1:
         return [lo]
     return [float(f"{lo + i * (hi - lo) / (k - 1):.6g}") for i in range(k)]
 
 
 def near_fraction(x: float, den: int = 10**6) -> Fraction:
+    """The closest fraction to ``x`` with denominator at most ``den``.
+
+    >>> near_fraction(0.333333)
+    Fraction(333333, 1000000)
+    >>> near_fraction(0.3333333333)
+    Fraction(1, 3)
+    """
     return Fraction(x).limit_denominator(den)
 
 
@@ -237,20 +267,24 @@ class FigureSims:
 
     @property
     def trials(self) -> int:
+        """The number of trials queued so far over every job."""
         return self.batch.total
 
     def ridge(self, n, c, gammas, snr, trials, seed) -> _Job:
+        """Queue ``trials`` ridge-regression trials at ``n``, ``c``, ``gammas``, ``snr``; returns the job."""
         from symrmt.models.attention.trials import RIDGE_SPEC, ridge_key
 
         return _Job(self, self.batch.add(RIDGE_SPEC, ridge_key(n, c, gammas, snr), trials, seed), None)
 
     def sim(self, f, n, c, gammas, geometry, trials, seed) -> _Job:
+        """Queue ``trials`` attention trials of ``f`` at ``n``, ``c``, ``gammas``, ``geometry``; returns the job."""
         from symrmt.models.attention.trials import SIMULATE_SPEC, simulate_point
 
         pt = simulate_point(_FigF(f), n, c, gammas, geometry=geometry, need_key=True)
         return _Job(self, self.batch.add(SIMULATE_SPEC, pt.key, trials, seed, pt.context), pt)
 
     def start(self, bar) -> None:
+        """Start every queued trial, reporting progress on ``bar``."""
         self.bar = bar
         self.batch.start()
 

@@ -46,6 +46,7 @@ def matplotlib_figure():
 
 
 def new_figure(ncols: int, width: float = 5.0, height: float = 4.3):
+    """A matplotlib figure of ``ncols`` panels in a row (``width`` x ``height`` inches each) and its axes."""
     Figure = matplotlib_figure()
     fig = Figure(figsize=(width * ncols, height), layout="constrained")
     axes = fig.subplots(1, ncols, squeeze=False)[0]
@@ -53,6 +54,8 @@ def new_figure(ncols: int, width: float = 5.0, height: float = 4.3):
 
 
 def save_figure(fig, out, name: str) -> list[str]:
+    """Write ``fig`` as ``out/name.png`` and ``out/name.pdf`` (without time stamps, so reruns give the same
+    files); returns the two paths."""
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     paths = []
@@ -65,6 +68,7 @@ def save_figure(fig, out, name: str) -> list[str]:
 
 
 def errorbar(ax, x, mean, se, **kw):
+    """Draw Monte-Carlo means with error bars of ``ERRBAR`` standard errors on ``ax`` (the package's style)."""
     kw.setdefault("fmt", "o")
     kw.setdefault("ms", 4)
     kw.setdefault("capsize", 2.5)

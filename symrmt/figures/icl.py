@@ -69,6 +69,7 @@ def _fraction(text: str):
 
 
 def main(argv=None) -> int:
+    """``python -m symrmt.figures.icl OUT``: draw the ICL figure into the folder ``OUT``; returns 0."""
     import argparse
 
     p = argparse.ArgumentParser(allow_abbrev=False, prog="python -m symrmt.figures.icl",

@@ -97,6 +97,7 @@ def softmax_claims(out, n: int = 512, trials: int = 8, points: int = 13) -> list
 
 
 def main(argv=None) -> int:
+    """``python -m symrmt.figures.softmax OUT``: draw the softmax figure into the folder ``OUT``; returns 0."""
     import argparse
 
     p = argparse.ArgumentParser(allow_abbrev=False, prog="python -m symrmt.figures.softmax", description=__doc__.splitlines()[0])

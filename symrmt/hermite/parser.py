@@ -79,6 +79,14 @@ def _rationalize_floats(expr: sp.Expr) -> sp.Expr:
 
 
 def check_f_expression(expr, text) -> sp.Expr:
+    """``expr`` (parsed from ``text``) as a real-valued SymPy expression in ``t`` with its floats made
+    rational; raises ``ParameterError`` (naming ``text``) for anything else.
+
+    >>> check_f_expression(sp.Symbol("t") > 0, "t > 0")
+    Traceback (most recent call last):
+    ...
+    symrmt.errors.ParameterError: f: 't > 0' is not a real-valued expression in t ...
+    """
     if (
         isinstance(expr, bool)
         or not isinstance(expr, sp.Expr)

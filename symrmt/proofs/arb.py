@@ -56,6 +56,11 @@ def working_bits(bits: int):
 
 
 def bits_for(digits: int, extra_digits: int = 0) -> int:
+    """Working bits for ``digits + extra_digits`` decimal digits, plus ``GUARD_BITS``.
+
+    >>> bits_for(30), bits_for(30, 10) - bits_for(30)
+    (164, 33)
+    """
     return int(math.ceil((digits + extra_digits) * math.log2(10))) + GUARD_BITS
 
 
@@ -265,6 +270,8 @@ def check_radius(x, digits: int, what: str) -> None:
 
 
 def relative_ok(x, digits: int) -> bool:
+    """Whether the ball ``x`` (a ``flint.arb``) is narrow enough for ``digits`` digits: the test of
+    :func:`check_radius`, as a bool instead of a :class:`ProofError`."""
     try:
         check_radius(x, digits, "")
     except ProofError:
@@ -443,4 +450,5 @@ def complex_ball_json(v, digits: int) -> dict:
 
 
 def complex_ball_text(v, digits: int) -> str:
+    """A complex ball (a ``flint.acb``) as ``[re ± r] + [im ± r] i``, each part as :func:`ball_text` writes it."""
     return f"{ball_text(v.real, digits)} + {ball_text(v.imag, digits)} i"

@@ -181,6 +181,7 @@ class DaskExecutor:
         return self.client.scatter(obj, broadcast=True, hash=False)
 
     def submit(self, fn, params, context, seed, j):
+        """Send trial ``j`` of ``fn`` to the cluster; returns its future."""
         return self.client.submit(_timed_trial, fn, params, context, seed, j, "worker", pure=False)
 
     def completed(self, futures):
@@ -191,9 +192,11 @@ class DaskExecutor:
             yield fut, fut.result()
 
     def cancel(self, futures):
+        """Cancel the trials still pending among ``futures``."""
         self.client.cancel(list(futures))
 
     def close(self) -> None:
+        """Close the client and, when this executor started it, the local cluster."""
         self.client.close()
         if self._cluster is not None:
             self._cluster.close()

@@ -219,6 +219,7 @@ class TrialStore:
         return self.path.resolve().as_uri() + ("?mode=ro" if wal.exists() else "?mode=ro&immutable=1")
 
     def close(self) -> None:
+        """Close the database connection (a second close does nothing)."""
         if self._db is not None:
             self._db.close()
             self._db = None

@@ -159,6 +159,15 @@ def crossings(f, over: str = "c", between=(0.1, 10), *, c=None, gamma=None, geom
         The sign of ``E_A - E_RR`` cannot be decided at a scan point even with
         ``digits + 40`` digits (the difference vanishes there: a crossing exactly at a scan
         point, or the two errors coincide); move ``between`` or change ``scan``.
+    ParameterError
+        A parameter outside the model's domain, or ``over`` also given a fixed value.
+
+    Examples
+    --------
+    >>> import symrmt
+    >>> r = symrmt.crossings("tanh", over="gamma", between=(0.1, 10), c="1/2", digits=10, progress=False)
+    >>> len(r), str(r.roots[0]), r.directions    # E_A < E_RR above gamma = 5.79...
+    (1, '5.794119186', (-1,))
     """
     import mpmath
 

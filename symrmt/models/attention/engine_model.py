@@ -26,7 +26,7 @@ expression (:func:`symrmt.engine.nonlinear_kernel.kernel_signal`), and the engin
 ``E_RR`` by itself.  The hand-built solver is a
 linearization of the same definition made by hand: :mod:`symrmt.models.attention.equations` reads the
 coefficients of its 3-block pencil (``L_0, A_S, P``) and its Woodbury matrix ``D`` from it
-(:func:`~symrmt.models.attention.equations.kernel_terms`).  ``tests/test_one_source.py`` checks that
+(:func:`~symrmt.models.attention.equations.kernel_terms`).  ``tests/models/attention/test_one_source.py`` checks that
 the hand-built pencil is exactly the pencil of this kernel (on explicit finite instances) and that
 the engine's ``K`` carries this definition's coefficients, term by term.
 

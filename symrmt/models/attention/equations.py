@@ -142,7 +142,7 @@ def fixed_point_polynomial(gm: sp.Matrix | None = None, expand: bool = True) -> 
 
     ``expand=False`` returns the same polynomials unexpanded, in the product form
     above: about six times fewer arithmetic operations once compiled, which is
-    what the numeric solver evaluates (``tests/test_numeric.py`` checks that both
+    what the numeric solver evaluates (``tests/models/attention/test_solver_numerics.py`` checks that both
     forms expand to the same polynomials).
     """
     gm = block_trace_matrix() if gm is None else gm
@@ -291,7 +291,7 @@ def aligned_phi(lu: bool = False):
     ``LUsolve`` (elimination in the natural order) instead of an explicit
     inverse: about 20 times fewer operations once compiled, and its derivative
     is derived in a fraction of the time.  The numeric layer compiles that form;
-    ``tests/test_perf.py`` checks that the two agree exactly.
+    ``tests/models/attention/test_solver_performance.py`` checks that the two agree exactly.
     """
     gm = block_trace_matrix()
     beta = KT.kernel_lowrank(kernel_terms(), sp.Matrix([[1]]), sp.Matrix([[1 + wkwq]]), c)[0]

@@ -223,6 +223,11 @@ class Geometry:
         return self.wk2 != 0 and self.wq2 != 0
 
     def as_dict(self) -> dict:
+        """The six Gram entries by name, as exact Fractions.
+
+        >>> Geometry(snr=2, wk2=1).as_dict()["snr"], len(Geometry().as_dict())
+        (Fraction(2, 1), 6)
+        """
         return {f.name: getattr(self, f.name) for f in fields(self)}
 
 
@@ -360,6 +365,12 @@ class LowRankGeometry:
         return LowRankGeometry(g, 1)
 
     def as_dict(self) -> dict:
+        """``{"r": rank, "alpha": alpha, "gram": the (2r+1) x (2r+1) Gram matrix}`` (exact entries).
+
+        >>> d = LowRankGeometry([[1, 0, 0], [0, 1, 0], [0, 0, 1]], alpha=2).as_dict()
+        >>> d["r"], d["alpha"], len(d["gram"])
+        (1, Fraction(2, 1), 3)
+        """
         return {"r": self.r, "alpha": self.alpha, "gram": self.gram()}
 
     def to_json(self, path=None) -> str:

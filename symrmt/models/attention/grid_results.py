@@ -1,10 +1,6 @@
 r"""The result objects of the grid calls: :class:`SweepResult` (``symrmt.sweep``) and
 :class:`CrossingsResult` (``symrmt.crossings``), with how their parameters print.
-
 Both follow the protocol of :class:`symrmt.table.TableResult` (text, HTML, LaTeX, pandas, xarray).
-This module imports only the standard library and :mod:`symrmt.table` at import time; it never
-imports the calls that build these results (:mod:`symrmt.models.attention.sweeps`,
-:mod:`symrmt.models.attention.boundary`).
 """
 
 from __future__ import annotations
@@ -52,6 +48,20 @@ class SweepResult(TableResult):
     of its re-checked sample from 30-digit values.  ``points`` holds one dict of exact
     parameters per point (with ``fast=True`` a :class:`symrmt.models.attention.sweeps_fast.GridPoints`, which
     builds each dict on access and gives whole columns by ``.column(key)``).
+
+    Examples
+    --------
+    A two-point result made by hand (``symrmt.sweep`` makes them from the model):
+
+    >>> from fractions import Fraction as F
+    >>> r = SweepResult(f="tanh", expr="tanh(t)", center=False, diagonal="zero", digits=10,
+    ...                 grid={"gamma": (F(1), F(2))}, fixed={"c": F(1, 2)}, geometry=None,
+    ...                 points=({"c": F(1, 2), "gamma": F(1)}, {"c": F(1, 2), "gamma": F(2)}),
+    ...                 attention_mp=(0.78, 0.82), ridge_mp=(0.67, 0.76))
+    >>> r.axes, r.shape, r.gamma.tolist(), r.attention.tolist()
+    (('gamma',), (2,), [1.0, 2.0], [0.78, 0.82])
+    >>> r.columns
+    ('c', 'gamma', 'attention', 'ridge')
     """
 
     f: str
@@ -73,10 +83,12 @@ class SweepResult(TableResult):
 
     @property
     def axes(self) -> tuple:
+        """The names of the grid's axes, in its order (one per list in the grid)."""
         return tuple(self.grid)
 
     @property
     def shape(self) -> tuple:
+        """The grid's shape: the length of each axis."""
         return tuple(len(v) for v in self.grid.values())
 
     def values(self, key: str):
@@ -91,10 +103,12 @@ class SweepResult(TableResult):
 
     @property
     def gamma(self):
+        """``values("gamma")``: ``gamma`` at every grid point (float64, the grid's shape)."""
         return self.values("gamma")
 
     @property
     def attention(self):
+        """``E_A`` at every grid point (float64, the grid's shape)."""
         import numpy as np
 
         if self.fast:
@@ -103,6 +117,7 @@ class SweepResult(TableResult):
 
     @property
     def ridge(self):
+        """``E_RR`` at every grid point (float64, the grid's shape)."""
         import numpy as np
 
         if self.fast:
@@ -111,6 +126,7 @@ class SweepResult(TableResult):
 
     @property
     def columns(self) -> tuple:
+        """The table's columns: every parameter of a point, then ``attention`` and ``ridge``."""
         return tuple(self.points[0]) + ("attention", "ridge")
 
     def to_numpy(self):

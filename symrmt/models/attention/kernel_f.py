@@ -80,6 +80,7 @@ class SimulationF:
 
     @property
     def store_key(self) -> str:
+        """The text that names this ``f`` in a trial store (its expression and centering)."""
         return f"text:{self.text}|center={self.center}"
 
     def __repr__(self):

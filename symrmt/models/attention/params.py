@@ -59,6 +59,15 @@ def check_gammas(gammas) -> tuple[Fraction, ...]:
 
 
 def check_noise(noise: str) -> str:
+    """``noise`` itself when it is one of :data:`NOISES`; raises ``ParameterError`` otherwise.
+
+    >>> check_noise("rademacher")
+    'rademacher'
+    >>> check_noise("uniform")
+    Traceback (most recent call last):
+    ...
+    symrmt.errors.ParameterError: noise must be one of ('gaussian', 'rademacher'), got 'uniform'
+    """
     if noise not in NOISES:
         raise ParameterError(f"noise must be one of {NOISES}, got {noise!r}")
     return noise

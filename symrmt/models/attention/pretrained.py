@@ -120,6 +120,7 @@ class AttentionLayer:
 
     @property
     def head_dim(self) -> int:
+        """The dimension of one head: the rows of ``w_q`` over the number of heads."""
         return self.w_q.shape[0] // self.num_heads
 
     def weight(self) -> np.ndarray:
@@ -204,13 +205,16 @@ class LowRankFit:
 
     @property
     def r(self) -> int:
+        """The rank of the fit (the columns of ``wk``)."""
         return self.wk.shape[1]
 
     @property
     def explained(self) -> float:
+        """The share of the squared Frobenius norm the fit explains, ``1 - residual/total`` (1 for a zero matrix)."""
         return 1.0 - self.residual_fro2 / self.total_fro2 if self.total_fro2 > 0 else 1.0
 
     def low_rank(self) -> np.ndarray:
+        """The rank-``r`` part ``wk wq^T`` of the fit, as a dense matrix."""
         return self.wk @ self.wq.T
 
     def matrix(self) -> np.ndarray:

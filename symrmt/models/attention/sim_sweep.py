@@ -83,10 +83,12 @@ class SimulationSweep:
 
     @property
     def axes(self) -> tuple:
+        """The names of the grid's axes, in its order."""
         return tuple(self.grid)
 
     @property
     def shape(self) -> tuple:
+        """The grid's shape: the length of each axis."""
         return tuple(len(v) for v in self.grid.values())
 
     def _arr(self, flat):
@@ -96,18 +98,22 @@ class SimulationSweep:
 
     @property
     def attention(self):
+        """Mean of ``E_A`` over the trials at every grid point (float64, the grid's shape)."""
         return self._arr(self.attention_flat)
 
     @property
     def attention_se(self):
+        """Standard error of :attr:`attention` (``std(ddof=1)/sqrt(trials)``), the grid's shape."""
         return self._arr(self.attention_se_flat)
 
     @property
     def ridge(self):
+        """Mean of ``E_RR`` over the trials at every grid point (float64, the grid's shape)."""
         return self._arr(self.ridge_flat)
 
     @property
     def ridge_se(self):
+        """Standard error of :attr:`ridge` (``std(ddof=1)/sqrt(trials)``), the grid's shape."""
         return self._arr(self.ridge_se_flat)
 
     def values(self, key: str):
@@ -204,10 +210,12 @@ class SweepComparison:
 
     @property
     def attention_gap(self):
+        """``(mean - limit)/se`` of ``E_A`` at every grid point (0 where equal, ``inf`` where ``se = 0``)."""
         return self._gap(self.simulation.attention, self.limits.attention, self.simulation.attention_se)
 
     @property
     def ridge_gap(self):
+        """``(mean - limit)/se`` of ``E_RR`` at every grid point (0 where equal, ``inf`` where ``se = 0``)."""
         return self._gap(self.simulation.ridge, self.limits.ridge, self.simulation.ridge_se)
 
     @property

@@ -162,6 +162,25 @@ def sweep(f, grid: dict | None = None, *, geometry=None, diagonal: str = "zero",
     Returns
     -------
     SweepResult
+        The certified values over the grid (float64 values with ``fast``).
+
+    Raises
+    ------
+    ParameterError
+        An unknown grid key, a value outside the model's domain, or more points than the path takes.
+    SolverError
+        A point whose value cannot be certified to ``digits`` digits (the message names the point).
+
+    Examples
+    --------
+    >>> import symrmt
+    >>> s = symrmt.sweep("tanh", c="1/2", gamma=[1, 2], digits=10, progress=False)
+    >>> s.axes, s.shape, [round(x, 9) for x in s.attention.tolist()]
+    (('gamma',), (2,), [0.7827445, 0.819080898])
+    >>> symrmt.sweep("tanh", c="1/2", gama=1)
+    Traceback (most recent call last):
+    ...
+    symrmt.errors.ParameterError: ...
     """
     from symrmt.models.attention.kernel_f import as_nonlinearity
     from symrmt.progress import progress_bar

@@ -38,7 +38,18 @@ def icl(alpha, kappa, tau, rho, digits: int = 15, simulate: bool = False, d: int
 
 
 def icl_simulate(alpha, kappa, tau, rho, d: int, trials: int = 10, seed: int = 0):
-    """:func:`symrmt.models.icl.simulation.icl_simulate` (the model at finite ``d``)."""
+    """The ICL error of ridgeless linear attention simulated at finite token dimension ``d``.
+
+    Takes the parameters of :func:`icl` (``alpha, kappa, tau, rho``), ``d >= 2``, ``trials >= 2``
+    independent pretraining draws and a ``seed``.  Returns an
+    :class:`~symrmt.models.icl.simulation.ICLSimulation` (``mean``, its standard error ``se``, the sizes).
+    Raises ``ParameterError`` for bad parameters or sizes (the finite-``d`` pole ``n = d(d+1)``
+    included), ``SolverError`` when a fit is singular.
+
+    >>> r = icl_simulate(1, 1, "1/2", 0, d=4, trials=2, seed=0)
+    >>> (r.d, r.ell, r.k, r.n, r.trials), r.se > 0
+    ((4, 4, 4, 8, 2), True)
+    """
     from symrmt.models.icl.simulation import icl_simulate as run
 
     return run(alpha, kappa, tau, rho, d=d, trials=trials, seed=seed)

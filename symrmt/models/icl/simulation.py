@@ -60,6 +60,7 @@ class ICLSimulation:
 
     @property
     def p(self) -> int:
+        """The number of features ``d(d+1)`` (the finite-``d`` pole is ``n = p``)."""
         return self.d * (self.d + 1)
 
     def to_dict(self) -> dict:
