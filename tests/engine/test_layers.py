@@ -22,27 +22,41 @@ def _layers() -> dict:
     out = {}
     for k, item in enumerate(items):
         assert item.startswith(f"{k + 1}. "), item
-        for name in re.findall(r":mod:`~symrmt\.engine\.(\w+)`", item.split(" -- ", 1)[1]):
+        for name in re.findall(r":mod:`~symrmt\.engine\.([\w.]+)`", item.split(" -- ", 1)[1]):
             assert name not in out, f"{name} is listed twice"
             out[name] = k
     return out
 
 
+def _modules() -> set:
+    """The engine's modules, dotted below the package (``plan``, ``reduce.plan``); no ``__init__``."""
+    return {".".join(p.relative_to(ENGINE).with_suffix("").parts) for p in ENGINE.rglob("*.py")
+            if p.name != "__init__.py" and "__pycache__" not in p.parts}
+
+
 def _imports(module: str) -> set:
-    mods = {p.stem for p in ENGINE.glob("*.py")} - {"__init__"}
+    mods = _modules()
     out = set()
-    for node in ast.walk(ast.parse((ENGINE / f"{module}.py").read_text(encoding="utf-8"))):
-        if isinstance(node, ast.ImportFrom) and node.module == "symrmt.engine":
-            out |= {a.name if a.name in mods else "<the package's lazy names>" for a in node.names}
-        elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("symrmt.engine."):
-            out.add(node.module.split(".")[2])
+    path = ENGINE.joinpath(*module.split(".")).with_suffix(".py")
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("symrmt.engine"):
+            pkg = node.module[len("symrmt.engine."):] if node.module != "symrmt.engine" else ""
+            for a in node.names:
+                sub = f"{pkg}.{a.name}" if pkg else a.name
+                if sub in mods:
+                    out.add(sub)
+                elif pkg in mods:
+                    out.add(pkg)
+                elif not pkg:
+                    out.add("<the package's lazy names>")
         elif isinstance(node, ast.Import):
-            out |= {a.name.split(".")[2] for a in node.names if a.name.startswith("symrmt.engine.")}
+            out |= {a.name[len("symrmt.engine."):] for a in node.names
+                    if a.name.startswith("symrmt.engine.") and a.name[len("symrmt.engine."):] in mods}
     return out - {module}
 
 
 def test_every_module_of_the_engine_is_in_one_layer():
-    modules = {p.stem for p in ENGINE.glob("*.py")} - {"__init__"}
+    modules = _modules()
     listed = set(_layers())
     assert not modules - listed, f"modules in no layer (place them in symrmt/engine/__init__.py): {modules - listed}"
     assert not listed - modules, f"layers list modules that do not exist: {listed - modules}"
