@@ -14,7 +14,7 @@ the one stated whatever this process has loaded.  The two settings alternate,
 In each subprocess, after one warm-up trial, ``K`` trials of each shape run one
 after another through the trial functions the executor uses (the ``simulate``
 trial of :mod:`symrmt.models.attention.trials`; the trace engine's trial of
-:mod:`symrmt.engine.simulate`), and the median wall time and the mean
+:mod:`symrmt.engine.simulate.monte_carlo`), and the median wall time and the mean
 process CPU time per trial are recorded.  The report gives, per shape, the
 median over the repeats and the ratio ``default / one thread`` (above 1: one
 thread is faster).  The load average of the machine is printed with each

@@ -36,7 +36,7 @@ import mpmath
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
 from symrmt.bench.density import _eigvalsh_s, _laws  # noqa: E402
-from symrmt.engine.tree import exact_value  # noqa: E402
+from symrmt.engine.lang.tree import exact_value  # noqa: E402
 
 
 

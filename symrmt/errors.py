@@ -201,35 +201,35 @@ class NotExact(ArithmeticError, SymrmtError):
     """No exact (symbolic) value is available within the time limit."""
 
 
-# symrmt.engine.pencil_check
+# symrmt.engine.reduce.pencil_check
 class PencilError(AssertionError, ArithmeticError, SymrmtError):
     """A pencil failed its finite-size self-test (a bug in the linearization, or a float64 test too
     ill-conditioned to decide); an ``ArithmeticError`` too, so the command line reports it in one line."""
 
 
-# symrmt.engine.hermitize_solve
+# symrmt.engine.solve.hermitized
 class NonNormalError(BranchError):
     """The trace holds the inverse of a non-normal matrix that is not invertible in the limit, and
     the expression is not a resolvent the Hermitization can read (exit 3)."""
 
 
-# symrmt.engine.spectrum_guard
+# symrmt.engine.solve.spectrum_guard
 class InsideSpectrumError(BranchError):
     """A resolvent's trace at a real point inside the spectrum of a symmetric (indefinite) matrix: it has
     no real limit (exit 3)."""
 
 
-# symrmt.engine.edge_system
+# symrmt.engine.solve.edge
 class DensityError(ConvergenceError):
     """A point of the density could not be computed (exit 3)."""
 
 
-# symrmt.engine.bound_tree
+# symrmt.engine.simulate.evaluate
 class TraceSimulationError(ArithmeticError, SymrmtError):
     """A trial could not be evaluated (a singular matrix, a non-finite value)."""
 
 
-# symrmt.engine.base
+# symrmt.engine.lang.node
 class ModelError(ParameterError):
     """A model or an expression is not in the grammar (the message says why).
 

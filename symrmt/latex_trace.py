@@ -58,8 +58,8 @@ def typed_tex(text: str, width: int = 48) -> list:
 # ---------------------------------------------------------------- printing the tree
 
 def _name(name: str, hat: bool = False, transposed: bool = False) -> str:
-    """:func:`symrmt.engine.blockfp.tex_name`, and a name with an underscore (``G_Z``) as a subscript."""
-    from symrmt.engine.blockfp import tex_name
+    """:func:`symrmt.engine.reduce.fixed_point.tex_name`, and a name with an underscore (``G_Z``) as a subscript."""
+    from symrmt.engine.reduce.fixed_point import tex_name
 
     name = name.lstrip("_")  # an internal name of the engine (``_A_sym``: the symmetric part of an elliptic A)
     m = re.fullmatch(r"([A-Za-z]+\d*)_([A-Za-z0-9]+)", name)
@@ -160,7 +160,7 @@ def _atomic(m) -> bool:
 
 
 def _scalar_coef(s) -> str:
-    from symrmt.engine.nodes import Const
+    from symrmt.engine.lang.matrices import Const
 
     if isinstance(s, Const):
         return _sym_tex(s.value)
@@ -269,7 +269,7 @@ def _block_tex(block) -> str:
 
 def _entry_tex(e: dict, block, random: set) -> str:
     """A pencil block ``sum coef * leaf`` in LaTeX."""
-    from symrmt.engine.linearize import EPS_SHIFT
+    from symrmt.engine.reduce.linearize import EPS_SHIFT
 
     terms = []
     for leaf, c in sorted(e.items(), key=lambda kv: str(kv[0])):
@@ -307,8 +307,8 @@ def _h_names(system, k: int, many: bool) -> dict:
 
 
 def _h_tex(expr, names: dict) -> str:
-    from symrmt.engine.blockfp import S_STRENGTH
-    from symrmt.engine.linearize import EPS_SHIFT
+    from symrmt.engine.reduce.fixed_point import S_STRENGTH
+    from symrmt.engine.reduce.linearize import EPS_SHIFT
 
     expr = sp.sympify(expr).subs({EPS_SHIFT: 0, S_STRENGTH: 1}).xreplace(names)
     if expr == 0:
@@ -351,7 +351,7 @@ def _pencil_section(pencil, tag: str, what: str, M_tex: str, is_form: bool, rand
 def _fixed_point_section(system, tag: str, many: bool, pencil_label: str, readout: dict | None, quantity: str,
                          derivs: list, pencil: str | None = None) -> list:
     """The block fixed point ``H = (L_0 - eta(H))^{-1}`` of one pencil and, for a trace, its readout."""
-    from symrmt.engine.linearize import EPS_SHIFT
+    from symrmt.engine.reduce.linearize import EPS_SHIFT
 
     names = _h_names(system, tag, many)
     sup = f"^{{({tag})}}" if many else ""
@@ -375,7 +375,7 @@ def _fixed_point_section(system, tag: str, many: bool, pencil_label: str, readou
            + "\n\\label{" + f"eq:trace-fixed-point-{tag}" + "}\n\\end{equation}",
            rf"on the branch reached from $H{sup} = L_0^{{-1}}$ by scaling the random part of the pencil from $0$ "
            rf"to $1$ (equation $\eqref{{eq:trace-lambda-{tag}}}$ with $\eta$ multiplied by the homotopy strength)."]
-    if hasattr(system, "law"):  # a diagonal law of many atoms, reduced to weighted sums (symrmt.engine.atomsums)
+    if hasattr(system, "law"):  # a diagonal law of many atoms, reduced to weighted sums (symrmt.engine.reduce.atoms)
         law = system.law
         out.append(rf"The diagonal law of ${_name(law.name)}$ has ${len(system.values)}$ atoms $v_a$ of weights $w_a$; "
                    rf"the pencil is written with one template atom: ${_name(law.name)}$ is replaced by $v I$ in "
@@ -465,9 +465,9 @@ def trace_derivation(model, expr, text: str | None = None, at: dict | None = Non
     >>> r"- \gamma^{2} \partial_{\gamma} \tau_{1}" in tex, r"\label{eq:trace-fixed-point-1}" in tex
     (True, True)
     """
-    from symrmt.engine.nodes import Diff, Trace, walk
-    from symrmt.engine.plan import multi_index, scalar_formula
-    from symrmt.engine.vectors import LAWS, QuadForm
+    from symrmt.engine.lang.matrices import Diff, Trace, walk
+    from symrmt.engine.reduce.plan import multi_index, scalar_formula
+    from symrmt.engine.lang.vectors import LAWS, QuadForm
 
     if text is None:
         text = expr if isinstance(expr, str) else repr(expr)

@@ -47,7 +47,7 @@ def test_exit_code_parents_kept():
     from symrmt.errors import BranchError, ConvergenceError, PrecisionError, SolverError
     from symrmt.parsing import ParseLimitError
     from symrmt.simulation.store import StoreError
-    from symrmt.engine.base import ModelError
+    from symrmt.engine.lang.node import ModelError
     from symrmt.hermite.gaussian import NotExact
     from symrmt.hermite.nonlinearity import NotCenteredError
 

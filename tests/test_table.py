@@ -13,8 +13,8 @@ import pytest
 import symrmt
 from symrmt.comparison import Comparison
 from symrmt.engine import Model
-from symrmt.engine.density import Density
-from symrmt.engine.sweep import TraceSweep
+from symrmt.engine.density.result import Density
+from symrmt.engine.routes.sweep import TraceSweep
 from symrmt.models.attention.boundary import CrossingsResult
 from symrmt.models.attention.sweeps import SweepResult
 from symrmt.results import LimitResult, SimulationResult

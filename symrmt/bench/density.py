@@ -1,12 +1,12 @@
 """The spectral density's entry in ``symrmt bench``: 400 points, warm, at 15 digits.
 
 Two densities on a grid of 400 points, each certified at 15 digits with its edges and atoms
-(:mod:`symrmt.engine.density_solver`): the Marchenko-Pastur law of ``Z.T*Z/n`` (``c = 1/2``, on
+(:mod:`symrmt.engine.density.solver`): the Marchenko-Pastur law of ``Z.T*Z/n`` (``c = 1/2``, on
 ``[-0.2, 3.2]``: an atom and two edges) and the tanh attention kernel ``K`` of ``kernel(tanh, Z)``
 (``c = 1/2``, on ``[-2, 3]``).  Each is timed after a first call on a few points of the same model
 (the compile and the code cache are warm), in this process.  Targets: 2 s and 10 s.
 
-The float64 path (``fast=True``, :mod:`symrmt.engine.density_fast`) on 400 points of five laws
+The float64 path (``fast=True``, :mod:`symrmt.engine.density.fast`) on 400 points of five laws
 (Marchenko-Pastur, semicircle + MP, MP x MP as ``Z1.T*Z2*Z2.T*Z1/n**2``, a deformed Wigner matrix
 ``G/sqrt(n) + D``, the tanh kernel ``K``), values only (``edges=False, atoms=False``), warm, best of
 three, against ``numpy.linalg.eigvalsh`` of a 400 x 400 symmetric matrix timed in the same run (best of

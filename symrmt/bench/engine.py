@@ -151,7 +151,7 @@ TARGETS["qf_batch_speedup"] = 10.0
 
 def batched_form(m, expr, base: dict, points: int) -> dict:
     """Warm time per point of a quadratic form on the float64 batch (``Model.sweep`` of ``QF_SWEEP_POINTS``
-    values of ``lam``, :mod:`symrmt.engine.batch_qf`) and on the certified path (``Model.limit`` at 15 digits, the
+    values of ``lam``, :mod:`symrmt.engine.solve.batch_qf`) and on the certified path (``Model.limit`` at 15 digits, the
     sweep's fallback, median over ``points`` values)."""
     import numpy as np
 

@@ -71,7 +71,7 @@ def worker(spec: dict) -> dict:
         from fractions import Fraction
 
         from symrmt.engine import Model
-        from symrmt.engine.prove import prove_trace
+        from symrmt.engine.prove.trace import prove_trace
 
         m = Model()
         m.dim("p", "c*n")

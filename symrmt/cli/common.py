@@ -197,14 +197,14 @@ def cli_message(exc, args) -> str:
     """The message of ``exc`` in the command line's own spelling: the values of a trace-engine expression
     are given by ``--at`` (and, in ``trace-sweep``, ``--grid``), not by ``at=`` and ``grid=``.
 
-    >>> from symrmt.engine.base import ModelError
+    >>> from symrmt.engine.lang.node import ModelError
     >>> ns = argparse.Namespace(verb="trace", at="c=1/2")
     >>> cli_message(ModelError("no value given for gamma (pass them in at=...)", missing=["gamma"]), ns)
     "no value given for gamma: add it to --at, e.g. --at 'c=1/2, gamma=VALUE'"
     """
     from symrmt.parsing import did_you_mean, suggest
 
-    if not (getattr(exc, "missing", None) or getattr(exc, "unknown", None)):  # symrmt.engine.base.ModelError's
+    if not (getattr(exc, "missing", None) or getattr(exc, "unknown", None)):  # symrmt.engine.lang.node.ModelError's
         return str(exc)
     grid = getattr(args, "grid", None) is not None and args.verb == "trace-sweep"
     at = (getattr(args, "at", None) or "").strip().rstrip(",")

@@ -6,8 +6,8 @@ r"""``symrmt density``: the limiting spectral density of a symmetric matrix expr
         [--digits D] [--simulate --n N --trials T --seed S] [--plot FILE.png] [--json] [--certify K | --fast]
 
 ``rho(x) = lim_{eta -> 0+} (1/pi) Im tau((M - (x + i eta))^{-1})`` on ``K`` equally spaced points of
-``[LO, HI]`` (``K`` at most :data:`symrmt.engine.density.MAX_POINTS`), each certified to ``D`` digits
-(:mod:`symrmt.engine.density_solver`); the edges of the support found between grid points (to ``D`` digits)
+``[LO, HI]`` (``K`` at most :data:`symrmt.engine.density.result.MAX_POINTS`), each certified to ``D`` digits
+(:mod:`symrmt.engine.density.solver`); the edges of the support found between grid points (to ``D`` digits)
 and the atoms (at 0 when ``0`` is in the range, and at grid points where the solution diverges).  Every
 text goes through the package's one restricted parser (the declarations ``--matrix``, ``--vector``, ``--let``
 and ``--dim`` as in ``symrmt trace``, by :func:`symrmt.cli.trace.build_model`).  ``M`` may use the
@@ -16,7 +16,7 @@ and ``--dim`` as in ``symrmt trace``, by :func:`symrmt.cli.trace.build_model`). 
 
 ``--certify K``: certify every ``K``-th point only; the others are float64 values whose residual and
 Stieltjes sign are checked (status ``"float"``, about 10 digits).  ``--fast``: every point in one float64
-batch (:mod:`symrmt.engine.density_fast`), each checked by its residual, the conditioning of its Jacobian and
+batch (:mod:`symrmt.engine.density.fast`), each checked by its residual, the conditioning of its Jacobian and
 the sign of ``Im tau`` (status ``"float"``, at least 12 correct digits); a point failing a check is certified
 (status ``"ok"``); the support and atoms as without ``--fast``.  ``--simulate``: eigenvalue histogram of the same matrix at size ``n`` (``--n``, default 512) over
 ``--trials`` seeded draws, with the standard error of each bin, through the package's executor
@@ -41,8 +41,8 @@ from symrmt.errors import ParameterError
 __all__ = ["add_density_parser", "cmd_density", "parse_over"]
 
 def parse_over(text: str):
-    """``'x=0:4:400'`` -> ``(name, [points])`` (:func:`symrmt.engine.density.grid_points`: ``LO``, ``HI`` exact
-    numbers through the restricted parser, ``K`` at most :data:`symrmt.engine.density.MAX_POINTS`).
+    """``'x=0:4:400'`` -> ``(name, [points])`` (:func:`symrmt.engine.density.result.grid_points`: ``LO``, ``HI`` exact
+    numbers through the restricted parser, ``K`` at most :data:`symrmt.engine.density.result.MAX_POINTS`).
 
     Examples
     --------
@@ -50,7 +50,7 @@ def parse_over(text: str):
     ('x', [Fraction(0, 1), Fraction(1, 2), Fraction(1, 1)])
     """
     from symrmt.cli.trace import split_assignment
-    from symrmt.engine.density import grid_points
+    from symrmt.engine.density.result import grid_points
 
     name, rhs = split_assignment(text, "--over")
     if len(rhs.split(":")) != 3:

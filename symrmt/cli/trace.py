@@ -18,10 +18,10 @@ the matrix product.  Dimensions are ratios to ``n`` (``--dim 'p=c*n'``);
 ``n`` itself needs no declaration.  A value in ``--at`` is an exact number
 (``1/5``, ``0.2``, ``1e-3``, ``sqrt(2)``, ``pi``, ``E``, ``E-2``; an irrational is rounded to
 1020 digits, far below any certified precision).  ``diag_file(dim, FILE.npy)`` declares a
-diagonal law read from a file (:mod:`symrmt.engine.io`); ``matrix(p, q, "FILE.npy")`` and
+diagonal law read from a file (:mod:`symrmt.engine.laws.diag_file`); ``matrix(p, q, "FILE.npy")`` and
 ``vector_file(p, "FILE.npy")`` a deterministic matrix or vector given by its entries (the value is then the
-deterministic equivalent at the sizes of the files, :mod:`symrmt.engine.given_solver`); ``elliptic(n, tau)`` the
-elliptic law (:mod:`symrmt.engine.elliptic`).  One value may be complex,
+deterministic equivalent at the sizes of the files, :mod:`symrmt.engine.solve.given`); ``elliptic(n, tau)`` the
+elliptic law (:mod:`symrmt.engine.laws.elliptic`).  One value may be complex,
 ``z=0.5+0.01j`` (each part read by the same parser; the traces are solved at complex ``z`` on the
 Stieltjes branch, see docs/engine.md), and its ``--json`` value is ``{"re": ..., "im": ...}``; quadratic forms
 too (certified at two precisions, not proved).  ``--outliers 'z=LO:HI:K'`` prints, instead of the limit, the
@@ -136,7 +136,7 @@ def parse_at(text: str, texts: dict | None = None) -> dict:
         name, rhs = split_assignment(part, "--at", inner=True)
         if name in out:
             raise ParameterError(f"--at: {name} is given twice")
-        from symrmt.engine.complex_limit import as_complex
+        from symrmt.engine.routes.complex_limit import as_complex
 
         cv = as_complex(rhs, f"--at {name}")  # a complex literal a+bj: each part through the parser
         out[name] = cv if cv is not None else at_value(rhs, f"--at {name}")
@@ -151,7 +151,7 @@ def at_value(text: str, what: str) -> Fraction:
     >>> at_value("3/4", "c"), at_value("0.25", "c")
     (Fraction(3, 4), Fraction(1, 4))
     """
-    from symrmt.engine.tree import exact_value
+    from symrmt.engine.lang.tree import exact_value
 
     return exact_value(text, what)
 
@@ -159,7 +159,7 @@ def at_value(text: str, what: str) -> Fraction:
 def _declare_diag(model, name: str, rhs: str):
     """``diag(dim, (values), (weights))`` (weights optional: equal) through the restricted parser."""
     from symrmt.engine.declarations import number_node
-    from symrmt.engine.nodes import Const, DimConst
+    from symrmt.engine.lang.matrices import Const, DimConst
 
     names = {k: DimConst(d) for k, d in model.dims.items()}
     for k, s in model.symbols.items():
@@ -257,8 +257,8 @@ def build_model(dims=(), matrices=(), vectors=(), lets=()):
     kernels = []
     for text in matrices:
         name, rhs = split_assignment(text, "--matrix")
-        if rhs.replace(" ", "").startswith("diag_file("):  # a law from a .npy file (symrmt.engine.io)
-            from symrmt.engine.io import load_law, parse_diag_file
+        if rhs.replace(" ", "").startswith("diag_file("):  # a law from a .npy file (symrmt.engine.laws.diag_file)
+            from symrmt.engine.laws.diag_file import load_law, parse_diag_file
 
             dim, path = parse_diag_file(rhs, f"--matrix {name}")
             model.diag(name, dim, *load_law(path))
@@ -278,7 +278,7 @@ def build_model(dims=(), matrices=(), vectors=(), lets=()):
                                      f"declared ones: write --matrix '{name}={rhs}'")
         model._matrix_name(name)
         node = model.parse(rhs, what=f"--let {name}")
-        from symrmt.engine.nodes import MatrixNode
+        from symrmt.engine.lang.matrices import MatrixNode
 
         if not isinstance(node, MatrixNode):
             raise ParameterError(f"--let {name}: {rhs!r} is not a matrix expression")
@@ -360,13 +360,13 @@ def _simulate(args, expr, at) -> dict:
 
     The store key names the model by its texts (the expression, the declarations sorted, the exact
     values of ``--at`` and ``n``) and by the digest of the bound tree (see
-    :func:`symrmt.engine.trials.trace_point`)."""
+    :func:`symrmt.engine.simulate.trials.trace_point`)."""
     import warnings
 
     from symrmt.cli.common import scheduler_of
     from symrmt.engine import bind
     from symrmt.simulation.executor import StaleTrialsWarning, report_stale
-    from symrmt.engine.simulate import simulate_trace
+    from symrmt.engine.simulate.monte_carlo import simulate_trace
 
     label = {"expression": args.expr, "matrices": sorted(args.matrix), "dims": sorted(args.dim),
              **({"vectors": sorted(args.vector), "lets": list(args.let)} if args.vector or args.let else {}),
@@ -411,7 +411,7 @@ def cmd_trace(args) -> int:
         raise ParameterError("--simulate needs real parameter values (a complex value is a limit only)")
     if args.simulate:  # refuse a simulation that cannot fit before the limit is computed
         from symrmt.engine import bind
-        from symrmt.engine.simulate import check_trace_memory
+        from symrmt.engine.simulate.monte_carlo import check_trace_memory
 
         check_trace_memory(bind(expr, at, args.n))
     if args.prove_branch:

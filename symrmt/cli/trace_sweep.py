@@ -107,7 +107,7 @@ def cmd_trace_sweep(args) -> int:
         print(f"trace-sweep: {int(res.fallback.sum())} of {res.values.size} points solved by mpmath; largest "
               f"relative gap of {args.certify} re-checked points from 30 digits: {res.certified_gap:.2g}",
               file=sys.stderr)
-    from symrmt.engine.sweep import value_text
+    from symrmt.engine.routes.sweep import value_text
     from symrmt.table import number_value
 
     names = list(grid)
@@ -151,7 +151,7 @@ def _decimal_label(text: str, name: str) -> str:
         float(text)
         return text
     except ValueError:
-        from symrmt.engine.tree import exact_value
+        from symrmt.engine.lang.tree import exact_value
         from symrmt.table import csv_param
 
         return csv_param(exact_value(text, name), 15)

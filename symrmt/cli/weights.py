@@ -142,13 +142,13 @@ def cmd_simulate_weights(args) -> int:
         raise ParameterError("--workers, --scheduler and --store are not available with --weights/--heads")
     c = check_c(args.c)
     if args.weights is not None:
-        from symrmt.engine.kernel_weights import check_weights
+        from symrmt.engine.kernels.weights import check_weights
         from symrmt.models.attention.montecarlo import simulate
 
         W = check_weights(args.weights)
         mu = None
         if args.mu is not None:
-            from symrmt.engine.given import load_array
+            from symrmt.engine.laws.given import load_array
 
             mu = load_array(args.mu, "mu", 1)
             if mu.shape != (W.shape[0],):

@@ -1,6 +1,6 @@
 """The batched (vectorised float64) forms of the one Newton driver and the one continuation.
 
-The float64 fast paths (:mod:`symrmt.models.attention.batch`, :mod:`symrmt.engine.batch`) solve one
+The float64 fast paths (:mod:`symrmt.models.attention.batch`, :mod:`symrmt.engine.solve.batch`) solve one
 system at many points at once, on stacked NumPy arrays: each row is a point, and each row runs the
 same algorithm as :func:`symrmt.core.newton.newton` and :func:`symrmt.core.continuation.follow`,
 with the same rules, elementwise:

@@ -50,7 +50,7 @@ def check_simulation(ck, label: str, model, expr, at: dict, value, quick: bool, 
                      full_trials: int = 10, quick_trials: int = 6) -> dict:
     """Monte-Carlo of the same expression against the limit ``value``; returns the simulation."""
     from symrmt.engine import bind
-    from symrmt.engine.simulate import simulate_trace
+    from symrmt.engine.simulate.monte_carlo import simulate_trace
 
     n, trials, rel = sizes(quick, full_trials, quick_trials)
     sim = simulate_trace(bind(model.expr(expr), at, n), trials=trials, seed=seed, progress=None)

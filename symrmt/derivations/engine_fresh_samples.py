@@ -13,7 +13,7 @@ its law is invariant under the rotations of ``D`` that fix ``E``, and
 for ``a, b`` of one side and ``M`` of the other; a random matrix that enters a product once, linearly,
 independent of the rest of it, makes that product tend to 0 (mean 0, variance ``O(1/n)``).  With the
 push-through identity ``Q P Q = c (Q + s\, dQ/ds)`` for ``Q = inv(P/c + s I)`` (the squared norm of a
-ridge readout), the engine (:mod:`symrmt.engine.independence`) solves
+ridge readout), the engine (:mod:`symrmt.engine.reduce.independence`) solves
 
 - the paper's test error ``T_A = ||y2 - (X2 K2)^T w||^2/n`` (``docs/theory.md`` section 12) written as
   one expression over the training sequence and a fresh one with its own kernel

@@ -183,7 +183,7 @@ def _a1_zero(ck):
 
 
 def _engine_ridge_teacher(ck):
-    """Quadratic forms (:mod:`symrmt.engine.prove_qf`): bias, variance and risk against Hastie et al."""
+    """Quadratic forms (:mod:`symrmt.engine.prove.quadratic_forms`): bias, variance and risk against Hastie et al."""
     from symrmt.derivations import engine_ridge_teacher as E
 
     m = E.model()

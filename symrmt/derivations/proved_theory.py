@@ -188,7 +188,7 @@ def _engine_density(ck):
     fixed point proved on ``acb`` balls at ``z = x + 1e-40 i`` (the trace is analytic in ``z`` off the spectrum's
     edges: it moves by ``O(1e-40)`` between ``eta = 1e-40`` and ``eta -> 0+``), within ``1e-28`` of the
     derivation's references (the closed form, the independent subordination solve); the Ginibre resolvent
-    (Hermitized inside the disk: the pinned fixed point at ``eps = 0``, :mod:`symrmt.engine.prove_hermitized`)
+    (Hermitized inside the disk: the pinned fixed point at ``eps = 0``, :mod:`symrmt.engine.prove.hermitized`)
     against ``gamma`` inside and ``1/gamma`` outside.  Not on balls: the edges, the atom (a search over ``x``)
     and the histograms (simulations)."""
     import flint

@@ -7,52 +7,52 @@ expressions are parsed by the one restricted parser (:mod:`symrmt.parsing`).
 inside a function) only from its own layer and the layers before it, never a lazy name of this
 package (``from symrmt.engine import Model`` loads the facade), so the engine has no import cycle
 through the facade.  What a lower module needs from a higher one lives in the lower module
-(exact parameter values in :mod:`~symrmt.engine.tree`, :class:`~symrmt.engine.certify.TraceLimit` in
-:mod:`~symrmt.engine.certify`, the :class:`~symrmt.engine.density.Density` result and its grid below the
+(exact parameter values in :mod:`~symrmt.engine.lang.tree`, :class:`~symrmt.engine.solve.certify.TraceLimit` in
+:mod:`~symrmt.engine.solve.certify`, the :class:`~symrmt.engine.density.result.Density` result and its grid below the
 density solver) or is passed in as an argument (the compile step into
-:func:`~symrmt.engine.hermitize_solve.guard`).
+:func:`~symrmt.engine.solve.hermitized.guard`).
 
-1. the language -- :mod:`~symrmt.engine.base` (dimensions, the node base), :mod:`~symrmt.engine.nodes`
-   (the node classes; those the operators build are in :mod:`~symrmt.engine.node_algebra`),
-   :mod:`~symrmt.engine.vectors` (vectors), :mod:`~symrmt.engine.tree`
+1. the language -- :mod:`~symrmt.engine.lang.node` (dimensions, the node base), :mod:`~symrmt.engine.lang.matrices`
+   (the node classes; those the operators build are in :mod:`~symrmt.engine.lang.algebra`),
+   :mod:`~symrmt.engine.lang.vectors` (vectors), :mod:`~symrmt.engine.lang.tree`
    (differentiation, exact values, binding), :mod:`~symrmt.engine.declarations` (declarations and parsing),
-   :mod:`~symrmt.engine.nonlinear_kernel` (the Gaussian equivalent of an entrywise nonlinearity,
-   with a signal and weights too), :mod:`~symrmt.engine.io` (diagonal laws read from a file),
-   :mod:`~symrmt.engine.given` (matrices and vectors given by their entries), :mod:`~symrmt.engine.elliptic`
-   (the elliptic law), :mod:`~symrmt.engine.kernel_weights` (the Gaussian equivalent of a kernel with a
+   :mod:`~symrmt.engine.kernels.inner_product` (the Gaussian equivalent of an entrywise nonlinearity,
+   with a signal and weights too), :mod:`~symrmt.engine.laws.diag_file` (diagonal laws read from a file),
+   :mod:`~symrmt.engine.laws.given` (matrices and vectors given by their entries), :mod:`~symrmt.engine.laws.elliptic`
+   (the elliptic law), :mod:`~symrmt.engine.kernels.weights` (the Gaussian equivalent of a kernel with a
    general weight matrix);
-2. the reduction and the simulation -- :mod:`~symrmt.engine.linearize` (linear pencils),
-   :mod:`~symrmt.engine.blockfp` (the block fixed point), :mod:`~symrmt.engine.atomsums` (deterministic laws
-   with atoms), :mod:`~symrmt.engine.plan` (the expression to a plan), :mod:`~symrmt.engine.hermitize`
-   (non-normal matrices), :mod:`~symrmt.engine.woodbury_qf` (quadratic forms), :mod:`~symrmt.engine.independence`
-   (forms that cross between independent samples, split); :mod:`~symrmt.engine.simulate`,
-   :mod:`~symrmt.engine.trials`, :mod:`~symrmt.engine.bound_tree` (one draw and its value) and
-   :mod:`~symrmt.engine.density_sim` (an expression sampled at a finite size);
-3. the numbers -- :mod:`~symrmt.engine.solver` (Newton and the homotopy in the strength),
-   :mod:`~symrmt.engine.atom_solver`, :mod:`~symrmt.engine.continuation` (continuation in a parameter),
-   :mod:`~symrmt.engine.edge_system` (the density's edge system and its error),
-   :mod:`~symrmt.engine.pencil_check` (a finite-size self-test), :mod:`~symrmt.engine.hermitize_solve`
+2. the reduction and the simulation -- :mod:`~symrmt.engine.reduce.linearize` (linear pencils),
+   :mod:`~symrmt.engine.reduce.fixed_point` (the block fixed point), :mod:`~symrmt.engine.reduce.atoms` (deterministic laws
+   with atoms), :mod:`~symrmt.engine.reduce.plan` (the expression to a plan), :mod:`~symrmt.engine.reduce.hermitize`
+   (non-normal matrices), :mod:`~symrmt.engine.reduce.woodbury` (quadratic forms), :mod:`~symrmt.engine.reduce.independence`
+   (forms that cross between independent samples, split); :mod:`~symrmt.engine.simulate.monte_carlo`,
+   :mod:`~symrmt.engine.simulate.trials`, :mod:`~symrmt.engine.simulate.evaluate` (one draw and its value) and
+   :mod:`~symrmt.engine.density.histogram` (an expression sampled at a finite size);
+3. the numbers -- :mod:`~symrmt.engine.solve.newton` (Newton and the homotopy in the strength),
+   :mod:`~symrmt.engine.solve.atoms`, :mod:`~symrmt.engine.solve.continuation` (continuation in a parameter),
+   :mod:`~symrmt.engine.solve.edge` (the density's edge system and its error),
+   :mod:`~symrmt.engine.reduce.pencil_check` (a finite-size self-test), :mod:`~symrmt.engine.solve.hermitized`
    (the Hermitized solve);
-4. certification -- :mod:`~symrmt.engine.certify` (two precisions that must agree), :mod:`~symrmt.engine.batch`
-   (float64 batches), :mod:`~symrmt.engine.prove_chain` (Krawczyk boxes along a path),
-   :mod:`~symrmt.engine.density` (the spectral density's result and grid), :mod:`~symrmt.engine.density_plot`
+4. certification -- :mod:`~symrmt.engine.solve.certify` (two precisions that must agree), :mod:`~symrmt.engine.solve.batch`
+   (float64 batches), :mod:`~symrmt.engine.prove.chain` (Krawczyk boxes along a path),
+   :mod:`~symrmt.engine.density.result` (the spectral density's result and grid), :mod:`~symrmt.engine.density.plot`
    (its figure);
-5. the solvers built on it -- :mod:`~symrmt.engine.qf_solver` (quadratic forms), :mod:`~symrmt.engine.batch_qf`
-   (quadratic forms on the float64 batch), :mod:`~symrmt.engine.moments`
-   (moments of polynomials as a finite series), :mod:`~symrmt.engine.prove`
-   (proved balls), :mod:`~symrmt.engine.prove_qf` (proved quadratic forms),
-   :mod:`~symrmt.engine.given_solver` (the deterministic equivalent with given matrices), :mod:`~symrmt.engine.prove_hermitized` (the Hermitized fixed point on balls), :mod:`~symrmt.engine.resolvent_solver` (the resolvent at one point),
-   :mod:`~symrmt.engine.density_features` (edges and atoms), :mod:`~symrmt.engine.density_solver`
-   (spectral densities), :mod:`~symrmt.engine.density_fast` (a density's grid as one float64 batch);
-6. the routes -- :mod:`~symrmt.engine.complex_limit` (complex ``z``), :mod:`~symrmt.engine.complex_qf`
-   (quadratic forms at complex ``z``), :mod:`~symrmt.engine.outliers` (outliers of spiked models and their
-   overlaps), :mod:`~symrmt.engine.sweep` (grids of points), :mod:`~symrmt.engine.finite_n` (the ``1/n`` term of a
-   limit with real Gaussian and GOE matrices), :mod:`~symrmt.engine.spectrum_guard` (a real point inside the
+5. the solvers built on it -- :mod:`~symrmt.engine.solve.quadratic_forms` (quadratic forms), :mod:`~symrmt.engine.solve.batch_qf`
+   (quadratic forms on the float64 batch), :mod:`~symrmt.engine.solve.moments`
+   (moments of polynomials as a finite series), :mod:`~symrmt.engine.prove.trace`
+   (proved balls), :mod:`~symrmt.engine.prove.quadratic_forms` (proved quadratic forms),
+   :mod:`~symrmt.engine.solve.given` (the deterministic equivalent with given matrices), :mod:`~symrmt.engine.prove.hermitized` (the Hermitized fixed point on balls), :mod:`~symrmt.engine.density.resolvent` (the resolvent at one point),
+   :mod:`~symrmt.engine.density.features` (edges and atoms), :mod:`~symrmt.engine.density.solver`
+   (spectral densities), :mod:`~symrmt.engine.density.fast` (a density's grid as one float64 batch);
+6. the routes -- :mod:`~symrmt.engine.routes.complex_limit` (complex ``z``), :mod:`~symrmt.engine.routes.complex_qf`
+   (quadratic forms at complex ``z``), :mod:`~symrmt.engine.routes.outliers` (outliers of spiked models and their
+   overlaps), :mod:`~symrmt.engine.routes.sweep` (grids of points), :mod:`~symrmt.engine.routes.finite_n` (the ``1/n`` term of a
+   limit with real Gaussian and GOE matrices), :mod:`~symrmt.engine.solve.spectrum_guard` (a real point inside the
    spectrum of a symmetric, indefinite matrix, refused before any solve);
 7. the facade -- :mod:`~symrmt.engine.model` (:class:`Model` and its calls: limit, sweep, density).
 
 The public names below are those of :mod:`symrmt.engine.model` (``symrmt.engine.Model``, ...), loaded on
-first use: importing a module of this package (its NumPy-only simulation, :mod:`symrmt.engine.simulate`)
+first use: importing a module of this package (its NumPy-only simulation, :mod:`symrmt.engine.simulate.monte_carlo`)
 does not import SymPy.
 """
 

@@ -1,7 +1,7 @@
 """The :class:`Model`: declarations of dimensions, matrices and parameters, and parsing.
 
 Text goes through the package's one restricted parser; the objects it may call are
-the nodes of :mod:`symrmt.engine.nodes` and the functions ``trace``, ``inv``,
+the nodes of :mod:`symrmt.engine.lang.matrices` and the functions ``trace``, ``inv``,
 ``diff``, ``sqrt`` and ``I``.
 """
 
@@ -12,12 +12,12 @@ from fractions import Fraction
 
 import sympy as sp
 
-from symrmt.engine.base import expanded_size
-from symrmt.engine.nodes import (
+from symrmt.engine.lang.node import expanded_size
+from symrmt.engine.lang.matrices import (
     MAX_ATOMS, GOE, N, Const, Diagonal, Diff, Dim, DimConst, Gaussian, Identity, Inverse, MatrixNode, ModelError,
     Node, Power, ScalarNode, Trace, as_scalar, node_text,
 )
-from symrmt.engine.tree import bind, check_ratios, differentiate, walk  # noqa: F401  (re-exported)
+from symrmt.engine.lang.tree import bind, check_ratios, differentiate, walk  # noqa: F401  (re-exported)
 
 __all__ = ["Model", "inv", "sqrt", "number_node", "check_expanded"]
 
@@ -165,15 +165,15 @@ class Model:
 
     def elliptic(self, name: str, dim, tau):
         """Declare an ``dim x dim`` elliptic matrix: iid ``N(0, 1)`` entries with ``corr(A_ij, A_ji) = tau``
-        (:mod:`symrmt.engine.elliptic`); returns its expression node."""
-        from symrmt.engine.elliptic import elliptic_node
+        (:mod:`symrmt.engine.laws.elliptic`); returns its expression node."""
+        from symrmt.engine.laws.elliptic import elliptic_node
 
         return elliptic_node(self, name, dim, tau)
 
     def matrix(self, name: str, rows, cols, data):
         """Declare a deterministic ``rows x cols`` matrix given by its entries (an array, or the path of a
-        ``.npy`` file read under the file-trust rule and caps of :mod:`symrmt.engine.given`)."""
-        from symrmt.engine.given import declare_matrix
+        ``.npy`` file read under the file-trust rule and caps of :mod:`symrmt.engine.laws.given`)."""
+        from symrmt.engine.laws.given import declare_matrix
 
         return declare_matrix(self, name, rows, cols, data)
 
@@ -184,8 +184,8 @@ class Model:
 
     def vector_file(self, name: str, dim, data):
         """Declare a deterministic vector of dimension ``dim`` given by its entries (an array or a ``.npy``
-        path, :mod:`symrmt.engine.given`), in the basis of the given matrices of ``dim``."""
-        from symrmt.engine.given import declare_vector_file
+        path, :mod:`symrmt.engine.laws.given`), in the basis of the given matrices of ``dim``."""
+        from symrmt.engine.laws.given import declare_vector_file
 
         return declare_vector_file(self, name, dim, data)
 
@@ -198,7 +198,7 @@ class Model:
         return self._vector(name, dim, "gaussian")
 
     def _vector(self, name, dim, law):
-        from symrmt.engine.vectors import Vector
+        from symrmt.engine.lang.vectors import Vector
 
         self._matrix_name(name)
         if "." in name:
@@ -208,7 +208,7 @@ class Model:
         return node
 
     def vectors(self, law=None) -> dict:
-        """name -> :class:`~symrmt.engine.vectors.Vector` of the declared vectors (of one law)."""
+        """name -> :class:`~symrmt.engine.lang.vectors.Vector` of the declared vectors (of one law)."""
         return {k: v for k, v in self.matrices.items() if v.kind == "vector" and (law is None or v.law == law)}
 
     def declare_vector(self, text: str):
@@ -220,7 +220,7 @@ class Model:
         name = name.strip()
         self._matrix_name(name)
         if rhs.strip().startswith("vector_file("):
-            from symrmt.engine.given import declare_vector_text
+            from symrmt.engine.laws.given import declare_vector_text
 
             return declare_vector_text(self, name, rhs)
         names = {k: DimConst(d) for k, d in self.dims.items()}
@@ -294,10 +294,10 @@ class Model:
         name, _, rhs = text.partition("=")
         name = name.strip()
         self._matrix_name(name)
-        if rhs.strip().startswith("elliptic("):  # elliptic(dim, tau): symrmt/engine/elliptic.py
+        if rhs.strip().startswith("elliptic("):  # elliptic(dim, tau): symrmt/engine/laws/elliptic.py
             return self._declare_elliptic(name, rhs)
         if rhs.strip().startswith("matrix("):
-            from symrmt.engine.given import declare_matrix_text
+            from symrmt.engine.laws.given import declare_matrix_text
 
             return declare_matrix_text(self, name, rhs)
         names = {k: DimConst(d) for k, d in self.dims.items()}

@@ -9,20 +9,20 @@ parameters; an expression in them (``+ - * / @ .T inv() sqrt()``, normalized
 1. normalizes it (every Gaussian is ``sqrt(n)`` times a matrix of O(1) norm; the
    powers of ``n`` must cancel, else :class:`ModelError` says which do not);
 2. linearizes every trace into a reduced linear pencil by recursive rules
-   (:mod:`symrmt.engine.linearize`), splits the atoms of diagonal laws, and checks
+   (:mod:`symrmt.engine.reduce.linearize`), splits the atoms of diagonal laws, and checks
    each pencil against direct evaluation at a finite size
-   (:mod:`symrmt.engine.pencil_check`);
+   (:mod:`symrmt.engine.reduce.pencil_check`);
 3. writes the block fixed point ``H = (L_0 - eta(H))^{-1}``, its Jacobian and its
-   parameter derivatives in SymPy (:mod:`symrmt.engine.blockfp`) and compiles
+   parameter derivatives in SymPy (:mod:`symrmt.engine.reduce.fixed_point`) and compiles
    them through the package's compile step and code cache;
 4. solves by homotopy in the strength of the random part from ``H = L_0^{-1}``,
    polishes in mpmath, differentiates implicitly for ``diff``, and certifies the
-   value at two working precisions (:mod:`symrmt.engine.solver`,
-   :mod:`symrmt.engine.certify`), with sanity bounds such as
+   value at two working precisions (:mod:`symrmt.engine.solve.newton`,
+   :mod:`symrmt.engine.solve.certify`), with sanity bounds such as
    ``0 < tau <= 1/gamma`` for the resolvent of a positive semi-definite matrix.
 
 Public names (stable): :class:`Model`, :class:`TraceLimit`, the expression-tree
-classes of :mod:`symrmt.engine.nodes` (``Gaussian``, ``GOE``, ``Identity``,
+classes of :mod:`symrmt.engine.lang.matrices` (``Gaussian``, ``GOE``, ``Identity``,
 ``Diagonal``, ``MatSum``, ``MatProduct``, ``Scaled``, ``Transpose``, ``Inverse``,
 ``Const``, ``Trace``, ``Diff``, ``ScalarSum``, ``ScalarProduct``, ``Power``, ``Dim``),
 the tree utilities :func:`bind` (numeric values and sizes, for a NumPy simulation),
@@ -50,7 +50,7 @@ H = \left(\left[\begin{matrix}H_{2,2} - 1 & 0\\0 & H_{1,1} c - \gamma...
 >>> m.limit("trace(inv(Z.T*Z + gamma*I(n)))", at={"c": "1/2", "gamma": 1})
 Traceback (most recent call last):
 ...
-symrmt.engine.nodes.ModelError: the terms of a sum have different orders in n (n^1 and n^0); ...
+symrmt.engine.lang.matrices.ModelError: the terms of a sum have different orders in n (n^1 and n^0); ...
 """
 
 from __future__ import annotations
@@ -59,14 +59,14 @@ from collections.abc import Mapping
 
 from symrmt.cache import cached
 from symrmt.engine import declarations as _model
-from symrmt.engine.nodes import (  # noqa: F401
+from symrmt.engine.lang.matrices import (  # noqa: F401
     GOE, Const, Diagonal, Diff, Dim, Gaussian, Identity, Inverse, MatProduct, MatSum, ModelError, Power,
     ScalarProduct, ScalarSum, Scaled, Trace, Transpose, walk,
 )
 from symrmt.engine.declarations import check_expanded, inv, sqrt  # noqa: F401
-from symrmt.engine.tree import bind, differentiate, exact_value  # noqa: F401
-from symrmt.engine.certify import TraceLimit
-from symrmt.engine.nonlinear_kernel import kernel, kernel_coefficients  # noqa: F401  (the Gaussian-equivalent kernel)
+from symrmt.engine.lang.tree import bind, differentiate, exact_value  # noqa: F401
+from symrmt.engine.solve.certify import TraceLimit
+from symrmt.engine.kernels.inner_product import kernel, kernel_coefficients  # noqa: F401  (the Gaussian-equivalent kernel)
 
 #: the language's functions, for expressions built in Python
 trace = Trace
@@ -83,7 +83,7 @@ __all__ = [
 class Model(_model.Model):
     """A model of the trace engine: declarations, parsing, and the certified limit.
 
-    See :mod:`symrmt.engine.nodes` for the expression language.
+    See :mod:`symrmt.engine.lang.matrices` for the expression language.
 
     Examples
     --------
@@ -105,23 +105,23 @@ class Model(_model.Model):
         """The symbolic plan (pencils, systems, formula) of a scalar expression (memoized);
         ``split_atoms``: split diagonal laws of up to that many atoms into one block per atom (default
         ``SPLIT_ATOMS``; the density path splits up to ``MAX_SPLIT_ATOMS``)."""
-        from symrmt.engine.pencil_check import checked
-        from symrmt.engine.plan import prepare
+        from symrmt.engine.reduce.pencil_check import checked
+        from symrmt.engine.reduce.plan import prepare
 
         expr = self.expr(expr)
         if expr not in self._split:  # a tree split across samples was counted before it was split
             check_expanded(expr)  # a tree built in Python with shared parts is counted written out too
         if self.__dict__.get("given_sizes"):
-            from symrmt.engine.given import has_given
+            from symrmt.engine.laws.given import has_given
 
-            if has_given(expr):  # symrmt/engine/given_solver.py solves these without a symbolic plan
+            if has_given(expr):  # symrmt/engine/solve/given.py solves these without a symbolic plan
                 raise ModelError("an expression with a matrix or vector given by its entries has no symbolic plan "
                                  "(no --latex, equations, sweep or density); Model.limit gives its deterministic "
                                  "equivalent")
         key = expr if split_atoms is None else (expr, split_atoms)
         if key not in self._plans and _has_vectors(expr):
-            from symrmt.engine.qf_solver import self_test_plan
-            from symrmt.engine.woodbury_qf import prepare_qf
+            from symrmt.engine.solve.quadratic_forms import self_test_plan
+            from symrmt.engine.reduce.woodbury import prepare_qf
 
             self._plans[key] = self_test_plan(prepare_qf(expr))
         if key not in self._plans:
@@ -135,13 +135,13 @@ class Model(_model.Model):
         """The linear pencils of the traces in ``expr`` (a list of :class:`PencilView`).
 
         With ``symmetric=True`` each trace of a symmetric matrix gets the symmetric realization
-        ``[[0, Q], [Q^T, 0]]`` of :func:`symrmt.engine.linearize.symmetrize` (self-tested);
+        ``[[0, Q], [Q^T, 0]]`` of :func:`symrmt.engine.reduce.linearize.symmetrize` (self-tested);
         the solver uses the smaller pencil, whose fixed point carries the same information.
         """
         views = Views(PencilView(t) for t in self.plan(expr).traces)
         if symmetric:
-            from symrmt.engine import linearize as lin
-            from symrmt.engine.pencil_check import self_test
+            from symrmt.engine.reduce import linearize as lin
+            from symrmt.engine.reduce.pencil_check import self_test
 
             for view in views:
                 if not lin.is_symmetric(view.trace.matrix):
@@ -153,7 +153,7 @@ class Model(_model.Model):
 
     def woodbury(self, expr):
         """The Woodbury (Schur) systems of the quadratic forms in ``expr``: a list of
-        :class:`~symrmt.engine.woodbury_qf.FormPlan` (``.S``, ``.e``, ``.f``, ``.latex()``)."""
+        :class:`~symrmt.engine.reduce.woodbury.FormPlan` (``.S``, ``.e``, ``.f``, ``.latex()``)."""
         return Views(getattr(self.plan(expr), "forms", []))
 
     def equations(self, expr):
@@ -162,7 +162,7 @@ class Model(_model.Model):
 
     def limit(self, expr, at: dict, digits: int = 15, prove: bool = False, n: int | None = None) -> TraceLimit:
         """The certified ``n -> oo`` limit of a scalar expression at the parameter values ``at``, or with ``n``
-        the limit plus its ``1/n`` term (real Gaussian and GOE matrices, :mod:`symrmt.engine.finite_n`).
+        the limit plus its ``1/n`` term (real Gaussian and GOE matrices, :mod:`symrmt.engine.routes.finite_n`).
 
         Parameters
         ----------
@@ -170,16 +170,16 @@ class Model(_model.Model):
         at : dict
             Parameter name -> value (int, Fraction, or a decimal/fraction string such as ``"1/5"``); one
             parameter may be complex (``complex``, or a text such as ``"0.5+0.01j"``): the traces are then
-            solved at complex ``z`` (:mod:`symrmt.engine.complex_limit`), the Stieltjes branch checked.
+            solved at complex ``z`` (:mod:`symrmt.engine.routes.complex_limit`), the Stieltjes branch checked.
         digits : int
             Significant digits to certify (two solves at different working precisions must agree).
         prove : bool
             Also prove the value: ``.ball`` (a ``flint.arb`` ball proved to contain the limit),
             ``.balls`` (``{"value": ball, "traces": [...]}``) and ``.branch``
-            (:mod:`symrmt.engine.prove`; needs python-flint).  ``"branch"``: also the chain of
+            (:mod:`symrmt.engine.prove.trace`; needs python-flint).  ``"branch"``: also the chain of
             Krawczyk boxes along the homotopy for systems of any size (by default only up to 32 unknowns).
         n : int, optional
-            A finite size (at least :data:`symrmt.engine.finite_n.MIN_N`, every size ``ratio * n`` an
+            A finite size (at least :data:`symrmt.engine.routes.finite_n.MIN_N`, every size ``ratio * n`` an
             integer): ``value`` is then ``limit + correction/n``, with ``.limit`` (the limit), ``.correction``
             (the coefficient of ``1/n``, certified to ``digits`` as the limit is) and ``.n``.  Refused with a
             :class:`ModelError` where the term is not covered (vectors, kernels, non-normal matrices solved by
@@ -204,7 +204,7 @@ class Model(_model.Model):
         if n is None:
             with solve_budget(LIMITS["solve_seconds"], "the limit"):
                 return self._limit(expr, at, digits, prove, stage)
-        from symrmt.engine.finite_n import check_covered, finite_size
+        from symrmt.engine.routes.finite_n import check_covered, finite_size
 
         if prove:
             raise ModelError("prove is not available with n (the 1/n term is certified at two precisions, not proved)")
@@ -217,14 +217,14 @@ class Model(_model.Model):
 
     def _split_independent(self, expr, at):
         """``(expr, notes)``: the quadratic forms of ``expr`` that cross between independent random objects
-        split at the point ``at`` (:mod:`symrmt.engine.independence`; the inner products enter exactly)."""
+        split at the point ``at`` (:mod:`symrmt.engine.reduce.independence`; the inner products enter exactly)."""
         if not _has_vectors(expr) or not isinstance(at, Mapping):
             return expr, []
-        from symrmt.engine.independence import crosses, split_independent
+        from symrmt.engine.reduce.independence import crosses, split_independent
 
         if not crosses(expr):
             return expr, []
-        from symrmt.engine.vectors import gram_values
+        from symrmt.engine.lang.vectors import gram_values
 
         gram = gram_values(self.vectors(), {str(k): exact_value(v, str(k)) for k, v in at.items() if "." in str(k)})
         out, notes = split_independent(expr, self.vectors(), gram)
@@ -234,14 +234,14 @@ class Model(_model.Model):
 
     def _limit(self, expr, at, digits, prove, stage):
         from symrmt.core.budget import paused
-        from symrmt.engine.certify import certified_limit
+        from symrmt.engine.solve.certify import certified_limit
 
         from symrmt.parsing import check_digits
 
         digits = check_digits(digits)
-        if self.__dict__.get("given_sizes"):  # matrices or vectors given by their entries: symrmt/engine/given.py
-            from symrmt.engine.given import has_given
-            from symrmt.engine.given_solver import given_limit
+        if self.__dict__.get("given_sizes"):  # matrices or vectors given by their entries: symrmt/engine/laws/given.py
+            from symrmt.engine.laws.given import has_given
+            from symrmt.engine.solve.given import given_limit
 
             if has_given(self.expr(expr)):
                 if prove:
@@ -255,7 +255,7 @@ class Model(_model.Model):
         expr = self.expr(expr)
         check_expanded(expr)
         expr, split_notes = self._split_independent(expr, at)
-        from symrmt.engine.moments import over_cap_polynomial, polynomial_limit
+        from symrmt.engine.solve.moments import over_cap_polynomial, polynomial_limit
 
         if over_cap_polynomial(expr):  # a polynomial moment: a finite series, no fixed point to cap
             if prove:
@@ -281,7 +281,7 @@ class Model(_model.Model):
                              f"{', '.join(sorted(known)) or 'none'})", unknown=extra, known=known)
         values, complex_at = {}, []
         for k, v in at.items():
-            from symrmt.engine.complex_limit import as_complex
+            from symrmt.engine.routes.complex_limit import as_complex
 
             cv = as_complex(v, str(k))
             if cv is not None and cv.im != 0:
@@ -293,12 +293,12 @@ class Model(_model.Model):
             raise ModelError(f"no value given for {', '.join(missing)} (pass them in at=...)", missing=missing,
                              known=known)
         if len(complex_at) == 1:  # the checks of every route that need no complex value: sizes, coefficients
-            from symrmt.engine.certify import admitted
+            from symrmt.engine.solve.certify import admitted
 
             self.check_ratios(values)
             admitted(plan, values, complex_at=complex_at[0][0])
-        if complex_at:  # a complex value of one parameter: symrmt/engine/complex_limit.py
-            from symrmt.engine.complex_limit import complex_limit
+        if complex_at:  # a complex value of one parameter: symrmt/engine/routes/complex_limit.py
+            from symrmt.engine.routes.complex_limit import complex_limit
 
             if len(complex_at) > 1:
                 raise ModelError("a complex value is supported for one parameter at a time")
@@ -307,15 +307,15 @@ class Model(_model.Model):
             for p in plan.params:
                 if p.is_positive and p.name in values and not values[p.name] > 0:
                     raise ModelError(f"{p.name} is a dimension ratio and must be positive, got {values[p.name]}")
-            if hasattr(plan, "forms"):  # vectors: quadratic forms at complex z (symrmt/engine/complex_qf.py)
-                from symrmt.engine.complex_qf import complex_qf_limit
+            if hasattr(plan, "forms"):  # vectors: quadratic forms at complex z (symrmt/engine/routes/complex_qf.py)
+                from symrmt.engine.routes.complex_qf import complex_qf_limit
 
                 if prove:
                     raise ModelError("--prove at a complex value is available for traces; an expression with vectors "
                                      "or quadratic forms at a complex value is certified at two precisions, not proved")
                 return complex_qf_limit(plan, values, complex_at[0][0], complex_at[0][1], digits, self.vectors())
             if any("." in k for k in values):
-                from symrmt.engine.vectors import gram_values
+                from symrmt.engine.lang.vectors import gram_values
 
                 gram_values(self.vectors(), values)  # an undeclared name or a non-PSD Gram matrix is refused
             return complex_limit(plan, values, complex_at[0][0], complex_at[0][1], digits, prove=bool(prove))
@@ -323,26 +323,26 @@ class Model(_model.Model):
             if p.is_positive and not values[p.name] > 0:
                 raise ModelError(f"{p.name} is a dimension ratio and must be positive, got {values[p.name]}")
         self.check_ratios(values)
-        from symrmt.engine.certify import admitted
+        from symrmt.engine.solve.certify import admitted
 
         # every real-valued route (traces, quadratic forms, their sums, sweeps, proofs) passes here: real,
         # finite coefficients, and the non-normal guard (a non-normal inverse is tested, its resolvent's trace
         # Hermitized, anything else refused)
         plan = admitted(plan, values)
-        from symrmt.engine.spectrum_guard import check as inside_spectrum
+        from symrmt.engine.solve.spectrum_guard import check as inside_spectrum
 
         with stage("the spectrum check (a real point inside the spectrum of a symmetric, indefinite matrix)"):
             inside_spectrum(self, expr, values)  # refused at once: a resolvent there has no real limit
         if hasattr(plan, "forms"):
-            from symrmt.engine.qf_solver import certified_qf_limit
+            from symrmt.engine.solve.quadratic_forms import certified_qf_limit
 
             result = certified_qf_limit(plan, values, digits, self.vectors())
-            # forms split across independent samples (independence.py); random vectors replaced by their mean 0
+            # forms split across independent samples (reduce/independence.py); random vectors replaced by their mean 0
             # (woodbury_qf.zero_mean_forms)
             result.notes = split_notes + list(plan.notes)
             result.hermitized = [t.index for t in plan.traces if getattr(t, "hermitized", False)]
             if prove:
-                from symrmt.engine.prove_qf import prove_qf
+                from symrmt.engine.prove.quadratic_forms import prove_qf
 
                 with paused():  # the proof has its own bounds (boxes, steps)
                     tb = prove_qf(plan, values, digits, result.solvers, self.vectors(),
@@ -354,7 +354,7 @@ class Model(_model.Model):
             if not self.vectors():
                 raise ModelError(f"{sorted(k for k in values if '.' in k)[0]}: the model declares no vectors, so it "
                                  "has no inner products")
-            from symrmt.engine.vectors import gram_values
+            from symrmt.engine.lang.vectors import gram_values
 
             gram_values(self.vectors(), values)  # an undeclared name or a non-PSD Gram matrix is refused here too
         fields = certified_limit(plan, values, digits)
@@ -363,7 +363,7 @@ class Model(_model.Model):
         result.solvers = solvers  # the checked homotopy starts (symrmt.models.attention.prove reuses them)
         result.certificate, result.hermitized = certificate, hermitized
         if prove:
-            from symrmt.engine.prove import prove_trace
+            from symrmt.engine.prove.trace import prove_trace
 
             with paused():  # the proof has its own bounds (boxes, steps)
                 tb = prove_trace(plan, values, digits, getattr(result, "solvers", None),
@@ -377,14 +377,14 @@ class Model(_model.Model):
         """The outliers of a spiked model: the real poles of the quadratic form ``expr``
         (``x.T*inv(A + a*z*I)*x``, ``A`` symmetric, e.g. ``u.T*inv(M - z*I(n))*u``) found on the grid
         ``over = "z=LO:HI:K"`` of its parameter ``z``, each with the residue of ``expr`` there and the eigenvector
-        overlap ``|<x/|x|, v>|^2`` (a list of :class:`symrmt.engine.outliers.Outlier`, certified to ``digits``).
-        ``at``: the other parameters (inner products as ``"a.b"``).  See :mod:`symrmt.engine.outliers`.
+        overlap ``|<x/|x|, v>|^2`` (a list of :class:`symrmt.engine.routes.outliers.Outlier`, certified to ``digits``).
+        ``at``: the other parameters (inner products as ``"a.b"``).  See :mod:`symrmt.engine.routes.outliers`.
 
         >>> m = Model(); _ = m.goe("G", "n"); _ = m.vector("u", "n")
         >>> m.outliers("u.T*inv(G/sqrt(n) + 3*u*u.T - z*I(n))*u", "z=2.1:5:30", at={"u.u": 1}, digits=12)
         [Outlier(location=3.33333333333, residue=-0.888888888889, overlap=0.888888888889)]
         """
-        from symrmt.engine.outliers import outliers
+        from symrmt.engine.routes.outliers import outliers
         from symrmt.parsing import check_digits
 
         return outliers(self, expr, over, at=at, digits=check_digits(digits))
@@ -394,7 +394,7 @@ class Model(_model.Model):
         order), the other parameters fixed by ``at``, by the float64 batched path: every point checked,
         a failing point recomputed by the certified mpmath path and marked in ``.fallback``; ``certify=k``
         re-solves ``k`` random points at 30 digits (``.certified_gap``).  Returns a
-        :class:`symrmt.engine.sweep.TraceSweep` (``.values``, ``.to_numpy()``, ``.to_pandas()``).
+        :class:`symrmt.engine.routes.sweep.TraceSweep` (``.values``, ``.to_numpy()``, ``.to_pandas()``).
         A point the certified path refuses too raises its error with the point named
         (``on_error="raise"``), or, with ``on_error="mark"``, is marked in ``.failed`` (its reason in
         ``.errors``, its value NaN) and the sweep goes on; a value outside the float64 normal range
@@ -408,23 +408,23 @@ class Model(_model.Model):
         >>> [f"{v:.12f}" for v in r.values], r.fallback.tolist()  # (sqrt(g^2 + 4g) - g)/(2g)
         (['0.618033988750', '0.366025403784'], [False, False])
         """
-        from symrmt.engine.sweep import sweep
+        from symrmt.engine.routes.sweep import sweep
 
         return sweep(self, expr, grid, at=at, certify=certify, seed=seed, on_error=on_error)
 
     def density(self, matrix, x, at=None, digits: int = 15, edges: bool = True, atoms: bool = True, certify=None,
                 fast: bool = False):
         """The limiting spectral density of a symmetric matrix expression on the points ``x``
-        (a :class:`symrmt.engine.density.Density`: values, support edges, atoms; see :mod:`symrmt.engine.density_solver`).
+        (a :class:`symrmt.engine.density.result.Density`: values, support edges, atoms; see :mod:`symrmt.engine.density.solver`).
 
         ``x``: a sequence of points, or the text ``"LO:HI:K"`` of ``symrmt density --over``
-        (:func:`symrmt.engine.density.grid_points`); ``certify=k``: certify every ``k``-th point only, the
+        (:func:`symrmt.engine.density.result.grid_points`); ``certify=k``: certify every ``k``-th point only, the
         others are float64 values, checked (status ``"float"``); ``fast=True``: every point in one float64
-        batch (:mod:`symrmt.engine.density_fast`), each checked (residual, conditioning, branch; status
+        batch (:mod:`symrmt.engine.density.fast`), each checked (residual, conditioning, branch; status
         ``"float"``, at least 12 correct digits), a point failing a check certified (status ``"ok"``); the
         support and atoms as without ``fast``."""
-        from symrmt.engine.density import grid_points
-        from symrmt.engine.density_solver import compute
+        from symrmt.engine.density.result import grid_points
+        from symrmt.engine.density.solver import compute
         from symrmt.parsing import check_digits
 
         digits = check_digits(digits)
@@ -443,7 +443,7 @@ class Model(_model.Model):
             return compute(self, matrix, xs, at or {}, digits=digits, edges=edges, atoms=atoms,
                            label=matrix if isinstance(matrix, str) else None, certify=certify, fast=bool(fast))
         except ZeroDivisionError as exc:  # a singular linear system the solver did not turn into a reason
-            from symrmt.engine.edge_system import DensityError
+            from symrmt.engine.solve.edge import DensityError
 
             raise DensityError(f"the density solver met a singular linear system ({exc}): the fixed point's "
                                "Jacobian is singular on its path (an edge or an atom of the spectrum, or a pencil "
@@ -452,7 +452,7 @@ class Model(_model.Model):
 
 def _radius_kept(result, digits: int):
     """``result``, after checking the promise of its proved ball (a trace or a quadratic form at a real point; a
-    complex point's ball is checked by :func:`symrmt.engine.prove.prove_complex_trace`, after its conjugation):
+    complex point's ball is checked by :func:`symrmt.engine.prove.trace.prove_complex_trace`, after its conjugation):
     its radius at most ``10^-digits`` of its midpoint's modulus (absolute for a real ball holding 0); else
     :class:`symrmt.proofs.arb.ProofError` (exit 3), never a wider ball."""
     ball = getattr(result, "ball", None)
@@ -470,7 +470,7 @@ def _radius_kept(result, digits: int):
 
 
 def _has_vectors(expr) -> bool:
-    from symrmt.engine.vectors import has_vectors
+    from symrmt.engine.lang.vectors import has_vectors
 
     return has_vectors(expr)
 
@@ -501,7 +501,7 @@ class PencilView:
         ``Zh = Z/sqrt(n)``)."""
         import sympy as sp
 
-        from symrmt.engine.linearize import EPS_SHIFT
+        from symrmt.engine.reduce.linearize import EPS_SHIFT
 
         p = self.pencil
         M = sp.zeros(p.size, p.size)
@@ -517,7 +517,7 @@ class PencilView:
     def latex(self) -> str:
         import sympy as sp
 
-        from symrmt.engine.blockfp import tex_symbols
+        from symrmt.engine.reduce.fixed_point import tex_symbols
 
         return sp.latex(tex_symbols(self.matrix()))
 
@@ -529,7 +529,7 @@ class PencilView:
 def _leaf_symbol(leaf, block):
     import sympy as sp
 
-    from symrmt.engine.blockfp import tex_name
+    from symrmt.engine.reduce.fixed_point import tex_name
 
     if leaf == "I":
         return sp.Symbol(f"I_{{{tex_name(block[0])}}}", commutative=False)

@@ -62,7 +62,7 @@ LIMITS = {
     # 128 unknowns 22 s on a loaded 2-core machine); (Z.T*Z/n)**16 would need 512
     "unknowns": 100,
     # unknowns of a polynomial expression (no inverse) whose fixed point passes "unknowns" and is
-    # summed as a finite series instead (symrmt.engine.moments); the series costs about the fourth
+    # summed as a finite series instead (symrmt.engine.solve.moments); the series costs about the fourth
     # power of the pencil size (measured on a loaded 2-core machine: 289 unknowns milliseconds,
     # 4489 about 4 s, 17161 more than a minute)
     "series_unknowns": 5000,

@@ -2,7 +2,7 @@
 the exact test and rank, and the projection of a matrix that is PSD up to rounding (:func:`project_psd`).
 
 Both the paper's geometries (:mod:`symrmt.models.attention.geometry`) and the trace engine's vectors
-(:mod:`symrmt.engine.vectors`) use it.  This module imports neither SymPy nor NumPy.
+(:mod:`symrmt.engine.lang.vectors`) use it.  This module imports neither SymPy nor NumPy.
 """
 
 from __future__ import annotations

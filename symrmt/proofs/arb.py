@@ -2,7 +2,7 @@ r"""Ball arithmetic for proved digits (python-flint's Arb): exact inputs as ball
 balls, Krawczyk's test, and balls printed at the digits they prove.
 
 Every proof of the package uses these: the paper's model (:mod:`symrmt.models.attention.prove`), the
-Hermite data (:mod:`symrmt.hermite.balls`) and the trace engine (:mod:`symrmt.engine.prove`).
+Hermite data (:mod:`symrmt.hermite.balls`) and the trace engine (:mod:`symrmt.engine.prove.trace`).
 ``docs/prove.md`` says what a ball means.
 """
 

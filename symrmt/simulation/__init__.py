@@ -6,7 +6,7 @@
 memory check before a run), :mod:`~symrmt.simulation.blas_threads`
 (one BLAS thread per worker) and :mod:`~symrmt.simulation.ufuncs` (float64 special functions).
 Each model's own sampler lives with the model: :mod:`symrmt.models.attention.montecarlo`,
-:mod:`symrmt.engine.simulate`.
+:mod:`symrmt.engine.simulate.monte_carlo`.
 """
 
 __all__: list[str] = []

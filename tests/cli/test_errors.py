@@ -137,7 +137,7 @@ def test_missing_at_value_is_asked_for_with_at(capsys):
     code, _, err = run(capsys, ["density", "Z.T*Z/n", "--over", "x=0.5:2:3", *WISHART])
     assert code == 2 and "add it to --at" in err and "at=" not in err
     from symrmt.engine import Model
-    from symrmt.engine.base import ModelError
+    from symrmt.engine.lang.node import ModelError
 
     m = Model()
     m.dim("p", "c*n")

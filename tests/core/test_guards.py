@@ -350,8 +350,8 @@ def test_batch_newton_stagnation_and_steps_on_the_attention_system(monkeypatch):
 def test_engine_batch_guards(monkeypatch):
     import numpy as np
 
-    from symrmt.engine import batch
-    from symrmt.engine.certify import compiled_system
+    from symrmt.engine.solve import batch
+    from symrmt.engine.solve.certify import compiled_system
 
     _, plan = _mp_plan()
     # the last point defeats the homotopy in s: it is continued in gamma (the batched shift continuation)
@@ -381,9 +381,9 @@ def _mp_plan(expr="trace(inv(Z.T*Z/n + gamma*I(n)))", diag=False):
 
 @pytest.mark.parametrize("atoms", [False, True])
 def test_trace_guards(monkeypatch, atoms):
-    from symrmt.engine import solver as trace_solver
-    from symrmt.engine.certify import compiled_system
-    from symrmt.engine.solver import TraceSolver
+    from symrmt.engine.solve import newton as trace_solver
+    from symrmt.engine.solve.certify import compiled_system
+    from symrmt.engine.solve.newton import TraceSolver
 
     expr = "trace(inv(Z.T*D*Z/n + gamma*I(n)))" if atoms else "trace(inv(Z.T*Z/n + gamma*I(n)))"
     _, plan = _mp_plan(expr, diag=atoms)
@@ -416,11 +416,11 @@ def test_trace_guards(monkeypatch, atoms):
 def test_trace_steps_stagnation_and_refinement(monkeypatch, atoms):
     import importlib
 
-    from symrmt.engine import solver as ts
+    from symrmt.engine.solve import newton as ts
 
     core_newton = importlib.import_module("symrmt.core.newton")
-    from symrmt.engine.certify import compiled_system
-    from symrmt.engine.solver import TraceSolver
+    from symrmt.engine.solve.certify import compiled_system
+    from symrmt.engine.solve.newton import TraceSolver
 
     expr = "trace(inv(Z.T*D*Z/n + gamma*I(n)))" if atoms else "trace(inv(Z.T*Z/n + gamma*I(n)))"
     _, plan = _mp_plan(expr, diag=atoms)
@@ -465,7 +465,7 @@ def test_trace_steps_stagnation_and_refinement(monkeypatch, atoms):
 
 
 def test_trace_escalation(monkeypatch):
-    from symrmt.engine import certify as trace_certify
+    from symrmt.engine.solve import certify as trace_certify
 
     m, _ = _mp_plan()
     monkeypatch.setattr(trace_certify, "agree", lambda x, y, digits: False)
@@ -476,7 +476,7 @@ def test_trace_escalation(monkeypatch):
 # ---------------------------------------------------------------- density paths
 
 def test_density_path_trust_region(monkeypatch):
-    from symrmt.engine import resolvent_solver as density
+    from symrmt.engine.density import resolvent as density
 
     m, _ = _mp_plan()
     expr = "trace(inv(Z.T*Z/n - z*I(n)))"
@@ -489,7 +489,7 @@ def test_density_path_trust_region(monkeypatch):
 
 
 def test_density_guards(monkeypatch):
-    from symrmt.engine import resolvent_solver as density
+    from symrmt.engine.density import resolvent as density
 
     m, _ = _mp_plan()
     plan = m.plan("trace(inv(Z.T*Z/n - z*I(n)))")
@@ -521,7 +521,7 @@ def test_density_certification_escalates_once_through_the_core(monkeypatch):
     """A first try whose two solves disagree is redone at 10 more working digits (the core's escalation);
     two disagreeing tries raise the last one's PrecisionError.  Reference: Marchenko-Pastur at c = 1/2,
     x = 1, ``sqrt((b - x)(x - a))/(2 pi x)`` with ``a, b = (1 -+ 1/sqrt 2)^2``."""
-    from symrmt.engine import resolvent_solver as density
+    from symrmt.engine.density import resolvent as density
 
     m, _ = _mp_plan()
     plan = m.plan("trace(inv(Z.T*Z/n - z*I(n)))")

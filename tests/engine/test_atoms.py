@@ -13,9 +13,10 @@ import mpmath
 import pytest
 
 from symrmt.engine import Model, ModelError, bind
-from symrmt.engine.simulate import simulate_trace
-from symrmt.engine import base as engine_base, plan as engine_plan
-from symrmt.engine.atomsums import AtomSystem
+from symrmt.engine.simulate.monte_carlo import simulate_trace
+from symrmt.engine.lang import node as engine_base
+from symrmt.engine.reduce import plan as engine_plan
+from symrmt.engine.reduce.atoms import AtomSystem
 
 DIGITS = 30
 VALUES_300 = [f"{50 + a}/100" for a in range(300)]  # 1/2, 51/100, ..., 349/100, equal weights

@@ -1,4 +1,4 @@
-"""Quadratic forms on the engine's float64 batch (symrmt.engine.batch_qf) through Model.sweep.
+"""Quadratic forms on the engine's float64 batch (symrmt.engine.solve.batch_qf) through Model.sweep.
 
 References are independent of the batch: the ridge closed form (symrmt.models.attention.theory.ridge_limit),
 the spiked-covariance closed forms of symrmt.derivations.engine_spiked, the hand-built solver of the paper's
@@ -90,7 +90,7 @@ def test_the_papers_attention_error_with_a_signal_from_the_batch():
 def test_a_resolvent_form_from_the_batch_and_a_non_symmetric_inverse_left_to_the_certified_path():
     # y^T (Z^T Z/n + gamma I)^{-1} y/n is the Marchenko-Pastur Stieltjes transform at -gamma (ratio 1)
     from symrmt.engine import Model
-    from symrmt.engine.batch_qf import takes
+    from symrmt.engine.solve.batch_qf import takes
 
     m = Model()
     _ = m.gaussian("Z", "n", "n"), m.gaussian_vector("y", "n")
@@ -125,7 +125,7 @@ def test_a_spiked_goe_form_outside_and_inside_the_spectrum():
 
 def test_a_point_failing_a_form_check_goes_to_the_certified_path_marked(monkeypatch):
     from symrmt.derivations.engine_spiked import QWW, closed_forms, model
-    from symrmt.engine import batch_qf
+    from symrmt.engine.solve import batch_qf
 
     monkeypatch.setattr(batch_qf, "MAX_COND", 0.0)  # no Woodbury system passes: every point to mpmath
     at = {"c": "3/4", "k": "2", "v.v": "1", "w.w": "5/4", "v.w": "2/3"}

@@ -25,7 +25,7 @@ import numpy as np
 import pytest
 
 from symrmt.engine import Model
-from symrmt.engine.nodes import ModelError
+from symrmt.engine.lang.matrices import ModelError
 
 WIGNER = "u.T*inv(G/sqrt(n) + theta*u*u.T - z*I(n))*u"
 BBP = "v.T*inv(R*Z*Z.T*R/n - z*I(p))*v"

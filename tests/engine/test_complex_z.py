@@ -10,7 +10,7 @@ import mpmath
 import pytest
 
 from symrmt.engine import Model
-from symrmt.engine.nodes import ModelError
+from symrmt.engine.lang.matrices import ModelError
 
 MP = "trace(inv(Z.T*Z/n - z*I(n)))"
 

@@ -126,7 +126,7 @@ def test_free_convolution_semicircle_plus_mp(x):
 
 
 def test_non_symmetric_is_refused():
-    from symrmt.engine.nodes import ModelError
+    from symrmt.engine.lang.matrices import ModelError
 
     m = Model()
     m.gaussian("Z", "n", "n")

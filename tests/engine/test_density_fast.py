@@ -116,7 +116,7 @@ def test_cli_fast(capsys):
 
 
 def test_a_system_the_batch_does_not_take_is_certified(monkeypatch):
-    import symrmt.engine.density_fast as fast
+    import symrmt.engine.density.fast as fast
 
     def refuse(*args, **kwargs):
         raise ValueError("not plain arithmetic")

@@ -1,4 +1,4 @@
-"""The elliptic law elliptic(n, tau) (symrmt/engine/elliptic.py).
+"""The elliptic law elliptic(n, tau) (symrmt/engine/laws/elliptic.py).
 
 Outside its support the resolvent is tau((z - A/sqrt(n))^{-1}) = (z - sqrt(z^2 - 4 tau))/(2 tau) on the
 branch ~ 1/z (Sommers, Crisanti, Sompolinsky and Stein 1988); inside the ellipse with semi-axes 1 + tau,
@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from symrmt.engine import Model
-from symrmt.engine.base import ModelError
+from symrmt.engine.lang.node import ModelError
 
 EXPR = "trace(inv(z*I(n) - A/sqrt(n)))"
 
@@ -91,7 +91,7 @@ def test_simulation_resolvent_and_support():
 def test_engine_simulation_of_the_elliptic_law():
     """The engine's own simulation (it draws the GOE and skew leaves) agrees with the limit."""
     from symrmt.engine import bind
-    from symrmt.engine.simulate import simulate_trace
+    from symrmt.engine.simulate.monte_carlo import simulate_trace
 
     m = model("1/2")
     sim = simulate_trace(bind(m.parse(EXPR), {"z": 2.5}, 200), trials=8, seed=3, progress=False)

@@ -1,5 +1,5 @@
 """The 1/n term of the trace engine (``Model.limit(..., n=N)``, ``symrmt trace ... --n N``) for real Gaussian
-and GOE matrices (symrmt/engine/finite_n.py).
+and GOE matrices (symrmt/engine/routes/finite_n.py).
 
 The expected numbers are computed here, independently of the engine: exact finite-n moments by Wick's
 theorem, summed over the set partitions of the trace's indices (every entry an independent real N(0, 1),

@@ -1,6 +1,6 @@
 """The trace engine on a fresh, independent sample: the test error of the paper's model as one engine
 expression (``symrmt.models.attention.engine_model.fresh_sample_model``), split by the engine across the
-training and the fresh sequence (``symrmt.engine.independence``).
+training and the fresh sequence (``symrmt.engine.reduce.independence``).
 
 References are independent of the split: ``symrmt.limit(..., error="test")`` (the hand-built solver and the
 formula T(v) of docs/theory.md section 12.1), the ridge closed form of section 12.3, Marchenko-Pastur closed

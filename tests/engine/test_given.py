@@ -1,4 +1,4 @@
-"""Deterministic matrices and vectors given by their entries (symrmt/engine/given.py).
+"""Deterministic matrices and vectors given by their entries (symrmt/engine/laws/given.py).
 
 Every expected number is computed here independently of the engine: the diagonal-law path of the
 engine for a rotated spectrum, the Silverstein (Couillet-Liao) equation solved in mpmath with the
@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 from symrmt.engine import Model
-from symrmt.engine.base import ModelError
+from symrmt.engine.lang.node import ModelError
 from symrmt.errors import ParameterError
 
 DIGITS = 30
@@ -269,7 +269,7 @@ def test_engine_simulation_reads_the_given_entries():
     at p = 64, n = 128 within 3 se + 0.05 (1 + |limit|) (a finite-size slack) of the deterministic equivalent;
     an n whose sizes do not match the files is refused."""
     from symrmt.engine import bind
-    from symrmt.engine.simulate import simulate_trace
+    from symrmt.engine.simulate.monte_carlo import simulate_trace
 
     rng = np.random.default_rng(1)
     S = rng.standard_normal((64, 64)) / 8 + np.eye(64)

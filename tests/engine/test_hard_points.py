@@ -17,7 +17,7 @@ import sympy as sp
 
 from symrmt.cli.app import main
 from symrmt.engine import Model
-from symrmt.engine.nodes import ModelError
+from symrmt.engine.lang.matrices import ModelError
 
 pytestmark = pytest.mark.slow  # seconds a test: outside the fast tier (pytest -m "not slow")
 
@@ -241,7 +241,7 @@ def wgw_resolvent(gamma, dps=40):
 
 @pytest.mark.parametrize("gamma", ["1/10", "1e-400", "-1/2"])
 def test_real_point_inside_an_indefinite_spectrum_is_refused_at_once_with_the_reason(gamma):
-    from symrmt.engine.spectrum_guard import InsideSpectrumError
+    from symrmt.engine.solve.spectrum_guard import InsideSpectrumError
 
     with pytest.raises(InsideSpectrumError, match=r"-gamma = .* lies inside the spectrum of "
                                                   r"Z\.T\*Z/n\*G/sqrt\(n\)\*Z\.T\*Z/n \(.*density.*no real limit.*"
@@ -277,7 +277,7 @@ def test_points_outside_an_indefinite_spectrum_are_answered(gamma):
 
 
 def test_psd_matrix_pays_no_density_for_the_spectrum_check(monkeypatch):
-    from symrmt.engine import spectrum_guard
+    from symrmt.engine.solve import spectrum_guard
 
     def fail(*args):
         raise AssertionError("the density was computed for a matrix positive semi-definite by structure")

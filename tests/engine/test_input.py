@@ -191,7 +191,7 @@ def test_declared_but_unused_parameter_is_not_an_unknown_key():
 
 def test_engine_fixed_point_size_is_capped():
     """A matrix power whose pencil has 512 unknowns is refused before compiling, naming the limit."""
-    from symrmt.engine.base import ModelError
+    from symrmt.engine.lang.node import ModelError
 
     m = Model()
     m.dim("p", "c*n")
@@ -223,7 +223,7 @@ def test_e_minus_2_parses_as_euler_minus_2():
 
 def test_bind_and_simulate_take_what_limit_takes():
     from symrmt.engine import Model, bind
-    from symrmt.engine.simulate import simulate_trace
+    from symrmt.engine.simulate.monte_carlo import simulate_trace
 
     m = Model()
     m.dim("p", "c*n")
@@ -252,7 +252,7 @@ def test_trace_diag_file_300_atoms(tmp_path, capsys):
 
 
 def test_diag_file_is_validated(tmp_path):
-    from symrmt.engine.io import load_law
+    from symrmt.engine.laws.diag_file import load_law
 
     def saved(name, arr, **kw):
         p = tmp_path / name

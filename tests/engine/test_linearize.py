@@ -9,8 +9,8 @@ import pytest
 import sympy as sp
 
 from symrmt.engine import Model, ModelError, bind, differentiate, walk
-from symrmt.engine import linearize as lin
-from symrmt.engine.pencil_check import PencilError, self_test
+from symrmt.engine.reduce import linearize as lin
+from symrmt.engine.reduce.pencil_check import PencilError, self_test
 
 
 @pytest.fixture(scope="module")
@@ -193,8 +193,8 @@ def test_symbolic_engine_modules_do_not_import_numpy():
 def test_the_solver_refuses_a_pencil_that_fails_its_self_test():
     """A plan whose pencil was corrupted after it was built never reaches the solver."""
     from symrmt.engine import Model as Facade
-    from symrmt.engine.certify import certified_limit
-    from symrmt.engine.plan import prepare
+    from symrmt.engine.solve.certify import certified_limit
+    from symrmt.engine.reduce.plan import prepare
 
     m = Facade()
     m.dim("p", "c*n")
@@ -209,6 +209,6 @@ def test_the_solver_refuses_a_pencil_that_fails_its_self_test():
             certified_limit(plan, {"c": 1, "g3": 1}, 15)
     finally:
         entry[leaf] = entry[leaf] / 2
-        from symrmt.engine import plan as engine_plan
+        from symrmt.engine.reduce import plan as engine_plan
 
         engine_plan._PENCILS.clear()

@@ -32,7 +32,7 @@ import pytest
 
 from symrmt.engine import Model
 from symrmt.errors import SolverError
-from symrmt.engine.hermitize_solve import NonNormalError
+from symrmt.engine.solve.hermitized import NonNormalError
 
 pytestmark = pytest.mark.slow  # seconds a test: outside the fast tier (pytest -m "not slow")
 

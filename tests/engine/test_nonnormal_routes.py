@@ -28,7 +28,7 @@ import pytest
 
 from symrmt.cli.app import main
 from symrmt.engine import Model
-from symrmt.engine.hermitize_solve import NonNormalError
+from symrmt.engine.solve.hermitized import NonNormalError
 
 F = Fraction
 R = "inv(Z/sqrt(n) + gamma*I(n))"
@@ -258,7 +258,7 @@ def test_density_route_checks_sizes_and_coefficients(capsys):
 def test_batched_path_never_solves_a_non_normal_inverse(monkeypatch):
     # the batched float64 path has no Gram test: even if the sweep handed it such a plan, every point
     # falls back to the certified path (which Hermitizes inside the disk)
-    from symrmt.engine import sweep as sweep_module
+    from symrmt.engine.routes import sweep as sweep_module
 
     monkeypatch.setattr(sweep_module, "_batchable", lambda plan, model: None)
     m = Model()

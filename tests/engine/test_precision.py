@@ -90,7 +90,7 @@ def test_two_solves_that_stall_alike_cannot_certify(monkeypatch):
     iterate and agreed with each other; the residual check must refuse that instead of printing it."""
     import math
 
-    import symrmt.engine.solver as ts
+    import symrmt.engine.solve.newton as ts
     from symrmt.errors import PrecisionError
 
     def float_step_refine(apply_residual, lu, x, tol, maxsteps=60):

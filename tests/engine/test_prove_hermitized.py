@@ -1,5 +1,5 @@
 """--prove on a Hermitized (non-normal) resolvent: the pinned fixed point at eps = 0 on balls
-(symrmt.engine.prove_hermitized), against the Ginibre closed forms (Brown measure uniform on the disk)."""
+(symrmt.engine.prove.hermitized), against the Ginibre closed forms (Brown measure uniform on the disk)."""
 
 from fractions import Fraction
 
@@ -47,7 +47,7 @@ def testsyzygy_is_an_identity():
     """The identity that makes the pinned system square: l . R expands to 0, and l is not 0 at the root."""
     import sympy as sp
 
-    from symrmt.engine.prove_hermitized import syzygy
+    from symrmt.engine.prove.hermitized import syzygy
 
     a, b, c, d, g = sp.symbols("a b c d g")
     gam = sp.Rational(1, 2)

@@ -1,4 +1,4 @@
-"""Proved balls of quadratic forms (:mod:`symrmt.engine.prove_qf`) against closed forms computed here in
+"""Proved balls of quadratic forms (:mod:`symrmt.engine.prove.quadratic_forms`) against closed forms computed here in
 mpmath at 50 digits, and the attention branch proved by the chain at small ``gamma``
 (:mod:`symrmt.models.attention.prove_branch`), a wrong box still refused."""
 

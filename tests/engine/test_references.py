@@ -247,7 +247,7 @@ def test_without_the_trust_region_the_wrong_root_is_refused_not_returned(monkeyp
     """At c = 1/2 the homotopy without its trust region lands on the negative root of the MP quadratic
     (tau = -1.96 at gamma = 1/100, against the true 50.96). That point must never come back: the second,
     finer path disagrees with it, even when no sanity bound applies (the bounds are switched off here)."""
-    from symrmt.engine import certify as trace_certify, solver as trace_solver
+    from symrmt.engine.solve import certify as trace_certify, newton as trace_solver
     from symrmt.errors import BranchError
 
     monkeypatch.setattr(trace_solver, "MOVE_FRACTION", 1e300)
@@ -262,8 +262,8 @@ def test_a_polish_that_leaves_the_homotopy_point_is_refused():
     from fractions import Fraction
 
     from symrmt.errors import BranchError
-    from symrmt.engine.certify import compiled_system
-    from symrmt.engine.solver import TraceSolver
+    from symrmt.engine.solve.certify import compiled_system
+    from symrmt.engine.solve.newton import TraceSolver
 
     plan = _mp_model().plan("trace(inv(Z.T*Z/n + gamma*I(n)))")
     solver = TraceSolver(compiled_system(plan.traces[0].system), {"c": Fraction(1, 2), "gamma": Fraction(1, 100)})

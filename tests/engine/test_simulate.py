@@ -1,4 +1,4 @@
-"""The NumPy simulation of a trace-engine expression (symrmt.engine.simulate).
+"""The NumPy simulation of a trace-engine expression (symrmt.engine.simulate.monte_carlo).
 
 Exact finite-n facts (conventions), exact differentiation against a central difference on
 the same draws, seeding, errors, and the simulation against independent closed forms.
@@ -17,7 +17,7 @@ import pytest
 
 from symrmt.engine import Model, bind
 from symrmt.errors import ParameterError
-from symrmt.engine.simulate import (
+from symrmt.engine.simulate.monte_carlo import (
     TraceSimulationError,
     draw_matrices,
     evaluate,
@@ -40,7 +40,7 @@ def _model():
 def test_simulation_layer_does_not_import_sympy_or_mpmath():
     code = (
         "import sys\n"
-        "import symrmt.engine.simulate\n"
+        "import symrmt.engine.simulate.monte_carlo\n"
         "bad = [m for m in ('sympy', 'mpmath') if m in sys.modules]\n"
         "assert not bad, bad\n"
     )

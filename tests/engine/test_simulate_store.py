@@ -17,11 +17,11 @@ import pytest
 
 from symrmt.cli.app import main
 from symrmt.engine import Model, bind
-from symrmt.engine import trials as trace_trials
+from symrmt.engine.simulate import trials as trace_trials
 from symrmt.simulation.executor import TrialSpec
 from symrmt.simulation.store import TrialStore
-from symrmt.engine.simulate import simulate_trace
-from symrmt.engine.trials import from_program, program, trace_point
+from symrmt.engine.simulate.monte_carlo import simulate_trace
+from symrmt.engine.simulate.trials import from_program, program, trace_point
 
 pytestmark = pytest.mark.montecarlo
 
@@ -132,7 +132,7 @@ def test_program_is_canonical_and_names_the_numbers():
         assert trace_point(bind(m.parse(e), other, 16)).key["tree"] != trace_point(b1).key["tree"]
     # the rebuilt tree evaluates to the same trials as the engine's tree
     r = simulate_trace(b1, trials=3, seed=2, progress=False)
-    from symrmt.engine.simulate import draw_matrices, evaluate, random_matrices
+    from symrmt.engine.simulate.monte_carlo import draw_matrices, evaluate, random_matrices
 
     plain = from_program(program(b1))
     rng = np.random.default_rng(np.random.SeedSequence(2).spawn(3)[1])
@@ -148,7 +148,7 @@ def test_a_worker_needs_no_engine_or_sympy():
     expected = trace_trials.TRACE_SPEC.fn(pt.key, pt.context, 9, 1)
     code = (
         "import pickle, sys\n"
-        "from symrmt.engine.trials import TRACE_SPEC\n"
+        "from symrmt.engine.simulate.trials import TRACE_SPEC\n"
         "key, ctx = pickle.loads(sys.stdin.buffer.read())\n"
         "print(repr(float(TRACE_SPEC.fn(key, ctx, 9, 1)[0])))\n"
         "bad = [m for m in ('sympy', 'mpmath') if m in sys.modules]\n"

@@ -14,8 +14,8 @@ import pytest
 
 from symrmt.cli.app import main
 from symrmt.cli.trace import build_model
-from symrmt.engine import batch as trace_batch
-from symrmt.engine.nodes import ModelError
+from symrmt.engine.solve import batch as trace_batch
+from symrmt.engine.lang.matrices import ModelError
 from symrmt.errors import ParameterError
 
 MP = "trace(inv(Z.T*Z/n + gamma*I(n)))"
@@ -198,7 +198,7 @@ def test_cli_trace_sweep(capsys):
 
 
 def test_chunks_give_the_same_values(monkeypatch):
-    from symrmt.engine import sweep as trace_sweep
+    from symrmt.engine.routes import sweep as trace_sweep
 
     g = np.geomspace(0.01, 100, 600)
     whole = model().sweep(MP, grid={"gamma": g}, at={"c": 3})

@@ -9,8 +9,8 @@ from symrmt.cli.app import main
 from symrmt.core import budget
 from symrmt.core.budget import SolveTimeLimit
 from symrmt.engine import Model
-from symrmt.engine import plan as plan_module
-from symrmt.engine.nodes import ModelError
+from symrmt.engine.reduce import plan as plan_module
+from symrmt.engine.lang.matrices import ModelError
 from symrmt.parsing import LIMITS, ParseLimitError
 
 pytestmark = pytest.mark.slow  # seconds a test: outside the fast tier (pytest -m "not slow")
@@ -70,7 +70,7 @@ def test_let_chain_refused_on_the_command_line_with_exit_2(capsys):
 def no_spectrum_check(monkeypatch):
     """The check that refuses a real point inside the spectrum at once, switched off: the slow solve it
     prevents is then the test's example of a solve that runs past its time."""
-    from symrmt.engine import spectrum_guard
+    from symrmt.engine.solve import spectrum_guard
 
     monkeypatch.setattr(spectrum_guard, "check", lambda *args: None)
 

@@ -15,7 +15,7 @@ import pytest
 
 from symrmt.cli.app import main
 from symrmt.engine import Model, ModelError, bind
-from symrmt.engine.simulate import simulate_trace
+from symrmt.engine.simulate.monte_carlo import simulate_trace
 
 MPQ = "beta.T*inv(Z*Z.T/n + gamma*I(p))*beta"
 

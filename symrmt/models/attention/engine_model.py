@@ -22,7 +22,7 @@ signal and weight terms, defined once in :mod:`symrmt.hermite.kernel_terms`
 of ``X^T W X/p``, ``b = sqrt(nu - a_1^2)`` of ``G/sqrt(p)`` and ``d - a_1`` of ``I_n``;
 :func:`~symrmt.hermite.kernel_terms.finite_rank_parts`: the finite-rank terms in the rotated
 coordinates ``m_i, k_i, q_i``).  Here ``kernel(f, X, W)`` writes those three terms as an engine
-expression (:func:`symrmt.engine.nonlinear_kernel.kernel_signal`), and the engine linearizes ``E_A`` and
+expression (:func:`symrmt.engine.kernels.inner_product.kernel_signal`), and the engine linearizes ``E_A`` and
 ``E_RR`` by itself.  The hand-built solver is a
 linearization of the same definition made by hand: :mod:`symrmt.models.attention.equations` reads the
 coefficients of its 3-block pencil (``L_0, A_S, P``) and its Woodbury matrix ``D`` from it
@@ -81,7 +81,7 @@ def fresh_sample_model(f, rank: int = 1, alpha=1, diagonal: str = "zero", digits
     sequence (``Z2``, ``y2``, ``X2 = mu*y2.T + Z2`` and its own kernel ``K2 = kernel(f, X2, W)``) and the
     trained readouts ``w = X*K*inv(K.T*X.T*X*K/n + gamma*I(n))*y/n``, ``wR = X*inv(X.T*X/n + gamma*I(n))*y/n``
     as names, so that the test errors ``T_A`` and ``T_RR`` (``docs/theory.md`` section 12) are one engine
-    expression each (the engine splits them across the two samples: :mod:`symrmt.engine.independence`).
+    expression each (the engine splits them across the two samples: :mod:`symrmt.engine.reduce.independence`).
 
     >>> m, exprs = fresh_sample_model("tanh", rank=0)
     >>> sorted(m.vectors()), exprs["T_RR"]

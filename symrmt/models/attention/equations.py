@@ -167,7 +167,7 @@ def fixed_point_homotopy(t=T_STRENGTH) -> sp.Matrix:
     semicircular part by ``sqrt(t)``): ``A_S -> t A_S`` in ``R`` and ``b^2 -> t b^2``; ``L_0`` is kept.
     At ``t = 1`` it is :func:`fixed_point_polynomial` (``expand=False``); at ``t = 0`` it is
     ``c^3 (L_0 Gm - I)``, whose only root is ``L_0^{-1}``.  Used to prove the branch by continuation
-    in ``t`` (:mod:`symrmt.engine.prove_chain`)."""
+    in ``t`` (:mod:`symrmt.engine.prove.chain`)."""
     gm = block_trace_matrix()
     L0, A_S, P = noise_pencil()
     A = t * A_S

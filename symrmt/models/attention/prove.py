@@ -28,9 +28,9 @@ with every exact parameter an exact ball (``fmpq``).
   ridge regression (and any one-unknown polynomial engine system) all real roots are isolated
   exactly (``fmpq_poly.complex_roots``) and exactly one must lie in the sanity region
   (``0 < m <= 1/gamma``); a box around another root is refused with :class:`BranchError`.  For
-  larger engine systems (by default up to :data:`symrmt.engine.prove.CHAIN_DEFAULT_UNKNOWNS` unknowns) and,
+  larger engine systems (by default up to :data:`symrmt.engine.prove.trace.CHAIN_DEFAULT_UNKNOWNS` unknowns) and,
   on request, the attention fixed point, a chain of parametric Krawczyk boxes along the homotopy
-  (:mod:`symrmt.engine.prove_chain`) proves the root to be the continuation of ``L_0^{-1}`` at zero
+  (:mod:`symrmt.engine.prove.chain`) proves the root to be the continuation of ``L_0^{-1}`` at zero
   strength (``"continued"``); otherwise only the sanity bounds are proved on the ball
   (``0 < tau(Q) <= 1/gamma``, ``0 <= E_A <= 1``) and that no other root lies in the sanity region
   is **not** proved: ``branch`` says which (``"isolated"``, ``"continued"`` or ``"sanity"``).
@@ -40,8 +40,8 @@ Gaussian-equivalence and deterministic-equivalent theorems that connect those eq
 random matrices are the mathematics' part (``docs/prove.md``).
 
 The rooms: the ball arithmetic and Krawczyk's test are :mod:`symrmt.proofs.arb`, the Hermite balls
-:mod:`symrmt.hermite.balls`, the engine's traces :mod:`symrmt.engine.prove` (quadratic forms
-:mod:`symrmt.engine.prove_qf`), the attention system's square form and its chain
+:mod:`symrmt.hermite.balls`, the engine's traces :mod:`symrmt.engine.prove.trace` (quadratic forms
+:mod:`symrmt.engine.prove.quadratic_forms`), the attention system's square form and its chain
 :mod:`symrmt.models.attention.prove_branch`; this module proves the paper's model (Marchenko-Pastur and
 ridge, the attention fixed point, :func:`prove_limit`) and re-exports the others' public names.
 """
@@ -61,7 +61,7 @@ from symrmt.proofs.arb import (  # noqa: F401
     ball_text, bits_for, check_radius, isolate_real_roots, krawczyk, mat_solve, relative_ok, require_flint, sympy_ball,
     to_arb, working_bits,
 )
-from symrmt.engine.prove import TraceBall, prove_trace  # noqa: F401
+from symrmt.engine.prove.trace import TraceBall, prove_trace  # noqa: F401
 from symrmt.hermite.balls import hermite_ball, prove_hermite_report  # noqa: F401
 from symrmt.models.attention.prove_branch import attention_chain, square_system, symmetric_matrix  # noqa: F401
 

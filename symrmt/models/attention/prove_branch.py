@@ -3,7 +3,7 @@ r"""The attention fixed point's square system on balls, and its branch proved by
 * :func:`square_system`: the nine-equation residual ``R(G)`` of
   :func:`symrmt.models.attention.equations.fixed_point_polynomial` turned into the six equations of the
   symmetric ``G R(G)`` (upper entries), with its Jacobian (product rule on the compiled ``dR/dG``).
-* :func:`attention_chain`: a chain of Krawczyk boxes (:func:`symrmt.engine.prove_chain.continuation_chain`)
+* :func:`attention_chain`: a chain of Krawczyk boxes (:func:`symrmt.engine.prove.chain.continuation_chain`)
   from ``L_0^{-1}`` at kernel strength 0 to the proved root: along the strength ``t`` of
   :func:`symrmt.models.attention.equations.fixed_point_homotopy` at ``gamma_0 = max(gamma, 1)``, then at
   full strength along ``log gamma`` from ``gamma_0`` down to ``gamma``.  Each box's contraction
@@ -158,7 +158,7 @@ def attention_chain(params, G, what, start=None):
     the chain of a smaller ``gamma``: ``start = (gamma_s, enclosure)`` with ``gamma < gamma_s < gamma_0`` (a ball, the
     same other parameters) runs only the ``gamma`` leg, from ``gamma_s``."""
     from symrmt.models.attention.compiled import fixed_point_fjg, fixed_point_homotopy_fjt, noise_L0_function
-    from symrmt.engine.prove_chain import CHAIN_BITS, continuation_chain
+    from symrmt.engine.prove.chain import CHAIN_BITS, continuation_chain
     from symrmt.models.attention.equations import G_INDEX
 
     flint = require_flint()

@@ -3,7 +3,7 @@ r"""Attention with a general weight matrix and with several random heads, at ``m
 * :func:`weights_limit`: ``E_A`` for ``K = f(X^T W X/sqrt(p))/sqrt(p)`` (diagonal zero) with ``W`` a
   ``p x p`` matrix given by its entries, ``X = Z`` (no signal), ``n = p/c``: the deterministic
   equivalent at that size of ``gamma^2 tau(Q^2)``, ``Q = (K^T Z^T Z K/n + gamma I)^{-1}``, with ``K``
-  the Gaussian equivalent of :mod:`symrmt.engine.kernel_weights` (the given matrix and the
+  the Gaussian equivalent of :mod:`symrmt.engine.kernels.weights` (the given matrix and the
   elliptic law in the trace engine).  With ``y`` independent of ``X``,
   ``(gamma^2/n) y^T Q^2 y`` concentrates on ``gamma^2 tau(Q^2)``.
 * :func:`heads_limit`: ``H`` independent random heads ``W_h = Q_h K_h^T/sqrt(p d)`` (Gaussian
@@ -27,8 +27,8 @@ from fractions import Fraction
 import numpy as np
 
 from symrmt.engine import Model, diff, inv, trace
-from symrmt.engine.given import load_array
-from symrmt.engine.kernel_weights import check_weights, general_coefficients, kernel_given, random_head_kernel
+from symrmt.engine.laws.given import load_array
+from symrmt.engine.kernels.weights import check_weights, general_coefficients, kernel_given, random_head_kernel
 from symrmt.errors import NotDerived, ParameterError
 from symrmt.hermite import Nonlinearity
 from symrmt.models.attention.montecarlo import simulate
@@ -144,7 +144,7 @@ def heads_limit(f, c, gammas, heads: int, head_width, digits: int = 15, center: 
                 attention: str = "entrywise") -> dict:
     """``{"attention", "ridge"}``: the limits of ``E_A`` with ``heads`` independent random heads
     ``W_h = Q_h K_h^T/sqrt(p d)``, ``d = head_width * p``, features concatenated, and of ``E_RR``
-    (``mu = 0``).  Each head's kernel is :func:`symrmt.engine.kernel_weights.random_head_kernel`;
+    (``mu = 0``).  Each head's kernel is :func:`symrmt.engine.kernels.weights.random_head_kernel`;
     ``attention="softmax"`` (``f`` then ``None``): masked softmax heads, the entry-wise limit of
     :data:`SOFTMAX_HEAD_F`.
 

@@ -171,7 +171,7 @@ def test_engine_kernel_is_the_one_definition(f, alpha, diagonal, rank):
     """The engine's ``kernel(f, X, W)`` (the attention engine model's ``K``) and ``kernel(f, Z, alpha)``
     are the terms of :func:`kernel_terms.gaussian_equivalent`, coefficient by coefficient."""
     from symrmt.engine import kernel
-    from symrmt.engine.nodes import Identity
+    from symrmt.engine.lang.matrices import Identity
     from symrmt.models.attention import attention_model
 
     m, _ = attention_model(f, rank=rank, alpha=alpha, diagonal=diagonal)

@@ -16,7 +16,7 @@ flint = pytest.importorskip("flint")
 
 from symrmt.models.attention import prove as P  # noqa: E402
 from symrmt.errors import BranchError  # noqa: E402
-from symrmt.engine import prove as EP  # noqa: E402
+from symrmt.engine.prove import trace as EP  # noqa: E402
 
 D = 30
 
@@ -310,7 +310,7 @@ def _point_box(x):
 
 @pytest.mark.parametrize("with_ft", [False, True])
 def test_chain_toy_continued_and_wrong_root_refused(with_ft):
-    from symrmt.engine.prove_chain import continuation_chain
+    from symrmt.engine.prove.chain import continuation_chain
 
     F, J, Ft = _toy_chain()
     ft = Ft if with_ft else None
@@ -349,7 +349,7 @@ def test_engine_branch_continued_square_resolvent():
 def test_engine_branch_chain_opt_in():
     """Beyond 32 unknowns (here 50) the chain runs only with ``prove="branch"``; by default the branch is
     ``sanity``."""
-    from symrmt.engine.prove import CHAIN_DEFAULT_UNKNOWNS
+    from symrmt.engine.prove.trace import CHAIN_DEFAULT_UNKNOWNS
 
     m = _model()
     expr = "trace(inv(Z.T*Z*Z.T*Z*Z.T*Z*Z.T*Z*Z.T*Z/n**5 + gamma*I(n)))"

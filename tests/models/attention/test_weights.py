@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from symrmt.engine import Model, diff, inv, trace
-from symrmt.engine.kernel_weights import general_coefficients, kernel_given, remainder_correlation, weight_statistics
+from symrmt.engine.kernels.weights import general_coefficients, kernel_given, remainder_correlation, weight_statistics
 from symrmt.hermite import Nonlinearity
 
 pytestmark = [pytest.mark.slow, pytest.mark.montecarlo]  # seconds a test: outside the fast tier (pytest -m "not slow")

@@ -1,0 +1,301 @@
+r"""The Gaussian-equivalent kernel for a general weight matrix ``W`` (no signal).
+
+For ``Z`` a ``p x n`` Gaussian matrix and a deterministic ``p x p`` matrix ``W`` (any real matrix:
+not symmetric, not normal, not ``alpha I + finite rank``), the kernel
+``K = f(Z^T W Z/sqrt(p))/sqrt(p)`` with ``K_ii = 0`` has, for normalized traces of rational
+expressions in ``Z``, ``W`` and ``K``, the Gaussian equivalent (``docs/theory.md``, section 14)
+
+.. math::
+
+    K \simeq \frac{a_1}{s}\Big(\frac{Z^T W Z}{p} - \frac{\operatorname{tr} W}{p} I_n\Big)
+    + b\,\frac{A}{\sqrt p},\qquad b^2 = \nu - a_1^2,
+
+where, for ``i != j``, ``t_ij = x_i^T W x_j/sqrt(p)`` has variance ``s^2 = ||W||_F^2/p`` and
+``corr(t_ij, t_ji) = rho = tr(W^2)/||W||_F^2``; ``a_k``, ``nu`` are the Hermite data of
+``f_s(t) = f(s t)`` (``s`` carried as the Hermite scale, as ``alpha`` is for ``W = alpha I``), and
+``A`` is a fresh ``elliptic(n, tau)`` matrix (``N(0, 1)`` entries) with
+
+.. math::
+
+    \tau = \frac{\sum_{k \ge 2} \rho^k a_k^2/k!}{\nu - a_1^2}
+
+(Mehler's formula: ``Cov(f_s(u), f_s(v)) = sum_k rho^k a_k^2/k!`` for standard Gaussians of
+correlation ``rho``).  At ``W = alpha I`` this is the package's kernel (``s = alpha``, ``rho = 1``,
+``tau = 1``: a GOE).
+
+Several kernels over the same ``Z`` (heads): independent random heads ``W_h = Q_h K_h^T/sqrt(p d)``
+with Gaussian ``Q_h, K_h`` (``p x d``) have ``s_h -> 1``, ``rho_h -> 0`` and ``tr(W_h W_g^T)/p -> 0``,
+so each remainder is an independent Ginibre matrix (:func:`random_head_kernel`).
+
+A signal (``X = Z + finite rank``) with a general ``W`` is not derived here and is refused.
+"""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+
+import mpmath
+import numpy as np
+import sympy as sp
+
+from symrmt.engine.laws.elliptic import elliptic_node
+from symrmt.engine.laws.given import GivenMatrix, load_array
+from symrmt.engine.lang.matrices import Const, Gaussian, Identity, ModelError, Scaled
+from symrmt.errors import ParameterError, PrecisionError
+from symrmt.hermite import PRESETS, Nonlinearity, parse_f
+from symrmt.hermite.variable import T
+from symrmt.parsing.limits import LIMITS
+
+__all__ = ["weight_statistics", "general_coefficients", "remainder_correlation", "kernel_given",
+           "random_head_kernel", "check_weights", "MAX_MEHLER_TERMS"]
+
+#: the most Hermite orders summed in Mehler's series for the remainder's correlation
+MAX_MEHLER_TERMS = 60
+
+
+def check_weights(W, what: str = "W") -> np.ndarray:
+    """``W`` as a finite real square float64 array (``ParameterError`` naming what is wrong); the size
+    caps and the file-trust rule of :func:`symrmt.engine.laws.given.load_array` apply to a path.
+
+    >>> check_weights([[1.0, 0.0], [0.0, 1.0]]).shape
+    (2, 2)
+    >>> check_weights([[0.0, 0.0], [0.0, 0.0]])
+    Traceback (most recent call last):
+    ...
+    symrmt.errors.ParameterError: W: ||W||_F^2/p = 0: the kernel's argument has no variance (a zero matrix)
+    """
+    arr = load_array(W, what, 2)
+    if arr.shape[0] != arr.shape[1]:
+        raise ParameterError(f"{what}: the weights must be a square p x p matrix, got shape {arr.shape}")
+    s2 = float(np.einsum("ij,ij->", arr, arr)) / arr.shape[0]
+    if not math.isfinite(s2):
+        raise ParameterError(f"{what}: ||W||_F^2/p is not finite (overflow in float64)")
+    if s2 <= 0:
+        raise ParameterError(f"{what}: ||W||_F^2/p = 0: the kernel's argument has no variance (a zero matrix)")
+    return arr
+
+
+def weight_statistics(W, dps: int = 40) -> dict:
+    """``{"p", "s2", "s", "rho", "m"}`` of a ``p x p`` array: ``s^2 = ||W||_F^2/p`` (the variance of
+    ``t_ij = x_i^T W x_j/sqrt(p)``, ``i != j``), ``rho = tr(W^2)/||W||_F^2 = corr(t_ij, t_ji)`` and
+    ``m = tr(W)/p`` (``E t_ii = sqrt(p) m``), as mpmath numbers at ``dps`` digits, summed from the
+    float64 entries with ``mpmath.fsum`` (exact products, one rounding).
+
+    >>> st = weight_statistics(np.array([[2.0, 0.0], [0.0, 2.0]]))
+    >>> float(st["s"]), float(st["rho"]), float(st["m"])
+    (2.0, 1.0, 2.0)
+    """
+    arr = check_weights(W)
+    p = arr.shape[0]
+    with mpmath.workdps(dps + 10):
+        sq = mpmath.fsum(mpmath.mpf(float(x)) ** 2 for x in arr.ravel())
+        tw2 = mpmath.fsum(mpmath.mpf(float(x)) * mpmath.mpf(float(y)) for x, y in zip(arr.ravel(), arr.T.ravel()))
+        tr = mpmath.fsum(mpmath.mpf(float(x)) for x in np.diag(arr))
+        s2 = sq / p
+        return {"p": p, "s2": +s2, "s": mpmath.sqrt(s2), "rho": tw2 / sq, "m": tr / p}
+
+
+def _scaled(f, s, center: bool):
+    """The :class:`~symrmt.hermite.Nonlinearity` of ``f(s t)`` (``s`` an exact rational)."""
+    if isinstance(f, Nonlinearity):
+        base = f.expr
+        center = center or f.center
+    else:
+        base = parse_f(PRESETS.get(f.strip(), f.strip())) if isinstance(f, str) else sp.sympify(f)
+    expr = base.subs(T, sp.Rational(s.numerator, s.denominator) * T)
+    return Nonlinearity(expr, center=center)
+
+
+def remainder_correlation(nl, rho, a1, nu, dps: int) -> mpmath.mpf:
+    """``tau = sum_{k>=2} rho^k a_k^2/k! / (nu - a1^2)`` for the centered ``nl`` (Hermite data
+    ``a_k = E[f(xi) He_k(xi)]``), summed until the tail bound ``|rho|^(K+1) (nu - sum_{k<=K} a_k^2/k!)``
+    is below ``10^-dps`` times ``nu - a1^2``.  Raises :class:`~symrmt.errors.PrecisionError` when the
+    package's highest Hermite order (``LIMITS['hermite_k']``, 60) does not reach it (``|rho|`` too
+    close to 1 for this ``f`` and these digits); returns ``None`` at ``rho = -1`` (not computed).
+
+    >>> from symrmt.hermite import Nonlinearity
+    >>> nl = Nonlinearity("t**2 - 1")
+    >>> float(remainder_correlation(nl, mpmath.mpf("0.5"), 0, 2, 20))
+    0.25
+    """
+    top = min(MAX_MEHLER_TERMS, int(LIMITS["hermite_k"]))
+    with mpmath.workdps(dps + 10):
+        rho, a1, nu = mpmath.mpf(rho), mpmath.mpf(a1), mpmath.mpf(nu)
+        rem = nu - a1 ** 2
+        if rem <= 0:
+            return mpmath.mpf(0)
+        if abs(rho) == 1:  # sum_{k>=2} a_k^2/k! = nu - a1^2 exactly
+            return mpmath.mpf(1) if rho > 0 else None
+        total, partial = mpmath.mpf(0), a1 ** 2
+        fact = mpmath.mpf(1)
+        tol = mpmath.mpf(10) ** (-dps) * rem
+        bound = rem
+        for k in range(2, top + 1):
+            fact *= k
+            ak = nl.a_mpf(k, dps + 10)
+            term = ak ** 2 / fact
+            partial += term
+            total += rho ** k * term
+            bound = abs(rho) ** (k + 1) * max(nu - partial, 0)
+            if bound < tol:
+                return total / rem
+    raise PrecisionError(f"the remainder's correlation tau is known to +-{mpmath.nstr(bound / rem, 3)} only after "
+                         f"{top} Hermite orders (rho = {mpmath.nstr(rho, 6)}), not to the {dps} digits asked; "
+                         "ask fewer digits")
+
+
+def general_coefficients(f, W, center: bool = False, digits: int = 30) -> dict:
+    """The Gaussian-equivalent data of ``f(Z^T W Z/sqrt(p))/sqrt(p)`` (zero diagonal) for a general
+    ``p x p`` array ``W``: ``{"a1", "nu", "b", "tau", "s", "rho", "m", "p"}`` (``a1``, ``nu`` of
+    ``f_s(t) = f(s t)``; ``s`` is the exact rational nearest ``sqrt(||W||_F^2/p)`` at ``digits + 10``
+    digits; mpmath numbers at ``digits`` digits, ``s`` a ``Fraction``).
+
+    >>> k = general_coefficients("tanh", 2 * np.eye(3), digits=20)
+    >>> float(k["s"]), float(k["tau"]), float(k["m"])
+    (2.0, 1.0, 2.0)
+    """
+    key = _coefficients_key(f, W, center, digits)
+    if key is not None and key in _COEFFICIENTS:
+        return dict(_COEFFICIENTS[key])
+    st = weight_statistics(W, digits + 10)
+    s = Fraction(mpmath.nstr(st["s"], digits + 10, strip_zeros=False, min_fixed=-mpmath.inf,
+                             max_fixed=mpmath.inf))
+    nl = _scaled(f, s, center)
+    dps = digits + 10
+    a1, nu = nl.a_mpf(1, dps), nl.nu_mpf(dps)
+    tau = remainder_correlation(nl, st["rho"], a1, nu, digits)
+    if tau is None:
+        raise ParameterError("W is skew-symmetric (rho = -1): t_ji = -t_ij; the remainder's correlation at "
+                             "rho = -1 is not computed here")
+    with mpmath.workdps(dps):
+        b2 = nu - a1 ** 2
+        b = mpmath.sqrt(b2) if b2 > 0 else mpmath.mpf(0)
+    out = {"a1": a1, "nu": nu, "b": b, "tau": tau, "s": s, "rho": st["rho"], "m": st["m"], "p": st["p"],
+           "nonlinearity": nl}
+    if key is not None:
+        if len(_COEFFICIENTS) >= 8:
+            _COEFFICIENTS.pop(next(iter(_COEFFICIENTS)))
+        _COEFFICIENTS[key] = out
+    return dict(out)
+
+
+#: the last few results of :func:`general_coefficients` (the Hermite quadratures and the Mehler sum), keyed by
+#: ``f``, the bytes of ``W``, ``center`` and ``digits``
+_COEFFICIENTS: dict = {}
+
+
+def _coefficients_key(f, W, center, digits):
+    """A hashable key of the arguments of :func:`general_coefficients`, or ``None`` (not cached)."""
+    import hashlib
+
+    if isinstance(f, Nonlinearity):
+        fk = ("nl", str(f.expr), bool(f.center))
+    elif isinstance(f, str):
+        fk = ("str", f.strip())
+    else:
+        return None
+    arr = check_weights(W)
+    digest = hashlib.sha256(np.ascontiguousarray(arr, dtype=np.float64).tobytes()).hexdigest()
+    return fk, arr.shape, digest, bool(center), int(digits)
+
+
+def _rational(x, digits):
+    """An mpmath number as the exact SymPy rational of its decimal at ``digits + 10`` digits."""
+    return sp.Rational(mpmath.nstr(x, digits + 10, strip_zeros=False, min_fixed=-mpmath.inf,
+                                   max_fixed=mpmath.inf))
+
+
+def kernel_given(f, Z, W, diagonal: str = "zero", *, model, name: str | None = None, digits: int = 30,
+                 center: bool = False):
+    r"""The Gaussian-equivalent expression of ``f(Z^T W Z/sqrt(p))/sqrt(p)`` (diagonal zero) for a
+    matrix ``W`` given by its entries (a ``matrix()`` declaration of ``model``), ``Z`` a bare Gaussian.
+
+    Returns ``(a1/s) (Z^T W Z/p - (tr W/p) I) + b A/sqrt(p)`` with ``A`` a fresh ``elliptic(n, tau)``
+    declared in ``model`` (module docstring); the coefficients are exact rationals of values
+    at ``digits + 10`` digits.  Raises :class:`ModelError` for a kept diagonal or a signal (not
+    derived), ``ParameterError`` for bad weights.
+
+    >>> from symrmt.engine import Model
+    >>> m = Model(); m.dim("p", "c*n"); Z = m.gaussian("Z", "p", "n")
+    Dim('p', c)
+    >>> W = m.matrix("W", "p", "p", np.array([[1.0, 1.0], [0.0, 1.0]]))
+    >>> K = kernel_given("tanh", Z, W, model=m, digits=15)
+    >>> (K.rows.name, K.cols.name)
+    ('n', 'n')
+    """
+    if diagonal != "zero":
+        raise ModelError("kernel(f, Z, W) with a general W: only diagonal='zero' is derived (the kept diagonal "
+                         "f(x_i^T W x_i/sqrt(p))/sqrt(p) has its argument centered at tr(W)/sqrt(p), which grows "
+                         "with p unless tr(W)/p -> 0, and fluctuates by O(1): a random diagonal not in the model)")
+    if not isinstance(Z, Gaussian):
+        raise ModelError("kernel(f, X, W) with a general W: a signal (X = Z + finite rank) is not derived for a "
+                         "general W; X must be a bare gaussian(p, n)")
+    if not isinstance(W, GivenMatrix) or W.rows != Z.rows or W.cols != Z.rows:
+        raise ModelError(f"kernel(f, Z, W): W must be a {Z.rows.name} x {Z.rows.name} matrix given by its entries")
+    k = general_coefficients(f, W.data, center, digits)
+    pc = Const(Z.rows.size)
+    s = sp.Rational(k["s"].numerator, k["s"].denominator)
+    a1 = _rational(k["a1"], digits)
+    terms = []
+    if a1 != 0:
+        terms.append(Scaled(Const(a1 / s) / pc, Z.T * W * Z))
+        m_r = _rational(k["m"], digits)
+        if m_r != 0:
+            terms.append(Scaled(Const(-a1 * m_r / s), Identity(Z.cols)))
+    b = _rational(k["b"], digits)
+    if b != 0:
+        A = _fresh_elliptic(model, Z, name, _rational(k["tau"], digits))
+        terms.append(Scaled(Const(b) * pc ** sp.Rational(-1, 2), A))
+    if not terms:
+        raise ModelError(f"the Gaussian-equivalent kernel of f = {f} is the zero matrix (a1 = b = 0)")
+    out = terms[0]
+    for t in terms[1:]:
+        out = out + t
+    return out
+
+
+def _fresh_elliptic(model, Z, name, tau):
+    base = name or f"E_{Z.name}"
+    gname, j = base, 1
+    while gname in model.matrices or gname in model.dims or gname in model.symbols or \
+            gname in model.named or f"_{gname}_sym" in model.matrices:
+        j += 1
+        gname = f"{base}_{j}"
+    return elliptic_node(model, gname, Z.cols, tau)
+
+
+def random_head_kernel(f, Z, Q, K, *, model, name: str | None = None, digits: int = 30, center: bool = False):
+    r"""The Gaussian-equivalent expression of one random head ``f(Z^T W Z/sqrt(p))/sqrt(p)`` (diagonal
+    zero), ``W = Q K^T/sqrt(p d)`` with ``Q``, ``K`` Gaussian ``p x d`` declared in ``model``.
+
+    In the limit ``s^2 = ||W||_F^2/p -> 1``, ``rho = tr(W^2)/||W||_F^2 = O(1/p) -> 0`` and
+    ``tr(W)/p -> 0``, so this is ``a1 Z^T W Z/p + b G/sqrt(p)`` with ``G`` a fresh ``gaussian(n, n)``
+    (a Ginibre matrix: the elliptic law at ``tau = 0``), ``a1``, ``b`` the Hermite data of ``f``.
+
+    >>> from symrmt.engine import Model
+    >>> m = Model(); m.dim("p", "c*n"); m.dim("d", "D*c*n"); Z = m.gaussian("Z", "p", "n")
+    Dim('p', c)
+    Dim('d', D*c)
+    >>> Q = m.gaussian("Q1", "p", "d"); K1 = m.gaussian("K1", "p", "d")
+    >>> random_head_kernel("tanh", Z, Q, K1, model=m, digits=20).rows.name
+    'n'
+    """
+    nl = _scaled(f, Fraction(1), center)
+    dps = digits + 10
+    a1, nu = nl.a_mpf(1, dps), nl.nu_mpf(dps)
+    with mpmath.workdps(dps):
+        b2 = nu - a1 ** 2
+        b = mpmath.sqrt(b2) if b2 > 0 else mpmath.mpf(0)
+    pc, dc = Const(Z.rows.size), Const(Q.cols.size)
+    a1r, br = _rational(a1, digits), _rational(b, digits)
+    terms = []
+    if a1r != 0:
+        terms.append(Scaled(Const(a1r) / pc * (pc * dc) ** sp.Rational(-1, 2), Z.T * Q * K.T * Z))
+    if br != 0:
+        base = name or f"G_{Q.name}"
+        terms.append(Scaled(Const(br) * pc ** sp.Rational(-1, 2), model.gaussian(base, Z.cols.name, Z.cols.name)))
+    out = terms[0]
+    for t in terms[1:]:
+        out = out + t
+    return out

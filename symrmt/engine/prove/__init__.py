@@ -1,0 +1,3 @@
+"""Proved digits of the trace engine: traces and quadratic forms as balls (Krawczyk)."""
+
+__all__: list = []
