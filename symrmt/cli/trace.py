@@ -257,12 +257,7 @@ def build_model(dims=(), matrices=(), vectors=(), lets=()):
     kernels = []
     for text in matrices:
         name, rhs = split_assignment(text, "--matrix")
-        if rhs.replace(" ", "").startswith("diag_file("):  # a law from a .npy file (symrmt.engine.laws.diag_file)
-            from symrmt.engine.laws.diag_file import load_law, parse_diag_file
-
-            dim, path = parse_diag_file(rhs, f"--matrix {name}")
-            model.diag(name, dim, *load_law(path))
-        elif rhs.replace(" ", "").startswith("diag("):
+        if rhs.replace(" ", "").startswith("diag("):
             with _dimension_hint(model):
                 _declare_diag(model, name, rhs)
         elif rhs.replace(" ", "").startswith("kernel("):
@@ -270,9 +265,11 @@ def build_model(dims=(), matrices=(), vectors=(), lets=()):
         else:
             with _dimension_hint(model):
                 model.declare(f"{name}={rhs}")
+    from symrmt.engine.laws.registry import laws
+
     for text in lets:
         name, rhs = split_assignment(text, "--let")
-        for decl in ("kernel", "gaussian", "goe", "diag", "diag_file"):  # a declaration, not an expression
+        for decl in ("kernel", "diag", *sorted(laws())):  # a declaration, not an expression
             if rhs.replace(" ", "").startswith(decl + "("):
                 raise ParameterError(f"--let {name}: {decl}(...) declares a matrix, it is not an expression of "
                                      f"declared ones: write --matrix '{name}={rhs}'")

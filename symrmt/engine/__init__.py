@@ -19,7 +19,9 @@ density solver) or is passed in as an argument (the compile step into
    :mod:`~symrmt.engine.kernels.inner_product` (the Gaussian equivalent of an entrywise nonlinearity,
    with a signal and weights too), :mod:`~symrmt.engine.laws.diag_file` (diagonal laws read from a file),
    :mod:`~symrmt.engine.laws.given` (matrices and vectors given by their entries), :mod:`~symrmt.engine.laws.elliptic`
-   (the elliptic law), :mod:`~symrmt.engine.kernels.weights` (the Gaussian equivalent of a kernel with a
+   (the elliptic law), :mod:`~symrmt.engine.laws.goe`, :mod:`~symrmt.engine.laws.gaussian`,
+   :mod:`~symrmt.engine.laws.signs` (the random leaves' laws and samplers), :mod:`~symrmt.engine.laws.registry`
+   (the laws by keyword), :mod:`~symrmt.engine.kernels.weights` (the Gaussian equivalent of a kernel with a
    general weight matrix);
 2. the reduction and the simulation -- :mod:`~symrmt.engine.reduce.linearize` (linear pencils),
    :mod:`~symrmt.engine.reduce.fixed_point` (the block fixed point), :mod:`~symrmt.engine.reduce.atoms` (deterministic laws

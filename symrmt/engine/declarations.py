@@ -18,6 +18,7 @@ from symrmt.engine.lang.matrices import (
     Node, Power, ScalarNode, Trace, as_scalar, node_text,
 )
 from symrmt.engine.lang.tree import bind, check_ratios, differentiate, walk  # noqa: F401  (re-exported)
+from symrmt.engine.laws.registry import law, laws
 
 __all__ = ["Model", "inv", "sqrt", "number_node", "check_expanded"]
 
@@ -26,8 +27,10 @@ __all__ = ["Model", "inv", "sqrt", "number_node", "check_expanded"]
 _IDENT = re.compile(r"(?<![\w.])([A-Za-z_][A-Za-z_0-9]*)")
 #: an identifier that is not called: ``inve`` in ``inve(x)`` is an unknown function, never a new parameter
 _PARAM = re.compile(r"(?<![\w.])([A-Za-z_][A-Za-z_0-9]*)(?!\w)(?!\s*\()")
-_RESERVED = {"trace", "inv", "diff", "sqrt", "I", "gaussian", "goe", "diag", "n", "vector", "signs",
-             "gaussian_vector", "elliptic", "matrix", "vector_file"}
+#: the words of the language and the keyword of every law (symrmt.engine.laws): never a parameter or a matrix
+_RESERVED = {"trace", "inv", "diff", "sqrt", "I", "diag", "n", "vector"} | set(laws())
+#: the keyword a declaration's text calls: ``goe`` in ``goe(n)``
+_KEYWORD = re.compile(r"\s*([A-Za-z_][A-Za-z_0-9]*)\s*\(")
 MAX_TEXT = 4000
 
 
@@ -132,17 +135,22 @@ class Model:
                 name in _RESERVED:
             raise ModelError(f"{name!r} is already used")
 
+    def __getattr__(self, attr):
+        """``model.<keyword>(name, ...)`` declares a matrix or vector of a law of :mod:`symrmt.engine.laws`
+        that has no method of its own here (the law's ``declare``)."""
+        if not attr.startswith("_") and attr in laws():
+            return lambda name, *args: law(attr).declare(self, name, *args)
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {attr!r}")
+
     def gaussian(self, name: str, rows, cols) -> Gaussian:
-        """Declare an independent ``rows x cols`` Gaussian matrix (iid ``N(0, 1)`` entries)."""
-        self._matrix_name(name)
-        node = self.matrices[name] = Gaussian(name, self._dim_of(rows), self._dim_of(cols))
-        return node
+        """Declare an independent ``rows x cols`` Gaussian matrix (iid ``N(0, 1)`` entries;
+        :mod:`symrmt.engine.laws.gaussian`)."""
+        return law("gaussian").declare(self, name, rows, cols)
 
     def goe(self, name: str, dim) -> GOE:
-        """Declare an independent symmetric Gaussian (GOE-type) matrix, ``N(0, 1)`` off the diagonal."""
-        self._matrix_name(name)
-        node = self.matrices[name] = GOE(name, self._dim_of(dim))
-        return node
+        """Declare an independent symmetric Gaussian (GOE-type) matrix, ``N(0, 1)`` off the diagonal
+        (:mod:`symrmt.engine.laws.goe`)."""
+        return law("goe").declare(self, name, dim)
 
     def diag(self, name: str, dim, values, weights=None) -> Diagonal:
         """Declare a deterministic diagonal matrix with a finite spectral law (equal weights by default).
@@ -166,16 +174,12 @@ class Model:
     def elliptic(self, name: str, dim, tau):
         """Declare an ``dim x dim`` elliptic matrix: iid ``N(0, 1)`` entries with ``corr(A_ij, A_ji) = tau``
         (:mod:`symrmt.engine.laws.elliptic`); returns its expression node."""
-        from symrmt.engine.laws.elliptic import elliptic_node
-
-        return elliptic_node(self, name, dim, tau)
+        return law("elliptic").declare(self, name, dim, tau)
 
     def matrix(self, name: str, rows, cols, data):
         """Declare a deterministic ``rows x cols`` matrix given by its entries (an array, or the path of a
         ``.npy`` file read under the file-trust rule and caps of :mod:`symrmt.engine.laws.given`)."""
-        from symrmt.engine.laws.given import declare_matrix
-
-        return declare_matrix(self, name, rows, cols, data)
+        return law("matrix").declare(self, name, rows, cols, data)
 
     def vector(self, name: str, dim):
         """Declare a deterministic vector of dimension ``dim`` with O(1) norm; its inner products with
@@ -185,17 +189,17 @@ class Model:
     def vector_file(self, name: str, dim, data):
         """Declare a deterministic vector of dimension ``dim`` given by its entries (an array or a ``.npy``
         path, :mod:`symrmt.engine.laws.given`), in the basis of the given matrices of ``dim``."""
-        from symrmt.engine.laws.given import declare_vector_file
-
-        return declare_vector_file(self, name, dim, data)
+        return law("vector_file").declare(self, name, dim, data)
 
     def signs(self, name: str, dim):
-        """Declare a vector of iid +-1 entries (norm ``sqrt(dim)``), independent of every other random object."""
-        return self._vector(name, dim, "signs")
+        """Declare a vector of iid +-1 entries (norm ``sqrt(dim)``), independent of every other random object
+        (:mod:`symrmt.engine.laws.signs`)."""
+        return law("signs").declare(self, name, dim)
 
     def gaussian_vector(self, name: str, dim):
-        """Declare a vector of iid ``N(0, 1)`` entries, independent of every other random object."""
-        return self._vector(name, dim, "gaussian")
+        """Declare a vector of iid ``N(0, 1)`` entries, independent of every other random object
+        (:mod:`symrmt.engine.laws.gaussian`)."""
+        return law("gaussian_vector").declare(self, name, dim)
 
     def _vector(self, name, dim, law):
         from symrmt.engine.lang.vectors import Vector
@@ -219,21 +223,21 @@ class Model:
         name, _, rhs = text.partition("=")
         name = name.strip()
         self._matrix_name(name)
-        if rhs.strip().startswith("vector_file("):
-            from symrmt.engine.laws.given import declare_vector_text
-
-            return declare_vector_text(self, name, rhs)
+        called = _called_law(rhs, "vector")
+        if called is not None and called.declare_text is not None:  # a quoted path: vector_file(p, "v.npy")
+            return called.declare_text(self, name, rhs)
         names = {k: DimConst(d) for k, d in self.dims.items()}
         out = {}
 
-        def make(law):
+        def make(declare):
             def call(dim):
-                out["node"] = self._vector(name, dim, law)
+                out["node"] = declare(self, name, dim)
                 return out["node"]
             return call
 
-        _parse(rhs, names, {"vector": make("det"), "signs": make("signs"), "gaussian_vector": make("gaussian")},
-               what=f"the declaration of {name}", dims=self.dims)
+        calls = {"vector": make(lambda model, nm, dim: model._vector(nm, dim, "det"))}
+        calls.update({k: make(one.declare) for k, one in laws().items() if one.kind == "vector" and not one.declare_text})
+        _parse(rhs, names, calls, what=f"the declaration of {name}", dims=self.dims)
         if "node" not in out:
             raise ModelError(f"{text!r} declares no vector (write vector(dim), signs(dim) or gaussian_vector(dim))")
         return out["node"]
@@ -294,49 +298,34 @@ class Model:
         name, _, rhs = text.partition("=")
         name = name.strip()
         self._matrix_name(name)
-        if rhs.strip().startswith("elliptic("):  # elliptic(dim, tau): symrmt/engine/laws/elliptic.py
-            return self._declare_elliptic(name, rhs)
-        if rhs.strip().startswith("matrix("):
-            from symrmt.engine.laws.given import declare_matrix_text
-
-            return declare_matrix_text(self, name, rhs)
+        called = _called_law(rhs, "matrix")
+        if called is not None and called.declare_text is not None:  # a quoted path: matrix(p, q, "S.npy")
+            return called.declare_text(self, name, rhs)
         names = {k: DimConst(d) for k, d in self.dims.items()}
-        calls = {}
+        if called is not None and called.params:  # elliptic(n, tau): its other names are parameters
+            for ident in _IDENT.findall(rhs[:MAX_TEXT]):
+                if ident not in self.dims and ident not in self.symbols and ident not in _RESERVED:
+                    self._symbol(ident)
+            names = {k: Const(s) for k, s in self.symbols.items() if k != "n"}
+            names.update({k: DimConst(d) for k, d in self.dims.items()})
         out = {}
 
-        def gaussian(a, b):
-            out["node"] = self.gaussian(name, a, b)
-            return out["node"]
-
-        def goe(a):
-            out["node"] = self.goe(name, a)
-            return out["node"]
+        def make(declare):
+            def call(*args):
+                out["node"] = declare(self, name, *args)
+                return out["node"]
+            return call
 
         def diag(*args):
             raise ModelError("declare a diagonal matrix with Model.diag(name, dim, values, weights)")
 
-        calls.update(gaussian=gaussian, goe=goe, diag=diag)
-        got = _parse(rhs, names, calls, what=f"the declaration of {name}", whole_call=("gaussian", "goe", "diag"),
+        calls = {k: make(one.declare) for k, one in laws().items() if one.kind == "matrix" and not one.declare_text}
+        calls["diag"] = diag
+        got = _parse(rhs, names, calls, what=f"the declaration of {name}", whole_call=tuple(calls),
                      dims=self.dims)
         if "node" not in out or got is not out["node"]:  # nothing of the text may be dropped
-            raise ModelError(f"{text!r} declares no matrix")
-        return out["node"]
-
-    def _declare_elliptic(self, name, rhs):
-        for ident in _IDENT.findall(rhs[:MAX_TEXT]):
-            if ident not in self.dims and ident not in self.symbols and ident not in _RESERVED:
-                self._symbol(ident)
-        names = {k: Const(s) for k, s in self.symbols.items() if k != "n"}
-        names.update({k: DimConst(d) for k, d in self.dims.items()})
-        out = {}
-
-        def call(dim, tau):
-            out["node"] = self.elliptic(name, dim, tau)
-            return out["node"]
-
-        got = _parse(rhs, names, {"elliptic": call}, what=f"the declaration of {name}", whole_call=("elliptic",))
-        if "node" not in out or got is not out["node"]:
-            raise ModelError(f"{name}={rhs!r} declares no elliptic matrix (write elliptic(dim, tau))")
+            hint = f" (write {called.signature})" if called is not None else ""
+            raise ModelError(f"{text!r} declares no matrix{hint}")
         return out["node"]
 
     # -- expressions
@@ -420,6 +409,14 @@ def sqrt(x):
 def number_node(q: Fraction) -> Const:
     """A numeric literal of the restricted parser as an exact :class:`Const` node."""
     return Const(sp.Rational(q.numerator, q.denominator))
+
+
+def _called_law(rhs: str, kind: str):
+    """The law of :mod:`symrmt.engine.laws` whose keyword the text ``rhs`` calls, when it declares a ``kind``
+    (``"matrix"`` or ``"vector"``); None otherwise."""
+    m = _KEYWORD.match(rhs)
+    found = laws().get(m.group(1)) if m else None
+    return found if found is not None and found.kind == kind else None
 
 
 def _parse(text, names, functions, *, what, whole_call=None, dims=None):

@@ -3,7 +3,8 @@ r"""Diagonal laws of the trace engine read from a file: ``diag_file(dim, FILE.np
 A law of hundreds or thousands of atoms (the spectrum of a weight matrix) does not fit in a
 typed declaration (the parser's node and character limits, :data:`symrmt.parsing.LIMITS`).
 ``symrmt trace --matrix 'D=diag_file(p, spectrum.npy)'`` reads it from a NumPy ``.npy`` file
-instead; in Python, ``Model.diag(name, dim, *load_law(path))`` does the same.
+instead; in Python, ``Model.declare("D=diag_file(p, spectrum.npy)")`` or
+``Model.diag(name, dim, *load_law(path))`` does the same.
 
 The file is read with ``allow_pickle=False`` (a pickled object array is refused, nothing in it
 runs) and validated before any value reaches the engine:
@@ -33,9 +34,10 @@ import os
 import re
 from fractions import Fraction
 
+from symrmt.engine.laws.registry import Law
 from symrmt.errors import ParameterError
 
-__all__ = ["load_law", "parse_diag_file", "MAX_FILE_BYTES", "WEIGHT_SUM_TOL"]
+__all__ = ["LAW", "declare", "declare_text", "load_law", "parse_diag_file", "MAX_FILE_BYTES", "WEIGHT_SUM_TOL"]
 
 #: the largest ``diag_file`` file read (bytes)
 MAX_FILE_BYTES = 1 << 20
@@ -107,3 +109,27 @@ def load_law(path):
     if abs(total - 1) > WEIGHT_SUM_TOL:
         raise ParameterError(f"{what}: the weights sum to {float(total)!r}, not 1 (within {WEIGHT_SUM_TOL:g})")
     return vals, [w / total for w in ws]
+
+
+def declare(model, name: str, dim, path):
+    """Declare the diagonal matrix ``name`` of ``model`` over ``dim`` with the law of the file ``path``
+    (:func:`load_law`); returns its node.
+
+    >>> import numpy as np, tempfile, os
+    >>> from symrmt.engine import Model
+    >>> path = os.path.join(tempfile.mkdtemp(), "law.npy")
+    >>> np.save(path, np.array([1.0, 4.0]))
+    >>> declare(Model(), "D", "n", path).values
+    (1, 4)
+    """
+    return model.diag(name, dim, *load_law(path))
+
+
+def declare_text(model, name: str, rhs: str):
+    """Declare ``name`` of ``model`` from the text ``diag_file(dim, FILE.npy)`` (:func:`parse_diag_file`)."""
+    dim, path = parse_diag_file(rhs, f"the declaration of {name}")
+    return declare(model, name, dim, path)
+
+
+LAW = Law("diag_file", "diag_file(dim, FILE.npy)", "matrix", "a deterministic diagonal law read from a .npy file",
+          declare, declare_text=declare_text)

@@ -35,8 +35,9 @@ from __future__ import annotations
 import sympy as sp
 
 from symrmt.engine.lang.node import ModelError
+from symrmt.engine.laws.registry import Law
 
-__all__ = ["elliptic_node"]
+__all__ = ["LAW", "elliptic_node"]
 
 
 def elliptic_node(model, name: str, dim, tau):
@@ -80,3 +81,7 @@ def elliptic_node(model, name: str, dim, tau):
     node = terms[0] if len(terms) == 1 else MatSum(tuple(terms))
     model.named[name] = node
     return node
+
+
+LAW = Law("elliptic", "elliptic(dim, tau)", "matrix", "iid N(0, 1) entries, corr(A_ij, A_ji) = tau; written A/sqrt(n)",
+          elliptic_node, params=True, leaves=("goe", "gaussian"))

@@ -45,9 +45,10 @@ import numpy as np
 from symrmt.engine.lang.node import ModelError, walk
 from symrmt.engine.lang.algebra import MatrixNode
 from symrmt.engine.lang.vectors import Vector
+from symrmt.engine.laws.registry import Law
 from symrmt.errors import ParameterError
 
-__all__ = ["GivenMatrix", "GivenVector", "declare_matrix", "declare_matrix_text", "declare_vector_file",
+__all__ = ["LAW", "GivenMatrix", "GivenVector", "declare_matrix", "declare_matrix_text", "declare_vector_file",
            "declare_vector_text", "load_array", "has_given", "MAX_FILE_BYTES", "MAX_SIDE"]
 
 #: the largest file read (bytes): a 2048 x 2048 float64 matrix takes 32 MiB
@@ -211,3 +212,11 @@ def declare_vector_text(model, name, rhs):
 def has_given(expr) -> bool:
     """Whether the tree holds a given matrix or vector."""
     return any(getattr(x, "constant_leaf", False) for x in walk(expr))
+
+
+LAW = (
+    Law("matrix", 'matrix(rows, cols, "FILE.npy")', "matrix", "a deterministic matrix given by its entries",
+        declare_matrix, declare_text=declare_matrix_text),
+    Law("vector_file", 'vector_file(dim, "FILE.npy")', "vector", "a deterministic vector given by its entries",
+        declare_vector_file, declare_text=declare_vector_text),
+)

@@ -25,6 +25,7 @@ from symrmt.errors import PencilError  # noqa: F401  (defined in symrmt.errors, 
 from symrmt.engine.lang.matrices import (
     GOE, Const, Diagonal, Gaussian, Identity, Inverse, MatProduct, MatSum, ModelError, Scaled, Transpose, walk,
 )
+from symrmt.engine.laws.registry import sampler
 from symrmt.engine.reduce.linearize import EPS_SHIFT
 from symrmt.engine.lang.vectors import Vector
 
@@ -85,18 +86,16 @@ def coefficient(c, vals) -> complex:
 
 def draw_leaves(hat, leaves, dims, size, rng, num, atoms=None) -> dict:
     """name -> matrix of each leaf of ``hat`` of the classes ``leaves``, drawn from ``rng`` in the order
-    of :func:`walk`: a Gaussian or GOE (symmetrized) of ``N(0, 1/size)`` entries, a vector of ``N(0, 1)``
+    of :func:`walk`: a Gaussian or GOE by its law's sampler (:mod:`symrmt.engine.laws`) over ``sqrt(size)``, a
+    vector of ``N(0, 1)``
     entries, a diagonal law taking its values (``num`` of them) on the row ranges ``atoms[dim]``.
     ``dims``: the rows of each dimension."""
     mats = {}
     for x in walk(hat):
         if not isinstance(x, leaves) or x.name in mats:
             continue
-        if isinstance(x, Gaussian):
-            mats[x.name] = rng.standard_normal((dims[x.rows.name], dims[x.cols.name])) / np.sqrt(size)
-        elif isinstance(x, GOE):
-            a = rng.standard_normal((dims[x.dim.name],) * 2) / np.sqrt(size)
-            mats[x.name] = (a + a.T) / np.sqrt(2)
+        if isinstance(x, (Gaussian, GOE)):
+            mats[x.name] = sampler(x.kind)(dims[x.rows.name], dims[x.cols.name], rng) / np.sqrt(size)
         elif isinstance(x, Diagonal):
             d = np.empty(dims[x.dim.name], dtype=complex)
             for a, (s, e) in enumerate(atoms[x.dim.name]):

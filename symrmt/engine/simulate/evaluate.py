@@ -3,7 +3,8 @@ r"""A bound tree in NumPy: its nodes, its random matrices, one draw and its valu
 A *bound* tree is the engine's expression tree at numeric parameter values and integer sizes, in
 which every number is a Python float (:func:`symrmt.engine.bind` makes it; it also removes every
 ``diff`` by exact differentiation of the tree, so a derivative is evaluated exactly).  This module
-reads such a tree by ``node.kind`` only, so it imports neither the engine nor SymPy nor mpmath:
+reads such a tree by ``node.kind`` only and draws each random leaf with its law's sampler
+(:func:`symrmt.engine.laws.registry.sampler`, NumPy only), so it imports neither SymPy nor mpmath:
 :mod:`symrmt.engine.simulate.monte_carlo` (the Monte-Carlo mean and standard error), the plain trial programs
 of :mod:`symrmt.engine.simulate.trials` and the eigenvalue histograms of :mod:`symrmt.engine.density.histogram`
 evaluate trees through it.
@@ -30,6 +31,7 @@ import math
 
 import numpy as np
 
+from symrmt.engine.laws.registry import sampler
 from symrmt.errors import ParameterError
 from symrmt.errors import TraceSimulationError  # noqa: F401  (defined in symrmt.errors, importable here)
 from symrmt.simulation.memory import check_memory_bytes
@@ -107,15 +109,7 @@ def draw_matrices(specs: dict, rng: np.random.Generator) -> dict:
     out = {}
     for name in sorted(specs):
         kind, rows, cols = specs[name]
-        if kind == "gaussian":
-            out[name] = rng.standard_normal((rows, cols))
-        elif kind == "signs":
-            out[name] = rng.integers(0, 2, size=(rows, cols)).astype(np.float64) * 2.0 - 1.0
-        else:
-            a = rng.standard_normal((rows, rows))
-            g = (a + a.T) * (1.0 / math.sqrt(2.0))
-            np.fill_diagonal(g, 0.0)
-            out[name] = g
+        out[name] = sampler(kind)(rows, cols, rng)  # the law's sampler (symrmt.engine.laws)
     return out
 
 
