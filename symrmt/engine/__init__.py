@@ -3,6 +3,12 @@
 A :class:`Model` declares dimensions, random and deterministic matrices and parameters; its
 expressions are parsed by the one restricted parser (:mod:`symrmt.parsing`).
 
+**Subpackages.**  ``lang`` (the expression language), ``laws`` (one module per law and their registry),
+``kernels`` (Gaussian equivalents of kernels), ``reduce`` (pencils and the block fixed point, SymPy),
+``solve`` (the numbers and their certification), ``prove`` (balls), ``density`` (spectral densities),
+``simulate`` (Monte-Carlo, NumPy only), ``routes`` (complex points, sweeps, outliers, the ``1/n`` term);
+``declarations`` and ``model`` build on them all.
+
 **Layers.**  The modules of this package form layers, lowest first; a module imports (at the top or
 inside a function) only from its own layer and the layers before it, never a lazy name of this
 package (``from symrmt.engine import Model`` loads the facade), so the engine has no import cycle
