@@ -180,13 +180,14 @@ def test_symbolic_engine_modules_do_not_import_numpy():
     import symrmt.engine as pkg
 
     root = pathlib.Path(pkg.__file__).parent
-    names = ["base", "nodes", "node_algebra", "declarations", "tree", "plan", "nonlinear_kernel", "linearize", "blockfp"]
+    names = ["lang/node", "lang/matrices", "lang/algebra", "declarations", "lang/tree", "reduce/plan",
+             "kernels/inner_product", "reduce/linearize", "reduce/fixed_point"]
     for name in names:
         tree = ast.parse((root / f"{name}.py").read_text())
         for node in ast.walk(tree):
             mods = [a.name for a in node.names] if isinstance(node, ast.Import) else \
                 [node.module or ""] if isinstance(node, ast.ImportFrom) else []
-            banned = ("numpy",) if name == "nonlinear_kernel" else ("numpy", "mpmath")
+            banned = ("numpy",) if name == "kernels/inner_product" else ("numpy", "mpmath")
             assert not any(m.split(".")[0] in banned for m in mods), f"{name} imports {mods}"
 
 
