@@ -222,7 +222,7 @@ def _correct(step, rows, x, t, tol=1e-11, maxsteps=8, floor=1e-8, blowup=1e6):
     return x, slope, conv & np.isfinite(x).all(axis=1) & np.isfinite(slope).all(axis=1)
 
 
-def _follow(h, dh, t0, t1, step, branch=None, first=1 / 8, max_rounds=None):
+def _follow(h, dh, t0, t1, step, branch=None, first=1 / 8, max_rounds=None, path=None):
     """The batched continuation of :func:`symrmt.core.batch.follow` from ``t0`` to ``t1 > t0`` with the
     certified path's trust region (:data:`~symrmt.engine.resolvent_solver.CORRECT` near the predictor,
     :data:`~symrmt.engine.resolvent_solver.MOVE` near the previous point, both of ``1 + |h|``).
@@ -234,7 +234,14 @@ def _follow(h, dh, t0, t1, step, branch=None, first=1 / 8, max_rounds=None):
     fractions of the two trust regions the step took (the predictor's error grows like the step squared,
     the move like the step): a step that used most of either is not doubled into a refusal.  The predictor
     is ``h + dh dt`` with the slope ``dh/dt = -J^{-1} dR/dt`` of the corrector's last iteration.  A row
-    still short of ``t1`` after ``max_rounds`` rounds fails.  Returns ``(h, dh, ok)``."""
+    still short of ``t1`` after ``max_rounds`` rounds fails.  Returns ``(h, dh, ok)``.
+
+    ``path(rows, t) -> (z, dz/dt)``, where ``t`` moves ``z``: a second predictor is taken on ``u = z h``
+    (``u + du dt``, divided by the new ``z``), which is smooth where ``h`` grows like ``w / z`` (near an atom at
+    0, ``u -> -w``); the corrector starts from the predictor that was nearer the root in the row's last round,
+    the predictor's error is the distance to the nearer of the two, and a move counts as inside the trust
+    region when either ``h - h_0`` or ``(z h - z_0 h_0) / z_0`` (the move net of the factor ``z_0 / z`` that
+    such an ``h`` takes) is within ``MOVE (1 + |h_0|)``."""
     n = h.shape[0]
     h, dh = h.copy(), dh.copy()
     t0, t1 = float(t0), float(t1)
@@ -243,17 +250,32 @@ def _follow(h, dh, t0, t1, step, branch=None, first=1 / 8, max_rounds=None):
     stall = (t1 - t0) / 2**40
     ok = np.isfinite(h).all(axis=1) & np.isfinite(dh).all(axis=1)
     act = np.flatnonzero(ok)
+    onu = np.zeros(n, dtype=bool)  # the corrector starts from the predictor on u = z h (closer last round)
     for _ in range(max_rounds or MAX_ROUNDS):
         if not act.size:
             break
         ta, ha = t[act], h[act]
         nxt = np.minimum(ta + size[act], t1)
         pred = ha + dh[act] * (nxt - ta)[:, None]
-        hn, dhn, good = _correct(step, act, pred, nxt)
+        if path is not None:
+            za, dza = path(act, ta)
+            zn = path(act, nxt)[0]
+            with np.errstate(all="ignore"):
+                upred = (za[:, None] * ha + (za[:, None] * dh[act] + dza[:, None] * ha) * (nxt - ta)[:, None]) \
+                    / zn[:, None]
+            start = np.where(onu[act][:, None], upred, pred)
+        else:
+            start = pred
+        hn, dhn, good = _correct(step, act, start, nxt)
         with np.errstate(all="ignore"):
             scale = 1 + _norm(ha)
             used = _norm(hn - pred) / (CORRECT * scale)
             moved = _norm(hn - ha) / (MOVE * scale)
+            if path is not None:
+                uused = _norm(hn - upred) / (CORRECT * scale)
+                onu[act] = uused < used
+                used = np.minimum(used, uused)
+                moved = np.minimum(moved, _norm(hn * (zn / za)[:, None] - ha) / (MOVE * scale))
             good &= (used <= 1) & (moved <= 1)  # the core's trust region
             if branch is not None:
                 good &= branch(act, hn, nxt)
@@ -316,7 +338,11 @@ def solve_points(solver, xs, scale):
 
     _, J, _, Rz = bt.evaluate(h, top)
     dh = _solve(J, -(Rz * (1j * Y * lr)[:, None])[:, :, None])[:, :, 0]
-    h, _, ok2 = _follow(h, dh, 0.0, 1.0, step_t, branch, first=1 / 64)
+    def path(rows, t):
+        z = z_of(rows, t)
+        return z, 1j * (z.imag * lr[rows])
+
+    h, _, ok2 = _follow(h, dh, 0.0, 1.0, step_t, branch, first=1 / 64, path=path)
     ok &= ok2
 
     # 3. the finish at z = x: predictor h - i eta dh/dz, Newton, near the predictor
