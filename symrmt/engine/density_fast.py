@@ -10,8 +10,10 @@ round):
 1. **start** at ``z = x + iY`` (``Y`` as the certified path's :data:`~symrmt.engine.resolvent_solver.START_HEIGHT`):
    the homotopy in the strength ``s`` from ``H = L_0^{-1}`` to ``s = 1``;
 2. **descend** in ``log Im z`` to ``eta = ETA_FLOOR (1 + |x|)`` at fixed ``x``, predictor
-   ``dh/dt = -J^{-1} dR/dz dz/dt``, Newton corrector inside the certified path's trust region
-   (:data:`~symrmt.engine.resolvent_solver.MOVE`, :data:`~symrmt.engine.resolvent_solver.CORRECT`), a step
+   ``dh/dt = -J^{-1} dR/dz dz/dt`` (with a second-order term, and a second predictor on ``z h``, smooth near an
+   atom at 0: :func:`_follow`), Newton corrector inside the certified path's trust region
+   (:data:`~symrmt.engine.resolvent_solver.MOVE`, :data:`~symrmt.engine.resolvent_solver.CORRECT`; a move is
+   also admitted net of the factor ``1/z``), a step
    that leaves the Stieltjes branch (``Im tau <= 0`` while ``Im z > 0``) refused; the first step is 1/64
    of the descent (at the top the trust region admits about that; a larger first step is refused and halved,
    a whole round of the batch lost for each halving);
@@ -231,9 +233,10 @@ def _follow(h, dh, t0, t1, step, branch=None, first=1 / 8, max_rounds=None, path
     ok`` refuses a step.  Each row has its own step: first ``(t1 - t0) first``, halved on a refused
     step (stalled below ``(t1 - t0) / 2**40``: the row fails), and after an accepted one grown by
     ``min(0.8 / sqrt(used), 0.8 / moved)`` clipped to ``[1, 2]``, where ``used`` and ``moved`` are the
-    fractions of the two trust regions the step took (the predictor's error grows like the step squared,
+    fractions of the two trust regions the step took (a linear predictor's error grows like the step squared,
     the move like the step): a step that used most of either is not doubled into a refusal.  The predictor
-    is ``h + dh dt`` with the slope ``dh/dt = -J^{-1} dR/dt`` of the corrector's last iteration.  A row
+    is ``h + dh dt + h'' dt^2 / 2`` with the slope ``dh/dt = -J^{-1} dR/dt`` of the corrector's last iteration
+    and ``h''`` the difference of the row's last two slopes over their ``t`` (0 at the row's first step).  A row
     still short of ``t1`` after ``max_rounds`` rounds fails.  Returns ``(h, dh, ok)``.
 
     ``path(rows, t) -> (z, dz/dt)``, where ``t`` moves ``z``: a second predictor is taken on ``u = z h``
@@ -250,13 +253,18 @@ def _follow(h, dh, t0, t1, step, branch=None, first=1 / 8, max_rounds=None, path
     stall = (t1 - t0) / 2**40
     ok = np.isfinite(h).all(axis=1) & np.isfinite(dh).all(axis=1)
     act = np.flatnonzero(ok)
+    tp, dhp = np.full(n, np.nan), np.zeros_like(dh)  # the previous point's t and slope
     onu = np.zeros(n, dtype=bool)  # the corrector starts from the predictor on u = z h (closer last round)
     for _ in range(max_rounds or MAX_ROUNDS):
         if not act.size:
             break
         ta, ha = t[act], h[act]
         nxt = np.minimum(ta + size[act], t1)
-        pred = ha + dh[act] * (nxt - ta)[:, None]
+        ds = (nxt - ta)[:, None]
+        with np.errstate(all="ignore"):
+            curv = (dh[act] - dhp[act]) / (ta - tp[act])[:, None]  # h'' from the last two slopes
+        curv[~np.isfinite(curv)] = 0
+        pred = ha + dh[act] * ds + curv * (ds * ds / 2)
         if path is not None:
             za, dza = path(act, ta)
             zn = path(act, nxt)[0]
@@ -282,6 +290,7 @@ def _follow(h, dh, t0, t1, step, branch=None, first=1 / 8, max_rounds=None, path
             grow = np.clip(np.minimum(0.8 / np.sqrt(np.maximum(used, 1e-12)), 0.8 / np.maximum(moved, 1e-12)),
                            1.0, 2.0)
         acc, rej = act[good], act[~good]
+        tp[acc], dhp[acc] = t[acc], dh[acc]
         t[acc], h[acc], dh[acc] = nxt[good], hn[good], dhn[good]
         size[acc] *= grow[good]
         size[rej] /= 2
