@@ -196,12 +196,14 @@ def _norm(a):
     return np.sqrt(np.einsum("ij,ij->i", a.real, a.real) + np.einsum("ij,ij->i", a.imag, a.imag))
 
 
-def _correct(step, rows, x, t, tol=1e-11, maxsteps=8, floor=1e-8, blowup=1e6):
+def _correct(step, rows, x, t, tol=1e-7, maxsteps=8, floor=1e-8, blowup=1e6):
     """The batched Newton corrector of :func:`symrmt.core.batch.newton` (the same stopping rules: the
     relative step below ``tol``, or stagnant below ``floor``; a step above ``blowup`` stops a row
     unconverged) on the rows ``rows`` at ``t``, each iteration on the rows not yet stopped only; returns
     ``(x, dx/dt, converged)``, the slope ``-J^{-1} dR/dt`` from the factorization of the last iteration
-    (``step(rows, x, t) -> (-J^{-1} R, -J^{-1} dR/dt)``)."""
+    (``step(rows, x, t) -> (-J^{-1} R, -J^{-1} dR/dt)``).  ``tol`` is ``1e-7`` on the path: where Newton
+    converges quadratically a relative step below it leaves an error of about its square, and the path's
+    end is solved again at ``z = x`` to :data:`NEWTON_TOL` by the finish."""
     x = x.copy()
     n = x.shape[0]
     slope = np.full_like(x, np.nan)
