@@ -84,6 +84,23 @@ def test_twelve_digits_against_the_certified_path(case):
                     assert _digits(a, b) >= 12, (name, x, a, b)
 
 
+@pytest.mark.parametrize("case", ["MP", "MP x MP"])
+def test_points_next_to_the_atom_at_zero(case):
+    # next to the atom at 0 the fixed point grows like 1/x: the batch's descent must still land on the
+    # certified path's root there (tau, real outside the support, not only the density)
+    if case == "MP":
+        model, expr = _wishart(), "Z.T*Z/n"
+    else:
+        model, expr = _laws()[1][1], "Z1.T*Z2*Z2.T*Z1/n**2"
+    xs = [-0.1, -0.01, -1e-3, -1e-5, 1e-5, 1e-3, 0.01, 0.05]
+    fast = model.density(expr, x=xs, at={"c": "1/2"}, fast=True, edges=False, atoms=False)
+    cert = model.density(expr, x=xs, at={"c": "1/2"}, digits=20, edges=False, atoms=False)
+    assert fast.status == ["float"] * len(xs), fast.status
+    with mpmath.workdps(30):
+        for x, a, b in zip(xs, fast.tau, cert.tau):
+            assert abs(mpmath.mpc(a) - b) <= mpmath.mpf(10) ** -12 * abs(b), (x, a, b)
+
+
 def test_point_on_the_atom_goes_to_the_certified_path():
     # x = 0 is an atom of MP(1/2): the batch's finish fails there, the certified path reports it singular;
     # support and atoms are those of the certified path

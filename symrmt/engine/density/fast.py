@@ -10,8 +10,10 @@ round):
 1. **start** at ``z = x + iY`` (``Y`` as the certified path's :data:`~symrmt.engine.density.resolvent.START_HEIGHT`):
    the homotopy in the strength ``s`` from ``H = L_0^{-1}`` to ``s = 1``;
 2. **descend** in ``log Im z`` to ``eta = ETA_FLOOR (1 + |x|)`` at fixed ``x``, predictor
-   ``dh/dt = -J^{-1} dR/dz dz/dt``, Newton corrector inside the certified path's trust region
-   (:data:`~symrmt.engine.density.resolvent.MOVE`, :data:`~symrmt.engine.density.resolvent.CORRECT`), a step
+   ``dh/dt = -J^{-1} dR/dz dz/dt`` (with a second-order term, and a second predictor on ``z h``, smooth near an
+   atom at 0: :func:`_follow`), Newton corrector inside the certified path's trust region
+   (:data:`~symrmt.engine.density.resolvent.MOVE`, :data:`~symrmt.engine.density.resolvent.CORRECT`; a move is
+   also admitted net of the factor ``1/z``), a step
    that leaves the Stieltjes branch (``Im tau <= 0`` while ``Im z > 0``) refused; the first step is 1/64
    of the descent (at the top the trust region admits about that; a larger first step is refused and halved,
    a whole round of the batch lost for each halving);
@@ -194,12 +196,14 @@ def _norm(a):
     return np.sqrt(np.einsum("ij,ij->i", a.real, a.real) + np.einsum("ij,ij->i", a.imag, a.imag))
 
 
-def _correct(step, rows, x, t, tol=1e-11, maxsteps=8, floor=1e-8, blowup=1e6):
+def _correct(step, rows, x, t, tol=1e-7, maxsteps=8, floor=1e-8, blowup=1e6):
     """The batched Newton corrector of :func:`symrmt.core.batch.newton` (the same stopping rules: the
     relative step below ``tol``, or stagnant below ``floor``; a step above ``blowup`` stops a row
     unconverged) on the rows ``rows`` at ``t``, each iteration on the rows not yet stopped only; returns
     ``(x, dx/dt, converged)``, the slope ``-J^{-1} dR/dt`` from the factorization of the last iteration
-    (``step(rows, x, t) -> (-J^{-1} R, -J^{-1} dR/dt)``)."""
+    (``step(rows, x, t) -> (-J^{-1} R, -J^{-1} dR/dt)``).  ``tol`` is ``1e-7`` on the path: where Newton
+    converges quadratically a relative step below it leaves an error of about its square, and the path's
+    end is solved again at ``z = x`` to :data:`NEWTON_TOL` by the finish."""
     x = x.copy()
     n = x.shape[0]
     slope = np.full_like(x, np.nan)
@@ -222,7 +226,7 @@ def _correct(step, rows, x, t, tol=1e-11, maxsteps=8, floor=1e-8, blowup=1e6):
     return x, slope, conv & np.isfinite(x).all(axis=1) & np.isfinite(slope).all(axis=1)
 
 
-def _follow(h, dh, t0, t1, step, branch=None, first=1 / 8, max_rounds=None):
+def _follow(h, dh, t0, t1, step, branch=None, first=1 / 8, max_rounds=None, path=None):
     """The batched continuation of :func:`symrmt.core.batch.follow` from ``t0`` to ``t1 > t0`` with the
     certified path's trust region (:data:`~symrmt.engine.density.resolvent.CORRECT` near the predictor,
     :data:`~symrmt.engine.density.resolvent.MOVE` near the previous point, both of ``1 + |h|``).
@@ -231,10 +235,18 @@ def _follow(h, dh, t0, t1, step, branch=None, first=1 / 8, max_rounds=None):
     ok`` refuses a step.  Each row has its own step: first ``(t1 - t0) first``, halved on a refused
     step (stalled below ``(t1 - t0) / 2**40``: the row fails), and after an accepted one grown by
     ``min(0.8 / sqrt(used), 0.8 / moved)`` clipped to ``[1, 2]``, where ``used`` and ``moved`` are the
-    fractions of the two trust regions the step took (the predictor's error grows like the step squared,
+    fractions of the two trust regions the step took (a linear predictor's error grows like the step squared,
     the move like the step): a step that used most of either is not doubled into a refusal.  The predictor
-    is ``h + dh dt`` with the slope ``dh/dt = -J^{-1} dR/dt`` of the corrector's last iteration.  A row
-    still short of ``t1`` after ``max_rounds`` rounds fails.  Returns ``(h, dh, ok)``."""
+    is ``h + dh dt + h'' dt^2 / 2`` with the slope ``dh/dt = -J^{-1} dR/dt`` of the corrector's last iteration
+    and ``h''`` the difference of the row's last two slopes over their ``t`` (0 at the row's first step).  A row
+    still short of ``t1`` after ``max_rounds`` rounds fails.  Returns ``(h, dh, ok)``.
+
+    ``path(rows, t) -> (z, dz/dt)``, where ``t`` moves ``z``: a second predictor is taken on ``u = z h``
+    (``u + du dt``, divided by the new ``z``), which is smooth where ``h`` grows like ``w / z`` (near an atom at
+    0, ``u -> -w``); the corrector starts from the predictor that was nearer the root in the row's last round,
+    the predictor's error is the distance to the nearer of the two, and a move counts as inside the trust
+    region when either ``h - h_0`` or ``(z h - z_0 h_0) / z_0`` (the move net of the factor ``z_0 / z`` that
+    such an ``h`` takes) is within ``MOVE (1 + |h_0|)``."""
     n = h.shape[0]
     h, dh = h.copy(), dh.copy()
     t0, t1 = float(t0), float(t1)
@@ -243,23 +255,44 @@ def _follow(h, dh, t0, t1, step, branch=None, first=1 / 8, max_rounds=None):
     stall = (t1 - t0) / 2**40
     ok = np.isfinite(h).all(axis=1) & np.isfinite(dh).all(axis=1)
     act = np.flatnonzero(ok)
+    tp, dhp = np.full(n, np.nan), np.zeros_like(dh)  # the previous point's t and slope
+    onu = np.zeros(n, dtype=bool)  # the corrector starts from the predictor on u = z h (closer last round)
     for _ in range(max_rounds or MAX_ROUNDS):
         if not act.size:
             break
         ta, ha = t[act], h[act]
         nxt = np.minimum(ta + size[act], t1)
-        pred = ha + dh[act] * (nxt - ta)[:, None]
-        hn, dhn, good = _correct(step, act, pred, nxt)
+        ds = (nxt - ta)[:, None]
+        with np.errstate(all="ignore"):
+            curv = (dh[act] - dhp[act]) / (ta - tp[act])[:, None]  # h'' from the last two slopes
+        curv[~np.isfinite(curv)] = 0
+        pred = ha + dh[act] * ds + curv * (ds * ds / 2)
+        if path is not None:
+            za, dza = path(act, ta)
+            zn = path(act, nxt)[0]
+            with np.errstate(all="ignore"):
+                upred = (za[:, None] * ha + (za[:, None] * dh[act] + dza[:, None] * ha) * (nxt - ta)[:, None]) \
+                    / zn[:, None]
+            start = np.where(onu[act][:, None], upred, pred)
+        else:
+            start = pred
+        hn, dhn, good = _correct(step, act, start, nxt)
         with np.errstate(all="ignore"):
             scale = 1 + _norm(ha)
             used = _norm(hn - pred) / (CORRECT * scale)
             moved = _norm(hn - ha) / (MOVE * scale)
+            if path is not None:
+                uused = _norm(hn - upred) / (CORRECT * scale)
+                onu[act] = uused < used
+                used = np.minimum(used, uused)
+                moved = np.minimum(moved, _norm(hn * (zn / za)[:, None] - ha) / (MOVE * scale))
             good &= (used <= 1) & (moved <= 1)  # the core's trust region
             if branch is not None:
                 good &= branch(act, hn, nxt)
             grow = np.clip(np.minimum(0.8 / np.sqrt(np.maximum(used, 1e-12)), 0.8 / np.maximum(moved, 1e-12)),
                            1.0, 2.0)
         acc, rej = act[good], act[~good]
+        tp[acc], dhp[acc] = t[acc], dh[acc]
         t[acc], h[acc], dh[acc] = nxt[good], hn[good], dhn[good]
         size[acc] *= grow[good]
         size[rej] /= 2
@@ -316,7 +349,11 @@ def solve_points(solver, xs, scale):
 
     _, J, _, Rz = bt.evaluate(h, top)
     dh = _solve(J, -(Rz * (1j * Y * lr)[:, None])[:, :, None])[:, :, 0]
-    h, _, ok2 = _follow(h, dh, 0.0, 1.0, step_t, branch, first=1 / 64)
+    def path(rows, t):
+        z = z_of(rows, t)
+        return z, 1j * (z.imag * lr[rows])
+
+    h, _, ok2 = _follow(h, dh, 0.0, 1.0, step_t, branch, first=1 / 64, path=path)
     ok &= ok2
 
     # 3. the finish at z = x: predictor h - i eta dh/dz, Newton, near the predictor
