@@ -259,3 +259,15 @@ def test_cli_json_atom_on_and_off_the_grid(capsys, over, on_grid):
     singular = [x for x, s in zip(data["x"], data["status"]) if s == "singular"]
     assert singular == ([-2.0] if on_grid else [])
     assert [x for x, v in zip(data["x"], data["density"]) if v is None] == singular
+
+
+@pytest.mark.parametrize("fast", [False, True])
+def test_a_constant_outside_float64_is_a_density_error(fast):
+    """``G/sqrt(n)*1e200``: the float stage cannot hold the constant's square; the error says so and what to do
+    (a DensityError, exit 3), never a bare OverflowError."""
+    from symrmt.errors import DensityError
+
+    m = Model()
+    m.goe("G", "n")
+    with pytest.raises(DensityError, match="outside the float64 range"):
+        m.density("G/sqrt(n)*1e200", x=[0.0], fast=fast)

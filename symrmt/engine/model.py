@@ -448,6 +448,12 @@ class Model(_model.Model):
             raise DensityError(f"the density solver met a singular linear system ({exc}): the fixed point's "
                                "Jacobian is singular on its path (an edge or an atom of the spectrum, or a pencil "
                                "whose deterministic part is singular)") from None
+        except OverflowError as exc:  # a float stage met a number outside float64 (a constant such as 1e200)
+            from symrmt.engine.edge_system import DensityError
+
+            raise DensityError(f"the density's float64 stage overflowed ({exc}): a constant or a value of the "
+                               "expression lies outside the float64 range; rescale the matrix (the density of "
+                               "a*M at x is the density of M at x/a, divided by |a|)") from None
 
 
 def _radius_kept(result, digits: int):
