@@ -27,6 +27,8 @@ _BREAK = "\x01"
 MAX_LINES = 16
 #: estimated width of a display line, in characters of rendered math (the ``article`` text width)
 _WIDTH = 52
+#: most columns of an amsmath ``pmatrix`` (its ``MaxMatrixCols``, 10 unless a preamble raises it)
+MAX_COLUMNS = 10
 
 
 def typed_tex(text: str, width: int = 48) -> list:
@@ -212,9 +214,18 @@ def _display(lhs: str, rhs: str, label: str, end: str = ".") -> str:
 
 
 def _matrix_fits(entries: dict, size: int) -> bool:
-    """Whether a ``size x size`` matrix with these entries fits one line of the page."""
+    """Whether a ``size x size`` matrix with these entries fits one line of the page (and a ``pmatrix``)."""
+    if size > MAX_COLUMNS:
+        return False
     widths = [max([_visible(t) for (i, j), t in entries.items() if j == col] + [1]) for col in range(size)]
     return sum(widths) + 2 * size <= _WIDTH + 8
+
+
+def _row_tex(entries: list) -> str:
+    """A row vector: a ``pmatrix`` of one row, or a bracketed list past its column limit."""
+    if len(entries) <= MAX_COLUMNS:
+        return r"\begin{pmatrix}" + " & ".join(entries) + r"\end{pmatrix}"
+    return r"\bigl(" + ", ".join(entries) + r"\bigr)"
 
 
 def _matrix_display(name: str, entries: dict, size: int, label: str, end: str = ".") -> str:
@@ -405,8 +416,8 @@ def _woodbury_section(form, tag: str, many: bool) -> list:
     names = _h_names(form.system, tag, many) if form.system is not None else {}
     k = len(form.units)
     S = {(i, j): _h_tex(form.S[i, j], names) for i in range(k) for j in range(k) if form.S[i, j] != 0}
-    e = r"\begin{pmatrix}" + " & ".join(_sym_tex(x) for x in form.e) + r"\end{pmatrix}"
-    f = r"\begin{pmatrix}" + " & ".join(_sym_tex(x) for x in form.f) + r"\end{pmatrix}^{\top}"
+    e, f = (_row_tex([_sym_tex(x) for x in v]) for v in (form.e, form.f))
+    f += r"^{\top}"
     units = _inline(str(u + 1) for u in form.units)
     Qn = f"Q_{{{tag}}}"
     sup = f"^{{({tag})}}" if many else ""

@@ -481,3 +481,16 @@ def test_quadratic_form_latex_fits_the_page(capsys, tmp_path):
     check_derivation(tex)
     assert r"\label{eq:trace-woodbury-1}" in tex and r"q_{1} &= e^{\top} S^{-1} f." in tex
     compile_tex(document(tex), tmp_path, "qf")
+
+
+
+def test_trace_latex_of_a_pencil_of_more_than_ten_blocks_compiles(capsys, tmp_path):
+    """amsmath's ``pmatrix`` takes at most 10 columns (``MaxMatrixCols``): an 11-block pencil whose entries are
+    narrow is written block by block, and the document compiles."""
+    tex, data = _trace_latex(capsys, "trace(inv(Z.T*Z*Z.T*Z*Z.T*Z*Z.T*Z/n**4 + G*Z.T*Z*G/n**2 + gamma*I(n)))", *_Z,
+                             "--matrix", "G=goe(n)", "--at", "c=1/2, gamma=1")
+    check_derivation(tex)
+    for mat in re.findall(r"\\begin\{pmatrix\}(.*?)\\end\{pmatrix\}", tex, flags=re.S):
+        assert all(row.count("&") <= 9 for row in mat.split(r"\\")), mat[:200]
+    assert "(Q_{1})_{1,1} = -I_{p}" in tex
+    compile_tex(document(tex), tmp_path, "trace-eleven-blocks")

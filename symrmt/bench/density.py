@@ -150,7 +150,7 @@ def verdicts(res: dict, row) -> None:
             row(f"density --fast: {law['law']}, {fast['points']} points / eigvalsh 400x400", law["ratio"],
                 f"<= {TARGETS['fast_ratio']:.0f}", (law["ratio"] <= TARGETS["fast_ratio"]) if full else None,
                 f"{law['seconds']:.3f} s against {fast['eigvalsh_400_s'] * 1000:.1f} ms; "
-                f"{law['float_points']} float points")
+                f"{law['float_points']} float points" + ("" if full else "; quick: judged at 400 points"))
             row("  fewest correct digits vs the certified path (20 digits)", law["min_digits"],
                 f">= {TARGETS['fast_digits']}", law["min_digits"] >= TARGETS["fast_digits"])
     for name, key, label in (("mp", "density_mp_400_s", "Marchenko-Pastur"), ("tanh", "density_tanh_400_s", "tanh kernel")):

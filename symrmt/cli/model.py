@@ -201,6 +201,9 @@ def cmd_limit(args) -> int:
         rows.append([g, show(att[i], D) if att is not None else "n/a", show(res["ridge"][i], D)])
     heads = ["T_A (attention, test)", "T_RR (ridge, test)"] if test else ["E_A (attention)", "E_RR (ridge)"]
     print(format_table(["gamma"] + heads, rows))
+    if finite_n is not None:
+        print(f"E_A: the model discretized over {2 * types} token types, to {D} digits; a coarser discretization "
+              f"agrees on {agree} of them (discretization_digits)")
     if att is None:
         print("symrmt: the Attention limit is not available for these parameters", file=sys.stderr)
     return EXIT_OK

@@ -336,7 +336,7 @@ class Model:
         names.update(self.matrices)
         names.update(self.named)
         functions = {
-            "trace": Trace, "inv": inv, "diff": Diff, "sqrt": sqrt, "I": self.identity,
+            "trace": Trace, "inv": inv, "diff": _diff, "sqrt": sqrt, "I": self.identity,
         }
         return names, functions
 
@@ -436,3 +436,21 @@ def _parse(text, names, functions, *, what, whole_call=None, dims=None):
             from None
 
 
+def diff_of(*args):
+    """``diff(E, theta)`` of an expression: :class:`~symrmt.engine.lang.matrices.Diff` of a scalar ``E`` in one parameter.
+
+    Raises :class:`ModelError` for another number of arguments (a second derivative is
+    ``diff(diff(E, theta), theta)``).
+
+    >>> diff_of(1, 2, 2)
+    Traceback (most recent call last):
+    ...
+    symrmt.engine.lang.matrices.ModelError: diff takes an expression and one parameter, diff(E, gamma), got 3 arguments; a second derivative is diff(diff(E, gamma), gamma)
+    """
+    if len(args) != 2:
+        raise ModelError(f"diff takes an expression and one parameter, diff(E, gamma), got {len(args)} argument"
+                         f"{'' if len(args) == 1 else 's'}; a second derivative is diff(diff(E, gamma), gamma)")
+    return Diff(*args)
+
+
+_diff = diff_of

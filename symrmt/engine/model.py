@@ -254,6 +254,7 @@ class Model(_model.Model):
             require_flint()
         expr = self.expr(expr)
         check_expanded(expr)
+        norm_notes = _norms_not_given(expr, at)
         expr, split_notes = self._split_independent(expr, at)
         from symrmt.engine.solve.moments import over_cap_polynomial, polynomial_limit
 
@@ -339,7 +340,7 @@ class Model(_model.Model):
             result = certified_qf_limit(plan, values, digits, self.vectors())
             # forms split across independent samples (reduce/independence.py); random vectors replaced by their mean 0
             # (woodbury_qf.zero_mean_forms)
-            result.notes = split_notes + list(plan.notes)
+            result.notes = norm_notes + split_notes + list(plan.notes)
             result.hermitized = [t.index for t in plan.traces if getattr(t, "hermitized", False)]
             if prove:
                 from symrmt.engine.prove.quadratic_forms import prove_qf
@@ -448,6 +449,29 @@ class Model(_model.Model):
             raise DensityError(f"the density solver met a singular linear system ({exc}): the fixed point's "
                                "Jacobian is singular on its path (an edge or an atom of the spectrum, or a pencil "
                                "whose deterministic part is singular)") from None
+        except OverflowError as exc:  # a float stage met a number outside float64 (a constant such as 1e200)
+            from symrmt.engine.solve.edge import DensityError
+
+            raise DensityError(f"the density's float64 stage overflowed ({exc}): a constant or a value of the "
+                               "expression lies outside the float64 range; rescale the matrix (the density of "
+                               "a*M at x is the density of M at x/a, divided by |a|)") from None
+
+
+def _norms_not_given(expr, at) -> list:
+    """The notes on the deterministic vectors of ``expr`` whose squared norm ``a.a`` is not in ``at`` (an
+    inner product not given is 0, so such a vector is the zero vector).
+
+    >>> _norms_not_given(None, {})
+    []
+    """
+    from symrmt.engine.lang.vectors import vectors_of
+
+    if expr is None or not isinstance(at, Mapping):
+        return []
+    given = {str(k).replace(" ", "") for k in at}
+    return [f"{v}.{v} (the squared norm of the vector {v}) is not given: it is taken as 0, so {v} is the zero "
+            f"vector; give it in --at (at=), e.g. {v}.{v}=1"
+            for v, x in sorted(vectors_of(expr).items()) if not x.random and f"{v}.{v}" not in given]
 
 
 def _radius_kept(result, digits: int):

@@ -334,3 +334,15 @@ def test_a_wide_density_grid_keeps_the_support():
     assert abs(d.density[1] - 1 / mpmath.pi) < 1e-14 and d.status[1] == "ok"
     (lo, hi), = d.support()
     assert abs(lo + 2) < 1e-12 and abs(hi - 2) < 1e-12
+
+
+@pytest.mark.parametrize("fast", [False, True])
+def test_a_constant_outside_float64_is_a_density_error(fast):
+    """``G/sqrt(n)*1e200``: the float stage cannot hold the constant's square; the error says so and what to do
+    (a DensityError, exit 3), never a bare OverflowError."""
+    from symrmt.errors import DensityError
+
+    m = Model()
+    m.goe("G", "n")
+    with pytest.raises(DensityError, match="outside the float64 range"):
+        m.density("G/sqrt(n)*1e200", x=[0.0], fast=fast)

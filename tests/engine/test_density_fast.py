@@ -132,6 +132,19 @@ def test_cli_fast(capsys):
             assert _digits(v, _mp(mpmath.mpf(1) / 2, x)) >= 12
 
 
+def test_cli_fast_with_more_than_15_digits_writes_floats(capsys):
+    """A float64 point is written as the float it is: ``--digits 20`` does not pad it to a 20-digit string whose
+    last digits are float64 noise (the closed form has other digits there)."""
+    rc = main(["density", "Z.T*Z/n", "--matrix", "Z=gaussian(p,n)", "--dim", "p=c*n", "--at", "c=1/2",
+               "--over", "x=0.5:2:4", "--fast", "--digits", "20", "--json"])
+    assert rc == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["status"] == ["float"] * 4
+    with mpmath.workdps(30):
+        for x, v in zip(out["x"], out["density"]):
+            assert isinstance(v, float) and _digits(v, _mp(mpmath.mpf(1) / 2, x)) >= 12
+
+
 def test_a_system_the_batch_does_not_take_is_certified(monkeypatch):
     import symrmt.engine.density.fast as fast
 

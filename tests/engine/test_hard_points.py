@@ -351,3 +351,20 @@ def test_ridgeless_two_atom_variance_on_the_command_line(capsys):
 
     with mpmath.workdps(60):
         assert rel(mpmath.mpf(json.loads(out)["value"]), ridge_variance("2", "1e-20")) < mpmath.mpf(10) ** -24
+
+
+def test_diff_with_an_order_says_how_to_write_a_second_derivative(capsys):
+    """``diff(E, lam, 2)`` is refused with the way to write it (exit 2), and the nested form gives the second
+    derivative of the Marchenko-Pastur resolvent trace (its closed form differentiated by mpmath)."""
+    argv = ["--matrix", "Z=gaussian(p,n)", "--dim", "p=c*n", "--at", "c=1/2, lam=1/5"]
+    assert main(["trace", "diff(trace(inv(Z.T*Z/n + lam*I(n))), lam, 2)", *argv]) == 2
+    assert "diff(diff(E, gamma), gamma)" in capsys.readouterr().err
+    m = Model()
+    m.dim("p", "c*n")
+    m.gaussian("Z", "p", "n")
+    value = m.limit("diff(diff(trace(inv(Z.T*Z/n + lam*I(n))), lam), lam)", at={"c": "1/2", "lam": "1/5"}).value
+    with mpmath.workdps(30):
+        closed = mpmath.diff(lambda lam: (-(lam - mpmath.mpf(1) / 2) + mpmath.sqrt((lam - mpmath.mpf(1) / 2) ** 2
+                                                                                   + 4 * lam)) / (2 * lam),
+                             mpmath.mpf(1) / 5, 2)
+        assert abs(value - closed) <= 1e-13 * closed

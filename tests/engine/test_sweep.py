@@ -260,3 +260,17 @@ def test_trace_sweep_cli_takes_vectors_and_inner_product_axes(capsys):
     rows = json.loads(out)["rows"]
     for row, s in zip(rows, (0, 1)):
         assert row[1] == pytest.approx(float(_ridge_form("0.5", "0.1", s)), rel=1e-10)
+
+
+def test_a_vector_declared_but_not_used_keeps_the_batch():
+    """A trace without vectors in a model that declares one (as ``trace-sweep --vector`` does) takes the float64
+    batch, against the closed form; with an inner product given, every point goes to the certified path, which
+    checks the Gram matrix (a negative squared norm is refused)."""
+    m = model()
+    m.vector("v", "p")
+    g = np.geomspace(0.1, 10, 9)
+    r = m.sweep(MP, grid={"gamma": g}, at={"c": "1/2"})
+    assert not r.fallback.any()
+    assert np.max(np.abs(r.values - mp_closed(g, 0.5)) / mp_closed(g, 0.5)) <= 1e-13
+    with pytest.raises(ModelError, match="positive semi-definite"):
+        m.sweep(MP, grid={"gamma": [1.0]}, at={"c": "1/2", "v.v": -1})

@@ -224,3 +224,19 @@ def test_an_independent_sign_vector_reads_the_normalized_trace():
     v = m.limit("y.T*inv(Z.T*Z/n + gamma*I(n))*y/n", at={"c": "1/2", "gamma": "1/5"}, digits=30).value
     t = m.limit("trace(inv(Z.T*Z/n + gamma*I(n)))", at={"c": "1/2", "gamma": "1/5"}, digits=30).value
     assert _digits(v, t) >= 30
+
+
+def test_a_norm_not_given_is_named_in_the_notes():
+    """An inner product not given is 0: a vector whose squared norm is left out is the zero vector, and its
+    form is 0. The result says so in its notes, and says nothing once the norm is given."""
+    from symrmt.engine import Model
+
+    m = Model()
+    m.dim("p", "c*n")
+    m.gaussian("Z", "p", "n")
+    m.vector("v", "p")
+    e = "v.T*inv(Z*Z.T/n + gamma*I(p))*v"
+    r = m.limit(e, at={"c": "1/2", "gamma": 1})
+    assert r.value == 0 and any("v.v" in note and "zero vector" in note for note in r.notes)
+    r = m.limit(e, at={"c": "1/2", "gamma": 1, "v.v": 1})
+    assert not any("zero vector" in note for note in r.notes)

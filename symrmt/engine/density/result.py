@@ -69,11 +69,15 @@ class Density(TableResult):
                              "status": self.status})
 
     def to_json(self, num) -> dict:
-        """The ``--json`` object; ``num(value, digits)`` formats a number (floats up to 15 digits)."""
-        def f(v):
-            return None if v is None else num(v, self.digits)
+        """The ``--json`` object; ``num(value, digits)`` formats a number (floats up to 15 digits; a point of
+        status ``"float"`` to at most 15 digits, whatever ``digits``)."""
+        def f(v, digits=self.digits):
+            return None if v is None else num(v, digits)
 
-        out = {"x": [float(x) for x in self.x], "density": [f(d) for d in self.density], "status": self.status,
+        # a point of status "float" is a float64 value: written to at most 15 digits, never padded past them
+        dens = [f(d, min(self.digits, 15) if st == "float" else self.digits)
+                for d, st in zip(self.density, self.status)]
+        out = {"x": [float(x) for x in self.x], "density": dens, "status": self.status,
                "support": [[f(a), f(b)] for a, b in self._support],
                "atoms": [{"x": f(a["x"]), "mass": f(a["mass"])} for a in self._atoms],
                "digits": self.digits, "expression": self.expression, "at": {k: str(v) for k, v in self.at.items()}}

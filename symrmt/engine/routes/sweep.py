@@ -313,10 +313,12 @@ def _wide_constant(plan) -> bool:
     return False
 
 
-def _batchable(plan, model) -> str | None:
-    """Why the batched path cannot take ``plan`` (``None``: it can)."""
+def _batchable(plan, model, names=()) -> str | None:
+    """Why the batched path cannot take ``plan`` (``None``: it can); ``names``: the parameters of the grid and
+    ``at=``."""
     from symrmt.engine.reduce import hermitize as herm
     from symrmt.engine.reduce.atoms import AtomSystem
+    from symrmt.engine.lang.vectors import vectors_of
 
     if hasattr(plan, "forms"):
         from symrmt.engine.solve.batch_qf import takes
@@ -324,8 +326,9 @@ def _batchable(plan, model) -> str | None:
         why = takes(plan)
         if why is not None:
             return why
-    elif model.vectors():
-        return "vectors declared in the model"
+    elif model.vectors() and (vectors_of(plan.expr) or any("." in str(k) for k in names)):
+        # the certified path checks the inner products (their Gram matrix) at every point
+        return "vectors in the expression, or inner products given"
     if _wide_constant(plan):
         return f"a constant outside [1e-{CONST_EXP}, 1e{CONST_EXP}] (float64 would round it or a product of it)"
     for t in plan.traces:
@@ -385,7 +388,7 @@ def sweep(model, expr, grid, at=None, certify: int = 0, seed: int = 0, on_error:
     axes = {k: _Axis(k, v) for k, v in zip(names, grid.values())}
     shape = tuple(len(v) for v in axes.values())
     n = int(np.prod(shape))
-    why = _batchable(plan, model)
+    why = _batchable(plan, model, [*map(str, grid), *map(str, at)])
     if why is None and hasattr(plan, "forms") and any("." in k for k in names):
         why = "an inner product on a grid axis"
     cap = LIMITS["fast_points"] if why is None else LIMITS["points"]

@@ -153,3 +153,17 @@ def test_finite_size_figure(tmp_path):
     assert FIGURES["finite_size"] is finite_size
     paths = finite_size(tmp_path, progress=False, sizes=[256], trials=[2])
     assert sorted(p.rsplit(".", 1)[1] for p in paths) == ["pdf", "png"]
+
+
+def test_cli_text_states_the_discretization_digits():
+    """The table shows 15 digits of the discretized model; the text also says on how many of them a coarser
+    discretization agrees (the JSON's ``discretization_digits``), so the 15 are not read as 15 digits of E_A."""
+    import json
+
+    base = [sys.executable, "-m", "symrmt", "limit", "--f", "tanh", "--c", "1/2", "--gamma", "1", "--n", "512",
+            "--snr", "4", "--wk2", "4", "--wq2", "4", "--wkwq", "4", "--muwk", "4", "--muwq", "4"]
+    text = subprocess.run(base, capture_output=True, text=True, timeout=120)
+    js = subprocess.run(base + ["--json"], capture_output=True, text=True, timeout=120)
+    assert text.returncode == 0 and js.returncode == 0, text.stderr + js.stderr
+    agree = json.loads(js.stdout)["params"]["discretization_digits"]
+    assert f"a coarser discretization agrees on {agree} of them (discretization_digits)" in text.stdout
