@@ -226,7 +226,7 @@ def add_f(p, required: bool = True):
     """Add ``--f EXPR`` (the nonlinearity: a preset or an expression in ``t``) to the parser ``p``.
 
     >>> import argparse
-    >>> p = argparse.ArgumentParser()
+    >>> p = argparse.ArgumentParser(allow_abbrev=False)
     >>> add_f(p)
     >>> p.parse_args(["--f", "tanh"]).f
     'tanh'
@@ -247,7 +247,7 @@ def add_geometry(p):
     to the empty geometry (``mu = 0``, ``W = I``).
 
     >>> import argparse
-    >>> p = argparse.ArgumentParser()
+    >>> p = argparse.ArgumentParser(allow_abbrev=False)
     >>> add_geometry(p)
     >>> p.parse_args(["--snr", "2"]).snr, p.parse_args([]).wk2
     ('2', '0')
@@ -275,7 +275,7 @@ def add_model(p, gamma_help, required: bool = True):
     geometry and ``--diagonal``.
 
     >>> import argparse
-    >>> p = argparse.ArgumentParser()
+    >>> p = argparse.ArgumentParser(allow_abbrev=False)
     >>> add_model(p, "ridge values")
     >>> a = p.parse_args(["--c", "1/2", "--gamma", "0.1,1"])
     >>> a.c, a.diagonal
@@ -344,7 +344,7 @@ def add_output(p):
     """Add ``--digits`` (default 15) and ``--json`` to the parser ``p``.
 
     >>> import argparse
-    >>> p = argparse.ArgumentParser()
+    >>> p = argparse.ArgumentParser(allow_abbrev=False)
     >>> add_output(p)
     >>> a = p.parse_args(["--digits", "30"])
     >>> a.digits, a.json

@@ -42,6 +42,7 @@ import sympy as sp
 from symrmt.engine.laws.elliptic import elliptic_node
 from symrmt.engine.laws.given import GivenMatrix, load_array
 from symrmt.engine.lang.matrices import Const, Gaussian, Identity, ModelError, Scaled
+from symrmt.cache import cache_dict
 from symrmt.errors import ParameterError, PrecisionError
 from symrmt.hermite import PRESETS, Nonlinearity, parse_f
 from symrmt.hermite.variable import T
@@ -174,15 +175,13 @@ def general_coefficients(f, W, center: bool = False, digits: int = 30) -> dict:
     out = {"a1": a1, "nu": nu, "b": b, "tau": tau, "s": s, "rho": st["rho"], "m": st["m"], "p": st["p"],
            "nonlinearity": nl}
     if key is not None:
-        if len(_COEFFICIENTS) >= 8:
-            _COEFFICIENTS.pop(next(iter(_COEFFICIENTS)))
         _COEFFICIENTS[key] = out
     return dict(out)
 
 
 #: the last few results of :func:`general_coefficients` (the Hermite quadratures and the Mehler sum), keyed by
 #: ``f``, the bytes of ``W``, ``center`` and ``digits``
-_COEFFICIENTS: dict = {}
+_COEFFICIENTS = cache_dict("engine.kernels.weights.general_coefficients", maxsize=8)
 
 
 def _coefficients_key(f, W, center, digits):

@@ -22,6 +22,8 @@ import pkgutil
 from dataclasses import dataclass
 from typing import Callable
 
+from symrmt.cache import cache_dict
+
 __all__ = ["Law", "laws", "law", "keywords", "sampler"]
 
 
@@ -53,7 +55,8 @@ class Law:
     leaves: tuple = ()
 
 
-_LAWS: dict = {}
+#: keyword -> Law, filled once by :func:`laws` (emptied by ``symrmt.clear_caches()``, then filled again)
+_LAWS = cache_dict("engine.laws.registry", maxsize=256)
 
 
 def _module(name: str):

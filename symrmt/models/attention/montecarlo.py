@@ -177,12 +177,12 @@ def simulate(
     progress : bool or None
         Progress bar (tqdm when installed, else a plain bar on stderr): ``None`` auto (TTY or > 2 s),
         ``True`` always, ``False`` never.
-    weights : array of shape (p, p), optional
-        An explicit weight matrix ``W`` (e.g. from a trained model), used as is in
+    weights : numpy.ndarray, optional
+        An explicit ``p x p`` weight matrix ``W`` (e.g. from a trained model), used as is in
         ``K = f(X^T W X/sqrt(p))/sqrt(p)``; then ``geometry`` must be omitted and the
         signal is given by ``mu``.
-    mu : array of shape (p,), optional
-        The signal vector, only together with ``weights`` (default 0).
+    mu : numpy.ndarray, optional
+        The signal vector (length ``p``), only together with ``weights`` (default 0).
     scheduler : str or Scheduler, optional (keyword only)
         Address of a running Dask scheduler (``"tcp://127.0.0.1:8786"``): the trials run on its
         workers instead (not together with ``workers > 1``).  A scheduler is trusted code: a
