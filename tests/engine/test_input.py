@@ -15,28 +15,9 @@ from symrmt.cli.app import main
 from symrmt.engine import Model, ModelError, bind
 from symrmt.errors import BranchError, ParameterError
 from symrmt.parsing import ParseLimitError
+from tests.cli_helpers import _run, _no_result, _one_line
 
 MP = "trace(inv(Z.T*Z/n + gamma*I(n)))"
-
-
-def _run(capsys, argv):
-    code = main(argv)
-    cap = capsys.readouterr()
-    return code, cap.out, cap.err
-
-
-def _no_result(out):
-    """Nothing on stdout, or (with --json) only the error object: no value was printed."""
-    if out == "":
-        return True
-    obj = json.loads(out)
-    return isinstance(obj, dict) and set(obj) >= {"error", "exit"} and "value" not in obj
-
-
-def _one_line(err):
-    lines = [x for x in err.strip().splitlines() if x.strip()]
-    assert len(lines) == 1 and "Traceback" not in err, err
-    return lines[0]
 
 
 def _trace(capsys, expr, matrices, at, dims=("p=c*n",), extra=()):

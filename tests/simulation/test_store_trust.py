@@ -10,27 +10,7 @@ import sqlite3
 import numpy as np
 import pytest
 
-from symrmt.cli.app import main
-
-
-def _run(capsys, argv):
-    code = main(argv)
-    cap = capsys.readouterr()
-    return code, cap.out, cap.err
-
-
-def _no_result(out):
-    """Nothing on stdout, or (with --json) only the error object: no value was printed."""
-    if out == "":
-        return True
-    obj = json.loads(out)
-    return isinstance(obj, dict) and set(obj) >= {"error", "exit"} and "value" not in obj
-
-
-def _one_line(err):
-    lines = [x for x in err.strip().splitlines() if x.strip()]
-    assert len(lines) == 1 and "Traceback" not in err, err
-    return lines[0]
+from tests.cli_helpers import _run, _no_result, _one_line
 
 
 TRACE_SIM = ["trace", "trace(Z.T*Z/n)", "--matrix", "Z=gaussian(p,n)", "--dim", "p=c*n", "--at", "c=1/2",
