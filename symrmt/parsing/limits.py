@@ -6,6 +6,7 @@ from __future__ import annotations
 import multiprocessing
 import numbers
 import signal
+import sys
 import threading
 
 from symrmt.errors import ParameterError
@@ -95,6 +96,30 @@ class _Alarm(BaseException):
 
 _ACTIVE = threading.local()
 
+#: seconds after which an alarm swallowed by Python is raised again
+_REFIRE_SECONDS = 0.001
+
+
+class _AlarmRefire:
+    """The ``sys.unraisablehook`` of a limited computation.
+
+    Python cannot propagate an exception raised where it calls back into Python code from C: a
+    garbage-collector callback, a ``weakref.finalize`` function, a ``__del__`` method.  It hands it to
+    ``sys.unraisablehook`` and carries on.  An alarm that lands there would be lost and the time limit
+    would not stop the computation; this hook drops it and raises the alarm again a moment later, in
+    the computation itself.  Every other unraisable exception goes to the hook that was installed
+    before."""
+
+    def __init__(self, previous):
+        self.previous = previous
+
+    def __call__(self, unraisable):
+        if isinstance(unraisable.exc_value, _Alarm) or unraisable.exc_type is _Alarm:
+            if getattr(_ACTIVE, "on", False):
+                signal.setitimer(signal.ITIMER_REAL, _REFIRE_SECONDS)
+            return
+        self.previous(unraisable)
+
 
 def _child(conn, fn, args):
     try:
@@ -176,6 +201,8 @@ def run_limited(fn, args=(), seconds: float = LIMITS["time"], *, what: str = "co
             raise _Alarm
 
         old = signal.signal(signal.SIGALRM, handler)
+        old_hook = sys.unraisablehook
+        sys.unraisablehook = _AlarmRefire(old_hook)
         _ACTIVE.on = True
         try:
             signal.setitimer(signal.ITIMER_REAL, seconds)
@@ -187,6 +214,7 @@ def run_limited(fn, args=(), seconds: float = LIMITS["time"], *, what: str = "co
             raise error(message) from None
         finally:
             _ACTIVE.on = False
+            sys.unraisablehook = old_hook
             signal.signal(signal.SIGALRM, old)
     box = {}
 

@@ -67,6 +67,46 @@ def test_time_limit_kills_an_isolated_child():
     assert out.stdout.strip() == "nap exceeded its time limit of 0.5 s (killed)"  # (a 30 s nap would print nothing)
 
 
+def _spin(seconds):
+    end = time.perf_counter() + seconds
+    while time.perf_counter() < end:
+        pass
+
+
+def _finalizers_for(seconds):
+    """For ``seconds``: spin 2 ms, then drop garbage whose finalizer spins 2 ms. About half of the
+    time is spent in a finalizer, where Python cannot propagate an exception. Returns how long it ran."""
+    import weakref
+
+    class Box:
+        pass
+
+    start = time.perf_counter()
+    while time.perf_counter() - start < seconds:
+        _spin(0.002)
+        box = Box()
+        weakref.finalize(box, _spin, 0.002)
+        del box
+    return time.perf_counter() - start
+
+
+def test_time_limit_alarm_in_a_finalizer_still_stops_the_computation():
+    """An alarm that lands in a finalizer is swallowed by Python; the limit raises it again in the
+    computation, which stops on time, and nothing is reported as an unraisable exception (under the
+    suite's ``-W error`` one would fail this test)."""
+    if not hasattr(__import__("signal"), "setitimer"):
+        pytest.skip("no SIGALRM timer on this platform")
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        pytest.skip("the SIGALRM route runs on the main thread only")
+    for _ in range(8):  # each alarm lands in a finalizer with probability about 1/2
+        start = time.perf_counter()
+        with pytest.raises(Exception, match="time limit of 0.1 s"):
+            run_limited(_finalizers_for, (5.0,), 0.1, what="the finalizers")
+        assert time.perf_counter() - start < 2.0  # a lost alarm would let it run its full 5 s
+
+
 @pytest.mark.parametrize("text, value", [("sqrt(2)", math.sqrt(2)), ("3/4", 0.75), ("pi/4", math.pi / 4),
                                          (" -2.5e-3 ", -0.0025), ("2^-3", 0.125)])
 def test_numbers_through_the_parser(text, value):
