@@ -1,6 +1,7 @@
 """The trace engine's entry in ``symrmt bench`` (symrmt.bench.engine)."""
 
 import mpmath
+import pytest
 
 from symrmt.bench import engine as be
 
@@ -17,6 +18,7 @@ def test_closed_form_of_the_cubed_wishart_resolvent():
         assert abs(val - approx) < mpmath.mpf(10) ** -27
 
 
+@pytest.mark.slow  # seconds per call: outside the fast tier
 def test_worker_measures_and_agrees_with_the_closed_form():
     out = be.worker({"warm_points": 1})
     assert out["blocks"] == [6]

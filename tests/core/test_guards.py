@@ -568,6 +568,7 @@ def test_trust_region_near_the_predictor_only_and_the_singular_tolerance():
 
 # ---------------------------------------------------------------- noise-only closed form
 
+@pytest.mark.slow  # seconds per call: outside the fast tier
 def test_noise_only_root_continuation_guards(monkeypatch):
     """At c = 1/2, gamma = 1/100 the Jensen bracket holds several roots, so the root is continued from a
     larger gamma (the core's follow); with no room in either trust region the continuation must refuse."""

@@ -178,6 +178,7 @@ def test_theory_cites_existing_code():
 
 # ---------------------------------------------------------------- API reference
 
+@pytest.mark.slow  # seconds per call: outside the fast tier
 def test_api_reference_builds(tmp_path):
     try:
         import sphinx  # noqa: F401

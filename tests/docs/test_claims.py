@@ -48,6 +48,7 @@ def test_tutorial_is_five_commands_that_parse():
     assert blocks[4].startswith("python - <<'EOF'\n") and blocks[4].rstrip().endswith("EOF")
 
 
+@pytest.mark.slow  # seconds per call: outside the fast tier
 def test_tutorial_figure_is_drawn(tmp_path):
     """Step 5 as written (a fresh interpreter in an empty folder) writes its PNG."""
     pytest.importorskip("matplotlib")

@@ -313,6 +313,7 @@ def test_double_double_path_against_the_closed_forms(digits):
     assert agree(got.value, bias, digits - 1)
 
 
+@pytest.mark.slow  # seconds per call: outside the fast tier
 def test_the_two_paths_agree_on_a_dense_general_matrix():
     """A dense non-symmetric S (p = 64): the double-double value at 28 digits is the flint value at 34."""
     rng = np.random.default_rng(4)

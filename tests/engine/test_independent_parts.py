@@ -73,6 +73,7 @@ def test_cli_states_the_rule_and_simulation_agrees(capsys):
     assert out["notes"] and "random vector e" in out["notes"][0]
 
 
+@pytest.mark.slow  # seconds per call: outside the fast tier
 def test_sum_of_parts_is_limited_by_its_largest_part():
     m = Model()
     m.dim("d", "phi*n")

@@ -77,6 +77,7 @@ def test_trace_plus_form_model_limit(gamma):
         assert list(r.hermitized) == [0]
 
 
+@pytest.mark.slow  # seconds per call: outside the fast tier
 def test_trace_plus_deterministic_form_model_limit_and_prove():
     r = model("det").limit(TRACE_PLUS_DET, at={"gamma": F(1, 2), "u.u": 1}, digits=20, prove=True)
     close(r.value, F(3, 2), 19)

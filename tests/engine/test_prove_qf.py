@@ -82,6 +82,7 @@ def test_ridge_signal_derivative_of_a_form_ball():
         assert r.ball.overlaps(P.prove_ridge(at["c"], [at["gamma"]], at["mu.mu"], D)[0])
 
 
+@pytest.mark.slow  # seconds per call: outside the fast tier
 @pytest.mark.parametrize("f, gamma", [("relu", Fraction(1, 40)), ("tanh", Fraction(1, 30))])
 def test_attention_branch_continued_at_small_gamma(f, gamma):
     """The chain closes at small ``gamma`` (the log-gamma leg, tubes along the tangent): branch ``continued``, the

@@ -48,6 +48,7 @@ def _rows(path) -> dict:
         return st.trials(pid)
 
 
+@pytest.mark.slow  # seconds per call: outside the fast tier
 def test_two_worker_dask_identical_to_in_process(tmp_path, capsys, two_workers):
     """The same trials, bit for bit, whatever the executor (the store rows are compared byte for byte)."""
     local = _trace(capsys, "--store", str(tmp_path / "a.sqlite"), n=48, trials=6)

@@ -93,6 +93,7 @@ def test_failing_points_go_to_mpmath_and_are_marked():
     assert np.max(np.abs(r.values - ref) / ref) <= 1e-12
 
 
+@pytest.mark.slow  # seconds per call: outside the fast tier
 def test_continuation_in_gamma_for_the_whole_batch():
     # where the homotopy in s fails, the batch continues in gamma (as the certified path does): tiny gamma
     # (c != 1) and the far side of the gap below the spectrum (c = 2: z = -gamma < (sqrt(2) - 1)^2 = 0.1716)
@@ -116,6 +117,7 @@ def test_forced_fallback_of_every_point(monkeypatch):
     assert np.max(np.abs(r.values - mp_closed(np.array(g), 2.0)) / mp_closed(np.array(g), 2.0)) <= 1e-14
 
 
+@pytest.mark.slow  # seconds per call: outside the fast tier
 def test_a_point_no_path_delivers_raises_with_the_point_named():
     # gamma = -1 at c = 1: z = 1 lies inside the spectrum [0, 4]
     with pytest.raises(ArithmeticError, match=r"gamma=-1 \(flat index 0\)"):
@@ -173,6 +175,7 @@ def test_marchenko_pastur_400_points_take_the_compiled_path():
     assert np.allclose(r.values, mp_closed(gammas, 0.5), rtol=1e-13, atol=0)
 
 
+@pytest.mark.slow  # seconds per call: outside the fast tier
 def test_cli_trace_sweep(capsys):
     base = ["trace-sweep", MP, "--matrix", "Z=gaussian(p,n)", "--dim", "p=c*n"]
     assert main(base + ["--grid", "gamma=1:4:4", "--grid", "c=1/2,2"]) == 0

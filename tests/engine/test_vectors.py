@@ -98,6 +98,7 @@ def test_e_rr_with_a_signal_equals_the_ridge_closed_form():
                               [Fraction(1, 3), Fraction(1, 2), 1]]),
     ("erf", 1, "3/2", "zero", [[2, 1, 0], [1, 1, 0], [0, 0, 1]]),
 ])
+@pytest.mark.slow  # seconds per call: outside the fast tier
 def test_e_a_as_an_expression_equals_the_hand_built_solver(f, rank, alpha, diagonal, gram):
     from symrmt.models.attention.geometry import LowRankGeometry
     from symrmt.models.attention import at_from_gram, attention_model
@@ -189,6 +190,7 @@ def test_cli_json_latex_and_simulation(capsys):
     assert abs(s["mean"] - float(ref)) <= 3 * s["se"] + 0.03 * float(ref)   # n = 256: 3% for the bias
 
 
+@pytest.mark.slow  # seconds per call: outside the fast tier
 def test_let_and_kernel_of_a_signal_on_the_cli(capsys):
     argv = ["trace", "-gamma**2*diff(y.T*inv(K.T*X.T*X*K/n + gamma*I(n))*y/n, gamma)", "--dim", "p=c*n",
             "--matrix", "Z=gaussian(p,n)", "--vector", "mu=vector(p)", "--vector", "y=signs(n)",

@@ -32,25 +32,30 @@ def _check(paths, tmp_path, name):
     assert pdf.read_bytes()[:5] == b"%PDF-" and pdf.stat().st_size > 5_000
 
 
+@pytest.mark.slow  # seconds per call: outside the fast tier
 def test_ridge_error(tmp_path):
     _check(figures.ridge_error(tmp_path, progress=False, n_sweep=64, points=5, **TINY), tmp_path, "ridge_error")
 
 
+@pytest.mark.slow  # seconds per call: outside the fast tier
 def test_random_inputs(tmp_path):
     paths = figures.random_inputs(tmp_path, progress=False, count=3, simulated=2, **TINY)
     _check(paths, tmp_path, "random_inputs")
 
 
+@pytest.mark.slow  # seconds per call: outside the fast tier
 def test_role_of_a1(tmp_path):
     paths = figures.role_of_a1(tmp_path, progress=False, points=3, fs=("erf", "cos"), gamma_range=(0.1, 10), **TINY)
     _check(paths, tmp_path, "role_of_a1")
 
 
+@pytest.mark.slow  # seconds per call: outside the fast tier
 def test_alignment(tmp_path):
     paths = figures.alignment(tmp_path, progress=False, points=3, ns=[32, 64], **TINY)
     _check(paths, tmp_path, "alignment")
 
 
+@pytest.mark.slow  # seconds per call: outside the fast tier
 def test_phase_diagram(tmp_path):
     _check(figures.phase_diagram(tmp_path, progress=False, grid=3), tmp_path, "phase_diagram")
 

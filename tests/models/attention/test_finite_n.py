@@ -131,6 +131,7 @@ def test_refuses_non_collinear_and_asymmetric_weights():
         symrmt.limit("tanh", "1/2", [1], n=512, snr=4, wk2=4)
 
 
+@pytest.mark.slow  # seconds per call: outside the fast tier
 def test_cli_json_and_refusal():
     base = [sys.executable, "-m", "symrmt", "limit", "--f", "tanh", "--c", "1/2", "--gamma", "1",
             "--snr", "4", "--wk2", "4", "--wq2", "4", "--wkwq", "4", "--muwk", "4", "--muwq", "4"]
@@ -145,6 +146,7 @@ def test_cli_json_and_refusal():
     assert bad.returncode == 2 and "minimum n = 256" in bad.stderr and "Traceback" not in bad.stderr
 
 
+@pytest.mark.slow  # seconds per call: outside the fast tier
 def test_finite_size_figure(tmp_path):
     pytest.importorskip("matplotlib")
     from symrmt.figures import FIGURES
@@ -155,6 +157,7 @@ def test_finite_size_figure(tmp_path):
     assert sorted(p.rsplit(".", 1)[1] for p in paths) == ["pdf", "png"]
 
 
+@pytest.mark.slow  # seconds per call: outside the fast tier
 def test_cli_text_states_the_discretization_digits():
     """The table shows 15 digits of the discretized model; the text also says on how many of them a coarser
     discretization agrees (the JSON's ``discretization_digits``), so the 15 are not read as 15 digits of E_A."""
