@@ -261,6 +261,7 @@ def test_explicit_block_form_is_the_symbolic_matrix():
     assert (D[8:12, 8:12] - C * C.T).applyfunc(sp.expand) == sp.zeros(4, 4)
 
 
+@pytest.mark.slow  # seconds per call: outside the fast tier
 def test_result_objects_latex(tmp_path):
     geo = symrmt.Geometry(snr=1)
     th = symrmt.limit("tanh", 0.5, [0.1, 1], geo, digits=20)
@@ -312,6 +313,7 @@ def test_latex_callable_at_top_level():
     assert "\\documentclass" in symrmt.latex("ridge", standalone=True)
 
 
+@pytest.mark.slow  # seconds per call: outside the fast tier
 def test_check_report_displays(tmp_path):
     rep = symrmt.check("E_RR", "gamma**2*m*(1+m)*((1+snr)*m**2 + 2*m + 1)/((1 + (1+snr)*m)**2*(c + 2*gamma*m "
                        "+ gamma - 1))", points=3, region=False)
@@ -484,6 +486,7 @@ def test_quadratic_form_latex_fits_the_page(capsys, tmp_path):
 
 
 
+@pytest.mark.slow  # seconds per call: outside the fast tier
 def test_trace_latex_of_a_pencil_of_more_than_ten_blocks_compiles(capsys, tmp_path):
     """amsmath's ``pmatrix`` takes at most 10 columns (``MaxMatrixCols``): an 11-block pencil whose entries are
     narrow is written block by block, and the document compiles."""

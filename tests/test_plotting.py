@@ -26,6 +26,7 @@ def _close():
     plt.close("all")
 
 
+@pytest.mark.slow  # seconds per call: outside the fast tier
 def test_limit_and_simulation_plots_carry_their_values():
     th = symrmt.limit("tanh", 0.5, [0.01, 0.1, 1], GEO, digits=12)
     ax = th.plot()

@@ -53,6 +53,7 @@ def _check_latex(obj, documents, name):
     documents[name], documents[name + "_shown"] = document(body), document(shown)
 
 
+@pytest.mark.slow  # seconds per call: outside the fast tier
 def test_trace_sweep_and_density_print_and_compile(tmp_path):
     sw = wishart().sweep("trace(inv(Z.T*Z/n + gamma*I(n)))", grid={"gamma": [0.5, 1, 2]}, at={"c": "1/2"})
     d = wishart().density("Z.T*Z/n", x=["0.5", "1", "2"], at={"c": "1/2"}, digits=10, edges=False, atoms=False)

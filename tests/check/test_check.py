@@ -296,6 +296,7 @@ def test_check_where_fixed_c_proves_the_ridge_error(value):
         assert rep.symbolic["status"] == "proved"
 
 
+@pytest.mark.slow  # seconds per call: outside the fast tier
 def test_check_where_fixed_c_still_disproves_a_wrong_formula():
     from symrmt.check.core import check
 
@@ -304,6 +305,7 @@ def test_check_where_fixed_c_still_disproves_a_wrong_formula():
     assert rep.status == "disproved", rep.text()
 
 
+@pytest.mark.slow  # seconds per call: outside the fast tier
 def test_region_reports_the_line_where_a_wrong_formula_holds_exactly():
     from symrmt.check.core import check
 

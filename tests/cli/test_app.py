@@ -170,6 +170,7 @@ def test_simulate_json_structure_and_reproducible(capsys):
     assert c["ridge"] != a["ridge"]
 
 
+@pytest.mark.slow  # seconds per call: outside the fast tier
 def test_simulate_workers_agree_with_serial(capsys, two_workers):
     a = run_json(capsys, *SIM)
     b = run_json(capsys, *SIM, "--workers", "2")

@@ -132,6 +132,7 @@ def test_error_estimate_bounds_the_actual_error_near_c_1():
 
 # ----------------------------------------------------------------- trace-sweep: a failing point
 
+@pytest.mark.slow  # seconds per call: outside the fast tier
 def test_trace_sweep_marks_a_failing_point_and_goes_on(capsys):
     # gamma = -1 at c = 1: z = 1 is inside the spectrum [0, 4]; gamma = 1 is fine
     code, out, err = run(capsys, ["trace-sweep", MP, *DECL, "--grid", "gamma=-1,1", "--at", "c=1"])
@@ -144,6 +145,7 @@ def test_trace_sweep_marks_a_failing_point_and_goes_on(capsys):
     assert code == 0 and d["failed"] == 1 and d["rows"][0][1] is None and d["rows"][0][4]
 
 
+@pytest.mark.slow  # seconds per call: outside the fast tier
 def test_trace_sweep_exits_3_only_when_every_point_fails(capsys):
     code, out, err = run(capsys, ["trace-sweep", MP, *DECL, "--grid", "gamma=-1,-2", "--at", "c=1"])
     assert code == 3
@@ -151,6 +153,7 @@ def test_trace_sweep_exits_3_only_when_every_point_fails(capsys):
     assert len(rows) == 2 and all(r["error"] for r in rows)
 
 
+@pytest.mark.slow  # seconds per call: outside the fast tier
 def test_model_sweep_on_error_mark():
     m = build_model(["p=c*n"], ["Z=gaussian(p,n)"])
     r = m.sweep(MP, grid={"gamma": [-1, 1]}, at={"c": 1}, on_error="mark")

@@ -347,6 +347,7 @@ def test_batch_newton_stagnation_and_steps_on_the_attention_system(monkeypatch):
     assert not batch.newton(g * 1.01, p)[3].all()
 
 
+@pytest.mark.slow  # seconds per call: outside the fast tier
 def test_engine_batch_guards(monkeypatch):
     import numpy as np
 

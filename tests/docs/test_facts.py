@@ -18,6 +18,7 @@ def _read(name):
     return (ROOT / name).read_text()
 
 
+@pytest.mark.slow  # seconds per call: outside the fast tier
 def test_gelu_is_exact_and_the_docs_say_so(capsys):
     assert main(["hermite", "--f", "gelu", "--k", "1"]) == 0
     assert "exact = True" in capsys.readouterr().out

@@ -216,6 +216,7 @@ def test_histogram_trials_are_stored_and_reused(tmp_path):
     assert (a["trials_computed"], b["trials_reused"]) == (3, 3) and a["density"] == b["density"]
 
 
+@pytest.mark.slow  # seconds per call: outside the fast tier
 def test_atom_off_the_grid_and_away_from_0():
     # Z.T*Z/n - 2 I, c = 1/3: the atom of mass 1 - c = 2/3 sits at -2, between grid points; found by the drop
     # of the real tau, its mass and location by contour integrals around it

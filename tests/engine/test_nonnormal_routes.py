@@ -97,6 +97,7 @@ def test_trace_plus_form_cli(capsys):
     assert code == 0 and "1.5" in out and "3.0" not in out and "Hermitization" in out
 
 
+@pytest.mark.slow  # seconds per call: outside the fast tier
 def test_trace_plus_form_cli_prove(capsys):
     code, out, _ = run(["trace", TRACE_PLUS_DET, *GINIBRE, *DET, "--at", "gamma=1/2, u.u=1", "--prove", "--json"],
                        capsys)
@@ -117,6 +118,7 @@ def test_derivative_next_to_a_form():
     close(m.limit(e, at={"gamma": F(2)}, digits=20).value, F(3, 4), 19)
 
 
+@pytest.mark.slow  # seconds per call: outside the fast tier
 def test_other_matrices_next_to_a_form():
     m = Model()
     for name in ("Z", "Y", "X"):

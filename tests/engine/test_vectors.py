@@ -68,6 +68,7 @@ def test_spiked_covariance_against_the_deterministic_equivalent():
     assert _digits(m.limit(QWW, at=at, digits=30).value, ww) >= 30
 
 
+@pytest.mark.slow  # seconds per call: outside the fast tier
 def test_ridge_teacher_bias_and_variance_against_hastie_et_al():
     from symrmt.derivations.engine_ridge_teacher import BIAS, RISK, VARIANCE, hastie, model
 

@@ -81,6 +81,7 @@ def _count(path) -> int:
         return 0
 
 
+@pytest.mark.slow  # seconds per call: outside the fast tier
 def test_killed_run_keeps_finished_trials_and_rerun_completes(tmp_path, capsys):
     """A real process, killed with SIGKILL (no chance to clean up) once a few trials are stored.
 
@@ -238,6 +239,7 @@ def test_store_listing(tmp_path, capsys):
     assert rc == 2 and "no such trial store" in err and not (tmp_path / "missing.sqlite").exists()
 
 
+@pytest.mark.slow  # seconds per call: outside the fast tier
 def test_figure_rerun_from_the_store_simulates_nothing(tmp_path, monkeypatch):
     """A figure drawn twice with one store: the second time every trial comes from the store."""
     pytest.importorskip("matplotlib")

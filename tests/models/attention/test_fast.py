@@ -54,6 +54,7 @@ def _entries(geo):
             "muwk": float(g[0][1]), "muwq": float(g[0][2])}
 
 
+@pytest.mark.slow  # seconds per call: outside the fast tier
 @pytest.mark.parametrize("f, diagonal", [("erf", "zero"), ("cos", "zero"), ("relu", "keep")])
 def test_agrees_with_mpmath_at_random_points(f, diagonal):
     """Random (c, gamma, geometry) with |c - 1| >= 0.02, gamma in [1e-2, 10]: every route.
@@ -115,6 +116,7 @@ def test_failing_point_falls_back_and_is_marked(monkeypatch):
     assert res.attention[1] == float(exact)  # the mpmath value, not a float-path value
 
 
+@pytest.mark.slow  # seconds per call: outside the fast tier
 def test_tiny_gamma_falls_back_where_float64_cannot_deliver():
     """gamma = 1e-11 at c = 0.19: the float64 and long-double values disagree beyond the
     threshold (measured about 6e-10), so the point goes to mpmath; gamma = 1 stays float."""
@@ -225,6 +227,7 @@ def test_compile_target_is_checked():
         N.compile_recipe("x", lambda: ([S.c], S.c), target="jax")
 
 
+@pytest.mark.slow  # seconds per call: outside the fast tier
 def test_check_region_search_brackets_on_the_float_path():
     """``symrmt check``'s region search: the boundary c = 1 of a candidate that is right only
     for c <= 1 is bracketed on the float path, both ends confirmed by mpmath."""

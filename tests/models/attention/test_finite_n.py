@@ -92,6 +92,7 @@ def test_package_simulation_c_two():
     assert abs(s.attention[0] - r.attention[0]) <= tolerance(s.attention_se[0], r.attention[0])
 
 
+@pytest.mark.slow  # seconds per call: outside the fast tier
 def test_reduces_to_the_limit():
     gammas = ["1/1000", "1/10", 1, 10]
     with warnings.catch_warnings():

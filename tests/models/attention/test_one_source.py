@@ -94,6 +94,7 @@ def test_hand_built_pencil_linearizes_the_kernel(r, n, p, alpha, seed):
     assert [[sp.Rational(x.numerator, x.denominator) for x in row] for row in geo.scaled().gram_entries] == gram(scaled)
 
 
+@pytest.mark.slow  # seconds per call: outside the fast tier
 def test_the_pencil_holds_the_resolvent_of_e_a():
     """The top-left block of ``L^{-1}`` is ``(K^T X^T X K/n + gamma I)^{-1}`` (the resolvent of ``E_A``), for the
     kernel of the one definition at numbers (``a_1 = 1/2``, ``b = 3/4``, ``d = 1/3``, ``gamma = 1/5``)."""
@@ -166,6 +167,7 @@ CASES = [("relu", "1", "zero", 1), ("relu", "1", "keep", 2), ("erf", "3/2", "kee
          ("tanh", "1", "zero", 1), ("tanh", "3/2", "keep", 1), ("t**3 - 3*t", "2/3", "zero", 1)]
 
 
+@pytest.mark.slow  # seconds per call: outside the fast tier
 @pytest.mark.parametrize("f, alpha, diagonal, rank", CASES)
 def test_engine_kernel_is_the_one_definition(f, alpha, diagonal, rank):
     """The engine's ``kernel(f, X, W)`` (the attention engine model's ``K``) and ``kernel(f, Z, alpha)``

@@ -173,6 +173,7 @@ def test_verify_pretrained_without_the_extra(monkeypatch, capsys):
     assert "pip install 'symrmt[pretrained]'" in capsys.readouterr().err
 
 
+@pytest.mark.slow  # seconds per call: outside the fast tier
 def test_real_model_derivation_quick(capsys):
     """The MiniLM-L6 derivation in quick mode (only where the extra is installed)."""
     pytest.importorskip(P.MODEL_PACKAGE)

@@ -51,6 +51,7 @@ def test_compiled_code_has_no_double_precision_constants():
         N.compile_expr([S.gamma], S.gamma * sp.Float(0.1))
 
 
+@pytest.mark.slow  # seconds per call: outside the fast tier
 def test_compiled_fixed_point_keeps_precision():
     F = N.fixed_point_functions()[0]
     with mpmath.workdps(60):

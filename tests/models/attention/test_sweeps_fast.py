@@ -124,6 +124,7 @@ def test_fast_crossings_two_roots_and_none():
     assert "keeps its sign" in str(none) and "E_A > E_RR at all 257 scan points" in none.summary()
 
 
+@pytest.mark.slow  # seconds per call: outside the fast tier
 def test_fast_crossings_distrust_small_differences_and_wrong_signs(monkeypatch):
     import symrmt.models.attention.sweeps_fast as sf
 

@@ -105,6 +105,7 @@ def test_norm_of_the_readout_push_through():
     assert abs(w @ w - (y @ Q @ y / n - g * y @ Q @ Q @ y / n)) < 1e-10
 
 
+@pytest.mark.slow  # seconds per call: outside the fast tier
 def test_engine_route_agrees_with_limit():
     """T_A with every training quantity an engine expression (phi, E_A, u.w) == symrmt.limit(error="test")
     (the hand-built solver and its Woodbury read-out) to 25 digits."""
@@ -166,6 +167,7 @@ CASES = [
 ]
 
 
+@pytest.mark.slow  # seconds per call: outside the fast tier
 @pytest.mark.parametrize("f,c,geo,diagonal,route", CASES, ids=[c[-1] + " " + c[0] for c in CASES])
 def test_limit_against_simulation(f, c, geo, diagonal, route):
     gammas = ["1/10", "1"]

@@ -22,6 +22,7 @@ def test_cubic_and_marchenko_pastur():
     assert sp.rem(sp.expand(P0.subs({nu: 0, S.d: 1})), sp.cancel(S.mp_quadratic()), m) == 0
 
 
+@pytest.mark.slow  # seconds per call: outside the fast tier
 @pytest.mark.parametrize(("c", "nu", "d", "gamma"), [("1/2", "3/4", 0, "1/3"), ("2", "3/4", 1, "1"), ("3", "1/2", 1, "1/10")])
 def test_forty_digits_against_solver(c, nu, d, gamma):
     diag = "keep" if d else "zero"

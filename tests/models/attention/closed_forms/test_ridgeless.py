@@ -1,6 +1,7 @@
 """Ridgeless limit gamma -> 0+ of E_A (symrmt.models.attention.closed_forms.ridgeless); fast checks."""
 
 import mpmath
+import pytest
 import sympy as sp
 
 from symrmt.models.attention import equations as S
@@ -9,6 +10,7 @@ from symrmt.models.attention.geometry import Geometry
 from symrmt.models.attention.theory import attention_limit
 
 
+@pytest.mark.slow  # seconds per call: outside the fast tier
 def test_reduced_system_gives_one_minus_c():
     M = R.reduced_system_below()
     assert sp.simplify(M[2, 2] - (S.c + R.omega - 1)) == 0
