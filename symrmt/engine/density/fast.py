@@ -43,7 +43,6 @@ import math
 
 import numpy as np
 
-from symrmt.core import batch as core_batch
 from symrmt.core.newton import stagnated
 from symrmt.engine.density.resolvent import CORRECT, ETA_FLOOR, FINISH, MOVE, START_HEIGHT
 
