@@ -66,6 +66,11 @@ IN_SUPPORT = 1e-9
 #: fraction of every entry below it in its column (threshold pivoting: one elimination step grows the entries by at
 #: most ``1 + 1 / PIVOT_THRESHOLD``); a point where it is not is solved by LAPACK with partial pivoting instead
 PIVOT_THRESHOLD = 0.1
+#: a point's next step aims at this fraction of either trust region (the step after an accepted one is scaled by
+#: ``TARGET / sqrt(used)`` or ``TARGET / moved``, the smaller, clipped to ``[GROW_MIN, 2]``): a step that used more
+#: than ``TARGET`` of the region is shortened before it is refused, which would cost the point a whole round
+TARGET = 0.8
+GROW_MIN = 0.5
 
 
 def _lapack(J, b):
@@ -330,10 +335,11 @@ def _follow(h, dh, t1, prepare, branch=None, first=1 / 8, max_rounds=None):
     ``prepare(cols, t, t') -> (f, path)``: ``f(H) -> (-J^{-1} R, -J^{-1} dR/dt)`` at ``t'`` on the points ``cols``
     (the Newton step and the slope), and ``path``, ``None`` or ``(z, dz/dt, z')``, where ``t`` moves ``z`` (``z``
     at ``t`` and ``t'``); ``branch(H) -> ok`` refuses a step.  Each point has its own step: first ``t1 first``,
-    halved on a refused step (stalled below ``t1 / 2**40``: the point fails), and after an accepted one grown by
-    ``min(0.8 / sqrt(used), 0.8 / moved)`` clipped to ``[1, 2]``, where ``used`` and ``moved`` are the fractions
-    of the two trust regions the step took (a linear predictor's error grows like the step squared, the move like
-    the step): a step that used most of either is not doubled into a refusal.  The predictor is ``h + dh dt +
+    halved on a refused step (stalled below ``t1 / 2**40``: the point fails), and after an accepted one scaled by
+    ``min(TARGET / sqrt(used), TARGET / moved)`` clipped to ``[GROW_MIN, 2]`` (:data:`TARGET`, :data:`GROW_MIN`),
+    where ``used`` and ``moved`` are the fractions of the two trust regions the step took (a linear predictor's
+    error grows like the step squared, the move like the step): a step that used most of either is not doubled
+    into a refusal, and one that used more than ``TARGET`` of either is shortened.  The predictor is ``h + dh dt +
     h'' dt^2 / 2`` with the slope ``dh/dt = -J^{-1} dR/dt`` of the corrector's last iteration and ``h''`` the
     difference of the point's last two slopes over their ``t`` (0 at its first step).  A point still short of
     ``t1`` after ``max_rounds`` rounds fails.  Returns ``(h, ok)``.
@@ -380,7 +386,7 @@ def _follow(h, dh, t1, prepare, branch=None, first=1 / 8, max_rounds=None):
         good &= (used <= 1) & (moved <= 1)  # the core's trust region
         if branch is not None:
             good &= branch(hn)
-        grow = np.clip(np.minimum(0.8 / np.sqrt(np.maximum(used, 1e-12)), 0.8 / np.maximum(moved, 1e-12)), 1.0, 2.0)
+        grow = np.clip(np.minimum(TARGET / np.sqrt(np.maximum(used, 1e-12)), TARGET / np.maximum(moved, 1e-12)), GROW_MIN, 2.0)
         acc = act[good]
         tp[acc], dhp[:, acc] = ta[good], dha[:, good]
         t[acc], h[:, acc], dh[:, acc] = nxt[good], hn[:, good], dhn[:, good]
