@@ -60,6 +60,15 @@ MAX_COND = 1e3
 MAX_ROUNDS = 2000
 #: ``Im tau > IN_SUPPORT (1 + |tau|)``: inside the support (the certified path's test)
 IN_SUPPORT = 1e-9
+#: a point that passed every check but the conditioning, with a condition number (times the edge factor) up to
+#: this (the certified path's own limit for its float64 Jacobian), is refined (:func:`_refine`) instead of certified
+REFINE_MAX_COND = 1e8
+#: the working digits of that refinement's residual
+REFINE_DPS = 40
+#: the refinement's second correction must be below this fraction of its first (it contracts), and its error
+#: bound, mapped to ``tau``, below ``REFINE_DIGITS`` digits of the density (of ``1 + |tau|`` outside the support)
+REFINE_CONTRACTION = 1e-3
+REFINE_DIGITS = 14
 
 
 #: a static pivot of the sparse elimination (``m > 2``, :class:`_Sparse`) is taken where it is at least this
@@ -409,8 +418,14 @@ def solve_points(solver, xs, scale):
     bt = solver.__dict__.get("_float_batch")
     if bt is None:  # compiled once per solver (the solver is kept with the model's prepared densities)
         bt = solver.__dict__["_float_batch"] = _Batch(solver)
+    x = np.asarray(xs, dtype=float)
     with np.errstate(all="ignore"):
-        return _solve_points(bt, solver.branch_sign, np.asarray(xs, dtype=float), scale)
+        root, tau, ok, rooted, J, cond = _solve_points(bt, solver.branch_sign, x, scale)
+    for i in np.flatnonzero(rooted & ~ok & (cond <= REFINE_MAX_COND)).tolist():
+        out = _refine(solver, float(x[i]), root[:, i], J[i])
+        if out is not None:
+            root[:, i], tau[i], ok[i] = out[0], out[1], True
+    return root.T, tau, ok, rooted
 
 
 def _solve_points(bt, sign, x, scale):
@@ -492,7 +507,51 @@ def _solve_points(bt, sign, x, scale):
     amp = np.where(inside, (1 + np.abs(tau)) / np.abs(tau.imag), 1.0)
     rooted = ok.copy()
     ok &= cond * amp <= MAX_COND
-    return root.T, tau, ok, rooted
+    return root, tau, ok, rooted, Js, cond * amp
+
+
+def _refine(solver, x, h, J):
+    """The root ``h`` at the real point ``x`` refined by two steps ``h <- h - J^{-1} R(h)``, the residual in
+    mpmath at :data:`REFINE_DPS` digits (the certified path's compiled residual, exact constants), ``J`` the
+    float64 Jacobian at ``h``: the error of the float64 root is the first correction, and the error left after the
+    second is at most about the second correction when the two contract (:data:`REFINE_CONTRACTION`: the
+    Newton-Kantorovich condition holds by a wide margin).  Returns ``(h, tau)`` in complex128, ``tau`` rounded
+    from its refined value, or ``None`` (the point goes to the certified path) when the corrections do not
+    contract, when that bound, mapped to ``tau`` by the readout, exceeds :data:`REFINE_DIGITS` digits of the
+    density (of ``1 + |tau|`` outside the support), or when ``tau`` leaves the Stieltjes branch."""
+    import mpmath
+
+    if not solver.readout_f:
+        return None
+    try:
+        inv = np.linalg.inv(J)
+    except np.linalg.LinAlgError:
+        return None
+    m = len(h)
+    with mpmath.workdps(REFINE_DPS):
+        pv = solver._pv(mpmath.mpf(x), mp=True)
+        hm = [mpmath.mpc(complex(v)) for v in h]
+        steps = []
+        for _ in range(2):
+            r = solver.c.res(hm, pv)
+            d = inv @ np.array([complex(v) for v in r[:m]], dtype=complex)
+            if not np.isfinite(d).all():
+                return None
+            hm = [a - mpmath.mpc(b.real, b.imag) for a, b in zip(hm, d.tolist())]
+            steps.append(float(np.linalg.norm(d)))
+        tau = sum(solver._coef(c) * hm[i] for i, c in solver.readout)
+        t = complex(tau)
+        size = 1 + max(abs(complex(a)) for a in hm)
+        if not steps[1] <= max(REFINE_CONTRACTION * steps[0], 1e-25 * size):
+            return None
+        err = steps[1] * sum(abs(c) for _, c in solver.readout_f)  # |d tau| <= |readout|_1 |d h|
+        inside = t.imag > IN_SUPPORT * (1 + abs(t))
+        ref = abs(t.imag) if inside else 1 + abs(t)
+        if not err <= 10.0 ** -REFINE_DIGITS * ref:
+            return None
+        if solver.branch_sign is not None and solver.branch_sign * t.imag < -1e-12 * (1 + abs(t)):
+            return None
+        return np.array([complex(a) for a in hm]), t
 
 
 def density_values(tau):
