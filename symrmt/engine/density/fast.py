@@ -114,8 +114,9 @@ def _stacked(J, m, n, rows=None):
 
 class _Sparse:
     """Gaussian elimination on the columns of a batch (each entry of ``J`` an array over the points, or a
-    constant), in a static pivot order chosen once from the sparsity pattern of the system's Jacobian:
-    Markowitz's rule (the fewest entries created), an exact constant pivot first among equals.  Only the
+    constant), in a static pivot order chosen once from the sparsity pattern of the system's Jacobian: the
+    diagonal first (the Jacobian of a pencil's fixed point is ``-1`` plus the strength ``s`` times the rest, diagonal
+    at ``s = 0``), by Markowitz's rule (the fewest entries created), an exact constant pivot first among equals.  Only the
     entries that are not structurally zero are touched, so the Jacobian of a pencil (mostly the constants 0
     and -1) costs a few dozen vector operations instead of one LAPACK call per point.  Each pivot is checked
     at each point against the entries below it (:data:`PIVOT_THRESHOLD`); the points where one is too small,
@@ -129,8 +130,9 @@ class _Sparse:
     """
 
     def __init__(self, J, m):
+        # the pattern from one evaluation at random arguments: an entry that is 0 there is 0 everywhere
         const = [np.ndim(v) == 0 for v in J]
-        nz = [[not (const[i * m + j] and J[i * m + j] == 0) for j in range(m)] for i in range(m)]
+        nz = [[bool(np.any(np.asarray(J[i * m + j]) != 0)) for j in range(m)] for i in range(m)]
         self.m = m
         self.entries = [(i, j) for i in range(m) for j in range(m) if nz[i][j]]
         rows, cols, order = list(range(m)), list(range(m)), []
@@ -140,11 +142,11 @@ class _Sparse:
                 ri = sum(nz[i][j] for j in cols)
                 for j in cols:
                     if nz[i][j]:
-                        key = ((ri - 1) * (sum(nz[r][j] for r in rows) - 1), 0 if const[i * m + j] else 1, i, j)
+                        key = (i != j, (ri - 1) * (sum(nz[r][j] for r in rows) - 1), 0 if const[i * m + j] else 1, i, j)
                         best = key if best is None or key < best else best
             if best is None:
                 raise ValueError("the Jacobian is structurally singular")
-            r, c = best[2], best[3]
+            r, c = best[3], best[4]
             below = [i for i in rows if i != r and nz[i][c]]
             right = [j for j in cols if j != c and nz[r][j]]
             for i in below:
@@ -161,14 +163,13 @@ class _Sparse:
         m = self.m
         a = {(i, j): J[i * m + j] for i, j in self.entries}
         rhs = [b[i] for i in range(m)]
-        big = False
-        invs = []
+        lams, invs = [], []
         for r, c, below, right in self.order:
             inv = 1.0 / a[r, c]
             invs.append(inv)
             for i in below:
                 lam = a[i, c] * inv
-                big = big | (abs(lam) > 1 / PIVOT_THRESHOLD)
+                lams.append(lam)
                 for j in right:
                     a[i, j] = a[i, j] - lam * a[r, j] if (i, j) in a else -lam * a[r, j]
                 rhs[i] = rhs[i] - lam * rhs[r]
@@ -178,7 +179,10 @@ class _Sparse:
             for j in right:
                 acc = acc - a[r, j] * out[j]
             out[c] = acc * inv
-        redo = np.flatnonzero(np.broadcast_to(big, (n,)) | ~np.isfinite(out).all(axis=(0, 1)))
+        bad = ~np.isfinite(out).all(axis=(0, 1))
+        if lams:  # the threshold test of every multiplier at once
+            bad |= (np.abs(np.array(np.broadcast_arrays(*lams))) > 1 / PIVOT_THRESHOLD).any(axis=0)
+        redo = np.flatnonzero(bad)
         if redo.size:
             out[:, :, redo] = _lapack(_stacked(J, m, n, redo), b[:, :, redo].transpose(2, 0, 1)).transpose(1, 2, 0)
         return out
@@ -229,13 +233,13 @@ class _Batch:
         self.readout = solver.readout_f
         self._p = [0j if p.name == solver.zsym.name else complex(float(solver.values[p.name]))
                    for p in solver.params]
-        self.sparse = None
-        if self.m > 2:  # the pattern from one evaluation with every argument an array
+        self.sparse = self.sparse0 = None
+        if self.m > 2:  # the patterns of J at a random point, for s random and for s = 0 (the start)
             rng = np.random.default_rng(0)
             k, m = 3, self.m
-            _, J, _, _ = self.entries(rng.random((m, k)) + 1j * rng.random((m, k)), rng.random(k) + 1j,
-                                      rng.random(k), dz=False)
-            self.sparse = _Sparse(J, m)
+            H, z = rng.random((m, k)) + 1j * rng.random((m, k)), rng.random(k) + 1j
+            self.sparse = _Sparse(self.entries(H, z, rng.random(k), dz=False)[1], m)
+            self.sparse0 = _Sparse(self.entries(H, z, np.zeros(k), dz=False)[1], m)
 
     def entries(self, H, z, s=1.0, dz=True):
         """The entries of ``(R, J, dR/ds, dR/dz)`` at ``H (m,N)``, ``z (N,)``, strength ``s``, as lists of
@@ -247,10 +251,11 @@ class _Batch:
         v = self.bs.fjs(hc, p + (s,))
         return v[:m], v[m:m + m * m], v[m + m * m:], (self.dz_fn(hc, p) if dz else None)
 
-    def neg_solve(self, J, rhs, n):
+    def neg_solve(self, J, rhs, n, start=False):
         """``-J^{-1} b`` for each ``b`` of ``rhs`` (lists of ``m`` entries), as an ``(m, len(rhs), n)`` array
         (``m <= 2``: by the explicit inverse, forward stable for 2 x 2; else :class:`_Sparse`); ``nan`` at a
-        point where ``J`` is singular or not finite."""
+        point where ``J`` is singular or not finite; ``start``: ``J`` at the strength ``s = 0``, whose pattern has
+        more zeros)."""
         m = self.m
         b = np.empty((m, len(rhs), n), dtype=complex)
         for i in range(m):
@@ -265,7 +270,8 @@ class _Batch:
             out[0] = (e * b[0] - c * b[1]) * w
             out[1] = (a * b[1] - d * b[0]) * w
         else:
-            out = -self.sparse.solve(J, b, n)
+            b *= -1
+            return (self.sparse0 if start else self.sparse).solve(J, b, n)
         bad = ~np.isfinite(out).all(axis=(0, 1))
         if bad.any():
             out[:, :, bad] = np.nan
@@ -434,17 +440,17 @@ def _solve_points(bt, sign, x, scale):
     top = x + 1j * Y
 
     # 1. start: the homotopy in s at z = x + iY
-    def prep_s(cols, t, tn):
+    def prep_s(cols, t, tn, start=False):
         zc = top[cols]
 
         def f(H):
             R, J, Rs, _ = bt.entries(H, zc, tn, dz=False)
-            out = bt.neg_solve(J, (R, Rs), cols.size)
+            out = bt.neg_solve(J, (R, Rs), cols.size, start)
             return out[:, 0], out[:, 1]
         return f, None
 
     def lin0(cols, H):  # linear at s = 0
-        return prep_s(cols, None, np.zeros(cols.size))[0](H)
+        return prep_s(cols, None, np.zeros(cols.size), True)[0](H)
 
     h, dh, ok = _newton(lin0, np.zeros((m, n), dtype=complex), NEWTON_TOL, 3)
     h, ok1 = _follow(h, dh, 1.0, prep_s)
