@@ -253,7 +253,7 @@ class _Batch:
 
     def neg_solve(self, J, rhs, n, start=False):
         """``-J^{-1} b`` for each ``b`` of ``rhs`` (lists of ``m`` entries), as an ``(m, len(rhs), n)`` array
-        (``m <= 2``: by the explicit inverse, forward stable for 2 x 2; else :class:`_Sparse`); ``nan`` at a
+        (``m <= 2``: by the explicit inverse, forward stable for 2 x 2; else :class:`_Sparse`); not finite at a
         point where ``J`` is singular or not finite; ``start``: ``J`` at the strength ``s = 0``, whose pattern has
         more zeros)."""
         m = self.m
@@ -262,20 +262,16 @@ class _Batch:
             for k, r in enumerate(rhs):
                 b[i, k] = r[i]
         if m == 1:
-            out = b * (-1.0 / J[0])
-        elif m == 2:
+            return b * (-1.0 / J[0])
+        if m == 2:
             a, c, d, e = J
             w = -1.0 / (a * e - c * d)
             out = np.empty_like(b)
             out[0] = (e * b[0] - c * b[1]) * w
             out[1] = (a * b[1] - d * b[0]) * w
-        else:
-            b *= -1
-            return (self.sparse0 if start else self.sparse).solve(J, b, n)
-        bad = ~np.isfinite(out).all(axis=(0, 1))
-        if bad.any():
-            out[:, :, bad] = np.nan
-        return out
+            return out
+        b *= -1
+        return (self.sparse0 if start else self.sparse).solve(J, b, n)
 
     def tau(self, H):
         if not self.readout:
@@ -313,7 +309,8 @@ def _newton(lin, H, tol, maxsteps, floor=1e-8, blowup=1e6):
 
 def _correct(f, H, tol=1e-7, maxsteps=8, floor=1e-8, blowup=1e6):
     """The Newton corrector of one round of :func:`_follow` on all its points at once: ``f(H) -> (-J^{-1} R,
-    -J^{-1} dR/dt)``.  A point has converged when its relative step is below ``tol``, or when the step that
+    -J^{-1} dR/dt)``.  A point has converged when its step relative to ``1 + |h|`` at the predictor is below
+    ``tol``, or when the step that
     would follow, estimated from the observed contraction (``step * min(1, step / previous step)``, above the
     next step where Newton converges quadratically), is, or by the core's stagnation rule below ``floor``; a step
     above ``blowup`` stops it unconverged.  The iterations stop when every point has stopped; a point that
@@ -323,12 +320,12 @@ def _correct(f, H, tol=1e-7, maxsteps=8, floor=1e-8, blowup=1e6):
     k = H.shape[1]
     conv = np.zeros(k, dtype=bool)
     stop = np.zeros(k, dtype=bool)
+    size = 1 + _norm(H)  # the point's size at the predictor (the corrector moves it by about CORRECT of it)
     prev = None
     for _ in range(maxsteps):
         dx, sl = f(H)
         H = H + dx
-        st = _norm(dx) / (1 + _norm(H))
-        st[~np.isfinite(st)] = np.inf
+        st = np.fmin(_norm(dx) / size, np.inf)  # not finite: inf
         if prev is None:
             c = st <= tol
         else:
@@ -390,14 +387,15 @@ def _follow(h, dh, t1, prepare, branch=None, first=1 / 8, max_rounds=None):
             hn, dhn, good = _correct(f, np.where(onu[act], upred, pred))
         else:
             hn, dhn, good = _correct(f, pred)
-        scale = 1 + _norm(ha)
-        used = _norm(hn - pred) / (CORRECT * scale)
-        moved = _norm(hn - ha) / (MOVE * scale)
+        cs = CORRECT * (1 + _norm(ha))
+        used = _norm(hn - pred) / cs
+        moved = _norm(hn - ha) / cs  # in units of CORRECT, as used: at most MOVE / CORRECT
         if path is not None:
-            uused = _norm(hn - upred) / (CORRECT * scale)
+            uused = _norm(hn - upred) / cs
             onu[act] = uused < used
-            used = np.minimum(used, uused)
-            moved = np.minimum(moved, _norm(hn * (zn / za) - ha) / (MOVE * scale))
+            used = np.fmin(used, uused)
+            moved = np.fmin(moved, _norm(hn * (zn / za) - ha) / cs)
+        moved *= CORRECT / MOVE
         good &= (used <= 1) & (moved <= 1)  # the core's trust region
         if branch is not None:
             good &= branch(hn)
