@@ -2,10 +2,11 @@ r"""The float64 density path (``Model.density(..., fast=True)``, ``symrmt densit
 point in one complex128 batch.
 
 The same three stages as the certified path (:mod:`symrmt.engine.density.solver`), run on all the
-points of the grid at once on stacked NumPy arrays (the system printed for NumPy by the one compile
-step, :class:`symrmt.engine.solve.batch.BatchSystem`; the core's batched Newton, :mod:`symrmt.core.batch`, for the
-start and the finish, and its continuation's rules, run here by :func:`_follow` with fewer NumPy calls a
-round):
+points of the grid at once on NumPy arrays, the unknowns by columns (one point per column; the system printed
+for NumPy by the one compile step, :class:`symrmt.engine.solve.batch.BatchSystem`), with the rules of the core's
+batched Newton and continuation (:mod:`symrmt.core.batch`) run here by :func:`_newton` and :func:`_follow` in
+few NumPy calls a round (the linear systems: 2 x 2 by the explicit inverse, larger ones by a sparse elimination
+in a static pivot order, :class:`_Sparse`):
 
 1. **start** at ``z = x + iY`` (``Y`` as the certified path's :data:`~symrmt.engine.density.resolvent.START_HEIGHT`):
    the homotopy in the strength ``s`` from ``H = L_0^{-1}`` to ``s = 1``;
@@ -24,8 +25,10 @@ Every point is then checked: Newton converged (relative step below :data:`NEWTON
 ``z = x`` below :data:`RESIDUAL_TOL` ``(1 + |h|)``, the condition number of the column-scaled Jacobian,
 times ``(1 + |tau|) / Im tau`` inside the support (the growth of the relative error of ``Im tau`` near an
 edge), at most :data:`MAX_COND` (so that the density carries about ``16 - log10`` of that digits: at
-least 12), and ``Im tau >= 0`` (the branch of the limit from ``Im z > 0``).  A point that fails is handed back to the
-caller, which recomputes it on the certified path.
+least 12), and ``Im tau >= 0`` (the branch of the limit from ``Im z > 0``).  A point that passed every check but the
+conditioning (next to an edge) is refined (:func:`_refine`): two corrections with the residual in mpmath at
+:data:`REFINE_DPS` digits, kept when they contract and bound the density's error to :data:`REFINE_DIGITS`
+digits.  A point that fails is handed back to the caller, which recomputes it on the certified path.
 
 Examples
 --------
@@ -531,19 +534,17 @@ def _refine(solver, x, h, J):
         inv = np.linalg.inv(J)
     except np.linalg.LinAlgError:
         return None
-    m = len(h)
     with mpmath.workdps(REFINE_DPS):
-        pv = solver._pv(mpmath.mpf(x), mp=True)
+        zm = mpmath.mpf(x)  # the float x, exactly
         hm = [mpmath.mpc(complex(v)) for v in h]
         steps = []
         for _ in range(2):
-            r = solver.c.res(hm, pv)
-            d = inv @ np.array([complex(v) for v in r[:m]], dtype=complex)
+            d = inv @ np.array([complex(v) for v in solver.residual_mp(hm, zm)], dtype=complex)
             if not np.isfinite(d).all():
                 return None
             hm = [a - mpmath.mpc(b.real, b.imag) for a, b in zip(hm, d.tolist())]
             steps.append(float(np.linalg.norm(d)))
-        tau = sum(solver._coef(c) * hm[i] for i, c in solver.readout)
+        tau = solver.tau_mp(hm)
         t = complex(tau)
         size = 1 + max(abs(complex(a)) for a in hm)
         if not steps[1] <= max(REFINE_CONTRACTION * steps[0], 1e-25 * size):
