@@ -313,13 +313,13 @@ def _newton(lin, H, tol, maxsteps, floor=1e-8, blowup=1e6):
 def _correct(f, H, tol=1e-7, maxsteps=8, floor=1e-8, blowup=1e6):
     """The Newton corrector of one round of :func:`_follow` on all its points at once: ``f(H) -> (-J^{-1} R,
     -J^{-1} dR/dt)``.  A point has converged when its step relative to ``1 + |h|`` at the predictor is below
-    ``tol``, or when the step that
-    would follow, estimated from the observed contraction (``step * min(1, step / previous step)``, above the
-    next step where Newton converges quadratically), is, or by the core's stagnation rule below ``floor``; a step
-    above ``blowup`` stops it unconverged.  The iterations stop when every point has stopped; a point that
-    converged earlier takes the remaining Newton steps too (each only refines it).  ``tol`` is ``1e-7`` on the
-    path: the path's end is solved again at ``z = x`` to :data:`NEWTON_TOL` by the finish.  Returns ``(H,
-    dH/dt, converged)``, the slope from the factorization of the last iteration."""
+    ``tol``, or when the step that would follow is, estimated from the observed contraction ``theta = step /
+    previous step`` as ``step theta^2`` (where Newton converges quadratically, ``|dx_{k+1}| <= (omega / 2)
+    |dx_k|^2`` with ``omega`` estimated from the last two steps: the affine-covariant estimate), or by the core's
+    stagnation rule below ``floor``; a step above ``blowup`` stops it unconverged.  The iterations stop when every
+    point has stopped; a point that converged earlier takes the remaining Newton steps too (each only refines
+    it).  ``tol`` is ``1e-7`` on the path: the path's end is solved again at ``z = x`` to :data:`NEWTON_TOL` by
+    the finish.  Returns ``(H, dH/dt, converged)``, the slope from the factorization of the last iteration."""
     k = H.shape[1]
     conv = np.zeros(k, dtype=bool)
     stop = np.zeros(k, dtype=bool)
@@ -332,7 +332,8 @@ def _correct(f, H, tol=1e-7, maxsteps=8, floor=1e-8, blowup=1e6):
         if prev is None:
             c = st <= tol
         else:
-            c = (st * np.minimum(st / prev, 1.0) <= tol) | stagnated(st, prev, floor)
+            th = np.minimum(st / prev, 1.0)
+            c = (st * th * th <= tol) | stagnated(st, prev, floor)
         conv |= c
         stop |= c | (st >= blowup)
         prev = st
