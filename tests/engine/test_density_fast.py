@@ -230,3 +230,33 @@ def test_refined_points_next_to_the_marchenko_pastur_edge_against_closed_form(mo
     with mpmath.workdps(30):
         for x, v, st in zip(xs, d.density, d.status):
             assert _digits(v, _mp(mpmath.mpf(1) / 2, x)) >= 12, (x, v, st)
+
+
+def test_sparse_elimination_against_lapack():
+    # the batch's sparse elimination (static pivots, threshold test, LAPACK where a pivot is too small) against
+    # numpy.linalg.solve on each system: a pencil-like pattern (constants -1 and 0, entries per point), with the
+    # first static pivot 1e-14 at some points (there it fails the threshold test and LAPACK pivots)
+    import numpy as np
+
+    from symrmt.engine.density.fast import _Sparse
+
+    rng = np.random.default_rng(7)
+    m, n = 5, 40
+    pattern = np.array([[1, 0, 1, 1, 0], [0, 1, 0, 1, 1], [1, 1, 1, 0, 0], [0, 0, 1, 1, 1], [1, 0, 0, 1, 1]])
+    J = []
+    for i in range(m):
+        for j in range(m):
+            if not pattern[i, j]:
+                J.append(0j)
+            elif i == j == 0:
+                J.append(-1 + 0j)
+            else:
+                J.append(rng.standard_normal(n) + 1j * rng.standard_normal(n))
+    J[1 * m + 1][::5] = 1e-14  # the first static pivot (Markowitz), tiny at every fifth point
+    b = rng.standard_normal((m, 2, n)) + 1j * rng.standard_normal((m, 2, n))
+    sp = _Sparse(J, m)
+    x = sp.solve(J, b.copy(), n)
+    for k in range(n):
+        A = np.array([[J[i * m + j][k] if np.ndim(J[i * m + j]) else J[i * m + j] for j in range(m)] for i in range(m)])
+        ref = np.linalg.solve(A, b[:, :, k])
+        assert np.allclose(x[:, :, k], ref, rtol=1e-9, atol=1e-12 * np.abs(ref).max()), k

@@ -183,8 +183,11 @@ class _Sparse:
                 acc = acc - a[r, j] * out[j]
             out[c] = acc * inv
         bad = ~np.isfinite(out).all(axis=(0, 1))
+        if any(not np.ndim(v) and abs(v) > 1 / PIVOT_THRESHOLD for v in lams):
+            bad[:] = True  # a constant multiplier too large: at every point
+        lams = [v for v in lams if np.ndim(v)]
         if lams:  # the threshold test of every multiplier at once
-            bad |= (np.abs(np.array(np.broadcast_arrays(*lams))) > 1 / PIVOT_THRESHOLD).any(axis=0)
+            bad |= np.abs(np.stack(lams)).max(axis=0) > 1 / PIVOT_THRESHOLD
         redo = np.flatnonzero(bad)
         if redo.size:
             out[:, :, redo] = _lapack(_stacked(J, m, n, redo), b[:, :, redo].transpose(2, 0, 1)).transpose(1, 2, 0)
