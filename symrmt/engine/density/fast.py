@@ -426,11 +426,11 @@ def solve_points(solver, xs, scale):
     those that passed every check but the conditioning (their root is the certified path's float64 root,
     the start of its certification: only its digits are too few).
     """
-    bt = solver.__dict__.get("_float_batch")
-    if bt is None:  # compiled once per solver (the solver is kept with the model's prepared densities)
-        bt = solver.__dict__["_float_batch"] = _Batch(solver)
     x = np.asarray(xs, dtype=float)
     with np.errstate(all="ignore"):
+        bt = solver.__dict__.get("_float_batch")
+        if bt is None:  # compiled once per solver (the solver is kept with the model's prepared densities)
+            bt = solver.__dict__["_float_batch"] = _Batch(solver)
         root, tau, ok, rooted, J, cond = _solve_points(bt, solver.branch_sign, x, scale)
     for i in np.flatnonzero(rooted & ~ok & (cond <= REFINE_MAX_COND)).tolist():
         out = _refine(solver, float(x[i]), root[:, i], J[i])
