@@ -525,8 +525,8 @@ def _refine(solver, x, h, J):
     """The root ``h`` at the real point ``x`` refined by two steps ``h <- h - J^{-1} R(h)``, the residual in
     mpmath at :data:`REFINE_DPS` digits (the certified path's compiled residual, exact constants), ``J`` the
     float64 Jacobian at ``h``: the error of the float64 root is the first correction, and the error left after the
-    second is at most about the second correction when the two contract (:data:`REFINE_CONTRACTION`: the
-    Newton-Kantorovich condition holds by a wide margin).  Returns ``(h, tau)`` in complex128, ``tau`` rounded
+    second is at most about the second correction when the two contract (:data:`REFINE_CONTRACTION`; an observed
+    contraction, the sign of a start well inside Newton-Kantorovich's ball, not a proof of it).  Returns ``(h, tau)`` in complex128, ``tau`` rounded
     from its refined value, or ``None`` (the point goes to the certified path) when the corrections do not
     contract, when that bound, mapped to ``tau`` by the readout, exceeds :data:`REFINE_DIGITS` digits of the
     density (of ``1 + |tau|`` outside the support), or when ``tau`` leaves the Stieltjes branch."""
