@@ -422,9 +422,10 @@ def solve_points(solver, xs, scale):
     """The fixed point at ``z = x`` for every ``x`` of ``xs`` (floats), in one complex128 batch.
 
     Returns ``(h, tau, good, rooted)``: the roots ``(N, m)``, ``tau`` at them, the mask of the points that
-    passed every check of the module docstring (the others must go to the certified path), and the mask of
-    those that passed every check but the conditioning (their root is the certified path's float64 root,
-    the start of its certification: only its digits are too few).
+    passed every check of the module docstring, the conditioning's or else the refinement's (:func:`_refine`,
+    whose root and ``tau`` are returned; the others must go to the certified path), and the mask of those that
+    passed every check but the conditioning (their root is the certified path's float64 root, the start of its
+    certification: only its digits are too few).
     """
     x = np.asarray(xs, dtype=float)
     with np.errstate(all="ignore"):
