@@ -17,8 +17,9 @@ and ``--dim`` as in ``symrmt trace``, by :func:`symrmt.cli.trace.build_model`). 
 ``--certify K``: certify every ``K``-th point only; the others are float64 values whose residual and
 Stieltjes sign are checked (status ``"float"``, about 10 digits).  ``--fast``: every point in one float64
 batch (:mod:`symrmt.engine.density.fast`), each checked by its residual, the conditioning of its Jacobian and
-the sign of ``Im tau`` (status ``"float"``, at least 12 correct digits); a point failing a check is certified
-(status ``"ok"``); the support and atoms as without ``--fast``.  ``--simulate``: eigenvalue histogram of the same matrix at size ``n`` (``--n``, default 512) over
+the sign of ``Im tau`` (status ``"float"``, at least 12 correct digits; a point that fails only the conditioning,
+next to an edge, is refined by two corrections with its residual at 40 digits and kept when they show 14 digits);
+a point failing a check is certified (status ``"ok"``); the support and atoms as without ``--fast``.  ``--simulate``: eigenvalue histogram of the same matrix at size ``n`` (``--n``, default 512) over
 ``--trials`` seeded draws, with the standard error of each bin, through the package's executor
 (``--workers N``, ``--scheduler ADDRESS``) and trial store (``--store PATH``), as for ``symrmt trace``.  ``--plot FILE.png``: the figure
 (matplotlib, ``pip install 'symrmt[plot]'``), checked before any work: a name without an extension gets

@@ -422,8 +422,9 @@ class Model(_model.Model):
         (:func:`symrmt.engine.density.result.grid_points`); ``certify=k``: certify every ``k``-th point only, the
         others are float64 values, checked (status ``"float"``); ``fast=True``: every point in one float64
         batch (:mod:`symrmt.engine.density.fast`), each checked (residual, conditioning, branch; status
-        ``"float"``, at least 12 correct digits), a point failing a check certified (status ``"ok"``); the
-        support and atoms as without ``fast``."""
+        ``"float"``, at least 12 correct digits; a point that fails only the conditioning, next to an edge,
+        refined by two corrections with its residual at 40 digits and kept when they show 14 digits), a point
+        failing a check certified (status ``"ok"``); the support and atoms as without ``fast``."""
         from symrmt.engine.density.result import grid_points
         from symrmt.engine.density.solver import compute
         from symrmt.parsing import check_digits

@@ -173,3 +173,90 @@ def test_a_second_density_reuses_the_prepared_system():
         for x, v in zip((0.5, 1.0, 1.5, 2.0), first.density + second.density):
             assert _digits(v, _mp(mpmath.mpf(1) / 2, x)) >= 12
         assert _digits(other.density[0], _mp(mpmath.mpf(1) / 4, 1.0)) >= 12
+
+
+def _refined(monkeypatch):
+    """Record the points the batch refined (:func:`symrmt.engine.density.fast._refine`) and whether it accepted each."""
+    import symrmt.engine.density.fast as fast
+
+    seen, orig = [], fast._refine
+
+    def spy(solver, x, h, J):
+        out = orig(solver, x, h, J)
+        seen.append((x, out is not None))
+        return out
+
+    monkeypatch.setattr(fast, "_refine", spy)
+    return seen
+
+
+def test_points_next_to_an_edge_refined_in_mpmath_carry_twelve_digits(monkeypatch):
+    # next to the upper edge of MP x MP (about 4.41) the float64 root is too ill-conditioned for 12 digits by the
+    # conditioning guard; two corrections with the residual at 40 digits make it a float point, checked here
+    # against the certified path at 20 digits (an independent Newton at two precisions)
+    seen = _refined(monkeypatch)
+    model, expr = _laws()[1][1], "Z1.T*Z2*Z2.T*Z1/n**2"
+    xs = [-0.2 + 6.2 * i / 399 for i in range(400)][284:290]  # 4.213 ... 4.291, on the grid of symrmt bench
+    fast = model.density(expr, x=xs, at={"c": "1/2"}, fast=True, edges=False, atoms=False)
+    assert fast.status == ["float"] * len(xs)
+    assert len(seen) >= 3 and all(ok for _, ok in seen), seen  # the guard sent them to the refinement
+    cert = model.density(expr, x=xs, at={"c": "1/2"}, digits=20, edges=False, atoms=False)
+    with mpmath.workdps(30):
+        for x, a, b in zip(xs, fast.density, cert.density):
+            assert b > 0 and _digits(a, b) >= 12, (x, a, b)
+
+
+def test_refinement_that_cannot_show_its_digits_goes_to_the_certified_path(monkeypatch):
+    import symrmt.engine.density.fast as fast
+
+    seen = _refined(monkeypatch)
+    monkeypatch.setattr(fast, "REFINE_DIGITS", 40)  # more than any float64 value carries: every refinement refused
+    model, expr = _laws()[1][1], "Z1.T*Z2*Z2.T*Z1/n**2"
+    xs = [-0.2 + 6.2 * i / 399 for i in range(400)][284:290]
+    d = model.density(expr, x=xs, at={"c": "1/2"}, fast=True, edges=False, atoms=False)
+    assert seen and not any(ok for _, ok in seen)
+    assert d.status.count("ok") == len(seen) and d.status.count("float") == len(xs) - len(seen)
+
+
+def test_refined_points_next_to_the_marchenko_pastur_edge_against_closed_form(monkeypatch):
+    # closer and closer to the upper edge b = (1 + 1/sqrt 2)^2: refined where the corrections show 14 digits, else
+    # certified; every value against the closed form at the float x itself (exact binary value), 30 digits
+    seen = _refined(monkeypatch)
+    with mpmath.workdps(30):
+        b = (1 + 1 / mpmath.sqrt(2)) ** 2
+        xs = [float(b - mpmath.mpf(10) ** -k) for k in range(2, 8)]
+    d = _wishart().density("Z.T*Z/n", x=xs, at={"c": "1/2"}, fast=True, edges=False, atoms=False)
+    assert any(ok for _, ok in seen), seen
+    with mpmath.workdps(30):
+        for x, v, st in zip(xs, d.density, d.status):
+            assert _digits(v, _mp(mpmath.mpf(1) / 2, x)) >= 12, (x, v, st)
+
+
+def test_sparse_elimination_against_lapack():
+    # the batch's sparse elimination (static pivots, threshold test, LAPACK where a pivot is too small) against
+    # numpy.linalg.solve on each system: a pencil-like pattern (constants -1 and 0, entries per point), with the
+    # first static pivot 1e-14 at some points (there it fails the threshold test and LAPACK pivots)
+    import numpy as np
+
+    from symrmt.engine.density.fast import _Sparse
+
+    rng = np.random.default_rng(7)
+    m, n = 5, 40
+    pattern = np.array([[1, 0, 1, 1, 0], [0, 1, 0, 1, 1], [1, 1, 1, 0, 0], [0, 0, 1, 1, 1], [1, 0, 0, 1, 1]])
+    J = []
+    for i in range(m):
+        for j in range(m):
+            if not pattern[i, j]:
+                J.append(0j)
+            elif i == j == 0:
+                J.append(-1 + 0j)
+            else:
+                J.append(rng.standard_normal(n) + 1j * rng.standard_normal(n))
+    J[1 * m + 1][::5] = 1e-14  # the first static pivot (Markowitz), tiny at every fifth point
+    b = rng.standard_normal((m, 2, n)) + 1j * rng.standard_normal((m, 2, n))
+    sp = _Sparse(J, m)
+    x = sp.solve(J, b.copy(), n)
+    for k in range(n):
+        A = np.array([[J[i * m + j][k] if np.ndim(J[i * m + j]) else J[i * m + j] for j in range(m)] for i in range(m)])
+        ref = np.linalg.solve(A, b[:, :, k])
+        assert np.allclose(x[:, :, k], ref, rtol=1e-9, atol=1e-12 * np.abs(ref).max()), k

@@ -2,10 +2,11 @@ r"""The float64 density path (``Model.density(..., fast=True)``, ``symrmt densit
 point in one complex128 batch.
 
 The same three stages as the certified path (:mod:`symrmt.engine.density.solver`), run on all the
-points of the grid at once on stacked NumPy arrays (the system printed for NumPy by the one compile
-step, :class:`symrmt.engine.solve.batch.BatchSystem`; the core's batched Newton, :mod:`symrmt.core.batch`, for the
-start and the finish, and its continuation's rules, run here by :func:`_follow` with fewer NumPy calls a
-round):
+points of the grid at once on NumPy arrays, the unknowns by columns (one point per column; the system printed
+for NumPy by the one compile step, :class:`symrmt.engine.solve.batch.BatchSystem`), with the rules of the core's
+batched Newton and continuation (:mod:`symrmt.core.batch`) run here by :func:`_newton` and :func:`_follow` in
+few NumPy calls a round (the linear systems: 2 x 2 by the explicit inverse, larger ones by a sparse elimination
+in a static pivot order, :class:`_Sparse`):
 
 1. **start** at ``z = x + iY`` (``Y`` as the certified path's :data:`~symrmt.engine.density.resolvent.START_HEIGHT`):
    the homotopy in the strength ``s`` from ``H = L_0^{-1}`` to ``s = 1``;
@@ -24,8 +25,10 @@ Every point is then checked: Newton converged (relative step below :data:`NEWTON
 ``z = x`` below :data:`RESIDUAL_TOL` ``(1 + |h|)``, the condition number of the column-scaled Jacobian,
 times ``(1 + |tau|) / Im tau`` inside the support (the growth of the relative error of ``Im tau`` near an
 edge), at most :data:`MAX_COND` (so that the density carries about ``16 - log10`` of that digits: at
-least 12), and ``Im tau >= 0`` (the branch of the limit from ``Im z > 0``).  A point that fails is handed back to the
-caller, which recomputes it on the certified path.
+least 12), and ``Im tau >= 0`` (the branch of the limit from ``Im z > 0``).  A point that passed every check but the
+conditioning (next to an edge) is refined (:func:`_refine`): two corrections with the residual in mpmath at
+:data:`REFINE_DPS` digits, kept when they contract and bound the density's error to :data:`REFINE_DIGITS`
+digits.  A point that fails is handed back to the caller, which recomputes it on the certified path.
 
 Examples
 --------
@@ -43,7 +46,6 @@ import math
 
 import numpy as np
 
-from symrmt.core import batch as core_batch
 from symrmt.core.newton import stagnated
 from symrmt.engine.density.resolvent import CORRECT, ETA_FLOOR, FINISH, MOVE, START_HEIGHT
 
@@ -61,60 +63,170 @@ MAX_COND = 1e3
 MAX_ROUNDS = 2000
 #: ``Im tau > IN_SUPPORT (1 + |tau|)``: inside the support (the certified path's test)
 IN_SUPPORT = 1e-9
+#: a point that passed every check but the conditioning, with a condition number (times the edge factor) up to
+#: this (the certified path's own limit for its float64 Jacobian), is refined (:func:`_refine`) instead of certified
+REFINE_MAX_COND = 1e8
+#: the working digits of that refinement's residual
+REFINE_DPS = 40
+#: the refinement's second correction must be below this fraction of its first (it contracts), and its error
+#: bound, mapped to ``tau``, below ``REFINE_DIGITS`` digits of the density (of ``1 + |tau|`` outside the support)
+REFINE_CONTRACTION = 1e-3
+REFINE_DIGITS = 14
 
 
-def _solve(J, b):
-    """Stacked complex ``J x = b`` (``b (N,m,k)``; for ``m <= 2`` by the explicit inverse (Cramer's rule,
-    forward stable for 2 x 2), else LU with partial pivoting, which column scaling does not change); a
-    singular row gives ``nan`` in that row only, as does a non-finite one."""
-    m = J.shape[1]
-    if m == 1:
-        with np.errstate(all="ignore"):
-            out = b / J
-        out[~np.isfinite(out)] = np.nan
-        return out
-    if m == 2:
-        with np.errstate(all="ignore"):
-            a, c, d, e = J[:, 0, 0, None], J[:, 0, 1, None], J[:, 1, 0, None], J[:, 1, 1, None]
-            det = a * e - c * d
-            b0, b1 = b[:, 0], b[:, 1]
-            out = np.stack([(e * b0 - c * b1) / det, (a * b1 - d * b0) / det], axis=1)
-        out[~np.isfinite(out)] = np.nan
-        return out
-    with np.errstate(all="ignore"):
+#: a static pivot of the sparse elimination (``m > 2``, :class:`_Sparse`) is taken where it is at least this
+#: fraction of every entry below it in its column (threshold pivoting: one elimination step grows the entries by at
+#: most ``1 + 1 / PIVOT_THRESHOLD``); a point where it is not is solved by LAPACK with partial pivoting instead
+PIVOT_THRESHOLD = 0.1
+#: a point's next step aims at this fraction of either trust region (the step after an accepted one is scaled by
+#: ``TARGET / sqrt(used)`` or ``TARGET / moved``, the smaller, clipped to ``[GROW_MIN, 2]``): a step that used more
+#: than ``TARGET`` of the region is shortened before it is refused, which would cost the point a whole round
+TARGET = 0.8
+GROW_MIN = 0.5
+
+
+def _lapack(J, b):
+    """Stacked complex ``J x = b`` (``J (N,m,m)``, ``b (N,m,k)``) by LAPACK with partial pivoting; a singular or
+    non-finite row gives ``nan`` in that row only."""
+    out = np.full(b.shape, np.nan, dtype=complex)
+    fin = np.isfinite(J).all(axis=(1, 2)) & np.isfinite(b).all(axis=(1, 2))
+    idx = np.flatnonzero(fin)
+    if idx.size:
         try:
-            return np.linalg.solve(J, b)
+            out[idx] = np.linalg.solve(J[idx], b[idx])
         except np.linalg.LinAlgError:
-            out = np.full(b.shape, np.nan, dtype=complex)
-            for i in range(J.shape[0]):
+            for i in idx:
                 try:
                     out[i] = np.linalg.solve(J[i], b[i])
                 except np.linalg.LinAlgError:
                     pass
-            return out
+    return out
+
+
+def _stacked(J, m, n, rows=None):
+    """The Jacobian's ``m * m`` entries (arrays over ``n`` points, or constants) as an ``(n, m, m)`` array (of the
+    points ``rows`` only, when given)."""
+    k = n if rows is None else rows.size
+    out = np.empty((k, m, m), dtype=complex)
+    for i in range(m):
+        for j in range(m):
+            v = J[i * m + j]
+            out[:, i, j] = v if rows is None or np.ndim(v) == 0 else v[rows]
+    return out
+
+
+class _Sparse:
+    """Gaussian elimination on the columns of a batch (each entry of ``J`` an array over the points, or a
+    constant), in a static pivot order chosen once from the sparsity pattern of the system's Jacobian: the
+    diagonal first (the Jacobian of a pencil's fixed point is ``-1`` plus the strength ``s`` times the rest, diagonal
+    at ``s = 0``), by Markowitz's rule (the fewest entries created), an exact constant pivot first among equals.  Only the
+    entries that are not structurally zero are touched, so the Jacobian of a pencil (mostly the constants 0
+    and -1) costs a few dozen vector operations instead of one LAPACK call per point.  Each pivot is checked
+    at each point against the entries below it (:data:`PIVOT_THRESHOLD`); the points where one is too small,
+    or where the result is not finite, are solved again by LAPACK with partial pivoting.
+
+    >>> import numpy as np
+    >>> J = [np.array([2.0 + 0j]), -1.0, 0.0, np.array([1.0 + 0j]), 3.0, 0.0, 0.0, 0.0, -1.0]
+    >>> b = np.array([[[1.0 + 0j]], [[2.0 + 0j]], [[3.0 + 0j]]])  # (m, right-hand sides, points)
+    >>> np.round(_Sparse(J, 3).solve(J, b, 1)[:, 0, 0].real, 12).tolist()  # 2x - y = 1, x + 3y = 2, -z = 3
+    [0.714285714286, 0.428571428571, -3.0]
+    """
+
+    def __init__(self, J, m):
+        # the pattern from one evaluation at random arguments: an entry that is 0 there is 0 everywhere
+        const = [np.ndim(v) == 0 for v in J]
+        nz = [[bool(np.any(np.asarray(J[i * m + j]) != 0)) for j in range(m)] for i in range(m)]
+        self.m = m
+        self.entries = [(i, j) for i in range(m) for j in range(m) if nz[i][j]]
+        rows, cols, order = list(range(m)), list(range(m)), []
+        while rows:
+            best = None
+            for i in rows:
+                ri = sum(nz[i][j] for j in cols)
+                for j in cols:
+                    if nz[i][j]:
+                        key = (i != j, (ri - 1) * (sum(nz[r][j] for r in rows) - 1), 0 if const[i * m + j] else 1, i, j)
+                        best = key if best is None or key < best else best
+            if best is None:
+                raise ValueError("the Jacobian is structurally singular")
+            r, c = best[3], best[4]
+            below = [i for i in rows if i != r and nz[i][c]]
+            right = [j for j in cols if j != c and nz[r][j]]
+            for i in below:
+                for j in right:
+                    nz[i][j] = True  # fill
+            order.append((r, c, below, right))
+            rows.remove(r)
+            cols.remove(c)
+        self.order = order
+
+    def solve(self, J, b, n):
+        """``x`` with ``J x = b`` at every point: ``J`` the ``m * m`` entries (arrays over ``n`` points, or
+        constants), ``b (m, k, n)``; returns ``(m, k, n)``, ``nan`` at a point where ``J`` is singular."""
+        m = self.m
+        a = {(i, j): J[i * m + j] for i, j in self.entries}
+        rhs = [b[i] for i in range(m)]
+        lams, invs = [], []
+        for r, c, below, right in self.order:
+            inv = 1.0 / a[r, c]
+            invs.append(inv)
+            for i in below:
+                lam = a[i, c] * inv
+                lams.append(lam)
+                for j in right:
+                    a[i, j] = a[i, j] - lam * a[r, j] if (i, j) in a else -lam * a[r, j]
+                rhs[i] = rhs[i] - lam * rhs[r]
+        out = np.empty(b.shape, dtype=complex)
+        for (r, c, _, right), inv in zip(reversed(self.order), reversed(invs)):
+            acc = rhs[r]
+            for j in right:
+                acc = acc - a[r, j] * out[j]
+            out[c] = acc * inv
+        bad = ~np.isfinite(out).all(axis=(0, 1))
+        if any(not np.ndim(v) and abs(v) > 1 / PIVOT_THRESHOLD for v in lams):
+            bad[:] = True  # a constant multiplier too large: at every point
+        lams = [v for v in lams if np.ndim(v)]
+        if lams:  # the threshold test of every multiplier at once
+            bad |= np.abs(np.stack(lams)).max(axis=0) > 1 / PIVOT_THRESHOLD
+        redo = np.flatnonzero(bad)
+        if redo.size:
+            out[:, :, redo] = _lapack(_stacked(J, m, n, redo), b[:, :, redo].transpose(2, 0, 1)).transpose(1, 2, 0)
+        return out
 
 
 def _cond(A):
     """The 2-norm condition numbers of the stacked square ``A`` (``m <= 2``: from the Frobenius norm and the
     determinant, ``s1 s2 = |det|``, ``s1^2 + s2^2 = |A|_F^2``; else by the SVD); ``inf`` where singular."""
     m = A.shape[1]
-    with np.errstate(all="ignore"):
-        if m == 1:
-            out = np.where(np.abs(A[:, 0, 0]) > 0, 1.0, np.inf)
-        elif m == 2:
-            f2 = np.einsum("nij,nij->n", A.real, A.real) + np.einsum("nij,nij->n", A.imag, A.imag)
-            det = np.abs(A[:, 0, 0] * A[:, 1, 1] - A[:, 0, 1] * A[:, 1, 0])
-            big2 = (f2 + np.sqrt(np.maximum((f2 - 2 * det) * (f2 + 2 * det), 0.0))) / 2  # s1^2
-            small2 = det * det / big2  # s2^2 = det^2 / s1^2 (no cancellation)
-            out = np.sqrt(big2 / small2)
-        else:
-            return np.linalg.cond(A)
+    if m == 1:
+        out = np.where(np.abs(A[:, 0, 0]) > 0, 1.0, np.inf)
+    elif m == 2:
+        f2 = np.einsum("nij,nij->n", A.real, A.real) + np.einsum("nij,nij->n", A.imag, A.imag)
+        det = np.abs(A[:, 0, 0] * A[:, 1, 1] - A[:, 0, 1] * A[:, 1, 0])
+        big2 = (f2 + np.sqrt(np.maximum((f2 - 2 * det) * (f2 + 2 * det), 0.0))) / 2  # s1^2
+        small2 = det * det / big2  # s2^2 = det^2 / s1^2 (no cancellation)
+        out = np.sqrt(big2 / small2)
+    else:
+        out = np.full(A.shape[0], np.inf)
+        fin = np.flatnonzero(np.isfinite(A).all(axis=(1, 2)))
+        if fin.size:
+            out[fin] = np.linalg.cond(A[fin])
     out[~np.isfinite(out)] = np.inf
     return out
 
 
+def _norm(a):
+    """The Euclidean norm of each column of a complex ``(m, N)`` array (a point per column)."""
+    if a.shape[0] == 1:
+        return np.abs(a[0])
+    if a.shape[0] == 2:
+        return np.hypot(np.abs(a[0]), np.abs(a[1]))
+    return np.sqrt((a.real * a.real + a.imag * a.imag).sum(axis=0))
+
+
 class _Batch:
-    """The compiled residual, Jacobian and ``dR/dz`` of one resolvent system over a batch of ``z``."""
+    """The compiled residual, Jacobian, ``dR/ds`` and ``dR/dz`` of one resolvent system over a batch of ``z``,
+    the unknowns by columns: ``H (m, N)``, one point per column."""
 
     def __init__(self, solver):
         from symrmt.engine.solve.batch import batch_system
@@ -124,273 +236,332 @@ class _Batch:
         self.m = self.bs.m
         self.kz = solver.kz
         self.dz_fn, _ = self.bs.derivative((solver.zsym,))
-        self.fixed = np.array([0.0 if p.name == solver.zsym.name else float(solver.values[p.name])
-                               for p in solver.params], dtype=complex)
         self.readout = solver.readout_f
+        self._p = [0j if p.name == solver.zsym.name else complex(float(solver.values[p.name]))
+                   for p in solver.params]
+        self.sparse = self.sparse0 = None
+        if self.m > 2:  # the patterns of J at a random point, for s random and for s = 0 (the start)
+            rng = np.random.default_rng(0)
+            k, m = 3, self.m
+            H, z = rng.random((m, k)) + 1j * rng.random((m, k)), rng.random(k) + 1j
+            self.sparse = _Sparse(self.entries(H, z, rng.random(k), dz=False)[1], m)
+            self.sparse0 = _Sparse(self.entries(H, z, np.zeros(k), dz=False)[1], m)
 
-        self._p = [complex(v) for v in self.fixed]
-
-    def _args(self, h, z):
-        # the parameters as a tuple of columns: the fixed ones as scalars, z as the array
+    def entries(self, H, z, s=1.0, dz=True):
+        """The entries of ``(R, J, dR/ds, dR/dz)`` at ``H (m,N)``, ``z (N,)``, strength ``s``, as lists of
+        columns (arrays of length ``N``, or constants; ``J`` row by row); ``dz=False``: ``dR/dz`` is ``None``."""
+        m = self.m
         p = list(self._p)
         p[self.kz] = z
-        return tuple(h.T), p
+        hc, p = tuple(H), tuple(p)
+        v = self.bs.fjs(hc, p + (s,))
+        return v[:m], v[m:m + m * m], v[m + m * m:], (self.dz_fn(hc, p) if dz else None)
 
-    def evaluate(self, h, z, s=None, dz=True):
-        """``(R, J, dR/ds, dR/dz)`` at ``h (N,m)``, ``z (N,)``, strength ``s`` (default 1); ``dz=False``:
-        ``dR/dz`` is ``None``."""
-        n, m = h.shape
-        hc, p = self._args(h, z)
-        with np.errstate(all="ignore"):
-            v = core_batch.stack(self.bs.fjs(hc, tuple(p) + (1.0 if s is None else s,)), n, h.dtype)
-            Rz = core_batch.stack(self.dz_fn(hc, tuple(p)), n, h.dtype) if dz else None
-        return v[:, :m], v[:, m:m + m * m].reshape(n, m, m), v[:, m + m * m:], Rz
-
-    def entries(self, h, z, s=1.0, dz=True):
-        """The entries of ``(R, J, dR/ds, dR/dz)`` at ``h (N,m)``, ``z (N,)``, strength ``s``, as lists of
-        columns (arrays of length ``N``, or scalars where an entry is constant; ``J`` row by row), without
-        stacking them; ``dz=False``: ``dR/dz`` is ``None``."""
+    def neg_solve(self, J, rhs, n, start=False):
+        """``-J^{-1} b`` for each ``b`` of ``rhs`` (lists of ``m`` entries), as an ``(m, len(rhs), n)`` array
+        (``m <= 2``: by the explicit inverse, forward stable for 2 x 2; else :class:`_Sparse`); not finite at a
+        point where ``J`` is singular or not finite; ``start``: ``J`` at the strength ``s = 0``, whose pattern has
+        more zeros)."""
         m = self.m
-        hc, p = self._args(h, z)
-        with np.errstate(all="ignore"):
-            v = self.bs.fjs(hc, tuple(p) + (s,))
-            rz = self.dz_fn(hc, tuple(p)) if dz else None
-        return v[:m], v[m:m + m * m], v[m + m * m:], rz
-
-    def tau(self, h):
-        return sum(c * h[:, i] for i, c in self.readout)
-
-
-def _step(J, R, T, n):
-    """``(-J^{-1} R, -J^{-1} T)`` as ``(n, m)`` arrays from the columns of :meth:`_Batch.entries` (``m <= 2``:
-    by the explicit inverse, as :func:`_solve`; else stacked and solved by :func:`_solve`); ``nan`` in a
-    singular or non-finite row."""
-    m = len(R)
-    with np.errstate(all="ignore"):
+        b = np.empty((m, len(rhs), n), dtype=complex)
+        for i in range(m):
+            for k, r in enumerate(rhs):
+                b[i, k] = r[i]
         if m == 1:
-            inv = -1.0 / np.broadcast_to(J[0], (n,))
-            out = np.stack([R[0] * inv, T[0] * inv], axis=1)[:, None, :]
-        elif m == 2:
+            return b * (-1.0 / J[0])
+        if m == 2:
             a, c, d, e = J
-            det = -1.0 / np.broadcast_to(a * e - c * d, (n,))
-            i00, i01, i10, i11 = e * det, -c * det, -d * det, a * det
-            out = np.empty((n, 2, 2), dtype=complex)
-            out[:, 0, 0] = i00 * R[0] + i01 * R[1]
-            out[:, 1, 0] = i10 * R[0] + i11 * R[1]
-            out[:, 0, 1] = i00 * T[0] + i01 * T[1]
-            out[:, 1, 1] = i10 * T[0] + i11 * T[1]
-        else:
-            Js = core_batch.stack(J, n, complex).reshape(n, m, m)
-            b = np.stack([core_batch.stack(R, n, complex), core_batch.stack(T, n, complex)], axis=2)
-            out = _solve(Js, -b)
-    out[~np.isfinite(out)] = np.nan
-    return out[:, :, 0], out[:, :, 1]
+            w = -1.0 / (a * e - c * d)
+            out = np.empty_like(b)
+            out[0] = (e * b[0] - c * b[1]) * w
+            out[1] = (a * b[1] - d * b[0]) * w
+            return out
+        b *= -1
+        return (self.sparse0 if start else self.sparse).solve(J, b, n)
+
+    def tau(self, H):
+        if not self.readout:
+            return np.zeros(H.shape[1], dtype=complex)
+        return sum(c * H[i] for i, c in self.readout)
 
 
-def _newton(linear, h, tol=NEWTON_TOL, maxsteps=12):
-    return core_batch.newton(linear, h, tol, maxsteps, floor=1e-8)
-
-
-def _norm(a):
-    """The Euclidean norm of each row of a complex ``(N, m)`` array."""
-    return np.sqrt(np.einsum("ij,ij->i", a.real, a.real) + np.einsum("ij,ij->i", a.imag, a.imag))
-
-
-def _correct(step, rows, x, t, tol=1e-7, maxsteps=8, floor=1e-8, blowup=1e6):
-    """The batched Newton corrector of :func:`symrmt.core.batch.newton` (the same stopping rules: the
-    relative step below ``tol``, or stagnant below ``floor``; a step above ``blowup`` stops a row
-    unconverged) on the rows ``rows`` at ``t``, each iteration on the rows not yet stopped only; returns
-    ``(x, dx/dt, converged)``, the slope ``-J^{-1} dR/dt`` from the factorization of the last iteration
-    (``step(rows, x, t) -> (-J^{-1} R, -J^{-1} dR/dt)``).  ``tol`` is ``1e-7`` on the path: where Newton
-    converges quadratically a relative step below it leaves an error of about its square, and the path's
-    end is solved again at ``z = x`` to :data:`NEWTON_TOL` by the finish."""
-    x = x.copy()
-    n = x.shape[0]
-    slope = np.full_like(x, np.nan)
-    conv = np.zeros(n, dtype=bool)
+def _newton(lin, H, tol, maxsteps, floor=1e-8, blowup=1e6):
+    """Newton's method on every column of ``H`` with the core's rules (:func:`symrmt.core.batch.newton`: a point
+    stops at a relative step below ``tol`` or stagnant below ``floor``, unconverged at a step above ``blowup``);
+    ``lin(cols, H_cols) -> (dx, extra)`` (``extra``: the slope of the same factorization, or ``None``).  Returns
+    ``(H, extra, ok)``."""
+    m, n = H.shape
+    H = H.copy()
+    extra = np.zeros_like(H)
     prev = np.full(n, np.inf)
-    sub = np.arange(n)
+    done = np.zeros(n, dtype=bool)
+    act = np.arange(n)
     for _ in range(maxsteps):
-        dx, sl = step(rows[sub], x[sub], t[sub])
-        with np.errstate(all="ignore"):
-            xn = x[sub] + dx
-            st = _norm(dx) / (1 + _norm(xn))
-        st[~np.isfinite(st)] = np.inf
-        x[sub], slope[sub] = xn, sl
-        fin = (st <= tol) | stagnated(st, prev[sub], floor)
-        conv[sub[fin]] = True
-        prev[sub] = st
-        sub = sub[~fin & (st < blowup)]
-        if not sub.size:
+        if not act.size:
             break
-    return x, slope, conv & np.isfinite(x).all(axis=1) & np.isfinite(slope).all(axis=1)
+        dx, ex = lin(act, H[:, act])
+        xn = H[:, act] + dx
+        st = _norm(dx) / (1 + _norm(xn))
+        st[~np.isfinite(st)] = np.inf
+        H[:, act] = xn
+        if ex is not None:
+            extra[:, act] = ex
+        fin = (st <= tol) | stagnated(st, prev[act], floor)
+        done[act[fin]] = True
+        prev[act] = st
+        act = act[~fin & (st < blowup)]
+    return H, extra, done & np.isfinite(H).all(axis=0) & np.isfinite(extra).all(axis=0)
 
 
-def _follow(h, dh, t0, t1, step, branch=None, first=1 / 8, max_rounds=None, path=None):
-    """The batched continuation of :func:`symrmt.core.batch.follow` from ``t0`` to ``t1 > t0`` with the
+def _correct(f, H, tol=1e-7, maxsteps=8, floor=1e-8, blowup=1e6):
+    """The Newton corrector of one round of :func:`_follow` on all its points at once: ``f(H) -> (-J^{-1} R,
+    -J^{-1} dR/dt)``.  A point has converged when its step relative to ``1 + |h|`` at the predictor is below
+    ``tol``, or when the step that would follow is, estimated from the observed contraction ``theta = step /
+    previous step`` as ``step theta^2`` (where Newton converges quadratically, ``|dx_{k+1}| <= (omega / 2)
+    |dx_k|^2`` with ``omega`` estimated from the last two steps: the affine-covariant estimate), or by the core's
+    stagnation rule below ``floor``; a step above ``blowup`` stops it unconverged.  The iterations stop when every
+    point has stopped; a point that converged earlier takes the remaining Newton steps too (each only refines
+    it).  ``tol`` is ``1e-7`` on the path: the path's end is solved again at ``z = x`` to :data:`NEWTON_TOL` by
+    the finish.  Returns ``(H, dH/dt, converged)``, the slope from the factorization of the last iteration."""
+    k = H.shape[1]
+    conv = np.zeros(k, dtype=bool)
+    stop = np.zeros(k, dtype=bool)
+    size = 1 + _norm(H)  # the point's size at the predictor (the corrector moves it by about CORRECT of it)
+    prev = None
+    for _ in range(maxsteps):
+        dx, sl = f(H)
+        H = H + dx
+        st = np.fmin(_norm(dx) / size, np.inf)  # not finite: inf
+        if prev is None:
+            c = st <= tol
+        else:
+            th = np.minimum(st / prev, 1.0)
+            c = (st * th * th <= tol) | stagnated(st, prev, floor)
+        conv |= c
+        stop |= c | (st >= blowup)
+        prev = st
+        if stop.all():
+            break
+    return H, sl, conv & np.isfinite(H).all(axis=0) & np.isfinite(sl).all(axis=0)
+
+
+def _follow(h, dh, t1, prepare, branch=None, first=1 / 8, max_rounds=None):
+    """The batched continuation of :func:`symrmt.core.batch.follow` from ``t = 0`` to ``t1 > 0`` with the
     certified path's trust region (:data:`~symrmt.engine.density.resolvent.CORRECT` near the predictor,
-    :data:`~symrmt.engine.density.resolvent.MOVE` near the previous point, both of ``1 + |h|``).
+    :data:`~symrmt.engine.density.resolvent.MOVE` near the previous point, both of ``1 + |h|``), the points
+    by columns (``h (m, N)``).
 
-    ``step(rows, h, t) -> (-J^{-1} R, -J^{-1} dR/dt)`` (the Newton step and the slope); ``branch(rows, h, t) ->
-    ok`` refuses a step.  Each row has its own step: first ``(t1 - t0) first``, halved on a refused
-    step (stalled below ``(t1 - t0) / 2**40``: the row fails), and after an accepted one grown by
-    ``min(0.8 / sqrt(used), 0.8 / moved)`` clipped to ``[1, 2]``, where ``used`` and ``moved`` are the
-    fractions of the two trust regions the step took (a linear predictor's error grows like the step squared,
-    the move like the step): a step that used most of either is not doubled into a refusal.  The predictor
-    is ``h + dh dt + h'' dt^2 / 2`` with the slope ``dh/dt = -J^{-1} dR/dt`` of the corrector's last iteration
-    and ``h''`` the difference of the row's last two slopes over their ``t`` (0 at the row's first step).  A row
-    still short of ``t1`` after ``max_rounds`` rounds fails.  Returns ``(h, dh, ok)``.
+    ``prepare(cols, t, t') -> (f, path)``: ``f(H) -> (-J^{-1} R, -J^{-1} dR/dt)`` at ``t'`` on the points ``cols``
+    (the Newton step and the slope), and ``path``, ``None`` or ``(z, dz/dt, z')``, where ``t`` moves ``z`` (``z``
+    at ``t`` and ``t'``); ``branch(H) -> ok`` refuses a step.  Each point has its own step: first ``t1 first``,
+    halved on a refused step (stalled below ``t1 / 2**40``: the point fails), and after an accepted one scaled by
+    ``min(TARGET / sqrt(used), TARGET / moved)`` clipped to ``[GROW_MIN, 2]`` (:data:`TARGET`, :data:`GROW_MIN`),
+    where ``used`` and ``moved`` are the fractions of the two trust regions the step took (a linear predictor's
+    error grows like the step squared, the move like the step): a step that used most of either is not doubled
+    into a refusal, and one that used more than ``TARGET`` of either is shortened.  The predictor is ``h + dh dt +
+    h'' dt^2 / 2`` with the slope ``dh/dt = -J^{-1} dR/dt`` of the corrector's last iteration and ``h''`` the
+    difference of the point's last two slopes over their ``t`` (0 at its first step).  A point still short of
+    ``t1`` after ``max_rounds`` rounds fails.  Returns ``(h, ok)``.
 
-    ``path(rows, t) -> (z, dz/dt)``, where ``t`` moves ``z``: a second predictor is taken on ``u = z h``
-    (``u + du dt``, divided by the new ``z``), which is smooth where ``h`` grows like ``w / z`` (near an atom at
-    0, ``u -> -w``); the corrector starts from the predictor that was nearer the root in the row's last round,
-    the predictor's error is the distance to the nearer of the two, and a move counts as inside the trust
-    region when either ``h - h_0`` or ``(z h - z_0 h_0) / z_0`` (the move net of the factor ``z_0 / z`` that
-    such an ``h`` takes) is within ``MOVE (1 + |h_0|)``."""
-    n = h.shape[0]
+    With a ``path``, a second predictor is taken on ``u = z h`` (``u + du dt``, divided by the new ``z``), which is
+    smooth where ``h`` grows like ``w / z`` (near an atom at 0, ``u -> -w``); the corrector starts from the
+    predictor that was nearer the root in the point's last round, the predictor's error is the distance to the
+    nearer of the two, and a move counts as inside the trust region when either ``h - h_0`` or ``(z h - z_0 h_0)
+    / z_0`` (the move net of the factor ``z_0 / z`` that such an ``h`` takes) is within ``MOVE (1 + |h_0|)``."""
+    m, n = h.shape
     h, dh = h.copy(), dh.copy()
-    t0, t1 = float(t0), float(t1)
-    t = np.full(n, t0)
-    size = np.full(n, (t1 - t0) * first)
-    stall = (t1 - t0) / 2**40
-    ok = np.isfinite(h).all(axis=1) & np.isfinite(dh).all(axis=1)
+    t1 = float(t1)
+    t = np.zeros(n)
+    size = np.full(n, t1 * first)
+    stall = t1 / 2**40
+    ok = np.isfinite(h).all(axis=0) & np.isfinite(dh).all(axis=0)
     act = np.flatnonzero(ok)
     tp, dhp = np.full(n, np.nan), np.zeros_like(dh)  # the previous point's t and slope
     onu = np.zeros(n, dtype=bool)  # the corrector starts from the predictor on u = z h (closer last round)
     for _ in range(max_rounds or MAX_ROUNDS):
         if not act.size:
             break
-        ta, ha = t[act], h[act]
+        ta, ha, dha = t[act], h[:, act], dh[:, act]
         nxt = np.minimum(ta + size[act], t1)
-        ds = (nxt - ta)[:, None]
-        with np.errstate(all="ignore"):
-            curv = (dh[act] - dhp[act]) / (ta - tp[act])[:, None]  # h'' from the last two slopes
-        curv[~np.isfinite(curv)] = 0
-        pred = ha + dh[act] * ds + curv * (ds * ds / 2)
+        ds = nxt - ta
+        w = ds / (2 * (ta - tp[act]))  # h'' ds / 2 = (dh - dh_prev) w
+        w[np.isnan(w)] = 0.0
+        pred = ha + (dha + (dha - dhp[:, act]) * w) * ds
+        f, path = prepare(act, ta, nxt)
         if path is not None:
-            za, dza = path(act, ta)
-            zn = path(act, nxt)[0]
-            with np.errstate(all="ignore"):
-                upred = (za[:, None] * ha + (za[:, None] * dh[act] + dza[:, None] * ha) * (nxt - ta)[:, None]) \
-                    / zn[:, None]
-            start = np.where(onu[act][:, None], upred, pred)
+            za, dza, zn = path
+            upred = (za * ha + (za * dha + dza * ha) * ds) / zn
+            hn, dhn, good = _correct(f, np.where(onu[act], upred, pred))
         else:
-            start = pred
-        hn, dhn, good = _correct(step, act, start, nxt)
-        with np.errstate(all="ignore"):
-            scale = 1 + _norm(ha)
-            used = _norm(hn - pred) / (CORRECT * scale)
-            moved = _norm(hn - ha) / (MOVE * scale)
-            if path is not None:
-                uused = _norm(hn - upred) / (CORRECT * scale)
-                onu[act] = uused < used
-                used = np.minimum(used, uused)
-                moved = np.minimum(moved, _norm(hn * (zn / za)[:, None] - ha) / (MOVE * scale))
-            good &= (used <= 1) & (moved <= 1)  # the core's trust region
-            if branch is not None:
-                good &= branch(act, hn, nxt)
-            grow = np.clip(np.minimum(0.8 / np.sqrt(np.maximum(used, 1e-12)), 0.8 / np.maximum(moved, 1e-12)),
-                           1.0, 2.0)
-        acc, rej = act[good], act[~good]
-        tp[acc], dhp[acc] = t[acc], dh[acc]
-        t[acc], h[acc], dh[acc] = nxt[good], hn[good], dhn[good]
-        size[acc] *= grow[good]
-        size[rej] /= 2
+            hn, dhn, good = _correct(f, pred)
+        cs = CORRECT * (1 + _norm(ha))
+        used = _norm(hn - pred) / cs
+        moved = _norm(hn - ha) / cs  # in units of CORRECT, as used: at most MOVE / CORRECT
+        if path is not None:
+            uused = _norm(hn - upred) / cs
+            onu[act] = uused < used
+            used = np.fmin(used, uused)
+            moved = np.fmin(moved, _norm(hn * (zn / za) - ha) / cs)
+        moved *= CORRECT / MOVE
+        good &= (used <= 1) & (moved <= 1)  # the core's trust region
+        if branch is not None:
+            good &= branch(hn)
+        grow = np.clip(np.minimum(TARGET / np.sqrt(np.maximum(used, 1e-12)), TARGET / np.maximum(moved, 1e-12)), GROW_MIN, 2.0)
+        acc = act[good]
+        tp[acc], dhp[:, acc] = ta[good], dha[:, good]
+        t[acc], h[:, acc], dh[:, acc] = nxt[good], hn[:, good], dhn[:, good]
+        size[act] *= np.where(good, grow, 0.5)
+        rej = act[~good]
         ok[rej[size[rej] < stall]] = False
         act = act[ok[act] & (t[act] < t1)]
     ok[act] = False  # out of rounds
-    return h, dh, ok
+    return h, ok
 
 
 def solve_points(solver, xs, scale):
     """The fixed point at ``z = x`` for every ``x`` of ``xs`` (floats), in one complex128 batch.
 
     Returns ``(h, tau, good, rooted)``: the roots ``(N, m)``, ``tau`` at them, the mask of the points that
-    passed every check of the module docstring (the others must go to the certified path), and the mask of
-    those that passed every check but the conditioning (their root is the certified path's float64 root,
-    the start of its certification: only its digits are too few).
+    passed every check of the module docstring, the conditioning's or else the refinement's (:func:`_refine`,
+    whose root and ``tau`` are returned; the others must go to the certified path), and the mask of those that
+    passed every check but the conditioning (their root is the certified path's float64 root, the start of its
+    certification: only its digits are too few).
     """
-    bt = solver.__dict__.get("_float_batch")
-    if bt is None:  # compiled once per solver (the solver is kept with the model's prepared densities)
-        bt = solver.__dict__["_float_batch"] = _Batch(solver)
     x = np.asarray(xs, dtype=float)
+    with np.errstate(all="ignore"):
+        bt = solver.__dict__.get("_float_batch")
+        if bt is None:  # compiled once per solver (the solver is kept with the model's prepared densities)
+            bt = solver.__dict__["_float_batch"] = _Batch(solver)
+        root, tau, ok, rooted, J, cond = _solve_points(bt, solver.branch_sign, x, scale)
+    for i in np.flatnonzero(rooted & ~ok & (cond <= REFINE_MAX_COND)).tolist():
+        out = _refine(solver, float(x[i]), root[:, i], J[i])
+        if out is not None:
+            root[:, i], tau[i], ok[i] = out[0], out[1], True
+    return root.T, tau, ok, rooted
+
+
+def _solve_points(bt, sign, x, scale):
     n, m = x.size, bt.m
     Y = START_HEIGHT * (1 + scale)
     top = x + 1j * Y
-    sign = solver.branch_sign
 
     # 1. start: the homotopy in s at z = x + iY
-    def step_s(rows, hh, ss):
-        R, J, Rs, _ = bt.entries(hh, top[rows], ss, dz=False)
-        return _step(J, R, Rs, rows.size)
+    def prep_s(cols, t, tn, start=False):
+        zc = top[cols]
 
-    def lin0(rows, hh):
-        return step_s(rows, hh, np.zeros(rows.size))
+        def f(H):
+            R, J, Rs, _ = bt.entries(H, zc, tn, dz=False)
+            out = bt.neg_solve(J, (R, Rs), cols.size, start)
+            return out[:, 0], out[:, 1]
+        return f, None
 
-    h, dh, _, ok = _newton(lin0, np.zeros((n, m), dtype=complex), maxsteps=3)  # linear at s = 0
-    h, _, ok1 = _follow(h, dh, 0.0, 1.0, step_s)
+    def lin0(cols, H):  # linear at s = 0
+        return prep_s(cols, None, np.zeros(cols.size), True)[0](H)
+
+    h, dh, ok = _newton(lin0, np.zeros((m, n), dtype=complex), NEWTON_TOL, 3)
+    h, ok1 = _follow(h, dh, 1.0, prep_s)
     ok &= ok1
 
     # 2. the descent in log Im z to eta = ETA_FLOOR * START_HEIGHT * (1 + |x|)
     eta = ETA_FLOOR * START_HEIGHT * (1 + np.abs(x))
     lr = np.log(eta / Y)
 
-    def z_of(rows, t):
-        return x[rows] + 1j * Y * np.exp(t * lr[rows])
+    def prep_t(cols, t, tn):
+        xc, lc = x[cols], lr[cols]
+        yn, ya = Y * np.exp(tn * lc), Y * np.exp(t * lc)
+        zn = xc + 1j * yn
+        fz = 1j * (yn * lc)  # dz/dt at tn
 
-    def step_t(rows, hh, t):
-        z = z_of(rows, t)
-        R, J, _, Rz = bt.entries(hh, z)
-        f = 1j * (z.imag * lr[rows])  # dz/dt
-        return _step(J, R, [r * f for r in Rz], rows.size)
+        def f(H):
+            R, J, _, Rz = bt.entries(H, zn)
+            out = bt.neg_solve(J, (R, Rz), cols.size)
+            return out[:, 0], out[:, 1] * fz
+        return f, (xc + 1j * ya, 1j * (ya * lc), zn)
 
-    def branch(rows, hh, t):
-        return np.ones(rows.size, dtype=bool) if sign is None else sign * bt.tau(hh).imag > 0
+    def branch(H):
+        return np.ones(H.shape[1], dtype=bool) if sign is None else sign * bt.tau(H).imag > 0
 
-    _, J, _, Rz = bt.evaluate(h, top)
-    dh = _solve(J, -(Rz * (1j * Y * lr)[:, None])[:, :, None])[:, :, 0]
-    def path(rows, t):
-        z = z_of(rows, t)
-        return z, 1j * (z.imag * lr[rows])
-
-    h, _, ok2 = _follow(h, dh, 0.0, 1.0, step_t, branch, first=1 / 64, path=path)
+    _, J, _, Rz = bt.entries(h, top)
+    dh = bt.neg_solve(J, (Rz,), n)[:, 0] * (1j * Y * lr)
+    h, ok2 = _follow(h, dh, 1.0, prep_t, branch, first=1 / 64)
     ok &= ok2
 
     # 3. the finish at z = x: predictor h - i eta dh/dz, Newton, near the predictor
-    low = x + 1j * eta
-    _, J, _, Rz = bt.evaluate(h, low)
-    dhdz = _solve(J, -Rz[:, :, None])[:, :, 0]
-    pred = h - 1j * eta[:, None] * dhdz
+    _, J, _, Rz = bt.entries(h, x + 1j * eta)
+    pred = h - 1j * eta * bt.neg_solve(J, (Rz,), n)[:, 0]  # dh/dz = -J^{-1} dR/dz
     real = x.astype(complex)
 
-    def lin1(rows, hh):
-        R, J, _, _ = bt.evaluate(hh, real[rows], dz=False)
-        y = _solve(J, -R[:, :, None])
-        return y[:, :, 0], np.zeros_like(hh)
+    def lin1(cols, H):
+        R, J, _, _ = bt.entries(H, real[cols], dz=False)
+        return bt.neg_solve(J, (R,), cols.size)[:, 0], None
 
-    root, _, step, ok3 = _newton(lin1, pred, NEWTON_TOL, 30)
-    with np.errstate(all="ignore"):
-        size = 1 + core_batch.norm_rows(h)
-        ok &= ok3 & (core_batch.norm_rows(root - pred) <= FINISH * size)
-        R, J, _, _ = bt.evaluate(root, real, dz=False)
-        ok &= core_batch.norm_rows(R) <= RESIDUAL_TOL * (1 + core_batch.norm_rows(root))
-        tau = bt.tau(root)
-        if sign is not None:
-            ok &= sign * tau.imag >= -1e-12 * (1 + np.abs(tau))
-        ok &= np.isfinite(tau)
-        cond = np.full(n, np.inf)
-        fin = np.flatnonzero(ok & np.isfinite(J).all(axis=(1, 2)))
-        if fin.size:
-            sc = np.linalg.norm(J[fin], axis=1)
-            sc[~(sc > 0)] = 1.0
-            cond[fin] = _cond(J[fin] / sc[:, None, :])
-        # the density is Im tau / pi: near an edge Im tau is small against tau, and its relative error grows
-        # by (1 + |tau|) / Im tau over the root's
-        inside = tau.imag > IN_SUPPORT * (1 + np.abs(tau))
-        amp = np.where(inside, (1 + np.abs(tau)) / np.abs(tau.imag), 1.0)
-        rooted = ok.copy()
-        ok &= cond * amp <= MAX_COND
-    return root, tau, ok, rooted
+    root, _, ok3 = _newton(lin1, pred, NEWTON_TOL, 30)
+    ok &= ok3 & (_norm(root - pred) <= FINISH * (1 + _norm(h)))
+    R, J, _, _ = bt.entries(root, real, dz=False)
+    Rs = np.empty((m, n), dtype=complex)
+    for i in range(m):
+        Rs[i] = R[i]
+    ok &= _norm(Rs) <= RESIDUAL_TOL * (1 + _norm(root))
+    tau = bt.tau(root)
+    if sign is not None:
+        ok &= sign * tau.imag >= -1e-12 * (1 + np.abs(tau))
+    ok &= np.isfinite(tau)
+    cond = np.full(n, np.inf)
+    Js = _stacked(J, m, n)
+    fin = np.flatnonzero(ok & np.isfinite(Js).all(axis=(1, 2)))
+    if fin.size:
+        sc = np.linalg.norm(Js[fin], axis=1)
+        sc[~(sc > 0)] = 1.0
+        cond[fin] = _cond(Js[fin] / sc[:, None, :])
+    # the density is Im tau / pi: near an edge Im tau is small against tau, and its relative error grows
+    # by (1 + |tau|) / Im tau over the root's
+    inside = tau.imag > IN_SUPPORT * (1 + np.abs(tau))
+    amp = np.where(inside, (1 + np.abs(tau)) / np.abs(tau.imag), 1.0)
+    rooted = ok.copy()
+    ok &= cond * amp <= MAX_COND
+    return root, tau, ok, rooted, Js, cond * amp
+
+
+def _refine(solver, x, h, J):
+    """The root ``h`` at the real point ``x`` refined by two steps ``h <- h - J^{-1} R(h)``, the residual in
+    mpmath at :data:`REFINE_DPS` digits (the certified path's compiled residual, exact constants), ``J`` the
+    float64 Jacobian at ``h``: the error of the float64 root is the first correction, and the error left after the
+    second is at most about the second correction when the two contract (:data:`REFINE_CONTRACTION`; an observed
+    contraction, the sign of a start well inside Newton-Kantorovich's ball, not a proof of it).  Returns ``(h, tau)`` in complex128, ``tau`` rounded
+    from its refined value, or ``None`` (the point goes to the certified path) when the corrections do not
+    contract, when that bound, mapped to ``tau`` by the readout, exceeds :data:`REFINE_DIGITS` digits of the
+    density (of ``1 + |tau|`` outside the support), or when ``tau`` leaves the Stieltjes branch."""
+    import mpmath
+
+    if not solver.readout_f:
+        return None
+    try:
+        inv = np.linalg.inv(J)
+    except np.linalg.LinAlgError:
+        return None
+    with mpmath.workdps(REFINE_DPS):
+        zm = mpmath.mpf(x)  # the float x, exactly
+        hm = [mpmath.mpc(complex(v)) for v in h]
+        steps = []
+        for _ in range(2):
+            d = inv @ np.array([complex(v) for v in solver.residual_mp(hm, zm)], dtype=complex)
+            if not np.isfinite(d).all():
+                return None
+            hm = [a - mpmath.mpc(b.real, b.imag) for a, b in zip(hm, d.tolist())]
+            steps.append(float(np.linalg.norm(d)))
+        tau = solver.tau_mp(hm)
+        t = complex(tau)
+        size = 1 + max(abs(complex(a)) for a in hm)
+        if not steps[1] <= max(REFINE_CONTRACTION * steps[0], 1e-25 * size):
+            return None
+        err = steps[1] * sum(abs(c) for _, c in solver.readout_f)  # |d tau| <= |readout|_1 |d h|
+        inside = t.imag > IN_SUPPORT * (1 + abs(t))
+        ref = abs(t.imag) if inside else 1 + abs(t)
+        if not err <= 10.0 ** -REFINE_DIGITS * ref:
+            return None
+        if solver.branch_sign is not None and solver.branch_sign * t.imag < -1e-12 * (1 + abs(t)):
+            return None
+        return np.array([complex(a) for a in hm]), t
 
 
 def density_values(tau):

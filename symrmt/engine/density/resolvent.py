@@ -147,6 +147,15 @@ class ResolventSolver:
     def tau(self, h):
         return sum(c * h[i] for i, c in self.readout_f)
 
+    def residual_mp(self, h, z):
+        """The residual ``R(h)`` at ``z`` (an mpmath number) in mpmath at the current precision, the constants
+        exact (the compiled residual alone, as the certified path's refinement uses it)."""
+        return list(self.c.res([mpmath.mpc(a) for a in h], self._pv(z, mp=True)))[:self.m]
+
+    def tau_mp(self, h):
+        """``tau = sum readout * h`` at the current precision, the readout's coefficients exact."""
+        return sum(self._coef(c) * h[i] for i, c in self.readout)
+
     @staticmethod
     def _coef(c):
         """A readout coefficient (an exact SymPy number, such as an atom's weight 1/3) at the working

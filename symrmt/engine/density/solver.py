@@ -313,32 +313,37 @@ def _fast_points(solver, xs, scale):
         return None  # a system the float64 batch does not take (not plain arithmetic): every point certified
     rho, inside = density_values(tau)
     make_mpf, make_mpc = mpmath.mp.make_mpf, mpmath.mp.make_mpc
-    return [(make_mpf(_raw_float(r)), make_mpc((_raw_float(t.real), _raw_float(t.imag))), "float",
-             "in" if k else "out") if g else ([complex(v) for v in h] if f else None)
-            for r, t, g, k, f, h in zip(rho.tolist(), tau.tolist(), good.tolist(), inside.tolist(), rooted.tolist(),
-                                        root)]
+    rr, tr, ti = _raw_floats(rho), _raw_floats(tau.real), _raw_floats(tau.imag)
+    return [(make_mpf(rr[i]), make_mpc((tr[i], ti[i])), "float", "in" if k else "out") if g
+            else ([complex(v) for v in root[i]] if f else None)
+            for i, (g, k, f) in enumerate(zip(good.tolist(), inside.tolist(), rooted.tolist()))]
 
 
-def _raw_float(v: float):
-    """mpmath's raw ``(sign, man, exp, bc)`` of a finite float, exactly (as ``mpmath.libmp.from_float``, with
-    fewer steps: the float's 53-bit mantissa with its trailing zero bits removed).
+def _raw_floats(values):
+    """mpmath's raw ``(sign, man, exp, bc)`` of each float of an array, exactly (as ``mpmath.libmp.from_float``,
+    computed on the whole array: the 53-bit mantissa with its trailing zero bits removed); a value that is not
+    finite gives mpmath's zero (it is not read: such a point failed its checks).
 
+    >>> import numpy as np
     >>> from mpmath.libmp import from_float
-    >>> all(_raw_float(v) == from_float(v) for v in (0.0, 1.0, -2.5, 0.1, 5e-324, 1e308))
+    >>> vals = [0.0, 1.0, -2.5, 0.1, 5e-324, -1e308, 3.0 * 2.0**-1030, 1 / 3]
+    >>> _raw_floats(np.array(vals)) == [from_float(v) for v in vals]
     True
     """
+    import numpy as np
     from mpmath.libmp import MPZ, fzero
 
-    if v == 0.0:
-        return fzero
-    frac, e = math.frexp(v)
-    man = int(frac * 9007199254740992.0)  # 2**53
-    sign = 0
-    if man < 0:
-        sign, man = 1, -man
-    tz = (man & -man).bit_length() - 1
-    man >>= tz
-    return (sign, MPZ(man), e - 53 + tz, man.bit_length())
+    v = np.asarray(values, dtype=float)
+    v = np.where(np.isfinite(v), v, 0.0)
+    frac, e = np.frexp(v)
+    man = (np.abs(frac) * 9007199254740992.0).astype(np.int64)  # 2**53 |frac|: an integer below 2**53, exactly
+    nz = man > 0
+    tz = np.where(nz, np.frexp((man & -man).astype(float))[1] - 1, 0)  # trailing zero bits
+    man = np.right_shift(man, tz)
+    bc = np.frexp(man.astype(float))[1]  # bit length (exact below 2**53)
+    ex = e - 53 + tz
+    return [(s, MPZ(m), x, b) if m else fzero
+            for s, m, x, b in zip((frac < 0).astype(int).tolist(), man.tolist(), ex.tolist(), bc.tolist())]
 
 
 def _inverse(m):
