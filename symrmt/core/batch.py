@@ -156,14 +156,22 @@ def norm_rows(x):
     return np.linalg.norm(x, axis=1)
 
 
-def newton(linear, x, tol, maxsteps: int, floor=STAGNATION_FLOOR, blowup=1e6):
+def newton(linear, x, tol, maxsteps: int, floor=STAGNATION_FLOOR, blowup=1e6, contract=None):
     """Newton's method on every row of ``x``; returns ``(x, extra, step, ok)``.
 
     ``linear(rows, x_rows) -> (dx, extra)`` solves the linearized systems of the rows ``rows`` (an
     index array) at ``x_rows`` (``extra``: what the same factorization yields, e.g. the implicit
     derivative, one row per point, ``x``'s shape).  ``step`` is each row's last relative step
     ``|dx| / (1 + |x|)``.  A row is ``ok`` when its step fell below ``tol`` or stagnated below
-    ``floor``, with finite ``x`` and ``extra``.
+    ``floor``, with finite ``x`` and ``extra``.  ``contract`` (a corrector's rule, as the scalar
+    :func:`symrmt.core.newton.newton`'s ``contract``): a row whose step, not yet converged, is not
+    ``contract`` times smaller than its previous step stops there, unconverged (a continuation then
+    takes a shorter step instead of iterating outside Newton's basin).
+
+    >>> import numpy as np
+    >>> slow = lambda rows, x: (-x / 2, x)  # steps that shrink only twofold
+    >>> newton(slow, np.ones((1, 1)), 1e-6, 40, contract=4)[3].tolist()
+    [False]
     """
     n = x.shape[0]
     x = x.copy()
@@ -183,8 +191,11 @@ def newton(linear, x, tol, maxsteps: int, floor=STAGNATION_FLOOR, blowup=1e6):
         x[act], extra[act], step[act] = xn, ex, st
         fin = (st <= tol) | stagnated(st, prev[act], floor)  # the core's stopping rules
         done[act[fin]] = True
+        going = ~fin & (st < blowup)
+        if contract is not None:
+            going &= ~(st > prev[act] / contract)
         prev[act] = st
-        act = act[~fin & (st < blowup)]
+        act = act[going]
     ok = done & np.isfinite(x).all(axis=1) & np.isfinite(extra).all(axis=1)
     return x, extra, step, ok
 

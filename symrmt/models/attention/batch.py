@@ -45,6 +45,9 @@ NEWTON_TOL = 1e-13
 MAX_JUMP = 0.1
 #: Jacobians whose (column-scaled) condition estimate exceeds this are refused
 MAX_COND = 1e12
+#: the continuation's corrector stops a row whose Newton step is not this many times smaller than the
+#: previous one (:func:`symrmt.core.batch.newton`'s ``contract``): the step is then refused and retried shorter
+CORRECTOR_CONTRACT = 2.0
 #: :func:`continuation_tree`: the stride of the chain along each ``c``'s gammas (then binary levels)
 TREE_STRIDE = 8
 
@@ -79,14 +82,15 @@ def lstsq(J, rhs):
     return core_batch.lstsq(J, rhs, MAX_COND)
 
 
-def newton(g, p, maxsteps: int = 12):
+def newton(g, p, maxsteps: int = 12, contract=None):
     """Newton's method on the fixed point for every row of ``g``; returns ``(g, dg, step, ok)``.
 
     The core's batched driver (:func:`symrmt.core.batch.newton`) with the least-squares step of
     :func:`lstsq`.  ``dg`` is the implicit derivative ``dGm/dgamma = -J^+ dF/dgamma`` at the last
     iterate and ``step`` the last relative Newton step.  A row is ``ok`` when its step fell below
     :data:`NEWTON_TOL`, or stopped shrinking below ``1e-11`` (the float64 floor of an
-    ill-conditioned system), with finite values.
+    ill-conditioned system), with finite values.  ``contract``: as :func:`symrmt.core.batch.newton`'s
+    (the continuation's correctors pass :data:`CORRECTOR_CONTRACT`).
     """
     def linear(rows, x):
         # the compiled entries straight into the column layout of the core's least squares:
@@ -104,7 +108,7 @@ def newton(g, p, maxsteps: int = 12):
         y, _ = core_batch.lstsq_columns(A, NUNK, MAX_COND)
         return y[:, 0].T, y[:, 1].T
 
-    return core_batch.newton(linear, g, NEWTON_TOL, maxsteps)
+    return core_batch.newton(linear, g, NEWTON_TOL, maxsteps, contract=contract)
 
 
 def _params(gamma, c, a1, nu, d, dtype=float):
@@ -133,23 +137,34 @@ def continuation(gamma, c, a1: float, nu: float, d: float, max_rounds: int = 400
     zero = np.zeros(n)
     start = np.column_stack([1 / cur, zero, zero, -c, zero + 1, zero])
     g, dg, step, ok = newton(start, _params(cur, c, a1, nu, d), maxsteps=30)
+    return _follow_from(g, dg, cur, gamma, c, a1, nu, d, max_rounds, ok=ok, step=step)
+
+
+def _follow_from(g, dg, start, gamma, c, a1, nu, d, max_rounds: int = 400, ok=None, step=None):
+    """:func:`continuation`'s batched path from solved points ``(g, dg)`` at ``start`` down to ``gamma``.
+
+    The path is followed in ``s = 1/gamma`` (the core's batched continuation,
+    :func:`symrmt.core.batch.follow`, with the schedule of the mpmath solver: ratio 4, up to 16, stalled
+    below ``1 + 1e-6``, and its trust region): ``Gm`` is analytic in ``s`` at ``s = 0`` (``gamma -> oo``),
+    so the predictor ``Gm + (dGm/ds) ds`` is second-order accurate in the step where the one in ``gamma``
+    is not, and long steps of a path from the large-``gamma`` start are accepted.  The corrector is
+    Newton at ``gamma`` itself (the target ``gamma`` exactly at the last step).  Returns
+    ``(g, dg, step, ok)`` with ``dg = dGm/dgamma``."""
+    gamma = np.asarray(gamma, dtype=float)
+    s1 = 1 / gamma
 
     def correct(rows, pred, nxt):
-        return newton(pred, _params(nxt, c[rows], a1, nu, d))
+        gam = np.where(nxt == s1[rows], gamma[rows], 1 / nxt)
+        gn, dgn, st, okn = newton(pred, _params(gam, c[rows], a1, nu, d), contract=CORRECTOR_CONTRACT)
+        return gn, -(gam * gam)[:, None] * dgn, st, okn  # dGm/ds = -gamma^2 dGm/dgamma
 
-    # the core's continuation, batched: the schedule of the mpmath solver (ratio 4, up to 16, stalled
-    # below 1 + 1e-6) and its trust region
-    return core_batch.follow(correct, g, dg, cur, gamma, Geometric(cur, gamma, 4.0, 16.0, 1e-6), correction=MAX_JUMP,
-                             move=MOVE_FRACTION, max_rounds=max_rounds, ok=ok, step=step)
-
-
-def _follow_from(g, dg, start, gamma, c, a1, nu, d, max_rounds: int = 400):
-    """:func:`continuation`'s batched path from solved points ``(g, dg)`` at ``start`` down to ``gamma``."""
-    def correct(rows, pred, nxt):
-        return newton(pred, _params(nxt, c[rows], a1, nu, d))
-
-    return core_batch.follow(correct, g, dg, start, gamma, Geometric(start, gamma, 4.0, 16.0, 1e-6),
-                             correction=MAX_JUMP, move=MOVE_FRACTION, max_rounds=max_rounds)
+    s0 = 1 / np.asarray(start, dtype=float)
+    h, dh, step, ok = core_batch.follow(correct, g, -(start * start)[:, None] * dg, s0, s1,
+                                        Geometric(s0, s1, 4.0, 16.0, 1e-6), correction=MAX_JUMP,
+                                        move=MOVE_FRACTION, max_rounds=max_rounds, ok=ok, step=step)
+    with np.errstate(all="ignore"):
+        dgamma = np.where((start == gamma)[:, None], dg, -(s1 * s1)[:, None] * dh)
+    return h, dgamma, step, ok
 
 
 def _between(ga, dga, gam_a, gb, dgb, gam_b, gamma, c, a1, nu, d):
@@ -164,7 +179,7 @@ def _between(ga, dga, gam_a, gb, dgb, gam_b, gamma, c, a1, nu, d):
     t2, t3 = t * t, t * t * t
     pred = ((2 * t3 - 3 * t2 + 1) * ga + (t3 - 2 * t2 + t) * h * dga + (-2 * t3 + 3 * t2) * gb
             + (t3 - t2) * h * dgb)
-    gn, dgn, st, okn = newton(pred, _params(gamma, c, a1, nu, d))
+    gn, dgn, st, okn = newton(pred, _params(gamma, c, a1, nu, d), contract=CORRECTOR_CONTRACT)
     with np.errstate(all="ignore"):
         size = 1 + core_batch.norm_rows(ga)
         okn &= in_trust_region(core_batch.norm_rows(gn - pred), core_batch.norm_rows(gn - ga), size, MAX_JUMP,
