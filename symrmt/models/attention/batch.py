@@ -65,7 +65,7 @@ def fjg(g, p):
     def one(g, p):
         n = g.shape[0]
         with np.errstate(all="ignore"):  # an overflow gives inf or nan, which every caller refuses
-            v = _stack(numpy_functions()["fjg"](tuple(g.T), tuple(p.T)), n, g.dtype)
+            v = _stack(numpy_functions()["fjg"](tuple(g.T), _args(p)), n, g.dtype)
         return v[:, :NEQ], v[:, NEQ:NEQ + NEQ * NUNK].reshape(n, NEQ, NUNK), v[:, NEQ + NEQ * NUNK:]
 
     return blockwise(one, g, p)
@@ -98,7 +98,7 @@ def newton(g, p, maxsteps: int = 12, contract=None):
         n = x.shape[0]
         A = np.empty((NUNK + 2, NEQ, n))
         with np.errstate(all="ignore"):  # an overflow gives inf or nan, which the solve refuses
-            vals = numpy_functions()["fjg"](tuple(x.T), tuple(p[rows].T))
+            vals = numpy_functions()["fjg"](tuple(x.T), _args(p[rows]))
             for i in range(NEQ):
                 A[NUNK, i] = vals[i]
                 A[NUNK + 1, i] = vals[NEQ + NEQ * NUNK + i]
@@ -109,6 +109,15 @@ def newton(g, p, maxsteps: int = 12, contract=None):
         return y[:, 0].T, y[:, 1].T
 
     return core_batch.newton(linear, g, NEWTON_TOL, maxsteps, contract=contract)
+
+
+def _args(p):
+    """The parameter arguments of a compiled fixed-point function from the rows ``p`` of :func:`_params`:
+    the columns ``gamma`` and ``c``, and ``a_1, nu, d`` (the same in every row) as scalars of ``p``'s dtype, so
+    that the generated code computes their subexpressions once instead of once per row."""
+    if p.shape[0] == 0:
+        return tuple(p.T)
+    return (p[:, 0], p[:, 1], p[0, 2], p[0, 3], p[0, 4])
 
 
 def _params(gamma, c, a1, nu, d, dtype=float):
@@ -277,7 +286,7 @@ def _refine(g, dg, gamma, c, a1, nu, d):
     gl = g.astype(LD)
     n = g.shape[0]
     with np.errstate(all="ignore"):  # the residual alone in long double, the Jacobian in float64
-        F = _stack(numpy_functions()["F"](tuple(gl.T), tuple(p.T)), n, LD)
+        F = _stack(numpy_functions()["F"](tuple(gl.T), _args(p)), n, LD)
         _, J64, _ = fjg(g, p.astype(float))
         x, _ = lstsq(J64, -F.astype(float)[:, :, None])
         gl = gl + x[:, :, 0]
@@ -303,7 +312,7 @@ def _branch_ok(g, dg, gamma, c, a1, nu, d, slack):
     n = g.shape[0]
     p = _params(gamma, c, a1, nu, d, g.dtype)
     with np.errstate(all="ignore"):  # an overflow gives inf or nan, refused below
-        detn = np.asarray(numpy_functions()["detN"](tuple(g.T), tuple(p.T))) * np.ones(n, dtype=g.dtype)
+        detn = np.asarray(numpy_functions()["detN"](tuple(g.T), _args(p))) * np.ones(n, dtype=g.dtype)
     tau = g[:, 0]
     noise = -gamma**2 * dg[:, 0]
     with np.errstate(invalid="ignore"):
