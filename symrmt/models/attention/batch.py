@@ -34,8 +34,8 @@ from symrmt.core.batch import stack as _stack
 from symrmt.core.continuation import Geometric
 from symrmt.models.attention import equations as S
 from symrmt.models.attention.solver import MOVE_FRACTION
-from symrmt.models.attention.compiled import (closed_form_phi, fixed_point_fjg, fixed_point_residual, ridge_function,
-                                             woodbury_D_function)
+from symrmt.models.attention.compiled import (closed_form_phi, fixed_point_fjg, fixed_point_residual,
+                                             fixed_point_tangent_function, ridge_function, woodbury_D_function)
 
 EPS = float(np.finfo(np.float64).eps)
 NEQ, NUNK = 9, 6
@@ -49,7 +49,7 @@ MAX_COND = 1e12
 #: previous one (:func:`symrmt.core.batch.newton`'s ``contract``): the step is then refused and retried shorter
 CORRECTOR_CONTRACT = 2.0
 #: :func:`continuation_tree`: the stride of the chain along each ``c``'s gammas (then binary levels)
-TREE_STRIDE = 8
+TREE_STRIDE = 16
 
 
 @cached(maxsize=1)
@@ -57,7 +57,7 @@ def numpy_functions() -> MappingProxyType:
     """The NumPy-compiled ``FJG`` and ``det N`` of the fixed point and the closed form of ``E_RR``."""
     fjg, detn, _ = fixed_point_fjg("numpy")
     return MappingProxyType({"fjg": fjg, "detN": detn, "ridge": ridge_function("numpy"),
-                             "F": fixed_point_residual("numpy")})
+                             "F": fixed_point_residual("numpy"), "Ftangent": fixed_point_tangent_function("numpy")})
 
 
 def fjg(g, p):
@@ -274,8 +274,12 @@ def refine(g, dg, gamma, c, a1, nu, d):
 
     Returns ``(g_ld, dg_ld, resid)``: the corrected values (long double) and the
     relative size of the correction of ``g`` (the residual check, in units of the
-    solution).  Parameters go in as long double from their float64 values.  Row by row
-    (in blocks, :func:`symrmt.core.batch.blockwise`).
+    solution).  Parameters go in as long double from their float64 values.  Two steps of
+    mixed-precision iterative refinement with one float64 factorization of the Jacobian at ``g``
+    (:func:`symrmt.core.batch.qr_columns`): the residual ``F`` in long double at ``g``, then ``F`` and the
+    implicit derivative's residual ``(dF/dG) dg + dF/dgamma`` in long double at the corrected point
+    (:func:`symrmt.models.attention.compiled.fixed_point_tangent_function`).  Row by row (in blocks,
+    :func:`symrmt.core.batch.blockwise`).
     """
     return blockwise(lambda g, dg, gamma, c: _refine(g, dg, gamma, c, a1, nu, d), g, dg,
                      np.asarray(gamma, dtype=float), np.asarray(c, dtype=float))
@@ -285,18 +289,19 @@ def _refine(g, dg, gamma, c, a1, nu, d):
     p = _params(gamma, c, a1, nu, d, LD)
     gl = g.astype(LD)
     n = g.shape[0]
-    with np.errstate(all="ignore"):  # the residual alone in long double, the Jacobian in float64
+    with np.errstate(all="ignore"):  # the residuals in long double, the Jacobian (at g) in float64
         F = _stack(numpy_functions()["F"](tuple(gl.T), _args(p)), n, LD)
         _, J64, _ = fjg(g, p.astype(float))
-        x, _ = lstsq(J64, -F.astype(float)[:, :, None])
-        gl = gl + x[:, :, 0]
-        F, J, Fg = fjg(gl, p)
-        r = np.einsum("nij,nj->ni", J, dg.astype(LD)) + Fg
-        y, _ = lstsq(J.astype(float), -np.stack([F.astype(float), r.astype(float)], axis=2))
-        gl = gl + y[:, :, 0]
-        dgl = dg.astype(LD) + y[:, :, 1]
-        resid = (np.linalg.norm(x[:, :, 0], axis=1) + np.linalg.norm(y[:, :, 0], axis=1)) / (
-            1 + np.linalg.norm(g, axis=1))
+        factor = core_batch.qr_columns(J64.transpose(2, 1, 0).copy(), MAX_COND)
+        x = core_batch.qr_solve(factor, -F.astype(float).T[:, None, :])[:, 0, :].T
+        gl = gl + x
+        # F and the implicit derivative's residual (dF/dG) dg + dF/dgamma at the corrected point
+        Ft = _stack(numpy_functions()["Ftangent"](tuple(gl.T), _args(p), tuple(dg.astype(LD).T)), n, LD)
+        rhs = -Ft.astype(float).T.reshape(2, NEQ, n).transpose(1, 0, 2)
+        y = core_batch.qr_solve(factor, rhs)
+        gl = gl + y[:, 0, :].T
+        dgl = dg.astype(LD) + y[:, 1, :].T
+        resid = (np.linalg.norm(x, axis=1) + np.linalg.norm(y[:, 0, :].T, axis=1)) / (1 + np.linalg.norm(g, axis=1))
     resid[~np.isfinite(resid)] = np.inf
     return gl, dgl, resid
 
