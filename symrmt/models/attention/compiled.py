@@ -96,6 +96,7 @@ def woodbury_D_function(r: int = 1, target: str = "mpmath"):
     return compile_recipe(f"woodbury_D_r{r}", lambda: ([S.lowrank_coords(r), S.a1, S.c], S.woodbury_D(r=r)), target)
 
 
+@cached(maxsize=4)
 def closed_form_phi(kind: str, target: str = "mpmath"):
     """Compiled ``(varphi, dvarphi/dgamma)`` of a special-case closed form of :mod:`symrmt.models.attention.equations`.
 
