@@ -239,6 +239,7 @@ def test_bench_quick_runs_and_reports(capsys):
     floor = fast["floor"]  # CPU per point against NumPy's Marchenko-Pastur closed form (a ratio; no time asserted)
     assert all(floor[k]["ratio"] > 0 and floor[k]["fallbacks"] == 0 for k in ("c_snr", "c_gamma"))
     assert floor["c_gamma"]["newton_step_ratio"] > 0 and "one Newton step" in text
+    assert floor["c_gamma"]["check_ratio"] > 0 and floor["c_gamma"]["phi_ratio"] > 0 and "long-double check" in text
     assert "### Fast grid floor" in text
     dens = res["density_fast"]  # the float64 density path: 12 correct digits at every point of five laws
     assert len(dens["laws"]) == 5 and all(law["min_digits"] >= 12 for law in dens["laws"])
