@@ -214,7 +214,7 @@ def norm_rows(x):
     return np.linalg.norm(x, axis=1)
 
 
-def newton(linear, x, tol, maxsteps: int, floor=STAGNATION_FLOOR, blowup=1e6, contract=None):
+def newton(linear, x, tol, maxsteps: int, floor=STAGNATION_FLOOR, blowup=1e6, contract=None, contract_above=0.0):
     """Newton's method on every row of ``x``; returns ``(x, extra, step, ok)``.
 
     ``linear(rows, x_rows) -> (dx, extra)`` solves the linearized systems of the rows ``rows`` (an
@@ -222,9 +222,11 @@ def newton(linear, x, tol, maxsteps: int, floor=STAGNATION_FLOOR, blowup=1e6, co
     derivative, one row per point, ``x``'s shape).  ``step`` is each row's last relative step
     ``|dx| / (1 + |x|)``.  A row is ``ok`` when its step fell below ``tol`` or stagnated below
     ``floor``, with finite ``x`` and ``extra``.  ``contract`` (a corrector's rule, as the scalar
-    :func:`symrmt.core.newton.newton`'s ``contract``): a row whose step, not yet converged, is not
-    ``contract`` times smaller than its previous step stops there, unconverged (a continuation then
-    takes a shorter step instead of iterating outside Newton's basin).
+    :func:`symrmt.core.newton.newton`'s ``contract``): a row whose step, not yet converged and above
+    ``contract_above``, is not ``contract`` times smaller than its previous step stops there, unconverged
+    (a continuation then takes a shorter step instead of iterating outside Newton's basin); below
+    ``contract_above`` the steps of an ill-conditioned system may shrink slowly in rounding noise, and only the
+    other rules apply.
 
     >>> import numpy as np
     >>> slow = lambda rows, x: (-x / 2, x)  # steps that shrink only twofold
@@ -251,7 +253,7 @@ def newton(linear, x, tol, maxsteps: int, floor=STAGNATION_FLOOR, blowup=1e6, co
         done[act[fin]] = True
         going = ~fin & (st < blowup)
         if contract is not None:
-            going &= ~(st > prev[act] / contract)
+            going &= ~((st > prev[act] / contract) & (st > contract_above))
         prev[act] = st
         act = act[going]
     ok = done & np.isfinite(x).all(axis=1) & np.isfinite(extra).all(axis=1)

@@ -48,6 +48,9 @@ MAX_COND = 1e12
 #: the continuation's corrector stops a row whose Newton step is not this many times smaller than the
 #: previous one (:func:`symrmt.core.batch.newton`'s ``contract``): the step is then refused and retried shorter
 CORRECTOR_CONTRACT = 2.0
+#: ... for steps above this relative size only (below it, an ill-conditioned system's float64 steps may
+#: shrink slowly before they stagnate, and the stagnation rule decides)
+CORRECTOR_CONTRACT_ABOVE = 1e-6
 #: :func:`continuation_tree`: the stride of the chain along each ``c``'s gammas (then binary levels)
 TREE_STRIDE = 16
 
@@ -90,7 +93,8 @@ def newton(g, p, maxsteps: int = 12, contract=None):
     iterate and ``step`` the last relative Newton step.  A row is ``ok`` when its step fell below
     :data:`NEWTON_TOL`, or stopped shrinking below ``1e-11`` (the float64 floor of an
     ill-conditioned system), with finite values.  ``contract``: as :func:`symrmt.core.batch.newton`'s
-    (the continuation's correctors pass :data:`CORRECTOR_CONTRACT`).
+    (the continuation's correctors pass :data:`CORRECTOR_CONTRACT`), for steps above
+    :data:`CORRECTOR_CONTRACT_ABOVE`.
     """
     def linear(rows, x):
         # the compiled entries straight into the column layout of the core's least squares:
@@ -108,7 +112,8 @@ def newton(g, p, maxsteps: int = 12, contract=None):
         y, _ = core_batch.lstsq_columns(A, NUNK, MAX_COND)
         return y[:, 0].T, y[:, 1].T
 
-    return core_batch.newton(linear, g, NEWTON_TOL, maxsteps, contract=contract)
+    return core_batch.newton(linear, g, NEWTON_TOL, maxsteps, contract=contract,
+                             contract_above=CORRECTOR_CONTRACT_ABOVE)
 
 
 def _args(p):
@@ -133,10 +138,11 @@ def continuation(gamma, c, a1: float, nu: float, d: float, max_rounds: int = 400
     ``gamma_0 = 1e4 (1 + |a_1| + |d| + sqrt(nu))^2 (1 + c)(1 + 1/c)`` (as the mpmath
     solver does) from the ``gamma -> oo`` solution ``diag(1/gamma_0, [[-c, 1], [1, 0]])``,
     and moves to its own ``gamma`` in ratio steps of up to 16 (halved on trouble,
-    doubled on success); predictor from ``dGm/dgamma``, Newton corrector.  A step
-    is accepted inside the core's trust region (:func:`symrmt.core.continuation.in_trust_region`):
-    Newton converges within :data:`MAX_JUMP` of the predictor (no jump to another branch) and
-    within :data:`symrmt.models.attention.solver.MOVE_FRACTION` of the previous point.  Returns ``(g, dg, step, ok)`` at the targets.
+    doubled on success); predictor from ``dGm/ds`` in ``s = 1/gamma`` (:func:`_follow_from`), Newton
+    corrector.  A step is accepted inside the core's trust region
+    (:func:`symrmt.core.continuation.in_trust_region`): Newton converges within :data:`MAX_JUMP` of the
+    predictor (no jump to another branch) and within :data:`symrmt.models.attention.solver.MOVE_FRACTION`
+    of the previous point.  Returns ``(g, dg, step, ok)`` at the targets.
     """
     gamma = np.asarray(gamma, dtype=float)
     c = np.asarray(c, dtype=float)
