@@ -15,8 +15,9 @@
   ``c x gamma`` (``snr = 1``), in this process after a warm-up, as CPU time per point against the NumPy
   cost of the package's own ridge closed form ``E_RR(gamma, c, snr)`` (built on the Marchenko--Pastur
   ``m(-gamma)``, ``m'(-gamma)``) at the same points, measured in the same run; the ratio and its target
-  are printed, with the cost of one batched Newton step of the fixed point at the ``c x gamma`` points (the
-  arithmetic such a grid repeats at every point) against the same reference;
+  are printed, with three of its parts at the ``c x gamma`` points against the same reference: one batched
+  Newton step of the fixed point (the arithmetic such a grid repeats two to three times a point), the
+  long-double check of the solved fixed points, and the aligned ``varphi`` closed form in float64 and long double;
 * the phase-diagram figure in full mode (200 x 200 per panel), a whole process
   (not in ``--quick``, whose sizes are a few points each).
 """
@@ -78,18 +79,21 @@ def floor(k: int, repeats: int = 3) -> dict:
         out[name] = {"points": n, "cpu_s": best, "us_per_point": 1e6 * best / n, "reference_s": ref,
                      "reference_us_per_point": 1e6 * ref / n, "ratio": best / ref if ref > 0 else math.inf,
                      "fallbacks": fallbacks}
-        if name == "c_gamma":  # what one Newton step of the fixed point costs at every point, same run
-            step = _newton_step_s(G, C, repeats)
-            out[name].update(newton_step_us_per_point=1e6 * step / n, newton_step_ratio=step / ref if ref > 0
-                             else math.inf)
+        if name == "c_gamma":  # what one Newton step and the long-double check cost at every point, same run
+            step, check, phi = _components_s(G, C, repeats)
+            for key, sec in (("newton_step", step), ("check", check), ("phi", phi)):
+                out[name].update({f"{key}_us_per_point": 1e6 * sec / n,
+                                  f"{key}_ratio": sec / ref if ref > 0 else math.inf})
     return out
 
 
-def _newton_step_s(gamma, c, repeats: int) -> float:
-    """Best CPU seconds of one batched Newton step of the noise-only fixed point (tanh) at the points: the
-    compiled ``F``, ``dF/dG``, ``dF/dgamma`` and the stacked least squares
-    (:func:`symrmt.models.attention.batch.newton` with one step), the arithmetic a ``c x gamma`` grid repeats
-    at every point a few times."""
+def _components_s(gamma, c, repeats: int) -> tuple:
+    """Best CPU seconds, at the points, of three parts of a ``c x gamma`` fast grid (tanh, noise-only fixed
+    point): one batched Newton step (the compiled ``F``, ``dF/dG``, ``dF/dgamma`` and the stacked least squares,
+    :func:`symrmt.models.attention.batch.newton` with one step), the arithmetic each point repeats a few
+    times; the long-double check of the solved fixed points (:func:`symrmt.models.attention.batch.refine`);
+    and the aligned closed form of ``varphi`` in float64 and in long double
+    (:func:`symrmt.models.attention.batch.phi_closed`, ``snr = 1``)."""
     import numpy as np
 
     from symrmt.models.attention import batch as B
@@ -99,12 +103,20 @@ def _newton_step_s(gamma, c, repeats: int) -> float:
     zero = np.zeros_like(c)
     start = np.column_stack([1 / gamma, zero, zero, -c, zero + 1, zero])  # the large-gamma start's shape
     p = B._params(gamma, c, a1, nu, d)
-    best = math.inf
-    for _ in range(repeats):
-        t = time.process_time()
-        B.newton(start, p, maxsteps=1)
-        best = min(best, time.process_time() - t)
-    return best
+    g, dg, _, _ = B.continuation_tree(gamma, c, a1, nu, d)
+    gl, dgl, _ = B.refine(g, dg, gamma, c, a1, nu, d)
+    one = np.ones_like(c)
+    parts = (lambda: B.newton(start, p, maxsteps=1), lambda: B.refine(g, dg, gamma, c, a1, nu, d),
+             lambda: (B.phi_closed("aligned", g, dg, a1, c, one, zero), B.phi_closed("aligned", gl, dgl, a1, c, one, zero)))
+    best = []
+    for part in parts:
+        b = math.inf
+        for _ in range(repeats):
+            t = time.process_time()
+            part()
+            b = min(b, time.process_time() - t)
+        best.append(b)
+    return tuple(best)
 
 
 def grid_points(kind: str, k: int):
@@ -280,7 +292,13 @@ def verdicts(res: dict, row) -> None:
             if "newton_step_ratio" in v:
                 row("  one batched Newton step of the fixed point at the same points / NumPy ridge closed form",
                     v["newton_step_ratio"], "", None, f"{v['newton_step_us_per_point']:.2f} us per point: the "
-                    "arithmetic each point of a c x gamma grid repeats a few times")
+                    "arithmetic each point of a c x gamma grid repeats two to three times")
+            if "check_ratio" in v:
+                row("  the long-double check of the fixed point at the same points / NumPy ridge closed form",
+                    v["check_ratio"], "", None, f"{v['check_us_per_point']:.2f} us per point: every distinct "
+                    "(gamma, c) pays it once")
+                row("  the aligned varphi closed form, float64 and long double / NumPy ridge closed form",
+                    v["phi_ratio"], "", None, f"{v['phi_us_per_point']:.2f} us per point: every point pays it once")
     if fast["figure_s"] is not None:
         row("phase-diagram figure, full (200x200 per panel)", fast["figure_s"], f"< {TARGETS['figure_full_s']} s",
             fast["figure_s"] < TARGETS["figure_full_s"], f"whole process; CPU {fast['figure_cpu_s']:.1f} s")
@@ -303,12 +321,15 @@ def format_section(res: dict, md) -> str:
     fl = fast.get("floor")
     if fl:
         parts.append(f"\n### Fast grid floor ({fl['grid']} x {fl['grid']}, certify = 0, warm, CPU time)\n")
+        def part(v, key):
+            return f"{v[key + '_us_per_point']:.2f} ({v[key + '_ratio']:.0f})" if key + "_ratio" in v else "-"
+
         parts.append(md(["grid", "points", "CPU s", "us per point", "NumPy ridge closed form, us per point",
-                         "ratio", "target", "one Newton step, us per point (ratio)"],
+                         "ratio", "target", "one Newton step, us per point (ratio)",
+                         "long-double check, us per point (ratio)", "varphi float64 + long double (ratio)"],
                         [[kind, fl[kind]["points"], fl[kind]["cpu_s"], fl[kind]["us_per_point"],
                           fl[kind]["reference_us_per_point"], fl[kind]["ratio"], f"<= {TARGETS['floor_ratio']:.0f}",
-                          f"{fl[kind]['newton_step_us_per_point']:.2f} ({fl[kind]['newton_step_ratio']:.0f})"
-                          if "newton_step_ratio" in fl[kind] else "-"]
+                          part(fl[kind], "newton_step"), part(fl[kind], "check"), part(fl[kind], "phi")]
                          for kind in ("c_snr", "c_gamma")]))
     parts.append("\n### Fast path near c = 1 and at small gamma (tanh, rank-two geometry)\n")
     parts.append(md(["case", "points", "fallbacks to mpmath", "max gap, float points", "max gap, all",

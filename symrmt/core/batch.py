@@ -36,7 +36,7 @@ LD = np.longdouble
 #: True where ``numpy.longdouble`` carries more digits than float64
 EXTENDED = bool(np.finfo(LD).eps < 1e-18)
 
-__all__ = ["newton", "follow", "paths_gap", "solve", "lstsq", "lstsq_columns", "stack", "norm_rows", "blockwise",
+__all__ = ["newton", "follow", "paths_gap", "solve", "lstsq", "lstsq_columns", "qr_columns", "qr_solve", "stack", "norm_rows", "blockwise",
            "STAGNATION_FLOOR", "BLOCK"]
 
 #: rows per block of a large batch (:func:`blockwise`): the generated code of a system keeps a hundred
@@ -151,19 +151,87 @@ def lstsq_columns(A, k: int, max_cond=float("inf")):
     return x, cond
 
 
+def qr_columns(J, max_cond=float("inf")):
+    """The factorization of :func:`lstsq_columns` alone, to solve several right-hand sides one after the
+    other (:func:`qr_solve`): ``J (k, m, n)`` holds column ``j`` of every system as ``J[j] (m, n)``
+    (overwritten).  Returns ``(Q, R, scale, bad)``: the orthonormal columns (modified Gram--Schmidt on the
+    unit-norm columns), ``R (k, k, n)``, the column scales, and the rows whose condition estimate
+    ``max|R_ii| / min|R_ii|`` exceeds ``max_cond`` or is not finite.
+
+    >>> import numpy as np
+    >>> J = np.array([[[2.0, 0.0], [0.0, 1.0], [0.0, 0.0]]])  # one system, stored by columns
+    >>> x = qr_solve(qr_columns(J.transpose(2, 1, 0).copy()), np.array([[[2.0]], [[3.0]], [[0.0]]]))
+    >>> x[:, 0, 0].tolist()
+    [1.0, 3.0]
+    """
+    k, _, n = J.shape
+    with np.errstate(all="ignore"):
+        scale = np.sqrt(np.einsum("jin,jin->jn", J, J))
+        scale[scale == 0] = 1.0
+        J /= scale[:, None, :]
+        R = np.zeros((k, k, n))
+        for j in range(k):
+            q = J[j]
+            rjj = np.sqrt(np.einsum("in,in->n", q, q))
+            R[j, j] = rjj
+            q /= rjj
+            if j + 1 < k:
+                rest = J[j + 1:]
+                r = np.einsum("in,jin->jn", q, rest)
+                R[j, j + 1:] = r
+                rest -= r[:, None, :] * q[None, :, :]
+        diag = np.abs(R[np.arange(k), np.arange(k)])
+        cond = diag.max(axis=0) / diag.min(axis=0)
+    return J, R, scale, ~(cond <= max_cond)
+
+
+def qr_solve(factor, rhs):
+    """Least squares with the factorization ``factor`` of :func:`qr_columns`: ``rhs (m, p, n)`` (the
+    ``p`` right-hand sides of every system); returns ``x (k, p, n)``, ``nan`` in the refused rows and
+    where a value is not finite.  The right-hand sides are projected as modified Gram--Schmidt does
+    (one column after the other), then the triangular system is solved by back substitution."""
+    Q, R, scale, bad = factor
+    k = Q.shape[0]
+    b = np.array(rhs, dtype=float)
+    with np.errstate(all="ignore"):
+        c = np.empty((k,) + b.shape[1:])
+        for j in range(k):
+            c[j] = np.einsum("in,ipn->pn", Q[j], b)
+            b -= Q[j][:, None, :] * c[j][None]
+        x = np.empty_like(c)
+        for j in range(k - 1, -1, -1):
+            acc = c[j].copy()
+            for i in range(j + 1, k):
+                acc -= R[j, i] * x[i]
+            x[j] = acc / R[j, j]
+        x /= scale[:, None, :]
+    x[:, :, bad | ~np.isfinite(x).all(axis=(0, 1))] = np.nan
+    return x
+
+
 def norm_rows(x):
     """The Euclidean norm of each row."""
     return np.linalg.norm(x, axis=1)
 
 
-def newton(linear, x, tol, maxsteps: int, floor=STAGNATION_FLOOR, blowup=1e6):
+def newton(linear, x, tol, maxsteps: int, floor=STAGNATION_FLOOR, blowup=1e6, contract=None, contract_above=0.0):
     """Newton's method on every row of ``x``; returns ``(x, extra, step, ok)``.
 
     ``linear(rows, x_rows) -> (dx, extra)`` solves the linearized systems of the rows ``rows`` (an
     index array) at ``x_rows`` (``extra``: what the same factorization yields, e.g. the implicit
     derivative, one row per point, ``x``'s shape).  ``step`` is each row's last relative step
     ``|dx| / (1 + |x|)``.  A row is ``ok`` when its step fell below ``tol`` or stagnated below
-    ``floor``, with finite ``x`` and ``extra``.
+    ``floor``, with finite ``x`` and ``extra``.  ``contract`` (a corrector's rule, as the scalar
+    :func:`symrmt.core.newton.newton`'s ``contract``): a row whose step, not yet converged and above
+    ``contract_above``, is not ``contract`` times smaller than its previous step stops there, unconverged
+    (a continuation then takes a shorter step instead of iterating outside Newton's basin); below
+    ``contract_above`` the steps of an ill-conditioned system may shrink slowly in rounding noise, and only the
+    other rules apply.
+
+    >>> import numpy as np
+    >>> slow = lambda rows, x: (-x / 2, x)  # steps that shrink only twofold
+    >>> newton(slow, np.ones((1, 1)), 1e-6, 40, contract=4)[3].tolist()
+    [False]
     """
     n = x.shape[0]
     x = x.copy()
@@ -183,8 +251,11 @@ def newton(linear, x, tol, maxsteps: int, floor=STAGNATION_FLOOR, blowup=1e6):
         x[act], extra[act], step[act] = xn, ex, st
         fin = (st <= tol) | stagnated(st, prev[act], floor)  # the core's stopping rules
         done[act[fin]] = True
+        going = ~fin & (st < blowup)
+        if contract is not None:
+            going &= ~((st > prev[act] / contract) & (st > contract_above))
         prev[act] = st
-        act = act[~fin & (st < blowup)]
+        act = act[going]
     ok = done & np.isfinite(x).all(axis=1) & np.isfinite(extra).all(axis=1)
     return x, extra, step, ok
 

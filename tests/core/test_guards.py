@@ -191,6 +191,12 @@ def test_batch_newton_rules():
     assert not ok.any()  # the same steps above the floor run out of steps
     _, _, _, ok = batch.newton(lambda rows, x: (np.full_like(x, np.nan), x), x0, 1e-3, 5)
     assert not ok.any()  # a non-finite step stops the row, unconverged
+    # the corrector's contraction rule: a row whose step does not shrink contract-fold stops, unconverged
+    _, _, _, ok = batch.newton(halving, x0, 1e-6, 40, contract=4)
+    assert not ok.any()
+    sqrt2 = lambda rows, x: (-(x * x - 2) / (2 * x), x)  # noqa: E731 -- Newton on x^2 = 2: quadratic
+    x, _, _, ok = batch.newton(sqrt2, np.array([[1.0], [1.5]]), 1e-15, 20, contract=4)
+    assert ok.all() and np.abs(x - np.sqrt(2)).max() <= 4e-16
 
 
 def test_batch_follow_guards():

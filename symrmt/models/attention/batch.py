@@ -34,8 +34,8 @@ from symrmt.core.batch import stack as _stack
 from symrmt.core.continuation import Geometric
 from symrmt.models.attention import equations as S
 from symrmt.models.attention.solver import MOVE_FRACTION
-from symrmt.models.attention.compiled import (closed_form_phi, fixed_point_fjg, fixed_point_residual, ridge_function,
-                                             woodbury_D_function)
+from symrmt.models.attention.compiled import (closed_form_phi, fixed_point_fjg, fixed_point_residual,
+                                             fixed_point_tangent_function, ridge_function, woodbury_D_function)
 
 EPS = float(np.finfo(np.float64).eps)
 NEQ, NUNK = 9, 6
@@ -45,8 +45,14 @@ NEWTON_TOL = 1e-13
 MAX_JUMP = 0.1
 #: Jacobians whose (column-scaled) condition estimate exceeds this are refused
 MAX_COND = 1e12
+#: the continuation's corrector stops a row whose Newton step is not this many times smaller than the
+#: previous one (:func:`symrmt.core.batch.newton`'s ``contract``): the step is then refused and retried shorter
+CORRECTOR_CONTRACT = 2.0
+#: ... for steps above this relative size only (below it, an ill-conditioned system's float64 steps may
+#: shrink slowly before they stagnate, and the stagnation rule decides)
+CORRECTOR_CONTRACT_ABOVE = 1e-6
 #: :func:`continuation_tree`: the stride of the chain along each ``c``'s gammas (then binary levels)
-TREE_STRIDE = 8
+TREE_STRIDE = 16
 
 
 @cached(maxsize=1)
@@ -54,7 +60,7 @@ def numpy_functions() -> MappingProxyType:
     """The NumPy-compiled ``FJG`` and ``det N`` of the fixed point and the closed form of ``E_RR``."""
     fjg, detn, _ = fixed_point_fjg("numpy")
     return MappingProxyType({"fjg": fjg, "detN": detn, "ridge": ridge_function("numpy"),
-                             "F": fixed_point_residual("numpy")})
+                             "F": fixed_point_residual("numpy"), "Ftangent": fixed_point_tangent_function("numpy")})
 
 
 def fjg(g, p):
@@ -62,7 +68,7 @@ def fjg(g, p):
     def one(g, p):
         n = g.shape[0]
         with np.errstate(all="ignore"):  # an overflow gives inf or nan, which every caller refuses
-            v = _stack(numpy_functions()["fjg"](tuple(g.T), tuple(p.T)), n, g.dtype)
+            v = _stack(numpy_functions()["fjg"](tuple(g.T), _args(p)), n, g.dtype)
         return v[:, :NEQ], v[:, NEQ:NEQ + NEQ * NUNK].reshape(n, NEQ, NUNK), v[:, NEQ + NEQ * NUNK:]
 
     return blockwise(one, g, p)
@@ -79,14 +85,16 @@ def lstsq(J, rhs):
     return core_batch.lstsq(J, rhs, MAX_COND)
 
 
-def newton(g, p, maxsteps: int = 12):
+def newton(g, p, maxsteps: int = 12, contract=None):
     """Newton's method on the fixed point for every row of ``g``; returns ``(g, dg, step, ok)``.
 
     The core's batched driver (:func:`symrmt.core.batch.newton`) with the least-squares step of
     :func:`lstsq`.  ``dg`` is the implicit derivative ``dGm/dgamma = -J^+ dF/dgamma`` at the last
     iterate and ``step`` the last relative Newton step.  A row is ``ok`` when its step fell below
     :data:`NEWTON_TOL`, or stopped shrinking below ``1e-11`` (the float64 floor of an
-    ill-conditioned system), with finite values.
+    ill-conditioned system), with finite values.  ``contract``: as :func:`symrmt.core.batch.newton`'s
+    (the continuation's correctors pass :data:`CORRECTOR_CONTRACT`), for steps above
+    :data:`CORRECTOR_CONTRACT_ABOVE`.
     """
     def linear(rows, x):
         # the compiled entries straight into the column layout of the core's least squares:
@@ -94,7 +102,7 @@ def newton(g, p, maxsteps: int = 12):
         n = x.shape[0]
         A = np.empty((NUNK + 2, NEQ, n))
         with np.errstate(all="ignore"):  # an overflow gives inf or nan, which the solve refuses
-            vals = numpy_functions()["fjg"](tuple(x.T), tuple(p[rows].T))
+            vals = numpy_functions()["fjg"](tuple(x.T), _args(p[rows]))
             for i in range(NEQ):
                 A[NUNK, i] = vals[i]
                 A[NUNK + 1, i] = vals[NEQ + NEQ * NUNK + i]
@@ -104,7 +112,17 @@ def newton(g, p, maxsteps: int = 12):
         y, _ = core_batch.lstsq_columns(A, NUNK, MAX_COND)
         return y[:, 0].T, y[:, 1].T
 
-    return core_batch.newton(linear, g, NEWTON_TOL, maxsteps)
+    return core_batch.newton(linear, g, NEWTON_TOL, maxsteps, contract=contract,
+                             contract_above=CORRECTOR_CONTRACT_ABOVE)
+
+
+def _args(p):
+    """The parameter arguments of a compiled fixed-point function from the rows ``p`` of :func:`_params`:
+    the columns ``gamma`` and ``c``, and ``a_1, nu, d`` (the same in every row) as scalars of ``p``'s dtype, so
+    that the generated code computes their subexpressions once instead of once per row."""
+    if p.shape[0] == 0:
+        return tuple(p.T)
+    return (p[:, 0], p[:, 1], p[0, 2], p[0, 3], p[0, 4])
 
 
 def _params(gamma, c, a1, nu, d, dtype=float):
@@ -120,10 +138,11 @@ def continuation(gamma, c, a1: float, nu: float, d: float, max_rounds: int = 400
     ``gamma_0 = 1e4 (1 + |a_1| + |d| + sqrt(nu))^2 (1 + c)(1 + 1/c)`` (as the mpmath
     solver does) from the ``gamma -> oo`` solution ``diag(1/gamma_0, [[-c, 1], [1, 0]])``,
     and moves to its own ``gamma`` in ratio steps of up to 16 (halved on trouble,
-    doubled on success); predictor from ``dGm/dgamma``, Newton corrector.  A step
-    is accepted inside the core's trust region (:func:`symrmt.core.continuation.in_trust_region`):
-    Newton converges within :data:`MAX_JUMP` of the predictor (no jump to another branch) and
-    within :data:`symrmt.models.attention.solver.MOVE_FRACTION` of the previous point.  Returns ``(g, dg, step, ok)`` at the targets.
+    doubled on success); predictor from ``dGm/ds`` in ``s = 1/gamma`` (:func:`_follow_from`), Newton
+    corrector.  A step is accepted inside the core's trust region
+    (:func:`symrmt.core.continuation.in_trust_region`): Newton converges within :data:`MAX_JUMP` of the
+    predictor (no jump to another branch) and within :data:`symrmt.models.attention.solver.MOVE_FRACTION`
+    of the previous point.  Returns ``(g, dg, step, ok)`` at the targets.
     """
     gamma = np.asarray(gamma, dtype=float)
     c = np.asarray(c, dtype=float)
@@ -133,23 +152,34 @@ def continuation(gamma, c, a1: float, nu: float, d: float, max_rounds: int = 400
     zero = np.zeros(n)
     start = np.column_stack([1 / cur, zero, zero, -c, zero + 1, zero])
     g, dg, step, ok = newton(start, _params(cur, c, a1, nu, d), maxsteps=30)
+    return _follow_from(g, dg, cur, gamma, c, a1, nu, d, max_rounds, ok=ok, step=step)
+
+
+def _follow_from(g, dg, start, gamma, c, a1, nu, d, max_rounds: int = 400, ok=None, step=None):
+    """:func:`continuation`'s batched path from solved points ``(g, dg)`` at ``start`` down to ``gamma``.
+
+    The path is followed in ``s = 1/gamma`` (the core's batched continuation,
+    :func:`symrmt.core.batch.follow`, with the schedule of the mpmath solver: ratio 4, up to 16, stalled
+    below ``1 + 1e-6``, and its trust region): ``Gm`` is analytic in ``s`` at ``s = 0`` (``gamma -> oo``),
+    so the predictor ``Gm + (dGm/ds) ds`` is second-order accurate in the step where the one in ``gamma``
+    is not, and long steps of a path from the large-``gamma`` start are accepted.  The corrector is
+    Newton at ``gamma`` itself (the target ``gamma`` exactly at the last step).  Returns
+    ``(g, dg, step, ok)`` with ``dg = dGm/dgamma``."""
+    gamma = np.asarray(gamma, dtype=float)
+    s1 = 1 / gamma
 
     def correct(rows, pred, nxt):
-        return newton(pred, _params(nxt, c[rows], a1, nu, d))
+        gam = np.where(nxt == s1[rows], gamma[rows], 1 / nxt)
+        gn, dgn, st, okn = newton(pred, _params(gam, c[rows], a1, nu, d), contract=CORRECTOR_CONTRACT)
+        return gn, -(gam * gam)[:, None] * dgn, st, okn  # dGm/ds = -gamma^2 dGm/dgamma
 
-    # the core's continuation, batched: the schedule of the mpmath solver (ratio 4, up to 16, stalled
-    # below 1 + 1e-6) and its trust region
-    return core_batch.follow(correct, g, dg, cur, gamma, Geometric(cur, gamma, 4.0, 16.0, 1e-6), correction=MAX_JUMP,
-                             move=MOVE_FRACTION, max_rounds=max_rounds, ok=ok, step=step)
-
-
-def _follow_from(g, dg, start, gamma, c, a1, nu, d, max_rounds: int = 400):
-    """:func:`continuation`'s batched path from solved points ``(g, dg)`` at ``start`` down to ``gamma``."""
-    def correct(rows, pred, nxt):
-        return newton(pred, _params(nxt, c[rows], a1, nu, d))
-
-    return core_batch.follow(correct, g, dg, start, gamma, Geometric(start, gamma, 4.0, 16.0, 1e-6),
-                             correction=MAX_JUMP, move=MOVE_FRACTION, max_rounds=max_rounds)
+    s0 = 1 / np.asarray(start, dtype=float)
+    h, dh, step, ok = core_batch.follow(correct, g, -(start * start)[:, None] * dg, s0, s1,
+                                        Geometric(s0, s1, 4.0, 16.0, 1e-6), correction=MAX_JUMP,
+                                        move=MOVE_FRACTION, max_rounds=max_rounds, ok=ok, step=step)
+    with np.errstate(all="ignore"):
+        dgamma = np.where((start == gamma)[:, None], dg, -(s1 * s1)[:, None] * dh)
+    return h, dgamma, step, ok
 
 
 def _between(ga, dga, gam_a, gb, dgb, gam_b, gamma, c, a1, nu, d):
@@ -164,7 +194,7 @@ def _between(ga, dga, gam_a, gb, dgb, gam_b, gamma, c, a1, nu, d):
     t2, t3 = t * t, t * t * t
     pred = ((2 * t3 - 3 * t2 + 1) * ga + (t3 - 2 * t2 + t) * h * dga + (-2 * t3 + 3 * t2) * gb
             + (t3 - t2) * h * dgb)
-    gn, dgn, st, okn = newton(pred, _params(gamma, c, a1, nu, d))
+    gn, dgn, st, okn = newton(pred, _params(gamma, c, a1, nu, d), contract=CORRECTOR_CONTRACT)
     with np.errstate(all="ignore"):
         size = 1 + core_batch.norm_rows(ga)
         okn &= in_trust_region(core_batch.norm_rows(gn - pred), core_batch.norm_rows(gn - ga), size, MAX_JUMP,
@@ -250,8 +280,12 @@ def refine(g, dg, gamma, c, a1, nu, d):
 
     Returns ``(g_ld, dg_ld, resid)``: the corrected values (long double) and the
     relative size of the correction of ``g`` (the residual check, in units of the
-    solution).  Parameters go in as long double from their float64 values.  Row by row
-    (in blocks, :func:`symrmt.core.batch.blockwise`).
+    solution).  Parameters go in as long double from their float64 values.  Two steps of
+    mixed-precision iterative refinement with one float64 factorization of the Jacobian at ``g``
+    (:func:`symrmt.core.batch.qr_columns`): the residual ``F`` in long double at ``g``, then ``F`` and the
+    implicit derivative's residual ``(dF/dG) dg + dF/dgamma`` in long double at the corrected point
+    (:func:`symrmt.models.attention.compiled.fixed_point_tangent_function`).  Row by row (in blocks,
+    :func:`symrmt.core.batch.blockwise`).
     """
     return blockwise(lambda g, dg, gamma, c: _refine(g, dg, gamma, c, a1, nu, d), g, dg,
                      np.asarray(gamma, dtype=float), np.asarray(c, dtype=float))
@@ -261,18 +295,19 @@ def _refine(g, dg, gamma, c, a1, nu, d):
     p = _params(gamma, c, a1, nu, d, LD)
     gl = g.astype(LD)
     n = g.shape[0]
-    with np.errstate(all="ignore"):  # the residual alone in long double, the Jacobian in float64
-        F = _stack(numpy_functions()["F"](tuple(gl.T), tuple(p.T)), n, LD)
+    with np.errstate(all="ignore"):  # the residuals in long double, the Jacobian (at g) in float64
+        F = _stack(numpy_functions()["F"](tuple(gl.T), _args(p)), n, LD)
         _, J64, _ = fjg(g, p.astype(float))
-        x, _ = lstsq(J64, -F.astype(float)[:, :, None])
-        gl = gl + x[:, :, 0]
-        F, J, Fg = fjg(gl, p)
-        r = np.einsum("nij,nj->ni", J, dg.astype(LD)) + Fg
-        y, _ = lstsq(J.astype(float), -np.stack([F.astype(float), r.astype(float)], axis=2))
-        gl = gl + y[:, :, 0]
-        dgl = dg.astype(LD) + y[:, :, 1]
-        resid = (np.linalg.norm(x[:, :, 0], axis=1) + np.linalg.norm(y[:, :, 0], axis=1)) / (
-            1 + np.linalg.norm(g, axis=1))
+        factor = core_batch.qr_columns(J64.transpose(2, 1, 0).copy(), MAX_COND)
+        x = core_batch.qr_solve(factor, -F.astype(float).T[:, None, :])[:, 0, :].T
+        gl = gl + x
+        # F and the implicit derivative's residual (dF/dG) dg + dF/dgamma at the corrected point
+        Ft = _stack(numpy_functions()["Ftangent"](tuple(gl.T), _args(p), tuple(dg.astype(LD).T)), n, LD)
+        rhs = -Ft.astype(float).T.reshape(2, NEQ, n).transpose(1, 0, 2)
+        y = core_batch.qr_solve(factor, rhs)
+        gl = gl + y[:, 0, :].T
+        dgl = dg.astype(LD) + y[:, 1, :].T
+        resid = (np.linalg.norm(x, axis=1) + np.linalg.norm(y[:, 0, :].T, axis=1)) / (1 + np.linalg.norm(g, axis=1))
     resid[~np.isfinite(resid)] = np.inf
     return gl, dgl, resid
 
@@ -288,7 +323,7 @@ def _branch_ok(g, dg, gamma, c, a1, nu, d, slack):
     n = g.shape[0]
     p = _params(gamma, c, a1, nu, d, g.dtype)
     with np.errstate(all="ignore"):  # an overflow gives inf or nan, refused below
-        detn = np.asarray(numpy_functions()["detN"](tuple(g.T), tuple(p.T))) * np.ones(n, dtype=g.dtype)
+        detn = np.asarray(numpy_functions()["detN"](tuple(g.T), _args(p))) * np.ones(n, dtype=g.dtype)
     tau = g[:, 0]
     noise = -gamma**2 * dg[:, 0]
     with np.errstate(invalid="ignore"):

@@ -16,7 +16,7 @@ from symrmt.codegen.compile import compile_recipe
 from symrmt.models.attention import equations as S
 
 __all__ = ["closed_form_phi", "fixed_point_fjg", "fixed_point_functions", "fixed_point_homotopy_fjt", "fixed_point_residual",
-           "noise_L0_function", "ridge_function", "woodbury_D_function"]
+           "fixed_point_tangent_function", "noise_L0_function", "ridge_function", "woodbury_D_function"]
 
 
 def _fixed_point_recipe(part: str, target: str = "mpmath"):
@@ -29,6 +29,8 @@ def _fixed_point_recipe(part: str, target: str = "mpmath"):
         if part == "FJG":  # the product form: the same polynomials in ~6x fewer operations
             F, J, Fg = S.fixed_point_system(expand=False)
             return args, list(F) + list(J) + list(Fg)
+        if part == "Ftangent":  # F and its derivative along (dGm/dgamma, 1): the fast path's long-double residuals
+            return [S.G_SYMBOLS, S.PARAMS, S.V_SYMBOLS], S.fixed_point_tangent()
         if part == "Fprod":  # the residual alone, in the product form (the fast path's long-double residual)
             F, _, _ = S.fixed_point_system(expand=False)
             return args, list(F)
@@ -61,6 +63,14 @@ def fixed_point_residual(target: str = "numpy"):
 
 
 @cached(maxsize=2)
+def fixed_point_tangent_function(target: str = "numpy"):
+    """Compiled ``F`` (9 entries) and ``(dF/dG) V + dF/dgamma`` (9) of
+    :func:`symrmt.models.attention.equations.fixed_point_tangent` (arguments ``(G, params, V)``): both
+    residuals of the fast path's long-double correction in one evaluation, without the Jacobian's 54 entries."""
+    return _fixed_point_recipe("Ftangent", target)
+
+
+@cached(maxsize=2)
 def fixed_point_homotopy_fjt(target: str = "mpmath"):
     """Compiled ``[F (9), dF/dG (54), dF/dt (9)]`` of :func:`symrmt.models.attention.equations.fixed_point_homotopy`
     (arguments ``(G, params + [t])``; the layout of :func:`fixed_point_fjg` with ``t`` for ``gamma``)."""
@@ -86,6 +96,7 @@ def woodbury_D_function(r: int = 1, target: str = "mpmath"):
     return compile_recipe(f"woodbury_D_r{r}", lambda: ([S.lowrank_coords(r), S.a1, S.c], S.woodbury_D(r=r)), target)
 
 
+@cached(maxsize=4)
 def closed_form_phi(kind: str, target: str = "mpmath"):
     """Compiled ``(varphi, dvarphi/dgamma)`` of a special-case closed form of :mod:`symrmt.models.attention.equations`.
 

@@ -215,6 +215,25 @@ def fixed_point_system(expand: bool = True):
     return F.as_immutable(), J.as_immutable(), Fg.as_immutable()
 
 
+#: the entries of a direction ``V`` of ``Gm`` (``dGm/dgamma`` along the path), in ``G_INDEX`` order
+V_SYMBOLS = tuple(sp.Symbol(f"V_{{{i + 1}{j + 1}}}", real=True) for i, j in G_INDEX)
+
+
+@cached(maxsize=1)
+def fixed_point_tangent():
+    r"""The residual ``F`` of :func:`fixed_point_polynomial` (product form) and its derivative along the
+    path direction ``(V, 1)`` in ``(Gm, gamma)``: ``d/dt F(Gm + t V, gamma + t)`` at ``t = 0``, which is
+    ``(dF/dG) V + dF/dgamma`` (:func:`fixed_point_system`) in forward mode.  At the solution with
+    ``V = dGm/dgamma`` the second part vanishes: it is the residual of the implicit derivative.
+    Returns the 18 entries ``F`` then the derivative, as a list (arguments ``G_SYMBOLS``, ``PARAMS``,
+    :data:`V_SYMBOLS`)."""
+    F = fixed_point_polynomial(expand=False)
+    t = sp.Symbol("t_dir")
+    moved = {g: g + t * v for g, v in zip(G_SYMBOLS, V_SYMBOLS)}
+    moved[gamma] = gamma + t
+    return list(F) + [sp.diff(f.xreplace(moved), t).subs(t, 0) for f in F]
+
+
 # ---------------------------------------------------------------- low-rank part
 
 def lowrank_coords(r: int = 1) -> tuple:

@@ -12,7 +12,7 @@ How a grid is solved
 --------------------
 1. The noise-only fixed point depends only on ``(gamma, c)`` (and ``f``): it is
    solved once per distinct pair, all pairs at once, by continuation in
-   ``gamma`` (batched Newton with the core's stacked least squares,
+   ``gamma`` (followed in ``1/gamma``; batched Newton with the core's stacked least squares,
    :func:`symrmt.core.batch.lstsq_columns`): the largest ``gamma`` of each ``c``
    from the large-``gamma`` start, the others from a solved point of the same
    ``c`` at a larger ``gamma`` (:func:`symrmt.models.attention.batch.continuation_tree`).

@@ -126,6 +126,16 @@ def test_tiny_gamma_falls_back_where_float64_cannot_deliver():
     assert _rel(res.attention[0], exact) <= 1e-14
 
 
+def test_small_gamma_stays_float_where_float64_delivers():
+    """gamma = 1e-9 at c = 0.19: an ill-conditioned fixed point whose float64 Newton steps shrink slowly near
+    the rounding floor; the continuation still reaches it (no fallback) and the value matches the 15-digit
+    mpmath solve."""
+    res = F.solve_grid("erf", {"c": [0.19], "gamma": [1e-9], "snr": [1.0]})
+    assert res.fallback.tolist() == [False]
+    exact = attention_limit("erf", 0.19, [1e-9], Geometry(snr=1), digits=15)[0]
+    assert _rel(res.attention[0], exact) <= 1e-13
+
+
 def test_certify_reports_the_largest_gap():
     c = np.linspace(0.1, 3.0, 8)
     res = F.solve_grid("erf", {"c": c, "gamma": np.full(8, 0.5), "snr": np.full(8, 2.0)}, certify=2, seed=3)

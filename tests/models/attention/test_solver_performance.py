@@ -49,6 +49,46 @@ def test_compiled_fjg_matches_exact_jacobian_and_gamma_derivative():
             assert abs(g - mpmath.mpf(sp.N(e, 80))) <= mpmath.mpf(10) ** -50 * (1 + abs(g))
 
 
+def test_compiled_tangent_residual_matches_exact_jacobian_times_direction():
+    """The fast path's long-double residuals: ``F`` and ``(dF/dG) V + dF/dgamma`` (forward mode on the product
+    form) against the expanded system's exact Jacobian and gamma derivative, evaluated by SymPy."""
+    tangent = NC._fixed_point_recipe("Ftangent")
+    F, J, Fg = S.fixed_point_system()
+    rng = random.Random(5)
+    gv = [sp.Rational(rng.randint(-9, 9), rng.randint(1, 9)) for _ in range(6)]
+    vv = [sp.Rational(rng.randint(-9, 9), rng.randint(1, 9)) for _ in range(6)]
+    pv = [sp.Rational(2, 7), sp.Rational(3, 2), sp.Rational(3, 5), sp.Rational(1, 2), sp.Rational(-1, 4)]
+    sub = dict(zip(S.G_SYMBOLS, gv)) | dict(zip(S.PARAMS, pv))
+    exact = [e.subs(sub) for e in list(F) + list(J * sp.Matrix(vv) + Fg)]
+    assert any(e != 0 for e in exact[9:])  # a direction off the solution: the check is not 0 == 0
+    with mpmath.workdps(60):
+        got = tangent(*([mpmath.mpf(x.p) / x.q for x in xs] for xs in (gv, pv, vv)))
+        assert len(got) == len(exact) == 18
+        for g, e in zip(got, exact):
+            assert abs(g - mpmath.mpf(sp.N(e, 80))) <= mpmath.mpf(10) ** -50 * (1 + abs(g))
+
+
+def test_batch_qr_reused_for_a_second_right_hand_side():
+    """:func:`symrmt.core.batch.qr_solve` on one factorization: the same least-squares solutions as
+    ``numpy.linalg.lstsq`` per system, and ``nan`` in a rank-deficient row only."""
+    import numpy as np
+
+    from symrmt.core import batch
+
+    rng = np.random.default_rng(4)
+    J = rng.standard_normal((5, 9, 6))
+    J[4, :, 5] = J[4, :, 0]  # rank-deficient: refused
+    b1, b2 = rng.standard_normal((5, 9)), rng.standard_normal((5, 9))
+    factor = batch.qr_columns(J.transpose(2, 1, 0).copy(), 1e12)
+    x1 = batch.qr_solve(factor, b1.T[:, None, :])[:, 0, :].T
+    x2 = batch.qr_solve(factor, b2.T[:, None, :])[:, 0, :].T
+    for i in range(4):
+        for x, b in ((x1, b1), (x2, b2)):
+            ref = np.linalg.lstsq(J[i], b[i], rcond=None)[0]
+            assert np.abs(x[i] - ref).max() <= 1e-12 * (1 + np.abs(ref).max())
+    assert np.isnan(x1[4]).all() and np.isnan(x2[4]).all()
+
+
 def test_qr_solve_two_right_hand_sides_float_and_mpf():
     rows = [[2, 1], [1, 3], [1, -1]]
     x1, x2 = [1, -2], [3, 5]
@@ -199,6 +239,7 @@ def test_bench_quick_runs_and_reports(capsys):
     floor = fast["floor"]  # CPU per point against NumPy's Marchenko-Pastur closed form (a ratio; no time asserted)
     assert all(floor[k]["ratio"] > 0 and floor[k]["fallbacks"] == 0 for k in ("c_snr", "c_gamma"))
     assert floor["c_gamma"]["newton_step_ratio"] > 0 and "one Newton step" in text
+    assert floor["c_gamma"]["check_ratio"] > 0 and floor["c_gamma"]["phi_ratio"] > 0 and "long-double check" in text
     assert "### Fast grid floor" in text
     dens = res["density_fast"]  # the float64 density path: 12 correct digits at every point of five laws
     assert len(dens["laws"]) == 5 and all(law["min_digits"] >= 12 for law in dens["laws"])
