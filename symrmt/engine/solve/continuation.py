@@ -57,8 +57,7 @@ LEG_DECADES = 6
 MP_DIGITS = 40
 #: the starts tried, in order: (kind, a)
 STARTS = (("log", 1), ("line", 1), ("line", -1), ("log", 10), ("line", 10), ("line", -10))
-#: checked starts kept per path (per compiled system, shift parameter and values of the other parameters),
-#: and paths kept per compiled system
+#: checked starts kept per path (per compiled system, shift parameter and values of the other parameters)
 WARM_POINTS = 64
 
 
@@ -177,20 +176,16 @@ class ContinuedSolver(TraceSolver):
         return tuple(x for i, x in enumerate(self.raw) if i != k)
 
     def _keep(self, h):
-        """Remember the checked start ``h`` (at most :data:`WARM_POINTS` per path, and paths per compiled system,
-        the oldest dropped first) as a start for later points."""
+        """Remember the checked start ``h`` (a few per path, :data:`WARM_POINTS`) as a start for later points."""
         if not self.warm:
             return h
         for theta in shift_params(self.c.system):
             k = self.c.params.index(theta)
             if self.raw[k] > 0:
-                paths = self.c.__dict__.setdefault("warm", {})
-                pts = paths.setdefault((theta, self._key(k)), {})
+                pts = self.c.__dict__.setdefault("warm", {}).setdefault((theta, self._key(k)), {})
                 pts[self.raw[k]] = h
                 while len(pts) > WARM_POINTS:
                     pts.pop(next(iter(pts)))
-                while len(paths) > WARM_POINTS:
-                    paths.pop(next(iter(paths)))
         return h
 
     def _warm(self, accept):
