@@ -446,11 +446,8 @@ class TraceSolver:
         rhs = fn(h, *lows, pvals)
         out = None
         if lu is not None:
-            nonzero = [([mpmath.mpf(r[j]) for j in range(len(r)) if r[j]], [j for j in range(len(r)) if r[j]])
-                       for r in rows]  # J by rows, its nonzero entries only
-
             def apply(x):  # J x + rhs (mpmath's fdot: one rounding per row)
-                return [mpmath.fdot(vs, [x[j] for j in js]) + b for (vs, js), b in zip(nonzero, rhs)]
+                return [mpmath.fdot(r, x) + b for r, b in zip(rows, rhs)]
             out = _refine(apply, lu, [mpmath.mpf(0)] * self.c.m, tol)
         derivs[alpha] = out[0] if out is not None else qr_solve(rows, [[-x for x in rhs]], mpmath.sqrt,
                                                                  mpmath.eps)[0]
