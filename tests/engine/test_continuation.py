@@ -87,31 +87,3 @@ def test_marchenko_pastur_edge_is_reached():
         g = -(mpmath.sqrt(2) - 1) ** 2
         ref = -(g + 1) / (2 * g)  # the double root of gamma m^2 + (gamma + 1) m - 1 = 0
         assert abs(r.value - ref) <= abs(ref) * mpmath.mpf(10) ** -24
-
-
-def test_a_curve_continues_from_solved_points():
-    # each point after the first starts from the nearest point solved before on the same path (c fixed), and
-    # every value is the closed form's
-    m = wishart()
-    c = Fraction(1, 2)
-    for k in range(8):
-        gamma = Fraction(3, 2) * Fraction(2, 3) ** k
-        r = m.limit(MP, at={"c": c, "gamma": gamma}, digits=30)
-        ref = mp_closed_form(c, gamma)
-        with mpmath.workdps(50):
-            assert abs(r.value - ref) <= abs(ref) * mpmath.mpf(10) ** -29
-    assert "from the solved point" in getattr(r.solvers[0], "route", "")
-
-
-def test_a_solved_point_across_the_spectrum_is_not_a_start():
-    # c = 2: z = 1/10 lies below the spectrum [(sqrt 2 - 1)^2, (sqrt 2 + 1)^2] ~ [0.1716, 5.83], z = 10 above it;
-    # the path in z from the first to the second breaks at the edges, so the second is solved as a first point,
-    # on its own branch: the root of 10 m^2 + 9 m + 1 = 0 in (-1/(10 - 0.1716), -1/(10 - 5.83))
-    m = wishart()
-    expr = "trace(inv(Z.T*Z/n - z*I(n)))"
-    m.limit(expr, at={"c": 2, "z": Fraction(1, 10)}, digits=20)
-    r = m.limit(expr, at={"c": 2, "z": 10}, digits=20)
-    with mpmath.workdps(60):
-        ref = (-9 + mpmath.sqrt(41)) / 20
-        assert abs(r.value - ref) <= abs(ref) * mpmath.mpf(10) ** -19
-    assert "solved point" not in getattr(r.solvers[0], "route", "")

@@ -23,7 +23,6 @@ the spectrum.  :func:`hermitize` writes ``H_eps`` as a pencil whose shift ``eps`
 
 from __future__ import annotations
 
-from symrmt.cache import cache_dict
 from symrmt.engine.lang.matrices import Inverse, MatProduct, MatSum, Scaled, Transpose
 from symrmt.engine.reduce import linearize as lin
 from symrmt.engine.reduce.linearize import EPS_SHIFT, Pencil, add_entry
@@ -48,18 +47,9 @@ def hermitize(p: Pencil) -> Pencil:
     return Pencil(p.blocks + p.blocks, p.ratios, Q, u, v)
 
 
-_NONNORMAL = cache_dict("symrmt.engine.reduce.hermitize._NONNORMAL", 256)
-
-
 def nonnormal_inverses(matrix) -> list:
     """The arguments ``A`` of the ``inv(A)`` nodes of a normalized matrix that are not symmetric by
-    structure (their limit operator may be non-normal), innermost last, without repeats (memoized per matrix)."""
-    if matrix not in _NONNORMAL:
-        _NONNORMAL[matrix] = _nonnormal_inverses(matrix)
-    return list(_NONNORMAL[matrix])
-
-
-def _nonnormal_inverses(matrix) -> list:
+    structure (their limit operator may be non-normal), innermost last, without repeats."""
     out = []
     stack = [matrix]
     while stack:

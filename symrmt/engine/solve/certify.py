@@ -31,7 +31,7 @@ from symrmt.core.numbers import mpf_of
 from symrmt.core.certify import Disagree, agree, certify
 from symrmt.core.certify import ESCALATIONS, GUARD
 from symrmt.core.budget import stage
-from symrmt.engine.solve.continuation import ContinuedSolver, warm_starts
+from symrmt.engine.solve.continuation import ContinuedSolver
 from symrmt.engine.solve.newton import CompiledSystem
 
 __all__ = ["TraceLimit", "admitted", "certified_limit", "compiled_system", "formula_function", "branch_acceptor", "holds",
@@ -177,9 +177,6 @@ def check_bounds(plan, values, taus, digits):
                 )
 
 
-_COEFFICIENTS = cache_dict("symrmt.engine.solve.certify._COEFFICIENTS", 256)
-
-
 def _check_real_inputs(plan, values, free=None):
     """Every coefficient of every matrix and every atom of a diagonal law must be finite and real at the
     values (``sqrt(gamma - 2)`` at ``gamma = 1`` is refused here, in one line); ``free``: the name of a
@@ -199,16 +196,14 @@ def _check_real_inputs(plan, values, free=None):
     parts = [(f"trace #{t.index + 1}", t.matrix) for t in plan.traces if t.matrix is not None]
     parts += [(f"quadratic form #{f.index + 1}", f.matrix) for f in getattr(plan, "forms", ())]
     for what, matrix in parts:
-        if matrix not in _COEFFICIENTS:  # the distinct coefficients of the matrix, in the order of the tree
-            items = []
-            for x in walk(matrix):
-                if isinstance(x, Const):
-                    items.append(x.value)
-                elif isinstance(x, Diagonal):
-                    items.extend(x.values + x.weights)
-            _COEFFICIENTS[matrix] = tuple(dict.fromkeys(sp.sympify(c) for c in items))
-        for c in _COEFFICIENTS[matrix]:
-            v = c.subs(subs) if not c.is_number else c
+        items = []
+        for x in walk(matrix):
+            if isinstance(x, Const):
+                items.append(x.value)
+            elif isinstance(x, Diagonal):
+                items.extend(x.values + x.weights)
+        for c in items:
+            v = sp.sympify(c).subs(subs) if not sp.sympify(c).is_number else sp.sympify(c)
             if v.has(sp.zoo, sp.oo, -sp.oo, sp.nan):
                 raise BranchError(f"a coefficient {c} in {what} divides by zero at these values; "
                                   "no value is returned")
@@ -275,8 +270,7 @@ def certified_limit(plan, values: dict, digits: int) -> dict:
     with stage("the pencil self-test and compilation"):
         for t in plan.traces:
             checked(t.pencil, t.matrix)  # a pencil that fails its finite-size self-test is never solved
-            solvers[t.index] = (t.solver(compiled_system(t.system), values) if hasattr(t, "solver") else
-                                ContinuedSolver(compiled_system(t.system), values, warm=warm_starts(t.matrix)))
+            solvers[t.index] = getattr(t, "solver", ContinuedSolver)(compiled_system(t.system), values)
     for t in plan.traces:  # the homotopy: a failure here is not a precision problem, so it is not retried
         with stage(f"the homotopy of trace #{t.index + 1} ({len(t.system.unknowns)} unknowns)"):
             solvers[t.index].start(branch_acceptor(t, values))

@@ -22,13 +22,6 @@ spectrum, so reaching the target proves the spectrum did not cross it on the way
 followed twice (the second time with finer steps) and the end points must agree, and the trace's
 sanity bounds are checked, as for the homotopy.
 
-A start once found and checked is kept on the compiled system (:data:`WARM_POINTS` per path: per
-shift parameter and values of the other parameters), and a later point on the same path is continued
-in ``log theta`` from the nearest kept one, before any homotopy: the same two paths and the same
-branch check, with the steps bounded per decade of ``theta`` as on a full leg, so a curve costs a few
-steps per point (the fixed point is followed point to point, as from large ``gamma``).  Where that
-path fails, the routes above run as for a first point.
-
 The smallest ``gamma`` reached this way on the Marchenko-Pastur resolvent is limited by the trust
 region (each step may grow the solution by at most a quarter, so a decade of ``gamma`` costs about 10
 steps on the checking path); the log path is cut into legs of :data:`LEG_DECADES` decades, each within
@@ -57,16 +50,6 @@ LEG_DECADES = 6
 MP_DIGITS = 40
 #: the starts tried, in order: (kind, a)
 STARTS = (("log", 1), ("line", 1), ("line", -1), ("log", 10), ("line", 10), ("line", -10))
-#: checked starts kept per path (per compiled system, shift parameter and values of the other parameters)
-WARM_POINTS = 64
-
-
-def warm_starts(matrix) -> bool:
-    """Whether the fixed point of ``matrix``'s pencil may start from a kept start on its path
-    (:class:`ContinuedSolver` ``warm``): every inverse in it symmetric by structure (``None``: no matrix, no)."""
-    from symrmt.engine.reduce.hermitize import nonnormal_inverses
-
-    return matrix is not None and not nonnormal_inverses(matrix)
 
 
 def shift_params(system):
@@ -82,22 +65,13 @@ def shift_params(system):
 
 class ContinuedSolver(TraceSolver):
     """:class:`TraceSolver` whose start, when the homotopy in ``s`` fails, is continued in a parameter
-    (see the module docstring); the reasons of every failed route are kept for the error.  ``warm``: start
-    from the nearest checked start on the same path when there is one (for a matrix whose inverses are all
-    symmetric, where a real path breaks only at an edge of the spectrum)."""
-
-    def __init__(self, compiled, values: dict, warm: bool = False):
-        super().__init__(compiled, values)
-        self.warm = warm
+    (see the module docstring); the reasons of every failed route are kept for the error."""
 
     def start(self, accept=None):
         if self._start is not None:
             return self._start
-        h = self._warm(accept) if self.warm else None
-        if h is not None:
-            return h
         try:
-            return self._keep(super().start(accept))
+            return super().start(accept)
         except BranchError:
             raise
         except ConvergenceError as exc:
@@ -121,7 +95,7 @@ class ContinuedSolver(TraceSolver):
                     continue
                 self._start = h
                 self.route = f"continued in {theta} from {a}" + (" (log scale)" if kind == "log" else "")
-                return self._keep(h)
+                return h
         if not params:
             raise ConvergenceError(first)
         raise ConvergenceError(f"{first}; no continuation in a parameter reached the point either ("
@@ -171,69 +145,22 @@ class ContinuedSolver(TraceSolver):
                     return h, {}, mpmath.mpf(10) ** (-(dps - 5)), res
         return None
 
-    def _key(self, k):
-        """The values of every parameter but the ``k``-th: the points that share them lie on one path in it."""
-        return tuple(x for i, x in enumerate(self.raw) if i != k)
-
-    def _keep(self, h):
-        """Remember the checked start ``h`` (a few per path, :data:`WARM_POINTS`) as a start for later points."""
-        if not self.warm:
-            return h
-        for theta in shift_params(self.c.system):
-            k = self.c.params.index(theta)
-            if self.raw[k] > 0:
-                pts = self.c.__dict__.setdefault("warm", {}).setdefault((theta, self._key(k)), {})
-                pts[self.raw[k]] = h
-                while len(pts) > WARM_POINTS:
-                    pts.pop(next(iter(pts)))
-        return h
-
-    def _warm(self, accept):
-        """``h`` continued in log ``theta`` from the nearest checked start at the other parameters' values
-        (:meth:`_keep`), or ``None`` (no such start, or its path fails: the cold routes then run)."""
-        for theta in shift_params(self.c.system):
-            k = self.c.params.index(theta)
-            v = self.raw[k]
-            pts = self.c.__dict__.get("warm", {}).get((theta, self._key(k)))
-            if not pts or not v > 0:
-                continue
-            a = min(pts, key=lambda x: abs(math.log(x / v)))
-            if a == v:  # this very point, solved and checked before
-                self._start = pts[a]
-                return pts[a]
-            try:
-                with stage(f"the continuation in {theta} from the solved point {theta} = {a}"):
-                    h = self._route(k, "log", a, accept, start=pts[a])
-            except (ConvergenceError, BranchError, ArithmeticError, ValueError, OverflowError):
-                continue
-            self._start = h
-            self.route = f"continued in {theta} from the solved point {a} (log scale)"
-            return self._keep(h)
-        return None
-
-    def _route(self, k, kind, a, accept, start=None):
-        """``h`` at the target, continued from ``theta = a``: two paths (coarse, fine) that must agree.
-        ``start``: ``h`` at ``theta = a``, a checked start (else the homotopy in ``s`` finds it); the steps
-        are then bounded per decade of ``theta`` as on a full leg (:data:`LEG_DECADES`), so that a short
-        path costs a few steps."""
+    def _route(self, k, kind, a, accept):
+        """``h`` at the target, continued from ``theta = a``: two paths (coarse, fine) that must agree."""
         from fractions import Fraction
 
         raw = list(self.raw)
         at = dict(zip((p.name for p in self.c.params), raw))
         at[self.c.params[k].name] = Fraction(a)
-        if start is not None:
-            h0 = start
-        else:
-            base = TraceSolver(self.c, at)
-            try:
-                h0 = base.start()
-            except ConvergenceError as exc:
-                raise ConvergenceError(f"the homotopy in s fails at the start too ({exc})") from None
+        base = TraceSolver(self.c, at)
+        try:
+            h0 = base.start()
+        except ConvergenceError as exc:
+            raise ConvergenceError(f"the homotopy in s fails at the start too ({exc})") from None
         kinds = (True, False) if self.c.ffjs is not None else (False,)
         for floats in kinds:  # floats first; mpmath at MP_DIGITS where float64 loses the path
             try:
-                h, h2 = (self._follow_param(k, kind, a, h0, fine, floats, per_leg=start is not None)
-                         for fine in (False, True))
+                h, h2 = (self._follow_param(k, kind, a, h0, fine, floats) for fine in (False, True))
             except ConvergenceError:
                 if floats:
                     continue
@@ -249,14 +176,14 @@ class ContinuedSolver(TraceSolver):
             raise BranchError("the continuation's end point is off the physical branch: " + why)
         return [float(x) for x in h] if self.c.ffjs is not None else h
 
-    def _follow_param(self, k, kind, a, h0, fine, floats, per_leg=False):
+    def _follow_param(self, k, kind, a, h0, fine, floats):
         c = self.c
         m = c.m
         target = self.raw[k]
         fn, _ = c.derivative_function((c.params[k],))
         with mpmath.workdps(20 if floats else MP_DIGITS):
             pvals = self._pvals()
-            va, vt = mpf_of(a), mpf_of(target)
+            va, vt = mpmath.mpf(a), mpf_of(target)
 
             def theta_of(t):
                 if kind == "log":
@@ -299,15 +226,13 @@ class ContinuedSolver(TraceSolver):
             else:
                 dh = qr_solve(rows, [[-x for x in v[m + m * m:]]], mpmath.sqrt, mpmath.eps)[0]
             # in legs of at most LEG_DECADES decades of theta (each leg has its own MAX_STEPS)
-            legs, share = 1, 1
+            legs = 1
             if kind == "log":
-                decades = abs(float(mpmath.log10(vt / va)))
-                legs = max(1, math.ceil(decades / LEG_DECADES))
-                share = decades / (legs * LEG_DECADES) if per_leg else 1
+                legs = max(1, math.ceil(abs(float(mpmath.log10(vt / va))) / LEG_DECADES))
             try:
                 for i in range(legs):
                     h, dh = self._follow(F, lambda t: t, h, dh, conv(mpmath.mpf(i) / legs),
-                                         conv(mpmath.mpf(i + 1) / legs), num, fine, share=share)
+                                         conv(mpmath.mpf(i + 1) / legs), num, fine)
             except ConvergenceError as exc:
                 msg = str(exc)
                 if msg.startswith("stalled at "):

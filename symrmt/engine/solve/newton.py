@@ -259,12 +259,10 @@ class TraceSolver:
     def _pvals(self):
         return [mpf_of(x) for x in self.raw]
 
-    def _follow(self, F, pv_at, h, dh, t0, t1, num, fine=False, share=1):
+    def _follow(self, F, pv_at, h, dh, t0, t1, num, fine=False):
         """Follow the solution from ``t0`` to ``t1`` (:func:`symrmt.core.continuation.follow`: predictor ``dh``,
         Newton corrector, the trust region near the predictor and near the previous point); ``fine``: the
-        checking path (steps at most ``CHECK_MAX_STEP`` of the leg, trust region ``CHECK_TIGHTEN`` times tighter).
-        ``share`` (in ``(0, 1]``): the path is that fraction of a leg, and its steps are bounded as on the
-        whole leg (the first step and the cap are those of the leg, in absolute terms)."""
+        checking path (steps at most ``CHECK_MAX_STEP`` of the leg, trust region ``CHECK_TIGHTEN`` times tighter)."""
         sqrt, eps, tol = num
         m = self.c.m
         ctx = FLOAT64 if sqrt is math.sqrt else MPMATH
@@ -277,7 +275,7 @@ class TraceSolver:
                 new, ndh, _ = _newton(F, new, pv_at(nxt), m, tol, 12, sqrt, eps)
             return new, ndh
 
-        schedule = Linear(t0, t1, first=(16 if fine else 4) * share, cap=(CHECK_MAX_STEP if fine else 1) / share)
+        schedule = Linear(t0, t1, first=16 if fine else 4, cap=CHECK_MAX_STEP if fine else 1)
         # the trust region near the previous point: a predictor that overshoots (a steep start, e.g. the
         # atom at 0 of a rank-deficient Wishart at small gamma) must not let Newton settle on the
         # other branch near the overshoot
@@ -446,8 +444,8 @@ class TraceSolver:
         rhs = fn(h, *lows, pvals)
         out = None
         if lu is not None:
-            def apply(x):  # J x + rhs (mpmath's fdot: one rounding per row)
-                return [mpmath.fdot(r, x) + b for r, b in zip(rows, rhs)]
+            def apply(x):
+                return [sum(r[j] * x[j] for j in range(len(x)) if r[j]) + b for r, b in zip(rows, rhs)]
             out = _refine(apply, lu, [mpmath.mpf(0)] * self.c.m, tol)
         derivs[alpha] = out[0] if out is not None else qr_solve(rows, [[-x for x in rhs]], mpmath.sqrt,
                                                                  mpmath.eps)[0]

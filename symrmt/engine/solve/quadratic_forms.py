@@ -32,7 +32,7 @@ from symrmt.core.numbers import mpf_of
 from symrmt.core.certify import ESCALATIONS, GUARD
 from symrmt.core.budget import stage
 from symrmt.engine.solve.certify import TraceLimit, branch_acceptor, check_bounds, check_real, compiled_system
-from symrmt.engine.solve.continuation import ContinuedSolver, warm_starts
+from symrmt.engine.solve.continuation import ContinuedSolver
 
 __all__ = ["qf_self_test", "certified_qf_limit", "form_entries", "form_derivative_entries", "form_params"]
 
@@ -322,13 +322,8 @@ def certified_qf_limit(plan, values: dict, digits: int, vectors=None):
     with stage("the pencil self-test and compilation"):
         self_test_plan(plan)
         solvers = {"values": values}
-        form_of = {f.trace_index: f for f in plan.forms if f.trace_index is not None}
         for t in plan.traces:  # a Hermitized trace carries its own solver; the others continue in log(param)
-            if hasattr(t, "solver"):
-                solvers[t.index] = t.solver(compiled_system(t.system), values)
-            else:
-                matrix = form_of[t.index].matrix if t.index in form_of else t.matrix
-                solvers[t.index] = ContinuedSolver(compiled_system(t.system), values, warm=warm_starts(matrix))
+            solvers[t.index] = getattr(t, "solver", ContinuedSolver)(compiled_system(t.system), values)
     for t in plan.traces:
         with stage(f"the homotopy of fixed point #{t.index + 1} ({len(t.system.unknowns)} unknowns)"):
             solvers[t.index].start(branch_acceptor(t, values) if t.system.readout else None)
