@@ -166,9 +166,70 @@ class _Part:
         keep = self._keep(with_vectors)
         idx = np.concatenate([np.arange(self.off[k], self.off[k] + self.size[k]) for k in keep]) if keep else \
             np.zeros(0, dtype=int)
-        Gm = np.linalg.inv(M[np.ix_(idx, idx)]) if len(idx) else np.zeros((0, 0))
+        Gm = self._woodbury64(h, t, keep) if len(idx) else np.zeros((0, 0))
+        if Gm is None:
+            Gm = np.linalg.inv(M[np.ix_(idx, idx)])
         Gs = np.linalg.inv(S) if len(self.sca) else S
         return Gm, Gs, self.layout(with_vectors)[0]
+
+    def _woodbury64(self, h, t, keep):
+        """The float64 inverse of the materialized matrix over the blocks ``keep`` through its structure, or
+        ``None`` (then a dense inverse): when every kept block has one size ``N``, the matrix is
+        ``A (x) I_N + P_R B P_C^T``, ``A`` the small matrix of the multiples of ``I`` and ``B`` the given
+        matrices on the block rows ``R`` and columns ``C`` they occupy, so (Woodbury)
+
+            M^{-1} = A^{-1} (x) I - (A^{-1}[:, R] (x) I) B (I + (A^{-1}[C, R] (x) I) B)^{-1} (A^{-1}[C, :] (x) I),
+
+        one dense inverse of size ``|C| N`` instead of ``len(keep) N``.  ``None`` when the sizes differ, when
+        ``A`` is ill-conditioned (``cond > 1e8``: the reduction would lose digits) or when the given blocks
+        fill most block columns (no saving)."""
+        sizes = {self.size[k] for k in keep}
+        if len(sizes) != 1 or len(keep) < 2:
+            return None
+        N = sizes.pop()
+        pos = {k: i for i, k in enumerate(keep)}
+        nk = len(pos)
+        A = np.zeros((nk, nk))
+        given = {}
+        for (i, j, kind, data, _c), c in zip(self.det, self.det64):
+            if i not in pos or j not in pos:
+                continue
+            if kind == "I":
+                A[pos[i], pos[j]] += c
+            elif data.shape != (N, N):
+                return None
+            else:
+                key = (pos[i], pos[j])
+                given[key] = given[key] + c * data if key in given else c * data
+        for (a, b, _w, m, m2), w in zip(self.eta, self.eta64):
+            if a in pos:
+                A[pos[a], pos[b]] -= t * w * h[self.pos[(m, m2)]]
+        rows = sorted({r for r, _c in given})
+        cols = sorted({c for _r, c in given})
+        if not given or 2 * len(cols) > nk:
+            return None
+        try:
+            if not np.linalg.cond(A) < 1e8:
+                return None
+            Ainv = np.linalg.inv(A)
+        except np.linalg.LinAlgError:
+            return None
+        nr, nc = len(rows), len(cols)
+        B = np.zeros((nr, N, nc, N))
+        for (r, c), D in given.items():
+            B[rows.index(r), :, cols.index(c), :] = D
+        S = Ainv[np.ix_(cols, rows)]
+        Nm = np.tensordot(S, B, axes=(1, 0)).reshape(nc * N, nc * N) + np.eye(nc * N)
+        Y = B.reshape(nr * N, nc * N) @ np.linalg.inv(Nm)        # B N^{-1}
+        Y = Y.reshape(nr, N, nc, N)
+        T = np.tensordot(Ainv[:, rows], Y, axes=(1, 0))          # (nk, N, nc, N)
+        G = np.tensordot(T, Ainv[cols, :], axes=(2, 0))          # (nk, N, N, nk)
+        G = -G.transpose(0, 1, 3, 2)
+        for k in range(nk):
+            for l in range(nk):
+                if Ainv[k, l] != 0:
+                    _add_diagonal_4(G, k, l, N, Ainv[k, l])
+        return G.reshape(nk * N, nk * N)
 
     def block(self, G, k, l):
         Gm, Gs, where = G
@@ -232,6 +293,12 @@ class _Part:
                 scalar = tuple(arr[:, k].astype(int) if k != 2 else arr[:, k] for k in range(7))
             self._plan = (scalar or None, groups)
         return self._plan
+
+
+def _add_diagonal_4(G, k, l, N, v):
+    """``G[k, :, l, :] += v I`` in place (``G`` of shape ``(nk, N, nk, N)``)."""
+    idx = np.arange(N)
+    G[k, idx, l, idx] += v
 
 
 def _add_diagonal(M, o1, o2, N, v):
