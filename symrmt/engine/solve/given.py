@@ -154,25 +154,28 @@ class _Part:
         idx = np.concatenate([np.arange(self.off[k], self.off[k] + self.size[k]) for k in keep])
         return M[np.ix_(idx, idx)]
 
-    def solve64(self, h, t, base, with_vectors=False):
-        """``(G_mat, G_sca, idx)``: the float64 inverse at unknowns ``h``, strength ``t``."""
-        M, S = base[0].copy(), base[1].copy()
+    def solve64(self, h, t, base, with_vectors=False, side=0):
+        """``(G_mat, G_sca, idx)``: the float64 inverse at unknowns ``h``, strength ``t``; through
+        :meth:`_woodbury64` (``side``: which of its two forms) when it applies (``self.structured`` is then
+        true), a dense inverse otherwise."""
+        S = base[1].copy()
         for (a, b, _w, m, m2), w in zip(self.eta, self.eta64):
-            v = t * w * h[self.pos[(m, m2)]]
-            if a in self.off:
-                _add_diagonal(M, self.off[a], self.off[b], self.size[a], -v)
-            else:
-                S[self.sidx[a], self.sidx[b]] -= v
+            if a not in self.off:
+                S[self.sidx[a], self.sidx[b]] -= t * w * h[self.pos[(m, m2)]]
         keep = self._keep(with_vectors)
-        idx = np.concatenate([np.arange(self.off[k], self.off[k] + self.size[k]) for k in keep]) if keep else \
-            np.zeros(0, dtype=int)
-        Gm = self._woodbury64(h, t, keep) if len(idx) else np.zeros((0, 0))
+        Gm = self._woodbury64(h, t, keep, side) if keep else np.zeros((0, 0))
+        self.structured = Gm is not None and len(keep) > 0
         if Gm is None:
+            M = base[0].copy()
+            for (a, b, _w, m, m2), w in zip(self.eta, self.eta64):
+                if a in self.off:
+                    _add_diagonal(M, self.off[a], self.off[b], self.size[a], -t * w * h[self.pos[(m, m2)]])
+            idx = np.concatenate([np.arange(self.off[k], self.off[k] + self.size[k]) for k in keep])
             Gm = np.linalg.inv(M[np.ix_(idx, idx)])
         Gs = np.linalg.inv(S) if len(self.sca) else S
         return Gm, Gs, self.layout(with_vectors)[0]
 
-    def _woodbury64(self, h, t, keep):
+    def _woodbury64(self, h, t, keep, side=0):
         """The float64 inverse of the materialized matrix over the blocks ``keep`` through its structure, or
         ``None`` (then a dense inverse): when every kept block has one size ``N``, the matrix is
         ``A (x) I_N + P_R B P_C^T``, ``A`` the small matrix of the multiples of ``I`` and ``B`` the given
@@ -180,7 +183,9 @@ class _Part:
 
             M^{-1} = A^{-1} (x) I - (A^{-1}[:, R] (x) I) B (I + (A^{-1}[C, R] (x) I) B)^{-1} (A^{-1}[C, :] (x) I),
 
-        one dense inverse of size ``|C| N`` instead of ``len(keep) N``.  ``None`` when the sizes differ, when
+        one dense inverse of size ``|C| N`` instead of ``len(keep) N`` (``side`` 1: the same through
+        ``(I + B (A^{-1}[C, R] (x) I))^{-1} B``, of size ``|R| N``, which rounds differently).  ``None`` when the
+        sizes differ, when
         ``A`` is ill-conditioned (``cond > 1e8``: the reduction would lose digits) or when the given blocks
         fill most block columns (no saving)."""
         sizes = {self.size[k] for k in keep}
@@ -219,8 +224,20 @@ class _Part:
         for (r, c), D in given.items():
             B[rows.index(r), :, cols.index(c), :] = D
         S = Ainv[np.ix_(cols, rows)]
-        Nm = np.tensordot(S, B, axes=(1, 0)).reshape(nc * N, nc * N) + np.eye(nc * N)
-        Y = B.reshape(nr * N, nc * N) @ np.linalg.inv(Nm)        # B N^{-1}
+        nz = {(r, c) for r in range(nr) for c in range(nc) if (rows[r], cols[c]) in given}
+        if side == 0:   # B (I + (S (x) I) B)^{-1}, B's zero blocks skipped
+            Ninv = np.linalg.inv(np.tensordot(S, B, axes=(1, 0)).reshape(nc * N, nc * N) + np.eye(nc * N))
+            Ninv = Ninv.reshape(nc, N, nc * N)
+            Y = np.zeros((nr, N, nc * N))
+            for r, c in nz:
+                Y[r] += B[r, :, c, :] @ Ninv[c]
+        else:           # (I + B (S (x) I))^{-1} B
+            Ninv = np.linalg.inv(np.tensordot(B, S, axes=(2, 0)).transpose(0, 1, 3, 2).reshape(nr * N, nr * N)
+                                 + np.eye(nr * N))
+            Ninv = Ninv.reshape(nr * N, nr, N)
+            Y = np.zeros((nr * N, nc, N))
+            for r, c in nz:
+                Y[:, c, :] += Ninv[:, r, :] @ B[r, :, c, :]
         Y = Y.reshape(nr, N, nc, N)
         T = np.tensordot(Ainv[:, rows], Y, axes=(1, 0))          # (nk, N, nc, N)
         G = np.tensordot(T, Ainv[cols, :], axes=(2, 0))          # (nk, N, N, nk)
@@ -512,6 +529,17 @@ def _dd_scale(c, x):
     return hi, e - (hi - p)
 
 
+def _dd_scale_64(c, x):
+    """Double-double product of the double-double scalar ``c`` and the float64 array ``x``."""
+    p = c[0] * x
+    ah, al = _dekker(np.asarray(c[0], dtype=np.float64))
+    bh, bl = _dekker(x)
+    e = ((ah * bh - p) + ah * bl + al * bh) + al * bl
+    e = e + c[1] * x
+    hi = p + e
+    return hi, e - (hi - p)
+
+
 def _sum_dd(x):
     """The sum of the float64 array ``x`` as an mpmath number, to about ``(log2 N eps)^2 sum|x|``: a pairwise
     tree of error-free two-sums (Knuth), whose rounding errors are summed in float64 at the end."""
@@ -546,13 +574,21 @@ def _slices(M, axis, w, count):
     return out
 
 
-def _exact_dot(A, B):
-    """``A @ B`` as a double-double ``(hi, lo)`` to about ``2^-110`` of the row and column scales: the
-    slices' products are exact in float64 (Ozaki, Ogita and Oishi 2012), summed error-free."""
+def _exact_dot(A, B, bits=112, cache=None):
+    """``A @ B`` as a double-double ``(hi, lo)`` to about ``2^-bits`` of the row and column scales (``bits``
+    at most 112): the slices' products are exact in float64 (Ozaki, Ogita and Oishi 2012), summed
+    error-free; ``cache`` (a dict) keeps the slices of ``A`` for another call with the same ``A``."""
     K = A.shape[1]
     w = (53 - int(np.ceil(np.log2(max(K, 2))))) // 2
-    count = -(-112 // w)
-    As, Bs = _slices(A, 1, w, count), _slices(B, 0, w, count)
+    count = -(-min(bits, 112) // w)
+    key = (id(A), w, count)
+    if cache is not None and key in cache:
+        As = cache[key][1]
+    else:
+        As = _slices(A, 1, w, count)
+        if cache is not None:
+            cache[key] = (A, As)   # A held, so that its id is not reused
+    Bs = _slices(B, 0, w, count)
     acc = (np.zeros((A.shape[0], B.shape[1])), np.zeros((A.shape[0], B.shape[1])))
     for a in range(count):
         for b in range(count - a):
@@ -573,6 +609,10 @@ def _solve_dd(part, h_start, J, coef_mp, digits, variant):
     det = [(i, j, kind, data, coef_mp(c)) for i, j, kind, data, c in part.det]
     eta = [(a, b, coef_mp(w), m, m2) for a, b, w, m, m2 in part.eta]
     bases = {False: part.base(False), True: part.base(True)}
+    # the products with the given matrices to 2^-bits of their scales: 10^-(digits + 12), within 112 bits
+    bits = min(112, int(math.ceil((digits + 12) * math.log2(10))))
+    slices = {}
+    given = [(i, j, np.ascontiguousarray(data, dtype=np.float64), c) for i, j, kind, data, c in det if kind != "I"]
 
     def dd(x):
         hi = float(x)
@@ -592,28 +632,34 @@ def _solve_dd(part, h_start, J, coef_mp, digits, variant):
         if not K:
             return None, Gs, where
         hf = np.array([float(x) for x in h])
-        X = part.solve64(hf, 1.0, bases[with_vectors], with_vectors)[0]
-        if variant:  # one float64 Newton-Schulz step: another approximate inverse, rounded differently
+        # variant 1: another approximate inverse, rounded differently (the other Woodbury form, or one
+        # float64 Newton-Schulz step after a dense inverse)
+        X = part.solve64(hf, 1.0, bases[with_vectors], with_vectors, side=variant)[0]
+        if variant and not part.structured:
             M64 = part.matrix64(hf, bases[with_vectors], with_vectors)
             X = X + X @ (np.eye(K) - M64 @ X)
         rows = {k: slice(where[k], where[k] + part.size[k]) for k in keep}
-        acc = {k: (np.zeros((part.size[k], K)), np.zeros((part.size[k], K))) for k in keep}
-        for k in keep:
-            acc[k] = _dd_add(acc[k], (-X[rows[k]] * 0.0 + np.eye(K)[rows[k]], 0.0))
+        # the multiples of I of each block pair, summed at the working precision before one rounding
+        scal = {}
         for i, j, kind, data, c in det:
+            if kind == "I" and i in where and j in where:
+                scal[(i, j)] = scal.get((i, j), 0) - c
+        for a, b, w, m, m2 in eta:
+            if a in where:
+                scal[(a, b)] = scal.get((a, b), 0) + w * h[part.pos[(m, m2)]]
+        acc = {}
+        for k in keep:
+            eye = np.zeros((part.size[k], K))
+            eye[np.arange(part.size[k]), where[k] + np.arange(part.size[k])] = 1.0
+            acc[k] = (eye, np.zeros_like(eye))
+        for (i, j), c in scal.items():
+            if c != 0:
+                acc[i] = _dd_add(acc[i], _dd_scale_64(dd(c), X[rows[j]]))
+        for i, j, data, c in given:
             if i not in where or j not in where:
                 continue
-            if kind == "I":
-                prod = (X[rows[j]], np.zeros_like(X[rows[j]]))
-            else:
-                prod = _exact_dot(np.asarray(data, dtype=np.float64), X[rows[j]])
-            t = _dd_scale(dd(-c), prod)
+            t = _dd_scale(dd(-c), _exact_dot(data, X[rows[j]], bits, slices))
             acc[i] = _dd_add(acc[i], t)
-        for a, b, w, m, m2 in eta:
-            if a not in where:
-                continue
-            t = _dd_scale(dd(w * h[part.pos[(m, m2)]]), (X[rows[b]], np.zeros_like(X[rows[b]])))
-            acc[a] = _dd_add(acc[a], t)
         Rh = np.vstack([acc[k][0] for k in keep])
         Rl = np.vstack([acc[k][1] for k in keep])
         r = float(np.max(np.sum(np.abs(Rh), axis=1)))  # ||R||_inf bounds the terms left out
@@ -635,13 +681,21 @@ def _solve_dd(part, h_start, J, coef_mp, digits, variant):
         rk, rl = rows[k], rows[l]
         n = 1 if unit else part.size[k]
         base = _sum_dd(np.diagonal(X[rk, rl]))
-        # tr(X_k. R_.l): every product split exactly (Dekker), the terms summed by a two-sum tree
+        # tr(X_k. R_.l): a float64 dot where its error bound gamma_m sum|x r| (m terms; Higham 2002, 3.1)
+        # is below 10^-(digits + 8) of the trace, else every product split exactly (Dekker) and the terms
+        # summed by a two-sum tree
         A, B, Bl = X[rk], R[0][:, rl].T, R[1][:, rl].T
-        prod = A * B
-        ah, al = _dekker(A)
-        bh, bl = _dekker(B)
-        err = ((ah * bh - prod) + ah * bl + al * bh) + al * bl
-        d = _sum_dd(np.concatenate([prod.ravel(), err.ravel(), (A * Bl).ravel()]))
+        m = A.size + 1
+        fast = float(np.vdot(A, B) + np.vdot(A, Bl))
+        bound = m * 2.0 ** -53 / (1 - m * 2.0 ** -53) * float(np.vdot(np.abs(A), np.abs(B) + np.abs(Bl))) * 1.01
+        if bound <= 10.0 ** (-(digits + 8)) * max(abs(float(base)), 1e-300):
+            d = mpmath.mpf(fast)
+        else:
+            prod = A * B
+            ah, al = _dekker(A)
+            bh, bl = _dekker(B)
+            err = ((ah * bh - prod) + ah * bl + al * bh) + al * bl
+            d = _sum_dd(np.concatenate([prod.ravel(), err.ravel(), (A * Bl).ravel()]))
         if RR is not None:
             d += mpmath.mpf(float(np.sum(X[rk] * RR[:, rl].T)))
         return (base + d) / n
