@@ -540,6 +540,35 @@ def _dd_scale_64(c, x):
     return hi, e - (hi - p)
 
 
+#: the most products summed in float64 before an error-free sum (:func:`_chunked_dot`)
+_CHUNK = 64
+
+
+def _chunked_dot(A, B, Bl):
+    """``(sum(A * (B + Bl)), bound)``: the sum as an mpmath number, ``A * B`` summed in float64 over chunks of
+    at most :data:`_CHUNK` products (each chunk's error at most ``gamma_CHUNK`` times its sum of ``|a b|``,
+    Higham 2002, Lemma 3.1 and 3.5), the chunks' sums added error-free (:func:`_sum_dd`); ``A * Bl`` (``Bl``
+    the low parts, below ``2^-53 |B|``) summed in float64 over all terms, its whole size counted in
+    ``bound``."""
+    A = np.ascontiguousarray(A).ravel()
+    B = np.ascontiguousarray(B).ravel()
+    Bl = np.ascontiguousarray(Bl).ravel()
+    m = A.size
+    prod = A * B
+    pad = (-m) % _CHUNK
+    if pad:
+        prod = np.concatenate([prod, np.zeros(pad)])
+    sums = prod.reshape(-1, _CHUNK).sum(axis=1)
+    u = 2.0 ** -53
+    g = (_CHUNK + 1) * u / (1 - (_CHUNK + 1) * u) + ((len(sums) + 1).bit_length() * u) ** 2  # + the chunks' sum
+    absA = np.abs(A)
+    low = float(np.dot(A, Bl))
+    bound = (g * float(np.dot(absA, np.abs(B))) + 2.0 * float(np.dot(absA, np.abs(Bl)))) * (1 + (m + 2) * u * 2)
+    import mpmath
+
+    return _sum_dd(sums) + mpmath.mpf(low), bound
+
+
 def _sum_dd(x):
     """The sum of the float64 array ``x`` as an mpmath number, to about ``(log2 N eps)^2 sum|x|``: a pairwise
     tree of error-free two-sums (Knuth), whose rounding errors are summed in float64 at the end."""
@@ -681,15 +710,13 @@ def _solve_dd(part, h_start, J, coef_mp, digits, variant):
         rk, rl = rows[k], rows[l]
         n = 1 if unit else part.size[k]
         base = _sum_dd(np.diagonal(X[rk, rl]))
-        # tr(X_k. R_.l): a float64 dot where its error bound gamma_m sum|x r| (m terms; Higham 2002, 3.1)
-        # is below 10^-(digits + 8) of the trace, else every product split exactly (Dekker) and the terms
-        # summed by a two-sum tree
+        # tr(X_k. R_.l): float64 sums of at most _CHUNK products, those sums added error-free, where the
+        # error bound gamma_CHUNK sum|x r| (Higham 2002, 3.1) is below 10^-(digits + 8) of the trace; else
+        # every product split exactly (Dekker) and the terms summed by a two-sum tree
         A, B, Bl = X[rk], R[0][:, rl].T, R[1][:, rl].T
-        m = A.size + 1
-        fast = float(np.vdot(A, B) + np.vdot(A, Bl))
-        bound = m * 2.0 ** -53 / (1 - m * 2.0 ** -53) * float(np.vdot(np.abs(A), np.abs(B) + np.abs(Bl))) * 1.01
+        fast, bound = _chunked_dot(A, B, Bl)
         if bound <= 10.0 ** (-(digits + 8)) * max(abs(float(base)), 1e-300):
-            d = mpmath.mpf(fast)
+            d = fast
         else:
             prod = A * B
             ah, al = _dekker(A)
