@@ -227,15 +227,20 @@ class _Part:
             B[rows.index(r), :, cols.index(c), :] = D
         S = Ainv[np.ix_(cols, rows)]
         nz = {(r, c) for r in range(nr) for c in range(nc) if (rows[r], cols[c]) in given}
+        try:
+            if side == 0:
+                Ninv = np.linalg.inv(np.tensordot(S, B, axes=(1, 0)).reshape(nc * N, nc * N) + np.eye(nc * N))
+            else:
+                Ninv = np.linalg.inv(np.tensordot(B, S, axes=(2, 0)).transpose(0, 1, 3, 2).reshape(nr * N, nr * N)
+                                     + np.eye(nr * N))
+        except np.linalg.LinAlgError:
+            return None
         if side == 0:   # B (I + (S (x) I) B)^{-1}, B's zero blocks skipped
-            Ninv = np.linalg.inv(np.tensordot(S, B, axes=(1, 0)).reshape(nc * N, nc * N) + np.eye(nc * N))
             Ninv = Ninv.reshape(nc, N, nc * N)
             Y = np.zeros((nr, N, nc * N))
             for r, c in nz:
                 Y[r] += B[r, :, c, :] @ Ninv[c]
         else:           # (I + B (S (x) I))^{-1} B
-            Ninv = np.linalg.inv(np.tensordot(B, S, axes=(2, 0)).transpose(0, 1, 3, 2).reshape(nr * N, nr * N)
-                                 + np.eye(nr * N))
             Ninv = Ninv.reshape(nr * N, nr, N)
             Y = np.zeros((nr * N, nc, N))
             for r, c in nz:
