@@ -177,6 +177,30 @@ class _Part:
         Gs = np.linalg.inv(S) if len(self.sca) else S
         return Gm, Gs, self.layout(with_vectors)[0]
 
+    def woodbury_plan(self, keep):
+        """``(N, pos, rows, cols, nz)`` of the Woodbury reduction over the blocks ``keep`` (their size, their
+        positions, the block rows and columns that hold given matrices, the pairs of indices into ``rows`` and
+        ``cols`` that do), or ``None`` when it does not apply (sizes that differ, given blocks that are not
+        ``N x N``, or in more than half of the block columns)."""
+        sizes = {self.size[k] for k in keep}
+        if len(sizes) != 1 or len(keep) < 2:
+            return None
+        N = sizes.pop()
+        pos = {k: i for i, k in enumerate(keep)}
+        given = set()
+        for i, j, kind, data, _c in self.det:
+            if kind == "I" or i not in pos or j not in pos:
+                continue
+            if data.shape != (N, N):
+                return None
+            given.add((pos[i], pos[j]))
+        rows = sorted({r for r, _c in given})
+        cols = sorted({c for _r, c in given})
+        if not given or 2 * len(cols) > len(pos):
+            return None
+        nz = {(a, b) for a in range(len(rows)) for b in range(len(cols)) if (rows[a], cols[b]) in given}
+        return N, pos, rows, cols, nz
+
     def _woodbury64(self, h, t, keep, side=0):
         """The float64 inverse of the materialized matrix over the blocks ``keep`` through its structure, or
         ``None`` (then a dense inverse): when every kept block has one size ``N``, the matrix is
@@ -190,11 +214,10 @@ class _Part:
         sizes differ, when
         ``A`` is ill-conditioned (``cond > 1e8``: the reduction would lose digits) or when the given blocks
         fill most block columns (no saving)."""
-        sizes = {self.size[k] for k in keep}
-        if len(sizes) != 1 or len(keep) < 2:
+        plan = self.woodbury_plan(keep)
+        if plan is None:
             return None
-        N = sizes.pop()
-        pos = {k: i for i, k in enumerate(keep)}
+        N, pos, rows, cols, nz = plan
         nk = len(pos)
         A = np.zeros((nk, nk))
         given = {}
@@ -203,18 +226,12 @@ class _Part:
                 continue
             if kind == "I":
                 A[pos[i], pos[j]] += c
-            elif data.shape != (N, N):
-                return None
             else:
                 key = (pos[i], pos[j])
                 given[key] = given[key] + c * data if key in given else c * data
         for (a, b, _w, m, m2), w in zip(self.eta, self.eta64):
             if a in pos:
                 A[pos[a], pos[b]] -= t * w * h[self.pos[(m, m2)]]
-        rows = sorted({r for r, _c in given})
-        cols = sorted({c for _r, c in given})
-        if not given or 2 * len(cols) > nk:
-            return None
         try:
             if not np.linalg.cond(A) < 1e8:
                 return None
@@ -226,7 +243,6 @@ class _Part:
         for (r, c), D in given.items():
             B[rows.index(r), :, cols.index(c), :] = D
         S = Ainv[np.ix_(cols, rows)]
-        nz = {(r, c) for r in range(nr) for c in range(nc) if (rows[r], cols[c]) in given}
         try:
             if side == 0:
                 Ninv = np.linalg.inv(np.tensordot(S, B, axes=(1, 0)).reshape(nc * N, nc * N) + np.eye(nc * N))
@@ -389,6 +405,94 @@ def _solve64(part, base):
     return h, J
 
 
+def _woodbury_hp(part, plan, h, det, eta, prec, tol):
+    """The traces ``tr(G_kl)/N`` of the inverse of the materialized matrix at ``prec`` bits through the
+    Woodbury reduction ``plan`` (:meth:`_Part.woodbury_plan`; python-flint midpoints): ``A`` and its inverse
+    (``k x k``), ``N = I + (A^{-1}[C, R] (x) I) B`` (``|C| N`` square), its float64 inverse refined by
+    ``X <- X + X (I - N X)`` until the correction of the traces of ``Y = B X`` (mapped through ``A^{-1}``) is
+    below ``tol`` after one more step, then ``tr(G_kl)/N = A^{-1}_kl - sum_rc A^{-1}_kr A^{-1}_cl tr(Y_rc)/N``.
+    Returns a function ``(k, l) -> arb`` (``k``, ``l`` block indices), or ``None`` when ``A`` is
+    ill-conditioned (``cond > 1e8``) or ``N`` singular in float64 (then the dense refinement)."""
+    import flint
+
+    N, pos, rows, cols, nz = plan
+    nk, nr, nc = len(pos), len(rows), len(cols)
+    A = [[flint.arb(0) for _ in range(nk)] for _ in range(nk)]
+    groups = {}        # coefficient text -> (coefficient, float64 placement of its given matrices in B)
+    for i, j, kind, data, c in det:
+        if i not in pos or j not in pos:
+            continue
+        if kind == "I":
+            A[pos[i]][pos[j]] += c
+        else:
+            key = c.mid().str(radius=False, more=True)
+            if key not in groups:
+                groups[key] = (c, np.zeros((nr * N, nc * N)))
+            r, cc = rows.index(pos[i]), cols.index(pos[j])
+            groups[key][1][r * N:(r + 1) * N, cc * N:(cc + 1) * N] += np.asarray(data, dtype=np.float64)
+    for a, b, w, m, m2 in eta:
+        if a in pos:
+            A[pos[a]][pos[b]] -= w * h[part.pos[(m, m2)]]
+    A64 = np.array([[float(x.mid()) for x in row] for row in A])
+    try:
+        if not np.linalg.cond(A64) < 1e8:
+            return None
+    except np.linalg.LinAlgError:
+        return None
+    Ainv = flint.arb_mat(A).solve(flint.arb_mat(_eye(nk)), algorithm="approx").mid()
+    B, B64 = None, np.zeros((nr * N, nc * N))
+    for c, placed in groups.values():
+        Bc = flint.arb_mat(placed.tolist()) * c
+        B = Bc if B is None else B + Bc
+        B64 += float(c.mid()) * placed
+    SI = flint.arb_mat(nc * N, nr * N)
+    S64 = np.zeros((nc, nr))
+    for a in range(nc):
+        for b in range(nr):
+            s = Ainv[cols[a], rows[b]]
+            S64[a, b] = float(s.mid())
+            if S64[a, b] != 0.0 or s != 0:
+                for q in range(N):
+                    SI[a * N + q, b * N + q] = s
+    Nm = (flint.arb_mat(_eye(nc * N)) + SI * B).mid()
+    N64 = np.eye(nc * N) + np.kron(S64, np.eye(N)) @ B64
+    try:
+        X = flint.arb_mat(np.linalg.inv(N64).tolist())
+    except np.linalg.LinAlgError:
+        return None
+    # how a change of tr(Y_rc)/N moves a trace of G: at most this factor
+    a64 = np.abs(np.array([[float(Ainv[i, j].mid()) for j in range(nk)] for i in range(nk)]))
+    wscale = float(np.max(a64[:, rows].sum(axis=1)) * np.max(a64[cols, :].sum(axis=0)))
+    E = flint.arb_mat(_eye(nc * N))
+
+    def traces(Y):
+        return [[sum((Y[r * N + q, c * N + q] for q in range(N)), flint.arb(0)) / N for c in range(nc)]
+                for r in range(nr)]
+
+    T = traces((B * X).mid())
+    for _ in range(8):
+        D = (X * (E - Nm * X)).mid()
+        X = (X + D).mid()
+        dT = traces((B * D).mid())
+        T = [[T[r][c] + dT[r][c] for c in range(nc)] for r in range(nr)]
+        delta = wscale * max(abs(float(x.mid())) for row in dT for x in row)
+        if delta * delta * nc * N <= tol * 1e-2:
+            break
+    else:
+        raise ConvergenceError(f"the refinement of the deterministic-equivalent inverse (Woodbury form) did not "
+                               f"converge at {prec} bits (last correction {delta:.3g})")
+
+    def read(k, l):
+        i, j = pos[k], pos[l]
+        s = Ainv[i, j]
+        for r in range(nr):
+            for c in range(nc):
+                s -= Ainv[i, rows[r]] * Ainv[cols[c], j] * T[r][c]
+        return s
+
+    return read
+
+
 def _solve_hp(part, h64, J, coef_hp, prec, digits, extra, watch):
     """Newton refinement with residuals in python-flint ``arb_mat`` at ``prec`` bits; returns
     ``(h, G-reader, residual)``.
@@ -410,6 +514,21 @@ def _solve_hp(part, h64, J, coef_hp, prec, digits, extra, watch):
 
     def inverse(h, with_vectors):
         where, K = part.layout(with_vectors)
+        plan = part.woodbury_plan(part._keep(with_vectors)) if not part.unit else None
+        if plan is not None:
+            Sm = [[flint.arb(0)] * len(part.sca) for _ in part.sca]
+            Sm = [list(r) for r in Sm]
+            for i, j, kind, data, c in det:
+                if kind == "I" and i in part.sidx:
+                    Sm[part.sidx[i]][part.sidx[j]] += c
+            for a, b, w, m, m2 in eta:
+                if a in part.sidx:
+                    Sm[part.sidx[a]][part.sidx[b]] -= w * h[part.pos[(m, m2)]]
+            Gs = flint.arb_mat(Sm).solve(flint.arb_mat(_eye(len(part.sca))), algorithm="approx") if part.sca \
+                else None
+            read = _woodbury_hp(part, plan, h, det, eta, prec, tol)
+            if read is not None:
+                return read, Gs, where
         rows = [[0] * K for _ in range(K)]
         Sm = [[flint.arb(0)] * len(part.sca) for _ in part.sca]
         Sm = [list(r) for r in Sm]
@@ -473,6 +592,8 @@ def _solve_hp(part, h64, J, coef_hp, prec, digits, extra, watch):
         Gm, Gs, where = G
         if k in part.sidx:
             return Gs[part.sidx[k], part.sidx[l]]
+        if callable(Gm):  # the Woodbury form: the traces only
+            return Gm(k, l)
         o1, o2 = where[k], where[l]
         s = flint.arb(0)
         for r in range(part.size[k]):
