@@ -20,7 +20,7 @@ from __future__ import annotations
 import time
 
 TARGETS = {"weights_384_15_s": 2.0, "weights_384_30_s": 20.0}
-FULL = {"sizes": [[96, [15]], [192, [15]], [384, [15]], [48, [15, 30]]], "gammas": ["1", "1/2"]}
+FULL = {"sizes": [[96, [15, 30]], [192, [15]], [384, [15]], [48, [15, 30]]], "gammas": ["1", "1/2"]}
 QUICK = {"sizes": [[12, [15, 30]], [16, [15]]], "gammas": ["1", "1/2"]}
 
 

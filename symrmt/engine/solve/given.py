@@ -828,20 +828,21 @@ def _solve_dd(part, h_start, J, coef_mp, digits, variant):
         if r ** 3 > 10.0 ** (-(digits + 8)):
             raise ConvergenceError(f"the float64 inverse is too far from the inverse (residual {r:.3g}) for "
                                    f"{digits} digits on the double-double path")
-        return (X, R, RR, rows), Gs, where
+        RT = (np.ascontiguousarray(Rh.T), np.ascontiguousarray(Rl.T))  # R_.l^T as rows, once
+        return (X, R, RR, rows, RT), Gs, where
 
     def read_entry(G, k, l, unit):
         Gm, Gs, where = G
         if k in part.sidx:
             return Gs[part.sidx[k], part.sidx[l]]
-        X, R, RR, rows = Gm
+        X, R, RR, rows, RT = Gm
         rk, rl = rows[k], rows[l]
         n = 1 if unit else part.size[k]
         base = _sum_dd(np.diagonal(X[rk, rl]))
         # tr(X_k. R_.l): float64 sums of at most _CHUNK products, those sums added error-free, where the
         # error bound gamma_CHUNK sum|x r| (Higham 2002, 3.1) is below 10^-(digits + 8) of the trace; else
         # every product split exactly (Dekker) and the terms summed by a two-sum tree
-        A, B, Bl = X[rk], R[0][:, rl].T, R[1][:, rl].T
+        A, B, Bl = X[rk], RT[0][rl], RT[1][rl]
         fast, bound = _chunked_dot(A, B, Bl)
         if bound <= 10.0 ** (-(digits + 8)) * max(abs(float(base)), 1e-300):
             d = fast
