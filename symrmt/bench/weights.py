@@ -9,8 +9,9 @@
 
 Sizes: ``p = 96``, ``192`` and ``384`` at 15 digits (how the time grows with ``p``), and ``p = 48`` at 15 and 30
 digits for the agreement (``--quick``: ``p = 12`` and ``16``). ``p = 384`` at 30 digits and ``p = 1024`` take
-from many minutes to hours per point (the double-double refinement and the python-flint ``arb_mat`` products
-are over the whole ``10p x 10p`` pencil), so the bench does not run them.
+from many minutes to hours per point (the python-flint ``arb_mat`` products of the ``4p x 4p`` Woodbury form,
+and at 15 digits the double-double residual over the whole ``10p x 10p`` pencil), so the bench does not run
+them.
 Digits: the 15-digit value (double-double path) against the 30-digit one (python-flint ``arb_mat``), an
 independent evaluation at higher precision; the agreement is reported in digits.
 """
