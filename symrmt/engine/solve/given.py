@@ -753,6 +753,124 @@ def _exact_dot(A, B, bits=112, cache=None):
     return acc
 
 
+def _dot_dd(A, B, Bl):
+    """``sum(A * (B + Bl))`` as an mpmath number: every product ``A * B`` split exactly (Dekker), the terms
+    summed by a two-sum tree (:func:`_sum_dd`)."""
+    prod = A * B
+    ah, al = _dekker(A)
+    bh, bl = _dekker(B)
+    err = ((ah * bh - prod) + ah * bl + al * bh) + al * bl
+    return _sum_dd(np.concatenate([prod.ravel(), err.ravel(), (A * Bl).ravel()]))
+
+
+def _woodbury_dd(part, plan, h, det, eta, digits, variant, bits, slices):
+    """The traces ``tr(G_kl)/N`` of the inverse of the materialized matrix in double-double through the
+    Woodbury reduction ``plan`` (:meth:`_Part.woodbury_plan`): ``A^{-1}`` at the working precision,
+    ``X`` a float64 inverse of ``N = I + (S (x) I) B`` (``S = A^{-1}[C, R]``; ``variant`` 1: from ``N^T``, which
+    rounds differently), ``E = B X`` and ``R = I - N X`` in double-double (exact slice products of the
+    given matrices), ``tr(Y_rc)`` of ``Y = B N^{-1} = E (I + R + R^2) + O(||R||^3)`` read as in
+    :func:`_solve_dd`, and ``tr(G_kl)/N = A^{-1}_kl - sum_rc A^{-1}_kr A^{-1}_cl tr(Y_rc)/N``.  Returns a function
+    ``(k, l) -> mpf``, or ``None`` when ``A`` is ill-conditioned (``cond > 1e8``) or ``N`` singular in float64;
+    raises ``ConvergenceError`` when ``R`` is too large for the series to reach the digits (amplified by
+    ``A^{-1}`` and ``E``)."""
+    import mpmath
+
+    N, pos, rows, cols, nz = plan
+    nk, nr, nc = len(pos), len(rows), len(cols)
+    A = mpmath.zeros(nk, nk)
+    terms = []         # (index into rows, index into cols, given matrix, coefficient)
+    for i, j, kind, data, c in det:
+        if i not in pos or j not in pos:
+            continue
+        if kind == "I":
+            A[pos[i], pos[j]] += c
+        else:
+            terms.append((rows.index(pos[i]), cols.index(pos[j]), data, c))
+    for a, b, w, m, m2 in eta:
+        if a in pos:
+            A[pos[a], pos[b]] -= w * h[part.pos[(m, m2)]]
+    A64 = np.array([[float(A[i, j]) for j in range(nk)] for i in range(nk)])
+    try:
+        if not np.linalg.cond(A64) < 1e8:
+            return None
+    except np.linalg.LinAlgError:
+        return None
+    Ainv = A ** -1
+    a64 = np.array([[float(Ainv[i, j]) for j in range(nk)] for i in range(nk)])
+    S = [[Ainv[cols[a], rows[b]] for b in range(nr)] for a in range(nc)]
+    N64 = np.eye(nc * N)
+    for r, cc, data, c in terms:
+        for a in range(nc):
+            s = float(S[a][r])
+            if s != 0.0:
+                N64[a * N:(a + 1) * N, cc * N:(cc + 1) * N] += (s * float(c)) * data
+    try:
+        X = np.linalg.inv(N64) if not variant else np.ascontiguousarray(np.linalg.inv(N64.T).T)
+    except np.linalg.LinAlgError:
+        return None
+
+    def dd(x):
+        hi = float(x)
+        return (hi, float(x - hi))
+
+    E = [(np.zeros((N, nc * N)), np.zeros((N, nc * N))) for _ in range(nr)]
+    for r, cc, data, c in terms:
+        E[r] = _dd_add(E[r], _dd_scale(dd(c), _exact_dot(data, X[cc * N:(cc + 1) * N], bits, slices)))
+    Rb = []
+    for a in range(nc):
+        eye = np.zeros((N, nc * N))
+        eye[np.arange(N), a * N + np.arange(N)] = 1.0
+        acc = _dd_add((eye, np.zeros_like(eye)), (-X[a * N:(a + 1) * N], np.zeros_like(eye)))
+        for r in range(nr):
+            if S[a][r] != 0:
+                acc = _dd_add(acc, _dd_scale(dd(-S[a][r]), E[r]))
+        Rb.append(acc)
+    Rh = np.vstack([x[0] for x in Rb])
+    Rl = np.vstack([x[1] for x in Rb])
+    r_norm = float(np.max(np.sum(np.abs(Rh), axis=1)))
+    # how an error in tr(Y_rc)/N moves a trace of G, and the size of E = B X
+    wscale = float(np.max(np.abs(a64[:, rows]).sum(axis=1)) * np.max(np.abs(a64[cols, :]).sum(axis=0)))
+    e_norm = max(float(np.max(np.sum(np.abs(e[0]), axis=1))) for e in E)
+    amp = max(1.0, wscale * e_norm)
+    if not r_norm < 1e-6:
+        raise ConvergenceError(f"the float64 inverse is too far from the inverse (residual {r_norm:.3g}) for the "
+                               "double-double refinement")
+    RR = Rh @ Rh if amp * r_norm ** 2 > 10.0 ** (-(digits + 8)) else None
+    if amp * r_norm ** 3 > 10.0 ** (-(digits + 8)):
+        raise ConvergenceError(f"the float64 inverse is too far from the inverse (residual {r_norm:.3g}) for "
+                               f"{digits} digits on the double-double path")
+    RT = (np.ascontiguousarray(Rh.T), np.ascontiguousarray(Rl.T))
+    thresh = 10.0 ** (-(digits + 8))
+    T = [[None] * nc for _ in range(nr)]
+    for r in range(nr):
+        Eh, El = E[r]
+        for c in range(nc):
+            cs = slice(c * N, (c + 1) * N)
+            base = _sum_dd(np.diagonal(Eh[:, cs])) + mpmath.mpf(float(np.sum(np.diagonal(El[:, cs]))))
+            B, Bl = RT[0][cs], RT[1][cs]
+            fast, bound = _chunked_dot(Eh, B, Bl)
+            low = float(np.vdot(El, B))
+            bound += 2.0 * float(np.vdot(np.abs(El), np.abs(B)))
+            if bound * wscale <= thresh * max(abs(float(base)), 1e-300):
+                d = fast
+            else:
+                d = _dot_dd(Eh, B, Bl)
+            d += mpmath.mpf(low)
+            if RR is not None:
+                d += mpmath.mpf(float(np.sum(Eh * RR[:, cs].T)))
+            T[r][c] = (base + d) / N
+
+    def read(k, l):
+        i, j = pos[k], pos[l]
+        s = Ainv[i, j]
+        for r in range(nr):
+            for c in range(nc):
+                s -= Ainv[i, rows[r]] * Ainv[cols[c], j] * T[r][c]
+        return s
+
+    return read
+
+
 def _solve_dd(part, h_start, J, coef_mp, digits, variant):
     """As :func:`_solve_hp`, with each residual from a double-double evaluation of ``R = I - M X`` (``X`` the
     float64 inverse; ``variant`` 1 refines ``X`` once in float64 first, so that the two evaluations round
@@ -788,6 +906,11 @@ def _solve_dd(part, h_start, J, coef_mp, digits, variant):
         Gs = Sm ** -1 if part.sca else None
         if not K:
             return None, Gs, where
+        plan = part.woodbury_plan(keep) if not part.unit else None
+        if plan is not None:
+            read = _woodbury_dd(part, plan, h, det, eta, digits, variant, bits, slices)
+            if read is not None:
+                return read, Gs, where
         hf = np.array([float(x) for x in h])
         # variant 1: another approximate inverse, rounded differently (the other Woodbury form, or one
         # float64 Newton-Schulz step after a dense inverse)
@@ -835,6 +958,8 @@ def _solve_dd(part, h_start, J, coef_mp, digits, variant):
         Gm, Gs, where = G
         if k in part.sidx:
             return Gs[part.sidx[k], part.sidx[l]]
+        if callable(Gm):  # the Woodbury form: the traces only
+            return Gm(k, l)
         X, R, RR, rows, RT = Gm
         rk, rl = rows[k], rows[l]
         n = 1 if unit else part.size[k]
@@ -847,11 +972,7 @@ def _solve_dd(part, h_start, J, coef_mp, digits, variant):
         if bound <= 10.0 ** (-(digits + 8)) * max(abs(float(base)), 1e-300):
             d = fast
         else:
-            prod = A * B
-            ah, al = _dekker(A)
-            bh, bl = _dekker(B)
-            err = ((ah * bh - prod) + ah * bl + al * bh) + al * bl
-            d = _sum_dd(np.concatenate([prod.ravel(), err.ravel(), (A * Bl).ravel()]))
+            d = _dot_dd(A, B, Bl)
         if RR is not None:
             d += mpmath.mpf(float(np.sum(X[rk] * RR[:, rl].T)))
         return (base + d) / n
