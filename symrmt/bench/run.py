@@ -21,7 +21,7 @@ natural reference is given as a ratio to a reference measured in the same run:
 The fast path (200 x 200 float64 grids against the mpmath solver) is measured by
 :mod:`symrmt.bench.fast`; the finite-n prediction (time per point, cost against the token types, digits
 against an mpmath solve) by :mod:`symrmt.bench.finite_n`; one deterministic-equivalent point of ``E_A`` with a
-general ``p x p`` weight matrix (``p = 384``) by :mod:`symrmt.bench.weights`.
+general ``p x p`` weight matrix (``p = 96, 192, 384``) by :mod:`symrmt.bench.weights`.
 
 Every measurement runs in a subprocess with its own environment, so the
 cache state and the BLAS thread count are the ones stated.  ``--quick`` runs
@@ -320,7 +320,7 @@ def run(quick: bool = False, progress=None) -> dict:
     out["engine"] = bench_engine.measure(quick, _worker)
     from symrmt.bench import weights as bench_weights
 
-    say("weights: E_A with a general p x p W (p = 384 at 15 digits; p = 48 at 15 and 30 digits)")
+    say("weights: E_A with a general p x p W (p = 96, 192, 384 at 15 digits; p = 48 at 15 and 30 digits)")
     out["weights"] = bench_weights.measure(quick, _worker)
     from symrmt.bench import prove as bench_prove
 

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from symrmt.bench import weights as bw
-from symrmt.engine.solve.given import _sum_dd
+from symrmt.engine.solve.given_dd import _sum_dd
 
 pytestmark = pytest.mark.slow  # tens of seconds: deterministic equivalents at 15 and 30 digits
 

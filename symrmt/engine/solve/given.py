@@ -22,10 +22,13 @@ as a finite-rank part does not move the traces).
 
 The fixed point is solved in float64 by Newton on the entries of ``H`` (the Jacobian
 ``dtau(G_mn)/dH = tau(G_ma G_bn)`` exactly), along a homotopy in the strength of the random part,
-then refined by Newton steps whose residual is evaluated with python-flint ``arb_mat`` at two
-working precisions; the value is returned when both agree to the digits asked
-(:class:`~symrmt.errors.PrecisionError` otherwise).  Each step costs one dense inverse of the
-materialized matrix (``k p x k p`` for ``k`` blocks of size ``p``).
+then refined by Newton steps whose residual is evaluated in double-double up to 28 digits
+(:mod:`symrmt.engine.solve.given_dd`, two evaluations that round differently) and with python-flint
+``arb_mat`` at two working precisions above; the value is returned when both agree to the digits asked
+(:class:`~symrmt.errors.PrecisionError` otherwise).  Each step costs one inverse of the materialized
+matrix (``k p x k p`` for ``k`` blocks of size ``p``): when the given matrices occupy at most half of the
+block columns, through the Woodbury identity on those columns (``c p x c p`` for ``c`` such columns; the
+``number x I`` blocks are eliminated exactly), else dense.
 
 Examples
 --------
@@ -42,14 +45,13 @@ Dim('p', c)
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 import sympy as sp
 
 from symrmt.engine.lang.node import ModelError, walk
 from symrmt.engine.laws.given import GivenMatrix, GivenVector
 from symrmt.engine.lang.vectors import Vector
+from symrmt.engine.solve.given_dd import solve_dd
 from symrmt.errors import ConvergenceError, PrecisionError
 
 __all__ = ["given_limit"]
@@ -154,21 +156,120 @@ class _Part:
         idx = np.concatenate([np.arange(self.off[k], self.off[k] + self.size[k]) for k in keep])
         return M[np.ix_(idx, idx)]
 
-    def solve64(self, h, t, base, with_vectors=False):
-        """``(G_mat, G_sca, idx)``: the float64 inverse at unknowns ``h``, strength ``t``."""
-        M, S = base[0].copy(), base[1].copy()
+    def solve64(self, h, t, base, with_vectors=False, side=0):
+        """``(G_mat, G_sca, idx)``: the float64 inverse at unknowns ``h``, strength ``t``; through
+        :meth:`_woodbury64` (``side``: which of its two forms) when it applies (``self.structured`` is then
+        true), a dense inverse otherwise."""
+        S = base[1].copy()
         for (a, b, _w, m, m2), w in zip(self.eta, self.eta64):
-            v = t * w * h[self.pos[(m, m2)]]
-            if a in self.off:
-                _add_diagonal(M, self.off[a], self.off[b], self.size[a], -v)
-            else:
-                S[self.sidx[a], self.sidx[b]] -= v
+            if a not in self.off:
+                S[self.sidx[a], self.sidx[b]] -= t * w * h[self.pos[(m, m2)]]
         keep = self._keep(with_vectors)
-        idx = np.concatenate([np.arange(self.off[k], self.off[k] + self.size[k]) for k in keep]) if keep else \
-            np.zeros(0, dtype=int)
-        Gm = np.linalg.inv(M[np.ix_(idx, idx)]) if len(idx) else np.zeros((0, 0))
+        Gm = self._woodbury64(h, t, keep, side) if keep else np.zeros((0, 0))
+        self.structured = Gm is not None and len(keep) > 0
+        if Gm is None:
+            M = base[0].copy()
+            for (a, b, _w, m, m2), w in zip(self.eta, self.eta64):
+                if a in self.off:
+                    _add_diagonal(M, self.off[a], self.off[b], self.size[a], -t * w * h[self.pos[(m, m2)]])
+            idx = np.concatenate([np.arange(self.off[k], self.off[k] + self.size[k]) for k in keep])
+            Gm = np.linalg.inv(M[np.ix_(idx, idx)])
         Gs = np.linalg.inv(S) if len(self.sca) else S
         return Gm, Gs, self.layout(with_vectors)[0]
+
+    def woodbury_plan(self, keep):
+        """``(N, pos, rows, cols, nz)`` of the Woodbury reduction over the blocks ``keep`` (their size, their
+        positions, the block rows and columns that hold given matrices, the pairs of indices into ``rows`` and
+        ``cols`` that do), or ``None`` when it does not apply (sizes that differ, given blocks that are not
+        ``N x N``, or in more than half of the block columns)."""
+        sizes = {self.size[k] for k in keep}
+        if len(sizes) != 1 or len(keep) < 2:
+            return None
+        N = sizes.pop()
+        pos = {k: i for i, k in enumerate(keep)}
+        given = set()
+        for i, j, kind, data, _c in self.det:
+            if kind == "I" or i not in pos or j not in pos:
+                continue
+            if data.shape != (N, N):
+                return None
+            given.add((pos[i], pos[j]))
+        rows = sorted({r for r, _c in given})
+        cols = sorted({c for _r, c in given})
+        if not given or 2 * len(cols) > len(pos):
+            return None
+        nz = {(a, b) for a in range(len(rows)) for b in range(len(cols)) if (rows[a], cols[b]) in given}
+        return N, pos, rows, cols, nz
+
+    def _woodbury64(self, h, t, keep, side=0):
+        """The float64 inverse of the materialized matrix over the blocks ``keep`` through its structure, or
+        ``None`` (then a dense inverse): when every kept block has one size ``N``, the matrix is
+        ``A (x) I_N + P_R B P_C^T``, ``A`` the small matrix of the multiples of ``I`` and ``B`` the given
+        matrices on the block rows ``R`` and columns ``C`` they occupy, so (Woodbury)
+
+            M^{-1} = A^{-1} (x) I - (A^{-1}[:, R] (x) I) B (I + (A^{-1}[C, R] (x) I) B)^{-1} (A^{-1}[C, :] (x) I),
+
+        one dense inverse of size ``|C| N`` instead of ``len(keep) N`` (``side`` 1: the same through
+        ``(I + B (A^{-1}[C, R] (x) I))^{-1} B``, of size ``|R| N``, which rounds differently).  ``None`` when the
+        sizes differ, when
+        ``A`` is ill-conditioned (``cond > 1e8``: the reduction would lose digits) or when the given blocks
+        fill most block columns (no saving)."""
+        plan = self.woodbury_plan(keep)
+        if plan is None:
+            return None
+        N, pos, rows, cols, nz = plan
+        nk = len(pos)
+        A = np.zeros((nk, nk))
+        given = {}
+        for (i, j, kind, data, _c), c in zip(self.det, self.det64):
+            if i not in pos or j not in pos:
+                continue
+            if kind == "I":
+                A[pos[i], pos[j]] += c
+            else:
+                key = (pos[i], pos[j])
+                given[key] = given[key] + c * data if key in given else c * data
+        for (a, b, _w, m, m2), w in zip(self.eta, self.eta64):
+            if a in pos:
+                A[pos[a], pos[b]] -= t * w * h[self.pos[(m, m2)]]
+        try:
+            if not np.linalg.cond(A) < 1e8:
+                return None
+            Ainv = np.linalg.inv(A)
+        except np.linalg.LinAlgError:
+            return None
+        nr, nc = len(rows), len(cols)
+        B = np.zeros((nr, N, nc, N))
+        for (r, c), D in given.items():
+            B[rows.index(r), :, cols.index(c), :] = D
+        S = Ainv[np.ix_(cols, rows)]
+        try:
+            if side == 0:
+                Ninv = np.linalg.inv(np.tensordot(S, B, axes=(1, 0)).reshape(nc * N, nc * N) + np.eye(nc * N))
+            else:
+                Ninv = np.linalg.inv(np.tensordot(B, S, axes=(2, 0)).transpose(0, 1, 3, 2).reshape(nr * N, nr * N)
+                                     + np.eye(nr * N))
+        except np.linalg.LinAlgError:
+            return None
+        if side == 0:   # B (I + (S (x) I) B)^{-1}, B's zero blocks skipped
+            Ninv = Ninv.reshape(nc, N, nc * N)
+            Y = np.zeros((nr, N, nc * N))
+            for r, c in nz:
+                Y[r] += B[r, :, c, :] @ Ninv[c]
+        else:           # (I + B (S (x) I))^{-1} B
+            Ninv = Ninv.reshape(nr * N, nr, N)
+            Y = np.zeros((nr * N, nc, N))
+            for r, c in nz:
+                Y[:, c, :] += Ninv[:, r, :] @ B[r, :, c, :]
+        Y = Y.reshape(nr, N, nc, N)
+        T = np.tensordot(Ainv[:, rows], Y, axes=(1, 0))          # (nk, N, nc, N)
+        G = np.tensordot(T, Ainv[cols, :], axes=(2, 0))          # (nk, N, N, nk)
+        G = -G.transpose(0, 1, 3, 2)
+        for k in range(nk):
+            for l in range(nk):
+                if Ainv[k, l] != 0:
+                    _add_diagonal_4(G, k, l, N, Ainv[k, l])
+        return G.reshape(nk * N, nk * N)
 
     def block(self, G, k, l):
         Gm, Gs, where = G
@@ -232,6 +333,12 @@ class _Part:
                 scalar = tuple(arr[:, k].astype(int) if k != 2 else arr[:, k] for k in range(7))
             self._plan = (scalar or None, groups)
         return self._plan
+
+
+def _add_diagonal_4(G, k, l, N, v):
+    """``G[k, :, l, :] += v I`` in place (``G`` of shape ``(nk, N, nk, N)``)."""
+    idx = np.arange(N)
+    G[k, idx, l, idx] += v
 
 
 def _add_diagonal(M, o1, o2, N, v):
@@ -298,6 +405,94 @@ def _solve64(part, base):
     return h, J
 
 
+def _woodbury_hp(part, plan, h, det, eta, prec, tol):
+    """The traces ``tr(G_kl)/N`` of the inverse of the materialized matrix at ``prec`` bits through the
+    Woodbury reduction ``plan`` (:meth:`_Part.woodbury_plan`; python-flint midpoints): ``A`` and its inverse
+    (``k x k``), ``N = I + (A^{-1}[C, R] (x) I) B`` (``|C| N`` square), its float64 inverse refined by
+    ``X <- X + X (I - N X)`` until the correction of the traces of ``Y = B X`` (mapped through ``A^{-1}``) is
+    below ``tol`` after one more step, then ``tr(G_kl)/N = A^{-1}_kl - sum_rc A^{-1}_kr A^{-1}_cl tr(Y_rc)/N``.
+    Returns a function ``(k, l) -> arb`` (``k``, ``l`` block indices), or ``None`` when ``A`` is
+    ill-conditioned (``cond > 1e8``) or ``N`` singular in float64 (then the dense refinement)."""
+    import flint
+
+    N, pos, rows, cols, nz = plan
+    nk, nr, nc = len(pos), len(rows), len(cols)
+    A = [[flint.arb(0) for _ in range(nk)] for _ in range(nk)]
+    groups = {}        # coefficient text -> (coefficient, float64 placement of its given matrices in B)
+    for i, j, kind, data, c in det:
+        if i not in pos or j not in pos:
+            continue
+        if kind == "I":
+            A[pos[i]][pos[j]] += c
+        else:
+            key = c.mid().str(radius=False, more=True)
+            if key not in groups:
+                groups[key] = (c, np.zeros((nr * N, nc * N)))
+            r, cc = rows.index(pos[i]), cols.index(pos[j])
+            groups[key][1][r * N:(r + 1) * N, cc * N:(cc + 1) * N] += np.asarray(data, dtype=np.float64)
+    for a, b, w, m, m2 in eta:
+        if a in pos:
+            A[pos[a]][pos[b]] -= w * h[part.pos[(m, m2)]]
+    A64 = np.array([[float(x.mid()) for x in row] for row in A])
+    try:
+        if not np.linalg.cond(A64) < 1e8:
+            return None
+    except np.linalg.LinAlgError:
+        return None
+    Ainv = flint.arb_mat(A).solve(flint.arb_mat(_eye(nk)), algorithm="approx").mid()
+    B, B64 = None, np.zeros((nr * N, nc * N))
+    for c, placed in groups.values():
+        Bc = flint.arb_mat(placed.tolist()) * c
+        B = Bc if B is None else B + Bc
+        B64 += float(c.mid()) * placed
+    SI = flint.arb_mat(nc * N, nr * N)
+    S64 = np.zeros((nc, nr))
+    for a in range(nc):
+        for b in range(nr):
+            s = Ainv[cols[a], rows[b]]
+            S64[a, b] = float(s.mid())
+            if S64[a, b] != 0.0 or s != 0:
+                for q in range(N):
+                    SI[a * N + q, b * N + q] = s
+    Nm = (flint.arb_mat(_eye(nc * N)) + SI * B).mid()
+    N64 = np.eye(nc * N) + np.kron(S64, np.eye(N)) @ B64
+    try:
+        X = flint.arb_mat(np.linalg.inv(N64).tolist())
+    except np.linalg.LinAlgError:
+        return None
+    # how a change of tr(Y_rc)/N moves a trace of G: at most this factor
+    a64 = np.abs(np.array([[float(Ainv[i, j].mid()) for j in range(nk)] for i in range(nk)]))
+    wscale = float(np.max(a64[:, rows].sum(axis=1)) * np.max(a64[cols, :].sum(axis=0)))
+    E = flint.arb_mat(_eye(nc * N))
+
+    def traces(Y):
+        return [[sum((Y[r * N + q, c * N + q] for q in range(N)), flint.arb(0)) / N for c in range(nc)]
+                for r in range(nr)]
+
+    T = traces((B * X).mid())
+    for _ in range(8):
+        D = (X * (E - Nm * X)).mid()
+        X = (X + D).mid()
+        dT = traces((B * D).mid())
+        T = [[T[r][c] + dT[r][c] for c in range(nc)] for r in range(nr)]
+        delta = wscale * max(abs(float(x.mid())) for row in dT for x in row)
+        if delta * delta * nc * N <= tol * 1e-2:
+            break
+    else:
+        raise ConvergenceError(f"the refinement of the deterministic-equivalent inverse (Woodbury form) did not "
+                               f"converge at {prec} bits (last correction {delta:.3g})")
+
+    def read(k, l):
+        i, j = pos[k], pos[l]
+        s = Ainv[i, j]
+        for r in range(nr):
+            for c in range(nc):
+                s -= Ainv[i, rows[r]] * Ainv[cols[c], j] * T[r][c]
+        return s
+
+    return read
+
+
 def _solve_hp(part, h64, J, coef_hp, prec, digits, extra, watch):
     """Newton refinement with residuals in python-flint ``arb_mat`` at ``prec`` bits; returns
     ``(h, G-reader, residual)``.
@@ -319,6 +514,21 @@ def _solve_hp(part, h64, J, coef_hp, prec, digits, extra, watch):
 
     def inverse(h, with_vectors):
         where, K = part.layout(with_vectors)
+        plan = part.woodbury_plan(part._keep(with_vectors)) if not part.unit else None
+        if plan is not None:
+            Sm = [[flint.arb(0)] * len(part.sca) for _ in part.sca]
+            Sm = [list(r) for r in Sm]
+            for i, j, kind, _data, c in det:
+                if kind == "I" and i in part.sidx:
+                    Sm[part.sidx[i]][part.sidx[j]] += c
+            for a, b, w, m, m2 in eta:
+                if a in part.sidx:
+                    Sm[part.sidx[a]][part.sidx[b]] -= w * h[part.pos[(m, m2)]]
+            Gs = flint.arb_mat(Sm).solve(flint.arb_mat(_eye(len(part.sca))), algorithm="approx") if part.sca \
+                else None
+            read = _woodbury_hp(part, plan, h, det, eta, prec, tol)
+            if read is not None:
+                return read, Gs, where
         rows = [[0] * K for _ in range(K)]
         Sm = [[flint.arb(0)] * len(part.sca) for _ in part.sca]
         Sm = [list(r) for r in Sm]
@@ -382,6 +592,8 @@ def _solve_hp(part, h64, J, coef_hp, prec, digits, extra, watch):
         Gm, Gs, where = G
         if k in part.sidx:
             return Gs[part.sidx[k], part.sidx[l]]
+        if callable(Gm):  # the Woodbury form: the traces only
+            return Gm(k, l)
         o1, o2 = where[k], where[l]
         s = flint.arb(0)
         for r in range(part.size[k]):
@@ -412,194 +624,6 @@ def _solve_hp(part, h64, J, coef_hp, prec, digits, extra, watch):
 
 #: at most this many digits are certified by the double-double path (above: python-flint at two precisions)
 DD_DIGITS = 28
-
-
-def _two_sum(a, b):
-    s = a + b
-    bb = s - a
-    return s, (a - (s - bb)) + (b - bb)
-
-
-def _dd_add(x, y):
-    """Double-double sum of ``x = (hi, lo)`` and ``y = (hi, lo)`` (arrays)."""
-    s, e = _two_sum(x[0], y[0])
-    e = e + x[1] + y[1]
-    hi = s + e
-    return hi, e - (hi - s)
-
-
-def _dekker(a):
-    c = 134217729.0 * a
-    hi = c - (c - a)
-    return hi, a - hi
-
-
-def _dd_scale(c, x):
-    """Double-double product of the double-double scalar ``c`` and the double-double array ``x``."""
-    p = c[0] * x[0]
-    ah, al = _dekker(np.asarray(c[0], dtype=np.float64))
-    bh, bl = _dekker(x[0])
-    e = ((ah * bh - p) + ah * bl + al * bh) + al * bl
-    e = e + c[0] * x[1] + c[1] * x[0]
-    hi = p + e
-    return hi, e - (hi - p)
-
-
-def _sum_dd(x):
-    """The sum of the float64 array ``x`` as an mpmath number, to about ``(log2 N eps)^2 sum|x|``: a pairwise
-    tree of error-free two-sums (Knuth), whose rounding errors are summed in float64 at the end."""
-    import mpmath
-
-    x = np.asarray(x, dtype=np.float64).ravel()
-    errs = []
-    while len(x) > 1:
-        if len(x) % 2:
-            x = np.append(x, 0.0)
-        a, b = x[0::2], x[1::2]
-        s = a + b
-        bb = s - a
-        errs.append(float(np.sum((a - (s - bb)) + (b - bb))))
-        x = s
-    hi = float(x[0]) if len(x) else 0.0
-    return mpmath.mpf(hi) + mpmath.mpf(math.fsum(errs))
-
-
-def _slices(M, axis, w, count):
-    """``M`` as a sum of ``count`` slices, each of at most ``w`` bits on the grid of its row (``axis=1``) or
-    column (``axis=0``) scale (every subtraction exact)."""
-    amax = np.max(np.abs(M), axis=axis, keepdims=True)
-    amax[amax == 0] = 1.0
-    unit = np.exp2(np.ceil(np.log2(amax)))
-    out, R = [], M.copy()
-    for _ in range(count):
-        unit = unit * 2.0 ** -w
-        S = np.round(R / unit) * unit
-        out.append(S)
-        R = R - S
-    return out
-
-
-def _exact_dot(A, B):
-    """``A @ B`` as a double-double ``(hi, lo)`` to about ``2^-110`` of the row and column scales: the
-    slices' products are exact in float64 (Ozaki, Ogita and Oishi 2012), summed error-free."""
-    K = A.shape[1]
-    w = (53 - int(np.ceil(np.log2(max(K, 2))))) // 2
-    count = -(-112 // w)
-    As, Bs = _slices(A, 1, w, count), _slices(B, 0, w, count)
-    acc = (np.zeros((A.shape[0], B.shape[1])), np.zeros((A.shape[0], B.shape[1])))
-    for a in range(count):
-        for b in range(count - a):
-            acc = _dd_add(acc, (As[a] @ Bs[b], 0.0))
-    return acc
-
-
-def _solve_dd(part, h_start, J, coef_mp, digits, variant):
-    """As :func:`_solve_hp`, with each residual from a double-double evaluation of ``R = I - M X`` (``X`` the
-    float64 inverse; ``variant`` 1 refines ``X`` once in float64 first, so that the two evaluations round
-    differently) and ``G = X (I + R + R^2)``; refuses (``ConvergenceError``) when ``R`` is too large for
-    that series to reach the digits."""
-
-    import mpmath
-
-    Jinv = np.linalg.inv(J) if len(part.unknowns) else np.zeros((0, 0))
-    h = [mpmath.mpf(x) for x in h_start]
-    det = [(i, j, kind, data, coef_mp(c)) for i, j, kind, data, c in part.det]
-    eta = [(a, b, coef_mp(w), m, m2) for a, b, w, m, m2 in part.eta]
-    bases = {False: part.base(False), True: part.base(True)}
-
-    def dd(x):
-        hi = float(x)
-        return (hi, float(x - hi))
-
-    def inverse(h, with_vectors):
-        keep = part._keep(with_vectors)
-        where, K = part.layout(with_vectors)
-        Sm = mpmath.zeros(len(part.sca), len(part.sca))
-        for i, j, kind, _data, c in det:
-            if kind == "I" and i in part.sidx:
-                Sm[part.sidx[i], part.sidx[j]] += c
-        for a, b, w, m, m2 in eta:
-            if a in part.sidx:
-                Sm[part.sidx[a], part.sidx[b]] -= w * h[part.pos[(m, m2)]]
-        Gs = Sm ** -1 if part.sca else None
-        if not K:
-            return None, Gs, where
-        hf = np.array([float(x) for x in h])
-        X = part.solve64(hf, 1.0, bases[with_vectors], with_vectors)[0]
-        if variant:  # one float64 Newton-Schulz step: another approximate inverse, rounded differently
-            M64 = part.matrix64(hf, bases[with_vectors], with_vectors)
-            X = X + X @ (np.eye(K) - M64 @ X)
-        rows = {k: slice(where[k], where[k] + part.size[k]) for k in keep}
-        acc = {k: (np.zeros((part.size[k], K)), np.zeros((part.size[k], K))) for k in keep}
-        for k in keep:
-            acc[k] = _dd_add(acc[k], (-X[rows[k]] * 0.0 + np.eye(K)[rows[k]], 0.0))
-        for i, j, kind, data, c in det:
-            if i not in where or j not in where:
-                continue
-            if kind == "I":
-                prod = (X[rows[j]], np.zeros_like(X[rows[j]]))
-            else:
-                prod = _exact_dot(np.asarray(data, dtype=np.float64), X[rows[j]])
-            t = _dd_scale(dd(-c), prod)
-            acc[i] = _dd_add(acc[i], t)
-        for a, b, w, m, m2 in eta:
-            if a not in where:
-                continue
-            t = _dd_scale(dd(w * h[part.pos[(m, m2)]]), (X[rows[b]], np.zeros_like(X[rows[b]])))
-            acc[a] = _dd_add(acc[a], t)
-        Rh = np.vstack([acc[k][0] for k in keep])
-        Rl = np.vstack([acc[k][1] for k in keep])
-        r = float(np.max(np.sum(np.abs(Rh), axis=1)))  # ||R||_inf bounds the terms left out
-        if not r < 1e-6:
-            raise ConvergenceError(f"the float64 inverse is too far from the inverse (residual {r:.3g}) for the "
-                                   "double-double refinement")
-        R = (Rh, Rl)
-        RR = Rh @ Rh if r ** 2 > 10.0 ** (-(digits + 8)) else None
-        if r ** 3 > 10.0 ** (-(digits + 8)):
-            raise ConvergenceError(f"the float64 inverse is too far from the inverse (residual {r:.3g}) for "
-                                   f"{digits} digits on the double-double path")
-        return (X, R, RR, rows), Gs, where
-
-    def read_entry(G, k, l, unit):
-        Gm, Gs, where = G
-        if k in part.sidx:
-            return Gs[part.sidx[k], part.sidx[l]]
-        X, R, RR, rows = Gm
-        rk, rl = rows[k], rows[l]
-        n = 1 if unit else part.size[k]
-        base = _sum_dd(np.diagonal(X[rk, rl]))
-        # tr(X_k. R_.l): every product split exactly (Dekker), the terms summed by a two-sum tree
-        A, B, Bl = X[rk], R[0][:, rl].T, R[1][:, rl].T
-        prod = A * B
-        ah, al = _dekker(A)
-        bh, bl = _dekker(B)
-        err = ((ah * bh - prod) + ah * bl + al * bh) + al * bl
-        d = _sum_dd(np.concatenate([prod.ravel(), err.ravel(), (A * Bl).ravel()]))
-        if RR is not None:
-            d += mpmath.mpf(float(np.sum(X[rk] * RR[:, rl].T)))
-        return (base + d) / n
-
-    tol = mpmath.mpf(10) ** (-(digits + 6))
-    G, resid = None, 0.0
-    for _ in range(12):
-        if not part.unknowns:
-            break
-        G = inverse(h, False)
-        F = [h[i] - read_entry(G, m, m2, False) for i, (m, m2) in enumerate(part.unknowns)]
-        # the step in float64: Jinv is a float64 inverse Jacobian, so each step is exact only to its relative
-        # error (about 1e-13) anyway; the next residual, in double-double, corrects both
-        step = [mpmath.mpf(x) for x in Jinv @ np.array([float(f) for f in F])]
-        h = [x - st for x, st in zip(h, step)]
-        resid = max(abs(float(f)) for f in F)
-        scale = max(1, max(abs(x) for x in h))
-        if max(abs(st) for st in step) <= scale * max(tol, mpmath.mpf(10) ** -31):  # -31: the double-double floor
-            break
-    else:
-        raise ConvergenceError(f"the double-double refinement of the deterministic equivalent did not converge "
-                               f"(residual {resid:.3g})")
-    if G is None or part.unit:
-        G = inverse(h, True)
-    return h, (lambda k, l, unit=False: read_entry(G, k, l, unit)), resid
 
 
 def _mpf(x, mpmath):
@@ -732,7 +756,7 @@ def given_limit(model, expr, at, digits: int = 15):
         for q, (s, part, (_h64, J)) in enumerate(zip(leaves, parts, sols64)):
             watch = list(part.unknowns) + [(i, j) for i in part.pencil.u for j in part.pencil.v]
             if isinstance(prec, str):
-                h, read, r = _solve_dd(part, starts[q], J, coef_mp, digits, prec == "dd1")
+                h, read, r = solve_dd(part, starts[q], J, coef_mp, digits, prec == "dd1")
             else:
                 h, read, r = _solve_hp(part, starts[q], J, coef_hp, prec, digits, 6 if prec == p1 else 18, watch)
             starts[q] = h  # the second precision starts where the first ended

@@ -1,0 +1,409 @@
+"""The double-double refinement of a deterministic equivalent with given matrices (up to 28 digits).
+
+The float64 fixed point of :mod:`symrmt.engine.solve.given` is refined by Newton steps whose residuals
+need the traces of ``G = M^{-1}`` beyond float64: ``R = I - M X`` in double-double (exact slice products
+of the given matrices, Ozaki, Ogita and Oishi 2012), ``G = X (I + R + R^2)``, and the traces summed with
+a rounding bound or error-free; where the Woodbury reduction applies, the same on its inner matrix
+(``docs/engine.md``, section on given matrices).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from symrmt.errors import ConvergenceError
+
+__all__ = ["solve_dd"]
+
+
+def _two_sum(a, b):
+    s = a + b
+    bb = s - a
+    return s, (a - (s - bb)) + (b - bb)
+
+
+def _dd_add(x, y):
+    """Double-double sum of ``x = (hi, lo)`` and ``y = (hi, lo)`` (arrays)."""
+    s, e = _two_sum(x[0], y[0])
+    e = e + x[1] + y[1]
+    hi = s + e
+    return hi, e - (hi - s)
+
+
+def _dekker(a):
+    c = 134217729.0 * a
+    hi = c - (c - a)
+    return hi, a - hi
+
+
+def _dd_scale(c, x):
+    """Double-double product of the double-double scalar ``c`` and the double-double array ``x``."""
+    p = c[0] * x[0]
+    ah, al = _dekker(np.asarray(c[0], dtype=np.float64))
+    bh, bl = _dekker(x[0])
+    e = ((ah * bh - p) + ah * bl + al * bh) + al * bl
+    e = e + c[0] * x[1] + c[1] * x[0]
+    hi = p + e
+    return hi, e - (hi - p)
+
+
+def _dd_scale_64(c, x):
+    """Double-double product of the double-double scalar ``c`` and the float64 array ``x``."""
+    p = c[0] * x
+    ah, al = _dekker(np.asarray(c[0], dtype=np.float64))
+    bh, bl = _dekker(x)
+    e = ((ah * bh - p) + ah * bl + al * bh) + al * bl
+    e = e + c[1] * x
+    hi = p + e
+    return hi, e - (hi - p)
+
+
+#: the most products summed in float64 before an error-free sum (:func:`_chunked_dot`)
+_CHUNK = 64
+
+
+def _chunked_dot(A, B, Bl):
+    """``(sum(A * (B + Bl)), bound)``: the sum as an mpmath number, ``A * B`` summed in float64 over chunks of
+    at most :data:`_CHUNK` products (each chunk's error at most ``gamma_CHUNK`` times its sum of ``|a b|``,
+    Higham 2002, Lemma 3.1 and 3.5), the chunks' sums added error-free (:func:`_sum_dd`); ``A * Bl`` (``Bl``
+    the low parts, below ``2^-53 |B|``) summed in float64 over all terms, its whole size counted in
+    ``bound``."""
+    A = np.ascontiguousarray(A).ravel()
+    B = np.ascontiguousarray(B).ravel()
+    Bl = np.ascontiguousarray(Bl).ravel()
+    m = A.size
+    prod = A * B
+    pad = (-m) % _CHUNK
+    if pad:
+        prod = np.concatenate([prod, np.zeros(pad)])
+    sums = prod.reshape(-1, _CHUNK).sum(axis=1)
+    u = 2.0 ** -53
+    g = (_CHUNK + 1) * u / (1 - (_CHUNK + 1) * u) + ((len(sums) + 1).bit_length() * u) ** 2  # + the chunks' sum
+    absA = np.abs(A)
+    low = float(np.dot(A, Bl))
+    bound = (g * float(np.dot(absA, np.abs(B))) + 2.0 * float(np.dot(absA, np.abs(Bl)))) * (1 + (m + 2) * u * 2)
+    import mpmath
+
+    return _sum_dd(sums) + mpmath.mpf(low), bound
+
+
+def _sum_dd(x):
+    """The sum of the float64 array ``x`` as an mpmath number, to about ``(log2 N eps)^2 sum|x|``: a pairwise
+    tree of error-free two-sums (Knuth), whose rounding errors are summed in float64 at the end."""
+    import mpmath
+
+    x = np.asarray(x, dtype=np.float64).ravel()
+    errs = []
+    while len(x) > 1:
+        if len(x) % 2:
+            x = np.append(x, 0.0)
+        a, b = x[0::2], x[1::2]
+        s = a + b
+        bb = s - a
+        errs.append(float(np.sum((a - (s - bb)) + (b - bb))))
+        x = s
+    hi = float(x[0]) if len(x) else 0.0
+    return mpmath.mpf(hi) + mpmath.mpf(math.fsum(errs))
+
+
+def _slices(M, axis, w, count):
+    """``M`` as a sum of ``count`` slices, each of at most ``w`` bits on the grid of its row (``axis=1``) or
+    column (``axis=0``) scale (every subtraction exact)."""
+    amax = np.max(np.abs(M), axis=axis, keepdims=True)
+    amax[amax == 0] = 1.0
+    unit = np.exp2(np.ceil(np.log2(amax)))
+    out, R = [], M.copy()
+    for _ in range(count):
+        unit = unit * 2.0 ** -w
+        S = np.round(R / unit) * unit
+        out.append(S)
+        R = R - S
+    return out
+
+
+def _exact_dot(A, B, bits=112, cache=None):
+    """``A @ B`` as a double-double ``(hi, lo)`` to about ``2^-bits`` of the row and column scales (``bits``
+    at most 112): the slices' products are exact in float64 (Ozaki, Ogita and Oishi 2012), summed
+    error-free; ``cache`` (a dict) keeps the slices of ``A`` for another call with the same ``A``."""
+    K = A.shape[1]
+    w = (53 - int(np.ceil(np.log2(max(K, 2))))) // 2
+    count = -(-min(bits, 112) // w)
+    key = (id(A), w, count)
+    if cache is not None and key in cache:
+        As = cache[key][1]
+    else:
+        As = _slices(A, 1, w, count)
+        if cache is not None:
+            cache[key] = (A, As)   # A held, so that its id is not reused
+    Bs = _slices(B, 0, w, count)
+    acc = (np.zeros((A.shape[0], B.shape[1])), np.zeros((A.shape[0], B.shape[1])))
+    for a in range(count):
+        for b in range(count - a):
+            acc = _dd_add(acc, (As[a] @ Bs[b], 0.0))
+    return acc
+
+
+def _dot_dd(A, B, Bl):
+    """``sum(A * (B + Bl))`` as an mpmath number: every product ``A * B`` split exactly (Dekker), the terms
+    summed by a two-sum tree (:func:`_sum_dd`)."""
+    prod = A * B
+    ah, al = _dekker(A)
+    bh, bl = _dekker(B)
+    err = ((ah * bh - prod) + ah * bl + al * bh) + al * bl
+    return _sum_dd(np.concatenate([prod.ravel(), err.ravel(), (A * Bl).ravel()]))
+
+
+def _woodbury_dd(part, plan, h, det, eta, digits, variant, bits, slices):
+    """The traces ``tr(G_kl)/N`` of the inverse of the materialized matrix in double-double through the
+    Woodbury reduction ``plan`` (:meth:`_Part.woodbury_plan`): ``A^{-1}`` at the working precision,
+    ``X`` a float64 inverse of ``N = I + (S (x) I) B`` (``S = A^{-1}[C, R]``; ``variant`` 1: from ``N^T``, which
+    rounds differently), ``E = B X`` and ``R = I - N X`` in double-double (exact slice products of the
+    given matrices), ``tr(Y_rc)`` of ``Y = B N^{-1} = E (I + R + R^2) + O(||R||^3)`` read as in
+    :func:`solve_dd`, and ``tr(G_kl)/N = A^{-1}_kl - sum_rc A^{-1}_kr A^{-1}_cl tr(Y_rc)/N``.  Returns a function
+    ``(k, l) -> mpf``, or ``None`` when ``A`` is ill-conditioned (``cond > 1e8``) or ``N`` singular in float64;
+    raises ``ConvergenceError`` when ``R`` is too large for the series to reach the digits (amplified by
+    ``A^{-1}`` and ``E``)."""
+    import mpmath
+
+    N, pos, rows, cols, nz = plan
+    nk, nr, nc = len(pos), len(rows), len(cols)
+    A = mpmath.zeros(nk, nk)
+    terms = []         # (index into rows, index into cols, given matrix, coefficient)
+    for i, j, kind, data, c in det:
+        if i not in pos or j not in pos:
+            continue
+        if kind == "I":
+            A[pos[i], pos[j]] += c
+        else:
+            terms.append((rows.index(pos[i]), cols.index(pos[j]), data, c))
+    for a, b, w, m, m2 in eta:
+        if a in pos:
+            A[pos[a], pos[b]] -= w * h[part.pos[(m, m2)]]
+    A64 = np.array([[float(A[i, j]) for j in range(nk)] for i in range(nk)])
+    try:
+        if not np.linalg.cond(A64) < 1e8:
+            return None
+    except np.linalg.LinAlgError:
+        return None
+    Ainv = A ** -1
+    a64 = np.array([[float(Ainv[i, j]) for j in range(nk)] for i in range(nk)])
+    S = [[Ainv[cols[a], rows[b]] for b in range(nr)] for a in range(nc)]
+    N64 = np.eye(nc * N)
+    for r, cc, data, c in terms:
+        for a in range(nc):
+            s = float(S[a][r])
+            if s != 0.0:
+                N64[a * N:(a + 1) * N, cc * N:(cc + 1) * N] += (s * float(c)) * data
+    try:
+        X = np.linalg.inv(N64) if not variant else np.ascontiguousarray(np.linalg.inv(N64.T).T)
+    except np.linalg.LinAlgError:
+        return None
+
+    def dd(x):
+        hi = float(x)
+        return (hi, float(x - hi))
+
+    E = [(np.zeros((N, nc * N)), np.zeros((N, nc * N))) for _ in range(nr)]
+    for r, cc, data, c in terms:
+        E[r] = _dd_add(E[r], _dd_scale(dd(c), _exact_dot(data, X[cc * N:(cc + 1) * N], bits, slices)))
+    Rb = []
+    for a in range(nc):
+        eye = np.zeros((N, nc * N))
+        eye[np.arange(N), a * N + np.arange(N)] = 1.0
+        acc = _dd_add((eye, np.zeros_like(eye)), (-X[a * N:(a + 1) * N], np.zeros_like(eye)))
+        for r in range(nr):
+            if S[a][r] != 0:
+                acc = _dd_add(acc, _dd_scale(dd(-S[a][r]), E[r]))
+        Rb.append(acc)
+    Rh = np.vstack([x[0] for x in Rb])
+    Rl = np.vstack([x[1] for x in Rb])
+    r_norm = float(np.max(np.sum(np.abs(Rh), axis=1)))
+    # how an error in tr(Y_rc)/N moves a trace of G, and the size of E = B X
+    wscale = float(np.max(np.abs(a64[:, rows]).sum(axis=1)) * np.max(np.abs(a64[cols, :]).sum(axis=0)))
+    e_norm = max(float(np.max(np.sum(np.abs(e[0]), axis=1))) for e in E)
+    amp = max(1.0, wscale * e_norm)
+    if not r_norm < 1e-6:
+        raise ConvergenceError(f"the float64 inverse is too far from the inverse (residual {r_norm:.3g}) for the "
+                               "double-double refinement")
+    RR = Rh @ Rh if amp * r_norm ** 2 > 10.0 ** (-(digits + 8)) else None
+    if amp * r_norm ** 3 > 10.0 ** (-(digits + 8)):
+        raise ConvergenceError(f"the float64 inverse is too far from the inverse (residual {r_norm:.3g}) for "
+                               f"{digits} digits on the double-double path")
+    RT = (np.ascontiguousarray(Rh.T), np.ascontiguousarray(Rl.T))
+    thresh = 10.0 ** (-(digits + 8))
+    T = [[None] * nc for _ in range(nr)]
+    for r in range(nr):
+        Eh, El = E[r]
+        for c in range(nc):
+            cs = slice(c * N, (c + 1) * N)
+            base = _sum_dd(np.diagonal(Eh[:, cs])) + mpmath.mpf(float(np.sum(np.diagonal(El[:, cs]))))
+            B, Bl = RT[0][cs], RT[1][cs]
+            fast, bound = _chunked_dot(Eh, B, Bl)
+            low = float(np.vdot(El, B))
+            bound += 2.0 * float(np.vdot(np.abs(El), np.abs(B)))
+            if bound * wscale <= thresh * max(abs(float(base)), 1e-300):
+                d = fast
+            else:
+                d = _dot_dd(Eh, B, Bl)
+            d += mpmath.mpf(low)
+            if RR is not None:
+                d += mpmath.mpf(float(np.sum(Eh * RR[:, cs].T)))
+            T[r][c] = (base + d) / N
+
+    def read(k, l):
+        i, j = pos[k], pos[l]
+        s = Ainv[i, j]
+        for r in range(nr):
+            for c in range(nc):
+                s -= Ainv[i, rows[r]] * Ainv[cols[c], j] * T[r][c]
+        return s
+
+    return read
+
+
+def solve_dd(part, h_start, J, coef_mp, digits, variant):
+    """``(h, G-reader, residual)``: Newton refinement of the fixed point of ``part`` (a pencil of
+    :mod:`symrmt.engine.solve.given` at one point) from the float64 solution ``h_start`` with the float64
+    Jacobian ``J``, each residual from a double-double evaluation of ``R = I - M X`` (``X`` the float64
+    inverse; ``variant`` 1: another float64 inverse that rounds differently, the ``N^T`` one in the Woodbury
+    form or one float64 Newton-Schulz step after a dense one) and ``G = X (I + R + R^2)``; ``coef_mp`` turns
+    the pencil's coefficients into mpmath numbers.  Raises ``ConvergenceError`` when ``R`` is too large for
+    that series to reach the ``digits`` or the steps do not converge.
+
+    Called by :func:`symrmt.engine.solve.given.given_limit` up to 28 digits:
+
+    >>> import numpy as np
+    >>> from symrmt.engine import Model
+    >>> from symrmt.engine.solve.given import given_limit
+    >>> m = Model()
+    >>> m.dim("p", "c*n")
+    Dim('p', c)
+    >>> Z = m.gaussian("Z", "p", "n")
+    >>> S = m.matrix("S", "p", "p", np.diag([1.0, 2.0, 1.0, 2.0]))
+    >>> print(given_limit(m, "trace(inv(S*Z*Z.T*S.T/n + gamma*I(p)))", {"c": "1/2", "gamma": 1}, digits=20))
+    0.42225983872393900285
+    """
+
+    import mpmath
+
+    Jinv = np.linalg.inv(J) if len(part.unknowns) else np.zeros((0, 0))
+    h = [mpmath.mpf(x) for x in h_start]
+    det = [(i, j, kind, data, coef_mp(c)) for i, j, kind, data, c in part.det]
+    eta = [(a, b, coef_mp(w), m, m2) for a, b, w, m, m2 in part.eta]
+    bases = {False: part.base(False), True: part.base(True)}
+    # the products with the given matrices to 2^-bits of their scales: 10^-(digits + 12), within 112 bits
+    bits = min(112, int(math.ceil((digits + 12) * math.log2(10))))
+    slices = {}
+    given = [(i, j, np.ascontiguousarray(data, dtype=np.float64), c) for i, j, kind, data, c in det if kind != "I"]
+
+    def dd(x):
+        hi = float(x)
+        return (hi, float(x - hi))
+
+    def inverse(h, with_vectors):
+        keep = part._keep(with_vectors)
+        where, K = part.layout(with_vectors)
+        Sm = mpmath.zeros(len(part.sca), len(part.sca))
+        for i, j, kind, _data, c in det:
+            if kind == "I" and i in part.sidx:
+                Sm[part.sidx[i], part.sidx[j]] += c
+        for a, b, w, m, m2 in eta:
+            if a in part.sidx:
+                Sm[part.sidx[a], part.sidx[b]] -= w * h[part.pos[(m, m2)]]
+        Gs = Sm ** -1 if part.sca else None
+        if not K:
+            return None, Gs, where
+        plan = part.woodbury_plan(keep) if not part.unit else None
+        if plan is not None:
+            read = _woodbury_dd(part, plan, h, det, eta, digits, variant, bits, slices)
+            if read is not None:
+                return read, Gs, where
+        hf = np.array([float(x) for x in h])
+        # variant 1: another approximate inverse, rounded differently (the other Woodbury form, or one
+        # float64 Newton-Schulz step after a dense inverse)
+        X = part.solve64(hf, 1.0, bases[with_vectors], with_vectors, side=variant)[0]
+        if variant and not part.structured:
+            M64 = part.matrix64(hf, bases[with_vectors], with_vectors)
+            X = X + X @ (np.eye(K) - M64 @ X)
+        rows = {k: slice(where[k], where[k] + part.size[k]) for k in keep}
+        # the multiples of I of each block pair, summed at the working precision before one rounding
+        scal = {}
+        for i, j, kind, _data, c in det:
+            if kind == "I" and i in where and j in where:
+                scal[(i, j)] = scal.get((i, j), 0) - c
+        for a, b, w, m, m2 in eta:
+            if a in where:
+                scal[(a, b)] = scal.get((a, b), 0) + w * h[part.pos[(m, m2)]]
+        acc = {}
+        for k in keep:
+            eye = np.zeros((part.size[k], K))
+            eye[np.arange(part.size[k]), where[k] + np.arange(part.size[k])] = 1.0
+            acc[k] = (eye, np.zeros_like(eye))
+        for (i, j), c in scal.items():
+            if c != 0:
+                acc[i] = _dd_add(acc[i], _dd_scale_64(dd(c), X[rows[j]]))
+        for i, j, data, c in given:
+            if i not in where or j not in where:
+                continue
+            t = _dd_scale(dd(-c), _exact_dot(data, X[rows[j]], bits, slices))
+            acc[i] = _dd_add(acc[i], t)
+        Rh = np.vstack([acc[k][0] for k in keep])
+        Rl = np.vstack([acc[k][1] for k in keep])
+        r = float(np.max(np.sum(np.abs(Rh), axis=1)))  # ||R||_inf bounds the terms left out
+        if not r < 1e-6:
+            raise ConvergenceError(f"the float64 inverse is too far from the inverse (residual {r:.3g}) for the "
+                                   "double-double refinement")
+        R = (Rh, Rl)
+        RR = Rh @ Rh if r ** 2 > 10.0 ** (-(digits + 8)) else None
+        if r ** 3 > 10.0 ** (-(digits + 8)):
+            raise ConvergenceError(f"the float64 inverse is too far from the inverse (residual {r:.3g}) for "
+                                   f"{digits} digits on the double-double path")
+        RT = (np.ascontiguousarray(Rh.T), np.ascontiguousarray(Rl.T))  # R_.l^T as rows, once
+        return (X, R, RR, rows, RT), Gs, where
+
+    def read_entry(G, k, l, unit):
+        Gm, Gs, where = G
+        if k in part.sidx:
+            return Gs[part.sidx[k], part.sidx[l]]
+        if callable(Gm):  # the Woodbury form: the traces only
+            return Gm(k, l)
+        X, R, RR, rows, RT = Gm
+        rk, rl = rows[k], rows[l]
+        n = 1 if unit else part.size[k]
+        base = _sum_dd(np.diagonal(X[rk, rl]))
+        # tr(X_k. R_.l): float64 sums of at most _CHUNK products, those sums added error-free, where the
+        # error bound gamma_CHUNK sum|x r| (Higham 2002, 3.1) is below 10^-(digits + 8) of the trace; else
+        # every product split exactly (Dekker) and the terms summed by a two-sum tree
+        A, B, Bl = X[rk], RT[0][rl], RT[1][rl]
+        fast, bound = _chunked_dot(A, B, Bl)
+        if bound <= 10.0 ** (-(digits + 8)) * max(abs(float(base)), 1e-300):
+            d = fast
+        else:
+            d = _dot_dd(A, B, Bl)
+        if RR is not None:
+            d += mpmath.mpf(float(np.sum(X[rk] * RR[:, rl].T)))
+        return (base + d) / n
+
+    tol = mpmath.mpf(10) ** (-(digits + 6))
+    G, resid = None, 0.0
+    for _ in range(12):
+        if not part.unknowns:
+            break
+        G = inverse(h, False)
+        F = [h[i] - read_entry(G, m, m2, False) for i, (m, m2) in enumerate(part.unknowns)]
+        # the step in float64: Jinv is a float64 inverse Jacobian, so each step is exact only to its relative
+        # error (about 1e-13) anyway; the next residual, in double-double, corrects both
+        step = [mpmath.mpf(x) for x in Jinv @ np.array([float(f) for f in F])]
+        h = [x - st for x, st in zip(h, step)]
+        resid = max(abs(float(f)) for f in F)
+        scale = max(1, max(abs(x) for x in h))
+        if max(abs(st) for st in step) <= scale * max(tol, mpmath.mpf(10) ** -31):  # -31: the double-double floor
+            break
+    else:
+        raise ConvergenceError(f"the double-double refinement of the deterministic equivalent did not converge "
+                               f"(residual {resid:.3g})")
+    if G is None or part.unit:
+        G = inverse(h, True)
+    return h, (lambda k, l, unit=False: read_entry(G, k, l, unit)), resid
