@@ -46,6 +46,7 @@ import numpy as np
 from symrmt.core import batch as core_batch
 from symrmt.core.newton import stagnated
 from symrmt.engine.density.resolvent import CORRECT, ETA_FLOOR, FINISH, MOVE, START_HEIGHT
+from symrmt.engine.solve.batch import batch_system
 
 __all__ = ["solve_points", "NEWTON_TOL", "RESIDUAL_TOL", "MAX_COND", "IN_SUPPORT"]
 
@@ -117,8 +118,6 @@ class _Batch:
     """The compiled residual, Jacobian and ``dR/dz`` of one resolvent system over a batch of ``z``."""
 
     def __init__(self, solver):
-        from symrmt.engine.solve.batch import batch_system
-
         self.solver = solver
         self.bs = batch_system(solver.c)
         self.m = self.bs.m

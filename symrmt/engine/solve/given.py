@@ -44,13 +44,21 @@ from __future__ import annotations
 
 import math
 
+import mpmath
 import numpy as np
 import sympy as sp
 
+from symrmt.engine.lang.algebra import QuadForm
+from symrmt.engine.lang.matrices import Trace
 from symrmt.engine.lang.node import ModelError, walk
+from symrmt.engine.lang.tree import exact_value, remove_diffs
 from symrmt.engine.laws.given import GivenMatrix, GivenVector
 from symrmt.engine.lang.vectors import Vector
-from symrmt.errors import ConvergenceError, PrecisionError
+from symrmt.engine.reduce import linearize as lin
+from symrmt.engine.reduce.plan import normalized, scalar_formula
+from symrmt.engine.solve.certify import TraceLimit
+from symrmt.errors import BranchError, ConvergenceError, PrecisionError
+from symrmt.parsing import check_digits
 
 __all__ = ["given_limit"]
 
@@ -260,8 +268,6 @@ def _solve64(part, base):
     the sign of ``det J`` is followed: a change means the real path went through a singular point (an
     edge of a spectrum: a resolvent asked inside its spectrum has no real fixed point), a
     :class:`~symrmt.errors.BranchError`."""
-    from symrmt.errors import BranchError
-
     if not part.unknowns:
         return np.zeros(0), np.zeros((0, 0))
     h = np.zeros(len(part.unknowns))
@@ -306,8 +312,8 @@ def _solve_hp(part, h64, J, coef_hp, prec, digits, extra, watch):
     ``X <- X + X R``, ``R = I - M X`` (``R`` is squared at each step), until the correction of every
     watched block trace (``watch``: the unknowns' and the value's blocks) is below ``10^-(digits+extra)``
     after one more step (its square); the Newton step on ``H`` stops below the same size."""
+    # optional dependency (flint)
     import flint
-    import mpmath
 
     flint.ctx.prec = prec
     tol = 10.0 ** (-(digits + extra))
@@ -448,8 +454,6 @@ def _dd_scale(c, x):
 def _sum_dd(x):
     """The sum of the float64 array ``x`` as an mpmath number, to about ``(log2 N eps)^2 sum|x|``: a pairwise
     tree of error-free two-sums (Knuth), whose rounding errors are summed in float64 at the end."""
-    import mpmath
-
     x = np.asarray(x, dtype=np.float64).ravel()
     errs = []
     while len(x) > 1:
@@ -498,8 +502,6 @@ def _solve_dd(part, h_start, J, coef_mp, digits, variant):
     float64 inverse; ``variant`` 1 refines ``X`` once in float64 first, so that the two evaluations round
     differently) and ``G = X (I + R + R^2)``; refuses (``ConvergenceError``) when ``R`` is too large for
     that series to reach the digits."""
-
-    import mpmath
 
     Jinv = np.linalg.inv(J) if len(part.unknowns) else np.zeros((0, 0))
     h = [mpmath.mpf(x) for x in h_start]
@@ -622,16 +624,6 @@ def given_limit(model, expr, at, digits: int = 15):
     disagree with the dimension ratios, and :class:`~symrmt.errors.SolverError` subclasses when the
     fixed point does not converge or the two precisions disagree.
     """
-    import mpmath
-
-    from symrmt.engine.solve.certify import TraceLimit
-    from symrmt.engine.reduce import linearize as lin
-    from symrmt.engine.lang.algebra import QuadForm
-    from symrmt.engine.lang.matrices import Trace
-    from symrmt.engine.reduce.plan import normalized, scalar_formula
-    from symrmt.engine.lang.tree import exact_value, remove_diffs
-    from symrmt.parsing import check_digits
-
     digits = check_digits(digits)
     expr = model.expr(expr)
     for x in walk(expr):
@@ -718,6 +710,7 @@ def given_limit(model, expr, at, digits: int = 15):
         """``prec``: bits of a flint evaluation, or ``"dd0"``/``"dd1"`` for the double-double ones."""
         dps = int(prec / 3.33) if isinstance(prec, int) else 40
         if isinstance(prec, int):
+            # optional dependency (flint)
             import flint
 
             flint.ctx.prec = prec
