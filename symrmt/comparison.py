@@ -8,6 +8,10 @@ from __future__ import annotations
 import html
 from dataclasses import dataclass
 
+import mpmath
+import numpy as np
+
+from symrmt.plotting import need_xarray
 from symrmt.table import (
     TableResult, float_text, gram_items, html_table, latex_array, latex_tabular, mp_text, need_pandas, param_column,
     se_text, text_table,
@@ -32,8 +36,6 @@ def chi2_pvalue(chi2: float, dof: int) -> float | None:
     >>> round(chi2_pvalue(3.841458820694124, 1), 6)
     0.05
     """
-    import mpmath
-
     if dof <= 0:
         return None
     return float(mpmath.gammainc(dof / 2.0, chi2 / 2.0, mpmath.inf, regularized=True))
@@ -67,8 +69,6 @@ class FormFit:
 
 
 def _fit_form(form: str, ns, y, se) -> FormFit | None:
-    import numpy as np
-
     powers = FORMS[form]
     m, k = len(ns), 1 + len(powers)
     if m < k:
@@ -131,8 +131,6 @@ class Extrapolation:
         """The extrapolation of ``sims`` (simulations of one model at two or more sizes ``n``, the same
         ``gamma`` values): every form of ``FORMS`` fitted to the means, weighted by their standard errors,
         and for each error the form :func:`choose_form` keeps."""
-        import numpy as np
-
         sims = sorted(sims, key=lambda s: s.n)
         ns = [s.n for s in sims]
         fits, used = {}, {}
@@ -169,8 +167,6 @@ def gap_in_se(mean, lim, se):
     >>> gap_in_se(np.array([1.0, 2.0]), np.array([1.0, 1.0]), np.array([0.0, 0.5])).tolist()
     [0.0, 2.0]
     """
-    import numpy as np
-
     with np.errstate(divide="ignore", invalid="ignore"):
         gap = (mean - lim) / se
     return np.where(mean == lim, 0.0, gap)
@@ -258,8 +254,6 @@ class Comparison(TableResult):
         """Sentences on the gaps: which are finite-size effects (above ``k`` se at ``n``, within ``k`` se
         once extrapolated), which remain after the extrapolation, how well each form fits the means
         and whether any does, and, without an extrapolation, how to get one."""
-        import numpy as np
-
         out = []
         gaps = {"E_A": self.attention_gap, "E_RR": self.ridge_gap}
         e = self.extrapolation
@@ -298,14 +292,10 @@ class Comparison(TableResult):
     @property
     def max_gap(self) -> float:
         """The largest ``|gap|`` in standard errors over both errors and every ``gamma``."""
-        import numpy as np
-
         return float(np.max(np.abs(np.concatenate([self.attention_gap, self.ridge_gap]))))
 
     def within(self, k: float = 3.0, slack: float = 0.0) -> bool:
         """``|mean - limit| <= k se + slack`` at every ``gamma``, for both errors."""
-        import numpy as np
-
         s = self.simulation
         ok_a = np.abs(self.attention) <= k * s.attention_se + slack
         ok_r = np.abs(self.ridge) <= k * s.ridge_se + slack
@@ -313,8 +303,6 @@ class Comparison(TableResult):
 
     def to_numpy(self):
         """Float64 array ``(len(gamma), 9)`` with the columns of :attr:`columns`."""
-        import numpy as np
-
         s, t = self.simulation, self.theory
         return np.column_stack([t.gamma, t.attention, s.attention, s.attention_se, self.attention_gap,
                                 t.ridge, s.ridge, s.ridge_se, self.ridge_gap])
@@ -336,8 +324,6 @@ class Comparison(TableResult):
 
     def to_xarray(self):
         """An ``xarray.Dataset`` of every column over ``gamma``."""
-        from symrmt.plotting import need_xarray
-
         xr = need_xarray()
         data = self.to_numpy()
         return xr.Dataset({name: ("gamma", data[:, i]) for i, name in enumerate(self.columns) if name != "gamma"},

@@ -20,6 +20,7 @@ from __future__ import annotations
 import sys
 import types
 
+from symrmt.derivations import load_module
 from symrmt.errors import ParameterError
 from symrmt.latex_blocks import (  # noqa: F401  (re-exported: the building blocks of every result's text)
     BLOCK_TRACES, HERMITE, LINE_CHARS, MODEL, align, document, split_equation, split_sum)
@@ -59,6 +60,7 @@ def theorem1_explicit() -> str:
     >>> r"\intertext" in tex, "D &=" in tex and "x = (I_{12}" in tex and "e &=" in tex
     (False, True)
     """
+    # import-time cost: the CLI's start loads no SymPy or NumPy
     import sympy as sp
 
     from symrmt.models.attention import equations as S
@@ -138,8 +140,6 @@ def latex_of(result: str, standalone: bool = False, explicit: bool = False) -> s
 
     ``explicit`` writes every symbol out (available for ``theorem1``).
     """
-    from symrmt.derivations import load_module
-
     if result not in LATEX_RESULTS:
         raise ParameterError(f"unknown result {result!r}; known: {', '.join(sorted(LATEX_RESULTS))}")
     if explicit:

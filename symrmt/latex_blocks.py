@@ -54,6 +54,7 @@ def split_sum(expr, first: int = LINE_CHARS, width: int = LINE_CHARS) -> list:
     >>> split_sum(a**2 - 2*a*b + b**2, 8, 8)
     ['a^{2}', '- 2 a b', '+ b^{2}']
     """
+    # import-time cost: the CLI's start loads no SymPy
     import sympy as sp
 
     texs = [sp.latex(t) for t in sp.sympify(expr).as_ordered_terms()]
@@ -115,6 +116,7 @@ u, b, d`` are those of :data:`HERMITE`; the matrices come from the symbolic laye
     >>> r"\label{eq:fixed-point}" in tex and "L_0 &=" in tex and r"\partial_\gamma G" in tex
     True
     """
+    # import-time cost: the CLI's start loads no SymPy or NumPy
     import sympy as sp
 
     from symrmt.models.attention import equations as S

@@ -16,6 +16,11 @@ import re
 
 import sympy as sp
 
+from symrmt.engine.lang.matrices import Const, Diff, Trace, walk
+from symrmt.engine.lang.vectors import LAWS, QuadForm
+from symrmt.engine.reduce.fixed_point import tex_name, S_STRENGTH
+from symrmt.engine.reduce.linearize import EPS_SHIFT
+from symrmt.engine.reduce.plan import multi_index, scalar_formula
 from symrmt.errors import ModelError
 from symrmt.latex_blocks import document
 
@@ -61,8 +66,6 @@ def typed_tex(text: str, width: int = 48) -> list:
 
 def _name(name: str, hat: bool = False, transposed: bool = False) -> str:
     """:func:`symrmt.engine.reduce.fixed_point.tex_name`, and a name with an underscore (``G_Z``) as a subscript."""
-    from symrmt.engine.reduce.fixed_point import tex_name
-
     name = name.lstrip("_")  # an internal name of the engine (``_A_sym``: the symmetric part of an elliptic A)
     m = re.fullmatch(r"([A-Za-z]+\d*)_([A-Za-z0-9]+)", name)
     if m is None:
@@ -162,8 +165,6 @@ def _atomic(m) -> bool:
 
 
 def _scalar_coef(s) -> str:
-    from symrmt.engine.lang.matrices import Const
-
     if isinstance(s, Const):
         return _sym_tex(s.value)
     raise ModelError("the derivation writes a matrix times a constant only (a trace times a matrix has no LaTeX "
@@ -280,8 +281,6 @@ def _block_tex(block) -> str:
 
 def _entry_tex(e: dict, block, random: set) -> str:
     """A pencil block ``sum coef * leaf`` in LaTeX."""
-    from symrmt.engine.reduce.linearize import EPS_SHIFT
-
     terms = []
     for leaf, c in sorted(e.items(), key=lambda kv: str(kv[0])):
         c = sp.sympify(c).subs(EPS_SHIFT, 0)
@@ -318,9 +317,6 @@ def _h_names(system, k: int, many: bool) -> dict:
 
 
 def _h_tex(expr, names: dict) -> str:
-    from symrmt.engine.reduce.fixed_point import S_STRENGTH
-    from symrmt.engine.reduce.linearize import EPS_SHIFT
-
     expr = sp.sympify(expr).subs({EPS_SHIFT: 0, S_STRENGTH: 1}).xreplace(names)
     if expr == 0:
         return "0"
@@ -362,8 +358,6 @@ def _pencil_section(pencil, tag: str, what: str, M_tex: str, is_form: bool, rand
 def _fixed_point_section(system, tag: str, many: bool, pencil_label: str, readout: dict | None, quantity: str,
                          derivs: list, pencil: str | None = None) -> list:
     """The block fixed point ``H = (L_0 - eta(H))^{-1}`` of one pencil and, for a trace, its readout."""
-    from symrmt.engine.reduce.linearize import EPS_SHIFT
-
     names = _h_names(system, tag, many)
     sup = f"^{{({tag})}}" if many else ""
     size = system.H.shape[0]
@@ -476,10 +470,6 @@ def trace_derivation(model, expr, text: str | None = None, at: dict | None = Non
     >>> r"- \gamma^{2} \partial_{\gamma} \tau_{1}" in tex, r"\label{eq:trace-fixed-point-1}" in tex
     (True, True)
     """
-    from symrmt.engine.lang.matrices import Diff, Trace, walk
-    from symrmt.engine.reduce.plan import multi_index, scalar_formula
-    from symrmt.engine.lang.vectors import LAWS, QuadForm
-
     if text is None:
         text = expr if isinstance(expr, str) else repr(expr)
     _ROUNDED.clear()

@@ -18,6 +18,16 @@ matplotlib is the optional extra ``symrmt[plot]``, xarray and pandas ``symrmt[re
 
 from __future__ import annotations
 
+import math
+import os
+import warnings
+from fractions import Fraction
+
+import numpy as np
+
+from symrmt.errors import ParameterError, SymrmtError
+from symrmt.parsing.numbers import to_fraction
+
 __all__ = ["need_matplotlib", "need_xarray", "figure_path", "plot_limit", "plot_simulation", "plot_sweep", "plot_crossings",
            "long_frame", "fine_axis", "fine_limit", "log_axis", "axis_label", "set_log", "COLORS"]
 
@@ -25,6 +35,7 @@ __all__ = ["need_matplotlib", "need_xarray", "figure_path", "plot_limit", "plot_
 def need_matplotlib():
     """``matplotlib.pyplot``, with the install hint when it is missing."""
     try:
+        # optional dependency (matplotlib)
         import matplotlib.pyplot as plt
     except ImportError as exc:  # pragma: no cover - installed where the tests run
         raise ImportError("plot() needs matplotlib: pip install 'symrmt[plot]'") from exc
@@ -44,16 +55,13 @@ def figure_path(path, what: str = "--plot") -> str:
     ...
     symrmt.errors.ParameterError: --plot /tmp/rho.txt: matplotlib cannot write a .txt figure; use one of ...
     """
-    import os
-
-    from symrmt.errors import ParameterError
-
     text = os.fspath(path)
     if os.path.isdir(text):
         raise ParameterError(f"{what} {text}: is a folder; give a file name, e.g. {os.path.join(text, 'density.png')}")
     stem, ext = os.path.splitext(text)
     if not ext or not os.path.basename(stem):
         text, ext = text + ".png", ".png"
+    # optional dependency (matplotlib)
     from matplotlib.figure import Figure
 
     formats = sorted(Figure().canvas.get_supported_filetypes())
@@ -71,6 +79,7 @@ def figure_path(path, what: str = "--plot") -> str:
 def need_xarray():
     """``xarray``, with the install hint when it is missing."""
     try:
+        # optional dependency (xarray)
         import xarray as xr
     except ImportError as exc:  # pragma: no cover - installed where the tests run
         raise ImportError("to_xarray() needs xarray: pip install 'symrmt[results]'") from exc
@@ -98,8 +107,7 @@ def set_log(ax, which: str = "x") -> None:
     on the minor ticks (matplotlib labels them when the axis spans about one decade, and ``3x10^-1`` runs into
     ``4x10^-1``), and over at most 2.5 decades of data major ticks at 1, 2 and 5 times the powers of ten,
     written as plain numbers (``0.5``, ``1``, ``2``).  Call it after the data are drawn."""
-    import math
-
+    # optional dependency (matplotlib)
     from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
     axis = ax.xaxis if which == "x" else ax.yaxis
@@ -131,8 +139,6 @@ def axis_label(axis: str) -> str:
 
 
 def _log_axis(x) -> bool:
-    import numpy as np
-
     x = np.asarray(x, dtype=float)
     return bool(x.size > 1 and np.all(x > 0) and x.max() / x.min() >= 10)
 
@@ -164,8 +170,6 @@ def fine_axis(values, points: int = 61, log=None) -> list:
     >>> fine_axis([0.1, 10], points=3)
     [0.1, 1.0, 10.0]
     """
-    import math
-
     xs = [float(x) for x in values]
     lo, hi = min(xs), max(xs)
     if log is None:
@@ -184,8 +188,6 @@ class _Curve:
     """The limits on a fine grid of gamma: ``gamma``, ``attention``, ``ridge`` (float64 arrays), as plot_limit reads."""
 
     def __init__(self, gamma, attention, ridge):
-        import numpy as np
-
         self.gamma = np.array(gamma, dtype=float)
         self.attention = np.array([float(v) for v in attention], dtype=float)
         self.ridge = np.array([float(v) for v in ridge], dtype=float)
@@ -216,13 +218,9 @@ def plot_simulation(s, ax=None, limit=None, k: float = 1.0, log=None, fine: int 
     if limit is not None:
         curve = limit
         if fine:
-            from symrmt.errors import SymrmtError
-
             try:
                 curve = fine_limit(limit, s.gamma, fine)
             except (SymrmtError, ArithmeticError) as exc:  # drawn through the certified points, and said so
-                import warnings
-
                 warnings.warn(f"plot: the limit could not be computed on a fine grid of gamma ({exc}); it is drawn "
                               "through its certified values at the simulated gamma only", stacklevel=3)
         plot_limit(curve, ax=ax, log=log, labels=("$E_A$ limit", "$E_{RR}$ limit"))
@@ -250,12 +248,6 @@ def _label(axis: str) -> str:
 
 
 def _coords(sw):
-    from fractions import Fraction
-
-    import numpy as np
-
-    from symrmt.parsing.numbers import to_fraction
-
     out = []
     for name, vals in sw.grid.items():
         key = name.split("=")[0]
@@ -269,14 +261,10 @@ def plot_sweep(sw, kind: str | None = None, ax=None, log=None):
     default, ``kind="both"``, and ``"attention"``, ``"ridge"``; ``"difference"``: ``E_A - E_RR``;
     ``"sign"``: its sign); over two a heat map (``kind="difference"``, the default, ``"attention"``,
     ``"ridge"``) or the sign map (``kind="sign"``)."""
-    import numpy as np
-
     axes = list(sw.grid)
     if kind is None:
         kind = "both" if len(axes) == 1 else "difference"
     if kind not in ("both", "difference", "attention", "ridge", "sign") or (kind == "both" and len(axes) != 1):
-        from symrmt.errors import ParameterError
-
         raise ParameterError(f"kind must be 'both' (one axis), 'difference', 'attention', 'ridge' or 'sign', "
                              f"got {kind!r}")
     ax = _axes(ax)
@@ -297,11 +285,10 @@ def plot_sweep(sw, kind: str | None = None, ax=None, log=None):
         ax.legend()
         return ax
     if len(axes) != 2:
-        from symrmt.errors import ParameterError
-
         raise ParameterError(f"plot() draws a sweep over one or two axes; this one has {len(axes)} ({', '.join(axes)})")
     x, y = _coords(sw)
     if kind == "sign":
+        # optional dependency (matplotlib)
         from matplotlib.colors import ListedColormap
 
         z = np.sign(diff).T
@@ -312,6 +299,7 @@ def plot_sweep(sw, kind: str | None = None, ax=None, log=None):
     else:
         z = {"difference": diff, "attention": sw.attention, "ridge": sw.ridge}[kind].T
         if kind == "difference":
+            # optional dependency (matplotlib)
             from matplotlib.colors import TwoSlopeNorm
 
             lim = float(np.max(np.abs(z))) or 1.0
@@ -334,8 +322,6 @@ def plot_sweep(sw, kind: str | None = None, ax=None, log=None):
 def plot_crossings(cr, ax=None, log=None):
     """The sign of ``E_A - E_RR`` at the scan points of a :class:`~symrmt.models.attention.boundary.CrossingsResult`
     and a vertical line at each root."""
-    import numpy as np
-
     ax = _axes(ax)
     x = np.array([float(v) for v in cr.scan_x])
     ax.step(x, np.array(cr.scan_sign, dtype=float), where="mid", color="0.4", lw=1)

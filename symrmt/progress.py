@@ -20,6 +20,7 @@ so short runs and test suites stay silent.
 
 from __future__ import annotations
 
+import importlib.util
 import sys
 import time
 
@@ -70,8 +71,6 @@ def interactive_kernel() -> bool:
 
 def _widgets() -> bool:
     """Whether ``tqdm.auto`` can draw a widget (ipywidgets installed), without importing it."""
-    import importlib.util
-
     return importlib.util.find_spec("ipywidgets") is not None
 
 
@@ -109,6 +108,7 @@ def progress_bar(total: int, desc: str = "", enabled: bool | None = None, stream
                 return Progress(total, desc, enabled=bool(enabled), stream=stream)
             if _widgets():
                 try:
+                    # optional dependency (tqdm)
                     from tqdm.auto import tqdm
                 except ImportError:
                     pass
@@ -117,6 +117,7 @@ def progress_bar(total: int, desc: str = "", enabled: bool | None = None, stream
                     return tqdm(total=total, desc=desc or None, leave=False, delay=0 if enabled else AUTO_AFTER_S)
         elif tty:
             try:
+                # optional dependency (tqdm)
                 from tqdm.auto import tqdm
             except ImportError:
                 pass

@@ -12,7 +12,11 @@ import html
 from dataclasses import dataclass, field
 from fractions import Fraction
 
+import numpy as np
+
 from symrmt.comparison import Comparison, Extrapolation
+from symrmt.errors import ParameterError
+from symrmt.plotting import long_frame, need_xarray, plot_limit, plot_simulation
 from symrmt.table import (
     LATEX_WIDE_DIGITS, TableResult, decimal_text, digit_lines, float_array, geometry_text, html_table, is_long,
     latex_array, latex_tabular, mp_text, need_pandas, param_column, param_text, se_text, text_table,
@@ -113,8 +117,6 @@ class LimitResult(TableResult):
 
     def to_numpy(self):
         """A float64 array of shape ``(len(gamma), 3)``: columns :attr:`columns` = gamma, attention, ridge."""
-        import numpy as np
-
         return np.column_stack([self.gamma, self.attention, self.ridge])
 
     def to_pandas(self, long: bool = False):
@@ -124,15 +126,11 @@ class LimitResult(TableResult):
         df = pd.DataFrame(self.to_numpy(), columns=list(self.columns))
         df.attrs.update(self.params())
         if long:
-            from symrmt.plotting import long_frame
-
             return long_frame(df, ["gamma"], ["attention", "ridge"])
         return df
 
     def to_xarray(self):
         """An ``xarray.Dataset``: ``attention`` and ``ridge`` over ``gamma`` (float64), the inputs in ``attrs``."""
-        from symrmt.plotting import need_xarray
-
         xr = need_xarray()
         attrs = {k: str(v) for k, v in self.params().items()}
         return xr.Dataset({"attention": ("gamma", self.attention), "ridge": ("gamma", self.ridge)},
@@ -140,8 +138,6 @@ class LimitResult(TableResult):
 
     def plot(self, ax=None, log=None):
         """``E_A`` and ``E_RR`` against ``gamma`` (matplotlib); returns the axes."""
-        from symrmt.plotting import plot_limit
-
         return plot_limit(self, ax=ax, log=log)
 
     def params(self, exact: bool = False) -> dict:
@@ -310,8 +306,6 @@ class SimulationResult(TableResult):
 
     def to_numpy(self):
         """Float64 array ``(len(gamma), 5)``: gamma, attention, attention_se, ridge, ridge_se."""
-        import numpy as np
-
         return np.column_stack([self.gamma, self.attention, self.attention_se, self.ridge, self.ridge_se])
 
     def _attrs(self) -> dict:
@@ -324,8 +318,6 @@ class SimulationResult(TableResult):
         df = pd.DataFrame(self.to_numpy(), columns=list(self.columns))
         df.attrs.update(self._attrs())
         if long:
-            from symrmt.plotting import long_frame
-
             out = long_frame(df, ["gamma"], ["attention", "ridge"])
             out["se"] = list(df["attention_se"]) + list(df["ridge_se"])
             return out
@@ -334,8 +326,6 @@ class SimulationResult(TableResult):
     def to_xarray(self):
         """An ``xarray.Dataset``: means and standard errors over ``gamma``, and every trial over
         ``(trial, gamma)`` (``attention_trials``, ``ridge_trials``)."""
-        from symrmt.plotting import need_xarray
-
         xr = need_xarray()
         g = ("gamma",)
         return xr.Dataset({"attention": (g, self.attention), "attention_se": (g, self.attention_se),
@@ -349,8 +339,6 @@ class SimulationResult(TableResult):
         :class:`LimitResult`) when given, recomputed on ``fine`` values of ``gamma`` spanning the
         simulated ones so that the curves are smooth (``fine=0``: through ``limit``'s own points), in
         the colours of the points (matplotlib); returns the axes."""
-        from symrmt.plotting import plot_simulation
-
         return plot_simulation(self, ax=ax, limit=limit, k=k, log=log, fine=fine)
 
     def compare(self, theory: LimitResult, sizes=None, runs=()) -> Comparison:
@@ -365,8 +353,6 @@ class SimulationResult(TableResult):
         Raises :class:`~symrmt.models.attention.params.ParameterError` when the two were computed for different
         inputs (``f``, ``c``, ``gamma``, geometry, diagonal, or a training error against a test error).
         """
-        from symrmt.errors import ParameterError
-
         if not isinstance(theory, LimitResult):
             raise ParameterError(f"compare() takes the LimitResult of symrmt.limit, got {type(theory).__name__}")
         diffs = []
@@ -399,8 +385,6 @@ class SimulationResult(TableResult):
 
     def at_size(self, n: int) -> SimulationResult:
         """The same simulation (model, gammas, trials, seed, noise) at ``n`` tokens."""
-        from symrmt.errors import ParameterError
-
         if self.expr.startswith("<") or self.resimulate is None:
             raise ParameterError("simulating at another n needs f as text (a preset or an expression), not a "
                                  "Python callable; simulate the other sizes yourself and pass them as runs=")

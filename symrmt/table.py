@@ -7,7 +7,13 @@ into ``str()``, HTML, LaTeX, MathJax, pandas and xarray.  Only the standard libr
 from __future__ import annotations
 
 import html
+import sys
+from decimal import Decimal, localcontext
 from fractions import Fraction
+
+import mpmath
+
+from symrmt.errors import ParameterError
 
 __all__ = ["TableResult", "text_table", "html_table", "latex_tabular", "latex_array", "latex_escape", "math_text",
            "math_name", "digit_lines", "grouped_digits", "need_pandas", "LATEX_WIDE_DIGITS", "float_text",
@@ -135,6 +141,7 @@ def digit_lines(value: str, per_line: int = 40) -> list:
 def need_pandas():
     """``import pandas``, with the install hint when it is missing."""
     try:
+        # optional dependency (pandas)
         import pandas
     except ImportError as exc:  # pragma: no cover - pandas is installed where the tests run
         raise ImportError("to_pandas() needs pandas: pip install 'symrmt[results]'") from exc
@@ -148,8 +155,6 @@ def mp_text(x, digits: int) -> str:
     >>> mp_text(mpmath.mpf(1) / 3, 5), mp_text(2.5, 10)
     ('0.33333', '2.5')
     """
-    import mpmath
-
     return mpmath.nstr(x, digits)
 
 
@@ -172,10 +177,6 @@ def number_value(x, digits: int):
     >>> number_value(0.1, 20)
     '0.10000000000000000555'
     """
-    import sys
-
-    import mpmath
-
     with mpmath.workdps(max(digits, FLOAT_DIGITS) + 10):
         if isinstance(x, Fraction):
             x = mpmath.mpf(x.numerator) / x.denominator
@@ -255,8 +256,6 @@ def is_long(x) -> bool:
 
 def decimal_text(x: Fraction, digits: int) -> str:
     """``x`` as a decimal rounded to ``digits`` significant digits (exact arithmetic, no float)."""
-    from decimal import Decimal, localcontext
-
     with localcontext() as ctx:
         ctx.prec = max(int(digits), 1)
         d = Decimal(x.numerator) / Decimal(x.denominator)
@@ -348,6 +347,7 @@ def float_array(values):
     >>> float_array([Fraction(1, 4), 2]).tolist()
     [0.25, 2.0]
     """
+    # import-time cost: the CLI's start loads no NumPy
     import numpy as np
 
     return np.array([float(v) for v in values], dtype=np.float64)
@@ -438,7 +438,5 @@ class TableResult:
         try:
             import xarray  # noqa: F401
         except ImportError:
-            from symrmt.errors import ParameterError
-
             raise ParameterError("to_xarray() needs xarray (pip install xarray)") from None
         return self.to_pandas().to_xarray()

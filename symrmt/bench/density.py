@@ -18,14 +18,17 @@ from __future__ import annotations
 
 import time
 
+import mpmath
+import numpy as np
+
+from symrmt.engine import Model, kernel
+
 TARGETS = {"density_mp_400_s": 2.0, "density_tanh_400_s": 10.0, "fast_ratio": 2.0, "fast_digits": 12}
 
 
 def _laws():
     """``(name, model, expression, at, (lo, hi))`` of the five laws of :func:`measure_fast` (declared
     through the engine's own API)."""
-    from symrmt.engine import Model, kernel
-
     def wishart(*names):
         m = Model()
         m.dim("p", "c*n")
@@ -49,8 +52,6 @@ def _laws():
 
 def _eigvalsh_s(k: int = 400) -> float:
     """Best time of ``numpy.linalg.eigvalsh`` on a ``k x k`` symmetric matrix (the yardstick)."""
-    import numpy as np
-
     a = np.random.default_rng(0).standard_normal((k, k))
     a = a + a.T
     best = float("inf")
@@ -63,8 +64,6 @@ def _eigvalsh_s(k: int = 400) -> float:
 
 def _correct_digits(fast, cert) -> float:
     """The fewest correct digits of ``fast`` against ``cert`` over the points both give (99: exact)."""
-    import mpmath
-
     worst = 99.0
     with mpmath.workdps(30):
         for a, b in zip(fast.density, cert.density):
@@ -101,8 +100,6 @@ def measure_fast(quick: bool = False) -> dict:
 
 
 def _wishart():
-    from symrmt.engine import Model
-
     model = Model()
     model.dim("p", "c*n")
     model.declare("Z=gaussian(p,n)")
@@ -114,8 +111,6 @@ def _mp():
 
 
 def _tanh():
-    from symrmt.engine import kernel
-
     model = _wishart()
     model.let("K", kernel("tanh", model.matrices["Z"], model=model))
     return model, "K", (-2.0, 3.0)

@@ -19,7 +19,19 @@ of ``-gamma``, ``1/(x^3 + gamma) = sum_k 1/(3 r_k^2 (x - r_k))``, so the trace i
 from __future__ import annotations
 
 import statistics
+import tempfile
 import time
+from fractions import Fraction
+
+import mpmath
+import numpy as np
+
+from symrmt.bench.parts import measure as parts
+from symrmt.derivations.engine_ridge_teacher import BIAS, model as teacher
+from symrmt.engine import Model
+from symrmt.models.attention import attention_model
+from symrmt.models.attention.geometry import LowRankGeometry
+from symrmt.models.attention.theory import limit
 
 EXPR = "trace(inv(Z.T*Z*Z.T*Z*Z.T*Z/n**3 + gamma*I(n)))"
 DIGITS = 30
@@ -31,8 +43,6 @@ TARGETS = {"engine_warm_s": 0.2, "engine_first_compile_s": 5.0}
 
 def closed_form(c: str, gamma: str, dps: int = 50):
     """``sum_k m(r_k) / (3 r_k^2)`` over the cube roots ``r_k`` of ``-gamma`` (independent of the engine)."""
-    import mpmath
-
     def q(text):
         a, _, b = text.partition("/")
         return mpmath.mpf(a) / (mpmath.mpf(b) if b else 1)
@@ -60,10 +70,7 @@ def closed_form(c: str, gamma: str, dps: int = 50):
 
 def worker(spec: dict) -> dict:
     """Run in a subprocess (the caller sets the cache folder): first and warm 30-digit points."""
-    import mpmath
-
     t0 = time.perf_counter()
-    from symrmt.engine import Model
 
     import_s = time.perf_counter() - t0
     m = Model()
@@ -86,7 +93,6 @@ def worker(spec: dict) -> dict:
            "warm_median_s": statistics.median(warm), "agree_digits_min": min(agree),
            "first_value": mpmath.nstr(first.value, DIGITS)}
     out.update(quadratic_forms(spec.get("warm_points", len(WARM))))
-    from symrmt.bench.parts import measure as parts
 
     out["parts"] = parts()
     return out
@@ -102,16 +108,6 @@ TARGETS.update({"qf_warm_s": 0.3, "e_a_ratio": 3.0, "parts_ratio": 1.25})
 
 def quadratic_forms(points: int) -> dict:
     """Warm 30-digit times: a quadratic form ``lam^2 beta^T R^2 beta``, and E_A (engine and hand-built)."""
-    from fractions import Fraction
-
-    import mpmath
-
-    from symrmt.derivations.engine_ridge_teacher import BIAS
-    from symrmt.derivations.engine_ridge_teacher import model as teacher
-    from symrmt.models.attention.geometry import LowRankGeometry
-    from symrmt.models.attention import attention_model
-    from symrmt.models.attention.theory import limit
-
     m = teacher()
     base = {"beta.beta": "5/2", "sigma": "1"}
     m.limit(BIAS, at={"phi": "1/2", "lam": "1/7", **base}, digits=DIGITS)   # compile
@@ -153,8 +149,6 @@ def batched_form(m, expr, base: dict, points: int) -> dict:
     """Warm time per point of a quadratic form on the float64 batch (``Model.sweep`` of ``QF_SWEEP_POINTS``
     values of ``lam``, :mod:`symrmt.engine.solve.batch_qf`) and on the certified path (``Model.limit`` at 15 digits, the
     sweep's fallback, median over ``points`` values)."""
-    import numpy as np
-
     lams = np.geomspace(0.02, 50, QF_SWEEP_POINTS)
     at = {"phi": "1/2", **base}
     m.sweep(expr, grid={"lam": lams[:2]}, at=at)  # compile
@@ -172,8 +166,6 @@ def batched_form(m, expr, base: dict, points: int) -> dict:
 
 def measure(quick: bool, run_worker) -> dict:
     """Cold (fresh cache folder) and warm-cache processes; ``run_worker(kind, spec, env, timeout)``."""
-    import tempfile
-
     spec = {"warm_points": 2 if quick else len(WARM)}
     with tempfile.TemporaryDirectory(prefix="symrmt-bench-engine-") as fresh:
         cold = run_worker("engine", spec, {"SYMRMT_CACHE_DIR": fresh, "SYMRMT_NO_CACHE": "0"}, 900)

@@ -27,7 +27,19 @@ from __future__ import annotations
 import json
 import math
 import os
+import tempfile
 import time
+
+import numpy as np
+
+import symrmt
+from symrmt import figures
+from symrmt.models.attention import batch as B
+from symrmt.models.attention.batch import ridge
+from symrmt.models.attention.fast import solve_grid
+from symrmt.models.attention.geometry import Geometry
+from symrmt.models.attention.hermite_data import hermite_at_least
+from symrmt.models.attention.theory import attention_limit, ridge_limit
 
 TARGETS = {"grid_end_to_end_s": 5.0, "grid_gap": 1e-10, "figure_full_s": 30.0, "floor_ratio": 40.0}
 
@@ -36,8 +48,6 @@ def _reference_s(gamma, c, snr) -> float:
     """Best CPU seconds of the package's ridge closed form ``E_RR(gamma, c, snr)`` (the Marchenko-Pastur
     ``m(-gamma)`` and ``m'(-gamma)`` in their stable form, printed for NumPy from the same SymPy expression as
     the mpmath code: :func:`symrmt.models.attention.batch.ridge`) at the points, 7 x 20 evaluations."""
-    from symrmt.models.attention.batch import ridge
-
     ridge(gamma, c, snr)  # the compiled code loaded
     best = math.inf
     for _ in range(7):
@@ -52,10 +62,6 @@ def floor(k: int, repeats: int = 3) -> dict:
     """CPU seconds per point of ``symrmt.sweep(..., fast=True, certify=0)`` on ``k x k`` grids over
     ``c x snr`` and ``c x gamma`` (best of ``repeats``), against the package's ridge closed form at the same
     points (best of many, :func:`_reference_s`), in this process after a warm-up."""
-    import numpy as np
-
-    import symrmt
-
     cs = np.exp(np.linspace(math.log(1 / 16), math.log(4), k))
     grids = {"c_snr": {"c": cs, "snr": np.linspace(0, 8, k), "gamma": 1},
              "c_gamma": {"c": cs, "gamma": np.exp(np.linspace(math.log(0.05), math.log(20), k)), "snr": [1]}}
@@ -94,11 +100,6 @@ def _components_s(gamma, c, repeats: int) -> tuple:
     times; the long-double check of the solved fixed points (:func:`symrmt.models.attention.batch.refine`);
     and the aligned closed form of ``varphi`` in float64 and in long double
     (:func:`symrmt.models.attention.batch.phi_closed`, ``snr = 1``)."""
-    import numpy as np
-
-    from symrmt.models.attention import batch as B
-    from symrmt.models.attention.hermite_data import hermite_at_least
-
     a1, nu, d = (float(x) for x in hermite_at_least("tanh", "zero", 20))
     zero = np.zeros_like(c)
     start = np.column_stack([1 / gamma, zero, zero, -c, zero + 1, zero])  # the large-gamma start's shape
@@ -121,8 +122,6 @@ def _components_s(gamma, c, repeats: int) -> tuple:
 
 def grid_points(kind: str, k: int):
     """The ``k x k`` grid ``kind`` ("c_snr" or "cos_snr") as the dict :func:`solve_grid` takes."""
-    import numpy as np
-
     s = np.linspace(0, 8, k)
     if kind == "c_snr":
         c = np.exp(np.linspace(math.log(1 / 16), math.log(4), k))
@@ -138,7 +137,6 @@ def grid_points(kind: str, k: int):
 def _grid_main(kind: str, k: int) -> None:
     """Process body of the end-to-end measurement (prints one JSON line)."""
     t0 = time.perf_counter()
-    from symrmt.models.attention.fast import solve_grid
 
     r = solve_grid("tanh", grid_points(kind, k))
     # process CPU time since start-up (interpreter and imports included): less sensitive to a loaded machine
@@ -146,10 +144,6 @@ def _grid_main(kind: str, k: int) -> None:
 
 
 def _figure_main(full: bool) -> None:
-    import tempfile
-
-    from symrmt import figures
-
     with tempfile.TemporaryDirectory() as out:
         t = time.perf_counter()
         figures.phase_diagram(out, full=full, progress=False, grid=None if full else 11, certify=None if full else 1)
@@ -163,11 +157,6 @@ def _sub(run_sub, code: str, env: dict) -> tuple[float, dict]:
 
 def _mpmath_per_point(kind: str, k: int, sample: int) -> float:
     """Seconds per grid point of the mpmath solver (15 digits, both limits), on ``sample`` points."""
-    import numpy as np
-
-    from symrmt.models.attention.geometry import Geometry
-    from symrmt.models.attention.theory import attention_limit, ridge_limit
-
     pts = grid_points(kind, k)
     rng = np.random.default_rng(5)
     idx = rng.choice(k * k, size=sample, replace=False)
@@ -187,10 +176,6 @@ def _mpmath_per_point(kind: str, k: int, sample: int) -> float:
 
 def _accuracy(kind: str, k: int, sample: int) -> dict:
     """Certified gaps at ``sample`` random grid points with ``|c - 1| >= 0.02``."""
-    import numpy as np
-
-    from symrmt.models.attention.fast import solve_grid
-
     pts = grid_points(kind, k)
     flat = {key: np.ravel(v) for key, v in pts.items()}
     keep = np.flatnonzero(np.abs(flat["c"] - 1) >= 0.02)
@@ -201,10 +186,6 @@ def _accuracy(kind: str, k: int, sample: int) -> dict:
 
 def _hard(sample: int, quick: bool = False) -> list[dict]:
     """Near ``c = 1`` and small ``gamma`` (tanh, general geometry): fallbacks and float gaps."""
-    import numpy as np
-
-    from symrmt.models.attention.fast import solve_grid
-
     cases = [("c = 1 +- 1e-2", 1e-2, 1e-2), ("c = 1 +- 1e-4", 1e-4, 1e-2), ("c = 1 +- 1e-6", 1e-6, 1e-3),
              ("c in [1/16, 4], gamma = 1e-4", None, 1e-4), ("c in [1/16, 4], gamma = 1e-6", None, 1e-6),
              ("c in [1/16, 4], gamma = 1e-8", None, 1e-8)]
@@ -235,8 +216,6 @@ def run(quick: bool, env: dict, run_sub, say) -> dict:
     out = {"grid": k}
     for kind in ("c_snr", "cos_snr"):
         if quick:  # in this process (quick checks that the measurements run; its times are not the targets')
-            from symrmt.models.attention.fast import solve_grid
-
             t = time.perf_counter()
             r = solve_grid("tanh", grid_points(kind, k))
             wall = time.perf_counter() - t

@@ -14,12 +14,16 @@ from __future__ import annotations
 import time
 from fractions import Fraction
 
+import mpmath
+
+from symrmt.models.attention import finite_n as FN
+from symrmt.models.attention.finite_n_reference import reference_point
+from symrmt.models.attention.geometry import LowRankGeometry
+
 TARGETS = {"finite_n_point_s": 2.0, "finite_n_digits": 15}
 
 
 def _digits(fast, ref) -> float:
-    import mpmath
-
     with mpmath.workdps(40):
         err = abs(fast - ref)
         return float(-mpmath.log10(err / abs(ref))) if err else 40.0
@@ -27,10 +31,6 @@ def _digits(fast, ref) -> float:
 
 def measure(quick: bool = False) -> dict:
     """The three measurements of the module docstring (``quick``: one point, two sizes, one check)."""
-    from symrmt.models.attention import finite_n as FN
-    from symrmt.models.attention.finite_n_reference import reference_point
-    from symrmt.models.attention.geometry import LowRankGeometry
-
     geo = LowRankGeometry([[4, 4, 4], [4, 4, 4], [4, 4, 4]])
     out = {"points": [], "types": [], "digits": []}
     FN.finite_n_values("tanh", "1/2", ["1"], geo, 1024)  # warm: compile the moments' code

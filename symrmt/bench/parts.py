@@ -15,6 +15,10 @@ from __future__ import annotations
 
 import time
 
+import mpmath
+
+from symrmt.engine import Model
+
 DIGITS = 30
 AT = {"phi": "1/2", "psi": "3/2", "mu1": "1/2", "mus": "1/2", "lam": "1/10", "sigma": "1/2", "beta.beta": "1"}
 EXPRS = {"sum": "A.T*A + A2.T*A2", "A": "A.T*A", "A2": "A2.T*A2"}
@@ -22,8 +26,6 @@ EXPRS = {"sum": "A.T*A + A2.T*A2", "A": "A.T*A", "A2": "A2.T*A2"}
 
 def model():
     """The model with the two independent samples (``--dim d=phi*n, N=psi*n``)."""
-    from symrmt.engine import Model
-
     m = Model()
     m.dim("d", "phi*n")
     m.dim("N", "psi*n")
@@ -40,8 +42,6 @@ def model():
 
 def measure(quick: bool = False) -> dict:
     """``{name: {"first_s", "later_s", "unknowns", "value"}}`` for the sum and each part, and the ratios."""
-    import mpmath
-
     out = {}
     for name in ("sum", "A", "A2"):
         m = model()

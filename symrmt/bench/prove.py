@@ -16,6 +16,12 @@ Without python-flint the entry says so and measures nothing.
 from __future__ import annotations
 
 import time
+from fractions import Fraction
+
+import symrmt
+from symrmt.bench.curve import CURVE_C, CURVE_F, CURVE_GEOMETRY
+from symrmt.engine import Model
+from symrmt.engine.prove.trace import prove_trace
 
 DIGITS = 30
 FIRST_GAMMAS = ["1/100", "1/10", "1"]
@@ -28,8 +34,6 @@ SMALL_EXPR = "trace(inv(Z.T*Z/n + gamma*I(n)))"
 
 def small_trace(repeats: int = 7) -> dict:
     """Best-of-``repeats`` seconds of the Marchenko-Pastur resolvent trace, unproved and proved, warm."""
-    from symrmt.engine import Model
-
     m = Model()
     m.dim("p", "c*n")
     m.gaussian("Z", "p", "n")
@@ -61,18 +65,10 @@ def engine_expr(power: int = ENGINE_POWER) -> str:
 
 def worker(spec: dict) -> dict:
     """Run in a subprocess: ``spec["mode"]`` is ``"plain"`` or ``"prove"`` (the model) or ``"engine"``."""
-    import symrmt
-    from symrmt.bench.curve import CURVE_C, CURVE_F, CURVE_GEOMETRY
-
     mode = spec["mode"]
     if mode == "small":
         return small_trace()
     if mode == "engine":
-        from fractions import Fraction
-
-        from symrmt.engine import Model
-        from symrmt.engine.prove.trace import prove_trace
-
         m = Model()
         m.dim("p", "c*n")
         m.gaussian("Z", "p", "n")

@@ -32,14 +32,36 @@ small sizes (seconds; used by the tests); the default is what
 from __future__ import annotations
 
 import json
+import multiprocessing as mp
 import os
 import platform
 import subprocess
 import sys
 import tempfile
 import time
+from concurrent.futures import ProcessPoolExecutor
 
+import mpmath
+import numpy as np
+
+from symrmt.bench import (
+    fast as bench_fast,
+    engine as bench_engine,
+    weights as bench_weights,
+    prove as bench_prove,
+    density as bench_density,
+    finite_n as bench_finite_n,
+)
 from symrmt.bench.curve import CURVE_C, CURVE_F, CURVE_GEOMETRY  # noqa: F401 (the reference point, also bench.prove's)
+from symrmt.bench.density import verdicts as density_verdicts, report as density_report
+from symrmt.bench.engine import worker, verdicts as engine_verdicts, report as engine_report
+from symrmt.bench.finite_n import verdicts as finite_n_verdicts, report as finite_n_report
+from symrmt.bench.parts import report as parts_report
+from symrmt.bench.prove import worker as prove_worker, verdicts as prove_verdicts, report as prove_report
+from symrmt.bench.weights import worker as weights_worker, verdicts as weights_verdicts
+from symrmt.models.attention import solver as N, theory as T
+from symrmt.models.attention.geometry import Geometry
+from symrmt.models.attention.montecarlo import simulate, simulate_trial, vectors_from_gram
 
 __all__ = ["run", "format_report", "main", "TARGETS"]
 
@@ -62,11 +84,6 @@ def curve_gammas(k: int) -> list[str]:
 # ---------------------------------------------------------------------------
 def _theory_worker(spec: dict) -> dict:
     t0 = time.perf_counter()
-    import mpmath
-
-    from symrmt.models.attention import solver as N
-    from symrmt.models.attention import theory as T
-    from symrmt.models.attention.geometry import Geometry
 
     out = {"import_s": time.perf_counter() - t0}
     t = time.perf_counter()
@@ -131,11 +148,6 @@ def _theory_worker(spec: dict) -> dict:
 
 
 def _sim_worker(spec: dict) -> dict:
-    import numpy as np
-
-    from symrmt.models.attention.geometry import Geometry
-    from symrmt.models.attention.montecarlo import simulate, simulate_trial, vectors_from_gram
-
     out = {"sizes": []}
     gammas = np.logspace(-3, 2, 200)
     for n in spec["ns"]:
@@ -205,9 +217,6 @@ def _burn(loops: int) -> float:
 def _parallel_ceiling(tasks: int, loops: int = 3_000_000) -> float:
     """Speed-up of ``tasks`` copies of :func:`_burn` on 2 spawned processes over one process:
     what this machine gives two processes at all (1.0 on 2 vCPUs that share one core's time)."""
-    import multiprocessing as mp
-    from concurrent.futures import ProcessPoolExecutor
-
     t = time.perf_counter()
     for _ in range(tasks):
         _burn(loops)
@@ -223,16 +232,10 @@ def _parallel_ceiling(tasks: int, loops: int = 3_000_000) -> float:
 def _worker_main(kind: str, spec_json: str) -> None:
     spec = json.loads(spec_json)
     if kind == "engine":
-        from symrmt.bench.engine import worker
-
         out = worker(spec)
     elif kind == "prove":
-        from symrmt.bench.prove import worker as prove_worker
-
         out = prove_worker(spec)
     elif kind == "weights":
-        from symrmt.bench.weights import worker as weights_worker
-
         out = weights_worker(spec)
     else:
         out = _theory_worker(spec) if kind == "theory" else _sim_worker(spec)
@@ -303,7 +306,6 @@ def run(quick: bool = False, progress=None) -> dict:
         warm, _ = _run_sub(_cli_limit_args(curve_gammas(npts)), env, 900)
         say("theory: phases, points, digits, precision")
         th = _worker("theory", spec, env, 3600)
-        from symrmt.bench import fast as bench_fast
 
         out["fast"] = bench_fast.run(quick, env, _run_sub, say)
     th["compile_cold_s"] = nocache
@@ -314,25 +316,19 @@ def run(quick: bool = False, progress=None) -> dict:
     th["digits_growth_ratio"] = {D: t / base for D, t in th["digits_growth"].items()}
     out["theory"] = th
 
-    from symrmt.bench import engine as bench_engine
-
     say("engine: a 6-block pencil at 30 digits, fresh and warm disk cache")
     out["engine"] = bench_engine.measure(quick, _worker)
-    from symrmt.bench import weights as bench_weights
 
     say("weights: E_A with a general p x p W (p = 96, 192, 384 at 15 digits; p = 48 at 15 and 30 digits)")
     out["weights"] = bench_weights.measure(quick, _worker)
-    from symrmt.bench import prove as bench_prove
 
     say("proved digits: prove=True against the unproved call, and a 98-unknown engine proof")
     out["prove"] = bench_prove.measure(quick, _worker)
-    from symrmt.bench import density as bench_density
 
     say("density: Marchenko-Pastur and the tanh kernel on 400 points, warm")
     out["density"] = bench_density.measure(quick)
     say("density: the float64 path (--fast) on five laws against eigvalsh 400 x 400")
     out["density_fast"] = bench_density.measure_fast(quick)
-    from symrmt.bench import finite_n as bench_finite_n
 
     say("finite-n prediction: time per point, cost against the token types, digits against the mpmath solve")
     out["finite_n"] = bench_finite_n.measure(quick)
@@ -387,24 +383,17 @@ def _verdicts(res: dict) -> list[dict]:
     par = sim.get("parallel")
     if par:
         row(f"{par['trials']} trials on 2 workers: identical to 1 worker", par["identical"], "True", par["identical"])
-    from symrmt.bench.engine import verdicts as engine_verdicts
 
     engine_verdicts(res, row)
-    from symrmt.bench.weights import verdicts as weights_verdicts
 
     weights_verdicts(res, row)
-    from symrmt.bench.prove import verdicts as prove_verdicts
 
     prove_verdicts(res, row)
-    from symrmt.bench.density import verdicts as density_verdicts
 
     density_verdicts(res, row)
-    from symrmt.bench.finite_n import verdicts as finite_n_verdicts
 
     finite_n_verdicts(res, row)
     if "fast" in res:
-        from symrmt.bench import fast as bench_fast
-
         bench_fast.verdicts(res, row)
     return rows
 
@@ -477,24 +466,17 @@ def format_report(res: dict) -> str:
                      f"start-up); per-trial results identical: {par['identical']}. Control: {par['trials']} "
                      f"pure-Python CPU-bound tasks on 2 processes run {par['machine_ceiling']:.2f}x as fast as "
                      "on one (the most this machine gives two processes).")
-    from symrmt.bench.engine import report as engine_report
 
     parts.append(engine_report(res, _md))
-    from symrmt.bench.parts import report as parts_report
 
     parts.append(parts_report(res, _md))
-    from symrmt.bench.prove import report as prove_report
 
     parts.append(prove_report(res, _md))
-    from symrmt.bench.density import report as density_report
 
     parts.append(density_report(res, _md))
-    from symrmt.bench.finite_n import report as finite_n_report
 
     parts.append(finite_n_report(res, _md))
     if "fast" in res:
-        from symrmt.bench import fast as bench_fast
-
         parts.append(bench_fast.format_section(res, _md))
     return "\n".join(parts) + "\n"
 

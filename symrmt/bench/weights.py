@@ -20,6 +20,11 @@ from __future__ import annotations
 
 import time
 
+import mpmath
+import numpy as np
+
+from symrmt.models.attention.weights import weights_limit
+
 TARGETS = {"weights_384_15_s": 2.0, "weights_384_30_s": 20.0}
 FULL = {"sizes": [[96, [15, 30]], [192, [15]], [384, [15]], [48, [15, 30]]], "gammas": ["1", "1/2"]}
 QUICK = {"sizes": [[12, [15, 30]], [16, [15]]], "gammas": ["1", "1/2"]}
@@ -33,11 +38,6 @@ def worker(spec: dict) -> dict:
     >>> [sorted(pt) for pt in out["points"]]
     [['digits', 'first_s', 'p', 'value', 'warm_s']]
     """
-    import mpmath
-    import numpy as np
-
-    from symrmt.models.attention.weights import weights_limit
-
     out = []
     for p, digit_list in spec["sizes"]:
         W = np.random.default_rng(p).standard_normal((p, p)) / np.sqrt(p)

@@ -4,6 +4,10 @@ region of validity, Monte-Carlo).  :func:`check` is in ``symrmt.check.core``; it
 points, the package's values, the gap), ``prove`` (symbolic), ``region`` and ``bracket`` (where it
 fails) and ``report`` (:class:`CheckReport`)."""
 
+
+import sys
+import types
+
 from symrmt.check.core import DOMAIN, QUANTITIES, VOCABULARY, CheckReport, check, parse_candidate, parse_where
 
 __all__ = ["CheckReport", "QUANTITIES", "VOCABULARY", "DOMAIN", "check", "parse_candidate", "parse_where"]
@@ -16,9 +20,6 @@ def _callable_package() -> None:
     binds the name ``check`` on ``symrmt`` to the module, so the module forwards calls to
     the function (``symrmt.check("E_RR", ...)`` works whichever was loaded first).
     """
-    import sys
-    import types
-
     class _CheckModule(types.ModuleType):
         def __call__(self, *args, **kwargs):
             return check(*args, **kwargs)

@@ -15,7 +15,11 @@ from fractions import Fraction
 
 import mpmath
 
+from symrmt.check.points import point_geometry, hermite_dict, mp_root_value, ridgeless_ridge_exact
+from symrmt.check.report import point_json
 from symrmt.check.vocabulary import QUANTITIES, VOCABULARY
+from symrmt.models.attention import prove as P
+from symrmt.models.attention.geometry import Geometry
 
 #: failing points proved (the worst first), and passing points reported
 PROVED_FAILS = 3
@@ -24,10 +28,6 @@ PROVED_PASSES = 1
 
 def ball_truths(names, pt, digits: int) -> dict:
     """Proved balls of the quantities ``names`` at the exact point ``pt``."""
-    from symrmt.check.points import point_geometry, hermite_dict, mp_root_value, ridgeless_ridge_exact
-    from symrmt.models.attention import prove as P
-    from symrmt.models.attention.geometry import Geometry
-
     out, att = {}, None
     c, g = pt.get("c"), pt.get("gamma")
     for name in names:
@@ -50,9 +50,6 @@ def ball_truths(names, pt, digits: int) -> dict:
 
 def prove_points(claim, run) -> dict:
     """The ``proved`` record of a check: per point, the balls of ``LHS - RHS`` and whether they exclude 0."""
-    from symrmt.check.report import point_json
-    from symrmt.models.attention import prove as P
-
     digits = run.digits
     fails = sorted(run.fails, key=lambda r: -(r.gap if r.gap is not None else mpmath.mpf(0)))[:PROVED_FAILS]
     chosen = [(r, "fails") for r in fails] + [(r, "passes") for r in run.passes[:PROVED_PASSES]]

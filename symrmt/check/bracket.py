@@ -20,6 +20,10 @@ from __future__ import annotations
 import math
 from fractions import Fraction
 
+import numpy as np
+
+from symrmt.models.attention.fast import KEYS, solve_grid
+
 #: quantities whose values the float path gives (the others have exact forms or no float path)
 FLOAT_QUANTITIES = {"E_A", "m_A", "E_RR"}
 #: parameters along which the line keeps f fixed
@@ -39,10 +43,6 @@ def _line(a: Fraction, b: Fraction, k: int, log: bool) -> list[Fraction]:
 def float_values(pts: list[dict], names) -> tuple[list[dict], list[float]] | None:
     """The package's float values of ``names`` at ``pts`` (one ``(a1, nu, d)``), with error estimates;
     ``None`` when the float path does not cover them."""
-    import numpy as np
-
-    from symrmt.models.attention.fast import KEYS, solve_grid
-
     if not set(names) <= FLOAT_QUANTITIES | {"m", "E_RR0"}:
         return None
     base = pts[0]

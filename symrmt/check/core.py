@@ -87,6 +87,7 @@ import mpmath
 import sympy as sp
 
 from symrmt.check import bracket as checkfast
+from symrmt.check.balls import prove_points
 from symrmt.errors import ParameterError
 from symrmt.parsing import TimeLimitExceeded, check_digits
 from symrmt.parsing import run_limited as limited
@@ -104,6 +105,7 @@ from symrmt.check.prove import (
 )
 from symrmt.check.report import CheckReport, claim_str, claim_tex, point_str, point_json
 from symrmt.check.region import find_region, mc_at
+from symrmt.proofs.arb import require_flint
 
 __all__ = ["CheckReport", "QUANTITIES", "VOCABULARY", "DOMAIN", "check", "parse_candidate", "parse_where"]
 
@@ -156,8 +158,6 @@ def check(quantity: str, expr, kind: str = "value", where=None, points: int | No
     t0 = time.monotonic()
     _check_options(digits, points, timeout)
     if prove:
-        from symrmt.proofs.arb import require_flint
-
         require_flint()
     lhs, rhs = parse_candidate(quantity, expr, kind, syntax)
     _check_candidate_size(lhs, rhs)
@@ -180,8 +180,6 @@ def check(quantity: str, expr, kind: str = "value", where=None, points: int | No
     status, evidence = _verdict(symbolic, run, exact_zero)
     balls = None
     if prove:
-        from symrmt.check.balls import prove_points
-
         balls = prove_points(claim, run)
         first = next((x for x in balls["points"] if x.get("excludes")), None)
         if first is not None and status == "disproved" and symbolic["status"] != "disproved":

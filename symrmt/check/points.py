@@ -12,9 +12,11 @@ import sympy as sp
 from symrmt.codegen.compile import compile_expr
 from symrmt.core.numbers import mpf_of
 from symrmt.models.attention.geometry import Geometry
-from symrmt.errors import ParameterError
+from symrmt.errors import ParameterError, PrecisionError
 from symrmt.check.vocabulary import DOMAIN, GEOMETRY_NAMES, QUANTITIES, VOCABULARY, PARAM_SYMBOLS, QUANTITY_SYMBOLS
 from symrmt.check.candidate import in_bounds
+from symrmt.models.attention.closed_forms.ridgeless import general_ridgeless_error, ridgeless_traces
+from symrmt.models.attention.theory import attention_limit, ridge_limit
 
 
 class Evaluation(NamedTuple):
@@ -194,8 +196,6 @@ def _ridgeless_attention(pt, digits):
     if pt.get("snr", 0) == 0:
         with mpmath.workdps(digits + 10):
             return mpf_of(1 - c)  # noise only: E_A(0+) = 1 - c for every (a1, nu, d)
-    from symrmt.models.attention.closed_forms.ridgeless import general_ridgeless_error, ridgeless_traces
-    from symrmt.errors import PrecisionError
 
     dps = digits + 10
     with mpmath.workdps(dps + 10):
@@ -211,8 +211,6 @@ def _ridgeless_attention(pt, digits):
 
 def truth_values(names, pt, digits):
     """The package's values of the quantities ``names`` at ``pt`` (mpf, ``digits`` certified digits)."""
-    from symrmt.models.attention.theory import attention_limit, ridge_limit
-
     out = {}
     att = None
     for name in names:

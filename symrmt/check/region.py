@@ -7,9 +7,12 @@ import math
 from fractions import Fraction
 
 import mpmath
+import numpy as np
 
 from symrmt.check.points import point_geometry, round_sig
 from symrmt.check.report import point_str
+from symrmt.check.vocabulary import DOMAIN
+from symrmt.models.attention.montecarlo import simulate
 
 # ---------------------------------------------------------------------------
 # region finding
@@ -59,10 +62,6 @@ def mc_at(quantity, pt, cand_value, truth_value, n=256, trials=8, seed=0):
     """A Monte-Carlo run of ``quantity`` at the point ``pt`` (``n`` tokens, ``trials`` trials, ``seed``), as a
     dict: the mean, its standard error, the candidate's and the package's values and a summary; only a
     ``summary`` saying why when the quantity or point has no simulation."""
-    import numpy as np
-
-    from symrmt.models.attention.montecarlo import simulate
-
     if quantity in ("E_RR", "E_RR0"):
         g = float(pt.get("gamma", Fraction(1, 10**4)))
         res = simulate(np.tanh, n, pt["c"], [g], point_geometry(pt), trials=trials, seed=seed, progress=False)
@@ -182,8 +181,6 @@ def _allowed(v, b) -> bool:
 def _in_domain(p, v, pt) -> bool:
     """``v`` is a value of ``p`` inside the model's domain (:data:`~symrmt.check.vocabulary.DOMAIN`):
     positive for ``c`` and ``gamma``, non-negative for the squared norms and ``d``, ``nu >= a1^2``."""
-    from symrmt.check.vocabulary import DOMAIN
-
     lo, _hi, scale, _atom = DOMAIN[p]
     if scale == "log":
         return v > 0

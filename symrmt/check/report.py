@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import html
+import textwrap
 from dataclasses import dataclass, field
 
 import sympy as sp
 
 from symrmt.check.vocabulary import PARAM_SYMBOLS
+from symrmt.latex_blocks import LINE_CHARS
+from symrmt.table import math_text
 
 # ---------------------------------------------------------------------------
 # the report
@@ -50,8 +54,6 @@ class CheckReport:
 
     def _repr_html_(self) -> str:
         """A notebook shows the status in bold, then the text report."""
-        import html
-
         color = {"proved": "green", "verified": "green", "disproved": "firebrick"}.get(self.status, "darkorange")
         return (f'<div><b style="color:{color}">{html.escape(self.status.upper())}</b>: '
                 f"{html.escape(self.evidence)}<pre>{html.escape(self.text())}</pre></div>")
@@ -70,11 +72,6 @@ class CheckReport:
         >>> "E_{RR} = m" in tex and r"$\approx$" in tex and r"$\pm$" in tex and tex.isascii()
         True
         """
-        import textwrap
-
-        from symrmt.latex_blocks import LINE_CHARS
-        from symrmt.table import math_text
-
         lines = self.text().splitlines()
         if self.claim_tex:
             claim = "\\begin{equation}\n" + self.claim_tex + "\n\\end{equation}"
@@ -146,8 +143,6 @@ def tex_prose(text: str) -> str:
     >>> tex_prose("E_RR ≈ 0.5 ± 1e-3, 100% <ok>")
     'E$\\_$RR $\\approx$ 0.5 $\\pm$ 1e-3, 100$\\%$ $<$ok$>$'
     """
-    from symrmt.table import math_text
-
     out, math = [], []
     for ch in str(text):
         escaped = math_text(ch)
@@ -170,8 +165,6 @@ def tex_math_text(text: str) -> str:
     >>> tex_math_text("a ≈ b")
     '\\text{a }\\approx \\text{ b}'
     """
-    from symrmt.table import math_text
-
     out, run = [], []
     for ch in str(text):
         if ch in _UNICODE_MATH or not ch.isascii():
@@ -218,8 +211,6 @@ def claim_tex(lhs, rhs, width: int | None = None) -> str:
     >>> claim_tex(sum(gamma**k * m for k in range(30)), m)
     ''
     """
-    from symrmt.latex_blocks import LINE_CHARS
-
     width = LINE_CHARS if width is None else width
     sides = [e.xreplace({v: sp.Symbol(k) for k, v in PARAM_SYMBOLS.items()}) for e in (lhs, rhs)]
 

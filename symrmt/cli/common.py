@@ -22,12 +22,15 @@ import re
 import sys
 from fractions import Fraction
 
+import mpmath
+
 from symrmt.models.attention.geometry_io import load_geometry
 from symrmt.models.attention.geometry import Geometry, LowRankGeometry
 from symrmt.models.attention.params import DIAGONALS, check_gammas, to_fraction
 from symrmt.errors import ParameterError
 from symrmt.errors import Unavailable  # noqa: F401  (defined in symrmt.errors, importable here)
-from symrmt.parsing import LIMITS
+from symrmt.parsing import LIMITS, did_you_mean, suggest
+from symrmt.table import number_value
 
 EXIT_OK = 0
 EXIT_CHECK_FAILED = 1
@@ -139,8 +142,6 @@ class Parser(argparse.ArgumentParser):
 
     def unknown_flags(self, words) -> str | None:
         """The message naming the flags of ``words`` this parser does not know (with suggestions), or None."""
-        from symrmt.parsing import suggest
-
         known = list(self._option_string_actions)
         bare = {k.lstrip("-"): k for k in known}  # compared without the dashes, which every flag shares
         verbs = {c for a in self._actions if isinstance(a, argparse._SubParsersAction) for c in a.choices}
@@ -175,8 +176,6 @@ class Parser(argparse.ArgumentParser):
 
     def _choice_hint(self, message) -> str:
         """``; did you mean 'limit'?`` after argparse's ``invalid choice: 'limt'``, or ``""``."""
-        from symrmt.parsing import did_you_mean, suggest
-
         got = re.search(r"invalid choice: '([^']*)'", message)
         if not got:
             return ""
@@ -202,8 +201,6 @@ def cli_message(exc, args) -> str:
     >>> cli_message(ModelError("no value given for gamma (pass them in at=...)", missing=["gamma"]), ns)
     "no value given for gamma: add it to --at, e.g. --at 'c=1/2, gamma=VALUE'"
     """
-    from symrmt.parsing import did_you_mean, suggest
-
     if not (getattr(exc, "missing", None) or getattr(exc, "unknown", None)):  # symrmt.engine.lang.node.ModelError's
         return str(exc)
     grid = getattr(args, "grid", None) is not None and args.verb == "trace-sweep"
@@ -315,6 +312,7 @@ def add_scheduler(p, group):
 
 def scheduler_of(args):
     """The checked :class:`symrmt.simulation.scheduler.Scheduler` of the flags, or ``None``."""
+    # import-time cost: the CLI's start loads no symrmt.simulation.scheduler
     from symrmt.simulation.scheduler import Scheduler
 
     terms = {"--trust-scheduler": getattr(args, "trust_scheduler", False), "--tls-ca-file": getattr(args, "tls_ca_file", None),
@@ -399,6 +397,7 @@ def add_attention(p, simulate: bool):
 
 def attention_of(args) -> str:
     """The checked ``--attention`` and the ``--f``/``--no-mask`` rules that go with it."""
+    # import-time cost: the CLI's start loads no NumPy
     from symrmt.models.attention.montecarlo import check_attention
 
     try:
@@ -428,6 +427,7 @@ def nonlinearity_of(args):
     >>> nonlinearity_of(SimpleNamespace(f="t**2", center=True)).expr
     t**2 - 1
     """
+    # import-time cost: the CLI's start loads no SymPy or NumPy
     from symrmt.hermite import Nonlinearity
 
     return Nonlinearity(args.f, center=args.center)
@@ -446,8 +446,6 @@ def num(x, digits: int):
     >>> num(mpmath.mpf("1e-400"), 15)
     '1.0e-400'
     """
-    from symrmt.table import number_value
-
     return number_value(x, digits)
 
 
@@ -458,8 +456,6 @@ def show(x, digits: int) -> str:
     >>> show(mpmath.mpf(2) / 3, 5)
     '0.66667'
     """
-    import mpmath
-
     return mpmath.nstr(x, digits)
 
 
@@ -508,6 +504,7 @@ def theory_limit():
     """The paper's model's ``limit`` function; raises :class:`Unavailable` (exit 3) when that module is
     missing from the installation."""
     try:
+        # import-time cost: the CLI's start loads no SymPy or NumPy
         from symrmt.models.attention.theory import limit
     except ModuleNotFoundError as exc:
         if exc.name and exc.name.startswith("symrmt.models.attention.theory"):

@@ -37,6 +37,10 @@ from __future__ import annotations
 
 import sys
 
+import mpmath
+
+from symrmt.cli.common import add_simulation, MergeValues, dump, num
+from symrmt.cli.trace import split_assignment, add_declarations, build_model, parse_at
 from symrmt.errors import ParameterError
 
 __all__ = ["add_density_parser", "cmd_density", "parse_over"]
@@ -50,7 +54,7 @@ def parse_over(text: str):
     >>> parse_over("x=0:1:3")
     ('x', [Fraction(0, 1), Fraction(1, 2), Fraction(1, 1)])
     """
-    from symrmt.cli.trace import split_assignment
+    # import-time cost: the CLI's start loads no SymPy or NumPy
     from symrmt.engine.density.result import grid_points
 
     name, rhs = split_assignment(text, "--over")
@@ -61,9 +65,6 @@ def parse_over(text: str):
 
 def add_density_parser(sub, int_at_least):
     """Add the ``density`` verb (declarations, ``--over x=A:B:K``, edges, atoms, simulation) to the subparsers ``sub``."""
-    from symrmt.cli.common import add_simulation
-    from symrmt.cli.trace import add_declarations
-
     p = sub.add_parser(
         "density",
         help="limiting spectral density of a symmetric matrix expression (edges, atoms, histogram)",
@@ -75,7 +76,6 @@ def add_density_parser(sub, int_at_least):
     p.add_argument("expr", metavar="M", help="e.g. 'Z.T*Z/n' or 'G/sqrt(n) + Z.T*Z/p'")
     p.add_argument("--over", required=True, metavar="x=LO:HI:K", help="the grid, e.g. x=0:4:400")
     add_declarations(p)
-    from symrmt.cli.common import MergeValues
 
     p.add_argument("--at", default="", metavar="VALUES", action=MergeValues,
                    help="parameter values, e.g. 'c=1/2' (given twice, the values are merged)")
@@ -106,11 +106,6 @@ def cmd_density(args) -> int:
     ...       "--over", "x=0.5:1.5:3"])   # a dimension ratio must be positive
     2
     """
-    import mpmath
-
-    from symrmt.cli.common import dump, num
-    from symrmt.cli.trace import build_model, parse_at
-
     model = build_model(args.dim, args.matrix, args.vector, args.let)
     typed = {}
     at = parse_at(args.at, typed) if args.at.strip() else {}
@@ -120,6 +115,7 @@ def cmd_density(args) -> int:
             import matplotlib  # noqa: F401
         except ImportError:
             raise ParameterError("--plot needs matplotlib: pip install 'symrmt[plot]'") from None
+        # import-time cost: the CLI's start loads no NumPy
         from symrmt.plotting import figure_path
 
         args.plot = figure_path(args.plot)

@@ -22,6 +22,9 @@ is the pole of the limit), 3 a value that could not be certified.
 
 from __future__ import annotations
 
+from symrmt.cli.common import EXIT_OK, dump, num
+from symrmt.errors import ParameterError
+
 __all__ = ["add_icl_parser", "cmd_icl"]
 
 
@@ -58,8 +61,7 @@ def cmd_icl(args) -> int:
     e_ICL = 1.0639281
     0
     """
-    from symrmt.cli.common import EXIT_OK, dump, num
-    from symrmt.errors import ParameterError
+    # import-time cost: the CLI's start loads no SymPy or NumPy
     from symrmt.models.icl.simulation import icl_simulate
     from symrmt.models.icl.theory import icl_limit
 

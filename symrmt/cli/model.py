@@ -21,9 +21,12 @@ from symrmt.cli.common import (
     format_table,
     theory_limit,
 )
+from symrmt.cli.common import scheduler_of
+from symrmt.cli.sweeps import base_geometry
+from symrmt.cli.weights import cmd_limit_weights, weights_requested, cmd_simulate_weights
 from symrmt.errors import NotDerived, ParameterError
 from symrmt.models.attention.geometry_io import geometry_record
-from symrmt.models.attention.geometry import Geometry
+from symrmt.models.attention.geometry import Geometry, as_low_rank
 
 DEMO = {
     "f": "tanh",
@@ -51,15 +54,18 @@ def cmd_hermite(args) -> int:
     ...
     0
     """
+    # import-time cost: the CLI's start loads no SymPy or NumPy
     from symrmt.hermite import hermite_report
 
     nl = nonlinearity_of(args)
     if args.prove:
+        # import-time cost: the CLI's start loads no SymPy or NumPy
         from symrmt.proofs.arb import require_flint
 
         require_flint()
     rep = hermite_report(nl, k=args.k, dps=args.digits, center=args.center)
     if args.prove:
+        # import-time cost: the CLI's start loads no SymPy or NumPy
         from symrmt.proofs.arb import ball_json, ball_text
         from symrmt.hermite.balls import prove_hermite_report
 
@@ -97,21 +103,20 @@ def cmd_limit(args) -> int:
     >>> main(["limit", "--f", "tanh", "--c", "-1", "--gamma", "1"])   # c must be positive
     2
     """
-    from symrmt.cli.weights import cmd_limit_weights, weights_requested
-
     if weights_requested(args):
         return cmd_limit_weights(args)
     kind = attention_of(args)
     geom = geometry_of(args)
     test = getattr(args, "error", "train") == "test"
     if test and kind == "softmax":
+        # import-time cost: the CLI's start loads no symrmt.models.attention.softmax_kernel
         from symrmt.models.attention.softmax_kernel import TEST_ERROR_REASON
 
         raise NotDerived(TEST_ERROR_REASON)
     if test and (args.prove or getattr(args, "prove_branch", False)):
         raise ParameterError("--prove is for the training errors; --error test values are certified, not proved")
     if kind == "softmax":
-        from symrmt.models.attention.geometry import as_low_rank
+        # import-time cost: the CLI's start loads no symrmt.models.attention.softmax_kernel
         from symrmt.models.attention.softmax_kernel import check_mask, softmax_nonlinearity, softmax_text
 
         check_mask(args.mask)
@@ -124,8 +129,8 @@ def cmd_limit(args) -> int:
     finite_n = getattr(args, "n", None)
     D = args.digits
     if finite_n is not None:
+        # import-time cost: the CLI's start loads no SymPy or NumPy
         from symrmt.models.attention.finite_n import finite_n_values
-        from symrmt.models.attention.geometry import as_low_rank
         from symrmt.models.attention.theory import ridge_limit
 
         if kind != "entrywise":
@@ -138,17 +143,20 @@ def cmd_limit(args) -> int:
         vals, agree, types = finite_n_values(name, args.c, list(args.gamma), geom, finite_n, args.diagonal, D)
         res = {"attention": vals, "ridge": ridge_limit(args.c, list(args.gamma), as_low_rank(geom).snr, D)}
     elif args.prove or getattr(args, "prove_branch", False):
+        # import-time cost: the CLI's start loads no SymPy or NumPy
         from symrmt.models.attention.prove import prove_limit
 
         res, balls = prove_limit(solver_f, args.c, list(args.gamma), geometry=geom, diagonal=args.diagonal,
                                  digits=args.digits, branch=getattr(args, "prove_branch", False))
     elif test:
+        # import-time cost: the CLI's start loads no SymPy or NumPy
         from symrmt.models.attention.generalization import fresh_limit
 
         res = fresh_limit(solver_f, args.c, list(args.gamma), geom, args.diagonal, args.digits)
     else:
         limit = theory_limit()
         res = limit(solver_f, args.c, list(args.gamma), geometry=geom, diagonal=args.diagonal, digits=args.digits)
+    # import-time cost: the CLI's start loads no symrmt.models.attention.finite_size
     from symrmt.models.attention.finite_size import finite_size_note
 
     note = finite_size_note(geom, args.c) if finite_n is None else None  # the note is about the limit
@@ -171,6 +179,7 @@ def cmd_limit(args) -> int:
         if "attention" in res:
             out["attention"] = [num(x, D) for x in res["attention"]]
         if balls is not None:
+            # import-time cost: the CLI's start loads no SymPy or NumPy
             from symrmt.models.attention.prove import balls_json
 
             out["proved"] = balls_json(balls, D)
@@ -189,6 +198,7 @@ def cmd_limit(args) -> int:
     att = res.get("attention")
     rows = []
     if balls is not None:
+        # import-time cost: the CLI's start loads no SymPy or NumPy
         from symrmt.models.attention.prove import BRANCH_NOTE
         from symrmt.proofs.arb import ball_text
 
@@ -218,17 +228,14 @@ def cmd_simulate(args) -> int:
     >>> main(["simulate", "--f", "tanh", "--c", "1/2", "--gamma", "1"])   # --n is required
     2
     """
-    from symrmt.cli.weights import cmd_simulate_weights, weights_requested
-
     if weights_requested(args):
         return cmd_simulate_weights(args)
     if args.n is None:
         raise ParameterError("--n is required (the number of tokens)")
+    # import-time cost: the CLI's start loads no SymPy or NumPy
     from symrmt.models.attention.kernel_f import SimulationF
     from symrmt.simulation.executor import StaleTrialsWarning, report_stale
     from symrmt.models.attention.montecarlo import simulate
-
-    from symrmt.cli.common import scheduler_of
 
     kind = attention_of(args)
     scheduler_of(args)  # the scheduler's address and terms, before any work
@@ -254,6 +261,7 @@ def cmd_simulate(args) -> int:
         if kind == "softmax" or parallel or args.store is not None:
             raise ParameterError("--error test simulates the entry-wise kernel in this process only "
                                  "(no --attention softmax, --workers, --scheduler or --store)")
+        # import-time cost: the CLI's start loads no SymPy or NumPy
         from symrmt.models.attention.generalization import fresh_simulate
 
         res = fresh_simulate(f, args.n, args.c, list(args.gamma), geom, args.diagonal, args.trials, args.seed,
@@ -299,8 +307,7 @@ def cmd_simulate(args) -> int:
 def _simulate_grid(args, kind) -> int:
     """``symrmt simulate --grid ...``: every point of the grid (symrmt.simulate(grid=...)), with the limits
     (``--compare``) and a figure (``--plot``)."""
-    from symrmt.cli.common import scheduler_of
-    from symrmt.cli.sweeps import base_geometry
+    # import-time cost: the CLI's start loads no SymPy or NumPy
     from symrmt.models.attention.api import simulate as api_simulate
 
     if kind == "softmax":
@@ -338,6 +345,7 @@ def _simulate_grid(args, kind) -> int:
                         "ridge_gap": float(cmp.ridge_gap.ravel()[i])})
         rows.append(row)
     if args.plot:
+        # import-time cost: the CLI's start loads no NumPy
         from symrmt.plotting import need_matplotlib
 
         plt = need_matplotlib()
@@ -377,6 +385,7 @@ def cmd_store(args) -> int:
     >>> main(["store", "/nonexistent/trials.sqlite"])
     2
     """
+    # import-time cost: the CLI's start loads no NumPy
     from symrmt.simulation.store import TrialStore
 
     with TrialStore.open_existing(args.path) as st:
@@ -400,6 +409,7 @@ def cmd_store(args) -> int:
 def cmd_demo(args) -> int:
     """``symrmt demo``: one limit set against its simulation, with the Hermite data (a minute-long tour).
     Takes the parsed arguments; returns the exit code."""
+    # import-time cost: the CLI's start loads no SymPy or NumPy
     from symrmt.hermite import Nonlinearity
     from symrmt.models.attention.montecarlo import simulate
 

@@ -12,15 +12,17 @@ import argparse
 import csv
 import io
 import sys
+import warnings
 from fractions import Fraction
 
 import mpmath
 
-from symrmt.cli.common import add_attention, add_f, add_geometry, add_output, attention_of, dump, geometry_of
+from symrmt.cli.common import add_attention, add_f, add_geometry, add_output, attention_of, dump, geometry_of, num
 from symrmt.cli.common import int_at_least, json_text, number, write_text
-from symrmt.errors import ParameterError
+from symrmt.errors import FiniteSizeWarning, ParameterError
+from symrmt.models.attention.geometry import as_low_rank
 from symrmt.models.attention.params import to_fraction
-from symrmt.table import is_long, param_text
+from symrmt.table import csv_param, is_long, param_text
 
 GRID_HELP = ("KEY=SPEC, repeatable: KEY one of c, gamma, snr, wk2, wq2, wkwq, muwk, muwq, cos_muwk, cos_muwq, "
              "cos_wkwq; SPEC a list V1,V2,... or LO:HI:K (K evenly spaced values) or LO:HI:K:log (log-spaced)")
@@ -35,6 +37,7 @@ def _g12(x) -> str:
 
 def grid_entry(text: str):
     """``KEY=SPEC`` -> ``(KEY, [values as strings])`` (exact decimals/fractions; log-spaced values rounded to 12 digits)."""
+    # import-time cost: the CLI's start loads no SymPy or NumPy
     from symrmt.models.attention.sweeps import GRID_KEYS
 
     key, sep, spec = text.partition("=")
@@ -139,6 +142,7 @@ def _base(args, varying):
     """The geometry flags as (base geometry, the non-zero rank-one values not also varying)."""
     if getattr(args, "geometry", None) is not None or getattr(args, "alpha", None) is not None:
         return geometry_of(args), {}
+    # import-time cost: the CLI's start loads no SymPy or NumPy
     from symrmt.models.attention.sweeps import GRAM_KEYS
 
     values = {}
@@ -161,7 +165,7 @@ def _f_of(args, base):
     """``--f``, or for ``--attention softmax`` its entry-wise equivalent ``exp(t - 1/2) - 1`` (alpha = 1 only)."""
     if attention_of(args) != "softmax":
         return args.f
-    from symrmt.models.attention.geometry import as_low_rank
+    # import-time cost: the CLI's start loads no symrmt.models.attention.softmax_kernel
     from symrmt.models.attention.softmax_kernel import check_mask, softmax_text
 
     check_mask(args.mask)
@@ -188,24 +192,15 @@ def _csv_params(cells, args) -> list:
     ``--exact-params``."""
     if args.exact_params:
         return list(cells)
-    from symrmt.table import csv_param
 
     return [csv_param(Fraction(c), args.digits) if isinstance(c, str) and "/" in c else c for c in cells]
 
 
 def _text(x, digits) -> str:
-    import mpmath
-
     return repr(x) if isinstance(x, float) else mpmath.nstr(x, digits)
 
 
 def _num(x, digits):
-    import sys
-
-    import mpmath
-
-    from symrmt.cli.common import num
-
     if isinstance(x, float):  # the --fast path's float64 values
         return x
     if digits <= 15 and mpmath.isfinite(x) and (x == 0 or sys.float_info.min <= abs(x) <= sys.float_info.max):
@@ -222,6 +217,7 @@ def cmd_sweep(args) -> int:
     >>> main(["sweep", "--f", "tanh", "--grid", "gama=1"])   # an unknown grid key
     2
     """
+    # import-time cost: the CLI's start loads no SymPy or NumPy
     from symrmt.proofs.arb import ball_parts
     from symrmt.models.attention.prove import balls_json
     from symrmt.models.attention.sweeps import sweep
@@ -289,6 +285,7 @@ def cmd_crossings(args) -> int:
     >>> main(["crossings", "--f", "tanh", "--over", "c", "--between", "1"])
     2
     """
+    # import-time cost: the CLI's start loads no SymPy or NumPy
     from symrmt.models.attention.boundary import crossings
 
     parts = [s.strip() for s in args.between.split(",")]
@@ -298,9 +295,6 @@ def cmd_crossings(args) -> int:
     over = keys if len(keys) > 1 else keys[0]
     base, extra = _base(args, set(keys))
     fixed = _fixed(args, set(keys))
-    import warnings
-
-    from symrmt.errors import FiniteSizeWarning
 
     with warnings.catch_warnings():  # the note goes to stderr in one line below
         warnings.simplefilter("ignore", FiniteSizeWarning)
@@ -309,7 +303,6 @@ def cmd_crossings(args) -> int:
                         **fixed, **extra)
     if res.finite_size_note:
         print(f"symrmt crossings: note: {res.finite_size_note}", file=sys.stderr)
-    import mpmath
 
     if args.json:
         dump({

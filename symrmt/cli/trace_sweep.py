@@ -30,15 +30,16 @@ import csv
 import io
 import sys
 
+from symrmt.cli.common import MergeValues, EXIT_SOLVER, json_text, write_text
+from symrmt.cli.sweeps import grid_spec
+from symrmt.cli.trace import is_name, add_declarations, build_model, parse_at
 from symrmt.errors import ParameterError
+from symrmt.table import number_value, csv_param
 
 __all__ = ["add_trace_sweep_parser", "cmd_trace_sweep"]
 
 
 def _grid_entry(text: str):
-    from symrmt.cli.sweeps import grid_spec
-    from symrmt.cli.trace import is_name
-
     key, sep, spec = text.partition("=")
     key = key.strip()
     if not sep or not is_name(key, inner=True):
@@ -48,8 +49,6 @@ def _grid_entry(text: str):
 
 def add_trace_sweep_parser(sub, int_at_least):
     """Add the ``trace-sweep`` verb (declarations, ``--grid NAME=SPEC``, ``--certify``) to the subparsers ``sub``."""
-    from symrmt.cli.trace import add_declarations
-
     p = sub.add_parser(
         "trace-sweep",
         help="a trace-engine expression on a product grid of parameter values (float64 batched, checked)",
@@ -61,7 +60,6 @@ def add_trace_sweep_parser(sub, int_at_least):
     add_declarations(p)
     p.add_argument("--grid", type=_grid_entry, action="append", required=True, metavar="NAME=SPEC",
                    help="an axis: V1,V2,... or LO:HI:K or LO:HI:K:log (repeatable; the product grid)")
-    from symrmt.cli.common import MergeValues
 
     p.add_argument("--at", default=None, metavar="VALUES", action=MergeValues,
                    help="the other parameter values, e.g. 'c=1/2' (given twice, the values are merged)")
@@ -88,10 +86,8 @@ def cmd_trace_sweep(args) -> int:
     1,1.0,false,1.1e-16,
     0
     """
+    # import-time cost: the CLI's start loads no NumPy
     import numpy as np
-
-    from symrmt.cli.common import EXIT_SOLVER, json_text, write_text
-    from symrmt.cli.trace import build_model, parse_at
 
     model = build_model(args.dim, args.matrix, args.vector, args.let)
     grid = {}
@@ -107,8 +103,8 @@ def cmd_trace_sweep(args) -> int:
         print(f"trace-sweep: {int(res.fallback.sum())} of {res.values.size} points solved by mpmath; largest "
               f"relative gap of {args.certify} re-checked points from 30 digits: {res.certified_gap:.2g}",
               file=sys.stderr)
+    # import-time cost: the CLI's start loads no SymPy or NumPy
     from symrmt.engine.routes.sweep import value_text
-    from symrmt.table import number_value
 
     names = list(grid)
     labels = {k: [_decimal_label(t, k) for t in res.axis_text[k]] for k in names}
@@ -151,7 +147,7 @@ def _decimal_label(text: str, name: str) -> str:
         float(text)
         return text
     except ValueError:
+        # import-time cost: the CLI's start loads no SymPy or NumPy
         from symrmt.engine.lang.tree import exact_value
-        from symrmt.table import csv_param
 
         return csv_param(exact_value(text, name), 15)

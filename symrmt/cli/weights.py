@@ -5,7 +5,11 @@ The flags and the verbs that read them; the models are :mod:`symrmt.models.atten
 
 from __future__ import annotations
 
+import mpmath
+
+from symrmt.cli.common import GEOMETRY_FLAGS, attention_of, EXIT_OK, dump, format_table
 from symrmt.errors import NotDerived, ParameterError
+from symrmt.models.attention.params import to_fraction, check_c
 
 __all__ = ["add_weights", "weights_requested", "cmd_limit_weights", "cmd_simulate_weights"]
 
@@ -36,8 +40,6 @@ def weights_requested(args) -> bool:
 
 def _check_plain(args):
     """Refuse flags the general-weights models do not take."""
-    from symrmt.cli.common import GEOMETRY_FLAGS
-
     if args.weights is not None and args.heads is not None:
         raise ParameterError("give either --weights or --heads, not both")
     if args.weights is None and args.heads is None:
@@ -49,8 +51,6 @@ def _check_plain(args):
     if args.mu is not None and args.weights is None:
         raise ParameterError("--mu is for --weights (random heads take no signal here)")
     for name, _what in GEOMETRY_FLAGS:
-        from symrmt.models.attention.params import to_fraction
-
         if to_fraction(getattr(args, name, "0"), f"--{name}") != 0:
             raise ParameterError(f"--{name} is not taken with --weights/--heads (the weights are given; mu = 0)")
     for name in ("geometry", "alpha", "cos_muwk", "cos_muwq", "cos_wkwq"):
@@ -60,7 +60,6 @@ def _check_plain(args):
         raise ParameterError("--error test is not derived with --weights/--heads (their training error only)")
     if getattr(args, "grid", None):
         raise ParameterError("--grid is not taken with --weights/--heads (one point at a time)")
-    from symrmt.cli.common import attention_of
 
     args.attention = attention_of(args)
     softmax = args.attention == "softmax"
@@ -79,8 +78,6 @@ def _check_plain(args):
 
 
 def _num(x, D):
-    import mpmath
-
     return mpmath.nstr(x, D, strip_zeros=False) if not isinstance(x, float) else repr(x)
 
 
@@ -93,7 +90,7 @@ def cmd_limit_weights(args) -> int:
     >>> main(["limit", "--f", "tanh", "--c", "1/2", "--gamma", "1", "--weights", "/nonexistent.npy"])
     2
     """
-    from symrmt.cli.common import EXIT_OK, dump, format_table
+    # import-time cost: the CLI's start loads no SymPy or NumPy
     from symrmt.models.attention import weights as wm
 
     _check_plain(args)
@@ -132,22 +129,23 @@ def cmd_simulate_weights(args) -> int:
     >>> main(["simulate", "--f", "tanh", "--c", "1/2", "--gamma", "1", "--n", "16", "--weights", "/nonexistent.npy"])
     2
     """
-    from symrmt.cli.common import EXIT_OK, dump, format_table
+    # import-time cost: the CLI's start loads no SymPy or NumPy
     from symrmt.hermite import Nonlinearity
     from symrmt.models.attention import weights as wm
-    from symrmt.models.attention.params import check_c
 
     _check_plain(args)
     if args.workers != 1 or args.scheduler is not None or args.store is not None:
         raise ParameterError("--workers, --scheduler and --store are not available with --weights/--heads")
     c = check_c(args.c)
     if args.weights is not None:
+        # import-time cost: the CLI's start loads no SymPy or NumPy
         from symrmt.engine.kernels.weights import check_weights
         from symrmt.models.attention.montecarlo import simulate
 
         W = check_weights(args.weights)
         mu = None
         if args.mu is not None:
+            # import-time cost: the CLI's start loads no SymPy or NumPy
             from symrmt.engine.laws.given import load_array
 
             mu = load_array(args.mu, "mu", 1)

@@ -39,6 +39,12 @@ import sys
 import tempfile
 from pathlib import Path
 
+import mpmath
+import sympy
+
+from symrmt import __version__
+from symrmt.trust import untrusted
+
 __all__ = ["cache_dir", "source_key", "load", "store", "enabled", "trusted"]
 
 FORMAT = "symrmt-lambdify-cache v1"
@@ -79,11 +85,6 @@ def _files_digest() -> bytes:
 
 def source_key(name: str) -> str:
     """Hex SHA-256 key of recipe ``name`` (see the module docstring for what it covers)."""
-    import mpmath
-    import sympy
-
-    from symrmt import __version__
-
     h = hashlib.sha256()
     for part in (FORMAT, name, sys.version, sympy.__version__, mpmath.__version__, __version__):
         h.update(part.encode())
@@ -106,8 +107,6 @@ _WARNED: set = set()
 def _untrusted(path: Path) -> str | None:
     """Why ``path`` (a file or directory) must not be trusted, or ``None`` when it may be
     (the package's one trust rule, :func:`symrmt.trust.untrusted`)."""
-    from symrmt.trust import untrusted
-
     return untrusted(path)
 
 

@@ -21,6 +21,8 @@ import inspect
 import linecache
 
 import sympy as sp
+from sympy.core.function import AppliedUndef
+from sympy.printing.numpy import NumPyPrinter
 
 from symrmt.errors import ParameterError
 from symrmt.cache import cache_dict
@@ -50,8 +52,6 @@ def _namespace_dict():
 
 def _check_functions(expr) -> None:
     """Refuse undefined functions (``f(c)``): generated code would look them up by name."""
-    from sympy.core.function import AppliedUndef
-
     items = expr if isinstance(expr, (list, tuple)) else [expr]
     for e in items:
         if isinstance(e, (list, tuple)):
@@ -73,8 +73,6 @@ def _numpy_printer(namespaces):
     """SymPy's NumPy printer with small integer powers as products and quotients: ``x**3`` prints as
     ``(x*x*x)``, ``x**-2`` as ``(1/(x*x))``.  NumPy's generic ``power`` on arrays costs tens of products
     per element (and much more on ``longdouble``), and a product is exact to one rounding per factor."""
-    from sympy.printing.numpy import NumPyPrinter
-
     class _Printer(NumPyPrinter):
         def _print_Pow(self, expr, rational=False):
             b, e = expr.as_base_exp()

@@ -16,6 +16,7 @@ from typing import Any, Callable
 
 import mpmath
 import numpy as np
+import sympy as sp
 
 __all__ = ["mpf_of", "NumberContext", "FLOAT64", "LONGDOUBLE", "MPMATH", "COMPLEX128", "MPCOMPLEX", "FLOAT_EPS", "norm",
            "context_of"]
@@ -31,8 +32,6 @@ def mpf_of(value):
     if isinstance(value, Fraction):
         return mpmath.mpf(value.numerator) / value.denominator
     if not isinstance(value, (int, float, str)):
-        import sympy as sp
-
         if isinstance(value, sp.Basic):
             return mpmath.mpf(sp.N(value, mpmath.mp.dps + 5))
     return mpmath.mpf(value)

@@ -6,6 +6,8 @@ Each module has ``run(quick=False, digits=...) -> symrmt.derivations.checklist.C
 ``symrmt verify`` runs all of them.
 """
 
+import importlib
+
 __all__ = ["DERIVATIONS", "load_module"]
 
 #: module names in the order ``symrmt verify`` runs them
@@ -40,6 +42,4 @@ DERIVATIONS = (
 
 def load_module(name: str):
     """Import ``symrmt.derivations.<name>``."""
-    import importlib
-
     return importlib.import_module(f"{__name__}.{name}")

@@ -13,6 +13,9 @@ from __future__ import annotations
 
 import mpmath
 
+from symrmt.engine import bind
+from symrmt.engine.simulate.monte_carlo import simulate_trace
+
 K_SE = 3
 FULL_N, FULL_SLACK = 1024, 0.01
 QUICK_N, QUICK_SLACK = 96, 0.06
@@ -49,9 +52,6 @@ def check_pencil(ck, label: str, model, expr) -> None:
 def check_simulation(ck, label: str, model, expr, at: dict, value, quick: bool, seed: int,
                      full_trials: int = 10, quick_trials: int = 6) -> dict:
     """Monte-Carlo of the same expression against the limit ``value``; returns the simulation."""
-    from symrmt.engine import bind
-    from symrmt.engine.simulate.monte_carlo import simulate_trace
-
     n, trials, rel = sizes(quick, full_trials, quick_trials)
     sim = simulate_trace(bind(model.expr(expr), at, n), trials=trials, seed=seed, progress=None)
     ck.statistical(f"{label}: limit vs simulation n={n}, {trials} trials", sim["mean"], sim["se"], float(value),

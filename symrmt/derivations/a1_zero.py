@@ -25,7 +25,10 @@ import sympy as sp
 
 from symrmt.models.attention import equations as S
 from symrmt.derivations.checklist import CheckList, derivation_main
+from symrmt.latex_blocks import HERMITE, MODEL, align, fixed_point
 from symrmt.models.attention.geometry import Geometry
+from symrmt.models.attention.montecarlo import simulate
+from symrmt.models.attention.theory import attention_limit
 
 NAME = "a1_zero"
 
@@ -33,8 +36,6 @@ NAME = "a1_zero"
 def run(quick: bool = False, digits: int = 50) -> CheckList:
     """Run this derivation's checks (``quick``: a seconds-long run with smaller simulations) and return
     its :class:`~symrmt.derivations.checklist.CheckList`; a failed check is recorded there, not raised."""
-    from symrmt.models.attention.theory import attention_limit
-
     ck = CheckList(NAME)
     D = S.woodbury_D()
     D0 = D.subs(S.a1, 0)
@@ -84,8 +85,6 @@ def run(quick: bool = False, digits: int = 50) -> CheckList:
                          diagonal="keep", digits=digits, route="general")[0]
     ck.close("d = 1: the weights still drop out (general route)", ew, e1, digits - 5)
     # simulation: centered cos, the error does not move with the signal
-    from symrmt.models.attention.montecarlo import simulate
-
     n, trials = (256, 6) if quick else (1024, 10)
     f = lambda t: np.cos(t) - np.exp(-0.5)  # noqa: E731
     th = attention_limit(cosf, "1/2", ["0.1"], Geometry(), digits=15)[0]
@@ -99,8 +98,6 @@ def run(quick: bool = False, digits: int = 50) -> CheckList:
 
 def latex() -> str:
     """This derivation's result as LaTeX."""
-    from symrmt.latex_blocks import HERMITE, MODEL, align, fixed_point
-
     return "\n\n".join([
         MODEL, HERMITE, "No linear component, $a_1 = 0$.", fixed_point(), "Then",
         align(r"\frac{1}{n} y^\top Q y &\to \varphi = " + sp.latex(S.a1_zero_phi()),

@@ -21,7 +21,10 @@ import sympy as sp
 
 from symrmt.models.attention import equations as S
 from symrmt.derivations.checklist import CheckList, derivation_main
+from symrmt.latex_blocks import HERMITE, MODEL, align, fixed_point
 from symrmt.models.attention.geometry import Geometry
+from symrmt.models.attention.montecarlo import simulate
+from symrmt.models.attention.theory import attention_limit
 
 NAME = "aligned"
 
@@ -42,8 +45,6 @@ def aligned_geometry(snr, kk, kq):
 def run(quick: bool = False, digits: int = 50) -> CheckList:
     """Run this derivation's checks (``quick``: a seconds-long run with smaller simulations) and return
     its :class:`~symrmt.derivations.checklist.CheckList`; a failed check is recorded there, not raised."""
-    from symrmt.models.attention.theory import attention_limit
-
     ck = CheckList(NAME)
     r, kK, kQ = sp.symbols("r kappa_K kappa_Q", real=True)
     coords = (r, 0, 0, kK, 0, 0, kQ, 0, 0)
@@ -79,8 +80,6 @@ def run(quick: bool = False, digits: int = 50) -> CheckList:
     b = attention_limit(tanh, "1/2", ["0.1"], aligned_geometry(1, 1, 1), digits=digits, route="general")[0]
     ck.close("same w_K^T w_Q = 1, (kappa_K, kappa_Q) = (2, 1/2) vs (1, 1): same E_A", a, b, digits - 10)
     # simulation
-    from symrmt.models.attention.montecarlo import simulate
-
     n, trials = (256, 6) if quick else (1024, 10)
     geo = aligned_geometry(1, 1, 1)
     th = attention_limit(tanh, "1/2", ["0.1", "1"], geo, digits=15)
@@ -93,8 +92,6 @@ def run(quick: bool = False, digits: int = 50) -> CheckList:
 
 def latex() -> str:
     """This derivation's result as LaTeX."""
-    from symrmt.latex_blocks import HERMITE, MODEL, align, fixed_point
-
     return "\n\n".join([
         MODEL, HERMITE,
         r"Aligned weights: $w_K = \kappa_K \mu/\|\mu\|$ and $w_Q = \kappa_Q \mu/\|\mu\|$.",

@@ -52,9 +52,14 @@ from __future__ import annotations
 
 import random
 
+import numpy as np
+
 from symrmt.cache import cached
 from symrmt.derivations.checklist import CheckList, derivation_main
+from symrmt.hermite import Nonlinearity
 from symrmt.models.attention.geometry import Geometry
+from symrmt.models.attention.montecarlo import simulate
+from symrmt.models.attention.theory import attention_limit
 
 NAME = "attention_grid"
 
@@ -166,18 +171,11 @@ def tolerance(theory, se) -> float:
 @cached(maxsize=16)
 def numpy_f(name):
     """The preset ``name`` as a vectorized NumPy function (built once per process)."""
-    from symrmt.hermite import Nonlinearity
-
     return Nonlinearity(name).numpy()
 
 
 def compare(f, c, geometry, diagonal, seed, n=N, trials=None, noise="gaussian"):
     """Theory, simulated mean and se (float64 arrays over :data:`GAMMAS`)."""
-    import numpy as np
-
-    from symrmt.models.attention.theory import attention_limit
-    from symrmt.models.attention.montecarlo import simulate
-
     theory = np.array([float(v) for v in attention_limit(f, c, list(GAMMAS), geometry, diagonal, digits=15)])
     sim = simulate(numpy_f(f), n, c, list(GAMMAS), geometry, diagonal, noise,
                    trials=trials or trials_for(c), seed=seed, progress=False)

@@ -19,7 +19,11 @@ import sympy as sp
 
 from symrmt.models.attention import equations as S
 from symrmt.derivations.checklist import CheckList, derivation_main
+from symrmt.hermite import Nonlinearity
+from symrmt.latex_blocks import HERMITE, MODEL, align, fixed_point
 from symrmt.models.attention.geometry import Geometry
+from symrmt.models.attention.montecarlo import simulate
+from symrmt.models.attention.theory import attention_limit
 
 NAME = "attention_limit"
 
@@ -27,8 +31,6 @@ NAME = "attention_limit"
 def run(quick: bool = False, digits: int = 40) -> CheckList:
     """Run this derivation's checks (``quick``: a seconds-long run with smaller simulations) and return
     its :class:`~symrmt.derivations.checklist.CheckList`; a failed check is recorded there, not raised."""
-    from symrmt.models.attention.theory import attention_limit
-
     ck = CheckList(NAME)
     # 1. the pencil: top-left block of L^{-1} is (gamma + c K^T S K)^{-1} (exact, 2x2 blocks)
     K = sp.Matrix([[sp.Rational(1, 3), 2], [-1, sp.Rational(1, 2)]])
@@ -73,9 +75,6 @@ def run(quick: bool = False, digits: int = 40) -> CheckList:
         ck.add(f"0 <= E_A <= 1, nondecreasing in gamma ({f}, c={cc}, {diag})", "precision", ok,
                " ".join(mpmath.nstr(v, 4) for v in vals))
     # 6. simulation: general geometry (rank 3), both diagonals
-    from symrmt.hermite import Nonlinearity
-    from symrmt.models.attention.montecarlo import simulate
-
     n, trials = (256, 6) if quick else (2048, 8)
     for fname, cc, diag in (("tanh", 0.5, "zero"), ("erf", 2.0, "keep"), ("relu", 0.5, "keep")):
         f = Nonlinearity(fname)
@@ -93,8 +92,6 @@ def run(quick: bool = False, digits: int = 40) -> CheckList:
 
 def latex() -> str:
     """This derivation's result as LaTeX."""
-    from symrmt.latex_blocks import HERMITE, MODEL, align, fixed_point
-
     return "\n\n".join([
         MODEL, HERMITE, fixed_point(),
         r"In an orthonormal basis of $\operatorname{span}(\mu, w_K, w_Q)$ let $m, k, q \in \mathbb{R}^3$ be the "

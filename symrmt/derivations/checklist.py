@@ -15,6 +15,9 @@ import argparse
 import sys
 from dataclasses import asdict, dataclass, field
 
+import mpmath
+import sympy as sp
+
 KINDS = ("symbolic", "precision", "simulation")
 
 
@@ -60,15 +63,11 @@ class CheckList:
 
     def symbolic(self, name: str, difference, measured: str = "") -> bool:
         """Exact identity: passes iff ``sympy.simplify(difference) == 0``."""
-        import sympy as sp
-
         diff = sp.simplify(difference)
         return self.add(name, "symbolic", diff == 0, measured or ("0" if diff == 0 else f"residual {diff}"))
 
     def close(self, name: str, a, b, digits: int) -> bool:
         """High precision: ``|a - b| <= 10**(-digits) * max(1, |b|)``; records the agreeing digits."""
-        import mpmath
-
         with mpmath.workdps(digits + 20):
             a, b = mpmath.mpf(a), mpmath.mpf(b)
             err = abs(a - b)

@@ -26,6 +26,7 @@ import mpmath
 
 from symrmt.derivations.checklist import CheckList, derivation_main
 from symrmt.derivations import _engine_examples as ex
+from symrmt.engine import Model
 
 NAME = "engine_anisotropic_mp"
 EXPR = "lam*trace(inv(S*Z.T*Z*S/n + lam*I(d)))"
@@ -35,8 +36,6 @@ POINTS = ({"phi": "1/2", "lam": "1/10"}, {"phi": "2", "lam": "1/5"}, {"phi": "1"
 
 def model():
     """The engine :class:`~symrmt.engine.Model` this derivation declares (its dimensions and matrices)."""
-    from symrmt.engine import Model
-
     m = Model()
     m.dim("d", "phi*n")
     m.gaussian("Z", "n", "d")

@@ -20,12 +20,16 @@ expression and from which the hand-built solver reads its pencil and Woodbury ma
 from __future__ import annotations
 
 import random
+import sys
 import time
 from fractions import Fraction
 
 import mpmath
 
 from symrmt.derivations.checklist import CheckList, derivation_main
+from symrmt.models.attention import at_from_gram, attention_model
+from symrmt.models.attention.geometry import LowRankGeometry
+from symrmt.models.attention.theory import limit
 
 NAME = "engine_attention"
 #: (f, rank, alpha, diagonal, route) and the random points per route (full mode; quick: 1 on 3 routes)
@@ -64,10 +68,6 @@ def _digits(a, b) -> float:
 def run(quick: bool = False, digits: int = DIGITS, seed: int = 20261201) -> CheckList:
     """Run this derivation's checks (``quick``: a seconds-long run with smaller simulations) and return
     its :class:`~symrmt.derivations.checklist.CheckList`; a failed check is recorded there, not raised."""
-    from symrmt.models.attention.geometry import LowRankGeometry
-    from symrmt.models.attention import at_from_gram, attention_model
-    from symrmt.models.attention.theory import limit
-
     ck = CheckList(NAME)
     rng = random.Random(seed)
     routes = [ROUTES[i] for i in QUICK_ROUTES] if quick else ROUTES
@@ -95,7 +95,6 @@ def run(quick: bool = False, digits: int = DIGITS, seed: int = 20261201) -> Chec
             ck.add(f"E_RR engine == hand-built solver ({tag})", "precision", _digits(er, ref["ridge"][0]) >= digits,
                    f"{_digits(er, ref['ridge'][0]):.1f} digits")
     n = len(times["engine"])
-    import sys
 
     print(f"{n} random points; E_A engine {sorted(times['engine'])[n // 2]:.2f} s median (the first point of a route "
           f"compiles), hand-built solver {sorted(times['hand'])[n // 2]:.2f} s median", file=sys.stderr)
@@ -104,8 +103,6 @@ def run(quick: bool = False, digits: int = DIGITS, seed: int = 20261201) -> Chec
 
 def latex() -> str:
     """This derivation's result as LaTeX."""
-    from symrmt.models.attention import attention_model
-
     m, ex = attention_model("relu", 1)
     return m.woodbury(ex["E_A"]).latex()
 

@@ -25,13 +25,12 @@ import mpmath
 import numpy as np
 
 from symrmt.derivations.checklist import CheckList, derivation_main
+from symrmt.engine import Model
 
 NAME = "engine_density"
 
 
 def _wishart(goe=False):
-    from symrmt.engine import Model
-
     m = Model()
     m.dim("p", "c*n")
     m.gaussian("Z", "p", "n")
@@ -125,8 +124,6 @@ def run(quick: bool = False, digits: int = 30) -> CheckList:
     dfc = m2.density("G/sqrt(n) + Z.T*Z/n", x=grid2, at={"c": "1/2"}, digits=12, atoms=False)
     _hist_check(ck, "semicircle + MP c=1/2", dfc, m2, "G/sqrt(n) + Z.T*Z/n", n, trials, 12, slack, (-1.5, 3.2))
     # 4. Ginibre inside the disk
-    from symrmt.engine import Model
-
     g = Model()
     g.gaussian("Z", "n", "n")
     for gam in ("1/2", "-3/4", "2"):

@@ -30,10 +30,17 @@ ridge readout), the engine (:mod:`symrmt.engine.reduce.independence`) solves
 
 from __future__ import annotations
 
+import math
+
 import mpmath
+import numpy as np
 import sympy as sp
 
+import symrmt
 from symrmt.derivations.checklist import CheckList, derivation_main
+from symrmt.engine import Model
+from symrmt.models.attention.engine_model import fresh_sample_model
+from symrmt.models.attention.generalization import ridge_test_formula
 
 NAME = "engine_fresh_samples"
 GOAL = 25
@@ -54,8 +61,6 @@ def _mp(c, g):
 
 def rf_model():
     """Random-features ridge with label noise and a fresh test sample ``(X2, Th2, e2)`` sharing ``W``."""
-    from symrmt.engine import Model
-
     m = Model()
     m.dim("d", "phi*n")
     m.dim("N", "psi*n")
@@ -85,8 +90,6 @@ def rf_at():
 
 def relu_risk(n: int, trials: int, seed: int):
     """Test risks of relu random features (no Gaussian equivalent) at the point of :func:`rf_at`."""
-    import numpy as np
-
     d, N, nt = n // 2, 3 * n // 2, 2048
     rng = np.random.default_rng(seed)
     act = lambda z: np.maximum(z, 0) - 1 / np.sqrt(2 * np.pi)  # noqa: E731
@@ -105,11 +108,6 @@ def relu_risk(n: int, trials: int, seed: int):
 
 
 def run(quick: bool = False, digits: int = 30) -> CheckList:
-    import symrmt
-    from symrmt.engine import Model
-    from symrmt.models.attention.engine_model import fresh_sample_model
-    from symrmt.models.attention.generalization import ridge_test_formula
-
     ck = CheckList(NAME)
     m, exprs = fresh_sample_model("tanh", rank=0)
     for snr in ((0,) if quick else (0, 2)):
@@ -142,8 +140,6 @@ def run(quick: bool = False, digits: int = 30) -> CheckList:
     ck.add("random-features risk with label noise on a fresh sample == the risk reduced by hand", "precision",
            got >= GOAL, f"{got:.1f} digits, {mpmath.nstr(fresh, 12)}")
     if not quick:
-        import math
-
         sims = relu_risk(512, 12, seed=11)
         mean, se = float(sims.mean()), float(sims.std(ddof=1) / math.sqrt(len(sims)))
         ck.statistical("random-features risk vs relu features n=512, 12 trials", mean, se, float(fresh), k=3,

@@ -36,6 +36,7 @@ import numpy as np
 
 from symrmt.derivations.checklist import CheckList, derivation_main
 from symrmt.derivations import _engine_examples as ex
+from symrmt.engine import Model
 
 NAME = "engine_random_features"
 F = "(sqrt(zeta)*W*X/sqrt(d) + sqrt(beta)*Th)"
@@ -49,8 +50,6 @@ OTHER = {"phi": "1/2", "psi": "2", "lam": "1", "zeta": "1/3", "beta": "1/5"}
 
 def model():
     """The engine :class:`~symrmt.engine.Model` this derivation declares (its dimensions and matrices)."""
-    from symrmt.engine import Model
-
     mdl = Model()
     mdl.dim("d", "phi*n")
     mdl.dim("m", "phi/psi*n")

@@ -16,6 +16,8 @@ from __future__ import annotations
 
 from symrmt.derivations.checklist import CheckList, derivation_main
 from symrmt.derivations import _engine_examples as ex
+from symrmt.engine import Model
+from symrmt.models.attention.theory import ridge_limit
 
 NAME = "engine_ridge_signal"
 E_RR = "-gamma**2*diff(y.T*inv(X.T*X/n + gamma*I(n))*y/n, gamma)"
@@ -25,8 +27,6 @@ POINTS = ({"c": "1/2", "gamma": "1/10", "mu.mu": "3/2"}, {"c": "2", "gamma": "1"
 
 def model():
     """The engine :class:`~symrmt.engine.Model` this derivation declares (its dimensions and matrices)."""
-    from symrmt.engine import Model
-
     m = Model()
     m.dim("p", "c*n")
     m.gaussian("Z", "p", "n")
@@ -39,8 +39,6 @@ def model():
 def run(quick: bool = False, digits: int = 30) -> CheckList:
     """Run this derivation's checks (``quick``: a seconds-long run with smaller simulations) and return
     its :class:`~symrmt.derivations.checklist.CheckList`; a failed check is recorded there, not raised."""
-    from symrmt.models.attention.theory import ridge_limit
-
     ck = CheckList(NAME)
     m = model()
     forms = m.woodbury(E_RR)

@@ -28,6 +28,7 @@ import mpmath
 
 from symrmt.derivations.checklist import CheckList, derivation_main
 from symrmt.derivations import _engine_examples as ex
+from symrmt.engine import Model
 
 NAME = "engine_ridge_teacher"
 R = "inv(Z.T*Z/n + lam*I(d))"
@@ -43,8 +44,6 @@ OPTIMAL = {"phi": "3/2", "beta.beta": "2", "sigma": "1"}
 
 def model():
     """The engine :class:`~symrmt.engine.Model` this derivation declares (its dimensions and matrices)."""
-    from symrmt.engine import Model
-
     m = Model()
     m.dim("d", "phi*n")
     m.gaussian("Z", "n", "d")

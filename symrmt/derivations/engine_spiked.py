@@ -24,6 +24,7 @@ import mpmath
 
 from symrmt.derivations.checklist import CheckList, derivation_main
 from symrmt.derivations import _engine_examples as ex
+from symrmt.engine import Model
 
 NAME = "engine_spiked"
 Q = "inv(R*Z*Z.T*R/n + gamma*I(p))"
@@ -37,8 +38,6 @@ POINTS = ({"c": "1/2", "gamma": "1/5", "k": "1", "v.v": "1", "w.w": "1", "v.w": 
 
 def model():
     """The engine :class:`~symrmt.engine.Model` this derivation declares (its dimensions and matrices)."""
-    from symrmt.engine import Model
-
     m = Model()
     m.dim("p", "c*n")
     m.gaussian("Z", "p", "n")

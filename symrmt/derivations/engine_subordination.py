@@ -27,6 +27,7 @@ import mpmath
 
 from symrmt.derivations.checklist import CheckList, derivation_main
 from symrmt.derivations import _engine_examples as ex
+from symrmt.engine import Model
 
 NAME = "engine_subordination"
 S2 = "(3*I(d) - S1)"
@@ -37,8 +38,6 @@ POINTS = ({"p1": "1/2", "p2": "1", "phi": "1", "lam": "1/10"}, {"p1": "2", "p2":
 
 def model():
     """The engine :class:`~symrmt.engine.Model` this derivation declares (its dimensions and matrices)."""
-    from symrmt.engine import Model
-
     m = Model()
     m.dim("n1", "p1*n")
     m.dim("n2", "p2*n")

@@ -36,12 +36,15 @@ import sympy as sp
 
 import symrmt
 from symrmt.derivations.checklist import CheckList, derivation_main
+from symrmt.derivations.engine_attention import random_gram
 from symrmt.hermite.kernel_terms import gaussian_equivalent, kernel_lowrank
-from symrmt.models.attention.engine_model import attention_model
+from symrmt.models.attention.engine_model import at_from_gram, attention_model
 from symrmt.models.attention.generalization import fresh_error_formula, ridge_test_formula, training_forms
+from symrmt.models.attention.generalization import engine_model, engine_projection, woodbury_projections
 from symrmt.models.attention.geometry import Geometry, LowRankGeometry
-from symrmt.models.attention.hermite_data import hermite_inputs
+from symrmt.models.attention.hermite_data import hermite_at_least, hermite_inputs, scaled_nonlinearity
 from symrmt.models.attention.sampling import draw_tokens, kernel_matrix, vectors_from_gram
+from symrmt.models.attention.theory import attention_limit
 
 NAME = "generalization"
 DIGITS = 30
@@ -140,12 +143,6 @@ ENGINE_POINTS = (("tanh", 1, "1", "zero", "signal"), ("erf", 1, "1", "zero", "al
 def _check_engine_projections(ck: CheckList, rng: random.Random, digits: int, quick: bool) -> None:
     """The projections ``u . w`` from the hand-built Woodbury system (section 12.2) against the trace engine's
     quadratic forms ``u.T*X*K*inv(K.T*X.T*X*K/n + gamma*I(n))*y/n``: two derivations of the same limit."""
-    from symrmt.derivations.engine_attention import random_gram
-    from symrmt.models.attention.engine_model import at_from_gram
-    from symrmt.models.attention.generalization import engine_model, engine_projection, woodbury_projections
-    from symrmt.models.attention.hermite_data import hermite_at_least, scaled_nonlinearity
-    from symrmt.models.attention.theory import attention_limit
-
     for f, rank, alpha, diagonal, route in (ENGINE_POINTS[1:3] if quick else ENGINE_POINTS):
         gram = random_gram(rng, rank, route if route != "signal" else "signal, W = I")
         c, g = Fraction(rng.randint(1, 12), 4), Fraction(rng.randint(1, 40), 40)

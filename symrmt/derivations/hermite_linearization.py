@@ -23,15 +23,17 @@ import numpy as np
 import sympy as sp
 
 from symrmt.derivations.checklist import CheckList, derivation_main
+from symrmt.hermite import Nonlinearity
+from symrmt.latex_blocks import MODEL, align
+from symrmt.models.attention import equations as S
 from symrmt.models.attention.geometry import Geometry
+from symrmt.models.attention.montecarlo import attention_errors, draw_tokens, vectors_from_gram, simulate
 
 NAME = "hermite_linearization"
 
 
 def _equivalent_kernel_errors(f_lin, n, c, gammas, geo, trials, seed):
     """E_A with the Gaussian-equivalent kernel (a1, b, d) in place of f: NumPy, same model otherwise."""
-    from symrmt.models.attention.montecarlo import attention_errors, draw_tokens, vectors_from_gram
-
     a1, b, d = f_lin
     p = round(c * n)
     mu, wk, wq = vectors_from_gram([[float(x) for x in row] for row in geo.gram()], p)
@@ -52,8 +54,6 @@ def _equivalent_kernel_errors(f_lin, n, c, gammas, geo, trials, seed):
 def run(quick: bool = False, digits: int = 40) -> CheckList:
     """Run this derivation's checks (``quick``: a seconds-long run with smaller simulations) and return
     its :class:`~symrmt.derivations.checklist.CheckList`; a failed check is recorded there, not raised."""
-    from symrmt.hermite import Nonlinearity
-
     ck = CheckList(NAME)
     erf = Nonlinearity("erf")
     ck.symbolic("erf: a1 = 2/sqrt(3 pi)", erf.a(1) - 2 / sp.sqrt(3 * sp.pi))
@@ -77,8 +77,6 @@ def run(quick: bool = False, digits: int = 40) -> CheckList:
            {s.name for s in _fixed_point_symbols()} <= {"gamma", "c", "a_1", "nu", "d"},
            ", ".join(sorted(s.name for s in _fixed_point_symbols())))
     # nonlinear kernel vs Gaussian-equivalent kernel, same tokens law
-    from symrmt.models.attention.montecarlo import simulate
-
     n, trials = (256, 8) if quick else (1024, 12)
     gammas = [0.05, 0.5]
     for name, c in (("tanh", 0.5), ("relu", 2.0), ("cos", 0.5)):
@@ -97,16 +95,12 @@ def run(quick: bool = False, digits: int = 40) -> CheckList:
 
 
 def _fixed_point_symbols():
-    from symrmt.models.attention import equations as S
-
     F, _, _ = S.fixed_point_system()
     return F.free_symbols - set(S.G_SYMBOLS)
 
 
 def latex() -> str:
     """This derivation's result as LaTeX."""
-    from symrmt.latex_blocks import MODEL, align
-
     return "\n\n".join([
         MODEL,
         r"With $\xi \sim \mathcal{N}(0, 1)$, $\mathrm{He}_k$ the probabilists' Hermite polynomials and $f$ "

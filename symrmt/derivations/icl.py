@@ -32,10 +32,17 @@ And the model at finite ``d`` (:func:`symrmt.models.icl.simulation.icl_simulate`
 
 from __future__ import annotations
 
+from fractions import Fraction
+
 import mpmath
+import numpy as np
 import sympy as sp
 
 from symrmt.derivations.checklist import CheckList, derivation_main
+from symrmt.models.icl import equations as S
+from symrmt.models.icl.equations import KAPPA, M, U, mp_resolvent_equation
+from symrmt.models.icl.simulation import icl_simulate, test_error as icl_test_error  # not test_*: pytest would collect it
+from symrmt.models.icl.theory import icl_limit, resolvent
 
 NAME = "icl"
 #: the finite-d slack of the simulation checks: ``SLACK * e / d`` (relative O(1/d) bias of the finite model)
@@ -48,8 +55,6 @@ POINTS = (("1", "1/2", "1/2", "1/10"), ("2", "3", "3/10", "0"), ("1/2", "1/5", "
 
 
 def _q(text):
-    from fractions import Fraction
-
     return Fraction(text)
 
 
@@ -59,16 +64,12 @@ def _mp(fr):
 
 def resolvent_derivative():
     """``Q = -dM/du`` from the MP quadratic by implicit differentiation, as a rational function of ``m, u, kappa``."""
-    from symrmt.models.icl.equations import KAPPA, M, U, mp_resolvent_equation
-
     P = mp_resolvent_equation(M, U, KAPPA)
     return sp.together(sp.diff(P, U) / sp.diff(P, M))  # dM/du = -P_u/P_m, so Q = P_u/P_m
 
 
 def above_difference():
     """Numerator of (derived - Result 1 "above") reduced modulo the MP quadratic in ``m`` (0 when they agree)."""
-    from symrmt.models.icl import equations as S
-
     q = resolvent_derivative().subs(S.U, S.X)
     derived = S.infinite_pretraining_error(S.X, S.RHO, S.M, q) + S.ols_variance(S.X, S.RHO, S.TAU, S.M)
     num = sp.numer(sp.together(derived - S.result1("above")))
@@ -78,8 +79,6 @@ def above_difference():
 
 def min_norm_value(alpha, kappa, tau, rho, dps: int):
     """:func:`~symrmt.models.icl.equations.min_norm_error` at a point (``tau < 1``), closed-form resolvents, ``dps`` digits."""
-    from symrmt.models.icl import equations as S
-
     u, kap = sp.Symbol("u"), sp.Symbol("kap")
     Mf = sp.lambdify([u, kap], S.mp_resolvent(u, kap), "mpmath")
     Qf = sp.lambdify([u, kap], -sp.diff(S.mp_resolvent(u, kap), u), "mpmath")
@@ -94,10 +93,6 @@ def min_norm_value(alpha, kappa, tau, rho, dps: int):
 def run(quick: bool = False, digits: int = 30) -> CheckList:
     """Run this derivation's checks (``quick``: a seconds-long run with smaller simulations) and return
     its :class:`~symrmt.derivations.checklist.CheckList`; a failed check is recorded there, not raised."""
-    from symrmt.models.icl import equations as S
-    from symrmt.models.icl.simulation import icl_simulate
-    from symrmt.models.icl.theory import icl_limit, resolvent
-
     ck = CheckList(NAME)
     # 5. the engine's resolvent is the Marchenko-Pastur root
     ck.symbolic("closed root solves the MP quadratic",
@@ -138,11 +133,6 @@ def run(quick: bool = False, digits: int = 30) -> CheckList:
 def _check_extrapolation(ck: CheckList) -> None:
     """The means at d = 16, 24, 32, 40 fitted to ``a + b/d`` (weighted): ``a`` within 3 of its standard errors of
     the limit, no slack (the O(1/d^2) curvature pulls ``a`` slightly low: about -1 se here)."""
-    import numpy as np
-
-    from symrmt.models.icl.simulation import icl_simulate
-    from symrmt.models.icl.theory import icl_limit
-
     a, k, t, r = "1", "1", "3/10", "0"
     th = float(icl_limit(a, k, t, r).error)
     ds = (16, 24, 32, 40)
@@ -158,10 +148,6 @@ def _check_extrapolation(ck: CheckList) -> None:
 
 def _check_test_error(ck: CheckList, quick: bool) -> None:
     """``test_error(Gamma)`` (closed moments) against a Monte-Carlo over fresh contexts, for a random ``Gamma``."""
-    import numpy as np
-
-    from symrmt.models.icl.simulation import test_error
-
     d, ell, rho = 6, 4, 0.5
     rng = np.random.default_rng(5)
     gamma = rng.standard_normal((d, d + 1)) / np.sqrt(d)
@@ -173,7 +159,7 @@ def _check_test_error(ck: CheckList, quick: bool) -> None:
                         (np.sum(y[:, :ell] ** 2, axis=1) / ell)[:, None]], axis=1)
     sq = (y[:, ell] - np.einsum("nd,de,ne->n", x[:, ell], gamma, v)) ** 2
     ck.statistical(f"exact test error of a readout vs {n} sampled contexts (d={d}, ell={ell})",
-                   sq.mean(), sq.std(ddof=1) / np.sqrt(n), test_error(gamma, ell, rho), 4, 0)
+                   sq.mean(), sq.std(ddof=1) / np.sqrt(n), icl_test_error(gamma, ell, rho), 4, 0)
 
 
 def main(argv=None) -> int:

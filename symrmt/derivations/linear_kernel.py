@@ -22,7 +22,10 @@ import mpmath
 import numpy as np
 
 from symrmt.derivations.checklist import CheckList, derivation_main
+from symrmt.hermite import Nonlinearity
 from symrmt.models.attention.geometry import Geometry
+from symrmt.models.attention.montecarlo import simulate
+from symrmt.models.attention.theory import attention_limit
 
 NAME = "linear_kernel"
 
@@ -57,9 +60,6 @@ def mp_integral(c, gamma, psi, power: int, dps: int):
 def run(quick: bool = False, digits: int = 50) -> CheckList:
     """Run this derivation's checks (``quick``: a seconds-long run with smaller simulations) and return
     its :class:`~symrmt.derivations.checklist.CheckList`; a failed check is recorded there, not raised."""
-    from symrmt.hermite import Nonlinearity
-    from symrmt.models.attention.theory import attention_limit
-
     ck = CheckList(NAME)
     lin = Nonlinearity("t")
     ck.add("f(t) = t: a1 = nu = d = 1 exactly (so b = 0: K is exactly X^T W X / p)", "symbolic",
@@ -79,8 +79,6 @@ def run(quick: bool = False, digits: int = 50) -> CheckList:
             ck.close(f"{diag}: tr Q/n == MP integral, c={c}, gamma={g}", pt.stieltjes, m_ref, digits - 10)
             ck.close(f"{diag}: E_A == gamma^2 MP integral, c={c}, gamma={g}", pt.error, e_ref, digits - 10)
     # with signal and weights: the exact finite model
-    from symrmt.models.attention.montecarlo import simulate
-
     n, trials = (256, 6) if quick else (1024, 10)
     geos = [Geometry(snr=1), Geometry(snr=2, wk2=1, wq2=1, wkwq=1, muwk=1, muwq=1),
             Geometry(snr=1, wk2=1, wq2="1/4", wkwq=0, muwk=0, muwq="1/2")]

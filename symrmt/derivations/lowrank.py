@@ -32,7 +32,11 @@ import sympy as sp
 
 from symrmt.models.attention import equations as S
 from symrmt.derivations.checklist import CheckList, derivation_main
+from symrmt.hermite import T
+from symrmt.latex_blocks import HERMITE, MODEL, align, fixed_point
 from symrmt.models.attention.geometry import LowRankGeometry
+from symrmt.models.attention.montecarlo import simulate
+from symrmt.models.attention.theory import attention_limit, scaled_nonlinearity
 
 NAME = "lowrank"
 
@@ -63,10 +67,6 @@ def _split(vecs, r):
 def run(quick: bool = False, digits: int = 40) -> CheckList:
     """Run this derivation's checks (``quick``: a seconds-long run with smaller simulations) and return
     its :class:`~symrmt.derivations.checklist.CheckList`; a failed check is recorded there, not raised."""
-    from symrmt.hermite import T
-    from symrmt.models.attention.montecarlo import simulate
-    from symrmt.models.attention.theory import attention_limit, scaled_nonlinearity
-
     ck = CheckList(NAME)
     # --- symbolic: the rank-2 D depends on the terms only through W, and on the basis only up to similarity
     r = 2
@@ -126,8 +126,6 @@ def run(quick: bool = False, digits: int = 40) -> CheckList:
 
 def latex() -> str:
     """This derivation's result as LaTeX."""
-    from symrmt.latex_blocks import HERMITE, MODEL, align, fixed_point
-
     return "\n\n".join([
         MODEL.replace(r"$W = I_p + w_K w_Q^\top$", r"$W$ below"), HERMITE,
         r"Rank-$r$ weights, with the scale $\alpha > 0$ moved into $f$:",

@@ -23,11 +23,16 @@ from __future__ import annotations
 import time
 
 import mpmath
+import numpy as np
 import sympy as sp
 
 from symrmt.models.attention import equations as S
 from symrmt.derivations.checklist import CheckList, derivation_main
+from symrmt.latex_blocks import HERMITE, MODEL, split_equation, split_sum
 from symrmt.models.attention.closed_forms import noise_only as N
+from symrmt.models.attention.geometry import Geometry
+from symrmt.models.attention.montecarlo import simulate
+from symrmt.models.attention.theory import attention_limit
 
 NAME = "noise_only"
 
@@ -39,8 +44,6 @@ RESIDUAL_GAMMAS = ("1/10", "1", "3")
 
 
 def _solver(point, gam, digits):
-    from symrmt.models.attention.theory import attention_limit
-
     cc, aa, nn, dd = point
     diag = "zero" if sp.Rational(str(dd)) == 0 else "keep"
     return attention_limit({"a1": aa, "nu": nn, "d": dd}, cc, [gam], diagonal=diag, digits=digits, details=True)[0]
@@ -130,11 +133,6 @@ def run(quick: bool = False, digits: int = 50) -> CheckList:
                  mpmath.mpf(mu1.p) / mu1.q, 6)
 
     # 5. simulation (diagonal zero, snr 0) of an f with exactly the Hermite data of the closed-form point
-    import numpy as np
-
-    from symrmt.models.attention.geometry import Geometry
-    from symrmt.models.attention.montecarlo import simulate
-
     n, trials = (256, 8) if quick else (1024, 10)
     gl = [0.1, 1.0]
 
@@ -156,8 +154,6 @@ def latex(point=None) -> str:
 
     ``point=None``: the symbolic ``a_1 = 0`` polynomial; otherwise ``(c, a_1, nu, d)`` exact.
     """
-    from symrmt.latex_blocks import HERMITE, MODEL, split_equation, split_sum
-
     P = N.a1_zero_polynomial().as_expr() if point is None else N.stieltjes_polynomial(*point)
     poly = sp.Poly(P, S.m)
     lines = [r"P(m) &= \sum_{k=0}^{%d} p_k\, m^k = 0, \quad \text{where}" % poly.degree()]

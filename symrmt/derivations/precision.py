@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from symrmt.derivations.checklist import CheckList, derivation_main
 from symrmt.models.attention.geometry import Geometry
+from symrmt.models.attention.theory import attention_limit, ridge_limit
 
 NAME = "precision"
 
@@ -17,8 +18,6 @@ NAME = "precision"
 def run(quick: bool = False, digits: int = 50) -> CheckList:
     """Run this derivation's checks (``quick``: a seconds-long run with smaller simulations) and return
     its :class:`~symrmt.derivations.checklist.CheckList`; a failed check is recorded there, not raised."""
-    from symrmt.models.attention.theory import attention_limit, ridge_limit
-
     ck = CheckList(NAME)
     geo = Geometry(snr=1, wk2=1, wq2="1/4", wkwq="3/10", muwk="1/2", muwq="-1/10")
     pts = [("1/2", "1e-3"), ("0.98", "1e-3"), ("1.02", "0.01")]

@@ -57,6 +57,18 @@ from pathlib import Path
 import numpy as np
 
 from symrmt.derivations.checklist import CheckList
+from symrmt.models.attention.geometry import LowRankGeometry, Geometry
+from symrmt.models.attention.montecarlo import simulate
+from symrmt.models.attention.pretrained import (
+    fit_scaled_identity_plus_low_rank,
+    rms_normalize,
+    LowRankFit,
+    fit_table,
+    load_attention_weights,
+    weight_summary,
+    format_fit_table,
+)
+from symrmt.models.attention.theory import attention_limit, ridge_limit
 
 NAME = "pretrained"
 #: the layer and rank of the sweeps in the figure (largest identity share, alpha > 0 at every r)
@@ -92,18 +104,12 @@ def gram_entries(mu, fit) -> dict:
 
 
 def _theory(fit, mu, c, gammas, digits):
-    from symrmt.models.attention.geometry import LowRankGeometry
-    from symrmt.models.attention.theory import attention_limit
-
     geo = LowRankGeometry.from_vectors(mu, fit.wk, fit.wq, alpha=fit.alpha)
     return [float(v) for v in attention_limit(F_NAME, c, list(gammas), geometry=geo, digits=digits)]
 
 
 def _reference(c, snr, gammas, digits):
     """Limits with ``W = I`` (the same kernel-argument variance as the normalized W) and of ridge."""
-    from symrmt.models.attention.geometry import Geometry
-    from symrmt.models.attention.theory import attention_limit, ridge_limit
-
     g = [str(x) for x in gammas]
     att = attention_limit(F_NAME, c, g, geometry=Geometry(snr=snr), digits=digits)
     rr = ridge_limit(c, g, snr=snr, digits=digits)
@@ -111,8 +117,6 @@ def _reference(c, snr, gammas, digits):
 
 
 def _simulate(weights, mu, c, trials, seed):
-    from symrmt.models.attention.montecarlo import simulate
-
     p = weights.shape[0]
     n = round(p / _frac_float(c))
     return simulate(np.tanh, n, c, list(GAMMAS), weights=weights, mu=mu, trials=trials, seed=seed, progress=False)
@@ -140,8 +144,6 @@ def fit_checks(ck: CheckList, layers, rows, quick: bool) -> None:
     """Add to ``ck`` the checks of the MiniLM weights and of their ``alpha I + rank r`` fits: the heads sum
     to the layer's matrix, each head's rank, and over ``rows`` (the fit table) the explained fraction
     growing with ``r``; ``quick`` shortens the scan over ``alpha``."""
-    from symrmt.models.attention.pretrained import fit_scaled_identity_plus_low_rank, rms_normalize
-
     layer = layers[LAYER]
     w = layer.weight()
     heads = [layer.head_weight(h) for h in range(layer.num_heads)]
@@ -182,8 +184,6 @@ def strength_sweep(ck: CheckList, fit, mu, dname: str, c, trials: int, digits: i
     ``W_t`` (the same code path as the actual weights) against the limit for ``W_t``:
     asserted (``|sim - theory| <= 3 se + 0.01``) for ``kappa <= KAPPA_ASSERT``, reported above.
     """
-    from symrmt.models.attention.pretrained import LowRankFit
-
     kappa_fit = float(fit.singular_values[0]) / fit.alpha
     kappas = (1, "fit") if quick else KAPPAS
     out = []
@@ -208,14 +208,6 @@ def strength_sweep(ck: CheckList, fit, mu, dname: str, c, trials: int, digits: i
 
 def compute(quick: bool = False, digits: int = 15, progress: bool = False) -> tuple:
     """Everything the figure and the doc need: ``(CheckList, results dict)``."""
-    from symrmt.models.attention.pretrained import (
-        fit_scaled_identity_plus_low_rank,
-        fit_table,
-        load_attention_weights,
-        rms_normalize,
-        weight_summary,
-    )
-
     def say(msg):
         if progress:
             print(f"[pretrained] {msg}", file=sys.stderr, flush=True)
@@ -350,6 +342,7 @@ def _snr_key(snr: float):
 
 def figure(results, path) -> list:
     """One figure, four panels; written as PNG (and PDF next to it)."""
+    # optional dependency (matplotlib)
     from matplotlib.figure import Figure
 
     gi = 1
@@ -454,7 +447,6 @@ def main(argv=None) -> int:
     ap.add_argument("--figure", metavar="PATH", help="write the figure (PNG and PDF) here")
     ap.add_argument("--json", metavar="PATH", help="write all numbers as JSON here")
     args = ap.parse_args(argv)
-    from symrmt.models.attention.pretrained import format_fit_table
 
     checks, results = compute(args.quick, args.digits, progress=True)
     print(format_fit_table(results["fit_table"], RANKS))

@@ -13,6 +13,7 @@ with the reason.
 
 from __future__ import annotations
 
+import random
 from fractions import Fraction
 
 import mpmath
@@ -20,9 +21,11 @@ import mpmath
 from symrmt.derivations.proved_common import DIGITS  # noqa: F401  (the digits of every proved check)
 from symrmt.derivations.proved_common import contains as _contains, mpq as _mpq, record as _record, tight as _tight
 from symrmt.derivations.proved_theory import PROVED_THEORY
+from symrmt.models.attention.geometry import Geometry, LowRankGeometry
 
 
 def _hermite_linearization(ck):
+    # import-time cost: the CLI's start loads no SymPy or NumPy
     from symrmt.hermite.balls import prove_hermite_report
     from symrmt.hermite import Nonlinearity
 
@@ -35,8 +38,8 @@ def _hermite_linearization(ck):
 
 
 def _ridge(ck):
+    # import-time cost: the CLI's start loads no SymPy or NumPy
     from symrmt.models.attention.prove import prove_attention, prove_ridge
-    from symrmt.models.attention.geometry import Geometry
 
     geo = Geometry(snr="3/2")
     for cc in ("1/2", "3"):
@@ -49,6 +52,7 @@ def _ridge(ck):
 
 
 def _linear_kernel(ck):
+    # import-time cost: the CLI's start loads no SymPy or NumPy
     from symrmt.derivations.linear_kernel import mp_integral
     from symrmt.models.attention.prove import prove_attention
 
@@ -63,6 +67,7 @@ def _linear_kernel(ck):
 
 
 def _aligned(ck):
+    # import-time cost: the CLI's start loads no SymPy or NumPy
     from symrmt.derivations.aligned import aligned_geometry
     from symrmt.models.attention.prove import prove_attention
 
@@ -76,6 +81,7 @@ def _aligned(ck):
 
 
 def _engine_mp(ck):
+    # import-time cost: the CLI's start loads no SymPy or NumPy
     from symrmt.derivations import engine_mp as E
 
     m = E.model()
@@ -88,6 +94,7 @@ def _engine_mp(ck):
 
 
 def _engine_anisotropic_mp(ck):
+    # import-time cost: the CLI's start loads no SymPy or NumPy
     from symrmt.derivations import engine_anisotropic_mp as E
 
     m = E.model()
@@ -99,6 +106,7 @@ def _engine_anisotropic_mp(ck):
 
 
 def _engine_subordination(ck):
+    # import-time cost: the CLI's start loads no SymPy or NumPy
     from symrmt.derivations import engine_subordination as E
 
     m = E.model()
@@ -111,6 +119,7 @@ def _engine_subordination(ck):
 
 
 def _engine_ridge_bias_variance(ck):
+    # import-time cost: the CLI's start loads no SymPy or NumPy
     from symrmt.derivations import engine_ridge_bias_variance as E
 
     m = E.model()
@@ -125,6 +134,7 @@ def _engine_ridge_bias_variance(ck):
 def _engine_random_features(ck):
     """(S67) and (S68) on balls: the derivation's own residual function, run with the parameters and the
     two proved traces as balls; a residual ball that excludes 0 is a proved violation."""
+    # import-time cost: the CLI's start loads no SymPy or NumPy
     from symrmt.derivations import engine_random_features as E
     from symrmt.proofs.arb import to_arb, working_bits
 
@@ -147,9 +157,9 @@ def _engine_random_features(ck):
 
 
 def _lowrank(ck):
+    # import-time cost: the CLI's start loads no SymPy or NumPy
     from symrmt.derivations import lowrank as L
     from symrmt.models.attention.prove import prove_attention
-    from symrmt.models.attention.geometry import LowRankGeometry
 
     vecs4 = L._vectors(4, seed=3)
     geo4 = LowRankGeometry(L._gram(vecs4))
@@ -167,9 +177,9 @@ def _lowrank(ck):
 
 
 def _a1_zero(ck):
+    # import-time cost: the CLI's start loads no SymPy or NumPy
     from symrmt.models.attention.api import as_nonlinearity
     from symrmt.models.attention.prove import prove_attention
-    from symrmt.models.attention.geometry import Geometry
 
     f = as_nonlinearity("cos", center=True)  # a_1 = 0, d = 0 (zero diagonal)
     for c in ("1/2", "2"):
@@ -184,6 +194,7 @@ def _a1_zero(ck):
 
 def _engine_ridge_teacher(ck):
     """Quadratic forms (:mod:`symrmt.engine.prove.quadratic_forms`): bias, variance and risk against Hastie et al."""
+    # import-time cost: the CLI's start loads no SymPy or NumPy
     from symrmt.derivations import engine_ridge_teacher as E
 
     m = E.model()
@@ -200,6 +211,7 @@ def _engine_ridge_teacher(ck):
 def _engine_ridge_signal(ck):
     """The derivative of a quadratic form (``diff``, the implicit system on balls) against the ridge closed form,
     and against its proved ball (the Marchenko-Pastur root isolated exactly)."""
+    # import-time cost: the CLI's start loads no SymPy or NumPy
     from symrmt.derivations import engine_ridge_signal as E
     from symrmt.models.attention.prove import prove_ridge
     from symrmt.models.attention.theory import ridge_limit
@@ -215,6 +227,7 @@ def _engine_ridge_signal(ck):
 
 
 def _engine_spiked(ck):
+    # import-time cost: the CLI's start loads no SymPy or NumPy
     from symrmt.derivations import engine_spiked as E
 
     m = E.model()
@@ -229,11 +242,9 @@ def _engine_spiked(ck):
 def _engine_attention(ck):
     """The paper's E_A and E_RR as engine expressions (quadratic forms with ``diff``, the nonlinear kernel)
     on balls, against the hand-built solver's proved balls (two routes that share only the Hermite data)."""
-    import random
-
+    # import-time cost: the CLI's start loads no SymPy or NumPy
     from symrmt.derivations import engine_attention as E
     from symrmt.models.attention import at_from_gram, attention_model
-    from symrmt.models.attention.geometry import LowRankGeometry
     from symrmt.models.attention.prove import prove_attention, prove_ridge
 
     rng = random.Random(20261202)
@@ -257,6 +268,7 @@ def _noise_only(ck):
     (``fmpq_poly``); the proved ``m(-gamma)`` of the general fixed point (``tau(Q)``, noise only) must meet
     one of them in ``(0, 1/gamma]`` (a ball disjoint from every root would prove ``P(m) != 0``), and
     ``E_A = gamma^2 P_gamma / P_m`` on that root's ball must overlap the proved ``E_A``."""
+    # optional dependency (flint); import-time cost: the CLI's start loads no SymPy or NumPy
     import flint
     import sympy as sp
 
@@ -338,6 +350,7 @@ def not_proved_reason(name: str) -> str:
 
 def proved_checks(name: str):
     """The :class:`~symrmt.derivations.checklist.CheckList` of the proved checks of derivation ``name`` (``None``: none)."""
+    # import-time cost: the CLI's start loads no SymPy
     from symrmt.derivations.checklist import CheckList
 
     fn = PROVED.get(name)

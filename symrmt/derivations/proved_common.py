@@ -13,6 +13,7 @@ DIGITS = 30
 def contains(ball, ref) -> bool:
     """The ball meets the reference, taken as a 40-digit value (a ball of relative radius ``1e-40``:
     the references are computed at 45 digits or more, the proved balls are often far tighter)."""
+    # optional dependency (flint); import-time cost: the CLI's start loads no SymPy or NumPy
     import flint
 
     from symrmt.proofs.arb import working_bits
@@ -34,6 +35,7 @@ def mpq(text):
 
 def tight(ball) -> bool:
     """Whether the ball is narrow enough for the proved derivations' ``DIGITS`` digits."""
+    # import-time cost: the CLI's start loads no SymPy or NumPy
     from symrmt.proofs.arb import relative_ok
 
     return relative_ok(ball, DIGITS)
@@ -41,6 +43,7 @@ def tight(ball) -> bool:
 
 def record(ck, name, ball, ok, ref_text=""):
     """Add the check ``proved: name`` to ``ck``: it passes when ``ok`` and the ball is :func:`tight`."""
+    # import-time cost: the CLI's start loads no SymPy or NumPy
     from symrmt.proofs.arb import ball_text
 
     ck.add("proved: " + name, "precision", ok and tight(ball), ball_text(ball, DIGITS) + ref_text)
@@ -48,6 +51,7 @@ def record(ck, name, ball, ok, ref_text=""):
 
 def within(ball, ref, rel) -> bool:
     """Proved ``|ball - ref| <= rel |ref|`` (``ref`` an mpf or a ball, ``rel`` a number)."""
+    # optional dependency (flint); import-time cost: the CLI's start loads no SymPy or NumPy
     import flint
 
     from symrmt.proofs.arb import to_arb, working_bits
@@ -60,6 +64,7 @@ def within(ball, ref, rel) -> bool:
 
 def gap(ball, ref) -> str:
     """The distance from ``ref`` to the ball, as text for a check's record."""
+    # optional dependency (flint); import-time cost: the CLI's start loads no SymPy or NumPy
     import flint
 
     from symrmt.proofs.arb import to_arb, working_bits
@@ -71,6 +76,7 @@ def gap(ball, ref) -> str:
 
 def ball_of(expr, symbols, values):
     """A SymPy expression (exact coefficients) evaluated on balls, through the package's compile step."""
+    # import-time cost: the CLI's start loads no SymPy or NumPy
     from symrmt.proofs.arb import arb_checked, arb_function
     from symrmt.codegen.compile import compile_expr
 

@@ -16,7 +16,9 @@ from fractions import Fraction
 
 import mpmath
 
-from symrmt.derivations.proved_common import DIGITS, ball_of, gap, rational, record, tight, within
+import symrmt
+from symrmt.derivations.proved_common import DIGITS, ball_of, contains, gap, rational, record, tight, within
+from symrmt.models.attention.geometry import Geometry, as_low_rank
 
 
 # ---------------------------------------------------------------- ridgeless
@@ -26,6 +28,7 @@ def _ridgeless(ck):
     the cubic's real roots isolated exactly (exactly one), ``E_A(0+)`` on that root's ball, and the proved
     ``E_A(1e-12)`` (and ``G12``) within the derivation's tolerances of it; ``c > 1``, ``a_1 = d = 0``:
     ``E_A/sqrt(gamma)`` within ``1e-5`` of ``sqrt(c/(nu (c-1)))/2``."""
+    # optional dependency (flint); import-time cost: the CLI's start loads no SymPy or NumPy
     import flint
     import sympy as sp
 
@@ -33,7 +36,6 @@ def _ridgeless(ck):
     from symrmt.derivations import ridgeless as RL
     from symrmt.models.attention import equations as S
     from symrmt.models.attention.closed_forms import ridgeless as R
-    from symrmt.models.attention.geometry import Geometry
     from symrmt.models.attention.prove import prove_attention
 
     g = Fraction(1, 10 ** 12)
@@ -85,9 +87,9 @@ def _attention_limit(ck):
     """The implicit derivative (a ball) against the central difference of two proved ``varphi`` balls, to the
     derivation's tolerance; ``0 <= E_A <= 1`` and ``E_A`` strictly increasing along the derivation's ``gamma``
     grid, proved on the balls (each ball above the previous one)."""
+    # import-time cost: the CLI's start loads this module without SymPy
     from symrmt.proofs.arb import to_arb, working_bits
     from symrmt.derivations import attention_limit as AL  # noqa: F401  (the derivation whose claims these are)
-    from symrmt.models.attention.geometry import Geometry
     from symrmt.models.attention.prove import prove_attention
 
     tanh = {"a1": "0.6057055096021588", "nu": "0.3942944903978412", "d": 1}
@@ -114,7 +116,7 @@ def _attention_limit(ck):
 def _precision(ck):
     """The derivation's claim (a 30-digit answer has at least 28 correct digits) against the proved ball: the
     unproved 30-digit value within ``1e-28`` of the ball, at the derivation's quick points."""
-    from symrmt.models.attention.geometry import Geometry
+    # import-time cost: the CLI's start loads no SymPy or NumPy
     from symrmt.models.attention.prove import prove_attention, prove_ridge
     from symrmt.models.attention.theory import attention_limit, ridge_limit
 
@@ -135,6 +137,7 @@ def _precision(ck):
 
 def _theory_side(ck, label, f, c, gammas, geo, diag, values, rel, ridge=None):
     """The theory values a Monte-Carlo comparison uses, each within ``rel`` of its proved ball."""
+    # import-time cost: the CLI's start loads no SymPy or NumPy
     from symrmt.models.attention.prove import prove_attention, prove_ridge
 
     balls = [b.error for b in prove_attention(f, c, list(gammas), geo, diag, DIGITS)]
@@ -151,6 +154,7 @@ def _theory_side(ck, label, f, c, gammas, geo, diag, values, rel, ridge=None):
 def _simulation_agreement(ck):
     """The 15-digit theory values of every point (both quantities) within ``1e-13`` of their proved balls;
     ``gelu`` is skipped (its Hermite data have no proved tail bound: ``ProofError``)."""
+    # import-time cost: the CLI's start loads no SymPy or NumPy
     from symrmt.derivations import simulation_agreement as SA
     from symrmt.models.attention.theory import attention_limit, ridge_limit
 
@@ -170,6 +174,7 @@ def _simulation_agreement(ck):
 def _attention_grid(ck):
     """The float64 theory values of all 27 points within
     ``1e-13`` of their proved balls."""
+    # import-time cost: the CLI's start loads no SymPy or NumPy
     from symrmt.derivations import attention_grid as AG
     from symrmt.models.attention.theory import attention_limit
 
@@ -191,6 +196,7 @@ def _engine_density(ck):
     (Hermitized inside the disk: the pinned fixed point at ``eps = 0``, :mod:`symrmt.engine.prove.hermitized`)
     against ``gamma`` inside and ``1/gamma`` outside.  Not on balls: the edges, the atom (a search over ``x``)
     and the histograms (simulations)."""
+    # optional dependency (flint); import-time cost: the CLI's start loads no SymPy or NumPy
     import flint
 
     from symrmt.proofs.arb import working_bits
@@ -219,7 +225,7 @@ def _engine_density(ck):
                 f"({r.branch})", dens, within(dens, ref, Fraction(1, 10 ** 28)), gap(dens, ref))
 
 
-    from symrmt.derivations.proved_common import contains
+    # import-time cost: the CLI's start loads no symrmt.engine
     from symrmt.engine import Model
 
     gm = Model()
@@ -242,9 +248,8 @@ def _softmax(ck):
     the proved ball at the derivation's three points, and the 15-digit theory of every simulation route within
     ``1e-13``.  The softmax's own steps (the linearization, the spike) are the derivation's mathematics and
     simulations, not provable here."""
-    import symrmt
+    # import-time cost: the CLI's start loads no SymPy or NumPy
     from symrmt.derivations import softmax as SM
-    from symrmt.models.attention.geometry import as_low_rank
     from symrmt.models.attention.prove import prove_attention
 
     def kernel(geo):

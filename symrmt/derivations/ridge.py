@@ -18,10 +18,15 @@ Route: rotate ``mu`` to ``e_1``; ``X^T X / n = Z'^T Z' / n + v v^T / n`` with
 from __future__ import annotations
 
 import mpmath
+import numpy as np
 import sympy as sp
 
 from symrmt.models.attention import equations as S
 from symrmt.derivations.checklist import CheckList, derivation_main
+from symrmt.latex_blocks import MODEL, align
+from symrmt.models.attention.geometry import Geometry
+from symrmt.models.attention.montecarlo import simulate
+from symrmt.models.attention.theory import attention_limit, ridge_limit
 
 NAME = "ridge"
 
@@ -59,8 +64,6 @@ def run(quick: bool = False, digits: int = 40) -> CheckList:
     ck.symbolic("ridgeless c < 1: E_RR(0+) = (1-c)/(1+snr)", below - (1 - 1 / (1 + u)) / (1 + snr))
     ck.symbolic("ridgeless c > 1: E_RR(0+) = 0", above)
     # 7. numeric: 0 <= E <= 1, monotone in gamma, digits at two precisions
-    from symrmt.models.attention.theory import attention_limit, ridge_limit
-
     gammas = ["1e-6", "1e-3", "0.01", "0.1", "1", "10", "100"]
     for cc in ("1/4", "2"):
         vals = ridge_limit(cc, gammas, snr=1, digits=digits)
@@ -72,8 +75,6 @@ def run(quick: bool = False, digits: int = 40) -> CheckList:
     lim = ridge_limit("1/4", ["1e-12"], snr=3, digits=30)[0]
     ck.close("E_RR(1e-12) -> (1-c)/(1+snr) at c=1/4, snr=3", lim, mpmath.mpf(3) / 16, 10)
     # 8. the general attention machinery with K = I (a1 = 0, nu = 0, d = 1, keep) is ridge regression
-    from symrmt.models.attention.geometry import Geometry
-
     geo = Geometry(snr="3/2")
     for cc in ("1/2", "3"):
         att = attention_limit({"a1": 0, "nu": 0, "d": 1}, cc, ["0.05", "1"], geo, diagonal="keep", digits=digits)
@@ -81,10 +82,7 @@ def run(quick: bool = False, digits: int = 40) -> CheckList:
         for a, b, gg in zip(att, rr, ("0.05", "1")):
             ck.close(f"attention solver with K = I equals ridge (c={cc}, gamma={gg})", a, b, digits - 3)
     # 9. simulation
-    from symrmt.models.attention.montecarlo import simulate
-
     n, trials = (256, 8) if quick else (2048, 10)
-    import numpy as np
 
     for cc, s in (("1/2", 1), ("2", 4)):
         sim = simulate(np.tanh, n, float(sp.Rational(cc)), [0.01, 0.1, 1], Geometry(snr=s), trials=trials, seed=7,
@@ -99,8 +97,6 @@ def run(quick: bool = False, digits: int = 40) -> CheckList:
 
 def latex() -> str:
     """The result as LaTeX ``align`` lines."""
-    from symrmt.latex_blocks import MODEL, align
-
     E = S.ridge_error_in_m()
     return "\n\n".join([
         MODEL,

@@ -28,7 +28,10 @@ from symrmt.models.attention import equations as S
 from symrmt.derivations.checklist import CheckList, derivation_main
 from symrmt.models.attention.closed_forms import ridgeless as R
 from symrmt.codegen.compile import compile_expr
+from symrmt.latex_blocks import HERMITE, MODEL, align, fixed_point
 from symrmt.models.attention.geometry import Geometry
+from symrmt.models.attention.montecarlo import simulate
+from symrmt.models.attention.theory import attention_limit
 
 NAME = "ridgeless"
 
@@ -75,8 +78,6 @@ def _symbolic(ck: CheckList) -> None:
 def run(quick: bool = False, digits: int = 30) -> CheckList:
     """Run this derivation's checks (``quick``: a seconds-long run with smaller simulations) and return
     its :class:`~symrmt.derivations.checklist.CheckList`; a failed check is recorded there, not raised."""
-    from symrmt.models.attention.theory import attention_limit
-
     ck = CheckList(NAME)
     _symbolic(ck)
     g = "1e-12"
@@ -149,8 +150,6 @@ def run(quick: bool = False, digits: int = 30) -> CheckList:
 
 def _simulation(ck, quick, e_al):
     """c = 1/2, gamma = 1e-6: the simulation against the ridgeless limit."""
-    from symrmt.models.attention.montecarlo import simulate
-
     n, trials = (256, 4) if quick else (512, 8)
     sim = simulate(np.tanh, n, 0.5, [1e-6], ALIGNED, trials=trials, seed=3, progress=False)
     ck.statistical(f"tanh c=1/2 aligned, gamma=1e-6, n={n}: simulation vs E_A(0+)", sim["attention"]["mean"][0],
@@ -160,8 +159,6 @@ def _simulation(ck, quick, e_al):
 
 def latex() -> str:
     """This derivation's result as LaTeX."""
-    from symrmt.latex_blocks import HERMITE, MODEL, align, fixed_point
-
     return "\n\n".join([
         MODEL, HERMITE,
         r"Ridgeless limit $\gamma \to 0^+$, with $\varphi = \lim \frac{1}{n} y^\top Q y$ and $\|\mu\|^2 = s$.",

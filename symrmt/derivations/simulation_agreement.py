@@ -36,7 +36,13 @@ import math
 import sys
 import time
 
+import mpmath
+
+from symrmt.derivations.checklist import CheckList
+from symrmt.hermite import Nonlinearity
 from symrmt.models.attention.geometry import Geometry
+from symrmt.models.attention.montecarlo import simulate
+from symrmt.models.attention.theory import attention_limit, ridge_limit
 
 NAME = "simulation_agreement"
 
@@ -94,8 +100,6 @@ class PresetF:
     def _fn(self):
         fn = PresetF._cache.get(self.name)
         if fn is None:
-            from symrmt.hermite import Nonlinearity
-
             fn = PresetF._cache[self.name] = Nonlinearity(self.name).numpy()
         return fn
 
@@ -123,11 +127,6 @@ def run(quick: bool = False, n: int | None = None, trials: int | None = None, wo
     with ``digits`` digits), ``mean``, ``se``, ``gap`` (mean - theory), ``z`` (gap/se),
     ``tol``, ``ok``, ``n``, ``trials``, ``seconds`` (simulation time of the point).
     """
-    import mpmath
-
-    from symrmt.models.attention.montecarlo import simulate
-    from symrmt.models.attention.theory import attention_limit, ridge_limit
-
     base = QUICK if quick else FULL
     if quick and points is POINTS:
         points = QUICK_POINTS
@@ -177,8 +176,6 @@ def table(rows) -> str:
 
 def check_list(rows):
     """The rows as a :class:`symrmt.derivations.checklist.CheckList` (kind ``simulation``)."""
-    from symrmt.derivations.checklist import CheckList
-
     ck = CheckList(NAME)
     for r in rows:
         ck.statistical(f"{r['quantity']} {r['point']} gamma={r['gamma']} (n={r['n']}, {r['trials']} trials)",

@@ -44,8 +44,19 @@ import mpmath
 import numpy as np
 import sympy as sp
 
+import symrmt
 from symrmt.derivations.checklist import CheckList, derivation_main
+from symrmt.models.attention import at_from_gram, attention_model
 from symrmt.models.attention.geometry import Geometry, LowRankGeometry, as_low_rank
+from symrmt.models.attention.montecarlo import (
+    weights_from_geometry,
+    attention_errors,
+    draw_tokens,
+    kernel_matrix,
+    softmax_kernel,
+    simulate,
+)
+from symrmt.models.attention.theory import attention_limit
 
 NAME = "softmax"
 
@@ -81,9 +92,6 @@ def hermite_dict(alpha, dps: int = 80) -> dict:
 
 def paired_trial(n: int, c, geometry, gammas, seed) -> np.ndarray:
     """One draw: ``(E_A^softmax, E_A^entry(h))`` over ``gammas`` on the same ``X`` (shape (2, len(gammas)))."""
-    from symrmt.models.attention.montecarlo import (weights_from_geometry, attention_errors, draw_tokens,
-                                              kernel_matrix, softmax_kernel)
-
     p = round(Fraction(c) * n)
     mu, wk, wq, alpha = weights_from_geometry(geometry, p)
     shift = alpha * alpha / 2
@@ -95,8 +103,6 @@ def paired_trial(n: int, c, geometry, gammas, seed) -> np.ndarray:
 
 
 def _identity_checks(ck: CheckList) -> None:
-    from symrmt.models.attention.montecarlo import weights_from_geometry, draw_tokens, softmax_kernel
-
     geo = ROUTES[4][1]
     n = 96
     p = n // 2
@@ -121,8 +127,6 @@ def _identity_checks(ck: CheckList) -> None:
 
 
 def _linearization_check(ck: CheckList, quick: bool) -> None:
-    from symrmt.models.attention.montecarlo import weights_from_geometry, draw_tokens, softmax_kernel
-
     sizes = (128, 512) if quick else (128, 512, 2048)
     norms = []
     for n in sizes:
@@ -142,9 +146,6 @@ def _linearization_check(ck: CheckList, quick: bool) -> None:
 
 
 def _limit_checks(ck: CheckList, quick: bool, digits: int) -> None:
-    import symrmt
-    from symrmt.models.attention.theory import attention_limit
-
     pts = [("1/2", "0.05", ROUTES[1][1]), ("2", "1", ROUTES[2][1]), ("1/2", "1/2", ROUTES[4][1])]
     if quick:
         pts = pts[::2]
@@ -155,8 +156,6 @@ def _limit_checks(ck: CheckList, quick: bool, digits: int) -> None:
         ck.close(f"softmax limit == solver with the closed-form a_1 = alpha, nu = e^(alpha^2) - 1 "
                  f"(c={c}, gamma={g}, alpha={low.alpha})", a, b, digits - 10)
     if not quick:
-        from symrmt.models.attention import at_from_gram, attention_model
-
         geo = ROUTES[1][1]
         low = as_low_rank(geo)
         m, ex = attention_model("exp(t - 1/2) - 1", rank=1)
@@ -168,10 +167,6 @@ def _limit_checks(ck: CheckList, quick: bool, digits: int) -> None:
 
 
 def _simulation_checks(ck: CheckList, quick: bool) -> None:
-    import symrmt
-
-    from symrmt.models.attention.montecarlo import simulate
-
     n, trials = (512, 12) if quick else (2048, 10)
     gammas = ["0.05", "1"]
     routes = ROUTES if not quick else (ROUTES[0], ROUTES[1], ROUTES[2], ROUTES[4])
@@ -206,8 +201,6 @@ def ge_spike_trial(n: int, c, snr, gammas, seed) -> np.ndarray:
     ``K_GE = X^T X/p - I + sqrt(e - 2) G/sqrt(p)`` and ``K_GE' = J/sqrt(p) + K_GE (I - J/n)``, the softmax's
     spike and projection added.  Step 4 is exact for this model (its matrices are equivariant), so the
     difference is a pure finite-size effect; its size is compared with the softmax's in ``docs/theory.md``."""
-    from symrmt.models.attention.montecarlo import weights_from_geometry, attention_errors, draw_tokens
-
     p = round(Fraction(c) * n)
     mu, _, _, _ = weights_from_geometry(Geometry(snr=snr), p)
     rng = np.random.default_rng(seed)

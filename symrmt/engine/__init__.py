@@ -73,6 +73,7 @@ __all__ = [
 
 def __getattr__(name):
     if name in __all__:
+        # import-time cost: the Monte-Carlo trials load no SymPy or mpmath
         from symrmt.engine import model
 
         value = getattr(model, name)

@@ -18,7 +18,11 @@ from symrmt.engine.lang.matrices import (
     Node, Power, ScalarNode, Trace, as_scalar, node_text,
 )
 from symrmt.engine.lang.tree import bind, check_ratios, differentiate, walk  # noqa: F401  (re-exported)
+from symrmt.engine.lang.vectors import Vector
 from symrmt.engine.laws.registry import law, laws
+from symrmt.errors import UnknownNameError
+from symrmt.parsing import parse_expression
+from symrmt.parsing.limits import LIMITS, ParseLimitError
 
 __all__ = ["Model", "inv", "sqrt", "number_node", "check_expanded"]
 
@@ -202,8 +206,6 @@ class Model:
         return law("gaussian_vector").declare(self, name, dim)
 
     def _vector(self, name, dim, law):
-        from symrmt.engine.lang.vectors import Vector
-
         self._matrix_name(name)
         if "." in name:
             raise ModelError(f"{name!r} is not a valid vector name")
@@ -382,8 +384,6 @@ def check_expanded(node, what: str = "the expression") -> None:
     ...
     symrmt.parsing.ParseLimitError: let W10: written out (every let name replaced by its expression, every matrix power by its factors) it has more than 2000 nodes, above the limit 2000 (LIMITS['expanded_nodes']); a chain of lets that multiplies a matrix by itself doubles it at every step
     """
-    from symrmt.parsing.limits import LIMITS, ParseLimitError
-
     cap = LIMITS["expanded_nodes"]
     if isinstance(node, Node) and expanded_size(node, cap) > cap:
         raise ParseLimitError(
@@ -423,9 +423,6 @@ def _parse(text, names, functions, *, what, whole_call=None, dims=None):
     """The package's restricted parser, with numeric literals as exact :class:`Const` nodes.  ``dims``: the
     text declares a matrix or vector over these dimensions, so that an unknown name that resembles nothing
     known is most likely a dimension not declared (the message says how to declare it)."""
-    from symrmt.errors import UnknownNameError
-    from symrmt.parsing import parse_expression
-
     try:
         return parse_expression(text, names, functions, what=what, attributes=("T",), number=number_node,
                                 whole_call=whole_call)

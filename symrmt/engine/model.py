@@ -57,16 +57,44 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+import sympy as sp
+
 from symrmt.cache import cached
+from symrmt.core.budget import solve_budget, stage, paused
 from symrmt.engine import declarations as _model
 from symrmt.engine.lang.matrices import (  # noqa: F401
     GOE, Const, Diagonal, Diff, Dim, Gaussian, Identity, Inverse, MatProduct, MatSum, ModelError, Power,
     ScalarProduct, ScalarSum, Scaled, Trace, Transpose, walk,
 )
 from symrmt.engine.declarations import check_expanded, inv, sqrt  # noqa: F401
+from symrmt.engine.density.result import grid_points
+from symrmt.engine.density.solver import compute
 from symrmt.engine.lang.tree import bind, differentiate, exact_value  # noqa: F401
-from symrmt.engine.solve.certify import TraceLimit
+from symrmt.engine.solve.certify import TraceLimit, admitted, certified_limit
 from symrmt.engine.kernels.inner_product import kernel, kernel_coefficients  # noqa: F401  (the Gaussian-equivalent kernel)
+from symrmt.engine.lang.vectors import gram_values, vectors_of, has_vectors
+from symrmt.engine.laws.given import has_given
+from symrmt.engine.prove.quadratic_forms import prove_qf
+from symrmt.engine.prove.trace import prove_trace
+from symrmt.engine.reduce import linearize as lin
+from symrmt.engine.reduce.fixed_point import tex_symbols, tex_name
+from symrmt.engine.reduce.independence import crosses, split_independent
+from symrmt.engine.reduce.linearize import EPS_SHIFT
+from symrmt.engine.reduce.pencil_check import checked, self_test
+from symrmt.engine.reduce.plan import prepare
+from symrmt.engine.reduce.woodbury import prepare_qf
+from symrmt.engine.routes.complex_limit import as_complex, complex_limit
+from symrmt.engine.routes.complex_qf import complex_qf_limit
+from symrmt.engine.routes.finite_n import check_covered, finite_size
+from symrmt.engine.routes.outliers import outliers
+from symrmt.engine.routes.sweep import sweep
+from symrmt.engine.solve.edge import DensityError
+from symrmt.engine.solve.given import given_limit
+from symrmt.engine.solve.moments import over_cap_polynomial, polynomial_limit
+from symrmt.engine.solve.quadratic_forms import self_test_plan, certified_qf_limit
+from symrmt.engine.solve.spectrum_guard import check as inside_spectrum
+from symrmt.parsing import LIMITS, check_digits
+from symrmt.proofs.arb import require_flint, ProofError, check_radius, complex_ok
 
 #: the language's functions, for expressions built in Python
 trace = Trace
@@ -105,24 +133,16 @@ class Model(_model.Model):
         """The symbolic plan (pencils, systems, formula) of a scalar expression (memoized);
         ``split_atoms``: split diagonal laws of up to that many atoms into one block per atom (default
         ``SPLIT_ATOMS``; the density path splits up to ``MAX_SPLIT_ATOMS``)."""
-        from symrmt.engine.reduce.pencil_check import checked
-        from symrmt.engine.reduce.plan import prepare
-
         expr = self.expr(expr)
         if expr not in self._split:  # a tree split across samples was counted before it was split
             check_expanded(expr)  # a tree built in Python with shared parts is counted written out too
         if self.__dict__.get("given_sizes"):
-            from symrmt.engine.laws.given import has_given
-
             if has_given(expr):  # symrmt/engine/solve/given.py solves these without a symbolic plan
                 raise ModelError("an expression with a matrix or vector given by its entries has no symbolic plan "
                                  "(no --latex, equations, sweep or density); Model.limit gives its deterministic "
                                  "equivalent")
         key = expr if split_atoms is None else (expr, split_atoms)
         if key not in self._plans and _has_vectors(expr):
-            from symrmt.engine.solve.quadratic_forms import self_test_plan
-            from symrmt.engine.reduce.woodbury import prepare_qf
-
             self._plans[key] = self_test_plan(prepare_qf(expr))
         if key not in self._plans:
             plan = prepare(expr, split_atoms)
@@ -140,9 +160,6 @@ class Model(_model.Model):
         """
         views = Views(PencilView(t) for t in self.plan(expr).traces)
         if symmetric:
-            from symrmt.engine.reduce import linearize as lin
-            from symrmt.engine.reduce.pencil_check import self_test
-
             for view in views:
                 if not lin.is_symmetric(view.trace.matrix):
                     raise ModelError("symmetric=True needs a symmetric matrix inside each trace")
@@ -198,13 +215,9 @@ class Model(_model.Model):
             not be certified (``PrecisionError``), a sanity bound fails (``BranchError``), or the solve
             ran past ``LIMITS["solve_seconds"]`` (:class:`symrmt.core.budget.SolveTimeLimit`, naming the stage).
         """
-        from symrmt.core.budget import solve_budget, stage
-        from symrmt.parsing import LIMITS
-
         if n is None:
             with solve_budget(LIMITS["solve_seconds"], "the limit"):
                 return self._limit(expr, at, digits, prove, stage)
-        from symrmt.engine.routes.finite_n import check_covered, finite_size
 
         if prove:
             raise ModelError("prove is not available with n (the 1/n term is certified at two precisions, not proved)")
@@ -220,11 +233,9 @@ class Model(_model.Model):
         split at the point ``at`` (:mod:`symrmt.engine.reduce.independence`; the inner products enter exactly)."""
         if not _has_vectors(expr) or not isinstance(at, Mapping):
             return expr, []
-        from symrmt.engine.reduce.independence import crosses, split_independent
 
         if not crosses(expr):
             return expr, []
-        from symrmt.engine.lang.vectors import gram_values
 
         gram = gram_values(self.vectors(), {str(k): exact_value(v, str(k)) for k, v in at.items() if "." in str(k)})
         out, notes = split_independent(expr, self.vectors(), gram)
@@ -233,30 +244,19 @@ class Model(_model.Model):
         return out, notes
 
     def _limit(self, expr, at, digits, prove, stage):
-        from symrmt.core.budget import paused
-        from symrmt.engine.solve.certify import certified_limit
-
-        from symrmt.parsing import check_digits
-
         digits = check_digits(digits)
         if self.__dict__.get("given_sizes"):  # matrices or vectors given by their entries: symrmt/engine/laws/given.py
-            from symrmt.engine.laws.given import has_given
-            from symrmt.engine.solve.given import given_limit
-
             if has_given(self.expr(expr)):
                 if prove:
                     raise ModelError("prove=True is not available with given matrices (their value is certified "
                                      "at two precisions)")
                 return given_limit(self, expr, at, digits)
         if prove:
-            from symrmt.proofs.arb import require_flint
-
             require_flint()
         expr = self.expr(expr)
         check_expanded(expr)
         norm_notes = _norms_not_given(expr, at)
         expr, split_notes = self._split_independent(expr, at)
-        from symrmt.engine.solve.moments import over_cap_polynomial, polynomial_limit
 
         if over_cap_polynomial(expr):  # a polynomial moment: a finite series, no fixed point to cap
             if prove:
@@ -282,8 +282,6 @@ class Model(_model.Model):
                              f"{', '.join(sorted(known)) or 'none'})", unknown=extra, known=known)
         values, complex_at = {}, []
         for k, v in at.items():
-            from symrmt.engine.routes.complex_limit import as_complex
-
             cv = as_complex(v, str(k))
             if cv is not None and cv.im != 0:
                 complex_at.append((str(k), cv))
@@ -294,13 +292,9 @@ class Model(_model.Model):
             raise ModelError(f"no value given for {', '.join(missing)} (pass them in at=...)", missing=missing,
                              known=known)
         if len(complex_at) == 1:  # the checks of every route that need no complex value: sizes, coefficients
-            from symrmt.engine.solve.certify import admitted
-
             self.check_ratios(values)
             admitted(plan, values, complex_at=complex_at[0][0])
         if complex_at:  # a complex value of one parameter: symrmt/engine/routes/complex_limit.py
-            from symrmt.engine.routes.complex_limit import complex_limit
-
             if len(complex_at) > 1:
                 raise ModelError("a complex value is supported for one parameter at a time")
             if any(p.is_positive for p in plan.params if p.name == complex_at[0][0]):
@@ -309,42 +303,32 @@ class Model(_model.Model):
                 if p.is_positive and p.name in values and not values[p.name] > 0:
                     raise ModelError(f"{p.name} is a dimension ratio and must be positive, got {values[p.name]}")
             if hasattr(plan, "forms"):  # vectors: quadratic forms at complex z (symrmt/engine/routes/complex_qf.py)
-                from symrmt.engine.routes.complex_qf import complex_qf_limit
-
                 if prove:
                     raise ModelError("--prove at a complex value is available for traces; an expression with vectors "
                                      "or quadratic forms at a complex value is certified at two precisions, not proved")
                 return complex_qf_limit(plan, values, complex_at[0][0], complex_at[0][1], digits, self.vectors())
             if any("." in k for k in values):
-                from symrmt.engine.lang.vectors import gram_values
-
                 gram_values(self.vectors(), values)  # an undeclared name or a non-PSD Gram matrix is refused
             return complex_limit(plan, values, complex_at[0][0], complex_at[0][1], digits, prove=bool(prove))
         for p in plan.params:
             if p.is_positive and not values[p.name] > 0:
                 raise ModelError(f"{p.name} is a dimension ratio and must be positive, got {values[p.name]}")
         self.check_ratios(values)
-        from symrmt.engine.solve.certify import admitted
 
         # every real-valued route (traces, quadratic forms, their sums, sweeps, proofs) passes here: real,
         # finite coefficients, and the non-normal guard (a non-normal inverse is tested, its resolvent's trace
         # Hermitized, anything else refused)
         plan = admitted(plan, values)
-        from symrmt.engine.solve.spectrum_guard import check as inside_spectrum
 
         with stage("the spectrum check (a real point inside the spectrum of a symmetric, indefinite matrix)"):
             inside_spectrum(self, expr, values)  # refused at once: a resolvent there has no real limit
         if hasattr(plan, "forms"):
-            from symrmt.engine.solve.quadratic_forms import certified_qf_limit
-
             result = certified_qf_limit(plan, values, digits, self.vectors())
             # forms split across independent samples (reduce/independence.py); random vectors replaced by their mean 0
             # (woodbury_qf.zero_mean_forms)
             result.notes = norm_notes + split_notes + list(plan.notes)
             result.hermitized = [t.index for t in plan.traces if getattr(t, "hermitized", False)]
             if prove:
-                from symrmt.engine.prove.quadratic_forms import prove_qf
-
                 with paused():  # the proof has its own bounds (boxes, steps)
                     tb = prove_qf(plan, values, digits, result.solvers, self.vectors(),
                                   chain=True if prove == "branch" else None)
@@ -355,7 +339,6 @@ class Model(_model.Model):
             if not self.vectors():
                 raise ModelError(f"{sorted(k for k in values if '.' in k)[0]}: the model declares no vectors, so it "
                                  "has no inner products")
-            from symrmt.engine.lang.vectors import gram_values
 
             gram_values(self.vectors(), values)  # an undeclared name or a non-PSD Gram matrix is refused here too
         fields = certified_limit(plan, values, digits)
@@ -364,8 +347,6 @@ class Model(_model.Model):
         result.solvers = solvers  # the checked homotopy starts (symrmt.models.attention.prove reuses them)
         result.certificate, result.hermitized = certificate, hermitized
         if prove:
-            from symrmt.engine.prove.trace import prove_trace
-
             with paused():  # the proof has its own bounds (boxes, steps)
                 tb = prove_trace(plan, values, digits, getattr(result, "solvers", None),
                                  chain=True if prove == "branch" else None)
@@ -385,9 +366,6 @@ class Model(_model.Model):
         >>> m.outliers("u.T*inv(G/sqrt(n) + 3*u*u.T - z*I(n))*u", "z=2.1:5:30", at={"u.u": 1}, digits=12)
         [Outlier(location=3.33333333333, residue=-0.888888888889, overlap=0.888888888889)]
         """
-        from symrmt.engine.routes.outliers import outliers
-        from symrmt.parsing import check_digits
-
         return outliers(self, expr, over, at=at, digits=check_digits(digits))
 
     def sweep(self, expr, grid, at=None, certify: int = 0, seed: int = 0, on_error: str = "raise"):
@@ -409,8 +387,6 @@ class Model(_model.Model):
         >>> [f"{v:.12f}" for v in r.values], r.fallback.tolist()  # (sqrt(g^2 + 4g) - g)/(2g)
         (['0.618033988750', '0.366025403784'], [False, False])
         """
-        from symrmt.engine.routes.sweep import sweep
-
         return sweep(self, expr, grid, at=at, certify=certify, seed=seed, on_error=on_error)
 
     def density(self, matrix, x, at=None, digits: int = 15, edges: bool = True, atoms: bool = True, certify=None,
@@ -425,9 +401,6 @@ class Model(_model.Model):
         ``"float"``, at least 12 correct digits; a point that fails only the conditioning, next to an edge,
         refined by two corrections with its residual at 40 digits and kept when they show 14 digits), a point
         failing a check certified (status ``"ok"``); the support and atoms as without ``fast``."""
-        from symrmt.engine.density.result import grid_points
-        from symrmt.engine.density.solver import compute
-        from symrmt.parsing import check_digits
 
         digits = check_digits(digits)
         if isinstance(x, str):  # the CLI's grid 'LO:HI:K' (or 'x=LO:HI:K'), read as --over reads it
@@ -445,14 +418,10 @@ class Model(_model.Model):
             return compute(self, matrix, xs, at or {}, digits=digits, edges=edges, atoms=atoms,
                            label=matrix if isinstance(matrix, str) else None, certify=certify, fast=bool(fast))
         except ZeroDivisionError as exc:  # a singular linear system the solver did not turn into a reason
-            from symrmt.engine.solve.edge import DensityError
-
             raise DensityError(f"the density solver met a singular linear system ({exc}): the fixed point's "
                                "Jacobian is singular on its path (an edge or an atom of the spectrum, or a pencil "
                                "whose deterministic part is singular)") from None
         except OverflowError as exc:  # a float stage met a number outside float64 (a constant such as 1e200)
-            from symrmt.engine.solve.edge import DensityError
-
             raise DensityError(f"the density's float64 stage overflowed ({exc}): a constant or a value of the "
                                "expression lies outside the float64 range; rescale the matrix (the density of "
                                "a*M at x is the density of M at x/a, divided by |a|)") from None
@@ -465,8 +434,6 @@ def _norms_not_given(expr, at) -> list:
     >>> _norms_not_given(None, {})
     []
     """
-    from symrmt.engine.lang.vectors import vectors_of
-
     if expr is None or not isinstance(at, Mapping):
         return []
     given = {str(k).replace(" ", "") for k in at}
@@ -483,7 +450,6 @@ def _radius_kept(result, digits: int):
     ball = getattr(result, "ball", None)
     if ball is None:
         return result
-    from symrmt.proofs.arb import ProofError, check_radius, complex_ok, require_flint
 
     if isinstance(ball, require_flint().acb):
         if not complex_ok(ball, digits):
@@ -495,8 +461,6 @@ def _radius_kept(result, digits: int):
 
 
 def _has_vectors(expr) -> bool:
-    from symrmt.engine.lang.vectors import has_vectors
-
     return has_vectors(expr)
 
 
@@ -524,10 +488,6 @@ class PencilView:
     def matrix(self):
         """The pencil as a SymPy matrix of symbolic blocks (``Zh``, ``Zh^T``, ``Gh``, ``I`` times coefficients;
         ``Zh = Z/sqrt(n)``)."""
-        import sympy as sp
-
-        from symrmt.engine.reduce.linearize import EPS_SHIFT
-
         p = self.pencil
         M = sp.zeros(p.size, p.size)
         for (i, j), e in p.Q.items():
@@ -540,10 +500,6 @@ class PencilView:
         return dict(self.pencil.u), dict(self.pencil.v)
 
     def latex(self) -> str:
-        import sympy as sp
-
-        from symrmt.engine.reduce.fixed_point import tex_symbols
-
         return sp.latex(tex_symbols(self.matrix()))
 
     def __repr__(self):
@@ -552,10 +508,6 @@ class PencilView:
 
 @cached(maxsize=4096)
 def _leaf_symbol(leaf, block):
-    import sympy as sp
-
-    from symrmt.engine.reduce.fixed_point import tex_name
-
     if leaf == "I":
         return sp.Symbol(f"I_{{{tex_name(block[0])}}}", commutative=False)
     transposed = leaf[0] == "Z" and leaf[2]

@@ -20,6 +20,7 @@ from symrmt.figures.paper import (
     PAPER_FIGURES, a1_zero, fig1_ridge, fig2_attention, fig3_nonlinear, fig4_alignment, fig7_weights, mu0_claim,
 )
 from symrmt.figures.finite_size import finite_size
+from symrmt.simulation.executor import make_executor
 
 __all__ = [
     "FIGURES",
@@ -69,8 +70,6 @@ def main(out, full: bool = False, progress: bool = True, *, store=None, workers=
     local Dask cluster) or ``scheduler`` (an existing one) run the trials, one
     cluster for all figures.  ``only``: a list of figure names (default all).
     """
-    from symrmt.simulation.executor import make_executor
-
     matplotlib_figure()  # fail early, with the install hint
     names = list(FIGURES) if only is None else list(only)
     unknown = [k for k in names if k not in FIGURES]

@@ -8,7 +8,22 @@ from fractions import Fraction
 from functools import partial
 from types import MappingProxyType
 
+import mpmath
+import numpy as np
+
 from symrmt.cache import cached
+from symrmt.core.numbers import mpf_of
+from symrmt.errors import BranchError
+from symrmt.hermite import Nonlinearity
+from symrmt.models.attention.fast import solve_grid
+from symrmt.models.attention.geometry import Geometry
+from symrmt.models.attention.params import check_c, check_gammas
+from symrmt.models.attention.solver import lowrank_D, woodbury_value
+from symrmt.models.attention.sweeps import sweep
+from symrmt.models.attention.theory import attention_limit, hermite_inputs
+from symrmt.models.attention.trials import RIDGE_SPEC, ridge_key, summarize, SIMULATE_SPEC, simulate_point
+from symrmt.progress import progress_bar
+from symrmt.simulation.executor import run_trials, TrialBatch, make_executor
 
 #: Digits asked of the theory for every curve and map.
 DIGITS = 15
@@ -26,8 +41,6 @@ QUICK_N_SWEEP = 256
 def figure_progress(total: int, desc: str, progress: bool):
     """A progress bar over ``total`` steps labelled ``desc`` (drawn only where a terminal or notebook shows
     it, never when ``progress`` is false)."""
-    from symrmt.progress import progress_bar
-
     return progress_bar(total, desc, enabled=None if progress else False)
 
 
@@ -91,8 +104,6 @@ def aligned_geometry(snr: float, w2: float, cos: float):
     The norms and the cosine are rounded to rationals first, so the Gram matrix
     is exactly positive semi-definite (``cos = 1`` gives an exactly rank-one Gram).
     """
-    from symrmt.models.attention.geometry import Geometry
-
     sm, sw = near_fraction(math.sqrt(snr)), near_fraction(math.sqrt(w2))
     cs = min(max(near_fraction(cos), Fraction(-1)), Fraction(1))
     return Geometry(snr=sm * sm, wk2=sw * sw, wq2=sw * sw, wkwq=sw * sw, muwk=sm * sw * cs, muwq=sm * sw * cs)
@@ -100,8 +111,6 @@ def aligned_geometry(snr: float, w2: float, cos: float):
 
 def _vector_geometry(mu, wk, wq):
     """Exact Gram data of three vectors given by (rounded) rational coordinates."""
-    from symrmt.models.attention.geometry import Geometry
-
     m, k, q = ([near_fraction(x, 1000) for x in v] for v in (mu, wk, wq))
 
     def dot(a, b):
@@ -114,16 +123,12 @@ def _vector_geometry(mu, wk, wq):
 def preset_hermite(name: str, dps: int = 80) -> MappingProxyType:
     """Hermite data ``{"a1", "nu"}`` (mpf at ``dps`` digits) of a preset, computed once (read-only:
     pass ``dict(preset_hermite(name))`` where a dict is needed)."""
-    from symrmt.hermite import Nonlinearity
-
     nl = Nonlinearity(name)
     return MappingProxyType({"a1": nl.a_mpf(1, dps), "nu": nl.nu_mpf(dps)})
 
 
 @cached(maxsize=64)
 def _numpy_f(name: str):
-    from symrmt.hermite import Nonlinearity
-
     return Nonlinearity(name).numpy()
 
 
@@ -142,15 +147,6 @@ def attention_over_geometries(f, c, gamma, geometries, digits: int = DIGITS):
     identity ``attention_limit`` uses) at ``digits + 10`` digits.  The result agrees
     with ``attention_limit(f, c, [gamma], geometry)`` to about ``digits`` digits.
     """
-    import mpmath
-
-    from symrmt.errors import BranchError
-    from symrmt.core.numbers import mpf_of
-    from symrmt.models.attention.solver import lowrank_D, woodbury_value
-    from symrmt.models.attention.geometry import Geometry
-    from symrmt.models.attention.params import check_c, check_gammas
-    from symrmt.models.attention.theory import attention_limit, hermite_inputs
-
     cf = check_c(c)
     (gf,) = check_gammas([gamma])
     point = attention_limit(f, cf, [gf], Geometry(), digits=digits + 5, details=True)[0]
@@ -182,9 +178,6 @@ def simulate_ridge(n: int, c, gammas, snr=0, trials: int = 10, seed: int = 0, *,
     :data:`symrmt.models.attention.trials.RIDGE_SPEC`; it skips the Attention part, which
     dominates the cost when ``p >= n``.  ``store`` and ``executor`` as in ``simulate``.
     """
-    from symrmt.simulation.executor import run_trials
-    from symrmt.models.attention.trials import RIDGE_SPEC, ridge_key
-
     key = ridge_key(n, c, gammas, snr)
     rows, _ = run_trials(RIDGE_SPEC, key, trials, seed, store=store, executor=executor, progress=False)
     return _ridge_summary(rows, key)
@@ -228,8 +221,6 @@ class _Job:
         self._sims, self._index, self._point = sims, index, point
 
     def result(self) -> dict:
-        from symrmt.models.attention.trials import summarize
-
         rows, info = self._sims.batch.results(bar=self._sims.bar)[self._index]
         if self._point is None:
             return _ridge_summary(rows, self._sims.batch.points[self._index].params)
@@ -252,8 +243,6 @@ class FigureSims:
         self._ctx = None
 
     def __enter__(self):
-        from symrmt.simulation.executor import TrialBatch, make_executor
-
         if self.executor is None and self.workers is not None and int(self.workers) > 1:
             self._ctx = make_executor(workers=int(self.workers))
             self.executor = self._ctx.__enter__()
@@ -272,14 +261,10 @@ class FigureSims:
 
     def ridge(self, n, c, gammas, snr, trials, seed) -> _Job:
         """Queue ``trials`` ridge-regression trials at ``n``, ``c``, ``gammas``, ``snr``; returns the job."""
-        from symrmt.models.attention.trials import RIDGE_SPEC, ridge_key
-
         return _Job(self, self.batch.add(RIDGE_SPEC, ridge_key(n, c, gammas, snr), trials, seed), None)
 
     def sim(self, f, n, c, gammas, geometry, trials, seed) -> _Job:
         """Queue ``trials`` attention trials of ``f`` at ``n``, ``c``, ``gammas``, ``geometry``; returns the job."""
-        from symrmt.models.attention.trials import SIMULATE_SPEC, simulate_point
-
         pt = simulate_point(_FigF(f), n, c, gammas, geometry=geometry, need_key=True)
         return _Job(self, self.batch.add(SIMULATE_SPEC, pt.key, trials, seed, pt.context), pt)
 
@@ -334,7 +319,6 @@ def phase_diagram_data(grid: int = 25, digits: int = DIGITS, progress: bool = Tr
     """
     if fast:
         return _phase_diagram_fast(grid, certify)
-    from symrmt.models.attention.sweeps import sweep
 
     c_axis = [near_fraction(c) for c in logspace(1 / 16, 4, grid)]
     s_axis = [near_fraction(s) for s in linspace(0, 8, grid)]
@@ -357,10 +341,6 @@ def phase_diagram_data(grid: int = 25, digits: int = DIGITS, progress: bool = Tr
 def _phase_diagram_fast(grid: int, certify: int) -> dict:
     """:func:`phase_diagram_data` on the float64 path: one :func:`symrmt.models.attention.fast.solve_grid` per
     panel on float meshes (no exact geometry per point, which would cost more than the solve)."""
-    import numpy as np
-
-    from symrmt.models.attention.fast import solve_grid
-
     c_axis, s_axis, cos_axis = logspace(1 / 16, 4, grid), linspace(0, 8, grid), linspace(0, 1, grid)
     S_a, C_a = np.meshgrid(np.array(s_axis), np.array(c_axis), indexing="ij")
     S_b, COS_b = np.meshgrid(np.array(s_axis), np.array(cos_axis), indexing="ij")

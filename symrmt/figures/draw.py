@@ -9,6 +9,8 @@ import sys
 from fractions import Fraction
 from pathlib import Path
 
+import numpy as np
+
 from symrmt.figures.data import (
     DIGITS,
     ERRBAR,
@@ -30,6 +32,8 @@ from symrmt.figures.data import (
     random_case,
     size_or_default,
 )
+from symrmt.models.attention.geometry import Geometry
+from symrmt.models.attention.theory import ridge_limit, attention_limit
 
 _INSTALL_HINT = "matplotlib is needed to draw the figures: pip install 'symrmt[plot]'"
 _DPI = 150
@@ -86,8 +90,6 @@ def ridge_error(out, full: bool = False, progress: bool = True, *, n=None, n_swe
     ``n = 4096`` for the sweep in ``p`` with ``full=True``; ``n = 512`` and
     ``256`` otherwise.  ``||mu||^2 = 1`` in (a) and (b), ``c = 1/4`` in (c).
     """
-    from symrmt.models.attention.theory import ridge_limit
-
     n = size_or_default(n, QUICK_N, FULL_N, full)
     n_sweep = size_or_default(n_sweep, QUICK_N_SWEEP, FULL_N_SWEEP, full)
     trials = size_or_default(trials, 20, 40, full)
@@ -174,10 +176,6 @@ def random_inputs(out, full: bool = False, progress: bool = True, *, n=None, tri
     independent direction) with ``||w_K||^2, ||w_Q||^2`` uniform in ``[0, 2]``.
     The first ``simulated`` sets are also simulated at ``n``.
     """
-    import numpy as np
-
-    from symrmt.models.attention.theory import attention_limit, ridge_limit
-
     n = size_or_default(n, QUICK_N, FULL_N, full)
     trials = size_or_default(trials, 10, 30, full)
     count = size_or_default(count, 30, 80, full)
@@ -256,9 +254,6 @@ def role_of_a1(out, full: bool = False, progress: bool = True, *, n=None, trials
     ``c = 1/4``, ``||mu||^2 = 1``, ``W = I``.  ``fs``: the presets of panel (a);
     ``gamma_range``: its range of ``gamma``.
     """
-    from symrmt.models.attention.geometry import Geometry
-    from symrmt.models.attention.theory import attention_limit, ridge_limit
-
     n = size_or_default(n, QUICK_N, FULL_N, full)
     trials = size_or_default(trials, 12, 30, full)
     points = size_or_default(points, 16, 41, full)
@@ -332,9 +327,6 @@ def alignment(out, full: bool = False, progress: bool = True, *, n=None, trials=
     Panel (c): simulation minus limit at ``theta = 0`` against ``n`` (the
     finite-``n`` gap of the aligned case, which closes slowly).
     """
-    from symrmt.models.attention.geometry import Geometry
-    from symrmt.models.attention.theory import ridge_limit
-
     n = size_or_default(n, QUICK_N, FULL_N, full)
     trials = size_or_default(trials, 12, 30, full)
     points = size_or_default(points, 31, 61, full)
@@ -436,6 +428,7 @@ def phase_diagram(out, full: bool = False, progress: bool = True, *, grid=None, 
     diff_a, diff_b = data["diff_a"], data["diff_b"]
     c_b, w2_b = Fraction(1, 2), 4
 
+    # optional dependency (matplotlib)
     from matplotlib.colors import TwoSlopeNorm
 
     fig, (ax_a, ax_b) = new_figure(2, width=6.0, height=4.9)

@@ -10,6 +10,14 @@ Quick mode: ``n`` in {256, 512, 1024}; ``full=True`` adds 2048 and 4096.
 
 from __future__ import annotations
 
+import warnings
+
+import symrmt
+from symrmt.figures.data import logspace
+from symrmt.figures.draw import errorbar, new_figure, save_figure
+from symrmt.models.attention.geometry import Geometry
+from symrmt.models.attention.montecarlo import simulate
+
 __all__ = ["finite_size", "finite_size_data"]
 
 #: the case drawn: tanh, c = 1/2, gamma = 1, aligned weights with ||mu||^2 = ||w||^2 = 4
@@ -24,13 +32,6 @@ def finite_size_data(sizes, trials, *, seed: int = 0, store=None, executor=None,
     >>> sorted(d), len(d["curve"][0]) > 5
     (['attention', 'curve', 'limit', 'ridge', 'sizes'], True)
     """
-    import warnings
-
-    import symrmt
-    from symrmt.figures.data import logspace
-    from symrmt.models.attention.geometry import Geometry
-    from symrmt.models.attention.montecarlo import simulate
-
     geo = Geometry(**CASE["geometry"])
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", symrmt.errors.FiniteSizeWarning)
@@ -55,8 +56,6 @@ def finite_size(out, full: bool = False, progress: bool = True, *, store=None, e
 
     ``sizes`` and ``trials`` (one count per size) override the defaults: ``n`` in {256, 512, 1024}
     with {32, 16, 8} trials, and with ``full`` also 2048 and 4096 (4 and 3 trials)."""
-    from symrmt.figures.draw import errorbar, new_figure, save_figure
-
     if sizes is None:
         sizes = [256, 512, 1024] + ([2048, 4096] if full else [])
     if trials is None:

@@ -11,7 +11,15 @@ Run ``python -m symrmt.figures.icl OUT_DIR [--d D] [--trials T]`` (needs matplot
 
 from __future__ import annotations
 
+import argparse
 import sys
+from fractions import Fraction
+
+import numpy as np
+
+from symrmt.figures.draw import errorbar, new_figure, save_figure
+from symrmt.models.icl.simulation import icl_simulate
+from symrmt.models.icl.theory import icl_limit
 
 __all__ = ["icl_double_descent", "main", "KAPPAS", "SIM_TAUS"]
 
@@ -23,18 +31,11 @@ ALPHA, RHO = "1", "1/10"
 
 
 def _limit_curve(kappa, taus):
-    from symrmt.models.icl.theory import icl_limit
-
     return [float(icl_limit(ALPHA, kappa, t, RHO, digits=10).error) for t in taus]
 
 
 def icl_double_descent(out, d: int = 20, trials: int = 8, points: int = 120, seed: int = 0) -> list[str]:
     """Draw ``icl_double_descent.png`` and ``.pdf`` in ``out``; returns the paths."""
-    import numpy as np
-
-    from symrmt.figures.draw import errorbar, new_figure, save_figure
-    from symrmt.models.icl.simulation import icl_simulate
-
     fig, (ax,) = new_figure(1, width=6.0, height=4.5)
     grid = np.logspace(-1.3, 1.2, points)
     grid = [t for t in grid if abs(t - 1) > 0.02]
@@ -63,15 +64,11 @@ def icl_double_descent(out, d: int = 20, trials: int = 8, points: int = 120, see
 
 def _fraction(text: str):
     """``"3/5"`` -> ``Fraction(3, 5)`` (plain fractions only)."""
-    from fractions import Fraction
-
     return Fraction(text)
 
 
 def main(argv=None) -> int:
     """``python -m symrmt.figures.icl OUT``: draw the ICL figure into the folder ``OUT``; returns 0."""
-    import argparse
-
     p = argparse.ArgumentParser(allow_abbrev=False, prog="python -m symrmt.figures.icl",
                                 description=__doc__.splitlines()[0])
     p.add_argument("out")

@@ -37,6 +37,8 @@ from __future__ import annotations
 import math
 from fractions import Fraction
 
+import numpy as np
+
 from symrmt.figures.data import (
     DIGITS,
     ERRBAR,
@@ -51,7 +53,19 @@ from symrmt.figures.data import (
     preset_hermite,
     size_or_default,
 )
-from symrmt.figures.draw import errorbar, new_figure, save_figure
+from symrmt.figures.draw import errorbar, matplotlib_figure, new_figure, save_figure
+from symrmt.models.attention.boundary import crossings
+from symrmt.models.attention.geometry import Geometry, LowRankGeometry
+from symrmt.models.attention.montecarlo import simulate
+from symrmt.models.attention.pretrained import (
+    PretrainedUnavailable,
+    fit_scaled_identity_plus_low_rank,
+    load_attention_weights,
+    rms_normalize,
+)
+from symrmt.models.attention.sweeps import sweep
+from symrmt.models.attention.theory import ridge_limit, attention_limit
+from symrmt.plotting import set_log
 
 __all__ = ["PAPER_FIGURES", "fig1_ridge", "fig2_attention", "fig3_nonlinear", "fig4_alignment", "fig7_weights",
            "mu0_claim", "a1_zero", "mu0_fractions", "real_weights_data"]
@@ -74,8 +88,6 @@ def fig1_ridge(out, full: bool = False, progress: bool = True, *, scale=None, tr
     ``||mu||^2 = 1``; (c) ``p = 512``, ``n = 2048``, ``gamma = 1e-5``.  Quick mode divides ``n`` (and ``p``) by
     ``scale`` (default 4; 1 with ``full=True``), keeping ``c = p/n``.
     """
-    from symrmt.models.attention.theory import ridge_limit
-
     scale = size_or_default(scale, 4, 1, full)
     trials = size_or_default(trials, 10, 30, full)
     points = size_or_default(points, 121, 241, full)
@@ -145,9 +157,6 @@ def fig2_attention(out, full: bool = False, progress: bool = True, *, n=None, tr
     (``gamma = 10^-2``, ``||mu||^2 = 1``) and against ``||mu||^2`` (``c = 1/4``, ``gamma = 10^-2``), simulated at
     ``n`` (default 128, 256, 512 for the three panels; 512, 1024, 2048 with ``full``), with ``E_RR`` for
     reference.  The parameters mirror Figure 1; the paper's own were not available to us."""
-    from symrmt.models.attention.geometry import Geometry
-    from symrmt.models.attention.theory import attention_limit, ridge_limit
-
     base = size_or_default(n, 128, 512, full)
     trials = size_or_default(trials, 6, 20, full)
     points = size_or_default(points, 41, 81, full)
@@ -222,9 +231,6 @@ def fig3_nonlinear(out, full: bool = False, progress: bool = True, *, n=None, tr
                    executor=None) -> list[str]:
     """``E_A`` against ``gamma`` for the presets ``fs`` next to ``E_RR``, at ``mu = 0`` (random inputs) and at
     ``||mu||^2 = 1``; ``c = 1/2``, ``W = I``; simulated at ``n`` (256; 1024 with ``full``)."""
-    from symrmt.models.attention.geometry import Geometry
-    from symrmt.models.attention.theory import attention_limit, ridge_limit
-
     n = size_or_default(n, 256, 1024, full)
     trials = size_or_default(trials, 6, 20, full)
     points = size_or_default(points, 41, 81, full)
@@ -283,9 +289,6 @@ def fig4_alignment(out, full: bool = False, progress: bool = True, *, n=None, tr
     ``gamma = 10``, ``||mu||^2 = 1``, ``W = I + w w^T`` with ``||w||^2`` in ``w2s``: ``E_A`` starts above
     ``E_RR`` and ends below it; each crossing is certified by :func:`symrmt.crossings` (15 digits) and marked.
     Simulated at ``n`` (256; 1024 with ``full``)."""
-    from symrmt.models.attention.boundary import crossings
-    from symrmt.models.attention.theory import ridge_limit
-
     n = size_or_default(n, 256, 1024, full)
     trials = size_or_default(trials, 6, 20, full)
     points = size_or_default(points, 61, 121, full)
@@ -353,8 +356,6 @@ def fig4_alignment(out, full: bool = False, progress: bool = True, *, n=None, tr
 def _rank2_geometry(snr, t, cos1, cos2):
     """``W = I + t (u_1 u_1^T + u_2 u_2^T)``, ``u_j`` orthonormal, ``mu`` at cosines ``cos1``, ``cos2`` to them:
     the Gram matrix of ``(mu, w_K^1, w_K^2, w_Q^1, w_Q^2)`` with ``w_K^j = w_Q^j = sqrt(t) u_j`` (exact)."""
-    from symrmt.models.attention.geometry import LowRankGeometry
-
     s = near_fraction(math.sqrt(snr))
     rt = near_fraction(math.sqrt(t))
     t2 = rt * rt
@@ -378,15 +379,6 @@ def real_weights_data(weights_path=None, layer: int = 4, cs=("1/2", "2"), gammas
     attention with the actual ``W`` and with the fitted one (same seed), and computes the limit of the fit on
     ``points`` values of ``c`` (when ``alpha > 0``).  Returns a dict, or None when no weights are installed
     and no ``weights_path`` is given (a given path that cannot be read raises)."""
-    import numpy as np
-
-    from symrmt.models.attention.geometry import LowRankGeometry
-    from symrmt.models.attention.montecarlo import simulate
-    from symrmt.models.attention.pretrained import (
-        PretrainedUnavailable, fit_scaled_identity_plus_low_rank, load_attention_weights, rms_normalize,
-    )
-    from symrmt.models.attention.theory import attention_limit, ridge_limit
-
     try:
         layers = load_attention_weights(weights_path)
     except PretrainedUnavailable:
@@ -433,8 +425,6 @@ def fig7_weights(out, full: bool = False, progress: bool = True, *, n=None, tria
     BERT-style safetensors file ``weights_path``) panel (b) adds them: the simulation with the actual ``W``
     against the simulation and the limit of its ``alpha I +`` rank-2 fit (:func:`real_weights_data`; the
     full study is ``symrmt/derivations/pretrained.py``, ``docs/pretrained.md``)."""
-    from symrmt.models.attention.theory import attention_limit, ridge_limit
-
     n = size_or_default(n, 256, 1024, full)
     trials = size_or_default(trials, 6, 20, full)
     points = size_or_default(points, 25, 49, full)
@@ -509,7 +499,6 @@ def _real_panel(ax, real) -> None:
         errorbar(ax, [x * 1.03 for x in xs], [s["fitted"]["mean"][i] for s in real["sims"]],
                  [s["fitted"]["se"][i] for s in real["sims"]], color=col, fmt="s", mfc="white",
                  label=rf"fitted $W$, $\gamma = {g:g}$")
-    from symrmt.plotting import set_log
 
     set_log(ax, "x")
     ax.set_xlabel(r"$c = p/n$ ($n = p/c$)")
@@ -542,8 +531,6 @@ def mu0_fractions(fs=MU0_ALL, grid: int = 41, certify: int = 2) -> dict:
     >>> d.shape, bool(d[2, 0] < 0 < d[1, 2])   # small c, large gamma: E_A < E_RR; c = 8, gamma = 0.3: above
     ((3, 3), True)
     """
-    from symrmt.models.attention.sweeps import sweep
-
     cs = logspace(MU0_C[0], MU0_C[1], grid)
     gs = logspace(MU0_GAMMA[0], MU0_GAMMA[1], grid)
     out = {}
@@ -565,8 +552,7 @@ def mu0_claim(out, full: bool = False, progress: bool = True, *, n=None, trials=
     ``E_A - E_RR`` over ``(c, gamma)`` for tanh, ReLU, erf, GELU (``W = I``), the share of the grid where
     ``E_A < E_RR`` for every preset in :data:`MU0_ALL`, and simulations (``n = 512``; 1024 with ``full``) at
     points on both sides (:data:`MU0_SIM`)."""
-    from symrmt.models.attention.geometry import Geometry
-    from symrmt.models.attention.theory import attention_limit, ridge_limit
+    # optional dependency (matplotlib)
     from matplotlib.colors import TwoSlopeNorm
 
     n = size_or_default(n, 512, 1024, full)
@@ -584,7 +570,6 @@ def mu0_claim(out, full: bool = False, progress: bool = True, *, n=None, trials=
             lims.append((ea, float(ridge_limit(c, [g], 0, DIGITS)[0])))
         bar.update()
         sims = [j.result() for j in jobs]
-    from symrmt.figures.draw import matplotlib_figure
 
     fig = matplotlib_figure()(figsize=(15, 8.6), layout="constrained")
     axs = fig.subplots(2, 3)
@@ -650,9 +635,6 @@ def a1_zero(out, full: bool = False, progress: bool = True, *, n=None, trials=No
     """``a_1 = 0`` (cos, centered): ``E_A`` against ``||mu||^2`` (``c = 1/2``) and against ``c`` (``||mu||^2 = 1``)
     at ``gamma = 1``, ``W = I``, flat in the signal, next to tanh (``a_1 != 0``) and ``E_RR``; simulated at ``n``
     (256; 1024 with ``full``)."""
-    from symrmt.models.attention.geometry import Geometry
-    from symrmt.models.attention.theory import attention_limit, ridge_limit
-
     n = size_or_default(n, 256, 1024, full)
     trials = size_or_default(trials, 6, 20, full)
     points = size_or_default(points, 41, 81, full)

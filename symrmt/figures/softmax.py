@@ -16,23 +16,26 @@ Run ``python -m symrmt.figures.softmax OUT_DIR [--n N] [--trials T]`` (needs mat
 
 from __future__ import annotations
 
+import argparse
 import math
 import sys
 from fractions import Fraction
+
+import symrmt
+from symrmt.figures.data import aligned_geometry, logspace
+from symrmt.figures.draw import errorbar, new_figure, save_figure
+from symrmt.models.attention.geometry import Geometry, LowRankGeometry
+from symrmt.models.attention.montecarlo import simulate
 
 __all__ = ["softmax_claims", "main"]
 
 
 def _limits(c, gammas, geo):
-    import symrmt
-
     r = symrmt.limit(None, c, gammas, geo, digits=10, attention="softmax")
     return [float(v) for v in r.attention_mp], [float(v) for v in r.ridge_mp]
 
 
 def _sim(n, c, gammas, geo, trials, seed):
-    from symrmt.models.attention.montecarlo import simulate
-
     r = simulate(None, n, c, [float(Fraction(g)) for g in gammas], geo, trials=trials, seed=seed, progress=False,
                  attention="softmax")
     return r["attention"]["mean"], r["attention"]["se"]
@@ -40,10 +43,6 @@ def _sim(n, c, gammas, geo, trials, seed):
 
 def softmax_claims(out, n: int = 512, trials: int = 8, points: int = 13) -> list[str]:
     """Draw ``softmax_claims.png`` and ``.pdf`` in ``out``; returns the paths."""
-    from symrmt.figures.data import aligned_geometry, logspace
-    from symrmt.figures.draw import errorbar, new_figure, save_figure
-    from symrmt.models.attention.geometry import Geometry, LowRankGeometry
-
     gam = [Fraction(str(round(g, 4))) for g in logspace(0.01, 10, points)]
     gam_sim = [Fraction(1, 20), Fraction(1, 2), Fraction(5)]
     fig, axes = new_figure(3)
@@ -98,8 +97,6 @@ def softmax_claims(out, n: int = 512, trials: int = 8, points: int = 13) -> list
 
 def main(argv=None) -> int:
     """``python -m symrmt.figures.softmax OUT``: draw the softmax figure into the folder ``OUT``; returns 0."""
-    import argparse
-
     p = argparse.ArgumentParser(allow_abbrev=False, prog="python -m symrmt.figures.softmax", description=__doc__.splitlines()[0])
     p.add_argument("out")
     p.add_argument("--n", type=int, default=512)

@@ -39,6 +39,8 @@ Examples
 
 from __future__ import annotations
 
+import sys
+
 import mpmath
 
 from symrmt.hermite.quadrature import GUARD_DPS, QuadratureError
@@ -101,7 +103,6 @@ def hermite_report(f, k: int = 3, dps: int = 15, center: bool = False) -> dict:
     def conv(x):
         # a float only when it is one: a value beyond the float64 normal range (1e-400, 1e400, a subnormal)
         # is a decimal string, never 0.0 or inf
-        import sys
 
         if dps <= 15 and mpmath.isfinite(x) and (x == 0 or sys.float_info.min <= abs(x) <= sys.float_info.max):
             return float(x)

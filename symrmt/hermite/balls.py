@@ -6,15 +6,22 @@ r"""Hermite data as proved balls: a closed form evaluated on balls, a quadrature
 from __future__ import annotations
 
 import math
+import inspect
 
 import mpmath
 import sympy as sp
+from sympy.calculus.util import function_range
+from sympy.core.function import AppliedUndef
 
 from symrmt.cache import cached
 from symrmt.errors import ParameterError
 
 
 from symrmt.proofs.arb import ESCALATIONS, ProofError, arb_function, bits_for, check_radius, relative_ok, require_flint, sympy_ball, to_arb, working_bits
+from symrmt.codegen.compile import compile_expr
+from symrmt.hermite.gaussian import T, NotExact, hermite_poly
+from symrmt.hermite.nonlinearity import with_timeout, Nonlinearity
+from symrmt.parsing.numbers import to_fraction
 
 __all__ = ["hermite_ball", "prove_hermite_report"]
 # ---------------------------------------------------------------- Hermite data
@@ -26,10 +33,6 @@ TAIL_TIMEOUT = 10.0
 
 
 def _check_meromorphic(expr, what):
-    from sympy.core.function import AppliedUndef
-
-    from symrmt.hermite.gaussian import T
-
     for node in sp.preorder_traversal(expr):
         if isinstance(node, AppliedUndef) or (isinstance(node, sp.Function) and not isinstance(node, _MEROMORPHIC)):
             raise ProofError(f"{what}: {node.func} is not meromorphic, so acb.integral cannot bound the integral "
@@ -42,11 +45,6 @@ def _check_meromorphic(expr, what):
 def _tail_growth(g, side: int):
     """``(B, j)`` with ``|g(t)| <= B (1 + |t|)^j`` for ``side * t >= L`` (``j`` in 0, 1, 2), from SymPy's
     ``function_range`` of ``g / (1 + |t|)^j`` on the tail; ``None`` when SymPy finds no bound."""
-    from sympy.calculus.util import function_range
-
-    from symrmt.hermite.gaussian import T, NotExact
-    from symrmt.hermite.nonlinearity import with_timeout
-
     u = sp.Dummy("u", positive=True)
     h = g.subs(T, side * u)
     for j in (0, 1, 2):
@@ -81,10 +79,6 @@ def _tail_bound(B, j, w, hermite, L):
 
 def _quad_ball(pieces, w: int, k: int):
     """``E[g^w He_k]`` over the smooth pieces as a ball: ``acb.integral`` on ``[-L, L]`` plus tail bounds."""
-    from symrmt.codegen.compile import compile_expr
-    from symrmt.hermite.gaussian import T, hermite_poly
-    import inspect
-
     flint = require_flint()
     arb, acb = flint.arb, flint.acb
     prec = flint.ctx.prec
@@ -129,10 +123,6 @@ def hermite_ball(f, diagonal: str = "zero"):
     ``|f(t)| <= B (1 + |t|)^j`` there from SymPy's ``function_range``.  ``f`` given as Hermite data
     (a dict) is used as given.
     """
-    from symrmt.parsing.numbers import to_fraction
-    from symrmt.hermite.gaussian import NotExact
-    from symrmt.hermite.nonlinearity import Nonlinearity
-
     flint = require_flint()
     if isinstance(f, dict):
         vals = []
@@ -157,8 +147,6 @@ def hermite_ball(f, diagonal: str = "zero"):
 
 def prove_hermite_report(nl, k: int, digits: int) -> dict:
     """Balls of ``a_0..a_k``, ``nu`` and ``d`` (``None`` when undefined) for the ``hermite --prove`` verb."""
-    from symrmt.hermite.gaussian import NotExact
-
     bits = bits_for(digits, 10)
     for _ in range(ESCALATIONS):
         with working_bits(bits):

@@ -34,6 +34,7 @@ from symrmt.cache import cached
 from symrmt.errors import NotExact  # noqa: F401  (defined in symrmt.errors, importable here)
 from symrmt.parsing import run_limited
 from symrmt.hermite.variable import T, hermite_poly  # noqa: F401 - re-exported (T: the variable of f)
+from symrmt.hermite.quadrature import QuadratureError, quad_pieces
 
 __all__ = ["T", "NotExact", "with_timeout", "smooth_pieces", "exact_expectation", "hermite_poly"]
 
@@ -350,7 +351,6 @@ def _exact_expectation(expr, timeout):
         pass
     # independent check against a 20-digit quadrature, within CHECK_SECONDS: a sharply peaked
     # integrand (exp(50 t)) needs hundreds of thousands of nodes, and then the exact value stands alone
-    from symrmt.hermite.quadrature import QuadratureError, quad_pieces  # noqa: PLC0415 - numeric imports sympy
 
     pieces = smooth_pieces(expr) or ((-sp.oo, sp.oo, expr),)
     try:

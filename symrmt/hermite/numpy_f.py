@@ -1,11 +1,16 @@
 """``f`` as a vectorized float64 NumPy callable: :func:`numpy_function` (what
 :meth:`symrmt.hermite.Nonlinearity.numpy` returns, for the simulator).
 
-It is compiled from ``f``'s SymPy expression by :func:`symrmt.codegen.compile.compile_expr`; NumPy
-is imported on the first call only (the symbolic layer does not need it).
+It is compiled from ``f``'s SymPy expression by :func:`symrmt.codegen.compile.compile_expr`.
 """
 
 from __future__ import annotations
+
+import numpy as np
+
+from symrmt.codegen.compile import compile_expr
+from symrmt.hermite.gaussian import T
+from symrmt.simulation.ufuncs import numpy_erf
 
 __all__ = ["numpy_function"]
 
@@ -17,12 +22,6 @@ def numpy_function(expr):
     ``t = -1000``) is silent; a non-finite output at a finite input raises ``FloatingPointError``
     instead of returning ``inf``.
     """
-    import numpy as np  # noqa: PLC0415 - the symbolic layer does not need NumPy
-
-    from symrmt.codegen.compile import compile_expr
-    from symrmt.hermite.gaussian import T
-    from symrmt.simulation.ufuncs import numpy_erf
-
     raw = compile_expr(T, expr, modules=[{"erf": numpy_erf()}, "numpy"], cse=False, floats_ok=True)
 
     def f(x):

@@ -17,6 +17,7 @@ import sympy as sp
 from symrmt.errors import ParameterError
 from symrmt.parsing import parse_expression
 from symrmt.hermite.gaussian import T
+from symrmt.hermite.presets import PRESETS
 
 __all__ = ["parse_f", "check_f_expression"]
 
@@ -162,7 +163,6 @@ def parse_f(text: str) -> sp.Expr:
     text = text.strip()
     if not text:
         raise ParameterError("f: empty expression; give f in t, e.g. 'tanh(t)'")
-    from symrmt.hermite.presets import PRESETS
 
     expr = parse_expression(text, _local_namespace(), _FUNCTIONS, what="f", relations=True,
                             alternatives={"presets": PRESETS})

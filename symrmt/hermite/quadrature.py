@@ -25,6 +25,8 @@ from symrmt.cache import cached
 from symrmt.core.certify import agree
 from symrmt.errors import NotTrapezoid as _NotTrapezoid, QuadratureError  # noqa: F401  (defined in symrmt.errors, importable here)
 from symrmt.hermite.variable import T, hermite_poly
+from symrmt.codegen.compile import compile_expr
+from symrmt.parsing import run_limited, LIMITS, ParseLimitError
 
 __all__ = [
     "GUARD_DPS",
@@ -47,8 +49,6 @@ GUARD_DPS = 15
 @cached(maxsize=1024)
 def mp_function(g):
     """``g(t)`` compiled to an mpmath callable (cached)."""
-    from symrmt.codegen.compile import compile_expr
-
     return compile_expr(T, g, floats_ok=True)
 
 
@@ -154,8 +154,6 @@ QUAD_SECONDS = 30.0
 
 def quad_pieces(pieces, weight_power, dps, factor=None):
     """:func:`_quad_pieces` within :data:`QUAD_SECONDS` (the package's one time limit)."""
-    from symrmt.parsing import run_limited  # noqa: PLC0415 - the parsing layer imports numeric lazily
-
     f = " / ".join(str(g) for _, _, g in pieces)
     return run_limited(_quad_pieces, (pieces, weight_power, dps, factor), QUAD_SECONDS,
                        what=f"the certified quadrature of a Gaussian expectation of f = {f} at {dps} digits "
@@ -310,8 +308,6 @@ def _by_trapezoid(pieces, k, dps, square=False):
 
 
 def _caps(pieces, dps, k, key):
-    from symrmt.parsing import LIMITS, ParseLimitError  # noqa: PLC0415 - the limits table
-
     f = " / ".join(str(g) for _, _, g in pieces)
     if dps > LIMITS[key]:
         how = ("the trapezoidal rule" if key == "trapezoid_digits" else

@@ -6,9 +6,15 @@ changes the Hermite data, so the scaled ``f`` is a :class:`~symrmt.hermite.Nonli
 
 from __future__ import annotations
 
+import sympy as sp
+
 from symrmt.cache import cache_dict
 from symrmt.errors import ParameterError
 from symrmt.parsing.numbers import to_fraction
+from symrmt.hermite.gaussian import T
+from symrmt.hermite.nonlinearity import Nonlinearity, NotCenteredError
+from symrmt.hermite.parser import parse_f
+from symrmt.hermite.presets import PRESETS
 
 __all__ = ["scaled_nonlinearity"]
 
@@ -21,9 +27,6 @@ def scaled_nonlinearity(f, alpha):
     >>> scaled_nonlinearity("erf", 2).expr
     erf(2*t)
     """
-    from symrmt.hermite import T, Nonlinearity
-    from symrmt.hermite.nonlinearity import NotCenteredError
-
     alpha = to_fraction(alpha, "alpha")
     if isinstance(f, dict):
         raise ParameterError(
@@ -36,15 +39,12 @@ def scaled_nonlinearity(f, alpha):
         base_expr = f.expr
     elif isinstance(f, str):
         # f need only be centered at the scale alpha, not under N(0, 1): parse it without that check
-        from symrmt.hermite import PRESETS, parse_f
 
         base_expr = parse_f(PRESETS.get(f.strip(), f.strip()))
     else:
         base_expr = Nonlinearity(f).expr
     key = (str(base_expr), alpha)
     if key not in _SCALED:
-        import sympy as sp
-
         expr = base_expr.subs(T, sp.Rational(alpha.numerator, alpha.denominator) * T)
         try:
             _SCALED[key] = Nonlinearity(expr)

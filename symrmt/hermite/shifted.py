@@ -29,9 +29,11 @@ import math
 import mpmath
 import numpy as np
 import sympy as sp
+from numpy.polynomial.legendre import leggauss
 
 from symrmt.cache import cached
 from symrmt.errors import ParameterError
+from symrmt.codegen.compile import compile_expr
 
 __all__ = ["STEP", "HALF_WIDTH", "LEGENDRE_NODES", "erf_longdouble", "shifted_moments", "shifted_formulas",
            "to_longdouble"]
@@ -110,8 +112,6 @@ class _LongdoubleCode:
     """A compiled NumPy function whose constants travel as longdouble arguments."""
 
     def __init__(self, args, expr):
-        from symrmt.codegen.compile import compile_expr
-
         new, syms, self.values = _constants_as_args(expr)
         self.fn = compile_expr(list(args) + syms, new, modules=[{"erf": erf_longdouble}, "numpy"])
 
@@ -146,8 +146,6 @@ def _trapezoid():
 @cached(maxsize=4)
 def _legendre(n: int):
     """Gauss-Legendre nodes and weights on ``[0, 1]`` in longdouble (Newton-refined roots of ``P_n``)."""
-    from numpy.polynomial.legendre import leggauss
-
     def legendre(x):
         p0, p1 = np.ones_like(x), x.copy()
         for k in range(2, n + 1):

@@ -11,6 +11,7 @@ from __future__ import annotations
 from fractions import Fraction
 
 from symrmt.parsing.limits import LIMITS
+from symrmt.parsing.numbers import number_to_fraction, parse_number
 
 __all__ = ["parse_complex"]
 
@@ -25,8 +26,6 @@ def parse_complex(text: str, what: str):
     >>> parse_complex("1/5", "z") is None
     True
     """
-    from symrmt.parsing import number_to_fraction, parse_number
-
     if not isinstance(text, str):
         return None
     t = text.strip().replace(" ", "")

@@ -7,6 +7,7 @@ from __future__ import annotations
 import ast
 import difflib
 import keyword
+import math
 import operator
 from fractions import Fraction
 
@@ -212,6 +213,7 @@ def _log10_abs(value):
     """``log10 |value|`` of a number (SymPy number, Fraction, int) or None if not a number."""
     value = _unwrap(value)
     try:
+        # import-time cost: `import symrmt`, the CLI's start and the Monte-Carlo trials load no SymPy or mpmath
         import sympy as sp
     except ImportError:  # pragma: no cover
         sp = None
@@ -228,7 +230,6 @@ def _log10_abs(value):
                 v = abs(complex(sp.N(value, 15)))
             except (TypeError, ValueError, OverflowError):
                 return None
-            import math
             return math.log10(v) if v > 0 and math.isfinite(v) else None
     return None
 
@@ -257,6 +258,7 @@ def _numeric_value(x):
     if isinstance(x, (int, Fraction)) and not isinstance(x, bool):
         return float(x) if abs(x) < 1e300 else float("inf")
     try:
+        # import-time cost: `import symrmt`, the CLI's start and the Monte-Carlo trials load no SymPy or mpmath
         import sympy as sp
     except ImportError:  # pragma: no cover
         return None
@@ -271,6 +273,7 @@ def _numeric_value(x):
 
 
 def _sympy_number(q: Fraction):
+    # import-time cost: `import symrmt`, the CLI's start and the Monte-Carlo trials load no SymPy or mpmath
     import sympy as sp
 
     return sp.Rational(q.numerator, q.denominator)

@@ -9,6 +9,7 @@ from symrmt.parsing.limits import LIMITS, ParseLimitError, run_limited
 
 def _latex_tree(text):
     """SymPy's LaTeX parse of ``text`` with automatic evaluation off (nothing is computed)."""
+    # import-time cost: `import symrmt`, the CLI's start and the Monte-Carlo trials load no SymPy or mpmath
     import sympy as sp
     from sympy.parsing.latex import parse_latex
 
@@ -36,6 +37,7 @@ def parse_latex_expression(text, names, functions, *, what, seconds=None):
     if len(text) > LIMITS["chars"]:
         raise ParseLimitError(f"{what}: the text has {len(text)} characters, above the limit {LIMITS['chars']}")
     try:
+        # optional dependency (antlr4, which SymPy's LaTeX parser needs)
         import antlr4  # noqa: F401
         from sympy.parsing.latex import parse_latex
     except ImportError as exc:
@@ -54,6 +56,7 @@ def parse_latex_expression(text, names, functions, *, what, seconds=None):
 
 
 def _latex_parse_and_build(text, names, functions, what):
+    # import-time cost: `import symrmt`, the CLI's start and the Monte-Carlo trials load no SymPy or mpmath
     import sympy as sp
 
     try:
@@ -78,6 +81,7 @@ class _LatexRebuild:
         raise cls(f"{self.what}: {msg} in LaTeX {shorten(self.text)!r}")
 
     def build(self, e, depth=0):
+        # import-time cost: `import symrmt`, the CLI's start and the Monte-Carlo trials load no SymPy or mpmath
         import sympy as sp
 
         if depth > LIMITS["depth"]:

@@ -22,6 +22,7 @@ __all__ = ["parse_number", "plain_fraction", "number_to_fraction", "split_equati
 # numbers
 # ---------------------------------------------------------------------------
 def _number_vocabulary():
+    # import-time cost: `import symrmt`, the CLI's start and the Monte-Carlo trials load no SymPy or mpmath
     import sympy as sp
 
     names = {"pi": sp.pi, "E": sp.E}
@@ -75,6 +76,7 @@ def parse_number(text, *, what, positive=False, nonnegative=False):
     ...
     symrmt.errors.ParameterError: gamma must be positive, got -1
     """
+    # import-time cost: `import symrmt`, the CLI's start and the Monte-Carlo trials load no SymPy or mpmath
     import sympy as sp
 
     if isinstance(text, str):
@@ -125,6 +127,7 @@ def number_to_fraction(value, what: str = "value", digits: int = IRRATIONAL_DIGI
     >>> float(number_to_fraction(sp.sqrt(2), digits=20))
     1.4142135623730951
     """
+    # import-time cost: `import symrmt`, the CLI's start and the Monte-Carlo trials load no SymPy or mpmath
     import sympy as sp
 
     if isinstance(value, Fraction):

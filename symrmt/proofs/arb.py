@@ -11,6 +11,8 @@ from __future__ import annotations
 import math
 from contextlib import contextmanager
 from fractions import Fraction
+import ast
+import inspect
 
 import mpmath
 import sympy as sp
@@ -19,6 +21,8 @@ from symrmt.cache import cache_dict
 from symrmt.core.newton import NewtonError, newton
 from symrmt.core.numbers import NumberContext
 from symrmt.errors import ProofError, ProveUnavailable  # noqa: F401  (defined in symrmt.errors, importable here)
+from symrmt.codegen.compile import compile_expr
+from symrmt.parsing.numbers import to_fraction
 
 
 __all__ = ["INSTALL", "GUARD_BITS", "ESCALATIONS", "ProofError", "ProveUnavailable", "require_flint", "working_bits",
@@ -84,8 +88,6 @@ def to_arb(x):
             return flint.arb(flint.fmpq(int(x.p), int(x.q)))
         return sympy_ball(x)
     if isinstance(x, str):
-        from symrmt.parsing.numbers import to_fraction
-
         return to_arb(to_fraction(x, "value"))
     raise TypeError(f"cannot make an exact ball of {x!r}")
 
@@ -105,9 +107,6 @@ def _binary_ball(mpf_tuple):
 
 def sympy_ball(expr):
     """A closed-form SymPy number (``2*sqrt(3)/(3*sqrt(pi))``) evaluated as a ball."""
-    from symrmt.codegen.compile import compile_expr
-    import inspect
-
     fn = compile_expr([], sp.sympify(expr))
     out = arb_function(inspect.getsource(fn), "closed form")()
     return arb_checked([out], f"the closed form {expr}")[0]
@@ -165,8 +164,6 @@ def _ball_pow(a, n):
 def _powers_as_calls(source: str) -> str:
     """The generated source with every ``x ** y`` written ``_symrmt_pow(x, y)`` (an AST rewrite: the
     arithmetic is unchanged, only Arb's power of a ball containing 0 is avoided)."""
-    import ast
-
     class _Pow(ast.NodeTransformer):
         def visit_BinOp(self, node):
             self.generic_visit(node)

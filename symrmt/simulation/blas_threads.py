@@ -93,6 +93,7 @@ def one_blas_thread() -> _Limit:
     if env_sets_threads():
         return _Limit(None)
     try:
+        # optional dependency (threadpoolctl)
         from threadpoolctl import ThreadpoolController
     except ImportError:
         return _Limit(None)

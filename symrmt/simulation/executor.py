@@ -152,6 +152,7 @@ class DaskExecutor:
         if scheduler is None:
             workers = check_workers(workers)
         try:
+            # optional dependency (distributed)
             from distributed import Client, LocalCluster
         except ImportError as exc:
             raise ParameterError(f"--workers/--scheduler need Dask: pip install 'symrmt[dask]' ({exc})") from exc
@@ -164,6 +165,7 @@ class DaskExecutor:
                 raise ParameterError(f"cannot connect to a Dask scheduler at {scheduler.address}: "
                                      f"{type(exc).__name__}: {str(exc)[:200]}") from None
         else:
+            # optional dependency (dask)
             import dask
 
             env = {k: "1" for k in BLAS_VARS}
@@ -186,6 +188,7 @@ class DaskExecutor:
 
     def completed(self, futures):
         """Yield ``(j, row, seconds)`` in order of completion, with the future it came from."""
+        # optional dependency (distributed)
         from distributed import as_completed
 
         for fut in as_completed(futures):

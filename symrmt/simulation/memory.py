@@ -5,6 +5,7 @@ anything is allocated or spawned, with the amount in the message.
 from __future__ import annotations
 
 import os
+from decimal import Decimal
 
 from symrmt.errors import ParameterError
 
@@ -25,7 +26,5 @@ def check_memory_bytes(need: int, what: str, detail: str, advice: str) -> None:
     except (AttributeError, ValueError, OSError):
         total = None
     if total and need > MEMORY_FRACTION * total:
-        from decimal import Decimal  # an astronomic need (c = 1e400) has no float
-
         raise ParameterError(f"{what}: needs about {Decimal(need) / 2**30:.3g} GiB ({detail}), more than "
                              f"{MEMORY_FRACTION:.0%} of this machine's {total / 2**30:.3g} GiB; {advice}")

@@ -116,6 +116,7 @@ class Scheduler:
 
     def _security(self, given):
         try:
+            # optional dependency (distributed)
             from distributed.security import Security
         except ImportError as exc:
             raise ParameterError(f"--scheduler needs Dask: pip install 'symrmt[dask]' ({exc})") from None

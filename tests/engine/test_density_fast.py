@@ -146,12 +146,12 @@ def test_cli_fast_with_more_than_15_digits_writes_floats(capsys):
 
 
 def test_a_system_the_batch_does_not_take_is_certified(monkeypatch):
-    import symrmt.engine.density.fast as fast
+    import symrmt.engine.density.solver as solver
 
     def refuse(*args, **kwargs):
         raise ValueError("not plain arithmetic")
 
-    monkeypatch.setattr(fast, "solve_points", refuse)
+    monkeypatch.setattr(solver, "solve_points", refuse)  # symrmt.engine.density.fast.solve_points, as the solver calls it
     d = _wishart().density("Z.T*Z/n", x=[0.5, 1.0], at={"c": "1/2"}, fast=True, edges=False, atoms=False)
     assert d.status == ["ok", "ok"]
     with mpmath.workdps(30):

@@ -244,6 +244,7 @@ def test_figure_rerun_from_the_store_simulates_nothing(tmp_path, monkeypatch):
     """A figure drawn twice with one store: the second time every trial comes from the store."""
     pytest.importorskip("matplotlib")
     from symrmt import figures
+    from symrmt.figures import data as figure_data
 
     calls = []
     real = trial_kinds.RIDGE_SPEC
@@ -252,7 +253,7 @@ def test_figure_rerun_from_the_store_simulates_nothing(tmp_path, monkeypatch):
         calls.append((seed, j))
         return real.fn(params, context, seed, j)
 
-    monkeypatch.setattr(trial_kinds, "RIDGE_SPEC", TrialSpec(real.name, real.version, counted))
+    monkeypatch.setattr(figure_data, "RIDGE_SPEC", TrialSpec(real.name, real.version, counted))  # as the figures use it
     kw = dict(progress=False, n=32, n_sweep=32, points=2, trials=2, store=tmp_path / "fig.sqlite")
     figures.ridge_error(tmp_path, **kw)
     first = len(calls)

@@ -48,6 +48,7 @@ import numpy as np
 
 from symrmt.core.newton import stagnated
 from symrmt.engine.density.resolvent import CORRECT, ETA_FLOOR, FINISH, MOVE, START_HEIGHT
+from symrmt.engine.solve.batch import batch_system
 
 __all__ = ["solve_points", "NEWTON_TOL", "RESIDUAL_TOL", "MAX_COND", "IN_SUPPORT"]
 
@@ -229,8 +230,6 @@ class _Batch:
     the unknowns by columns: ``H (m, N)``, one point per column."""
 
     def __init__(self, solver):
-        from symrmt.engine.solve.batch import batch_system
-
         self.solver = solver
         self.bs = batch_system(solver.c)
         self.m = self.bs.m

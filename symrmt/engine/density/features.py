@@ -9,6 +9,8 @@ real point is inside, outside or at an edge.  See :mod:`symrmt.engine.density.so
 
 from __future__ import annotations
 
+import math
+
 import mpmath
 import numpy as np
 
@@ -112,8 +114,6 @@ def power_law_edge(ds, x_in, x_out):
     (``tolerance``), not certified: it is the bracket's midpoint rounded to the decimal place of the width
     (0 for an edge at 0).
     """
-    import math
-
     lo, hi = min(x_in, x_out), max(x_in, x_out)
     width = max(hi - lo, 1e-15 * (1 + abs(hi)))
     x0 = (lo + hi) / 2

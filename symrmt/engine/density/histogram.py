@@ -18,8 +18,14 @@ import math
 
 import numpy as np
 
+from symrmt.engine.lang.matrices import Trace
+from symrmt.engine.lang.tree import bind
+from symrmt.engine.reduce.linearize import symmetric_rotation
+from symrmt.engine.simulate.evaluate import Evaluator, TraceSimulationError, draw_matrices, random_matrices
+from symrmt.engine.simulate.trials import from_program, trace_point
 from symrmt.errors import ParameterError
-from symrmt.simulation.executor import TrialSpec, trial_seed
+from symrmt.simulation.executor import TrialSpec, make_executor, run_trials, trial_seed
+from symrmt.simulation.store import TrialOutOfRange
 
 #: the largest matrix side the histogram draws (the eigenvalue solve is O(N^3) per trial)
 MAX_SIDE = 4096
@@ -29,9 +35,6 @@ NUMERICS_VERSION = "1"
 
 def _eigen_trial(params, context, seed, j):
     """Trial ``j``: ``[count of bin 0, ..., count of bin B-1, count outside]`` of the eigenvalues of ``M``."""
-    from symrmt.engine.simulate.evaluate import Evaluator, TraceSimulationError, draw_matrices, random_matrices
-    from symrmt.engine.simulate.trials import from_program
-
     tree = from_program(context["program"]).matrix
     mats = draw_matrices(random_matrices(tree), np.random.default_rng(trial_seed(seed, j)))
     a = Evaluator(mats)(tree)
@@ -52,8 +55,6 @@ EIGEN_SPEC = TrialSpec("eigen-histogram", NUMERICS_VERSION, _eigen_trial,
 
 def _check_counts(rows, side: int, store) -> None:
     """Every row (fresh or stored) is ``side`` eigenvalues counted: whole numbers >= 0 that sum to ``side``."""
-    from symrmt.simulation.store import TrialOutOfRange
-
     for j, row in enumerate(rows):
         if np.any(row != np.round(row)) or np.any(row < 0) or row.sum() != side:
             where = f" (stored in the trial store {getattr(store, 'path', store)})" if store is not None else ""
@@ -66,14 +67,8 @@ def eigen_histogram(model, matrix, at, n, trials, seed, lo, hi, bins, *, store=N
                     scheduler=None) -> dict:
     """``{"edges", "density", "se", "n", "side", "trials", "seed", "outside", "trials_computed",
     "trials_reused"}`` of the eigenvalues (see the module docstring)."""
-    from symrmt.engine.lang.matrices import Trace
-    from symrmt.engine.lang.tree import bind
-    from symrmt.simulation.executor import make_executor, run_trials
-    from symrmt.engine.simulate.trials import trace_point
-
     if trials < 2:
         raise ParameterError("--trials: at least 2 (a standard error needs two)")
-    from symrmt.engine.reduce.linearize import symmetric_rotation
 
     node = symmetric_rotation(model.expr(matrix))  # X Y -> Y X when that one is symmetric (same spectrum)
     tree = bind(Trace(node), {k: v for k, v in at.items()}, int(n))

@@ -8,14 +8,18 @@ path ends in ``.pdf``).
 
 from __future__ import annotations
 
+import math
+
+from symrmt.plotting import figure_path
+
 
 def plot_density(d, path=None, ax=None, title=None):
     """Draw :class:`symrmt.engine.density.result.Density` ``d``; returns the figure."""
     try:
+        # optional dependency (matplotlib)
         from matplotlib.figure import Figure
     except ImportError:
         raise ImportError("the figure needs matplotlib: pip install 'symrmt[plot]'") from None
-    import math
 
     fig = None
     if ax is None:
@@ -57,7 +61,5 @@ def plot_density(d, path=None, ax=None, title=None):
     if fig is not None:
         fig.tight_layout()
         if path is not None:
-            from symrmt.plotting import figure_path
-
             fig.savefig(figure_path(path, "plot(path=...)"))
     return fig if fig is not None else ax.figure

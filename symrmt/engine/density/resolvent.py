@@ -11,6 +11,7 @@ axis.  The steps of the whole computation are described in :mod:`symrmt.engine.d
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 
 import mpmath
 import numpy as np
@@ -24,6 +25,9 @@ from symrmt.core.numbers import COMPLEX128, MPCOMPLEX
 from symrmt.engine.solve.edge import DensityError
 from symrmt.errors import BranchError, ConvergenceError, PrecisionError
 from symrmt.core.numbers import mpf_of
+from symrmt.engine.lang.matrices import ModelError
+from symrmt.engine.reduce.pencil_check import checked
+from symrmt.engine.solve.certify import compiled_system
 
 __all__ = ["ResolventSolver", "DensitySolve", "DensityError", "START_HEIGHT", "ETA_FLOOR", "MOVE", "CORRECT",
            "FINISH", "MAX_STEPS", "CERTIFY_GUARD", "CERTIFY_TRIES", "HORIZONTAL_STEPS", "ATOM_TAIL", "cstr"]
@@ -65,9 +69,6 @@ class ResolventSolver:
     branch_sign = 1
 
     def __init__(self, plan, zsym, values, index=0, branch_sign=1):
-        from symrmt.engine.reduce.pencil_check import checked
-        from symrmt.engine.solve.certify import compiled_system
-
         self.branch_sign = branch_sign
         t = plan.traces[index]
         if not getattr(t, "tested", False):  # a quadratic-form plan's pencils are self-tested with their vectors
@@ -85,8 +86,6 @@ class ResolventSolver:
         self.values = values
         missing = [p.name for p in self.params if p.name != zsym.name and p.name not in values]
         if missing:
-            from symrmt.engine.lang.matrices import ModelError
-
             raise ModelError(f"no value given for {', '.join(missing)} (pass them in at=...)", missing=missing,
                              known=[p.name for p in self.params if p.name != zsym.name])
         _check_float_range({p.name: values[p.name] for p in self.params if p.name != zsym.name})
@@ -462,10 +461,6 @@ class DensitySolve:
 def _check_float_range(values: dict) -> None:
     """Refuse a parameter value the float64 first stage cannot hold (a :class:`ModelError`, exit 2): a
     magnitude above ``1e300`` or a nonzero one below ``1e-300`` (float64 would make it inf or 0)."""
-    from fractions import Fraction
-
-    from symrmt.engine.lang.matrices import ModelError
-
     for name, v in values.items():
         try:
             q = Fraction(v)

@@ -4,8 +4,9 @@ r"""Limiting spectral densities of symmetric matrix expressions: the result, :cl
 of a :class:`symrmt.engine.Model`, computed on a grid by continuation from ``Im z = O(1)`` toward the
 real axis and certified at each point (:mod:`symrmt.engine.density.solver`, called by
 :meth:`symrmt.engine.Model.density`); with the edges of its support and the masses of its atoms.  This
-module sits below the solver, which builds a :class:`Density`; it imports no other module of the engine
-except :mod:`symrmt.engine.lang.tree` (exact values) and, lazily, the simulation of :meth:`Density.simulate`.
+module sits below the solver, which builds a :class:`Density`; from the engine it imports only
+:mod:`symrmt.engine.lang.tree` (exact values), the histogram of :meth:`Density.simulate` and the figure of
+:meth:`Density.plot`.
 
 Examples
 --------
@@ -26,8 +27,11 @@ from fractions import Fraction
 
 import mpmath
 
+from symrmt.engine.density.histogram import eigen_histogram
+from symrmt.engine.density.plot import plot_density
+from symrmt.engine.lang.tree import exact_value
 from symrmt.errors import ParameterError
-from symrmt.table import TableResult
+from symrmt.table import TableResult, csv_param
 
 __all__ = ["Density", "grid_points", "check_points", "MAX_POINTS", "MAX_MAGNITUDE"]
 
@@ -62,6 +66,7 @@ class Density(TableResult):
 
     def to_pandas(self):
         """A DataFrame with columns ``x``, ``density`` (float, NaN at a singular point), ``status``."""
+        # optional dependency (pandas)
         import pandas as pd
 
         return pd.DataFrame({"x": self.x,
@@ -90,8 +95,6 @@ class Density(TableResult):
         """Eigenvalues of the matrix at size ``n`` over ``trials`` seeded draws, as a histogram on the grid's
         range with error bars (the standard error of each bin's density across trials), through the
         package's executor and trial store (:mod:`symrmt.engine.density.histogram`)."""
-        from symrmt.engine.density.histogram import eigen_histogram
-
         self.histogram = eigen_histogram(model, matrix, self.at, n, trials, seed, min(self.x), max(self.x),
                                          bins or min(60, max(10, len(self.x) // 4)), store=store,
                                          workers=workers, scheduler=scheduler)
@@ -99,8 +102,6 @@ class Density(TableResult):
 
     def plot(self, path=None, ax=None, title=None):
         """The density over the histogram (if simulated), edges dashed, atoms as stems; saved to ``path``."""
-        from symrmt.engine.density.plot import plot_density
-
         return plot_density(self, path=path, ax=ax, title=title)
 
     # the table protocol (symrmt.table.TableResult): str(), HTML, LaTeX, to_xarray()
@@ -140,8 +141,6 @@ def grid_points(spec: str, what: str = "--over", name: str = "x") -> list:
     >>> grid_points("0:1:3")
     [Fraction(0, 1), Fraction(1, 2), Fraction(1, 1)]
     """
-    from symrmt.engine.lang.tree import exact_value
-
     parts = spec.split(":")
     if len(parts) != 3:
         raise ParameterError(f"{what}: write LO:HI:K, e.g. 0:4:400; got {spec!r}")
@@ -172,8 +171,6 @@ def check_points(points, what: str = "x") -> None:
     ...
     symrmt.errors.ParameterError: x: the point 1e-400 is not 0 but closer to 0 than 1e-300 ...
     """
-    from symrmt.table import csv_param
-
     for x in points:
         x = Fraction(x) if not isinstance(x, Fraction) else x
         if abs(x) > Fraction(10) ** MAX_MAGNITUDE:

@@ -51,12 +51,22 @@ from fractions import Fraction
 import math
 
 import mpmath
+import numpy as np
+from mpmath.libmp import MPZ, fzero
 
 from symrmt.engine.density.features import atom_mass, classify, contour_atom, find_edge
 from symrmt.engine.solve.edge import DensityError, EdgeSystem
 from symrmt.engine.density.resolvent import DensitySolve, ResolventSolver
 from symrmt.errors import PrecisionError
 from symrmt.core.budget import solve_budget
+from symrmt.engine.density.fast import density_values, solve_points
+from symrmt.engine.density.result import Density, check_points
+from symrmt.engine.lang.matrices import MatrixNode, ModelError, Trace, Inverse
+from symrmt.engine.lang.node import MAX_SPLIT_ATOMS
+from symrmt.engine.lang.tree import exact_value
+from symrmt.engine.lang.vectors import has_vectors
+from symrmt.engine.reduce import linearize as lin
+from symrmt.engine.solve.certify import admitted
 from symrmt.parsing.limits import LIMITS
 
 __all__ = ["compute", "DensityError", "DensitySolve", "ResolventSolver", "FLOAT_RESIDUAL", "FLOAT_AGREE"]
@@ -82,17 +92,11 @@ def compute(model, matrix, xs, at, digits=15, edges=True, atoms=True, label=None
     """The :class:`~symrmt.engine.density.result.Density` of ``matrix`` on the points ``xs`` at the values ``at``
     (``fast``: the grid as one float64 batch, :mod:`symrmt.engine.density.fast`; the points it cannot
     check are certified here)."""
-    from symrmt.engine.lang.tree import exact_value
-    from symrmt.engine.reduce import linearize as lin
-    from symrmt.engine.lang.matrices import MatrixNode, ModelError
-    from symrmt.engine.density.result import Density
-
     node = model.expr(matrix)
     if not isinstance(node, MatrixNode):
         raise ModelError("density() takes a matrix expression (the M of rho_M), not a scalar")
     if node.rows != node.cols:
         raise ModelError(f"density() needs a square matrix, got {node.rows.name} x {node.cols.name}")
-    from symrmt.engine.lang.vectors import has_vectors
 
     if has_vectors(node):
         raise ModelError("density() takes matrices without vectors: a finite-rank term such as k*v*v.T does not "
@@ -103,7 +107,6 @@ def compute(model, matrix, xs, at, digits=15, edges=True, atoms=True, label=None
         raise ModelError("density() needs a symmetric matrix by structure (M == M.T after pushing transposes: "
                          "write Z.T*Z/n, K.T*K, G/sqrt(n) + ...); a non-symmetric matrix has no real spectral "
                          "density (see the Brown measure, docs/engine.md)")
-    from symrmt.engine.lang.node import MAX_SPLIT_ATOMS
 
     laws = lin.diagonals_of(node)
     big = sorted(name for name, D in laws.items() if len(D.values) > MAX_SPLIT_ATOMS)
@@ -239,11 +242,6 @@ def _prepared(model, node, values):
     """``(plan, z, solver)`` of the resolvent trace ``tau((M - z)^{-1})`` of the symmetric matrix ``node``
     at ``values``, kept on the model (keyed by the matrix and the values), so that a second density of the
     same matrix does no symbolic work: the spectral parameter keeps its name, the plan its pencils."""
-    from symrmt.engine.reduce import linearize as lin
-    from symrmt.engine.lang.node import MAX_SPLIT_ATOMS
-    from symrmt.engine.solve.certify import admitted
-    from symrmt.engine.lang.matrices import ModelError, Trace
-
     cache = model.__dict__.setdefault("_density_prepared", {})
     key = (node, tuple(sorted(values.items())))
     if key in cache:
@@ -286,9 +284,6 @@ def _exact_points(xs):
     >>> _exact_points([0.5, 2, "1/3"])
     [0.5, 2, Fraction(1, 3)]
     """
-    from symrmt.engine.lang.tree import exact_value
-    from symrmt.engine.density.result import check_points
-
     out, rest = [], []
     for x in xs:
         if isinstance(x, (float, int)) and not isinstance(x, bool) and (x == 0 or 1e-299 < abs(x) < 1e299):
@@ -304,9 +299,6 @@ def _fast_points(solver, xs, scale):
     """Per point ``(rho, tau, "float", kind)`` from the float64 batch; where only the conditioning check
     failed, the root ``h`` (a list: the start of the point's certification); ``None`` where another check
     failed."""
-    from symrmt.engine.density.fast import density_values, solve_points
-    from symrmt.engine.lang.matrices import ModelError
-
     try:
         root, tau, good, rooted = solve_points(solver, xs, scale)
     except (DensityError, ModelError, NameError, TypeError, ValueError, ArithmeticError):
@@ -330,9 +322,6 @@ def _raw_floats(values):
     >>> _raw_floats(np.array(vals)) == [from_float(v) for v in vals]
     True
     """
-    import numpy as np
-    from mpmath.libmp import MPZ, fzero
-
     v = np.asarray(values, dtype=float)
     v = np.where(np.isfinite(v), v, 0.0)
     frac, e = np.frexp(v)
@@ -347,8 +336,6 @@ def _raw_floats(values):
 
 
 def _inverse(m):
-    from symrmt.engine.lang.matrices import Inverse
-
     return Inverse(m)
 
 

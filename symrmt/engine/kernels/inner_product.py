@@ -67,6 +67,8 @@ from fractions import Fraction
 import mpmath
 import sympy as sp
 
+from symrmt import hermite
+from symrmt.engine.kernels.weights import kernel_given
 from symrmt.engine.lang.matrices import (
     GOE, Const, Gaussian, Identity, MatProduct, MatrixNode, MatSum, ModelError, Scaled, Transpose, walk,
 )
@@ -74,6 +76,7 @@ from symrmt.engine.lang.algebra import identity_part
 from symrmt.engine.lang.vectors import Vector
 from symrmt.errors import ParameterError
 from symrmt.hermite.kernel_terms import b_squared, gaussian_equivalent
+from symrmt.hermite.scaled import scaled_nonlinearity
 from symrmt.parsing.choices import check_diagonal
 from symrmt.parsing.numbers import to_fraction
 
@@ -122,9 +125,6 @@ def kernel_coefficients(f, alpha=1, diagonal: str = "zero", digits: int = KERNEL
     >>> k["exact"], sp.N(k["a1"], 20)
     (False, 0.60570550960215882558)
     """
-    from symrmt.hermite.scaled import scaled_nonlinearity
-    from symrmt import hermite
-
     diagonal = check_diagonal(diagonal)
     alpha_q = to_fraction(alpha, "alpha")
     if alpha_q <= 0:
@@ -206,8 +206,6 @@ def kernel(f, Z, alpha=1, diagonal: str = "zero", *, model=None, name: str | Non
     """
     if getattr(alpha, "kind", None) == "given":
         # a general W given by its entries (symrmt.engine.kernels.weights): no signal, diagonal zero
-        from symrmt.engine.kernels.weights import kernel_given
-
         if model is None:
             raise ModelError("kernel(f, Z, W) with W given by its entries needs model= (its elliptic remainder "
                              "is declared there)")

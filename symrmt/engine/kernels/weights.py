@@ -32,6 +32,7 @@ A signal (``X = Z + finite rank``) with a general ``W`` is not derived here and 
 
 from __future__ import annotations
 
+import hashlib
 import math
 from fractions import Fraction
 
@@ -186,8 +187,6 @@ _COEFFICIENTS = cache_dict("engine.kernels.weights.general_coefficients", maxsiz
 
 def _coefficients_key(f, W, center, digits):
     """A hashable key of the arguments of :func:`general_coefficients`, or ``None`` (not cached)."""
-    import hashlib
-
     if isinstance(f, Nonlinearity):
         fk = ("nl", str(f.expr), bool(f.center))
     elif isinstance(f, str):

@@ -14,6 +14,8 @@ from symrmt.engine.lang.matrices import (
 )
 
 from symrmt.engine.lang.vectors import QuadForm, Vector, frame
+from symrmt.parsing import number_to_fraction, parse_number
+from symrmt.parsing.numbers import to_fraction
 
 __all__ = ["differentiate", "remove_diffs", "bind", "walk", "check_ratios", "exact_value"]
 
@@ -177,9 +179,6 @@ def exact_value(v, name) -> Fraction:
     a text (``"1/5"``, ``"0.2"``, ``"sqrt(2)/2"``, ``"pi"``: the restricted parser; an irrational is rounded
     to more digits than any precision the engine certifies); a bad value is a
     :class:`~symrmt.models.attention.params.ParameterError` naming the parameter ``name``."""
-    from symrmt.parsing.numbers import to_fraction
-    from symrmt.parsing import number_to_fraction, parse_number
-
     if isinstance(v, str):
         return number_to_fraction(parse_number(v, what=name), what=name)
     if hasattr(v, "is_number") and not isinstance(v, (int, float)):

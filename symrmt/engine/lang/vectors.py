@@ -22,10 +22,15 @@ The limit of a quadratic form is read from the deterministic equivalent of the p
 
 from __future__ import annotations
 
+from fractions import Fraction
+
+import numpy as np
 import sympy as sp
 
 from symrmt.engine.lang.node import Dim, ModelError, walk
 from symrmt.engine.lang.algebra import UNIT, MatrixNode, QuadForm
+from symrmt.errors import ParameterError
+from symrmt.parsing.psd import project_psd
 
 __all__ = ["UNIT", "Vector", "QuadForm", "gram_symbol", "vectors_of", "has_vectors", "LAWS"]
 
@@ -78,11 +83,6 @@ def gram_values(vectors, values: dict, strict: bool = True) -> dict:
     different dimensions (with ``strict=False`` a key naming a vector outside ``vectors`` is skipped: a
     tree bound for a simulation holds only its own vectors).
     """
-    from fractions import Fraction
-
-    from symrmt.parsing.psd import project_psd
-    from symrmt.errors import ParameterError
-
     given = {}
     for key, v in values.items():
         key = str(key)
@@ -124,8 +124,6 @@ def gram_values(vectors, values: dict, strict: bool = True) -> dict:
 def frame(vectors, values: dict) -> dict:
     """name -> float coordinates of each deterministic vector in an orthonormal frame of its dimension
     (the first coordinates), from the Gram matrix of :func:`gram_values` (``G = C C^T``, rows of ``C``)."""
-    import numpy as np
-
     gram = gram_values(vectors, values, strict=False)
     out = {}
     by_dim = {}

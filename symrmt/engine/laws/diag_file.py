@@ -34,6 +34,8 @@ import os
 import re
 from fractions import Fraction
 
+import numpy as np
+
 from symrmt.engine.laws.registry import Law
 from symrmt.errors import ParameterError
 
@@ -64,8 +66,7 @@ def load_law(path):
     """``(values, weights)`` of a diagonal law from a ``.npy`` file, as lists of exact Fractions (see the
     module docstring for the format and the checks); a :class:`~symrmt.models.attention.params.ParameterError` names what
     is wrong."""
-    import numpy as np
-
+    # import-time cost: a trial worker loads this law's sampler without SymPy or mpmath
     from symrmt.engine.lang.node import MAX_ATOMS
 
     path = os.fspath(path)

@@ -56,6 +56,7 @@ def elliptic_node(model, name: str, dim, tau):
     >>> sorted(m.matrices)
     ['_A_skew', '_A_sym']
     """
+    # import-time cost: a trial worker loads this law's sampler without SymPy or mpmath
     from symrmt.engine.lang.matrices import GOE, Const, Gaussian, Scaled, Transpose, MatSum
 
     model._matrix_name(name)

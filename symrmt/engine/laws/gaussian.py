@@ -29,6 +29,7 @@ def declare(model, name: str, rows, cols):
     >>> declare(Model(), "Z", "n", "n").kind
     'gaussian'
     """
+    # import-time cost: a trial worker loads this law's sampler without SymPy or mpmath
     from symrmt.engine.lang.matrices import Gaussian
 
     model._matrix_name(name)

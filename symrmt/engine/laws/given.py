@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 
 import numpy as np
 
@@ -47,6 +48,7 @@ from symrmt.engine.lang.algebra import MatrixNode
 from symrmt.engine.lang.vectors import Vector
 from symrmt.engine.laws.registry import Law
 from symrmt.errors import ParameterError
+from symrmt.trust import untrusted
 
 __all__ = ["LAW", "GivenMatrix", "GivenVector", "declare_matrix", "declare_matrix_text", "declare_vector_file",
            "declare_vector_text", "load_array", "has_given", "MAX_FILE_BYTES", "MAX_SIDE"]
@@ -98,8 +100,6 @@ def load_array(source, what: str, ndim: int):
     symrmt.errors.ParameterError: v: every entry must be finite (1 is not)
     """
     if isinstance(source, (str, os.PathLike)):
-        from symrmt.trust import untrusted
-
         path = os.fspath(source)
         what = f"{what} ({path})"
         if not path.endswith(".npy"):
@@ -186,8 +186,6 @@ def declare_vector_file(model, name, dim, data) -> GivenVector:
 def _file_call(model, name, rhs, fname, nargs):
     """``(dims, path)`` of the text ``fname(dim, ..., "FILE.npy")``: the dimensions through the restricted
     parser, the path (quoted) matched, never evaluated."""
-    import re
-
     m = re.fullmatch(r"\s*" + fname + r"\s*\((?P<dims>[^'\"]*),\s*(?P<q>['\"])(?P<path>[^'\"]+)(?P=q)\s*\)\s*", rhs)
     if not m:
         raise ModelError(f"{name}: write {fname}({', '.join(['dim'] * nargs)}, \"FILE.npy\"), got {rhs[:80]!r}")

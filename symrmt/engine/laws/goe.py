@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from symrmt.engine.laws.registry import Law
 
 __all__ = ["LAW", "declare", "sample"]
@@ -30,6 +32,7 @@ def declare(model, name: str, dim):
     >>> declare(Model(), "G", "n").kind
     'goe'
     """
+    # import-time cost: a trial worker loads this law's sampler without SymPy or mpmath
     from symrmt.engine.lang.matrices import GOE
 
     model._matrix_name(name)
@@ -45,8 +48,6 @@ def sample(rows: int, cols: int, rng):
     >>> bool(np.allclose(g, g.T)), float(np.abs(np.diag(g)).max())
     (True, 0.0)
     """
-    import numpy as np
-
     a = rng.standard_normal((rows, rows))
     g = (a + a.T) * (1.0 / math.sqrt(2.0))
     np.fill_diagonal(g, 0.0)

@@ -22,6 +22,7 @@ import pkgutil
 from dataclasses import dataclass
 from typing import Callable
 
+import symrmt.engine.laws as package
 from symrmt.cache import cache_dict
 
 __all__ = ["Law", "laws", "law", "keywords", "sampler"]
@@ -71,8 +72,6 @@ def laws() -> dict:
     True
     """
     if not _LAWS:
-        import symrmt.engine.laws as package
-
         found = {}
         for info in sorted(pkgutil.iter_modules(package.__path__), key=lambda i: i.name):
             if info.name == "registry":

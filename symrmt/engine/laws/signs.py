@@ -14,6 +14,8 @@ Examples
 
 from __future__ import annotations
 
+import numpy as np
+
 from symrmt.engine.laws.registry import Law
 
 __all__ = ["LAW", "declare", "sample"]
@@ -36,8 +38,6 @@ def sample(rows: int, cols: int, rng):
     >>> sorted(set(sample(4, 1, np.random.default_rng(0)).ravel().tolist()))
     [-1.0, 1.0]
     """
-    import numpy as np
-
     return rng.integers(0, 2, size=(rows, cols)).astype(np.float64) * 2.0 - 1.0
 
 

@@ -27,6 +27,8 @@ from __future__ import annotations
 
 from fractions import Fraction
 
+import numpy as np
+
 from symrmt.proofs.arb import ProofError, ball_matrix, mid_newton, newton_last, require_flint, to_arb, working_bits
 from symrmt.core.numbers import FLOAT64
 from symrmt.errors import BranchError
@@ -52,8 +54,6 @@ def _newton_mid(F, J, x, t, steps=12):
 def _newton_float(approx, x, t, steps=30):
     """Newton in floats on ``approx(x, t) -> (F, J, dF/dt)`` (the package's driver, float64): ``(x, dx/dt)`` or
     ``None``; a run out of steps is accepted when its last step is below ``1e-12``."""
-    import numpy as np
-
     def linear(xs):
         f, j, _ = approx(list(xs), t)
         dx = -np.linalg.solve(np.array(j, dtype=float), np.array(f, dtype=float))
@@ -154,7 +154,6 @@ def _preconditioner(J0):
             return J0.mid().inv().mid()
         except ZeroDivisionError:
             return None
-    import numpy as np
 
     Jf = np.array([float(v) for v in J0.entries()]).reshape(m, m)  # float(ball): its midpoint, rounded
     try:

@@ -21,14 +21,17 @@ proved.
 
 from __future__ import annotations
 
+import inspect
 import itertools
 from fractions import Fraction
 
 import mpmath
+import numpy as np
 import sympy as sp
 
 from symrmt.proofs.arb import ProofError, arb_checked, arb_function, krawczyk, require_flint, to_arb
 from symrmt.cache import cache_dict
+from symrmt.codegen.compile import compile_expr
 
 #: the largest Hermitized system whose syzygy is searched (the ansatz has m * C(m + 2, 2) coefficients; SymPy's
 #: null space takes ~1 s at 4 unknowns, ~25 s at 6 and ~3 min at 8 on a shared machine)
@@ -75,12 +78,6 @@ def syzygy(R, hs, h0):
 def prove_hermitized_fixed_point(t, plan, sol, values: dict, digits: int):
     """``(H, derivs, tau, branch, note)`` of a Hermitized trace (as :func:`symrmt.engine.prove.trace.prove_fixed_point`),
     at the current working precision; ``ProofError`` where the pinned system is not covered (module docstring)."""
-    import inspect
-
-    import numpy as np
-
-    from symrmt.codegen.compile import compile_expr
-
     flint = require_flint()
     what = f"trace #{t.index + 1} (Hermitized)"
     if any(a for a in plan.needs[t.index]):

@@ -24,6 +24,9 @@ from fractions import Fraction
 
 import sympy as sp
 
+from symrmt.codegen.compile import compile_expr
+from symrmt.engine.lang.vectors import gram_values
+from symrmt.engine.prove.trace import TraceBall, prove_fixed_point
 from symrmt.engine.reduce.plan import formula_args
 from symrmt.proofs.arb import (
     ESCALATIONS, ProofError, arb_checked, arb_function, bits_for, check_radius, mat_solve, relative_ok,
@@ -46,8 +49,6 @@ def _form_params(f, plan):
 def _form_sources(f, params, grams, thetas):
     """Generated source of the form's ``S, e, f`` entries, and of their total ``theta``-derivatives for each
     ``theta`` in ``thetas`` (arguments ``h (+ h_theta), params, inner products``)."""
-    from symrmt.codegen.compile import compile_expr
-
     key = (tuple(params), tuple(grams), tuple(thetas))
     cache = f.__dict__.setdefault("_proved_sources", {})  # memoized on the form, as the certified path does
     if key in cache:
@@ -80,10 +81,6 @@ def prove_qf(plan, values: dict, digits: int, solvers, vectors=None, chain=None)
     (:func:`symrmt.engine.reduce.woodbury.prepare_qf`) at exact ``values`` (name -> Fraction, inner products
     as ``"a.b"``).  ``solvers``: the certified solve's solver of each bulk trace (the boxes' centres);
     ``vectors``: the model's declared vectors; ``chain`` as in :func:`symrmt.engine.prove.trace.prove_trace`."""
-    from symrmt.codegen.compile import compile_expr
-    from symrmt.engine.prove.trace import TraceBall, prove_fixed_point
-    from symrmt.engine.lang.vectors import gram_values
-
     flint = require_flint()
     grams = gram_values({**plan.vectors, **(vectors or {})}, values)
     gsyms = plan.grams

@@ -9,12 +9,21 @@ the ball (``branch`` says which).  :func:`prove_complex_trace`: the ball at a co
 
 from __future__ import annotations
 
+import inspect
 from fractions import Fraction
 
 import mpmath
 import sympy as sp
 
+from symrmt.codegen.compile import compile_expr
+from symrmt.engine.prove.chain import CHAIN_BITS, continuation_chain
+from symrmt.engine.prove.hermitized import prove_hermitized_fixed_point
+from symrmt.engine.reduce import fixed_point as blockfp
+from symrmt.engine.reduce.fixed_point import S_STRENGTH
+from symrmt.engine.reduce.linearize import EPS_SHIFT
 from symrmt.engine.reduce.plan import formula_args
+from symrmt.engine.solve.atoms import AtomCompiled
+from symrmt.engine.solve.certify import holds, certified_limit, compiled_system
 from symrmt.errors import BranchError
 
 
@@ -45,8 +54,6 @@ class TraceBall:
 
 def trace_system_functions(cs, values):
     """``(F, J, pvals, pv)`` of a compiled engine system at ``s = 1``, ``eps = 0``, on balls."""
-    from symrmt.engine.solve.atoms import AtomCompiled
-
     m = cs.m
     pvals = [to_arb(Fraction(values[p.name])) for p in cs.params]
     if isinstance(cs, AtomCompiled):
@@ -71,8 +78,6 @@ def trace_system_functions(cs, values):
 def _atom_flat(cs):
     """The atom sums of :class:`~symrmt.engine.solve.atoms.AtomCompiled` run on balls (its own code,
     with its compiled pieces on balls and each atom's exact value and weight as balls)."""
-    from symrmt.engine.solve.atoms import AtomCompiled
-
     class _Proxy:
         pass
 
@@ -129,8 +134,6 @@ def _elimination(system, pos):
     cache = system.__dict__.setdefault("_trace_elimination", {})
     if pos in cache:
         return cache[pos]
-    from symrmt.engine.reduce.fixed_point import S_STRENGTH
-    from symrmt.engine.reduce.linearize import EPS_SHIFT
 
     out = None
     try:
@@ -161,9 +164,6 @@ def _isolate_trace_branch(t, values, tau_ball, checks):
     """``True`` when exact elimination isolates every real solution's trace and exactly one (the ball's)
     lies in the sanity region; ``False`` when the system is beyond it (more than 2 unknowns,
     irrational coefficients); :class:`BranchError` when the ball's root is not the one."""
-    from symrmt.engine.reduce.fixed_point import S_STRENGTH
-    from symrmt.engine.reduce.linearize import EPS_SHIFT
-
     system = t.system
     m = len(system.h)
     ro = _readout_unknown(t)
@@ -240,8 +240,6 @@ class _Bound:
 
 
 def _bounds(t, plan, values):
-    from symrmt.engine.solve.certify import holds
-
     subs = {p: sp.Rational(Fraction(values[p.name]).numerator, Fraction(values[p.name]).denominator)
             for p in plan.params}
     out = []
@@ -263,9 +261,6 @@ def _trace_chain(t, cs, values, H):
     A law of many atoms is chained too: its weighted-sum rows ``R_S = S - sum_a w_a (L0_d(v_a) - s E)^{-1}``
     are at ``s = 0`` ``S`` minus a constant (the atoms' exact values and weights as balls), so the whole
     residual is affine in ``H`` there, as for the other systems."""
-    from symrmt.engine.solve.atoms import AtomCompiled
-    from symrmt.engine.prove.chain import CHAIN_BITS, continuation_chain
-
     flint = require_flint()
     with working_bits(CHAIN_BITS):
         _F0, _J0, pvals, pv = trace_system_functions(cs, values)
@@ -329,12 +324,8 @@ def prove_fixed_point(t, plan, sol, values: dict, digits: int, chain=None, chain
     proved; ``branch``: ``"isolated"``, ``"continued"`` or ``"sanity"`` (``chain`` as in :func:`prove_trace`;
     ``chained``: a dict that keeps each trace's chain result across precision escalations); ``note``:
     the chain's boxes or why it did not close (else ``None``)."""
-    from symrmt.engine.reduce import fixed_point as blockfp
-
     flint = require_flint()
     if getattr(t, "hermitized", False) or hasattr(sol, "gauge"):  # non-normal, Hermitized: pinned at eps = 0
-        from symrmt.engine.prove.hermitized import prove_hermitized_fixed_point
-
         return prove_hermitized_fixed_point(t, plan, sol, values, digits)
     chained = {} if chained is None else chained
     cs = sol.c
@@ -400,14 +391,8 @@ def prove_trace(plan, values: dict, digits: int, solvers=None, chain: bool | Non
     along the homotopy in ``s`` (branch ``"continued"``); when the chain cannot be made, the
     branch stays ``"sanity"`` and ``notes`` says why.  ``None``: only for systems of at most
     :data:`CHAIN_DEFAULT_UNKNOWNS` unknowns."""
-    import inspect
-
-    from symrmt.codegen.compile import compile_expr
-
     flint = require_flint()
     if solvers is None:  # the certified solve's checked homotopy starts
-        from symrmt.engine.solve.certify import certified_limit
-
         solvers = certified_limit(plan, values, digits)["solvers"]
     bits = bits_for(digits, 20)
     formula_src = plan.__dict__.get("_proof_formula_source")  # compiled once per plan
@@ -460,11 +445,6 @@ def prove_complex_trace(plan, values: dict, zname: str, zre: Fraction, zim: Frac
     hence holomorphic), so the box holds exactly one complex root.  ``signs``: the expected sign of
     ``Im tau`` of each trace (``None``: not checked), proved on the ball, else :class:`BranchError`.
     The branch is ``"sanity"``: that no other solution has this sign is not proved."""
-    import inspect
-
-    from symrmt.codegen.compile import compile_expr
-    from symrmt.engine.solve.certify import compiled_system
-
     flint = require_flint()
     acb = flint.acb
     bits = bits_for(digits, 20)

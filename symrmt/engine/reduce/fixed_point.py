@@ -28,6 +28,9 @@ implicit differentiation of ``R(H(theta), theta) = 0`` gives.
 
 from __future__ import annotations
 
+import re
+from itertools import combinations
+
 import sympy as sp
 
 from symrmt.engine.reduce.linearize import EPS_SHIFT
@@ -222,8 +225,6 @@ def tex_name(name: str, hat: bool = False, transposed: bool = False) -> str:
     >>> tex_name("phi"), tex_name("n2"), tex_name("G[0,1]", hat=True)
     ('\\phi', 'n_{2}', '\\hat{G}^{(0,1)}')
     """
-    import re
-
     m = re.fullmatch(r"([A-Za-z]+)(\d*)(?:\[(\d*),(\d*)\])?", name)
     if m is None:
         return name
@@ -257,7 +258,5 @@ def _canon(beta) -> tuple:
 
 def _submultisets(alpha) -> list:
     """Every sub-multiset of ``alpha`` (canonical tuples, shortest first)."""
-    from itertools import combinations
-
     out = {_canon(c) for r in range(len(alpha) + 1) for c in combinations(alpha, r)}
     return sorted(out, key=lambda b: (len(b), [x.name for x in b]))

@@ -32,6 +32,7 @@ from symrmt.engine.lang.algebra import (
 )
 from symrmt.engine.lang.matrices import N, Diff, Identity, Inverse, Trace
 from symrmt.engine.lang.vectors import UNIT, Vector, gram_symbol
+from symrmt.engine.reduce.linearize import normalize, is_symmetric, push_transposes, scalar_and_matrix
 
 __all__ = ["split_independent", "crosses", "push_through"]
 
@@ -143,8 +144,6 @@ def _prod(fs):
 
 def _scaled_form(node):
     """``node`` (a form or trace) times ``n^-e``, its order in ``n``, so that the piece is O(1); and ``e``."""
-    from symrmt.engine.reduce.linearize import normalize
-
     e, hat = normalize(node)
     if hat is None:
         return None, 0
@@ -153,8 +152,6 @@ def _scaled_form(node):
 
 def _inverse_of(f):
     """``B`` when the factor ``f`` is ``inv(B)``, or ``inv(B).T`` with ``B`` symmetric; else ``None``."""
-    from symrmt.engine.reduce.linearize import is_symmetric
-
     if isinstance(f, Inverse):
         return f.matrix
     if isinstance(f, Transpose) and isinstance(f.matrix, Inverse) and is_symmetric(f.matrix.matrix):
@@ -184,8 +181,6 @@ def push_through(fs):
     chain of factors ``fs``; ``None`` where the chain has no such pattern.  The one form ``F`` has a pencil
     with ``Q`` once instead of twice.
     """
-    from symrmt.engine.reduce.linearize import push_transposes, scalar_and_matrix
-
     for i, f in enumerate(fs):
         B = _inverse_of(f)
         if B is None:

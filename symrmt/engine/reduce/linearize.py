@@ -46,6 +46,7 @@ from symrmt.engine.lang.matrices import (
     GOE, N, Const, Diagonal, Diff, Dim, Gaussian, Identity, Inverse, MatProduct, MatSum, ModelError, Power, Scaled,
     ScalarProduct, ScalarSum, Trace, Transpose,
 )
+from symrmt.engine.lang.matrices import walk
 from symrmt.engine.lang.vectors import QuadForm, Vector
 
 __all__ = [
@@ -452,8 +453,6 @@ def symmetric_rotation(node):
     >>> is_symmetric(node), is_symmetric(m.expr("Z1*Z1.T*Z2*Z2.T/n**2"))
     (True, False)
     """
-    from symrmt.engine.lang.algebra import MatProduct, Scaled
-
     scalar, core = (node.scalar, node.matrix) if isinstance(node, Scaled) else (None, node)
     if not isinstance(core, MatProduct) or core.rows != core.cols:
         return node
@@ -549,6 +548,4 @@ def _sub(name, a, b) -> str:
 
 
 def diagonals_of(m) -> dict:
-    from symrmt.engine.lang.matrices import walk
-
     return {x.name: x for x in walk(m) if isinstance(x, Diagonal)}

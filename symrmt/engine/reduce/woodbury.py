@@ -52,6 +52,7 @@ from symrmt.engine.lang.matrices import Diff, ModelError, Trace, walk
 from symrmt.engine.lang.algebra import (
     Const, MatProduct, MatrixNode, MatSum, Power, ScalarProduct, ScalarSum, Scaled, Transpose, vector_name,
 )
+from symrmt.engine.lang.tree import remove_diffs
 from symrmt.engine.reduce.plan import (
     TracePlan, check_unknowns, multi_index, normalized, pencil_for, pencil_unknowns, plan_params, scalar_formula,
     trace_bounds,
@@ -376,8 +377,6 @@ def prepare_qf(expr, implicit: bool = True) -> QFPlan:
     form is differentiated at most once; otherwise (``implicit=False``, or a higher derivative of a
     form) on the tree first, exactly (``d M^{-1} = -M^{-1} dM M^{-1}``).
     """
-    from symrmt.engine.lang.tree import remove_diffs
-
     if not hasattr(expr, "kind") or expr.kind not in ("const", "trace", "ssum", "sproduct", "power", "diff",
                                                       "qform"):
         raise ModelError("the limit needs a scalar expression (a normalized trace or a quadratic form u.T*M*v)")

@@ -24,7 +24,15 @@ import sympy as sp
 
 from symrmt.engine.reduce.plan import formula_args
 from symrmt.core.certify import agree
+from symrmt.engine.density.solver import DensityError, DensitySolve, ResolventSolver
+from symrmt.engine.lang.algebra import identity_part
+from symrmt.engine.lang.matrices import ModelError, Const, Inverse, walk
+from symrmt.engine.prove.trace import prove_complex_trace
+from symrmt.engine.reduce import linearize as lin, hermitize as herm
+from symrmt.engine.solve.certify import TraceLimit, formula_function
 from symrmt.errors import BranchError, PrecisionError
+from symrmt.parsing.complex_literal import parse_complex
+from symrmt.parsing.numbers import to_fraction
 
 
 class Complex:
@@ -44,9 +52,6 @@ class Complex:
 
 def as_complex(v, name):
     """``Complex`` for a complex input (a Python ``complex``, a ``Complex``, a text ending in ``j``), else ``None``."""
-    from symrmt.parsing.complex_literal import parse_complex
-    from symrmt.parsing.numbers import to_fraction
-
     if isinstance(v, Complex):
         return v
     if isinstance(v, complex):
@@ -64,8 +69,6 @@ FLOAT_IM_FLOOR = 1e-300
 def _float_part(q: Fraction) -> float:
     """``q`` as a float, with a magnitude outside the float64 range clamped (``1e-400`` -> ``0.0`` is
     never used as the target: see :data:`FLOAT_IM_FLOOR`; ``1e400`` -> a refusal)."""
-    from symrmt.engine.lang.matrices import ModelError
-
     if abs(q) > Fraction(10) ** 300:
         raise ModelError(f"a complex value with a part of magnitude above 1e300 ({_short(q)}) is outside the range "
                          "of the complex path (its first stage is float64)")
@@ -87,10 +90,6 @@ def _with_im(zval, im: str) -> str:
 
 def branch_sign(matrix, zsym):
     """``-sign(a)`` for ``inv(B + a z I)`` with ``B`` symmetric and free of ``z``, else ``None``."""
-    from symrmt.engine.reduce import linearize as lin
-    from symrmt.engine.lang.algebra import identity_part
-    from symrmt.engine.lang.matrices import Const, Inverse, walk
-
     if not isinstance(matrix, Inverse):
         return None
     g, rest = identity_part(matrix.matrix)
@@ -108,8 +107,6 @@ def descend(rs, zname: str, zval: Complex):
     """The float64 fixed point of the :class:`~symrmt.engine.density.resolvent.ResolventSolver` ``rs`` at
     ``x + i|y|`` (``zval = x + iy``): the homotopy in ``s`` at ``x + iY``, ``Y = max(1 + |x|, 2|y|)``, then the
     path in ``log Im z`` down to ``|y|`` (:class:`DensityError` naming the point and what to try)."""
-    from symrmt.engine.density.solver import DensityError, DensitySolve
-
     x, y = _float_part(zval.re), _float_part(abs(zval.im))
     # an |Im z| below the float64 range (1e-400) is reached by the float path at FLOAT_IM_FLOOR; the mpmath
     # polish after it moves to the exact value (and the two precisions must agree)
@@ -132,11 +129,6 @@ def descend(rs, zname: str, zval: Complex):
 def complex_limit(plan, values: dict, zname: str, zval: Complex, digits: int, prove: bool = False):
     """The :class:`~symrmt.engine.solve.certify.TraceLimit` (complex ``value``) at ``zname = zval``; ``prove``: also
     ``.ball`` (an ``acb`` ball, :func:`symrmt.engine.prove.trace.prove_complex_trace`), ``.branch`` ``"sanity"``."""
-    from symrmt.engine.solve.certify import TraceLimit, formula_function
-    from symrmt.engine.lang.matrices import ModelError
-    from symrmt.engine.reduce import hermitize as herm
-    from symrmt.engine.density.solver import ResolventSolver
-
     if any(a for t in plan.traces for a in plan.needs[t.index] if a):
         raise ModelError("diff() at a complex parameter value is not supported")
     zsyms = [p for p in plan.params if p.name == zname]
@@ -178,8 +170,6 @@ def complex_limit(plan, values: dict, zname: str, zval: Complex, digits: int, pr
     (lo, _, _), (hi, taus, hs_hi) = results
     ball = None
     if prove:
-        from symrmt.engine.prove.trace import prove_complex_trace
-
         ball, _ = prove_complex_trace(plan, values, zname, x, y, digits, hs_hi,
                                       {t.index: s for t, s, _ in taus}, conjugate=conj)
     with mpmath.workdps(digits + 20):

@@ -40,8 +40,16 @@ import sympy as sp
 
 from symrmt.core.certify import ESCALATIONS, GUARD, Disagree, agree, certify
 from symrmt.core.numbers import mpf_of
-from symrmt.engine.lang.matrices import Const, Inverse, MatProduct, MatSum, ModelError, Scaled, Transpose
+from symrmt.engine.density.solver import ResolventSolver
+from symrmt.engine.lang.algebra import identity_part
+from symrmt.engine.lang.matrices import Const, Inverse, MatProduct, MatSum, ModelError, Scaled, Transpose, walk
+from symrmt.engine.lang.vectors import Vector, gram_values, gram_symbol
+from symrmt.engine.reduce import linearize as lin
 from symrmt.engine.reduce.plan import formula_args
+from symrmt.engine.routes.complex_limit import descend, Complex
+from symrmt.engine.solve.certify import branch_acceptor, compiled_system, TraceLimit
+from symrmt.engine.solve.newton import TraceSolver
+from symrmt.engine.solve.quadratic_forms import form_function, woodbury_solve, compile_cached, self_test_plan
 from symrmt.errors import BranchError, ConvergenceError, PrecisionError
 
 __all__ = ["complex_qf_limit", "nonnormal_bulk", "herglotz_form", "form_params"]
@@ -50,8 +58,6 @@ __all__ = ["complex_qf_limit", "nonnormal_bulk", "herglotz_form", "form_params"]
 def _without_vectors(m):
     """``m`` with every vector set to 0 (its bulk: the finite-rank parts dropped), or ``None`` when nothing
     is left."""
-    from symrmt.engine.lang.vectors import Vector
-
     if isinstance(m, Vector):
         return None
     if isinstance(m, MatSum):
@@ -101,8 +107,6 @@ def _text(m) -> str:
 def symmetric(m) -> bool:
     """Whether ``m^T == m`` by structure: transposes pushed to the leaves and the scalar factors of each product
     collected (:func:`symrmt.engine.reduce.linearize.push_transposes`), so ``I + k*v*v.T`` is symmetric."""
-    from symrmt.engine.reduce import linearize as lin
-
     return _canon(lin.push_transposes(Transpose(m))) == _canon(lin.push_transposes(m))
 
 
@@ -132,13 +136,9 @@ def herglotz_form(f, zsym):
     ``z`` (finite-rank terms included), ``a`` a nonzero real number and ``c`` a scalar free of ``z`` (a SymPy
     expression in the parameters), else ``None``: then ``q(z) = c sum_i |<x, v_i>|^2 / (mu_i + a z)`` over the
     eigenpairs of ``A``."""
-    from symrmt.engine.lang.algebra import identity_part
-    from symrmt.engine.lang.matrices import walk
-
     m, c = _canon(f.matrix), sp.Integer(1)
     if isinstance(m, Scaled) and isinstance(m.scalar, Const):
         m, c = m.matrix, sp.sympify(m.scalar.value)
-    from symrmt.engine.reduce import linearize as lin
 
     fs = m.factors if isinstance(m, MatProduct) else ()
     if len(fs) != 3 or not isinstance(fs[1], Inverse):
@@ -160,9 +160,6 @@ def stieltjes_sign(matrix, zsym):
     """``-sign(a)`` for a trace's matrix ``inv(B + a z I)`` with ``B`` symmetric by structure (:func:`symmetric`:
     finite-rank terms such as ``5*u*u.T`` included) and free of ``z``, ``a`` a nonzero real number; else ``None``
     (as :func:`symrmt.engine.routes.complex_limit.branch_sign` for traces without vectors)."""
-    from symrmt.engine.lang.algebra import identity_part
-    from symrmt.engine.lang.matrices import walk
-
     if not isinstance(matrix, Inverse):
         return None
     g, rest = identity_part(matrix.matrix)
@@ -200,10 +197,6 @@ class _BulkSolve:
     """The bulk fixed point of one trace plan at complex ``z`` (or on the real path when it is free of ``z``)."""
 
     def __init__(self, plan, t, zsym, zname, zval, real_values, sign):
-        from symrmt.engine.solve.certify import branch_acceptor, compiled_system
-        from symrmt.engine.routes.complex_limit import descend
-        from symrmt.engine.density.solver import ResolventSolver
-
         self.t, self.sign = t, sign
         c = compiled_system(t.system)
         if any(p.name == zsym.name for p in c.params):
@@ -211,8 +204,6 @@ class _BulkSolve:
             self.h = descend(self.rs, zname, zval)
             self.real = None
         else:
-            from symrmt.engine.solve.newton import TraceSolver
-
             self.rs = None
             self.real = TraceSolver(c, real_values)
             self.real.start(branch_acceptor(t, real_values) if t.system.readout else None)
@@ -229,8 +220,6 @@ class _BulkSolve:
 def _evaluate(plan, bulks, values, grams, zsym, z, dps):
     """``(value, forms, taus, kappa)`` at ``dps`` working digits at the complex point ``z``; ``kappa``: the largest
     1-norm condition number of the forms' Woodbury systems (1 without forms)."""
-    from symrmt.engine.solve.quadratic_forms import form_function, woodbury_solve, compile_cached
-
     hs, taus = {}, {}
     for b in bulks:
         hs[b.t.index], taus[b.t.index] = b.polish(z, dps)
@@ -312,11 +301,6 @@ def complex_qf_limit(plan, values: dict, zname: str, zval, digits: int, vectors=
     >>> print(r)  # the semicircle's Stieltjes transform (-z + sqrt(z^2 - 4))/2 at z = 2i: i (sqrt(2) - 1)
     (0.0 + 0.4142135623730950488j)
     """
-    from symrmt.engine.solve.certify import TraceLimit
-    from symrmt.engine.routes.complex_limit import Complex
-    from symrmt.engine.solve.quadratic_forms import self_test_plan
-    from symrmt.engine.lang.vectors import gram_values
-
     if any(what[0] == "dform" for _, what in plan.symbols) or any(a for t in plan.traces for a in plan.needs[t.index]
                                                                    if a):
         raise ModelError("diff() at a complex parameter value is not supported")
@@ -400,8 +384,6 @@ def complex_qf_limit(plan, values: dict, zname: str, zval, digits: int, vectors=
 def vector_combination(x):
     """``{vector name: coefficient}`` when ``x`` is a linear combination of vectors with number or parameter
     coefficients (``u``, ``2*u - v``), else ``None``."""
-    from symrmt.engine.lang.vectors import Vector
-
     if isinstance(x, Vector):
         return {x.name: sp.Integer(1)}
     if isinstance(x, Scaled) and isinstance(x.scalar, Const):
@@ -422,8 +404,6 @@ def vector_combination(x):
 def norm2(x, vectors, grams, values):
     """``<x, x>`` (exact) of a combination of deterministic vectors (:func:`vector_combination`), ``None`` when
     ``x`` is not one or holds a random vector."""
-    from symrmt.engine.lang.vectors import gram_symbol
-
     combo = vector_combination(x)
     if combo is None or any(vectors[k].random for k in combo):
         return None
@@ -437,8 +417,6 @@ def norm2(x, vectors, grams, values):
 
 def _norm2(x, vectors, grams, values):
     """``<x, x>`` for the Herglotz check: 1 stands for a lone random vector (``|y/sqrt(n)|^2 -> d/n > 0``)."""
-    from symrmt.engine.lang.vectors import Vector
-
     if isinstance(x, Vector) and x.random:
         return 1
     out = norm2(x, vectors, grams, values)

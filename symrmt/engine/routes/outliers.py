@@ -45,7 +45,13 @@ import sympy as sp
 
 from symrmt.core.certify import ESCALATIONS, GUARD, Disagree, agree, certify
 from symrmt.core.numbers import mpf_of
+from symrmt.engine.density.result import grid_points
+from symrmt.engine.density.solver import ResolventSolver, DensitySolve
 from symrmt.engine.lang.matrices import ModelError
+from symrmt.engine.lang.tree import exact_value
+from symrmt.engine.lang.vectors import gram_values
+from symrmt.engine.routes.complex_qf import check_normal, form_params, herglotz_form, norm2
+from symrmt.engine.solve.quadratic_forms import self_test_plan, form_function, woodbury_solve, form_derivative_function
 from symrmt.errors import BranchError, ConvergenceError, PrecisionError
 
 __all__ = ["Outlier", "Outliers", "outliers", "OUT_OF_BULK", "BISECTIONS", "EDGE_BISECTIONS"]
@@ -76,11 +82,6 @@ class _Form:
     """The one form of the expression, its bulk solver and its evaluations at a real ``z``."""
 
     def __init__(self, model, plan, zsym, values):
-        from symrmt.engine.routes.complex_qf import check_normal, form_params, herglotz_form
-        from symrmt.engine.density.solver import ResolventSolver
-        from symrmt.engine.solve.quadratic_forms import self_test_plan
-        from symrmt.engine.lang.vectors import gram_values
-
         forms = getattr(plan, "forms", [])
         qsyms = {s for s, what in plan.symbols if what[0] != "param"}
         if len(forms) != 1 or not qsyms <= {s for s, what in plan.symbols if what == ("form", 0)}:
@@ -142,8 +143,6 @@ class _Form:
 
     def system(self, z, h):
         """``(S, e, f)`` (mpmath matrices) at the real ``z`` with the bulk ``h`` (current precision)."""
-        from symrmt.engine.solve.quadratic_forms import form_function
-
         f, pv = self.f, self._pv(z)
         vals = form_function(f, self.plan.grams)(list(h) + [pv[p] for p in f.params] +
                                                   [mpf_of(self.grams[g]) for g in self.plan.grams])
@@ -152,8 +151,6 @@ class _Form:
         return S, mpmath.matrix(vals[k * k:k * k + k]), mpmath.matrix(vals[k * k + k:])
 
     def q(self, z, h0, dps):
-        from symrmt.engine.solve.quadratic_forms import woodbury_solve
-
         with mpmath.workdps(dps):
             h = self.h_at(z, h0, dps)
             S, e, f = self.system(z, h)
@@ -163,8 +160,6 @@ class _Form:
 
     def dS(self, z, h):
         """``dS/dz`` (total: ``dH/dz = -J^{-1} dR/dz``) at the real ``z`` with the bulk ``h``."""
-        from symrmt.engine.solve.quadratic_forms import form_derivative_function
-
         f = self.f
         try:
             dh = [mpmath.re(x) for x in self.rs.dh_dz(h, z)]
@@ -237,10 +232,6 @@ def outliers(model, expr, over: str, at=None, digits: int = 15) -> list:
     >>> print(mpmath.nstr(o.location, 20), mpmath.nstr(o.overlap, 20))  # theta + 1/theta, 1 - 1/theta^2
     2.5 0.75
     """
-    from symrmt.engine.density.result import grid_points
-    from symrmt.engine.density.solver import DensitySolve
-    from symrmt.engine.lang.tree import exact_value
-
     if not isinstance(over, str) or "=" not in over:
         raise ModelError(f"outliers: over is 'z=LO:HI:K' (the parameter and its grid), got {over!r}")
     zname, _, spec = over.partition("=")
@@ -408,7 +399,5 @@ def _certify_pole(form, ds, left, right, digits):
 
 def _norm(form):
     """``<x, x>`` of the form's vector (a combination of deterministic vectors; ``None`` otherwise)."""
-    from symrmt.engine.routes.complex_qf import norm2
-
     out = norm2(form.x, {**form.plan.vectors, **form.vectors}, form.grams, form.values)
     return None if out is None else mpmath.mpf(sp.N(out, mpmath.mp.dps + 10))

@@ -32,11 +32,24 @@ from __future__ import annotations
 import sys
 import time
 from collections.abc import Mapping
+from itertools import product
 
+import mpmath
 import numpy as np
+import sympy as sp
 
-from symrmt.errors import ParameterError
-from symrmt.table import TableResult
+from symrmt.core.batch import LD
+from symrmt.engine.lang.matrices import ModelError
+from symrmt.engine.lang.tree import exact_value
+from symrmt.engine.lang.vectors import vectors_of, gram_values
+from symrmt.engine.reduce import hermitize as herm
+from symrmt.engine.reduce.atoms import AtomSystem
+from symrmt.engine.solve.batch import batch_system, solve_plan
+from symrmt.engine.solve.batch_qf import compile_forms, solve_qf_plan, takes
+from symrmt.engine.solve.certify import compiled_system
+from symrmt.errors import ParameterError, SymrmtError as _Refused, SymrmtError
+from symrmt.parsing import LIMITS
+from symrmt.table import TableResult, number_value
 
 __all__ = ["TraceSweep", "sweep"]
 
@@ -119,6 +132,7 @@ class TraceSweep(TableResult):
     def to_pandas(self):
         """One row per grid point (needs pandas)."""
         try:
+            # optional dependency (pandas)
             import pandas as pd
         except ImportError:  # pragma: no cover - pandas is in the test extras
             raise ParameterError("to_pandas() needs pandas (pip install pandas)") from None
@@ -175,8 +189,6 @@ def representable(x) -> bool:
     >>> representable(1), representable("1e-400"), representable(0), representable("1e-320")
     (True, False, True, False)
     """
-    import mpmath
-
     with mpmath.workdps(30):
         v = mpmath.mpf(x.numerator) / x.denominator if hasattr(x, "denominator") else mpmath.mpf(x)
         return bool(v == 0 or (mpmath.isfinite(v) and FLOAT_MIN <= abs(v) <= FLOAT_MAX))
@@ -186,8 +198,6 @@ def value_text(res, i: int) -> str:
     """The value of flat point ``i`` of a :class:`TraceSweep` as text: a float's ``repr`` (a batched
     point), 15 significant digits of a certified one (a decimal string outside the float range, never
     ``0.0`` or ``inf``), ``""`` at a failed point."""
-    from symrmt.table import number_value
-
     if i in res.errors:
         return ""
     if i in res.exact:
@@ -198,10 +208,6 @@ def value_text(res, i: int) -> str:
 
 def _ld(x):
     """The long double nearest the exact real ``x`` (rounded from 25 digits, not from its float64)."""
-    import mpmath
-
-    from symrmt.core.batch import LD
-
     with mpmath.workdps(30):
         v = mpmath.mpf(x.numerator) / x.denominator if hasattr(x, "denominator") else mpmath.mpf(x)
         return LD(mpmath.nstr(v, 25, strip_zeros=False, min_fixed=1, max_fixed=0))
@@ -222,8 +228,6 @@ class _Axis:
     mpmath path): a text is read by the restricted parser at once, a number is converted when needed."""
 
     def __init__(self, name, values):
-        from symrmt.parsing import LIMITS
-
         if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
             raise ParameterError(f"grid[{name!r}] must be a sequence of values (a list, a NumPy array)")
         vals = np.asarray(values).ravel().tolist() if isinstance(values, np.ndarray) else list(values)
@@ -263,7 +267,6 @@ class _Axis:
         normal range, an object array holding that value as an ``mpmath.mpf`` (30 digits of the exact one)."""
         if self.in_range.all():
             return self.floats
-        import mpmath
 
         out = self.floats.astype(object)
         with mpmath.workdps(30):
@@ -280,8 +283,6 @@ class _Axis:
         return len(self.raw)
 
     def exact(self, i):
-        from symrmt.engine.lang.tree import exact_value
-
         if i not in self._exact:
             self._exact[i] = exact_value(self.raw[i], self.name)
         return self._exact[i]
@@ -298,8 +299,6 @@ CONST_EXP = 150
 def _wide_constant(plan) -> bool:
     """Whether a nonzero numeric constant of the plan's formula or systems lies outside
     ``[10^-CONST_EXP, 10^CONST_EXP]``."""
-    import sympy as sp
-
     exprs = [plan.formula]
     for t in plan.traces:
         exprs += list(t.system.residual) + list(t.system.readout.values())
@@ -316,13 +315,7 @@ def _wide_constant(plan) -> bool:
 def _batchable(plan, model, names=()) -> str | None:
     """Why the batched path cannot take ``plan`` (``None``: it can); ``names``: the parameters of the grid and
     ``at=``."""
-    from symrmt.engine.reduce import hermitize as herm
-    from symrmt.engine.reduce.atoms import AtomSystem
-    from symrmt.engine.lang.vectors import vectors_of
-
     if hasattr(plan, "forms"):
-        from symrmt.engine.solve.batch_qf import takes
-
         why = takes(plan)
         if why is not None:
             return why
@@ -341,10 +334,6 @@ def _batchable(plan, model, names=()) -> str | None:
 
 def _check_ratios(model, axes, fixed):
     """``Model.check_ratios`` at every combination of the axis values a ratio depends on (exact)."""
-    from itertools import product
-
-    import sympy as sp
-
     for d in model.dims.values():
         ratio = sp.sympify(d.ratio)
         if ratio.is_Symbol or ratio.is_Number:  # a bare ratio c: its positivity is checked on the axis
@@ -359,11 +348,6 @@ def _check_ratios(model, axes, fixed):
 
 def sweep(model, expr, grid, at=None, certify: int = 0, seed: int = 0, on_error: str = "raise") -> TraceSweep:
     """See :meth:`symrmt.engine.Model.sweep`."""
-    from symrmt.engine.solve.batch import solve_plan
-    from symrmt.engine.solve.certify import compiled_system
-    from symrmt.parsing import LIMITS
-    from symrmt.engine.lang.matrices import ModelError
-
     t0 = time.perf_counter()
     timings = {}
     if not isinstance(grid, Mapping) or not grid:
@@ -400,7 +384,6 @@ def sweep(model, expr, grid, at=None, certify: int = 0, seed: int = 0, on_error:
     missing = [p.name for p in plan.params if p.name not in axes and p.name not in fixed]
     if missing:
         raise ModelError(f"no value given for {', '.join(missing)} (in grid= or at=)", missing=missing, known=known)
-    from symrmt.engine.lang.tree import exact_value
 
     fixed_exact = {}
     for k, v in fixed.items():
@@ -437,9 +420,6 @@ def sweep(model, expr, grid, at=None, certify: int = 0, seed: int = 0, on_error:
         batchable[:] = False
     grams = None
     if why is None and hasattr(plan, "forms"):
-        from symrmt.engine.lang.vectors import gram_values
-        from symrmt.errors import SymrmtError as _Refused
-
         try:  # the inner products are the same at every point: checked once (a refusal: the certified path says why)
             grams = gram_values({**plan.vectors, **model.vectors()}, fixed_exact)
         except (_Refused, ArithmeticError, ValueError):
@@ -454,12 +434,8 @@ def sweep(model, expr, grid, at=None, certify: int = 0, seed: int = 0, on_error:
         cols_ld.update({k: np.full(nb, _ld(v), dtype=np.longdouble) for k, v in fixed_exact.items()})
         try:
             for tr in plan.traces:  # compile (cached on disk) before timing the batch
-                from symrmt.engine.solve.batch import batch_system
-
                 batch_system(compiled_system(tr.system))
             if hasattr(plan, "forms"):
-                from symrmt.engine.solve.batch_qf import compile_forms
-
                 compile_forms(plan)
         finally:
             timings["compile"] = time.perf_counter() - t
@@ -473,8 +449,6 @@ def sweep(model, expr, grid, at=None, certify: int = 0, seed: int = 0, on_error:
             args = (plan, compiled_system, {k: v[sl] for k, v in cols.items()}, sl.stop - sl.start,
                     {k: v[sl] for k, v in cols_ld.items()})
             if hasattr(plan, "forms"):
-                from symrmt.engine.solve.batch_qf import solve_qf_plan
-
                 values[r], est[r], ok[r], _ = solve_qf_plan(*args, grams=grams)
             else:
                 values[r], est[r], ok[r], _ = solve_plan(*args)
@@ -489,7 +463,6 @@ def sweep(model, expr, grid, at=None, certify: int = 0, seed: int = 0, on_error:
     fallback = ~ok
     _check_ratios(model, axes, fixed_exact)
     exact, errors = {}, {}
-    from symrmt.errors import SymrmtError
 
     for i in np.flatnonzero(fallback):
         pt = exact_at(i)
@@ -516,8 +489,6 @@ def sweep(model, expr, grid, at=None, certify: int = 0, seed: int = 0, on_error:
     t = time.perf_counter()
     certified = []
     if certify:
-        import mpmath
-
         rng = np.random.default_rng(seed)
         good = np.flatnonzero(~np.isin(np.arange(n), list(errors)))
         for i in sorted(rng.choice(good, size=min(int(certify), good.size), replace=False).tolist()):

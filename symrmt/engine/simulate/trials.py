@@ -22,6 +22,7 @@ which names the program exactly by its SHA-256, and the worker context (the prog
 from __future__ import annotations
 
 import hashlib
+from types import SimpleNamespace as NS
 
 import numpy as np
 
@@ -114,8 +115,6 @@ def program(tree) -> dict:
 
 def from_program(prog: dict):
     """The tree of a :func:`program`, as plain objects with the fields this module reads (its root)."""
-    from types import SimpleNamespace as NS
-
     dims = {name: NS(name=name, count=int(k)) for name, k in prog["dims"].items()}
     built = []
     for kind, kids, shape, extra in prog["nodes"]:

@@ -55,6 +55,8 @@ from symrmt.codegen.compile import compile_expr, compile_recipe
 from symrmt.core import batch as core_batch
 from symrmt.core.batch import norm_rows as _norm, stack as _stack
 from symrmt.core.continuation import Linear
+from symrmt.engine.reduce.hermitize import nonnormal_inverses
+from symrmt.engine.solve.continuation import LEG_DECADES, STARTS, shift_params
 from symrmt.engine.solve.newton import CHECK_MAX_STEP, CHECK_TIGHTEN, CORRECTION_FRACTION, MOVE_FRACTION, PATHS_AGREE
 
 __all__ = ["BatchSystem", "solve_plan", "FALLBACK_TOL", "RESIDUAL_TOL", "MAX_COND"]
@@ -224,8 +226,6 @@ def continued(bs, p, rows):
     a shift parameter from a start where it succeeds, as :class:`symrmt.engine.solve.continuation.ContinuedSolver`
     does (the same starts, in order; two paths that must agree).  Returns ``(h, ok)`` for those rows.  A row
     whose two paths reach the target but disagree is not tried further (the mpmath path then decides)."""
-    from symrmt.engine.solve.continuation import LEG_DECADES, STARTS, shift_params
-
     m = bs.m
     h_out = np.full((rows.size, m), np.nan)
     ok_out = np.zeros(rows.size, dtype=bool)
@@ -346,8 +346,6 @@ def solve_plan(plan, compiled_of, cols, n, cols_ld=None):
     estimated relative float64 error, the mask of points that passed every check, and the largest
     Jacobian condition number per point.  Points with ``ok`` False carry no value to stand behind.
     """
-    from symrmt.engine.reduce.hermitize import nonnormal_inverses
-
     if hasattr(plan, "forms") or any(nonnormal_inverses(t.matrix) for t in plan.traces if t.matrix is not None):
         # no Gram test (nor Hermitization, nor quadratic form) here: every point goes to the certified path,
         # which runs them (symrmt.engine.solve.certify.admitted); the homotopy alone would continue past the

@@ -20,12 +20,23 @@ certified path, which Hermitizes or refuses it, takes it).
 
 from __future__ import annotations
 
+from fractions import Fraction
+
 import numpy as np
 import sympy as sp
 
 from symrmt.codegen.compile import compile_expr
 from symrmt.core.batch import LD, norm_rows as _norm, stack as _stack
+from symrmt.engine.lang.vectors import Vector, gram_symbol
+from symrmt.engine.reduce.hermitize import nonnormal_inverses
 from symrmt.engine.solve.batch import MAX_COND, RESIDUAL_TOL, evaluate_formula, scaled_cond as _cond, scaled_solve as _solve, solve_traces
+from symrmt.engine.solve.quadratic_forms import (
+    form_derivative_entries,
+    form_entries,
+    form_params,
+    self_test_plan,
+    form_bounds as _form_bounds,
+)
 
 __all__ = ["solve_qf_plan", "compile_forms", "takes"]
 
@@ -38,8 +49,6 @@ def takes(plan) -> str | None:
     >>> takes(m.plan("y.T*inv(Z.T*Z/n + gamma*I(n))*y/n")) is None
     True
     """
-    from symrmt.engine.reduce.hermitize import nonnormal_inverses
-
     mats = [t.matrix for t in plan.traces if t.matrix is not None] + [f.matrix for f in plan.forms]
     if any(nonnormal_inverses(m) for m in mats):
         return "the inverse of a non-normal matrix (its Gram test runs point by point)"
@@ -49,8 +58,6 @@ def takes(plan) -> str | None:
 def _compiled(f, grams, theta=None):
     """The NumPy-compiled entries of ``S, e, f`` of form ``f`` (or of their derivative in ``theta``; memoized on
     the form)."""
-    from symrmt.engine.solve.quadratic_forms import form_derivative_entries, form_entries
-
     cache = f.__dict__.setdefault("_numpy_compiled", {})
     key = (tuple(grams), theta)
     if key not in cache:
@@ -69,8 +76,6 @@ def compile_forms(plan) -> None:
     >>> compile_forms(m.plan("y.T*inv(Z.T*Z/n + gamma*I(n))*y/n")) is None
     True
     """
-    from symrmt.engine.solve.quadratic_forms import form_params, self_test_plan
-
     self_test_plan(form_params(plan))
     for f in plan.forms:
         _compiled(f, plan.grams)
@@ -81,8 +86,6 @@ def compile_forms(plan) -> None:
 
 def _number(x, dtype):
     """An exact rational ``x`` (Fraction or int) in ``dtype`` (long double: numerator over denominator)."""
-    from fractions import Fraction
-
     x = Fraction(x)
     return float(x) if dtype is float else LD(x.numerator) / LD(x.denominator)
 
@@ -109,9 +112,6 @@ def _refined(S, Sl, rhs, rhsl):
 
 def _bound_values(f, plan, grams, cols, n, dtype):
     """``(applies, upper)`` per point for a form ``x^T A^{-1} x`` (else None): see the module docstring."""
-    from symrmt.engine.solve.quadratic_forms import form_bounds as _form_bounds
-    from symrmt.engine.lang.vectors import Vector, gram_symbol
-
     b = _form_bounds(f, plan)
     if b is None:
         return None
@@ -149,8 +149,6 @@ def solve_qf_plan(plan, compiled_of, cols, n, cols_ld=None, grams=None):
     >>> bool(ok.all()), bool(abs(v[0] - (np.sqrt(5) - 1) / 2) < 1e-14)
     (True, True)
     """
-    from symrmt.engine.solve.quadratic_forms import form_params, self_test_plan
-
     fail = (np.full(n, np.nan), np.full(n, np.inf), np.zeros(n, dtype=bool), np.zeros(n))
     if takes(plan) is not None:
         return fail

@@ -31,7 +31,11 @@ from symrmt.core.numbers import mpf_of
 from symrmt.core.certify import Disagree, agree, certify
 from symrmt.core.certify import ESCALATIONS, GUARD
 from symrmt.core.budget import stage
+from symrmt.engine.lang.matrices import Const, Diagonal, walk
+from symrmt.engine.reduce.atoms import AtomSystem
+from symrmt.engine.solve.atoms import AtomCompiled
 from symrmt.engine.solve.continuation import ContinuedSolver
+from symrmt.engine.solve.hermitized import guard
 from symrmt.engine.solve.newton import CompiledSystem
 
 __all__ = ["TraceLimit", "admitted", "certified_limit", "compiled_system", "formula_function", "branch_acceptor", "holds",
@@ -75,12 +79,8 @@ class TraceLimit:
 
 def compiled_system(system):
     """The :class:`CompiledSystem` of a block system (memoized on its pencil)."""
-    from symrmt.engine.reduce.atoms import AtomSystem
-
     key = system.pencil.key()
     if isinstance(system, AtomSystem):
-        from symrmt.engine.solve.atoms import AtomCompiled
-
         # the compiled pieces do not hold the atoms, but the object carries its system's law
         key = f"atoms:{system.law.name}:{system.values}:{system.weights}:{key}"
         if key not in _COMPILED:
@@ -182,8 +182,6 @@ def _check_real_inputs(plan, values, free=None):
     values (``sqrt(gamma - 2)`` at ``gamma = 1`` is refused here, in one line); ``free``: the name of a
     parameter given a complex value, read as a positive real there (the coefficients must be real functions
     of it: the complex path conjugates the solution at ``conj(z)``)."""
-    from symrmt.engine.lang.matrices import Const, Diagonal, walk
-
     subs = {}
     if free is not None:
         zr = sp.Symbol(free + "_", positive=True)
@@ -250,8 +248,6 @@ def admitted(plan, values: dict, complex_at=None):
     >>> [getattr(t, "hermitized", False) for t in plan.traces]
     [True]
     """
-    from symrmt.engine.solve.hermitized import guard
-
     _check_real_inputs(plan, values, complex_at)
     if complex_at is not None:
         return plan

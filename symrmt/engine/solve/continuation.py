@@ -31,8 +31,11 @@ steps on the checking path); the log path is cut into legs of :data:`LEG_DECADES
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 
 import mpmath
+import numpy as np
+import sympy as sp
 
 from symrmt.core.budget import stage
 from symrmt.core.continuation import paths_gap
@@ -54,8 +57,6 @@ STARTS = (("log", 1), ("line", 1), ("line", -1), ("log", 10), ("line", 10), ("li
 
 def shift_params(system):
     """The parameters that enter the deterministic part ``L_0`` and are not dimension ratios."""
-    import sympy as sp
-
     free = set()
     for x in system.L0:
         if x != 0:
@@ -119,8 +120,6 @@ class ContinuedSolver(TraceSolver):
         """``(h, {}, step, residual)`` when the target is an edge of the spectrum in one shift parameter
         (the extended system ``R = 0, J v = 0, l.v = 1`` in ``(h, theta, v)`` has its root at ``theta`` equal
         to the target to ``dps - 5`` digits), else ``None``."""
-        import numpy as np
-
         start = self.start()
         m = self.c.m
         for theta in shift_params(self.c.system):
@@ -147,8 +146,6 @@ class ContinuedSolver(TraceSolver):
 
     def _route(self, k, kind, a, accept):
         """``h`` at the target, continued from ``theta = a``: two paths (coarse, fine) that must agree."""
-        from fractions import Fraction
-
         raw = list(self.raw)
         at = dict(zip((p.name for p in self.c.params), raw))
         at[self.c.params[k].name] = Fraction(a)

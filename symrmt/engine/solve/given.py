@@ -45,14 +45,22 @@ Dim('p', c)
 
 from __future__ import annotations
 
+import mpmath
 import numpy as np
 import sympy as sp
 
+from symrmt.engine.lang.algebra import QuadForm
+from symrmt.engine.lang.matrices import Trace
 from symrmt.engine.lang.node import ModelError, walk
+from symrmt.engine.lang.tree import exact_value, remove_diffs
 from symrmt.engine.laws.given import GivenMatrix, GivenVector
 from symrmt.engine.lang.vectors import Vector
+from symrmt.engine.reduce import linearize as lin
+from symrmt.engine.reduce.plan import normalized, scalar_formula
+from symrmt.engine.solve.certify import TraceLimit
 from symrmt.engine.solve.given_dd import solve_dd
-from symrmt.errors import ConvergenceError, PrecisionError
+from symrmt.errors import BranchError, ConvergenceError, PrecisionError
+from symrmt.parsing import check_digits
 
 __all__ = ["given_limit"]
 
@@ -367,8 +375,6 @@ def _solve64(part, base):
     the sign of ``det J`` is followed: a change means the real path went through a singular point (an
     edge of a spectrum: a resolvent asked inside its spectrum has no real fixed point), a
     :class:`~symrmt.errors.BranchError`."""
-    from symrmt.errors import BranchError
-
     if not part.unknowns:
         return np.zeros(0), np.zeros((0, 0))
     h = np.zeros(len(part.unknowns))
@@ -501,8 +507,8 @@ def _solve_hp(part, h64, J, coef_hp, prec, digits, extra, watch):
     ``X <- X + X R``, ``R = I - M X`` (``R`` is squared at each step), until the correction of every
     watched block trace (``watch``: the unknowns' and the value's blocks) is below ``10^-(digits+extra)``
     after one more step (its square); the Newton step on ``H`` stops below the same size."""
+    # optional dependency (flint)
     import flint
-    import mpmath
 
     flint.ctx.prec = prec
     tol = 10.0 ** (-(digits + extra))
@@ -646,16 +652,6 @@ def given_limit(model, expr, at, digits: int = 15):
     disagree with the dimension ratios, and :class:`~symrmt.errors.SolverError` subclasses when the
     fixed point does not converge or the two precisions disagree.
     """
-    import mpmath
-
-    from symrmt.engine.solve.certify import TraceLimit
-    from symrmt.engine.reduce import linearize as lin
-    from symrmt.engine.lang.algebra import QuadForm
-    from symrmt.engine.lang.matrices import Trace
-    from symrmt.engine.reduce.plan import normalized, scalar_formula
-    from symrmt.engine.lang.tree import exact_value, remove_diffs
-    from symrmt.parsing import check_digits
-
     digits = check_digits(digits)
     expr = model.expr(expr)
     for x in walk(expr):
@@ -742,6 +738,7 @@ def given_limit(model, expr, at, digits: int = 15):
         """``prec``: bits of a flint evaluation, or ``"dd0"``/``"dd1"`` for the double-double ones."""
         dps = int(prec / 3.33) if isinstance(prec, int) else 40
         if isinstance(prec, int):
+            # optional dependency (flint)
             import flint
 
             flint.ctx.prec = prec

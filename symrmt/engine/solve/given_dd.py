@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 
+import mpmath
 import numpy as np
 
 from symrmt.errors import ConvergenceError
@@ -84,7 +85,6 @@ def _chunked_dot(A, B, Bl):
     absA = np.abs(A)
     low = float(np.dot(A, Bl))
     bound = (g * float(np.dot(absA, np.abs(B))) + 2.0 * float(np.dot(absA, np.abs(Bl)))) * (1 + (m + 2) * u * 2)
-    import mpmath
 
     return _sum_dd(sums) + mpmath.mpf(low), bound
 
@@ -92,7 +92,6 @@ def _chunked_dot(A, B, Bl):
 def _sum_dd(x):
     """The sum of the float64 array ``x`` as an mpmath number, to about ``(log2 N eps)^2 sum|x|``: a pairwise
     tree of error-free two-sums (Knuth), whose rounding errors are summed in float64 at the end."""
-    import mpmath
 
     x = np.asarray(x, dtype=np.float64).ravel()
     errs = []
@@ -165,7 +164,6 @@ def _woodbury_dd(part, plan, h, det, eta, digits, variant, bits, slices):
     ``(k, l) -> mpf``, or ``None`` when ``A`` is ill-conditioned (``cond > 1e8``) or ``N`` singular in float64;
     raises ``ConvergenceError`` when ``R`` is too large for the series to reach the digits (amplified by
     ``A^{-1}`` and ``E``)."""
-    import mpmath
 
     N, pos, rows, cols, nz = plan
     nk, nr, nc = len(pos), len(rows), len(cols)
@@ -286,7 +284,6 @@ def solve_dd(part, h_start, J, coef_mp, digits, variant):
     0.42225983872393900285
     """
 
-    import mpmath
 
     Jinv = np.linalg.inv(J) if len(part.unknowns) else np.zeros((0, 0))
     h = [mpmath.mpf(x) for x in h_start]

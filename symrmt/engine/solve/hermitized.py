@@ -35,9 +35,11 @@ import math
 from fractions import Fraction
 
 import mpmath
+import numpy as np
+import sympy as sp
 
 from symrmt.cache import cache_dict
-from symrmt.engine.reduce import hermitize as herm
+from symrmt.engine.reduce import fixed_point as blockfp, hermitize as herm
 from symrmt.engine.reduce.fixed_point import BlockSystem
 from symrmt.core.continuation import check_polish, in_trust_region
 from symrmt.core.linalg import qr_solve
@@ -46,7 +48,10 @@ from symrmt.core.numbers import MPMATH
 from symrmt.errors import BranchError, ConvergenceError
 from symrmt.errors import NonNormalError  # noqa: F401  (defined in symrmt.errors, importable here)
 from symrmt.core.numbers import mpf_of
-from symrmt.engine.solve.newton import TraceSolver
+from symrmt.engine.lang.vectors import has_vectors
+from symrmt.engine.reduce.pencil_check import checked
+from symrmt.engine.reduce.plan import pencil_for, TracePlan, Plan
+from symrmt.engine.solve.newton import NEWTON_SLACK, POLISH_MOVE, TraceSolver
 
 #: the Hermitization's regularization is followed from 1 down to this before the Newton finish at 0
 EPS_FLOOR = 1e-10
@@ -121,8 +126,6 @@ class HermitianSolver(TraceSolver):
         return self._gauge_sym
 
     def _gauge_row(self, pvals):
-        import sympy as sp
-
         subs = {q: v for q, v in zip(self.c.params, pvals)}
         row = [mpmath.mpf(0)] * self.c.m
         for pos, w in self.gauge():
@@ -134,9 +137,6 @@ class HermitianSolver(TraceSolver):
         fixed points at ``eps = 0`` beyond the scaling that :meth:`gauge` cuts (``trace(inv(Z*Z/n + gamma*I(n)))``
         has one, mixing the pencil's two blocks).  The trace must not change along them
         (:class:`ConvergenceError` otherwise: the value would not be determined)."""
-        import numpy as np
-        import sympy as sp
-
         m = self.c.m
         v = self.c.fjs(h, pv)
         A = np.array([[float(x) for x in v[m + m * i:m + m * (i + 1)]] for i in range(m)] + [[float(x) for x in g]])
@@ -207,9 +207,6 @@ class HermitianSolver(TraceSolver):
         return [type(h[0])(x) if isinstance(h[0], float) else x for x in new]
 
     def solve(self, dps: int, alphas=()):
-        from symrmt.engine.reduce import fixed_point as blockfp
-        from symrmt.engine.solve.newton import NEWTON_SLACK, POLISH_MOVE
-
         start = self.start()
         m = self.c.m
         with mpmath.workdps(dps):
@@ -248,9 +245,6 @@ def invertible_on_path(a, values, compiled_system) -> str | None:
     ``A^T A`` keeps 0 outside its spectrum along the homotopy), else the reason it does not;
     ``compiled_system``: the caller's compile step of a block system
     (:func:`symrmt.engine.solve.certify.compiled_system`, which calls this module: passed, not imported)."""
-    from symrmt.engine.reduce.plan import pencil_for
-    from symrmt.engine.reduce.pencil_check import checked
-
     g = herm.gram_inverse(a)
     key = (g, tuple(sorted(values.items())))
     if key in _CHECKS:
@@ -301,9 +295,6 @@ def guard(plan, values, compiled_system):
     :func:`symrmt.engine.solve.quadratic_forms.certified_qf_limit` call it again, a no-op on a plan already guarded at
     these values).  ``plan``: a :class:`~symrmt.engine.reduce.plan.Plan` or a
     :class:`~symrmt.engine.reduce.woodbury.QFPlan`; ``compiled_system``: as for :func:`invertible_on_path`."""
-    from symrmt.engine.reduce.plan import TracePlan, Plan
-    from symrmt.engine.lang.vectors import has_vectors
-
     key = tuple(sorted(values.items()))
     if getattr(plan, "guarded", None) == key:
         return plan

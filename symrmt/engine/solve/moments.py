@@ -42,7 +42,9 @@ from symrmt.core.certify import agree
 from symrmt.errors import PrecisionError
 from symrmt.engine.reduce.fixed_point import pencil_parts, pencil_readout
 from symrmt.engine.lang.matrices import Diff, Inverse, ModelError, Trace, walk
-from symrmt.engine.reduce.plan import normalized, pencil_for, scalar_formula
+from symrmt.engine.reduce.plan import normalized, pencil_for, pencil_unknowns, scalar_formula
+from symrmt.engine.solve.certify import TraceLimit, check_real
+from symrmt.parsing.limits import LIMITS
 
 __all__ = ["is_polynomial", "polynomial_limit", "over_cap_polynomial"]
 
@@ -69,9 +71,6 @@ def over_cap_polynomial(expr) -> bool:
     """True when ``expr`` is polynomial (:func:`is_polynomial`) and its block fixed point would have more
     unknowns than ``LIMITS["unknowns"]``, at most ``LIMITS["series_unknowns"]``: :meth:`symrmt.engine.Model.limit`
     then sums its series instead (above that, the plan refuses it by the unknowns limit)."""
-    from symrmt.engine.reduce.plan import pencil_unknowns
-    from symrmt.parsing.limits import LIMITS
-
     if not is_polynomial(expr):
         return False
     try:
@@ -202,8 +201,6 @@ def polynomial_limit(expr, values: dict, digits: int):
 
     Raises :class:`ModelError` when the expression is not polynomial or not O(1), and
     :class:`~symrmt.errors.PrecisionError` when the two working precisions disagree."""
-    from symrmt.engine.solve.certify import TraceLimit, check_real
-
     if not is_polynomial(expr):
         raise ModelError("the moment series takes a polynomial expression (no inverse, diff or vector)")
     hat = normalized(expr, "each Gaussian counts as sqrt(n): write Z.T*Z/n, G/sqrt(n)")

@@ -17,10 +17,10 @@ import mpmath
 import numpy as np
 import sympy as sp
 
-from symrmt.engine.reduce.plan import formula_args
+from symrmt.engine.reduce.plan import formula_args, psd_conditions
 from symrmt.engine.lang.matrices import GOE, Gaussian, Inverse, MatProduct, Transpose, walk
 from symrmt.engine.lang.algebra import identity_part
-from symrmt.engine.lang.vectors import QuadForm, Vector, gram_values
+from symrmt.engine.lang.vectors import QuadForm, Vector, gram_symbol, gram_values
 from symrmt.codegen.compile import compile_expr
 from symrmt.engine.reduce.pencil_check import (
     check_gap, coefficient, coefficient_symbols, direct_value, draw_leaves, sample_values,
@@ -31,7 +31,8 @@ from symrmt.errors import BranchError, ConvergenceError
 from symrmt.core.numbers import mpf_of
 from symrmt.core.certify import ESCALATIONS, GUARD
 from symrmt.core.budget import stage
-from symrmt.engine.solve.certify import TraceLimit, branch_acceptor, check_bounds, check_real, compiled_system
+from symrmt.engine.reduce.pencil_check import checked
+from symrmt.engine.solve.certify import TraceLimit, admitted, branch_acceptor, check_bounds, check_real, compiled_system
 from symrmt.engine.solve.continuation import ContinuedSolver
 
 __all__ = ["qf_self_test", "certified_qf_limit", "form_entries", "form_derivative_entries", "form_params"]
@@ -76,8 +77,6 @@ def qf_self_test(pencil, hat, size: int = 12, seed: int = 20261201):
 
 def self_test_plan(plan):
     """Every pencil of a :class:`~symrmt.engine.reduce.woodbury.QFPlan`, self-tested once."""
-    from symrmt.engine.reduce.pencil_check import checked
-
     for t in plan.traces:
         if getattr(t, "tested", False):
             continue
@@ -173,8 +172,6 @@ def form_params(plan):
 
 def _form_bounds(f, plan):
     """``(kind, g, xx)`` when the form is ``x^T inv(A) x`` with ``A`` PSD plus ``g I`` (else None)."""
-    from symrmt.engine.reduce.plan import psd_conditions
-
     m = f.matrix
     fs = m.factors if isinstance(m, MatProduct) else ()
     if len(fs) != 3 or not isinstance(fs[1], Inverse):
@@ -304,8 +301,6 @@ def _check_form_bounds(plan, values, grams, qs, digits):
 
 
 def _gram(a):
-    from symrmt.engine.lang.vectors import gram_symbol
-
     return gram_symbol(a, a)
 
 
@@ -313,8 +308,6 @@ def certified_qf_limit(plan, values: dict, digits: int, vectors=None):
     """The :class:`~symrmt.engine.TraceLimit` of a QF plan at exact ``values`` (name -> Fraction; the inner
     products as ``"a.b"``); ``vectors``: the model's declared vectors (name -> Vector; default: the
     expression's), whose Gram matrices are checked."""
-
-    from symrmt.engine.solve.certify import admitted
 
     plan = admitted(plan, values)  # a no-op on a plan Model.limit admitted at these values
     grams = gram_values({**plan.vectors, **(vectors or {})}, values)

@@ -23,8 +23,9 @@ A new model is a sibling package of this one under :mod:`symrmt.models`, as
 """
 
 
-def __getattr__(name):  # the engine's expression of the model loads SymPy and the engine: only when asked for
+def __getattr__(name):
     if name in __all__:
+        # import-time cost: the engine's expression of the model loads SymPy and the engine, only when asked for
         from symrmt.models.attention import engine_model
 
         return getattr(engine_model, name)

@@ -27,12 +27,26 @@ from __future__ import annotations
 
 import time
 import warnings
+from fractions import Fraction
 from functools import partial
 
 from symrmt.errors import FiniteSizeWarning, NotDerived, ParameterError
-from symrmt.models.attention.geometry import as_low_rank
+from symrmt.models.attention.finite_n import finite_n_values
+from symrmt.models.attention.finite_size import finite_size_note
+from symrmt.models.attention.generalization import check_error, fresh_limit, fresh_simulate
+from symrmt.models.attention.geometry import as_geometry, as_low_rank
 from symrmt.models.attention.kernel_f import as_nonlinearity, simulation_f
+from symrmt.models.attention.montecarlo import check_attention, simulate as _simulate
 from symrmt.models.attention.params import check_c, check_diagonal, check_gammas
+from symrmt.models.attention.prove import prove_limit
+from symrmt.models.attention.sim_sweep import simulate_grid
+from symrmt.models.attention.softmax_kernel import TEST_ERROR_REASON, check_mask, check_softmax_f, softmax_nonlinearity
+from symrmt.models.attention.theory import attention_limit, ridge_limit
+from symrmt.models.attention.weights import limit_with_weights, simulate_with_weights
+from symrmt.parsing import check_digits
+from symrmt.progress import progress_bar
+from symrmt.proofs.arb import require_flint
+from symrmt.results import LimitResult, SimulationResult
 
 __all__ = ["limit", "simulate", "as_nonlinearity", "gamma_values"]
 
@@ -54,8 +68,6 @@ def gamma_values(gamma) -> tuple:
 
 def _geometry(geometry, values=None):
     """The geometry argument and the entry keywords (``snr=1``): :func:`symrmt.models.attention.geometry.as_geometry`."""
-    from symrmt.models.attention.geometry import as_geometry
-
     return as_geometry(geometry, **(values or {}))
 
 
@@ -144,27 +156,19 @@ def limit(f, c, gamma, geometry=None, diagonal: str = "zero", digits: int = 15, 
     (30, False)
     """
     if weights is not None or mu is not None or heads is not None or head_width is not None:
-        from symrmt.models.attention.weights import limit_with_weights
-
         if error != "train" or n is not None:
             raise NotDerived("weights=, mu=, heads= give the training error's limit; the test error (error='test') "
                              "and the finite-n prediction (n=) are not derived for them")
 
         return limit_with_weights(f, c, gamma, weights=weights, mu=mu, heads=heads, head_width=head_width,
                                   digits=digits, center=center, other=(geometry, values, diagonal, prove, attention))
-    from symrmt.progress import progress_bar
-    from symrmt.models.attention.theory import attention_limit, ridge_limit
 
     t0 = time.monotonic()
-    from symrmt.models.attention.montecarlo import check_attention
 
     attention = check_attention(attention)
-    from symrmt.models.attention.generalization import check_error
 
     error = check_error(error)
     if error == "test" and attention == "softmax":
-        from symrmt.models.attention.softmax_kernel import TEST_ERROR_REASON
-
         raise NotDerived(TEST_ERROR_REASON)
     if error == "test" and prove:
         raise ParameterError("prove is for the training errors; the test errors are certified, not proved")
@@ -175,8 +179,6 @@ def limit(f, c, gamma, geometry=None, diagonal: str = "zero", digits: int = 15, 
                              "errors are limits (drop n=, or simulate at your n)")
         return _finite_n_limit(f, c, gamma, geom, diagonal, digits, center, prove, attention, n, t0)
     if attention == "softmax":
-        from symrmt.models.attention.softmax_kernel import check_mask, check_softmax_f, softmax_nonlinearity
-
         check_softmax_f(f)
         check_mask(mask)
         if center:
@@ -195,13 +197,10 @@ def limit(f, c, gamma, geometry=None, diagonal: str = "zero", digits: int = 15, 
     cf = check_c(_number(c))
     gs = gamma_values(gamma)
     diagonal = check_diagonal(diagonal)
-    from symrmt.parsing import check_digits
 
     digits = check_digits(digits)  # the one digits rule: an integer (NumPy too) in [1, LIMITS['digits']]
     snr = as_low_rank(geom).snr
     if prove:
-        from symrmt.proofs.arb import require_flint
-
         require_flint()  # before any work: without python-flint this is bad input (how to install it)
     balls = {"attention": {}, "ridge": {}}
     att_branch = []
@@ -215,16 +214,12 @@ def limit(f, c, gamma, geometry=None, diagonal: str = "zero", digits: int = 15, 
         for i in range(0, len(order), chunk):
             part = order[i:i + chunk]
             if prove:
-                from symrmt.models.attention.prove import prove_limit
-
                 vals, bl = prove_limit(solver_f, cf, part, geom, diagonal, digits, branch=prove == "branch")
                 att_branch.append(bl["branch"]["attention"])
                 att, rr = vals["attention"], vals["ridge"]
                 balls["attention"].update(zip(part, bl["attention"]))
                 balls["ridge"].update(zip(part, bl["ridge"]))
             elif error == "test":
-                from symrmt.models.attention.generalization import fresh_limit
-
                 res = fresh_limit(solver_f, cf, part, geom, diagonal, digits)
                 att, rr = res["attention"], res["ridge"]
             else:
@@ -232,15 +227,11 @@ def limit(f, c, gamma, geometry=None, diagonal: str = "zero", digits: int = 15, 
                 rr = ridge_limit(cf, part, snr, digits)
             values.update({g: (a, r) for g, a, r in zip(part, att, rr)})
             bar.update(len(part))
-    from symrmt.models.attention.finite_size import finite_size_note
-    from symrmt.results import LimitResult
 
     note = finite_size_note(geom, cf)
     if note:
         warnings.warn(note, FiniteSizeWarning, stacklevel=2)
     def recompute(gammas, digits_at):  # the same model at other gamma (a plot's fine grid)
-        from fractions import Fraction
-
         exact = [Fraction(str(g)) for g in gammas]
         return (attention_limit(solver_f, cf, exact, geom, diagonal, digits_at),
                 ridge_limit(cf, exact, snr, digits_at))
@@ -256,11 +247,6 @@ def limit(f, c, gamma, geometry=None, diagonal: str = "zero", digits: int = 15, 
 
 def _finite_n_limit(f, c, gamma, geom, diagonal, digits, center, prove, attention, n, t0):
     """``limit(..., n=N)``: the finite-n prediction of E_A (:mod:`symrmt.models.attention.finite_n`)."""
-    from symrmt.models.attention.finite_n import finite_n_values
-    from symrmt.models.attention.theory import ridge_limit
-    from symrmt.parsing import check_digits
-    from symrmt.results import LimitResult
-
     if attention != "entrywise":
         raise ParameterError("n (the finite-n prediction) covers the entry-wise kernel only, not the softmax")
     if prove:
@@ -356,14 +342,11 @@ def simulate(f, c=None, gamma=None, geometry=None, diagonal: str = "zero", cente
         if mask is not True:
             raise ParameterError("mask=False with weights=/heads= is not simulated here (the softmax heads are "
                                  "masked, as their limit is)")
-        from symrmt.models.attention.weights import simulate_with_weights
 
         return simulate_with_weights(f, c, gamma, weights=weights, mu=mu, heads=heads, head_width=head_width,
                                      n=n, trials=trials, seed=seed, noise=noise, center=center,
                                      other=(geometry, values, diagonal, attention, workers))
     if grid is not None:
-        from symrmt.models.attention.sim_sweep import simulate_grid
-
         if attention != "entrywise" or mask is not True:
             raise ParameterError("simulate(grid=...) is for the entry-wise kernel; simulate a softmax point by point")
         if error != "train":
@@ -381,14 +364,10 @@ def simulate(f, c=None, gamma=None, geometry=None, diagonal: str = "zero", cente
                              progress=progress, **values)
     if c is None or gamma is None:
         raise ParameterError("simulate needs c and gamma (or a grid=, as sweep takes it)")
-    from symrmt.results import SimulationResult
-    from symrmt.models.attention.montecarlo import simulate as _simulate
 
     t0 = time.monotonic()
-    from symrmt.models.attention.montecarlo import check_attention
 
     attention = check_attention(attention)
-    from symrmt.models.attention.generalization import check_error
 
     error = check_error(error)
     if error == "test" and (attention == "softmax" or workers != 1):
@@ -396,8 +375,6 @@ def simulate(f, c=None, gamma=None, geometry=None, diagonal: str = "zero", cente
                              "(attention='entrywise', workers=1)")
     repeatable = True
     if attention == "softmax":
-        from symrmt.models.attention.softmax_kernel import check_softmax_f
-
         check_softmax_f(f)
         if center:
             raise ParameterError("center is for the entry-wise kernel; the softmax fixes the kernel")
@@ -420,9 +397,6 @@ def simulate(f, c=None, gamma=None, geometry=None, diagonal: str = "zero", cente
     if store is not None and attention != "softmax" and repeatable:
         f_key = f"expr:{expr}"  # the key `symrmt simulate --store` uses
     if error == "test":
-        from symrmt.models.attention.params import check_diagonal
-        from symrmt.models.attention.generalization import fresh_simulate
-
         if store is not None or scheduler is not None:
             raise ParameterError("error='test' simulates in this process: store= and scheduler= are not taken")
         raw = fresh_simulate(fn, n, cf, list(gs), geom, check_diagonal(diagonal), trials, seed, noise)

@@ -31,7 +31,7 @@ from symrmt.core import batch as core_batch
 from symrmt.core.batch import EXTENDED, LD  # noqa: F401  (EXTENDED re-exported)
 from symrmt.core.batch import blockwise
 from symrmt.core.batch import stack as _stack
-from symrmt.core.continuation import Geometric
+from symrmt.core.continuation import Geometric, in_trust_region
 from symrmt.models.attention import equations as S
 from symrmt.models.attention.solver import MOVE_FRACTION
 from symrmt.models.attention.compiled import (closed_form_phi, fixed_point_fjg, fixed_point_residual,
@@ -187,8 +187,6 @@ def _between(ga, dga, gam_a, gb, dgb, gam_b, gamma, c, a1, nu, d):
     Hermite interpolant of their ``(G, dG/dgamma)``; a row is ``ok`` when Newton converged within the
     continuation's trust region of the interpolant and of the point at ``gam_a`` (:data:`MAX_JUMP`,
     :data:`~symrmt.models.attention.solver.MOVE_FRACTION`), else it is left to the continuation."""
-    from symrmt.core.continuation import in_trust_region
-
     h = (gam_b - gam_a)[:, None]
     t = ((gamma - gam_a) / (gam_b - gam_a))[:, None]
     t2, t3 = t * t, t * t * t

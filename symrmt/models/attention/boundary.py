@@ -40,14 +40,26 @@ from __future__ import annotations
 
 import math
 import time
+import warnings
 from fractions import Fraction
 
-from symrmt.errors import ParameterError
+import mpmath
+import numpy as np
+
+from symrmt.core.numbers import mpf_of
+from symrmt.errors import FiniteSizeWarning, ParameterError, PrecisionError
+from symrmt.models.attention.finite_size import finite_size_note, signal_term
 from symrmt.models.attention.params import check_c, check_diagonal, to_fraction
 from symrmt.models.attention.grid_results import CrossingsResult
 from symrmt.models.attention.sweeps import GRID_KEYS
 from symrmt.table import float_text
-from symrmt.models.attention.geometry import point_geometry
+from symrmt.models.attention.geometry import as_geometry, point_geometry
+from symrmt.models.attention.kernel_f import as_nonlinearity
+from symrmt.models.attention.sweeps_fast import grid_points, solve_points
+from symrmt.models.attention.theory import attention_limit, ridge_limit
+from symrmt.parsing import check_count, check_digits
+from symrmt.progress import progress_bar
+from symrmt.proofs.certified import certified
 
 #: the interval is scanned at this many points (by default) before each sign change is bracketed
 SCAN = 24
@@ -70,10 +82,6 @@ class _Difference:
 
     def __call__(self, x, digits: int):
         """``(E_A - E_RR, bound)``: the difference and a bound on its error (mpf)."""
-        import mpmath
-
-        from symrmt.models.attention.theory import attention_limit, ridge_limit
-
         xv = to_fraction(x, self.over)
         vals = {**self.fixed, **dict.fromkeys(self.over.split("="), xv)}
         geo = point_geometry(vals, self.geometry)
@@ -104,8 +112,6 @@ def _scan_points(lo: Fraction, hi: Fraction, k: int, log: bool):
         inner = [Fraction(math.exp(a + (b - a) * i / (k - 1))).limit_denominator(10**12) for i in range(1, k - 1)]
         return [lo, *inner, hi]
     if log:  # beyond the float range (float(1e-400) is 0, float(1e400) overflows): in mpmath, 12 digits each
-        import mpmath
-
         with mpmath.workdps(30):
             a = mpmath.log(mpmath.mpf(lo.numerator) / lo.denominator)
             b = mpmath.log(mpmath.mpf(hi.numerator) / hi.denominator)
@@ -169,17 +175,9 @@ def crossings(f, over: str = "c", between=(0.1, 10), *, c=None, gamma=None, geom
     >>> len(r), str(r.roots[0]), r.directions    # E_A < E_RR above gamma = 5.79...
     (1, '5.794119186', (-1,))
     """
-    import mpmath
-
-    from symrmt.models.attention.kernel_f import as_nonlinearity
-    from symrmt.errors import PrecisionError
-    from symrmt.progress import progress_bar
-
     t0 = time.monotonic()
     over, keys = _over_keys(over)
     if isinstance(geometry, dict):  # a plain dict of entries, read once (symrmt.models.attention.geometry.as_geometry)
-        from symrmt.models.attention.geometry import as_geometry
-
         geometry = as_geometry(geometry)
     unknown = [k for k in values if k not in GRID_KEYS]
     if unknown:
@@ -206,10 +204,8 @@ def crossings(f, over: str = "c", between=(0.1, 10), *, c=None, gamma=None, geom
         scan = FAST_SCAN if fast else SCAN
     if isinstance(scan, bool) or not isinstance(scan, int) or scan < 2:
         raise ParameterError(f"scan must be an integer >= 2, got {scan!r}")
-    from symrmt.parsing import check_count
 
     check_count(scan, "points", "number of scan points")
-    from symrmt.parsing import check_digits
 
     digits = check_digits(digits)  # the one digits rule: an integer (NumPy too) in [1, LIMITS['digits']]
     diagonal = check_diagonal(diagonal)
@@ -252,7 +248,6 @@ def crossings(f, over: str = "c", between=(0.1, 10), *, c=None, gamma=None, geom
         roots.append(root)
         brackets.append(bracket)
         directions.append(signs[i + 1])
-    from symrmt.proofs.certified import certified
 
     with mpmath.workdps(digits):  # rounded to the digits asked for, kept at that precision, printed at it
         roots = [certified(+r, digits) for r in roots]
@@ -267,11 +262,6 @@ def crossings(f, over: str = "c", between=(0.1, 10), *, c=None, gamma=None, geom
 def _finite_size_note(over, fixed, geometry, xs):
     """The finite-size note (:func:`symrmt.models.attention.finite_size.finite_size_note`) at the point of
     ``xs`` (the interval's ends and the roots) where the linearized term is largest, warned once."""
-    import warnings
-
-    from symrmt.errors import FiniteSizeWarning
-    from symrmt.models.attention.finite_size import finite_size_note, signal_term
-
     points = []
     for x in xs:
         vals = {**fixed, **dict.fromkeys(over.split("="), to_fraction(x, over))}
@@ -310,10 +300,6 @@ def _fast_signs(nl, over, xs, fixed, geometry, diagonal, certified_sign):
     handed to mpmath); elsewhere ``certified_sign`` decides.  The ends of every sign change are then
     certified; if one disagrees with its float sign, None (the caller scans certified instead).
     """
-    import numpy as np
-
-    from symrmt.models.attention.sweeps_fast import grid_points, solve_points
-
     pts = grid_points({over: tuple(xs)}, fixed, geometry)
     out = solve_points(nl, pts, diagonal)
     a, r = np.asarray(out.attention, dtype=float), np.asarray(out.ridge, dtype=float)
@@ -330,11 +316,6 @@ def _fast_signs(nl, over, xs, fixed, geometry, diagonal, certified_sign):
 
 def _refine(diff: _Difference, a: Fraction, b: Fraction, sign_a: int, digits: int, top: int):
     """The root in ``[a, b]`` (``sign_a`` the sign at ``a``, the opposite at ``b``), with its certified bracket."""
-    import mpmath
-
-    from symrmt.errors import PrecisionError
-    from symrmt.core.numbers import mpf_of
-
     work = digits + 10
     with mpmath.workdps(work + 10):
         lo, hi = mpf_of(a), mpf_of(b)

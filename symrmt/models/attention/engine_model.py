@@ -37,6 +37,8 @@ the engine's ``K`` carries this definition's coefficients, term by term.
 
 from __future__ import annotations
 
+from symrmt.engine import Model, kernel
+
 __all__ = ["attention_model", "fresh_sample_model", "E_A", "E_RR", "T_A", "T_RR", "at_from_gram"]
 
 E_A = "-gamma**2*diff(y.T*inv(K.T*X.T*X*K/n + gamma*I(n))*y/n, gamma)"
@@ -48,8 +50,6 @@ T_RR = "(y2 - X2.T*wR).T*(y2 - X2.T*wR)/n"
 
 def attention_model(f, rank: int = 1, alpha=1, diagonal: str = "zero", digits: int = 80):
     """``(model, {"E_A": text, "E_RR": text})`` for the nonlinearity ``f`` and weights of rank ``rank``."""
-    from symrmt.engine import Model, kernel
-
     m = Model()
     m.dim("p", "c*n")
     m.gaussian("Z", "p", "n")
@@ -87,8 +87,6 @@ def fresh_sample_model(f, rank: int = 1, alpha=1, diagonal: str = "zero", digits
     >>> sorted(m.vectors()), exprs["T_RR"]
     (['mu', 'y', 'y2'], '(y2 - X2.T*wR).T*(y2 - X2.T*wR)/n')
     """
-    from symrmt.engine import kernel
-
     m, _ = attention_model(f, rank, alpha, diagonal, digits)
     m.gaussian("Z2", "p", "n")
     m.signs("y2", "n")

@@ -42,12 +42,16 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
+import mpmath
 import numpy as np
 
 from symrmt.models.attention import batch as B
 from symrmt.models.attention.geometry import Geometry, LowRankGeometry
 from symrmt.errors import ParameterError
+from symrmt.hermite import Nonlinearity
+from symrmt.models.attention.hermite_data import hermite_at_least
 from symrmt.models.attention.params import check_diagonal
+from symrmt.models.attention.theory import attention_limit, ridge_limit
 
 __all__ = ["FastGrid", "solve_grid", "FALLBACK_TOL", "KEYS"]
 
@@ -198,7 +202,6 @@ def _routes(a1: float, snr, w):
 def _nonlinearity(f, center: bool):
     if isinstance(f, dict) or not center:
         return f
-    from symrmt.hermite import Nonlinearity
 
     return f if isinstance(f, Nonlinearity) and f.center else Nonlinearity(f.text if isinstance(f, Nonlinearity)
                                                                                else f, center=True)
@@ -217,8 +220,6 @@ def _geometry_at(cols, gram, i, has_gram: bool):
 
 
 def _mp_point(f, c, gamma, geometry, diagonal, digits):
-    from symrmt.models.attention.theory import attention_limit, ridge_limit
-
     a = attention_limit(f, c, [gamma], geometry, diagonal, digits, details=True)[0]
     r = ridge_limit(c, [gamma], geometry.snr, digits)[0]
     return a.error, r, a.stieltjes
@@ -278,7 +279,6 @@ def solve_grid(f, points, *, diagonal: str = "zero", center: bool = False, certi
     f = _nonlinearity(f, center)
 
     t = time.perf_counter()
-    from symrmt.models.attention.hermite_data import hermite_at_least
 
     a1, nu, d = (float(x) for x in hermite_at_least(f, diagonal, 20))
     timings["hermite"] = time.perf_counter() - t
@@ -376,8 +376,6 @@ def solve_grid(f, points, *, diagonal: str = "zero", center: bool = False, certi
 
 def _rel_gap(x: float, exact) -> float:
     """``|x - exact| / |exact|`` in mpmath (absolute when ``exact == 0``)."""
-    import mpmath
-
     with mpmath.workdps(40):
         diff = abs(mpmath.mpf(x) - exact)
         return float(diff / abs(exact)) if exact != 0 else float(diff)

@@ -51,10 +51,16 @@ from __future__ import annotations
 import math
 from fractions import Fraction
 
+import mpmath
 import numpy as np
+import sympy as sp
+from numpy.polynomial.hermite_e import hermegauss
 
 from symrmt.cache import cached
-from symrmt.errors import ConvergenceError, ParameterError
+from symrmt.errors import ConvergenceError, ParameterError, PrecisionError
+from symrmt.hermite.shifted import shifted_moments
+from symrmt.models.attention import equations as S
+from symrmt.models.attention.geometry import as_low_rank
 
 __all__ = ["MIN_N", "TYPES", "TYPES_CHECK", "DIGITS", "MIN_DIGITS", "check_finite_n", "finite_n_attention",
            "finite_n_values"]
@@ -79,8 +85,6 @@ COVERED_F = ("tanh", "erf", "relu")
 def _moments(delta, f_name: str = "tanh"):
     """``(F, F', E f(xi + delta)^2)`` at the array ``delta`` (``xi ~ N(0, 1)``) for a covered ``f``, as float64
     arrays (:func:`symrmt.hermite.shifted.shifted_moments` rounded)."""
-    from symrmt.hermite.shifted import shifted_moments
-
     return tuple(np.asarray(v, dtype=float) for v in shifted_moments(f_name, np.asarray(delta, dtype=LD)))
 
 
@@ -94,8 +98,6 @@ def check_finite_n(f_name: str, geometry, diagonal: str, n) -> tuple:
     >>> check_finite_n("tanh", LowRankGeometry([[4, 4, 4], [4, 4, 4], [4, 4, 4]]), "zero", 512)
     (Fraction(4, 1), Fraction(4, 1))
     """
-    from symrmt.models.attention.geometry import as_low_rank
-
     if isinstance(n, bool) or not isinstance(n, (int, np.integer)):
         raise ParameterError(f"n must be an integer, got {n!r}")
     if n < MIN_N:
@@ -126,8 +128,6 @@ def check_finite_n(f_name: str, geometry, diagonal: str, n) -> tuple:
 def _hermite_rule(q: int):
     """Gauss-Hermite nodes and weights (normalized to sum 1) for ``N(0, 1)`` in longdouble: NumPy's float64
     rule, symmetrized, its nodes Newton-refined on ``He_q`` and the weights ``1/He_{q-1}(s)^2`` normalized."""
-    from numpy.polynomial.hermite_e import hermegauss
-
     s = hermegauss(q)[0].astype(LD)
     s = (s - s[::-1]) / 2
 
@@ -164,8 +164,6 @@ def _types(m, q: int):
 def _pair_moments(v, j, sg, kappa, f_name):
     """``F``, ``F'``, ``E f^2`` over pairs of types (longdouble), from the ``q (q + 1)/2`` distinct products
     ``kappa v_i v_l`` (and their negatives unless ``f`` is odd)."""
-    from symrmt.hermite.shifted import shifted_moments
-
     q = len(v)
     iu = np.triu_indices(q)
     base = kappa * v[iu[0]] * v[iu[1]]
@@ -232,10 +230,6 @@ def _pencil_matrices(c):
     """``A_S`` (at ``a_1 = 1``: the per-type factors ``alpha`` carry the Wishart coefficient) and ``P`` of the
     noise-only pencil, read from its one SymPy definition
     (:func:`symrmt.models.attention.equations.noise_pencil`), in longdouble."""
-    import sympy as sp
-
-    from symrmt.models.attention import equations as S
-
     _, A_S, P = S.noise_pencil()
     cs = sp.Rational(Fraction(c).numerator, Fraction(c).denominator)
     A = np.array([[_ld(Fraction(str(v))) for v in row] for row in A_S.subs({S.a1: 1, S.c: cs}).tolist()], dtype=LD)
@@ -339,6 +333,7 @@ def _refine(residual, X, lu, what, gamma, maxit=12):
     residual in longdouble, until the residual reaches the rounding level of longdouble (it stops decreasing).
 
     Raises :class:`~symrmt.errors.ConvergenceError` when it stalls above ``1e-17`` of ``|X|``."""
+    # optional dependency (scipy)
     import scipy.linalg
 
     shape = X.shape
@@ -385,6 +380,7 @@ def _noise_fixed_point(gamma, c, pi, alpha, e, sigma2, tol=1e-7, maxit=50000):
                                f"(last change {diff:.3g})")
     if not np.isfinite(diff):
         raise ConvergenceError(f"the finite-n fixed point at gamma = {gf:.6g} diverged")
+    # optional dependency (scipy)
     import scipy.linalg
 
     phi64(H)
@@ -409,6 +405,7 @@ def _noise_fixed_point(gamma, c, pi, alpha, e, sigma2, tol=1e-7, maxit=50000):
 
 def _refined_solve(M, b):
     """``M^{-1} b`` for a longdouble ``M``: float64 LU, then refinement steps with the residual in longdouble."""
+    # optional dependency (scipy)
     import scipy.linalg
 
     lu = scipy.linalg.lu_factor(M.astype(float))
@@ -459,8 +456,6 @@ def _point(n: int, c, m2, w2, gamma, q: int, quadratic_form: bool = False, f_nam
 
 def _to_mpf(x):
     """A longdouble as the mpmath number of the same value (exact: a 64-bit mantissa)."""
-    import mpmath
-
     num, den = x.as_integer_ratio()
     with mpmath.workprec(80):
         return mpmath.mpf(num) / den
@@ -512,8 +507,6 @@ def finite_n_values(f_name: str, c, gammas, geometry, n: int, diagonal: str = "z
     >>> round(float(vals[0]), 3), agree >= MIN_DIGITS, q
     (0.1, True, 56)
     """
-    from symrmt.errors import PrecisionError
-
     if np.finfo(LD).nmant < 63:
         raise PrecisionError(f"the finite-n prediction needs numpy.longdouble with a 64-bit mantissa (x86 extended "
                              f"precision); on this platform it has {np.finfo(LD).nmant + 1} bits: simulate at this n")

@@ -28,8 +28,10 @@ from fractions import Fraction
 
 import mpmath
 import numpy as np
+from numpy.polynomial.hermite_e import hermegauss
 
 from symrmt.errors import ConvergenceError
+from symrmt.models.attention import finite_n as FN
 
 __all__ = ["reference_point"]
 
@@ -40,8 +42,6 @@ def _mp(x):
 
 
 def _nodes(q):
-    from numpy.polynomial.hermite_e import hermegauss
-
     def he(x):
         h0, h1 = mpmath.mpf(1), x
         for k in range(1, q):
@@ -110,8 +110,6 @@ def reference_point(f_name: str, c, m2, w2, gamma, n: int, q: int, dps: int = 30
     >>> round(float(reference_point("relu", Fr(2), Fr(4), Fr(4), Fr(1), 1024, 3, dps=20)), 2) > 0
     True
     """
-    from symrmt.models.attention import finite_n as FN
-
     wdps = dps + 10
     with mpmath.workdps(wdps):
         tol = mpmath.mpf(10) ** -(dps + 5)

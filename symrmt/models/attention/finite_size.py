@@ -35,6 +35,8 @@ from __future__ import annotations
 import math
 from fractions import Fraction
 
+from symrmt.models.attention.geometry import as_low_rank
+
 __all__ = ["NOTE_P", "NOTE_THRESHOLD", "signal_term", "finite_size_note"]
 
 #: the size at which the note is judged: the ``p`` of a typical simulation
@@ -53,8 +55,6 @@ def signal_term(geometry, p: int) -> float:
     >>> signal_term(None, 100)
     0.0
     """
-    from symrmt.models.attention.geometry import as_low_rank
-
     geo = as_low_rank(geometry)
     g, a, r = geo.gram_entries, Fraction(geo.alpha), geo.r
     k = list(range(1, r + 1))

@@ -30,11 +30,14 @@ False
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, fields
 from fractions import Fraction
+from math import isqrt
 
 from symrmt.errors import ParameterError
 from symrmt.models.attention.params import to_fraction
+from symrmt.parsing import IRRATIONAL_DIGITS, check_count
 from symrmt.parsing.psd import PSD_ROUNDING, exact_rank, is_psd, ldl_pivoted, project_psd  # noqa: F401 (re-exported)
 
 __all__ = [
@@ -64,10 +67,6 @@ _GEOMETRY_INDEX = {"snr": (0, 0), "wk2": (1, 1), "wq2": (2, 2), "wkwq": (1, 2), 
 def _sqrt_fraction(x: Fraction) -> Fraction:
     """``sqrt(x)`` exactly when ``x`` is the square of a rational, else rounded to
     :data:`symrmt.parsing.IRRATIONAL_DIGITS` significant digits."""
-    from math import isqrt
-
-    from symrmt.parsing import IRRATIONAL_DIGITS
-
     p, q = x.numerator, x.denominator
     rp, rq = isqrt(p), isqrt(q)
     if rp * rp == p and rq * rq == q:
@@ -154,7 +153,6 @@ class Geometry:
         for name, val in (("snr", s), ("wk2", k), ("wq2", q)):
             if val < 0:
                 raise ParameterError(f"{name} is a squared norm and must be >= 0, got {float(val)!r}")
-        from symrmt.parsing import IRRATIONAL_DIGITS
 
         ips = []
         for name, v, ip, norms in (("cos_muwk", cos_muwk, muwk, s * k), ("cos_muwq", cos_muwq, muwq, s * q),
@@ -207,6 +205,7 @@ class Geometry:
     def __repr__(self) -> str:
         """Short values as typed; an irrational inner product (a ~2000-digit fraction inside) as ``≈`` its
         first 20 digits (the exact Fractions stay in the fields)."""
+        # import-time cost: `import symrmt`, the CLI's start and the Monte-Carlo trials load no mpmath
         from symrmt.table import is_long, param_text
 
         parts = (f"{f.name}{'≈' if is_long(getattr(self, f.name)) else '='}{param_text(getattr(self, f.name), 20)}"
@@ -268,7 +267,6 @@ class LowRankGeometry:
                 f"geometry: the Gram matrix of (mu, w_K^1..w_K^r, w_Q^1..w_Q^r) must be (2r+1)x(2r+1), "
                 f"got {n} rows of lengths {[len(row) for row in rows]}"
             )
-        from symrmt.parsing import check_count
 
         check_count((n - 1) // 2, "rank", "geometry: the rank r of the low-rank weights")
         g = tuple(tuple(to_fraction(x, f"gram[{i}][{j}]") for j, x in enumerate(row)) for i, row in enumerate(rows))
@@ -383,8 +381,6 @@ class LowRankGeometry:
         >>> print(g.to_json())
         {"gram": [["1", "0", "0"], ["0", "1/2", "1"], ["0", "1", "2"]], "alpha": "2"}
         """
-        import json
-
         text = json.dumps({"gram": [[str(x) for x in row] for row in self.gram_entries], "alpha": str(self.alpha)})
         if path is not None:
             with open(path, "w", encoding="utf-8") as fh:

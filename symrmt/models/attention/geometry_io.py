@@ -18,6 +18,7 @@ from symrmt.models.attention.geometry import Geometry, LowRankGeometry
 from symrmt.errors import ParameterError
 from symrmt.models.attention.params import to_fraction
 from symrmt.parsing import check_count
+from symrmt.table import decimal_text, is_long
 
 __all__ = ["load_geometry", "geometry_record", "exact_gram"]
 
@@ -55,6 +56,7 @@ def exact_gram(vecs) -> list:
     Each float is ``m 2^e`` with an integer ``m`` of at most 53 bits; with the smallest exponent
     ``E`` of the array every entry is the integer ``m 2^(e - E)`` times ``2^E``, so the Gram is
     ``2^(2E)`` times integer dot products (exact, and about 50 times faster than Fractions)."""
+    # import-time cost: the CLI's start loads no NumPy
     import numpy as np
 
     vecs = np.asarray(vecs, dtype=np.float64)
@@ -83,6 +85,7 @@ def load_geometry(path: str, alpha=None):
     if not os.path.isfile(path):
         raise ParameterError(f"--geometry: no such file {path!r}")
     if path.endswith(".npy"):
+        # import-time cost: the CLI's start loads no NumPy
         import numpy as np
 
         try:
@@ -127,8 +130,6 @@ def load_geometry(path: str, alpha=None):
 def geometry_record(geom, digits: int = 15, exact: bool = False) -> dict:
     """JSON-ready description of a geometry: exact values as strings (``"1/2"``), a long one (an irrational
     inner product rounded to 1000+ digits) as a decimal at ``digits`` unless ``exact``."""
-    from symrmt.table import decimal_text, is_long
-
     def t(v):
         return str(v) if exact or not is_long(v) else decimal_text(v, digits)
 

@@ -9,8 +9,12 @@ import itertools
 from dataclasses import dataclass
 from fractions import Fraction
 
+import mpmath
+import numpy as np
+
 from symrmt.errors import ParameterError
 from symrmt.models.attention.params import to_fraction
+from symrmt.plotting import plot_sweep, need_xarray, plot_crossings
 from symrmt.table import (
     LATEX_WIDE_DIGITS, TableResult, digit_lines, float_text, geometry_text, html_table, latex_array, latex_escape,
     latex_tabular, math_text, need_pandas, param_column, param_text, text_table,
@@ -93,8 +97,6 @@ class SweepResult(TableResult):
 
     def values(self, key: str):
         """The value of parameter ``key`` at every grid point (float64, the grid's shape)."""
-        import numpy as np
-
         if key not in self.points[0]:
             raise ParameterError(f"no parameter {key!r} in this sweep; known: {', '.join(self.points[0])}")
         if hasattr(self.points, "column"):  # the fast path's lazy points
@@ -109,8 +111,6 @@ class SweepResult(TableResult):
     @property
     def attention(self):
         """``E_A`` at every grid point (float64, the grid's shape)."""
-        import numpy as np
-
         if self.fast:
             return np.array(self.attention_mp, dtype=np.float64).reshape(self.shape)
         return np.array([float(v) for v in self.attention_mp], dtype=np.float64).reshape(self.shape)
@@ -118,8 +118,6 @@ class SweepResult(TableResult):
     @property
     def ridge(self):
         """``E_RR`` at every grid point (float64, the grid's shape)."""
-        import numpy as np
-
         if self.fast:
             return np.array(self.ridge_mp, dtype=np.float64).reshape(self.shape)
         return np.array([float(v) for v in self.ridge_mp], dtype=np.float64).reshape(self.shape)
@@ -131,8 +129,6 @@ class SweepResult(TableResult):
 
     def to_numpy(self):
         """Float64 array, one row per point: every parameter (:attr:`columns`), then attention, ridge."""
-        import numpy as np
-
         if hasattr(self.points, "column"):  # the fast path's lazy points
             return np.column_stack([self.points.column(k) for k in self.points.keys]
                                    + [np.array(self.attention_mp, dtype=np.float64),
@@ -158,13 +154,12 @@ class SweepResult(TableResult):
         ``"sign"``: its sign); over two axes a heat map of ``E_A - E_RR`` with the contour
         ``E_A = E_RR`` (default; ``kind="attention"``, ``"ridge"``: that error) or the sign map
         (``kind="sign"``: the phase diagram).  matplotlib; returns the axes."""
-        from symrmt.plotting import plot_sweep
-
         return plot_sweep(self, kind=kind, ax=ax, log=log)
 
     def to_xarray(self):
         """An ``xarray.Dataset`` with ``attention`` and ``ridge`` over the grid's axes (needs xarray)."""
         try:
+            # optional dependency (xarray)
             import xarray as xr
         except ImportError as exc:  # pragma: no cover - installed where the tests run
             raise ImportError("to_xarray() needs xarray: pip install 'symrmt[results]'") from exc
@@ -186,7 +181,6 @@ class SweepResult(TableResult):
     def _fmt(self, v) -> str:
         if self.digits is None:
             return f"{float(v):.15g}"
-        import mpmath
 
         return mpmath.nstr(v, self.digits)
 
@@ -324,21 +318,15 @@ class CrossingsResult(TableResult):
     @property
     def values(self):
         """The roots as a float64 array."""
-        import numpy as np
-
         return np.array([float(r) for r in self.roots], dtype=np.float64)
 
     def to_numpy(self):
         """Float64 array ``(len(roots), 2)``: root, direction."""
-        import numpy as np
-
         return np.array([[float(r), d] for r, d in zip(self.roots, self.directions)], dtype=np.float64).reshape(-1, 2)
 
     def to_xarray(self):
         """An ``xarray.Dataset`` over ``root`` (the roots as float64, their directions and brackets), and the
         scan's signs over ``scan``."""
-        from symrmt.plotting import need_xarray
-
         xr = need_xarray()
         r = ("root",)
         return xr.Dataset({self.over: (r, self.values), "direction": (r, list(self.directions)),
@@ -351,8 +339,6 @@ class CrossingsResult(TableResult):
 
     def plot(self, ax=None, log=None):
         """The sign of ``E_A - E_RR`` at the scan points and a line at each root (matplotlib); returns the axes."""
-        from symrmt.plotting import plot_crossings
-
         return plot_crossings(self, ax=ax, log=log)
 
     def to_pandas(self):
@@ -360,8 +346,6 @@ class CrossingsResult(TableResult):
         ``<over>`` (float64, the root), ``root`` (pandas ``string``: the certified root as a decimal of
         every digit asked), ``direction`` (int64), ``bracket_lo``, ``bracket_hi`` (float64); the inputs in
         ``.attrs``."""
-        import mpmath
-
         pd = need_pandas()
         df = pd.DataFrame({self.over: pd.Series(self.values, dtype="float64"),
                            "root": pd.Series([mpmath.nstr(r, self.digits) for r in self.roots], dtype="string"),
@@ -393,8 +377,6 @@ class CrossingsResult(TableResult):
                 f"{len(self.scan_x)} points)")
 
     def _rows(self):
-        import mpmath
-
         return [[mpmath.nstr(r, self.digits), "E_A < E_RR below" if d > 0 else "E_A < E_RR above"]
                 for r, d in zip(self.roots, self.directions)]
 

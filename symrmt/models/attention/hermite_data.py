@@ -17,6 +17,7 @@ from symrmt.cache import cache_dict
 from symrmt.errors import ParameterError
 from symrmt.models.attention.params import check_diagonal, to_fraction
 from symrmt.core.numbers import mpf_of
+from symrmt.hermite import Nonlinearity
 from symrmt.hermite.scaled import scaled_nonlinearity  # noqa: F401  (re-exported)
 
 __all__ = ["hermite_inputs", "hermite_at_least", "scaled_nonlinearity"]
@@ -45,8 +46,6 @@ def hermite_inputs(f, diagonal: str, dps: int):
             else:
                 d = mpmath.mpf(0)
     else:
-        from symrmt.hermite import Nonlinearity
-
         if not isinstance(f, Nonlinearity):
             f = Nonlinearity(f)
         a1 = f.a_mpf(1, dps)
@@ -64,8 +63,6 @@ _HERMITE_CACHE = cache_dict("symrmt.models.attention.hermite_data._HERMITE_CACHE
 def hermite_at_least(f, diagonal: str, dps: int):
     """:func:`hermite_inputs` with at least ``dps`` digits, reusing values already computed at
     ``dps`` or more for the same ``f`` (the quadratures for tanh etc. dominate a single point)."""
-    from symrmt.hermite import Nonlinearity
-
     if isinstance(f, str):
         key = (f.strip(), False)
     elif isinstance(f, Nonlinearity):

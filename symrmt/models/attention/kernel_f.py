@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from symrmt.cache import cache_dict
 from symrmt.errors import ParameterError
+from symrmt.hermite import Nonlinearity
 
 __all__ = ["as_nonlinearity", "SimulationF", "simulation_f"]
 
@@ -29,8 +30,6 @@ def as_nonlinearity(f, center: bool = False):
     >>> as_nonlinearity("relu").name
     'relu'
     """
-    from symrmt.hermite import Nonlinearity
-
     if isinstance(f, Nonlinearity):
         if center and not f.center:
             return Nonlinearity(f.text, center=True, timeout=f.timeout)
@@ -70,8 +69,6 @@ class SimulationF:
         key = (self.text, self.center)
         fn = self._cache.get(key)
         if fn is None:
-            from symrmt.hermite import Nonlinearity
-
             fn = self._cache[key] = Nonlinearity(self.text, center=self.center).numpy()
         return fn
 

@@ -30,6 +30,7 @@ True
 from __future__ import annotations
 
 import pickle
+from decimal import Decimal
 from numbers import Integral
 
 import numpy as np
@@ -99,7 +100,6 @@ def _check_memory(n: int, p: int, explicit_weights: bool, parallel: int) -> None
     """Refuse a run whose float64 arrays would not fit: about ``6 n^2 + 4 p n`` (+ ``p^2`` for
     explicit weights) doubles per trial in flight (kernel, Gram, eigenvectors, workspace, tokens)."""
     per_trial = 8 * (6 * n * n + 4 * p * n + (p * p if explicit_weights else 0))
-    from decimal import Decimal
 
     shown = p if p < 10**15 else f"{Decimal(p):.3g}"  # c = 1e400: not a 400-digit p
     check_memory_bytes(per_trial * parallel, f"simulate n={n}, p={shown}", f"{parallel} trial(s) at once",
@@ -114,6 +114,7 @@ def _numpy_f(f):
         return f
     if not (isinstance(f, str) or hasattr(f, "free_symbols") or hasattr(f, "nu_mpf")):  # nu_mpf: a Nonlinearity
         return f  # refused below, with the message naming f
+    # import-time cost: the Monte-Carlo trials load no SymPy or mpmath
     from symrmt.models.attention.kernel_f import as_nonlinearity, simulation_f
 
     return simulation_f(as_nonlinearity(f))

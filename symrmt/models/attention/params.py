@@ -26,6 +26,7 @@ from fractions import Fraction
 from numbers import Integral
 
 from symrmt.errors import ParameterError
+from symrmt.parsing import check_count
 from symrmt.parsing.choices import DIAGONALS, check_diagonal  # noqa: F401  (re-exported)
 from symrmt.parsing.numbers import to_fraction  # noqa: F401  (re-exported: the models' parameter reader)
 
@@ -45,7 +46,6 @@ def check_gammas(gammas) -> tuple[Fraction, ...]:
     """Validate a non-empty list of ridge parameters, each ``gamma > 0``."""
     if isinstance(gammas, (str, int, float, Fraction)):
         gammas = [gammas]
-    from symrmt.parsing import check_count
 
     gammas = list(gammas)
     check_count(len(gammas), "gammas", "the number of gamma values")

@@ -47,6 +47,7 @@ Example (a planted ``W = 2 I + rank 1``)::
 
 from __future__ import annotations
 
+import importlib
 import json
 import math
 import re
@@ -80,6 +81,7 @@ _NAME = re.compile(r"^encoder\.layer\.(\d+)\.attention\.self\.(query|key)\.weigh
 
 def _safe_open():
     try:
+        # optional dependency (safetensors)
         from safetensors import safe_open
     except ImportError as exc:
         raise PretrainedUnavailable(
@@ -91,8 +93,6 @@ def _safe_open():
 def default_weights_path() -> Path:
     """Path of ``model.safetensors`` inside the installed model package (no download)."""
     try:
-        import importlib
-
         pkg = importlib.import_module(MODEL_PACKAGE)
     except ImportError as exc:
         raise PretrainedUnavailable(

@@ -48,11 +48,13 @@ ridge, the attention fixed point, :func:`prove_limit`) and re-exports the others
 
 from __future__ import annotations
 
+import inspect
 from fractions import Fraction
 
 import sympy as sp
 
 from symrmt.cache import cache_dict, cached
+from symrmt.codegen.compile import compile_expr
 from symrmt.errors import BranchError
 
 # the ball arithmetic, the Hermite balls and the engine's proofs live in their own rooms; re-exported here
@@ -63,7 +65,14 @@ from symrmt.proofs.arb import (  # noqa: F401
 )
 from symrmt.engine.prove.trace import TraceBall, prove_trace  # noqa: F401
 from symrmt.hermite.balls import hermite_ball, prove_hermite_report  # noqa: F401
+from symrmt.hermite.nonlinearity import Nonlinearity
+from symrmt.models.attention import equations as S
+from symrmt.models.attention.compiled import ridge_function, closed_form_phi, fixed_point_fjg, woodbury_D_function
+from symrmt.models.attention.geometry import as_low_rank
+from symrmt.models.attention.params import check_c, check_gammas
 from symrmt.models.attention.prove_branch import attention_chain, square_system, symmetric_matrix  # noqa: F401
+from symrmt.models.attention.theory import attention_limit, guard_digits, route_for, scaled_nonlinearity, ridge_limit
+from symrmt.parsing.psd import ldl_pivoted
 
 __all__ = [
     "ProofError",
@@ -90,11 +99,6 @@ __all__ = [
 def _mp_sources():
     """Generated source of ``(P(m), dP/dm)`` (:func:`~symrmt.models.attention.equations.mp_quadratic`) and of the
     closed-form root :func:`~symrmt.models.attention.equations.mp_root` (through the package's compile step)."""
-    import inspect
-
-    from symrmt.codegen.compile import compile_expr
-    from symrmt.models.attention import equations as S
-
     quad = compile_expr([S.m, S.gamma, S.c], [S.mp_quadratic(), sp.diff(S.mp_quadratic(), S.m)])
     root = compile_expr([S.gamma, S.c], S.mp_root())
     return inspect.getsource(quad), inspect.getsource(root)
@@ -104,8 +108,6 @@ def _mp_sources():
 def _mp_coefficients():
     """Coefficients (in ``gamma``, ``c``; lowest degree first) of the numerator of
     :func:`~symrmt.models.attention.equations.mp_quadratic`, a polynomial in ``m`` (its denominator is free of ``m``)."""
-    from symrmt.models.attention import equations as S
-
     num, den = sp.fraction(sp.cancel(sp.together(S.mp_quadratic())))
     if den.has(S.m):
         raise ProofError("the Marchenko-Pastur equation is not polynomial in m after cancellation")
@@ -115,8 +117,6 @@ def _mp_coefficients():
 def _mp_poly(c: Fraction, gamma: Fraction):
     """The Marchenko-Pastur quadratic of :func:`symrmt.models.attention.equations.mp_quadratic` at exact values,
     as an ``fmpq_poly`` in ``m`` (coefficients from SymPy)."""
-    from symrmt.models.attention import equations as S
-
     flint = require_flint()
     subs = {S.c: sp.Rational(c.numerator, c.denominator), S.gamma: sp.Rational(gamma.numerator, gamma.denominator)}
     coeffs = [sp.Rational(cf.subs(subs)) for cf in _mp_coefficients()]
@@ -158,8 +158,6 @@ def prove_ridge(c, gammas, snr, digits: int, mids=None):
     """Balls of ``E_RR(gamma)``: the SymPy closed form :func:`~symrmt.models.attention.equations.ridge_error_closed_form`
     on balls; its root of the Marchenko-Pastur quadratic is checked to be the physical one by
     :func:`prove_mp_root` (branch ``"isolated"``)."""
-    from symrmt.models.attention.compiled import ridge_function
-
     c = Fraction(c)
     s = Fraction(snr)
     root_src = _mp_sources()[1]
@@ -196,8 +194,6 @@ _HERMITE_BALLS = cache_dict("symrmt.models.attention.prove._HERMITE_BALLS", 64)
 
 
 def _hermite_cached(f, diagonal, bits):
-    from symrmt.hermite.nonlinearity import Nonlinearity
-
     key = None
     if isinstance(f, Nonlinearity):
         key = (f.text, f.center, str(f.expr), diagonal, bits)
@@ -215,8 +211,6 @@ def _hermite_cached(f, diagonal, bits):
 
 def _gram_factor_arb(gram):
     """Rows of ``B`` with ``B B^T = gram`` as balls (exact LDL^T, the square roots as balls)."""
-    from symrmt.parsing.psd import ldl_pivoted
-
     flint = require_flint()
     perm, L, Dg = ldl_pivoted(gram)
     n = len(Dg)
@@ -272,11 +266,6 @@ def prove_attention(f, c, gammas, geometry=None, diagonal: str = "zero", digits:
     here when not given), the centres of the boxes.  ``chain``: prove the branch by continuation in
     the kernel strength (:func:`~symrmt.models.attention.prove_branch.attention_chain`; branch ``"continued"``); when it cannot be made the
     branch is ``"sanity"`` and the ball's ``note`` says why."""
-    from symrmt.models.attention.compiled import closed_form_phi, fixed_point_fjg, woodbury_D_function
-    from symrmt.models.attention.theory import attention_limit, guard_digits, route_for, scaled_nonlinearity
-    from symrmt.models.attention.geometry import as_low_rank
-    from symrmt.models.attention.params import check_c, check_gammas
-
     flint = require_flint()
     arb = flint.arb
     cf = check_c(c)
@@ -371,9 +360,6 @@ def prove_limit(f, c, gammas, geometry=None, diagonal: str = "zero", digits: int
     ``"attention"`` and ``"ridge"`` of balls (``flint.arb``) and ``"branch"``: ``{"attention": "sanity",
     "ridge": "isolated"}`` (see the module docstring); ``branch=True``: the attention branch by
     continuation in the kernel strength (``"continued"`` when every point's chain closes)."""
-    from symrmt.models.attention.theory import attention_limit, ridge_limit
-    from symrmt.models.attention.geometry import as_low_rank
-
     require_flint()
     geometry = as_low_rank(geometry)
     points = attention_limit(f, c, gammas, geometry, diagonal, digits, details=True)

@@ -18,8 +18,15 @@ import hashlib
 import inspect
 from fractions import Fraction
 
+import sympy as sp
+
 from symrmt.proofs.arb import ProofError, arb_checked, arb_function, require_flint, to_arb, working_bits
 from symrmt.cache import cached
+from symrmt.codegen.compile import compile_recipe
+from symrmt.engine.prove.chain import CHAIN_BITS, continuation_chain
+from symrmt.models.attention import equations as S
+from symrmt.models.attention.compiled import fixed_point_fjg, fixed_point_homotopy_fjt, noise_L0_function
+from symrmt.models.attention.equations import G_INDEX
 
 __all__ = ["symmetric_matrix", "square_system", "square_hessian", "attention_chain", "ATTENTION_MAX_BOXES",
            "GAMMA_START"]
@@ -33,8 +40,6 @@ GAMMA_START = Fraction(1)
 
 def symmetric_matrix(g):
     """The 3x3 rows of the symmetric matrix whose upper entries (``G_INDEX`` order) are ``g``."""
-    from symrmt.models.attention.equations import G_INDEX
-
     out = [[None] * 3 for _ in range(3)]
     for (i, j), v in zip(G_INDEX, g):
         out[i][j] = out[j][i] = v
@@ -47,8 +52,6 @@ def square_system(fjg, params):
     ``fjg`` is the arb version of the compiled flat ``[F (9), dF/dG (54), dF/dgamma (9)]`` of
     :func:`symrmt.models.attention.compiled.fixed_point_fjg`: the square system and its Jacobian
     ``d(G R)/dG_k = E_k R + G dR/dG_k`` are assembled from it, nothing is retyped."""
-    from symrmt.models.attention.equations import G_INDEX
-
     def parts(xs):
         v = fjg(xs, params)
         R = [[v[3 * i + j] for j in range(3)] for i in range(3)]
@@ -90,12 +93,7 @@ def square_hessian():
     :func:`symrmt.models.attention.equations.fixed_point_homotopy` (arguments ``(G, params + [t])``): the flat
     list of ``d^2 S_i / dG_j dG_k`` (``k``-major: six 6x6 matrices ``dJ/dG_k``), then ``dJ/dt`` and
     ``dJ/dgamma`` (6x6 each, row-major), then ``d^2 S/dt^2``, ``dS/dgamma`` and ``d^2 S/dgamma^2`` (6 each).  At ``t = 1`` it is the fixed point's own square system."""
-    from symrmt.codegen.compile import compile_recipe
-    from symrmt.models.attention import equations as S
-
     def build():
-        import sympy as sp
-
         R = S.fixed_point_homotopy()
         G = S.block_trace_matrix()
         x = S.G_SYMBOLS
@@ -157,10 +155,6 @@ def attention_chain(params, G, what, start=None):
     Returns ``(boxes, enclosure)``: the enclosure of the continued root at ``gamma`` (balls), which may start
     the chain of a smaller ``gamma``: ``start = (gamma_s, enclosure)`` with ``gamma < gamma_s < gamma_0`` (a ball, the
     same other parameters) runs only the ``gamma`` leg, from ``gamma_s``."""
-    from symrmt.models.attention.compiled import fixed_point_fjg, fixed_point_homotopy_fjt, noise_L0_function
-    from symrmt.engine.prove.chain import CHAIN_BITS, continuation_chain
-    from symrmt.models.attention.equations import G_INDEX
-
     flint = require_flint()
     gamma = params[0]
     rest = list(params[1:])

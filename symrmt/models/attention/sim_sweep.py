@@ -32,8 +32,21 @@ import math
 import time
 from dataclasses import dataclass
 
+import numpy as np
+
 from symrmt.comparison import gap_in_se
 from symrmt.errors import ParameterError
+from symrmt.hermite.presets import PRESETS
+from symrmt.models.attention.geometry import as_geometry
+from symrmt.models.attention.kernel_f import as_nonlinearity, simulation_f
+from symrmt.models.attention.montecarlo import simulate as _simulate
+from symrmt.models.attention.params import to_fraction, check_diagonal
+from symrmt.models.attention.sweeps import sweep, GRID_KEYS, grid_points, split_grid
+from symrmt.parsing import LIMITS, ParseLimitError
+from symrmt.plotting import axis_label as _label, log_axis as _log_axis, need_matplotlib, COLORS, set_log, fine_axis
+from symrmt.progress import progress_bar
+from symrmt.simulation.executor import make_executor
+from symrmt.table import need_pandas, text_table
 
 __all__ = ["simulate_grid", "SimulationSweep", "SweepComparison"]
 
@@ -42,8 +55,6 @@ FINE_POINTS = 61
 
 
 def _axis_floats(values, key):
-    from symrmt.models.attention.params import to_fraction
-
     return [float(to_fraction(v, key)) for v in values]
 
 
@@ -92,8 +103,6 @@ class SimulationSweep:
         return tuple(len(v) for v in self.grid.values())
 
     def _arr(self, flat):
-        import numpy as np
-
         return np.array(flat, dtype=np.float64).reshape(self.shape)
 
     @property
@@ -118,8 +127,6 @@ class SimulationSweep:
 
     def values(self, key: str):
         """The value of parameter ``key`` at every grid point (float64, the grid's shape)."""
-        import numpy as np
-
         if key not in self.points[0]:
             raise ParameterError(f"no parameter {key!r} in this simulation; known: {', '.join(self.points[0])}")
         return np.array([float(p[key]) for p in self.points], dtype=np.float64).reshape(self.shape)
@@ -142,8 +149,6 @@ class SimulationSweep:
 
         Raises :class:`~symrmt.ParameterError` when ``limits`` has another grid."""
         if limits is None:
-            from symrmt.models.attention.sweeps import sweep
-
             limits = sweep(self._f_spec(), self.sweep_grid(), geometry=self.geometry, diagonal=self.diagonal,
                            digits=digits, center=self.center, progress=progress)
         if tuple(limits.grid) != self.axes or limits.shape != self.shape:
@@ -163,8 +168,6 @@ class SimulationSweep:
 
     def to_pandas(self):
         """One row per point: every parameter, then ``attention``, ``attention_se``, ``ridge``, ``ridge_se``."""
-        from symrmt.table import need_pandas
-
         pd = need_pandas()
         rows = [{**{k: float(v) for k, v in pt.items()}, "attention": a, "attention_se": ase, "ridge": r,
                  "ridge_se": rse}
@@ -179,8 +182,6 @@ class SimulationSweep:
                 f"{', '.join(self.axes)}, n = {self.n}, {self.trials} trials>")
 
     def __str__(self) -> str:
-        from symrmt.table import text_table
-
         keys = [a.split("=")[0] for a in self.axes]
         rows = [[*(f"{float(pt[k]):.6g}" for k in keys), f"{a:.6f} ± {ase:.1e}", f"{r:.6f} ± {rse:.1e}"]
                 for pt, a, ase, r, rse in zip(self.points, self.attention_flat, self.attention_se_flat,
@@ -190,8 +191,6 @@ class SimulationSweep:
 
 
 def _presets():
-    from symrmt.hermite.presets import PRESETS
-
     return PRESETS
 
 
@@ -221,14 +220,10 @@ class SweepComparison:
     @property
     def max_gap(self) -> float:
         """The largest ``|gap|`` in standard errors over both errors and every point."""
-        import numpy as np
-
         return float(max(np.max(np.abs(self.attention_gap)), np.max(np.abs(self.ridge_gap))))
 
     def within(self, k: float = 3.0, slack: float = 0.0) -> bool:
         """``|mean - limit| <= k se + slack`` at every point, for both errors."""
-        import numpy as np
-
         s, t = self.simulation, self.limits
         ok_a = np.abs(s.attention - t.attention) <= k * s.attention_se + slack
         ok_r = np.abs(s.ridge - t.ridge) <= k * s.ridge_se + slack
@@ -255,10 +250,6 @@ class SweepComparison:
         simulation as points (``E_A`` circles, ``E_RR`` squares) with ``k`` se error bars in the same
         colour.  ``fine=0``: no fine grid (the limits at the simulated points are drawn as lines).
         Returns the axes (a new constrained-layout figure when ``ax`` is None)."""
-        import numpy as np
-
-        from symrmt.plotting import axis_label as _label, log_axis as _log_axis, need_matplotlib
-
         s = self.simulation
         axes = list(s.axes)
         if not axes:
@@ -282,7 +273,6 @@ class SweepComparison:
             curves = self._fine_curves(over, other, fine, digits, log)
         log_x = _log_axis(x) if log is None else log
         n_other = len(s.grid[other]) if other else 1
-        from symrmt.plotting import COLORS
 
         for j in range(n_other):
             col = f"C{j % 10}"
@@ -314,8 +304,6 @@ class SweepComparison:
             ax.errorbar(x[order], rr[order], yerr=k * rr_se[order], fmt="s", ms=4, capsize=2.5, color=col_r,
                         mfc="white", label=f"$E_{{RR}}$ simulation{tag}")
         if log_x:
-            from symrmt.plotting import set_log
-
             set_log(ax, "x")
         ax.set_xlabel(_label(over))
         ax.set_ylabel("interpolation error")
@@ -327,11 +315,6 @@ class SweepComparison:
 
     def _fine_curves(self, over, other, fine, digits, log):
         """``[(x, E_A, E_RR)]`` per value of ``other``: the limits on a fine grid of ``over``."""
-        import numpy as np
-
-        from symrmt.models.attention.sweeps import sweep
-        from symrmt.plotting import fine_axis
-
         s = self.simulation
         key = over.split("=")[0]
         xf = fine_axis(_axis_floats(s.grid[over], key), fine, log)
@@ -364,14 +347,6 @@ def simulate_grid(f, grid: dict, *, geometry=None, diagonal: str = "zero", cente
     >>> s.shape, [pt["c"] for pt in s.points] == [0.5, 1]
     ((2,), True)
     """
-    from symrmt.models.attention.kernel_f import as_nonlinearity, simulation_f
-    from symrmt.models.attention.montecarlo import simulate as _simulate
-    from symrmt.models.attention.params import check_diagonal
-    from symrmt.models.attention.sweeps import GRID_KEYS, grid_points, split_grid
-    from symrmt.parsing import LIMITS
-    from symrmt.simulation.executor import make_executor
-    from symrmt.progress import progress_bar
-
     t0 = time.monotonic()
     if not isinstance(grid, dict):
         raise ParameterError(f"grid must be a dict of grid entries, got {type(grid).__name__}")
@@ -385,14 +360,10 @@ def simulate_grid(f, grid: dict, *, geometry=None, diagonal: str = "zero", cente
     nl = as_nonlinearity(f, center)
     diagonal = check_diagonal(diagonal)
     if isinstance(geometry, dict):
-        from symrmt.models.attention.geometry import as_geometry
-
         geometry = as_geometry(geometry)
     axes, fixed = split_grid(grid)
     total = math.prod(len(v) for v in axes.values())
     if total > LIMITS["points"]:
-        from symrmt.parsing import ParseLimitError
-
         raise ParseLimitError(f"number of grid points (the product of the axes) = {total} is above the limit "
                               f"{LIMITS['points']} (LIMITS['points'])")
     points, models = grid_points(axes, fixed, geometry)

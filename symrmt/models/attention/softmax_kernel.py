@@ -66,6 +66,7 @@ def softmax_nonlinearity(alpha=1):
     :class:`~symrmt.hermite.Nonlinearity` for ``alpha = 1``, else the text of ``h``, which the
     solver rescales to ``h(alpha t)`` and checks centered there
     (``E h(alpha xi) = exp(alpha^2/2 - alpha^2/2) - 1 = 0``; :func:`symrmt.models.attention.theory.scaled_nonlinearity`)."""
+    # import-time cost: the softmax kernel loads no SymPy, mpmath or NumPy
     from symrmt.models.attention.kernel_f import as_nonlinearity
 
     a = Fraction(alpha)

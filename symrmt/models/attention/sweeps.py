@@ -21,10 +21,19 @@ from __future__ import annotations
 import itertools
 import time
 
-from symrmt.models.attention.geometry import ANGLE_KEYS, GRAM_KEYS, Geometry, point_geometry
-from symrmt.errors import ParameterError
+import numpy as np
+
+from symrmt.models.attention.geometry import ANGLE_KEYS, GRAM_KEYS, Geometry, as_geometry, point_geometry
+from symrmt.errors import ParameterError, SolverError
 from symrmt.models.attention.params import check_c, check_diagonal, to_fraction
 from symrmt.models.attention.grid_results import SweepResult
+from symrmt.models.attention.kernel_f import as_nonlinearity
+from symrmt.models.attention.prove import prove_limit
+from symrmt.models.attention import sweeps_fast
+from symrmt.models.attention.theory import attention_limit, ridge_limit
+from symrmt.parsing import LIMITS, check_count, ParseLimitError, check_digits
+from symrmt.progress import progress_bar
+from symrmt.proofs.arb import require_flint
 
 __all__ = ["sweep", "SweepResult", "GRID_KEYS", "point_geometry", "split_grid", "grid_points"]
 
@@ -182,9 +191,6 @@ def sweep(f, grid: dict | None = None, *, geometry=None, diagonal: str = "zero",
     ...
     symrmt.errors.ParameterError: ...
     """
-    from symrmt.models.attention.kernel_f import as_nonlinearity
-    from symrmt.progress import progress_bar
-
     t0 = time.monotonic()
     if grid is not None and not isinstance(grid, dict):
         raise ParameterError(f"grid must be a dict of grid entries, got {type(grid).__name__}")
@@ -198,11 +204,8 @@ def sweep(f, grid: dict | None = None, *, geometry=None, diagonal: str = "zero",
     nl = as_nonlinearity(f, center)
     diagonal = check_diagonal(diagonal)
     if isinstance(geometry, dict):  # a plain dict of entries, read once (symrmt.models.attention.geometry.as_geometry)
-        from symrmt.models.attention.geometry import as_geometry
-
         geometry = as_geometry(geometry)
     axes, fixed = _split(grid)
-    from symrmt.parsing import LIMITS, check_count
 
     total = 1
     for values in axes.values():
@@ -212,8 +215,6 @@ def sweep(f, grid: dict | None = None, *, geometry=None, diagonal: str = "zero",
     if fast:
         check_count(total, "fast_points", "number of grid points (the product of the axes) of the float64 path")
     elif total > LIMITS["points"]:
-        from symrmt.parsing import ParseLimitError
-
         raise ParseLimitError(
             f"number of grid points (the product of the axes) = {total} is above the limit {LIMITS['points']} of "
             f"the certified path (LIMITS['points']); the float64 path (fast=True, --fast) takes up to "
@@ -221,16 +222,12 @@ def sweep(f, grid: dict | None = None, *, geometry=None, diagonal: str = "zero",
     if fast and prove:
         raise ParameterError("prove=True (--prove) needs the certified path: drop fast (--fast)")
     if prove:
-        from symrmt.proofs.arb import require_flint
-
         require_flint()
     if fast:
         return _sweep_fast(nl, axes, fixed, geometry, diagonal, certify, seed, t0)
     points, models = _point_list(axes, fixed, geometry)
-    from symrmt.parsing import check_digits
 
     digits = check_digits(digits)  # the one digits rule: an integer (NumPy too) in [1, LIMITS['digits']]
-    from symrmt.models.attention.theory import attention_limit, ridge_limit
 
     groups: dict = {}
     for c, geo, g in models:
@@ -240,8 +237,6 @@ def sweep(f, grid: dict | None = None, *, geometry=None, diagonal: str = "zero",
         for (c, geo), gs in sorted(groups.items(), key=lambda kv: kv[0][0]):
             gs = sorted(set(gs), reverse=True)
             if prove:
-                from symrmt.models.attention.prove import prove_limit
-
                 vals, bl = prove_limit(nl, c, gs, geo, diagonal, digits)
                 att, rr = vals["attention"], vals["ridge"]
                 for g, a, r in zip(gs, bl["attention"], bl["ridge"]):
@@ -263,12 +258,8 @@ def sweep(f, grid: dict | None = None, *, geometry=None, diagonal: str = "zero",
 def _sweep_fast(nl, axes, fixed, geometry, diagonal, certify, seed, t0):
     """The grid as float64 columns (each axis value validated once, exactly:
     :func:`symrmt.models.attention.sweeps_fast.grid_points`) through ``symrmt.models.attention.fast.solve_grid``."""
-    import numpy as np
-
-    from symrmt.models.attention.sweeps_fast import grid_points, solve_points
-
-    points = grid_points(axes, fixed, geometry)
-    out = solve_points(nl, points, diagonal, certify, seed)
+    points = sweeps_fast.grid_points(axes, fixed, geometry)
+    out = sweeps_fast.solve_points(nl, points, diagonal, certify, seed)
     att = np.asarray(out.attention, dtype=np.float64)
     rr = np.asarray(out.ridge, dtype=np.float64)
     fb = np.asarray(out.fallback, dtype=bool)
@@ -276,8 +267,6 @@ def _sweep_fast(nl, axes, fixed, geometry, diagonal, certify, seed, t0):
         raise ParameterError(f"the fast solver returned shapes {att.shape}, {rr.shape}, {fb.shape} for "
                              f"{len(points)} points")  # pragma: no cover - a broken fast solver
     if not (np.all(np.isfinite(att)) and np.all(np.isfinite(rr))):
-        from symrmt.errors import SolverError
-
         raise SolverError("the fast solver returned non-finite values")  # pragma: no cover
     return SweepResult(f=nl.name, expr=str(nl.expr), center=nl.center, diagonal=diagonal, digits=None,
                        grid=axes, fixed=fixed, geometry=geometry, points=points, attention_mp=tuple(att.tolist()),

@@ -194,6 +194,7 @@ def grid_points(axes: dict, fixed: dict, base) -> GridPoints:
 def solve_points(nl, points: GridPoints, diagonal: str, certify: int = 0, seed: int = 0):
     """:func:`symrmt.models.attention.fast.solve_grid` on ``points`` (flat), a non-PSD point refused by its parameters."""
     try:
+        # imported here: an installation without the vectorised solver refuses fast=True, and says so
         from symrmt.models.attention import fast as fast_module
     except ImportError as exc:  # pragma: no cover - the module ships with the package
         raise ParameterError(

@@ -126,8 +126,6 @@ class AttentionPoint:
 
 def _gstr(g) -> str:
     """``gamma`` for a message: 8 significant digits, any exponent (``1e-400`` stays ``1.0e-400``, not ``0``)."""
-    from fractions import Fraction
-
     if isinstance(g, Fraction):
         with mpmath.workdps(20):
             return mpmath.nstr(mpmath.mpf(g.numerator) / g.denominator, 8)

@@ -27,11 +27,12 @@ from __future__ import annotations
 import hashlib
 import math
 from dataclasses import dataclass
+from decimal import Context
 from fractions import Fraction
 
 import numpy as np
 
-from symrmt.models.attention.geometry import Geometry, LowRankGeometry, as_low_rank
+from symrmt.models.attention.geometry import Geometry, LowRankGeometry, as_geometry, as_low_rank
 from symrmt.errors import ParameterError
 from symrmt.models.attention.params import check_c, check_diagonal, check_gammas, check_int, check_noise
 from symrmt.models.attention.sampling import (
@@ -153,8 +154,6 @@ def simulate_point(f, n, c, gammas, geometry=None, diagonal="zero", noise="gauss
     gam = np.array([float(g) if abs(g) < Fraction(10) ** 308 else float("inf") for g in gam_exact], dtype=np.float64)
     for g, gf in zip(gam_exact, gam):
         if not (np.isfinite(gf) and gf > 0) or abs(Fraction(float(gf)) - g) > g / 2:
-            from decimal import Context
-
             shown = Context(prec=3).divide(g.numerator, g.denominator)
             raise ParameterError(f"gamma = {shown} is outside the float64 range of the simulation "
                                  f"(it would become {gf}); the simulation needs 1e-300 < gamma < 1e300")
@@ -177,8 +176,6 @@ def simulate_point(f, n, c, gammas, geometry=None, diagonal="zero", noise="gauss
         if geometry is None:
             geometry = Geometry()
         if isinstance(geometry, dict):  # a plain dict of entries (symrmt.models.attention.geometry.as_geometry)
-            from symrmt.models.attention.geometry import as_geometry
-
             geometry = as_geometry(geometry)
         if isinstance(geometry, Geometry):
             geometry_record = {k: _sim_float(v, k) for k, v in geometry.as_dict().items()}
@@ -252,8 +249,6 @@ def _sim_float(v, name: str) -> float:
     make it inf or 0 (a magnitude above ``1e300``, or a nonzero one below ``1e-300``)."""
     q = Fraction(v) if not isinstance(v, Fraction) else v
     if abs(q) > Fraction(10) ** 300 or (q != 0 and abs(q) < Fraction(1, 10**300)):
-        from decimal import Context
-
         shown = Context(prec=3).divide(q.numerator, q.denominator)
         raise ParameterError(f"{name} = {shown} is outside the float64 range of the simulation (it needs "
                              "magnitudes 1e-300 to 1e300, or 0)")

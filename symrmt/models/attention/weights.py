@@ -33,7 +33,8 @@ from symrmt.errors import NotDerived, ParameterError
 from symrmt.hermite import Nonlinearity
 from symrmt.models.attention.montecarlo import simulate
 from symrmt.models.attention.params import check_c, check_gammas, check_noise, to_fraction
-from symrmt.models.attention.sampling import draw_tokens, ridge_errors
+from symrmt.models.attention.sampling import draw_tokens, ridge_errors, softmax_kernel
+from symrmt.models.attention.softmax_kernel import check_softmax_f
 from symrmt.models.attention.theory import ridge_limit
 from symrmt.parsing.limits import LIMITS
 
@@ -134,7 +135,6 @@ def _head_f(f, attention):
         return f
     if attention != "softmax":
         raise ParameterError(f"attention must be 'entrywise' or 'softmax', got {attention!r}")
-    from symrmt.models.attention.softmax_kernel import check_softmax_f
 
     check_softmax_f(f)
     return SOFTMAX_HEAD_F
@@ -209,7 +209,7 @@ def heads_simulate(f, n: int, c, gammas, heads: int, head_width, trials: int = 1
     _head_f(f, attention)
     softmax = attention == "softmax"
     if softmax:
-        from symrmt.models.attention.sampling import softmax_kernel
+        pass
     else:
         fn = Nonlinearity(f, center=center).numpy() if not isinstance(f, Nonlinearity) else f.numpy()
     rng = np.random.default_rng(seed)

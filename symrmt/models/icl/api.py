@@ -7,6 +7,10 @@ and ``symrmt.icl_simulate`` (the simulation), taking the same parameters.
 
 from __future__ import annotations
 
+from symrmt.errors import ParameterError
+from symrmt.models.icl.simulation import icl_simulate as run
+from symrmt.models.icl.theory import icl_limit
+
 __all__ = ["icl", "icl_simulate"]
 
 
@@ -28,11 +32,8 @@ def icl(alpha, kappa, tau, rho, digits: int = 15, simulate: bool = False, d: int
     """
     if simulate:
         if d is None:
-            from symrmt.errors import ParameterError
-
             raise ParameterError("simulate=True needs the token dimension d")
         return icl_simulate(alpha, kappa, tau, rho, d=d, trials=trials, seed=seed)
-    from symrmt.models.icl.theory import icl_limit
 
     return icl_limit(alpha, kappa, tau, rho, digits=digits)
 
@@ -50,6 +51,4 @@ def icl_simulate(alpha, kappa, tau, rho, d: int, trials: int = 10, seed: int = 0
     >>> (r.d, r.ell, r.k, r.n, r.trials), r.se > 0
     ((4, 4, 4, 8, 2), True)
     """
-    from symrmt.models.icl.simulation import icl_simulate as run
-
     return run(alpha, kappa, tau, rho, d=d, trials=trials, seed=seed)

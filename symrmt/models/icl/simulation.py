@@ -24,8 +24,10 @@ from fractions import Fraction
 from symrmt.cache import cached
 
 import numpy as np
+import sympy as sp
 
 from symrmt.errors import ParameterError, SolverError
+from symrmt.models.icl import equations as icl_equations
 from symrmt.models.icl.params import check_icl
 
 __all__ = ["ICLSimulation", "icl_simulate", "train_readout", "test_error", "MAX_ENTRIES"]
@@ -117,11 +119,7 @@ def test_error(gamma, ell: int, rho) -> float:
 @cached(maxsize=64)
 def _coefficients(d: int, ell: int, rho: Fraction):
     """``(b1, b2)`` of :func:`symrmt.models.icl.equations.test_error_coefficients` as floats (the one formula)."""
-    import sympy as sp  # the equations (SymPy) load only when a simulation runs
-
-    from symrmt.models.icl.equations import test_error_coefficients
-
-    return tuple(float(b) for b in test_error_coefficients(d, ell, sp.Rational(rho.numerator, rho.denominator)))
+    return tuple(float(b) for b in icl_equations.test_error_coefficients(d, ell, sp.Rational(rho.numerator, rho.denominator)))
 
 
 def icl_simulate(alpha, kappa, tau, rho, d: int, trials: int = 10, seed: int = 0) -> ICLSimulation:

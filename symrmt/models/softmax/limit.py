@@ -14,6 +14,7 @@ def softmax_limit(c, gamma, geometry=None, digits: int = 15, mask: bool = True, 
     """Certified limits of ``E_A`` (masked softmax attention) and ``E_RR``: ``symrmt.limit(None, ...,
     attention="softmax")``, the entry-wise limit of
     :func:`~symrmt.models.attention.softmax_kernel.softmax_nonlinearity` for ``geometry``'s ``alpha``."""
+    # import-time cost: the softmax kernel loads no SymPy, mpmath or NumPy
     from symrmt.models.attention.api import limit
 
     return limit(None, c, gamma, geometry, digits=digits, progress=progress, attention="softmax", mask=mask)

@@ -126,6 +126,7 @@ def test_fast_crossings_two_roots_and_none():
 
 @pytest.mark.slow  # seconds per call: outside the fast tier
 def test_fast_crossings_distrust_small_differences_and_wrong_signs(monkeypatch):
+    import symrmt.models.attention.boundary as crossings_module  # crossings() calls sweeps_fast.solve_points from here
     import symrmt.models.attention.sweeps_fast as sf
 
     kw = dict(over="c", between=(0.1, 4), gamma=1, snr=1, digits=12, scan=9, progress=False)
@@ -137,7 +138,7 @@ def test_fast_crossings_distrust_small_differences_and_wrong_signs(monkeypatch):
         out.error_estimate[:] = np.inf
         return out
 
-    monkeypatch.setattr(sf, "solve_points", unsure)
+    monkeypatch.setattr(crossings_module, "solve_points", unsure)
     r = symrmt.crossings("relu", fast=True, **kw)
     assert r.fast and r.scan_sign == slow.scan_sign and r.evaluations >= 9
     _agree(r, slow, 12)
@@ -147,7 +148,7 @@ def test_fast_crossings_distrust_small_differences_and_wrong_signs(monkeypatch):
         out.attention[-1], out.ridge[-1] = out.ridge[-1], out.attention[-1]
         return out
 
-    monkeypatch.setattr(sf, "solve_points", wrong)
+    monkeypatch.setattr(crossings_module, "solve_points", wrong)
     r = symrmt.crossings("relu", fast=True, **kw)
     assert not r.fast and r.scan_sign == slow.scan_sign
     _agree(r, slow, 12)

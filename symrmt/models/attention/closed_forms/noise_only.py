@@ -60,10 +60,12 @@ from symrmt.core.certify import Disagree, agree, certify
 from symrmt.core.continuation import Geometric, follow
 from symrmt.core.errors import ConvergenceError
 from symrmt.core.newton import newton
-from symrmt.core.numbers import MPMATH
+from symrmt.core.numbers import MPMATH, mpf_of
 from symrmt.errors import ParameterError
 from symrmt.errors import ClosedFormError  # noqa: F401  (defined in symrmt.errors, importable here)
 from symrmt.models.attention import equations as S
+from symrmt.models.attention.closed_forms.noise_only_data import POLYNOMIALS
+from symrmt.models.attention.solver import compile_expr
 
 G11, G12, G13, G22, G23, G33 = S.G_SYMBOLS
 m, gamma, c, a1, nu, d = S.m, S.gamma, S.c, S.a1, S.nu, S.d
@@ -258,8 +260,6 @@ def stored_polynomial(c_, a1_, nu_, d_):
     ``m(-gamma)`` at several ``gamma`` (40 digits), and in its full mode that the elimination
     gives it again, coefficient for coefficient.
     """
-    from symrmt.models.attention.closed_forms.noise_only_data import POLYNOMIALS
-
     key = tuple(str(_exact(x, n)) for x, n in zip((c_, a1_, nu_, d_), ("c", "a_1", "nu", "d")))
     terms = POLYNOMIALS.get(key)
     if terms is None:
@@ -322,7 +322,6 @@ def _compile(args, expr):
     items = expr if isinstance(expr, (list, tuple)) else [expr]
     if any(sp.sympify(e).atoms(sp.Float) for e in items):
         raise ClosedFormError("polynomial holds float literals")
-    from symrmt.models.attention.solver import compile_expr
 
     return compile_expr(args, expr, floats_ok=True)
 
@@ -346,8 +345,6 @@ def _compiled_general(cv, a1v, nuv, dv):
 
 def _mpf(x):
     """An exact input as an mpf through the package's one converter (:func:`symrmt.core.numbers.mpf_of`)."""
-    from symrmt.core.numbers import mpf_of
-
     if isinstance(x, str):
         x = Fraction(x)
     elif isinstance(x, sp.Rational):

@@ -50,7 +50,9 @@ import mpmath
 import sympy as sp
 
 from symrmt.cache import cached
+from symrmt.codegen.compile import compile_expr
 from symrmt.models.attention import equations as S
+from symrmt.models.attention.solver import FixedPoint, lowrank_D, woodbury_value
 
 eps = sp.Symbol("epsilon", positive=True)
 alpha, rho, sigma, tau, kappa, omega, beta = sp.symbols("alpha rho sigma tau kappa omega beta", real=True)
@@ -60,8 +62,6 @@ BELOW = (alpha, rho, sigma, kappa, omega, tau)
 
 def _compile(args, expr):
     """The package's one compile step (empty ``__builtins__``), without its common subexpressions."""
-    from symrmt.codegen.compile import compile_expr
-
     return compile_expr(args, expr, cse=False, floats_ok=True)
 
 
@@ -203,8 +203,6 @@ def ridgeless_traces(c, a1, nu, d, dps: int = 50, seed=None):
     the seed is ``gamma G`` etc. from the fixed point at ``gamma = 1e-6`` unless given.
     Returns the traces and the largest residual of all nine reduced equations.
     """
-    from symrmt.models.attention.solver import FixedPoint
-
     f, fall = _below_functions()
     with mpmath.workdps(dps + 10):
         cc, aa, nn, dd = (mpmath.mpf(x) for x in (c, a1, nu, d))
@@ -237,8 +235,6 @@ def general_ridgeless_error(traces, c, a1, geometry, dps: int = 50):
     ``10^{-dps-5}`` (error ``O(eps)``) at ``3 dps + 20`` working digits; the second value
     and the difference of the two are returned.
     """
-    from symrmt.models.attention.solver import lowrank_D, woodbury_value
-
     vals = []
     work = 3 * dps + 20
     k = dps
@@ -272,8 +268,6 @@ def _above_functions():
 
 def rate_above(c, a1, nu, d, dps: int = 40, seed_gamma="1e-8"):
     """``c > 1``, ``K`` indefinite: ``(beta, rho, sigma, kappa)``; ``E_A ~ (beta/2) sqrt(gamma)``."""
-    from symrmt.models.attention.solver import FixedPoint
-
     f = _above_functions()
     with mpmath.workdps(dps + 10):
         g0 = mpmath.mpf(seed_gamma)
