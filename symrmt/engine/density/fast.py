@@ -44,6 +44,7 @@ from __future__ import annotations
 
 import math
 
+import mpmath
 import numpy as np
 
 from symrmt.core.newton import stagnated
@@ -530,8 +531,6 @@ def _refine(solver, x, h, J):
     from its refined value, or ``None`` (the point goes to the certified path) when the corrections do not
     contract, when that bound, mapped to ``tau`` by the readout, exceeds :data:`REFINE_DIGITS` digits of the
     density (of ``1 + |tau|`` outside the support), or when ``tau`` leaves the Stieltjes branch."""
-    import mpmath
-
     if not solver.readout_f:
         return None
     try:
