@@ -58,7 +58,7 @@ from symrmt.engine.lang.vectors import Vector
 from symrmt.engine.reduce import linearize as lin
 from symrmt.engine.reduce.plan import normalized, scalar_formula
 from symrmt.engine.solve.certify import TraceLimit
-from symrmt.engine.solve.given_dd import solve_dd
+from symrmt.engine.solve.given_dd import solve_dd, woodbury_reader
 from symrmt.errors import BranchError, ConvergenceError, PrecisionError
 from symrmt.parsing import check_digits
 
@@ -488,15 +488,7 @@ def _woodbury_hp(part, plan, h, det, eta, prec, tol):
         raise ConvergenceError(f"the refinement of the deterministic-equivalent inverse (Woodbury form) did not "
                                f"converge at {prec} bits (last correction {delta:.3g})")
 
-    def read(k, l):
-        i, j = pos[k], pos[l]
-        s = Ainv[i, j]
-        for r in range(nr):
-            for c in range(nc):
-                s -= Ainv[i, rows[r]] * Ainv[cols[c], j] * T[r][c]
-        return s
-
-    return read
+    return woodbury_reader(Ainv, pos, rows, cols, T)
 
 
 def _solve_hp(part, h64, J, coef_hp, prec, digits, extra, watch):

@@ -154,6 +154,30 @@ def _dot_dd(A, B, Bl):
     return _sum_dd(np.concatenate([prod.ravel(), err.ravel(), (A * Bl).ravel()]))
 
 
+def woodbury_reader(Ainv, pos, rows, cols, T):
+    """A function ``(k, l) -> entry`` of the full inverse, read from its Woodbury form:
+    ``Ainv[pos[k], pos[l]] - sum_{r, c} Ainv[pos[k], rows[r]] Ainv[cols[c], pos[l]] T[r][c]``, where ``Ainv``
+    (indexed ``[i, j]``: an mpmath or python-flint matrix) is the inverse with the scalar blocks eliminated
+    and ``T`` the inner matrix's correction; in the arithmetic the entries carry.
+
+    >>> import mpmath
+    >>> read = woodbury_reader(mpmath.matrix([[2, 1], [1, 3]]), {"a": 0, "b": 1}, [1], [0], [[1]])
+    >>> read("a", "b")
+    mpf('0.0')
+    """
+    nr, nc = len(rows), len(cols)
+
+    def read(k, l):
+        i, j = pos[k], pos[l]
+        s = Ainv[i, j]
+        for r in range(nr):
+            for c in range(nc):
+                s -= Ainv[i, rows[r]] * Ainv[cols[c], j] * T[r][c]
+        return s
+
+    return read
+
+
 def _woodbury_dd(part, plan, h, det, eta, digits, variant, bits, slices):
     """The traces ``tr(G_kl)/N`` of the inverse of the materialized matrix in double-double through the
     Woodbury reduction ``plan`` (:meth:`_Part.woodbury_plan`): ``A^{-1}`` at the working precision,
@@ -250,15 +274,7 @@ def _woodbury_dd(part, plan, h, det, eta, digits, variant, bits, slices):
                 d += mpmath.mpf(float(np.sum(Eh * RR[:, cs].T)))
             T[r][c] = (base + d) / N
 
-    def read(k, l):
-        i, j = pos[k], pos[l]
-        s = Ainv[i, j]
-        for r in range(nr):
-            for c in range(nc):
-                s -= Ainv[i, rows[r]] * Ainv[cols[c], j] * T[r][c]
-        return s
-
-    return read
+    return woodbury_reader(Ainv, pos, rows, cols, T)
 
 
 def solve_dd(part, h_start, J, coef_mp, digits, variant):
