@@ -77,9 +77,9 @@ def stack(values, n: int, dtype=float) -> np.ndarray:
 
 
 def solve(M, b):
-    """``numpy.linalg.solve`` on the stacked float64 systems ``M (n,m,m)``, ``b (n,m,k)``: a system that is
-    singular or holds a non-finite entry gives ``nan`` in its row only."""
-    out = np.full(b.shape, np.nan)
+    """``numpy.linalg.solve`` on the stacked float64 (or complex128) systems ``M (n,m,m)``, ``b (n,m,k)``: a
+    system that is singular or holds a non-finite entry gives ``nan`` in its row only."""
+    out = np.full(b.shape, np.nan, dtype=np.result_type(M, b, np.float64))
     fin = np.isfinite(M).all(axis=(1, 2)) & np.isfinite(b).all(axis=(1, 2))
     if fin.any():
         idx = np.flatnonzero(fin)

@@ -47,6 +47,7 @@ import math
 import mpmath
 import numpy as np
 
+from symrmt.core.batch import solve as stacked_solve
 from symrmt.core.newton import stagnated
 from symrmt.engine.density.resolvent import CORRECT, ETA_FLOOR, FINISH, MOVE, START_HEIGHT
 from symrmt.engine.solve.batch import batch_system
@@ -85,24 +86,6 @@ PIVOT_THRESHOLD = 0.1
 #: than ``TARGET`` of the region is shortened before it is refused, which would cost the point a whole round
 TARGET = 0.8
 GROW_MIN = 0.5
-
-
-def _lapack(J, b):
-    """Stacked complex ``J x = b`` (``J (N,m,m)``, ``b (N,m,k)``) by LAPACK with partial pivoting; a singular or
-    non-finite row gives ``nan`` in that row only."""
-    out = np.full(b.shape, np.nan, dtype=complex)
-    fin = np.isfinite(J).all(axis=(1, 2)) & np.isfinite(b).all(axis=(1, 2))
-    idx = np.flatnonzero(fin)
-    if idx.size:
-        try:
-            out[idx] = np.linalg.solve(J[idx], b[idx])
-        except np.linalg.LinAlgError:
-            for i in idx:
-                try:
-                    out[i] = np.linalg.solve(J[i], b[i])
-                except np.linalg.LinAlgError:
-                    pass
-    return out
 
 
 def _stacked(J, m, n, rows=None):
@@ -192,7 +175,7 @@ class _Sparse:
             bad |= np.abs(np.stack(lams)).max(axis=0) > 1 / PIVOT_THRESHOLD
         redo = np.flatnonzero(bad)
         if redo.size:
-            out[:, :, redo] = _lapack(_stacked(J, m, n, redo), b[:, :, redo].transpose(2, 0, 1)).transpose(1, 2, 0)
+            out[:, :, redo] = stacked_solve(_stacked(J, m, n, redo), b[:, :, redo].transpose(2, 0, 1)).transpose(1, 2, 0)
         return out
 
 
