@@ -1,4 +1,4 @@
-"""``symrmt limit/simulate --weights W.npy [--mu MU.npy]`` and ``--heads H --head-width D`` (mu = 0).
+"""``symrmt limit/simulate --weights W.npy [--mu MU.npy]`` and ``--heads H --head-width D [--snr S | --mu MU.npy]``.
 
 The flags and the verbs that read them; the models are :mod:`symrmt.models.attention.weights`.
 """
@@ -16,12 +16,13 @@ __all__ = ["add_weights", "weights_requested", "cmd_limit_weights", "cmd_simulat
 
 def add_weights(p):
     """The ``--weights``, ``--mu``, ``--heads`` and ``--head-width`` flags of ``limit`` and ``simulate``."""
-    g = p.add_argument_group("general weights and heads (mu = 0 only)")
+    g = p.add_argument_group("general weights and heads")
     g.add_argument("--weights", metavar="W.npy", default=None,
                    help="a p x p weight matrix used as given, K_ij = f(x_i^T W x_j/sqrt(p))/sqrt(p) (file-trust "
                    "rule, at most 32 MiB and 2048 rows); p from the file, n = round(p/c)")
     g.add_argument("--mu", metavar="MU.npy", default=None,
-                   help="the signal vector (length p) with --weights; a nonzero mu is refused (exit 3: not derived)")
+                   help="the signal vector (length p, in the basis of --weights; file-trust rule); with --heads only "
+                   "its norm enters (as --snr ||mu||^2 does)")
     g.add_argument("--heads", type=int, default=None, metavar="H",
                    help="H independent random heads W_h = Q_h K_h^T/sqrt(p d), Gaussian p x d Q_h, K_h, features "
                    "concatenated (1 <= H <= 8)")
@@ -48,11 +49,14 @@ def _check_plain(args):
         raise ParameterError("--heads needs --head-width D (d = D p)")
     if args.weights is not None and args.head_width is not None:
         raise ParameterError("--head-width is for --heads")
-    if args.mu is not None and args.weights is None:
-        raise ParameterError("--mu is for --weights (random heads take no signal here)")
     for name, _what in GEOMETRY_FLAGS:
         if to_fraction(getattr(args, name, "0"), f"--{name}") != 0:
-            raise ParameterError(f"--{name} is not taken with --weights/--heads (the weights are given; mu = 0)")
+            if name == "snr" and args.heads is not None:
+                if args.mu is not None:
+                    raise ParameterError("--heads: give the signal as --snr or as --mu, not both")
+                continue
+            raise ParameterError(f"--{name} is not taken with --weights/--heads (the weights are given"
+                                 + ("; the signal is --mu)" if args.weights is not None else "; --heads takes --snr)"))
     for name in ("geometry", "alpha", "cos_muwk", "cos_muwq", "cos_wkwq"):
         if getattr(args, name, None) is not None:
             raise ParameterError(f"--{name.replace('_', '-')} is not taken with --weights/--heads")
@@ -77,12 +81,23 @@ def _check_plain(args):
         raise ParameterError("--prove is not available with --weights/--heads")
 
 
+def _heads_snr(args, p=None):
+    """``||mu||^2`` for ``--heads``: ``--snr``, or the norm of ``--mu`` (of length ``p`` when given)."""
+    # import-time cost: the CLI's start loads no SymPy or NumPy
+    from symrmt.models.attention import weights as wm
+
+    if args.mu is None:
+        return wm.check_snr(getattr(args, "snr", "0"))
+    mu = wm.signal_vector(args.mu, p)
+    return 0 if mu is None else wm.signal_snr(mu)
+
+
 def _num(x, D):
     return mpmath.nstr(x, D, strip_zeros=False) if not isinstance(x, float) else repr(x)
 
 
 def cmd_limit_weights(args) -> int:
-    """``symrmt limit`` with weights given by their entries (or independent heads), ``mu = 0``.
+    """``symrmt limit`` with weights given by their entries (or independent heads), with or without a signal.
     Takes the parsed arguments; returns the exit code.  Bad input raises ``ParameterError`` and a value
     that cannot be certified ``SolverError``, which :func:`symrmt.cli.app.main` prints in one line (exit 2, 3).
 
@@ -106,10 +121,12 @@ def cmd_limit_weights(args) -> int:
                   "rho": _num(st["rho"], 17), "trace_W_over_p": _num(st["m"], 17), "tau": _num(st["tau"], 17),
                   "value": "deterministic equivalent at p (E_A), limit (E_RR)", "digits": D}
     else:
+        snr = _heads_snr(args)
         res = wm.heads_limit(args.f, args.c, list(args.gamma), args.heads, args.head_width, digits=D,
-                             center=args.center, attention=args.attention)
+                             center=args.center, attention=args.attention, snr=snr)
         params = {"f": args.f if args.f is not None else wm.SOFTMAX_HEAD_F, "c": str(args.c), "heads": args.heads,
-                  "head_width": str(args.head_width), "attention": args.attention, "value": "limit", "digits": D}
+                  "head_width": str(args.head_width), "snr": str(snr), "attention": args.attention, "value": "limit",
+                  "digits": D}
     if args.json:
         dump({"gamma": list(args.gamma), "ridge": [_num(x, D) for x in res["ridge"]],
               "attention": [_num(x, D) for x in res["attention"]], "params": params})
@@ -121,7 +138,7 @@ def cmd_limit_weights(args) -> int:
 
 
 def cmd_simulate_weights(args) -> int:
-    """``symrmt simulate`` with weights given by their entries (or independent heads), ``mu = 0``.
+    """``symrmt simulate`` with weights given by their entries (or independent heads), with or without a signal.
     Takes the parsed arguments; returns the exit code.  Bad input raises ``ParameterError`` and a value
     that cannot be certified ``SolverError``, which :func:`symrmt.cli.app.main` prints in one line (exit 2, 3).
 
@@ -143,14 +160,7 @@ def cmd_simulate_weights(args) -> int:
         from symrmt.models.attention.montecarlo import simulate
 
         W = check_weights(args.weights)
-        mu = None
-        if args.mu is not None:
-            # import-time cost: the CLI's start loads no SymPy or NumPy
-            from symrmt.engine.laws.given import load_array
-
-            mu = load_array(args.mu, "mu", 1)
-            if mu.shape != (W.shape[0],):
-                raise ParameterError(f"--mu: a vector of length p = {W.shape[0]} is needed, got shape {mu.shape}")
+        mu = wm.signal_vector(args.mu, W.shape[0])
         p = W.shape[0]
         n = round(p / c)
         if args.n is not None and args.n != n:
@@ -164,9 +174,10 @@ def cmd_simulate_weights(args) -> int:
     else:
         if args.n is None:
             raise ParameterError("--n is needed with --heads")
+        snr = _heads_snr(args, round(c * args.n))
         res = wm.heads_simulate(args.f, args.n, c, list(args.gamma), args.heads, args.head_width,
                                 trials=args.trials, seed=args.seed, noise=args.noise, center=args.center,
-                                attention=args.attention)
+                                attention=args.attention, snr=snr)
         params = res["params"]
     params.update({"f": args.f, "c": str(args.c), "gamma": list(args.gamma)})
     out = {key: {"mean": [float(x) for x in res[key]["mean"]], "se": [float(x) for x in res[key]["se"]]}

@@ -373,3 +373,29 @@ def test_woodbury_inverse_against_the_dense_inverse(monkeypatch):
     m = model(S @ S.T)
     m.limit("diff(trace(inv(Z.T*S*Z/n + gamma*I(n))), gamma)", at={"c": "1/2", "gamma": "1/3"}, digits=15)
     assert seen and max(seen) == 4
+
+
+@pytest.mark.slow
+def test_random_labels_with_a_given_matrix_against_the_ridge_closed_form():
+    """A random vector (signs y) in a dimension without given objects, next to a given matrix and a given
+    vector: the ridge error with a signal, -gamma^2 d/dgamma y^T (X^T S X/n + gamma I)^-1 y/n with
+    X = mu y^T + Z and S = I given by its entries, mu = sqrt(snr) times a Hadamard column, against the
+    closed form of the ridge error (compiled from its SymPy formula, independent of the engine)."""
+    from symrmt.models.attention.theory import ridge_limit
+
+    p = 16
+    m = model(np.eye(p))
+    m.vector_file("mu", "p", hadamard(p)[:, 3] * np.sqrt(2.25))
+    m.signs("y", "n")
+    m.let("X", m.parse("mu*y.T + Z"))
+    e = "-gamma**2*diff(y.T*inv(X.T*S*X/n + gamma*I(n))*y/n, gamma)"
+    for c, g in (("1/2", "1/10"), ("2", "1")):
+        want = ridge_limit(c, [g], "9/4", DIGITS)[0]
+        assert agree(m.limit(e, at={"c": c, "gamma": g}, digits=DIGITS).value, want, 25)
+
+
+def test_random_vector_in_a_given_dimension_is_refused():
+    m = model(np.eye(4))
+    m.gaussian_vector("g", "p")
+    with pytest.raises(ModelError, match="random vector in the dimension p, which carries the given"):
+        m.limit("g.T*inv(S*Z*Z.T*S.T/n + I(p))*g/p", at={"c": "1/2"})

@@ -68,7 +68,7 @@ import mpmath
 import sympy as sp
 
 from symrmt import hermite
-from symrmt.engine.kernels.weights import kernel_given
+from symrmt.engine.kernels.weights import check_signal_matrix, is_deterministic, is_finite_rank, kernel_given
 from symrmt.engine.lang.matrices import (
     GOE, Const, Gaussian, Identity, MatProduct, MatrixNode, MatSum, ModelError, Scaled, Transpose, walk,
 )
@@ -255,50 +255,16 @@ def _equivalent(f, k, kt, linear, Z, ncols, p, model, name):
 
 # ---------------------------------------------------------------- a signal and weights
 
-def _finite_rank(m) -> bool:
-    """Whether ``m`` is finite rank by structure: a product (possibly scaled) with a vector factor."""
-    if isinstance(m, Scaled):
-        return _finite_rank(m.matrix)
-    if isinstance(m, Transpose):
-        return _finite_rank(m.matrix)
-    if isinstance(m, MatProduct):
-        return any(isinstance(f, Vector) or isinstance(f, Transpose) and isinstance(f.matrix, Vector)
-                   for f in m.factors)
-    return False
-
-
-def _deterministic_matrix(m) -> bool:
-    return not any(x.kind in ("gaussian", "goe") or (isinstance(x, Vector) and x.random) for x in walk(m))
-
-
-def check_signal_matrix(X) -> Gaussian:
-    """The Gaussian ``Z`` of ``X = Z + finite rank`` (raises :class:`ModelError` naming what is wrong)."""
-    if not isinstance(X, MatrixNode):
-        raise ModelError("kernel(f, X, W): X must be a matrix expression")
-    terms = X.terms if isinstance(X, MatSum) else (X,)
-    gauss = [t for t in terms if isinstance(t, Gaussian)]
-    rest = [t for t in terms if not isinstance(t, Gaussian)]
-    if len(gauss) != 1:
-        raise ModelError("kernel(f, X, W): X must be one Gaussian matrix (gaussian(p, n), coefficient 1: the "
-                         f"kernel's Hermite data are for N(0, 1) entries) plus finite-rank terms; got {len(gauss)} "
-                         "Gaussian terms")
-    for t in rest:
-        if not _finite_rank(t):
-            raise ModelError("kernel(f, X, W): every term of X other than its Gaussian must be finite rank (a "
-                             f"product with a vector, such as mu*y.T); got a {t.kind} term")
-    return gauss[0]
-
-
 def split_weights(W, p):
     """``(alpha, L)`` of ``W = alpha I_p + L`` with ``alpha > 0`` a number and ``L`` finite rank (or None)."""
     if not isinstance(W, MatrixNode) or W.rows != p or W.cols != p:
         raise ModelError(f"kernel(f, X, W): W must be a {p.name} x {p.name} matrix (alpha*I({p.name}) + finite rank)")
     alpha, rest = identity_part(W)
     for t in rest:
-        if not _finite_rank(t):
+        if not is_finite_rank(t):
             raise ModelError(f"kernel(f, X, W): every term of W other than alpha*I({p.name}) must be finite rank "
                              f"(a product of vectors, such as wk*wq.T); got a {t.kind} term")
-        if not _deterministic_matrix(t):
+        if not is_deterministic(t):
             raise ModelError("kernel(f, X, W): the weights must be deterministic; a random vector in W is not "
                              "in the model")
     alpha = sp.nsimplify(alpha)

@@ -27,7 +27,9 @@ Several kernels over the same ``Z`` (heads): independent random heads ``W_h = Q_
 with Gaussian ``Q_h, K_h`` (``p x d``) have ``s_h -> 1``, ``rho_h -> 0`` and ``tr(W_h W_g^T)/p -> 0``,
 so each remainder is an independent Ginibre matrix (:func:`random_head_kernel`).
 
-A signal (``X = Z + finite rank``) with a general ``W`` is not derived here and is refused.
+A signal, ``X = Z + finite rank`` (``mu*y.T``), changes each ``t_ij`` by ``O(1/sqrt(p))``: to first order it
+acts through ``f'``, whose mean is the linear coefficient, so it sits in the linear part, written with ``X`` in
+place of ``Z`` (``docs/theory.md``, section 14); the remainder is the same.
 """
 
 from __future__ import annotations
@@ -42,7 +44,10 @@ import sympy as sp
 
 from symrmt.engine.laws.elliptic import elliptic_node
 from symrmt.engine.laws.given import GivenMatrix, load_array
-from symrmt.engine.lang.matrices import Const, Gaussian, Identity, ModelError, Scaled
+from symrmt.engine.lang.matrices import (
+    Const, Gaussian, Identity, MatProduct, MatrixNode, MatSum, ModelError, Scaled, Transpose, walk,
+)
+from symrmt.engine.lang.vectors import Vector
 from symrmt.cache import cache_dict
 from symrmt.errors import ParameterError, PrecisionError
 from symrmt.hermite import PRESETS, Nonlinearity, parse_f
@@ -50,7 +55,8 @@ from symrmt.hermite.variable import T
 from symrmt.parsing.limits import LIMITS
 
 __all__ = ["weight_statistics", "general_coefficients", "remainder_correlation", "kernel_given",
-           "random_head_kernel", "check_weights", "MAX_MEHLER_TERMS"]
+           "random_head_kernel", "check_weights", "check_signal_matrix", "is_finite_rank", "is_deterministic",
+           "MAX_MEHLER_TERMS"]
 
 #: the most Hermite orders summed in Mehler's series for the remainder's correlation
 MAX_MEHLER_TERMS = 60
@@ -204,15 +210,52 @@ def _rational(x, digits):
                                    max_fixed=mpmath.inf))
 
 
-def kernel_given(f, Z, W, diagonal: str = "zero", *, model, name: str | None = None, digits: int = 30,
-                 center: bool = False):
-    r"""The Gaussian-equivalent expression of ``f(Z^T W Z/sqrt(p))/sqrt(p)`` (diagonal zero) for a
-    matrix ``W`` given by its entries (a ``matrix()`` declaration of ``model``), ``Z`` a bare Gaussian.
+# ---------------------------------------------------------------- a signal: X = Z + finite rank
 
-    Returns ``(a1/s) (Z^T W Z/p - (tr W/p) I) + b A/sqrt(p)`` with ``A`` a fresh ``elliptic(n, tau)``
+def is_finite_rank(m) -> bool:
+    """Whether ``m`` is finite rank by structure: a product (possibly scaled) with a vector factor."""
+    if isinstance(m, Scaled):
+        return is_finite_rank(m.matrix)
+    if isinstance(m, Transpose):
+        return is_finite_rank(m.matrix)
+    if isinstance(m, MatProduct):
+        return any(isinstance(f, Vector) or isinstance(f, Transpose) and isinstance(f.matrix, Vector)
+                   for f in m.factors)
+    return False
+
+
+def is_deterministic(m) -> bool:
+    return not any(x.kind in ("gaussian", "goe") or (isinstance(x, Vector) and x.random) for x in walk(m))
+
+
+def check_signal_matrix(X) -> Gaussian:
+    """The Gaussian ``Z`` of ``X = Z + finite rank`` (raises :class:`ModelError` naming what is wrong)."""
+    if not isinstance(X, MatrixNode):
+        raise ModelError("kernel(f, X, W): X must be a matrix expression")
+    terms = X.terms if isinstance(X, MatSum) else (X,)
+    gauss = [t for t in terms if isinstance(t, Gaussian)]
+    rest = [t for t in terms if not isinstance(t, Gaussian)]
+    if len(gauss) != 1:
+        raise ModelError("kernel(f, X, W): X must be one Gaussian matrix (gaussian(p, n), coefficient 1: the "
+                         f"kernel's Hermite data are for N(0, 1) entries) plus finite-rank terms; got {len(gauss)} "
+                         "Gaussian terms")
+    for t in rest:
+        if not is_finite_rank(t):
+            raise ModelError("kernel(f, X, W): every term of X other than its Gaussian must be finite rank (a "
+                             f"product with a vector, such as mu*y.T); got a {t.kind} term")
+    return gauss[0]
+
+
+def kernel_given(f, X, W, diagonal: str = "zero", *, model, name: str | None = None, digits: int = 30,
+                 center: bool = False):
+    r"""The Gaussian-equivalent expression of ``f(X^T W X/sqrt(p))/sqrt(p)`` (diagonal zero) for a
+    matrix ``W`` given by its entries (a ``matrix()`` declaration of ``model``), ``X = Z`` a bare
+    Gaussian or ``X = Z + finite rank`` (a signal such as ``mu*y.T``).
+
+    Returns ``(a1/s) (X^T W X/p - (tr W/p) I) + b A/sqrt(p)`` with ``A`` a fresh ``elliptic(n, tau)``
     declared in ``model`` (module docstring); the coefficients are exact rationals of values
-    at ``digits + 10`` digits.  Raises :class:`ModelError` for a kept diagonal or a signal (not
-    derived), ``ParameterError`` for bad weights.
+    at ``digits + 10`` digits.  Raises :class:`ModelError` for a kept diagonal (not derived) or an ``X``
+    that is not a Gaussian plus finite rank, ``ParameterError`` for bad weights.
 
     >>> from symrmt.engine import Model
     >>> m = Model(); m.dim("p", "c*n"); Z = m.gaussian("Z", "p", "n")
@@ -226,9 +269,7 @@ def kernel_given(f, Z, W, diagonal: str = "zero", *, model, name: str | None = N
         raise ModelError("kernel(f, Z, W) with a general W: only diagonal='zero' is derived (the kept diagonal "
                          "f(x_i^T W x_i/sqrt(p))/sqrt(p) has its argument centered at tr(W)/sqrt(p), which grows "
                          "with p unless tr(W)/p -> 0, and fluctuates by O(1): a random diagonal not in the model)")
-    if not isinstance(Z, Gaussian):
-        raise ModelError("kernel(f, X, W) with a general W: a signal (X = Z + finite rank) is not derived for a "
-                         "general W; X must be a bare gaussian(p, n)")
+    Z = X if isinstance(X, Gaussian) else check_signal_matrix(X)
     if not isinstance(W, GivenMatrix) or W.rows != Z.rows or W.cols != Z.rows:
         raise ModelError(f"kernel(f, Z, W): W must be a {Z.rows.name} x {Z.rows.name} matrix given by its entries")
     k = general_coefficients(f, W.data, center, digits)
@@ -237,7 +278,7 @@ def kernel_given(f, Z, W, diagonal: str = "zero", *, model, name: str | None = N
     a1 = _rational(k["a1"], digits)
     terms = []
     if a1 != 0:
-        terms.append(Scaled(Const(a1 / s) / pc, Z.T * W * Z))
+        terms.append(Scaled(Const(a1 / s) / pc, X.T * W * X))
         m_r = _rational(k["m"], digits)
         if m_r != 0:
             terms.append(Scaled(Const(-a1 * m_r / s), Identity(Z.cols)))
@@ -263,12 +304,13 @@ def _fresh_elliptic(model, Z, name, tau):
     return elliptic_node(model, gname, Z.cols, tau)
 
 
-def random_head_kernel(f, Z, Q, K, *, model, name: str | None = None, digits: int = 30, center: bool = False):
-    r"""The Gaussian-equivalent expression of one random head ``f(Z^T W Z/sqrt(p))/sqrt(p)`` (diagonal
-    zero), ``W = Q K^T/sqrt(p d)`` with ``Q``, ``K`` Gaussian ``p x d`` declared in ``model``.
+def random_head_kernel(f, X, Q, K, *, model, name: str | None = None, digits: int = 30, center: bool = False):
+    r"""The Gaussian-equivalent expression of one random head ``f(X^T W X/sqrt(p))/sqrt(p)`` (diagonal
+    zero), ``W = Q K^T/sqrt(p d)`` with ``Q``, ``K`` Gaussian ``p x d`` declared in ``model``, ``X = Z`` a
+    Gaussian or ``Z + finite rank`` (a signal).
 
     In the limit ``s^2 = ||W||_F^2/p -> 1``, ``rho = tr(W^2)/||W||_F^2 = O(1/p) -> 0`` and
-    ``tr(W)/p -> 0``, so this is ``a1 Z^T W Z/p + b G/sqrt(p)`` with ``G`` a fresh ``gaussian(n, n)``
+    ``tr(W)/p -> 0``, so this is ``a1 X^T W X/p + b G/sqrt(p)`` with ``G`` a fresh ``gaussian(n, n)``
     (a Ginibre matrix: the elliptic law at ``tau = 0``), ``a1``, ``b`` the Hermite data of ``f``.
 
     >>> from symrmt.engine import Model
@@ -285,11 +327,12 @@ def random_head_kernel(f, Z, Q, K, *, model, name: str | None = None, digits: in
     with mpmath.workdps(dps):
         b2 = nu - a1 ** 2
         b = mpmath.sqrt(b2) if b2 > 0 else mpmath.mpf(0)
+    Z = X if isinstance(X, Gaussian) else check_signal_matrix(X)
     pc, dc = Const(Z.rows.size), Const(Q.cols.size)
     a1r, br = _rational(a1, digits), _rational(b, digits)
     terms = []
     if a1r != 0:
-        terms.append(Scaled(Const(a1r) / pc * (pc * dc) ** sp.Rational(-1, 2), Z.T * Q * K.T * Z))
+        terms.append(Scaled(Const(a1r) / pc * (pc * dc) ** sp.Rational(-1, 2), X.T * Q * K.T * X))
     if br != 0:
         base = name or f"G_{Q.name}"
         terms.append(Scaled(Const(br) * pc ** sp.Rational(-1, 2), model.gaussian(base, Z.cols.name, Z.cols.name)))

@@ -90,6 +90,7 @@ class _Part:
         self.K = at
         self.sidx = {k: i for i, k in enumerate(self.sca)}
         self.det = []      # (i, j, kind, payload, coefficient)
+        self.rvec = ([], [])  # a random vector's rows (1 x 1 block, scalar block, name, c) and columns (scalar, 1 x 1, ...)
         random = {}
         for (i, j), e in pencil.Q.items():
             for leaf, c in e.items():
@@ -98,6 +99,8 @@ class _Part:
                     self.det.append((i, j, "I", None, c))
                 elif leaf[0] in ("Z", "G"):
                     random.setdefault(leaf[1], []).append((i, j, leaf, c))
+                elif leaf[0] == "V" and leaf[1] not in objects:   # a random vector: between a 1 x 1 block
+                    self._random_vector(i, j, leaf[1], c)           # and a scalar one (given_limit checks)
                 elif leaf[0] in ("A", "V"):
                     if i not in self.off or j not in self.off:
                         raise ModelError("internal: a given object in a scalar block")
@@ -142,6 +145,31 @@ class _Part:
                 M[o1:o1 + data.shape[0], o2:o2 + data.shape[1]] += c * data
         return M, S
 
+    def _random_vector(self, i, j, name, c):
+        if i in self.unit and j in self.sidx:
+            self.rvec[0].append((i, j, name, c))
+        elif i in self.sidx and j in self.unit:
+            self.rvec[1].append((i, j, name, c))
+        else:
+            raise ModelError(f"vector {name}: a random vector in a dimension that carries a given matrix is not "
+                             "supported (only where every block of its dimension is a number times I)")
+
+    def schur(self, Gs, scale=lambda c: c):
+        r"""The random vectors' part of the ``1 x 1`` blocks: ``[(u1, u2, value)]``, to be added to the matrix.
+
+        A random vector ``y`` (``||y||^2/n = 1``, independent of everything else) lives in a dimension whose
+        blocks are all numbers times ``I`` (the scalar blocks, inverse ``Gs``); there it couples only to the
+        ``1 x 1`` blocks (``c1 y^T`` in row ``u1``, ``c2 y`` in column ``u2``).  Eliminating that dimension (a
+        Schur complement, exact because its blocks act as numbers on ``y`` and on ``y``'s complement alike)
+        leaves ``-c1 c2 Gs[n1, n2] y^T y/n`` on the block ``(u1, u2)``; two independent random vectors are
+        orthogonal in the limit (no term).  ``scale`` converts a coefficient to ``Gs``'s number type."""
+        out = []
+        for u1, n1, name, c1 in self.rvec[0]:
+            for n2, u2, name2, c2 in self.rvec[1]:
+                if name == name2:
+                    out.append((u1, u2, -scale(c1) * scale(c2) * Gs[self.sidx[n1], self.sidx[n2]]))
+        return out
+
     def _keep(self, with_vectors):
         return [k for k in self.mat if with_vectors or k not in self.unit]
 
@@ -160,26 +188,42 @@ class _Part:
             if a in self.off:
                 o1, o2, N = self.off[a], self.off[b], self.size[a]
                 _add_diagonal(M, o1, o2, N, -w * h[self.pos[(m, m2)]])
+        if with_vectors:
+            self._add_schur64(M, self.scalar64(h, 1.0, base))
         keep = self._keep(with_vectors)
         idx = np.concatenate([np.arange(self.off[k], self.off[k] + self.size[k]) for k in keep])
         return M[np.ix_(idx, idx)]
+
+    def scalar64(self, h, t, base):
+        """The float64 matrix of the scalar blocks at unknowns ``h``, strength ``t``."""
+        S = base[1].copy()
+        for (a, b, _w, m, m2), w in zip(self.eta, self.eta64):
+            if a not in self.off:
+                S[self.sidx[a], self.sidx[b]] -= t * w * h[self.pos[(m, m2)]]
+        return S
+
+    def _add_schur64(self, M, S):
+        """Add the random vectors' part (:meth:`schur`) to the float64 matrix ``M`` (all blocks, in place)."""
+        if self.rvec[0]:
+            for u1, u2, v in self.schur(np.linalg.inv(S), float):
+                M[self.off[u1], self.off[u2]] += v
 
     def solve64(self, h, t, base, with_vectors=False, side=0):
         """``(G_mat, G_sca, idx)``: the float64 inverse at unknowns ``h``, strength ``t``; through
         :meth:`_woodbury64` (``side``: which of its two forms) when it applies (``self.structured`` is then
         true), a dense inverse otherwise."""
-        S = base[1].copy()
-        for (a, b, _w, m, m2), w in zip(self.eta, self.eta64):
-            if a not in self.off:
-                S[self.sidx[a], self.sidx[b]] -= t * w * h[self.pos[(m, m2)]]
+        S = self.scalar64(h, t, base)
         keep = self._keep(with_vectors)
-        Gm = self._woodbury64(h, t, keep, side) if keep else np.zeros((0, 0))
+        vectors = with_vectors and self.rvec[0]   # the Woodbury form does not carry the random vectors' part
+        Gm = self._woodbury64(h, t, keep, side) if keep and not vectors else None if keep else np.zeros((0, 0))
         self.structured = Gm is not None and len(keep) > 0
         if Gm is None:
             M = base[0].copy()
             for (a, b, _w, m, m2), w in zip(self.eta, self.eta64):
                 if a in self.off:
                     _add_diagonal(M, self.off[a], self.off[b], self.size[a], -t * w * h[self.pos[(m, m2)]])
+            if vectors:
+                self._add_schur64(M, S)
             idx = np.concatenate([np.arange(self.off[k], self.off[k] + self.size[k]) for k in keep])
             Gm = np.linalg.inv(M[np.ix_(idx, idx)])
         Gs = np.linalg.inv(S) if len(self.sca) else S
@@ -512,7 +556,7 @@ def _solve_hp(part, h64, J, coef_hp, prec, digits, extra, watch):
 
     def inverse(h, with_vectors):
         where, K = part.layout(with_vectors)
-        plan = part.woodbury_plan(part._keep(with_vectors)) if not part.unit else None
+        plan = part.woodbury_plan(part._keep(with_vectors)) if not (with_vectors and part.unit) else None
         if plan is not None:
             Sm = [[flint.arb(0)] * len(part.sca) for _ in part.sca]
             Sm = [list(r) for r in Sm]
@@ -558,6 +602,9 @@ def _solve_hp(part, h64, J, coef_hp, prec, digits, extra, watch):
             for r in range(part.size[a]):
                 rows[o1 + r][o2 + r] = rows[o1 + r][o2 + r] - v
         Gs = flint.arb_mat(Sm).solve(flint.arb_mat(_eye(len(part.sca))), algorithm="approx") if part.sca else None
+        if with_vectors:
+            for u1, u2, v in part.schur(Gs, coef_hp):
+                rows[where[u1]][where[u2]] = rows[where[u1]][where[u2]] + v
         if not K:
             return None, Gs, where
         # midpoints only: flint may multiply balls with wide radii at a lower working precision
@@ -646,11 +693,14 @@ def given_limit(model, expr, at, digits: int = 15):
     """
     digits = check_digits(digits)
     expr = model.expr(expr)
+    random_vectors = {}
     for x in walk(expr):
         if isinstance(x, Vector) and not isinstance(x, GivenVector):
-            raise ModelError(f"vector {x.name}: with a given matrix, vectors are given by their entries "
-                             "(vector_file(dim, FILE.npy)); random vectors and inner-product parameters are not "
-                             "supported on this path yet")
+            if not x.random:
+                raise ModelError(f"vector {x.name}: with a given matrix, deterministic vectors are given by their "
+                                 "entries (vector_file(dim, FILE.npy)); inner-product parameters are not supported "
+                                 "on this path")
+            random_vectors[x.name] = x
     values = {}
     for k, v in (at or {}).items():
         if isinstance(v, complex) or hasattr(v, "im") or (isinstance(v, str) and v.strip().endswith("j")):
@@ -704,6 +754,10 @@ def given_limit(model, expr, at, digits: int = 15):
                              f"(n = {d}/({r}) = {nd}), but {n_eff[2]} gives {n_eff[1]} = {n_eff[3]} "
                              f"(n = {n_eff[0]})")
     size_of = {d: s for d, (s, _w) in sizes.items()}
+    for x in random_vectors.values():
+        if x.dim.name in size_of:
+            raise ModelError(f"vector {x.name}: a random vector in the dimension {x.dim.name}, which carries the given "
+                             f"{sizes[x.dim.name][1]}, is not supported (only in a dimension without given objects)")
 
     ratios = {}
 

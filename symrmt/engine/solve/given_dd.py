@@ -328,7 +328,7 @@ def solve_dd(part, h_start, J, coef_mp, digits, variant):
         Gs = Sm ** -1 if part.sca else None
         if not K:
             return None, Gs, where
-        plan = part.woodbury_plan(keep) if not part.unit else None
+        plan = part.woodbury_plan(keep) if not (with_vectors and part.unit) else None
         if plan is not None:
             read = _woodbury_dd(part, plan, h, det, eta, digits, variant, bits, slices)
             if read is not None:
@@ -349,6 +349,9 @@ def solve_dd(part, h_start, J, coef_mp, digits, variant):
         for a, b, w, m, m2 in eta:
             if a in where:
                 scal[(a, b)] = scal.get((a, b), 0) + w * h[part.pos[(m, m2)]]
+        if with_vectors:
+            for u1, u2, v in part.schur(Gs, coef_mp):
+                scal[(u1, u2)] = scal.get((u1, u2), 0) - v
         acc = {}
         for k in keep:
             eye = np.zeros((part.size[k], K))

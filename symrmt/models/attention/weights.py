@@ -1,22 +1,20 @@
-r"""Attention with a general weight matrix and with several random heads, at ``mu = 0``.
+r"""Attention with a general weight matrix and with several random heads, with or without a signal.
 
 * :func:`weights_limit`: ``E_A`` for ``K = f(X^T W X/sqrt(p))/sqrt(p)`` (diagonal zero) with ``W`` a
-  ``p x p`` matrix given by its entries, ``X = Z`` (no signal), ``n = p/c``: the deterministic
-  equivalent at that size of ``gamma^2 tau(Q^2)``, ``Q = (K^T Z^T Z K/n + gamma I)^{-1}``, with ``K``
-  the Gaussian equivalent of :mod:`symrmt.engine.kernels.weights` (the given matrix and the
-  elliptic law in the trace engine).  With ``y`` independent of ``X``,
-  ``(gamma^2/n) y^T Q^2 y`` concentrates on ``gamma^2 tau(Q^2)``.
+  ``p x p`` matrix given by its entries, ``X = mu y^T + Z`` (``mu`` a vector in the basis of ``W``, or no
+  signal), ``n = p/c``: the deterministic equivalent at that size of
+  ``-gamma^2 d/dgamma y^T Q y/n``, ``Q = (K^T X^T X K/n + gamma I)^{-1}``, with ``K`` the Gaussian
+  equivalent of :mod:`symrmt.engine.kernels.weights` (the given matrix, the given ``mu``, the labels and
+  the elliptic law in the trace engine).  Without a signal ``y`` is independent of ``X`` and the
+  quadratic form concentrates on the trace ``gamma^2 tau(Q^2)``, which is solved instead.
 * :func:`heads_limit`: ``H`` independent random heads ``W_h = Q_h K_h^T/sqrt(p d)`` (Gaussian
-  ``Q_h, K_h`` of shape ``p x d``, ``d = D p``), features concatenated, so
-  ``E_A = gamma^2 tau((sum_h K_h^T Z^T Z K_h/n + gamma I)^{-2})``: a limit (``n -> oo``).
+  ``Q_h, K_h`` of shape ``p x d``, ``d = D p``), features concatenated, a signal of strength
+  ``snr = ||mu||^2`` (the heads' law is invariant under rotations): a limit (``n -> oo``).
 * :func:`heads_simulate`: the same model sampled.
-* ``attention="softmax"`` with heads: each head is the masked row softmax ``(n/sqrt(p)) row-softmax(S_h)``;
-  its limit is the entry-wise one of ``h(t) = exp(t - 1/2) - 1`` (a random head has ``s_h -> 1``), by the
-  argument of :mod:`symrmt.models.attention.softmax_kernel` applied to each head (``docs/theory.md``
-  section 14).
-
-A signal (``mu != 0``) is not derived for a general ``W`` or for random heads: it is refused
-(:class:`NotDerived`, exit 3), never answered.
+* ``attention="softmax"`` with heads (no signal): each head is the masked row softmax
+  ``(n/sqrt(p)) row-softmax(S_h)``; its limit is the entry-wise one of ``h(t) = exp(t - 1/2) - 1`` (a random
+  head has ``s_h -> 1``), by the argument of :mod:`symrmt.models.attention.softmax_kernel` applied to each
+  head (``docs/theory.md`` section 14).
 """
 
 from __future__ import annotations
@@ -31,6 +29,7 @@ from symrmt.engine.laws.given import load_array
 from symrmt.engine.kernels.weights import check_weights, general_coefficients, kernel_given, random_head_kernel
 from symrmt.errors import NotDerived, ParameterError
 from symrmt.hermite import Nonlinearity
+from symrmt.models.attention.geometry import as_geometry
 from symrmt.models.attention.montecarlo import simulate
 from symrmt.models.attention.params import check_c, check_gammas, check_noise, to_fraction
 from symrmt.models.attention.sampling import draw_tokens, ridge_errors, softmax_kernel
@@ -38,29 +37,41 @@ from symrmt.models.attention.softmax_kernel import check_softmax_f
 from symrmt.models.attention.theory import ridge_limit
 from symrmt.parsing.limits import LIMITS
 
-__all__ = ["NotDerived", "WeightsResult", "weights_limit", "heads_limit", "heads_simulate", "check_heads",
+__all__ = ["NotDerived", "WeightsResult", "weights_limit", "heads_limit", "heads_simulate", "check_heads", "check_snr", "signal_vector", "signal_snr",
            "limit_with_weights", "simulate_with_weights", "MAX_HEADS"]
 
 #: the most heads (each adds three random leaves to the engine's pencil)
 MAX_HEADS = 8
 #: the fixed point's unknowns allowed per pair of heads (H heads: about 40 H^2; the engine's general cap is LIMITS["unknowns"])
 HEAD_UNKNOWNS = 60
+#: the same with a signal (the error is then a quadratic form in the labels: about 255 H^2 unknowns)
+HEAD_UNKNOWNS_SIGNAL = 300
 
 
 
 
-def _refuse_signal(mu, what):
+def signal_vector(mu, p=None):
+    """``mu`` (an array, a ``.npy`` path through the file-trust rule, or ``None``) as a finite float64 vector
+    of length ``p`` (when given), or ``None`` for no signal or an all-zero one.
+
+    >>> signal_vector([0.0, 0.0]) is None, signal_vector([1.0, 0.0], 2).tolist()
+    (True, [1.0, 0.0])
+    """
     if mu is None:
-        return
-    arr = np.asarray(mu, dtype=np.float64) if not isinstance(mu, str) else None
-    if arr is None:
-        arr = load_array(mu, "mu", 1)
-    if arr.ndim != 1 or not np.all(np.isfinite(arr)):
-        raise ParameterError(f"mu must be a finite vector, got shape {arr.shape}")
-    if np.any(arr):
-        raise NotDerived(f"a signal mu != 0 with {what} is not derived (the signal's terms of the kernel are "
-                              "derived only for W = alpha I + finite rank); only mu = 0 is answered")
-    return arr
+        return None
+    arr = load_array(mu, "mu", 1)
+    if p is not None and arr.shape != (p,):
+        raise ParameterError(f"mu: a vector of length p = {p} is needed, got shape {arr.shape}")
+    return arr if np.any(arr) else None
+
+
+def signal_snr(mu) -> Fraction:
+    """``||mu||^2`` exactly (the float64 entries as exact binary fractions).
+
+    >>> signal_snr([0.5, 0.5])
+    Fraction(1, 2)
+    """
+    return sum((Fraction(float(x)) ** 2 for x in mu), Fraction(0))
 
 
 def _gamma_values(gammas):
@@ -71,23 +82,37 @@ def _frac_text(x: Fraction) -> str:
     return f"{x.numerator}/{x.denominator}"
 
 
-def _ea_expression(kernels):
-    """``-gamma^2 d/dgamma tau((sum_h K_h^T Z^T Z K_h/n + gamma I)^{-1})`` = ``gamma^2 tau(Q^2)``."""
+def _ea_expression(kernels, y=None):
+    """``-gamma^2 d/dgamma tau((sum_h K_h^T X^T X K_h/n + gamma I)^{-1})`` = ``gamma^2 tau(Q^2)`` without a
+    signal; with one (``y`` the labels), the quadratic form ``-gamma^2 d/dgamma y^T Q y/n``."""
     gram = None
-    for K, Z, m in kernels:
-        term = K.T * Z.T * Z * K / m.size("n")
+    for K, X, m in kernels:
+        term = K.T * X.T * X * K / m.size("n")
         gram = term if gram is None else gram + term
     g = m.param("gamma")
-    return -g ** 2 * diff(trace(inv(gram + g * m.identity("n"))), g)
+    Q = inv(gram + g * m.identity("n"))
+    return -g ** 2 * diff(trace(Q) if y is None else y.T * Q * y / m.size("n"), g)
+
+
+def _tokens(m, mu_decl):
+    """``(X, y)``: ``X = Z`` and ``y = None`` without a signal, else ``X = mu*y.T + Z`` with the labels ``y``
+    (``mu_decl(m)`` declares ``mu``)."""
+    Z = m.gaussian("Z", "p", "n")
+    if mu_decl is None:
+        return Z, None
+    mu = mu_decl(m)
+    y = m.signs("y", "n")
+    return mu * y.T + Z, y
 
 
 def weights_limit(f, c, gammas, weights, mu=None, digits: int = 15, center: bool = False) -> dict:
     """``{"attention", "ridge", "p", "n", "stats"}``: ``E_A`` (the deterministic equivalent at
-    ``p`` from ``weights``, ``n = p/c``) and ``E_RR`` (its limit) for each ``gamma``, ``mu = 0``.
+    ``p`` from ``weights``, ``n = p/c``) and ``E_RR`` (its limit at ``snr = ||mu||^2``) for each ``gamma``.
 
-    ``weights``: a ``p x p`` array or a ``.npy`` path (file-trust rule, 32 MiB, 2048 rows);
-    ``stats``: ``s``, ``rho``, ``m = tr(W)/p``, ``a1``, ``b``, ``tau``.  Raises ``ParameterError``
-    (bad weights), :class:`NotDerived` (``mu != 0``), ``SolverError`` (no certified value).
+    ``weights``: a ``p x p`` array or a ``.npy`` path (file-trust rule, 32 MiB, 2048 rows); ``mu``: the
+    signal, a vector of length ``p`` in the basis of ``W`` (array or ``.npy`` path; ``None`` or zero: no
+    signal); ``stats``: ``s``, ``rho``, ``m = tr(W)/p``, ``a1``, ``b``, ``tau``, ``snr``.  Raises
+    ``ParameterError`` (bad weights or ``mu``), ``SolverError`` (no certified value).
 
     >>> r = weights_limit("tanh", "1/2", [1], np.eye(4), digits=15)
     >>> r["attention"][0] > 0, int(r["n"])
@@ -95,23 +120,25 @@ def weights_limit(f, c, gammas, weights, mu=None, digits: int = 15, center: bool
     """
 
     W = check_weights(weights)
-    _refuse_signal(mu, "a general W")
     p = W.shape[0]
+    mu = signal_vector(mu, p)
     c_frac = check_c(c)
     gam = _gamma_values(gammas)
     m = Model()
     m.dim("p", "c*n")
-    Z = m.gaussian("Z", "p", "n")
+    X, y = _tokens(m, None if mu is None else lambda m: m.vector_file("mu", "p", mu))
     Wm = m.matrix("W", "p", "p", W)
-    K = kernel_given(f, Z, Wm, model=m, digits=digits, center=center)
-    expr = _ea_expression([(K, Z, m)])
+    K = kernel_given(f, X, Wm, model=m, digits=digits, center=center)
+    expr = _ea_expression([(K, X, m)], y)
     att = []
     for g in gam:
         att.append(m.limit(expr, at={"c": _frac_text(c_frac), "gamma": _frac_text(g)}, digits=digits).value)
-    ridge = ridge_limit(c_frac, list(gam), 0, digits)
+    snr = Fraction(0) if mu is None else signal_snr(mu)
+    ridge = ridge_limit(c_frac, list(gam), snr, digits)
     k = general_coefficients(f, W, center, digits)
     stats = {key: k[key] for key in ("rho", "m", "a1", "b", "tau")}
     stats["s"] = k["s"]
+    stats["snr"] = snr
     return {"attention": att, "ridge": list(ridge), "p": p, "n": p / c_frac, "stats": stats}
 
 
@@ -141,12 +168,13 @@ def _head_f(f, attention):
 
 
 def heads_limit(f, c, gammas, heads: int, head_width, digits: int = 15, center: bool = False,
-                attention: str = "entrywise") -> dict:
+                attention: str = "entrywise", snr=0) -> dict:
     """``{"attention", "ridge"}``: the limits of ``E_A`` with ``heads`` independent random heads
-    ``W_h = Q_h K_h^T/sqrt(p d)``, ``d = head_width * p``, features concatenated, and of ``E_RR``
-    (``mu = 0``).  Each head's kernel is :func:`symrmt.engine.kernels.weights.random_head_kernel`;
-    ``attention="softmax"`` (``f`` then ``None``): masked softmax heads, the entry-wise limit of
-    :data:`SOFTMAX_HEAD_F`.
+    ``W_h = Q_h K_h^T/sqrt(p d)``, ``d = head_width * p``, features concatenated, and of ``E_RR``,
+    with a signal of strength ``snr = ||mu||^2`` (the heads' law is invariant under rotations, so the
+    direction of ``mu`` does not enter).  Each head's kernel is
+    :func:`symrmt.engine.kernels.weights.random_head_kernel`; ``attention="softmax"`` (``f`` then
+    ``None``, ``snr`` 0 only): masked softmax heads, the entry-wise limit of :data:`SOFTMAX_HEAD_F`.
 
     >>> r = heads_limit("tanh", "1/2", [1], 1, 1)
     >>> 0 < r["attention"][0] < 1
@@ -154,34 +182,54 @@ def heads_limit(f, c, gammas, heads: int, head_width, digits: int = 15, center: 
     """
 
     H, D = check_heads(heads, head_width)
+    snr = check_snr(snr)
+    if snr and attention == "softmax":
+        raise NotDerived("a signal with softmax heads is not derived (the row normalization's spikes along 1 "
+                         "then meet the signal's); entry-wise heads take snr")
     f = _head_f(f, attention)
     c_frac = check_c(c)
     gam = _gamma_values(gammas)
     m = Model()
     m.dim("p", "c*n")
     m.dim("d", "D*c*n")
-    Z = m.gaussian("Z", "p", "n")
+    X, y = _tokens(m, None if not snr else lambda m: m.vector("mu", "p"))
     ks = []
     for h in range(1, H + 1):
         Q = m.gaussian(f"Q{h}", "p", "d")
         Kw = m.gaussian(f"K{h}", "p", "d")
-        ks.append((random_head_kernel(f, Z, Q, Kw, model=m, name=f"G{h}", digits=digits + 5, center=center), Z, m))
-    expr = _ea_expression(ks)
+        ks.append((random_head_kernel(f, X, Q, Kw, model=m, name=f"G{h}", digits=digits + 5, center=center), X, m))
+    expr = _ea_expression(ks, y)
+    at = {"c": _frac_text(c_frac), "D": _frac_text(D)}
+    if snr:
+        at["mu.mu"] = _frac_text(snr)
     saved = LIMITS["unknowns"]
-    LIMITS["unknowns"] = max(saved, HEAD_UNKNOWNS * H * H)  # the pencil couples every pair of heads: about 40 H^2 unknowns
+    # the pencil couples every pair of heads: about 40 H^2 unknowns (255 H^2 with a signal)
+    LIMITS["unknowns"] = max(saved, (HEAD_UNKNOWNS_SIGNAL if snr else HEAD_UNKNOWNS) * H * H)
     try:
-        att = [m.limit(expr, at={"c": _frac_text(c_frac), "D": _frac_text(D), "gamma": _frac_text(g)},
-                       digits=digits).value for g in gam]
+        att = [m.limit(expr, at={**at, "gamma": _frac_text(g)}, digits=digits).value for g in gam]
     finally:
         LIMITS["unknowns"] = saved
-    return {"attention": att, "ridge": list(ridge_limit(c_frac, list(gam), 0, digits))}
+    return {"attention": att, "ridge": list(ridge_limit(c_frac, list(gam), snr, digits))}
+
+
+def check_snr(snr) -> Fraction:
+    """``snr = ||mu||^2`` as an exact fraction ``>= 0`` (``ParameterError`` otherwise).
+
+    >>> check_snr("1/2")
+    Fraction(1, 2)
+    """
+    s = to_fraction(snr, "snr")
+    if s < 0:
+        raise ParameterError(f"snr = ||mu||^2 must be >= 0, got {snr}")
+    return s
 
 
 def heads_simulate(f, n: int, c, gammas, heads: int, head_width, trials: int = 10, seed: int = 0,
-                   noise: str = "gaussian", center: bool = False, attention: str = "entrywise") -> dict:
+                   noise: str = "gaussian", center: bool = False, attention: str = "entrywise", snr=0) -> dict:
     """Monte-Carlo ``{"attention": {"mean", "se"}, "ridge": {...}, "params"}`` of ``heads`` independent
     random heads (fresh ``Q_h, K_h`` each trial), ``K_h = f(X^T W_h X/sqrt(p))/sqrt(p)`` with zero
-    diagonal, ``E_A = (gamma^2/n) y^T (sum_h K_h^T X^T X K_h/n + gamma I)^{-2} y``, ``mu = 0``,
+    diagonal, ``E_A = (gamma^2/n) y^T (sum_h K_h^T X^T X K_h/n + gamma I)^{-2} y``, ``X = mu y^T + Z`` with
+    ``mu = sqrt(snr) e_1`` (the heads' law is invariant under rotations: only ``||mu||^2`` matters),
     ``p = round(c n)``, ``d = round(head_width p)``; ``f`` is applied centered as the theory takes it.
     ``attention="softmax"`` (``f`` then ``None``): ``K_h = (n/sqrt(p)) row-softmax(X^T W_h X/sqrt(p))``
     with ``S_ii = -inf``.
@@ -205,6 +253,9 @@ def heads_simulate(f, n: int, c, gammas, heads: int, head_width, trials: int = 1
     if n * n * 8 * (H + 3) > (1 << 31):
         raise ParameterError(f"n = {n}: the simulation would hold {H + 3} n x n matrices above 2 GiB")
     noise = check_noise(noise)
+    snr = check_snr(snr)
+    mu = np.zeros(p)
+    mu[0] = math.sqrt(snr)
     gam = np.array([float(g) for g in _gamma_values(gammas)])
     _head_f(f, attention)
     softmax = attention == "softmax"
@@ -216,7 +267,7 @@ def heads_simulate(f, n: int, c, gammas, heads: int, head_width, trials: int = 1
     rows_a, rows_r = [], []
     rp = math.sqrt(p)
     for _ in range(trials):
-        x, y = draw_tokens(rng, n, np.zeros(p), noise)
+        x, y = draw_tokens(rng, n, mu, noise)
         gram = x.T @ x
         P = np.zeros((n, n))
         for _h in range(H):
@@ -241,7 +292,7 @@ def heads_simulate(f, n: int, c, gammas, heads: int, head_width, trials: int = 1
     for key, rows in (("attention", rows_a), ("ridge", rows_r)):
         a = np.array(rows)
         out[key] = {"mean": a.mean(axis=0), "se": a.std(axis=0, ddof=1) / math.sqrt(trials)}
-    out["params"] = {"n": n, "p": p, "d": d, "heads": H, "trials": trials, "seed": seed, "noise": noise,
+    out["params"] = {"n": n, "p": p, "d": d, "heads": H, "snr": str(snr), "trials": trials, "seed": seed, "noise": noise,
                      "attention": "softmax" if softmax else "entrywise"}
     return out
 
@@ -277,9 +328,7 @@ class WeightsResult:
 
 
 def _no_other(other, simulate: bool):
-    geometry, values, diagonal = other[0], other[1], other[2]
-    if geometry is not None or values:
-        raise ParameterError("weights=/heads= take no geometry: the weights are given and mu = 0")
+    diagonal = other[2]
     if diagonal != "zero":
         raise ParameterError("diagonal='keep' with weights=/heads= is not derived (the diagonal is zero)")
     if simulate:
@@ -293,6 +342,25 @@ def _no_other(other, simulate: bool):
     if attention not in ("entrywise", "softmax"):
         raise ParameterError(f"attention must be 'entrywise' or 'softmax', got {attention!r}")
     return attention
+
+
+def _signal(weights, mu, other) -> Fraction:
+    """The heads' ``snr`` from ``mu=`` (its norm) or a geometry that holds only ``snr``; with ``weights=`` the
+    signal is ``mu=`` alone (its direction in the basis of ``W`` matters), so a geometry is refused."""
+    geometry, values = other[0], other[1]
+    if geometry is None and not values:
+        if weights is None and mu is not None:
+            v = signal_vector(mu)
+            return Fraction(0) if v is None else signal_snr(v)
+        return Fraction(0)
+    if weights is not None:
+        raise ParameterError("weights= takes no geometry: the signal is mu= (a vector in the basis of W)")
+    if mu is not None:
+        raise ParameterError("heads=: give the signal as mu= or as snr, not both")
+    g = as_geometry(geometry, **values)
+    if getattr(g, "r", 1) != 1 or any(v != 0 for k, v in g.as_dict().items() if k != "snr"):
+        raise ParameterError("heads= takes only snr = ||mu||^2 from a geometry (the heads are the weights)")
+    return g.snr
 
 
 def _softmax_for_heads_only(attention, weights):
@@ -311,8 +379,6 @@ def _which(weights, heads, head_width, mu):
         raise ParameterError("heads= needs head_width= (d = head_width * p)")
     if weights is not None and head_width is not None:
         raise ParameterError("head_width= is for heads=")
-    if heads is not None and mu is not None:
-        _refuse_signal(mu, "random heads")
 
 
 def limit_with_weights(f, c, gamma, *, weights=None, mu=None, heads=None, head_width=None, digits=15,
@@ -328,11 +394,13 @@ def limit_with_weights(f, c, gamma, *, weights=None, mu=None, heads=None, head_w
     _softmax_for_heads_only(attention, weights)
     gam = _gamma_values(gamma if isinstance(gamma, (list, tuple, np.ndarray)) else [gamma])
     if weights is not None:
+        _signal(weights, mu, other)
         r = weights_limit(f, c, gam, weights, mu=mu, digits=digits, center=center)
         params = {"p": r["p"], "n": r["n"], "stats": r["stats"], "value": "deterministic equivalent at p"}
     else:
-        r = heads_limit(f, c, gam, heads, head_width, digits=digits, center=center, attention=attention)
-        params = {"heads": heads, "head_width": head_width, "attention": attention, "value": "limit"}
+        snr = _signal(weights, mu, other)
+        r = heads_limit(f, c, gam, heads, head_width, digits=digits, center=center, attention=attention, snr=snr)
+        params = {"heads": heads, "head_width": head_width, "attention": attention, "snr": snr, "value": "limit"}
     return WeightsResult(gam, r["attention"], r["ridge"], params)
 
 
@@ -352,12 +420,10 @@ def simulate_with_weights(f, c, gamma, *, weights=None, mu=None, heads=None, hea
     gam = _gamma_values(gamma if isinstance(gamma, (list, tuple, np.ndarray)) else [gamma])
     c_frac = check_c(c)
     if weights is not None:
-
+        _signal(weights, mu, other)
         W = check_weights(weights)
         p = W.shape[0]
-        mu_arr = None if mu is None else load_array(mu, "mu", 1)
-        if mu_arr is not None and mu_arr.shape != (p,):
-            raise ParameterError(f"mu: a vector of length p = {p} is needed, got shape {mu_arr.shape}")
+        mu_arr = signal_vector(mu, p)
         n_w = round(p / c_frac)
         if round(c_frac * n_w) != p:
             raise ParameterError(f"no n gives round(c n) = p = {p} at c = {c}")
@@ -367,7 +433,7 @@ def simulate_with_weights(f, c, gamma, *, weights=None, mu=None, heads=None, hea
         params = {"n": n_w, "p": p, "trials": trials, "seed": seed, "noise": noise}
     else:
         raw = heads_simulate(f, n, c_frac, list(gam), heads, head_width, trials=trials, seed=seed, noise=noise,
-                             center=center, attention=attention)
+                             center=center, attention=attention, snr=_signal(weights, mu, other))
         params = raw["params"]
     return WeightsResult(gam, raw["attention"]["mean"], raw["ridge"]["mean"], params,
                          raw["attention"]["se"], raw["ridge"]["se"], mp=False)

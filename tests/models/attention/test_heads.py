@@ -54,7 +54,7 @@ def test_cli_heads_bad_input():
     env = dict(os.environ, PYTHONPATH=ROOT)
     base = [sys.executable, "-m", "symrmt", "limit", "--f", "tanh", "--c", "1/2", "--gamma", "1"]
     for extra in (["--heads", "0", "--head-width", "1"], ["--heads", "2"], ["--heads", "2", "--head-width", "0"],
-                  ["--heads", "2", "--head-width", "1", "--snr", "1"]):
+                  ["--heads", "2", "--head-width", "1", "--snr", "-1"], ["--heads", "2", "--head-width", "1", "--wk2", "1"]):
         r = subprocess.run(base + extra, capture_output=True, text=True, env=env, cwd=ROOT, timeout=300)
         assert r.returncode == 2 and "Traceback" not in r.stderr, (extra, r.stderr)
 

@@ -98,9 +98,9 @@ def test_kernel_spectrum_and_error_against_the_actual_kernel(fname, center, c):
         assert abs(mean - t) <= 3 * se + 0.025, (mean, se, t)
 
 
-def test_zero_weights_and_signal_refused():
+def test_zero_weights_and_a_wrong_signal_refused():
     from symrmt.errors import ParameterError
-    from symrmt.models.attention.weights import NotDerived, weights_limit
+    from symrmt.models.attention.weights import weights_limit
 
     with pytest.raises(ParameterError):
         weights_limit("tanh", "1/2", [1], np.zeros((4, 4)))
@@ -108,8 +108,8 @@ def test_zero_weights_and_signal_refused():
         weights_limit("tanh", "1/2", [1], np.full((4, 4), np.nan))
     with pytest.raises(ParameterError):
         weights_limit("tanh", "1/2", [1], np.ones((3, 4)))
-    with pytest.raises(NotDerived):
-        weights_limit("tanh", "1/2", [1], np.eye(4), mu=np.ones(4))
+    with pytest.raises(ParameterError):
+        weights_limit("tanh", "1/2", [1], np.eye(4), mu=np.ones(5))
 
 
 def _cli(*args):
@@ -138,7 +138,7 @@ def test_cli_weights_limit_against_simulate(tmp_path):
         assert abs(mean - t) <= 3 * se + 0.02 * t + 0.005 + 1 / 64, (key, mean, se, t)
 
 
-def test_cli_weights_bad_input_and_signal(tmp_path):
+def test_cli_weights_bad_input(tmp_path):
     bad = tmp_path / "bad.npy"
     np.save(bad, np.ones((3, 4)))
     os.chmod(bad, 0o600)
@@ -149,26 +149,26 @@ def test_cli_weights_bad_input_and_signal(tmp_path):
     np.save(W, np.eye(4))
     os.chmod(W, 0o600)
     mu = tmp_path / "mu.npy"
-    np.save(mu, np.ones(4))
+    np.save(mu, np.ones(5))
     os.chmod(mu, 0o600)
     base = ("limit", "--f", "tanh", "--c", "1/2", "--gamma", "1")
     for path in (bad, zero, tmp_path / "missing.npy"):
         r = _cli(*base, "--weights", str(path))
         assert r.returncode == 2 and "Traceback" not in r.stderr and len(r.stderr.strip().splitlines()) == 1
     r = _cli(*base, "--weights", str(W), "--mu", str(mu))
-    assert r.returncode == 3 and "not derived" in r.stderr
+    assert r.returncode == 2 and "length p = 4" in r.stderr
 
 
 def test_python_api_weights_and_refusals():
     import symrmt
-    from symrmt.errors import NotDerived, ParameterError
+    from symrmt.errors import ParameterError
 
     W = _weights(16, seed=5, scale=1.0)
     th = symrmt.limit("tanh", "1/2", [1], weights=W)
     sim = symrmt.simulate("tanh", "1/2", [1], weights=W, trials=3)
     assert sim.params["n"] == 32 and th.params["p"] == 16 and 0 < th.attention[0] < 1
-    with pytest.raises(NotDerived):
-        symrmt.limit("tanh", "1/2", [1], weights=W, mu=np.ones(16))
+    with pytest.raises(ParameterError):
+        symrmt.limit("tanh", "1/2", [1], weights=W, mu=np.ones(15))
     with pytest.raises(ParameterError):
         symrmt.limit("tanh", "1/2", [1], weights=W, diagonal="keep")
     with pytest.raises(ParameterError):
