@@ -70,10 +70,9 @@ import sympy as sp
 from symrmt import hermite
 from symrmt.engine.kernels.weights import check_signal_matrix, is_deterministic, is_finite_rank, kernel_given
 from symrmt.engine.lang.matrices import (
-    GOE, Const, Gaussian, Identity, MatProduct, MatrixNode, MatSum, ModelError, Scaled, Transpose, walk,
+    GOE, Const, Gaussian, Identity, MatrixNode, ModelError, Scaled,
 )
 from symrmt.engine.lang.algebra import identity_part
-from symrmt.engine.lang.vectors import Vector
 from symrmt.errors import ParameterError
 from symrmt.hermite.kernel_terms import b_squared, gaussian_equivalent
 from symrmt.hermite.scaled import scaled_nonlinearity
