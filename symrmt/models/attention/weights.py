@@ -46,6 +46,8 @@ MAX_HEADS = 8
 HEAD_UNKNOWNS = 60
 #: the same with a signal (the error is then a quadratic form in the labels: about 255 H^2 unknowns)
 HEAD_UNKNOWNS_SIGNAL = 300
+#: the time limit of one solve for heads with a signal (seconds; the default of LIMITS["solve_seconds"] is lower)
+HEAD_SIGNAL_SECONDS = 900
 
 
 
@@ -202,13 +204,15 @@ def heads_limit(f, c, gammas, heads: int, head_width, digits: int = 15, center: 
     at = {"c": _frac_text(c_frac), "D": _frac_text(D)}
     if snr:
         at["mu.mu"] = _frac_text(snr)
-    saved = LIMITS["unknowns"]
+    saved = LIMITS["unknowns"], LIMITS["solve_seconds"]
     # the pencil couples every pair of heads: about 40 H^2 unknowns (255 H^2 with a signal)
-    LIMITS["unknowns"] = max(saved, (HEAD_UNKNOWNS_SIGNAL if snr else HEAD_UNKNOWNS) * H * H)
+    LIMITS["unknowns"] = max(saved[0], (HEAD_UNKNOWNS_SIGNAL if snr else HEAD_UNKNOWNS) * H * H)
+    if snr:  # H = 4 with a signal: about 90 s of CPU a value
+        LIMITS["solve_seconds"] = max(saved[1], HEAD_SIGNAL_SECONDS)
     try:
         att = [m.limit(expr, at={**at, "gamma": _frac_text(g)}, digits=digits).value for g in gam]
     finally:
-        LIMITS["unknowns"] = saved
+        LIMITS["unknowns"], LIMITS["solve_seconds"] = saved
     return {"attention": att, "ridge": list(ridge_limit(c_frac, list(gam), snr, digits))}
 
 
