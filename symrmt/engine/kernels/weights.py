@@ -43,19 +43,19 @@ import numpy as np
 import sympy as sp
 
 from symrmt.engine.laws.elliptic import elliptic_node
-from symrmt.engine.laws.given import GivenMatrix, load_array
+from symrmt.engine.laws.given import GivenMatrix, GivenVector, load_array
 from symrmt.engine.lang.matrices import (
     Const, Gaussian, Identity, MatProduct, MatrixNode, MatSum, ModelError, Scaled, Transpose, walk,
 )
 from symrmt.engine.lang.vectors import Vector
 from symrmt.cache import cache_dict
-from symrmt.errors import ParameterError, PrecisionError
+from symrmt.errors import NotDerived, ParameterError, PrecisionError
 from symrmt.hermite import PRESETS, Nonlinearity, parse_f
 from symrmt.hermite.variable import T
 from symrmt.parsing.limits import LIMITS
 
 __all__ = ["weight_statistics", "general_coefficients", "remainder_correlation", "kernel_given",
-           "random_head_kernel", "check_weights", "check_signal_matrix", "is_finite_rank", "is_deterministic",
+           "random_head_kernel", "check_weights", "check_signal_matrix", "is_finite_rank", "is_deterministic", "signal_size", "SIGNAL_EPS_MAX",
            "MAX_MEHLER_TERMS"]
 
 #: the most Hermite orders summed in Mehler's series for the remainder's correlation
@@ -246,6 +246,55 @@ def check_signal_matrix(X) -> Gaussian:
     return gauss[0]
 
 
+#: the largest size ``eps = max(||W mu||, ||W^T mu||, |mu^T W mu|)/(s sqrt(p))`` of a signal's terms in the kernel's
+#: argument that is answered with a general W (docs/theory.md, section 14: the gap of the equivalent grows like eps^2)
+SIGNAL_EPS_MAX = 0.2
+
+
+def _signal_vectors(X, Z) -> dict:
+    """The signal of ``X = Z + sum_k c_k mu_k y_k^T`` grouped by the random vector: ``{y name: sum_k c_k mu_k}``
+    (float64 arrays), with each ``mu_k`` given by its entries and each ``c_k`` a number; :class:`ModelError`
+    for any other finite-rank term."""
+    what = ("with a general W, a signal is a sum of c*mu*y.T terms: mu given by its entries (vector_file), "
+            "y a random vector (signs, gaussian_vector) and c a number")
+    out = {}
+    for term in (X.terms if isinstance(X, MatSum) else (X,)):
+        if term is Z:
+            continue
+        coef, node = sp.Integer(1), term
+        if isinstance(node, Scaled):
+            coef, node = coef * node.scalar, node.matrix
+        factors = node.factors if isinstance(node, MatProduct) else ()
+        if len(factors) != 2:
+            raise ModelError(what)
+        left, right = factors
+        if isinstance(left, Scaled):
+            coef, left = coef * left.scalar, left.matrix
+        if isinstance(right, Scaled):
+            coef, right = coef * right.scalar, right.matrix
+        coef = sp.sympify(coef)
+        ok = isinstance(left, GivenVector) and left.dim == Z.rows and isinstance(right, Transpose) and \
+            isinstance(right.matrix, Vector) and right.matrix.random and coef.is_number and coef.is_real
+        if not ok:
+            raise ModelError(what)
+        key = right.matrix.name
+        out[key] = out.get(key, 0) + float(coef) * np.asarray(left.data, dtype=np.float64)
+    return out
+
+
+def signal_size(W, mu, s) -> float:
+    """``max(||W mu||, ||W^T mu||, |mu^T W mu|)/(s sqrt(p))``: the size of a signal's terms in the kernel's
+    argument ``t_ij`` against its standard deviation ``s`` (``docs/theory.md``, section 14).
+
+    >>> round(signal_size(np.eye(4), np.array([1.0, 0, 0, 0]), 1.0), 3)
+    0.5
+    """
+    W = np.asarray(W, dtype=np.float64)
+    mu = np.asarray(mu, dtype=np.float64)
+    size = max(np.linalg.norm(W @ mu), np.linalg.norm(W.T @ mu), abs(float(mu @ W @ mu)))
+    return float(size / (float(s) * math.sqrt(W.shape[0])))
+
+
 def kernel_given(f, X, W, diagonal: str = "zero", *, model, name: str | None = None, digits: int = 30,
                  center: bool = False):
     r"""The Gaussian-equivalent expression of ``f(X^T W X/sqrt(p))/sqrt(p)`` (diagonal zero) for a
@@ -273,6 +322,15 @@ def kernel_given(f, X, W, diagonal: str = "zero", *, model, name: str | None = N
     if not isinstance(W, GivenMatrix) or W.rows != Z.rows or W.cols != Z.rows:
         raise ModelError(f"kernel(f, Z, W): W must be a {Z.rows.name} x {Z.rows.name} matrix given by its entries")
     k = general_coefficients(f, W.data, center, digits)
+    if X is not Z:
+        for y, mu in _signal_vectors(X, Z).items():
+            eps = signal_size(W.data, mu, k["s"])
+            if eps > SIGNAL_EPS_MAX:
+                raise NotDerived(
+                    f"the signal along {y} moves the kernel's argument by eps = max(||W mu||, ||W^T mu||, "
+                    f"|mu^T W mu|)/(s sqrt(p)) = {eps:.3g}, above {SIGNAL_EPS_MAX}: the Gaussian equivalent expands in "
+                    "eps, and its error grows like eps^2 (measured 0.017-0.025 at eps = 0.26-0.33); not answered. A "
+                    "signal less aligned with W's top singular directions, or a smaller ||mu||, is covered")
     pc = Const(Z.rows.size)
     s = sp.Rational(k["s"].numerator, k["s"].denominator)
     a1 = _rational(k["a1"], digits)

@@ -26,7 +26,9 @@ import numpy as np
 
 from symrmt.engine import Model, diff, inv, trace
 from symrmt.engine.laws.given import load_array
-from symrmt.engine.kernels.weights import check_weights, general_coefficients, kernel_given, random_head_kernel
+from symrmt.engine.kernels.weights import (
+    check_weights, general_coefficients, kernel_given, random_head_kernel, signal_size,
+)
 from symrmt.errors import NotDerived, ParameterError
 from symrmt.hermite import Nonlinearity
 from symrmt.models.attention.geometry import as_geometry
@@ -141,6 +143,7 @@ def weights_limit(f, c, gammas, weights, mu=None, digits: int = 15, center: bool
     stats = {key: k[key] for key in ("rho", "m", "a1", "b", "tau")}
     stats["s"] = k["s"]
     stats["snr"] = snr
+    stats["signal_eps"] = 0.0 if mu is None else signal_size(W, mu, k["s"])
     return {"attention": att, "ridge": list(ridge), "p": p, "n": p / c_frac, "stats": stats}
 
 
