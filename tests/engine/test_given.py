@@ -356,8 +356,8 @@ def test_woodbury_inverse_against_the_dense_inverse(monkeypatch):
     seen = []
     solve = gv._Part.solve64
 
-    def checked(self, h, t, base, with_vectors=False, side=0):
-        out = solve(self, h, t, base, with_vectors, side)
+    def checked(self, h, t, base, with_vectors=False, side=0, dense=False):
+        out = solve(self, h, t, base, with_vectors, side, dense)
         if t == 1.0 and self.structured:
             M = self.matrix64(h, base, with_vectors)
             keep = self._keep(with_vectors)

@@ -58,6 +58,7 @@ from symrmt.engine.lang.vectors import Vector
 from symrmt.engine.reduce import linearize as lin
 from symrmt.engine.reduce.plan import normalized, scalar_formula
 from symrmt.engine.solve.certify import TraceLimit
+from symrmt.engine.solve.given_blocks import WoodburyTraces, inner_blocks, inner_inverse_product
 from symrmt.engine.solve.given_dd import solve_dd, woodbury_reader
 from symrmt.errors import BranchError, ConvergenceError, PrecisionError
 from symrmt.parsing import check_digits
@@ -123,6 +124,35 @@ class _Part:
         self.det64 = [float(c) for *_x, c in self.det]
         if any(a in self.unit or b in self.unit for a, b, *_x in self.eta):
             raise ModelError("internal: a random leaf on a 1 x 1 block")
+        self.zero = self._zero_unknowns()
+
+    def _zero_unknowns(self):
+        """The positions of the unknowns that are zero at every point: the largest set ``Z`` such that with
+        ``H_Z = 0`` the blocks ``G_Z`` are zero whatever the other unknowns (they lie outside the
+        reflexive-transitive closure of the block pattern of the matrix, which then has no second-moment term
+        from ``Z``), as for the blocks below the diagonal of a derivative pencil.  The fixed point keeps them
+        exactly zero, so the Woodbury inner matrix keeps its exact block-triangular zeros
+        (:mod:`symrmt.engine.solve.given_blocks`)."""
+        nb = len(self.pencil.blocks)
+        base = np.zeros((nb, nb), dtype=bool)
+        for i, j, *_x in self.det:
+            base[i, j] = True
+        zero = set(self.unknowns)
+        while True:
+            pat = base.copy()
+            for a, b, w, m, m2 in self.eta:
+                if (m, m2) not in zero and w != 0:
+                    pat[a, b] = True
+            reach = pat | np.eye(nb, dtype=bool)
+            while True:
+                nxt = (reach.astype(np.int64) @ reach.astype(np.int64)) > 0
+                if np.array_equal(nxt, reach):
+                    break
+                reach = nxt
+            new = {u for u in zero if not reach[u[0], u[1]]}
+            if new == zero:
+                return np.array(sorted(self.pos[u] for u in zero), dtype=int)
+            zero = new
 
     # -- float64
     def base(self, with_vectors: bool):
@@ -164,16 +194,23 @@ class _Part:
         idx = np.concatenate([np.arange(self.off[k], self.off[k] + self.size[k]) for k in keep])
         return M[np.ix_(idx, idx)]
 
-    def solve64(self, h, t, base, with_vectors=False, side=0):
-        """``(G_mat, G_sca, idx)``: the float64 inverse at unknowns ``h``, strength ``t``; through
-        :meth:`_woodbury64` (``side``: which of its two forms) when it applies (``self.structured`` is then
-        true), a dense inverse otherwise."""
+    def solve64(self, h, t, base, with_vectors=False, side=0, dense=False):
+        """``(G_mat, G_sca, idx)``: the float64 inverse at unknowns ``h``, strength ``t``; where the Woodbury
+        reduction applies (``self.structured`` is then true), its block traces only
+        (:class:`~symrmt.engine.solve.given_blocks.WoodburyTraces`, what :meth:`tau` and :meth:`jacobian64`
+        read) or, with ``dense``, the whole inverse through :meth:`_woodbury64` (``side``: which of its two
+        forms); a dense inverse otherwise."""
         S = base[1].copy()
         for (a, b, _w, m, m2), w in zip(self.eta, self.eta64):
             if a not in self.off:
                 S[self.sidx[a], self.sidx[b]] -= t * w * h[self.pos[(m, m2)]]
         keep = self._keep(with_vectors)
-        Gm = self._woodbury64(h, t, keep, side) if keep else np.zeros((0, 0))
+        if not keep:
+            Gm = np.zeros((0, 0))
+        elif dense:
+            Gm = self._woodbury64(h, t, keep, side)
+        else:
+            Gm = self._woodbury_traces64(h, t, keep)
         self.structured = Gm is not None and len(keep) > 0
         if Gm is None:
             M = base[0].copy()
@@ -208,6 +245,56 @@ class _Part:
             return None
         nz = {(a, b) for a in range(len(rows)) for b in range(len(cols)) if (rows[a], cols[b]) in given}
         return N, pos, rows, cols, nz
+
+    def _woodbury_parts64(self, h, t, keep):
+        """``(plan, A, blocks)`` of the Woodbury reduction at ``h``, ``t`` (float64): ``A`` the ``k x k`` matrix
+        of the multiples of ``I``, ``blocks`` ``{(r, c): N x N}`` the given matrices (indices into the plan's
+        rows and columns; equal coefficients times the same matrix are one array), or ``None``."""
+        plan = self.woodbury_plan(keep)
+        if plan is None:
+            return None
+        N, pos, rows, cols, nz = plan
+        nk = len(pos)
+        A = np.zeros((nk, nk))
+        cache = self.__dict__.setdefault("_given64", {})
+        blocks = {}
+        for (i, j, kind, data, _c), c in zip(self.det, self.det64):
+            if i not in pos or j not in pos:
+                continue
+            if kind == "I":
+                A[pos[i], pos[j]] += c
+            else:
+                key = (id(data), c)
+                if key not in cache:
+                    cache[key] = (data, c * data)        # data held, so that its id is not reused
+                rc = (rows.index(pos[i]), cols.index(pos[j]))
+                blocks[rc] = blocks[rc] + cache[key][1] if rc in blocks else cache[key][1]
+        for (a, b, _w, m, m2), w in zip(self.eta, self.eta64):
+            if a in pos:
+                A[pos[a], pos[b]] -= t * w * h[self.pos[(m, m2)]]
+        return plan, A, blocks
+
+    def _woodbury_traces64(self, h, t, keep):
+        """The block traces of the float64 inverse over the blocks ``keep`` through the Woodbury reduction
+        (:meth:`_woodbury64`), its inner matrix inverted block-triangularly
+        (:mod:`symrmt.engine.solve.given_blocks`): a
+        :class:`~symrmt.engine.solve.given_blocks.WoodburyTraces`, or ``None`` where :meth:`_woodbury64` is."""
+        parts = self._woodbury_parts64(h, t, keep)
+        if parts is None:
+            return None
+        (N, pos, rows, cols, nz), A, blocks = parts
+        try:
+            if not np.linalg.cond(A) < 1e8:
+                return None
+            Ainv = np.linalg.inv(A)
+        except np.linalg.LinAlgError:
+            return None
+        try:
+            S = Ainv[np.ix_(cols, rows)]
+            Y = inner_inverse_product(S, blocks, len(rows), len(cols), inner_blocks(S, nz), N)
+        except np.linalg.LinAlgError:
+            return None
+        return WoodburyTraces(pos, Ainv, rows, cols, Y, N)
 
     def _woodbury64(self, h, t, keep, side=0):
         """The float64 inverse of the materialized matrix over the blocks ``keep`` through its structure, or
@@ -288,6 +375,8 @@ class _Part:
     def tau(self, G, k, l):
         if k in self.sidx:
             return self.block(G, k, l)
+        if isinstance(G[0], WoodburyTraces):
+            return G[0].tau(k, l)
         return float(np.trace(self.block(G, k, l))) / self.size[k]
 
     def residual64(self, h, t, base):
@@ -307,6 +396,9 @@ class _Part:
             Gs = np.asarray(G[1], dtype=np.float64)
             np.add.at(J, (rows, cols), -t * w * Gs[im, ia] * Gs[ib, in2])
         for lefts, rights, rows, cols, w, li, ri in groups:
+            if isinstance(G[0], WoodburyTraces):
+                np.add.at(J, (rows, cols), -t * w * G[0].product_traces(lefts, rights)[li, ri])
+                continue
             D = np.empty((len(lefts), len(rights)))
             R = np.stack([self.block(G, b, m2).T.ravel() for (b, m2) in rights])
             for at in range(0, len(lefts), 16):  # at most 16 blocks held at once
@@ -361,6 +453,7 @@ def _newton64(part, h, t, base, tol=1e-13, maxit=40):
         J = part.jacobian64(G, t)
         step = np.linalg.solve(J, F)
         h = h - step
+        h[part.zero] = 0.0
         if np.max(np.abs(step)) <= tol * max(1.0, np.max(np.abs(h))):
             return h, J
         if not np.all(np.isfinite(h)):
@@ -385,6 +478,7 @@ def _solve64(part, base):
                                "singular without its random part, e.g. at gamma = 0): not solved with given "
                                "matrices") from None
     h = np.array([part.tau(G, m, m2) for m, m2 in part.unknowns])
+    h[part.zero] = 0.0
     t, dt = 0.0, 0.25
     J, sign, slope = None, None, np.zeros_like(h)
     while t < 1:
@@ -563,7 +657,7 @@ def _solve_hp(part, h64, J, coef_hp, prec, digits, extra, watch):
         # midpoints only: flint may multiply balls with wide radii at a lower working precision
         Ma = flint.arb_mat(rows).mid()
         hf = np.array([float(x.mid()) for x in h])
-        X = flint.arb_mat(part.solve64(hf, 1.0, bases[with_vectors], with_vectors)[0].tolist())
+        X = flint.arb_mat(part.solve64(hf, 1.0, bases[with_vectors], with_vectors, dense=True)[0].tolist())
         E = flint.arb_mat(_eye(K))
         for _ in range(8):
             D = (X * (E - Ma * X)).mid()
@@ -607,6 +701,8 @@ def _solve_hp(part, h64, J, coef_hp, prec, digits, extra, watch):
         F = [h[i] - tau(G, m, m2) for i, (m, m2) in enumerate(part.unknowns)]
         step = [sum((Jinv[i, j] * F[j] for j in range(len(F))), flint.arb(0)) for i in range(len(F))]
         h = [x - s for x, s in zip(h, step)]
+        for i in part.zero:
+            h[i] = flint.arb(0)
         resid = max(abs(float(f.mid())) for f in F)
         size = max(abs(float(s.mid())) for s in step)
         scale = max(1.0, max(abs(float(x.mid())) for x in h))
