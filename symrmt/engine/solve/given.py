@@ -58,7 +58,7 @@ from symrmt.engine.lang.vectors import Vector
 from symrmt.engine.reduce import linearize as lin
 from symrmt.engine.reduce.plan import normalized, scalar_formula
 from symrmt.engine.solve.certify import TraceLimit
-from symrmt.engine.solve.given_blocks import WoodburyTraces, inner_blocks, inner_inverse_product
+from symrmt.engine.solve.given_blocks import WoodburyTraces, inner_blocks, inner_inverse_product, same_matrix
 from symrmt.engine.solve.given_dd import solve_dd, woodbury_reader
 from symrmt.errors import BranchError, ConvergenceError, PrecisionError
 from symrmt.parsing import check_digits
@@ -264,7 +264,7 @@ class _Part:
             if kind == "I":
                 A[pos[i], pos[j]] += c
             else:
-                key = (id(data), c)
+                key = (same_matrix(data), c)
                 if key not in cache:
                     cache[key] = (data, c * data)        # data held, so that its id is not reused
                 rc = (rows.index(pos[i]), cols.index(pos[j]))
@@ -480,11 +480,15 @@ def _solve64(part, base):
     h = np.array([part.tau(G, m, m2) for m, m2 in part.unknowns])
     h[part.zero] = 0.0
     t, dt = 0.0, 0.25
-    J, sign, slope = None, None, np.zeros_like(h)
+    # the tangent of the path: F(h, t) = h - T(t h), so dh/dt = T'(t h) h J^{-1} = (J^{-1} - I) h / t, and
+    # T'(0) = I - J(t = 1) read at t = 0
+    J, sign = None, None
+    slope = h - part.jacobian64(G, 1.0) @ h
+    slope[part.zero] = 0.0
     while t < 1:
         t1 = min(1.0, t + dt)
         try:
-            with np.errstate(all="raise"):  # the secant predictor, then Newton (loosely between the ends)
+            with np.errstate(all="raise"):  # the tangent predictor, then Newton (loosely between the ends)
                 h1, J1 = _newton64(part, h + slope * (t1 - t), t1, base, tol=1e-13 if t1 == 1 else 1e-6)
             if np.max(np.abs(h1 - h)) > max(1.0, np.max(np.abs(h))) / 3:
                 raise ConvergenceError("trust region")
@@ -499,7 +503,8 @@ def _solve64(part, base):
             raise BranchError(f"the real fixed point meets a singular point between strengths {t:.4g} and {t1:.4g}: "
                               "the point is inside a spectrum (no real deterministic equivalent there)")
         sign = s1
-        slope = (h1 - h) / (t1 - t)
+        slope = (np.linalg.solve(J1, h1) - h1) / t1
+        slope[part.zero] = 0.0
         h, t, J = h1, t1, J1
         dt = min(2 * dt, 0.25)
     return h, J

@@ -20,7 +20,16 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["inner_blocks", "WoodburyTraces"]
+__all__ = ["inner_blocks", "WoodburyTraces", "inner_inverse_product", "same_matrix"]
+
+
+def same_matrix(data):
+    """A key equal for two arrays that view the same entries the same way (two ``W.T`` views of ``W``).
+
+    >>> W = np.eye(2); same_matrix(W.T) == same_matrix(W.T), same_matrix(W) == same_matrix(W.T)
+    (True, False)
+    """
+    return (data.__array_interface__["data"][0], data.strides, data.shape, data.dtype.str)
 
 
 def _closure(P):

@@ -14,7 +14,7 @@ import math
 import mpmath
 import numpy as np
 
-from symrmt.engine.solve.given_blocks import inner_blocks
+from symrmt.engine.solve.given_blocks import inner_blocks, same_matrix
 from symrmt.errors import ConvergenceError
 
 __all__ = ["solve_dd"]
@@ -330,8 +330,8 @@ def _two_blocks_dd(N, rows, cols, comps, S, terms, a64, digits, variant, bits, s
             if same:
                 b["X"] = b2["X"]
                 # the same given blocks in the same places: the same product B X
-                key = [(b["live"].index(r), ci, id(data), c) for r, ci, data, c in b["mine"]]
-                key2 = [(b2["live"].index(r), ci, id(data), c) for r, ci, data, c in b2["mine"]]
+                key = [(b["live"].index(r), ci, same_matrix(data), c) for r, ci, data, c in b["mine"]]
+                key2 = [(b2["live"].index(r), ci, same_matrix(data), c) for r, ci, data, c in b2["mine"]]
                 if key == key2:
                     b["E"] = b2["E"]
                 break
