@@ -156,16 +156,22 @@ class _Part:
 
     # -- float64
     def base(self, with_vectors: bool):
-        M = np.zeros((self.K, self.K))
+        """``(M, S)``: the float64 deterministic part of the materialized and of the scalar blocks, ``M``
+        assembled when first read (the Woodbury form does not need it)."""
+        return _Base(self, with_vectors)
+
+    def _base_parts(self, with_vectors, materialized):
+        M = np.zeros((self.K, self.K)) if materialized else None
         S = np.zeros((len(self.sca), len(self.sca)))
         for (i, j, kind, data, _c), c in zip(self.det, self.det64):
             if kind == "I":
                 if i in self.off:
-                    o1, o2, N = self.off[i], self.off[j], self.size[i]
-                    M[o1:o1 + N, o2:o2 + N] += c * np.eye(N)
+                    if materialized:
+                        o1, o2, N = self.off[i], self.off[j], self.size[i]
+                        M[o1:o1 + N, o2:o2 + N] += c * np.eye(N)
                 else:
                     S[self.sidx[i], self.sidx[j]] += c
-            else:
+            elif materialized:
                 if not with_vectors and (i in self.unit or j in self.unit):
                     continue
                 o1, o2 = self.off[i], self.off[j]
@@ -433,6 +439,18 @@ class _Part:
                 scalar = tuple(arr[:, k].astype(int) if k != 2 else arr[:, k] for k in range(7))
             self._plan = (scalar or None, groups)
         return self._plan
+
+
+class _Base:
+    """``base[0]``, ``base[1]`` of :meth:`_Part.base`, each assembled when first read."""
+
+    def __init__(self, part, with_vectors):
+        self.part, self.with_vectors, self.parts = part, with_vectors, {}
+
+    def __getitem__(self, k):
+        if k not in self.parts:
+            self.parts[k] = self.part._base_parts(self.with_vectors, k == 0)[k]
+        return self.parts[k]
 
 
 def _add_diagonal_4(G, k, l, N, v):

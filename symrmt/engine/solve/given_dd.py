@@ -284,14 +284,16 @@ def _woodbury_dd(part, plan, h, det, eta, digits, variant, bits, slices):
     return woodbury_reader(Ainv, pos, rows, cols, T)
 
 
-def _trace_dd(Ah, Al, Bt, Btl, scale, thresh):
+def _trace_dd(Ah, Al, Bt, Btl, scale, thresh, relative=False):
     """``sum(A * B)`` (``A = Ah + Al``, ``B = Bt + Btl`` double-double, ``B`` given transposed so that this is
     ``tr(A B^T)``) as an mpmath number: :func:`_chunked_dot` where its rounding bound times ``scale`` is below
-    ``thresh``, else every product split exactly (:func:`_dot_dd`); the ``Al`` terms in float64 (below
-    ``2^-53`` of the sum's terms, counted in the bound)."""
+    ``thresh`` (``relative``: times the size of the sum), else every product split exactly (:func:`_dot_dd`);
+    the ``Al`` terms in float64 (below ``2^-53`` of the sum's terms, counted in the bound)."""
     fast, bound = _chunked_dot(Ah, Bt, Btl)
     low = float(np.vdot(Al, Bt))
     bound += 2.0 * float(np.vdot(np.abs(Al), np.abs(Bt)))
+    if relative:
+        thresh = thresh * max(abs(float(fast)), 1e-300)
     d = fast if bound * scale <= thresh else _dot_dd(Ah, Bt, Btl)
     return d + mpmath.mpf(low)
 
@@ -410,7 +412,7 @@ def _two_blocks_dd(N, rows, cols, comps, S, terms, a64, digits, variant, bits, s
                     E1h, E1l, F1 = blk(b1["Eh"], k1, c_i), blk(b1["El"], k1, c_i), blk(b1["F"], k1, c_i)
                     # tr(D0_{r0 a} D1_{r1 c}) = tr(E0 E1) + tr(F0 E1) + tr(E0 F1) + tr(F0 F1)
                     E1t, E1lt = np.ascontiguousarray(E1h.T), np.ascontiguousarray(E1l.T)
-                    tr = _trace_dd(E0h, E0l, E1t, E1lt, wscale * abs(float(s)), thresh)
+                    tr = _trace_dd(E0h, E0l, E1t, E1lt, wscale * abs(float(s)), thresh, relative=True)
                     tr += mpmath.mpf(float(np.vdot(F0, E1t)) + float(np.vdot(E0h, F1.T)) + float(np.vdot(F0, F1.T)))
                     T[r0][c] -= s * tr / N
     return T
