@@ -433,3 +433,30 @@ def test_two_block_double_double_against_one_block():
         v1 = model(S).limit(e, at={"c": "1/2", "gamma": 1}, digits=25).value
     with mpmath.workdps(40):
         assert agree(v1, v2, 25)
+
+
+def test_two_block_flint_against_one_block():
+    """The python-flint traces (above 28 digits) through the inner matrix's two diagonal blocks against those
+    through the whole inner matrix, to 35 digits, S not symmetric."""
+    pytest.importorskip("flint")
+    from symrmt.engine.solve import given as gv
+
+    rng = np.random.default_rng(5)
+    S = rng.standard_normal((12, 12)) / np.sqrt(12) + np.eye(12) / 2
+    e = "diff(trace(inv(Z.T*S*Z/n + gamma*I(n))), gamma)"
+    calls = []
+    two = gv._two_blocks_hp
+
+    def counted(*a):
+        calls.append(1)
+        return two(*a)
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(gv, "_two_blocks_hp", counted)
+        v2 = model(S).limit(e, at={"c": "1/2", "gamma": 1}, digits=35).value
+    assert calls
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(gv, "inner_blocks", lambda S_, nz: [list(range(len(S_)))])
+        v1 = model(S).limit(e, at={"c": "1/2", "gamma": 1}, digits=35).value
+    with mpmath.workdps(50):
+        assert agree(v1, v2, 35)
