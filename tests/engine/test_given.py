@@ -445,14 +445,14 @@ def test_two_block_flint_against_one_block():
     S = rng.standard_normal((12, 12)) / np.sqrt(12) + np.eye(12) / 2
     e = "diff(trace(inv(Z.T*S*Z/n + gamma*I(n))), gamma)"
     calls = []
-    two = gv._two_blocks_hp
+    two = gv.flint_two_blocks
 
     def counted(*a):
         calls.append(1)
         return two(*a)
 
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(gv, "_two_blocks_hp", counted)
+        mp.setattr(gv, "flint_two_blocks", counted)
         v2 = model(S).limit(e, at={"c": "1/2", "gamma": 1}, digits=35).value
     assert calls
     with pytest.MonkeyPatch.context() as mp:

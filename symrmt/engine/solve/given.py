@@ -58,7 +58,8 @@ from symrmt.engine.lang.vectors import Vector
 from symrmt.engine.reduce import linearize as lin
 from symrmt.engine.reduce.plan import normalized, scalar_formula
 from symrmt.engine.solve.certify import TraceLimit
-from symrmt.engine.solve.given_blocks import WoodburyTraces, inner_blocks, inner_inverse_product, same_matrix
+from symrmt.engine.solve.given_blocks import (WoodburyTraces, flint_two_blocks, inner_blocks, inner_inverse_product,
+                                               same_matrix)
 from symrmt.engine.solve.given_dd import solve_dd, woodbury_reader
 from symrmt.errors import BranchError, ConvergenceError, PrecisionError
 from symrmt.parsing import check_digits
@@ -570,7 +571,7 @@ def _woodbury_hp(part, plan, h, det, eta, prec, tol):
     if len(comps) == 2:
         terms = [(rows.index(pos[i]), cols.index(pos[j]), data, c) for i, j, kind, data, c in det
                  if kind != "I" and i in pos and j in pos]
-        T = _two_blocks_hp(N, rows, cols, comps, Ainv, terms, wscale, prec, tol)
+        T = flint_two_blocks(N, rows, cols, comps, Ainv, terms, wscale, prec, tol)
         if T is None:
             return None
         return woodbury_reader(Ainv, pos, rows, cols, T)
@@ -615,95 +616,6 @@ def _woodbury_hp(part, plan, h, det, eta, prec, tol):
                                f"converge at {prec} bits (last correction {delta:.3g})")
 
     return woodbury_reader(Ainv, pos, rows, cols, T)
-
-
-def _two_blocks_hp(N, rows, cols, comps, Ainv, terms, wscale, prec, tol):
-    """``T[r][c] = tr(Y_rc)/N`` (python-flint midpoints at ``prec`` bits) of ``Y = B K^{-1}`` when the inner
-    matrix ``K`` is block upper triangular with the two diagonal blocks ``comps``
-    (:mod:`symrmt.engine.solve.given_blocks`): ``D_i = B[., C_i] K_ii^{-1}``, each ``K_ii^{-1}`` refined from a
-    float64 inverse (the second from the first's refined one when the blocks have one size) by
-    ``X <- X + X (I - K_ii X)`` as in :func:`_woodbury_hp`, then ``Y[., C_1] = D_1 - D_0 (S[C_0, R] (x) I) D_1``,
-    ``Y[., C_0] = D_0``.  ``terms``: ``(r, c, given matrix, coefficient)`` (indices into ``rows``, ``cols``).
-    Returns ``None`` when a diagonal block is singular in float64; raises ``ConvergenceError`` when a
-    refinement does not converge."""
-    import flint
-
-    nr, nc = len(rows), len(cols)
-    S = [[Ainv[cols[a], rows[b]] for b in range(nr)] for a in range(nc)]
-    s_norm = max(sum(abs(float(S[a][r].mid())) for r in range(nr)) for a in range(nc))
-    blocks = []
-    for comp in comps:
-        m = len(comp)
-        mine = [(r, comp.index(cc), data, c) for r, cc, data, c in terms if cc in comp]
-        live = sorted({r for r, *_x in mine})
-        groups = {}
-        for r, ci, data, c in mine:
-            key = c.mid().str(radius=False, more=True)
-            if key not in groups:
-                groups[key] = (c, np.zeros((len(live) * N, m * N)))
-            k = live.index(r)
-            groups[key][1][k * N:(k + 1) * N, ci * N:(ci + 1) * N] += np.asarray(data, dtype=np.float64)
-        B, B64 = None, np.zeros((len(live) * N, m * N))
-        for c, placed in groups.values():
-            Bc = flint.arb_mat(placed.tolist()) * c
-            B = Bc if B is None else B + Bc
-            B64 += float(c.mid()) * placed
-        SI = flint.arb_mat(m * N, len(live) * N)
-        S64 = np.zeros((m, len(live)))
-        for a_i, a in enumerate(comp):
-            for k, r in enumerate(live):
-                S64[a_i, k] = float(S[a][r].mid())
-                if S[a][r] != 0:
-                    for q in range(N):
-                        SI[a_i * N + q, k * N + q] = S[a][r]
-        Nm = (flint.arb_mat(_eye(m * N)) + SI * B).mid()
-        blocks.append({"comp": comp, "live": live, "B": B, "Nm": Nm, "B64": B64,
-                       "N64": np.eye(m * N) + np.kron(S64, np.eye(N)) @ B64})
-    y_norm = 1.0   # the size of D_i = B X_i (float64): how an error of D_1 moves D_0 (S (x) I) D_1, and back
-    for b in blocks:
-        try:
-            b["X64"] = np.linalg.inv(b["N64"])
-        except np.linalg.LinAlgError:
-            return None
-        y_norm = max(y_norm, float(np.max(np.abs(b["B64"] @ b["X64"]).sum(axis=1))))
-    amp = wscale * (1.0 + s_norm * y_norm)
-    for i, b in enumerate(blocks):
-        m = len(b["comp"])
-        prev = blocks[i - 1] if i else None
-        # the second block from the first's refined inverse (they differ by rounding for a derivative pencil)
-        X = prev["X"] if prev is not None and prev["N64"].shape == b["N64"].shape \
-            else flint.arb_mat(b["X64"].tolist())
-        E = flint.arb_mat(_eye(m * N))
-        for _ in range(8):
-            D = (X * (E - b["Nm"] * X)).mid()
-            X = (X + D).mid()
-            BD = (b["B"] * D).mid()
-            delta = amp * max(abs(float(BD[k * N + q, a_i * N + q].mid())) for k in range(len(b["live"]))
-                              for a_i in range(m) for q in range(N))
-            if delta * delta * m * N <= tol * 1e-2:
-                break
-        else:
-            raise ConvergenceError(f"the refinement of the deterministic-equivalent inverse (Woodbury form, two "
-                                   f"blocks) did not converge at {prec} bits (last correction {delta:.3g})")
-        b["X"] = X
-        b["Y"] = (b["B"] * X).mid()
-    T = [[flint.arb(0)] * nc for _ in range(nr)]
-    for b in blocks:
-        for k, r in enumerate(b["live"]):
-            for a_i, a in enumerate(b["comp"]):
-                T[r][a] += sum((b["Y"][k * N + q, a_i * N + q] for q in range(N)), flint.arb(0)) / N
-    b0, b1 = blocks
-    SI = flint.arb_mat(len(b0["comp"]) * N, len(b1["live"]) * N)
-    for a_i, a in enumerate(b0["comp"]):
-        for k, r in enumerate(b1["live"]):
-            if S[a][r] != 0:
-                for q in range(N):
-                    SI[a_i * N + q, k * N + q] = S[a][r]
-    Z = (b0["Y"] * (SI * b1["Y"]).mid()).mid()       # D_0 (S[C_0, R] (x) I) D_1
-    for k, r in enumerate(b0["live"]):
-        for c_i, c in enumerate(b1["comp"]):
-            T[r][c] -= sum((Z[k * N + q, c_i * N + q] for q in range(N)), flint.arb(0)) / N
-    return T
 
 
 def _solve_hp(part, h64, J, coef_hp, prec, digits, extra, watch):
