@@ -8,10 +8,9 @@
 * warm: a second point of the same ``W`` at another ``gamma`` (the Hermite data are reused).
 
 Sizes: ``p = 96``, ``192`` and ``384`` at 15 digits (how the time grows with ``p``), and ``p = 48`` at 15 and 30
-digits for the agreement (``--quick``: ``p = 12`` and ``16``). ``p = 384`` at 30 digits and ``p = 1024`` take
-from many minutes to hours per point (the python-flint ``arb_mat`` products of the ``4p x 4p`` Woodbury form,
-and at 15 digits the double-double residual over the whole ``10p x 10p`` pencil), so the bench does not run
-them.
+digits for the agreement (``--quick``: ``p = 12`` and ``16``). ``p = 384`` at 30 digits takes minutes per point
+(the python-flint ``arb_mat`` products of the two ``2p x 2p`` diagonal blocks of the Woodbury inner matrix grow
+as ``p^3``: about 64 times the ``p = 96`` point), so the bench does not run it.
 Digits: the 15-digit value (double-double path) against the 30-digit one (python-flint ``arb_mat``), an
 independent evaluation at higher precision; the agreement is reported in digits.
 """

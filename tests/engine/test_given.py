@@ -356,8 +356,8 @@ def test_woodbury_inverse_against_the_dense_inverse(monkeypatch):
     seen = []
     solve = gv._Part.solve64
 
-    def checked(self, h, t, base, with_vectors=False, side=0):
-        out = solve(self, h, t, base, with_vectors, side)
+    def checked(self, h, t, base, with_vectors=False, side=0, dense=False):
+        out = solve(self, h, t, base, with_vectors, side, dense)
         if t == 1.0 and self.structured:
             M = self.matrix64(h, base, with_vectors)
             keep = self._keep(with_vectors)
@@ -399,3 +399,90 @@ def test_random_vector_in_a_given_dimension_is_refused():
     m.gaussian_vector("g", "p")
     with pytest.raises(ModelError, match="random vector in the dimension p, which carries the given"):
         m.limit("g.T*inv(S*Z*Z.T*S.T/n + I(p))*g/p", at={"c": "1/2"})
+
+
+def test_block_triangular_traces_against_the_dense_inverse(monkeypatch):
+    """The block traces and the Jacobian that the float64 Newton reads from the Woodbury form, its inner matrix
+    inverted block-triangularly, against those of NumPy's dense inverse of the assembled matrix, at every
+    strength-1 solve of the derivative pencil of Z^T S Z (S not symmetric: S and S^T in the pencil).  The
+    unknowns the pencil keeps at zero are zero blocks of the dense inverse too."""
+    from symrmt.engine.solve import given as gv
+    from symrmt.engine.solve.given_blocks import WoodburyTraces, inner_blocks
+
+    seen = []
+    solve = gv._Part.solve64
+
+    def checked(self, h, t, base, with_vectors=False, side=0, dense=False):
+        out = solve(self, h, t, base, with_vectors, side, dense)
+        if t == 1.0 and isinstance(out[0], WoodburyTraces):
+            G = (np.linalg.inv(self.matrix64(h, base, with_vectors)), out[1], self.layout(with_vectors)[0])
+            T = np.array([self.tau(out, m, m2) for m, m2 in self.unknowns])
+            Td = np.array([self.tau(G, m, m2) for m, m2 in self.unknowns])
+            assert np.abs(T - Td).max() <= 1e-12 * max(1.0, np.abs(Td).max())
+            J, Jd = self.jacobian64(out, t), self.jacobian64(G, t)
+            assert np.abs(J - Jd).max() <= 1e-12 * np.abs(Jd).max()
+            assert len(self.zero) and np.abs(Td[self.zero]).max() <= 1e-14 * np.abs(Td).max()
+            _N, _pos, rows, cols, nz = self.woodbury_plan(self._keep(with_vectors))
+            seen.append(len(inner_blocks(out[0].Ainv[np.ix_(cols, rows)], nz)))
+        return out
+
+    monkeypatch.setattr(gv._Part, "solve64", checked)
+    rng = np.random.default_rng(3)
+    S = rng.standard_normal((12, 12)) / np.sqrt(12) + np.eye(12) / 2
+    m = model(S)
+    m.limit("diff(trace(inv(Z.T*S*Z/n + gamma*I(n))), gamma)", at={"c": "1/2", "gamma": 1}, digits=15)
+    assert seen and min(seen) == 2
+
+
+def test_two_block_double_double_against_one_block():
+    """The double-double traces through the inner matrix's two diagonal blocks (the derivative pencil) against
+    those through the whole inner matrix (one block: its dense float64 inverse refined), to 25 digits, S not
+    symmetric."""
+    from symrmt.engine.solve import given_dd
+
+    rng = np.random.default_rng(4)
+    S = rng.standard_normal((12, 12)) / np.sqrt(12) + np.eye(12) / 2
+    e = "diff(trace(inv(Z.T*S*Z/n + gamma*I(n))), gamma)"
+    calls = []
+    two = given_dd._two_blocks_dd
+
+    def counted(*a):
+        calls.append(1)
+        return two(*a)
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(given_dd, "_two_blocks_dd", counted)
+        v2 = model(S).limit(e, at={"c": "1/2", "gamma": 1}, digits=25).value
+    assert calls
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(given_dd, "inner_blocks", lambda S_, nz: [list(range(len(S_)))])
+        v1 = model(S).limit(e, at={"c": "1/2", "gamma": 1}, digits=25).value
+    with mpmath.workdps(40):
+        assert agree(v1, v2, 25)
+
+
+def test_two_block_flint_against_one_block():
+    """The python-flint traces (above 28 digits) through the inner matrix's two diagonal blocks against those
+    through the whole inner matrix, to 35 digits, S not symmetric."""
+    pytest.importorskip("flint")
+    from symrmt.engine.solve import given as gv
+
+    rng = np.random.default_rng(5)
+    S = rng.standard_normal((12, 12)) / np.sqrt(12) + np.eye(12) / 2
+    e = "diff(trace(inv(Z.T*S*Z/n + gamma*I(n))), gamma)"
+    calls = []
+    two = gv.flint_two_blocks
+
+    def counted(*a):
+        calls.append(1)
+        return two(*a)
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(gv, "flint_two_blocks", counted)
+        v2 = model(S).limit(e, at={"c": "1/2", "gamma": 1}, digits=35).value
+    assert calls
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(gv, "inner_blocks", lambda S_, nz: [list(range(len(S_)))])
+        v1 = model(S).limit(e, at={"c": "1/2", "gamma": 1}, digits=35).value
+    with mpmath.workdps(50):
+        assert agree(v1, v2, 35)

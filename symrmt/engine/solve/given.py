@@ -58,6 +58,8 @@ from symrmt.engine.lang.vectors import Vector
 from symrmt.engine.reduce import linearize as lin
 from symrmt.engine.reduce.plan import normalized, scalar_formula
 from symrmt.engine.solve.certify import TraceLimit
+from symrmt.engine.solve.given_blocks import (WoodburyTraces, flint_two_blocks, inner_blocks, inner_inverse_product,
+                                               same_matrix)
 from symrmt.engine.solve.given_dd import solve_dd, woodbury_reader
 from symrmt.errors import BranchError, ConvergenceError, PrecisionError
 from symrmt.parsing import check_digits
@@ -126,19 +128,54 @@ class _Part:
         self.det64 = [float(c) for *_x, c in self.det]
         if any(a in self.unit or b in self.unit for a, b, *_x in self.eta):
             raise ModelError("internal: a random leaf on a 1 x 1 block")
+        self.zero = self._zero_unknowns()
+
+    def _zero_unknowns(self):
+        """The positions of the unknowns that are zero at every point: the largest set ``Z`` such that with
+        ``H_Z = 0`` the blocks ``G_Z`` are zero whatever the other unknowns (they lie outside the
+        reflexive-transitive closure of the block pattern of the matrix, which then has no second-moment term
+        from ``Z``), as for the blocks below the diagonal of a derivative pencil.  The fixed point keeps them
+        exactly zero, so the Woodbury inner matrix keeps its exact block-triangular zeros
+        (:mod:`symrmt.engine.solve.given_blocks`)."""
+        nb = len(self.pencil.blocks)
+        base = np.zeros((nb, nb), dtype=bool)
+        for i, j, *_x in self.det:
+            base[i, j] = True
+        zero = set(self.unknowns)
+        while True:
+            pat = base.copy()
+            for a, b, w, m, m2 in self.eta:
+                if (m, m2) not in zero and w != 0:
+                    pat[a, b] = True
+            reach = pat | np.eye(nb, dtype=bool)
+            while True:
+                nxt = (reach.astype(np.int64) @ reach.astype(np.int64)) > 0
+                if np.array_equal(nxt, reach):
+                    break
+                reach = nxt
+            new = {u for u in zero if not reach[u[0], u[1]]}
+            if new == zero:
+                return np.array(sorted(self.pos[u] for u in zero), dtype=int)
+            zero = new
 
     # -- float64
     def base(self, with_vectors: bool):
-        M = np.zeros((self.K, self.K))
+        """``(M, S)``: the float64 deterministic part of the materialized and of the scalar blocks, ``M``
+        assembled when first read (the Woodbury form does not need it)."""
+        return _Base(self, with_vectors)
+
+    def _base_parts(self, with_vectors, materialized):
+        M = np.zeros((self.K, self.K)) if materialized else None
         S = np.zeros((len(self.sca), len(self.sca)))
         for (i, j, kind, data, _c), c in zip(self.det, self.det64):
             if kind == "I":
                 if i in self.off:
-                    o1, o2, N = self.off[i], self.off[j], self.size[i]
-                    M[o1:o1 + N, o2:o2 + N] += c * np.eye(N)
+                    if materialized:
+                        o1, o2, N = self.off[i], self.off[j], self.size[i]
+                        M[o1:o1 + N, o2:o2 + N] += c * np.eye(N)
                 else:
                     S[self.sidx[i], self.sidx[j]] += c
-            else:
+            elif materialized:
                 if not with_vectors and (i in self.unit or j in self.unit):
                     continue
                 o1, o2 = self.off[i], self.off[j]
@@ -208,14 +245,24 @@ class _Part:
             for u1, u2, v in self.schur(np.linalg.inv(S), float):
                 M[self.off[u1], self.off[u2]] += v
 
-    def solve64(self, h, t, base, with_vectors=False, side=0):
-        """``(G_mat, G_sca, idx)``: the float64 inverse at unknowns ``h``, strength ``t``; through
-        :meth:`_woodbury64` (``side``: which of its two forms) when it applies (``self.structured`` is then
-        true), a dense inverse otherwise."""
+    def solve64(self, h, t, base, with_vectors=False, side=0, dense=False):
+        """``(G_mat, G_sca, idx)``: the float64 inverse at unknowns ``h``, strength ``t``; where the Woodbury
+        reduction applies (``self.structured`` is then true), its block traces only
+        (:class:`~symrmt.engine.solve.given_blocks.WoodburyTraces`, what :meth:`tau` and :meth:`jacobian64`
+        read) or, with ``dense``, the whole inverse through :meth:`_woodbury64` (``side``: which of its two
+        forms); a dense inverse otherwise (always with the random vectors' part, which the Woodbury forms
+        do not carry)."""
         S = self.scalar64(h, t, base)
         keep = self._keep(with_vectors)
-        vectors = with_vectors and self.rvec[0]   # the Woodbury form does not carry the random vectors' part
-        Gm = self._woodbury64(h, t, keep, side) if keep and not vectors else None if keep else np.zeros((0, 0))
+        vectors = with_vectors and self.rvec[0]
+        if not keep:
+            Gm = np.zeros((0, 0))
+        elif vectors:
+            Gm = None
+        elif dense:
+            Gm = self._woodbury64(h, t, keep, side)
+        else:
+            Gm = self._woodbury_traces64(h, t, keep)
         self.structured = Gm is not None and len(keep) > 0
         if Gm is None:
             M = base[0].copy()
@@ -252,6 +299,56 @@ class _Part:
             return None
         nz = {(a, b) for a in range(len(rows)) for b in range(len(cols)) if (rows[a], cols[b]) in given}
         return N, pos, rows, cols, nz
+
+    def _woodbury_parts64(self, h, t, keep):
+        """``(plan, A, blocks)`` of the Woodbury reduction at ``h``, ``t`` (float64): ``A`` the ``k x k`` matrix
+        of the multiples of ``I``, ``blocks`` ``{(r, c): N x N}`` the given matrices (indices into the plan's
+        rows and columns; equal coefficients times the same matrix are one array), or ``None``."""
+        plan = self.woodbury_plan(keep)
+        if plan is None:
+            return None
+        N, pos, rows, cols, nz = plan
+        nk = len(pos)
+        A = np.zeros((nk, nk))
+        cache = self.__dict__.setdefault("_given64", {})
+        blocks = {}
+        for (i, j, kind, data, _c), c in zip(self.det, self.det64):
+            if i not in pos or j not in pos:
+                continue
+            if kind == "I":
+                A[pos[i], pos[j]] += c
+            else:
+                key = (same_matrix(data), c)
+                if key not in cache:
+                    cache[key] = (data, c * data)        # data held, so that its id is not reused
+                rc = (rows.index(pos[i]), cols.index(pos[j]))
+                blocks[rc] = blocks[rc] + cache[key][1] if rc in blocks else cache[key][1]
+        for (a, b, _w, m, m2), w in zip(self.eta, self.eta64):
+            if a in pos:
+                A[pos[a], pos[b]] -= t * w * h[self.pos[(m, m2)]]
+        return plan, A, blocks
+
+    def _woodbury_traces64(self, h, t, keep):
+        """The block traces of the float64 inverse over the blocks ``keep`` through the Woodbury reduction
+        (:meth:`_woodbury64`), its inner matrix inverted block-triangularly
+        (:mod:`symrmt.engine.solve.given_blocks`): a
+        :class:`~symrmt.engine.solve.given_blocks.WoodburyTraces`, or ``None`` where :meth:`_woodbury64` is."""
+        parts = self._woodbury_parts64(h, t, keep)
+        if parts is None:
+            return None
+        (N, pos, rows, cols, nz), A, blocks = parts
+        try:
+            if not np.linalg.cond(A) < 1e8:
+                return None
+            Ainv = np.linalg.inv(A)
+        except np.linalg.LinAlgError:
+            return None
+        try:
+            S = Ainv[np.ix_(cols, rows)]
+            Y = inner_inverse_product(S, blocks, len(rows), len(cols), inner_blocks(S, nz), N)
+        except np.linalg.LinAlgError:
+            return None
+        return WoodburyTraces(pos, Ainv, rows, cols, Y, N)
 
     def _woodbury64(self, h, t, keep, side=0):
         """The float64 inverse of the materialized matrix over the blocks ``keep`` through its structure, or
@@ -332,6 +429,8 @@ class _Part:
     def tau(self, G, k, l):
         if k in self.sidx:
             return self.block(G, k, l)
+        if isinstance(G[0], WoodburyTraces):
+            return G[0].tau(k, l)
         return float(np.trace(self.block(G, k, l))) / self.size[k]
 
     def residual64(self, h, t, base):
@@ -351,6 +450,9 @@ class _Part:
             Gs = np.asarray(G[1], dtype=np.float64)
             np.add.at(J, (rows, cols), -t * w * Gs[im, ia] * Gs[ib, in2])
         for lefts, rights, rows, cols, w, li, ri in groups:
+            if isinstance(G[0], WoodburyTraces):
+                np.add.at(J, (rows, cols), -t * w * G[0].product_traces(lefts, rights)[li, ri])
+                continue
             D = np.empty((len(lefts), len(rights)))
             R = np.stack([self.block(G, b, m2).T.ravel() for (b, m2) in rights])
             for at in range(0, len(lefts), 16):  # at most 16 blocks held at once
@@ -387,6 +489,18 @@ class _Part:
         return self._plan
 
 
+class _Base:
+    """``base[0]``, ``base[1]`` of :meth:`_Part.base`, each assembled when first read."""
+
+    def __init__(self, part, with_vectors):
+        self.part, self.with_vectors, self.parts = part, with_vectors, {}
+
+    def __getitem__(self, k):
+        if k not in self.parts:
+            self.parts[k] = self.part._base_parts(self.with_vectors, k == 0)[k]
+        return self.parts[k]
+
+
 def _add_diagonal_4(G, k, l, N, v):
     """``G[k, :, l, :] += v I`` in place (``G`` of shape ``(nk, N, nk, N)``)."""
     idx = np.arange(N)
@@ -405,6 +519,7 @@ def _newton64(part, h, t, base, tol=1e-13, maxit=40):
         J = part.jacobian64(G, t)
         step = np.linalg.solve(J, F)
         h = h - step
+        h[part.zero] = 0.0
         if np.max(np.abs(step)) <= tol * max(1.0, np.max(np.abs(h))):
             return h, J
         if not np.all(np.isfinite(h)):
@@ -429,12 +544,17 @@ def _solve64(part, base):
                                "singular without its random part, e.g. at gamma = 0): not solved with given "
                                "matrices") from None
     h = np.array([part.tau(G, m, m2) for m, m2 in part.unknowns])
+    h[part.zero] = 0.0
     t, dt = 0.0, 0.25
-    J, sign, slope = None, None, np.zeros_like(h)
+    # the tangent of the path: F(h, t) = h - T(t h), so dh/dt = T'(t h) h J^{-1} = (J^{-1} - I) h / t, and
+    # T'(0) = I - J(t = 1) read at t = 0
+    J, sign = None, None
+    slope = h - part.jacobian64(G, 1.0) @ h
+    slope[part.zero] = 0.0
     while t < 1:
         t1 = min(1.0, t + dt)
         try:
-            with np.errstate(all="raise"):  # the secant predictor, then Newton (loosely between the ends)
+            with np.errstate(all="raise"):  # the tangent predictor, then Newton (loosely between the ends)
                 h1, J1 = _newton64(part, h + slope * (t1 - t), t1, base, tol=1e-13 if t1 == 1 else 1e-6)
             if np.max(np.abs(h1 - h)) > max(1.0, np.max(np.abs(h))) / 3:
                 raise ConvergenceError("trust region")
@@ -449,7 +569,8 @@ def _solve64(part, base):
             raise BranchError(f"the real fixed point meets a singular point between strengths {t:.4g} and {t1:.4g}: "
                               "the point is inside a spectrum (no real deterministic equivalent there)")
         sign = s1
-        slope = (h1 - h) / (t1 - t)
+        slope = (np.linalg.solve(J1, h1) - h1) / t1
+        slope[part.zero] = 0.0
         h, t, J = h1, t1, J1
         dt = min(2 * dt, 0.25)
     return h, J
@@ -490,6 +611,17 @@ def _woodbury_hp(part, plan, h, det, eta, prec, tol):
     except np.linalg.LinAlgError:
         return None
     Ainv = flint.arb_mat(A).solve(flint.arb_mat(_eye(nk)), algorithm="approx").mid()
+    a64 = np.abs(np.array([[float(Ainv[i, j].mid()) for j in range(nk)] for i in range(nk)]))
+    wscale = float(np.max(a64[:, rows].sum(axis=1)) * np.max(a64[cols, :].sum(axis=0)))
+    comps = inner_blocks(np.array([[0.0 if Ainv[cols[a], rows[b]] == 0 else 1.0 for b in range(nr)]
+                                   for a in range(nc)]), nz)
+    if len(comps) == 2:
+        terms = [(rows.index(pos[i]), cols.index(pos[j]), data, c) for i, j, kind, data, c in det
+                 if kind != "I" and i in pos and j in pos]
+        T = flint_two_blocks(N, rows, cols, comps, Ainv, terms, wscale, prec, tol)
+        if T is None:
+            return None
+        return woodbury_reader(Ainv, pos, rows, cols, T)
     B, B64 = None, np.zeros((nr * N, nc * N))
     for c, placed in groups.values():
         Bc = flint.arb_mat(placed.tolist()) * c
@@ -510,9 +642,7 @@ def _woodbury_hp(part, plan, h, det, eta, prec, tol):
         X = flint.arb_mat(np.linalg.inv(N64).tolist())
     except np.linalg.LinAlgError:
         return None
-    # how a change of tr(Y_rc)/N moves a trace of G: at most this factor
-    a64 = np.abs(np.array([[float(Ainv[i, j].mid()) for j in range(nk)] for i in range(nk)]))
-    wscale = float(np.max(a64[:, rows].sum(axis=1)) * np.max(a64[cols, :].sum(axis=0)))
+    # wscale: how a change of tr(Y_rc)/N moves a trace of G, at most
     E = flint.arb_mat(_eye(nc * N))
 
     def traces(Y):
@@ -610,7 +740,7 @@ def _solve_hp(part, h64, J, coef_hp, prec, digits, extra, watch):
         # midpoints only: flint may multiply balls with wide radii at a lower working precision
         Ma = flint.arb_mat(rows).mid()
         hf = np.array([float(x.mid()) for x in h])
-        X = flint.arb_mat(part.solve64(hf, 1.0, bases[with_vectors], with_vectors)[0].tolist())
+        X = flint.arb_mat(part.solve64(hf, 1.0, bases[with_vectors], with_vectors, dense=True)[0].tolist())
         E = flint.arb_mat(_eye(K))
         for _ in range(8):
             D = (X * (E - Ma * X)).mid()
@@ -654,6 +784,8 @@ def _solve_hp(part, h64, J, coef_hp, prec, digits, extra, watch):
         F = [h[i] - tau(G, m, m2) for i, (m, m2) in enumerate(part.unknowns)]
         step = [sum((Jinv[i, j] * F[j] for j in range(len(F))), flint.arb(0)) for i in range(len(F))]
         h = [x - s for x, s in zip(h, step)]
+        for i in part.zero:
+            h[i] = flint.arb(0)
         resid = max(abs(float(f.mid())) for f in F)
         size = max(abs(float(s.mid())) for s in step)
         scale = max(1.0, max(abs(float(x.mid())) for x in h))

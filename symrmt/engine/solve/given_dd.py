@@ -14,6 +14,7 @@ import math
 import mpmath
 import numpy as np
 
+from symrmt.engine.solve.given_blocks import inner_blocks, same_matrix
 from symrmt.errors import ConvergenceError
 
 __all__ = ["solve_dd"]
@@ -212,6 +213,12 @@ def _woodbury_dd(part, plan, h, det, eta, digits, variant, bits, slices):
     Ainv = A ** -1
     a64 = np.array([[float(Ainv[i, j]) for j in range(nk)] for i in range(nk)])
     S = [[Ainv[cols[a], rows[b]] for b in range(nr)] for a in range(nc)]
+    comps = inner_blocks(np.array([[0.0 if S[a][b] == 0 else 1.0 for b in range(nr)] for a in range(nc)]), nz)
+    if len(comps) == 2:
+        T = _two_blocks_dd(N, rows, cols, comps, S, terms, a64, digits, variant, bits, slices)
+        if T is None:
+            return None
+        return woodbury_reader(Ainv, pos, rows, cols, T)
     N64 = np.eye(nc * N)
     for r, cc, data, c in terms:
         for a in range(nc):
@@ -277,6 +284,140 @@ def _woodbury_dd(part, plan, h, det, eta, digits, variant, bits, slices):
     return woodbury_reader(Ainv, pos, rows, cols, T)
 
 
+def _trace_dd(Ah, Al, Bt, Btl, scale, thresh, relative=False):
+    """``sum(A * B)`` (``A = Ah + Al``, ``B = Bt + Btl`` double-double, ``B`` given transposed so that this is
+    ``tr(A B^T)``) as an mpmath number: :func:`_chunked_dot` where its rounding bound times ``scale`` is below
+    ``thresh`` (``relative``: times the size of the sum), else every product split exactly (:func:`_dot_dd`);
+    the ``Al`` terms in float64 (below ``2^-53`` of the sum's terms, counted in the bound)."""
+    fast, bound = _chunked_dot(Ah, Bt, Btl)
+    low = float(np.vdot(Al, Bt))
+    bound += 2.0 * float(np.vdot(np.abs(Al), np.abs(Bt)))
+    if relative:
+        thresh = thresh * max(abs(float(fast)), 1e-300)
+    d = fast if bound * scale <= thresh else _dot_dd(Ah, Bt, Btl)
+    return d + mpmath.mpf(low)
+
+
+def _two_blocks_dd(N, rows, cols, comps, S, terms, a64, digits, variant, bits, slices):
+    """``T[r][c] = tr(Y_rc)/N`` (mpmath) of ``Y = B K^{-1}`` when the inner matrix ``K`` is block upper
+    triangular with two diagonal blocks ``comps`` (:mod:`symrmt.engine.solve.given_blocks`):
+    ``Y[., C_1] = D_1 - D_0 (S[C_0, R] (x) I) D_1`` and ``Y[., C_0] = D_0``, ``D_i = B[., C_i] K_ii^{-1}``.  Each
+    ``D_i = E_i (I + R_i + R_i^2) + O(||R_i||^3)`` as in :func:`_woodbury_dd` (``X_i`` a float64 inverse of
+    ``K_ii``, the other diagonal block's when they differ by less than ``10^-12`` of their size: the
+    double-double residual ``R_i = I - K_ii X_i`` corrects it); the traces of ``D_0 D_1`` block products from
+    ``tr(E_0 E_1)`` in double-double and the terms in ``R`` in float64.  Returns ``None`` when a diagonal block
+    is singular in float64; raises ``ConvergenceError`` as :func:`_woodbury_dd`."""
+    nr, nc = len(rows), len(cols)
+
+    def dd(x):
+        hi = float(x)
+        return (hi, float(x - hi))
+
+    blocks = []
+    for comp in comps:
+        m = len(comp)
+        mine = [(r, comp.index(cc), data, c) for r, cc, data, c in terms if cc in comp]
+        live = sorted({r for r, *_x in mine})
+        K64 = np.eye(m * N)
+        for r, ci, data, c in mine:
+            for a_i, a in enumerate(comp):
+                sv = float(S[a][r])
+                if sv != 0.0:
+                    K64[a_i * N:(a_i + 1) * N, ci * N:(ci + 1) * N] += (sv * float(c)) * data
+        blocks.append({"comp": comp, "mine": mine, "live": live, "K64": K64})
+    for i, b in enumerate(blocks):
+        for b2 in blocks[:i]:
+            same = (b2["K64"].shape == b["K64"].shape
+                    and np.max(np.abs(b["K64"] - b2["K64"])) <= 1e-12 * np.max(np.abs(b2["K64"])))
+            if same:
+                b["X"] = b2["X"]
+                # the same given blocks in the same places: the same product B X
+                key = [(b["live"].index(r), ci, same_matrix(data), c) for r, ci, data, c in b["mine"]]
+                key2 = [(b2["live"].index(r), ci, same_matrix(data), c) for r, ci, data, c in b2["mine"]]
+                if key == key2:
+                    b["E"] = b2["E"]
+                break
+        if "X" not in b:
+            try:
+                K64 = b["K64"]
+                b["X"] = np.linalg.inv(K64) if not variant else np.ascontiguousarray(np.linalg.inv(K64.T).T)
+            except np.linalg.LinAlgError:
+                return None
+        X, live, m = b["X"], b["live"], len(b["comp"])
+        if "E" not in b:
+            E = [(np.zeros((N, m * N)), np.zeros((N, m * N))) for _ in live]
+            for r, ci, data, c in b["mine"]:
+                k = live.index(r)
+                E[k] = _dd_add(E[k], _dd_scale(dd(c), _exact_dot(data, X[ci * N:(ci + 1) * N], bits, slices)))
+            b["E"] = E
+        E = b["E"]
+        Rb = []
+        for a_i, a in enumerate(b["comp"]):
+            eye = np.zeros((N, m * N))
+            eye[np.arange(N), a_i * N + np.arange(N)] = 1.0
+            acc = _dd_add((eye, np.zeros_like(eye)), (-X[a_i * N:(a_i + 1) * N], np.zeros_like(eye)))
+            for k, r in enumerate(live):
+                if S[a][r] != 0:
+                    acc = _dd_add(acc, _dd_scale(dd(-S[a][r]), E[k]))
+            Rb.append(acc)
+        b["Rh"] = np.vstack([x[0] for x in Rb])
+        b["Rl"] = np.vstack([x[1] for x in Rb])
+        b["Eh"] = np.vstack([e[0] for e in E])
+        b["El"] = np.vstack([e[1] for e in E])
+    r_norm = max(float(np.max(np.sum(np.abs(b["Rh"]), axis=1))) for b in blocks)
+    e_norm = max(float(np.max(np.sum(np.abs(b["Eh"]), axis=1))) for b in blocks)
+    s_norm = max(sum(abs(float(S[a][r])) for r in range(nr)) for a in range(nc))
+    wscale = float(np.max(np.abs(a64[:, rows]).sum(axis=1)) * np.max(np.abs(a64[cols, :]).sum(axis=0)))
+    # how an error of D_i moves a trace of G: directly, and through the product D_0 (S (x) I) D_1
+    amp = max(1.0, wscale * e_norm * (1.0 + s_norm * e_norm))
+    if not r_norm < 1e-6:
+        raise ConvergenceError(f"the float64 inverse is too far from the inverse (residual {r_norm:.3g}) for the "
+                               "double-double refinement")
+    need_rr = amp * r_norm ** 2 > 10.0 ** (-(digits + 8))
+    if amp * r_norm ** 3 > 10.0 ** (-(digits + 8)):
+        raise ConvergenceError(f"the float64 inverse is too far from the inverse (residual {r_norm:.3g}) for "
+                               f"{digits} digits on the double-double path")
+    thresh = 10.0 ** (-(digits + 8))
+    for b in blocks:
+        # F = E R (+ E R^2): the first- (and second-) order terms of D = E (I + R + R^2), in float64
+        b["F"] = b["Eh"] @ b["Rh"]
+        if need_rr:
+            b["RR"] = b["Rh"] @ b["Rh"]
+            b["F"] = b["F"] + b["Eh"] @ b["RR"]
+    T = [[mpmath.mpf(0)] * nc for _ in range(nr)]
+
+    def blk(M, k, a_i):
+        return M[k * N:(k + 1) * N, a_i * N:(a_i + 1) * N]
+
+    for b in blocks:   # the diagonal blocks: tr(E) + tr(E R) (+ tr(E R^2)), as in _woodbury_dd
+        RT = (np.ascontiguousarray(b["Rh"].T), np.ascontiguousarray(b["Rl"].T))
+        for k, r in enumerate(b["live"]):
+            Eh, El = b["Eh"][k * N:(k + 1) * N], b["El"][k * N:(k + 1) * N]
+            for a_i, a in enumerate(b["comp"]):
+                cs = slice(a_i * N, (a_i + 1) * N)
+                base = _sum_dd(np.diagonal(Eh[:, cs])) + mpmath.mpf(float(np.sum(np.diagonal(El[:, cs]))))
+                d = _trace_dd(Eh, El, RT[0][cs], RT[1][cs], wscale, thresh * max(abs(float(base)), 1e-300))
+                if need_rr:
+                    d += mpmath.mpf(float(np.sum(Eh * b["RR"][:, cs].T)))
+                T[r][a] += (base + d) / N
+    b0, b1 = blocks
+    for k0, r0 in enumerate(b0["live"]):
+        for a_i, a in enumerate(b0["comp"]):
+            E0h, E0l, F0 = blk(b0["Eh"], k0, a_i), blk(b0["El"], k0, a_i), blk(b0["F"], k0, a_i)
+            for k1, r1 in enumerate(b1["live"]):
+                s = S[a][r1]
+                if s == 0:
+                    continue
+                for c_i, c in enumerate(b1["comp"]):
+                    E1h, E1l, F1 = blk(b1["Eh"], k1, c_i), blk(b1["El"], k1, c_i), blk(b1["F"], k1, c_i)
+                    # tr(D0_{r0 a} D1_{r1 c}) = tr(E0 E1) + tr(F0 E1) + tr(E0 F1) + tr(F0 F1)
+                    E1t, E1lt = np.ascontiguousarray(E1h.T), np.ascontiguousarray(E1l.T)
+                    tr = _trace_dd(E0h, E0l, E1t, E1lt, wscale * abs(float(s)), thresh, relative=True)
+                    tr += mpmath.mpf(float(np.vdot(F0, E1t)) + float(np.vdot(E0h, F1.T)) + float(np.vdot(F0, F1.T)))
+                    T[r0][c] -= s * tr / N
+    return T
+
+
 def solve_dd(part, h_start, J, coef_mp, digits, variant):
     """``(h, G-reader, residual)``: Newton refinement of the fixed point of ``part`` (a pencil of
     :mod:`symrmt.engine.solve.given` at one point) from the float64 solution ``h_start`` with the float64
@@ -336,7 +477,7 @@ def solve_dd(part, h_start, J, coef_mp, digits, variant):
         hf = np.array([float(x) for x in h])
         # variant 1: another approximate inverse, rounded differently (the other Woodbury form, or one
         # float64 Newton-Schulz step after a dense inverse)
-        X = part.solve64(hf, 1.0, bases[with_vectors], with_vectors, side=variant)[0]
+        X = part.solve64(hf, 1.0, bases[with_vectors], with_vectors, side=variant, dense=True)[0]
         if variant and not part.structured:
             M64 = part.matrix64(hf, bases[with_vectors], with_vectors)
             X = X + X @ (np.eye(K) - M64 @ X)
@@ -413,6 +554,8 @@ def solve_dd(part, h_start, J, coef_mp, digits, variant):
         # error (about 1e-13) anyway; the next residual, in double-double, corrects both
         step = [mpmath.mpf(x) for x in Jinv @ np.array([float(f) for f in F])]
         h = [x - st for x, st in zip(h, step)]
+        for i in part.zero:
+            h[i] = mpmath.mpf(0)
         resid = max(abs(float(f)) for f in F)
         scale = max(1, max(abs(x) for x in h))
         if max(abs(st) for st in step) <= scale * max(tol, mpmath.mpf(10) ** -31):  # -31: the double-double floor
