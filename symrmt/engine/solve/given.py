@@ -686,7 +686,7 @@ def _solve_hp(part, h64, J, coef_hp, prec, digits, extra, watch):
 
     def inverse(h, with_vectors):
         where, K = part.layout(with_vectors)
-        plan = part.woodbury_plan(part._keep(with_vectors)) if not (with_vectors and part.unit) else None
+        plan = part.woodbury_plan(part._keep(with_vectors)) if not part.unit else None
         if plan is not None:
             Sm = [[flint.arb(0)] * len(part.sca) for _ in part.sca]
             Sm = [list(r) for r in Sm]
