@@ -213,7 +213,13 @@ def _rational(x, digits):
 # ---------------------------------------------------------------- a signal: X = Z + finite rank
 
 def is_finite_rank(m) -> bool:
-    """Whether ``m`` is finite rank by structure: a product (possibly scaled) with a vector factor."""
+    """Whether the matrix node ``m`` is finite rank by structure: a product (possibly scaled) with a vector factor.
+
+    >>> from symrmt.engine import Model
+    >>> m = Model(); _ = m.dim("p", "c*n"); Z = m.gaussian("Z", "p", "n"); mu = m.vector("mu", "p"); y = m.signs("y", "n")
+    >>> is_finite_rank(m.parse("2*mu*y.T")), is_finite_rank(Z)
+    (True, False)
+    """
     if isinstance(m, Scaled):
         return is_finite_rank(m.matrix)
     if isinstance(m, Transpose):
@@ -225,11 +231,24 @@ def is_finite_rank(m) -> bool:
 
 
 def is_deterministic(m) -> bool:
+    """Whether the matrix node ``m`` holds no random leaf (Gaussian, GOE or random vector).
+
+    >>> from symrmt.engine import Model
+    >>> m = Model(); _ = m.dim("p", "c*n"); Z = m.gaussian("Z", "p", "n"); mu = m.vector("mu", "p")
+    >>> is_deterministic(m.parse("mu*mu.T")), is_deterministic(Z)
+    (True, False)
+    """
     return not any(x.kind in ("gaussian", "goe") or (isinstance(x, Vector) and x.random) for x in walk(m))
 
 
 def check_signal_matrix(X) -> Gaussian:
-    """The Gaussian ``Z`` of ``X = Z + finite rank`` (raises :class:`ModelError` naming what is wrong)."""
+    """The Gaussian ``Z`` of ``X = Z + finite rank`` (raises :class:`ModelError` naming what is wrong).
+
+    >>> from symrmt.engine import Model
+    >>> m = Model(); _ = m.dim("p", "c*n"); Z = m.gaussian("Z", "p", "n"); mu = m.vector("mu", "p"); y = m.signs("y", "n")
+    >>> check_signal_matrix(m.parse("mu*y.T + Z")).name
+    'Z'
+    """
     if not isinstance(X, MatrixNode):
         raise ModelError("kernel(f, X, W): X must be a matrix expression")
     terms = X.terms if isinstance(X, MatSum) else (X,)
