@@ -55,8 +55,8 @@ from symrmt.hermite.variable import T
 from symrmt.parsing.limits import LIMITS
 
 __all__ = ["weight_statistics", "general_coefficients", "remainder_correlation", "kernel_given",
-           "random_head_kernel", "check_weights", "check_signal_matrix", "is_finite_rank", "is_deterministic", "signal_size", "SIGNAL_EPS_MAX",
-           "MAX_MEHLER_TERMS"]
+           "random_head_kernel", "check_weights", "check_signal_matrix", "is_finite_rank", "is_deterministic",
+           "signal_size", "SIGNAL_EPS_MAX", "MAX_MEHLER_TERMS"]
 
 #: the most Hermite orders summed in Mehler's series for the remainder's correlation
 MAX_MEHLER_TERMS = 60

@@ -39,8 +39,8 @@ from symrmt.models.attention.softmax_kernel import check_softmax_f
 from symrmt.models.attention.theory import ridge_limit
 from symrmt.parsing.limits import LIMITS
 
-__all__ = ["NotDerived", "WeightsResult", "weights_limit", "heads_limit", "heads_simulate", "check_heads", "check_snr", "signal_vector", "signal_snr",
-           "limit_with_weights", "simulate_with_weights", "MAX_HEADS"]
+__all__ = ["NotDerived", "WeightsResult", "weights_limit", "heads_limit", "heads_simulate", "check_heads", "check_snr",
+           "signal_vector", "signal_snr", "limit_with_weights", "simulate_with_weights", "MAX_HEADS"]
 
 #: the most heads (each adds three random leaves to the engine's pencil)
 MAX_HEADS = 8
