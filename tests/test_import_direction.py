@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.source_trees import package_modules
+
 PACKAGE = Path(__file__).resolve().parent.parent / "symrmt"
 
 #: the rank of each unit (a top-level module or package of symrmt; models.<name> for each model)
@@ -32,22 +34,12 @@ def _unit(module: str) -> str | None:
 
 
 @functools.cache
-def _modules():
-    """``(path, lines, tree)`` of every module of the package, read and parsed once for this file's tests."""
-    out = []
-    for path in sorted(PACKAGE.rglob("*.py")):
-        lines = path.read_text().splitlines()
-        out.append((path, lines, ast.parse("\n".join(lines))))
-    return tuple(out)
-
-
-@functools.cache
 def _edges():
     return tuple(_walk_edges())
 
 
 def _walk_edges():
-    for path, _, tree in _modules():
+    for path, _, tree in package_modules():
         name = ".".join(("symrmt", *path.relative_to(PACKAGE).with_suffix("").parts))
         name = name.removesuffix(".__init__")
         here = _unit(name)
@@ -95,7 +87,7 @@ OPTIONAL = {"matplotlib", "pandas", "xarray", "dask", "distributed", "flint", "t
 def _lazy_imports_without_reason():
     """Imports inside functions of symrmt's own modules and its required packages (SymPy, mpmath, NumPy, the
     standard library) that carry no comment, on their line or on the line above their run of imports."""
-    for path, lines, tree in _modules():
+    for path, lines, tree in package_modules():
         for fn in ast.walk(tree):
             if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 continue
