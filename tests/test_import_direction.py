@@ -7,10 +7,13 @@ Every ``import`` and ``from ... import`` is counted, at the top of a module and 
 from __future__ import annotations
 
 import ast
+import functools
 import sys
 from pathlib import Path
 
 import pytest
+
+from tests.source_trees import package_modules
 
 PACKAGE = Path(__file__).resolve().parent.parent / "symrmt"
 
@@ -30,12 +33,17 @@ def _unit(module: str) -> str | None:
     return parts[0]
 
 
+@functools.cache
 def _edges():
-    for path in PACKAGE.rglob("*.py"):
+    return tuple(_walk_edges())
+
+
+def _walk_edges():
+    for path, _, tree in package_modules():
         name = ".".join(("symrmt", *path.relative_to(PACKAGE).with_suffix("").parts))
         name = name.removesuffix(".__init__")
         here = _unit(name)
-        for node in ast.walk(ast.parse(path.read_text())):
+        for node in ast.walk(tree):
             if isinstance(node, ast.ImportFrom) and not node.level and (node.module or "").startswith("symrmt"):
                 targets = [node.module]
             elif isinstance(node, ast.Import):
@@ -79,9 +87,7 @@ OPTIONAL = {"matplotlib", "pandas", "xarray", "dask", "distributed", "flint", "t
 def _lazy_imports_without_reason():
     """Imports inside functions of symrmt's own modules and its required packages (SymPy, mpmath, NumPy, the
     standard library) that carry no comment, on their line or on the line above their run of imports."""
-    for path in PACKAGE.rglob("*.py"):
-        lines = path.read_text().splitlines()
-        tree = ast.parse("\n".join(lines))
+    for path, lines, tree in package_modules():
         for fn in ast.walk(tree):
             if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 continue

@@ -13,6 +13,7 @@ from __future__ import annotations
 import mpmath
 import sympy as sp
 
+from symrmt.cache import cached
 from symrmt.errors import ParameterError
 from symrmt.hermite.gaussian import NotExact, T, smooth_pieces, with_timeout
 from symrmt.hermite.quadrature import mp_function
@@ -33,7 +34,16 @@ def check_real(expr):
 
 def check_growth(expr, timeout: float = 10.0):
     """``E[f(xi)^2]`` must be finite: ``t^2 f(t)^2 exp(-t^2/2)`` vanishes at both ends (a symbolic limit
-    within ``timeout`` seconds, else its value at ``t = +-40``); else a ParameterError."""
+    within ``timeout`` seconds, else its value at ``t = +-40``); else a ParameterError.  The outcome is
+    cached per ``(expr, timeout)`` (:func:`_growth_outcome`)."""
+    message = _growth_outcome(expr, float(timeout))
+    if message is not None:
+        raise ParameterError(message)
+
+
+@cached(maxsize=256)
+def _growth_outcome(expr, timeout):
+    """``None`` when ``E[f(xi)^2]`` is finite, else the message of the ParameterError (see :func:`check_growth`)."""
     pieces = smooth_pieces(expr) or ((-sp.oo, sp.oo, expr),)
     for end, g in ((sp.oo, pieces[-1][2]), (-sp.oo, pieces[0][2])):
         probe = T**2 * g**2 * sp.exp(-(T**2) / 2)
@@ -53,7 +63,6 @@ def check_growth(expr, timeout: float = 10.0):
                     val = mpmath.inf
             if val < mpmath.mpf("1e-100"):
                 continue
-        raise ParameterError(
-            f"f: E[f(ξ)^2] diverges: f grows too fast as t -> {end} "
-            f"(t^2 f(t)^2 exp(-t^2/2) does not vanish there); f must satisfy |f(t)| = o(exp(t^2/4)/|t|)"
-        )
+        return (f"f: E[f(ξ)^2] diverges: f grows too fast as t -> {end} "
+                f"(t^2 f(t)^2 exp(-t^2/2) does not vanish there); f must satisfy |f(t)| = o(exp(t^2/4)/|t|)")
+    return None

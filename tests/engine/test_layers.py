@@ -9,6 +9,7 @@ import re
 from pathlib import Path
 
 import symrmt.engine
+from tests.source_trees import tree_of
 
 ENGINE = Path(__file__).resolve().parents[2] / "symrmt" / "engine"
 
@@ -38,7 +39,7 @@ def _imports(module: str) -> set:
     mods = _modules()
     out = set()
     path = ENGINE.joinpath(*module.split(".")).with_suffix(".py")
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+    for node in ast.walk(tree_of(path)):
         if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("symrmt.engine"):
             pkg = node.module[len("symrmt.engine."):] if node.module != "symrmt.engine" else ""
             for a in node.names:

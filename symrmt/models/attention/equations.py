@@ -352,6 +352,7 @@ def mp_quadratic(mm=m):
     return sp.expand((mm * (gamma + c / (1 + mm)) - 1) * (1 + mm))
 
 
+@cached(maxsize=1)
 def mp_root():
     """The physical root: the one with ``m > 0`` at ``z = -gamma < 0``."""
     roots = sp.solve(mp_quadratic(), m)
@@ -362,6 +363,7 @@ def mp_root():
     raise AssertionError("no positive Marchenko-Pastur root")  # pragma: no cover
 
 
+@cached(maxsize=1)
 def ridge_quadratic_form():
     r"""``y^T Q_0 y / n`` in terms of ``m``: Sherman-Morrison with ``v = \|\mu\| y + \xi``.
 
@@ -376,6 +378,7 @@ def ridge_quadratic_form():
     return sp.factor(sp.simplify(val))
 
 
+@cached(maxsize=1)
 def ridge_error_in_m():
     """``E_RR = -gamma^2 d/dgamma [y^T Q_0 y/n]`` with ``dm/dgamma`` by implicit differentiation."""
     phi = ridge_quadratic_form()
@@ -384,6 +387,7 @@ def ridge_error_in_m():
     return sp.factor(sp.simplify(-gamma**2 * sp.diff(phi, m) * dm))
 
 
+@cached(maxsize=1)
 def ridge_error_closed_form():
     """``E_RR(gamma; c, snr)`` as an explicit expression (``m`` replaced by its root)."""
     return ridge_error_in_m().subs(m, mp_root())
