@@ -119,6 +119,7 @@ def cmd_limit_weights(args) -> int:
         params = {"f": args.f, "c": str(args.c), "weights": args.weights, "p": res["p"], "n": str(res["n"]),
                   "s": _num(st["s"] if not hasattr(st["s"], "numerator") else float(st["s"]), 17),
                   "rho": _num(st["rho"], 17), "trace_W_over_p": _num(st["m"], 17), "tau": _num(st["tau"], 17),
+                  "mu": args.mu, "snr": _num(float(st["snr"]), 17), "signal_eps": f"{float(st['signal_eps']):.4g}",
                   "value": "deterministic equivalent at p (E_A), limit (E_RR)", "digits": D}
     else:
         snr = _heads_snr(args)
