@@ -177,12 +177,13 @@ def fixed_point_homotopy(t=T_STRENGTH) -> sp.Matrix:
     return detN * (L0 * gm - t * b_squared() / c * P * gm * P * gm - sp.eye(3)) + c * A * adjN * gm
 
 
+@cached(maxsize=1)
 def r_transform_equation():
-    """The fixed point as a printable SymPy ``Eq`` (matrix form, for LaTeX)."""
+    """The fixed point's matrices for LaTeX: ``(L_0, A_S, A_G, R(-Gm))`` (immutable; cached)."""
     gm = block_trace_matrix()
     L0, A_S, P = noise_pencil()
     R = A_S * (sp.eye(3) + gm * A_S / c).inv() - b_squared() / c * P * gm * P
-    return L0, A_S, P, R
+    return tuple(sp.ImmutableMatrix(x) for x in (L0, A_S, P, R))
 
 
 def pencil_map(gm: sp.Matrix | None = None) -> sp.Matrix:
