@@ -442,25 +442,7 @@ def test_two_block_double_double_against_one_block():
     symmetric."""
     from symrmt.engine.solve import given_dd
 
-    rng = np.random.default_rng(4)
-    S = rng.standard_normal((12, 12)) / np.sqrt(12) + np.eye(12) / 2
-    e = "diff(trace(inv(Z.T*S*Z/n + gamma*I(n))), gamma)"
-    calls = []
-    two = given_dd._two_blocks_dd
-
-    def counted(*a):
-        calls.append(1)
-        return two(*a)
-
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(given_dd, "_two_blocks_dd", counted)
-        v2 = model(S).limit(e, at={"c": "1/2", "gamma": 1}, digits=25).value
-    assert calls
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(given_dd, "inner_blocks", lambda S_, nz: [list(range(len(S_)))])
-        v1 = model(S).limit(e, at={"c": "1/2", "gamma": 1}, digits=25).value
-    with mpmath.workdps(40):
-        assert agree(v1, v2, 25)
+    _two_blocks_against_one(given_dd, "_two_blocks_dd", 4, 25)
 
 
 def test_two_block_flint_against_one_block():
@@ -469,22 +451,28 @@ def test_two_block_flint_against_one_block():
     pytest.importorskip("flint")
     from symrmt.engine.solve import given as gv
 
-    rng = np.random.default_rng(5)
+    _two_blocks_against_one(gv, "flint_two_blocks", 5, 35)
+
+
+def _two_blocks_against_one(module, two_blocks, seed, digits):
+    """The derivative pencil's traces through the inner matrix's two diagonal blocks (``module.two_blocks``,
+    which must be called) against those through the whole inner matrix, to ``digits`` digits, S not symmetric."""
+    rng = np.random.default_rng(seed)
     S = rng.standard_normal((12, 12)) / np.sqrt(12) + np.eye(12) / 2
     e = "diff(trace(inv(Z.T*S*Z/n + gamma*I(n))), gamma)"
     calls = []
-    two = gv.flint_two_blocks
+    two = getattr(module, two_blocks)
 
     def counted(*a):
         calls.append(1)
         return two(*a)
 
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(gv, "flint_two_blocks", counted)
-        v2 = model(S).limit(e, at={"c": "1/2", "gamma": 1}, digits=35).value
+        mp.setattr(module, two_blocks, counted)
+        v2 = model(S).limit(e, at={"c": "1/2", "gamma": 1}, digits=digits).value
     assert calls
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(gv, "inner_blocks", lambda S_, nz: [list(range(len(S_)))])
-        v1 = model(S).limit(e, at={"c": "1/2", "gamma": 1}, digits=35).value
-    with mpmath.workdps(50):
-        assert agree(v1, v2, 35)
+        mp.setattr(module, "inner_blocks", lambda S_, nz: [list(range(len(S_)))])
+        v1 = model(S).limit(e, at={"c": "1/2", "gamma": 1}, digits=digits).value
+    with mpmath.workdps(digits + 15):
+        assert agree(v1, v2, digits)

@@ -334,15 +334,10 @@ class _Part:
         (:mod:`symrmt.engine.solve.given_blocks`): a
         :class:`~symrmt.engine.solve.given_blocks.WoodburyTraces`, or ``None`` where :meth:`_woodbury64` is."""
         parts = self._woodbury_parts64(h, t, keep)
-        if parts is None:
+        Ainv = None if parts is None else _small_inverse(parts[1])
+        if Ainv is None:
             return None
-        (N, pos, rows, cols, nz), A, blocks = parts
-        try:
-            if not np.linalg.cond(A) < 1e8:
-                return None
-            Ainv = np.linalg.inv(A)
-        except np.linalg.LinAlgError:
-            return None
+        (N, pos, rows, cols, nz), _A, blocks = parts
         try:
             S = Ainv[np.ix_(cols, rows)]
             Y = inner_inverse_product(S, blocks, len(rows), len(cols), inner_blocks(S, nz), N)
@@ -363,34 +358,15 @@ class _Part:
         sizes differ, when
         ``A`` is ill-conditioned (``cond > 1e8``: the reduction would lose digits) or when the given blocks
         fill most block columns (no saving)."""
-        plan = self.woodbury_plan(keep)
-        if plan is None:
+        parts = self._woodbury_parts64(h, t, keep)
+        Ainv = None if parts is None else _small_inverse(parts[1])
+        if Ainv is None:
             return None
-        N, pos, rows, cols, nz = plan
-        nk = len(pos)
-        A = np.zeros((nk, nk))
-        given = {}
-        for (i, j, kind, data, _c), c in zip(self.det, self.det64):
-            if i not in pos or j not in pos:
-                continue
-            if kind == "I":
-                A[pos[i], pos[j]] += c
-            else:
-                key = (pos[i], pos[j])
-                given[key] = given[key] + c * data if key in given else c * data
-        for (a, b, _w, m, m2), w in zip(self.eta, self.eta64):
-            if a in pos:
-                A[pos[a], pos[b]] -= t * w * h[self.pos[(m, m2)]]
-        try:
-            if not np.linalg.cond(A) < 1e8:
-                return None
-            Ainv = np.linalg.inv(A)
-        except np.linalg.LinAlgError:
-            return None
-        nr, nc = len(rows), len(cols)
+        (N, pos, rows, cols, nz), _A, blocks = parts
+        nk, nr, nc = len(pos), len(rows), len(cols)
         B = np.zeros((nr, N, nc, N))
-        for (r, c), D in given.items():
-            B[rows.index(r), :, cols.index(c), :] = D
+        for (r, c), D in blocks.items():
+            B[r, :, c, :] = D
         S = Ainv[np.ix_(cols, rows)]
         try:
             if side == 0:
@@ -499,6 +475,17 @@ class _Base:
         if k not in self.parts:
             self.parts[k] = self.part._base_parts(self.with_vectors, k == 0)[k]
         return self.parts[k]
+
+
+def _small_inverse(A):
+    """The float64 inverse of the Woodbury reduction's small matrix ``A``, or ``None`` when ``A`` is singular or
+    ill-conditioned (``cond > 1e8``: the reduction would lose digits; the dense inverse is used instead)."""
+    try:
+        if not np.linalg.cond(A) < 1e8:
+            return None
+        return np.linalg.inv(A)
+    except np.linalg.LinAlgError:
+        return None
 
 
 def _add_diagonal_4(G, k, l, N, v):
