@@ -246,19 +246,23 @@ class _Batch:
         point where ``J`` is singular or not finite; ``start``: ``J`` at the strength ``s = 0``, whose pattern has
         more zeros)."""
         m = self.m
-        b = np.empty((m, len(rhs), n), dtype=complex)
-        for i in range(m):
-            for k, r in enumerate(rhs):
-                b[i, k] = r[i]
+        out = np.empty((m, len(rhs), n), dtype=complex)
         if m == 1:
-            return b * (-1.0 / J[0])
+            w = -1.0 / J[0]
+            for k, r in enumerate(rhs):
+                out[0, k] = r[0] * w
+            return out
         if m == 2:
             a, c, d, e = J
             w = -1.0 / (a * e - c * d)
-            out = np.empty_like(b)
-            out[0] = (e * b[0] - c * b[1]) * w
-            out[1] = (a * b[1] - d * b[0]) * w
+            for k, (r0, r1) in enumerate(rhs):
+                out[0, k] = (e * r0 - c * r1) * w
+                out[1, k] = (a * r1 - d * r0) * w
             return out
+        b = out
+        for i in range(m):
+            for k, r in enumerate(rhs):
+                b[i, k] = r[i]
         b *= -1
         return (self.sparse0 if start else self.sparse).solve(J, b, n)
 
@@ -352,51 +356,56 @@ def _follow(h, dh, t1, prepare, branch=None, first=1 / 8, max_rounds=None):
     nearer of the two, and a move counts as inside the trust region when either ``h - h_0`` or ``(z h - z_0 h_0)
     / z_0`` (the move net of the factor ``z_0 / z`` that such an ``h`` takes) is within ``MOVE (1 + |h_0|)``."""
     m, n = h.shape
-    h, dh = h.copy(), dh.copy()
+    h = h.copy()
     t1 = float(t1)
-    t = np.zeros(n)
-    size = np.full(n, t1 * first)
     stall = t1 / 2**40
     ok = np.isfinite(h).all(axis=0) & np.isfinite(dh).all(axis=0)
+    # the state of the points still on the path, compacted to them (a point leaves when it reaches t1 or stalls)
     act = np.flatnonzero(ok)
-    tp, dhp = np.full(n, np.nan), np.zeros_like(dh)  # the previous point's t and slope
-    onu = np.zeros(n, dtype=bool)  # the corrector starts from the predictor on u = z h (closer last round)
+    T, H, D = np.zeros(act.size), h[:, act], dh[:, act]
+    TP, DP = np.full(act.size, np.nan), np.zeros_like(D)  # the previous point's t and slope
+    size = np.full(act.size, t1 * first)
+    onu = np.zeros(act.size, dtype=bool)  # the corrector starts from the predictor on u = z h (closer last round)
     for _ in range(max_rounds or MAX_ROUNDS):
         if not act.size:
             break
-        ta, ha, dha = t[act], h[:, act], dh[:, act]
-        nxt = np.minimum(ta + size[act], t1)
-        ds = nxt - ta
-        w = ds / (2 * (ta - tp[act]))  # h'' ds / 2 = (dh - dh_prev) w
+        nxt = np.minimum(T + size, t1)
+        ds = nxt - T
+        w = ds / (2 * (T - TP))  # h'' ds / 2 = (dh - dh_prev) w
         w[np.isnan(w)] = 0.0
-        pred = ha + (dha + (dha - dhp[:, act]) * w) * ds
-        f, path = prepare(act, ta, nxt)
+        pred = H + (D + (D - DP) * w) * ds
+        f, path = prepare(act, T, nxt)
         if path is not None:
             za, dza, zn = path
-            upred = (za * ha + (za * dha + dza * ha) * ds) / zn
-            hn, dhn, good = _correct(f, np.where(onu[act], upred, pred))
+            upred = (za * H + (za * D + dza * H) * ds) / zn
+            hn, dhn, good = _correct(f, np.where(onu, upred, pred))
         else:
             hn, dhn, good = _correct(f, pred)
-        cs = CORRECT * (1 + _norm(ha))
+        cs = CORRECT * (1 + _norm(H))
         used = _norm(hn - pred) / cs
-        moved = _norm(hn - ha) / cs  # in units of CORRECT, as used: at most MOVE / CORRECT
+        moved = _norm(hn - H) / cs  # in units of CORRECT, as used: at most MOVE / CORRECT
         if path is not None:
             uused = _norm(hn - upred) / cs
-            onu[act] = uused < used
+            onu = uused < used
             used = np.fmin(used, uused)
-            moved = np.fmin(moved, _norm(hn * (zn / za) - ha) / cs)
+            moved = np.fmin(moved, _norm(hn * (zn / za) - H) / cs)
         moved *= CORRECT / MOVE
         good &= (used <= 1) & (moved <= 1)  # the core's trust region
         if branch is not None:
             good &= branch(hn)
         grow = np.clip(np.minimum(TARGET / np.sqrt(np.maximum(used, 1e-12)), TARGET / np.maximum(moved, 1e-12)), GROW_MIN, 2.0)
-        acc = act[good]
-        tp[acc], dhp[:, acc] = ta[good], dha[:, good]
-        t[acc], h[:, acc], dh[:, acc] = nxt[good], hn[:, good], dhn[:, good]
-        size[act] *= np.where(good, grow, 0.5)
-        rej = act[~good]
-        ok[rej[size[rej] < stall]] = False
-        act = act[ok[act] & (t[act] < t1)]
+        TP, DP = np.where(good, T, TP), np.where(good, D, DP)
+        T, H, D = np.where(good, nxt, T), np.where(good, hn, H), np.where(good, dhn, D)
+        size *= np.where(good, grow, 0.5)
+        stalled = ~good & (size < stall)
+        leave = (T >= t1) | stalled
+        if leave.any():
+            h[:, act[leave]] = H[:, leave]
+            ok[act[stalled]] = False
+            keep = ~leave
+            act, T, H, D, TP, DP, size, onu = (act[keep], T[keep], H[:, keep], D[:, keep], TP[keep], DP[:, keep],
+                                                size[keep], onu[keep])
+    h[:, act] = H
     ok[act] = False  # out of rounds
     return h, ok
 
