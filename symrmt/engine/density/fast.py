@@ -86,18 +86,25 @@ PIVOT_THRESHOLD = 0.1
 #: than ``TARGET`` of the region is shortened before it is refused, which would cost the point a whole round
 TARGET = 0.8
 GROW_MIN = 0.5
+GROW_MAX = 4.0
 
 
 def _stacked(J, m, n, rows=None):
     """The Jacobian's ``m * m`` entries (arrays over ``n`` points, or constants) as an ``(n, m, m)`` array (of the
-    points ``rows`` only, when given)."""
+    points ``rows`` only, when given).
+
+    >>> import numpy as np
+    >>> _stacked([np.array([1j, 2.0]), 0.0, -1.0, np.array([3.0, 4.0])], 2, 2, np.array([1])).tolist()
+    [[[(2+0j), 0j], [(-1+0j), (4+0j)]]]
+    """
     k = n if rows is None else rows.size
-    out = np.empty((k, m, m), dtype=complex)
-    for i in range(m):
-        for j in range(m):
-            v = J[i * m + j]
-            out[:, i, j] = v if rows is None or np.ndim(v) == 0 else v[rows]
-    return out
+    out = np.zeros((k, m * m), dtype=complex)
+    for q, v in enumerate(J):
+        if isinstance(v, np.ndarray) and v.ndim:
+            out[:, q] = v if rows is None else v[rows]
+        elif v != 0:  # a constant (a zero one is there already)
+            out[:, q] = v
+    return out.reshape(k, m, m)
 
 
 class _Sparse:
@@ -168,9 +175,10 @@ class _Sparse:
                 acc = acc - a[r, j] * out[j]
             out[c] = acc * inv
         bad = ~np.isfinite(out).all(axis=(0, 1))
-        if any(not np.ndim(v) and abs(v) > 1 / PIVOT_THRESHOLD for v in lams):
+        varying = [v for v in lams if isinstance(v, np.ndarray) and v.ndim]
+        if len(varying) < len(lams) and any(abs(v) > 1 / PIVOT_THRESHOLD for v in lams if not (isinstance(v, np.ndarray) and v.ndim)):
             bad[:] = True  # a constant multiplier too large: at every point
-        lams = [v for v in lams if np.ndim(v)]
+        lams = varying
         if lams:  # the threshold test of every multiplier at once
             bad |= np.abs(np.stack(lams)).max(axis=0) > 1 / PIVOT_THRESHOLD
         redo = np.flatnonzero(bad)
@@ -393,7 +401,7 @@ def _follow(h, dh, t1, prepare, branch=None, first=1 / 8, max_rounds=None):
         good &= (used <= 1) & (moved <= 1)  # the core's trust region
         if branch is not None:
             good &= branch(hn)
-        grow = np.clip(np.minimum(TARGET / np.sqrt(np.maximum(used, 1e-12)), TARGET / np.maximum(moved, 1e-12)), GROW_MIN, 2.0)
+        grow = np.clip(np.minimum(TARGET / np.sqrt(np.maximum(used, 1e-12)), TARGET / np.maximum(moved, 1e-12)), GROW_MIN, GROW_MAX)
         TP, DP = np.where(good, T, TP), np.where(good, D, DP)
         T, H, D = np.where(good, nxt, T), np.where(good, hn, H), np.where(good, dhn, D)
         size *= np.where(good, grow, 0.5)
