@@ -11,7 +11,7 @@ in a static pivot order, :class:`_Sparse`):
 1. **start** at ``z = x + iY`` (``Y`` as the certified path's :data:`~symrmt.engine.density.resolvent.START_HEIGHT`):
    the homotopy in the strength ``s`` from ``H = L_0^{-1}`` to ``s = 1``;
 2. **descend** in ``log Im z`` to ``eta = ETA_FLOOR (1 + |x|)`` at fixed ``x``, predictor
-   ``dh/dt = -J^{-1} dR/dz dz/dt`` (with a second-order term, and a second predictor on ``z h``, smooth near an
+   ``dh/dz = -J^{-1} dR/dz`` in ``z`` (with a second-order term, and a second predictor on ``z h``, smooth near an
    atom at 0: :func:`_follow`), Newton corrector inside the certified path's trust region
    (:data:`~symrmt.engine.density.resolvent.MOVE`, :data:`~symrmt.engine.density.resolvent.CORRECT`; a move is
    also admitted net of the factor ``1/z``), a step
@@ -82,8 +82,9 @@ REFINE_DIGITS = 14
 #: most ``1 + 1 / PIVOT_THRESHOLD``); a point where it is not is solved by LAPACK with partial pivoting instead
 PIVOT_THRESHOLD = 0.1
 #: a point's next step aims at this fraction of either trust region (the step after an accepted one is scaled by
-#: ``TARGET / sqrt(used)`` or ``TARGET / moved``, the smaller, clipped to ``[GROW_MIN, 2]``): a step that used more
-#: than ``TARGET`` of the region is shortened before it is refused, which would cost the point a whole round
+#: ``TARGET / sqrt(used)`` or ``TARGET / moved``, the smaller, clipped to ``[GROW_MIN, GROW_MAX]``): a step that used
+#: more than ``TARGET`` of the region is shortened before it is refused, which would cost the point a whole round;
+#: one that used little of both grows up to fourfold (every step is still checked against both regions)
 TARGET = 0.8
 GROW_MIN = 0.5
 GROW_MAX = 4.0
@@ -350,15 +351,20 @@ def _follow(h, dh, t1, prepare, branch=None, first=1 / 8, max_rounds=None):
     (the Newton step and the slope), and ``path``, ``None`` or ``(z, dz/dt, z')``, where ``t`` moves ``z`` (``z``
     at ``t`` and ``t'``); ``branch(H) -> ok`` refuses a step.  Each point has its own step: first ``t1 first``,
     halved on a refused step (stalled below ``t1 / 2**40``: the point fails), and after an accepted one scaled by
-    ``min(TARGET / sqrt(used), TARGET / moved)`` clipped to ``[GROW_MIN, 2]`` (:data:`TARGET`, :data:`GROW_MIN`),
-    where ``used`` and ``moved`` are the fractions of the two trust regions the step took (a linear predictor's
-    error grows like the step squared, the move like the step): a step that used most of either is not doubled
-    into a refusal, and one that used more than ``TARGET`` of either is shortened.  The predictor is ``h + dh dt +
-    h'' dt^2 / 2`` with the slope ``dh/dt = -J^{-1} dR/dt`` of the corrector's last iteration and ``h''`` the
-    difference of the point's last two slopes over their ``t`` (0 at its first step).  A point still short of
-    ``t1`` after ``max_rounds`` rounds fails.  Returns ``(h, ok)``.
+    ``min(TARGET / sqrt(used), TARGET / moved)`` clipped to ``[GROW_MIN, GROW_MAX]`` (:data:`TARGET`,
+    :data:`GROW_MIN`, :data:`GROW_MAX`), where ``used`` and ``moved`` are the fractions of the two trust regions the
+    step took (a linear predictor's error grows like the step squared, the move like the step): a step that used
+    most of either is not lengthened into a refusal, and one that used more than ``TARGET`` of either is
+    shortened.  The predictor is ``h + dh dt + h'' dt^2 / 2`` with the slope ``dh/dt = -J^{-1} dR/dt`` of the
+    corrector's last iteration and ``h''`` the difference of the point's last two slopes over their ``t`` (0 at its
+    first step).  A point still short of ``t1`` after ``max_rounds`` rounds fails; a point's state is kept compacted
+    to the points still on the path.  Returns ``(h, ok)``.
 
-    With a ``path``, a second predictor is taken on ``u = z h`` (``u + du dt``, divided by the new ``z``), which is
+    With a ``path``, the predictor is taken in ``z`` instead of ``t``: ``h + h' dz + h'' dz^2 / 2`` with ``dz = z' -
+    z``, ``h' = (dh/dt) / (dz/dt)`` and ``h''`` the difference of the point's last two ``h'`` over their ``z`` (in the
+    descent ``z = x + i Y e^{t log(eta/Y)}`` moves exponentially in ``t``, while ``h`` is analytic in ``z``: once
+    ``Im z`` is small against the distance to the spectrum's singular points ``h`` is nearly linear in ``z``, not in
+    ``t``), and a second predictor on ``u = z h``, in ``z`` the same way (divided by the new ``z``), which is
     smooth where ``h`` grows like ``w / z`` (near an atom at 0, ``u -> -w``); the corrector starts from the
     predictor that was nearer the root in the point's last round, the predictor's error is the distance to the
     nearer of the two, and a move counts as inside the trust region when either ``h - h_0`` or ``(z h - z_0 h_0)
@@ -374,20 +380,27 @@ def _follow(h, dh, t1, prepare, branch=None, first=1 / 8, max_rounds=None):
     TP, DP = np.full(act.size, np.nan), np.zeros_like(D)  # the previous point's t and slope
     size = np.full(act.size, t1 * first)
     onu = np.zeros(act.size, dtype=bool)  # the corrector starts from the predictor on u = z h (closer last round)
+    ZP, SP, USP = np.full(act.size, np.nan + 0j), np.zeros_like(D), np.zeros_like(D)
     for _ in range(max_rounds or MAX_ROUNDS):
         if not act.size:
             break
         nxt = np.minimum(T + size, t1)
         ds = nxt - T
-        w = ds / (2 * (T - TP))  # h'' ds / 2 = (dh - dh_prev) w
-        w[np.isnan(w)] = 0.0
-        pred = H + (D + (D - DP) * w) * ds
         f, path = prepare(act, T, nxt)
         if path is not None:
             za, dza, zn = path
-            upred = (za * H + (za * D + dza * H) * ds) / zn
+            dz = zn - za
+            S = D / dza  # dh/dz
+            US = H + za * S  # d(z h)/dz
+            w = (dz * dz / 2) / (za - ZP)
+            w[~np.isfinite(w)] = 0.0
+            pred = H + S * dz + (S - SP) * w
+            upred = (za * H + US * dz + (US - USP) * w) / zn
             hn, dhn, good = _correct(f, np.where(onu, upred, pred))
         else:
+            w = ds / (2 * (T - TP))  # h'' ds / 2 = (dh - dh_prev) w
+            w[np.isnan(w)] = 0.0
+            pred = H + (D + (D - DP) * w) * ds
             hn, dhn, good = _correct(f, pred)
         cs = CORRECT * (1 + _norm(H))
         used = _norm(hn - pred) / cs
@@ -403,6 +416,8 @@ def _follow(h, dh, t1, prepare, branch=None, first=1 / 8, max_rounds=None):
             good &= branch(hn)
         grow = np.clip(np.minimum(TARGET / np.sqrt(np.maximum(used, 1e-12)), TARGET / np.maximum(moved, 1e-12)), GROW_MIN, GROW_MAX)
         TP, DP = np.where(good, T, TP), np.where(good, D, DP)
+        if path is not None:
+            ZP, SP, USP = np.where(good, za, ZP), np.where(good, S, SP), np.where(good, US, USP)
         T, H, D = np.where(good, nxt, T), np.where(good, hn, H), np.where(good, dhn, D)
         size *= np.where(good, grow, 0.5)
         stalled = ~good & (size < stall)
@@ -413,6 +428,7 @@ def _follow(h, dh, t1, prepare, branch=None, first=1 / 8, max_rounds=None):
             keep = ~leave
             act, T, H, D, TP, DP, size, onu = (act[keep], T[keep], H[:, keep], D[:, keep], TP[keep], DP[:, keep],
                                                 size[keep], onu[keep])
+            ZP, SP, USP = ZP[keep], SP[:, keep], USP[:, keep]
     h[:, act] = H
     ok[act] = False  # out of rounds
     return h, ok
