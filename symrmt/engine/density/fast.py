@@ -349,7 +349,8 @@ def _correct(f, H, tol=1e-7, maxsteps=8, floor=1e-8, blowup=1e6):
             th = np.minimum(st / prev, 1.0)
             c = (st * th * th <= tol) | stagnated(st, prev, floor)
         conv |= c
-        stop |= c | (st >= blowup)
+        stop |= c
+        stop |= st >= blowup
         prev = st
         if stop.all():
             break
@@ -430,9 +431,10 @@ def _follow(h, dh, t1, prepare, branch=None, first=1 / 8, max_rounds=None):
         if branch is not None:
             good &= branch(hn)
         grow = np.clip(np.minimum(TARGET / np.sqrt(np.maximum(used, 1e-12)), TARGET / np.maximum(moved, 1e-12)), GROW_MIN, GROW_MAX)
-        TP, DP = np.where(good, T, TP), np.where(good, D, DP)
         if path is not None:
             ZP, SP, USP = np.where(good, za, ZP), np.where(good, S, SP), np.where(good, US, USP)
+        else:
+            TP, DP = np.where(good, T, TP), np.where(good, D, DP)
         T, H, D = np.where(good, nxt, T), np.where(good, hn, H), np.where(good, dhn, D)
         size *= np.where(good, grow, 0.5)
         stalled = ~good & (size < stall)
@@ -497,8 +499,12 @@ def _solve_points(bt, sign, x, scale):
     eta = ETA_FLOOR * START_HEIGHT * (1 + np.abs(x))
     lr = np.log(eta / Y)
 
+    held = [None, None, None]  # the columns of the last round and their x, log(eta / Y) (the same until a point leaves)
+
     def prep_t(cols, t, tn):
-        xc, lc = x[cols], lr[cols]
+        if held[0] is not cols:
+            held[:] = cols, x[cols], lr[cols]
+        xc, lc = held[1], held[2]
         yn, ya = Y * np.exp(tn * lc), Y * np.exp(t * lc)
         zn = xc + 1j * yn
         fz = 1j * (yn * lc)  # dz/dt at tn
