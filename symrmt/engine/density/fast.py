@@ -430,7 +430,7 @@ def _follow(h, dh, t1, prepare, branch=None, first=1 / 8, max_rounds=None):
         good &= (used <= 1) & (moved <= 1)  # the core's trust region
         if branch is not None:
             good &= branch(hn)
-        grow = np.clip(np.minimum(TARGET / np.sqrt(np.maximum(used, 1e-12)), TARGET / np.maximum(moved, 1e-12)), GROW_MIN, GROW_MAX)
+        grow = np.clip(np.minimum(TARGET / np.sqrt(used), TARGET / moved), GROW_MIN, GROW_MAX)  # 0 used: inf, clipped
         if path is not None:
             ZP, SP, USP = np.where(good, za, ZP), np.where(good, S, SP), np.where(good, US, USP)
         else:

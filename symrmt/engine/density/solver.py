@@ -125,7 +125,11 @@ def compute(model, matrix, xs, at, digits=15, edges=True, atoms=True, label=None
     ds = DensitySolve(solver, scale)
     dens, taus, status, kinds = [], [], [], []
     batch = _fast_points(solver, xs, scale) if fast and xs else None  # None: no batch, all certified
-    for i, (x, xe) in enumerate(zip(xs, exact)):
+    points = enumerate(zip(xs, exact))
+    if batch is not None and all(type(b) is tuple for b in batch):  # every point a checked float64 point
+        dens, taus, status, kinds = (list(v) for v in zip(*batch))
+        points = ()
+    for i, (x, xe) in points:
         if batch is not None and isinstance(batch[i], tuple):  # a checked float64 point of the batch
             for out, v in zip((dens, taus, status, kinds), batch[i]):
                 out.append(v)
