@@ -9,7 +9,7 @@ few NumPy calls a round (the linear systems: 2 x 2 by the explicit inverse, larg
 in a static pivot order, :class:`_Sparse`):
 
 1. **start** at ``z = x + iY`` (``Y`` as the certified path's :data:`~symrmt.engine.density.resolvent.START_HEIGHT`):
-   the homotopy in the strength ``s`` from ``H = L_0^{-1}`` to ``s = 1``;
+   the homotopy in the strength ``s`` from ``H = L_0^{-1}`` to ``s = 1``, first step 1/4;
 2. **descend** in ``log Im z`` to ``eta = ETA_FLOOR (1 + |x|)`` at fixed ``x``, predictor
    ``dh/dz = -J^{-1} dR/dz`` in ``z`` (with a second-order term, and a second predictor on ``z h``, smooth near an
    atom at 0: :func:`_follow`), Newton corrector inside the certified path's trust region
@@ -492,7 +492,7 @@ def _solve_points(bt, sign, x, scale):
         return prep_s(cols, None, np.zeros(cols.size), True)[0](H)
 
     h, dh, ok = _newton(lin0, np.zeros((m, n), dtype=complex), NEWTON_TOL, 3)
-    h, ok1 = _follow(h, dh, 1.0, prep_s)
+    h, ok1 = _follow(h, dh, 1.0, prep_s, first=1 / 4)  # the trust region admits about that at the first step
     ok &= ok1
 
     # 2. the descent in log Im z to eta = ETA_FLOOR * START_HEIGHT * (1 + |x|)
