@@ -224,6 +224,15 @@ def _cond_bound(bt, J, sc, fin, n):
     return np.sqrt(m * (rows * (sc.T * sc.T)).sum(axis=0))
 
 
+def _norms(a):
+    """:func:`_norm` of each ``(m, N)`` slice of a ``(q, m, N)`` array, as ``(q, N)`` (the same arithmetic)."""
+    if a.shape[1] == 1:
+        return np.abs(a[:, 0])
+    if a.shape[1] == 2:
+        return np.hypot(np.abs(a[:, 0]), np.abs(a[:, 1]))
+    return np.sqrt((a.real * a.real + a.imag * a.imag).sum(axis=1))
+
+
 def _norm(a):
     """The Euclidean norm of each column of a complex ``(m, N)`` array (a point per column)."""
     if a.shape[0] == 1:
@@ -397,11 +406,11 @@ def _follow(h, dh, t1, prepare, branch=None, first=1 / 8, max_rounds=None):
     size = np.full(act.size, t1 * first)
     onu = np.zeros(act.size, dtype=bool)  # the corrector starts from the predictor on u = z h (closer last round)
     ZP, SP, USP = np.full(act.size, np.nan + 0j), np.zeros_like(D), np.zeros_like(D)
+    fresh = True
     for _ in range(max_rounds or MAX_ROUNDS):
         if not act.size:
             break
         nxt = np.minimum(T + size, t1)
-        ds = nxt - T
         f, path = prepare(act, T, nxt)
         if path is not None:
             za, dza, zn = path
@@ -409,30 +418,36 @@ def _follow(h, dh, t1, prepare, branch=None, first=1 / 8, max_rounds=None):
             S = D / dza  # dh/dz
             US = H + za * S  # d(z h)/dz
             w = (dz * dz / 2) / (za - ZP)
-            w[~np.isfinite(w)] = 0.0
+            if fresh:  # a point without an accepted step yet (ZP nan): no second-order term
+                w[~np.isfinite(w)] = 0.0
             pred = H + S * dz + (S - SP) * w
             upred = (za * H + US * dz + (US - USP) * w) / zn
             hn, dhn, good = _correct(f, np.where(onu, upred, pred))
+            # the distances to either predictor, the moves (of h, and net of z0 / z) and |h|, in one call
+            nrm = _norms(np.stack((hn - pred, hn - upred, hn - H, hn * (zn / za) - H, H)))
+            cs = CORRECT * (1 + nrm[4])
+            used, uused = nrm[0] / cs, nrm[1] / cs
+            onu = uused < used
+            used = np.fmin(used, uused)
+            moved = np.fmin(nrm[2], nrm[3]) / cs  # in units of CORRECT, as used: at most MOVE / CORRECT
         else:
+            ds = nxt - T
             w = ds / (2 * (T - TP))  # h'' ds / 2 = (dh - dh_prev) w
             w[np.isnan(w)] = 0.0
             pred = H + (D + (D - DP) * w) * ds
             hn, dhn, good = _correct(f, pred)
-        cs = CORRECT * (1 + _norm(H))
-        used = _norm(hn - pred) / cs
-        moved = _norm(hn - H) / cs  # in units of CORRECT, as used: at most MOVE / CORRECT
-        if path is not None:
-            uused = _norm(hn - upred) / cs
-            onu = uused < used
-            used = np.fmin(used, uused)
-            moved = np.fmin(moved, _norm(hn * (zn / za) - H) / cs)
+            nrm = _norms(np.stack((hn - pred, hn - H, H)))
+            cs = CORRECT * (1 + nrm[2])
+            used, moved = nrm[0] / cs, nrm[1] / cs
         moved *= CORRECT / MOVE
         good &= (used <= 1) & (moved <= 1)  # the core's trust region
         if branch is not None:
             good &= branch(hn)
-        grow = np.clip(np.minimum(TARGET / np.sqrt(used), TARGET / moved), GROW_MIN, GROW_MAX)  # 0 used: inf, clipped
+        # 0 used: inf, clipped
+        grow = np.minimum(np.maximum(np.minimum(TARGET / np.sqrt(used), TARGET / moved), GROW_MIN), GROW_MAX)
         if path is not None:
             ZP, SP, USP = np.where(good, za, ZP), np.where(good, S, SP), np.where(good, US, USP)
+            fresh = fresh and bool(np.isnan(ZP).any())
         else:
             TP, DP = np.where(good, T, TP), np.where(good, D, DP)
         T, H, D = np.where(good, nxt, T), np.where(good, hn, H), np.where(good, dhn, D)
