@@ -597,13 +597,13 @@ def _refine(solver, x, h, J):
         return None
     with mpmath.workdps(REFINE_DPS):
         zm = mpmath.mpf(x)  # the float x, exactly
-        hm = [mpmath.mpc(complex(v)) for v in h]
+        hm = [mpmath.mpc(v.real, v.imag) for v in h.tolist()]  # exactly
         steps = []
         for _ in range(2):
             d = inv @ np.array([complex(v) for v in solver.residual_mp(hm, zm)], dtype=complex)
             if not np.isfinite(d).all():
                 return None
-            hm = [a - mpmath.mpc(b.real, b.imag) for a, b in zip(hm, d.tolist())]
+            hm = [a - b for a, b in zip(hm, d.tolist())]  # a Python complex enters mpmath exactly
             steps.append(float(np.linalg.norm(d)))
         tau = solver.tau_mp(hm)
         t = complex(tau)
