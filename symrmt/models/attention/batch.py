@@ -34,7 +34,7 @@ from symrmt.core.batch import stack as _stack
 from symrmt.core.continuation import Geometric, in_trust_region
 from symrmt.models.attention import equations as S
 from symrmt.models.attention.solver import MOVE_FRACTION
-from symrmt.models.attention.compiled import (closed_form_phi, fixed_point_fjg, fixed_point_residual,
+from symrmt.models.attention.compiled import (aligned_phi_coefficients, aligned_phi_in_snr_function, closed_form_phi, fixed_point_fjg, fixed_point_residual,
                                              fixed_point_tangent_function, ridge_function, woodbury_D_function)
 
 EPS = float(np.finfo(np.float64).eps)
@@ -348,6 +348,41 @@ def phi_closed(kind: str, g, dg, a1, c, snr, wkwq):
 
     n = g.shape[0]
     return blockwise(one, g, dg, *(np.broadcast_to(np.asarray(x, dt), (n,)) for x in (c, snr, wkwq)))
+
+
+def aligned_coefficients(g, dg, a1, c, wkwq):
+    """``(coef, dcoef)``, each ``(n, 7)`` in ``g``'s dtype: ``G_11`` and the coefficients ``P_0, ..., Q_3`` of the
+    aligned ``varphi`` as a rational function of ``||mu||^2``
+    (:func:`symrmt.models.attention.equations.aligned_phi_in_snr`, compiled:
+    :func:`symrmt.models.attention.compiled.aligned_phi_coefficients`), and their ``gamma``-derivatives, at the
+    rows ``g, dg`` with ``c``, ``wkwq`` per row."""
+    fn = aligned_phi_coefficients("numpy")
+    dt = g.dtype
+
+    def one(g, dg, c, wkwq):
+        n = g.shape[0]
+        with np.errstate(all="ignore"):
+            v = _stack(fn(tuple(g.T), tuple(dg.T), dt.type(a1), c, wkwq), n, dt)
+        return np.column_stack([g[:, 0], v[:, :6]]), np.column_stack([dg[:, 0], v[:, 6:]])
+
+    n = g.shape[0]
+    return blockwise(one, g, dg, *(np.broadcast_to(np.asarray(x, dt), (n,)) for x in (c, wkwq)))
+
+
+def phi_from_coefficients(coef, dcoef, snr):
+    """``(varphi, dvarphi/dgamma)`` at every point from the rows of :func:`aligned_coefficients` gathered per
+    point and ``||mu||^2`` (the compiled form :func:`symrmt.models.attention.compiled.aligned_phi_in_snr_function`),
+    in ``coef``'s dtype."""
+    fn = aligned_phi_in_snr_function("numpy")
+    dt = coef.dtype
+
+    def one(coef, dcoef, snr):
+        n = coef.shape[0]
+        with np.errstate(all="ignore"):
+            v = fn(tuple(coef.T), tuple(dcoef.T), snr)
+        return np.asarray(v[0], dtype=dt) * np.ones(n, dt), np.asarray(v[1], dtype=dt) * np.ones(n, dt)
+
+    return blockwise(one, coef, dcoef, np.broadcast_to(np.asarray(snr, dt), (coef.shape[0],)))
 
 
 def gram_factor(gram, eig=None):

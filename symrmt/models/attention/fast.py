@@ -63,6 +63,10 @@ FALLBACK_TOL = 1e-11
 RESIDUAL_TOL = 1e-12
 #: Gram matrices whose second eigenvalue is below this (relative) take the aligned closed form
 ALIGNED_TOL = 1e-13
+#: the aligned route evaluates ``varphi`` as a rational function of ``||mu||^2`` (its coefficients once per
+#: distinct fixed point and ``w_K^T w_Q``: :func:`symrmt.models.attention.batch.aligned_coefficients`) when the
+#: points outnumber those rows this many times; else the closed form at every point
+HOIST_RATIO = 3
 #: digits of the mpmath solves of fallback points, and of the certification
 FALLBACK_DIGITS, CERTIFY_DIGITS = 15, 30
 
@@ -319,8 +323,15 @@ def solve_grid(f, points, *, diagonal: str = "zero", center: bool = False, certi
             k = gram.shape[-1]
             r = (k - 1) // 2
             wkwq = gram[idx, 1:1 + r, 1 + r:].trace(axis1=1, axis2=2) if k > 3 else gram[idx, 1, 2]
-            phi[idx], dphi[idx] = B.phi_closed(name, g[j], dg[j], a1, c[idx], snr[idx], wkwq)
-            phil[idx], dphil[idx] = B.phi_closed(name, gl[j], dgl[j], a1, c[idx], snr[idx], wkwq)
+            rows, per = _distinct_rows([j.astype(float), wkwq]) if name == "aligned" else (idx, None)
+            if rows.size * HOIST_RATIO <= idx.size:  # many snr per (fixed point, w_K^T w_Q): the rational form
+                at, cr, wr = j[rows], c[idx[rows]], wkwq[rows]
+                for gg, dgg, out, dout in ((g, dg, phi, dphi), (gl, dgl, phil, dphil)):
+                    coef, dcoef = B.aligned_coefficients(gg[at], dgg[at], a1, cr, wr)
+                    out[idx], dout[idx] = B.phi_from_coefficients(coef[per], dcoef[per], snr[idx])
+            else:
+                phi[idx], dphi[idx] = B.phi_closed(name, g[j], dg[j], a1, c[idx], snr[idx], wkwq)
+                phil[idx], dphil[idx] = B.phi_closed(name, gl[j], dgl[j], a1, c[idx], snr[idx], wkwq)
     att64 = -gamma**2 * dphi
     attl = -gamma.astype(B.LD) ** 2 * dphil
     rid64 = B.ridge(gamma, c, snr)
