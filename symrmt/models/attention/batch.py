@@ -35,7 +35,8 @@ from symrmt.core.continuation import Geometric, in_trust_region
 from symrmt.models.attention import equations as S
 from symrmt.models.attention.solver import MOVE_FRACTION
 from symrmt.models.attention.compiled import (aligned_phi_coefficients, aligned_phi_in_snr_function, closed_form_phi, fixed_point_fjg, fixed_point_residual,
-                                             fixed_point_tangent_function, ridge_function, woodbury_D_function)
+                                             fixed_point_tangent_function, mp_root_function, ridge_function,
+                                             ridge_in_m_function, woodbury_D_function)
 
 EPS = float(np.finfo(np.float64).eps)
 NEQ, NUNK = 9, 6
@@ -333,6 +334,22 @@ def ridge(gamma, c, snr, dtype=float):
     args = [np.asarray(x, dtype=dtype) for x in (gamma, c, snr)]
     with np.errstate(all="ignore"):
         return np.asarray(numpy_functions()["ridge"](*args), dtype=dtype) * np.ones(args[0].shape, dtype=dtype)
+
+
+def ridge_parts(gamma, c, dtype=float):
+    """The Marchenko-Pastur root ``m(-gamma)`` at the points ``(gamma, c)``, in ``dtype``: the first part of
+    :func:`ridge` (:func:`symrmt.models.attention.compiled.mp_root_function`), once per distinct ``(gamma, c)``."""
+    args = [np.asarray(x, dtype=dtype) for x in (gamma, c)]
+    with np.errstate(all="ignore"):
+        return np.asarray(mp_root_function("numpy")(*args), dtype=dtype) * np.ones(args[0].shape, dtype=dtype)
+
+
+def ridge_from_root(m, gamma, c, snr, dtype=float):
+    """``E_RR`` from the root ``m`` of :func:`ridge_parts` (:func:`symrmt.models.attention.compiled.ridge_in_m_function`),
+    in ``dtype``: the same value as :func:`ridge` at the same points."""
+    args = [np.asarray(x, dtype=dtype) for x in (m, gamma, c, snr)]
+    with np.errstate(all="ignore"):
+        return np.asarray(ridge_in_m_function("numpy")(*args), dtype=dtype) * np.ones(args[0].shape, dtype=dtype)
 
 
 def phi_closed(kind: str, g, dg, a1, c, snr, wkwq):

@@ -18,7 +18,8 @@ from symrmt.codegen.compile import compile_recipe
 from symrmt.models.attention import equations as S
 
 __all__ = ["aligned_phi_coefficients", "aligned_phi_in_snr_function", "closed_form_phi", "fixed_point_fjg", "fixed_point_functions", "fixed_point_homotopy_fjt", "fixed_point_residual",
-           "fixed_point_tangent_function", "noise_L0_function", "ridge_function", "woodbury_D_function"]
+           "fixed_point_tangent_function", "mp_root_function", "noise_L0_function", "ridge_function",
+           "ridge_in_m_function", "woodbury_D_function"]
 
 
 def _fixed_point_recipe(part: str, target: str = "mpmath"):
@@ -144,6 +145,21 @@ def aligned_phi_in_snr_function(target: str = "numpy"):
         return [syms, dsyms, S.snr], [form, sum(sp.diff(form, s) * ds for s, ds in zip(syms, dsyms))]
 
     return compile_recipe("aligned_phi_in_snr", build, target)
+
+
+@cached(maxsize=2)
+def mp_root_function(target: str = "numpy"):
+    """Compiled Marchenko-Pastur root ``m(-gamma)`` in its stable form
+    (:func:`symrmt.models.attention.equations.mp_root_stable`; arguments ``(gamma, c)``)."""
+    return compile_recipe("mp_root_stable", lambda: ([S.gamma, S.c], S.mp_root_stable()), target)
+
+
+@cached(maxsize=2)
+def ridge_in_m_function(target: str = "numpy"):
+    """Compiled ``E_RR`` as a function of the root (:func:`symrmt.models.attention.equations.ridge_error_in_m`;
+    arguments ``(m, gamma, c, snr)``): with :func:`mp_root_function`, :func:`ridge_function` in two parts, the
+    root once per ``(gamma, c)``."""
+    return compile_recipe("ridge_error_in_m", lambda: ([S.m, S.gamma, S.c, S.snr], S.ridge_error_in_m()), target)
 
 
 @cached(maxsize=4)

@@ -301,6 +301,17 @@ def test_aligned_phi_from_coefficients_matches_closed_form_and_derivative():
                 assert abs(x - y) <= mpmath.mpf(10) ** -35 * (1 + abs(y))
 
 
+def test_ridge_in_two_parts_is_the_stable_closed_form():
+    """The root once per ``(gamma, c)``, then ``E_RR`` from it: the compiled stable closed form at 40 digits,
+    on both sides of its ``gamma + c = 1`` switch."""
+    root, rest, whole = NC.mp_root_function("mpmath"), NC.ridge_in_m_function("mpmath"), NC.ridge_function()
+    with mpmath.workdps(40):
+        for g, c, snr in (("0.01", "0.5", "2"), ("3", "0.25", "0"), ("1e-6", "4", "0.5"), ("1e6", "1", "8")):
+            g, c, snr = mpmath.mpf(g), mpmath.mpf(c), mpmath.mpf(snr)
+            ref = whole(g, c, snr)
+            assert abs(rest(root(g, c), g, c, snr) - ref) <= mpmath.mpf(10) ** -35 * abs(ref)
+
+
 def test_float_version_runs_the_same_generated_code():
     fjg = N.fixed_point_fjg()[0]
     ffjg = fjg.float_version()
