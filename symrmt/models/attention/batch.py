@@ -185,14 +185,16 @@ def _follow_from(g, dg, start, gamma, c, a1, nu, d, max_rounds: int = 400, ok=No
 
 def _between(ga, dga, gam_a, gb, dgb, gam_b, gamma, c, a1, nu, d):
     """Newton at ``gamma`` (between two solved points ``gam_a > gamma > gam_b`` of one path) from the cubic
-    Hermite interpolant of their ``(G, dG/dgamma)``; a row is ``ok`` when Newton converged within the
+    Hermite interpolant of their ``(G, dG/dgamma)`` in ``log gamma``; a row is ``ok`` when Newton converged within the
     continuation's trust region of the interpolant and of the point at ``gam_a`` (:data:`MAX_JUMP`,
     :data:`~symrmt.models.attention.solver.MOVE_FRACTION`), else it is left to the continuation."""
-    h = (gam_b - gam_a)[:, None]
-    t = ((gamma - gam_a) / (gam_b - gam_a))[:, None]
+    # in u = log(gamma), where the solution is smoother on a grid spaced in ratios: dG/du = gamma dG/dgamma
+    ua, ub = np.log(gam_a), np.log(gam_b)
+    h = (ub - ua)[:, None]
+    t = ((np.log(gamma) - ua) / (ub - ua))[:, None]
     t2, t3 = t * t, t * t * t
-    pred = ((2 * t3 - 3 * t2 + 1) * ga + (t3 - 2 * t2 + t) * h * dga + (-2 * t3 + 3 * t2) * gb
-            + (t3 - t2) * h * dgb)
+    pred = ((2 * t3 - 3 * t2 + 1) * ga + (t3 - 2 * t2 + t) * h * (gam_a[:, None] * dga) + (-2 * t3 + 3 * t2) * gb
+            + (t3 - t2) * h * (gam_b[:, None] * dgb))
     gn, dgn, st, okn = newton(pred, _params(gamma, c, a1, nu, d), contract=CORRECTOR_CONTRACT)
     with np.errstate(all="ignore"):
         size = 1 + core_batch.norm_rows(ga)
