@@ -340,7 +340,13 @@ def ridge(gamma, c, snr, dtype=float):
 
 def ridge_parts(gamma, c, dtype=float):
     """The Marchenko-Pastur root ``m(-gamma)`` at the points ``(gamma, c)``, in ``dtype``: the first part of
-    :func:`ridge` (:func:`symrmt.models.attention.compiled.mp_root_function`), once per distinct ``(gamma, c)``."""
+    :func:`ridge` (:func:`symrmt.models.attention.compiled.mp_root_function`), once per distinct ``(gamma, c)``.
+
+    >>> import numpy as np
+    >>> gamma, c, snr = np.array([0.01, 1.0, 100.0]), np.array([2.0, 0.5, 1.0]), np.array([1.0, 0.0, 3.0])
+    >>> bool(np.allclose(ridge_from_root(ridge_parts(gamma, c), gamma, c, snr), ridge(gamma, c, snr), rtol=1e-14))
+    True
+    """
     args = [np.asarray(x, dtype=dtype) for x in (gamma, c)]
     with np.errstate(all="ignore"):
         return np.asarray(mp_root_function("numpy")(*args), dtype=dtype) * np.ones(args[0].shape, dtype=dtype)
@@ -374,7 +380,16 @@ def aligned_coefficients(g, dg, a1, c, wkwq):
     aligned ``varphi`` as a rational function of ``||mu||^2``
     (:func:`symrmt.models.attention.equations.aligned_phi_in_snr`, compiled:
     :func:`symrmt.models.attention.compiled.aligned_phi_coefficients`), and their ``gamma``-derivatives, at the
-    rows ``g, dg`` with ``c``, ``wkwq`` per row."""
+    rows ``g, dg`` with ``c``, ``wkwq`` per row.
+
+    >>> import numpy as np
+    >>> g, dg = np.array([[0.8, 0.1, 0.2, -0.2, 0.8, 0.3]]), np.array([[-0.5, 0.1, 0.0, 0.2, -0.1, 0.1]])
+    >>> coef, dcoef = aligned_coefficients(g, dg, 0.6, np.array([0.5]), np.array([0.3]))
+    >>> phi, dphi = phi_from_coefficients(coef[[0, 0]], dcoef[[0, 0]], np.array([1.0, 4.0]))
+    >>> ref = phi_closed("aligned", g[[0, 0]], dg[[0, 0]], 0.6, 0.5, np.array([1.0, 4.0]), 0.3)
+    >>> bool(np.allclose(phi, ref[0], rtol=1e-13) and np.allclose(dphi, ref[1], rtol=1e-13))
+    True
+    """
     fn = aligned_phi_coefficients("numpy")
     dt = g.dtype
 

@@ -20,6 +20,10 @@ How a grid is solved
    solver would take at that point: noise-only (``snr = 0``), ``a_1 = 0``,
    aligned (Gram of rank one, within ``1e-13`` relative) or the general
    rank-``r`` Woodbury update (the core's stacked ``numpy.linalg.solve``).  Either diagonal.
+   Where the aligned points outnumber their distinct ``(gamma, c, w_K^T w_Q)`` (a grid over
+   ``||mu||^2``), ``varphi`` is evaluated as a rational function of ``||mu||^2`` whose coefficients are
+   computed once per distinct triple (:func:`symrmt.models.attention.equations.aligned_phi_in_snr`);
+   ``E_RR`` likewise takes the Marchenko--Pastur root once per ``(gamma, c)``.
 3. Every point is checked: Newton converged; the correction of the fixed point
    by a long-double residual is below ``1e-12`` (the residual check); the
    branch (``det N != 0``, ``0 < tau <= 1/gamma``, noise-only error in ``[0, 1]``,
