@@ -142,7 +142,11 @@ def aligned_phi_in_snr_function(target: str = "numpy"):
         _, form = S.aligned_phi_in_snr()
         syms = (S.G_SYMBOLS[0],) + S.SNR_COEFFS
         dsyms = tuple(sp.Symbol("\\dot " + str(s), real=True) for s in syms)
-        return [syms, dsyms, S.snr], [form, sum(sp.diff(form, s) * ds for s, ds in zip(syms, dsyms))]
+        # the derivative along (dG_11, dP, dQ) as d/de form(coefficients + e * derivatives) at e = 0: the chain
+        # rule with P and Q kept in Horner form (31 operations with the value, against 44 term by term)
+        e = sp.Dummy("e")
+        along = sp.diff(form.subs({s: s + e * ds for s, ds in zip(syms, dsyms)}), e).subs(e, 0)
+        return [syms, dsyms, S.snr], [form, along]
 
     return compile_recipe("aligned_phi_in_snr", build, target)
 
