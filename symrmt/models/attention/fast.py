@@ -69,7 +69,8 @@ RESIDUAL_TOL = 1e-12
 ALIGNED_TOL = 1e-13
 #: the aligned route evaluates ``varphi`` as a rational function of ``||mu||^2`` (its coefficients once per
 #: distinct fixed point and ``w_K^T w_Q``: :func:`symrmt.models.attention.batch.aligned_coefficients`) when the
-#: points outnumber those rows this many times; else the closed form at every point
+#: points outnumber those rows this many times, else the closed form at every point; ``E_RR`` likewise takes the
+#: Marchenko-Pastur root once per distinct ``(gamma, c)`` when the points outnumber them this many times
 HOIST_RATIO = 3
 #: digits of the mpmath solves of fallback points, and of the certification
 FALLBACK_DIGITS, CERTIFY_DIGITS = 15, 30
@@ -345,9 +346,11 @@ def solve_grid(f, points, *, diagonal: str = "zero", center: bool = False, certi
                 phil[idx], dphil[idx] = B.phi_closed(name, gl[j], dgl[j], a1, c[idx], snr[idx], wkwq)
     att64 = -gamma**2 * dphi
     attl = -gamma.astype(B.LD) ** 2 * dphil
-    # E_RR: the Marchenko-Pastur root once per distinct (gamma, c), the rest per point
-    rid64 = B.ridge_from_root(B.ridge_parts(gu, cu)[inv], gamma, c, snr)
-    ridl = B.ridge_from_root(B.ridge_parts(gu, cu, B.LD)[inv], gamma, c, snr, B.LD)
+    if gu.size * HOIST_RATIO <= n:  # E_RR: the Marchenko-Pastur root once per distinct (gamma, c), the rest per point
+        rid64 = B.ridge_from_root(B.ridge_parts(gu, cu)[inv], gamma, c, snr)
+        ridl = B.ridge_from_root(B.ridge_parts(gu, cu, B.LD)[inv], gamma, c, snr, B.LD)
+    else:
+        rid64, ridl = B.ridge(gamma, c, snr), B.ridge(gamma, c, snr, B.LD)
     with np.errstate(all="ignore"):
         est = np.maximum(np.abs((att64 - attl) / attl), np.abs((rid64 - ridl) / ridl)).astype(float)
         est[~np.isfinite(est)] = np.inf
