@@ -34,8 +34,9 @@ from symrmt.core.batch import stack as _stack
 from symrmt.core.continuation import Geometric, in_trust_region
 from symrmt.models.attention import equations as S
 from symrmt.models.attention.solver import MOVE_FRACTION
-from symrmt.models.attention.compiled import (closed_form_phi, fixed_point_fjg, fixed_point_residual,
-                                             fixed_point_tangent_function, ridge_function, woodbury_D_function)
+from symrmt.models.attention.compiled import (aligned_phi_coefficients, aligned_phi_in_snr_function, closed_form_phi, fixed_point_fjg, fixed_point_residual,
+                                             fixed_point_tangent_function, mp_root_function, ridge_function,
+                                             ridge_in_m_function, woodbury_D_function)
 
 EPS = float(np.finfo(np.float64).eps)
 NEQ, NUNK = 9, 6
@@ -184,14 +185,16 @@ def _follow_from(g, dg, start, gamma, c, a1, nu, d, max_rounds: int = 400, ok=No
 
 def _between(ga, dga, gam_a, gb, dgb, gam_b, gamma, c, a1, nu, d):
     """Newton at ``gamma`` (between two solved points ``gam_a > gamma > gam_b`` of one path) from the cubic
-    Hermite interpolant of their ``(G, dG/dgamma)``; a row is ``ok`` when Newton converged within the
+    Hermite interpolant of their ``(G, dG/dgamma)`` in ``log gamma``; a row is ``ok`` when Newton converged within the
     continuation's trust region of the interpolant and of the point at ``gam_a`` (:data:`MAX_JUMP`,
     :data:`~symrmt.models.attention.solver.MOVE_FRACTION`), else it is left to the continuation."""
-    h = (gam_b - gam_a)[:, None]
-    t = ((gamma - gam_a) / (gam_b - gam_a))[:, None]
+    # in u = log(gamma), where the solution is smoother on a grid spaced in ratios: dG/du = gamma dG/dgamma
+    ua, ub = np.log(gam_a), np.log(gam_b)
+    h = (ub - ua)[:, None]
+    t = ((np.log(gamma) - ua) / (ub - ua))[:, None]
     t2, t3 = t * t, t * t * t
-    pred = ((2 * t3 - 3 * t2 + 1) * ga + (t3 - 2 * t2 + t) * h * dga + (-2 * t3 + 3 * t2) * gb
-            + (t3 - t2) * h * dgb)
+    pred = ((2 * t3 - 3 * t2 + 1) * ga + (t3 - 2 * t2 + t) * h * (gam_a[:, None] * dga) + (-2 * t3 + 3 * t2) * gb
+            + (t3 - t2) * h * (gam_b[:, None] * dgb))
     gn, dgn, st, okn = newton(pred, _params(gamma, c, a1, nu, d), contract=CORRECTOR_CONTRACT)
     with np.errstate(all="ignore"):
         size = 1 + core_batch.norm_rows(ga)
@@ -335,6 +338,28 @@ def ridge(gamma, c, snr, dtype=float):
         return np.asarray(numpy_functions()["ridge"](*args), dtype=dtype) * np.ones(args[0].shape, dtype=dtype)
 
 
+def ridge_parts(gamma, c, dtype=float):
+    """The Marchenko-Pastur root ``m(-gamma)`` at the points ``(gamma, c)``, in ``dtype``: the first part of
+    :func:`ridge` (:func:`symrmt.models.attention.compiled.mp_root_function`), once per distinct ``(gamma, c)``.
+
+    >>> import numpy as np
+    >>> gamma, c, snr = np.array([0.01, 1.0, 100.0]), np.array([2.0, 0.5, 1.0]), np.array([1.0, 0.0, 3.0])
+    >>> bool(np.allclose(ridge_from_root(ridge_parts(gamma, c), gamma, c, snr), ridge(gamma, c, snr), rtol=1e-14))
+    True
+    """
+    args = [np.asarray(x, dtype=dtype) for x in (gamma, c)]
+    with np.errstate(all="ignore"):
+        return np.asarray(mp_root_function("numpy")(*args), dtype=dtype) * np.ones(args[0].shape, dtype=dtype)
+
+
+def ridge_from_root(m, gamma, c, snr, dtype=float):
+    """``E_RR`` from the root ``m`` of :func:`ridge_parts` (:func:`symrmt.models.attention.compiled.ridge_in_m_function`),
+    in ``dtype``: the same value as :func:`ridge` at the same points."""
+    args = [np.asarray(x, dtype=dtype) for x in (m, gamma, c, snr)]
+    with np.errstate(all="ignore"):
+        return np.asarray(ridge_in_m_function("numpy")(*args), dtype=dtype) * np.ones(args[0].shape, dtype=dtype)
+
+
 def phi_closed(kind: str, g, dg, a1, c, snr, wkwq):
     """``(varphi, dvarphi/dgamma)`` from the compiled closed form ``kind`` ("aligned" or "a1_zero")."""
     fn = closed_form_phi(kind, "numpy")
@@ -348,6 +373,50 @@ def phi_closed(kind: str, g, dg, a1, c, snr, wkwq):
 
     n = g.shape[0]
     return blockwise(one, g, dg, *(np.broadcast_to(np.asarray(x, dt), (n,)) for x in (c, snr, wkwq)))
+
+
+def aligned_coefficients(g, dg, a1, c, wkwq):
+    """``(coef, dcoef)``, each ``(n, 7)`` in ``g``'s dtype: ``G_11`` and the coefficients ``P_0, ..., Q_3`` of the
+    aligned ``varphi`` as a rational function of ``||mu||^2``
+    (:func:`symrmt.models.attention.equations.aligned_phi_in_snr`, compiled:
+    :func:`symrmt.models.attention.compiled.aligned_phi_coefficients`), and their ``gamma``-derivatives, at the
+    rows ``g, dg`` with ``c``, ``wkwq`` per row.
+
+    >>> import numpy as np
+    >>> g, dg = np.array([[0.8, 0.1, 0.2, -0.2, 0.8, 0.3]]), np.array([[-0.5, 0.1, 0.0, 0.2, -0.1, 0.1]])
+    >>> coef, dcoef = aligned_coefficients(g, dg, 0.6, np.array([0.5]), np.array([0.3]))
+    >>> phi, dphi = phi_from_coefficients(coef[[0, 0]], dcoef[[0, 0]], np.array([1.0, 4.0]))
+    >>> ref = phi_closed("aligned", g[[0, 0]], dg[[0, 0]], 0.6, 0.5, np.array([1.0, 4.0]), 0.3)
+    >>> bool(np.allclose(phi, ref[0], rtol=1e-13) and np.allclose(dphi, ref[1], rtol=1e-13))
+    True
+    """
+    fn = aligned_phi_coefficients("numpy")
+    dt = g.dtype
+
+    def one(g, dg, c, wkwq):
+        n = g.shape[0]
+        with np.errstate(all="ignore"):
+            v = _stack(fn(tuple(g.T), tuple(dg.T), dt.type(a1), c, wkwq), n, dt)
+        return np.column_stack([g[:, 0], v[:, :6]]), np.column_stack([dg[:, 0], v[:, 6:]])
+
+    n = g.shape[0]
+    return blockwise(one, g, dg, *(np.broadcast_to(np.asarray(x, dt), (n,)) for x in (c, wkwq)))
+
+
+def phi_from_coefficients(coef, dcoef, snr):
+    """``(varphi, dvarphi/dgamma)`` at every point from the rows of :func:`aligned_coefficients` gathered per
+    point and ``||mu||^2`` (the compiled form :func:`symrmt.models.attention.compiled.aligned_phi_in_snr_function`),
+    in ``coef``'s dtype."""
+    fn = aligned_phi_in_snr_function("numpy")
+    dt = coef.dtype
+
+    def one(coef, dcoef, snr):
+        n = coef.shape[0]
+        with np.errstate(all="ignore"):
+            v = fn(tuple(coef.T), tuple(dcoef.T), snr)
+        return np.asarray(v[0], dtype=dt) * np.ones(n, dt), np.asarray(v[1], dtype=dt) * np.ones(n, dt)
+
+    return blockwise(one, coef, dcoef, np.broadcast_to(np.asarray(snr, dt), (coef.shape[0],)))
 
 
 def gram_factor(gram, eig=None):

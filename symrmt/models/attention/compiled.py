@@ -11,12 +11,15 @@ True
 
 from __future__ import annotations
 
+import sympy as sp
+
 from symrmt.cache import cached
 from symrmt.codegen.compile import compile_recipe
 from symrmt.models.attention import equations as S
 
-__all__ = ["closed_form_phi", "fixed_point_fjg", "fixed_point_functions", "fixed_point_homotopy_fjt", "fixed_point_residual",
-           "fixed_point_tangent_function", "noise_L0_function", "ridge_function", "woodbury_D_function"]
+__all__ = ["aligned_phi_coefficients", "aligned_phi_in_snr_function", "closed_form_phi", "fixed_point_fjg", "fixed_point_functions", "fixed_point_homotopy_fjt", "fixed_point_residual",
+           "fixed_point_tangent_function", "mp_root_function", "noise_L0_function", "ridge_function",
+           "ridge_in_m_function", "woodbury_D_function"]
 
 
 def _fixed_point_recipe(part: str, target: str = "mpmath"):
@@ -112,6 +115,55 @@ def closed_form_phi(kind: str, target: str = "mpmath"):
         return [S.G_SYMBOLS, dsyms, S.a1, S.c, S.snr, S.wkwq], [phi, dphi]
 
     return compile_recipe(f"closed_form_phi_{kind}", build, target)
+
+
+@cached(maxsize=2)
+def aligned_phi_coefficients(target: str = "numpy"):
+    """Compiled coefficients ``P_0, P_1, P_2, Q_1, Q_2, Q_3`` of
+    :func:`symrmt.models.attention.equations.aligned_phi_in_snr` and their ``gamma``-derivatives along ``dG``
+    (12 entries; arguments ``(G, dG, a_1, c, w_K^T w_Q)``): the part of the aligned ``varphi`` that does not
+    depend on ``||mu||^2``."""
+
+    def build():
+        coeffs, _ = S.aligned_phi_in_snr()
+        dsyms = S.phi_derivative(S.G_SYMBOLS[0])[1]
+        return [S.G_SYMBOLS, dsyms, S.a1, S.c, S.wkwq], list(coeffs) + [S.phi_derivative(e)[0] for e in coeffs]
+
+    return compile_recipe("aligned_phi_coefficients", build, target)
+
+
+@cached(maxsize=2)
+def aligned_phi_in_snr_function(target: str = "numpy"):
+    """Compiled ``(varphi, dvarphi/dgamma)`` of the form of :func:`symrmt.models.attention.equations.aligned_phi_in_snr`
+    from its coefficients: arguments ``((G_11, P_0, ..., Q_3), (dG_11, dP_0, ..., dQ_3), ||mu||^2)``, the
+    coefficients and their derivatives from :func:`aligned_phi_coefficients` (a few operations per point)."""
+
+    def build():
+        _, form = S.aligned_phi_in_snr()
+        syms = (S.G_SYMBOLS[0],) + S.SNR_COEFFS
+        dsyms = tuple(sp.Symbol("\\dot " + str(s), real=True) for s in syms)
+        # the derivative along (dG_11, dP, dQ) as d/de form(coefficients + e * derivatives) at e = 0: the chain
+        # rule with P and Q kept in Horner form (31 operations with the value, against 44 term by term)
+        e = sp.Dummy("e")
+        along = sp.diff(form.subs({s: s + e * ds for s, ds in zip(syms, dsyms)}), e).subs(e, 0)
+        return [syms, dsyms, S.snr], [form, along]
+
+    return compile_recipe("aligned_phi_in_snr", build, target)
+
+
+@cached(maxsize=2)
+def mp_root_function(target: str = "numpy"):
+    """Compiled Marchenko-Pastur root ``m(-gamma)`` in its stable form
+    (:func:`symrmt.models.attention.equations.mp_root_stable`; arguments ``(gamma, c)``)."""
+    return compile_recipe("mp_root_stable", lambda: ([S.gamma, S.c], S.mp_root_stable()), target)
+
+
+@cached(maxsize=2)
+def ridge_in_m_function(target: str = "numpy"):
+    """Compiled ``E_RR`` as a function of the root (:func:`symrmt.models.attention.equations.ridge_error_in_m`;
+    arguments ``(m, gamma, c, snr)``): with :func:`mp_root_function`, :func:`ridge_function` in two parts, the
+    root once per ``(gamma, c)``."""
+    return compile_recipe("ridge_error_in_m", lambda: ([S.m, S.gamma, S.c, S.snr], S.ridge_error_in_m()), target)
 
 
 @cached(maxsize=4)

@@ -60,7 +60,7 @@ from __future__ import annotations
 
 import sympy as sp
 
-from symrmt.errors import ParameterError
+from symrmt.errors import ClosedFormError, ParameterError
 from symrmt.cache import cached
 from symrmt.hermite import kernel_terms as KT
 
@@ -313,13 +313,57 @@ def aligned_phi(lu: bool = False):
     is derived in a fraction of the time.  The numeric layer compiles that form;
     ``tests/models/attention/test_solver_performance.py`` checks that the two agree exactly.
     """
-    gm = block_trace_matrix()
-    beta = KT.kernel_lowrank(kernel_terms(), sp.Matrix([[1]]), sp.Matrix([[1 + wkwq]]), c)[0]
-    Delta = sp.Matrix([[0, beta, 0], [beta, 0, 0], [0, 0, 1]])
-    g1 = gm[:, 0]
+    gm, Delta, g1 = _aligned_parts()
     if lu:
         return gm[0, 0] - snr * (g1.T * Delta * (sp.eye(3) + (1 + snr) * gm * Delta).LUsolve(g1))[0]
     return gm[0, 0] - snr * (g1.T * Delta * (sp.eye(3) + (1 + snr) * gm * Delta).inv() * g1)[0]
+
+
+def _aligned_parts():
+    """``(Gm, Delta, g_1)`` of :func:`aligned_phi`: the block-trace matrix, the rank-one ``Delta`` with
+    ``beta = a_1 (1 + w_K^T w_Q)/c`` from the kernel's finite-rank part, and the first column of ``Gm``."""
+    gm = block_trace_matrix()
+    beta = KT.kernel_lowrank(kernel_terms(), sp.Matrix([[1]]), sp.Matrix([[1 + wkwq]]), c)[0]
+    return gm, sp.Matrix([[0, beta, 0], [beta, 0, 0], [0, 0, 1]]), gm[:, 0]
+
+
+#: the coefficients of :func:`aligned_phi_in_snr`: ``varphi = G_11 - ||mu||^2 P(t)/Q(t)``, ``t = 1 + ||mu||^2``,
+#: ``P = P_0 + P_1 t + P_2 t^2``, ``Q = 1 + Q_1 t + Q_2 t^2 + Q_3 t^3``
+SNR_COEFFS = tuple(sp.Symbol(name, real=True) for name in ("P_0", "P_1", "P_2", "Q_1", "Q_2", "Q_3"))
+
+
+@cached(maxsize=1)
+def aligned_phi_in_snr():
+    r""":func:`aligned_phi` as a rational function of ``||mu||^2``: ``(coefficients, form)``.
+
+    With ``t = 1 + ||mu||^2`` and ``M = Gm Delta``, Cramer's rule gives
+    ``(I_3 + t M)^{-1} = adj(I_3 + t M) / det(I_3 + t M)``, so
+
+    .. math:: \varphi = G_{11} - \|\mu\|^2 \frac{g_1^T \Delta \operatorname{adj}(I_3 + t M) g_1}{\det(I_3 + t M)}
+              = G_{11} - \|\mu\|^2 \frac{P_0 + P_1 t + P_2 t^2}{1 + Q_1 t + Q_2 t^2 + Q_3 t^3} .
+
+    ``coefficients`` are the six ``P_k, Q_k`` as expressions in ``G``, ``a_1``, ``c`` and ``w_K^T w_Q`` (free
+    of ``||mu||^2``); ``form`` is ``varphi`` in the symbols :data:`SNR_COEFFS`, ``G_11`` and ``||mu||^2``.
+    A grid over ``||mu||^2`` evaluates the coefficients once per fixed point and the form at every
+    point.  ``tests/models/attention/test_solver_performance.py`` checks that the form with the
+    coefficients substituted is :func:`aligned_phi`.
+
+    >>> coeffs, form = aligned_phi_in_snr()
+    >>> len(coeffs), snr in set().union(*(e.free_symbols for e in coeffs))
+    (6, False)
+    """
+    gm, Delta, g1 = _aligned_parts()
+    t = 1 + snr
+    tt = sp.Dummy("t")
+    A = sp.eye(3) + tt * gm * Delta
+    num = sp.Poly(sp.expand((g1.T * Delta * A.adjugate() * g1)[0]), tt).all_coeffs()[::-1]
+    den = sp.Poly(sp.expand(A.det()), tt).all_coeffs()[::-1]
+    if len(num) != 3 or len(den) != 4 or den[0] != 1:
+        raise ClosedFormError("aligned_phi_in_snr: adj(I + t M) g_1 is not of degree 2 in t or det(I + t M) "
+                              "not 1 + O(t) of degree 3")  # pragma: no cover - Cramer's rule on a 3x3
+    p0, p1, p2, q1, q2, q3 = SNR_COEFFS
+    form = G_SYMBOLS[0] - snr * (p0 + (p1 + p2 * t) * t) / (1 + (q1 + (q2 + q3 * t) * t) * t)
+    return tuple(num) + tuple(den[1:]), form
 
 
 @cached(maxsize=1)

@@ -20,6 +20,10 @@ How a grid is solved
    solver would take at that point: noise-only (``snr = 0``), ``a_1 = 0``,
    aligned (Gram of rank one, within ``1e-13`` relative) or the general
    rank-``r`` Woodbury update (the core's stacked ``numpy.linalg.solve``).  Either diagonal.
+   Where the aligned points outnumber their distinct ``(gamma, c, w_K^T w_Q)`` (a grid over
+   ``||mu||^2``), ``varphi`` is evaluated as a rational function of ``||mu||^2`` whose coefficients are
+   computed once per distinct triple (:func:`symrmt.models.attention.equations.aligned_phi_in_snr`);
+   ``E_RR`` likewise takes the Marchenko--Pastur root once per ``(gamma, c)``.
 3. Every point is checked: Newton converged; the correction of the fixed point
    by a long-double residual is below ``1e-12`` (the residual check); the
    branch (``det N != 0``, ``0 < tau <= 1/gamma``, noise-only error in ``[0, 1]``,
@@ -63,6 +67,11 @@ FALLBACK_TOL = 1e-11
 RESIDUAL_TOL = 1e-12
 #: Gram matrices whose second eigenvalue is below this (relative) take the aligned closed form
 ALIGNED_TOL = 1e-13
+#: the aligned route evaluates ``varphi`` as a rational function of ``||mu||^2`` (its coefficients once per
+#: distinct fixed point and ``w_K^T w_Q``: :func:`symrmt.models.attention.batch.aligned_coefficients`) when the
+#: points outnumber those rows this many times, else the closed form at every point; ``E_RR`` likewise takes the
+#: Marchenko-Pastur root once per distinct ``(gamma, c)`` when the points outnumber them this many times
+HOIST_RATIO = 3
 #: digits of the mpmath solves of fallback points, and of the certification
 FALLBACK_DIGITS, CERTIFY_DIGITS = 15, 30
 
@@ -108,7 +117,8 @@ class FastGrid:
 
 
 def _points(points):
-    """Validated float64 columns, the Gram stack ``(n, k, k)`` and the original shape."""
+    """Validated float64 columns, the Gram stack ``(n, k, k)``, the eigendecomposition ``(w, V, inverse)`` of
+    the distinct Gram matrices (point ``i`` has ``w[inverse[i]]``) and the original shape."""
     if not isinstance(points, dict):
         raise ParameterError("points must be a dict of equal-length arrays keyed by " + ", ".join(KEYS))
     unknown = set(points) - set(KEYS) - {"gram"}
@@ -154,15 +164,15 @@ def _points(points):
     else:
         first, ginv = _distinct_rows([cols[k] for k in ("snr", "wk2", "wq2", "wkwq", "muwk", "muwq")])
     w, V = np.linalg.eigh(gram[first])
-    w, V = w[ginv], V[ginv]
-    bad = np.flatnonzero(w[:, 0] < -1e-12 * np.maximum(1, np.abs(w).max(axis=1)))
-    if bad.size:
-        err = ParameterError(f"the geometry at flat index {int(bad[0])} is not a Gram matrix (eigenvalue "
-                             f"{w[bad[0], 0]:.3g} < 0): check the Cauchy-Schwarz bounds of snr, wk2, wq2, wkwq, "
+    neg = w[:, 0] < -1e-12 * np.maximum(1, np.abs(w).max(axis=1))
+    if neg.any():
+        bad = int(np.flatnonzero(neg[ginv])[0])
+        err = ParameterError(f"the geometry at flat index {bad} is not a Gram matrix (eigenvalue "
+                             f"{w[ginv[bad], 0]:.3g} < 0): check the Cauchy-Schwarz bounds of snr, wk2, wq2, wkwq, "
                              "muwk, muwq")
-        err.index, err.eigenvalue = int(bad[0]), float(w[bad[0], 0])  # for callers that name the point their way
+        err.index, err.eigenvalue = bad, float(w[ginv[bad], 0])  # for callers that name the point their way
         raise err
-    return cols, gram, (w, V), shape
+    return cols, gram, (w, V, ginv), shape
 
 
 def _distinct_rows(columns):
@@ -188,14 +198,20 @@ def _distinct_rows(columns):
     return first, inverse.ravel()
 
 
-def _routes(a1: float, snr, w):
-    """The mpmath solver's route per point (:func:`symrmt.models.attention.theory.route_for`), rank decided in float."""
+#: the routes of :func:`_routes`, by their code
+ROUTES = ("noise_only", "a1_zero", "aligned", "general")
+
+
+def _routes(a1: float, snr, eig):
+    """The mpmath solver's route per point (:func:`symrmt.models.attention.theory.route_for`), rank decided in
+    float, as its index in :data:`ROUTES` (``int8``); ``eig`` as :func:`_points` gives it."""
+    w, _, ginv = eig
     top = np.abs(w).max(axis=1)
     rank_one = w[:, -2] <= ALIGNED_TOL * np.maximum(top, 1e-300)
-    route = np.where(rank_one, "aligned", "general").astype(object)
+    route = np.where(rank_one, np.int8(2), np.int8(3))[ginv]
     if a1 == 0:
-        route[:] = "a1_zero"
-    route[snr == 0] = "noise_only"
+        route[:] = 1
+    route[snr == 0] = 0
     return route
 
 
@@ -285,7 +301,7 @@ def solve_grid(f, points, *, diagonal: str = "zero", center: bool = False, certi
 
     t = time.perf_counter()
     B.numpy_functions()
-    route = _routes(a1, cols["snr"], eig[0])
+    route = _routes(a1, cols["snr"], eig)
     timings["compile"] = time.perf_counter() - t
 
     # ---- noise-only fixed point, once per distinct (gamma, c)
@@ -305,8 +321,8 @@ def solve_grid(f, points, *, diagonal: str = "zero", center: bool = False, certi
     dphi = np.empty(n)
     phil = np.empty(n, dtype=B.LD)
     dphil = np.empty(n, dtype=B.LD)
-    for name in ("noise_only", "a1_zero", "aligned", "general"):
-        idx = np.flatnonzero(route == name)
+    for code, name in enumerate(ROUTES):
+        idx = np.flatnonzero(route == code)
         if not idx.size:
             continue
         j = inv[idx]
@@ -314,17 +330,27 @@ def solve_grid(f, points, *, diagonal: str = "zero", center: bool = False, certi
             phi[idx], dphi[idx], phil[idx], dphil[idx] = g[j, 0], dg[j, 0], gl[j, 0], dgl[j, 0]
         elif name == "general":
             phi[idx], dphi[idx], phil[idx], dphil[idx] = B.phi_woodbury(
-                g[j], dg[j], gl[j], dgl[j], B.gram_factor(None, (eig[0][idx], eig[1][idx])), a1, c[idx])
+                g[j], dg[j], gl[j], dgl[j], B.gram_factor(None, (eig[0][eig[2][idx]], eig[1][eig[2][idx]])), a1, c[idx])
         else:
             k = gram.shape[-1]
             r = (k - 1) // 2
             wkwq = gram[idx, 1:1 + r, 1 + r:].trace(axis1=1, axis2=2) if k > 3 else gram[idx, 1, 2]
-            phi[idx], dphi[idx] = B.phi_closed(name, g[j], dg[j], a1, c[idx], snr[idx], wkwq)
-            phil[idx], dphil[idx] = B.phi_closed(name, gl[j], dgl[j], a1, c[idx], snr[idx], wkwq)
+            rows, per = _distinct_rows([j.astype(float), wkwq]) if name == "aligned" else (idx, None)
+            if rows.size * HOIST_RATIO <= idx.size:  # many snr per (fixed point, w_K^T w_Q): the rational form
+                at, cr, wr = j[rows], c[idx[rows]], wkwq[rows]
+                for gg, dgg, out, dout in ((g, dg, phi, dphi), (gl, dgl, phil, dphil)):
+                    coef, dcoef = B.aligned_coefficients(gg[at], dgg[at], a1, cr, wr)
+                    out[idx], dout[idx] = B.phi_from_coefficients(coef[per], dcoef[per], snr[idx])
+            else:
+                phi[idx], dphi[idx] = B.phi_closed(name, g[j], dg[j], a1, c[idx], snr[idx], wkwq)
+                phil[idx], dphil[idx] = B.phi_closed(name, gl[j], dgl[j], a1, c[idx], snr[idx], wkwq)
     att64 = -gamma**2 * dphi
     attl = -gamma.astype(B.LD) ** 2 * dphil
-    rid64 = B.ridge(gamma, c, snr)
-    ridl = B.ridge(gamma, c, snr, B.LD)
+    if gu.size * HOIST_RATIO <= n:  # E_RR: the Marchenko-Pastur root once per distinct (gamma, c), the rest per point
+        rid64 = B.ridge_from_root(B.ridge_parts(gu, cu)[inv], gamma, c, snr)
+        ridl = B.ridge_from_root(B.ridge_parts(gu, cu, B.LD)[inv], gamma, c, snr, B.LD)
+    else:
+        rid64, ridl = B.ridge(gamma, c, snr), B.ridge(gamma, c, snr, B.LD)
     with np.errstate(all="ignore"):
         est = np.maximum(np.abs((att64 - attl) / attl), np.abs((rid64 - ridl) / ridl)).astype(float)
         est[~np.isfinite(est)] = np.inf
@@ -368,7 +394,7 @@ def solve_grid(f, points, *, diagonal: str = "zero", center: bool = False, certi
     return FastGrid(
         attention=attention.reshape(shape), ridge=ridge.reshape(shape), stieltjes=stieltjes.reshape(shape),
         fallback=fallback.reshape(shape),
-        error_estimate=est.reshape(shape), route=route.astype(str).reshape(shape),
+        error_estimate=est.reshape(shape), route=np.array(ROUTES)[route].reshape(shape),
         certified_gap=max(gp for _, gp in certified) if certified else None, certified=certified,
         timings=timings,
     )

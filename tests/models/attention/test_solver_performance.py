@@ -268,6 +268,50 @@ def test_aligned_phi_lu_form_is_the_same_rational_function():
         assert inv_form.subs(sub) == lu_form.subs(sub)  # exact rationals
 
 
+def test_aligned_phi_in_snr_is_the_same_rational_function():
+    """The form in ``||mu||^2`` (Cramer's rule) with its coefficients substituted is the aligned closed form,
+    exactly, at random rationals; and its coefficients are free of ``||mu||^2``."""
+    coeffs, form = S.aligned_phi_in_snr()
+    phi = S.aligned_phi(lu=True)
+    assert all(S.snr not in e.free_symbols for e in coeffs)
+    rng = random.Random(11)
+    for _ in range(3):
+        syms = list(S.G_SYMBOLS) + [S.a1, S.c, S.snr, S.wkwq]
+        sub = {s: sp.Rational(rng.randint(-9, 9), rng.randint(1, 9)) for s in syms}
+        sub[S.c] = sp.Rational(rng.randint(1, 9), rng.randint(1, 9))
+        full = form.subs(dict(zip(S.SNR_COEFFS, [e.subs(sub) for e in coeffs]))).subs(sub)
+        assert full == phi.subs(sub)  # exact rationals
+
+
+def test_aligned_phi_from_coefficients_matches_closed_form_and_derivative():
+    """The two compiled parts of the rational form (coefficients per fixed point, then the form per point)
+    give the compiled aligned closed form's ``varphi`` and ``dvarphi/dgamma`` at 40 digits (mpmath targets)."""
+    coef_fn, form_fn = NC.aligned_phi_coefficients("mpmath"), NC.aligned_phi_in_snr_function("mpmath")
+    closed = NC.closed_form_phi("aligned")
+    rng = random.Random(5)
+    with mpmath.workdps(40):
+        for _ in range(3):
+            g = [mpmath.mpf(rng.uniform(-1, 1)) for _ in range(6)]
+            dg = [mpmath.mpf(rng.uniform(-1, 1)) for _ in range(6)]
+            a1, c, snr, w = (mpmath.mpf(rng.uniform(0.1, 2)) for _ in range(4))
+            v = coef_fn(g, dg, a1, c, w)
+            got = form_fn([g[0]] + list(v[:6]), [dg[0]] + list(v[6:]), snr)
+            ref = closed(g, dg, a1, c, snr, w)
+            for x, y in zip(got, ref):
+                assert abs(x - y) <= mpmath.mpf(10) ** -35 * (1 + abs(y))
+
+
+def test_ridge_in_two_parts_is_the_stable_closed_form():
+    """The root once per ``(gamma, c)``, then ``E_RR`` from it: the compiled stable closed form at 40 digits,
+    on both sides of its ``gamma + c = 1`` switch."""
+    root, rest, whole = NC.mp_root_function("mpmath"), NC.ridge_in_m_function("mpmath"), NC.ridge_function()
+    with mpmath.workdps(40):
+        for g, c, snr in (("0.01", "0.5", "2"), ("3", "0.25", "0"), ("1e-6", "4", "0.5"), ("1e6", "1", "8")):
+            g, c, snr = mpmath.mpf(g), mpmath.mpf(c), mpmath.mpf(snr)
+            ref = whole(g, c, snr)
+            assert abs(rest(root(g, c), g, c, snr) - ref) <= mpmath.mpf(10) ** -35 * abs(ref)
+
+
 def test_float_version_runs_the_same_generated_code():
     fjg = N.fixed_point_fjg()[0]
     ffjg = fjg.float_version()
