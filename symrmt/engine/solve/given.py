@@ -59,7 +59,7 @@ from symrmt.engine.reduce import linearize as lin
 from symrmt.engine.reduce.plan import normalized, scalar_formula
 from symrmt.engine.solve.certify import TraceLimit
 from symrmt.engine.solve.given_blocks import (WoodburyTraces, flint_two_blocks, inner_blocks, inner_inverse_product,
-                                               same_matrix)
+                                               same_matrix, short_of_bits)
 from symrmt.engine.solve.given_dd import solve_dd, woodbury_reader
 from symrmt.errors import BranchError, ConvergenceError, PrecisionError
 from symrmt.parsing import check_digits
@@ -646,8 +646,8 @@ def _woodbury_hp(part, plan, h, det, eta, prec, tol):
         if delta * delta * nc * N <= tol * 1e-2:
             break
     else:
-        raise ConvergenceError(f"the refinement of the deterministic-equivalent inverse (Woodbury form) did not "
-                               f"converge at {prec} bits (last correction {delta:.3g})")
+        raise short_of_bits(f"the refinement of the deterministic-equivalent inverse (Woodbury form) did not "
+                            f"converge at {prec} bits (last correction {delta:.3g})", wscale)
 
     return woodbury_reader(Ainv, pos, rows, cols, T)
 
@@ -746,8 +746,8 @@ def _solve_hp(part, h64, J, coef_hp, prec, digits, extra, watch):
             if delta * delta * K <= tol * 1e-2:
                 break
         else:
-            raise ConvergenceError(f"the refinement of the deterministic-equivalent inverse did not converge at "
-                                   f"{prec} bits (last correction {delta:.3g})")
+            raise short_of_bits(f"the refinement of the deterministic-equivalent inverse did not converge at "
+                                f"{prec} bits (last correction {delta:.3g})", 2.0 ** 24)
         return X, Gs, where
 
     def tau(G, k, l):
@@ -788,6 +788,8 @@ def _solve_hp(part, h64, J, coef_hp, prec, digits, extra, watch):
 
 #: at most this many digits are certified by the double-double path (above: python-flint at two precisions)
 DD_DIGITS = 28
+#: the most bits by which :func:`given_limit` raises both python-flint precisions when a refinement stalls
+MAX_EXTRA_BITS = 192
 
 
 def _mpf(x, mpmath):
@@ -945,10 +947,28 @@ def given_limit(model, expr, at, digits: int = 15):
             p1, p2, done = "dd0", "dd1", True
         except ConvergenceError:  # the float64 inverse too poor for the series: python-flint below
             starts = [h for h, _J in sols64]
+    if not done:
+        # python-flint at two precisions; a refinement that stalls because its corrections are amplified
+        # beyond the working precision (a nearly singular pencil, small gamma) says how many bits it lacks,
+        # and both precisions rise by that much, up to MAX_EXTRA_BITS in all
+        extra = 0
+        while True:
+            try:
+                with mpmath.workdps(int(p2 / 3.3) + 10):
+                    v1, _t1, _r1 = evaluate(p1)
+                    v2, t2, r2 = evaluate(p2)
+                break
+            except ConvergenceError as err:
+                more = getattr(err, "more_bits", 0)
+                if not more or extra + more > MAX_EXTRA_BITS:
+                    if extra:
+                        raise ConvergenceError(f"{err} (after raising both working precisions by {extra} bits; "
+                                               f"at most {MAX_EXTRA_BITS} more are tried)") from err
+                    raise
+                extra += more
+                p1, p2 = p1 + more, p2 + more
+                starts = [h for h, _J in sols64]
     with mpmath.workdps(int(p2 / 3.3) + 10 if isinstance(p2, int) else 45):
-        if not done:
-            v1, _t1, _r1 = evaluate(p1)
-            v2, t2, r2 = evaluate(p2)
         gap = abs(v1 - v2)
         scale = abs(v2)
         if gap > scale * mpmath.mpf(10) ** (-digits - 2) and gap > mpmath.mpf(10) ** (-digits - 30):
