@@ -514,6 +514,11 @@ def _newton64(part, h, t, base, tol=1e-13, maxit=40):
     raise ConvergenceError("the deterministic-equivalent fixed point did not converge in float64")
 
 
+#: the most Newton steps of a stage of the float64 homotopy before the end (quadratic convergence from the tangent
+#: predictor takes 3 to 5 to reach 1e-6; more means the stage is too long, and it is shortened)
+INNER_NEWTON = 10
+
+
 def _solve64(part, base):
     """The fixed point at strength 1 by a homotopy from the random part off.
 
@@ -542,7 +547,10 @@ def _solve64(part, base):
         t1 = min(1.0, t + dt)
         try:
             with np.errstate(all="raise"):  # the tangent predictor, then Newton (loosely between the ends)
-                h1, J1 = _newton64(part, h + slope * (t1 - t), t1, base, tol=1e-13 if t1 == 1 else 1e-6)
+                # between the ends a Newton that needs more than INNER_NEWTON steps from the predictor means a
+                # step too long: it is halved at once instead of after the full count
+                h1, J1 = _newton64(part, h + slope * (t1 - t), t1, base, tol=1e-13 if t1 == 1 else 1e-6,
+                                   maxit=40 if t1 == 1 else INNER_NEWTON)
             if np.max(np.abs(h1 - h)) > max(1.0, np.max(np.abs(h))) / 3:
                 raise ConvergenceError("trust region")
         except (ConvergenceError, np.linalg.LinAlgError, FloatingPointError):

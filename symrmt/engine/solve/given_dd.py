@@ -125,11 +125,26 @@ def _slices(M, axis, w, count):
 
 def _exact_dot(A, B, bits=112, cache=None):
     """``A @ B`` as a double-double ``(hi, lo)`` to about ``2^-bits`` of the row and column scales (``bits``
-    at most 112): the slices' products are exact in float64 (Ozaki, Ogita and Oishi 2012), summed
-    error-free; ``cache`` (a dict) keeps the slices of ``A`` for another call with the same ``A``."""
+    at most 112): the slices' products are exact in float64 (Ozaki, Ogita and Oishi 2012), those of one level
+    ``a + b = k`` summed exactly by one product of the stacked slices (each slice has ``w`` bits, so a level's
+    sum of ``(k + 1) K`` products of ``2 w`` bits stays within 53), and the levels summed error-free;
+    ``cache`` (a dict) keeps the slices of ``A`` for another call with the same ``A``.
+
+    >>> A = np.array([[1 / 3, 2 / 7], [1 / 11, 5 / 13]]); B = np.array([[3 / 17], [1 / 19]])
+    >>> hi, lo = _exact_dot(A, B)
+    >>> from fractions import Fraction as Fr
+    >>> exact = [sum(Fr(A[i, k]) * Fr(B[k, 0]) for k in range(2)) for i in range(2)]
+    >>> [abs(Fr(hi[i, 0]) + Fr(lo[i, 0]) - exact[i]) <= abs(exact[i]) * Fr(2) ** -100 for i in range(2)]
+    [True, True]
+    """
     K = A.shape[1]
-    w = (53 - int(np.ceil(np.log2(max(K, 2))))) // 2
-    count = -(-min(bits, 112) // w)
+    bits = min(bits, 112)
+    count = 1
+    while True:   # the fewest levels whose slices of w bits reach the bits asked, w fitting count K products
+        w = (53 - int(np.ceil(np.log2(max(count * K, 2))))) // 2
+        if count * w >= bits:
+            break
+        count += 1
     key = (id(A), w, count)
     if cache is not None and key in cache:
         As = cache[key][1]
@@ -138,10 +153,10 @@ def _exact_dot(A, B, bits=112, cache=None):
         if cache is not None:
             cache[key] = (A, As)   # A held, so that its id is not reused
     Bs = _slices(B, 0, w, count)
-    acc = (np.zeros((A.shape[0], B.shape[1])), np.zeros((A.shape[0], B.shape[1])))
-    for a in range(count):
-        for b in range(count - a):
-            acc = _dd_add(acc, (As[a] @ Bs[b], 0.0))
+    acc = None
+    for k in range(count):
+        level = As[0] @ Bs[k] if k == 0 else np.hstack(As[:k + 1]) @ np.vstack(Bs[k::-1])
+        acc = (level, np.zeros_like(level)) if acc is None else _dd_add(acc, (level, 0.0))
     return acc
 
 
