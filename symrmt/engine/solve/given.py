@@ -59,7 +59,7 @@ from symrmt.engine.reduce import linearize as lin
 from symrmt.engine.reduce.plan import normalized, scalar_formula
 from symrmt.engine.solve.certify import TraceLimit
 from symrmt.engine.solve.given_blocks import (WoodburyTraces, flint_two_blocks, inner_blocks, inner_inverse_product,
-                                               same_matrix)
+                                               same_matrix, short_of_bits)
 from symrmt.engine.solve.given_dd import solve_dd, woodbury_reader
 from symrmt.errors import BranchError, ConvergenceError, PrecisionError
 from symrmt.parsing import check_digits
@@ -514,6 +514,11 @@ def _newton64(part, h, t, base, tol=1e-13, maxit=40):
     raise ConvergenceError("the deterministic-equivalent fixed point did not converge in float64")
 
 
+#: the most Newton steps of a stage of the float64 homotopy before the end (quadratic convergence from the tangent
+#: predictor takes 3 to 5 to reach 1e-6; more means the stage is too long, and it is shortened)
+INNER_NEWTON = 10
+
+
 def _solve64(part, base):
     """The fixed point at strength 1 by a homotopy from the random part off.
 
@@ -542,7 +547,10 @@ def _solve64(part, base):
         t1 = min(1.0, t + dt)
         try:
             with np.errstate(all="raise"):  # the tangent predictor, then Newton (loosely between the ends)
-                h1, J1 = _newton64(part, h + slope * (t1 - t), t1, base, tol=1e-13 if t1 == 1 else 1e-6)
+                # between the ends a Newton that needs more than INNER_NEWTON steps from the predictor means a
+                # step too long: it is halved at once instead of after the full count
+                h1, J1 = _newton64(part, h + slope * (t1 - t), t1, base, tol=1e-13 if t1 == 1 else 1e-6,
+                                   maxit=40 if t1 == 1 else INNER_NEWTON)
             if np.max(np.abs(h1 - h)) > max(1.0, np.max(np.abs(h))) / 3:
                 raise ConvergenceError("trust region")
         except (ConvergenceError, np.linalg.LinAlgError, FloatingPointError):
@@ -646,8 +654,8 @@ def _woodbury_hp(part, plan, h, det, eta, prec, tol):
         if delta * delta * nc * N <= tol * 1e-2:
             break
     else:
-        raise ConvergenceError(f"the refinement of the deterministic-equivalent inverse (Woodbury form) did not "
-                               f"converge at {prec} bits (last correction {delta:.3g})")
+        raise short_of_bits(f"the refinement of the deterministic-equivalent inverse (Woodbury form) did not "
+                            f"converge at {prec} bits (last correction {delta:.3g})", wscale)
 
     return woodbury_reader(Ainv, pos, rows, cols, T)
 
@@ -746,8 +754,8 @@ def _solve_hp(part, h64, J, coef_hp, prec, digits, extra, watch):
             if delta * delta * K <= tol * 1e-2:
                 break
         else:
-            raise ConvergenceError(f"the refinement of the deterministic-equivalent inverse did not converge at "
-                                   f"{prec} bits (last correction {delta:.3g})")
+            raise short_of_bits(f"the refinement of the deterministic-equivalent inverse did not converge at "
+                                f"{prec} bits (last correction {delta:.3g})", 2.0 ** 24)
         return X, Gs, where
 
     def tau(G, k, l):
@@ -788,6 +796,8 @@ def _solve_hp(part, h64, J, coef_hp, prec, digits, extra, watch):
 
 #: at most this many digits are certified by the double-double path (above: python-flint at two precisions)
 DD_DIGITS = 28
+#: the most bits by which :func:`given_limit` raises both python-flint precisions when a refinement stalls
+MAX_EXTRA_BITS = 192
 
 
 def _mpf(x, mpmath):
@@ -945,10 +955,28 @@ def given_limit(model, expr, at, digits: int = 15):
             p1, p2, done = "dd0", "dd1", True
         except ConvergenceError:  # the float64 inverse too poor for the series: python-flint below
             starts = [h for h, _J in sols64]
+    if not done:
+        # python-flint at two precisions; a refinement that stalls because its corrections are amplified
+        # beyond the working precision (a nearly singular pencil, small gamma) says how many bits it lacks,
+        # and both precisions rise by that much, up to MAX_EXTRA_BITS in all
+        extra = 0
+        while True:
+            try:
+                with mpmath.workdps(int(p2 / 3.3) + 10):
+                    v1, _t1, _r1 = evaluate(p1)
+                    v2, t2, r2 = evaluate(p2)
+                break
+            except ConvergenceError as err:
+                more = getattr(err, "more_bits", 0)
+                if not more or extra + more > MAX_EXTRA_BITS:
+                    if extra:
+                        raise ConvergenceError(f"{err} (after raising both working precisions by {extra} bits; "
+                                               f"at most {MAX_EXTRA_BITS} more are tried)") from err
+                    raise
+                extra += more
+                p1, p2 = p1 + more, p2 + more
+                starts = [h for h, _J in sols64]
     with mpmath.workdps(int(p2 / 3.3) + 10 if isinstance(p2, int) else 45):
-        if not done:
-            v1, _t1, _r1 = evaluate(p1)
-            v2, t2, r2 = evaluate(p2)
         gap = abs(v1 - v2)
         scale = abs(v2)
         if gap > scale * mpmath.mpf(10) ** (-digits - 2) and gap > mpmath.mpf(10) ** (-digits - 30):

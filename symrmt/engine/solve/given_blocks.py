@@ -18,11 +18,14 @@ backward error of a float64 inverse (the two copies of a derivative pencil, equa
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from symrmt.errors import ConvergenceError
 
-__all__ = ["inner_blocks", "WoodburyTraces", "inner_inverse_product", "same_matrix", "flint_two_blocks"]
+__all__ = ["inner_blocks", "WoodburyTraces", "inner_inverse_product", "same_matrix", "flint_two_blocks",
+           "short_of_bits"]
 
 
 def same_matrix(data):
@@ -177,6 +180,20 @@ def inner_inverse_product(S, Bblocks, rows_n, cols_n, comps, N):
     return Y
 
 
+def short_of_bits(message, amp):
+    """The ``ConvergenceError`` of a refinement that stalled: its corrections, amplified by ``amp`` (how an error
+    of the inner inverse moves a trace), stay above the tolerance at the working precision.  Its ``more_bits``
+    (``log2 amp`` and a margin) tells :func:`~symrmt.engine.solve.given.given_limit` how far to raise both
+    precisions before it tries again.
+
+    >>> short_of_bits("stalled", 2.0 ** 40).more_bits
+    48
+    """
+    err = ConvergenceError(message)
+    err.more_bits = max(16, int(math.ceil(math.log2(max(amp, 1.0)))) + 8)
+    return err
+
+
 def _ones(K):
     """The identity as a list of rows of integers (for ``flint.arb_mat``)."""
     return [[int(i == j) for j in range(K)] for i in range(K)]
@@ -258,8 +275,8 @@ def flint_two_blocks(N, rows, cols, comps, Ainv, terms, wscale, prec, tol):
             if delta * delta * m * N <= tol * 1e-2:
                 break
         else:
-            raise ConvergenceError(f"the refinement of the deterministic-equivalent inverse (Woodbury form, two "
-                                   f"blocks) did not converge at {prec} bits (last correction {delta:.3g})")
+            raise short_of_bits(f"the refinement of the deterministic-equivalent inverse (Woodbury form, two "
+                                f"blocks) did not converge at {prec} bits (last correction {delta:.3g})", amp)
         b["X"] = X
         b["Y"] = (b["B"] * X).mid()
     T = [[flint.arb(0)] * nc for _ in range(nr)]

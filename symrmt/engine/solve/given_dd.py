@@ -125,11 +125,26 @@ def _slices(M, axis, w, count):
 
 def _exact_dot(A, B, bits=112, cache=None):
     """``A @ B`` as a double-double ``(hi, lo)`` to about ``2^-bits`` of the row and column scales (``bits``
-    at most 112): the slices' products are exact in float64 (Ozaki, Ogita and Oishi 2012), summed
-    error-free; ``cache`` (a dict) keeps the slices of ``A`` for another call with the same ``A``."""
+    at most 112): the slices' products are exact in float64 (Ozaki, Ogita and Oishi 2012), those of one level
+    ``a + b = k`` summed exactly by one product of the stacked slices (each slice has ``w`` bits, so a level's
+    sum of ``(k + 1) K`` products of ``2 w`` bits stays within 53), and the levels summed error-free;
+    ``cache`` (a dict) keeps the slices of ``A`` for another call with the same ``A``.
+
+    >>> A = np.array([[1 / 3, 2 / 7], [1 / 11, 5 / 13]]); B = np.array([[3 / 17], [1 / 19]])
+    >>> hi, lo = _exact_dot(A, B)
+    >>> from fractions import Fraction as Fr
+    >>> exact = [sum(Fr(A[i, k]) * Fr(B[k, 0]) for k in range(2)) for i in range(2)]
+    >>> [abs(Fr(hi[i, 0]) + Fr(lo[i, 0]) - exact[i]) <= abs(exact[i]) * Fr(2) ** -100 for i in range(2)]
+    [True, True]
+    """
     K = A.shape[1]
-    w = (53 - int(np.ceil(np.log2(max(K, 2))))) // 2
-    count = -(-min(bits, 112) // w)
+    bits = min(bits, 112)
+    count = 1
+    while True:   # the fewest levels whose slices of w bits reach the bits asked, w fitting count K products
+        w = (53 - int(np.ceil(np.log2(max(count * K, 2))))) // 2
+        if count * w >= bits:
+            break
+        count += 1
     key = (id(A), w, count)
     if cache is not None and key in cache:
         As = cache[key][1]
@@ -138,10 +153,10 @@ def _exact_dot(A, B, bits=112, cache=None):
         if cache is not None:
             cache[key] = (A, As)   # A held, so that its id is not reused
     Bs = _slices(B, 0, w, count)
-    acc = (np.zeros((A.shape[0], B.shape[1])), np.zeros((A.shape[0], B.shape[1])))
-    for a in range(count):
-        for b in range(count - a):
-            acc = _dd_add(acc, (As[a] @ Bs[b], 0.0))
+    acc = None
+    for k in range(count):
+        level = As[0] @ Bs[k] if k == 0 else np.hstack(As[:k + 1]) @ np.vstack(Bs[k::-1])
+        acc = (level, np.zeros_like(level)) if acc is None else _dd_add(acc, (level, 0.0))
     return acc
 
 
@@ -401,20 +416,35 @@ def _two_blocks_dd(N, rows, cols, comps, S, terms, a64, digits, variant, bits, s
                     d += mpmath.mpf(float(np.sum(Eh * b["RR"][:, cs].T)))
                 T[r][a] += (base + d) / N
     b0, b1 = blocks
-    for k0, r0 in enumerate(b0["live"]):
-        for a_i, a in enumerate(b0["comp"]):
-            E0h, E0l, F0 = blk(b0["Eh"], k0, a_i), blk(b0["El"], k0, a_i), blk(b0["F"], k0, a_i)
+    # D_0 (S[C_0, R] (x) I) D_1, block (r0, c): sum over a in C_0 of D0_{r0 a} M_{a c}, with
+    # M_{a c} = sum_{r1} S[a][r1] D1_{r1 c} formed once (the E part in double-double, the F part in float64) and
+    # given transposed, so that each trace is one pass over the block
+    M = {}
+    for a_i, a in enumerate(b0["comp"]):
+        for c_i, c in enumerate(b1["comp"]):
+            acc, f = None, 0.0
             for k1, r1 in enumerate(b1["live"]):
                 s = S[a][r1]
                 if s == 0:
                     continue
-                for c_i, c in enumerate(b1["comp"]):
-                    E1h, E1l, F1 = blk(b1["Eh"], k1, c_i), blk(b1["El"], k1, c_i), blk(b1["F"], k1, c_i)
-                    # tr(D0_{r0 a} D1_{r1 c}) = tr(E0 E1) + tr(F0 E1) + tr(E0 F1) + tr(F0 F1)
-                    E1t, E1lt = np.ascontiguousarray(E1h.T), np.ascontiguousarray(E1l.T)
-                    tr = _trace_dd(E0h, E0l, E1t, E1lt, wscale * abs(float(s)), thresh, relative=True)
-                    tr += mpmath.mpf(float(np.vdot(F0, E1t)) + float(np.vdot(E0h, F1.T)) + float(np.vdot(F0, F1.T)))
-                    T[r0][c] -= s * tr / N
+                term = _dd_scale(dd(s), (blk(b1["Eh"], k1, c_i), blk(b1["El"], k1, c_i)))
+                acc = term if acc is None else _dd_add(acc, term)
+                f = f + float(s) * blk(b1["F"], k1, c_i)
+            if acc is not None:
+                M[(a_i, c)] = (np.ascontiguousarray(acc[0].T), np.ascontiguousarray(acc[1].T),
+                               np.ascontiguousarray(np.asarray(f).T))
+    for k0, r0 in enumerate(b0["live"]):
+        for a_i in range(len(b0["comp"])):
+            E0h, E0l, F0 = blk(b0["Eh"], k0, a_i), blk(b0["El"], k0, a_i), blk(b0["F"], k0, a_i)
+            E0h, E0l, F0 = np.ascontiguousarray(E0h), np.ascontiguousarray(E0l), np.ascontiguousarray(F0)
+            for c in b1["comp"]:
+                if (a_i, c) not in M:
+                    continue
+                Mt, Mlt, MFt = M[(a_i, c)]
+                # tr(D0 M) = tr(E0 M_E) + tr(F0 M_E) + tr(E0 M_F) + tr(F0 M_F)
+                tr = _trace_dd(E0h, E0l, Mt, Mlt, wscale, thresh, relative=True)
+                tr += mpmath.mpf(float(np.vdot(F0, Mt)) + float(np.vdot(E0h, MFt)) + float(np.vdot(F0, MFt)))
+                T[r0][c] -= tr / N
     return T
 
 
