@@ -755,7 +755,7 @@ def _solve_hp(part, h64, J, coef_hp, prec, digits, extra, watch):
                 break
         else:
             raise short_of_bits(f"the refinement of the deterministic-equivalent inverse did not converge at "
-                                f"{prec} bits (last correction {delta:.3g})", 2.0 ** 24)
+                                f"{prec} bits (last correction {delta:.3g})", DENSE_AMPLIFICATION)
         return X, Gs, where
 
     def tau(G, k, l):
@@ -798,6 +798,9 @@ def _solve_hp(part, h64, J, coef_hp, prec, digits, extra, watch):
 DD_DIGITS = 28
 #: the most bits by which :func:`given_limit` raises both python-flint precisions when a refinement stalls
 MAX_EXTRA_BITS = 192
+#: the dense refinement has no amplification estimate of its own: a stall there asks for this factor's bits
+#: (``log2`` of it plus the margin of :func:`~symrmt.engine.solve.given_blocks.short_of_bits`: 32 bits a try)
+DENSE_AMPLIFICATION = 2.0 ** 24
 
 
 def _mpf(x, mpmath):
