@@ -355,6 +355,7 @@ def test_many_digits_fit_the_page(tmp_path):
     compile_tex(document(tex), tmp_path, "digits45")
 
 
+@pytest.mark.slow  # a 45-digit sweep and 60-digit crossings: seconds, outside the fast tier
 def test_many_digits_sweep_and_crossings_fit(tmp_path):
     sw = symrmt.sweep("tanh", {"c": [0.5, 2], "snr": [0, 1], "gamma": 1}, digits=45, progress=False)
     cr = symrmt.crossings("Max(t, 0)", over="c", between=(0.2, 0.5), gamma=1, snr=1, center=True, digits=60,

@@ -290,6 +290,7 @@ def test_attention_polish_check_and_newton_message():
                            1, mpmath.sqrt, mpmath.eps)
 
 
+@pytest.mark.slow  # seconds per call: outside the fast tier
 def test_attention_second_pass_and_stagnation(monkeypatch):
     from symrmt.models.attention import solver
 

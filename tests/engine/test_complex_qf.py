@@ -192,6 +192,7 @@ def _agrees(samples, limit, n):
     return abs(mean - float(limit)) <= 3 * se + 2 * (1 + abs(float(limit))) / n, (mean, se, float(limit))
 
 
+@pytest.mark.slow  # 24 eigendecompositions at n = 512: seconds, outside the fast tier
 def test_spiked_wigner_simulation():
     n, trials, theta = 512, 24, 2.0
     rng = np.random.default_rng(20261202)

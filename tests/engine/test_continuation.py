@@ -52,6 +52,7 @@ def test_far_side_of_a_gap():
     assert mpmath.nstr(r.value, 11) == "1.2984378813"  # the value quoted in the issue
 
 
+@pytest.mark.slow  # seconds per call: outside the fast tier
 def test_inside_the_spectrum_says_where_the_path_broke():
     # c = 2, gamma = -1: inside the bulk [(sqrt 2 - 1)^2, (sqrt 2 + 1)^2]; the continuation from gamma = 1 stops at
     # the lower edge, gamma = -(sqrt 2 - 1)^2 = -0.171573

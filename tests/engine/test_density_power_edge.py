@@ -38,6 +38,7 @@ def _model():
     return m
 
 
+@pytest.mark.slow  # the power-law edge search: seconds, outside the fast tier
 def test_fuss_catalan_by_default_with_its_power_law_edge():
     xs = [f"{-0.5 + 0.7 * i:.1f}" for i in range(12)]  # -0.5 .. 7.2: outside, the bulk, outside (exact decimals)
     d = _model().density("Z1.T*Z2*Z2.T*Z1/n**2", x=xs, digits=20)
@@ -65,6 +66,7 @@ def test_square_root_edges_are_not_power_laws():
     assert d.power_law_edges == [] and len(d.support()) == 1
 
 
+@pytest.mark.slow  # the power-law edge search: seconds, outside the fast tier
 def test_cli_reports_the_power_law_edge(capsys):
     rc = main(["density", "Z1.T*Z2*Z2.T*Z1/n**2", "--matrix", "Z1=gaussian(n,n)", "--matrix", "Z2=gaussian(n,n)",
                "--over", "x=-0.5:7.2:12", "--fast"])
@@ -72,6 +74,7 @@ def test_cli_reports_the_power_law_edge(capsys):
     assert rc == 0 and "edge at 0 (+-" in out and "power law" in out
 
 
+@pytest.mark.slow  # the power-law edge search: seconds, outside the fast tier
 def test_the_product_of_two_wisharts_as_written():
     # Z1*Z1.T*Z2*Z2.T is not symmetric, but its rotation Z2.T*Z1*Z1.T*Z2 is, with the same N x N spectrum
     m = _model()

@@ -50,6 +50,7 @@ def test_goe_at_tau_one_is_the_semicircle():
         assert abs(got.value - want) <= mpmath.mpf(10) ** -28
 
 
+@pytest.mark.slow  # seconds per call: outside the fast tier
 def test_brown_measure_inside_the_ellipse():
     """Inside the support the Hermitized limit is x/(1 + tau) (uniform law on the ellipse): tau = -1/2, x = 1/4."""
     got = model("-1/2").limit(EXPR, at={"z": "1/4"}, digits=15)

@@ -149,6 +149,7 @@ def ridge_parts(eigs, Q, beta, c, lam, sigma2):
     return bias, sigma2 * df2 / (1 - df2)
 
 
+@pytest.mark.slow  # seconds per call: outside the fast tier
 def test_ridge_risk_general_covariance_hmrt():
     """Bias and variance of ridge with a general (non-diagonal, non-symmetric square root) covariance and a
     teacher not aligned with its eigenvectors, against HMRT Theorem 2 with the projections of beta."""
@@ -209,6 +210,7 @@ def test_monte_carlo_given_matrix():
     assert abs(mean - de) <= 3 * se + 2 / n
 
 
+@pytest.mark.slow  # two CLI subprocesses: seconds, outside the fast tier
 def test_cli_matrix_and_vector_files(tmp_path):
     import json
     import subprocess

@@ -95,6 +95,7 @@ def test_sum_of_parts_is_limited_by_its_largest_part():
         m.plan("trace(inv((X.T*X/n)**8 + I(d)))")
 
 
+@pytest.mark.slow  # a simulation of 209 unknowns: seconds, outside the fast tier
 def test_random_features_risk_with_label_noise_is_one_expression(capsys):
     """The Gaussian-equivalent random-features ridge (features ``F = mu1 W X/sqrt(d) + mus Th``) and its test
     risk with label noise, ``|beta - mu1 W^T a/sqrt(d)|^2 + mus^2 |a|^2 + sigma^2`` expanded: a cross term that

@@ -95,6 +95,7 @@ def test_attention_branch_continued_at_small_gamma(f, gamma):
     assert pair[1].branch == "continued" and f"through the chain at gamma={gamma}" in pair[1].note, pair[1].note
 
 
+@pytest.mark.slow  # a 30-digit proof of the attention fixed point: seconds, outside the fast tier
 def test_attention_wrong_box_refused_on_the_gamma_leg():
     """A proved box moved off the root at ``gamma = 1/10`` (the chain's ``gamma`` leg ends in a tube) is refused."""
     from symrmt.proofs.arb import bits_for, working_bits
@@ -137,6 +138,7 @@ def test_many_atoms_branch_continued_against_silverstein():
     assert _contains(r.ball, ref) and _tight(r.ball), (r.ball, ref)
 
 
+@pytest.mark.slow  # three derivations proved: seconds, outside the fast tier
 def test_verify_prove_new_derivations():
     """``verify --prove`` on the quadratic-form derivations and noise_only: every proved check passes."""
     from symrmt.derivations.proved import PROVED, proved_checks

@@ -5,6 +5,7 @@ refused in one line and left byte for byte.
 import hashlib
 import json
 import os
+import shutil
 import sqlite3
 
 import numpy as np
@@ -20,10 +21,28 @@ TRACE_SIM = ["trace", "trace(Z.T*Z/n)", "--matrix", "Z=gaussian(p,n)", "--dim", 
 SIMULATE = ["simulate", "--f", "tanh", "--n", "16", "--c", "1/2", "--gamma", "1,2", "--trials", "3"]
 
 
-def _store(capsys, tmp_path, argv):
+DENSITY_SIM = ["density", "Z.T*Z/n", "--matrix", "Z=gaussian(p,n)", "--dim", "p=c*n", "--at", "c=1/2",
+               "--over", "x=0:3:7", "--simulate", "--n", "32", "--trials", "2"]
+
+
+@pytest.fixture(scope="module")
+def built_stores(tmp_path_factory):
+    """The stores the CLI wrote in this module, one per command line (built on first use)."""
+    return {"dir": tmp_path_factory.mktemp("stores"), "paths": {}}
+
+
+def _store(capsys, tmp_path, argv, built):
+    """A private copy (``tmp_path/trials.sqlite``, mode kept) of the store that ``argv --store PATH --json``
+    writes; the CLI runs once per command line in this module, and each test edits its own copy."""
+    key = tuple(argv)
+    if key not in built["paths"]:
+        first = str(built["dir"] / f"store{len(built['paths'])}.sqlite")
+        code, _, err = _run(capsys, [*argv, "--store", first, "--json"])
+        assert code == 0, err
+        assert not os.path.exists(first + "-wal"), "the CLI left a -wal file: the store is not one file"
+        built["paths"][key] = first
     path = str(tmp_path / "trials.sqlite")
-    code, _, err = _run(capsys, [*argv, "--store", path, "--json"])
-    assert code == 0, err
+    shutil.copy2(built["paths"][key], path)
     return path
 
 
@@ -65,8 +84,9 @@ def _sha(path):
     (SIMULATE, np.array([0.5, -0.1, 0.5, 0.5]).tobytes(), 3, r"outside \[0.0, 1.0\]"),
 ])
 @pytest.mark.parametrize("json_out", [True, False])
-def test_an_edited_store_row_is_refused_in_one_line(capsys, tmp_path, argv, blob, code_want, match, json_out):
-    path = _store(capsys, tmp_path, argv)
+def test_an_edited_store_row_is_refused_in_one_line(capsys, tmp_path, built_stores, argv, blob, code_want, match,
+                                                    json_out):
+    path = _store(capsys, tmp_path, argv, built_stores)
     _edit(path, "UPDATE trials SET data = ? WHERE j = 1", (blob,))
     code, out, err = _run(capsys, [*argv, "--store", path] + (["--json"] if json_out else []))
     assert code == code_want and _no_result(out), err
@@ -93,8 +113,8 @@ def test_a_stored_nan_is_the_error_of_a_fresh_nan(tmp_path):
     assert type(fresh.value) is type(stored.value)
 
 
-def test_store_verb_on_a_point_key_that_is_not_json(capsys, tmp_path):
-    path = _store(capsys, tmp_path, TRACE_SIM)
+def test_store_verb_on_a_point_key_that_is_not_json(capsys, tmp_path, built_stores):
+    path = _store(capsys, tmp_path, TRACE_SIM, built_stores)
     _edit(path, "UPDATE points SET params = 'not json'")
     code, out, err = _run(capsys, ["store", path])
     assert code == 2 and _no_result(out)
@@ -138,8 +158,8 @@ def test_a_foreign_sqlite_file_is_refused_and_left_byte_for_byte(capsys, tmp_pat
     assert _sha(path) == before and sorted(os.listdir(tmp_path)) == files
 
 
-def test_a_store_with_an_extra_trigger_is_refused_unchanged(capsys, tmp_path):
-    path = _store(capsys, tmp_path, TRACE_SIM)
+def test_a_store_with_an_extra_trigger_is_refused_unchanged(capsys, tmp_path, built_stores):
+    path = _store(capsys, tmp_path, TRACE_SIM, built_stores)
     _edit(path, "CREATE TRIGGER t AFTER INSERT ON trials BEGIN DELETE FROM trials; END")
     db = sqlite3.connect(path)
     db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
@@ -178,16 +198,9 @@ def test_store_trust_rule_and_parameterized_queries(tmp_path):
 
 
 @pytest.mark.parametrize("edit", ["negative", "fraction"])
-def test_density_store_with_edited_counts_is_refused(capsys, tmp_path, edit):
-    import sqlite3
-
-    import numpy as np
-
-    db = str(tmp_path / "d.db")
-    argv = ["density", "Z.T*Z/n", "--matrix", "Z=gaussian(p,n)", "--dim", "p=c*n", "--at", "c=1/2",
-            "--over", "x=0:3:7", "--simulate", "--n", "32", "--trials", "2", "--store", db, "--json"]
-    code, out, err = _run(capsys, argv)
-    assert code == 0, err
+def test_density_store_with_edited_counts_is_refused(capsys, tmp_path, built_stores, edit):
+    db = _store(capsys, tmp_path, DENSITY_SIM, built_stores)
+    argv = [*DENSITY_SIM, "--store", db, "--json"]
     con = sqlite3.connect(db)
     pt, j, data = con.execute("SELECT point, j, data FROM trials ORDER BY j LIMIT 1").fetchone()
     row = np.frombuffer(data, dtype="<f8").copy()

@@ -74,6 +74,7 @@ def test_grid_refuses_bad_input():
         symrmt.simulate("tanh", n=32, trials=2)
 
 
+@pytest.mark.slow  # a fine grid of limits drawn: seconds, outside the fast tier
 def test_comparison_plot_draws_both_on_a_fine_grid(grid_sim, tmp_path):
     cmp = grid_sim.compare()
     ax = cmp.plot(over="snr")
@@ -141,6 +142,7 @@ def _overlap(boxes):
     return False
 
 
+@pytest.mark.slow  # crossings and a drawn figure: seconds, outside the fast tier
 @pytest.mark.parametrize("between", [(0.3, 4), (0.0625, 8)])
 def test_crossings_plot_tick_labels_do_not_overlap(between):
     """A log axis over about one decade: matplotlib labels the minor ticks too (3x10^-1 ran into 4x10^-1)."""

@@ -83,6 +83,7 @@ def test_sweep_fast_hook_is_explicit():
         np.testing.assert_allclose(fast.ridge, exact.ridge, rtol=1e-8)
 
 
+@pytest.mark.slow  # certified crossings against brentq: seconds, outside the fast tier
 def test_crossings_relu_in_c_agree_with_brentq():
     brentq = pytest.importorskip("scipy.optimize").brentq
     r = symrmt.crossings("relu", over="c", between=(0.1, 4), gamma=1, snr=1, digits=15, scan=10, progress=False)
@@ -211,6 +212,7 @@ def test_crossing_root_digits_in_pandas_and_json(crossing30, capsys):
     assert text == str(crossing30.roots[0]) and len(text) >= 31
 
 
+@pytest.mark.slow  # certified crossings: seconds, outside the fast tier
 def test_crossings_over_tied_angles(capsys):
     fixed = dict(c=2, gamma=10, snr=1, wk2=4, wq2=4, wkwq=4)
     r = symrmt.crossings("tanh", over=("cos_muwk", "cos_muwq"), between=(0, 1), digits=20, scan=6, progress=False,

@@ -101,6 +101,7 @@ def _agree(fast, slow, digits):
         assert abs(rf - rs) <= 2 * abs(rs) * mpmath.mpf(10) ** -digits
 
 
+@pytest.mark.slow  # certified crossings as the reference: seconds, outside the fast tier
 @pytest.mark.parametrize("geometry", ["identity", "aligned"])
 def test_fast_crossings_agree_with_certified_crossings(geometry):
     # W = I (mu only), or w_K = w_Q = mu/|mu| given by angles; ReLU in c at gamma = 1
@@ -114,6 +115,7 @@ def test_fast_crossings_agree_with_certified_crossings(geometry):
     assert "float64 scan of 257 points" in str(fast)
 
 
+@pytest.mark.slow  # certified crossings as the reference: seconds, outside the fast tier
 def test_fast_crossings_two_roots_and_none():
     kw = dict(over="snr", between=(0, 10), c=0.4, gamma=1, digits=12, progress=False)
     fast = symrmt.crossings("relu", fast=True, **kw)
@@ -167,6 +169,7 @@ def test_fast_crossings_cli_and_bad_input(capsys):
         symrmt.crossings("relu", over="gamma", between=(-1, 1), c=1, fast=True, log=False)
 
 
+@pytest.mark.slow  # a 200 x 200 grid, its CSV and the certified refusal: seconds, outside the fast tier
 def test_fast_sweep_takes_a_200_by_200_grid(capsys):
     from symrmt.parsing import LIMITS, ParseLimitError
 
