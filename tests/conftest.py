@@ -25,6 +25,25 @@ import mpmath  # noqa: E402
 import pytest  # noqa: E402
 
 
+#: the doctests that take seconds each (a simulation with its finite-size curve, a benchmark worker, kernels
+#: from a given weight matrix): in the slow tier, with the tests that take seconds; the whole suite runs them
+SLOW_DOCTESTS = frozenset({
+    "symrmt.figures.finite_size.finite_size_data",
+    "symrmt.bench.weights.worker",
+    "symrmt.engine.kernels.weights.kernel_given",
+    "symrmt.engine.kernels.inner_product.kernel",
+})
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config, items):
+    """The doctests named in :data:`SLOW_DOCTESTS` (a doctest item is named by its object's dotted path) carry
+    the ``slow`` mark, as a doctest has no decorator; first, so that ``-m "not slow"`` sees it."""
+    for item in items:
+        if item.name in SLOW_DOCTESTS:
+            item.add_marker(pytest.mark.slow)
+
+
 @pytest.fixture(autouse=True)
 def _mpmath_context_unchanged():
     """Every test leaves mpmath's global working precision as it found it: symrmt raises precision

@@ -82,3 +82,13 @@ def test_every_path_the_architecture_page_cites_exists():
                 missing.append(dotted)
             break
     assert not missing, f"docs/architecture.md cites what does not exist: {missing}"
+
+
+def test_the_slow_doctests_name_doctests():
+    """Each name in the session's ``SLOW_DOCTESTS`` (tests/conftest.py) is an object of symrmt with a doctest: a
+    stale name would let a doctest that takes seconds back into the fast tier unnoticed."""
+    from tests.conftest import SLOW_DOCTESTS
+
+    for name in SLOW_DOCTESTS:
+        module, _, attr = name.rpartition(".")
+        assert ">>>" in (getattr(importlib.import_module(module), attr).__doc__ or ""), name

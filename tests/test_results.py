@@ -22,6 +22,7 @@ def test_results_imports_no_model():
     assert not [m for m in mods if m.startswith("symrmt.models")], mods
 
 
+@pytest.mark.slow  # a simulation and three limits: seconds, outside the fast tier
 def test_compare_reads_a_rank_one_geometry_and_its_low_rank_form_as_the_same_model():
     g = Geometry(snr=1, wk2="1/2")
     th = symrmt.limit("erf", "1/2", [1], LowRankGeometry.from_geometry(g), digits=8)

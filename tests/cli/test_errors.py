@@ -190,6 +190,7 @@ def test_a_value_starting_with_a_minus_is_told_how_to_pass(capsys):
     assert code == 1 and "DISPROVED" in out, (out, err)  # E_RR0 = (1 - c)/(1 + snr), not 1 - c
 
 
+@pytest.mark.slow  # a subprocess that computes a 100 x 100 grid: seconds, outside the fast tier
 def test_a_closed_pipe_stops_the_output_quietly():
     """``symrmt trace-sweep ... | head``: the reader goes away before the output is written; the command
     stops without a traceback (exit 0)."""

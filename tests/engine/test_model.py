@@ -284,6 +284,7 @@ def test_pencil_and_equations_of_the_whole_expression(model):
         model.pencil(two).matrix()
 
 
+@pytest.mark.slow  # 42-digit limits against the paper's solver: seconds, outside the fast tier
 @pytest.mark.parametrize("f", ["tanh", "relu", "cos"])
 def test_noise_only_attention_error_for_presets(model, f):
     """The preset nonlinearities (tanh by quadrature, ReLU and centered cos in closed form): their Hermite

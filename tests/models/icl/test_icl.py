@@ -164,6 +164,7 @@ def test_cli_bad_input_exits_2(argv, needle, capsys):
     assert rec["exit"] == 2 and needle in rec["error"]
 
 
+@pytest.mark.slow  # a figure drawn to PNG and PDF: seconds, outside the fast tier
 def test_figure_draws(tmp_path):
     pytest.importorskip("matplotlib")
     from symrmt.figures.icl import icl_double_descent
