@@ -38,7 +38,9 @@ SLOW_DOCTESTS = frozenset({
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config, items):
     """The doctests named in :data:`SLOW_DOCTESTS` (a doctest item is named by its object's dotted path) carry
-    the ``slow`` mark, as a doctest has no decorator; first, so that ``-m "not slow"`` sees it."""
+    the ``slow`` mark, as a doctest has no decorator; first, so that ``-m "not slow"`` sees it.  This file is
+    loaded when ``tests/`` is collected, as with the configured ``testpaths`` (``pytest symrmt`` alone runs every
+    doctest, marked or not)."""
     for item in items:
         if item.name in SLOW_DOCTESTS:
             item.add_marker(pytest.mark.slow)
