@@ -524,8 +524,8 @@ def solve_dd(part, h_start, J, coef_mp, digits, variant):
     det = [(i, j, kind, data, coef_mp(c)) for i, j, kind, data, c in part.det]
     eta = [(a, b, coef_mp(w), m, m2) for a, b, w, m, m2 in part.eta]
     bases = {False: part.base(False), True: part.base(True)}
-    # the products with the given matrices to 2^-bits of their scales: 10^-(digits + 12), within 112 bits
-    bits = min(112, int(math.ceil((digits + 12) * math.log2(10))))
+    # the products with the given matrices to 2^-bits of their scales: 10^-(digits + 10), within 112 bits
+    bits = min(112, int(math.ceil((digits + 10) * math.log2(10))))
     slices = {}
     given = [(i, j, np.ascontiguousarray(data, dtype=np.float64), c) for i, j, kind, data, c in det if kind != "I"]
 
