@@ -18,7 +18,7 @@ import mpmath
 import numpy as np
 import sympy as sp
 
-__all__ = ["mpf_of", "NumberContext", "FLOAT64", "LONGDOUBLE", "MPMATH", "COMPLEX128", "MPCOMPLEX", "FLOAT_EPS", "norm",
+__all__ = ["mpf_of", "exact_dot", "NumberContext", "FLOAT64", "LONGDOUBLE", "MPMATH", "COMPLEX128", "MPCOMPLEX", "FLOAT_EPS", "norm",
            "context_of"]
 
 #: unit roundoff of float64 (2^-52, the spacing of floats at 1)
@@ -35,6 +35,52 @@ def mpf_of(value):
         if isinstance(value, sp.Basic):
             return mpmath.mpf(sp.N(value, mpmath.mp.dps + 5))
     return mpmath.mpf(value)
+
+
+def _two_product(a, b):
+    """``(p, e)`` with ``p + e = a * b`` exactly (Dekker 1971), for float64 arrays whose entries and products stay
+    well inside the normal range."""
+    p = a * b
+    c = 134217729.0  # 2^27 + 1: Veltkamp's split into 26- and 27-bit halves
+    ah = c * a - (c * a - a)
+    bh = c * b - (c * b - b)
+    al, bl = a - ah, b - bh
+    return p, ((ah * bh - p) + ah * bl + al * bh) + al * bl
+
+
+def exact_dot(a, b):
+    """``sum(a * b)`` of two float64 arrays of one shape, exact and rounded once to the current mpmath precision.
+
+    Each product is split exactly into two floats (Dekker's product) and their sum is read as a few floats of
+    decreasing size: ``math.fsum`` (correctly rounded) of the terms, then of the terms less the parts so far,
+    until the rest is zero or below the working precision.  Arrays with an entry beyond ``2^+-450`` (where the
+    split could overflow or underflow) are summed by ``mpmath.fsum`` of the exact products instead.
+
+    >>> x = np.array([1e16, 1.0, -1e16]); y = np.array([1.0, 0.5, 1.0])
+    >>> with mpmath.workdps(40):
+    ...     print(exact_dot(x, y), exact_dot(x, x) == mpmath.mpf(10) ** 32 * 2 + 1, sum(x * y))
+    0.5 True 0.0
+    """
+    a = np.ascontiguousarray(a, dtype=np.float64).ravel()
+    b = np.ascontiguousarray(b, dtype=np.float64).ravel()
+    if a.shape != b.shape:
+        raise ValueError(f"exact_dot: arrays of {a.size} and {b.size} entries")
+    big = max(float(np.max(np.abs(a), initial=0.0)), float(np.max(np.abs(b), initial=0.0)))
+    nonzero = np.concatenate([np.abs(a[a != 0]), np.abs(b[b != 0])])
+    small = float(np.min(nonzero)) if nonzero.size else 1.0
+    if not (big < 2.0 ** 450 and small > 2.0 ** -450):
+        return mpmath.fsum(mpmath.mpf(float(x)) * mpmath.mpf(float(y)) for x, y in zip(a, b))
+    p, e = _two_product(a, b)
+    terms = np.concatenate([p, e]).tolist()
+    parts = []
+    while len(parts) < 48:  # an exact sum of floats in this range spans fewer than 48 x 53 bits
+        s = math.fsum(terms + [-x for x in parts])
+        if s == 0.0:
+            break
+        parts.append(s)
+        if abs(s) < abs(parts[0]) * 2.0 ** -(mpmath.mp.prec + 8):
+            break
+    return mpmath.fsum(mpmath.mpf(x) for x in parts)
 
 
 @dataclass(frozen=True)

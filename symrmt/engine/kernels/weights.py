@@ -42,6 +42,7 @@ import mpmath
 import numpy as np
 import sympy as sp
 
+from symrmt.core.numbers import exact_dot
 from symrmt.engine.laws.elliptic import elliptic_node
 from symrmt.engine.laws.given import GivenMatrix, GivenVector, load_array
 from symrmt.engine.lang.matrices import (
@@ -88,7 +89,7 @@ def weight_statistics(W, dps: int = 40) -> dict:
     """``{"p", "s2", "s", "rho", "m"}`` of a ``p x p`` array: ``s^2 = ||W||_F^2/p`` (the variance of
     ``t_ij = x_i^T W x_j/sqrt(p)``, ``i != j``), ``rho = tr(W^2)/||W||_F^2 = corr(t_ij, t_ji)`` and
     ``m = tr(W)/p`` (``E t_ii = sqrt(p) m``), as mpmath numbers at ``dps`` digits, summed from the
-    float64 entries with ``mpmath.fsum`` (exact products, one rounding).
+    float64 entries exactly, with one rounding (:func:`symrmt.core.numbers.exact_dot`).
 
     >>> st = weight_statistics(np.array([[2.0, 0.0], [0.0, 2.0]]))
     >>> float(st["s"]), float(st["rho"]), float(st["m"])
@@ -97,9 +98,9 @@ def weight_statistics(W, dps: int = 40) -> dict:
     arr = check_weights(W)
     p = arr.shape[0]
     with mpmath.workdps(dps + 10):
-        sq = mpmath.fsum(mpmath.mpf(float(x)) ** 2 for x in arr.ravel())
-        tw2 = mpmath.fsum(mpmath.mpf(float(x)) * mpmath.mpf(float(y)) for x, y in zip(arr.ravel(), arr.T.ravel()))
-        tr = mpmath.fsum(mpmath.mpf(float(x)) for x in np.diag(arr))
+        sq = exact_dot(arr, arr)
+        tw2 = exact_dot(arr, arr.T)
+        tr = exact_dot(np.diag(arr), np.ones(p))
         s2 = sq / p
         return {"p": p, "s2": +s2, "s": mpmath.sqrt(s2), "rho": tw2 / sq, "m": tr / p}
 

@@ -501,19 +501,32 @@ def _add_diagonal(M, o1, o2, N, v):
 
 
 def _newton64(part, h, t, base, tol=1e-13, maxit=40):
+    """Newton's method for the float64 fixed point at strength ``t``, until a step is below ``tol`` (relative to
+    ``max(1, |h|)``) or, once the steps converge quadratically (below ``1e-4``), until the error the last step
+    leaves, ``s_k^3/s_(k-1)^2`` (``e_(k+1) = C e_k^2`` with ``C = s_k/s_(k-1)^2``), is; returns ``(h, J)``."""
+    prev = None
     for _ in range(maxit):
         F, G = part.residual64(h, t, base)
         J = part.jacobian64(G, t)
         step = np.linalg.solve(J, F)
         h = h - step
         h[part.zero] = 0.0
-        if np.max(np.abs(step)) <= tol * max(1.0, np.max(np.abs(h))):
+        size = float(np.max(np.abs(step)))
+        scale = max(1.0, float(np.max(np.abs(h))))
+        if size <= tol * scale:
             return h, J
+        if prev is not None and size <= 1e-4 * scale and size < prev and size ** 3 <= tol * scale * prev ** 2:
+            return h, J
+        prev = size
         if not np.all(np.isfinite(h)):
             break
     raise ConvergenceError("the deterministic-equivalent fixed point did not converge in float64")
 
 
+#: the relative Newton step below which a stage of the float64 homotopy before the end is accepted: the point only
+#: seeds the next stage's tangent predictor, whose own Newton corrects it (after a step of 1e-2 the error is about
+#: 1e-5, by Newton's quadratic convergence)
+STAGE_TOL = 1e-2
 #: the most Newton steps of a stage of the float64 homotopy before the end (quadratic convergence from the tangent
 #: predictor takes 3 to 5 to reach 1e-6; more means the stage is too long, and it is shortened)
 INNER_NEWTON = 10
@@ -549,7 +562,7 @@ def _solve64(part, base):
             with np.errstate(all="raise"):  # the tangent predictor, then Newton (loosely between the ends)
                 # between the ends a Newton that needs more than INNER_NEWTON steps from the predictor means a
                 # step too long: it is halved at once instead of after the full count
-                h1, J1 = _newton64(part, h + slope * (t1 - t), t1, base, tol=1e-13 if t1 == 1 else 1e-6,
+                h1, J1 = _newton64(part, h + slope * (t1 - t), t1, base, tol=1e-13 if t1 == 1 else STAGE_TOL,
                                    maxit=40 if t1 == 1 else INNER_NEWTON)
             if np.max(np.abs(h1 - h)) > max(1.0, np.max(np.abs(h))) / 3:
                 raise ConvergenceError("trust region")

@@ -2,7 +2,7 @@
 
 The float64 fixed point of :mod:`symrmt.engine.solve.given` is refined by Newton steps whose residuals
 need the traces of ``G = M^{-1}`` beyond float64: ``R = I - M X`` in double-double (exact slice products
-of the given matrices, Ozaki, Ogita and Oishi 2012), ``G = X (I + R + R^2)``, and the traces summed with
+of the given matrices, Ozaki, Ogita and Oishi 2012), ``G = X (I + R + R^2 + ...)`` (:func:`series_tail`), and the traces summed with
 a rounding bound or error-free; where the Woodbury reduction applies, the same on its inner matrix
 (``docs/engine.md``, section on given matrices).
 """
@@ -60,6 +60,68 @@ def _dd_scale_64(c, x):
     e = e + c[1] * x
     hi = p + e
     return hi, e - (hi - p)
+
+
+#: digits below those asked that the truncation and rounding of the series ``X (I + R + R^2 + ...)`` must stay
+#: (:func:`series_tail`); the two evaluations that round differently must then agree to 2 digits below them
+SERIES_GUARD = 4
+#: the highest power of ``R`` that the series carries
+MAX_ORDER = 8
+
+
+def series_tail(Rh, amp, digits):
+    """``R^2 + R^3 + ... + R^k`` in float64, the tail of the series ``G = X (I + R + R^2 + ... + R^k)`` of an
+    inverse from a float64 one ``X`` and its residual ``R = I - M X``; ``None`` where ``G = X (I + R)`` is enough.
+
+    ``amp`` says how much an error in ``G`` is amplified in the traces read from it; each bound below, times
+    ``amp``, must stay under ``10^-(digits + SERIES_GUARD)``.  With ``r = ||R||`` (the row-sum norm) and
+    ``||R^2||`` computed, the terms left out weigh at most ``||R^2|| r^(k-1)/(1 - r)``, and ``k`` is the least
+    order (at most :data:`MAX_ORDER`) for which that will do.  The float64 product ``R R`` is off by at most
+    ``gamma_K || |R| |R| ||`` (Higham 2002, 3.5); where that is too much, ``R R`` is summed from exact slice
+    products (:func:`_exact_dot`) to the bits needed.  Raises ``ConvergenceError`` when ``r`` is not below
+    ``1e-6`` or a bound cannot be met.
+
+    >>> R = np.array([[0.0, 5e-9], [0.0, 0.0]]) + 2.5e-9 * np.eye(2)
+    >>> series_tail(R / 100, 1.0, 15) is None, bool(np.allclose(series_tail(R, 1e12, 15), R @ R + R @ R @ R,
+    ...                                                         rtol=1e-15, atol=0))
+    (True, True)
+    >>> series_tail(1e-5 * np.eye(2), 1.0, 15)
+    Traceback (most recent call last):
+    ...
+    symrmt.errors.ConvergenceError: the float64 inverse is too far from the inverse (residual 1e-05) for the double-double refinement
+    """
+    thresh = 10.0 ** (-(digits + SERIES_GUARD))
+    absR = np.abs(Rh)
+    r = float(np.max(absR.sum(axis=1)))
+    if not r < 1e-6:
+        raise ConvergenceError(f"the float64 inverse is too far from the inverse (residual {r:.3g}) for the "
+                               "double-double refinement")
+    if amp * r * r / (1.0 - r) <= thresh:
+        return None
+    K = Rh.shape[1]
+    g = K * 2.0 ** -53 / (1.0 - K * 2.0 ** -53)
+    rounding = g * float(np.max(absR @ absR.sum(axis=1)))
+    if amp * rounding <= thresh:
+        RR = Rh @ Rh
+    else:   # R R from exact slice products: off by at most 4 K 2^-bits max|R| max(||R||, ||R||_1) (_slices)
+        scale = 4.0 * K * float(np.max(absR)) * max(r, float(np.max(absR.sum(axis=0))))
+        bits = int(math.ceil(math.log2(amp * scale / thresh))) + 1
+        if bits > 112:
+            raise ConvergenceError(f"the float64 inverse is too far from the inverse (residual {r:.3g}, amplified "
+                                   f"{amp:.3g} times) for {digits} digits on the double-double path")
+        RR = _exact_dot(Rh, Rh, bits)[0]
+        rounding = scale * 2.0 ** -bits + 2.0 ** -52 * float(np.max(np.abs(RR).sum(axis=1)))
+    r2 = float(np.max(np.abs(RR).sum(axis=1))) * (1.0 + g) + rounding
+    k, bound = 2, amp * r2 * r / (1.0 - r)
+    while bound > thresh and k <= MAX_ORDER:
+        k, bound = k + 1, bound * r
+    if k > MAX_ORDER or amp * (rounding + (k > 2) * g * r * r2) > thresh:
+        raise ConvergenceError(f"the float64 inverse is too far from the inverse (residual {r:.3g}, amplified "
+                               f"{amp:.3g} times) for {digits} digits on the double-double path")
+    tail = RR
+    for _ in range(k - 2):
+        tail = RR + Rh @ tail
+    return tail
 
 
 #: the most products summed in float64 before an error-free sum (:func:`_chunked_dot`)
@@ -199,7 +261,7 @@ def _woodbury_dd(part, plan, h, det, eta, digits, variant, bits, slices):
     Woodbury reduction ``plan`` (:meth:`_Part.woodbury_plan`): ``A^{-1}`` at the working precision,
     ``X`` a float64 inverse of ``N = I + (S (x) I) B`` (``S = A^{-1}[C, R]``; ``variant`` 1: from ``N^T``, which
     rounds differently), ``E = B X`` and ``R = I - N X`` in double-double (exact slice products of the
-    given matrices), ``tr(Y_rc)`` of ``Y = B N^{-1} = E (I + R + R^2) + O(||R||^3)`` read as in
+    given matrices), ``tr(Y_rc)`` of ``Y = B N^{-1} = E (I + R + R^2 + ...)`` (:func:`series_tail`) read as in
     :func:`solve_dd`, and ``tr(G_kl)/N = A^{-1}_kl - sum_rc A^{-1}_kr A^{-1}_cl tr(Y_rc)/N``.  Returns a function
     ``(k, l) -> mpf``, or ``None`` when ``A`` is ill-conditioned (``cond > 1e8``) or ``N`` singular in float64;
     raises ``ConvergenceError`` when ``R`` is too large for the series to reach the digits (amplified by
@@ -263,18 +325,11 @@ def _woodbury_dd(part, plan, h, det, eta, digits, variant, bits, slices):
         Rb.append(acc)
     Rh = np.vstack([x[0] for x in Rb])
     Rl = np.vstack([x[1] for x in Rb])
-    r_norm = float(np.max(np.sum(np.abs(Rh), axis=1)))
     # how an error in tr(Y_rc)/N moves a trace of G, and the size of E = B X
     wscale = float(np.max(np.abs(a64[:, rows]).sum(axis=1)) * np.max(np.abs(a64[cols, :]).sum(axis=0)))
     e_norm = max(float(np.max(np.sum(np.abs(e[0]), axis=1))) for e in E)
     amp = max(1.0, wscale * e_norm)
-    if not r_norm < 1e-6:
-        raise ConvergenceError(f"the float64 inverse is too far from the inverse (residual {r_norm:.3g}) for the "
-                               "double-double refinement")
-    RR = Rh @ Rh if amp * r_norm ** 2 > 10.0 ** (-(digits + 8)) else None
-    if amp * r_norm ** 3 > 10.0 ** (-(digits + 8)):
-        raise ConvergenceError(f"the float64 inverse is too far from the inverse (residual {r_norm:.3g}) for "
-                               f"{digits} digits on the double-double path")
+    RR = series_tail(Rh, amp, digits)
     RT = (np.ascontiguousarray(Rh.T), np.ascontiguousarray(Rl.T))
     thresh = 10.0 ** (-(digits + 8))
     T = [[None] * nc for _ in range(nr)]
@@ -317,7 +372,7 @@ def _two_blocks_dd(N, rows, cols, comps, S, terms, a64, digits, variant, bits, s
     """``T[r][c] = tr(Y_rc)/N`` (mpmath) of ``Y = B K^{-1}`` when the inner matrix ``K`` is block upper
     triangular with two diagonal blocks ``comps`` (:mod:`symrmt.engine.solve.given_blocks`):
     ``Y[., C_1] = D_1 - D_0 (S[C_0, R] (x) I) D_1`` and ``Y[., C_0] = D_0``, ``D_i = B[., C_i] K_ii^{-1}``.  Each
-    ``D_i = E_i (I + R_i + R_i^2) + O(||R_i||^3)`` as in :func:`_woodbury_dd` (``X_i`` a float64 inverse of
+    ``D_i = E_i (I + R_i + R_i^2 + ...)`` as in :func:`_woodbury_dd` (``X_i`` a float64 inverse of
     ``K_ii``, the other diagonal block's when they differ by less than ``10^-12`` of their size: the
     double-double residual ``R_i = I - K_ii X_i`` corrects it); the traces of ``D_0 D_1`` block products from
     ``tr(E_0 E_1)`` in double-double and the terms in ``R`` in float64.  Returns ``None`` when a diagonal block
@@ -379,32 +434,24 @@ def _two_blocks_dd(N, rows, cols, comps, S, terms, a64, digits, variant, bits, s
         b["Rl"] = np.vstack([x[1] for x in Rb])
         b["Eh"] = np.vstack([e[0] for e in E])
         b["El"] = np.vstack([e[1] for e in E])
-    r_norm = max(float(np.max(np.sum(np.abs(b["Rh"]), axis=1))) for b in blocks)
     e_norm = max(float(np.max(np.sum(np.abs(b["Eh"]), axis=1))) for b in blocks)
     s_norm = max(sum(abs(float(S[a][r])) for r in range(nr)) for a in range(nc))
     wscale = float(np.max(np.abs(a64[:, rows]).sum(axis=1)) * np.max(np.abs(a64[cols, :]).sum(axis=0)))
     # how an error of D_i moves a trace of G: directly, and through the product D_0 (S (x) I) D_1
     amp = max(1.0, wscale * e_norm * (1.0 + s_norm * e_norm))
-    if not r_norm < 1e-6:
-        raise ConvergenceError(f"the float64 inverse is too far from the inverse (residual {r_norm:.3g}) for the "
-                               "double-double refinement")
-    need_rr = amp * r_norm ** 2 > 10.0 ** (-(digits + 8))
-    if amp * r_norm ** 3 > 10.0 ** (-(digits + 8)):
-        raise ConvergenceError(f"the float64 inverse is too far from the inverse (residual {r_norm:.3g}) for "
-                               f"{digits} digits on the double-double path")
     thresh = 10.0 ** (-(digits + 8))
     for b in blocks:
-        # F = E R (+ E R^2): the first- (and second-) order terms of D = E (I + R + R^2), in float64
+        # F = E (R + R^2 + ...): the terms of D = E (I + R + R^2 + ...) after the first, in float64
         b["F"] = b["Eh"] @ b["Rh"]
-        if need_rr:
-            b["RR"] = b["Rh"] @ b["Rh"]
+        b["RR"] = series_tail(b["Rh"], amp, digits)
+        if b["RR"] is not None:
             b["F"] = b["F"] + b["Eh"] @ b["RR"]
     T = [[mpmath.mpf(0)] * nc for _ in range(nr)]
 
     def blk(M, k, a_i):
         return M[k * N:(k + 1) * N, a_i * N:(a_i + 1) * N]
 
-    for b in blocks:   # the diagonal blocks: tr(E) + tr(E R) (+ tr(E R^2)), as in _woodbury_dd
+    for b in blocks:   # the diagonal blocks: tr(E) + tr(E R) (+ tr(E (R^2 + ...))), as in _woodbury_dd
         RT = (np.ascontiguousarray(b["Rh"].T), np.ascontiguousarray(b["Rl"].T))
         for k, r in enumerate(b["live"]):
             Eh, El = b["Eh"][k * N:(k + 1) * N], b["El"][k * N:(k + 1) * N]
@@ -412,7 +459,7 @@ def _two_blocks_dd(N, rows, cols, comps, S, terms, a64, digits, variant, bits, s
                 cs = slice(a_i * N, (a_i + 1) * N)
                 base = _sum_dd(np.diagonal(Eh[:, cs])) + mpmath.mpf(float(np.sum(np.diagonal(El[:, cs]))))
                 d = _trace_dd(Eh, El, RT[0][cs], RT[1][cs], wscale, thresh * max(abs(float(base)), 1e-300))
-                if need_rr:
+                if b["RR"] is not None:
                     d += mpmath.mpf(float(np.sum(Eh * b["RR"][:, cs].T)))
                 T[r][a] += (base + d) / N
     b0, b1 = blocks
@@ -453,7 +500,7 @@ def solve_dd(part, h_start, J, coef_mp, digits, variant):
     :mod:`symrmt.engine.solve.given` at one point) from the float64 solution ``h_start`` with the float64
     Jacobian ``J``, each residual from a double-double evaluation of ``R = I - M X`` (``X`` the float64
     inverse; ``variant`` 1: another float64 inverse that rounds differently, the ``N^T`` one in the Woodbury
-    form or one float64 Newton-Schulz step after a dense one) and ``G = X (I + R + R^2)``; ``coef_mp`` turns
+    form or one float64 Newton-Schulz step after a dense one) and ``G = X (I + R + R^2 + ...)``; ``coef_mp`` turns
     the pencil's coefficients into mpmath numbers.  Raises ``ConvergenceError`` when ``R`` is too large for
     that series to reach the ``digits`` or the steps do not converge.
 
@@ -477,8 +524,8 @@ def solve_dd(part, h_start, J, coef_mp, digits, variant):
     det = [(i, j, kind, data, coef_mp(c)) for i, j, kind, data, c in part.det]
     eta = [(a, b, coef_mp(w), m, m2) for a, b, w, m, m2 in part.eta]
     bases = {False: part.base(False), True: part.base(True)}
-    # the products with the given matrices to 2^-bits of their scales: 10^-(digits + 12), within 112 bits
-    bits = min(112, int(math.ceil((digits + 12) * math.log2(10))))
+    # the products with the given matrices to 2^-bits of their scales: 10^-(digits + 10), within 112 bits
+    bits = min(112, int(math.ceil((digits + 10) * math.log2(10))))
     slices = {}
     given = [(i, j, np.ascontiguousarray(data, dtype=np.float64), c) for i, j, kind, data, c in det if kind != "I"]
 
@@ -538,15 +585,8 @@ def solve_dd(part, h_start, J, coef_mp, digits, variant):
             acc[i] = _dd_add(acc[i], t)
         Rh = np.vstack([acc[k][0] for k in keep])
         Rl = np.vstack([acc[k][1] for k in keep])
-        r = float(np.max(np.sum(np.abs(Rh), axis=1)))  # ||R||_inf bounds the terms left out
-        if not r < 1e-6:
-            raise ConvergenceError(f"the float64 inverse is too far from the inverse (residual {r:.3g}) for the "
-                                   "double-double refinement")
         R = (Rh, Rl)
-        RR = Rh @ Rh if r ** 2 > 10.0 ** (-(digits + 8)) else None
-        if r ** 3 > 10.0 ** (-(digits + 8)):
-            raise ConvergenceError(f"the float64 inverse is too far from the inverse (residual {r:.3g}) for "
-                                   f"{digits} digits on the double-double path")
+        RR = series_tail(Rh, 1.0, digits)
         RT = (np.ascontiguousarray(Rh.T), np.ascontiguousarray(Rl.T))  # R_.l^T as rows, once
         return (X, R, RR, rows, RT), Gs, where
 
