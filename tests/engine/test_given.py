@@ -451,9 +451,9 @@ def test_two_block_flint_against_one_block():
     """The python-flint traces (above 28 digits) through the inner matrix's two diagonal blocks against those
     through the whole inner matrix, to 35 digits, S not symmetric."""
     pytest.importorskip("flint")
-    from symrmt.engine.solve import given as gv
+    from symrmt.engine.solve import given_flint
 
-    _two_blocks_against_one(gv, "flint_two_blocks", 5, 35)
+    _two_blocks_against_one(given_flint, "flint_two_blocks", 5, 35)
 
 
 def _two_blocks_against_one(module, two_blocks, seed, digits):

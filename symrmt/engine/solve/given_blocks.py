@@ -204,7 +204,7 @@ def flint_two_blocks(N, rows, cols, comps, Ainv, terms, wscale, prec, tol):
     matrix ``K`` is block upper triangular with the two diagonal blocks ``comps``
     (:mod:`symrmt.engine.solve.given_blocks`): ``D_i = B[., C_i] K_ii^{-1}``, each ``K_ii^{-1}`` refined from a
     float64 inverse (the second from the first's refined one when the blocks have one size) by
-    ``X <- X + X (I - K_ii X)`` as in :func:`symrmt.engine.solve.given._woodbury_hp`, then ``Y[., C_1] = D_1 - D_0 (S[C_0, R] (x) I) D_1``,
+    ``X <- X + X (I - K_ii X)`` as in :func:`symrmt.engine.solve.given_flint._woodbury_hp`, then ``Y[., C_1] = D_1 - D_0 (S[C_0, R] (x) I) D_1``,
     ``Y[., C_0] = D_0``.  ``terms``: ``(r, c, given matrix, coefficient)`` (indices into ``rows``, ``cols``).
     Returns ``None`` when a diagonal block is singular in float64; raises ``ConvergenceError`` when a
     refinement does not converge.
