@@ -34,6 +34,7 @@ from itertools import combinations
 import sympy as sp
 
 from symrmt.engine.reduce.linearize import EPS_SHIFT
+from symrmt.engine.reduce.merge import reduce_system
 
 S_STRENGTH = sp.Symbol("s_hom", positive=True)
 
@@ -94,8 +95,9 @@ class BlockSystem:
         ``tau(M) = sum readout[k, l] * H_kl``.
     """
 
-    def __init__(self, pencil):
+    def __init__(self, pencil, reduce: bool = True):
         self.pencil = pencil
+        self.full_unknowns, self.entries, self._columns = None, None, None
         k = pencil.size
         groups = {}
         for i, b in enumerate(pencil.blocks):
@@ -124,6 +126,76 @@ class BlockSystem:
         for x in self.residual + list(self.readout.values()):
             free |= x.free_symbols
         self.params = sorted(free - set(self.h) - {S_STRENGTH, EPS_SHIFT}, key=lambda s: s.name)
+        if reduce:
+            self.reduce()
+
+    def reduce(self, keep=()):
+        """Remove the unknowns the system fixes exactly (in place; returns the system): see :mod:`symrmt.engine.reduce.merge`.
+
+        An unknown that equals a rational constant, or ``c0 + c1 * x`` (``c1 = +-1``, ``c0`` rational) for another
+        unknown ``x``, on the whole solution set is replaced by that expression, and its residual row dropped.
+        The readout's entries and ``keep`` stay unknowns.  Afterwards ``unknowns``/``h`` are the kept unknowns,
+        ``H`` holds the substituted expressions, ``full_unknowns`` the unknowns before, and ``entries`` maps
+        every one of them to its expression in the kept ``h``.
+        """
+        return reduce_system(self, set(keep) | set(self.readout), S_STRENGTH)
+
+    @property
+    def all_unknowns(self) -> list:
+        """The unknowns before the reduction (``unknowns`` when nothing was reduced)."""
+        return self.full_unknowns if self.full_unknowns is not None else self.unknowns
+
+    def expand(self, h, one=1) -> list:
+        """The values of :attr:`all_unknowns` from the values ``h`` of the kept unknowns (any number type;
+        ``one``: the unit of that type, so that a rational constant ``p/q`` is ``one * p / q``).
+
+        >>> from symrmt.engine.lang.matrices import Gaussian, Dim, N
+        >>> from symrmt.engine.reduce import linearize as lin
+        >>> s = BlockSystem(lin.linearize(Gaussian("Z", Dim("n", sp.Integer(1)), Dim("n", sp.Integer(1))).T
+        ...                 * Gaussian("Z", Dim("n", sp.Integer(1)), Dim("n", sp.Integer(1))) / N))
+        >>> len(s.all_unknowns), len(s.unknowns)
+        (9, 1)
+        >>> s.expand([sp.Symbol("x")], sp.Integer(1))
+        [-1, 0, x, 0, -1, 0, 0, 0, 1]
+        """
+        if self._columns is None:
+            return list(h)
+        out = []
+        for ij in self.full_unknowns:
+            e = self.entries[ij]
+            col = self._columns.get(ij)
+            c0 = sp.Rational(e - (self.h[col[0]] * col[1] if col else 0))
+            v = one * int(c0.p) / int(c0.q) if c0 != 0 else None
+            if col is not None:
+                x = h[col[0]] if col[1] == 1 else -h[col[0]]
+                v = x if v is None else x + v
+            out.append(v if v is not None else one * 0)
+        return out
+
+    def _set_h_matrix(self, Hm):
+        """Rebuild ``H``, ``eta``, ``Lambda`` and the residual rows of ``unknowns`` from the matrix ``Hm``."""
+        k = self.pencil.size
+        self.H = Hm
+        eta = sp.zeros(k, k)
+        for (kk, ll), d in self.eta_coef.items():
+            eta[kk, ll] = sp.Add(*[c * Hm[m, m2] for (m, m2), c in d.items()])
+        self.eta = eta
+        self.lam = {(i, j): self.L0[i, j] - S_STRENGTH * eta[i, j] for i in range(k) for j in range(k)
+                    if self.L0[i, j] != 0 or eta[i, j] != 0}
+        self._rows = {}
+        for (i, j) in self.lam:
+            self._rows.setdefault(i, []).append(j)
+        self.residual = [self.residual_entry(i, j) for i, j in self.unknowns]
+
+    def residual_entry(self, i, j):
+        """``(Lambda H - I)_ij`` in the current unknowns (a row of the residual when ``(i, j)`` is an unknown)."""
+        return self._times_h(self.lam, i, j) - (1 if i == j else 0)
+
+    def column(self, ij):
+        """``(position, coefficient)``: ``d H_ij / d h[position] = coefficient`` (``None`` when ``H_ij`` is a constant)."""
+        if self._columns is None:
+            return (self.unknowns.index(ij), 1) if ij in self.unknowns else None
+        return self._columns.get(ij)
 
     # -- derived expressions
     def _times_h(self, mat: dict, i, j):
@@ -133,16 +205,21 @@ class BlockSystem:
 
     def jacobian(self):
         """``dR/dh`` as a list of rows: ``dR = Lambda dH - s eta(dH) H`` (written from the structure)."""
-        col = {u: n for n, u in enumerate(self.unknowns)}
+        if self._columns is None:
+            col = {u: (n, 1) for n, u in enumerate(self.unknowns)}
+        else:
+            col = self._columns
         rows = []
         for (k, l) in self.unknowns:
             row = [sp.Integer(0)] * len(self.unknowns)
             for a in self._rows.get(k, ()):
                 if (a, l) in col:
-                    row[col[(a, l)]] += self.lam[(k, a)]
+                    n, w = col[(a, l)]
+                    row[n] += w * self.lam[(k, a)]
                 for (m, m2), c in self.eta_coef.get((k, a), {}).items():
-                    if self.H[a, l] != 0:
-                        row[col[(m, m2)]] += -S_STRENGTH * c * self.H[a, l]
+                    if self.H[a, l] != 0 and (m, m2) in col:
+                        n, w = col[(m, m2)]
+                        row[n] += -S_STRENGTH * w * c * self.H[a, l]
             rows.append(row)
         return rows
 
