@@ -97,7 +97,7 @@ class BlockSystem:
 
     def __init__(self, pencil, reduce: bool = True):
         self.pencil = pencil
-        self.full_unknowns, self.entries, self._columns = None, None, None
+        self.full_unknowns, self.entries, self._columns, self.explicit = None, None, None, False
         k = pencil.size
         groups = {}
         for i, b in enumerate(pencil.blocks):
@@ -145,9 +145,10 @@ class BlockSystem:
         """The unknowns before the reduction (``unknowns`` when nothing was reduced)."""
         return self.full_unknowns if self.full_unknowns is not None else self.unknowns
 
-    def expand(self, h, one=1) -> list:
-        """The values of :attr:`all_unknowns` from the values ``h`` of the kept unknowns (any number type;
-        ``one``: the unit of that type, so that a rational constant ``p/q`` is ``one * p / q``).
+    def expand(self, h, one=1, at=None) -> list:
+        """The values of :attr:`all_unknowns` from the values ``h`` of the kept unknowns at ``s = 1``, ``eps = 0``
+        (any number type; ``one``: the unit of that type, so that a rational constant ``p/q`` is ``one * p / q``;
+        ``at``: the parameters' values, name -> number, needed when an entry was solved for explicitly).
 
         >>> from symrmt.engine.lang.matrices import Gaussian, Dim, N
         >>> from symrmt.engine.reduce import linearize as lin
@@ -158,6 +159,11 @@ class BlockSystem:
         >>> s.expand([sp.Symbol("x")], sp.Integer(1))
         [-1, 0, x, 0, -1, 0, 0, 0, 1]
         """
+        if self.explicit:
+            if at is None:
+                raise ValueError("the parameter values are needed to expand a system with explicit entries")
+            fn = self._expand_function()
+            return list(fn(list(h), [at[p.name] for p in self.params]))
         if self._columns is None:
             return list(h)
         out = []
@@ -171,6 +177,13 @@ class BlockSystem:
                 v = x if v is None else x + v
             out.append(v if v is not None else one * 0)
         return out
+
+    def _expand_function(self):
+        if getattr(self, "_expander", None) is None:
+            at = {S_STRENGTH: 1, EPS_SHIFT: 0}
+            exprs = [sp.sympify(self.entries[ij]).subs(at) for ij in self.full_unknowns]
+            self._expander = sp.lambdify([list(self.h), list(self.params)], exprs, "mpmath")
+        return self._expander
 
     def _set_h_matrix(self, Hm):
         """Rebuild ``H``, ``eta``, ``Lambda`` and the residual rows of ``unknowns`` from the matrix ``Hm``."""
@@ -204,7 +217,10 @@ class BlockSystem:
                         and self.H[m, j] != 0])
 
     def jacobian(self):
-        """``dR/dh`` as a list of rows: ``dR = Lambda dH - s eta(dH) H`` (written from the structure)."""
+        """``dR/dh`` as a list of rows: ``dR = Lambda dH - s eta(dH) H`` (written from the structure; differentiated
+        in SymPy where an entry was solved for explicitly)."""
+        if self.explicit:
+            return [[sp.diff(r, x) for x in self.h] for r in self.residual]
         if self._columns is None:
             col = {u: (n, 1) for n, u in enumerate(self.unknowns)}
         else:
@@ -225,16 +241,22 @@ class BlockSystem:
 
     def d_strength(self):
         """``dR/ds = -eta(H) H``."""
+        if self.explicit:
+            return [sp.diff(r, S_STRENGTH) for r in self.residual]
         mat = {ij: -self.eta[ij] for ij in self.lam if self.eta[ij] != 0}
         return [self._times_h(mat, i, j) for i, j in self.unknowns]
 
     def d_shift(self):
         """``dR/d eps`` (the shift of the inverses, see :data:`~symrmt.engine.reduce.linearize.EPS_SHIFT`)."""
+        if self.explicit:
+            return [sp.diff(r, EPS_SHIFT) for r in self.residual]
         mat = {ij: sp.diff(self.L0[ij], EPS_SHIFT) for ij in self.lam}
         return [self._times_h(mat, i, j) for i, j in self.unknowns]
 
     def d_param(self, theta):
         """``dR/d theta`` at fixed ``H``, ``s = 1``, ``eps = 0``: ``(d Lambda / d theta) H``."""
+        if self.explicit:
+            return [sp.diff(r, theta).subs({S_STRENGTH: 1, EPS_SHIFT: 0}) for r in self.residual]
         mat = {ij: sp.diff(v, theta).subs({S_STRENGTH: 1, EPS_SHIFT: 0}) for ij, v in self.lam.items()}
         return [self._times_h(mat, i, j) for i, j in self.unknowns]
 
@@ -282,8 +304,8 @@ class BlockSystem:
         pretty = {x: sp.Symbol(f"H_{{{i + 1},{j + 1}}}") for x, (i, j) in zip(self.h, self.unknowns)}
         params = set().union(*(e.free_symbols for e in (self.H, self.L0, self.eta))) - set(self.h)
         pretty.update({s: sp.Symbol(tex_name(s.name)) for s in params if s.name != tex_name(s.name)})
-        lhs = sp.latex(self.H.xreplace(pretty))
-        rhs = sp.latex((self.L0 - self.eta).subs(EPS_SHIFT, 0).xreplace(pretty))
+        lhs = sp.latex(self.H.subs({S_STRENGTH: 1, EPS_SHIFT: 0}).xreplace(pretty))
+        rhs = sp.latex((self.L0 - self.eta).subs({S_STRENGTH: 1, EPS_SHIFT: 0}).xreplace(pretty))
         out = sp.latex(sum((c * self.H[i, j] for (i, j), c in self.readout.items()), sp.Integer(0)).xreplace(pretty))
         return (f"H = \\left({rhs}\\right)^{{-1}},\n\\qquad H = {lhs},\n"
                 f"\\qquad \\tau(M) = {out}")

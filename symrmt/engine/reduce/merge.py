@@ -18,11 +18,17 @@ costs the cube of their number at every Newton step.
    and the shift ``eps``.  A dropped row that is not becomes an unknown again, and the candidates are
    redrawn without the relations that failed, until every dropped row passes.
 
+3. *Explicit unknowns*, in SymPy alone.  An unknown whose own row reads ``a x + f`` with ``a`` a nonzero rational
+   and ``f`` free of ``x`` is ``x = -f/a`` on the whole solution set; when ``f`` has at most
+   :data:`EXPLICIT_TERMS` terms, it is substituted into the other rows and its row dropped (the system is then
+   no longer affine in the entries of ``H``, and its Jacobian and derivatives are differentiated in SymPy).
+
 Then every solution of the kept rows, expanded by the substitution, solves every row of the full system,
 at every parameter value, ``s`` and ``eps``: the reduced system's solutions are full solutions (the
-homotopy starts at the unique ``L_0^{-1}`` and the checks downstream run on the same numbers).  The
-substitution is affine with constant coefficients, so parameter derivatives of a dropped unknown are
-``c_1`` times those of the kept one.  The numbers only propose; nothing they say is used unproved.
+homotopy starts at the unique ``L_0^{-1}`` and the checks downstream run on the same numbers).  The readout's
+entries always stay unknowns, so every trace, and every parameter derivative of one, is read as before; the
+bulk of a quadratic form enters its Woodbury system through the substituted entries.  The numbers only
+propose; nothing they say is used unproved.
 
 >>> from symrmt.engine.lang.matrices import Gaussian, Dim, N
 >>> from symrmt.engine.reduce import linearize as lin
@@ -48,6 +54,8 @@ from symrmt.engine.reduce.linearize import EPS_SHIFT
 _TOL = 1e-9
 #: the largest denominator of a candidate constant
 _DENOMINATOR = 64
+#: the most terms of an explicit solution ``x = -f/a`` that is substituted (a longer one grows every row it enters)
+EXPLICIT_TERMS = 2
 
 
 def _points(system, strength, count=3, seed=20260):
@@ -145,14 +153,49 @@ def _candidates(values, keep_pos, banned):
     return out
 
 
+def _explicit(system, keep):
+    """Solve for the unknowns whose own row is ``a x + f`` with ``a`` a nonzero rational and ``f`` free of ``x`` (of
+    at most :data:`EXPLICIT_TERMS` terms): ``x = -f/a`` exactly, substituted into the other rows (in place)."""
+    while len(system.h) > 1:
+        found = None
+        for n, (x, ij) in enumerate(zip(system.h, system.unknowns)):
+            if ij in keep:
+                continue
+            r = sp.expand(system.residual[n])
+            a = r.coeff(x)
+            rest = sp.expand(r - a * x)
+            if a.is_Rational and a != 0 and not rest.has(x):
+                e = sp.expand(-rest / a)
+                if len(sp.Add.make_args(e)) <= EXPLICIT_TERMS:
+                    found = (n, x, e)
+                    break
+        if found is None:
+            return
+        n, x, e = found
+        system.unknowns = system.unknowns[:n] + system.unknowns[n + 1:]  # new lists: full_unknowns may share one
+        system.h = system.h[:n] + system.h[n + 1:]
+        system.entries = {ij: sp.expand(sp.sympify(v).xreplace({x: e})) for ij, v in system.entries.items()}
+        system._set_h_matrix(system.H.xreplace({x: e}))
+        system.explicit, system._columns = True, None
+
+
 def reduce_system(system, keep, strength):
     """Substitute the unknowns of ``system`` that it fixes exactly (module docstring); in place, returns it.
 
-    ``keep``: entries ``(k, l)`` that must stay unknowns (the readout's); ``strength``: the homotopy symbol ``s``.  A system whose numbers cannot be
-    computed (a singular ``L_0`` at the random points, an iteration that does not settle) is left whole.
+    ``keep``: entries ``(k, l)`` that must stay unknowns (the readout's); ``strength``: the homotopy symbol ``s``.
+    First the affine relations (:func:`_affine`), then the explicit ones (:func:`_explicit`).
     """
     if system.full_unknowns is not None:
         return system
+    _affine(system, keep, strength)
+    _explicit(system, keep)
+    return system
+
+
+def _affine(system, keep, strength):
+    """The constants and the relations ``c0 + c1 x`` (steps 1 and 2 of the module docstring), in place.  A system
+    whose numbers cannot be computed (a singular ``L_0`` at the random points, an iteration that does not
+    settle) is left whole."""
     unknowns, h = list(system.unknowns), list(system.h)
     system.full_unknowns = unknowns
     system.entries = dict(zip(unknowns, h))

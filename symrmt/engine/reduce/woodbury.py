@@ -185,7 +185,8 @@ def _woodbury(p: Pencil, units, where, system, vectors):
     h_of = {}
     if system is not None:
         k = system.pencil.size
-        h_of = {(i, j): system.H[i, j] for i in range(k) for j in range(k) if system.H[i, j] != 0}
+        h_of = {(i, j): system.H[i, j].subs({S_STRENGTH: 1, EPS_SHIFT: 0}) for i in range(k) for j in range(k)
+                if system.H[i, j] != 0}
     rows = {}  # unit r -> [(bulk i, coef, vector)]  (row vectors b^T at (r, i))
     cols = {}  # unit s -> [(bulk j, coef, vector)]  (column vectors a at (j, s))
     for (i, j), e in p.Q.items():

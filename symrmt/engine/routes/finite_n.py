@@ -125,7 +125,7 @@ def correction_system(system, h, values: dict):
                 raise ModelError("a diagonal law that is not split into blocks (many atoms) is not covered by the "
                                  "1/n term")
     unknowns = list(system.all_unknowns)  # the 1/n term is written on every entry of H, before the reduction
-    h = system.expand(h, mpmath.mpf(1))
+    h = system.expand(h, mpmath.mpf(1), {s.name: _num(v, subs) for s, v in subs.items()})
     col = {u: a for a, u in enumerate(unknowns)}
     m = len(unknowns)
     H = [[zero] * k for _ in range(k)]
