@@ -365,9 +365,15 @@ def _fixed_point_section(system, tag: str, many: bool, pencil_label: str, readou
     lam = {(i, j): _h_tex(L0[i, j] - system.eta[i, j], names) for i in range(size) for j in range(size)
            if L0[i, j] != 0 or system.eta[i, j] != 0}
     unknowns = _inline(f"H{sup}_{{{i + 1},{j + 1}}}" for i, j in system.unknowns)
+    fixed = [(ij, e) for ij, e in (system.entries or {}).items() if ij not in system.unknowns]
+    if fixed:  # entries the system fixes exactly (symrmt.engine.reduce.merge), substituted in Lambda
+        rel = _inline(f"H{sup}_{{{i + 1},{j + 1}}} = {_h_tex(e, names)}" for (i, j), e in fixed)
+        unknowns += (rf"; the system fixes {rel} exactly (each proved by substituting it: every equation of "
+                     r"the dropped entries becomes zero or another equation), and these relations are written into "
+                     r"$\Lambda$ below")
     Qn = pencil or f"Q_{{{tag}}}"
     out = [rf"Let $H{sup}_{{i,j}}$ be the limit of the normalized trace of block $(i, j)$ of ${Qn}^{{-1}}$ "
-           rf"(defined where the two blocks have the same dimension; the unknowns are {unknowns}, the other "
+           rf"(defined where the two blocks have the same dimension; the unknowns are {unknowns}; the other "
            rf"entries of $H{sup}$ are zero). The deterministic equivalent of ${Qn}^{{-1}}$ is "
            rf"$\bigl(\Lambda{sup} \otimes I\bigr)^{{-1}}$, where $\Lambda{sup} = L_0 - \eta(H{sup})$: $L_0$ holds the "
            r"coefficients of the identity blocks of "

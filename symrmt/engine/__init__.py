@@ -30,6 +30,7 @@ density solver) or is passed in as an argument (the compile step into
    (the laws by keyword), :mod:`~symrmt.engine.kernels.weights` (the Gaussian equivalent of a kernel with a
    general weight matrix);
 2. the reduction and the simulation -- :mod:`~symrmt.engine.reduce.linearize` (linear pencils),
+   :mod:`~symrmt.engine.reduce.merge` (the unknowns of a fixed point that it fixes exactly, substituted),
    :mod:`~symrmt.engine.reduce.fixed_point` (the block fixed point), :mod:`~symrmt.engine.reduce.atoms` (deterministic laws
    with atoms), :mod:`~symrmt.engine.reduce.plan` (the expression to a plan), :mod:`~symrmt.engine.reduce.hermitize`
    (non-normal matrices), :mod:`~symrmt.engine.reduce.woodbury` (quadratic forms), :mod:`~symrmt.engine.reduce.independence`

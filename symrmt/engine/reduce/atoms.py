@@ -80,7 +80,7 @@ class AtomSystem(BlockSystem):
             raise ModelError(f"diag {law.name}: a law of many atoms needs numeric values and weights")
         if len(law.values) > MAX_SUM_ATOMS:
             raise ModelError(f"diag {law.name}: at most {MAX_SUM_ATOMS} atoms, got {len(law.values)}")
-        super().__init__(template_pencil(pencil, law))
+        super().__init__(template_pencil(pencil, law), reduce=False)  # d_rows reads every entry of S
         self.law, self.values, self.weights = law, law.values, law.weights
         key = (law.dim.name, None)
         self.dgroup = list(self.groups.get(key, []))

@@ -34,6 +34,7 @@ from itertools import combinations
 import sympy as sp
 
 from symrmt.engine.reduce.linearize import EPS_SHIFT
+from symrmt.engine.reduce.merge import reduce_system
 
 S_STRENGTH = sp.Symbol("s_hom", positive=True)
 
@@ -94,8 +95,9 @@ class BlockSystem:
         ``tau(M) = sum readout[k, l] * H_kl``.
     """
 
-    def __init__(self, pencil):
+    def __init__(self, pencil, reduce: bool = True):
         self.pencil = pencil
+        self.full_unknowns, self.entries, self._columns, self.explicit = None, None, None, False
         k = pencil.size
         groups = {}
         for i, b in enumerate(pencil.blocks):
@@ -124,6 +126,89 @@ class BlockSystem:
         for x in self.residual + list(self.readout.values()):
             free |= x.free_symbols
         self.params = sorted(free - set(self.h) - {S_STRENGTH, EPS_SHIFT}, key=lambda s: s.name)
+        if reduce:
+            self.reduce()
+
+    def reduce(self, keep=()):
+        """Remove the unknowns the system fixes exactly (in place; returns the system): see :mod:`symrmt.engine.reduce.merge`.
+
+        An unknown that equals a rational constant, or ``c0 + c1 * x`` (``c1 = +-1``, ``c0`` rational) for another
+        unknown ``x``, on the whole solution set is replaced by that expression, and its residual row dropped.
+        The readout's entries and ``keep`` stay unknowns.  Afterwards ``unknowns``/``h`` are the kept unknowns,
+        ``H`` holds the substituted expressions, ``full_unknowns`` the unknowns before, and ``entries`` maps
+        every one of them to its expression in the kept ``h``.
+        """
+        return reduce_system(self, set(keep) | set(self.readout), S_STRENGTH)
+
+    @property
+    def all_unknowns(self) -> list:
+        """The unknowns before the reduction (``unknowns`` when nothing was reduced)."""
+        return self.full_unknowns if self.full_unknowns is not None else self.unknowns
+
+    def expand(self, h, one=1, at=None) -> list:
+        """The values of :attr:`all_unknowns` from the values ``h`` of the kept unknowns at ``s = 1``, ``eps = 0``
+        (any number type; ``one``: the unit of that type, so that a rational constant ``p/q`` is ``one * p / q``;
+        ``at``: the parameters' values, name -> number, needed when an entry was solved for explicitly).
+
+        >>> from symrmt.engine.lang.matrices import Gaussian, Dim, N
+        >>> from symrmt.engine.reduce import linearize as lin
+        >>> s = BlockSystem(lin.linearize(Gaussian("Z", Dim("n", sp.Integer(1)), Dim("n", sp.Integer(1))).T
+        ...                 * Gaussian("Z", Dim("n", sp.Integer(1)), Dim("n", sp.Integer(1))) / N))
+        >>> len(s.all_unknowns), len(s.unknowns)
+        (9, 1)
+        >>> s.expand([sp.Symbol("x")], sp.Integer(1))
+        [-1, 0, x, 0, -1, 0, 0, 0, 1]
+        """
+        if self.explicit:
+            if at is None:
+                raise ValueError("the parameter values are needed to expand a system with explicit entries")
+            fn = self._expand_function()
+            return list(fn(list(h), [at[p.name] for p in self.params]))
+        if self._columns is None:
+            return list(h)
+        out = []
+        for ij in self.full_unknowns:
+            e = self.entries[ij]
+            col = self._columns.get(ij)
+            c0 = sp.Rational(e - (self.h[col[0]] * col[1] if col else 0))
+            v = one * int(c0.p) / int(c0.q) if c0 != 0 else None
+            if col is not None:
+                x = h[col[0]] if col[1] == 1 else -h[col[0]]
+                v = x if v is None else x + v
+            out.append(v if v is not None else one * 0)
+        return out
+
+    def _expand_function(self):
+        if getattr(self, "_expander", None) is None:
+            at = {S_STRENGTH: 1, EPS_SHIFT: 0}
+            exprs = [sp.sympify(self.entries[ij]).subs(at) for ij in self.full_unknowns]
+            self._expander = sp.lambdify([list(self.h), list(self.params)], exprs, "mpmath")
+        return self._expander
+
+    def _set_h_matrix(self, Hm):
+        """Rebuild ``H``, ``eta``, ``Lambda`` and the residual rows of ``unknowns`` from the matrix ``Hm``."""
+        k = self.pencil.size
+        self.H = Hm
+        eta = sp.zeros(k, k)
+        for (kk, ll), d in self.eta_coef.items():
+            eta[kk, ll] = sp.Add(*[c * Hm[m, m2] for (m, m2), c in d.items()])
+        self.eta = eta
+        self.lam = {(i, j): self.L0[i, j] - S_STRENGTH * eta[i, j] for i in range(k) for j in range(k)
+                    if self.L0[i, j] != 0 or eta[i, j] != 0}
+        self._rows = {}
+        for (i, j) in self.lam:
+            self._rows.setdefault(i, []).append(j)
+        self.residual = [self.residual_entry(i, j) for i, j in self.unknowns]
+
+    def residual_entry(self, i, j):
+        """``(Lambda H - I)_ij`` in the current unknowns (a row of the residual when ``(i, j)`` is an unknown)."""
+        return self._times_h(self.lam, i, j) - (1 if i == j else 0)
+
+    def column(self, ij):
+        """``(position, coefficient)``: ``d H_ij / d h[position] = coefficient`` (``None`` when ``H_ij`` is a constant)."""
+        if self._columns is None:
+            return (self.unknowns.index(ij), 1) if ij in self.unknowns else None
+        return self._columns.get(ij)
 
     # -- derived expressions
     def _times_h(self, mat: dict, i, j):
@@ -132,32 +217,46 @@ class BlockSystem:
                         and self.H[m, j] != 0])
 
     def jacobian(self):
-        """``dR/dh`` as a list of rows: ``dR = Lambda dH - s eta(dH) H`` (written from the structure)."""
-        col = {u: n for n, u in enumerate(self.unknowns)}
+        """``dR/dh`` as a list of rows: ``dR = Lambda dH - s eta(dH) H`` (written from the structure; differentiated
+        in SymPy where an entry was solved for explicitly)."""
+        if self.explicit:
+            return [[sp.diff(r, x) for x in self.h] for r in self.residual]
+        if self._columns is None:
+            col = {u: (n, 1) for n, u in enumerate(self.unknowns)}
+        else:
+            col = self._columns
         rows = []
         for (k, l) in self.unknowns:
             row = [sp.Integer(0)] * len(self.unknowns)
             for a in self._rows.get(k, ()):
                 if (a, l) in col:
-                    row[col[(a, l)]] += self.lam[(k, a)]
+                    n, w = col[(a, l)]
+                    row[n] += w * self.lam[(k, a)]
                 for (m, m2), c in self.eta_coef.get((k, a), {}).items():
-                    if self.H[a, l] != 0:
-                        row[col[(m, m2)]] += -S_STRENGTH * c * self.H[a, l]
+                    if self.H[a, l] != 0 and (m, m2) in col:
+                        n, w = col[(m, m2)]
+                        row[n] += -S_STRENGTH * w * c * self.H[a, l]
             rows.append(row)
         return rows
 
     def d_strength(self):
         """``dR/ds = -eta(H) H``."""
+        if self.explicit:
+            return [sp.diff(r, S_STRENGTH) for r in self.residual]
         mat = {ij: -self.eta[ij] for ij in self.lam if self.eta[ij] != 0}
         return [self._times_h(mat, i, j) for i, j in self.unknowns]
 
     def d_shift(self):
         """``dR/d eps`` (the shift of the inverses, see :data:`~symrmt.engine.reduce.linearize.EPS_SHIFT`)."""
+        if self.explicit:
+            return [sp.diff(r, EPS_SHIFT) for r in self.residual]
         mat = {ij: sp.diff(self.L0[ij], EPS_SHIFT) for ij in self.lam}
         return [self._times_h(mat, i, j) for i, j in self.unknowns]
 
     def d_param(self, theta):
         """``dR/d theta`` at fixed ``H``, ``s = 1``, ``eps = 0``: ``(d Lambda / d theta) H``."""
+        if self.explicit:
+            return [sp.diff(r, theta).subs({S_STRENGTH: 1, EPS_SHIFT: 0}) for r in self.residual]
         mat = {ij: sp.diff(v, theta).subs({S_STRENGTH: 1, EPS_SHIFT: 0}) for ij, v in self.lam.items()}
         return [self._times_h(mat, i, j) for i, j in self.unknowns]
 
@@ -205,8 +304,8 @@ class BlockSystem:
         pretty = {x: sp.Symbol(f"H_{{{i + 1},{j + 1}}}") for x, (i, j) in zip(self.h, self.unknowns)}
         params = set().union(*(e.free_symbols for e in (self.H, self.L0, self.eta))) - set(self.h)
         pretty.update({s: sp.Symbol(tex_name(s.name)) for s in params if s.name != tex_name(s.name)})
-        lhs = sp.latex(self.H.xreplace(pretty))
-        rhs = sp.latex((self.L0 - self.eta).subs(EPS_SHIFT, 0).xreplace(pretty))
+        lhs = sp.latex(self.H.subs({S_STRENGTH: 1, EPS_SHIFT: 0}).xreplace(pretty))
+        rhs = sp.latex((self.L0 - self.eta).subs({S_STRENGTH: 1, EPS_SHIFT: 0}).xreplace(pretty))
         out = sp.latex(sum((c * self.H[i, j] for (i, j), c in self.readout.items()), sp.Integer(0)).xreplace(pretty))
         return (f"H = \\left({rhs}\\right)^{{-1}},\n\\qquad H = {lhs},\n"
                 f"\\qquad \\tau(M) = {out}")

@@ -184,7 +184,9 @@ def _woodbury(p: Pencil, units, where, system, vectors):
             S[pos[i], pos[j]] += e.get("I", 0)
     h_of = {}
     if system is not None:
-        h_of = dict(zip(system.unknowns, system.h))
+        k = system.pencil.size
+        h_of = {(i, j): system.H[i, j].subs({S_STRENGTH: 1, EPS_SHIFT: 0}) for i in range(k) for j in range(k)
+                if system.H[i, j] != 0}
     rows = {}  # unit r -> [(bulk i, coef, vector)]  (row vectors b^T at (r, i))
     cols = {}  # unit s -> [(bulk j, coef, vector)]  (column vectors a at (j, s))
     for (i, j), e in p.Q.items():
@@ -401,7 +403,7 @@ def prepare_qf(expr, implicit: bool = True) -> QFPlan:
                 f"the fixed point of this expression has {raw} unknowns before its structural zeros are removed, "
                 f"above {PRUNE_FACTOR} times the limit of {LIMITS['unknowns']} (LIMITS['unknowns']: the solve grows "
                 "like its cube); split the expression into smaller traces or forms, or lower a matrix power")
-        system = prune(BlockSystem(bulk))
+        system = prune(BlockSystem(bulk, reduce=False)).reduce()
         t = TracePlan(len(traces), readout_matrix, bulk, system, trace_bounds(readout_matrix) if readout_matrix is not
                       None and not vectors_of(readout_matrix) else [])
         t.full_pencil, t.full_matrix = pencil, matrix

@@ -103,7 +103,7 @@ def _num(e, subs):
 
 
 def correction_system(system, h, values: dict):
-    """``delta`` (the ``1/n`` coefficients of the unknowns of ``system``, in its order) at the fixed point ``h``
+    """``delta`` (the ``1/n`` coefficients of every unknown of ``system``, in the order of ``all_unknowns``) at the fixed point ``h``
     (mpf, the current precision) and the exact parameter ``values`` (see the module docstring)."""
     pencil = system.pencil
     k = pencil.size
@@ -124,7 +124,8 @@ def correction_system(system, h, values: dict):
             else:
                 raise ModelError("a diagonal law that is not split into blocks (many atoms) is not covered by the "
                                  "1/n term")
-    unknowns = list(system.unknowns)
+    unknowns = list(system.all_unknowns)  # the 1/n term is written on every entry of H, before the reduction
+    h = system.expand(h, mpmath.mpf(1), {s.name: _num(v, subs) for s, v in subs.items()})
     col = {u: a for a, u in enumerate(unknowns)}
     m = len(unknowns)
     H = [[zero] * k for _ in range(k)]
@@ -286,7 +287,7 @@ def finite_size(plan, result, n: int, digits: int):
                     continue
                 kk, ij, _ = what
                 g = formula_function(grads[s], syms)(args)
-                corr += g * deltas[kk][plan.traces[kk].system.unknowns.index(ij)]
+                corr += g * deltas[kk][plan.traces[kk].system.all_unknowns.index(ij)]
             return limit, corr, limit + corr / n
 
     def attempt(dps):

@@ -79,7 +79,7 @@ class TraceLimit:
 
 def compiled_system(system):
     """The :class:`CompiledSystem` of a block system (memoized on its pencil)."""
-    key = system.pencil.key()
+    key = system.pencil.key() + ("" if system.full_unknowns is None else f":reduced{system.unknowns}")
     if isinstance(system, AtomSystem):
         # the compiled pieces do not hold the atoms, but the object carries its system's law
         key = f"atoms:{system.law.name}:{system.values}:{system.weights}:{key}"

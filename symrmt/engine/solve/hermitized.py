@@ -336,7 +336,7 @@ def guard(plan, values, compiled_system):
                 "Hermitized; no value is returned"
             )
         hp = herm.hermitize(t.pencil)
-        nt = TracePlan(t.index, t.matrix, hp, BlockSystem(hp), t.bounds)
+        nt = TracePlan(t.index, t.matrix, hp, BlockSystem(hp, reduce=False), t.bounds)
         nt.solver = HermitianSolver
         nt.hermitized = True
         nt.full_pencil, nt.full_matrix = hp, None  # the quadratic-form path self-tests (hp, matrix)

@@ -32,7 +32,7 @@ import sympy as sp
 
 from symrmt.errors import ParameterError
 from symrmt.cache import cached
-from symrmt.engine.reduce import fixed_point as blockfp, linearize
+from symrmt.engine.reduce import fixed_point as blockfp, linearize, merge
 from symrmt.engine.reduce.fixed_point import S_STRENGTH
 from symrmt.engine.reduce.linearize import EPS_SHIFT
 from symrmt.core import continuation as _cc
@@ -70,7 +70,7 @@ POLISH_MOVE = _cc.POLISH_MOVE
 def source_digest() -> str:
     """Digest of the modules that derive the compiled systems (part of every cache name)."""
     h = hashlib.sha256()
-    for mod in (blockfp, linearize):
+    for mod in (blockfp, linearize, merge):
         h.update(inspect.getsource(mod).encode())
     return h.hexdigest()[:16]
 
