@@ -248,11 +248,16 @@ def admitted(plan, values: dict, complex_at=None):
     >>> [getattr(t, "hermitized", False) for t in plan.traces]
     [True]
     """
+    memo = plan.__dict__.get("_admitted_at")
+    if memo is not None and memo[0] is values and memo[1] == complex_at:
+        return memo[2]   # the same call's values object, admitted already (Model.limit, then the solver)
     _check_real_inputs(plan, values, complex_at)
     if complex_at is not None:
         return plan
     with stage("the non-normality check"):
-        return guard(plan, values, compiled_system)
+        out = guard(plan, values, compiled_system)
+    out.__dict__["_admitted_at"] = (values, complex_at, out)
+    return out
 
 
 def certified_limit(plan, values: dict, digits: int) -> dict:
