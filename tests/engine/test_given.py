@@ -379,6 +379,35 @@ def test_woodbury_inverse_against_the_dense_inverse(monkeypatch):
     assert seen and max(seen) == 4
 
 
+def test_block_triangular_dense_inverse_against_numpy():
+    """The dense float64 inverse through the block pattern's components: a derivative-shaped matrix (two equal
+    diagonal components, one block above them, rows and columns of the components interleaved) and a matrix
+    of one component, against NumPy's inverse of the whole; and the dense path of a derivative pencil (the
+    Woodbury reduction refused) gives the Woodbury path's value."""
+    from symrmt.engine.solve import given as gv
+    from symrmt.engine.solve.given_blocks import block_triangular_inverse
+
+    rng = np.random.default_rng(3)
+    sizes = [3, 4, 3, 4]
+    L = rng.standard_normal((7, 7)) + 4 * np.eye(7)
+    C = rng.standard_normal((7, 7))
+    T = np.block([[L, C], [np.zeros((7, 7)), L]])      # blocks (3, 4 | 3, 4)
+    perm = np.r_[7:10, 0:7, 10:14]                       # the copy's first block first: components interleaved
+    M = T[np.ix_(perm, perm)]
+    sizes = [3, 3, 4, 4]
+    ref = np.linalg.inv(M)
+    assert np.abs(block_triangular_inverse(M, sizes) - ref).max() <= 1e-13 * np.abs(ref).max()
+    A = rng.standard_normal((6, 6)) + 3 * np.eye(6)
+    assert np.array_equal(block_triangular_inverse(A, [2, 4]), np.linalg.inv(A))
+    S = rng.standard_normal((12, 12)) / np.sqrt(12) + np.eye(12)
+    e = "diff(trace(inv(Z.T*S*Z/n + gamma*I(n))), gamma)"
+    v1 = model(S @ S.T).limit(e, at={"c": "1/2", "gamma": "1/3"}, digits=20).value
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(gv, "_small_inverse", lambda A: None)
+        v2 = model(S @ S.T).limit(e, at={"c": "1/2", "gamma": "1/3"}, digits=20).value
+    assert agree(v1, v2, 19)
+
+
 @pytest.mark.slow
 def test_random_labels_with_a_given_matrix_against_the_ridge_closed_form():
     """A random vector (signs y) in a dimension without given objects, next to a given matrix and a given

@@ -58,8 +58,8 @@ from symrmt.engine.lang.vectors import Vector
 from symrmt.engine.reduce import linearize as lin
 from symrmt.engine.reduce.plan import normalized, scalar_formula
 from symrmt.engine.solve.certify import TraceLimit
-from symrmt.engine.solve.given_blocks import (WoodburyTraces, inner_blocks, inner_inverse_product,
-                                               same_matrix)
+from symrmt.engine.solve.given_blocks import (WoodburyTraces, block_triangular_inverse, inner_blocks,
+                                               inner_inverse_product, same_matrix)
 from symrmt.engine.solve.given_dd import solve_dd
 from symrmt.engine.solve.given_flint import solve_flint
 from symrmt.errors import BranchError, ConvergenceError, PrecisionError
@@ -273,7 +273,7 @@ class _Part:
             if vectors:
                 self._add_schur64(M, S)
             idx = np.concatenate([np.arange(self.off[k], self.off[k] + self.size[k]) for k in keep])
-            Gm = np.linalg.inv(M[np.ix_(idx, idx)])
+            Gm = block_triangular_inverse(M[np.ix_(idx, idx)], [self.size[k] for k in keep])
         Gs = np.linalg.inv(S) if len(self.sca) else S
         return Gm, Gs, self.layout(with_vectors)[0]
 

@@ -24,8 +24,8 @@ import numpy as np
 
 from symrmt.errors import ConvergenceError
 
-__all__ = ["inner_blocks", "WoodburyTraces", "inner_inverse_product", "same_matrix", "flint_two_blocks",
-           "short_of_bits"]
+__all__ = ["inner_blocks", "WoodburyTraces", "inner_inverse_product", "block_triangular_inverse", "same_matrix",
+           "flint_two_blocks", "short_of_bits"]
 
 
 def same_matrix(data):
@@ -71,6 +71,63 @@ def inner_blocks(S, nz):
     # a component that reaches another comes first (it reaches strictly more)
     comps.sort(key=lambda comp: (-int(kr[comp[0]].sum()), comp[0]))
     return comps
+
+
+def block_triangular_inverse(M, sizes):
+    """The float64 inverse of ``M`` (square, cut into blocks of ``sizes`` along both axes) through the
+    block-triangular form that ordering its blocks by the strongly connected components of its block pattern
+    gives (as :func:`inner_blocks` orders the inner matrix): one inverse per diagonal component, shared by two
+    that differ by less than the backward error of a float64 inverse (the two copies of a derivative pencil),
+    and the blocks above the diagonal by back substitution, ``V_ij = -X_i sum_{i<l<=j} U_il V_lj``.  One
+    component: ``numpy.linalg.inv``.  Raises ``numpy.linalg.LinAlgError`` for a singular diagonal component.
+
+    >>> M = np.array([[2.0, 1.0, 5.0], [0.0, 2.0, 0.0], [0.0, 3.0, 4.0]])
+    >>> bool(np.allclose(block_triangular_inverse(M, [1, 1, 1]), np.linalg.inv(M), rtol=1e-15, atol=1e-16))
+    True
+    """
+    k = len(sizes)
+    off = np.concatenate([[0], np.cumsum(sizes)]).astype(int)
+    sl = [slice(off[i], off[i + 1]) for i in range(k)]
+    pattern = np.array([[i != j and bool(np.any(M[sl[i], sl[j]])) for j in range(k)] for i in range(k)], dtype=bool)
+    kr = _closure(pattern)
+    comps, seen = [], set()
+    for a in range(k):
+        if a not in seen:
+            comp = [c for c in range(k) if kr[a, c] and kr[c, a]]
+            seen.update(comp)
+            comps.append(comp)
+    if len(comps) == 1:
+        return np.linalg.inv(M)
+    comps.sort(key=lambda comp: (-int(kr[comp[0]].sum()), comp[0]))   # a component that reaches another first
+    idx = [np.concatenate([np.arange(off[b], off[b + 1]) for b in comp]) for comp in comps]
+    nb = len(comps)
+    U = {(i, j): M[np.ix_(idx[i], idx[j])] for i in range(nb) for j in range(i, nb)}
+    X, inverses = [], []
+    for i in range(nb):
+        K = U[(i, i)]
+        Xi = None
+        for K2, X2 in inverses:
+            if K2.shape == K.shape and np.max(np.abs(K - K2)) <= K.shape[0] * 2.0 ** -53 * np.max(np.abs(K2)):
+                Xi = X2
+                break
+        if Xi is None:
+            Xi = np.linalg.inv(K)
+            inverses.append((K, Xi))
+        X.append(Xi)
+    G = np.zeros_like(M)
+    for j in range(nb):
+        V = {j: X[j]}
+        for i in range(j - 1, -1, -1):
+            acc = None
+            for m in range(i + 1, j + 1):
+                if V[m] is not None and np.any(U[(i, m)]):
+                    t = U[(i, m)] @ V[m]
+                    acc = t if acc is None else acc + t
+            V[i] = None if acc is None else -(X[i] @ acc)
+        for i, Vi in V.items():
+            if Vi is not None:
+                G[np.ix_(idx[i], idx[j])] = Vi
+    return G
 
 
 class WoodburyTraces:
