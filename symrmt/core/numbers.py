@@ -18,7 +18,7 @@ import mpmath
 import numpy as np
 import sympy as sp
 
-__all__ = ["mpf_of", "exact_dot", "NumberContext", "FLOAT64", "LONGDOUBLE", "MPMATH", "COMPLEX128", "MPCOMPLEX", "FLOAT_EPS", "norm",
+__all__ = ["mpf_of", "exact_dot", "two_product", "NumberContext", "FLOAT64", "LONGDOUBLE", "MPMATH", "COMPLEX128", "MPCOMPLEX", "FLOAT_EPS", "norm",
            "context_of"]
 
 #: unit roundoff of float64 (2^-52, the spacing of floats at 1)
@@ -37,9 +37,14 @@ def mpf_of(value):
     return mpmath.mpf(value)
 
 
-def _two_product(a, b):
-    """``(p, e)`` with ``p + e = a * b`` exactly (Dekker 1971), for float64 arrays whose entries and products stay
-    well inside the normal range."""
+def two_product(a, b):
+    """``(p, e)`` with ``p = fl(a * b)`` and ``p + e = a * b`` exactly (Dekker 1971), elementwise, for float64
+    arrays (or scalars) whose entries and products stay well inside the normal range.
+
+    >>> p, e = two_product(np.array([1.0 + 2.0 ** -30]), np.array([1.0 - 2.0 ** -30]))
+    >>> float(p[0]) == 1.0, float(e[0]) == -(2.0 ** -60)
+    (True, True)
+    """
     p = a * b
     c = 134217729.0  # 2^27 + 1: Veltkamp's split into 26- and 27-bit halves
     ah = c * a - (c * a - a)
@@ -70,7 +75,7 @@ def exact_dot(a, b):
     small = float(np.min(nonzero)) if nonzero.size else 1.0
     if not (big < 2.0 ** 450 and small > 2.0 ** -450):
         return mpmath.fsum(mpmath.mpf(float(x)) * mpmath.mpf(float(y)) for x, y in zip(a, b))
-    p, e = _two_product(a, b)
+    p, e = two_product(a, b)
     terms = np.concatenate([p, e]).tolist()
     parts = []
     while len(parts) < 48:  # an exact sum of floats in this range spans fewer than 48 x 53 bits

@@ -60,17 +60,36 @@ def inner_blocks(S, nz):
     Bp = np.zeros((nr, nc), dtype=np.int64)
     for r, c in nz:
         Bp[r, c] = 1
-    kr = _closure((((S != 0).astype(np.int64) @ Bp) > 0) | np.eye(nc, dtype=bool))
+    return _ordered_components((((S != 0).astype(np.int64) @ Bp) > 0) | np.eye(nc, dtype=bool))
+
+
+def _ordered_components(pattern):
+    """The strongly connected components of the boolean square ``pattern`` (``pattern[i, j]``: ``i`` reaches
+    ``j``), ordered so that a component that reaches another comes first (it reaches strictly more): the order
+    that makes the block matrix of that pattern block upper triangular."""
+    kr = _closure(pattern)
     comps, seen = [], set()
-    for a in range(nc):
+    for a in range(len(pattern)):
         if a in seen:
             continue
-        comp = [c for c in range(nc) if kr[a, c] and kr[c, a]]
+        comp = [c for c in range(len(pattern)) if kr[a, c] and kr[c, a]]
         seen.update(comp)
         comps.append(comp)
-    # a component that reaches another comes first (it reaches strictly more)
     comps.sort(key=lambda comp: (-int(kr[comp[0]].sum()), comp[0]))
     return comps
+
+
+def _shared_inverse(K, inverses):
+    """The float64 inverse of ``K``: that of an earlier block in ``inverses`` (a list of ``(K, X)``, extended)
+    when the two differ by less than the backward error of a float64 inverse, ``size u max|K|`` with
+    ``u = 2^-53`` (the two copies of a derivative pencil), else a new one.  Raises
+    ``numpy.linalg.LinAlgError`` for a singular ``K``."""
+    for K2, X2 in inverses:
+        if K2.shape == K.shape and np.max(np.abs(K - K2)) <= K.shape[0] * 2.0 ** -53 * np.max(np.abs(K2)):
+            return X2
+    X = np.linalg.inv(K)
+    inverses.append((K, X))
+    return X
 
 
 def block_triangular_inverse(M, sizes):
@@ -89,31 +108,15 @@ def block_triangular_inverse(M, sizes):
     off = np.concatenate([[0], np.cumsum(sizes)]).astype(int)
     sl = [slice(off[i], off[i + 1]) for i in range(k)]
     pattern = np.array([[i != j and bool(np.any(M[sl[i], sl[j]])) for j in range(k)] for i in range(k)], dtype=bool)
-    kr = _closure(pattern)
-    comps, seen = [], set()
-    for a in range(k):
-        if a not in seen:
-            comp = [c for c in range(k) if kr[a, c] and kr[c, a]]
-            seen.update(comp)
-            comps.append(comp)
+    comps = _ordered_components(pattern)
     if len(comps) == 1:
         return np.linalg.inv(M)
-    comps.sort(key=lambda comp: (-int(kr[comp[0]].sum()), comp[0]))   # a component that reaches another first
     idx = [np.concatenate([np.arange(off[b], off[b + 1]) for b in comp]) for comp in comps]
     nb = len(comps)
     U = {(i, j): M[np.ix_(idx[i], idx[j])] for i in range(nb) for j in range(i, nb)}
     X, inverses = [], []
     for i in range(nb):
-        K = U[(i, i)]
-        Xi = None
-        for K2, X2 in inverses:
-            if K2.shape == K.shape and np.max(np.abs(K - K2)) <= K.shape[0] * 2.0 ** -53 * np.max(np.abs(K2)):
-                Xi = X2
-                break
-        if Xi is None:
-            Xi = np.linalg.inv(K)
-            inverses.append((K, Xi))
-        X.append(Xi)
+        X.append(_shared_inverse(U[(i, i)], inverses))
     G = np.zeros_like(M)
     for j in range(nb):
         V = {j: X[j]}
@@ -197,17 +200,8 @@ def inner_inverse_product(S, Bblocks, rows_n, cols_n, comps, N):
                 for r, D in by_col.get(c, ()):
                     if S[a, r] != 0.0:
                         K[a_i * N:(a_i + 1) * N, c_i * N:(c_i + 1) * N] += S[a, r] * D
-        # two diagonal blocks that differ by less than the backward error of a float64 inverse
-        # (m N u max|K|, u = 2^-53: the two copies of a derivative pencil) share their inverse, and a given
-        # block its product with it
-        X = None
-        for K2, X2 in inverses:
-            if K2.shape == K.shape and np.max(np.abs(K - K2)) <= m * N * 2.0 ** -53 * np.max(np.abs(K2)):
-                X = X2
-                break
-        if X is None:
-            X = np.linalg.inv(K)
-            inverses.append((K, X))
+        # two diagonal blocks equal up to rounding share their inverse, and a given block its product with it
+        X = _shared_inverse(K, inverses)
         live = sorted({r for c in comp for r, _D in by_col.get(c, ())})   # the block rows of D_i not zero
         Dm = np.zeros((len(live), N, m * N))
         for c_i, c in enumerate(comp):

@@ -14,6 +14,7 @@ import math
 import mpmath
 import numpy as np
 
+from symrmt.core.numbers import two_product
 from symrmt.engine.solve.given_blocks import inner_blocks, same_matrix
 from symrmt.errors import ConvergenceError
 
@@ -34,18 +35,9 @@ def _dd_add(x, y):
     return hi, e - (hi - s)
 
 
-def _dekker(a):
-    c = 134217729.0 * a
-    hi = c - (c - a)
-    return hi, a - hi
-
-
 def _dd_scale(c, x):
     """Double-double product of the double-double scalar ``c`` and the double-double array ``x``."""
-    p = c[0] * x[0]
-    ah, al = _dekker(np.asarray(c[0], dtype=np.float64))
-    bh, bl = _dekker(x[0])
-    e = ((ah * bh - p) + ah * bl + al * bh) + al * bl
+    p, e = two_product(np.asarray(c[0], dtype=np.float64), x[0])
     e = e + c[0] * x[1] + c[1] * x[0]
     hi = p + e
     return hi, e - (hi - p)
@@ -53,10 +45,7 @@ def _dd_scale(c, x):
 
 def _dd_scale_64(c, x):
     """Double-double product of the double-double scalar ``c`` and the float64 array ``x``."""
-    p = c[0] * x
-    ah, al = _dekker(np.asarray(c[0], dtype=np.float64))
-    bh, bl = _dekker(x)
-    e = ((ah * bh - p) + ah * bl + al * bh) + al * bl
+    p, e = two_product(np.asarray(c[0], dtype=np.float64), x)
     e = e + c[1] * x
     hi = p + e
     return hi, e - (hi - p)
@@ -225,10 +214,7 @@ def _exact_dot(A, B, bits=112, cache=None):
 def _dot_dd(A, B, Bl):
     """``sum(A * (B + Bl))`` as an mpmath number: every product ``A * B`` split exactly (Dekker), the terms
     summed by a two-sum tree (:func:`_sum_dd`)."""
-    prod = A * B
-    ah, al = _dekker(A)
-    bh, bl = _dekker(B)
-    err = ((ah * bh - prod) + ah * bl + al * bh) + al * bl
+    prod, err = two_product(A, B)
     return _sum_dd(np.concatenate([prod.ravel(), err.ravel(), (A * Bl).ravel()]))
 
 
@@ -394,20 +380,18 @@ def _two_blocks_dd(N, rows, cols, comps, S, terms, a64, digits, variant, bits, s
                 sv = float(S[a][r])
                 if sv != 0.0:
                     K64[a_i * N:(a_i + 1) * N, ci * N:(ci + 1) * N] += (sv * float(c)) * data
-        blocks.append({"comp": comp, "mine": mine, "live": live, "K64": K64})
+        # the given blocks in their places: two blocks with the same key and inverse have the same product B X
+        key = [(live.index(r), ci, same_matrix(data), c) for r, ci, data, c in mine]
+        blocks.append({"comp": comp, "mine": mine, "live": live, "K64": K64, "key": key})
     for i, b in enumerate(blocks):
         for b2 in blocks[:i]:
             same = (b2["K64"].shape == b["K64"].shape
                     and np.max(np.abs(b["K64"] - b2["K64"])) <= 1e-12 * np.max(np.abs(b2["K64"])))
             if same:
                 b["X"] = b2["X"]
-                # the same given blocks in the same places: the same product B X
-                key = [(b["live"].index(r), ci, same_matrix(data), c) for r, ci, data, c in b["mine"]]
-                key2 = [(b2["live"].index(r), ci, same_matrix(data), c) for r, ci, data, c in b2["mine"]]
-                if key == key2:
+                if b["key"] == b2["key"]:
                     b["E"] = b2["E"]
                 break
-        key = [(b["live"].index(r), ci, same_matrix(data), c) for r, ci, data, c in b["mine"]]
         # the previous residual of this refinement (``slices`` lives as long as one solve_dd): a block that moved so
         # little that its float64 inverse's residual grows by at most 1e-13 (||dK|| ||X||, row-sum norms) keeps that
         # inverse (the residual R below is formed anew, exactly), and with the same given blocks its product B X
@@ -415,7 +399,7 @@ def _two_blocks_dd(N, rows, cols, comps, S, terms, a64, digits, variant, bits, s
         if "X" not in b and prev is not None and prev[0].shape == b["K64"].shape \
                 and float(np.max(np.abs(b["K64"] - prev[0]).sum(axis=1))) * prev[4] <= 1e-13:
             b["X"] = prev[1]
-            if prev[2] == key:
+            if prev[2] == b["key"]:
                 b["E"] = prev[3]
         if "X" not in b:
             try:
@@ -431,7 +415,7 @@ def _two_blocks_dd(N, rows, cols, comps, S, terms, a64, digits, variant, bits, s
                 E[k] = _dd_add(E[k], _dd_scale(dd(c), _exact_dot(data, X[ci * N:(ci + 1) * N], bits, slices)))
             b["E"] = E
         xnorm = prev[4] if prev is not None and prev[1] is X else float(np.max(np.abs(X).sum(axis=1)))
-        slices[("inverse", tuple(b["comp"]))] = (b["K64"], X, key, b["E"], xnorm)
+        slices[("inverse", tuple(b["comp"]))] = (b["K64"], X, b["key"], b["E"], xnorm)
         E = b["E"]
         Rb = []
         for a_i, a in enumerate(b["comp"]):
