@@ -18,6 +18,7 @@ __all__ = [
     "BranchError",
     "PrecisionError",
     "StoreError",
+    "ClusterError",
     "NonFiniteTrial",
     "TrialOutOfRange",
     "StaleTrialsWarning",
@@ -129,6 +130,13 @@ class PrecisionError(SolverError):
 # symrmt.simulation.store
 class StoreError(ParameterError):
     """The store file cannot be used (not a store, damaged, unreadable); it was left untouched."""
+
+
+# symrmt.simulation.executor
+class ClusterError(ArithmeticError, SymrmtError):
+    """A Dask cluster cannot finish the trials sent to it (it has had no worker for a minute); the
+    trials already stored are kept.  An ``ArithmeticError`` so that the command line reports it as a
+    result it could not deliver (exit 3)."""
 
 
 # symrmt.simulation.store

@@ -73,10 +73,12 @@ def _no_dask_gc_diagnosis():
         gc_mod.disable_gc_diagnosis(force=True)
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture
 def dask_cluster():
-    """One 2-worker local Dask cluster for the whole session, started by the package's own code
-    (:class:`symrmt.simulation.executor.DaskExecutor` with ``workers=2``: one BLAS thread per worker)."""
+    """A 2-worker local Dask cluster for one test, started by the package's own code
+    (:class:`symrmt.simulation.executor.DaskExecutor` with ``workers=2``: one BLAS thread per worker).
+    One per test, not one per session: a cluster idle for minutes in a loaded test process can lose its
+    workers, and a later test would then wait on it."""
     pytest.importorskip("distributed")
     from symrmt.simulation.executor import DaskExecutor
 

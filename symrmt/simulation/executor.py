@@ -70,7 +70,7 @@ from typing import Callable
 import numpy as np
 
 from symrmt.simulation.blas_threads import BLAS_VARS, one_blas_thread
-from symrmt.errors import ParameterError
+from symrmt.errors import ClusterError, ParameterError
 from symrmt.errors import StaleTrialsWarning  # noqa: F401  (defined in symrmt.errors, importable here)
 from symrmt.progress import progress_bar
 from symrmt.simulation.scheduler import as_scheduler, check_workers
@@ -144,6 +144,12 @@ def _timed_trial(fn, params, context, seed, j, limit=None):
 # ---------------------------------------------------------------------------
 # executors
 # ---------------------------------------------------------------------------
+#: seconds between two looks at the cluster while trials are pending
+_POLL_SECONDS = 5.0
+#: seconds with pending trials and no worker in the cluster after which the run stops
+NO_WORKER_SECONDS = 60.0
+
+
 class DaskExecutor:
     """Trials on a Dask cluster: a new local one (``workers``) or an existing one (``scheduler``)."""
 
@@ -187,12 +193,41 @@ class DaskExecutor:
         return self.client.submit(_timed_trial, fn, params, context, seed, j, "worker", pure=False)
 
     def completed(self, futures):
-        """Yield ``(j, row, seconds)`` in order of completion, with the future it came from."""
-        # optional dependency (distributed)
-        from distributed import as_completed
+        """Yield ``(j, row, seconds)`` in order of completion, with the future it came from.
 
-        for fut in as_completed(futures):
-            yield fut, fut.result()
+        Raises :class:`~symrmt.errors.ClusterError` when the trials still pending can never finish: the
+        cluster has had no worker for :data:`NO_WORKER_SECONDS` (all its workers died or were removed).
+        """
+        # optional dependency (distributed)
+        from distributed import wait
+
+        pending = list(futures)
+        alone_since = None
+        while pending:
+            try:
+                done, rest = wait(pending, timeout=_POLL_SECONDS, return_when="FIRST_COMPLETED")
+            except TimeoutError:
+                alone_since = self._check_workers(alone_since, len(pending))
+                continue
+            alone_since = None
+            for fut in done:
+                yield fut, fut.result()
+            pending = list(rest)
+
+    def _check_workers(self, alone_since, n_pending):
+        """``None`` while the cluster has a worker; else when it was first seen without one (raises
+        once that is :data:`NO_WORKER_SECONDS` ago)."""
+        if self.client.scheduler_info().get("workers"):
+            return None
+        now = time.monotonic()
+        if alone_since is None:
+            return now
+        if now - alone_since >= NO_WORKER_SECONDS:
+            raise ClusterError(f"the Dask cluster has had no worker for {NO_WORKER_SECONDS:g} s, so its "
+                               f"{n_pending} pending trial(s) cannot finish; the trials already stored are "
+                               "kept: restart the cluster (or run without --workers/--scheduler) and run "
+                               "the same command again")
+        return alone_since
 
     def cancel(self, futures):
         """Cancel the trials still pending among ``futures``."""

@@ -260,3 +260,24 @@ def test_figure_rerun_from_the_store_simulates_nothing(tmp_path, monkeypatch):
     assert first > 0 and len(set(calls)) <= first
     figures.ridge_error(tmp_path, **kw)
     assert len(calls) == first
+
+
+def test_a_cluster_without_workers_is_an_error_not_a_wait(monkeypatch):
+    """Trials sent to a cluster whose workers are all gone can never finish: after
+    NO_WORKER_SECONDS without a worker the run stops with ClusterError, naming the pending trials."""
+    pytest.importorskip("distributed")
+    from symrmt.errors import ClusterError
+    from symrmt.simulation import executor
+
+    monkeypatch.setattr(executor, "NO_WORKER_SECONDS", 1.0)
+    monkeypatch.setattr(executor, "_POLL_SECONDS", 0.2)
+    with executor.DaskExecutor(workers=1) as ex:
+        ex._cluster.scale(0)
+        deadline = time.monotonic() + 30
+        while ex.client.scheduler_info().get("workers") and time.monotonic() < deadline:
+            time.sleep(0.1)
+        futures = [ex.submit(executor.DEMO_SPEC.fn, {"n": 4}, None, 7, j) for j in range(2)]
+        t0 = time.monotonic()
+        with pytest.raises(ClusterError, match="no worker for 1 s.*2 pending trial"):
+            list(ex.completed(futures))
+        assert time.monotonic() - t0 < 20
