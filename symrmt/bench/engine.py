@@ -103,7 +103,7 @@ def worker(spec: dict) -> dict:
 QF_POINTS = ({"c": "1/2", "gamma": "1/10"}, {"c": "1/2", "gamma": "1/5"}, {"c": "2", "gamma": "1/2"},
              {"c": "3/4", "gamma": "3/10"}, {"c": "1", "gamma": "1"})
 QF_GRAM = {"mu.mu": "3/2", "wk1.wk1": "1", "wq1.wq1": "1", "wk1.wq1": "1/2", "mu.wk1": "1/2", "mu.wq1": "1/3"}
-TARGETS.update({"qf_warm_s": 0.3, "e_a_ratio": 3.0, "parts_ratio": 1.25})
+TARGETS.update({"qf_warm_s": 0.3, "e_a_ratio": 3.0, "parts_ratio": 1.25, "e_a_curve_ratio": 1.5})
 
 
 def quadratic_forms(points: int) -> dict:
@@ -136,8 +136,33 @@ def quadratic_forms(points: int) -> dict:
             agree.append(float(-mpmath.log10(err)) if err else float(DIGITS + 20))
     out = {"qf_warm_median_s": statistics.median(qf), "e_a_engine_median_s": statistics.median(eng),
            "e_a_hand_median_s": statistics.median(hand), "e_a_agree_digits_min": min(agree)}
+    out.update(e_a_curve(am, ex["E_A"], geo, 4 * points))
     out.update(batched_form(m, BIAS, base, points))
     return out
+
+
+def e_a_curve(am, e_a: str, geo, points: int) -> dict:
+    """CPU seconds per point of a 30-digit ``E_A`` curve over ``gamma = 2^-k`` (``k < points``, down to about
+    ``1e-6`` at 20 points), c = 1/2: the engine's :meth:`~symrmt.engine.Model.curve` (each point continued from
+    the previous one), the same points one by one, and the hand-built solver's curve; and their worst
+    agreement in digits."""
+    gammas = [str(Fraction(1, 2 ** k)) for k in range(points)]
+    at = {"c": "1/2", **QF_GRAM}
+    t = time.process_time()
+    curve = am.curve(e_a, over={"gamma": gammas}, at=at, digits=DIGITS, progress=False)
+    t_curve = (time.process_time() - t) / points
+    t = time.process_time()
+    for g in gammas:
+        am.limit(e_a, at={**at, "gamma": g}, digits=DIGITS)
+    t_points = (time.process_time() - t) / points
+    t = time.process_time()
+    ref = limit("tanh", "1/2", gammas, geo, "zero", DIGITS)["attention"]
+    t_hand = (time.process_time() - t) / points
+    with mpmath.workdps(DIGITS + 20):
+        errs = [abs(r.value - h) / abs(h) for r, h in zip(curve, ref)]
+        agree = min(float(-mpmath.log10(e)) if e else float(DIGITS + 20) for e in errs)
+    return {"e_a_curve": {"points": points, "curve_cpu_s": t_curve, "points_cpu_s": t_points,
+                          "hand_cpu_s": t_hand, "agree_digits_min": agree}}
 
 
 #: points of the batched quadratic-form sweep (a ridge bias with a teacher, in ``lam``)
@@ -196,6 +221,16 @@ def verdicts(res: dict, row) -> None:
             f"<= {TARGETS['e_a_ratio']}", ratio <= TARGETS["e_a_ratio"])
         row("  the two E_A values agree (worst, digits)", cold["e_a_agree_digits_min"], ">= 30",
             cold["e_a_agree_digits_min"] >= 30)
+    if "e_a_curve" in cold:
+        cv = cold["e_a_curve"]
+        ratio = cv["curve_cpu_s"] / cv["hand_cpu_s"]
+        row(f"engine: a {cv['points']}-point E_A curve (gamma = 2^-k, 30 digits), Model.curve / the hand-built "
+            f"solver's curve, CPU per point ({1e3 * cv['curve_cpu_s']:.1f} ms / {1e3 * cv['hand_cpu_s']:.1f} ms)",
+            ratio, f"<= {TARGETS['e_a_curve_ratio']}", ratio <= TARGETS["e_a_curve_ratio"])
+        row(f"  the same points one by one / Model.curve ({1e3 * cv['points_cpu_s']:.1f} ms per point)",
+            cv["points_cpu_s"] / cv["curve_cpu_s"], "", None)
+        row("  the engine's curve and the hand-built one agree (worst, digits)", cv["agree_digits_min"], ">= 30",
+            cv["agree_digits_min"] >= 30)
     if "qf_batch_s_per_point" in cold:
         speedup = cold["qf_certified_s_per_point"] / cold["qf_batch_s_per_point"]
         row(f"engine: a quadratic form on the float64 batch ({QF_SWEEP_POINTS} points, "

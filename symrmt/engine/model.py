@@ -71,6 +71,7 @@ from symrmt.engine.density.result import grid_points
 from symrmt.engine.density.solver import compute
 from symrmt.engine.lang.tree import bind, differentiate, exact_value  # noqa: F401
 from symrmt.engine.solve.certify import TraceLimit, admitted, certified_limit
+from symrmt.engine.solve.continuation import along_curve
 from symrmt.engine.kernels.inner_product import kernel, kernel_coefficients  # noqa: F401  (the Gaussian-equivalent kernel)
 from symrmt.engine.lang.vectors import gram_values, vectors_of, has_vectors
 from symrmt.engine.laws.given import has_given
@@ -94,6 +95,8 @@ from symrmt.engine.solve.moments import over_cap_polynomial, polynomial_limit
 from symrmt.engine.solve.quadratic_forms import self_test_plan, certified_qf_limit
 from symrmt.engine.solve.spectrum_guard import check as inside_spectrum
 from symrmt.parsing import LIMITS, check_digits
+from symrmt.progress import progress_bar
+from symrmt.errors import SymrmtError
 from symrmt.proofs.arb import require_flint, ProofError, check_radius, complex_ok
 
 #: the language's functions, for expressions built in Python
@@ -367,6 +370,46 @@ class Model(_model.Model):
         [Outlier(location=3.33333333333, residue=-0.888888888889, overlap=0.888888888889)]
         """
         return outliers(self, expr, over, at=at, digits=check_digits(digits))
+
+    def curve(self, expr, over: dict, at: dict | None = None, digits: int = 15, progress: bool | None = None) -> list:
+        """Certified limits of ``expr`` along one parameter: ``over = {name: values}`` (in the order given),
+        the other parameters fixed by ``at``; a list of :class:`TraceLimit`, one per value, each certified
+        exactly as :meth:`limit` certifies one point.
+
+        What a curve saves is each point's start: the fixed point is followed from the previous point in
+        the parameter (two paths, coarse and fine, must agree, and the end point must pass the branch
+        checks; :func:`symrmt.engine.solve.continuation.along_curve`) instead of a fresh homotopy; a point
+        where that fails starts afresh.  Ordered values (a monotone grid) make the steps short.  A progress
+        bar appears on stderr once a curve has run a few seconds (``progress=None``; ``True`` always, ``False`` never).
+
+        Raises what :meth:`limit` raises, for the first point that fails (named in the message), and
+        :class:`ModelError` when ``over`` does not name exactly one parameter.
+
+        >>> m = Model()
+        >>> _ = m.gaussian("Z", "n", "n")
+        >>> [str(r) for r in m.curve("trace(inv(Z.T*Z/n + gamma*I(n)))", over={"gamma": [1, 2, 3]}, digits=12)]
+        ['0.61803398875', '0.366025403784', '0.263762615826']
+        """
+        if not isinstance(over, Mapping) or len(over) != 1:
+            raise ModelError("over must name exactly one parameter and its values, e.g. over={'gamma': [1, 2]}")
+        ((name, values),) = over.items()
+        values = list(values)
+        at = dict(at or {})
+        if str(name) in {str(k) for k in at}:
+            raise ModelError(f"{name} is given both in over= and in at=")
+        if len(values) > LIMITS["points"]:
+            raise ModelError(f"a curve takes at most LIMITS['points'] = {LIMITS['points']} values, got {len(values)}")
+        out = []
+        with along_curve(), progress_bar(len(values), f"curve in {name}", enabled=progress) as bar:
+            for v in values:
+                try:
+                    out.append(self.limit(expr, {**at, str(name): v}, digits))
+                except SymrmtError as exc:
+                    if exc.args and isinstance(exc.args[0], str):  # the point named, the class and data kept
+                        exc.args = (f"at {name} = {v}: {exc.args[0]}", *exc.args[1:])
+                    raise
+                bar.update()
+        return out
 
     def sweep(self, expr, grid, at=None, certify: int = 0, seed: int = 0, on_error: str = "raise"):
         """The limit of ``expr`` on the product grid of ``grid`` (``{name: values, ...}``, axes in that

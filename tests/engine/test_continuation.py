@@ -88,3 +88,48 @@ def test_marchenko_pastur_edge_is_reached():
         g = -(mpmath.sqrt(2) - 1) ** 2
         ref = -(g + 1) / (2 * g)  # the double root of gamma m^2 + (gamma + 1) m - 1 = 0
         assert abs(r.value - ref) <= abs(ref) * mpmath.mpf(10) ** -24
+
+
+# a curve: each point continued from the previous one ------------------------------
+def test_curve_down_to_small_gamma_against_the_closed_form():
+    """Thirteen decades of gamma, each point started from the previous one (the rank-deficient c = 1/2 has
+    its atom at 0: the trace grows like 1/(2 gamma)); every point certified to 25 digits."""
+    gammas = [Fraction(1, 10**k) for k in range(13)]
+    rs = wishart().curve(MP, over={"gamma": gammas}, at={"c": "1/2"}, digits=25, progress=False)
+    assert len(rs) == len(gammas)
+    for g, r in zip(gammas, rs):
+        ref = mp_closed_form(Fraction(1, 2), g)
+        assert abs(r.value - ref) <= mpmath.mpf(10) ** -25 * abs(ref), (g, r.value, ref)
+
+
+def test_curve_across_the_spectrum_starts_afresh_on_the_right_branch():
+    """z from below the spectrum [(sqrt 2 - 1)^2, (sqrt 2 + 1)^2] of Z.T*Z/n (c = 2) to above it: the
+    continuation from z = 1/10 to z = 10 meets the edge and must not carry the solution across; the point
+    starts afresh and gets the Stieltjes branch: of the two roots of -z m^2 + (c - 1 - z) m - 1 = 0, the one
+    of smaller modulus, continuous with m -> 0 as |z| -> oo on either side of the spectrum (checked: m > 0
+    below the spectrum, m < 0 above it)."""
+    m = wishart()
+    zs = [Fraction(-1), Fraction(1, 10), Fraction(10), Fraction(12)]
+    rs = m.curve("trace(inv(Z.T*Z/n - z*I(n)))", over={"z": zs}, at={"c": 2}, digits=20, progress=False)
+    with mpmath.workdps(60):
+        for z, r in zip(zs, rs):
+            zz = mpmath.mpf(z.numerator) / z.denominator
+            a, b = -zz, 1 - zz
+            roots = [(-b + s * mpmath.sqrt(b * b + 4 * a)) / (2 * a) for s in (1, -1)]
+            ref = min(roots, key=abs)
+            assert (ref > 0) == (zz < 1)
+            assert abs(r.value - ref) <= mpmath.mpf(10) ** -20 * abs(ref), (z, r.value, ref, roots)
+
+
+def test_curve_in_a_ratio_and_its_errors():
+    m = wishart()
+    cs = [Fraction(1, 2), Fraction(2, 3), Fraction(3, 2)]
+    rs = m.curve(MP, over={"c": cs}, at={"gamma": "1/3"}, digits=20, progress=False)
+    for c, r in zip(cs, rs):
+        assert abs(r.value - mp_closed_form(c, Fraction(1, 3))) <= mpmath.mpf(10) ** -20
+    with pytest.raises(ValueError, match="exactly one parameter"):
+        m.curve(MP, over={"gamma": [1], "c": [1]}, digits=10)
+    with pytest.raises(ValueError, match="both in over= and in at="):
+        m.curve(MP, over={"gamma": [1]}, at={"gamma": 1, "c": 1}, digits=10)
+    with pytest.raises(SolverError, match="^at gamma = -1: "):
+        m.curve(MP, over={"gamma": [1, -1]}, at={"c": 2}, digits=10)

@@ -30,6 +30,8 @@ steps on the checking path); the log path is cut into legs of :data:`LEG_DECADES
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import math
 from fractions import Fraction
 
@@ -55,6 +57,32 @@ MP_DIGITS = 40
 STARTS = (("log", 1), ("line", 1), ("line", -1), ("log", 10), ("line", 10), ("line", -10))
 
 
+#: inside :func:`along_curve`: the last start of each compiled system, ``{key: (raw values, h)}``
+_CURVE: contextvars.ContextVar = contextvars.ContextVar("symrmt_curve", default=None)
+
+
+@contextlib.contextmanager
+def along_curve():
+    """Solves inside this block continue each fixed point from the previous solve of the same system.
+
+    The start of a point that differs from the previous one in one shift parameter (``gamma``, ``z``) is
+    that point's solution followed in the parameter (:meth:`ContinuedSolver.start`); any other point, or a
+    continuation that fails or ends off the branch, starts afresh from the homotopy in ``s``.
+
+    >>> from symrmt.engine import Model
+    >>> m = Model()
+    >>> _ = m.gaussian("Z", "n", "n")
+    >>> with along_curve():   # (sqrt(g^2 + 4g) - g)/(2g) at g = 1, 2
+    ...     [str(m.limit("trace(inv(Z.T*Z/n + gamma*I(n)))", at={"gamma": g}, digits=12)) for g in (1, 2)]
+    ['0.61803398875', '0.366025403784']
+    """
+    token = _CURVE.set({})
+    try:
+        yield
+    finally:
+        _CURVE.reset(token)
+
+
 def shift_params(system):
     """The parameters that enter the deterministic part ``L_0`` and are not dimension ratios."""
     free = set()
@@ -71,6 +99,37 @@ class ContinuedSolver(TraceSolver):
     def start(self, accept=None):
         if self._start is not None:
             return self._start
+        curve = _CURVE.get()
+        if curve is None:
+            return self._fresh_start(accept)
+        h = self._from_previous(curve.get(self.c.name), accept)
+        if h is None:
+            h = self._fresh_start(accept)
+        else:
+            self._start = h
+            self.route = "continued from the previous point"
+        curve[self.c.name] = (list(self.raw), h)
+        return h
+
+    def _from_previous(self, previous, accept):
+        """``h`` followed from the previous point of a curve (:func:`along_curve`), or ``None`` when that point
+        differs in anything but one shift parameter or the continuation fails (the caller then starts afresh)."""
+        if previous is None:
+            return None
+        raw, h0 = previous
+        moved = [k for k, (a, b) in enumerate(zip(raw, self.raw)) if a != b]
+        if len(moved) != 1 or self.c.params[moved[0]] not in shift_params(self.c.system):
+            return None
+        k = moved[0]
+        a, v = raw[k], self.raw[k]
+        kind = "log" if a > 0 and v > 0 else "line"
+        try:
+            with stage(f"the continuation in {self.c.params[k]} from the previous point {self.c.params[k]} = {a}"):
+                return self._route(k, kind, a, accept, h0=h0)
+        except (ConvergenceError, BranchError, ArithmeticError, ValueError, OverflowError):
+            return None
+
+    def _fresh_start(self, accept):
         try:
             return super().start(accept)
         except BranchError:
@@ -144,16 +203,18 @@ class ContinuedSolver(TraceSolver):
                     return h, {}, mpmath.mpf(10) ** (-(dps - 5)), res
         return None
 
-    def _route(self, k, kind, a, accept):
-        """``h`` at the target, continued from ``theta = a``: two paths (coarse, fine) that must agree."""
-        raw = list(self.raw)
-        at = dict(zip((p.name for p in self.c.params), raw))
-        at[self.c.params[k].name] = Fraction(a)
-        base = TraceSolver(self.c, at)
-        try:
-            h0 = base.start()
-        except ConvergenceError as exc:
-            raise ConvergenceError(f"the homotopy in s fails at the start too ({exc})") from None
+    def _route(self, k, kind, a, accept, h0=None):
+        """``h`` at the target, continued from ``theta = a`` (where the solution is ``h0``, else the homotopy's):
+        two paths (coarse, fine) that must agree."""
+        if h0 is None:
+            raw = list(self.raw)
+            at = dict(zip((p.name for p in self.c.params), raw))
+            at[self.c.params[k].name] = Fraction(a)
+            base = TraceSolver(self.c, at)
+            try:
+                h0 = base.start()
+            except ConvergenceError as exc:
+                raise ConvergenceError(f"the homotopy in s fails at the start too ({exc})") from None
         kinds = (True, False) if self.c.ffjs is not None else (False,)
         for floats in kinds:  # floats first; mpmath at MP_DIGITS where float64 loses the path
             try:
@@ -180,7 +241,7 @@ class ContinuedSolver(TraceSolver):
         fn, _ = c.derivative_function((c.params[k],))
         with mpmath.workdps(20 if floats else MP_DIGITS):
             pvals = self._pvals()
-            va, vt = mpmath.mpf(a), mpf_of(target)
+            va, vt = mpf_of(a), mpf_of(target)
 
             def theta_of(t):
                 if kind == "log":

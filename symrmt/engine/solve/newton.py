@@ -243,6 +243,10 @@ def _refine(apply_residual, lu, x, tol, maxsteps=60):
     return refine(apply_residual, solve, x, tol, maxsteps, ctx=MPMATH, contraction=mpmath.mpf("1e-3"))
 
 
+#: the certification's second working precision is this many digits above its first one
+SECOND_PRECISION = 10
+
+
 class TraceSolver:
     """Solves one compiled system at given parameter values (exact inputs), at any precision."""
 
@@ -400,12 +404,18 @@ class TraceSolver:
     def _solve(self, dps: int, alphas=()):
         start = self.start()
         m = self.c.m
+        # the certification's second precision (``dps``) starts from its first one's polish (``dps - 10``) and
+        # refines it (a step or two) instead of repeating the whole polish; a new attempt at a larger guard
+        # starts from the float start again, so that a polish that stalls cannot carry over to it
+        lower = dps - SECOND_PRECISION if dps - SECOND_PRECISION in self._solved else None
         with mpmath.workdps(dps):
             pvals = self._pvals()
             pv = self.c.pv(pvals, mpmath.mpf(1))
             tol = mpmath.mpf(10) ** (-(dps - NEWTON_SLACK))
             h0 = [mpmath.mpf(x) for x in start]
             lu = self._lu(h0, pv)
+            if lower is not None:
+                h0 = [+x for x in self._solved[lower][1][0]]
             out = None
             if lu is not None:
                 out = _refine(lambda x: self.c.res(x, pv), lu, h0, tol)
@@ -419,8 +429,9 @@ class TraceSolver:
             derivs = {}
             if alphas:
                 rows = [v[m + m * i:m + m * (i + 1)] for i in range(m)]
+                starts = self._solved[lower][1][1] if lower is not None else {}
                 for alpha in sorted({blockfp._canon(a) for a in alphas}, key=len):
-                    self._derivative(alpha, h, rows, pvals, derivs, lu, tol)
+                    self._derivative(alpha, h, rows, pvals, derivs, lu, tol, starts.get(alpha))
             return h, derivs, step, res
 
     def _lu(self, h, pv):
@@ -432,8 +443,9 @@ class TraceSolver:
                 self._lu_cache = (_float_lu([v[m + m * i:m + m * (i + 1)] for i in range(m)]),)
         return self._lu_cache[0]
 
-    def _derivative(self, alpha, h, rows, pvals, derivs, lu=None, tol=None):
-        """``H_alpha`` from ``J H_alpha = -rhs`` (iterative refinement on the float LU, else QR)."""
+    def _derivative(self, alpha, h, rows, pvals, derivs, lu=None, tol=None, start=None):
+        """``H_alpha`` from ``J H_alpha = -rhs`` (iterative refinement on the float LU from ``start``, the same
+        derivative at a lower precision, or 0; else QR)."""
         if alpha in derivs:
             return derivs[alpha]
         if not set(alpha) <= set(self.c.params):
@@ -446,7 +458,8 @@ class TraceSolver:
         if lu is not None:
             def apply(x):
                 return [sum(r[j] * x[j] for j in range(len(x)) if r[j]) + b for r, b in zip(rows, rhs)]
-            out = _refine(apply, lu, [mpmath.mpf(0)] * self.c.m, tol)
+            x0 = [+x for x in start] if start is not None else [mpmath.mpf(0)] * self.c.m
+            out = _refine(apply, lu, x0, tol)
         derivs[alpha] = out[0] if out is not None else qr_solve(rows, [[-x for x in rhs]], mpmath.sqrt,
                                                                  mpmath.eps)[0]
         return derivs[alpha]

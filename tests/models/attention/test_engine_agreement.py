@@ -155,3 +155,18 @@ def test_engine_expression_matches_limit(point):
     tag = f"c={c}, gamma={g}, gram={[[str(x) for x in row] for row in gram]}"
     assert _digits(ea, ref.attention_mp[0]) >= AGREE, (tag, mpmath.nstr(ea, 55), mpmath.nstr(ref.attention_mp[0], 55))
     assert _digits(er, ref.ridge_mp[0]) >= AGREE, (tag, mpmath.nstr(er, 55), mpmath.nstr(ref.ridge_mp[0], 55))
+
+
+@pytest.mark.parametrize("f, rank, shape", [("tanh", 1, "general"), ("relu", 0, "signal")])
+def test_engine_curve_matches_the_curve_of_limit(f, rank, shape):
+    """A curve of ``E_A`` over six decades of ``gamma`` (each point continued from the previous one,
+    :meth:`symrmt.engine.Model.curve`) against ``symrmt.limit`` on the same curve, 40 of 50 digits."""
+    rng = random.Random(SEED + rank)
+    gram = _gram(rng, rank, shape)
+    gammas = [Fraction(1, 2)] + [Fraction(1, 10 ** k) for k in range(1, 7)]
+    model, exprs = _engine(f, rank, "1", "zero")
+    at = {"c": "3/4", **at_from_gram(gram, rank)}
+    got = model.curve(exprs["E_A"], over={"gamma": [str(g) for g in gammas]}, at=at, digits=DIGITS, progress=False)
+    ref = symrmt.limit(f, "3/4", [str(g) for g in gammas], _geometry(gram, rank, "1"), "zero", digits=DIGITS)
+    for g, r, want in zip(gammas, got, ref.attention_mp):
+        assert _digits(r.value, want) >= AGREE, (g, mpmath.nstr(r.value, 55), mpmath.nstr(want, 55))
