@@ -152,9 +152,41 @@ def _flint_solve(rows, rhss):
         flint.ctx.prec = prec
 
 
+#: from this size on, :func:`lu_factor` hands the matrix to LAPACK (NumPy's inverse) instead of the loops
+#: below, whose Python cost grows like ``n^3`` (a 19-unknown fixed point: 0.45 ms against 0.03 ms)
+LAPACK_FROM = 8
+
+
+class _Inverse:
+    """A float matrix's inverse from LAPACK (:func:`lu_factor` at ``n >= LAPACK_FROM``)."""
+
+    __slots__ = ("inv",)
+
+    def __init__(self, inv):
+        self.inv = inv
+
+
 def lu_factor(rows):
-    """LU factorization with partial pivoting of a float matrix (lists); ``None`` if singular."""
+    """A factorization of a float matrix (lists) for :func:`lu_solve`: LU with partial pivoting, or from
+    ``LAPACK_FROM`` rows on LAPACK's inverse (the same partial pivoting, in C); ``None`` if singular (an
+    exactly zero pivot) or not finite.
+
+    >>> lu = lu_factor([[2.0, 1.0], [1.0, 3.0]])
+    >>> [round(x, 12) for x in lu_solve(lu, [3.0, 5.0])]
+    [0.8, 1.4]
+    >>> lu_factor([[1.0, 2.0], [2.0, 4.0]]) is None
+    True
+    """
     n = len(rows)
+    if n >= LAPACK_FROM:
+        A = np.array(rows, dtype=float)
+        if not np.isfinite(A).all():
+            return None
+        try:
+            inv = np.linalg.inv(A)
+        except np.linalg.LinAlgError:
+            return None
+        return _Inverse(inv) if np.isfinite(inv).all() else None
     A = [list(map(float, r)) for r in rows]
     piv = list(range(n))
     for k in range(n):  # the unknowns have very different scales: only an exact zero is singular here
@@ -179,7 +211,9 @@ def lu_factor(rows):
 
 
 def lu_solve(lu, b):
-    """Solve with a factorization from :func:`lu_factor` (float arithmetic)."""
+    """Solve with a factorization from :func:`lu_factor` (float arithmetic); a list of floats."""
+    if isinstance(lu, _Inverse):
+        return (lu.inv @ np.array(b, dtype=float)).tolist()
     A, piv = lu
     n = len(A)
     y = [float(b[p]) for p in piv]
@@ -228,6 +262,75 @@ def solve_dense(M, rhs, zero, singular: str = "singular system", tol=0):
             if rk[j]:
                 acc -= rk[j] * x[j]
         x[k] = acc / rk[k]
+    return x
+
+
+def lu_dense(M, singular: str = "singular system", tol=0):
+    """``(LU, perm)`` with ``M[perm] = L U`` (partial pivoting, ``L`` unit lower triangular and stored below the
+    diagonal, ``U`` on and above it), for :func:`lu_dense_solve`, on nested lists of any number type (``M``
+    is overwritten); a pivot of modulus at most ``tol`` raises ``ZeroDivisionError(singular)``, as in
+    :func:`solve_dense`.  One factorization serves ``M x = b`` and ``M^T y = e``.
+
+    >>> lu = lu_dense([[2, 1], [4, 1]])
+    >>> lu_dense_solve(lu, [3, 5]), lu_dense_solve(lu, [8, 3], transposed=True)
+    ([1.0, 1.0], [2.0, 1.0])
+    """
+    n = len(M)
+    perm = list(range(n))
+    for k in range(n):
+        piv = max(range(k, n), key=lambda i: abs(M[i][k]))
+        if abs(M[piv][k]) <= tol:
+            raise ZeroDivisionError(singular)
+        if piv != k:
+            M[k], M[piv] = M[piv], M[k]
+            perm[k], perm[piv] = perm[piv], perm[k]
+        rk = M[k]
+        inv = 1 / rk[k]
+        for i in range(k + 1, n):
+            ri = M[i]
+            if ri[k] == 0:
+                continue
+            fct = ri[k] = ri[k] * inv
+            for j in range(k + 1, n):
+                if rk[j]:
+                    ri[j] -= fct * rk[j]
+    return M, perm
+
+
+def lu_dense_solve(lu, b, transposed: bool = False) -> list:
+    """``M^{-1} b`` (or ``M^{-T} b``) from :func:`lu_dense`'s factorization ``M[perm] = L U``."""
+    M, perm = lu
+    n = len(M)
+    if not transposed:
+        y = [b[p] for p in perm]
+        for i in range(n):
+            ri = M[i]
+            for j in range(i):
+                if ri[j]:
+                    y[i] -= ri[j] * y[j]
+        for i in range(n - 1, -1, -1):
+            ri = M[i]
+            acc = y[i]
+            for j in range(i + 1, n):
+                if ri[j]:
+                    acc -= ri[j] * y[j]
+            y[i] = acc / ri[i]
+        return y
+    # M^T = U^T L^T P: solve U^T w = b, then L^T v = w, then x = P^T v
+    w = list(b)
+    for i in range(n):
+        acc = w[i]
+        for j in range(i):
+            if M[j][i]:
+                acc -= M[j][i] * w[j]
+        w[i] = acc / M[i][i]
+    for i in range(n - 1, -1, -1):
+        for j in range(i + 1, n):
+            if M[j][i]:
+                w[i] -= M[j][i] * w[j]
+    x = [None] * n
+    for i, p in enumerate(perm):
+        x[p] = w[i]
     return x
 
 

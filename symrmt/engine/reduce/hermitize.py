@@ -23,6 +23,7 @@ the spectrum.  :func:`hermitize` writes ``H_eps`` as a pencil whose shift ``eps`
 
 from __future__ import annotations
 
+from symrmt.cache import cached
 from symrmt.engine.lang.matrices import Inverse, MatProduct, MatSum, Scaled, Transpose
 from symrmt.engine.reduce import linearize as lin
 from symrmt.engine.reduce.linearize import EPS_SHIFT, Pencil, add_entry
@@ -49,7 +50,20 @@ def hermitize(p: Pencil) -> Pencil:
 
 def nonnormal_inverses(matrix) -> list:
     """The arguments ``A`` of the ``inv(A)`` nodes of a normalized matrix that are not symmetric by
-    structure (their limit operator may be non-normal), innermost last, without repeats."""
+    structure (their limit operator may be non-normal), innermost last, without repeats.
+
+    >>> from symrmt.engine import Model
+    >>> m = Model()
+    >>> _ = m.gaussian("Z", "n", "n")
+    >>> nonnormal_inverses(m.expr("inv(Z.T*Z/n + I(n))")), nonnormal_inverses(m.expr("inv(Z/sqrt(n) + 2*I(n))"))
+    ([], [MatSum(...)])
+    """
+    return list(_nonnormal_inverses(matrix))
+
+
+@cached(maxsize=256)
+def _nonnormal_inverses(matrix) -> tuple:
+    """:func:`nonnormal_inverses` as a tuple, memoized on the (immutable) matrix: every solve of a plan asks."""
     out = []
     stack = [matrix]
     while stack:
@@ -57,7 +71,7 @@ def nonnormal_inverses(matrix) -> list:
         if isinstance(x, Inverse) and not lin.is_symmetric(x.matrix) and x.matrix not in out:
             out.append(x.matrix)
         stack.extend(reversed(x.children()))
-    return out
+    return tuple(out)
 
 
 def bulk_part(matrix):

@@ -177,6 +177,10 @@ def check_bounds(plan, values, taus, digits):
                 )
 
 
+#: at most this many checked coefficients are remembered per plan (a long sweep starts the memo again)
+_REAL_PASSED_MAX = 4096
+
+
 def _check_real_inputs(plan, values, free=None):
     """Every coefficient of every matrix and every atom of a diagonal law must be finite and real at the
     values (``sqrt(gamma - 2)`` at ``gamma = 1`` is refused here, in one line); ``free``: the name of a
@@ -191,24 +195,34 @@ def _check_real_inputs(plan, values, free=None):
         subs[sp.Symbol(k, real=True)] = r
         subs[sp.Symbol(k, positive=True)] = r
     subs[sp.Symbol("n", positive=True)] = sp.Integer(1)  # n only scales; its sign is all that matters here
-    parts = [(f"trace #{t.index + 1}", t.matrix) for t in plan.traces if t.matrix is not None]
-    parts += [(f"quadratic form #{f.index + 1}", f.matrix) for f in getattr(plan, "forms", ())]
-    for what, matrix in parts:
+    items = plan.__dict__.get("_real_items")
+    if items is None:  # the coefficients of the plan's matrices, with the names they depend on (once per plan)
+        parts = [(f"trace #{t.index + 1}", t.matrix) for t in plan.traces if t.matrix is not None]
+        parts += [(f"quadratic form #{f.index + 1}", f.matrix) for f in getattr(plan, "forms", ())]
         items = []
-        for x in walk(matrix):
-            if isinstance(x, Const):
-                items.append(x.value)
-            elif isinstance(x, Diagonal):
-                items.extend(x.values + x.weights)
-        for c in items:
-            v = sp.sympify(c).subs(subs) if not sp.sympify(c).is_number else sp.sympify(c)
-            if v.has(sp.zoo, sp.oo, -sp.oo, sp.nan):
-                raise BranchError(f"a coefficient {c} in {what} divides by zero at these values; "
-                                  "no value is returned")
-            if v.is_extended_real is False or (v.is_number and v.is_extended_real is None
-                                               and abs(sp.im(sp.N(v, 30))) > 0):
-                raise BranchError(f"a coefficient {c} in {what} is not real at these values "
-                                  f"({sp.N(v, 8)}): a square root or a fractional power of a negative quantity")
+        for what, matrix in parts:
+            for x in walk(matrix):
+                cs = [x.value] if isinstance(x, Const) else x.values + x.weights if isinstance(x, Diagonal) else []
+                for c in cs:
+                    sc = sp.sympify(c)
+                    items.append((what, c, sc, tuple(sorted({str(y) for y in sc.free_symbols}))))
+        plan.__dict__["_real_items"] = items
+    passed = plan.__dict__.setdefault("_real_passed", set())  # (coefficient, the values it depends on) checked
+    if len(passed) > _REAL_PASSED_MAX:
+        passed.clear()
+    for what, c, sc, names in items:
+        key = (c, free, tuple(values.get(nm) for nm in names))
+        if key in passed:
+            continue
+        v = sc.subs(subs) if not sc.is_number else sc
+        if v.has(sp.zoo, sp.oo, -sp.oo, sp.nan):
+            raise BranchError(f"a coefficient {c} in {what} divides by zero at these values; "
+                              "no value is returned")
+        if v.is_extended_real is False or (v.is_number and v.is_extended_real is None
+                                           and abs(sp.im(sp.N(v, 30))) > 0):
+            raise BranchError(f"a coefficient {c} in {what} is not real at these values "
+                              f"({sp.N(v, 8)}): a square root or a fractional power of a negative quantity")
+        passed.add(key)
 
 
 def check_real(value, digits):

@@ -255,13 +255,18 @@ class ContinuedSolver(TraceSolver):
                 return p
 
             if floats:
+                ffn = fn.float_version()  # the derivative in theta on floats, where it is plain arithmetic
+
                 def F(h, t):
                     p = params_at(t)
                     th, rate = theta_of(t)
                     pv = [float(x) for x in c.pv(p, mpmath.mpf(1))]
                     v = c.ffjs(h, pv)[:m + m * m]
-                    d = fn([mpmath.mpf(x) for x in h], p)
                     scale = th * rate if kind == "log" else rate
+                    if ffn is not None:
+                        d, scale = ffn(list(h), [float(x) for x in p]), float(scale)
+                    else:
+                        d = fn([mpmath.mpf(x) for x in h], p)
                     return list(v) + [float(x * scale) for x in d]
                 num, conv = (math.sqrt, FLOAT_EPS, FLOAT_TOL), float
             else:

@@ -437,10 +437,19 @@ class TraceSolver:
     def _lu(self, h, pv):
         """Float LU of the Jacobian at ``h`` (cached per start point)."""
         if self._lu_cache is None:
-            with mpmath.workdps(20):
-                v = self.c.fjs(h, pv)
-                m = self.c.m
-                self._lu_cache = (_float_lu([v[m + m * i:m + m * (i + 1)] for i in range(m)]),)
+            m = self.c.m
+            v = None
+            if self.c.ffjs is not None:  # the Jacobian on floats where the compiled code is plain arithmetic
+                try:
+                    v = self.c.ffjs([float(x) for x in h], [float(x) for x in pv])
+                except (ArithmeticError, ValueError, OverflowError):
+                    v = None
+                if v is not None and not all(math.isfinite(x) for x in v[m:m + m * m]):
+                    v = None
+            if v is None:
+                with mpmath.workdps(20):
+                    v = self.c.fjs(h, pv)
+            self._lu_cache = (_float_lu([v[m + m * i:m + m * (i + 1)] for i in range(m)]),)
         return self._lu_cache[0]
 
     def _derivative(self, alpha, h, rows, pvals, derivs, lu=None, tol=None, start=None):

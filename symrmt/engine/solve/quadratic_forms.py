@@ -26,7 +26,7 @@ from symrmt.engine.reduce.pencil_check import (
     check_gap, coefficient, coefficient_symbols, direct_value, draw_leaves, sample_values,
 )
 from symrmt.core.certify import Disagree, agree, certify
-from symrmt.core.linalg import singular_tolerance, solve_dense
+from symrmt.core.linalg import lu_dense, lu_dense_solve, singular_tolerance
 from symrmt.errors import BranchError, ConvergenceError
 from symrmt.core.numbers import mpf_of
 from symrmt.core.certify import ESCALATIONS, GUARD
@@ -215,10 +215,13 @@ def _evaluate(plan, solvers, grams, dps):
             k = len(f.units)
             S = [[vals[r * k + c] for c in range(k)] for r in range(k)]
             e = vals[k * k:k * k + k]
-            x = mpmath.matrix(_woodbury_solve(S, vals[k * k + k:]))
+            if f.index in wanted:
+                x, xe = _woodbury_solve(S, vals[k * k + k:], e)
+            else:
+                x = _woodbury_solve(S, vals[k * k + k:])
+            x = mpmath.matrix(x)
             qs.append(sum((e[i] * x[i] for i in range(k)), mpmath.mpf(0)))
             if f.index in wanted:
-                xe = _woodbury_solve([list(col) for col in zip(*S)], e)
                 for theta in wanted[f.index]:
                     dfn = _form_derivative_function(f, gsyms, theta)
                     dh = ds[f.trace_index][(theta,)] if f.trace_index is not None else []
@@ -247,11 +250,12 @@ def _evaluate(plan, solvers, grams, dps):
         return value, taus, qs, worst_step, worst_res
 
 
-def _woodbury_solve(S, rhs):
-    """``S^{-1} rhs`` for a Woodbury system (lists of mpf) by the core's dense solve
-    (:func:`symrmt.core.linalg.solve_dense`) at 10 more bits than the working precision, on the system
+def _woodbury_solve(S, rhs, left=None):
+    """``S^{-1} rhs`` for a Woodbury system (lists of mpf) by the core's dense LU
+    (:func:`symrmt.core.linalg.lu_dense`) at 10 more bits than the working precision, on the system
     equilibrated by columns then rows; a pivot within ``||S'||_1 eps`` of 0 (``S'`` equilibrated) is a
-    numerically singular system (:class:`ConvergenceError`)."""
+    numerically singular system (:class:`ConvergenceError`).  With ``left``: ``(S^{-1} rhs, S^{-T} left)``
+    from the same factorization."""
     with mpmath.workprec(mpmath.mp.prec + 10):
         # equilibrated first (each column, then each row, scaled to a largest entry of 1): the singularity test
         # is relative to the matrix's norm, and an entry of 1e300 (an inner product v.v = 1e300) next to
@@ -263,8 +267,13 @@ def _woodbury_solve(S, rhs):
         S2 = [[x / rs[i] for x in r] for i, r in enumerate(S1)]
         b2 = [b / rs[i] for i, b in enumerate(rhs)]
         try:
-            y = solve_dense([list(r) for r in S2], b2, mpmath.mpf(0), tol=singular_tolerance(S2, mpmath.eps))
-            return [y[j] / cs[j] for j in range(k)]
+            # S = diag(rs) S2 diag(cs): S x = b is S2 (cs x) = b/rs, and S^T y = e is S2^T (rs y) = e/cs
+            lu = lu_dense([list(r) for r in S2], tol=singular_tolerance(S2, mpmath.eps))
+            x = [y / cs[j] for j, y in enumerate(lu_dense_solve(lu, b2))]
+            if left is None:
+                return x
+            z = lu_dense_solve(lu, [v / cs[j] for j, v in enumerate(left)], transposed=True)
+            return x, [v / rs[i] for i, v in enumerate(z)]
         except ZeroDivisionError:
             raise ConvergenceError("the Woodbury system of a quadratic form is singular at these values "
                                    "(a finite-rank part makes the matrix non-invertible in the limit)") from None
