@@ -118,6 +118,8 @@ class ContinuedSolver(TraceSolver):
             return None
         raw, h0 = previous
         moved = [k for k, (a, b) in enumerate(zip(raw, self.raw)) if a != b]
+        if not moved:  # the same system at the same values (a second trace of one plan): the same start
+            return None if accept is not None and accept(h0) is not None else h0
         if len(moved) != 1 or self.c.params[moved[0]] not in shift_params(self.c.system):
             return None
         k = moved[0]
