@@ -399,6 +399,7 @@ class Model(_model.Model):
             raise ModelError(f"{name} is given both in over= and in at=")
         if len(values) > LIMITS["points"]:
             raise ModelError(f"a curve takes at most LIMITS['points'] = {LIMITS['points']} values, got {len(values)}")
+        expr = self.expr(expr)  # parsed once for the whole curve
         out = []
         with along_curve(), progress_bar(len(values), f"curve in {name}", enabled=progress) as bar:
             for v in values:
