@@ -403,20 +403,33 @@ def aligned_coefficients(g, dg, a1, c, wkwq):
     return blockwise(one, g, dg, *(np.broadcast_to(np.asarray(x, dt), (n,)) for x in (c, wkwq)))
 
 
-def phi_from_coefficients(coef, dcoef, snr):
-    """``(varphi, dvarphi/dgamma)`` at every point from the rows of :func:`aligned_coefficients` gathered per
-    point and ``||mu||^2`` (the compiled form :func:`symrmt.models.attention.compiled.aligned_phi_in_snr_function`),
-    in ``coef``'s dtype."""
+def phi_from_coefficients(coef, dcoef, snr, per=None):
+    """``(varphi, dvarphi/dgamma)`` at every point from the rows of :func:`aligned_coefficients` and ``||mu||^2``
+    (the compiled form :func:`symrmt.models.attention.compiled.aligned_phi_in_snr_function`), in ``coef``'s dtype.
+    Point ``i`` takes row ``per[i]`` (``per=None``: row ``i``); the rows are gathered column by column, block by
+    block, as the form reads them.
+
+    >>> import numpy as np
+    >>> g, dg = np.array([[0.8, 0.1, 0.2, -0.2, 0.8, 0.3]]), np.array([[-0.5, 0.1, 0.0, 0.2, -0.1, 0.1]])
+    >>> coef, dcoef = aligned_coefficients(g, dg, 0.6, np.array([0.5]), np.array([0.3]))
+    >>> a = phi_from_coefficients(coef, dcoef, np.array([1.0, 4.0]), per=np.array([0, 0]))
+    >>> b = phi_from_coefficients(coef[[0, 0]], dcoef[[0, 0]], np.array([1.0, 4.0]))
+    >>> bool(np.array_equal(a[0], b[0]) and np.array_equal(a[1], b[1]))
+    True
+    """
     fn = aligned_phi_in_snr_function("numpy")
     dt = coef.dtype
+    cols, dcols = coef.T.copy(), dcoef.T.copy()  # (7, rows): a block's gather reads contiguous columns
+    n = coef.shape[0] if per is None else per.shape[0]
 
-    def one(coef, dcoef, snr):
-        n = coef.shape[0]
+    def one(rows, snr):
+        k = rows.shape[0]
         with np.errstate(all="ignore"):
-            v = fn(tuple(coef.T), tuple(dcoef.T), snr)
-        return np.asarray(v[0], dtype=dt) * np.ones(n, dt), np.asarray(v[1], dtype=dt) * np.ones(n, dt)
+            v = fn(tuple(cols.take(rows, axis=1)), tuple(dcols.take(rows, axis=1)), snr)
+        return np.asarray(v[0], dtype=dt) * np.ones(k, dt), np.asarray(v[1], dtype=dt) * np.ones(k, dt)
 
-    return blockwise(one, coef, dcoef, np.broadcast_to(np.asarray(snr, dt), (coef.shape[0],)))
+    return blockwise(one, np.arange(n) if per is None else np.asarray(per),
+                     np.broadcast_to(np.asarray(snr, dt), (n,)))
 
 
 def gram_factor(gram, eig=None):
