@@ -298,8 +298,13 @@ def _refine(g, dg, gamma, c, a1, nu, d):
     n = g.shape[0]
     with np.errstate(all="ignore"):  # the residuals in long double, the Jacobian (at g) in float64
         F = _stack(numpy_functions()["F"](tuple(gl.T), _args(p)), n, LD)
-        _, J64, _ = fjg(g, p.astype(float))
-        factor = core_batch.qr_columns(J64.transpose(2, 1, 0).copy(), MAX_COND)
+        # the Jacobian's entries straight into the column layout of the core's QR: Jc[j] = column j over the batch
+        vals = numpy_functions()["fjg"](tuple(g.T), _args(p.astype(float)))
+        Jc = np.empty((NUNK, NEQ, n))
+        for i in range(NEQ):
+            for j in range(NUNK):
+                Jc[j, i] = vals[NEQ + i * NUNK + j]
+        factor = core_batch.qr_columns(Jc, MAX_COND)
         x = core_batch.qr_solve(factor, -F.astype(float).T[:, None, :])[:, 0, :].T
         gl = gl + x
         # F and the implicit derivative's residual (dF/dG) dg + dF/dgamma at the corrected point
