@@ -54,6 +54,10 @@ CORRECTOR_CONTRACT = 2.0
 CORRECTOR_CONTRACT_ABOVE = 1e-6
 #: :func:`continuation_tree`: the stride of the chain along each ``c``'s gammas (then binary levels)
 TREE_STRIDE = 16
+#: the batched continuation's step in ``s = 1/gamma``: first ratio, largest ratio (the mpmath solver's first, and
+#: half its largest 16: the corrector of a ratio-16 step takes five to eight Newton iterations from its predictor,
+#: two steps of ratio 4 take about three each, and a batch pays for every iteration of its slowest row)
+PATH_RATIO = (4.0, 8.0)
 
 
 @cached(maxsize=1)
@@ -138,7 +142,7 @@ def continuation(gamma, c, a1: float, nu: float, d: float, max_rounds: int = 400
     Every point starts far above the spectrum, at
     ``gamma_0 = 1e4 (1 + |a_1| + |d| + sqrt(nu))^2 (1 + c)(1 + 1/c)`` (as the mpmath
     solver does) from the ``gamma -> oo`` solution ``diag(1/gamma_0, [[-c, 1], [1, 0]])``,
-    and moves to its own ``gamma`` in ratio steps of up to 16 (halved on trouble,
+    and moves to its own ``gamma`` in ratio steps of up to 8 (:data:`PATH_RATIO`; halved on trouble,
     doubled on success); predictor from ``dGm/ds`` in ``s = 1/gamma`` (:func:`_follow_from`), Newton
     corrector.  A step is accepted inside the core's trust region
     (:func:`symrmt.core.continuation.in_trust_region`): Newton converges within :data:`MAX_JUMP` of the
@@ -160,8 +164,8 @@ def _follow_from(g, dg, start, gamma, c, a1, nu, d, max_rounds: int = 400, ok=No
     """:func:`continuation`'s batched path from solved points ``(g, dg)`` at ``start`` down to ``gamma``.
 
     The path is followed in ``s = 1/gamma`` (the core's batched continuation,
-    :func:`symrmt.core.batch.follow`, with the schedule of the mpmath solver: ratio 4, up to 16, stalled
-    below ``1 + 1e-6``, and its trust region): ``Gm`` is analytic in ``s`` at ``s = 0`` (``gamma -> oo``),
+    :func:`symrmt.core.batch.follow`, with the steps of :data:`PATH_RATIO`: ratio 4, up to 8, stalled below
+    ``1 + 1e-6``, and the mpmath solver's trust region): ``Gm`` is analytic in ``s`` at ``s = 0`` (``gamma -> oo``),
     so the predictor ``Gm + (dGm/ds) ds`` is second-order accurate in the step where the one in ``gamma``
     is not, and long steps of a path from the large-``gamma`` start are accepted.  The corrector is
     Newton at ``gamma`` itself (the target ``gamma`` exactly at the last step).  Returns
@@ -176,7 +180,7 @@ def _follow_from(g, dg, start, gamma, c, a1, nu, d, max_rounds: int = 400, ok=No
 
     s0 = 1 / np.asarray(start, dtype=float)
     h, dh, step, ok = core_batch.follow(correct, g, -(start * start)[:, None] * dg, s0, s1,
-                                        Geometric(s0, s1, 4.0, 16.0, 1e-6), correction=MAX_JUMP,
+                                        Geometric(s0, s1, *PATH_RATIO, 1e-6), correction=MAX_JUMP,
                                         move=MOVE_FRACTION, max_rounds=max_rounds, ok=ok, step=step)
     with np.errstate(all="ignore"):
         dgamma = np.where((start == gamma)[:, None], dg, -(s1 * s1)[:, None] * dh)
