@@ -429,7 +429,8 @@ def phi_from_coefficients(coef, dcoef, snr, per=None):
     fn = aligned_phi_in_snr_function("numpy")
     dt = coef.dtype
     cols, dcols = coef.T.copy(), dcoef.T.copy()  # (7, rows): a block's gather reads contiguous columns
-    n = coef.shape[0] if per is None else per.shape[0]
+    rows = np.arange(coef.shape[0]) if per is None else np.asarray(per)
+    n = rows.shape[0]
 
     def one(rows, snr):
         k = rows.shape[0]
@@ -437,8 +438,7 @@ def phi_from_coefficients(coef, dcoef, snr, per=None):
             v = fn(tuple(cols.take(rows, axis=1)), tuple(dcols.take(rows, axis=1)), snr)
         return np.asarray(v[0], dtype=dt) * np.ones(k, dt), np.asarray(v[1], dtype=dt) * np.ones(k, dt)
 
-    return blockwise(one, np.arange(n) if per is None else np.asarray(per),
-                     np.broadcast_to(np.asarray(snr, dt), (n,)))
+    return blockwise(one, rows, np.broadcast_to(np.asarray(snr, dt), (n,)))
 
 
 def gram_factor(gram, eig=None):
