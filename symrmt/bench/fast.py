@@ -15,9 +15,13 @@
   ``c x gamma`` (``snr = 1``), in this process after a warm-up, as CPU time per point against the NumPy
   cost of the package's own ridge closed form ``E_RR(gamma, c, snr)`` (built on the Marchenko--Pastur
   ``m(-gamma)``, ``m'(-gamma)``) at the same points, measured in the same run; the ratio and its target
-  are printed, with three of its parts at the ``c x gamma`` points against the same reference: one batched
-  Newton step of the fixed point (the arithmetic such a grid repeats two to three times a point), the
-  long-double check of the solved fixed points, and the aligned ``varphi`` closed form in float64 and long double;
+  are printed, with its parts against the same reference: at the ``c x snr`` points the continuation of the
+  grid's 200 distinct fixed points from the large-``gamma`` start (a cost per batched call, not per point) and the
+  values at every point (``varphi`` from its per-fixed-point coefficients and ``E_RR`` from the root, in float64
+  and long double); at the ``c x gamma`` points one float64 evaluation of the fixed point's residual and
+  Jacobian (the arithmetic below any Newton step), one batched Newton step (the arithmetic such a grid repeats
+  two to three times a point), the long-double check of the solved fixed points, and the aligned ``varphi``
+  closed form in float64 and long double;
 * the phase-diagram figure in full mode (200 x 200 per panel), a whole process
   (not in ``--quick``, whose sizes are a few points each).
 """
@@ -85,21 +89,33 @@ def floor(k: int, repeats: int = 3) -> dict:
         out[name] = {"points": n, "cpu_s": best, "us_per_point": 1e6 * best / n, "reference_s": ref,
                      "reference_us_per_point": 1e6 * ref / n, "ratio": best / ref if ref > 0 else math.inf,
                      "fallbacks": fallbacks}
-        if name == "c_gamma":  # what one Newton step and the long-double check cost at every point, same run
-            step, check, phi = _components_s(G, C, repeats)
-            for key, sec in (("newton_step", step), ("check", check), ("phi", phi)):
-                out[name].update({f"{key}_us_per_point": 1e6 * sec / n,
-                                  f"{key}_ratio": sec / ref if ref > 0 else math.inf})
+        parts = _snr_components_s(C, R, repeats) if name == "c_snr" else _components_s(G, C, repeats)
+        for key, sec in parts.items():  # what the parts cost at the same points, same run
+            out[name].update({f"{key}_us_per_point": 1e6 * sec / n, f"{key}_ratio": sec / ref if ref > 0 else math.inf})
     return out
 
 
-def _components_s(gamma, c, repeats: int) -> tuple:
-    """Best CPU seconds, at the points, of three parts of a ``c x gamma`` fast grid (tanh, noise-only fixed
-    point): one batched Newton step (the compiled ``F``, ``dF/dG``, ``dF/dgamma`` and the stacked least squares,
-    :func:`symrmt.models.attention.batch.newton` with one step), the arithmetic each point repeats a few
-    times; the long-double check of the solved fixed points (:func:`symrmt.models.attention.batch.refine`);
-    and the aligned closed form of ``varphi`` in float64 and in long double
-    (:func:`symrmt.models.attention.batch.phi_closed`, ``snr = 1``)."""
+def _best_s(parts: dict, repeats: int) -> dict:
+    """Best CPU seconds of each callable of ``parts`` over ``repeats`` calls."""
+    best = {}
+    for key, part in parts.items():
+        b = math.inf
+        for _ in range(repeats):
+            t = time.process_time()
+            part()
+            b = min(b, time.process_time() - t)
+        best[key] = b
+    return best
+
+
+def _components_s(gamma, c, repeats: int) -> dict:
+    """Best CPU seconds, at the points, of four parts of a ``c x gamma`` fast grid (tanh, noise-only fixed
+    point): one float64 evaluation of the compiled ``F``, ``dF/dG``, ``dF/dgamma``
+    (:func:`symrmt.models.attention.batch.fjg`), the arithmetic below any Newton step; one batched Newton step
+    (that evaluation and the stacked least squares, :func:`symrmt.models.attention.batch.newton` with one
+    step), the arithmetic each point repeats a few times; the long-double check of the solved fixed points
+    (:func:`symrmt.models.attention.batch.refine`); and the aligned closed form of ``varphi`` in float64 and in
+    long double (:func:`symrmt.models.attention.batch.phi_closed`, ``snr = 1``)."""
     a1, nu, d = (float(x) for x in hermite_at_least("tanh", "zero", 20))
     zero = np.zeros_like(c)
     start = np.column_stack([1 / gamma, zero, zero, -c, zero + 1, zero])  # the large-gamma start's shape
@@ -107,17 +123,33 @@ def _components_s(gamma, c, repeats: int) -> tuple:
     g, dg, _, _ = B.continuation_tree(gamma, c, a1, nu, d)
     gl, dgl, _ = B.refine(g, dg, gamma, c, a1, nu, d)
     one = np.ones_like(c)
-    parts = (lambda: B.newton(start, p, maxsteps=1), lambda: B.refine(g, dg, gamma, c, a1, nu, d),
-             lambda: (B.phi_closed("aligned", g, dg, a1, c, one, zero), B.phi_closed("aligned", gl, dgl, a1, c, one, zero)))
-    best = []
-    for part in parts:
-        b = math.inf
-        for _ in range(repeats):
-            t = time.process_time()
-            part()
-            b = min(b, time.process_time() - t)
-        best.append(b)
-    return tuple(best)
+    return _best_s({"fjg": lambda: B.fjg(start, p), "newton_step": lambda: B.newton(start, p, maxsteps=1),
+                    "check": lambda: B.refine(g, dg, gamma, c, a1, nu, d),
+                    "phi": lambda: (B.phi_closed("aligned", g, dg, a1, c, one, zero),
+                                    B.phi_closed("aligned", gl, dgl, a1, c, one, zero))}, repeats)
+
+
+def _snr_components_s(c, snr, repeats: int) -> dict:
+    """Best CPU seconds, at the points of a ``c x snr`` fast grid (tanh, ``gamma = 1``, ``W = I``), of its two
+    parts: the noise-only fixed points of its distinct ``c`` by the continuation from the large-``gamma`` start
+    (:func:`symrmt.models.attention.batch.continuation_tree`: batched calls on as many rows as distinct ``c``,
+    whose cost is the calls' and not the grid's points), and the values at every point: ``varphi`` from the
+    coefficients of its rational form in ``||mu||^2`` (:func:`symrmt.models.attention.batch.aligned_coefficients`
+    once per fixed point, :func:`~symrmt.models.attention.batch.phi_from_coefficients` per point) and ``E_RR``
+    from the Marchenko-Pastur root, each in float64 and in long double (the solve's own gathers included)."""
+    a1, nu, d = (float(x) for x in hermite_at_least("tanh", "zero", 20))
+    cu, per = np.unique(c, return_inverse=True)
+    gu = np.ones_like(cu)
+    one, zero = np.ones_like(c), np.zeros_like(cu)
+    g, dg, _, _ = B.continuation_tree(gu, cu, a1, nu, d)
+    gl, dgl, _ = B.refine(g, dg, gu, cu, a1, nu, d)
+
+    def values():
+        for gg, dgg, dt in ((g, dg, float), (gl, dgl, B.LD)):
+            B.phi_from_coefficients(*B.aligned_coefficients(gg, dgg, a1, cu, zero), snr, per)
+            B.ridge_from_root(B.ridge_parts(gu, cu, dt)[per], one, c, snr, dt)
+
+    return _best_s({"fixed_points": lambda: B.continuation_tree(gu, cu, a1, nu, d), "values": values}, repeats)
 
 
 def grid_points(kind: str, k: int):
@@ -268,6 +300,18 @@ def verdicts(res: dict, row) -> None:
                 v["ratio"], f"<= {TARGETS['floor_ratio']:.0f}", (v["ratio"] <= TARGETS["floor_ratio"]) if full else None,
                 f"{v['us_per_point']:.2f} us against {v['reference_us_per_point']:.3f} us per point; "
                 f"{v['fallbacks']} fallbacks" + ("" if full else "; quick: small grid"))
+            if "fixed_points_ratio" in v:
+                row(f"  the continuation of its {fl['grid']} distinct fixed points from the large-gamma start / NumPy "
+                    "ridge closed form", v["fixed_points_ratio"], "", None, f"{v['fixed_points_us_per_point']:.2f} us "
+                    f"per point: tens of batched Newton steps on {fl['grid']} rows, the cost of NumPy's calls, not of "
+                    "the points")
+                row("  the values at every point, float64 and long double / NumPy ridge closed form", v["values_ratio"],
+                    "", None, f"{v['values_us_per_point']:.2f} us per point: varphi from its coefficients in "
+                    "||mu||^2 and E_RR from the root")
+            if "fjg_ratio" in v:
+                row("  one float64 evaluation of the fixed point's F, dF/dG, dF/dgamma / NumPy ridge closed form",
+                    v["fjg_ratio"], "", None, f"{v['fjg_us_per_point']:.2f} us per point: the arithmetic below any "
+                    "Newton step, every point of a c x gamma grid pays it at least twice")
             if "newton_step_ratio" in v:
                 row("  one batched Newton step of the fixed point at the same points / NumPy ridge closed form",
                     v["newton_step_ratio"], "", None, f"{v['newton_step_us_per_point']:.2f} us per point: the "
@@ -304,11 +348,13 @@ def format_section(res: dict, md) -> str:
             return f"{v[key + '_us_per_point']:.2f} ({v[key + '_ratio']:.0f})" if key + "_ratio" in v else "-"
 
         parts.append(md(["grid", "points", "CPU s", "us per point", "NumPy ridge closed form, us per point",
-                         "ratio", "target", "one Newton step, us per point (ratio)",
+                         "ratio", "target", "distinct fixed points' continuation, us per point (ratio)",
+                         "values float64 + long double (ratio)", "F, dF/dG, dF/dgamma once (ratio)",
+                         "one Newton step, us per point (ratio)",
                          "long-double check, us per point (ratio)", "varphi float64 + long double (ratio)"],
                         [[kind, fl[kind]["points"], fl[kind]["cpu_s"], fl[kind]["us_per_point"],
-                          fl[kind]["reference_us_per_point"], fl[kind]["ratio"], f"<= {TARGETS['floor_ratio']:.0f}",
-                          part(fl[kind], "newton_step"), part(fl[kind], "check"), part(fl[kind], "phi")]
+                          fl[kind]["reference_us_per_point"], fl[kind]["ratio"], f"<= {TARGETS['floor_ratio']:.0f}"]
+                         + [part(fl[kind], key) for key in ("fixed_points", "values", "fjg", "newton_step", "check", "phi")]
                          for kind in ("c_snr", "c_gamma")]))
     parts.append("\n### Fast path near c = 1 and at small gamma (tanh, rank-two geometry)\n")
     parts.append(md(["case", "points", "fallbacks to mpmath", "max gap, float points", "max gap, all",

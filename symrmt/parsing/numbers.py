@@ -6,7 +6,9 @@ expression such as ``sqrt(2)/2``), :func:`plain_fraction`, :func:`number_to_frac
 
 from __future__ import annotations
 
+import math
 import re
+from decimal import Decimal
 from fractions import Fraction
 from numbers import Rational, Real
 
@@ -191,9 +193,9 @@ def to_fraction(value, name: str) -> Fraction:
             return Fraction(int(man)) * Fraction(2) ** int(exp)
         if isinstance(value, Real):
             fv = float(value)
-            if fv != fv or fv in (float("inf"), float("-inf")):
+            if not math.isfinite(fv):
                 raise ParameterError(f"{name} must be finite, got {value!r}")
-            return Fraction(repr(fv))
+            return Fraction(*Decimal(repr(fv)).as_integer_ratio())  # the decimal repr, exactly (Decimal parses it in C)
         if isinstance(value, str):
             # the package's one parser: a plain decimal or p/q exactly, else an exact expression
             # such as sqrt(2) (rounded to more digits than any precision symrmt computes at)

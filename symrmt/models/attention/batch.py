@@ -54,6 +54,10 @@ CORRECTOR_CONTRACT = 2.0
 CORRECTOR_CONTRACT_ABOVE = 1e-6
 #: :func:`continuation_tree`: the stride of the chain along each ``c``'s gammas (then binary levels)
 TREE_STRIDE = 16
+#: the batched continuation's step in ``s = 1/gamma``: first ratio, largest ratio (the mpmath solver's first, and
+#: half its largest 16: the corrector of a ratio-16 step takes five to eight Newton iterations from its predictor,
+#: two steps of ratio 4 take about three each, and a batch pays for every iteration of its slowest row)
+PATH_RATIO = (4.0, 8.0)
 
 
 @cached(maxsize=1)
@@ -138,7 +142,7 @@ def continuation(gamma, c, a1: float, nu: float, d: float, max_rounds: int = 400
     Every point starts far above the spectrum, at
     ``gamma_0 = 1e4 (1 + |a_1| + |d| + sqrt(nu))^2 (1 + c)(1 + 1/c)`` (as the mpmath
     solver does) from the ``gamma -> oo`` solution ``diag(1/gamma_0, [[-c, 1], [1, 0]])``,
-    and moves to its own ``gamma`` in ratio steps of up to 16 (halved on trouble,
+    and moves to its own ``gamma`` in ratio steps of up to 8 (:data:`PATH_RATIO`; halved on trouble,
     doubled on success); predictor from ``dGm/ds`` in ``s = 1/gamma`` (:func:`_follow_from`), Newton
     corrector.  A step is accepted inside the core's trust region
     (:func:`symrmt.core.continuation.in_trust_region`): Newton converges within :data:`MAX_JUMP` of the
@@ -160,8 +164,8 @@ def _follow_from(g, dg, start, gamma, c, a1, nu, d, max_rounds: int = 400, ok=No
     """:func:`continuation`'s batched path from solved points ``(g, dg)`` at ``start`` down to ``gamma``.
 
     The path is followed in ``s = 1/gamma`` (the core's batched continuation,
-    :func:`symrmt.core.batch.follow`, with the schedule of the mpmath solver: ratio 4, up to 16, stalled
-    below ``1 + 1e-6``, and its trust region): ``Gm`` is analytic in ``s`` at ``s = 0`` (``gamma -> oo``),
+    :func:`symrmt.core.batch.follow`, with the steps of :data:`PATH_RATIO`: ratio 4, up to 8, stalled below
+    ``1 + 1e-6``, and the mpmath solver's trust region): ``Gm`` is analytic in ``s`` at ``s = 0`` (``gamma -> oo``),
     so the predictor ``Gm + (dGm/ds) ds`` is second-order accurate in the step where the one in ``gamma``
     is not, and long steps of a path from the large-``gamma`` start are accepted.  The corrector is
     Newton at ``gamma`` itself (the target ``gamma`` exactly at the last step).  Returns
@@ -176,7 +180,7 @@ def _follow_from(g, dg, start, gamma, c, a1, nu, d, max_rounds: int = 400, ok=No
 
     s0 = 1 / np.asarray(start, dtype=float)
     h, dh, step, ok = core_batch.follow(correct, g, -(start * start)[:, None] * dg, s0, s1,
-                                        Geometric(s0, s1, 4.0, 16.0, 1e-6), correction=MAX_JUMP,
+                                        Geometric(s0, s1, *PATH_RATIO, 1e-6), correction=MAX_JUMP,
                                         move=MOVE_FRACTION, max_rounds=max_rounds, ok=ok, step=step)
     with np.errstate(all="ignore"):
         dgamma = np.where((start == gamma)[:, None], dg, -(s1 * s1)[:, None] * dh)
@@ -298,8 +302,13 @@ def _refine(g, dg, gamma, c, a1, nu, d):
     n = g.shape[0]
     with np.errstate(all="ignore"):  # the residuals in long double, the Jacobian (at g) in float64
         F = _stack(numpy_functions()["F"](tuple(gl.T), _args(p)), n, LD)
-        _, J64, _ = fjg(g, p.astype(float))
-        factor = core_batch.qr_columns(J64.transpose(2, 1, 0).copy(), MAX_COND)
+        # the Jacobian's entries straight into the column layout of the core's QR: Jc[j] = column j over the batch
+        vals = numpy_functions()["fjg"](tuple(g.T), _args(p.astype(float)))
+        Jc = np.empty((NUNK, NEQ, n))
+        for i in range(NEQ):
+            for j in range(NUNK):
+                Jc[j, i] = vals[NEQ + i * NUNK + j]
+        factor = core_batch.qr_columns(Jc, MAX_COND)
         x = core_batch.qr_solve(factor, -F.astype(float).T[:, None, :])[:, 0, :].T
         gl = gl + x
         # F and the implicit derivative's residual (dF/dG) dg + dF/dgamma at the corrected point
@@ -403,20 +412,33 @@ def aligned_coefficients(g, dg, a1, c, wkwq):
     return blockwise(one, g, dg, *(np.broadcast_to(np.asarray(x, dt), (n,)) for x in (c, wkwq)))
 
 
-def phi_from_coefficients(coef, dcoef, snr):
-    """``(varphi, dvarphi/dgamma)`` at every point from the rows of :func:`aligned_coefficients` gathered per
-    point and ``||mu||^2`` (the compiled form :func:`symrmt.models.attention.compiled.aligned_phi_in_snr_function`),
-    in ``coef``'s dtype."""
+def phi_from_coefficients(coef, dcoef, snr, per=None):
+    """``(varphi, dvarphi/dgamma)`` at every point from the rows of :func:`aligned_coefficients` and ``||mu||^2``
+    (the compiled form :func:`symrmt.models.attention.compiled.aligned_phi_in_snr_function`), in ``coef``'s dtype.
+    Point ``i`` takes row ``per[i]`` (``per=None``: row ``i``); the rows are gathered column by column, block by
+    block, as the form reads them.
+
+    >>> import numpy as np
+    >>> g, dg = np.array([[0.8, 0.1, 0.2, -0.2, 0.8, 0.3]]), np.array([[-0.5, 0.1, 0.0, 0.2, -0.1, 0.1]])
+    >>> coef, dcoef = aligned_coefficients(g, dg, 0.6, np.array([0.5]), np.array([0.3]))
+    >>> a = phi_from_coefficients(coef, dcoef, np.array([1.0, 4.0]), per=np.array([0, 0]))
+    >>> b = phi_from_coefficients(coef[[0, 0]], dcoef[[0, 0]], np.array([1.0, 4.0]))
+    >>> bool(np.array_equal(a[0], b[0]) and np.array_equal(a[1], b[1]))
+    True
+    """
     fn = aligned_phi_in_snr_function("numpy")
     dt = coef.dtype
+    cols, dcols = coef.T.copy(), dcoef.T.copy()  # (7, rows): a block's gather reads contiguous columns
+    rows = np.arange(coef.shape[0]) if per is None else np.asarray(per)
+    n = rows.shape[0]
 
-    def one(coef, dcoef, snr):
-        n = coef.shape[0]
+    def one(rows, snr):
+        k = rows.shape[0]
         with np.errstate(all="ignore"):
-            v = fn(tuple(coef.T), tuple(dcoef.T), snr)
-        return np.asarray(v[0], dtype=dt) * np.ones(n, dt), np.asarray(v[1], dtype=dt) * np.ones(n, dt)
+            v = fn(tuple(cols.take(rows, axis=1)), tuple(dcols.take(rows, axis=1)), snr)
+        return np.asarray(v[0], dtype=dt) * np.ones(k, dt), np.asarray(v[1], dtype=dt) * np.ones(k, dt)
 
-    return blockwise(one, coef, dcoef, np.broadcast_to(np.asarray(snr, dt), (coef.shape[0],)))
+    return blockwise(one, rows, np.broadcast_to(np.asarray(snr, dt), (n,)))
 
 
 def gram_factor(gram, eig=None):

@@ -181,11 +181,13 @@ def _distinct_rows(columns):
     the order of the distinct rows).  A constant column costs one comparison; the others one 1-D
     ``numpy.unique`` each (a grid's columns take few values), combined as integer keys."""
     n = columns[0].size
+    varying = [col for col in columns if n and not (col == col[0]).all()]
+    if len(varying) == 1:  # one column varies: its own distinct values are the distinct rows (one sort)
+        _, first, inverse = np.unique(varying[0], return_index=True, return_inverse=True)
+        return first, inverse.ravel()
     key = np.zeros(n, dtype=np.int64)
     size = 1
-    for col in columns:
-        if n == 0 or (col == col[0]).all():
-            continue
+    for col in varying:
         u, code = np.unique(col, return_inverse=True)
         if size * u.size >= 2**62:  # renumber the key before it overflows
             _, key = np.unique(key, return_inverse=True)
@@ -340,7 +342,7 @@ def solve_grid(f, points, *, diagonal: str = "zero", center: bool = False, certi
                 at, cr, wr = j[rows], c[idx[rows]], wkwq[rows]
                 for gg, dgg, out, dout in ((g, dg, phi, dphi), (gl, dgl, phil, dphil)):
                     coef, dcoef = B.aligned_coefficients(gg[at], dgg[at], a1, cr, wr)
-                    out[idx], dout[idx] = B.phi_from_coefficients(coef[per], dcoef[per], snr[idx])
+                    out[idx], dout[idx] = B.phi_from_coefficients(coef, dcoef, snr[idx], per)
             else:
                 phi[idx], dphi[idx] = B.phi_closed(name, g[j], dg[j], a1, c[idx], snr[idx], wkwq)
                 phil[idx], dphil[idx] = B.phi_closed(name, gl[j], dgl[j], a1, c[idx], snr[idx], wkwq)

@@ -68,12 +68,15 @@ def exact_value(key: str, value) -> Fraction:
 #: the magnitudes the float64 path takes (``fast=True``): beyond them float64 underflows or overflows
 #: in the fixed point (``c**3``) before any check could see it
 FLOAT_RANGE = (1e-100, 1e100)
+#: :data:`FLOAT_RANGE` as exact Fractions (the same comparisons as against the floats, without converting them
+#: at every value)
+_FLOAT_RANGE_EXACT = tuple(Fraction(x) for x in FLOAT_RANGE)
 
 
 def _float_ok(key: str, x: Fraction, given) -> Fraction:
     """``x`` unchanged when its magnitude is 0 or within :data:`FLOAT_RANGE`; else a ParameterError naming
     the value as the user wrote it."""
-    if x != 0 and not FLOAT_RANGE[0] <= abs(x) <= FLOAT_RANGE[1]:
+    if x != 0 and not _FLOAT_RANGE_EXACT[0] <= abs(x) <= _FLOAT_RANGE_EXACT[1]:
         shown = given if isinstance(given, str) else float_text(x)
         raise ParameterError(f"{key} = {shown} is outside the range of the float64 path fast=True (magnitudes "
                              f"{FLOAT_RANGE[0]:g} to {FLOAT_RANGE[1]:g}, or 0); use fast=False (CLI: drop --fast)")
