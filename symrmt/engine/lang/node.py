@@ -67,7 +67,12 @@ class Node:
         return type(other) is type(self) and other._key() == self._key()
 
     def __hash__(self):
-        return hash(self._key())
+        # computed once per node (a node is immutable; hashing a tree walks all of it): the plan and pencil
+        # memos hash the expression at every call
+        h = self.__dict__.get("_hash")
+        if h is None:
+            h = self.__dict__["_hash"] = hash(self._key())
+        return h
 
     def __repr__(self):
         inner = ", ".join(_short(getattr(self, f)) for f in self._fields)

@@ -144,16 +144,26 @@ def _counts(weights, size: int) -> tuple:
     return tuple(base)
 
 
+#: (ratio, the values it depends on) already found positive by :func:`check_ratios`
+_RATIOS_PASSED: set = set()
+
+
 def check_ratios(dims, values) -> None:
     """Refuse a dimension whose ratio to ``n`` is not a positive real number at ``values``
     (name -> exact number); a ratio with a parameter not in ``values`` is left to the caller."""
-    subs = {}
-    for name, v in values.items():
-        q = v if isinstance(v, Fraction) else Fraction(str(v))
-        r = sp.Rational(q.numerator, q.denominator)
-        subs[sp.Symbol(name, real=True)] = r
-        subs[sp.Symbol(name, positive=True)] = r
+    subs = None
     for d in dims:
+        names = tuple(sorted(str(x) for x in sp.sympify(d.ratio).free_symbols))
+        key = (d.ratio, tuple((nm, str(values[nm]) if nm in values else None) for nm in names))
+        if key in _RATIOS_PASSED:
+            continue
+        if subs is None:
+            subs = {}
+            for name, v in values.items():
+                q = v if isinstance(v, Fraction) else Fraction(str(v))
+                r = sp.Rational(q.numerator, q.denominator)
+                subs[sp.Symbol(name, real=True)] = r
+                subs[sp.Symbol(name, positive=True)] = r
         r = sp.sympify(d.ratio).subs(subs)
         if r.free_symbols:
             continue
@@ -164,6 +174,9 @@ def check_ratios(dims, values) -> None:
             at = ", ".join(f"{k} = {v}" for k, v in shown.items())
             raise ModelError(f"the size of {d.name} is ({d.ratio})*n, and its ratio {d.ratio} = {_show_number(r)} at "
                              f"{at or 'these values'} is not a positive real number; every dimension ratio must be > 0")
+        if len(_RATIOS_PASSED) > 4096:
+            _RATIOS_PASSED.clear()
+        _RATIOS_PASSED.add(key)
 
 
 def _show_number(r) -> str:

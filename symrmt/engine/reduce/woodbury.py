@@ -138,11 +138,14 @@ class QFPlan:
 
     @property
     def grams(self):
-        """The inner-product parameters the value depends on."""
-        out = set()
-        for f in self.forms:
-            out |= {s for s in f.S.free_symbols if "." in s.name}
-        return sorted(out, key=lambda s: s.name)
+        """The inner-product parameters the value depends on (computed once: a plan's forms are fixed)."""
+        done = self.__dict__.get("_grams")
+        if done is None:
+            out = set()
+            for f in self.forms:
+                out |= {s for s in f.S.free_symbols if "." in s.name}
+            done = self.__dict__["_grams"] = tuple(sorted(out, key=lambda s: s.name))
+        return list(done)
 
 
 def split_pencil(p: Pencil):

@@ -78,7 +78,16 @@ class TraceLimit:
 
 
 def compiled_system(system):
-    """The :class:`CompiledSystem` of a block system (memoized on its pencil)."""
+    """The :class:`CompiledSystem` of a block system (memoized on its pencil, and on the system object)."""
+    done = system.__dict__.get("_compiled_system")
+    if done is not None:
+        return done
+    out = _compiled_system(system)
+    system.__dict__["_compiled_system"] = out
+    return out
+
+
+def _compiled_system(system):
     key = system.pencil.key() + ("" if system.full_unknowns is None else f":reduced{system.unknowns}")
     if isinstance(system, AtomSystem):
         # the compiled pieces do not hold the atoms, but the object carries its system's law

@@ -84,7 +84,15 @@ def along_curve():
 
 
 def shift_params(system):
-    """The parameters that enter the deterministic part ``L_0`` and are not dimension ratios."""
+    """The parameters that enter the deterministic part ``L_0`` and are not dimension ratios (memoized on the
+    system)."""
+    done = system.__dict__.get("_shift_params")
+    if done is None:
+        done = system.__dict__["_shift_params"] = _shift_params(system)
+    return list(done)
+
+
+def _shift_params(system):
     free = set()
     for x in system.L0:
         if x != 0:

@@ -165,8 +165,9 @@ def form_params(plan):
     []
     """
     for f in plan.forms:
-        f.params = sorted({p for p in plan.params if p in (f.S.free_symbols | set().union(
-            *[sp.sympify(c).free_symbols for c in f.e + f.f]))}, key=lambda s: s.name)
+        if getattr(f, "params", None) is None:  # a form's entries are fixed: once per form
+            f.params = sorted({p for p in plan.params if p in (f.S.free_symbols | set().union(
+                *[sp.sympify(c).free_symbols for c in f.e + f.f]))}, key=lambda s: s.name)
     return plan
 
 
