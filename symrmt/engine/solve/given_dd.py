@@ -28,27 +28,106 @@ def _two_sum(a, b):
 
 
 def _dd_add(x, y):
-    """Double-double sum of ``x = (hi, lo)`` and ``y = (hi, lo)`` (arrays)."""
-    s, e = _two_sum(x[0], y[0])
-    e = e + x[1] + y[1]
-    hi = s + e
-    return hi, e - (hi - s)
+    """The sum of two expansions ``x``, ``y`` (tuples of float64 arrays or numbers, largest first): double-double
+    (two components each) directly, longer ones through :func:`renorm` to the longer length."""
+    if len(x) == 2 and len(y) == 2:
+        s, e = _two_sum(x[0], y[0])
+        e = e + x[1] + y[1]
+        hi = s + e
+        return hi, e - (hi - s)
+    return renorm(list(x) + list(y), max(len(x), len(y)))
 
 
 def _dd_scale(c, x):
-    """Double-double product of the double-double scalar ``c`` and the double-double array ``x``."""
-    p, e = two_product(np.asarray(c[0], dtype=np.float64), x[0])
-    e = e + c[0] * x[1] + c[1] * x[0]
-    hi = p + e
-    return hi, e - (hi - p)
+    """The product of the scalar expansion ``c`` and the array expansion ``x`` (double-double directly; longer
+    ones: Dekker products of the component pairs whose indices sum below the length less one, plain products
+    where they sum to it, the rest left out, then :func:`renorm`)."""
+    if len(c) == 2 and len(x) == 2:
+        p, e = two_product(np.asarray(c[0], dtype=np.float64), x[0])
+        e = e + c[0] * x[1] + c[1] * x[0]
+        hi = p + e
+        return hi, e - (hi - p)
+    k = max(len(c), len(x))
+    comps = []
+    for i, ci in enumerate(c):
+        for j, xj in enumerate(x):
+            if i + j < k - 1:
+                comps.extend(two_product(np.asarray(ci, dtype=np.float64), xj))
+            elif i + j == k - 1:
+                comps.append(ci * xj)
+    return renorm(comps, k)
 
 
 def _dd_scale_64(c, x):
-    """Double-double product of the double-double scalar ``c`` and the float64 array ``x``."""
-    p, e = two_product(np.asarray(c[0], dtype=np.float64), x)
-    e = e + c[1] * x
-    hi = p + e
-    return hi, e - (hi - p)
+    """The product of the scalar expansion ``c`` and the float64 array ``x``, as an expansion of ``len(c)``
+    components."""
+    if len(c) == 2:
+        p, e = two_product(np.asarray(c[0], dtype=np.float64), x)
+        e = e + c[1] * x
+        hi = p + e
+        return hi, e - (hi - p)
+    comps = []
+    for i, ci in enumerate(c):
+        comps.extend(two_product(np.asarray(ci, dtype=np.float64), x) if i < len(c) - 1 else (ci * x,))
+    return renorm(comps, len(c))
+
+
+#: passes of error-free two-sums over the components before each component of :func:`renorm` is read off
+RENORM_PASSES = 2
+
+
+def renorm(comps, k):
+    """An expansion of ``k`` float64 arrays, largest first, whose sum is that of the arrays (or numbers)
+    ``comps`` to about ``u^k`` of its size (``u = 2^-53``; for one of those components, ``u^k`` of the
+    largest partial sum when the sum cancels by more than ``u^-2``).
+
+    Each component is read off after :data:`RENORM_PASSES` bottom-up passes of error-free two-sums
+    (Ogita, Rump and Oishi 2005, Algorithm 4.1): after the first, the leading sum is within about
+    ``n u`` of ``sum |comps|``, after the second within about ``u`` of the sum (for a sum that does not
+    cancel by more than ``u^-2``); the error terms, whose sum is exact, give the next components; the last
+    is their float64 sum.
+
+    >>> a = np.array([1.0]); parts = renorm([a, -a * (1 - 2.0 ** -45), np.array([2.0 ** -100])], 3)
+    >>> [float(x[0]) for x in parts] == [2.0 ** -45, 2.0 ** -100, 0.0]
+    True
+    """
+    c = [np.asarray(x, dtype=np.float64) for x in comps if not (np.ndim(x) == 0 and x == 0)]
+    if not c:
+        return tuple(np.float64(0.0) for _ in range(k))
+    out = []
+    while len(out) < k - 1 and len(c) > 1:
+        for _ in range(RENORM_PASSES):
+            s, errs = c[-1], []
+            for x in reversed(c[:-1]):
+                s, e = _two_sum(x, s)
+                errs.append(e)
+            c = [s] + errs[::-1]
+        out.append(c[0])
+        c = c[1:]
+    last = c[0]
+    for x in c[1:]:
+        last = last + x
+    out.append(last)
+    while len(out) < k:
+        out.append(np.zeros_like(out[0]))
+    return tuple(out)
+
+
+def split(x, k):
+    """The mpmath number ``x`` as ``k`` float64 numbers whose sum is ``x`` to about ``u^k`` of its size.
+
+    >>> import mpmath
+    >>> with mpmath.workdps(60):
+    ...     parts = split(mpmath.mpf(1) / 3, 3)
+    ...     print(abs(sum(mpmath.mpf(p) for p in parts) - mpmath.mpf(1) / 3) < mpmath.mpf(10) ** -48)
+    True
+    """
+    out = []
+    for _ in range(k):
+        f = float(x)
+        out.append(f)
+        x = x - f
+    return tuple(out)
 
 
 #: digits below those asked that the truncation and rounding of the series ``X (I + R + R^2 + ...)`` must stay
@@ -56,19 +135,30 @@ def _dd_scale_64(c, x):
 SERIES_GUARD = 4
 #: the highest power of ``R`` that the series carries
 MAX_ORDER = 8
+#: the bits that the exact slice products deliver with two or three float64 components
+MAX_BITS = {2: 112, 3: 159}
+#: the name of the refinement with two or three float64 components, for messages
+PATH = {2: "double-double", 3: "triple-double"}
+#: the relative Newton step (a power of ten) below which the refinement stops whatever the digits asked: the
+#: floor of its residual's accuracy with two or three float64 components
+FLOOR = {2: 31, 3: 46}
 
 
-def series_tail(Rh, amp, digits):
+def series_tail(Rh, amp, digits, terms=2, Rl=None):
     """``R^2 + R^3 + ... + R^k`` in float64, the tail of the series ``G = X (I + R + R^2 + ... + R^k)`` of an
     inverse from a float64 one ``X`` and its residual ``R = I - M X``; ``None`` where ``G = X (I + R)`` is enough.
+    With ``terms = 3`` (the triple-double refinement, ``R = Rh + Rl``), the tail as a double-double
+    ``(hi, lo)``: ``R R`` always from exact slice products, with ``Rh Rl + Rl Rh`` in float64, so that its
+    rounding is ``2^-104`` of its size instead of ``2^-52``.
 
     ``amp`` says how much an error in ``G`` is amplified in the traces read from it; each bound below, times
     ``amp``, must stay under ``10^-(digits + SERIES_GUARD)``.  With ``r = ||R||`` (the row-sum norm) and
     ``||R^2||`` computed, the terms left out weigh at most ``||R^2|| r^(k-1)/(1 - r)``, and ``k`` is the least
     order (at most :data:`MAX_ORDER`) for which that will do.  The float64 product ``R R`` is off by at most
     ``gamma_K || |R| |R| ||`` (Higham 2002, 3.5); where that is too much, ``R R`` is summed from exact slice
-    products (:func:`_exact_dot`) to the bits needed.  Raises ``ConvergenceError`` when ``r`` is not below
-    ``1e-6`` or a bound cannot be met.
+    products (:func:`_exact_dot`) to the bits needed (at most those of ``terms`` float64 components: 112 bits
+    for two, 159 for three).  Raises ``ConvergenceError`` when ``r`` is not below ``1e-6`` or a bound cannot be
+    met.
 
     >>> R = np.array([[0.0, 5e-9], [0.0, 0.0]]) + 2.5e-9 * np.eye(2)
     >>> series_tail(R / 100, 1.0, 15) is None, bool(np.allclose(series_tail(R, 1e12, 15), R @ R + R @ R @ R,
@@ -90,15 +180,27 @@ def series_tail(Rh, amp, digits):
     K = Rh.shape[1]
     g = K * 2.0 ** -53 / (1.0 - K * 2.0 ** -53)
     rounding = g * float(np.max(absR @ absR.sum(axis=1)))
-    if amp * rounding <= thresh:
+    if terms > 2:
+        scale = 4.0 * K * float(np.max(absR)) * max(r, float(np.max(absR.sum(axis=0))))
+        bits = int(math.ceil(math.log2(max(amp * scale / thresh, 2.0)))) + 1
+        if bits > MAX_BITS[2]:
+            raise ConvergenceError(f"the float64 inverse is too far from the inverse (residual {r:.3g}, amplified "
+                                   f"{amp:.3g} times) for {digits} digits on the {PATH[terms]} path")
+        RRh, RRl = _exact_dot(Rh, Rh, bits)
+        rl = float(np.max(np.abs(Rl).sum(axis=1))) if Rl is not None else 0.0
+        if Rl is not None:
+            RRl = RRl + (Rh @ Rl + Rl @ Rh)
+        RR = RRh
+        rounding = scale * 2.0 ** -bits + 2.0 ** -104 * float(np.max(np.abs(RRh).sum(axis=1))) + 2 * g * r * rl
+    elif amp * rounding <= thresh:
         RR = Rh @ Rh
     else:   # R R from exact slice products: off by at most 4 K 2^-bits max|R| max(||R||, ||R||_1) (_slices)
         scale = 4.0 * K * float(np.max(absR)) * max(r, float(np.max(absR.sum(axis=0))))
         bits = int(math.ceil(math.log2(amp * scale / thresh))) + 1
-        if bits > 112:
+        if bits > MAX_BITS[terms]:
             raise ConvergenceError(f"the float64 inverse is too far from the inverse (residual {r:.3g}, amplified "
-                                   f"{amp:.3g} times) for {digits} digits on the double-double path")
-        RR = _exact_dot(Rh, Rh, bits)[0]
+                                   f"{amp:.3g} times) for {digits} digits on the {PATH[terms]} path")
+        RR = _exact_dot(Rh, Rh, bits, terms=terms)[0]
         rounding = scale * 2.0 ** -bits + 2.0 ** -52 * float(np.max(np.abs(RR).sum(axis=1)))
     r2 = float(np.max(np.abs(RR).sum(axis=1))) * (1.0 + g) + rounding
     k, bound = 2, amp * r2 * r / (1.0 - r)
@@ -106,7 +208,12 @@ def series_tail(Rh, amp, digits):
         k, bound = k + 1, bound * r
     if k > MAX_ORDER or amp * (rounding + (k > 2) * g * r * r2) > thresh:
         raise ConvergenceError(f"the float64 inverse is too far from the inverse (residual {r:.3g}, amplified "
-                               f"{amp:.3g} times) for {digits} digits on the double-double path")
+                               f"{amp:.3g} times) for {digits} digits on the {PATH[terms]} path")
+    if terms > 2:
+        higher = None
+        for _ in range(k - 2):
+            higher = Rh @ (RR if higher is None else RR + higher)
+        return renorm([RRh, RRl] + ([higher] if higher is not None else []), 2)
     tail = RR
     for _ in range(k - 2):
         tail = RR + Rh @ tail
@@ -159,6 +266,31 @@ def _sum_dd(x):
     return mpmath.mpf(hi) + mpmath.mpf(math.fsum(errs))
 
 
+def sum_acc(x, terms=2):
+    """The sum of the float64 array ``x`` as an mpmath number: :func:`_sum_dd` for ``terms = 2``; for more, a
+    pairwise tree of error-free two-sums whose errors (an array as long as ``x``, exactly the sum's rounding)
+    are summed the same way with one term less, to about ``(log2 N u)^terms sum|x|``.
+
+    >>> x = np.array([1.0, 2.0 ** -60, -1.0, 2.0 ** -120])
+    >>> with mpmath.workdps(60):
+    ...     print(sum_acc(x, 3) == mpmath.mpf(2) ** -60 + mpmath.mpf(2) ** -120)
+    True
+    """
+    if terms <= 2:
+        return _sum_dd(x)
+    x = np.asarray(x, dtype=np.float64).ravel()
+    errs = []
+    while len(x) > 1:
+        if len(x) % 2:
+            x = np.append(x, 0.0)
+        a, b = x[0::2], x[1::2]
+        s, e = _two_sum(a, b)
+        errs.append(e)
+        x = s
+    hi = float(x[0]) if len(x) else 0.0
+    return mpmath.mpf(hi) + (sum_acc(np.concatenate(errs), terms - 1) if errs else 0)
+
+
 def _slices(M, axis, w, count):
     """``M`` as a sum of ``count`` slices, each of at most ``w`` bits on the grid of its row (``axis=1``) or
     column (``axis=0``) scale (every subtraction exact)."""
@@ -174,9 +306,9 @@ def _slices(M, axis, w, count):
     return out
 
 
-def _exact_dot(A, B, bits=112, cache=None):
-    """``A @ B`` as a double-double ``(hi, lo)`` to about ``2^-bits`` of the row and column scales (``bits``
-    at most 112): the slices' products are exact in float64 (Ozaki, Ogita and Oishi 2012), those of one level
+def _exact_dot(A, B, bits=112, cache=None, terms=2):
+    """``A @ B`` as an expansion of ``terms`` float64 arrays (a double-double ``(hi, lo)`` for two) to about
+    ``2^-bits`` of the row and column scales (``bits`` at most :data:`MAX_BITS`): the slices' products are exact in float64 (Ozaki, Ogita and Oishi 2012), those of one level
     ``a + b = k`` summed exactly by one product of the stacked slices (each slice has ``w`` bits, so a level's
     sum of ``(k + 1) K`` products of ``2 w`` bits stays within 53), and the levels summed error-free;
     ``cache`` (a dict) keeps the slices of ``A`` for another call with the same ``A``.
@@ -189,7 +321,7 @@ def _exact_dot(A, B, bits=112, cache=None):
     [True, True]
     """
     K = A.shape[1]
-    bits = min(bits, 112)
+    bits = min(bits, MAX_BITS[terms])
     count = 1
     while True:   # the fewest levels whose slices of w bits reach the bits asked, w fitting count K products
         w = (53 - int(np.ceil(np.log2(max(count * K, 2))))) // 2
@@ -204,18 +336,41 @@ def _exact_dot(A, B, bits=112, cache=None):
         if cache is not None:
             cache[key] = (A, As)   # A held, so that its id is not reused
     Bs = _slices(B, 0, w, count)
-    acc = None
+    acc, levels = None, []
     for k in range(count):
         level = As[0] @ Bs[k] if k == 0 else np.hstack(As[:k + 1]) @ np.vstack(Bs[k::-1])
+        if terms > 2:
+            levels.append(level)
+            continue
         acc = (level, np.zeros_like(level)) if acc is None else _dd_add(acc, (level, 0.0))
-    return acc
+    return acc if terms == 2 else renorm(levels, terms)
 
 
-def _dot_dd(A, B, Bl):
+def _dot_dd(A, B, Bl, terms=2):
     """``sum(A * (B + Bl))`` as an mpmath number: every product ``A * B`` split exactly (Dekker), the terms
-    summed by a two-sum tree (:func:`_sum_dd`)."""
+    summed by a two-sum tree (:func:`sum_acc` with ``terms``)."""
     prod, err = two_product(A, B)
-    return _sum_dd(np.concatenate([prod.ravel(), err.ravel(), (A * Bl).ravel()]))
+    return sum_acc(np.concatenate([prod.ravel(), err.ravel(), (A * Bl).ravel()]), terms)
+
+
+def trace_exp(A, Bt, terms):
+    """``sum(A * Bt)`` (``tr(A Bt^T)``) of two expansions of float64 arrays (tuples, largest first) as an
+    mpmath number to about ``u^terms`` of ``sum |A_0 Bt_0|``: the component pairs whose indices sum below
+    ``terms - 1`` as Dekker products, those that sum to it as float64 products, the sum by :func:`sum_acc`.
+
+    >>> a = (np.array([1.0, 2.0]), np.array([2.0 ** -60, 0.0])); b = (np.array([3.0, -1.5]), np.array([0.0, 0.0]))
+    >>> with mpmath.workdps(60):
+    ...     print(trace_exp(a, b, 3) == 3 * mpmath.mpf(2) ** -60)
+    True
+    """
+    parts = []
+    for i, a in enumerate(A[:terms]):
+        for j, b in enumerate(Bt[:terms - i]):
+            if i + j < terms - 1:
+                parts.extend(x.ravel() for x in two_product(np.ascontiguousarray(a), np.ascontiguousarray(b)))
+            else:
+                parts.append((np.asarray(a) * np.asarray(b)).ravel())
+    return sum_acc(np.concatenate(parts), terms)
 
 
 def woodbury_reader(Ainv, pos, rows, cols, T):
@@ -242,7 +397,7 @@ def woodbury_reader(Ainv, pos, rows, cols, T):
     return read
 
 
-def _woodbury_dd(part, plan, h, det, eta, digits, variant, bits, slices):
+def _woodbury_dd(part, plan, h, det, eta, digits, variant, bits, slices, width=2):
     """The traces ``tr(G_kl)/N`` of the inverse of the materialized matrix in double-double through the
     Woodbury reduction ``plan`` (:meth:`_Part.woodbury_plan`): ``A^{-1}`` at the working precision,
     ``X`` a float64 inverse of ``N = I + (S (x) I) B`` (``S = A^{-1}[C, R]``; ``variant`` 1: from ``N^T``, which
@@ -278,7 +433,7 @@ def _woodbury_dd(part, plan, h, det, eta, digits, variant, bits, slices):
     S = [[Ainv[cols[a], rows[b]] for b in range(nr)] for a in range(nc)]
     comps = inner_blocks(np.array([[0.0 if S[a][b] == 0 else 1.0 for b in range(nr)] for a in range(nc)]), nz)
     if len(comps) == 2:
-        T = _two_blocks_dd(N, rows, cols, comps, S, terms, a64, digits, variant, bits, slices)
+        T = _two_blocks_dd(N, rows, cols, comps, S, terms, a64, digits, variant, bits, slices, width)
         if T is None:
             return None
         return woodbury_reader(Ainv, pos, rows, cols, T)
@@ -294,12 +449,11 @@ def _woodbury_dd(part, plan, h, det, eta, digits, variant, bits, slices):
         return None
 
     def dd(x):
-        hi = float(x)
-        return (hi, float(x - hi))
+        return split(x, width)
 
-    E = [(np.zeros((N, nc * N)), np.zeros((N, nc * N))) for _ in range(nr)]
+    E = [tuple(np.zeros((N, nc * N)) for _ in range(width)) for _ in range(nr)]
     for r, cc, data, c in terms:
-        E[r] = _dd_add(E[r], _dd_scale(dd(c), _exact_dot(data, X[cc * N:(cc + 1) * N], bits, slices)))
+        E[r] = _dd_add(E[r], _dd_scale(dd(c), _exact_dot(data, X[cc * N:(cc + 1) * N], bits, slices, width)))
     Rb = []
     for a in range(nc):
         eye = np.zeros((N, nc * N))
@@ -315,15 +469,17 @@ def _woodbury_dd(part, plan, h, det, eta, digits, variant, bits, slices):
     wscale = float(np.max(np.abs(a64[:, rows]).sum(axis=1)) * np.max(np.abs(a64[cols, :]).sum(axis=0)))
     e_norm = max(float(np.max(np.sum(np.abs(e[0]), axis=1))) for e in E)
     amp = max(1.0, wscale * e_norm)
-    RR = series_tail(Rh, amp, digits)
+    RR = series_tail(Rh, amp, digits, width, Rl)
+    if width > 2 and RR is not None:   # the tail in double-double, folded into R: G = X (I + R + tail)
+        (Rh, Rl), RR = renorm([Rh, Rl, *RR], 2), None
     RT = (np.ascontiguousarray(Rh.T), np.ascontiguousarray(Rl.T))
     thresh = 10.0 ** (-(digits + 8))
     T = [[None] * nc for _ in range(nr)]
     for r in range(nr):
-        Eh, El = E[r]
+        Eh, El = E[r][0], E[r][1]
         for c in range(nc):
             cs = slice(c * N, (c + 1) * N)
-            base = _sum_dd(np.diagonal(Eh[:, cs])) + mpmath.mpf(float(np.sum(np.diagonal(El[:, cs]))))
+            base = _trace_of(E[r], cs, width)
             B, Bl = RT[0][cs], RT[1][cs]
             fast, bound = _chunked_dot(Eh, B, Bl)
             low = float(np.vdot(El, B))
@@ -331,7 +487,7 @@ def _woodbury_dd(part, plan, h, det, eta, digits, variant, bits, slices):
             if bound * wscale <= thresh * max(abs(float(base)), 1e-300):
                 d = fast
             else:
-                d = _dot_dd(Eh, B, Bl)
+                d = _dot_dd(Eh, B, Bl, width)
             d += mpmath.mpf(low)
             if RR is not None:
                 d += mpmath.mpf(float(np.sum(Eh * RR[:, cs].T)))
@@ -340,7 +496,16 @@ def _woodbury_dd(part, plan, h, det, eta, digits, variant, bits, slices):
     return woodbury_reader(Ainv, pos, rows, cols, T)
 
 
-def _trace_dd(Ah, Al, Bt, Btl, scale, thresh, relative=False):
+def _trace_of(E, cs, width):
+    """``tr(E[:, cs])`` of the expansion ``E`` (a tuple of float64 arrays) as an mpmath number: the leading
+    component's diagonal summed almost exactly, the next in float64 for a double-double; all components
+    through :func:`sum_acc` for more."""
+    if width == 2:
+        return _sum_dd(np.diagonal(E[0][:, cs])) + mpmath.mpf(float(np.sum(np.diagonal(E[1][:, cs]))))
+    return sum_acc(np.concatenate([np.diagonal(x[:, cs]) for x in E]), width)
+
+
+def _trace_dd(Ah, Al, Bt, Btl, scale, thresh, relative=False, width=2):
     """``sum(A * B)`` (``A = Ah + Al``, ``B = Bt + Btl`` double-double, ``B`` given transposed so that this is
     ``tr(A B^T)``) as an mpmath number: :func:`_chunked_dot` where its rounding bound times ``scale`` is below
     ``thresh`` (``relative``: times the size of the sum), else every product split exactly (:func:`_dot_dd`);
@@ -350,11 +515,11 @@ def _trace_dd(Ah, Al, Bt, Btl, scale, thresh, relative=False):
     bound += 2.0 * float(np.vdot(np.abs(Al), np.abs(Bt)))
     if relative:
         thresh = thresh * max(abs(float(fast)), 1e-300)
-    d = fast if bound * scale <= thresh else _dot_dd(Ah, Bt, Btl)
+    d = fast if bound * scale <= thresh else _dot_dd(Ah, Bt, Btl, width)
     return d + mpmath.mpf(low)
 
 
-def _two_blocks_dd(N, rows, cols, comps, S, terms, a64, digits, variant, bits, slices):
+def _two_blocks_dd(N, rows, cols, comps, S, terms, a64, digits, variant, bits, slices, width=2):
     """``T[r][c] = tr(Y_rc)/N`` (mpmath) of ``Y = B K^{-1}`` when the inner matrix ``K`` is block upper
     triangular with two diagonal blocks ``comps`` (:mod:`symrmt.engine.solve.given_blocks`):
     ``Y[., C_1] = D_1 - D_0 (S[C_0, R] (x) I) D_1`` and ``Y[., C_0] = D_0``, ``D_i = B[., C_i] K_ii^{-1}``.  Each
@@ -366,8 +531,7 @@ def _two_blocks_dd(N, rows, cols, comps, S, terms, a64, digits, variant, bits, s
     nr, nc = len(rows), len(cols)
 
     def dd(x):
-        hi = float(x)
-        return (hi, float(x - hi))
+        return split(x, width)
 
     blocks = []
     for comp in comps:
@@ -409,10 +573,11 @@ def _two_blocks_dd(N, rows, cols, comps, S, terms, a64, digits, variant, bits, s
                 return None
         X, live, m = b["X"], b["live"], len(b["comp"])
         if "E" not in b:
-            E = [(np.zeros((N, m * N)), np.zeros((N, m * N))) for _ in live]
+            E = [tuple(np.zeros((N, m * N)) for _ in range(width)) for _ in live]
             for r, ci, data, c in b["mine"]:
                 k = live.index(r)
-                E[k] = _dd_add(E[k], _dd_scale(dd(c), _exact_dot(data, X[ci * N:(ci + 1) * N], bits, slices)))
+                E[k] = _dd_add(E[k], _dd_scale(dd(c), _exact_dot(data, X[ci * N:(ci + 1) * N], bits, slices,
+                                                                  width)))
             b["E"] = E
         xnorm = prev[4] if prev is not None and prev[1] is X else float(np.max(np.abs(X).sum(axis=1)))
         slices[("inverse", tuple(b["comp"]))] = (b["K64"], X, b["key"], b["E"], xnorm)
@@ -428,8 +593,8 @@ def _two_blocks_dd(N, rows, cols, comps, S, terms, a64, digits, variant, bits, s
             Rb.append(acc)
         b["Rh"] = np.vstack([x[0] for x in Rb])
         b["Rl"] = np.vstack([x[1] for x in Rb])
-        b["Eh"] = np.vstack([e[0] for e in E])
-        b["El"] = np.vstack([e[1] for e in E])
+        b["Ev"] = tuple(np.vstack([e[j] for e in E]) for j in range(width))
+        b["Eh"], b["El"] = b["Ev"][0], b["Ev"][1]
     e_norm = max(float(np.max(np.sum(np.abs(b["Eh"]), axis=1))) for b in blocks)
     s_norm = max(sum(abs(float(S[a][r])) for r in range(nr)) for a in range(nc))
     wscale = float(np.max(np.abs(a64[:, rows]).sum(axis=1)) * np.max(np.abs(a64[cols, :]).sum(axis=0)))
@@ -437,11 +602,27 @@ def _two_blocks_dd(N, rows, cols, comps, S, terms, a64, digits, variant, bits, s
     amp = max(1.0, wscale * e_norm * (1.0 + s_norm * e_norm))
     thresh = 10.0 ** (-(digits + 8))
     for b in blocks:
-        # F = E (R + R^2 + ...): the terms of D = E (I + R + R^2 + ...) after the first, in float64
-        b["F"] = b["Eh"] @ b["Rh"]
-        b["RR"] = series_tail(b["Rh"], amp, digits)
-        if b["RR"] is not None:
-            b["F"] = b["F"] + b["Eh"] @ b["RR"]
+        # F = E (R + R^2 + ...): the terms of D = E (I + R + R^2 + ...) after the first, in float64 (in
+        # double-double for more components: E R from exact slice products, the rest in float64)
+        b["RR"] = series_tail(b["Rh"], amp, digits, width, b["Rl"])
+        if width > 2 and b["RR"] is not None:   # the tail in double-double, folded into R
+            (b["Rh"], b["Rl"]), b["RR"] = renorm([b["Rh"], b["Rl"], *b["RR"]], 2), None
+        if width == 2:
+            b["F"] = b["Eh"] @ b["Rh"]
+            if b["RR"] is not None:
+                b["F"] = b["F"] + b["Eh"] @ b["RR"]
+        else:
+            # E_h R_h to 10^-(digits + 8) of the traces once amplified (its error about 2^-bits of the row and
+            # column scales times K), at most to MAX_BITS[2]: like every rounding outside the series, what is
+            # left is checked by the two evaluations that round differently
+            big = float(np.max(np.abs(b["Eh"]))) * float(np.max(np.abs(b["Rh"]))) * b["Rh"].shape[0]
+            fbits = min(MAX_BITS[2], max(1, int(math.ceil(math.log2(max(big * amp / thresh, 2.0))))))
+            Fh, Fl = _exact_dot(b["Eh"], b["Rh"], fbits)
+            Fl = Fl + (b["Eh"] @ b["Rl"] + b["El"] @ b["Rh"])
+            if b["RR"] is not None:
+                Fl = Fl + b["Eh"] @ b["RR"]
+            b["Fv"] = renorm([Fh, Fl], 2)
+            b["F"] = b["Fv"][0]
     T = [[mpmath.mpf(0)] * nc for _ in range(nr)]
 
     def blk(M, k, a_i):
@@ -451,10 +632,12 @@ def _two_blocks_dd(N, rows, cols, comps, S, terms, a64, digits, variant, bits, s
         RT = (np.ascontiguousarray(b["Rh"].T), np.ascontiguousarray(b["Rl"].T))
         for k, r in enumerate(b["live"]):
             Eh, El = b["Eh"][k * N:(k + 1) * N], b["El"][k * N:(k + 1) * N]
+            Ek = tuple(x[k * N:(k + 1) * N] for x in b["Ev"])
             for a_i, a in enumerate(b["comp"]):
                 cs = slice(a_i * N, (a_i + 1) * N)
-                base = _sum_dd(np.diagonal(Eh[:, cs])) + mpmath.mpf(float(np.sum(np.diagonal(El[:, cs]))))
-                d = _trace_dd(Eh, El, RT[0][cs], RT[1][cs], wscale, thresh * max(abs(float(base)), 1e-300))
+                base = _trace_of(Ek, cs, width)
+                d = _trace_dd(Eh, El, RT[0][cs], RT[1][cs], wscale, thresh * max(abs(float(base)), 1e-300),
+                              width=width)
                 if b["RR"] is not None:
                     d += mpmath.mpf(float(np.sum(Eh * b["RR"][:, cs].T)))
                 T[r][a] += (base + d) / N
@@ -470,14 +653,35 @@ def _two_blocks_dd(N, rows, cols, comps, S, terms, a64, digits, variant, bits, s
                 s = S[a][r1]
                 if s == 0:
                     continue
-                term = _dd_scale(dd(s), (blk(b1["Eh"], k1, c_i), blk(b1["El"], k1, c_i)))
+                term = _dd_scale(dd(s), tuple(blk(x, k1, c_i) for x in b1["Ev"]))
                 acc = term if acc is None else _dd_add(acc, term)
-                f = f + float(s) * blk(b1["F"], k1, c_i)
+                if width == 2:
+                    f = f + float(s) * blk(b1["F"], k1, c_i)
+                else:
+                    ft = _dd_scale(split(s, 2), tuple(blk(x, k1, c_i) for x in b1["Fv"]))
+                    f = ft if isinstance(f, float) else _dd_add(f, ft)
             if acc is not None:
-                M[(a_i, c)] = (np.ascontiguousarray(acc[0].T), np.ascontiguousarray(acc[1].T),
-                               np.ascontiguousarray(np.asarray(f).T))
+                if width == 2:
+                    M[(a_i, c)] = (np.ascontiguousarray(acc[0].T), np.ascontiguousarray(acc[1].T),
+                                   np.ascontiguousarray(np.asarray(f).T))
+                else:
+                    M[(a_i, c)] = (tuple(np.ascontiguousarray(x.T) for x in acc),
+                                   tuple(np.ascontiguousarray(x.T) for x in f))
     for k0, r0 in enumerate(b0["live"]):
         for a_i in range(len(b0["comp"])):
+            if width > 2:
+                # the same with each product of expansions to u^width of its size (trace_exp): tr(E0 M_E) with
+                # all components, tr(F0 M_E) and tr(E0 M_F) (of the size of R) with two
+                E0 = tuple(np.ascontiguousarray(blk(x, k0, a_i)) for x in b0["Ev"])
+                F0 = tuple(np.ascontiguousarray(blk(x, k0, a_i)) for x in b0["Fv"])
+                for c in b1["comp"]:
+                    if (a_i, c) not in M:
+                        continue
+                    ME, MF = M[(a_i, c)]
+                    tr = trace_exp(E0, ME, width) + trace_exp(F0, ME, 2) + trace_exp(E0, MF, 2)
+                    tr += mpmath.mpf(float(np.vdot(F0[0], MF[0])))
+                    T[r0][c] -= tr / N
+                continue
             E0h, E0l, F0 = blk(b0["Eh"], k0, a_i), blk(b0["El"], k0, a_i), blk(b0["F"], k0, a_i)
             E0h, E0l, F0 = np.ascontiguousarray(E0h), np.ascontiguousarray(E0l), np.ascontiguousarray(F0)
             for c in b1["comp"]:
@@ -491,7 +695,7 @@ def _two_blocks_dd(N, rows, cols, comps, S, terms, a64, digits, variant, bits, s
     return T
 
 
-def solve_dd(part, h_start, J, coef_mp, digits, variant):
+def solve_dd(part, h_start, J, coef_mp, digits, variant, width=2):
     """``(h, G-reader, residual)``: Newton refinement of the fixed point of ``part`` (a pencil of
     :mod:`symrmt.engine.solve.given` at one point) from the float64 solution ``h_start`` with the float64
     Jacobian ``J``, each residual from a double-double evaluation of ``R = I - M X`` (``X`` the float64
@@ -520,14 +724,13 @@ def solve_dd(part, h_start, J, coef_mp, digits, variant):
     det = [(i, j, kind, data, coef_mp(c)) for i, j, kind, data, c in part.det]
     eta = [(a, b, coef_mp(w), m, m2) for a, b, w, m, m2 in part.eta]
     bases = {False: part.base(False), True: part.base(True)}
-    # the products with the given matrices to 2^-bits of their scales: 10^-(digits + 10), within 112 bits
-    bits = min(112, int(math.ceil((digits + 10) * math.log2(10))))
+    # the products with the given matrices to 2^-bits of their scales: 10^-(digits + 10), within MAX_BITS
+    bits = min(MAX_BITS[width], int(math.ceil((digits + 10) * math.log2(10))))
     slices = {}
     given = [(i, j, np.ascontiguousarray(data, dtype=np.float64), c) for i, j, kind, data, c in det if kind != "I"]
 
     def dd(x):
-        hi = float(x)
-        return (hi, float(x - hi))
+        return split(x, width)
 
     def inverse(h, with_vectors):
         keep = part._keep(with_vectors)
@@ -544,7 +747,7 @@ def solve_dd(part, h_start, J, coef_mp, digits, variant):
             return None, Gs, where
         plan = part.woodbury_plan(keep) if not (with_vectors and part.unit) else None
         if plan is not None:
-            read = _woodbury_dd(part, plan, h, det, eta, digits, variant, bits, slices)
+            read = _woodbury_dd(part, plan, h, det, eta, digits, variant, bits, slices, width)
             if read is not None:
                 return read, Gs, where
         hf = np.array([float(x) for x in h])
@@ -577,12 +780,14 @@ def solve_dd(part, h_start, J, coef_mp, digits, variant):
         for i, j, data, c in given:
             if i not in where or j not in where:
                 continue
-            t = _dd_scale(dd(-c), _exact_dot(data, X[rows[j]], bits, slices))
+            t = _dd_scale(dd(-c), _exact_dot(data, X[rows[j]], bits, slices, width))
             acc[i] = _dd_add(acc[i], t)
         Rh = np.vstack([acc[k][0] for k in keep])
         Rl = np.vstack([acc[k][1] for k in keep])
+        RR = series_tail(Rh, 1.0, digits, width, Rl)
+        if width > 2 and RR is not None:   # the tail in double-double, folded into R
+            (Rh, Rl), RR = renorm([Rh, Rl, *RR], 2), None
         R = (Rh, Rl)
-        RR = series_tail(Rh, 1.0, digits)
         RT = (np.ascontiguousarray(Rh.T), np.ascontiguousarray(Rl.T))  # R_.l^T as rows, once
         return (X, R, RR, rows, RT), Gs, where
 
@@ -595,7 +800,7 @@ def solve_dd(part, h_start, J, coef_mp, digits, variant):
         X, R, RR, rows, RT = Gm
         rk, rl = rows[k], rows[l]
         n = 1 if unit else part.size[k]
-        base = _sum_dd(np.diagonal(X[rk, rl]))
+        base = sum_acc(np.diagonal(X[rk, rl]), width)
         # tr(X_k. R_.l): float64 sums of at most _CHUNK products, those sums added error-free, where the
         # error bound gamma_CHUNK sum|x r| (Higham 2002, 3.1) is below 10^-(digits + 8) of the trace; else
         # every product split exactly (Dekker) and the terms summed by a two-sum tree
@@ -604,7 +809,7 @@ def solve_dd(part, h_start, J, coef_mp, digits, variant):
         if bound <= 10.0 ** (-(digits + 8)) * max(abs(float(base)), 1e-300):
             d = fast
         else:
-            d = _dot_dd(A, B, Bl)
+            d = _dot_dd(A, B, Bl, width)
         if RR is not None:
             d += mpmath.mpf(float(np.sum(X[rk] * RR[:, rl].T)))
         return (base + d) / n
@@ -624,10 +829,10 @@ def solve_dd(part, h_start, J, coef_mp, digits, variant):
             h[i] = mpmath.mpf(0)
         resid = max(abs(float(f)) for f in F)
         scale = max(1, max(abs(x) for x in h))
-        if max(abs(st) for st in step) <= scale * max(tol, mpmath.mpf(10) ** -31):  # -31: the double-double floor
+        if max(abs(st) for st in step) <= scale * max(tol, mpmath.mpf(10) ** -FLOOR[width]):
             break
     else:
-        raise ConvergenceError(f"the double-double refinement of the deterministic equivalent did not converge "
+        raise ConvergenceError(f"the {PATH[width]} refinement of the deterministic equivalent did not converge "
                                f"(residual {resid:.3g})")
     if G is None or part.unit:
         G = inverse(h, True)
