@@ -709,7 +709,8 @@ def given_limit(model, expr, at, digits: int = 15):
         for q, (s, part, (_h64, J)) in enumerate(zip(leaves, parts, sols64)):
             watch = list(part.unknowns) + [(i, j) for i in part.pencil.u for j in part.pencil.v]
             if isinstance(prec, str):
-                h, read, r = solve_dd(part, starts[q], J, coef_mp, digits, prec[2] == "1", 2 if prec[0] == "d" else 3)
+                h, read, r = solve_dd(part, starts[q], J, coef_mp, digits, prec[2] == "1", 2 if prec[0] == "d" else 3,
+                                      presolve=prec == "td0")
             else:
                 h, read, r = solve_flint(part, starts[q], J, coef_hp, prec, digits, 6 if prec == p1 else 18, watch)
             starts[q] = h  # the second precision starts where the first ended

@@ -142,14 +142,18 @@ PATH = {2: "double-double", 3: "triple-double"}
 #: the relative Newton step (a power of ten) below which the refinement stops whatever the digits asked: the
 #: floor of its residual's accuracy with two or three float64 components
 FLOOR = {2: 31, 3: 46}
+#: with ``presolve``, the relative Newton step (a power of ten) below which the refinement goes on with three
+#: components instead of two (well above the double-double floor, so that its steps still converge)
+PRESOLVE = 24
 
 
 def series_tail(Rh, amp, digits, terms=2, Rl=None):
     """``R^2 + R^3 + ... + R^k`` in float64, the tail of the series ``G = X (I + R + R^2 + ... + R^k)`` of an
     inverse from a float64 one ``X`` and its residual ``R = I - M X``; ``None`` where ``G = X (I + R)`` is enough.
     With ``terms = 3`` (the triple-double refinement, ``R = Rh + Rl``), the tail as a double-double
-    ``(hi, lo)``: ``R R`` always from exact slice products, with ``Rh Rl + Rl Rh`` in float64, so that its
-    rounding is ``2^-104`` of its size instead of ``2^-52``.
+    ``(hi, lo)``: where the float64 ``Rh Rh`` is not enough (its rounding, or the terms in ``Rl`` left out,
+    amplified), ``R R`` from exact slice products with ``Rh Rl + Rl Rh`` in float64, its rounding then
+    ``2^-104`` of its size instead of ``2^-52``.
 
     ``amp`` says how much an error in ``G`` is amplified in the traces read from it; each bound below, times
     ``amp``, must stay under ``10^-(digits + SERIES_GUARD)``.  With ``r = ||R||`` (the row-sum norm) and
@@ -174,20 +178,23 @@ def series_tail(Rh, amp, digits, terms=2, Rl=None):
     r = float(np.max(absR.sum(axis=1)))
     if not r < 1e-6:
         raise ConvergenceError(f"the float64 inverse is too far from the inverse (residual {r:.3g}) for the "
-                               "double-double refinement")
+                               f"{PATH[terms]} refinement")
     if amp * r * r / (1.0 - r) <= thresh:
         return None
     K = Rh.shape[1]
     g = K * 2.0 ** -53 / (1.0 - K * 2.0 ** -53)
     rounding = g * float(np.max(absR @ absR.sum(axis=1)))
-    if terms > 2:
+    rl = float(np.max(np.abs(Rl).sum(axis=1))) if Rl is not None else 0.0
+    if terms > 2 and amp * (rounding + 2.0 * r * rl) <= thresh:   # R R in float64 will do
+        RR = Rh @ Rh
+        RRh, RRl = RR, 0.0
+    elif terms > 2:
         scale = 4.0 * K * float(np.max(absR)) * max(r, float(np.max(absR.sum(axis=0))))
         bits = int(math.ceil(math.log2(max(amp * scale / thresh, 2.0)))) + 1
         if bits > MAX_BITS[2]:
             raise ConvergenceError(f"the float64 inverse is too far from the inverse (residual {r:.3g}, amplified "
                                    f"{amp:.3g} times) for {digits} digits on the {PATH[terms]} path")
         RRh, RRl = _exact_dot(Rh, Rh, bits)
-        rl = float(np.max(np.abs(Rl).sum(axis=1))) if Rl is not None else 0.0
         if Rl is not None:
             RRl = RRl + (Rh @ Rl + Rl @ Rh)
         RR = RRh
@@ -563,7 +570,7 @@ def _two_blocks_dd(N, rows, cols, comps, S, terms, a64, digits, variant, bits, s
         if "X" not in b and prev is not None and prev[0].shape == b["K64"].shape \
                 and float(np.max(np.abs(b["K64"] - prev[0]).sum(axis=1))) * prev[4] <= 1e-13:
             b["X"] = prev[1]
-            if prev[2] == b["key"]:
+            if prev[2] == b["key"] and len(prev[3][0]) == width:
                 b["E"] = prev[3]
         if "X" not in b:
             try:
@@ -573,12 +580,12 @@ def _two_blocks_dd(N, rows, cols, comps, S, terms, a64, digits, variant, bits, s
                 return None
         X, live, m = b["X"], b["live"], len(b["comp"])
         if "E" not in b:
-            E = [tuple(np.zeros((N, m * N)) for _ in range(width)) for _ in live]
+            E = [tuple(np.zeros((N, m * N)) for _ in range(width)) if width == 2 else None for _ in live]
             for r, ci, data, c in b["mine"]:
                 k = live.index(r)
-                E[k] = _dd_add(E[k], _dd_scale(dd(c), _exact_dot(data, X[ci * N:(ci + 1) * N], bits, slices,
-                                                                  width)))
-            b["E"] = E
+                t = _dd_scale(dd(c), _exact_dot(data, X[ci * N:(ci + 1) * N], bits, slices, width))
+                E[k] = t if E[k] is None else _dd_add(E[k], t)
+            b["E"] = [e if e is not None else tuple(np.zeros((N, m * N)) for _ in range(width)) for e in E]
         xnorm = prev[4] if prev is not None and prev[1] is X else float(np.max(np.abs(X).sum(axis=1)))
         slices[("inverse", tuple(b["comp"]))] = (b["K64"], X, b["key"], b["E"], xnorm)
         E = b["E"]
@@ -695,7 +702,7 @@ def _two_blocks_dd(N, rows, cols, comps, S, terms, a64, digits, variant, bits, s
     return T
 
 
-def solve_dd(part, h_start, J, coef_mp, digits, variant, width=2):
+def solve_dd(part, h_start, J, coef_mp, digits, variant, width=2, presolve=False):
     """``(h, G-reader, residual)``: Newton refinement of the fixed point of ``part`` (a pencil of
     :mod:`symrmt.engine.solve.given` at one point) from the float64 solution ``h_start`` with the float64
     Jacobian ``J``, each residual from a double-double evaluation of ``R = I - M X`` (``X`` the float64
@@ -747,7 +754,7 @@ def solve_dd(part, h_start, J, coef_mp, digits, variant, width=2):
             return None, Gs, where
         plan = part.woodbury_plan(keep) if not (with_vectors and part.unit) else None
         if plan is not None:
-            read = _woodbury_dd(part, plan, h, det, eta, digits, variant, bits, slices, width)
+            read = _woodbury_dd(part, plan, h, det, eta, dig, variant, bits, slices, width)
             if read is not None:
                 return read, Gs, where
         hf = np.array([float(x) for x in h])
@@ -784,7 +791,7 @@ def solve_dd(part, h_start, J, coef_mp, digits, variant, width=2):
             acc[i] = _dd_add(acc[i], t)
         Rh = np.vstack([acc[k][0] for k in keep])
         Rl = np.vstack([acc[k][1] for k in keep])
-        RR = series_tail(Rh, 1.0, digits, width, Rl)
+        RR = series_tail(Rh, 1.0, dig, width, Rl)
         if width > 2 and RR is not None:   # the tail in double-double, folded into R
             (Rh, Rl), RR = renorm([Rh, Rl, *RR], 2), None
         R = (Rh, Rl)
@@ -806,7 +813,7 @@ def solve_dd(part, h_start, J, coef_mp, digits, variant, width=2):
         # every product split exactly (Dekker) and the terms summed by a two-sum tree
         A, B, Bl = X[rk], RT[0][rl], RT[1][rl]
         fast, bound = _chunked_dot(A, B, Bl)
-        if bound <= 10.0 ** (-(digits + 8)) * max(abs(float(base)), 1e-300):
+        if bound <= 10.0 ** (-(dig + 8)) * max(abs(float(base)), 1e-300):
             d = fast
         else:
             d = _dot_dd(A, B, Bl, width)
@@ -816,10 +823,21 @@ def solve_dd(part, h_start, J, coef_mp, digits, variant, width=2):
 
     tol = mpmath.mpf(10) ** (-(digits + 6))
     G, resid = None, 0.0
+    full, dig = width, digits
+    if presolve and full > 2:   # the first steps in double-double (to PRESOLVE digits), far above its floor
+        width, dig = 2, PRESOLVE
+        bits = min(MAX_BITS[width], int(math.ceil((dig + 10) * math.log2(10))))
     for _ in range(12):
         if not part.unknowns:
             break
-        G = inverse(h, False)
+        try:
+            G = inverse(h, False)
+        except ConvergenceError:
+            if width == full:
+                raise
+            width, dig = full, digits   # the double-double series does not reach: on with all components
+            bits = min(MAX_BITS[width], int(math.ceil((dig + 10) * math.log2(10))))
+            G = inverse(h, False)
         F = [h[i] - read_entry(G, m, m2, False) for i, (m, m2) in enumerate(part.unknowns)]
         # the step in float64: Jinv is a float64 inverse Jacobian, so each step is exact only to its relative
         # error (about 1e-13) anyway; the next residual, in double-double, corrects both
@@ -829,11 +847,18 @@ def solve_dd(part, h_start, J, coef_mp, digits, variant, width=2):
             h[i] = mpmath.mpf(0)
         resid = max(abs(float(f)) for f in F)
         scale = max(1, max(abs(x) for x in h))
+        if width < full and max(abs(st) for st in step) <= scale * mpmath.mpf(10) ** -PRESOLVE:
+            width, dig = full, digits
+            bits = min(MAX_BITS[width], int(math.ceil((dig + 10) * math.log2(10))))
+            continue
         if max(abs(st) for st in step) <= scale * max(tol, mpmath.mpf(10) ** -FLOOR[width]):
             break
     else:
         raise ConvergenceError(f"the {PATH[width]} refinement of the deterministic equivalent did not converge "
                                f"(residual {resid:.3g})")
+    if width < full:   # no unknowns: the reading itself with all components
+        width, dig, G = full, digits, None
+        bits = min(MAX_BITS[width], int(math.ceil((dig + 10) * math.log2(10))))
     if G is None or part.unit:
         G = inverse(h, True)
     return h, (lambda k, l, unit=False: read_entry(G, k, l, unit)), resid
