@@ -588,7 +588,7 @@ def _solve64(part, base):
 #: at most this many digits are certified by the double-double path (above: triple-double)
 DD_DIGITS = 28
 #: at most this many digits are certified by the triple-double path (above: python-flint at two precisions)
-TD_DIGITS = 36
+TD_DIGITS = 32
 #: the most bits by which :func:`given_limit` raises both python-flint precisions when a refinement stalls
 MAX_EXTRA_BITS = 192
 def given_limit(model, expr, at, digits: int = 15):
