@@ -184,7 +184,7 @@ def series_tail(Rh, amp, digits, terms=2, Rl=None):
     K = Rh.shape[1]
     g = K * 2.0 ** -53 / (1.0 - K * 2.0 ** -53)
     rounding = g * float(np.max(absR @ absR.sum(axis=1)))
-    rl = float(np.max(np.abs(Rl).sum(axis=1))) if Rl is not None else 0.0
+    rl = float(np.max(np.abs(Rl).sum(axis=1))) if terms > 2 and Rl is not None else 0.0
     if terms > 2 and amp * (rounding + 2.0 * r * rl) <= thresh:   # R R in float64 will do
         RR = Rh @ Rh
         RRh, RRl = RR, 0.0
