@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from symrmt.engine.solve import given as gv
-from symrmt.engine.solve import given_dd
+from symrmt.engine.solve import expansions, given_dd
 from symrmt.errors import PrecisionError
 
 from tests.engine.test_given import agree, hadamard, model, mp_eigh, ridge_parts, silverstein
@@ -123,6 +123,7 @@ def test_the_checks_fail_without_the_third_component():
     for name, value in (("renorm", two_only), ("split", split_two)):
         with pytest.MonkeyPatch.context() as mp:
             mp.setattr(given_dd, name, value)
+            mp.setattr(expansions, name, value)
             mp.setattr(gv, "solve_flint", _no_flint)
             try:
                 pairs = _closed_forms(32)

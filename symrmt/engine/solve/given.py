@@ -22,9 +22,9 @@ as a finite-rank part does not move the traces).
 
 The fixed point is solved in float64 by Newton on the entries of ``H`` (the Jacobian
 ``dtau(G_mn)/dH = tau(G_ma G_bn)`` exactly), along a homotopy in the strength of the random part,
-then refined by Newton steps whose residual is evaluated in double-double up to 28 digits
-(:mod:`symrmt.engine.solve.given_dd`, two evaluations that round differently) and with python-flint
-``arb_mat`` at two working precisions above (:mod:`symrmt.engine.solve.given_flint`); the value is returned when both agree to the digits asked
+then refined by Newton steps whose residual is evaluated in double-double up to 28 digits and in
+triple-double (three float64 components) up to 32 (:mod:`symrmt.engine.solve.given_dd`, two evaluations
+that round differently) and with python-flint ``arb_mat`` at two working precisions above (:mod:`symrmt.engine.solve.given_flint`); the value is returned when both agree to the digits asked
 (:class:`~symrmt.errors.PrecisionError` otherwise).  Each step costs one inverse of the materialized
 matrix (``k p x k p`` for ``k`` blocks of size ``p``): when the given matrices occupy at most half of the
 block columns, through the Woodbury identity on those columns (``c p x c p`` for ``c`` such columns; the

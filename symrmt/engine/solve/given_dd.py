@@ -1,10 +1,13 @@
-"""The double-double refinement of a deterministic equivalent with given matrices (up to 28 digits).
+"""The double-double and triple-double refinements of a deterministic equivalent with given matrices (up to 28
+and to 32 digits).
 
 The float64 fixed point of :mod:`symrmt.engine.solve.given` is refined by Newton steps whose residuals
 need the traces of ``G = M^{-1}`` beyond float64: ``R = I - M X`` in double-double (exact slice products
 of the given matrices, Ozaki, Ogita and Oishi 2012), ``G = X (I + R + R^2 + ...)`` (:func:`series_tail`), and the traces summed with
 a rounding bound or error-free; where the Woodbury reduction applies, the same on its inner matrix
-(``docs/engine.md``, section on given matrices).
+(``docs/engine.md``, section on given matrices).  With ``width = 3`` the products ``B X``, the cancellation
+``I - M X`` and the coefficients are expansions of three float64 arrays (:func:`renorm`, :func:`split`), the
+traces summed by :func:`sum_acc` and :func:`trace_exp`; the corrections still come from the float64 ``X``.
 """
 
 from __future__ import annotations
@@ -15,119 +18,11 @@ import mpmath
 import numpy as np
 
 from symrmt.core.numbers import two_product
+from symrmt.engine.solve.expansions import dd_add, dd_scale, dd_scale_64, renorm, split, sum_acc, sum_dd, trace_exp
 from symrmt.engine.solve.given_blocks import inner_blocks, same_matrix
 from symrmt.errors import ConvergenceError
 
 __all__ = ["solve_dd"]
-
-
-def _two_sum(a, b):
-    s = a + b
-    bb = s - a
-    return s, (a - (s - bb)) + (b - bb)
-
-
-def _dd_add(x, y):
-    """The sum of two expansions ``x``, ``y`` (tuples of float64 arrays or numbers, largest first): double-double
-    (two components each) directly, longer ones through :func:`renorm` to the longer length."""
-    if len(x) == 2 and len(y) == 2:
-        s, e = _two_sum(x[0], y[0])
-        e = e + x[1] + y[1]
-        hi = s + e
-        return hi, e - (hi - s)
-    return renorm(list(x) + list(y), max(len(x), len(y)))
-
-
-def _dd_scale(c, x):
-    """The product of the scalar expansion ``c`` and the array expansion ``x`` (double-double directly; longer
-    ones: Dekker products of the component pairs whose indices sum below the length less one, plain products
-    where they sum to it, the rest left out, then :func:`renorm`)."""
-    if len(c) == 2 and len(x) == 2:
-        p, e = two_product(np.asarray(c[0], dtype=np.float64), x[0])
-        e = e + c[0] * x[1] + c[1] * x[0]
-        hi = p + e
-        return hi, e - (hi - p)
-    k = max(len(c), len(x))
-    comps = []
-    for i, ci in enumerate(c):
-        for j, xj in enumerate(x):
-            if i + j < k - 1:
-                comps.extend(two_product(np.asarray(ci, dtype=np.float64), xj))
-            elif i + j == k - 1:
-                comps.append(ci * xj)
-    return renorm(comps, k)
-
-
-def _dd_scale_64(c, x):
-    """The product of the scalar expansion ``c`` and the float64 array ``x``, as an expansion of ``len(c)``
-    components."""
-    if len(c) == 2:
-        p, e = two_product(np.asarray(c[0], dtype=np.float64), x)
-        e = e + c[1] * x
-        hi = p + e
-        return hi, e - (hi - p)
-    comps = []
-    for i, ci in enumerate(c):
-        comps.extend(two_product(np.asarray(ci, dtype=np.float64), x) if i < len(c) - 1 else (ci * x,))
-    return renorm(comps, len(c))
-
-
-#: passes of error-free two-sums over the components before each component of :func:`renorm` is read off
-RENORM_PASSES = 2
-
-
-def renorm(comps, k):
-    """An expansion of ``k`` float64 arrays, largest first, whose sum is that of the arrays (or numbers)
-    ``comps`` to about ``u^k`` of its size (``u = 2^-53``; for one of those components, ``u^k`` of the
-    largest partial sum when the sum cancels by more than ``u^-2``).
-
-    Each component is read off after :data:`RENORM_PASSES` bottom-up passes of error-free two-sums
-    (Ogita, Rump and Oishi 2005, Algorithm 4.1): after the first, the leading sum is within about
-    ``n u`` of ``sum |comps|``, after the second within about ``u`` of the sum (for a sum that does not
-    cancel by more than ``u^-2``); the error terms, whose sum is exact, give the next components; the last
-    is their float64 sum.
-
-    >>> a = np.array([1.0]); parts = renorm([a, -a * (1 - 2.0 ** -45), np.array([2.0 ** -100])], 3)
-    >>> [float(x[0]) for x in parts] == [2.0 ** -45, 2.0 ** -100, 0.0]
-    True
-    """
-    c = [np.asarray(x, dtype=np.float64) for x in comps if not (np.ndim(x) == 0 and x == 0)]
-    if not c:
-        return tuple(np.float64(0.0) for _ in range(k))
-    out = []
-    while len(out) < k - 1 and len(c) > 1:
-        for _ in range(RENORM_PASSES):
-            s, errs = c[-1], []
-            for x in reversed(c[:-1]):
-                s, e = _two_sum(x, s)
-                errs.append(e)
-            c = [s] + errs[::-1]
-        out.append(c[0])
-        c = c[1:]
-    last = c[0]
-    for x in c[1:]:
-        last = last + x
-    out.append(last)
-    while len(out) < k:
-        out.append(np.zeros_like(out[0]))
-    return tuple(out)
-
-
-def split(x, k):
-    """The mpmath number ``x`` as ``k`` float64 numbers whose sum is ``x`` to about ``u^k`` of its size.
-
-    >>> import mpmath
-    >>> with mpmath.workdps(60):
-    ...     parts = split(mpmath.mpf(1) / 3, 3)
-    ...     print(abs(sum(mpmath.mpf(p) for p in parts) - mpmath.mpf(1) / 3) < mpmath.mpf(10) ** -48)
-    True
-    """
-    out = []
-    for _ in range(k):
-        f = float(x)
-        out.append(f)
-        x = x - f
-    return tuple(out)
 
 
 #: digits below those asked that the truncation and rounding of the series ``X (I + R + R^2 + ...)`` must stay
@@ -234,7 +129,7 @@ _CHUNK = 64
 def _chunked_dot(A, B, Bl):
     """``(sum(A * (B + Bl)), bound)``: the sum as an mpmath number, ``A * B`` summed in float64 over chunks of
     at most :data:`_CHUNK` products (each chunk's error at most ``gamma_CHUNK`` times its sum of ``|a b|``,
-    Higham 2002, Lemma 3.1 and 3.5), the chunks' sums added error-free (:func:`_sum_dd`); ``A * Bl`` (``Bl``
+    Higham 2002, Lemma 3.1 and 3.5), the chunks' sums added error-free (:func:`sum_dd`); ``A * Bl`` (``Bl``
     the low parts, below ``2^-53 |B|``) summed in float64 over all terms, its whole size counted in
     ``bound``."""
     A = np.ascontiguousarray(A).ravel()
@@ -252,50 +147,7 @@ def _chunked_dot(A, B, Bl):
     low = float(np.dot(A, Bl))
     bound = (g * float(np.dot(absA, np.abs(B))) + 2.0 * float(np.dot(absA, np.abs(Bl)))) * (1 + (m + 2) * u * 2)
 
-    return _sum_dd(sums) + mpmath.mpf(low), bound
-
-
-def _sum_dd(x):
-    """The sum of the float64 array ``x`` as an mpmath number, to about ``(log2 N eps)^2 sum|x|``: a pairwise
-    tree of error-free two-sums (Knuth), whose rounding errors are summed in float64 at the end."""
-
-    x = np.asarray(x, dtype=np.float64).ravel()
-    errs = []
-    while len(x) > 1:
-        if len(x) % 2:
-            x = np.append(x, 0.0)
-        a, b = x[0::2], x[1::2]
-        s = a + b
-        bb = s - a
-        errs.append(float(np.sum((a - (s - bb)) + (b - bb))))
-        x = s
-    hi = float(x[0]) if len(x) else 0.0
-    return mpmath.mpf(hi) + mpmath.mpf(math.fsum(errs))
-
-
-def sum_acc(x, terms=2):
-    """The sum of the float64 array ``x`` as an mpmath number: :func:`_sum_dd` for ``terms = 2``; for more, a
-    pairwise tree of error-free two-sums whose errors (an array as long as ``x``, exactly the sum's rounding)
-    are summed the same way with one term less, to about ``(log2 N u)^terms sum|x|``.
-
-    >>> x = np.array([1.0, 2.0 ** -60, -1.0, 2.0 ** -120])
-    >>> with mpmath.workdps(60):
-    ...     print(sum_acc(x, 3) == mpmath.mpf(2) ** -60 + mpmath.mpf(2) ** -120)
-    True
-    """
-    if terms <= 2:
-        return _sum_dd(x)
-    x = np.asarray(x, dtype=np.float64).ravel()
-    errs = []
-    while len(x) > 1:
-        if len(x) % 2:
-            x = np.append(x, 0.0)
-        a, b = x[0::2], x[1::2]
-        s, e = _two_sum(a, b)
-        errs.append(e)
-        x = s
-    hi = float(x[0]) if len(x) else 0.0
-    return mpmath.mpf(hi) + (sum_acc(np.concatenate(errs), terms - 1) if errs else 0)
+    return sum_dd(sums) + mpmath.mpf(low), bound
 
 
 def _slices(M, axis, w, count):
@@ -349,7 +201,7 @@ def _exact_dot(A, B, bits=112, cache=None, terms=2):
         if terms > 2:
             levels.append(level)
             continue
-        acc = (level, np.zeros_like(level)) if acc is None else _dd_add(acc, (level, 0.0))
+        acc = (level, np.zeros_like(level)) if acc is None else dd_add(acc, (level, 0.0))
     return acc if terms == 2 else renorm(levels, terms)
 
 
@@ -358,26 +210,6 @@ def _dot_dd(A, B, Bl, terms=2):
     summed by a two-sum tree (:func:`sum_acc` with ``terms``)."""
     prod, err = two_product(A, B)
     return sum_acc(np.concatenate([prod.ravel(), err.ravel(), (A * Bl).ravel()]), terms)
-
-
-def trace_exp(A, Bt, terms):
-    """``sum(A * Bt)`` (``tr(A Bt^T)``) of two expansions of float64 arrays (tuples, largest first) as an
-    mpmath number to about ``u^terms`` of ``sum |A_0 Bt_0|``: the component pairs whose indices sum below
-    ``terms - 1`` as Dekker products, those that sum to it as float64 products, the sum by :func:`sum_acc`.
-
-    >>> a = (np.array([1.0, 2.0]), np.array([2.0 ** -60, 0.0])); b = (np.array([3.0, -1.5]), np.array([0.0, 0.0]))
-    >>> with mpmath.workdps(60):
-    ...     print(trace_exp(a, b, 3) == 3 * mpmath.mpf(2) ** -60)
-    True
-    """
-    parts = []
-    for i, a in enumerate(A[:terms]):
-        for j, b in enumerate(Bt[:terms - i]):
-            if i + j < terms - 1:
-                parts.extend(x.ravel() for x in two_product(np.ascontiguousarray(a), np.ascontiguousarray(b)))
-            else:
-                parts.append((np.asarray(a) * np.asarray(b)).ravel())
-    return sum_acc(np.concatenate(parts), terms)
 
 
 def woodbury_reader(Ainv, pos, rows, cols, T):
@@ -460,15 +292,15 @@ def _woodbury_dd(part, plan, h, det, eta, digits, variant, bits, slices, width=2
 
     E = [tuple(np.zeros((N, nc * N)) for _ in range(width)) for _ in range(nr)]
     for r, cc, data, c in terms:
-        E[r] = _dd_add(E[r], _dd_scale(dd(c), _exact_dot(data, X[cc * N:(cc + 1) * N], bits, slices, width)))
+        E[r] = dd_add(E[r], dd_scale(dd(c), _exact_dot(data, X[cc * N:(cc + 1) * N], bits, slices, width)))
     Rb = []
     for a in range(nc):
         eye = np.zeros((N, nc * N))
         eye[np.arange(N), a * N + np.arange(N)] = 1.0
-        acc = _dd_add((eye, np.zeros_like(eye)), (-X[a * N:(a + 1) * N], np.zeros_like(eye)))
+        acc = dd_add((eye, np.zeros_like(eye)), (-X[a * N:(a + 1) * N], np.zeros_like(eye)))
         for r in range(nr):
             if S[a][r] != 0:
-                acc = _dd_add(acc, _dd_scale(dd(-S[a][r]), E[r]))
+                acc = dd_add(acc, dd_scale(dd(-S[a][r]), E[r]))
         Rb.append(acc)
     Rh = np.vstack([x[0] for x in Rb])
     Rl = np.vstack([x[1] for x in Rb])
@@ -508,7 +340,7 @@ def _trace_of(E, cs, width):
     component's diagonal summed almost exactly, the next in float64 for a double-double; all components
     through :func:`sum_acc` for more."""
     if width == 2:
-        return _sum_dd(np.diagonal(E[0][:, cs])) + mpmath.mpf(float(np.sum(np.diagonal(E[1][:, cs]))))
+        return sum_dd(np.diagonal(E[0][:, cs])) + mpmath.mpf(float(np.sum(np.diagonal(E[1][:, cs]))))
     return sum_acc(np.concatenate([np.diagonal(x[:, cs]) for x in E]), width)
 
 
@@ -583,8 +415,8 @@ def _two_blocks_dd(N, rows, cols, comps, S, terms, a64, digits, variant, bits, s
             E = [tuple(np.zeros((N, m * N)) for _ in range(width)) if width == 2 else None for _ in live]
             for r, ci, data, c in b["mine"]:
                 k = live.index(r)
-                t = _dd_scale(dd(c), _exact_dot(data, X[ci * N:(ci + 1) * N], bits, slices, width))
-                E[k] = t if E[k] is None else _dd_add(E[k], t)
+                t = dd_scale(dd(c), _exact_dot(data, X[ci * N:(ci + 1) * N], bits, slices, width))
+                E[k] = t if E[k] is None else dd_add(E[k], t)
             b["E"] = [e if e is not None else tuple(np.zeros((N, m * N)) for _ in range(width)) for e in E]
         xnorm = prev[4] if prev is not None and prev[1] is X else float(np.max(np.abs(X).sum(axis=1)))
         slices[("inverse", tuple(b["comp"]))] = (b["K64"], X, b["key"], b["E"], xnorm)
@@ -593,10 +425,10 @@ def _two_blocks_dd(N, rows, cols, comps, S, terms, a64, digits, variant, bits, s
         for a_i, a in enumerate(b["comp"]):
             eye = np.zeros((N, m * N))
             eye[np.arange(N), a_i * N + np.arange(N)] = 1.0
-            acc = _dd_add((eye, np.zeros_like(eye)), (-X[a_i * N:(a_i + 1) * N], np.zeros_like(eye)))
+            acc = dd_add((eye, np.zeros_like(eye)), (-X[a_i * N:(a_i + 1) * N], np.zeros_like(eye)))
             for k, r in enumerate(live):
                 if S[a][r] != 0:
-                    acc = _dd_add(acc, _dd_scale(dd(-S[a][r]), E[k]))
+                    acc = dd_add(acc, dd_scale(dd(-S[a][r]), E[k]))
             Rb.append(acc)
         b["Rh"] = np.vstack([x[0] for x in Rb])
         b["Rl"] = np.vstack([x[1] for x in Rb])
@@ -660,13 +492,13 @@ def _two_blocks_dd(N, rows, cols, comps, S, terms, a64, digits, variant, bits, s
                 s = S[a][r1]
                 if s == 0:
                     continue
-                term = _dd_scale(dd(s), tuple(blk(x, k1, c_i) for x in b1["Ev"]))
-                acc = term if acc is None else _dd_add(acc, term)
+                term = dd_scale(dd(s), tuple(blk(x, k1, c_i) for x in b1["Ev"]))
+                acc = term if acc is None else dd_add(acc, term)
                 if width == 2:
                     f = f + float(s) * blk(b1["F"], k1, c_i)
                 else:
-                    ft = _dd_scale(split(s, 2), tuple(blk(x, k1, c_i) for x in b1["Fv"]))
-                    f = ft if isinstance(f, float) else _dd_add(f, ft)
+                    ft = dd_scale(split(s, 2), tuple(blk(x, k1, c_i) for x in b1["Fv"]))
+                    f = ft if isinstance(f, float) else dd_add(f, ft)
             if acc is not None:
                 if width == 2:
                     M[(a_i, c)] = (np.ascontiguousarray(acc[0].T), np.ascontiguousarray(acc[1].T),
@@ -708,10 +540,13 @@ def solve_dd(part, h_start, J, coef_mp, digits, variant, width=2, presolve=False
     Jacobian ``J``, each residual from a double-double evaluation of ``R = I - M X`` (``X`` the float64
     inverse; ``variant`` 1: another float64 inverse that rounds differently, the ``N^T`` one in the Woodbury
     form or one float64 Newton-Schulz step after a dense one) and ``G = X (I + R + R^2 + ...)``; ``coef_mp`` turns
-    the pencil's coefficients into mpmath numbers.  Raises ``ConvergenceError`` when ``R`` is too large for
-    that series to reach the ``digits`` or the steps do not converge.
+    the pencil's coefficients into mpmath numbers.  ``width`` 3: ``B X``, ``I - M X`` and the coefficients as
+    three float64 components (triple-double, for 29 to 32 digits; mpmath at 60 digits); ``presolve``: the
+    steps before one below ``10^-PRESOLVE`` in double-double.  Raises ``ConvergenceError`` when ``R`` is too
+    large for that series to reach the ``digits`` or the steps do not converge.
 
-    Called by :func:`symrmt.engine.solve.given.given_limit` up to 28 digits:
+    Called by :func:`symrmt.engine.solve.given.given_limit` up to 28 digits (``width`` 2) and from 29 to 32
+    (``width`` 3):
 
     >>> import numpy as np
     >>> from symrmt.engine import Model
@@ -783,12 +618,12 @@ def solve_dd(part, h_start, J, coef_mp, digits, variant, width=2, presolve=False
             acc[k] = (eye, np.zeros_like(eye))
         for (i, j), c in scal.items():
             if c != 0:
-                acc[i] = _dd_add(acc[i], _dd_scale_64(dd(c), X[rows[j]]))
+                acc[i] = dd_add(acc[i], dd_scale_64(dd(c), X[rows[j]]))
         for i, j, data, c in given:
             if i not in where or j not in where:
                 continue
-            t = _dd_scale(dd(-c), _exact_dot(data, X[rows[j]], bits, slices, width))
-            acc[i] = _dd_add(acc[i], t)
+            t = dd_scale(dd(-c), _exact_dot(data, X[rows[j]], bits, slices, width))
+            acc[i] = dd_add(acc[i], t)
         Rh = np.vstack([acc[k][0] for k in keep])
         Rl = np.vstack([acc[k][1] for k in keep])
         RR = series_tail(Rh, 1.0, dig, width, Rl)
