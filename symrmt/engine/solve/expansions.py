@@ -51,6 +51,15 @@ def dd_scale(c, x):
         hi = p + e
         return hi, e - (hi - p)
     k = max(len(c), len(x))
+    if k == 3 and len(c) == 3 and len(x) == 3:
+        # triple-double: the products of order u exactly, those of order u^2 in float64 (errors of order u^3)
+        p, e = two_product(np.asarray(c[0], dtype=np.float64), x[0])
+        p01, e01 = two_product(np.asarray(c[0], dtype=np.float64), x[1])
+        p10, e10 = two_product(np.asarray(c[1], dtype=np.float64), x[0])
+        m, em = two_sum(p01, p10)
+        mid, r = two_sum(e, m)
+        low = r + em + e01 + e10 + (c[0] * x[2] + c[1] * x[1] + c[2] * x[0])
+        return renorm([p, mid, low], 3)
     comps = []
     for i, ci in enumerate(c):
         for j, xj in enumerate(x):
