@@ -319,7 +319,7 @@ def run(quick: bool = False, progress=None) -> dict:
     say("engine: a 6-block pencil at 30 digits, fresh and warm disk cache")
     out["engine"] = bench_engine.measure(quick, _worker)
 
-    say("weights: E_A with a general p x p W (p = 96, 192, 384 at 15 digits; p = 48 at 15 and 30 digits)")
+    say("weights: E_A with a general p x p W (p = 96, 192, 384 at 15 digits; p = 96, 384 at 30; p = 48 at 30 and 34)")
     out["weights"] = bench_weights.measure(quick, _worker)
 
     say("proved digits: prove=True against the unproved call, and a 98-unknown engine proof")

@@ -41,8 +41,9 @@ density solver) or is passed in as an argument (the compile step into
    :mod:`~symrmt.engine.solve.atoms`, :mod:`~symrmt.engine.solve.continuation` (continuation in a parameter),
    :mod:`~symrmt.engine.solve.edge` (the density's edge system and its error),
    :mod:`~symrmt.engine.reduce.pencil_check` (a finite-size self-test), :mod:`~symrmt.engine.solve.hermitized`
-   (the Hermitized solve), :mod:`~symrmt.engine.solve.given_dd` (the double-double refinement of a given-matrix
-   pencil), :mod:`~symrmt.engine.solve.given_flint` (its python-flint refinement),
+   (the Hermitized solve), :mod:`~symrmt.engine.solve.given_dd` (the double-double and triple-double
+   refinements of a given-matrix pencil), :mod:`~symrmt.engine.solve.expansions` (their float64 expansions),
+   :mod:`~symrmt.engine.solve.given_flint` (its python-flint refinement),
    :mod:`~symrmt.engine.solve.given_blocks` (its Woodbury inner matrix inverted block-triangularly);
 4. certification -- :mod:`~symrmt.engine.solve.certify` (two precisions that must agree), :mod:`~symrmt.engine.solve.batch`
    (float64 batches), :mod:`~symrmt.engine.prove.chain` (Krawczyk boxes along a path),

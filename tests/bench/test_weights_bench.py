@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from symrmt.bench import weights as bw
-from symrmt.engine.solve.given_dd import _sum_dd
+from symrmt.engine.solve.expansions import sum_dd
 
 pytestmark = pytest.mark.slow  # tens of seconds: deterministic equivalents at 15 and 30 digits
 
@@ -19,7 +19,7 @@ def test_sum_dd_against_exact_rational_sum():
     x = np.concatenate([x, -x[:5000] * (1 + 2.0 ** -52)])
     exact = sum((Fraction(float(v)) for v in x), Fraction(0))
     with mpmath.workdps(50):
-        got = _sum_dd(x)
+        got = sum_dd(x)
         err = abs(got - mpmath.mpf(exact.numerator) / exact.denominator)
         scale = mpmath.fsum(abs(mpmath.mpf(float(v))) for v in x)
     assert err <= scale * mpmath.mpf(10) ** -28

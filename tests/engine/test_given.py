@@ -477,7 +477,7 @@ def test_two_block_double_double_against_one_block():
 
 
 def test_two_block_flint_against_one_block():
-    """The python-flint traces (above 28 digits) through the inner matrix's two diagonal blocks against those
+    """The python-flint traces (above 32 digits) through the inner matrix's two diagonal blocks against those
     through the whole inner matrix, to 35 digits, S not symmetric."""
     pytest.importorskip("flint")
     from symrmt.engine.solve import given_flint

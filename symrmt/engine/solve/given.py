@@ -22,9 +22,9 @@ as a finite-rank part does not move the traces).
 
 The fixed point is solved in float64 by Newton on the entries of ``H`` (the Jacobian
 ``dtau(G_mn)/dH = tau(G_ma G_bn)`` exactly), along a homotopy in the strength of the random part,
-then refined by Newton steps whose residual is evaluated in double-double up to 28 digits
-(:mod:`symrmt.engine.solve.given_dd`, two evaluations that round differently) and with python-flint
-``arb_mat`` at two working precisions above (:mod:`symrmt.engine.solve.given_flint`); the value is returned when both agree to the digits asked
+then refined by Newton steps whose residual is evaluated in double-double up to 28 digits and in
+triple-double (three float64 components) up to 32 (:mod:`symrmt.engine.solve.given_dd`, two evaluations
+that round differently) and with python-flint ``arb_mat`` at two working precisions above (:mod:`symrmt.engine.solve.given_flint`); the value is returned when both agree to the digits asked
 (:class:`~symrmt.errors.PrecisionError` otherwise).  Each step costs one inverse of the materialized
 matrix (``k p x k p`` for ``k`` blocks of size ``p``): when the given matrices occupy at most half of the
 block columns, through the Woodbury identity on those columns (``c p x c p`` for ``c`` such columns; the
@@ -585,8 +585,10 @@ def _solve64(part, base):
     return h, J
 
 
-#: at most this many digits are certified by the double-double path (above: python-flint at two precisions)
+#: at most this many digits are certified by the double-double path (above: triple-double)
 DD_DIGITS = 28
+#: at most this many digits are certified by the triple-double path (above: python-flint at two precisions)
+TD_DIGITS = 32
 #: the most bits by which :func:`given_limit` raises both python-flint precisions when a refinement stalls
 MAX_EXTRA_BITS = 192
 def given_limit(model, expr, at, digits: int = 15):
@@ -688,8 +690,9 @@ def given_limit(model, expr, at, digits: int = 15):
     starts = [h for h, _J in sols64]
 
     def evaluate(prec):
-        """``prec``: bits of a flint evaluation, or ``"dd0"``/``"dd1"`` for the double-double ones."""
-        dps = int(prec / 3.33) if isinstance(prec, int) else 40
+        """``prec``: bits of a flint evaluation, or ``"dd0"``/``"dd1"`` for the double-double ones (``"td0"``,
+        ``"td1"``: triple-double)."""
+        dps = int(prec / 3.33) if isinstance(prec, int) else (40 if prec[0] == "d" else 58)
         if isinstance(prec, int):
             # optional dependency (flint)
             import flint
@@ -706,7 +709,8 @@ def given_limit(model, expr, at, digits: int = 15):
         for q, (s, part, (_h64, J)) in enumerate(zip(leaves, parts, sols64)):
             watch = list(part.unknowns) + [(i, j) for i in part.pencil.u for j in part.pencil.v]
             if isinstance(prec, str):
-                h, read, r = solve_dd(part, starts[q], J, coef_mp, digits, prec == "dd1")
+                h, read, r = solve_dd(part, starts[q], J, coef_mp, digits, prec[2] == "1", 2 if prec[0] == "d" else 3,
+                                      presolve=prec == "td0")
             else:
                 h, read, r = solve_flint(part, starts[q], J, coef_hp, prec, digits, 6 if prec == p1 else 18, watch)
             starts[q] = h  # the second precision starts where the first ended
@@ -725,12 +729,13 @@ def given_limit(model, expr, at, digits: int = 15):
         return mpmath.mpf(f(*vals)), vals, res
 
     done = False
-    if digits <= DD_DIGITS:  # two double-double evaluations that round differently
+    if digits <= TD_DIGITS:  # two double-double (triple-double) evaluations that round differently
+        kind, dps = ("dd", 45) if digits <= DD_DIGITS else ("td", 60)
         try:
-            with mpmath.workdps(45):
-                v1, _t1, _r1 = evaluate("dd0")
-                v2, t2, r2 = evaluate("dd1")
-            p1, p2, done = "dd0", "dd1", True
+            with mpmath.workdps(dps):
+                v1, _t1, _r1 = evaluate(kind + "0")
+                v2, t2, r2 = evaluate(kind + "1")
+            p1, p2, done = kind + "0", kind + "1", True
         except ConvergenceError:  # the float64 inverse too poor for the series: python-flint below
             starts = [h for h, _J in sols64]
     if not done:
@@ -754,7 +759,7 @@ def given_limit(model, expr, at, digits: int = 15):
                 extra += more
                 p1, p2 = p1 + more, p2 + more
                 starts = [h for h, _J in sols64]
-    with mpmath.workdps(int(p2 / 3.3) + 10 if isinstance(p2, int) else 45):
+    with mpmath.workdps(int(p2 / 3.3) + 10 if isinstance(p2, int) else 60):
         gap = abs(v1 - v2)
         scale = abs(v2)
         if gap > scale * mpmath.mpf(10) ** (-digits - 2) and gap > mpmath.mpf(10) ** (-digits - 30):
@@ -764,7 +769,8 @@ def given_limit(model, expr, at, digits: int = 15):
     with mpmath.workdps(digits + 5):
         value = +v2
         traces = [+t for t in t2]
-    out = TraceLimit(value, digits, int(p2 / 3.32) if isinstance(p2, int) else 32, r2, dict(values), traces)
+    out = TraceLimit(value, digits, int(p2 / 3.32) if isinstance(p2, int) else {"d": 32, "t": 48}[p2[0]], r2,
+                     dict(values), traces)
     out.certificate = certificate
     out.deterministic_equivalent = {"n": n_eff[0] if n_eff else None, "sizes": dict(size_of)}
     return out

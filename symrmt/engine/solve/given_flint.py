@@ -1,4 +1,4 @@
-"""The python-flint refinement of a deterministic equivalent with given matrices (above 28 digits).
+"""The python-flint refinement of a deterministic equivalent with given matrices (above 32 digits).
 
 The float64 fixed point of :mod:`symrmt.engine.solve.given` is refined by Newton steps whose residuals need
 the traces of ``G = M^{-1}`` at ``prec`` bits: python-flint ``arb_mat`` midpoints, the float64 inverse refined

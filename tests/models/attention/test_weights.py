@@ -317,15 +317,19 @@ def test_small_gamma_with_an_amplified_inner_inverse_against_the_actual_kernel()
         assert abs(t - m) <= 3 * s + 0.005, (t, m, s)
 
 
-def test_double_double_series_with_an_amplified_inner_inverse_against_python_flint():
+def test_double_double_series_with_an_amplified_inner_inverse_against_python_flint(monkeypatch):
     """The same seeded Gaussian W (p = 96) at gamma = 1/100, on the double-double path with its series bounds
     at their hardest (the inner inverse's residual about 6e-13, its effect bounded by an amplification of about
     2e14, so ``R^2`` is carried, from exact slice products at 22 digits): the values at 15 and 22 digits are
-    python-flint's at 30 digits (an independent evaluation: ball arithmetic at two precisions) to the digits
-    asked."""
+    python-flint's at 30 digits (an independent evaluation: ball arithmetic at two precisions, asked instead of
+    the triple-double path) to the digits asked."""
+    from symrmt.engine.solve import given
+
     p = 96
     W = np.random.default_rng(p).standard_normal((p, p)) / np.sqrt(p)
-    ref = weights_limit("tanh", "1/2", ["1/100"], W, digits=30)["attention"][0]
+    with monkeypatch.context() as mp:
+        mp.setattr(given, "TD_DIGITS", given.DD_DIGITS)
+        ref = weights_limit("tanh", "1/2", ["1/100"], W, digits=30)["attention"][0]
     for digits in (15, 22):
         got = weights_limit("tanh", "1/2", ["1/100"], W, digits=digits)["attention"][0]
         with mpmath.workdps(40):
