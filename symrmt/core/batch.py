@@ -1,8 +1,7 @@
 """The batched (vectorised float64) forms of the one Newton driver and the one continuation.
 
 The float64 fast paths solve one system at many points at once, on stacked NumPy arrays: each row is a
-point, and each row runs the
-same algorithm as :func:`symrmt.core.newton.newton` and :func:`symrmt.core.continuation.follow`,
+point, and each row runs the same algorithm as :func:`symrmt.core.newton.newton` and :func:`symrmt.core.continuation.follow`,
 with the same rules, elementwise:
 
 * :func:`newton` -- ``x <- x + dx`` per row; a row stops at ``step <= tol`` or by the core's
