@@ -235,6 +235,8 @@ def follow(correct, h, dh, t0, t1, schedule, ctx: NumberContext, *, correction=C
     ConvergenceError
         The step became too small to make progress, or more than ``max_steps`` steps.
 
+    Examples
+    --------
     >>> from symrmt.core.numbers import FLOAT64
     >>> def correct(pred, t):  # h = sqrt(t): Newton on h^2 = t
     ...     h = pred[0]

@@ -71,6 +71,8 @@ def newton(linear, x, ctx: NumberContext, tol, maxsteps: int, *, stagnation: boo
     ConvergenceError
         A chord step that does not contract, or a step that diverges.
 
+    Examples
+    --------
     >>> from symrmt.core.numbers import FLOAT64
     >>> sqrt2 = lambda x: ([-(x[0] ** 2 - 2) / (2 * x[0])], None)  # Newton on x^2 = 2
     >>> x, _, step = newton(sqrt2, [1.0], FLOAT64, 1e-15, 20)

@@ -78,6 +78,8 @@ class KernelTerms:
     alpha
         The identity part of ``W``.
 
+    Examples
+    --------
     >>> kt = KernelTerms(xwx=sp.Rational(1, 2), b2=sp.Integer(4), identity=0, alpha=2)
     >>> kt.goe, kt.wishart
     (2, 1)

@@ -39,6 +39,8 @@ def parse_latex_expression(text, names, functions, *, what, seconds=None):
     ParseLimitError
         Beyond the size caps or the time limit.
 
+    Examples
+    --------
     >>> parse_latex_expression(3, {}, {}, what="candidate")  # refused before any process starts
     Traceback (most recent call last):
     ...

@@ -381,6 +381,8 @@ class TrialBatch:
     progress : bool or None (see :class:`symrmt.progress.Progress`)
     desc : str, the progress bar's label
 
+    Examples
+    --------
     >>> batch = TrialBatch()
     >>> batch.add(DEMO_SPEC, {"n": 4}, 3, seed=7), batch.add(DEMO_SPEC, {"n": 4}, 2, seed=8)
     (0, 1)

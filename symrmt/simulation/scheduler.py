@@ -62,10 +62,15 @@ class Scheduler:
     security : distributed.security.Security, optional
         A ready Dask ``Security`` object instead of the three files.
 
-    Raises :class:`ParameterError` for an address that is not of that form, another protocol, a port outside
-    1..65535, plain ``tcp://`` to a host that is not loopback without ``trust``, TLS files with ``tcp://``, and
-    a TLS configuration that is missing or refused.
+    Raises
+    ------
+    ParameterError
+        An address that is not of that form, another protocol, a port outside 1..65535, plain ``tcp://`` to a
+        host that is not loopback without ``trust``, TLS files with ``tcp://``, or a TLS configuration that is
+        missing or refused.
 
+    Examples
+    --------
     >>> Scheduler("tcp://127.0.0.1:8786").address
     'tcp://127.0.0.1:8786'
     >>> Scheduler("tcp://10.0.0.5:8786")

@@ -119,9 +119,16 @@ class TrialStore:
     readonly : bool
         Open an existing store for reading only (nothing is written).
 
-    Use as a context manager, or call :meth:`close`.  Raises :class:`StoreError` for a file that is not a store,
-    an untrusted file (a link, another user's, writable by others), or a missing file opened read-only.
+    Use as a context manager, or call :meth:`close`.
 
+    Raises
+    ------
+    StoreError
+        A file that is not a store, an untrusted file (a link, another user's, writable by others), or a
+        missing file opened read-only.
+
+    Examples
+    --------
     >>> import tempfile
     >>> path = os.path.join(tempfile.mkdtemp(), "trials.sqlite")
     >>> with TrialStore(path) as st:

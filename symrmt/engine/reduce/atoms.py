@@ -70,8 +70,9 @@ class AtomSystem(BlockSystem):
     """The fixed point of a pencil whose dimension ``law.dim`` carries a law of many atoms.
 
     A :class:`~symrmt.engine.reduce.fixed_point.BlockSystem` of the template pencil in which the unknowns of
-    the law's dimension stand for the weighted sums ``S`` (module docstring).  Besides the base
-    class's attributes:
+    the law's dimension stand for the weighted sums ``S`` (module docstring).  Raises :class:`ModelError` for a
+    law with symbolic values or weights, more than :data:`MAX_SUM_ATOMS` atoms, or a dimension with no block in
+    the pencil.  Besides the base class's attributes:
 
     Attributes
     ----------
@@ -82,9 +83,8 @@ class AtomSystem(BlockSystem):
     d_rows : list of int
         Positions in ``unknowns`` of the entries of ``S`` (row-major over ``dgroup``).
 
-    Raises :class:`ModelError` for a law with symbolic values or weights, more than :data:`MAX_SUM_ATOMS`
-    atoms, or a dimension with no block in the pencil.
-
+    Examples
+    --------
     >>> from symrmt.engine import Model
     >>> from symrmt.engine.reduce import linearize as lin
     >>> m = Model(); _ = m.dim("p", "c*n"); _ = m.gaussian("Z", "p", "n"); D = m.diag("D", "n", [1, 4], ["1/4", "3/4"])

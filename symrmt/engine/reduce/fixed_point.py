@@ -109,7 +109,8 @@ def pencil_readout(pencil) -> dict:
 
 
 class BlockSystem:
-    """The fixed-point system of one pencil (see the module docstring).
+    """The fixed-point system of one pencil (see the module docstring); ``reduce=False`` keeps every entry of
+    ``H`` as an unknown (:meth:`reduce` otherwise drops those that are explicit in the others).
 
     Attributes
     ----------
@@ -124,9 +125,8 @@ class BlockSystem:
     readout : dict (k, l) -> Expr
         ``tau(M) = sum readout[k, l] * H_kl``.
 
-    ``reduce=False`` keeps every entry of ``H`` as an unknown (:meth:`reduce` otherwise drops those that are
-    explicit in the others).
-
+    Examples
+    --------
     >>> from symrmt.engine import Model
     >>> from symrmt.engine.reduce import linearize as lin
     >>> model = Model(); _ = model.dim("p", "c*n"); _ = model.gaussian("Z", "p", "n")
