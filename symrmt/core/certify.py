@@ -3,9 +3,9 @@
 A value is certified to ``digits`` significant digits when two solves, at ``dps`` and at more
 working digits, agree to ``digits + 1`` (:func:`agree`).  :func:`certify` runs an
 ``attempt(dps)`` at ``dps = digits + guard``; a disagreement or a
-:class:`~symrmt.core.errors.ConvergenceError` doubles the guard (escalation), up to
+:class:`~symrmt.errors.ConvergenceError` doubles the guard (escalation), up to
 ``escalations`` tries; then the caller's ``fail(failures, dps)`` builds the error (a
-:class:`~symrmt.core.errors.PrecisionError` naming what was tried).  The result is a
+:class:`~symrmt.errors.PrecisionError` naming what was tried).  The result is a
 :class:`Certified`: the value, the digits, the working digits, and what the attempt returned.
 """
 

@@ -12,7 +12,7 @@
 
 A rejected step is retried smaller (the :class:`Linear` or :class:`Geometric` schedule decides
 how much); a step too small to make progress raises
-:class:`~symrmt.core.errors.ConvergenceError`.  ``tighten > 1`` shrinks both bounds (the
+:class:`~symrmt.errors.ConvergenceError`.  ``tighten > 1`` shrinks both bounds (the
 checking pass).
 
 :func:`two_pass` follows a path twice, the second time with finer steps and a tighter trust

@@ -8,8 +8,8 @@ solver shares:
 * **stagnation** -- stop when the step no longer shrinks fourfold while already below
   ``sqrt(tol)`` (the attainable accuracy at the working precision has been reached);
 * **contraction** (the chord corrector of a continuation) -- the steps must shrink at least
-  twofold, else :class:`~symrmt.core.errors.ConvergenceError` (the caller takes a smaller step);
-* **maximum steps** -- then :class:`~symrmt.core.errors.NewtonError` with the residual ``max|R|``
+  twofold, else :class:`~symrmt.errors.ConvergenceError` (the caller takes a smaller step);
+* **maximum steps** -- then :class:`~symrmt.errors.NewtonError` with the residual ``max|R|``
   and the last relative step in the message (and as attributes).
 
 :func:`refine` is the same iteration with a fixed (low-precision) factorization of the Jacobian and
