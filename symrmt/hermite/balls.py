@@ -122,11 +122,12 @@ def hermite_ball(f, diagonal: str = "zero"):
     evaluated as a ball; otherwise ``E[f(xi) He_1(xi)]`` and ``E[f(xi)^2]`` are integrated over each smooth piece
     of ``f`` by ``acb.integral`` on ``[-L, L]`` (``L ~ 2 sqrt(prec ln 2)``; its error bound is in the ball) and
     each Gaussian tail ``|t| > L`` is bounded by ``B^w int |He_k| (1+|t|)^(jw) phi``, with ``|f(t)| <= B (1 +
-    |t|)^j`` there from SymPy's ``function_range``.  Raises :class:`ProofError` when python-flint is missing or a
-    tail cannot be bounded.
+    |t|)^j`` there from SymPy's ``function_range``.  Raises :class:`~symrmt.errors.ProveUnavailable` without python-flint and
+    :class:`ProofError` when ``f`` is outside what the integral bounds (not meromorphic, a branch cut, an
+    unbounded tail).
 
     >>> a1, nu, d = hermite_ball({"a1": "1/2", "nu": "1/3", "d": 1})
-    >>> a1, nu.contains(sp.Rational(1, 3).p / to_arb(3)), d
+    >>> a1, nu.contains(1 / to_arb(3)), d
     (0.500000000000000, True, 0)
     """
     flint = require_flint()
