@@ -253,7 +253,7 @@ def check_power(base, expo, what: str, text: str = "", tower: bool = False) -> N
     >>> check_power(10 ** 20, 600, "c")
     Traceback (most recent call last):
     ...
-    symrmt.errors.ParseLimitError: c: the power 100000000000000000000**600 has about 12000 digits, above the limit 10000
+    symrmt.errors.ParseLimitError: c: the power 100000000000000000000**600 has about 11921 digits, above the limit 10000
     """
     e = _numeric_value(expo)
     if e is None:

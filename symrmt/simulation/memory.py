@@ -29,7 +29,7 @@ def check_memory_bytes(need: int, what: str, detail: str, advice: str) -> None:
     >>> check_memory_bytes(2 ** 80, "simulate", "a huge plan", "use a smaller n")
     Traceback (most recent call last):
     ...
-    symrmt.errors.ParameterError: simulate: needs about 1.13e+06 PiB ...
+    symrmt.errors.ParameterError: simulate: needs about 1.13e+15 GiB (a huge plan), more than 50% of this machine's ... GiB; use a smaller n
     """
     try:
         total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")

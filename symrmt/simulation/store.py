@@ -144,7 +144,7 @@ class TrialStore:
     >>> TrialStore(os.path.join(os.path.dirname(path), "x.txt"))
     Traceback (most recent call last):
     ...
-    symrmt.simulation.store.StoreError: ...x.txt is not a symrmt trial store (not an SQLite database); refusing to touch it
+    symrmt.errors.StoreError: ...x.txt is not a symrmt trial store (not an SQLite database); refusing to touch it
     """
 
     def __init__(self, path, readonly: bool = False):
@@ -323,7 +323,7 @@ def check_values(row, j, kind: str, bounds=None, where: str = "") -> None:
     >>> check_values(np.array([0.5, float("nan")]), 3, "simulate")
     Traceback (most recent call last):
     ...
-    symrmt.simulation.store.NonFiniteTrial: trial 3 of a 'simulate' point returned a non-finite value (nan)
+    symrmt.errors.NonFiniteTrial: trial 3 of a 'simulate' point returned a non-finite value (nan)
     """
     bad = ~np.isfinite(row)
     if bad.any():
