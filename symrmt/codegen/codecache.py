@@ -5,7 +5,7 @@ common subexpressions takes seconds; the generated code itself is a plain
 Python function.  This module stores that generated source text, so that a
 later process can ``exec`` it instead of deriving it again.  Nothing here
 writes a formula: a cache entry is only ever the text that ``lambdify``
-printed from the SymPy expressions of :mod:`symrmt.models.attention.equations`.
+printed from a recipe's SymPy expressions.
 
 Key.  An entry is looked up by a SHA-256 of everything the expression and its
 printing depend on: the recipe name, the bytes of ``symrmt/models/attention/equations.py`` and
@@ -54,12 +54,32 @@ _KEY_FILES = ("models/attention/equations.py", "models/attention/solver.py", "mo
 
 
 def enabled() -> bool:
-    """False when ``SYMRMT_NO_CACHE`` is set to anything but ``""``/``0``."""
+    """Whether the cache is on: False when the environment variable ``SYMRMT_NO_CACHE`` is set to anything but
+    ``""`` or ``"0"``.
+
+    >>> from unittest import mock
+    >>> with mock.patch.dict(os.environ, {"SYMRMT_NO_CACHE": "1"}):
+    ...     enabled()
+    False
+    >>> with mock.patch.dict(os.environ, {"SYMRMT_NO_CACHE": "0"}):
+    ...     enabled()
+    True
+    """
     return os.environ.get("SYMRMT_NO_CACHE", "") in ("", "0")
 
 
 def cache_dir() -> Path | None:
-    """The cache directory (not created here), or ``None`` when the cache is off."""
+    """The cache directory (not created here): ``$SYMRMT_CACHE_DIR`` if set, else ``$XDG_CACHE_HOME/symrmt``, else
+    ``~/.cache/symrmt``; ``None`` when the cache is off.
+
+    >>> from unittest import mock
+    >>> with mock.patch.dict(os.environ, {"SYMRMT_NO_CACHE": "", "SYMRMT_CACHE_DIR": "", "XDG_CACHE_HOME": "xdg"}):
+    ...     cache_dir() == Path("xdg", "symrmt")
+    True
+    >>> with mock.patch.dict(os.environ, {"SYMRMT_NO_CACHE": "1"}):
+    ...     print(cache_dir())
+    None
+    """
     if not enabled():
         return None
     explicit = os.environ.get("SYMRMT_CACHE_DIR")
@@ -84,7 +104,13 @@ def _files_digest() -> bytes:
 
 
 def source_key(name: str) -> str:
-    """Hex SHA-256 key of recipe ``name`` (see the module docstring for what it covers)."""
+    """The hex SHA-256 key (64 characters) of the recipe ``name``: it covers the name, the versions of Python, SymPy,
+    mpmath and symrmt, and the bytes of the files where the expressions are derived (the module docstring).
+
+    >>> k = source_key("demo")
+    >>> len(k), k == source_key("demo"), k == source_key("demo@numpy")
+    (64, True, False)
+    """
     h = hashlib.sha256()
     for part in (FORMAT, name, sys.version, sympy.__version__, mpmath.__version__, __version__):
         h.update(part.encode())
@@ -111,8 +137,13 @@ def _untrusted(path: Path) -> str | None:
 
 
 def trusted(path: Path) -> bool:
-    """True when the directory of ``path`` and ``path`` itself pass the trust checks (see the module
-    docstring); otherwise one line on stderr (once per reason) and False."""
+    """Whether ``path`` (a :class:`~pathlib.Path`) and its directory pass the trust checks of the module docstring
+    (a missing file or directory passes: there is nothing to load); otherwise one line on stderr (once per
+    reason) and False.
+
+    >>> trusted(Path("no-such-directory") / "entry.py")
+    True
+    """
     for p in (path.parent, path):
         why = _untrusted(p)
         if why is not None:
@@ -125,8 +156,14 @@ def trusted(path: Path) -> bool:
 
 
 def load(name: str, key: str) -> str | None:
-    """The cached source for ``(name, key)``, or ``None`` (missing, unreadable, corrupted, stale or
-    untrusted: see the module docstring)."""
+    """The cached source text for ``(name, key)``, or ``None`` when it is missing, unreadable, corrupted, stale or
+    untrusted (the module docstring), or when the cache is off.  Raises nothing.
+
+    >>> from unittest import mock
+    >>> with mock.patch.dict(os.environ, {"SYMRMT_NO_CACHE": "1"}):
+    ...     print(load("demo", source_key("demo")))
+    None
+    """
     path = _path(name, key)
     if path is None:
         return None
@@ -148,7 +185,15 @@ def load(name: str, key: str) -> str | None:
 
 
 def store(name: str, key: str, body: str) -> bool:
-    """Write the entry atomically; ``False`` (silently) when the directory is not writable."""
+    """Write ``body`` as the entry ``(name, key)``, atomically, under a header with the key and the body's SHA-256;
+    returns True when written, False (silently) when the cache is off or its directory is not writable or not the
+    user's alone.
+
+    >>> from unittest import mock
+    >>> with mock.patch.dict(os.environ, {"SYMRMT_NO_CACHE": "1"}):
+    ...     store("demo", source_key("demo"), "x = 1")
+    False
+    """
     path = _path(name, key)
     if path is None:
         return False

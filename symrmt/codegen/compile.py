@@ -2,8 +2,7 @@
 
 :func:`compile_expr` is the only place ``sympy.lambdify`` runs (``modules="mpmath"``, a namespace
 without Python's builtins, common-subexpression elimination); :func:`compile_recipe` keeps the
-generated source in the disk cache (:mod:`symrmt.codegen.codecache`).  Models build their own recipes
-on it (the attention model's in :mod:`symrmt.models.attention.compiled`).
+generated source in the disk cache (:mod:`symrmt.codegen.codecache`).
 
 Examples
 --------
@@ -111,11 +110,20 @@ def compile_expr(args, expr, modules="mpmath", cse=True, floats_ok=False):
 
 
 class Compiled:
-    """A function that ``lambdify`` generated, with its source text.
+    """A function that ``lambdify`` generated (``fn``), with its source text, its name and its target
+    (``"mpmath"`` or ``"numpy"``); :func:`compile_recipe` builds them.
 
-    Calling it evaluates the mpmath code.  :meth:`float_version` runs the *same*
-    generated source on Python floats (for the cheap low-precision continuation),
-    when the source uses nothing but arithmetic.
+    Calling it evaluates the generated code.  :meth:`float_version` runs the *same* generated source on Python
+    floats (for the cheap low-precision continuation), when the source uses nothing but arithmetic.
+
+    >>> import inspect
+    >>> x = sp.Symbol("x")
+    >>> fn = compile_expr([x], x ** 2 / 3)
+    >>> c = Compiled("square_third", inspect.getsource(fn), fn)
+    >>> c(sp.Integer(3)), c.float_version()(3.0)
+    (mpf('3.0'), 3.0)
+    >>> print(Compiled("root", inspect.getsource(compile_expr([x], sp.sqrt(x))), None).float_version())  # sqrt: not arithmetic
+    None
     """
 
     def __init__(self, name: str, source: str, fn, target: str = "mpmath"):
@@ -165,15 +173,23 @@ def _exec_source(name: str, source: str, target: str = "mpmath"):
 
 
 def compile_recipe(name: str, build, target: str = "mpmath") -> Compiled:
-    """Compile ``build() -> (args, expr)`` with :func:`compile_expr`, through the disk cache.
+    """Compile ``build() -> (args, expr)`` with :func:`compile_expr`, through the disk cache; returns a
+    :class:`Compiled`.
 
-    The expression is only derived on a cache miss; the key
-    (:func:`symrmt.codegen.codecache.source_key`) covers the source of the symbolic and
-    numeric layers and the library versions, so any change there re-derives it.
-    ``target`` (see :data:`TARGETS`) picks the printer: the NumPy code of a recipe is
-    printed from the same ``build()`` as its mpmath code (a matrix as its flat, row-major
-    list of entries, so that every entry may be an array of points), under the cache name
-    ``name + "@numpy"``.
+    The expression is only derived on a cache miss; the key (:func:`symrmt.codegen.codecache.source_key`)
+    covers the source of the symbolic and numeric layers and the library versions, so any change there
+    re-derives it.  ``target`` (see :data:`TARGETS`) picks the printer: the NumPy code of a recipe is printed
+    from the same ``build()`` as its mpmath code (a matrix as its flat, row-major list of entries, so that every
+    entry may be an array of points), under the cache name ``name + "@numpy"``.  Raises :class:`ParameterError`
+    for an unknown target and what :func:`compile_expr` raises.
+
+    >>> import os
+    >>> from unittest import mock
+    >>> x = sp.Symbol("x")
+    >>> with mock.patch.dict(os.environ, {"SYMRMT_NO_CACHE": "1"}):  # no file written here
+    ...     c = compile_recipe("demo", lambda: ([x], sp.Matrix([x, x ** 2 / 3])))
+    ...     c.name, c(3).tolist()
+    ('demo', [[mpf('3.0')], [mpf('3.0')]])
     """
     if target not in TARGETS:
         raise ParameterError(f"compile target must be one of {TARGETS}, got {target!r}")

@@ -1,8 +1,7 @@
 """The batched (vectorised float64) forms of the one Newton driver and the one continuation.
 
-The float64 fast paths (:mod:`symrmt.models.attention.batch`, :mod:`symrmt.engine.solve.batch`) solve one
-system at many points at once, on stacked NumPy arrays: each row is a point, and each row runs the
-same algorithm as :func:`symrmt.core.newton.newton` and :func:`symrmt.core.continuation.follow`,
+The float64 fast paths solve one system at many points at once, on stacked NumPy arrays: each row is a
+point, and each row runs the same algorithm as :func:`symrmt.core.newton.newton` and :func:`symrmt.core.continuation.follow`,
 with the same rules, elementwise:
 
 * :func:`newton` -- ``x <- x + dx`` per row; a row stops at ``step <= tol`` or by the core's
@@ -69,7 +68,13 @@ def blockwise(fn, *arrays, block: int = BLOCK):
 
 
 def stack(values, n: int, dtype=float) -> np.ndarray:
-    """A compiled function's list of entries (arrays or scalar constants) as an ``(n, len)`` array."""
+    """A compiled function's list of ``len`` entries (arrays of ``n`` values, or scalar constants) as an
+    ``(n, len)`` array of ``dtype``: one row per point.
+
+    >>> import numpy as np
+    >>> stack([np.array([1.0, 2.0]), 3.0], 2).tolist()
+    [[1.0, 3.0], [2.0, 3.0]]
+    """
     out = np.empty((len(values), n), dtype=dtype)
     for k, v in enumerate(values):
         out[k] = v
@@ -77,8 +82,15 @@ def stack(values, n: int, dtype=float) -> np.ndarray:
 
 
 def solve(M, b):
-    """``numpy.linalg.solve`` on the stacked float64 (or complex128) systems ``M (n,m,m)``, ``b (n,m,k)``: a
-    system that is singular or holds a non-finite entry gives ``nan`` in its row only."""
+    """``numpy.linalg.solve`` on the stacked float64 (or complex128) systems ``M (n,m,m)``, ``b (n,m,k)``; returns
+    ``x (n,m,k)``.  A system that is singular or holds a non-finite entry gives ``nan`` in its row only (nothing
+    raises).
+
+    >>> import numpy as np
+    >>> M = np.array([[[2.0, 0.0], [0.0, 4.0]], [[1.0, 2.0], [2.0, 4.0]]]); b = np.array([[[2.0], [2.0]], [[1.0], [1.0]]])
+    >>> solve(M, b)[:, :, 0].tolist()
+    [[1.0, 0.5], [nan, nan]]
+    """
     out = np.full(b.shape, np.nan, dtype=np.result_type(M, b, np.float64))
     fin = np.isfinite(M).all(axis=(1, 2)) & np.isfinite(b).all(axis=(1, 2))
     if fin.any():
@@ -117,8 +129,15 @@ def lstsq(J, rhs, max_cond=float("inf")):
 
 
 def lstsq_columns(A, k: int, max_cond=float("inf")):
-    """:func:`lstsq` on the batch stored by columns: ``A (k + p, m, n)`` holds column ``j`` of
-    ``[J | rhs]`` of every system as ``A[j] (m, n)`` (overwritten).  Returns ``(x (k, p, n), cond (n,))``."""
+    """:func:`lstsq` on the batch stored by columns: ``A (k + p, m, n)`` holds column ``j`` of ``[J | rhs]`` of every
+    system as ``A[j] (m, n)`` (overwritten).  Returns ``(x (k, p, n), cond (n,))``, ``nan`` in the refused rows.
+
+    >>> import numpy as np
+    >>> A = np.array([[[2.0], [0.0], [0.0]], [[0.0], [1.0], [0.0]], [[2.0], [3.0], [0.0]]])  # J = diag(2, 1), b = (2, 3, 0)
+    >>> x, cond = lstsq_columns(A, 2)
+    >>> x[:, 0, 0].tolist(), cond.tolist()
+    ([1.0, 3.0], [1.0])
+    """
     p = A.shape[0] - k
     n = A.shape[2]
     with np.errstate(all="ignore"):
@@ -186,10 +205,17 @@ def qr_columns(J, max_cond=float("inf")):
 
 
 def qr_solve(factor, rhs):
-    """Least squares with the factorization ``factor`` of :func:`qr_columns`: ``rhs (m, p, n)`` (the
-    ``p`` right-hand sides of every system); returns ``x (k, p, n)``, ``nan`` in the refused rows and
-    where a value is not finite.  The right-hand sides are projected as modified Gram--Schmidt does
-    (one column after the other), then the triangular system is solved by back substitution."""
+    """Least squares with the factorization ``factor`` of :func:`qr_columns`: ``rhs (m, p, n)`` (the ``p``
+    right-hand sides of every system); returns ``x (k, p, n)``, ``nan`` in the refused rows and where a value is
+    not finite.  The right-hand sides are projected as modified Gram--Schmidt does (one column after the other),
+    then the triangular system is solved by back substitution.
+
+    >>> import numpy as np
+    >>> J = np.array([[[1.0], [1.0]], [[0.0], [1.0]]])  # one system [[1, 0], [1, 1]], stored by columns
+    >>> x = qr_solve(qr_columns(J), np.array([[[1.0], [2.0]], [[3.0], [2.0]]]))  # b = (1, 3), (2, 2)
+    >>> np.round(x[:, :, 0], 12).tolist()
+    [[1.0, 2.0], [2.0, 0.0]]
+    """
     Q, R, scale, bad = factor
     k = Q.shape[0]
     b = np.array(rhs, dtype=float)
@@ -210,7 +236,12 @@ def qr_solve(factor, rhs):
 
 
 def norm_rows(x):
-    """The Euclidean norm of each row."""
+    """The Euclidean norm of each row of a 2-d array.
+
+    >>> import numpy as np
+    >>> norm_rows(np.array([[3.0, 4.0], [0.0, 1.0]])).tolist()
+    [5.0, 1.0]
+    """
     return np.linalg.norm(x, axis=1)
 
 
@@ -271,7 +302,19 @@ def follow(correct, h, dh, t, t1, schedule, *, correction=CORRECTION_FRACTION, m
     :func:`symrmt.core.continuation.follow`.  ``ok``: the rows that start (default: those with finite
     ``h`` and ``dh``); ``step``: each row's Newton step so far (returned for the rows that moved).  Each
     round moves every active row by one accepted or rejected step; a row still short of ``t1`` after
-    ``max_rounds`` rounds fails.
+    ``max_rounds`` rounds, or whose step stalls, fails (``False`` in ``ok``; nothing raises).
+
+    >>> import numpy as np
+    >>> from symrmt.core.continuation import Linear
+    >>> def correct(rows, pred, t):  # h = sqrt(t): Newton on h^2 = t, dh/dt = 1 / (2 h)
+    ...     h = pred.copy()
+    ...     for _ in range(30):
+    ...         h = h - (h * h - t[:, None]) / (2 * h)
+    ...     return h, 1 / (2 * h), np.zeros(len(rows)), np.ones(len(rows), bool)
+    >>> t0, t1 = np.array([1.0, 1.0]), np.array([4.0, 9.0])
+    >>> h, dh, step, ok = follow(correct, np.ones((2, 1)), np.full((2, 1), 0.5), t0, t1, Linear(t0, t1))
+    >>> h[:, 0].tolist(), ok.tolist()
+    ([2.0, 3.0], [True, True])
     """
     h, dh = h.copy(), dh.copy()
     t = np.array(t, dtype=float)
@@ -303,6 +346,12 @@ def follow(correct, h, dh, t, t1, schedule, *, correction=CORRECTION_FRACTION, m
 
 
 def paths_gap(h1, h2):
-    """Relative max-norm gap ``max|h1 - h2| / (1 + max|h1|)`` per row (:func:`symrmt.core.continuation.paths_gap`)."""
+    """Relative max-norm gap ``max|h1 - h2| / (1 + max|h1|)`` of each row of two 2-d arrays (the batched
+    :func:`symrmt.core.continuation.paths_gap`).
+
+    >>> import numpy as np
+    >>> [round(g, 12) for g in paths_gap(np.array([[1.0, 2.0]]), np.array([[1.0, 2.3]])).tolist()]
+    [0.1]
+    """
     with np.errstate(all="ignore"):
         return np.max(np.abs(h1 - h2), axis=1) / (1 + np.max(np.abs(h1), axis=1))

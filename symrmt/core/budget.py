@@ -1,9 +1,7 @@
 """The wall-clock budget of one solve: a solve that runs past its stated time is stopped, and the
 error names the stage it was in.
 
-A solve opens a budget with :func:`solve_budget` (the trace engine: one point of ``Model.limit``,
-``Model.sweep`` and ``symrmt trace-sweep``, one density grid); a budget opened inside another runs
-under the outer one.  The solvers name what they do with :func:`stage` and call :func:`check` in
+A solve opens a budget with :func:`solve_budget`; a budget opened inside another runs under the outer one.  The solvers name what they do with :func:`stage` and call :func:`check` in
 their loops (each Newton step, each continuation step): past the deadline, :func:`check` raises
 an internal signal that no solver's ``except`` clause catches (it is a ``BaseException``, so no
 fallback route is tried after it), and :func:`solve_budget` turns it into :class:`SolveTimeLimit`
@@ -54,14 +52,30 @@ _STATE = threading.local()
 
 
 def active() -> bool:
-    """True inside a :func:`solve_budget`."""
+    """Whether the calling thread runs inside a :func:`solve_budget`.
+
+    >>> active()
+    False
+    >>> with solve_budget(60):
+    ...     active()
+    True
+    """
     return getattr(_STATE, "deadline", None) is not None
 
 
 @contextlib.contextmanager
 def solve_budget(seconds: float, what: str = "the solve"):
-    """Run the block under a deadline of ``seconds`` (nested: the outer budget rules); raises
-    :class:`SolveTimeLimit` naming ``what`` and the stage when :func:`check` sees the deadline pass."""
+    """Run the block under a deadline of ``seconds`` (a budget opened inside another runs under the outer one);
+    ``what`` names the solve in the error.
+
+    Raises :class:`SolveTimeLimit` naming ``what``, the stage and the time when :func:`check` sees the deadline
+    pass (the module's example shows one).
+
+    >>> with solve_budget(60, "a quick solve"):
+    ...     check()  # well inside the minute: nothing happens
+    ...     2 + 2
+    4
+    """
     if active():
         yield
         return
@@ -81,7 +95,15 @@ def solve_budget(seconds: float, what: str = "the solve"):
 
 @contextlib.contextmanager
 def stage(name: str):
-    """Name the stage the block runs (for the error and the note); stages nest."""
+    """Name the stage the block runs (for the error and the note); stages nest, and the error names them joined
+    by ``" / "``.  Outside a budget it does nothing.
+
+    >>> with solve_budget(0.0, "the demo"), stage("setup"), stage("Newton"):
+    ...     check()
+    Traceback (most recent call last):
+    ...
+    symrmt.errors.SolveTimeLimit: the demo: stopped in setup / Newton after ... s, ...
+    """
     stages = getattr(_STATE, "stages", None)
     if not active() or stages is None:
         yield
@@ -96,8 +118,17 @@ def stage(name: str):
 
 @contextlib.contextmanager
 def paused():
-    """Run the block outside the budget (its time is not counted): a stage with limits of its own,
-    such as a proof, inside a budgeted call."""
+    """Run the block outside the budget (its time is not counted): a stage with limits of its own, such as a
+    proof, inside a budgeted call.
+
+    >>> import time
+    >>> with solve_budget(0.1):
+    ...     with paused():
+    ...         time.sleep(0.12)  # longer than the budget, but not counted
+    ...     check()
+    ...     "not stopped"
+    'not stopped'
+    """
     deadline = getattr(_STATE, "deadline", None)
     if deadline is None:
         yield
@@ -118,7 +149,12 @@ def _where() -> str:
 
 
 def check() -> None:
-    """Stop the solve (inside a :func:`solve_budget`) once its deadline has passed."""
+    """Stop the solve once its deadline has passed: inside a :func:`solve_budget`, past the deadline, raises the
+    internal signal that the budget turns into :class:`SolveTimeLimit`; outside a budget does nothing.
+
+    >>> check() is None
+    True
+    """
     deadline = getattr(_STATE, "deadline", None)
     if deadline is None:
         return

@@ -3,9 +3,9 @@
 A value is certified to ``digits`` significant digits when two solves, at ``dps`` and at more
 working digits, agree to ``digits + 1`` (:func:`agree`).  :func:`certify` runs an
 ``attempt(dps)`` at ``dps = digits + guard``; a disagreement or a
-:class:`~symrmt.core.errors.ConvergenceError` doubles the guard (escalation), up to
+:class:`~symrmt.errors.ConvergenceError` doubles the guard (escalation), up to
 ``escalations`` tries; then the caller's ``fail(failures, dps)`` builds the error (a
-:class:`~symrmt.core.errors.PrecisionError` naming what was tried).  The result is a
+:class:`~symrmt.errors.PrecisionError` naming what was tried).  The result is a
 :class:`Certified`: the value, the digits, the working digits, and what the attempt returned.
 """
 
@@ -30,7 +30,12 @@ ESCALATIONS = 3
 
 @dataclass(frozen=True)
 class Certified:
-    """A certified value: ``value`` to ``digits`` digits, from solves up to ``working_digits``."""
+    """A certified value: ``value`` to ``digits`` significant digits, from solves up to ``working_digits``;
+    ``data`` is what the attempt returned beside the value (not compared).
+
+    >>> Certified(value=0.5, digits=10, working_digits=30).digits
+    10
+    """
 
     value: Any
     digits: int
@@ -39,9 +44,15 @@ class Certified:
 
 
 def agree(x, y, digits: int, absolute=0, floor=0) -> bool:
-    """``x`` and ``y`` agree to ``digits + 1`` significant digits (relative to the larger; ``absolute``: relative
-    to ``absolute`` plus the larger, e.g. 1 for a value that may be 0, such as an edge or a mass; ``floor``:
-    relative to at least ``floor``, e.g. 1 for ``max(|x|, |y|, 1)``).  A ``nan`` never agrees."""
+    """Whether ``x`` and ``y`` agree to ``digits + 1`` significant digits, relative to the larger modulus
+    (``absolute``: relative to ``absolute`` plus the larger, e.g. 1 for a value that may be 0, such as an edge or
+    a mass; ``floor``: relative to at least ``floor``, e.g. 1 for ``max(|x|, |y|, 1)``).  A ``nan`` never agrees.
+
+    >>> agree(mpmath.mpf("1.0000001"), 1, 5), agree(mpmath.mpf("1.0000001"), 1, 7)
+    (True, False)
+    >>> agree(1e-12, 0, 10), agree(1e-12, 0, 10, absolute=1), agree(mpmath.nan, 1, 2)
+    (False, True, False)
+    """
     scale = max(max(abs(x), abs(y)) + absolute, floor)
     if scale == 0:
         return True
@@ -50,13 +61,27 @@ def agree(x, y, digits: int, absolute=0, floor=0) -> bool:
 
 def certify(attempt, digits: int, guard: int, escalations: int, fail=None, extra: int = 10,
             catch=(ConvergenceError,)):
-    """Escalate ``attempt(dps)`` from ``dps = digits + guard`` (doubling the guard) until it returns.
+    """Run ``attempt(dps)`` from ``dps = digits + guard``, doubling the guard after each failure, until it returns;
+    the result is a :class:`Certified`.
 
-    ``attempt(dps) -> (value, data)`` returns on agreement and raises :class:`Disagree` (or an
-    exception in ``catch``, e.g. a stalled Newton) otherwise; the messages are collected in order.
-    ``fail(failures, dps)`` returns the exception to raise after the last try (default: a
-    :class:`PrecisionError` listing them).  ``extra``: the second solve's extra digits (reported
-    as ``working_digits = dps + extra``).
+    ``attempt(dps) -> (value, data)`` returns on agreement and raises :class:`Disagree` (or an exception in
+    ``catch``, e.g. a stalled Newton) otherwise; the messages are collected in order.  ``escalations``: the most
+    tries; ``extra``: the second solve's extra digits (reported as ``working_digits = dps + extra``).
+
+    Raises ``fail(failures, dps)`` after the last try, by default a :class:`PrecisionError` naming each reason
+    once.
+
+    >>> def attempt(dps):  # agrees from 25 working digits on
+    ...     if dps < 25:
+    ...         raise Disagree(f"{dps} digits disagree")
+    ...     return mpmath.mpf(1) / 3, None
+    >>> c = certify(attempt, 10, 10, 3)
+    >>> c.working_digits, c.value == mpmath.mpf(1) / 3
+    (40, True)
+    >>> certify(attempt, 10, 2, 2)
+    Traceback (most recent call last):
+    ...
+    symrmt.errors.PrecisionError: could not certify 10 digits with up to 24 working digits: 12 digits disagree; 14 digits disagree
     """
     failures = []
     dps = digits + guard

@@ -12,7 +12,7 @@
 
 A rejected step is retried smaller (the :class:`Linear` or :class:`Geometric` schedule decides
 how much); a step too small to make progress raises
-:class:`~symrmt.core.errors.ConvergenceError`.  ``tighten > 1`` shrinks both bounds (the
+:class:`~symrmt.errors.ConvergenceError`.  ``tighten > 1`` shrinks both bounds (the
 checking pass).
 
 :func:`two_pass` follows a path twice, the second time with finer steps and a tighter trust
@@ -77,9 +77,14 @@ class _Schedule:
 
 
 class Linear(_Schedule):
-    """Additive steps ``t -> t + dt``: first ``(t1 - t0) / first``, halved on a rejected step, doubled
-    up to ``cap (t1 - t0)`` on an accepted one (``cap=None``: no cap); stalled below ``|t1 - t0| / 2**40``.
-    ``step``: the first step itself instead of ``(t1 - t0) / first``."""
+    """Additive steps ``t -> t + dt`` from ``t0`` to ``t1`` (scalars, or arrays with one step per row): first
+    ``(t1 - t0) / first`` (or ``step`` itself), halved on a rejected step, doubled up to ``cap (t1 - t0)`` on an
+    accepted one (``cap=None``: no cap); stalled below ``|t1 - t0| / 2**40``.
+
+    >>> s = Linear(0.0, 1.0, first=8)
+    >>> s.size, s.advance(0.5)
+    (0.125, 0.625)
+    """
 
     def __init__(self, t0, t1, first=4, cap=1, step=None):
         self.t0, self.t1 = t0, t1
@@ -124,9 +129,15 @@ class Linear(_Schedule):
 
 
 class Geometric(_Schedule):
-    """Multiplicative steps ``t -> t / r`` (downwards) or ``t r``: ``r`` starts at ``first``, goes to
-    ``1 + (r - 1) / 2`` on a rejected step and doubles up to ``largest`` on an accepted one;
-    stalled when ``r < 1 + smallest``.  ``grow="affine"``: ``r -> 2 r - 1`` instead (doubles ``r - 1``)."""
+    """Multiplicative steps ``t -> t / r`` (towards a smaller ``t1``) or ``t r`` (towards a larger): ``r`` starts at
+    ``first``, goes to ``1 + (r - 1) / 2`` on a rejected step and doubles up to ``largest`` on an accepted one;
+    stalled when ``r < 1 + smallest``.  ``grow="affine"``: ``r -> 2 r - 1`` instead (doubles ``r - 1``).
+    ``t0`` is not used (the steps are relative); scalars or arrays with one ratio per row.
+
+    >>> s = Geometric(1.0, 1e-6, first=10.0, largest=1e3, smallest=1e-12, grow="affine")
+    >>> s.advance(1e-2), s.grow(), s.size
+    (0.001, None, 19.0)
+    """
 
     def __init__(self, t0, t1, first, largest, smallest, grow="double"):
         self.t1 = t1
@@ -170,17 +181,28 @@ class Geometric(_Schedule):
 
 
 def finite_trace(new, ndh) -> bool:
-    """The default finiteness check: no nan, no entry beyond ``1e300``."""
+    """The default finiteness check of :func:`follow`: whether the new point ``new`` has no ``nan`` and no entry
+    beyond ``1e300`` in modulus (``ndh``, its derivative, is not checked).
+
+    >>> finite_trace([1.0, -2.0], None), finite_trace([1.0, float("nan")], None), finite_trace([1e301], None)
+    (True, False, False)
+    """
     return all(x == x and abs(x) < 1e300 for x in new)
 
 
 def in_trust_region(jump, move, size, correction=CORRECTION_FRACTION, move_fraction=MOVE_FRACTION, tighten=1):
-    """The trust region of a step, elementwise (NumPy arrays of batched rows, or scalars): the correction
-    ``jump = |h' - pred|`` within ``correction size`` and the move ``|h' - h|`` within ``move_fraction
-    size`` (``size = 1 + |h|``), both ``tighten`` times tighter on the checking pass.
+    """The trust region of a step, elementwise (NumPy arrays of batched rows, or scalars): whether the correction
+    ``jump = |h' - pred|`` is within ``correction size`` and the move ``|h' - h|`` within ``move_fraction size``
+    (``size = 1 + |h|``), both ``tighten`` times tighter on the checking pass.
 
     ``move=None``: near the predictor only -- the test of a Newton finish that must stay near the end of
-    the path it was predicted from (``correction``: the caller's fraction).  A ``nan`` is outside."""
+    the path it was predicted from (``correction``: the caller's fraction).  A ``nan`` is outside.
+
+    >>> in_trust_region(0.1, 0.2, 2.0), in_trust_region(0.1, 0.6, 2.0), in_trust_region(0.1, 0.2, 2.0, tighten=3)
+    (True, False, False)
+    >>> in_trust_region(float("nan"), None, 2.0)
+    False
+    """
     near = jump * tighten <= size * correction
     if move is None:
         return near
@@ -190,14 +212,39 @@ def in_trust_region(jump, move, size, correction=CORRECTION_FRACTION, move_fract
 def follow(correct, h, dh, t0, t1, schedule, ctx: NumberContext, *, correction=CORRECTION_FRACTION,
            move=MOVE_FRACTION, tighten=1, max_steps=600, catch=(ArithmeticError, ValueError),
            finite=finite_trace, stalled=None, too_many=None, on_step=None, derivative=None):
-    """Follow ``h`` from ``t0`` to ``t1``; returns ``(h, dh)`` at ``t1``.
+    """Follow the solution ``h`` (a list, with its derivative ``dh`` in ``t``) from ``t0`` to ``t1``; returns
+    ``(h, dh)`` at ``t1``.
 
-    ``correct(pred, t) -> (h, dh)`` is the Newton corrector (its exceptions in ``catch`` reject the
-    step); ``correction`` and ``move`` bound the trust region (``move=None``: no bound near the
-    previous point -- nothing in symrmt uses that); ``finite(h, dh)`` checks the new point;
-    ``stalled(t)`` and ``too_many()`` give the error messages; ``on_step(t, h, dh)`` sees each
-    accepted point; ``derivative(h, t)``, where given, is the predictor's slope at each accepted point
-    (then ``correct`` may return ``None`` for it).  Distances are ``ctx.norm``'s.
+    Parameters
+    ----------
+    correct : callable
+        ``correct(pred, t) -> (h, dh)``, the Newton corrector; its exceptions in ``catch`` reject the step.
+    schedule : Linear or Geometric
+        The step sizes; ``max_steps``: the most steps, accepted or not.
+    ctx : NumberContext
+        Its norm measures the distances.
+    correction, move, tighten
+        The trust region (:func:`in_trust_region`; ``move=None``: no bound near the previous point).
+    finite, stalled, too_many, on_step, derivative
+        ``finite(h, dh)`` checks the new point; ``stalled(t)`` and ``too_many()`` give the error messages;
+        ``on_step(t, h, dh)`` sees each accepted point; ``derivative(h, t)``, where given, is the predictor's
+        slope at each accepted point (then ``correct`` may return ``None`` for it).
+
+    Raises
+    ------
+    ConvergenceError
+        The step became too small to make progress, or more than ``max_steps`` steps.
+
+    Examples
+    --------
+    >>> from symrmt.core.numbers import FLOAT64
+    >>> def correct(pred, t):  # h = sqrt(t): Newton on h^2 = t
+    ...     h = pred[0]
+    ...     for _ in range(30):
+    ...         h -= (h * h - t) / (2 * h)
+    ...     return [h], [1 / (2 * h)]
+    >>> follow(correct, [1.0], [0.5], 1.0, 9.0, Linear(1.0, 9.0), FLOAT64)
+    ([3.0], [0.16666666666666666])
     """
     norm = ctx.norm
     t, steps = t0, 0
@@ -231,16 +278,30 @@ def follow(correct, h, dh, t0, t1, schedule, ctx: NumberContext, *, correction=C
 
 
 def paths_gap(h, h2):
-    """Relative max-norm gap ``max|h - h2| / (1 + max|h|)`` of two end points."""
+    """Relative max-norm gap ``max|h - h2| / (1 + max|h|)`` of two end points (sequences).
+
+    >>> paths_gap([1.0, 3.0], [1.0, 3.5]) == 0.5 / 4
+    True
+    """
     size = 1 + max(abs(x) for x in h)
     return max(abs(x - y) for x, y in zip(h, h2)) / size
 
 
 def two_pass(path, first=None, agree=PATHS_AGREE, catch=(ArithmeticError, ValueError)):
-    """``path(fine=False)`` (or ``first``, its end point when the caller has run it), checked by
-    ``path(fine=True)``: the end points must agree to ``agree`` (else :class:`BranchError`); a failure
-    of the checking pass raises :class:`ConvergenceError`.  Exceptions of the first pass propagate
-    (the caller may try another number type)."""
+    """``path(fine=False)``'s end point (or ``first``, when the caller has run it), checked by ``path(fine=True)``;
+    returns the first end point.
+
+    Raises :class:`BranchError` when the end points differ by more than ``agree`` (relative, :func:`paths_gap`)
+    and :class:`ConvergenceError` when the checking pass fails with an exception in ``catch``; exceptions of the
+    first pass propagate (the caller may try another number type).
+
+    >>> two_pass(lambda fine: [1.0, 2.0 + 1e-9 * fine])
+    [1.0, 2.0]
+    >>> two_pass(lambda fine: [1.0, 2.0 + fine])
+    Traceback (most recent call last):
+    ...
+    symrmt.errors.BranchError: two homotopy paths (coarse and fine steps) end at different fixed points (relative gap 0.333): ...
+    """
     h = path(False) if first is None else first
     try:
         h2 = path(True)
@@ -258,8 +319,17 @@ def two_pass(path, first=None, agree=PATHS_AGREE, catch=(ArithmeticError, ValueE
 
 def check_polish(h, h0, dps, limit=POLISH_MOVE, nstr=None,
                  what="the homotopy's checked point: it found another root; no value is returned"):
-    """Refuse a Newton polish ``h0 -> h`` that moved more than ``limit`` (relative, max-norm); ``what``
-    ends the message (the point it left)."""
+    """The relative max-norm move of a Newton polish ``h0 -> h``, refused above ``limit``: raises
+    :class:`BranchError` naming ``dps`` (the working digits) and ending with ``what`` (the point it left);
+    ``nstr`` formats the move in the message.
+
+    >>> check_polish([1.0, 2.0000001], [1.0, 2.0], 30, limit=1e-6) < 1e-7
+    True
+    >>> check_polish([1.0, 2.1], [1.0, 2.0], 30)
+    Traceback (most recent call last):
+    ...
+    symrmt.errors.BranchError: the Newton polish at 30 digits moved 0.0333 (relative) away from the homotopy's checked point: ...
+    """
     moved = max(abs(a - b) for a, b in zip(h, h0)) / (1 + max(abs(x) for x in h0))
     if not moved <= limit:
         text = nstr(moved) if nstr is not None else f"{float(moved):.3g}"

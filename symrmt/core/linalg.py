@@ -31,16 +31,24 @@ __all__ = ["qr_solve", "lu_factor", "lu_solve", "solve_dense", "singular_toleran
 
 
 def qr_solve(rows, rhss, sqrt, eps):
-    """Least-squares solutions of the consistent systems ``A x = b`` for each ``b`` in ``rhss``.
+    """Least-squares solutions of the consistent systems ``A x = b``, one list ``x`` for each ``b`` in ``rhss``.
 
-    ``rows`` are the ``m`` rows of ``A`` (``m >= n``).  Householder QR, written out
-    for any number type with ``+ - * /``, ``abs`` and ordering (mpf or float),
-    because :func:`mpmath.qr_solve` divides by zero when a pivot is exactly 0
-    and tests rank against an absolute epsilon.  All right-hand sides share one
-    factorization.  Raises :class:`ConvergenceError` when a column of ``A`` is,
-    to within ``1024 eps`` of its own norm, a combination of the previous ones
-    (``eps`` is the unit roundoff of the number type); the test is per column
-    because the unknowns have very different scales at small ``gamma``.
+    ``rows`` are the ``m`` rows of ``A`` (``m >= n``); ``sqrt`` and ``eps`` are the number type's square root
+    and unit roundoff.  Householder QR, written out for any number type with ``+ - * /``, ``abs`` and ordering
+    (mpf or float), because :func:`mpmath.qr_solve` divides by zero when a pivot is exactly 0 and tests rank
+    against an absolute epsilon.  All right-hand sides share one factorization; a square mpmath system is
+    solved by python-flint where it is installed and proves the matrix invertible.
+
+    Raises :class:`ConvergenceError` when a column of ``A`` is, to within ``1024 eps`` of its own norm, a
+    combination of the previous ones; the test is per column because the unknowns have very different scales.
+
+    >>> x = qr_solve([[2.0, 0.0], [0.0, 1.0], [1.0, 1.0]], [[2.0, 3.0, 4.0]], math.sqrt, 2.0 ** -52)
+    >>> [round(v, 12) for v in x[0]]
+    [1.0, 3.0]
+    >>> qr_solve([[1.0, 2.0], [2.0, 4.0]], [[1.0, 2.0]], math.sqrt, 2.0 ** -52)
+    Traceback (most recent call last):
+    ...
+    symrmt.errors.ConvergenceError: singular Jacobian in the fixed-point solve
     """
     m, n, k = len(rows), len(rows[0]), len(rhss)
     if m == n and sqrt is mpmath.sqrt:
@@ -211,7 +219,11 @@ def lu_factor(rows):
 
 
 def lu_solve(lu, b):
-    """Solve with a factorization from :func:`lu_factor` (float arithmetic); a list of floats."""
+    """The solution (a list of floats) of ``A x = b`` with the factorization ``lu`` of ``A`` from :func:`lu_factor`.
+
+    >>> lu_solve(lu_factor([[0.0, 2.0], [1.0, 1.0]]), [2.0, 3.0])
+    [2.0, 1.0]
+    """
     if isinstance(lu, _Inverse):
         return (lu.inv @ np.array(b, dtype=float)).tolist()
     A, piv = lu
@@ -227,12 +239,16 @@ def lu_solve(lu, b):
 
 
 def solve_dense(M, rhs, zero, singular: str = "singular system", tol=0):
-    """Gaussian elimination with partial pivoting on nested lists (``M`` is overwritten).
+    """The solution of ``M x = rhs`` by Gaussian elimination with partial pivoting on nested lists (``M`` is
+    overwritten), in the arithmetic of the entries.
 
-    Zero entries are skipped (the Woodbury systems are sparse); ``zero`` is the number type's 0
-    for the solution vector; a pivot of modulus at most ``tol`` (default: an exactly zero pivot)
-    raises ``ZeroDivisionError(singular)`` -- :func:`singular_tolerance` gives the tolerance of a
-    numerically singular matrix.
+    Zero entries are skipped (the Woodbury systems are sparse); ``zero`` is the number type's 0 for the solution
+    vector.  Raises ``ZeroDivisionError(singular)`` on a pivot of modulus at most ``tol`` (default: an exactly
+    zero pivot; :func:`singular_tolerance` gives the tolerance of a numerically singular matrix).
+
+    >>> from fractions import Fraction
+    >>> solve_dense([[Fraction(1), Fraction(2)], [Fraction(3), Fraction(4)]], [1, 0], Fraction(0))
+    [Fraction(-2, 1), Fraction(3, 2)]
     """
     n = len(M)
     b = list(rhs)
@@ -335,16 +351,25 @@ def lu_dense_solve(lu, b, transposed: bool = False) -> list:
 
 
 def singular_tolerance(M, eps):
-    """``||M||_1 eps`` (the largest column sum of ``|M|`` times the unit roundoff ``eps``): a pivot of
-    :func:`solve_dense` at or below it makes ``M`` numerically singular (the test of
-    :func:`mpmath.lu_solve`)."""
+    """``||M||_1 eps``, the largest column sum of ``|M|`` times the unit roundoff ``eps``: a pivot of
+    :func:`solve_dense` at or below it makes ``M`` numerically singular (the test of :func:`mpmath.lu_solve`).
+
+    >>> singular_tolerance([[1, -2], [3, 4]], 0.5)
+    3.0
+    """
     n = len(M[0]) if M else 0
     return max((sum(abs(r[j]) for r in M) for j in range(n)), default=0) * eps
 
 
 def inverse(A, k, singular: str = "singular matrix", tol=0):
-    """Inverse of a ``k x k`` matrix (list of rows) by Gauss-Jordan with partial pivoting; a pivot of modulus at
-    most ``tol`` (default: exactly zero; see :func:`singular_tolerance`) raises ``ZeroDivisionError(singular)``."""
+    """The inverse (a list of rows) of the ``k x k`` matrix ``A`` (a list of rows) by Gauss-Jordan with partial
+    pivoting, in the arithmetic of the entries.  Raises ``ZeroDivisionError(singular)`` on a pivot of modulus at
+    most ``tol`` (default: exactly zero; see :func:`singular_tolerance`).
+
+    >>> from fractions import Fraction
+    >>> inverse([[Fraction(2), 1], [1, 1]], 2)
+    [[Fraction(1, 1), Fraction(-1, 1)], [Fraction(-1, 1), Fraction(2, 1)]]
+    """
     M = [list(r) + [1 if i == j else 0 for j in range(k)] for i, r in enumerate(A)]
     for c in range(k):
         p = max(range(c, k), key=lambda i: abs(M[i][c]))
@@ -361,9 +386,15 @@ def inverse(A, k, singular: str = "singular matrix", tol=0):
 
 
 def inverse_numpy(rows, dtype=complex, max_cond=None):
-    """The inverse of one small matrix in ``dtype`` by :func:`numpy.linalg.inv` (a factorization reused by an
-    iterative refinement); ``None`` when it holds a non-finite entry, is singular, or its 2-norm condition
-    number exceeds ``max_cond``."""
+    """The inverse (a NumPy array) of one small matrix in ``dtype`` by :func:`numpy.linalg.inv` (a factorization
+    reused by an iterative refinement); ``None`` when it holds a non-finite entry, is singular, or its 2-norm
+    condition number exceeds ``max_cond``.
+
+    >>> inverse_numpy([[2, 0], [0, 4]], float).tolist()
+    [[0.5, 0.0], [0.0, 0.25]]
+    >>> print(inverse_numpy([[1, 1], [1, 1 + 1e-12]], float, max_cond=1e8))
+    None
+    """
     A = np.array(rows, dtype=dtype)
     if not np.all(np.isfinite(A)):
         return None
@@ -376,8 +407,16 @@ def inverse_numpy(rows, dtype=complex, max_cond=None):
 
 
 def solve_numpy(rows, rhs, dtype=complex, singular: str = "singular Jacobian"):
-    """``A^{-1} b`` for one small system in ``dtype`` by :func:`numpy.linalg.solve`; a singular system or a
-    non-finite solution raises ``ZeroDivisionError(singular)`` (a refused step, to the solvers)."""
+    """``A^{-1} b`` (a NumPy array) for one small system in ``dtype`` by :func:`numpy.linalg.solve`.  Raises
+    ``ZeroDivisionError(singular)`` (a refused step, to the solvers) on a singular system or a non-finite solution.
+
+    >>> solve_numpy([[2, 0], [0, 4j]], [2, 2]).tolist()
+    [(1+0j), -0.5j]
+    >>> solve_numpy([[1, 2], [2, 4]], [1, 1], float)
+    Traceback (most recent call last):
+    ...
+    ZeroDivisionError: singular Jacobian
+    """
     A = np.array(rows, dtype=dtype)
     b = np.array(rhs, dtype=dtype)
     try:

@@ -26,7 +26,15 @@ FLOAT_EPS = 2.0**-52
 
 
 def mpf_of(value):
-    """An exact input (Fraction, int, str, SymPy number) as an mpf at the current precision."""
+    """An exact input (``Fraction``, ``int``, ``float``, ``str``, SymPy number or ``mpf``) as an ``mpf`` rounded
+    once to the current mpmath precision.
+
+    Raises ``ValueError`` (from mpmath) for a string that is not a number.
+
+    >>> with mpmath.workdps(20):
+    ...     print(mpf_of(Fraction(1, 3)), mpf_of(sp.sqrt(2)), mpf_of("0.1"))
+    0.33333333333333333333 1.4142135623730950488 0.1
+    """
     if isinstance(value, mpmath.mpf):
         return +value
     if isinstance(value, Fraction):
@@ -90,7 +98,15 @@ def exact_dot(a, b):
 
 @dataclass(frozen=True)
 class NumberContext:
-    """``sqrt``, unit roundoff ``eps`` and conversion ``num`` of one number type."""
+    """``sqrt``, unit roundoff ``eps`` and conversion ``num`` of one number type (``norm_fn``: the Euclidean norm
+    where ``sqrt(sum(x * x))`` is not it).  The module's instances are ``FLOAT64``, ``LONGDOUBLE``, ``MPMATH``,
+    ``COMPLEX128`` and ``MPCOMPLEX``.
+
+    >>> FLOAT64.eps == 2.0 ** -52, FLOAT64.floats, MPMATH.floats
+    (True, True, False)
+    >>> FLOAT64.norm([3.0, 4.0]), COMPLEX128.norm([3j, 4.0])
+    (5.0, 5.0)
+    """
 
     name: str
     sqrt: Callable[[Any], Any]
@@ -123,12 +139,21 @@ MPCOMPLEX = NumberContext("mpcomplex", mpmath.sqrt, mpmath.eps, mpmath.mpc,
 
 
 def norm(v, ctx: NumberContext = MPMATH):
-    """Euclidean norm of ``v`` in ``ctx``."""
+    """The Euclidean norm of the sequence ``v`` in the context ``ctx`` (default: mpmath at the current precision).
+
+    >>> norm([3, 4]), norm([1.0, 1.0], FLOAT64) == math.sqrt(2)
+    (mpf('5.0'), True)
+    """
     return ctx.norm(v)
 
 
 def context_of(sqrt) -> NumberContext:
-    """The context whose square root is ``sqrt`` (the numeric layer's ``(sqrt, eps)`` pairs)."""
+    """The context whose square root is ``sqrt`` (the numeric layer passes ``(sqrt, eps)`` pairs); an unknown
+    square root gets a ``"custom"`` context with no roundoff and the identity conversion.
+
+    >>> context_of(math.sqrt).name, context_of(mpmath.sqrt).name, context_of(abs).name
+    ('float64', 'mpmath', 'custom')
+    """
     for ctx in (FLOAT64, MPMATH, LONGDOUBLE):
         if sqrt is ctx.sqrt:
             return ctx

@@ -9,22 +9,10 @@ Conventions (``docs/theory.md`` section 2): probabilists' Hermite polynomials
 
 The theory needs ``a_0 = 0``.  Only ``a_1``, ``nu`` and ``d`` enter the limit.
 
-The module gathers the public names of the modules below, one per job:
-
-* :mod:`symrmt.hermite.presets`: the preset names (:data:`PRESETS`) and the checks of ``k`` and ``dps``;
-* :mod:`symrmt.hermite.parser`: the text of ``f`` (:func:`parse_f`);
-* :mod:`symrmt.hermite.admissible`: the checks every ``f`` passes (real, square-integrable);
-* :mod:`symrmt.hermite.gaussian`: exact Gaussian expectations (SymPy), each checked
-  against an independent 20-digit quadrature;
-* :mod:`symrmt.hermite.quadrature`: :func:`mpmath.quad` at the requested precision plus
-  guard digits, split at the kinks, when no closed form exists (``tanh``, ``sigmoid``, ...);
-* :mod:`symrmt.hermite.nonlinearity`: :class:`Nonlinearity`, which holds ``f`` and its data
-  (its NumPy function from :mod:`symrmt.hermite.numpy_f`).
-
-Proved balls of the Hermite data (python-flint) are in :mod:`symrmt.hermite.balls`, imported by
-its full path.
-
-:func:`hermite_report` is the JSON contract of the CLI verb ``hermite``.
+The package holds :class:`Nonlinearity` (``f`` and its data: exact Gaussian expectations where a closed form
+exists, each checked against an independent quadrature, else certified quadrature), the preset names
+(:data:`PRESETS`), the parser of ``f`` (:func:`parse_f`) and :func:`hermite_report`, the JSON contract of the
+CLI verb ``hermite``; proved balls of the data are in :mod:`symrmt.hermite.balls`.
 
 Examples
 --------
@@ -65,7 +53,15 @@ __all__ = [
 
 
 def hermite_data(f, k: int = 3, dps: int = 15, center: bool = False, symbolic: bool = False) -> dict:
-    """Shortcut for ``Nonlinearity(f, center).to_dict(k, dps, symbolic)``."""
+    """The Hermite data of ``f`` (a preset name, an expression text or SymPy expression in ``t``, or a
+    :class:`Nonlinearity`) as a dict: ``a`` (``[a_0 .. a_k]``), ``a1``, ``nu``, ``nu_minus_a1sq``, ``d`` (``None``
+    when ``f(t)/t`` has no limit) and ``exact``; mpf values at ``dps`` digits, or SymPy values with
+    ``symbolic=True``.  ``center``: subtract ``a_0``.  The same as ``Nonlinearity(f, center).to_dict(k, dps,
+    symbolic)``, with its errors (:class:`ParameterError` for a bad ``f``, ``k`` or ``dps``).
+
+    >>> hermite_data("linear", k=2, symbolic=True)  # f = t = He_1: a_1 = 1, nu = E[xi^2] = 1
+    {'a': [0, 1, 0], 'a1': 1, 'nu': 1, 'nu_minus_a1sq': 0, 'd': 1, 'exact': True}
+    """
     nl = f if isinstance(f, Nonlinearity) else Nonlinearity(f, center=center)
     return nl.to_dict(k, dps, symbolic)
 

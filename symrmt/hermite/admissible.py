@@ -1,11 +1,7 @@
-"""The construction checks of ``f`` (:class:`symrmt.hermite.Nonlinearity` runs them on every ``f``).
+"""The construction checks every nonlinearity ``f`` passes.
 
 * :func:`check_real` -- ``f`` is real and finite on the real line (sampled);
 * :func:`check_growth` -- ``E[f(xi)^2]`` is finite: ``f`` grows slower than ``exp(t^2/4)/|t|``.
-
->>> from symrmt.hermite.gaussian import T
->>> check_real(T**3), check_growth(T**3)
-(None, None)
 """
 
 from __future__ import annotations
@@ -22,7 +18,16 @@ __all__ = ["check_real", "check_growth"]
 
 
 def check_real(expr):
-    """``f`` must be real and finite at a few points of the real line (a ParameterError saying where not)."""
+    """Check that ``f`` (an expression in ``t``) is real and finite at four points of the real line; returns ``None``.
+    Raises :class:`ParameterError` naming the first point where it is not.
+
+    >>> check_real(T ** 3) is None
+    True
+    >>> check_real(sp.log(T))
+    Traceback (most recent call last):
+    ...
+    symrmt.errors.ParameterError: f must be real and finite on the whole real line; f(-2.3) = ... Use e.g. Abs(t) inside sqrt/log
+    """
     for x0 in ("-2.3", "-0.7", "0.41", "1.9"):
         v = sp.N(expr.subs(T, sp.Rational(x0)), 20)
         if not v.is_real or not v.is_finite:
@@ -33,9 +38,17 @@ def check_real(expr):
 
 
 def check_growth(expr, timeout: float = 10.0):
-    """``E[f(xi)^2]`` must be finite: ``t^2 f(t)^2 exp(-t^2/2)`` vanishes at both ends (a symbolic limit
-    within ``timeout`` seconds, else its value at ``t = +-40``); else a ParameterError.  The outcome is
-    cached per ``(expr, timeout)`` (:func:`_growth_outcome`)."""
+    """Check that ``E[f(xi)^2]`` is finite: ``t^2 f(t)^2 exp(-t^2/2)`` vanishes at both ends (a symbolic limit within
+    ``timeout`` seconds, else its value at ``t = +-40``); returns ``None``.  Raises :class:`ParameterError` when
+    it does not vanish.  The outcome is cached per ``(expr, timeout)``.
+
+    >>> check_growth(T ** 4) is None
+    True
+    >>> check_growth(sp.exp(T ** 2 / 2))
+    Traceback (most recent call last):
+    ...
+    symrmt.errors.ParameterError: f: E[f(ξ)^2] diverges: f grows too fast as t -> oo ...
+    """
     message = _growth_outcome(expr, float(timeout))
     if message is not None:
         raise ParameterError(message)

@@ -114,14 +114,21 @@ def _quad_ball(pieces, w: int, k: int):
 
 
 def hermite_ball(f, diagonal: str = "zero"):
-    """``(a_1, nu, d)`` as balls at the current precision.
+    """``(a_1, nu, d)`` of ``f`` as python-flint ``arb`` balls at the current flint precision (``d = 0`` unless
+    ``diagonal="keep"``).
 
-    A closed form (:meth:`~symrmt.hermite.Nonlinearity.a`, ``.nu``, ``.d``) is evaluated as
-    a ball; otherwise ``E[f(xi) He_1(xi)]`` and ``E[f(xi)^2]`` are integrated over each smooth piece
-    of ``f`` by ``acb.integral`` on ``[-L, L]`` (``L ~ 2 sqrt(prec ln 2)``; its error bound is in the
-    ball) and each Gaussian tail ``|t| > L`` is bounded by ``B^w int |He_k| (1+|t|)^(jw) phi``, with
-    ``|f(t)| <= B (1 + |t|)^j`` there from SymPy's ``function_range``.  ``f`` given as Hermite data
-    (a dict) is used as given.
+    ``f``: a preset name, expression text, SymPy expression or :class:`~symrmt.hermite.Nonlinearity`, or Hermite
+    data as a dict (``a1``, ``nu``, ``d``: exact numbers or their text), used as given.  A closed form is
+    evaluated as a ball; otherwise ``E[f(xi) He_1(xi)]`` and ``E[f(xi)^2]`` are integrated over each smooth piece
+    of ``f`` by ``acb.integral`` on ``[-L, L]`` (``L ~ 2 sqrt(prec ln 2)``; its error bound is in the ball) and
+    each Gaussian tail ``|t| > L`` is bounded by ``B^w int |He_k| (1+|t|)^(jw) phi``, with ``|f(t)| <= B (1 +
+    |t|)^j`` there from SymPy's ``function_range``.  Raises :class:`~symrmt.errors.ProveUnavailable` without python-flint and
+    :class:`ProofError` when ``f`` is outside what the integral bounds (not meromorphic, a branch cut, an
+    unbounded tail).
+
+    >>> a1, nu, d = hermite_ball({"a1": "1/2", "nu": "1/3", "d": 1})
+    >>> a1, nu.contains(1 / to_arb(3)), d
+    (0.500000000000000, True, 0)
     """
     flint = require_flint()
     if isinstance(f, dict):
@@ -146,7 +153,15 @@ def hermite_ball(f, diagonal: str = "zero"):
 
 
 def prove_hermite_report(nl, k: int, digits: int) -> dict:
-    """Balls of ``a_0..a_k``, ``nu`` and ``d`` (``None`` when undefined) for the ``hermite --prove`` verb."""
+    """Proved balls of ``a_0..a_k``, ``nu`` and ``d`` (``None`` when undefined) of the
+    :class:`~symrmt.hermite.Nonlinearity` ``nl``, each with a radius below ``10^-digits`` relative (the
+    ``hermite --prove`` verb): a dict ``{"a": [...], "nu", "d"}`` of ``arb`` balls.  The working precision
+    doubles up to :data:`ESCALATIONS` times; raises :class:`ProofError` when a ball stays too wide.
+
+    >>> balls = prove_hermite_report(Nonlinearity("linear"), 2, 10)  # f = t: a = (0, 1, 0), nu = d = 1
+    >>> [str(x) for x in balls["a"]], str(balls["nu"]), str(balls["d"])
+    (['0', '1.00000000000000', '0'], '1.00000000000000', '1.00000000000000')
+    """
     bits = bits_for(digits, 10)
     for _ in range(ESCALATIONS):
         with working_bits(bits):

@@ -13,15 +13,7 @@ It does not call :func:`sympy.integrate` for the cases it knows:
 * any other term goes to ``sympy.integrate(..., heurisch=False, risch=False)``
   under a hard time limit.
 
-Every exact value is checked against an independent 20-digit quadrature
-(:func:`symrmt.hermite.quadrature.quad_pieces`) before it is accepted.
-
-Examples
---------
->>> exact_expectation(sp.Max(T, 0) ** 2, 10.0)
-1/2
->>> smooth_pieces(sp.Abs(T))
-((-oo, 0, -t), (0, oo, t))
+Every exact value is checked against an independent 20-digit quadrature before it is accepted.
 """
 
 from __future__ import annotations
@@ -40,8 +32,12 @@ __all__ = ["T", "NotExact", "with_timeout", "smooth_pieces", "exact_expectation"
 
 
 def with_timeout(fn, seconds: float):
-    """``fn()`` under the package's one time limit (:func:`symrmt.parsing.run_limited`);
-    :class:`NotExact` on time."""
+    """``fn()`` (no arguments) under the package's one time limit of ``seconds`` (:func:`symrmt.parsing.run_limited`);
+    returns its value.  Raises :class:`NotExact` when the time runs out.
+
+    >>> with_timeout(lambda: sp.factor(T**2 - 1), 5.0)
+    (t - 1)*(t + 1)
+    """
     return run_limited(fn, (), seconds, what="symbolic computation", error=NotExact)
 
 
@@ -119,9 +115,14 @@ def _resolve(expr, x0):
 
 
 def smooth_pieces(expr):
-    """Tuple of ``(lo, hi, g)``: ``expr`` equals the smooth ``g`` on ``(lo, hi)``.
+    """The real line cut at the kinks of ``expr`` (an expression in ``t`` with ``Max``, ``Min``, ``Abs``, ``sign``,
+    ``Heaviside`` or ``Piecewise``): a tuple of ``(lo, hi, g)``, ``expr`` equal to the smooth ``g`` on ``(lo, hi)``.
+    Returns ``None`` when the kinks cannot be located exactly (raises nothing).
 
-    Returns None when the kinks cannot be located exactly.
+    >>> smooth_pieces(sp.Abs(T))
+    ((-oo, 0, -t), (0, oo, t))
+    >>> smooth_pieces(sp.Max(T, 1))
+    ((-oo, 1, 1), (1, oo, t))
     """
     if not expr.has(*_KINKY):
         return ((-sp.oo, sp.oo, expr),)
@@ -313,11 +314,18 @@ CHECK_SECONDS = 1.0
 
 
 def exact_expectation(expr, timeout):
-    """Exact E[expr(xi)], or a :class:`NotExact` instance saying why there is none.
+    """The exact ``E[expr(xi)]``, ``xi ~ N(0, 1)`` (a SymPy number), for an expression in ``t``, computed within
+    ``timeout`` seconds and checked against a 20-digit quadrature; or a :class:`NotExact` instance (returned, not
+    raised) saying why there is none.
 
-    The outcome is cached (:func:`_exact_outcome`); an unavailable value is cached as its
-    message and returned as a fresh exception each time, so that raising it never grows a
-    shared traceback."""
+    The outcome is cached per ``(expr, timeout)``; an unavailable value is cached as its message and returned as
+    a fresh exception each time, so that raising it never grows a shared traceback.
+
+    >>> exact_expectation(sp.Max(T, 0) ** 2, 10.0)  # half of E[xi^2]
+    1/2
+    >>> exact_expectation(sp.gamma(T), 10.0)
+    NotExact('no closed form is attempted for E[gamma(t)] (function outside the exact engine)')
+    """
     value, message = _exact_outcome(expr, timeout)
     return NotExact(message) if message is not None else value
 

@@ -42,7 +42,16 @@ CENTER_NUMERICALLY = frozenset({"softplus"})
 
 
 def check_order(k):
-    """``k`` as an int ``>= 0`` within the size cap ``hermite_k``."""
+    """``k`` (the order of ``a_k``) as an int ``>= 0``, within the size cap ``LIMITS['hermite_k']``.  Raises
+    :class:`ParameterError` for a negative or non-integer ``k`` (a bool included) or one above the cap.
+
+    >>> check_order(3)
+    3
+    >>> check_order(-1)
+    Traceback (most recent call last):
+    ...
+    symrmt.errors.ParameterError: k must be an integer >= 0, got -1
+    """
     if isinstance(k, bool) or not isinstance(k, int) or k < 0:
         raise ParameterError(f"k must be an integer >= 0, got {k!r}")
     return check_count(k, "hermite_k", "k")
@@ -53,8 +62,16 @@ GUARD_ALLOWANCE = 100
 
 
 def check_dps(dps):
-    """``dps`` as an int in ``[1, LIMITS['digits'] + GUARD_ALLOWANCE]`` (the solvers' guard digits on top of
-    the largest ``--digits``)."""
+    """``dps`` (working digits) as an int in ``[1, LIMITS['digits'] + GUARD_ALLOWANCE]`` (the solvers' guard digits
+    on top of the largest ``--digits``).  Raises :class:`ParameterError` outside it or for a non-integer.
+
+    >>> check_dps(30)
+    30
+    >>> check_dps(0)
+    Traceback (most recent call last):
+    ...
+    symrmt.errors.ParameterError: dps must be an integer >= 1, got 0
+    """
     if isinstance(dps, bool) or not isinstance(dps, int) or dps < 1:
         raise ParameterError(f"dps must be an integer >= 1, got {dps!r}")
     if dps > LIMITS["digits"]:

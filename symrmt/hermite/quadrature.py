@@ -3,15 +3,7 @@
 Used when a coefficient has no closed form (``tanh``, ``sigmoid``, ``softplus``, ...):
 :func:`mpmath.quad` at the requested precision plus :data:`GUARD_DPS` guard digits,
 split at the kinks of ``f``, with its error estimate checked.  The integrands are
-compiled from their SymPy form by the package's one compile step
-(:func:`symrmt.codegen.compile.compile_expr`).
-
-Examples
---------
->>> import mpmath, sympy as sp
->>> from symrmt.hermite.gaussian import T
->>> mpmath.nstr(quad_pieces(((-sp.oo, sp.oo, sp.tanh(T)),), 2, 20), 20)
-'0.39429449039784117442'
+compiled from their SymPy form by the package's one compile step.
 """
 
 from __future__ import annotations
@@ -48,12 +40,22 @@ GUARD_DPS = 15
 
 @cached(maxsize=1024)
 def mp_function(g):
-    """``g(t)`` compiled to an mpmath callable (cached)."""
+    """``g``, a SymPy expression in ``t``, compiled to a callable of one mpf (cached per ``g``).
+
+    >>> mp_function(T ** 2 - 1)(mpmath.mpf(3))
+    mpf('8.0')
+    """
     return compile_expr(T, g, floats_ok=True)
 
 
 def sympy_to_mpf(value, dps):
-    """A SymPy number (or +-oo) as an mpf at the current working precision."""
+    """A real SymPy number (or ``+-oo``) as an mpf at the current working precision, evaluated by SymPy to
+    ``dps + 5`` digits.  Raises :class:`ParameterError` for a number that is not real.
+
+    >>> with mpmath.workdps(20):
+    ...     print(sympy_to_mpf(sp.Rational(1, 3), 20), sympy_to_mpf(-sp.oo, 20))
+    0.33333333333333333333 -inf
+    """
     if value == sp.oo:
         return mpmath.inf
     if value == -sp.oo:
@@ -153,7 +155,18 @@ QUAD_SECONDS = 30.0
 
 
 def quad_pieces(pieces, weight_power, dps, factor=None):
-    """:func:`_quad_pieces` within :data:`QUAD_SECONDS` (the package's one time limit)."""
+    """``E[prod(g)^weight_power * factor]``, ``xi ~ N(0, 1)``, by certified tanh-sinh quadrature over the smooth
+    ``pieces`` ``((lo, hi, g), ...)`` of ``f`` (``factor``: an expression in ``t``, e.g. ``He_k``); an mpf correct
+    to ``dps`` digits.
+
+    Each piece is integrated twice, on two sets of breakpoints at two precisions; raises :class:`QuadratureError`
+    when they disagree or when the whole takes more than :data:`QUAD_SECONDS` seconds.
+
+    >>> mpmath.nstr(quad_pieces(((-sp.oo, sp.oo, T),), 2, 15), 15)  # E[xi^2] = 1
+    '1.0'
+    >>> mpmath.nstr(quad_pieces(((-sp.oo, sp.oo, sp.tanh(T)),), 2, 12), 12)  # nu of tanh, no closed form
+    '0.394294490398'
+    """
     f = " / ".join(str(g) for _, _, g in pieces)
     return run_limited(_quad_pieces, (pieces, weight_power, dps, factor), QUAD_SECONDS,
                        what=f"the certified quadrature of a Gaussian expectation of f = {f} at {dps} digits "
@@ -324,8 +337,15 @@ def _caps(pieces, dps, k, key):
 
 @cached(maxsize=1024)
 def numeric_hermite(pieces, k, dps):
-    """``E[f(xi) He_k(xi)]`` by quadrature, ``f`` given by its smooth pieces (trapezoidal on the whole line,
-    else certified tanh-sinh), within ``LIMITS['trapezoid_digits']`` / ``LIMITS['quadrature_digits']``."""
+    """``E[f(xi) He_k(xi)]`` (an mpf to ``dps`` digits) by quadrature, ``f`` given by its smooth pieces
+    ``((lo, hi, g), ...)``: the trapezoidal rule on the whole line, else certified tanh-sinh (cached).  Raises
+    :class:`ParseLimitError` beyond ``LIMITS['trapezoid_digits']`` / ``LIMITS['quadrature_digits']`` /
+    ``LIMITS['quadrature_k']`` and :class:`QuadratureError` for a quadrature it cannot certify.
+
+    >>> relu = ((-sp.oo, 0, sp.Integer(0)), (0, sp.oo, T))
+    >>> numeric_hermite(relu, 1, 15), numeric_hermite(((-sp.oo, sp.oo, T ** 2 - 1),), 2, 15)  # 1/2 and 2! = 2
+    (mpf('0.5'), mpf('2.0'))
+    """
     if _whole_line(pieces):
         _caps(pieces, dps, k, "trapezoid_digits")
         v = _by_trapezoid(pieces, k, dps)
@@ -337,7 +357,12 @@ def numeric_hermite(pieces, k, dps):
 
 @cached(maxsize=256)
 def numeric_square(pieces, dps):
-    """``E[f(xi)^2]`` by quadrature, ``f`` given by its smooth pieces (as :func:`numeric_hermite`)."""
+    """``E[f(xi)^2]`` (an mpf to ``dps`` digits) by quadrature, ``f`` given by its smooth pieces, with the methods,
+    limits and errors of :func:`numeric_hermite` (cached).
+
+    >>> numeric_square(((-sp.oo, 0, sp.Integer(0)), (0, sp.oo, T)), 15)  # E[max(xi, 0)^2] = 1/2
+    mpf('0.5')
+    """
     if _whole_line(pieces):
         _caps(pieces, dps, 0, "trapezoid_digits")
         v = _by_trapezoid(pieces, 0, dps, square=True)
@@ -348,7 +373,12 @@ def numeric_square(pieces, dps):
 
 
 def exact_to_mpf(value, dps):
-    """A SymPy number as an mpf correct to ``dps`` digits (evaluated with guard digits)."""
+    """A real SymPy number as an mpf correct to ``dps`` digits (evaluated with :data:`GUARD_DPS` guard digits, rounded
+    once to ``dps``); raises :class:`ParameterError` for a number that is not real.
+
+    >>> mpmath.nstr(exact_to_mpf(sp.pi, 20), 20)
+    '3.1415926535897932385'
+    """
     with mpmath.workdps(dps + GUARD_DPS):
         x = sympy_to_mpf(value, dps + GUARD_DPS)
     with mpmath.workdps(dps):

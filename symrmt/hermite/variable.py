@@ -1,11 +1,7 @@
 """The variable ``t`` of a nonlinearity ``f(t)`` and the Hermite polynomials in it.
 
-Both the exact Gaussian engine (:mod:`symrmt.hermite.gaussian`, which re-exports them) and the
-numeric quadrature (:mod:`symrmt.hermite.quadrature`) need them; they live here, with no other
-import from symrmt, so that neither of those two modules has to import the other at load time.
-
->>> hermite_poly(3)
-t**3 - 3*t
+The module imports nothing else from symrmt, so that the exact and the numeric Gaussian expectations both
+import it without importing each other.
 """
 
 from __future__ import annotations
@@ -19,5 +15,9 @@ T = sp.Symbol("t", real=True)
 
 
 def hermite_poly(k):
-    """The probabilists' Hermite polynomial ``He_k(t)``."""
+    """The probabilists' Hermite polynomial ``He_k(t)`` (a SymPy polynomial in :data:`T`) of the order ``k >= 0``.
+
+    >>> hermite_poly(2), hermite_poly(4)
+    (t**2 - 1, t**4 - 6*t**2 + 3)
+    """
     return sp.hermite_prob(k, T)

@@ -17,7 +17,7 @@ entry of a JSON Gram matrix -- is read here, and only here.  Nothing a user type
 Decimal literals are exact rationals (``0.1`` is ``1/10``, ``1e-3`` is ``1/1000``).  LaTeX is read by
 SymPy's LaTeX parser with automatic evaluation off, and the resulting tree is rebuilt through the
 same checks (every symbol and every function class must be whitelisted).  Every refusal is a
-:class:`~symrmt.models.attention.params.ParameterError` that names the offending token and the limit hit.
+:class:`~symrmt.errors.ParameterError` that names the offending token and the limit hit.
 
 Examples
 --------

@@ -1,6 +1,5 @@
 """The expression walker: :func:`parse_expression` (user text to SymPy through a whitelist, under the
-size caps and the time limit) and :func:`check_power`.  Numbers typed as text are read by
-:mod:`symrmt.parsing.numbers`, literals by :mod:`symrmt.parsing.literals`."""
+size caps and the time limit), :func:`check_power` and the suggestions of its error messages."""
 
 from __future__ import annotations
 
@@ -41,7 +40,12 @@ def suggest(word, candidates, n: int = 2, cutoff: float = 0.6) -> list:
 
 
 def did_you_mean(words) -> str:
-    """``"; did you mean 'a'?"`` (or ``'a' or 'b'``), or ``""`` without a word."""
+    """The tail of an error message that suggests the ``words``: ``"; did you mean 'a'?"`` (or ``'a' or 'b'``), or
+    ``""`` without a word.
+
+    >>> did_you_mean(["tanh"]), did_you_mean(["a", "b"]), did_you_mean([])
+    ("; did you mean 'tanh'?", "; did you mean 'a' or 'b'?", '')
+    """
     return f"; did you mean {' or '.join(repr(w) for w in words)}?" if words else ""
 
 
@@ -235,9 +239,22 @@ def _log10_abs(value):
 
 
 def check_power(base, expo, what: str, text: str = "", tower: bool = False) -> None:
-    """Refuse ``base ** expo`` when the exponent is a number above ``LIMITS["exponent"]`` (an
-    exponent tower such as ``10**10**10`` is refused this way, before it is computed) or the result
-    would have more than ``LIMITS["magnitude"]`` decimal digits.  A symbolic exponent is allowed."""
+    """Check ``base ** expo`` before it is computed; returns ``None``.  Raises :class:`ParseLimitError` (naming
+    ``what`` and the ``text`` it came from) when the exponent is a number above ``LIMITS["exponent"]`` (an
+    exponent tower such as ``10**10**7`` is refused this way; ``tower=True`` names it so) or the result would
+    have more than ``LIMITS["magnitude"]`` decimal digits.  A symbolic exponent is allowed.
+
+    >>> check_power(2, 10, "c") is None
+    True
+    >>> check_power(10, 10 ** 7, "c", "10**10**7", tower=True)
+    Traceback (most recent call last):
+    ...
+    symrmt.errors.ParseLimitError: c: exponent tower: the exponent 10000000 is above the limit 1000 (|exponent| of a power) in '10**10**7'
+    >>> check_power(10 ** 20, 600, "c")
+    Traceback (most recent call last):
+    ...
+    symrmt.errors.ParseLimitError: c: the power 100000000000000000000**600 has about 11921 digits, above the limit 10000
+    """
     e = _numeric_value(expo)
     if e is None:
         return

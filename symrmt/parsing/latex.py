@@ -18,18 +18,33 @@ def _latex_tree(text):
 
 
 def parse_latex_expression(text, names, functions, *, what, seconds=None):
-    """Parse LaTeX with SymPy's parser (evaluation off, killable child process, time limit), then
-    rebuild the tree through the same checks as :func:`parse_expression`.
+    """Parse the LaTeX ``text`` with SymPy's parser (evaluation off, in a killable child process, within ``seconds``,
+    default ``LIMITS["time"]``), then rebuild the tree through the same checks as :func:`parse_expression`.
 
-    ``names`` maps a LaTeX symbol name (spaces and ``*`` removed, e.g. ``"\\\\gamma"``, ``"a_{1}"``)
-    to an object; ``functions`` maps a SymPy function class name (``"exp"``, ``"log"``, ``"Abs"``)
-    to a callable.  Any other symbol or function -- ``\\\\exec(c)``, ``f(c)``, ``\\\\sum``, ``\\\\int`` -- is
-    refused by name.
+    ``names`` maps a LaTeX symbol's name as SymPy's parser gives it (spaces and ``*`` removed: ``"gamma"`` for
+    ``\\gamma`` with SymPy 1.14, ``"a_{1}"``) to an object; ``functions`` maps a SymPy function class name
+    (``"exp"``, ``"log"``, ``"Abs"``) to a callable.  Any other symbol or function -- ``\\exec(c)``, ``f(c)``,
+    ``\\sum``, ``\\int`` -- is refused by name.  ``what`` names the input in the errors.
 
     Returns
     -------
     list
-        The built sides: one element, or two for ``LHS = RHS``.
+        The built sides: one element, or two for ``LHS = RHS``; e.g. ``[g**2 + 1/2]`` for
+        ``\\frac{1}{2} + \\gamma^{2}`` with ``names={"gamma": g}``.
+
+    Raises
+    ------
+    ParameterError
+        Not a string, a syntax error, an unknown name or function, or no LaTeX parser (antlr4) installed.
+    ParseLimitError
+        Beyond the size caps or the time limit.
+
+    Examples
+    --------
+    >>> parse_latex_expression(3, {}, {}, what="candidate")  # refused before any process starts
+    Traceback (most recent call last):
+    ...
+    symrmt.errors.ParameterError: candidate: expected a string, got int
     """
 
     if not isinstance(text, str):

@@ -1,8 +1,5 @@
 """Decimal literals of user text: :func:`literal_fraction` (one literal, exactly, within the caps of
 :data:`~symrmt.parsing.limits.LIMITS`) and :func:`shorten` (user text cut for an error message).
-
->>> literal_fraction("1e-3", "c"), shorten("x" * 70, 10)
-(Fraction(1, 1000), 'xxxxxxx...')
 """
 
 from __future__ import annotations
@@ -22,7 +19,11 @@ _LITERAL = re.compile(r"(?P<int>\d*)(?:\.(?P<frac>\d*))?(?:[eE](?P<exp>[+-]?\d+)
 
 
 def shorten(text: str, n: int = 60) -> str:
-    """``text`` cut to ``n`` characters (``...`` at the end) for an error message."""
+    """``text`` cut to ``n`` characters (``...`` at the end) for an error message.
+
+    >>> shorten("x" * 70, 10), shorten("short", 10)
+    ('xxxxxxx...', 'short')
+    """
     return text if len(text) <= n else text[: n - 3] + "..."
 
 

@@ -38,7 +38,17 @@ _PLAIN = re.compile(r"\s*([+-]?)\s*([0-9]*\.?[0-9]*(?:[eE][+-]?[0-9]+)?)\s*(?:/\
 
 
 def plain_fraction(text: str, what: str):
-    """A plain decimal or ``p/q`` of decimals read exactly without SymPy, or None if ``text`` is not one."""
+    """The exact value (a Fraction) of a plain decimal or ``p/q`` of decimals, with an optional sign, read without
+    SymPy; ``None`` when ``text`` is not one (``sqrt(2)``, ``E-2``: Euler's number minus 2).  Raises
+    :class:`ParameterError` for a zero denominator and :class:`ParseLimitError` beyond the size caps.
+
+    >>> plain_fraction("-3/4", "c"), plain_fraction("1e-3", "c"), plain_fraction("sqrt(2)", "c")
+    (Fraction(-3, 4), Fraction(1, 1000), None)
+    >>> plain_fraction("1/0", "c")
+    Traceback (most recent call last):
+    ...
+    symrmt.errors.ParameterError: c: division by zero in '1/0'
+    """
     if len(text) > LIMITS["chars"]:
         raise ParseLimitError(f"{what}: the text has {len(text)} characters, above the limit {LIMITS['chars']}")
     m = _PLAIN.fullmatch(text)

@@ -1,8 +1,7 @@
 """Exact positive semi-definiteness of a rational Gram matrix: the pivoted ``LDL^T`` (:func:`ldl_pivoted`),
 the exact test and rank, and the projection of a matrix that is PSD up to rounding (:func:`project_psd`).
 
-Both the paper's geometries (:mod:`symrmt.models.attention.geometry`) and the trace engine's vectors
-(:mod:`symrmt.engine.lang.vectors`) use it.  This module imports neither SymPy nor NumPy.
+This module imports neither SymPy nor NumPy.
 """
 
 from __future__ import annotations
@@ -127,7 +126,12 @@ def project_psd(gram, rel_tol=PSD_ROUNDING, always=False):
 
 
 def is_psd(m) -> bool:
-    """Exact PSD test of a symmetric rational matrix (through :func:`ldl_pivoted`)."""
+    """Whether the symmetric rational matrix ``m`` (rows of ints, Fractions or exact numbers) is positive
+    semi-definite, exactly (through :func:`ldl_pivoted`).  Raises nothing.
+
+    >>> is_psd([[1, 2], [2, 4]]), is_psd([[1, 2], [2, 3]]), is_psd([[0, 1], [1, 0]])
+    (True, False, False)
+    """
     try:
         ldl_pivoted(m)
     except ParameterError:
@@ -136,6 +140,11 @@ def is_psd(m) -> bool:
 
 
 def exact_rank(m) -> int:
-    """Exact rank of a positive semi-definite rational matrix: its non-zero LDL^T pivots."""
+    """Exact rank of a positive semi-definite rational matrix: the number of its non-zero LDL^T pivots.  Raises
+    :class:`ParameterError` when ``m`` is not PSD.
+
+    >>> exact_rank([[1, 2], [2, 4]]), exact_rank([[2, 0, 0], [0, 1, 0], [0, 0, 0]])
+    (1, 2)
+    """
     _, _, D = ldl_pivoted(m)
     return sum(1 for x in D if x != 0)

@@ -1,9 +1,13 @@
 r"""Ball arithmetic for proved digits (python-flint's Arb): exact inputs as balls, compiled code run on
 balls, Krawczyk's test, and balls printed at the digits they prove.
 
-Every proof of the package uses these: the paper's model (:mod:`symrmt.models.attention.prove`), the
-Hermite data (:mod:`symrmt.hermite.balls`) and the trace engine (:mod:`symrmt.engine.prove.trace`).
-``docs/prove.md`` says what a ball means.
+Every proof of the package uses these; ``docs/prove.md`` says what a ball means.  python-flint is an
+optional dependency: each function raises :class:`ProveUnavailable` without it.
+
+>>> import flint
+>>> with working_bits(bits_for(20)):
+...     print(ball_text(sympy_ball(sp.sqrt(2)), 20))
+[1.41421356237309504880169 ± 1.3e-24]
 """
 
 from __future__ import annotations
@@ -39,7 +43,11 @@ ESCALATIONS = 3
 
 
 def require_flint():
-    """The ``flint`` module, or :class:`ProveUnavailable` saying how to install it."""
+    """The ``flint`` module (python-flint).  Raises :class:`ProveUnavailable` saying how to install it.
+
+    >>> require_flint().__name__
+    'flint'
+    """
     try:
         import flint
     except ImportError:
@@ -49,7 +57,13 @@ def require_flint():
 
 @contextmanager
 def working_bits(bits: int):
-    """``flint.ctx.prec = bits`` inside the block (restored after)."""
+    """Set ``flint.ctx.prec = bits`` (python-flint's working precision, in bits) inside the block, restored after.
+
+    >>> import flint
+    >>> with working_bits(100):
+    ...     print(flint.arb(1) / 3)
+    [0.33333333333333333333333333333 +/- 3.47e-30]
+    """
     flint = require_flint()
     old = flint.ctx.prec
     flint.ctx.prec = int(bits)
@@ -71,7 +85,13 @@ def bits_for(digits: int, extra_digits: int = 0) -> int:
 # ---------------------------------------------------------------- exact inputs as balls
 
 def to_arb(x):
-    """An exact number (int, Fraction, SymPy rational, mpf) as a ball; already a ball: itself."""
+    """An exact number (int, float, Fraction, SymPy rational or Float, mpf, or a decimal or fraction text) as an
+    exact ``arb`` ball; a ball is returned as it is, and another SymPy number goes to :func:`sympy_ball`.  Raises
+    ``TypeError`` for anything else and ``ValueError`` for an infinite or nan mpf.
+
+    >>> to_arb(0.5), to_arb("1/4"), to_arb(Fraction(1, 3)).contains(to_arb(sp.Rational(1, 3)))
+    (0.500000000000000, 0.250000000000000, True)
+    """
     flint = require_flint()
     if isinstance(x, (flint.arb, flint.acb)):
         return x
@@ -106,7 +126,14 @@ def _binary_ball(mpf_tuple):
 
 
 def sympy_ball(expr):
-    """A closed-form SymPy number (``2*sqrt(3)/(3*sqrt(pi))``) evaluated as a ball."""
+    """A closed-form SymPy number (``2*sqrt(3)/(3*sqrt(pi))``) evaluated as an ``arb`` ball at the current flint
+    precision, by the compiled code of the expression run on balls.  Raises :class:`ProofError` when the
+    evaluation leaves ball arithmetic.
+
+    >>> with working_bits(bits_for(15)):
+    ...     print(ball_text(sympy_ball(2 * sp.sqrt(3) / (3 * sp.sqrt(sp.pi))), 15))  # a_1 of erf
+    [0.6514700158705598954 ± 4.9e-20]
+    """
     fn = compile_expr([], sp.sympify(expr))
     out = arb_function(inspect.getsource(fn), "closed form")()
     return arb_checked([out], f"the closed form {expr}")[0]
@@ -177,11 +204,21 @@ def _powers_as_calls(source: str) -> str:
 
 
 def arb_function(compiled, name: str | None = None, complex_: bool = False):
-    """The lambdify-generated source of a :class:`~symrmt.codegen.compile.Compiled` (or a source text)
-    run on balls: ``mpf(k)`` is an exact ball, ``sqrt`` etc. are Arb's, constants at the current precision.
+    """The lambdify-generated source of a :class:`~symrmt.codegen.compile.Compiled` (or a source text defining
+    ``_lambdifygenerated``) as a function run on balls: ``mpf(k)`` is an exact ball, ``sqrt`` etc. are Arb's,
+    constants at the current precision, and an integer power is repeated multiplication (cached per source,
+    precision and ``complex_``).
 
     The generated code is the one the mpmath solver runs (no formula is retyped); a name outside the
-    namespace raises ``NameError`` when called, which the callers report as not provable."""
+    namespace raises ``NameError`` when called, which the callers report as not provable.
+
+    >>> import flint
+    >>> f = arb_function("def _lambdifygenerated(x):\\n    return x ** 2 - mpf(1) / 3\\n")
+    >>> f(flint.arb(0, 1))  # x in [-1, 1]: x^2 is in [0, 1], not [-1, 1]
+    [+/- 1.34]
+    >>> f(flint.arb(1)).contains(to_arb(Fraction(2, 3)))
+    True
+    """
     flint = require_flint()
     source = compiled if isinstance(compiled, str) else compiled.source
     name = name or getattr(compiled, "name", "expr")
@@ -205,8 +242,14 @@ def _mid_text(x, digits: int) -> str:
 
 
 def ball_parts(x, digits: int):
-    """``(mid, rad)`` of a ball as decimal strings: the midpoint with ``digits + 2`` digits and the
-    radius rounded up, widened by the midpoint's rounding so that the printed ball contains ``x``."""
+    """``(mid, rad)`` of the ``arb`` ball ``x`` as decimal strings: the midpoint to ``digits + 4`` significant digits
+    and the radius rounded up to two digits, widened by the midpoint's rounding so that the printed ball
+    contains ``x``.
+
+    >>> with working_bits(bits_for(20)):
+    ...     ball_parts(sympy_ball(sp.sqrt(2)), 20)
+    ('1.41421356237309504880169', '1.3e-24')
+    """
     flint = require_flint()
     mid_s = _mid_text(x, digits + 2)
     with working_bits(max(flint.ctx.prec, bits_for(digits, 10))):
@@ -235,7 +278,13 @@ def _round_up(r) -> str:
 
 
 def ball_json(x, digits: int) -> dict:
-    """``{"mid": "...", "rad": "..."}`` (decimal strings; the printed ball contains the proved one)."""
+    """``{"mid": "...", "rad": "..."}`` (decimal strings of :func:`ball_parts`; the printed ball contains the
+    proved one), with ``"absolute": True`` when the ball holds 0 (its radius then bounds the absolute error).
+
+    >>> import flint
+    >>> ball_json(to_arb(Fraction(1, 4)), 5), ball_json(flint.arb(0, 1e-30), 20)
+    ({'mid': '0.250000000', 'rad': '0'}, {'mid': '0', 'rad': '1.1e-30', 'absolute': True})
+    """
     mid, rad = ball_parts(x, digits)
     out = {"mid": mid, "rad": rad}
     if x.contains(0) and rad != "0":
@@ -244,7 +293,13 @@ def ball_json(x, digits: int) -> dict:
 
 
 def ball_text(x, digits: int) -> str:
-    """``[0.5172612419124243846845534808797535 ± 1.6e-36]``."""
+    """The ``arb`` ball ``x`` as text, ``[mid ± rad]`` (:func:`ball_parts`), ``mid (exact)`` for a zero radius, and a
+    note when the ball holds 0 (an absolute radius).
+
+    >>> import flint
+    >>> ball_text(to_arb(Fraction(1, 4)), 5), ball_text(flint.arb(0, 1e-30), 20)
+    ('0.250000000 (exact)', '[0 ± 1.1e-30] (absolute radius: the ball holds 0)')
+    """
     mid, rad = ball_parts(x, digits)
     if rad == "0":
         return f"{mid} (exact)"
@@ -252,8 +307,18 @@ def ball_text(x, digits: int) -> str:
 
 
 def check_radius(x, digits: int, what: str) -> None:
-    """Raise :class:`ProofError` unless ``rad <= 10**-digits |mid|`` (``x`` finite); a ball that
-    contains 0 must instead have ``rad <= 10**-digits`` (an absolute radius)."""
+    """Check that the ``arb`` ball ``x`` proves ``digits`` digits: ``rad <= 10**-digits |mid|`` and ``x`` finite; a
+    ball that contains 0 must instead have ``rad <= 10**-digits`` (an absolute radius).  Returns ``None``; raises
+    :class:`ProofError`, naming ``what``, otherwise.
+
+    >>> import flint
+    >>> check_radius(flint.arb(1, 1e-7), 6, "a_1") is None
+    True
+    >>> check_radius(flint.arb(1, 1e-5), 6, "a_1")
+    Traceback (most recent call last):
+    ...
+    symrmt.errors.ProofError: a_1: radius [1.00e-5 +/- 2e-12] exceeds 1e-6 of |mid| ([1.0000 +/- 1.01e-5])
+    """
     flint = require_flint()
     if not x.is_finite():
         raise ProofError(f"{what}: the ball is not finite ({x})")
@@ -268,7 +333,12 @@ def check_radius(x, digits: int, what: str) -> None:
 
 def relative_ok(x, digits: int) -> bool:
     """Whether the ball ``x`` (a ``flint.arb``) is narrow enough for ``digits`` digits: the test of
-    :func:`check_radius`, as a bool instead of a :class:`ProofError`."""
+    :func:`check_radius`, as a bool instead of a :class:`ProofError`.
+
+    >>> import flint
+    >>> relative_ok(flint.arb(1, 1e-5), 4), relative_ok(flint.arb(1, 1e-5), 6)
+    (True, False)
+    """
     try:
         check_radius(x, digits, "")
     except ProofError:
@@ -279,7 +349,12 @@ def relative_ok(x, digits: int) -> bool:
 # ---------------------------------------------------------------- Krawczyk
 
 def ball_matrix(rows):
-    """An ``arb_mat`` of a list of rows of balls (built from the flat list: four times faster at m = 100)."""
+    """An ``arb_mat`` of a list of rows of balls or exact numbers (built from the flat list: four times faster at
+    m = 100).
+
+    >>> ball_matrix([[1, 2], [3, 4]]).nrows(), ball_matrix([[1, 2], [3, 4]])[1, 0]
+    (2, 3.00000000000000)
+    """
     flint = require_flint()
     rows = [list(r) for r in rows]
     if not rows or not rows[0]:
@@ -288,9 +363,17 @@ def ball_matrix(rows):
 
 
 def newton_last(linear, x, ctx, tol, maxsteps: int, **kw):
-    """:func:`symrmt.core.newton.newton` that also hands back its last iterate when it runs out of steps:
-    ``(x, converged, step)``.  The provers' approximate points need it (a fixed number of polishing steps, a
-    refinement that may stop short): only the boxes built around them are proved."""
+    """:func:`symrmt.core.newton.newton` (same arguments) that also hands back its last iterate when it runs out of
+    steps: ``(x, converged, step)``.  The provers' approximate points need it (a fixed number of polishing steps, a
+    refinement that may stop short): only the boxes built around them are proved.  Raises what ``newton`` raises
+    other than :class:`NewtonError`.
+
+    >>> from symrmt.core.numbers import FLOAT64
+    >>> sqrt2 = lambda x: ([-(x[0] ** 2 - 2) / (2 * x[0])], None)
+    >>> x, ok, step = newton_last(sqrt2, [1.0], FLOAT64, 1e-30, 3, stagnation=False)  # 1 -> 3/2 -> 17/12 -> 577/408
+    >>> x[0] == 577 / 408, ok
+    (True, False)
+    """
     last = {}
 
     def tracked(xs):
@@ -314,12 +397,18 @@ def _mid_context():
 
 
 def mid_newton(F, J, x, tol, maxsteps: int, precond=None, stagnation: bool = False):
-    """Newton on Arb midpoints (an approximation only, not a proof) through the package's one driver
-    (:func:`symrmt.core.newton.newton`) with the midpoint context: ``x <- mid(x - Y F(x))``,
-    ``Y = precond(mid J(x))`` (default: Arb's inverse of the midpoint matrix).  Returns
-    ``(x, converged)``, ``x`` exact midpoints; raises ``ZeroDivisionError`` on a singular Jacobian or a
-    step that is not finite.  (The iteration is the one of :mod:`symrmt.core`: only the linear solve is
-    Arb's, because ``F`` and ``J`` are the compiled residual run on balls.)"""
+    """Newton on Arb midpoints (an approximation only, not a proof) through the package's one Newton driver with
+    the midpoint context: ``x <- mid(x - Y F(x))``, ``Y = precond(mid J(x))`` (default: Arb's inverse of the
+    midpoint matrix).  ``F(xs) -> list`` and ``J(xs) -> list of rows`` take a list of balls; ``tol``: the relative
+    step that stops it, ``maxsteps`` the most steps.  Returns ``(x, converged)``, ``x`` exact midpoints; raises
+    ``ZeroDivisionError`` on a singular Jacobian or a step that is not finite.
+
+    >>> import flint
+    >>> with working_bits(bits_for(20)):
+    ...     x, ok = mid_newton(lambda v: [v[0] ** 2 - 2], lambda v: [[2 * v[0]]], [1.4], flint.arb(2) ** -100, 20)
+    ...     print(ball_text(x[0], 20), ok)
+    [1.41421356237309504880169 ± 1.3e-24] True
+    """
     flint = require_flint()
     m = len(x)
 
@@ -344,10 +433,16 @@ def krawczyk(F, J, x0, what: str = "fixed point", inflations: int = 12, refine: 
     """Prove that ``F(x) = 0`` has exactly one root in a box around the approximate root ``x0``.
 
     ``F(xs) -> list`` and ``J(xs) -> list of rows`` take a list of balls (``J`` is evaluated over the
-    box).  ``x0`` is refined first by interval-free Newton steps on the midpoints (the mpmath solution
-    may carry fewer digits than the working precision), then the box is inflated around it until
-    ``K(X)`` lies in the interior of ``X``.  Returns the list of balls ``K(X)`` (a box that contains
-    the one root of ``X``).  Raises :class:`ProofError` when no inflation passes.
+    box).  ``x0`` is refined first by at most ``refine`` Newton steps on the midpoints (the mpmath solution
+    may carry fewer digits than the working precision), then the box is inflated around it (at most
+    ``inflations`` times) until ``K(X)`` lies in the interior of ``X``.  Returns the list of balls ``K(X)`` (a box
+    that contains the one root of ``X``).  Raises :class:`ProofError`, naming ``what``, when the Jacobian is
+    singular or no inflation passes.
+
+    >>> with working_bits(bits_for(20)):
+    ...     root, = krawczyk(lambda v: [v[0] ** 2 - 2], lambda v: [[2 * v[0]]], [1.4])
+    ...     print(ball_text(root, 20), root.overlaps(sympy_ball(sp.sqrt(2))))
+    [1.41421356237309504880169 ± 1.3e-24] True
     """
     flint = require_flint()
     arb = flint.arb
@@ -385,7 +480,13 @@ def krawczyk(F, J, x0, what: str = "fixed point", inflations: int = 12, refine: 
 
 
 def mat_solve(A, b):
-    """``A^{-1} b`` for ball matrices (an enclosure for every matrix in ``A``); ``ProofError`` if singular."""
+    """``A^{-1} b`` for ball matrices (an enclosure of the solution for every matrix in ``A``).  Raises
+    :class:`ProofError` when ``A`` may be singular.
+
+    >>> print(mat_solve(ball_matrix([[2, 0], [0, 4]]), ball_matrix([[1], [1]])))
+    [0.500000000000000]
+    [0.250000000000000]
+    """
     try:
         return A.solve(b)
     except ZeroDivisionError:
@@ -393,7 +494,17 @@ def mat_solve(A, b):
 
 
 def arb_checked(values, what):
-    """Refuse a result that left ball arithmetic (an mpf mixed in converts a ball silently)."""
+    """The list ``values`` with exact integer entries made balls; raises :class:`ProofError`, naming ``what``, when a
+    value left ball arithmetic (an mpf or a float mixed in converts a ball silently).
+
+    >>> import flint
+    >>> arb_checked([flint.arb(1), 2], "J")
+    [1.00000000000000, 2.00000000000000]
+    >>> arb_checked([flint.arb(1), 2.0], "J")
+    Traceback (most recent call last):
+    ...
+    symrmt.errors.ProofError: J: a value left ball arithmetic (float); no proof
+    """
     flint = require_flint()
     arb, acb = flint.arb, flint.acb
     out = list(values)
@@ -414,12 +525,19 @@ def arb_checked(values, what):
 
 
 def isolate_real_roots(poly):
-    """Every real root of an ``fmpq_poly`` as a ball.
+    """Every real root of an ``fmpq_poly`` as an ``arb`` ball, in Arb's order.
 
     ``complex_roots`` (Arb's ``arb_fmpz_poly_complex_roots`` on the square-free factors) returns
     disjoint enclosures that isolate every root, the real ones with an imaginary part exactly 0 and the
     others in conjugate pairs; so the real roots are exactly those.  Raises :class:`ProofError` on a
-    multiple root."""
+    multiple root.
+
+    >>> import flint
+    >>> [r.overlaps(sympy_ball(sp.sqrt(2))) for r in isolate_real_roots(flint.fmpq_poly([-2, 0, 1]))]  # t^2 - 2
+    [False, True]
+    >>> isolate_real_roots(flint.fmpq_poly([1, 0, 1]))  # t^2 + 1
+    []
+    """
     require_flint()
     out = []
     for root, mult in poly.complex_roots():
@@ -433,7 +551,13 @@ def isolate_real_roots(poly):
 # ---------------------------------------------------------------- complex balls (acb)
 
 def complex_ok(v, digits: int) -> bool:
-    """``max(rad Re, rad Im) <= 10^-digits |mid|`` for an ``acb`` ball (``|mid| > 0``)."""
+    """Whether the ``acb`` ball ``v`` proves ``digits`` digits: ``max(rad Re, rad Im) <= 10^-digits |mid|`` and ``v``
+    finite (``|mid| > 0``).
+
+    >>> import flint
+    >>> complex_ok(flint.acb(1, 1), 10), complex_ok(flint.acb(flint.arb(1, 1e-3), 1), 10)
+    (True, False)
+    """
     flint = require_flint()
     if not v.is_finite():
         return False
@@ -442,10 +566,20 @@ def complex_ok(v, digits: int) -> bool:
 
 
 def complex_ball_json(v, digits: int) -> dict:
-    """``{"re": {"mid", "rad"}, "im": {"mid", "rad"}}``."""
+    """``{"re": {"mid", "rad"}, "im": {"mid", "rad"}}`` of an ``acb`` ball, each part as :func:`ball_json` writes it.
+
+    >>> import flint
+    >>> complex_ball_json(flint.acb(0.5, -1), 5)
+    {'re': {'mid': '0.500000000', 'rad': '0'}, 'im': {'mid': '-1.00000000', 'rad': '0'}}
+    """
     return {"re": ball_json(v.real, digits), "im": ball_json(v.imag, digits)}
 
 
 def complex_ball_text(v, digits: int) -> str:
-    """A complex ball (a ``flint.acb``) as ``[re ± r] + [im ± r] i``, each part as :func:`ball_text` writes it."""
+    """A complex ball (a ``flint.acb``) as ``[re ± r] + [im ± r] i``, each part as :func:`ball_text` writes it.
+
+    >>> import flint
+    >>> complex_ball_text(flint.acb(0.5, -1), 5)
+    '0.500000000 (exact) + -1.00000000 (exact) i'
+    """
     return f"{ball_text(v.real, digits)} + {ball_text(v.imag, digits)} i"

@@ -5,18 +5,7 @@ certified for it and shows them: ``repr`` and ``str`` print ``digits`` digits, w
 global ``mpmath.mp.dps`` is (a plain ``mpf`` of 103 bits prints 17 digits at the default
 precision, which reads as if the other digits were lost).  Its value is the full binary value
 the computation produced; arithmetic with it gives plain ``mpf`` at the context's precision, as
-for any ``mpf``, and passing it back to :func:`symrmt.limit` (or any parameter of symrmt) reads
-its exact binary value.
-
->>> import mpmath
->>> with mpmath.workdps(30):
-...     x = certified(mpmath.mpf(1) / 3, 30)
->>> x
-mpf('0.333333333333333333333333333333')
->>> print(x)
-0.333333333333333333333333333333
->>> x.digits, x + 0 == mpmath.mpf(1) / 3  # arithmetic: plain mpf at the context's precision
-(30, True)
+for any ``mpf``, and passing it back as a parameter of symrmt reads its exact binary value.
 """
 
 from __future__ import annotations
@@ -28,7 +17,14 @@ __all__ = ["CertifiedMpf", "certified"]
 
 
 class CertifiedMpf(mpmath.mpf):
-    """An ``mpmath.mpf`` carrying ``digits``, its certified significant digits (see the module docstring)."""
+    """An ``mpmath.mpf`` carrying ``digits``, its certified significant digits, which ``repr`` and ``str`` print
+    whatever ``mpmath.mp.dps`` is; built by :func:`certified`.  It pickles bit for bit.
+
+    >>> import pickle
+    >>> x = pickle.loads(pickle.dumps(certified(mpmath.mpf(2) / 3, 5)))
+    >>> type(x).__name__, str(x), x == mpmath.mpf(2) / 3
+    ('CertifiedMpf', '0.66667', True)
+    """
 
     __slots__ = ("digits",)
 
@@ -43,7 +39,18 @@ class CertifiedMpf(mpmath.mpf):
 
 
 def certified(x, digits: int) -> CertifiedMpf:
-    """``x`` (an mpf, kept bit for bit) as a :class:`CertifiedMpf` that prints ``digits`` digits."""
+    """``x`` (an mpf, kept bit for bit; another number is made an mpf at the current precision) as a
+    :class:`CertifiedMpf` that prints ``digits`` digits.
+
+    >>> with mpmath.workdps(30):
+    ...     x = certified(mpmath.mpf(1) / 3, 30)
+    >>> x
+    mpf('0.333333333333333333333333333333')
+    >>> print(x)
+    0.333333333333333333333333333333
+    >>> x.digits, x + 0 == mpmath.mpf(1) / 3  # arithmetic: plain mpf at the context's precision
+    (30, True)
+    """
     return certified_from_state(mpmath.mpf(x)._mpf_ if not hasattr(x, "_mpf_") else x._mpf_, digits)
 
 

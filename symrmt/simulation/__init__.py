@@ -5,8 +5,7 @@
 :mod:`~symrmt.simulation.scheduler` (workers and batch sizes), :mod:`~symrmt.simulation.memory` (the
 memory check before a run), :mod:`~symrmt.simulation.blas_threads`
 (one BLAS thread per worker) and :mod:`~symrmt.simulation.ufuncs` (float64 special functions).
-Each model's own sampler lives with the model: :mod:`symrmt.models.attention.montecarlo`,
-:mod:`symrmt.engine.simulate.monte_carlo`.
+Each model's own sampler lives with the model.
 """
 
 __all__: list[str] = []

@@ -25,9 +25,6 @@ is always respected.  How it is applied:
   Python with ``OPENBLAS_NUM_THREADS=1`` to get the same effect);
 * Dask workers started by ``--workers N`` get ``1`` in their environment, and on
   an existing cluster each trial is limited as above.
-
->>> with one_blas_thread():
-...     pass
 """
 
 from __future__ import annotations
@@ -53,10 +50,13 @@ def env_sets_threads(environ=None) -> bool:
 
 
 def one_thread_env_before_numpy() -> bool:
-    """Set :data:`BLAS_VARS` to ``1`` when NumPy is not loaded yet and the environment sets no count.
+    """Set :data:`BLAS_VARS` to ``1`` in ``os.environ`` when NumPy is not loaded yet and the environment sets no
+    count; returns whether it did.  Once NumPy is loaded its BLAS pool has its size, and this does nothing (see
+    :func:`one_blas_thread`).
 
-    Returns whether it did.  Once NumPy is loaded its BLAS pool has its size, and this does
-    nothing (see :func:`one_blas_thread`).
+    >>> import numpy
+    >>> one_thread_env_before_numpy()  # NumPy is loaded: too late, nothing is set
+    False
     """
     if "numpy" in sys.modules or env_sets_threads():
         return False
@@ -88,7 +88,15 @@ def one_blas_thread() -> _Limit:
     It uses ``threadpoolctl`` when installed and the environment sets no thread count
     (:func:`env_sets_threads`); otherwise it does nothing.  Make it after NumPy is loaded
     (the libraries are looked up once, here), then enter it around each trial: entering
-    costs a fraction of a millisecond.
+    costs a fraction of a millisecond.  Raises nothing.
+
+    >>> import numpy as np
+    >>> limit = one_blas_thread()
+    >>> for _ in range(2):  # one object, entered around each trial
+    ...     with limit:
+    ...         float((2 * np.eye(3) @ np.ones(3)).sum())
+    6.0
+    6.0
     """
     if env_sets_threads():
         return _Limit(None)

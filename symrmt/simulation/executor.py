@@ -1,51 +1,8 @@
 """Where Monte-Carlo trials run: in this process, or on a Dask cluster; and the trial store in front of both.
 
-This is the one path every simulation of symrmt takes (``simulate``, the
-figures, the trace engine's ``trace --simulate``).  A caller describes its
-trials by a :class:`TrialSpec` and a parameter key, and gets back one row of
-numbers per trial:
-
->>> import numpy as np
->>> rows, info = run_trials(DEMO_SPEC, {"n": 4}, 3, seed=7)
->>> rows.shape, info["trials_computed"], info["trials_reused"]
-((3, 2), 3, 0)
-
-The generic API (for new trial kinds, e.g. the trace engine's simulation):
-
-``TrialSpec(name, version, fn)``
-    ``name`` is the stable name under which the store keeps the rows,
-    ``version`` the version of the numerics (bump it when a change of the
-    sampling code changes the numbers: old rows are then reported as stale and
-    never reused), and ``fn(params, context, seed, j)`` a *module-level*
-    function that computes trial ``j`` and returns a 1-D float array of a fixed
-    length.  It must draw all its randomness from
-    ``np.random.default_rng(trial_seed(seed, j))``, the ``j``-th child of
-    ``SeedSequence(seed)``, so a trial's numbers depend on ``(params, seed, j)``
-    only, never on the executor, the worker count or the number of trials.
-``run_trials(spec, params, n_trials, seed, store=None, executor=None, context=None, progress=None, desc="")``
-    Returns ``(rows, info)``: ``rows`` a ``(n_trials, width)`` float64 array,
-    ``info`` a dict with ``trials_computed``, ``trials_reused`` and
-    ``trials_stale``.  ``params`` is a JSON-able dict with exact values
-    (rationals as strings, see :func:`symrmt.simulation.store.exact`); it is the
-    store key, together with ``spec.name``, ``spec.version`` and ``seed``.  It is
-    also what the workers receive: they rebuild any arrays from it.
-    ``context`` carries what cannot be a key (a NumPy callable ``f``, an
-    explicit weight matrix): it is sent to each worker once, so the key must
-    already name it (e.g. ``params["f"]``).
-``TrialBatch``
-    Several ``run_trials`` at once (all the points of a figure): ``add`` each
-    point, ``start()`` sends every missing trial to the executor, ``results()``
-    collects them.  On Dask the trials run while the caller does other work
-    (the figures compute the theory meanwhile).
-``make_executor(workers=None, scheduler=None)``
-    ``None`` (both unset: in this process, no Dask needed), or a
-    :class:`DaskExecutor` on a new local cluster of ``workers`` processes (at most
-    :func:`symrmt.simulation.scheduler.max_workers`, the cores available), or on
-    the running scheduler at ``scheduler`` (an address such as
-    ``"tcp://127.0.0.1:8786"``, or a :class:`symrmt.simulation.scheduler.Scheduler`
-    for a trusted plain-TCP or a TLS one).  A scheduler is trusted code (Dask's
-    protocol lets it run code in the client): see :mod:`symrmt.simulation.scheduler`.
-    Use it as a context manager; a local cluster is shut down at exit.
+This is the one path every simulation of symrmt takes.  A caller describes its trials by a
+:class:`TrialSpec` and a parameter key, and gets back one row of numbers per trial (:func:`run_trials`, or
+:class:`TrialBatch` for several points at once); :func:`make_executor` decides where they run.
 
 Every trial runs with one BLAS thread (:mod:`symrmt.simulation.blas_threads`, which says
 why and when a thread count set in the environment wins): a local cluster is
@@ -90,7 +47,24 @@ __all__ = [
 
 @dataclass(frozen=True)
 class TrialSpec:
-    """A kind of trial: ``fn(params, context, seed, j) -> 1-D float array`` under a stable ``name`` and ``version``."""
+    """A kind of trial: ``fn(params, context, seed, j) -> 1-D float array`` under a stable ``name`` and ``version``
+    (the store's key), with optionally the ``width(params)`` of every row and the ``bounds`` ``(lo, hi)`` of its
+    values (both checked on every row, fresh or stored).
+
+    ``name`` is the stable name under which the store keeps the rows, ``version`` the version of the numerics
+    (bump it when a change of the sampling code changes the numbers: old rows are then reported as stale and
+    never reused), and ``fn`` a *module-level* function that computes trial ``j`` and returns a 1-D float array
+    of a fixed length.  It must draw all its randomness from ``np.random.default_rng(trial_seed(seed, j))``, the
+    ``j``-th child of ``SeedSequence(seed)``, so a trial's numbers depend on ``(params, seed, j)`` only, never on
+    the executor, the worker count or the number of trials.
+
+    >>> spec = TrialSpec("demo", "1", DEMO_SPEC.fn, width=lambda params: 2, bounds=(-50.0, 50.0))
+    >>> rows, _ = run_trials(spec, {"n": 4}, 3, seed=7)
+    >>> bool(np.all(rows[1] == np.random.default_rng(trial_seed(7, 1)).standard_normal(2)))  # trial 1: child 1 of the seed
+    True
+    >>> bool(np.all(run_trials(spec, {"n": 4}, 2, seed=7)[0] == rows[:2]))  # whatever the number of trials
+    True
+    """
 
     name: str
     version: str
@@ -112,7 +86,7 @@ def trial_seed(seed: int, j: int) -> np.random.SeedSequence:
 
 
 def _demo_trial(params, context, seed, j):
-    """Two normal draws per trial (the example in the module docstring)."""
+    """Two normal draws per trial (the examples of :class:`TrialSpec` and :func:`run_trials`)."""
     return np.random.default_rng(trial_seed(seed, j)).standard_normal(2)
 
 
@@ -151,7 +125,18 @@ NO_WORKER_SECONDS = 60.0
 
 
 class DaskExecutor:
-    """Trials on a Dask cluster: a new local one (``workers``) or an existing one (``scheduler``)."""
+    """Trials on a Dask cluster: a new local one of ``workers`` processes, or the existing one at ``scheduler`` (an
+    address or a :class:`~symrmt.simulation.scheduler.Scheduler`); :func:`make_executor` builds one from the
+    command line's options.  Use it as a context manager; a local cluster is shut down at exit.
+
+    Raises :class:`ParameterError` when the scheduler's address or terms are refused (before Dask is imported),
+    when Dask is not installed, or when no scheduler answers at the address.
+
+    >>> DaskExecutor(scheduler="tcp://10.0.0.5:8786")
+    Traceback (most recent call last):
+    ...
+    symrmt.errors.ParameterError: --scheduler tcp://10.0.0.5:8786: plain tcp:// to a non-loopback host is refused: ...
+    """
 
     def __init__(self, workers: int | None = None, scheduler=None):
         scheduler = as_scheduler(scheduler)  # the address and its terms, checked before Dask is imported
@@ -280,11 +265,22 @@ class _Nothing:
 
 
 def make_executor(workers=None, scheduler=None):
-    """A context manager giving ``None`` (in-process) or a :class:`DaskExecutor`.
+    """A context manager giving ``None`` (trials in this process) or a :class:`DaskExecutor`.
 
-    ``workers`` (int >= 1) starts a local cluster; ``scheduler`` (an address)
-    connects to a running one; give at most one.  ``workers=1`` or ``None`` with
-    no scheduler means in-process.
+    ``workers`` (int >= 1, at most :func:`~symrmt.simulation.scheduler.max_workers`, the cores available) starts a
+    local cluster; ``scheduler`` (an address such as ``"tcp://127.0.0.1:8786"``, or a
+    :class:`~symrmt.simulation.scheduler.Scheduler` for a trusted plain-TCP or a TLS one) connects to a running
+    one; give at most one.  ``workers=1`` or ``None`` with no scheduler means in-process.  A scheduler is trusted
+    code (Dask's protocol lets it run code in the client).  Raises :class:`ParameterError` for
+    both, for a worker count outside ``1..max_workers()``, and what :class:`DaskExecutor` raises.
+
+    >>> with make_executor(workers=1) as ex:
+    ...     print(ex)
+    None
+    >>> make_executor(workers=2, scheduler="localhost:8786")
+    Traceback (most recent call last):
+    ...
+    symrmt.errors.ParameterError: give either --workers (a local Dask cluster) or --scheduler (an existing one), not both
     """
     if workers is not None and scheduler is not None:
         raise ParameterError("give either --workers (a local Dask cluster) or --scheduler (an existing one), not both")
@@ -350,7 +346,8 @@ class _Borrowed:
 
 
 class TrialBatch:
-    """Several points' trials run together, with one store, one executor and one progress bar.
+    """Several points' trials run together, with one store, one executor and one progress bar: :meth:`add` each
+    point, :meth:`start` sends every missing trial, :meth:`results` collects ``(rows, info)`` per point.
 
     Parameters
     ----------
@@ -358,6 +355,16 @@ class TrialBatch:
     executor : DaskExecutor or None (in this process)
     progress : bool or None (see :class:`symrmt.progress.Progress`)
     desc : str, the progress bar's label
+
+    Examples
+    --------
+    >>> batch = TrialBatch()
+    >>> batch.add(DEMO_SPEC, {"n": 4}, 3, seed=7), batch.add(DEMO_SPEC, {"n": 4}, 2, seed=8)
+    (0, 1)
+    >>> batch.add(DEMO_SPEC, {"n": 4}, 3, seed=7), batch.total  # the same point twice: computed once
+    (0, 5)
+    >>> [(rows.shape, info["trials_computed"]) for rows, info in batch.results()]
+    [((3, 2), 3), ((2, 2), 2)]
     """
 
     def __init__(self, store=None, executor=None, progress=None, desc: str = "trials"):
@@ -470,14 +477,37 @@ class TrialBatch:
 
 def run_trials(spec: TrialSpec, params: dict, n_trials: int, seed: int, store=None, executor=None, context=None,
                progress=None, desc: str = "trials"):
-    """Trials ``0 .. n_trials-1`` of one point: ``(rows, info)`` (see the module docstring)."""
+    """Trials ``0 .. n_trials-1`` of one point of ``spec``: ``(rows, info)``, ``rows`` a ``(n_trials, width)``
+    float64 array and ``info`` the counts ``trials_computed``, ``trials_reused`` and ``trials_stale``.
+
+    ``params`` is a JSON-able dict with exact values (rationals as strings, see
+    :func:`symrmt.simulation.store.exact`); it is the store key, together with ``spec.name``, ``spec.version`` and
+    ``seed``, and what the workers receive: they rebuild any arrays from it.  ``context`` carries what cannot be a
+    key (a NumPy callable ``f``, an explicit weight matrix): it is sent to each worker once, so the key must
+    already name it (e.g. ``params["f"]``).  ``store`` (a path or :class:`~symrmt.simulation.store.TrialStore`)
+    keeps and reuses finished trials; ``executor`` (:func:`make_executor`) decides where they run; ``progress``
+    and ``desc`` drive the progress bar.  Raises :class:`ParameterError` for a spec that is not a
+    :class:`TrialSpec`, and the store's errors for a row of the wrong width, not finite or out of bounds.
+
+    >>> rows, info = run_trials(DEMO_SPEC, {"n": 4}, 3, seed=7)
+    >>> rows.shape, info["trials_computed"], info["trials_reused"]
+    ((3, 2), 3, 0)
+    """
     batch = TrialBatch(store=store, executor=executor, progress=progress, desc=desc)
     batch.add(spec, params, n_trials, seed, context)
     return batch.results()[0]
 
 
 def report_stale(info: dict, stream=None) -> None:
-    """One line on stderr when stale trials were skipped (used by the CLI)."""
+    """Write one line to ``stream`` (default stderr) when ``info`` (from :func:`run_trials`) counts stale trials
+    that were skipped; nothing otherwise.
+
+    >>> import io
+    >>> out = io.StringIO()
+    >>> report_stale({"trials_stale": 2}, out); report_stale({"trials_stale": 0}, out)
+    >>> print(out.getvalue(), end="")
+    symrmt: 2 stored trial(s) from an older simulator version were not reused
+    """
     if info.get("trials_stale"):
         print(f"symrmt: {info['trials_stale']} stored trial(s) from an older simulator version were not reused",
               file=sys.stderr if stream is None else stream)

@@ -19,8 +19,18 @@ TRIAL_BOOKKEEPING = 1024
 
 
 def check_memory_bytes(need: int, what: str, detail: str, advice: str) -> None:
-    """Refuse, before any allocation, a plan needing ``need`` bytes above ``MEMORY_FRACTION`` of the
-    machine's physical memory; the error states the amount (shared by every simulation entry point)."""
+    """Refuse, before any allocation, a plan needing ``need`` bytes above ``MEMORY_FRACTION`` of the machine's
+    physical memory; returns ``None`` when it fits (or when the memory cannot be read).  Raises
+    :class:`ParameterError` that starts with ``what``, states the amount and the ``detail`` of the plan, and ends
+    with the ``advice``.
+
+    >>> check_memory_bytes(8 * 512 ** 2, "simulate", "one 512 x 512 matrix", "use a smaller n") is None
+    True
+    >>> check_memory_bytes(2 ** 80, "simulate", "a huge plan", "use a smaller n")
+    Traceback (most recent call last):
+    ...
+    symrmt.errors.ParameterError: simulate: needs about 1.13e+15 GiB (a huge plan), more than 50% of this machine's ... GiB; use a smaller n
+    """
     try:
         total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
     except (AttributeError, ValueError, OSError):

@@ -20,17 +20,6 @@ or can answer on that address, can run code in the symrmt process.  symrmt there
 
 The checks make a typo or a stray service a one-line error; they cannot make a hostile scheduler
 safe.  Connect only to schedulers you would let run code as you.
-
-Examples
---------
->>> Scheduler("tcp://127.0.0.1:8786").address
-'tcp://127.0.0.1:8786'
->>> Scheduler("tcp://10.0.0.5:8786")
-Traceback (most recent call last):
-...
-symrmt.errors.ParameterError: --scheduler tcp://10.0.0.5:8786: plain tcp:// to a non-loopback host ...
->>> Scheduler("10.0.0.5:8786", trust=True).address
-'tcp://10.0.0.5:8786'
 """
 
 from __future__ import annotations
@@ -72,6 +61,24 @@ class Scheduler:
         For ``tls://``: the CA certificate and the client's certificate and key (PEM files).
     security : distributed.security.Security, optional
         A ready Dask ``Security`` object instead of the three files.
+
+    Raises
+    ------
+    ParameterError
+        An address that is not of that form, another protocol, a port outside 1..65535, plain ``tcp://`` to a
+        host that is not loopback without ``trust``, TLS files with ``tcp://``, or a TLS configuration that is
+        missing or refused.
+
+    Examples
+    --------
+    >>> Scheduler("tcp://127.0.0.1:8786").address
+    'tcp://127.0.0.1:8786'
+    >>> Scheduler("tcp://10.0.0.5:8786")
+    Traceback (most recent call last):
+    ...
+    symrmt.errors.ParameterError: --scheduler tcp://10.0.0.5:8786: plain tcp:// to a non-loopback host ...
+    >>> Scheduler("10.0.0.5:8786", trust=True).address
+    'tcp://10.0.0.5:8786'
     """
 
     def __init__(self, address, trust: bool = False, tls_ca_file=None, tls_cert=None, tls_key=None, security=None):
@@ -138,7 +145,12 @@ class Scheduler:
 
 
 def as_scheduler(scheduler) -> Scheduler | None:
-    """``None``, a :class:`Scheduler`, or an address (checked with the default terms: not trusted)."""
+    """``None``, a :class:`Scheduler` (returned as it is), or an address (checked with the default terms: not
+    trusted), as a :class:`Scheduler`; raises :class:`ParameterError` for an address the checks refuse.
+
+    >>> as_scheduler("localhost:8786"), as_scheduler(None)
+    (Scheduler('tcp://localhost:8786'), None)
+    """
     if scheduler is None or isinstance(scheduler, Scheduler):
         return scheduler
     return Scheduler(scheduler)
@@ -158,7 +170,16 @@ def max_workers() -> int:
 
 
 def check_workers(workers) -> int:
-    """``workers`` as an int in ``1..max_workers()``, or a one-line error stating the cap."""
+    """``workers`` (an int, or a number with an integer value) as an int in ``1..max_workers()``.  Raises
+    :class:`ParameterError`, a one-line error stating the cap, otherwise.
+
+    >>> check_workers(2), check_workers(2.0)
+    (2, 2)
+    >>> check_workers(0)
+    Traceback (most recent call last):
+    ...
+    symrmt.errors.ParameterError: --workers must be >= 1, got 0
+    """
     if isinstance(workers, bool) or not isinstance(workers, int):
         try:
             ok = float(workers) == int(workers)

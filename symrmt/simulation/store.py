@@ -21,25 +21,6 @@ interrupted run (Ctrl-C, kill, a lost worker) keeps every finished trial.
 A file that is not a store (not SQLite, an SQLite file without the store's
 ``meta`` table, a damaged database) is refused with a one-line
 :class:`StoreError` and never written to.
-
-Examples
---------
->>> import os, tempfile
->>> path = os.path.join(tempfile.mkdtemp(), "trials.sqlite")
->>> with TrialStore(path) as st:
-...     pid = st.point("demo", "1", {"n": 8, "seed": 0})
-...     st.add(pid, 0, [0.25, 0.5], 0.01)
-...     sorted(st.trials(pid)), st.trials(pid)[0].tolist()
-([0], [0.25, 0.5])
->>> with TrialStore.open_existing(path) as st:
-...     [(r["kind"], r["trials"]) for r in st.summary()]
-[('demo', 1)]
->>> with open(os.path.join(os.path.dirname(path), "x.txt"), "w") as fh:
-...     _ = fh.write("hello")
->>> TrialStore(os.path.join(os.path.dirname(path), "x.txt"))
-Traceback (most recent call last):
-...
-symrmt.simulation.store.StoreError: ...x.txt is not a symrmt trial store (not an SQLite database); refusing to touch it
 """
 
 from __future__ import annotations
@@ -139,6 +120,31 @@ class TrialStore:
         Open an existing store for reading only (nothing is written).
 
     Use as a context manager, or call :meth:`close`.
+
+    Raises
+    ------
+    StoreError
+        A file that is not a store, an untrusted file (a link, another user's, writable by others), or a
+        missing file opened read-only.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> path = os.path.join(tempfile.mkdtemp(), "trials.sqlite")
+    >>> with TrialStore(path) as st:
+    ...     pid = st.point("demo", "1", {"n": 8, "seed": 0})
+    ...     st.add(pid, 0, [0.25, 0.5], 0.01)
+    ...     sorted(st.trials(pid)), st.trials(pid)[0].tolist()
+    ([0], [0.25, 0.5])
+    >>> with TrialStore.open_existing(path) as st:
+    ...     [(r["kind"], r["trials"]) for r in st.summary()]
+    [('demo', 1)]
+    >>> with open(os.path.join(os.path.dirname(path), "x.txt"), "w") as fh:
+    ...     _ = fh.write("hello")
+    >>> TrialStore(os.path.join(os.path.dirname(path), "x.txt"))
+    Traceback (most recent call last):
+    ...
+    symrmt.errors.StoreError: ...x.txt is not a symrmt trial store (not an SQLite database); refusing to touch it
     """
 
     def __init__(self, path, readonly: bool = False):
@@ -317,7 +323,7 @@ def check_values(row, j, kind: str, bounds=None, where: str = "") -> None:
     >>> check_values(np.array([0.5, float("nan")]), 3, "simulate")
     Traceback (most recent call last):
     ...
-    symrmt.simulation.store.NonFiniteTrial: trial 3 of a 'simulate' point returned a non-finite value (nan)
+    symrmt.errors.NonFiniteTrial: trial 3 of a 'simulate' point returned a non-finite value (nan)
     """
     bad = ~np.isfinite(row)
     if bad.any():
@@ -331,7 +337,17 @@ def check_values(row, j, kind: str, bounds=None, where: str = "") -> None:
 
 
 def open_store(store):
-    """``(TrialStore, owned)`` for a path or an open store; ``(None, False)`` for ``None``."""
+    """``(TrialStore, owned)`` for a path (opened here: ``owned`` is True, the caller closes it) or an open store
+    (``owned`` False); ``(None, False)`` for ``None``.  Raises :class:`ParameterError` for anything else, and what
+    :class:`TrialStore` raises.
+
+    >>> open_store(None)
+    (None, False)
+    >>> open_store(3)
+    Traceback (most recent call last):
+    ...
+    symrmt.errors.ParameterError: store must be a path or a TrialStore, got int
+    """
     if store is None:
         return None, False
     if isinstance(store, TrialStore):

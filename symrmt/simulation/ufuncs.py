@@ -1,11 +1,4 @@
-"""Float64 special functions for the simulation layer (NumPy only).
-
-Examples
---------
->>> import numpy as np
->>> round(float(numpy_erf()(np.array([0.5]))[0]), 12)
-0.520499877813
-"""
+"""Float64 special functions for the simulation layer (NumPy only)."""
 
 from __future__ import annotations
 
@@ -17,7 +10,13 @@ __all__ = ["numpy_erf"]
 
 
 def numpy_erf():
-    """A vectorized float64 ``erf`` (SciPy's when installed, else :func:`math.erf` elementwise)."""
+    """A vectorized float64 ``erf``, taking an array and returning one of its shape (SciPy's when installed, else
+    :func:`math.erf` elementwise).
+
+    >>> erf = numpy_erf()
+    >>> [round(float(v), 12) for v in erf(np.array([0.0, 0.5, -0.5]))]
+    [0.0, 0.520499877813, -0.520499877813]
+    """
     try:
         from scipy.special import erf  # noqa: PLC0415
 

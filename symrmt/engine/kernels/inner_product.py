@@ -54,9 +54,8 @@ finite-rank part ``Z^T L Z``), ``F^T W Z + Z^T W F`` and ``F^T W F``.  The signa
 on the kernel to first order through ``f'``, whose mean is ``a_1``, so only ``a_1``, ``nu`` and ``d``
 enter.
 
-This is the model the package's hand-built solver takes (:mod:`symrmt.models.attention.equations`, the
-Woodbury update of ``docs/theory.md`` section 5), written as an expression: the engine derives the
-pencil, the fixed point and the Woodbury system by itself.
+This is the paper's model (the Woodbury update of ``docs/theory.md`` section 5) written as an expression:
+the engine derives the pencil, the fixed point and the Woodbury system by itself.
 """
 
 from __future__ import annotations
@@ -149,8 +148,17 @@ def kernel_coefficients(f, alpha=1, diagonal: str = "zero", digits: int = KERNEL
 
 
 def fresh_goe(Z, ncols, model=None, name=None):
-    """A fresh ``goe(n)`` for the kernel of ``Z``: declared in ``model`` as ``name`` (default ``G_<Z>``,
-    or the next free ``G_<Z>_<k>``), else an undeclared node with a unique name."""
+    """A fresh ``goe(n)`` node (``ncols``: the dimension ``n``) for the kernel of the Gaussian ``Z``: declared in
+    ``model`` as ``name`` (default ``G_<Z>``, or the next free ``G_<Z>_<k>``), else an undeclared node with a
+    unique name.  Raises what ``model.goe`` raises for a taken ``name``.
+
+    >>> from symrmt.engine import Model
+    >>> m = Model(); _ = m.dim("p", "c*n"); Z = m.gaussian("Z", "p", "n")
+    >>> fresh_goe(Z, m.dims["n"], m), fresh_goe(Z, m.dims["n"], m)
+    (GOE('G_Z', 'n'), GOE('G_Z_2', 'n'))
+    >>> fresh_goe(Z, m.dims["n"]).name.startswith("G_Z_")  # no model: a unique undeclared name
+    True
+    """
     if model is not None:
         gname = name or f"G_{Z.name}"
         base, j = gname, 1
@@ -255,7 +263,22 @@ def _equivalent(f, k, kt, linear, Z, ncols, p, model, name):
 # ---------------------------------------------------------------- a signal and weights
 
 def split_weights(W, p):
-    """``(alpha, L)`` of ``W = alpha I_p + L`` with ``alpha > 0`` a number and ``L`` finite rank (or None)."""
+    """``(alpha, L)`` of the weights ``W = alpha I_p + L`` (a ``p x p`` matrix node, ``p`` its
+    :class:`~symrmt.engine.lang.node.Dim`): ``alpha > 0`` an exact SymPy rational and ``L`` the list of the other
+    terms, each finite rank and deterministic.  Raises :class:`ModelError` otherwise.
+
+    >>> from symrmt.engine import Model
+    >>> from symrmt.engine.lang.matrices import Identity
+    >>> m = Model(); p = m.dim("p", "c*n"); wk, wq = m.vector("wk", "p"), m.vector("wq", "p")
+    >>> alpha, L = split_weights(2 * Identity(p) + wk * wq.T, p)
+    >>> alpha, [t.kind for t in L]
+    (2, ['product'])
+    >>> Z = m.gaussian("Z", "p", "n")
+    >>> split_weights(Identity(p) + Z * Z.T, p)
+    Traceback (most recent call last):
+    ...
+    symrmt.errors.ModelError: kernel(f, X, W): every term of W other than alpha*I(p) must be finite rank (a product of vectors, such as wk*wq.T); got a product term
+    """
     if not isinstance(W, MatrixNode) or W.rows != p or W.cols != p:
         raise ModelError(f"kernel(f, X, W): W must be a {p.name} x {p.name} matrix (alpha*I({p.name}) + finite rank)")
     alpha, rest = identity_part(W)
@@ -274,8 +297,24 @@ def split_weights(W, p):
 
 
 def kernel_signal(f, X, W=None, diagonal: str = "zero", *, model=None, name=None, digits: int = KERNEL_DIGITS):
-    """The Gaussian-equivalent expression of ``f(X^T W X/sqrt(p))/sqrt(p)`` (the module docstring's
-    section on a signal and weights), an ``n x n`` matrix node; ``W = None`` is ``I_p``."""
+    """The Gaussian-equivalent expression of ``f(X^T W X/sqrt(p))/sqrt(p)`` (the module docstring's section on a
+    signal and weights), an ``n x n`` matrix node: ``(a1/alpha) X^T W X/p + b G/sqrt(p) + (d - a1) I_n`` with
+    ``G`` a fresh ``goe(n)`` (:func:`fresh_goe`, declared in ``model`` when given) and the terms of zero
+    coefficient left out.
+
+    ``X = Z + finite rank`` (``Z`` Gaussian), ``W = alpha I_p + finite rank`` (``None``: ``I_p``); ``f``,
+    ``diagonal``, ``name`` and ``digits`` as in :func:`kernel`.  Raises :class:`ModelError` for a signal or
+    weights outside the model (checked before any Hermite data is computed) and what :func:`kernel_coefficients`
+    raises.
+
+    >>> from symrmt.engine import Model
+    >>> m = Model(); _ = m.dim("p", "c*n"); Z = m.gaussian("Z", "p", "n")
+    >>> mu, y = m.vector("mu", "p"), m.vector("y", "n")
+    >>> kernel_signal("relu", Z + mu * y.T, Z * Z.T, model=m)
+    Traceback (most recent call last):
+    ...
+    symrmt.errors.ModelError: kernel(f, X, W): every term of W other than alpha*I(p) must be finite rank ...
+    """
     Z = check_signal_matrix(X)
     p = X.rows
     if W is None:

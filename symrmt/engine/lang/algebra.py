@@ -6,9 +6,15 @@ operators build are here with them, since each operator may build any of them: t
 :class:`ScalarProduct`), :class:`Scaled`, :class:`Transpose`, :class:`Inverse`,
 :class:`Identity` (``M**0``), :class:`Const`, :class:`Power` and :class:`QuadForm` (a ``1 x 1``
 product such as ``u.T*M*v``, on the unit dimension :data:`UNIT` of a vector's columns).  The
-leaves the operators never build (``Gaussian``, ``GOE``, ``Diagonal``, ``DimConst``, ``Trace``,
-``Diff``) are in :mod:`symrmt.engine.lang.matrices`, which documents the whole language and re-exports
-these classes; vectors are in :mod:`symrmt.engine.lang.vectors`.
+leaves the operators never build (random matrices, traces, derivatives, vectors) are elsewhere.
+
+The examples build their trees from two ``goe(n)`` leaves:
+
+>>> from symrmt.engine.lang.matrices import GOE
+>>> n = Dim("n", sp.Integer(1))
+>>> G, H = GOE("G", n), GOE("H", n)
+>>> (2 * G + H).kind, (G * H).T.kind
+('sum', 'transpose')
 """
 
 from __future__ import annotations
@@ -32,7 +38,17 @@ UNIT = Dim("1", 1 / N)
 
 
 def as_scalar(x) -> ScalarNode:
-    """A Python number, Fraction, SymPy number or scalar node as a scalar node."""
+    """A Python number (read exactly: a float as the shortest decimal that prints it), Fraction, Decimal, SymPy
+    number or Symbol, or scalar node, as a scalar node.  Raises :class:`ModelError` for a bool or anything else.
+
+    >>> from fractions import Fraction
+    >>> as_scalar(0.5), as_scalar(Fraction(1, 3)), as_scalar(sp.Symbol("g"))
+    (Const(1/2), Const(1/3), Const(g))
+    >>> as_scalar(True)
+    Traceback (most recent call last):
+    ...
+    symrmt.errors.ModelError: a bool is not a scalar
+    """
     if isinstance(x, ScalarNode):
         return x
     if isinstance(x, bool):
@@ -47,7 +63,20 @@ def as_scalar(x) -> ScalarNode:
 
 
 class MatrixNode(Node):
-    """A matrix expression; ``rows`` and ``cols`` are :class:`Dim`."""
+    """A matrix expression; ``rows`` and ``cols`` are :class:`Dim`.  It defines ``+ -`` (matrices of one shape),
+    ``* @`` (a product, or a deterministic scalar times the matrix), ``/`` (by a scalar), ``**`` (an integer
+    power of a square matrix, at most :data:`MAX_POWER`; ``**0`` is the identity, a negative power an inverse)
+    and ``.T``; each raises :class:`ModelError` for an operation outside the language.
+
+    >>> from symrmt.engine.lang.matrices import GOE
+    >>> G = GOE("G", Dim("n", sp.Integer(1)))
+    >>> (G ** 0).kind, (G ** -2).kind, (G / 2).scalar, G.square
+    ('identity', 'product', Const(1/2), True)
+    >>> G + 1
+    Traceback (most recent call last):
+    ...
+    symrmt.errors.ModelError: cannot add the scalar 1 to a matrix; write it times I(dim)
+    """
 
     rows: Dim
     cols: Dim
@@ -130,12 +159,22 @@ def _integer_exponent(k) -> int:
 
 
 def node_text(x) -> str:
-    """A scalar as the user wrote it: a constant's value, else the node's repr (for messages)."""
+    """A scalar as the user wrote it, for messages: a constant's value, else the node's repr.
+
+    >>> from symrmt.engine.lang.matrices import GOE, Trace
+    >>> node_text(Const(sp.Rational(1, 2))), node_text(Trace(GOE("G", Dim("n", sp.Integer(1)))))
+    ('1/2', "Trace(GOE('G', 'n'))")
+    """
     return str(x.value) if isinstance(x, Const) else repr(x)
 
 
 class Identity(MatrixNode):
-    """The identity of a dimension."""
+    """The identity matrix of the dimension ``dim`` (``I(dim)``); its transpose is itself.
+
+    >>> I = Identity(Dim("n", sp.Integer(1)))
+    >>> I, I.T is I
+    (Identity('n'), True)
+    """
 
     kind = "identity"
     _fields = ("dim",)
@@ -158,7 +197,14 @@ def _flatten(items, cls, field) -> list:
 
 
 class MatSum(MatrixNode):
-    """Sum of matrices of one shape."""
+    """The sum of the matrix nodes ``terms``, all of one shape; a sum inside a sum is flattened.  Raises
+    :class:`ModelError` for a term that is not a matrix or of another shape.
+
+    >>> from symrmt.engine.lang.matrices import GOE
+    >>> n = Dim("n", sp.Integer(1))
+    >>> [t.name for t in MatSum((GOE("G", n) + GOE("H", n), GOE("G", n))).terms]
+    ['G', 'H', 'G']
+    """
 
     kind = "sum"
     _fields = ("terms",)
@@ -181,7 +227,15 @@ class MatSum(MatrixNode):
 
 
 class MatProduct(MatrixNode):
-    """Matrix product."""
+    """The matrix product of the nodes ``factors`` (each one's columns the next one's rows); a product inside a
+    product is flattened.  Raises :class:`ModelError` on a size mismatch.
+
+    >>> from symrmt.engine.lang.matrices import GOE, Gaussian
+    >>> n, p = Dim("n", sp.Integer(1)), Dim("p", sp.Symbol("c"))
+    >>> P = MatProduct((Gaussian("Z", p, n), GOE("G", n)))
+    >>> (P.rows.name, P.cols.name), len(MatProduct((P.T, P)).factors)
+    (('p', 'n'), 3)
+    """
 
     kind = "product"
     _fields = ("factors",)
@@ -199,7 +253,13 @@ class MatProduct(MatrixNode):
 
 
 def vector_name(m) -> str | None:
-    """The name of a vector leaf (kind ``"vector"``) or its transpose (else None)."""
+    """The name of a vector leaf (kind ``"vector"``) or of its transpose; ``None`` for any other node.
+
+    >>> from symrmt.engine.lang.vectors import Vector
+    >>> u = Vector("u", Dim("p", sp.Symbol("c")))
+    >>> vector_name(u), vector_name(u.T), vector_name(Identity(u.dim))
+    ('u', 'u', None)
+    """
     if isinstance(m, Transpose):
         m = m.matrix
     return m.name if m.kind == "vector" else None
@@ -211,9 +271,15 @@ def _vector_note(m) -> str:
 
 
 def identity_part(m):
-    """``(g, rest)`` with ``m = g I + sum(rest)``: ``g`` the sum (a SymPy number or expression, ``0``
-    when there is none) of the coefficients of the terms ``I`` and ``c*I`` of ``m`` (a sum, or a single
-    term), and ``rest`` the list of its other terms, in order."""
+    """``(g, rest)`` with ``m = g I + sum(rest)``: ``g`` the sum (a SymPy number or expression, ``0`` when there is
+    none) of the coefficients of the terms ``I`` and ``c*I`` of ``m`` (a sum, or a single term), and ``rest`` the
+    list of its other terms, in order.
+
+    >>> from symrmt.engine.lang.matrices import GOE
+    >>> n = Dim("n", sp.Integer(1))
+    >>> identity_part(2 * Identity(n) + GOE("G", n) + Identity(n))
+    (3, [GOE('G', 'n')])
+    """
     terms = m.terms if isinstance(m, MatSum) else (m,)
     g, rest = sp.Integer(0), []
     for t in terms:
@@ -227,7 +293,19 @@ def identity_part(m):
 
 
 class Scaled(MatrixNode):
-    """A deterministic scalar times a matrix."""
+    """A deterministic scalar (a :class:`Const`, or what :func:`as_scalar` reads) times the matrix node ``matrix``;
+    a scaled matrix scaled again folds into one.  Raises :class:`ModelError` for a random scalar (a trace, a
+    quadratic form).
+
+    >>> from symrmt.engine.lang.matrices import GOE, Trace
+    >>> G = GOE("G", Dim("n", sp.Integer(1)))
+    >>> Scaled(2, Scaled(3, G))
+    Scaled(Const(6), GOE('G', 'n'))
+    >>> Scaled(Trace(G), G)
+    Traceback (most recent call last):
+    ...
+    symrmt.errors.ModelError: a matrix may only be multiplied by a deterministic scalar (parameters, dimensions, numbers); a trace or a quadratic form times a matrix is not in the grammar
+    """
 
     kind = "scaled"
     _fields = ("scalar", "matrix")
@@ -246,7 +324,14 @@ class Scaled(MatrixNode):
 
 
 class Transpose(MatrixNode):
-    """Transpose."""
+    """The transpose of the matrix node ``matrix`` (rows and columns swapped); transposing it again gives
+    ``matrix`` back.
+
+    >>> from symrmt.engine.lang.matrices import Gaussian
+    >>> Z = Gaussian("Z", Dim("p", sp.Symbol("c")), Dim("n", sp.Integer(1)))
+    >>> Transpose(Z).rows.name, Transpose(Z).T is Z
+    ('n', True)
+    """
 
     kind = "transpose"
     _fields = ("matrix",)
@@ -260,8 +345,18 @@ class Transpose(MatrixNode):
 
 
 def square_matrix(matrix, not_matrix: str, not_square: str):
-    """``matrix`` if it is a square matrix node; else a :class:`ModelError` saying ``not_matrix``, or
-    ``not_square`` and the shape."""
+    """``matrix`` itself if it is a square matrix node.  Raises :class:`ModelError` saying ``not_matrix`` for
+    anything but a matrix node, or ``not_square`` and the shape for a non-square one.
+
+    >>> from symrmt.engine.lang.matrices import Gaussian
+    >>> Z = Gaussian("Z", Dim("p", sp.Symbol("c")), Dim("n", sp.Integer(1)))
+    >>> square_matrix(Z.T * Z, "not a matrix", "not square") == Z.T * Z
+    True
+    >>> square_matrix(Z, "not a matrix", "inv() of a non-square matrix")
+    Traceback (most recent call last):
+    ...
+    symrmt.errors.ModelError: inv() of a non-square matrix (p x n)
+    """
     if not isinstance(matrix, MatrixNode):
         raise ModelError(not_matrix)
     if not matrix.square:
@@ -270,7 +365,14 @@ def square_matrix(matrix, not_matrix: str, not_square: str):
 
 
 class Inverse(MatrixNode):
-    """Inverse of a square matrix."""
+    """The inverse of the square matrix node ``matrix``.  Raises :class:`ModelError` for a scalar or a non-square
+    matrix.
+
+    >>> from symrmt.engine.lang.matrices import GOE
+    >>> n = Dim("n", sp.Integer(1))
+    >>> Inverse(GOE("G", n) + Identity(n)).rows
+    Dim('n', 1)
+    """
 
     kind = "inverse"
     _fields = ("matrix",)
@@ -284,7 +386,15 @@ class Inverse(MatrixNode):
 # ---------------------------------------------------------------- scalars
 
 class ScalarNode(Node):
-    """A scalar expression (deterministic, or built from traces)."""
+    """A scalar expression (deterministic, or built from traces).  It defines ``+ - * / **`` with numbers and other
+    scalars (two constants fold into one) and ``*`` with a matrix (a :class:`Scaled`); ``.T`` raises
+    :class:`ModelError`.
+
+    >>> from symrmt.engine.lang.matrices import GOE, Trace
+    >>> t = Trace(GOE("G", Dim("n", sp.Integer(1))))
+    >>> (t + 1).kind, (2 * t).kind, (1 / t).kind, Const(2) + Const(3)
+    ('ssum', 'sproduct', 'sproduct', Const(5))
+    """
 
     @property
     def T(self):  # noqa: N802 - a scalar has no transpose: name the object (an undeclared vector, say)
@@ -346,7 +456,16 @@ def _deterministic(s: ScalarNode) -> bool:
 
 
 class Const(ScalarNode):
-    """A deterministic scalar: a SymPy expression in ``n`` and the parameters."""
+    """A deterministic scalar: a SymPy expression (or what :func:`sympy.sympify` reads) in ``n`` and the
+    parameters.  Raises :class:`ModelError` for an expression holding a float literal.
+
+    >>> Const("1/2").value, Const(sp.Symbol("gamma")) * 2
+    (1/2, Const(2*gamma))
+    >>> Const(0.5)
+    Traceback (most recent call last):
+    ...
+    symrmt.errors.ModelError: 0.500000000000000 holds a float literal; write it as a fraction
+    """
 
     kind = "const"
     _fields = ("value",)
@@ -359,7 +478,13 @@ class Const(ScalarNode):
 
 
 class ScalarSum(ScalarNode):
-    """Sum of scalars."""
+    """The sum of the scalar nodes ``terms``; a sum inside a sum is flattened.
+
+    >>> from symrmt.engine.lang.matrices import GOE, Trace
+    >>> t = Trace(GOE("G", Dim("n", sp.Integer(1))))
+    >>> len(ScalarSum((ScalarSum((t, t)), Const(1))).terms)
+    3
+    """
 
     kind = "ssum"
     _fields = ("terms",)
@@ -369,7 +494,13 @@ class ScalarSum(ScalarNode):
 
 
 class ScalarProduct(ScalarNode):
-    """Product of scalars."""
+    """The product of the scalar nodes ``factors``; a product inside a product is flattened.
+
+    >>> from symrmt.engine.lang.matrices import GOE, Trace
+    >>> t = Trace(GOE("G", Dim("n", sp.Integer(1))))
+    >>> len(ScalarProduct((ScalarProduct((t, t)), Const(2))).factors)
+    3
+    """
 
     kind = "sproduct"
     _fields = ("factors",)
@@ -379,7 +510,19 @@ class ScalarProduct(ScalarNode):
 
 
 class Power(ScalarNode):
-    """``base ** exponent`` with a rational exponent (a Const base folds to a Const)."""
+    """``base ** exponent`` of a scalar with a rational exponent; a constant base folds to a :class:`Const` and a
+    matrix base gives the matrix power.  Raises :class:`ModelError` for a random exponent or a trace raised to
+    an irrational power.
+
+    >>> from symrmt.engine.lang.matrices import GOE, Trace
+    >>> t = Trace(GOE("G", Dim("n", sp.Integer(1))))
+    >>> Power(t, -1), Power(Const(4), sp.Rational(1, 2))
+    (Power(Trace(GOE('G', 'n')), -1), Const(2))
+    >>> Power(t, sp.sqrt(2))
+    Traceback (most recent call last):
+    ...
+    symrmt.errors.ModelError: a trace may only be raised to a rational power, got sqrt(2)
+    """
 
     kind = "power"
     _fields = ("base", "exponent")
@@ -406,7 +549,15 @@ class Power(ScalarNode):
 
 
 class QuadForm(ScalarNode):
-    """The scalar of a ``1 x 1`` matrix expression, such as ``u.T*M*v`` (a quadratic form)."""
+    """The scalar of a ``1 x 1`` matrix expression ``matrix``, such as ``u.T*M*v`` (a quadratic form); the matrix
+    product builds it (:func:`product`).  Raises :class:`ModelError` for a matrix that is not ``1 x 1``.
+
+    >>> from symrmt.engine.lang.matrices import GOE
+    >>> QuadForm(GOE("G", Dim("n", sp.Integer(1))))
+    Traceback (most recent call last):
+    ...
+    symrmt.errors.ModelError: a quadratic form is a 1 x 1 product such as u.T*M*v
+    """
 
     kind = "qform"
     _fields = ("matrix",)
@@ -418,7 +569,16 @@ class QuadForm(ScalarNode):
 
 
 def product(a, b):
-    """``a @ b``: a matrix product, or a :class:`QuadForm` when the product is ``1 x 1``."""
+    """``a @ b`` of two matrix nodes: a :class:`MatProduct`, or a :class:`QuadForm` when the product is ``1 x 1``.
+    Raises :class:`ModelError` on a size mismatch.
+
+    >>> from symrmt.engine.lang.vectors import Vector
+    >>> from symrmt.engine.lang.matrices import Gaussian
+    >>> p = Dim("p", sp.Symbol("c"))
+    >>> u, v, M = Vector("u", p), Vector("v", p), Gaussian("M", p, p)
+    >>> product(u.T, M * v).kind, product(u, v.T).kind
+    ('qform', 'product')
+    """
     out = MatProduct((a, b))
     if out.rows == UNIT and out.cols == UNIT:
         return QuadForm(out)

@@ -95,7 +95,18 @@ __all__ = [
 
 
 class Gaussian(MatrixNode):
-    """``rows x cols`` matrix of iid ``N(0, 1)`` entries."""
+    """A ``rows x cols`` matrix (two :class:`Dim`) of iid ``N(0, 1)`` entries named ``name``.  Products check the
+    sizes: a mismatch raises :class:`ModelError`.
+
+    >>> n, p = Dim("n", sp.Integer(1)), Dim("p", sp.Symbol("c"))
+    >>> Z = Gaussian("Z", p, n)
+    >>> Z.T, (Z.T * Z).rows
+    (Transpose(Gaussian('Z', 'p', 'n')), Dim('n', 1))
+    >>> Z * Z
+    Traceback (most recent call last):
+    ...
+    symrmt.errors.ModelError: size mismatch in a product: (p x n) times (p x n)
+    """
 
     kind = "gaussian"
     _fields = ("name", "rows", "cols")
@@ -105,7 +116,12 @@ class Gaussian(MatrixNode):
 
 
 class GOE(MatrixNode):
-    """Symmetric ``dim x dim`` matrix, iid ``N(0, 1)`` above the diagonal."""
+    """A symmetric ``dim x dim`` matrix named ``name``, iid ``N(0, 1)`` above the diagonal; its transpose is itself.
+
+    >>> G = GOE("G", Dim("n", sp.Integer(1)))
+    >>> G.T is G, (G.rows, G.cols)
+    (True, (Dim('n', 1), Dim('n', 1)))
+    """
 
     kind = "goe"
     _fields = ("name", "dim")
@@ -119,10 +135,16 @@ class GOE(MatrixNode):
 
 
 class Diagonal(MatrixNode):
-    """Diagonal matrix taking ``values[i]`` on a fraction ``weights[i]`` of its diagonal.
+    """A diagonal ``dim x dim`` matrix named ``name`` taking ``values[i]`` on a fraction ``weights[i]`` of its
+    diagonal.
 
-    ``values`` and ``weights`` are tuples of SymPy expressions; the weights are
-    positive and sum to 1 (checked when they are numbers).
+    ``values`` and ``weights`` become tuples of SymPy expressions; the weights are positive and sum to 1
+    (checked when they are numbers: :func:`~symrmt.engine.lang.node.check_law`, whose :class:`ModelError` it
+    raises).  Its transpose is itself.
+
+    >>> D = Diagonal("D", Dim("n", sp.Integer(1)), [1, 4], ["1/4", "3/4"])
+    >>> D.values, D.weights, D.T is D
+    ((1, 4), (1/4, 3/4), True)
     """
 
     kind = "diag"
@@ -140,7 +162,13 @@ class Diagonal(MatrixNode):
 # ---------------------------------------------------------------- scalar leaves
 
 class DimConst(Const):
-    """The size of a dimension used as a scalar (``n``, ``p``); also accepted where a dimension is."""
+    """The size ``ratio * n`` of the dimension ``dim`` used as a scalar (``n``, ``p``); also accepted where a
+    dimension is.
+
+    >>> c = DimConst(Dim("p", sp.Symbol("c")))
+    >>> c.value, c.dim.name
+    (c*n, 'p')
+    """
 
     def __init__(self, dim: Dim):
         super().__init__(dim.size)
@@ -148,7 +176,18 @@ class DimConst(Const):
 
 
 class Trace(ScalarNode):
-    """Normalized trace ``(1/N) tr M`` of a square matrix."""
+    """The normalized trace ``(1/N) tr M`` of the square ``N x N`` matrix node ``matrix``.  Raises
+    :class:`ModelError` for a scalar or a non-square matrix.
+
+    >>> n, p = Dim("n", sp.Integer(1)), Dim("p", sp.Symbol("c"))
+    >>> Z = Gaussian("Z", p, n)
+    >>> Trace(Z.T * Z).matrix.rows
+    Dim('n', 1)
+    >>> Trace(Z)
+    Traceback (most recent call last):
+    ...
+    symrmt.errors.ModelError: trace of a non-square block (p x n)
+    """
 
     kind = "trace"
     _fields = ("matrix",)
@@ -158,7 +197,18 @@ class Trace(ScalarNode):
 
 
 class Diff(ScalarNode):
-    """Derivative of a scalar in a parameter (a SymPy Symbol)."""
+    """The derivative of the scalar node ``scalar`` in the parameter ``param`` (a SymPy Symbol other than ``n``, or
+    a :class:`Const` holding one).  Raises :class:`ModelError` for a matrix or another ``param``.
+
+    >>> n, gamma = Dim("n", sp.Integer(1)), sp.Symbol("gamma")
+    >>> s = Trace(Inverse(GOE("G", n) + Scaled(Const(gamma), Identity(n))))
+    >>> Diff(s, Const(gamma)).param
+    gamma
+    >>> Diff(s, Const(sp.Integer(2)))
+    Traceback (most recent call last):
+    ...
+    symrmt.errors.ModelError: diff(., x) needs a parameter name for x, got 2
+    """
 
     kind = "diff"
     _fields = ("scalar", "param")

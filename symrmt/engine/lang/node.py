@@ -1,7 +1,5 @@
 """The base of the trace engine's expression language: the reference dimension ``n``, :class:`Dim`,
-the node base class :class:`Node`, :func:`walk` and :class:`ModelError`.
-
-The node classes themselves are in :mod:`symrmt.engine.lang.matrices` (which re-exports these names).
+the node base class :class:`Node`, :func:`walk`, the checks of a diagonal law and :class:`ModelError`.
 """
 
 from __future__ import annotations
@@ -25,7 +23,13 @@ MAX_POWER = 16
 # ---------------------------------------------------------------- dimensions
 
 class Dim:
-    """A dimension of size ``ratio * n`` (``ratio`` a positive SymPy expression)."""
+    """A dimension named ``name`` of size ``ratio * n`` (``ratio`` a positive SymPy expression, e.g. ``c`` for
+    ``p = c n``).  Dimensions compare by name, ratio and bound integer size (``count``).
+
+    >>> p = Dim("p", sp.Symbol("c"))
+    >>> p, p.size, p == Dim("p", sp.Symbol("c")), p == Dim("p", sp.Integer(2))
+    (Dim('p', c), c*n, True, False)
+    """
 
     __slots__ = ("name", "ratio", "count")
 
@@ -55,7 +59,14 @@ class Dim:
 # ---------------------------------------------------------------- nodes
 
 class Node:
-    """Base of every expression node; nodes are immutable and compare by structure."""
+    """Base of every expression node; nodes are immutable and compare (and hash) by their kind and the fields
+    named in ``_fields``.
+
+    >>> from symrmt.engine.lang.matrices import GOE
+    >>> n = Dim("n", sp.Integer(1))
+    >>> GOE("G", n) == GOE("G", n), GOE("G", n) == GOE("H", n), (GOE("G", n) * GOE("H", n)).children()
+    (True, False, (GOE('G', 'n'), GOE('H', 'n')))
+    """
 
     kind = ""
     _fields: tuple = ()
@@ -103,7 +114,14 @@ def _short(v) -> str:
 
 
 def walk(node):
-    """Every node of a tree, parents before children."""
+    """Every node of the tree ``node`` (a generator), parents before children, left to right; a shared
+    sub-expression is visited each time it occurs.
+
+    >>> from symrmt.engine.lang.matrices import GOE
+    >>> n = Dim("n", sp.Integer(1))
+    >>> [x.kind for x in walk(GOE("G", n) * GOE("H", n) + GOE("G", n))]
+    ['sum', 'product', 'goe', 'goe', 'goe']
+    """
     stack = [node]
     while stack:
         x = stack.pop()
@@ -140,9 +158,17 @@ def expanded_size(node, cap=None) -> int:
 
 
 def check_law(name: str, values, weights) -> tuple:
-    """``(values, weights)`` of a diagonal law as tuples of SymPy expressions, checked: as many of
-    each, at most :data:`MAX_ATOMS`, exact and free of ``n``, and (when they are numbers) positive
-    weights that sum to 1."""
+    """``(values, weights)`` of a diagonal law as tuples of SymPy expressions, checked: as many of each, at most
+    :data:`MAX_ATOMS`, exact, finite, real and free of ``n``, and (when they are numbers) positive weights that
+    sum to 1.  Raises :class:`ModelError`, naming the law ``name``, otherwise.
+
+    >>> check_law("D", [1, 4], ["1/4", "3/4"])
+    ((1, 4), (1/4, 3/4))
+    >>> check_law("D", [1, 4], ["1/2", "1/4"])
+    Traceback (most recent call last):
+    ...
+    symrmt.errors.ModelError: diag D: weights must be positive and sum to 1, got [1/2, 1/4]
+    """
     values = tuple(sp.sympify(v) for v in values)
     weights = tuple(sp.sympify(w) for w in weights)
     if not values or len(values) != len(weights):

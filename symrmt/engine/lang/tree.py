@@ -57,7 +57,16 @@ def differentiate(node, param):
 
 
 def remove_diffs(s):
-    """The scalar tree with every ``Diff`` replaced by its exact derivative."""
+    """The scalar tree ``s`` with every :class:`Diff` replaced by its exact derivative (``d M^{-1} = -M^{-1} dM
+    M^{-1}``; a derivative that vanishes is ``Const(0)``).
+
+    >>> n, g = Dim("n", sp.Integer(1)), sp.Symbol("gamma")
+    >>> remove_diffs(Diff(Const(g ** 2), Const(g)))
+    Const(2*gamma)
+    >>> d = remove_diffs(Diff(Trace(Inverse(GOE("G", n) + Scaled(Const(g), Identity(n)))), Const(g)))
+    >>> d.matrix.scalar, [f.kind for f in d.matrix.matrix.factors]  # -R (dM/dgamma) R, R the inverse, dM = 1*I
+    (Const(-1), ['inverse', 'scaled', 'inverse'])
+    """
     if isinstance(s, Diff):
         d = _dscalar(remove_diffs(s.scalar), s.param)
         return d if d is not None else _zero()
@@ -149,8 +158,18 @@ _RATIOS_PASSED: set = set()
 
 
 def check_ratios(dims, values) -> None:
-    """Refuse a dimension whose ratio to ``n`` is not a positive real number at ``values``
-    (name -> exact number); a ratio with a parameter not in ``values`` is left to the caller."""
+    """Refuse a dimension of ``dims`` whose ratio to ``n`` is not a positive real number at ``values`` (parameter
+    name -> exact number or its text); returns ``None``.  A ratio with a parameter not in ``values`` is left to
+    the caller.  Raises :class:`ModelError` naming the dimension, its ratio and the values.
+
+    >>> c = sp.Symbol("c", positive=True)
+    >>> check_ratios([Dim("p", c)], {"c": "1/2"}) is None
+    True
+    >>> check_ratios([Dim("q", c - 1)], {"c": "1/2"})
+    Traceback (most recent call last):
+    ...
+    symrmt.errors.ModelError: the size of q is (c - 1)*n, and its ratio c - 1 = -1/2 at c = 1/2 is not a positive real number; every dimension ratio must be > 0
+    """
     subs = None
     for d in dims:
         names = tuple(sorted(str(x) for x in sp.sympify(d.ratio).free_symbols))
@@ -188,10 +207,14 @@ def _show_number(r) -> str:
         return str(r)
 
 def exact_value(v, name) -> Fraction:
-    """A parameter value as :meth:`symrmt.engine.Model.limit` reads it: an exact rational from a number or
-    a text (``"1/5"``, ``"0.2"``, ``"sqrt(2)/2"``, ``"pi"``: the restricted parser; an irrational is rounded
-    to more digits than any precision the engine certifies); a bad value is a
-    :class:`~symrmt.models.attention.params.ParameterError` naming the parameter ``name``."""
+    """A parameter value as :meth:`symrmt.engine.Model.limit` reads it: an exact Fraction from a number (a float as
+    the shortest decimal that prints it) or a text (``"1/5"``, ``"0.2"``, ``"sqrt(2)/2"``, ``"pi"``: the
+    restricted parser; an irrational is rounded to more digits than any precision the engine certifies).  Raises
+    :class:`~symrmt.errors.ParameterError` naming the parameter ``name`` for a bad value.
+
+    >>> exact_value("1/5", "c"), exact_value(0.2, "c"), float(exact_value("sqrt(2)/2", "c")) == 0.5 ** 0.5
+    (Fraction(1, 5), Fraction(1, 5), True)
+    """
     if isinstance(v, str):
         return number_to_fraction(parse_number(v, what=name), what=name)
     if hasattr(v, "is_number") and not isinstance(v, (int, float)):

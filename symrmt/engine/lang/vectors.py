@@ -15,9 +15,6 @@ product whose rows and columns are both the unit dimension, such as ``u.T*M*v``,
 :class:`QuadForm`.  Orders in ``n`` count a random vector as ``sqrt(n)`` (its normalized version
 ``y/sqrt(n)`` has norm 1) and a deterministic one as 1, so ``y.T*M*y/n`` is O(1) and ``y.T*M*y``
 is refused with its order.
-
-The limit of a quadratic form is read from the deterministic equivalent of the pencil's inverse
-(:mod:`symrmt.engine.reduce.woodbury`).
 """
 
 from __future__ import annotations
@@ -39,7 +36,19 @@ LAWS = {"det": "vector", "signs": "signs", "gaussian": "gaussian_vector"}
 
 
 class Vector(MatrixNode):
-    """A ``dim x 1`` vector: deterministic (``law="det"``), iid signs or iid ``N(0, 1)``."""
+    """A ``dim x 1`` vector named ``name`` on the unit dimension :data:`UNIT`: deterministic (``law="det"``), iid
+    signs (``"signs"``) or iid ``N(0, 1)`` (``"gaussian"``).  Raises :class:`ModelError` for another law or the
+    unit dimension.
+
+    >>> p = Dim("p", sp.Symbol("c"))
+    >>> u, y = Vector("u", p), Vector("y", p, "signs")
+    >>> (u.rows.name, u.cols.name), u.random, y.random
+    (('p', '1'), False, True)
+    >>> Vector("w", p, "uniform")
+    Traceback (most recent call last):
+    ...
+    symrmt.errors.ModelError: vector w: the law is one of det, signs, gaussian, got 'uniform'
+    """
 
     kind = "vector"
     _fields = ("name", "dim", "law")
@@ -58,17 +67,35 @@ class Vector(MatrixNode):
 
 
 def gram_symbol(a: str, b: str):
-    """The parameter ``a.b`` (``= b.a``) of the inner product of two deterministic vectors."""
+    """The real SymPy Symbol ``a.b`` (``= b.a``: the names sorted) of the inner product of two deterministic
+    vectors.
+
+    >>> gram_symbol("v", "u"), gram_symbol("u", "v") == gram_symbol("v", "u")
+    (u.v, True)
+    """
     a, b = sorted((a, b))
     return sp.Symbol(f"{a}.{b}", real=True)
 
 
 def vectors_of(node) -> dict:
-    """name -> :class:`Vector` of every vector in a tree."""
+    """A dict name -> :class:`Vector` of every vector in the tree ``node``.
+
+    >>> from symrmt.engine.lang.matrices import Gaussian
+    >>> p = Dim("p", sp.Symbol("c"))
+    >>> sorted(vectors_of(Vector("u", p).T * Gaussian("M", p, p) * Vector("v", p)))
+    ['u', 'v']
+    """
     return {x.name: x for x in walk(node) if isinstance(x, Vector)}
 
 
 def has_vectors(node) -> bool:
+    """Whether the tree ``node`` holds a vector.
+
+    >>> from symrmt.engine.lang.matrices import Gaussian
+    >>> p = Dim("p", sp.Symbol("c"))
+    >>> has_vectors(Gaussian("M", p, p)), has_vectors(Vector("u", p) * Vector("u", p).T)
+    (False, True)
+    """
     return bool(vectors_of(node))
 
 
@@ -77,11 +104,20 @@ def gram_values(vectors, values: dict, strict: bool = True) -> dict:
 
     ``values`` maps names to exact numbers; an inner product is the key ``"a.b"`` (or ``"b.a"``); a pair
     not given is 0.  Returns ``{gram_symbol(a, b): Fraction}`` over the pairs of one dimension, after the
-    Gram matrix of each dimension passed the PSD test of :func:`symrmt.models.attention.geometry.project_psd` (the same
+    Gram matrix of each dimension passed the PSD test of :func:`symrmt.parsing.psd.project_psd` (the same
     rounding rule and messages as ``--geometry``; a rounding-level violation is projected away).
     Raises :class:`ModelError` for a key that names an undeclared or a random vector, or two vectors of
     different dimensions (with ``strict=False`` a key naming a vector outside ``vectors`` is skipped: a
-    tree bound for a simulation holds only its own vectors).
+    tree bound for a simulation holds only its own vectors), or a Gram matrix that is not PSD.
+
+    >>> p = Dim("p", sp.Symbol("c"))
+    >>> vs = {"u": Vector("u", p), "v": Vector("v", p)}
+    >>> gram_values(vs, {"u.u": 1, "v.v": 4, "u.v": 2})
+    {u.u: Fraction(1, 1), u.v: Fraction(2, 1), v.v: Fraction(4, 1)}
+    >>> gram_values(vs, {"u.u": 1, "v.v": 1, "u.v": 2})  # |u.v| > |u| |v|
+    Traceback (most recent call last):
+    ...
+    symrmt.errors.ModelError: the inner products of the vectors u, v (dimension p): the Gram matrix is not positive semi-definite: ...
     """
     given = {}
     for key, v in values.items():
@@ -122,8 +158,16 @@ def gram_values(vectors, values: dict, strict: bool = True) -> dict:
 
 
 def frame(vectors, values: dict) -> dict:
-    """name -> float coordinates of each deterministic vector in an orthonormal frame of its dimension
-    (the first coordinates), from the Gram matrix of :func:`gram_values` (``G = C C^T``, rows of ``C``)."""
+    """A dict name -> float coordinates (a tuple) of each deterministic vector of ``vectors`` in an orthonormal frame
+    of its dimension (the first coordinates), from the Gram matrix of :func:`gram_values` (``G = C C^T``, rows of
+    ``C``), whose errors it raises.  The frame is one of many (signs and rotations are LAPACK's choice): only the
+    inner products are fixed.
+
+    >>> p = Dim("p", sp.Symbol("c"))
+    >>> C = frame({"u": Vector("u", p), "v": Vector("v", p)}, {"u.u": 1, "v.v": 4, "u.v": 2})
+    >>> [round(sum(a * b for a, b in zip(C[x], C[y])), 12) for x, y in (("u", "u"), ("u", "v"), ("v", "v"))]
+    [1.0, 2.0, 4.0]
+    """
     gram = gram_values(vectors, values, strict=False)
     out = {}
     by_dim = {}

@@ -18,14 +18,8 @@ runs) and validated before any value reaches the engine:
   the engine solves has weights summing to exactly 1).
 
 Each float is read as the shortest decimal that prints it (``0.51`` is ``51/100``), as symrmt
-reads every Python float (:func:`symrmt.models.attention.params.to_fraction`): a law saved from
-``[(50 + a) / 100 for a in range(300)]`` is the law typed as those fractions.
-
->>> import numpy as np, tempfile, os
->>> path = os.path.join(tempfile.mkdtemp(), "law.npy")
->>> np.save(path, np.array([[1.0, 4.0], [0.25, 0.75]]))
->>> load_law(path)
-([Fraction(1, 1), Fraction(4, 1)], [Fraction(1, 4), Fraction(3, 4)])
+reads every Python float: a law saved from ``[(50 + a) / 100 for a in range(300)]`` is the law typed as
+those fractions.
 """
 
 from __future__ import annotations
@@ -50,8 +44,16 @@ _CALL = re.compile(r"\s*diag_file\s*\(\s*([A-Za-z][A-Za-z0-9_]*)\s*,\s*(?P<q>['\
 
 
 def parse_diag_file(rhs: str, what: str):
-    """``"diag_file(p, spectrum.npy)"`` -> ``("p", "spectrum.npy")`` (the path may be quoted); the text is
-    matched, not evaluated."""
+    """The dimension and the path of the text ``diag_file(dim, FILE.npy)`` (the path may be quoted); the text is
+    matched, not evaluated.  Raises :class:`ParameterError`, naming ``what``, for any other text.
+
+    >>> parse_diag_file('diag_file(p, "spectrum.npy")', "D")
+    ('p', 'spectrum.npy')
+    >>> parse_diag_file("diag_file(p)", "D")
+    Traceback (most recent call last):
+    ...
+    symrmt.errors.ParameterError: D: write diag_file(dim, FILE.npy), got 'diag_file(p)'
+    """
     m = _CALL.fullmatch(rhs)
     if not m:
         raise ParameterError(f"{what}: write diag_file(dim, FILE.npy), got {rhs[:80]!r}")
@@ -63,9 +65,20 @@ def _exact(x) -> Fraction:
 
 
 def load_law(path):
-    """``(values, weights)`` of a diagonal law from a ``.npy`` file, as lists of exact Fractions (see the
-    module docstring for the format and the checks); a :class:`~symrmt.models.attention.params.ParameterError` names what
-    is wrong."""
+    """``(values, weights)`` of a diagonal law from the ``.npy`` file at ``path``, as lists of exact Fractions (the
+    module docstring gives the format and the checks; equal weights ``1/k`` for a 1-D array).  Raises
+    :class:`~symrmt.errors.ParameterError` naming what is wrong.
+
+    >>> import tempfile
+    >>> path = os.path.join(tempfile.mkdtemp(), "law.npy")
+    >>> np.save(path, np.array([[1.0, 4.0], [0.25, 0.75]]))
+    >>> load_law(path)
+    ([Fraction(1, 1), Fraction(4, 1)], [Fraction(1, 4), Fraction(3, 4)])
+    >>> load_law("law.txt")
+    Traceback (most recent call last):
+    ...
+    symrmt.errors.ParameterError: diag_file law.txt: a NumPy .npy file is needed (np.save(path, array))
+    """
     # import-time cost: a trial worker loads this law's sampler without SymPy or mpmath
     from symrmt.engine.lang.node import MAX_ATOMS
 
@@ -127,7 +140,16 @@ def declare(model, name: str, dim, path):
 
 
 def declare_text(model, name: str, rhs: str):
-    """Declare ``name`` of ``model`` from the text ``diag_file(dim, FILE.npy)`` (:func:`parse_diag_file`)."""
+    """Declare the diagonal matrix ``name`` of ``model`` from the text ``diag_file(dim, FILE.npy)``
+    (:func:`parse_diag_file`, then :func:`declare`); returns its node.  Raises :class:`ParameterError` for
+    another text and what :func:`load_law` raises.
+
+    >>> from symrmt.engine import Model
+    >>> declare_text(Model(), "D", "diag_file(n)")
+    Traceback (most recent call last):
+    ...
+    symrmt.errors.ParameterError: the declaration of D: write diag_file(dim, FILE.npy), got 'diag_file(n)'
+    """
     dim, path = parse_diag_file(rhs, f"the declaration of {name}")
     return declare(model, name, dim, path)
 

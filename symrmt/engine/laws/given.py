@@ -18,9 +18,6 @@ object of the same dimension with another size is refused naming both.  With the
 dimensions (``p = c*n``) at the evaluation point, the sizes fix ``n = p/c``; two dimensions whose
 sizes disagree with their ratios are refused naming both objects.
 
-The deterministic equivalent of an expression holding these objects is computed by
-:mod:`symrmt.engine.solve.given`.
-
 Examples
 --------
 >>> import numpy as np
@@ -60,8 +57,16 @@ MAX_SIDE = 2048
 
 
 class GivenMatrix(MatrixNode):
-    """A deterministic ``rows x cols`` matrix given by its entries (``data``: a read-only float64 array).
-    Nodes compare by name, dimensions and the SHA-256 of the entries."""
+    """A deterministic ``rows x cols`` matrix (``rows``, ``cols``: :class:`~symrmt.engine.lang.node.Dim`) given by its
+    entries (``data``: a read-only float64 array, as :func:`load_array` returns it).  Nodes compare by name,
+    dimensions and the SHA-256 of the entries.
+
+    >>> from symrmt.engine.lang.node import Dim
+    >>> p = Dim("p", 1)
+    >>> A = GivenMatrix("A", p, p, load_array(np.eye(2), "A", 2))
+    >>> A == GivenMatrix("A", p, p, load_array(np.eye(2), "A", 2)), A == GivenMatrix("A", p, p, load_array(2 * np.eye(2), "A", 2))
+    (True, False)
+    """
 
     kind = "given"
     _fields = ("name", "rows", "cols", "digest")
@@ -74,7 +79,15 @@ class GivenMatrix(MatrixNode):
 
 
 class GivenVector(Vector):
-    """A deterministic vector given by its entries (``data``: a read-only float64 array of length ``dim``)."""
+    """A deterministic vector of the dimension ``dim`` given by its entries (``data``: a read-only float64 array of
+    length ``dim``'s size, as :func:`load_array` returns it); its law is ``"det"``.  Nodes compare by name,
+    dimension and the SHA-256 of the entries.
+
+    >>> from symrmt.engine.lang.node import Dim
+    >>> v = GivenVector("v", Dim("p", 1), load_array([3.0, 4.0], "v", 1))
+    >>> v.law, v.data.tolist()
+    ('det', [3.0, 4.0])
+    """
 
     _fields = ("name", "dim", "law", "digest")
     constant_leaf = True
@@ -196,19 +209,46 @@ def _file_call(model, name, rhs, fname, nargs):
 
 
 def declare_matrix_text(model, name, rhs):
-    """Declare ``name`` from the text ``matrix(p, q, "FILE.npy")``."""
+    """Declare the given matrix ``name`` of ``model`` from the text ``matrix(p, q, "FILE.npy")`` (two declared
+    dimensions, a quoted path, matched, never evaluated); returns its :class:`GivenMatrix`.  Raises
+    :class:`ModelError` for another text and what :func:`declare_matrix` raises.
+
+    >>> from symrmt.engine import Model
+    >>> m = Model(); _ = m.dim("p", "c*n")
+    >>> declare_matrix_text(m, "S", "matrix(p, p, S.npy)")  # the path must be quoted
+    Traceback (most recent call last):
+    ...
+    symrmt.errors.ModelError: S: write matrix(dim, dim, "FILE.npy"), got 'matrix(p, p, S.npy)'
+    """
     (r, c), path = _file_call(model, name, rhs, "matrix", 2)
     return declare_matrix(model, name, r, c, path)
 
 
 def declare_vector_text(model, name, rhs):
-    """Declare ``name`` from the text ``vector_file(p, "FILE.npy")``."""
+    """Declare the given vector ``name`` of ``model`` from the text ``vector_file(p, "FILE.npy")`` (a declared
+    dimension, a quoted path, matched, never evaluated); returns its :class:`GivenVector`.  Raises
+    :class:`ModelError` for another text and what :func:`declare_vector_file` raises.
+
+    >>> from symrmt.engine import Model
+    >>> m = Model(); _ = m.dim("p", "c*n")
+    >>> declare_vector_text(m, "v", 'vector_file(q, "v.npy")')  # q is not declared
+    Traceback (most recent call last):
+    ...
+    symrmt.errors.ModelError: v: vector_file() takes 1 declared dimension(s) then a quoted path, got 'vector_file(q, "v.npy")'
+    """
     (d,), path = _file_call(model, name, rhs, "vector_file", 1)
     return declare_vector_file(model, name, d, path)
 
 
 def has_given(expr) -> bool:
-    """Whether the tree holds a given matrix or vector."""
+    """Whether the expression tree ``expr`` holds a given matrix or vector (a leaf with fixed entries).
+
+    >>> from symrmt.engine import Model
+    >>> m = Model(); _ = m.dim("p", "c*n")
+    >>> Z, S = m.gaussian("Z", "p", "n"), m.matrix("S", "p", "p", np.eye(2))
+    >>> has_given(S * Z), has_given(Z * Z.T)
+    (True, False)
+    """
     return any(getattr(x, "constant_leaf", False) for x in walk(expr))
 
 

@@ -21,10 +21,9 @@ one atom, and the equations are
 .. math::  (L_{0,o} - s\,\eta_o(H_o, S)) H_o = I ,\qquad
            S = \sum_a w_a \big(L_{0,d}(v_a) - s\,\eta_d(H_o, S)\big)^{-1} .
 
-This module writes the template system and the pieces the numeric layer sums over the atoms
-(:mod:`symrmt.engine.solve.atoms`): the residual rows of the other groups with their
-Jacobian and ``s``/``eps`` derivatives, ``L_{0,d}(v)`` and ``eta_d`` with its (constant)
-derivative in the unknowns.  ``tau`` over ``d`` reads ``S``, exactly as it reads ``H_d`` for one atom.
+This module writes the template system and the pieces a numeric solver sums over the atoms: the
+residual rows of the other groups with their Jacobian and ``s``/``eps`` derivatives, ``L_{0,d}(v)`` and
+``eta_d`` with its (constant) derivative in the unknowns.  ``tau`` over ``d`` reads ``S``, exactly as it reads ``H_d`` for one atom.
 """
 
 from __future__ import annotations
@@ -42,7 +41,16 @@ MAX_SUM_ATOMS = 4096
 
 
 def template_pencil(p: Pencil, law) -> Pencil:
-    """The pencil with the diagonal leaf of ``law`` replaced by ``V_ATOM`` times the identity."""
+    """The pencil ``p`` with the diagonal leaf of ``law`` (a :class:`~symrmt.engine.lang.matrices.Diagonal`) replaced
+    by :data:`V_ATOM` times the identity.  Raises :class:`ModelError` when another diagonal law is left.
+
+    >>> from symrmt.engine import Model
+    >>> from symrmt.engine.reduce import linearize as lin
+    >>> m = Model(); _ = m.dim("p", "c*n"); _ = m.gaussian("Z", "p", "n"); D = m.diag("D", "n", [1, 4], ["1/4", "3/4"])
+    >>> P = lin.linearize(lin.normalize(m.expr("inv(Z*D*Z.T/n + gamma*I(p))"))[1])
+    >>> P.Q[(0, 1)], template_pencil(P, D).Q[(0, 1)]
+    ({('D', 'D'): 1}, {'I': v_atom})
+    """
     Q = {}
     for ij, e in p.Q.items():
         out = {}
@@ -62,8 +70,9 @@ class AtomSystem(BlockSystem):
     """The fixed point of a pencil whose dimension ``law.dim`` carries a law of many atoms.
 
     A :class:`~symrmt.engine.reduce.fixed_point.BlockSystem` of the template pencil in which the unknowns of
-    the law's dimension stand for the weighted sums ``S`` (module docstring).  Besides the base
-    class's attributes:
+    the law's dimension stand for the weighted sums ``S`` (module docstring).  Raises :class:`ModelError` for a
+    law with symbolic values or weights, more than :data:`MAX_SUM_ATOMS` atoms, or a dimension with no block in
+    the pencil.  Besides the base class's attributes:
 
     Attributes
     ----------
@@ -73,6 +82,17 @@ class AtomSystem(BlockSystem):
         The pencil blocks on the law's dimension, in order (``k_d`` of them).
     d_rows : list of int
         Positions in ``unknowns`` of the entries of ``S`` (row-major over ``dgroup``).
+
+    Examples
+    --------
+    >>> from symrmt.engine import Model
+    >>> from symrmt.engine.reduce import linearize as lin
+    >>> m = Model(); _ = m.dim("p", "c*n"); _ = m.gaussian("Z", "p", "n"); D = m.diag("D", "n", [1, 4], ["1/4", "3/4"])
+    >>> A = AtomSystem(lin.linearize(lin.normalize(m.expr("inv(Z*D*Z.T/n + gamma*I(p))"))[1]), D)
+    >>> A.unknowns, A.dgroup, A.d_rows, A.values  # as many unknowns as for one atom
+    ([(0, 0), (0, 1), (1, 0), (1, 1), (2, 2)], [0, 1], [0, 1, 2, 3], (1, 4))
+    >>> A.atom_pieces()[0]  # L_{0,d}(v): the atom value enters here only
+    [-1, v_atom, 0, -1]
     """
 
     def __init__(self, pencil: Pencil, law):

@@ -24,6 +24,16 @@ Jacobian ``dR/dH``, ``dR/ds`` and the derivatives in every parameter are SymPy
 expressions; :meth:`BlockSystem.derivative_rhs` writes, for a multi-index of
 parameters, the right-hand side of the linear system ``J H_alpha = -rhs`` that
 implicit differentiation of ``R(H(theta), theta) = 0`` gives.
+
+The examples take the resolvent trace ``tau((Z^T Z/n + gamma)^{-1})`` of a ``p x n`` Gaussian ``Z``,
+``p = c n``, whose limit ``m`` is the Marchenko-Pastur root of ``gamma m^2 + (gamma + c - 1) m - 1 = 0``:
+
+>>> from symrmt.engine import Model
+>>> from symrmt.engine.reduce import linearize as lin
+>>> model = Model(); _ = model.dim("p", "c*n"); _ = model.gaussian("Z", "p", "n")
+>>> P = lin.linearize(lin.normalize(model.expr("inv(Z.T*Z/n + gamma*I(n))"))[1])
+>>> P.blocks
+[('p', None), ('n', None)]
 """
 
 from __future__ import annotations
@@ -41,7 +51,19 @@ S_STRENGTH = sp.Symbol("s_hom", positive=True)
 
 def pencil_parts(pencil):
     """``(L0, eta_coef)`` of a pencil: ``L_0`` as a SymPy matrix and ``eta`` as sparse coefficients,
-    ``eta(H)_kl = sum_{(m, m')} eta_coef[k, l][m, m'] H_{m m'}`` (the module docstring)."""
+    ``eta(H)_kl = sum_{(m, m')} eta_coef[k, l][m, m'] H_{m m'}`` (the module docstring).  Raises ``ValueError``
+    for an entry that is neither constant nor random (a diagonal law not split into atoms).
+
+    >>> from symrmt.engine import Model
+    >>> from symrmt.engine.reduce import linearize as lin
+    >>> model = Model(); _ = model.dim("p", "c*n"); _ = model.gaussian("Z", "p", "n")
+    >>> P = lin.linearize(lin.normalize(model.expr("inv(Z.T*Z/n + gamma*I(n))"))[1])
+    >>> L0, eta = pencil_parts(P)
+    >>> L0.subs(EPS_SHIFT, 0), eta  # eta(H)_00 = -H_11 (E[Zh Zh^T] = I), eta(H)_11 = -c H_00
+    (Matrix([
+    [-1,      0],
+    [ 0, -gamma]]), {(1, 1): {(0, 0): -c}, (0, 0): {(1, 1): -1}})
+    """
     k = pencil.size
     L0 = sp.zeros(k, k)
     occ = {}
@@ -66,7 +88,15 @@ def pencil_parts(pencil):
 
 
 def pencil_readout(pencil) -> dict:
-    """``tau(M) = sum readout[k, l] * H_kl``: pairs ``(k, l)`` on the same atom of the rows of ``M``."""
+    """The readout of a pencil, ``tau(M) = sum readout[k, l] * H_kl``: a dict ``(k, l) -> coefficient`` over the
+    pairs of ``u`` and ``v`` on the same block (an atom's block weighted by its share of the dimension).
+
+    >>> from symrmt.engine import Model
+    >>> from symrmt.engine.reduce import linearize as lin
+    >>> model = Model(); _ = model.dim("p", "c*n"); _ = model.gaussian("Z", "p", "n")
+    >>> pencil_readout(lin.linearize(lin.normalize(model.expr("inv(Z.T*Z/n + gamma*I(n))"))[1]))  # tau = -H_11
+    {(1, 1): -1}
+    """
     readout = {}
     for i, cu in pencil.u.items():
         for j, cv in pencil.v.items():
@@ -79,7 +109,8 @@ def pencil_readout(pencil) -> dict:
 
 
 class BlockSystem:
-    """The fixed-point system of one pencil (see the module docstring).
+    """The fixed-point system of one pencil (see the module docstring); ``reduce=False`` keeps every entry of
+    ``H`` as an unknown (:meth:`reduce` otherwise drops those that are explicit in the others).
 
     Attributes
     ----------
@@ -93,6 +124,20 @@ class BlockSystem:
     residual : list of Expr
     readout : dict (k, l) -> Expr
         ``tau(M) = sum readout[k, l] * H_kl``.
+
+    Examples
+    --------
+    >>> from symrmt.engine import Model
+    >>> from symrmt.engine.reduce import linearize as lin
+    >>> model = Model(); _ = model.dim("p", "c*n"); _ = model.gaussian("Z", "p", "n")
+    >>> s = BlockSystem(lin.linearize(lin.normalize(model.expr("inv(Z.T*Z/n + gamma*I(n))"))[1]))
+    >>> s.unknowns, s.params, s.readout
+    ([(0, 0), (1, 1)], [c, gamma], {(1, 1): -1})
+    >>> c, gamma = s.params
+    >>> m = (sp.sqrt(5) - 1) / 2  # the Marchenko-Pastur root at c = gamma = 1: m^2 + m - 1 = 0
+    >>> at = {S_STRENGTH: 1, EPS_SHIFT: 0, c: 1, gamma: 1, s.h[0]: -1 / (1 + m), s.h[1]: -m}
+    >>> [sp.simplify(r.subs(at)) for r in s.residual]
+    [0, 0]
     """
 
     def __init__(self, pencil, reduce: bool = True):
@@ -346,7 +391,12 @@ def tex_name(name: str, hat: bool = False, transposed: bool = False) -> str:
 
 
 def tex_symbols(M):
-    """``M`` with every commutative symbol renamed by :func:`tex_name` (for printing only)."""
+    """The SymPy matrix (or expression) ``M`` with every commutative symbol renamed by :func:`tex_name` (for
+    printing only).
+
+    >>> tex_symbols(sp.Matrix([[sp.Symbol("c2"), sp.Symbol("x")]]))
+    Matrix([[c_{2}, x]])
+    """
     return M.xreplace({s: sp.Symbol(tex_name(s.name), **s.assumptions0) for s in M.free_symbols
                        if s.is_commutative and tex_name(s.name) != s.name})
 

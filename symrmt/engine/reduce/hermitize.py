@@ -17,8 +17,8 @@ where ``P`` is the linear pencil of ``A^{-1} = u P^{-1} v``: every block of the 
 as ``epsilon -> 0``, its lower-left block tends to ``P^{-1}`` where ``P`` is invertible, and
 ``tau(u [H_eps^{-1}]_{21} v) -> tau(A^{-1})`` in the sense of the Brown measure, inside and outside
 the spectrum.  :func:`hermitize` writes ``H_eps`` as a pencil whose shift ``eps`` is
-:data:`~symrmt.engine.reduce.linearize.EPS_SHIFT` (0 in the value); the numeric layer
-(:mod:`symrmt.engine.solve.hermitized`) solves it at ``eps = 1`` and follows ``eps -> 0``.
+:data:`~symrmt.engine.reduce.linearize.EPS_SHIFT` (0 in the value); a solver takes it at ``eps = 1`` and
+follows ``eps -> 0``.
 """
 
 from __future__ import annotations
@@ -30,8 +30,21 @@ from symrmt.engine.reduce.linearize import EPS_SHIFT, Pencil, add_entry
 
 
 def hermitize(p: Pencil) -> Pencil:
-    """The pencil ``[[eps, P], [P^T, -eps]]`` of ``M = u P^{-1} v``, read out on its lower-left block
-    (at ``eps = 0`` its Schur complement is ``M`` exactly, so the finite-size self-test applies)."""
+    """The pencil ``[[eps, P], [P^T, -eps]]`` (twice the blocks of ``p``, ``eps`` = :data:`EPS_SHIFT`) of
+    ``M = u P^{-1} v``, read out on its lower-left block (at ``eps = 0`` its Schur complement is ``M`` exactly, so
+    the finite-size self-test applies).
+
+    >>> import sympy as sp
+    >>> from symrmt.engine import Model
+    >>> m = Model(); _ = m.gaussian("Z", "n", "n")
+    >>> P = lin.linearize(lin.normalize(m.expr("inv(Z/sqrt(n) + 2*I(n))"))[1])  # one block: -(Zh + 2 + eps)
+    >>> H = hermitize(P)
+    >>> L = H.symbolic_matrix(lambda leaf, block: 1 if leaf == "I" else sp.Symbol("Zt" if leaf[2] else "Zh"))
+    >>> L, sum(cu * cv * L.inv()[i, j] for i, cu in H.u.items() for j, cv in H.v.items())  # at eps = 0
+    (Matrix([
+    [      0, -Zh - 2],
+    [-Zt - 2,       0]]), 1/(Zh + 2))
+    """
     k = p.size
     Q = {}
     for (i, j), e in p.Q.items():
@@ -49,14 +62,14 @@ def hermitize(p: Pencil) -> Pencil:
 
 
 def nonnormal_inverses(matrix) -> list:
-    """The arguments ``A`` of the ``inv(A)`` nodes of a normalized matrix that are not symmetric by
-    structure (their limit operator may be non-normal), innermost last, without repeats.
+    """The arguments ``A`` of the ``inv(A)`` nodes of the normalized matrix tree ``matrix`` that are not symmetric
+    by structure (their limit operator may be non-normal), innermost last, without repeats.
 
     >>> from symrmt.engine import Model
-    >>> m = Model()
-    >>> _ = m.gaussian("Z", "n", "n")
-    >>> nonnormal_inverses(m.expr("inv(Z.T*Z/n + I(n))")), nonnormal_inverses(m.expr("inv(Z/sqrt(n) + 2*I(n))"))
-    ([], [MatSum(...)])
+    >>> m = Model(); _ = m.gaussian("Z", "n", "n"), m.goe("G", "n")
+    >>> A = m.expr("Z/sqrt(n) + 2*I(n)")
+    >>> nonnormal_inverses(m.expr("inv(Z/sqrt(n) + 2*I(n)) * inv(G/sqrt(n) + 3*I(n))")) == [A]
+    True
     """
     return list(_nonnormal_inverses(matrix))
 
@@ -102,12 +115,24 @@ def bulk_part(matrix):
 
 
 def gram_inverse(a):
-    """``inv(A^T A)`` of a square matrix node (the inverse of a symmetric positive semi-definite matrix)."""
+    """``inv(A^T A)`` of the square matrix node ``a`` (the inverse of a symmetric positive semi-definite matrix).
+
+    >>> from symrmt.engine import Model
+    >>> m = Model(); _ = m.gaussian("Z", "n", "n")
+    >>> gram_inverse(m.expr("Z")) == m.expr("inv(Z.T*Z)")
+    True
+    """
     return Inverse(MatProduct((Transpose(a), a)))
 
 
 def has_inverse(matrix) -> bool:
-    """Whether the matrix tree holds an ``inv()`` node."""
+    """Whether the matrix tree ``matrix`` holds an ``inv()`` node.
+
+    >>> from symrmt.engine import Model
+    >>> m = Model(); _ = m.gaussian("Z", "n", "n")
+    >>> has_inverse(m.expr("Z*Z.T/n")), has_inverse(m.expr("Z*inv(Z.T*Z/n)"))
+    (False, True)
+    """
     stack = [matrix]
     while stack:
         x = stack.pop()
@@ -118,8 +143,14 @@ def has_inverse(matrix) -> bool:
 
 
 def resolvent_argument(matrix):
-    """``A`` when the traced matrix is ``inv(A)`` (up to a scalar factor), else ``None``: the form whose
-    Hermitization is the Brown-measure Cauchy transform."""
+    """``A`` when the traced matrix node ``matrix`` is ``inv(A)`` (up to a scalar factor), else ``None``: the form
+    whose Hermitization is the Brown-measure Cauchy transform.
+
+    >>> from symrmt.engine import Model
+    >>> m = Model(); _ = m.gaussian("Z", "n", "n")
+    >>> resolvent_argument(m.expr("2*inv(Z/sqrt(n) + I(n))")) == m.expr("Z/sqrt(n) + I(n)"), resolvent_argument(m.expr("Z"))
+    (True, None)
+    """
     m = matrix.matrix if isinstance(matrix, Scaled) else matrix
     return m.matrix if isinstance(m, Inverse) else None
 

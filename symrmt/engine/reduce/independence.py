@@ -176,10 +176,19 @@ def _shift(B):
 
 
 def push_through(fs):
-    """``a^T Q P Q b`` with ``Q = inv(P/c + s I)`` (``s`` a parameter) as the scalar node
-    ``c (F + s dF/ds)``, ``F = a^T Q b`` (since ``Q P Q = c (Q - s Q^2)`` and ``Q^2 = -dQ/ds``), for the
-    chain of factors ``fs``; ``None`` where the chain has no such pattern.  The one form ``F`` has a pencil
-    with ``Q`` once instead of twice.
+    """``a^T Q P Q b`` with ``Q = inv(P/c + s I)`` (``s`` a parameter) as the scalar node ``c (F + s dF/ds)``,
+    ``F = a^T Q b`` (since ``Q P Q = c (Q - s Q^2)`` and ``Q^2 = -dQ/ds``), for the chain of factors ``fs`` (a
+    list of matrix nodes); ``None`` where the chain has no such pattern.  The one form ``F`` has a pencil with
+    ``Q`` once instead of twice.
+
+    >>> from symrmt.engine import Model
+    >>> m = Model(); _ = m.dim("p", "c*n"); _ = m.gaussian("Z", "p", "n"); _ = m.vector("a", "n"), m.vector("b", "n")
+    >>> qf = m.expr("a.T*inv(Z.T*Z/n + s*I(n))*(Z.T*Z/n)*inv(Z.T*Z/n + s*I(n))*b")
+    >>> out = push_through(list(qf.matrix.factors))
+    >>> out.factors[0], out.factors[1].terms[0] == m.expr("a.T*inv(Z.T*Z/n + s*I(n))*b")  # c = 1, F
+    (Const(1), True)
+    >>> print(push_through(list(m.expr("a.T*inv(Z.T*Z/n + s*I(n))*b").matrix.factors)))
+    None
     """
     for i, f in enumerate(fs):
         B = _inverse_of(f)

@@ -36,6 +36,16 @@ Diagonal matrices with a finite law are handled by :func:`split_atoms`: their
 dimension is cut into one block per atom (of size ``w_i N``); each diagonal becomes
 a number times ``I`` on each part, and each Gaussian touching the dimension becomes
 independent sub-blocks.
+
+The examples use the Marchenko-Pastur matrix ``Z^T Z/n`` of a ``p x n`` Gaussian ``Z``, and read a pencil
+with commuting stand-ins for its leaves (``Zh`` and ``Zt`` for ``Zh^T``: enough to check ``u Q^{-1} v``):
+
+>>> from symrmt.engine import Model
+>>> m = Model(); _ = m.dim("p", "c*n"); _ = m.gaussian("Z", "p", "n")
+>>> stand_in = lambda leaf, block: 1 if leaf == "I" else sp.Symbol("Zt" if leaf[2] else "Zh")
+>>> P = linearize(normalize(m.expr("Z.T*Z/n"))[1])
+>>> P.symbolic_matrix(stand_in).inv()[0, 2]  # u = e_0, v = e_2
+Zh*Zt
 """
 
 from __future__ import annotations
@@ -63,9 +73,16 @@ EPS_SHIFT = sp.Symbol("eps_shift", real=True)
 # ---------------------------------------------------------------- orders in n
 
 def n_order(expr):
-    """``(coefficient, exponent)`` with ``expr = coefficient * n**exponent * (1 + o(1))``.
+    """``(coefficient, exponent)`` with ``expr = coefficient * n**exponent * (1 + o(1))`` as ``n -> oo`` (``expr``: a
+    SymPy expression or what :func:`sympy.sympify` reads).  Raises :class:`ModelError` for an expression that is
+    not of that form (e.g. ``log n``).
 
-    Raises :class:`ModelError` for an expression that is not of that form (e.g. ``log n``).
+    >>> n_order(3 * N ** 2 + N), n_order(sp.sqrt(N ** 2 + 1)), n_order(5)
+    ((3, 2), (1, 1), (5, 0))
+    >>> n_order(sp.log(N))
+    Traceback (most recent call last):
+    ...
+    symrmt.errors.ModelError: the scalar log(n) is not a power of n times a constant in the limit
     """
     expr = sp.sympify(expr)
     if not expr.has(N):
@@ -96,10 +113,22 @@ def _order_str(e) -> str:
 
 
 def normalize(node, _memo=None):
-    """``(e, hat)``: the node is ``n^e (hat + o(1))`` with Gaussians read as ``Zh = Z/sqrt(n)``.
+    """``(e, hat)``: the node is ``n^e (hat + o(1))`` with Gaussians read as ``Zh = Z/sqrt(n)`` (``(None, None)`` for
+    a node that is zero).
 
     ``hat`` is a tree of the same classes whose ``Const`` values are free of ``n`` (and whose
-    ``Gaussian``/``GOE`` leaves now stand for ``Zh``, ``Gh``).  Zero terms of sums are dropped.
+    ``Gaussian``/``GOE`` leaves now stand for ``Zh``, ``Gh``).  Zero terms of sums are dropped.  Raises
+    :class:`ModelError` for a sum of terms of different orders, the inverse of a zero matrix, or a node it
+    cannot normalize.
+
+    >>> from symrmt.engine import Model
+    >>> m = Model(); _ = m.dim("p", "c*n"); _ = m.gaussian("Z", "p", "n")
+    >>> normalize(m.expr("Z.T*Z/n"))[0], normalize(m.expr("Z.T*Z"))[0]
+    (0, 1)
+    >>> normalize(m.expr("Z.T*Z/n + n*I(n)"))
+    Traceback (most recent call last):
+    ...
+    symrmt.errors.ModelError: the terms of a sum have different orders in n (n^1 and n^0); ...
     """
     memo = {} if _memo is None else _memo  # one tree: a part shared by several parents is normalized once
     hit = memo.get(id(node))
@@ -195,7 +224,15 @@ def _zero_const(t) -> bool:
 
 
 def push_transposes(m, transposed: bool = False):
-    """The matrix tree with every transpose moved onto a Gaussian leaf."""
+    """The matrix tree ``m`` (transposed first when ``transposed``) with every transpose moved onto a leaf: a
+    Gaussian, a vector or a given matrix (symmetric leaves drop it).  Raises :class:`ModelError` for a node that
+    is not a matrix expression.
+
+    >>> from symrmt.engine import Model
+    >>> m = Model(); _ = m.dim("p", "c*n"); _ = m.gaussian("Z", "p", "n"), m.goe("G", "n")
+    >>> push_transposes(m.expr("(Z*G).T")) == m.expr("G*Z.T")
+    True
+    """
     if isinstance(m, Transpose):
         return push_transposes(m.matrix, not transposed)
     if isinstance(m, (Gaussian, Vector)) or getattr(m, "constant_leaf", False):
@@ -223,6 +260,10 @@ class Pencil:
     ``ratios``: block key -> ``N_k / n`` (SymPy);
     ``Q``: dict ``(i, j) -> {leaf: coefficient}`` with leaf ``"I"``, ``("Z", name, transposed)``,
     ``("G", name)`` or ``("D", name)``; ``u``, ``v``: dict block index -> coefficient.
+
+    >>> P = Pencil([("n", None)], {("n", None): 1}, {(0, 0): {"I": sp.Integer(2)}}, {0: 1}, {0: 1})  # M = 1/2 I
+    >>> P.size, P.entry(0, 0), P.entry(0, 1), P.symbolic_matrix(lambda leaf, block: 1).inv()[0, 0]
+    (1, {'I': 2}, {}, 1/2)
     """
 
     def __init__(self, blocks, ratios, Q, u, v):
@@ -254,7 +295,14 @@ class Pencil:
 
 def add_entry(Q, i, j, leaf, coef):
     """Add ``coef * leaf`` to the block ``(i, j)`` of the pencil entries ``Q`` (in place), dropping a
-    coefficient, or a block, that becomes zero."""
+    coefficient, or a block, that becomes zero; returns ``None``.
+
+    >>> Q = {}
+    >>> add_entry(Q, 0, 1, "I", sp.Integer(2)); Q
+    {(0, 1): {'I': 2}}
+    >>> add_entry(Q, 0, 1, "I", sp.Integer(-2)); Q
+    {}
+    """
     if coef == 0:
         return
     e = Q.setdefault((i, j), {})
@@ -345,7 +393,17 @@ def _realize(m, ratios):
 
 
 def linearize(m) -> Pencil:
-    """A reduced realization of the normalized matrix tree ``m`` (``M = u Q^{-1} v``)."""
+    """A reduced realization (a :class:`Pencil`) of the normalized matrix tree ``m``, ``M = u Q^{-1} v``
+    (:func:`normalize` gives ``m``).  Raises :class:`ModelError` for a node it cannot linearize.
+
+    >>> from symrmt.engine import Model
+    >>> m = Model(); _ = m.dim("p", "c*n"); _ = m.gaussian("Z", "p", "n")
+    >>> P = linearize(normalize(m.expr("Z.T*Z/n"))[1])
+    >>> P.blocks, P.u, P.v
+    ([('n', None), ('p', None), ('n', None)], {0: 1}, {2: 1})
+    >>> sorted((ij, list(e.values())) for ij, e in P.Q.items())  # [[-I, Zh^T, 0], [0, -I, Zh], [0, 0, I]]
+    [((0, 0), [-1]), ((0, 1), [1]), ((1, 1), [-1]), ((1, 2), [1]), ((2, 2), [1])]
+    """
     ratios = {}
     blocks, Q, u, v = _realize(push_transposes(m), ratios)
     return reduce(Pencil(blocks, ratios, Q, u, v))
@@ -356,7 +414,16 @@ def _constant(e: dict) -> bool:
 
 
 def reduce(p: Pencil, constant=_constant) -> Pencil:
-    """Remove blocks by Schur complements while the pencil stays linear (module docstring)."""
+    """The pencil ``p`` with blocks removed by Schur complements while it stays linear (module docstring):
+    ``u Q^{-1} v`` is unchanged.  ``constant(entry)`` says which entries count as constant (default: multiples
+    of ``I`` only).
+
+    >>> Q = {(0, 0): {"I": sp.Integer(-1)}, (0, 1): {("G", "G"): sp.Integer(1)}, (1, 1): {"I": sp.Integer(1)},
+    ...      (1, 2): {"I": sp.Integer(-1)}, (2, 2): {"I": sp.Integer(1)}}  # u Q^{-1} v = G
+    >>> R = reduce(Pencil([("n", None)] * 3, {("n", None): 1}, Q, {0: 1}, {2: 1}))
+    >>> R.size, R.Q[(0, 1)]  # the middle block is gone: [[-I, G], [0, I]], still u Q^{-1} v = G
+    (2, {('G', 'G'): 1})
+    """
     Q = {k: dict(e) for k, e in p.Q.items()}
     alive = list(range(p.size))
     changed = True
@@ -395,7 +462,13 @@ def reduce(p: Pencil, constant=_constant) -> Pencil:
 
 def is_symmetric(m) -> bool:
     """Whether ``m^T == m`` by structure (transposes pushed to the leaves on both sides, and the scalar
-    factors of each product gathered in front of it, so ``w*Z.T*Z/n`` is symmetric as ``Z.T*Z*w/n`` is)."""
+    factors of each product gathered in front of it, so ``w*Z.T*Z/n`` is symmetric as ``Z.T*Z*w/n`` is).
+
+    >>> from symrmt.engine import Model
+    >>> m = Model(); _ = m.dim("p", "c*n"); _ = m.gaussian("Z", "p", "n"), m.goe("G", "n")
+    >>> is_symmetric(m.expr("Z.T*Z/n")), is_symmetric(m.expr("Z.T*Z*G/n")), is_symmetric(m.expr("G*Z.T*Z*G/n"))
+    (True, False, True)
+    """
     return _pull_scalars(push_transposes(Transpose(m))) == _pull_scalars(push_transposes(m))
 
 
@@ -473,6 +546,13 @@ def symmetrize(p: Pencil) -> Pencil:
     With ``L = [[0, Q], [Q^T, 0]]`` (symmetric), ``L^{-1} = [[0, Q^{-T}], [Q^{-1}, 0]]`` and
     ``M = (M^T + M)/2 = 1/2 [v^T, u] L^{-1} [v; u^T]``: the new row is half the new column, and
     the pencil has twice the blocks.  Valid only when ``M`` is symmetric (the self-test checks it).
+
+    >>> from symrmt.engine import Model
+    >>> m = Model(); _ = m.dim("p", "c*n"); _ = m.gaussian("Z", "p", "n")
+    >>> S = symmetrize(linearize(normalize(m.expr("Z.T*Z/n"))[1]))
+    >>> L = S.symbolic_matrix(lambda leaf, block: 1 if leaf == "I" else sp.Symbol("Zt" if leaf[2] else "Zh"))
+    >>> S.size, sum(cu * cv * L.inv()[i, j] for i, cu in S.u.items() for j, cv in S.v.items())
+    (6, Zh*Zt)
     """
     k = p.size
     Q = {}
@@ -494,7 +574,15 @@ def split_atoms(p: Pencil, diagonals: dict) -> Pencil:
     """Cut every dimension that carries a diagonal law into one block per atom.
 
     ``diagonals``: name -> :class:`~symrmt.engine.lang.matrices.Diagonal`.  Block ``(d, None)``
-    becomes ``(d, 0), ..., (d, k-1)`` with ratios ``w_a N_d / n``.
+    becomes ``(d, 0), ..., (d, k-1)`` with ratios ``w_a N_d / n``; a diagonal leaf becomes its value times ``I``
+    on each atom's block, and a Gaussian touching ``d`` independent sub-blocks (``Z[,a]``).
+
+    >>> from symrmt.engine import Model
+    >>> m = Model(); _ = m.dim("p", "c*n"); _ = m.gaussian("Z", "p", "n"); _ = m.diag("D", "n", [1, 4], ["1/4", "3/4"])
+    >>> h = normalize(m.expr("Z*D*Z.T/n"))[1]
+    >>> P = split_atoms(linearize(h), diagonals_of(h))
+    >>> [P.ratios[b] for b in P.blocks if b[0] == "n"], P.Q[(2, 4)]  # the atom 4 on the weight 3/4
+    ([1/4, 3/4, 1/4, 3/4], {'I': 4})
     """
     laws = {}
     for D in diagonals.values():
@@ -548,4 +636,11 @@ def _sub(name, a, b) -> str:
 
 
 def diagonals_of(m) -> dict:
+    """A dict name -> :class:`~symrmt.engine.lang.matrices.Diagonal` of every diagonal leaf of the tree ``m``.
+
+    >>> from symrmt.engine import Model
+    >>> m = Model(); _ = m.dim("p", "c*n"); _ = m.gaussian("Z", "p", "n"); _ = m.diag("D", "n", [1, 4], ["1/4", "3/4"])
+    >>> diagonals_of(m.expr("Z*D*Z.T/n"))
+    {'D': Diagonal('D', 'n', (1, 4), (1/4, 3/4))}
+    """
     return {x.name: x for x in walk(m) if isinstance(x, Diagonal)}

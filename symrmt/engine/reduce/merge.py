@@ -29,15 +29,6 @@ homotopy starts at the unique ``L_0^{-1}`` and the checks downstream run on the 
 entries always stay unknowns, so every trace, and every parameter derivative of one, is read as before; the
 bulk of a quadratic form enters its Woodbury system through the substituted entries.  The numbers only
 propose; nothing they say is used unproved.
-
->>> from symrmt.engine.lang.matrices import Gaussian, Dim, N
->>> from symrmt.engine.reduce import linearize as lin
->>> from symrmt.engine.reduce.fixed_point import BlockSystem
->>> import sympy as sp
->>> Z = Gaussian("Z", Dim("n", sp.Integer(1)), Dim("n", sp.Integer(1)))
->>> s = BlockSystem(lin.linearize(Z.T * Z / N))
->>> len(s.full_unknowns), len(s.unknowns)
-(9, 1)
 """
 
 from __future__ import annotations
@@ -180,10 +171,20 @@ def _explicit(system, keep):
 
 
 def reduce_system(system, keep, strength):
-    """Substitute the unknowns of ``system`` that it fixes exactly (module docstring); in place, returns it.
+    """Substitute the unknowns of the :class:`~symrmt.engine.reduce.fixed_point.BlockSystem` ``system`` that it fixes
+    exactly (module docstring); in place, returns it (a system reduced before is returned as it is).
 
     ``keep``: entries ``(k, l)`` that must stay unknowns (the readout's); ``strength``: the homotopy symbol ``s``.
-    First the affine relations (:func:`_affine`), then the explicit ones (:func:`_explicit`).
+    First the affine relations (:func:`_affine`), then the explicit ones (:func:`_explicit`).  Raises nothing of
+    its own: a system whose numbers cannot be computed is left whole.
+
+    >>> from symrmt.engine.lang.matrices import Gaussian, Dim, N
+    >>> from symrmt.engine.reduce import linearize as lin
+    >>> from symrmt.engine.reduce.fixed_point import BlockSystem, S_STRENGTH
+    >>> Z = Gaussian("Z", Dim("n", sp.Integer(1)), Dim("n", sp.Integer(1)))
+    >>> s = BlockSystem(lin.linearize(Z.T * Z / N), reduce=False)
+    >>> len(s.unknowns), reduce_system(s, list(s.readout), S_STRENGTH) is s, len(s.unknowns), s.unknowns
+    (9, True, 1, [(0, 2)])
     """
     if system.full_unknowns is not None:
         return system

@@ -9,9 +9,7 @@ size, so a relative difference above ``1e-10`` means a wrong pencil: it raises
 before the pencil is ever used.
 
 The test evaluates numbers, so it lives in the numeric layer; the symbolic layer only
-builds pencils.  :func:`checked` runs it once per pencil:
-the facade :class:`symrmt.engine.Model` calls it on every pencil it shows, and the solver
-(:func:`symrmt.engine.solve.certify.certified_limit`) on every pencil before it is compiled.
+builds pencils.  :func:`checked` runs it once per pencil, before the pencil is shown or compiled.
 """
 
 from __future__ import annotations
@@ -43,7 +41,17 @@ def _short(c, n: int = 40) -> str:
 
 
 def checked(pencil, hat):
-    """Run :func:`self_test` on ``pencil`` against ``hat`` once per pencil object; returns ``pencil``."""
+    """Run :func:`self_test` on ``pencil`` against the normalized tree ``hat`` once per pencil object (the pencil
+    remembers ``hat``); returns ``pencil``.  Raises what :func:`self_test` raises.
+
+    >>> from symrmt.engine import Model
+    >>> from symrmt.engine.reduce import linearize as lin
+    >>> model = Model(); _ = model.dim("p", "c*n"); _ = model.gaussian("Z", "p", "n")
+    >>> hat = lin.normalize(model.expr("inv(Z.T*Z/n + gamma*I(n))"))[1]
+    >>> P = lin.linearize(hat)
+    >>> checked(P, hat) is P, P.tested_against == hat
+    (True, True)
+    """
     if getattr(pencil, "tested_against", None) != hat:
         self_test(pencil, hat)
         pencil.tested_against = hat
@@ -51,7 +59,15 @@ def checked(pencil, hat):
 
 
 def coefficient_symbols(pencil, hat) -> set:
-    """The free symbols of the coefficients of ``pencil`` and of the constants of the tree ``hat``."""
+    """The free symbols (a set) of the coefficients of ``pencil`` and of the constants of the tree ``hat``.
+
+    >>> from symrmt.engine import Model
+    >>> from symrmt.engine.reduce import linearize as lin
+    >>> model = Model(); _ = model.dim("p", "c*n"); _ = model.gaussian("Z", "p", "n")
+    >>> hat = lin.normalize(model.expr("inv(Z.T*Z/n + gamma*I(n))"))[1]
+    >>> sorted(coefficient_symbols(lin.linearize(hat), hat), key=str)
+    [eps_shift, gamma]
+    """
     symbols = set()
     for e in pencil.Q.values():
         for c in e.values():
@@ -63,17 +79,33 @@ def coefficient_symbols(pencil, hat) -> set:
 
 
 def sample_values(symbols, rng) -> dict:
-    """Random test values of the parameters ``symbols``: rationals in ``[1/2, 3/2]`` drawn from ``rng`` in
-    the order of the names, and 0 for the shift ``EPS_SHIFT``."""
+    """Random test values of the parameters ``symbols`` (a dict symbol -> SymPy rational): rationals in
+    ``[1/2, 3/2]`` (tenths) drawn from the NumPy generator ``rng`` in the order of the names, and 0 for the shift
+    ``EPS_SHIFT``.
+
+    >>> c, g = sp.symbols("c gamma")
+    >>> vals = sample_values({c, g, EPS_SHIFT}, np.random.default_rng(0))
+    >>> vals[EPS_SHIFT], all(sp.Rational(1, 2) <= vals[x] <= sp.Rational(3, 2) for x in (c, g))
+    (0, True)
+    """
     vals = {s: sp.Rational(int(rng.integers(5, 16)), 10) for s in sorted(set(symbols) - {EPS_SHIFT}, key=str)}
     vals[EPS_SHIFT] = 0
     return vals
 
 
 def coefficient(c, vals) -> complex:
-    """A coefficient at the test values ``vals``, as a complex float64 (the identity is algebraic: a
-    complex value, the square root of a negative, is fine); outside the float64 range, a
-    :class:`ModelError` (the float64 self-test cannot run, so nothing is certified)."""
+    """The coefficient ``c`` (a SymPy expression) at the test values ``vals``, as a complex float64 (the identity is
+    algebraic: a complex value, the square root of a negative, is fine).  Raises :class:`ModelError` outside the
+    float64 range (the float64 self-test cannot run, so nothing is certified).
+
+    >>> c = sp.Symbol("c")
+    >>> coefficient(sp.sqrt(c), {c: -4}), coefficient(c / 3, {c: sp.Rational(3, 2)})
+    (2j, (0.5+0j))
+    >>> coefficient(sp.Integer(99) ** 999, {})
+    Traceback (most recent call last):
+    ...
+    symrmt.errors.ModelError: the coefficient 4360732061682651615013417033864620122... of the expression is outside the float64 range (about 1e308) that the pencil self-test needs; rescale the expression
+    """
     try:
         z = complex(sp.sympify(c).subs(vals))
     except OverflowError:
@@ -85,11 +117,18 @@ def coefficient(c, vals) -> complex:
 
 
 def draw_leaves(hat, leaves, dims, size, rng, num, atoms=None) -> dict:
-    """name -> matrix of each leaf of ``hat`` of the classes ``leaves``, drawn from ``rng`` in the order
-    of :func:`walk`: a Gaussian or GOE by its law's sampler (:mod:`symrmt.engine.laws`) over ``sqrt(size)``, a
-    vector of ``N(0, 1)``
-    entries, a diagonal law taking its values (``num`` of them) on the row ranges ``atoms[dim]``.
-    ``dims``: the rows of each dimension."""
+    """A dict name -> matrix of each leaf of ``hat`` of the classes ``leaves``, drawn from ``rng`` in the order of
+    :func:`walk`: a Gaussian or GOE by its law's sampler over ``sqrt(size)``, a vector of ``N(0, 1)`` entries, a
+    diagonal law taking its values (``num`` of them) on the row ranges ``atoms[dim]``.  ``dims``: the rows of each
+    dimension.
+
+    >>> from symrmt.engine import Model
+    >>> from symrmt.engine.reduce import linearize as lin
+    >>> model = Model(); _ = model.dim("p", "c*n"); _ = model.gaussian("Z", "p", "n")
+    >>> hat = lin.normalize(model.expr("Z.T*Z/n"))[1]
+    >>> {k: v.shape for k, v in draw_leaves(hat, (Gaussian,), {"p": 3, "n": 2}, 2, np.random.default_rng(0), complex).items()}
+    {'Z': (3, 2)}
+    """
     mats = {}
     for x in walk(hat):
         if not isinstance(x, leaves) or x.name in mats:
@@ -107,8 +146,18 @@ def draw_leaves(hat, leaves, dims, size, rng, num, atoms=None) -> dict:
 
 
 def direct_value(m, leaves, mats, dims, num):
-    """The matrix ``m`` evaluated directly, its leaves of the classes ``leaves`` taken from ``mats``
-    (:func:`draw_leaves`) and its coefficients by ``num``; another leaf is a :class:`PencilError`."""
+    """The matrix tree ``m`` evaluated directly (a NumPy array), its leaves of the classes ``leaves`` taken from
+    ``mats`` (:func:`draw_leaves`), ``dims`` the rows of each dimension and its coefficients evaluated by ``num``.
+    Raises :class:`PencilError` for another leaf.
+
+    >>> from symrmt.engine import Model
+    >>> from symrmt.engine.reduce import linearize as lin
+    >>> model = Model(); _ = model.dim("p", "c*n"); _ = model.gaussian("Z", "p", "n")
+    >>> hat = lin.normalize(model.expr("Z.T*Z/n + 2*I(n)"))[1]  # Zh^T Zh + 2 I
+    >>> direct_value(hat, (Gaussian,), {"Z": np.array([[1.0, 2.0], [3.0, 4.0]])}, {"p": 2, "n": 2}, complex).real
+    array([[12., 14.],
+           [14., 22.]])
+    """
     if isinstance(m, leaves):
         return mats[m.name]
     if isinstance(m, Identity):
@@ -130,8 +179,16 @@ def direct_value(m, leaves, mats, dims, num):
 
 
 def check_gap(got, want, size) -> float:
-    """The relative difference of the pencil's ``got`` and the direct ``want``; above :data:`TOL`, a
-    :class:`PencilError`."""
+    """The relative difference (Frobenius norms) of the pencil's ``got`` and the direct ``want`` (arrays).  Raises
+    :class:`PencilError`, naming ``size``, above :data:`TOL`.
+
+    >>> float(check_gap(np.eye(2), np.eye(2), 2))
+    0.0
+    >>> check_gap(2 * np.eye(2), np.eye(2), 2)
+    Traceback (most recent call last):
+    ...
+    symrmt.errors.PencilError: pencil self-test failed: relative difference 1 > 1e-10 at size 2
+    """
     err = np.linalg.norm(got - want) / max(np.linalg.norm(want), 1e-300)
     if not err <= TOL:
         raise PencilError(f"pencil self-test failed: relative difference {err:.3g} > {TOL:g} at size {size}")
@@ -143,8 +200,26 @@ TARGET_ROWS, MIN_SIZE, MAX_SIZE = 90, 6, 30
 
 
 def self_test(pencil, hat, size: int | None = None, seed: int = 20260611):
-    """See :func:`_self_test`; a singular matrix at the generic test point is the user's inverse of a
-    singular matrix (``inv(c*I(n) - c*I(n))``): a :class:`ModelError` in one line."""
+    """Check ``u Q^{-1} v == hat`` for ``pencil`` at random parameter values and matrices of ``size`` rows per
+    dimension (default: about 90 rows in all), drawn from ``seed``; returns the relative difference.  A failure is
+    retried once at ``seed + 1`` (an ill-conditioned draw passes the second time, a wrong pencil fails again).
+
+    Raises :class:`PencilError` for a wrong pencil and :class:`ModelError` when a matrix under ``inv()`` is
+    singular at the generic test point (``inv(c*I(n) - c*I(n))``).
+
+    >>> from symrmt.engine import Model
+    >>> from symrmt.engine.reduce import linearize as lin
+    >>> model = Model(); _ = model.dim("p", "c*n"); _ = model.gaussian("Z", "p", "n")
+    >>> hat = lin.normalize(model.expr("inv(Z.T*Z/n + gamma*I(n))"))[1]
+    >>> P = lin.linearize(hat)
+    >>> bool(self_test(P, hat) < 1e-12)
+    True
+    >>> wrong = lin.Pencil(P.blocks, P.ratios, P.Q, {k: 2 * c for k, c in P.u.items()}, P.v)  # twice M
+    >>> self_test(wrong, hat)
+    Traceback (most recent call last):
+    ...
+    symrmt.errors.PencilError: pencil self-test failed: relative difference 1 > 1e-10 at size 30
+    """
     try:
         try:
             return _self_test(pencil, hat, size, seed)

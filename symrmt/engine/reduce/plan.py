@@ -8,8 +8,16 @@ It also records the sanity bounds that hold by structure: ``0 < tau(A^{-1}) <= 1
 ``tau(P) >= 0`` for a positive semi-definite ``P``.
 
 Every pencil is checked at a finite size before it is used or shown; that check evaluates
-numbers, so it is the numeric layer's (:mod:`symrmt.engine.reduce.pencil_check`, run by the facade
-:class:`symrmt.engine.Model` and by the solver); this module stays SymPy-only.
+numbers, so it is not here: this module stays SymPy-only.
+
+The examples plan the resolvent trace of the Marchenko-Pastur matrix ``Z^T Z/n`` (``Z`` a ``p x n``
+Gaussian, ``p = c n``), whose limit is read as ``-H_11`` of its one fixed point:
+
+>>> from symrmt.engine import Model
+>>> model = Model(); _ = model.dim("p", "c*n"); _ = model.gaussian("Z", "p", "n")
+>>> plan = prepare(model.expr("trace(inv(Z.T*Z/n + gamma*I(n)))"))
+>>> plan.formula, plan.params
+(-H_0_1_1, [c, gamma])
 """
 
 from __future__ import annotations
@@ -36,14 +44,34 @@ __all__ = [
 
 
 class TracePlan:
-    """One trace of the expression: its normalized matrix, pencil, system and sanity bounds."""
+    """One trace of the expression: its ``index``, its normalized ``matrix``, its ``pencil``, its fixed-point
+    ``system`` (a :class:`~symrmt.engine.reduce.fixed_point.BlockSystem`) and its sanity ``bounds``
+    (:func:`trace_bounds`); :func:`prepare` builds them.
+
+    >>> from symrmt.engine import Model
+    >>> model = Model(); _ = model.dim("p", "c*n"); _ = model.gaussian("Z", "p", "n")
+    >>> t = prepare(model.expr("trace(inv(Z.T*Z/n + gamma*I(n)))")).traces[0]
+    >>> t.index, t.pencil.blocks, t.bounds  # 0 < tau <= 1/gamma for gamma > 0
+    (0, [('p', None), ('n', None)], [('pos', 0, [gamma]), ('upper', 1/gamma, [gamma])])
+    """
 
     def __init__(self, index, matrix, pencil, system, bounds):
         self.index, self.matrix, self.pencil, self.system, self.bounds = index, matrix, pencil, system, bounds
 
 
 class Plan:
-    """Everything :func:`prepare` derives for one scalar expression."""
+    """Everything :func:`prepare` derives for one scalar expression: the expression and its normalized tree
+    ``hat``, the :class:`TracePlan` of each trace, the SymPy ``formula`` of the value in ``symbols`` (a list of
+    ``(Symbol, what)``: ``(trace index, (i, j), alpha)`` for an entry of a fixed point or its derivative in the
+    parameters ``alpha``, ``("param", Symbol)`` for a parameter), ``needs`` (trace index -> the multi-indices
+    needed) and ``params``.
+
+    >>> from symrmt.engine import Model
+    >>> model = Model(); _ = model.dim("p", "c*n"); _ = model.gaussian("Z", "p", "n")
+    >>> plan = prepare(model.expr("diff(trace(inv(Z.T*Z/n + gamma*I(n))), gamma)"))
+    >>> plan.formula, plan.symbols[0], sorted(plan.needs[0], key=len)
+    (-dH_0_1_1_gamma, (dH_0_1_1_gamma, (0, (1, 1), (gamma,))), [(), (gamma,)])
+    """
 
     def __init__(self, expr, hat, traces, formula, symbols, needs, params):
         self.expr, self.hat, self.traces = expr, hat, traces
@@ -57,12 +85,21 @@ _PENCILS = cache_dict("symrmt.engine.reduce.plan._PENCILS", 256)
 
 
 def pencil_for(matrix, split_atoms=None):
-    """The reduced pencil of a normalized square matrix (memoized; not yet self-tested), and the
+    """``(pencil, law)``: the reduced pencil of a normalized square matrix (memoized; not yet self-tested), and the
     diagonal law reduced to weighted sums (or ``None``).
 
     A law of at most ``split_atoms`` atoms (default ``SPLIT_ATOMS``) is split into one block per atom;
     a larger one (one per trace) keeps its diagonal leaf, and its fixed point is an
-    :class:`~symrmt.engine.reduce.atoms.AtomSystem`.
+    :class:`~symrmt.engine.reduce.atoms.AtomSystem`.  Raises :class:`ModelError` for two laws of more than
+    ``MAX_SPLIT_ATOMS`` atoms in one trace.
+
+    >>> from symrmt.engine import Model
+    >>> model = Model(); _ = model.dim("p", "c*n"); _ = model.gaussian("Z", "p", "n"); _ = model.diag("D", "n", [1, 4], ["1/4", "3/4"])
+    >>> M = normalized(model.expr("trace(Z*D*Z.T/n)"), "").matrix
+    >>> pencil_for(M)[0].blocks  # two atoms: split
+    [('p', None), ('n', 0), ('n', 1), ('p', None)]
+    >>> pencil_for(M, split_atoms=1)[1]  # more atoms than split_atoms: summed
+    Diagonal('D', 'n', (1, 4), (1/4, 3/4))
     """
     split = engine_base.SPLIT_ATOMS if split_atoms is None else split_atoms
     key = matrix if split_atoms is None else (matrix, split)
@@ -84,8 +121,20 @@ def pencil_for(matrix, split_atoms=None):
 
 
 def prepare(expr, split_atoms=None) -> Plan:
-    """The :class:`Plan` of a scalar expression (raises :class:`ModelError` when it is not O(1));
-    ``split_atoms``: split diagonal laws of up to that many atoms into blocks (:func:`pencil_for`)."""
+    """The :class:`Plan` of a scalar expression; ``split_atoms``: split diagonal laws of up to that many atoms into
+    blocks (:func:`pencil_for`).  Raises :class:`ModelError` for a matrix (not a scalar), an expression that is
+    not O(1), a part with more unknowns than ``LIMITS["unknowns"]``, or a division by zero.
+
+    >>> from symrmt.engine import Model
+    >>> model = Model(); _ = model.dim("p", "c*n"); _ = model.gaussian("Z", "p", "n")
+    >>> plan = prepare(model.expr("2*trace(inv(Z.T*Z/n + gamma*I(n))) + 1"))
+    >>> plan.formula, len(plan.traces)
+    (1 - 2*H_0_1_1, 1)
+    >>> prepare(model.expr("Z.T*Z/n"))
+    Traceback (most recent call last):
+    ...
+    symrmt.errors.ModelError: the limit needs a scalar expression (take a normalized trace: trace(M))
+    """
     if not hasattr(expr, "kind") or expr.kind in ("gaussian", "goe", "identity", "diag", "sum", "product",
                                                  "scaled", "transpose", "inverse"):
         raise ModelError("the limit needs a scalar expression (take a normalized trace: trace(M))")
@@ -147,9 +196,19 @@ def prepare(expr, split_atoms=None) -> Plan:
 
 
 def normalized(expr, scalings: str):
-    """The normalized tree of a scalar expression (:func:`symrmt.engine.reduce.linearize.normalize`), which must
-    be of order ``n^0``: a :class:`ModelError` when it is identically zero or grows or vanishes with
-    ``n`` (``scalings`` says how each random object counts, for the message)."""
+    """The normalized tree of a scalar expression (:func:`symrmt.engine.reduce.linearize.normalize`), which must be of
+    order ``n^0``.  Raises :class:`ModelError` when it is identically zero or grows or vanishes with ``n``
+    (``scalings`` says how each random object counts, for the message).
+
+    >>> from symrmt.engine import Model
+    >>> model = Model(); _ = model.dim("p", "c*n"); _ = model.gaussian("Z", "p", "n")
+    >>> normalized(model.expr("trace(Z.T*Z/n)"), "").kind
+    'trace'
+    >>> normalized(model.expr("trace(Z.T*Z)"), "each Gaussian counts as sqrt(n)")
+    Traceback (most recent call last):
+    ...
+    symrmt.errors.ModelError: the expression grows like n^1 as n -> oo, so its limit is not O(1); check the scalings (each Gaussian counts as sqrt(n))
+    """
     e, hat = lin.normalize(expr)
     if hat is None:
         raise ModelError("the expression is identically zero")
@@ -181,12 +240,20 @@ def pencil_unknowns(pencil) -> int:
 
 def check_unknown_count(sizes, advice: str) -> None:
     """Refuse fixed points when a part has more unknowns than ``LIMITS["unknowns"]`` (``sizes``: the unknowns
-    of each independently solved part, or one count; ``advice``: what to write instead, for the message).
+    of each independently solved part, or one count; ``advice``: what to write instead, for the message);
+    returns ``None``, raises :class:`ModelError` naming the largest part.
 
     Each trace of an expression, and the bulk of each quadratic form, is an independent part: its fixed point
     is solved on its own (one solver per part), so the time is the sum over the parts of about the cube of
     their unknowns.  The cap therefore applies to each part, and a sum of parts is limited by its largest
     part, not by the total.
+
+    >>> check_unknown_count([60, 60], "split the trace") is None  # 120 in all, but 60 per part
+    True
+    >>> check_unknown_count(10 ** 6, "split the trace")
+    Traceback (most recent call last):
+    ...
+    symrmt.errors.ModelError: the fixed point of this expression has 1000000 unknowns, above the limit of ...; split the trace
     """
     sizes = [sizes] if isinstance(sizes, int) else list(sizes)
     if not sizes:
@@ -203,13 +270,26 @@ def check_unknown_count(sizes, advice: str) -> None:
 
 
 def check_unknowns(traces, advice: str) -> None:
-    """:func:`check_unknown_count` for the fixed points of ``traces`` (one part each)."""
+    """:func:`check_unknown_count` for the fixed points of the :class:`TracePlan` list ``traces`` (one part each).
+
+    >>> from symrmt.engine import Model
+    >>> model = Model(); _ = model.dim("p", "c*n"); _ = model.gaussian("Z", "p", "n")
+    >>> check_unknowns(prepare(model.expr("trace(inv(Z.T*Z/n + gamma*I(n)))")).traces, "") is None
+    True
+    """
     check_unknown_count([len(t.system.unknowns) for t in traces], advice)
 
 
 def plan_params(hat, traces) -> set:
-    """The parameters of a normalized tree: those of its constants, those it differentiates in, and those
-    of the fixed points of its ``traces``."""
+    """The parameters (a set of Symbols) of a normalized tree: those of its constants, those it differentiates in,
+    and those of the fixed points of its ``traces``.
+
+    >>> from symrmt.engine import Model
+    >>> model = Model(); _ = model.dim("p", "c*n"); _ = model.gaussian("Z", "p", "n")
+    >>> plan = prepare(model.expr("trace(inv(Z.T*Z/n + gamma*I(n)))"))
+    >>> sorted(plan_params(plan.hat, plan.traces), key=str)
+    [c, gamma]
+    """
     params = set()
     for node in walk(hat):
         if isinstance(node, Const):
@@ -222,8 +302,14 @@ def plan_params(hat, traces) -> set:
 
 
 def scalar_formula(s, leaf):
-    """The SymPy formula of the scalar tree ``s``; ``leaf(node)`` gives that of a trace or a quadratic
-    form (``None`` for a node it does not know: a :class:`ModelError`)."""
+    """The SymPy formula of the scalar tree ``s``; ``leaf(node)`` gives that of a trace or a quadratic form.  Raises
+    :class:`ModelError` for a node that ``leaf`` does not know (``None``).
+
+    >>> from symrmt.engine import Model
+    >>> model = Model(); _ = model.dim("p", "c*n"); _ = model.gaussian("Z", "p", "n")
+    >>> scalar_formula(normalized(model.expr("2*trace(Z.T*Z/n) + 1"), ""), lambda node: sp.Symbol("T"))
+    2*T + 1
+    """
     if isinstance(s, Const):
         return s.value
     if isinstance(s, ScalarSum):
@@ -245,7 +331,14 @@ def formula_args(plan, param, trace, form=None, dform=None) -> list:
     the callbacks return: ``param(p)`` for a parameter ``p``, ``trace(k, pos, alpha)`` for entry ``pos`` of
     trace ``k``'s unknowns (``alpha``: a derivative's multi-index, empty for the value), ``form(i)`` and
     ``dform(i, theta)`` for quadratic form ``i`` and its derivative (the certified, proved and complex
-    evaluations of a plan all read their arguments through this one function)."""
+    evaluations of a plan all read their arguments through this one function).
+
+    >>> from symrmt.engine import Model
+    >>> model = Model(); _ = model.dim("p", "c*n"); _ = model.gaussian("Z", "p", "n")
+    >>> plan = prepare(model.expr("trace(inv(Z.T*Z/n + gamma*I(n)))"))
+    >>> formula_args(plan, lambda p: {"c": 1, "gamma": 2}[p.name], lambda k, pos, alpha: ("H", k, pos, alpha))
+    [('H', 0, 1, ()), 1, 2]
+    """
     out = []
     for _sym, what in plan.symbols:
         if what[0] == "param":
@@ -261,7 +354,12 @@ def formula_args(plan, param, trace, form=None, dform=None) -> list:
 
 
 def multi_index(d) -> tuple:
-    """The parameters of a SymPy ``Derivative``, each repeated by its order, sorted by name."""
+    """The parameters of a SymPy ``Derivative``, each repeated by its order, sorted by name (a tuple).
+
+    >>> g, c = sp.symbols("gamma c")
+    >>> multi_index(sp.Derivative(sp.Function("F")(g, c), g, 2, c))
+    (c, gamma, gamma)
+    """
     alpha = []
     for var, count in d.variable_count:
         alpha += [var] * int(count)
@@ -281,8 +379,17 @@ def _transpose_equal(a, b) -> bool:
 
 
 def psd_conditions(m):
-    """``None`` if ``m`` is not positive semi-definite by structure, else the list of scalar
-    expressions that must be ``>= 0`` for it to be."""
+    """``None`` if the matrix node ``m`` is not positive semi-definite by structure, else the list of scalar
+    expressions that must be ``>= 0`` for it to be (a diagonal's values, the scalars of sums, the middle of a
+    product ``A M A^T``).
+
+    >>> from symrmt.engine import Model
+    >>> model = Model(); _ = model.dim("p", "c*n"); _ = model.gaussian("Z", "p", "n"); _ = model.diag("D", "n", [1, 4], ["1/4", "3/4"])
+    >>> psd_conditions(model.expr("Z*D*Z.T/n")), psd_conditions(model.expr("Z.T*Z/n + gamma*I(n)"))
+    ([1, 4, 1/n], [1/n, gamma])
+    >>> print(psd_conditions(model.expr("Z/sqrt(n)")))
+    None
+    """
     if isinstance(m, Identity):
         return []
     if isinstance(m, Diagonal):
@@ -315,8 +422,17 @@ def psd_conditions(m):
 
 
 def trace_bounds(m):
-    """Sanity bounds of ``tau(m)``: a list of ``(kind, expr, conditions)`` with kind ``"pos"``
-    (``tau > 0``), ``"nonneg"`` or ``"upper"`` (``tau <= expr``), valid when every condition is ``>= 0``."""
+    """Sanity bounds of ``tau(m)``: a list of ``(kind, expr, conditions)`` with kind ``"pos"`` (``tau > 0``),
+    ``"nonneg"`` or ``"upper"`` (``tau <= expr``), valid when every condition is ``>= 0``: ``0 < tau(A^{-1}) <= 1/g``
+    for ``A`` positive semi-definite plus ``g I``, ``tau(P) >= 0`` for ``P`` positive semi-definite.
+
+    >>> from symrmt.engine import Model
+    >>> model = Model(); _ = model.dim("p", "c*n"); _ = model.gaussian("Z", "p", "n")
+    >>> trace_bounds(model.expr("inv(Z.T*Z/n + gamma*I(n))"))
+    [('pos', 0, [1/n, gamma]), ('upper', 1/gamma, [1/n, gamma])]
+    >>> trace_bounds(model.expr("Z.T*Z/n")), trace_bounds(model.expr("Z/sqrt(n)"))
+    ([('nonneg', 0, [1/n])], [])
+    """
     out = []
     if isinstance(m, Inverse):
         g, rest = identity_part(m.matrix)

@@ -69,7 +69,20 @@ PRUNE_FACTOR = 4
 
 
 class FormPlan:
-    """One quadratic form: its pencil, the bulk fixed point, and the Woodbury (Schur) system ``S``."""
+    """One quadratic form: its ``index``, normalized ``matrix`` and ``pencil``, the ``bulk`` pencil and its fixed
+    point ``system``, the ``units`` blocks, the Woodbury (Schur) system ``S`` with the readout ``u^T M v = e^T S^{-1}
+    f``, and the index of its bulk trace; :func:`prepare_qf` builds them.
+
+    >>> from symrmt.engine import Model
+    >>> model = Model(); _ = model.dim("p", "c*n"); _ = model.gaussian("Z", "p", "n"); _ = model.vector("u", "n")
+    >>> form = prepare_qf(model.expr("u.T*inv(Z.T*Z/n + gamma*I(n))*u")).forms[0]
+    >>> form.S  # H_22 = -m, m the Marchenko-Pastur resolvent trace
+    Matrix([
+    [-1, -H_2_2*u.u],
+    [ 0,          1]])
+    >>> (sp.Matrix([form.e]) * form.S.inv() * sp.Matrix(form.f))[0]  # u^T M u -> m |u|^2
+    -H_2_2*u.u
+    """
 
     def __init__(self, index, matrix, pencil, bulk, system, units, S, e, f, trace_index):
         self.index, self.matrix, self.pencil, self.bulk, self.system = index, matrix, pencil, bulk, system
@@ -127,7 +140,16 @@ def _tex_name(a: str) -> str:
 
 
 class QFPlan:
-    """Everything :func:`prepare_qf` derives for a scalar expression with vectors or quadratic forms."""
+    """Everything :func:`prepare_qf` derives for a scalar expression with vectors or quadratic forms: as
+    :class:`~symrmt.engine.reduce.plan.Plan`, with the :class:`FormPlan` of each form, the ``vectors`` and the
+    ``notes`` (one sentence per random vector replaced by its mean 0).
+
+    >>> from symrmt.engine import Model
+    >>> model = Model(); _ = model.dim("p", "c*n"); _ = model.gaussian("Z", "p", "n"); _ = model.vector("u", "n")
+    >>> q = prepare_qf(model.expr("u.T*inv(Z.T*Z/n + gamma*I(n))*u"))
+    >>> q.formula, q.params, q.grams, q.notes
+    (QF0, [c, gamma], [u.u], [])
+    """
 
     def __init__(self, expr, hat, traces, forms, formula, symbols, params, vectors, notes=()):
         self.expr, self.hat, self.traces, self.forms = expr, hat, traces, forms
@@ -149,9 +171,21 @@ class QFPlan:
 
 
 def split_pencil(p: Pencil):
-    """``(bulk, units)``: the pencil restricted to its bulk blocks (vectors removed; ``u`` and ``v``
-    kept where they are bulk) and the indices of its unit blocks.  Checks the structure the Schur
-    step needs: vectors only between a bulk and a unit block, nothing random on a unit block."""
+    """``(bulk, units, where)``: the pencil ``p`` restricted to its bulk blocks (vectors removed; ``u`` and ``v``
+    kept where they are bulk), the indices of its unit blocks, and the new index of each bulk block.  Raises
+    :class:`ModelError` unless the structure is the one the Schur step needs: vectors only between a bulk and a
+    unit block, nothing random on a unit block.
+
+    >>> from symrmt.engine import Model
+    >>> from symrmt.engine.reduce import linearize as lin
+    >>> model = Model(); _ = model.dim("p", "c*n"); _ = model.gaussian("Z", "p", "n"); _ = model.vector("u", "n")
+    >>> P = lin.linearize(lin.normalize(model.expr("u.T*inv(Z.T*Z/n + gamma*I(n))*u"))[1].matrix)
+    >>> P.blocks
+    [('1', None), ('p', None), ('n', None), ('1', None)]
+    >>> bulk, units, where = split_pencil(P)
+    >>> bulk.blocks, units, where
+    ([('p', None), ('n', None)], [0, 3], {1: 0, 2: 1})
+    """
     units = [k for k, b in enumerate(p.blocks) if b[0] == UNIT.name]
     bulk = [k for k in range(p.size) if k not in units]
     where = {old: new for new, old in enumerate(bulk)}
@@ -380,7 +414,19 @@ def prepare_qf(expr, implicit: bool = True) -> QFPlan:
     A ``diff`` is taken implicitly (the parameter derivatives of the fixed point, and
     ``dq = de.x + x_e.(df - dS x)`` for a form ``q = e^T x``, ``S x = f``, ``S^T x_e = e``) when every
     form is differentiated at most once; otherwise (``implicit=False``, or a higher derivative of a
-    form) on the tree first, exactly (``d M^{-1} = -M^{-1} dM M^{-1}``).
+    form) on the tree first, exactly (``d M^{-1} = -M^{-1} dM M^{-1}``).  Raises :class:`ModelError` for a matrix
+    (not a scalar), an expression that is not O(1), a vector the module docstring refuses, or a part with too
+    many unknowns.
+
+    >>> from symrmt.engine import Model
+    >>> model = Model(); _ = model.dim("p", "c*n"); _ = model.gaussian("Z", "p", "n"); _ = model.vector("u", "n")
+    >>> q = prepare_qf(model.expr("u.T*inv(Z.T*Z/n + gamma*I(n))*u + trace(Z.T*Z/n)"))
+    >>> q.formula, len(q.forms), len(q.traces)
+    (H1_0_2 + QF0, 1, 2)
+    >>> prepare_qf(model.expr("Z.T*Z/n"))
+    Traceback (most recent call last):
+    ...
+    symrmt.errors.ModelError: the limit needs a scalar expression (a normalized trace or a quadratic form u.T*M*v)
     """
     if not hasattr(expr, "kind") or expr.kind not in ("const", "trace", "ssum", "sproduct", "power", "diff",
                                                       "qform"):
@@ -540,12 +586,20 @@ def _reach(edges, k):
 
 
 def prune(system: BlockSystem) -> BlockSystem:
-    """Remove the structural zeros of ``H`` from a block system (in place; returns it).
+    """Remove the structural zeros of ``H`` from the :class:`~symrmt.engine.reduce.fixed_point.BlockSystem`
+    ``system`` (in place; returns it).
 
     ``(A^{-1})_{ij} \\ne 0`` needs a path ``i -> j`` in the digraph of ``A`` (``A^{-1}`` is a polynomial
     in ``A``).  Starting from every entry, the pattern ``P <- reach(L0 + eta(P))`` only shrinks and
     always contains the support of the solution on the whole homotopy (``H(s) = (L0 - s eta(H))^{-1}``),
     so the entries outside it are zero exactly; their residual rows vanish identically.
+
+    >>> from symrmt.engine import Model
+    >>> from symrmt.engine.reduce import linearize as lin
+    >>> model = Model(); _ = model.dim("p", "c*n"); _ = model.gaussian("Z", "p", "n")
+    >>> s = BlockSystem(lin.linearize(lin.normalize(model.expr("Z.T*Z/n"))[1]), reduce=False)
+    >>> len(s.unknowns), len(prune(s).unknowns)  # the pencil is upper triangular: H_20 = 0
+    (5, 4)
     """
     k = system.pencil.size
     base = {}
