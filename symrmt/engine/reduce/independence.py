@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import sympy as sp
 
+from symrmt.cache import cached
 from symrmt.engine.lang.node import ModelError, walk
 from symrmt.engine.lang.algebra import (
     Const, MatProduct, MatSum, Power, QuadForm, ScalarProduct, ScalarSum, Scaled, Transpose,
@@ -411,6 +412,12 @@ def crosses(expr) -> bool:
     >>> crosses(m.parse("u.T*Z*Z.T*u/n"))
     False
     """
+    return _crosses(expr)
+
+
+@cached(maxsize=256)
+def _crosses(expr) -> bool:
+    """:func:`crosses`, memoized on the (immutable) expression."""
     return any(isinstance(x, QuadForm) and sum(_has_matrix(c) for c in _components(x.matrix)) > 1 for x in walk(expr))
 
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 import mpmath
 import sympy as sp
 
+from symrmt.cache import cached
 from symrmt.engine.reduce import linearize as lin
 from symrmt.engine.reduce.hermitize import bulk_part
 from symrmt.engine.lang.algebra import Identity, Inverse, MatProduct, MatSum, Scaled, Transpose, identity_part
@@ -61,13 +62,19 @@ def _text(m) -> str:
 
 
 def _symmetric_inverses(expr):
+    return list(_symmetric_inverses_of(expr))
+
+
+@cached(maxsize=256)
+def _symmetric_inverses_of(expr) -> tuple:
+    """The arguments of the symmetric ``inv`` nodes of ``expr`` (memoized: the tree is immutable)."""
     out, stack = [], [expr]
     while stack:
         x = stack.pop()
         if isinstance(x, Inverse) and x.matrix not in out and lin.is_symmetric(x.matrix):
             out.append(x.matrix)
         stack.extend(reversed(x.children()))
-    return out
+    return tuple(out)
 
 
 def _value(e, values):
