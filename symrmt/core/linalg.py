@@ -242,43 +242,19 @@ def solve_dense(M, rhs, zero, singular: str = "singular system", tol=0):
     """The solution of ``M x = rhs`` by Gaussian elimination with partial pivoting on nested lists (``M`` is
     overwritten), in the arithmetic of the entries.
 
-    Zero entries are skipped (the Woodbury systems are sparse); ``zero`` is the number type's 0 for the solution
-    vector.  Raises ``ZeroDivisionError(singular)`` on a pivot of modulus at most ``tol`` (default: an exactly
-    zero pivot; :func:`singular_tolerance` gives the tolerance of a numerically singular matrix).
+    Zero entries are skipped (the Woodbury systems are sparse); the elimination is :func:`lu_dense` followed by
+    :func:`lu_dense_solve`, so the solution's entries come out in the arithmetic of ``M`` and ``rhs`` (``zero``,
+    the number type's 0, is accepted for the callers and not needed).  Raises ``ZeroDivisionError(singular)``
+    on a pivot of modulus at most ``tol`` (default: an exactly zero pivot; :func:`singular_tolerance` gives the
+    tolerance of a numerically singular matrix).
 
     >>> from fractions import Fraction
     >>> solve_dense([[Fraction(1), Fraction(2)], [Fraction(3), Fraction(4)]], [1, 0], Fraction(0))
     [Fraction(-2, 1), Fraction(3, 2)]
     """
-    n = len(M)
-    b = list(rhs)
-    for k in range(n):
-        piv = max(range(k, n), key=lambda i: abs(M[i][k]))
-        if abs(M[piv][k]) <= tol:
-            raise ZeroDivisionError(singular)
-        if piv != k:
-            M[k], M[piv] = M[piv], M[k]
-            b[k], b[piv] = b[piv], b[k]
-        rk = M[k]
-        inv = 1 / rk[k]
-        for i in range(k + 1, n):
-            ri = M[i]
-            if ri[k] == 0:
-                continue
-            fct = ri[k] * inv
-            for j in range(k + 1, n):
-                if rk[j]:
-                    ri[j] -= fct * rk[j]
-            b[i] -= fct * b[k]
-    x = [zero] * n
-    for k in range(n - 1, -1, -1):
-        rk = M[k]
-        acc = b[k]
-        for j in range(k + 1, n):
-            if rk[j]:
-                acc -= rk[j] * x[j]
-        x[k] = acc / rk[k]
-    return x
+    if not M:
+        return []
+    return lu_dense_solve(lu_dense(M, singular, tol), list(rhs))
 
 
 def lu_dense(M, singular: str = "singular system", tol=0):

@@ -146,18 +146,21 @@ def sum_dd(x):
     """The sum of the float64 array ``x`` as an mpmath number, to about ``(log2 N eps)^2 sum|x|``: a pairwise
     tree of error-free two-sums (Knuth), whose rounding errors are summed in float64 at the end."""
 
+    hi, errs = _two_sum_tree(x)
+    return mpmath.mpf(hi) + mpmath.mpf(math.fsum(float(np.sum(e)) for e in errs))
+
+
+def _two_sum_tree(x):
+    """``(hi, errs)``: the float64 sum of ``x`` by a pairwise tree of two-sums and the arrays of their exact
+    rounding errors, one per level (``hi + sum(errs)`` is the exact sum of ``x``)."""
     x = np.asarray(x, dtype=np.float64).ravel()
     errs = []
     while len(x) > 1:
         if len(x) % 2:
             x = np.append(x, 0.0)
-        a, b = x[0::2], x[1::2]
-        s = a + b
-        bb = s - a
-        errs.append(float(np.sum((a - (s - bb)) + (b - bb))))
-        x = s
-    hi = float(x[0]) if len(x) else 0.0
-    return mpmath.mpf(hi) + mpmath.mpf(math.fsum(errs))
+        x, e = two_sum(x[0::2], x[1::2])
+        errs.append(e)
+    return (float(x[0]) if len(x) else 0.0), errs
 
 
 def sum_acc(x, terms=2):
@@ -172,16 +175,7 @@ def sum_acc(x, terms=2):
     """
     if terms <= 2:
         return sum_dd(x)
-    x = np.asarray(x, dtype=np.float64).ravel()
-    errs = []
-    while len(x) > 1:
-        if len(x) % 2:
-            x = np.append(x, 0.0)
-        a, b = x[0::2], x[1::2]
-        s, e = two_sum(a, b)
-        errs.append(e)
-        x = s
-    hi = float(x[0]) if len(x) else 0.0
+    hi, errs = _two_sum_tree(x)
     return mpmath.mpf(hi) + (sum_acc(np.concatenate(errs), terms - 1) if errs else 0)
 
 
