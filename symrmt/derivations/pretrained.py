@@ -391,12 +391,12 @@ def actual_figure(results, path) -> list:
         ax[0].errorbar(x, [r["sim"] for r in pts], yerr=[2 * r["se"] for r in pts], fmt="o", color=col, ms=4,
                        capsize=2, label=f"sim, c = {c}, $\\gamma$ = {g:g}")
         ax[0].plot(x, [r["theory"] for r in pts], "_", color=col, ms=12, mew=2)
-    ax[0].set_title("(a) $\\mu = 0$: limit --weights (bars) against simulation ($\\pm$ 2 se)")
+    ax[0].set_title("(a) $\\mu = 0$: limit --weights (dash), simulation ($\\pm$ 2 se)")
     sig = [r for r in rows if r["snr"]]
     if sig:
         x = np.array([r["layer"] for r in sig], dtype=float)
         ax[1].errorbar(x, [r["sim"] for r in sig], yerr=[2 * r["se"] for r in sig], fmt="o", color="C3", ms=4,
-                       capsize=2, label="simulation")
+                       capsize=2, label="simulation ($\\pm$ 2 se)")
         ax[1].plot(x, [r["theory"] for r in sig], "_", color="k", ms=14, mew=2, label="limit --weights")
         for r in sig:
             ax[1].annotate(f"c={r['c']}, $\\gamma$={r['gamma']:g}", (r["layer"], r["theory"]),
@@ -413,8 +413,9 @@ def actual_figure(results, path) -> list:
     for a in ax[:2]:
         a.set_ylabel("$E_A$ (tanh, p = 384)")
         if a.get_legend_handles_labels()[0]:
-            a.legend(fontsize=7)
+            a.legend(fontsize=7, loc="center" if a is ax[0] else "lower left", ncol=2 if a is ax[0] else 1)
     for a in ax:
+        a.set_xticks(sorted({r["layer"] for r in rows}))
         a.set_xlabel("layer of MiniLM-L6 (W normalized to $\\|W\\|_F^2/p = 1$)")
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
