@@ -106,8 +106,9 @@ def limit(f, c, gamma, geometry=None, diagonal: str = "zero", digits: int = 15, 
         ``cos_muwk=``, ``cos_muwq=``, ``cos_wkwq=`` (on top of ``geometry``; each entry once).
     weights, mu, heads, head_width : (keyword only)
         ``weights``: a ``p x p`` array (or ``.npy`` path) used as given, ``K = f(X^T W X/sqrt(p))/sqrt(p)``,
-        ``n = p/c``: the deterministic equivalent at that size; ``mu`` its signal (only ``0`` is
-        answered: a nonzero one raises :class:`~symrmt.models.attention.weights.NotDerived`).
+        ``n = p/c``: the deterministic equivalent at that size; ``mu`` its signal, a vector in the basis of
+        ``W`` (answered while its size ``max(||W mu||, ||W^T mu||, |mu^T W mu|)/(s sqrt(p))`` is at most 0.2,
+        else :class:`~symrmt.models.attention.weights.NotDerived`; ``docs/theory.md`` section 14).
         ``heads=H, head_width=D``: ``H`` independent random heads ``W_h = Q_h K_h^T/sqrt(p d)``,
         ``d = D p``.  Both return a :class:`~symrmt.models.attention.weights.WeightsResult`
         (:mod:`symrmt.models.attention.weights`; ``geometry`` and ``prove`` are not taken).
