@@ -91,7 +91,23 @@ FLOAT_AGREE = 1e-8
 def compute(model, matrix, xs, at, digits=15, edges=True, atoms=True, label=None, certify=None, fast=False):
     """The :class:`~symrmt.engine.density.result.Density` of ``matrix`` on the points ``xs`` at the values ``at``
     (``fast``: the grid as one float64 batch, :mod:`symrmt.engine.density.fast`; the points it cannot
-    check are certified here)."""
+    check are certified here); :meth:`symrmt.engine.Model.density` documents the other arguments.  Raises
+    :class:`ModelError` for a scalar, a non-square or non-symmetric matrix, vectors, a law of too many atoms
+    or an unknown parameter, and the point solver's errors.
+
+    Examples
+    --------
+    >>> from symrmt.engine import Model
+    >>> m = Model()
+    >>> _ = m.goe("G", "n")
+    >>> d = compute(m, "G/sqrt(n)", [0, 1], {}, digits=12, edges=False, atoms=False)
+    >>> [mpmath.nstr(v, 12) for v in d.density]   # 1/pi and sqrt(3)/(2 pi)
+    ['0.318309886184', '0.275664447711']
+    >>> compute(m, "trace(G/sqrt(n))", [0], {})
+    Traceback (most recent call last):
+        ...
+    symrmt.errors.ModelError: density() takes a matrix expression (the M of rho_M), not a scalar
+    """
     node = model.expr(matrix)
     if not isinstance(node, MatrixNode):
         raise ModelError("density() takes a matrix expression (the M of rho_M), not a scalar")
