@@ -15,7 +15,7 @@ like every pencil), and solves its block fixed point at complex ``z``:
    singular) or an atom (the solution diverges) the finish fails and the point is reported as such;
 3. **certify** by Newton at two working precisions (``digits + 10`` and ``digits + 20``) from that root:
    ``tau`` must agree to ``digits`` significant digits, and the Stieltjes branch is checked at the
-   solution, ``Im tau >= 0`` (the limit from ``Im z > 0``), else :class:`~symrmt.models.attention.solver.BranchError`.
+   solution, ``Im tau >= 0`` (the limit from ``Im z > 0``), else :class:`~symrmt.errors.BranchError`.
    A disagreement is escalated once by the core's certification (:func:`symrmt.core.certify.certify`): the
    whole check at 10 more digits (at an edge on the grid the polish may stop short of quadratic convergence).
 
