@@ -100,6 +100,18 @@ def simulate_trace(tree, trials: int = 10, seed: int = 0, progress=None, *, stor
     ------
     TraceSimulationError
         A draw gave a singular matrix or a non-finite value.
+    ParameterError
+        Fewer than 2 trials, a negative seed, a bad ``workers`` or ``progress``, or arrays that would not
+        fit in memory.
+
+    Examples
+    --------
+    >>> from symrmt.engine import Model, bind
+    >>> m = Model()
+    >>> _ = m.goe("G", "n")
+    >>> r = simulate_trace(bind(m.expr("trace(G*G)/n"), {}, 4), trials=2, seed=0, progress=False)
+    >>> r["params"], r["trials_computed"], bool(r["mean"] == r["trials"].mean())
+    ({'trials': 2, 'seed': 0, 'sizes': {'n': 4}}, 2, True)
     """
     trials = _check_int(trials, "trials", 2, " (a standard error needs at least two trials)")
     seed = _check_int(seed, "seed", 0)
