@@ -7,8 +7,8 @@ expression tree at numeric parameter values and integer sizes, in which every
 number is a Python float (:func:`symrmt.engine.bind` is that boundary; it also
 removes every ``diff`` by exact differentiation of the tree,
 ``d M^{-1} = -M^{-1} (dM) M^{-1}``, so a derivative is simulated exactly, with
-no finite difference).  This module imports NumPy and the standard library,
-plus :mod:`symrmt.models.attention.params` and :mod:`symrmt.progress`; never SymPy or mpmath.
+no finite difference).  This module imports the standard library, :mod:`symrmt.errors` and the
+simulation's executor (:mod:`symrmt.simulation`); never SymPy or mpmath.
 It dispatches on ``node.kind`` only, so it does not import the engine either.
 
 The conventions of the random matrices, the drawing and the evaluation of one trial are those of
