@@ -42,7 +42,15 @@ def _line(a: Fraction, b: Fraction, k: int, log: bool) -> list[Fraction]:
 
 def float_values(pts: list[dict], names) -> tuple[list[dict], list[float]] | None:
     """The package's float values of ``names`` at ``pts`` (one ``(a1, nu, d)``), with error estimates;
-    ``None`` when the float path does not cover them."""
+    ``None`` when the float path does not cover them.
+
+    >>> from fractions import Fraction
+    >>> vals, est = float_values([{"c": Fraction(1), "gamma": Fraction(g)} for g in (1, 2)], ["E_RR"])
+    >>> [round(float(v["E_RR"]), 12) for v in vals], max(est) < 1e-14   # -gamma^2 m'(gamma): 1/sqrt(5), 1/sqrt(3)
+    ([0.4472135955, 0.57735026919], True)
+    >>> float_values([{"c": Fraction(1)}], ["E_A0"]) is None
+    True
+    """
     if not set(names) <= FLOAT_QUANTITIES | {"m", "E_RR0"}:
         return None
     base = pts[0]
