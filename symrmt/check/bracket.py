@@ -67,8 +67,20 @@ def bracket(gap_with, status_at, names, pt_fail: dict, p: str, v_pass, thr: floa
     """``(fail_value, pass_value)`` along ``p`` from ``pt_fail`` towards ``v_pass``, or ``None``.
 
     ``gap_with(pt, values)`` is the candidate's gap at ``pt`` given float values of the
-    quantities (``None`` where undefined); ``status_at(pt)`` the certified mpmath
-    status (True = passes) used to confirm both ends.
+    quantities ``names`` (``None`` where undefined); ``status_at(pt)`` the certified mpmath
+    status (True = passes) used to confirm both ends; ``thr`` the gap threshold, ``k`` the points of the
+    line (geometric in ``gamma``, and in ``c`` when both ends are positive).  A point fails where its gap
+    exceeds ``10 thr`` and passes below ``thr/10``: the bracket is two neighbouring points, one of each.
+
+    Examples
+    --------
+    >>> from fractions import Fraction
+    >>> def gap_with(pt, values):   # a claim that holds only for gamma <= 1/10
+    ...     return 1.0 if pt["gamma"] > Fraction(1, 10) else 0.0
+    >>> lo, hi = bracket(gap_with, lambda pt: pt["gamma"] <= Fraction(1, 10), ["E_RR"],
+    ...                  {"c": Fraction(1), "gamma": Fraction(1)}, "gamma", Fraction(1, 100), 0.01, k=17)
+    >>> float(lo) > 0.1 >= float(hi), float(hi)
+    (True, 0.1)
     """
     if p not in LINE_PARAMS:
         return None
