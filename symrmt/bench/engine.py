@@ -42,7 +42,13 @@ TARGETS = {"engine_warm_s": 0.2, "engine_first_compile_s": 5.0}
 
 
 def closed_form(c: str, gamma: str, dps: int = 50):
-    """``sum_k m(r_k) / (3 r_k^2)`` over the cube roots ``r_k`` of ``-gamma`` (independent of the engine)."""
+    """``sum_k m(r_k) / (3 r_k^2)`` over the cube roots ``r_k`` of ``-gamma`` (independent of the engine): the limit
+    of :data:`EXPR`, ``tau((W^3 + gamma)^{-1})`` with ``W = Z^T Z/n``, by partial fractions of ``1/(x^3 + gamma)``
+    and the Marchenko-Pastur resolvent ``m``, at ``dps`` digits (``c``, ``gamma``: decimal or fraction text).
+
+    >>> mpmath.nstr(closed_form("1/2", "1", 20), 20)
+    '0.79250787006294197323'
+    """
     def q(text):
         a, _, b = text.partition("/")
         return mpmath.mpf(a) / (mpmath.mpf(b) if b else 1)
@@ -190,7 +196,13 @@ def batched_form(m, expr, base: dict, points: int) -> dict:
 
 
 def measure(quick: bool, run_worker) -> dict:
-    """Cold (fresh cache folder) and warm-cache processes; ``run_worker(kind, spec, env, timeout)``."""
+    """Cold (fresh cache folder) and warm-cache processes; ``run_worker(kind, spec, env, timeout)`` runs one
+    (``quick``: two warm points).  Returns ``{"expression", "digits", "cold_cache", "warm_cache"}``.
+
+    >>> r = measure(True, lambda kind, spec, env, timeout: (kind, spec["warm_points"], sorted(env)))
+    >>> r["cold_cache"], r["digits"]
+    (('engine', 2, ['SYMRMT_CACHE_DIR', 'SYMRMT_NO_CACHE']), 30)
+    """
     spec = {"warm_points": 2 if quick else len(WARM)}
     with tempfile.TemporaryDirectory(prefix="symrmt-bench-engine-") as fresh:
         cold = run_worker("engine", spec, {"SYMRMT_CACHE_DIR": fresh, "SYMRMT_NO_CACHE": "0"}, 900)

@@ -113,7 +113,16 @@ def worker(spec: dict) -> dict:
 
 
 def measure(quick: bool, run_worker) -> dict:
-    """Each mode in its own process (``run_worker(kind, spec, env, timeout)``); ``None`` without python-flint."""
+    """Each mode in its own process (``run_worker(kind, spec, env, timeout)``); a ``skipped`` entry without
+    python-flint.  Returns the plain and proved model points with their ratios, the engine's and the small
+    trace's (``quick``: the cubed Wishart instead of the seventh power).
+
+    >>> def run_worker(kind, spec, env, timeout):   # a proof twice as slow at its first point
+    ...     return {"first_s": 2.0 if spec.get("mode") == "prove" else 1.0, "warm_s": 1.0}
+    >>> r = measure(True, run_worker)
+    >>> r["model"]["ratio_first"], r["model"]["ratio_warm"], r["expression"]
+    (2.0, 1.0, 'trace(inv(Z.T*Z*Z.T*Z*Z.T*Z/n**3 + gamma*I(n)))')
+    """
     try:
         import flint  # noqa: F401
     except ImportError:
