@@ -211,7 +211,16 @@ def measure(quick: bool, run_worker) -> dict:
 
 
 def verdicts(res: dict, row) -> None:
-    """Add the engine's rows to the targets table (``row(name, value, target, met, note)``)."""
+    """Add the engine's rows to the targets table (``row(name, value, target, met, note)``); the quadratic-form,
+    ``E_A``, curve, batch and parts rows only where they were measured.
+
+    >>> cold = {"blocks": [2, 2], "warm_median_s": 0.05, "first_s": 3.0, "agree_digits_min": 31.2}
+    >>> verdicts({"engine": {"cold_cache": cold, "warm_cache": {"first_s": 0.4}}}, lambda *r: print(r[1], r[2], r[3]))
+    0.05 <= 0.2 s True
+    3.0 <= 5.0 s True
+    0.4  None
+    31.2 >= 30 True
+    """
     eng = res.get("engine")
     if not eng:
         return
@@ -258,7 +267,14 @@ def verdicts(res: dict, row) -> None:
 
 
 def report(res: dict, md) -> str:
-    """The engine's section of the Markdown report (``md(header, rows)`` makes a table)."""
+    """The engine's section of the Markdown report (``md(header, rows)`` makes a table); empty when not measured.
+
+    >>> run = {"import_s": 0.5, "first_s": 3.0, "warm_median_s": 0.05, "warm_s": [0.05, 0.06], "blocks": [2, 2],
+    ...        "agree_digits_min": 31.2}
+    >>> eng = {"expression": EXPR, "digits": 30, "cold_cache": run, "warm_cache": run}
+    >>> report({"engine": eng}, lambda header, rows: f"{len(rows)} rows").splitlines()[-1]
+    'Worst agreement with the closed form over the later points: 31.2 digits.'
+    """
     eng = res.get("engine")
     if not eng:
         return ""

@@ -139,7 +139,15 @@ def measure(quick: bool, run_worker) -> dict:
 
 
 def verdicts(res: dict, row) -> None:
-    """Add the proof rows (``prove=True`` over unproved, model and engine) to the verdict table through ``row``."""
+    """Add the proof rows (``prove=True`` over unproved, model and engine) to the verdict table through ``row``
+    (``row(name, value, target, met, note)``); nothing when not measured or skipped.
+
+    >>> pr = {"model": {"ratio_first": 1.5, "ratio_warm": 2.0}, "engine": {"unknowns": 18, "prove_s": 4.0}}
+    >>> verdicts({"prove": pr}, lambda *r: print(r[1], r[3]))   # quick: the 18-unknown engine value is not judged
+    1.5 True
+    2.0 True
+    4.0 None
+    """
     pr = res.get("prove")
     if not pr or "skipped" in pr:
         return
@@ -160,7 +168,14 @@ def verdicts(res: dict, row) -> None:
 
 
 def report(res: dict, md) -> str:
-    """The proved digits' section of the Markdown report."""
+    """The proved digits' section of the Markdown report (``md(header, rows)`` makes a table); the reason when
+    python-flint is missing, empty when not measured.
+
+    >>> print(report({"prove": {"skipped": "python-flint is not installed"}}, None).strip())
+    ### Proved digits
+    <BLANKLINE>
+    Not measured: python-flint is not installed.
+    """
     pr = res.get("prove")
     if not pr:
         return ""
