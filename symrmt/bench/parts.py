@@ -28,9 +28,8 @@ def model():
     """The model with the two independent samples (``--dim d=phi*n, N=psi*n``): the random-features forms
     ``A`` and ``A2`` of :data:`EXPRS`, one per sample.
 
-    >>> m = model()
-    >>> len(m.plan(EXPRS["A"]).forms)   # A.T*A: one quadratic form
-    1
+    >>> sorted(model().vectors())   # beta and the noise of each sample
+    ['beta', 'e', 'e2']
     """
     m = Model()
     m.dim("d", "phi*n")
