@@ -133,13 +133,16 @@ def solve_flint(part, h64, J, coef_hp, prec, digits, extra, watch):
     after one more step (its square); the Newton step on ``H`` stops below the same size.  ``part``,
     ``h64``, ``J`` and ``coef_hp`` are the float64 solve's (:func:`symrmt.engine.solve.given.given_limit`
     calls it above 32 digits).  Raises :class:`~symrmt.errors.ConvergenceError` (with the bits it lacks,
-    :func:`~symrmt.engine.solve.given_blocks.short_of_bits`) when a refinement stalls.
+    :func:`~symrmt.engine.solve.given_blocks.short_of_bits`) when a refinement stalls.  It sets python-flint's
+    global precision ``flint.ctx.prec`` to ``prec`` and leaves it there (the example restores it).
 
     Examples
     --------
+    >>> import flint
     >>> import numpy as np
     >>> from symrmt.engine import Model
     >>> from symrmt.engine.solve.given import given_limit
+    >>> prec = flint.ctx.prec
     >>> m = Model()
     >>> m.dim("p", "c*n")
     Dim('p', c)
@@ -147,6 +150,7 @@ def solve_flint(part, h64, J, coef_hp, prec, digits, extra, watch):
     >>> _ = m.matrix("S", "p", "p", np.eye(2))   # 40 digits: python-flint at two precisions
     >>> print(given_limit(m, "trace(inv(S*Z*Z.T*S.T/n + gamma*I(p)))", {"c": 1, "gamma": 1}, digits=40))
     0.6180339887498948482045868343656381177203
+    >>> flint.ctx.prec = prec
     """
     # optional dependency (flint)
     import flint
