@@ -139,7 +139,14 @@ def measure(quick: bool = False) -> dict:
 
 
 def verdicts(res: dict, row) -> None:
-    """Add the density rows (measured ratio against its target) to the bench's verdict table through ``row``."""
+    """Add the density rows (measured ratio against its target) to the bench's verdict table through ``row``
+    (``row(name, value, target, met, note)``; ``met`` is ``None`` for a quick run, judged at 400 points only).
+
+    >>> den = {"mp": {"points": 400, "seconds": 1.5}, "tanh": {"points": 400, "seconds": 12.0}}
+    >>> verdicts({"density": den}, lambda *r: print(r[1], r[2], r[3]))
+    1.5 <= 2.0 s (400 points) True
+    12.0 <= 10.0 s (400 points) False
+    """
     den = res.get("density")
     if not den:
         return
@@ -161,7 +168,14 @@ def verdicts(res: dict, row) -> None:
 
 
 def report(res: dict, md) -> str:
-    """The density section of the bench report (Markdown tables drawn by ``md``); empty when not measured."""
+    """The density section of the bench report (Markdown tables drawn by ``md``); empty when not measured.
+
+    >>> den = {"mp": {"points": 400, "seconds": 1.5, "support": [[0.09, 2.9]], "atoms": [{"x": 0.0, "mass": 0.5}]}}
+    >>> print(report({"density": den}, lambda header, rows: f"{header[0]}: {rows[0][0]}, {rows[0][2]} s").strip())
+    ### Spectral densities (15 digits, warm, seconds)
+    <BLANKLINE>
+    matrix: mp, 1.5 s
+    """
     den = res.get("density")
     if not den:
         return ""

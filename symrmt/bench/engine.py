@@ -42,7 +42,13 @@ TARGETS = {"engine_warm_s": 0.2, "engine_first_compile_s": 5.0}
 
 
 def closed_form(c: str, gamma: str, dps: int = 50):
-    """``sum_k m(r_k) / (3 r_k^2)`` over the cube roots ``r_k`` of ``-gamma`` (independent of the engine)."""
+    """``sum_k m(r_k) / (3 r_k^2)`` over the cube roots ``r_k`` of ``-gamma`` (independent of the engine): the limit
+    of :data:`EXPR`, ``tau((W^3 + gamma)^{-1})`` with ``W = Z^T Z/n``, by partial fractions of ``1/(x^3 + gamma)``
+    and the Marchenko-Pastur resolvent ``m``, at ``dps`` digits (``c``, ``gamma``: decimal or fraction text).
+
+    >>> mpmath.nstr(closed_form("1/2", "1", 20), 20)
+    '0.79250787006294197323'
+    """
     def q(text):
         a, _, b = text.partition("/")
         return mpmath.mpf(a) / (mpmath.mpf(b) if b else 1)
@@ -190,7 +196,13 @@ def batched_form(m, expr, base: dict, points: int) -> dict:
 
 
 def measure(quick: bool, run_worker) -> dict:
-    """Cold (fresh cache folder) and warm-cache processes; ``run_worker(kind, spec, env, timeout)``."""
+    """Cold (fresh cache folder) and warm-cache processes; ``run_worker(kind, spec, env, timeout)`` runs one
+    (``quick``: two warm points).  Returns ``{"expression", "digits", "cold_cache", "warm_cache"}``.
+
+    >>> r = measure(True, lambda kind, spec, env, timeout: (kind, spec["warm_points"], sorted(env)))
+    >>> r["cold_cache"], r["digits"]
+    (('engine', 2, ['SYMRMT_CACHE_DIR', 'SYMRMT_NO_CACHE']), 30)
+    """
     spec = {"warm_points": 2 if quick else len(WARM)}
     with tempfile.TemporaryDirectory(prefix="symrmt-bench-engine-") as fresh:
         cold = run_worker("engine", spec, {"SYMRMT_CACHE_DIR": fresh, "SYMRMT_NO_CACHE": "0"}, 900)
@@ -199,7 +211,16 @@ def measure(quick: bool, run_worker) -> dict:
 
 
 def verdicts(res: dict, row) -> None:
-    """Add the engine's rows to the targets table (``row(name, value, target, met, note)``)."""
+    """Add the engine's rows to the targets table (``row(name, value, target, met, note)``); the quadratic-form,
+    ``E_A``, curve, batch and parts rows only where they were measured.
+
+    >>> cold = {"blocks": [2, 2], "warm_median_s": 0.05, "first_s": 3.0, "agree_digits_min": 31.2}
+    >>> verdicts({"engine": {"cold_cache": cold, "warm_cache": {"first_s": 0.4}}}, lambda *r: print(r[1], r[2], r[3]))
+    0.05 <= 0.2 s True
+    3.0 <= 5.0 s True
+    0.4  None
+    31.2 >= 30 True
+    """
     eng = res.get("engine")
     if not eng:
         return
@@ -246,7 +267,14 @@ def verdicts(res: dict, row) -> None:
 
 
 def report(res: dict, md) -> str:
-    """The engine's section of the Markdown report (``md(header, rows)`` makes a table)."""
+    """The engine's section of the Markdown report (``md(header, rows)`` makes a table); empty when not measured.
+
+    >>> run = {"import_s": 0.5, "first_s": 3.0, "warm_median_s": 0.05, "warm_s": [0.05, 0.06], "blocks": [2, 2],
+    ...        "agree_digits_min": 31.2}
+    >>> eng = {"expression": EXPR, "digits": 30, "cold_cache": run, "warm_cache": run}
+    >>> report({"engine": eng}, lambda header, rows: f"{len(rows)} rows").splitlines()[-1]
+    'Worst agreement with the closed form over the later points: 31.2 digits.'
+    """
     eng = res.get("engine")
     if not eng:
         return ""

@@ -153,7 +153,13 @@ def _snr_components_s(c, snr, repeats: int) -> dict:
 
 
 def grid_points(kind: str, k: int):
-    """The ``k x k`` grid ``kind`` ("c_snr" or "cos_snr") as the dict :func:`solve_grid` takes."""
+    """The ``k x k`` grid ``kind`` ("c_snr" or "cos_snr") as the dict :func:`solve_grid` takes: ``c`` log-spaced
+    from 1/16 to 4 (or ``1/2`` with the cosine of the signal and the weights from 0 to 1), ``snr`` from 0 to 8.
+
+    >>> g = grid_points("c_snr", 3)
+    >>> sorted(g), g["c"].shape, g["snr"][:, 0].tolist(), g["c"][0].round(6).tolist()
+    (['c', 'gamma', 'snr'], (3, 3), [0.0, 4.0, 8.0], [0.0625, 0.5, 4.0])
+    """
     s = np.linspace(0, 8, k)
     if kind == "c_snr":
         c = np.exp(np.linspace(math.log(1 / 16), math.log(4), k))
@@ -278,7 +284,18 @@ def run(quick: bool, env: dict, run_sub, say) -> dict:
 
 
 def verdicts(res: dict, row) -> None:
-    """Add the fast path's target rows through ``row(what, value, target, met, note)``."""
+    """Add the fast path's target rows through ``row(what, value, target, met, note)`` (``met`` is ``None`` for a
+    quick run: the times are judged on the full one).
+
+    >>> v = {"end_to_end_s": 2.0, "mpmath_grid_s": 900.0, "speedup": 450.0,
+    ...      "accuracy": {"points": 20, "max_gap": 1e-13, "fallbacks": 0}}
+    >>> res = {"quick": True, "fast": {"grid": 200, "c_snr": v, "cos_snr": v, "figure_s": None}}
+    >>> verdicts(res, lambda *r: print(r[1], r[3]))
+    2.0 None
+    1e-13 True
+    2.0 None
+    1e-13 True
+    """
     fast = res["fast"]
     full = not res["quick"]
     k = fast["grid"]

@@ -60,6 +60,14 @@ def measure(quick: bool = False) -> dict:
 
 
 def verdicts(res: dict, row) -> None:
+    """Add the finite-n rows (the worst CPU time per point and the fewest digits, against :data:`TARGETS`) to the
+    bench's verdict table through ``row(name, value, target, met, note)``; nothing when not measured.
+
+    >>> fin = {"points": [{"c": "1/2", "gamma": "1", "s": 0.9, "cpu_s": 0.8}], "digits": [{"digits": 15.6}]}
+    >>> verdicts({"finite_n": fin}, lambda *r: print(r[1], r[2], r[3]))
+    0.8 <= 2.0 s True
+    15.6 >= 15 True
+    """
     fin = res.get("finite_n")
     if not fin:
         return
@@ -73,6 +81,18 @@ def verdicts(res: dict, row) -> None:
 
 
 def report(res: dict, md) -> str:
+    """The finite-n section of the bench report (Markdown tables drawn by ``md(header, rows)``); empty when not
+    measured.
+
+    >>> report({}, None)
+    ''
+    >>> fin = {"points": [{"c": "1/2", "gamma": "1", "s": 0.9, "cpu_s": 0.8, "value": 0.5, "discretization_digits": 16}],
+    ...        "types": [{"types": 16, "s": 0.1, "cpu_s": 0.1}],
+    ...        "digits": [{"f": "tanh", "c": "1/2", "gamma": "1", "n": 1024, "snr": 4, "w2": 4, "types": 6,
+    ...                    "digits": 15.6, "reference_s": 3.0}]}
+    >>> report({"finite_n": fin}, lambda header, rows: f"{len(rows)} row(s)").count("row(s)")   # three tables
+    3
+    """
     fin = res.get("finite_n")
     if not fin:
         return ""

@@ -25,7 +25,12 @@ EXPRS = {"sum": "A.T*A + A2.T*A2", "A": "A.T*A", "A2": "A2.T*A2"}
 
 
 def model():
-    """The model with the two independent samples (``--dim d=phi*n, N=psi*n``)."""
+    """The model with the two independent samples (``--dim d=phi*n, N=psi*n``): the random-features forms
+    ``A`` and ``A2`` of :data:`EXPRS`, one per sample.
+
+    >>> sorted(model().vectors())   # beta and the noise of each sample
+    ['beta', 'e', 'e2']
+    """
     m = Model()
     m.dim("d", "phi*n")
     m.dim("N", "psi*n")
@@ -59,7 +64,16 @@ def measure(quick: bool = False) -> dict:
 
 
 def report(res: dict, md) -> str:
-    """The section of the Markdown report."""
+    """The section of the Markdown report (drawn by ``md(header, rows)``); empty when the parts were not measured.
+
+    >>> parts = {k: {"unknowns": [3], "first_s": 1.0, "later_s": 0.5} for k in ("sum", "A", "A2")}
+    >>> parts.update(ratio_first=0.5, ratio_later=0.5)
+    >>> text = report({"engine": {"cold_cache": {"parts": parts}}}, lambda header, rows: f"{len(rows)} rows")
+    >>> text.splitlines()[-1]
+    'sum / (A + A2): first point 0.50, later point 0.50.'
+    >>> report({}, None)
+    ''
+    """
     p = res.get("engine", {}).get("cold_cache", {}).get("parts")
     if not p:
         return ""

@@ -113,7 +113,16 @@ def worker(spec: dict) -> dict:
 
 
 def measure(quick: bool, run_worker) -> dict:
-    """Each mode in its own process (``run_worker(kind, spec, env, timeout)``); ``None`` without python-flint."""
+    """Each mode in its own process (``run_worker(kind, spec, env, timeout)``); a ``skipped`` entry without
+    python-flint.  Returns the plain and proved model points with their ratios, the engine's and the small
+    trace's (``quick``: the cubed Wishart instead of the seventh power).
+
+    >>> def run_worker(kind, spec, env, timeout):   # a proof twice as slow at its first point
+    ...     return {"first_s": 2.0 if spec.get("mode") == "prove" else 1.0, "warm_s": 1.0}
+    >>> r = measure(True, run_worker)
+    >>> r["model"]["ratio_first"], r["model"]["ratio_warm"], r["expression"]
+    (2.0, 1.0, 'trace(inv(Z.T*Z*Z.T*Z*Z.T*Z/n**3 + gamma*I(n)))')
+    """
     try:
         import flint  # noqa: F401
     except ImportError:
@@ -130,7 +139,15 @@ def measure(quick: bool, run_worker) -> dict:
 
 
 def verdicts(res: dict, row) -> None:
-    """Add the proof rows (``prove=True`` over unproved, model and engine) to the verdict table through ``row``."""
+    """Add the proof rows (``prove=True`` over unproved, model and engine) to the verdict table through ``row``
+    (``row(name, value, target, met, note)``); nothing when not measured or skipped.
+
+    >>> pr = {"model": {"ratio_first": 1.5, "ratio_warm": 2.0}, "engine": {"unknowns": 18, "prove_s": 4.0}}
+    >>> verdicts({"prove": pr}, lambda *r: print(r[1], r[3]))   # quick: the 18-unknown engine value is not judged
+    1.5 True
+    2.0 True
+    4.0 None
+    """
     pr = res.get("prove")
     if not pr or "skipped" in pr:
         return
@@ -151,7 +168,14 @@ def verdicts(res: dict, row) -> None:
 
 
 def report(res: dict, md) -> str:
-    """The proved digits' section of the Markdown report."""
+    """The proved digits' section of the Markdown report (``md(header, rows)`` makes a table); the reason when
+    python-flint is missing, empty when not measured.
+
+    >>> print(report({"prove": {"skipped": "python-flint is not installed"}}, None).strip())
+    ### Proved digits
+    <BLANKLINE>
+    Not measured: python-flint is not installed.
+    """
     pr = res.get("prove")
     if not pr:
         return ""

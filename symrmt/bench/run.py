@@ -75,7 +75,11 @@ TARGETS = {
 
 
 def curve_gammas(k: int) -> list[str]:
-    """``k`` log-spaced gammas from 1e-3 to 1e2, as exact decimal strings."""
+    """``k`` log-spaced gammas from 1e-3 to 1e2, as exact decimal strings.
+
+    >>> curve_gammas(6)
+    ['0.001', '0.01', '0.1', '1', '10', '100']
+    """
     return [f"{10 ** (-3 + 5 * i / (k - 1)):.6g}" for i in range(k)]
 
 

@@ -27,7 +27,14 @@ PROVED_PASSES = 1
 
 
 def ball_truths(names, pt, digits: int) -> dict:
-    """Proved balls of the quantities ``names`` at the exact point ``pt``."""
+    """Proved balls of the quantities ``names`` at the exact point ``pt`` (name -> ball; ``digits`` asked), at
+    the current working precision; the proofs' :class:`~symrmt.errors.ProofError` when one fails.
+
+    >>> with P.working_bits(P.bits_for(12, 20)):   # m = (sqrt(5) - 1)/2 at c = gamma = 1; E_RR(0+) = 0 for c >= 1
+    ...     b = ball_truths(["m", "E_RR0"], {"c": Fraction(1), "gamma": Fraction(1), "snr": Fraction(0)}, 12)
+    ...     print(b["m"].mid().str(20, radius=False), b["E_RR0"])
+    0.61803398874989484820 0
+    """
     out, att = {}, None
     c, g = pt.get("c"), pt.get("gamma")
     for name in names:

@@ -42,7 +42,15 @@ def _line(a: Fraction, b: Fraction, k: int, log: bool) -> list[Fraction]:
 
 def float_values(pts: list[dict], names) -> tuple[list[dict], list[float]] | None:
     """The package's float values of ``names`` at ``pts`` (one ``(a1, nu, d)``), with error estimates;
-    ``None`` when the float path does not cover them."""
+    ``None`` when the float path does not cover them.
+
+    >>> from fractions import Fraction
+    >>> vals, est = float_values([{"c": Fraction(1), "gamma": Fraction(g)} for g in (1, 2)], ["E_RR"])
+    >>> [round(float(v["E_RR"]), 12) for v in vals], max(est) < 1e-14   # -gamma^2 m'(gamma): 1/sqrt(5), 1/sqrt(3)
+    ([0.4472135955, 0.57735026919], True)
+    >>> float_values([{"c": Fraction(1)}], ["E_A0"]) is None
+    True
+    """
     if not set(names) <= FLOAT_QUANTITIES | {"m", "E_RR0"}:
         return None
     base = pts[0]
@@ -59,8 +67,20 @@ def bracket(gap_with, status_at, names, pt_fail: dict, p: str, v_pass, thr: floa
     """``(fail_value, pass_value)`` along ``p`` from ``pt_fail`` towards ``v_pass``, or ``None``.
 
     ``gap_with(pt, values)`` is the candidate's gap at ``pt`` given float values of the
-    quantities (``None`` where undefined); ``status_at(pt)`` the certified mpmath
-    status (True = passes) used to confirm both ends.
+    quantities ``names`` (``None`` where undefined); ``status_at(pt)`` the certified mpmath
+    status (True = passes) used to confirm both ends; ``thr`` the gap threshold, ``k`` the points of the
+    line (geometric in ``gamma``, and in ``c`` when both ends are positive).  A point fails where its gap
+    exceeds ``10 thr`` and passes below ``thr/10``: the bracket is two neighbouring points, one of each.
+
+    Examples
+    --------
+    >>> from fractions import Fraction
+    >>> def gap_with(pt, values):   # a claim that holds only for gamma <= 1/10
+    ...     return 1.0 if pt["gamma"] > Fraction(1, 10) else 0.0
+    >>> lo, hi = bracket(gap_with, lambda pt: pt["gamma"] <= Fraction(1, 10), ["E_RR"],
+    ...                  {"c": Fraction(1), "gamma": Fraction(1)}, "gamma", Fraction(1, 100), 0.01, k=17)
+    >>> float(lo) > 0.1 >= float(hi), float(hi)
+    (True, 0.1)
     """
     if p not in LINE_PARAMS:
         return None

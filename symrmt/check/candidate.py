@@ -207,12 +207,22 @@ def parse_candidate(quantity: str, text: str, kind: str = "value", syntax: str =
 
 
 def quantities_in(expr):
-    """The names of the package's quantities (``E_A``, ``E_RR``, ...) that occur in the SymPy ``expr``."""
+    """The names of the package's quantities (``E_A``, ``E_RR``, ...) that occur in the SymPy ``expr``.
+
+    >>> lhs, rhs = parse_candidate("E_A", "E_A = E_RR + E_A0", kind="identity")
+    >>> quantities_in(lhs), quantities_in(rhs)
+    (['E_A'], ['E_RR', 'E_A0'])
+    """
     return [name for name, s in QUANTITY_SYMBOLS.items() if s in expr.free_symbols]
 
 
 def params_of(quantity: str, lhs, rhs):
-    """Parameters that must be drawn: those of every quantity involved (and of the claim's own)."""
+    """Parameters that must be drawn: those of every quantity involved (and of the claim's own), in the order
+    of the vocabulary; ``lhs``, ``rhs``: the parsed claim.
+
+    >>> params_of("E_RR0", *parse_candidate("E_RR0", "(1 - c)/2"))
+    ['c', 'snr']
+    """
     names = set(QUANTITIES[quantity].params)
     for qn in quantities_in(lhs) + quantities_in(rhs):
         names |= set(QUANTITIES[qn].params)
@@ -243,7 +253,11 @@ _WHERE_ITEM = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s*(<=|>=|==|=|<|>)\s*([^
 
 class WhereBound(NamedTuple):
     """The ``where`` conditions on one parameter: ``low < x`` (``low <= x`` unless ``low_strict``), ``x < high``
-    likewise, or ``x = fixed``; ``None`` where there is no such condition."""
+    likewise, or ``x = fixed``; ``None`` where there is no such condition (:func:`parse_where` builds them).
+
+    >>> WhereBound(None, False, Fraction(1), True, None)   # c < 1
+    WhereBound(low=None, low_strict=False, high=Fraction(1, 1), high_strict=True, fixed=None)
+    """
 
     low: Fraction | None
     low_strict: bool
@@ -297,7 +311,15 @@ _NONNEGATIVE = ("snr", "wk2", "wq2", "nu")
 
 
 def check_where_domain(wh) -> None:
-    """Conditions that leave nothing of the model's domain (``c, gamma > 0``; ``snr, wk2, wq2, nu >= 0``)."""
+    """Conditions that leave nothing of the model's domain (``c, gamma > 0``; ``snr, wk2, wq2, nu >= 0``):
+    :class:`~symrmt.errors.ParameterError`; returns ``None`` otherwise.  ``wh``: as from :func:`parse_where`.
+
+    >>> check_where_domain(parse_where("c<1, snr=0"))
+    >>> check_where_domain(parse_where("c<0"))
+    Traceback (most recent call last):
+        ...
+    symrmt.errors.ParameterError: where: the conditions on c leave no values with c > 0
+    """
     for name, (_lo, _los, hi, his, fixed) in wh.items():
         if name in _POSITIVE + _NONNEGATIVE:
             strict = name in _POSITIVE
@@ -325,7 +347,11 @@ def in_bounds(x, bound) -> bool:
 
 
 def where_str(where: dict) -> str:
-    """The ``where`` bounds ``{name: (lo, lo_strict, hi, hi_strict, fixed)}`` as text."""
+    """The ``where`` bounds ``{name: (lo, lo_strict, hi, hi_strict, fixed)}`` as text.
+
+    >>> where_str(parse_where("c<1, gamma>=1/100, snr=0"))
+    'c < 1, gamma >= 1/100, snr = 0'
+    """
     parts = []
     for name, (lo, los, hi, his, fixed) in where.items():
         if fixed is not None:

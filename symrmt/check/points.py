@@ -21,7 +21,11 @@ from symrmt.models.attention.theory import attention_limit, ridge_limit
 
 class Evaluation(NamedTuple):
     """The candidate at one point: relative ``gap`` (None where undefined, with the reason ``why``), its two
-    sides, and the package's values ``truths`` (quantity name -> mpf)."""
+    sides, and the package's values ``truths`` (quantity name -> mpf).  :meth:`Evaluator.gap` gives the first four.
+
+    >>> Evaluation(None, None, None, "candidate undefined", {})._fields
+    ('gap', 'lhs', 'rhs', 'why', 'truths')
+    """
 
     gap: object
     lhs: object
@@ -31,7 +35,12 @@ class Evaluation(NamedTuple):
 
 
 class PointResult(NamedTuple):
-    """An :class:`Evaluation` with the ``point`` (parameter name -> Fraction) it was made at."""
+    """An :class:`Evaluation` with the ``point`` (parameter name -> Fraction) it was made at.
+
+    >>> r = PointResult({"c": Fraction(1, 2)}, mpmath.mpf(0), mpmath.mpf(1), mpmath.mpf(1), None, {})
+    >>> r.point, r.why
+    ({'c': Fraction(1, 2)}, None)
+    """
 
     point: dict
     gap: object
@@ -45,7 +54,11 @@ class PointResult(NamedTuple):
 # drawing points
 # ---------------------------------------------------------------------------
 def round_sig(x: float, sig: int = 4) -> Fraction:
-    """``x`` rounded to ``sig`` significant digits, as the exact rational of that decimal."""
+    """``x`` rounded to ``sig`` significant digits, as the exact rational of that decimal.
+
+    >>> round_sig(2 / 3), round_sig(123456.0, 2)
+    (Fraction(6667, 10000), Fraction(120000, 1))
+    """
     return Fraction(f"{x:.{sig}g}")
 
 
@@ -93,7 +106,15 @@ def _draw_one(name, rng, where, lo=None, hi=None, scale=None, atom=None):
 
 def draw_point(params, rng, where, gamma_low):
     """A seeded random point ``{name: Fraction}`` of ``params`` inside the ``where`` bounds (short decimals),
-    ``gamma`` not below ``gamma_low``; raises ``ParameterError`` when the bounds leave no point."""
+    ``gamma`` not below ``gamma_low``, drawn with the NumPy generator ``rng``; raises ``ParameterError`` when the
+    bounds leave no point.
+
+    >>> import numpy as np
+    >>> from symrmt.check.candidate import parse_where
+    >>> pt = draw_point(["c", "gamma"], np.random.default_rng(0), parse_where("c<1"), 0.01)
+    >>> sorted(pt), pt["c"] < 1, pt["gamma"] >= Fraction(1, 100)
+    (['c', 'gamma'], True, True)
+    """
     pt = {}
     for _ in range(200):
         pt = {}
@@ -185,7 +206,11 @@ def mp_root_value(c, g, dps):
 
 
 def ridgeless_ridge_exact(c: Fraction, snr: Fraction):
-    """``E_RR(0+)``: ``(1-c)/(1+snr)`` for ``c < 1``, ``0`` for ``c >= 1`` (exact rationals)."""
+    """``E_RR(0+)``: ``(1-c)/(1+snr)`` for ``c < 1``, ``0`` for ``c >= 1`` (exact rationals).
+
+    >>> ridgeless_ridge_exact(Fraction(1, 2), Fraction(1)), ridgeless_ridge_exact(Fraction(2), Fraction(1))
+    (Fraction(1, 4), Fraction(0, 1))
+    """
     return (1 - c) / (1 + snr) if c < 1 else Fraction(0)
 
 
@@ -210,7 +235,13 @@ def _ridgeless_attention(pt, digits):
 
 
 def truth_values(names, pt, digits):
-    """The package's values of the quantities ``names`` at ``pt`` (mpf, ``digits`` certified digits)."""
+    """The package's values of the quantities ``names`` at ``pt`` (mpf, ``digits`` certified digits); the
+    solvers' errors when a value cannot be certified.
+
+    >>> tv = truth_values(["m", "E_RR0"], {"c": Fraction(1), "gamma": Fraction(1), "snr": Fraction(0)}, 12)
+    >>> mpmath.nstr(tv["m"], 12), tv["E_RR0"]   # (sqrt(5) - 1)/2 at c = gamma = 1, and 0 for c >= 1
+    ('0.61803398875', mpf('0.0'))
+    """
     out = {}
     att = None
     for name in names:
@@ -236,7 +267,17 @@ def truth_values(names, pt, digits):
 # candidate evaluation and gap
 # ---------------------------------------------------------------------------
 class Evaluator:
-    """Compiled (mpmath) ``lhs``, ``rhs`` and their additive terms."""
+    """Compiled (mpmath) ``lhs``, ``rhs`` and their additive terms; :meth:`gap` evaluates them at a point
+    with the package's values.
+
+    >>> from symrmt.check.candidate import parse_candidate
+    >>> ev = Evaluator(*parse_candidate("m", "gamma*m^2 + (gamma + c - 1)*m = 1", kind="equation"))
+    >>> with mpmath.workdps(30):
+    ...     m = (mpmath.sqrt(5) - 1) / 2   # the Marchenko-Pastur root at c = gamma = 1
+    >>> gap, lhs, rhs, why = ev.gap({"c": Fraction(1), "gamma": Fraction(1)}, {"m": m}, 30)
+    >>> bool(gap < 1e-25), why
+    (True, None)
+    """
 
     def __init__(self, lhs, rhs):
         self.syms = [PARAM_SYMBOLS[n] for n in VOCABULARY] + [QUANTITY_SYMBOLS[n] for n in QUANTITIES]

@@ -23,6 +23,9 @@ def run_limited(fn, args, timeout: float):
 
     The package's one time limit (:func:`symrmt.parsing.run_limited` with ``isolate=True``);
     the result must be picklable, and an error of ``fn`` is reported as an ``ArithmeticError``.
+
+    >>> run_limited(pow, (2, 10), 5)
+    1024
     """
     try:
         return _run_limited(fn, args, timeout, what="symbolic attempt", isolate=True, error=SymbolicTimeout)
@@ -79,7 +82,12 @@ def _mp_polynomial():
 
 def ridgeless_branches(where):
     """``[(label, c substitution, {symbol: value})]`` for the branches ``c < 1``, ``c > 1`` of the ridgeless
-    closed forms that ``where`` allows: ``E_RR0`` and, at ``snr = 0``, ``E_A0``."""
+    closed forms that ``where`` allows: ``E_RR0`` and, at ``snr = 0``, ``E_A0``.
+
+    >>> from symrmt.check.candidate import parse_where
+    >>> [b[0] for b in ridgeless_branches(parse_where("c<1"))], [b[0] for b in ridgeless_branches({})]
+    (['c < 1'], ['c < 1', 'c > 1'])
+    """
     u = sp.Symbol("u", positive=True)
     b = where.get("c", WhereBound(None, False, None, False, None))
     out = []
@@ -100,7 +108,12 @@ def ridgeless_branches(where):
 def exact_quantities(wh):
     """Quantities with an exact form under the conditions ``wh``: ``E_RR``, ``m``, ``E_RR0``, and ``E_A0`` when
     ``where`` fixes ``snr = 0`` (noise only: ``E_A(0+) = 1 - c`` for ``c < 1``, ``0`` for ``c > 1``, for every
-    ``a1, nu, d`` and weights; :func:`symrmt.models.attention.closed_forms.ridgeless.noise_only_error`)."""
+    ``a1, nu, d`` and weights).
+
+    >>> from symrmt.check.candidate import parse_where
+    >>> sorted(exact_quantities({})), sorted(exact_quantities(parse_where("snr=0")))
+    (['E_RR', 'E_RR0', 'm'], ['E_A0', 'E_RR', 'E_RR0', 'm'])
+    """
     out = {q for q, Q in QUANTITIES.items() if Q.exact}
     snr = wh.get("snr")
     if snr is not None and snr.fixed == 0:
@@ -109,8 +122,17 @@ def exact_quantities(wh):
 
 
 def prove_difference(F, fixed, branches, timeout):
-    """Try to prove ``F = 0`` (``F`` in the parameters, ``m`` and the exact quantities).  Returns
-    ``("proved", detail)`` or ``("not proved", reason)``.  Runs in a child (time limit per branch)."""
+    """Try to prove ``F = 0`` (``F`` in the parameters, ``m`` and the exact quantities) at the ``fixed`` values,
+    on each of the ``branches`` (as from :func:`ridgeless_branches`, else ``[("", None, None)]``).  Returns
+    ``("proved", detail)`` or ``("not proved", reason)``.  Runs in a child (time limit ``timeout`` s per branch).
+
+    >>> from symrmt.check.vocabulary import PARAM_SYMBOLS, QUANTITY_SYMBOLS
+    >>> c, g, m = PARAM_SYMBOLS["c"], PARAM_SYMBOLS["gamma"], QUANTITY_SYMBOLS["m"]
+    >>> prove_difference(g * m**2 + (g + c - 1) * m - 1, {}, [("", None, None)], 10)   # m's own quadratic
+    ('proved', 'reduced to 0 modulo the Marchenko-Pastur quadratic (m irrational over Q(c, gamma))')
+    >>> prove_difference(g * m**2 + (g + c - 1) * m - 1 + c / 100, {}, [("", None, None)], 10)
+    ('not proved', 'nonzero remainder modulo the Marchenko-Pastur quadratic')
+    """
     details = []
     for label, csub, rr0 in branches:
         try:
@@ -166,7 +188,17 @@ def _prove_branch(F, fixed, csub, ridgeless):
 
 
 def exact_at(F, pt):
-    """``F`` at the exact point ``pt``, the true values as algebraic numbers: ``(nonzero?, value, how)``."""
+    """``F`` at the exact point ``pt``, the true values as algebraic numbers: ``(nonzero?, value, how)``
+    (``(None, None, reason)`` where it cannot be decided).
+
+    >>> from symrmt.check.vocabulary import PARAM_SYMBOLS, QUANTITY_SYMBOLS
+    >>> c, g, m = PARAM_SYMBOLS["c"], PARAM_SYMBOLS["gamma"], QUANTITY_SYMBOLS["m"]
+    >>> exact_at(g * m**2 + (g + c - 1) * m - 1, {"c": Fraction(1), "gamma": Fraction(1)})
+    (False, '0', 'exact zero')
+    >>> nonzero, value, how = exact_at(g * m**2 + (g + c - 1) * m - 1 + c / 100, {"c": Fraction(1), "gamma": Fraction(1)})
+    >>> nonzero, value[-20:], how   # c/100 = 1/100 exactly
+    (True, '≈ 0.0100000000000000', 'exact: a nonzero algebraic number, minimal polynomial of degree 1')
+    """
     subs = {PARAM_SYMBOLS[n]: sp.Rational(v.numerator, v.denominator) for n, v in pt.items()}
     rr0 = ridgeless_ridge_exact(pt["c"], pt.get("snr", Fraction(0))) if "c" in pt else None
     vals = {}

@@ -95,12 +95,28 @@ def mc_at(quantity, pt, cand_value, truth_value, n=256, trials=8, seed=0):
 
 
 def find_region(params, fails, passes, evaluate, thr, wh, attention, fast=None):
-    """Boundaries of the failing region (see the module docstring).
+    """Boundaries of the failing region (see the module docstring): ``params`` drawn, the failing and passing
+    :class:`~symrmt.check.points.PointResult` lists, ``evaluate(pt)`` (an object with the ``gap``), the gap
+    threshold ``thr``, the ``where`` bounds ``wh`` and ``attention`` (fewer bisection steps).  Returns
+    ``{"summary", "boundaries", "limits", "exact"}``.
 
     ``fast(status_at, pt_fail, p, v_pass)``, when given, brackets the boundary on the float64
     path first (:func:`symrmt.check.bracket.bracket`, both ends confirmed by mpmath, then
     bisected in mpmath inside the bracket); where it returns ``None`` the mpmath bisection
-    runs as before."""
+    runs as before.
+
+    Examples
+    --------
+    >>> from types import SimpleNamespace
+    >>> from symrmt.check.points import PointResult
+    >>> def evaluate(pt):   # a claim that holds only for gamma <= 1/10
+    ...     return SimpleNamespace(gap=1.0 if pt["gamma"] > Fraction(1, 10) else 0.0)
+    >>> fails = [PointResult({"gamma": Fraction(1)}, 1.0, None, None, None, {})]
+    >>> passes = [PointResult({"gamma": Fraction(1, 100)}, 0.0, None, None, None, {})]
+    >>> r = find_region(["gamma"], fails, passes, evaluate, 1e-10, {}, False)
+    >>> r["summary"], r["boundaries"][0]["bracket"]
+    ('the candidate holds only in part of the domain; it fails for gamma > 0.1000', ['1/10', '5000351/50000000'])
+    """
     steps = 10 if attention else 16
 
     def status_at(pt):

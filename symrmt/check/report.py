@@ -224,7 +224,12 @@ def claim_tex(lhs, rhs, width: int | None = None) -> str:
 
 
 def claim_str(lhs, rhs) -> str:
-    """The claim ``lhs = rhs`` (SymPy expressions) as text, with the parameters by their plain names."""
+    """The claim ``lhs = rhs`` (SymPy expressions) as text, with the parameters by their plain names.
+
+    >>> from symrmt.check.candidate import parse_candidate
+    >>> claim_str(*parse_candidate("m", "gamma*m^2 + (gamma + c - 1)*m = 1", kind="equation"))
+    'gamma*m**2 + m*(c + gamma - 1) = 1'
+    """
     def s(e):
         return str(e.xreplace({v: sp.Symbol(k) for k, v in PARAM_SYMBOLS.items()}))
     return f"{s(lhs)} = {s(rhs)}"

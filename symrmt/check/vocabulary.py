@@ -30,7 +30,11 @@ ATT_NOGAMMA = tuple(p for p in ALL if p != "gamma")
 @dataclass(frozen=True)
 class Quantity:
     """A quantity ``symrmt check`` knows: its name, parameters, meaning, whether the package has an exact
-    form, and the default number of numeric points."""
+    form, and the default number of numeric points.
+
+    >>> QUANTITIES["E_RR"]
+    Quantity(name='E_RR', params=('c', 'gamma', 'snr'), meaning='ridge error E_RR(gamma)', exact=True, points=24)
+    """
 
     name: str
     params: tuple

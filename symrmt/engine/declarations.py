@@ -382,7 +382,7 @@ def check_expanded(node, what: str = "the expression") -> None:
     ...     W = m.let(f"W{k}", W * W)
     Traceback (most recent call last):
     ...
-    symrmt.parsing.ParseLimitError: let W10: written out (every let name replaced by its expression, every matrix power by its factors) it has more than 2000 nodes, above the limit 2000 (LIMITS['expanded_nodes']); a chain of lets that multiplies a matrix by itself doubles it at every step
+    symrmt.errors.ParseLimitError: let W10: written out (every let name replaced by its expression, every matrix power by its factors) it has more than 2000 nodes, above the limit 2000 (LIMITS['expanded_nodes']); a chain of lets that multiplies a matrix by itself doubles it at every step
     """
     cap = LIMITS["expanded_nodes"]
     if isinstance(node, Node) and expanded_size(node, cap) > cap:
@@ -393,21 +393,45 @@ def check_expanded(node, what: str = "the expression") -> None:
 
 
 def inv(m):
-    """``inv(x)`` of the language: the inverse of a matrix, ``x**-1`` of a scalar."""
+    """``inv(x)`` of the language: the inverse of a matrix (an :class:`Inverse` node), ``x**-1`` of a scalar (a
+    :class:`Power` node).
+
+    >>> from symrmt.engine import Model
+    >>> m = Model()
+    >>> _ = m.goe("G", "n")
+    >>> type(inv(m.expr("G"))).__name__, inv(m.expr("trace(G)"))
+    ('Inverse', Power(Trace(GOE('G', 'n')), -1))
+    """
     if isinstance(m, ScalarNode):
         return Power(m, -1)
     return Inverse(m)
 
 
 def sqrt(x):
-    """``sqrt(x)`` of the language: of a scalar only (a matrix is refused)."""
+    """``sqrt(x)`` of the language: of a scalar only (a :class:`Power` node; a matrix is refused with
+    :class:`ModelError`).
+
+    >>> from symrmt.engine import Model
+    >>> m = Model()
+    >>> _ = m.goe("G", "n")
+    >>> sqrt(m.expr("trace(G)"))
+    Power(Trace(GOE('G', 'n')), 1/2)
+    >>> sqrt(m.expr("G"))
+    Traceback (most recent call last):
+        ...
+    symrmt.errors.ModelError: sqrt() of a matrix is not supported (only of scalars such as sqrt(p))
+    """
     if isinstance(x, MatrixNode):
         raise ModelError("sqrt() of a matrix is not supported (only of scalars such as sqrt(p))")
     return Power(as_scalar(x), sp.Rational(1, 2))
 
 
 def number_node(q: Fraction) -> Const:
-    """A numeric literal of the restricted parser as an exact :class:`Const` node."""
+    """A numeric literal of the restricted parser (a :class:`~fractions.Fraction`) as an exact :class:`Const` node.
+
+    >>> number_node(Fraction(3, 4))
+    Const(3/4)
+    """
     return Const(sp.Rational(q.numerator, q.denominator))
 
 
@@ -442,7 +466,7 @@ def diff_of(*args):
     >>> diff_of(1, 2, 2)
     Traceback (most recent call last):
     ...
-    symrmt.engine.lang.matrices.ModelError: diff takes an expression and one parameter, diff(E, gamma), got 3 arguments; a second derivative is diff(diff(E, gamma), gamma)
+    symrmt.errors.ModelError: diff takes an expression and one parameter, diff(E, gamma), got 3 arguments; a second derivative is diff(diff(E, gamma), gamma)
     """
     if len(args) != 2:
         raise ModelError(f"diff takes an expression and one parameter, diff(E, gamma), got {len(args)} argument"

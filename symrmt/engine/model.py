@@ -50,7 +50,8 @@ H = \left(\left[\begin{matrix}H_{2,2} - 1 & 0\\0 & H_{1,1} c - \gamma...
 >>> m.limit("trace(inv(Z.T*Z + gamma*I(n)))", at={"c": "1/2", "gamma": 1})
 Traceback (most recent call last):
 ...
-symrmt.engine.lang.matrices.ModelError: the terms of a sum have different orders in n (n^1 and n^0); ...
+symrmt.errors.ModelError: the terms of a sum have different orders in n (n^1 and n^0); the limit would not be O(1)
+-- check the scalings (a missing /n or /sqrt(n)?)
 """
 
 from __future__ import annotations
@@ -213,7 +214,7 @@ class Model(_model.Model):
         ------
         ModelError
             The expression is not in the grammar or its limit is not O(1).
-        symrmt.models.attention.solver.SolverError
+        symrmt.errors.SolverError
             The homotopy or Newton failed (the message carries the residual), the digits could
             not be certified (``PrecisionError``), a sanity bound fails (``BranchError``), or the solve
             ran past ``LIMITS["solve_seconds"]`` (:class:`symrmt.core.budget.SolveTimeLimit`, naming the stage).
@@ -347,7 +348,7 @@ class Model(_model.Model):
         fields = certified_limit(plan, values, digits)
         solvers, certificate, hermitized = fields.pop("solvers"), fields.pop("certificate"), fields.pop("hermitized")
         result = TraceLimit(**fields)
-        result.solvers = solvers  # the checked homotopy starts (symrmt.models.attention.prove reuses them)
+        result.solvers = solvers  # the checked homotopy starts (symrmt.engine.prove reuses them)
         result.certificate, result.hermitized = certificate, hermitized
         if prove:
             with paused():  # the proof has its own bounds (boxes, steps)
@@ -510,7 +511,15 @@ def _has_vectors(expr) -> bool:
 
 class Views(list):
     """A list of per-trace views that also prints as a whole: :meth:`latex` joins them, and
-    :meth:`matrix` is the one view's matrix when the expression holds a single trace."""
+    :meth:`matrix` is the one view's matrix when the expression holds a single trace (else
+    :class:`ModelError`).  :meth:`Model.pencil`, :meth:`Model.forms` and :meth:`Model.equations` return one.
+
+    >>> m = Model()
+    >>> _ = m.goe("G", "n")
+    >>> views = m.pencil("trace(inv(G/sqrt(n) - z*I(n)))")
+    >>> len(views), views.matrix().shape
+    (1, (1, 1))
+    """
 
     def latex(self) -> str:
         return "\n\n".join(v.latex() for v in self)
@@ -522,7 +531,15 @@ class Views(list):
 
 
 class PencilView:
-    """The pencil ``L = u Q^{-1} v`` of one trace, printable as a SymPy block matrix."""
+    """The pencil ``L = u Q^{-1} v`` of one trace (a plan's trace), printable as a SymPy block matrix
+    (:meth:`matrix`, :meth:`latex`) with its constant row and column (:meth:`vectors`).
+
+    >>> m = Model()
+    >>> _ = m.gaussian("Z", "n", "n")
+    >>> view = m.pencil("trace(inv(Z.T*Z/n + gamma*I(n)))")[0]
+    >>> view, view.size
+    (PencilView(2 blocks: ['n', 'n']), 2)
+    """
 
     def __init__(self, trace):
         self.trace = trace
@@ -559,7 +576,17 @@ def _leaf_symbol(leaf, block):
 
 
 class EquationsView:
-    """The fixed point ``H = (L_0 - eta(H))^{-1}`` of one trace (SymPy matrices and LaTeX)."""
+    """The fixed point ``H = (L_0 - eta(H))^{-1}`` of one trace (SymPy matrices and LaTeX): :meth:`matrices`,
+    :meth:`matrix`, :meth:`residual` and :meth:`latex`.
+
+    >>> m = Model()
+    >>> _ = m.gaussian("Z", "n", "n")
+    >>> view = m.equations("trace(inv(Z.T*Z/n + gamma*I(n)))")[0]   # the Marchenko-Pastur system
+    >>> view.matrix()
+    Matrix([
+    [H_2_2 - 1,             0],
+    [        0, H_1_1 - gamma]])
+    """
 
     def __init__(self, trace):
         self.system = trace.system

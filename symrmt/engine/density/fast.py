@@ -467,13 +467,26 @@ def _follow(h, dh, t1, prepare, branch=None, first=1 / 8, max_rounds=None):
 
 
 def solve_points(solver, xs, scale):
-    """The fixed point at ``z = x`` for every ``x`` of ``xs`` (floats), in one complex128 batch.
+    """The fixed point at ``z = x`` for every ``x`` of ``xs`` (floats), in one complex128 batch; ``solver``: the
+    :class:`~symrmt.engine.density.resolvent.ResolventSolver`, ``scale``: the grid's largest ``|x|`` (it sets
+    the start height).
 
     Returns ``(h, tau, good, rooted)``: the roots ``(N, m)``, ``tau`` at them, the mask of the points that
     passed every check of the module docstring, the conditioning's or else the refinement's (:func:`_refine`,
     whose root and ``tau`` are returned; the others must go to the certified path), and the mask of those that
     passed every check but the conditioning (their root is the certified path's float64 root, the start of its
     certification: only its digits are too few).
+
+    Examples
+    --------
+    >>> from symrmt.engine import Model
+    >>> from symrmt.engine.density.resolvent import ResolventSolver
+    >>> m = Model()
+    >>> _ = m.goe("G", "n")
+    >>> plan = m.plan("trace(inv(G/sqrt(n) - z*I(n)))")   # the semicircle: (-x + i sqrt(4 - x^2))/2
+    >>> h, tau, good, rooted = solve_points(ResolventSolver(plan, plan.params[0], {}), [0.0, 1.0, 3.0], 3.0)
+    >>> tau.round(12).tolist(), good.tolist()
+    ([1j, (-0.5+0.866025403784j), (-0.38196601125-0j)], [True, True, True])
     """
     x = np.asarray(xs, dtype=float)
     with np.errstate(all="ignore"):
@@ -622,7 +635,12 @@ def _refine(solver, x, h, J):
 
 def density_values(tau):
     """``rho = Im tau / pi`` per point (0 outside the support, where ``Im tau <= IN_SUPPORT (1 + |tau|)``)
-    and the kind ``"in"``/``"out"``."""
+    and the mask of the points inside (``tau``: a complex array).
+
+    >>> rho, inside = density_values(np.array([1j, -0.5 + 0j]))   # the semicircle at x = 0, and outside
+    >>> rho.round(12).tolist(), inside.tolist()   # 1/pi
+    ([0.318309886184, 0.0], [True, False])
+    """
     inside = tau.imag > IN_SUPPORT * (1 + np.abs(tau))
     rho = np.where(inside, np.maximum(tau.imag, 0.0) / math.pi, 0.0)
     return rho, inside

@@ -32,7 +32,19 @@ EDGE_GUARD = 10
 
 
 def classify(ds, x):
-    """``"in"`` (inside the support: the root at ``z = x`` is complex), ``"out"`` (real), or ``"edge"``."""
+    """``(kind, h)`` at the real point ``x`` of the :class:`~symrmt.engine.density.resolvent.DensitySolve` ``ds``:
+    kind ``"in"`` (inside the support: the root at ``z = x`` is complex), ``"out"`` (real), or ``"edge"`` (the
+    float finish failed; ``h`` is then ``None``).
+
+    >>> from symrmt.engine import Model
+    >>> from symrmt.engine.density.resolvent import DensitySolve, ResolventSolver
+    >>> m = Model()
+    >>> _ = m.goe("G", "n")
+    >>> plan = m.plan("trace(inv(G/sqrt(n) - z*I(n)))")
+    >>> ds = DensitySolve(ResolventSolver(plan, plan.params[0], {}), 3.0)
+    >>> [classify(ds, x)[0] for x in (0.0, 3.0)]   # the semicircle's support is [-2, 2]
+    ['in', 'out']
+    """
     kind, h, _ = ds.float_point(x)
     if kind != "ok":
         return "edge", None
@@ -41,7 +53,21 @@ def classify(ds, x):
 
 
 def find_edge(ds, edge_sys, x_in, x_out, digits):
-    """The edge between ``x_in`` (inside) and ``x_out`` (outside), to ``digits`` (two precisions)."""
+    """The edge between ``x_in`` (inside) and ``x_out`` (outside), to ``digits`` (two precisions): a bisection on
+    the float solve of ``ds``, then the extended system ``edge_sys``
+    (:class:`~symrmt.engine.solve.edge.EdgeSystem`).  Raises :class:`DensityError` when the edge system fails
+    and :class:`~symrmt.errors.PrecisionError` when the two precisions disagree.
+
+    >>> from symrmt.engine import Model
+    >>> from symrmt.engine.density.resolvent import DensitySolve, ResolventSolver
+    >>> from symrmt.engine.solve.edge import EdgeSystem
+    >>> m = Model()
+    >>> _ = m.goe("G", "n")
+    >>> plan = m.plan("trace(inv(G/sqrt(n) - z*I(n)))")
+    >>> rs = ResolventSolver(plan, plan.params[0], {})
+    >>> find_edge(DensitySolve(rs, 3.0), EdgeSystem(rs), 1.0, 3.0, 15)   # the semicircle's edge
+    mpf('2.0')
+    """
     h_out = None
     for _ in range(60):
         mid = (x_in + x_out) / 2
@@ -113,6 +139,17 @@ def power_law_edge(ds, x_in, x_out):
     decade: an estimate, to about two decimals).  The location is known to the bracket's width
     (``tolerance``), not certified: it is the bracket's midpoint rounded to the decimal place of the width
     (0 for an edge at 0).
+
+    Examples
+    --------
+    >>> from symrmt.engine import Model
+    >>> from symrmt.engine.density.resolvent import DensitySolve, ResolventSolver
+    >>> m = Model()
+    >>> _ = m.gaussian("Z", "n", "n")
+    >>> plan = m.plan("trace(inv(Z.T*Z/n - z*I(n)))")   # Marchenko-Pastur at c = 1: rho ~ x^(-1/2) at 0
+    >>> e = power_law_edge(DensitySolve(ResolventSolver(plan, plan.params[0], {}), 3.0), 1e-9, -1e-9)
+    >>> e["x"], round(e["exponent"], 1), e["kind"]
+    (mpf('0.0'), -0.5, 'power-law')
     """
     lo, hi = min(x_in, x_out), max(x_in, x_out)
     width = max(hi - lo, 1e-15 * (1 + abs(hi)))
@@ -148,7 +185,17 @@ def atom_mass(ds, x0, digits):
     """``lim eta Im tau(x0 + i eta)``, read at two heights ``10^-(digits+4)``, ``10^-(digits+6)``; ``None``
     when the mass is below ``10^-digits``.  The descent in ``eta`` (steps ``eta -> eta/4``, the slope
     ``i dh/dz``, the mpmath polish as corrector) is the core's continuation
-    (:func:`symrmt.core.continuation.follow`), every step kept."""
+    (:func:`symrmt.core.continuation.follow`), every step kept.  ``ds``: the
+    :class:`~symrmt.engine.density.resolvent.DensitySolve`.
+
+    >>> from symrmt.engine import Model
+    >>> from symrmt.engine.density.resolvent import DensitySolve, ResolventSolver
+    >>> m = Model()
+    >>> _ = m.diag("D", "n", ["0", "2"], ["1/4", "3/4"])
+    >>> plan = m.plan("trace(inv(D - z*I(n)))")
+    >>> atom_mass(DensitySolve(ResolventSolver(plan, plan.params[0], {}), 3.0), 2.0, 12)
+    mpf('0.75')
+    """
     s = ds.s
     h, eta = ds.near_axis(x0)
     dps = 2 * digits + 30
@@ -198,12 +245,25 @@ def atom_mass(ds, x0, digits):
 
 
 def contour_atom(ds, a, b, tau_a, digits):
-    """The atom in ``(a, b)`` (both outside the support, ``tau`` dropping between them): a first location by
-    bisection on the real ``tau``; its mass ``m0`` and first moment ``m1`` (``-(1/2 pi i) oint z tau dz``,
-    so the location is ``m1/m0`` to the digits asked) by the trapezoid rule on the circle of
-    radius ``r = min(x0 - a, b - x0)/2`` at ``N`` and ``2N`` points (``N`` from 32, doubled up to 1024) with
-    each ``tau`` polished at ``digits + 10``; the two must agree to ``digits``.  ``None`` when the mass
-    is below ``10^-digits``."""
+    """The atom in ``(a, b)`` (both outside the support, ``tau`` dropping between them, ``tau_a`` its value at
+    ``a``): a first location by bisection on the real ``tau``; its mass ``m0`` and first moment ``m1``
+    (``-(1/2 pi i) oint z tau dz``, so the location is ``m1/m0`` to the digits asked) by the trapezoid rule on
+    the circle of radius ``r = min(x0 - a, b - x0)/2`` at ``N`` and ``2N`` points (``N`` from 32, doubled up to
+    1024) with each ``tau`` polished at ``digits + 10``; the two must agree to ``digits``.  Returns
+    ``{"x", "mass"}``, or ``None`` when the mass is below ``10^-digits`` or a piece of the bulk lies between
+    (for the law ``delta_0/4 + 3 delta_2/4`` of ``D`` on ``(-1/2, 1/2)`` it returns ``x = 0``, ``mass = 1/4``,
+    in about half a second).  Raises :class:`~symrmt.errors.PrecisionError` when the two rules disagree.
+
+    >>> from symrmt.engine import Model
+    >>> from symrmt.engine.density.resolvent import DensitySolve, ResolventSolver
+    >>> m = Model()
+    >>> _ = m.goe("G", "n")
+    >>> plan = m.plan("trace(inv(G/sqrt(n) - z*I(n)))")
+    >>> rs = ResolventSolver(plan, plan.params[0], {})
+    >>> ds = DensitySolve(rs, 3.0)
+    >>> contour_atom(ds, -3.0, 3.0, rs.tau(ds.float_point(-3.0)[1]), 12) is None   # the bulk [-2, 2] between
+    True
+    """
     s = ds.s
     lo, hi = a, b
     for _ in range(60):

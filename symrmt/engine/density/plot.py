@@ -14,7 +14,11 @@ from symrmt.plotting import figure_path
 
 
 def plot_density(d, path=None, ax=None, title=None):
-    """Draw :class:`symrmt.engine.density.result.Density` ``d``; returns the figure."""
+    """Draw :class:`symrmt.engine.density.result.Density` ``d`` (on ``ax``, else a new figure; saved to ``path``
+    when given, with ``title``); returns the figure: the limit's curve, with the histogram of
+    :meth:`~symrmt.engine.density.result.Density.simulate` and its error bars (2 se) when simulated, the edges
+    dashed and the atoms as stems.  Raises :class:`ImportError` without matplotlib.
+    """
     try:
         # optional dependency (matplotlib)
         from matplotlib.figure import Figure

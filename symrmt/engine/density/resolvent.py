@@ -63,7 +63,21 @@ SHIFTS = (1.0, -1.0, 3.0)
 
 
 class ResolventSolver:
-    """The fixed point of ``tau((M - z)^{-1})`` at complex ``z`` (floats, then mpmath to certify)."""
+    """The fixed point of ``tau((M - z)^{-1})`` at complex ``z`` (floats, then mpmath to certify).
+
+    Takes the plan of the resolvent trace ``trace(inv(M - z*I))``, the symbol ``zsym`` of ``z``, the exact
+    ``values`` of the other parameters, the trace's ``index`` and the ``branch_sign`` of ``Im tau`` kept while
+    ``Im z > 0``.  Raises :class:`DensityError` when the trace does not depend on ``z``; its methods raise
+    :class:`DensityError` when a path stalls.
+
+    >>> from symrmt.engine import Model
+    >>> m = Model()
+    >>> _ = m.goe("G", "n")
+    >>> plan = m.plan("trace(inv(G/sqrt(n) - z*I(n)))")
+    >>> rs = ResolventSolver(plan, plan.params[0], {})
+    >>> complex(rs.tau(rs.start(1j))).imag.__round__(12)   # (-z + sqrt(z^2 - 4))/2 = i (sqrt(5) - 1)/2 at z = i
+    0.61803398875
+    """
 
     #: the sign of ``Im tau`` expected while ``Im z > 0`` (``+1``: ``tau((M - z)^{-1})``; ``None``: not checked)
     branch_sign = 1
@@ -373,11 +387,34 @@ class ResolventSolver:
 
 
 def cstr(z) -> str:
+    """A complex number as short text for messages: 6 significant digits of the real part, 3 of the imaginary.
+
+    >>> cstr(0.5 + 1j), cstr(complex(1 / 3, -2e-9))
+    ('0.5+1i', '0.333333-2e-09i')
+    """
     return f"{z.real:.6g}{z.imag:+.3g}i"
 
 
 class DensitySolve:
-    """The density of one matrix at fixed parameter values, point by point (see the module docstring)."""
+    """The density of one matrix at fixed parameter values, point by point (see the module docstring).
+
+    Takes the :class:`ResolventSolver` and ``scale`` (the grid's largest ``|x|``: the descent starts at height
+    ``START_HEIGHT (1 + scale)``).  :meth:`float_point` gives the float64 root at a real point,
+    :meth:`certified` the density and ``tau`` certified to ``digits`` (:class:`PrecisionError` when the two
+    precisions disagree twice, :class:`BranchError` off the Stieltjes branch).
+
+    >>> from fractions import Fraction
+    >>> import mpmath
+    >>> from symrmt.engine import Model
+    >>> m = Model()
+    >>> _ = m.goe("G", "n")
+    >>> plan = m.plan("trace(inv(G/sqrt(n) - z*I(n)))")
+    >>> ds = DensitySolve(ResolventSolver(plan, plan.params[0], {}), 3.0)
+    >>> kind, h, _ = ds.float_point(1.0)
+    >>> rho, tau = ds.certified(Fraction(1), h, 15)
+    >>> kind, mpmath.nstr(rho, 15)   # the semicircle sqrt(4 - x^2)/(2 pi) at x = 1
+    ('ok', '0.275664447710896')
+    """
 
     def __init__(self, solver: ResolventSolver, scale: float):
         self.s = solver

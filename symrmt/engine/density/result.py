@@ -42,11 +42,20 @@ MAX_POINTS = 4000
 
 
 class Density(TableResult):
-    """A spectral density on a grid.
+    """A spectral density on a grid (what :meth:`symrmt.engine.Model.density` returns).
 
     Attributes: ``x`` (floats), ``density`` (mpf, or ``None`` where the point is singular: an edge or an
     atom on the grid), ``tau`` (the complex ``tau((M - x - i0)^{-1})``), ``status`` (``"ok"`` or
     ``"singular"`` per point; ``"float"`` for a checked float64 point with ``certify=k``), ``digits``, ``expression``, ``at``, ``histogram`` (after :meth:`simulate`).
+
+    >>> from symrmt.engine import Model
+    >>> m = Model()
+    >>> _ = m.goe("G", "n")
+    >>> d = m.density("G/sqrt(n)", x=[1, 3], digits=12)   # the semicircle sqrt(4 - x^2)/(2 pi)
+    >>> [mpmath.nstr(v, 12) for v in d.density], d.status
+    (['0.275664447711', '0.0'], ['ok', 'ok'])
+    >>> d.support(), d.atoms()   # the upper edge 2 (the lower one lies below the grid)
+    ([[None, mpf('2.0')]], [])
     """
 
     def __init__(self, x, density, tau, status, support, atoms, digits, expression, at):

@@ -15,7 +15,7 @@ like every pencil), and solves its block fixed point at complex ``z``:
    singular) or an atom (the solution diverges) the finish fails and the point is reported as such;
 3. **certify** by Newton at two working precisions (``digits + 10`` and ``digits + 20``) from that root:
    ``tau`` must agree to ``digits`` significant digits, and the Stieltjes branch is checked at the
-   solution, ``Im tau >= 0`` (the limit from ``Im z > 0``), else :class:`~symrmt.models.attention.solver.BranchError`.
+   solution, ``Im tau >= 0`` (the limit from ``Im z > 0``), else :class:`~symrmt.errors.BranchError`.
    A disagreement is escalated once by the core's certification (:func:`symrmt.core.certify.certify`): the
    whole check at 10 more digits (at an edge on the grid the polish may stop short of quadratic convergence).
 
@@ -91,7 +91,23 @@ FLOAT_AGREE = 1e-8
 def compute(model, matrix, xs, at, digits=15, edges=True, atoms=True, label=None, certify=None, fast=False):
     """The :class:`~symrmt.engine.density.result.Density` of ``matrix`` on the points ``xs`` at the values ``at``
     (``fast``: the grid as one float64 batch, :mod:`symrmt.engine.density.fast`; the points it cannot
-    check are certified here)."""
+    check are certified here); :meth:`symrmt.engine.Model.density` documents the other arguments.  Raises
+    :class:`ModelError` for a scalar, a non-square or non-symmetric matrix, vectors, a law of too many atoms
+    or an unknown parameter, and the point solver's errors.
+
+    Examples
+    --------
+    >>> from symrmt.engine import Model
+    >>> m = Model()
+    >>> _ = m.goe("G", "n")
+    >>> d = compute(m, "G/sqrt(n)", [0, 1], {}, digits=12, edges=False, atoms=False)
+    >>> [mpmath.nstr(v, 12) for v in d.density]   # 1/pi and sqrt(3)/(2 pi)
+    ['0.318309886184', '0.275664447711']
+    >>> compute(m, "trace(G/sqrt(n))", [0], {})
+    Traceback (most recent call last):
+        ...
+    symrmt.errors.ModelError: density() takes a matrix expression (the M of rho_M), not a scalar
+    """
     node = model.expr(matrix)
     if not isinstance(node, MatrixNode):
         raise ModelError("density() takes a matrix expression (the M of rho_M), not a scalar")

@@ -302,7 +302,8 @@ def continuation_chain(F, J, start, end_box, what: str, bits: int = CHAIN_BITS, 
     """Prove that the root at ``t = 1`` in ``end_box`` is the continuation of ``start`` at ``t = 0``.
 
     ``F(x, t)`` and ``J(x, t)`` take a list of balls and a ball ``t``; ``start`` is the known root at
-    ``t = 0`` (balls), ``end_box`` the proved enclosure of the root at ``t = 1`` (``None``: no check).
+    ``t = 0`` (balls), ``end_box`` the proved enclosure of the root at ``t = 1`` (``None``: no check);
+    ``what`` names the system in the errors, ``bits`` the working precision, ``max_boxes`` the most boxes.
     Returns ``(boxes, enclosure)``: the number of boxes and an enclosure of the continued root at
     ``t = 1`` (a small Krawczyk box inside the last one, which may start a further chain); raises :class:`ProofError` when the chain cannot be closed (a turning point, a
     near-singular Jacobian on the way, or the last box missing ``end_box``: the root is then not
@@ -313,7 +314,17 @@ def continuation_chain(F, J, start, end_box, what: str, bits: int = CHAIN_BITS, 
     on balls, for the mean-value enclosure of ``F`` over an interval of ``t``.  ``H(X, T)``: the second
     derivatives ``(dJ/dx_k for each k, dJ/dt, d^2F/dt^2)`` on balls (or ``None``: the box is refused; the
     last ``None``: no tube), for the centred form of the Krawczyk contraction (:func:`_contraction`) and,
-    with ``approx``'s tangents, boxes that follow the tangent (:func:`_tube`)."""
+    with ``approx``'s tangents, boxes that follow the tangent (:func:`_tube`).
+
+    Examples
+    --------
+    >>> import flint
+    >>> def F(x, t):   # x^2 = 1 + 3t: the root x = 1 at t = 0 continues to x = 2 at t = 1
+    ...     return [x[0] * x[0] - (1 + 3 * t)]
+    >>> boxes, end = continuation_chain(F, lambda x, t: [[2 * x[0]]], [flint.arb(1)], None, "x^2 = 1 + 3t")
+    >>> boxes > 0, end[0].contains(2), float(end[0].rad()) < 1e-15
+    (True, True, True)
+    """
     flint = require_flint()
     arb = flint.arb
     with working_bits(bits):

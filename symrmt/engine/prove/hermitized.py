@@ -52,7 +52,13 @@ def _exact(values, params):
 
 def syzygy(R, hs, h0):
     """``l`` (SymPy polynomials) with ``l . R == 0`` identically and ``l(h0)`` as far from 0 as the null space
-    allows (the Koszul syzygies ``R_j e_i - R_i e_j`` vanish at every root and are useless); ``None`` if none."""
+    allows (the Koszul syzygies ``R_j e_i - R_i e_j`` vanish at every root and are useless); ``None`` if none.
+    ``R``: the residual (SymPy), ``hs``: its unknowns, ``h0``: the root (numbers).
+
+    >>> x, y = sp.symbols("x y")
+    >>> syzygy([x - y, y - x], [x, y], [1, 1]), syzygy([x * y - 1, x - 2], [x, y], [2, 0.5])
+    ([1, 1], None)
+    """
     m = len(R)
     monos = [sp.Integer(1)] + list(hs) + [a * b for a, b in itertools.combinations_with_replacement(hs, 2)]
     coef = [[sp.Dummy(f"c{i}_{k}") for k in range(len(monos))] for i in range(m)]
@@ -77,7 +83,21 @@ def syzygy(R, hs, h0):
 
 def prove_hermitized_fixed_point(t, plan, sol, values: dict, digits: int):
     """``(H, derivs, tau, branch, note)`` of a Hermitized trace (as :func:`symrmt.engine.prove.trace.prove_fixed_point`),
-    at the current working precision; ``ProofError`` where the pinned system is not covered (module docstring)."""
+    at the current working precision; ``ProofError`` where the pinned system is not covered (module docstring).
+    (``Model.limit("trace(inv(Z/sqrt(n) + gamma*I(n)))", at={"gamma": "1/2"}, prove=True)`` proves the Ginibre
+    value ``gamma = 1/2`` this way, in a few seconds: the syzygy's linear algebra.)
+
+    Examples
+    --------
+    >>> from symrmt.engine import Model
+    >>> m = Model()
+    >>> _ = m.gaussian("Z", "n", "n")
+    >>> plan = m.plan("diff(trace(inv(Z/sqrt(n) + gamma*I(n))), gamma)")   # refused before any solve
+    >>> prove_hermitized_fixed_point(plan.traces[0], plan, None, {"gamma": Fraction(1, 2)}, 12)
+    Traceback (most recent call last):
+        ...
+    symrmt.errors.ProofError: trace #1 (Hermitized): parameter derivatives of a Hermitized trace are not proved (the implicit system of the pinned fixed point is not built); without --prove the value is certified at two precisions
+    """
     flint = require_flint()
     what = f"trace #{t.index + 1} (Hermitized)"
     if any(a for a in plan.needs[t.index]):

@@ -79,8 +79,23 @@ def _unpack(vals, k):
 def prove_qf(plan, values: dict, digits: int, solvers, vectors=None, chain=None):
     """The :class:`~symrmt.engine.prove.trace.TraceBall` of a quadratic-form plan
     (:func:`symrmt.engine.reduce.woodbury.prepare_qf`) at exact ``values`` (name -> Fraction, inner products
-    as ``"a.b"``).  ``solvers``: the certified solve's solver of each bulk trace (the boxes' centres);
-    ``vectors``: the model's declared vectors; ``chain`` as in :func:`symrmt.engine.prove.trace.prove_trace`."""
+    as ``"a.b"``) to ``digits``.  ``solvers``: the certified solve's solver of each bulk trace (the boxes'
+    centres); ``vectors``: the model's declared vectors; ``chain`` as in
+    :func:`symrmt.engine.prove.trace.prove_trace`.  Raises :class:`ProofError` (a box or a Woodbury system not
+    proved) and :class:`~symrmt.errors.BranchError` (a bound that fails on the ball).
+
+    Examples
+    --------
+    >>> from fractions import Fraction
+    >>> from symrmt.engine import Model
+    >>> from symrmt.engine.solve.quadratic_forms import certified_qf_limit
+    >>> m = Model()
+    >>> _ = m.gaussian("Z", "n", "n"), m.gaussian_vector("y", "n")
+    >>> plan = m.plan("y.T*inv(Z.T*Z/n + gamma*I(n))*y/n")
+    >>> out = certified_qf_limit(plan, {"gamma": Fraction(1)}, 12)
+    >>> prove_qf(plan, {"gamma": Fraction(1)}, 12, out.solvers)   # m |y|^2/n = (sqrt(5) - 1)/2
+    TraceBall([0.618033988749895 +/- 1.52e-16], branch='continued')
+    """
     flint = require_flint()
     grams = gram_values({**plan.vectors, **(vectors or {})}, values)
     gsyms = plan.grams

@@ -41,7 +41,12 @@ class TraceBall:
     ``branch`` (``"isolated"``: every real solution's trace was isolated exactly and one lies in the
     sanity region; ``"continued"``: a chain of Krawczyk boxes along the homotopy in ``s`` connects it to
     the root at ``s = 0``; ``"sanity"``: the sanity bounds hold on the ball, other roots there not
-    excluded), ``notes`` (why a chain did not close, or its number of boxes)."""
+    excluded), ``notes`` (why a chain did not close, or its number of boxes).  :func:`prove_trace` builds one.
+
+    >>> import flint
+    >>> TraceBall(flint.arb(1) / 4, [flint.arb(1) / 4], "sanity", [])
+    TraceBall(0.250000000000000, branch='sanity')
+    """
 
     def __init__(self, value, traces, branch, notes):
         self.value, self.traces, self.branch, self.notes = value, traces, branch, notes
@@ -53,7 +58,20 @@ class TraceBall:
 
 
 def trace_system_functions(cs, values):
-    """``(F, J, pvals, pv)`` of a compiled engine system at ``s = 1``, ``eps = 0``, on balls."""
+    """``(F, J, pvals, pv)`` of a compiled engine system ``cs`` at ``s = 1``, ``eps = 0``, on balls, at the
+    exact ``values``: the residual ``F(h)`` and Jacobian ``J(h)`` of a list of balls, the parameters' balls and
+    the full argument list.  Raises :class:`ProofError` when a value is not finite on the balls.
+
+    >>> from fractions import Fraction
+    >>> import flint
+    >>> from symrmt.engine import Model
+    >>> m = Model()
+    >>> _ = m.gaussian("Z", "n", "n")
+    >>> cs = compiled_system(m.plan("trace(inv(Z.T*Z/n + gamma*I(n)))").traces[0].system)
+    >>> F, J, pvals, pv = trace_system_functions(cs, {"gamma": Fraction(1)})
+    >>> [r.contains(0) for r in F([flint.arb(-0.6180339887498949)] * 2)]   # the Marchenko-Pastur root
+    [True, True]
+    """
     m = cs.m
     pvals = [to_arb(Fraction(values[p.name])) for p in cs.params]
     if isinstance(cs, AtomCompiled):
@@ -318,12 +336,28 @@ CHAIN_DEFAULT_UNKNOWNS = 32
 def prove_fixed_point(t, plan, sol, values: dict, digits: int, chain=None, chained=None):
     """``(H, derivs, tau, branch, note)`` of one trace's fixed point, at the current working precision.
 
-    ``sol``: its solver from the certified solve (the centre of the box, at ``digits + 20``); ``H``: the
-    Krawczyk box, ``derivs``: the balls of the parameter derivatives that ``plan.needs`` asks for (the
-    implicit linear system on the box), ``tau``: the trace's ball (0 without a readout), its sanity bounds
-    proved; ``branch``: ``"isolated"``, ``"continued"`` or ``"sanity"`` (``chain`` as in :func:`prove_trace`;
-    ``chained``: a dict that keeps each trace's chain result across precision escalations); ``note``:
-    the chain's boxes or why it did not close (else ``None``)."""
+    ``t``: the plan's trace, ``sol``: its solver from the certified solve (the centre of the box, at
+    ``digits + 20``); ``H``: the Krawczyk box, ``derivs``: the balls of the parameter derivatives that
+    ``plan.needs`` asks for (the implicit linear system on the box), ``tau``: the trace's ball (0 without a
+    readout), its sanity bounds proved; ``branch``: ``"isolated"``, ``"continued"`` or ``"sanity"`` (``chain``
+    as in :func:`prove_trace`; ``chained``: a dict that keeps each trace's chain result across precision
+    escalations); ``note``: the chain's boxes or why it did not close (else ``None``).  Raises
+    :class:`ProofError` when the box is not proved and :class:`BranchError` when a bound fails on it.
+
+    Examples
+    --------
+    >>> from fractions import Fraction
+    >>> from symrmt.engine import Model
+    >>> from symrmt.proofs.arb import bits_for
+    >>> m = Model()
+    >>> _ = m.gaussian("Z", "n", "n")
+    >>> plan = m.plan("trace(inv(Z.T*Z/n + gamma*I(n)))")
+    >>> sol = certified_limit(plan, {"gamma": Fraction(1)}, 12)["solvers"][0]
+    >>> with working_bits(bits_for(12, 20)):   # (sqrt(5) - 1)/2 = 0.6180339887498948482045868...
+    ...     H, derivs, tau, branch, note = prove_fixed_point(plan.traces[0], plan, sol, {"gamma": Fraction(1)}, 12)
+    ...     print(tau.mid().str(25, radius=False), float(tau.rad()) < 1e-40, branch)
+    0.6180339887498948482045868 True isolated
+    """
     flint = require_flint()
     if getattr(t, "hermitized", False) or hasattr(sol, "gauge"):  # non-normal, Hermitized: pinned at eps = 0
         return prove_hermitized_fixed_point(t, plan, sol, values, digits)
@@ -383,14 +417,25 @@ def prove_fixed_point(t, plan, sol, values: dict, digits: int, chain=None, chain
 
 
 def prove_trace(plan, values: dict, digits: int, solvers=None, chain: bool | None = None):
-    """The :class:`TraceBall` of an engine plan at exact ``values`` (name -> Fraction).
+    """The :class:`TraceBall` of an engine plan at exact ``values`` (name -> Fraction), to ``digits``.
 
     ``solvers``: the solver of each trace from the certified solve (their homotopy start points are
     reused), else :func:`~symrmt.engine.solve.certify.certified_limit` makes them here.
     ``chain``: where exact isolation does not apply, prove the branch by a chain of Krawczyk boxes
     along the homotopy in ``s`` (branch ``"continued"``); when the chain cannot be made, the
     branch stays ``"sanity"`` and ``notes`` says why.  ``None``: only for systems of at most
-    :data:`CHAIN_DEFAULT_UNKNOWNS` unknowns."""
+    :data:`CHAIN_DEFAULT_UNKNOWNS` unknowns.  Raises :class:`ProofError` (python-flint missing, a box not
+    proved, a radius above ``10^-digits``) and :class:`BranchError` (a limit not real or not finite).
+
+    Examples
+    --------
+    >>> from fractions import Fraction
+    >>> from symrmt.engine import Model
+    >>> m = Model()
+    >>> _ = m.gaussian("Z", "n", "n")
+    >>> prove_trace(m.plan("trace(inv(Z.T*Z/n + gamma*I(n)))"), {"gamma": Fraction(1)}, 12)   # (sqrt(5) - 1)/2
+    TraceBall([0.618033988749895 +/- 1.52e-16], branch='isolated')
+    """
     flint = require_flint()
     if solvers is None:  # the certified solve's checked homotopy starts
         solvers = certified_limit(plan, values, digits)["solvers"]
@@ -444,7 +489,22 @@ def prove_complex_trace(plan, values: dict, zname: str, zre: Fraction, zim: Frac
     (``x = (Re h, Im h)``, ``J_R = [[Re J, -Im J], [Im J, Re J]]``, the residual being polynomial in ``h``,
     hence holomorphic), so the box holds exactly one complex root.  ``signs``: the expected sign of
     ``Im tau`` of each trace (``None``: not checked), proved on the ball, else :class:`BranchError`.
-    The branch is ``"sanity"``: that no other solution has this sign is not proved."""
+    The branch is ``"sanity"``: that no other solution has this sign is not proved.  Raises
+    :class:`ProofError` when a box is not proved.
+
+    Examples
+    --------
+    >>> from fractions import Fraction
+    >>> from symrmt.engine import Model
+    >>> m = Model()
+    >>> _ = m.goe("G", "n")
+    >>> plan = m.plan("trace(inv(G/sqrt(n) - z*I(n)))")   # the semicircle at z = i: i (sqrt(5) - 1)/2
+    >>> with mpmath.workdps(40):
+    ...     hs = {0: [mpmath.mpc(0, -(mpmath.sqrt(5) - 1) / 2)]}
+    >>> value, taus = prove_complex_trace(plan, {}, "z", Fraction(0), Fraction(1), 12, hs, {0: 1})
+    >>> value.real.contains(0), str(value.imag)
+    (True, '[0.618033988749895 +/- 1.52e-16]')
+    """
     flint = require_flint()
     acb = flint.acb
     bits = bits_for(digits, 20)

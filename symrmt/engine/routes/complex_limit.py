@@ -36,7 +36,13 @@ from symrmt.parsing.numbers import to_fraction
 
 
 class Complex:
-    """An exact complex value ``re + im j`` (Fractions), as :func:`symrmt.cli.trace.parse_at` reads it."""
+    """An exact complex value ``re + im j`` (Fractions), as :func:`symrmt.cli.trace.parse_at` reads it.
+
+    Takes the real and imaginary parts (anything :class:`~fractions.Fraction` takes); prints as ``re+imj``.
+
+    >>> Complex("1/3", -2), Complex(0, 1).im
+    ((1/3)-2j, Fraction(1, 1))
+    """
 
     def __init__(self, re, im):
         self.re, self.im = Fraction(re), Fraction(im)
@@ -51,7 +57,12 @@ class Complex:
 
 
 def as_complex(v, name):
-    """``Complex`` for a complex input (a Python ``complex``, a ``Complex``, a text ending in ``j``), else ``None``."""
+    """``Complex`` for a complex input (a Python ``complex``, a ``Complex``, a text ending in ``j``), else ``None``;
+    ``name``: the parameter's name in the errors of the number parsers.
+
+    >>> as_complex(0.5 + 0.25j, "z"), as_complex("1/2-3j", "z"), as_complex("0.5", "z")
+    ((1/2)+(1/4)j, (1/2)-3j, None)
+    """
     if isinstance(v, Complex):
         return v
     if isinstance(v, complex):
@@ -89,7 +100,17 @@ def _with_im(zval, im: str) -> str:
 
 
 def branch_sign(matrix, zsym):
-    """``-sign(a)`` for ``inv(B + a z I)`` with ``B`` symmetric and free of ``z``, else ``None``."""
+    """``-sign(a)`` for ``inv(B + a z I)`` with ``B`` symmetric and free of ``z``, else ``None``: the sign of
+    ``Im tau`` in the upper half-plane (``matrix``: a trace's matrix, ``zsym``: the symbol of ``z``).
+
+    >>> from symrmt.engine import Model
+    >>> m = Model()
+    >>> _ = m.goe("G", "n")
+    >>> t = m.plan("trace(inv(G/sqrt(n) - z*I(n)))").traces[0]
+    >>> z = t.system.params[0]
+    >>> branch_sign(t.matrix, z), branch_sign(m.plan("trace(inv(G/sqrt(n) + 2*z*I(n)))").traces[0].matrix, z)
+    (1, -1)
+    """
     if not isinstance(matrix, Inverse):
         return None
     g, rest = identity_part(matrix.matrix)
@@ -105,8 +126,20 @@ def branch_sign(matrix, zsym):
 
 def descend(rs, zname: str, zval: Complex):
     """The float64 fixed point of the :class:`~symrmt.engine.density.resolvent.ResolventSolver` ``rs`` at
-    ``x + i|y|`` (``zval = x + iy``): the homotopy in ``s`` at ``x + iY``, ``Y = max(1 + |x|, 2|y|)``, then the
-    path in ``log Im z`` down to ``|y|`` (:class:`DensityError` naming the point and what to try)."""
+    ``x + i|y|`` (``zval = x + iy``, ``zname`` its name in messages): the homotopy in ``s`` at ``x + iY``,
+    ``Y = max(1 + |x|, 2|y|)``, then the path in ``log Im z`` down to ``|y|`` (:class:`DensityError` naming the
+    point and what to try).
+
+    >>> from symrmt.engine import Model
+    >>> from symrmt.engine.density.solver import ResolventSolver
+    >>> m = Model()
+    >>> _ = m.goe("G", "n")
+    >>> plan = m.plan("trace(inv(G/sqrt(n) - z*I(n)))")
+    >>> rs = ResolventSolver(plan, plan.params[0], {}, branch_sign=1)
+    >>> h = descend(rs, "z", Complex(0, 1))   # tau = -H = (-z + sqrt(z^2 - 4))/2 = i (sqrt(5) - 1)/2
+    >>> complex(-h[0]).imag.__round__(14)
+    0.61803398874989
+    """
     x, y = _float_part(zval.re), _float_part(abs(zval.im))
     # an |Im z| below the float64 range (1e-400) is reached by the float path at FLOAT_IM_FLOOR; the mpmath
     # polish after it moves to the exact value (and the two precisions must agree)
@@ -127,8 +160,27 @@ def descend(rs, zname: str, zval: Complex):
 
 
 def complex_limit(plan, values: dict, zname: str, zval: Complex, digits: int, prove: bool = False):
-    """The :class:`~symrmt.engine.solve.certify.TraceLimit` (complex ``value``) at ``zname = zval``; ``prove``: also
-    ``.ball`` (an ``acb`` ball, :func:`symrmt.engine.prove.trace.prove_complex_trace`), ``.branch`` ``"sanity"``."""
+    """The :class:`~symrmt.engine.solve.certify.TraceLimit` (complex ``value``) of ``plan`` at ``zname = zval`` (a
+    :class:`Complex`), the other parameters exact in ``values``, to ``digits`` significant digits; ``prove``: also
+    ``.ball`` (an ``acb`` ball, :func:`symrmt.engine.prove.trace.prove_complex_trace`), ``.branch`` ``"sanity"``.
+
+    Raises :class:`ModelError` (``diff()``, a real ``zval``, an expression free of ``zname``, a diagonal law of
+    many atoms, a non-symmetric inverse), :class:`~symrmt.errors.PrecisionError` (the two precisions disagree),
+    :class:`~symrmt.errors.BranchError` (the Stieltjes sign fails) and the path's :class:`DensityError`.
+
+    Examples
+    --------
+    >>> from symrmt.engine import Model
+    >>> m = Model()
+    >>> _ = m.goe("G", "n")
+    >>> plan = m.plan("trace(inv(G/sqrt(n) - z*I(n)))")   # the semicircle: (-z + sqrt(z^2 - 4))/2
+    >>> print(complex_limit(plan, {}, "z", Complex(0, 1), 12), complex_limit(plan, {}, "z", Complex(0, -1), 12))
+    (0.0 + 0.61803398875j) (0.0 - 0.61803398875j)
+    >>> complex_limit(plan, {}, "z", Complex(1, 0), 12)
+    Traceback (most recent call last):
+        ...
+    symrmt.errors.ModelError: z = 1+0j is real: give it as a real number
+    """
     if any(a for t in plan.traces for a in plan.needs[t.index] if a):
         raise ModelError("diff() at a complex parameter value is not supported")
     zsyms = [p for p in plan.params if p.name == zname]

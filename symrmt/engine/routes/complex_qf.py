@@ -106,7 +106,14 @@ def _text(m) -> str:
 
 def symmetric(m) -> bool:
     """Whether ``m^T == m`` by structure: transposes pushed to the leaves and the scalar factors of each product
-    collected (:func:`symrmt.engine.reduce.linearize.push_transposes`), so ``I + k*v*v.T`` is symmetric."""
+    collected (:func:`symrmt.engine.reduce.linearize.push_transposes`), so ``I + k*v*v.T`` is symmetric.
+
+    >>> from symrmt.engine import Model
+    >>> m = Model()
+    >>> _ = m.goe("G", "n"), m.gaussian("Z", "n", "n"), m.vector("u", "n")
+    >>> [symmetric(m.expr(e)) for e in ("G/sqrt(n) + 5*u*u.T", "Z.T*Z/n", "Z/sqrt(n)")]
+    [True, True, False]
+    """
     return _canon(lin.push_transposes(Transpose(m))) == _canon(lin.push_transposes(m))
 
 
@@ -132,10 +139,20 @@ def nonnormal_bulk(matrix) -> list:
 
 
 def herglotz_form(f, zsym):
-    """``(a, x, c)`` when the form is ``c x^T (A + a z I)^{-1} x`` with ``A`` symmetric by structure and free of
-    ``z`` (finite-rank terms included), ``a`` a nonzero real number and ``c`` a scalar free of ``z`` (a SymPy
-    expression in the parameters), else ``None``: then ``q(z) = c sum_i |<x, v_i>|^2 / (mu_i + a z)`` over the
-    eigenpairs of ``A``."""
+    """``(a, x, c)`` when the form ``f`` (a form of a plan) is ``c x^T (A + a z I)^{-1} x`` with ``A`` symmetric by
+    structure and free of ``z`` (``zsym``; finite-rank terms included), ``a`` a nonzero real number and ``c`` a
+    scalar free of ``z`` (a SymPy expression in the parameters), else ``None``: then
+    ``q(z) = c sum_i |<x, v_i>|^2 / (mu_i + a z)`` over the eigenpairs of ``A``.
+
+    >>> from symrmt.engine import Model
+    >>> m = Model()
+    >>> _ = m.goe("G", "n"), m.vector("u", "n"), m.vector("v", "n")
+    >>> plan = m.plan("2*u.T*inv(G/sqrt(n) - z*I(n))*u")
+    >>> herglotz_form(plan.forms[0], plan.params[0])
+    (-1, Vector('u', 'n', 'det'), 2)
+    >>> herglotz_form(m.plan("u.T*inv(G/sqrt(n) - z*I(n))*v").forms[0], plan.params[0]) is None   # u != v
+    True
+    """
     m, c = _canon(f.matrix), sp.Integer(1)
     if isinstance(m, Scaled) and isinstance(m.scalar, Const):
         m, c = m.matrix, sp.sympify(m.scalar.value)
@@ -158,8 +175,16 @@ def herglotz_form(f, zsym):
 
 def stieltjes_sign(matrix, zsym):
     """``-sign(a)`` for a trace's matrix ``inv(B + a z I)`` with ``B`` symmetric by structure (:func:`symmetric`:
-    finite-rank terms such as ``5*u*u.T`` included) and free of ``z``, ``a`` a nonzero real number; else ``None``
-    (as :func:`symrmt.engine.routes.complex_limit.branch_sign` for traces without vectors)."""
+    finite-rank terms such as ``5*u*u.T`` included) and free of ``z`` (``zsym``), ``a`` a nonzero real number;
+    else ``None`` (as :func:`symrmt.engine.routes.complex_limit.branch_sign` for traces without vectors).
+
+    >>> from symrmt.engine import Model
+    >>> m = Model()
+    >>> _ = m.goe("G", "n")
+    >>> t = m.plan("trace(inv(G/sqrt(n) - z*I(n)))").traces[0]
+    >>> stieltjes_sign(t.matrix, t.system.params[0])
+    1
+    """
     if not isinstance(matrix, Inverse):
         return None
     g, rest = identity_part(matrix.matrix)
@@ -173,14 +198,39 @@ def stieltjes_sign(matrix, zsym):
 
 
 def form_params(plan):
-    """Set each form's ``params`` (the plan's parameters in its ``S``, ``e``, ``f``), as the real path does."""
+    """Set each form's ``params`` (the plan's parameters in its ``S``, ``e``, ``f``), as the real path does;
+    returns ``None``.
+
+    >>> from symrmt.engine import Model
+    >>> m = Model()
+    >>> _ = m.goe("G", "n"), m.vector("u", "n")
+    >>> plan = m.plan("u.T*inv(G/sqrt(n) + t*u*u.T - z*I(n))*u")   # z enters through the bulk only
+    >>> form_params(plan)
+    >>> plan.forms[0].params
+    [t]
+    """
     for f in plan.forms:
         f.params = sorted({p for p in plan.params if p in (f.S.free_symbols | set().union(
             *[sp.sympify(c).free_symbols for c in f.e + f.f]))}, key=lambda s: s.name)
 
 
 def check_normal(plan, what: str):
-    """:class:`ModelError` when an ``inv()`` of the plan's traces or forms is non-normal (:func:`nonnormal_bulk`)."""
+    """:class:`ModelError` when an ``inv()`` of the plan's traces or forms is non-normal (:func:`nonnormal_bulk`);
+    ``what`` opens the message.  Returns ``None`` otherwise.
+
+    >>> from symrmt.engine import Model
+    >>> m = Model()
+    >>> _ = m.goe("G", "n"), m.gaussian("Z", "n", "n"), m.vector("u", "n")
+    >>> check_normal(m.plan("u.T*inv(G/sqrt(n) - z*I(n))*u"), "the form")
+    >>> check_normal(m.plan("u.T*inv(Z/sqrt(n) - z*I(n))*u"), "the form")
+    Traceback (most recent call last):
+        ...
+    symrmt.errors.ModelError: the form: an inv() holds a matrix that is not symmetric by structure (apart from
+    finite-rank terms), so its limit operator may be non-normal; the fixed point continued from large |z| is the
+    limit only outside the spectrum (which the engine does not locate at a complex point), and inside it the limit
+    is governed by the Brown measure, which the engine reaches by Hermitization at real parameter values only
+    (docs/engine.md, non-normal matrices)
+    """
     mats = [t.matrix if t.matrix is not None else t.full_matrix for t in plan.traces]
     mats += [f.matrix for f in getattr(plan, "forms", [])]
     for m in mats:
@@ -249,7 +299,11 @@ def _evaluate(plan, bulks, values, grams, zsym, z, dps):
 
 
 def condition(S) -> mpmath.mpf:
-    """``||S||_1 ||S^{-1}||_1`` of a small nonsingular matrix (lists of rows; the current precision)."""
+    """``||S||_1 ||S^{-1}||_1`` of a small nonsingular matrix (lists of rows; the current precision).
+
+    >>> condition([[2, 0], [0, mpmath.mpf(1) / 2]])
+    mpf('4.0')
+    """
     M = mpmath.matrix(S)
     return mpmath.mnorm(M, 1) * mpmath.mnorm(mpmath.inverse(M), 1)
 
@@ -278,7 +332,11 @@ def certified_parts(a, b, digits: int, error) -> bool:
 def resolved(v, digits: int):
     """``v`` with a part below ``10^-digits |v|`` set to 0: under the resolution of the certificate, where two
     solves can agree and both be wrong (next to a pole, ``1 + theta m(z)`` loses the same low-order term at
-    both precisions)."""
+    both precisions).
+
+    >>> resolved(mpmath.mpc(1, 1e-30), 20), resolved(mpmath.mpc(1, 1e-3), 20)
+    (mpc(real='1.0', imag='0.0'), mpc(real='1.0', imag='0.001'))
+    """
     res = abs(v) * mpmath.mpf(10) ** -digits
     re, im = mpmath.re(v), mpmath.im(v)
     return mpmath.mpc(0 if abs(re) < res else re, 0 if abs(im) < res else im)
@@ -383,7 +441,14 @@ def complex_qf_limit(plan, values: dict, zname: str, zval, digits: int, vectors=
 
 def vector_combination(x):
     """``{vector name: coefficient}`` when ``x`` is a linear combination of vectors with number or parameter
-    coefficients (``u``, ``2*u - v``), else ``None``."""
+    coefficients (``u``, ``2*u - v``), else ``None``.
+
+    >>> from symrmt.engine import Model
+    >>> m = Model()
+    >>> _ = m.goe("G", "n"), m.vector("u", "n"), m.vector("v", "n")
+    >>> vector_combination(m.expr("2*u - v")), vector_combination(m.expr("G*u"))
+    ({'u': 2, 'v': -1}, None)
+    """
     if isinstance(x, Vector):
         return {x.name: sp.Integer(1)}
     if isinstance(x, Scaled) and isinstance(x.scalar, Const):
@@ -403,7 +468,18 @@ def vector_combination(x):
 
 def norm2(x, vectors, grams, values):
     """``<x, x>`` (exact) of a combination of deterministic vectors (:func:`vector_combination`), ``None`` when
-    ``x`` is not one or holds a random vector."""
+    ``x`` is not one or holds a random vector; ``vectors``: name -> Vector, ``grams``: the inner products
+    (:func:`~symrmt.engine.lang.vectors.gram_values`), ``values``: the parameters of the coefficients.
+
+    >>> from fractions import Fraction
+    >>> from symrmt.engine import Model
+    >>> from symrmt.engine.lang.vectors import gram_values
+    >>> m = Model()
+    >>> _ = m.vector("u", "n"), m.vector("v", "n")
+    >>> values = {"u.u": Fraction(1), "v.v": Fraction(4)}
+    >>> norm2(m.expr("2*u - v"), m.vectors(), gram_values(m.vectors(), values), values)   # 4 |u|^2 + |v|^2
+    8
+    """
     combo = vector_combination(x)
     if combo is None or any(vectors[k].random for k in combo):
         return None

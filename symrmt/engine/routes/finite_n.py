@@ -72,7 +72,8 @@ def check_covered(model, expr, n) -> None:
     >>> check_covered(m, m.parse("trace(G*G/n)"), 4)
     Traceback (most recent call last):
     ...
-    symrmt.engine.lang.matrices.ModelError: n = 4 is below the smallest size of the 1/n expansion, 8 ...
+    symrmt.errors.ModelError: n = 4 is below the smallest size of the 1/n expansion, 8 (its O(1/n^2) remainder
+    is not small there): simulate at that size instead
     """
     if isinstance(n, bool) or not isinstance(n, int):
         raise ModelError(f"n must be an integer, got {n!r}")
@@ -103,8 +104,22 @@ def _num(e, subs):
 
 
 def correction_system(system, h, values: dict):
-    """``delta`` (the ``1/n`` coefficients of every unknown of ``system``, in the order of ``all_unknowns``) at the fixed point ``h``
-    (mpf, the current precision) and the exact parameter ``values`` (see the module docstring)."""
+    """``delta`` (the ``1/n`` coefficients of every unknown of ``system``, in the order of ``all_unknowns``) at the
+    fixed point ``h`` (mpf, the current precision) and the exact parameter ``values`` (see the module docstring).
+    Raises :class:`ModelError` for a diagonal law of many atoms.
+
+    >>> import mpmath
+    >>> from symrmt.engine import Model
+    >>> from symrmt.engine.solve.certify import compiled_system
+    >>> from symrmt.engine.solve.newton import TraceSolver
+    >>> m = Model()
+    >>> _ = m.gaussian("Z", "n", "n")
+    >>> s = m.plan("trace((Z*Z.T/n)**2)").traces[0].system   # E tr S^2/p = 1 + c + 1/n, c = 1
+    >>> with mpmath.workdps(20):
+    ...     delta = correction_system(s, TraceSolver(compiled_system(s), {}).solve(20)[0], {})
+    ...     print(mpmath.nstr(sum(c * delta[s.all_unknowns.index(ij)] for ij, c in s.readout.items()), 15))
+    1.0
+    """
     pencil = system.pencil
     k = pencil.size
     blocks = pencil.blocks

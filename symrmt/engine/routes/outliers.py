@@ -67,7 +67,12 @@ EDGE_BISECTIONS = 40
 
 class Outlier:
     """One outlier: ``location`` (the pole ``z0``), ``residue`` (of the expression at ``z0``), ``overlap``
-    (``a Res q / <x, x>`` for a deterministic ``x``, else ``None``), all ``mpf`` certified to ``digits``."""
+    (``a Res q / <x, x>`` for a deterministic ``x``, else ``None``), all ``mpf`` certified to ``digits``
+    (:func:`outliers` builds them; ``repr`` prints ``digits`` digits).
+
+    >>> Outlier(mpmath.mpf(5) / 2, -mpmath.mpf(3) / 4, mpmath.mpf(3) / 4, 10)
+    Outlier(location=2.5, residue=-0.75, overlap=0.75)
+    """
 
     def __init__(self, location, residue, overlap, digits):
         self.location, self.residue, self.overlap, self.digits = location, residue, overlap, digits
@@ -293,7 +298,12 @@ def outliers(model, expr, over: str, at=None, digits: int = 15) -> list:
 class Outliers(list):
     """The list of :class:`Outlier` found, with ``edge_gap``: the largest distance between a bulk edge met on the
     grid and the outside point next to it that the scan reached (a pole closer than that to an edge is not
-    resolved; 0 when the grid meets no edge)."""
+    resolved; 0 when the grid meets no edge).  :func:`outliers` returns one.
+
+    >>> found = Outliers([Outlier(mpmath.mpf(5) / 2, -mpmath.mpf(3) / 4, mpmath.mpf(3) / 4, 10)])
+    >>> len(found), found.edge_gap
+    (1, 0.0)
+    """
 
     edge_gap = 0.0
 

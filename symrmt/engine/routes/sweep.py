@@ -92,6 +92,15 @@ class TraceSweep(TableResult):
     timings : dict
         Seconds (``compile``, ``batch``, ``fallback``, ``certify``, ``total``) and counts (``points``,
         ``fallbacks``).
+
+    Examples
+    --------
+    >>> from symrmt.engine import Model
+    >>> m = Model()
+    >>> _ = m.gaussian("Z", "n", "n")
+    >>> res = m.sweep("trace(inv(Z.T*Z/n + gamma*I(n)))", {"gamma": [1.0, 2.0]})
+    >>> type(res).__name__, res.shape, res.to_numpy().round(12).tolist()   # (sqrt(g^2 + 4g) - g)/(2g)
+    ('TraceSweep', (2,), [0.61803398875, 0.366025403784])
     """
 
     def __init__(self, expression, grid, at, values, fallback, error_estimate, certified, timings, exact=None,
@@ -195,9 +204,17 @@ def representable(x) -> bool:
 
 
 def value_text(res, i: int) -> str:
-    """The value of flat point ``i`` of a :class:`TraceSweep` as text: a float's ``repr`` (a batched
+    """The value of flat point ``i`` of a :class:`TraceSweep` ``res`` as text: a float's ``repr`` (a batched
     point), 15 significant digits of a certified one (a decimal string outside the float range, never
-    ``0.0`` or ``inf``), ``""`` at a failed point."""
+    ``0.0`` or ``inf``), ``""`` at a failed point.
+
+    >>> from symrmt.engine import Model
+    >>> m = Model()
+    >>> _ = m.gaussian("Z", "n", "n")
+    >>> res = m.sweep("trace(inv(Z.T*Z/n + gamma*I(n)))", {"gamma": [1.0]})
+    >>> value_text(res, 0)   # (sqrt(5) - 1)/2
+    '0.6180339887498949'
+    """
     if i in res.errors:
         return ""
     if i in res.exact:
@@ -347,7 +364,25 @@ def _check_ratios(model, axes, fixed):
 
 
 def sweep(model, expr, grid, at=None, certify: int = 0, seed: int = 0, on_error: str = "raise") -> TraceSweep:
-    """See :meth:`symrmt.engine.Model.sweep`."""
+    """See :meth:`symrmt.engine.Model.sweep`: the :class:`TraceSweep` of ``expr`` over ``grid`` (name -> values) at
+    the fixed values ``at``; ``certify`` points re-solved at 30 digits (sampled with ``seed``); ``on_error``:
+    ``"raise"`` or ``"mark"`` a point the certified path refuses too.  Raises :class:`ModelError` (a bad grid, a
+    parameter given twice or unknown), :class:`~symrmt.errors.ParameterError` (a bad ``certify`` or
+    ``on_error``), and the certified path's errors at a point (``on_error="raise"``).
+
+    Examples
+    --------
+    >>> from symrmt.engine import Model
+    >>> m = Model()
+    >>> _ = m.gaussian("Z", "n", "n")
+    >>> res = sweep(m, "trace(inv(Z.T*Z/n + gamma*I(n)))", {"gamma": [1.0, 2.0]})
+    >>> res.values.round(12).tolist(), res.fallback.tolist()   # (sqrt(g^2 + 4g) - g)/(2g)
+    ([0.61803398875, 0.366025403784], [False, False])
+    >>> sweep(m, "trace(inv(Z.T*Z/n + gamma*I(n)))", {"gamma": [1.0]}, at={"gamma": 1})
+    Traceback (most recent call last):
+        ...
+    symrmt.errors.ModelError: gamma is given both in grid= and in at=
+    """
     t0 = time.perf_counter()
     timings = {}
     if not isinstance(grid, Mapping) or not grid:

@@ -55,7 +55,16 @@ _RANDOM_VECTORS = ("signs", "gaussian")
 # the tree
 # --------------------------------------------------------------------------
 def children(node) -> tuple:
-    """The child nodes of a bound node, in order (a ``diff`` node is refused: bind first)."""
+    """The child nodes of a bound node, in order (a ``diff`` node is refused with
+    :class:`~symrmt.errors.ParameterError`: bind first); ``()`` for a leaf.
+
+    >>> from symrmt.engine import Model, bind
+    >>> m = Model()
+    >>> _ = m.goe("G", "n")
+    >>> tree = bind(m.expr("trace(G*G)/n"), {}, 4)
+    >>> tree.kind, [c.kind for c in children(tree)]
+    ('sproduct', ['trace', 'const'])
+    """
     kind = node.kind
     if kind in ("sum", "ssum"):
         return tuple(node.terms)
@@ -87,6 +96,14 @@ def random_matrices(tree) -> dict:
     ------
     ParameterError
         One name is used for two matrices of different kinds or sizes.
+
+    Examples
+    --------
+    >>> from symrmt.engine import Model, bind
+    >>> m = Model()
+    >>> _ = m.goe("G", "n"), m.gaussian("Z", "n", "n")
+    >>> sorted(random_matrices(bind(m.expr("trace(G*inv(Z.T*Z/n + I(n)))"), {}, 3)).items())
+    [('G', ('goe', 3, 3)), ('Z', ('gaussian', 3, 3))]
     """
     out = {}
     for x in _walk(tree):
@@ -175,7 +192,18 @@ def _trace_of_product(factors) -> float:
 
 
 class Evaluator:
-    """Evaluates one bound tree on one draw; equal subtrees share one value."""
+    """Evaluates one bound tree on one draw; equal subtrees share one value.
+
+    Takes the drawn matrices ``mats`` (name -> array); calling it on a bound node returns the node's value
+    (a float for a scalar, an array for a matrix).
+
+    >>> from symrmt.engine import Model, bind
+    >>> m = Model()
+    >>> _ = m.goe("G", "n")
+    >>> G = np.array([[0.0, 1, 0, 0], [1, 0, 2, 0], [0, 2, 0, 0], [0, 0, 0, 0]])
+    >>> float(Evaluator({"G": G})(bind(m.expr("trace(G*G)/n"), {}, 4)))   # tr(G^2)/4/4 = 2 (1 + 4)/16
+    0.625
+    """
 
     def __init__(self, mats: dict):
         self.mats = mats
@@ -284,8 +312,23 @@ def evaluate(tree, mats: dict) -> float:
 
     Raises
     ------
+    ParameterError
+        The tree is a matrix, not a scalar.
     TraceSimulationError
         A singular matrix, or a non-finite value, in this draw.
+
+    Examples
+    --------
+    >>> from symrmt.engine import Model, bind
+    >>> m = Model()
+    >>> _ = m.goe("G", "n")
+    >>> tree = bind(m.expr("trace(G*G)/n"), {}, 4)
+    >>> evaluate(tree, {"G": np.array([[0.0, 1, 0, 0], [1, 0, 2, 0], [0, 2, 0, 0], [0, 0, 0, 0]])})
+    0.625
+    >>> evaluate(tree, {"G": np.full((4, 4), np.inf)})
+    Traceback (most recent call last):
+        ...
+    symrmt.errors.TraceSimulationError: the expression evaluated to inf in this draw
     """
     if getattr(tree, "kind", None) not in SCALAR_KINDS:
         raise ParameterError("the expression is a matrix; simulate a scalar, e.g. trace(...) of it")
@@ -298,7 +341,19 @@ def evaluate(tree, mats: dict) -> float:
 def check_trace_memory(tree, specs=None, sizes=None) -> None:
     """Refuse, before any draw, a simulation whose float64 arrays would not fit in memory: the random
     matrices plus one dense square of the largest dimension per matrix node of the tree (the
-    evaluator may keep each intermediate), an upper estimate stated in the error."""
+    evaluator may keep each intermediate), an upper estimate stated in the error
+    (:class:`~symrmt.errors.ParameterError`).  ``specs``: the tree's :func:`random_matrices`, ``sizes``: its
+    dimensions (both read from the tree by default).  Returns ``None``.
+
+    >>> from symrmt.engine import Model, bind
+    >>> m = Model()
+    >>> _ = m.goe("G", "n")
+    >>> check_trace_memory(bind(m.expr("trace(G*G)/n"), {}, 4))
+    >>> check_trace_memory(bind(m.expr("trace(G*G)/n"), {}, 10 ** 6))
+    Traceback (most recent call last):
+        ...
+    symrmt.errors.ParameterError: simulate trace n=1000000: needs about 4.47e+4 GiB (1 random matrices and up to 5 intermediates of 1000000 x 1000000), more than 50% of this machine's ... GiB; lower n
+    """
     specs = random_matrices(tree) if specs is None else specs
     if sizes is None:
         sizes = {}

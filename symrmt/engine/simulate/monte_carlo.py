@@ -7,8 +7,8 @@ expression tree at numeric parameter values and integer sizes, in which every
 number is a Python float (:func:`symrmt.engine.bind` is that boundary; it also
 removes every ``diff`` by exact differentiation of the tree,
 ``d M^{-1} = -M^{-1} (dM) M^{-1}``, so a derivative is simulated exactly, with
-no finite difference).  This module imports NumPy and the standard library,
-plus :mod:`symrmt.models.attention.params` and :mod:`symrmt.progress`; never SymPy or mpmath.
+no finite difference).  This module imports the standard library, :mod:`symrmt.errors` and the
+simulation's executor (:mod:`symrmt.simulation`); never SymPy or mpmath.
 It dispatches on ``node.kind`` only, so it does not import the engine either.
 
 The conventions of the random matrices, the drawing and the evaluation of one trial are those of
@@ -100,6 +100,18 @@ def simulate_trace(tree, trials: int = 10, seed: int = 0, progress=None, *, stor
     ------
     TraceSimulationError
         A draw gave a singular matrix or a non-finite value.
+    ParameterError
+        Fewer than 2 trials, a negative seed, a bad ``workers`` or ``progress``, or arrays that would not
+        fit in memory.
+
+    Examples
+    --------
+    >>> from symrmt.engine import Model, bind
+    >>> m = Model()
+    >>> _ = m.goe("G", "n")
+    >>> r = simulate_trace(bind(m.expr("trace(G*G)/n"), {}, 4), trials=2, seed=0, progress=False)
+    >>> r["params"], r["trials_computed"], bool(r["mean"] == r["trials"].mean())
+    ({'trials': 2, 'seed': 0, 'sizes': {'n': 4}}, 2, True)
     """
     trials = _check_int(trials, "trials", 2, " (a standard error needs at least two trials)")
     seed = _check_int(seed, "seed", 0)

@@ -114,7 +114,17 @@ def program(tree) -> dict:
 
 
 def from_program(prog: dict):
-    """The tree of a :func:`program`, as plain objects with the fields this module reads (its root)."""
+    """The tree of a :func:`program`, as plain objects with the fields this module reads (its root): what a
+    worker evaluates without the engine.
+
+    >>> from symrmt.engine import Model, bind
+    >>> from symrmt.engine.simulate.evaluate import evaluate
+    >>> m = Model()
+    >>> _ = m.goe("G", "n")
+    >>> root = from_program(program(bind(m.expr("trace(G*G)/n"), {}, 4)))
+    >>> root.kind, evaluate(root, {"G": np.array([[0.0, 1, 0, 0], [1, 0, 2, 0], [0, 2, 0, 0], [0, 0, 0, 0]])})
+    ('sproduct', 0.625)
+    """
     dims = {name: NS(name=name, count=int(k)) for name, k in prog["dims"].items()}
     built = []
     for kind, kids, shape, extra in prog["nodes"]:
@@ -147,7 +157,13 @@ TRACE_SPEC = TrialSpec("trace", NUMERICS_VERSION, _trace_trial, width=lambda par
 
 
 class TracePoint:
-    """A trace point for the executor: its store ``key``, worker ``context`` and integer ``sizes``."""
+    """A trace point for the executor: its store ``key``, worker ``context`` and integer ``sizes``
+    (:func:`trace_point` builds one).
+
+    >>> pt = TracePoint({"tree": "sha256:...", "sizes": {"n": 4}}, {"program": {}}, {"n": 4})
+    >>> pt.sizes, sorted(pt.key)
+    ({'n': 4}, ['sizes', 'tree'])
+    """
 
     def __init__(self, key: dict, context: dict, sizes: dict):
         self.key, self.context, self.sizes = key, context, sizes
@@ -161,7 +177,17 @@ def trace_point(tree, label: dict | None = None) -> TracePoint:
     ``sizes``, and the entries of ``label`` (JSON-able; ``symrmt trace`` puts the expression
     text, the declarations, the exact parameter values and ``n`` there, so that
     ``symrmt store`` says what the trials are).  The executor adds the seed, the trial index
-    and :data:`NUMERICS_VERSION`.
+    and :data:`NUMERICS_VERSION`.  Returns a :class:`TracePoint`; raises
+    :class:`~symrmt.errors.ParameterError` for a label with the key ``tree`` or ``sizes`` (or not JSON-able).
+
+    Examples
+    --------
+    >>> from symrmt.engine import Model, bind
+    >>> m = Model()
+    >>> _ = m.goe("G", "n")
+    >>> pt = trace_point(bind(m.expr("trace(G*G)/n"), {}, 4), label={"expr": "trace(G*G)/n"})
+    >>> sorted(pt.key), pt.sizes, pt.key["tree"].startswith("sha256:")
+    (['expr', 'sizes', 'tree'], {'n': 4}, True)
     """
     prog = program(tree)
     digest = "sha256:" + hashlib.sha256(canonical(prog).encode()).hexdigest()

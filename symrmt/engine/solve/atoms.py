@@ -36,7 +36,22 @@ def _inverse(A, k):
 
 
 class AtomCompiled:
-    """An :class:`~symrmt.engine.reduce.atoms.AtomSystem` compiled; the atoms are summed at each call."""
+    """An :class:`~symrmt.engine.reduce.atoms.AtomSystem` compiled; the atoms are summed at each call.
+
+    Takes the system and its cache key (:func:`symrmt.engine.solve.certify.compiled_system` builds both) and
+    offers the interface of :class:`~symrmt.engine.solve.newton.CompiledSystem`.
+
+    >>> from symrmt.engine import Model
+    >>> from symrmt.engine.solve.certify import compiled_system
+    >>> m = Model()
+    >>> _ = m.gaussian("Z", "n", "n")
+    >>> _ = m.diag("D", "n", ["1"] * 20)   # twenty atoms at 1: D = I, the Marchenko-Pastur law at c = 1
+    >>> e = "trace(inv(Z.T*D*Z/n + gamma*I(n)))"
+    >>> type(compiled_system(m.plan(e).traces[0].system)).__name__
+    'AtomCompiled'
+    >>> print(m.limit(e, at={"gamma": 1}, digits=12))   # (sqrt(5) - 1)/2
+    0.61803398875
+    """
 
     def __init__(self, system, key: str):
         self.system = system

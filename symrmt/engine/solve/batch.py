@@ -99,7 +99,23 @@ def _build_sources(system, what, alpha=None):
 
 
 class BatchSystem:
-    """The NumPy-compiled pieces of one :class:`~symrmt.engine.solve.newton.CompiledSystem`."""
+    """The NumPy-compiled pieces of one :class:`~symrmt.engine.solve.newton.CompiledSystem`.
+
+    Takes the compiled system (its code is compiled once more for NumPy, cached on disk); the methods
+    :meth:`evaluate`, :meth:`derivative` and :meth:`tau` run on stacked rows, one row per point.
+
+    >>> from symrmt.engine import Model
+    >>> from symrmt.engine.solve.certify import compiled_system
+    >>> m = Model()
+    >>> _ = m.gaussian("Z", "n", "n")
+    >>> bs = BatchSystem(compiled_system(m.plan("trace(inv(Z.T*Z/n + gamma*I(n)))").traces[0].system))
+    >>> bs.m, bs.params
+    (2, [gamma])
+    >>> h = np.full((1, 2), -(np.sqrt(5) - 1) / 2)   # the Marchenko-Pastur fixed point at gamma = 1
+    >>> R, J, dRds = bs.evaluate(h, np.array([[1.0]]), np.ones(1))
+    >>> bool(np.abs(R).max() < 1e-15), J.shape, bool(bs.tau(h, np.array([[1.0]]))[0] == -h[0, 0])
+    (True, (1, 2, 2), True)
+    """
 
     def __init__(self, compiled):
         self.system = compiled.system
@@ -138,6 +154,16 @@ class BatchSystem:
 
 
 def batch_system(compiled) -> BatchSystem:
+    """The :class:`BatchSystem` of a compiled system, built once per system name and memoized.
+
+    >>> from symrmt.engine import Model
+    >>> from symrmt.engine.solve.certify import compiled_system
+    >>> m = Model()
+    >>> _ = m.gaussian("Z", "n", "n")
+    >>> cs = compiled_system(m.plan("trace(inv(Z.T*Z/n + gamma*I(n)))").traces[0].system)
+    >>> batch_system(cs) is batch_system(cs)
+    True
+    """
     if compiled.name not in _SYSTEMS:
         _SYSTEMS[compiled.name] = BatchSystem(compiled)
     return _SYSTEMS[compiled.name]
@@ -173,7 +199,15 @@ def newton_ev(ev, h, t, tol, maxsteps=12):
     """Newton on ``R(h; t) = 0`` for every row (``ev(rows, h, t) -> (R, J, dR/dt)``); returns
     ``(h, dh/dt, step, ok)``: the core's batched driver (:func:`symrmt.core.batch.newton`) with the
     column-scaled solve :func:`_solve`.  A row is ``ok`` when its relative step fell below ``tol`` or
-    stopped shrinking below ``1e-11`` (the float64 floor), with finite values."""
+    stopped shrinking below ``1e-11`` (the float64 floor), with finite values.  Raises nothing: a row
+    that fails has ``ok`` False.
+
+    >>> def ev(rows, h, t):   # h^2 - t = 0 (one unknown), dR/dt = -1
+    ...     return h ** 2 - t[:, None], 2 * h[:, :, None], -np.ones_like(h)
+    >>> h, dh, step, ok = newton_ev(ev, np.ones((2, 1)), np.array([2.0, 9.0]), 1e-14)
+    >>> bool(np.abs(h[:, 0] - [np.sqrt(2), 3]).max() < 1e-15), dh[:, 0].round(12).tolist(), bool(ok.all())
+    (True, [0.353553390593, 0.166666666667], True)
+    """
     def linear(rows, x):
         F, J, Ft = ev(rows, x, t[rows])
         y = _solve(J, -np.stack([F, Ft], axis=2))
@@ -183,7 +217,18 @@ def newton_ev(ev, h, t, tol, maxsteps=12):
 
 
 def newton(bs, h, p, s, tol, maxsteps=12):
-    """:func:`newton_ev` on ``R(h; s)`` at parameters ``p`` and strengths ``s`` (one per row)."""
+    """:func:`newton_ev` on ``R(h; s)`` of the :class:`BatchSystem` ``bs`` at parameters ``p`` (N, k) and
+    strengths ``s`` (one per row); returns ``(h, dh/ds, step, ok)``.
+
+    >>> from symrmt.engine import Model
+    >>> from symrmt.engine.solve.certify import compiled_system
+    >>> m = Model()
+    >>> _ = m.gaussian("Z", "n", "n")
+    >>> bs = batch_system(compiled_system(m.plan("trace(inv(Z.T*Z/n + gamma*I(n)))").traces[0].system))
+    >>> h, dh, step, ok = newton(bs, np.full((1, 2), -0.6), np.array([[1.0]]), np.ones(1), 1e-14)
+    >>> round(float(-h[0, 1]), 14), bool(ok[0])   # (sqrt(5) - 1)/2
+    (0.61803398874989, True)
+    """
     return newton_ev(lambda rows, hh, ss: bs.evaluate(hh, p[rows], ss), h, s, tol, maxsteps)
 
 
@@ -191,7 +236,15 @@ def follow(ev, h, dh, t0, t1, fine=False):
     """Follow every row from ``t0`` to ``t1`` (arrays) with the predictor ``dh`` and a Newton corrector inside
     the trust regions of :meth:`symrmt.engine.solve.newton.TraceSolver._follow` (the core's batched continuation,
     :func:`symrmt.core.batch.follow`, with the same :class:`~symrmt.core.continuation.Linear` schedule);
-    ``fine``: the checking path.  Returns ``(h, dh, ok)`` at ``t1`` (polished)."""
+    ``ev(rows, h, t) -> (R, J, dR/dt)`` as :func:`newton_ev`; ``fine``: the checking path.  Returns
+    ``(h, dh, ok)`` at ``t1`` (polished); a row that fails has ``ok`` False.
+
+    >>> def ev(rows, h, t):   # h^2 - (1 + t) = 0 from h = 1 at t = 0 to h = sqrt(2) at t = 1
+    ...     return h ** 2 - (1 + t[:, None]), 2 * h[:, :, None], -np.ones_like(h)
+    >>> h, dh, ok = follow(ev, np.ones((1, 1)), np.full((1, 1), 0.5), np.zeros(1), np.ones(1))
+    >>> bool(abs(h[0, 0] - np.sqrt(2)) < 1e-15), bool(ok[0])
+    (True, True)
+    """
     t0 = t0.astype(float)
 
     def correct(rows, pred, nxt):
@@ -205,7 +258,18 @@ def follow(ev, h, dh, t0, t1, fine=False):
 
 
 def path(bs, p, fine=False):
-    """``(h, ok)`` at ``s = 1`` for every row of ``p`` by the homotopy in ``s`` (see the module docstring)."""
+    """``(h, ok)`` at ``s = 1`` for every row of the parameters ``p`` (N, k) by the homotopy in ``s`` from the
+    linear root at ``s = 0`` (see the module docstring); a row that fails has ``ok`` False.
+
+    >>> from symrmt.engine import Model
+    >>> from symrmt.engine.solve.certify import compiled_system
+    >>> m = Model()
+    >>> _ = m.gaussian("Z", "n", "n")
+    >>> bs = batch_system(compiled_system(m.plan("trace(inv(Z.T*Z/n + gamma*I(n)))").traces[0].system))
+    >>> h, ok = path(bs, np.array([[1.0], [2.0]]))   # (sqrt(g^2 + 4g) - g)/(2g) at g = 1, 2
+    >>> bs.tau(h, np.array([[1.0], [2.0]])).round(12).tolist(), ok.tolist()
+    ([0.61803398875, 0.366025403784], [True, True])
+    """
     n, m = p.shape[0], bs.m
     zero = np.zeros(n)
     h, dh, _, ok = newton(bs, np.zeros((n, m)), p, zero, NEWTON_TOL, maxsteps=4)  # linear at s = 0
@@ -225,7 +289,17 @@ def continued(bs, p, rows):
     """The rows of ``p`` listed in ``rows``, where the homotopy in ``s`` failed: the fixed point continued in
     a shift parameter from a start where it succeeds, as :class:`symrmt.engine.solve.continuation.ContinuedSolver`
     does (the same starts, in order; two paths that must agree).  Returns ``(h, ok)`` for those rows.  A row
-    whose two paths reach the target but disagree is not tried further (the mpmath path then decides)."""
+    whose two paths reach the target but disagree is not tried further (the mpmath path then decides).
+
+    >>> from symrmt.engine import Model
+    >>> from symrmt.engine.solve.certify import compiled_system
+    >>> m = Model()
+    >>> _ = m.gaussian("Z", "n", "n")
+    >>> bs = batch_system(compiled_system(m.plan("trace(inv(Z.T*Z/n + gamma*I(n)))").traces[0].system))
+    >>> h, ok = continued(bs, np.array([[0.1]]), np.array([0]))   # from gamma = 1, in log gamma
+    >>> round(float(-h[0, 1]), 12), bool(ok[0])   # (sqrt(g^2 + 4g) - g)/(2g) at g = 1/10
+    (2.701562118716, True)
+    """
     m = bs.m
     h_out = np.full((rows.size, m), np.nan)
     ok_out = np.zeros(rows.size, dtype=bool)
@@ -285,7 +359,18 @@ def continued(bs, p, rows):
 
 def solve_system(bs, p, tries_continuation=True):
     """The checked fixed point at ``s = 1`` for every row of ``p``: ``(h, ok)`` (two paths that agree; where
-    the homotopy in ``s`` fails, a continuation in a shift parameter, :func:`continued`)."""
+    the homotopy in ``s`` fails, a continuation in a shift parameter, :func:`continued`, unless
+    ``tries_continuation`` is False).
+
+    >>> from symrmt.engine import Model
+    >>> from symrmt.engine.solve.certify import compiled_system
+    >>> m = Model()
+    >>> _ = m.gaussian("Z", "n", "n")
+    >>> bs = batch_system(compiled_system(m.plan("trace(inv(Z.T*Z/n + gamma*I(n)))").traces[0].system))
+    >>> h, ok = solve_system(bs, np.array([[1.0]]))
+    >>> round(float(-h[0, 1]), 14), bool(ok[0])   # (sqrt(5) - 1)/2
+    (0.61803398874989, True)
+    """
     h1, ok1 = path(bs, p)
     h2, ok2 = path(bs, p, fine=True)
     gap = core_batch.paths_gap(h1, h2)
@@ -335,7 +420,9 @@ def _bounds_ok(t, tau, cols, plan_params, n, dtype):
 
 
 def solve_plan(plan, compiled_of, cols, n, cols_ld=None):
-    """The value of ``plan`` at ``n`` points (``cols``: parameter name -> float64 array of length ``n``).
+    """The value of ``plan`` at ``n`` points (``cols``: parameter name -> float64 array of length ``n``);
+    ``compiled_of``: block system -> :class:`~symrmt.engine.solve.newton.CompiledSystem`
+    (:func:`symrmt.engine.solve.certify.compiled_system`).
 
     ``cols_ld`` (optional, same keys): the parameters in long double, rounded from their exact values
     (not from the float64 ones).  The long-double correction is then made at those values, so the
@@ -345,6 +432,16 @@ def solve_plan(plan, compiled_of, cols, n, cols_ld=None):
     Returns ``(value, error_estimate, ok, cond)``: the long-double-corrected values (float64), the
     estimated relative float64 error, the mask of points that passed every check, and the largest
     Jacobian condition number per point.  Points with ``ok`` False carry no value to stand behind.
+    Raises nothing of its own: a failing point is marked in ``ok``.
+
+    >>> from symrmt.engine import Model
+    >>> from symrmt.engine.solve.certify import compiled_system
+    >>> m = Model()
+    >>> _ = m.gaussian("Z", "n", "n")
+    >>> plan = m.plan("trace(inv(Z.T*Z/n + gamma*I(n)))")
+    >>> v, est, ok, cond = solve_plan(plan, compiled_system, {"gamma": np.array([1.0, 2.0])}, 2)
+    >>> v.round(12).tolist(), ok.tolist(), bool(est.max() < 1e-15)   # (sqrt(g^2 + 4g) - g)/(2g)
+    ([0.61803398875, 0.366025403784], [True, True], True)
     """
     if hasattr(plan, "forms") or any(nonnormal_inverses(t.matrix) for t in plan.traces if t.matrix is not None):
         # no Gram test (nor Hermitization, nor quadratic form) here: every point goes to the certified path,

@@ -6,7 +6,7 @@ Newton steps reached beyond the digits asked for and the two values agree to ``d
 significant digits (``certificate = "relative"``), or, for a limit that is 0, when both lie within
 ``10^-(digits+1)`` of each other and within ``10^-digits`` of 0: the value is then 0 with an
 absolute error below ``10^-digits`` (``certificate = "absolute"``).  Otherwise the guard doubles, up to ``ESCALATIONS + 1`` tries (one more than the
-attention solver's); then :class:`~symrmt.models.attention.solver.PrecisionError` says what happened.
+core's default, :mod:`symrmt.core.certify`); then :class:`~symrmt.errors.PrecisionError` says what happened.
 
 The result is a :class:`TraceLimit` (re-exported as ``symrmt.engine.TraceLimit``); it lives here, below
 the solvers that build one (:mod:`~symrmt.engine.solve.quadratic_forms`, :mod:`~symrmt.engine.routes.complex_limit`) and the
@@ -47,11 +47,19 @@ _COMPILED = cache_dict("symrmt.engine.solve.certify._COMPILED", 256)
 class TraceLimit:
     """A certified large-n limit: ``value`` (mpf, correct to ``digits`` significant digits).
 
-    Attributes: ``value``, ``digits``, ``working_digits`` (of the two agreeing solves),
-    ``residual`` (largest fixed-point residual at the higher precision), ``at`` (the values),
-    ``traces`` (the limit of each normalized trace in the expression, in order), ``certificate``
-    (``"relative"``: ``digits`` significant digits; ``"absolute"``: the limit is 0 to ``10^-digits``);
-    with ``prove=True`` also ``ball``, ``balls`` and ``branch`` (:mod:`symrmt.models.attention.prove`).
+    Takes ``value``, ``digits``, ``working_digits`` (of the two agreeing solves), ``residual`` (largest
+    fixed-point residual at the higher precision), ``at`` (the values) and ``traces`` (the limit of each
+    normalized trace in the expression, in order); :func:`certified_limit` computes them.  Also
+    ``certificate`` (``"relative"``: ``digits`` significant digits; ``"absolute"``: the limit is 0 to
+    ``10^-digits``); with ``prove=True`` also ``ball``, ``balls`` and ``branch``
+    (:mod:`symrmt.engine.prove`).  ``str`` prints ``digits`` significant digits.
+
+    Examples
+    --------
+    >>> import mpmath
+    >>> lim = TraceLimit(mpmath.mpf(1) / 3, 5, 30, mpmath.mpf(0), {}, [])
+    >>> str(lim), repr(lim), float(lim) == 1 / 3
+    ('0.33333', 'TraceLimit(0.33333, digits=5)', True)
     """
 
     #: ``"relative"`` (``digits`` significant digits) or ``"absolute"`` (a limit 0, within ``10^-digits``)
@@ -78,7 +86,17 @@ class TraceLimit:
 
 
 def compiled_system(system):
-    """The :class:`CompiledSystem` of a block system (memoized on its pencil, and on the system object)."""
+    """The :class:`CompiledSystem` of a block system (memoized on its pencil, and on the system object); an
+    :class:`~symrmt.engine.reduce.atoms.AtomSystem` gives an :class:`AtomCompiled`.
+
+    >>> from symrmt.engine import Model
+    >>> m = Model()
+    >>> _ = m.gaussian("Z", "n", "n")
+    >>> system = m.plan("trace(inv(Z.T*Z/n + gamma*I(n)))").traces[0].system
+    >>> cs = compiled_system(system)
+    >>> type(cs).__name__, cs.m, cs.params, compiled_system(system) is cs
+    ('CompiledSystem', 2, [gamma], True)
+    """
     done = system.__dict__.get("_compiled_system")
     if done is not None:
         return done
@@ -102,7 +120,14 @@ def _compiled_system(system):
 
 @cached(maxsize=256)
 def formula_function(formula, symbols):
-    """The plan's outer formula in its symbols, compiled once (the package's compile step)."""
+    """The plan's outer formula in its symbols, compiled once (the package's compile step); the function
+    takes the list of the symbols' values.
+
+    >>> import sympy as sp
+    >>> a, b = sp.symbols("a b")
+    >>> formula_function(2 * a + b ** 2, (a, b))([1, 3])
+    11
+    """
     return compile_expr([list(symbols)], formula)
 
 
@@ -132,13 +157,32 @@ def _evaluate(plan, solvers, dps):
 
 
 def holds(cond, subs) -> bool:
-    """``cond >= 0`` at the values (a number is compared directly: a law of many atoms has many)."""
+    """``cond >= 0`` at the values ``subs`` (symbol -> number; a number is compared directly: a law of many
+    atoms has many).
+
+    >>> import sympy as sp
+    >>> g = sp.Symbol("gamma", positive=True)
+    >>> holds(g - 1, {g: 2}), holds(g - 1, {g: sp.Rational(1, 2)}), holds(sp.Integer(-1), {})
+    (True, False, False)
+    """
     cond = sp.sympify(cond)
     return bool((cond if cond.is_number else cond.subs(subs)) >= 0)
 
 
 def branch_acceptor(t, values):
-    """Branch check of a start point: the sanity bounds of the trace, to a loose tolerance."""
+    """Branch check of a start point: the sanity bounds of the trace ``t`` at ``values`` (name -> exact
+    number), to a loose tolerance.  Returns ``accept(h) -> None`` (accepted) or the reason the fixed point
+    ``h`` fails, or ``None`` when no bound applies.
+
+    >>> from fractions import Fraction
+    >>> from symrmt.engine import Model
+    >>> m = Model()
+    >>> _ = m.gaussian("Z", "n", "n")
+    >>> t = m.plan("trace(inv(Z.T*Z/n + gamma*I(n)))").traces[0]   # 0 < tau <= 1/gamma, tau = -H[1]
+    >>> accept = branch_acceptor(t, {"gamma": Fraction(1)})
+    >>> accept([-0.618, -0.618]), accept([-2.0, -2.0])
+    (None, 'trace #1 = 2 fails its bound (upper 1)')
+    """
     subs = {sp.Symbol(k, real=True): sp.Rational(v) for k, v in values.items()}
     subs.update({sp.Symbol(k, positive=True): sp.Rational(v) for k, v in values.items()})
     checks = []
@@ -165,7 +209,28 @@ def branch_acceptor(t, values):
 
 def check_bounds(plan, values, taus, digits):
     """The sanity bounds of each trace (``> 0``, ``>= 0``, ``<= b``: a positive semi-definite structure) at
-    the certified values ``taus``; :class:`BranchError` when one fails (the fixed point is off the branch)."""
+    the certified values ``taus`` (one per trace of ``plan``, at ``values``, to ``digits`` digits); returns
+    ``None``.
+
+    Raises
+    ------
+    BranchError
+        When a bound fails (the fixed point is off the branch).
+
+    Examples
+    --------
+    >>> from fractions import Fraction
+    >>> import mpmath
+    >>> from symrmt.engine import Model
+    >>> m = Model()
+    >>> _ = m.gaussian("Z", "n", "n")
+    >>> plan = m.plan("trace(inv(Z.T*Z/n + gamma*I(n)))")
+    >>> check_bounds(plan, {"gamma": Fraction(1)}, [mpmath.mpf("0.618")], 12)
+    >>> check_bounds(plan, {"gamma": Fraction(1)}, [mpmath.mpf(2)], 12)
+    Traceback (most recent call last):
+        ...
+    symrmt.errors.BranchError: the limit of trace #1 is 2.0, but it must be <= 1.0 (a positive semi-definite structure): the fixed point is off the physical branch
+    """
     subs = {p: sp.Rational(values[p.name]) for p in plan.params}
     slack = mpmath.mpf(10) ** (-digits)
     for t, tau in zip(plan.traces, taus):
@@ -235,7 +300,18 @@ def _check_real_inputs(plan, values, free=None):
 
 
 def check_real(value, digits):
-    """Refuse a complex limit (``sqrt`` of a negative trace, a negative power of one): a real value only."""
+    """Refuse a complex limit (``sqrt`` of a negative trace, a negative power of one): returns the real
+    ``value`` (the real part of an mpc whose imaginary part is below ``10^-(digits+2)`` relative);
+    :class:`BranchError` for a complex or non-finite value.
+
+    >>> import mpmath
+    >>> check_real(mpmath.mpc(2, 1e-30), 12)
+    mpf('2.0')
+    >>> check_real(mpmath.mpc(0, 1), 12)
+    Traceback (most recent call last):
+        ...
+    symrmt.errors.BranchError: the limit is not real ((0.0 + 1.0j)): the expression takes a square root or a fractional power of a negative quantity at these values
+    """
     if isinstance(value, mpmath.mpc):
         if abs(value.imag) > abs(value.real) * mpmath.mpf(10) ** (-digits - 2):
             raise BranchError(f"the limit is not real ({mpmath.nstr(value, 8)}): the expression takes a square "
@@ -284,9 +360,32 @@ def admitted(plan, values: dict, complex_at=None):
 
 
 def certified_limit(plan, values: dict, digits: int) -> dict:
-    """The certified limit of a plan at exact ``values`` (name -> Fraction), as the keyword arguments
-    of :class:`TraceLimit` (``value``, ``digits``, ``working_digits``, ``residual``,
-    ``at``, ``traces``) and ``solvers``, which :meth:`symrmt.engine.Model.limit` builds from them."""
+    """The certified limit of a plan at exact ``values`` (name -> Fraction) to ``digits`` significant digits.
+
+    Returns the keyword arguments of :class:`TraceLimit` (``value``, ``digits``, ``working_digits``,
+    ``residual``, ``at``, ``traces``, ``certificate``, ``hermitized``) and ``solvers``, which
+    :meth:`symrmt.engine.Model.limit` builds it from.
+
+    Raises
+    ------
+    ParameterError
+        ``digits < 1``, or a value missing.
+    BranchError
+        A coefficient not real or finite, or a fixed point off the branch.
+    symrmt.errors.ConvergenceError, symrmt.errors.PrecisionError
+        The homotopy fails, or the two precisions never agree.
+
+    Examples
+    --------
+    >>> from fractions import Fraction
+    >>> import mpmath
+    >>> from symrmt.engine import Model
+    >>> m = Model()
+    >>> _ = m.gaussian("Z", "n", "n")
+    >>> out = certified_limit(m.plan("trace(inv(Z.T*Z/n + gamma*I(n)))"), {"gamma": Fraction(1)}, 12)
+    >>> mpmath.nstr(out["value"], 12), out["certificate"]   # (sqrt(5) - 1)/2
+    ('0.61803398875', 'relative')
+    """
     if digits < 1:
         raise ParameterError("digits must be >= 1")
     plan = admitted(plan, values)  # a no-op on a plan Model.limit admitted at these values

@@ -85,7 +85,17 @@ def along_curve():
 
 def shift_params(system):
     """The parameters that enter the deterministic part ``L_0`` and are not dimension ratios (memoized on the
-    system)."""
+    system): the ones :class:`ContinuedSolver` may continue in.
+
+    >>> from symrmt.engine import Model
+    >>> m = Model()
+    >>> m.dim("p", "c*n")
+    Dim('p', c)
+    >>> _ = m.gaussian("Z", "p", "n")
+    >>> system = m.plan("trace(inv(Z.T*Z/n + gamma*I(n)))").traces[0].system
+    >>> system.params, shift_params(system)
+    ([c, gamma], [gamma])
+    """
     done = system.__dict__.get("_shift_params")
     if done is None:
         done = system.__dict__["_shift_params"] = _shift_params(system)
@@ -102,7 +112,24 @@ def _shift_params(system):
 
 class ContinuedSolver(TraceSolver):
     """:class:`TraceSolver` whose start, when the homotopy in ``s`` fails, is continued in a parameter
-    (see the module docstring); the reasons of every failed route are kept for the error."""
+    (see the module docstring); the reasons of every failed route are kept for the error.
+
+    Takes what :class:`TraceSolver` takes.  ``route`` names the continuation taken (absent when the homotopy
+    succeeded); :meth:`start` raises :class:`~symrmt.errors.ConvergenceError` when no route reaches the point,
+    listing the reasons, and :class:`~symrmt.errors.BranchError` for an end point off the branch.
+
+    Examples
+    --------
+    >>> from fractions import Fraction
+    >>> from symrmt.engine import Model
+    >>> from symrmt.engine.solve.certify import compiled_system
+    >>> m = Model()
+    >>> _ = m.gaussian("Z", "n", "n")
+    >>> cs = compiled_system(m.plan("trace(inv(Z.T*Z/n + gamma*I(n)))").traces[0].system)
+    >>> ts = ContinuedSolver(cs, {"gamma": Fraction(1, 100)})
+    >>> round(-ts.start()[1], 10)   # (sqrt(g^2 + 4g) - g)/(2g) at g = 1/100
+    9.5124921973
+    """
 
     def start(self, accept=None):
         if self._start is not None:

@@ -25,7 +25,21 @@ __all__ = ["DensityError", "EdgeSystem"]
 
 
 class EdgeSystem:
-    """``R(h, x) = 0``, ``J(h, x) v = 0``, ``l . v = 1`` in the unknowns ``(h, x, v)`` (SymPy, then mpmath)."""
+    """``R(h, x) = 0``, ``J(h, x) v = 0``, ``l . v = 1`` in the unknowns ``(h, x, v)`` (SymPy, then mpmath).
+
+    Takes a density solver (its system, values and spectral variable), or ``system``, ``values`` (the other
+    parameters) and ``free`` (the parameter that moves to the edge).  :meth:`solve` takes a start ``(h, x, v)``
+    and ``dps``, and returns the edge ``x`` (the whole root in ``last``); it raises :class:`DensityError`
+    when the system is singular or Newton does not converge.
+
+    >>> from symrmt.engine import Model
+    >>> m = Model()
+    >>> _ = m.goe("G", "n")
+    >>> system = m.plan("trace(inv(G/sqrt(n) + gamma*I(n)))").traces[0].system
+    >>> es = EdgeSystem(system=system, values={}, free=system.params[0])
+    >>> es.solve([-1.1], 2.1, [1.0], 30)   # the semicircle's edge: gamma = 2, where tau = -H = 1
+    mpf('2.0')
+    """
 
     def __init__(self, solver=None, *, system=None, values=None, free=None):
         if solver is not None:

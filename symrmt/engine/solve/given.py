@@ -599,6 +599,21 @@ def given_limit(model, expr, at, digits: int = 15):
     vector whose inner products are parameters, a diagonal law, a complex value), sizes that
     disagree with the dimension ratios, and :class:`~symrmt.errors.SolverError` subclasses when the
     fixed point does not converge or the two precisions disagree.
+
+    Examples
+    --------
+    >>> from symrmt.engine import Model
+    >>> m = Model()
+    >>> m.dim("p", "c*n")
+    Dim('p', c)
+    >>> _ = m.gaussian("Z", "p", "n")
+    >>> _ = m.matrix("S", "p", "p", np.eye(2))   # S = I: the Marchenko-Pastur resolvent, (sqrt(5) - 1)/2
+    >>> print(given_limit(m, "trace(inv(S*Z*Z.T*S.T/n + gamma*I(p)))", {"c": 1, "gamma": 1}, digits=15))
+    0.618033988749895
+    >>> given_limit(m, "trace(inv(S*Z*Z.T*S.T/n + gamma*I(p)))", {"c": 1, "gamma": 1j})
+    Traceback (most recent call last):
+        ...
+    symrmt.errors.ModelError: a complex parameter value is not supported with given matrices yet
     """
     digits = check_digits(digits)
     expr = model.expr(expr)

@@ -130,7 +130,28 @@ def solve_flint(part, h64, J, coef_hp, prec, digits, extra, watch):
     Each residual needs ``G = M^{-1}`` at ``prec`` bits: the float64 inverse ``X`` is refined by
     ``X <- X + X R``, ``R = I - M X`` (``R`` is squared at each step), until the correction of every
     watched block trace (``watch``: the unknowns' and the value's blocks) is below ``10^-(digits+extra)``
-    after one more step (its square); the Newton step on ``H`` stops below the same size."""
+    after one more step (its square); the Newton step on ``H`` stops below the same size.  ``part``,
+    ``h64``, ``J`` and ``coef_hp`` are the float64 solve's (:func:`symrmt.engine.solve.given.given_limit`
+    calls it above 32 digits).  Raises :class:`~symrmt.errors.ConvergenceError` (with the bits it lacks,
+    :func:`~symrmt.engine.solve.given_blocks.short_of_bits`) when a refinement stalls.  It sets python-flint's
+    global precision ``flint.ctx.prec`` to ``prec`` and leaves it there (the example restores it).
+
+    Examples
+    --------
+    >>> import flint
+    >>> import numpy as np
+    >>> from symrmt.engine import Model
+    >>> from symrmt.engine.solve.given import given_limit
+    >>> prec = flint.ctx.prec
+    >>> m = Model()
+    >>> m.dim("p", "c*n")
+    Dim('p', c)
+    >>> _ = m.gaussian("Z", "p", "n")
+    >>> _ = m.matrix("S", "p", "p", np.eye(2))   # 40 digits: python-flint at two precisions
+    >>> print(given_limit(m, "trace(inv(S*Z*Z.T*S.T/n + gamma*I(p)))", {"c": 1, "gamma": 1}, digits=40))
+    0.6180339887498948482045868343656381177203
+    >>> flint.ctx.prec = prec
+    """
     # optional dependency (flint)
     import flint
 

@@ -85,6 +85,18 @@ class HermitianSolver(TraceSolver):
     column rank at a regular point).  Some pencils have more such families at ``eps = 0`` (the square
     ``Z*Z/n`` of one Ginibre: a direction mixing its two blocks); the null space of ``[J; gauge]`` at the
     start point is then pinned too (:meth:`_families`), once the trace is found constant along it.
+
+    Takes what :class:`TraceSolver` takes, for the system of a Hermitized pencil (:func:`guard` sets it as
+    the solver of such a trace).
+
+    Examples
+    --------
+    >>> from symrmt.engine import Model
+    >>> m = Model()
+    >>> _ = m.gaussian("Z", "n", "n")
+    >>> e = "trace(inv(Z/sqrt(n) + gamma*I(n)))"   # Ginibre: gamma for |gamma| <= 1, 1/gamma outside
+    >>> [str(m.limit(e, at={"gamma": g}, digits=12)) for g in ("1/2", "4")]
+    ['0.5', '0.25']
     """
 
     def _path(self, floats, shifts=(1, 3, Fraction(1, 3)), fine=False):
@@ -243,8 +255,23 @@ _CHECKS = cache_dict("symrmt.engine.solve.hermitized._CHECKS", 512)
 def invertible_on_path(a, values, compiled_system) -> str | None:
     """``None`` when ``A(s)`` stays invertible for every strength ``s`` in ``[0, 1]`` (its Gram matrix
     ``A^T A`` keeps 0 outside its spectrum along the homotopy), else the reason it does not;
+    ``a``: the matrix (a node of :mod:`symrmt.engine.lang`), ``values``: parameter name -> exact number;
     ``compiled_system``: the caller's compile step of a block system
-    (:func:`symrmt.engine.solve.certify.compiled_system`, which calls this module: passed, not imported)."""
+    (:func:`symrmt.engine.solve.certify.compiled_system`, which calls this module: passed, not imported).
+    Raises nothing of its own: a failed test is the reason returned.
+
+    >>> from fractions import Fraction
+    >>> from symrmt.engine import Model
+    >>> from symrmt.engine.reduce.hermitize import nonnormal_inverses
+    >>> from symrmt.engine.solve.certify import compiled_system
+    >>> m = Model()
+    >>> _ = m.gaussian("Z", "n", "n")
+    >>> a = nonnormal_inverses(m.plan("trace(inv(Z/sqrt(n) + gamma*I(n)))").traces[0].matrix)[0]
+    >>> invertible_on_path(a, {"gamma": Fraction(2)}, compiled_system) is None   # outside the unit disc
+    True
+    >>> print(invertible_on_path(a, {"gamma": Fraction(1, 2)}, compiled_system))
+    the homotopy in the strength s of the random part stalled at 0.25 (the pencil turns singular on the way: the expression may have no real limit at these values, e.g. a resolvent evaluated inside the spectrum)
+    """
     g = herm.gram_inverse(a)
     key = (g, tuple(sorted(values.items())))
     if key in _CHECKS:
@@ -294,7 +321,28 @@ def guard(plan, values, compiled_system):
     quadratic forms, their sums, sweeps and proofs; :func:`symrmt.engine.solve.certify.certified_limit` and
     :func:`symrmt.engine.solve.quadratic_forms.certified_qf_limit` call it again, a no-op on a plan already guarded at
     these values).  ``plan``: a :class:`~symrmt.engine.reduce.plan.Plan` or a
-    :class:`~symrmt.engine.reduce.woodbury.QFPlan`; ``compiled_system``: as for :func:`invertible_on_path`."""
+    :class:`~symrmt.engine.reduce.woodbury.QFPlan`; ``compiled_system``: as for :func:`invertible_on_path`.
+
+    Examples
+    --------
+    >>> from fractions import Fraction
+    >>> from symrmt.engine import Model
+    >>> from symrmt.engine.solve.certify import compiled_system
+    >>> m = Model()
+    >>> _ = m.gaussian("Z", "n", "n")
+    >>> plan = m.plan("trace(inv(Z/sqrt(n) + gamma*I(n)))")
+    >>> [t.solver.__name__ for t in guard(plan, {"gamma": Fraction(1, 2)}, compiled_system).traces]
+    ['HermitianSolver']
+    >>> guard(m.plan("trace(inv(Z/sqrt(n) + gamma*I(n))*Z/sqrt(n))"), {"gamma": Fraction(1, 2)}, compiled_system)
+    Traceback (most recent call last):
+        ...
+    symrmt.errors.NonNormalError: trace #1 holds the inverse of a matrix that is not symmetric (non-normal in
+    general) and not invertible in the limit on the homotopy path (the Gram matrix test A^T A failed: the homotopy
+    in the strength s of the random part stalled at 0.25 (the pencil turns singular on the way: the expression may
+    have no real limit at these values, e.g. a resolvent evaluated inside the spectrum)); there the fixed point's
+    analytic continuation is not the trace (the Brown measure governs it) and only the resolvent trace(inv(A)) of a
+    polynomial A is Hermitized; no value is returned
+    """
     key = tuple(sorted(values.items()))
     if getattr(plan, "guarded", None) == key:
         return plan

@@ -68,9 +68,19 @@ def is_polynomial(expr) -> bool:
 
 
 def over_cap_polynomial(expr) -> bool:
-    """True when ``expr`` is polynomial (:func:`is_polynomial`) and its block fixed point would have more
-    unknowns than ``LIMITS["unknowns"]``, at most ``LIMITS["series_unknowns"]``: :meth:`symrmt.engine.Model.limit`
-    then sums its series instead (above that, the plan refuses it by the unknowns limit)."""
+    """True when ``expr`` (a parsed expression) is polynomial (:func:`is_polynomial`) and its block fixed point
+    would have more unknowns than ``LIMITS["unknowns"]``, at most ``LIMITS["series_unknowns"]``:
+    :meth:`symrmt.engine.Model.limit` then sums its series instead (above that, the plan refuses it by the
+    unknowns limit).  An expression the plan would refuse gives False (the plan then says why).
+
+    >>> from symrmt.engine import Model
+    >>> m = Model()
+    >>> _ = m.gaussian("Z1", "n", "n"), m.gaussian("Z2", "n", "n")
+    >>> [over_cap_polynomial(m.parse(f"trace((Z1*Z1.T*Z2*Z2.T/n**2)**{k})")) for k in (2, 3)]
+    [False, True]
+    >>> over_cap_polynomial(m.parse("trace(inv(Z1*Z1.T/n + I(n)))"))
+    False
+    """
     if not is_polynomial(expr):
         return False
     try:
@@ -200,7 +210,20 @@ def polynomial_limit(expr, values: dict, digits: int):
     :class:`~symrmt.engine.solve.certify.TraceLimit` (``residual`` 0: there is no fixed-point solve).
 
     Raises :class:`ModelError` when the expression is not polynomial or not O(1), and
-    :class:`~symrmt.errors.PrecisionError` when the two working precisions disagree."""
+    :class:`~symrmt.errors.PrecisionError` when the two working precisions disagree.
+
+    Examples
+    --------
+    >>> from symrmt.engine import Model
+    >>> m = Model()
+    >>> _ = m.goe("G", "n")
+    >>> str(polynomial_limit(m.parse("trace((G/sqrt(n))**4)"), {}, 20))   # the Catalan number 2
+    '2.0'
+    >>> polynomial_limit(m.parse("trace(inv(G/sqrt(n) + 3*I(n)))"), {}, 20)
+    Traceback (most recent call last):
+        ...
+    symrmt.errors.ModelError: the moment series takes a polynomial expression (no inverse, diff or vector)
+    """
     if not is_polynomial(expr):
         raise ModelError("the moment series takes a polynomial expression (no inverse, diff or vector)")
     hat = normalized(expr, "each Gaussian counts as sqrt(n): write Z.T*Z/n, G/sqrt(n)")

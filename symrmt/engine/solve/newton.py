@@ -68,7 +68,14 @@ POLISH_MOVE = _cc.POLISH_MOVE
 
 @cached(maxsize=1)
 def source_digest() -> str:
-    """Digest of the modules that derive the compiled systems (part of every cache name)."""
+    """Digest of the modules that derive the compiled systems (part of every cache name): 16 hex digits,
+    which change when :mod:`~symrmt.engine.reduce.fixed_point`, :mod:`~symrmt.engine.reduce.linearize` or
+    :mod:`~symrmt.engine.reduce.merge` change.
+
+    >>> d = source_digest()
+    >>> len(d), int(d, 16) >= 0, source_digest() is d
+    (16, True, True)
+    """
     h = hashlib.sha256()
     for mod in (blockfp, linearize, merge):
         h.update(inspect.getsource(mod).encode())
@@ -78,8 +85,14 @@ def source_digest() -> str:
 def aux_split(exprs, params):
     """Replace non-polynomial parameter subexpressions (``sqrt(c)``, ``1/c``) by auxiliary symbols.
 
-    Returns ``(exprs', aux_symbols, aux_exprs)``: the generated code of ``exprs'`` is plain
-    arithmetic in the unknowns, the parameters and the auxiliaries, so it also runs on floats.
+    Takes expressions and the parameter symbols.  Returns ``(exprs', aux_symbols, aux_exprs)``: the
+    generated code of ``exprs'`` is plain arithmetic in the unknowns, the parameters and the auxiliaries,
+    so it also runs on floats.
+
+    >>> import sympy as sp
+    >>> g, x = sp.Symbol("g", positive=True), sp.Symbol("x")
+    >>> aux_split([x * sp.sqrt(g) + x ** 2 / g + g ** 2], [g])
+    ([aux_0*x + aux_1*x**2 + g**2], [aux_0, aux_1], [sqrt(g), 1/g])
     """
     pset = set(params)
     aux = {}
@@ -104,7 +117,23 @@ def aux_split(exprs, params):
 
 
 class CompiledSystem:
-    """A :class:`~symrmt.engine.reduce.fixed_point.BlockSystem` compiled to mpmath (and floats where possible)."""
+    """A :class:`~symrmt.engine.reduce.fixed_point.BlockSystem` compiled to mpmath (and floats where possible).
+
+    Takes the block system and its cache key (:func:`symrmt.engine.solve.certify.compiled_system` builds
+    both and memoizes); holds ``m`` (the number of unknowns), ``params``, the compiled ``[R, J, dR/ds]``
+    (``fjs``, and ``ffjs`` on floats, ``None`` where the code needs mpmath) and the residual ``res``.
+
+    >>> from symrmt.engine import Model
+    >>> from symrmt.engine.solve.certify import compiled_system
+    >>> m = Model()
+    >>> _ = m.gaussian("Z", "n", "n")
+    >>> cs = compiled_system(m.plan("trace(inv(Z.T*Z/n + gamma*I(n)))").traces[0].system)
+    >>> cs.m, cs.params, cs.ffjs is not None
+    (2, [gamma], True)
+    >>> h = [-(5 ** 0.5 - 1) / 2] * 2   # the Marchenko-Pastur fixed point at gamma = 1, s = 1
+    >>> max(abs(r) for r in cs.ffjs(h, cs.pv([1.0], 1.0))[:2]) < 1e-15
+    True
+    """
 
     def __init__(self, system, key: str):
         self.system = system
@@ -248,7 +277,34 @@ SECOND_PRECISION = 10
 
 
 class TraceSolver:
-    """Solves one compiled system at given parameter values (exact inputs), at any precision."""
+    """Solves one compiled system at given parameter values (exact inputs), at any precision.
+
+    Takes the :class:`CompiledSystem` and ``values`` (parameter name -> exact number);
+    :meth:`start` follows the homotopy to about 12 digits, :meth:`solve` polishes at ``dps`` digits with the
+    derivatives asked.  Raises :class:`~symrmt.errors.ParameterError` when a parameter has no value, and
+    from :meth:`start` :class:`~symrmt.errors.ConvergenceError` or :class:`~symrmt.errors.BranchError`.
+
+    Examples
+    --------
+    >>> from fractions import Fraction
+    >>> import mpmath
+    >>> from symrmt.engine import Model
+    >>> from symrmt.engine.solve.certify import compiled_system
+    >>> m = Model()
+    >>> _ = m.gaussian("Z", "n", "n")
+    >>> cs = compiled_system(m.plan("trace(inv(Z.T*Z/n + gamma*I(n)))").traces[0].system)
+    >>> ts = TraceSolver(cs, {"gamma": Fraction(1)})
+    >>> [round(x, 12) for x in ts.start()]   # tau = -H[1] = (sqrt(5) - 1)/2
+    [-0.61803398875, -0.61803398875]
+    >>> h, d, step, res = ts.solve(30, [(cs.params[0],)])
+    >>> with mpmath.workdps(30):   # d tau/d gamma = -1/sqrt(5)
+    ...     mpmath.nstr(-h[1], 25), mpmath.nstr(-d[(cs.params[0],)][1], 12)
+    ('0.6180339887498948482045868', '-0.4472135955')
+    >>> TraceSolver(cs, {})
+    Traceback (most recent call last):
+        ...
+    symrmt.errors.ParameterError: no value given for gamma
+    """
 
     def __init__(self, compiled: CompiledSystem, values: dict):
         self.c = compiled

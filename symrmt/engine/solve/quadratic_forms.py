@@ -6,9 +6,9 @@ engine's solver (homotopy, path check, Newton polish: :mod:`symrmt.engine.solve.
 Woodbury system ``S x = f`` is solved in mpmath at the working precision, and the value is
 certified as a trace limit is: two working precisions (``digits + guard`` and ``+ 10``) must agree
 to ``digits`` significant digits, the guard doubling up to three times, else
-:class:`~symrmt.models.attention.solver.PrecisionError`.  The sanity bounds of the traces apply, and a
+:class:`~symrmt.errors.PrecisionError`.  The sanity bounds of the traces apply, and a
 quadratic form ``x^T A^{-1} x`` of a positive semi-definite ``A`` plus ``g I`` must lie in
-``[0, <x, x>/g]`` (else :class:`~symrmt.models.attention.solver.BranchError`).
+``[0, <x, x>/g]`` (else :class:`~symrmt.errors.BranchError`).
 """
 
 from __future__ import annotations
@@ -39,8 +39,17 @@ __all__ = ["qf_self_test", "certified_qf_limit", "form_entries", "form_derivativ
 
 
 def qf_self_test(pencil, hat, size: int = 12, seed: int = 20261201):
-    """``u Q^{-1} v == hat`` at a finite size, with vectors (random ones: any vector, the identity is
-    algebraic); raises :class:`~symrmt.engine.reduce.pencil_check.PencilError`.  Returns the relative gap."""
+    """``u Q^{-1} v == hat`` at a finite size ``size``, with vectors (random ones: any vector, the identity is
+    algebraic), for the ``pencil`` of the form ``hat`` (draws seeded by ``seed``); raises
+    :class:`~symrmt.errors.PencilError` when they differ.  Returns the relative gap.
+
+    >>> from symrmt.engine import Model
+    >>> m = Model()
+    >>> _ = m.gaussian("Z", "n", "n"), m.gaussian_vector("y", "n")
+    >>> f = form_params(m.plan("y.T*inv(Z.T*Z/n + gamma*I(n))*y/n")).forms[0]
+    >>> bool(qf_self_test(f.pencil, f.matrix) < 1e-10)
+    True
+    """
     rng = np.random.default_rng(seed)
     vals = sample_values(coefficient_symbols(pencil, hat), rng)
 
@@ -76,7 +85,16 @@ def qf_self_test(pencil, hat, size: int = 12, seed: int = 20261201):
 
 
 def self_test_plan(plan):
-    """Every pencil of a :class:`~symrmt.engine.reduce.woodbury.QFPlan`, self-tested once."""
+    """Every pencil of a :class:`~symrmt.engine.reduce.woodbury.QFPlan`, self-tested once (each marked
+    ``tested``); returns the plan, or raises :class:`~symrmt.errors.PencilError` from :func:`qf_self_test`.
+
+    >>> from symrmt.engine import Model
+    >>> m = Model()
+    >>> _ = m.gaussian("Z", "n", "n"), m.gaussian_vector("y", "n")
+    >>> plan = self_test_plan(m.plan("y.T*inv(Z.T*Z/n + gamma*I(n))*y/n"))
+    >>> [f.tested for f in plan.forms]
+    [True]
+    """
     for t in plan.traces:
         if getattr(t, "tested", False):
             continue
@@ -281,6 +299,19 @@ def _woodbury_solve(S, rhs, left=None):
 
 
 def compile_cached(plan):
+    """The plan's outer formula compiled in its symbols (memoized on the plan); the function takes the list
+    of the symbols' values.
+
+    >>> from symrmt.engine import Model
+    >>> m = Model()
+    >>> _ = m.gaussian("Z", "n", "n"), m.gaussian_vector("y", "n")
+    >>> plan = m.plan("y.T*inv(Z.T*Z/n + gamma*I(n))*y/n + gamma")
+    >>> plan.formula, [s for s, _ in plan.symbols]
+    (QF0 + gamma, [QF0, gamma])
+    >>> fn = compile_cached(plan)
+    >>> fn is compile_cached(plan), fn([3, 1])
+    (True, 4)
+    """
     if getattr(plan, "_formula_fn", None) is None:
         plan._formula_fn = compile_expr([[s for s, _ in plan.symbols]], plan.formula)
     return plan._formula_fn
@@ -316,8 +347,24 @@ def _gram(a):
 
 def certified_qf_limit(plan, values: dict, digits: int, vectors=None):
     """The :class:`~symrmt.engine.TraceLimit` of a QF plan at exact ``values`` (name -> Fraction; the inner
-    products as ``"a.b"``); ``vectors``: the model's declared vectors (name -> Vector; default: the
-    expression's), whose Gram matrices are checked."""
+    products as ``"a.b"``) to ``digits`` significant digits, with ``forms`` (the limit of each quadratic
+    form); ``vectors``: the model's declared vectors (name -> Vector; default: the expression's), whose Gram
+    matrices are checked.
+
+    Raises :class:`~symrmt.errors.BranchError` (a coefficient not real, a value off its bounds),
+    :class:`~symrmt.errors.PencilError` (a failed self-test), :class:`~symrmt.errors.ConvergenceError` and
+    :class:`~symrmt.errors.PrecisionError` (the two precisions never agree).
+
+    Examples
+    --------
+    >>> from fractions import Fraction
+    >>> from symrmt.engine import Model
+    >>> m = Model()
+    >>> _ = m.gaussian("Z", "n", "n"), m.gaussian_vector("y", "n")
+    >>> out = certified_qf_limit(m.plan("y.T*inv(Z.T*Z/n + gamma*I(n))*y/n"), {"gamma": Fraction(1)}, 12)
+    >>> print(out)   # m |y|^2/n = (sqrt(5) - 1)/2
+    0.61803398875
+    """
 
     plan = admitted(plan, values)  # a no-op on a plan Model.limit admitted at these values
     grams = gram_values({**plan.vectors, **(vectors or {})}, values)
