@@ -238,7 +238,7 @@ def complex_limit(plan, values: dict, zname: str, zval: Complex, digits: int, pr
             taus = [(t, s, mpmath.conj(tau)) for t, s, tau in taus]
     at = dict(values)
     at[zname] = Complex(zval.re, zval.im)
-    with mpmath.workdps(digits):
+    with mpmath.workdps(digits + 20):  # the working precision: one decimal rounding when printed
         r = TraceLimit(+hi, digits, digits + 20, mpmath.mpf(0), at, [+tau for _, _, tau in taus])
     r.certificate = "relative"
     r.branch_checked = [s is not None for _, s, _ in taus]

@@ -430,7 +430,7 @@ def complex_qf_limit(plan, values: dict, zname: str, zval, digits: int, vectors=
             thi = {k: (None if v is None else mpmath.conj(v)) for k, v in thi.items()}
     at = dict(values)
     at[zname] = Complex(zval.re, zval.im)
-    with mpmath.workdps(digits):
+    with mpmath.workdps(cert.working_digits):  # the working precision: one decimal rounding when printed
         taus = [+thi[b.t.index] for b in bulks if thi[b.t.index] is not None]
         r = TraceLimit(+hi, digits, cert.working_digits, mpmath.mpf(0), at, taus)
         r.forms = [+q for q in qhi]

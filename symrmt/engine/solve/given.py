@@ -45,6 +45,9 @@ Dim('p', c)
 
 from __future__ import annotations
 
+import contextlib
+import sys
+
 import mpmath
 import numpy as np
 import sympy as sp
@@ -615,6 +618,30 @@ def given_limit(model, expr, at, digits: int = 15):
         ...
     symrmt.errors.ModelError: a complex parameter value is not supported with given matrices yet
     """
+    with _flint_precision_kept():  # the python-flint path sets the library's global working precision
+        return _given_limit(model, expr, at, digits)
+
+
+@contextlib.contextmanager
+def _flint_precision_kept():
+    """python-flint's global working precision (``flint.ctx.prec``) as it was before the block, after it;
+    nothing without python-flint."""
+    flint = sys.modules.get("flint")
+    if flint is None:
+        try:
+            # optional dependency (flint): imported here only to remember its precision
+            import flint
+        except ImportError:
+            yield
+            return
+    prec = flint.ctx.prec
+    try:
+        yield
+    finally:
+        flint.ctx.prec = prec
+
+
+def _given_limit(model, expr, at, digits):
     digits = check_digits(digits)
     expr = model.expr(expr)
     random_vectors = {}

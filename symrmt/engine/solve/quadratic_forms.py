@@ -395,7 +395,9 @@ def certified_qf_limit(plan, values: dict, digits: int, vectors=None):
                     real = [t for t in plan.traces if t.system.readout]
                     check_bounds(_Sub(plan, real), values, taus, digits)
                     _check_form_bounds(plan, values, grams, qs, digits)
-                    with mpmath.workdps(digits):
+                    # kept at the working precision, as a trace's value is (certify.py): the one rounding to
+                    # ``digits`` is the decimal one when it is printed
+                    with mpmath.workdps(dps + 10):
                         out = TraceLimit(+hi, digits, dps + 10, res, dict(values), [+x for x in taus])
                         out.forms = [+q for q in qs]
                         out.solvers = solvers  # the checked homotopy starts (symrmt.engine.prove.quadratic_forms reuses them)

@@ -287,7 +287,9 @@ def simulate(f, c=None, gamma=None, geometry=None, diagonal: str = "zero", cente
     Parameters
     ----------
     f : str, sympy.Expr, Nonlinearity or callable
-        As for :func:`limit`, or a vectorized NumPy function (float64 array in, same shape out).
+        As for :func:`limit`, or a vectorized NumPy function (float64 array in, same shape out); with
+        ``weights=`` or ``heads=``, a name, an expression or a :class:`Nonlinearity` only (that path
+        normalizes ``f`` by its Hermite data).
     c, gamma, geometry, diagonal, center
         As for :func:`limit`.
     n : int

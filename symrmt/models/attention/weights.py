@@ -434,6 +434,10 @@ def simulate_with_weights(f, c, gamma, *, weights=None, mu=None, heads=None, hea
         n_w = round(p / c_frac)
         if round(c_frac * n_w) != p:
             raise ParameterError(f"no n gives round(c n) = p = {p} at c = {c}")
+        if callable(f) and not isinstance(f, (str, Nonlinearity)) and not hasattr(f, "free_symbols"):
+            raise ParameterError("f: with weights=, give f by name or as an expression ('tanh', 'exp(t) - 1'), "
+                                 "not as a Python function: the simulation uses f's Hermite data (its centering "
+                                 "and scale), which a callable does not carry")
         nl = f if isinstance(f, Nonlinearity) else Nonlinearity(f, center=center)
         raw = simulate(nl.numpy(), n_w, c_frac, list(gam), weights=W, mu=mu_arr, noise=noise, trials=trials,
                        seed=seed)
