@@ -28,7 +28,29 @@ def hermite_inputs(f, diagonal: str, dps: int):
 
     ``f`` is a :class:`symrmt.hermite.Nonlinearity`, a preset name / expression
     string (made into one), or a mapping with keys ``a1``, ``nu`` and (for
-    ``keep``) ``d``, giving the Hermite data directly.
+    ``keep``) ``d``, giving the Hermite data directly; ``diagonal`` is ``"zero"`` (``d`` returned as 0)
+    or ``"keep"``; ``dps`` is the working precision in decimal digits.
+
+    Raises
+    ------
+    ParameterError
+        ``diagonal`` is not one of ``("zero", "keep")``; a mapping misses ``a1`` or ``nu`` (or ``d`` for
+        ``keep``); ``nu < a1^2`` (Cauchy-Schwarz fails); or ``f`` has no finite ``d`` under ``keep``.
+
+    Examples
+    --------
+    >>> hermite_inputs({"a1": "1/2", "nu": 1, "d": "1/3"}, "keep", 20)
+    (mpf('0.5'), mpf('1.0'), mpf('0.33333333333333333'))
+    >>> hermite_inputs({"a1": "1/2", "nu": 1, "d": "1/3"}, "zero", 20)[2]
+    mpf('0.0')
+    >>> hermite_inputs({"a1": 2, "nu": 1}, "zero", 15)
+    Traceback (most recent call last):
+    ...
+    symrmt.errors.ParameterError: nu - a1^2 must be >= 0 (Cauchy-Schwarz), got nu=1.0, a1=2.0
+    >>> hermite_inputs({"a1": 0, "nu": 1}, "keep", 15)
+    Traceback (most recent call last):
+    ...
+    symrmt.errors.ParameterError: diagonal='keep' needs d = lim f(t)/t in the Hermite data
     """
     diagonal = check_diagonal(diagonal)
     if isinstance(f, dict):
@@ -62,7 +84,14 @@ _HERMITE_CACHE = cache_dict("symrmt.models.attention.hermite_data._HERMITE_CACHE
 
 def hermite_at_least(f, diagonal: str, dps: int):
     """:func:`hermite_inputs` with at least ``dps`` digits, reusing values already computed at
-    ``dps`` or more for the same ``f`` (the quadratures for tanh etc. dominate a single point)."""
+    ``dps`` or more for the same ``f`` (the quadratures for tanh etc. dominate a single point).
+
+    Takes and raises what :func:`hermite_inputs` does; a string or a Nonlinearity is cached (up to 64
+    of them), Hermite data given as a mapping are converted each time.
+
+    >>> hermite_at_least({"a1": 1, "nu": 2, "d": 0}, "keep", 15)
+    (mpf('1.0'), mpf('2.0'), mpf('0.0'))
+    """
     if isinstance(f, str):
         key = (f.strip(), False)
     elif isinstance(f, Nonlinearity):

@@ -27,8 +27,17 @@ def as_nonlinearity(f, center: bool = False):
     """``f`` as a :class:`~symrmt.hermite.Nonlinearity` (a preset, an expression string, a SymPy
     expression or a Nonlinearity); ``center=True`` subtracts ``a_0``.
 
+    Raises :class:`~symrmt.errors.ParameterError` for a Python callable (the limit needs ``f`` in
+    symbolic form) or text the restricted parser refuses.
+
     >>> as_nonlinearity("relu").name
     'relu'
+    >>> as_nonlinearity("relu") is as_nonlinearity(" relu ")   # a string's Nonlinearity is built once
+    True
+    >>> as_nonlinearity(abs)
+    Traceback (most recent call last):
+    ...
+    symrmt.errors.ParameterError: f = <built-in function abs> is a Python callable; the limit needs f in symbolic form: a preset name such as 'tanh', an expression string in t such as 'erf(t)', or a SymPy expression
     """
     if isinstance(f, Nonlinearity):
         if center and not f.center:
@@ -52,12 +61,28 @@ _NONLINEARITIES = cache_dict("symrmt.models.attention.kernel_f._NONLINEARITIES",
 
 
 def simulation_f(nl) -> SimulationF:
-    """A callable that worker processes can rebuild from the text of the Nonlinearity ``nl``."""
+    """A callable that worker processes can rebuild from the text of the Nonlinearity ``nl``.
+
+    Takes a :class:`~symrmt.hermite.Nonlinearity` and returns a :class:`SimulationF` holding its text
+    and centering (the NumPy function is built on the first call).
+
+    >>> simulation_f(as_nonlinearity("relu"))
+    f('Max(t, 0) - 1/sqrt(2*pi)')
+    """
     return SimulationF(nl.text, nl.center)
 
 
 class SimulationF:
-    """A picklable simulation callable for ``f``: rebuilt (once per process) from its text."""
+    """A picklable simulation callable for ``f``: rebuilt (once per process) from its text.
+
+    Takes the expression text in ``t`` and ``center`` (subtract ``a_0``); calling it on an array applies
+    ``f`` entry-wise.
+
+    >>> import pickle
+    >>> g = pickle.loads(pickle.dumps(SimulationF("tanh(t)", True)))
+    >>> g, g.store_key
+    (f('tanh(t)', centered), 'text:tanh(t)|center=True')
+    """
 
     _cache: dict = {}
 

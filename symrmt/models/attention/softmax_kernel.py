@@ -54,7 +54,18 @@ TEST_ERROR_REASON = (
 
 
 def softmax_text(alpha=1) -> str:
-    """The text of ``h(t) = exp(t - alpha^2/2) - 1``, ``alpha`` exact (the scale of ``W``'s identity part)."""
+    """The text of ``h(t) = exp(t - alpha^2/2) - 1``, ``alpha`` exact (the scale of ``W``'s identity part).
+
+    Takes ``alpha`` as an int, a Fraction or a string such as ``"3/2"``; raises
+    :class:`~symrmt.errors.ParameterError` when ``alpha <= 0``.
+
+    >>> softmax_text("1/2")
+    'exp(t - 1/8) - 1'
+    >>> softmax_text(0)
+    Traceback (most recent call last):
+    ...
+    symrmt.errors.ParameterError: alpha must be positive, got 0
+    """
     a = Fraction(alpha)
     if a <= 0:
         raise ParameterError(f"alpha must be positive, got {alpha!r}")
@@ -65,7 +76,13 @@ def softmax_nonlinearity(alpha=1):
     """``h`` in the form the entry-wise solver takes for ``W = alpha I + ...``: a centered
     :class:`~symrmt.hermite.Nonlinearity` for ``alpha = 1``, else the text of ``h``, which the
     solver rescales to ``h(alpha t)`` and checks centered there
-    (``E h(alpha xi) = exp(alpha^2/2 - alpha^2/2) - 1 = 0``; :func:`symrmt.models.attention.theory.scaled_nonlinearity`)."""
+    (``E h(alpha xi) = exp(alpha^2/2 - alpha^2/2) - 1 = 0``; :func:`symrmt.models.attention.theory.scaled_nonlinearity`).
+
+    Raises :class:`~symrmt.errors.ParameterError` when ``alpha <= 0``.
+
+    >>> softmax_nonlinearity(2)
+    'exp(t - 2) - 1'
+    """
     # import-time cost: the softmax kernel loads no SymPy, mpmath or NumPy
     from symrmt.models.attention.kernel_f import as_nonlinearity
 
@@ -74,14 +91,31 @@ def softmax_nonlinearity(alpha=1):
 
 
 def check_softmax_f(f) -> None:
-    """``f`` must be absent for the softmax (it fixes the kernel)."""
+    """``f`` must be absent for the softmax (it fixes the kernel): returns None for ``f=None``, raises
+    :class:`~symrmt.errors.ParameterError` otherwise.
+
+    >>> check_softmax_f(None)
+    >>> check_softmax_f("tanh")
+    Traceback (most recent call last):
+    ...
+    symrmt.errors.ParameterError: attention='softmax' fixes the kernel (a row softmax), so f must not be given (got 'tanh'); f is for the entry-wise kernel
+    """
     if f is not None:
         raise ParameterError(f"attention='softmax' fixes the kernel (a row softmax), so f must not be given "
                              f"(got {f!r}); f is for the entry-wise kernel")
 
 
 def check_mask(mask) -> None:
-    """The limit exists for the masked softmax only."""
+    """The limit exists for the masked softmax only: returns None for ``mask=True``; raises
+    :class:`~symrmt.errors.ParameterError` with :data:`UNMASKED_REASON` for ``False`` and for anything
+    that is not a bool.
+
+    >>> check_mask(True)
+    >>> check_mask(1)
+    Traceback (most recent call last):
+    ...
+    symrmt.errors.ParameterError: mask must be True or False, got 1
+    """
     if mask is False:
         raise ParameterError(UNMASKED_REASON)
     if mask is not True:
