@@ -89,7 +89,16 @@ COORDS = MU + WK + WQ
 
 
 def block_trace_matrix(symbols=G_SYMBOLS) -> sp.Matrix:
-    """The symmetric 3x3 matrix ``Gm`` of block traces of ``L^{-1}``."""
+    """The symmetric 3x3 matrix ``Gm`` of block traces of ``L^{-1}``.
+
+    Takes the six entries in :data:`G_INDEX` order (default :data:`G_SYMBOLS`); returns a SymPy Matrix.
+
+    >>> block_trace_matrix(sp.symbols("a:f"))
+    Matrix([
+    [a, b, c],
+    [b, d, e],
+    [c, e, f]])
+    """
     gm = sp.zeros(3, 3)
     for (i, j), s in zip(G_INDEX, symbols):
         gm[i, j] = s
@@ -100,7 +109,12 @@ def block_trace_matrix(symbols=G_SYMBOLS) -> sp.Matrix:
 def kernel_terms() -> KT.KernelTerms:
     """The Gaussian-equivalent kernel in this module's symbols (``alpha = 1``, section 2.3 of
     ``docs/theory.md``): :func:`symrmt.hermite.kernel_terms.gaussian_equivalent`, the one
-    definition the pencil and ``D`` below are read from."""
+    definition the pencil and ``D`` below are read from.
+
+    >>> kt = kernel_terms()
+    >>> kt.wishart, kt.identity, kt.b2
+    (a_1, -a_1 + d, -a_1**2 + nu)
+    """
     return KT.gaussian_equivalent(a1, nu, d)
 
 
@@ -112,7 +126,20 @@ def noise_pencil():
     (:attr:`~symrmt.hermite.kernel_terms.KernelTerms.wishart`), ``e`` (``= d - a_1``) that of
     ``I``, ``b`` that of ``Gt``.  ``A_G = b P`` with ``b^2 = nu - a_1^2``; only ``b^2`` enters the
     limit, so the matrix returned is ``P`` and the factor ``b^2`` (:func:`b_squared`) is applied in the
-    R-transform.
+    R-transform.  Returns three SymPy matrices.
+
+    >>> L0, A_S, P = noise_pencil()
+    >>> L0.subs(d, a1), A_S, P
+    (Matrix([
+    [gamma, 0, 0],
+    [    0, 0, 1],
+    [    0, 1, 0]]), Matrix([
+    [  0, a_1, 0],
+    [a_1,   0, 0],
+    [  0,   0, c]]), Matrix([
+    [0, 1, 0],
+    [1, 0, 0],
+    [0, 0, 0]]))
     """
     kt = kernel_terms()
     e, w = kt.identity, kt.wishart
@@ -123,7 +150,11 @@ def noise_pencil():
 
 
 def b_squared():
-    """``b^2 = nu - a_1^2``: the variance of the nonlinear (semicircular) noise (:func:`kernel_terms`)."""
+    """``b^2 = nu - a_1^2``: the variance of the nonlinear (semicircular) noise (:func:`kernel_terms`).
+
+    >>> b_squared()
+    -a_1**2 + nu
+    """
     return kernel_terms().b2
 
 
@@ -143,7 +174,18 @@ def fixed_point_polynomial(gm: sp.Matrix | None = None, expand: bool = True) -> 
     ``expand=False`` returns the same polynomials unexpanded, in the product form
     above: about six times fewer arithmetic operations once compiled, which is
     what the numeric solver evaluates (``tests/models/attention/test_solver_numerics.py`` checks that both
-    forms expand to the same polynomials).
+    forms expand to the same polynomials).  ``gm`` replaces :func:`block_trace_matrix` (any 3x3 matrix);
+    returns a 3x3 SymPy Matrix.
+
+    Examples
+    --------
+    At ``Gm = 0`` (so ``N = c I``) the residual is ``det N (-I) = -c^3 I``:
+
+    >>> fixed_point_polynomial(sp.zeros(3, 3), expand=False)
+    Matrix([
+    [-c**3,     0,     0],
+    [    0, -c**3,     0],
+    [    0,     0, -c**3]])
     """
     gm = block_trace_matrix() if gm is None else gm
     L0, A_S, P = noise_pencil()
@@ -167,7 +209,15 @@ def fixed_point_homotopy(t=T_STRENGTH) -> sp.Matrix:
     semicircular part by ``sqrt(t)``): ``A_S -> t A_S`` in ``R`` and ``b^2 -> t b^2``; ``L_0`` is kept.
     At ``t = 1`` it is :func:`fixed_point_polynomial` (``expand=False``); at ``t = 0`` it is
     ``c^3 (L_0 Gm - I)``, whose only root is ``L_0^{-1}``.  Used to prove the branch by continuation
-    in ``t`` (:mod:`symrmt.engine.prove.chain`)."""
+    in ``t`` (:mod:`symrmt.engine.prove.chain`).  Returns a 3x3 SymPy Matrix.
+
+    >>> L0 = noise_pencil()[0]
+    >>> sp.expand(fixed_point_homotopy(0) - c**3 * (L0 * block_trace_matrix() - sp.eye(3)))
+    Matrix([
+    [0, 0, 0],
+    [0, 0, 0],
+    [0, 0, 0]])
+    """
     gm = block_trace_matrix()
     L0, A_S, P = noise_pencil()
     A = t * A_S
@@ -179,7 +229,14 @@ def fixed_point_homotopy(t=T_STRENGTH) -> sp.Matrix:
 
 @cached(maxsize=1)
 def r_transform_equation():
-    """The fixed point's matrices for LaTeX: ``(L_0, A_S, A_G, R(-Gm))`` (immutable; cached)."""
+    """The fixed point's matrices for LaTeX: ``(L_0, A_S, A_G, R(-Gm))`` (immutable; cached).
+
+    ``A_G`` is the matrix ``P`` of :func:`noise_pencil`; at ``Gm = 0`` the R-transform is ``A_S``:
+
+    >>> L0, A_S, P, R = r_transform_equation()
+    >>> L0 == noise_pencil()[0], R.subs({s: 0 for s in G_SYMBOLS}) == A_S
+    (True, True)
+    """
     gm = block_trace_matrix()
     L0, A_S, P = noise_pencil()
     R = A_S * (sp.eye(3) + gm * A_S / c).inv() - b_squared() / c * P * gm * P
@@ -187,7 +244,14 @@ def r_transform_equation():
 
 
 def pencil_map(gm: sp.Matrix | None = None) -> sp.Matrix:
-    """``L_0 + R(-Gm)``, whose inverse is ``Gm`` at the fixed point (the damped-iteration map)."""
+    """``L_0 + R(-Gm)``, whose inverse is ``Gm`` at the fixed point (the damped-iteration map).
+
+    ``gm`` replaces :func:`block_trace_matrix`; returns a 3x3 SymPy Matrix.  At ``Gm = 0`` it is
+    ``L_0 + A_S``:
+
+    >>> pencil_map(sp.zeros(3, 3)) == noise_pencil()[0] + noise_pencil()[1]
+    True
+    """
     gm = block_trace_matrix() if gm is None else gm
     L0, A_S, P = noise_pencil()
     N = c * sp.eye(3) + gm * A_S
@@ -196,7 +260,13 @@ def pencil_map(gm: sp.Matrix | None = None) -> sp.Matrix:
 
 
 def det_N(gm: sp.Matrix | None = None):
-    """``det(c I + Gm A_S)``, which must not vanish at the physical solution."""
+    """``det(c I + Gm A_S)``, which must not vanish at the physical solution.
+
+    ``gm`` replaces :func:`block_trace_matrix`; returns the expanded SymPy expression.
+
+    >>> det_N(sp.zeros(3, 3)), det_N(sp.eye(3))
+    (c**3, -2*a_1**2*c + 2*c**3)
+    """
     gm = block_trace_matrix() if gm is None else gm
     _, A_S, _ = noise_pencil()
     return sp.expand((c * sp.eye(3) + gm * A_S).det(method="berkowitz"))
@@ -241,7 +311,12 @@ def lowrank_coords(r: int = 1) -> tuple:
     """Coordinate symbols of ``(mu, w_K^1..w_K^r, w_Q^1..w_Q^r)`` in an orthonormal basis of ``R^{2r+1}``.
 
     Row-major: the ``2r+1`` coordinates of ``mu``, then of each ``w_K^j``, then of each
-    ``w_Q^j``.  For ``r = 1`` these are :data:`COORDS`.
+    ``w_Q^j``.  For ``r = 1`` these are :data:`COORDS`; for ``r > 1`` the ``(2r+1)^2`` symbols ``b_{i,j}``.
+
+    >>> lowrank_coords()
+    (m_1, m_2, m_3, k_1, k_2, k_3, q_1, q_2, q_3)
+    >>> len(lowrank_coords(2))
+    25
     """
     if r == 1:
         return COORDS
@@ -258,6 +333,29 @@ def woodbury_D(coords=None, r: int = 1) -> sp.Matrix:
     finite-rank parts ``M_K = (a_1/c) C A C^T`` and ``M_S = C C^T``
     (:func:`symrmt.hermite.kernel_terms.finite_rank_parts` of :func:`kernel_terms`), placed where
     ``K`` (block (2, 1)), ``K^T`` (block (1, 2)) and ``c S`` (block (3, 3)) sit in the pencil.
+
+    ``coords`` are the ``k^2`` coordinates (default :func:`lowrank_coords`); returns a SymPy Matrix.
+
+    Raises
+    ------
+    ParameterError
+        ``coords`` does not hold ``k^2`` entries.
+
+    Examples
+    --------
+    With ``mu = e_1`` and ``W = I``, ``C C^T`` is ``[[1, 1], [1, 1]] + I_2`` and ``M_K = (a_1/c) C C^T``:
+
+    >>> D = woodbury_D(coords=[1, 0, 0, 0, 0, 0, 0, 0, 0])
+    >>> D.shape, D[8:, 8:], D[4:8, :4] == a1 / c * D[8:, 8:]
+    ((12, 12), Matrix([
+    [1, 1, 0, 0],
+    [1, 1, 0, 0],
+    [0, 0, 1, 0],
+    [0, 0, 0, 1]]), True)
+    >>> woodbury_D(coords=[1, 2, 3])
+    Traceback (most recent call last):
+    ...
+    symrmt.errors.ParameterError: woodbury_D: rank 1 needs 9 coordinates, got 3
     """
     k = 2 * r + 1
     coords = lowrank_coords(r) if coords is None else tuple(coords)
@@ -273,7 +371,17 @@ def woodbury_D(coords=None, r: int = 1) -> sp.Matrix:
 
 
 def woodbury_H(gm: sp.Matrix | None = None, size: int = 4) -> sp.Matrix:
-    """``H = Gm (x) I_size``: the compressed noise-only resolvent in the basis ``E``."""
+    """``H = Gm (x) I_size``: the compressed noise-only resolvent in the basis ``E``.
+
+    >>> woodbury_H(sp.diag(1, 2, 3), 2)
+    Matrix([
+    [1, 0, 0, 0, 0, 0],
+    [0, 1, 0, 0, 0, 0],
+    [0, 0, 2, 0, 0, 0],
+    [0, 0, 0, 2, 0, 0],
+    [0, 0, 0, 0, 3, 0],
+    [0, 0, 0, 0, 0, 3]])
+    """
     gm = block_trace_matrix() if gm is None else gm
     return sp.kronecker_product(gm, sp.eye(size))
 
@@ -285,6 +393,16 @@ def phi_compressed(gm, M, Delta, gram_rows):
     ``Gm``, ``M`` the coordinates of ``mu``) and ``U^T H U = Gm (x) C^T C``, so
 
     .. math:: \varphi = G_{11} - (g_1 \otimes M)^T \Delta (I + (Gm \otimes C^T C) \Delta)^{-1} (g_1 \otimes M).
+
+    Takes ``Gm`` (3x3), ``M`` (a column), ``Delta`` and ``C^T C`` (``gram_rows``) as SymPy matrices; returns
+    the scalar expression.
+
+    Examples
+    --------
+    With ``Delta = 0`` there is no low-rank part and ``varphi = G_11``:
+
+    >>> phi_compressed(block_trace_matrix(), sp.Matrix([1]), sp.zeros(3, 3), sp.Matrix([[1]]))
+    G_{11}
     """
     g1 = gm[:, 0]
     u = sp.kronecker_product(g1, M)
@@ -374,6 +492,10 @@ def a1_zero_phi():
     drop out of ``D`` entirely, and the signal enters only through ``G_13``, which
     vanishes when ``d = 0`` (symmetry ``K -> -K``).  Derived (and asserted) in
     ``symrmt.derivations.a1_zero`` from :func:`phi_compressed`.
+
+    >>> phi = a1_zero_phi()
+    >>> phi.subs(snr, 0), phi.subs(G_SYMBOLS[2], 0)   # no signal, or G_13 = 0: varphi = G_11
+    (G_{11}, G_{11})
     """
     gm = block_trace_matrix()
     return gm[0, 0] - gm[0, 2] ** 2 * snr / (1 + (1 + snr) * gm[2, 2])
@@ -381,7 +503,14 @@ def a1_zero_phi():
 
 def phi_derivative(phi):
     """``d varphi / d gamma = sum_ij (d varphi / d G_ij) dG_ij/dgamma`` (chain rule), as a
-    function of the ``G`` symbols and their derivatives ``dG_ij`` (returned symbols)."""
+    function of the ``G`` symbols and their derivatives ``dG_ij`` (returned symbols).
+
+    Returns ``(dphi, dsyms)``, ``dsyms`` the six derivative symbols in :data:`G_INDEX` order.
+
+    >>> dphi, dsyms = phi_derivative(G_SYMBOLS[0] ** 2)
+    >>> dphi == 2 * G_SYMBOLS[0] * dsyms[0], len(dsyms)
+    (True, 6)
+    """
     dsyms = tuple(sp.Symbol("\\dot " + str(s), real=True) for s in G_SYMBOLS)
     return sum(sp.diff(phi, s) * ds for s, ds in zip(G_SYMBOLS, dsyms)), dsyms
 
@@ -393,6 +522,12 @@ def mp_quadratic(mm=m):
 
     From the free Poisson R-transform ``R(w) = c/(1 - w)``:
     ``m = 1/(gamma + c/(1 + m))``, i.e. ``gamma m^2 + (gamma + c - 1) m - 1 = 0``.
+
+    ``mm`` replaces the symbol ``m``.  The expression returned is expanded but not cancelled (it keeps
+    terms over ``1 + m``); cancelled, it is that quadratic:
+
+    >>> sp.expand(sp.cancel(mp_quadratic())) == sp.expand(gamma * m**2 + (gamma + c - 1) * m - 1)
+    True
     """
     return sp.expand((mm * (gamma + c / (1 + mm)) - 1) * (1 + mm))
 
@@ -414,7 +549,8 @@ def ridge_quadratic_form():
 
     ``X^T X / n = Z'^T Z'/n + v v^T / n``; in the basis ``[y, xi]/sqrt(n)`` the
     compressed resolvent is ``m I_2`` and the rank-one part has coefficient
-    ``(sqrt(snr), 1)``.  Returns the simplified rational function of ``m`` and ``snr``.
+    ``(sqrt(snr), 1)``.  Returns the simplified rational function of ``m`` and ``snr``:
+    ``m (1 + m)/(1 + m + snr m)``, which is ``m`` without signal.
     """
     s = sp.sqrt(snr)
     D = KT.covariance_lowrank(sp.Matrix([[s], [1]]))   # C C^T, C = [||mu||; 1]: X^T X/n = cS' + E C C^T E^T
@@ -444,6 +580,14 @@ def mp_root_stable():
     With ``b = gamma + c - 1`` and ``D = b^2 + 4 gamma`` the root is ``(sqrt(D) - b)/(2 gamma)``;
     for ``b >= 0`` (large ``gamma``) the numerator cancels, and its rationalized form
     ``2/(b + sqrt(D))`` does not (the two are equal because ``D - b^2 = 4 gamma``).
+
+    Examples
+    --------
+    At ``gamma = c = 1`` the quadratic is ``m^2 + m - 1`` with positive root ``(sqrt(5) - 1)/2``:
+
+    >>> root = mp_root_stable().subs({gamma: 1, c: 1})
+    >>> root, sp.nsimplify(root - (sp.sqrt(5) - 1) / 2)
+    (2/(1 + sqrt(5)), 0)
     """
     b = gamma + c - 1
     D = b**2 + 4 * gamma
