@@ -89,13 +89,30 @@ def fixed_point_homotopy_fjt(target: str = "mpmath"):
 
 @cached(maxsize=2)
 def noise_L0_function():
-    """Compiled ``L_0`` of :func:`symrmt.models.attention.equations.noise_pencil` (arguments: the parameters)."""
+    """Compiled ``L_0`` of :func:`symrmt.models.attention.equations.noise_pencil` (arguments: the parameters).
+
+    Takes the list ``(gamma, c, a_1, nu, d)``; returns an mpmath matrix.
+
+    >>> import mpmath
+    >>> L0 = noise_L0_function()([2, 1, mpmath.mpf(1) / 2, 1, 0])   # [[gamma, d - a_1, 0], [d - a_1, 0, 1], [0, 1, 0]]
+    >>> [[float(L0[i, j]) for j in range(3)] for i in range(3)]
+    [[2.0, -0.5, 0.0], [-0.5, 0.0, 1.0], [0.0, 1.0, 0.0]]
+    """
     return compile_recipe("noise_L0", lambda: ([list(S.PARAMS)], S.noise_pencil()[0]))
 
 
 @cached(maxsize=32)
 def woodbury_D_function(r: int = 1, target: str = "mpmath"):
-    """Compiled ``D(coords; a_1, c)`` of the rank-``r`` low-rank part, ``3(2r+2)`` square (cached per ``r``)."""
+    """Compiled ``D(coords; a_1, c)`` of the rank-``r`` low-rank part, ``3(2r+2)`` square (cached per ``r``).
+
+    Takes the ``(2r+1)^2`` coordinates of :func:`symrmt.models.attention.equations.lowrank_coords`, ``a_1``
+    and ``c``; returns an mpmath matrix.  With ``mu = e_1`` and ``W = I`` the blocks are ``(a_1/c) C C^T``
+    and ``C C^T``, ``C C^T = [[1, 1], [1, 1]] + I_2``:
+
+    >>> D = woodbury_D_function()([1, 0, 0, 0, 0, 0, 0, 0, 0], 1, 2)
+    >>> D.rows, float(D[0, 4]), float(D[0, 5]), float(D[8, 9]), float(D[10, 10])
+    (12, 0.5, 0.5, 1.0, 1.0)
+    """
     return compile_recipe(f"woodbury_D_r{r}", lambda: ([S.lowrank_coords(r), S.a1, S.c], S.woodbury_D(r=r)), target)
 
 
@@ -105,6 +122,20 @@ def closed_form_phi(kind: str, target: str = "mpmath"):
 
     ``kind`` is ``"aligned"`` (:func:`symrmt.models.attention.equations.aligned_phi`) or ``"a1_zero"``
     (:func:`symrmt.models.attention.equations.a1_zero_phi`).  Arguments: ``(G, dG, a_1, c, snr, w_K^T w_Q)``.
+    Raises ``KeyError`` for another ``kind``.
+
+    Examples
+    --------
+    ``a_1 = 0``: ``varphi = G_11 - G_13^2 snr/(1 + (1 + snr) G_33) = 1 - (1/4)/3`` at ``G_11 = G_33 = snr = 1``,
+    ``G_13 = 1/2``; along ``dG_11 = 1`` its derivative is 1:
+
+    >>> phi, dphi = closed_form_phi("a1_zero")([1, 0, 0.5, 1, 0, 1], [1, 0, 0, 0, 0, 0], 0, 1, 1, 0)
+    >>> round(float(phi), 12), float(dphi)
+    (0.916666666667, 1.0)
+    >>> closed_form_phi("quadratic")
+    Traceback (most recent call last):
+    ...
+    KeyError: 'quadratic'
     """
     if kind not in ("aligned", "a1_zero"):
         raise KeyError(kind)
@@ -154,7 +185,16 @@ def aligned_phi_in_snr_function(target: str = "numpy"):
 @cached(maxsize=2)
 def mp_root_function(target: str = "numpy"):
     """Compiled Marchenko-Pastur root ``m(-gamma)`` in its stable form
-    (:func:`symrmt.models.attention.equations.mp_root_stable`; arguments ``(gamma, c)``)."""
+    (:func:`symrmt.models.attention.equations.mp_root_stable`; arguments ``(gamma, c)``, floats or arrays).
+
+    The roots of ``gamma m^2 + (gamma + c - 1) m - 1``: ``(sqrt(5) - 1)/2`` at ``gamma = c = 1`` and
+    ``(sqrt(41) - 3)/8`` at ``gamma = 2``, ``c = 1/2``:
+
+    >>> import numpy as np
+    >>> root = mp_root_function()(np.array([1.0, 2.0]), np.array([1.0, 0.5]))
+    >>> np.allclose(root, [(5 ** 0.5 - 1) / 2, (41 ** 0.5 - 3) / 8], rtol=1e-15, atol=0)
+    True
+    """
     return compile_recipe("mp_root_stable", lambda: ([S.gamma, S.c], S.mp_root_stable()), target)
 
 
@@ -162,12 +202,29 @@ def mp_root_function(target: str = "numpy"):
 def ridge_in_m_function(target: str = "numpy"):
     """Compiled ``E_RR`` as a function of the root (:func:`symrmt.models.attention.equations.ridge_error_in_m`;
     arguments ``(m, gamma, c, snr)``): with :func:`mp_root_function`, :func:`ridge_function` in two parts, the
-    root once per ``(gamma, c)``."""
+    root once per ``(gamma, c)``.
+
+    Without signal ``E_RR = -gamma^2 dm/dgamma``, which at ``gamma = c = 1`` is ``1/(2 m + 1) = 1/sqrt(5)``:
+
+    >>> E = ridge_in_m_function()((5 ** 0.5 - 1) / 2, 1.0, 1.0, 0.0)
+    >>> abs(E - 5 ** -0.5) < 1e-15
+    True
+    """
     return compile_recipe("ridge_error_in_m", lambda: ([S.m, S.gamma, S.c, S.snr], S.ridge_error_in_m()), target)
 
 
 @cached(maxsize=4)
 def ridge_function(target: str = "mpmath"):
     """Compiled closed form ``E_RR(gamma, c, snr)`` (cached), with the root in its stable form
-    (:func:`symrmt.models.attention.equations.mp_root_stable`)."""
+    (:func:`symrmt.models.attention.equations.mp_root_stable`).
+
+    Arguments ``(gamma, c, snr)``; ``target`` as in :func:`fixed_point_fjg`.  Without signal at
+    ``gamma = c = 1`` it is ``1/sqrt(5)`` (:func:`ridge_in_m_function`):
+
+    >>> import mpmath
+    >>> with mpmath.workdps(30):
+    ...     E = ridge_function()(mpmath.mpf(1), mpmath.mpf(1), mpmath.mpf(0))
+    ...     print(mpmath.nstr(E, 25), mpmath.nstr(1 / mpmath.sqrt(5), 25))
+    0.4472135954999579392818347 0.4472135954999579392818347
+    """
     return compile_recipe("ridge_error_stable", lambda: ([S.gamma, S.c, S.snr], S.ridge_error_stable_form()), target)
