@@ -72,7 +72,17 @@ def signal_term(geometry, p: int) -> float:
 
 def finite_size_note(geometry, c) -> str | None:
     """The warning of ``symrmt.limit`` and ``crossings`` when :func:`signal_term` is above
-    :data:`NOTE_THRESHOLD` at ``p = 512``, else ``None``; it names the sizes and what to do."""
+    :data:`NOTE_THRESHOLD` at ``p = 512``, else ``None``; it names the sizes and what to do.
+
+    Takes the geometry (as :func:`signal_term`) and ``c = p/n`` (a number or exact text); returns a str or None.
+
+    >>> from symrmt.models.attention.geometry import LowRankGeometry
+    >>> print(finite_size_note(LowRankGeometry([[4, 4, 4], [4, 4, 4], [4, 4, 4]]), "1/2"))
+    the signal and weight part of the kernel's argument, which the limit linearizes, has an RMS of 1.1
+    (relative to the bulk's scale) at p = 512 (n = 1024), and 0.55 at p = 2048: it shrinks only like
+    1/sqrt(p), so simulated errors at practical sizes can sit far from this limit (E_A below it); compare
+    with a simulation at your n (symrmt simulate, .compare(limit, sizes=[...]))
+    """
     s = signal_term(geometry, NOTE_P)
     if s <= NOTE_THRESHOLD:
         return None

@@ -250,7 +250,7 @@ class LowRankGeometry:
     >>> LowRankGeometry([[1, 2, 0], [2, 1, 0], [0, 0, 1]])
     Traceback (most recent call last):
     ...
-    symrmt.errors.ParameterError: geometry: the Gram matrix is not positive semi-definite (pivot 2 is -3)
+    symrmt.errors.ParameterError: geometry: the Gram matrix is not positive semi-definite: its violation is 3 relative to its scale 1 (rounding allows 1e-12)
     """
 
     gram_entries: tuple
@@ -389,7 +389,20 @@ class LowRankGeometry:
 
 
 def as_low_rank(geometry) -> LowRankGeometry:
-    """``None`` (``mu = 0``, ``W = I``), a :class:`Geometry` or a :class:`LowRankGeometry`, as the latter."""
+    """``None`` (``mu = 0``, ``W = I``), a :class:`Geometry` or a :class:`LowRankGeometry`, as the latter.
+
+    Raises :class:`~symrmt.errors.ParameterError` for anything else (a dict goes through
+    :func:`as_geometry` first).
+
+    >>> as_low_rank(None).r, as_low_rank(None).gram_entries
+    (0, ((Fraction(0, 1),),))
+    >>> as_low_rank(Geometry(snr=1, wk2=1, muwk=1)).gram()[0]
+    [Fraction(1, 1), Fraction(1, 1), Fraction(0, 1)]
+    >>> as_low_rank({"snr": 1})
+    Traceback (most recent call last):
+    ...
+    symrmt.errors.ParameterError: geometry must be a symrmt.Geometry or LowRankGeometry, got dict
+    """
     if geometry is None:
         return LowRankGeometry([[0]])
     if isinstance(geometry, LowRankGeometry):

@@ -283,6 +283,23 @@ class CrossingsResult(TableResult):
     finite_size_note : str or None
         Set when the term the limit linearizes is not small at ``p = 512`` somewhere on the interval
         (:func:`symrmt.models.attention.finite_size.finite_size_note`).
+
+    Examples
+    --------
+    A one-root result made by hand (``symrmt.crossings`` makes them from the model):
+
+    >>> from fractions import Fraction as F
+    >>> r = CrossingsResult(f="tanh", expr="tanh(t)", over="c", between=(F(1, 10), F(2)), fixed={"gamma": F(1)},
+    ...                     diagonal="zero", digits=6, roots=(mpmath.mpf("0.5"),),
+    ...                     brackets=((mpmath.mpf("0.4999995"), mpmath.mpf("0.5000005")),), directions=(1,),
+    ...                     scan_x=(0.1, 1.0, 2.0), scan_sign=(-1, 1, 1))
+    >>> r, len(r), r.to_numpy().tolist()
+    (<CrossingsResult over='c' 1 root(s)>, 1, [[0.5, 1.0]])
+    >>> print(r)
+    crossings E_A = E_RR: f = tanh, over c in [0.1, 2], gamma = 1, diagonal = zero (6 digits, scan of 3 points)
+      c  side
+    ---  ----------------
+    0.5  E_A < E_RR below
     """
 
     f: str
