@@ -93,14 +93,31 @@ RIDGE_SPEC = TrialSpec("ridge", NUMERICS_VERSION, _ridge_trial,
 
 
 def ridge_key(n: int, c, gammas, snr=0, noise: str = "gaussian") -> dict:
-    """The exact key of a ridge-only point."""
+    """The exact key of a ridge-only point (the ``params`` of :data:`RIDGE_SPEC`).
+
+    Raises :class:`~symrmt.errors.ParameterError` for a ``c``, a gamma or a noise the checks of
+    :mod:`symrmt.models.attention.params` refuse.
+
+    >>> ridge_key(64, "1/2", [1, "1/10"], snr=1)
+    {'n': 64, 'c': '1/2', 'gammas': ['1', '1/10'], 'snr': '1', 'noise': 'gaussian'}
+    """
     return {"n": int(n), "c": str(check_c(c)), "gammas": [str(g) for g in check_gammas(gammas)],
             "snr": str(Fraction(snr) if not isinstance(snr, float) else Fraction(snr)), "noise": check_noise(noise)}
 
 
 @dataclass
 class SimPoint:
-    """A validated ``simulate`` point: its store ``key``, worker ``context`` and what the result reports."""
+    """A validated ``simulate`` point: its store ``key``, worker ``context`` and what the result reports.
+
+    Made by :func:`simulate_point`; ``p = round(c n)``, ``gammas`` as float64, ``geometry_record`` the
+    geometry's entries as floats (for the result's ``params``).
+
+    >>> pt = simulate_point(np.tanh, 32, "1/2", [1, "1/10"], geometry={"snr": 1})
+    >>> pt.n, pt.p, pt.c, pt.gammas.tolist(), pt.geometry_record["snr"]
+    (32, 16, Fraction(1, 2), [1.0, 0.1], 1.0)
+    >>> pt.key["geometry"]
+    {'gram': [['1', '0', '0'], ['0', '0', '0'], ['0', '0', '0']], 'alpha': '1'}
+    """
 
     key: dict
     context: dict
@@ -139,7 +156,27 @@ def simulate_point(f, n, c, gammas, geometry=None, diagonal="zero", noise="gauss
     (entry-wise keys are unchanged, so stored trials stay valid).
 
     ``need_key``: the key must name ``f`` (a trial store is in use), so an ``f`` without
-    ``f_key``, ``store_key`` or ufunc name is refused.
+    ``f_key``, ``store_key`` or ufunc name is refused.  Returns a :class:`SimPoint`.
+
+    Raises
+    ------
+    ParameterError
+        ``f`` not callable (entry-wise); ``n < 2``, ``c <= 0`` or ``round(c n) < 1``; a gamma outside
+        ``(0, 1e300)``; both ``geometry`` and ``weights``, a weight matrix or ``mu`` of the wrong shape; a
+        geometry outside float64; ``diagonal="keep"`` with the softmax; an unnamed ``f`` with ``need_key``.
+
+    Examples
+    --------
+    >>> simulate_point(np.tanh, 32, "1/2", [1]).key["f"]
+    'numpy.tanh'
+    >>> simulate_point(np.tanh, 2, "1/10", [1])
+    Traceback (most recent call last):
+    ...
+    symrmt.errors.ParameterError: p = round(c*n) = round(0.1*2) = 0; need p >= 1, increase c or n
+    >>> simulate_point("tanh", 32, "1/2", [1])
+    Traceback (most recent call last):
+    ...
+    symrmt.errors.ParameterError: f must be a callable (a vectorized NumPy function), got 'tanh'
     """
     softmax = attention == "softmax"
     if not softmax and not callable(f):
@@ -217,7 +254,20 @@ def simulate_point(f, n, c, gammas, geometry=None, diagonal="zero", noise="gauss
 
 
 def summarize(point: SimPoint, rows: np.ndarray, seed: int, info: dict) -> dict:
-    """``simulate``'s result from the ``(trials, 2 len(gammas))`` rows of a point."""
+    """``simulate``'s result from the ``(trials, 2 len(gammas))`` rows of a point.
+
+    Takes the :class:`SimPoint`, the rows (``E_A`` then ``E_RR`` at each gamma), the seed and the run's
+    ``info`` (merged into the result); returns a dict with ``attention`` and ``ridge`` (``mean``, ``se`` =
+    sample standard deviation over ``sqrt(trials)``, ``trials``) and ``params``.
+
+    Two trials at one gamma: ``E_A`` 0.5 and 0.7 (mean 0.6, se ``0.1414/sqrt(2) = 0.1``):
+
+    >>> r = summarize(simulate_point(np.tanh, 32, "1/2", [1]), np.array([[0.5, 0.3], [0.7, 0.5]]), 7, {})
+    >>> r["attention"]["mean"].round(12).tolist(), r["attention"]["se"].round(12).tolist(), r["ridge"]["mean"].round(12).tolist()
+    ([0.6], [0.1], [0.4])
+    >>> r["params"]["trials"], r["params"]["seed"], r["params"]["p"]
+    (2, 7, 16)
+    """
     trials = rows.shape[0]
     k = point.gammas.size
     att, rr = rows[:, :k], rows[:, k:]
