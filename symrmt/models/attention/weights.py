@@ -148,7 +148,22 @@ def weights_limit(f, c, gammas, weights, mu=None, digits: int = 15, center: bool
 
 
 def check_heads(heads, head_width):
-    """``(H, D)``: ``1 <= H <= MAX_HEADS`` an integer, ``0 < D <= 64`` an exact fraction."""
+    """``(H, D)``: ``1 <= H <= MAX_HEADS`` an integer, ``0 < D <= 64`` an exact fraction.
+
+    Takes the number of heads and the head width ``d/p`` (a number or exact text); raises
+    :class:`~symrmt.errors.ParameterError` when either is out of range (a bool is not a number of heads).
+
+    >>> check_heads(4, "1/4")
+    (4, Fraction(1, 4))
+    >>> check_heads(True, 1)
+    Traceback (most recent call last):
+    ...
+    symrmt.errors.ParameterError: heads must be an integer in [1, 8], got True
+    >>> check_heads(2, 0)
+    Traceback (most recent call last):
+    ...
+    symrmt.errors.ParameterError: head_width (d/p) must be in (0, 64], got 0
+    """
     if isinstance(heads, bool) or not isinstance(heads, (int, np.integer)) or not 1 <= int(heads) <= MAX_HEADS:
         raise ParameterError(f"heads must be an integer in [1, {MAX_HEADS}], got {heads!r}")
     D = to_fraction(head_width, "head_width")
@@ -317,6 +332,18 @@ class WeightsResult:
     Monte-Carlo means), ``attention_mp``/``ridge_mp`` (mpmath values of a limit; ``None`` for a
     simulation), ``attention_se``/``ridge_se`` (standard errors of a simulation; ``None`` for a
     limit) and ``params`` (a dict).
+
+    ``mp=False`` (a simulation) keeps ``attention``/``ridge`` as floats only.
+
+    >>> import mpmath
+    >>> from fractions import Fraction as F
+    >>> r = WeightsResult([F(1), F(1, 10)], [mpmath.mpf("0.5"), mpmath.mpf("0.25")],
+    ...                   [mpmath.mpf("0.4"), mpmath.mpf("0.2")], {"c": 0.5})
+    >>> r, r.ridge.tolist()
+    (WeightsResult(limit, gamma=['1', '1/10'], attention=[0.5, 0.25]), [0.4, 0.2])
+    >>> s = WeightsResult([F(1)], [0.5], [0.4], {}, attention_se=[0.01], ridge_se=[0.02], mp=False)
+    >>> s, s.attention_mp, s.attention_se.tolist()
+    (WeightsResult(simulation, gamma=['1'], attention=[0.5]), None, [0.01])
     """
 
     def __init__(self, gamma, attention, ridge, params, attention_se=None, ridge_se=None, mp=True):
