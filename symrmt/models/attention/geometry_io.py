@@ -55,7 +55,15 @@ def exact_gram(vecs) -> list:
 
     Each float is ``m 2^e`` with an integer ``m`` of at most 53 bits; with the smallest exponent
     ``E`` of the array every entry is the integer ``m 2^(e - E)`` times ``2^E``, so the Gram is
-    ``2^(2E)`` times integer dot products (exact, and about 50 times faster than Fractions)."""
+    ``2^(2E)`` times integer dot products (exact, and about 50 times faster than Fractions).
+
+    Takes a ``(k, p)`` array-like; returns a ``k x k`` list of lists of Fractions.
+
+    >>> exact_gram([[1, 0.5], [3, -0.25]])   # 1 + 1/4, 3 - 1/8, 9 + 1/16
+    [[Fraction(5, 4), Fraction(23, 8)], [Fraction(23, 8), Fraction(145, 16)]]
+    >>> exact_gram([[0.1]])[0][0] == Fraction(0.1) ** 2   # the float 0.1 squared, not 1/100
+    True
+    """
     # import-time cost: the CLI's start loads no NumPy
     import numpy as np
 
@@ -81,7 +89,26 @@ def exact_gram(vecs) -> list:
 
 
 def load_geometry(path: str, alpha=None):
-    """A :class:`LowRankGeometry` from a JSON Gram file or a ``.npy`` array of vectors (see ``--geometry``)."""
+    """A :class:`LowRankGeometry` from a JSON Gram file or a ``.npy`` array of vectors (see ``--geometry``).
+
+    A JSON file holds ``{"gram": [[...]], "alpha": A}`` or just the list of rows; a ``.npy`` file a finite
+    ``(2r+1, p)`` real array whose rows are ``mu, w_K^1..r, w_Q^1..r`` (its Gram is taken exactly,
+    :func:`exact_gram`).  ``alpha`` overrides a file without one (and must agree with a file's own).
+
+    Raises
+    ------
+    ParameterError
+        No such file; a file that cannot be read, too large or too deeply nested; an array of the wrong
+        dtype or shape; a JSON of another form; ``alpha`` contradicting the file's; a Gram matrix that is
+        not PSD.
+
+    Examples
+    --------
+    >>> load_geometry("no/such.json")
+    Traceback (most recent call last):
+    ...
+    symrmt.errors.ParameterError: --geometry: no such file 'no/such.json'
+    """
     if not os.path.isfile(path):
         raise ParameterError(f"--geometry: no such file {path!r}")
     if path.endswith(".npy"):
@@ -129,7 +156,16 @@ def load_geometry(path: str, alpha=None):
 
 def geometry_record(geom, digits: int = 15, exact: bool = False) -> dict:
     """JSON-ready description of a geometry: exact values as strings (``"1/2"``), a long one (an irrational
-    inner product rounded to 1000+ digits) as a decimal at ``digits`` unless ``exact``."""
+    inner product rounded to 1000+ digits) as a decimal at ``digits`` unless ``exact``.
+
+    Takes a :class:`Geometry` (its six entries) or a :class:`LowRankGeometry` (``r``, ``alpha``, ``gram``);
+    a geometry made PSD by projection adds ``psd_projection``.
+
+    >>> geometry_record(LowRankGeometry([[1, 0, 0], [0, 1, "1/2"], [0, "1/2", 1]], alpha=2))
+    {'r': 1, 'alpha': '2', 'gram': [['1', '0', '0'], ['0', '1', '1/2'], ['0', '1/2', '1']]}
+    >>> geometry_record(Geometry.from_angles(2, 1, 1, cos_muwk="1/2"), digits=10)["muwk"]   # sqrt(2)/2
+    '0.7071067812'
+    """
     def t(v):
         return str(v) if exact or not is_long(v) else decimal_text(v, digits)
 
