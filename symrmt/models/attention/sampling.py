@@ -105,7 +105,16 @@ def vectors_from_gram(gram, p: int):
 
 def weights_from_geometry(geometry, p: int):
     """``(mu, W_K, W_Q, alpha)`` with ``W_K, W_Q`` of shape (p, r) for a Geometry or LowRankGeometry
-    (``None``: the default ``Geometry()``, ``mu = 0``, ``W = I``)."""
+    (``None``: the default ``Geometry()``, ``mu = 0``, ``W = I``).
+
+    Takes the geometry and the dimension ``p``; the vectors are those of :func:`vectors_from_gram`, whose
+    :class:`~symrmt.errors.ParameterError` (``p`` below the rank) it raises.
+
+    >>> from symrmt.models.attention.geometry import Geometry
+    >>> mu, w_k, w_q, alpha = weights_from_geometry(Geometry(snr=4, wk2=1, wq2=1, wkwq=1), 5)
+    >>> float(mu @ mu), w_k.shape, round(float(w_k[:, 0] @ w_q[:, 0]), 12), alpha
+    (4.0, (5, 1), 1.0, 1.0)
+    """
     geometry = as_low_rank(geometry)
     r = geometry.r
     vecs = np.array(vectors_from_gram(geometry.gram(), p))
@@ -118,7 +127,17 @@ def weights_from_geometry(geometry, p: int):
 def draw_tokens(rng: np.random.Generator, n: int, mu: np.ndarray, noise: str = "gaussian"):
     """Draw labels ``y`` (n,) and tokens ``X = mu y^T + Z`` (p x n).
 
-    The labels are drawn first, then the noise, from the same generator.
+    The labels are drawn first, then the noise, from the same generator.  ``p`` is the length of ``mu``;
+    ``noise`` is ``"gaussian"`` or ``"rademacher"`` (entries ``+-1``), anything else a
+    :class:`~symrmt.errors.ParameterError`.
+
+    >>> x, y = draw_tokens(np.random.default_rng(1), 6, np.array([2.0, 0, 0]), "rademacher")
+    >>> x.shape, sorted(set(np.abs(y).tolist())), sorted(set((x[0] - 2 * y).tolist()))   # X = mu y^T + Z
+    ((3, 6), [1.0], [-1.0, 1.0])
+    >>> draw_tokens(np.random.default_rng(1), 6, np.zeros(2), "uniform")
+    Traceback (most recent call last):
+    ...
+    symrmt.errors.ParameterError: noise must be one of ('gaussian', 'rademacher'), got 'uniform'
     """
     p = mu.shape[0]
     y = 2.0 * rng.integers(0, 2, size=n).astype(np.float64) - 1.0
@@ -159,7 +178,23 @@ def kernel_matrix(f, x: np.ndarray, w_k: np.ndarray, w_q: np.ndarray, diagonal: 
     explicit p x p matrix ``W`` used instead (``w_k``, ``w_q`` and ``alpha`` are
     then ignored).  ``gram`` may pass a precomputed ``X^T X``.  With
     ``diagonal="zero"`` the diagonal of ``K`` is set to 0; with ``"keep"`` it is
-    ``f(M_ii)/sqrt(p)``.
+    ``f(M_ii)/sqrt(p)``.  Returns the ``n x n`` float64 array.
+
+    Raises
+    ------
+    ParameterError
+        ``f`` is not vectorized or returns non-finite values, or ``diagonal`` is neither ``"zero"`` nor ``"keep"``.
+
+    Examples
+    --------
+    ``f(t) = t``, ``p = 2``: ``K = X^T W X/2``; with ``X = [[1, 1], [0, 1]]``, ``X^T X = [[1, 1], [1, 2]]``, and
+    ``W = I + e_1 e_1^T`` gives ``X^T W X = [[2, 2], [2, 3]]``:
+
+    >>> x, zero, e1 = np.array([[1.0, 1], [0, 1]]), np.zeros(2), np.array([1.0, 0])
+    >>> kernel_matrix(lambda t: t, x, zero, zero).round(12).tolist()
+    [[0.0, 0.5], [0.5, 0.0]]
+    >>> kernel_matrix(lambda t: t, x, e1, e1, diagonal="keep").round(12).tolist()
+    [[1.0, 1.0], [1.0, 1.5]]
     """
     p, n = x.shape
     root_p = math.sqrt(p)
@@ -185,6 +220,18 @@ def softmax_kernel(x: np.ndarray, w_k, w_q, mask: bool = True, gram=None, alpha:
     ``mask=True`` sets ``S_ii = -inf`` (a token does not attend to itself, so ``K_ii = 0``).
     Each row is computed stably: its maximum is subtracted before ``exp`` (a row-wise
     log-sum-exp), so no entry overflows.  Every row of ``A`` sums to 1, so ``K 1 = (n/sqrt(p)) 1``.
+
+    Takes what :func:`kernel_matrix` takes (no ``f``); raises :class:`~symrmt.errors.ParameterError` for
+    a masked softmax with ``n < 2`` or non-finite scores.
+
+    >>> x, zero = np.array([[1.0, 0, -1], [0, 1, 0]]), np.zeros(2)
+    >>> k = softmax_kernel(x, zero, zero)
+    >>> np.diag(k).tolist(), np.allclose(k.sum(axis=1), 3 / np.sqrt(2), rtol=1e-15, atol=0)
+    ([0.0, 0.0, 0.0], True)
+    >>> softmax_kernel(np.ones((2, 1)), zero, zero)
+    Traceback (most recent call last):
+    ...
+    symrmt.errors.ParameterError: the masked softmax needs n >= 2 (a row with only its own token masked is empty)
     """
     p, n = x.shape
     if mask and n < 2:
@@ -238,7 +285,19 @@ def _spectrum_full(p_mat, y):
 def resolvent_errors(a: np.ndarray, y: np.ndarray, gammas) -> np.ndarray:
     """``(g^2/n) y^T (A^T A/n + g I)^{-2} y`` for each ``g`` in ``gammas``; ``A`` is m x n.
 
-    One ``eigh`` of the smaller of ``A^T A/n`` (n x n) and ``A A^T/n`` (m x m).
+    One ``eigh`` of the smaller of ``A^T A/n`` (n x n) and ``A A^T/n`` (m x m).  Returns a float64 array
+    of length ``len(gammas)``.
+
+    Examples
+    --------
+    ``A = 2 I_2`` (``A^T A/n = 2 I``), ``y = (1, -1)``: ``(g/(2 + g))^2``, ``1/4`` at ``g = 2`` and ``1/9`` at
+    ``g = 1``; ``A = [[2, 0]]`` (``m < n``), ``y = (1, 1)``: ``(1/2) (1/4 + 1)`` at ``g = 2``, the null
+    direction counting fully:
+
+    >>> resolvent_errors(2 * np.eye(2), np.array([1.0, -1]), [2.0, 1.0]).round(12).tolist()
+    [0.25, 0.111111111111]
+    >>> resolvent_errors(np.array([[2.0, 0]]), np.array([1.0, 1]), [2.0]).round(12).tolist()
+    [0.625]
     """
     gammas = np.asarray(gammas, dtype=np.float64)
     m, n = a.shape
@@ -264,7 +323,18 @@ def attention_errors(x, k, y, gammas, gram=None) -> np.ndarray:
 
     For ``p < n`` this is :func:`resolvent_errors` on ``F = X K`` (eigh of
     ``F F^T/n``, p x p); for ``p >= n`` one eigh of ``P = K^T (X^T X) K / n``,
-    reusing ``gram = X^T X`` when given (cheaper than ``F^T F`` when p > n).
+    reusing ``gram = X^T X`` when given (cheaper than ``F^T F`` when p > n).  Returns a float64 array of
+    length ``len(gammas)``.
+
+    Examples
+    --------
+    ``X = I_2``, ``K = 2 I``: ``K^T X^T X K/n = 2 I``, as in :func:`resolvent_errors`; with ``p = 1 < n = 2``
+    it is :func:`resolvent_errors` on ``X K``:
+
+    >>> attention_errors(np.eye(2), 2 * np.eye(2), np.array([1.0, -1]), [2.0]).round(12).tolist()
+    [0.25]
+    >>> attention_errors(np.array([[2.0, 0]]), np.eye(2), np.array([1.0, 1]), [2.0]).round(12).tolist()
+    [0.625]
     """
     p, n = x.shape
     gammas = np.asarray(gammas, dtype=np.float64)
@@ -276,7 +346,13 @@ def attention_errors(x, k, y, gammas, gram=None) -> np.ndarray:
 
 
 def ridge_errors(x, y, gammas, gram=None) -> np.ndarray:
-    """``E_RR(g) = (g^2/n) y^T (X^T X/n + g I)^{-2} y`` for each ``g`` (eigh of the smaller Gram side)."""
+    """``E_RR(g) = (g^2/n) y^T (X^T X/n + g I)^{-2} y`` for each ``g`` (eigh of the smaller Gram side).
+
+    Returns a float64 array of length ``len(gammas)``; ``X = 2 I_2`` gives ``(g/(2 + g))^2``:
+
+    >>> ridge_errors(2 * np.eye(2), np.array([1.0, -1]), [2.0, 1.0]).round(12).tolist()
+    [0.25, 0.111111111111]
+    """
     p, n = x.shape
     gammas = np.asarray(gammas, dtype=np.float64)
     if p < n:
@@ -292,7 +368,18 @@ def simulate_trial(f, n, mu, w_k, w_q, gammas, diagonal, noise, rng, alpha=1.0, 
 
     ``W = alpha I + W_K W_Q^T`` (``w_k``, ``w_q``: vectors or (p, r) arrays), or the
     explicit p x p matrix ``weights`` when given.  ``attention="softmax"`` uses
-    :func:`softmax_kernel` (``f`` and ``diagonal`` unused; ``mask`` as there).
+    :func:`softmax_kernel` (``f`` and ``diagonal`` unused; ``mask`` as there).  Raises what
+    :func:`draw_tokens`, :func:`kernel_matrix` and :func:`softmax_kernel` raise.
+
+    Both errors lie in ``[0, ||y||^2/n] = [0, 1]`` and the ridge error does not see the kernel:
+
+    >>> mu, w_k, w_q, alpha = weights_from_geometry(None, 8)
+    >>> gammas = np.array([0.1, 1.0])
+    >>> e_a, e_rr = simulate_trial(np.tanh, 16, mu, w_k, w_q, gammas, "zero", "gaussian", np.random.default_rng(0))
+    >>> s_a, s_rr = simulate_trial(None, 16, mu, w_k, w_q, gammas, "zero", "gaussian", np.random.default_rng(0),
+    ...                            attention="softmax")
+    >>> e_a.shape, bool(np.all((0 <= e_a) & (e_a <= 1))), bool(np.all(s_rr == e_rr))
+    ((2,), True, True)
     """
     x, y = draw_tokens(rng, n, mu, noise)
     p = x.shape[0]
