@@ -58,7 +58,19 @@ PROGRESS_MIN_GAMMAS = 8
 
 
 def gamma_values(gamma) -> tuple:
-    """``gamma`` (a number, a string, a list or a NumPy array) as a tuple of exact positive Fractions."""
+    """``gamma`` (a number, a string, a list or a NumPy array) as a tuple of exact positive Fractions.
+
+    Raises :class:`~symrmt.errors.ParameterError` for an empty list or a value that is not positive
+    (:func:`symrmt.models.attention.params.check_gammas`).
+
+    >>> import numpy as np
+    >>> gamma_values(np.array([1.0, 0.5])), gamma_values("1/10")
+    ((Fraction(1, 1), Fraction(1, 2)), (Fraction(1, 10),))
+    >>> gamma_values([0])
+    Traceback (most recent call last):
+    ...
+    symrmt.errors.ParameterError: gamma must be positive (the probe needs gamma > 0), got 0.0
+    """
     if hasattr(gamma, "tolist"):  # NumPy arrays and scalars: plain Python numbers, read as typed
         gamma = gamma.tolist()
     if not isinstance(gamma, (list, tuple)):

@@ -67,7 +67,17 @@ ATTENTIONS = ("entrywise", "softmax")
 
 
 def check_attention(attention) -> str:
-    """``attention`` as one of :data:`ATTENTIONS`, or a one-line error naming the choices."""
+    """``attention`` as one of :data:`ATTENTIONS`, or a one-line error naming the choices.
+
+    Case and surrounding blanks are ignored; anything else raises :class:`~symrmt.errors.ParameterError`.
+
+    >>> check_attention(" Softmax")
+    'softmax'
+    >>> check_attention("linear")
+    Traceback (most recent call last):
+    ...
+    symrmt.errors.ParameterError: attention must be one of ('entrywise', 'softmax'), got 'linear'
+    """
     if not isinstance(attention, str) or attention.strip().lower() not in ATTENTIONS:
         raise ParameterError(f"attention must be one of {ATTENTIONS}, got {attention!r}")
     return attention.strip().lower()

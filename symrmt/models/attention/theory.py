@@ -138,7 +138,13 @@ def _decades(gamma) -> int:
 
 
 def guard_digits(gamma) -> int:
-    """The guard digits at ``gamma``: :data:`GUARD`, plus one per decade below 1 and two per decade above 10."""
+    """The guard digits at ``gamma``: :data:`GUARD`, plus one per decade below 1 and two per decade above 10.
+
+    Takes ``gamma`` as a positive Fraction (no float, so any exponent); returns an int.
+
+    >>> GUARD, guard_digits(Fraction(1)), guard_digits(Fraction(1, 1000)), guard_digits(Fraction(1000))
+    (10, 10, 13, 18)
+    """
     # small gamma costs digits in the implicit derivative and in 1/gamma terms; large gamma
     # cancels about log10(gamma) digits in the Stieltjes root and again in 1 - E: the guard
     # grows with |log10 gamma| in both directions
@@ -148,7 +154,16 @@ def guard_digits(gamma) -> int:
 
 def c_range_note(c) -> str | None:
     """Why a failed attention solve at ``c`` outside :data:`ATTENTION_C_RANGE` failed, and what to try
-    (``None`` inside the range)."""
+    (``None`` inside the range).  Takes ``c`` as a number or a Fraction.
+
+    >>> ATTENTION_C_RANGE, c_range_note(1) is None
+    ((Fraction(1, 100000000), Fraction(1000000000000, 1)), True)
+    >>> print(c_range_note(Fraction(1, 10**9)))
+    c = 1.0e-9 is so small that the fixed point mixes terms of order c and 1/c, about 18 decades apart, which
+    its continuation from large gamma (it starts near gamma = 1e4 (1 + c)(1 + 1/c)) does not resolve; more
+    digits do not help: the attention limit is certified for 1e-08 <= c <= 1e+12, use a c in that range (the
+    ridge limit E_RR alone is certified at any c > 0)
+    """
     lo, hi = ATTENTION_C_RANGE
     c = Fraction(c)
     if lo <= c <= hi:
@@ -230,6 +245,13 @@ def route_for(a1, geometry) -> str:
     * ``"aligned"`` -- every ``w_K^j, w_Q^j`` parallel to ``mu`` (Gram of rank one):
       :func:`symrmt.models.attention.equations.aligned_phi` with ``w_K^T w_Q = sum_j w_K^j . w_Q^j``;
     * ``"general"`` -- the ``3(2r+2)``-square Woodbury update (12x12 for rank one).
+
+    Takes ``a_1`` (any number) and a geometry (as :func:`~symrmt.models.attention.geometry.as_low_rank`).
+
+    >>> from symrmt.models.attention.geometry import Geometry
+    >>> aligned = Geometry(snr=1, wk2=1, wq2=1, wkwq=1, muwk=1, muwq=1)
+    >>> route_for(1, None), route_for(0, Geometry(snr=1)), route_for(1, aligned), route_for(1, Geometry(snr=1, wk2=1))
+    ('noise_only', 'a1_zero', 'aligned', 'general')
     """
     geometry = as_low_rank(geometry)
     if geometry.snr == 0:
@@ -431,7 +453,8 @@ def limit(f, c, gammas, geometry: Geometry | LowRankGeometry | None = None, diag
           digits: int = 15):
     """Both limits: ``{"ridge": [E_RR(gamma)...], "attention": [E_A(gamma)...]}`` (mpf lists).
 
-    The theory counterpart of :func:`symrmt.models.attention.montecarlo.simulate`.
+    The theory counterpart of :func:`symrmt.models.attention.montecarlo.simulate`.  Takes and raises what
+    :func:`ridge_limit` and :func:`attention_limit` take and raise.
     """
     geometry = as_low_rank(geometry)
     return {
