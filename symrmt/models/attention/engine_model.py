@@ -66,7 +66,14 @@ def attention_model(f, rank: int = 1, alpha=1, diagonal: str = "zero", digits: i
 
 def at_from_gram(gram, rank: int) -> dict:
     """The ``--at`` inner products from the ``(2r+1) x (2r+1)`` Gram matrix of ``(mu, wk1..r, wq1..r)``
-    (the order of :class:`symrmt.models.attention.geometry.LowRankGeometry`); zero entries are left out (0 by default)."""
+    (the order of :class:`symrmt.models.attention.geometry.LowRankGeometry`); zero entries are left out (0 by default).
+
+    Returns a dict from ``"a.b"`` to the entry's exact text (upper triangle only).
+
+    >>> from fractions import Fraction
+    >>> at_from_gram([[1, 0, 0], [0, 1, Fraction(1, 2)], [0, Fraction(1, 2), 1]], 1)
+    {'mu.mu': '1', 'wk1.wk1': '1', 'wk1.wq1': '1/2', 'wq1.wq1': '1'}
+    """
     names = ["mu"] + [f"wk{j}" for j in range(1, rank + 1)] + [f"wq{j}" for j in range(1, rank + 1)]
     out = {}
     for i, a in enumerate(names):

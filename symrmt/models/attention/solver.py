@@ -43,7 +43,12 @@ def gram_factor(gram, dps: int):
 
     The LDL^T factorization with symmetric pivoting
     (:func:`symrmt.models.attention.geometry.ldl_pivoted`) is done exactly in rational arithmetic;
-    only the final square roots are taken in mpmath at ``dps`` digits.
+    only the final square roots are taken in mpmath at ``dps`` digits.  Takes a square PSD matrix of
+    exact entries; returns a list of rows of mpf; raises :class:`~symrmt.errors.ParameterError` when
+    the matrix is not PSD.
+
+    >>> gram_factor([[4, 2], [2, 2]], 20)   # rows (2, 0) and (1, 1)
+    [[mpf('2.0'), mpf('0.0')], [mpf('1.0'), mpf('1.0')]]
     """
     perm, L, Dg = ldl_pivoted(gram)
     n = len(Dg)
@@ -106,7 +111,22 @@ def lowrank_D(geometry, a1, c, dps: int):
     """``D`` of the low-rank part for a geometry (``Geometry`` or ``LowRankGeometry`` with ``alpha = 1``).
 
     The vectors are placed by the exact factorization :func:`gram_factor` and fed to
-    the compiled :func:`woodbury_D_function` of the geometry's rank, at ``dps`` digits.
+    the compiled :func:`woodbury_D_function` of the geometry's rank, at ``dps`` digits.  Returns an
+    mpmath matrix; raises :class:`~symrmt.errors.ParameterError` for ``alpha != 1``.
+
+    Examples
+    --------
+    ``mu`` of norm 1, ``W = I``, ``a_1 = c = 1/2``: the ``K`` block holds ``(a_1/c) C C^T = C C^T``:
+
+    >>> from fractions import Fraction
+    >>> from symrmt.models.attention.geometry import Geometry, LowRankGeometry
+    >>> D = lowrank_D(Geometry(snr=1), Fraction(1, 2), Fraction(1, 2), 20)
+    >>> D.rows, float(D[0, 4]), float(D[8, 9]), float(D[2, 4])   # C C^T = [[1, 1], [1, 1]] + I_2
+    (12, 1.0, 1.0, 0.0)
+    >>> lowrank_D(LowRankGeometry([[1]], alpha=2), 1, 1, 15)
+    Traceback (most recent call last):
+    ...
+    symrmt.errors.ParameterError: lowrank_D needs alpha = 1; rescale with LowRankGeometry.scaled() and f(alpha t) first
     """
     geometry = as_low_rank(geometry)
     if geometry.alpha != 1:
@@ -121,7 +141,13 @@ def lowrank_D(geometry, a1, c, dps: int):
 
 def asymptotic_start(gamma, c) -> tuple:
     """``Gm`` for ``gamma -> oo``: ``L^{-1} -> diag(1/gamma, [[0, I], [I, c S]]^{-1})`` (at the working
-    precision; not cached: the value depends on it)."""
+    precision; not cached: the value depends on it).
+
+    Returns the six entries ``(G11, G12, G13, G22, G23, G33) = (1/gamma, 0, 0, -c, 1, 0)``.
+
+    >>> asymptotic_start(mpmath.mpf(4), mpmath.mpf("0.5"))
+    (mpf('0.25'), mpf('0.0'), mpf('0.0'), mpf('-0.5'), mpf('1.0'), mpf('0.0'))
+    """
     return (1 / gamma, mpmath.mpf(0), mpmath.mpf(0), -c, mpmath.mpf(1), mpmath.mpf(0))
 
 
@@ -362,7 +388,17 @@ def woodbury_value(g, dg, Dm):
 
     ``D`` is ``3 s x 3 s`` with ``s = k + 1`` (12x12 for rank one);
     ``x = (I + D H)^{-1} e``, ``varphi = e^T H x``, ``varphi' = x^T (Gm' (x) I_s) x``.
-    ``H = Gm (x) I_s`` has three non-zeros per column, so ``D H`` costs ``O(n^2)``.
+    ``H = Gm (x) I_s`` has three non-zeros per column, so ``D H`` costs ``O(n^2)``.  ``g`` and ``dg`` are
+    the six entries of ``Gm`` and ``dGm/dgamma``; returns two mpf.
+
+    Examples
+    --------
+    Without a low-rank part (``D = 0``) it is ``(G_11, dG_11/dgamma)``:
+
+    >>> g = [mpmath.mpf(x) for x in ("0.5", "0.1", "0.2", "1", "0.3", "2")]
+    >>> dg = [mpmath.mpf(x) for x in ("-0.25", "0", "0", "0", "0", "0")]
+    >>> woodbury_value(g, dg, mpmath.zeros(12, 12))
+    (mpf('0.5'), mpf('-0.25'))
     """
     gm = _symmetric(g)
     dgm = _symmetric(dg)
