@@ -90,7 +90,13 @@ def spectral_mean():
     r"""``mu_1 = tau(c K S K)`` for ``K = a_1 S + (d - a_1) + b Gt``.
 
     ``tau(S) = 1``, ``tau(S^2) = 1 + 1/c``, ``tau(S^3) = 1 + 3/c + 1/c^2`` (free Poisson),
-    ``tau(S Gt^2) = tau(S) tau(Gt^2) = 1/c`` and the odd terms in ``Gt`` vanish.
+    ``tau(S Gt^2) = tau(S) tau(Gt^2) = 1/c`` and the odd terms in ``Gt`` vanish.  Returns the expanded
+    SymPy expression; with ``a_1 = 0`` it is ``c tau(S (d + b Gt)^2) = c d^2 + nu``:
+
+    >>> spectral_mean()
+    a_1**2/c + 2*a_1*d + c*d**2 + nu
+    >>> spectral_mean().subs(a1, 0)
+    c*d**2 + nu
     """
     e = d - a1
     return sp.expand(c * (a1**2 * (1 + 3 / c + 1 / c**2) + 2 * a1 * e * (1 + 1 / c) + e**2 + S.b_squared() / c))
@@ -98,7 +104,14 @@ def spectral_mean():
 
 @cached(maxsize=1)
 def cubic_system() -> sp.Matrix:
-    r"""``c [c (I - Gm Lambda) - Gm Lambda Gm A_S - (c - 1) Gm A_S]`` with ``G_23 = gamma m``, ``G_11 = m``."""
+    r"""``c [c (I - Gm Lambda) - Gm Lambda Gm A_S - (c - 1) Gm A_S]`` with ``G_23 = gamma m``, ``G_11 = m``.
+
+    Returns an immutable 3x3 SymPy matrix, free of ``G_11`` and ``G_23``:
+
+    >>> E = cubic_system()
+    >>> E.shape, E.free_symbols & {G11, G23}, m in E.free_symbols
+    ((3, 3), set(), True)
+    """
     gm = S.block_trace_matrix()
     L0, A_S, P = S.noise_pencil()
     lam = L0 - S.b_squared() / c * P * gm * P
@@ -200,7 +213,12 @@ def a1_zero_polynomial():
 
     With ``a_1 = 0``: entry (1,2) gives ``G_13``, entry (2,1) gives ``G_22``, entry (3,2)
     gives ``G_33`` (all linear); entry (2,3) is then linear in ``G_12``, and entry (1,1)
-    a cubic in ``G_12``; substituting gives the polynomial in ``m``.
+    a cubic in ``G_12``; substituting gives the polynomial in ``m``.  Raises
+    :class:`~symrmt.errors.ClosedFormError` when the factor carrying the physical root is not unique.
+
+    >>> P = a1_zero_polynomial()
+    >>> P.degree(), P.gens
+    (7, (m,))
     """
     E = cubic_system().subs(a1, 0).applyfunc(sp.expand)
     sol = {}
@@ -226,7 +244,14 @@ def a1_zero_polynomial():
 
 @cached(maxsize=1)
 def a1_zero_d_zero_polynomial():
-    """``P`` for ``a_1 = d = 0``: ``nu gamma^2 m^3 + nu gamma (c - 1) m^2 + c gamma m - c`` (up to a factor)."""
+    """``P`` for ``a_1 = d = 0``: ``nu gamma^2 m^3 + nu gamma (c - 1) m^2 + c gamma m - c`` (up to a factor).
+
+    Returns a SymPy ``Poly`` in ``m``:
+
+    >>> P = a1_zero_d_zero_polynomial().as_expr()
+    >>> sp.expand(P - (nu * gamma**2 * m**3 + nu * gamma * (c - 1) * m**2 + c * gamma * m - c))
+    0
+    """
     E = cubic_system().subs({a1: 0, d: 0}).applyfunc(sp.expand)
     # G_12 = G_13 = 0 here (K -> -K symmetry); then entries (3,2) and (2,1) give G_33, G_22
     E = E.subs({G12: 0, G13: 0}).applyfunc(sp.expand)
@@ -258,7 +283,12 @@ def stored_polynomial(c_, a1_, nu_, d_):
     Each stored polynomial is the output of :func:`eliminated_polynomial` at its point; the
     derivation ``noise_only`` checks in its quick mode that it vanishes at the general solver's
     ``m(-gamma)`` at several ``gamma`` (40 digits), and in its full mode that the elimination
-    gives it again, coefficient for coefficient.
+    gives it again, coefficient for coefficient.  Raises :class:`~symrmt.errors.ClosedFormError` for a
+    parameter that is not exact (a float).
+
+    >>> P = stored_polynomial("1/2", "3/5", "2/5", 0)
+    >>> P.degree(m), P.degree(gamma), stored_polynomial(1, 1, 1, 1)
+    (17, 10, None)
     """
     key = tuple(str(_exact(x, n)) for x, n in zip((c_, a1_, nu_, d_), ("c", "a_1", "nu", "d")))
     terms = POLYNOMIALS.get(key)
@@ -292,7 +322,23 @@ def stieltjes_polynomial(c_=None, a1_=None, nu_=None, d_=None):
       the point is stored, else from :func:`eliminated_polynomial`).
 
     Raises ``NotImplementedError`` for symbolic parameters with ``a_1 != 0`` (degree 17
-    in ``m`` with five parameters: beyond SymPy's elimination in reasonable time).
+    in ``m`` with five parameters: beyond SymPy's elimination in reasonable time), and
+    :class:`~symrmt.errors.ClosedFormError` for a parameter that is not exact when ``a_1 != 0``.
+
+    Examples
+    --------
+    The cubic at ``gamma = 1``, ``c = 1/2``, ``nu = 3/4`` (its physical root is the module's
+    :func:`stieltjes_closed_form_value` example, ``0.76595...``):
+
+    >>> P = stieltjes_polynomial(a1_=0, d_=0).subs({gamma: 1, c: sp.Rational(1, 2), nu: sp.Rational(3, 4)})
+    >>> P
+    3*m**3/4 - 3*m**2/8 + m/2 - 1/2
+    >>> abs(P.subs(m, sp.Float("0.76595358042929952552", 25))) < 1e-19
+    True
+    >>> stieltjes_polynomial(a1_="1/2")
+    Traceback (most recent call last):
+    ...
+    NotImplementedError: fully symbolic elimination is done for a_1 = 0 only; pass exact c, a_1, nu, d for the general case (degree 17 in m, symbolic in gamma)
     """
     if a1_ is not None and _exact(a1_, "a_1") == 0 and c_ is None and nu_ is None:
         if d_ is not None and _exact(d_, "d") == 0:
@@ -311,7 +357,11 @@ def stieltjes_polynomial(c_=None, a1_=None, nu_=None, d_=None):
 
 
 def degree(c_=None, a1_=0, nu_=None, d_=None):
-    """``(deg_m P, deg_gamma P)`` of :func:`stieltjes_polynomial` for the same arguments."""
+    """``(deg_m P, deg_gamma P)`` of :func:`stieltjes_polynomial` for the same arguments.
+
+    >>> degree(a1_=0, d_=0), degree(a1_=0)
+    ((3, 2), (7, 4))
+    """
     P = sp.Poly(stieltjes_polynomial(c_, a1_, nu_, d_), m, gamma)
     return P.degree(m), P.degree(gamma)
 
