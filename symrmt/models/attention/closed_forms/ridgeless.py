@@ -66,19 +66,40 @@ def _compile(args, expr):
 
 
 def scaling_below():
-    """``c < 1``: ``G -> (alpha/eps, rho, sigma/eps, kappa eps, omega, tau/eps)`` with ``eps = gamma``."""
+    """``c < 1``: ``G -> (alpha/eps, rho, sigma/eps, kappa eps, omega, tau/eps)`` with ``eps = gamma``.
+
+    Returns the two substitutions ``({G_ij: ...}, {gamma: eps})``.
+
+    >>> sub, gsub = scaling_below()
+    >>> sub[S.G_SYMBOLS[0]], sub[S.G_SYMBOLS[3]], gsub
+    (alpha/epsilon, epsilon*kappa, {gamma: epsilon})
+    """
     vals = (alpha / eps, rho, sigma / eps, kappa * eps, omega, tau / eps)
     return dict(zip(S.G_SYMBOLS, vals)), {S.gamma: eps}
 
 
 def scaling_above():
-    """``c > 1``, ``K`` indefinite: ``G -> (beta/eps, rho, sigma, kappa eps, beta eps, tau)``, ``eps = sqrt(gamma)``."""
+    """``c > 1``, ``K`` indefinite: ``G -> (beta/eps, rho, sigma, kappa eps, beta eps, tau)``, ``eps = sqrt(gamma)``.
+
+    Returns the two substitutions ``({G_ij: ...}, {gamma: eps^2})``.
+
+    >>> sub, gsub = scaling_above()
+    >>> sub[S.G_SYMBOLS[4]], gsub
+    (beta*epsilon, {gamma: epsilon**2})
+    """
     vals = (beta / eps, rho, sigma, kappa * eps, beta * eps, tau)
     return dict(zip(S.G_SYMBOLS, vals)), {S.gamma: eps**2}
 
 
 def leading(expr, sub, gsub, shift=6):
-    """``(order, coefficient)`` of the lowest power of ``eps`` in ``expr`` after the substitution."""
+    """``(order, coefficient)`` of the lowest power of ``eps`` in ``expr`` after the substitution.
+
+    ``sub`` and ``gsub`` as :func:`scaling_below` returns them; ``shift`` bounds the negative powers
+    looked for.  ``gamma G_11 + G_22 = alpha + kappa eps``:
+
+    >>> leading(S.gamma * S.G_SYMBOLS[0] + S.G_SYMBOLS[3], *scaling_below())
+    (0, alpha)
+    """
     x = sp.expand(expr.subs(sub).subs(gsub) * eps**shift)
     p = sp.Poly(x, eps)
     low = min(m[0] for m in p.monoms())
@@ -88,7 +109,13 @@ def leading(expr, sub, gsub, shift=6):
 
 
 def det_factor_below():
-    """The leading coefficient of ``det N`` (common factor of several reduced equations)."""
+    """The leading coefficient of ``det N`` (common factor of several reduced equations).
+
+    With ``a_1 = 0`` only ``c^3 tau`` is left:
+
+    >>> det_factor_below().subs(S.a1, 0)
+    c**3*tau
+    """
     return sp.factor_terms(leading(S.det_N(), *scaling_below())[1])
 
 
@@ -119,39 +146,83 @@ def reduced_system_above():
 # ---------------------------------------------------------------- closed forms (c < 1)
 
 def noise_only_error():
-    """``E_A(0+) = 1 - c`` (``mu = 0``, ``c < 1``, any ``a_1, nu, d``)."""
+    """``E_A(0+) = 1 - c`` (``mu = 0``, ``c < 1``, any ``a_1, nu, d``).
+
+    >>> noise_only_error()
+    1 - c
+    """
     return 1 - S.c
 
 
 def a1_zero_cubic(x=rho):
     """``a_1 = 0``: the physical ``rho = lim G_12`` solves this cubic (unique real root when
-    ``c d^2 < 2 nu (1 + c)``, since then it is increasing)."""
+    ``c d^2 < 2 nu (1 + c)``, since then it is increasing).  ``x`` replaces the symbol ``rho``.
+
+    With ``d = 0`` it is ``rho (2 nu^2 rho^2 + c (1 + c) nu)``, whose only real root is ``rho = 0``:
+
+    >>> sp.expand(a1_zero_cubic().subs(S.d, 0) - rho * (2 * S.nu**2 * rho**2 + S.c * (1 + S.c) * S.nu))
+    0
+    """
     c, nu, d = S.c, S.nu, S.d
     return 2 * nu**2 * x**3 - 3 * c * d * nu * x**2 + c * (c * d**2 + nu + c * nu) * x - c**3 * d
 
 
 def a1_zero_traces(x=rho):
-    """``a_1 = 0``: ``(alpha, rho, sigma, kappa, omega, tau)`` in terms of ``rho``."""
+    """``a_1 = 0``: ``(alpha, rho, sigma, kappa, omega, tau)`` in terms of ``rho``.
+
+    ``x`` replaces the symbol ``rho``; ``alpha = omega = 1 - c``.
+
+    >>> traces = a1_zero_traces()
+    >>> traces[0], traces[3]
+    (1 - c, -c*rho/(c*d - 2*nu*rho))
+    """
     c, nu, d = S.c, S.nu, S.d
     A = 1 - c
     return (A, x, -A * (c * d - 2 * nu * x) / c, -c * x / (c * d - 2 * nu * x), A, A * (c * d - 2 * nu * x) / x)
 
 
 def a1_zero_traces_d_zero():
-    """``a_1 = d = 0``: ``rho = sigma = 0``, ``kappa = -c^2/((1-c) nu)``, ``tau = (1-c)^2 nu / c``."""
+    """``a_1 = d = 0``: ``rho = sigma = 0``, ``kappa = -c^2/((1-c) nu)``, ``tau = (1-c)^2 nu / c``.
+
+    These are the limits ``d -> 0`` of :func:`a1_zero_traces` along the cubic's root
+    ``rho ~ c^2 d/((1 + c) nu)`` (at ``d = 0`` itself ``rho = 0`` leaves ``kappa`` and ``tau`` there as 0/0).
+
+    >>> a1_zero_traces_d_zero()
+    (1 - c, 0, 0, -c**2/(nu*(1 - c)), 1 - c, nu*(1 - c)**2/c)
+    """
     c, nu = S.c, S.nu
     A = 1 - c
     return (A, sp.Integer(0), sp.Integer(0), -c**2 / (A * nu), A, A**2 * nu / c)
 
 
 def a1_zero_error(x=rho):
-    """``a_1 = 0``: ``E_A(0+) = (1-c)(1 - s rho (c d - 2 nu rho)/((1+s) c^2))``."""
+    """``a_1 = 0``: ``E_A(0+) = (1-c)(1 - s rho (c d - 2 nu rho)/((1+s) c^2))``.
+
+    ``x`` replaces the symbol ``rho``.  It is :func:`a1_zero_ridgeless_error_in_traces` on
+    :func:`a1_zero_traces`, and ``1 - c`` at ``rho = 0`` (``d = 0``):
+
+    >>> a1_zero_error(0)
+    1 - c
+    >>> in_traces = a1_zero_ridgeless_error_in_traces().subs(dict(zip(BELOW, a1_zero_traces())))
+    >>> sp.cancel(in_traces - a1_zero_error())
+    0
+    """
     c, nu, d, s = S.c, S.nu, S.d, S.snr
     return (1 - c) * (1 - s * x * (c * d - 2 * nu * x) / ((1 + s) * c**2))
 
 
 def scaled_limit(phi):
-    """``lim_{gamma->0} gamma phi`` under :func:`scaling_below` (a rational function of the scaled traces)."""
+    """``lim_{gamma->0} gamma phi`` under :func:`scaling_below` (a rational function of the scaled traces).
+
+    Raises ``ValueError`` when ``gamma phi`` diverges under the ansatz.
+
+    >>> scaled_limit(S.G_SYMBOLS[0]), scaled_limit(S.G_SYMBOLS[1])   # gamma G_11 -> alpha, gamma G_12 -> 0
+    (alpha, 0)
+    >>> scaled_limit(S.G_SYMBOLS[0] / S.gamma)
+    Traceback (most recent call last):
+    ...
+    ValueError: gamma phi diverges under the ansatz
+    """
     sub, gsub = scaling_below()
     n, dd = sp.fraction(sp.together(phi.subs(sub).subs(gsub) * eps))
     n, dd = sp.Poly(sp.expand(n), eps), sp.Poly(sp.expand(dd), eps)
@@ -220,7 +291,14 @@ def ridgeless_traces(c, a1, nu, d, dps: int = 50, seed=None):
 
 
 def evaluate(expr, traces, c, a1, nu, d, snr=0, wkwq=0, dps: int = 50):
-    """Evaluate a SymPy expression in the scaled traces and the parameters with mpmath."""
+    """Evaluate a SymPy expression in the scaled traces and the parameters with mpmath.
+
+    ``traces`` in the order of :data:`BELOW`; the parameters are numbers or numeric strings; returns an mpf
+    at ``dps`` digits.
+
+    >>> evaluate(alpha * S.c + S.snr, (1, 0, 0, 0, 0, 0), "1/2", 0, 1, 0, snr="1/4", dps=20)
+    mpf('0.75')
+    """
     args = BELOW + (S.c, S.a1, S.nu, S.d, S.snr, S.wkwq)
     fn = _compile(args, expr)
     with mpmath.workdps(dps):
@@ -251,7 +329,13 @@ def general_ridgeless_error(traces, c, a1, geometry, dps: int = 50):
 # ---------------------------------------------------------------- c > 1
 
 def rate_above_a1_d_zero():
-    """``a_1 = d = 0``, ``c > 1``: ``E_A ~ (beta/2) sqrt(gamma)`` with ``beta = sqrt(c/(nu (c-1)))``."""
+    """``a_1 = d = 0``, ``c > 1``: ``E_A ~ (beta/2) sqrt(gamma)`` with ``beta = sqrt(c/(nu (c-1)))``.
+
+    Returns the coefficient ``beta/2``:
+
+    >>> rate_above_a1_d_zero().subs({S.c: 2, S.nu: 1})
+    sqrt(2)/2
+    """
     return sp.sqrt(S.c / (S.nu * (S.c - 1))) / 2
 
 
