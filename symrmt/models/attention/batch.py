@@ -62,14 +62,27 @@ PATH_RATIO = (4.0, 8.0)
 
 @cached(maxsize=1)
 def numpy_functions() -> MappingProxyType:
-    """The NumPy-compiled ``FJG`` and ``det N`` of the fixed point and the closed form of ``E_RR``."""
+    """The NumPy-compiled ``FJG`` and ``det N`` of the fixed point and the closed form of ``E_RR``.
+
+    A read-only mapping, built once:
+
+    >>> sorted(numpy_functions())
+    ['F', 'Ftangent', 'detN', 'fjg', 'ridge']
+    """
     fjg, detn, _ = fixed_point_fjg("numpy")
     return MappingProxyType({"fjg": fjg, "detN": detn, "ridge": ridge_function("numpy"),
                              "F": fixed_point_residual("numpy"), "Ftangent": fixed_point_tangent_function("numpy")})
 
 
 def fjg(g, p):
-    """``(F (n,9), J (n,9,6), Fg (n,9))`` at ``g (n,6)`` with parameters ``p (n,5)``, in ``g``'s dtype."""
+    """``(F (n,9), J (n,9,6), Fg (n,9))`` at ``g (n,6)`` with parameters ``p (n,5)``, in ``g``'s dtype.
+
+    ``p``'s columns are ``(gamma, c, a_1, nu, d)``.
+
+    >>> F, J, Fg = fjg(np.array([[1.0, 0, 0, -0.5, 1, 0]]), np.array([[1e4, 0.5, 0.5, 1, 0]]))
+    >>> F.shape, J.shape, Fg.shape
+    ((1, 9), (1, 9, 6), (1, 9))
+    """
     def one(g, p):
         n = g.shape[0]
         with np.errstate(all="ignore"):  # an overflow gives inf or nan, which every caller refuses
@@ -86,6 +99,16 @@ def lstsq(J, rhs):
     the core's stacked least squares (:func:`symrmt.core.batch.lstsq`: modified Gram--Schmidt on
     ``[J | rhs]`` as whole-column operations).  Returns ``(x, cond)`` with ``cond = max|R_ii|/min|R_ii|``,
     a cheap condition estimate; rows with ``cond > MAX_COND`` get ``nan``.
+
+    Examples
+    --------
+    A consistent diagonal system (the scaled columns are orthonormal, so ``cond = 1``):
+
+    >>> J = np.zeros((1, 9, 6)); J[0, :6] = np.diag([1.0, 2, 3, 4, 5, 6])
+    >>> rhs = np.zeros((1, 9, 1)); rhs[0, :6, 0] = [1, 2, 3, 4, 5, 6]
+    >>> x, cond = lstsq(J, rhs)
+    >>> x[0, :, 0].round(12).tolist(), cond.tolist()
+    ([1.0, 1.0, 1.0, 1.0, 1.0, 1.0], [1.0])
     """
     return core_batch.lstsq(J, rhs, MAX_COND)
 
@@ -341,7 +364,13 @@ def _branch_ok(g, dg, gamma, c, a1, nu, d, slack):
 
 
 def ridge(gamma, c, snr, dtype=float):
-    """``E_RR`` from its compiled closed form, in ``dtype``."""
+    """``E_RR`` from its compiled closed form, in ``dtype``.
+
+    At ``gamma = c = 1`` without signal it is ``1/sqrt(5)``:
+
+    >>> bool(abs(ridge(np.array([1.0]), np.array([1.0]), np.array([0.0]))[0] - 5 ** -0.5) < 1e-15)
+    True
+    """
     args = [np.asarray(x, dtype=dtype) for x in (gamma, c, snr)]
     with np.errstate(all="ignore"):
         return np.asarray(numpy_functions()["ridge"](*args), dtype=dtype) * np.ones(args[0].shape, dtype=dtype)
@@ -363,14 +392,27 @@ def ridge_parts(gamma, c, dtype=float):
 
 def ridge_from_root(m, gamma, c, snr, dtype=float):
     """``E_RR`` from the root ``m`` of :func:`ridge_parts` (:func:`symrmt.models.attention.compiled.ridge_in_m_function`),
-    in ``dtype``: the same value as :func:`ridge` at the same points."""
+    in ``dtype``: the same value as :func:`ridge` at the same points.
+
+    >>> bool(abs(ridge_from_root(np.array([(5 ** 0.5 - 1) / 2]), 1.0, 1.0, 0.0)[0] - 5 ** -0.5) < 1e-15)
+    True
+    """
     args = [np.asarray(x, dtype=dtype) for x in (m, gamma, c, snr)]
     with np.errstate(all="ignore"):
         return np.asarray(ridge_in_m_function("numpy")(*args), dtype=dtype) * np.ones(args[0].shape, dtype=dtype)
 
 
 def phi_closed(kind: str, g, dg, a1, c, snr, wkwq):
-    """``(varphi, dvarphi/dgamma)`` from the compiled closed form ``kind`` ("aligned" or "a1_zero")."""
+    """``(varphi, dvarphi/dgamma)`` from the compiled closed form ``kind`` ("aligned" or "a1_zero").
+
+    ``g``, ``dg`` are ``(n, 6)`` stacks; ``c``, ``snr``, ``wkwq`` broadcast to ``n``.  Without signal
+    the aligned ``varphi`` is ``G_11``:
+
+    >>> g, dg = np.array([[0.8, 0.1, 0.2, -0.2, 0.8, 0.3]]), np.array([[-0.5, 0.1, 0.0, 0.2, -0.1, 0.1]])
+    >>> phi, dphi = phi_closed("aligned", g, dg, 0.6, 0.5, np.array([0.0]), 0.3)
+    >>> phi.tolist(), dphi.tolist()
+    ([0.8], [-0.5])
+    """
     fn = closed_form_phi(kind, "numpy")
     dt = g.dtype
 
@@ -443,13 +485,22 @@ def phi_from_coefficients(coef, dcoef, snr, per=None):
 
 def gram_factor(gram, eig=None):
     """Rows ``B`` with ``B B^T = gram`` for a stack of PSD Gram matrices, from their eigendecomposition
-    ``eig = (w, V)`` (computed when not given); the limit depends on the vectors only through their Gram."""
+    ``eig = (w, V)`` (computed when not given); the limit depends on the vectors only through their Gram.
+
+    >>> B = gram_factor(np.array([[[4.0, 2], [2, 2]]]))
+    >>> (B @ np.swapaxes(B, -1, -2)).round(12).tolist()
+    [[[4.0, 2.0], [2.0, 2.0]]]
+    """
     w, V = np.linalg.eigh(gram) if eig is None else eig
     return V * np.sqrt(np.clip(w, 0, None))[:, None, :]
 
 
 def sym3(g):
-    """The symmetric ``3x3`` matrices of a stack of the six entries in ``G_INDEX`` order."""
+    """The symmetric ``3x3`` matrices of a stack of the six entries in ``G_INDEX`` order.
+
+    >>> sym3(np.arange(6.0)).tolist()
+    [[0.0, 1.0, 2.0], [1.0, 3.0, 4.0], [2.0, 4.0, 5.0]]
+    """
     out = np.empty(g.shape[:-1] + (3, 3), dtype=g.dtype)
     for k, (i, j) in enumerate(S.G_INDEX):
         out[..., i, j] = g[..., k]
@@ -458,7 +509,14 @@ def sym3(g):
 
 
 def solve(M, b):
-    """Stacked dense solves (:func:`symrmt.core.batch.solve`); a singular system gives ``nan`` in its row only."""
+    """Stacked dense solves (:func:`symrmt.core.batch.solve`); a singular system gives ``nan`` in its row only.
+
+    ``M`` is ``(n, k, k)`` and ``b`` ``(n, k, r)``:
+
+    >>> M = np.array([[[2.0, 0], [0, 4]], [[0.0, 0], [0, 0]]])
+    >>> solve(M, np.ones((2, 2, 1)))[..., 0].tolist()
+    [[0.5, 0.25], [nan, nan]]
+    """
     return core_batch.solve(M, b)
 
 
