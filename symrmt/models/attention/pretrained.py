@@ -106,7 +106,18 @@ def default_weights_path() -> Path:
 
 @dataclass(frozen=True)
 class AttentionLayer:
-    """Query and key matrices of one layer, in the stored ``(out, in)`` layout (float64)."""
+    """Query and key matrices of one layer, in the stored ``(out, in)`` layout (float64).
+
+    ``head_weight`` raises :class:`~symrmt.errors.ParameterError` for a head outside ``0..num_heads-1``.
+
+    >>> layer = AttentionLayer(0, w_q=np.eye(2), w_k=np.diag([1.0, 2]), num_heads=2)
+    >>> layer.p, layer.head_dim, layer.weight().tolist(), layer.head_weight(1).tolist()
+    (2, 1, [[1.0, 0.0], [0.0, 2.0]], [[0.0, 0.0], [0.0, 2.0]])
+    >>> layer.head_weight(2)
+    Traceback (most recent call last):
+    ...
+    symrmt.errors.ParameterError: head must be in 0..1, got 2
+    """
 
     index: int
     w_q: np.ndarray
@@ -192,6 +203,12 @@ class LowRankFit:
     ``wk`` and ``wq`` are ``p x r`` (column ``j`` is ``w_K^j`` resp. ``w_Q^j``);
     ``singular_values`` are those of the low-rank part; ``explained`` is
     ``1 - ||W - fit||_F^2 / ||W||_F^2``; ``history`` the objective after each sweep.
+
+    Made by :func:`fit_scaled_identity_plus_low_rank`; ``W = 2 I + e_1 e_2^T`` is fitted exactly at rank 1:
+
+    >>> fit = fit_scaled_identity_plus_low_rank(np.array([[2.0, 1, 0], [0, 2, 0], [0, 0, 2]]), 1)
+    >>> fit.alpha, fit.r, fit.explained, fit.low_rank().round(12).tolist()
+    (2.0, 1, 1.0, [[0.0, 1.0, 0.0], [0.0, 0.0, 0.0], [0.0, 0.0, 0.0]])
     """
 
     alpha: float
@@ -235,7 +252,21 @@ def fit_scaled_identity_plus_low_rank(w, r: int, tol: float = 1e-12, max_iter: i
     Starts at ``alpha = tr(W)/p`` (the optimum for ``r = 0``).  Stops when a sweep
     moves ``alpha`` by less than ``tol * ||W||_F / sqrt(p)``; raises ``RuntimeError``
     if a sweep raises it (beyond rounding, ``1e-12 ||W||_F^2``) or after ``max_iter`` sweeps.
-    The result is a local optimum of a non-convex problem; for ``r = 0`` it is exact.
+    The result is a local optimum of a non-convex problem; for ``r = 0`` it is exact.  Raises
+    :class:`~symrmt.errors.ParameterError` for a ``W`` that is not square or an ``r`` outside ``0..p``.
+
+    Examples
+    --------
+    ``W = 2 I + e_1 e_2^T``: at ``r = 0``, ``alpha = tr W/p = 2`` explains ``12/13`` of ``||W||_F^2 = 13``:
+
+    >>> W = np.array([[2.0, 1, 0], [0, 2, 0], [0, 0, 2]])
+    >>> fit = fit_scaled_identity_plus_low_rank(W, 0)
+    >>> fit.alpha, fit.residual_fro2, fit.total_fro2
+    (2.0, 1.0, 13.0)
+    >>> fit_scaled_identity_plus_low_rank(W, 4)
+    Traceback (most recent call last):
+    ...
+    symrmt.errors.ParameterError: r must be an integer in 0..3, got 4
     """
     w = np.asarray(w, dtype=np.float64)
     if w.ndim != 2 or w.shape[0] != w.shape[1]:
@@ -270,7 +301,15 @@ def rms_normalize(w):
 
     For ``i != j`` the kernel argument ``x_i^T W x_j / sqrt(p)`` of noise tokens
     has variance ``||W||_F^2 / p``; this scaling gives it variance 1, as ``W = I``
-    does in the theory.
+    does in the theory.  Raises :class:`~symrmt.errors.ParameterError` for ``W = 0``.
+
+    >>> wn, s = rms_normalize(2 * np.eye(4))
+    >>> wn.tolist() == np.eye(4).tolist(), s
+    (True, 2.0)
+    >>> rms_normalize(np.zeros((2, 2)))
+    Traceback (most recent call last):
+    ...
+    symrmt.errors.ParameterError: W = 0 cannot be normalized
     """
     w = np.asarray(w, dtype=np.float64)
     s = math.sqrt(float(np.sum(w * w)) / w.shape[0])
@@ -285,7 +324,12 @@ def weight_summary(w) -> dict:
     ``identity_share = (tr W)^2 / (p ||W||_F^2)`` is the share of ``||W||_F^2``
     carried by the best multiple of the identity; ``sym_share`` that of the
     symmetric part ``(W + W^T)/2``; ``rank90`` the number of singular values that
-    hold 90% of ``||W||_F^2``.
+    hold 90% of ``||W||_F^2``.  Returns a dict (also ``p``, ``trace_over_p``, ``rms`` and the spectrum
+    in units of ``rms``).
+
+    >>> s = weight_summary(np.array([[0.0, 1], [-1, 0]]))   # a rotation: antisymmetric, no identity part
+    >>> s["identity_share"], s["sym_share"], s["rank90"], s["top_singular_over_rms"]
+    (0.0, 0.0, 2, [1.0, 1.0])
     """
     w = np.asarray(w, dtype=np.float64)
     p = w.shape[0]
@@ -309,7 +353,16 @@ def weight_summary(w) -> dict:
 def fit_table(layers, ranks=(0, 1, 2, 4, 8), heads: bool = False) -> list:
     """One row per layer (and per head if ``heads``) and rank: ``alpha`` (in units of the
     RMS scale ``||W||_F/sqrt(p)``), the explained fraction, the top singular value of the
-    low-rank part (same units), the sweeps used."""
+    low-rank part (same units), the sweeps used.
+
+    Takes :class:`AttentionLayer` objects; returns a list of dicts (keys ``layer``, ``head``, ``r``,
+    ``alpha``, ``explained``, ``top_sv``, ``iterations``, ``scale``).  ``W = diag(1, 2)`` is
+    ``I + e_2 e_2^T``: ``alpha = 1/s`` with ``s = sqrt(5/2)``:
+
+    >>> rows = fit_table([AttentionLayer(0, np.eye(2), np.diag([1.0, 2]), 2)], ranks=(0, 1))
+    >>> [(row["r"], round(row["alpha"], 6), round(row["explained"], 6)) for row in rows], round(rows[0]["scale"], 6)
+    ([(0, 0.948683, 0.9), (1, 0.632456, 1.0)], 1.581139)
+    """
     rows = []
     for layer in layers:
         targets = [(None, layer.weight())]
@@ -333,7 +386,16 @@ def fit_table(layers, ranks=(0, 1, 2, 4, 8), heads: bool = False) -> list:
 
 
 def format_fit_table(rows, ranks=(0, 1, 2, 4, 8)) -> str:
-    """Markdown table: one line per layer (rows with ``head is None``), explained % and alpha per rank."""
+    """Markdown table: one line per layer (rows with ``head is None``), explained % and alpha per rank.
+
+    Takes the rows of :func:`fit_table` for the same ``ranks``.
+
+    >>> rows = fit_table([AttentionLayer(0, np.eye(2), np.diag([1.0, 2]), 2)], ranks=(0, 1))
+    >>> print(format_fit_table(rows, ranks=(0, 1)))
+    | layer | RMS scale s | r=0: explained, alpha | r=1: explained, alpha |
+    |---|---|---|---|
+    | 0 | 1.581 | 90.00%, +0.9487 | 100.00%, +0.6325 |
+    """
     by = {(row["layer"], row["r"]): row for row in rows if row["head"] is None}
     layers = sorted({key[0] for key in by})
     head = "| layer | RMS scale s | " + " | ".join(f"r={r}: explained, alpha" for r in ranks) + " |"
