@@ -103,6 +103,15 @@ class FastGrid:
         Seconds spent in each stage (``hermite``, ``compile``, ``fixed_point``, ``values``,
         ``fallback``, ``certify``, ``total``) and counts (``points``, ``fixed_points``,
         ``fallbacks``).
+
+    Examples
+    --------
+    One point made by hand (``solve_grid`` makes them):
+
+    >>> g = FastGrid(np.array([0.5]), np.array([0.4]), np.array([0.9]), np.array([False]), np.array([1e-14]),
+    ...              np.array(["noise_only"]))
+    >>> g.route.tolist(), g.certified_gap, g.certified, g.timings
+    (['noise_only'], None, [], {})
     """
 
     attention: np.ndarray

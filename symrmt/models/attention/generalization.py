@@ -117,7 +117,13 @@ PHI_RR = f"y.T*{_Q0}*y/n"
 
 
 def projection_expr(u: str, ridge: bool = False) -> str:
-    """The engine expression of ``u . w`` for the trained readout ``w = X K Q y/n`` (or ``w_R = X Q_0 y/n``)."""
+    """The engine expression of ``u . w`` for the trained readout ``w = X K Q y/n`` (or ``w_R = X Q_0 y/n``).
+
+    >>> projection_expr("mu")
+    'mu.T*X*K*inv(K.T*X.T*X*K/n + gamma*I(n))*y/n'
+    >>> projection_expr("mu", ridge=True)
+    'mu.T*X*inv(X.T*X/n + gamma*I(n))*y/n'
+    """
     return f"{u}.T*X*{_Q0}*y/n" if ridge else f"{u}.T*X*K*{_Q}*y/n"
 
 

@@ -247,7 +247,16 @@ def _woodbury_ball(G, dG, D):
 
 
 class AttentionBall:
-    """A proved attention point: ``error`` (E_A), ``quadratic_form`` (varphi), ``block_traces`` (G), ``branch``."""
+    """A proved attention point: ``error`` (E_A), ``quadratic_form`` (varphi), ``block_traces`` (G), ``branch``.
+
+    Made by :func:`prove_attention`; the values are ``flint.arb`` balls.
+
+    >>> from fractions import Fraction
+    >>> from symrmt.proofs.arb import to_arb
+    >>> ball = AttentionBall(Fraction(1), to_arb(Fraction(1, 4)), to_arb(Fraction(1, 2)), (), "proved")
+    >>> ball.gamma, float(ball.error.mid()), ball.branch, ball.note
+    (Fraction(1, 1), 0.25, 'proved', None)
+    """
 
     def __init__(self, gamma, error, quadratic_form, block_traces, branch):
         self.gamma, self.error, self.quadratic_form = gamma, error, quadratic_form
@@ -384,7 +393,16 @@ BRANCH_NOTE = {
 
 
 def balls_json(balls: dict, digits: int) -> dict:
-    """The ``"proved"`` record of the CLI's JSON: ``{"attention": [{"mid", "rad"}...], "ridge": [...], "branch"}``."""
+    """The ``"proved"`` record of the CLI's JSON: ``{"attention": [{"mid", "rad"}...], "ridge": [...], "branch"}``.
+
+    Takes the balls by name (lists of ``flint.arb``; ``notes`` and ``branch`` copied as they are) and the
+    digits printed.
+
+    >>> from fractions import Fraction
+    >>> from symrmt.proofs.arb import to_arb
+    >>> balls_json({"attention": [to_arb(Fraction(1, 4))], "branch": {"proved": True}}, 5)
+    {'attention': [{'mid': '0.250000000', 'rad': '0'}], 'branch': {'proved': True}}
+    """
     out = {k: [ball_json(x, digits) for x in v] for k, v in balls.items() if k not in ("branch", "notes")}
     if balls.get("notes"):
         out["notes"] = list(balls["notes"])

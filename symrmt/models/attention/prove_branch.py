@@ -39,7 +39,11 @@ GAMMA_START = Fraction(1)
 
 
 def symmetric_matrix(g):
-    """The 3x3 rows of the symmetric matrix whose upper entries (``G_INDEX`` order) are ``g``."""
+    """The 3x3 rows of the symmetric matrix whose upper entries (``G_INDEX`` order) are ``g``.
+
+    >>> symmetric_matrix([1, 2, 3, 4, 5, 6])
+    [[1, 2, 3], [2, 4, 5], [3, 5, 6]]
+    """
     out = [[None] * 3 for _ in range(3)]
     for (i, j), v in zip(G_INDEX, g):
         out[i][j] = out[j][i] = v

@@ -87,7 +87,14 @@ class GridPoints(Sequence):
     """The points of a product grid, in C order, each a dict built on access.
 
     ``column(key)`` gives a parameter at every point as float64 (flat), ``text(key)`` as the
-    exact text given (float64 ``repr`` for the inner products computed from angles).
+    exact text given (float64 ``repr`` for the inner products computed from angles).  Made by
+    :func:`grid_points`; an index out of range raises ``IndexError``.
+
+    >>> pts = grid_points({"c": ["1/2", 2], "gamma": [1]}, {"snr": 1}, None)
+    >>> len(pts), pts.shape, pts.column("c").tolist(), pts.text("c")
+    (2, (2, 1), [0.5, 2.0], ['0.5', '2'])
+    >>> pts[1]["c"], pts[1]["snr"], pts.locate(1)
+    (Fraction(2, 1), Fraction(1, 1), 'c = 2, gamma = 1, snr = 1, wk2 = 0, wq2 = 0, wkwq = 0, muwk = 0, muwq = 0')
     """
 
     def __init__(self, shape: tuple, keys: tuple, sources: dict):
@@ -164,6 +171,24 @@ def grid_points(axes: dict, fixed: dict, base) -> GridPoints:
     -------
     GridPoints
         Keys ``c, gamma``, the six Gram entries, then the angles given.
+
+    Raises
+    ------
+    ParameterError
+        A :class:`LowRankGeometry` or another object as ``base``; a value out of range or beyond
+        float64; both an angle and its inner product.
+
+    Examples
+    --------
+    An angle gives its inner product, ``mu . w_K = cos sqrt(||mu||^2 ||w_K||^2) = (1/2) 2``:
+
+    >>> pts = grid_points({"cos_muwk": ["1/2"]}, {"c": 1, "gamma": 1, "snr": 4, "wk2": 1}, None)
+    >>> pts.keys[-1], pts.column("muwk").tolist()
+    ('cos_muwk', [1.0])
+    >>> grid_points({"c": [1]}, {}, LowRankGeometry([[1]]))
+    Traceback (most recent call last):
+    ...
+    symrmt.errors.ParameterError: fast=True takes rank-one geometries only (Geometry); use fast=False
     """
     if isinstance(base, LowRankGeometry):
         raise ParameterError("fast=True takes rank-one geometries only (Geometry); use fast=False")
