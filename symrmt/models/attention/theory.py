@@ -113,6 +113,15 @@ class AttentionPoint:
     block_traces : tuple
         The noise-only 3x3 block-trace matrix ``Gm`` (6 entries, order
         ``G11, G12, G13, G22, G23, G33``), and ``dGm/dgamma`` in ``block_traces_derivative``.
+
+    Examples
+    --------
+    A point made by hand (the solver makes them):
+
+    >>> pt = AttentionPoint(gamma=mpmath.mpf(1), error=mpmath.mpf("0.25"), quadratic_form=mpmath.mpf("0.5"),
+    ...                     stieltjes=mpmath.mpf("0.5"), block_traces=(0,) * 6, block_traces_derivative=(0,) * 6)
+    >>> float(pt.error), len(pt.block_traces)
+    (0.25, 6)
     """
 
     gamma: object
