@@ -55,7 +55,22 @@ def square_system(fjg, params):
 
     ``fjg`` is the arb version of the compiled flat ``[F (9), dF/dG (54), dF/dgamma (9)]`` of
     :func:`symrmt.models.attention.compiled.fixed_point_fjg`: the square system and its Jacobian
-    ``d(G R)/dG_k = E_k R + G dR/dG_k`` are assembled from it, nothing is retyped."""
+    ``d(G R)/dG_k = E_k R + G dR/dG_k`` are assembled from it, nothing is retyped.
+
+    ``params`` is handed to ``fjg`` as it is; returns three functions of the six upper entries ``xs``.
+
+    Examples
+    --------
+    With a stand-in ``fjg`` whose residual is ``R = I`` (and no derivatives), ``G R`` is ``G`` itself
+    and its Jacobian the identity:
+
+    >>> def fjg(xs, params):
+    ...     return [1, 0, 0, 0, 1, 0, 0, 0, 1] + [0] * 54 + [0] * 9
+    >>> F, J, Fg = square_system(fjg, None)
+    >>> xs = [1, 2, 3, 4, 5, 6]
+    >>> F(xs), J(xs) == [[int(i == k) for k in range(6)] for i in range(6)], Fg(xs)
+    ([1, 2, 3, 4, 5, 6], True, [0, 0, 0, 0, 0, 0])
+    """
     def parts(xs):
         v = fjg(xs, params)
         R = [[v[3 * i + j] for j in range(3)] for i in range(3)]
