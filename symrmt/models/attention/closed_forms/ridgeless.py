@@ -243,7 +243,12 @@ def aligned_ridgeless_error():
 
 @cached(maxsize=1)
 def a1_zero_ridgeless_error_in_traces():
-    """``lim gamma varphi`` of :func:`symrmt.models.attention.equations.a1_zero_phi`: ``alpha - s sigma^2/((1+s) tau)``."""
+    """``lim gamma varphi`` of :func:`symrmt.models.attention.equations.a1_zero_phi`: ``alpha - s sigma^2/((1+s) tau)``.
+
+    >>> s = S.snr
+    >>> sp.cancel(a1_zero_ridgeless_error_in_traces() - (alpha - s * sigma**2 / ((1 + s) * tau)))
+    0
+    """
     return sp.factor(scaled_limit(S.a1_zero_phi()))
 
 
