@@ -71,6 +71,17 @@ def fresh_error_formula(a1, nu, d, c, gram, r: int, vv, dots, alpha=1):
     ``gram`` is the ``(2r+1)``-square Gram matrix of ``(mu, wk_1..r, wq_1..r)`` (``[[mu.mu]]`` when
     ``r = 0``: ``W = alpha I``); ``vv = ||v||^2``; ``dots`` the ``2r+1`` inner products of ``v`` with
     ``(mu, wk_1..r, wq_1..r)``.  ``(a1, nu, d)`` are the Hermite data of ``f_alpha``.
+
+    Examples
+    --------
+    The zero readout has error 1; with ``a_1 = d = 0`` the error is ``1 + (nu/c)((mu.v)^2 + ||v||^2)``,
+    here ``1 + (nu/c)(1/4 + 1)``:
+
+    >>> a_1, nu, d, c = sp.symbols("a_1 nu d c")
+    >>> fresh_error_formula(a_1, nu, d, c, [[1]], 0, 0, [0])
+    1
+    >>> fresh_error_formula(0, nu, 0, c, [[1]], 0, 1, [sp.Rational(1, 2)])
+    1 + 5*nu/(4*c)
     """
     k = 2 * r + 1
     G = sp.zeros(k + 1, k + 1)   # basis (v, mu, wk.., wq..)
