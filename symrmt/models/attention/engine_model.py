@@ -49,7 +49,14 @@ T_RR = "(y2 - X2.T*wR).T*(y2 - X2.T*wR)/n"
 
 
 def attention_model(f, rank: int = 1, alpha=1, diagonal: str = "zero", digits: int = 80):
-    """``(model, {"E_A": text, "E_RR": text})`` for the nonlinearity ``f`` and weights of rank ``rank``."""
+    """``(model, {"E_A": text, "E_RR": text})`` for the nonlinearity ``f`` and weights of rank ``rank``.
+
+    ``alpha`` scales ``W``'s identity part; ``diagonal`` and ``digits`` go to the kernel's definition.
+
+    >>> m, exprs = attention_model("tanh", rank=1)
+    >>> sorted(m.vectors()), exprs["E_RR"]
+    (['mu', 'wk1', 'wq1', 'y'], '-gamma**2*diff(y.T*inv(X.T*X/n + gamma*I(n))*y/n, gamma)')
+    """
     m = Model()
     m.dim("p", "c*n")
     m.gaussian("Z", "p", "n")
