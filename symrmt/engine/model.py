@@ -97,7 +97,7 @@ from symrmt.engine.solve.quadratic_forms import self_test_plan, certified_qf_lim
 from symrmt.engine.solve.spectrum_guard import check as inside_spectrum
 from symrmt.parsing import LIMITS, check_digits
 from symrmt.progress import progress_bar
-from symrmt.errors import SymrmtError
+from symrmt.errors import ParameterError, SymrmtError
 from symrmt.proofs.arb import require_flint, ProofError, check_radius, complex_ok
 
 #: the language's functions, for expressions built in Python
@@ -454,11 +454,11 @@ class Model(_model.Model):
         else:
             xs = list(x)
         if not xs:
-            raise ValueError("x: give at least one point")
+            raise ParameterError("x: give at least one point")
         if certify is not None and (not isinstance(certify, int) or certify < 1):
-            raise ValueError(f"certify must be a positive integer (every k-th point certified), got {certify!r}")
+            raise ParameterError(f"certify must be a positive integer (every k-th point certified), got {certify!r}")
         if fast and certify is not None:
-            raise ValueError("give either fast=True (every point float64, checked) or certify=k, not both")
+            raise ParameterError("give either fast=True (every point float64, checked) or certify=k, not both")
         try:
             return compute(self, matrix, xs, at or {}, digits=digits, edges=edges, atoms=atoms,
                            label=matrix if isinstance(matrix, str) else None, certify=certify, fast=bool(fast))

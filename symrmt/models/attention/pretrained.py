@@ -56,7 +56,7 @@ from pathlib import Path
 
 import numpy as np
 
-from symrmt.errors import ParameterError
+from symrmt.errors import ConvergenceError, ParameterError
 from symrmt.errors import PretrainedUnavailable  # noqa: F401  (defined in symrmt.errors, importable here)
 
 __all__ = [
@@ -250,7 +250,7 @@ def fit_scaled_identity_plus_low_rank(w, r: int, tol: float = 1e-12, max_iter: i
     """``argmin_{alpha, rank L <= r} ||W - alpha I - L||_F`` by alternating exact minimizations.
 
     Starts at ``alpha = tr(W)/p`` (the optimum for ``r = 0``).  Stops when a sweep
-    moves ``alpha`` by less than ``tol * ||W||_F / sqrt(p)``; raises ``RuntimeError``
+    moves ``alpha`` by less than ``tol * ||W||_F / sqrt(p)``; raises :class:`~symrmt.errors.ConvergenceError`
     if a sweep raises it (beyond rounding, ``1e-12 ||W||_F^2``) or after ``max_iter`` sweeps.
     The result is a local optimum of a non-convex problem; for ``r = 0`` it is exact.  Raises
     :class:`~symrmt.errors.ParameterError` for a ``W`` that is not square or an ``r`` outside ``0..p``.
@@ -286,12 +286,12 @@ def fit_scaled_identity_plus_low_rank(w, r: int, tol: float = 1e-12, max_iter: i
         resid = w - alpha * eye - low
         obj = float(np.sum(resid * resid))
         if history and obj > history[-1] + 1e-12 * total:
-            raise RuntimeError(f"fit: objective increased from {history[-1]!r} to {obj!r} at sweep {it}")
+            raise ConvergenceError(f"fit: objective increased from {history[-1]!r} to {obj!r} at sweep {it}")
         history.append(obj)
         if r == 0 or abs(alpha - previous) <= step_tol:
             break
     else:
-        raise RuntimeError(f"fit: not converged after {max_iter} sweeps (objective {history[-1]!r})")
+        raise ConvergenceError(f"fit: not converged after {max_iter} sweeps (objective {history[-1]!r})")
     root = np.sqrt(s)
     return LowRankFit(alpha, u * root, v * root, s, history[-1], total, it, history)
 

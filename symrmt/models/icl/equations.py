@@ -37,6 +37,8 @@ from __future__ import annotations
 
 import sympy as sp
 
+from symrmt.errors import ParameterError
+
 __all__ = [
     "ALPHA", "KAPPA", "TAU", "RHO", "X", "M", "MU", "U", "RESOLVENT_EXPR", "x_star", "mp_resolvent_equation",
     "mp_resolvent", "result1", "test_error_coefficients", "infinite_pretraining_error", "ols_variance",
@@ -93,7 +95,7 @@ def result1(branch: str):
         k_star = 1 / (1 - KAPPA * (M / (KAPPA + M)) ** 2)
         return ((k_star - 1 / (TAU - 1)) * (1 + X) * (X * M) ** 2 + (3 - 2 * TAU) / (TAU - 1) * M * X**2
                 + ((1 + RHO) / (TAU - 1) * M + 1) * X + RHO * M / (TAU - 1) + RHO)
-    raise ValueError(f"branch must be 'below' or 'above', got {branch!r}")
+    raise ParameterError(f"branch must be 'below' or 'above', got {branch!r}")
 
 
 def test_error_coefficients(d, ell, rho=RHO):
