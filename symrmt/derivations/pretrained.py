@@ -378,6 +378,9 @@ def actual_figure(results, path) -> list:
     # optional dependency (matplotlib)
     from matplotlib.figure import Figure
 
+    # import-time cost: the figures' package is loaded only to draw
+    from symrmt.figures.draw import save_figure
+
     rows = results["rows"]
     fig = Figure(figsize=(15, 4.6), layout="constrained")
     ax = fig.subplots(1, 3)
@@ -418,14 +421,7 @@ def actual_figure(results, path) -> list:
         a.set_xticks(sorted({r["layer"] for r in rows}))
         a.set_xlabel("layer of MiniLM-L6 (W normalized to $\\|W\\|_F^2/p = 1$)")
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    out = []
-    for ext in (".png", ".pdf"):
-        target = path.with_suffix(ext)
-        meta = {"Software": None} if ext == ".png" else {"Creator": None, "Producer": None, "CreationDate": None}
-        fig.savefig(target, dpi=150, metadata=meta)
-        out.append(str(target))
-    return out
+    return save_figure(fig, path.parent, path.stem)
 
 
 def run(quick: bool = False, digits: int = 15) -> CheckList:
@@ -509,6 +505,9 @@ def figure(results, path) -> list:
     # optional dependency (matplotlib)
     from matplotlib.figure import Figure
 
+    # import-time cost: the figures' package is loaded only to draw
+    from symrmt.figures.draw import save_figure
+
     gi = 1
     g = results["gammas"][gi]
     fig = Figure(figsize=(16, 8.6), layout="constrained")
@@ -590,14 +589,7 @@ def figure(results, path) -> list:
     ax[5].axhline(1, color="grey", ls=":")
     ax[5].legend(fontsize=8)
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    out = []
-    for ext in (".png", ".pdf"):
-        target = path.with_suffix(ext)
-        meta = {"Software": None} if ext == ".png" else {"Creator": None, "Producer": None, "CreationDate": None}
-        fig.savefig(target, dpi=150, metadata=meta)
-        out.append(str(target))
-    return out
+    return save_figure(fig, path.parent, path.stem)
 
 
 def _main_actual(args) -> int:
