@@ -373,6 +373,18 @@ def actual_table(results) -> str:
     return "\n".join(lines)
 
 
+def _write_and_check(args, checks, results, draw) -> None:
+    """Print the checks' table, write ``--json`` and the ``--figure`` (by ``draw``), then raise on a failed check."""
+    print(checks.table())
+    if args.json:
+        Path(args.json).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.json).write_text(json.dumps(results, indent=1, default=float) + "\n", encoding="utf-8")
+    if args.figure:
+        for path in draw(results, args.figure):
+            print(path, file=sys.stderr)
+    checks.assert_all()
+
+
 def actual_figure(results, path) -> list:
     """Theory against simulation per layer with the actual weights; written as PNG (and PDF next to it)."""
     # optional dependency (matplotlib)
@@ -602,14 +614,7 @@ def _main_actual(args) -> int:
           + (f", signal {min(c for c, r in zip(cpu, results['rows']) if r['snr']):.0f}-"
              f"{max(c for c, r in zip(cpu, results['rows']) if r['snr']):.0f} s" if any(r["snr"] for r in
                                                                                       results["rows"]) else ""))
-    print(checks.table())
-    if args.json:
-        Path(args.json).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.json).write_text(json.dumps(results, indent=1, default=float) + "\n", encoding="utf-8")
-    if args.figure:
-        for path in actual_figure(results, args.figure):
-            print(path, file=sys.stderr)
-    checks.assert_all()
+    _write_and_check(args, checks, results, actual_figure)
     print(f"{len(checks.checks)} checks passed in {results['seconds']:.0f} s ({results['cpu_seconds']:.0f} s of CPU)",
           file=sys.stderr)
     return 0
@@ -657,14 +662,7 @@ def main(argv=None) -> int:
         print(f"{key} (mu, w_K^1..{RANK}, w_Q^1..{RANK}), snr = {SNR_AT_C}:")
         print(np.array2string(g, precision=4, suppress_small=True, max_line_width=120))
     print()
-    print(checks.table())
-    if args.json:
-        Path(args.json).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.json).write_text(json.dumps(results, indent=1, default=float) + "\n", encoding="utf-8")
-    if args.figure:
-        for path in figure(results, args.figure):
-            print(path, file=sys.stderr)
-    checks.assert_all()
+    _write_and_check(args, checks, results, figure)
     print(f"{len(checks.checks)} checks passed in {results['seconds']:.0f} s", file=sys.stderr)
     return 0
 

@@ -18,7 +18,7 @@ from symrmt.engine.solve import given as gv
 from symrmt.engine.solve import expansions, given_dd
 from symrmt.errors import PrecisionError
 
-from tests.engine.test_given import agree, hadamard, model, mp_eigh, ridge_parts, silverstein
+from tests.engine.test_given import agree, closed_form_cases
 
 pytestmark = pytest.mark.slow  # seconds per test (python-flint references)
 
@@ -41,42 +41,12 @@ def _spy(monkeypatch):
     return seen
 
 
-def _closed_forms(digits):
-    """``[(engine value, closed form)]``: the AR(1) Silverstein trace (Woodbury form) and the HMRT ridge bias
-    (a quadratic form in a given vector: the dense refinement)."""
-    out = []
-    p = 24
-    idx = np.arange(p)
-    Sig = 0.5 ** np.abs(idx[:, None] - idx[None, :])
-    eigs, _Q = mp_eigh(Sig)
-    with mpmath.workdps(60):
-        c, gamma = mpmath.mpf(3) / 4, mpmath.mpf(1) / 5
-        _d, q = silverstein(eigs, c, gamma)
-        n = p / c
-        tr_n = (mpmath.fsum(q) - (p - n) / gamma) / n
-    got = model(Sig).limit("trace(inv(Z.T*S*Z/n + gamma*I(n)))", at={"c": "3/4", "gamma": "1/5"}, digits=digits)
-    out.append((got.value, tr_n))
-    p = 16
-    O, P = hadamard(p), np.eye(p)[np.random.default_rng(5).permutation(p)] @ hadamard(p)
-    S = O @ np.diag(np.array([0.5, 1, 1.5, 2] * 4)) @ P
-    beta = np.array([1, -2, 0.5, 0, 3, 1, -1, 0.25, 0, 0, 1, 2, -0.5, 1, 0, 1.5]) / 4
-    eigs, Q = mp_eigh(S @ S.T)
-    with mpmath.workdps(60):
-        bias, _var = ridge_parts(eigs, Q, beta, mpmath.mpf(1) / 2, mpmath.mpf(1) / 10, mpmath.mpf(1) / 4)
-    m = model(S)
-    m.vector_file("b", "p", beta)
-    R = "inv(S*Z*Z.T*S.T/n + lam*I(p))"
-    got = m.limit(f"lam**2*b.T*{R}*S*S.T*{R}*b", at={"c": "1/2", "lam": "1/10"}, digits=digits)
-    out.append((got.value, bias))
-    return out
-
-
 @pytest.mark.parametrize("digits", [30, 32])
-def test_triple_double_path_against_the_closed_forms(digits, monkeypatch):
+def test_triple_double_path_against_theclosed_form_cases(digits, monkeypatch):
     """From 29 to 32 digits the residuals are triple-double: the AR(1) trace and the ridge bias to the digits
     asked, without python-flint."""
     seen = _spy(monkeypatch)
-    for got, want in _closed_forms(digits):
+    for got, want in closed_form_cases(digits):
         assert agree(got, want, digits)
     assert 3 in seen["widths"] and seen["flint"] == 0
 
@@ -126,7 +96,7 @@ def test_the_checks_fail_without_the_third_component():
             mp.setattr(expansions, name, value)
             mp.setattr(gv, "solve_flint", _no_flint)
             try:
-                pairs = _closed_forms(32)
+                pairs = closed_form_cases(32)
             except _Refused:
                 outcomes[name] = "stalled"
                 continue
