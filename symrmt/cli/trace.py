@@ -50,6 +50,7 @@ the value (or a simulation draw was singular).
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import re
 import sys
@@ -303,10 +304,39 @@ def add_declarations(p):
     p.add_argument("--dim", action="append", default=[], metavar="DECL", help="NAME=RATIO*n (repeatable)")
 
 
+#: where a flag's help lists the registered laws of one kind (:func:`law_lines`, filled when the help is printed)
+LAWS_MARK = {"matrix": "<matrix laws>", "vector": "<vector laws>"}
+
+
+def law_lines(kind: str) -> str:
+    """The laws of ``kind`` (``"matrix"`` or ``"vector"``) in the engine's registry, as a flag's help lists
+    them: ``NAME=signature (summary)``, joined by `` | ``.  A law module added to ``symrmt/engine/laws/``
+    appears here with no other edit.
+
+    >>> print(law_lines("vector").split(" | ")[0])
+    NAME=gaussian_vector(dim) (iid N(0, 1) entries (norm about sqrt(dim)))
+    """
+    from symrmt.engine.laws.registry import laws  # import-time cost: the CLI starts without SymPy
+
+    return " | ".join(f"NAME={law.signature} ({law.summary})" for law in laws().values() if law.kind == kind)
+
+
+class LawsHelpFormatter(argparse.HelpFormatter):
+    """The help formatter of ``symrmt trace``: a flag's help that holds a mark of :data:`LAWS_MARK` lists the
+    registered laws of that kind, read from the registry only when the help is printed."""
+
+    def _get_help_string(self, action):
+        text = super()._get_help_string(action) or ""
+        for kind, mark in LAWS_MARK.items():
+            if mark in text:
+                text = text.replace(mark, law_lines(kind).replace("%", "%%"))
+        return text
+
+
 def add_trace_parser(sub, int_at_least):
     """Add the ``trace`` verb to the CLI's subparsers (``int_at_least(flag, minimum)``: an argparse type)."""
     p = sub.add_parser(
-        "trace",
+        "trace", formatter_class=LawsHelpFormatter,
         help="certified large-n limit of a normalized trace of your own expression",
         description="The large-n limit of a scalar expression in normalized traces of Gaussian, GOE and "
         "diagonal matrices: linear pencil, block fixed point, homotopy solve and Newton polish, certified "
@@ -314,19 +344,14 @@ def add_trace_parser(sub, int_at_least):
     )
     p.add_argument("expr", metavar="EXPR", help="e.g. 'trace(inv(Z.T*Z/n + gamma*I(n)))'")
     p.add_argument("--matrix", action="append", default=[], metavar="DECL",
-                   help="NAME=gaussian(a,b) | NAME=goe(a) | NAME=diag(a, (values), (weights)) | "
-                   "NAME=diag_file(a, FILE.npy) (a law from a .npy array: shape (k,) values with equal weights, or "
-                   "(2, k) values and weights; at most 4096 atoms, 1 MiB) | "
+                   help="NAME=diag(a, (values), (weights)) | "
                    "NAME=kernel(f, Z[, alpha[, zero|keep]]) | NAME=kernel(f, X, W[, zero|keep]) (f a preset; the "
                    "Gaussian-equivalent kernel of f(alpha Z^T Z/sqrt(p))/sqrt(p), or of f(X^T W X/sqrt(p))/sqrt(p) "
                    "for X = Z + finite rank, W = alpha I + finite rank, named by --let) | "
-                   "NAME=matrix(a, b, \"FILE.npy\") (a deterministic a x b matrix given by its entries: the value is "
-                   "the deterministic equivalent at that size; file-trust rule, 32 MiB, 2048 per side) | "
-                   "NAME=elliptic(a, tau) (iid N(0,1) entries, corr(A_ij, A_ji) = tau) (repeatable)")
+                   f"{LAWS_MARK['matrix']} (repeatable)")
     p.add_argument("--vector", action="append", default=[], metavar="DECL",
                    help="NAME=vector(a) (deterministic, O(1) norm; inner products a.b in --at, 0 when not given) | "
-                   "NAME=signs(a) | NAME=gaussian_vector(a) (iid +-1 or N(0,1) entries, norm sqrt(a)) | "
-                   "NAME=vector_file(a, \"FILE.npy\") (entries given, in the basis of the given matrices) (repeatable)")
+                   f"{LAWS_MARK['vector']} (repeatable)")
     p.add_argument("--let", action="append", default=[], metavar="NAME=EXPR",
                    help="name a matrix sub-expression, e.g. X=mu*y.T + Z (repeatable, in order)")
     p.add_argument("--dim", action="append", default=[], metavar="DECL",

@@ -23,11 +23,9 @@ density solver) or is passed in as an argument (the compile step into
    :mod:`~symrmt.engine.lang.vectors` (vectors), :mod:`~symrmt.engine.lang.tree`
    (differentiation, exact values, binding), :mod:`~symrmt.engine.declarations` (declarations and parsing),
    :mod:`~symrmt.engine.kernels.inner_product` (the Gaussian equivalent of an entrywise nonlinearity,
-   with a signal and weights too), :mod:`~symrmt.engine.laws.diag_file` (diagonal laws read from a file),
-   :mod:`~symrmt.engine.laws.given` (matrices and vectors given by their entries), :mod:`~symrmt.engine.laws.elliptic`
-   (the elliptic law), :mod:`~symrmt.engine.laws.goe`, :mod:`~symrmt.engine.laws.gaussian`,
-   :mod:`~symrmt.engine.laws.signs` (the random leaves' laws and samplers), :mod:`~symrmt.engine.laws.registry`
-   (the laws by keyword), :mod:`~symrmt.engine.kernels.weights` (the Gaussian equivalent of a kernel with a
+   with a signal and weights too), :mod:`~symrmt.engine.laws` (every module of the package: one per law,
+   with its sampler, and the registry of laws by keyword; a new law module joins this layer by itself),
+   :mod:`~symrmt.engine.kernels.weights` (the Gaussian equivalent of a kernel with a
    general weight matrix);
 2. the reduction and the simulation -- :mod:`~symrmt.engine.reduce.linearize` (linear pencils),
    :mod:`~symrmt.engine.reduce.merge` (the unknowns of a fixed point that it fixes exactly, substituted),

@@ -172,3 +172,19 @@ def test_trace_json_echoes_a_tiny_parameter_as_typed(capsys):
     out = json.loads(capsys.readouterr().out)
     assert code == 0 and out["at"] == {"gamma": "1e-400", "c": "0.5"}
     assert out["value"] == "5.0e-401"
+
+
+def test_help_lists_every_registered_law(capsys, monkeypatch):
+    """``symrmt trace --help`` lists each law of the registry under its flag, a law added as one module too."""
+    from symrmt.engine.laws import registry
+
+    extra = registry.Law("mylaw", "mylaw(dim, t)", "matrix", "an added law", declare=lambda *a: None)
+    monkeypatch.setitem(registry.laws(), "mylaw", extra)
+    assert main(["trace", "--help"]) == 0
+    text = " ".join(capsys.readouterr().out.split()).split("options:", 1)[1]
+    matrix_help = text.split("--matrix DECL", 1)[1].split("--vector DECL", 1)[0]
+    vector_help = text.split("--vector DECL", 1)[1].split("--let NAME=EXPR", 1)[0]
+    for law in registry.laws().values():
+        where = matrix_help if law.kind == "matrix" else vector_help
+        assert f"NAME={law.signature}".replace(" ", "") in where.replace(" ", ""), law.keyword
+    assert "NAME=mylaw(dim,t)" in matrix_help.replace(" ", "")

@@ -26,6 +26,12 @@ def _layers() -> dict:
         for name in re.findall(r":mod:`~symrmt\.engine\.([\w.]+)`", item.split(" -- ", 1)[1]):
             assert name not in out, f"{name} is listed twice"
             out[name] = k
+    # a subpackage named whole (``laws``) places every module in it that is not listed by itself
+    for pkg in [name for name in out if (ENGINE / name.replace(".", "/")).is_dir()]:
+        k = out.pop(pkg)
+        for module in _modules():
+            if module.startswith(pkg + ".") and module not in out:
+                out[module] = k
     return out
 
 

@@ -154,5 +154,6 @@ def declare_text(model, name: str, rhs: str):
     return declare(model, name, dim, path)
 
 
-LAW = Law("diag_file", "diag_file(dim, FILE.npy)", "matrix", "a deterministic diagonal law read from a .npy file",
+LAW = Law("diag_file", "diag_file(dim, FILE.npy)", "matrix", "a diagonal law from a .npy array: shape (k,) values with equal weights, or (2, k) values and "
+          "weights; at most 4096 atoms, 1 MiB",
           declare, declare_text=declare_text)

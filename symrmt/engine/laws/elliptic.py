@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import sympy as sp
 
+from symrmt.engine.lang.matrices import GOE, Const, Gaussian, MatSum, Scaled, Transpose
 from symrmt.engine.lang.node import ModelError
 from symrmt.engine.laws.registry import Law
 
@@ -56,9 +57,6 @@ def elliptic_node(model, name: str, dim, tau):
     >>> sorted(m.matrices)
     ['_A_skew', '_A_sym']
     """
-    # import-time cost: a trial worker loads this law's sampler without SymPy or mpmath
-    from symrmt.engine.lang.matrices import GOE, Const, Gaussian, Scaled, Transpose, MatSum
-
     model._matrix_name(name)
     d = model._dim_of(dim)
     t = model._exact(tau, f"elliptic {name}: tau")

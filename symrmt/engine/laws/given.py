@@ -253,8 +253,9 @@ def has_given(expr) -> bool:
 
 
 LAW = (
-    Law("matrix", 'matrix(rows, cols, "FILE.npy")', "matrix", "a deterministic matrix given by its entries",
+    Law("matrix", 'matrix(rows, cols, "FILE.npy")', "matrix", "a deterministic rows x cols matrix given by its entries: the value is the "
+        "deterministic equivalent at that size; file-trust rule, 32 MiB, 2048 per side",
         declare_matrix, declare_text=declare_matrix_text),
-    Law("vector_file", 'vector_file(dim, "FILE.npy")', "vector", "a deterministic vector given by its entries",
+    Law("vector_file", 'vector_file(dim, "FILE.npy")', "vector", "a deterministic vector given by its entries, in the basis of the given matrices",
         declare_vector_file, declare_text=declare_vector_text),
 )

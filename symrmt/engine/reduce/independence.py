@@ -45,7 +45,7 @@ _INVARIANT = ("gaussian", "goe", "identity", "vector", "const", "sum", "product"
 def _random_leaves(node) -> frozenset:
     out = set()
     for x in walk(node):
-        if x.kind in ("gaussian", "goe", "elliptic", "diag") or (isinstance(x, Vector) and x.random):
+        if x.kind in ("gaussian", "goe", "diag") or (isinstance(x, Vector) and x.random):
             out.add((x.kind, getattr(x, "name", repr(x))))
         elif getattr(x, "constant_leaf", False):
             out.add(("given", getattr(x, "name", repr(x))))
@@ -53,7 +53,7 @@ def _random_leaves(node) -> frozenset:
 
 
 def _has_matrix(leaves) -> bool:
-    return any(k in ("gaussian", "goe", "elliptic") for k, _ in leaves)
+    return any(k in ("gaussian", "goe") for k, _ in leaves)
 
 
 def _components(node) -> list:
