@@ -420,11 +420,15 @@ def _functions(c_, a1_, nu_, d_):
     return fns, (cv, nuv, dv), mu1
 
 
-def _bracket_roots(coeffs_fn, gam, params, mu1):
+def _bracket_roots(coeffs_fn, gam, params, mu1, start=None):
+    """The real roots of ``P(., gam)`` in the Jensen bracket, and all its roots.  ``start``: the roots at a
+    nearby ``gamma``, where the Durand--Kerner iteration starts (it converges to all roots from any
+    distinct starts, to the same tolerance; nearby ones take a few steps instead of a hundred)."""
     coeffs = list(coeffs_fn(0, gam, *params))
     while coeffs and coeffs[0] == 0:
         coeffs.pop(0)
-    roots = mpmath.polyroots(coeffs, maxsteps=100 + 4 * mpmath.mp.dps, extraprec=3 * mpmath.mp.prec)
+    roots = mpmath.polyroots(coeffs, maxsteps=100 + 4 * mpmath.mp.dps, extraprec=3 * mpmath.mp.prec,
+                             roots_init=start)
     lo, hi = _bracket(gam, mu1)
     tol = mpmath.mpf(10) ** (-mpmath.mp.dps // 2)
     inside = [mpmath.re(r) for r in roots
@@ -435,7 +439,7 @@ def _bracket_roots(coeffs_fn, gam, params, mu1):
 def _root(fns, gam, params, mu1):
     """The physical root at ``gam`` (bracket + continuation from large gamma; see the module docstring)."""
     coeffs_fn = fns[0]
-    inside, _ = _bracket_roots(coeffs_fn, gam, params, mu1)
+    inside, roots = _bracket_roots(coeffs_fn, gam, params, mu1)
     if len(inside) == 1:
         return inside[0]
     # go up until the bracket isolates one root
@@ -444,7 +448,7 @@ def _root(fns, gam, params, mu1):
     for _ in range(60):
         g = g * 4
         path.append(g)
-        inside, _ = _bracket_roots(coeffs_fn, g, params, mu1)
+        inside, roots = _bracket_roots(coeffs_fn, g, params, mu1, roots)
         if len(inside) == 1:
             break
     else:
@@ -453,14 +457,15 @@ def _root(fns, gam, params, mu1):
     # (the continuation is the numerical core's, symrmt.core.continuation.follow; the corrector here)
     _, _, Pm, Pg = fns
     cur, x = path[-1], inside[0]
-    state = {"x": x}
+    state = {"x": x, "roots": roots}
 
     def slope(x, g):
         return -Pg(x, g, *params) / Pm(x, g, *params)
 
     def correct(pred, nxt):
         pred, x = pred[0], state["x"]
-        _, roots = _bracket_roots(coeffs_fn, nxt, params, mu1)
+        _, roots = _bracket_roots(coeffs_fn, nxt, params, mu1, state["roots"])
+        state["next_roots"] = roots
         dist = sorted(((abs(r - pred), r) for r in roots), key=lambda t: t[0])
         ok = abs(mpmath.im(dist[0][1])) <= abs(dist[0][1]) * mpmath.mpf(10) ** (-mpmath.mp.dps // 2)
         ok = ok and dist[0][0] <= abs(pred - x) / 4 + abs(x) * mpmath.mpf(10) ** (-mpmath.mp.dps // 2)
@@ -471,7 +476,7 @@ def _root(fns, gam, params, mu1):
         return [new], [slope(new, nxt)]
 
     def accepted(t, h, dh):
-        state["x"] = h[0]
+        state["x"], state["roots"] = h[0], state["next_roots"]
 
     if cur != gam:
         # the core's trust region is wide here (m(-gamma/r) <= r m(-gamma) with r <= 2 moves the root by at
