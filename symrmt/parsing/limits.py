@@ -165,7 +165,7 @@ def run_limited(fn, args=(), seconds: float = LIMITS["time"], *, what: str = "co
     >>> run_limited(time.sleep, (5,), 0.2, what="the nap")
     Traceback (most recent call last):
     ...
-    symrmt.parsing.TimeLimitExceeded: the nap exceeded its time limit of 0.2 s
+    symrmt.errors.TimeLimitExceeded: the nap exceeded its time limit of 0.2 s
     """
     if not (seconds > 0 and seconds < float("inf")):
         raise ParameterError(f"time limit must be positive and finite, got {seconds!r}")
@@ -244,7 +244,7 @@ def check_digits(digits, what: str = "digits") -> int:
     >>> check_digits(5000)
     Traceback (most recent call last):
     ...
-    symrmt.parsing.ParseLimitError: digits = 5000 is above the limit 1000 (LIMITS['digits'])
+    symrmt.errors.ParseLimitError: digits = 5000 is above the limit 1000 (LIMITS['digits'])
     """
     if isinstance(digits, bool) or not isinstance(digits, numbers.Integral):  # NumPy integers are fine
         raise ParameterError(f"{what} must be an integer, got {digits!r}")
@@ -262,7 +262,7 @@ def check_count(n: int, limit_name: str, what: str) -> int:
     >>> check_count(2000, "gammas", "number of gamma values")
     Traceback (most recent call last):
     ...
-    symrmt.parsing.ParseLimitError: number of gamma values = 2000 is above the limit 1000 (LIMITS['gammas'])
+    symrmt.errors.ParseLimitError: number of gamma values = 2000 is above the limit 1000 (LIMITS['gammas'])
     """
     if n > LIMITS[limit_name]:
         raise ParseLimitError(f"{what} = {n} is above the limit {LIMITS[limit_name]} (LIMITS[{limit_name!r}])")
