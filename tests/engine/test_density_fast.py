@@ -260,3 +260,39 @@ def test_sparse_elimination_against_lapack():
         A = np.array([[J[i * m + j][k] if np.ndim(J[i * m + j]) else J[i * m + j] for j in range(m)] for i in range(m)])
         ref = np.linalg.solve(A, b[:, :, k])
         assert np.allclose(x[:, :, k], ref, rtol=1e-9, atol=1e-12 * np.abs(ref).max()), k
+
+
+@pytest.mark.parametrize("expr", ["Z1.T*Z2*Z2.T*Z1/n**2", "Z1.T*Z1/n"])
+def test_compiled_step_against_the_entries_and_lapack(expr):
+    # the Newton step compiled as one function from the symbolic system (residual, Jacobian, dR/ds or dR/dz and
+    # the elimination together) against the separately compiled entries solved by numpy.linalg.solve point by
+    # point, at random unknowns, z and strengths: MP x MP (4 unknowns, the static-pivot elimination) and MP (2)
+    from fractions import Fraction
+
+    import numpy as np
+
+    from symrmt.engine.density.fast import _Batch
+    from symrmt.engine.density.resolvent import ResolventSolver
+
+    m = Model()
+    m.dim("p", "c*n")
+    m.gaussian("Z1", "p", "n")
+    m.gaussian("Z2", "p", "n")
+    plan = m.plan(f"trace(inv({expr} - z*I(n)))")
+    zsym = next(p for p in plan.params if p.name == "z")
+    bt = _Batch(ResolventSolver(plan, zsym, {"c": Fraction(1, 2)}))
+    assert set(bt.steps) == {"s", "z"}
+    rng = np.random.default_rng(3)
+    n = 25
+    H = rng.standard_normal((bt.m, n)) + 1j * rng.standard_normal((bt.m, n))
+    z = rng.standard_normal(n) + 1j * rng.random(n)
+    for wrt, s in (("s", rng.random(n)), ("z", 1.0)):
+        got = bt.step(H, z, s, wrt)
+        R, J, Rs, Rz = bt.entries(H, z, s)
+        for k in range(n):
+            def at(v, k=k):
+                return v[k] if np.ndim(v) else v
+            A = np.array([[at(J[i * bt.m + j]) for j in range(bt.m)] for i in range(bt.m)], dtype=complex)
+            b = np.array([[at(R[i]), at((Rs if wrt == "s" else Rz)[i])] for i in range(bt.m)], dtype=complex)
+            ref = -np.linalg.solve(A, b)
+            assert np.allclose(got[:, :, k], ref, rtol=1e-10, atol=1e-12 * np.abs(ref).max()), (wrt, k)
