@@ -295,4 +295,4 @@ def test_compiled_step_against_the_entries_and_lapack(expr):
             A = np.array([[at(J[i * bt.m + j]) for j in range(bt.m)] for i in range(bt.m)], dtype=complex)
             b = np.array([[at(R[i]), at((Rs if wrt == "s" else Rz)[i])] for i in range(bt.m)], dtype=complex)
             ref = -np.linalg.solve(A, b)
-            assert np.allclose(got[:, :, k], ref, rtol=1e-10, atol=1e-12 * np.abs(ref).max()), (wrt, k)
+            assert np.allclose(got[:, :, k].T, ref, rtol=1e-10, atol=1e-12 * np.abs(ref).max()), (wrt, k)

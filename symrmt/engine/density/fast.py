@@ -404,8 +404,8 @@ class _Batch:
         return (self.sparse0 if start else self.sparse).solve(J, b, n)
 
     def step(self, H, z, s, wrt):
-        """``(-J^{-1} R, -J^{-1} T)`` at ``H (m, N)``, ``z (N,)``, strength ``s`` (a float or ``(N,)``) as an
-        ``(m, 2, N)`` array: ``T = dR/ds`` (``wrt = "s"``) or ``dR/dz`` (``"z"``, taken at ``s = 1``: the only
+        """``(-J^{-1} R, -J^{-1} T)`` at ``H (m, N)``, ``z (N,)``, strength ``s`` (a float or ``(N,)``) as a
+        ``(2, m, N)`` array: ``T = dR/ds`` (``wrt = "s"``) or ``dR/dz`` (``"z"``, taken at ``s = 1``: the only
         strength it is called at), by the compiled step (:func:`_step_sources`) when
         there is one, else by :meth:`neg_solve` on the entries.  A point where a multiplier of the elimination
         exceeds ``1 / PIVOT_THRESHOLD`` or is not finite (a zero pivot above it) is solved again by LAPACK with
@@ -415,22 +415,24 @@ class _Batch:
         fn = self.steps.get(wrt)
         if fn is None:
             R, J, Rs, Rz = self.entries(H, z, s, dz=wrt == "z")
-            return self.neg_solve(J, (R, Rs if wrt == "s" else Rz), n)
+            return self.neg_solve(J, (R, Rs if wrt == "s" else Rz), n).transpose(1, 0, 2)
         p = list(self._p)
         p[self.kz] = z
         v = fn(tuple(H), tuple(p) + ((s,) if wrt == "s" else ()))
-        out = np.empty((m, 2, n), dtype=complex)
+        out = np.empty((2, m, n), dtype=complex)
         for i in range(m):
-            out[i, 0] = v[i]
-            out[i, 1] = v[m + i]
+            out[0, i] = v[i]
+            out[1, i] = v[m + i]
         if len(v) > 2 * m:
             # a multiplier too large, or not finite (a zero pivot above it); a zero last pivot leaves the step
             # not finite, as LAPACK would (the matrix is then singular)
             good = np.abs(v[2 * m]) <= 1 / PIVOT_THRESHOLD
             for lam in v[2 * m + 1:]:
-                good &= np.abs(lam) <= 1 / PIVOT_THRESHOLD
-            redo = np.flatnonzero(~np.broadcast_to(good, (n,)))
-            if redo.size:
+                good = good & (np.abs(lam) <= 1 / PIVOT_THRESHOLD)
+            if np.ndim(good) == 0:  # every multiplier a constant of the parameters
+                good = np.full(n, bool(good))
+            if not good.all():
+                redo = np.flatnonzero(~good)
                 zr = z[redo] if np.ndim(z) else z
                 sr = s[redo] if np.ndim(s) else s
                 R, J, Rs, Rz = self.entries(H[:, redo], zr, sr, dz=wrt == "z")
@@ -439,7 +441,7 @@ class _Batch:
                 for i in range(m):
                     b[i, 0] = R[i]
                     b[i, 1] = T[i]
-                out[:, :, redo] = stacked_solve(_stacked(J, m, redo.size), -b.transpose(2, 0, 1)).transpose(1, 2, 0)
+                out[:, :, redo] = stacked_solve(_stacked(J, m, redo.size), -b.transpose(2, 0, 1)).transpose(2, 1, 0)
         return out
 
     def tau(self, H):
@@ -494,15 +496,14 @@ def _correct(f, H, tol=1e-7, maxsteps=8, floor=1e-8, blowup=1e6):
     for _ in range(maxsteps):
         dx, sl = f(H)
         H = H + dx
-        st = np.fmin(_norm(dx) / size, np.inf)  # not finite: inf
+        st = _norm(dx) / size  # nan where not finite: never converged, stopped, its h not finite (failed)
         if prev is None:
             c = st <= tol
         else:
             th = np.minimum(st / prev, 1.0)
             c = (st * th * th <= tol) | stagnated(st, prev, floor)
         conv |= c
-        stop |= c
-        stop |= st >= blowup
+        stop |= c | ~(st < blowup)
         prev = st
         if stop.all():
             break
@@ -588,13 +589,22 @@ def _follow(h, dh, t1, prepare, branch=None, first=1 / 8, max_rounds=None):
             good &= branch(hn)
         # 0 used: inf, clipped
         grow = np.minimum(np.maximum(np.minimum(TARGET / np.sqrt(used), TARGET / moved), GROW_MIN), GROW_MAX)
-        if path is not None:
-            ZP, SP, USP = np.where(good, za, ZP), np.where(good, S, SP), np.where(good, US, USP)
-            fresh = fresh and bool(np.isnan(ZP).any())
+        if good.all():  # the usual round: every step accepted
+            if path is not None:
+                ZP, SP, USP = za, S, US
+                fresh = False
+            else:
+                TP, DP = T, D
+            T, H, D = nxt, hn, dhn
+            size *= grow
         else:
-            TP, DP = np.where(good, T, TP), np.where(good, D, DP)
-        T, H, D = np.where(good, nxt, T), np.where(good, hn, H), np.where(good, dhn, D)
-        size *= np.where(good, grow, 0.5)
+            if path is not None:
+                ZP, SP, USP = np.where(good, za, ZP), np.where(good, S, SP), np.where(good, US, USP)
+                fresh = fresh and bool(np.isnan(ZP).any())
+            else:
+                TP, DP = np.where(good, T, TP), np.where(good, D, DP)
+            T, H, D = np.where(good, nxt, T), np.where(good, hn, H), np.where(good, dhn, D)
+            size *= np.where(good, grow, 0.5)
         stalled = ~good & (size < stall)
         leave = (T >= t1) | stalled
         if leave.any():
@@ -656,10 +666,10 @@ def _solve_points(bt, sign, x, scale):
         def f(H):
             if start:
                 R, J, Rs, _ = bt.entries(H, zc, tn, dz=False)
-                out = bt.neg_solve(J, (R, Rs), cols.size, start)
+                out = bt.neg_solve(J, (R, Rs), cols.size, start).transpose(1, 0, 2)
             else:
                 out = bt.step(H, zc, tn, "s")
-            return out[:, 0], out[:, 1]
+            return out[0], out[1]
         return f, None
 
     def lin0(cols, H):  # linear at s = 0
@@ -685,7 +695,7 @@ def _solve_points(bt, sign, x, scale):
 
         def f(H):
             out = bt.step(H, zn, 1.0, "z")
-            return out[:, 0], out[:, 1] * fz
+            return out[0], out[1] * fz
         return f, (xc + 1j * ya, 1j * (ya * lc), zn)
 
     def branch(H):
@@ -702,7 +712,7 @@ def _solve_points(bt, sign, x, scale):
     real = x.astype(complex)
 
     def lin1(cols, H):
-        return bt.step(H, real[cols], 1.0, "z")[:, 0], None
+        return bt.step(H, real[cols], 1.0, "z")[0], None
 
     root, _, ok3 = _newton(lin1, pred, NEWTON_TOL, 30)
     ok &= ok3 & (_norm(root - pred) <= FINISH * (1 + _norm(h)))
