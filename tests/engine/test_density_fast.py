@@ -296,3 +296,21 @@ def test_compiled_step_against_the_entries_and_lapack(expr):
             b = np.array([[at(R[i]), at((Rs if wrt == "s" else Rz)[i])] for i in range(bt.m)], dtype=complex)
             ref = -np.linalg.solve(A, b)
             assert np.allclose(got[:, :, k].T, ref, rtol=1e-10, atol=1e-12 * np.abs(ref).max()), (wrt, k)
+
+
+@pytest.mark.slow
+def test_mp_times_mp_on_the_bench_grid_against_the_certified_path():
+    # MP x MP (the law of four unknowns, solved by the compiled step with its static-pivot elimination) on the
+    # 400 points of the bench's grid: every point a float point with at least 12 correct digits against the
+    # certified path at 20 digits
+    _, model, expr, at, (lo, hi) = _laws()[1]
+    xs = [lo + (hi - lo) * i / 399 for i in range(400)]
+    fast = model.density(expr, x=xs, at=at, fast=True, edges=False, atoms=False)
+    cert = model.density(expr, x=xs, at=at, digits=20, edges=False, atoms=False)
+    assert fast.status == ["float"] * 400, [(x, s) for x, s in zip(xs, fast.status) if s != "float"]
+    with mpmath.workdps(30):
+        for x, a, b in zip(xs, fast.density, cert.density):
+            if b == 0:
+                assert a == 0, (x, a)
+            else:
+                assert _digits(a, b) >= 12, (x, a, b)
