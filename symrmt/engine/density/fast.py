@@ -701,14 +701,12 @@ def _solve_points(bt, sign, x, scale):
     def branch(H):
         return np.ones(H.shape[1], dtype=bool) if sign is None else sign * bt.tau(H).imag > 0
 
-    _, J, _, Rz = bt.entries(h, top)
-    dh = bt.neg_solve(J, (Rz,), n)[:, 0] * (1j * Y * lr)
+    dh = bt.step(h, top, 1.0, "z")[1] * (1j * Y * lr)
     h, ok2 = _follow(h, dh, 1.0, prep_t, branch, first=1 / 64)
     ok &= ok2
 
     # 3. the finish at z = x: predictor h - i eta dh/dz, Newton, near the predictor
-    _, J, _, Rz = bt.entries(h, x + 1j * eta)
-    pred = h - 1j * eta * bt.neg_solve(J, (Rz,), n)[:, 0]  # dh/dz = -J^{-1} dR/dz
+    pred = h - 1j * eta * bt.step(h, x + 1j * eta, 1.0, "z")[1]  # dh/dz = -J^{-1} dR/dz
     real = x.astype(complex)
 
     def lin1(cols, H):
