@@ -327,7 +327,7 @@ def _norms(a):
         return np.abs(a[:, 0])
     if a.shape[1] == 2:
         return np.hypot(np.abs(a[:, 0]), np.abs(a[:, 1]))
-    return np.sqrt((a.real * a.real + a.imag * a.imag).sum(axis=1))
+    return np.sqrt((a * a.conj()).real.sum(axis=1))  # re^2 + im^2, each rounded as below
 
 
 def _norm(a):
@@ -336,7 +336,7 @@ def _norm(a):
         return np.abs(a[0])
     if a.shape[0] == 2:
         return np.hypot(np.abs(a[0]), np.abs(a[1]))
-    return np.sqrt((a.real * a.real + a.imag * a.imag).sum(axis=0))
+    return np.sqrt((a * a.conj()).real.sum(axis=0))  # re * re - im * (-im): re^2 + im^2, one pass
 
 
 class _Batch:
@@ -569,11 +569,10 @@ def _follow(h, dh, t1, prepare, branch=None, first=1 / 8, max_rounds=None):
             hn, dhn, good = _correct(f, np.where(onu, upred, pred))
             # the distances to either predictor, the moves (of h, and net of z0 / z) and |h|, in one call
             nrm = _norms(np.stack((hn - pred, hn - upred, hn - H, hn * (zn / za) - H, H)))
-            cs = CORRECT * (1 + nrm[4])
-            used, uused = nrm[0] / cs, nrm[1] / cs
-            onu = uused < used
-            used = np.fmin(used, uused)
-            moved = np.fmin(nrm[2], nrm[3]) / cs  # in units of CORRECT, as used: at most MOVE / CORRECT
+            r = nrm[:4] / (CORRECT * (1 + nrm[4]))  # in units of CORRECT (1 + |h|)
+            onu = r[1] < r[0]
+            used = np.fmin(r[0], r[1])
+            moved = np.fmin(r[2], r[3])  # as used: at most MOVE / CORRECT
         else:
             ds = nxt - T
             w = ds / (2 * (T - TP))  # h'' ds / 2 = (dh - dh_prev) w
@@ -587,8 +586,8 @@ def _follow(h, dh, t1, prepare, branch=None, first=1 / 8, max_rounds=None):
         good &= (used <= 1) & (moved <= 1)  # the core's trust region
         if branch is not None:
             good &= branch(hn)
-        # 0 used: inf, clipped
-        grow = np.minimum(np.maximum(np.minimum(TARGET / np.sqrt(used), TARGET / moved), GROW_MIN), GROW_MAX)
+        # min(TARGET / sqrt(used), TARGET / moved); both 0: inf, clipped
+        grow = np.minimum(np.maximum(TARGET / np.maximum(np.sqrt(used), moved), GROW_MIN), GROW_MAX)
         if good.all():  # the usual round: every step accepted
             if path is not None:
                 ZP, SP, USP = za, S, US
