@@ -403,11 +403,11 @@ class _Batch:
         b *= -1
         return (self.sparse0 if start else self.sparse).solve(J, b, n)
 
-    def step(self, H, z, s, wrt):
+    def step(self, H, z, s, wrt, start=False):
         """``(-J^{-1} R, -J^{-1} T)`` at ``H (m, N)``, ``z (N,)``, strength ``s`` (a float or ``(N,)``) as a
         ``(2, m, N)`` array: ``T = dR/ds`` (``wrt = "s"``) or ``dR/dz`` (``"z"``, taken at ``s = 1``: the only
         strength it is called at), by the compiled step (:func:`_step_sources`) when
-        there is one, else by :meth:`neg_solve` on the entries.  A point where a multiplier of the elimination
+        there is one, else by :meth:`neg_solve` on the entries (``start``: its pattern at ``s = 0``).  A point where a multiplier of the elimination
         exceeds ``1 / PIVOT_THRESHOLD`` or is not finite (a zero pivot above it) is solved again by LAPACK with
         partial pivoting (``m > 2``); the step is not finite where ``J`` is singular (a zero last pivot of a
         column with no entry below: the Schur complement, so ``J``, is singular)."""
@@ -415,7 +415,7 @@ class _Batch:
         fn = self.steps.get(wrt)
         if fn is None:
             R, J, Rs, Rz = self.entries(H, z, s, dz=wrt == "z")
-            return self.neg_solve(J, (R, Rs if wrt == "s" else Rz), n).transpose(1, 0, 2)
+            return self.neg_solve(J, (R, Rs if wrt == "s" else Rz), n, start).transpose(1, 0, 2)
         p = list(self._p)
         p[self.kz] = z
         v = fn(tuple(H), tuple(p) + ((s,) if wrt == "s" else ()))
@@ -663,11 +663,7 @@ def _solve_points(bt, sign, x, scale):
         zc = top[cols]
 
         def f(H):
-            if start:
-                R, J, Rs, _ = bt.entries(H, zc, tn, dz=False)
-                out = bt.neg_solve(J, (R, Rs), cols.size, start).transpose(1, 0, 2)
-            else:
-                out = bt.step(H, zc, tn, "s")
+            out = bt.step(H, zc, tn, "s", start)
             return out[0], out[1]
         return f, None
 
