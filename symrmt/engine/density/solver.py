@@ -329,7 +329,9 @@ def _fast_points(solver, xs, scale):
         return None  # a system the float64 batch does not take (not plain arithmetic): every point certified
     rho, inside = density_values(tau)
     make_mpf, make_mpc = mpmath.mp.make_mpf, mpmath.mp.make_mpc
-    rr, tr, ti = _raw_floats(rho), _raw_floats(tau.real), _raw_floats(tau.imag)
+    n = len(rho)
+    raw = _raw_floats(np.concatenate((rho, tau.real, tau.imag)))
+    rr, tr, ti = raw[:n], raw[n:2 * n], raw[2 * n:]
     if good.all():  # every point a checked float64 point
         kinds = ["in" if k else "out" for k in inside.tolist()]
         return list(zip(map(make_mpf, rr), map(make_mpc, zip(tr, ti)), ["float"] * len(rr), kinds))
