@@ -5,8 +5,9 @@ The same three stages as the certified path (:mod:`symrmt.engine.density.solver`
 points of the grid at once on NumPy arrays, the unknowns by columns (one point per column; the system printed
 for NumPy by the one compile step, :class:`symrmt.engine.solve.batch.BatchSystem`), with the rules of the core's
 batched Newton and continuation (:mod:`symrmt.core.batch`) run here by :func:`_newton` and :func:`_follow` in
-few NumPy calls a round (the linear systems: 2 x 2 by the explicit inverse, larger ones by a sparse elimination
-in a static pivot order, :class:`_Sparse`):
+few NumPy calls a round (a Newton step of a system of at most :data:`STEP_MAX_M` unknowns is one compiled call:
+residual, Jacobian, the derivative in ``s`` or ``z`` and the solve, :func:`_step_sources`; a larger system's
+entries are solved by a sparse elimination in a static pivot order, :class:`_Sparse`):
 
 1. **start** at ``z = x + iY`` (``Y`` as the certified path's :data:`~symrmt.engine.density.resolvent.START_HEIGHT`):
    the homotopy in the strength ``s`` from ``H = L_0^{-1}`` to ``s = 1``, first step 1/4;
