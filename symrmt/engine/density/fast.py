@@ -43,6 +43,7 @@ Examples
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import inspect
 import math
@@ -219,6 +220,7 @@ def _step_sources(system, zsym, wrt):
     return args, [o[0] for o in out] + [o[1] for o in out] + lams
 
 
+@functools.cache
 def _step_digest() -> str:
     """A digest of the step's derivation (:func:`_step_sources`, :func:`_pivot_order`, the pivot threshold): part
     of the compiled step's cache name."""
