@@ -510,7 +510,7 @@ def _correct(f, H, tol=1e-7, maxsteps=8, floor=1e-8, blowup=1e6):
         prev = st
         if stop.all():
             break
-    return H, sl, conv & np.isfinite(H).all(axis=0) & np.isfinite(sl).all(axis=0)
+    return H, sl, conv & np.isfinite(H + sl).all(axis=0)  # a sum that overflows fails too (|h| ~ 1e308)
 
 
 def _follow(h, dh, t1, prepare, branch=None, first=1 / 8, max_rounds=None):
@@ -599,6 +599,8 @@ def _follow(h, dh, t1, prepare, branch=None, first=1 / 8, max_rounds=None):
                 TP, DP = T, D
             T, H, D = nxt, hn, dhn
             size *= grow
+            stalled = None
+            leave = T >= t1
         else:
             if path is not None:
                 ZP, SP, USP = np.where(good, za, ZP), np.where(good, S, SP), np.where(good, US, USP)
@@ -607,11 +609,12 @@ def _follow(h, dh, t1, prepare, branch=None, first=1 / 8, max_rounds=None):
                 TP, DP = np.where(good, T, TP), np.where(good, D, DP)
             T, H, D = np.where(good, nxt, T), np.where(good, hn, H), np.where(good, dhn, D)
             size *= np.where(good, grow, 0.5)
-        stalled = ~good & (size < stall)
-        leave = (T >= t1) | stalled
+            stalled = ~good & (size < stall)
+            leave = (T >= t1) | stalled
         if leave.any():
             h[:, act[leave]] = H[:, leave]
-            ok[act[stalled]] = False
+            if stalled is not None:
+                ok[act[stalled]] = False
             keep = ~leave
             act, T, H, D, TP, DP, size, onu = (act[keep], T[keep], H[:, keep], D[:, keep], TP[keep], DP[:, keep],
                                                 size[keep], onu[keep])
