@@ -6,8 +6,9 @@ points of the grid at once on NumPy arrays, the unknowns by columns (one point p
 for NumPy by the one compile step, :class:`symrmt.engine.solve.batch.BatchSystem`), with the rules of the core's
 batched Newton and continuation (:mod:`symrmt.core.batch`) run here by :func:`_newton` and :func:`_follow` in
 few NumPy calls a round (a Newton step of a system of at most :data:`STEP_MAX_M` unknowns is one compiled call:
-residual, Jacobian, the derivative in ``s`` or ``z`` and the solve, :func:`_step_sources`; a larger system's
-entries are solved by a sparse elimination in a static pivot order, :class:`_Sparse`):
+residual, Jacobian, the derivative in ``s`` or ``z`` and the solve,
+:func:`~symrmt.engine.density.newton_step.step_sources`; a larger system's entries are solved by a sparse
+elimination in a static pivot order, :class:`_Sparse`):
 
 1. **start** at ``z = x + iY`` (``Y`` as the certified path's :data:`~symrmt.engine.density.resolvent.START_HEIGHT`):
    the homotopy in the strength ``s`` from ``H = L_0^{-1}`` to ``s = 1``, first step 1/4;
@@ -43,21 +44,16 @@ Examples
 
 from __future__ import annotations
 
-import functools
-import hashlib
-import inspect
 import math
 
 import mpmath
 import numpy as np
-import sympy as sp
 
 from symrmt.codegen.compile import compile_recipe
 from symrmt.core.batch import solve as stacked_solve
 from symrmt.core.newton import stagnated
+from symrmt.engine.density.newton_step import pivot_order, step_digest, step_sources
 from symrmt.engine.density.resolvent import CORRECT, ETA_FLOOR, FINISH, MOVE, START_HEIGHT
-from symrmt.engine.reduce.fixed_point import S_STRENGTH
-from symrmt.engine.reduce.linearize import EPS_SHIFT
 from symrmt.engine.solve.batch import batch_system
 
 __all__ = ["solve_points", "NEWTON_TOL", "RESIDUAL_TOL", "MAX_COND", "IN_SUPPORT"]
@@ -96,8 +92,9 @@ PIVOT_THRESHOLD = 0.1
 TARGET = 0.8
 GROW_MIN = 0.5
 GROW_MAX = 4.0
-#: a system of at most this many unknowns has its Newton step compiled as one function (:func:`_step_sources`);
-#: a larger one is solved by :class:`_Sparse` on the compiled entries
+#: a system of at most this many unknowns has its Newton step compiled as one function
+#: (:func:`~symrmt.engine.density.newton_step.step_sources`); a larger one is solved by :class:`_Sparse` on the
+#: compiled entries
 STEP_MAX_M = 4
 
 
@@ -117,115 +114,6 @@ def _stacked(J, m, n, rows=None):
         elif v != 0:  # a constant (a zero one is there already)
             out[:, q] = v
     return out.reshape(k, m, m)
-
-
-def _pivot_order(nz, const):
-    """The static pivot order of :class:`_Sparse` for the ``m x m`` sparsity pattern ``nz`` (rows of booleans:
-    the entry is not structurally zero) with ``const`` (the entry is a constant): a list of ``(row, column,
-    rows below, columns right)``, the diagonal first, then by Markowitz's rule (the fewest entries created), an exact
-    constant pivot first among equals.  Raises ``ValueError`` for a structurally singular pattern.
-
-    >>> _pivot_order([[True, True], [True, False]], [[False, True], [True, True]])
-    [(0, 0, [1], [1]), (1, 1, [], [])]
-    >>> _pivot_order([[True, False], [False, False]], [[True, True], [True, True]])
-    Traceback (most recent call last):
-    ...
-    ValueError: the Jacobian is structurally singular
-    """
-    m = len(nz)
-    nz = [list(row) for row in nz]
-    rows, cols, order = list(range(m)), list(range(m)), []
-    while rows:
-        best = None
-        for i in rows:
-            ri = sum(nz[i][j] for j in cols)
-            for j in cols:
-                if nz[i][j]:
-                    key = (i != j, (ri - 1) * (sum(nz[r][j] for r in rows) - 1), 0 if const[i][j] else 1, i, j)
-                    best = key if best is None or key < best else best
-        if best is None:
-            raise ValueError("the Jacobian is structurally singular")
-        r, c = best[3], best[4]
-        below = [i for i in rows if i != r and nz[i][c]]
-        right = [j for j in cols if j != c and nz[r][j]]
-        for i in below:
-            for j in right:
-                nz[i][j] = True  # fill
-        order.append((r, c, below, right))
-        rows.remove(r)
-        cols.remove(c)
-    return order
-
-
-def _step_sources(system, zsym, wrt):
-    """``(args, exprs)`` of the Newton step of a resolvent system compiled as one function: from the system's
-    residual ``R``, its Jacobian ``J`` and ``T = dR/ds`` (``wrt = "s"``, :meth:`d_strength`) or ``T = dR/dz``
-    (``wrt = "z"``, differentiated here in SymPy; the strength ``s = 1``), the expressions of ``-J^{-1} R`` and
-    ``-J^{-1} T`` (the unknowns' order), then the multipliers of the elimination that are not exact constants of
-    size at most ``1 / PIVOT_THRESHOLD`` (checked at each point by :meth:`_Batch.step`).  ``m <= 2``: the
-    explicit inverse; else Gaussian elimination in the static pivot order of :class:`_Sparse`
-    (:func:`_pivot_order` on the symbolic pattern), the same arithmetic as :meth:`_Sparse.solve`; the common
-    subexpressions of ``R``, ``J``, ``T`` and the elimination are shared by the compile step.  The shift ``eps``
-    of the inverses is 0.  Arguments: the unknowns, then the parameters (and ``s``, ``wrt = "s"``).
-
-    >>> from symrmt.engine import Model
-    >>> m = Model()
-    >>> _ = m.goe("G", "n")
-    >>> plan = m.plan("trace(inv(G/sqrt(n) - z*I(n)))")
-    >>> system = plan.traces[0].system
-    >>> args, exprs = _step_sources(system, plan.params[0], "z")
-    >>> len(args[0]), len(exprs)   # one unknown: its step and its slope
-    (1, 2)
-    """
-    h = list(system.h)
-    at = {EPS_SHIFT: 0} if wrt == "s" else {EPS_SHIFT: 0, S_STRENGTH: 1}
-    res = [sp.sympify(r).subs(at) for r in system.residual]
-    J = [[sp.sympify(x).subs(at) for x in row] for row in system.jacobian()]
-    if wrt == "s":
-        t = [sp.sympify(x).subs(at) for x in system.d_strength()]
-    else:
-        t = [sp.diff(r, zsym) for r in res]
-    m = len(h)
-    b = [[-r, -d] for r, d in zip(res, t)]
-    lams = []
-    if m == 1:
-        out = [[x / J[0][0] for x in b[0]]]
-    elif m == 2:
-        (a, c), (d, e) = J
-        det = a * e - c * d
-        out = [[(e * x - c * y) / det for x, y in zip(*b)], [(a * y - d * x) / det for x, y in zip(*b)]]
-    else:
-        moving = set(h) | {zsym, S_STRENGTH}
-        order = _pivot_order([[x != 0 for x in row] for row in J],
-                             [[not (x.free_symbols & moving) for x in row] for row in J])
-        A = {(i, j): J[i][j] for i in range(m) for j in range(m) if J[i][j] != 0}
-        invs = []
-        for r, c, below, right in order:
-            inv = 1 / A[r, c]
-            invs.append(inv)
-            for i in below:
-                lam = A[i, c] * inv
-                lams.append(lam)
-                for j in right:
-                    A[i, j] = A.get((i, j), 0) - lam * A[r, j]
-                b[i] = [x - lam * y for x, y in zip(b[i], b[r])]
-        out = [None] * m
-        for (r, c, _, right), inv in zip(reversed(order), reversed(invs)):
-            acc = b[r]
-            for j in right:
-                acc = [x - A[r, j] * y for x, y in zip(acc, out[j])]
-            out[c] = [x * inv for x in acc]
-    lams = [x for x in lams if not (x.is_number and abs(complex(x)) <= 1 / PIVOT_THRESHOLD)]
-    args = [h, list(system.params) + ([S_STRENGTH] if wrt == "s" else [])]
-    return args, [o[0] for o in out] + [o[1] for o in out] + lams
-
-
-@functools.cache
-def _step_digest() -> str:
-    """A digest of the step's derivation (:func:`_step_sources`, :func:`_pivot_order`, the pivot threshold): part
-    of the compiled step's cache name."""
-    text = inspect.getsource(_step_sources) + inspect.getsource(_pivot_order) + repr(PIVOT_THRESHOLD)
-    return hashlib.sha256(text.encode()).hexdigest()[:8]
 
 
 class _Sparse:
@@ -251,7 +139,7 @@ class _Sparse:
         nz = [[bool(np.any(np.asarray(J[i * m + j]) != 0)) for j in range(m)] for i in range(m)]
         self.m = m
         self.entries = [(i, j) for i in range(m) for j in range(m) if nz[i][j]]
-        self.order = _pivot_order(nz, const)
+        self.order = pivot_order(nz, const)
 
     def solve(self, J, b, n):
         """``x`` with ``J x = b`` at every point: ``J`` the ``m * m`` entries (arrays over ``n`` points, or
@@ -364,11 +252,11 @@ class _Batch:
             self.sparse0 = _Sparse(self.entries(H, z, np.zeros(k), dz=False)[1], m)
         self.steps = {}
         if self.m <= STEP_MAX_M:
-            name = f"{self.bs.name}_step{_step_digest()}"
+            name = f"{self.bs.name}_step{step_digest()}_{PIVOT_THRESHOLD:g}"
             system, zsym = self.bs.system, solver.zsym
             for wrt in ("s", "z"):
-                self.steps[wrt] = compile_recipe(f"{name}_{wrt}", lambda w=wrt: _step_sources(system, zsym, w),
-                                                 "numpy")
+                self.steps[wrt] = compile_recipe(f"{name}_{wrt}", lambda w=wrt: step_sources(system, zsym, w,
+                                                                                             PIVOT_THRESHOLD), "numpy")
 
     def entries(self, H, z, s=1.0, dz=True):
         """The entries of ``(R, J, dR/ds, dR/dz)`` at ``H (m,N)``, ``z (N,)``, strength ``s``, as lists of
@@ -409,11 +297,12 @@ class _Batch:
     def step(self, H, z, s, wrt, start=False):
         """``(-J^{-1} R, -J^{-1} T)`` at ``H (m, N)``, ``z (N,)``, strength ``s`` (a float or ``(N,)``) as a
         ``(2, m, N)`` array: ``T = dR/ds`` (``wrt = "s"``) or ``dR/dz`` (``"z"``, taken at ``s = 1``: the only
-        strength it is called at), by the compiled step (:func:`_step_sources`) when
-        there is one, else by :meth:`neg_solve` on the entries (``start``: its pattern at ``s = 0``).  A point where a multiplier of the elimination
-        exceeds ``1 / PIVOT_THRESHOLD`` or is not finite (a zero pivot above it) is solved again by LAPACK with
-        partial pivoting (``m > 2``); the step is not finite where ``J`` is singular (a zero last pivot of a
-        column with no entry below: the Schur complement, so ``J``, is singular)."""
+        strength it is called at), by the compiled step (:func:`~symrmt.engine.density.newton_step.step_sources`)
+        when there is one, else by :meth:`neg_solve` on the entries (``start``: its pattern at ``s = 0``).  A point
+        where a multiplier of the elimination exceeds ``1 / PIVOT_THRESHOLD`` or is not finite (a zero pivot above
+        it) is solved again by LAPACK with partial pivoting (``m > 2``); the step is not finite where ``J`` is
+        singular (a zero last pivot of a column with no entry below: the Schur complement, so ``J``, is
+        singular)."""
         m, n = self.m, H.shape[1]
         fn = self.steps.get(wrt)
         if fn is None:
