@@ -260,3 +260,61 @@ def test_sparse_elimination_against_lapack():
         A = np.array([[J[i * m + j][k] if np.ndim(J[i * m + j]) else J[i * m + j] for j in range(m)] for i in range(m)])
         ref = np.linalg.solve(A, b[:, :, k])
         assert np.allclose(x[:, :, k], ref, rtol=1e-9, atol=1e-12 * np.abs(ref).max()), k
+
+
+@pytest.mark.parametrize("expr", ["Z1.T*Z2*Z2.T*Z1/n**2", "Z1.T*Z1/n"])
+def test_compiled_step_against_the_entries_and_lapack(expr):
+    # the Newton step compiled as one function from the symbolic system (residual, Jacobian, dR/ds or dR/dz and
+    # the elimination together) against the separately compiled entries solved by numpy.linalg.solve point by
+    # point, at random unknowns, z and strengths: MP x MP (4 unknowns, the static-pivot elimination) and MP (2)
+    from fractions import Fraction
+
+    import numpy as np
+
+    from symrmt.engine.density.fast import _Batch
+    from symrmt.engine.density.resolvent import ResolventSolver
+
+    m = Model()
+    m.dim("p", "c*n")
+    m.gaussian("Z1", "p", "n")
+    m.gaussian("Z2", "p", "n")
+    plan = m.plan(f"trace(inv({expr} - z*I(n)))")
+    zsym = next(p for p in plan.params if p.name == "z")
+    bt = _Batch(ResolventSolver(plan, zsym, {"c": Fraction(1, 2)}))
+    assert set(bt.steps) == {"s", "z"}
+    rng = np.random.default_rng(3)
+    n = 25
+    H = rng.standard_normal((bt.m, n)) + 1j * rng.standard_normal((bt.m, n))
+    z = rng.standard_normal(n) + 1j * rng.random(n)
+    if bt.m == 4:  # H_2_2 H_4_4 = -1 + 1e-14 at every fifth point: the first static pivot of J (at s = 1), -1 - H_2_2
+        # H_4_4, is 1e-14 there, its multiplier fails the threshold test and LAPACK with partial pivoting solves it
+        assert [str(x) for x in bt.bs.system.h] == ["H_3_1", "H_3_3", "H_2_2", "H_4_4"]
+        H[3, ::5] = (-1 + 1e-14) / H[2, ::5]
+    for wrt, s in (("s", rng.random(n)), ("z", 1.0)):
+        got = bt.step(H, z, s, wrt)
+        R, J, Rs, Rz = bt.entries(H, z, s)
+        for k in range(n):
+            def at(v, k=k):
+                return v[k] if np.ndim(v) else v
+            A = np.array([[at(J[i * bt.m + j]) for j in range(bt.m)] for i in range(bt.m)], dtype=complex)
+            b = np.array([[at(R[i]), at((Rs if wrt == "s" else Rz)[i])] for i in range(bt.m)], dtype=complex)
+            ref = -np.linalg.solve(A, b)
+            assert np.allclose(got[:, :, k].T, ref, rtol=1e-10, atol=1e-12 * np.abs(ref).max()), (wrt, k)
+
+
+@pytest.mark.slow
+def test_mp_times_mp_on_the_bench_grid_against_the_certified_path():
+    # MP x MP (the law of four unknowns, solved by the compiled step with its static-pivot elimination) on the
+    # 400 points of the bench's grid: every point a float point with at least 12 correct digits against the
+    # certified path at 20 digits
+    _, model, expr, at, (lo, hi) = _laws()[1]
+    xs = [lo + (hi - lo) * i / 399 for i in range(400)]
+    fast = model.density(expr, x=xs, at=at, fast=True, edges=False, atoms=False)
+    cert = model.density(expr, x=xs, at=at, digits=20, edges=False, atoms=False)
+    assert fast.status == ["float"] * 400, [(x, s) for x, s in zip(xs, fast.status) if s != "float"]
+    with mpmath.workdps(30):
+        for x, a, b in zip(xs, fast.density, cert.density):
+            if b == 0:
+                assert a == 0, (x, a)
+            else:
+                assert _digits(a, b) >= 12, (x, a, b)

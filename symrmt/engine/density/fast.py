@@ -5,8 +5,10 @@ The same three stages as the certified path (:mod:`symrmt.engine.density.solver`
 points of the grid at once on NumPy arrays, the unknowns by columns (one point per column; the system printed
 for NumPy by the one compile step, :class:`symrmt.engine.solve.batch.BatchSystem`), with the rules of the core's
 batched Newton and continuation (:mod:`symrmt.core.batch`) run here by :func:`_newton` and :func:`_follow` in
-few NumPy calls a round (the linear systems: 2 x 2 by the explicit inverse, larger ones by a sparse elimination
-in a static pivot order, :class:`_Sparse`):
+few NumPy calls a round (a Newton step of a system of at most :data:`STEP_MAX_M` unknowns is one compiled call:
+residual, Jacobian, the derivative in ``s`` or ``z`` and the solve,
+:func:`~symrmt.engine.density.newton_step.step_sources`; a larger system's entries are solved by a sparse
+elimination in a static pivot order, :class:`_Sparse`):
 
 1. **start** at ``z = x + iY`` (``Y`` as the certified path's :data:`~symrmt.engine.density.resolvent.START_HEIGHT`):
    the homotopy in the strength ``s`` from ``H = L_0^{-1}`` to ``s = 1``, first step 1/4;
@@ -47,8 +49,10 @@ import math
 import mpmath
 import numpy as np
 
+from symrmt.codegen.compile import compile_recipe
 from symrmt.core.batch import solve as stacked_solve
 from symrmt.core.newton import stagnated
+from symrmt.engine.density.newton_step import pivot_order, step_digest, step_sources
 from symrmt.engine.density.resolvent import CORRECT, ETA_FLOOR, FINISH, MOVE, START_HEIGHT
 from symrmt.engine.solve.batch import batch_system
 
@@ -88,6 +92,10 @@ PIVOT_THRESHOLD = 0.1
 TARGET = 0.8
 GROW_MIN = 0.5
 GROW_MAX = 4.0
+#: a system of at most this many unknowns has its Newton step compiled as one function
+#: (:func:`~symrmt.engine.density.newton_step.step_sources`); a larger one is solved by :class:`_Sparse` on the
+#: compiled entries
+STEP_MAX_M = 4
 
 
 def _stacked(J, m, n, rows=None):
@@ -127,31 +135,11 @@ class _Sparse:
 
     def __init__(self, J, m):
         # the pattern from one evaluation at random arguments: an entry that is 0 there is 0 everywhere
-        const = [np.ndim(v) == 0 for v in J]
+        const = [[np.ndim(J[i * m + j]) == 0 for j in range(m)] for i in range(m)]
         nz = [[bool(np.any(np.asarray(J[i * m + j]) != 0)) for j in range(m)] for i in range(m)]
         self.m = m
         self.entries = [(i, j) for i in range(m) for j in range(m) if nz[i][j]]
-        rows, cols, order = list(range(m)), list(range(m)), []
-        while rows:
-            best = None
-            for i in rows:
-                ri = sum(nz[i][j] for j in cols)
-                for j in cols:
-                    if nz[i][j]:
-                        key = (i != j, (ri - 1) * (sum(nz[r][j] for r in rows) - 1), 0 if const[i * m + j] else 1, i, j)
-                        best = key if best is None or key < best else best
-            if best is None:
-                raise ValueError("the Jacobian is structurally singular")
-            r, c = best[3], best[4]
-            below = [i for i in rows if i != r and nz[i][c]]
-            right = [j for j in cols if j != c and nz[r][j]]
-            for i in below:
-                for j in right:
-                    nz[i][j] = True  # fill
-            order.append((r, c, below, right))
-            rows.remove(r)
-            cols.remove(c)
-        self.order = order
+        self.order = pivot_order(nz, const)
 
     def solve(self, J, b, n):
         """``x`` with ``J x = b`` at every point: ``J`` the ``m * m`` entries (arrays over ``n`` points, or
@@ -230,7 +218,7 @@ def _norms(a):
         return np.abs(a[:, 0])
     if a.shape[1] == 2:
         return np.hypot(np.abs(a[:, 0]), np.abs(a[:, 1]))
-    return np.sqrt((a.real * a.real + a.imag * a.imag).sum(axis=1))
+    return np.sqrt((a * a.conj()).real.sum(axis=1))  # re^2 + im^2, each rounded as below
 
 
 def _norm(a):
@@ -239,7 +227,7 @@ def _norm(a):
         return np.abs(a[0])
     if a.shape[0] == 2:
         return np.hypot(np.abs(a[0]), np.abs(a[1]))
-    return np.sqrt((a.real * a.real + a.imag * a.imag).sum(axis=0))
+    return np.sqrt((a * a.conj()).real.sum(axis=0))  # re * re - im * (-im): re^2 + im^2, one pass
 
 
 class _Batch:
@@ -262,6 +250,13 @@ class _Batch:
             H, z = rng.random((m, k)) + 1j * rng.random((m, k)), rng.random(k) + 1j
             self.sparse = _Sparse(self.entries(H, z, rng.random(k), dz=False)[1], m)
             self.sparse0 = _Sparse(self.entries(H, z, np.zeros(k), dz=False)[1], m)
+        self.steps = {}
+        if self.m <= STEP_MAX_M:
+            name = f"{self.bs.name}_step{step_digest()}_{PIVOT_THRESHOLD:g}"
+            system, zsym = self.bs.system, solver.zsym
+            for wrt in ("s", "z"):
+                self.steps[wrt] = compile_recipe(f"{name}_{wrt}", lambda w=wrt: step_sources(system, zsym, w,
+                                                                                             PIVOT_THRESHOLD), "numpy")
 
     def entries(self, H, z, s=1.0, dz=True):
         """The entries of ``(R, J, dR/ds, dR/dz)`` at ``H (m,N)``, ``z (N,)``, strength ``s``, as lists of
@@ -298,6 +293,48 @@ class _Batch:
                 b[i, k] = r[i]
         b *= -1
         return (self.sparse0 if start else self.sparse).solve(J, b, n)
+
+    def step(self, H, z, s, wrt, start=False):
+        """``(-J^{-1} R, -J^{-1} T)`` at ``H (m, N)``, ``z (N,)``, strength ``s`` (a float or ``(N,)``) as a
+        ``(2, m, N)`` array: ``T = dR/ds`` (``wrt = "s"``) or ``dR/dz`` (``"z"``, taken at ``s = 1``: the only
+        strength it is called at), by the compiled step (:func:`~symrmt.engine.density.newton_step.step_sources`)
+        when there is one, else by :meth:`neg_solve` on the entries (``start``: its pattern at ``s = 0``).  A point
+        where a multiplier of the elimination exceeds ``1 / PIVOT_THRESHOLD`` or is not finite (a zero pivot above
+        it) is solved again by LAPACK with partial pivoting (``m > 2``); the step is not finite where ``J`` is
+        singular (a zero last pivot of a column with no entry below: the Schur complement, so ``J``, is
+        singular)."""
+        m, n = self.m, H.shape[1]
+        fn = self.steps.get(wrt)
+        if fn is None:
+            R, J, Rs, Rz = self.entries(H, z, s, dz=wrt == "z")
+            return self.neg_solve(J, (R, Rs if wrt == "s" else Rz), n, start).transpose(1, 0, 2)
+        p = list(self._p)
+        p[self.kz] = z
+        v = fn(tuple(H), tuple(p) + ((s,) if wrt == "s" else ()))
+        out = np.empty((2, m, n), dtype=complex)
+        for i in range(m):
+            out[0, i] = v[i]
+            out[1, i] = v[m + i]
+        if len(v) > 2 * m:
+            # a multiplier too large, or not finite (a zero pivot above it); a zero last pivot leaves the step
+            # not finite, as LAPACK would (the matrix is then singular)
+            good = np.abs(v[2 * m]) <= 1 / PIVOT_THRESHOLD
+            for lam in v[2 * m + 1:]:
+                good = good & (np.abs(lam) <= 1 / PIVOT_THRESHOLD)
+            if np.ndim(good) == 0:  # every multiplier a constant of the parameters
+                good = np.full(n, bool(good))
+            if not good.all():
+                redo = np.flatnonzero(~good)
+                zr = z[redo] if np.ndim(z) else z
+                sr = s[redo] if np.ndim(s) else s
+                R, J, Rs, Rz = self.entries(H[:, redo], zr, sr, dz=wrt == "z")
+                T = Rs if wrt == "s" else Rz
+                b = np.empty((m, 2, redo.size), dtype=complex)
+                for i in range(m):
+                    b[i, 0] = R[i]
+                    b[i, 1] = T[i]
+                out[:, :, redo] = stacked_solve(_stacked(J, m, redo.size), -b.transpose(2, 0, 1)).transpose(2, 1, 0)
+        return out
 
     def tau(self, H):
         if not self.readout:
@@ -351,19 +388,18 @@ def _correct(f, H, tol=1e-7, maxsteps=8, floor=1e-8, blowup=1e6):
     for _ in range(maxsteps):
         dx, sl = f(H)
         H = H + dx
-        st = np.fmin(_norm(dx) / size, np.inf)  # not finite: inf
+        st = _norm(dx) / size  # nan where not finite: never converged, stopped, its h not finite (failed)
         if prev is None:
             c = st <= tol
         else:
             th = np.minimum(st / prev, 1.0)
             c = (st * th * th <= tol) | stagnated(st, prev, floor)
         conv |= c
-        stop |= c
-        stop |= st >= blowup
+        stop |= c | ~(st < blowup)
         prev = st
         if stop.all():
             break
-    return H, sl, conv & np.isfinite(H).all(axis=0) & np.isfinite(sl).all(axis=0)
+    return H, sl, conv & np.isfinite(H + sl).all(axis=0)  # a sum that overflows fails too (|h| ~ 1e308)
 
 
 def _follow(h, dh, t1, prepare, branch=None, first=1 / 8, max_rounds=None):
@@ -425,11 +461,10 @@ def _follow(h, dh, t1, prepare, branch=None, first=1 / 8, max_rounds=None):
             hn, dhn, good = _correct(f, np.where(onu, upred, pred))
             # the distances to either predictor, the moves (of h, and net of z0 / z) and |h|, in one call
             nrm = _norms(np.stack((hn - pred, hn - upred, hn - H, hn * (zn / za) - H, H)))
-            cs = CORRECT * (1 + nrm[4])
-            used, uused = nrm[0] / cs, nrm[1] / cs
-            onu = uused < used
-            used = np.fmin(used, uused)
-            moved = np.fmin(nrm[2], nrm[3]) / cs  # in units of CORRECT, as used: at most MOVE / CORRECT
+            r = nrm[:4] / (CORRECT * (1 + nrm[4]))  # in units of CORRECT (1 + |h|)
+            onu = r[1] < r[0]
+            used = np.fmin(r[0], r[1])
+            moved = np.fmin(r[2], r[3])  # as used: at most MOVE / CORRECT
         else:
             ds = nxt - T
             w = ds / (2 * (T - TP))  # h'' ds / 2 = (dh - dh_prev) w
@@ -443,20 +478,32 @@ def _follow(h, dh, t1, prepare, branch=None, first=1 / 8, max_rounds=None):
         good &= (used <= 1) & (moved <= 1)  # the core's trust region
         if branch is not None:
             good &= branch(hn)
-        # 0 used: inf, clipped
-        grow = np.minimum(np.maximum(np.minimum(TARGET / np.sqrt(used), TARGET / moved), GROW_MIN), GROW_MAX)
-        if path is not None:
-            ZP, SP, USP = np.where(good, za, ZP), np.where(good, S, SP), np.where(good, US, USP)
-            fresh = fresh and bool(np.isnan(ZP).any())
+        # min(TARGET / sqrt(used), TARGET / moved); both 0: inf, clipped
+        grow = np.minimum(np.maximum(TARGET / np.maximum(np.sqrt(used), moved), GROW_MIN), GROW_MAX)
+        if good.all():  # the usual round: every step accepted
+            if path is not None:
+                ZP, SP, USP = za, S, US
+                fresh = False
+            else:
+                TP, DP = T, D
+            T, H, D = nxt, hn, dhn
+            size *= grow
+            stalled = None
+            leave = T >= t1
         else:
-            TP, DP = np.where(good, T, TP), np.where(good, D, DP)
-        T, H, D = np.where(good, nxt, T), np.where(good, hn, H), np.where(good, dhn, D)
-        size *= np.where(good, grow, 0.5)
-        stalled = ~good & (size < stall)
-        leave = (T >= t1) | stalled
+            if path is not None:
+                ZP, SP, USP = np.where(good, za, ZP), np.where(good, S, SP), np.where(good, US, USP)
+                fresh = fresh and bool(np.isnan(ZP).any())
+            else:
+                TP, DP = np.where(good, T, TP), np.where(good, D, DP)
+            T, H, D = np.where(good, nxt, T), np.where(good, hn, H), np.where(good, dhn, D)
+            size *= np.where(good, grow, 0.5)
+            stalled = ~good & (size < stall)
+            leave = (T >= t1) | stalled
         if leave.any():
             h[:, act[leave]] = H[:, leave]
-            ok[act[stalled]] = False
+            if stalled is not None:
+                ok[act[stalled]] = False
             keep = ~leave
             act, T, H, D, TP, DP, size, onu = (act[keep], T[keep], H[:, keep], D[:, keep], TP[keep], DP[:, keep],
                                                 size[keep], onu[keep])
@@ -511,9 +558,8 @@ def _solve_points(bt, sign, x, scale):
         zc = top[cols]
 
         def f(H):
-            R, J, Rs, _ = bt.entries(H, zc, tn, dz=False)
-            out = bt.neg_solve(J, (R, Rs), cols.size, start)
-            return out[:, 0], out[:, 1]
+            out = bt.step(H, zc, tn, "s", start)
+            return out[0], out[1]
         return f, None
 
     def lin0(cols, H):  # linear at s = 0
@@ -538,27 +584,23 @@ def _solve_points(bt, sign, x, scale):
         fz = 1j * (yn * lc)  # dz/dt at tn
 
         def f(H):
-            R, J, _, Rz = bt.entries(H, zn)
-            out = bt.neg_solve(J, (R, Rz), cols.size)
-            return out[:, 0], out[:, 1] * fz
+            out = bt.step(H, zn, 1.0, "z")
+            return out[0], out[1] * fz
         return f, (xc + 1j * ya, 1j * (ya * lc), zn)
 
     def branch(H):
         return np.ones(H.shape[1], dtype=bool) if sign is None else sign * bt.tau(H).imag > 0
 
-    _, J, _, Rz = bt.entries(h, top)
-    dh = bt.neg_solve(J, (Rz,), n)[:, 0] * (1j * Y * lr)
+    dh = bt.step(h, top, 1.0, "z")[1] * (1j * Y * lr)
     h, ok2 = _follow(h, dh, 1.0, prep_t, branch, first=1 / 64)
     ok &= ok2
 
     # 3. the finish at z = x: predictor h - i eta dh/dz, Newton, near the predictor
-    _, J, _, Rz = bt.entries(h, x + 1j * eta)
-    pred = h - 1j * eta * bt.neg_solve(J, (Rz,), n)[:, 0]  # dh/dz = -J^{-1} dR/dz
+    pred = h - 1j * eta * bt.step(h, x + 1j * eta, 1.0, "z")[1]  # dh/dz = -J^{-1} dR/dz
     real = x.astype(complex)
 
     def lin1(cols, H):
-        R, J, _, _ = bt.entries(H, real[cols], dz=False)
-        return bt.neg_solve(J, (R,), cols.size)[:, 0], None
+        return bt.step(H, real[cols], 1.0, "z")[0], None
 
     root, _, ok3 = _newton(lin1, pred, NEWTON_TOL, 30)
     ok &= ok3 & (_norm(root - pred) <= FINISH * (1 + _norm(h)))

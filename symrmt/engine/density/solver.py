@@ -304,6 +304,10 @@ def _exact_points(xs):
     >>> _exact_points([0.5, 2, "1/3"])
     [0.5, 2, Fraction(1, 3)]
     """
+    if all(type(x) is float for x in xs):  # the usual grid: Python floats, checked at once
+        a = np.abs(np.asarray(xs, dtype=float))
+        if ((a == 0) | ((a > 1e-299) & (a < 1e299))).all():
+            return list(xs)
     out, rest = [], []
     for x in xs:
         if isinstance(x, (float, int)) and not isinstance(x, bool) and (x == 0 or 1e-299 < abs(x) < 1e299):
@@ -325,7 +329,12 @@ def _fast_points(solver, xs, scale):
         return None  # a system the float64 batch does not take (not plain arithmetic): every point certified
     rho, inside = density_values(tau)
     make_mpf, make_mpc = mpmath.mp.make_mpf, mpmath.mp.make_mpc
-    rr, tr, ti = _raw_floats(rho), _raw_floats(tau.real), _raw_floats(tau.imag)
+    n = len(rho)
+    raw = _raw_floats(np.concatenate((rho, tau.real, tau.imag)))
+    rr, tr, ti = raw[:n], raw[n:2 * n], raw[2 * n:]
+    if good.all():  # every point a checked float64 point
+        kinds = ["in" if k else "out" for k in inside.tolist()]
+        return list(zip(map(make_mpf, rr), map(make_mpc, zip(tr, ti)), ["float"] * len(rr), kinds))
     return [(make_mpf(rr[i]), make_mpc((tr[i], ti[i])), "float", "in" if k else "out") if g
             else ([complex(v) for v in root[i]] if f else None)
             for i, (g, k, f) in enumerate(zip(good.tolist(), inside.tolist(), rooted.tolist()))]
