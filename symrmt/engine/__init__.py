@@ -53,7 +53,8 @@ density solver) or is passed in as an argument (the compile step into
    (proved balls), :mod:`~symrmt.engine.prove.quadratic_forms` (proved quadratic forms),
    :mod:`~symrmt.engine.solve.given` (the deterministic equivalent with given matrices), :mod:`~symrmt.engine.prove.hermitized` (the Hermitized fixed point on balls), :mod:`~symrmt.engine.density.resolvent` (the resolvent at one point),
    :mod:`~symrmt.engine.density.features` (edges and atoms), :mod:`~symrmt.engine.density.solver`
-   (spectral densities), :mod:`~symrmt.engine.density.fast` (a density's grid as one float64 batch);
+   (spectral densities), :mod:`~symrmt.engine.density.newton_step` (one compiled Newton step of a density's
+   fixed point), :mod:`~symrmt.engine.density.fast` (a density's grid as one float64 batch);
 6. the routes -- :mod:`~symrmt.engine.routes.complex_limit` (complex ``z``), :mod:`~symrmt.engine.routes.complex_qf`
    (quadratic forms at complex ``z``), :mod:`~symrmt.engine.routes.outliers` (outliers of spiked models and their
    overlaps), :mod:`~symrmt.engine.routes.sweep` (grids of points), :mod:`~symrmt.engine.routes.finite_n` (the ``1/n`` term of a
