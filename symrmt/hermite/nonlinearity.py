@@ -30,6 +30,28 @@ from symrmt.hermite.quadrature import exact_to_mpf, numeric_hermite, numeric_squ
 __all__ = ["Nonlinearity", "NotCenteredError"]
 
 
+#: the points where :func:`_may_vanish` evaluates an expression (irrational-free, away from kinks at 0 and 1)
+_SAMPLES = (sp.Rational(37, 100), sp.Rational(13, 10), sp.Rational(29, 10))
+
+
+def _may_vanish(expr) -> bool:
+    """False when ``expr`` (in ``t``) is provably nonzero: its value at one of :data:`_SAMPLES`, evaluated
+    to 30 digits, is above ``1e-15`` in absolute value; True otherwise (including when it cannot be
+    evaluated), so that the caller's symbolic test decides.
+
+    >>> _may_vanish(sp.sin(T)**2 - (1 - sp.cos(T)**2)), _may_vanish(sp.cos(T) + sp.cos(-T))
+    (True, False)
+    """
+    for x in _SAMPLES:
+        try:
+            v = sp.N(expr.subs(T, x), 30)
+        except (TypeError, ValueError, ArithmeticError):
+            return True
+        if v.is_number and v.is_comparable and abs(v) > sp.Float("1e-15"):
+            return False
+    return True
+
+
 class Nonlinearity:
     r"""A centered nonlinearity ``f`` with its Hermite data.
 
@@ -157,9 +179,12 @@ class Nonlinearity:
         """``'odd'``, ``'even'`` or ``None``: the parity of ``f`` (used to zero coefficients)."""
         g = self.expr
         try:
-            if with_timeout(lambda: sp.simplify(g + g.subs(T, -T)), min(self.timeout, 10.0)) == 0:
+            # a sum that is clearly nonzero at a sample point is not zero: no simplification is tried for it
+            if _may_vanish(g + g.subs(T, -T)) and with_timeout(lambda: sp.simplify(g + g.subs(T, -T)),
+                                                               min(self.timeout, 10.0)) == 0:
                 return "odd"
-            if with_timeout(lambda: sp.simplify(g - g.subs(T, -T)), min(self.timeout, 10.0)) == 0:
+            if _may_vanish(g - g.subs(T, -T)) and with_timeout(lambda: sp.simplify(g - g.subs(T, -T)),
+                                                               min(self.timeout, 10.0)) == 0:
                 return "even"
         except NotExact:
             pass
