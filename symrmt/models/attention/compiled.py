@@ -15,6 +15,7 @@ import sympy as sp
 
 from symrmt.cache import cached
 from symrmt.codegen.compile import compile_recipe
+from symrmt.errors import ParameterError
 from symrmt.models.attention import equations as S
 
 __all__ = ["aligned_phi_coefficients", "aligned_phi_in_snr_function", "closed_form_phi", "fixed_point_fjg", "fixed_point_functions", "fixed_point_homotopy_fjt", "fixed_point_residual",
@@ -122,7 +123,7 @@ def closed_form_phi(kind: str, target: str = "mpmath"):
 
     ``kind`` is ``"aligned"`` (:func:`symrmt.models.attention.equations.aligned_phi`) or ``"a1_zero"``
     (:func:`symrmt.models.attention.equations.a1_zero_phi`).  Arguments: ``(G, dG, a_1, c, snr, w_K^T w_Q)``.
-    Raises ``KeyError`` for another ``kind``.
+    Returns the compiled function (cached); raises :class:`~symrmt.errors.ParameterError` for another ``kind``.
 
     Examples
     --------
@@ -135,10 +136,10 @@ def closed_form_phi(kind: str, target: str = "mpmath"):
     >>> closed_form_phi("quadratic")
     Traceback (most recent call last):
     ...
-    KeyError: 'quadratic'
+    symrmt.errors.ParameterError: closed_form_phi: no closed form of kind 'quadratic'; give 'aligned' or 'a1_zero'
     """
     if kind not in ("aligned", "a1_zero"):
-        raise KeyError(kind)
+        raise ParameterError(f"closed_form_phi: no closed form of kind {kind!r}; give 'aligned' or 'a1_zero'")
 
     def build():
         phi = S.aligned_phi(lu=True) if kind == "aligned" else S.a1_zero_phi()

@@ -51,6 +51,7 @@ import sympy as sp
 
 from symrmt.cache import cached
 from symrmt.codegen.compile import compile_expr
+from symrmt.errors import ParameterError
 from symrmt.models.attention import equations as S
 from symrmt.models.attention.solver import FixedPoint, lowrank_D, woodbury_value
 
@@ -214,14 +215,16 @@ def a1_zero_error(x=rho):
 def scaled_limit(phi):
     """``lim_{gamma->0} gamma phi`` under :func:`scaling_below` (a rational function of the scaled traces).
 
-    Raises ``ValueError`` when ``gamma phi`` diverges under the ansatz.
+    Takes a SymPy expression in ``G_11..G_33``, ``gamma`` and the parameters; returns the limit in the
+    scaled traces.  Raises :class:`~symrmt.errors.ParameterError` (a ``ValueError``) when ``gamma phi``
+    diverges under the ansatz.
 
     >>> scaled_limit(S.G_SYMBOLS[0]), scaled_limit(S.G_SYMBOLS[1])   # gamma G_11 -> alpha, gamma G_12 -> 0
     (alpha, 0)
     >>> scaled_limit(S.G_SYMBOLS[0] / S.gamma)
     Traceback (most recent call last):
     ...
-    ValueError: gamma phi diverges under the ansatz
+    symrmt.errors.ParameterError: scaled_limit: gamma phi diverges like gamma^-1 as gamma -> 0 under the ansatz of scaling_below(); give a phi that is O(1/gamma)
     """
     sub, gsub = scaling_below()
     n, dd = sp.fraction(sp.together(phi.subs(sub).subs(gsub) * eps))
@@ -229,7 +232,8 @@ def scaled_limit(phi):
     ln = min(m[0] for m in n.monoms())
     ld = min(m[0] for m in dd.monoms())
     if ln < ld:
-        raise ValueError("gamma phi diverges under the ansatz")
+        raise ParameterError(f"scaled_limit: gamma phi diverges like gamma^{ln - ld} as gamma -> 0 under the ansatz "
+                             "of scaling_below(); give a phi that is O(1/gamma)")
     if ln > ld:
         return sp.Integer(0)
     return n.coeff_monomial(eps**ln) / dd.coeff_monomial(eps**ld)
