@@ -11,6 +11,7 @@ from pathlib import Path
 
 import numpy as np
 
+from symrmt.errors import SolverError
 from symrmt.figures.data import (
     DIGITS,
     ERRBAR,
@@ -174,7 +175,9 @@ def random_inputs(out, full: bool = False, progress: bool = True, *, n=None, tri
     ``[1/8, 4]``, ``gamma`` log-uniform in ``[0.01, 10]``, ``||mu||^2`` uniform in
     ``[0, 4]`` and, two times in three, ``w_K`` (and ``w_Q = w_K`` or an
     independent direction) with ``||w_K||^2, ||w_Q||^2`` uniform in ``[0, 2]``.
-    The first ``simulated`` sets are also simulated at ``n``.
+    The first ``simulated`` sets are also simulated at ``n``.  Returns the paths written; raises
+    :class:`~symrmt.errors.SolverError` when the solver refuses so many of the ``5 count`` drawn sets that
+    fewer than ``count`` points remain.
     """
     n = size_or_default(n, QUICK_N, FULL_N, full)
     trials = size_or_default(trials, 10, 30, full)
@@ -201,7 +204,9 @@ def random_inputs(out, full: bool = False, progress: bool = True, *, n=None, tri
             rows.append({"f": f, "c": c, "gamma": gamma, "geometry": geom, "E_A": ea, "E_RR": er})
             bar.update()
         if len(rows) < count:
-            raise RuntimeError("random_inputs: too many parameter sets refused by the solver")
+            raise SolverError(f"random_inputs: the solver refused {5 * count - len(rows)} of {5 * count} random "
+                              f"parameter sets and only {len(rows)} of the {count} points were drawn; ask for "
+                              "fewer points (count=) or another seed=")
         for row, job in zip(rows, jobs):
             row["sim"] = job.result()
 

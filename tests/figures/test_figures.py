@@ -43,6 +43,20 @@ def test_random_inputs(tmp_path):
     _check(paths, tmp_path, "random_inputs")
 
 
+def test_random_inputs_refused_by_the_solver(tmp_path, monkeypatch):
+    """A solver that refuses every set: no figure, a SolverError that counts the refusals."""
+    from symrmt.errors import SolverError
+    from symrmt.figures import draw
+
+    def refuse(*args, **kwargs):
+        raise SolverError("refused")
+
+    monkeypatch.setattr(draw, "attention_limit", refuse)
+    with pytest.raises(SolverError, match=r"refused 10 of 10 .* only 0 of the 2 points"):
+        draw.random_inputs(tmp_path, progress=False, count=2, simulated=0, **TINY)
+    assert not list(tmp_path.iterdir())
+
+
 @pytest.mark.slow  # seconds per call: outside the fast tier
 def test_role_of_a1(tmp_path):
     paths = figures.role_of_a1(tmp_path, progress=False, points=3, fs=("erf", "cos"), gamma_range=(0.1, 10), **TINY)

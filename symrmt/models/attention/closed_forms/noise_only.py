@@ -61,7 +61,7 @@ from symrmt.core.continuation import Geometric, follow
 from symrmt.core.errors import ConvergenceError
 from symrmt.core.newton import newton
 from symrmt.core.numbers import MPMATH, mpf_of
-from symrmt.errors import ParameterError
+from symrmt.errors import NotDerived, ParameterError
 from symrmt.errors import ClosedFormError  # noqa: F401  (defined in symrmt.errors, importable here)
 from symrmt.models.attention import equations as S
 from symrmt.models.attention.closed_forms.noise_only_data import POLYNOMIALS
@@ -321,7 +321,7 @@ def stieltjes_polynomial(c_=None, a1_=None, nu_=None, d_=None):
       symbolic in ``(m, gamma)`` (cached per point; taken from :func:`stored_polynomial` where
       the point is stored, else from :func:`eliminated_polynomial`).
 
-    Raises ``NotImplementedError`` for symbolic parameters with ``a_1 != 0`` (degree 17
+    Raises :class:`~symrmt.errors.NotDerived` for symbolic parameters with ``a_1 != 0`` (degree 17
     in ``m`` with five parameters: beyond SymPy's elimination in reasonable time), and
     :class:`~symrmt.errors.ClosedFormError` for a parameter that is not exact when ``a_1 != 0``.
 
@@ -338,7 +338,7 @@ def stieltjes_polynomial(c_=None, a1_=None, nu_=None, d_=None):
     >>> stieltjes_polynomial(a1_="1/2")
     Traceback (most recent call last):
     ...
-    NotImplementedError: fully symbolic elimination is done for a_1 = 0 only; pass exact c, a_1, nu, d for the general case (degree 17 in m, symbolic in gamma)
+    symrmt.errors.NotDerived: fully symbolic elimination is done for a_1 = 0 only; pass exact c, a_1, nu, d for the general case (degree 17 in m, symbolic in gamma)
     """
     if a1_ is not None and _exact(a1_, "a_1") == 0 and c_ is None and nu_ is None:
         if d_ is not None and _exact(d_, "d") == 0:
@@ -346,7 +346,7 @@ def stieltjes_polynomial(c_=None, a1_=None, nu_=None, d_=None):
         P = a1_zero_polynomial().as_expr()
         return P if d_ is None else sp.expand(P.subs(d, _exact(d_, "d")))
     if any(x is None for x in (c_, a1_, nu_, d_)):
-        raise NotImplementedError(
+        raise NotDerived(
             "fully symbolic elimination is done for a_1 = 0 only; pass exact c, a_1, nu, d "
             "for the general case (degree 17 in m, symbolic in gamma)"
         )
