@@ -13,7 +13,7 @@ from fractions import Fraction
 
 import mpmath
 
-from symrmt.errors import ParameterError
+from symrmt.errors import ParameterError, SolverError
 
 __all__ = ["TableResult", "text_table", "html_table", "latex_tabular", "latex_array", "latex_escape", "math_text",
            "math_name", "digit_lines", "grouped_digits", "need_pandas", "LATEX_WIDE_DIGITS", "float_text",
@@ -193,7 +193,8 @@ def number_value(x, digits: int):
     ``digits`` significant digits; then a float when ``digits <= 15`` and that float reads back as the
     same decimal, else the decimal string.  A value outside the float64 normal range (``1e-400``, a
     subnormal ``2.3423e-322``, ``1e400``) is never written as ``0.0``, a float with lost digits or
-    ``inf``: it is a string.  A value that is not finite (or complex) is an ``ArithmeticError``.
+    ``inf``: it is a string.  A value that is not finite (or complex) is a :class:`~symrmt.errors.SolverError`
+    (an ``ArithmeticError``, exit 3).
 
     >>> import mpmath
     >>> number_value(mpmath.mpf("3.1084952830141509"), 1), number_value(mpmath.mpf("3.49"), 1)
@@ -202,13 +203,17 @@ def number_value(x, digits: int):
     ('1.0e-400', '2.3423e-322')
     >>> number_value(0.1, 20)
     '0.10000000000000000555'
+    >>> number_value(mpmath.inf, 15)
+    Traceback (most recent call last):
+    ...
+    symrmt.errors.SolverError: a result is +inf, not a finite real number; no value is written
     """
     with mpmath.workdps(max(digits, FLOAT_DIGITS) + 10):
         if isinstance(x, Fraction):
             x = mpmath.mpf(x.numerator) / x.denominator
         x = mpmath.mpf(x) if not isinstance(x, mpmath.mpc) else x
         if not mpmath.isfinite(x) or isinstance(x, mpmath.mpc):
-            raise ArithmeticError(f"a result is {x}, not a finite real number; no value is written")
+            raise SolverError(f"a result is {x}, not a finite real number; no value is written")
         text = mpmath.nstr(x, digits)
         if digits <= FLOAT_DIGITS and (x == 0 or sys.float_info.min <= abs(x) <= sys.float_info.max):
             f = float(text)
