@@ -64,7 +64,16 @@ def parse_over(text: str):
 
 
 def add_density_parser(sub, int_at_least):
-    """Add the ``density`` verb (declarations, ``--over x=A:B:K``, edges, atoms, simulation) to the subparsers ``sub``."""
+    """Add the ``density`` verb (declarations, ``--over x=A:B:K``, edges, atoms, simulation) to the subparsers ``sub``. Returns the verb's parser.
+
+    >>> from symrmt.cli.common import Parser, int_at_least, number
+    >>> sub = Parser(prog="symrmt").add_subparsers(dest="verb", parser_class=Parser)
+    >>> _ = add_density_parser(sub, int_at_least)
+    >>> a = sub.choices["density"].parse_args(["Z.T*Z/n", "--matrix", "Z=gaussian(p,n)", "--dim", "p=n/2",
+    ...                                        "--over", "x=0:4:40"])
+    >>> a.expr, a.over, a.dim, a.simulate
+    ('Z.T*Z/n', 'x=0:4:40', ['p=n/2'], False)
+    """
     p = sub.add_parser(
         "density",
         help="limiting spectral density of a symmetric matrix expression (edges, atoms, histogram)",

@@ -73,7 +73,12 @@ SIM_SE, SIM_SLACK = 5, 10
 
 
 def simulation_gap(limit: float, mean: float, se: float, n: int) -> tuple:
-    """``(|mean - limit|, allowed)`` with ``allowed = SIM_SE * se + SIM_SLACK * (1 + |limit|) / n``."""
+    """``(|mean - limit|, allowed)`` with ``allowed = SIM_SE * se + SIM_SLACK * (1 + |limit|) / n``.
+
+    >>> gap, allowed = simulation_gap(0.5, 0.52, 0.01, 100)
+    >>> round(gap, 12), round(allowed, 12)   # allowed = 5 * 0.01 + 10 * 1.5 / 100
+    (0.02, 0.2)
+    """
     return abs(mean - limit), SIM_SE * se + SIM_SLACK * (1 + abs(limit)) / n
 
 _NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
@@ -87,7 +92,11 @@ def _parser():
 
 def is_name(text: str, inner: bool = False) -> bool:
     """Whether ``text`` is a declared name (letters, digits, ``_``; a letter first) or, with ``inner``, an
-    inner product of two declared vectors as ``--at`` takes it (``beta.beta``, ``mu.beta``)."""
+    inner product of two declared vectors as ``--at`` takes it (``beta.beta``, ``mu.beta``).
+
+    >>> is_name("beta"), is_name("1x"), is_name("mu.beta"), is_name("mu.beta", inner=True)
+    (True, False, False, True)
+    """
     return bool(_NAME.match(text) or (inner and _INNER.match(text)))
 
 
@@ -295,7 +304,14 @@ def build_model(dims=(), matrices=(), vectors=(), lets=()):
 
 def add_declarations(p):
     """``--matrix``, ``--vector``, ``--let`` and ``--dim`` of a verb that reads them as ``symrmt trace`` does
-    (:func:`build_model`), with help that points at ``symrmt trace``."""
+    (:func:`build_model`), with help that points at ``symrmt trace``.
+
+    >>> from symrmt.cli.common import Parser
+    >>> p = Parser(prog="demo")
+    >>> add_declarations(p)
+    >>> p.parse_args(["--matrix", "Z=gaussian(p,n)", "--dim", "p=n/2"])
+    Namespace(matrix=['Z=gaussian(p,n)'], vector=[], let=[], dim=['p=n/2'])
+    """
     p.add_argument("--matrix", action="append", default=[], metavar="DECL", help="as for symrmt trace (repeatable)")
     p.add_argument("--vector", action="append", default=[], metavar="DECL",
                    help="as for symrmt trace, e.g. beta=vector(p), y=signs(n) (repeatable)")
@@ -304,7 +320,15 @@ def add_declarations(p):
 
 
 def add_trace_parser(sub, int_at_least):
-    """Add the ``trace`` verb to the CLI's subparsers (``int_at_least(flag, minimum)``: an argparse type)."""
+    """Add the ``trace`` verb to the CLI's subparsers (``int_at_least(flag, minimum)``: an argparse type). Returns the verb's parser.
+
+    >>> from symrmt.cli.common import Parser, int_at_least, number
+    >>> sub = Parser(prog="symrmt").add_subparsers(dest="verb", parser_class=Parser)
+    >>> _ = add_trace_parser(sub, int_at_least)
+    >>> a = sub.choices["trace"].parse_args(["trace(inv(Z.T*Z/n + gamma*I(n)))", "--matrix", "Z=gaussian(p,n)"])
+    >>> a.matrix, a.digits, a.n
+    (['Z=gaussian(p,n)'], 15, None)
+    """
     p = sub.add_parser(
         "trace",
         help="certified large-n limit of a normalized trace of your own expression",
@@ -380,7 +404,17 @@ def _simulate(args, expr, at) -> dict:
 
 
 def cmd_trace(args) -> int:
-    """Run ``symrmt trace``; returns the exit code (errors are raised for the CLI's handler)."""
+    """Run ``symrmt trace``; returns the exit code (errors are raised for the CLI's handler).
+
+    Raises :class:`~symrmt.errors.ParameterError` for simulation flags without ``--simulate`` (checked before
+    any work), and the engine's errors:
+
+    >>> from types import SimpleNamespace
+    >>> cmd_trace(SimpleNamespace(simulate=False, store="trials.db", workers=1, scheduler=None))
+    Traceback (most recent call last):
+    ...
+    symrmt.errors.ParameterError: --store, --workers and --scheduler apply to the simulation: add --simulate
+    """
     if not args.simulate and (args.store is not None or args.workers > 1 or args.scheduler is not None):
         raise ParameterError("--store, --workers and --scheduler apply to the simulation: add --simulate")
     if args.simulate:  # the executor's terms, checked before any work
