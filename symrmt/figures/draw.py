@@ -41,7 +41,13 @@ _DPI = 150
 
 
 def matplotlib_figure():
-    """``(Figure, colors)``: the matplotlib Figure class, imported lazily."""
+    """The matplotlib ``Figure`` class, imported lazily.
+
+    Raises ``ImportError`` with the install hint (``pip install 'symrmt[plot]'``) without matplotlib.
+
+    >>> matplotlib_figure().__name__
+    'Figure'
+    """
     try:
         import matplotlib  # noqa: F401
         from matplotlib.figure import Figure
@@ -51,7 +57,10 @@ def matplotlib_figure():
 
 
 def new_figure(ncols: int, width: float = 5.0, height: float = 4.3):
-    """A matplotlib figure of ``ncols`` panels in a row (``width`` x ``height`` inches each) and its axes."""
+    """A matplotlib figure of ``ncols`` panels in a row (``width`` x ``height`` inches each) and its axes.
+
+    (No doctest: it builds a figure.)
+    """
     Figure = matplotlib_figure()
     fig = Figure(figsize=(width * ncols, height), layout="constrained")
     axes = fig.subplots(1, ncols, squeeze=False)[0]
@@ -60,7 +69,10 @@ def new_figure(ncols: int, width: float = 5.0, height: float = 4.3):
 
 def save_figure(fig, out, name: str) -> list[str]:
     """Write ``fig`` as ``out/name.png`` and ``out/name.pdf`` (without time stamps, so reruns give the same
-    files); returns the two paths."""
+    files); returns the two paths.
+
+    (No doctest: it writes a figure.)
+    """
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     paths = []
@@ -73,7 +85,10 @@ def save_figure(fig, out, name: str) -> list[str]:
 
 
 def errorbar(ax, x, mean, se, **kw):
-    """Draw Monte-Carlo means with error bars of ``ERRBAR`` standard errors on ``ax`` (the package's style)."""
+    """Draw Monte-Carlo means with error bars of ``ERRBAR`` standard errors on ``ax`` (the package's style).
+
+    Returns ``None``.  (No doctest: it draws on a figure.)
+    """
     kw.setdefault("fmt", "o")
     kw.setdefault("ms", 4)
     kw.setdefault("capsize", 2.5)
@@ -90,6 +105,10 @@ def ridge_error(out, full: bool = False, progress: bool = True, *, n=None, n_swe
     only (:func:`simulate_ridge`), ``n = 2048`` (``p = 512`` at ``c = 1/4``) and
     ``n = 4096`` for the sweep in ``p`` with ``full=True``; ``n = 512`` and
     ``256`` otherwise.  ``||mu||^2 = 1`` in (a) and (b), ``c = 1/4`` in (c).
+
+    Takes the output folder and the sizes (``full``: the paper's); returns the paths written (PNG and PDF);
+    raises ``ImportError`` without matplotlib and the solver's errors.  (No doctest: it simulates and draws a
+    figure; ``tests/figures`` draws a tiny one.)
     """
     n = size_or_default(n, QUICK_N, FULL_N, full)
     n_sweep = size_or_default(n_sweep, QUICK_N_SWEEP, FULL_N_SWEEP, full)
@@ -258,6 +277,10 @@ def role_of_a1(out, full: bool = False, progress: bool = True, *, n=None, trials
     ``{"a1": a, "nu": 1}`` directly and simulated with that polynomial.
     ``c = 1/4``, ``||mu||^2 = 1``, ``W = I``.  ``fs``: the presets of panel (a);
     ``gamma_range``: its range of ``gamma``.
+
+    Takes the output folder and the sizes (``full``: the paper's); returns the paths written (PNG and PDF);
+    raises ``ImportError`` without matplotlib and the solver's errors.  (No doctest: it simulates and draws a
+    figure; ``tests/figures`` draws a tiny one.)
     """
     n = size_or_default(n, QUICK_N, FULL_N, full)
     trials = size_or_default(trials, 12, 30, full)
@@ -331,6 +354,10 @@ def alignment(out, full: bool = False, progress: bool = True, *, n=None, trials=
     ``mu.w_K = mu.w_Q = ||mu|| ||w|| cos theta``; ``||w||^2 in {1, 4}``, ``c in {1/4, 2}``.
     Panel (c): simulation minus limit at ``theta = 0`` against ``n`` (the
     finite-``n`` gap of the aligned case, which closes slowly).
+
+    Takes the output folder and the sizes (``full``: the paper's); returns the paths written (PNG and PDF);
+    raises ``ImportError`` without matplotlib and the solver's errors.  (No doctest: it simulates and draws a
+    figure; ``tests/figures`` draws a tiny one.)
     """
     n = size_or_default(n, QUICK_N, FULL_N, full)
     trials = size_or_default(trials, 12, 30, full)
@@ -422,6 +449,10 @@ def phase_diagram(out, full: bool = False, progress: bool = True, *, grid=None, 
     quick mode, 200 in full mode), ``certify`` points per panel (default 4 quick, 20 full)
     re-solved at 30 digits, the largest relative gap in the title and on stderr.
     ``fast=False``: every cell certified to 15 digits by the mpmath solver (25 and 61 points).
+
+    Takes the output folder and the sizes (``full``: the paper's); returns the paths written (PNG and PDF);
+    raises ``ImportError`` without matplotlib and the solver's errors.  (No doctest: it certifies two grids of limits and draws a
+    figure; ``tests/figures`` draws a tiny one.)
     """
     grid = size_or_default(grid, 41 if fast else 25, 200 if fast else 61, full)
     certify = (20 if full else 4) if certify is None else certify
