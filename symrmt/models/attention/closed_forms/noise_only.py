@@ -141,6 +141,8 @@ def reduced_system(vals=None):
     Returns ``(E21, R1, R2)``: entry (2,1) of :func:`cubic_system`; ``G_13`` eliminated
     from entries (1,1), (1,2); ``G_33`` from (1,3), (3,2) and then ``G_13`` via (1,1).
     Valid where ``a_1 G_22 != 0`` (the coefficient of ``G_13`` in entry (1,1)).
+
+    (No doctest: the elimination takes seconds.)
     """
     E = cubic_system()
     if vals:
@@ -300,7 +302,11 @@ def stored_polynomial(c_, a1_, nu_, d_):
 @cached(maxsize=16)
 def eliminated_polynomial(cv, a1v, nuv, dv):
     """The eliminant's factor carrying the physical root at exact ``(c, a_1, nu, d)``, computed
-    (resultants in exact arithmetic: tens of seconds for ``a_1 != 0``)."""
+    (resultants in exact arithmetic: tens of seconds for ``a_1 != 0``).
+
+    Raises :class:`~symrmt.errors.ClosedFormError` when no factor carries the physical root.  (No doctest:
+    it takes tens of seconds.)
+    """
     vals = {c: cv, a1: a1v, nu: nuv, d: dv}
     factors = _eliminate(vals)
     return _select_factor(factors, spectral_mean().subs(vals))
@@ -532,7 +538,12 @@ def stieltjes_closed_form_value(gamma_, c_, a1_, nu_, d_, dps: int = 30):
 
 
 def noise_only_error(gamma_, c_, a1_, nu_, d_, dps: int = 30):
-    r"""Noise-only ``E_A(gamma) = -gamma^2 dm/dgamma = gamma^2 P_gamma / P_m`` at the physical root."""
+    r"""Noise-only ``E_A(gamma) = -gamma^2 dm/dgamma = gamma^2 P_gamma / P_m`` at the physical root.
+
+    Takes exact or numeric ``gamma, c, a_1, nu, d``; returns an mpf at ``dps`` digits; raises
+    :class:`~symrmt.errors.ClosedFormError` where the closed form cannot deliver.  (No doctest: it derives the
+    polynomial's code, seconds cold; ``tests/models/attention/closed_forms/test_noise_only.py`` checks it against the solver.)
+    """
     mval = stieltjes_closed_form_value(gamma_, c_, a1_, nu_, d_, dps + 10)
     with mpmath.workdps(dps + 20):
         fns, params, _ = _functions(c_, a1_, nu_, d_)
