@@ -239,9 +239,19 @@ class SweepResult(TableResult):
         """Over a one-axis grid both errors as lines (default; ``kind="difference"``: ``E_A - E_RR``,
         ``"sign"``: its sign); over two axes a heat map of ``E_A - E_RR`` with the contour
         ``E_A = E_RR`` (default; ``kind="attention"``, ``"ridge"``: that error) or the sign map
-        (``kind="sign"``: the phase diagram).  matplotlib; returns the axes.
+        (``kind="sign"``: the phase diagram).  matplotlib; returns the axes.  (It draws a figure;
+        ``tests/test_plotting.py`` checks the drawing.)
 
-        (No doctest: it draws a figure; ``tests/test_plotting.py`` checks it.)
+        Raises :class:`~symrmt.errors.ParameterError` for another ``kind`` (before drawing):
+
+        >>> from fractions import Fraction as F
+        >>> r = SweepResult(f="tanh", expr="tanh(t)", center=False, diagonal="zero", digits=10, grid={"gamma": (F(1), F(2))},
+        ...                 fixed={"c": F(1, 2)}, geometry=None, points=({"c": F(1, 2), "gamma": F(1)}, {"c": F(1, 2), "gamma": F(2)}),
+        ...                 attention_mp=(0.78, 0.82), ridge_mp=(0.67, 0.76))
+        >>> r.plot(kind="phase")
+        Traceback (most recent call last):
+        ...
+        symrmt.errors.ParameterError: kind must be 'both' (one axis), 'difference', 'attention', 'ridge' or 'sign', got 'phase'
         """
         return plot_sweep(self, kind=kind, ax=ax, log=log)
 

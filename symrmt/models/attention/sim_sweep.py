@@ -283,7 +283,19 @@ class SimulationSweep:
         """The simulation (points, ``k`` se error bars) over the limit curves on a fine grid of ``over``
         (``limits=False``: points only).  See :meth:`SweepComparison.plot`; returns the axes.
 
-        (No doctest: it computes the limits and draws a figure; ``tests/models/attention/test_simulate_grid.py`` checks it.)
+        Raises :class:`~symrmt.errors.ParameterError` for ``over`` not an axis (before any work); it computes the
+        limits and draws a figure (``tests/models/attention/test_simulate_grid.py`` checks the drawing):
+
+        >>> from fractions import Fraction as F
+        >>> s = SimulationSweep(f="tanh", expr="tanh(t)", center=False, diagonal="zero", grid={"gamma": (F(1), F(2))},
+        ...                     fixed={"c": F(1, 2)}, geometry=None,
+        ...                     points=({"c": F(1, 2), "gamma": F(1)}, {"c": F(1, 2), "gamma": F(2)}),
+        ...                     n=64, trials=4, seed=0, noise="gaussian", attention_flat=(0.80, 0.81),
+        ...                     attention_se_flat=(0.01, 0.01), ridge_flat=(0.66, 0.77), ridge_se_flat=(0.02, 0.02))
+        >>> s.plot(over="snr", limits=False)
+        Traceback (most recent call last):
+        ...
+        symrmt.errors.ParameterError: over must be one of the grid's axes ['gamma'], got 'snr'
         """
         if limits:
             return self.compare(digits=10).plot(over=over, ax=ax, k=k, log=log, fine=fine)
