@@ -43,10 +43,8 @@ _DPI = 150
 def matplotlib_figure():
     """The matplotlib ``Figure`` class, imported lazily.
 
-    Raises ``ImportError`` with the install hint (``pip install 'symrmt[plot]'``) without matplotlib.
-
-    >>> matplotlib_figure().__name__
-    'Figure'
+    Raises ``ImportError`` with the install hint (``pip install 'symrmt[plot]'``) without matplotlib.  (No
+    example: importing matplotlib costs most of a second.)
     """
     try:
         import matplotlib  # noqa: F401
