@@ -67,7 +67,11 @@ class FormFit:
 
     @property
     def rejected(self) -> bool:
-        """Whether the chi-square p-value is below ``REJECT_P`` (a fit with no p-value is never rejected)."""
+        """Whether the chi-square p-value is below ``REJECT_P`` (a fit with no p-value is never rejected).
+
+        >>> FormFit("1/n", None, None, None, None, 12.0, 2, 0.0025).rejected, FormFit("1/n", None, None, None, None, 0.0, 0, None).rejected
+        (True, False)
+        """
         return self.pvalue is not None and self.pvalue < REJECT_P
 
     def text(self) -> str:
@@ -263,42 +267,116 @@ class Comparison(TableResult):
 
     @property
     def gamma(self):
-        """The ``gamma`` values (float64), those of the limit."""
+        """The ``gamma`` values (float64), those of the limit.
+
+        >>> import numpy as np
+        >>> from types import SimpleNamespace as NS
+        >>> sim = NS(attention=np.array([0.6]), attention_se=np.array([0.1]), ridge=np.array([0.5]),
+        ...          ridge_se=np.array([0.05]), n=64, geometry=None)
+        >>> limit = NS(gamma=np.array([1.0]), attention=np.array([0.2]), ridge=np.array([0.5]))
+        >>> cmp = Comparison(sim, limit)
+        >>> cmp.gamma.tolist()
+        [1.0]
+        """
         return self.theory.gamma
 
     _gap = staticmethod(gap_in_se)
 
     @property
     def attention_gap(self):
-        """``(mean - limit)/se`` of ``E_A`` at each ``gamma`` (0 where equal, ``inf`` where ``se = 0``)."""
+        """``(mean - limit)/se`` of ``E_A`` at each ``gamma`` (0 where equal, ``inf`` where ``se = 0``).
+
+        >>> import numpy as np
+        >>> from types import SimpleNamespace as NS
+        >>> sim = NS(attention=np.array([0.6]), attention_se=np.array([0.1]), ridge=np.array([0.5]),
+        ...          ridge_se=np.array([0.05]), n=64, geometry=None)
+        >>> limit = NS(gamma=np.array([1.0]), attention=np.array([0.2]), ridge=np.array([0.5]))
+        >>> cmp = Comparison(sim, limit)
+        >>> cmp.attention_gap.round(9).tolist()
+        [4.0]
+        """
         s = self.simulation
         return self._gap(s.attention, self.theory.attention, s.attention_se)
 
     @property
     def ridge_gap(self):
-        """``(mean - limit)/se`` of ``E_RR`` at each ``gamma`` (0 where equal, ``inf`` where ``se = 0``)."""
+        """``(mean - limit)/se`` of ``E_RR`` at each ``gamma`` (0 where equal, ``inf`` where ``se = 0``).
+
+        >>> import numpy as np
+        >>> from types import SimpleNamespace as NS
+        >>> sim = NS(attention=np.array([0.6]), attention_se=np.array([0.1]), ridge=np.array([0.5]),
+        ...          ridge_se=np.array([0.05]), n=64, geometry=None)
+        >>> limit = NS(gamma=np.array([1.0]), attention=np.array([0.2]), ridge=np.array([0.5]))
+        >>> cmp = Comparison(sim, limit)
+        >>> cmp.ridge_gap.tolist()
+        [0.0]
+        """
         s = self.simulation
         return self._gap(s.ridge, self.theory.ridge, s.ridge_se)
 
     @property
     def attention(self):
-        """Simulation mean minus limit, for ``E_A``."""
+        """Simulation mean minus limit, for ``E_A``.
+
+        >>> import numpy as np
+        >>> from types import SimpleNamespace as NS
+        >>> sim = NS(attention=np.array([0.6]), attention_se=np.array([0.1]), ridge=np.array([0.5]),
+        ...          ridge_se=np.array([0.05]), n=64, geometry=None)
+        >>> limit = NS(gamma=np.array([1.0]), attention=np.array([0.2]), ridge=np.array([0.5]))
+        >>> cmp = Comparison(sim, limit)
+        >>> cmp.attention.round(9).tolist()
+        [0.4]
+        """
         return self.simulation.attention - self.theory.attention
 
     @property
     def ridge(self):
-        """Simulation mean minus limit, for ``E_RR``."""
+        """Simulation mean minus limit, for ``E_RR``.
+
+        >>> import numpy as np
+        >>> from types import SimpleNamespace as NS
+        >>> sim = NS(attention=np.array([0.6]), attention_se=np.array([0.1]), ridge=np.array([0.5]),
+        ...          ridge_se=np.array([0.05]), n=64, geometry=None)
+        >>> limit = NS(gamma=np.array([1.0]), attention=np.array([0.2]), ridge=np.array([0.5]))
+        >>> cmp = Comparison(sim, limit)
+        >>> cmp.ridge.tolist()
+        [0.0]
+        """
         return self.simulation.ridge - self.theory.ridge
 
     @property
     def extrapolated_attention_gap(self):
-        """``(a - limit)/se(a)`` for ``E_A`` with ``a`` the extrapolated mean (None without sizes)."""
+        """``(a - limit)/se(a)`` for ``E_A`` with ``a`` the extrapolated mean (None without sizes).
+
+        Means ``0.5 + 10/n`` extrapolate to the limit 0.5 exactly:
+
+        >>> import numpy as np
+        >>> from types import SimpleNamespace as NS
+        >>> sims = [NS(n=n, attention=np.array([0.5 + 10 / n]), attention_se=np.array([0.01]), ridge=np.array([0.25 + 5 / n]),
+        ...            ridge_se=np.array([0.01])) for n in (100, 200, 400)]
+        >>> limit = NS(gamma=np.array([1.0]), attention=np.array([0.5]), ridge=np.array([0.26]))
+        >>> cmp = Comparison(sims[0], limit, Extrapolation.fit(sims))
+        >>> cmp.extrapolated_attention_gap.round(6).tolist(), cmp.attention_gap.round(6).tolist()
+        ([0.0], [10.0])
+        """
         e = self.extrapolation
         return None if e is None else self._gap(e.attention, self.theory.attention, e.attention_se)
 
     @property
     def extrapolated_ridge_gap(self):
-        """``(a - limit)/se(a)`` for ``E_RR`` with ``a`` the extrapolated mean (None without sizes)."""
+        """``(a - limit)/se(a)`` for ``E_RR`` with ``a`` the extrapolated mean (None without sizes).
+
+        Means ``0.25 + 5/n`` extrapolate to 0.25, one standard error ``se(a)`` below the limit 0.26 here:
+
+        >>> import numpy as np
+        >>> from types import SimpleNamespace as NS
+        >>> sims = [NS(n=n, attention=np.array([0.5 + 10 / n]), attention_se=np.array([0.01]), ridge=np.array([0.25 + 5 / n]),
+        ...            ridge_se=np.array([0.01])) for n in (100, 200, 400)]
+        >>> limit = NS(gamma=np.array([1.0]), attention=np.array([0.5]), ridge=np.array([0.26]))
+        >>> cmp = Comparison(sims[0], limit, Extrapolation.fit(sims))
+        >>> round(float(cmp.extrapolated_ridge_gap[0] * cmp.extrapolation.ridge_se[0]), 9)
+        -0.01
+        """
         e = self.extrapolation
         return None if e is None else self._gap(e.ridge, self.theory.ridge, e.ridge_se)
 
@@ -356,7 +434,17 @@ class Comparison(TableResult):
 
     @property
     def max_gap(self) -> float:
-        """The largest ``|gap|`` in standard errors over both errors and every ``gamma``."""
+        """The largest ``|gap|`` in standard errors over both errors and every ``gamma``.
+
+        >>> import numpy as np
+        >>> from types import SimpleNamespace as NS
+        >>> sim = NS(attention=np.array([0.6]), attention_se=np.array([0.1]), ridge=np.array([0.5]),
+        ...          ridge_se=np.array([0.05]), n=64, geometry=None)
+        >>> limit = NS(gamma=np.array([1.0]), attention=np.array([0.2]), ridge=np.array([0.5]))
+        >>> cmp = Comparison(sim, limit)
+        >>> round(cmp.max_gap, 9)
+        4.0
+        """
         return float(np.max(np.abs(np.concatenate([self.attention_gap, self.ridge_gap]))))
 
     def within(self, k: float = 3.0, slack: float = 0.0) -> bool:

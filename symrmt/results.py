@@ -102,17 +102,44 @@ class LimitResult(TableResult):
     # -- arrays -------------------------------------------------------------------
     @property
     def gamma(self):
-        """``gamma`` as a float64 array."""
+        """``gamma`` as a float64 array.
+
+        >>> import mpmath, symrmt
+        >>> from fractions import Fraction as F
+        >>> r = LimitResult(f="tanh", expr="tanh(t)", center=False, c=F(1, 2), gamma_exact=(F(1, 10), F(1)),
+        ...                 geometry=symrmt.Geometry(), diagonal="zero", digits=5,
+        ...                 attention_mp=(mpmath.mpf("0.25"), mpmath.mpf(0.5)), ridge_mp=(mpmath.mpf(1) / 3, mpmath.mpf(0.75)))
+        >>> r.gamma.tolist()
+        [0.1, 1.0]
+        """
         return float_array(self.gamma_exact)
 
     @property
     def attention(self):
-        """``E_A(gamma)`` as a float64 array (``attention_mp`` holds every certified digit)."""
+        """``E_A(gamma)`` as a float64 array (``attention_mp`` holds every certified digit).
+
+        >>> import mpmath, symrmt
+        >>> from fractions import Fraction as F
+        >>> r = LimitResult(f="tanh", expr="tanh(t)", center=False, c=F(1, 2), gamma_exact=(F(1, 10), F(1)),
+        ...                 geometry=symrmt.Geometry(), diagonal="zero", digits=5,
+        ...                 attention_mp=(mpmath.mpf("0.25"), mpmath.mpf(0.5)), ridge_mp=(mpmath.mpf(1) / 3, mpmath.mpf(0.75)))
+        >>> r.attention.tolist()
+        [0.25, 0.5]
+        """
         return float_array(self.attention_mp)
 
     @property
     def ridge(self):
-        """``E_RR(gamma)`` as a float64 array."""
+        """``E_RR(gamma)`` as a float64 array.
+
+        >>> import mpmath, symrmt
+        >>> from fractions import Fraction as F
+        >>> r = LimitResult(f="tanh", expr="tanh(t)", center=False, c=F(1, 2), gamma_exact=(F(1, 10), F(1)),
+        ...                 geometry=symrmt.Geometry(), diagonal="zero", digits=5,
+        ...                 attention_mp=(mpmath.mpf("0.25"), mpmath.mpf(0.5)), ridge_mp=(mpmath.mpf(1) / 3, mpmath.mpf(0.75)))
+        >>> r.ridge.tolist()
+        [0.3333333333333333, 0.75]
+        """
         return float_array(self.ridge_mp)
 
     def to_numpy(self):
@@ -329,27 +356,74 @@ class SimulationResult(TableResult):
 
     @property
     def gamma(self):
-        """The ``gamma`` values as a float64 array (``gamma_exact`` holds them exactly)."""
+        """The ``gamma`` values as a float64 array (``gamma_exact`` holds them exactly).
+
+        >>> import numpy as np
+        >>> from fractions import Fraction as F
+        >>> s = SimulationResult(f="tanh", expr="tanh(t)", center=False, c=F(1, 2), gamma_exact=(F(1),),
+        ...                      geometry=None, diagonal="zero", n=64, p=32, trials=2, seed=0, noise="gaussian",
+        ...                      attention_trials=np.array([[0.5], [0.7]]), ridge_trials=np.array([[0.4], [0.8]]))
+        >>> s.gamma.tolist()
+        [1.0]
+        """
         return float_array(self.gamma_exact)
 
     @property
     def attention(self):
-        """Mean of ``E_A`` over the trials."""
+        """Mean of ``E_A`` over the trials.
+
+        >>> import numpy as np
+        >>> from fractions import Fraction as F
+        >>> s = SimulationResult(f="tanh", expr="tanh(t)", center=False, c=F(1, 2), gamma_exact=(F(1),),
+        ...                      geometry=None, diagonal="zero", n=64, p=32, trials=2, seed=0, noise="gaussian",
+        ...                      attention_trials=np.array([[0.5], [0.7]]), ridge_trials=np.array([[0.4], [0.8]]))
+        >>> s.attention.tolist()
+        [0.6]
+        """
         return self.attention_trials.mean(axis=0)
 
     @property
     def ridge(self):
-        """Mean of ``E_RR`` over the trials."""
+        """Mean of ``E_RR`` over the trials.
+
+        >>> import numpy as np
+        >>> from fractions import Fraction as F
+        >>> s = SimulationResult(f="tanh", expr="tanh(t)", center=False, c=F(1, 2), gamma_exact=(F(1),),
+        ...                      geometry=None, diagonal="zero", n=64, p=32, trials=2, seed=0, noise="gaussian",
+        ...                      attention_trials=np.array([[0.5], [0.7]]), ridge_trials=np.array([[0.4], [0.8]]))
+        >>> s.ridge.round(12).tolist()
+        [0.6]
+        """
         return self.ridge_trials.mean(axis=0)
 
     @property
     def attention_se(self):
-        """Standard error of :attr:`attention`: ``std(ddof=1)/sqrt(trials)`` over the trials."""
+        """Standard error of :attr:`attention`: ``std(ddof=1)/sqrt(trials)`` over the trials.
+
+        Two trials 0.5, 0.7: ``std(ddof=1) = 0.1 sqrt(2)``, over ``sqrt(2)``:
+
+        >>> import numpy as np
+        >>> from fractions import Fraction as F
+        >>> s = SimulationResult(f="tanh", expr="tanh(t)", center=False, c=F(1, 2), gamma_exact=(F(1),),
+        ...                      geometry=None, diagonal="zero", n=64, p=32, trials=2, seed=0, noise="gaussian",
+        ...                      attention_trials=np.array([[0.5], [0.7]]), ridge_trials=np.array([[0.4], [0.8]]))
+        >>> s.attention_se.round(12).tolist()
+        [0.1]
+        """
         return self.attention_trials.std(axis=0, ddof=1) / self.trials ** 0.5
 
     @property
     def ridge_se(self):
-        """Standard error of :attr:`ridge`: ``std(ddof=1)/sqrt(trials)`` over the trials."""
+        """Standard error of :attr:`ridge`: ``std(ddof=1)/sqrt(trials)`` over the trials.
+
+        >>> import numpy as np
+        >>> from fractions import Fraction as F
+        >>> s = SimulationResult(f="tanh", expr="tanh(t)", center=False, c=F(1, 2), gamma_exact=(F(1),),
+        ...                      geometry=None, diagonal="zero", n=64, p=32, trials=2, seed=0, noise="gaussian",
+        ...                      attention_trials=np.array([[0.5], [0.7]]), ridge_trials=np.array([[0.4], [0.8]]))
+        >>> s.ridge_se.round(12).tolist()
+        [0.2]
+        """
         return self.ridge_trials.std(axis=0, ddof=1) / self.trials ** 0.5
 
     def to_numpy(self):

@@ -289,7 +289,14 @@ class FigureSims:
 
     @property
     def trials(self) -> int:
-        """The number of trials queued so far over every job."""
+        """The number of trials queued so far over every job.
+
+        >>> with FigureSims() as run:
+        ...     _ = run.ridge(16, "1/2", [1], 0, 3, 0)
+        ...     _ = run.ridge(16, "1/2", [1], 0, 2, 1)
+        ...     run.trials
+        5
+        """
         return self.batch.total
 
     def ridge(self, n, c, gammas, snr, trials, seed) -> _Job:
@@ -380,6 +387,8 @@ def phase_diagram_data(grid: int = 25, digits: int = DIGITS, progress: bool = Tr
         ``c``, ``snr``, ``cos`` (the axes, float lists), ``diff_a``, ``diff_b`` (float arrays of
         shape ``(len(snr), len(c))`` and ``(len(snr), len(cos))``) and ``note`` (how the values
         were computed).
+
+    Raises the solver's errors.  (No doctest: two grids of limits take seconds even at ``grid=3``.)
     """
     if fast:
         return _phase_diagram_fast(grid, certify)
