@@ -25,6 +25,7 @@ __all__ = [
     "FiniteSizeWarning",
     "ParseLimitError",
     "TimeLimitExceeded",
+    "ExtraUnavailable",
     "PretrainedUnavailable",
     "ClosedFormError",
     "QuadratureError",
@@ -208,8 +209,18 @@ class TimeLimitExceeded(SymrmtError):
     """
 
 
+# symrmt.plotting, symrmt.table, symrmt.figures.draw, symrmt.engine.density.plot
+class ExtraUnavailable(ImportError, SymrmtError):
+    """An optional extra (matplotlib, pandas, xarray, safetensors) is not installed; the message names the
+    ``pip install 'symrmt[...]'`` that brings it.
+
+    >>> issubclass(ExtraUnavailable, ImportError), issubclass(PretrainedUnavailable, ExtraUnavailable)
+    (True, True)
+    """
+
+
 # symrmt.models.attention.pretrained
-class PretrainedUnavailable(ImportError, SymrmtError):
+class PretrainedUnavailable(ExtraUnavailable):
     """The optional extra (``safetensors`` or the model package) is not installed.
 
     >>> issubclass(PretrainedUnavailable, ImportError)

@@ -13,7 +13,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from symrmt.errors import ParameterError, SymrmtError
+from symrmt.errors import ExtraUnavailable, ParameterError, SymrmtError
 from symrmt.parsing.numbers import to_fraction
 
 __all__ = ["need_matplotlib", "need_xarray", "figure_path", "plot_limit", "plot_simulation", "plot_sweep", "plot_crossings",
@@ -23,14 +23,14 @@ __all__ = ["need_matplotlib", "need_xarray", "figure_path", "plot_limit", "plot_
 def need_matplotlib():
     """``matplotlib.pyplot``, with the install hint when it is missing.
 
-    Takes nothing; returns the module; raises ``ImportError`` naming ``pip install 'symrmt[plot]'``.  (No
-    example: importing pyplot costs a second.)
+    Takes nothing; returns the module; raises :class:`~symrmt.errors.ExtraUnavailable` (an ``ImportError``)
+    naming ``pip install 'symrmt[plot]'``.  (No example: importing pyplot costs a second.)
     """
     try:
         # optional dependency (matplotlib)
         import matplotlib.pyplot as plt
     except ImportError as exc:  # pragma: no cover - installed where the tests run
-        raise ImportError("plot() needs matplotlib: pip install 'symrmt[plot]'") from exc
+        raise ExtraUnavailable("plot() needs matplotlib: pip install 'symrmt[plot]'") from exc
     return plt
 
 
@@ -71,14 +71,14 @@ def figure_path(path, what: str = "--plot") -> str:
 def need_xarray():
     """``xarray``, with the install hint when it is missing.
 
-    Takes nothing; returns the module; raises ``ImportError`` naming ``pip install 'symrmt[results]'``.  (No
-    example: importing xarray costs a second.)
+    Takes nothing; returns the module; raises :class:`~symrmt.errors.ExtraUnavailable` (an ``ImportError``)
+    naming ``pip install 'symrmt[results]'``.  (No example: importing xarray costs a second.)
     """
     try:
         # optional dependency (xarray)
         import xarray as xr
     except ImportError as exc:  # pragma: no cover - installed where the tests run
-        raise ImportError("to_xarray() needs xarray: pip install 'symrmt[results]'") from exc
+        raise ExtraUnavailable("to_xarray() needs xarray: pip install 'symrmt[results]'") from exc
     return xr
 
 

@@ -13,7 +13,7 @@ from fractions import Fraction
 
 import mpmath
 
-from symrmt.errors import ParameterError, SolverError
+from symrmt.errors import ExtraUnavailable, ParameterError, SolverError
 
 __all__ = ["TableResult", "text_table", "html_table", "latex_tabular", "latex_array", "latex_escape", "math_text",
            "math_name", "digit_lines", "grouped_digits", "need_pandas", "LATEX_WIDE_DIGITS", "float_text",
@@ -160,8 +160,8 @@ def digit_lines(value: str, per_line: int = 40) -> list:
 def need_pandas():
     """``import pandas``, with the install hint when it is missing.
 
-    Takes nothing; returns the ``pandas`` module; raises ``ImportError`` with the install hint when it is
-    missing.
+    Takes nothing; returns the ``pandas`` module; raises :class:`~symrmt.errors.ExtraUnavailable` (an
+    ``ImportError``) with the install hint when it is missing.
 
     >>> need_pandas().__name__
     'pandas'
@@ -170,7 +170,7 @@ def need_pandas():
         # optional dependency (pandas)
         import pandas
     except ImportError as exc:  # pragma: no cover - pandas is installed where the tests run
-        raise ImportError("to_pandas() needs pandas: pip install 'symrmt[results]'") from exc
+        raise ExtraUnavailable("to_pandas() needs pandas: pip install 'symrmt[results]'") from exc
     return pandas
 
 

@@ -70,8 +70,8 @@ def main(out, full: bool = False, progress: bool = True, *, store=None, workers=
     local Dask cluster) or ``scheduler`` (an existing one) run the trials, one
     cluster for all figures.  ``only``: a list of figure names (default all).
 
-    Raises :class:`~symrmt.errors.ParameterError` for an unknown name (before any work), ``ImportError``
-    without matplotlib, and the solver's errors:
+    Raises :class:`~symrmt.errors.ParameterError` for an unknown name (before any work),
+    :class:`~symrmt.errors.ExtraUnavailable` without matplotlib, and the solver's errors:
 
     >>> main("out", only=["fig1_ridge", "fig5"])
     Traceback (most recent call last):

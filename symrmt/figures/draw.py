@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 
-from symrmt.errors import SolverError
+from symrmt.errors import ExtraUnavailable, SolverError
 from symrmt.figures.data import (
     DIGITS,
     ERRBAR,
@@ -43,14 +43,14 @@ _DPI = 150
 def matplotlib_figure():
     """The matplotlib ``Figure`` class, imported lazily.
 
-    Raises ``ImportError`` with the install hint (``pip install 'symrmt[plot]'``) without matplotlib.  (No
-    example: importing matplotlib costs most of a second.)
+    Raises :class:`~symrmt.errors.ExtraUnavailable` with the install hint (``pip install 'symrmt[plot]'``)
+    without matplotlib.  (No example: importing matplotlib costs most of a second.)
     """
     try:
         import matplotlib  # noqa: F401
         from matplotlib.figure import Figure
     except ImportError as exc:  # pragma: no cover - depends on the environment
-        raise ImportError(_INSTALL_HINT) from exc
+        raise ExtraUnavailable(_INSTALL_HINT) from exc
     return Figure
 
 
@@ -105,8 +105,8 @@ def ridge_error(out, full: bool = False, progress: bool = True, *, n=None, n_swe
     ``256`` otherwise.  ``||mu||^2 = 1`` in (a) and (b), ``c = 1/4`` in (c).
 
     Takes the output folder and the sizes (``full``: the paper's); returns the paths written (PNG and PDF);
-    raises ``ImportError`` without matplotlib and the solver's errors.  (No doctest: it simulates and draws a
-    figure; ``tests/figures`` draws a tiny one.)
+    raises :class:`~symrmt.errors.ExtraUnavailable` without matplotlib and the solver's errors.  (No doctest:
+    it simulates and draws a figure; ``tests/figures`` draws a tiny one.)
     """
     n = size_or_default(n, QUICK_N, FULL_N, full)
     n_sweep = size_or_default(n_sweep, QUICK_N_SWEEP, FULL_N_SWEEP, full)
@@ -277,8 +277,8 @@ def role_of_a1(out, full: bool = False, progress: bool = True, *, n=None, trials
     ``gamma_range``: its range of ``gamma``.
 
     Takes the output folder and the sizes (``full``: the paper's); returns the paths written (PNG and PDF);
-    raises ``ImportError`` without matplotlib and the solver's errors.  (No doctest: it simulates and draws a
-    figure; ``tests/figures`` draws a tiny one.)
+    raises :class:`~symrmt.errors.ExtraUnavailable` without matplotlib and the solver's errors.  (No doctest:
+    it simulates and draws a figure; ``tests/figures`` draws a tiny one.)
     """
     n = size_or_default(n, QUICK_N, FULL_N, full)
     trials = size_or_default(trials, 12, 30, full)
@@ -354,8 +354,8 @@ def alignment(out, full: bool = False, progress: bool = True, *, n=None, trials=
     finite-``n`` gap of the aligned case, which closes slowly).
 
     Takes the output folder and the sizes (``full``: the paper's); returns the paths written (PNG and PDF);
-    raises ``ImportError`` without matplotlib and the solver's errors.  (No doctest: it simulates and draws a
-    figure; ``tests/figures`` draws a tiny one.)
+    raises :class:`~symrmt.errors.ExtraUnavailable` without matplotlib and the solver's errors.  (No doctest:
+    it simulates and draws a figure; ``tests/figures`` draws a tiny one.)
     """
     n = size_or_default(n, QUICK_N, FULL_N, full)
     trials = size_or_default(trials, 12, 30, full)
@@ -449,8 +449,8 @@ def phase_diagram(out, full: bool = False, progress: bool = True, *, grid=None, 
     ``fast=False``: every cell certified to 15 digits by the mpmath solver (25 and 61 points).
 
     Takes the output folder and the sizes (``full``: the paper's); returns the paths written (PNG and PDF);
-    raises ``ImportError`` without matplotlib and the solver's errors.  (No doctest: it certifies two grids of limits and draws a
-    figure; ``tests/figures`` draws a tiny one.)
+    raises :class:`~symrmt.errors.ExtraUnavailable` without matplotlib and the solver's errors.  (No doctest:
+    it certifies two grids of limits and draws a figure; ``tests/figures`` draws a tiny one.)
     """
     grid = size_or_default(grid, 41 if fast else 25, 200 if fast else 61, full)
     certify = (20 if full else 4) if certify is None else certify

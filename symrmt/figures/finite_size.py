@@ -58,8 +58,8 @@ def finite_size(out, full: bool = False, progress: bool = True, *, store=None, e
     with {32, 16, 8} trials, and with ``full`` also 2048 and 4096 (4 and 3 trials).
 
     Takes the output folder and the sizes (``full``: the paper's); returns the paths written (PNG and PDF);
-    raises ``ImportError`` without matplotlib and the solver's errors.  (No doctest: it simulates and draws a
-    figure.)
+    raises :class:`~symrmt.errors.ExtraUnavailable` without matplotlib and the solver's errors.  (No doctest:
+    it simulates and draws a figure.)
     """
     if sizes is None:
         sizes = [256, 512, 1024] + ([2048, 4096] if full else [])

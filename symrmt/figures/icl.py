@@ -37,8 +37,8 @@ def _limit_curve(kappa, taus):
 def icl_double_descent(out, d: int = 20, trials: int = 8, points: int = 120, seed: int = 0) -> list[str]:
     """Draw ``icl_double_descent.png`` and ``.pdf`` in ``out``; returns the paths.
 
-    Takes the folder and the model's size ``d``, ``trials`` and ``points``; raises ``ImportError`` without
-    matplotlib.  (No doctest: it simulates and draws a figure.)
+    Takes the folder and the model's size ``d``, ``trials`` and ``points``; raises
+    :class:`~symrmt.errors.ExtraUnavailable` without matplotlib.  (No doctest: it simulates and draws a figure.)
     """
     fig, (ax,) = new_figure(1, width=6.0, height=4.5)
     grid = np.logspace(-1.3, 1.2, points)

@@ -89,8 +89,8 @@ def fig1_ridge(out, full: bool = False, progress: bool = True, *, scale=None, tr
     ``scale`` (default 4; 1 with ``full=True``), keeping ``c = p/n``.
 
     Takes the output folder and the sizes (``full``: the paper's); returns the paths written (PNG and PDF);
-    raises ``ImportError`` without matplotlib and the solver's errors.  (No doctest: it simulates and draws a
-    figure; ``tests/figures`` draws a tiny one.)
+    raises :class:`~symrmt.errors.ExtraUnavailable` without matplotlib and the solver's errors.  (No doctest:
+    it simulates and draws a figure; ``tests/figures`` draws a tiny one.)
     """
     scale = size_or_default(scale, 4, 1, full)
     trials = size_or_default(trials, 10, 30, full)
@@ -163,8 +163,8 @@ def fig2_attention(out, full: bool = False, progress: bool = True, *, n=None, tr
     reference.  The parameters mirror Figure 1; the paper's own were not available to us.
 
     Takes the output folder and the sizes (``full``: the paper's); returns the paths written (PNG and PDF);
-    raises ``ImportError`` without matplotlib and the solver's errors.  (No doctest: it simulates and draws a
-    figure; ``tests/figures`` draws a tiny one.)
+    raises :class:`~symrmt.errors.ExtraUnavailable` without matplotlib and the solver's errors.  (No doctest:
+    it simulates and draws a figure; ``tests/figures`` draws a tiny one.)
     """
     base = size_or_default(n, 128, 512, full)
     trials = size_or_default(trials, 6, 20, full)
@@ -242,8 +242,8 @@ def fig3_nonlinear(out, full: bool = False, progress: bool = True, *, n=None, tr
     ``||mu||^2 = 1``; ``c = 1/2``, ``W = I``; simulated at ``n`` (256; 1024 with ``full``).
 
     Takes the output folder and the sizes (``full``: the paper's); returns the paths written (PNG and PDF);
-    raises ``ImportError`` without matplotlib and the solver's errors.  (No doctest: it simulates and draws a
-    figure; ``tests/figures`` draws a tiny one.)
+    raises :class:`~symrmt.errors.ExtraUnavailable` without matplotlib and the solver's errors.  (No doctest:
+    it simulates and draws a figure; ``tests/figures`` draws a tiny one.)
     """
     n = size_or_default(n, 256, 1024, full)
     trials = size_or_default(trials, 6, 20, full)
@@ -305,8 +305,8 @@ def fig4_alignment(out, full: bool = False, progress: bool = True, *, n=None, tr
     Simulated at ``n`` (256; 1024 with ``full``).
 
     Takes the output folder and the sizes (``full``: the paper's); returns the paths written (PNG and PDF);
-    raises ``ImportError`` without matplotlib and the solver's errors.  (No doctest: it simulates and draws a
-    figure; ``tests/figures`` draws a tiny one.)
+    raises :class:`~symrmt.errors.ExtraUnavailable` without matplotlib and the solver's errors.  (No doctest:
+    it simulates and draws a figure; ``tests/figures`` draws a tiny one.)
     """
     n = size_or_default(n, 256, 1024, full)
     trials = size_or_default(trials, 6, 20, full)
@@ -454,8 +454,8 @@ def fig7_weights(out, full: bool = False, progress: bool = True, *, n=None, tria
     full study is ``symrmt/derivations/pretrained.py``, ``docs/pretrained.md``).
 
     Takes the output folder and the sizes (``full``: the paper's); returns the paths written (PNG and PDF);
-    raises ``ImportError`` without matplotlib and the solver's errors.  (No doctest: it simulates and draws a
-    figure; ``tests/figures`` draws a tiny one.)
+    raises :class:`~symrmt.errors.ExtraUnavailable` without matplotlib and the solver's errors.  (No doctest:
+    it simulates and draws a figure; ``tests/figures`` draws a tiny one.)
     """
     n = size_or_default(n, 256, 1024, full)
     trials = size_or_default(trials, 6, 20, full)
@@ -586,8 +586,8 @@ def mu0_claim(out, full: bool = False, progress: bool = True, *, n=None, trials=
     points on both sides (:data:`MU0_SIM`).
 
     Takes the output folder and the sizes (``full``: the paper's); returns the paths written (PNG and PDF);
-    raises ``ImportError`` without matplotlib and the solver's errors.  (No doctest: it simulates and draws a
-    figure; ``tests/figures`` draws a tiny one.)
+    raises :class:`~symrmt.errors.ExtraUnavailable` without matplotlib and the solver's errors.  (No doctest:
+    it simulates and draws a figure; ``tests/figures`` draws a tiny one.)
     """
     # optional dependency (matplotlib)
     from matplotlib.colors import TwoSlopeNorm
@@ -674,8 +674,8 @@ def a1_zero(out, full: bool = False, progress: bool = True, *, n=None, trials=No
     (256; 1024 with ``full``).
 
     Takes the output folder and the sizes (``full``: the paper's); returns the paths written (PNG and PDF);
-    raises ``ImportError`` without matplotlib and the solver's errors.  (No doctest: it simulates and draws a
-    figure; ``tests/figures`` draws a tiny one.)
+    raises :class:`~symrmt.errors.ExtraUnavailable` without matplotlib and the solver's errors.  (No doctest:
+    it simulates and draws a figure; ``tests/figures`` draws a tiny one.)
     """
     n = size_or_default(n, 256, 1024, full)
     trials = size_or_default(trials, 6, 20, full)

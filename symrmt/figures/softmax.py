@@ -44,7 +44,8 @@ def _sim(n, c, gammas, geo, trials, seed):
 def softmax_claims(out, n: int = 512, trials: int = 8, points: int = 13) -> list[str]:
     """Draw ``softmax_claims.png`` and ``.pdf`` in ``out``; returns the paths.
 
-    Takes the folder, the size ``n``, ``trials`` and ``points``; raises ``ImportError`` without matplotlib.
+    Takes the folder, the size ``n``, ``trials`` and ``points``; raises :class:`~symrmt.errors.ExtraUnavailable`
+    without matplotlib.
     (No doctest: it simulates and draws a figure.)
     """
     gam = [Fraction(str(round(g, 4))) for g in logspace(0.01, 10, points)]

@@ -21,6 +21,7 @@ from symrmt import figures  # noqa: E402
 from symrmt.figures.data import aligned_geometry, family_f  # noqa: E402
 from symrmt.models.attention.geometry import Geometry  # noqa: E402
 from symrmt.models.attention.theory import attention_limit  # noqa: E402
+from symrmt.plotting import need_matplotlib  # noqa: E402
 
 TINY = {"n": 64, "trials": 2, "workers": 1}
 
@@ -114,5 +115,9 @@ def test_missing_matplotlib_message(monkeypatch):
         return real_import(name, *args, **kwargs)
 
     monkeypatch.setattr(builtins, "__import__", fake_import)
-    with pytest.raises(ImportError, match=r"pip install 'symrmt\[plot\]'"):
+    from symrmt.errors import ExtraUnavailable
+
+    with pytest.raises(ExtraUnavailable, match=r"pip install 'symrmt\[plot\]'"):
         figures.main("unused")
+    with pytest.raises(ExtraUnavailable, match=r"plot\(\) needs matplotlib: pip install 'symrmt\[plot\]'"):
+        need_matplotlib()

@@ -12,7 +12,7 @@ from fractions import Fraction
 import mpmath
 import numpy as np
 
-from symrmt.errors import ParameterError
+from symrmt.errors import ExtraUnavailable, ParameterError
 from symrmt.models.attention.params import to_fraction
 from symrmt.plotting import plot_sweep, need_xarray, plot_crossings
 from symrmt.table import (
@@ -264,7 +264,7 @@ class SweepResult(TableResult):
             # optional dependency (xarray)
             import xarray as xr
         except ImportError as exc:  # pragma: no cover - installed where the tests run
-            raise ImportError("to_xarray() needs xarray: pip install 'symrmt[results]'") from exc
+            raise ExtraUnavailable("to_xarray() needs xarray: pip install 'symrmt[results]'") from exc
         coords = {k: [float(to_fraction(v, k)) for v in vals] for k, vals in self.grid.items()}  # tied: "a=b"
         dims = list(self.axes)
         return xr.Dataset({"attention": (dims, self.attention), "ridge": (dims, self.ridge)}, coords=coords,
