@@ -1,30 +1,9 @@
 """symrmt's in-memory caches: one bounded helper, one registry, one :func:`clear_caches`.
 
-Every in-memory cache of the package is made here, bounded and registered:
-
-* :func:`cached` -- a function cache (``functools.lru_cache`` with a finite ``maxsize``);
-* :func:`cache_dict` -- a module-level table (a dict that drops its oldest entry beyond
-  ``maxsize``), for caches whose key is computed inside the function.
-
-:func:`clear_caches` empties all of them (a long-running session, or a test that wants a cold
-start); :func:`cache_info` lists them with their sizes.  A cached function returns an immutable
-value (a number, a tuple, a SymPy expression or ``ImmutableMatrix``, a read-only mapping, a
-compiled function): a caller that changed a cached list would change what every later caller
-gets.  The tables of :func:`cache_dict` hold solver objects that remember their continuation
-path (``numeric.theory``'s fixed points) or compiled systems; those are the caches' state, not
-values handed out for editing.
-
-The compiled-code cache on disk (:mod:`symrmt.codegen.codecache`) is separate: it is keyed by
-the source that generated the code and survives the process.
-
->>> @cached(maxsize=4)
-... def square(x):
-...     return x * x
->>> square(3), square.cache_info().currsize
-(9, 1)
->>> clear_caches()
->>> square.cache_info().currsize
-0
+:func:`cached` (a bounded ``functools.lru_cache``) and :func:`cache_dict` (a dict that drops its oldest
+entry) make every in-memory cache of the package; :func:`clear_caches` empties them all and
+:func:`cache_info` lists them.  A cached function returns an immutable value.  The compiled-code cache on
+disk (:mod:`symrmt.codegen.codecache`) is separate.
 """
 
 from __future__ import annotations
@@ -53,6 +32,19 @@ def cached(maxsize: int = DEFAULT_MAXSIZE):
     """Decorator: ``functools.lru_cache(maxsize)`` (bounded), registered for :func:`clear_caches`.
 
     The arguments must be hashable; the function must return an immutable value.
+
+    Takes ``maxsize`` (an int >= 1; the decorator may be used bare); returns the decorator.  Raises
+    :class:`~symrmt.errors.ParameterError` for another ``maxsize``.
+
+    >>> @cached(maxsize=4)
+    ... def square(x):
+    ...     return x * x
+    >>> square(3), square(3), square.cache_info().hits
+    (9, 9, 1)
+    >>> cached(maxsize=0)
+    Traceback (most recent call last):
+    ...
+    symrmt.errors.ParameterError: a symrmt cache needs a finite maxsize >= 1, got 0
     """
     if callable(maxsize):  # used bare, as @cached
         return cached(DEFAULT_MAXSIZE)(maxsize)
@@ -67,7 +59,13 @@ def cached(maxsize: int = DEFAULT_MAXSIZE):
 
 
 class BoundedDict(OrderedDict):
-    """A dict of at most ``maxsize`` entries: storing one more drops the oldest."""
+    """A dict of at most ``maxsize`` entries: storing one more drops the oldest.
+
+    >>> d = BoundedDict(2)
+    >>> d["a"], d["b"], d["c"] = 1, 2, 3
+    >>> list(d)
+    ['b', 'c']
+    """
 
     def __init__(self, maxsize: int = DEFAULT_MAXSIZE):
         super().__init__()
@@ -79,25 +77,57 @@ class BoundedDict(OrderedDict):
             self.popitem(last=False)
 
     def cache_clear(self) -> None:
-        """Empty the cache (the name ``functools.lru_cache`` gives it)."""
+        """Empty the cache (the name ``functools.lru_cache`` gives it).
+
+        >>> d = BoundedDict(2)
+        >>> d["a"] = 1
+        >>> d.cache_clear(); len(d)
+        0
+        """
         self.clear()
 
 
 def cache_dict(name: str, maxsize: int = DEFAULT_MAXSIZE) -> BoundedDict:
-    """A new registered :class:`BoundedDict` (``name`` says where it lives, for :func:`cache_info`)."""
+    """A new registered :class:`BoundedDict` (``name`` says where it lives, for :func:`cache_info`).
+
+    >>> table = cache_dict("symrmt.cache.example", maxsize=3)
+    >>> table.maxsize, ("symrmt.cache.example", 0, 3) in cache_info()
+    (3, True)
+    """
     table = BoundedDict(maxsize)
     _REGISTRY.append((name, table))
     return table
 
 
 def clear_caches() -> None:
-    """Empty every registered cache."""
+    """Empty every registered cache.
+
+    Takes nothing and returns ``None``; every cached value is computed again on its next use.
+
+    >>> @cached(maxsize=4)
+    ... def double(x):
+    ...     return 2 * x
+    >>> double(3), double.cache_info().currsize
+    (6, 1)
+    >>> clear_caches()
+    >>> double.cache_info().currsize
+    0
+    """
     for _, cache in _REGISTRY:
         cache.cache_clear()
 
 
 def cache_info() -> list:
-    """``[(name, current size, maxsize), ...]`` of every registered cache."""
+    """``[(name, current size, maxsize), ...]`` of every registered cache.
+
+    >>> @cached(maxsize=5)
+    ... def triple(x):
+    ...     return 3 * x
+    >>> triple(1)
+    3
+    >>> [entry for entry in cache_info() if entry[0].endswith("triple")]
+    [('symrmt.cache.triple', 1, 5)]
+    """
     out = []
     for name, cache in _REGISTRY:
         if isinstance(cache, BoundedDict):

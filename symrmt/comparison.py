@@ -46,7 +46,15 @@ class FormFit:
     """One form ``mean(n) = a + sum_k b_k n^(-power_k)`` fitted to one error over every ``gamma``
     (weighted least squares per ``gamma``, weights ``1/se^2``): ``a`` and ``a_se`` per ``gamma``,
     ``slope`` the coefficient of the first decaying term, and the fit's ``chi2`` summed over ``gamma``
-    on ``dof`` degrees of freedom (``pvalue`` ``None`` when ``dof = 0``: the form cannot be tested)."""
+    on ``dof`` degrees of freedom (``pvalue`` ``None`` when ``dof = 0``: the form cannot be tested).
+
+    A fit on two degrees of freedom: the chi-square p-value is ``exp(-chi2/2)``:
+
+    >>> import math
+    >>> fit = FormFit("1/n", None, None, None, None, chi2=2 * math.log(200), dof=2, pvalue=chi2_pvalue(2 * math.log(200), 2))
+    >>> round(fit.pvalue, 12), fit.rejected
+    (0.005, True)
+    """
 
     form: str
     a: object
@@ -59,11 +67,21 @@ class FormFit:
 
     @property
     def rejected(self) -> bool:
-        """Whether the chi-square p-value is below ``REJECT_P`` (a fit with no p-value is never rejected)."""
+        """Whether the chi-square p-value is below ``REJECT_P`` (a fit with no p-value is never rejected).
+
+        >>> FormFit("1/n", None, None, None, None, 12.0, 2, 0.0025).rejected, FormFit("1/n", None, None, None, None, 0.0, 0, None).rejected
+        (True, False)
+        """
         return self.pvalue is not None and self.pvalue < REJECT_P
 
     def text(self) -> str:
-        """One line: the form, its chi-square on its degrees of freedom and the p-value."""
+        """One line: the form, its chi-square on its degrees of freedom and the p-value.
+
+        >>> FormFit("1/sqrt(n)", None, None, None, None, chi2=1.5, dof=2, pvalue=0.4724).text()
+        'a + b/sqrt(n): chi2 = 1.5 on 2 dof (p = 0.47)'
+        >>> FormFit("1/n", None, None, None, None, chi2=0.0, dof=0, pvalue=None).text()
+        'a + b/n: chi2 = 0 on 0 dof (untestable: as many terms as sizes)'
+        """
         p = "untestable: as many terms as sizes" if self.pvalue is None else f"p = {self.pvalue:.2g}"
         return f"{FORM_TEXT[self.form]}: chi2 = {self.chi2:.3g} on {self.dof} dof ({p})"
 
@@ -93,7 +111,13 @@ def _fit_form(form: str, ns, y, se) -> FormFit | None:
 
 def choose_form(fits: dict) -> FormFit:
     """The simplest form the data do not reject, in the order of :data:`FORMS` (``1/n`` first); when
-    every testable form is rejected, the richest form that could be fitted."""
+    every testable form is rejected, the richest form that could be fitted.
+
+    >>> fits = {"1/n": FormFit("1/n", None, None, None, None, 30.0, 2, 3e-7),
+    ...         "1/sqrt(n)": FormFit("1/sqrt(n)", None, None, None, None, 1.0, 2, 0.61), "1/sqrt(n) + 1/n": None}
+    >>> choose_form(fits).form
+    '1/sqrt(n)'
+    """
     testable = [f for f in fits.values() if f is not None]
     for fit in testable:
         if not fit.rejected:
@@ -113,6 +137,15 @@ class Extrapolation:
     ``ridge_slope`` its first decaying coefficient, and :attr:`forms` its name per error.  ``chi2``
     (per error, per ``gamma``) is the ``1/n`` fit's.  With two sizes every form passes through both
     means and none can be tested; :meth:`notes` says so.
+
+    Means ``0.5 + 10/n`` (exactly of the ``1/n`` form) at three sizes extrapolate to ``a = 0.5``:
+
+    >>> from types import SimpleNamespace as NS
+    >>> sims = [NS(n=n, attention=[0.5 + 10 / n], attention_se=[0.01], ridge=[0.25 + 5 / n], ridge_se=[0.01])
+    ...         for n in (100, 200, 400)]
+    >>> e = Extrapolation.fit(sims)
+    >>> e.sizes, e.forms, round(float(e.attention[0]), 12), round(float(e.ridge_slope[0]), 9)
+    ((100, 200, 400), {'E_A': '1/n', 'E_RR': '1/n'}, 0.5, 5.0)
     """
 
     sizes: tuple
@@ -130,7 +163,18 @@ class Extrapolation:
     def fit(cls, sims) -> Extrapolation:
         """The extrapolation of ``sims`` (simulations of one model at two or more sizes ``n``, the same
         ``gamma`` values): every form of ``FORMS`` fitted to the means, weighted by their standard errors,
-        and for each error the form :func:`choose_form` keeps."""
+        and for each error the form :func:`choose_form` keeps.
+
+        Means ``0.3 + 2/sqrt(n)`` at four sizes (standard error 0.001) reject the ``1/n`` form; the
+        ``1/sqrt(n)`` form is kept and recovers ``a = 0.3``:
+
+        >>> from types import SimpleNamespace as NS
+        >>> sims = [NS(n=n, attention=[0.3 + 2 / n ** 0.5], attention_se=[1e-3], ridge=[0.3 + 2 / n ** 0.5],
+        ...            ridge_se=[1e-3]) for n in (64, 256, 1024, 4096)]
+        >>> e = Extrapolation.fit(sims)
+        >>> e.fits["E_A"]["1/n"].rejected, e.forms["E_A"], round(float(e.attention[0]), 10)
+        (True, '1/sqrt(n)', 0.3)
+        """
         sims = sorted(sims, key=lambda s: s.n)
         ns = [s.n for s in sims]
         fits, used = {}, {}
@@ -146,11 +190,23 @@ class Extrapolation:
                    fits=fits, forms={k: v.form for k, v in used.items()})
 
     def form_of(self, error: str) -> str:
-        """The form used for ``error`` (``"E_A"`` or ``"E_RR"``)."""
+        """The form used for ``error`` (``"E_A"`` or ``"E_RR"``).
+
+        >>> from types import SimpleNamespace as NS
+        >>> sims = [NS(n=n, attention=[1 / n], attention_se=[0.1], ridge=[1 / n], ridge_se=[0.1]) for n in (10, 20, 40)]
+        >>> Extrapolation.fit(sims).form_of("E_RR")
+        '1/n'
+        """
         return self.forms[error]
 
     def quality(self) -> list:
-        """One sentence per error: each form's chi-square, which were rejected and which is used."""
+        """One sentence per error: each form's chi-square, which were rejected and which is used.
+
+        >>> from types import SimpleNamespace as NS
+        >>> sims = [NS(n=n, attention=[1 / n], attention_se=[0.1], ridge=[1 / n], ridge_se=[0.1]) for n in (10, 20)]
+        >>> print(Extrapolation.fit(sims).quality()[0])
+        E_A against n = 10, 20: a + b/n: chi2 = 0 on 0 dof (untestable: as many terms as sizes); a + b/sqrt(n): chi2 = ... on 0 dof (untestable: as many terms as sizes); used: a + b/n
+        """
         out = []
         for name, fits in self.fits.items():
             parts = [f.text() + (", rejected" if f.rejected else "") for f in fits.values() if f is not None]
@@ -211,49 +267,136 @@ class Comparison(TableResult):
 
     @property
     def gamma(self):
-        """The ``gamma`` values (float64), those of the limit."""
+        """The ``gamma`` values (float64), those of the limit.
+
+        >>> import numpy as np
+        >>> from types import SimpleNamespace as NS
+        >>> sim = NS(attention=np.array([0.6]), attention_se=np.array([0.1]), ridge=np.array([0.5]),
+        ...          ridge_se=np.array([0.05]), n=64, geometry=None)
+        >>> limit = NS(gamma=np.array([1.0]), attention=np.array([0.2]), ridge=np.array([0.5]))
+        >>> cmp = Comparison(sim, limit)
+        >>> cmp.gamma.tolist()
+        [1.0]
+        """
         return self.theory.gamma
 
     _gap = staticmethod(gap_in_se)
 
     @property
     def attention_gap(self):
-        """``(mean - limit)/se`` of ``E_A`` at each ``gamma`` (0 where equal, ``inf`` where ``se = 0``)."""
+        """``(mean - limit)/se`` of ``E_A`` at each ``gamma`` (0 where equal, ``inf`` where ``se = 0``).
+
+        >>> import numpy as np
+        >>> from types import SimpleNamespace as NS
+        >>> sim = NS(attention=np.array([0.6]), attention_se=np.array([0.1]), ridge=np.array([0.5]),
+        ...          ridge_se=np.array([0.05]), n=64, geometry=None)
+        >>> limit = NS(gamma=np.array([1.0]), attention=np.array([0.2]), ridge=np.array([0.5]))
+        >>> cmp = Comparison(sim, limit)
+        >>> cmp.attention_gap.round(9).tolist()
+        [4.0]
+        """
         s = self.simulation
         return self._gap(s.attention, self.theory.attention, s.attention_se)
 
     @property
     def ridge_gap(self):
-        """``(mean - limit)/se`` of ``E_RR`` at each ``gamma`` (0 where equal, ``inf`` where ``se = 0``)."""
+        """``(mean - limit)/se`` of ``E_RR`` at each ``gamma`` (0 where equal, ``inf`` where ``se = 0``).
+
+        >>> import numpy as np
+        >>> from types import SimpleNamespace as NS
+        >>> sim = NS(attention=np.array([0.6]), attention_se=np.array([0.1]), ridge=np.array([0.5]),
+        ...          ridge_se=np.array([0.05]), n=64, geometry=None)
+        >>> limit = NS(gamma=np.array([1.0]), attention=np.array([0.2]), ridge=np.array([0.5]))
+        >>> cmp = Comparison(sim, limit)
+        >>> cmp.ridge_gap.tolist()
+        [0.0]
+        """
         s = self.simulation
         return self._gap(s.ridge, self.theory.ridge, s.ridge_se)
 
     @property
     def attention(self):
-        """Simulation mean minus limit, for ``E_A``."""
+        """Simulation mean minus limit, for ``E_A``.
+
+        >>> import numpy as np
+        >>> from types import SimpleNamespace as NS
+        >>> sim = NS(attention=np.array([0.6]), attention_se=np.array([0.1]), ridge=np.array([0.5]),
+        ...          ridge_se=np.array([0.05]), n=64, geometry=None)
+        >>> limit = NS(gamma=np.array([1.0]), attention=np.array([0.2]), ridge=np.array([0.5]))
+        >>> cmp = Comparison(sim, limit)
+        >>> cmp.attention.round(9).tolist()
+        [0.4]
+        """
         return self.simulation.attention - self.theory.attention
 
     @property
     def ridge(self):
-        """Simulation mean minus limit, for ``E_RR``."""
+        """Simulation mean minus limit, for ``E_RR``.
+
+        >>> import numpy as np
+        >>> from types import SimpleNamespace as NS
+        >>> sim = NS(attention=np.array([0.6]), attention_se=np.array([0.1]), ridge=np.array([0.5]),
+        ...          ridge_se=np.array([0.05]), n=64, geometry=None)
+        >>> limit = NS(gamma=np.array([1.0]), attention=np.array([0.2]), ridge=np.array([0.5]))
+        >>> cmp = Comparison(sim, limit)
+        >>> cmp.ridge.tolist()
+        [0.0]
+        """
         return self.simulation.ridge - self.theory.ridge
 
     @property
     def extrapolated_attention_gap(self):
-        """``(a - limit)/se(a)`` for ``E_A`` with ``a`` the extrapolated mean (None without sizes)."""
+        """``(a - limit)/se(a)`` for ``E_A`` with ``a`` the extrapolated mean (None without sizes).
+
+        Means ``0.5 + 10/n`` extrapolate to the limit 0.5 exactly:
+
+        >>> import numpy as np
+        >>> from types import SimpleNamespace as NS
+        >>> sims = [NS(n=n, attention=np.array([0.5 + 10 / n]), attention_se=np.array([0.01]), ridge=np.array([0.25 + 5 / n]),
+        ...            ridge_se=np.array([0.01])) for n in (100, 200, 400)]
+        >>> limit = NS(gamma=np.array([1.0]), attention=np.array([0.5]), ridge=np.array([0.26]))
+        >>> cmp = Comparison(sims[0], limit, Extrapolation.fit(sims))
+        >>> cmp.extrapolated_attention_gap.round(6).tolist(), cmp.attention_gap.round(6).tolist()
+        ([0.0], [10.0])
+        """
         e = self.extrapolation
         return None if e is None else self._gap(e.attention, self.theory.attention, e.attention_se)
 
     @property
     def extrapolated_ridge_gap(self):
-        """``(a - limit)/se(a)`` for ``E_RR`` with ``a`` the extrapolated mean (None without sizes)."""
+        """``(a - limit)/se(a)`` for ``E_RR`` with ``a`` the extrapolated mean (None without sizes).
+
+        Means ``0.25 + 5/n`` extrapolate to 0.25, one standard error ``se(a)`` below the limit 0.26 here:
+
+        >>> import numpy as np
+        >>> from types import SimpleNamespace as NS
+        >>> sims = [NS(n=n, attention=np.array([0.5 + 10 / n]), attention_se=np.array([0.01]), ridge=np.array([0.25 + 5 / n]),
+        ...            ridge_se=np.array([0.01])) for n in (100, 200, 400)]
+        >>> limit = NS(gamma=np.array([1.0]), attention=np.array([0.5]), ridge=np.array([0.26]))
+        >>> cmp = Comparison(sims[0], limit, Extrapolation.fit(sims))
+        >>> round(float(cmp.extrapolated_ridge_gap[0] * cmp.extrapolation.ridge_se[0]), 9)
+        -0.01
+        """
         e = self.extrapolation
         return None if e is None else self._gap(e.ridge, self.theory.ridge, e.ridge_se)
 
     def notes(self, k: float = 3.0) -> list:
         """Sentences on the gaps: which are finite-size effects (above ``k`` se at ``n``, within ``k`` se
         once extrapolated), which remain after the extrapolation, how well each form fits the means
-        and whether any does, and, without an extrapolation, how to get one."""
+        and whether any does, and, without an extrapolation, how to get one.
+
+        >>> import numpy as np
+        >>> from types import SimpleNamespace as NS
+        >>> sim = NS(attention=np.array([0.6]), attention_se=np.array([0.1]), ridge=np.array([0.5]),
+        ...          ridge_se=np.array([0.05]), n=64, p=32, trials=2, geometry=None)
+        >>> limit = NS(gamma=np.array([1.0]), gamma_exact=(1,), attention=np.array([0.2]), ridge=np.array([0.5]),
+        ...            attention_mp=(0.2,), ridge_mp=(0.5,))
+        >>> cmp = Comparison(sim, limit)
+        >>> cmp.notes()
+        ['gaps above 3 se at n = 64. compare(theory, sizes=[n1, n2]) simulates other sizes and extrapolates in n.']
+        >>> cmp.notes(k=5)
+        []
+        """
         out = []
         gaps = {"E_A": self.attention_gap, "E_RR": self.ridge_gap}
         e = self.extrapolation
@@ -291,25 +434,70 @@ class Comparison(TableResult):
 
     @property
     def max_gap(self) -> float:
-        """The largest ``|gap|`` in standard errors over both errors and every ``gamma``."""
+        """The largest ``|gap|`` in standard errors over both errors and every ``gamma``.
+
+        >>> import numpy as np
+        >>> from types import SimpleNamespace as NS
+        >>> sim = NS(attention=np.array([0.6]), attention_se=np.array([0.1]), ridge=np.array([0.5]),
+        ...          ridge_se=np.array([0.05]), n=64, geometry=None)
+        >>> limit = NS(gamma=np.array([1.0]), attention=np.array([0.2]), ridge=np.array([0.5]))
+        >>> cmp = Comparison(sim, limit)
+        >>> round(cmp.max_gap, 9)
+        4.0
+        """
         return float(np.max(np.abs(np.concatenate([self.attention_gap, self.ridge_gap]))))
 
     def within(self, k: float = 3.0, slack: float = 0.0) -> bool:
-        """``|mean - limit| <= k se + slack`` at every ``gamma``, for both errors."""
+        """``|mean - limit| <= k se + slack`` at every ``gamma``, for both errors.
+
+        >>> import numpy as np
+        >>> from types import SimpleNamespace as NS
+        >>> sim = NS(attention=np.array([0.6]), attention_se=np.array([0.1]), ridge=np.array([0.5]),
+        ...          ridge_se=np.array([0.05]), n=64, p=32, trials=2, geometry=None)
+        >>> limit = NS(gamma=np.array([1.0]), gamma_exact=(1,), attention=np.array([0.2]), ridge=np.array([0.5]),
+        ...            attention_mp=(0.2,), ridge_mp=(0.5,))
+        >>> cmp = Comparison(sim, limit)
+        >>> cmp.within(), cmp.within(k=4), cmp.within(slack=0.1)
+        (False, True, True)
+        """
         s = self.simulation
         ok_a = np.abs(self.attention) <= k * s.attention_se + slack
         ok_r = np.abs(self.ridge) <= k * s.ridge_se + slack
         return bool(np.all(ok_a) and np.all(ok_r))
 
     def to_numpy(self):
-        """Float64 array ``(len(gamma), 9)`` with the columns of :attr:`columns`."""
+        """Float64 array ``(len(gamma), 9)`` with the columns of :attr:`columns`.
+
+        >>> import numpy as np
+        >>> from types import SimpleNamespace as NS
+        >>> sim = NS(attention=np.array([0.6]), attention_se=np.array([0.1]), ridge=np.array([0.5]),
+        ...          ridge_se=np.array([0.05]), n=64, p=32, trials=2, geometry=None)
+        >>> limit = NS(gamma=np.array([1.0]), gamma_exact=(1,), attention=np.array([0.2]), ridge=np.array([0.5]),
+        ...            attention_mp=(0.2,), ridge_mp=(0.5,))
+        >>> cmp = Comparison(sim, limit)
+        >>> cmp.to_numpy().round(6).tolist()
+        [[1.0, 0.2, 0.6, 0.1, 4.0, 0.5, 0.5, 0.05, 0.0]]
+        """
         s, t = self.simulation, self.theory
         return np.column_stack([t.gamma, t.attention, s.attention, s.attention_se, self.attention_gap,
                                 t.ridge, s.ridge, s.ridge_se, self.ridge_gap])
 
     def to_pandas(self, long: bool = False):
         """A DataFrame with :attr:`columns` (one row per gamma); ``long=True``: one row per gamma and error
-        with ``limit, mean, se, gap``."""
+        with ``limit, mean, se, gap``.
+
+        >>> import numpy as np
+        >>> from types import SimpleNamespace as NS
+        >>> sim = NS(attention=np.array([0.6]), attention_se=np.array([0.1]), ridge=np.array([0.5]),
+        ...          ridge_se=np.array([0.05]), n=64, p=32, trials=2, geometry=None)
+        >>> limit = NS(gamma=np.array([1.0]), gamma_exact=(1,), attention=np.array([0.2]), ridge=np.array([0.5]),
+        ...            attention_mp=(0.2,), ridge_mp=(0.5,))
+        >>> cmp = Comparison(sim, limit)
+        >>> cmp.to_pandas()[["attention_gap", "ridge_gap"]].round(6).values.tolist()
+        [[4.0, 0.0]]
+        >>> cmp.to_pandas(long=True)[["error", "gap"]].round(6).values.tolist()
+        [['attention', 4.0], ['ridge', 0.0]]
+        """
         pd = need_pandas()
         df = pd.DataFrame(self.to_numpy(), columns=list(self.columns))
         if long:
@@ -323,7 +511,8 @@ class Comparison(TableResult):
         return df
 
     def to_xarray(self):
-        """An ``xarray.Dataset`` of every column over ``gamma``."""
+        """An ``xarray.Dataset`` of every column over ``gamma`` (needs xarray; no example: importing it costs a
+        second)."""
         xr = need_xarray()
         data = self.to_numpy()
         return xr.Dataset({name: ("gamma", data[:, i]) for i, name in enumerate(self.columns) if name != "gamma"},
@@ -332,7 +521,7 @@ class Comparison(TableResult):
     def plot(self, ax=None, k: float = 1.0, log=None, fine: int = 61):
         """The simulation's error bars (``k`` se) over the limit curves, evaluated on ``fine`` values of
         ``gamma`` spanning the simulated ones (smooth; ``fine=0``: only at the simulated ``gamma``), in
-        matching colours (matplotlib); returns the axes."""
+        matching colours (matplotlib); returns the axes.  (No doctest: it draws a figure.)"""
         return self.simulation.plot(ax=ax, limit=self.theory, k=k, log=log, fine=fine)
 
     def _rows(self):
@@ -378,7 +567,26 @@ class Comparison(TableResult):
         return out + "".join(f"<p>note: {html.escape(note)}</p>" for note in self.notes())
 
     def latex(self) -> str:
-        """A ``tabular`` with two rows per ``gamma`` (``E_A``, then ``E_RR``), so that it fits a page."""
+        r"""A ``tabular`` with two rows per ``gamma`` (``E_A``, then ``E_RR``), so that it fits a page.
+
+        >>> import numpy as np
+        >>> from types import SimpleNamespace as NS
+        >>> sim = NS(attention=np.array([0.6]), attention_se=np.array([0.1]), ridge=np.array([0.5]),
+        ...          ridge_se=np.array([0.05]), n=64, p=32, trials=2, geometry=None)
+        >>> limit = NS(gamma=np.array([1.0]), gamma_exact=(1,), attention=np.array([0.2]), ridge=np.array([0.5]),
+        ...            attention_mp=(0.2,), ridge_mp=(0.5,))
+        >>> cmp = Comparison(sim, limit)
+        >>> print(cmp.latex(), end="")
+        % simulation (n = 64, p = 32, 2 trials) against the limit; gap/se = (mean - limit)/se
+        \begin{tabular}{rrrrr}
+        \hline
+        $\gamma$ & error & limit & simulation (mean $\pm$ se) & gap/se \\
+        \hline
+        1 & $E_A$ & 0.2 & $0.600000 \pm 1.0e-01$ & +4.00 \\
+         & $E_{RR}$ & 0.5 & $0.500000 \pm 5.0e-02$ & +0.00 \\
+        \hline
+        \end{tabular}
+        """
         header = [r"$\gamma$", "error", "limit", r"simulation (mean $\pm$ se)", "gap/se"]
         rows = []
         for r in self._rows():

@@ -1,18 +1,6 @@
-r"""LaTeX of the package's results (``symrmt latex RESULT``, ``symrmt.latex(RESULT)``).
-
-:func:`latex_of` returns a result's text: short paragraphs of prose (inline ``$...$``
-math only, no macro outside math) between ``align`` or ``equation``/``split``
-environments, or a whole document with ``standalone=True``.  The same text compiles with
-pdflatex (amsmath, the default ``article`` page: no line wider than the text) and renders
-in MathJax 3 (no ``\intertext``, no package beyond amsmath/amssymb).
-``explicit=True`` (``symrmt latex theorem1 --explicit``) writes the general result with
-every symbol defined: the pencil matrices, the fixed point and its branch, the rotated
-coordinates of ``(mu, w_K, w_Q)``, the Woodbury matrix ``D`` block by block, the vectors
-``e`` and ``x``, and ``E_RR`` for comparison.  The matrices come from the symbolic layer
-(:mod:`symrmt.models.attention.equations`), so the LaTeX is the formula the package evaluates.
-
-``symrmt.latex`` is this module, and calling it, ``symrmt.latex("theorem1")``, returns a
-:class:`LatexText`: ``str()`` is the LaTeX, and a notebook displays it (``_repr_latex_``).
+r"""LaTeX of the package's results (``symrmt latex RESULT``, ``symrmt.latex(RESULT)``): prose with inline
+math between ``align`` blocks, that compiles with pdflatex (amsmath) and renders in MathJax 3.
+``symrmt.latex`` is this module, and calling it, ``symrmt.latex("theorem1")``, returns a :class:`LatexText`.
 """
 
 from __future__ import annotations
@@ -41,7 +29,12 @@ LATEX_RESULTS = {
 }
 
 class LatexText(str):
-    """LaTeX text that a notebook displays (``_repr_latex_``); otherwise a plain ``str``."""
+    """LaTeX text that a notebook displays (``_repr_latex_``); otherwise a plain ``str``.
+
+    >>> t = LatexText("$x^2$")
+    >>> t == "$x^2$", t._repr_latex_() == str(t), repr(LatexText("x" * 70)).endswith("...)")
+    (True, True, True)
+    """
 
     def _repr_latex_(self) -> str:
         return str(self)
@@ -138,7 +131,18 @@ EXPLICIT = {"theorem1": theorem1_explicit}
 def latex_of(result: str, standalone: bool = False, explicit: bool = False) -> str:
     """The LaTeX of a result: prose and ``align`` blocks (or a whole document with ``standalone``).
 
-    ``explicit`` writes every symbol out (available for ``theorem1``).
+    Takes a name of :data:`LATEX_RESULTS`; ``explicit`` writes every symbol out (available for
+    ``theorem1``).  Returns the LaTeX text; raises :class:`~symrmt.errors.ParameterError` for an
+    unknown name, or ``explicit`` where there is no explicit form.
+
+    >>> latex_of("theorem2")
+    Traceback (most recent call last):
+    ...
+    symrmt.errors.ParameterError: unknown result 'theorem2'; known: a1-zero, aligned, hermite, lowrank, noise-only, ridge, ridgeless, theorem1
+    >>> latex_of("ridge", explicit=True)
+    Traceback (most recent call last):
+    ...
+    symrmt.errors.ParameterError: --explicit is available for theorem1, not 'ridge'
     """
     if result not in LATEX_RESULTS:
         raise ParameterError(f"unknown result {result!r}; known: {', '.join(sorted(LATEX_RESULTS))}")

@@ -70,7 +70,16 @@ def split_sum(expr, first: int = LINE_CHARS, width: int = LINE_CHARS) -> list:
 
 
 def document(body: str, title: str = "") -> str:
-    """A whole ``article`` (amsmath, amssymb) around ``body``."""
+    r"""A whole ``article`` (amsmath, amssymb) around ``body``, with ``title`` as an unnumbered section.
+
+    >>> print(document("$x = 1$", "one"), end="")
+    \documentclass{article}
+    \usepackage{amsmath,amssymb}
+    \begin{document}
+    \section*{one}
+    $x = 1$
+    \end{document}
+    """
     head = f"\\section*{{{title}}}\n" if title else ""
     return ("\\documentclass{article}\n\\usepackage{amsmath,amssymb}\n\\begin{document}\n" + head + body.rstrip()
             + "\n\\end{document}\n")

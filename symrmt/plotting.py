@@ -1,19 +1,7 @@
 r"""Matplotlib plots and xarray/pandas views of the result objects (``r.plot()``, ``r.to_xarray()``).
 
-Every ``plot`` takes an optional ``ax`` (a new figure otherwise) and returns the axes, so a
-notebook can keep drawing on it:
-
-* :class:`~symrmt.results.LimitResult`: ``E_A`` and ``E_RR`` against ``gamma`` (log axis when the
-  values span a factor 10 or more);
-* :class:`~symrmt.results.SimulationResult`: the Monte-Carlo means with error bars of ``k`` standard
-  errors, over the limit curves when ``limit=`` is given (``Comparison.plot()`` does that);
-* :class:`~symrmt.models.attention.sweeps.SweepResult`: a line per error over a one-axis grid; over a two-axis grid
-  a heat map of ``E_A - E_RR`` (diverging colours, zero in white) with the contour
-  ``E_A = E_RR``, or with ``kind="sign"`` the sign map of the phase diagram;
-* :class:`~symrmt.models.attention.boundary.CrossingsResult`: the sign of ``E_A - E_RR`` at the scan points and a
-  vertical line at each certified root.
-
-matplotlib is the optional extra ``symrmt[plot]``, xarray and pandas ``symrmt[results]``.
+Every ``plot`` takes an optional ``ax`` (a new figure otherwise) and returns the axes.  matplotlib is the
+optional extra ``symrmt[plot]``, xarray and pandas ``symrmt[results]``.
 """
 
 from __future__ import annotations
@@ -25,7 +13,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from symrmt.errors import ParameterError, SymrmtError
+from symrmt.errors import ExtraUnavailable, ParameterError, SymrmtError
 from symrmt.parsing.numbers import to_fraction
 
 __all__ = ["need_matplotlib", "need_xarray", "figure_path", "plot_limit", "plot_simulation", "plot_sweep", "plot_crossings",
@@ -33,12 +21,16 @@ __all__ = ["need_matplotlib", "need_xarray", "figure_path", "plot_limit", "plot_
 
 
 def need_matplotlib():
-    """``matplotlib.pyplot``, with the install hint when it is missing."""
+    """``matplotlib.pyplot``, with the install hint when it is missing.
+
+    Takes nothing; returns the module; raises :class:`~symrmt.errors.ExtraUnavailable` (an ``ImportError``)
+    naming ``pip install 'symrmt[plot]'``.  (No example: importing pyplot costs a second.)
+    """
     try:
         # optional dependency (matplotlib)
         import matplotlib.pyplot as plt
     except ImportError as exc:  # pragma: no cover - installed where the tests run
-        raise ImportError("plot() needs matplotlib: pip install 'symrmt[plot]'") from exc
+        raise ExtraUnavailable("plot() needs matplotlib: pip install 'symrmt[plot]'") from exc
     return plt
 
 
@@ -77,17 +69,30 @@ def figure_path(path, what: str = "--plot") -> str:
 
 
 def need_xarray():
-    """``xarray``, with the install hint when it is missing."""
+    """``xarray``, with the install hint when it is missing.
+
+    Takes nothing; returns the module; raises :class:`~symrmt.errors.ExtraUnavailable` (an ``ImportError``)
+    naming ``pip install 'symrmt[results]'``.  (No example: importing xarray costs a second.)
+    """
     try:
         # optional dependency (xarray)
         import xarray as xr
     except ImportError as exc:  # pragma: no cover - installed where the tests run
-        raise ImportError("to_xarray() needs xarray: pip install 'symrmt[results]'") from exc
+        raise ExtraUnavailable("to_xarray() needs xarray: pip install 'symrmt[results]'") from exc
     return xr
 
 
 def long_frame(wide, ids, values):
-    """The long format of a wide DataFrame: the columns ``ids``, then ``error`` and ``value``."""
+    """The long format of a wide DataFrame: the columns ``ids``, then ``error`` and ``value``.
+
+    Takes the DataFrame, the names of its id columns and of its value columns; returns a new DataFrame with
+    the ``attrs`` of ``wide``.
+
+    >>> import pandas as pd
+    >>> wide = pd.DataFrame({"gamma": [1.0], "attention": [0.25], "ridge": [0.5]})
+    >>> long_frame(wide, ["gamma"], ["attention", "ridge"]).values.tolist()
+    [[1.0, 'attention', 0.25], [1.0, 'ridge', 0.5]]
+    """
     out = wide.melt(id_vars=list(ids), value_vars=list(values), var_name="error", value_name="value")
     out.attrs.update(wide.attrs)
     return out
@@ -106,7 +111,10 @@ def set_log(ax, which: str = "x") -> None:
     """Put axis ``which`` (``"x"`` or ``"y"``) of ``ax`` in log scale with labels that do not overlap: no labels
     on the minor ticks (matplotlib labels them when the axis spans about one decade, and ``3x10^-1`` runs into
     ``4x10^-1``), and over at most 2.5 decades of data major ticks at 1, 2 and 5 times the powers of ten,
-    written as plain numbers (``0.5``, ``1``, ``2``).  Call it after the data are drawn."""
+    written as plain numbers (``0.5``, ``1``, ``2``).  Call it after the data are drawn.
+
+    Takes matplotlib axes and ``"x"`` or ``"y"``; returns ``None``.  (No example: it needs a figure.)
+    """
     # optional dependency (matplotlib)
     from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
@@ -148,7 +156,12 @@ COLORS = {"attention": "C0", "ridge": "C3"}
 
 
 def plot_limit(r, ax=None, log=None, labels=("$E_A$ (Attention)", "$E_{RR}$ (ridge)")):
-    """``E_A`` and ``E_RR`` of a :class:`~symrmt.results.LimitResult` against ``gamma``."""
+    """``E_A`` and ``E_RR`` of a :class:`~symrmt.results.LimitResult` against ``gamma``.
+
+    Takes the result (or any object with ``gamma``, ``attention``, ``ridge`` arrays), optional axes, ``log``
+    (``None``: a log axis when ``gamma`` spans a factor 10) and the two legend labels; returns the axes.
+    (No doctest: it draws a figure; ``tests/test_plotting.py`` checks it.)
+    """
     ax = _axes(ax)
     order = r.gamma.argsort()
     g = r.gamma[order]
@@ -199,7 +212,16 @@ def fine_limit(limit, gammas, points: int = 61, digits: int = 10):
     curve instead of segments through the points, computed by the result's ``recompute`` (which the model
     sets).  Returns an object with ``gamma``, ``attention``, ``ridge`` arrays (``limit`` itself when it cannot
     be recomputed or spans fewer than two values); raises the solver's error (a :class:`~symrmt.SolverError`)
-    when a value cannot be certified."""
+    when a value cannot be certified.
+
+    >>> from types import SimpleNamespace
+    >>> limit = SimpleNamespace(digits=5, recompute=lambda grid, digits: ([g / 2 for g in grid], grid))
+    >>> curve = fine_limit(limit, [1, 100], points=3)
+    >>> curve.gamma.tolist(), curve.attention.tolist()
+    ([1.0, 10.0, 100.0], [0.5, 5.0, 50.0])
+    >>> fine_limit(limit, [1]) is limit
+    True
+    """
     values = [float(g) for g in gammas]
     recompute = getattr(limit, "recompute", None)
     if len(values) < 2 or recompute is None:
@@ -213,7 +235,10 @@ def plot_simulation(s, ax=None, limit=None, k: float = 1.0, log=None, fine: int 
     """Monte-Carlo means of a :class:`~symrmt.results.SimulationResult` with error bars of ``k`` se,
     over the curves of ``limit`` (a :class:`~symrmt.results.LimitResult`) when given: the limit is
     recomputed on ``fine`` values of ``gamma`` spanning the simulated ones (``fine=0``: drawn through
-    ``limit``'s own points), in the colour of its points."""
+    ``limit``'s own points), in the colour of its points.  Returns the axes; a limit that cannot be
+    recomputed on the fine grid is drawn through its own points, with a warning.  (No doctest: it draws a
+    figure; ``tests/test_plotting.py`` checks it.)
+    """
     ax = _axes(ax)
     if limit is not None:
         curve = limit
@@ -260,7 +285,16 @@ def plot_sweep(sw, kind: str | None = None, ax=None, log=None):
     """A :class:`~symrmt.models.attention.sweeps.SweepResult`: over one axis both errors as lines (the
     default, ``kind="both"``, and ``"attention"``, ``"ridge"``; ``"difference"``: ``E_A - E_RR``;
     ``"sign"``: its sign); over two a heat map (``kind="difference"``, the default, ``"attention"``,
-    ``"ridge"``) or the sign map (``kind="sign"``)."""
+    ``"ridge"``) or the sign map (``kind="sign"``).  Returns the axes; raises
+    :class:`~symrmt.errors.ParameterError` for another ``kind``, or a sweep over more than two axes.  The
+    check comes before any drawing:
+
+    >>> from types import SimpleNamespace
+    >>> plot_sweep(SimpleNamespace(grid={"gamma": [1, 2]}), kind="both ways")
+    Traceback (most recent call last):
+    ...
+    symrmt.errors.ParameterError: kind must be 'both' (one axis), 'difference', 'attention', 'ridge' or 'sign', got 'both ways'
+    """
     axes = list(sw.grid)
     if kind is None:
         kind = "both" if len(axes) == 1 else "difference"
@@ -321,7 +355,9 @@ def plot_sweep(sw, kind: str | None = None, ax=None, log=None):
 
 def plot_crossings(cr, ax=None, log=None):
     """The sign of ``E_A - E_RR`` at the scan points of a :class:`~symrmt.models.attention.boundary.CrossingsResult`
-    and a vertical line at each root."""
+    and a vertical line at each root.  Returns the axes.  (No doctest: it draws a figure;
+    ``tests/test_plotting.py`` checks it.)
+    """
     ax = _axes(ax)
     x = np.array([float(v) for v in cr.scan_x])
     ax.step(x, np.array(cr.scan_sign, dtype=float), where="mid", color="0.4", lw=1)

@@ -1,21 +1,8 @@
 """Progress bars: ``tqdm`` when it is installed, else a tiny dependency-free bar on stderr.
 
-:func:`progress_bar` is what the package's long calls use: on a terminal it returns a
-``tqdm`` bar when ``tqdm`` is installed, and in an interactive notebook a ``tqdm.auto``
-widget (closed and removed when the run ends); otherwise -- ``tqdm`` or ipywidgets missing,
-or stderr a file or a pipe such as a CI log -- it returns :class:`Progress`, which writes
-one plain line every few seconds instead of carriage-return redraws.  A notebook executed
-headless (``jupyter nbconvert --execute``) draws no bar at all unless asked to.
-
->>> with Progress(3, "demo", enabled=False) as bar:
-...     for _ in range(3):
-...         bar.update()
->>> bar.count
-3
-
-With ``enabled=None`` (the default) the bar shows itself only when stderr is a
-terminal, or once the run has lasted more than :data:`AUTO_AFTER_S` seconds,
-so short runs and test suites stay silent.
+:func:`progress_bar` gives a ``tqdm`` bar on a terminal or in an interactive notebook, else a
+:class:`Progress` that writes one plain line every few seconds (a file, a pipe, a CI log).  In auto mode
+a bar shows only on a terminal or after :data:`AUTO_AFTER_S` seconds, so short runs stay silent.
 """
 
 from __future__ import annotations
@@ -63,7 +50,10 @@ def interactive_kernel() -> bool:
 
     Headless runners (``jupyter nbconvert --execute``, nbclient, papermill) send every cell with
     ``allow_stdin=False``; there a progress bar would only be saved into the notebook, frozen, with
-    its widget state, so :func:`progress_bar` draws none.
+    its widget state, so :func:`progress_bar` draws none.  Takes nothing; returns a bool.
+
+    >>> interactive_kernel()   # a test run or a script: no kernel
+    False
     """
     kernel = _kernel()
     return kernel is not None and bool(getattr(kernel, "_allow_stdin", False))
@@ -141,6 +131,12 @@ class Progress:
         ``None`` draws when the stream is a TTY or after ``AUTO_AFTER_S`` seconds.
     stream : file-like, optional
         Where to draw; defaults to ``sys.stderr`` looked up at construction.
+
+    >>> with Progress(3, "demo", enabled=False) as bar:
+    ...     for _ in range(3):
+    ...         bar.update()
+    >>> bar.count
+    3
     """
 
     def __init__(self, total: int, desc: str = "", enabled: bool | None = None, stream=None):
@@ -166,7 +162,13 @@ class Progress:
         return bool(self.enabled)
 
     def line(self, now: float | None = None) -> str:
-        """The text of the bar at time ``now`` (monotonic seconds)."""
+        """The text of the bar at time ``now`` (monotonic seconds).
+
+        >>> bar = Progress(4, "demo", enabled=False)
+        >>> bar.update(2)
+        >>> bar.line(bar._start + 4)
+        'demo: 2/4 [############------------] 0.5 it/s elapsed 00:04 ETA 00:04'
+        """
         now = time.monotonic() if now is None else now
         elapsed = max(now - self._start, 1e-9)
         rate = self.count / elapsed
@@ -205,12 +207,29 @@ class Progress:
 
     # -- API ---------------------------------------------------------------
     def update(self, k: int = 1) -> None:
-        """Advance by ``k`` steps and redraw if it is time to."""
+        """Advance by ``k`` steps and redraw if it is time to.
+
+        >>> import io
+        >>> out = io.StringIO()
+        >>> bar = Progress(2, "fit", enabled=True, stream=out)
+        >>> bar.update(2)
+        >>> out.getvalue().startswith("fit: 2/2 [########################]")
+        True
+        """
         self.count += k
         self._draw(time.monotonic(), force=self.count >= self.total and self._tty)
 
     def close(self) -> None:
-        """Draw the final state (if the bar is showing) and end the line."""
+        """Draw the final state (if the bar is showing) and end the line; a second call does nothing.
+
+        >>> import io
+        >>> out = io.StringIO()
+        >>> bar = Progress(3, enabled=True, stream=out)
+        >>> bar.update()
+        >>> bar.close(); bar.close()
+        >>> out.getvalue().count("1/3")
+        1
+        """
         if self._closed:
             return
         self._closed = True

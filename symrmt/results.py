@@ -102,26 +102,72 @@ class LimitResult(TableResult):
     # -- arrays -------------------------------------------------------------------
     @property
     def gamma(self):
-        """``gamma`` as a float64 array."""
+        """``gamma`` as a float64 array.
+
+        >>> import mpmath, symrmt
+        >>> from fractions import Fraction as F
+        >>> r = LimitResult(f="tanh", expr="tanh(t)", center=False, c=F(1, 2), gamma_exact=(F(1, 10), F(1)),
+        ...                 geometry=symrmt.Geometry(), diagonal="zero", digits=5,
+        ...                 attention_mp=(mpmath.mpf("0.25"), mpmath.mpf(0.5)), ridge_mp=(mpmath.mpf(1) / 3, mpmath.mpf(0.75)))
+        >>> r.gamma.tolist()
+        [0.1, 1.0]
+        """
         return float_array(self.gamma_exact)
 
     @property
     def attention(self):
-        """``E_A(gamma)`` as a float64 array (``attention_mp`` holds every certified digit)."""
+        """``E_A(gamma)`` as a float64 array (``attention_mp`` holds every certified digit).
+
+        >>> import mpmath, symrmt
+        >>> from fractions import Fraction as F
+        >>> r = LimitResult(f="tanh", expr="tanh(t)", center=False, c=F(1, 2), gamma_exact=(F(1, 10), F(1)),
+        ...                 geometry=symrmt.Geometry(), diagonal="zero", digits=5,
+        ...                 attention_mp=(mpmath.mpf("0.25"), mpmath.mpf(0.5)), ridge_mp=(mpmath.mpf(1) / 3, mpmath.mpf(0.75)))
+        >>> r.attention.tolist()
+        [0.25, 0.5]
+        """
         return float_array(self.attention_mp)
 
     @property
     def ridge(self):
-        """``E_RR(gamma)`` as a float64 array."""
+        """``E_RR(gamma)`` as a float64 array.
+
+        >>> import mpmath, symrmt
+        >>> from fractions import Fraction as F
+        >>> r = LimitResult(f="tanh", expr="tanh(t)", center=False, c=F(1, 2), gamma_exact=(F(1, 10), F(1)),
+        ...                 geometry=symrmt.Geometry(), diagonal="zero", digits=5,
+        ...                 attention_mp=(mpmath.mpf("0.25"), mpmath.mpf(0.5)), ridge_mp=(mpmath.mpf(1) / 3, mpmath.mpf(0.75)))
+        >>> r.ridge.tolist()
+        [0.3333333333333333, 0.75]
+        """
         return float_array(self.ridge_mp)
 
     def to_numpy(self):
-        """A float64 array of shape ``(len(gamma), 3)``: columns :attr:`columns` = gamma, attention, ridge."""
+        """A float64 array of shape ``(len(gamma), 3)``: columns :attr:`columns` = gamma, attention, ridge.
+
+        >>> import mpmath, symrmt
+        >>> from fractions import Fraction as F
+        >>> r = LimitResult(f="tanh", expr="tanh(t)", center=False, c=F(1, 2), gamma_exact=(F(1, 10), F(1)),
+        ...                 geometry=symrmt.Geometry(snr=1), diagonal="zero", digits=5,
+        ...                 attention_mp=(mpmath.mpf("0.25"), mpmath.mpf(0.5)), ridge_mp=(mpmath.mpf(1) / 3, mpmath.mpf(0.75)))
+        >>> r.to_numpy().round(4).tolist()
+        [[0.1, 0.25, 0.3333], [1.0, 0.5, 0.75]]
+        """
         return np.column_stack([self.gamma, self.attention, self.ridge])
 
     def to_pandas(self, long: bool = False):
         """A DataFrame with columns ``gamma, attention, ridge`` (float64) and the inputs in ``.attrs``;
-        ``long=True``: columns ``gamma, error, value`` (one row per gamma and error)."""
+        ``long=True``: columns ``gamma, error, value`` (one row per gamma and error).
+
+        >>> import mpmath, symrmt
+        >>> from fractions import Fraction as F
+        >>> r = LimitResult(f="tanh", expr="tanh(t)", center=False, c=F(1, 2), gamma_exact=(F(1, 10), F(1)),
+        ...                 geometry=symrmt.Geometry(snr=1), diagonal="zero", digits=5,
+        ...                 attention_mp=(mpmath.mpf("0.25"), mpmath.mpf(0.5)), ridge_mp=(mpmath.mpf(1) / 3, mpmath.mpf(0.75)))
+        >>> df = r.to_pandas()
+        >>> list(df.columns), df.attrs["c"], r.to_pandas(long=True).shape
+        (['gamma', 'attention', 'ridge'], '1/2', (4, 3))
+        """
         pd = need_pandas()
         df = pd.DataFrame(self.to_numpy(), columns=list(self.columns))
         df.attrs.update(self.params())
@@ -130,20 +176,32 @@ class LimitResult(TableResult):
         return df
 
     def to_xarray(self):
-        """An ``xarray.Dataset``: ``attention`` and ``ridge`` over ``gamma`` (float64), the inputs in ``attrs``."""
+        """An ``xarray.Dataset``: ``attention`` and ``ridge`` over ``gamma`` (float64), the inputs in ``attrs``
+        (needs xarray; no example: importing it costs a second)."""
         xr = need_xarray()
         attrs = {k: str(v) for k, v in self.params().items()}
         return xr.Dataset({"attention": ("gamma", self.attention), "ridge": ("gamma", self.ridge)},
                           coords={"gamma": self.gamma}, attrs=attrs)
 
     def plot(self, ax=None, log=None):
-        """``E_A`` and ``E_RR`` against ``gamma`` (matplotlib); returns the axes."""
+        """``E_A`` and ``E_RR`` against ``gamma`` (matplotlib); returns the axes (no doctest: it draws a
+        figure; ``tests/test_plotting.py`` checks it)."""
         return plot_limit(self, ax=ax, log=log)
 
     def params(self, exact: bool = False) -> dict:
         """The inputs as plain Python values: exact numbers as strings (``"1/2"``), except a long one (an
         irrational inner product, rounded to 1000+ digits) as a decimal at :attr:`digits`;
-        ``exact=True`` gives every number exactly."""
+        ``exact=True`` gives every number exactly.
+
+        >>> import mpmath, symrmt
+        >>> from fractions import Fraction as F
+        >>> r = LimitResult(f="tanh", expr="tanh(t)", center=False, c=F(1, 2), gamma_exact=(F(1, 10), F(1)),
+        ...                 geometry=symrmt.Geometry(snr=1), diagonal="zero", digits=5,
+        ...                 attention_mp=(mpmath.mpf("0.25"), mpmath.mpf(0.5)), ridge_mp=(mpmath.mpf(1) / 3, mpmath.mpf(0.75)))
+        >>> p = r.params()
+        >>> p["c"], p["geometry"]["snr"], p["digits"]
+        ('1/2', '1', 5)
+        """
 
         def t(v):
             return str(v) if exact or not is_long(v) else decimal_text(v, self.digits)
@@ -186,9 +244,26 @@ class LimitResult(TableResult):
         return html_table(["γ"] + heads, self._rows(), self._caption()) + note
 
     def latex(self) -> str:
-        """The values as a LaTeX ``tabular`` (inputs in a comment line above it) that fits the default
+        r"""The values as a LaTeX ``tabular`` (inputs in a comment line above it) that fits the default
         ``article`` page: above :data:`LATEX_WIDE_DIGITS` digits one value per row, its digits grouped by
-        five in a paragraph column (so that 100 digits wrap instead of running off the page)."""
+        five in a paragraph column (so that 100 digits wrap instead of running off the page).
+
+        >>> import mpmath, symrmt
+        >>> from fractions import Fraction as F
+        >>> r = LimitResult(f="tanh", expr="tanh(t)", center=False, c=F(1, 2), gamma_exact=(F(1, 10), F(1)),
+        ...                 geometry=symrmt.Geometry(snr=1), diagonal="zero", digits=5,
+        ...                 attention_mp=(mpmath.mpf("0.25"), mpmath.mpf(0.5)), ridge_mp=(mpmath.mpf(1) / 3, mpmath.mpf(0.75)))
+        >>> print(r.latex(), end="")
+        % limits: f = tanh, c = 0.5, snr = 1, diagonal = zero (5 certified digits)
+        \begin{tabular}{rrr}
+        \hline
+        $\gamma$ & $E_A(\gamma)$ & $E_{RR}(\gamma)$ \\
+        \hline
+        0.1 & 0.25 & 0.33333 \\
+        1 & 0.5 & 0.75 \\
+        \hline
+        \end{tabular}
+        """
         if self.digits <= LATEX_WIDE_DIGITS:
             heads = ([r"$T_A(\gamma)$", r"$T_{RR}(\gamma)$"] if self.error == "test"
                      else [r"$E_A(\gamma)$", r"$E_{RR}(\gamma)$"])
@@ -281,31 +356,87 @@ class SimulationResult(TableResult):
 
     @property
     def gamma(self):
-        """The ``gamma`` values as a float64 array (``gamma_exact`` holds them exactly)."""
+        """The ``gamma`` values as a float64 array (``gamma_exact`` holds them exactly).
+
+        >>> import numpy as np
+        >>> from fractions import Fraction as F
+        >>> s = SimulationResult(f="tanh", expr="tanh(t)", center=False, c=F(1, 2), gamma_exact=(F(1),),
+        ...                      geometry=None, diagonal="zero", n=64, p=32, trials=2, seed=0, noise="gaussian",
+        ...                      attention_trials=np.array([[0.5], [0.7]]), ridge_trials=np.array([[0.4], [0.8]]))
+        >>> s.gamma.tolist()
+        [1.0]
+        """
         return float_array(self.gamma_exact)
 
     @property
     def attention(self):
-        """Mean of ``E_A`` over the trials."""
+        """Mean of ``E_A`` over the trials.
+
+        >>> import numpy as np
+        >>> from fractions import Fraction as F
+        >>> s = SimulationResult(f="tanh", expr="tanh(t)", center=False, c=F(1, 2), gamma_exact=(F(1),),
+        ...                      geometry=None, diagonal="zero", n=64, p=32, trials=2, seed=0, noise="gaussian",
+        ...                      attention_trials=np.array([[0.5], [0.7]]), ridge_trials=np.array([[0.4], [0.8]]))
+        >>> s.attention.tolist()
+        [0.6]
+        """
         return self.attention_trials.mean(axis=0)
 
     @property
     def ridge(self):
-        """Mean of ``E_RR`` over the trials."""
+        """Mean of ``E_RR`` over the trials.
+
+        >>> import numpy as np
+        >>> from fractions import Fraction as F
+        >>> s = SimulationResult(f="tanh", expr="tanh(t)", center=False, c=F(1, 2), gamma_exact=(F(1),),
+        ...                      geometry=None, diagonal="zero", n=64, p=32, trials=2, seed=0, noise="gaussian",
+        ...                      attention_trials=np.array([[0.5], [0.7]]), ridge_trials=np.array([[0.4], [0.8]]))
+        >>> s.ridge.round(12).tolist()
+        [0.6]
+        """
         return self.ridge_trials.mean(axis=0)
 
     @property
     def attention_se(self):
-        """Standard error of :attr:`attention`: ``std(ddof=1)/sqrt(trials)`` over the trials."""
+        """Standard error of :attr:`attention`: ``std(ddof=1)/sqrt(trials)`` over the trials.
+
+        Two trials 0.5, 0.7: ``std(ddof=1) = 0.1 sqrt(2)``, over ``sqrt(2)``:
+
+        >>> import numpy as np
+        >>> from fractions import Fraction as F
+        >>> s = SimulationResult(f="tanh", expr="tanh(t)", center=False, c=F(1, 2), gamma_exact=(F(1),),
+        ...                      geometry=None, diagonal="zero", n=64, p=32, trials=2, seed=0, noise="gaussian",
+        ...                      attention_trials=np.array([[0.5], [0.7]]), ridge_trials=np.array([[0.4], [0.8]]))
+        >>> s.attention_se.round(12).tolist()
+        [0.1]
+        """
         return self.attention_trials.std(axis=0, ddof=1) / self.trials ** 0.5
 
     @property
     def ridge_se(self):
-        """Standard error of :attr:`ridge`: ``std(ddof=1)/sqrt(trials)`` over the trials."""
+        """Standard error of :attr:`ridge`: ``std(ddof=1)/sqrt(trials)`` over the trials.
+
+        >>> import numpy as np
+        >>> from fractions import Fraction as F
+        >>> s = SimulationResult(f="tanh", expr="tanh(t)", center=False, c=F(1, 2), gamma_exact=(F(1),),
+        ...                      geometry=None, diagonal="zero", n=64, p=32, trials=2, seed=0, noise="gaussian",
+        ...                      attention_trials=np.array([[0.5], [0.7]]), ridge_trials=np.array([[0.4], [0.8]]))
+        >>> s.ridge_se.round(12).tolist()
+        [0.2]
+        """
         return self.ridge_trials.std(axis=0, ddof=1) / self.trials ** 0.5
 
     def to_numpy(self):
-        """Float64 array ``(len(gamma), 5)``: gamma, attention, attention_se, ridge, ridge_se."""
+        """Float64 array ``(len(gamma), 5)``: gamma, attention, attention_se, ridge, ridge_se.
+
+        >>> import numpy as np
+        >>> from fractions import Fraction as F
+        >>> s = SimulationResult(f="tanh", expr="tanh(t)", center=False, c=F(1, 2), gamma_exact=(F(1),),
+        ...                      geometry=None, diagonal="zero", n=64, p=32, trials=2, seed=0, noise="gaussian",
+        ...                      attention_trials=np.array([[0.5], [0.7]]), ridge_trials=np.array([[0.4], [0.6]]))
+        >>> s.to_numpy().round(6).tolist()
+        [[1.0, 0.6, 0.1, 0.5, 0.1]]
+        """
         return np.column_stack([self.gamma, self.attention, self.attention_se, self.ridge, self.ridge_se])
 
     def _attrs(self) -> dict:
@@ -313,7 +444,16 @@ class SimulationResult(TableResult):
                 "trials": self.trials, "seed": self.seed, "noise": self.noise, "diagonal": self.diagonal}
 
     def to_pandas(self, long: bool = False):
-        """A DataFrame with :attr:`columns` (one row per gamma); ``long=True``: ``gamma, error, value, se``."""
+        """A DataFrame with :attr:`columns` (one row per gamma); ``long=True``: ``gamma, error, value, se``.
+
+        >>> import numpy as np
+        >>> from fractions import Fraction as F
+        >>> s = SimulationResult(f="tanh", expr="tanh(t)", center=False, c=F(1, 2), gamma_exact=(F(1),),
+        ...                      geometry=None, diagonal="zero", n=64, p=32, trials=2, seed=0, noise="gaussian",
+        ...                      attention_trials=np.array([[0.5], [0.7]]), ridge_trials=np.array([[0.4], [0.6]]))
+        >>> s.to_pandas().attrs["n"], s.to_pandas(long=True)[["error", "value", "se"]].round(6).values.tolist()
+        (64, [['attention', 0.6, 0.1], ['ridge', 0.5, 0.1]])
+        """
         pd = need_pandas()
         df = pd.DataFrame(self.to_numpy(), columns=list(self.columns))
         df.attrs.update(self._attrs())
@@ -325,7 +465,8 @@ class SimulationResult(TableResult):
 
     def to_xarray(self):
         """An ``xarray.Dataset``: means and standard errors over ``gamma``, and every trial over
-        ``(trial, gamma)`` (``attention_trials``, ``ridge_trials``)."""
+        ``(trial, gamma)`` (``attention_trials``, ``ridge_trials``).  Needs xarray (no example: importing it
+        costs a second)."""
         xr = need_xarray()
         g = ("gamma",)
         return xr.Dataset({"attention": (g, self.attention), "attention_se": (g, self.attention_se),
@@ -338,7 +479,8 @@ class SimulationResult(TableResult):
         """The means with error bars of ``k`` standard errors, over the curves of ``limit`` (a
         :class:`LimitResult`) when given, recomputed on ``fine`` values of ``gamma`` spanning the
         simulated ones so that the curves are smooth (``fine=0``: through ``limit``'s own points), in
-        the colours of the points (matplotlib); returns the axes."""
+        the colours of the points (matplotlib); returns the axes (no doctest: it draws a figure;
+        ``tests/test_plotting.py`` checks it)."""
         return plot_simulation(self, ax=ax, limit=limit, k=k, log=log, fine=fine)
 
     def compare(self, theory: LimitResult, sizes=None, runs=()) -> Comparison:
@@ -352,6 +494,22 @@ class SimulationResult(TableResult):
 
         Raises :class:`~symrmt.models.attention.params.ParameterError` when the two were computed for different
         inputs (``f``, ``c``, ``gamma``, geometry, diagonal, or a training error against a test error).
+
+        >>> import numpy as np
+        >>> from fractions import Fraction as F
+        >>> s = SimulationResult(f="tanh", expr="tanh(t)", center=False, c=F(1, 2), gamma_exact=(F(1),),
+        ...                      geometry=None, diagonal="zero", n=64, p=32, trials=2, seed=0, noise="gaussian",
+        ...                      attention_trials=np.array([[0.5], [0.7]]), ridge_trials=np.array([[0.4], [0.6]]))
+        >>> import dataclasses
+        >>> other = dataclasses.replace(s, c=F(1, 4))
+        >>> limit = LimitResult(f="tanh", expr="tanh(t)", center=False, c=F(1, 4), gamma_exact=(F(1),), geometry=None,
+        ...                     diagonal="zero", digits=5, attention_mp=(0.6,), ridge_mp=(0.5,))
+        >>> other.compare(limit).max_gap
+        0.0
+        >>> s.compare(limit)
+        Traceback (most recent call last):
+        ...
+        symrmt.errors.ParameterError: the simulation and the limit are for different models: c: 1/2 vs 1/4
         """
         if not isinstance(theory, LimitResult):
             raise ParameterError(f"compare() takes the LimitResult of symrmt.limit, got {type(theory).__name__}")
@@ -384,7 +542,19 @@ class SimulationResult(TableResult):
         return Comparison(self, theory, extra)
 
     def at_size(self, n: int) -> SimulationResult:
-        """The same simulation (model, gammas, trials, seed, noise) at ``n`` tokens."""
+        """The same simulation (model, gammas, trials, seed, noise) at ``n`` tokens; raises
+        :class:`~symrmt.errors.ParameterError` for a result that cannot be re-run (``f`` a Python callable).
+
+        >>> import numpy as np
+        >>> from fractions import Fraction as F
+        >>> s = SimulationResult(f="tanh", expr="tanh(t)", center=False, c=F(1, 2), gamma_exact=(F(1),),
+        ...                      geometry=None, diagonal="zero", n=64, p=32, trials=2, seed=0, noise="gaussian",
+        ...                      attention_trials=np.array([[0.5], [0.7]]), ridge_trials=np.array([[0.4], [0.6]]))
+        >>> s.at_size(128)
+        Traceback (most recent call last):
+        ...
+        symrmt.errors.ParameterError: simulating at another n needs f as text (a preset or an expression), not a Python callable; simulate the other sizes yourself and pass them as runs=
+        """
         if self.expr.startswith("<") or self.resimulate is None:
             raise ParameterError("simulating at another n needs f as text (a preset or an expression), not a "
                                  "Python callable; simulate the other sizes yourself and pass them as runs=")
@@ -418,7 +588,23 @@ class SimulationResult(TableResult):
                 for i, g in enumerate(param_column(self.gamma_exact))]
 
     def latex(self) -> str:
-        """A LaTeX ``tabular`` of the means with their standard errors, one row per ``gamma``, with a caption."""
+        r"""A LaTeX ``tabular`` of the means with their standard errors, one row per ``gamma``, with a caption.
+
+        >>> import numpy as np
+        >>> from fractions import Fraction as F
+        >>> s = SimulationResult(f="tanh", expr="tanh(t)", center=False, c=F(1, 2), gamma_exact=(F(1),),
+        ...                      geometry=None, diagonal="zero", n=64, p=32, trials=2, seed=0, noise="gaussian",
+        ...                      attention_trials=np.array([[0.5], [0.7]]), ridge_trials=np.array([[0.4], [0.6]]))
+        >>> print(s.latex(), end="")
+        % simulation: f = tanh, n = 64, p = 32, c = 0.5, mu = 0, W = I, diagonal = zero, noise = gaussian, 2 trials, seed 0
+        \begin{tabular}{rrr}
+        \hline
+        $\gamma$ & $E_A$ (mean $\pm$ se) & $E_{RR}$ (mean $\pm$ se) \\
+        \hline
+        1 & $0.600000 \pm 1.0e-01$ & $0.500000 \pm 1.0e-01$ \\
+        \hline
+        \end{tabular}
+        """
         rows = [[g, f"${a}$", f"${r}$"] for g, a, r in self._tex_rows()]
         heads = ([r"$T_A$ (test, mean $\pm$ se)", r"$T_{RR}$ (test, mean $\pm$ se)"] if self.error == "test"
                  else [r"$E_A$ (mean $\pm$ se)", r"$E_{RR}$ (mean $\pm$ se)"])

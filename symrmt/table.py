@@ -13,7 +13,7 @@ from fractions import Fraction
 
 import mpmath
 
-from symrmt.errors import ParameterError
+from symrmt.errors import ExtraUnavailable, ParameterError, SolverError
 
 __all__ = ["TableResult", "text_table", "html_table", "latex_tabular", "latex_array", "latex_escape", "math_text",
            "math_name", "digit_lines", "grouped_digits", "need_pandas", "LATEX_WIDE_DIGITS", "float_text",
@@ -43,7 +43,11 @@ def text_table(header, rows, left=()) -> str:
 
 
 def html_table(header, rows, caption: str = "") -> str:
-    """An HTML table (every cell escaped)."""
+    """An HTML table (every cell escaped).
+
+    >>> html_table(["x", "y"], [[1, "a<b"]], "two columns")
+    '<table><caption>two columns</caption><thead><tr><th>x</th><th>y</th></tr></thead><tbody><tr><td>1</td><td>a&lt;b</td></tr></tbody></table>'
+    """
     cap = f"<caption>{html.escape(caption)}</caption>" if caption else ""
     head = "".join(f"<th>{html.escape(str(h))}</th>" for h in header)
     body = "".join("<tr>" + "".join(f"<td>{html.escape(str(c))}</td>" for c in r) + "</tr>" for r in rows)
@@ -90,9 +94,20 @@ def math_text(text: str) -> str:
 
 
 def latex_tabular(header, rows, caption: str = "", raw=(), cols: str | None = None) -> str:
-    """A ``tabular``: header cells are LaTeX; body cells are escaped text, except the columns in ``raw``
+    r"""A ``tabular``: header cells are LaTeX; body cells are escaped text, except the columns in ``raw``
     (LaTeX as given).  The caption goes in a comment line above; ``cols`` is the column spec (default
-    right-aligned columns)."""
+    right-aligned columns).
+
+    >>> print(latex_tabular([r"$\gamma$", "value"], [["0.5", "a_1"]], "caption"), end="")
+    % caption
+    \begin{tabular}{rr}
+    \hline
+    $\gamma$ & value \\
+    \hline
+    0.5 & a\_1 \\
+    \hline
+    \end{tabular}
+    """
     cols = "r" * len(header) if cols is None else cols
     lines = []
     if caption:
@@ -104,7 +119,11 @@ def latex_tabular(header, rows, caption: str = "", raw=(), cols: str | None = No
 
 
 def latex_array(header, rows) -> str:
-    """The same numbers as a math-mode ``array`` (what MathJax renders in a notebook)."""
+    r"""The same numbers as a math-mode ``array`` (what MathJax renders in a notebook).
+
+    >>> latex_array(["x", "y"], [[1, 2], [3, 4]])
+    '$$\\begin{array}{rr} x & y \\\\ \\hline 1 & 2 \\\\ 3 & 4 \\end{array}$$'
+    """
     cols = "r" * len(header)
     body = " \\\\ ".join(" & ".join(str(c) for c in r) for r in rows)
     return f"$$\\begin{{array}}{{{cols}}} {' & '.join(header)} \\\\ \\hline {body} \\end{{array}}$$"
@@ -139,12 +158,19 @@ def digit_lines(value: str, per_line: int = 40) -> list:
 
 
 def need_pandas():
-    """``import pandas``, with the install hint when it is missing."""
+    """``import pandas``, with the install hint when it is missing.
+
+    Takes nothing; returns the ``pandas`` module; raises :class:`~symrmt.errors.ExtraUnavailable` (an
+    ``ImportError``) with the install hint when it is missing.
+
+    >>> need_pandas().__name__
+    'pandas'
+    """
     try:
         # optional dependency (pandas)
         import pandas
     except ImportError as exc:  # pragma: no cover - pandas is installed where the tests run
-        raise ImportError("to_pandas() needs pandas: pip install 'symrmt[results]'") from exc
+        raise ExtraUnavailable("to_pandas() needs pandas: pip install 'symrmt[results]'") from exc
     return pandas
 
 
@@ -167,7 +193,8 @@ def number_value(x, digits: int):
     ``digits`` significant digits; then a float when ``digits <= 15`` and that float reads back as the
     same decimal, else the decimal string.  A value outside the float64 normal range (``1e-400``, a
     subnormal ``2.3423e-322``, ``1e400``) is never written as ``0.0``, a float with lost digits or
-    ``inf``: it is a string.  A value that is not finite (or complex) is an ``ArithmeticError``.
+    ``inf``: it is a string.  A value that is not finite (or complex) is a :class:`~symrmt.errors.SolverError`
+    (an ``ArithmeticError``, exit 3).
 
     >>> import mpmath
     >>> number_value(mpmath.mpf("3.1084952830141509"), 1), number_value(mpmath.mpf("3.49"), 1)
@@ -176,13 +203,17 @@ def number_value(x, digits: int):
     ('1.0e-400', '2.3423e-322')
     >>> number_value(0.1, 20)
     '0.10000000000000000555'
+    >>> number_value(mpmath.inf, 15)
+    Traceback (most recent call last):
+    ...
+    symrmt.errors.SolverError: a result is +inf, not a finite real number; no value is written
     """
     with mpmath.workdps(max(digits, FLOAT_DIGITS) + 10):
         if isinstance(x, Fraction):
             x = mpmath.mpf(x.numerator) / x.denominator
         x = mpmath.mpf(x) if not isinstance(x, mpmath.mpc) else x
         if not mpmath.isfinite(x) or isinstance(x, mpmath.mpc):
-            raise ArithmeticError(f"a result is {x}, not a finite real number; no value is written")
+            raise SolverError(f"a result is {x}, not a finite real number; no value is written")
         text = mpmath.nstr(x, digits)
         if digits <= FLOAT_DIGITS and (x == 0 or sys.float_info.min <= abs(x) <= sys.float_info.max):
             f = float(text)
@@ -245,7 +276,11 @@ def _decimal_sig(x: Fraction):
 
 
 def is_long(x) -> bool:
-    """Whether the exact value ``x`` is "long" (:data:`LONG_TEXT`): printed as a decimal at the digits."""
+    """Whether the exact value ``x`` is "long" (:data:`LONG_TEXT`): printed as a decimal at the digits.
+
+    >>> is_long(Fraction(1, 3)), is_long(Fraction(2**80 + 1, 2**80)), is_long(0.5)
+    (False, True, False)
+    """
     if not isinstance(x, Fraction):
         return False
     sig = _decimal_sig(x)
@@ -255,7 +290,11 @@ def is_long(x) -> bool:
 
 
 def decimal_text(x: Fraction, digits: int) -> str:
-    """``x`` as a decimal rounded to ``digits`` significant digits (exact arithmetic, no float)."""
+    """``x`` as a decimal rounded to ``digits`` significant digits (exact arithmetic, no float).
+
+    >>> decimal_text(Fraction(2, 3), 5), decimal_text(Fraction(1, 3 * 10**20), 3)
+    ('0.66667', '3.33e-21')
+    """
     with localcontext() as ctx:
         ctx.prec = max(int(digits), 1)
         d = Decimal(x.numerator) / Decimal(x.denominator)
@@ -305,7 +344,11 @@ def param_column(values, digits: int = 15) -> list:
 
 
 def float_text(x) -> str:
-    """An exact input as typed: ``1/2``, ``0.1``, ``3``."""
+    """An exact input as typed: ``1/2``, ``0.1``, ``3``.
+
+    >>> float_text(Fraction(1, 2)), float_text(Fraction(1, 3)), float_text(Fraction(6, 2)), float_text(0.1)
+    ('0.5', '1/3', '3', '0.1')
+    """
     if isinstance(x, Fraction):
         if x.denominator == 1:
             return str(x.numerator)
@@ -325,7 +368,12 @@ def float_text(x) -> str:
 
 def geometry_text(geometry, digits: int = 15) -> str:
     """One line describing a geometry (``W = I`` and ``mu = 0`` when it is trivial); a long entry (an
-    irrational inner product) as a decimal at ``digits`` significant digits (:func:`param_text`)."""
+    irrational inner product) as a decimal at ``digits`` significant digits (:func:`param_text`).
+
+    >>> from symrmt.models.attention.geometry import Geometry
+    >>> geometry_text(None), geometry_text(Geometry(snr=Fraction(1, 2)))
+    ('mu = 0, W = I', 'snr = 0.5')
+    """
     if geometry is None:
         return "mu = 0, W = I"
     if hasattr(geometry, "gram_entries"):
@@ -336,7 +384,12 @@ def geometry_text(geometry, digits: int = 15) -> str:
 
 
 def gram_items(geometry):
-    """``(name, value)`` of a rank-one geometry's Gram entries (none for a low-rank one)."""
+    """``(name, value)`` of a rank-one geometry's Gram entries (none for a low-rank one).
+
+    >>> from symrmt.models.attention.geometry import Geometry
+    >>> dict(gram_items(Geometry(snr=2)))["snr"]
+    Fraction(2, 1)
+    """
     return list(geometry.as_dict().items()) if hasattr(geometry, "as_dict") else []
 
 
@@ -376,7 +429,23 @@ def math_name(name: str, tex: dict | None = None) -> str:
 
 
 class TableResult:
-    """The protocol every table result follows (see the module docstring)."""
+    """The protocol every table result follows (see the module docstring).
+
+    A subclass gives ``_columns``, ``_rows`` and ``_caption``:
+
+    >>> class Squares(TableResult):
+    ...     def _columns(self):
+    ...         return ["k", "k^2"]
+    ...     def _rows(self, limit=None):
+    ...         return [[str(k), str(k * k)] for k in range(1, 4)][:limit]
+    >>> print(Squares())
+    Squares
+    k  k^2
+    -  ---
+    1    1
+    2    4
+    3    9
+    """
 
     #: rows shown by ``str()`` and ``_repr_latex_`` (``to_pandas()`` has them all); ``None``: every row
     SHOWN_ROWS = 60
@@ -416,7 +485,23 @@ class TableResult:
         return html_table(self._columns(), rows, self._caption())
 
     def latex(self) -> str:
-        """A ``tabular`` (the caption in a comment line above); a sentence when there is no row."""
+        r"""A ``tabular`` (the caption in a comment line above); a sentence when there is no row.
+
+        >>> class One(TableResult):
+        ...     def _columns(self):
+        ...         return ["x"]
+        ...     def _rows(self, limit=None):
+        ...         return [["1/2"]]
+        >>> print(One().latex(), end="")
+        % One
+        \begin{tabular}{r}
+        \hline
+        $x$ \\
+        \hline
+        1/2 \\
+        \hline
+        \end{tabular}
+        """
         rows = self._rows()
         if not rows:
             return "% " + self._caption().replace("\n", " ") + "\n" + latex_escape(self._empty_text()) + "\n"
@@ -429,7 +514,16 @@ class TableResult:
         return latex_array(self._columns_tex(), [[math_text(c) for c in r] for r in rows])
 
     def to_pandas(self):
-        """One row per point (needs pandas)."""
+        """One row per point (needs pandas).
+
+        >>> class One(TableResult):
+        ...     def _columns(self):
+        ...         return ["x", "y"]
+        ...     def _rows(self, limit=None):
+        ...         return [["1", "2"]]
+        >>> One().to_pandas().to_dict("records")
+        [{'x': '1', 'y': '2'}]
+        """
         pd = need_pandas()
         return pd.DataFrame(self._rows(), columns=self._columns())
 

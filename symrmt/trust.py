@@ -4,16 +4,6 @@ A file (or folder) is trusted when it is not a symbolic link (checked with ``os.
 owned by the current user, and is not writable by group or others.  The code cache applies
 it to its folder and entries (which hold code); the trial store applies it to its file
 (which holds trials that enter a Monte-Carlo mean).  See docs/input.md.
-
-Examples
---------
->>> import os, tempfile
->>> d = tempfile.mkdtemp()
->>> untrusted(d) is None
-True
->>> os.chmod(d, 0o777)
->>> untrusted(d)  # doctest: +ELLIPSIS
-'... is writable by group or others (mode 777)'
 """
 
 from __future__ import annotations
@@ -25,7 +15,20 @@ __all__ = ["untrusted"]
 
 
 def untrusted(path) -> str | None:
-    """Why ``path`` (a file or folder) must not be trusted, or ``None`` when it may be (or is missing)."""
+    """Why ``path`` (a file or folder) must not be trusted, or ``None`` when it may be (or is missing).
+
+    Takes a path (``str`` or ``Path``); returns the reason as one sentence naming the path, or ``None``.
+
+    >>> import os, tempfile
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     os.chmod(d, 0o700)
+    ...     ok = untrusted(d)
+    ...     os.symlink(d, d + "/link")
+    ...     os.chmod(d, 0o777)
+    ...     reasons = untrusted(d), untrusted(d + "/link")
+    >>> ok, reasons[0].endswith("is writable by group or others (mode 777)"), reasons[1].endswith("is a symbolic link")
+    (None, True, True)
+    """
     try:
         st = os.lstat(path)
     except OSError:

@@ -65,7 +65,11 @@ def _reference_s(gamma, c, snr) -> float:
 def floor(k: int, repeats: int = 3) -> dict:
     """CPU seconds per point of ``symrmt.sweep(..., fast=True, certify=0)`` on ``k x k`` grids over
     ``c x snr`` and ``c x gamma`` (best of ``repeats``), against the package's ridge closed form at the same
-    points (best of many, :func:`_reference_s`), in this process after a warm-up."""
+    points (best of many, :func:`_reference_s`), in this process after a warm-up.
+
+    Takes the grid side ``k`` and the repeats; returns ``{"grid", "c_snr", "c_gamma"}`` with the CPU seconds, the
+    reference and their ratio per grid.  (No doctest: it times sweeps for seconds.)
+    """
     cs = np.exp(np.linspace(math.log(1 / 16), math.log(4), k))
     grids = {"c_snr": {"c": cs, "snr": np.linspace(0, 8, k), "gamma": 1},
              "c_gamma": {"c": cs, "gamma": np.exp(np.linspace(math.log(0.05), math.log(20), k)), "snr": [1]}}
@@ -249,7 +253,11 @@ def _hard(sample: int, quick: bool = False) -> list[dict]:
 
 
 def run(quick: bool, env: dict, run_sub, say) -> dict:
-    """The fast-path measurements (see the module docstring); ``run_sub`` is bench's subprocess runner."""
+    """The fast-path measurements (see the module docstring); ``run_sub`` is bench's subprocess runner.
+
+    Takes ``quick``, the subprocesses' environment ``env``, the runner ``run_sub`` and the progress callback
+    ``say``; returns the section's measurements (a JSON-able dict).  (No doctest: it runs for minutes.)
+    """
     k = 30 if quick else 200
     out = {"grid": k}
     for kind in ("c_snr", "cos_snr"):
@@ -345,7 +353,11 @@ def verdicts(res: dict, row) -> None:
 
 
 def format_section(res: dict, md) -> str:
-    """The fast-path section of the bench report: float64 grids against the mpmath solver, same run."""
+    """The fast-path section of the bench report: float64 grids against the mpmath solver, same run.
+
+    Takes :func:`run`'s results (under ``res["fast"]``) and the Markdown table writer ``md``; returns the
+    section's Markdown.  (No doctest: its input is a whole bench run.)
+    """
     fast = res["fast"]
     parts = ["\n### Fast path (float64 grids) against the mpmath solver, same run\n"]
     rows = []

@@ -30,7 +30,11 @@ def _digits(fast, ref) -> float:
 
 
 def measure(quick: bool = False) -> dict:
-    """The three measurements of the module docstring (``quick``: one point, two sizes, one check)."""
+    """The three measurements of the module docstring (``quick``: one point, two sizes, one check).
+
+    Returns ``{"points", "types", "digits"}`` (seconds, CPU seconds, values and agreeing digits).  (No
+    doctest: it runs for seconds.)
+    """
     geo = LowRankGeometry([[4, 4, 4], [4, 4, 4], [4, 4, 4]])
     out = {"points": [], "types": [], "digits": []}
     FN.finite_n_values("tanh", "1/2", ["1"], geo, 1024)  # warm: compile the moments' code

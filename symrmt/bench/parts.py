@@ -46,7 +46,11 @@ def model():
 
 
 def measure(quick: bool = False) -> dict:
-    """``{name: {"first_s", "later_s", "unknowns", "value"}}`` for the sum and each part, and the ratios."""
+    """``{name: {"first_s", "later_s", "unknowns", "value"}}`` for the sum and each part, and the ratios.
+
+    Takes ``quick`` (unused: the measurement is already small).  (No doctest: it runs the engine for
+    seconds.)
+    """
     out = {}
     for name in ("sum", "A", "A2"):
         m = model()

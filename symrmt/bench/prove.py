@@ -33,7 +33,11 @@ SMALL_EXPR = "trace(inv(Z.T*Z/n + gamma*I(n)))"
 
 
 def small_trace(repeats: int = 7) -> dict:
-    """Best-of-``repeats`` seconds of the Marchenko-Pastur resolvent trace, unproved and proved, warm."""
+    """Best-of-``repeats`` seconds of the Marchenko-Pastur resolvent trace, unproved and proved, warm.
+
+    Returns ``{"plain_s", "prove_s", "ratio"}``; raises :class:`~symrmt.errors.ProveUnavailable` without
+    python-flint.  (No doctest: it times solves for seconds.)
+    """
     m = Model()
     m.dim("p", "c*n")
     m.gaussian("Z", "p", "n")
@@ -64,7 +68,11 @@ def engine_expr(power: int = ENGINE_POWER) -> str:
 
 
 def worker(spec: dict) -> dict:
-    """Run in a subprocess: ``spec["mode"]`` is ``"plain"`` or ``"prove"`` (the model) or ``"engine"``."""
+    """Run in a subprocess: ``spec["mode"]`` is ``"plain"`` or ``"prove"`` (the model) or ``"engine"``.
+
+    Takes the spec (``mode`` and, for ``"engine"``, ``power``); returns the mode's timings as a JSON-able dict.
+    (No doctest: it is the body of a benchmark subprocess.)
+    """
     mode = spec["mode"]
     if mode == "small":
         return small_trace()

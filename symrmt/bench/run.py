@@ -276,7 +276,13 @@ def _cli_limit_args(gammas) -> list[str]:
 # driver
 # ---------------------------------------------------------------------------
 def run(quick: bool = False, progress=None) -> dict:
-    """Run the benchmarks and return the results (a JSON-able dict)."""
+    """Run the benchmarks and return the results (a JSON-able dict).
+
+    Takes ``quick`` (smaller sizes) and ``progress`` (a function of one
+    message); returns ``{"quick", "machine", "theory", "simulation", "verdicts", ...}``.  Raises
+    ``RuntimeError`` when a benchmark subprocess fails (its stderr is in the message).  (No doctest: it runs
+    for minutes.)
+    """
     say = progress or (lambda msg: None)
     blas1 = {v: "1" for v in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")}
     spec = {
@@ -417,7 +423,11 @@ def _md(header, rows) -> str:
 
 
 def format_report(res: dict) -> str:
-    """Markdown tables of :func:`run`'s results."""
+    """Markdown tables of :func:`run`'s results.
+
+    Takes the dict :func:`run` returns; returns the Markdown report.  (No doctest: its input is a whole
+    bench run; ``tests/models/attention/test_solver_performance.py`` runs ``symrmt bench --quick``.)
+    """
     th, sim = res["theory"], res["simulation"]
     m = res["machine"]
     parts = [f"symrmt bench{' --quick' if res['quick'] else ''}: Python {m['python']}, {m['cpus']} CPUs, "
@@ -487,7 +497,10 @@ def format_report(res: dict) -> str:
 
 def main(quick: bool = False, as_json: bool = False, out=None) -> dict:
     """Run the bench (``quick``: smaller sizes), print or write (``out``) its report as text or JSON, and
-    return the measurements."""
+    return the measurements.
+
+    (No doctest: it runs for minutes; ``symrmt bench`` calls it.)
+    """
     res = run(quick=quick, progress=lambda msg: print(f"symrmt bench: {msg}", file=sys.stderr, flush=True))
     text = json.dumps(res, indent=1, allow_nan=False) if as_json else format_report(res)
     if out:

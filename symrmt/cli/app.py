@@ -1,15 +1,5 @@
 """The command line ``symrmt <verb>``: the parser (:func:`build_parser`) and :func:`main`, which runs a verb
-and turns its errors into one line and an exit code.  The verbs live in the other modules of ``symrmt.cli``
-(one per group of commands; README's CLI table lists them).
-
-Results go to stdout (``--json`` for machines, a table otherwise), diagnostics to stderr.  Exit codes:
-0 success; 1 checks that ran and failed (``verify``, a disproved ``check``); 2 bad input (a
-``ParameterError`` or a usage error); 3 a number symrmt cannot stand behind (an ``ArithmeticError``).
-With ``--json`` an error is also the object ``{"error", "kind", "exit", "verb"}`` on stdout.
-
->>> main(["hermite", "--f", "erf", "--k", "1", "--json"])  # doctest: +ELLIPSIS
-{"a": [0.0, 0.6514...], "a1": 0.6514..., "nu": 0.4645..., "d": 0.0, "exact": true}
-0
+and turns its errors into one line and an exit code.  The verbs live in the other modules of ``symrmt.cli``.
 """
 
 from __future__ import annotations
@@ -56,7 +46,13 @@ _dump = dump
 
 
 def add_error(p):
-    """``--error train|test``: the interpolation errors (default) or the errors on a fresh sequence."""
+    """``--error train|test``: the interpolation errors (default) or the errors on a fresh sequence.
+
+    >>> p = Parser(prog="demo")
+    >>> add_error(p)
+    >>> p.parse_args([]).error, p.parse_args(["--error", "test"]).error
+    ('train', 'test')
+    """
     p.add_argument("--error", choices=("train", "test"), default="train",
                    help="train (default): the interpolation errors E_A, E_RR; test: the errors of the same trained "
                    "readouts on a fresh sequence of n tokens, T_A, T_RR (under the same JSON keys)")
@@ -244,7 +240,21 @@ def _json_error(verb, message: str, code: int) -> None:
 
 
 def main(argv=None) -> int:
-    """Run the CLI on ``argv`` (default ``sys.argv[1:]``) and return the exit code."""
+    """Run the CLI on ``argv`` (default ``sys.argv[1:]``) and return the exit code.
+
+    Results go to stdout (``--json`` for machines, a table otherwise), diagnostics to stderr.  Exit codes:
+    0 success; 1 checks that ran and failed (``verify``, a disproved ``check``); 2 bad input (a
+    ``ParameterError`` or a usage error); 3 a number symrmt cannot stand behind (an ``ArithmeticError``).
+    With ``--json`` an error is also the object ``{"error", "kind", "exit", "verb"}`` on stdout.  Nothing
+    is raised but ``SystemExit`` from ``--help``.
+
+    >>> main(["hermite", "--f", "erf", "--k", "1", "--json"])
+    {"a": [0.0, 0.6514...], "a1": 0.6514..., "nu": 0.4645..., "d": 0.0, "exact": true}
+    0
+    >>> main(["hermite", "--f", "erff", "--json"])
+    {"error": "f: unknown name 'erff'; did you mean 'erf' or 'erfc'? ...", "kind": "bad input", "exit": 2, "verb": "hermite"}
+    2
+    """
     parser = build_parser()
     words = list(sys.argv[1:] if argv is None else argv)
     common.LAST_USAGE_ERROR = None

@@ -1,17 +1,7 @@
 """What the CLI's verbs share: exit codes, argument types, the common flags, and printing.
 
-Argparse and printing only; the computations live in the library (:mod:`symrmt.models.attention.api`,
-:mod:`symrmt.models.attention.geometry_io`, :mod:`symrmt.models.attention.theory`, ...).  :func:`json_text` is the one JSON
+Argparse and printing only; the computations live in the library.  :func:`json_text` is the one JSON
 writer of every verb (strict JSON: no ``NaN`` or ``Infinity``).
-
-Examples
---------
->>> json_text({"a": 1.5})
-'{"a": 1.5}'
->>> json_text({"a": float("nan")})
-Traceback (most recent call last):
-...
-ArithmeticError: a result is not finite and cannot be written as JSON (Out of range float values are not JSON compliant...)
 """
 
 from __future__ import annotations
@@ -27,7 +17,7 @@ import mpmath
 from symrmt.models.attention.geometry_io import load_geometry
 from symrmt.models.attention.geometry import Geometry, LowRankGeometry
 from symrmt.models.attention.params import DIAGONALS, check_gammas, to_fraction
-from symrmt.errors import ParameterError
+from symrmt.errors import ParameterError, SolverError
 from symrmt.errors import Unavailable  # noqa: F401  (defined in symrmt.errors, importable here)
 from symrmt.parsing import LIMITS, did_you_mean, suggest
 from symrmt.table import number_value
@@ -48,7 +38,18 @@ GEOMETRY_FLAGS = (
 
 
 def gamma_list(text: str) -> list[str]:
-    """``--gamma G1[,G2,...]``: a comma-separated list of positive numbers, kept as strings."""
+    """``--gamma G1[,G2,...]``: a comma-separated list of positive numbers, kept as strings.
+
+    Returns the texts; raises ``argparse.ArgumentTypeError`` (argparse prints it, exit 2) for an empty entry or
+    a value :func:`symrmt.models.attention.params.check_gammas` refuses.
+
+    >>> gamma_list("0.01, 1/2,1")
+    ['0.01', '1/2', '1']
+    >>> gamma_list("0.1,,1")
+    Traceback (most recent call last):
+    ...
+    argparse.ArgumentTypeError: empty entry in '0.1,,1'; give a comma-separated list such as 0.01,0.1,1
+    """
     parts = [s.strip() for s in text.split(",")]
     if any(not s for s in parts):
         raise argparse.ArgumentTypeError(
@@ -85,7 +86,22 @@ def number(name: str):
 
 
 def int_at_least(name: str, minimum: int, limit: str | None = None):
-    """An integer flag ``>= minimum``; with ``limit``, also ``<= LIMITS[limit]`` (symrmt.parsing)."""
+    """An integer flag ``>= minimum``; with ``limit``, also ``<= LIMITS[limit]`` (symrmt.parsing).
+
+    Returns the argparse ``type`` (a function of the text); it raises ``argparse.ArgumentTypeError``.
+
+    >>> conv = int_at_least("--n", 2, "points")
+    >>> conv("64")
+    64
+    >>> conv("1")
+    Traceback (most recent call last):
+    ...
+    argparse.ArgumentTypeError: --n must be >= 2, got 1
+    >>> conv("20000")
+    Traceback (most recent call last):
+    ...
+    argparse.ArgumentTypeError: --n = 20000 is above the limit 10000 (LIMITS['points'], see docs/input.md)
+    """
     def conv(text: str) -> int:
         if len(text) > 30:
             raise argparse.ArgumentTypeError(f"{name}: {text[:30]!r}... is not a small integer")
@@ -133,7 +149,13 @@ class Parser(argparse.ArgumentParser):
         self._words = []
 
     def parse_known_args(self, args=None, namespace=None):
-        """As argparse's, but a verb's leftover words are an error that names the flag meant."""
+        """As argparse's, but a verb's leftover words are an error that names the flag meant.
+
+        >>> p = Parser(prog="demo")
+        >>> _ = p.add_argument("--digits", type=int)
+        >>> p.parse_known_args(["--digits", "20"])
+        (Namespace(digits=20), [])
+        """
         self._words = list(sys.argv[1:] if args is None else args)
         namespace, extras = super().parse_known_args(args, namespace)
         if extras and self._subparsers is None:  # a verb's parser: its leftovers are its own
@@ -141,7 +163,15 @@ class Parser(argparse.ArgumentParser):
         return namespace, extras
 
     def unknown_flags(self, words) -> str | None:
-        """The message naming the flags of ``words`` this parser does not know (with suggestions), or None."""
+        """The message naming the flags of ``words`` this parser does not know (with suggestions), or None.
+
+        >>> p = Parser(prog="demo")
+        >>> _ = p.add_argument("--digits")
+        >>> p.unknown_flags(["--digit", "5", "--json", "-3/10"])
+        'unrecognized arguments --digit (did you mean --digits?), --json'
+        >>> p.unknown_flags(["--digits", "5"]) is None
+        True
+        """
         known = list(self._option_string_actions)
         bare = {k.lstrip("-"): k for k in known}  # compared without the dashes, which every flag shares
         verbs = {c for a in self._actions if isinstance(a, argparse._SubParsersAction) for c in a.choices}
@@ -164,7 +194,18 @@ class Parser(argparse.ArgumentParser):
         return f"unrecognized argument{'s' if len(parts) > 1 else ''} " + ", ".join(parts)
 
     def error(self, message):  # pragma: no cover - argparse calls it
-        """Record the usage error (a typo named with the closest flag) and exit with code 2."""
+        """Record the usage error (a typo named with the closest flag) and exit with code 2.
+
+        >>> import contextlib, io
+        >>> p = Parser(prog="demo")
+        >>> with contextlib.redirect_stderr(io.StringIO()) as err:
+        ...     try:
+        ...         p.error("argument --n: bad value")
+        ...     except SystemExit as exc:
+        ...         code = exc.code
+        >>> code, err.getvalue().splitlines()[-1]
+        (2, 'demo: error: argument --n: bad value')
+        """
         global LAST_USAGE_ERROR
         if message.startswith(("the following arguments are required", "unrecognized arguments")):
             message = self.unknown_flags(self._words) or message  # a typo first: it is why a flag is missing
@@ -185,7 +226,13 @@ class Parser(argparse.ArgumentParser):
 
 class MergeValues(argparse.Action):
     """A ``NAME=VALUE, ...`` flag such as ``--at`` given more than once: the texts are joined, so that
-    ``--at c=1/2 --at gamma=1`` is ``--at 'c=1/2, gamma=1'`` (a name given twice is then refused)."""
+    ``--at c=1/2 --at gamma=1`` is ``--at 'c=1/2, gamma=1'`` (a name given twice is then refused).
+
+    >>> p = Parser(prog="demo")
+    >>> _ = p.add_argument("--at", action=MergeValues)
+    >>> p.parse_args(["--at", "c=1/2", "--at", "gamma=1"]).at
+    'c=1/2, gamma=1'
+    """
 
     def __call__(self, parser, namespace, values, option_string=None):
         before = getattr(namespace, self.dest, None)
@@ -293,14 +340,27 @@ SCHEDULER_HELP = ("run the trials on an existing Dask cluster: tcp://127.0.0.1:P
 
 
 def add_executor(p, workers_default=1):
-    """``--workers N | --scheduler ADDRESS`` and the scheduler's terms (``--trust-scheduler``, TLS files)."""
+    """``--workers N | --scheduler ADDRESS`` and the scheduler's terms (``--trust-scheduler``, TLS files).
+
+    >>> p = Parser(prog="demo")
+    >>> add_executor(p, workers_default=2)
+    >>> a = p.parse_args([])
+    >>> a.workers, a.scheduler, a.trust_scheduler
+    (2, None, False)
+    """
     g = p.add_mutually_exclusive_group()
     g.add_argument("--workers", type=int_at_least("--workers", 1), default=workers_default, help=WORKERS_HELP)
     add_scheduler(p, g)
 
 
 def add_scheduler(p, group):
-    """``--scheduler`` (in ``group``, exclusive with ``--workers``) and the flags of its terms."""
+    """``--scheduler`` (in ``group``, exclusive with ``--workers``) and the flags of its terms.
+
+    >>> p = Parser(prog="demo")
+    >>> add_scheduler(p, p.add_mutually_exclusive_group())
+    >>> p.parse_args(["--scheduler", "tcp://127.0.0.1:8786"]).scheduler
+    'tcp://127.0.0.1:8786'
+    """
     group.add_argument("--scheduler", metavar="ADDRESS", default=None, help=SCHEDULER_HELP)
     p.add_argument("--trust-scheduler", action="store_true",
                    help="allow plain tcp:// to a scheduler that is not on this machine (you run it, on a network "
@@ -311,7 +371,19 @@ def add_scheduler(p, group):
 
 
 def scheduler_of(args):
-    """The checked :class:`symrmt.simulation.scheduler.Scheduler` of the flags, or ``None``."""
+    """The checked :class:`symrmt.simulation.scheduler.Scheduler` of the flags, or ``None``.
+
+    Raises :class:`~symrmt.errors.ParameterError` for a scheduler's terms without ``--scheduler`` (and whatever
+    :class:`~symrmt.simulation.scheduler.Scheduler` refuses).
+
+    >>> from types import SimpleNamespace
+    >>> scheduler_of(SimpleNamespace(scheduler=None)) is None
+    True
+    >>> scheduler_of(SimpleNamespace(scheduler=None, trust_scheduler=True))
+    Traceback (most recent call last):
+    ...
+    symrmt.errors.ParameterError: --trust-scheduler apply to --scheduler: give --scheduler ADDRESS
+    """
     # import-time cost: the CLI's start loads no symrmt.simulation.scheduler
     from symrmt.simulation.scheduler import Scheduler
 
@@ -329,7 +401,14 @@ def scheduler_of(args):
 def add_simulation(p, n_help=None):
     """``--n``, ``--trials``, ``--seed`` and ``--store`` of a verb's ``--simulate`` (a Monte-Carlo at size ``n``);
     ``n_help``: the help of ``--n`` for a verb where it means more (its default is then ``None``, read as 512
-    by the simulation)."""
+    by the simulation).
+
+    >>> p = Parser(prog="demo")
+    >>> add_simulation(p)
+    >>> a = p.parse_args(["--trials", "4"])
+    >>> a.n, a.trials, a.seed, a.store
+    (512, 4, 0, None)
+    """
     p.add_argument("--n", type=int_at_least("--n", 2), default=512 if n_help is None else None,
                    help="simulation size n (default 512)" if n_help is None else n_help)
     p.add_argument("--trials", type=int_at_least("--trials", 2), default=10, help="simulation trials (default 10)")
@@ -353,7 +432,19 @@ def add_output(p):
 
 
 def geometry_of(args):
-    """The rank-one :class:`Geometry` of the flags, or a :class:`LowRankGeometry` from ``--geometry``/``--alpha``."""
+    """The rank-one :class:`Geometry` of the flags, or a :class:`LowRankGeometry` from ``--geometry``/``--alpha``.
+
+    Raises :class:`~symrmt.errors.ParameterError` for exclusive flags given together.
+
+    >>> from types import SimpleNamespace
+    >>> flags = dict(snr="1", wk2="0", wq2="0", wkwq="0", muwk="0", muwq="0")
+    >>> geometry_of(SimpleNamespace(geometry=None, alpha=None, **flags)).snr
+    Fraction(1, 1)
+    >>> geometry_of(SimpleNamespace(geometry="g.json", alpha=None, **flags))
+    Traceback (most recent call last):
+    ...
+    symrmt.errors.ParameterError: --geometry replaces the rank-one flags; drop --snr
+    """
     path = getattr(args, "geometry", None)
     alpha = getattr(args, "alpha", None)
     cosines = {f"cos_{n}": getattr(args, f"cos_{n}", None) for n in ("muwk", "muwq", "wkwq")}
@@ -378,7 +469,16 @@ def geometry_of(args):
 
 
 def note_projection(geom) -> None:
-    """Say on stderr when ``geom`` was projected onto the PSD cone (a rounded Gram matrix), and by how much."""
+    """Say on stderr when ``geom`` was projected onto the PSD cone (a rounded Gram matrix), and by how much.
+
+    >>> from types import SimpleNamespace
+    >>> import contextlib, io
+    >>> with contextlib.redirect_stderr(io.StringIO()) as err:
+    ...     note_projection(SimpleNamespace(projection=1e-12))
+    ...     note_projection(SimpleNamespace(projection=None))
+    >>> err.getvalue().count("outside the PSD cone by 1e-12")
+    1
+    """
     if getattr(geom, "projection", None) is not None:
         print(f"symrmt: note: the Gram matrix was outside the PSD cone by {geom.projection:.2g} of its scale "
               "(rounding); it was made exactly PSD at its numerical rank (entries moved by at most that much)",
@@ -386,7 +486,14 @@ def note_projection(geom) -> None:
 
 
 def add_attention(p, simulate: bool):
-    """``--attention entrywise|softmax`` (and, for ``simulate``, ``--no-mask``)."""
+    """``--attention entrywise|softmax`` (and, for ``simulate``, ``--no-mask``).
+
+    >>> p = Parser(prog="demo")
+    >>> add_attention(p, simulate=True)
+    >>> a = p.parse_args(["--attention", "softmax", "--no-mask"])
+    >>> a.attention, a.mask
+    ('softmax', False)
+    """
     p.add_argument("--attention", default="entrywise", metavar="KIND",
                    help="entrywise (default: K = f(X^T W X/sqrt(p))/sqrt(p)) or softmax "
                    "(K = (n/sqrt(p)) row-softmax(X^T W X/sqrt(p)) with S_ii = -inf; no --f)")
@@ -396,7 +503,19 @@ def add_attention(p, simulate: bool):
 
 
 def attention_of(args) -> str:
-    """The checked ``--attention`` and the ``--f``/``--no-mask`` rules that go with it."""
+    """The checked ``--attention`` and the ``--f``/``--no-mask`` rules that go with it.
+
+    Raises :class:`~symrmt.errors.ParameterError` for another kind or a flag the kind does not take.
+
+    >>> from types import SimpleNamespace
+    >>> flags = dict(f=None, center=False, diagonal="zero", mask=True)
+    >>> attention_of(SimpleNamespace(attention="softmax", **flags))
+    'softmax'
+    >>> attention_of(SimpleNamespace(attention="entrywise", **flags))
+    Traceback (most recent call last):
+    ...
+    symrmt.errors.ParameterError: --f is required (the nonlinearity) unless --attention softmax
+    """
     # import-time cost: the CLI's start loads no NumPy
     from symrmt.models.attention.montecarlo import check_attention
 
@@ -460,7 +579,11 @@ def show(x, digits: int) -> str:
 
 
 def brief(v) -> str:
-    """A long exact fraction (an irrational input rounded to 1000+ digits) shown as ~ its double."""
+    """A long exact fraction (an irrational input rounded to 1000+ digits) shown as ~ its double.
+
+    >>> brief("1/3"), brief("1" * 30 + "/" + "3" * 30)
+    ('1/3', '~0.33333333333333331')
+    """
     text = str(v)
     if len(text) <= 40 or "/" not in text:
         return text
@@ -468,20 +591,37 @@ def brief(v) -> str:
 
 
 def json_text(obj) -> str:
-    """The one JSON writer: strict JSON only (no NaN or Infinity); ``ArithmeticError`` on a non-finite value."""
+    """The one JSON writer: strict JSON only (no NaN or Infinity); a :class:`~symrmt.errors.SolverError` (an
+    ``ArithmeticError``, exit 3) on a non-finite value.
+
+    >>> json_text({"a": 1.5})
+    '{"a": 1.5}'
+    >>> json_text({"a": float("nan")})
+    Traceback (most recent call last):
+    ...
+    symrmt.errors.SolverError: a result is not finite and cannot be written as JSON (Out of range float values are not JSON compliant...); no value is written
+    """
     try:
         return json.dumps(obj, allow_nan=False)
     except ValueError as exc:
-        raise ArithmeticError(f"a result is not finite and cannot be written as JSON ({exc})") from None
+        raise SolverError(f"a result is not finite and cannot be written as JSON ({exc}); no value is written") from None
 
 
 def dump(obj) -> None:
-    """Print ``obj`` as strict JSON (:func:`json_text`) on stdout."""
+    """Print ``obj`` as strict JSON (:func:`json_text`) on stdout.
+
+    >>> dump({"digits": 15, "values": [0.5]})
+    {"digits": 15, "values": [0.5]}
+    """
     print(json_text(obj))
 
 
 def write_text(text: str, out=None, note: str = "") -> None:
-    """``text`` to the file ``out`` (UTF-8; ``wrote OUT`` and ``note`` on stderr), or to stdout without ``out``."""
+    """``text`` to the file ``out`` (UTF-8; ``wrote OUT`` and ``note`` on stderr), or to stdout without ``out``.
+
+    >>> write_text("E_A = 0.5\\n")
+    E_A = 0.5
+    """
     if out:
         with open(out, "w", encoding="utf-8") as fh:
             fh.write(text)
@@ -491,7 +631,14 @@ def write_text(text: str, out=None, note: str = "") -> None:
 
 
 def format_table(header, rows, left=()) -> str:
-    """Columns right-aligned (numbers), except the indices in ``left`` (text)."""
+    """Columns right-aligned (numbers), except the indices in ``left`` (text).
+
+    >>> print(format_table(["name", "value"], [["tanh", 0.5], ["relu", 1]], left=(0,)))
+    name  value
+    ----  -----
+    tanh    0.5
+    relu      1
+    """
     cols = [header, *rows]
     widths = [max(len(str(r[i])) for r in cols) for i in range(len(header))]
     lines = ["  ".join(str(c).ljust(w) if i in left else str(c).rjust(w) for i, (c, w) in enumerate(zip(r, widths)))
@@ -502,7 +649,11 @@ def format_table(header, rows, left=()) -> str:
 
 def theory_limit():
     """The paper's model's ``limit`` function; raises :class:`Unavailable` (exit 3) when that module is
-    missing from the installation."""
+    missing from the installation.
+
+    >>> theory_limit().__module__
+    'symrmt.models.attention.theory'
+    """
     try:
         # import-time cost: the CLI's start loads no SymPy or NumPy
         from symrmt.models.attention.theory import limit

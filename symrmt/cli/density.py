@@ -1,36 +1,7 @@
-r"""``symrmt density``: the limiting spectral density of a symmetric matrix expression.
+"""``symrmt density``: the limiting spectral density of a symmetric matrix expression.
 
-::
-
-    symrmt density 'M' --over 'x=LO:HI:K' [--matrix ...] [--vector ...] [--let ...] [--dim ...] [--at ...]
-        [--digits D] [--simulate --n N --trials T --seed S] [--plot FILE.png] [--json] [--certify K | --fast]
-
-``rho(x) = lim_{eta -> 0+} (1/pi) Im tau((M - (x + i eta))^{-1})`` on ``K`` equally spaced points of
-``[LO, HI]`` (``K`` at most :data:`symrmt.engine.density.result.MAX_POINTS`), each certified to ``D`` digits
-(:mod:`symrmt.engine.density.solver`); the edges of the support found between grid points (to ``D`` digits)
-and the atoms (at 0 when ``0`` is in the range, and at grid points where the solution diverges).  Every
-text goes through the package's one restricted parser (the declarations ``--matrix``, ``--vector``, ``--let``
-and ``--dim`` as in ``symrmt trace``, by :func:`symrmt.cli.trace.build_model`).  ``M`` may use the
-``--let`` names; a vector in ``M`` is refused (a finite-rank term adds finitely many eigenvalues, of mass
-0: it does not move the limiting density).
-
-``--certify K``: certify every ``K``-th point only; the others are float64 values whose residual and
-Stieltjes sign are checked (status ``"float"``, about 10 digits).  ``--fast``: every point in one float64
-batch (:mod:`symrmt.engine.density.fast`), each checked by its residual, the conditioning of its Jacobian and
-the sign of ``Im tau`` (status ``"float"``, at least 12 correct digits; a point that fails only the conditioning,
-next to an edge, is refined by two corrections with its residual at 40 digits and kept when they show 14 digits);
-a point failing a check is certified (status ``"ok"``); the support and atoms as without ``--fast``.  ``--simulate``: eigenvalue histogram of the same matrix at size ``n`` (``--n``, default 512) over
-``--trials`` seeded draws, with the standard error of each bin, through the package's executor
-(``--workers N``, ``--scheduler ADDRESS``) and trial store (``--store PATH``), as for ``symrmt trace``.  ``--plot FILE.png``: the figure
-(matplotlib, ``pip install 'symrmt[plot]'``), checked before any work: a name without an extension gets
-``.png`` (the path printed is the file written); a folder, a missing or read-only folder, or an extension
-matplotlib cannot write is refused (exit 2).  ``--json``: ``{"x", "density", "status", "support",
-"atoms", "digits", "expression", "at"}`` (numbers as in ``trace``: floats up to 15 digits, decimal strings
-above; a point on an edge or an atom is ``null`` with status ``"singular"``), and ``"histogram"`` with
-``--simulate``.  An edge where the density diverges as a power (``|x - x0|^-alpha``, e.g. at 0 for
-``Z1.T*Z2*Z2.T*Z1/n**2`` with square ``Z1, Z2``: Fuss-Catalan) has no certified location: it is printed
-with the width it is bracketed to and the estimated exponent (``"power_law_edges"`` in ``--json``).
-Exit codes: 2 bad input, 3 a point could not be certified.
+The flags (``--over``, ``--certify``, ``--fast``, ``--simulate``, ``--plot``), the JSON keys and the exit codes are
+documented in docs/engine.md; the declarations are those of ``symrmt trace``.
 """
 
 from __future__ import annotations
@@ -64,7 +35,16 @@ def parse_over(text: str):
 
 
 def add_density_parser(sub, int_at_least):
-    """Add the ``density`` verb (declarations, ``--over x=A:B:K``, edges, atoms, simulation) to the subparsers ``sub``."""
+    """Add the ``density`` verb (declarations, ``--over x=A:B:K``, edges, atoms, simulation) to the subparsers ``sub``. Returns the verb's parser.
+
+    >>> from symrmt.cli.common import Parser, int_at_least, number
+    >>> sub = Parser(prog="symrmt").add_subparsers(dest="verb", parser_class=Parser)
+    >>> _ = add_density_parser(sub, int_at_least)
+    >>> a = sub.choices["density"].parse_args(["Z.T*Z/n", "--matrix", "Z=gaussian(p,n)", "--dim", "p=n/2",
+    ...                                        "--over", "x=0:4:40"])
+    >>> a.expr, a.over, a.dim, a.simulate
+    ('Z.T*Z/n', 'x=0:4:40', ['p=n/2'], False)
+    """
     p = sub.add_parser(
         "density",
         help="limiting spectral density of a symmetric matrix expression (edges, atoms, histogram)",

@@ -29,7 +29,15 @@ __all__ = ["add_icl_parser", "cmd_icl"]
 
 
 def add_icl_parser(sub, int_at_least, number) -> None:
-    """Add the ``icl`` verb (``--alpha --kappa --tau --rho``, ``--simulate --d --trials``) to the subparsers ``sub``."""
+    """Add the ``icl`` verb (``--alpha --kappa --tau --rho``, ``--simulate --d --trials``) to the subparsers ``sub``.
+
+    >>> from symrmt.cli.common import Parser, int_at_least, number
+    >>> sub = Parser(prog="symrmt").add_subparsers(dest="verb", parser_class=Parser)
+    >>> add_icl_parser(sub, int_at_least, number)
+    >>> a = sub.choices["icl"].parse_args(["--alpha", "2", "--kappa", "1", "--tau", "3", "--rho", "1/10"])
+    >>> a.alpha, a.rho, a.simulate
+    ('2', '1/10', False)
+    """
     p = sub.add_parser("icl", help="ICL error of ridgeless linear attention (in-context linear regression)",
                        description="The ridgeless d -> oo limit of the in-context-learning error of linear attention "
                        "(Lu, Letey, Zavatone-Veth, Maiti, Pehlevan 2025, Result 1): ell = alpha d examples per "

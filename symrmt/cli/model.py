@@ -408,7 +408,8 @@ def cmd_store(args) -> int:
 
 def cmd_demo(args) -> int:
     """``symrmt demo``: one limit set against its simulation, with the Hermite data (a minute-long tour).
-    Takes the parsed arguments; returns the exit code."""
+    Takes the parsed arguments; returns the exit code (0; 3 when the limit could not be computed, which is
+    reported after the simulation, not raised).  (No doctest: it runs a simulation; ``tests/cli/test_app.py`` runs it.)"""
     # import-time cost: the CLI's start loads no SymPy or NumPy
     from symrmt.hermite import Nonlinearity
     from symrmt.models.attention.montecarlo import simulate

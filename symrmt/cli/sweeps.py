@@ -36,7 +36,17 @@ def _g12(x) -> str:
 
 
 def grid_entry(text: str):
-    """``KEY=SPEC`` -> ``(KEY, [values as strings])`` (exact decimals/fractions; log-spaced values rounded to 12 digits)."""
+    """``KEY=SPEC`` -> ``(KEY, [values as strings])`` (exact decimals/fractions; log-spaced values rounded to 12 digits).
+
+    Raises ``argparse.ArgumentTypeError`` (argparse prints it, exit 2) for another key or a SPEC it cannot read.
+
+    >>> grid_entry("gamma=0.1:1:3"), grid_entry("gamma=1e-2:1:3:log")
+    (('gamma', ['1/10', '11/20', '1']), ('gamma', ['1e-2', '0.1', '1']))
+    >>> grid_entry("foo=1")
+    Traceback (most recent call last):
+    ...
+    argparse.ArgumentTypeError: --grid needs KEY=SPEC with KEY in c, gamma, snr, wk2, wq2, wkwq, muwk, muwq, cos_muwk, cos_muwq, cos_wkwq; got 'foo=1'
+    """
     # import-time cost: the CLI's start loads no SymPy or NumPy
     from symrmt.models.attention.sweeps import GRID_KEYS
 
@@ -48,7 +58,22 @@ def grid_entry(text: str):
 
 
 def grid_spec(text: str, key: str, spec: str) -> list:
-    """The values (strings) of one ``--grid`` SPEC: ``V1,V2,...``, ``LO:HI:K`` or ``LO:HI:K:log``."""
+    """The values (strings) of one ``--grid`` SPEC: ``V1,V2,...``, ``LO:HI:K`` or ``LO:HI:K:log``.
+
+    ``text`` is the whole ``--grid`` word (for the message), ``key`` the parameter.  Raises
+    ``argparse.ArgumentTypeError``.
+
+    >>> grid_spec("c=1/4,1/2", "c", "1/4, 1/2"), grid_spec("c=0:1:3", "c", "0:1:3")
+    (['1/4', '1/2'], ['0', '1/2', '1'])
+    >>> grid_spec("c=1:2", "c", "1:2")
+    Traceback (most recent call last):
+    ...
+    argparse.ArgumentTypeError: --grid 'c=1:2': use LO:HI:K or LO:HI:K:log
+    >>> grid_spec("c=0:1:3:log", "c", "0:1:3:log")
+    Traceback (most recent call last):
+    ...
+    argparse.ArgumentTypeError: --grid 'c=0:1:3:log': a log-spaced range needs LO, HI > 0
+    """
     spec = spec.strip()
     try:
         if ":" in spec:
@@ -83,7 +108,17 @@ def grid_spec(text: str, key: str, spec: str) -> list:
 
 
 def add_parsers(sub) -> None:
-    """Register ``sweep`` and ``crossings`` on the CLI's subparsers."""
+    """Register ``sweep`` and ``crossings`` on the CLI's subparsers.
+
+    >>> from symrmt.cli.common import Parser, int_at_least, number
+    >>> sub = Parser(prog="symrmt").add_subparsers(dest="verb", parser_class=Parser)
+    >>> add_parsers(sub)
+    >>> a = sub.choices["sweep"].parse_args(["--f", "tanh", "--grid", "c=1/4,1/2", "--gamma", "1"])
+    >>> a.f, a.grid, a.gamma
+    ('tanh', [('c', ['1/4', '1/2'])], '1')
+    >>> sorted(sub.choices)
+    ['crossings', 'sweep']
+    """
     p = sub.add_parser("sweep", help="limits of E_A and E_RR over a product grid (CSV or JSON)",
                        description="Certified limits of E_A and E_RR at every point of a product grid of c, gamma, "
                        "the Gram entries and the angles (symrmt.sweep). CSV on stdout (one row per point), or JSON.")
@@ -134,7 +169,19 @@ def add_parsers(sub) -> None:
 
 def base_geometry(args, varying):
     """The geometry flags as (base geometry, the non-zero rank-one values not also varying): for the verbs that
-    take a grid (``sweep``, ``simulate --grid``)."""
+    take a grid (``sweep``, ``simulate --grid``).
+
+    Raises :class:`~symrmt.errors.ParameterError` for a value both fixed and varying.
+
+    >>> from types import SimpleNamespace
+    >>> flags = dict(geometry=None, alpha=None, snr="1", wk2="0", wq2="0", wkwq="0", muwk="0", muwq="0")
+    >>> base_geometry(SimpleNamespace(**flags), ("gamma",))
+    (None, {'snr': '1'})
+    >>> base_geometry(SimpleNamespace(**flags), ("snr",))
+    Traceback (most recent call last):
+    ...
+    symrmt.errors.ParameterError: --snr is fixed and also varies; drop one
+    """
     return _base(args, varying)
 
 

@@ -94,7 +94,7 @@ def cmd_verify(args) -> int:
 
 def cmd_bench(args) -> int:
     """``symrmt bench``: the package's timings and precision claims (``--quick``, ``--json``, ``--out``).
-    Takes the parsed arguments; returns 0."""
+    Takes the parsed arguments; returns 0.  (No doctest: it runs the benchmarks for minutes.)"""
     # import-time cost: the CLI's start loads no SymPy or NumPy
     from symrmt.bench.run import main as bench_main
 
@@ -104,7 +104,16 @@ def cmd_bench(args) -> int:
 
 def cmd_figures(args) -> int:
     """``symrmt figures``: the paper's figures as PNG and PDF in ``--out``; raises ``ParameterError`` without
-    matplotlib.  Takes the parsed arguments; returns 0."""
+    matplotlib.  Takes the parsed arguments; returns 0.
+
+    The figure names are checked before any work:
+
+    >>> from types import SimpleNamespace
+    >>> cmd_figures(SimpleNamespace(only="ridge_eror"))
+    Traceback (most recent call last):
+    ...
+    symrmt.errors.ParameterError: --only: unknown figure(s) ['ridge_eror']; choose from ...
+    """
     try:
         import matplotlib  # noqa: F401  (the figures import it lazily; fail early and clearly)
     except ImportError as exc:
@@ -135,7 +144,15 @@ def cmd_figures(args) -> int:
 
 
 def add_check(sub):
-    """Add the ``check`` verb and its flags to the subparsers ``sub``."""
+    """Add the ``check`` verb and its flags to the subparsers ``sub``.
+
+    >>> from symrmt.cli.common import Parser, int_at_least, number
+    >>> sub = Parser(prog="symrmt").add_subparsers(dest="verb", parser_class=Parser)
+    >>> add_check(sub)
+    >>> a = sub.choices["check"].parse_args(["E_RR", "1/(1+gamma)", "--where", "c<1"])
+    >>> a.quantity, a.kind, a.where, a.digits
+    ('E_RR', 'value', 'c<1', 30)
+    """
     p = sub.add_parser(
         "check", help="check your own formula (a value, an equation or an identity) against the package",
         description="Checks a candidate formula for QUANTITY (E_RR, m, E_RR0, E_A, m_A, E_A0): a symbolic proof "

@@ -1,51 +1,7 @@
-r"""``symrmt trace``: the certified large-n limit of a normalized trace, from the expression alone.
+"""``symrmt trace``: the certified large-n limit of a normalized trace, from the expression alone.
 
-::
-
-    symrmt trace 'EXPR' --matrix 'Z=gaussian(p,n)' [--matrix 'G=goe(n)' ...]
-        [--matrix 'D=diag(p, (1, 4), (1/4, 3/4))' ...] [--matrix 'D=diag_file(p, law.npy)' ...]
-        [--matrix 'K=kernel(tanh, Z)' ...] [--matrix 'S=matrix(p, q, "S.npy")' ...]
-        [--matrix 'A=elliptic(n, tau)' ...] [--vector 'v=vector_file(p, "v.npy")' ...] [--dim 'p=c*n' ...]
-        --at 'c=1/2, gamma=1/5' [--digits D] [--json] [--latex]
-        [--simulate --n N --trials T --seed S [--store PATH] [--workers N | --scheduler ADDRESS]]
-        [--outliers 'z=LO:HI:K'] [--n N  (without --simulate: the limit and its 1/n term at n = N)]
-
-Every text (the expression, each declaration, each value) goes through the
-package's one restricted parser: numbers, declared names, ``+ - * / @ **``,
-``.T`` and the functions ``trace inv diff sqrt I`` (and, in a declaration,
-``gaussian goe diag``); nothing typed runs as code.  ``*`` and ``@`` are both
-the matrix product.  Dimensions are ratios to ``n`` (``--dim 'p=c*n'``);
-``n`` itself needs no declaration.  A value in ``--at`` is an exact number
-(``1/5``, ``0.2``, ``1e-3``, ``sqrt(2)``, ``pi``, ``E``, ``E-2``; an irrational is rounded to
-1020 digits, far below any certified precision).  ``diag_file(dim, FILE.npy)`` declares a
-diagonal law read from a file (:mod:`symrmt.engine.laws.diag_file`); ``matrix(p, q, "FILE.npy")`` and
-``vector_file(p, "FILE.npy")`` a deterministic matrix or vector given by its entries (the value is then the
-deterministic equivalent at the sizes of the files, :mod:`symrmt.engine.solve.given`); ``elliptic(n, tau)`` the
-elliptic law (:mod:`symrmt.engine.laws.elliptic`).  One value may be complex,
-``z=0.5+0.01j`` (each part read by the same parser; the traces are solved at complex ``z`` on the
-Stieltjes branch, see docs/engine.md), and its ``--json`` value is ``{"re": ..., "im": ...}``; quadratic forms
-too (certified at two precisions, not proved).  ``--outliers 'z=LO:HI:K'`` prints, instead of the limit, the
-outliers of a spiked model: the real poles of the form ``EXPR = x.T*inv(A + a*z*I)*x`` (``A`` symmetric) on the
-grid of ``z`` (left out of ``--at``), each with the residue of ``EXPR`` and the eigenvector overlap
-``|<x/|x|, v>|^2`` (:meth:`symrmt.engine.Model.outliers`; ``--json``: ``{"outliers": [{"location", "residue",
-"overlap"}], "grid", "edge_gap", ...}``, ``edge_gap``: a pole closer than that to a bulk edge is not resolved).
-
-Output: the value with ``D`` significant digits (two solves at different
-working precisions agree on them); ``--json`` gives ``{"value": ...}`` (a
-decimal string when ``D > 15``, a float otherwise) plus ``digits``,
-``expression``, ``at``, ``certificate`` (``"relative"``, or ``"absolute"`` for a limit 0) and, when a
-non-normal resolvent was Hermitized, ``hermitized`` (its traces, from 1); with ``--simulate`` also ``{"simulation": {"mean",
-"se", "n", "trials", "seed"}}`` (a Monte-Carlo of the same expression at size
-``n``) and ``"trials_computed"``, ``"trials_reused"``, ``"trials_stale"`` as for
-``symrmt simulate``: the trials run in this process, on a local Dask cluster
-(``--workers N``) or an existing one (``--scheduler ADDRESS``), with the same
-numbers on each, and ``--store PATH`` keeps them in a trial store and reuses them.  ``--latex`` prints the derivation in LaTeX
-(:func:`symrmt.latex_trace.trace_derivation`): the expression as typed, the quantity (``diff`` written as
-``\partial``), each trace's or form's linear pencil, its block fixed point and a form's Woodbury system, every
-symbol defined in prose and every equation numbered (pdflatex and MathJax 3).  A simulation whose gap to the limit exceeds ``5 se + 10 (1 + |limit|)/n`` (the finite-size slack)
-prints a warning on stderr, sets ``"agrees": false`` and exits 1.  Exit codes: 1 the simulation disagrees, 2 bad input (the expression is not in the grammar, its
-limit is not O(1), a size mismatch, a bad value), 3 the solver could not certify
-the value (or a simulation draw was singular).
+The flags, the declarations, the JSON keys and the exit codes are documented in docs/engine.md; every text
+goes through the package's one restricted parser (nothing typed runs as code).
 """
 
 from __future__ import annotations
@@ -74,7 +30,12 @@ SIM_SE, SIM_SLACK = 5, 10
 
 
 def simulation_gap(limit: float, mean: float, se: float, n: int) -> tuple:
-    """``(|mean - limit|, allowed)`` with ``allowed = SIM_SE * se + SIM_SLACK * (1 + |limit|) / n``."""
+    """``(|mean - limit|, allowed)`` with ``allowed = SIM_SE * se + SIM_SLACK * (1 + |limit|) / n``.
+
+    >>> gap, allowed = simulation_gap(0.5, 0.52, 0.01, 100)
+    >>> round(gap, 12), round(allowed, 12)   # allowed = 5 * 0.01 + 10 * 1.5 / 100
+    (0.02, 0.2)
+    """
     return abs(mean - limit), SIM_SE * se + SIM_SLACK * (1 + abs(limit)) / n
 
 _NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
@@ -88,7 +49,11 @@ def _parser():
 
 def is_name(text: str, inner: bool = False) -> bool:
     """Whether ``text`` is a declared name (letters, digits, ``_``; a letter first) or, with ``inner``, an
-    inner product of two declared vectors as ``--at`` takes it (``beta.beta``, ``mu.beta``)."""
+    inner product of two declared vectors as ``--at`` takes it (``beta.beta``, ``mu.beta``).
+
+    >>> is_name("beta"), is_name("1x"), is_name("mu.beta"), is_name("mu.beta", inner=True)
+    (True, False, False, True)
+    """
     return bool(_NAME.match(text) or (inner and _INNER.match(text)))
 
 
@@ -296,7 +261,14 @@ def build_model(dims=(), matrices=(), vectors=(), lets=()):
 
 def add_declarations(p):
     """``--matrix``, ``--vector``, ``--let`` and ``--dim`` of a verb that reads them as ``symrmt trace`` does
-    (:func:`build_model`), with help that points at ``symrmt trace``."""
+    (:func:`build_model`), with help that points at ``symrmt trace``.
+
+    >>> from symrmt.cli.common import Parser
+    >>> p = Parser(prog="demo")
+    >>> add_declarations(p)
+    >>> p.parse_args(["--matrix", "Z=gaussian(p,n)", "--dim", "p=n/2"])
+    Namespace(matrix=['Z=gaussian(p,n)'], vector=[], let=[], dim=['p=n/2'])
+    """
     p.add_argument("--matrix", action="append", default=[], metavar="DECL", help="as for symrmt trace (repeatable)")
     p.add_argument("--vector", action="append", default=[], metavar="DECL",
                    help="as for symrmt trace, e.g. beta=vector(p), y=signs(n) (repeatable)")
@@ -334,7 +306,15 @@ class LawsHelpFormatter(argparse.HelpFormatter):
 
 
 def add_trace_parser(sub, int_at_least):
-    """Add the ``trace`` verb to the CLI's subparsers (``int_at_least(flag, minimum)``: an argparse type)."""
+    """Add the ``trace`` verb to the CLI's subparsers (``int_at_least(flag, minimum)``: an argparse type). Returns the verb's parser.
+
+    >>> from symrmt.cli.common import Parser, int_at_least, number
+    >>> sub = Parser(prog="symrmt").add_subparsers(dest="verb", parser_class=Parser)
+    >>> _ = add_trace_parser(sub, int_at_least)
+    >>> a = sub.choices["trace"].parse_args(["trace(inv(Z.T*Z/n + gamma*I(n)))", "--matrix", "Z=gaussian(p,n)"])
+    >>> a.matrix, a.digits, a.n
+    (['Z=gaussian(p,n)'], 15, None)
+    """
     p = sub.add_parser(
         "trace", formatter_class=LawsHelpFormatter,
         help="certified large-n limit of a normalized trace of your own expression",
@@ -405,7 +385,17 @@ def _simulate(args, expr, at) -> dict:
 
 
 def cmd_trace(args) -> int:
-    """Run ``symrmt trace``; returns the exit code (errors are raised for the CLI's handler)."""
+    """Run ``symrmt trace``; returns the exit code (errors are raised for the CLI's handler).
+
+    Raises :class:`~symrmt.errors.ParameterError` for simulation flags without ``--simulate`` (checked before
+    any work), and the engine's errors:
+
+    >>> from types import SimpleNamespace
+    >>> cmd_trace(SimpleNamespace(simulate=False, store="trials.db", workers=1, scheduler=None))
+    Traceback (most recent call last):
+    ...
+    symrmt.errors.ParameterError: --store, --workers and --scheduler apply to the simulation: add --simulate
+    """
     if not args.simulate and (args.store is not None or args.workers > 1 or args.scheduler is not None):
         raise ParameterError("--store, --workers and --scheduler apply to the simulation: add --simulate")
     if args.simulate:  # the executor's terms, checked before any work

@@ -48,7 +48,14 @@ def _grid_entry(text: str):
 
 
 def add_trace_sweep_parser(sub, int_at_least):
-    """Add the ``trace-sweep`` verb (declarations, ``--grid NAME=SPEC``, ``--certify``) to the subparsers ``sub``."""
+    """Add the ``trace-sweep`` verb (declarations, ``--grid NAME=SPEC``, ``--certify``) to the subparsers ``sub``. Returns the verb's parser.
+
+    >>> from symrmt.cli.common import Parser, int_at_least, number
+    >>> sub = Parser(prog="symrmt").add_subparsers(dest="verb", parser_class=Parser)
+    >>> _ = add_trace_sweep_parser(sub, int_at_least)
+    >>> sub.choices["trace-sweep"].parse_args(["trace(Z.T*Z/n)", "--grid", "c=1/4,1/2"]).grid
+    [('c', ['1/4', '1/2'])]
+    """
     p = sub.add_parser(
         "trace-sweep",
         help="a trace-engine expression on a product grid of parameter values (float64 batched, checked)",

@@ -15,7 +15,14 @@ __all__ = ["add_weights", "weights_requested", "cmd_limit_weights", "cmd_simulat
 
 
 def add_weights(p):
-    """The ``--weights``, ``--mu``, ``--heads`` and ``--head-width`` flags of ``limit`` and ``simulate``."""
+    """The ``--weights``, ``--mu``, ``--heads`` and ``--head-width`` flags of ``limit`` and ``simulate``.
+
+    >>> from symrmt.cli.common import Parser
+    >>> p = Parser(prog="demo")
+    >>> add_weights(p)
+    >>> p.parse_args(["--heads", "2", "--head-width", "1/2"])
+    Namespace(weights=None, mu=None, heads=2, head_width='1/2')
+    """
     g = p.add_argument_group("general weights and heads")
     g.add_argument("--weights", metavar="W.npy", default=None,
                    help="a p x p weight matrix used as given, K_ij = f(x_i^T W x_j/sqrt(p))/sqrt(p) (file-trust "

@@ -69,12 +69,20 @@ def main(out, full: bool = False, progress: bool = True, *, store=None, workers=
     trial, so an interrupted run continues where it stopped; ``workers`` (a
     local Dask cluster) or ``scheduler`` (an existing one) run the trials, one
     cluster for all figures.  ``only``: a list of figure names (default all).
+
+    Raises :class:`~symrmt.errors.ParameterError` for an unknown name (before any work),
+    :class:`~symrmt.errors.ExtraUnavailable` without matplotlib, and the solver's errors:
+
+    >>> main("out", only=["fig1_ridge", "fig5"])
+    Traceback (most recent call last):
+    ...
+    symrmt.errors.ParameterError: unknown figure(s) ['fig5']; choose from ['fig1_ridge', ...]
     """
-    matplotlib_figure()  # fail early, with the install hint
     names = list(FIGURES) if only is None else list(only)
     unknown = [k for k in names if k not in FIGURES]
     if unknown:
         raise ParameterError(f"unknown figure(s) {unknown}; choose from {list(FIGURES)}")
+    matplotlib_figure()  # fail early, with the install hint
     paths = []
     with make_executor(workers=workers, scheduler=scheduler) as ex:
         for name in names:

@@ -40,7 +40,12 @@ QUICK_N_SWEEP = 256
 
 def figure_progress(total: int, desc: str, progress: bool):
     """A progress bar over ``total`` steps labelled ``desc`` (drawn only where a terminal or notebook shows
-    it, never when ``progress`` is false)."""
+    it, never when ``progress`` is false).
+
+    >>> bar = figure_progress(3, "figure demo", progress=False)
+    >>> bar.update(3); bar.count, bar.enabled
+    (3, False)
+    """
     return progress_bar(total, desc, enabled=None if progress else False)
 
 
@@ -103,6 +108,9 @@ def aligned_geometry(snr: float, w2: float, cos: float):
 
     The norms and the cosine are rounded to rationals first, so the Gram matrix
     is exactly positive semi-definite (``cos = 1`` gives an exactly rank-one Gram).
+
+    >>> aligned_geometry(1, 4, 0.5)   # ||mu|| = 1, ||w|| = 2, mu . w = 1 * 2 * 1/2
+    Geometry(snr=1, wk2=4, wq2=4, wkwq=4, muwk=1, muwq=1)
     """
     sm, sw = near_fraction(math.sqrt(snr)), near_fraction(math.sqrt(w2))
     cs = min(max(near_fraction(cos), Fraction(-1)), Fraction(1))
@@ -122,7 +130,9 @@ def _vector_geometry(mu, wk, wq):
 @cached(maxsize=64)
 def preset_hermite(name: str, dps: int = 80) -> MappingProxyType:
     """Hermite data ``{"a1", "nu"}`` (mpf at ``dps`` digits) of a preset, computed once (read-only:
-    pass ``dict(preset_hermite(name))`` where a dict is needed)."""
+    pass ``dict(preset_hermite(name))`` where a dict is needed).  Raises the errors of
+    :class:`~symrmt.hermite.Nonlinearity` for a name that is not a preset.  (No doctest: a cold call costs
+    most of a second.)"""
     nl = Nonlinearity(name)
     return MappingProxyType({"a1": nl.a_mpf(1, dps), "nu": nl.nu_mpf(dps)})
 
@@ -133,7 +143,17 @@ def _numpy_f(name: str):
 
 
 def family_f(x, alpha: float, beta: float):
-    """``alpha t + beta (t^2 - 1)/sqrt(2)``: ``a_1 = alpha``, ``a_2 = sqrt(2) beta``, ``nu = alpha^2 + beta^2``."""
+    """``alpha t + beta (t^2 - 1)/sqrt(2)``: ``a_1 = alpha``, ``a_2 = sqrt(2) beta``, ``nu = alpha^2 + beta^2``.
+
+    The Hermite coefficients by 20-point Gauss-Hermite quadrature (exact for these polynomials):
+
+    >>> import numpy as np
+    >>> t, w = np.polynomial.hermite_e.hermegauss(20)
+    >>> w = w / w.sum()
+    >>> f = family_f(t, 0.6, 0.8)
+    >>> round(float(w @ f), 12), round(float(w @ (f * t)), 12), round(float(w @ (f * f)), 12)   # E f, a_1, nu
+    (0.0, 0.6, 1.0)
+    """
     return alpha * x + beta * (x * x - 1.0) / math.sqrt(2.0)
 
 
@@ -145,7 +165,9 @@ def attention_over_geometries(f, c, gamma, geometries, digits: int = DIGITS):
     ``digits + 5`` digits, two-precision checked); each geometry then costs
     one Woodbury solve (:func:`symrmt.models.attention.solver.woodbury_value`, the same
     identity ``attention_limit`` uses) at ``digits + 10`` digits.  The result agrees
-    with ``attention_limit(f, c, [gamma], geometry)`` to about ``digits`` digits.
+    with ``attention_limit(f, c, [gamma], geometry)`` to about ``digits`` digits.  Raises
+    :class:`~symrmt.errors.BranchError` for a value outside ``[0, 1]`` and the solver's errors.  (No
+    doctest: it runs the solver; ``tests/figures`` checks it against ``attention_limit``.)
     """
     cf = check_c(c)
     (gf,) = check_gammas([gamma])
@@ -177,6 +199,10 @@ def simulate_ridge(n: int, c, gammas, snr=0, trials: int = 10, seed: int = 0, *,
     child ``j`` of ``SeedSequence(seed)``), through the ridge-only trial kind
     :data:`symrmt.models.attention.trials.RIDGE_SPEC`; it skips the Attention part, which
     dominates the cost when ``p >= n``.  ``store`` and ``executor`` as in ``simulate``.
+
+    >>> r = simulate_ridge(16, "1/2", [1], trials=2)
+    >>> r["p"], r["mean"].shape, bool(0 < r["mean"][0] < 1)
+    (8, (1,), True)
     """
     key = ridge_key(n, c, gammas, snr)
     rows, _ = run_trials(RIDGE_SPEC, key, trials, seed, store=store, executor=executor, progress=False)
@@ -235,6 +261,13 @@ class FigureSims:
     trials run meanwhile, while this process computes the theory), then read each
     job's ``result()``.  ``workers > 1`` without an ``executor`` starts a local Dask
     cluster for this figure; ``store`` keeps and reuses the trials.
+
+    >>> with FigureSims() as run:
+    ...     job = run.ridge(16, "1/2", [1], 0, 2, 0)
+    ...     run.start(None)
+    ...     result = job.result()
+    >>> run.trials, result["p"], bool(result["mean"][0] == simulate_ridge(16, "1/2", [1], trials=2)["mean"][0])
+    (2, 8, True)
     """
 
     def __init__(self, store=None, executor=None, workers=None):
@@ -256,20 +289,52 @@ class FigureSims:
 
     @property
     def trials(self) -> int:
-        """The number of trials queued so far over every job."""
+        """The number of trials queued so far over every job.
+
+        >>> with FigureSims() as run:
+        ...     _ = run.ridge(16, "1/2", [1], 0, 3, 0)
+        ...     _ = run.ridge(16, "1/2", [1], 0, 2, 1)
+        ...     run.trials
+        5
+        """
         return self.batch.total
 
     def ridge(self, n, c, gammas, snr, trials, seed) -> _Job:
-        """Queue ``trials`` ridge-regression trials at ``n``, ``c``, ``gammas``, ``snr``; returns the job."""
+        """Queue ``trials`` ridge-regression trials at ``n``, ``c``, ``gammas``, ``snr``; returns the job.
+
+        >>> with FigureSims() as run:
+        ...     job = run.ridge(16, "1/2", [0.1, 1], 0, 3, 0)
+        ...     run.start(None)
+        ...     job.result()["mean"].shape, run.trials
+        ((2,), 3)
+        """
         return _Job(self, self.batch.add(RIDGE_SPEC, ridge_key(n, c, gammas, snr), trials, seed), None)
 
     def sim(self, f, n, c, gammas, geometry, trials, seed) -> _Job:
-        """Queue ``trials`` attention trials of ``f`` at ``n``, ``c``, ``gammas``, ``geometry``; returns the job."""
+        """Queue ``trials`` attention trials of ``f`` at ``n``, ``c``, ``gammas``, ``geometry``; returns the job.
+
+        ``f`` a preset name or ``("family", alpha, beta)`` (:func:`family_f`):
+
+        >>> from symrmt.models.attention.geometry import Geometry
+        >>> with FigureSims() as run:
+        ...     job = run.sim(("family", 1.0, 0.0), 16, "1/2", [1], Geometry(), 2, 0)
+        ...     run.start(None)
+        ...     result = job.result()
+        >>> sorted(result), result["attention"]["mean"].shape
+        (['attention', 'ridge'], (1,))
+        """
         pt = simulate_point(_FigF(f), n, c, gammas, geometry=geometry, need_key=True)
         return _Job(self, self.batch.add(SIMULATE_SPEC, pt.key, trials, seed, pt.context), pt)
 
     def start(self, bar) -> None:
-        """Start every queued trial, reporting progress on ``bar``."""
+        """Start every queued trial, reporting progress on ``bar``.
+
+        >>> with FigureSims() as run:
+        ...     jobs = [run.ridge(16, "1/2", [1], 0, 2, seed) for seed in (0, 1)]
+        ...     run.start(None)
+        ...     [job.result()["p"] for job in jobs]
+        [8, 8]
+        """
         self.bar = bar
         self.batch.start()
 
@@ -279,7 +344,13 @@ RANDOM_PRESETS = ("tanh", "relu", "erf", "sin", "cos", "gelu", "sigmoid", "linea
 
 
 def random_case(rng):
-    """One random parameter set: ``(f, c, gamma, geometry)``."""
+    """One random parameter set: ``(f, c, gamma, geometry)``.
+
+    >>> import numpy as np
+    >>> f, c, gamma, geometry = random_case(np.random.default_rng(0))
+    >>> f in RANDOM_PRESETS, Fraction(1, 8) <= c <= 4, Fraction(1, 100) <= gamma <= 10, 0 <= geometry.snr <= 4
+    (True, True, True, True)
+    """
     f = RANDOM_PRESETS[int(rng.integers(len(RANDOM_PRESETS)))]
     c = near_fraction(float(10 ** rng.uniform(math.log10(1 / 8), math.log10(4))), 1000)
     gamma = near_fraction(float(10 ** rng.uniform(-2, 1)), 1000)
@@ -316,6 +387,8 @@ def phase_diagram_data(grid: int = 25, digits: int = DIGITS, progress: bool = Tr
         ``c``, ``snr``, ``cos`` (the axes, float lists), ``diff_a``, ``diff_b`` (float arrays of
         shape ``(len(snr), len(c))`` and ``(len(snr), len(cos))``) and ``note`` (how the values
         were computed).
+
+    Raises the solver's errors.  (No doctest: two grids of limits take seconds even at ``grid=3``.)
     """
     if fast:
         return _phase_diagram_fast(grid, certify)

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import numpy as np
 
+from symrmt.errors import ExtraUnavailable, SolverError
 from symrmt.figures.data import (
     DIGITS,
     ERRBAR,
@@ -40,17 +41,24 @@ _DPI = 150
 
 
 def matplotlib_figure():
-    """``(Figure, colors)``: the matplotlib Figure class, imported lazily."""
+    """The matplotlib ``Figure`` class, imported lazily.
+
+    Raises :class:`~symrmt.errors.ExtraUnavailable` with the install hint (``pip install 'symrmt[plot]'``)
+    without matplotlib.  (No example: importing matplotlib costs most of a second.)
+    """
     try:
         import matplotlib  # noqa: F401
         from matplotlib.figure import Figure
     except ImportError as exc:  # pragma: no cover - depends on the environment
-        raise ImportError(_INSTALL_HINT) from exc
+        raise ExtraUnavailable(_INSTALL_HINT) from exc
     return Figure
 
 
 def new_figure(ncols: int, width: float = 5.0, height: float = 4.3):
-    """A matplotlib figure of ``ncols`` panels in a row (``width`` x ``height`` inches each) and its axes."""
+    """A matplotlib figure of ``ncols`` panels in a row (``width`` x ``height`` inches each) and its axes.
+
+    (No doctest: it builds a figure.)
+    """
     Figure = matplotlib_figure()
     fig = Figure(figsize=(width * ncols, height), layout="constrained")
     axes = fig.subplots(1, ncols, squeeze=False)[0]
@@ -59,7 +67,10 @@ def new_figure(ncols: int, width: float = 5.0, height: float = 4.3):
 
 def save_figure(fig, out, name: str) -> list[str]:
     """Write ``fig`` as ``out/name.png`` and ``out/name.pdf`` (without time stamps, so reruns give the same
-    files); returns the two paths."""
+    files); returns the two paths.
+
+    (No doctest: it writes a figure.)
+    """
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     paths = []
@@ -72,7 +83,10 @@ def save_figure(fig, out, name: str) -> list[str]:
 
 
 def errorbar(ax, x, mean, se, **kw):
-    """Draw Monte-Carlo means with error bars of ``ERRBAR`` standard errors on ``ax`` (the package's style)."""
+    """Draw Monte-Carlo means with error bars of ``ERRBAR`` standard errors on ``ax`` (the package's style).
+
+    Returns ``None``.  (No doctest: it draws on a figure.)
+    """
     kw.setdefault("fmt", "o")
     kw.setdefault("ms", 4)
     kw.setdefault("capsize", 2.5)
@@ -89,6 +103,10 @@ def ridge_error(out, full: bool = False, progress: bool = True, *, n=None, n_swe
     only (:func:`simulate_ridge`), ``n = 2048`` (``p = 512`` at ``c = 1/4``) and
     ``n = 4096`` for the sweep in ``p`` with ``full=True``; ``n = 512`` and
     ``256`` otherwise.  ``||mu||^2 = 1`` in (a) and (b), ``c = 1/4`` in (c).
+
+    Takes the output folder and the sizes (``full``: the paper's); returns the paths written (PNG and PDF);
+    raises :class:`~symrmt.errors.ExtraUnavailable` without matplotlib and the solver's errors.  (No doctest:
+    it simulates and draws a figure; ``tests/figures`` draws a tiny one.)
     """
     n = size_or_default(n, QUICK_N, FULL_N, full)
     n_sweep = size_or_default(n_sweep, QUICK_N_SWEEP, FULL_N_SWEEP, full)
@@ -174,7 +192,9 @@ def random_inputs(out, full: bool = False, progress: bool = True, *, n=None, tri
     ``[1/8, 4]``, ``gamma`` log-uniform in ``[0.01, 10]``, ``||mu||^2`` uniform in
     ``[0, 4]`` and, two times in three, ``w_K`` (and ``w_Q = w_K`` or an
     independent direction) with ``||w_K||^2, ||w_Q||^2`` uniform in ``[0, 2]``.
-    The first ``simulated`` sets are also simulated at ``n``.
+    The first ``simulated`` sets are also simulated at ``n``.  Returns the paths written; raises
+    :class:`~symrmt.errors.SolverError` when the solver refuses so many of the ``5 count`` drawn sets that
+    fewer than ``count`` points remain.
     """
     n = size_or_default(n, QUICK_N, FULL_N, full)
     trials = size_or_default(trials, 10, 30, full)
@@ -201,7 +221,9 @@ def random_inputs(out, full: bool = False, progress: bool = True, *, n=None, tri
             rows.append({"f": f, "c": c, "gamma": gamma, "geometry": geom, "E_A": ea, "E_RR": er})
             bar.update()
         if len(rows) < count:
-            raise RuntimeError("random_inputs: too many parameter sets refused by the solver")
+            raise SolverError(f"random_inputs: the solver refused {5 * count - len(rows)} of {5 * count} random "
+                              f"parameter sets and only {len(rows)} of the {count} points were drawn; ask for "
+                              "fewer points (count=) or another seed=")
         for row, job in zip(rows, jobs):
             row["sim"] = job.result()
 
@@ -253,6 +275,10 @@ def role_of_a1(out, full: bool = False, progress: bool = True, *, n=None, trials
     ``{"a1": a, "nu": 1}`` directly and simulated with that polynomial.
     ``c = 1/4``, ``||mu||^2 = 1``, ``W = I``.  ``fs``: the presets of panel (a);
     ``gamma_range``: its range of ``gamma``.
+
+    Takes the output folder and the sizes (``full``: the paper's); returns the paths written (PNG and PDF);
+    raises :class:`~symrmt.errors.ExtraUnavailable` without matplotlib and the solver's errors.  (No doctest:
+    it simulates and draws a figure; ``tests/figures`` draws a tiny one.)
     """
     n = size_or_default(n, QUICK_N, FULL_N, full)
     trials = size_or_default(trials, 12, 30, full)
@@ -326,6 +352,10 @@ def alignment(out, full: bool = False, progress: bool = True, *, n=None, trials=
     ``mu.w_K = mu.w_Q = ||mu|| ||w|| cos theta``; ``||w||^2 in {1, 4}``, ``c in {1/4, 2}``.
     Panel (c): simulation minus limit at ``theta = 0`` against ``n`` (the
     finite-``n`` gap of the aligned case, which closes slowly).
+
+    Takes the output folder and the sizes (``full``: the paper's); returns the paths written (PNG and PDF);
+    raises :class:`~symrmt.errors.ExtraUnavailable` without matplotlib and the solver's errors.  (No doctest:
+    it simulates and draws a figure; ``tests/figures`` draws a tiny one.)
     """
     n = size_or_default(n, QUICK_N, FULL_N, full)
     trials = size_or_default(trials, 12, 30, full)
@@ -417,6 +447,10 @@ def phase_diagram(out, full: bool = False, progress: bool = True, *, grid=None, 
     quick mode, 200 in full mode), ``certify`` points per panel (default 4 quick, 20 full)
     re-solved at 30 digits, the largest relative gap in the title and on stderr.
     ``fast=False``: every cell certified to 15 digits by the mpmath solver (25 and 61 points).
+
+    Takes the output folder and the sizes (``full``: the paper's); returns the paths written (PNG and PDF);
+    raises :class:`~symrmt.errors.ExtraUnavailable` without matplotlib and the solver's errors.  (No doctest:
+    it certifies two grids of limits and draws a figure; ``tests/figures`` draws a tiny one.)
     """
     grid = size_or_default(grid, 41 if fast else 25, 200 if fast else 61, full)
     certify = (20 if full else 4) if certify is None else certify

@@ -55,7 +55,12 @@ def finite_size(out, full: bool = False, progress: bool = True, *, store=None, e
     """Draw ``finite_size.png`` and ``.pdf`` in ``out``; returns the paths (needs matplotlib).
 
     ``sizes`` and ``trials`` (one count per size) override the defaults: ``n`` in {256, 512, 1024}
-    with {32, 16, 8} trials, and with ``full`` also 2048 and 4096 (4 and 3 trials)."""
+    with {32, 16, 8} trials, and with ``full`` also 2048 and 4096 (4 and 3 trials).
+
+    Takes the output folder and the sizes (``full``: the paper's); returns the paths written (PNG and PDF);
+    raises :class:`~symrmt.errors.ExtraUnavailable` without matplotlib and the solver's errors.  (No doctest:
+    it simulates and draws a figure.)
+    """
     if sizes is None:
         sizes = [256, 512, 1024] + ([2048, 4096] if full else [])
     if trials is None:

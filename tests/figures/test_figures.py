@@ -21,6 +21,7 @@ from symrmt import figures  # noqa: E402
 from symrmt.figures.data import aligned_geometry, family_f  # noqa: E402
 from symrmt.models.attention.geometry import Geometry  # noqa: E402
 from symrmt.models.attention.theory import attention_limit  # noqa: E402
+from symrmt.plotting import need_matplotlib  # noqa: E402
 
 TINY = {"n": 64, "trials": 2, "workers": 1}
 
@@ -41,6 +42,20 @@ def test_ridge_error(tmp_path):
 def test_random_inputs(tmp_path):
     paths = figures.random_inputs(tmp_path, progress=False, count=3, simulated=2, **TINY)
     _check(paths, tmp_path, "random_inputs")
+
+
+def test_random_inputs_refused_by_the_solver(tmp_path, monkeypatch):
+    """A solver that refuses every set: no figure, a SolverError that counts the refusals."""
+    from symrmt.errors import SolverError
+    from symrmt.figures import draw
+
+    def refuse(*args, **kwargs):
+        raise SolverError("refused")
+
+    monkeypatch.setattr(draw, "attention_limit", refuse)
+    with pytest.raises(SolverError, match=r"refused 10 of 10 .* only 0 of the 2 points"):
+        draw.random_inputs(tmp_path, progress=False, count=2, simulated=0, **TINY)
+    assert not list(tmp_path.iterdir())
 
 
 @pytest.mark.slow  # seconds per call: outside the fast tier
@@ -100,5 +115,9 @@ def test_missing_matplotlib_message(monkeypatch):
         return real_import(name, *args, **kwargs)
 
     monkeypatch.setattr(builtins, "__import__", fake_import)
-    with pytest.raises(ImportError, match=r"pip install 'symrmt\[plot\]'"):
+    from symrmt.errors import ExtraUnavailable
+
+    with pytest.raises(ExtraUnavailable, match=r"pip install 'symrmt\[plot\]'"):
         figures.main("unused")
+    with pytest.raises(ExtraUnavailable, match=r"plot\(\) needs matplotlib: pip install 'symrmt\[plot\]'"):
+        need_matplotlib()

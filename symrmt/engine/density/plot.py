@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 
+from symrmt.errors import ExtraUnavailable
 from symrmt.plotting import figure_path
 
 
@@ -17,13 +18,13 @@ def plot_density(d, path=None, ax=None, title=None):
     """Draw :class:`symrmt.engine.density.result.Density` ``d`` (on ``ax``, else a new figure; saved to ``path``
     when given, with ``title``); returns the figure: the limit's curve, with the histogram of
     :meth:`~symrmt.engine.density.result.Density.simulate` and its error bars (2 se) when simulated, the edges
-    dashed and the atoms as stems.  Raises :class:`ImportError` without matplotlib.
+    dashed and the atoms as stems.  Raises :class:`~symrmt.errors.ExtraUnavailable` (an ``ImportError``) without matplotlib.
     """
     try:
         # optional dependency (matplotlib)
         from matplotlib.figure import Figure
     except ImportError:
-        raise ImportError("the figure needs matplotlib: pip install 'symrmt[plot]'") from None
+        raise ExtraUnavailable("the figure needs matplotlib: pip install 'symrmt[plot]'") from None
 
     fig = None
     if ax is None:

@@ -123,6 +123,10 @@ def newton(g, p, maxsteps: int = 12, contract=None):
     ill-conditioned system), with finite values.  ``contract``: as :func:`symrmt.core.batch.newton`'s
     (the continuation's correctors pass :data:`CORRECTOR_CONTRACT`), for steps above
     :data:`CORRECTOR_CONTRACT_ABOVE`.
+
+    Takes ``g`` (rows of six entries), the parameter columns ``p``, ``maxsteps`` and ``contract``.  (No doctest: it needs the compiled float64 systems, about a second cold; the fast path's tests
+    (``tests/models/attention/test_fast.py``, ``test_fast_grid.py``) run it through
+    :func:`symrmt.models.attention.fast.solve_grid`.)
     """
     def linear(rows, x):
         # the compiled entries straight into the column layout of the core's least squares:
@@ -171,6 +175,11 @@ def continuation(gamma, c, a1: float, nu: float, d: float, max_rounds: int = 400
     (:func:`symrmt.core.continuation.in_trust_region`): Newton converges within :data:`MAX_JUMP` of the
     predictor (no jump to another branch) and within :data:`symrmt.models.attention.solver.MOVE_FRACTION`
     of the previous point.  Returns ``(g, dg, step, ok)`` at the targets.
+
+    Takes float64 arrays ``gamma``, ``c`` (one entry per point) and the Hermite data; rows that fail have
+    ``ok`` false (nothing is raised).  (No doctest: it needs the compiled float64 systems, about a second cold; the fast path's tests
+    (``tests/models/attention/test_fast.py``, ``test_fast_grid.py``) run it through
+    :func:`symrmt.models.attention.fast.solve_grid`.)
     """
     gamma = np.asarray(gamma, dtype=float)
     c = np.asarray(c, dtype=float)
@@ -243,6 +252,10 @@ def continuation_tree(gamma, c, a1: float, nu: float, d: float, max_rounds: int 
     same path as from the large-``gamma`` start, reached in one or two steps instead of tens.  A
     point whose start failed, or that fails on its way, is solved again by :func:`continuation`
     from the large-``gamma`` start.  Returns ``(g, dg, step, ok)`` in the order given.
+
+    Takes and returns what :func:`continuation` does.  (No doctest: it needs the compiled float64 systems, about a second cold; the fast path's tests
+    (``tests/models/attention/test_fast.py``, ``test_fast_grid.py``) run it through
+    :func:`symrmt.models.attention.fast.solve_grid`.)
     """
     gamma = np.asarray(gamma, dtype=float)
     c = np.asarray(c, dtype=float)
@@ -314,6 +327,10 @@ def refine(g, dg, gamma, c, a1, nu, d):
     implicit derivative's residual ``(dF/dG) dg + dF/dgamma`` in long double at the corrected point
     (:func:`symrmt.models.attention.compiled.fixed_point_tangent_function`).  Row by row (in blocks,
     :func:`symrmt.core.batch.blockwise`).
+
+    Takes the float64 rows and the parameters.  (No doctest: it needs the compiled float64 systems, about a second cold; the fast path's tests
+    (``tests/models/attention/test_fast.py``, ``test_fast_grid.py``) run it through
+    :func:`symrmt.models.attention.fast.solve_grid`.)
     """
     return blockwise(lambda g, dg, gamma, c: _refine(g, dg, gamma, c, a1, nu, d), g, dg,
                      np.asarray(gamma, dtype=float), np.asarray(c, dtype=float))
@@ -347,7 +364,12 @@ def _refine(g, dg, gamma, c, a1, nu, d):
 
 def branch_ok(g, dg, gamma, c, a1, nu, d, slack=1e-12):
     """The branch checks of the noise-only solution: ``det N != 0``, ``0 < tau <= 1/gamma``,
-    noise-only error ``-gamma^2 dG_11/dgamma`` in ``[0, 1]`` (each to ``slack``)."""
+    noise-only error ``-gamma^2 dG_11/dgamma`` in ``[0, 1]`` (each to ``slack``).
+
+    Takes the rows and the parameters; returns a bool array, one per row.  (No doctest: it needs the compiled float64 systems, about a second cold; the fast path's tests
+    (``tests/models/attention/test_fast.py``, ``test_fast_grid.py``) run it through
+    :func:`symrmt.models.attention.fast.solve_grid`.)
+    """
     return blockwise(lambda g, dg, gamma, c: _branch_ok(g, dg, gamma, c, a1, nu, d, slack), g, dg,
                      np.asarray(gamma), np.asarray(c))
 
@@ -538,6 +560,10 @@ def phi_woodbury(g, dg, gl, dgl, factor, a1: float, c):
     value uses the corrected fixed point ``gl, dgl`` and ``x`` after one step of
     mixed-precision iterative refinement (residual of ``(I + D H) x = e`` in long
     double at ``gl``, correction solved in float64).  Returns ``(phi, dphi, phi_ld, dphi_ld)``.
+
+    Takes the float64 and long-double fixed points, the Gram factors, ``a_1`` and ``c``.  (No doctest: it needs the compiled float64 systems, about a second cold; the fast path's tests
+    (``tests/models/attention/test_fast.py``, ``test_fast_grid.py``) run it through
+    :func:`symrmt.models.attention.fast.solve_grid`.)
     """
     return blockwise(lambda *a: _phi_woodbury(*a, a1), g, dg, gl, dgl, factor, np.broadcast_to(np.asarray(c), (g.shape[0],)))
 

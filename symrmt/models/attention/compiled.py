@@ -15,6 +15,7 @@ import sympy as sp
 
 from symrmt.cache import cached
 from symrmt.codegen.compile import compile_recipe
+from symrmt.errors import ParameterError
 from symrmt.models.attention import equations as S
 
 __all__ = ["aligned_phi_coefficients", "aligned_phi_in_snr_function", "closed_form_phi", "fixed_point_fjg", "fixed_point_functions", "fixed_point_homotopy_fjt", "fixed_point_residual",
@@ -45,7 +46,10 @@ def _fixed_point_recipe(part: str, target: str = "mpmath"):
 
 @cached(maxsize=1)
 def fixed_point_functions():
-    """Compiled ``(F, dF/dG, dF/dgamma, det N, L_0 + R(-G))`` of the noise-only fixed point (cached)."""
+    """Compiled ``(F, dF/dG, dF/dgamma, det N, L_0 + R(-G))`` of the noise-only fixed point (cached).
+
+    Takes nothing; returns five compiled functions of ``(G, params)``.  (No doctest: compiling it cold takes about a second.)
+    """
     return tuple(_fixed_point_recipe(part) for part in ("F", "J", "Fg", "detN", "map"))
 
 
@@ -54,14 +58,21 @@ def fixed_point_fjg(target: str = "mpmath"):
     """Compiled ``(F, dF/dG, dF/dgamma)`` in one flat list of ``9 + 54 + 9`` entries (shared
     subexpressions; ``dF/dG`` row-major), plus ``det N`` and ``L_0 + R(-G)``: the solver's functions.
 
-    ``target="numpy"``: the same recipes printed for float64 arrays (:data:`TARGETS`)."""
+    ``target="numpy"``: the same recipes printed for float64 arrays (:data:`TARGETS`).
+
+    Takes ``target`` (``"mpmath"`` or ``"numpy"``); returns three compiled functions of ``(G, params)``.  (No doctest: compiling it cold takes about a second; ``tests/models/attention/test_fast.py`` checks the
+    NumPy code against the mpmath code compiled from the same SymPy expressions.)
+    """
     return tuple(_fixed_point_recipe(part, target) for part in ("FJG", "detN", "map"))
 
 
 @cached(maxsize=2)
 def fixed_point_residual(target: str = "numpy"):
     """Compiled residual ``F`` (9 entries) of the fixed point alone, in the product form of
-    :func:`fixed_point_fjg` (about a third of its cost: the fast path's long-double residual)."""
+    :func:`fixed_point_fjg` (about a third of its cost: the fast path's long-double residual).
+
+    Takes ``target``; returns the compiled function of ``(G, params)``.  (No doctest: compiling it cold takes about a second.)
+    """
     return _fixed_point_recipe("Fprod", target)
 
 
@@ -69,14 +80,20 @@ def fixed_point_residual(target: str = "numpy"):
 def fixed_point_tangent_function(target: str = "numpy"):
     """Compiled ``F`` (9 entries) and ``(dF/dG) V + dF/dgamma`` (9) of
     :func:`symrmt.models.attention.equations.fixed_point_tangent` (arguments ``(G, params, V)``): both
-    residuals of the fast path's long-double correction in one evaluation, without the Jacobian's 54 entries."""
+    residuals of the fast path's long-double correction in one evaluation, without the Jacobian's 54 entries.
+
+    Takes ``target``; returns the compiled function.  (No doctest: compiling it cold takes about a second.)
+    """
     return _fixed_point_recipe("Ftangent", target)
 
 
 @cached(maxsize=2)
 def fixed_point_homotopy_fjt(target: str = "mpmath"):
     """Compiled ``[F (9), dF/dG (54), dF/dt (9)]`` of :func:`symrmt.models.attention.equations.fixed_point_homotopy`
-    (arguments ``(G, params + [t])``; the layout of :func:`fixed_point_fjg` with ``t`` for ``gamma``)."""
+    (arguments ``(G, params + [t])``; the layout of :func:`fixed_point_fjg` with ``t`` for ``gamma``).
+
+    Takes ``target``; returns the compiled function.  (No doctest: compiling it cold takes about a second.)
+    """
 
     def build():
         F = S.fixed_point_homotopy().reshape(9, 1)
@@ -122,7 +139,7 @@ def closed_form_phi(kind: str, target: str = "mpmath"):
 
     ``kind`` is ``"aligned"`` (:func:`symrmt.models.attention.equations.aligned_phi`) or ``"a1_zero"``
     (:func:`symrmt.models.attention.equations.a1_zero_phi`).  Arguments: ``(G, dG, a_1, c, snr, w_K^T w_Q)``.
-    Raises ``KeyError`` for another ``kind``.
+    Returns the compiled function (cached); raises :class:`~symrmt.errors.ParameterError` for another ``kind``.
 
     Examples
     --------
@@ -135,10 +152,10 @@ def closed_form_phi(kind: str, target: str = "mpmath"):
     >>> closed_form_phi("quadratic")
     Traceback (most recent call last):
     ...
-    KeyError: 'quadratic'
+    symrmt.errors.ParameterError: closed_form_phi: no closed form of kind 'quadratic'; give 'aligned' or 'a1_zero'
     """
     if kind not in ("aligned", "a1_zero"):
-        raise KeyError(kind)
+        raise ParameterError(f"closed_form_phi: no closed form of kind {kind!r}; give 'aligned' or 'a1_zero'")
 
     def build():
         phi = S.aligned_phi(lu=True) if kind == "aligned" else S.a1_zero_phi()
@@ -153,7 +170,10 @@ def aligned_phi_coefficients(target: str = "numpy"):
     """Compiled coefficients ``P_0, P_1, P_2, Q_1, Q_2, Q_3`` of
     :func:`symrmt.models.attention.equations.aligned_phi_in_snr` and their ``gamma``-derivatives along ``dG``
     (12 entries; arguments ``(G, dG, a_1, c, w_K^T w_Q)``): the part of the aligned ``varphi`` that does not
-    depend on ``||mu||^2``."""
+    depend on ``||mu||^2``.
+
+    Takes ``target``; returns the compiled function.  (No doctest: compiling it cold takes about a second.)
+    """
 
     def build():
         coeffs, _ = S.aligned_phi_in_snr()
@@ -167,7 +187,10 @@ def aligned_phi_coefficients(target: str = "numpy"):
 def aligned_phi_in_snr_function(target: str = "numpy"):
     """Compiled ``(varphi, dvarphi/dgamma)`` of the form of :func:`symrmt.models.attention.equations.aligned_phi_in_snr`
     from its coefficients: arguments ``((G_11, P_0, ..., Q_3), (dG_11, dP_0, ..., dQ_3), ||mu||^2)``, the
-    coefficients and their derivatives from :func:`aligned_phi_coefficients` (a few operations per point)."""
+    coefficients and their derivatives from :func:`aligned_phi_coefficients` (a few operations per point).
+
+    Takes ``target``; returns the compiled function.  (No doctest: compiling it cold takes about a second.)
+    """
 
     def build():
         _, form = S.aligned_phi_in_snr()

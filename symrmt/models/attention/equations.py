@@ -279,6 +279,9 @@ def fixed_point_system(expand: bool = True):
     All three are (immutable) SymPy matrices; the Jacobians are exact symbolic derivatives,
     used for Newton's method and for the implicit derivative
     ``dG/dgamma = -(dF/dG)^+ dF/dgamma``.  ``expand`` as in :func:`fixed_point_polynomial`.
+
+    (No doctest: deriving the Jacobian takes seconds; the code compiled from it is checked by the doctests
+    of :mod:`symrmt.models.attention.compiled`.)
     """
     F = sp.Matrix(list(fixed_point_polynomial(expand=expand)))
     J = F.jacobian(G_SYMBOLS)
@@ -297,7 +300,10 @@ def fixed_point_tangent():
     ``(dF/dG) V + dF/dgamma`` (:func:`fixed_point_system`) in forward mode.  At the solution with
     ``V = dGm/dgamma`` the second part vanishes: it is the residual of the implicit derivative.
     Returns the 18 entries ``F`` then the derivative, as a list (arguments ``G_SYMBOLS``, ``PARAMS``,
-    :data:`V_SYMBOLS`)."""
+    :data:`V_SYMBOLS`).
+
+    (No doctest: deriving it takes most of a second.)
+    """
     F = fixed_point_polynomial(expand=False)
     t = sp.Symbol("t_dir")
     moved = {g: g + t * v for g, v in zip(G_SYMBOLS, V_SYMBOLS)}
@@ -430,6 +436,9 @@ def aligned_phi(lu: bool = False):
     inverse: about 20 times fewer operations once compiled, and its derivative
     is derived in a fraction of the time.  The numeric layer compiles that form;
     ``tests/models/attention/test_solver_performance.py`` checks that the two agree exactly.
+
+    (No doctest: deriving it takes most of a second; :func:`symrmt.models.attention.compiled.closed_form_phi`
+    compiles it.)
     """
     gm, Delta, g1 = _aligned_parts()
     if lu:
@@ -534,7 +543,13 @@ def mp_quadratic(mm=m):
 
 @cached(maxsize=1)
 def mp_root():
-    """The physical root: the one with ``m > 0`` at ``z = -gamma < 0``."""
+    """The physical root: the one with ``m > 0`` at ``z = -gamma < 0``.
+
+    At ``gamma = c = 1`` the quadratic is ``m^2 + m - 1``, whose positive root is ``(sqrt(5) - 1)/2``:
+
+    >>> mp_root().subs({gamma: 1, c: 1})
+    -1/2 + sqrt(5)/2
+    """
     roots = sp.solve(mp_quadratic(), m)
     # the product of the roots is -1/gamma < 0: exactly one is positive
     for r in roots:
@@ -551,6 +566,9 @@ def ridge_quadratic_form():
     compressed resolvent is ``m I_2`` and the rank-one part has coefficient
     ``(sqrt(snr), 1)``.  Returns the simplified rational function of ``m`` and ``snr``:
     ``m (1 + m)/(1 + m + snr m)``, which is ``m`` without signal.
+
+    >>> ridge_quadratic_form().subs(snr, 0)
+    m
     """
     s = sp.sqrt(snr)
     D = KT.covariance_lowrank(sp.Matrix([[s], [1]]))   # C C^T, C = [||mu||; 1]: X^T X/n = cS' + E C C^T E^T
@@ -561,7 +579,14 @@ def ridge_quadratic_form():
 
 @cached(maxsize=1)
 def ridge_error_in_m():
-    """``E_RR = -gamma^2 d/dgamma [y^T Q_0 y/n]`` with ``dm/dgamma`` by implicit differentiation."""
+    """``E_RR = -gamma^2 d/dgamma [y^T Q_0 y/n]`` with ``dm/dgamma`` by implicit differentiation.
+
+    Without signal ``y^T Q_0 y/n = m``, so ``E_RR = -gamma^2 dm/dgamma`` with ``dm/dgamma = -(m^2 + m)/(2 gamma m +
+    gamma + c - 1)`` from the quadratic:
+
+    >>> sp.cancel(ridge_error_in_m().subs(snr, 0) - gamma**2 * (m**2 + m) / (2 * gamma * m + gamma + c - 1))
+    0
+    """
     phi = ridge_quadratic_form()
     P = mp_quadratic()
     dm = -sp.diff(P, gamma) / sp.diff(P, m)
@@ -570,7 +595,13 @@ def ridge_error_in_m():
 
 @cached(maxsize=1)
 def ridge_error_closed_form():
-    """``E_RR(gamma; c, snr)`` as an explicit expression (``m`` replaced by its root)."""
+    """``E_RR(gamma; c, snr)`` as an explicit expression (``m`` replaced by its root).
+
+    Without signal at ``gamma = c = 1``: ``m = (sqrt(5) - 1)/2``, ``m^2 + m = 1`` and ``E_RR = 1/(2 m + 1) = 1/sqrt(5)``:
+
+    >>> abs(ridge_error_closed_form().subs({gamma: 1, c: 1, snr: 0}).evalf(40) - 1 / sp.sqrt(5)) < 1e-35
+    True
+    """
     return ridge_error_in_m().subs(m, mp_root())
 
 
@@ -596,7 +627,11 @@ def mp_root_stable():
 
 def ridge_error_stable_form():
     """:func:`ridge_error_closed_form` with the root :func:`mp_root_stable`: the form the numeric code
-    evaluates (float64 loses every digit of the plain root's numerator beyond ``gamma ~ 1e16 eps``)."""
+    evaluates (float64 loses every digit of the plain root's numerator beyond ``gamma ~ 1e16 eps``).
+
+    >>> abs(ridge_error_stable_form().subs({gamma: 1, c: 1, snr: 0}).evalf(40) - 1 / sp.sqrt(5)) < 1e-35
+    True
+    """
     return ridge_error_in_m().subs(m, mp_root_stable())
 
 

@@ -144,6 +144,9 @@ def training_forms(model, at: dict, names, digits: int, ridge: bool = False, zer
     ``||w||^2 = phi - E/gamma`` with ``phi = y^T Q y/n`` and ``E = gamma^2 y^T Q^2 y/n`` the training
     error (push-through: ``w = X K Q y/n``, so ``||w||^2 = y^T Q (Q^{-1} - gamma) Q y/n``).  Names in
     ``zero`` (vectors that are 0) give 0 without a solve.
+
+    Takes the engine model, the values ``at``, the vector names, ``digits``; returns mpf values; raises the
+    engine's errors.  (No doctest: it runs the trace engine for seconds; ``tests/models/attention/test_test_error.py`` checks it.)
     """
     phi = model.limit(PHI_RR if ridge else PHI_A, at=at, digits=digits).value
     err = model.limit(E_RR if ridge else E_A, at=at, digits=digits).value
@@ -184,7 +187,10 @@ def ridge_test_formula(c, gamma, snr):
 
 
 def engine_projection(model, u: str, at: dict, digits: int):
-    """The engine limit of ``u . w``; an engine refusal (e.g. its cap on unknowns) becomes :class:`NotDerived`."""
+    """The engine limit of ``u . w``; an engine refusal (e.g. its cap on unknowns) becomes :class:`NotDerived`.
+
+    Returns an mpf; raises :class:`~symrmt.errors.NotDerived` where the engine refuses the form.  (No doctest: it runs the trace engine for seconds; ``tests/models/attention/test_test_error.py`` checks it.)
+    """
     try:
         return model.limit(projection_expr(u), at=at, digits=digits).value
     except ModelError as exc:
@@ -196,7 +202,10 @@ _MODELS = cache_dict("symrmt.models.attention.generalization._MODELS", 16)
 
 def engine_model(f, r: int, alpha, diagonal: str, digits: int):
     """The engine model of :func:`~symrmt.models.attention.engine_model.attention_model`, kept per
-    ``(f, r, alpha, diagonal)`` so that its plans (the Woodbury systems of the forms) are built once."""
+    ``(f, r, alpha, diagonal)`` so that its plans (the Woodbury systems of the forms) are built once.
+
+    Returns the engine :class:`~symrmt.engine.Model` (cached per key, rebuilt for more ``digits``).  (No doctest: it runs the trace engine for seconds; ``tests/models/attention/test_test_error.py`` checks it.)
+    """
     key = (getattr(f, "text", f), getattr(f, "center", False), r, str(alpha), diagonal)
     hit = _MODELS.get(key)
     if hit is None or hit[0] < digits:
@@ -224,6 +233,16 @@ def woodbury_projections(block_traces, geometry, a1, c, dps: int):
     the compressed inverse ``U^T L^{-1} U = H (I + D H)^{-1}`` of section 5.3.  ``x = (I + D H)^{-1} e``
     gives ``phi = (H x)_1`` and the projections ``-(C u)^T (H x)_3``.  ``geometry`` has ``alpha = 1``
     (scaled), ``a1`` the Hermite coefficient of ``f_alpha``, ``block_traces`` the six entries of ``Gm``.
+
+    Returns mpf values at ``dps`` digits.  Without signal and weights (``D = 0``) ``x = e``: ``phi = G_11`` and every
+    projection is 0:
+
+    >>> import mpmath
+    >>> from fractions import Fraction
+    >>> from symrmt.models.attention.geometry import Geometry
+    >>> g = [mpmath.mpf(x) for x in ("0.5", "0.1", "0.2", "1", "0.3", "2")]
+    >>> woodbury_projections(g, Geometry(), Fraction(1, 2), Fraction(1, 2), 20)
+    (mpf('0.5'), [mpf('0.0'), mpf('0.0'), mpf('0.0')])
     """
     geo = as_low_rank(geometry)
     gram = geo.gram()

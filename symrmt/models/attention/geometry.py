@@ -195,7 +195,11 @@ class Geometry:
         return cls(snr=dot(m, m), wk2=dot(k, k), wq2=dot(q, q), wkwq=dot(k, q), muwk=dot(m, k), muwq=dot(m, q))
 
     def gram(self):
-        """The 3x3 Gram matrix of (mu, w_K, w_Q) as nested lists of Fractions."""
+        """The 3x3 Gram matrix of (mu, w_K, w_Q) as nested lists of Fractions.
+
+        >>> Geometry(snr=1, wk2=4, muwk=2).gram()
+        [[Fraction(1, 1), Fraction(2, 1), Fraction(0, 1)], [Fraction(2, 1), Fraction(4, 1), Fraction(0, 1)], [Fraction(0, 1), Fraction(0, 1), Fraction(0, 1)]]
+        """
         return [
             [self.snr, self.muwk, self.muwq],
             [self.muwk, self.wk2, self.wkwq],
@@ -213,12 +217,20 @@ class Geometry:
         return f"Geometry({', '.join(parts)})"
 
     def rank(self) -> int:
-        """Exact rank of the Gram matrix (the dimension of span(mu, w_K, w_Q))."""
+        """Exact rank of the Gram matrix (the dimension of span(mu, w_K, w_Q)).
+
+        >>> Geometry().rank(), Geometry(snr=1, wk2=4, muwk=2).rank(), Geometry(snr=1, wk2=4, muwk=1).rank()
+        (0, 1, 2)
+        """
         return exact_rank(self.gram())
 
     @property
     def has_weights(self) -> bool:
-        """False exactly when ``w_K w_Q^T = 0`` (``w_K = 0`` or ``w_Q = 0``), i.e. ``W = I``."""
+        """False exactly when ``w_K w_Q^T = 0`` (``w_K = 0`` or ``w_Q = 0``), i.e. ``W = I``.
+
+        >>> Geometry(wk2=1).has_weights, Geometry(wk2=1, wq2=1).has_weights
+        (False, True)
+        """
         return self.wk2 != 0 and self.wq2 != 0
 
     def as_dict(self) -> dict:
@@ -291,7 +303,12 @@ class LowRankGeometry:
     # -- constructors ---------------------------------------------------------
     @classmethod
     def from_geometry(cls, geometry: Geometry, alpha=1) -> LowRankGeometry:
-        """The rank-one :class:`Geometry` as a ``LowRankGeometry`` with ``r = 1``."""
+        """The rank-one :class:`Geometry` as a ``LowRankGeometry`` with ``r = 1``.
+
+        >>> g = LowRankGeometry.from_geometry(Geometry(snr=1, wk2=2, wq2=3, wkwq=1), alpha=2)
+        >>> g.r, g.alpha, g.trace_wkwq, g.gram()[1]
+        (1, Fraction(2, 1), Fraction(1, 1), [Fraction(0, 1), Fraction(2, 1), Fraction(1, 1)])
+        """
         return cls(geometry.gram(), alpha)
 
     @classmethod
@@ -300,6 +317,16 @@ class LowRankGeometry:
 
         Accepts nested sequences or NumPy arrays of floats; the Gram matrix is
         formed in exact rational arithmetic from the binary values of the floats.
+
+        Raises :class:`~symrmt.errors.ParameterError` for shapes that do not match.
+
+        >>> g = LowRankGeometry.from_vectors([1, 0], [[1, 0], [0, 1]], [[0.5, 0], [0, 0.5]])
+        >>> g.r, g.trace_wkwq, g.snr
+        (2, Fraction(1, 1), Fraction(1, 1))
+        >>> LowRankGeometry.from_vectors([1, 0], [[1], [0]], [[1, 0], [0, 1]])
+        Traceback (most recent call last):
+        ...
+        symrmt.errors.ParameterError: wk and wq must have the same number of columns r, got 1 and 2
         """
         mu_row = [to_fraction(x, "mu") for x in mu]
         p = len(mu_row)
@@ -323,31 +350,55 @@ class LowRankGeometry:
     # -- views ----------------------------------------------------------------
     @property
     def r(self) -> int:
-        """The number of rank-one terms ``w_K^j (w_Q^j)^T``."""
+        """The number of rank-one terms ``w_K^j (w_Q^j)^T``.
+
+        >>> LowRankGeometry([[2]]).r, LowRankGeometry([[1, 0, 0], [0, 1, 0], [0, 0, 1]]).r
+        (0, 1)
+        """
         return (len(self.gram_entries) - 1) // 2
 
     @property
     def snr(self) -> Fraction:
-        """``||mu||^2``."""
+        """``||mu||^2``.
+
+        >>> LowRankGeometry([[2]]).snr
+        Fraction(2, 1)
+        """
         return self.gram_entries[0][0]
 
     @property
     def trace_wkwq(self) -> Fraction:
-        """``sum_j w_K^j . w_Q^j`` (the trace of the low-rank part)."""
+        """``sum_j w_K^j . w_Q^j`` (the trace of the low-rank part).
+
+        >>> LowRankGeometry([[1, 0, 0], [0, 4, 3], [0, 3, 9]]).trace_wkwq
+        Fraction(3, 1)
+        """
         r = self.r
         return sum((self.gram_entries[1 + j][1 + r + j] for j in range(r)), Fraction(0))
 
     def gram(self):
-        """The Gram matrix as nested lists of Fractions."""
+        """The Gram matrix as nested lists of Fractions.
+
+        >>> LowRankGeometry([["1/2"]]).gram()
+        [[Fraction(1, 2)]]
+        """
         return [list(row) for row in self.gram_entries]
 
     def rank(self) -> int:
-        """Exact rank of the Gram matrix (the dimension of the span of the vectors)."""
+        """Exact rank of the Gram matrix (the dimension of the span of the vectors).
+
+        >>> LowRankGeometry([[1, 1, 1], [1, 1, 1], [1, 1, 1]]).rank()
+        1
+        """
         return exact_rank(self.gram_entries)
 
     @property
     def has_weights(self) -> bool:
-        """False exactly when the low-rank part ``sum_j w_K^j (w_Q^j)^T`` is zero."""
+        """False exactly when the low-rank part ``sum_j w_K^j (w_Q^j)^T`` is zero.
+
+        >>> LowRankGeometry([[1, 0, 0], [0, 1, 0], [0, 0, 0]]).has_weights, LowRankGeometry([[1, 0, 0], [0, 1, 0], [0, 0, 1]]).has_weights
+        (False, True)
+        """
         r = self.r
         G = self.gram_entries
         # ||sum_j k_j q_j^T||_F^2 = sum_{jl} (k_j . k_l)(q_j . q_l)
@@ -355,7 +406,12 @@ class LowRankGeometry:
         return fro2 != 0
 
     def scaled(self) -> LowRankGeometry:
-        """``W / alpha = I + sum_j (w_K^j / alpha) (w_Q^j)^T``: the same Gram with ``w_K`` rows divided by alpha."""
+        """``W / alpha = I + sum_j (w_K^j / alpha) (w_Q^j)^T``: the same Gram with ``w_K`` rows divided by alpha.
+
+        >>> s = LowRankGeometry([[1, 0, 0], [0, 4, 2], [0, 2, 1]], alpha=2).scaled()
+        >>> s.alpha, s.gram()[1], s.trace_wkwq
+        (Fraction(1, 1), [Fraction(0, 1), Fraction(1, 1), Fraction(1, 1)], Fraction(1, 1))
+        """
         a = self.alpha
         r = self.r
         scale = [Fraction(1)] + [1 / a] * r + [Fraction(1)] * r

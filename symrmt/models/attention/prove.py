@@ -131,7 +131,20 @@ def prove_mp_root(c, gamma, start, digits: int = 30):
     Krawczyk on the SymPy quadratic gives a ball around the root near ``start``; all real roots
     are then isolated exactly, exactly one must lie in ``(0, 1/gamma]``, and the proved ball must
     be that one; otherwise :class:`BranchError` (e.g. ``start = -1.962`` at ``c = 1/2``,
-    ``gamma = 1/100``, whose physical root is ``50.96``)."""
+    ``gamma = 1/100``, whose physical root is ``50.96``).
+
+    Takes exact ``c``, ``gamma``, a float ``start`` and the digits; returns a ``flint.arb`` ball; raises
+    :class:`~symrmt.errors.BranchError` as above and :class:`~symrmt.errors.ProofError` when Krawczyk fails.
+    At ``gamma = c = 1`` the root is ``(sqrt(5) - 1)/2``:
+
+    >>> import flint
+    >>> prove_mp_root(1, 1, 0.618, 20).overlaps((flint.arb(5).sqrt() - 1) / 2)
+    True
+    >>> prove_mp_root("1/2", "1/100", -1.962, 20)
+    Traceback (most recent call last):
+    ...
+    symrmt.errors.BranchError: the proved Marchenko-Pastur root [-1.9622372 +/- 4.48e-8] is not the physical one [50.962237 +/- 2.45e-7] (the only real root in (0, 1/gamma] at c=1/2, gamma=1/100); a box around another root is refused
+    """
 
     require_flint()
     c, gamma = Fraction(c), Fraction(gamma)
@@ -157,7 +170,15 @@ def prove_mp_root(c, gamma, start, digits: int = 30):
 def prove_ridge(c, gammas, snr, digits: int, mids=None):
     """Balls of ``E_RR(gamma)``: the SymPy closed form :func:`~symrmt.models.attention.equations.ridge_error_closed_form`
     on balls; its root of the Marchenko-Pastur quadratic is checked to be the physical one by
-    :func:`prove_mp_root` (branch ``"isolated"``)."""
+    :func:`prove_mp_root` (branch ``"isolated"``).
+
+    Returns one ball per ``gamma``; raises :class:`~symrmt.errors.BranchError` and
+    :class:`~symrmt.errors.ProofError`.  Without signal at ``gamma = c = 1``, ``E_RR = 1/sqrt(5)``:
+
+    >>> import flint
+    >>> prove_ridge(1, [1], 0, 15)[0].overlaps(1 / flint.arb(5).sqrt())
+    True
+    """
     c = Fraction(c)
     s = Fraction(snr)
     root_src = _mp_sources()[1]
@@ -274,7 +295,17 @@ def prove_attention(f, c, gammas, geometry=None, diagonal: str = "zero", digits:
     ``points``: the :class:`~symrmt.models.attention.theory.AttentionPoint` of the certified solve (computed
     here when not given), the centres of the boxes.  ``chain``: prove the branch by continuation in
     the kernel strength (:func:`~symrmt.models.attention.prove_branch.attention_chain`; branch ``"continued"``); when it cannot be made the
-    branch is ``"sanity"`` and the ball's ``note`` says why."""
+    branch is ``"sanity"`` and the ball's ``note`` says why.
+
+    Raises :class:`~symrmt.errors.ProveUnavailable` without python-flint, the solver's errors, and
+    :class:`~symrmt.errors.ProofError` where a ball cannot be proved.  (The inputs are checked first; a
+    proof takes seconds, ``tests/models/attention/test_prove.py`` runs them.)
+
+    >>> prove_attention("tanh", -1, [1])
+    Traceback (most recent call last):
+    ...
+    symrmt.errors.ParameterError: c = p/n must be positive, got -1
+    """
     flint = require_flint()
     arb = flint.arb
     cf = check_c(c)
@@ -368,7 +399,16 @@ def prove_limit(f, c, gammas, geometry=None, diagonal: str = "zero", digits: int
     ``values`` is :func:`symrmt.models.attention.theory.limit`'s dict (mpf lists); ``balls`` has the lists
     ``"attention"`` and ``"ridge"`` of balls (``flint.arb``) and ``"branch"``: ``{"attention": "sanity",
     "ridge": "isolated"}`` (see the module docstring); ``branch=True``: the attention branch by
-    continuation in the kernel strength (``"continued"`` when every point's chain closes)."""
+    continuation in the kernel strength (``"continued"`` when every point's chain closes).
+
+    Raises what :func:`prove_attention` and :func:`prove_ridge` raise.  (No proof here: it takes seconds,
+    ``tests/models/attention/test_prove.py`` runs them; the inputs are checked first.)
+
+    >>> prove_limit("tanh", "1/2", [0])
+    Traceback (most recent call last):
+    ...
+    symrmt.errors.ParameterError: gamma must be positive (the probe needs gamma > 0), got 0.0
+    """
     require_flint()
     geometry = as_low_rank(geometry)
     points = attention_limit(f, c, gammas, geometry, diagonal, digits, details=True)

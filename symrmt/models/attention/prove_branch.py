@@ -111,7 +111,10 @@ def square_hessian():
     """Compiled second derivatives of the square system ``G R_t(G)`` of
     :func:`symrmt.models.attention.equations.fixed_point_homotopy` (arguments ``(G, params + [t])``): the flat
     list of ``d^2 S_i / dG_j dG_k`` (``k``-major: six 6x6 matrices ``dJ/dG_k``), then ``dJ/dt`` and
-    ``dJ/dgamma`` (6x6 each, row-major), then ``d^2 S/dt^2``, ``dS/dgamma`` and ``d^2 S/dgamma^2`` (6 each).  At ``t = 1`` it is the fixed point's own square system."""
+    ``dJ/dgamma`` (6x6 each, row-major), then ``d^2 S/dt^2``, ``dS/dgamma`` and ``d^2 S/dgamma^2`` (6 each).  At ``t = 1`` it is the fixed point's own square system.
+
+    Takes nothing; returns the compiled function.  (No doctest: deriving and compiling it takes seconds.)
+    """
     def build():
         R = S.fixed_point_homotopy()
         G = S.block_trace_matrix()
@@ -173,7 +176,11 @@ def attention_chain(params, G, what, start=None):
 
     Returns ``(boxes, enclosure)``: the enclosure of the continued root at ``gamma`` (balls), which may start
     the chain of a smaller ``gamma``: ``start = (gamma_s, enclosure)`` with ``gamma < gamma_s < gamma_0`` (a ball, the
-    same other parameters) runs only the ``gamma`` leg, from ``gamma_s``."""
+    same other parameters) runs only the ``gamma`` leg, from ``gamma_s``.
+
+    (No doctest: the chain takes seconds; ``tests/models/attention/test_prove.py`` runs it through
+    ``prove_attention(..., chain=True)``.)
+    """
     flint = require_flint()
     gamma = params[0]
     rest = list(params[1:])

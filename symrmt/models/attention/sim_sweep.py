@@ -109,12 +109,32 @@ class SimulationSweep:
 
     @property
     def axes(self) -> tuple:
-        """The names of the grid's axes, in its order."""
+        """The names of the grid's axes, in its order.
+
+        >>> from fractions import Fraction as F
+        >>> s = SimulationSweep(f="tanh", expr="tanh(t)", center=False, diagonal="zero", grid={"gamma": (F(1), F(2))},
+        ...                     fixed={"c": F(1, 2)}, geometry=None,
+        ...                     points=({"c": F(1, 2), "gamma": F(1)}, {"c": F(1, 2), "gamma": F(2)}),
+        ...                     n=64, trials=4, seed=0, noise="gaussian", attention_flat=(0.80, 0.81),
+        ...                     attention_se_flat=(0.01, 0.01), ridge_flat=(0.66, 0.77), ridge_se_flat=(0.02, 0.02))
+        >>> s.axes
+        ('gamma',)
+        """
         return tuple(self.grid)
 
     @property
     def shape(self) -> tuple:
-        """The grid's shape: the length of each axis."""
+        """The grid's shape: the length of each axis.
+
+        >>> from fractions import Fraction as F
+        >>> s = SimulationSweep(f="tanh", expr="tanh(t)", center=False, diagonal="zero", grid={"gamma": (F(1), F(2))},
+        ...                     fixed={"c": F(1, 2)}, geometry=None,
+        ...                     points=({"c": F(1, 2), "gamma": F(1)}, {"c": F(1, 2), "gamma": F(2)}),
+        ...                     n=64, trials=4, seed=0, noise="gaussian", attention_flat=(0.80, 0.81),
+        ...                     attention_se_flat=(0.01, 0.01), ridge_flat=(0.66, 0.77), ridge_se_flat=(0.02, 0.02))
+        >>> s.shape
+        (2,)
+        """
         return tuple(len(v) for v in self.grid.values())
 
     def _arr(self, flat):
@@ -122,32 +142,98 @@ class SimulationSweep:
 
     @property
     def attention(self):
-        """Mean of ``E_A`` over the trials at every grid point (float64, the grid's shape)."""
+        """Mean of ``E_A`` over the trials at every grid point (float64, the grid's shape).
+
+        >>> from fractions import Fraction as F
+        >>> s = SimulationSweep(f="tanh", expr="tanh(t)", center=False, diagonal="zero", grid={"gamma": (F(1), F(2))},
+        ...                     fixed={"c": F(1, 2)}, geometry=None,
+        ...                     points=({"c": F(1, 2), "gamma": F(1)}, {"c": F(1, 2), "gamma": F(2)}),
+        ...                     n=64, trials=4, seed=0, noise="gaussian", attention_flat=(0.80, 0.81),
+        ...                     attention_se_flat=(0.01, 0.01), ridge_flat=(0.66, 0.77), ridge_se_flat=(0.02, 0.02))
+        >>> s.attention.tolist()
+        [0.8, 0.81]
+        """
         return self._arr(self.attention_flat)
 
     @property
     def attention_se(self):
-        """Standard error of :attr:`attention` (``std(ddof=1)/sqrt(trials)``), the grid's shape."""
+        """Standard error of :attr:`attention` (``std(ddof=1)/sqrt(trials)``), the grid's shape.
+
+        >>> from fractions import Fraction as F
+        >>> s = SimulationSweep(f="tanh", expr="tanh(t)", center=False, diagonal="zero", grid={"gamma": (F(1), F(2))},
+        ...                     fixed={"c": F(1, 2)}, geometry=None,
+        ...                     points=({"c": F(1, 2), "gamma": F(1)}, {"c": F(1, 2), "gamma": F(2)}),
+        ...                     n=64, trials=4, seed=0, noise="gaussian", attention_flat=(0.80, 0.81),
+        ...                     attention_se_flat=(0.01, 0.01), ridge_flat=(0.66, 0.77), ridge_se_flat=(0.02, 0.02))
+        >>> s.attention_se.tolist()
+        [0.01, 0.01]
+        """
         return self._arr(self.attention_se_flat)
 
     @property
     def ridge(self):
-        """Mean of ``E_RR`` over the trials at every grid point (float64, the grid's shape)."""
+        """Mean of ``E_RR`` over the trials at every grid point (float64, the grid's shape).
+
+        >>> from fractions import Fraction as F
+        >>> s = SimulationSweep(f="tanh", expr="tanh(t)", center=False, diagonal="zero", grid={"gamma": (F(1), F(2))},
+        ...                     fixed={"c": F(1, 2)}, geometry=None,
+        ...                     points=({"c": F(1, 2), "gamma": F(1)}, {"c": F(1, 2), "gamma": F(2)}),
+        ...                     n=64, trials=4, seed=0, noise="gaussian", attention_flat=(0.80, 0.81),
+        ...                     attention_se_flat=(0.01, 0.01), ridge_flat=(0.66, 0.77), ridge_se_flat=(0.02, 0.02))
+        >>> s.ridge.tolist()
+        [0.66, 0.77]
+        """
         return self._arr(self.ridge_flat)
 
     @property
     def ridge_se(self):
-        """Standard error of :attr:`ridge` (``std(ddof=1)/sqrt(trials)``), the grid's shape."""
+        """Standard error of :attr:`ridge` (``std(ddof=1)/sqrt(trials)``), the grid's shape.
+
+        >>> from fractions import Fraction as F
+        >>> s = SimulationSweep(f="tanh", expr="tanh(t)", center=False, diagonal="zero", grid={"gamma": (F(1), F(2))},
+        ...                     fixed={"c": F(1, 2)}, geometry=None,
+        ...                     points=({"c": F(1, 2), "gamma": F(1)}, {"c": F(1, 2), "gamma": F(2)}),
+        ...                     n=64, trials=4, seed=0, noise="gaussian", attention_flat=(0.80, 0.81),
+        ...                     attention_se_flat=(0.01, 0.01), ridge_flat=(0.66, 0.77), ridge_se_flat=(0.02, 0.02))
+        >>> s.ridge_se.tolist()
+        [0.02, 0.02]
+        """
         return self._arr(self.ridge_se_flat)
 
     def values(self, key: str):
-        """The value of parameter ``key`` at every grid point (float64, the grid's shape)."""
+        """The value of parameter ``key`` at every grid point (float64, the grid's shape).
+
+        Raises :class:`~symrmt.errors.ParameterError` for a parameter the grid does not have.
+
+        >>> from fractions import Fraction as F
+        >>> s = SimulationSweep(f="tanh", expr="tanh(t)", center=False, diagonal="zero", grid={"gamma": (F(1), F(2))},
+        ...                     fixed={"c": F(1, 2)}, geometry=None,
+        ...                     points=({"c": F(1, 2), "gamma": F(1)}, {"c": F(1, 2), "gamma": F(2)}),
+        ...                     n=64, trials=4, seed=0, noise="gaussian", attention_flat=(0.80, 0.81),
+        ...                     attention_se_flat=(0.01, 0.01), ridge_flat=(0.66, 0.77), ridge_se_flat=(0.02, 0.02))
+        >>> s.values("gamma").tolist()
+        [1.0, 2.0]
+        >>> s.values("snr")
+        Traceback (most recent call last):
+        ...
+        symrmt.errors.ParameterError: no parameter 'snr' in this simulation; known: c, gamma
+        """
         if key not in self.points[0]:
             raise ParameterError(f"no parameter {key!r} in this simulation; known: {', '.join(self.points[0])}")
         return np.array([float(p[key]) for p in self.points], dtype=np.float64).reshape(self.shape)
 
     def sweep_grid(self) -> dict:
-        """The grid as :func:`symrmt.sweep` takes it (axes and fixed values)."""
+        """The grid as :func:`symrmt.sweep` takes it (axes and fixed values).
+
+        >>> from fractions import Fraction as F
+        >>> s = SimulationSweep(f="tanh", expr="tanh(t)", center=False, diagonal="zero", grid={"gamma": (F(1), F(2))},
+        ...                     fixed={"c": F(1, 2)}, geometry=None,
+        ...                     points=({"c": F(1, 2), "gamma": F(1)}, {"c": F(1, 2), "gamma": F(2)}),
+        ...                     n=64, trials=4, seed=0, noise="gaussian", attention_flat=(0.80, 0.81),
+        ...                     attention_se_flat=(0.01, 0.01), ridge_flat=(0.66, 0.77), ridge_se_flat=(0.02, 0.02))
+        >>> s.sweep_grid()
+        {'gamma': [Fraction(1, 1), Fraction(2, 1)], 'c': Fraction(1, 2)}
+        """
         out = {_grid_key(k): list(v) for k, v in self.grid.items()}
         seen = {n for k in self.grid for n in k.split("=")}
         out.update({k: v for k, v in self.fixed.items() if k not in seen})
@@ -162,7 +248,26 @@ class SimulationSweep:
         """Against the limits on the same grid: ``limits`` (a :class:`~symrmt.SweepResult` of that grid),
         or computed here by :func:`symrmt.sweep` at ``digits`` digits.  Returns a :class:`SweepComparison`.
 
-        Raises :class:`~symrmt.ParameterError` when ``limits`` has another grid."""
+        Raises :class:`~symrmt.ParameterError` when ``limits`` has another grid.
+
+        >>> from fractions import Fraction as F
+        >>> from symrmt.models.attention.grid_results import SweepResult
+        >>> grid, pts = {"gamma": (F(1), F(2))}, ({"c": F(1, 2), "gamma": F(1)}, {"c": F(1, 2), "gamma": F(2)})
+        >>> s = SimulationSweep(f="tanh", expr="tanh(t)", center=False, diagonal="zero", grid=grid, fixed={"c": F(1, 2)},
+        ...                     geometry=None, points=pts, n=64, trials=4, seed=0, noise="gaussian",
+        ...                     attention_flat=(0.80, 0.81), attention_se_flat=(0.01, 0.01), ridge_flat=(0.66, 0.77),
+        ...                     ridge_se_flat=(0.02, 0.02))
+        >>> r = SweepResult(f="tanh", expr="tanh(t)", center=False, diagonal="zero", digits=10, grid=grid,
+        ...                 fixed={"c": F(1, 2)}, geometry=None, points=pts, attention_mp=(0.78, 0.82), ridge_mp=(0.67, 0.76))
+        >>> cmp = SweepComparison(s, r)
+        >>> s.compare(r).max_gap
+        2.0...
+        >>> s.compare(SweepResult(f="tanh", expr="tanh(t)", center=False, diagonal="zero", digits=10, grid={"gamma": (F(1),)},
+        ...                       fixed={"c": F(1, 2)}, geometry=None, points=pts[:1], attention_mp=(0.78,), ridge_mp=(0.67,)))
+        Traceback (most recent call last):
+        ...
+        symrmt.errors.ParameterError: the limits' grid {'gamma': 1} is not the simulation's {'gamma': 2}
+        """
         if limits is None:
             limits = sweep(self._f_spec(), self.sweep_grid(), geometry=self.geometry, diagonal=self.diagonal,
                            digits=digits, center=self.center, progress=progress)
@@ -176,13 +281,38 @@ class SimulationSweep:
 
     def plot(self, over=None, limits=True, ax=None, k: float = 2.0, log=None, fine: int = FINE_POINTS):
         """The simulation (points, ``k`` se error bars) over the limit curves on a fine grid of ``over``
-        (``limits=False``: points only).  See :meth:`SweepComparison.plot`; returns the axes."""
+        (``limits=False``: points only).  See :meth:`SweepComparison.plot`; returns the axes.
+
+        Raises :class:`~symrmt.errors.ParameterError` for ``over`` not an axis (before any work); it computes the
+        limits and draws a figure (``tests/models/attention/test_simulate_grid.py`` checks the drawing):
+
+        >>> from fractions import Fraction as F
+        >>> s = SimulationSweep(f="tanh", expr="tanh(t)", center=False, diagonal="zero", grid={"gamma": (F(1), F(2))},
+        ...                     fixed={"c": F(1, 2)}, geometry=None,
+        ...                     points=({"c": F(1, 2), "gamma": F(1)}, {"c": F(1, 2), "gamma": F(2)}),
+        ...                     n=64, trials=4, seed=0, noise="gaussian", attention_flat=(0.80, 0.81),
+        ...                     attention_se_flat=(0.01, 0.01), ridge_flat=(0.66, 0.77), ridge_se_flat=(0.02, 0.02))
+        >>> s.plot(over="snr", limits=False)
+        Traceback (most recent call last):
+        ...
+        symrmt.errors.ParameterError: over must be one of the grid's axes ['gamma'], got 'snr'
+        """
         if limits:
             return self.compare(digits=10).plot(over=over, ax=ax, k=k, log=log, fine=fine)
         return SweepComparison(simulation=self, limits=None).plot(over=over, ax=ax, k=k, log=log, fine=0)
 
     def to_pandas(self):
-        """One row per point: every parameter, then ``attention``, ``attention_se``, ``ridge``, ``ridge_se``."""
+        """One row per point: every parameter, then ``attention``, ``attention_se``, ``ridge``, ``ridge_se``.
+
+        >>> from fractions import Fraction as F
+        >>> s = SimulationSweep(f="tanh", expr="tanh(t)", center=False, diagonal="zero", grid={"gamma": (F(1), F(2))},
+        ...                     fixed={"c": F(1, 2)}, geometry=None,
+        ...                     points=({"c": F(1, 2), "gamma": F(1)}, {"c": F(1, 2), "gamma": F(2)}),
+        ...                     n=64, trials=4, seed=0, noise="gaussian", attention_flat=(0.80, 0.81),
+        ...                     attention_se_flat=(0.01, 0.01), ridge_flat=(0.66, 0.77), ridge_se_flat=(0.02, 0.02))
+        >>> s.to_pandas().values.tolist()
+        [[0.5, 1.0, 0.8, 0.01, 0.66, 0.02], [0.5, 2.0, 0.81, 0.01, 0.77, 0.02]]
+        """
         pd = need_pandas()
         rows = [{**{k: float(v) for k, v in pt.items()}, "attention": a, "attention_se": ase, "ridge": r,
                  "ridge_se": rse}
@@ -241,28 +371,98 @@ class SweepComparison:
 
     @property
     def attention_gap(self):
-        """``(mean - limit)/se`` of ``E_A`` at every grid point (0 where equal, ``inf`` where ``se = 0``)."""
+        """``(mean - limit)/se`` of ``E_A`` at every grid point (0 where equal, ``inf`` where ``se = 0``).
+
+        >>> from fractions import Fraction as F
+        >>> from symrmt.models.attention.grid_results import SweepResult
+        >>> grid, pts = {"gamma": (F(1), F(2))}, ({"c": F(1, 2), "gamma": F(1)}, {"c": F(1, 2), "gamma": F(2)})
+        >>> s = SimulationSweep(f="tanh", expr="tanh(t)", center=False, diagonal="zero", grid=grid, fixed={"c": F(1, 2)},
+        ...                     geometry=None, points=pts, n=64, trials=4, seed=0, noise="gaussian",
+        ...                     attention_flat=(0.80, 0.81), attention_se_flat=(0.01, 0.01), ridge_flat=(0.66, 0.77),
+        ...                     ridge_se_flat=(0.02, 0.02))
+        >>> r = SweepResult(f="tanh", expr="tanh(t)", center=False, diagonal="zero", digits=10, grid=grid,
+        ...                 fixed={"c": F(1, 2)}, geometry=None, points=pts, attention_mp=(0.78, 0.82), ridge_mp=(0.67, 0.76))
+        >>> cmp = SweepComparison(s, r)
+        >>> cmp.attention_gap.round(9).tolist()
+        [2.0, -1.0]
+        """
         return self._gap(self.simulation.attention, self.limits.attention, self.simulation.attention_se)
 
     @property
     def ridge_gap(self):
-        """``(mean - limit)/se`` of ``E_RR`` at every grid point (0 where equal, ``inf`` where ``se = 0``)."""
+        """``(mean - limit)/se`` of ``E_RR`` at every grid point (0 where equal, ``inf`` where ``se = 0``).
+
+        >>> from fractions import Fraction as F
+        >>> from symrmt.models.attention.grid_results import SweepResult
+        >>> grid, pts = {"gamma": (F(1), F(2))}, ({"c": F(1, 2), "gamma": F(1)}, {"c": F(1, 2), "gamma": F(2)})
+        >>> s = SimulationSweep(f="tanh", expr="tanh(t)", center=False, diagonal="zero", grid=grid, fixed={"c": F(1, 2)},
+        ...                     geometry=None, points=pts, n=64, trials=4, seed=0, noise="gaussian",
+        ...                     attention_flat=(0.80, 0.81), attention_se_flat=(0.01, 0.01), ridge_flat=(0.66, 0.77),
+        ...                     ridge_se_flat=(0.02, 0.02))
+        >>> r = SweepResult(f="tanh", expr="tanh(t)", center=False, diagonal="zero", digits=10, grid=grid,
+        ...                 fixed={"c": F(1, 2)}, geometry=None, points=pts, attention_mp=(0.78, 0.82), ridge_mp=(0.67, 0.76))
+        >>> cmp = SweepComparison(s, r)
+        >>> cmp.ridge_gap.round(9).tolist()
+        [-0.5, 0.5]
+        """
         return self._gap(self.simulation.ridge, self.limits.ridge, self.simulation.ridge_se)
 
     @property
     def max_gap(self) -> float:
-        """The largest ``|gap|`` in standard errors over both errors and every point."""
+        """The largest ``|gap|`` in standard errors over both errors and every point.
+
+        >>> from fractions import Fraction as F
+        >>> from symrmt.models.attention.grid_results import SweepResult
+        >>> grid, pts = {"gamma": (F(1), F(2))}, ({"c": F(1, 2), "gamma": F(1)}, {"c": F(1, 2), "gamma": F(2)})
+        >>> s = SimulationSweep(f="tanh", expr="tanh(t)", center=False, diagonal="zero", grid=grid, fixed={"c": F(1, 2)},
+        ...                     geometry=None, points=pts, n=64, trials=4, seed=0, noise="gaussian",
+        ...                     attention_flat=(0.80, 0.81), attention_se_flat=(0.01, 0.01), ridge_flat=(0.66, 0.77),
+        ...                     ridge_se_flat=(0.02, 0.02))
+        >>> r = SweepResult(f="tanh", expr="tanh(t)", center=False, diagonal="zero", digits=10, grid=grid,
+        ...                 fixed={"c": F(1, 2)}, geometry=None, points=pts, attention_mp=(0.78, 0.82), ridge_mp=(0.67, 0.76))
+        >>> cmp = SweepComparison(s, r)
+        >>> round(cmp.max_gap, 9)
+        2.0
+        """
         return float(max(np.max(np.abs(self.attention_gap)), np.max(np.abs(self.ridge_gap))))
 
     def within(self, k: float = 3.0, slack: float = 0.0) -> bool:
-        """``|mean - limit| <= k se + slack`` at every point, for both errors."""
+        """``|mean - limit| <= k se + slack`` at every point, for both errors.
+
+        >>> from fractions import Fraction as F
+        >>> from symrmt.models.attention.grid_results import SweepResult
+        >>> grid, pts = {"gamma": (F(1), F(2))}, ({"c": F(1, 2), "gamma": F(1)}, {"c": F(1, 2), "gamma": F(2)})
+        >>> s = SimulationSweep(f="tanh", expr="tanh(t)", center=False, diagonal="zero", grid=grid, fixed={"c": F(1, 2)},
+        ...                     geometry=None, points=pts, n=64, trials=4, seed=0, noise="gaussian",
+        ...                     attention_flat=(0.80, 0.81), attention_se_flat=(0.01, 0.01), ridge_flat=(0.66, 0.77),
+        ...                     ridge_se_flat=(0.02, 0.02))
+        >>> r = SweepResult(f="tanh", expr="tanh(t)", center=False, diagonal="zero", digits=10, grid=grid,
+        ...                 fixed={"c": F(1, 2)}, geometry=None, points=pts, attention_mp=(0.78, 0.82), ridge_mp=(0.67, 0.76))
+        >>> cmp = SweepComparison(s, r)
+        >>> cmp.within(), cmp.within(k=1), cmp.within(k=1, slack=0.011)
+        (True, False, True)
+        """
         s, t = self.simulation, self.limits
         ok_a = np.abs(s.attention - t.attention) <= k * s.attention_se + slack
         ok_r = np.abs(s.ridge - t.ridge) <= k * s.ridge_se + slack
         return bool(np.all(ok_a) and np.all(ok_r))
 
     def to_pandas(self):
-        """The simulation's rows with ``attention_limit``, ``ridge_limit`` and the two gaps."""
+        """The simulation's rows with ``attention_limit``, ``ridge_limit`` and the two gaps.
+
+        >>> from fractions import Fraction as F
+        >>> from symrmt.models.attention.grid_results import SweepResult
+        >>> grid, pts = {"gamma": (F(1), F(2))}, ({"c": F(1, 2), "gamma": F(1)}, {"c": F(1, 2), "gamma": F(2)})
+        >>> s = SimulationSweep(f="tanh", expr="tanh(t)", center=False, diagonal="zero", grid=grid, fixed={"c": F(1, 2)},
+        ...                     geometry=None, points=pts, n=64, trials=4, seed=0, noise="gaussian",
+        ...                     attention_flat=(0.80, 0.81), attention_se_flat=(0.01, 0.01), ridge_flat=(0.66, 0.77),
+        ...                     ridge_se_flat=(0.02, 0.02))
+        >>> r = SweepResult(f="tanh", expr="tanh(t)", center=False, diagonal="zero", digits=10, grid=grid,
+        ...                 fixed={"c": F(1, 2)}, geometry=None, points=pts, attention_mp=(0.78, 0.82), ridge_mp=(0.67, 0.76))
+        >>> cmp = SweepComparison(s, r)
+        >>> cmp.to_pandas()[["attention_limit", "attention_gap"]].round(9).values.tolist()
+        [[0.78, 2.0], [0.82, -1.0]]
+        """
         df = self.simulation.to_pandas()
         df["attention_limit"] = self.limits.attention.ravel()
         df["ridge_limit"] = self.limits.ridge.ravel()
@@ -281,7 +481,25 @@ class SweepComparison:
         :func:`symrmt.sweep` (float64 path where it applies, else ``digits`` certified digits), the
         simulation as points (``E_A`` circles, ``E_RR`` squares) with ``k`` se error bars in the same
         colour.  ``fine=0``: no fine grid (the limits at the simulated points are drawn as lines).
-        Returns the axes (a new constrained-layout figure when ``ax`` is None)."""
+        Returns the axes (a new constrained-layout figure when ``ax`` is None).
+
+        Raises :class:`~symrmt.errors.ParameterError` for ``over`` not an axis of the grid (before drawing):
+
+        >>> from fractions import Fraction as F
+        >>> from symrmt.models.attention.grid_results import SweepResult
+        >>> grid, pts = {"gamma": (F(1), F(2))}, ({"c": F(1, 2), "gamma": F(1)}, {"c": F(1, 2), "gamma": F(2)})
+        >>> s = SimulationSweep(f="tanh", expr="tanh(t)", center=False, diagonal="zero", grid=grid, fixed={"c": F(1, 2)},
+        ...                     geometry=None, points=pts, n=64, trials=4, seed=0, noise="gaussian",
+        ...                     attention_flat=(0.80, 0.81), attention_se_flat=(0.01, 0.01), ridge_flat=(0.66, 0.77),
+        ...                     ridge_se_flat=(0.02, 0.02))
+        >>> r = SweepResult(f="tanh", expr="tanh(t)", center=False, diagonal="zero", digits=10, grid=grid,
+        ...                 fixed={"c": F(1, 2)}, geometry=None, points=pts, attention_mp=(0.78, 0.82), ridge_mp=(0.67, 0.76))
+        >>> cmp = SweepComparison(s, r)
+        >>> cmp.plot(over="c")
+        Traceback (most recent call last):
+        ...
+        symrmt.errors.ParameterError: over must be one of the grid's axes ['gamma'], got 'c'
+        """
         s = self.simulation
         axes = list(s.axes)
         if not axes:

@@ -194,6 +194,10 @@ class FixedPoint:
     followed point to point; only the final Newton polish runs at ``dps`` digits.
     Where the float continuation fails (stiff systems), an mpmath continuation at
     :func:`_path_digits` digits takes over.
+
+    Raises :class:`~symrmt.errors.ConvergenceError` or :class:`~symrmt.errors.BranchError` (from :meth:`solve`)
+    when no point on the physical branch can be certified.  (No doctest: it compiles the fixed point's code and solves; :func:`symrmt.models.attention.theory.attention_limit`'s
+    example runs it.)
     """
 
     def __init__(self, c, a1, nu, d):
@@ -328,13 +332,22 @@ class FixedPoint:
             return g
 
     def derivative(self, g, gamma):
-        """``dGm/dgamma = -(dF/dG)^+ dF/dgamma`` (implicit differentiation) at the current precision."""
+        """``dGm/dgamma = -(dF/dG)^+ dF/dgamma`` (implicit differentiation) at the current precision.
+
+        Takes the six entries ``g`` and ``gamma`` (mpf); returns the six entries of ``dGm/dgamma``.  (No doctest: it compiles the fixed point's code and solves; :func:`symrmt.models.attention.theory.attention_limit`'s
+        example runs it.)
+        """
         v = self.fjg(g, self._params(gamma))
         rows = [v[NEQ + NUNK * i:NEQ + NUNK * (i + 1)] for i in range(NEQ)]
         return _qr_solve(rows, [[-x for x in v[NEQ + NEQ * NUNK:]]], mpmath.sqrt, mpmath.eps)[0]
 
     def start(self, gamma):
-        """A starting point for the polish at ``gamma``: float continuation, else the mpmath one."""
+        """A starting point for the polish at ``gamma``: float continuation, else the mpmath one.
+
+        Takes ``gamma``; returns the six entries (floats or mpf); raises
+        :class:`~symrmt.errors.ConvergenceError` when neither continuation reaches ``gamma``.  (No doctest: it compiles the fixed point's code and solves; :func:`symrmt.models.attention.theory.attention_limit`'s
+        example runs it.)
+        """
         try:
             return self._float_continue(float(mpf_of(gamma)))
         except (ConvergenceError, ArithmeticError, ValueError):
@@ -342,7 +355,12 @@ class FixedPoint:
 
     def solve(self, gamma, dps: int, start=None):
         """``(g, dg, step)`` at ``gamma``: Newton polish at ``dps`` digits from ``start``
-        (default :meth:`start`), branch-checked; ``step`` is the last relative Newton step."""
+        (default :meth:`start`), branch-checked; ``step`` is the last relative Newton step.
+
+        Raises :class:`~symrmt.errors.ConvergenceError` when Newton does not converge and
+        :class:`~symrmt.errors.BranchError` when the point is off the physical branch.  (No doctest: it compiles the fixed point's code and solves; :func:`symrmt.models.attention.theory.attention_limit`'s
+        example runs it.)
+        """
         if start is None:
             start = self.start(gamma)
         with mpmath.workdps(dps):

@@ -132,7 +132,12 @@ class GridPoints(Sequence):
         return np.broadcast_to(values.reshape(view), self.shape).ravel()
 
     def column(self, key: str) -> np.ndarray:
-        """Parameter ``key`` at every point, float64, flat (C order)."""
+        """Parameter ``key`` at every point, float64, flat (C order).
+
+        >>> pts = grid_points({"c": ["1/2", 2], "gamma": ["0.1"]}, {"snr": 1}, None)
+        >>> pts.column("c").tolist(), pts.column("gamma").tolist()
+        ([0.5, 2.0], [0.1, 0.1])
+        """
         kind, *rest = self._sources[key]
         if kind == "axis":
             return self._broadcast(np.array([float(v) for v in rest[1]], dtype=np.float64), rest[0])
@@ -141,7 +146,12 @@ class GridPoints(Sequence):
         return np.asarray(rest[0], dtype=np.float64)
 
     def text(self, key: str) -> list:
-        """Parameter ``key`` at every point as text (each exact value formatted once)."""
+        """Parameter ``key`` at every point as text (each exact value formatted once).
+
+        >>> pts = grid_points({"c": ["1/2", 2], "gamma": ["0.1"]}, {"snr": 1}, None)
+        >>> pts.text("gamma"), pts.text("snr")
+        (['0.1', '0.1'], ['1', '1'])
+        """
         kind, *rest = self._sources[key]
         if kind == "axis":
             return self._broadcast(np.array([float_text(v) for v in rest[1]], dtype=object), rest[0]).tolist()
@@ -150,7 +160,12 @@ class GridPoints(Sequence):
         return [repr(x) for x in np.asarray(rest[0], dtype=np.float64).tolist()]
 
     def locate(self, i: int) -> str:
-        """Point ``i`` as ``c = ..., snr = ...`` (its axis values), for error messages."""
+        """Point ``i`` as ``c = ..., snr = ...`` (its axis values), for error messages.
+
+        >>> pts = grid_points({"c": ["1/2", 2], "gamma": ["0.1"]}, {"snr": 1}, None)
+        >>> pts.locate(0)
+        'c = 0.5, gamma = 0.1, snr = 1, wk2 = 0, wq2 = 0, wkwq = 0, muwk = 0, muwq = 0'
+        """
         p = self[i]
         return ", ".join(f"{k} = {float_text(p[k]) if isinstance(p[k], Fraction) else repr(p[k])}" for k in self.keys)
 
@@ -220,7 +235,12 @@ def grid_points(axes: dict, fixed: dict, base) -> GridPoints:
 
 
 def solve_points(nl, points: GridPoints, diagonal: str, certify: int = 0, seed: int = 0):
-    """:func:`symrmt.models.attention.fast.solve_grid` on ``points`` (flat), a non-PSD point refused by its parameters."""
+    """:func:`symrmt.models.attention.fast.solve_grid` on ``points`` (flat), a non-PSD point refused by its parameters.
+
+    Takes a :class:`~symrmt.hermite.Nonlinearity`, the points, ``diagonal``, ``certify`` and ``seed`` as
+    :func:`~symrmt.models.attention.fast.solve_grid`; returns its result.  (No doctest: it runs the float64
+    solver; ``tests/models/attention/test_sweeps_fast.py`` checks it.)
+    """
     try:
         # imported here: an installation without the vectorised solver refuses fast=True, and says so
         from symrmt.models.attention import fast as fast_module

@@ -464,6 +464,17 @@ def limit(f, c, gammas, geometry: Geometry | LowRankGeometry | None = None, diag
 
     The theory counterpart of :func:`symrmt.models.attention.montecarlo.simulate`.  Takes and raises what
     :func:`ridge_limit` and :func:`attention_limit` take and raise.
+
+    The inputs are checked before any solve:
+
+    >>> limit("tanh", -1, [1])
+    Traceback (most recent call last):
+    ...
+    symrmt.errors.ParameterError: c = p/n must be positive, got -1
+    >>> limit("tanh", "1/2", [0])
+    Traceback (most recent call last):
+    ...
+    symrmt.errors.ParameterError: gamma must be positive (the probe needs gamma > 0), got 0.0
     """
     geometry = as_low_rank(geometry)
     return {

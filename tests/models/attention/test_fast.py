@@ -237,6 +237,11 @@ def test_compile_target_is_checked():
         N.compile_recipe("x", lambda: ([S.c], S.c), target="jax")
 
 
+def test_unknown_closed_form_kind_is_refused():
+    with pytest.raises(ParameterError, match="no closed form of kind 'quadratic'; give 'aligned' or 'a1_zero'"):
+        NR.closed_form_phi("quadratic")
+
+
 @pytest.mark.slow  # seconds per call: outside the fast tier
 def test_check_region_search_brackets_on_the_float_path():
     """``symrmt check``'s region search: the boundary c = 1 of a candidate that is right only

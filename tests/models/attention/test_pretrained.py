@@ -11,6 +11,7 @@ import sys
 import numpy as np
 import pytest
 
+from symrmt.errors import ParameterError
 from symrmt.models.attention import pretrained as P
 
 safetensors_numpy = pytest.importorskip("safetensors.numpy")
@@ -83,6 +84,12 @@ def test_loader_errors(tmp_path, monkeypatch):
     safetensors_numpy.save_file({"pooler.dense.weight": np.eye(3)}, str(empty))
     with pytest.raises(ValueError, match="no tensors named"):
         P.load_attention_weights(empty)
+    with pytest.raises(ParameterError, match=r"missing\.safetensors: no such file; give the path"):
+        P.load_attention_weights(tmp_path / "missing.safetensors")
+    text = tmp_path / "text.safetensors"
+    text.write_text("not a tensor file")
+    with pytest.raises(ParameterError, match="not a readable safetensors file"):
+        P.load_attention_weights(text)
     monkeypatch.setitem(sys.modules, "safetensors", None)
     with pytest.raises(P.PretrainedUnavailable, match=r"symrmt\[pretrained\]"):
         P.load_attention_weights(_write(tmp_path, w_q, w_k))

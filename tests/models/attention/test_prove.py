@@ -470,3 +470,13 @@ def test_complex_point_ball_and_wrong_branch_refused(capsys):
                  "c=1/2, z=0.5+0.01j", "--digits", "30", "--prove", "--json"]) == 0
     pr = json.loads(capsys.readouterr().out)["proved"]
     assert set(pr) >= {"re", "im", "branch"} and float(pr["im"]["rad"]) < 1e-30
+
+
+def test_a_ball_of_a_number_that_is_not_finite_is_refused():
+    from symrmt.errors import ParameterError
+    from symrmt.proofs.arb import to_arb
+
+    for bad in (mpmath.inf, -mpmath.inf, mpmath.nan):
+        with pytest.raises(ParameterError, match="not finite .* give a finite value"):
+            to_arb(bad)
+    assert to_arb(mpmath.mpf("0.25")) == flint.arb("0.25")

@@ -61,7 +61,7 @@ from symrmt.core.continuation import Geometric, follow
 from symrmt.core.errors import ConvergenceError
 from symrmt.core.newton import newton
 from symrmt.core.numbers import MPMATH, mpf_of
-from symrmt.errors import ParameterError
+from symrmt.errors import NotDerived, ParameterError
 from symrmt.errors import ClosedFormError  # noqa: F401  (defined in symrmt.errors, importable here)
 from symrmt.models.attention import equations as S
 from symrmt.models.attention.closed_forms.noise_only_data import POLYNOMIALS
@@ -141,6 +141,8 @@ def reduced_system(vals=None):
     Returns ``(E21, R1, R2)``: entry (2,1) of :func:`cubic_system`; ``G_13`` eliminated
     from entries (1,1), (1,2); ``G_33`` from (1,3), (3,2) and then ``G_13`` via (1,1).
     Valid where ``a_1 G_22 != 0`` (the coefficient of ``G_13`` in entry (1,1)).
+
+    (No doctest: the elimination takes seconds.)
     """
     E = cubic_system()
     if vals:
@@ -300,7 +302,11 @@ def stored_polynomial(c_, a1_, nu_, d_):
 @cached(maxsize=16)
 def eliminated_polynomial(cv, a1v, nuv, dv):
     """The eliminant's factor carrying the physical root at exact ``(c, a_1, nu, d)``, computed
-    (resultants in exact arithmetic: tens of seconds for ``a_1 != 0``)."""
+    (resultants in exact arithmetic: tens of seconds for ``a_1 != 0``).
+
+    Raises :class:`~symrmt.errors.ClosedFormError` when no factor carries the physical root.  (No doctest:
+    it takes tens of seconds.)
+    """
     vals = {c: cv, a1: a1v, nu: nuv, d: dv}
     factors = _eliminate(vals)
     return _select_factor(factors, spectral_mean().subs(vals))
@@ -321,7 +327,7 @@ def stieltjes_polynomial(c_=None, a1_=None, nu_=None, d_=None):
       symbolic in ``(m, gamma)`` (cached per point; taken from :func:`stored_polynomial` where
       the point is stored, else from :func:`eliminated_polynomial`).
 
-    Raises ``NotImplementedError`` for symbolic parameters with ``a_1 != 0`` (degree 17
+    Raises :class:`~symrmt.errors.NotDerived` for symbolic parameters with ``a_1 != 0`` (degree 17
     in ``m`` with five parameters: beyond SymPy's elimination in reasonable time), and
     :class:`~symrmt.errors.ClosedFormError` for a parameter that is not exact when ``a_1 != 0``.
 
@@ -338,7 +344,7 @@ def stieltjes_polynomial(c_=None, a1_=None, nu_=None, d_=None):
     >>> stieltjes_polynomial(a1_="1/2")
     Traceback (most recent call last):
     ...
-    NotImplementedError: fully symbolic elimination is done for a_1 = 0 only; pass exact c, a_1, nu, d for the general case (degree 17 in m, symbolic in gamma)
+    symrmt.errors.NotDerived: fully symbolic elimination is done for a_1 = 0 only; pass exact c, a_1, nu, d for the general case (degree 17 in m, symbolic in gamma)
     """
     if a1_ is not None and _exact(a1_, "a_1") == 0 and c_ is None and nu_ is None:
         if d_ is not None and _exact(d_, "d") == 0:
@@ -346,7 +352,7 @@ def stieltjes_polynomial(c_=None, a1_=None, nu_=None, d_=None):
         P = a1_zero_polynomial().as_expr()
         return P if d_ is None else sp.expand(P.subs(d, _exact(d_, "d")))
     if any(x is None for x in (c_, a1_, nu_, d_)):
-        raise NotImplementedError(
+        raise NotDerived(
             "fully symbolic elimination is done for a_1 = 0 only; pass exact c, a_1, nu, d "
             "for the general case (degree 17 in m, symbolic in gamma)"
         )
@@ -537,7 +543,12 @@ def stieltjes_closed_form_value(gamma_, c_, a1_, nu_, d_, dps: int = 30):
 
 
 def noise_only_error(gamma_, c_, a1_, nu_, d_, dps: int = 30):
-    r"""Noise-only ``E_A(gamma) = -gamma^2 dm/dgamma = gamma^2 P_gamma / P_m`` at the physical root."""
+    r"""Noise-only ``E_A(gamma) = -gamma^2 dm/dgamma = gamma^2 P_gamma / P_m`` at the physical root.
+
+    Takes exact or numeric ``gamma, c, a_1, nu, d``; returns an mpf at ``dps`` digits; raises
+    :class:`~symrmt.errors.ClosedFormError` where the closed form cannot deliver.  (No doctest: it derives the
+    polynomial's code, seconds cold; ``tests/models/attention/closed_forms/test_noise_only.py`` checks it against the solver.)
+    """
     mval = stieltjes_closed_form_value(gamma_, c_, a1_, nu_, d_, dps + 10)
     with mpmath.workdps(dps + 20):
         fns, params, _ = _functions(c_, a1_, nu_, d_)

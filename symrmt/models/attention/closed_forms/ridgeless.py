@@ -51,6 +51,7 @@ import sympy as sp
 
 from symrmt.cache import cached
 from symrmt.codegen.compile import compile_expr
+from symrmt.errors import ParameterError
 from symrmt.models.attention import equations as S
 from symrmt.models.attention.solver import FixedPoint, lowrank_D, woodbury_value
 
@@ -122,7 +123,11 @@ def det_factor_below():
 @cached(maxsize=1)
 def reduced_system_below():
     """The 3x3 matrix of leading coefficients of :func:`symrmt.models.attention.equations.fixed_point_polynomial`
-    under :func:`scaling_below`, with the factor :func:`det_factor_below` divided out where it divides."""
+    under :func:`scaling_below`, with the factor :func:`det_factor_below` divided out where it divides.
+
+    Takes nothing; returns an immutable 3x3 SymPy matrix.  (No doctest: deriving it takes seconds;
+    ``tests/models/attention/closed_forms/test_ridgeless.py`` checks it.)
+    """
     F = S.fixed_point_polynomial()
     sub, gsub = scaling_below()
     dn = sp.expand(det_factor_below())
@@ -137,7 +142,10 @@ def reduced_system_below():
 
 @cached(maxsize=1)
 def reduced_system_above():
-    """Leading coefficients of the fixed point under :func:`scaling_above` (``c > 1``)."""
+    """Leading coefficients of the fixed point under :func:`scaling_above` (``c > 1``).
+
+    Takes nothing; returns an immutable 3x3 SymPy matrix.  (No doctest: deriving it takes seconds.)
+    """
     F = S.fixed_point_polynomial()
     sub, gsub = scaling_above()
     return sp.ImmutableMatrix(3, 3, lambda i, j: leading(F[i, j], sub, gsub)[1])
@@ -214,14 +222,16 @@ def a1_zero_error(x=rho):
 def scaled_limit(phi):
     """``lim_{gamma->0} gamma phi`` under :func:`scaling_below` (a rational function of the scaled traces).
 
-    Raises ``ValueError`` when ``gamma phi`` diverges under the ansatz.
+    Takes a SymPy expression in ``G_11..G_33``, ``gamma`` and the parameters; returns the limit in the
+    scaled traces.  Raises :class:`~symrmt.errors.ParameterError` (a ``ValueError``) when ``gamma phi``
+    diverges under the ansatz.
 
     >>> scaled_limit(S.G_SYMBOLS[0]), scaled_limit(S.G_SYMBOLS[1])   # gamma G_11 -> alpha, gamma G_12 -> 0
     (alpha, 0)
     >>> scaled_limit(S.G_SYMBOLS[0] / S.gamma)
     Traceback (most recent call last):
     ...
-    ValueError: gamma phi diverges under the ansatz
+    symrmt.errors.ParameterError: scaled_limit: gamma phi diverges like gamma^-1 as gamma -> 0 under the ansatz of scaling_below(); give a phi that is O(1/gamma)
     """
     sub, gsub = scaling_below()
     n, dd = sp.fraction(sp.together(phi.subs(sub).subs(gsub) * eps))
@@ -229,7 +239,8 @@ def scaled_limit(phi):
     ln = min(m[0] for m in n.monoms())
     ld = min(m[0] for m in dd.monoms())
     if ln < ld:
-        raise ValueError("gamma phi diverges under the ansatz")
+        raise ParameterError(f"scaled_limit: gamma phi diverges like gamma^{ln - ld} as gamma -> 0 under the ansatz "
+                             "of scaling_below(); give a phi that is O(1/gamma)")
     if ln > ld:
         return sp.Integer(0)
     return n.coeff_monomial(eps**ln) / dd.coeff_monomial(eps**ld)
@@ -237,7 +248,10 @@ def scaled_limit(phi):
 
 @cached(maxsize=1)
 def aligned_ridgeless_error():
-    """``E_A(0+)`` for aligned weights as a rational function of ``(alpha..tau)``, ``||mu||^2``, ``w_K^T w_Q``."""
+    """``E_A(0+)`` for aligned weights as a rational function of ``(alpha..tau)``, ``||mu||^2``, ``w_K^T w_Q``.
+
+    Takes nothing; returns a SymPy expression.  (No doctest: deriving it takes seconds.)
+    """
     return sp.factor(scaled_limit(S.aligned_phi()))
 
 
@@ -278,6 +292,9 @@ def ridgeless_traces(c, a1, nu, d, dps: int = 50, seed=None):
     Newton (``mpmath.findroot``) on four of the reduced equations with ``alpha = omega = 1 - c``;
     the seed is ``gamma G`` etc. from the fixed point at ``gamma = 1e-6`` unless given.
     Returns the traces and the largest residual of all nine reduced equations.
+
+    Takes exact or numeric ``c < 1``, ``a_1``, ``nu``, ``d``; raises mpmath's ``ValueError`` when Newton does
+    not converge.  (No doctest: it solves the fixed point first.)
     """
     f, fall = _below_functions()
     with mpmath.workdps(dps + 10):
@@ -317,6 +334,9 @@ def general_ridgeless_error(traces, c, a1, geometry, dps: int = 50):
     The limit is taken numerically: the expression is evaluated at ``eps = 10^{-dps}`` and
     ``10^{-dps-5}`` (error ``O(eps)``) at ``3 dps + 20`` working digits; the second value
     and the difference of the two are returned.
+
+    Takes the traces of :func:`ridgeless_traces`, ``c``, ``a_1`` and a geometry; returns ``(value, difference)``
+    as mpf.  (No doctest: it takes seconds at ``3 dps + 20`` digits.)
     """
     vals = []
     work = 3 * dps + 20
@@ -356,7 +376,11 @@ def _above_functions():
 
 
 def rate_above(c, a1, nu, d, dps: int = 40, seed_gamma="1e-8"):
-    """``c > 1``, ``K`` indefinite: ``(beta, rho, sigma, kappa)``; ``E_A ~ (beta/2) sqrt(gamma)``."""
+    """``c > 1``, ``K`` indefinite: ``(beta, rho, sigma, kappa)``; ``E_A ~ (beta/2) sqrt(gamma)``.
+
+    Takes exact or numeric ``c > 1``, ``a_1``, ``nu``, ``d``; returns four mpf; raises the solver's errors and
+    mpmath's ``ValueError`` when Newton does not converge.  (No doctest: it solves the fixed point first.)
+    """
     f = _above_functions()
     with mpmath.workdps(dps + 10):
         g0 = mpmath.mpf(seed_gamma)

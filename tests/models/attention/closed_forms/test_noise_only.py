@@ -47,3 +47,10 @@ def test_no_float_literals_in_compiled_source():
 
 
 # The noise-only derivation's quick run (with all its asserts) is tests/derivations/test_derivations.py[noise_only].
+
+
+def test_symbolic_polynomial_with_a1_nonzero_is_not_derived():
+    from symrmt.errors import NotDerived
+
+    with pytest.raises(NotDerived, match="a_1 = 0 only; pass exact c, a_1, nu, d"):
+        N.stieltjes_polynomial(a1_="1/2", c_="1/2")

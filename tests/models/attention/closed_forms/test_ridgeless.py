@@ -4,6 +4,7 @@ import mpmath
 import pytest
 import sympy as sp
 
+from symrmt.errors import ParameterError
 from symrmt.models.attention import equations as S
 from symrmt.models.attention.closed_forms import ridgeless as R
 from symrmt.models.attention.geometry import Geometry
@@ -23,6 +24,12 @@ def test_a1_zero_closed_form_is_consistent():
     # d = 0: rho = 0 is the root and the signal drops out
     assert R.a1_zero_cubic().subs({S.d: 0, R.rho: 0}) == 0
     assert sp.simplify(R.a1_zero_error().subs({R.rho: 0}) - (1 - S.c)) == 0
+
+
+def test_scaled_limit_refuses_a_diverging_phi():
+    assert R.scaled_limit(S.G_SYMBOLS[2]) == R.sigma  # gamma G_13 = gamma sigma/gamma
+    with pytest.raises(ParameterError, match=r"diverges like gamma\^-2 .* give a phi that is O\(1/gamma\)"):
+        R.scaled_limit(S.G_SYMBOLS[0] / S.gamma**2)
 
 
 def test_noise_only_and_a1_zero_against_solver():
