@@ -419,7 +419,7 @@ def _bounds_ok(t, tau, cols, plan_params, n, dtype):
     return ok
 
 
-def solve_plan(plan, compiled_of, cols, n, cols_ld=None):
+def solve_plan(plan, compiled_of, cols, n, cols_ld=None, solver=None):
     """The value of ``plan`` at ``n`` points (``cols``: parameter name -> float64 array of length ``n``);
     ``compiled_of``: block system -> :class:`~symrmt.engine.solve.newton.CompiledSystem`
     (:func:`symrmt.engine.solve.certify.compiled_system`).
@@ -427,7 +427,9 @@ def solve_plan(plan, compiled_of, cols, n, cols_ld=None):
     ``cols_ld`` (optional, same keys): the parameters in long double, rounded from their exact values
     (not from the float64 ones).  The long-double correction is then made at those values, so the
     error estimate also holds the float64 rounding of the parameters themselves, which a value that
-    moves fast with a parameter (a trace near ``c = 1`` at small ``gamma``) amplifies.
+    moves fast with a parameter (a trace near ``c = 1`` at small ``gamma``) amplifies.  ``solver``
+    (optional): ``solver(bs, p) -> (h, ok)`` in place of :func:`solve_system`, the checked fixed point of each
+    trace's system at the rows ``p`` (:class:`symrmt.engine.solve.batch_axis.AxisSolver` on a product grid).
 
     Returns ``(value, error_estimate, ok, cond)``: the long-double-corrected values (float64), the
     estimated relative float64 error, the mask of points that passed every check, and the largest
@@ -448,13 +450,13 @@ def solve_plan(plan, compiled_of, cols, n, cols_ld=None):
         # which runs them (symrmt.engine.solve.certify.admitted); the homotopy alone would continue past the
         # support of a Brown measure
         return np.full(n, np.nan), np.full(n, np.inf), np.zeros(n, dtype=bool), np.zeros(n)
-    args64, argsld, ok, cond, cols_ld = solve_traces(plan, compiled_of, cols, n, cols_ld)
+    args64, argsld, ok, cond, cols_ld = solve_traces(plan, compiled_of, cols, n, cols_ld, solver)
     return evaluate_formula(plan, args64, argsld, cols, cols_ld, n, ok, cond)
 
 
-def solve_traces(plan, compiled_of, cols, n, cols_ld=None):
+def solve_traces(plan, compiled_of, cols, n, cols_ld=None, solver=None):
     """The checked fixed point of every trace of ``plan`` (and the derivatives ``plan.needs``) at ``n`` points,
-    in float64 and long double (steps 1-4 of the module docstring).
+    in float64 and long double (steps 1-4 of the module docstring); ``solver`` as :func:`solve_plan`.
 
     Returns ``(args64, argsld, ok, cond, cols_ld)``: ``(trace, (i, j), alpha) -> (n,)`` arrays, the mask of points
     that passed, the largest condition number per point, and the long-double parameters used.
@@ -476,7 +478,7 @@ def solve_traces(plan, compiled_of, cols, n, cols_ld=None):
     for t in plan.traces:
         bs = batch_system(compiled_of(t.system))
         p = np.column_stack([cols[q.name] for q in bs.params]) if bs.params else np.zeros((n, 0))
-        h, okt = solve_system(bs, p)
+        h, okt = (solver or solve_system)(bs, p)
         F, J, _ = bs.evaluate(h, p, np.ones(n))
         c = _cond(J)
         okt &= c <= MAX_COND

@@ -1,0 +1,232 @@
+r"""Continuation of the float64 batch along a grid axis: one s-homotopy per line instead of one per point.
+
+On a product grid (``Model.sweep``), the fixed point of :mod:`symrmt.engine.solve.batch` moves smoothly with a
+continuous parameter ``theta`` of an axis (``gamma``, ``c``, ...).  :class:`AxisSolver` solves it thus:
+
+1. **Axis and order.**  The axis is a grid axis of a parameter of the block system with at least
+   :data:`AXIS_MIN` distinct values, the same on every line (a shift parameter of ``L_0`` first: ``gamma``).  Its
+   values are followed in sorted order, in ``log theta`` when they are all positive (equal steps on a
+   log-spaced axis), from the largest value of a shift parameter (far from the spectrum, where the homotopy
+   in ``s`` is easiest) or the smallest of another.
+2. **Start slice.**  The points of the first value (one per line) are solved by the same scheme on the
+   remaining axes (a corner point, then its line, ...), and where no axis is left by the two-path homotopy in
+   ``s`` of :func:`symrmt.engine.solve.batch.solve_system`.
+3. **Steps along the axis**, every line at once: the tangent predictor ``dh/dtheta = -J^{-1} dR/dtheta``
+   (the compiled parameter derivative of the readouts), a Newton corrector to the polish tolerance
+   :data:`~symrmt.engine.solve.batch.NEWTON_TOL`, inside the trust region of
+   :func:`symrmt.engine.solve.batch.follow` (the correction within ``CORRECTION_FRACTION`` and the move within
+   ``MOVE_FRACTION`` of ``1 + |h|``); a rejected step is halved (substeps between grid values), as there.
+   The step has a **second path**: from the third point on, the secant predictor through the two previous
+   points (a second, independent extrapolation of the same curve, no solve) lying within the trust region
+   ``CHECK_TIGHTEN`` times tighter confirms it (a corrector that lands on another solution lands far from
+   both predictors); a step it does not confirm, and every first step, is taken again in
+   :data:`FINE_STEPS` substeps with the tighter trust region, and the two ends must agree to ``PATHS_AGREE``
+   (the checking path of the homotopy, on the steps that need it).
+4. **Checks against the homotopy in s.**  The last point of :data:`AXIS_CHECKS` lines spread over the slice,
+   and of every line that needed substeps, is re-solved by the two-path homotopy in ``s`` and must agree to
+   ``PATHS_AGREE``.  A line that fails a step or its check goes back to the homotopy in ``s`` point by point
+   from there (:func:`~symrmt.engine.solve.batch.solve_system`, which continues in a shift parameter where it
+   fails); a disagreement sends every unchecked line back too.
+
+What holds the branch.  The branch the engine returns at a point is the end of the homotopy in ``s``.  Where
+that homotopy is regular for every ``theta`` between two grid values (no singular Jacobian on
+``[theta_j, theta_{j+1}] x [0, 1]``), its end is a continuous solution curve in ``theta`` with a regular
+Jacobian, the one curve a regular continuation from the start point follows: steps 2-3 keep each step on
+the curve (a regular Jacobian, Newton converging from a predictor close to the curve, two predictors that
+agree), and step 4 checks the regularity assumption on a sample.  Every returned point then passes the
+checks of :func:`symrmt.engine.solve.batch.solve_traces` as any other (the condition number, the
+long-double correction and error estimate, the sanity bounds); a point failing one goes to the certified
+path, as before.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from symrmt.core import batch as core_batch
+from symrmt.core.batch import norm_rows as _norm, stack as _stack
+from symrmt.core.continuation import Linear, in_trust_region
+from symrmt.engine.solve.batch import MAX_ROUNDS, NEWTON_TOL, newton_ev, path, scaled_solve, solve_system
+from symrmt.engine.solve.continuation import shift_params
+from symrmt.engine.solve.newton import CHECK_TIGHTEN, CORRECTION_FRACTION, MOVE_FRACTION, PATHS_AGREE
+
+__all__ = ["AxisSolver", "AXIS_MIN", "AXIS_CHECKS", "FINE_STEPS"]
+
+#: an axis with fewer values is not continued along (its points are solved one by one)
+AXIS_MIN = 6
+#: substeps of the checking path of a step the secant predictor does not confirm (and of every first step)
+FINE_STEPS = 4
+#: lines (spread over the batch) whose end is re-solved by the homotopy in s, besides the rough ones
+AXIS_CHECKS = 3
+
+
+class AxisSolver:
+    """The fixed points of a product grid, continued along its axes: a ``solver(bs, p) -> (h, ok)`` for
+    :func:`symrmt.engine.solve.batch.solve_traces` (see the module docstring).
+
+    ``shape``: the grid's shape; ``names``: the parameter name of each axis (``None``: not continued along); the
+    rows of ``p`` are the grid's points in C order.  ``stats`` counts, over the calls: ``points``, ``continued``
+    (reached along an axis), ``homotopy`` (solved by the homotopy in ``s`` one by one: the start points and the
+    points sent back), ``checked`` (line ends re-solved) and ``sent_back`` (points sent back).  Returns
+    :func:`~symrmt.engine.solve.batch.solve_system`'s ``(h, ok)``; raises nothing (a failing point has ``ok``
+    False).
+
+    >>> from symrmt.engine import Model
+    >>> from symrmt.engine.solve.batch import solve_plan
+    >>> from symrmt.engine.solve.certify import compiled_system
+    >>> m = Model()
+    >>> _ = m.gaussian("Z", "n", "n")
+    >>> g = np.geomspace(0.1, 10, 8)
+    >>> solver = AxisSolver((8,), ["gamma"])
+    >>> v, est, ok, _ = solve_plan(m.plan("trace(inv(Z.T*Z/n + gamma*I(n)))"), compiled_system, {"gamma": g}, 8,
+    ...                            solver=solver)
+    >>> bool(np.abs(v - (np.sqrt(g * g + 4 * g) - g) / (2 * g)).max() < 1e-15), bool(ok.all())
+    (True, True)
+    >>> solver.stats["continued"], solver.stats["sent_back"]
+    (7, 0)
+    """
+
+    def __init__(self, shape, names):
+        self.shape, self.names = tuple(int(x) for x in shape), list(names)
+        self.stats = dict(points=0, continued=0, homotopy=0, checked=0, sent_back=0)
+
+    def __call__(self, bs, p):
+        n = p.shape[0]
+        self.stats["points"] += n
+        if int(np.prod(self.shape)) != n:
+            return self._homotopy(bs, p, np.arange(n))
+        names = [x.name for x in bs.params]
+        ks = [names.index(a) if a in names else None for a in self.names]
+        h = np.full((n, bs.m), np.nan)
+        ok = np.zeros(n, dtype=bool)
+        self._solve(bs, p, np.arange(n).reshape(self.shape), ks, h, ok)
+        return h, ok
+
+    def _homotopy(self, bs, p, rows):
+        self.stats["homotopy"] += rows.size
+        return solve_system(bs, p[rows])
+
+    def _axis(self, bs, p, idx, ks):
+        """The axis to continue along (or None) and its ordered values."""
+        shifts = set(shift_params(bs.system))
+        best = None
+        for d, k in enumerate(ks):
+            if k is None or idx.shape[d] < AXIS_MIN:
+                continue
+            lines = np.moveaxis(idx, d, -1).reshape(-1, idx.shape[d])
+            v = p[lines, k]
+            if not (np.isfinite(v).all() and (v == v[:1]).all() and np.unique(v[0]).size == v.shape[1]):
+                continue
+            key = (bs.params[k] in shifts, idx.shape[d])
+            if best is None or key > best[0]:
+                best = (key, d, k)
+        if best is None:
+            return None
+        (shift, _), d, k = best
+        v = p[np.moveaxis(idx, d, -1).reshape(-1, idx.shape[d])[0], k]
+        order = np.argsort(v)
+        return d, k, (order[::-1] if shift else order), shift
+
+    def _solve(self, bs, p, idx, ks, h, ok):
+        """Solve the rows of the index grid ``idx`` into ``h``, ``ok``."""
+        axis = self._axis(bs, p, idx, ks)
+        if axis is None:
+            rows = idx.ravel()
+            h[rows], ok[rows] = self._homotopy(bs, p, rows)
+            return
+        d, k, order, shift = axis
+        moved = np.moveaxis(idx, d, -1)[..., order]
+        if shift:  # far from the spectrum the homotopy in s is short: the whole start slice at once
+            rows = moved[..., 0].ravel()
+            h[rows], ok[rows] = self._homotopy(bs, p, rows)
+        else:
+            self._solve(bs, p, moved[..., 0], ks[:d] + ks[d + 1:], h, ok)
+        lines = moved.reshape(-1, moved.shape[-1])
+        self._lines(bs, p, lines, k, h, ok)
+
+    def _lines(self, bs, p, lines, k, h, ok):
+        """Continue every line (rows of ``lines``, in order of the axis, first point solved) along column ``k``."""
+        v = p[lines[0], k]
+        logs = bool((v > 0).all())
+        u = np.log(v) if logs else v.astype(float)
+        fn, _ = bs.derivative((bs.params[k],))
+        nl, nd = lines.shape
+
+        def ev(rows, cur, hh, t):
+            """``(R, J, dR/du)`` at ``u = t`` for the lines ``cur[rows]`` (their other parameters from the row ``j``)."""
+            pp = p[cur[rows]].copy()
+            pp[:, k] = np.exp(t) if logs else t
+            F, J, _ = bs.evaluate(hh, pp, np.ones(rows.size))
+            with np.errstate(all="ignore"):
+                dR = _stack(fn(tuple(hh.T), tuple(pp.T)), rows.size)
+                return F, J, dR * (pp[:, k:k + 1] if logs else 1.0)
+
+        alive = ok[lines[:, 0]].copy()
+        start = lines[alive, 0]
+        F, J, dR = ev(np.arange(start.size), start, h[start], np.full(start.size, u[0]))
+        dh = np.full((nl, bs.m), np.nan)
+        dh[alive] = scaled_solve(J, -dR[:, :, None])[:, :, 0]
+        prev = np.full((nl, bs.m), np.nan)
+        reached = np.zeros(nl, dtype=int)  # the last index each line reached
+        rough = np.zeros(nl, dtype=bool)  # a step the secant predictor did not confirm
+
+        def step(act, j, fine):
+            """Lines ``act`` from point ``j`` to ``j + 1``: ``(h, dh/du, ok)``."""
+            nxt = lines[act, j + 1]
+            t0, t1 = np.full(act.size, u[j]), np.full(act.size, u[j + 1])
+
+            def correct(rows, pred, tt):
+                return newton_ev(lambda r, hh, ts: ev(rows[r], nxt, hh, ts), pred, tt, NEWTON_TOL, maxsteps=8)
+
+            sched = Linear(t0, t1, first=FINE_STEPS, cap=1 / FINE_STEPS) if fine else Linear(t0, t1, first=1)
+            hn, dhn, _, okn = core_batch.follow(correct, h[lines[act, j]], dh[act], t0, t1, sched,
+                                                correction=CORRECTION_FRACTION, move=MOVE_FRACTION,
+                                                tighten=CHECK_TIGHTEN if fine else 1, max_rounds=MAX_ROUNDS)
+            return hn, dhn, okn
+
+        for j in range(nd - 1):
+            act = np.flatnonzero(alive)
+            if not act.size:
+                break
+            h0 = h[lines[act, j]]
+            hn, dhn, okn = step(act, j, False)
+            # the second path: the secant predictor through the two previous points within the checking
+            # trust region, or else the step again in FINE_STEPS substeps, to the same point
+            smooth = np.zeros(act.size, dtype=bool)
+            if j >= 1:
+                sec = h0 + (h0 - prev[act]) * ((u[j + 1] - u[j]) / (u[j] - u[j - 1]))
+                with np.errstate(all="ignore"):
+                    smooth = in_trust_region(_norm(hn - sec), None, 1 + _norm(h0), CORRECTION_FRACTION,
+                                             tighten=CHECK_TIGHTEN)
+            redo = np.flatnonzero(okn & ~smooth)
+            if redo.size:
+                hf, _, okf = step(act[redo], j, True)
+                okn[redo] &= okf & (core_batch.paths_gap(hn[redo], hf) <= PATHS_AGREE)
+                rough[act[redo]] |= j >= 1
+            good, bad = act[okn], act[~okn]
+            h[lines[good, j + 1]], ok[lines[good, j + 1]] = hn[okn], True
+            prev[good], dh[good], reached[good] = h0[okn], dhn[okn], j + 1
+            alive[bad] = False
+        back = ~ok[lines[:, 0]]  # no start: every point of the line by the homotopy
+        moved = np.flatnonzero(~back & (reached > 0))
+        if moved.size:  # line ends against the homotopy in s: a sample, every line the secant did not confirm,
+            # and every line that stopped early (one batched path)
+            checked = np.zeros(nl, dtype=bool)
+            checked[moved[np.linspace(0, moved.size - 1, min(AXIS_CHECKS, moved.size)).round().astype(int)]] = True
+            checked[moved[rough[moved] | (reached[moved] < nd - 1)]] = True
+            rows = np.flatnonzero(checked)
+            ends = lines[rows, reached[rows]]
+            self.stats["checked"] += rows.size
+            hc, okc = path(bs, p[ends])
+            agree = okc & (core_batch.paths_gap(h[ends], hc) <= PATHS_AGREE)
+            back[rows[~agree]] = True
+            if (okc & ~agree).any():  # a disagreement: no line of the batch is trusted
+                back[:] = True
+        self.stats["continued"] += int(reached[~back].sum())
+        # a line sent back is solved again from its start; one that stopped, from where it stopped
+        cut = np.where(back, 0, reached + 1)
+        mask = np.arange(nd)[None, :] >= cut[:, None]
+        rows = lines[mask]
+        if rows.size:
+            self.stats["sent_back"] += rows.size
+            h[rows], ok[rows] = self._homotopy(bs, p, rows)
