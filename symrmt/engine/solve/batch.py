@@ -131,8 +131,7 @@ class BatchSystem:
     def evaluate(self, h, p, s):
         """``(R (N,m), J (N,m,m), dR/ds (N,m))`` at ``h (N,m)``, parameters ``p (N,k)``, strength ``s`` (N,)."""
         n, m = h.shape
-        with np.errstate(all="ignore"):
-            v = _stack(self.fjs(tuple(h.T), tuple(p.T) + (s,)), n, h.dtype)
+        v = call_rows(self.fjs, [h, np.column_stack([p, s])], n, h.dtype)
         return v[:, :m], v[:, m:m + m * m].reshape(n, m, m), v[:, m + m * m:]
 
     def derivative(self, alpha):
@@ -151,6 +150,43 @@ class BatchSystem:
         with np.errstate(all="ignore"):
             c = _stack(self.readout_fn(tuple(p.T)), n, h.dtype)
         return sum(c[:, k] * h[:, pos] for k, pos in enumerate(self.readout_pos))
+
+
+#: at most this many float64 rows are evaluated one by one on Python floats (:func:`call_rows`): the generated
+#: code of a system is hundreds of operations, each costing about a microsecond on a NumPy array whatever its
+#: length and some 30 ns on a float
+SCALAR_ROWS = 24
+
+
+def call_rows(fn, groups, n, dtype=float):
+    """A compiled function on stacked rows: ``fn(*cols)`` with, for each 2-d array of ``groups`` (``(n, k)``), the
+    tuple of its columns, as an ``(n, len)`` array of ``dtype``.  Up to :data:`SCALAR_ROWS` float64 rows are run
+    one by one on Python floats (the same generated arithmetic, far cheaper on a few rows); a row that raises
+    there (a division by zero, an overflow, a complex power) gets ``nan`` throughout (it fails its checks).
+
+    >>> f = lambda xs, ys: [xs[0] / ys[0], 2.0]
+    >>> call_rows(f, [np.array([[1.0], [3.0]]), np.array([[2.0], [0.0]])], 2).tolist()
+    [[0.5, 2.0], [nan, nan]]
+    """
+    if np.dtype(dtype) != np.float64 or n > SCALAR_ROWS:
+        with np.errstate(all="ignore"):
+            return _stack(fn(*[tuple(g.T) for g in groups]), n, dtype)
+    rows = [g.tolist() for g in groups]
+    out = None
+    for i in range(n):
+        try:
+            with np.errstate(all="ignore"):
+                v = np.array(fn(*[tuple(r[i]) for r in rows]), dtype=float)
+        except (ArithmeticError, TypeError, ValueError):
+            v = None
+        if out is None and v is not None:
+            out = np.full((n, v.size), np.nan)
+        if v is not None:
+            out[i] = v
+    if out is None:  # every row failed: the width from the array evaluation
+        with np.errstate(all="ignore"):
+            return _stack(fn(*[tuple(g.T) for g in groups]), n, dtype)
+    return out
 
 
 def batch_system(compiled) -> BatchSystem:
@@ -327,8 +363,7 @@ def continued(bs, p, rows):
                 pp = psel[r].copy()
                 pp[:, k] = th_of(tt, r)
                 F, J, _ = bs.evaluate(hh, pp, np.ones(r.size))
-                with np.errstate(all="ignore"):
-                    d = _stack(fn(tuple(hh.T), tuple(pp.T)), r.size)
+                d = call_rows(fn, [hh, pp], r.size)
                 return F, J, d * rate_of(tt, r)[:, None]
 
             legs = 1

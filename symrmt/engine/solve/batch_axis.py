@@ -44,9 +44,9 @@ from __future__ import annotations
 import numpy as np
 
 from symrmt.core import batch as core_batch
-from symrmt.core.batch import norm_rows as _norm, stack as _stack
+from symrmt.core.batch import norm_rows as _norm
 from symrmt.core.continuation import Linear, in_trust_region
-from symrmt.engine.solve.batch import MAX_ROUNDS, NEWTON_TOL, newton_ev, path, scaled_solve, solve_system
+from symrmt.engine.solve.batch import MAX_ROUNDS, NEWTON_TOL, call_rows, newton_ev, path, scaled_solve, solve_system
 from symrmt.engine.solve.continuation import shift_params
 from symrmt.engine.solve.newton import CHECK_TIGHTEN, CORRECTION_FRACTION, MOVE_FRACTION, PATHS_AGREE
 
@@ -125,7 +125,7 @@ class AxisSolver:
         (shift, _), d, k = best
         v = p[np.moveaxis(idx, d, -1).reshape(-1, idx.shape[d])[0], k]
         order = np.argsort(v)
-        return d, k, (order[::-1] if shift else order), shift
+        return d, k, order[::-1] if shift else order
 
     def _solve(self, bs, p, idx, ks, h, ok):
         """Solve the rows of the index grid ``idx`` into ``h``, ``ok``."""
@@ -134,13 +134,9 @@ class AxisSolver:
             rows = idx.ravel()
             h[rows], ok[rows] = self._homotopy(bs, p, rows)
             return
-        d, k, order, shift = axis
+        d, k, order = axis
         moved = np.moveaxis(idx, d, -1)[..., order]
-        if shift:  # far from the spectrum the homotopy in s is short: the whole start slice at once
-            rows = moved[..., 0].ravel()
-            h[rows], ok[rows] = self._homotopy(bs, p, rows)
-        else:
-            self._solve(bs, p, moved[..., 0], ks[:d] + ks[d + 1:], h, ok)
+        self._solve(bs, p, moved[..., 0], ks[:d] + ks[d + 1:], h, ok)
         lines = moved.reshape(-1, moved.shape[-1])
         self._lines(bs, p, lines, k, h, ok)
 
@@ -157,9 +153,8 @@ class AxisSolver:
             pp = p[cur[rows]].copy()
             pp[:, k] = np.exp(t) if logs else t
             F, J, _ = bs.evaluate(hh, pp, np.ones(rows.size))
-            with np.errstate(all="ignore"):
-                dR = _stack(fn(tuple(hh.T), tuple(pp.T)), rows.size)
-                return F, J, dR * (pp[:, k:k + 1] if logs else 1.0)
+            dR = call_rows(fn, [hh, pp], rows.size)
+            return F, J, dR * (pp[:, k:k + 1] if logs else 1.0)
 
         alive = ok[lines[:, 0]].copy()
         start = lines[alive, 0]
@@ -170,8 +165,9 @@ class AxisSolver:
         reached = np.zeros(nl, dtype=int)  # the last index each line reached
         rough = np.zeros(nl, dtype=bool)  # a step the secant predictor did not confirm
 
-        def step(act, j, fine):
-            """Lines ``act`` from point ``j`` to ``j + 1``: ``(h, dh/du, ok)``."""
+        def step(act, j, fine, slope):
+            """Lines ``act`` from point ``j`` to ``j + 1`` with the predictor ``h + slope (u - u_j)``:
+            ``(h, dh/du, ok)``."""
             nxt = lines[act, j + 1]
             t0, t1 = np.full(act.size, u[j]), np.full(act.size, u[j + 1])
 
@@ -179,7 +175,7 @@ class AxisSolver:
                 return newton_ev(lambda r, hh, ts: ev(rows[r], nxt, hh, ts), pred, tt, NEWTON_TOL, maxsteps=8)
 
             sched = Linear(t0, t1, first=FINE_STEPS, cap=1 / FINE_STEPS) if fine else Linear(t0, t1, first=1)
-            hn, dhn, _, okn = core_batch.follow(correct, h[lines[act, j]], dh[act], t0, t1, sched,
+            hn, dhn, _, okn = core_batch.follow(correct, h[lines[act, j]], slope, t0, t1, sched,
                                                 correction=CORRECTION_FRACTION, move=MOVE_FRACTION,
                                                 tighten=CHECK_TIGHTEN if fine else 1, max_rounds=MAX_ROUNDS)
             return hn, dhn, okn
@@ -189,7 +185,11 @@ class AxisSolver:
             if not act.size:
                 break
             h0 = h[lines[act, j]]
-            hn, dhn, okn = step(act, j, False)
+            slope = dh[act]
+            if j >= 1:  # the quadratic through h_{j-1}, h_j with slope dh_j at u_j, at u_{j+1}
+                back_step, ahead = u[j - 1] - u[j], u[j + 1] - u[j]
+                slope = slope + (prev[act] - h0 - slope * back_step) * (ahead / back_step ** 2)
+            hn, dhn, okn = step(act, j, False, slope)
             # the second path: the secant predictor through the two previous points within the checking
             # trust region, or else the step again in FINE_STEPS substeps, to the same point
             smooth = np.zeros(act.size, dtype=bool)
@@ -200,7 +200,7 @@ class AxisSolver:
                                              tighten=CHECK_TIGHTEN)
             redo = np.flatnonzero(okn & ~smooth)
             if redo.size:
-                hf, _, okf = step(act[redo], j, True)
+                hf, _, okf = step(act[redo], j, True, dh[act[redo]])
                 okn[redo] &= okf & (core_batch.paths_gap(hn[redo], hf) <= PATHS_AGREE)
                 rough[act[redo]] |= j >= 1
             good, bad = act[okn], act[~okn]
