@@ -54,6 +54,8 @@ __all__ = ["AxisSolver", "AXIS_MIN", "AXIS_CHECKS", "FINE_STEPS"]
 
 #: an axis with fewer values is not continued along (its points are solved one by one)
 AXIS_MIN = 6
+#: a corrector's second Newton step below this (relative) ends it: the third would be below the float64 rounding
+SETTLED = 1e-10
 #: substeps of the checking path of a step the secant predictor does not confirm (and of every first step)
 FINE_STEPS = 4
 #: lines (spread over the batch) whose end is re-solved by the homotopy in s, besides the rough ones
@@ -162,6 +164,7 @@ class AxisSolver:
         dh = np.full((nl, bs.m), np.nan)
         dh[alive] = scaled_solve(J, -dR[:, :, None])[:, :, 0]
         prev = np.full((nl, bs.m), np.nan)
+        prev_dh = np.full((nl, bs.m), np.nan)
         reached = np.zeros(nl, dtype=int)  # the last index each line reached
         rough = np.zeros(nl, dtype=bool)  # a step the secant predictor did not confirm
 
@@ -172,7 +175,17 @@ class AxisSolver:
             t0, t1 = np.full(act.size, u[j]), np.full(act.size, u[j + 1])
 
             def correct(rows, pred, tt):
-                return newton_ev(lambda r, hh, ts: ev(rows[r], nxt, hh, ts), pred, tt, NEWTON_TOL, maxsteps=8)
+                f = (lambda r, hh, ts: ev(rows[r], nxt, hh, ts))
+                hn, dhn, st, okn = newton_ev(f, pred, tt, NEWTON_TOL, maxsteps=2)
+                # two steps, the second below SETTLED: converging quadratically, the next one is below the float64
+                # rounding (the long-double correction of solve_traces measures it at every point)
+                okn |= (st <= SETTLED) & np.isfinite(hn).all(axis=1) & np.isfinite(dhn).all(axis=1)
+                more = np.flatnonzero(~okn & np.isfinite(st))
+                if more.size:
+                    hm, dhm, stm, okm = newton_ev(lambda r, hh, ts: f(more[r], hh, ts), hn[more], tt[more], NEWTON_TOL,
+                                                  maxsteps=6)
+                    hn[more], dhn[more], st[more], okn[more] = hm, dhm, stm, okm
+                return hn, dhn, st, okn
 
             sched = Linear(t0, t1, first=FINE_STEPS, cap=1 / FINE_STEPS) if fine else Linear(t0, t1, first=1)
             hn, dhn, _, okn = core_batch.follow(correct, h[lines[act, j]], slope, t0, t1, sched,
@@ -186,9 +199,12 @@ class AxisSolver:
                 break
             h0 = h[lines[act, j]]
             slope = dh[act]
-            if j >= 1:  # the quadratic through h_{j-1}, h_j with slope dh_j at u_j, at u_{j+1}
-                back_step, ahead = u[j - 1] - u[j], u[j + 1] - u[j]
-                slope = slope + (prev[act] - h0 - slope * back_step) * (ahead / back_step ** 2)
+            if j >= 1:  # the cubic through h_{j-1}, h_j with their slopes (Hermite), at u_{j+1}
+                width, ahead = u[j] - u[j - 1], u[j + 1] - u[j]
+                tau = 1 + ahead / width
+                cubic = ((2 * tau ** 3 - 3 * tau ** 2 + 1) * prev[act] + (tau ** 3 - 2 * tau ** 2 + tau) * width
+                         * prev_dh[act] + (3 * tau ** 2 - 2 * tau ** 3) * h0 + (tau ** 3 - tau ** 2) * width * slope)
+                slope = (cubic - h0) / ahead
             hn, dhn, okn = step(act, j, False, slope)
             # the second path: the secant predictor through the two previous points within the checking
             # trust region, or else the step again in FINE_STEPS substeps, to the same point
@@ -205,7 +221,7 @@ class AxisSolver:
                 rough[act[redo]] |= j >= 1
             good, bad = act[okn], act[~okn]
             h[lines[good, j + 1]], ok[lines[good, j + 1]] = hn[okn], True
-            prev[good], dh[good], reached[good] = h0[okn], dhn[okn], j + 1
+            prev[good], prev_dh[good], dh[good], reached[good] = h0[okn], dh[good], dhn[okn], j + 1
             alive[bad] = False
         back = ~ok[lines[:, 0]]  # no start: every point of the line by the homotopy
         moved = np.flatnonzero(~back & (reached > 0))
