@@ -56,6 +56,9 @@ __all__ = ["AxisSolver", "AXIS_MIN", "AXIS_CHECKS", "FINE_STEPS"]
 AXIS_MIN = 6
 #: a corrector's second Newton step below this (relative) ends it: the third would be below the float64 rounding
 SETTLED = 1e-10
+#: an axis with few lines is cut into segments of at least SEGMENT points, continued side by side, so that
+#: about WIDE lines run at once (the steps along a line are sequential; the lines of a step are one batch)
+SEGMENT, WIDE = 8, 12
 #: substeps of the checking path of a step the secant predictor does not confirm (and of every first step)
 FINE_STEPS = 4
 #: lines (spread over the batch) whose end is re-solved by the homotopy in s, besides the rough ones
@@ -101,7 +104,19 @@ class AxisSolver:
         ks = [names.index(a) if a in names else None for a in self.names]
         h = np.full((n, bs.m), np.nan)
         ok = np.zeros(n, dtype=bool)
+        self._ends, self._moved = [], np.zeros(n, dtype=bool)  # the line ends to check, the continued points
         self._solve(bs, p, np.arange(n).reshape(self.shape), ks, h, ok)
+        if self._ends:  # every line end to check against the homotopy in s: one batched path
+            ends = np.unique(np.concatenate(self._ends))
+            self.stats["checked"] += ends.size
+            hc, okc = path(bs, p[ends])
+            if not (okc & (core_batch.paths_gap(h[ends], hc) <= PATHS_AGREE)).all():
+                # a check that disagrees, or that the homotopy cannot make: no continued point is trusted
+                rows = np.flatnonzero(self._moved)
+                self.stats["sent_back"] += rows.size
+                h[rows], ok[rows] = self._homotopy(bs, p, rows)
+                self._moved[:] = False
+        self.stats["continued"] += int(self._moved.sum())
         return h, ok
 
     def _homotopy(self, bs, p, rows):
@@ -138,15 +153,22 @@ class AxisSolver:
             return
         d, k, order = axis
         moved = np.moveaxis(idx, d, -1)[..., order]
-        self._solve(bs, p, moved[..., 0], ks[:d] + ks[d + 1:], h, ok)
-        lines = moved.reshape(-1, moved.shape[-1])
-        self._lines(bs, p, lines, k, h, ok)
+        nd = order.size
+        lines = moved.reshape(-1, nd)
+        # few lines: the axis cut into segments, continued side by side from their own starts (equal lengths, the
+        # last one overlapping the one before); the starts are a coarser grid, solved by the same scheme
+        parts = max(1, min(nd // SEGMENT, -(-WIDE // lines.shape[0])))
+        size = -(-nd // parts)
+        starts = np.minimum(np.arange(parts) * size, nd - size)
+        self._solve(bs, p, moved[..., starts], ks[:d] + ks[d + 1:] + [k if parts > 1 else None], h, ok)
+        segments = np.stack([moved[..., a:a + size] for a in starts], axis=-2).reshape(-1, size)
+        self._lines(bs, p, segments, k, h, ok)
 
     def _lines(self, bs, p, lines, k, h, ok):
         """Continue every line (rows of ``lines``, in order of the axis, first point solved) along column ``k``."""
-        v = p[lines[0], k]
+        v = p[lines, k]
         logs = bool((v > 0).all())
-        u = np.log(v) if logs else v.astype(float)
+        u = np.log(v) if logs else v.astype(float)  # (lines, points): each line its own values
         fn, _ = bs.derivative((bs.params[k],))
         nl, nd = lines.shape
 
@@ -160,7 +182,7 @@ class AxisSolver:
 
         alive = ok[lines[:, 0]].copy()
         start = lines[alive, 0]
-        F, J, dR = ev(np.arange(start.size), start, h[start], np.full(start.size, u[0]))
+        F, J, dR = ev(np.arange(start.size), start, h[start], u[alive, 0])
         dh = np.full((nl, bs.m), np.nan)
         dh[alive] = scaled_solve(J, -dR[:, :, None])[:, :, 0]
         prev = np.full((nl, bs.m), np.nan)
@@ -172,7 +194,7 @@ class AxisSolver:
             """Lines ``act`` from point ``j`` to ``j + 1`` with the predictor ``h + slope (u - u_j)``:
             ``(h, dh/du, ok)``."""
             nxt = lines[act, j + 1]
-            t0, t1 = np.full(act.size, u[j]), np.full(act.size, u[j + 1])
+            t0, t1 = u[act, j], u[act, j + 1]
 
             def correct(rows, pred, tt):
                 f = (lambda r, hh, ts: ev(rows[r], nxt, hh, ts))
@@ -200,7 +222,7 @@ class AxisSolver:
             h0 = h[lines[act, j]]
             slope = dh[act]
             if j >= 1:  # the cubic through h_{j-1}, h_j with their slopes (Hermite), at u_{j+1}
-                width, ahead = u[j] - u[j - 1], u[j + 1] - u[j]
+                width, ahead = (u[act, j] - u[act, j - 1])[:, None], (u[act, j + 1] - u[act, j])[:, None]
                 tau = 1 + ahead / width
                 cubic = ((2 * tau ** 3 - 3 * tau ** 2 + 1) * prev[act] + (tau ** 3 - 2 * tau ** 2 + tau) * width
                          * prev_dh[act] + (3 * tau ** 2 - 2 * tau ** 3) * h0 + (tau ** 3 - tau ** 2) * width * slope)
@@ -210,7 +232,7 @@ class AxisSolver:
             # trust region, or else the step again in FINE_STEPS substeps, to the same point
             smooth = np.zeros(act.size, dtype=bool)
             if j >= 1:
-                sec = h0 + (h0 - prev[act]) * ((u[j + 1] - u[j]) / (u[j] - u[j - 1]))
+                sec = h0 + (h0 - prev[act]) * (ahead / width)
                 with np.errstate(all="ignore"):
                     smooth = in_trust_region(_norm(hn - sec), None, 1 + _norm(h0), CORRECTION_FRACTION,
                                              tighten=CHECK_TIGHTEN)
@@ -225,24 +247,17 @@ class AxisSolver:
             alive[bad] = False
         back = ~ok[lines[:, 0]]  # no start: every point of the line by the homotopy
         moved = np.flatnonzero(~back & (reached > 0))
-        if moved.size:  # line ends against the homotopy in s: a sample, every line the secant did not confirm,
-            # and every line that stopped early (one batched path)
+        if moved.size:  # line ends to check: a sample, every line the secant did not confirm, every line that stopped
             checked = np.zeros(nl, dtype=bool)
             checked[moved[np.linspace(0, moved.size - 1, min(AXIS_CHECKS, moved.size)).round().astype(int)]] = True
             checked[moved[rough[moved] | (reached[moved] < nd - 1)]] = True
             rows = np.flatnonzero(checked)
-            ends = lines[rows, reached[rows]]
-            self.stats["checked"] += rows.size
-            hc, okc = path(bs, p[ends])
-            agree = okc & (core_batch.paths_gap(h[ends], hc) <= PATHS_AGREE)
-            back[rows[~agree]] = True
-            if (okc & ~agree).any():  # a disagreement: no line of the batch is trusted
-                back[:] = True
-        self.stats["continued"] += int(reached[~back].sum())
-        # a line sent back is solved again from its start; one that stopped, from where it stopped
-        cut = np.where(back, 0, reached + 1)
-        mask = np.arange(nd)[None, :] >= cut[:, None]
-        rows = lines[mask]
+            self._ends.append(lines[rows, reached[rows]])
+        at = np.arange(nd)[None, :]
+        self._moved[lines[(at >= 1) & (at <= reached[:, None]) & ~back[:, None]]] = True
+        # a line without a start is solved by the homotopy from its start; one that stopped, from where it stopped
+        rows = lines[at >= np.where(back, 0, reached + 1)[:, None]]
         if rows.size:
             self.stats["sent_back"] += rows.size
+            self._moved[rows] = False
             h[rows], ok[rows] = self._homotopy(bs, p, rows)
