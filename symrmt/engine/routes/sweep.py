@@ -4,7 +4,8 @@ r"""A trace-engine expression on a whole grid of parameter values: :meth:`symrmt
 point of the product grid of ``grid``'s axes (in the order given), with the other parameters fixed by
 ``at``, by the float64 batched path of :mod:`symrmt.engine.solve.batch`: the SymPy fixed point printed
 for NumPy, the homotopy in ``s`` for all points at once (two paths; a continuation in a shift parameter
-where it fails), a Newton polish, a long-double
+where it fails) or, along an axis of six values or more, the continuation of the fixed point from grid
+value to grid value (:mod:`symrmt.engine.solve.batch_axis`), a Newton polish, a long-double
 error estimate and the trace's sanity bounds at every point.  A point that fails any check is
 recomputed alone by the certified mpmath path (:meth:`~symrmt.engine.Model.limit` at 15 digits, which
 also continues in a parameter where the homotopy fails) and marked in ``fallback``; if the mpmath path

@@ -15,6 +15,9 @@ cached on disk next to the mpmath code), and driven here on stacked arrays, ever
    Where the homotopy fails, :func:`continued` follows the fixed point in a shift parameter from the
    starts of :class:`symrmt.engine.solve.continuation.ContinuedSolver`, in its order, all such rows at once
    (again two paths that must agree; a row whose paths reach the target but disagree is not tried further).
+   On a product grid, :class:`symrmt.engine.solve.batch_axis.AxisSolver` takes the place of this step
+   (the ``solver`` of :func:`solve_plan`): the fixed point continued from grid value to grid value along an
+   axis, checked against this homotopy, which solves every point it cannot continue to.
 2. **Polish** at ``s = 1`` by Newton (stacked ``numpy.linalg.solve`` on the column-scaled Jacobians);
    Jacobians whose condition number exceeds :data:`MAX_COND` are refused.
 3. **Error estimate.**  The generated code is plain arithmetic (and ``sqrt``), so it runs on

@@ -10,10 +10,14 @@ continuous parameter ``theta`` of an axis (``gamma``, ``c``, ...).  :class:`Axis
    in ``s`` is easiest) or the smallest of another.
 2. **Start slice.**  The points of the first value (one per line) are solved by the same scheme on the
    remaining axes (a corner point, then its line, ...), and where no axis is left by the two-path homotopy in
-   ``s`` of :func:`symrmt.engine.solve.batch.solve_system`.
-3. **Steps along the axis**, every line at once: the tangent predictor ``dh/dtheta = -J^{-1} dR/dtheta``
-   (the compiled parameter derivative of the readouts), a Newton corrector to the polish tolerance
-   :data:`~symrmt.engine.solve.batch.NEWTON_TOL`, inside the trust region of
+   ``s`` of :func:`symrmt.engine.solve.batch.solve_system`.  Few lines (a one-axis grid) are cut into
+   segments whose starts are a coarser grid of the same axis, solved the same way (:data:`SEGMENT`,
+   :data:`WIDE`): the steps along a line are sequential, the lines of one step are one batch.
+3. **Steps along the axis**, every line at once: the predictor (the tangent ``dh/dtheta = -J^{-1} dR/dtheta``
+   from the compiled parameter derivative at the first step, then the cubic through the two previous
+   points and their tangents), a Newton corrector (ended after its second step when that step is below
+   :data:`SETTLED`, the third being below the float64 rounding; else to
+   :data:`~symrmt.engine.solve.batch.NEWTON_TOL`), inside the trust region of
    :func:`symrmt.engine.solve.batch.follow` (the correction within ``CORRECTION_FRACTION`` and the move within
    ``MOVE_FRACTION`` of ``1 + |h|``); a rejected step is halved (substeps between grid values), as there.
    The step has a **second path**: from the third point on, the secant predictor through the two previous
@@ -22,18 +26,21 @@ continuous parameter ``theta`` of an axis (``gamma``, ``c``, ...).  :class:`Axis
    both predictors); a step it does not confirm, and every first step, is taken again in
    :data:`FINE_STEPS` substeps with the tighter trust region, and the two ends must agree to ``PATHS_AGREE``
    (the checking path of the homotopy, on the steps that need it).
-4. **Checks against the homotopy in s.**  The last point of :data:`AXIS_CHECKS` lines spread over the slice,
-   and of every line that needed substeps, is re-solved by the two-path homotopy in ``s`` and must agree to
-   ``PATHS_AGREE``.  A line that fails a step or its check goes back to the homotopy in ``s`` point by point
-   from there (:func:`~symrmt.engine.solve.batch.solve_system`, which continues in a shift parameter where it
-   fails); a disagreement sends every unchecked line back too.
+4. **Checks against the homotopy in s.**  The last point of :data:`AXIS_CHECKS` lines spread over each batch
+   of lines, and of every line that stopped, is re-solved by the homotopy in ``s`` (one batched path for the
+   whole grid, at the end) and must agree to ``PATHS_AGREE``; if one disagrees, or cannot be solved, no
+   continued point is trusted: every one goes back to the homotopy.  A line that stops (a step refused at
+   the smallest substep: an edge of the spectrum, the end of a branch) goes back to the homotopy point by
+   point from there (:func:`~symrmt.engine.solve.batch.solve_system`, which continues in a shift parameter
+   where it fails).
 
 What holds the branch.  The branch the engine returns at a point is the end of the homotopy in ``s``.  Where
 that homotopy is regular for every ``theta`` between two grid values (no singular Jacobian on
 ``[theta_j, theta_{j+1}] x [0, 1]``), its end is a continuous solution curve in ``theta`` with a regular
-Jacobian, the one curve a regular continuation from the start point follows: steps 2-3 keep each step on
-the curve (a regular Jacobian, Newton converging from a predictor close to the curve, two predictors that
-agree), and step 4 checks the regularity assumption on a sample.  Every returned point then passes the
+Jacobian, the one curve a regular continuation from the start point follows: step 3 keeps each step on
+the curve (a regular Jacobian, Newton converging from a predictor close to the curve, two predictors or two
+paths that agree), and step 4 checks the regularity assumption on a sample (it is not proved between the
+checked points: the same assumption the homotopy in ``s`` makes between its own steps).  Every returned point then passes the
 checks of :func:`symrmt.engine.solve.batch.solve_traces` as any other (the condition number, the
 long-double correction and error estimate, the sanity bounds); a point failing one goes to the certified
 path, as before.
