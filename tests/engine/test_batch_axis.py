@@ -108,6 +108,18 @@ def test_an_axis_across_the_spectrum_stops_there_and_the_rest_goes_back_to_the_h
         assert _rel(x, _semicircle(g)) <= 2 * e + ULP
 
 
+def test_line_ends_the_homotopy_cannot_reach_are_checked_by_the_continuation_from_its_starts():
+    # c = 2, z = -gamma in the gap (0, (sqrt 2 - 1)^2) below the spectrum: the homotopy in s fails there (the
+    # growing spectrum crosses z), the start and the check come from the continuation in gamma of solve_system
+    m = _mp_model()
+    gs = np.linspace(-0.17, -0.01, 9)
+    solver = AxisSolver((9,), ["gamma"])
+    v, est, ok, _ = solve_plan(m.plan(MP), compiled_system, {"gamma": gs, "c": np.full(9, 2.0)}, 9, solver=solver)
+    assert ok.all() and solver.stats["continued"] == 8 and solver.stats["sent_back"] == 0
+    for x, e, g in zip(v, est, gs):
+        assert _rel(x, _mp_closed(Fraction(2), g)) <= 2 * e + ULP
+
+
 def test_a_check_that_disagrees_sends_every_line_back(monkeypatch):
     # the homotopy in s of the line ends, perturbed: the continued lines are not trusted and every point is
     # solved again by the homotopy (the values stay right)

@@ -28,8 +28,10 @@ continuous parameter ``theta`` of an axis (``gamma``, ``c``, ...).  :class:`Axis
    (the checking path of the homotopy, on the steps that need it).
 4. **Checks against the homotopy in s.**  The last point of :data:`AXIS_CHECKS` lines spread over each batch
    of lines, and of every line that stopped, is re-solved by the homotopy in ``s`` (one batched path for the
-   whole grid, at the end) and must agree to ``PATHS_AGREE``; if one disagrees, or cannot be solved, no
-   continued point is trusted: every one goes back to the homotopy.  A line that stops (a step refused at
+   whole grid, at the end; where it fails, by the continuation in a shift parameter from the starts of
+   :func:`~symrmt.engine.solve.batch.continued`, as :func:`~symrmt.engine.solve.batch.solve_system` does) and
+   must agree to ``PATHS_AGREE``; if one disagrees, or cannot be solved, no continued point is trusted:
+   every one goes back to the homotopy.  A line that stops (a step refused at
    the smallest substep: an edge of the spectrum, the end of a branch) goes back to the homotopy point by
    point from there (:func:`~symrmt.engine.solve.batch.solve_system`, which continues in a shift parameter
    where it fails).
@@ -53,7 +55,8 @@ import numpy as np
 from symrmt.core import batch as core_batch
 from symrmt.core.batch import norm_rows as _norm
 from symrmt.core.continuation import Linear, in_trust_region
-from symrmt.engine.solve.batch import MAX_ROUNDS, NEWTON_TOL, call_rows, newton_ev, path, scaled_solve, solve_system
+from symrmt.engine.solve.batch import (MAX_ROUNDS, NEWTON_TOL, call_rows, continued, newton_ev, path, scaled_solve,
+                                      solve_system)
 from symrmt.engine.solve.continuation import shift_params
 from symrmt.engine.solve.newton import CHECK_TIGHTEN, CORRECTION_FRACTION, MOVE_FRACTION, PATHS_AGREE
 
@@ -117,6 +120,9 @@ class AxisSolver:
             ends = np.unique(np.concatenate(self._ends))
             self.stats["checked"] += ends.size
             hc, okc = path(bs, p[ends])
+            bad = np.flatnonzero(~okc)
+            if bad.size:  # where the homotopy fails, the continuation of solve_system from its starts
+                hc[bad], okc[bad] = continued(bs, p[ends], bad)
             if not (okc & (core_batch.paths_gap(h[ends], hc) <= PATHS_AGREE)).all():
                 # a check that disagrees, or that the homotopy cannot make: no continued point is trusted
                 rows = np.flatnonzero(self._moved)
