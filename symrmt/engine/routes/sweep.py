@@ -355,7 +355,8 @@ def _chunks(shape, names, chunk):
     """``(chunk, layout)``: chunks of whole sub-grids for the continuation along the axes
     (:class:`~symrmt.engine.solve.batch_axis.AxisSolver`): ``layout = (points per leading index, trailing shape,
     axis names)``, the leading axis of a chunk being a range of the grid's first axis (or of several axes
-    flattened, then not continued along); ``(chunk, None)`` when one line of the last axis exceeds ``chunk``.
+    flattened, then not continued along); a one-axis grid in ranges of its axis; ``(chunk, None)`` when one line
+    of the last axis of a grid of several axes exceeds ``chunk``.
 
     >>> _chunks((4, 5, 6), ["a", "b", "c"], 100)
     (90, (30, (5, 6), ['a', 'b', 'c']))
@@ -363,6 +364,8 @@ def _chunks(shape, names, chunk):
     (18, (6, (6,), [None, 'c']))
     >>> _chunks((4, 5), ["a", "b"], 100)
     (20, (5, (5,), ['a', 'b']))
+    >>> _chunks((600,), ["a"], 256)
+    (256, (1, (), ['a']))
     """
     for k in range(len(shape)):
         inner = int(np.prod(shape[k:]))
@@ -371,6 +374,8 @@ def _chunks(shape, names, chunk):
                 return inner, (int(np.prod(shape[1:])), tuple(shape[1:]), list(names))
             lead = names[0] if k == 1 else None
             return (chunk // inner) * inner, (inner, tuple(shape[k:]), [lead] + list(names[k:]))
+    if len(shape) == 1:
+        return chunk, (1, (), list(names))
     return chunk, None
 
 
