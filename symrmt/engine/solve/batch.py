@@ -155,39 +155,39 @@ class BatchSystem:
         return sum(c[:, k] * h[:, pos] for k, pos in enumerate(self.readout_pos))
 
 
-#: at most this many float64 rows are evaluated one by one on Python floats (:func:`call_rows`): the generated
+#: at most this many float64 rows are evaluated one by one on float64 scalars (:func:`call_rows`): the generated
 #: code of a system is hundreds of operations, each costing about a microsecond on a NumPy array whatever its
-#: length and some 30 ns on a float
+#: length and some 60 ns on a scalar
 SCALAR_ROWS = 24
 
 
 def call_rows(fn, groups, n, dtype=float):
     """A compiled function on stacked rows: ``fn(*cols)`` with, for each 2-d array of ``groups`` (``(n, k)``), the
     tuple of its columns, as an ``(n, len)`` array of ``dtype``.  Up to :data:`SCALAR_ROWS` float64 rows are run
-    one by one on Python floats (the same generated arithmetic, far cheaper on a few rows); a row that raises
-    there (a division by zero, an overflow, a complex power) gets ``nan`` throughout (it fails its checks).
+    one by one on NumPy float64 scalars: the same generated code and the same float64 operations as on the
+    arrays (a division by zero gives ``inf``, a square root of a negative number ``nan``), at a fraction of the
+    cost of a NumPy call on a short array; a row that raises there anyway (a complex power) gets ``nan``
+    throughout (it fails its checks).
 
     >>> f = lambda xs, ys: [xs[0] / ys[0], 2.0]
     >>> call_rows(f, [np.array([[1.0], [3.0]]), np.array([[2.0], [0.0]])], 2).tolist()
-    [[0.5, 2.0], [nan, nan]]
+    [[0.5, 2.0], [inf, 2.0]]
     """
     if np.dtype(dtype) != np.float64 or n > SCALAR_ROWS:
         with np.errstate(all="ignore"):
             return _stack(fn(*[tuple(g.T) for g in groups]), n, dtype)
-    rows = [g.tolist() for g in groups]
     out = None
-    for i in range(n):
-        try:
-            with np.errstate(all="ignore"):
-                v = np.array(fn(*[tuple(r[i]) for r in rows]), dtype=float)
-        except (ArithmeticError, TypeError, ValueError):
-            v = None
-        if out is None and v is not None:
-            out = np.full((n, v.size), np.nan)
-        if v is not None:
-            out[i] = v
-    if out is None:  # every row failed: the width from the array evaluation
-        with np.errstate(all="ignore"):
+    with np.errstate(all="ignore"):
+        for i in range(n):
+            try:
+                v = np.array(fn(*[tuple(g[i]) for g in groups]), dtype=float)
+            except (ArithmeticError, TypeError, ValueError):
+                v = None
+            if out is None and v is not None:
+                out = np.full((n, v.size), np.nan)
+            if v is not None:
+                out[i] = v
+        if out is None:  # every row failed: the width from the array evaluation
             return _stack(fn(*[tuple(g.T) for g in groups]), n, dtype)
     return out
 
