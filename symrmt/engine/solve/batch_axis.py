@@ -71,7 +71,7 @@ SETTLED = 1e-10
 SEGMENT, WIDE = 8, 12
 #: substeps of the checking path of a step the secant predictor does not confirm (and of every first step)
 FINE_STEPS = 4
-#: lines (spread over the batch) whose end is re-solved by the homotopy in s, besides the rough ones
+#: lines (spread over each batch of lines) whose end is re-solved by the homotopy in s, besides those that stopped
 AXIS_CHECKS = 3
 
 
