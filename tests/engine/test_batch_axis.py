@@ -76,6 +76,35 @@ def test_a_sweep_continues_along_its_axes_without_fallbacks():
             assert _rel(r.values[i, j], _mp_closed(Fraction(float(c)), g)) <= 2 * r.error_estimate[i, j] + ULP
 
 
+def test_three_axes_one_outside_the_fixed_point_and_chunks_of_whole_lines(monkeypatch):
+    # k enters the formula only (not continued along); chunks of whole (c, gamma) sub-grids give the same values
+    from symrmt.engine.routes import sweep as sweep_route
+
+    m = _mp_model()
+    ks, cs, gs = [1.0, 2.0, 3.0, 4.0, 5.0, 6.0], np.linspace(0.5, 2.0, 8), np.geomspace(0.05, 5.0, 8)
+    whole = m.sweep("k*" + MP, grid={"k": ks, "c": cs, "gamma": gs})
+    monkeypatch.setattr(sweep_route, "CHUNK_ENTRIES", 1)  # chunks of 256 points: 4 whole c x gamma grids, then 2
+    assert sweep_route._chunks((6, 8, 8), ["k", "c", "gamma"], 256) == (256, (64, (8, 8), ["k", "c", "gamma"]))
+    made = []
+
+    class Recorded(AxisSolver):
+        def __init__(self, *args):
+            super().__init__(*args)
+            made.append(self)
+
+    monkeypatch.setattr(sweep_route, "AxisSolver", Recorded)
+    parts = m.sweep("k*" + MP, grid={"k": ks, "c": cs, "gamma": gs})
+    assert [s.shape for s in made] == [(4, 8, 8), (2, 8, 8)]
+    assert [s.stats["sent_back"] for s in made] == [0, 0] and sum(s.stats["continued"] for s in made) > 300
+    assert not whole.fallback.any() and not parts.fallback.any()
+    assert np.array_equal(whole.values, parts.values)
+    for a, k in enumerate(ks):
+        for i, c in enumerate(cs):
+            for j, g in enumerate(gs):
+                ref = k * _mp_closed(Fraction(float(c)), g)
+                assert _rel(whole.values[a, i, j], ref) <= 2 * whole.error_estimate[a, i, j] + ULP
+
+
 def _semicircle(g):
     """``tr (W/sqrt(n) + g I)^{-1}/n`` for the GOE, ``|g| > 2``: ``(g - sign(g) sqrt(g^2 - 4))/2``."""
     with mpmath.workdps(30):
