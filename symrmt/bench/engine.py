@@ -144,6 +144,7 @@ def quadratic_forms(points: int) -> dict:
            "e_a_hand_median_s": statistics.median(hand), "e_a_agree_digits_min": min(agree)}
     out.update(e_a_curve(am, ex["E_A"], geo, 4 * points))
     out.update(batched_form(m, BIAS, base, points))
+    out.update(e_a_grid(am, ex["E_A"], q, 20 if points <= 2 else E_A_GRID_SIDE))
     return out
 
 
@@ -193,6 +194,42 @@ def batched_form(m, expr, base: dict, points: int) -> dict:
         cert.append(time.perf_counter() - t)
     return {"qf_batch_s_per_point": batch, "qf_certified_s_per_point": statistics.median(cert),
             "qf_batch_fallbacks": int(r.fallback.sum())}
+
+
+#: the side of the E_A grid over (c, gamma) on the float64 batch (continued along its axes) and the hand-built fast grid
+E_A_GRID_SIDE = 60
+TARGETS["e_a_grid_ratio"] = 1.5
+
+
+def e_a_grid(am, e_a: str, gram: dict, side: int) -> dict:
+    """CPU seconds per point of ``E_A`` (tanh, rank 1, the Gram matrix ``gram``) on a ``side x side`` grid of ``c`` in
+    ``[0.1, 4]`` and ``gamma`` in ``[0.01, 10]`` (both log-spaced): the engine's ``Model.sweep`` (the float64 batch,
+    :mod:`symrmt.engine.solve.batch_axis`) and the hand-built fast grid (``symrmt.sweep(..., fast=True)``), each the
+    best of two warm runs; their worst relative gap, the engine's largest error estimate and its fallbacks."""
+    from symrmt.models.attention.geometry import Geometry
+    from symrmt.models.attention.sweeps import sweep as attention_sweep
+
+    cs, gs = np.geomspace(0.1, 4.0, side), np.geomspace(0.01, 10.0, side)
+    geo = Geometry(snr=gram["mu.mu"], wk2=gram["wk1.wk1"], wq2=gram["wq1.wq1"], wkwq=gram["wk1.wq1"],
+                   muwk=gram["mu.wk1"], muwq=gram["mu.wq1"])
+    at = {k: str(v) for k, v in gram.items()}
+    am.sweep(e_a, grid={"c": cs[:6], "gamma": gs[:6]}, at=at)  # compile
+    attention_sweep("tanh", grid={"c": list(cs[:3]), "gamma": list(gs[:3])}, geometry=geo, fast=True, certify=0,
+                    progress=False)
+    eng, hand = [], []
+    for _ in range(2):
+        t = time.process_time()
+        r = am.sweep(e_a, grid={"c": cs, "gamma": gs}, at=at)
+        eng.append(time.process_time() - t)
+        t = time.process_time()
+        fast = attention_sweep("tanh", grid={"c": list(cs), "gamma": list(gs)}, geometry=geo, fast=True, certify=0,
+                               progress=False)
+        hand.append(time.process_time() - t)
+    ref = np.asarray(fast.attention, dtype=float).reshape(r.values.shape)
+    gap = float(np.max(np.abs(r.values - ref) / np.abs(ref)))
+    return {"e_a_grid": {"points": side * side, "engine_cpu_s": min(eng) / side ** 2,
+                         "hand_cpu_s": min(hand) / side ** 2, "gap_max": gap,
+                         "estimate_max": float(np.max(r.error_estimate)), "fallbacks": int(r.fallback.sum())}}
 
 
 def measure(quick: bool, run_worker) -> dict:
@@ -259,6 +296,14 @@ def verdicts(res: dict, row) -> None:
             f"({1e3 * cold['qf_certified_s_per_point']:.1f} ms / {1e3 * cold['qf_batch_s_per_point']:.2f} ms)", speedup,
             f">= {TARGETS['qf_batch_speedup']}", speedup >= TARGETS["qf_batch_speedup"] and
             cold["qf_batch_fallbacks"] == 0)
+    if "e_a_grid" in cold:
+        eg = cold["e_a_grid"]
+        ratio = eg["engine_cpu_s"] / eg["hand_cpu_s"]
+        row(f"engine: E_A (tanh, rank 1) on a {eg['points']}-point c x gamma grid, Model.sweep / the hand-built fast "
+            f"grid, CPU per point ({1e6 * eg['engine_cpu_s']:.0f} us / {1e6 * eg['hand_cpu_s']:.0f} us, "
+            f"{eg['fallbacks']} fallbacks)", ratio, f"<= {TARGETS['e_a_grid_ratio']}", ratio <= TARGETS["e_a_grid_ratio"])
+        row("  the two grids agree: worst relative gap (the engine's largest error estimate "
+            f"{eg['estimate_max']:.1e})", eg["gap_max"], "<= 1e-12", eg["gap_max"] <= 1e-12)
     if "parts" in cold:
         p = cold["parts"]
         row(f"engine: a sum of two independent forms / the sum of their times, a later 30-digit point "

@@ -30,5 +30,8 @@ def test_worker_measures_and_agrees_with_the_closed_form():
     assert any("6-block pencil" in r[0] for r in rows)
     assert out["qf_batch_fallbacks"] == 0 and out["qf_batch_s_per_point"] > 0
     assert any("quadratic form on the float64 batch" in r[0] for r in rows)
+    eg = out["e_a_grid"]  # the engine's E_A grid against the hand-built fast grid (an independent solver)
+    assert eg["points"] == 400 and eg["fallbacks"] == 0 and eg["gap_max"] <= 2 * eg["estimate_max"] + 2.2e-16
+    assert any("c x gamma grid" in r[0] for r in rows)
     text = be.report(res, lambda header, body: "|".join(header) + str(len(body)))
     assert "Trace engine" in text and "6 blocks" in text

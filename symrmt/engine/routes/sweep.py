@@ -4,7 +4,8 @@ r"""A trace-engine expression on a whole grid of parameter values: :meth:`symrmt
 point of the product grid of ``grid``'s axes (in the order given), with the other parameters fixed by
 ``at``, by the float64 batched path of :mod:`symrmt.engine.solve.batch`: the SymPy fixed point printed
 for NumPy, the homotopy in ``s`` for all points at once (two paths; a continuation in a shift parameter
-where it fails), a Newton polish, a long-double
+where it fails) or, along an axis of six values or more, the continuation of the fixed point from grid
+value to grid value (:mod:`symrmt.engine.solve.batch_axis`), a Newton polish, a long-double
 error estimate and the trace's sanity bounds at every point.  A point that fails any check is
 recomputed alone by the certified mpmath path (:meth:`~symrmt.engine.Model.limit` at 15 digits, which
 also continues in a parameter where the homotopy fails) and marked in ``fallback``; if the mpmath path
@@ -45,6 +46,7 @@ from symrmt.engine.lang.vectors import vectors_of, gram_values
 from symrmt.engine.reduce import hermitize as herm
 from symrmt.engine.reduce.atoms import AtomSystem
 from symrmt.engine.solve.batch import batch_system, solve_plan
+from symrmt.engine.solve.batch_axis import AxisSolver
 from symrmt.engine.solve.batch_qf import compile_forms, solve_qf_plan, takes
 from symrmt.engine.solve.certify import compiled_system
 from symrmt.errors import ParameterError, SymrmtError as _Refused, SymrmtError
@@ -349,6 +351,34 @@ def _batchable(plan, model, names=()) -> str | None:
     return None
 
 
+def _chunks(shape, names, chunk):
+    """``(chunk, layout)``: chunks of whole sub-grids for the continuation along the axes
+    (:class:`~symrmt.engine.solve.batch_axis.AxisSolver`): ``layout = (points per leading index, trailing shape,
+    axis names)``, the leading axis of a chunk being a range of the grid's first axis (or of several axes
+    flattened, then not continued along); a one-axis grid in ranges of its axis; ``(chunk, None)`` when one line
+    of the last axis of a grid of several axes exceeds ``chunk``.
+
+    >>> _chunks((4, 5, 6), ["a", "b", "c"], 100)
+    (90, (30, (5, 6), ['a', 'b', 'c']))
+    >>> _chunks((4, 5, 6), ["a", "b", "c"], 20)
+    (18, (6, (6,), [None, 'c']))
+    >>> _chunks((4, 5), ["a", "b"], 100)
+    (20, (5, (5,), ['a', 'b']))
+    >>> _chunks((600,), ["a"], 256)
+    (256, (1, (), ['a']))
+    """
+    for k in range(len(shape)):
+        inner = int(np.prod(shape[k:]))
+        if inner <= chunk:
+            if k == 0:
+                return inner, (int(np.prod(shape[1:])), tuple(shape[1:]), list(names))
+            lead = names[0] if k == 1 else None
+            return (chunk // inner) * inner, (inner, tuple(shape[k:]), [lead] + list(names[k:]))
+    if len(shape) == 1:
+        return chunk, (1, (), list(names))
+    return chunk, None
+
+
 def _check_ratios(model, axes, fixed):
     """``Model.check_ratios`` at every combination of the axis values a ratio depends on (exact)."""
     for d in model.dims.values():
@@ -478,15 +508,17 @@ def sweep(model, expr, grid, at=None, certify: int = 0, seed: int = 0, on_error:
         m_max = max([len(tr.system.unknowns) for tr in plan.traces] + [len(f.units) for f in getattr(plan, "forms", ())]
                     + [1])
         chunk = max(256, CHUNK_ENTRIES // (m_max * m_max))  # the stacked Jacobians of one chunk: bounded memory
+        chunk, layout = _chunks(shape, names, chunk) if nb == n else (chunk, None)
         for a in range(0, nb, chunk):
             sl = slice(a, min(nb, a + chunk))
             r = rows[sl]
+            solver = None if layout is None else AxisSolver(((sl.stop - sl.start) // layout[0],) + layout[1], layout[2])
             args = (plan, compiled_system, {k: v[sl] for k, v in cols.items()}, sl.stop - sl.start,
                     {k: v[sl] for k, v in cols_ld.items()})
             if hasattr(plan, "forms"):
-                values[r], est[r], ok[r], _ = solve_qf_plan(*args, grams=grams)
+                values[r], est[r], ok[r], _ = solve_qf_plan(*args, grams=grams, solver=solver)
             else:
-                values[r], est[r], ok[r], _ = solve_plan(*args)
+                values[r], est[r], ok[r], _ = solve_plan(*args, solver=solver)
         # a batched value outside the float64 normal range is not the number it stands for: the certified
         # path recomputes it
         with np.errstate(all="ignore"):

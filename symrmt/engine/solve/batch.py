@@ -15,6 +15,9 @@ cached on disk next to the mpmath code), and driven here on stacked arrays, ever
    Where the homotopy fails, :func:`continued` follows the fixed point in a shift parameter from the
    starts of :class:`symrmt.engine.solve.continuation.ContinuedSolver`, in its order, all such rows at once
    (again two paths that must agree; a row whose paths reach the target but disagree is not tried further).
+   On a product grid, :class:`symrmt.engine.solve.batch_axis.AxisSolver` takes the place of this step
+   (the ``solver`` of :func:`solve_plan`): the fixed point continued from grid value to grid value along an
+   axis, checked against this homotopy, which solves every point it cannot continue to.
 2. **Polish** at ``s = 1`` by Newton (stacked ``numpy.linalg.solve`` on the column-scaled Jacobians);
    Jacobians whose condition number exceeds :data:`MAX_COND` are refused.
 3. **Error estimate.**  The generated code is plain arithmetic (and ``sqrt``), so it runs on
@@ -131,8 +134,7 @@ class BatchSystem:
     def evaluate(self, h, p, s):
         """``(R (N,m), J (N,m,m), dR/ds (N,m))`` at ``h (N,m)``, parameters ``p (N,k)``, strength ``s`` (N,)."""
         n, m = h.shape
-        with np.errstate(all="ignore"):
-            v = _stack(self.fjs(tuple(h.T), tuple(p.T) + (s,)), n, h.dtype)
+        v = call_rows(self.fjs, [h, np.column_stack([p, s])], n, h.dtype)
         return v[:, :m], v[:, m:m + m * m].reshape(n, m, m), v[:, m + m * m:]
 
     def derivative(self, alpha):
@@ -151,6 +153,43 @@ class BatchSystem:
         with np.errstate(all="ignore"):
             c = _stack(self.readout_fn(tuple(p.T)), n, h.dtype)
         return sum(c[:, k] * h[:, pos] for k, pos in enumerate(self.readout_pos))
+
+
+#: at most this many float64 rows are evaluated one by one on float64 scalars (:func:`call_rows`): the generated
+#: code of a system is hundreds of operations, each costing about a microsecond on a NumPy array whatever its
+#: length and some 60 ns on a scalar
+SCALAR_ROWS = 24
+
+
+def call_rows(fn, groups, n, dtype=float):
+    """A compiled function on stacked rows: ``fn(*cols)`` with, for each 2-d array of ``groups`` (``(n, k)``), the
+    tuple of its columns, as an ``(n, len)`` array of ``dtype``.  Up to :data:`SCALAR_ROWS` float64 rows are run
+    one by one on NumPy float64 scalars: the same generated code and the same float64 operations as on the
+    arrays (a division by zero gives ``inf``, a square root of a negative number ``nan``), at a fraction of the
+    cost of a NumPy call on a short array; a row that raises there anyway (a complex power) gets ``nan``
+    throughout (it fails its checks).
+
+    >>> f = lambda xs, ys: [xs[0] / ys[0], 2.0]
+    >>> call_rows(f, [np.array([[1.0], [3.0]]), np.array([[2.0], [0.0]])], 2).tolist()
+    [[0.5, 2.0], [inf, 2.0]]
+    """
+    if np.dtype(dtype) != np.float64 or n > SCALAR_ROWS:
+        with np.errstate(all="ignore"):
+            return _stack(fn(*[tuple(g.T) for g in groups]), n, dtype)
+    out = None
+    with np.errstate(all="ignore"):
+        for i in range(n):
+            try:
+                v = np.array(fn(*[tuple(g[i]) for g in groups]), dtype=float)
+            except (ArithmeticError, TypeError, ValueError):
+                v = None
+            if out is None and v is not None:
+                out = np.full((n, v.size), np.nan)
+            if v is not None:
+                out[i] = v
+        if out is None:  # every row failed: the width from the array evaluation
+            return _stack(fn(*[tuple(g.T) for g in groups]), n, dtype)
+    return out
 
 
 def batch_system(compiled) -> BatchSystem:
@@ -327,8 +366,7 @@ def continued(bs, p, rows):
                 pp = psel[r].copy()
                 pp[:, k] = th_of(tt, r)
                 F, J, _ = bs.evaluate(hh, pp, np.ones(r.size))
-                with np.errstate(all="ignore"):
-                    d = _stack(fn(tuple(hh.T), tuple(pp.T)), r.size)
+                d = call_rows(fn, [hh, pp], r.size)
                 return F, J, d * rate_of(tt, r)[:, None]
 
             legs = 1
@@ -419,7 +457,7 @@ def _bounds_ok(t, tau, cols, plan_params, n, dtype):
     return ok
 
 
-def solve_plan(plan, compiled_of, cols, n, cols_ld=None):
+def solve_plan(plan, compiled_of, cols, n, cols_ld=None, solver=None):
     """The value of ``plan`` at ``n`` points (``cols``: parameter name -> float64 array of length ``n``);
     ``compiled_of``: block system -> :class:`~symrmt.engine.solve.newton.CompiledSystem`
     (:func:`symrmt.engine.solve.certify.compiled_system`).
@@ -427,7 +465,9 @@ def solve_plan(plan, compiled_of, cols, n, cols_ld=None):
     ``cols_ld`` (optional, same keys): the parameters in long double, rounded from their exact values
     (not from the float64 ones).  The long-double correction is then made at those values, so the
     error estimate also holds the float64 rounding of the parameters themselves, which a value that
-    moves fast with a parameter (a trace near ``c = 1`` at small ``gamma``) amplifies.
+    moves fast with a parameter (a trace near ``c = 1`` at small ``gamma``) amplifies.  ``solver``
+    (optional): ``solver(bs, p) -> (h, ok)`` in place of :func:`solve_system`, the checked fixed point of each
+    trace's system at the rows ``p`` (:class:`symrmt.engine.solve.batch_axis.AxisSolver` on a product grid).
 
     Returns ``(value, error_estimate, ok, cond)``: the long-double-corrected values (float64), the
     estimated relative float64 error, the mask of points that passed every check, and the largest
@@ -448,13 +488,13 @@ def solve_plan(plan, compiled_of, cols, n, cols_ld=None):
         # which runs them (symrmt.engine.solve.certify.admitted); the homotopy alone would continue past the
         # support of a Brown measure
         return np.full(n, np.nan), np.full(n, np.inf), np.zeros(n, dtype=bool), np.zeros(n)
-    args64, argsld, ok, cond, cols_ld = solve_traces(plan, compiled_of, cols, n, cols_ld)
+    args64, argsld, ok, cond, cols_ld = solve_traces(plan, compiled_of, cols, n, cols_ld, solver)
     return evaluate_formula(plan, args64, argsld, cols, cols_ld, n, ok, cond)
 
 
-def solve_traces(plan, compiled_of, cols, n, cols_ld=None):
+def solve_traces(plan, compiled_of, cols, n, cols_ld=None, solver=None):
     """The checked fixed point of every trace of ``plan`` (and the derivatives ``plan.needs``) at ``n`` points,
-    in float64 and long double (steps 1-4 of the module docstring).
+    in float64 and long double (steps 1-4 of the module docstring); ``solver`` as :func:`solve_plan`.
 
     Returns ``(args64, argsld, ok, cond, cols_ld)``: ``(trace, (i, j), alpha) -> (n,)`` arrays, the mask of points
     that passed, the largest condition number per point, and the long-double parameters used.
@@ -476,7 +516,7 @@ def solve_traces(plan, compiled_of, cols, n, cols_ld=None):
     for t in plan.traces:
         bs = batch_system(compiled_of(t.system))
         p = np.column_stack([cols[q.name] for q in bs.params]) if bs.params else np.zeros((n, 0))
-        h, okt = solve_system(bs, p)
+        h, okt = (solver or solve_system)(bs, p)
         F, J, _ = bs.evaluate(h, p, np.ones(n))
         c = _cond(J)
         okt &= c <= MAX_COND

@@ -131,12 +131,13 @@ def _bound_values(f, plan, grams, cols, n, dtype):
     return applies, v[:, 0]
 
 
-def solve_qf_plan(plan, compiled_of, cols, n, cols_ld=None, grams=None):
+def solve_qf_plan(plan, compiled_of, cols, n, cols_ld=None, grams=None, solver=None):
     """The value of a plan with quadratic forms at ``n`` points, as :func:`symrmt.engine.solve.batch.solve_plan`.
 
     ``cols`` / ``cols_ld``: parameter name -> float64 / long-double arrays of length ``n``; ``grams``: the
     exact inner products of the deterministic vectors (``gram_symbol -> Fraction``, from
-    :func:`symrmt.engine.lang.vectors.gram_values`, the same at every point).  Returns ``(value, error_estimate, ok,
+    :func:`symrmt.engine.lang.vectors.gram_values`, the same at every point); ``solver``: as
+    :func:`~symrmt.engine.solve.batch.solve_plan`.  Returns ``(value, error_estimate, ok,
     cond)``; points with ``ok`` False carry no value to stand behind (the caller recomputes them).
 
     >>> import numpy as np
@@ -155,7 +156,7 @@ def solve_qf_plan(plan, compiled_of, cols, n, cols_ld=None, grams=None):
     grams = dict(grams or {})
     gsyms = plan.grams
     self_test_plan(form_params(plan))
-    args64, argsld, ok, cond, cols_ld = solve_traces(plan, compiled_of, cols, n, cols_ld)
+    args64, argsld, ok, cond, cols_ld = solve_traces(plan, compiled_of, cols, n, cols_ld, solver)
     wanted = {}
     for _sym, what in plan.symbols:
         if what[0] == "dform":
