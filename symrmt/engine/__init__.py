@@ -48,7 +48,8 @@ density solver) or is passed in as an argument (the compile step into
    :mod:`~symrmt.engine.density.result` (the spectral density's result and grid), :mod:`~symrmt.engine.density.plot`
    (its figure);
 5. the solvers built on it -- :mod:`~symrmt.engine.solve.quadratic_forms` (quadratic forms), :mod:`~symrmt.engine.solve.batch_qf`
-   (quadratic forms on the float64 batch), :mod:`~symrmt.engine.solve.moments`
+   (quadratic forms on the float64 batch), :mod:`~symrmt.engine.solve.batch_axis` (the float64 batch continued along
+   a grid axis), :mod:`~symrmt.engine.solve.moments`
    (moments of polynomials as a finite series), :mod:`~symrmt.engine.prove.trace`
    (proved balls), :mod:`~symrmt.engine.prove.quadratic_forms` (proved quadratic forms),
    :mod:`~symrmt.engine.solve.given` (the deterministic equivalent with given matrices), :mod:`~symrmt.engine.prove.hermitized` (the Hermitized fixed point on balls), :mod:`~symrmt.engine.density.resolvent` (the resolvent at one point),
