@@ -30,7 +30,8 @@ from symrmt.bench.parts import measure as parts
 from symrmt.derivations.engine_ridge_teacher import BIAS, model as teacher
 from symrmt.engine import Model
 from symrmt.models.attention import attention_model
-from symrmt.models.attention.geometry import LowRankGeometry
+from symrmt.models.attention.geometry import Geometry, LowRankGeometry
+from symrmt.models.attention.sweeps import sweep as attention_sweep
 from symrmt.models.attention.theory import limit
 
 EXPR = "trace(inv(Z.T*Z*Z.T*Z*Z.T*Z/n**3 + gamma*I(n)))"
@@ -206,8 +207,6 @@ def e_a_grid(am, e_a: str, gram: dict, side: int) -> dict:
     ``[0.1, 4]`` and ``gamma`` in ``[0.01, 10]`` (both log-spaced): the engine's ``Model.sweep`` (the float64 batch,
     :mod:`symrmt.engine.solve.batch_axis`) and the hand-built fast grid (``symrmt.sweep(..., fast=True)``), each the
     best of two warm runs; their worst relative gap, the engine's largest error estimate and its fallbacks."""
-    from symrmt.models.attention.geometry import Geometry
-    from symrmt.models.attention.sweeps import sweep as attention_sweep
 
     cs, gs = np.geomspace(0.1, 4.0, side), np.geomspace(0.01, 10.0, side)
     geo = Geometry(snr=gram["mu.mu"], wk2=gram["wk1.wk1"], wq2=gram["wq1.wq1"], wkwq=gram["wk1.wq1"],

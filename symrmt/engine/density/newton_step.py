@@ -7,12 +7,12 @@ with :func:`symrmt.codegen.compile.compile_recipe` and runs it on a batch of poi
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import inspect
 
 import sympy as sp
 
+from symrmt.cache import cached
 from symrmt.engine.reduce.fixed_point import S_STRENGTH
 from symrmt.engine.reduce.linearize import EPS_SHIFT
 
@@ -121,7 +121,7 @@ def step_sources(system, zsym, wrt, threshold):
     return args, [o[0] for o in out] + [o[1] for o in out] + lams
 
 
-@functools.cache
+@cached(maxsize=1)
 def step_digest() -> str:
     """A digest of the step's derivation (:func:`step_sources`, :func:`pivot_order`): part of the compiled step's
     cache name (with the threshold).
