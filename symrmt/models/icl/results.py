@@ -14,7 +14,7 @@ from fractions import Fraction
 import mpmath
 
 from symrmt.table import (
-    LATEX_WIDE_DIGITS, TableResult, digit_lines, latex_tabular, mp_text, need_pandas, param_text, text_table,
+    TableResult, digit_lines, latex_array, latex_tabular, math_text, mp_text, need_pandas, param_text, text_table,
 )
 
 __all__ = ["ICLLimit", "ICLSimulation"]
@@ -43,15 +43,6 @@ class ICLLimit(TableResult):
     alpha  kappa  tau  rho  branch  e_ICL    m  mu
     -----  -----  ---  ---  ------  -----  ---  --
         1    0.5    2  0.1   above   1.25  0.5   -
-    >>> print(r.latex(), end="")
-    % ICL error, ridgeless limit d -> oo (5 digits)
-    \begin{tabular}{rrrrrrrr}
-    \hline
-    $\alpha$ & $\kappa$ & $\tau$ & $\rho$ & $\text{branch}$ & $e_{\rm ICL}$ & $m$ & $\mu$ \\
-    \hline
-    1 & 0.5 & 2 & 0.1 & above & 1.25 & 0.5 & - \\
-    \hline
-    \end{tabular}
     """
 
     error: object
@@ -94,7 +85,7 @@ class ICLLimit(TableResult):
         return ["alpha", "kappa", "tau", "rho", "branch", "e_ICL", "m", "mu"]
 
     def _columns_tex(self) -> list:
-        return [r"\alpha", r"\kappa", r"\tau", r"\rho", r"\text{branch}", r"e_{\rm ICL}", "m", r"\mu"]
+        return [r"\alpha", r"\kappa", r"\tau", r"\rho", r"\text{branch}", r"e_{\text{ICL}}", "m", r"\mu"]
 
     def _rows(self, limit: int | None = None) -> list:
         params = [param_text(v, self.digits) for v in (self.alpha, self.kappa, self.tau, self.rho)]
@@ -106,15 +97,42 @@ class ICLLimit(TableResult):
         return self._caption() + "\n" + text_table(self._columns(), self._rows())
 
     def latex(self) -> str:
-        r"""A LaTeX ``tabular`` (the caption in a comment line above); above :data:`~symrmt.table.LATEX_WIDE_DIGITS`
-        digits one quantity per row, its digits grouped by five, 40 to a line (so that it fits the page)."""
-        if self.digits <= LATEX_WIDE_DIGITS:
-            return super().latex()
-        rows = []
+        r"""A LaTeX ``tabular`` of one quantity a row (the caption in a comment line above), a value's digits
+        grouped by five, 40 to a line, so that the table fits the page at any ``digits``.
+
+        >>> r = ICLLimit(mpmath.mpf("1.25"), 5, Fraction(1), Fraction(1, 2), Fraction(2), Fraction(1, 10), "above",
+        ...              mpmath.mpf("1.1"), mpmath.mpf("0.5"), None)
+        >>> print(r.latex(), end="")
+        % ICL error, ridgeless limit d -> oo (5 digits)
+        \begin{tabular}{rl}
+        \hline
+        quantity & value \\
+        \hline
+        $\alpha$ & 1 \\
+        $\kappa$ & 0.5 \\
+        $\tau$ & 2 \\
+        $\rho$ & 0.1 \\
+        $\text{branch}$ & above \\
+        $e_{\text{ICL}}$ & 1.25 \\
+        $m$ & 0.5 \\
+        $\mu$ & - \\
+        \hline
+        \end{tabular}
+        """
+        rows = [[f"${tex}$" if tex else "", line] for tex, line in self._quantity_lines()]
+        return latex_tabular(["quantity", "value"], rows, self._caption(), raw=(0,), cols="rl")
+
+    def _repr_latex_(self) -> str:
+        rows = [[tex, math_text(line)] for tex, line in self._quantity_lines()]
+        return latex_array([r"\text{quantity}", r"\text{value}"], rows)
+
+    def _quantity_lines(self) -> list:
+        """``(tex name or "", text)``: one quantity a row, a long value on lines of 40 digits."""
+        out = []
         for name, tex, value in zip(self._columns(), self._columns_tex(), self._rows()[0]):
             lines = digit_lines(value) if name in ("e_ICL", "m", "mu") and value != "-" else [value]
-            rows += [[f"${tex}$" if k == 0 else "", line] for k, line in enumerate(lines)]
-        return latex_tabular(["quantity", "value"], rows, self._caption(), raw=(0,), cols="rl")
+            out += [(tex if k == 0 else "", line) for k, line in enumerate(lines)]
+        return out
 
     def to_pandas(self):
         """One row: ``alpha, kappa, tau, rho`` (floats), ``branch``, ``error``, ``m``, ``mu`` (floats; ``mu``
@@ -199,7 +217,7 @@ class ICLSimulation(TableResult):
         return ["d", "ell", "k", "n", "features", "trials", "e_ICL (mean)", "se"]
 
     def _columns_tex(self) -> list:
-        return ["d", r"\ell", "k", "n", r"\text{features}", r"\text{trials}", r"e_{\rm ICL}\ \text{(mean)}",
+        return ["d", r"\ell", "k", "n", r"\text{features}", r"\text{trials}", r"e_{\text{ICL}}\ \text{(mean)}",
                 r"\text{se}"]
 
     def _rows(self, limit: int | None = None) -> list:
