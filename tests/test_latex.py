@@ -38,7 +38,7 @@ MATHJAX_MACROS = {
     "cdot", "cdots", "times", "det", "log", "exp", "sum", "prod", "Rightarrow", "phantom", "hline", "vert",
     "backslash", "label", "eqref", "approx", "ge", "alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta", "kappa", "lambda", "mu",
     "nu", "xi", "pi", "rho", "sigma", "tau", "phi", "varphi", "chi", "psi", "omega", "Delta", "Lambda",
-    "langle", "rangle",
+    "langle", "rangle", "ell",
     "\\", ",", ";", " ", "|", "{", "}", "_", "#", "$", "%", "&",
 }
 
@@ -338,6 +338,23 @@ def test_check_report_displays(tmp_path):
     assert "\\frac{\\gamma m" in short.latex() and "= E_{RR}" in short.latex()
     assert "\\gamma m^{2} = E_{RR}" in bad.latex() and "\\approx" in bad.latex()
     assert "\\text{gamma*m" in typed.latex()
+    compile_all(documents, tmp_path)
+
+
+def test_icl_results_latex(tmp_path):
+    """The ICL model's results (:mod:`symrmt.models.icl.results`): a limit at 15 and at 100 digits (one
+    quantity a row, 40 digits a line) and a simulation, each compiled, and what a notebook shows in MathJax."""
+    from symrmt.models.icl import icl_limit, icl_simulate
+
+    documents = {}
+    for i, obj in enumerate((icl_limit(1, "1/2", "1/2", "1/10"), icl_limit(1, "1/2", 2, "1/10", digits=100),
+                             icl_simulate(1, "1/2", "1/2", "1/10", d=6, trials=2, seed=0))):
+        body = obj.latex()
+        assert "\\begin{tabular}" in body and not set("<>|") & set(text_outside_math(body)), body
+        shown = obj._repr_latex_()
+        assert shown.startswith("$$"), shown
+        check_mathjax(shown)
+        documents[f"icl{i}"], documents[f"icl_shown{i}"] = document(body), document(shown)
     compile_all(documents, tmp_path)
 
 

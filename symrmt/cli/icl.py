@@ -4,14 +4,17 @@ r"""``symrmt icl``: the ICL error of ridgeless linear attention on in-context li
 
     symrmt icl --alpha A --kappa K --tau T --rho R [--digits D] [--json]
     symrmt icl --alpha A --kappa K --tau T --rho R --simulate --d D [--trials N] [--seed S] [--json]
+               [--workers W | --scheduler ADDRESS] [--store PATH]
 
 Without ``--simulate``: the ``d -> oo`` ridgeless limit (:func:`symrmt.models.icl.theory.icl_limit`, the
 paper's Result 1) to ``D`` significant digits; ``--json``: ``{"error", "alpha", "kappa", "tau", "rho",
 "branch", "m", "mu", "digits"}``.  With ``--simulate``: the model at token dimension ``d``
 (:func:`symrmt.models.icl.simulation.icl_simulate`); ``--json``: ``{"error"`` (the Monte-Carlo mean)``, "se",
 "trials", "d", "ell", "k", "n", "features", ..., "errors", "theory", "gap_se"}`` (``theory`` and ``gap_se``
-are ``null`` at ``tau = 1``).  Exit codes: 2 bad input (``alpha, kappa, tau > 0``, ``rho >= 0``; ``tau = 1``
-is the pole of the limit), 3 a value that could not be certified.
+are ``null`` at ``tau = 1``); the trials run through the package's executor (``--workers``: a local Dask
+cluster, ``--scheduler``: an existing one) and trial store (``--store``), as for ``symrmt simulate``.
+Exit codes: 2 bad input (``alpha, kappa, tau > 0``, ``rho >= 0``; ``tau = 1`` is the pole of the limit;
+a simulation flag without ``--simulate``), 3 a value that could not be certified.
 
 >>> from symrmt.cli.app import main
 >>> main(["icl", "--alpha", "1", "--kappa", "1/2", "--tau", "2", "--rho", "0.1", "--digits", "12", "--json"])
@@ -22,14 +25,17 @@ is the pole of the limit), 3 a value that could not be certified.
 
 from __future__ import annotations
 
-from symrmt.cli.common import EXIT_OK, dump, num
+import warnings
+
+from symrmt.cli.common import EXIT_OK, add_executor, dump, num, scheduler_of
 from symrmt.errors import ParameterError
 
 __all__ = ["add_icl_parser", "cmd_icl"]
 
 
 def add_icl_parser(sub, int_at_least, number) -> None:
-    """Add the ``icl`` verb (``--alpha --kappa --tau --rho``, ``--simulate --d --trials``) to the subparsers ``sub``.
+    """Add the ``icl`` verb (``--alpha --kappa --tau --rho``, ``--simulate --d --trials --seed``, and where the
+    simulation runs: ``--workers``/``--scheduler``, ``--store``) to the subparsers ``sub``.
 
     >>> from symrmt.cli.common import Parser, int_at_least, number
     >>> sub = Parser(prog="symrmt").add_subparsers(dest="verb", parser_class=Parser)
@@ -54,7 +60,10 @@ def add_icl_parser(sub, int_at_least, number) -> None:
     p.add_argument("--trials", type=int_at_least("--trials", 2), default=10,
                    help="independent pretraining draws (with --simulate, default 10)")
     p.add_argument("--seed", type=int_at_least("--seed", 0), default=0, help="root seed (with --simulate, default 0)")
+    p.add_argument("--store", metavar="PATH", default=None,
+                   help="trial store (SQLite file) for --simulate: reuse stored trials, keep each new one")
     p.add_argument("--json", action="store_true", help="JSON on stdout")
+    add_executor(p)
     p.set_defaults(func=cmd_icl)
 
 
@@ -72,11 +81,14 @@ def cmd_icl(args) -> int:
     # import-time cost: the CLI's start loads no SymPy or NumPy
     from symrmt.models.icl.simulation import icl_simulate
     from symrmt.models.icl.theory import icl_limit
+    from symrmt.simulation.executor import StaleTrialsWarning, report_stale
 
     if not args.simulate:
-        for flag in ("d",):
+        for flag in ("d", "store", "scheduler"):
             if getattr(args, flag) is not None:
                 raise ParameterError(f"--{flag} is a simulation flag: add --simulate")
+        if args.workers > 1:
+            raise ParameterError("--workers is a simulation flag: add --simulate")
         r = icl_limit(args.alpha, args.kappa, args.tau, args.rho, digits=args.digits)
         if args.json:
             dump(r.to_dict(num))
@@ -87,7 +99,12 @@ def cmd_icl(args) -> int:
         return EXIT_OK
     if args.d is None:
         raise ParameterError("--simulate needs --d (the token dimension)")
-    s = icl_simulate(args.alpha, args.kappa, args.tau, args.rho, d=args.d, trials=args.trials, seed=args.seed)
+    scheduler = scheduler_of(args)  # the scheduler's address and terms, before any work
+    with warnings.catch_warnings():  # reported below in one line
+        warnings.simplefilter("ignore", StaleTrialsWarning)
+        s = icl_simulate(args.alpha, args.kappa, args.tau, args.rho, d=args.d, trials=args.trials, seed=args.seed,
+                         workers=args.workers, scheduler=scheduler, store=args.store, progress=None)
+    report_stale({"trials_stale": s.trials_stale})
     theory = None if s.tau == 1 else icl_limit(args.alpha, args.kappa, args.tau, args.rho, digits=15)
     gap = None if theory is None or s.se == 0 else (s.mean - float(theory.error)) / s.se
     if args.json:

@@ -132,7 +132,7 @@ def run(quick: bool = False, digits: int = 30) -> CheckList:
 
 def _check_extrapolation(ck: CheckList) -> None:
     """The means at d = 16, 24, 32, 40 fitted to ``a + b/d`` (weighted): ``a`` within 3 of its standard errors of
-    the limit, no slack (the O(1/d^2) curvature pulls ``a`` slightly low: about -1 se here)."""
+    the limit, no slack (the O(1/d^2) curvature pulls ``a`` slightly low: about -1.6 se here)."""
     a, k, t, r = "1", "1", "3/10", "0"
     th = float(icl_limit(a, k, t, r).error)
     ds = (16, 24, 32, 40)

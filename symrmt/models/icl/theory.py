@@ -21,57 +21,20 @@ symrmt.errors.ParameterError: tau = 1 is the pole of the ridgeless limit (n = d^
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from fractions import Fraction
-from symrmt.cache import cached
 
 import mpmath
-
 import sympy as sp
 
+from symrmt.cache import cached
 from symrmt.codegen.compile import compile_expr
 from symrmt.engine import Model
 from symrmt.errors import BranchError, ParameterError, PrecisionError
 from symrmt.models.icl import equations as S
 from symrmt.models.icl.params import check_icl
+from symrmt.models.icl.results import ICLLimit
 
 __all__ = ["ICLLimit", "icl_limit", "resolvent", "MAX_DIGITS"]
-
-@dataclass(frozen=True)
-class ICLLimit:
-    """The ridgeless limit of the ICL error: ``error`` (mpf, correct to ``digits`` significant digits).
-
-    Also ``alpha, kappa, tau, rho`` (exact Fractions), ``branch`` (``"below"``: ``tau < 1``, ``"above"``:
-    ``tau > 1``), ``x = (1 + rho)/alpha``, ``m = M_kappa(x)`` and ``mu = x M_{kappa/tau}(x)`` (mpf; ``mu`` is
-    ``None`` above the pole, where it does not enter).  ``str()`` is the error at ``digits``;
-    :meth:`to_dict` the JSON record (key ``error``).
-    """
-
-    error: object
-    digits: int
-    alpha: Fraction
-    kappa: Fraction
-    tau: Fraction
-    rho: Fraction
-    branch: str
-    x: object
-    m: object
-    mu: object
-
-    def __str__(self):
-        return mpmath.nstr(self.error, self.digits)
-
-    def __float__(self):
-        return float(self.error)
-
-    def to_dict(self, num=None) -> dict:
-        """``{"error", "alpha", "kappa", "tau", "rho", "branch", "m", "mu", "digits"}``; numbers through ``num``
-        (default: decimal strings at ``digits``)."""
-        num = num or (lambda v, dg: mpmath.nstr(v, dg))
-        return {"error": num(self.error, self.digits), "alpha": str(self.alpha), "kappa": str(self.kappa),
-                "tau": str(self.tau), "rho": str(self.rho), "branch": self.branch,
-                "m": num(self.m, self.digits), "mu": None if self.mu is None else num(self.mu, self.digits),
-                "digits": self.digits}
 
 
 @cached(maxsize=8)
