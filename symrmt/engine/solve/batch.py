@@ -90,10 +90,16 @@ def _digest() -> str:
 
 def _build_sources(system, what, alpha=None):
     """``(args, exprs)`` of one compiled piece: ``"fjs"`` (``R``, ``J``, ``dR/ds``), ``"f"`` (``R`` alone), ``"d"``
-    (the rhs of ``alpha``) or ``"readout"`` (the readout coefficients); the shift ``eps`` of the inverses is 0."""
+    (the rhs of ``alpha``), ``"fjd"`` (``R``, ``J`` and the rhs of ``alpha = (theta,)``, at ``s = 1``) or
+    ``"readout"`` (the readout coefficients); the shift ``eps`` of the inverses is 0."""
     params = list(system.params)
     if what == "f":
         return [list(system.h), params + [S_STRENGTH]], [sp.sympify(x).subs(EPS_SHIFT, 0) for x in system.residual]
+    if what == "fjd":  # R and J at s = 1 with the rhs of alpha = (theta,): one call per step along an axis
+        J = system.jacobian()
+        rhs, _ = system.derivative_rhs(alpha)
+        flat = list(system.residual) + [x for row in J for x in row] + list(rhs)
+        return [list(system.h), params], [sp.sympify(x).subs(EPS_SHIFT, 0).subs(S_STRENGTH, 1) for x in flat]
     if what == "fjs":
         J = system.jacobian()
         flat = list(system.residual) + [x for row in J for x in row] + system.d_strength()
@@ -136,6 +142,7 @@ class BatchSystem:
         self.readout_pos = [self.system.unknowns.index(ij) for ij in self.system.readout]
         self._deriv = {}
         self._f = None
+        self._fjd = {}
 
     def residual(self, h, p, s):
         """``R (N,m)`` alone at ``h (N,m)``, ``p (N,k)``, ``s (N,)`` (in ``h``'s dtype: the long-double correction)."""
@@ -147,6 +154,17 @@ class BatchSystem:
         """``(R (N,m), J (N,m,m), dR/ds (N,m))`` at ``h (N,m)``, parameters ``p (N,k)``, strength ``s`` (N,)."""
         n, m = h.shape
         v = call_rows(self.fjs, [h, np.column_stack([p, s])], n, h.dtype)
+        return v[:, :m], v[:, m:m + m * m].reshape(n, m, m), v[:, m + m * m:]
+
+    def evaluate_axis(self, h, p, k):
+        """``(R (N,m), J (N,m,m), rhs (N,m))`` at ``s = 1``, with ``rhs`` that of ``alpha = (params[k],)``
+        (``dR/dtheta`` at fixed ``H``): :meth:`evaluate` and :meth:`derivative` in one compiled call."""
+        if k not in self._fjd:
+            theta = self.params[k]
+            self._fjd[k] = compile_recipe(f"{self.name}_fjd_{theta.name}",
+                                          lambda: _build_sources(self.system, "fjd", (theta,)), "numpy")
+        n, m = h.shape
+        v = call_rows(self._fjd[k], [h, p], n, h.dtype)
         return v[:, :m], v[:, m:m + m * m].reshape(n, m, m), v[:, m + m * m:]
 
     def derivative(self, alpha):
@@ -223,11 +241,11 @@ def batch_system(compiled) -> BatchSystem:
 def _solve(J, b):
     """Stacked ``J x = b`` (``b (N,m,k)``) with the columns of ``J`` scaled to unit norm; a singular or
     non-finite system gives ``nan`` in its row only."""
-    scale = np.linalg.norm(J.astype(float), axis=1)
-    scale[~(scale > 0) | ~np.isfinite(scale)] = 1.0
-    A = J.astype(float) / scale[:, None, :]
+    J = np.asarray(J, dtype=float)
     with np.errstate(all="ignore"):
-        out = core_batch.solve(A, b.astype(float))
+        scale = np.sqrt(np.einsum("nij,nij->nj", J, J))
+        scale[~(scale > 0) | ~np.isfinite(scale)] = 1.0
+        out = core_batch.solve(J / scale[:, None, :], np.asarray(b, dtype=float))
     return out / scale[:, :, None]
 
 
@@ -398,7 +416,6 @@ def continued(bs, p, rows):
     todo = np.ones(rows.size, dtype=bool)
     for theta in shift_params(bs.system):
         k = bs.params.index(theta)
-        fn, _ = bs.derivative((theta,))
         for kind, a in STARTS:
             v = p[rows, k]
             cand = np.flatnonzero(todo & (v != a) & ((kind != "log") | (v > 0)))
@@ -415,11 +432,10 @@ def continued(bs, p, rows):
             th_of, rate_of = _theta_path(bs, k, kind, float(a), vc[sel])
             psel = pc[sel]
 
-            def ev(r, hh, tt, th_of=th_of, rate_of=rate_of, psel=psel, fn=fn, k=k):
+            def ev(r, hh, tt, th_of=th_of, rate_of=rate_of, psel=psel, k=k):
                 pp = psel[r].copy()
                 pp[:, k] = th_of(tt, r)
-                F, J, _ = bs.evaluate(hh, pp, np.ones(r.size))
-                d = call_rows(fn, [hh, pp], r.size)
+                F, J, d = bs.evaluate_axis(hh, pp, k)
                 return F, J, d * rate_of(tt, r)[:, None]
 
             legs = 1
