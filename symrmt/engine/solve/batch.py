@@ -268,9 +268,9 @@ class ScaledInverse:
     r"""The explicit inverses of stacked matrices ``J (N,m,m)`` with their columns scaled to unit 2-norm,
     ``A = J diag(1/scale)``, and the solves and condition numbers they give.
 
-    ``cond`` bounds the 2-norm condition number of ``A`` from above: ``b(A) b(A^{-1})`` with ``b`` the smaller of
-    the Frobenius norm and ``sqrt(||.||_1 ||.||_inf)``, each between the spectral norm and ``sqrt(m)`` times it,
-    so ``cond_2(A) <= cond <= m cond_2(A)``: a threshold on it (:data:`MAX_COND`) refuses every matrix the same
+    ``cond`` bounds the 2-norm condition number of ``A`` from above: ``b(A) ||A^{-1}||_F`` with ``b`` the smaller
+    of the Frobenius norm and ``sqrt(||.||_1 ||.||_inf)``, each factor between the spectral norm and ``sqrt(m)``
+    times it, so ``cond_2(A) <= cond <= m cond_2(A)``: a threshold on it (:data:`MAX_COND`) refuses every matrix the same
     threshold on ``cond_2`` refuses, and no matrix better conditioned than ``MAX_COND / m``.  It is ``inf`` where
     ``J`` is singular or not finite; :meth:`solve` then gives ``nan`` in that row only.  The inverse costs about
     half a singular value decomposition and replaces the LU solves of the long-double stage.
@@ -292,7 +292,8 @@ class ScaledInverse:
             inv = np.linalg.inv(A)
         except np.linalg.LinAlgError:  # a singular or non-finite matrix: nan in its row only
             inv = core_batch.solve(A, np.broadcast_to(np.eye(m), (n, m, m)))
-        cond = _norm2_bound(A) * _norm2_bound(inv)
+        with np.errstate(all="ignore"):  # the Frobenius norm of the inverse: close to its 2-norm near singularity
+            cond = _norm2_bound(A) * np.sqrt(np.einsum("nij,nij->n", inv, inv))
         cond[~np.isfinite(cond)] = np.inf
         self.inv, self.scale, self.cond = inv, scale, cond
 
