@@ -19,11 +19,14 @@ cached on disk next to the mpmath code), and driven here on stacked arrays, ever
    (the ``solver`` of :func:`solve_plan`): the fixed point continued from grid value to grid value along an
    axis, checked against this homotopy, which solves every point it cannot continue to.
 2. **Polish** at ``s = 1`` by Newton (stacked ``numpy.linalg.solve`` on the column-scaled Jacobians);
-   Jacobians whose condition number exceeds :data:`MAX_COND` are refused.
+   Jacobians whose condition number exceeds :data:`MAX_COND` are refused.  The condition number is bounded
+   from above by :class:`ScaledInverse` (the explicit inverse of each column-scaled Jacobian, which also makes
+   every solve of step 3): at least the 2-norm condition number, at most ``m`` times it.
 3. **Error estimate.**  The generated code is plain arithmetic (and ``sqrt``), so it runs on
    ``numpy.longdouble`` arrays (64-bit mantissa on x86-64 Linux).  The fixed point is corrected once
-   with its residual evaluated in long double, the derivatives ``H_alpha`` are refined once with their
-   long-double residuals, and the value is evaluated again in long double; the gap between the float64
+   with its residual evaluated in long double (the residual alone, :meth:`BatchSystem.residual`), the
+   derivatives ``H_alpha`` the formula needs are refined once with their long-double residuals (the
+   long-double Jacobian at the corrected point is evaluated only for them), and the value is evaluated again in long double; the gap between the float64
    value and the corrected one estimates the float64 error point by point (the corrected value is the
    one returned).  The long-double stage runs at the parameters rounded from their exact values
    (``cols_ld``), not at their float64 roundings, so the estimate also holds the error that rounding the
@@ -62,7 +65,7 @@ from symrmt.engine.reduce.hermitize import nonnormal_inverses
 from symrmt.engine.solve.continuation import LEG_DECADES, STARTS, shift_params
 from symrmt.engine.solve.newton import CHECK_MAX_STEP, CHECK_TIGHTEN, CORRECTION_FRACTION, MOVE_FRACTION, PATHS_AGREE
 
-__all__ = ["BatchSystem", "solve_plan", "FALLBACK_TOL", "RESIDUAL_TOL", "MAX_COND"]
+__all__ = ["BatchSystem", "ScaledInverse", "solve_plan", "FALLBACK_TOL", "RESIDUAL_TOL", "MAX_COND"]
 
 #: a point whose estimated relative float64 error exceeds this goes to the mpmath path
 FALLBACK_TOL = 1e-11
@@ -86,9 +89,17 @@ def _digest() -> str:
 
 
 def _build_sources(system, what, alpha=None):
-    """``(args, exprs)`` of one compiled piece: ``"fjs"`` (``R``, ``J``, ``dR/ds``), ``"d"`` (the rhs of
-    ``alpha``) or ``"readout"`` (the readout coefficients); the shift ``eps`` of the inverses is 0."""
+    """``(args, exprs)`` of one compiled piece: ``"fjs"`` (``R``, ``J``, ``dR/ds``), ``"f"`` (``R`` alone), ``"d"``
+    (the rhs of ``alpha``), ``"fjd"`` (``R``, ``J`` and the rhs of ``alpha = (theta,)``, at ``s = 1``) or
+    ``"readout"`` (the readout coefficients); the shift ``eps`` of the inverses is 0."""
     params = list(system.params)
+    if what == "f":
+        return [list(system.h), params + [S_STRENGTH]], [sp.sympify(x).subs(EPS_SHIFT, 0) for x in system.residual]
+    if what == "fjd":  # R and J at s = 1 with the rhs of alpha = (theta,): one call per step along an axis
+        J = system.jacobian()
+        rhs, _ = system.derivative_rhs(alpha)
+        flat = list(system.residual) + [x for row in J for x in row] + list(rhs)
+        return [list(system.h), params], [sp.sympify(x).subs(EPS_SHIFT, 0).subs(S_STRENGTH, 1) for x in flat]
     if what == "fjs":
         J = system.jacobian()
         flat = list(system.residual) + [x for row in J for x in row] + system.d_strength()
@@ -130,11 +141,30 @@ class BatchSystem:
                                          "numpy")
         self.readout_pos = [self.system.unknowns.index(ij) for ij in self.system.readout]
         self._deriv = {}
+        self._f = None
+        self._fjd = {}
+
+    def residual(self, h, p, s):
+        """``R (N,m)`` alone at ``h (N,m)``, ``p (N,k)``, ``s (N,)`` (in ``h``'s dtype: the long-double correction)."""
+        if self._f is None:
+            self._f = compile_recipe(self.name + "_f", lambda: _build_sources(self.system, "f"), "numpy")
+        return call_rows(self._f, [h, np.column_stack([p, s])], h.shape[0], h.dtype)
 
     def evaluate(self, h, p, s):
         """``(R (N,m), J (N,m,m), dR/ds (N,m))`` at ``h (N,m)``, parameters ``p (N,k)``, strength ``s`` (N,)."""
         n, m = h.shape
         v = call_rows(self.fjs, [h, np.column_stack([p, s])], n, h.dtype)
+        return v[:, :m], v[:, m:m + m * m].reshape(n, m, m), v[:, m + m * m:]
+
+    def evaluate_axis(self, h, p, k):
+        """``(R (N,m), J (N,m,m), rhs (N,m))`` at ``s = 1``, with ``rhs`` that of ``alpha = (params[k],)``
+        (``dR/dtheta`` at fixed ``H``): :meth:`evaluate` and :meth:`derivative` in one compiled call."""
+        if k not in self._fjd:
+            theta = self.params[k]
+            self._fjd[k] = compile_recipe(f"{self.name}_fjd_{theta.name}",
+                                          lambda: _build_sources(self.system, "fjd", (theta,)), "numpy")
+        n, m = h.shape
+        v = call_rows(self._fjd[k], [h, p], n, h.dtype)
         return v[:, :m], v[:, m:m + m * m].reshape(n, m, m), v[:, m + m * m:]
 
     def derivative(self, alpha):
@@ -211,27 +241,71 @@ def batch_system(compiled) -> BatchSystem:
 def _solve(J, b):
     """Stacked ``J x = b`` (``b (N,m,k)``) with the columns of ``J`` scaled to unit norm; a singular or
     non-finite system gives ``nan`` in its row only."""
-    scale = np.linalg.norm(J.astype(float), axis=1)
-    scale[~(scale > 0) | ~np.isfinite(scale)] = 1.0
-    A = J.astype(float) / scale[:, None, :]
+    J = np.asarray(J, dtype=float)
     with np.errstate(all="ignore"):
-        out = core_batch.solve(A, b.astype(float))
+        scale = np.sqrt(np.einsum("nij,nij->nj", J, J))
+        scale[~(scale > 0) | ~np.isfinite(scale)] = 1.0
+        out = core_batch.solve(J / scale[:, None, :], np.asarray(b, dtype=float))
     return out / scale[:, :, None]
 
 
 def _cond(J):
-    """Condition numbers of the column-scaled Jacobians (``inf`` where singular or not finite)."""
-    scale = np.linalg.norm(J, axis=1)
-    scale[~(scale > 0) | ~np.isfinite(scale)] = 1.0
-    A = J / scale[:, None, :]
-    out = np.full(J.shape[0], np.inf)
-    fin = np.isfinite(A).all(axis=(1, 2))
-    if fin.any():
+    """Condition numbers of the column-scaled Jacobians (``inf`` where singular or not finite): the upper bound
+    of :class:`ScaledInverse` (at least the 2-norm condition number, at most ``m`` times it)."""
+    return ScaledInverse(J).cond
+
+
+def _norm2_bound(A):
+    """An upper bound of the spectral norm of each stacked matrix, at most ``sqrt(m)`` times it: the smaller of
+    the Frobenius norm and ``sqrt(||A||_1 ||A||_inf)``."""
+    a = np.abs(A)
+    with np.errstate(all="ignore"):
+        mixed = np.sqrt(a.sum(axis=1).max(axis=1) * a.sum(axis=2).max(axis=1))
+        return np.minimum(np.sqrt(np.einsum("nij,nij->n", A, A)), mixed)
+
+
+class ScaledInverse:
+    r"""The explicit inverses of stacked matrices ``J (N,m,m)`` with their columns scaled to unit 2-norm,
+    ``A = J diag(1/scale)``, and the solves and condition numbers they give.
+
+    ``cond`` bounds the 2-norm condition number of ``A`` from above: ``b(A) ||A^{-1}||_F`` with ``b`` the smaller
+    of the Frobenius norm and ``sqrt(||.||_1 ||.||_inf)``, each factor between the spectral norm and ``sqrt(m)``
+    times it, so ``cond_2(A) <= cond <= m cond_2(A)``: a threshold on it (:data:`MAX_COND`) refuses every matrix the same
+    threshold on ``cond_2`` refuses, and no matrix better conditioned than ``MAX_COND / m``.  It is ``inf`` where
+    ``J`` is singular or not finite; :meth:`solve` then gives ``nan`` in that row only.  The inverse costs about
+    half a singular value decomposition and replaces the LU solves of the long-double stage.
+
+    >>> J = np.array([[[2.0, 0.0], [0.0, 4.0]], [[1.0, 1.0], [1.0, 1.0]]])
+    >>> inv = ScaledInverse(J)
+    >>> inv.cond.round(6).tolist()   # the scaled first matrix is I (condition 1): 1 * ||I||_F = sqrt(2) <= m * 1
+    [1.414214, inf]
+    >>> inv.solve(np.array([[[2.0], [2.0]], [[1.0], [1.0]]]))[0, :, 0].tolist()
+    [1.0, 0.5]
+    """
+
+    def __init__(self, J):
+        J = np.asarray(J, dtype=float)
+        n, m = J.shape[0], J.shape[1]
         with np.errstate(all="ignore"):
-            c = np.linalg.cond(A[fin])
-        c[~np.isfinite(c)] = np.inf
-        out[fin] = c
-    return out
+            scale = np.sqrt(np.einsum("nij,nij->nj", J, J))
+        scale[~(scale > 0) | ~np.isfinite(scale)] = 1.0
+        A = J / scale[:, None, :]
+        try:
+            inv = np.linalg.inv(A)
+        except np.linalg.LinAlgError:  # a singular or non-finite matrix: nan in its row only
+            inv = core_batch.solve(A, np.broadcast_to(np.eye(m), (n, m, m)))
+        with np.errstate(all="ignore"):  # the Frobenius norm of the inverse: close to its 2-norm near singularity
+            cond = _norm2_bound(A) * np.sqrt(np.einsum("nij,nij->n", inv, inv))
+        cond[~np.isfinite(cond)] = np.inf
+        self.inv, self.scale, self.cond = inv, scale, cond
+
+    def solve(self, b):
+        """``J x = b`` for stacked ``b (N,m,k)`` (cast to float64)."""
+        return np.matmul(self.inv, b.astype(float)) / self.scale[:, :, None]
+
+    def solve_t(self, b):
+        """``J^T x = b`` for stacked ``b (N,m,k)`` (cast to float64)."""
+        return np.matmul(np.swapaxes(self.inv, 1, 2), b.astype(float) / self.scale[:, :, None])
 
 
 def newton_ev(ev, h, t, tol, maxsteps=12):
@@ -345,7 +419,6 @@ def continued(bs, p, rows):
     todo = np.ones(rows.size, dtype=bool)
     for theta in shift_params(bs.system):
         k = bs.params.index(theta)
-        fn, _ = bs.derivative((theta,))
         for kind, a in STARTS:
             v = p[rows, k]
             cand = np.flatnonzero(todo & (v != a) & ((kind != "log") | (v > 0)))
@@ -362,11 +435,10 @@ def continued(bs, p, rows):
             th_of, rate_of = _theta_path(bs, k, kind, float(a), vc[sel])
             psel = pc[sel]
 
-            def ev(r, hh, tt, th_of=th_of, rate_of=rate_of, psel=psel, fn=fn, k=k):
+            def ev(r, hh, tt, th_of=th_of, rate_of=rate_of, psel=psel, k=k):
                 pp = psel[r].copy()
                 pp[:, k] = th_of(tt, r)
-                F, J, _ = bs.evaluate(hh, pp, np.ones(r.size))
-                d = call_rows(fn, [hh, pp], r.size)
+                F, J, d = bs.evaluate_axis(hh, pp, k)
                 return F, J, d * rate_of(tt, r)[:, None]
 
             legs = 1
@@ -517,24 +589,26 @@ def solve_traces(plan, compiled_of, cols, n, cols_ld=None, solver=None):
         bs = batch_system(compiled_of(t.system))
         p = np.column_stack([cols[q.name] for q in bs.params]) if bs.params else np.zeros((n, 0))
         h, okt = (solver or solve_system)(bs, p)
-        F, J, _ = bs.evaluate(h, p, np.ones(n))
-        c = _cond(J)
-        okt &= c <= MAX_COND
-        cond = np.maximum(cond, c)
+        _, J, _ = bs.evaluate(h, p, np.ones(n))
+        inv = ScaledInverse(J)  # the condition number and every solve with J below
+        okt &= inv.cond <= MAX_COND
+        cond = np.maximum(cond, inv.cond)
         # long double: one correction of h with its residual in long double (at the long-double parameters)
         pl = np.column_stack([np.asarray(cols_ld[q.name], LD) for q in bs.params]) if bs.params \
             else np.zeros((n, 0), dtype=LD)
         hl = h.astype(LD)
-        Fl = bs.evaluate(hl, pl, np.ones(n, dtype=LD))[0]
-        corr = _solve(J, -Fl.astype(float)[:, :, None])[:, :, 0]
+        Fl = bs.residual(hl, pl, np.ones(n, dtype=LD))
+        corr = inv.solve(-Fl[:, :, None])[:, :, 0]
         hl = hl + corr
         with np.errstate(all="ignore"):
             resid = _norm(corr) / (1 + _norm(h))
         okt &= np.isfinite(resid) & (resid <= RESIDUAL_TOL)
-        Jl = bs.evaluate(hl, pl, np.ones(n, dtype=LD))[1]
         d64, dld = {(): h}, {(): hl}
-        for alpha in sorted({blockfp._canon(a) for a in plan.needs[t.index] if a}, key=len):
-            _derivative(bs, alpha, d64, dld, p, pl, J, Jl)
+        alphas = sorted({blockfp._canon(a) for a in plan.needs[t.index] if a}, key=len)
+        if alphas:  # the long-double Jacobian at the corrected point, for the derivatives' residuals only
+            Jl = bs.evaluate(hl, pl, np.ones(n, dtype=LD))[1]
+            for alpha in alphas:
+                _derivative(bs, alpha, d64, dld, p, pl, inv, Jl)
         for alpha in d64:
             okt &= np.isfinite(d64[alpha]).all(axis=1) & np.isfinite(dld[alpha].astype(float)).all(axis=1)
         tau = bs.tau(hl, pl)
@@ -602,8 +676,9 @@ def evaluate_formula(plan, args64, argsld, cols, cols_ld, n, ok, cond):
     return value, est, ok, cond
 
 
-def _derivative(bs, alpha, d64, dld, p, pl, J, Jl):
-    """``H_alpha`` in float64 and, refined once by its long-double residual, in long double."""
+def _derivative(bs, alpha, d64, dld, p, pl, inv, Jl):
+    """``H_alpha`` in float64 and, refined once by its long-double residual, in long double (``inv``: the
+    :class:`ScaledInverse` of the float64 Jacobian, ``Jl``: the long-double one)."""
     n, m = p.shape[0], bs.m
     if not set(alpha) <= set(bs.params):
         d64[alpha] = np.zeros((n, m))
@@ -612,17 +687,16 @@ def _derivative(bs, alpha, d64, dld, p, pl, J, Jl):
     fn, lower = bs.derivative(alpha)
     for b in lower:
         if b not in d64:
-            _derivative(bs, b, d64, dld, p, pl, J, Jl)
+            _derivative(bs, b, d64, dld, p, pl, inv, Jl)
     with np.errstate(all="ignore"):
         rhs = _stack(fn(tuple(d64[()].T), *[tuple(d64[b].T) for b in lower], tuple(p.T)), n)
-        x = _solve(J, -rhs[:, :, None])[:, :, 0]
+        x = inv.solve(-rhs[:, :, None])[:, :, 0]
         rl = _stack(fn(tuple(dld[()].T), *[tuple(dld[b].T) for b in lower], tuple(pl.T)), n, LD)
         xl = x.astype(LD)
         r = np.einsum("nij,nj->ni", Jl, xl) + rl
-        xl = xl - _solve(J, r.astype(float)[:, :, None])[:, :, 0]
+        xl = xl - inv.solve(r[:, :, None])[:, :, 0]
     d64[alpha], dld[alpha] = x, xl
 
 
-#: the column-scaled stacked solve and condition numbers under public names (the quadratic forms of
-#: symrmt.engine.solve.batch_qf solve their Woodbury systems with them)
+#: the column-scaled stacked solve and condition numbers under public names
 scaled_solve, scaled_cond = _solve, _cond

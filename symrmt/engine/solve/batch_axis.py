@@ -55,7 +55,7 @@ import numpy as np
 from symrmt.core import batch as core_batch
 from symrmt.core.batch import norm_rows as _norm
 from symrmt.core.continuation import Linear, in_trust_region
-from symrmt.engine.solve.batch import (MAX_ROUNDS, NEWTON_TOL, call_rows, continued, newton_ev, path, scaled_solve,
+from symrmt.engine.solve.batch import (MAX_ROUNDS, NEWTON_TOL, continued, newton_ev, path, scaled_solve,
                                       solve_system)
 from symrmt.engine.solve.continuation import shift_params
 from symrmt.engine.solve.newton import CHECK_TIGHTEN, CORRECTION_FRACTION, MOVE_FRACTION, PATHS_AGREE
@@ -182,15 +182,13 @@ class AxisSolver:
         v = p[lines, k]
         logs = bool((v > 0).all())
         u = np.log(v) if logs else v.astype(float)  # (lines, points): each line its own values
-        fn, _ = bs.derivative((bs.params[k],))
         nl, nd = lines.shape
 
         def ev(rows, cur, hh, t):
             """``(R, J, dR/du)`` at ``u = t`` for the lines ``cur[rows]`` (their other parameters from the row ``j``)."""
             pp = p[cur[rows]].copy()
             pp[:, k] = np.exp(t) if logs else t
-            F, J, _ = bs.evaluate(hh, pp, np.ones(rows.size))
-            dR = call_rows(fn, [hh, pp], rows.size)
+            F, J, dR = bs.evaluate_axis(hh, pp, k)  # R, J and dR/dtheta in one compiled call
             return F, J, dR * (pp[:, k:k + 1] if logs else 1.0)
 
         alive = ok[lines[:, 0]].copy()

@@ -10,7 +10,8 @@ solve refined once by its long-double residual.  A first derivative is
 ``dq = de.x + x_e.(df - dS x)`` with ``S^T x_e = e``, as on the mpmath path.
 
 The checks of the traces apply to the bulk fixed point; for the forms a point fails when ``S`` has a
-column-scaled condition number above :data:`~symrmt.engine.solve.batch.MAX_COND`, when the long-double
+column-scaled condition number (the upper bound of :class:`~symrmt.engine.solve.batch.ScaledInverse`, whose
+inverse also makes every solve with ``S`` and ``S^T``) above :data:`~symrmt.engine.solve.batch.MAX_COND`, when the long-double
 correction of ``x`` exceeds :data:`~symrmt.engine.solve.batch.RESIDUAL_TOL`, when a value is not finite, or
 when a form ``x^T A^{-1} x`` (``A`` positive semi-definite plus ``g I``) leaves ``[0, <x, x>/g]``.
 The error estimate of :func:`symrmt.engine.solve.batch.evaluate_formula` then compares the float64 value with
@@ -29,7 +30,7 @@ from symrmt.codegen.compile import compile_expr
 from symrmt.core.batch import LD, norm_rows as _norm, stack as _stack
 from symrmt.engine.lang.vectors import Vector, gram_symbol
 from symrmt.engine.reduce.hermitize import nonnormal_inverses
-from symrmt.engine.solve.batch import MAX_COND, RESIDUAL_TOL, evaluate_formula, scaled_cond as _cond, scaled_solve as _solve, solve_traces
+from symrmt.engine.solve.batch import MAX_COND, RESIDUAL_TOL, ScaledInverse, evaluate_formula, solve_traces
 from symrmt.engine.solve.quadratic_forms import (
     form_derivative_entries,
     form_entries,
@@ -97,13 +98,14 @@ def _entries(fn, args, n, k, dtype):
     return v[:, :k * k].reshape(n, k, k), v[:, k * k:k * k + k], v[:, k * k + k:k * k + 2 * k]
 
 
-def _refined(S, Sl, rhs, rhsl):
-    """``x`` of ``S x = rhs`` in float64 and, refined once by its long-double residual, in long double;
-    and the relative size of the refinement."""
-    x = _solve(S, rhs[:, :, None])[:, :, 0]
+def _refined(solve, Sl, rhs, rhsl):
+    """``x`` of ``S x = rhs`` in float64 (``solve``: float64 ``S x = b`` on stacked ``b (N,k,1)``) and, refined once
+    by its long-double residual (``Sl``: ``S`` in long double), in long double; and the relative size of the
+    refinement."""
+    x = solve(rhs[:, :, None])[:, :, 0]
     xl = x.astype(LD)
     r = np.einsum("nij,nj->ni", Sl, xl) - rhsl
-    corr = _solve(S, r.astype(float)[:, :, None])[:, :, 0]
+    corr = solve(r[:, :, None])[:, :, 0]
     xl = xl - corr
     with np.errstate(all="ignore"):
         rel = _norm(corr) / (1 + _norm(x))
@@ -172,9 +174,10 @@ def solve_qf_plan(plan, compiled_of, cols, n, cols_ld=None, grams=None, solver=N
         (h64, p64, g64), (hld, pld, gld) = per
         S, e, fv = _entries(_compiled(f, gsyms), tuple(h64 + p64 + g64), n, k, float)
         Sl, el, fl = _entries(_compiled(f, gsyms), tuple(hld + pld + gld), n, k, LD)
-        c = _cond(S)
+        inv = ScaledInverse(S)  # the condition number and every solve with S and S^T below
+        c = inv.cond
         cond = np.maximum(cond, c)
-        x, xl, rel = _refined(S, Sl, fv, fl)
+        x, xl, rel = _refined(inv.solve, Sl, fv, fl)
         okf = (c <= MAX_COND) & np.isfinite(rel) & (rel <= RESIDUAL_TOL)
         q64 = np.einsum("ni,ni->n", e, x)
         qld = np.einsum("ni,ni->n", el, xl)
@@ -188,8 +191,7 @@ def solve_qf_plan(plan, compiled_of, cols, n, cols_ld=None, grams=None, solver=N
                 inside = (qld >= -slack * (1 + upper)) & (qld <= upper * (1 + slack) + slack)
             okf &= ~applies | inside
         if f.index in wanted:
-            St = np.swapaxes(S, 1, 2)
-            xe, xel, rel_e = _refined(St, np.swapaxes(Sl, 1, 2), e, el)
+            xe, xel, rel_e = _refined(inv.solve_t, np.swapaxes(Sl, 1, 2), e, el)
             okf &= np.isfinite(rel_e) & (rel_e <= RESIDUAL_TOL)
             for theta in wanted[f.index]:
                 fn = _compiled(f, gsyms, theta)
