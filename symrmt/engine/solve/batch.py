@@ -31,8 +31,9 @@ cached on disk next to the mpmath code), and driven here on stacked arrays, ever
    one returned).  The long-double stage runs at the parameters rounded from their exact values
    (``cols_ld``), not at their float64 roundings, so the estimate also holds the error that rounding the
    parameters to float64 would cause (near ``c = 1`` at small ``gamma`` it is amplified a thousandfold).
-   The estimate is at least half an ulp (the returned value is a float64); where ``longdouble`` is
-   float64, it is floored at ``1e-16 * cond(J)``.
+   The estimate is at least half an ulp (the returned value is a float64), plus the long-double value's
+   own error, which the comparison cannot see: the long-double precision times the condition bound of
+   ``J``; where ``longdouble`` is float64, it is floored at ``1e-16 * cond(J)``.
 4. **Branch checks**: the sanity bounds of each trace (``0 < tau <= 1/gamma`` for the resolvent of a
    positive semi-definite matrix, as :func:`symrmt.engine.solve.certify.check_bounds`), a finite real
    value.  A plan with the inverse of a non-symmetric matrix is not solved here: every point fails, so
@@ -665,8 +666,12 @@ def evaluate_formula(plan, args64, argsld, cols, cols_ld, n, ok, cond):
         est[~np.isfinite(est)] = np.inf
         if not EXTENDED:  # nothing wider to correct with: the float64 floor times the condition
             est = np.maximum(est, 1e-16 * cond)
-        # the returned value is the corrected one rounded to float64: at least half an ulp of error
+        # the returned value is the corrected one rounded to float64: half an ulp of error at least, plus the
+        # long-double value's own error, which the comparison with float64 cannot see (its precision times
+        # the condition)
         est = np.maximum(est, np.finfo(float).eps / 2)
+        if EXTENDED:
+            est = est + float(np.finfo(LD).eps) * cond
     value = vld.astype(float)
     ok &= np.isfinite(value) & (est <= FALLBACK_TOL)
     # a value that float64 holds only as 0, a subnormal or inf is not returned as one
