@@ -41,7 +41,8 @@ from symrmt.errors import ParameterError
 
 __all__ = [
     "ALPHA", "KAPPA", "TAU", "RHO", "X", "M", "MU", "U", "RESOLVENT_EXPR", "x_star", "mp_resolvent_equation",
-    "mp_resolvent", "result1", "test_error_coefficients", "infinite_pretraining_error", "ols_variance",
+    "mp_resolvent", "result1", "test_error_coefficients", "READOUT_STATISTICS", "test_error_expression",
+    "infinite_pretraining_error", "ols_variance",
     "min_norm_error", "residual_variance",
 ]
 
@@ -117,6 +118,25 @@ def test_error_coefficients(d, ell, rho=RHO):
     b1 = 1 + (d * (1 + rho) + 1) / ell
     b2 = (1 + 2 / ell) * (1 + 2 / d + 2 * rho + rho**2)
     return b1, b2
+
+
+#: the statistics of a readout ``Gamma = [G, g]`` its test error depends on: ``tr G``, ``|G|_F^2``, ``|g|^2``
+READOUT_STATISTICS = sp.symbols("trG fro_G g2", real=True)
+
+
+def test_error_expression(d, ell, rho=RHO):
+    r"""The exact test error of a readout as a SymPy expression, linear in its statistics
+    ``(tr G, |G|_F^2, |g|^2)`` (the symbols :data:`READOUT_STATISTICS`), with the coefficients of
+    :func:`test_error_coefficients`.
+
+    >>> tr, fro, g2 = READOUT_STATISTICS
+    >>> test_error_expression(10, 20, sp.Rational(1, 2)).subs({tr: 0, fro: 0, g2: 0})
+    3/2
+    """
+    tr, fro, g2 = READOUT_STATISTICS
+    b1, b2 = test_error_coefficients(d, ell, rho)
+    d = sp.sympify(d)
+    return 1 + rho - 2 * tr / d + (b1 * fro + b2 * g2) / d
 
 
 # ---------------------------------------------------------------- the package's own derivation of Result 1

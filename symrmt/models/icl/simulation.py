@@ -47,29 +47,30 @@ def test_error(gamma, ell: int, rho) -> float:
 
 
 def error_of_statistics(stats, d: int, ell: int, rho) -> float:
-    r"""The exact ICL error ``1 + rho - 2 tr(G)/d + (b1 |G|_F^2 + b2 |g|^2)/d`` of a readout from its
-    statistics ``stats = (tr G, |G|_F^2, |g|^2)`` (:func:`symrmt.models.icl.trials.readout_statistics`), with
-    ``b1, b2`` of :func:`symrmt.models.icl.equations.test_error_coefficients` at ``d``, ``ell``, ``rho``.
+    r"""The exact ICL error of a readout from its statistics ``stats = (tr G, |G|_F^2, |g|^2)``
+    (:func:`symrmt.models.icl.trials.readout_statistics`): the expression
+    :func:`symrmt.models.icl.equations.test_error_expression` at ``d``, ``ell``, ``rho``, linear in ``stats``.
 
     >>> error_of_statistics([0.0, 0.0, 0.0], 3, 3, "1/2")
     1.5
     """
-    rho = Fraction(rho)
-    b1, b2 = _coefficients(d, ell, rho)
-    tr, fro, g2 = stats
-    return float(float(rho) + 1 - 2 * tr / d + (b1 * fro + b2 * g2) / d)
+    const, *slopes = _coefficients(d, ell, Fraction(rho))
+    return float(const + sum(a * x for a, x in zip(slopes, stats)))
 
 
 @cached(maxsize=64)
 def _coefficients(d: int, ell: int, rho: Fraction):
-    """``(b1, b2)`` of :func:`symrmt.models.icl.equations.test_error_coefficients` as floats (the one formula)."""
+    """The constant and the three slopes of :func:`symrmt.models.icl.equations.test_error_expression` in the
+    readout's statistics, as floats (read from the one formula)."""
     # import-time cost: the formula is SymPy, loaded when a simulation is scored (never by a trial)
     import sympy as sp
 
     from symrmt.models.icl import equations as icl_equations
 
-    return tuple(float(b) for b in icl_equations.test_error_coefficients(d, ell, sp.Rational(rho.numerator,
-                                                                                               rho.denominator)))
+    stats = icl_equations.READOUT_STATISTICS
+    e = sp.expand(icl_equations.test_error_expression(d, ell, sp.Rational(rho.numerator, rho.denominator)))
+    const = e.subs({x: 0 for x in stats})
+    return (float(const),) + tuple(float(e.coeff(x)) for x in stats)
 
 
 def _check_int(name: str, value, low: int) -> int:
