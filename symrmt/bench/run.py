@@ -52,7 +52,7 @@ from symrmt.bench import (
     density as bench_density,
     finite_n as bench_finite_n,
 )
-from symrmt.bench.curve import CURVE_C, CURVE_F, CURVE_GEOMETRY  # noqa: F401 (the reference point, also bench.prove's)
+from symrmt.bench.curve import CURVE_C, CURVE_F, CURVE_GEOMETRY, CURVE_POINTS, curve_gammas  # noqa: F401 (the reference point, also bench.prove's)
 from symrmt.bench.density import verdicts as density_verdicts, report as density_report
 from symrmt.bench.engine import worker, verdicts as engine_verdicts, report as engine_report
 from symrmt.bench.finite_n import verdicts as finite_n_verdicts, report as finite_n_report
@@ -72,15 +72,6 @@ TARGETS = {
     "sim_ratio_2048": 1.3,  # trial / floor at n = 2048, c = 2
     "agree_50_80": 48,  # digits shared by a 50-digit and an 80-digit answer
 }
-
-
-def curve_gammas(k: int) -> list[str]:
-    """``k`` log-spaced gammas from 1e-3 to 1e2, as exact decimal strings.
-
-    >>> curve_gammas(6)
-    ['0.001', '0.01', '0.1', '1', '10', '100']
-    """
-    return [f"{10 ** (-3 + 5 * i / (k - 1)):.6g}" for i in range(k)]
 
 
 # ---------------------------------------------------------------------------
@@ -286,7 +277,7 @@ def run(quick: bool = False, progress=None) -> dict:
     say = progress or (lambda msg: None)
     blas1 = {v: "1" for v in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")}
     spec = {
-        "curve_points": 20 if quick else 200,
+        "curve_points": 20 if quick else CURVE_POINTS,
         "point_digits": [15, 50] if quick else [15, 50, 100],
         "growth_digits": [15, 30] if quick else [15, 30, 50, 100, 200],
         "agree_digits": [30, 60] if quick else [50, 80],

@@ -35,3 +35,12 @@ def test_worker_measures_and_agrees_with_the_closed_form():
     assert any("c x gamma grid" in r[0] for r in rows)
     text = be.report(res, lambda header, body: "|".join(header) + str(len(body)))
     assert "Trace engine" in text and "6 blocks" in text
+
+
+def test_the_paper_curve_row_prints_the_ratio_against_its_target():
+    cold = {"blocks": [6], "warm_median_s": 0.05, "first_s": 3.0, "agree_digits_min": 31.0,
+            "paper_curve": {"points": 200, "engine_cpu_s": 6.0, "hand_cpu_s": 3.0, "agree_digits_min": 31.0}}
+    rows = []
+    be.verdicts({"engine": {"cold_cache": cold, "warm_cache": {"first_s": 0.4}}}, lambda *r: rows.append(r))
+    curve = [r for r in rows if "200-point E_A curve" in r[0]]
+    assert len(curve) == 1 and curve[0][1] == 2.0 and curve[0][3] is False
