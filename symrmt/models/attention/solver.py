@@ -67,18 +67,6 @@ def _norm(v):
 
 
 
-def _qr_solve(rows, rhss, sqrt, eps):
-    """The core's Householder least-squares solve (:func:`symrmt.core.linalg.qr_solve`), under the name
-    this module's callers use."""
-    return qr_solve(rows, rhss, sqrt, eps)
-
-
-def _lstsq(J, rhs):
-    """Least-squares solve of the consistent ``m x n`` system ``J x = rhs`` (mpmath matrices; see :func:`_qr_solve`)."""
-    rows = [[J[i, j] for j in range(J.cols)] for i in range(J.rows)]
-    return _qr_solve(rows, [[rhs[i] for i in range(J.rows)]], mpmath.sqrt, mpmath.eps)[0]
-
-
 NEQ, NUNK = 9, 6  # the fixed point: 9 polynomial equations in the 6 entries of the symmetric Gm
 
 
@@ -339,7 +327,7 @@ class FixedPoint:
         """
         v = self.fjg(g, self._params(gamma))
         rows = [v[NEQ + NUNK * i:NEQ + NUNK * (i + 1)] for i in range(NEQ)]
-        return _qr_solve(rows, [[-x for x in v[NEQ + NEQ * NUNK:]]], mpmath.sqrt, mpmath.eps)[0]
+        return qr_solve(rows, [[-x for x in v[NEQ + NEQ * NUNK:]]], mpmath.sqrt, mpmath.eps)[0]
 
     def start(self, gamma):
         """A starting point for the polish at ``gamma``: float continuation, else the mpmath one.
