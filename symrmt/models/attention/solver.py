@@ -210,7 +210,14 @@ class FixedPoint:
                 self._float_fixed = tuple(float(mpf_of(x)) for x in self.raw)
         return (gamma,) + self._float_fixed
 
-    def _mp_newton(self, g, gamma, tol, maxsteps):
+    def newton(self, g, gamma, tol, maxsteps):
+        """Newton's method (:func:`_newton`) on the fixed point at ``gamma`` from ``g``, at the working precision.
+
+        Takes the six entries ``g``, ``gamma`` (exact or mpf), the relative step ``tol`` to reach and ``maxsteps``;
+        returns ``(g, dg, step)``.  Raises :class:`~symrmt.errors.NewtonError` (a
+        :class:`~symrmt.errors.ConvergenceError`) naming ``gamma``, the residual and the last step when it does
+        not converge in ``maxsteps`` steps.  (No doctest: it compiles the fixed point's code; :meth:`solve` runs it.)
+        """
         return _newton(self.fjg, [mpmath.mpf(x) for x in g], self._params(gamma), tol, maxsteps, mpmath.sqrt, mpmath.eps)
 
     # -- start at large gamma
@@ -237,7 +244,7 @@ class FixedPoint:
             scale = 1 + abs(mpf_of(self.raw[1])) + abs(mpf_of(self.raw[3])) + mpmath.sqrt(abs(mpf_of(self.raw[2])))
             start = max(gamma, mpmath.mpf(10) ** 4 * scale**2 * (1 + c) * (1 + 1 / c))
             g0 = self._damped(asymptotic_start(start, c), start)
-            g0, dg0, _ = self._mp_newton(g0, start, mpmath.mpf(10) ** -15, 50)
+            g0, dg0, _ = self.newton(g0, start, mpmath.mpf(10) ** -15, 50)
             return start, g0, dg0
 
     # -- float continuation
@@ -289,14 +296,14 @@ class FixedPoint:
             known = [(gm, gg) for gm, gg in self._path] + [(mpf_of(gm), gg) for gm, gg, _ in self._fpath]
             if known:
                 start, g0 = min(known, key=lambda t: abs(mpmath.log(t[0] / gamma)))
-                g0, dg0, _ = self._mp_newton(g0, start, tol, 50)
+                g0, dg0, _ = self.newton(g0, start, tol, 50)
             else:
                 start, g0, dg0 = self._large_gamma(gamma)
-                g0, dg0, _ = self._mp_newton(g0, start, tol, 50)
+                g0, dg0, _ = self.newton(g0, start, tol, 50)
                 self._path.append((start, g0))
 
             def correct(pred, nxt):
-                new, ndg, _ = self._mp_newton(pred, nxt, tol, 12)
+                new, ndg, _ = self.newton(pred, nxt, tol, 12)
                 return new, ndg
 
             def path(fine):
@@ -354,7 +361,7 @@ class FixedPoint:
         with mpmath.workdps(dps):
             gam = mpf_of(gamma)
             tol = mpmath.mpf(10) ** (-(dps - NEWTON_SLACK))
-            g, dg, step = self._mp_newton(start, gam, tol, 8 + dps // 5)
+            g, dg, step = self.newton(start, gam, tol, 8 + dps // 5)
             # the polish must stay at the continuation's point (else it found another root)
             check_polish(g, [mpmath.mpf(x) for x in start], dps, POLISH_MOVE, nstr=lambda v: mpmath.nstr(v, 3))
             params = self._params(gam)
