@@ -315,7 +315,7 @@ def test_attention_second_pass_and_stagnation(monkeypatch):
 def test_attention_escalation(monkeypatch):
     from symrmt.models.attention import theory
 
-    monkeypatch.setattr(theory, "_agree", lambda x, y, digits: False)
+    monkeypatch.setattr(theory, "_agree", lambda x, y, digits: False)  # the internal seam: no two precisions agree
     with pytest.raises(PrecisionError, match="could not reach 15 digits"):
         theory.ridge_limit("1/2", ["0.1"], digits=15)
 

@@ -197,7 +197,7 @@ def test_curve_equals_points_solved_alone():
 def test_unreachable_digits_raise_and_print_nothing(monkeypatch, capsys):
     from symrmt.cli.app import main
 
-    monkeypatch.setattr(T, "_agree", lambda x, y, digits: False)  # two precisions never agree
+    monkeypatch.setattr(T, "_agree", lambda x, y, digits: False)  # the internal seam: two precisions never agree
     with pytest.raises(T.PrecisionError, match="could not certify 20 digits"):
         T.attention_limit("erf", "1/2", ["0.1"], GENERAL, digits=20)
     code = main(["limit", "--f", "erf", "--c", "1/2", "--gamma", "0.1", "--snr", "1", "--digits", "20"])
@@ -338,6 +338,6 @@ def test_mpmath_continuation_takes_over_when_floats_fail(monkeypatch):
     def no_floats(self, gamma):
         raise N.ConvergenceError("float continuation disabled by the test")
 
-    monkeypatch.setattr(N.FixedPoint, "_float_continue", no_floats)
+    monkeypatch.setattr(N.FixedPoint, "_float_continue", no_floats)  # the internal seam: the float path fails
     T._FIXED_POINTS.clear()
     assert T.attention_limit(*args, digits=20)[0] == ref
