@@ -197,6 +197,7 @@ def test_progress_bar_in_a_headless_kernel_draws_nothing(monkeypatch):
 
     from symrmt import progress
 
+    # internal seams: a fake Jupyter kernel (IPython's own attribute _allow_stdin) and no ipywidgets
     kernel = types.SimpleNamespace(_allow_stdin=False)
     monkeypatch.setattr(progress, "_kernel", lambda: kernel)
     monkeypatch.setattr(sys, "stderr", io.StringIO())

@@ -283,7 +283,7 @@ def test_result_objects_latex(tmp_path):
         check_mathjax(shown)
         documents[f"result{i}"], documents[f"shown{i}"] = document(body), document(shown)
     assert "\\cos(\\mu, w_K)" in angle.latex()
-    assert "f = Max(t, 0), centered" in cr._caption()
+    assert "f = Max(t, 0), centered" in str(cr).splitlines()[0]  # the caption line
     assert np.isfinite(sw.attention).all()
     compile_all(documents, tmp_path)
 

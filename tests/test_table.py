@@ -4,6 +4,7 @@ LaTeX, empty or not, with a column name that needs escaping, compiles with pdfla
 
 from __future__ import annotations
 
+import html
 from fractions import Fraction
 
 import mpmath
@@ -60,7 +61,9 @@ def test_trace_sweep_and_density_print_and_compile(tmp_path):
     documents = {}
     for i, obj in enumerate((sw, d, _sweep(), _sweep((0,)), Density([], [], [], [], [], [], 10, "Z.T*Z/n", {}))):
         text, page = str(obj), obj._repr_html_()
-        assert obj._caption() in text and page.startswith(("<table>", "<p>"))
+        caption = text.splitlines()[0]  # str(): the caption, then the table or the sentence for no rows
+        assert caption and html.escape(caption) in page and page.startswith(("<table>", "<p>"))
+        assert obj.latex().startswith("% " + caption)
         _check_latex(obj, documents, f"r{i}")
     assert "gamma" in str(sw) and len(sw.to_pandas()) == 3
     assert "\\text{gamma}\\_\\text{1}" in _sweep().latex()  # a name with "_" is escaped in the header
@@ -88,12 +91,16 @@ def test_irrational_inner_products_print_as_decimals():
     text, html = str(s), s._repr_html_()
     assert max(len(line) for line in text.splitlines()) < 200 and len(html) < 4000
     # the decimals shown are the exact values rounded to the 15 digits asked (checked here in mpmath)
+    def cells(table):  # the rows of a printed table (under the caption, the header and its rule)
+        return [line.split() for line in table.splitlines()[3:]]
+
+    col = list(s.columns).index("muwk")
     with mpmath.workdps(40):
-        for v, row in zip(muwk, s._rows()):
-            shown = row[list(s.columns).index("muwk")]
+        for v, row in zip(muwk, cells(s.table()), strict=True):
+            shown = row[col]
             exact = mpmath.mpf(v.numerator) / v.denominator
             assert abs(mpmath.mpf(shown) - exact) <= abs(exact) * mpmath.mpf("1e-14") + mpmath.mpf("1e-40"), shown
-    assert any(len(row[6]) > 1000 for row in s._rows(exact=True))  # the exact form on request
+    assert any(len(row[col]) > 1000 for row in cells(s.table(exact=True)))  # the exact form on request
     geo = symrmt.Geometry.from_angles(snr=2, wk2=1, wq2=1, cos_muwk=0.3)
     lim = symrmt.limit("tanh", 0.5, 1, geo, digits=20)
     with mpmath.workdps(40):

@@ -123,7 +123,7 @@ def _components_s(gamma, c, repeats: int) -> dict:
     a1, nu, d = (float(x) for x in hermite_at_least("tanh", "zero", 20))
     zero = np.zeros_like(c)
     start = np.column_stack([1 / gamma, zero, zero, -c, zero + 1, zero])  # the large-gamma start's shape
-    p = B._params(gamma, c, a1, nu, d)
+    p = B.param_columns(gamma, c, a1, nu, d)
     g, dg, _, _ = B.continuation_tree(gamma, c, a1, nu, d)
     gl, dgl, _ = B.refine(g, dg, gamma, c, a1, nu, d)
     one = np.ones_like(c)

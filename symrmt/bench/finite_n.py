@@ -46,7 +46,7 @@ def measure(quick: bool = False) -> dict:
                                   "value": float(vals[0]), "discretization_digits": agree})
     for q in ([8, 16] if quick else [8, 16, 28, 40, 56, 80, 112]):
         t, cpu = time.perf_counter(), time.process_time()
-        FN._point(1024, Fraction(1, 2), Fraction(4), Fraction(4), Fraction(1, 10), q)
+        FN.finite_n_point(1024, Fraction(1, 2), Fraction(4), Fraction(4), Fraction(1, 10), q)
         out["types"].append({"types": 2 * q, "s": time.perf_counter() - t, "cpu_s": time.process_time() - cpu})
     cases = [("tanh", "1/2", "1", 1024, 4, 4, 3)]
     if not quick:
@@ -57,7 +57,7 @@ def measure(quick: bool = False) -> dict:
         t = time.perf_counter()
         ref = reference_point(f, *args, n, q, dps=30)
         ref_s = time.perf_counter() - t
-        fast = FN._to_mpf(FN._point(n, args[0], args[1], args[2], args[3], q, f_name=f))
+        fast = FN.longdouble_to_mpf(FN.finite_n_point(n, args[0], args[1], args[2], args[3], q, f_name=f))
         out["digits"].append({"f": f, "c": c, "gamma": g, "n": n, "snr": m2, "w2": w2, "types": 2 * q,
                               "digits": _digits(fast, ref), "reference_s": ref_s})
     return out

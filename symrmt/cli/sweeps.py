@@ -247,7 +247,15 @@ def _text(x, digits) -> str:
     return repr(x) if isinstance(x, float) else mpmath.nstr(x, digits)
 
 
-def _num(x, digits):
+def json_number(x, digits):
+    """The JSON value of one error of a sweep: a float as it is (the ``--fast`` path's float64 values); an mpmath
+    value, at ``digits <= 15`` and inside the float64 normal range, as its float; else :func:`~symrmt.cli.common.num`'s
+    decimal string (``1e-400`` is never written as ``0.0``, ``2e400`` never as ``inf``).
+
+    >>> import mpmath
+    >>> json_number(0.5, 30), json_number(mpmath.mpf("0.25"), 12), json_number(mpmath.mpf("1e-400"), 12)
+    (0.5, 0.25, '1.0e-400')
+    """
     if isinstance(x, float):  # the --fast path's float64 values
         return x
     if digits <= 15 and mpmath.isfinite(x) and (x == 0 or sys.float_info.min <= abs(x) <= sys.float_info.max):
@@ -298,7 +306,7 @@ def cmd_sweep(args) -> int:
     if args.json:
         text = json_text({
             "columns": cols,
-            "rows": [row[:-2] + [_num(row[-2], args.digits), _num(row[-1], args.digits)] for row in rows],
+            "rows": [row[:-2] + [json_number(row[-2], args.digits), json_number(row[-1], args.digits)] for row in rows],
             "grid": {k: [param_text(to_fraction(v, k.split("=")[0]), args.digits) for v in vals]
                      for k, vals in res.grid.items()},  # exact when short (1/3), a decimal when long (1e-400)
             "params": {"f": res.f, "expr": res.expr, "diagonal": res.diagonal, "digits": res.digits,
@@ -353,7 +361,7 @@ def cmd_crossings(args) -> int:
 
     if args.json:
         dump({
-            "roots": [_num(r, args.digits) if args.digits <= 15 else mpmath.nstr(r, args.digits) for r in res.roots],
+            "roots": [json_number(r, args.digits) if args.digits <= 15 else mpmath.nstr(r, args.digits) for r in res.roots],
             "directions": list(res.directions),
             "brackets": [[mpmath.nstr(lo, args.digits + 5), mpmath.nstr(hi, args.digits + 5)] for lo, hi in res.brackets],
             "found": len(res.roots),

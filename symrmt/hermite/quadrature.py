@@ -29,6 +29,7 @@ __all__ = [
     "quad_pieces",
     "numeric_hermite",
     "numeric_square",
+    "trapezoid_moments",
 ]
 
 #: Guard digits used inside every numeric evaluation.
@@ -210,8 +211,16 @@ TRAPEZOID_NODES = 60_000
 
 
 @cached(maxsize=64)
-def _trapezoid(g, kmax, dps):
+def trapezoid_moments(g, kmax, dps):
     """``(E[g He_0], ..., E[g He_kmax], E[g^2])`` by the trapezoidal rule on the whole line, certified.
+
+    Takes ``g`` (a SymPy expression in ``t``, smooth on the whole line), the highest order ``kmax`` and the
+    digits ``dps``; returns the ``kmax + 2`` mpf values, each correct to ``dps`` digits (cached).  Raises
+    :class:`~symrmt.errors.NotTrapezoid` where the rule does not converge (a kink, ``g`` not evaluable far
+    out), and the callers (:func:`numeric_hermite`) use tanh-sinh instead.
+
+    >>> [mpmath.nstr(v, 15) for v in trapezoid_moments(T**2, 2, 15)]  # E[t^2] = 1, E[t^2 He_2] = 2, E[t^4] = 3
+    ['1.0', '0.0', '2.0', '3.0']
 
     For ``g`` analytic in a strip around the real line the trapezoidal rule of step ``h`` on
     ``g(t) He_k(t) exp(-t^2/2)`` has an error that falls like ``exp(-c/h)``; the step is halved
@@ -220,7 +229,7 @@ def _trapezoid(g, kmax, dps):
     the agreement).  All the moments share the nodes (``He_k`` by its three-term recurrence), so
     ``a_0 .. a_60`` cost about what one does.  The line is cut at ``|t| = L`` where the weight times
     ``t^kmax`` and ``|g|`` is below ``10^-(dps+GUARD_DPS)``.  A kink (``Abs`` inside ``g``) makes the
-    halving stall: :class:`_NotTrapezoid` after :data:`TRAPEZOID_NODES` nodes, and the caller uses tanh-sinh.
+    halving stall: :class:`~symrmt.errors.NotTrapezoid` after :data:`TRAPEZOID_NODES` nodes, and the caller uses tanh-sinh.
     """
     work = dps + GUARD_DPS
     fn = mp_function(g)
@@ -313,7 +322,7 @@ def _by_trapezoid(pieces, k, dps, square=False):
         return None
     kmax = next(m for m in (3, 64, k) if m >= k)  # two node sets shared by all orders
     try:
-        vals = _trapezoid(g, kmax, -(-dps // 10) * 10)  # and by nearby precisions
+        vals = trapezoid_moments(g, kmax, -(-dps // 10) * 10)  # and by nearby precisions
     except _NotTrapezoid:
         return None
     with mpmath.workdps(dps):

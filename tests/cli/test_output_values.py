@@ -384,13 +384,13 @@ def test_values_outside_the_float_range_are_decimal_strings(capsys, expr, matric
 
 
 def test_sweep_json_numbers_outside_the_float_range_are_strings():
-    from symrmt.cli.sweeps import _num
+    from symrmt.cli.sweeps import json_number
 
     with mpmath.workdps(30):
-        assert _num(mpmath.mpf("1e-400"), 12) == "1.0e-400"
-        assert _num(mpmath.mpf("2e400"), 12) == "2.0e+400"
-        assert _num(mpmath.mpf("0.25"), 12) == 0.25
-    assert _num(0.5, 30) == 0.5
+        assert json_number(mpmath.mpf("1e-400"), 12) == "1.0e-400"
+        assert json_number(mpmath.mpf("2e400"), 12) == "2.0e+400"
+        assert json_number(mpmath.mpf("0.25"), 12) == 0.25
+    assert json_number(0.5, 30) == 0.5
 
 
 def test_cli_params_print_decimals_unless_exact(capsys):

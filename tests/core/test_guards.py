@@ -264,6 +264,8 @@ def _fp():
 def test_attention_continuation_guards(monkeypatch):
     from symrmt.models.attention import solver
 
+    # the float and the mpmath continuations driven alone (internal seams): start() falls back from the one to
+    # the other, so a refusal of each shows only here
     g = _fp()._float_continue(0.1)  # the guards let the branch through
     assert 0 < g[0] <= 10
     for name in ("MOVE_FRACTION", "CORRECTION_FRACTION"):
@@ -276,8 +278,6 @@ def test_attention_continuation_guards(monkeypatch):
 
 
 def test_attention_polish_check_and_newton_message():
-    from symrmt.models.attention import solver
-
     fp = _fp()
     start = fp.start(Fraction(1, 10))
     g, _, _ = fp.solve(Fraction(1, 10), 30, start=start)
@@ -286,8 +286,7 @@ def test_attention_polish_check_and_newton_message():
         fp.solve(Fraction(1, 10), 30, start=bad)
     with mpmath.workdps(30):
         with pytest.raises(NewtonError, match=r"at gamma=0\.1: residual max\|R\|"):
-            solver._newton(fp.fjg, [mpmath.mpf(x) for x in bad], fp._params(Fraction(1, 10)), mpmath.mpf(10) ** -25,
-                           1, mpmath.sqrt, mpmath.eps)
+            fp.newton(bad, Fraction(1, 10), mpmath.mpf(10) ** -25, 1)
 
 
 @pytest.mark.slow  # seconds per call: outside the fast tier
@@ -309,15 +308,14 @@ def test_attention_second_pass_and_stagnation(monkeypatch):
     fp = _fp()
     start = fp.start(Fraction(1, 10))
     with mpmath.workdps(30):  # a tolerance beyond the working precision: the stagnation rule stops Newton
-        _, _, step = solver._newton(fp.fjg, [mpmath.mpf(x) for x in start], fp._params(Fraction(1, 10)),
-                                    mpmath.mpf(10) ** -60, 40, mpmath.sqrt, mpmath.eps)
+        _, _, step = fp.newton(start, Fraction(1, 10), mpmath.mpf(10) ** -60, 40)
         assert mpmath.mpf(10) ** -60 < step < mpmath.mpf(10) ** -25
 
 
 def test_attention_escalation(monkeypatch):
     from symrmt.models.attention import theory
 
-    monkeypatch.setattr(theory, "_agree", lambda x, y, digits: False)
+    monkeypatch.setattr(theory, "_agree", lambda x, y, digits: False)  # the internal seam: no two precisions agree
     with pytest.raises(PrecisionError, match="could not reach 15 digits"):
         theory.ridge_limit("1/2", ["0.1"], digits=15)
 
@@ -346,7 +344,7 @@ def test_batch_newton_stagnation_and_steps_on_the_attention_system(monkeypatch):
     gam, c = np.array([0.1, 1.0, 30.0]), np.array([0.5, 2.0, 0.5])
     g, _, _, ok = batch.continuation(gam, c, 0.5, 0.5, 0.0)
     assert ok.all()
-    p = batch._params(gam, c, 0.5, 0.5, 0.0)
+    p = batch.param_columns(gam, c, 0.5, 0.5, 0.0)
     assert not batch.newton(g * 1.01, p, maxsteps=1)[3].any()  # out of steps
     monkeypatch.setattr(batch, "NEWTON_TOL", 0.0)  # only the stagnation rule can stop a row now
     assert batch.newton(g * 1.01, p)[3].all()
@@ -424,6 +422,7 @@ def test_trace_guards(monkeypatch, atoms):
 def test_trace_steps_stagnation_and_refinement(monkeypatch, atoms):
     import importlib
 
+    from symrmt.core.linalg import lu_factor
     from symrmt.engine.solve import newton as ts
 
     core_newton = importlib.import_module("symrmt.core.newton")
@@ -440,6 +439,8 @@ def test_trace_steps_stagnation_and_refinement(monkeypatch, atoms):
             TraceSolver(c, {"c": Fraction(1, 2), "gamma": Fraction(1, 10)}).start()
     start = s.start()
     m = c.m
+    # internal seams: the solver's refinement and Newton driven directly with a spoiled factorization, a tolerance
+    # below the working precision and a one-step limit, which solve() never passes; each guard must fire
     with mpmath.workdps(40):
         pv = c.pv(s._pvals(), mpmath.mpf(1))
         h0 = [mpmath.mpf(x) for x in start]
@@ -447,11 +448,12 @@ def test_trace_steps_stagnation_and_refinement(monkeypatch, atoms):
         out = ts._refine(lambda x: c.res(x, pv), s._lu(h0, pv), h0, tol)
         assert out is not None and out[1] <= tol
         v = c.fjs(h0, pv)
-        half = ts._float_lu([[2 * x for x in v[m + m * i:m + m * (i + 1)]] for i in range(m)])
+        half = lu_factor([[2 * x for x in v[m + m * i:m + m * (i + 1)]] for i in range(m)])
         # a factorization of 2 J: each step only halves the error; the refinement hands over to Newton
         assert ts._refine(lambda x: c.res(x, pv), half, h0, tol) is None
         tiny = mpmath.mpf(10) ** -80  # beyond the working precision: only the stagnation rule (or an exact
-        calls = []  # root, a step of exactly 0) stops Newton
+        calls = []  # root, a step of exactly 0) stops Newton; one Jacobian evaluation a step: the count is what the
+        # stagnation rule changes (Newton stops sooner), so it is the behaviour checked
 
         def counted(x, p):
             calls.append(1)
@@ -517,6 +519,7 @@ def test_density_guards(monkeypatch):
         mp.setattr(density, "FINISH", -1.0)  # the finish at the axis must stay near its predictor
         with pytest.raises(density.DensityError, match="left the path"):
             rs.finish(near, 1.0, eta)
+    # the path's complex128 Newton driven directly (an internal seam): one step allowed, a tolerance below the float floor
     with pytest.raises(ZeroDivisionError, match="did not converge"):  # out of steps: a refused step
         rs._newton([x * 1.1 for x in h], 1 + 1j, steps=1)
     assert rs._newton(h, 1 + 1j, tol=1e-30) is not None  # below the float floor: stagnation stops it

@@ -84,8 +84,7 @@ def test_three_axes_one_outside_the_fixed_point_and_chunks_of_whole_lines(monkey
     ks, cs, gs = [1.0, 2.0, 3.0, 4.0, 5.0, 6.0], np.linspace(0.5, 2.0, 8), np.geomspace(0.05, 5.0, 8)
     whole = m.sweep("k*" + MP, grid={"k": ks, "c": cs, "gamma": gs})
     monkeypatch.setattr(sweep_route, "CHUNK_ENTRIES", 1)  # chunks of 256 points: 4 whole c x gamma grids, then 2
-    assert sweep_route._chunks((6, 8, 8), ["k", "c", "gamma"], 256) == (256, (64, (8, 8), ["k", "c", "gamma"]))
-    made = []
+    made = []  # the solvers built are the chunks: their shapes are the behaviour checked
 
     class Recorded(AxisSolver):
         def __init__(self, *args):

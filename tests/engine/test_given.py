@@ -380,7 +380,7 @@ def test_woodbury_inverse_against_the_dense_inverse(monkeypatch):
             seen.append(len(keep))
         return out
 
-    monkeypatch.setattr(gv._Part, "solve64", checked)
+    monkeypatch.setattr(gv._Part, "solve64", checked)  # an internal seam: the structured inverse is never returned
     rng = np.random.default_rng(2)
     S = rng.standard_normal((12, 12)) / np.sqrt(12) + np.eye(12)
     m = model(S @ S.T)
@@ -412,7 +412,7 @@ def test_block_triangular_dense_inverse_against_numpy():
     e = "diff(trace(inv(Z.T*S*Z/n + gamma*I(n))), gamma)"
     v1 = model(S @ S.T).limit(e, at={"c": "1/2", "gamma": "1/3"}, digits=20).value
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(gv, "_small_inverse", lambda A: None)
+        mp.setattr(gv, "_small_inverse", lambda A: None)  # the internal seam: the Woodbury reduction refused
         v2 = model(S @ S.T).limit(e, at={"c": "1/2", "gamma": "1/3"}, digits=20).value
     assert agree(v1, v2, 19)
 
@@ -468,7 +468,7 @@ def test_block_triangular_traces_against_the_dense_inverse(monkeypatch):
             seen.append(len(inner_blocks(out[0].Ainv[np.ix_(cols, rows)], nz)))
         return out
 
-    monkeypatch.setattr(gv._Part, "solve64", checked)
+    monkeypatch.setattr(gv._Part, "solve64", checked)  # an internal seam: the block traces are never returned
     rng = np.random.default_rng(3)
     S = rng.standard_normal((12, 12)) / np.sqrt(12) + np.eye(12) / 2
     m = model(S)

@@ -282,7 +282,7 @@ def test_psd_matrix_pays_no_density_for_the_spectrum_check(monkeypatch):
     def fail(*args):
         raise AssertionError("the density was computed for a matrix positive semi-definite by structure")
 
-    monkeypatch.setattr(spectrum_guard, "_density", fail)
+    monkeypatch.setattr(spectrum_guard, "_density", fail)  # the internal seam: nothing public shows it was skipped
     m = Model()
     m.gaussian("Z", "n", "n")
     r = m.limit("trace(inv(Z.T*Z/n + gamma*I(n)))", at={"gamma": "1/10"}, digits=20)

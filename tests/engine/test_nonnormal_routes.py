@@ -263,7 +263,7 @@ def test_batched_path_never_solves_a_non_normal_inverse(monkeypatch):
     # falls back to the certified path (which Hermitizes inside the disk)
     from symrmt.engine.routes import sweep as sweep_module
 
-    monkeypatch.setattr(sweep_module, "_batchable", lambda plan, model, names=(): None)
+    monkeypatch.setattr(sweep_module, "_batchable", lambda plan, model, names=(): None)  # the internal seam
     m = Model()
     m.gaussian("Z", "n", "n")
     gammas = [F(1, 2), F(-3, 4), F(4)]

@@ -83,9 +83,9 @@ def test_false_candidates_are_refused(monkeypatch):
     t = _mp_mp()
     k = len(t.system.full_unknowns)
     fake = [[1.0] * k for _ in range(3)]
-    monkeypatch.setattr(merge, "_points", lambda system, strength: fake)
+    monkeypatch.setattr(merge, "_points", lambda system, strength: fake)  # the internal seam: lying sample points
     lied = BlockSystem(t.pencil)
-    proposed = merge._candidates(fake, set(), set())
+    proposed = merge._candidates(fake, set(), set())  # the internal seam: what the lying points propose (a control)
     refused = [u for u, (c0, c1, r) in proposed.items()
                if sp.sympify(lied.entries[lied.full_unknowns[u]]) != (
                    sp.Rational(c0.numerator, c0.denominator)

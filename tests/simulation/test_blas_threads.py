@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from symrmt.simulation.blas_threads import BLAS_VARS, env_sets_threads, one_blas_thread
+from symrmt.simulation.blas_threads import BLAS_VARS, env_sets_threads
 
 _CLEAN = {k: v for k, v in os.environ.items() if k not in BLAS_VARS}
 
@@ -72,6 +72,10 @@ def test_in_process_trials_run_with_one_blas_thread(monkeypatch):
         run_trials(TrialSpec("probe", "1", probe), {}, 2, 0)
         assert all(v == 1 for row in seen for v in row) and seen
     assert [i["num_threads"] for i in threadpoolctl.threadpool_info() if i["user_api"] == "blas"] == before
-    # a count set in the environment is left alone
+    # a count set in the environment is left alone: the trials see the caller's threads
     monkeypatch.setenv("OPENBLAS_NUM_THREADS", "2")
-    assert one_blas_thread()._controller is None
+    seen.clear()
+    with threadpoolctl.threadpool_limits(limits=2, user_api="blas"):
+        outside = [i["num_threads"] for i in threadpoolctl.threadpool_info() if i["user_api"] == "blas"]
+        run_trials(TrialSpec("probe", "1", probe), {}, 2, 0)
+    assert seen and all(row == outside for row in seen), (seen, outside)

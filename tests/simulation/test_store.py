@@ -272,7 +272,7 @@ def test_a_cluster_without_workers_is_an_error_not_a_wait(monkeypatch):
     monkeypatch.setattr(executor, "NO_WORKER_SECONDS", 1.0)
     monkeypatch.setattr(executor, "_POLL_SECONDS", 0.2)
     with executor.DaskExecutor(workers=1) as ex:
-        ex._cluster.scale(0)
+        ex._cluster.scale(0)  # the internal seam: every worker gone
         deadline = time.monotonic() + 30
         while ex.client.scheduler_info().get("workers") and time.monotonic() < deadline:
             time.sleep(0.1)

@@ -125,6 +125,7 @@ def test_store_verb_on_a_point_key_that_is_not_json(capsys, tmp_path, built_stor
 def test_malformed_trial_results_are_refused(bad):
     from symrmt.simulation.executor import TrialSpec, _checked_result, _Point
 
+    # the internal seam where a worker's answer enters: a real worker cannot be made to send these malformed results
     pt = _Point(TrialSpec("probe", "1", _zero_trial, width=lambda params: 2), {}, 2, 0, None)
     for result in [(0, np.zeros(2), 0.1), (0, *bad, 0.1), (1, np.zeros(2).tobytes(), 0.1),
                    (0, np.zeros(3).tobytes(), 0.1), [0, np.zeros(2).tobytes(), 0.1], "x",

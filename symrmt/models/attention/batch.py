@@ -149,7 +149,7 @@ def newton(g, p, maxsteps: int = 12, contract=None):
 
 
 def _args(p):
-    """The parameter arguments of a compiled fixed-point function from the rows ``p`` of :func:`_params`:
+    """The parameter arguments of a compiled fixed-point function from the rows ``p`` of :func:`param_columns`:
     the columns ``gamma`` and ``c``, and ``a_1, nu, d`` (the same in every row) as scalars of ``p``'s dtype, so
     that the generated code computes their subexpressions once instead of once per row."""
     if p.shape[0] == 0:
@@ -157,7 +157,13 @@ def _args(p):
     return (p[:, 0], p[:, 1], p[0, 2], p[0, 3], p[0, 4])
 
 
-def _params(gamma, c, a1, nu, d, dtype=float):
+def param_columns(gamma, c, a1, nu, d, dtype=float):
+    """The parameter columns ``p`` of :func:`newton` and the compiled systems: one row ``(gamma, c, a_1, nu, d)``
+    per point, for the arrays ``gamma`` and ``c`` and the scalars ``a1``, ``nu``, ``d``, in ``dtype``.
+
+    >>> param_columns(np.array([0.1, 1.0]), np.array([0.5, 2.0]), 0.5, 0.25, 0.0).tolist()
+    [[0.1, 0.5, 0.5, 0.25, 0.0], [1.0, 2.0, 0.5, 0.25, 0.0]]
+    """
     n = gamma.shape[0]
     cols = [np.asarray(gamma, dtype), np.asarray(c, dtype)] + [np.full(n, v, dtype=dtype) for v in (a1, nu, d)]
     return np.column_stack(cols)
@@ -188,7 +194,7 @@ def continuation(gamma, c, a1: float, nu: float, d: float, max_rounds: int = 400
     cur = np.maximum(1e4 * scale**2 * (1 + c) * (1 + 1 / c), gamma)
     zero = np.zeros(n)
     start = np.column_stack([1 / cur, zero, zero, -c, zero + 1, zero])
-    g, dg, step, ok = newton(start, _params(cur, c, a1, nu, d), maxsteps=30)
+    g, dg, step, ok = newton(start, param_columns(cur, c, a1, nu, d), maxsteps=30)
     return _follow_from(g, dg, cur, gamma, c, a1, nu, d, max_rounds, ok=ok, step=step)
 
 
@@ -207,7 +213,7 @@ def _follow_from(g, dg, start, gamma, c, a1, nu, d, max_rounds: int = 400, ok=No
 
     def correct(rows, pred, nxt):
         gam = np.where(nxt == s1[rows], gamma[rows], 1 / nxt)
-        gn, dgn, st, okn = newton(pred, _params(gam, c[rows], a1, nu, d), contract=CORRECTOR_CONTRACT)
+        gn, dgn, st, okn = newton(pred, param_columns(gam, c[rows], a1, nu, d), contract=CORRECTOR_CONTRACT)
         return gn, -(gam * gam)[:, None] * dgn, st, okn  # dGm/ds = -gamma^2 dGm/dgamma
 
     s0 = 1 / np.asarray(start, dtype=float)
@@ -231,7 +237,7 @@ def _between(ga, dga, gam_a, gb, dgb, gam_b, gamma, c, a1, nu, d):
     t2, t3 = t * t, t * t * t
     pred = ((2 * t3 - 3 * t2 + 1) * ga + (t3 - 2 * t2 + t) * h * (gam_a[:, None] * dga) + (-2 * t3 + 3 * t2) * gb
             + (t3 - t2) * h * (gam_b[:, None] * dgb))
-    gn, dgn, st, okn = newton(pred, _params(gamma, c, a1, nu, d), contract=CORRECTOR_CONTRACT)
+    gn, dgn, st, okn = newton(pred, param_columns(gamma, c, a1, nu, d), contract=CORRECTOR_CONTRACT)
     with np.errstate(all="ignore"):
         size = 1 + core_batch.norm_rows(ga)
         okn &= in_trust_region(core_batch.norm_rows(gn - pred), core_batch.norm_rows(gn - ga), size, MAX_JUMP,
@@ -337,7 +343,7 @@ def refine(g, dg, gamma, c, a1, nu, d):
 
 
 def _refine(g, dg, gamma, c, a1, nu, d):
-    p = _params(gamma, c, a1, nu, d, LD)
+    p = param_columns(gamma, c, a1, nu, d, LD)
     gl = g.astype(LD)
     n = g.shape[0]
     with np.errstate(all="ignore"):  # the residuals in long double, the Jacobian (at g) in float64
@@ -376,7 +382,7 @@ def branch_ok(g, dg, gamma, c, a1, nu, d, slack=1e-12):
 
 def _branch_ok(g, dg, gamma, c, a1, nu, d, slack):
     n = g.shape[0]
-    p = _params(gamma, c, a1, nu, d, g.dtype)
+    p = param_columns(gamma, c, a1, nu, d, g.dtype)
     with np.errstate(all="ignore"):  # an overflow gives inf or nan, refused below
         detn = np.asarray(numpy_functions()["detN"](tuple(g.T), _args(p))) * np.ones(n, dtype=g.dtype)
     tau = g[:, 0]

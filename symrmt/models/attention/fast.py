@@ -57,7 +57,7 @@ from symrmt.models.attention.hermite_data import hermite_at_least
 from symrmt.models.attention.params import check_diagonal
 from symrmt.models.attention.theory import attention_limit, ridge_limit
 
-__all__ = ["FastGrid", "solve_grid", "FALLBACK_TOL", "KEYS"]
+__all__ = ["FastGrid", "solve_grid", "distinct_rows", "FALLBACK_TOL", "KEYS"]
 
 #: the keys ``points`` may have (missing ones are 0; ``c`` and ``gamma`` are required)
 KEYS = ("c", "gamma", "snr", "wk2", "wq2", "wkwq", "muwk", "muwq")
@@ -169,9 +169,9 @@ def _points(points):
         gram[:, 1, 2] = gram[:, 2, 1] = cols["wkwq"]
     # one eigendecomposition per distinct Gram matrix (a grid repeats them along its other axes)
     if "gram" in points:
-        first, ginv = _distinct_rows(list(gram.reshape(n, -1).T))
+        first, ginv = distinct_rows(list(gram.reshape(n, -1).T))
     else:
-        first, ginv = _distinct_rows([cols[k] for k in ("snr", "wk2", "wq2", "wkwq", "muwk", "muwq")])
+        first, ginv = distinct_rows([cols[k] for k in ("snr", "wk2", "wq2", "wkwq", "muwk", "muwq")])
     w, V = np.linalg.eigh(gram[first])
     neg = w[:, 0] < -1e-12 * np.maximum(1, np.abs(w).max(axis=1))
     if neg.any():
@@ -184,11 +184,18 @@ def _points(points):
     return cols, gram, (w, V, ginv), shape
 
 
-def _distinct_rows(columns):
+def distinct_rows(columns):
     """``(first, inverse)``: the index of one row per distinct row of the equal-length ``columns`` and,
     for every row, the number of its distinct row (as ``numpy.unique(..., axis=0)`` would give, up to
     the order of the distinct rows).  A constant column costs one comparison; the others one 1-D
-    ``numpy.unique`` each (a grid's columns take few values), combined as integer keys."""
+    ``numpy.unique`` each (a grid's columns take few values), combined as integer keys.
+
+    Takes a list of 1-D NumPy arrays of one length; returns two int arrays; raises nothing.
+
+    >>> first, inverse = distinct_rows([np.array([1.0, 2.0, 1.0, 2.0]), np.array([5.0, 5.0, 5.0, 6.0])])
+    >>> first.tolist(), inverse.tolist()
+    ([0, 1, 3], [0, 1, 0, 2])
+    """
     n = columns[0].size
     varying = [col for col in columns if n and not (col == col[0]).all()]
     if len(varying) == 1:  # one column varies: its own distinct values are the distinct rows (one sort)
@@ -317,7 +324,7 @@ def solve_grid(f, points, *, diagonal: str = "zero", center: bool = False, certi
 
     # ---- noise-only fixed point, once per distinct (gamma, c)
     t = time.perf_counter()
-    first, inv = _distinct_rows([cols["gamma"], cols["c"]])
+    first, inv = distinct_rows([cols["gamma"], cols["c"]])
     gu, cu = cols["gamma"][first], cols["c"][first]
     g, dg, step, ok = B.continuation_tree(gu, cu, a1, nu, d)
     gl, dgl, resid = B.refine(g, dg, gu, cu, a1, nu, d)
@@ -346,7 +353,7 @@ def solve_grid(f, points, *, diagonal: str = "zero", center: bool = False, certi
             k = gram.shape[-1]
             r = (k - 1) // 2
             wkwq = gram[idx, 1:1 + r, 1 + r:].trace(axis1=1, axis2=2) if k > 3 else gram[idx, 1, 2]
-            rows, per = _distinct_rows([j.astype(float), wkwq]) if name == "aligned" else (idx, None)
+            rows, per = distinct_rows([j.astype(float), wkwq]) if name == "aligned" else (idx, None)
             if rows.size * HOIST_RATIO <= idx.size:  # many snr per (fixed point, w_K^T w_Q): the rational form
                 at, cr, wr = j[rows], c[idx[rows]], wkwq[rows]
                 for gg, dgg, out, dout in ((g, dg, phi, dphi), (gl, dgl, phil, dphil)):

@@ -63,7 +63,7 @@ from symrmt.models.attention import equations as S
 from symrmt.models.attention.geometry import as_low_rank
 
 __all__ = ["MIN_N", "TYPES", "TYPES_CHECK", "DIGITS", "MIN_DIGITS", "check_finite_n", "finite_n_attention",
-           "finite_n_values"]
+           "finite_n_point", "finite_n_values", "longdouble_to_mpf"]
 
 LD = np.longdouble
 
@@ -80,12 +80,6 @@ DIGITS = 15
 MIN_DIGITS = 4
 #: the nonlinearities the prediction covers
 COVERED_F = ("tanh", "erf", "relu")
-
-
-def _moments(delta, f_name: str = "tanh"):
-    """``(F, F', E f(xi + delta)^2)`` at the array ``delta`` (``xi ~ N(0, 1)``) for a covered ``f``, as float64
-    arrays (:func:`symrmt.hermite.shifted.shifted_moments` rounded)."""
-    return tuple(np.asarray(v, dtype=float) for v in shifted_moments(f_name, np.asarray(delta, dtype=LD)))
 
 
 def check_finite_n(f_name: str, geometry, diagonal: str, n) -> tuple:
@@ -418,9 +412,20 @@ def _refined_solve(M, b):
     return x
 
 
-def _point(n: int, c, m2, w2, gamma, q: int, quadratic_form: bool = False, f_name: str = "tanh"):
-    """``E_A`` at one ``gamma`` as a longdouble (``quadratic_form=True``: ``(y^T Q y/n, E_A)``); ``c``,
-    ``m2``, ``w2``, ``gamma`` exact rationals or floats."""
+def finite_n_point(n: int, c, m2, w2, gamma, q: int, quadratic_form: bool = False, f_name: str = "tanh"):
+    """The finite-n prediction at one ``gamma`` with ``q`` Gauss-Hermite nodes per label, in extended precision,
+    without the checks of :func:`finite_n_attention`: any ``m2 = ||mu||^2`` and ``w2 = ||w_K||^2`` (an
+    irrational ``mu . w_K`` too).
+
+    Takes ``n`` tokens (``p = round(c n)``), ``c``, ``m2``, ``w2``, ``gamma`` (exact rationals or floats), ``q``
+    and ``f_name`` (see :data:`COVERED_F`); returns ``E_A`` as a ``numpy.longdouble`` (``quadratic_form=True``:
+    the pair ``(y^T Q y/n, E_A)``).  Raises :class:`~symrmt.errors.ConvergenceError` when the fixed point or
+    its refinement fails or ``E_A`` falls outside ``[0, 1]``.
+
+    >>> from fractions import Fraction
+    >>> round(float(finite_n_point(512, Fraction(1, 2), 4, 4, 1, TYPES)), 2)
+    0.08
+    """
     p = round(Fraction(c) * n)
     sp_ = np.sqrt(LD(p))
     kappa = (1 + _ld(w2)) / sp_
@@ -454,8 +459,15 @@ def _point(n: int, c, m2, w2, gamma, q: int, quadratic_form: bool = False, f_nam
     return (e @ (Hb @ x), err) if quadratic_form else err
 
 
-def _to_mpf(x):
-    """A longdouble as the mpmath number of the same value (exact: a 64-bit mantissa)."""
+def longdouble_to_mpf(x):
+    """A ``numpy.longdouble`` (or a float) as the mpmath number of the same value, exact whatever the working
+    precision (80 bits hold its 64-bit mantissa).
+
+    >>> import mpmath
+    >>> x = np.longdouble(1) + np.longdouble(2) ** -60  # below float64's resolution, kept by the 64-bit mantissa
+    >>> longdouble_to_mpf(x) - 1 == mpmath.mpf(2) ** -60
+    True
+    """
     num, den = x.as_integer_ratio()
     with mpmath.workprec(80):
         return mpmath.mpf(num) / den
@@ -478,7 +490,8 @@ def finite_n_attention(f_name: str, c, gammas, geometry, n: int, diagonal: str =
     """
     m2, w2 = check_finite_n(f_name, geometry, diagonal, n)
     cf = Fraction(c)
-    return [_to_mpf(_point(int(n), cf, m2, w2, Fraction(g), types, f_name=f_name)) for g in gammas]
+    return [longdouble_to_mpf(finite_n_point(int(n), cf, m2, w2, Fraction(g), types, f_name=f_name))
+            for g in gammas]
 
 
 def _agreement(a, b) -> int:

@@ -67,18 +67,6 @@ def _norm(v):
 
 
 
-def _qr_solve(rows, rhss, sqrt, eps):
-    """The core's Householder least-squares solve (:func:`symrmt.core.linalg.qr_solve`), under the name
-    this module's callers use."""
-    return qr_solve(rows, rhss, sqrt, eps)
-
-
-def _lstsq(J, rhs):
-    """Least-squares solve of the consistent ``m x n`` system ``J x = rhs`` (mpmath matrices; see :func:`_qr_solve`)."""
-    rows = [[J[i, j] for j in range(J.cols)] for i in range(J.rows)]
-    return _qr_solve(rows, [[rhs[i] for i in range(J.rows)]], mpmath.sqrt, mpmath.eps)[0]
-
-
 NEQ, NUNK = 9, 6  # the fixed point: 9 polynomial equations in the 6 entries of the symmetric Gm
 
 
@@ -222,7 +210,14 @@ class FixedPoint:
                 self._float_fixed = tuple(float(mpf_of(x)) for x in self.raw)
         return (gamma,) + self._float_fixed
 
-    def _mp_newton(self, g, gamma, tol, maxsteps):
+    def newton(self, g, gamma, tol, maxsteps):
+        """Newton's method (:func:`_newton`) on the fixed point at ``gamma`` from ``g``, at the working precision.
+
+        Takes the six entries ``g``, ``gamma`` (exact or mpf), the relative step ``tol`` to reach and ``maxsteps``;
+        returns ``(g, dg, step)``.  Raises :class:`~symrmt.errors.NewtonError` (a
+        :class:`~symrmt.errors.ConvergenceError`) naming ``gamma``, the residual and the last step when it does
+        not converge in ``maxsteps`` steps.  (No doctest: it compiles the fixed point's code; :meth:`solve` runs it.)
+        """
         return _newton(self.fjg, [mpmath.mpf(x) for x in g], self._params(gamma), tol, maxsteps, mpmath.sqrt, mpmath.eps)
 
     # -- start at large gamma
@@ -249,7 +244,7 @@ class FixedPoint:
             scale = 1 + abs(mpf_of(self.raw[1])) + abs(mpf_of(self.raw[3])) + mpmath.sqrt(abs(mpf_of(self.raw[2])))
             start = max(gamma, mpmath.mpf(10) ** 4 * scale**2 * (1 + c) * (1 + 1 / c))
             g0 = self._damped(asymptotic_start(start, c), start)
-            g0, dg0, _ = self._mp_newton(g0, start, mpmath.mpf(10) ** -15, 50)
+            g0, dg0, _ = self.newton(g0, start, mpmath.mpf(10) ** -15, 50)
             return start, g0, dg0
 
     # -- float continuation
@@ -301,14 +296,14 @@ class FixedPoint:
             known = [(gm, gg) for gm, gg in self._path] + [(mpf_of(gm), gg) for gm, gg, _ in self._fpath]
             if known:
                 start, g0 = min(known, key=lambda t: abs(mpmath.log(t[0] / gamma)))
-                g0, dg0, _ = self._mp_newton(g0, start, tol, 50)
+                g0, dg0, _ = self.newton(g0, start, tol, 50)
             else:
                 start, g0, dg0 = self._large_gamma(gamma)
-                g0, dg0, _ = self._mp_newton(g0, start, tol, 50)
+                g0, dg0, _ = self.newton(g0, start, tol, 50)
                 self._path.append((start, g0))
 
             def correct(pred, nxt):
-                new, ndg, _ = self._mp_newton(pred, nxt, tol, 12)
+                new, ndg, _ = self.newton(pred, nxt, tol, 12)
                 return new, ndg
 
             def path(fine):
@@ -339,7 +334,7 @@ class FixedPoint:
         """
         v = self.fjg(g, self._params(gamma))
         rows = [v[NEQ + NUNK * i:NEQ + NUNK * (i + 1)] for i in range(NEQ)]
-        return _qr_solve(rows, [[-x for x in v[NEQ + NEQ * NUNK:]]], mpmath.sqrt, mpmath.eps)[0]
+        return qr_solve(rows, [[-x for x in v[NEQ + NEQ * NUNK:]]], mpmath.sqrt, mpmath.eps)[0]
 
     def start(self, gamma):
         """A starting point for the polish at ``gamma``: float continuation, else the mpmath one.
@@ -366,7 +361,7 @@ class FixedPoint:
         with mpmath.workdps(dps):
             gam = mpf_of(gamma)
             tol = mpmath.mpf(10) ** (-(dps - NEWTON_SLACK))
-            g, dg, step = self._mp_newton(start, gam, tol, 8 + dps // 5)
+            g, dg, step = self.newton(start, gam, tol, 8 + dps // 5)
             # the polish must stay at the continuation's point (else it found another root)
             check_polish(g, [mpmath.mpf(x) for x in start], dps, POLISH_MOVE, nstr=lambda v: mpmath.nstr(v, 3))
             params = self._params(gam)

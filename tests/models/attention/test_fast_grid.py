@@ -16,7 +16,7 @@ import pytest
 
 import symrmt
 from symrmt.core import batch as core_batch
-from symrmt.models.attention.fast import _distinct_rows, solve_grid
+from symrmt.models.attention.fast import distinct_rows, solve_grid
 from symrmt.models.attention.geometry import Geometry
 from symrmt.models.attention.theory import attention_limit, ridge_limit
 
@@ -88,15 +88,15 @@ def test_batched_least_squares_refuses_singular_rows_only():
     np.testing.assert_allclose(x[3], np.linalg.lstsq(J[3], b[3], rcond=None)[0], rtol=1e-12)
 
 
-def test_distinct_rows_as_numpy_unique():
+def testdistinct_rows_as_numpy_unique():
     rng = np.random.default_rng(2)
     cols = [rng.integers(0, 3, 500).astype(float), np.full(500, 0.5), rng.integers(0, 4, 500) / 7]
-    first, inv = _distinct_rows(cols)
+    first, inv = distinct_rows(cols)
     rows = np.column_stack(cols)
     u = np.unique(rows, axis=0)
     assert len(first) == len(u)
     np.testing.assert_array_equal(rows[first][inv], rows)  # every row maps to a row equal to it
-    f1, i1 = _distinct_rows([np.full(7, 2.0)])
+    f1, i1 = distinct_rows([np.full(7, 2.0)])
     assert f1.tolist() == [0] and i1.tolist() == [0] * 7
 
 

@@ -35,7 +35,7 @@ ALIGNED = dict(snr=4, wk2=4, wq2=4, wkwq=4, muwk=4, muwq=4)
 ])
 def test_fifteen_digits_against_the_mpmath_solve(f, c, gamma, n, m2, w2, q):
     ref = reference_point(f, c, Fr(m2), Fr(w2), gamma, n, q, dps=30)
-    fast = FN._to_mpf(FN._point(n, c, Fr(m2), Fr(w2), gamma, q, f_name=f))
+    fast = FN.longdouble_to_mpf(FN.finite_n_point(n, c, Fr(m2), Fr(w2), gamma, q, f_name=f))
     with mpmath.workdps(40):
         assert abs(fast - ref) <= mpmath.mpf("1e-15") * abs(ref), (fast, ref)
         assert mpmath.nstr(fast, 15) == mpmath.nstr(ref, 15)
@@ -57,10 +57,10 @@ def test_shifted_moments_against_mpmath_integrals():
                 pts = [-mpmath.inf] + sorted({mpmath.mpf(0), -mpmath.mpf(d)}) + [mpmath.inf]
                 for j, h in enumerate((f, f1, lambda t, f=f: f(t) ** 2)):
                     ref = mpmath.quad(lambda x, h=h, d=d: h(x + d) * a0 * mpmath.exp(-x * x / 2), pts)
-                    assert abs(FN._to_mpf(got[j][i]) - ref) < 1e-17, (name, d, j)
+                    assert abs(FN.longdouble_to_mpf(got[j][i]) - ref) < 1e-17, (name, d, j)
         xs = np.array([-7.0, -2.5, 0.125, 1.0, 3.3, 6.0], dtype=np.longdouble)
         for x, v in zip(xs, erf_longdouble(xs)):
-            assert abs(FN._to_mpf(v) - mpmath.erf(float(x))) < 1e-18
+            assert abs(FN.longdouble_to_mpf(v) - mpmath.erf(float(x))) < 1e-18
 
 
 def test_digits_above_what_is_delivered_are_refused():

@@ -224,7 +224,8 @@ def test_cli_prove_without_flint(monkeypatch, capsys):
 
 def test_verify_prove_checks():
     """``verify --prove``: the proved counterparts pass, and their containment test can fail."""
-    from symrmt.derivations.proved import PROVED, _contains, proved_checks
+    from symrmt.derivations.proved import PROVED, proved_checks
+    from symrmt.derivations.proved_common import contains
 
     assert set(PROVED) >= {"hermite_linearization", "ridge", "a1_zero", "linear_kernel", "aligned", "engine_mp"}
     for name in ("engine_mp", "aligned"):
@@ -233,7 +234,7 @@ def test_verify_prove_checks():
     assert proved_checks("pretrained") is None
     b = P.prove_mp_root("1/2", "1/100", 50.96, D)
     ref = _mp_closed_form(Fraction(1, 2), Fraction(1, 100))
-    assert _contains(b, ref) and not _contains(b, ref * (1 + mpmath.mpf(10) ** -33))
+    assert contains(b, ref) and not contains(b, ref * (1 + mpmath.mpf(10) ** -33))
 
 
 def test_check_prove():

@@ -96,15 +96,22 @@ def test_comparison_plot_draws_both_on_a_fine_grid(grid_sim, tmp_path):
 
 
 def test_fine_curves_pass_through_the_limits(grid_sim):
-    """The fine curve (float64 path) at a simulated abscissa equals the certified limit there."""
+    """The fine curve drawn (float64 path) at a simulated abscissa equals the certified limit there."""
+    import matplotlib.pyplot as plt
+
     cmp = grid_sim.compare()
-    curves = cmp._fine_curves("snr", "gamma", 21, 10, None)
-    for j, (x, ya, yr) in enumerate(curves):
-        for i, s in enumerate((0, 1, 4)):
-            k = int(np.argmin(np.abs(x - s)))
-            assert x[k] == s
-            assert abs(ya[k] - cmp.limits.attention[j, i]) < 1e-9
-            assert abs(yr[k] - cmp.limits.ridge[j, i]) < 1e-9
+    ax = cmp.plot(over="snr", fine=21, digits=10)
+    handles, labels = ax.get_legend_handles_labels()
+    for j, g in enumerate(("0.1", "1")):
+        for err, limit in (("E_A", cmp.limits.attention), ("E_{RR}", cmp.limits.ridge)):
+            line = handles[labels.index(f"${err}$ limit, $\\gamma$ = {g}")]
+            x, y = np.asarray(line.get_xdata()), np.asarray(line.get_ydata())
+            assert len(x) >= 21  # the fine grid, not the 3 simulated points
+            for i, s in enumerate((0, 1, 4)):
+                k = int(np.argmin(np.abs(x - s)))
+                assert x[k] == s
+                assert abs(y[k] - limit[j, i]) < 1e-9
+    plt.close(ax.figure)
 
 
 def test_simulation_result_plot_is_smooth_and_matched():

@@ -52,7 +52,7 @@ def test_compiled_fjg_matches_exact_jacobian_and_gamma_derivative():
 def test_compiled_tangent_residual_matches_exact_jacobian_times_direction():
     """The fast path's long-double residuals: ``F`` and ``(dF/dG) V + dF/dgamma`` (forward mode on the product
     form) against the expanded system's exact Jacobian and gamma derivative, evaluated by SymPy."""
-    tangent = NC._fixed_point_recipe("Ftangent")
+    tangent = NC.fixed_point_tangent_function("mpmath")
     F, J, Fg = S.fixed_point_system()
     rng = random.Random(5)
     gv = [sp.Rational(rng.randint(-9, 9), rng.randint(1, 9)) for _ in range(6)]
@@ -145,8 +145,13 @@ def test_cache_roundtrip_corruption_and_unwritable(tmp_path, monkeypatch):
 def test_cached_fixed_point_code_equals_fresh_derivation(tmp_path, monkeypatch):
     monkeypatch.setenv("SYMRMT_CACHE_DIR", str(tmp_path))
     monkeypatch.delenv("SYMRMT_NO_CACHE", raising=False)
-    fresh = NC._fixed_point_recipe("FJG")  # cold: derived and written
-    loaded = NC._fixed_point_recipe("FJG")  # warm: read back
+    NC.fixed_point_fjg.cache_clear()  # the functions in memory: compiled again, through the cache directory
+    try:
+        fresh = NC.fixed_point_fjg("mpmath")[0]  # cold: derived and written
+        NC.fixed_point_fjg.cache_clear()
+        loaded = NC.fixed_point_fjg("mpmath")[0]  # warm: read back
+    finally:
+        NC.fixed_point_fjg.cache_clear()  # nothing compiled from the temporary directory stays in memory
     assert loaded.source == fresh.source and "symrmt-cache" in loaded.fn.__code__.co_filename
     with mpmath.workdps(50):
         g = [mpmath.mpf(k) / 7 for k in range(1, 7)]
@@ -192,7 +197,7 @@ def test_curve_equals_points_solved_alone():
 def test_unreachable_digits_raise_and_print_nothing(monkeypatch, capsys):
     from symrmt.cli.app import main
 
-    monkeypatch.setattr(T, "_agree", lambda x, y, digits: False)  # two precisions never agree
+    monkeypatch.setattr(T, "_agree", lambda x, y, digits: False)  # the internal seam: two precisions never agree
     with pytest.raises(T.PrecisionError, match="could not certify 20 digits"):
         T.attention_limit("erf", "1/2", ["0.1"], GENERAL, digits=20)
     code = main(["limit", "--f", "erf", "--c", "1/2", "--gamma", "0.1", "--snr", "1", "--digits", "20"])
@@ -333,6 +338,6 @@ def test_mpmath_continuation_takes_over_when_floats_fail(monkeypatch):
     def no_floats(self, gamma):
         raise N.ConvergenceError("float continuation disabled by the test")
 
-    monkeypatch.setattr(N.FixedPoint, "_float_continue", no_floats)
+    monkeypatch.setattr(N.FixedPoint, "_float_continue", no_floats)  # the internal seam: the float path fails
     T._FIXED_POINTS.clear()
     assert T.attention_limit(*args, digits=20)[0] == ref

@@ -49,7 +49,7 @@ def test_fast_sweep_builds_no_geometry_per_point(monkeypatch):
         raise AssertionError("the fast path built an exact geometry per point")
 
     monkeypatch.setattr(symrmt.models.attention.sweeps, "point_geometry", refuse)
-    monkeypatch.setattr(symrmt.models.attention.sweeps, "_point_list", refuse)
+    monkeypatch.setattr(symrmt.models.attention.sweeps, "_point_list", refuse)  # the internal seam of the exact path
     s = symrmt.sweep("tanh", {"c": np.linspace(0.2, 3, 30), "gamma": 1, "snr": np.linspace(0, 4, 30)}, fast=True,
                      certify=0)
     assert s.shape == (30, 30) and not any(s.fallback)

@@ -72,6 +72,7 @@ m, gamma, c, a1, nu, d = S.m, S.gamma, S.c, S.a1, S.nu, S.d
 
 __all__ = [
     "a1_zero_d_zero_polynomial",
+    "a1_zero_functions",
     "a1_zero_polynomial",
     "cubic_system",
     "degree",
@@ -383,8 +384,14 @@ def _compile(args, expr):
 
 
 @cached(maxsize=1)
-def _compiled_a1_zero():
-    """``(coeffs, P, P_m, P_gamma)`` of the symbolic ``a_1 = 0`` polynomial, args ``(m, gamma, c, nu, d)``."""
+def a1_zero_functions():
+    """The compiled mpmath code of the symbolic ``a_1 = 0`` polynomial ``P`` (:func:`a1_zero_polynomial`) in ``m``:
+    ``(coeffs, P, P_m, P_gamma)``, each a function of ``(m, gamma, c, nu, d)`` (``coeffs``: the coefficients of
+    ``P`` in ``m``, highest first), exact rationals only (cached).
+
+    Takes nothing; raises :class:`ClosedFormError` if the polynomial held a float literal.  (No doctest:
+    compiling it cold takes about a second; :func:`stieltjes_closed_form_value`'s example runs it.)
+    """
     P = a1_zero_polynomial().as_expr()
     args = (m, gamma, c, nu, d)
     coeffs = sp.Poly(P, m).all_coeffs()
@@ -412,7 +419,7 @@ def _functions(c_, a1_, nu_, d_):
     """Compiled functions and the mpf parameters ``(c, nu, d)`` plus ``mu_1``."""
     a1_zero = (a1_ == 0) if not isinstance(a1_, str) else (Fraction(a1_) == 0)
     if a1_zero:
-        fns = _compiled_a1_zero()
+        fns = a1_zero_functions()
     else:
         key = tuple(_exact(x, n) for x, n in zip((c_, a1_, nu_, d_), ("c", "a_1", "nu", "d")))
         fns = _compiled_general(*key)
