@@ -146,7 +146,13 @@ def training_forms(model, at: dict, names, digits: int, ridge: bool = False, zer
     ``zero`` (vectors that are 0) give 0 without a solve.
 
     Takes the engine model, the values ``at``, the vector names, ``digits``; returns mpf values; raises the
-    engine's errors.  (No doctest: it runs the trace engine for seconds; ``tests/models/attention/test_test_error.py`` checks it.)
+    engine's errors.  The real engine takes seconds (``tests/models/attention/test_test_error.py`` runs it);
+    with a stand-in whose every limit is 1, ``||w||^2 = 1 - 1/2`` at ``gamma = 2``:
+
+    >>> from types import SimpleNamespace
+    >>> one = SimpleNamespace(limit=lambda expr, at, digits: SimpleNamespace(value=mpmath.mpf(1)))
+    >>> training_forms(one, {"gamma": 2}, ["mu", "wk1"], 15, zero=("wk1",))
+    (mpf('0.5'), [mpf('1.0'), mpf('0.0')])
     """
     phi = model.limit(PHI_RR if ridge else PHI_A, at=at, digits=digits).value
     err = model.limit(E_RR if ridge else E_A, at=at, digits=digits).value
@@ -189,7 +195,17 @@ def ridge_test_formula(c, gamma, snr):
 def engine_projection(model, u: str, at: dict, digits: int):
     """The engine limit of ``u . w``; an engine refusal (e.g. its cap on unknowns) becomes :class:`NotDerived`.
 
-    Returns an mpf; raises :class:`~symrmt.errors.NotDerived` where the engine refuses the form.  (No doctest: it runs the trace engine for seconds; ``tests/models/attention/test_test_error.py`` checks it.)
+    Takes the engine model, the vector's name ``u``, the values ``at`` and ``digits``; returns an mpf; raises
+    :class:`~symrmt.errors.NotDerived` where the engine refuses the form.  The real engine takes seconds
+    (``tests/models/attention/test_test_error.py`` runs it); a stand-in that refuses every form:
+
+    >>> from types import SimpleNamespace
+    >>> def refuse(expr, at, digits):
+    ...     raise ModelError("too many unknowns")
+    >>> engine_projection(SimpleNamespace(limit=refuse), "mu", {"gamma": 1}, 15)
+    Traceback (most recent call last):
+    ...
+    symrmt.errors.NotDerived: the test error needs the training form mu . w, which the engine refuses here: too many unknowns
     """
     try:
         return model.limit(projection_expr(u), at=at, digits=digits).value

@@ -238,8 +238,16 @@ def solve_points(nl, points: GridPoints, diagonal: str, certify: int = 0, seed: 
     """:func:`symrmt.models.attention.fast.solve_grid` on ``points`` (flat), a non-PSD point refused by its parameters.
 
     Takes a :class:`~symrmt.hermite.Nonlinearity`, the points, ``diagonal``, ``certify`` and ``seed`` as
-    :func:`~symrmt.models.attention.fast.solve_grid`; returns its result.  (No doctest: it runs the float64
-    solver; ``tests/models/attention/test_sweeps_fast.py`` checks it.)
+    :func:`~symrmt.models.attention.fast.solve_grid`; returns its result; raises
+    :class:`~symrmt.errors.ParameterError` naming the first point whose Gram data are not a Gram matrix, before
+    any solve (here ``[[||mu||^2, mu.w_K], [mu.w_K, ||w_K||^2]] = [[1, 2], [2, 1]]``, eigenvalues 3 and -1):
+
+    >>> from symrmt.hermite import Nonlinearity
+    >>> pts = grid_points({"c": ["1/2", 2], "gamma": [1]}, {"snr": 1, "wk2": 1, "muwk": 2}, None)
+    >>> solve_points(Nonlinearity("tanh"), pts, "zero")
+    Traceback (most recent call last):
+    ...
+    symrmt.errors.ParameterError: the geometry at the grid point c = 0.5, gamma = 1, ... is not a Gram matrix (not positive semi-definite, eigenvalue -1 < 0): ...
     """
     try:
         # imported here: an installation without the vectorised solver refuses fast=True, and says so
