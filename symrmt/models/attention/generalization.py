@@ -1,26 +1,10 @@
 r"""Test errors on a fresh sequence: the paper's readout, trained on ``(X, y)``, tested on new tokens.
 
-Training (``docs/theory.md`` section 1.4): ``w = (Phi Phi^T/n + gamma I_p)^{-1} Phi y/n`` with ``Phi = X K``;
-ridge ``w_R = (X X^T/n + gamma I_p)^{-1} X y/n``.  Test on an independent sequence
-``X' = mu y'^T + Z'`` of ``n`` tokens with its own kernel ``K' = f(X'^T W X'/sqrt(p))/sqrt(p)``:
-
-.. math::
-
-    T_A = \|y' - (X'K')^T w\|^2/n, \qquad T_{RR} = \|y' - X'^T w_R\|^2/n .
-
-For a readout ``v`` independent of the fresh sequence, with ``s = mu . v``, ``h = v + mu s``
-(``h = Sigma v``, ``Sigma = I + mu mu^T`` the token covariance) and ``kappa = a_1/(alpha c)``,
-the limit of the fresh-sample error is (``docs/theory.md`` section 12)
-
-.. math::
-
-    T(v) = \big(1 - \kappa\,\mu^T W^T h\big)^2 + \kappa^2 \|W^T h\|^2 - 2 d s
-           + 2 d \kappa\, h^T W h + (d^2 + \nu/c)\,(s^2 + \|v\|^2),
-
-with ``(a_1, nu, d)`` the Hermite data of ``f_alpha`` (``d = 0`` for a zero diagonal).  Ridge is
-``a_1 = 0, nu = 0, d = 1``: ``T_RR = (1 - s)^2 + ||v||^2``.  The readout enters only through
-``||v||^2`` and its inner products with ``mu, w_K^j, w_Q^j``: the training side's quadratic forms
-(:func:`training_forms`).
+The readout ``w`` (and ridge's ``w_R``) trained on ``(X, y)`` is tested on an independent sequence
+``X' = mu y'^T + Z'``: ``T_A = ||y' - (X'K')^T w||^2/n``, ``T_RR = ||y' - X'^T w_R||^2/n``.  In the limit the
+test error of a readout ``v`` is a quadratic form in ``||v||^2`` and its inner products with ``mu, w_K^j,
+w_Q^j`` (:func:`fresh_error_formula`), which the training side gives as limits (:func:`training_forms`).  Also:
+the ridge error in closed form, and the simulation of both.  The derivation is in ``docs/theory.md`` section 12.
 
 >>> import sympy as sp
 >>> a1, nu, d, c = sp.symbols("a_1 nu d c")
