@@ -1,23 +1,11 @@
 """Batched float64 kernels of the fast path: the compiled NumPy systems, Newton and continuation.
 
-Every formula evaluated here is a SymPy expression of :mod:`symrmt.models.attention.equations`,
-printed for NumPy by the one compile step (:func:`symrmt.codegen.compile.compile_recipe`
-with ``target="numpy"``, through the same code cache as the mpmath code).  This
-module only drives those functions on stacked arrays: Newton's method with a
-batched least-squares solve (QR, then the core's stacked ``numpy.linalg.solve``,
-:func:`symrmt.core.batch.solve`, on the triangular factors), continuation in
-``gamma`` from the large-``gamma`` start for all points at once, and the batched
-Woodbury solve of the low-rank part.
-
-Error estimate.  The generated code is plain arithmetic, so it runs unchanged on
-``numpy.longdouble`` arrays (the x87 80-bit format on x86-64 Linux: 64-bit
-mantissa, unit roundoff ``5.4e-20``).  After the float64 solve, one correction
-step is taken with the residuals (fixed point, Woodbury system) evaluated in
-long double, and every value is evaluated again in long double at the corrected
-point.  The gap between the float64 value and the corrected one estimates the
-float64 error point by point; the corrected value is the one returned.  Where
-``longdouble`` is plain float64 (some platforms), :data:`EXTENDED` is False and
-the estimate only sees the float64 floor (see :func:`symrmt.models.attention.fast.solve_grid`).
+The SymPy systems of :mod:`symrmt.models.attention.equations`, compiled for NumPy, driven on stacked arrays:
+Newton's method with a batched least-squares step, continuation in ``gamma`` for all points at once from the
+large-``gamma`` start, the batched Woodbury solve of the low-rank part, and the error estimate: one correction
+with the residuals in ``numpy.longdouble`` (:data:`EXTENDED` says whether it is wider than float64), the gap
+between the float64 value and the corrected one estimating the float64 error point by point; the corrected
+value is the one returned (``docs/performance.md``).
 """
 
 from __future__ import annotations

@@ -1,17 +1,10 @@
 r"""The float64 side of :func:`symrmt.sweep` (``fast=True``): a product grid as float meshes.
 
-The certified path builds an exact :class:`~symrmt.models.attention.geometry.Geometry` at every point; on a
-``200 x 200`` grid that costs more than the float64 solve itself.  Here each value of each
-axis (and each fixed value) is validated once, exactly -- ``c > 0``, ``gamma > 0``, squared
-norms ``>= 0``, cosines in ``[-1, 1]``, an angle and the inner product of the same pair not
-both given -- and the grid goes to :func:`symrmt.models.attention.fast.solve_grid` as float64 columns
-(the inner product of a pair given by its angle is ``cos * sqrt(norm * norm)`` in float64).
-:func:`~symrmt.models.attention.fast.solve_grid` checks that every point's Gram matrix is positive
-semi-definite; a point that is not is refused with its parameters named.
-
-The points of the result are a :class:`GridPoints`, a read-only sequence that builds the
-dict of a point only when asked: the axis and fixed values as the exact Fractions given,
-inner products from angles as float64.
+Each value of each axis (and each fixed value) is validated once, exactly (``c > 0``, ``gamma > 0``, squared
+norms ``>= 0``, cosines in ``[-1, 1]``, not both an angle and the inner product of one pair), and the grid goes
+to :func:`symrmt.models.attention.fast.solve_grid` as float64 columns (an inner product given by its angle is
+``cos * sqrt(norm * norm)``); a point whose Gram matrix is not positive semi-definite is refused by name.
+:class:`GridPoints` holds the points, building a point's dict only when asked.
 
 Examples
 --------
