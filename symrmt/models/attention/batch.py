@@ -112,7 +112,7 @@ def newton(g, p, maxsteps: int = 12, contract=None):
     (the continuation's correctors pass :data:`CORRECTOR_CONTRACT`), for steps above
     :data:`CORRECTOR_CONTRACT_ABOVE`.
 
-    Takes ``g`` (rows of six entries), the parameter columns ``p``, ``maxsteps`` and ``contract``.  (No doctest: it needs the compiled float64 systems, about a second cold; the fast path's tests
+    Takes ``g`` (rows of six entries), the parameter columns ``p``, ``maxsteps`` and ``contract``.  (No doctest: it needs the compiled float64 systems, seconds cold; the fast path's tests
     (``tests/models/attention/test_fast.py``, ``test_fast_grid.py``) run it through
     :func:`symrmt.models.attention.fast.solve_grid`.)
     """
@@ -165,7 +165,7 @@ def continuation(gamma, c, a1: float, nu: float, d: float, max_rounds: int = 400
     of the previous point.  Returns ``(g, dg, step, ok)`` at the targets.
 
     Takes float64 arrays ``gamma``, ``c`` (one entry per point) and the Hermite data; rows that fail have
-    ``ok`` false (nothing is raised).  (No doctest: it needs the compiled float64 systems, about a second cold; the fast path's tests
+    ``ok`` false (nothing is raised).  (No doctest: it needs the compiled float64 systems, seconds cold; the fast path's tests
     (``tests/models/attention/test_fast.py``, ``test_fast_grid.py``) run it through
     :func:`symrmt.models.attention.fast.solve_grid`.)
     """
@@ -241,7 +241,7 @@ def continuation_tree(gamma, c, a1: float, nu: float, d: float, max_rounds: int 
     point whose start failed, or that fails on its way, is solved again by :func:`continuation`
     from the large-``gamma`` start.  Returns ``(g, dg, step, ok)`` in the order given.
 
-    Takes and returns what :func:`continuation` does.  (No doctest: it needs the compiled float64 systems, about a second cold; the fast path's tests
+    Takes and returns what :func:`continuation` does.  (No doctest: it needs the compiled float64 systems, seconds cold; the fast path's tests
     (``tests/models/attention/test_fast.py``, ``test_fast_grid.py``) run it through
     :func:`symrmt.models.attention.fast.solve_grid`.)
     """
@@ -316,7 +316,7 @@ def refine(g, dg, gamma, c, a1, nu, d):
     (:func:`symrmt.models.attention.compiled.fixed_point_tangent_function`).  Row by row (in blocks,
     :func:`symrmt.core.batch.blockwise`).
 
-    Takes the float64 rows and the parameters.  (No doctest: it needs the compiled float64 systems, about a second cold; the fast path's tests
+    Takes the float64 rows and the parameters.  (No doctest: it needs the compiled float64 systems, seconds cold; the fast path's tests
     (``tests/models/attention/test_fast.py``, ``test_fast_grid.py``) run it through
     :func:`symrmt.models.attention.fast.solve_grid`.)
     """
@@ -354,7 +354,7 @@ def branch_ok(g, dg, gamma, c, a1, nu, d, slack=1e-12):
     """The branch checks of the noise-only solution: ``det N != 0``, ``0 < tau <= 1/gamma``,
     noise-only error ``-gamma^2 dG_11/dgamma`` in ``[0, 1]`` (each to ``slack``).
 
-    Takes the rows and the parameters; returns a bool array, one per row.  (No doctest: it needs the compiled float64 systems, about a second cold; the fast path's tests
+    Takes the rows and the parameters; returns a bool array, one per row.  (No doctest: it needs the compiled float64 systems, seconds cold; the fast path's tests
     (``tests/models/attention/test_fast.py``, ``test_fast_grid.py``) run it through
     :func:`symrmt.models.attention.fast.solve_grid`.)
     """
@@ -549,7 +549,7 @@ def phi_woodbury(g, dg, gl, dgl, factor, a1: float, c):
     mixed-precision iterative refinement (residual of ``(I + D H) x = e`` in long
     double at ``gl``, correction solved in float64).  Returns ``(phi, dphi, phi_ld, dphi_ld)``.
 
-    Takes the float64 and long-double fixed points, the Gram factors, ``a_1`` and ``c``.  (No doctest: it needs the compiled float64 systems, about a second cold; the fast path's tests
+    Takes the float64 and long-double fixed points, the Gram factors, ``a_1`` and ``c``.  (No doctest: it needs the compiled float64 systems, seconds cold; the fast path's tests
     (``tests/models/attention/test_fast.py``, ``test_fast_grid.py``) run it through
     :func:`symrmt.models.attention.fast.solve_grid`.)
     """
