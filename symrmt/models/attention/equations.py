@@ -389,8 +389,17 @@ def aligned_phi(lu: bool = False):
     is derived in a fraction of the time.  The numeric layer compiles that form;
     ``tests/models/attention/test_solver_performance.py`` checks that the two agree exactly.
 
-    (No doctest: deriving it takes most of a second; :func:`symrmt.models.attention.compiled.closed_form_phi`
-    compiles it.)
+    Takes ``lu``; returns a SymPy expression in ``G_SYMBOLS``, ``a_1``, ``c``, ``||mu||^2`` and ``w_K^T w_Q``.
+    With ``a_1 = 0`` (``beta = 0``) it is the ``a_1 = 0`` closed form
+    ``G_11 - ||mu||^2 G_13^2/(1 + (1 + ||mu||^2) G_33)`` (``docs/theory.md`` section 7), without signal ``G_11``
+    (the ``lu=True`` form, built in a fraction of a second; the other takes about a second):
+
+    >>> phi = aligned_phi(lu=True)
+    >>> G11, G12, G13, G22, G23, G33 = G_SYMBOLS
+    >>> sp.cancel(phi.subs(a1, 0) - (G11 - snr * G13**2 / (1 + (1 + snr) * G33)))
+    0
+    >>> phi.subs(snr, 0) == G11
+    True
     """
     gm, Delta, g1 = _aligned_parts()
     if lu:
