@@ -1,5 +1,5 @@
 """The data behind the figures: sizes and grids, theory values, simulation jobs (NumPy and mpmath; no
-matplotlib).  :mod:`symrmt.figures.draw` turns them into figures."""
+matplotlib)."""
 
 from __future__ import annotations
 
