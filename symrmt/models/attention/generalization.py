@@ -204,7 +204,15 @@ def engine_model(f, r: int, alpha, diagonal: str, digits: int):
     """The engine model of :func:`~symrmt.models.attention.engine_model.attention_model`, kept per
     ``(f, r, alpha, diagonal)`` so that its plans (the Woodbury systems of the forms) are built once.
 
-    Returns the engine :class:`~symrmt.engine.Model` (cached per key, rebuilt for more ``digits``).  (No doctest: it runs the trace engine for seconds; ``tests/models/attention/test_test_error.py`` checks it.)
+    Takes ``f``, the rank ``r``, ``alpha``, ``diagonal`` and ``digits``; returns the engine
+    :class:`~symrmt.engine.Model` (cached per key, rebuilt for more ``digits``); raises
+    :class:`~symrmt.errors.ParameterError` for a bad ``diagonal`` before any building (building takes
+    seconds; ``tests/models/attention/test_test_error.py`` runs it):
+
+    >>> engine_model("tanh", 1, 1, "kept", 15)
+    Traceback (most recent call last):
+    ...
+    symrmt.errors.ParameterError: diagonal must be one of ('zero', 'keep'), got 'kept'
     """
     key = (getattr(f, "text", f), getattr(f, "center", False), r, str(alpha), diagonal)
     hit = _MODELS.get(key)
