@@ -511,8 +511,20 @@ class Comparison(TableResult):
         return df
 
     def to_xarray(self):
-        """An ``xarray.Dataset`` of every column over ``gamma`` (needs xarray; no example: importing it costs a
-        second)."""
+        """An ``xarray.Dataset`` of every column over ``gamma``; raises :class:`~symrmt.errors.ExtraUnavailable`
+        without xarray.  The gap is ``(0.6 - 0.2)/0.1 = 4``:
+
+        >>> import numpy as np
+        >>> from types import SimpleNamespace as NS
+        >>> sim = NS(gamma=np.array([1.0]), attention=np.array([0.6]), attention_se=np.array([0.1]),
+        ...          ridge=np.array([0.5]), ridge_se=np.array([0.05]), n=64, p=32, trials=2, geometry=None)
+        >>> limit = NS(gamma=np.array([1.0]), gamma_exact=(1,), attention=np.array([0.2]), ridge=np.array([0.5]),
+        ...            attention_mp=(0.2,), ridge_mp=(0.5,))
+        >>> cmp = Comparison(sim, limit)
+        >>> ds = cmp.to_xarray()
+        >>> ds["attention_gap"].values.round(12).tolist(), ds["ridge_gap"].values.tolist(), ds["gamma"].values.tolist()
+        ([4.0], [0.0], [1.0])
+        """
         xr = need_xarray()
         data = self.to_numpy()
         return xr.Dataset({name: ("gamma", data[:, i]) for i, name in enumerate(self.columns) if name != "gamma"},
@@ -521,7 +533,24 @@ class Comparison(TableResult):
     def plot(self, ax=None, k: float = 1.0, log=None, fine: int = 61):
         """The simulation's error bars (``k`` se) over the limit curves, evaluated on ``fine`` values of
         ``gamma`` spanning the simulated ones (smooth; ``fine=0``: only at the simulated ``gamma``), in
-        matching colours (matplotlib); returns the axes.  (No doctest: it draws a figure.)"""
+        matching colours (matplotlib); takes optional axes, ``k``, ``log`` and ``fine``, returns the axes.  A
+        limit without ``recompute`` is drawn through its own points (axes of a ``matplotlib.figure.Figure``,
+        nothing rendered):
+
+        >>> import numpy as np
+        >>> from fractions import Fraction as F
+        >>> from types import SimpleNamespace as NS
+        >>> from matplotlib.figure import Figure
+        >>> from symrmt.results import SimulationResult
+        >>> sim = SimulationResult(f="tanh", expr="tanh(t)", center=False, c=F(1, 2), gamma_exact=(F(1),),
+        ...                        geometry=None, diagonal="zero", n=64, p=32, trials=2, seed=0, noise="gaussian",
+        ...                        attention_trials=np.array([[0.5], [0.7]]), ridge_trials=np.array([[0.4], [0.6]]))
+        >>> limit = NS(gamma=np.array([1.0]), gamma_exact=(1,), attention=np.array([0.2]), ridge=np.array([0.5]),
+        ...            attention_mp=(0.2,), ridge_mp=(0.5,))
+        >>> ax = Comparison(sim, limit).plot(ax=Figure().add_subplot())
+        >>> [line.get_ydata().tolist() for line in ax.get_lines()[:2]]
+        [[0.2], [0.5]]
+        """
         return self.simulation.plot(ax=ax, limit=self.theory, k=k, log=log, fine=fine)
 
     def _rows(self):

@@ -1,6 +1,6 @@
 r"""The building blocks of the package's LaTeX: ``align`` and ``equation``/``split`` environments, sums
 broken to fit the line, a whole ``article`` around a body, and the sentences that state the model and
-the Hermite data.  The derivations write their text with them; :mod:`symrmt.latex` gathers the texts.
+the Hermite data.
 """
 
 from __future__ import annotations

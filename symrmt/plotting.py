@@ -24,7 +24,10 @@ def need_matplotlib():
     """``matplotlib.pyplot``, with the install hint when it is missing.
 
     Takes nothing; returns the module; raises :class:`~symrmt.errors.ExtraUnavailable` (an ``ImportError``)
-    naming ``pip install 'symrmt[plot]'``.  (No example: importing pyplot costs a second.)
+    naming ``pip install 'symrmt[plot]'``.
+
+    >>> need_matplotlib().__name__
+    'matplotlib.pyplot'
     """
     try:
         # optional dependency (matplotlib)
@@ -72,7 +75,10 @@ def need_xarray():
     """``xarray``, with the install hint when it is missing.
 
     Takes nothing; returns the module; raises :class:`~symrmt.errors.ExtraUnavailable` (an ``ImportError``)
-    naming ``pip install 'symrmt[results]'``.  (No example: importing xarray costs a second.)
+    naming ``pip install 'symrmt[results]'``.
+
+    >>> need_xarray().__name__
+    'xarray'
     """
     try:
         # optional dependency (xarray)
@@ -113,7 +119,16 @@ def set_log(ax, which: str = "x") -> None:
     ``4x10^-1``), and over at most 2.5 decades of data major ticks at 1, 2 and 5 times the powers of ten,
     written as plain numbers (``0.5``, ``1``, ``2``).  Call it after the data are drawn.
 
-    Takes matplotlib axes and ``"x"`` or ``"y"``; returns ``None``.  (No example: it needs a figure.)
+    Takes matplotlib axes and ``"x"`` or ``"y"``; returns ``None``.  The axes of a
+    ``matplotlib.figure.Figure`` (no pyplot, nothing drawn): over one decade the major labels are plain
+    numbers and the minor ticks have none:
+
+    >>> from matplotlib.figure import Figure
+    >>> ax = Figure().add_subplot()
+    >>> _ = ax.plot([0.1, 1.0], [0.0, 1.0])
+    >>> set_log(ax, "x")
+    >>> ax.get_xscale(), ax.xaxis.get_major_formatter()(0.5, 0), type(ax.xaxis.get_minor_formatter()).__name__
+    ('log', '0.5', 'NullFormatter')
     """
     # optional dependency (matplotlib)
     from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
@@ -160,7 +175,16 @@ def plot_limit(r, ax=None, log=None, labels=("$E_A$ (Attention)", "$E_{RR}$ (rid
 
     Takes the result (or any object with ``gamma``, ``attention``, ``ridge`` arrays), optional axes, ``log``
     (``None``: a log axis when ``gamma`` spans a factor 10) and the two legend labels; returns the axes.
-    (No doctest: it draws a figure; ``tests/test_plotting.py`` checks it.)
+    The lines go through the points in increasing ``gamma`` (axes of a ``matplotlib.figure.Figure``; nothing
+    is rendered):
+
+    >>> import numpy as np
+    >>> from types import SimpleNamespace
+    >>> from matplotlib.figure import Figure
+    >>> r = SimpleNamespace(gamma=np.array([10.0, 1.0]), attention=np.array([0.2, 0.1]), ridge=np.array([0.4, 0.3]))
+    >>> ax = plot_limit(r, ax=Figure().add_subplot())
+    >>> [line.get_ydata().tolist() for line in ax.get_lines()], ax.get_xscale()
+    ([[0.1, 0.2], [0.3, 0.4]], 'log')
     """
     ax = _axes(ax)
     order = r.gamma.argsort()
@@ -236,8 +260,17 @@ def plot_simulation(s, ax=None, limit=None, k: float = 1.0, log=None, fine: int 
     over the curves of ``limit`` (a :class:`~symrmt.results.LimitResult`) when given: the limit is
     recomputed on ``fine`` values of ``gamma`` spanning the simulated ones (``fine=0``: drawn through
     ``limit``'s own points), in the colour of its points.  Returns the axes; a limit that cannot be
-    recomputed on the fine grid is drawn through its own points, with a warning.  (No doctest: it draws a
-    figure; ``tests/test_plotting.py`` checks it.)
+    recomputed on the fine grid is drawn through its own points, with a warning.  A bar spans
+    ``mean -+ k se`` (here ``0.5 -+ 2 * 0.25``; axes of a ``matplotlib.figure.Figure``, nothing rendered):
+
+    >>> import numpy as np
+    >>> from types import SimpleNamespace
+    >>> from matplotlib.figure import Figure
+    >>> s = SimpleNamespace(gamma=np.array([1.0]), attention=np.array([0.5]), attention_se=np.array([0.25]),
+    ...                     ridge=np.array([0.5]), ridge_se=np.array([0.0]), n=64)
+    >>> ax = plot_simulation(s, ax=Figure().add_subplot(), k=2)
+    >>> ax.containers[0][2][0].get_segments()[0].tolist()
+    [[1.0, 0.0], [1.0, 1.0]]
     """
     ax = _axes(ax)
     if limit is not None:
@@ -355,8 +388,16 @@ def plot_sweep(sw, kind: str | None = None, ax=None, log=None):
 
 def plot_crossings(cr, ax=None, log=None):
     """The sign of ``E_A - E_RR`` at the scan points of a :class:`~symrmt.models.attention.boundary.CrossingsResult`
-    and a vertical line at each root.  Returns the axes.  (No doctest: it draws a figure;
-    ``tests/test_plotting.py`` checks it.)
+    and a vertical line at each root.  Takes the result (or any object with ``scan_x``, ``scan_sign``,
+    ``roots``, ``over``), optional axes and ``log``; returns the axes (of a ``matplotlib.figure.Figure`` here,
+    nothing rendered):
+
+    >>> from types import SimpleNamespace
+    >>> from matplotlib.figure import Figure
+    >>> cr = SimpleNamespace(scan_x=[0.5, 1, 2], scan_sign=[-1, -1, 1], roots=[1.5], over="c")
+    >>> ax = plot_crossings(cr, ax=Figure().add_subplot())
+    >>> ax.get_lines()[-1].get_xdata(), ax.get_xlabel()
+    ([1.5, 1.5], '$c$')
     """
     ax = _axes(ax)
     x = np.array([float(v) for v in cr.scan_x])

@@ -176,16 +176,37 @@ class LimitResult(TableResult):
         return df
 
     def to_xarray(self):
-        """An ``xarray.Dataset``: ``attention`` and ``ridge`` over ``gamma`` (float64), the inputs in ``attrs``
-        (needs xarray; no example: importing it costs a second)."""
+        """An ``xarray.Dataset``: ``attention`` and ``ridge`` over ``gamma`` (float64), the inputs in ``attrs``.
+
+        Takes nothing; raises :class:`~symrmt.errors.ExtraUnavailable` without xarray.
+
+        >>> import mpmath, symrmt
+        >>> from fractions import Fraction as F
+        >>> r = LimitResult(f="tanh", expr="tanh(t)", center=False, c=F(1, 2), gamma_exact=(F(1, 10), F(1)),
+        ...                 geometry=symrmt.Geometry(snr=1), diagonal="zero", digits=5,
+        ...                 attention_mp=(mpmath.mpf("0.25"), mpmath.mpf(0.5)), ridge_mp=(mpmath.mpf(1) / 3, mpmath.mpf(0.75)))
+        >>> ds = r.to_xarray()
+        >>> ds["attention"].values.tolist(), ds["gamma"].values.tolist(), ds.attrs["c"]
+        ([0.25, 0.5], [0.1, 1.0], '1/2')
+        """
         xr = need_xarray()
         attrs = {k: str(v) for k, v in self.params().items()}
         return xr.Dataset({"attention": ("gamma", self.attention), "ridge": ("gamma", self.ridge)},
                           coords={"gamma": self.gamma}, attrs=attrs)
 
     def plot(self, ax=None, log=None):
-        """``E_A`` and ``E_RR`` against ``gamma`` (matplotlib); returns the axes (no doctest: it draws a
-        figure; ``tests/test_plotting.py`` checks it)."""
+        """``E_A`` and ``E_RR`` against ``gamma`` (matplotlib; :func:`~symrmt.plotting.plot_limit`): takes optional
+        axes and ``log``, returns the axes (here of a ``matplotlib.figure.Figure``, nothing rendered).
+
+        >>> import mpmath, symrmt
+        >>> from fractions import Fraction as F
+        >>> r = LimitResult(f="tanh", expr="tanh(t)", center=False, c=F(1, 2), gamma_exact=(F(1, 10), F(1)),
+        ...                 geometry=symrmt.Geometry(snr=1), diagonal="zero", digits=5,
+        ...                 attention_mp=(mpmath.mpf("0.25"), mpmath.mpf(0.5)), ridge_mp=(mpmath.mpf(1) / 3, mpmath.mpf(0.75)))
+        >>> from matplotlib.figure import Figure
+        >>> [line.get_ydata().tolist() for line in r.plot(ax=Figure().add_subplot()).get_lines()]
+        [[0.25, 0.5], [0.3333333333333333, 0.75]]
+        """
         return plot_limit(self, ax=ax, log=log)
 
     def params(self, exact: bool = False) -> dict:
@@ -465,8 +486,19 @@ class SimulationResult(TableResult):
 
     def to_xarray(self):
         """An ``xarray.Dataset``: means and standard errors over ``gamma``, and every trial over
-        ``(trial, gamma)`` (``attention_trials``, ``ridge_trials``).  Needs xarray (no example: importing it
-        costs a second)."""
+        ``(trial, gamma)`` (``attention_trials``, ``ridge_trials``).  Raises
+        :class:`~symrmt.errors.ExtraUnavailable` without xarray.  Two trials ``0.5, 0.7``: mean ``0.6``, se
+        ``0.2/2 = 0.1``:
+
+        >>> import numpy as np
+        >>> from fractions import Fraction as F
+        >>> s = SimulationResult(f="tanh", expr="tanh(t)", center=False, c=F(1, 2), gamma_exact=(F(1),),
+        ...                      geometry=None, diagonal="zero", n=64, p=32, trials=2, seed=0, noise="gaussian",
+        ...                      attention_trials=np.array([[0.5], [0.7]]), ridge_trials=np.array([[0.4], [0.6]]))
+        >>> ds = s.to_xarray()
+        >>> ds["attention"].values.round(12).tolist(), ds["attention_se"].values.round(12).tolist(), ds.sizes["trial"]
+        ([0.6], [0.1], 2)
+        """
         xr = need_xarray()
         g = ("gamma",)
         return xr.Dataset({"attention": (g, self.attention), "attention_se": (g, self.attention_se),
@@ -479,8 +511,19 @@ class SimulationResult(TableResult):
         """The means with error bars of ``k`` standard errors, over the curves of ``limit`` (a
         :class:`LimitResult`) when given, recomputed on ``fine`` values of ``gamma`` spanning the
         simulated ones so that the curves are smooth (``fine=0``: through ``limit``'s own points), in
-        the colours of the points (matplotlib); returns the axes (no doctest: it draws a figure;
-        ``tests/test_plotting.py`` checks it)."""
+        the colours of the points (matplotlib; :func:`~symrmt.plotting.plot_simulation`); returns the axes.
+        A bar spans ``mean -+ k se`` (``0.6 -+ 0.1``; axes of a ``matplotlib.figure.Figure``, nothing rendered):
+
+        >>> import numpy as np
+        >>> from fractions import Fraction as F
+        >>> s = SimulationResult(f="tanh", expr="tanh(t)", center=False, c=F(1, 2), gamma_exact=(F(1),),
+        ...                      geometry=None, diagonal="zero", n=64, p=32, trials=2, seed=0, noise="gaussian",
+        ...                      attention_trials=np.array([[0.5], [0.7]]), ridge_trials=np.array([[0.4], [0.6]]))
+        >>> from matplotlib.figure import Figure
+        >>> ax = s.plot(ax=Figure().add_subplot())
+        >>> np.round(ax.containers[0][2][0].get_segments()[0], 12).tolist()
+        [[1.0, 0.5], [1.0, 0.7]]
+        """
         return plot_simulation(self, ax=ax, limit=limit, k=k, log=log, fine=fine)
 
     def compare(self, theory: LimitResult, sizes=None, runs=()) -> Comparison:

@@ -528,7 +528,18 @@ class TableResult:
         return pd.DataFrame(self._rows(), columns=self._columns())
 
     def to_xarray(self):
-        """The rows of :meth:`to_pandas` as an xarray Dataset (needs xarray)."""
+        """The rows of :meth:`to_pandas` as an xarray Dataset over ``index`` (one row per point); raises
+        :class:`~symrmt.errors.ParameterError` without xarray.
+
+        >>> class One(TableResult):
+        ...     def _columns(self):
+        ...         return ["x", "y"]
+        ...     def _rows(self, limit=None):
+        ...         return [["1", "2"]]
+        >>> ds = One().to_xarray()
+        >>> ds["x"].values.tolist(), ds.sizes["index"]
+        (['1'], 1)
+        """
         try:
             import xarray  # noqa: F401
         except ImportError:

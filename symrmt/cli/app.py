@@ -1,5 +1,5 @@
 """The command line ``symrmt <verb>``: the parser (:func:`build_parser`) and :func:`main`, which runs a verb
-and turns its errors into one line and an exit code.  The verbs live in the other modules of ``symrmt.cli``.
+and turns its errors into one line and an exit code.
 """
 
 from __future__ import annotations

@@ -6,15 +6,10 @@ r"""``symrmt icl``: the ICL error of ridgeless linear attention on in-context li
     symrmt icl --alpha A --kappa K --tau T --rho R --simulate --d D [--trials N] [--seed S] [--json]
                [--workers W | --scheduler ADDRESS] [--store PATH]
 
-Without ``--simulate``: the ``d -> oo`` ridgeless limit (:func:`symrmt.models.icl.theory.icl_limit`, the
-paper's Result 1) to ``D`` significant digits; ``--json``: ``{"error", "alpha", "kappa", "tau", "rho",
-"branch", "m", "mu", "digits"}``.  With ``--simulate``: the model at token dimension ``d``
-(:func:`symrmt.models.icl.simulation.icl_simulate`); ``--json``: ``{"error"`` (the Monte-Carlo mean)``, "se",
-"trials", "d", "ell", "k", "n", "features", ..., "errors", "theory", "gap_se"}`` (``theory`` and ``gap_se``
-are ``null`` at ``tau = 1``); the trials run through the package's executor (``--workers``: a local Dask
-cluster, ``--scheduler``: an existing one) and trial store (``--store``), as for ``symrmt simulate``.
-Exit codes: 2 bad input (``alpha, kappa, tau > 0``, ``rho >= 0``; ``tau = 1`` is the pole of the limit;
-a simulation flag without ``--simulate``), 3 a value that could not be certified.
+Without ``--simulate``: the ``d -> oo`` ridgeless limit (the paper's Result 1) to ``D`` significant digits; with
+it, the model simulated at token dimension ``d`` through the package's executor and trial store.  Exit codes: 2
+bad input (``tau = 1`` is the pole of the limit), 3 a value that could not be certified.  The flags, the JSON
+records and the exit codes are in ``docs/icl.md`` section 4.
 
 >>> from symrmt.cli.app import main
 >>> main(["icl", "--alpha", "1", "--kappa", "1/2", "--tau", "2", "--rho", "0.1", "--digits", "12", "--json"])

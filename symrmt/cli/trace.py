@@ -295,7 +295,15 @@ def law_lines(kind: str) -> str:
 
 class LawsHelpFormatter(argparse.HelpFormatter):
     """The help formatter of ``symrmt trace``: a flag's help that holds a mark of :data:`LAWS_MARK` lists the
-    registered laws of that kind, read from the registry only when the help is printed."""
+    registered laws of that kind, read from the registry only when the help is printed.  Takes what
+    ``argparse.HelpFormatter`` takes (argparse passes the program name).
+
+    >>> import argparse
+    >>> p = argparse.ArgumentParser(prog="demo", formatter_class=LawsHelpFormatter)
+    >>> _ = p.add_argument("--vector", help=LAWS_MARK["vector"])
+    >>> "NAME=gaussian_vector(dim)" in p.format_help(), LAWS_MARK["vector"] in p.format_help()
+    (True, False)
+    """
 
     def _get_help_string(self, action):
         text = super()._get_help_string(action) or ""

@@ -5,22 +5,11 @@ r"""``symrmt trace-sweep``: a trace-engine expression on a product grid, by the 
     symrmt trace-sweep 'EXPR' --matrix ... [--dim ...] --grid 'gamma=1e-3:10:400:log' [--grid 'c=1/2,2']
         [--at 'c=1/2'] [--certify K] [--seed S] [--json] [--out FILE]
 
-The declarations are those of ``symrmt trace``; ``--grid NAME=SPEC`` (repeatable, the axes in that
-order) takes the SPEC of ``symrmt sweep --grid``: ``V1,V2,...``, ``LO:HI:K`` (K evenly spaced values)
-or ``LO:HI:K:log``.  Every point is computed by :meth:`symrmt.engine.Model.sweep`: the float64 batched
-path, each point checked, a point failing its checks recomputed by the certified mpmath path (15
-digits) and marked ``fallback``.  ``--certify K`` re-solves K random points at 30 digits and prints the
-largest relative gap on stderr.  Output: CSV with one row per point (the axes as typed when they are
-decimals, else as decimals of 15 digits: ``1/3`` is ``0.333333333333333``; ``value``,
-``fallback``, ``error_estimate``, ``error``); ``--json``: ``{"columns", "rows", "grid", "at",
-"expression", "fallbacks", "failed", "certified_gap"}``.  A batched value is a float64 whose estimated
-relative error (a bound, at most ``1e-11``, else the point falls back) is in ``error_estimate``; a
-fallback point carries 15 certified digits (``error_estimate`` empty, ``null`` in JSON).  A value
-outside the float64 normal range (below about ``2.2e-308`` or above ``1.8e308``) is written as a
-decimal string with its 15 digits (never ``0.0``, a subnormal or ``inf``), and such a grid value is
-solved from its exact value.  A point that no path can deliver is marked (its ``value`` empty, ``null``
-in JSON; the reason in ``error``) and the sweep goes on; the exit code is 3 only when every point
-fails (a warning on stderr counts the failed points otherwise).
+The declarations are those of ``symrmt trace``, ``--grid NAME=SPEC`` those of ``symrmt sweep --grid``.  Every
+point comes from :meth:`symrmt.engine.Model.sweep` (checked; a failing point recomputed at 15 certified digits
+and marked ``fallback``; a point no path delivers marked with its reason, the sweep going on); output is a CSV
+row per point (``value``, ``fallback``, ``error_estimate``, ``error``) or ``--json``; the exit code is 3 only
+when every point fails.  The output and its values are in ``docs/engine.md`` section 15.
 """
 
 from __future__ import annotations

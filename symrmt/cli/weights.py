@@ -1,6 +1,6 @@
 """``symrmt limit/simulate --weights W.npy [--mu MU.npy]`` and ``--heads H --head-width D [--snr S | --mu MU.npy]``.
 
-The flags and the verbs that read them; the models are :mod:`symrmt.models.attention.weights`.
+The flags and the verbs that read them.
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """The data behind the figures: sizes and grids, theory values, simulation jobs (NumPy and mpmath; no
-matplotlib).  :mod:`symrmt.figures.draw` turns them into figures."""
+matplotlib)."""
 
 from __future__ import annotations
 
@@ -131,8 +131,14 @@ def _vector_geometry(mu, wk, wq):
 def preset_hermite(name: str, dps: int = 80) -> MappingProxyType:
     """Hermite data ``{"a1", "nu"}`` (mpf at ``dps`` digits) of a preset, computed once (read-only:
     pass ``dict(preset_hermite(name))`` where a dict is needed).  Raises the errors of
-    :class:`~symrmt.hermite.Nonlinearity` for a name that is not a preset.  (No doctest: a cold call costs
-    most of a second.)"""
+    :class:`~symrmt.hermite.Nonlinearity` for a name that is not a preset, before any quadrature (a preset's
+    cold call costs most of a second: ``tests/figures`` calls it):
+
+    >>> preset_hermite("tanhh")
+    Traceback (most recent call last):
+    ...
+    symrmt.errors.UnknownNameError: f: unknown name 'tanhh'; did you mean 'tanh' or 'tan'? (known names: ...) in 'tanhh'
+    """
     nl = Nonlinearity(name)
     return MappingProxyType({"a1": nl.a_mpf(1, dps), "nu": nl.nu_mpf(dps)})
 

@@ -43,8 +43,11 @@ _DPI = 150
 def matplotlib_figure():
     """The matplotlib ``Figure`` class, imported lazily.
 
-    Raises :class:`~symrmt.errors.ExtraUnavailable` with the install hint (``pip install 'symrmt[plot]'``)
-    without matplotlib.  (No example: importing matplotlib costs most of a second.)
+    Takes nothing; returns the class; raises :class:`~symrmt.errors.ExtraUnavailable` with the install hint
+    (``pip install 'symrmt[plot]'``) without matplotlib.
+
+    >>> matplotlib_figure().__module__
+    'matplotlib.figure'
     """
     try:
         import matplotlib  # noqa: F401
@@ -57,7 +60,12 @@ def matplotlib_figure():
 def new_figure(ncols: int, width: float = 5.0, height: float = 4.3):
     """A matplotlib figure of ``ncols`` panels in a row (``width`` x ``height`` inches each) and its axes.
 
-    (No doctest: it builds a figure.)
+    Takes the number of panels and a panel's size in inches; returns ``(figure, list of axes)`` (nothing is
+    rendered); raises :class:`~symrmt.errors.ExtraUnavailable` without matplotlib.
+
+    >>> fig, axes = new_figure(3, width=2.0, height=1.5)
+    >>> len(axes), fig.get_size_inches().tolist()
+    (3, [6.0, 1.5])
     """
     Figure = matplotlib_figure()
     fig = Figure(figsize=(width * ncols, height), layout="constrained")
@@ -85,7 +93,14 @@ def save_figure(fig, out, name: str) -> list[str]:
 def errorbar(ax, x, mean, se, **kw):
     """Draw Monte-Carlo means with error bars of ``ERRBAR`` standard errors on ``ax`` (the package's style).
 
-    Returns ``None``.  (No doctest: it draws on a figure.)
+    Takes the axes, the abscissae, the means, their standard errors and matplotlib's ``errorbar`` keywords;
+    returns ``None``.  A bar spans ``mean -+ ERRBAR se`` (axes of a figure that is not rendered):
+
+    >>> fig, (ax,) = new_figure(1)
+    >>> errorbar(ax, [1.0], [0.5], [0.1])
+    >>> lo, hi = ax.containers[0][2][0].get_segments()[0][:, 1]
+    >>> bool(abs(hi - lo - 2 * ERRBAR * 0.1) < 1e-15)
+    True
     """
     kw.setdefault("fmt", "o")
     kw.setdefault("ms", 4)

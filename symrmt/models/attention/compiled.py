@@ -60,8 +60,15 @@ def fixed_point_fjg(target: str = "mpmath"):
 
     ``target="numpy"``: the same recipes printed for float64 arrays (:data:`TARGETS`).
 
-    Takes ``target`` (``"mpmath"`` or ``"numpy"``); returns three compiled functions of ``(G, params)``.  (No doctest: compiling it cold takes about a second; ``tests/models/attention/test_fast.py`` checks the
-    NumPy code against the mpmath code compiled from the same SymPy expressions.)
+    Takes ``target`` (``"mpmath"`` or ``"numpy"``); returns three compiled functions of ``(G, params)``.
+    ``tests/models/attention/test_fast.py`` checks the NumPy code against the mpmath code.
+    Raises :class:`~symrmt.errors.ParameterError` for another ``target``, before any compiling
+    (a cold compile takes about a second):
+
+    >>> fixed_point_fjg("fortran")
+    Traceback (most recent call last):
+    ...
+    symrmt.errors.ParameterError: compile target must be one of ('mpmath', 'numpy'), got 'fortran'
     """
     return tuple(_fixed_point_recipe(part, target) for part in ("FJG", "detN", "map"))
 
@@ -71,7 +78,14 @@ def fixed_point_residual(target: str = "numpy"):
     """Compiled residual ``F`` (9 entries) of the fixed point alone, in the product form of
     :func:`fixed_point_fjg` (about a third of its cost: the fast path's long-double residual).
 
-    Takes ``target``; returns the compiled function of ``(G, params)``.  (No doctest: compiling it cold takes about a second.)
+    Takes ``target``; returns the compiled function of ``(G, params)``.
+    Raises :class:`~symrmt.errors.ParameterError` for another ``target``, before any compiling (a cold
+    compile takes about a second):
+
+    >>> fixed_point_residual("fortran")
+    Traceback (most recent call last):
+    ...
+    symrmt.errors.ParameterError: compile target must be one of ('mpmath', 'numpy'), got 'fortran'
     """
     return _fixed_point_recipe("Fprod", target)
 
@@ -82,7 +96,14 @@ def fixed_point_tangent_function(target: str = "numpy"):
     :func:`symrmt.models.attention.equations.fixed_point_tangent` (arguments ``(G, params, V)``): both
     residuals of the fast path's long-double correction in one evaluation, without the Jacobian's 54 entries.
 
-    Takes ``target``; returns the compiled function.  (No doctest: compiling it cold takes about a second.)
+    Takes ``target``; returns the compiled function.
+    Raises :class:`~symrmt.errors.ParameterError` for another ``target``, before any compiling (a cold
+    compile takes about a second):
+
+    >>> fixed_point_tangent_function("fortran")
+    Traceback (most recent call last):
+    ...
+    symrmt.errors.ParameterError: compile target must be one of ('mpmath', 'numpy'), got 'fortran'
     """
     return _fixed_point_recipe("Ftangent", target)
 
@@ -92,7 +113,14 @@ def fixed_point_homotopy_fjt(target: str = "mpmath"):
     """Compiled ``[F (9), dF/dG (54), dF/dt (9)]`` of :func:`symrmt.models.attention.equations.fixed_point_homotopy`
     (arguments ``(G, params + [t])``; the layout of :func:`fixed_point_fjg` with ``t`` for ``gamma``).
 
-    Takes ``target``; returns the compiled function.  (No doctest: compiling it cold takes about a second.)
+    Takes ``target``; returns the compiled function.
+    Raises :class:`~symrmt.errors.ParameterError` for another ``target``, before any compiling (a cold
+    compile takes about a second):
+
+    >>> fixed_point_homotopy_fjt("fortran")
+    Traceback (most recent call last):
+    ...
+    symrmt.errors.ParameterError: compile target must be one of ('mpmath', 'numpy'), got 'fortran'
     """
 
     def build():
@@ -172,7 +200,14 @@ def aligned_phi_coefficients(target: str = "numpy"):
     (12 entries; arguments ``(G, dG, a_1, c, w_K^T w_Q)``): the part of the aligned ``varphi`` that does not
     depend on ``||mu||^2``.
 
-    Takes ``target``; returns the compiled function.  (No doctest: compiling it cold takes about a second.)
+    Takes ``target``; returns the compiled function.
+    Raises :class:`~symrmt.errors.ParameterError` for another ``target``, before any compiling (a cold
+    compile takes about a second):
+
+    >>> aligned_phi_coefficients("fortran")
+    Traceback (most recent call last):
+    ...
+    symrmt.errors.ParameterError: compile target must be one of ('mpmath', 'numpy'), got 'fortran'
     """
 
     def build():
@@ -189,7 +224,14 @@ def aligned_phi_in_snr_function(target: str = "numpy"):
     from its coefficients: arguments ``((G_11, P_0, ..., Q_3), (dG_11, dP_0, ..., dQ_3), ||mu||^2)``, the
     coefficients and their derivatives from :func:`aligned_phi_coefficients` (a few operations per point).
 
-    Takes ``target``; returns the compiled function.  (No doctest: compiling it cold takes about a second.)
+    Takes ``target``; returns the compiled function.
+    Raises :class:`~symrmt.errors.ParameterError` for another ``target``, before any compiling (a cold
+    compile takes about a second):
+
+    >>> aligned_phi_in_snr_function("fortran")
+    Traceback (most recent call last):
+    ...
+    symrmt.errors.ParameterError: compile target must be one of ('mpmath', 'numpy'), got 'fortran'
     """
 
     def build():

@@ -1,34 +1,16 @@
 r"""The paper's model as an engine model: nonlinear Attention and ridge regression with a signal.
 
-Tokens ``X = mu y^T + Z`` (``Z`` a ``p x n`` Gaussian matrix, ``p = c n``, ``mu`` deterministic,
-``y`` iid signs), weights ``W = alpha I_p + sum_j wk_j wq_j^T``, the kernel ``K`` the
-Gaussian-equivalent expression of ``f(X^T W X/sqrt(p))/sqrt(p)`` (:func:`symrmt.engine.kernel`,
-diagonal zero or kept), and the two interpolation errors
+:func:`attention_model` writes tokens ``X = mu y^T + Z``, weights ``W = alpha I_p + sum_j wk_j wq_j^T``, the
+Gaussian-equivalent kernel of ``f(X^T W X/sqrt(p))/sqrt(p)`` (diagonal zero or kept) and the two errors
 
 .. math::
 
     E_A = -\gamma^2 \partial_\gamma\, y^T (K^T X^T X K/n + \gamma I_n)^{-1} y/n, \qquad
-    E_{RR} = -\gamma^2 \partial_\gamma\, y^T (X^T X/n + \gamma I_n)^{-1} y/n .
+    E_{RR} = -\gamma^2 \partial_\gamma\, y^T (X^T X/n + \gamma I_n)^{-1} y/n
 
-The inner products of ``mu, wk1, ..., wq1, ...`` are the parameters ``mu.mu``, ``mu.wk1``, ...
-(0 when not given).  The engine derives the pencil, the fixed point and the Woodbury system from
-these expressions alone; the package's hand-built solver (:func:`symrmt.models.attention.theory.limit`)
-is the fast path for the same numbers (``symrmt limit``), and
-:mod:`symrmt.derivations.engine_attention` checks that the two agree.
-
-One definition, two solvers.  The model is the Gaussian-equivalent kernel with its finite-rank
-signal and weight terms, defined once in :mod:`symrmt.hermite.kernel_terms`
-(:func:`~symrmt.hermite.kernel_terms.gaussian_equivalent`: the coefficients ``a_1/alpha``
-of ``X^T W X/p``, ``b = sqrt(nu - a_1^2)`` of ``G/sqrt(p)`` and ``d - a_1`` of ``I_n``;
-:func:`~symrmt.hermite.kernel_terms.finite_rank_parts`: the finite-rank terms in the rotated
-coordinates ``m_i, k_i, q_i``).  Here ``kernel(f, X, W)`` writes those three terms as an engine
-expression (:func:`symrmt.engine.kernels.inner_product.kernel_signal`), and the engine linearizes ``E_A`` and
-``E_RR`` by itself.  The hand-built solver is a
-linearization of the same definition made by hand: :mod:`symrmt.models.attention.equations` reads the
-coefficients of its 3-block pencil (``L_0, A_S, P``) and its Woodbury matrix ``D`` from it
-(:func:`~symrmt.models.attention.equations.kernel_terms`).  ``tests/models/attention/test_one_source.py`` checks that
-the hand-built pencil is exactly the pencil of this kernel (on explicit finite instances) and that
-the engine's ``K`` carries this definition's coefficients, term by term.
+as engine expressions; the inner products of ``mu, wk1, ..., wq1, ...`` are its parameters ``mu.mu``,
+``mu.wk1``, ... (0 when not given).  The engine derives the pencil, fixed point and Woodbury system from these
+expressions alone: the same numbers as the hand-built solver, from the same kernel definition.
 
 >>> m, exprs = attention_model("relu", rank=1)
 >>> sorted(exprs), sorted(m.vectors())

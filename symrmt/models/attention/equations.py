@@ -1,58 +1,10 @@
-r"""Symbolic layer: the deterministic equivalents as SymPy objects.
+r"""The attention model's deterministic equivalents as SymPy objects, each formula written once.
 
-Everything in this module is SymPy.  Every formula the package evaluates is
-written here once; :mod:`symrmt.models.attention.solver` compiles these expressions to mpmath.
-The model itself -- the Gaussian-equivalent kernel's coefficients and its finite-rank signal and
-weight terms -- is defined in :mod:`symrmt.hermite.kernel_terms` (:func:`kernel_terms`);
-the pencil ``L_0, A_S, P`` and the Woodbury matrix ``D`` below are read from it, so this module holds
-the hand-built linearization of that definition, not a second copy of it.
-
-Model and route (``docs/theory.md`` sections 2 to 5)
-----------------------------------------------------
-Gaussian-equivalent kernel, with ``b^2 = nu - a_1^2`` and ``S = X^T X / p``::
-
-    K ~ a_1 (X^T W X / p - I) + b G/sqrt(p) + d I .
-
-Noise-only part (``mu = 0``, ``W = I``): ``K_0 = a_1 S + (d - a_1) I + b Gt``.
-The resolvent ``Q = (c K^T S K + gamma I)^{-1}`` is the top-left block of the
-inverse of the symmetric linear pencil
-
-.. math::
-
-    L = \begin{pmatrix} \gamma I & K^T & 0 \\ K & 0 & I \\ 0 & I & c S \end{pmatrix}
-      = L_0 \otimes I + A_S \otimes S + A_G \otimes \tilde G ,
-
-and the 3x3 block-trace matrix ``Gm = (id (x) tau)(L^{-1})`` solves the
-operator-valued fixed point ``Gm = (L_0 + R(-Gm))^{-1}`` with the R-transforms
-of a free Poisson element (rate ``c``, jump ``1/c``) and a semicircular one
-(variance ``1/c``):
-
-.. math::
-
-    R(B) = A_S (I - B A_S / c)^{-1} + \tfrac{1}{c} A_G B A_G .
-
-Low-rank parts (signal and weights).  After rotating ``(mu, w_K, w_Q)`` into the
-first three coordinates, with ``mu = (m_1, m_2, m_3)``, ``w_K = (k_1, k_2, k_3)``,
-``w_Q = (q_1, q_2, q_3)`` and ``V = y m^T + Xi`` the three split rows, the full
-pencil is ``L_noise + U D U^T`` with ``U = I_3 (x) E``,
-``E = [y, xi_1, xi_2, xi_3]/sqrt(n)`` and ``C = [m^T; I_3]``, ``A = I + k q^T``:
-
-.. math::
-
-    D = \begin{pmatrix} 0 & \frac{a_1}{c} C A^T C^T & 0 \\
-        \frac{a_1}{c} C A C^T & 0 & 0 \\ 0 & 0 & C C^T \end{pmatrix} .
-
-Since ``E^T L_noise^{-1} E -> Gm (x) I_4``, Woodbury gives, with ``H = Gm (x) I_4``
-and ``x = (I + D H)^{-1} e`` (``e`` picks block 1, direction ``y``):
-
-.. math::
-
-    \frac{1}{n} y^T Q y \to \varphi = e^T H x, \qquad
-    E_A = -\gamma^2 \partial_\gamma \varphi = -\gamma^2\, x^T (\partial_\gamma Gm \otimes I_4)\, x ,
-
-the last identity because ``D`` and ``H`` are symmetric and
-``d/dgamma [H (I + D H)^{-1}] = (I + H D)^{-1} H' (I + D H)^{-1}``.
-``partial_gamma Gm`` comes from implicit differentiation of the fixed point.
+It holds the pencil ``L_0, A_S, P`` (read from :func:`symrmt.hermite.kernel_terms.kernel_terms`), the
+noise-only fixed point ``Gm = (L_0 + R(-Gm))^{-1}`` in polynomial form with its exact Jacobians, the
+Woodbury matrix ``D`` of the signal and weights, the read-out ``varphi = e^T H (I + D H)^{-1} e`` with
+``H = Gm (x) I`` and ``E_A = -gamma^2 dvarphi/dgamma``, and the special-case closed forms
+(``docs/theory.md`` sections 4, 5 and 7 derive them).
 """
 
 from __future__ import annotations
@@ -437,8 +389,17 @@ def aligned_phi(lu: bool = False):
     is derived in a fraction of the time.  The numeric layer compiles that form;
     ``tests/models/attention/test_solver_performance.py`` checks that the two agree exactly.
 
-    (No doctest: deriving it takes most of a second; :func:`symrmt.models.attention.compiled.closed_form_phi`
-    compiles it.)
+    Takes ``lu``; returns a SymPy expression in ``G_SYMBOLS``, ``a_1``, ``c``, ``||mu||^2`` and ``w_K^T w_Q``.
+    With ``a_1 = 0`` (``beta = 0``) it is the ``a_1 = 0`` closed form
+    ``G_11 - ||mu||^2 G_13^2/(1 + (1 + ||mu||^2) G_33)`` (``docs/theory.md`` section 7), without signal ``G_11``
+    (the ``lu=True`` form, built in a fraction of a second; the other takes about a second):
+
+    >>> phi = aligned_phi(lu=True)
+    >>> G11, G12, G13, G22, G23, G33 = G_SYMBOLS
+    >>> sp.cancel(phi.subs(a1, 0) - (G11 - snr * G13**2 / (1 + (1 + snr) * G33)))
+    0
+    >>> phi.subs(snr, 0) == G11
+    True
     """
     gm, Delta, g1 = _aligned_parts()
     if lu:

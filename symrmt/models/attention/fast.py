@@ -1,44 +1,11 @@
 r"""The vectorised float64 path: both limits on a whole grid of parameter points at once.
 
-:func:`solve_grid` evaluates ``E_A`` (nonlinear Attention) and ``E_RR`` (ridge) at
-thousands of points in a fraction of a second, from the *same* SymPy systems as
-the mpmath solver (:func:`symrmt.models.attention.theory.attention_limit`): the residual of the
-fixed point, its Jacobian, the ``varphi`` closed forms, the Woodbury matrix ``D``
-and the ridge closed form are printed for NumPy by the one compile step
-(:func:`symrmt.codegen.compile.compile_recipe` with ``target="numpy"``, cached on disk
-next to the mpmath code).  The kernels are in :mod:`symrmt.models.attention.batch`.
-
-How a grid is solved
---------------------
-1. The noise-only fixed point depends only on ``(gamma, c)`` (and ``f``): it is
-   solved once per distinct pair, all pairs at once, by continuation in
-   ``gamma`` (followed in ``1/gamma``; batched Newton with the core's stacked least squares,
-   :func:`symrmt.core.batch.lstsq_columns`): the largest ``gamma`` of each ``c``
-   from the large-``gamma`` start, the others from a solved point of the same
-   ``c`` at a larger ``gamma`` (:func:`symrmt.models.attention.batch.continuation_tree`).
-2. ``varphi`` and ``E_A = -gamma^2 dvarphi/dgamma`` by the route the mpmath
-   solver would take at that point: noise-only (``snr = 0``), ``a_1 = 0``,
-   aligned (Gram of rank one, within ``1e-13`` relative) or the general
-   rank-``r`` Woodbury update (the core's stacked ``numpy.linalg.solve``).  Either diagonal.
-   Where the aligned points outnumber their distinct ``(gamma, c, w_K^T w_Q)`` (a grid over
-   ``||mu||^2``), ``varphi`` is evaluated as a rational function of ``||mu||^2`` whose coefficients are
-   computed once per distinct triple (:func:`symrmt.models.attention.equations.aligned_phi_in_snr`);
-   ``E_RR`` likewise takes the Marchenko--Pastur root once per ``(gamma, c)``.
-3. Every point is checked: Newton converged; the correction of the fixed point
-   by a long-double residual is below ``1e-12`` (the residual check); the
-   branch (``det N != 0``, ``0 < tau <= 1/gamma``, noise-only error in ``[0, 1]``,
-   ``0 < y^T Q y/n <= 1/gamma``, ``0 <= E_A, E_RR <= 1``); and the estimated
-   float64 error of each value (float64 against the long-double-corrected value,
-   see :mod:`symrmt.models.attention.batch`) is at most :data:`FALLBACK_TOL`.  A point that
-   fails any check is recomputed alone by the mpmath solver at 15 digits, and
-   ``fallback`` is True there.  No point is dropped: if mpmath cannot deliver
-   either, its error is raised with the point named.
-
-Accuracy (measured in ``docs/performance.md``, ``symrmt bench``): at ``gamma = 1``,
-``c`` in ``[1/16, 4]``, relative gaps to the 30-digit values are about ``1e-15``.
-Near ``c = 1`` and at small ``gamma`` the fixed point gets ill-conditioned; the
-error estimate grows and such points fall back.  ``certify=k`` re-solves ``k``
-random points at 30 digits and reports the largest relative gap.
+:func:`solve_grid` evaluates ``E_A`` and ``E_RR`` at thousands of points in a fraction of a second from the same
+SymPy systems as the mpmath solver, compiled for NumPy: the noise-only fixed point once per distinct
+``(gamma, c)`` by continuation, ``varphi`` and ``E_A`` by the route the mpmath solver would take, every point
+checked (Newton, a long-double residual, the branch, the estimated float64 error at most :data:`FALLBACK_TOL`)
+and, where a check fails, recomputed alone by the mpmath solver at 15 digits (``fallback``); ``certify=k``
+re-solves ``k`` random points at 30 digits.  The method and the measured accuracy are in ``docs/performance.md``.
 """
 
 from __future__ import annotations

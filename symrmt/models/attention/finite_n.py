@@ -1,44 +1,13 @@
-r"""A finite-size prediction of the attention error: the signal kept inside ``f`` (``docs/theory.md``,
-section "Finite size: the signal inside f").
+r"""A finite-size prediction of the attention error: the signal kept inside ``f``.
 
-With weights and signal along one direction ``e`` (``mu = m e``, ``w_K = w_Q = omega e``, ``W = I + w w^T``),
-each token has one low-dimensional coordinate ``u_i = e^T x_i = m y_i + zeta_i`` and the kernel's argument is
-
-.. math::
-
-    t_{ij} = g_{ij} + \kappa\, u_i u_j, \qquad g_{ij} = \bar z_i^\top \bar z_j/\sqrt p, \qquad
-    \kappa = (1 + \omega^2)/\sqrt p ,
-
-with ``z̄`` the noise orthogonal to ``e``.  The limit linearizes ``f`` in ``delta_ij = kappa u_i u_j``; this
-module keeps it.  Given ``(u_i, u_j)``, ``f(g + delta)`` has the conditional mean ``F(delta) = E f(xi + delta)``,
-the linear coefficient ``F'(delta)`` in ``g`` and the remainder variance
-``V(delta) = E f(xi + delta)^2 - F(delta)^2 - F'(delta)^2``.  So, for ``i != j``,
-
-.. math::
-
-    \sqrt p\, K_{ij} \simeq F(\delta_{ij}) + F'(\delta_{ij})\, g_{ij} + \sqrt{V(\delta_{ij})}\, G_{ij} .
-
-The tokens are discretized into types (the two labels times ``Q`` Gauss-Hermite nodes in ``zeta``);
-``F'`` over pairs of types is split into its best rank-one part ``alpha_a alpha_b`` (a Wishart term
-``D_alpha S D_alpha``, correlated with ``X`` exactly) and a remainder, which joins ``V`` as an independent
-Gaussian noise with a variance profile ``sigma^2_ab``.  The bulk is an operator-valued fixed point over the
-types (one 3x3 block-trace matrix per type); the mean ``F`` and the ``u u^T`` part of ``X^T X`` are a
-finite-rank update read out by Woodbury, as in the limit.  As ``n -> oo``, ``F(delta) -> a_1 delta``,
-``alpha_a -> sqrt(a_1)``, ``sigma^2 -> nu - a_1^2``, and the prediction tends to the limit.
-
-Covered (checked against simulations of the actual kernel; outside it the prediction is refused):
-``f`` in :data:`COVERED_F` (tanh, erf, the centered ReLU), ``diagonal = "zero"``, ``alpha = 1`` and ``mu, w_K, w_Q`` collinear with ``w_K = w_Q``
-(either of ``mu`` and ``w`` may be zero), ``n >= MIN_N``.  The ridge error is returned as its limit
-(ridge has no kernel; its finite-n correction is ``O(1/n)``).
-
-The value is defined by its discretization: :data:`TYPES` Gauss-Hermite nodes per label (doubled when the
-check below fails).  It is computed to :data:`DIGITS` significant digits of that defined number: the moments in
-``numpy.longdouble`` (:mod:`symrmt.hermite.shifted`, from SymPy), the fixed point by the float64 damped iteration
-and then chord-Newton steps with the analytic float64 Jacobian and the residual in longdouble, the read-out by
-float64 LU with longdouble residual refinement; checked against an mpmath solve of the same discretized system
-(:mod:`symrmt.models.attention.finite_n_reference`).  The discretization itself is checked: the value with
-:data:`TYPES_CHECK` nodes must agree to :data:`MIN_DIGITS` digits.  The model is an approximation of the actual
-finite-n error, whose size, measured against simulation, is stated in ``docs/theory.md``.
+With ``mu``, ``w_K = w_Q`` along one direction, the kernel's argument is ``t_ij = g_ij + delta_ij``,
+``delta_ij = kappa u_i u_j``; the limit linearizes ``f`` in ``delta``, this module keeps it: the conditional
+mean ``F(delta)``, the slope ``F'(delta)`` and the remainder variance ``V(delta)`` over token types (Gauss-Hermite
+nodes times the two labels), a block fixed point over the types and a Woodbury read-out, computed to
+:data:`DIGITS` digits of the discretized model (checked against :mod:`symrmt.models.attention.finite_n_reference`).
+Covered: ``f`` in :data:`COVERED_F`, ``diagonal = "zero"``, ``alpha = 1``, collinear ``mu, w_K = w_Q``,
+``n >= MIN_N``; the ridge error is its limit.  The derivation, precision and measured gaps to simulation are in
+``docs/theory.md`` section 13.
 
 >>> from symrmt.models.attention.geometry import LowRankGeometry
 >>> aligned = LowRankGeometry([[4, 4, 4], [4, 4, 4], [4, 4, 4]])

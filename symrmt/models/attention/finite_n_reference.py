@@ -1,20 +1,9 @@
 r"""The finite-n prediction's discretized system solved in mpmath: the check of its digits.
 
-:func:`reference_point` computes the value :func:`symrmt.models.attention.finite_n.finite_n_attention` defines
-(``Q`` Gauss-Hermite types per label, ``docs/theory.md`` section 13.3) at ``dps`` digits, independently of the
-extended-precision path where it matters for precision:
-
-* the Gauss-Hermite nodes are Newton-refined roots of ``He_Q`` in mpmath;
-* the moments ``F, F', E f^2`` of each pair of types are integrals of ``f``, ``f'`` and ``f^2`` against the
-  Gaussian in mpmath (tanh, erf: a finer trapezoidal rule on a wider range; ReLU: ``mpmath.quad``), not the
-  closed forms and longdouble rules of :mod:`symrmt.hermite.shifted`;
-* the top eigenpair of ``F'``, the block fixed point and the read-out's linear system are solved by Newton
-  steps whose residual is computed in mpmath (a float64 inverse serves only as the step's preconditioner, so the
-  converged value is fixed by the mpmath residual alone, below ``10^-(dps + 5)`` of the unknowns' size);
-* ``E_A = -gamma^2 d(y^T Q y/n)/d gamma`` by a central difference of the read-out at ``gamma (1 +- h)``, not by
-  the derivative of the fixed point the fast path uses.
-
-It is slow (minutes at the production ``Q``): for tests and ``symrmt bench``.
+:func:`reference_point` computes the value :func:`symrmt.models.attention.finite_n.finite_n_attention` defines at
+``dps`` digits, independently of its extended-precision path: its own Gauss-Hermite nodes, the moments by mpmath
+integration, Newton steps with mpmath residuals, and ``E_A`` by a central difference in ``gamma``
+(``docs/theory.md`` section 13.3).  It is slow (minutes at the production ``Q``): for tests and ``symrmt bench``.
 
 >>> from fractions import Fraction as Fr
 >>> v = reference_point("tanh", Fr(1, 2), Fr(4), Fr(4), Fr(1), 1024, 3, dps=20)

@@ -1,26 +1,9 @@
 r"""How far the limit may sit from a simulation at practical sizes: the signal's share of the kernel's argument.
 
-The kernel's argument is ``t_ij = x_i^T W x_j/sqrt(p)``.  With ``x_i = y_i mu + z_i`` and
-``W = alpha I + L`` (``L = sum_j w_K^j (w_Q^j)^T``), write each token's coordinates along the span of
-``mu`` and the weight vectors as ``r_i`` (its label ``y_i`` and the components of ``z_i``, each of
-order 1).  Then ``t_ij = g_ij + delta_ij`` with a bulk part ``g_ij`` of variance ``alpha^2`` and
-
-.. math::
-
-    \delta_{ij} = \frac{1}{\sqrt p}\Big( y_i y_j\, \mu^\top W \mu + y_j\, z_i^\top W\mu
-                  + y_i\, \mu^\top W z_j + z_i^\top L z_j \Big).
-
-The limit linearizes ``f`` in ``delta_ij``; its root mean square over independent tokens is
-
-.. math::
-
-    \mathrm{rms}(\delta) = \frac{1}{\sqrt p}\sqrt{(\mu^\top W\mu)^2 + \|W\mu\|^2 + \|W^\top\mu\|^2 + \|L\|_F^2},
-
-and :func:`signal_term` gives it relative to the bulk's scale ``alpha``.  It vanishes like
-``1/sqrt(p)``, so where it is not small at the sizes a user simulates (aligned weights and a strong
-signal: ``||mu||^2 = ||w||^2 = 4`` gives 1.1 at ``p = 512``) the simulated errors sit far from the
-limit and approach it slowly.  :func:`finite_size_note` words the warning that ``symrmt.limit`` and
-``crossings`` carry in that case.
+:func:`signal_term` gives the root mean square of the part ``delta_ij`` of ``t_ij = x_i^T W x_j/sqrt(p)`` that
+the limit linearizes ``f`` in, relative to the bulk's scale ``alpha`` (it vanishes like ``1/sqrt(p)``);
+:func:`finite_size_note` words the warning that ``symrmt.limit`` and ``crossings`` carry where it is not small.
+The formula is in ``docs/theory.md`` section 13.1.
 
 >>> from symrmt.models.attention.geometry import LowRankGeometry
 >>> aligned = LowRankGeometry([[4, 4, 4], [4, 4, 4], [4, 4, 4]])  # mu = w_K = w_Q, norms^2 4

@@ -1,26 +1,10 @@
 r"""Test errors on a fresh sequence: the paper's readout, trained on ``(X, y)``, tested on new tokens.
 
-Training (``docs/theory.md`` section 1.4): ``w = (Phi Phi^T/n + gamma I_p)^{-1} Phi y/n`` with ``Phi = X K``;
-ridge ``w_R = (X X^T/n + gamma I_p)^{-1} X y/n``.  Test on an independent sequence
-``X' = mu y'^T + Z'`` of ``n`` tokens with its own kernel ``K' = f(X'^T W X'/sqrt(p))/sqrt(p)``:
-
-.. math::
-
-    T_A = \|y' - (X'K')^T w\|^2/n, \qquad T_{RR} = \|y' - X'^T w_R\|^2/n .
-
-For a readout ``v`` independent of the fresh sequence, with ``s = mu . v``, ``h = v + mu s``
-(``h = Sigma v``, ``Sigma = I + mu mu^T`` the token covariance) and ``kappa = a_1/(alpha c)``,
-the limit of the fresh-sample error is (``docs/theory.md`` section 12)
-
-.. math::
-
-    T(v) = \big(1 - \kappa\,\mu^T W^T h\big)^2 + \kappa^2 \|W^T h\|^2 - 2 d s
-           + 2 d \kappa\, h^T W h + (d^2 + \nu/c)\,(s^2 + \|v\|^2),
-
-with ``(a_1, nu, d)`` the Hermite data of ``f_alpha`` (``d = 0`` for a zero diagonal).  Ridge is
-``a_1 = 0, nu = 0, d = 1``: ``T_RR = (1 - s)^2 + ||v||^2``.  The readout enters only through
-``||v||^2`` and its inner products with ``mu, w_K^j, w_Q^j``: the training side's quadratic forms
-(:func:`training_forms`).
+The readout ``w`` (and ridge's ``w_R``) trained on ``(X, y)`` is tested on an independent sequence
+``X' = mu y'^T + Z'``: ``T_A = ||y' - (X'K')^T w||^2/n``, ``T_RR = ||y' - X'^T w_R||^2/n``.  In the limit the
+test error of a readout ``v`` is a quadratic form in ``||v||^2`` and its inner products with ``mu, w_K^j,
+w_Q^j`` (:func:`fresh_error_formula`), which the training side gives as limits (:func:`training_forms`).  Also:
+the ridge error in closed form, and the simulation of both.  The derivation is in ``docs/theory.md`` section 12.
 
 >>> import sympy as sp
 >>> a1, nu, d, c = sp.symbols("a_1 nu d c")
@@ -146,7 +130,13 @@ def training_forms(model, at: dict, names, digits: int, ridge: bool = False, zer
     ``zero`` (vectors that are 0) give 0 without a solve.
 
     Takes the engine model, the values ``at``, the vector names, ``digits``; returns mpf values; raises the
-    engine's errors.  (No doctest: it runs the trace engine for seconds; ``tests/models/attention/test_test_error.py`` checks it.)
+    engine's errors.  The real engine takes seconds (``tests/models/attention/test_test_error.py`` runs it);
+    with a stand-in whose every limit is 1, ``||w||^2 = 1 - 1/2`` at ``gamma = 2``:
+
+    >>> from types import SimpleNamespace
+    >>> one = SimpleNamespace(limit=lambda expr, at, digits: SimpleNamespace(value=mpmath.mpf(1)))
+    >>> training_forms(one, {"gamma": 2}, ["mu", "wk1"], 15, zero=("wk1",))
+    (mpf('0.5'), [mpf('1.0'), mpf('0.0')])
     """
     phi = model.limit(PHI_RR if ridge else PHI_A, at=at, digits=digits).value
     err = model.limit(E_RR if ridge else E_A, at=at, digits=digits).value
@@ -189,7 +179,17 @@ def ridge_test_formula(c, gamma, snr):
 def engine_projection(model, u: str, at: dict, digits: int):
     """The engine limit of ``u . w``; an engine refusal (e.g. its cap on unknowns) becomes :class:`NotDerived`.
 
-    Returns an mpf; raises :class:`~symrmt.errors.NotDerived` where the engine refuses the form.  (No doctest: it runs the trace engine for seconds; ``tests/models/attention/test_test_error.py`` checks it.)
+    Takes the engine model, the vector's name ``u``, the values ``at`` and ``digits``; returns an mpf; raises
+    :class:`~symrmt.errors.NotDerived` where the engine refuses the form.  The real engine takes seconds
+    (``tests/models/attention/test_test_error.py`` runs it); a stand-in that refuses every form:
+
+    >>> from types import SimpleNamespace
+    >>> def refuse(expr, at, digits):
+    ...     raise ModelError("too many unknowns")
+    >>> engine_projection(SimpleNamespace(limit=refuse), "mu", {"gamma": 1}, 15)
+    Traceback (most recent call last):
+    ...
+    symrmt.errors.NotDerived: the test error needs the training form mu . w, which the engine refuses here: too many unknowns
     """
     try:
         return model.limit(projection_expr(u), at=at, digits=digits).value
@@ -204,7 +204,15 @@ def engine_model(f, r: int, alpha, diagonal: str, digits: int):
     """The engine model of :func:`~symrmt.models.attention.engine_model.attention_model`, kept per
     ``(f, r, alpha, diagonal)`` so that its plans (the Woodbury systems of the forms) are built once.
 
-    Returns the engine :class:`~symrmt.engine.Model` (cached per key, rebuilt for more ``digits``).  (No doctest: it runs the trace engine for seconds; ``tests/models/attention/test_test_error.py`` checks it.)
+    Takes ``f``, the rank ``r``, ``alpha``, ``diagonal`` and ``digits``; returns the engine
+    :class:`~symrmt.engine.Model` (cached per key, rebuilt for more ``digits``); raises
+    :class:`~symrmt.errors.ParameterError` for a bad ``diagonal`` before any building (building takes
+    seconds; ``tests/models/attention/test_test_error.py`` runs it):
+
+    >>> engine_model("tanh", 1, 1, "kept", 15)
+    Traceback (most recent call last):
+    ...
+    symrmt.errors.ParameterError: diagonal must be one of ('zero', 'keep'), got 'kept'
     """
     key = (getattr(f, "text", f), getattr(f, "center", False), r, str(alpha), diagonal)
     hit = _MODELS.get(key)

@@ -1,24 +1,11 @@
 """The geometry of the model: the Gram matrix of ``(mu, w_K, w_Q)`` and its rank-``r`` generalization.
 
-:class:`Geometry` holds the rank-one Gram matrix::
-
-    [[ snr,  muwk, muwq],
-     [ muwk, wk2,  wkwq],
-     [ muwq, wkwq, wq2 ]]
-
-with ``snr = ||mu||^2`` (all entries default to 0: ``mu = 0`` and ``W = I``).
-:class:`LowRankGeometry` is ``W = alpha I + sum_j w_K^j (w_Q^j)^T`` (rank ``r``), given by the
-``(2r+1) x (2r+1)`` Gram matrix of ``(mu, w_K^1, ..., w_K^r, w_Q^1, ..., w_Q^r)`` and ``alpha > 0``.
-Entries are exact rationals, checked for positive semi-definiteness by an exact pivoted
-``LDL^T`` (:func:`ldl_pivoted`).  This module imports neither SymPy nor NumPy.
-
-The public path of the two classes is the top level, ``symrmt.Geometry`` and
-``symrmt.LowRankGeometry`` (the classes defined here).
-
-Every function of symrmt that takes a geometry reads it with :func:`as_geometry`: a
-:class:`Geometry`, a :class:`LowRankGeometry`, a plain dict (``{"snr": 1, "wk2": 1}``, angles
-``{"cos_muwk": 0.5, ...}`` included, or ``{"gram": [[...]], "alpha": 1}``), or ``None``, plus
-the same entries as keywords (``snr=1``).
+:class:`Geometry` holds the rank-one Gram matrix (``snr = ||mu||^2``, ``muwk``, ``muwq``, ``wk2``, ``wkwq``,
+``wq2``; all 0 by default: ``mu = 0``, ``W = I``); :class:`LowRankGeometry` is ``W = alpha I + sum_j
+w_K^j (w_Q^j)^T``, given by the Gram matrix of ``(mu, w_K^1.., w_Q^1..)`` and ``alpha > 0``.  Entries are exact
+rationals, checked positive semi-definite by an exact pivoted ``LDL^T`` (:func:`ldl_pivoted`).
+:func:`as_geometry` reads every form a geometry is given in (a class, a dict with entries, angles or
+``"gram"``, ``None``, keywords).  It imports neither SymPy nor NumPy.
 
 Examples
 --------

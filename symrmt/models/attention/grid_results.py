@@ -256,9 +256,16 @@ class SweepResult(TableResult):
         return plot_sweep(self, kind=kind, ax=ax, log=log)
 
     def to_xarray(self):
-        """An ``xarray.Dataset`` with ``attention`` and ``ridge`` over the grid's axes (needs xarray).
+        """An ``xarray.Dataset`` with ``attention`` and ``ridge`` over the grid's axes, the grid's values as
+        float coordinates; raises :class:`~symrmt.errors.ExtraUnavailable` without xarray.
 
-        (Needs xarray; no example: importing it costs a second.  ``tests/models/attention/test_sweeps.py`` checks it.)
+        >>> from fractions import Fraction as F
+        >>> r = SweepResult(f="tanh", expr="tanh(t)", center=False, diagonal="zero", digits=10, grid={"gamma": (F(1), F(2))},
+        ...                 fixed={"c": F(1, 2)}, geometry=None, points=({"c": F(1, 2), "gamma": F(1)}, {"c": F(1, 2), "gamma": F(2)}),
+        ...                 attention_mp=(0.78, 0.82), ridge_mp=(0.67, 0.76))
+        >>> ds = r.to_xarray()
+        >>> ds["attention"].dims, ds["gamma"].values.tolist(), ds["ridge"].values.tolist()
+        (('gamma',), [1.0, 2.0], [0.67, 0.76])
         """
         try:
             # optional dependency (xarray)
@@ -492,9 +499,16 @@ class CrossingsResult(TableResult):
 
     def to_xarray(self):
         """An ``xarray.Dataset`` over ``root`` (the roots as float64, their directions and brackets), and the
-        scan's signs over ``scan``.
+        scan's signs over ``scan``; raises :class:`~symrmt.errors.ExtraUnavailable` without xarray.
 
-        (Needs xarray; no example: importing it costs a second.  ``tests/test_plotting.py`` checks it.)
+        >>> from fractions import Fraction as F
+        >>> r = CrossingsResult(f="tanh", expr="tanh(t)", over="c", between=(F(1, 10), F(2)), fixed={"gamma": F(1)},
+        ...                     diagonal="zero", digits=6, roots=(mpmath.mpf("0.5"),),
+        ...                     brackets=((mpmath.mpf("0.4999995"), mpmath.mpf("0.5000005")),), directions=(1,),
+        ...                     scan_x=(0.1, 1.0, 2.0), scan_sign=(-1, 1, 1))
+        >>> ds = r.to_xarray()
+        >>> ds["c"].values.tolist(), ds["bracket_hi"].values.tolist(), ds["scan_sign"].values.tolist()
+        ([0.5], [0.5000005], [-1, 1, 1])
         """
         xr = need_xarray()
         r = ("root",)
@@ -507,9 +521,19 @@ class CrossingsResult(TableResult):
                                  **{k: str(v) for k, v in self.fixed.items()}})
 
     def plot(self, ax=None, log=None):
-        """The sign of ``E_A - E_RR`` at the scan points and a line at each root (matplotlib); returns the axes.
+        """The sign of ``E_A - E_RR`` at the scan points and a line at each root (matplotlib;
+        :func:`~symrmt.plotting.plot_crossings`); takes optional axes and ``log``, returns the axes (here of a
+        ``matplotlib.figure.Figure``, nothing rendered):
 
-        (No doctest: it draws a figure; ``tests/test_plotting.py`` checks it.)
+        >>> from fractions import Fraction as F
+        >>> r = CrossingsResult(f="tanh", expr="tanh(t)", over="c", between=(F(1, 10), F(2)), fixed={"gamma": F(1)},
+        ...                     diagonal="zero", digits=6, roots=(mpmath.mpf("0.5"),),
+        ...                     brackets=((mpmath.mpf("0.4999995"), mpmath.mpf("0.5000005")),), directions=(1,),
+        ...                     scan_x=(0.1, 1.0, 2.0), scan_sign=(-1, 1, 1))
+        >>> from matplotlib.figure import Figure
+        >>> ax = r.plot(ax=Figure().add_subplot())
+        >>> ax.get_lines()[-1].get_xdata(), ax.get_xscale()
+        ([0.5, 0.5], 'log')
         """
         return plot_crossings(self, ax=ax, log=log)
 

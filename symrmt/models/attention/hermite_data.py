@@ -4,9 +4,6 @@
   or the data given directly (``{"a1": ..., "nu": ..., "d": ...}``);
 * :func:`hermite_at_least` -- the same, reusing values already computed at that precision or more;
 * :func:`scaled_nonlinearity` -- ``f_alpha(t) = f(alpha t)``, the kernel of ``W = alpha I + ...``.
-
-The certified limits of :mod:`symrmt.models.attention.theory` and the float64 path of
-:mod:`symrmt.models.attention.fast` take their Hermite data from here.
 """
 
 from __future__ import annotations

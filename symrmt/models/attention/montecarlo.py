@@ -1,21 +1,9 @@
 """Monte-Carlo simulation of the finite model: the driver :func:`simulate` (NumPy only).
 
-:func:`simulate` checks its arguments (symbolic parameters are turned into floats here, at one
-boundary), builds the point of :mod:`symrmt.models.attention.trials` and runs its trials on the
-executor of :mod:`symrmt.simulation` (here or on Dask, with an optional trial store).  One trial's
-numerics (tokens, kernels, errors) are in :mod:`symrmt.models.attention.sampling`; its public names
-are re-exported here, so ``from symrmt.models.attention.montecarlo import kernel_matrix`` works too.
-
-This module imports NumPy and the standard library, plus :mod:`symrmt.models.attention.params`;
-never SymPy or mpmath (an ``f`` given as text is turned into its NumPy function on first use).
-
-The model (``docs/theory.md`` section 1): tokens ``X = mu y^T + Z`` (p x n),
-labels ``y_i = +-1`` uniform, ``Z`` i.i.d. standard Gaussian or Rademacher,
-``W = I + w_K w_Q^T``, kernel ``K = f(X^T W X / sqrt(p)) / sqrt(p)`` with
-``K_ii = 0`` (``diagonal="zero"``) or kept (``"keep"``), and the errors
-
-* Attention: ``E_A(g) = (g^2/n) y^T (K^T X^T X K/n + g I)^{-2} y``;
-* ridge:     ``E_RR(g) = (g^2/n) y^T (X^T X/n + g I)^{-2} y``.
+:func:`simulate` checks its arguments (symbolic parameters become floats here, at one boundary), builds the
+trial point and runs its trials in-process or on Dask, with an optional trial store; it re-exports the
+public names of :mod:`symrmt.models.attention.sampling`.  The model and its errors ``E_A``, ``E_RR`` are
+those of ``docs/theory.md`` section 1.  It imports NumPy and the standard library, never SymPy or mpmath.
 
 Example
 -------

@@ -1,23 +1,8 @@
-"""Validated parameters shared by the theory and the simulation.
+"""Validated parameters shared by the theory and the simulation: the scalar checks.
 
-This module imports neither SymPy nor NumPy: parameters are stored as exact
-rationals (:class:`fractions.Fraction`), so that the symbolic layer can turn
-them into ``sympy.Rational``, the numeric layer into ``mpmath.mpf`` at any
-precision, and the simulation into ``float``, each at its own boundary.
-
-The geometry of the model is the Gram matrix of ``(mu, w_K, w_Q)``::
-
-    [[ snr,  muwk, muwq],
-     [ muwk, wk2,  wkwq],
-     [ muwq, wkwq, wq2 ]]
-
-with ``snr = ||mu||^2``.  All entries default to 0, i.e. ``mu = 0`` and
-``W = I + w_K w_Q^T = I``.
-
-The geometry classes (:class:`~symrmt.models.attention.geometry.Geometry`,
-:class:`~symrmt.models.attention.geometry.LowRankGeometry`, the exact PSD checks) live in
-:mod:`symrmt.models.attention.geometry`.  This module holds the scalar checks;
-:class:`~symrmt.errors.ParameterError` is defined in :mod:`symrmt.errors` and importable from here.
+Parameters are stored as exact rationals (:class:`fractions.Fraction`), so that SymPy, mpmath and the
+simulation each convert them at their own boundary; :class:`~symrmt.errors.ParameterError` is importable from
+here.  This module imports neither SymPy nor NumPy.
 """
 
 from __future__ import annotations

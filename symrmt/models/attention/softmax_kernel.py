@@ -1,27 +1,10 @@
-r"""Softmax attention's kernel as the entry-wise theory takes it (``docs/theory.md``, section "Softmax attention").
+r"""Softmax attention's kernel as the entry-wise theory takes it.
 
-The model is ``K = (n/sqrt(p)) A``, ``A = row-softmax(S)``, ``S = X^T W X/sqrt(p)``, with the mask
-``S_ii = -inf`` (simulated by :func:`symrmt.models.attention.sampling.softmax_kernel`).  Writing
-``h(t) = exp(t - alpha^2/2) - 1`` for the centered exponential at the scale of ``S_ij`` (variance
-``alpha^2`` for ``W = alpha I + low rank``) and ``H = [h(S_ij)]_{i != j}``, the row normalization
-gives exactly
-
-    K = (n/sqrt(p)) D^{-1} (1 1^T - I + H),   D = diag(n - 1 + (H 1)_i),
-
-and to leading order in operator norm ``K = 1 1^T/sqrt(p) + (H/sqrt(p)) (I - 1 1^T/n)``.  The spike
-along ``1`` (norm ``sqrt(n/c)``) and the two rank-one projections it brings do not move ``E_A`` in
-the limit (``docs/theory.md`` section 11), so the limit of ``E_A`` is the entry-wise limit of
-``f = h`` with the same geometry: :func:`softmax_nonlinearity` builds that ``f`` (its Hermite data
-under ``N(0, alpha^2)`` are ``a_1 = alpha``, ``nu = exp(alpha^2) - 1``, ``d = 0``), and
-:func:`symrmt.models.softmax.limit.softmax_limit` hands it to the certified entry-wise solver.  There
-is no second formula.
-
-The unmasked softmax has no limit in this scaling (``S_ii ~ alpha sqrt(p)`` dominates its row, so
-``A -> I``); :func:`check_mask` refuses ``mask=False`` with that reason.
-
-This module imports neither the attention model's public calls nor SymPy at import time: the calls of
-:mod:`symrmt.models.attention.api` use it for ``attention="softmax"``, and :mod:`symrmt.models.softmax`
-(softmax attention's own package, which builds on the attention model) re-exports it.
+``K = (n/sqrt(p)) row-softmax(S)``, ``S = X^T W X/sqrt(p)`` with the mask ``S_ii = -inf``, has in the limit the
+``E_A`` of the entry-wise kernel of ``h(t) = exp(t - alpha^2/2) - 1`` with the same geometry (Hermite data
+under ``N(0, alpha^2)``: ``a_1 = alpha``, ``nu = exp(alpha^2) - 1``, ``d = 0``).  :func:`softmax_nonlinearity`
+builds that ``h``, :func:`softmax_text` writes it, and :func:`check_mask` refuses the unmasked softmax, which
+has no limit in this scaling.  The derivation is in ``docs/theory.md`` section 11.
 
 >>> softmax_text(1)
 'exp(t - 1/2) - 1'

@@ -1,17 +1,10 @@
 r"""The float64 side of :func:`symrmt.sweep` (``fast=True``): a product grid as float meshes.
 
-The certified path builds an exact :class:`~symrmt.models.attention.geometry.Geometry` at every point; on a
-``200 x 200`` grid that costs more than the float64 solve itself.  Here each value of each
-axis (and each fixed value) is validated once, exactly -- ``c > 0``, ``gamma > 0``, squared
-norms ``>= 0``, cosines in ``[-1, 1]``, an angle and the inner product of the same pair not
-both given -- and the grid goes to :func:`symrmt.models.attention.fast.solve_grid` as float64 columns
-(the inner product of a pair given by its angle is ``cos * sqrt(norm * norm)`` in float64).
-:func:`~symrmt.models.attention.fast.solve_grid` checks that every point's Gram matrix is positive
-semi-definite; a point that is not is refused with its parameters named.
-
-The points of the result are a :class:`GridPoints`, a read-only sequence that builds the
-dict of a point only when asked: the axis and fixed values as the exact Fractions given,
-inner products from angles as float64.
+Each value of each axis (and each fixed value) is validated once, exactly (``c > 0``, ``gamma > 0``, squared
+norms ``>= 0``, cosines in ``[-1, 1]``, not both an angle and the inner product of one pair), and the grid goes
+to :func:`symrmt.models.attention.fast.solve_grid` as float64 columns (an inner product given by its angle is
+``cos * sqrt(norm * norm)``); a point whose Gram matrix is not positive semi-definite is refused by name.
+:class:`GridPoints` holds the points, building a point's dict only when asked.
 
 Examples
 --------
@@ -238,8 +231,16 @@ def solve_points(nl, points: GridPoints, diagonal: str, certify: int = 0, seed: 
     """:func:`symrmt.models.attention.fast.solve_grid` on ``points`` (flat), a non-PSD point refused by its parameters.
 
     Takes a :class:`~symrmt.hermite.Nonlinearity`, the points, ``diagonal``, ``certify`` and ``seed`` as
-    :func:`~symrmt.models.attention.fast.solve_grid`; returns its result.  (No doctest: it runs the float64
-    solver; ``tests/models/attention/test_sweeps_fast.py`` checks it.)
+    :func:`~symrmt.models.attention.fast.solve_grid`; returns its result; raises
+    :class:`~symrmt.errors.ParameterError` naming the first point whose Gram data are not a Gram matrix, before
+    any solve (here ``[[||mu||^2, mu.w_K], [mu.w_K, ||w_K||^2]] = [[1, 2], [2, 1]]``, eigenvalues 3 and -1):
+
+    >>> from symrmt.hermite import Nonlinearity
+    >>> pts = grid_points({"c": ["1/2", 2], "gamma": [1]}, {"snr": 1, "wk2": 1, "muwk": 2}, None)
+    >>> solve_points(Nonlinearity("tanh"), pts, "zero")
+    Traceback (most recent call last):
+    ...
+    symrmt.errors.ParameterError: the geometry at the grid point c = 0.5, gamma = 1, ... is not a Gram matrix (not positive semi-definite, eigenvalue -1 < 0): ...
     """
     try:
         # imported here: an installation without the vectorised solver refuses fast=True, and says so

@@ -1,48 +1,11 @@
 """Limits of the interpolation errors: the public theory API (mpmath results).
 
-The functions here take the same parameters as :func:`symrmt.models.attention.montecarlo.simulate`
-and return the limits of the same quantities:
-
-* :func:`ridge_limit` -- ``E_RR(gamma)`` of linear ridge regression on the tokens;
-* :func:`attention_limit` -- ``E_A(gamma)`` of nonlinear Attention, with the
-  solved fixed-point quantities (Stieltjes transform, block traces) on request;
-* :func:`limit` -- both, as ``{"ridge": [...], "attention": [...]}``.
-
-What the theory covers
-----------------------
-* ``n, p -> oo`` with ``c = p/n`` fixed; ``gamma > 0``.
-* ``f`` centered (``a_0 = 0``) with ``nu = E[f(xi)^2] < oo``; only ``a_1``,
-  ``nu`` and (for ``diagonal="keep"``) ``d = lim f(t)/t`` enter the limit.
-  ``a_2, a_3, ...`` do not, as long as ``||mu||, ||w_K||, ||w_Q|| = O(1)``; at finite
-  ``n`` they leave corrections of order ``n / p^{3/2} (||w|| ||mu||)^4``.
-* ``W = I + w_K w_Q^T`` of any Gram geometry with ``(mu, w_K, w_Q)`` of order one, and
-  more generally ``W = alpha I + sum_{j<=r} w_K^j (w_Q^j)^T``
-  (:class:`~symrmt.models.attention.geometry.LowRankGeometry`).  ``alpha`` only rescales the kernel's
-  argument: ``f(X^T W X/sqrt(p)) = f_alpha(X^T (W/alpha) X/sqrt(p))`` with
-  ``f_alpha(t) = f(alpha t)``, so the limit is that of ``f_alpha`` (Hermite data
-  taken against ``N(0, 1)``, i.e. those of ``f`` against ``N(0, alpha^2)``; ``d``
-  becomes ``alpha d``) with the weights ``I + sum_j (w_K^j/alpha)(w_Q^j)^T``.
-  ``f_alpha`` must be centered.
-* ``diagonal="zero"`` uses ``d = 0``; ``diagonal="keep"`` uses the ``d`` of ``f`` and
-  is refused when ``f(t)/t`` has no finite limit.
-* The noise law only needs i.i.d. standardized entries (universality).
-
-Precision
----------
-``digits=D`` returns values with ``D`` correct significant digits.  Each value
-is solved at ``D + guard`` working digits (``guard`` = 10, plus one per decade of
-``gamma`` below 1), where Newton's method must reach a relative step below
-``10**-(D+2)`` (the residual check), and then again at ``D + guard + 10`` digits,
-started from the first solution; the two must agree to ``D`` digits.  If
-either check fails the guard is doubled (twice); after that a
-:class:`~symrmt.models.attention.solver.PrecisionError` is raised, naming what failed, rather
-than a value returned.  The Hermite inputs ``a_1, nu, d`` are computed to
-``HERMITE_EXTRA`` digits beyond the highest working precision, since the
-two-precision comparison cannot see an error in them.
-
-Speed: the SymPy systems are compiled once per process and cached on disk
-(:mod:`symrmt.codegen.codecache`); along a curve each ``gamma`` starts from the
-previous one's solution (float continuation, then the two Newton polishes).
+:func:`ridge_limit` (``E_RR`` of ridge regression on the tokens), :func:`attention_limit` (``E_A`` of nonlinear
+Attention, with the solved fixed point on request) and :func:`limit` (both) take the parameters of
+:func:`symrmt.models.attention.montecarlo.simulate` and return the ``n, p -> oo`` limits of the same quantities
+(``c = p/n`` fixed, ``gamma > 0``, ``f`` centered, ``W = alpha I +`` low rank), each to ``digits`` correct
+significant digits, certified at two working precisions or refused with an error.  What the theory covers and
+how a value is certified: ``docs/theory.md`` sections 1, 2 and 8.
 """
 
 from __future__ import annotations

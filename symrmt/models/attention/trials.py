@@ -1,16 +1,10 @@
 """The trial kinds of the simulation layer, for the executor and the trial store (NumPy only).
 
-* :data:`SIMULATE_SPEC` (``"simulate"``): one trial of :func:`symrmt.models.attention.montecarlo.simulate`, the
-  Attention errors at every gamma followed by the ridge errors;
-* :data:`RIDGE_SPEC` (``"ridge"``): the ridge errors alone (no kernel), as the figures use
-  them when only ``E_RR`` is drawn.
-
-:func:`simulate_point` validates the parameters of a ``simulate`` point and builds its store
-key (exact values) and the context its workers need; :func:`summarize` turns the rows of its
-trials into ``simulate``'s result.  Both trial functions rebuild ``mu, W_K, W_Q`` from the exact
-Gram data on the worker, and draw trial ``j`` from child ``j`` of ``SeedSequence(seed)``; a
-trial's numerics are those of :mod:`symrmt.models.attention.sampling` (this module never imports
-the driver, :mod:`symrmt.models.attention.montecarlo`).
+:data:`SIMULATE_SPEC` (``"simulate"``: the Attention errors at every gamma, then the ridge errors) and
+:data:`RIDGE_SPEC` (``"ridge"``: the ridge errors alone); :func:`simulate_point` validates a ``simulate`` point
+and builds its store key and worker context, :func:`summarize` turns its trials' rows into ``simulate``'s
+result.  Trial ``j`` is drawn from child ``j`` of ``SeedSequence(seed)``, ``mu, W_K, W_Q`` rebuilt from the
+exact Gram data on the worker.
 
 >>> import numpy as np
 >>> from symrmt.simulation.executor import run_trials

@@ -1,20 +1,11 @@
 r"""Attention with a general weight matrix and with several random heads, with or without a signal.
 
-* :func:`weights_limit`: ``E_A`` for ``K = f(X^T W X/sqrt(p))/sqrt(p)`` (diagonal zero) with ``W`` a
-  ``p x p`` matrix given by its entries, ``X = mu y^T + Z`` (``mu`` a vector in the basis of ``W``, or no
-  signal), ``n = p/c``: the deterministic equivalent at that size of
-  ``-gamma^2 d/dgamma y^T Q y/n``, ``Q = (K^T X^T X K/n + gamma I)^{-1}``, with ``K`` the Gaussian
-  equivalent of :mod:`symrmt.engine.kernels.weights` (the given matrix, the given ``mu``, the labels and
-  the elliptic law in the trace engine).  Without a signal ``y`` is independent of ``X`` and the
-  quadratic form concentrates on the trace ``gamma^2 tau(Q^2)``, which is solved instead.
-* :func:`heads_limit`: ``H`` independent random heads ``W_h = Q_h K_h^T/sqrt(p d)`` (Gaussian
-  ``Q_h, K_h`` of shape ``p x d``, ``d = D p``), features concatenated, a signal of strength
-  ``snr = ||mu||^2`` (the heads' law is invariant under rotations): a limit (``n -> oo``).
-* :func:`heads_simulate`: the same model sampled.
-* ``attention="softmax"`` with heads (no signal): each head is the masked row softmax
-  ``(n/sqrt(p)) row-softmax(S_h)``; its limit is the entry-wise one of ``h(t) = exp(t - 1/2) - 1`` (a random
-  head has ``s_h -> 1``), by the argument of :mod:`symrmt.models.attention.softmax_kernel` applied to each
-  head (``docs/theory.md`` section 14).
+:func:`weights_limit`: ``E_A`` at size ``n = p/c`` for ``K = f(X^T W X/sqrt(p))/sqrt(p)`` with ``W`` given by its
+entries and an optional signal ``mu``, through the trace engine's Gaussian equivalent
+(:mod:`symrmt.engine.kernels.weights`).  :func:`heads_limit`: ``H`` independent random heads
+``W_h = Q_h K_h^T/sqrt(p d)``, features concatenated, signal ``snr = ||mu||^2``, as ``n -> oo``
+(``attention="softmax"``: each head's masked row softmax); :func:`heads_simulate`: the same model sampled.
+The derivation is in ``docs/theory.md`` section 14.
 """
 
 from __future__ import annotations

@@ -1,51 +1,13 @@
-r"""The noise-only Stieltjes transform as a root of a polynomial (``mu = 0``, ``W = I``).
+r"""The noise-only Stieltjes transform as a root of a polynomial (``mu = 0``, ``W = I``): an independent
+check of the fixed-point solver.
 
-``m = m(-gamma) = lim tr(Q)/n`` with ``Q = (c K S K + gamma)^{-1}`` is the entry
-``G_11`` of the block-trace matrix ``Gm`` of :mod:`symrmt.models.attention.equations`.  Eliminating
-the other entries of ``Gm`` from the fixed point gives ``P(m; gamma, c, a_1, nu, d) = 0``.
-
-Route (all SymPy, exact)
-------------------------
-1. ``G_23 = gamma G_11``.  From the explicit inverse of the pencil,
-   ``(L^{-1})_{23} = I - c S K Q K`` and ``c K S K Q = I - gamma Q``.
-2. The free-Poisson part of the fixed point is a Moebius map, so the fixed point
-   ``Gm^{-1} = Lambda + A_S (I + Gm A_S / c)^{-1}`` with ``Lambda = L_0 - (b^2/c) P Gm P``
-   is equivalent (multiply by ``Gm`` on the left and by ``c I + Gm A_S`` on the right) to
-   nine *cubic* equations (:func:`cubic_system`)
-
-   .. math::
-
-       c\,(I - Gm\Lambda) - Gm \Lambda Gm A_S - (c - 1)\, Gm A_S = 0 ,
-
-   instead of the quintic ones of :func:`symrmt.models.attention.equations.fixed_point_polynomial`.
-3. Entry (2,1) involves only ``m, G_12, G_22``; entries (1,1) and (1,2) are linear in
-   ``G_13``, entries (1,3) and (3,2) linear in ``G_33``.  Cross-multiplying eliminates
-   ``G_13`` and ``G_33``: three equations in ``(m, G_12, G_22)``.
-4. Two resultant routes (``G_22`` then ``G_12``, and ``G_12`` then ``G_22``), each
-   stripped of factors free of the variable still to be eliminated; their gcd
-   removes most spurious factors; ``factor_list`` the rest.
-5. The physical factor is chosen by a bracket that every Stieltjes transform obeys
-   (Jensen): ``1/(gamma + mu_1) <= m(-gamma) <= 1/gamma``, ``mu_1 = tau(c K S K)``
-   (:func:`spectral_mean`).  At large ``gamma`` the bracket has width
-   ``~ mu_1/gamma^2`` and holds exactly one root of exactly one factor.
-
-Generality.  With ``a_1 = 0`` the elimination is done once with ``gamma, c, nu, d``
-symbolic (:func:`a1_zero_polynomial`, degree 7 in ``m``; with ``d = 0`` the cubic
-``nu gamma^2 m^3 + nu gamma (c - 1) m^2 + c gamma m - c``).  For ``a_1 != 0`` the
-minimal polynomial has degree 17 in ``m`` and 10 in ``gamma`` at generic points;
-the fully symbolic elimination in all five parameters is out of reach for SymPy,
-so it is done per point, symbolic in ``(m, gamma)``, for *exact rational*
-``(c, a_1, nu, d)`` (about 15 s per point, cached).
-
-Root choice (:func:`stieltjes_closed_form_value`).  Real roots of ``P(., gamma)`` in
-the Jensen bracket.  If there is exactly one, it is ``m``.  Otherwise ``gamma`` is
-raised by factors of 4 until exactly one is left, and that root is followed back
-down along the polynomial's own roots (nearest root at each step, the step
-halved in ``log gamma`` when the nearest root is not well separated).  The
-general fixed-point solver is never consulted.
-
-``E_A = -gamma^2 dm/dgamma = gamma^2 P_gamma / P_m`` (implicit differentiation of the
-symbolic polynomial).
+``m = m(-gamma) = G_11`` solves ``P(m; gamma, c, a_1, nu, d) = 0``, found by eliminating the other entries of
+the fixed point, rewritten as nine cubic equations (:func:`cubic_system`, :func:`reduced_system`), by
+resultants: once symbolically for ``a_1 = 0`` (:func:`a1_zero_polynomial`, degree 7 in ``m``), per exact
+rational point otherwise (degree 17 in ``m``, about 15 s a point, cached).  The physical root is the one in
+the Jensen bracket ``1/(gamma + mu_1) <= m <= 1/gamma`` (:func:`spectral_mean`), followed down from large
+``gamma`` (:func:`stieltjes_closed_form_value`); ``E_A = gamma^2 P_gamma / P_m``.  The route is in
+``docs/theory.md`` section 7.
 """
 
 from __future__ import annotations

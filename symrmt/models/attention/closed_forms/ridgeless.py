@@ -1,46 +1,13 @@
-r"""Ridgeless limit ``gamma -> 0+`` of the Attention error ``E_A``.
+r"""Ridgeless limit ``gamma -> 0+`` of the Attention error: ``E_A(0+) = lim gamma varphi``, the share of ``y``
+in the kernel of ``P = c K^T S K``.
 
-``E_A(gamma) = gamma^2 y^T Q^2 y / n`` with ``Q = (P + gamma)^{-1}``, ``P = c K^T S K``, so
-``E_A(0+) = lim gamma varphi(gamma)`` is the ``y``-weighted spectral mass of ``P`` at 0,
-i.e. ``lim ||Pi_{ker(XK)} y||^2 / n``.
-
-Below the interpolation threshold (``c < 1``)
----------------------------------------------
-``P`` has rank ``p`` out of ``n``: an atom of mass ``1 - c`` at 0.  The block traces
-(order ``G11, G12, G13, G22, G23, G33``) scale like
-
-.. math::
-
-    G_{11} = \alpha/\gamma,\ G_{12} = \rho,\ G_{13} = \sigma/\gamma,\
-    G_{22} = \kappa\gamma,\ G_{23} = \omega,\ G_{33} = \tau/\gamma \quad (+\ \text{higher orders}),
-
-(checked numerically for ``d = 0`` and ``d != 0``, ``a_1 = d`` included).  The leading
-order in ``gamma`` of the 9 fixed-point equations (:func:`reduced_system_below`) is a
-``gamma``-free algebraic system.  Its ``(3,3)`` entry gives ``omega = 1 - c``; the exact
-identity ``G_23 = 1 - c tau(S K Q K^T) = gamma G_11`` gives ``alpha = omega``, hence
-
-* noise only: ``E_A(0+) = alpha = 1 - c`` for every ``(a_1, nu, d)``;
-* ``a_1 = 0``: everything is explicit given the root ``rho`` of a cubic
-  (:func:`a1_zero_cubic`), and ``E_A(0+) = (1-c)(1 - s rho (c d - 2 nu rho)/((1+s) c^2))``
-  (``s = ||mu||^2``); ``d = 0`` gives ``rho = 0`` and ``E_A(0+) = 1 - c`` whatever the signal;
-* aligned weights: ``E_A(0+)`` is an explicit rational function of
-  ``(alpha, rho, sigma, tau, kappa, omega)`` (:func:`aligned_ridgeless_error`), but for
-  ``a_1 != 0`` these solve the reduced system, in which ``rho`` is algebraic of degree 7
-  (e.g. at ``c = 1/2, a_1 = 3/5, nu = 19/25, d = 0``): no closed form in radicals;
-  they are computed by Newton on the reduced system (:func:`ridgeless_traces`);
-* general geometry: the same scaled traces in the 12x12 Woodbury formula, whose
-  ``gamma -> 0`` limit is taken numerically on the ``gamma``-free expression
-  (:func:`general_ridgeless_error`).
-
-Above the threshold (``c > 1``)
--------------------------------
-``X^T X`` and (a.s.) ``K`` are invertible, ``P`` has no kernel and ``E_A(0+) = 0`` for any
-signal.  If ``K`` is definite (e.g. ``d`` large) ``P`` is bounded below and
-``E_A = O(gamma^2)``; if ``K`` is indefinite (``d = 0``) ``P ~ K^2`` near 0 has a
-``lambda^{-1/2}`` density and ``G_11 = beta/sqrt(gamma)``, ``G_12 = rho``, ``G_13 = sigma``,
-``G_22 = kappa sqrt(gamma)``, ``G_23 = beta sqrt(gamma)``, ``G_33 = tau``, so
-``E_A = (beta/2) sqrt(gamma) + o(sqrt(gamma))`` with ``tau = 1/(c-1)`` and, for
-``a_1 = d = 0``, ``beta = sqrt(c/(nu (c-1)))``.
+Below the threshold (``c < 1``) the block traces scale as ``(alpha/gamma, rho, sigma/gamma, kappa gamma,
+omega, tau/gamma)`` and their leading order solves a ``gamma``-free system (:func:`reduced_system_below`):
+``E_A(0+) = 1 - c`` without signal, explicit for ``a_1 = 0`` (:func:`a1_zero_cubic`), a rational function of
+the scaled traces for aligned weights (:func:`aligned_ridgeless_error`), the Woodbury formula for any geometry
+(:func:`general_ridgeless_error`), the traces by Newton (:func:`ridgeless_traces`).  Above it (``c > 1``)
+``E_A(0+) = 0`` and, for indefinite ``K``, ``E_A ~ (beta/2) sqrt(gamma)`` (:func:`rate_above`).  The
+derivation is in ``docs/theory.md`` section 7.
 """
 
 from __future__ import annotations
