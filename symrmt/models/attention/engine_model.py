@@ -19,7 +19,10 @@ expressions alone: the same numbers as the hand-built solver, from the same kern
 
 from __future__ import annotations
 
+import numbers
+
 from symrmt.engine import Model, kernel
+from symrmt.errors import ParameterError
 
 __all__ = ["attention_model", "fresh_sample_model", "E_A", "E_RR", "T_A", "T_RR", "at_from_gram"]
 
@@ -33,12 +36,20 @@ T_RR = "(y2 - X2.T*wR).T*(y2 - X2.T*wR)/n"
 def attention_model(f, rank: int = 1, alpha=1, diagonal: str = "zero", digits: int = 80):
     """``(model, {"E_A": text, "E_RR": text})`` for the nonlinearity ``f`` and weights of rank ``rank``.
 
-    ``alpha`` scales ``W``'s identity part; ``diagonal`` and ``digits`` go to the kernel's definition.
+    ``alpha`` scales ``W``'s identity part; ``diagonal`` and ``digits`` go to the kernel's definition.  Raises
+    :class:`~symrmt.errors.ParameterError` for a ``rank`` that is not a whole number ``>= 0``.
 
     >>> m, exprs = attention_model("tanh", rank=1)
     >>> sorted(m.vectors()), exprs["E_RR"]
     (['mu', 'wk1', 'wq1', 'y'], '-gamma**2*diff(y.T*inv(X.T*X/n + gamma*I(n))*y/n, gamma)')
+    >>> attention_model("tanh", rank=-1)
+    Traceback (most recent call last):
+    ...
+    symrmt.errors.ParameterError: rank must be a whole number >= 0 (the number of terms wk_j wq_j^T of W), got -1
     """
+    if isinstance(rank, bool) or not isinstance(rank, numbers.Integral) or rank < 0:
+        raise ParameterError(f"rank must be a whole number >= 0 (the number of terms wk_j wq_j^T of W), got {rank!r}")
+    rank = int(rank)
     m = Model()
     m.dim("p", "c*n")
     m.gaussian("Z", "p", "n")
