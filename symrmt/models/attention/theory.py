@@ -203,8 +203,9 @@ def ridge_limit(c, gammas, snr=0, digits: int = 15):
                         f"ridge limit at gamma={_gstr(g)}: could not reach {digits} digits")).value
         if not (0 <= v <= 1):
             raise BranchError(f"ridge limit {mpmath.nstr(v, 10)} at gamma={_gstr(g)} is outside [0, 1]")
-        with mpmath.workdps(digits):
-            out.append(certified(+v, digits))  # prints the digits asked
+        # the value keeps every bit of the solve and prints the digits asked, rounded once (rounding it to the
+        # precision of ``digits`` first would round twice and can change the last printed digit)
+        out.append(certified(v, digits))
     return out
 
 
@@ -365,7 +366,7 @@ def attention_limit(f, c, gammas, geometry: Geometry | LowRankGeometry | None = 
                     block_traces=tuple(+x for x in gv), block_traces_derivative=tuple(+x for x in dgv),
                 )
             else:
-                results[g] = certified(+err, digits)  # prints the digits asked, not mpmath's 17
+                results[g] = certified(err, digits)  # every bit of the solve; prints the digits asked, rounded once
     return [results[g] for g in gs]
 
 
