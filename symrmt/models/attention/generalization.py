@@ -29,6 +29,7 @@ from symrmt.models.attention.equations import G_INDEX
 from symrmt.models.attention.hermite_data import hermite_at_least, scaled_nonlinearity
 from symrmt.models.attention.solver import gram_factor, lowrank_D
 from symrmt.models.attention.theory import attention_limit
+from symrmt.proofs.certified import certified
 
 __all__ = ["fresh_error_formula", "ridge_test_formula", "training_forms", "projection_expr", "fresh_limit",
            "fresh_simulate", "woodbury_projections",
@@ -280,7 +281,8 @@ def woodbury_projections(block_traces, geometry, a1, c, dps: int):
 
 
 def fresh_limit(f, c, gammas, geometry=None, diagonal: str = "zero", digits: int = 15) -> dict:
-    """Limits of the test errors: ``{"attention": [T_A(gamma)...], "ridge": [T_RR(gamma)...]}`` (mpf lists).
+    """Limits of the test errors: ``{"attention": [T_A(gamma)...], "ridge": [T_RR(gamma)...]}`` (mpf lists, each
+    printing the ``digits`` asked).
 
     ``f`` is a :class:`symrmt.hermite.Nonlinearity` or a preset name / expression; ``geometry`` a
     ``Geometry`` or ``LowRankGeometry`` (any rank, any ``alpha``); ``diagonal`` ``"zero"`` or ``"keep"``.
@@ -293,8 +295,8 @@ def fresh_limit(f, c, gammas, geometry=None, diagonal: str = "zero", digits: int
     one, raises :class:`~symrmt.errors.PrecisionError` rather than being returned.
 
     >>> r = fresh_limit("tanh", "2", ["1"], digits=12)
-    >>> 1 < r["attention"][0] < r["ridge"][0] < 2
-    True
+    >>> 1 < r["attention"][0] < r["ridge"][0] < 2, r["ridge"][0].digits
+    (True, 12)
     """
     geo = as_low_rank(geometry)
     fs = f
@@ -330,8 +332,9 @@ def fresh_limit(f, c, gammas, geometry=None, diagonal: str = "zero", digits: int
             tr = T_RR(cm, gm, gram_mp[0][0])
             if "mu" in zero and (ta < 1 or tr < 1):
                 raise PrecisionError(f"test error below 1 with mu = 0 (T_A = {ta}, T_RR = {tr}): precision lost")
-            out["attention"].append(+ta)
-            out["ridge"].append(+tr)
+            # every bit of the evaluation, printed at the digits asked (rounded once)
+            out["attention"].append(certified(ta, digits))
+            out["ridge"].append(certified(tr, digits))
     return out
 
 

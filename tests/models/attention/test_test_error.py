@@ -259,3 +259,14 @@ def test_compare_refuses_train_against_test():
     train = symrmt.limit("tanh", "1/2", [1], digits=10)
     with pytest.raises(ParameterError, match="training against test"):
         sim.compare(train)
+
+
+def test_test_errors_print_the_digits_asked_rounded_once():
+    """The values of ``symrmt.limit(..., error="test")`` print the digits asked: the 5-digit values are the 30-digit
+    ones rounded once (not mpmath's 15 digits, whose last ones are not certified)."""
+    geo = Geometry(snr=1, wk2=1, wq2=1, wkwq=0.5, muwk=0.7, muwq=0.2)
+    lo = symrmt.limit("tanh", "1/2", [1], geo, digits=5, error="test")
+    hi = symrmt.limit("tanh", "1/2", [1], geo, digits=30, error="test")
+    for a, b in ((lo.attention_mp[0], hi.attention_mp[0]), (lo.ridge_mp[0], hi.ridge_mp[0])):
+        assert repr(a) == f"mpf('{mpmath.nstr(b, 5, strip_zeros=False)}')"
+        assert str(a) == mpmath.nstr(b, 5, strip_zeros=False)
