@@ -299,7 +299,7 @@ class LawsHelpFormatter(argparse.HelpFormatter):
     ``argparse.HelpFormatter`` takes (argparse passes the program name).
 
     >>> import argparse
-    >>> p = argparse.ArgumentParser(prog="demo", formatter_class=LawsHelpFormatter)
+    >>> p = argparse.ArgumentParser(allow_abbrev=False, prog="demo", formatter_class=LawsHelpFormatter)
     >>> _ = p.add_argument("--vector", help=LAWS_MARK["vector"])
     >>> "NAME=gaussian_vector(dim)" in p.format_help(), LAWS_MARK["vector"] in p.format_help()
     (True, False)
