@@ -3,7 +3,8 @@
 A file (or folder) is trusted when it is not a symbolic link (checked with ``os.lstat``), is
 owned by the current user, and is not writable by group or others.  The code cache applies
 it to its folder and entries (which hold code); the trial store applies it to its file
-(which holds trials that enter a Monte-Carlo mean).  See docs/input.md.
+(which holds trials that enter a Monte-Carlo mean); the input files (weights and matrices,
+diagonal laws, geometries, check candidates) are read only when it holds.  See docs/input.md.
 """
 
 from __future__ import annotations

@@ -12,6 +12,7 @@ import re
 import sympy as sp
 
 from symrmt.errors import ParameterError
+from symrmt.trust import untrusted
 from symrmt.parsing.numbers import to_fraction
 from symrmt.parsing import parse_expression, parse_latex_expression, split_equation
 from symrmt.check.vocabulary import (
@@ -99,6 +100,9 @@ def _parse_py_file(path: str, quantity: str):
     are available).  The candidate is ``candidate`` (an expression, or a string ``'LHS = RHS'``),
     else ``lhs``/``rhs``, else a variable named after the quantity.
     """
+    why = untrusted(path)
+    if why is not None:
+        raise ParameterError(f"candidate file {path}: refused by the file-trust rule: {why}")
     try:
         with open(path, encoding="utf-8") as fh:
             source = fh.read()

@@ -37,7 +37,7 @@ from symrmt.derivations import DERIVATIONS
 from symrmt.derivations.proved import PROVED
 from symrmt.latex import LATEX_RESULTS, latex_of  # noqa: F401  (latex_of: re-exported for existing callers)
 from symrmt.models.attention.params import NOISES
-from symrmt.errors import ParameterError
+from symrmt.errors import ExtraUnavailable, ParameterError
 
 __all__ = ["main", "build_parser"]
 
@@ -287,6 +287,11 @@ def main(argv=None) -> int:
         print(f"symrmt {args.verb}: error: {message}", file=sys.stderr)
         if getattr(args, "json", False):
             _json_error(args.verb, message, EXIT_BAD_INPUT)
+        return EXIT_BAD_INPUT
+    except ExtraUnavailable as exc:  # an optional extra a verb reaches without checking for it first
+        print(f"symrmt {args.verb}: error: {exc}", file=sys.stderr)
+        if getattr(args, "json", False):
+            _json_error(args.verb, str(exc), EXIT_BAD_INPUT)
         return EXIT_BAD_INPUT
     except ArithmeticError as exc:  # NotExact, QuadratureError, theory.SolverError, FloatingPointError
         print(f"symrmt {args.verb}: the computation could not deliver ({type(exc).__name__}): {exc}", file=sys.stderr)

@@ -81,7 +81,10 @@ def grid_spec(text: str, key: str, spec: str) -> list:
             if len(parts) not in (3, 4) or (len(parts) == 4 and parts[3] != "log"):
                 raise ValueError("use LO:HI:K or LO:HI:K:log")
             lo, hi = to_fraction(parts[0], key), to_fraction(parts[1], key)
-            k = int(parts[2])
+            try:
+                k = int(parts[2])
+            except ValueError:
+                raise ValueError(f"K must be an integer, got {parts[2].strip()!r}") from None
             if k < 1 or k > 10_000:
                 raise ValueError(f"K must be in 1..10000, got {k}")
             if len(parts) == 4:
@@ -280,7 +283,7 @@ def cmd_sweep(args) -> int:
                 center=args.center, fast=args.fast, certify=args.certify, prove=args.prove)
     if res.fast and res.certified_gap is not None:
         print(f"fast path: {sum(res.fallback)} of {len(res.points)} points solved by mpmath; largest relative gap "
-              f"of {args.certify} re-checked points from 30 digits: {res.certified_gap:.2g}", file=sys.stderr)
+              f"of {min(args.certify, len(res.points))} re-checked points from 30 digits: {res.certified_gap:.2g}", file=sys.stderr)
     cols = list(res.columns)
     if hasattr(res.points, "text"):  # the fast path: each exact grid value formatted once
         rows = [list(row) for row in zip(*[res.points.text(k) for k in cols[:-2]], res.attention_mp, res.ridge_mp)]

@@ -108,7 +108,7 @@ def cmd_trace_sweep(args) -> int:
                       on_error="mark")
     if res.certified_gap is not None:
         print(f"trace-sweep: {int(res.fallback.sum())} of {res.values.size} points solved by mpmath; largest "
-              f"relative gap of {args.certify} re-checked points from 30 digits: {res.certified_gap:.2g}",
+              f"relative gap of {len(res.certified)} re-checked points from 30 digits: {res.certified_gap:.2g}",
               file=sys.stderr)
     # import-time cost: the CLI's start loads no SymPy or NumPy
     from symrmt.engine.routes.sweep import value_text

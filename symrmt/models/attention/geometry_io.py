@@ -16,6 +16,7 @@ from fractions import Fraction
 
 from symrmt.models.attention.geometry import Geometry, LowRankGeometry
 from symrmt.errors import ParameterError
+from symrmt.trust import untrusted
 from symrmt.models.attention.params import to_fraction
 from symrmt.parsing import check_count
 from symrmt.table import decimal_text, is_long
@@ -111,6 +112,9 @@ def load_geometry(path: str, alpha=None):
     """
     if not os.path.isfile(path):
         raise ParameterError(f"--geometry: no such file {path!r}")
+    why = untrusted(path)
+    if why is not None:
+        raise ParameterError(f"--geometry: refused by the file-trust rule: {why}")
     if path.endswith(".npy"):
         # import-time cost: the CLI's start loads no NumPy
         import numpy as np
