@@ -173,3 +173,20 @@ def test_trace_sweep_reports_the_points_it_rechecked(capsys):
 def test_fast_sweep_reports_the_points_it_rechecked(capsys):
     code, _, err = _run(capsys, ["sweep", "--f", "tanh", "--gamma", "1", "--grid", "c=1/2", "--fast"])
     assert code == 0 and "largest relative gap of 1 re-checked points" in err, err
+
+
+def test_a_candidate_file_too_deep_for_pythons_parser_is_one_line(capsys, tmp_path):
+    """A chain of 3000 additions overflows ``ast.parse``'s recursion: exit 2 in one line, no RecursionError."""
+    path = tmp_path / "deep.py"
+    path.write_text("E_RR = " + "+".join(["c"] * 3000) + "\n", encoding="utf-8")
+    code, _, err = _run(capsys, ["check", "E_RR", str(_private(path)), "--points", "2", "--no-region"])
+    assert code == 2 and "nests or chains too deeply" in _line(err)
+
+
+def test_a_large_candidate_file_is_refused_before_it_is_read(capsys, tmp_path):
+    from symrmt.check.candidate import MAX_FILE_BYTES
+
+    path = tmp_path / "big.py"
+    path.write_text("E_RR = 1\n" + "# padding\n" * (MAX_FILE_BYTES // 10 + 1), encoding="utf-8")
+    code, _, err = _run(capsys, ["check", "E_RR", str(_private(path)), "--points", "2", "--no-region"])
+    assert code == 2 and f"above the limit {MAX_FILE_BYTES} of a candidate file" in _line(err)
