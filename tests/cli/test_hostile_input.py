@@ -190,3 +190,18 @@ def test_a_large_candidate_file_is_refused_before_it_is_read(capsys, tmp_path):
     path.write_text("E_RR = 1\n" + "# padding\n" * (MAX_FILE_BYTES // 10 + 1), encoding="utf-8")
     code, _, err = _run(capsys, ["check", "E_RR", str(_private(path)), "--points", "2", "--no-region"])
     assert code == 2 and f"above the limit {MAX_FILE_BYTES} of a candidate file" in _line(err)
+
+
+@pytest.mark.parametrize("gamma", ["1e-310", "1e305", "1e-400"])
+def test_simulate_refuses_a_gamma_outside_its_stated_range(capsys, gamma):
+    """The message and docs/input.md say 1e-300 <= gamma <= 1e300: a subnormal 1e-310 and 1e305 are refused too."""
+    code, out, err = _run(capsys, ["simulate", "--f", "tanh", "--c", "1/2", "--gamma", gamma, "--n", "16",
+                                   "--trials", "2"])
+    assert code == 2 and out == "" and "the simulation needs 1e-300 <= gamma <= 1e300" in _line(err)
+
+
+@pytest.mark.parametrize("gamma", ["1e-300", "1e300"])
+def test_simulate_takes_the_ends_of_its_gamma_range(capsys, gamma):
+    code, out, err = _run(capsys, ["simulate", "--f", "tanh", "--c", "1/2", "--gamma", gamma, "--n", "16",
+                                   "--trials", "2", "--json"])
+    assert code == 0, err
