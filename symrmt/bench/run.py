@@ -31,6 +31,7 @@ small sizes (seconds; used by the tests); the default is what
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import multiprocessing as mp
 import os
@@ -63,7 +64,7 @@ from symrmt.models.attention import solver as N, theory as T
 from symrmt.models.attention.geometry import Geometry
 from symrmt.models.attention.montecarlo import simulate, simulate_trial, vectors_from_gram
 
-__all__ = ["run", "format_report", "main", "TARGETS"]
+__all__ = ["run", "format_report", "main", "simulation_spec", "TARGETS"]
 
 
 TARGETS = {
@@ -343,11 +344,9 @@ def run(quick: bool = False, progress=None) -> dict:
     say("finite-n prediction: time per point, cost against the token types, digits against the mpmath solve")
     out["finite_n"] = bench_finite_n.measure(quick)
     say("simulation: trial against floor" + (" (n up to 2048: minutes)" if not quick else ""))
-    sim_spec = {
-        "ns": [128, 256] if quick else [256, 512, 1024, 2048],
-        "reps": 1 if quick else 2,
-        "parallel": {"n": 128 if quick else 1024, "trials": 4},
-    }
+    sim_spec = simulation_spec(quick)
+    if "parallel" not in sim_spec:
+        say("simulation: the 2-worker run is skipped (it needs Dask: pip install 'symrmt[dask]')")
     sim = _worker("sim", sim_spec, blas1, 3600)
     sizes = sim["sizes"]
     for a, b in zip(sizes, sizes[1:]):
@@ -355,6 +354,20 @@ def run(quick: bool = False, progress=None) -> dict:
     out["simulation"] = sim
     out["verdicts"] = _verdicts(out)
     return out
+
+
+def simulation_spec(quick: bool) -> dict:
+    """The sizes of the simulation benchmark: ``ns`` (trial against floor), ``reps``, and ``parallel`` (1 against
+    2 Dask workers) only where Dask is installed, so that ``symrmt bench`` runs without the extra.
+
+    >>> spec = simulation_spec(quick=True)
+    >>> spec["ns"], spec["reps"], set(spec) <= {"ns", "reps", "parallel"}
+    ([128, 256], 1, True)
+    """
+    spec = {"ns": [128, 256] if quick else [256, 512, 1024, 2048], "reps": 1 if quick else 2}
+    if importlib.util.find_spec("distributed") is not None:
+        spec["parallel"] = {"n": 128 if quick else 1024, "trials": 4}
+    return spec
 
 
 def _verdicts(res: dict) -> list[dict]:
