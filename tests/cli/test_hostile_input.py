@@ -205,3 +205,10 @@ def test_simulate_takes_the_ends_of_its_gamma_range(capsys, gamma):
     code, out, err = _run(capsys, ["simulate", "--f", "tanh", "--c", "1/2", "--gamma", gamma, "--n", "16",
                                    "--trials", "2", "--json"])
     assert code == 0, err
+
+
+@pytest.mark.parametrize("only", ["", ","])
+def test_figures_only_without_a_name_says_so(capsys, only):
+    pytest.importorskip("matplotlib")  # figures checks for matplotlib first
+    code, _, err = _run(capsys, ["figures", "--only", only, "--out", "figs"])
+    assert code == 2 and "--only: give at least one figure name" in _line(err)
