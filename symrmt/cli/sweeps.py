@@ -140,7 +140,7 @@ def add_parsers(sub) -> None:
                    "pip install 'symrmt[prove]'; not with --fast)")
     p.add_argument("--fast", action="store_true", help="the vectorised float64 solver (float64 values, not "
                    "certified digits; rank-one geometries)")
-    p.add_argument("--certify", type=int_at_least("--certify", 0), default=8, metavar="K",
+    p.add_argument("--certify", type=int_at_least("--certify", 0), default=None, metavar="K",
                    help="with --fast: re-solve K random points at 30 digits and report the largest relative gap "
                    "on stderr (default 8; 0 skips it)")
     p.set_defaults(func=cmd_sweep)
@@ -277,6 +277,10 @@ def cmd_sweep(args) -> int:
         if key in grid:
             raise ParameterError(f"--grid {key} given twice")
         grid[key] = values
+    if args.certify is not None and not args.fast:
+        raise ParameterError("--certify K re-checks the float64 path: add --fast (the certified path checks every point)")
+    if args.certify is None:
+        args.certify = 8
     base, extra = _base(args, set(grid))
     fixed = _fixed(args, set(grid))
     res = sweep(_f_of(args, base), {**extra, **fixed, **grid}, geometry=base, diagonal=args.diagonal, digits=args.digits,

@@ -212,3 +212,14 @@ def test_figures_only_without_a_name_says_so(capsys, only):
     pytest.importorskip("matplotlib")  # figures checks for matplotlib first
     code, _, err = _run(capsys, ["figures", "--only", only, "--out", "figs"])
     assert code == 2 and "--only: give at least one figure name" in _line(err)
+
+
+def test_sweep_certify_without_fast_is_refused(capsys):
+    """``--certify K`` re-checks the float64 path; without ``--fast`` it was silently ignored."""
+    code, out, err = _run(capsys, ["sweep", "--f", "tanh", "--gamma", "1", "--grid", "c=1/2", "--certify", "3"])
+    assert code == 2 and out == "" and "add --fast" in _line(err)
+
+
+def test_trace_sweep_seed_without_certify_is_refused(capsys):
+    code, out, err = _run(capsys, ["trace-sweep", MP, *WISHART, "--grid", "gamma=1,2", "--seed", "3"])
+    assert code == 2 and out == "" and "add --certify K" in _line(err)
