@@ -60,6 +60,7 @@ from symrmt.bench.finite_n import verdicts as finite_n_verdicts, report as finit
 from symrmt.bench.parts import report as parts_report
 from symrmt.bench.prove import worker as prove_worker, verdicts as prove_verdicts, report as prove_report
 from symrmt.bench.weights import worker as weights_worker, verdicts as weights_verdicts
+from symrmt.errors import ParameterError
 from symrmt.models.attention import solver as N, theory as T
 from symrmt.models.attention.geometry import Geometry
 from symrmt.models.attention.montecarlo import simulate, simulate_trial, vectors_from_gram
@@ -517,8 +518,11 @@ def main(quick: bool = False, as_json: bool = False, out=None) -> dict:
     res = run(quick=quick, progress=lambda msg: print(f"symrmt bench: {msg}", file=sys.stderr, flush=True))
     text = json.dumps(res, indent=1, allow_nan=False) if as_json else format_report(res)
     if out:
-        with open(out, "w", encoding="utf-8") as fh:
-            fh.write(text)
+        try:
+            with open(out, "w", encoding="utf-8") as fh:
+                fh.write(text)
+        except OSError as exc:  # a full disk, an I/O error: the file named, no traceback
+            raise ParameterError(f"--out {out}: cannot write it ({exc.strerror or exc})") from None
     else:
         print(text)
     return res

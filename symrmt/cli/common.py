@@ -651,8 +651,11 @@ def write_text(text: str, out=None, note: str = "") -> None:
     E_A = 0.5
     """
     if out:
-        with open(out, "w", encoding="utf-8") as fh:
-            fh.write(text)
+        try:
+            with open(out, "w", encoding="utf-8") as fh:
+                fh.write(text)
+        except OSError as exc:  # a full disk, an I/O error: the file named, no traceback
+            raise ParameterError(f"--out {out}: cannot write it ({exc.strerror or exc})") from None
         print(f"wrote {out}{note}", file=sys.stderr)
     else:
         sys.stdout.write(text)

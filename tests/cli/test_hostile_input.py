@@ -223,3 +223,52 @@ def test_sweep_certify_without_fast_is_refused(capsys):
 def test_trace_sweep_seed_without_certify_is_refused(capsys):
     code, out, err = _run(capsys, ["trace-sweep", MP, *WISHART, "--grid", "gamma=1,2", "--seed", "3"])
     assert code == 2 and out == "" and "add --certify K" in _line(err)
+
+
+def test_an_out_file_that_cannot_be_written_is_one_line(capsys, monkeypatch, tmp_path):
+    """A full disk (ENOSPC) while writing ``--out``: the file named, exit 2, no traceback."""
+    import builtins
+    import errno
+
+    real_open = builtins.open
+
+    class Full:
+        def __init__(self, *a, **k):
+            pass
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            return False
+
+        def write(self, text):
+            raise OSError(errno.ENOSPC, "No space left on device")
+
+    target = str(tmp_path / "out.tex")
+    monkeypatch.setattr(builtins, "open", lambda f, *a, **k: Full() if str(f) == target else real_open(f, *a, **k))
+    code, _, err = _run(capsys, ["latex", "ridge", "--out", target])
+    assert code == 2 and f"--out {target}: cannot write it (No space left on device)" in _line(err)
+
+
+def test_an_os_error_on_stdout_is_one_line(capsys, monkeypatch):
+    import errno
+
+    def full(args):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(app, "cmd_bench", full)
+    code, _, err = _run(capsys, ["bench", "--quick"])
+    assert code == 2 and "symrmt bench: error: the output (stdout): No space left on device" in _line(err)
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
+def test_stdout_on_a_full_device_is_one_line():
+    import subprocess
+
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    with open("/dev/full", "w") as full:
+        p = subprocess.run([sys.executable, "-m", "symrmt", "latex", "ridge"], stdout=full, stderr=subprocess.PIPE,
+                           text=True, cwd=root, timeout=300)
+    assert p.returncode == 2 and "Traceback" not in p.stderr and "Exception ignored" not in p.stderr, p.stderr
+    assert p.stderr.strip() == "symrmt latex: error: the output (stdout): No space left on device"
