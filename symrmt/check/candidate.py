@@ -197,7 +197,7 @@ def parse_candidate(quantity: str, text: str, kind: str = "value", syntax: str =
         if syntax == "auto":
             syntax = "file" if text.strip().endswith(".py") else ("latex" if "\\" in text else "sympy")
         if syntax == "file":
-            if not os.path.isfile(text.strip()):
+            if not os.path.exists(text.strip()):
                 raise ParameterError(f"candidate file {text.strip()!r} does not exist")
             sides = _parse_py_file(text.strip(), quantity)
         elif syntax == "latex":

@@ -272,3 +272,18 @@ def test_stdout_on_a_full_device_is_one_line():
                            text=True, cwd=root, timeout=300)
     assert p.returncode == 2 and "Traceback" not in p.stderr and "Exception ignored" not in p.stderr, p.stderr
     assert p.stderr.strip() == "symrmt latex: error: the output (stdout): No space left on device"
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs")
+@pytest.mark.parametrize("kind", ["weights", "law", "matrix", "gram", "candidate", "store"])
+def test_a_fifo_is_refused_not_read_forever(capsys, tmp_path, kind):
+    """A named pipe passes a size cap (its size is 0) and blocks its reader: the file-trust rule refuses it."""
+    suffix = {"gram": ".json", "candidate": ".py", "store": ".db"}.get(kind, ".npy")
+    path = tmp_path / ("pipe" + suffix)
+    os.mkfifo(path, 0o600)
+    argv = {"weights": ["limit", "--f", "tanh", "--c", "2", "--gamma", "1", "--weights", str(path)],
+            "matrix": ["trace", "trace(S)", "--matrix", f'S=matrix(n, n, "{path}")'],
+            "store": ["simulate", "--f", "tanh", "--c", "1/2", "--gamma", "1", "--n", "16", "--trials", "2",
+                      "--store", str(path)]}.get(kind) or _argv(kind, path)
+    code, out, err = _run(capsys, argv)
+    assert code == 2 and "is not a regular file" in _line(err)

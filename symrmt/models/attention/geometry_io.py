@@ -110,11 +110,11 @@ def load_geometry(path: str, alpha=None):
     ...
     symrmt.errors.ParameterError: --geometry: no such file 'no/such.json'
     """
-    if not os.path.isfile(path):
-        raise ParameterError(f"--geometry: no such file {path!r}")
-    why = untrusted(path)
+    why = untrusted(path)  # first: a FIFO is refused as such, not as a missing file
     if why is not None:
         raise ParameterError(f"--geometry: refused by the file-trust rule: {why}")
+    if not os.path.isfile(path):
+        raise ParameterError(f"--geometry: no such file {path!r}")
     if path.endswith(".npy"):
         # import-time cost: the CLI's start loads no NumPy
         import numpy as np
