@@ -1,7 +1,7 @@
 """A density on a grid of certified points reports its progress: one bar over the grid, one step per point
 (auto mode: it is drawn only when the run lasts a few seconds, :func:`symrmt.progress.progress_bar`)."""
 
-import symrmt.engine.density.solver as solver
+import symrmt.progress as progress
 from symrmt.engine import Model
 
 
@@ -25,7 +25,7 @@ BARS: list = []
 
 def test_every_grid_point_is_one_step_of_the_bar(monkeypatch):
     BARS.clear()
-    monkeypatch.setattr(solver, "progress_bar", _Recorder)
+    monkeypatch.setattr(progress, "progress_bar", _Recorder)
     m = Model()
     m.goe("G", "n")
     d = m.density("G/sqrt(n)", x=[-3, -1, 0, 1, 3], digits=10)

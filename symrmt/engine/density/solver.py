@@ -68,7 +68,7 @@ from symrmt.engine.lang.vectors import has_vectors
 from symrmt.engine.reduce import linearize as lin
 from symrmt.engine.solve.certify import admitted
 from symrmt.parsing.limits import LIMITS
-from symrmt.progress import progress_bar
+from symrmt.progress import counted
 
 __all__ = ["compute", "DensityError", "DensitySolve", "ResolventSolver", "FLOAT_RESIDUAL", "FLOAT_AGREE"]
 
@@ -146,7 +146,7 @@ def compute(model, matrix, xs, at, digits=15, edges=True, atoms=True, label=None
     if batch is not None and all(type(b) is tuple for b in batch):  # every point a checked float64 point
         dens, taus, status, kinds = (list(v) for v in zip(*batch))
         points = ()
-    for i, (x, xe) in _counted(points, len(xs), f"density of {label}" if label else "density"):
+    for i, (x, xe) in counted(points, len(xs), f"density of {label}" if label else "density"):
         if batch is not None and isinstance(batch[i], tuple):  # a checked float64 point of the batch
             for out, v in zip((dens, taus, status, kinds), batch[i]):
                 out.append(v)
@@ -257,19 +257,6 @@ def compute(model, matrix, xs, at, digits=15, edges=True, atoms=True, label=None
 
 #: most prepared resolvent systems a model keeps for its densities (the oldest dropped first)
 PREPARED_CACHE = 32
-
-
-def _counted(items, total: int, desc: str):
-    """``items`` with a progress bar on stderr that counts each item once the loop is done with it (auto mode:
-    a run that lasts a few seconds shows one, :func:`symrmt.progress.progress_bar`).
-
-    >>> [i for i in _counted(range(3), 3, "demo")]
-    [0, 1, 2]
-    """
-    with progress_bar(total, desc) as bar:
-        for item in items:
-            yield item
-            bar.update()
 
 
 def _prepared(model, node, values):
