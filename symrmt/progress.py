@@ -117,6 +117,19 @@ def progress_bar(total: int, desc: str = "", enabled: bool | None = None, stream
     return Progress(total, desc, enabled=enabled, stream=stream)
 
 
+def counted(items, total: int, desc: str = ""):
+    """``items``, with a :func:`progress_bar` (auto mode) that counts each item once the loop is done with it
+    (a ``continue`` included), closed when the loop ends or is left.
+
+    >>> [i for i in counted(range(3), 3, "demo")]
+    [0, 1, 2]
+    """
+    with progress_bar(total, desc) as bar:
+        for item in items:
+            yield item
+            bar.update()
+
+
 class Progress:
     """Progress of ``total`` steps, drawn on ``stream`` (default: ``sys.stderr``).
 

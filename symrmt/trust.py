@@ -1,9 +1,11 @@
 """The one file-trust rule, for every file whose contents can change what symrmt prints.
 
-A file (or folder) is trusted when it is not a symbolic link (checked with ``os.lstat``), is
-owned by the current user, and is not writable by group or others.  The code cache applies
+A file (or folder) is trusted when it is not a symbolic link (checked with ``os.lstat``), is a
+regular file or a folder (not a FIFO, a device or a socket), is owned by the current user, and is
+not writable by group or others.  The code cache applies
 it to its folder and entries (which hold code); the trial store applies it to its file
-(which holds trials that enter a Monte-Carlo mean).  See docs/input.md.
+(which holds trials that enter a Monte-Carlo mean); the input files (weights and matrices,
+diagonal laws, geometries, check candidates) are read only when it holds.  See docs/input.md.
 """
 
 from __future__ import annotations
@@ -35,6 +37,8 @@ def untrusted(path) -> str | None:
         return None  # missing: nothing to load
     if stat.S_ISLNK(st.st_mode):
         return f"{path} is a symbolic link"
+    if not (stat.S_ISREG(st.st_mode) or stat.S_ISDIR(st.st_mode)):
+        return f"{path} is not a regular file (a FIFO, a device or a socket, whose reading may never end)"
     if hasattr(os, "getuid") and st.st_uid != os.getuid():
         return f"{path} is owned by uid {st.st_uid}, not by the current user (uid {os.getuid()})"
     if st.st_mode & (stat.S_IWGRP | stat.S_IWOTH):

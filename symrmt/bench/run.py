@@ -31,6 +31,7 @@ small sizes (seconds; used by the tests); the default is what
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import multiprocessing as mp
 import os
@@ -59,11 +60,12 @@ from symrmt.bench.finite_n import verdicts as finite_n_verdicts, report as finit
 from symrmt.bench.parts import report as parts_report
 from symrmt.bench.prove import worker as prove_worker, verdicts as prove_verdicts, report as prove_report
 from symrmt.bench.weights import worker as weights_worker, verdicts as weights_verdicts
+from symrmt.errors import ParameterError
 from symrmt.models.attention import solver as N, theory as T
 from symrmt.models.attention.geometry import Geometry
 from symrmt.models.attention.montecarlo import simulate, simulate_trial, vectors_from_gram
 
-__all__ = ["run", "format_report", "main", "TARGETS"]
+__all__ = ["run", "format_report", "main", "simulation_spec", "TARGETS"]
 
 
 TARGETS = {
@@ -334,11 +336,9 @@ def run(quick: bool = False, progress=None) -> dict:
     say("finite-n prediction: time per point, cost against the token types, digits against the mpmath solve")
     out["finite_n"] = bench_finite_n.measure(quick)
     say("simulation: trial against floor" + (" (n up to 2048: minutes)" if not quick else ""))
-    sim_spec = {
-        "ns": [128, 256] if quick else [256, 512, 1024, 2048],
-        "reps": 1 if quick else 2,
-        "parallel": {"n": 128 if quick else 1024, "trials": 4},
-    }
+    sim_spec = simulation_spec(quick)
+    if "parallel" not in sim_spec:
+        say("simulation: the 2-worker run is skipped (it needs Dask: pip install 'symrmt[dask]')")
     sim = _worker("sim", sim_spec, blas1, 3600)
     sizes = sim["sizes"]
     for a, b in zip(sizes, sizes[1:]):
@@ -346,6 +346,20 @@ def run(quick: bool = False, progress=None) -> dict:
     out["simulation"] = sim
     out["verdicts"] = _verdicts(out)
     return out
+
+
+def simulation_spec(quick: bool) -> dict:
+    """The sizes of the simulation benchmark: ``ns`` (trial against floor), ``reps``, and ``parallel`` (1 against
+    2 Dask workers) only where Dask is installed, so that ``symrmt bench`` runs without the extra.
+
+    >>> spec = simulation_spec(quick=True)
+    >>> spec["ns"], spec["reps"], set(spec) <= {"ns", "reps", "parallel"}
+    ([128, 256], 1, True)
+    """
+    spec = {"ns": [128, 256] if quick else [256, 512, 1024, 2048], "reps": 1 if quick else 2}
+    if importlib.util.find_spec("distributed") is not None:
+        spec["parallel"] = {"n": 128 if quick else 1024, "trials": 4}
+    return spec
 
 
 def _verdicts(res: dict) -> list[dict]:
@@ -495,8 +509,11 @@ def main(quick: bool = False, as_json: bool = False, out=None) -> dict:
     res = run(quick=quick, progress=lambda msg: print(f"symrmt bench: {msg}", file=sys.stderr, flush=True))
     text = json.dumps(res, indent=1, allow_nan=False) if as_json else format_report(res)
     if out:
-        with open(out, "w", encoding="utf-8") as fh:
-            fh.write(text)
+        try:
+            with open(out, "w", encoding="utf-8") as fh:
+                fh.write(text)
+        except OSError as exc:  # a full disk, an I/O error: the file named, no traceback
+            raise ParameterError(f"--out {out}: cannot write it ({exc.strerror or exc})") from None
     else:
         print(text)
     return res

@@ -12,11 +12,15 @@ import re
 import sympy as sp
 
 from symrmt.errors import ParameterError
+from symrmt.trust import untrusted
 from symrmt.parsing.numbers import to_fraction
-from symrmt.parsing import parse_expression, parse_latex_expression, split_equation
+from symrmt.parsing import LIMITS, parse_expression, parse_latex_expression, split_equation
 from symrmt.check.vocabulary import (
     PARSE_TIMEOUT, QUANTITIES, VOCABULARY, CONSTANTS, FUNCTIONS, PARAM_SYMBOLS, QUANTITY_SYMBOLS, SYMBOL_NAME,
 )
+
+#: the largest ``.py`` candidate file read (bytes): sixteen expressions of ``LIMITS['chars']`` characters
+MAX_FILE_BYTES = 16 * LIMITS["chars"]
 
 # ---------------------------------------------------------------------------
 # parsing
@@ -99,12 +103,25 @@ def _parse_py_file(path: str, quantity: str):
     are available).  The candidate is ``candidate`` (an expression, or a string ``'LHS = RHS'``),
     else ``lhs``/``rhs``, else a variable named after the quantity.
     """
+    why = untrusted(path)
+    if why is not None:
+        raise ParameterError(f"candidate file {path}: refused by the file-trust rule: {why}")
+    try:
+        size = os.path.getsize(path)
+    except OSError as exc:
+        raise ParameterError(f"candidate file {path}: cannot read it ({exc})") from exc
+    if size > MAX_FILE_BYTES:
+        raise ParameterError(f"candidate file {path}: {size} bytes, above the limit {MAX_FILE_BYTES} of a candidate "
+                             "file (MAX_FILE_BYTES: each expression in it is held to LIMITS['chars'] anyway)")
     try:
         with open(path, encoding="utf-8") as fh:
             source = fh.read()
         tree = ast.parse(source, filename=path)
     except (OSError, SyntaxError, ValueError) as exc:
         raise ParameterError(f"candidate file {path}: cannot read it ({exc})") from exc
+    except (RecursionError, MemoryError):
+        raise ParameterError(f"candidate file {path}: an expression nests or chains too deeply for Python's parser; "
+                             f"each expression is held to {LIMITS['nodes']} syntax nodes") from None
     defined: dict = {}
     texts: dict = {}
     for node in tree.body:
@@ -180,7 +197,7 @@ def parse_candidate(quantity: str, text: str, kind: str = "value", syntax: str =
         if syntax == "auto":
             syntax = "file" if text.strip().endswith(".py") else ("latex" if "\\" in text else "sympy")
         if syntax == "file":
-            if not os.path.isfile(text.strip()):
+            if not os.path.exists(text.strip()):
                 raise ParameterError(f"candidate file {text.strip()!r} does not exist")
             sides = _parse_py_file(text.strip(), quantity)
         elif syntax == "latex":

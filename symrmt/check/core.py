@@ -106,6 +106,7 @@ from symrmt.check.prove import (
 from symrmt.check.report import CheckReport, claim_str, claim_tex, point_str, point_json
 from symrmt.check.region import find_region, mc_at
 from symrmt.proofs.arb import require_flint
+from symrmt.progress import progress_bar
 
 __all__ = ["CheckReport", "QUANTITIES", "VOCABULARY", "DOMAIN", "check", "parse_candidate", "parse_where"]
 
@@ -337,14 +338,17 @@ def _numeric_stage(claim, points, digits, seed) -> _NumericRun:
         return Evaluation(g, lv, rv, why, truths)
 
     results, skipped = [], []
-    for _ in range(npts):
-        pt = draw_point(claim.params, rng, claim.where, gamma_low)
-        try:
-            e = evaluate(pt)
-        except (ArithmeticError, ValueError) as exc:  # the package could not deliver here
-            skipped.append({"point": point_json(pt), "reason": f"{type(exc).__name__}: {exc}"[:200]})
-            continue
-        results.append(PointResult(pt, *e))
+    with progress_bar(npts, f"check {claim.quantity}: numeric points") as bar:  # drawn once it runs 2 s
+        for _ in range(npts):
+            pt = draw_point(claim.params, rng, claim.where, gamma_low)
+            try:
+                e = evaluate(pt)
+            except (ArithmeticError, ValueError) as exc:  # the package could not deliver here
+                skipped.append({"point": point_json(pt), "reason": f"{type(exc).__name__}: {exc}"[:200]})
+                continue
+            finally:
+                bar.update()
+            results.append(PointResult(pt, *e))
     return _NumericRun(digits, seed, mpmath.mpf(10) ** (-(digits - 5)), ev, evaluate, results, skipped)
 
 

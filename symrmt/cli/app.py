@@ -37,7 +37,7 @@ from symrmt.derivations import DERIVATIONS
 from symrmt.derivations.proved import PROVED
 from symrmt.latex import LATEX_RESULTS, latex_of  # noqa: F401  (latex_of: re-exported for existing callers)
 from symrmt.models.attention.params import NOISES
-from symrmt.errors import ParameterError
+from symrmt.errors import ExtraUnavailable, ParameterError
 
 __all__ = ["main", "build_parser"]
 
@@ -244,7 +244,8 @@ def main(argv=None) -> int:
 
     Results go to stdout (``--json`` for machines, a table otherwise), diagnostics to stderr.  Exit codes:
     0 success; 1 checks that ran and failed (``verify``, a disproved ``check``); 2 bad input (a
-    ``ParameterError`` or a usage error); 3 a number symrmt cannot stand behind (an ``ArithmeticError``).
+    ``ParameterError``, a usage error, a missing optional extra, or a file or stdout that cannot be written);
+    3 a number symrmt cannot stand behind (an ``ArithmeticError``).
     With ``--json`` an error is also the object ``{"error", "kind", "exit", "verb"}`` on stdout.  Nothing
     is raised but ``SystemExit`` from ``--help``.
 
@@ -288,6 +289,11 @@ def main(argv=None) -> int:
         if getattr(args, "json", False):
             _json_error(args.verb, message, EXIT_BAD_INPUT)
         return EXIT_BAD_INPUT
+    except ExtraUnavailable as exc:  # an optional extra a verb reaches without checking for it first
+        print(f"symrmt {args.verb}: error: {exc}", file=sys.stderr)
+        if getattr(args, "json", False):
+            _json_error(args.verb, str(exc), EXIT_BAD_INPUT)
+        return EXIT_BAD_INPUT
     except ArithmeticError as exc:  # NotExact, QuadratureError, theory.SolverError, FloatingPointError
         print(f"symrmt {args.verb}: the computation could not deliver ({type(exc).__name__}): {exc}", file=sys.stderr)
         if getattr(args, "json", False):
@@ -299,3 +305,12 @@ def main(argv=None) -> int:
     except BrokenPipeError:  # the reader closed the pipe (symrmt ... | head): stop quietly, no traceback
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # the exit's flush then writes nowhere
         return EXIT_OK
+    except OSError as exc:  # a full disk, an I/O error on --out or on stdout: one line, no traceback
+        where = exc.filename if exc.filename is not None else "the output (stdout)"
+        print(f"symrmt {args.verb}: error: {where}: {exc.strerror or exc}", file=sys.stderr)
+        if exc.filename is None:
+            try:  # the exit's flush of stdout then writes nowhere
+                os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            except (OSError, ValueError):  # a stdout without a file descriptor (a captured one)
+                pass
+        return EXIT_BAD_INPUT

@@ -403,18 +403,46 @@ def add_simulation(p, n_help=None):
     ``n_help``: the help of ``--n`` for a verb where it means more (its default is then ``None``, read as 512
     by the simulation).
 
+    The defaults are ``None`` (read as 512, 10 and 0 by :func:`simulation_flags`), so that a flag typed
+    without ``--simulate`` is refused, never silently ignored.
+
     >>> p = Parser(prog="demo")
     >>> add_simulation(p)
     >>> a = p.parse_args(["--trials", "4"])
     >>> a.n, a.trials, a.seed, a.store
-    (512, 4, 0, None)
+    (None, 4, None, None)
     """
-    p.add_argument("--n", type=int_at_least("--n", 2), default=512 if n_help is None else None,
+    p.add_argument("--n", type=int_at_least("--n", 2), default=None,
                    help="simulation size n (default 512)" if n_help is None else n_help)
-    p.add_argument("--trials", type=int_at_least("--trials", 2), default=10, help="simulation trials (default 10)")
-    p.add_argument("--seed", type=int_at_least("--seed", 0), default=0, help="simulation root seed (default 0)")
+    p.add_argument("--trials", type=int_at_least("--trials", 2), default=None, help="simulation trials (default 10)")
+    p.add_argument("--seed", type=int_at_least("--seed", 0), default=None, help="simulation root seed (default 0)")
     p.add_argument("--store", metavar="PATH", default=None,
                    help="trial store (SQLite file) for --simulate: reuse stored trials, keep each new one")
+
+
+def simulation_flags(args, flags=("trials", "seed")) -> None:
+    """Refuse the simulation ``flags`` (attribute names) typed without ``--simulate`` (:class:`ParameterError`
+    naming them); with ``--simulate`` fill the ones left out with their defaults (``trials`` 10, ``seed`` 0,
+    ``n`` 512).
+
+    >>> from types import SimpleNamespace
+    >>> a = SimpleNamespace(simulate=True, trials=None, seed=3)
+    >>> simulation_flags(a); (a.trials, a.seed)
+    (10, 3)
+    >>> simulation_flags(SimpleNamespace(simulate=False, trials=4, seed=None))
+    Traceback (most recent call last):
+    ...
+    symrmt.errors.ParameterError: --trials applies to the simulation: add --simulate
+    """
+    if not args.simulate:
+        given = [f"--{f}" for f in flags if getattr(args, f, None) is not None]
+        if given:
+            raise ParameterError(f"{', '.join(given)} {'applies' if len(given) == 1 else 'apply'} to the simulation: "
+                                 "add --simulate")
+        return
+    for f, default in (("trials", 10), ("seed", 0), ("n", 512)):
+        if f in flags and getattr(args, f, None) is None:
+            setattr(args, f, default)
 
 
 def add_output(p):
@@ -623,8 +651,11 @@ def write_text(text: str, out=None, note: str = "") -> None:
     E_A = 0.5
     """
     if out:
-        with open(out, "w", encoding="utf-8") as fh:
-            fh.write(text)
+        try:
+            with open(out, "w", encoding="utf-8") as fh:
+                fh.write(text)
+        except OSError as exc:  # a full disk, an I/O error: the file named, no traceback
+            raise ParameterError(f"--out {out}: cannot write it ({exc.strerror or exc})") from None
         print(f"wrote {out}{note}", file=sys.stderr)
     else:
         sys.stdout.write(text)

@@ -10,7 +10,7 @@ import sys
 
 import mpmath
 
-from symrmt.cli.common import add_simulation, MergeValues, dump, num
+from symrmt.cli.common import add_simulation, MergeValues, dump, num, simulation_flags
 from symrmt.cli.trace import split_assignment, add_declarations, build_model, parse_at
 from symrmt.errors import ParameterError
 
@@ -86,6 +86,9 @@ def cmd_density(args) -> int:
     ...       "--over", "x=0.5:1.5:3"])   # a dimension ratio must be positive
     2
     """
+    simulation_flags(args, ("n", "trials", "seed", "store", "scheduler"))  # refused without --simulate
+    if not args.simulate and args.workers > 1:
+        raise ParameterError("--workers applies to the simulation: add --simulate")
     model = build_model(args.dim, args.matrix, args.vector, args.let)
     typed = {}
     at = parse_at(args.at, typed) if args.at.strip() else {}

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import warnings
 
-from symrmt.cli.common import EXIT_OK, add_executor, dump, num, scheduler_of
+from symrmt.cli.common import EXIT_OK, add_executor, dump, num, scheduler_of, simulation_flags
 from symrmt.errors import ParameterError
 
 __all__ = ["add_icl_parser", "cmd_icl"]
@@ -52,9 +52,9 @@ def add_icl_parser(sub, int_at_least, number) -> None:
                    help="significant digits of the limit (default 15, at most 975)")
     p.add_argument("--simulate", action="store_true", help="simulate the model at finite d instead")
     p.add_argument("--d", type=int_at_least("--d", 2), default=None, help="token dimension (with --simulate)")
-    p.add_argument("--trials", type=int_at_least("--trials", 2), default=10,
+    p.add_argument("--trials", type=int_at_least("--trials", 2), default=None,
                    help="independent pretraining draws (with --simulate, default 10)")
-    p.add_argument("--seed", type=int_at_least("--seed", 0), default=0, help="root seed (with --simulate, default 0)")
+    p.add_argument("--seed", type=int_at_least("--seed", 0), default=None, help="root seed (with --simulate, default 0)")
     p.add_argument("--store", metavar="PATH", default=None,
                    help="trial store (SQLite file) for --simulate: reuse stored trials, keep each new one")
     p.add_argument("--json", action="store_true", help="JSON on stdout")
@@ -78,6 +78,7 @@ def cmd_icl(args) -> int:
     from symrmt.models.icl.theory import icl_limit
     from symrmt.simulation.executor import StaleTrialsWarning, report_stale
 
+    simulation_flags(args)  # --trials, --seed: refused without --simulate, else their defaults
     if not args.simulate:
         for flag in ("d", "store", "scheduler"):
             if getattr(args, flag) is not None:

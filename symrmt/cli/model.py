@@ -325,6 +325,18 @@ def _simulate_grid(args, kind) -> int:
             if key in grid:
                 raise ParameterError(f"--{key} is fixed and also varies in --grid; drop one")
             grid[key] = (v if len(v) > 1 else v[0]) if isinstance(v, list) else v
+    if args.plot:  # the axis, matplotlib and the figure's file checked before any simulation
+        axes = [k for k, v in grid.items() if isinstance(v, list)]
+        if args.over is not None and args.over not in axes:
+            raise ParameterError(f"--over must be one of the grid's axes {axes}, got {args.over!r}")
+        try:
+            import matplotlib  # noqa: F401
+        except ImportError:
+            raise ParameterError("--plot needs matplotlib: pip install 'symrmt[plot]'") from None
+        # import-time cost: the CLI's start loads no NumPy
+        from symrmt.plotting import figure_path
+
+        args.plot = figure_path(args.plot)
     base, extra = base_geometry(args, set(grid))
     nonlinearity_of(args)  # validates f (parse, centering) before any simulation
     res = api_simulate(args.f, grid={**extra, **grid}, geometry=base,

@@ -81,7 +81,10 @@ def grid_spec(text: str, key: str, spec: str) -> list:
             if len(parts) not in (3, 4) or (len(parts) == 4 and parts[3] != "log"):
                 raise ValueError("use LO:HI:K or LO:HI:K:log")
             lo, hi = to_fraction(parts[0], key), to_fraction(parts[1], key)
-            k = int(parts[2])
+            try:
+                k = int(parts[2])
+            except ValueError:
+                raise ValueError(f"K must be an integer, got {parts[2].strip()!r}") from None
             if k < 1 or k > 10_000:
                 raise ValueError(f"K must be in 1..10000, got {k}")
             if len(parts) == 4:
@@ -137,7 +140,7 @@ def add_parsers(sub) -> None:
                    "pip install 'symrmt[prove]'; not with --fast)")
     p.add_argument("--fast", action="store_true", help="the vectorised float64 solver (float64 values, not "
                    "certified digits; rank-one geometries)")
-    p.add_argument("--certify", type=int_at_least("--certify", 0), default=8, metavar="K",
+    p.add_argument("--certify", type=int_at_least("--certify", 0), default=None, metavar="K",
                    help="with --fast: re-solve K random points at 30 digits and report the largest relative gap "
                    "on stderr (default 8; 0 skips it)")
     p.set_defaults(func=cmd_sweep)
@@ -282,13 +285,17 @@ def cmd_sweep(args) -> int:
         if key in grid:
             raise ParameterError(f"--grid {key} given twice")
         grid[key] = values
+    if args.certify is not None and not args.fast:
+        raise ParameterError("--certify K re-checks the float64 path: add --fast (the certified path checks every point)")
+    if args.certify is None:
+        args.certify = 8
     base, extra = _base(args, set(grid))
     fixed = _fixed(args, set(grid))
     res = sweep(_f_of(args, base), {**extra, **fixed, **grid}, geometry=base, diagonal=args.diagonal, digits=args.digits,
                 center=args.center, fast=args.fast, certify=args.certify, prove=args.prove)
     if res.fast and res.certified_gap is not None:
         print(f"fast path: {sum(res.fallback)} of {len(res.points)} points solved by mpmath; largest relative gap "
-              f"of {args.certify} re-checked points from 30 digits: {res.certified_gap:.2g}", file=sys.stderr)
+              f"of {min(args.certify, len(res.points))} re-checked points from 30 digits: {res.certified_gap:.2g}", file=sys.stderr)
     cols = list(res.columns)
     if hasattr(res.points, "text"):  # the fast path: each exact grid value formatted once
         rows = [list(row) for row in zip(*[res.points.text(k) for k in cols[:-2]], res.attention_mp, res.ridge_mp)]

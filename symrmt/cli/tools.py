@@ -128,7 +128,9 @@ def cmd_figures(args) -> int:
 
         only = [x.strip() for x in args.only.split(",") if x.strip()]
         bad = [x for x in only if x not in FIGURES]
-        if bad or not only:
+        if not only:
+            raise ParameterError(f"--only: give at least one figure name; choose from {', '.join(FIGURES)}")
+        if bad:
             raise ParameterError(f"--only: unknown figure(s) {bad}; choose from {', '.join(FIGURES)}")
 
     scheduler = scheduler_of(args)

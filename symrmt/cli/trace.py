@@ -15,7 +15,7 @@ from fractions import Fraction
 
 import mpmath
 
-from symrmt.cli.common import MergeValues, add_executor, add_simulation, scheduler_of, dump as _dump, num as _num
+from symrmt.cli.common import MergeValues, add_executor, add_simulation, scheduler_of, simulation_flags, dump as _dump, num as _num
 from symrmt.errors import ParameterError, UnknownNameError
 from symrmt.parsing import parse_expression
 
@@ -406,6 +406,7 @@ def cmd_trace(args) -> int:
     """
     if not args.simulate and (args.store is not None or args.workers > 1 or args.scheduler is not None):
         raise ParameterError("--store, --workers and --scheduler apply to the simulation: add --simulate")
+    simulation_flags(args)  # --trials, --seed: refused without --simulate, else their defaults
     if args.simulate:  # the executor's terms, checked before any work
         # import-time cost: the CLI's start loads no symrmt.simulation.scheduler
         from symrmt.simulation.scheduler import check_workers

@@ -61,7 +61,8 @@ def add_trace_sweep_parser(sub, int_at_least):
                    help="the other parameter values, e.g. 'c=1/2' (given twice, the values are merged)")
     p.add_argument("--certify", type=int_at_least("--certify", 0), default=0,
                    help="re-solve this many random points at 30 digits (the largest gap goes to stderr)")
-    p.add_argument("--seed", type=int_at_least("--seed", 0), default=0, help="seed of the --certify sample")
+    p.add_argument("--seed", type=int_at_least("--seed", 0), default=None,
+                   help="seed of the --certify sample (default 0)")
     p.add_argument("--json", action="store_true", help="JSON on stdout")
     p.add_argument("--out", metavar="FILE", help="write to FILE instead of stdout")
     p.set_defaults(func=cmd_trace_sweep)
@@ -85,6 +86,9 @@ def cmd_trace_sweep(args) -> int:
     # import-time cost: the CLI's start loads no NumPy
     import numpy as np
 
+    if args.seed is not None and not args.certify:
+        raise ParameterError("--seed is the seed of the --certify sample: add --certify K")
+    args.seed = 0 if args.seed is None else args.seed
     model = build_model(args.dim, args.matrix, args.vector, args.let)
     grid = {}
     for key, values in args.grid:
@@ -97,7 +101,7 @@ def cmd_trace_sweep(args) -> int:
                       on_error="mark")
     if res.certified_gap is not None:
         print(f"trace-sweep: {int(res.fallback.sum())} of {res.values.size} points solved by mpmath; largest "
-              f"relative gap of {args.certify} re-checked points from 30 digits: {res.certified_gap:.2g}",
+              f"relative gap of {len(res.certified)} re-checked points from 30 digits: {res.certified_gap:.2g}",
               file=sys.stderr)
     # import-time cost: the CLI's start loads no SymPy or NumPy
     from symrmt.engine.routes.sweep import value_text

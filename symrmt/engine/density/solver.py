@@ -68,6 +68,7 @@ from symrmt.engine.lang.vectors import has_vectors
 from symrmt.engine.reduce import linearize as lin
 from symrmt.engine.solve.certify import admitted
 from symrmt.parsing.limits import LIMITS
+from symrmt.progress import counted
 
 __all__ = ["compute", "DensityError", "DensitySolve", "ResolventSolver", "FLOAT_RESIDUAL", "FLOAT_AGREE"]
 
@@ -145,7 +146,7 @@ def compute(model, matrix, xs, at, digits=15, edges=True, atoms=True, label=None
     if batch is not None and all(type(b) is tuple for b in batch):  # every point a checked float64 point
         dens, taus, status, kinds = (list(v) for v in zip(*batch))
         points = ()
-    for i, (x, xe) in points:
+    for i, (x, xe) in counted(points, len(xs), f"density of {label}" if label else "density"):
         if batch is not None and isinstance(batch[i], tuple):  # a checked float64 point of the batch
             for out, v in zip((dens, taus, status, kinds), batch[i]):
                 out.append(v)

@@ -6,7 +6,8 @@ typed declaration (the parser's node and character limits, :data:`symrmt.parsing
 instead; in Python, ``Model.declare("D=diag_file(p, spectrum.npy)")`` or
 ``Model.diag(name, dim, *load_law(path))`` does the same.
 
-The file is read with ``allow_pickle=False`` (a pickled object array is refused, nothing in it
+The file must pass the file-trust rule (:func:`symrmt.trust.untrusted`: not a symbolic link, owned by the
+current user, not writable by group or others).  It is read with ``allow_pickle=False`` (a pickled object array is refused, nothing in it
 runs) and validated before any value reaches the engine:
 
 * at most :data:`MAX_FILE_BYTES` bytes (1 MiB: 4096 atoms with their weights take 64 KiB);
@@ -32,6 +33,7 @@ import numpy as np
 
 from symrmt.engine.laws.registry import Law
 from symrmt.errors import ParameterError
+from symrmt.trust import untrusted
 
 __all__ = ["LAW", "declare", "declare_text", "load_law", "parse_diag_file", "MAX_FILE_BYTES", "WEIGHT_SUM_TOL"]
 
@@ -86,6 +88,9 @@ def load_law(path):
     what = f"diag_file {path}"
     if not path.endswith(".npy"):
         raise ParameterError(f"{what}: a NumPy .npy file is needed (np.save(path, array))")
+    why = untrusted(path)
+    if why is not None:
+        raise ParameterError(f"{what}: refused by the file-trust rule: {why}")
     try:
         size = os.path.getsize(path)
     except OSError as exc:

@@ -51,6 +51,7 @@ from symrmt.engine.solve.batch_qf import compile_forms, solve_qf_plan, takes
 from symrmt.engine.solve.certify import compiled_system
 from symrmt.errors import ParameterError, SymrmtError as _Refused, SymrmtError
 from symrmt.parsing import LIMITS
+from symrmt.progress import counted
 from symrmt.table import TableResult, number_value
 
 __all__ = ["TraceSweep", "sweep"]
@@ -531,7 +532,8 @@ def sweep(model, expr, grid, at=None, certify: int = 0, seed: int = 0, on_error:
     _check_ratios(model, axes, fixed_exact)
     exact, errors = {}, {}
 
-    for i in np.flatnonzero(fallback):
+    todo = np.flatnonzero(fallback)
+    for i in counted(todo, len(todo), "sweep: points by the certified path"):
         pt = exact_at(i)
         try:
             r = model.limit(expr, at=pt, digits=FALLBACK_DIGITS)

@@ -312,6 +312,8 @@ def check_real(value, digits):
         ...
     symrmt.errors.BranchError: the limit is not real ((0.0 + 1.0j)): the expression takes a square root or a fractional power of a negative quantity at these values
     """
+    if isinstance(value, complex):  # a compiled constant such as sqrt(-1) evaluates to a Python complex
+        value = mpmath.mpc(value)
     if isinstance(value, mpmath.mpc):
         if abs(value.imag) > abs(value.real) * mpmath.mpf(10) ** (-digits - 2):
             raise BranchError(f"the limit is not real ({mpmath.nstr(value, 8)}): the expression takes a square "

@@ -16,6 +16,7 @@ from fractions import Fraction
 
 from symrmt.models.attention.geometry import Geometry, LowRankGeometry
 from symrmt.errors import ParameterError
+from symrmt.trust import untrusted
 from symrmt.models.attention.params import to_fraction
 from symrmt.parsing import check_count
 from symrmt.table import decimal_text, is_long
@@ -109,27 +110,32 @@ def load_geometry(path: str, alpha=None):
     ...
     symrmt.errors.ParameterError: --geometry: no such file 'no/such.json'
     """
+    why = untrusted(path)  # first: a FIFO is refused as such, not as a missing file
+    if why is not None:
+        raise ParameterError(f"--geometry: refused by the file-trust rule: {why}")
     if not os.path.isfile(path):
         raise ParameterError(f"--geometry: no such file {path!r}")
     if path.endswith(".npy"):
         # import-time cost: the CLI's start loads no NumPy
         import numpy as np
 
-        try:
-            vecs = np.load(path, allow_pickle=False)
+        try:  # mapped, not read: the shape is checked against the limits before any data is loaded
+            vecs = np.load(path, allow_pickle=False, mmap_mode="r")
         except (OSError, ValueError) as exc:
             raise ParameterError(f"--geometry: cannot read {path!r} as a .npy array: {exc}") from None
         if vecs.dtype.kind not in "fiu":  # strings, objects, complex, bool, structured: not real vectors
             raise ParameterError(f"--geometry: {path!r} holds an array of dtype {vecs.dtype}; it must hold real "
                                  "numbers (a float or integer dtype)")
+        if vecs.ndim == 2 and vecs.shape[0] % 2 == 1:
+            r = (vecs.shape[0] - 1) // 2
+            check_count(r, "rank", "geometry: the rank r of the low-rank weights (rows 2r+1 of the .npy array)")
+            check_count(vecs.shape[1], "vector_length", "geometry: the length p of the .npy vectors")
+            vecs = np.array(vecs)  # read into memory, within the limits
         if vecs.ndim != 2 or vecs.shape[0] % 2 == 0 or not np.all(np.isfinite(vecs)):
             raise ParameterError(
                 f"--geometry: {path!r} must hold a finite (2r+1, p) array whose rows are mu, w_K^1..r, w_Q^1..r; "
                 f"got shape {vecs.shape}"
             )
-        r = (vecs.shape[0] - 1) // 2
-        check_count(r, "rank", "geometry: the rank r of the low-rank weights (rows 2r+1 of the .npy array)")
-        check_count(vecs.shape[1], "vector_length", "geometry: the length p of the .npy vectors")
         return LowRankGeometry(exact_gram(vecs), 1 if alpha is None else alpha)
     if os.path.getsize(path) > MAX_JSON_BYTES:
         raise ParameterError(f"--geometry: {path!r} is larger than {MAX_JSON_BYTES} bytes, the limit of a JSON Gram "

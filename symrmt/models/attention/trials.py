@@ -184,10 +184,10 @@ def simulate_point(f, n, c, gammas, geometry=None, diagonal="zero", noise="gauss
     # a gamma beyond the float range would overflow float() itself: clamp the conversion, refuse below
     gam = np.array([float(g) if abs(g) < Fraction(10) ** 308 else float("inf") for g in gam_exact], dtype=np.float64)
     for g, gf in zip(gam_exact, gam):
-        if not (np.isfinite(gf) and gf > 0) or abs(Fraction(float(gf)) - g) > g / 2:
+        if not Fraction(1, 10**300) <= g <= Fraction(10) ** 300:  # float64 would make it 0, inf or subnormal
             shown = Context(prec=3).divide(g.numerator, g.denominator)
             raise ParameterError(f"gamma = {shown} is outside the float64 range of the simulation "
-                                 f"(it would become {gf}); the simulation needs 1e-300 < gamma < 1e300")
+                                 f"(as a float64: {gf}); the simulation needs 1e-300 <= gamma <= 1e300")
     if weights is not None:
         if geometry is not None:
             raise ParameterError("give either geometry or an explicit weights matrix, not both")

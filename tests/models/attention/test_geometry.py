@@ -97,6 +97,25 @@ def test_npy_geometry_rank_and_length_checked_first(npy):
     _one_line_refusal(p, "LIMITS['vector_length']")
 
 
+def test_npy_geometry_shape_checked_before_its_data_is_read(tmp_path, monkeypatch):
+    """A (3, 10^6 + 1) file is refused from its header: the array is mapped, never read into memory
+    (a file of many gigabytes would otherwise be loaded whole before the limit refused it)."""
+    from symrmt.models.attention.geometry_io import load_geometry
+
+    path = tmp_path / "long.npy"
+    np.lib.format.open_memmap(path, mode="w+", dtype=np.float64, shape=(3, 1_000_001)).flush()
+    real_load, modes = np.load, []
+
+    def spy(*args, **kwargs):
+        modes.append(kwargs.get("mmap_mode"))
+        return real_load(*args, **kwargs)
+
+    monkeypatch.setattr(np, "load", spy)
+    with pytest.raises(ParseLimitError, match="vector_length"):
+        load_geometry(str(path))
+    assert modes == ["r"]
+
+
 @pytest.mark.slow
 def test_exact_gram_in_integers_is_the_fraction_gram():
     from fractions import Fraction
