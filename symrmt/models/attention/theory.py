@@ -37,6 +37,7 @@ __all__ = [
     "ATTENTION_C_RANGE",
     "attention_limit",
     "c_range_note",
+    "scale_note",
     "guard_digits",
     "hermite_inputs",
     "hermite_at_least",
@@ -146,6 +147,35 @@ def c_range_note(c) -> str | None:
             f"gamma = 1e4 (1 + c)(1 + 1/c)) does not resolve; more digits do not help: the attention limit is "
             f"certified for {float(lo):g} <= c <= {float(hi):g}, use a c in that range (the ridge limit E_RR "
             "alone is certified at any c > 0)")
+
+
+SCALE_RANGE = (Fraction(1, 10**6), Fraction(10**6))
+"""``nu = E[f(xi)^2]`` outside this range marks a nonlinearity whose scale is far from O(1) (:func:`scale_note`)."""
+
+
+def scale_note(a1, nu, gamma) -> str | None:
+    """Why a failed attention solve for an ``f`` whose scale is far from O(1) failed, and what to try
+    (``None`` when ``nu`` lies in :data:`SCALE_RANGE`).  Takes the Hermite data ``a_1, nu`` and ``gamma``
+    (ints, Fractions or mpfs); uses that ``s f`` at ridge ``gamma`` gives the ``E_A`` of ``f`` at ``gamma / s``.
+
+    >>> scale_note(1, 2, 1) is None
+    True
+    >>> note = scale_note(10**12, 10**24, 1)
+    >>> print(note[:97])
+    the scale of f is far outside O(1): nu = E[f(xi)^2] = 1.0e+24, a_1 = 1.0e+12; since s f at gamma
+    >>> print(note[-93:])
+    more digits do not help: rescale f to O(1) (divide f by about 1.0e+12, and gamma by the same)
+    """
+    with mpmath.workdps(30):
+        nu_, a1_, g = (mpf_of(Fraction(x)) if not isinstance(x, mpmath.mpf) else +x for x in (nu, a1, gamma))
+        if mpf_of(SCALE_RANGE[0]) <= nu_ <= mpf_of(SCALE_RANGE[1]):
+            return None
+        s = mpmath.sqrt(nu_)
+        return (f"the scale of f is far outside O(1): nu = E[f(xi)^2] = {mpmath.nstr(nu_, 2)}, a_1 = "
+                f"{mpmath.nstr(a1_, 2)}; since s f at gamma gives the same E_A as f at gamma/s, this is a solve at "
+                f"the effective gamma/sqrt(nu) = {mpmath.nstr(g / s, 2)}, where the fixed point is ill-posed; more "
+                f"digits do not help: rescale f to O(1) (divide f by about {mpmath.nstr(s, 2)}, and gamma by the "
+                "same)")
 
 
 def _agree(x, y, digits: int) -> bool:
@@ -348,7 +378,7 @@ def attention_limit(f, c, gammas, geometry: Geometry | LowRankGeometry | None = 
         hi = certify(attempt, digits, guards[g], ESCALATIONS, fail=lambda failures, dps, g=g: PrecisionError(
             f"attention limit at gamma={_gstr(g)}: could not certify {digits} digits with up to "
             f"{dps + 10} working digits ({'; '.join(dict.fromkeys(failures))}); "
-            f"{c_range_note(cf) or 'ask for fewer digits'}"
+            f"{c_range_note(cf) or scale_note(a1, nu, g) or 'ask for fewer digits'}"
         )).data
         gv, dgv, phi, err, _ = hi
         with mpmath.workdps(digits + 5):
