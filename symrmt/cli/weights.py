@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import mpmath
 
-from symrmt.cli.common import GEOMETRY_FLAGS, attention_of, EXIT_OK, dump, format_table
+from symrmt.cli.common import GEOMETRY_FLAGS, attention_of, EXIT_OK, dump, format_table, nonlinearity_of
 from symrmt.errors import NotDerived, ParameterError
 from symrmt.models.attention.params import to_fraction, check_c
 
@@ -99,6 +99,15 @@ def _heads_snr(args, p=None):
     return 0 if mu is None else wm.signal_snr(mu)
 
 
+def _f_record(args) -> dict:
+    """``{"f": name, "expr": the f used}`` of an entry-wise ``--f`` (``--center`` shows in ``expr``), as
+    ``limit`` and ``simulate`` without weights record it; empty for a softmax head (no ``--f``)."""
+    if args.f is None:
+        return {}
+    nl = nonlinearity_of(args)  # validates f (parse, centering) before any solve or simulation
+    return {"f": nl.name, "expr": str(nl.expr)}
+
+
 def _num(x, D):
     return mpmath.nstr(x, D, strip_zeros=False) if not isinstance(x, float) else repr(x)
 
@@ -123,7 +132,7 @@ def cmd_limit_weights(args) -> int:
         res = wm.weights_limit(args.f, args.c, list(args.gamma), args.weights, mu=args.mu, digits=D,
                                center=args.center)
         st = res["stats"]
-        params = {"f": args.f, "c": str(args.c), "weights": args.weights, "p": res["p"], "n": str(res["n"]),
+        params = {"f": args.f, **_f_record(args), "c": str(args.c), "weights": args.weights, "p": res["p"], "n": str(res["n"]),
                   "s": _num(st["s"] if not hasattr(st["s"], "numerator") else float(st["s"]), 17),
                   "rho": _num(st["rho"], 17), "trace_W_over_p": _num(st["m"], 17), "tau": _num(st["tau"], 17),
                   "mu": args.mu, "snr": _num(float(st["snr"]), 17), "signal_eps": f"{float(st['signal_eps']):.4g}",
@@ -132,7 +141,7 @@ def cmd_limit_weights(args) -> int:
         snr = _heads_snr(args)
         res = wm.heads_limit(args.f, args.c, list(args.gamma), args.heads, args.head_width, digits=D,
                              center=args.center, attention=args.attention, snr=snr)
-        params = {"f": args.f if args.f is not None else wm.SOFTMAX_HEAD_F, "c": str(args.c), "heads": args.heads,
+        params = {"f": wm.SOFTMAX_HEAD_F, **_f_record(args), "c": str(args.c), "heads": args.heads,
                   "head_width": str(args.head_width), "snr": str(snr), "attention": args.attention, "value": "limit",
                   "digits": D}
     if args.json:
@@ -155,7 +164,6 @@ def cmd_simulate_weights(args) -> int:
     2
     """
     # import-time cost: the CLI's start loads no SymPy or NumPy
-    from symrmt.hermite import Nonlinearity
     from symrmt.models.attention import weights as wm
 
     _check_plain(args)
@@ -175,8 +183,7 @@ def cmd_simulate_weights(args) -> int:
             raise ParameterError(f"--n {args.n}: with --weights n = round(p/c) = {n} (p = {p} from the file)")
         if round(c * n) != p:
             raise ParameterError(f"no n gives round(c n) = p = {p} at c = {args.c}")
-        nl = Nonlinearity(args.f, center=args.center)
-        res = simulate(nl.numpy(), n, c, list(args.gamma), weights=W, mu=mu, noise=args.noise,
+        res = simulate(nonlinearity_of(args).numpy(), n, c, list(args.gamma), weights=W, mu=mu, noise=args.noise,
                        trials=args.trials, seed=args.seed)
         params = {"n": n, "p": p, "weights": args.weights, "mu": args.mu, "trials": args.trials, "seed": args.seed}
     else:
@@ -187,7 +194,7 @@ def cmd_simulate_weights(args) -> int:
                                 trials=args.trials, seed=args.seed, noise=args.noise, center=args.center,
                                 attention=args.attention, snr=snr)
         params = res["params"]
-    params.update({"f": args.f, "c": str(args.c), "gamma": list(args.gamma)})
+    params.update({"f": args.f, **_f_record(args), "c": str(args.c), "gamma": list(args.gamma)})
     out = {key: {"mean": [float(x) for x in res[key]["mean"]], "se": [float(x) for x in res[key]["se"]]}
            for key in ("attention", "ridge")}
     if args.json:
