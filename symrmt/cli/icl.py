@@ -62,6 +62,12 @@ def add_icl_parser(sub, int_at_least, number) -> None:
     p.set_defaults(func=cmd_icl)
 
 
+def _typed(args) -> str:
+    """``alpha = .., kappa = .., tau = .., rho = ..`` as typed (``1e-300``, not its exact fraction), as ``limit``
+    and ``simulate`` print their parameters."""
+    return ", ".join(f"{k} = {getattr(args, k)}" for k in ("alpha", "kappa", "tau", "rho"))
+
+
 def cmd_icl(args) -> int:
     """``symrmt icl``: the ICL error's ``d -> oo`` limit (``--simulate``: also the model at finite ``d``).
     Takes the parsed arguments; returns the exit code.  Bad input raises ``ParameterError`` and a value
@@ -89,7 +95,7 @@ def cmd_icl(args) -> int:
         if args.json:
             dump(r.to_dict(num))
             return EXIT_OK
-        print(f"alpha = {r.alpha}, kappa = {r.kappa}, tau = {r.tau}, rho = {r.rho}  "
+        print(f"{_typed(args)}  "
               f"(ridgeless limit, tau {'<' if r.branch == 'below' else '>'} 1)")
         print(f"e_ICL = {r}")
         return EXIT_OK
@@ -109,7 +115,7 @@ def cmd_icl(args) -> int:
         rec["gap_se"] = gap
         dump(rec)
         return EXIT_OK
-    print(f"alpha = {s.alpha}, kappa = {s.kappa}, tau = {s.tau}, rho = {s.rho}; d = {s.d}: ell = {s.ell}, "
+    print(f"{_typed(args)}; d = {s.d}: ell = {s.ell}, "
           f"k = {s.k}, n = {s.n} contexts, {s.p} features")
     print(f"e_ICL (simulated, {s.trials} trials) = {s.mean:.6g} +- {s.se:.2g} (se)")
     if theory is not None:

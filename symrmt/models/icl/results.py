@@ -14,14 +14,16 @@ from fractions import Fraction
 import mpmath
 
 from symrmt.table import (
-    TableResult, digit_lines, latex_array, latex_tabular, math_text, mp_text, need_pandas, param_text, text_table,
+    TableResult, digit_lines, is_long, latex_array, latex_tabular, math_text, mp_text, need_pandas, param_text,
+    text_table,
 )
 
 __all__ = ["ICLLimit", "ICLSimulation"]
 
 
 def _exact(v: Fraction) -> str:
-    return str(v)
+    """``p/q`` (``1/10``), or a decimal where that text is long (``1e-300``, not 301 digits): :func:`param_text`."""
+    return param_text(v) if is_long(v) else str(v)
 
 
 @dataclass(frozen=True)

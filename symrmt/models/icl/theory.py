@@ -87,6 +87,19 @@ def _evaluate(a, k, t, r, branch: str, m, mu, dps: int):
         return +e
 
 
+def _cancel_note(a: Fraction, x: Fraction, cancel: int, digits: int) -> str:
+    """What to try when the two evaluations of :func:`icl_limit` disagree or would need too many digits."""
+    size = f"alpha = {_mp_text(a)}, so x = (1 + rho)/alpha = {_mp_text(x)}, " if cancel else ""
+    return (f"{size}Result 1 cancels about log10(x) = {cancel} digits between its terms, and {digits} digits "
+            "were asked; ask for fewer digits, or use a larger alpha (measured at 15 digits: alpha = 1e-100 is "
+            "certified, 1e-150 is not)")
+
+
+def _mp_text(v: Fraction) -> str:
+    with mpmath.workdps(20):
+        return mpmath.nstr(_mp(v), 3)
+
+
 def icl_limit(alpha, kappa, tau, rho, digits: int = 15) -> ICLLimit:
     """The ridgeless ``d -> oo`` limit of the ICL error of linear attention (Result 1 of Lu et al.).
 
@@ -109,8 +122,19 @@ def icl_limit(alpha, kappa, tau, rho, digits: int = 15) -> ICLLimit:
                              f"less 25 guard digits), got {digits!r}")
     a, k, t, r = check_icl(alpha, kappa, tau, rho)
     branch = "below" if t < 1 else "above"
-    dps = digits + 10
-    m, mu = _resolvents(a, k, t, r, branch, dps + 15)
+    x = (1 + r) / a
+    # Result 1 cancels about log10(x) digits between its terms at a large x = (1 + rho)/alpha (a small alpha)
+    cancel = max(0, len(str(x.numerator // x.denominator)) - 1)
+    dps = digits + 10 + cancel
+    if dps + 15 > MAX_DIGITS + 25:
+        raise PrecisionError(_cancel_note(a, x, cancel, digits))
+    try:
+        m, mu = _resolvents(a, k, t, r, branch, dps + 15)
+    except PrecisionError as exc:
+        if not cancel:
+            raise
+        raise PrecisionError(f"the resolvents at x = (1 + rho)/alpha: {exc}; {_cancel_note(a, x, cancel, digits)}") \
+            from exc
     e1 = _evaluate(a, k, t, r, branch, m, mu, dps)
     e2 = _evaluate(a, k, t, r, branch, m, mu, dps + 15)
     with mpmath.workdps(dps + 15):
@@ -118,7 +142,8 @@ def icl_limit(alpha, kappa, tau, rho, digits: int = 15) -> ICLLimit:
             raise BranchError(f"the ICL error is not finite at alpha={a}, kappa={k}, tau={t}, rho={r}")
         if abs(e1 - e2) > mpmath.mpf(10) ** (-digits - 2) * abs(e2):
             raise PrecisionError(f"two evaluations ({dps} and {dps + 15} working digits) disagree: "
-                                 f"{mpmath.nstr(e1, digits + 3)} vs {mpmath.nstr(e2, digits + 3)}")
+                                 f"{mpmath.nstr(e1, digits + 3)} vs {mpmath.nstr(e2, digits + 3)}; "
+                                 + _cancel_note(a, x, cancel, digits))
         if e2 < mpmath.mpf(r.numerator) / r.denominator:
             raise BranchError(f"the ICL error {mpmath.nstr(e2, 10)} is below the noise floor rho = {r}")
     with mpmath.workdps(digits + 5):
