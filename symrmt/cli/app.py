@@ -239,6 +239,26 @@ def _json_error(verb, message: str, code: int) -> None:
     sys.stdout.flush()
 
 
+def _write_error(prefix: str, exc: OSError) -> int:
+    """Report an ``OSError`` on ``--out`` or on stdout in one line on stderr; returns ``EXIT_BAD_INPUT``.
+
+    >>> import errno, contextlib, io
+    >>> with contextlib.redirect_stderr(io.StringIO()) as err:
+    ...     _write_error("symrmt demo", OSError(errno.ENOSPC, "No space left on device", "out.json"))
+    2
+    >>> err.getvalue()
+    'symrmt demo: error: out.json: No space left on device\\n'
+    """
+    where = exc.filename if exc.filename is not None else "the output (stdout)"
+    print(f"{prefix}: error: {where}: {exc.strerror or exc}", file=sys.stderr)
+    if exc.filename is None:
+        try:  # the exit's flush of stdout then writes nowhere
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        except (OSError, ValueError):  # a stdout without a file descriptor (a captured one)
+            pass
+    return EXIT_BAD_INPUT
+
+
 def main(argv=None) -> int:
     """Run the CLI on ``argv`` (default ``sys.argv[1:]``) and return the exit code.
 
@@ -268,6 +288,12 @@ def main(argv=None) -> int:
             verb = next((w for w in words if not w.startswith("-")), None)
             _json_error(verb, common.LAST_USAGE_ERROR, EXIT_BAD_INPUT)
         return code
+    except BrokenPipeError:  # symrmt --help | head: stop quietly, as after a verb
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_OK
+    except OSError as exc:  # --help, --version whose text could not be written to stdout (Parser._print_message)
+        verb = next((w for w in words if not w.startswith("-")), None)
+        return _write_error(f"symrmt {verb}" if verb else "symrmt", exc)
     if args.verb is None:
         parser.print_help(sys.stderr)
         return EXIT_BAD_INPUT
@@ -306,11 +332,4 @@ def main(argv=None) -> int:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # the exit's flush then writes nowhere
         return EXIT_OK
     except OSError as exc:  # a full disk, an I/O error on --out or on stdout: one line, no traceback
-        where = exc.filename if exc.filename is not None else "the output (stdout)"
-        print(f"symrmt {args.verb}: error: {where}: {exc.strerror or exc}", file=sys.stderr)
-        if exc.filename is None:
-            try:  # the exit's flush of stdout then writes nowhere
-                os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-            except (OSError, ValueError):  # a stdout without a file descriptor (a captured one)
-                pass
-        return EXIT_BAD_INPUT
+        return _write_error(f"symrmt {args.verb}", exc)

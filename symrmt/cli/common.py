@@ -162,6 +162,15 @@ class Parser(argparse.ArgumentParser):
             self.error(self.unknown_flags(extras) or f"unrecognized arguments: {' '.join(extras)}")
         return namespace, extras
 
+    def _print_message(self, message, file=None):
+        """As argparse's, but a failed write of ``--help``/``--version`` to stdout raises its ``OSError`` (argparse
+        drops it and exits 0 with the text lost) for :func:`symrmt.cli.app.main` to report; stderr stays quiet."""
+        if message and (file is sys.stdout or file is sys.__stdout__):
+            file.write(message)
+            file.flush()
+            return
+        super()._print_message(message, file)
+
     def unknown_flags(self, words) -> str | None:
         """The message naming the flags of ``words`` this parser does not know (with suggestions), or None.
 

@@ -274,6 +274,20 @@ def test_stdout_on_a_full_device_is_one_line():
     assert p.stderr.strip() == "symrmt latex: error: the output (stdout): No space left on device"
 
 
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
+@pytest.mark.parametrize("argv, prefix", [(["--version"], "symrmt"), (["--help"], "symrmt"),
+                                          (["limit", "--help"], "symrmt limit")])
+def test_version_and_help_on_a_full_device_are_one_line(argv, prefix):
+    import subprocess
+
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    with open("/dev/full", "w") as full:
+        p = subprocess.run([sys.executable, "-m", "symrmt", *argv], stdout=full, stderr=subprocess.PIPE,
+                           text=True, cwd=root, timeout=300)
+    assert p.returncode == 2, p.stderr
+    assert p.stderr.strip() == f"{prefix}: error: the output (stdout): No space left on device"
+
+
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs")
 @pytest.mark.parametrize("kind", ["weights", "law", "matrix", "gram", "candidate", "store"])
 def test_a_fifo_is_refused_not_read_forever(capsys, tmp_path, kind):
