@@ -72,6 +72,27 @@ def test_readme_cli_table_has_the_flags():
     assert all(name in verify_row for name in DERIVATIONS)
 
 
+def _readme_row(verb):
+    return next(line for line in _read("README.md").splitlines() if line.startswith(f"| `{verb}` |"))
+
+
+def test_readme_check_row_names_every_json_key():
+    from symrmt.check.report import CheckReport
+
+    rep = CheckReport("E_RR", "value", "1", "verified", "numeric", {}, {}, proved={})
+    documented = set(re.findall(r"`(\w+)`", _readme_row("check").split(" | ")[2]))
+    assert set(rep.as_dict()) <= documented, set(rep.as_dict()) - documented
+
+
+def test_readme_density_row_names_every_flag():
+    from symrmt.cli.app import build_parser
+
+    sub = next(a for a in build_parser()._actions if hasattr(a, "choices") and isinstance(a.choices, dict))
+    flags = {o for a in sub.choices["density"]._actions for o in a.option_strings if o.startswith("--")} - {"--help"}
+    row = _readme_row("density")
+    assert not [f for f in flags if f not in row], [f for f in flags if f not in row]
+
+
 @pytest.mark.parametrize("cmd", [["verify", "--help"]])
 def test_verify_help_lists_the_derivations(cmd, capsys):
     from symrmt.derivations import DERIVATIONS
