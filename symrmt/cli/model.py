@@ -159,7 +159,7 @@ def cmd_limit(args) -> int:
     # import-time cost: the CLI's start loads no symrmt.models.attention.finite_size
     from symrmt.models.attention.finite_size import finite_size_note
 
-    note = finite_size_note(geom, args.c) if finite_n is None else None  # the note is about the limit
+    note = finite_size_note(geom, args.c, softmax=kind == "softmax") if finite_n is None else None  # about the limit
     if note:
         print(f"symrmt limit: note: {note}", file=sys.stderr)
     params = {

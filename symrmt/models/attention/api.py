@@ -234,7 +234,7 @@ def limit(f, c, gamma, geometry=None, diagonal: str = "zero", digits: int = 15, 
             values.update({g: (a, r) for g, a, r in zip(part, att, rr)})
             bar.update(len(part))
 
-    note = finite_size_note(geom, cf)
+    note = finite_size_note(geom, cf, softmax=attention == "softmax")
     if note:
         warnings.warn(note, FiniteSizeWarning, stacklevel=2)
     def recompute(gammas, digits_at):  # the same model at other gamma (a plot's fine grid)

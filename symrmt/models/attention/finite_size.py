@@ -20,12 +20,17 @@ from fractions import Fraction
 
 from symrmt.models.attention.geometry import as_low_rank
 
-__all__ = ["NOTE_P", "NOTE_THRESHOLD", "signal_term", "finite_size_note"]
+__all__ = ["NOTE_P", "NOTE_THRESHOLD", "SOFTMAX_NU_THRESHOLD", "signal_term", "softmax_nu", "finite_size_note"]
 
 #: the size at which the note is judged: the ``p`` of a typical simulation
 NOTE_P = 512
 #: the note is given when :func:`signal_term` at :data:`NOTE_P` exceeds this
 NOTE_THRESHOLD = 0.25
+#: the softmax's note is given when its kernel's ``nu = e^{alpha^2} - 1`` exceeds this (``alpha > 1.55``).  Measured
+#: (docs/theory.md section 11) at c = 1/2, ||mu||^2 = 1/2, n = 512, 160 trials: E_A simulated minus the limit is
+#: -0.1%, -1.9%, -4.4%, -6.8% of the limit at nu = 3.8, 8.5, 20, 54 (gamma = 0.1; 0.1 to 12.9 se) and +2.0%,
+#: +1.4%, -1.2%, -4.6% at gamma = 1; at nu = 54 still 4-5% at n = 1024, at nu = 517 8-10% at n = 512
+SOFTMAX_NU_THRESHOLD = 10
 
 
 def signal_term(geometry, p: int) -> float:
@@ -53,11 +58,37 @@ def signal_term(geometry, p: int) -> float:
     return math.sqrt(float(total)) / (float(a) * math.sqrt(p))
 
 
-def finite_size_note(geometry, c) -> str | None:
-    """The warning of ``symrmt.limit`` and ``crossings`` when :func:`signal_term` is above
-    :data:`NOTE_THRESHOLD` at ``p = 512``, else ``None``; it names the sizes and what to do.
+def softmax_nu(geometry) -> float:
+    """``nu = e^{alpha^2} - 1`` of the softmax's entry-wise kernel ``h`` at the geometry's ``alpha`` (docs/theory.md
+    section 11).  Takes a geometry (as :func:`signal_term`); returns a float.
 
-    Takes the geometry (as :func:`signal_term`) and ``c = p/n`` (a number or exact text); returns a str or None.
+    >>> from symrmt.models.attention.geometry import LowRankGeometry
+    >>> round(softmax_nu(None), 4), round(softmax_nu(LowRankGeometry([[0]], alpha=2)), 2)
+    (1.7183, 53.6)
+    """
+    return math.expm1(float(as_low_rank(geometry).alpha) ** 2)
+
+
+def _softmax_note(nu: float) -> str:
+    return (f"the softmax's kernel has nu = e^(alpha^2) - 1 = {nu:.3g}, above {SOFTMAX_NU_THRESHOLD}: its large-n "
+            "limit is approached slowly in n (measured at c = 1/2, ||mu||^2 = 1/2, n = 512: simulated E_A 2% below "
+            "the limit at nu = 8.5, 4-7% at nu = 20-54, 8-10% at nu = 517, still 4-8% at n = 1024); compare with "
+            "a simulation at your n (symrmt simulate, .compare(limit, sizes=[...]))")
+
+
+def finite_size_note(geometry, c, softmax: bool = False) -> str | None:
+    """The warning of ``symrmt.limit`` and ``crossings`` when :func:`signal_term` is above
+    :data:`NOTE_THRESHOLD` at ``p = 512``, or (``softmax=True``) when :func:`softmax_nu` is above
+    :data:`SOFTMAX_NU_THRESHOLD`, else ``None``; it names the sizes and what to do.
+
+    Takes the geometry (as :func:`signal_term`), ``c = p/n`` (a number or exact text) and whether the kernel is
+    the softmax; returns a str or None.
+
+    >>> from symrmt.models.attention.geometry import LowRankGeometry
+    >>> finite_size_note(LowRankGeometry([[1]], alpha=2), "1/2", softmax=True)[:52]
+    "the softmax's kernel has nu = e^(alpha^2) - 1 = 53.6"
+    >>> finite_size_note(LowRankGeometry([[1]], alpha=2), "1/2") is None
+    True
 
     >>> from symrmt.models.attention.geometry import LowRankGeometry
     >>> print(finite_size_note(LowRankGeometry([[4, 4, 4], [4, 4, 4], [4, 4, 4]]), "1/2"))
@@ -66,13 +97,16 @@ def finite_size_note(geometry, c) -> str | None:
     1/sqrt(p), so simulated errors at practical sizes can sit far from this limit (E_A below it); compare
     with a simulation at your n (symrmt simulate, .compare(limit, sizes=[...]))
     """
+    nu = softmax_nu(geometry) if softmax else 0.0
+    kernel = _softmax_note(nu) if nu > SOFTMAX_NU_THRESHOLD else None
     s = signal_term(geometry, NOTE_P)
     if s <= NOTE_THRESHOLD:
-        return None
+        return kernel
     c = float(Fraction(c)) if not isinstance(c, float) else c
     n = round(NOTE_P / c)
-    return (f"the signal and weight part of the kernel's argument, which the limit linearizes, has an RMS of "
-            f"{s:.2g} (relative to the bulk's scale) at p = {NOTE_P} (n = {n}), and "
-            f"{signal_term(geometry, 4 * NOTE_P):.2g} at p = {4 * NOTE_P}: it shrinks only like 1/sqrt(p), so "
-            "simulated errors at practical sizes can sit far from this limit (E_A below it); compare with a "
-            "simulation at your n (symrmt simulate, .compare(limit, sizes=[...]))")
+    signal = (f"the signal and weight part of the kernel's argument, which the limit linearizes, has an RMS of "
+              f"{s:.2g} (relative to the bulk's scale) at p = {NOTE_P} (n = {n}), and "
+              f"{signal_term(geometry, 4 * NOTE_P):.2g} at p = {4 * NOTE_P}: it shrinks only like 1/sqrt(p), so "
+              "simulated errors at practical sizes can sit far from this limit (E_A below it); compare with a "
+              "simulation at your n (symrmt simulate, .compare(limit, sizes=[...]))")
+    return signal if kernel is None else f"{kernel}; and {signal}"

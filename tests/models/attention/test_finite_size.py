@@ -71,3 +71,21 @@ def test_crossings_carry_the_note():
                                geometry=symrmt.Geometry(wk2=4, wq2=4, wkwq=4))
     assert res.finite_size_note is not None and "note:" in str(res)
     assert finite_size_note(symrmt.Geometry(snr=1), "1/2") is None
+
+
+def test_softmax_note_above_the_measured_nu_threshold(capsys):
+    """The softmax's kernel nu = e^{alpha^2} - 1 (53.6 at alpha = 2, 8.5 at alpha = 3/2): measured at n = 512,
+    c = 1/2, ||mu||^2 = 1/2, E_A simulated 6.8% below the limit at nu = 54 and 1.9% at nu = 8.5 (gamma = 0.1): the
+    note is given above nu = 10, for the softmax only (for an entry-wise f nu alone is not scale-free)."""
+    geo = LowRankGeometry([[0.5]], alpha=2)
+    note = finite_size_note(geo, "1/2", softmax=True)
+    assert note is not None and "53.6" in note and "above 10" in note
+    assert finite_size_note(LowRankGeometry([[0.5]], alpha="3/2"), "1/2", softmax=True) is None
+    assert finite_size_note(geo, "1/2") is None
+    argv = ["limit", "--attention", "softmax", "--alpha", "2", "--snr", "1/2", "--c", "1/2", "--gamma", "0.1",
+            "--digits", "6", "--json"]
+    assert main(argv) == 0
+    out, err = capsys.readouterr()
+    assert "note: the softmax's kernel has nu" in err and "53.6" in json.loads(out)["finite_size_note"]
+    with pytest.warns(FiniteSizeWarning, match="softmax's kernel"):
+        symrmt.limit(None, "1/2", [0.1], {"gram": [["1/2"]], "alpha": 2}, attention="softmax", digits=6)
