@@ -97,6 +97,31 @@ def test_diff_is_exact_against_a_central_difference_on_the_same_draws():
     assert np.all(d["trials"] < 0)
 
 
+def test_diff_in_a_dimension_ratio_or_an_atom_is_refused_by_the_simulation_not_simulated_as_zero():
+    """A derivative in a parameter that only a size or a diagonal law holds is not on the tree: read off it,
+    it would be 0 (it was, silently: 0.0 +- 0). The simulation refuses it; the limit still takes it, and
+    matches d/dc of the Marchenko-Pastur root m = (-(g+c-1) + sqrt((g+c-1)^2 + 4g))/(2g) (to 18 digits)."""
+    from symrmt.errors import ModelError
+
+    m = Model()
+    m.dim("p", "c*n")
+    m.gaussian("Z", "p", "n")
+    e = "diff(trace(inv(Z.T*Z/n + g*I(n))), c)"
+    at = {"c": "7/10", "g": "1/2"}
+    with pytest.raises(ModelError, match=r"cannot simulate diff\(\.\.\., c\).*dimension p"):
+        simulate_trace(bind(m.parse(e), at, 40), trials=2, seed=0)
+    with mpmath.workdps(40):
+        g = mpmath.mpf(1) / 2
+        mp_root = lambda c: (-(g + c - 1) + mpmath.sqrt((g + c - 1) ** 2 + 4 * g)) / (2 * g)  # noqa: E731
+        want = mpmath.diff(mp_root, mpmath.mpf(7) / 10)
+        assert abs(m.limit(e, at=at, digits=20).value - want) < mpmath.mpf(10) ** -18
+    md = Model()
+    md.goe("G", "n")
+    md.diag("D", "n", ["a", "2"], ["1/3", "2/3"])
+    with pytest.raises(ModelError, match="the law of D depends on it"):
+        bind(md.parse("diff(trace(inv(G/sqrt(n) + D + z*I(n))), a)"), {"a": "-1", "z": "21/5"}, 30)
+
+
 def test_second_derivative_and_powers():
     m = _model()
     e = "diff(diff(trace(inv(Z.T*Z/n + gamma*I(n))), gamma), gamma)"

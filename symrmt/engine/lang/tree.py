@@ -44,16 +44,27 @@ def differentiate(node, param):
     """
     if isinstance(param, Const):
         param = param.value
-    for x in walk(node):
-        dims = [x.rows, x.cols] if isinstance(x, MatrixNode) else []
-        if any(dm.ratio.has(param) for dm in dims):
-            raise ModelError(f"cannot differentiate the tree in {param}: a dimension depends on it")
-        if isinstance(x, Diagonal) and any(v.has(param) for v in x.values + x.weights):
-            raise ModelError(f"cannot differentiate the tree in {param}: the law of {x.name} depends on it")
+    _check_tree_derivative(node, param, "cannot differentiate the tree in {param}")
     if not isinstance(node, ScalarNode):
         raise ModelError("differentiate() takes a scalar expression")
     out = _dscalar(remove_diffs(node), param)
     return out if out is not None else _zero()
+
+
+def _check_tree_derivative(node, param, what: str) -> None:
+    """Refuse a derivative in ``param`` that the tree cannot take: one in a parameter that a dimension
+    ratio or a diagonal law depends on, which the tree holds as sizes and atoms, not as coefficients
+    (its derivative read off the tree would be 0)."""
+    def has(expr) -> bool:
+        return any(str(s) == str(param) for s in sp.sympify(expr).free_symbols)
+
+    for x in walk(node):
+        dims = [x.rows, x.cols] if isinstance(x, MatrixNode) else []
+        for dm in dims:
+            if has(dm.ratio):
+                raise ModelError(what.format(param=param) + f": the dimension {dm.name} = ({dm.ratio})*n depends on it")
+        if isinstance(x, Diagonal) and any(has(v) for v in x.values + x.weights):
+            raise ModelError(what.format(param=param) + f": the law of {x.name} depends on it")
 
 
 def remove_diffs(s):
@@ -330,5 +341,11 @@ def bind(node, values: dict, n: int):
         return out
 
     if isinstance(node, ScalarNode) and any(isinstance(x, Diff) for x in walk(node)):
+        for d in [x for x in walk(node) if isinstance(x, Diff)]:
+            _check_tree_derivative(
+                d.scalar, d.param,
+                "cannot simulate diff(..., {param}) at finite n (the simulation differentiates the tree, and there "
+                "{param} enters no coefficient; the limit takes this derivative, a simulation would need finite "
+                "differences at two values of {param})")
         node = remove_diffs(node)
     return go(node)
