@@ -154,14 +154,26 @@ def _make(cls, **fields):
     return obj
 
 
-def _counts(weights, size: int) -> tuple:
-    """Integer atom sizes summing to ``size`` (largest remainders)."""
-    raw = [w * size for w in weights]
-    base = [int(r) for r in raw]
-    order = sorted(range(len(raw)), key=lambda i: raw[i] - base[i], reverse=True)
-    for i in order[: size - sum(base)]:
-        base[i] += 1
-    return tuple(base)
+def _counts(values, weights, size: int) -> tuple:
+    """Integer atom sizes summing to ``size``: the cumulative weights, atoms in increasing value, rounded to
+    multiples of ``1/size``.  Each size is within 1 of ``w_i size``, and the empirical distribution function
+    of the diagonal is within ``1/(2 size)`` of the law's at every value, so the simulated law is the law up
+    to O(1/size) however many atoms it has (rounding each size on its own skews a law of more atoms than
+    entries: 1000 atoms on 256 entries would keep the 256 first).
+
+    >>> _counts((1.0, 4.0), (0.25, 0.75), 30)
+    (8, 22)
+    >>> sum(_counts(tuple(range(1000)), (0.001,) * 1000, 256)[:500])  # half the law below its median
+    128
+    """
+    order = sorted(range(len(values)), key=lambda i: values[i])
+    counts, total, prev = [0] * len(values), 0.0, 0
+    for i in order:
+        total += weights[i]
+        cur = min(size, int(round(total * size)))
+        counts[i], prev = cur - prev, cur
+    counts[order[-1]] += size - prev
+    return tuple(counts)
 
 
 #: (ratio, the values it depends on) already found positive by :func:`check_ratios`
@@ -308,8 +320,9 @@ def bind(node, values: dict, n: int):
         if isinstance(x, Diagonal):
             d = dim(x.dim)
             ws = tuple(num(w) for w in x.weights)
-            return _make(Diagonal, name=x.name, dim=d, rows=d, cols=d, values=tuple(num(v) for v in x.values),
-                         weights=ws, counts=_counts(ws, d.count))
+            vs = tuple(num(v) for v in x.values)
+            return _make(Diagonal, name=x.name, dim=d, rows=d, cols=d, values=vs, weights=ws,
+                         counts=_counts(vs, ws, d.count))
         if getattr(x, "constant_leaf", False):  # entries given (symrmt.engine.laws.given): the sizes must match
             ds = [dim(x.rows), dim(x.cols)] if x.kind == "given" else [dim(x.dim)]
             for d, s in zip(ds, x.data.shape):
