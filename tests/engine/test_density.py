@@ -125,6 +125,26 @@ def test_free_convolution_semicircle_plus_mp(x):
         _close(d.density[0], subordination_density(mpmath.mpf(1) / 2, mpmath.mpf(x)))
 
 
+@pytest.mark.parametrize("tau, x", [("0", "0.41"), ("-3/10", "-1.5"), ("7/10", "2.2")])
+def test_symmetric_part_of_an_elliptic_matrix_is_a_semicircle(tau, x):
+    """(A + A^T)/sqrt(n) of elliptic(n, tau): its entries off the diagonal have variance 2 (1 + tau), so its
+    density is the semicircle of radius 2 sqrt(2 (1 + tau)). The sum is symmetric whatever the order of its terms
+    (it was refused: A + A^T was compared with A^T + A term by term)."""
+    m = Model()
+    m.elliptic("A", "n", tau)
+    d = m.density("(A + A.T)/sqrt(n)", x=[x], digits=DIG, edges=False, atoms=False)
+    with mpmath.workdps(40):
+        xm, s2 = mpmath.mpf(x), 2 * (1 + _rational(tau))
+        _close(d.density[0], mpmath.sqrt(4 * s2 - xm * xm) / (2 * mpmath.pi * s2))
+
+
+def _rational(text):
+    from fractions import Fraction
+
+    f = Fraction(text)
+    return mpmath.mpf(f.numerator) / f.denominator
+
+
 def test_non_symmetric_is_refused():
     from symrmt.engine.lang.matrices import ModelError
 

@@ -111,3 +111,30 @@ def test_tau_out_of_range_and_cli(capsys):
     cap = capsys.readouterr()
     assert rc == 0, cap.err
     assert abs(float(json.loads(cap.out)["value"]) - float(outside(3, mpmath.mpf(1) / 3))) < 1e-14
+
+
+def test_the_one_over_n_term_is_refused_for_the_elliptic_law():
+    """The engine's sum has a zero diagonal, the ensemble's is N(0, 1 + tau): the limits agree, the 1/n terms do
+    not. At tau = 0 (Ginibre), n = 24, tau((A A^T/n + 2/5)^{-1}): an independent simulation of the ensemble
+    (draw(), 4000 trials) lies within 3 se + 1/n^2 of the prediction of gaussian(n, n), and the same draws
+    with their diagonal set to 0 (the engine's sum) lie many se away; so the elliptic law refuses the term."""
+    e = "trace(inv(A*A.T/n + g*I(n)))"
+    with pytest.raises(ModelError, match="elliptic matrix A is not covered by the 1/n term"):
+        model("0").limit(e, at={"g": "2/5"}, n=24)
+    m = Model()
+    m.gaussian("A", "n", "n")
+    want = float(m.limit(e, at={"g": "2/5"}, digits=15, n=24).value)
+    rng = np.random.default_rng(5)
+    n = 24
+    vals = [np.trace(np.linalg.inv((lambda a: a @ a.T / n)(draw(n, 0.0, rng)) + 0.4 * np.eye(n))) / n
+            for _ in range(4000)]
+    mean, se = np.mean(vals), np.std(vals, ddof=1) / np.sqrt(len(vals))
+    assert abs(mean - want) <= 3 * se + 1 / n ** 2
+    # the engine's zero-diagonal sum at the same size: a different 1/n term, many se away
+    zero = []
+    for _ in range(4000):
+        a = draw(n, 0.0, rng)
+        np.fill_diagonal(a, 0.0)
+        zero.append(np.trace(np.linalg.inv(a @ a.T / n + 0.4 * np.eye(n))) / n)
+    se_zero = np.std(zero, ddof=1) / np.sqrt(len(zero))
+    assert abs(np.mean(zero) - mean) > 10 * np.hypot(se, se_zero)

@@ -71,6 +71,44 @@ def test_diag_counts_and_sizes_follow_the_binding():
     assert r["params"]["sizes"] == {"n": 30, "p": 10}
 
 
+def test_a_law_of_more_atoms_than_entries_is_simulated_as_that_law():
+    """1000 equal atoms 0.5..2 on p = 128 entries. Rounded one by one, every atom's share 0.128 rounds alike and
+    the 128 first atoms took the whole diagonal (the simulation drew the law's lowest eighth, 200 se off the
+    limit). The sizes follow the law's distribution function to 1/(2p), and the simulation of
+    tau((Z^T D Z/n + g)^{-1}) at n = 256 lies within 3 se + 10 (1 + |limit|)/n (the CLI's finite-size slack)
+    of the limit from Silverstein's equation m = 1/(g + c mean(s/(1 + s m))), iterated here in float64."""
+    vals = [Fraction(1, 2) + Fraction(3 * i, 1998) for i in range(1000)]  # 0.5 + 1.5 i/999
+    m = Model()
+    m.dim("p", "c*n")
+    m.gaussian("Z", "p", "n")
+    m.diag("D", "p", [str(v) for v in vals], [Fraction(1, 1000)] * 1000)
+    e = "trace(inv(Z.T*D*Z/n + g*I(n)))"
+    at, n = {"c": "1/2", "g": "1/5"}, 256
+    b = bind(m.parse(e), at, n)
+    diag = next(x for x in _nodes(b) if x.kind == "diag")
+    counts = np.array(diag.counts)
+    assert counts.sum() == 128 and counts.max() <= 1
+    cdf = np.cumsum(counts) / 128.0
+    assert np.max(np.abs(cdf - np.arange(1, 1001) / 1000)) <= 1 / (2 * 128) + 1e-12
+    s, c, g = np.array([float(v) for v in vals]), 0.5, 0.2
+    mm = 1 / g
+    for _ in range(2000):
+        mm = 1 / (g + c * np.mean(s / (1 + s * mm)))
+    r = simulate_trace(b, trials=4, seed=2)
+    assert abs(r["mean"] - mm) <= 3 * r["se"] + 10 * (1 + mm) / n
+
+
+def _nodes(tree):
+    from symrmt.engine.simulate.evaluate import children
+
+    out, stack = [], [tree]
+    while stack:
+        x = stack.pop()
+        out.append(x)
+        stack.extend(children(x))
+    return out
+
+
 def test_same_seed_same_trials_and_child_j():
     m = _model()
     b = bind(m.parse("trace(inv(Z.T*Z/n + G/sqrt(n) + 3*I(n)))"), {"c": "1/2"}, 24)
@@ -95,6 +133,31 @@ def test_diff_is_exact_against_a_central_difference_on_the_same_draws():
     # central difference error O(h^2 |f'''|) ~ 1e-8 here
     assert np.allclose(d["trials"], fd, rtol=1e-6, atol=1e-9)
     assert np.all(d["trials"] < 0)
+
+
+def test_diff_in_a_dimension_ratio_or_an_atom_is_refused_by_the_simulation_not_simulated_as_zero():
+    """A derivative in a parameter that only a size or a diagonal law holds is not on the tree: read off it,
+    it would be 0 (it was, silently: 0.0 +- 0). The simulation refuses it; the limit still takes it, and
+    matches d/dc of the Marchenko-Pastur root m = (-(g+c-1) + sqrt((g+c-1)^2 + 4g))/(2g) (to 18 digits)."""
+    from symrmt.errors import ModelError
+
+    m = Model()
+    m.dim("p", "c*n")
+    m.gaussian("Z", "p", "n")
+    e = "diff(trace(inv(Z.T*Z/n + g*I(n))), c)"
+    at = {"c": "7/10", "g": "1/2"}
+    with pytest.raises(ModelError, match=r"cannot simulate diff\(\.\.\., c\).*dimension p"):
+        simulate_trace(bind(m.parse(e), at, 40), trials=2, seed=0)
+    with mpmath.workdps(40):
+        g = mpmath.mpf(1) / 2
+        mp_root = lambda c: (-(g + c - 1) + mpmath.sqrt((g + c - 1) ** 2 + 4 * g)) / (2 * g)  # noqa: E731
+        want = mpmath.diff(mp_root, mpmath.mpf(7) / 10)
+        assert abs(m.limit(e, at=at, digits=20).value - want) < mpmath.mpf(10) ** -18
+    md = Model()
+    md.goe("G", "n")
+    md.diag("D", "n", ["a", "2"], ["1/3", "2/3"])
+    with pytest.raises(ModelError, match="the law of D depends on it"):
+        bind(md.parse("diff(trace(inv(G/sqrt(n) + D + z*I(n))), a)"), {"a": "-1", "z": "21/5"}, 30)
 
 
 def test_second_derivative_and_powers():

@@ -44,16 +44,27 @@ def differentiate(node, param):
     """
     if isinstance(param, Const):
         param = param.value
-    for x in walk(node):
-        dims = [x.rows, x.cols] if isinstance(x, MatrixNode) else []
-        if any(dm.ratio.has(param) for dm in dims):
-            raise ModelError(f"cannot differentiate the tree in {param}: a dimension depends on it")
-        if isinstance(x, Diagonal) and any(v.has(param) for v in x.values + x.weights):
-            raise ModelError(f"cannot differentiate the tree in {param}: the law of {x.name} depends on it")
+    _check_tree_derivative(node, param, "cannot differentiate the tree in {param}")
     if not isinstance(node, ScalarNode):
         raise ModelError("differentiate() takes a scalar expression")
     out = _dscalar(remove_diffs(node), param)
     return out if out is not None else _zero()
+
+
+def _check_tree_derivative(node, param, what: str) -> None:
+    """Refuse a derivative in ``param`` that the tree cannot take: one in a parameter that a dimension
+    ratio or a diagonal law depends on, which the tree holds as sizes and atoms, not as coefficients
+    (its derivative read off the tree would be 0)."""
+    def has(expr) -> bool:
+        return any(str(s) == str(param) for s in sp.sympify(expr).free_symbols)
+
+    for x in walk(node):
+        dims = [x.rows, x.cols] if isinstance(x, MatrixNode) else []
+        for dm in dims:
+            if has(dm.ratio):
+                raise ModelError(what.format(param=param) + f": the dimension {dm.name} = ({dm.ratio})*n depends on it")
+        if isinstance(x, Diagonal) and any(has(v) for v in x.values + x.weights):
+            raise ModelError(what.format(param=param) + f": the law of {x.name} depends on it")
 
 
 def remove_diffs(s):
@@ -143,14 +154,26 @@ def _make(cls, **fields):
     return obj
 
 
-def _counts(weights, size: int) -> tuple:
-    """Integer atom sizes summing to ``size`` (largest remainders)."""
-    raw = [w * size for w in weights]
-    base = [int(r) for r in raw]
-    order = sorted(range(len(raw)), key=lambda i: raw[i] - base[i], reverse=True)
-    for i in order[: size - sum(base)]:
-        base[i] += 1
-    return tuple(base)
+def _counts(values, weights, size: int) -> tuple:
+    """Integer atom sizes summing to ``size``: the cumulative weights, atoms in increasing value, rounded to
+    multiples of ``1/size``.  Each size is within 1 of ``w_i size``, and the empirical distribution function
+    of the diagonal is within ``1/(2 size)`` of the law's at every value, so the simulated law is the law up
+    to O(1/size) however many atoms it has (rounding each size on its own skews a law of more atoms than
+    entries: 1000 atoms on 256 entries would keep the 256 first).
+
+    >>> _counts((1.0, 4.0), (0.25, 0.75), 30)
+    (8, 22)
+    >>> sum(_counts(tuple(range(1000)), (0.001,) * 1000, 256)[:500])  # half the law below its median
+    128
+    """
+    order = sorted(range(len(values)), key=lambda i: values[i])
+    counts, total, prev = [0] * len(values), 0.0, 0
+    for i in order:
+        total += weights[i]
+        cur = min(size, int(round(total * size)))
+        counts[i], prev = cur - prev, cur
+    counts[order[-1]] += size - prev
+    return tuple(counts)
 
 
 #: (ratio, the values it depends on) already found positive by :func:`check_ratios`
@@ -297,8 +320,9 @@ def bind(node, values: dict, n: int):
         if isinstance(x, Diagonal):
             d = dim(x.dim)
             ws = tuple(num(w) for w in x.weights)
-            return _make(Diagonal, name=x.name, dim=d, rows=d, cols=d, values=tuple(num(v) for v in x.values),
-                         weights=ws, counts=_counts(ws, d.count))
+            vs = tuple(num(v) for v in x.values)
+            return _make(Diagonal, name=x.name, dim=d, rows=d, cols=d, values=vs, weights=ws,
+                         counts=_counts(vs, ws, d.count))
         if getattr(x, "constant_leaf", False):  # entries given (symrmt.engine.laws.given): the sizes must match
             ds = [dim(x.rows), dim(x.cols)] if x.kind == "given" else [dim(x.dim)]
             for d, s in zip(ds, x.data.shape):
@@ -330,5 +354,11 @@ def bind(node, values: dict, n: int):
         return out
 
     if isinstance(node, ScalarNode) and any(isinstance(x, Diff) for x in walk(node)):
+        for d in [x for x in walk(node) if isinstance(x, Diff)]:
+            _check_tree_derivative(
+                d.scalar, d.param,
+                "cannot simulate diff(..., {param}) at finite n (the simulation differentiates the tree, and there "
+                "{param} enters no coefficient; the limit takes this derivative, a simulation would need finite "
+                "differences at two values of {param})")
         node = remove_diffs(node)
     return go(node)

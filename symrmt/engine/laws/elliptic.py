@@ -9,10 +9,14 @@ r"""The elliptic law ``elliptic(n, tau)`` of the trace engine.
 
 ``G = goe(n)`` (``N(0, 1)`` off the diagonal) and ``Z = gaussian(n, n)``, so that
 ``Var A_ij = (1 + tau)/2 + (1 - tau)/2 = 1`` and ``Cov(A_ij, A_ji) = (1 + tau)/2 - (1 - tau)/2 = tau``
-(the diagonal, of variance ``1 + tau``, does not enter the limit).  The second moments are therefore
-exactly those of the elliptic ensemble, ``E[A M A] = tau tr(M)``, ``E[A M A^T] = tr(M)``, and every
-path of the engine (the fixed point, its certification, the Hermitization of a non-normal
-resolvent, ``diff``, ``--simulate``, which draws ``G`` and ``Z``) reads the law from those two leaves.
+for ``i != j``.  The diagonal of this sum is 0 (``goe`` has a zero diagonal, ``Z - Z^T`` has one), where
+the ensemble's is ``N(0, 1 + tau)``; the diagonal does not enter the limit.  The second moments are
+therefore exactly those of the elliptic ensemble, ``E[A M A] = tau tr(M)``, ``E[A M A^T] = tr(M)``, and
+every path of the engine (the fixed point, its certification, the Hermitization of a non-normal
+resolvent, ``diff``, ``--simulate``, which draws ``G`` and ``Z``, so its diagonal is 0) reads the law from
+those two leaves.  The ``1/n`` term (``Model.limit(..., n=N)``) is refused: the diagonal enters it, and
+the sum's ``1/n`` term is not the ensemble's (``tau(A A^T/n + 2/5)^{-1}`` at ``tau = 0``, ``n = 24``:
+correction ``0.709`` for the zero diagonal against ``0.305`` for the Ginibre matrix).
 The leaves are named ``_A_sym`` and ``_A_skew`` (a leading ``_`` no declaration may use, so no clash).
 
 Its eigenvalues fill the ellipse with semi-axes ``1 + tau`` and ``1 - tau`` uniformly (Girko; Sommers,
@@ -70,6 +74,7 @@ def elliptic_node(model, name: str, dim, tau):
             raise ModelError(f"elliptic {name}: {leaf!r} is already used")
     G = model.matrices[sym] = GOE(sym, d)
     Z = model.matrices[skew] = Gaussian(skew, d, d)
+    G.elliptic_of = Z.elliptic_of = name  # read by the 1/n term, which refuses the law (module docstring)
     a = sp.sqrt((1 + t) / 2)
     b = sp.sqrt((1 - t) / 2) / sp.sqrt(2)
     terms = []

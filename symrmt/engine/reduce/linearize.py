@@ -468,8 +468,26 @@ def is_symmetric(m) -> bool:
     >>> m = Model(); _ = m.dim("p", "c*n"); _ = m.gaussian("Z", "p", "n"), m.goe("G", "n")
     >>> is_symmetric(m.expr("Z.T*Z/n")), is_symmetric(m.expr("Z.T*Z*G/n")), is_symmetric(m.expr("G*Z.T*Z*G/n"))
     (True, False, True)
+    >>> _ = m.gaussian("Y", "n", "n"); is_symmetric(m.expr("(Y + Y.T)/sqrt(n)"))  # a sum in any order
+    True
     """
-    return _pull_scalars(push_transposes(Transpose(m))) == _pull_scalars(push_transposes(m))
+    return _sums_sorted(_pull_scalars(push_transposes(Transpose(m)))) == _sums_sorted(_pull_scalars(push_transposes(m)))
+
+
+def _sums_sorted(m):
+    """``m`` with the terms of every sum in one order (by their hash), so that two trees that differ only in the
+    order of the terms of a sum compare equal (``Z + Z.T`` and its transpose ``Z.T + Z``)."""
+    if isinstance(m, MatSum):
+        return MatSum(tuple(sorted((_sums_sorted(t) for t in m.terms), key=hash)))
+    if isinstance(m, MatProduct):
+        return MatProduct(tuple(_sums_sorted(f) for f in m.factors))
+    if isinstance(m, Scaled):
+        return Scaled(m.scalar, _sums_sorted(m.matrix))
+    if isinstance(m, Inverse):
+        return Inverse(_sums_sorted(m.matrix))
+    if isinstance(m, Transpose):
+        return Transpose(_sums_sorted(m.matrix))
+    return m
 
 
 def scalar_and_matrix(m):

@@ -86,6 +86,10 @@ def check_covered(model, expr, n) -> None:
             raise ModelError("the 1/n term covers traces of Gaussian, GOE and diagonal matrices; an expression "
                              "with vectors or quadratic forms is not covered")
         if isinstance(node, (Gaussian, GOE)):
+            if getattr(node, "elliptic_of", None):
+                raise ModelError(f"the elliptic matrix {node.elliptic_of} is not covered by the 1/n term: the engine "
+                                 "writes it as a zero-diagonal sum of a GOE and a skew part, whose 1/n term is not "
+                                 "that of the elliptic ensemble (its diagonal N(0, 1 + tau)); simulate at that size")
             if node.name in kernels:
                 raise ModelError(f"{node.name} enters a kernel: the 1/n term of a kernel matrix is not that of "
                                  "its Gaussian equivalent, so it is not covered (simulate at that size)")
