@@ -13,7 +13,9 @@ from __future__ import annotations
 import os
 import stat
 
-__all__ = ["untrusted"]
+from symrmt.errors import ParameterError
+
+__all__ = ["untrusted", "input_file_size"]
 
 
 def untrusted(path) -> str | None:
@@ -44,3 +46,36 @@ def untrusted(path) -> str | None:
     if st.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
         return f"{path} is writable by group or others (mode {stat.S_IMODE(st.st_mode):o})"
     return None
+
+
+def input_file_size(path, what: str, max_bytes: int, limit_note: str = "") -> int:
+    """The size in bytes of an input file that passes the file-trust rule and the size cap ``max_bytes``.
+
+    Takes the path, ``what`` (how messages name the file, e.g. ``"diag_file x.npy"``), the cap and an optional
+    ``limit_note`` (why the cap, printed after it).  Raises :class:`~symrmt.errors.ParameterError` naming ``what``
+    when the rule refuses the file, when it cannot be read (missing), or when it is larger than the cap.
+
+    >>> import os, tempfile
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     f = os.path.join(d, "a.npy")
+    ...     with open(f, "wb") as fh:
+    ...         _ = fh.write(b"12345")
+    ...     os.chmod(f, 0o600)
+    ...     size = input_file_size(f, "a", 10)
+    ...     try:
+    ...         input_file_size(f, "a", 4, " (a test)")
+    ...     except ParameterError as exc:
+    ...         msg = str(exc)
+    >>> size, msg
+    (5, 'a: the file has 5 bytes, above the limit 4 (a test)')
+    """
+    why = untrusted(path)
+    if why is not None:
+        raise ParameterError(f"{what}: refused by the file-trust rule: {why}")
+    try:
+        size = os.path.getsize(path)
+    except OSError as exc:
+        raise ParameterError(f"{what}: cannot read the file ({exc.strerror or exc})") from None
+    if size > max_bytes:
+        raise ParameterError(f"{what}: the file has {size} bytes, above the limit {max_bytes}{limit_note}")
+    return size

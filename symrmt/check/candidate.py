@@ -12,7 +12,7 @@ import re
 import sympy as sp
 
 from symrmt.errors import ParameterError
-from symrmt.trust import untrusted
+from symrmt.trust import input_file_size
 from symrmt.parsing.numbers import to_fraction
 from symrmt.parsing import LIMITS, parse_expression, parse_latex_expression, split_equation
 from symrmt.check.vocabulary import (
@@ -103,16 +103,8 @@ def _parse_py_file(path: str, quantity: str):
     are available).  The candidate is ``candidate`` (an expression, or a string ``'LHS = RHS'``),
     else ``lhs``/``rhs``, else a variable named after the quantity.
     """
-    why = untrusted(path)
-    if why is not None:
-        raise ParameterError(f"candidate file {path}: refused by the file-trust rule: {why}")
-    try:
-        size = os.path.getsize(path)
-    except OSError as exc:
-        raise ParameterError(f"candidate file {path}: cannot read it ({exc})") from exc
-    if size > MAX_FILE_BYTES:
-        raise ParameterError(f"candidate file {path}: {size} bytes, above the limit {MAX_FILE_BYTES} of a candidate "
-                             "file (MAX_FILE_BYTES: each expression in it is held to LIMITS['chars'] anyway)")
+    input_file_size(path, f"candidate file {path}", MAX_FILE_BYTES, " of a candidate file (MAX_FILE_BYTES: each "
+                    "expression in it is held to LIMITS['chars'] anyway)")
     try:
         with open(path, encoding="utf-8") as fh:
             source = fh.read()

@@ -33,7 +33,7 @@ import numpy as np
 
 from symrmt.engine.laws.registry import Law
 from symrmt.errors import ParameterError
-from symrmt.trust import untrusted
+from symrmt.trust import input_file_size
 
 __all__ = ["LAW", "declare", "declare_text", "load_law", "parse_diag_file", "MAX_FILE_BYTES", "WEIGHT_SUM_TOL"]
 
@@ -88,16 +88,7 @@ def load_law(path):
     what = f"diag_file {path}"
     if not path.endswith(".npy"):
         raise ParameterError(f"{what}: a NumPy .npy file is needed (np.save(path, array))")
-    why = untrusted(path)
-    if why is not None:
-        raise ParameterError(f"{what}: refused by the file-trust rule: {why}")
-    try:
-        size = os.path.getsize(path)
-    except OSError as exc:
-        raise ParameterError(f"{what}: cannot read the file ({exc.strerror or exc})") from None
-    if size > MAX_FILE_BYTES:
-        raise ParameterError(f"{what}: the file has {size} bytes, above the limit {MAX_FILE_BYTES} (1 MiB; "
-                             f"{MAX_ATOMS} atoms with weights take 64 KiB)")
+    input_file_size(path, what, MAX_FILE_BYTES, f" (1 MiB; {MAX_ATOMS} atoms with weights take 64 KiB)")
     try:
         arr = np.load(path, allow_pickle=False)
     except (ValueError, OSError, EOFError) as exc:

@@ -45,7 +45,7 @@ from symrmt.engine.lang.algebra import MatrixNode
 from symrmt.engine.lang.vectors import Vector
 from symrmt.engine.laws.registry import Law
 from symrmt.errors import ParameterError
-from symrmt.trust import untrusted
+from symrmt.trust import input_file_size
 
 __all__ = ["LAW", "GivenMatrix", "GivenVector", "declare_matrix", "declare_matrix_text", "declare_vector_file",
            "declare_vector_text", "load_array", "has_given", "MAX_FILE_BYTES", "MAX_SIDE"]
@@ -117,15 +117,7 @@ def load_array(source, what: str, ndim: int):
         what = f"{what} ({path})"
         if not path.endswith(".npy"):
             raise ParameterError(f"{what}: a NumPy .npy file is needed (np.save(path, array))")
-        why = untrusted(path)
-        if why is not None:
-            raise ParameterError(f"{what}: refused by the file-trust rule: {why}")
-        try:
-            size = os.path.getsize(path)
-        except OSError as exc:
-            raise ParameterError(f"{what}: cannot read the file ({exc.strerror or exc})") from None
-        if size > MAX_FILE_BYTES:
-            raise ParameterError(f"{what}: the file has {size} bytes, above the limit {MAX_FILE_BYTES} (32 MiB)")
+        input_file_size(path, what, MAX_FILE_BYTES, " (32 MiB)")
         try:
             arr = np.load(path, allow_pickle=False)
         except (ValueError, OSError, EOFError) as exc:
