@@ -252,11 +252,17 @@ def _write_error(prefix: str, exc: OSError) -> int:
     where = exc.filename if exc.filename is not None else "the output (stdout)"
     print(f"{prefix}: error: {where}: {exc.strerror or exc}", file=sys.stderr)
     if exc.filename is None:
-        try:  # the exit's flush of stdout then writes nowhere
-            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        except (OSError, ValueError):  # a stdout without a file descriptor (a captured one)
-            pass
+        _stdout_to_devnull()
     return EXIT_BAD_INPUT
+
+
+def _stdout_to_devnull() -> None:
+    """Point stdout's file descriptor at the null device, so that the exit's flush of a broken or full stdout
+    writes nowhere instead of raising again (a stdout without a descriptor, a captured one, is left alone)."""
+    try:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
 
 
 def main(argv=None) -> int:
@@ -289,7 +295,7 @@ def main(argv=None) -> int:
             _json_error(verb, common.LAST_USAGE_ERROR, EXIT_BAD_INPUT)
         return code
     except BrokenPipeError:  # symrmt --help | head: stop quietly, as after a verb
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        _stdout_to_devnull()
         return EXIT_OK
     except OSError as exc:  # --help, --version whose text could not be written to stdout (Parser._print_message)
         verb = next((w for w in words if not w.startswith("-")), None)
@@ -329,7 +335,7 @@ def main(argv=None) -> int:
         print("symrmt: interrupted", file=sys.stderr)
         return 130
     except BrokenPipeError:  # the reader closed the pipe (symrmt ... | head): stop quietly, no traceback
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # the exit's flush then writes nowhere
+        _stdout_to_devnull()
         return EXIT_OK
     except OSError as exc:  # a full disk, an I/O error on --out or on stdout: one line, no traceback
         return _write_error(f"symrmt {args.verb}", exc)
